@@ -1,0 +1,45 @@
+import { bigint, index, integer, pgEnum, pgTable, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import { ceilings } from "./ceilings";
+import { endpoints } from "./endpoints";
+
+export const refusalGate = pgEnum("refusal_gate", [
+  "kill_switch",
+  "per_call_max",
+  "ceiling",
+  "cooldown",
+  "throttle",
+  "unavailable",
+]);
+
+// Identical refusals (endpoint, gate, caller, destination) within one bucket share a row with a
+// count, so a flood of refusals cannot become its own outage.
+export const refusals = pgTable(
+  "refusals",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    at: timestamp("at", { withTimezone: true }).notNull().defaultNow(),
+    lastAt: timestamp("last_at", { withTimezone: true }).notNull().defaultNow(),
+    bucket: timestamp("bucket", { withTimezone: true }).notNull(),
+    endpointId: integer("endpoint_id").references(() => endpoints.id, { onDelete: "cascade" }),
+    endpointKey: text("endpoint_key").notNull(),
+    ceilingId: integer("ceiling_id").references(() => ceilings.id, { onDelete: "set null" }),
+    gate: refusalGate("gate").notNull(),
+    caller: text("caller").notNull().default(""),
+    destination: text("destination").notNull().default(""),
+    amount: bigint("amount", { mode: "number" }).notNull(),
+    remaining: bigint("remaining", { mode: "number" }),
+    count: integer("count").notNull().default(1),
+    requestId: text("request_id"),
+    detail: text("detail"),
+  },
+  (t) => [
+    uniqueIndex("refusals_dedupe_idx").on(t.endpointKey, t.gate, t.caller, t.destination, t.bucket),
+    index("refusals_at_idx").on(t.at.desc(), t.id.desc()),
+    index("refusals_endpoint_at_idx").on(t.endpointId, t.at.desc(), t.id.desc()),
+    index("refusals_gate_at_idx").on(t.gate, t.at.desc(), t.id.desc()),
+    index("refusals_caller_at_idx").on(t.caller, t.at.desc(), t.id.desc()),
+    index("refusals_destination_idx").on(t.destination.op("text_pattern_ops"), t.at.desc()),
+  ],
+);
+
+export type Refusal = typeof refusals.$inferSelect;
