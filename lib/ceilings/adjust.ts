@@ -1,0 +1,113 @@
+import { eq, sql } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { ceilings } from "@/db/schema";
+import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
+import { actorName } from "./actor";
+import { CeilingConflictError, CeilingError, requireReason } from "./errors";
+import { lockCeiling } from "./lock";
+import { formatCount, parseLimitInput, previewAdjustment, type AdjustmentKind, type Clamp } from "./parse";
+
+export type AdjustCeilingParams = {
+  ceilingId: number;
+  /** Exactly what the person typed: stored in the audit row as typed. */
+  input: string;
+  /** The version the person saw; a different one in the database is a conflict. */
+  expectedVersion: number;
+  actor: AuditActor;
+  reason: string;
+  /** The value typed a second time, required for a raise of 5x or more. */
+  confirm?: string;
+};
+
+export type AdjustCeilingResult = {
+  ceilingId: number;
+  endpointKey: string;
+  kind: Exclude<AdjustmentKind, "unchanged">;
+  previous: number;
+  applied: number;
+  clamped: Clamp;
+  version: number;
+  message: string;
+};
+
+/**
+ * Changes one ceiling's value in one transaction with its audit row. 0 kills the ceiling (its
+ * value is remembered for restore); a value on a killed ceiling is an explicit restore to it.
+ */
+export async function adjustCeiling(db: Db, p: AdjustCeilingParams): Promise<AdjustCeilingResult> {
+  const parsed = parseLimitInput(p.input);
+  if (!parsed.ok) throw new CeilingError("invalid_input", parsed.error);
+  const reason = requireReason(p.reason);
+
+  return db.transaction(async (tx) => {
+    const { ceiling, endpoint } = await lockCeiling(tx, p.ceilingId);
+    if (ceiling.version !== p.expectedVersion) {
+      throw new CeilingConflictError(
+        ceiling.value,
+        ceiling.version,
+        `someone else changed this ceiling first: it is now ${formatCount(ceiling.value)}. Nothing was saved; review and try again`,
+      );
+    }
+    const preview = previewAdjustment({
+      raw: p.input,
+      current: ceiling.value,
+      valueBeforeKill: ceiling.valueBeforeKill,
+      min: ceiling.minValue,
+      max: ceiling.maxValue,
+    });
+    if (!preview.ok) throw new CeilingError("invalid_input", preview.error);
+    if (preview.kind === "unchanged") throw new CeilingError("unchanged", preview.message);
+    if (preview.needsConfirmation) {
+      const confirm = parseLimitInput(p.confirm ?? "");
+      if (!confirm.ok || confirm.value !== preview.typed) {
+        throw new CeilingError(
+          "confirmation_required",
+          `${preview.message}. The confirmation must be exactly ${formatCount(preview.typed)}`,
+        );
+      }
+    }
+
+    const kind = preview.kind;
+    const now = new Date();
+    const killFields =
+      kind === "kill"
+        ? { valueBeforeKill: ceiling.value, killedAt: now, killedBy: actorName(p.actor) }
+        : { valueBeforeKill: null, killedAt: null, killedBy: null };
+    const [updated] = await tx
+      .update(ceilings)
+      .set({ value: preview.applied, ...killFields, version: sql`${ceilings.version} + 1`, updatedAt: now })
+      .where(eq(ceilings.id, ceiling.id))
+      .returning({ version: ceilings.version });
+    if (!updated) throw new CeilingError("not_found", `no ceiling with id ${p.ceilingId}`);
+
+    await recordAudit(tx, {
+      ...auditActorFields(p.actor),
+      action: kind === "kill" ? "ceiling.kill" : kind === "restore" ? "ceiling.restore" : "ceiling.adjust",
+      endpointId: endpoint.id,
+      endpointKey: endpoint.key,
+      ceilingId: ceiling.id,
+      rawInput: p.input,
+      previousValue: ceiling.value,
+      appliedValue: preview.applied,
+      clamped: preview.clamped !== null,
+      reason,
+      details: {
+        kind,
+        typed: preview.typed,
+        clampedTo: preview.clamped,
+        bounds: { min: ceiling.minValue, max: ceiling.maxValue },
+        ...(kind === "restore" ? { valueBeforeKill: ceiling.valueBeforeKill } : {}),
+      },
+    });
+    return {
+      ceilingId: ceiling.id,
+      endpointKey: endpoint.key,
+      kind,
+      previous: ceiling.value,
+      applied: preview.applied,
+      clamped: preview.clamped,
+      version: updated.version,
+      message: preview.message,
+    };
+  });
+}

@@ -1,0 +1,85 @@
+import { asc, desc, eq, inArray } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { ceilingOverrides, ceilings, endpoints, refusals, type AuditEvent, type CeilingOverride, type Refusal } from "@/db/schema";
+import { listAuditEvents } from "./audit-log";
+import { derivedDefault } from "./guarantee";
+import { buildOverviews, type EndpointOverview } from "./overview";
+import { topScopes, type ScopeUsage } from "./usage";
+
+export type EndpointDetail = EndpointOverview & {
+  derivedDefault: { daily: number; sentence: string } | null;
+  overrides: CeilingOverride[];
+  /** Busiest accounts of each per-caller ceiling in its open window, by ceiling id. */
+  topCallers: Record<number, ScopeUsage[]>;
+  adjustments: AuditEvent[];
+  refusals: Refusal[];
+};
+
+/** Everything the endpoint page shows, or null for an unknown key. */
+export async function getEndpointDetail(db: Db, key: string, now = new Date()): Promise<EndpointDetail | null> {
+  const [endpoint] = await db.select().from(endpoints).where(eq(endpoints.key, key));
+  if (!endpoint) return null;
+  const [overview] = await buildOverviews(db, [endpoint], now);
+  if (!overview) return null;
+  const ceilingIds = overview.ceilings.map((c) => c.id);
+  const overrides =
+    ceilingIds.length === 0
+      ? []
+      : await db
+          .select()
+          .from(ceilingOverrides)
+          .where(inArray(ceilingOverrides.ceilingId, ceilingIds))
+          .orderBy(asc(ceilingOverrides.ceilingId), asc(ceilingOverrides.caller));
+  const topCallers: Record<number, ScopeUsage[]> = {};
+  for (const c of overview.ceilings.filter((v) => v.scope === "caller")) {
+    topCallers[c.id] = await topScopes(db, c.id, now);
+  }
+  const { events } = await listAuditEvents(db, { endpoint: key, limit: 20 });
+  const recentRefusals = await db
+    .select()
+    .from(refusals)
+    .where(eq(refusals.endpointId, endpoint.id))
+    .orderBy(desc(refusals.at), desc(refusals.id))
+    .limit(20);
+  return {
+    ...overview,
+    derivedDefault: derivedDefault(endpoint.planAllowance, endpoint.unit),
+    overrides,
+    topCallers,
+    adjustments: events,
+    refusals: recentRefusals,
+  };
+}
+
+export type KilledEndpoint = { key: string; name: string; killedAt: Date | null; killedBy: string | null; ceilings: number };
+export type KillState = {
+  killed: KilledEndpoint[];
+  lastKillRefusal: Pick<Refusal, "endpointKey" | "caller" | "lastAt" | "count"> | null;
+};
+
+/** What the kill banner shows: every killed endpoint and the latest refusal proving a kill binds. */
+export async function getKillState(db: Db): Promise<KillState> {
+  const rows = await db
+    .select({ key: endpoints.key, name: endpoints.name, killedAt: ceilings.killedAt, killedBy: ceilings.killedBy, value: ceilings.value })
+    .from(ceilings)
+    .innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId))
+    .where(eq(ceilings.value, 0))
+    .orderBy(desc(ceilings.killedAt), asc(endpoints.key));
+  const byKey = new Map<string, KilledEndpoint>();
+  for (const r of rows) {
+    const seen = byKey.get(r.key);
+    if (seen) {
+      seen.ceilings += 1;
+      continue;
+    }
+    byKey.set(r.key, { key: r.key, name: r.name, killedAt: r.killedAt, killedBy: r.killedBy, ceilings: 1 });
+  }
+  if (byKey.size === 0) return { killed: [], lastKillRefusal: null };
+  const [last] = await db
+    .select({ endpointKey: refusals.endpointKey, caller: refusals.caller, lastAt: refusals.lastAt, count: refusals.count })
+    .from(refusals)
+    .where(eq(refusals.gate, "kill_switch"))
+    .orderBy(desc(refusals.at), desc(refusals.id))
+    .limit(1);
+  return { killed: [...byKey.values()], lastKillRefusal: last ?? null };
+}

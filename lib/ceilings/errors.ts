@@ -1,0 +1,41 @@
+/** What went wrong, as a code the UI and CLI can branch on and a message a person can act on. */
+export type CeilingErrorCode =
+  | "invalid_input"
+  | "reason_required"
+  | "not_found"
+  | "conflict"
+  | "confirmation_required"
+  | "unchanged"
+  | "not_killed"
+  | "already_killed"
+  | "not_per_caller";
+
+export class CeilingError extends Error {
+  readonly code: CeilingErrorCode;
+
+  constructor(code: CeilingErrorCode, message: string) {
+    super(message);
+    this.name = "CeilingError";
+    this.code = code;
+  }
+}
+
+/** Someone else saved the ceiling first: carries what is in force now, never overwritten silently. */
+export class CeilingConflictError extends CeilingError {
+  readonly currentValue: number;
+  readonly currentVersion: number;
+
+  constructor(currentValue: number, currentVersion: number, message: string) {
+    super("conflict", message);
+    this.name = "CeilingConflictError";
+    this.currentValue = currentValue;
+    this.currentVersion = currentVersion;
+  }
+}
+
+export function requireReason(reason: string | undefined): string {
+  const text = (reason ?? "").trim();
+  if (text === "") throw new CeilingError("reason_required", "a reason is required: say why, for the audit log");
+  if (text.length > 500) throw new CeilingError("invalid_input", "the reason must be 500 characters or fewer");
+  return text;
+}

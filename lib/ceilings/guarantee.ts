@@ -1,0 +1,81 @@
+import { formatCount } from "./parse";
+
+// Every ceiling is stated as the sentence it guarantees ("at most 100 emails per UTC day"), so the
+// worst case of an endpoint is something staff can read out, not infer from a form.
+
+export type GuaranteeCeiling = {
+  metric: "units" | "calls";
+  scope: "global" | "caller" | "destination";
+  window: "utc_day" | "billing_month" | "first_hit";
+  windowSeconds: number | null;
+  value: number;
+};
+
+export type GuaranteeEndpoint = { key: string; unit: string; billingDay: number };
+
+/** "emails" with 1 → "email"; "email" with 2 → "emails". Units such as "sms" are left alone. */
+export function unitLabel(unit: string, n: number): string {
+  const word = unit.trim();
+  if (/(ss|sms|us)$/i.test(word) || word.toUpperCase() === word) return word;
+  const singular = word.endsWith("s") ? word.slice(0, -1) : word;
+  return n === 1 ? singular : `${singular}s`;
+}
+
+export function ordinal(n: number): string {
+  const tens = n % 100;
+  if (tens >= 11 && tens <= 13) return `${n}th`;
+  const suffix = { 1: "st", 2: "nd", 3: "rd" }[n % 10] ?? "th";
+  return `${n}${suffix}`;
+}
+
+/** 86400 → "24 hours", 3600 → "hour", 90 → "90 seconds". */
+export function durationLabel(seconds: number): string {
+  const units: [number, string][] = [
+    [86_400 * 7, "week"],
+    [3_600, "hour"],
+    [60, "minute"],
+  ];
+  // 24 hours reads better than "1 day" for a cooldown: it does not suggest a calendar day.
+  for (const [size, name] of units) {
+    if (seconds % size === 0) {
+      const n = seconds / size;
+      return n === 1 ? name : `${formatCount(n)} ${name}s`;
+    }
+  }
+  return seconds === 1 ? "second" : `${formatCount(seconds)} seconds`;
+}
+
+/** What one destination is called for this endpoint, for cooldown sentences. */
+export function destinationLabel(endpointKey: string): string {
+  if (endpointKey.startsWith("email")) return "inbox";
+  if (endpointKey.startsWith("sms")) return "phone number";
+  return "destination";
+}
+
+export function windowLabel(c: Pick<GuaranteeCeiling, "window" | "windowSeconds">, billingDay: number): string {
+  if (c.window === "utc_day") return "per UTC day";
+  if (c.window === "billing_month") return `per billing month (from the ${ordinal(billingDay)})`;
+  return `per ${durationLabel(c.windowSeconds ?? 0)}`;
+}
+
+export function describeGuarantee(c: GuaranteeCeiling, e: GuaranteeEndpoint): string {
+  const what = c.metric === "calls" ? (c.value === 1 ? "call" : "calls") : unitLabel(e.unit, c.value);
+  const who = c.scope === "caller" ? " per billing account" : c.scope === "destination" ? ` per ${destinationLabel(e.key)}` : "";
+  if (c.value === 0) {
+    return `killed: no ${c.metric === "calls" ? "calls" : unitLabel(e.unit, 2)} at all until restored`;
+  }
+  return `at most ${formatCount(c.value)} ${what}${who} ${windowLabel(c, e.billingDay)}`;
+}
+
+/** allowance / 30 per day; the monthly ceiling alongside it stops a 31-day month exceeding the plan. */
+export const DAYS_PER_BILLING_MONTH = 30;
+
+/** "3,000 a month ≈ 100 a day": the daily ceiling a plan allowance supports. */
+export function derivedDefault(planAllowance: number | null, unit: string): { daily: number; sentence: string } | null {
+  if (planAllowance === null) return null;
+  const daily = Math.floor(planAllowance / DAYS_PER_BILLING_MONTH);
+  return {
+    daily,
+    sentence: `${formatCount(planAllowance)} ${unitLabel(unit, planAllowance)} a month ≈ ${formatCount(daily)} a day`,
+  };
+}

@@ -1,0 +1,134 @@
+import { eq, sql } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { ceilings, type Ceiling, type Endpoint } from "@/db/schema";
+import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
+import { actorName } from "./actor";
+import { CeilingError, requireReason } from "./errors";
+import { endpointsById, findEndpoint, lockCeilings } from "./lock";
+import { clampToBounds } from "./parse";
+
+export type KillParams = { endpointKey: string; actor: AuditActor; reason: string };
+export type RestoreParams = { endpointKey: string; actor: AuditActor; reason?: string };
+export type KillAllParams = { actor: AuditActor; reason: string };
+
+export type CeilingChange = { ceilingId: number; endpointKey: string; previous: number; applied: number };
+
+async function killCeilings(
+  tx: Db,
+  endpoint: Endpoint,
+  rows: Ceiling[],
+  actor: AuditActor,
+  reason: string,
+  via: "endpoint" | "all",
+): Promise<CeilingChange[]> {
+  const now = new Date();
+  const changes: CeilingChange[] = [];
+  // A ceiling already at 0 keeps the value remembered by its own kill: killing twice must not
+  // make restore put back 0.
+  for (const c of rows.filter((r) => r.value > 0)) {
+    await tx
+      .update(ceilings)
+      .set({
+        value: 0,
+        valueBeforeKill: c.value,
+        killedAt: now,
+        killedBy: actorName(actor),
+        version: sql`${ceilings.version} + 1`,
+        updatedAt: now,
+      })
+      .where(eq(ceilings.id, c.id));
+    await recordAudit(tx, {
+      ...auditActorFields(actor),
+      action: "ceiling.kill",
+      endpointId: endpoint.id,
+      endpointKey: endpoint.key,
+      ceilingId: c.id,
+      previousValue: c.value,
+      appliedValue: 0,
+      clamped: false,
+      reason,
+      details: { via },
+    });
+    changes.push({ ceilingId: c.id, endpointKey: endpoint.key, previous: c.value, applied: 0 });
+  }
+  return changes;
+}
+
+/** Sets every ceiling of one endpoint to 0, remembering each value for restore. */
+export async function killEndpoint(db: Db, p: KillParams): Promise<CeilingChange[]> {
+  const reason = requireReason(p.reason);
+  return db.transaction(async (tx) => {
+    const endpoint = await findEndpoint(tx, p.endpointKey);
+    const rows = await lockCeilings(tx, eq(ceilings.endpointId, endpoint.id));
+    if (rows.length === 0) throw new CeilingError("not_found", `${endpoint.key} has no ceilings to kill`);
+    const changes = await killCeilings(tx, endpoint, rows, p.actor, reason, "endpoint");
+    if (changes.length === 0) throw new CeilingError("already_killed", `${endpoint.key} is already killed`);
+    return changes;
+  });
+}
+
+/** Kills every endpoint in one transaction; each can then be restored on its own. */
+export async function killAll(db: Db, p: KillAllParams): Promise<CeilingChange[]> {
+  const reason = requireReason(p.reason);
+  return db.transaction(async (tx) => {
+    const rows = await lockCeilings(tx);
+    const byEndpoint = await endpointsById(tx, [...new Set(rows.map((r) => r.endpointId))]);
+    const changes: CeilingChange[] = [];
+    for (const [id, endpoint] of byEndpoint) {
+      const own = rows.filter((r) => r.endpointId === id);
+      changes.push(...(await killCeilings(tx, endpoint, own, p.actor, reason, "all")));
+    }
+    if (changes.length === 0) throw new CeilingError("already_killed", "every endpoint is already killed");
+    return changes;
+  });
+}
+
+/**
+ * Puts back the value each killed ceiling of the endpoint had before its kill. A ceiling at 0
+ * with no remembered value (it was created at 0) gets its default.
+ */
+export async function restoreEndpoint(db: Db, p: RestoreParams): Promise<CeilingChange[]> {
+  const reason = (p.reason ?? "").trim() || null;
+  return db.transaction(async (tx) => {
+    const endpoint = await findEndpoint(tx, p.endpointKey);
+    const rows = await lockCeilings(tx, eq(ceilings.endpointId, endpoint.id));
+    const killed = rows.filter((r) => r.value === 0);
+    if (killed.length === 0) throw new CeilingError("not_killed", `${endpoint.key} is not killed: nothing to restore`);
+    const now = new Date();
+    const changes: CeilingChange[] = [];
+    for (const c of killed) {
+      const remembered = c.valueBeforeKill ?? c.defaultValue;
+      // Bounds may have moved since the kill; a restore never lands outside them.
+      const { applied } = clampToBounds(remembered, { min: c.minValue, max: c.maxValue });
+      if (applied === 0) continue;
+      await tx
+        .update(ceilings)
+        .set({
+          value: applied,
+          valueBeforeKill: null,
+          killedAt: null,
+          killedBy: null,
+          version: sql`${ceilings.version} + 1`,
+          updatedAt: now,
+        })
+        .where(eq(ceilings.id, c.id));
+      await recordAudit(tx, {
+        ...auditActorFields(p.actor),
+        action: "ceiling.restore",
+        endpointId: endpoint.id,
+        endpointKey: endpoint.key,
+        ceilingId: c.id,
+        previousValue: 0,
+        appliedValue: applied,
+        clamped: applied !== remembered,
+        reason,
+        details: { valueBeforeKill: c.valueBeforeKill, killedAt: c.killedAt?.toISOString() ?? null, killedBy: c.killedBy },
+      });
+      changes.push({ ceilingId: c.id, endpointKey: endpoint.key, previous: 0, applied });
+    }
+    if (changes.length === 0) {
+      throw new CeilingError("not_killed", `${endpoint.key} has no remembered value to restore: set a value on the endpoint page`);
+    }
+    return changes;
+  });
+}

@@ -1,0 +1,33 @@
+import { asc, eq, inArray, type SQL } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { ceilings, endpoints, type Ceiling, type Endpoint } from "@/db/schema";
+import { CeilingError } from "./errors";
+
+// Enforcement reads ceiling rows FOR SHARE inside each reservation batch. Every edit here takes
+// FOR UPDATE on the rows it changes, in id order, so it waits for batches in flight and binds the
+// next one: that is what makes a kill exact. Ordering by id keeps concurrent edits deadlock-free.
+
+export async function lockCeilings(tx: Db, where?: SQL): Promise<Ceiling[]> {
+  const query = tx.select().from(ceilings);
+  return (where ? query.where(where) : query).orderBy(asc(ceilings.id)).for("update");
+}
+
+export async function lockCeiling(tx: Db, ceilingId: number): Promise<{ ceiling: Ceiling; endpoint: Endpoint }> {
+  const [ceiling] = await lockCeilings(tx, eq(ceilings.id, ceilingId));
+  if (!ceiling) throw new CeilingError("not_found", `no ceiling with id ${ceilingId}`);
+  const [endpoint] = await tx.select().from(endpoints).where(eq(endpoints.id, ceiling.endpointId));
+  if (!endpoint) throw new CeilingError("not_found", `no endpoint for ceiling ${ceilingId}`);
+  return { ceiling, endpoint };
+}
+
+export async function findEndpoint(tx: Db, endpointKey: string): Promise<Endpoint> {
+  const [endpoint] = await tx.select().from(endpoints).where(eq(endpoints.key, endpointKey));
+  if (!endpoint) throw new CeilingError("not_found", `no endpoint '${endpointKey}'`);
+  return endpoint;
+}
+
+export async function endpointsById(tx: Db, ids: number[]): Promise<Map<number, Endpoint>> {
+  if (ids.length === 0) return new Map();
+  const rows = await tx.select().from(endpoints).where(inArray(endpoints.id, ids));
+  return new Map(rows.map((e) => [e.id, e]));
+}

@@ -1,0 +1,101 @@
+import { and, eq } from "drizzle-orm";
+import { z } from "zod";
+import type { Db } from "@/db/client";
+import { ceilingOverrides } from "@/db/schema";
+import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
+import { CeilingError, requireReason } from "./errors";
+import { lockCeiling } from "./lock";
+import { clampToBounds, parseLimitInput, type Clamp } from "./parse";
+
+/** A billing account, as enforcement keys per-caller ceilings: never an API token. */
+export const CallerKey = z
+  .string()
+  .trim()
+  .min(1, "the billing account is required")
+  .max(200, "the billing account must be 200 characters or fewer");
+
+export type SetOverrideParams = { ceilingId: number; caller: string; input: string; actor: AuditActor; reason: string };
+export type RemoveOverrideParams = { ceilingId: number; caller: string; actor: AuditActor; reason: string };
+export type OverrideResult = { ceilingId: number; caller: string; previous: number | null; applied: number | null; clamped: Clamp };
+
+function parseCaller(raw: string): string {
+  const parsed = CallerKey.safeParse(raw);
+  if (!parsed.success) throw new CeilingError("invalid_input", parsed.error.issues[0]?.message ?? "invalid billing account");
+  return parsed.data;
+}
+
+/**
+ * Gives one billing account its own value on a per-caller ceiling, inside the ceiling's bounds.
+ * 0 blocks that account alone without killing the endpoint.
+ */
+export async function setOverride(db: Db, p: SetOverrideParams): Promise<OverrideResult> {
+  const caller = parseCaller(p.caller);
+  const parsed = parseLimitInput(p.input);
+  if (!parsed.ok) throw new CeilingError("invalid_input", parsed.error);
+  const reason = requireReason(p.reason);
+
+  return db.transaction(async (tx) => {
+    // Locking the ceiling row makes the override bind the next reservation batch, like an edit.
+    const { ceiling, endpoint } = await lockCeiling(tx, p.ceilingId);
+    if (ceiling.scope !== "caller") {
+      throw new CeilingError("not_per_caller", "overrides apply to per-caller ceilings only");
+    }
+    const { applied, clamped } = clampToBounds(parsed.value, { min: ceiling.minValue, max: ceiling.maxValue });
+    const [existing] = await tx
+      .select()
+      .from(ceilingOverrides)
+      .where(and(eq(ceilingOverrides.ceilingId, ceiling.id), eq(ceilingOverrides.caller, caller)));
+    if (existing?.value === applied) throw new CeilingError("unchanged", `${caller} already has ${applied}: nothing to save`);
+    const now = new Date();
+    await tx
+      .insert(ceilingOverrides)
+      .values({ ceilingId: ceiling.id, caller, value: applied, reason })
+      .onConflictDoUpdate({
+        target: [ceilingOverrides.ceilingId, ceilingOverrides.caller],
+        set: { value: applied, reason, updatedAt: now },
+      });
+    await recordAudit(tx, {
+      ...auditActorFields(p.actor),
+      action: "override.set",
+      endpointId: endpoint.id,
+      endpointKey: endpoint.key,
+      ceilingId: ceiling.id,
+      target: caller,
+      rawInput: p.input,
+      previousValue: existing?.value ?? null,
+      appliedValue: applied,
+      clamped: clamped !== null,
+      reason,
+      details: { ceilingValue: ceiling.value, clampedTo: clamped },
+    });
+    return { ceilingId: ceiling.id, caller, previous: existing?.value ?? null, applied, clamped };
+  });
+}
+
+/** Returns one billing account to the ceiling's own value. */
+export async function removeOverride(db: Db, p: RemoveOverrideParams): Promise<OverrideResult> {
+  const caller = parseCaller(p.caller);
+  const reason = requireReason(p.reason);
+  return db.transaction(async (tx) => {
+    const { ceiling, endpoint } = await lockCeiling(tx, p.ceilingId);
+    const [removed] = await tx
+      .delete(ceilingOverrides)
+      .where(and(eq(ceilingOverrides.ceilingId, ceiling.id), eq(ceilingOverrides.caller, caller)))
+      .returning();
+    if (!removed) throw new CeilingError("not_found", `${caller} has no override on this ceiling`);
+    await recordAudit(tx, {
+      ...auditActorFields(p.actor),
+      action: "override.remove",
+      endpointId: endpoint.id,
+      endpointKey: endpoint.key,
+      ceilingId: ceiling.id,
+      target: caller,
+      previousValue: removed.value,
+      appliedValue: null,
+      clamped: false,
+      reason,
+      details: { ceilingValue: ceiling.value },
+    });
+    return { ceilingId: ceiling.id, caller, previous: removed.value, applied: null, clamped: null };
+  });
+}

@@ -1,0 +1,159 @@
+import { asc, count, inArray } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { ceilingOverrides, ceilings, endpoints, type Ceiling, type Endpoint } from "@/db/schema";
+import { describeGuarantee } from "./guarantee";
+import { currentUsageTotals, usageSince, type UsageTotals } from "./usage";
+import { billingMonthWindow, windowFor, type WindowSpan } from "./windows";
+
+/** At this share of a ceiling used (settled + held), it is shown as near its limit. */
+export const NEAR_LIMIT_RATIO = 0.8;
+
+export type CeilingState = "live" | "killed" | "near_limit";
+
+export type CeilingView = Pick<
+  Ceiling,
+  | "id"
+  | "metric"
+  | "scope"
+  | "window"
+  | "windowSeconds"
+  | "value"
+  | "valueBeforeKill"
+  | "minValue"
+  | "maxValue"
+  | "defaultValue"
+  | "version"
+  | "killedAt"
+  | "killedBy"
+> & {
+  guarantee: string;
+  /** The open calendar window; null for cooldowns, whose windows start at each first hit. */
+  span: WindowSpan | null;
+  /** Settled and held in the open window: all callers for a global ceiling, the busiest account for a per-caller one. */
+  used: number;
+  held: number;
+  remaining: number;
+  /** (used + held) / value; 1 when killed. */
+  ratio: number;
+  state: CeilingState;
+  /** Accounts or destinations with usage in the open window. */
+  scopes: number;
+  totalUsed: number;
+  totalHeld: number;
+  overrides: number;
+};
+
+export type MonthToDate = { used: number; allowance: number; pace: number; span: WindowSpan };
+
+export type EndpointOverview = Pick<Endpoint, "id" | "key" | "name" | "unit" | "planAllowance" | "billingDay" | "perCallMax"> & {
+  state: CeilingState;
+  ceilings: CeilingView[];
+  monthToDate: MonthToDate | null;
+  killedAt: Date | null;
+  killedBy: string | null;
+  /** Highest ratio of its ceilings, for ordering. */
+  urgency: number;
+};
+
+export function ceilingView(c: Ceiling, e: Endpoint, totals: UsageTotals | undefined, overrides: number, now: Date): CeilingView {
+  const t = totals ?? { scopes: 0, settled: 0, held: 0, busiest: 0 };
+  const span = c.window === "first_hit" ? null : windowFor(c.window, { billingDay: e.billingDay }, now);
+  const perScope = c.scope === "global";
+  // For a per-caller ceiling the one that binds is the busiest account; the split is unknown here,
+  // so its whole use is shown as settled.
+  const used = perScope ? t.settled : c.scope === "caller" ? t.busiest : 0;
+  const held = perScope ? t.held : 0;
+  const killed = c.value === 0;
+  const ratio = killed ? 1 : c.scope === "destination" ? 0 : (used + held) / c.value;
+  return {
+    id: c.id,
+    metric: c.metric,
+    scope: c.scope,
+    window: c.window,
+    windowSeconds: c.windowSeconds,
+    value: c.value,
+    valueBeforeKill: c.valueBeforeKill,
+    minValue: c.minValue,
+    maxValue: c.maxValue,
+    defaultValue: c.defaultValue,
+    version: c.version,
+    killedAt: c.killedAt,
+    killedBy: c.killedBy,
+    guarantee: describeGuarantee(c, e),
+    span,
+    used,
+    held,
+    remaining: Math.max(0, c.value - used - held),
+    ratio,
+    state: killed ? "killed" : ratio >= NEAR_LIMIT_RATIO ? "near_limit" : "live",
+    scopes: t.scopes,
+    totalUsed: t.settled,
+    totalHeld: t.held,
+    overrides,
+  };
+}
+
+/** Month to date against the plan allowance, from the endpoint's global units ceilings. */
+async function monthToDate(db: Db, e: Endpoint, views: CeilingView[], now: Date): Promise<MonthToDate | null> {
+  if (e.planAllowance === null) return null;
+  const span = billingMonthWindow(now, e.billingDay);
+  const pace = Math.round((e.planAllowance * (now.getTime() - span.start.getTime())) / (span.end.getTime() - span.start.getTime()));
+  const units = views.filter((c) => c.metric === "units" && c.scope === "global");
+  const monthly = units.find((c) => c.window === "billing_month");
+  if (monthly) return { used: monthly.totalUsed + monthly.totalHeld, allowance: e.planAllowance, pace, span };
+  const daily = units.find((c) => c.window === "utc_day");
+  if (!daily) return null;
+  return { used: await usageSince(db, daily.id, span.start, span.end), allowance: e.planAllowance, pace, span };
+}
+
+export async function buildOverviews(db: Db, rows: Endpoint[], now: Date): Promise<EndpointOverview[]> {
+  const ids = rows.map((e) => e.id);
+  if (ids.length === 0) return [];
+  const allCeilings = await db.select().from(ceilings).where(inArray(ceilings.endpointId, ids)).orderBy(asc(ceilings.id));
+  const ceilingIds = allCeilings.map((c) => c.id);
+  const totals = await currentUsageTotals(db, ceilingIds, now);
+  const overrideCounts =
+    ceilingIds.length === 0
+      ? []
+      : await db
+          .select({ ceilingId: ceilingOverrides.ceilingId, n: count() })
+          .from(ceilingOverrides)
+          .where(inArray(ceilingOverrides.ceilingId, ceilingIds))
+          .groupBy(ceilingOverrides.ceilingId);
+  const overridesOf = new Map(overrideCounts.map((r) => [r.ceilingId, r.n]));
+
+  const result: EndpointOverview[] = [];
+  for (const e of rows) {
+    const views = allCeilings
+      .filter((c) => c.endpointId === e.id)
+      .map((c) => ceilingView(c, e, totals.get(c.id), overridesOf.get(c.id) ?? 0, now));
+    const killed = views.filter((c) => c.state === "killed");
+    const urgency = Math.max(0, ...views.map((c) => c.ratio));
+    const firstKill = killed.map((c) => c.killedAt).filter((d): d is Date => d !== null).sort((a, b) => a.getTime() - b.getTime())[0];
+    result.push({
+      id: e.id,
+      key: e.key,
+      name: e.name,
+      unit: e.unit,
+      planAllowance: e.planAllowance,
+      billingDay: e.billingDay,
+      perCallMax: e.perCallMax,
+      state: killed.length > 0 ? "killed" : urgency >= NEAR_LIMIT_RATIO ? "near_limit" : "live",
+      ceilings: views,
+      monthToDate: await monthToDate(db, e, views, now),
+      killedAt: firstKill ?? null,
+      killedBy: killed.find((c) => c.killedBy !== null)?.killedBy ?? null,
+      urgency,
+    });
+  }
+  return result;
+}
+
+const stateRank: Record<CeilingState, number> = { killed: 0, near_limit: 1, live: 2 };
+
+/** Every endpoint with each ceiling in its open window: killed first, then the fullest. */
+export async function listEndpointsOverview(db: Db, now = new Date()): Promise<EndpointOverview[]> {
+  const rows = await db.select().from(endpoints).orderBy(asc(endpoints.key));
+  const views = await buildOverviews(db, rows, now);
+  return views.sort((a, b) => stateRank[a.state] - stateRank[b.state] || b.urgency - a.urgency || a.key.localeCompare(b.key));
+}
