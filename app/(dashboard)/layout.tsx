@@ -1,0 +1,30 @@
+import type { ReactNode } from "react";
+import { requirePageRole } from "@/app/_lib/session";
+import { NavLinks } from "./_components/nav-links";
+import { SignOutButton } from "./_components/sign-out-button";
+
+// Every dashboard page still checks its own role: a layout does not re-run on client navigation,
+// so this guard only decides whether the shell is drawn.
+export default async function DashboardLayout({ children }: { children: ReactNode }) {
+  const staff = await requirePageRole("viewer");
+  return (
+    <div className="min-h-screen">
+      <header className="border-b border-zinc-200 bg-white dark:border-zinc-800 dark:bg-zinc-900">
+        <div className="mx-auto flex max-w-7xl flex-wrap items-center gap-x-6 gap-y-2 px-4 py-3">
+          <span className="text-base font-semibold tracking-tight">Ceilings</span>
+          <NavLinks />
+          <div className="ml-auto flex items-center gap-3 text-sm" data-testid="signed-in-as">
+            <span className="text-zinc-700 dark:text-zinc-300">{staff.email}</span>
+            <span className="rounded-full bg-zinc-100 px-2 py-0.5 text-xs font-medium uppercase tracking-wide text-zinc-700 dark:bg-zinc-800 dark:text-zinc-300">
+              {staff.role}
+            </span>
+            <SignOutButton />
+          </div>
+        </div>
+      </header>
+      {/* BANNER SLOT: components/kill-banner.tsx (killed endpoints) and the open-alerts count render
+          here, above every page, so a kill is visible wherever staff are. */}
+      <main className="mx-auto max-w-7xl px-4 py-6">{children}</main>
+    </div>
+  );
+}

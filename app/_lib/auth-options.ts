@@ -1,0 +1,102 @@
+import type { NextAuthOptions } from "next-auth";
+import CredentialsProvider from "next-auth/providers/credentials";
+import { z } from "zod";
+import type { Db } from "@/db/client";
+import { getDb } from "@/db/client";
+import { clientAddress, loadSessionStaff, resolveAuthSecret, verifyCredentials, type VerifyOptions } from "@/lib/auth";
+import { isRole } from "@/lib/auth/roles";
+import { env } from "@/lib/env";
+
+/** Thrown by the jwt callback when the staff row no longer backs the session; next-auth then clears it. */
+export class SessionEndedError extends Error {
+  override name = "SessionEndedError";
+}
+
+const Credentials = z.object({
+  email: z.string().min(1).max(320),
+  password: z.string().min(1).max(1024),
+});
+
+// What our session token carries beyond next-auth's own claims. The role is deliberately absent:
+// it is read from the database on every request.
+const TokenClaims = z.object({ staffId: z.number().int().positive(), sv: z.number().int() });
+
+export const SESSION_MAX_AGE_SECONDS = 12 * 60 * 60;
+
+export type AuthDeps = {
+  db: () => Promise<Db>;
+  secret: string;
+  verifyOptions?: VerifyOptions;
+};
+
+export function buildAuthOptions(deps: AuthDeps): NextAuthOptions {
+  return {
+    secret: deps.secret,
+    session: { strategy: "jwt", maxAge: SESSION_MAX_AGE_SECONDS },
+    pages: { signIn: "/login", error: "/login" },
+    providers: [
+      CredentialsProvider({
+        name: "Email and password",
+        credentials: {
+          email: { label: "Email", type: "email" },
+          password: { label: "Password", type: "password" },
+        },
+        async authorize(credentials, req) {
+          const parsed = Credentials.safeParse(credentials);
+          if (!parsed.success) return null;
+          const result = await verifyCredentials(
+            await deps.db(),
+            { ...parsed.data, address: clientAddress(req.headers ?? {}) },
+            deps.verifyOptions,
+          );
+          if (!result.ok) return null;
+          const { id, email, sessionVersion } = result.staff;
+          return { id: String(id), email, sessionVersion };
+        },
+      }),
+    ],
+    callbacks: {
+      async jwt({ token, user }) {
+        const claims = user
+          ? TokenClaims.safeParse({ staffId: Number(user.id), sv: user.sessionVersion })
+          : TokenClaims.safeParse(token);
+        if (!claims.success) throw new SessionEndedError("session token lacks staff claims");
+        const current = await loadSessionStaff(await deps.db(), { id: claims.data.staffId, sessionVersion: claims.data.sv });
+        if (!current) throw new SessionEndedError(`staff ${claims.data.staffId} is disabled, gone, or their session version moved on`);
+        return { ...token, email: current.email, staffId: current.id, sv: current.sessionVersion, role: current.role };
+      },
+      async session({ session, token }) {
+        const role = isRole(token.role) ? token.role : null;
+        const claims = TokenClaims.safeParse(token);
+        if (!claims.success || role === null || typeof token.email !== "string") return { expires: session.expires };
+        return { ...session, staff: { id: claims.data.staffId, email: token.email, role } };
+      },
+    },
+    logger: {
+      error(code, metadata) {
+        // An ended session is the control working, not a fault worth a stack trace.
+        if (metadata instanceof SessionEndedError) return;
+        console.error(`[auth] ${code}`, metadata);
+      },
+      warn(code) {
+        console.warn(`[auth] ${code}`);
+      },
+      debug() {},
+    },
+  };
+}
+
+// Built on first use, not at import: `next build` imports this module, and a missing secret must
+// stop the server at start (instrumentation.ts), not the build.
+let built: NextAuthOptions | undefined;
+
+export function authOptions(): NextAuthOptions {
+  if (!built) {
+    const e = env();
+    built = buildAuthOptions({
+      db: getDb,
+      secret: resolveAuthSecret({ nextAuthSecret: e.NEXTAUTH_SECRET, databaseUrl: e.DATABASE_URL, dataDir: e.DATA_DIR }),
+    });
+  }
+  return built;
+}

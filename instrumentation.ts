@@ -1,0 +1,15 @@
+// Runs once when the server starts, before it answers: opening the database here means the
+// embedded one is migrated and seeded (4-15 s on a fresh folder) before the first request, and a
+// missing NEXTAUTH_SECRET against a real database stops the start with a clear message.
+export async function register(): Promise<void> {
+  // Read directly rather than via lib/env.ts: Next replaces this at build time, which keeps the
+  // Node-only imports below out of any edge bundle.
+  // eslint-disable-next-line no-restricted-syntax
+  if (process.env.NEXT_RUNTIME !== "nodejs") return;
+  const { env } = await import("./lib/env");
+  const { resolveAuthSecret } = await import("./lib/auth/secret");
+  const e = env();
+  resolveAuthSecret({ nextAuthSecret: e.NEXTAUTH_SECRET, databaseUrl: e.DATABASE_URL, dataDir: e.DATA_DIR });
+  const { getDb } = await import("./db/client");
+  await getDb();
+}

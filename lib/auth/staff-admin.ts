@@ -1,0 +1,173 @@
+import { and, asc, eq, isNull, sql } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { staff, type Staff } from "@/db/schema/staff";
+import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
+import { generatePassword, hashPassword, PRODUCTION_BCRYPT_COST } from "./password";
+import { hasRole, type Role } from "./roles";
+import { StaffAdminError } from "./staff-errors";
+import { normalizeEmail } from "./verify";
+
+/** A staff row without its password hash: what lists and results expose. */
+export type StaffSummary = Omit<Staff, "passwordHash">;
+
+const summaryColumns = {
+  id: staff.id,
+  email: staff.email,
+  name: staff.name,
+  role: staff.role,
+  disabledAt: staff.disabledAt,
+  sessionVersion: staff.sessionVersion,
+  createdAt: staff.createdAt,
+  updatedAt: staff.updatedAt,
+};
+
+export async function listStaff(db: Db): Promise<StaffSummary[]> {
+  return db.select(summaryColumns).from(staff).orderBy(asc(staff.email));
+}
+
+export async function addStaff(
+  db: Db,
+  params: { email: string; role: Role; name?: string; password?: string; actor: AuditActor; bcryptCost?: number },
+): Promise<{ staff: StaffSummary; generatedPassword: string | null }> {
+  const email = normalizeEmail(params.email);
+  const generatedPassword = params.password === undefined ? generatePassword() : null;
+  // Hashing is slow on purpose; do it before the transaction so no row lock waits on it.
+  const passwordHash = await hashPassword(params.password ?? generatedPassword ?? "", params.bcryptCost ?? PRODUCTION_BCRYPT_COST);
+  const created = await db.transaction(async (tx) => {
+    const [row] = await tx
+      .insert(staff)
+      .values({ email, name: params.name ?? "", role: params.role, passwordHash })
+      .onConflictDoNothing({ target: staff.email })
+      .returning(summaryColumns);
+    if (!row) throw new StaffAdminError("exists", `staff member '${email}' already exists`);
+    await recordAudit(tx, {
+      ...auditActorFields(params.actor),
+      action: "staff.add",
+      target: email,
+      details: { role: params.role },
+    });
+    return row;
+  });
+  return { staff: created, generatedPassword };
+}
+
+/** Locks the member's row for the rest of the transaction, or says plainly that they do not exist. */
+async function lockMember(tx: Db, email: string): Promise<Staff> {
+  const [row] = await tx.select().from(staff).where(eq(staff.email, email)).for("update").limit(1);
+  if (!row) throw new StaffAdminError("not_found", `no staff member with email '${email}'`);
+  return row;
+}
+
+/**
+ * Refuses a change that would leave nobody able to administer staff. Locks every active admin row
+ * in id order, so two admins demoting each other at once cannot both succeed.
+ */
+async function keepOneActiveAdmin(tx: Db, member: Staff, verb: string): Promise<void> {
+  if (member.role !== "admin" || member.disabledAt !== null) return;
+  const admins = await tx
+    .select({ id: staff.id })
+    .from(staff)
+    .where(and(eq(staff.role, "admin"), isNull(staff.disabledAt)))
+    .orderBy(asc(staff.id))
+    .for("update");
+  if (admins.filter((a) => a.id !== member.id).length === 0) {
+    throw new StaffAdminError("last_admin", `cannot ${verb} '${member.email}': they are the last active admin`);
+  }
+}
+
+const bumpVersion = sql`${staff.sessionVersion} + 1`;
+
+export async function changeStaffRole(
+  db: Db,
+  params: { email: string; role: Role; actor: AuditActor },
+): Promise<StaffSummary> {
+  const email = normalizeEmail(params.email);
+  return db.transaction(async (tx) => {
+    const member = await lockMember(tx, email);
+    if (member.role === params.role) return summarize(member);
+    const demotion = !hasRole(params.role, member.role);
+    if (demotion) await keepOneActiveAdmin(tx, member, "demote");
+    const [row] = await tx
+      .update(staff)
+      // A demotion ends every open session; a promotion shows on the next request anyway.
+      .set({ role: params.role, updatedAt: new Date(), ...(demotion ? { sessionVersion: bumpVersion } : {}) })
+      .where(eq(staff.id, member.id))
+      .returning(summaryColumns);
+    await recordAudit(tx, {
+      ...auditActorFields(params.actor),
+      action: "staff.role",
+      target: email,
+      details: { from: member.role, to: params.role },
+    });
+    return required(row);
+  });
+}
+
+export async function disableStaff(db: Db, params: { email: string; actor: AuditActor }): Promise<StaffSummary> {
+  const email = normalizeEmail(params.email);
+  return db.transaction(async (tx) => {
+    const member = await lockMember(tx, email);
+    if (member.disabledAt !== null) return summarize(member);
+    await keepOneActiveAdmin(tx, member, "disable");
+    const now = new Date();
+    const [row] = await tx
+      .update(staff)
+      .set({ disabledAt: now, updatedAt: now, sessionVersion: bumpVersion })
+      .where(eq(staff.id, member.id))
+      .returning(summaryColumns);
+    await recordAudit(tx, { ...auditActorFields(params.actor), action: "staff.disable", target: email });
+    return required(row);
+  });
+}
+
+export async function enableStaff(db: Db, params: { email: string; actor: AuditActor }): Promise<StaffSummary> {
+  const email = normalizeEmail(params.email);
+  return db.transaction(async (tx) => {
+    const member = await lockMember(tx, email);
+    if (member.disabledAt === null) return summarize(member);
+    // The session version stays bumped from the disable, so sessions from before it stay dead.
+    const [row] = await tx
+      .update(staff)
+      .set({ disabledAt: null, updatedAt: new Date() })
+      .where(eq(staff.id, member.id))
+      .returning(summaryColumns);
+    await recordAudit(tx, { ...auditActorFields(params.actor), action: "staff.enable", target: email });
+    return required(row);
+  });
+}
+
+export async function setStaffPassword(
+  db: Db,
+  params: { email: string; password?: string; actor: AuditActor; bcryptCost?: number },
+): Promise<{ staff: StaffSummary; generatedPassword: string | null }> {
+  const email = normalizeEmail(params.email);
+  const generatedPassword = params.password === undefined ? generatePassword() : null;
+  const passwordHash = await hashPassword(params.password ?? generatedPassword ?? "", params.bcryptCost ?? PRODUCTION_BCRYPT_COST);
+  const updated = await db.transaction(async (tx) => {
+    const member = await lockMember(tx, email);
+    const [row] = await tx
+      .update(staff)
+      .set({ passwordHash, updatedAt: new Date(), sessionVersion: bumpVersion })
+      .where(eq(staff.id, member.id))
+      .returning(summaryColumns);
+    // The password itself never goes into the audit log, generated or not.
+    await recordAudit(tx, {
+      ...auditActorFields(params.actor),
+      action: "staff.password",
+      target: email,
+      details: { generated: generatedPassword !== null },
+    });
+    return required(row);
+  });
+  return { staff: updated, generatedPassword };
+}
+
+function summarize(row: Staff): StaffSummary {
+  const { passwordHash: _hash, ...summary } = row;
+  return summary;
+}
+
+function required(row: StaffSummary | undefined): StaffSummary {
+  if (!row) throw new Error("staff row vanished inside its own locked transaction");
+  return row;
+}

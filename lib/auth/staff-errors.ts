@@ -1,0 +1,12 @@
+export type StaffAdminErrorCode = "not_found" | "exists" | "last_admin";
+
+/** A staff change that was refused for a reason the person asking can act on. */
+export class StaffAdminError extends Error {
+  override name = "StaffAdminError";
+  constructor(
+    readonly code: StaffAdminErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
