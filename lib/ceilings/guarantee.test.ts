@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { derivedDefault, describeGuarantee, durationLabel, ordinal, unitLabel } from "./guarantee";
 
-const email = { key: "email.subscribe", unit: "emails", billingDay: 1 };
+const email = { key: "email.subscribe", unit: "emails", billingDay: 1, perCallMax: 1 };
 
 describe("describeGuarantee", () => {
   it.each([
@@ -12,23 +12,23 @@ describe("describeGuarantee", () => {
       "at most 3,000 emails per billing month (from the 1st)",
     ],
     [
-      { metric: "units", scope: "destination", window: "first_hit", windowSeconds: 86_400, value: 1 },
+      { metric: "calls", scope: "destination", window: "first_hit", windowSeconds: 86_400, value: 1 },
       email,
       "at most 1 email per inbox per 24 hours",
     ],
     [
       { metric: "units", scope: "caller", window: "utc_day", windowSeconds: null, value: 50_000 },
-      { key: "llm.chat", unit: "tokens", billingDay: 15 },
+      { key: "llm.chat", unit: "tokens", billingDay: 15, perCallMax: 8000 },
       "at most 50,000 tokens per billing account per UTC day",
     ],
     [
       { metric: "calls", scope: "global", window: "billing_month", windowSeconds: null, value: 1 },
-      { key: "llm.chat", unit: "tokens", billingDay: 22 },
+      { key: "llm.chat", unit: "tokens", billingDay: 22, perCallMax: 8000 },
       "at most 1 call per billing month (from the 22nd)",
     ],
     [
       { metric: "units", scope: "destination", window: "first_hit", windowSeconds: 3600, value: 3 },
-      { key: "sms.password-reset", unit: "SMS", billingDay: 1 },
+      { key: "sms.password-reset", unit: "SMS", billingDay: 1, perCallMax: 1 },
       "at most 3 SMS per phone number per hour",
     ],
     [{ metric: "units", scope: "global", window: "utc_day", windowSeconds: null, value: 0 }, email, "killed: no emails at all until restored"],

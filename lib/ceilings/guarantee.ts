@@ -11,7 +11,7 @@ export type GuaranteeCeiling = {
   value: number;
 };
 
-export type GuaranteeEndpoint = { key: string; unit: string; billingDay: number };
+export type GuaranteeEndpoint = { key: string; unit: string; billingDay: number; perCallMax: number };
 
 /** "emails" with 1 → "email"; "email" with 2 → "emails". Units such as "sms" are left alone. */
 export function unitLabel(unit: string, n: number): string {
@@ -59,10 +59,13 @@ export function windowLabel(c: Pick<GuaranteeCeiling, "window" | "windowSeconds"
 }
 
 export function describeGuarantee(c: GuaranteeCeiling, e: GuaranteeEndpoint): string {
-  const what = c.metric === "calls" ? (c.value === 1 ? "call" : "calls") : unitLabel(e.unit, c.value);
+  // With a per-call max of 1 a call is at most one unit, so "1 email" states the same limit as
+  // "1 call" in the words the bill uses.
+  const inUnits = c.metric === "units" || e.perCallMax === 1;
+  const what = inUnits ? unitLabel(e.unit, c.value) : c.value === 1 ? "call" : "calls";
   const who = c.scope === "caller" ? " per billing account" : c.scope === "destination" ? ` per ${destinationLabel(e.key)}` : "";
   if (c.value === 0) {
-    return `killed: no ${c.metric === "calls" ? "calls" : unitLabel(e.unit, 2)} at all until restored`;
+    return `killed: no ${inUnits ? unitLabel(e.unit, 2) : "calls"} at all until restored`;
   }
   return `at most ${formatCount(c.value)} ${what}${who} ${windowLabel(c, e.billingDay)}`;
 }
