@@ -63,6 +63,29 @@ LANGUAGE sql SET search_path = public, pg_temp AS $$
 $$;
 --> statement-breakpoint
 
+-- Edits of ceilings and reservation batches meet on one lock per endpoint: batches take it shared,
+-- edits exclusive. Row locks alone (FOR SHARE against FOR UPDATE) let a stream of batches starve a
+-- kill; the lock manager queues a waiting exclusive request ahead of later shared ones, so a kill
+-- waits only for the batches already in flight and binds the next one.
+CREATE OR REPLACE FUNCTION ceilings.endpoint_lock_key(endpoint_id int) RETURNS bigint
+LANGUAGE sql IMMUTABLE AS $$
+  SELECT (x'43454c00'::bigint << 24) + endpoint_id
+$$;
+--> statement-breakpoint
+
+-- Call inside the transaction that changes ceilings (values, kill, restore, overrides), before
+-- locking their rows. Sorted, so concurrent edits of several endpoints cannot deadlock.
+CREATE OR REPLACE FUNCTION ceilings.lock_endpoints_for_change(endpoint_ids int[]) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  ep int;
+BEGIN
+  FOR ep IN SELECT DISTINCT u FROM unnest(endpoint_ids) u WHERE u IS NOT NULL ORDER BY 1 LOOP
+    PERFORM pg_advisory_xact_lock(ceilings.endpoint_lock_key(ep));
+  END LOOP;
+END $$;
+--> statement-breakpoint
+
 -- Records a threshold crossing once per ceiling, window and percent, and queues its deliveries in
 -- the same transaction (the outbox), so a crash between firing and sending loses nothing.
 CREATE OR REPLACE FUNCTION ceilings.fire_alert(
@@ -86,8 +109,9 @@ END $$;
 --> statement-breakpoint
 
 -- Decides a batch of reservation requests in arrival order, in one transaction:
---   1. read endpoints; lock their ceilings FOR SHARE (a ceiling edit takes FOR UPDATE, so it waits
---      for batches in flight and binds the next one: the kill switch is exact);
+--   1. read endpoints; take their endpoint locks shared and their ceilings FOR SHARE (an edit takes
+--      both exclusively, so it waits for batches in flight and binds the next one: the kill switch
+--      is exact);
 --   2. validate, then the cheap gates: per-call max, kill switch, per-account block, throttle;
 --   3. lock every counter the batch needs, in one fixed order (no deadlocks), and decide each
 --      request all-or-nothing against the live values; a refusal charges nothing;
@@ -173,6 +197,10 @@ BEGIN
   SELECT coalesce(array_agg(s ORDER BY s.id), '{}') INTO eps
   FROM endpoints s
   WHERE s.key IN (SELECT el->>'endpoint' FROM jsonb_array_elements(requests) el);
+
+  FOREACH e IN ARRAY eps LOOP
+    PERFORM pg_advisory_xact_lock_shared(ceilings.endpoint_lock_key(e.id));
+  END LOOP;
 
   SELECT coalesce(array_agg(l ORDER BY l.id), '{}') INTO cs
   FROM (SELECT * FROM ceilings WHERE endpoint_id IN (SELECT u.id FROM unnest(eps) u)

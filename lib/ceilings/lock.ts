@@ -1,13 +1,17 @@
-import { asc, eq, inArray, type SQL } from "drizzle-orm";
+import { asc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { ceilings, endpoints, type Ceiling, type Endpoint } from "@/db/schema";
 import { CeilingError } from "./errors";
 
-// Enforcement reads ceiling rows FOR SHARE inside each reservation batch. Every edit here takes
-// FOR UPDATE on the rows it changes, in id order, so it waits for batches in flight and binds the
-// next one: that is what makes a kill exact. Ordering by id keeps concurrent edits deadlock-free.
+// Each reservation batch takes its endpoints' locks shared and reads their ceilings FOR SHARE.
+// Every edit here takes the endpoint locks exclusively (queued fairly: a stream of batches cannot
+// starve a kill), then FOR UPDATE on the rows it changes, in id order: it waits only for batches in
+// flight and binds the next one. That is what makes a kill exact and prompt.
 
 export async function lockCeilings(tx: Db, where?: SQL): Promise<Ceiling[]> {
+  const ids = tx.selectDistinct({ id: ceilings.endpointId }).from(ceilings);
+  const endpointIds = (await (where ? ids.where(where) : ids)).map((r) => r.id);
+  await tx.execute(sql`select ceilings.lock_endpoints_for_change(${`{${endpointIds.join(",")}}`}::int[])`);
   const query = tx.select().from(ceilings);
   return (where ? query.where(where) : query).orderBy(asc(ceilings.id)).for("update");
 }

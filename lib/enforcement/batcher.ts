@@ -1,0 +1,162 @@
+import { sql } from "drizzle-orm";
+import { type Db, resultRows } from "@/db/client";
+import { classifyFailure, noteUnavailable, type UnavailableReason } from "./unavailable";
+import type { BatchAnswer, Refused } from "./types";
+
+/** One request as the SQL batch function takes it. */
+export type BatchRequest = {
+  endpoint: string;
+  amount: number;
+  caller?: string;
+  destination?: string;
+  destinationKey?: string;
+  idempotencyKey?: string;
+  ttlSeconds?: number;
+  requestId?: string;
+};
+
+export type BatcherOptions = {
+  /** Largest batch sent in one database call. */
+  maxBatch: number;
+  /** Batches in flight at once; bounded by the enforcement pool. */
+  maxInFlight: number;
+  /** A caller gets a decision within this many milliseconds, whatever the database does. */
+  deadlineMs: number;
+};
+
+type Pending = {
+  request: BatchRequest;
+  settle: (answer: BatchAnswer) => void;
+  abandoned: boolean;
+  timer: NodeJS.Timeout;
+};
+
+function unavailable(reason: UnavailableReason): Refused {
+  return { status: "refused", gate: "unavailable", message: `the ceiling could not be read (${reason}); refused to be safe` };
+}
+
+/**
+ * Coalesces concurrent reserve calls from this process into one database call: one lock of the
+ * hot rows and one commit per batch, each request still decided alone in arrival order by the
+ * database. Pending requests are split evenly across free slots, since lopsided batches (1, then
+ * 60) measured about a quarter slower than even ones.
+ */
+export class ReservationBatcher {
+  private queue: Pending[] = [];
+  private inFlight = 0;
+  private scheduled = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly options: BatcherOptions,
+  ) {}
+
+  submit(request: BatchRequest): Promise<BatchAnswer> {
+    return new Promise((resolve) => {
+      const pending: Pending = {
+        request,
+        abandoned: false,
+        settle: resolve,
+        timer: setTimeout(() => {
+          // Past the deadline the caller gets a refusal now; should the batch still grant it
+          // later, the grant is released (see run).
+          pending.abandoned = true;
+          this.queue = this.queue.filter((p) => p !== pending);
+          noteUnavailable("deadline", 1);
+          resolve(unavailable("deadline"));
+        }, this.options.deadlineMs),
+      };
+      this.queue.push(pending);
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.inFlight >= this.options.maxInFlight) return;
+    this.scheduled = true;
+    // Wait one turn of the event loop so callers arriving together share a batch.
+    setImmediate(() => {
+      this.scheduled = false;
+      this.drain();
+    });
+  }
+
+  private drain(): void {
+    while (this.queue.length > 0 && this.inFlight < this.options.maxInFlight) {
+      const free = this.options.maxInFlight - this.inFlight;
+      const size = Math.min(this.options.maxBatch, Math.ceil(this.queue.length / free));
+      const batch = this.queue.splice(0, size);
+      this.inFlight++;
+      void this.run(batch).finally(() => {
+        this.inFlight--;
+        if (this.queue.length > 0) this.schedule();
+      });
+    }
+  }
+
+  private async run(batch: Pending[]): Promise<void> {
+    let answers: BatchAnswer[];
+    try {
+      answers = await callReserveBatch(
+        this.db,
+        batch.map((p) => p.request),
+      );
+    } catch (error) {
+      const reason = classifyFailure(error);
+      const live = batch.filter((p) => !p.abandoned);
+      noteUnavailable(reason, live.length, error);
+      for (const p of live) finish(p, unavailable(reason));
+      void logUnavailable(this.db, live.map((p) => p.request), reason);
+      return;
+    }
+    batch.forEach((p, i) => {
+      const answer = answers[i];
+      if (!answer) {
+        finish(p, unavailable("unknown"));
+      } else if (p.abandoned) {
+        if (answer.status === "granted" && !answer.replay) void releaseQuietly(this.db, answer.reservationId);
+      } else {
+        finish(p, answer);
+      }
+    });
+  }
+}
+
+function finish(p: Pending, answer: BatchAnswer): void {
+  clearTimeout(p.timer);
+  p.settle(answer);
+}
+
+export async function callReserveBatch(db: Db, requests: BatchRequest[]): Promise<BatchAnswer[]> {
+  const result = await db.execute(sql`select ceilings.reserve_batch(${JSON.stringify(requests)}::jsonb) as answers`);
+  const row = resultRows<{ answers: BatchAnswer[] | string }>(result)[0];
+  if (!row) throw new Error("reserve_batch returned no row");
+  return typeof row.answers === "string" ? (JSON.parse(row.answers) as BatchAnswer[]) : row.answers;
+}
+
+async function releaseQuietly(db: Db, reservationId: string): Promise<void> {
+  try {
+    await db.execute(sql`select ceilings.release(${reservationId}::uuid)`);
+  } catch {
+    // It expires after its TTL and counts as spent: the safe direction.
+  }
+}
+
+/** Best effort: when the database answers again, the refusals are stored like any other. */
+async function logUnavailable(db: Db, requests: BatchRequest[], reason: UnavailableReason): Promise<void> {
+  if (reason === "connection" || reason === "not_configured" || requests.length === 0) return;
+  const items = requests.map((r) => ({
+    endpointKey: r.endpoint,
+    gate: "unavailable",
+    caller: r.caller ?? "",
+    destination: r.destinationKey ?? r.destination?.trim().toLowerCase() ?? "",
+    amount: r.amount,
+    requestId: r.requestId,
+    detail: reason,
+  }));
+  try {
+    await db.execute(sql`select ceilings.log_refusals(${JSON.stringify(items)}::jsonb)`);
+  } catch {
+    // Already on stderr and in the in-process counters.
+  }
+}

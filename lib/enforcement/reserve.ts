@@ -1,0 +1,39 @@
+import type { Db } from "@/db/client";
+import { env } from "@/lib/env";
+import { type BatcherOptions, ReservationBatcher } from "./batcher";
+import { type Decision, ReservationInputError, ReserveParams } from "./types";
+
+const batchers = new WeakMap<Db, ReservationBatcher>();
+
+function defaultOptions(): BatcherOptions {
+  const e = env();
+  return { maxBatch: 64, maxInFlight: Math.min(4, e.ENFORCEMENT_POOL_MAX), deadlineMs: e.ENFORCEMENT_DEADLINE_MS };
+}
+
+/** The batcher for one database handle; tests may pass their own options the first time. */
+export function batcherFor(db: Db, options?: Partial<BatcherOptions>): ReservationBatcher {
+  let batcher = batchers.get(db);
+  if (!batcher) {
+    batcher = new ReservationBatcher(db, { ...defaultOptions(), ...options });
+    batchers.set(db, batcher);
+  }
+  return batcher;
+}
+
+/**
+ * Reserves the worst case of one call across every ceiling of the endpoint, atomically.
+ * Resolves to a grant or a refusal (a database failure is a refusal with gate `unavailable`);
+ * throws ReservationInputError for input the caller must fix.
+ */
+export async function reserve(db: Db, params: ReserveParams): Promise<Decision> {
+  const parsed = ReserveParams.safeParse(params);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = issue?.path.join(".") || "input";
+    const code = field === "amount" ? "invalid_amount" : field === "ttlSeconds" ? "invalid_ttl" : "invalid_input";
+    throw new ReservationInputError(code, `${field}: ${issue?.message ?? "invalid"}`);
+  }
+  const answer = await batcherFor(db).submit(parsed.data);
+  if (answer.status === "error") throw new ReservationInputError(answer.code, answer.message, answer.reservationId);
+  return answer;
+}

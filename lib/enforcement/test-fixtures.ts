@@ -1,0 +1,70 @@
+import { and, eq, sql } from "drizzle-orm";
+import { type Db, openPostgres, resultRows } from "@/db/client";
+import { ceilings, endpoints, usage, type NewCeiling } from "@/db/schema";
+import { batcherFor } from "./reserve";
+import type { BatcherOptions } from "./batcher";
+
+// Endpoints made for one test each, so no two tests share a counter.
+
+let counter = 0;
+
+export type CeilingSpec = Pick<NewCeiling, "metric" | "scope" | "window" | "value"> & { windowSeconds?: number };
+
+export async function makeEndpoint(
+  db: Db,
+  opts: { perCallMax?: number; throttlePerMinute?: number; ceilings: CeilingSpec[] },
+): Promise<{ key: string; endpointId: number; ceilingIds: number[] }> {
+  counter += 1;
+  const key = `t.e${counter}-${Date.now().toString(36)}`;
+  const [endpoint] = await db
+    .insert(endpoints)
+    .values({ key, name: key, unit: "units", perCallMax: opts.perCallMax ?? 1_000_000, throttlePerMinute: opts.throttlePerMinute })
+    .returning();
+  if (!endpoint) throw new Error("no endpoint");
+  const rows = await db
+    .insert(ceilings)
+    .values(
+      opts.ceilings.map((c) => ({
+        ...c,
+        endpointId: endpoint.id,
+        minValue: 0,
+        maxValue: Math.max(c.value, 1),
+        defaultValue: c.value,
+      })),
+    )
+    .returning({ id: ceilings.id });
+  return { key, endpointId: endpoint.id, ceilingIds: rows.map((r) => r.id).sort((a, b) => a - b) };
+}
+
+/** held + settled of one ceiling's counters in the current windows, summed over scope keys. */
+export async function counterTotals(db: Db, ceilingId: number): Promise<{ held: number; settled: number }> {
+  const [row] = await db
+    .select({
+      held: sql<string>`coalesce(sum(${usage.held}), 0)`,
+      settled: sql<string>`coalesce(sum(${usage.settled}), 0)`,
+    })
+    .from(usage)
+    .where(and(eq(usage.ceilingId, ceilingId), sql`${usage.windowEnd} > now()`));
+  return { held: Number(row?.held ?? 0), settled: Number(row?.settled ?? 0) };
+}
+
+export async function setCeilingValue(db: Db, ceilingId: number, value: number): Promise<void> {
+  // The same lock an edit from the dashboard takes: it waits for batches in flight.
+  await db.transaction(async (tx) => {
+    await tx.execute(sql`select ceilings.lock_endpoints_for_change(array(select endpoint_id from ceilings where id = ${ceilingId}))`);
+    await tx.execute(sql`select id from ceilings where id = ${ceilingId} for update`);
+    await tx.update(ceilings).set({ value, maxValue: sql`greatest(${ceilings.maxValue}, ${value})` }).where(eq(ceilings.id, ceilingId));
+  });
+}
+
+/** Independent pools with batchers of their own: as many "processes" as there are pools. */
+export function openPools(url: string, count: number, max: number, options?: Partial<BatcherOptions>) {
+  const pools = Array.from({ length: count }, () => openPostgres(url, { max }));
+  for (const p of pools) batcherFor(p.db, options);
+  return { dbs: pools.map((p) => p.db), close: () => Promise.all(pools.map((p) => p.close())) };
+}
+
+export async function countRows(db: Db, query: ReturnType<typeof sql>): Promise<number> {
+  const [row] = resultRows<{ n: string | number }>(await db.execute(query));
+  return Number(row?.n ?? 0);
+}
