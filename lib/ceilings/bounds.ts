@@ -17,6 +17,7 @@ export type SetBoundsParams = {
 
 export type SetBoundsResult = {
   ceilingId: number;
+  endpointKey: string;
   min: number;
   max: number;
   previousValue: number;
@@ -96,6 +97,7 @@ export async function setBounds(db: Db, p: SetBoundsParams): Promise<SetBoundsRe
     });
     return {
       ceilingId: ceiling.id,
+      endpointKey: endpoint.key,
       min: bounds.min,
       max: bounds.max,
       previousValue: ceiling.value,

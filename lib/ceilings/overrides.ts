@@ -16,7 +16,14 @@ export const CallerKey = z
 
 export type SetOverrideParams = { ceilingId: number; caller: string; input: string; actor: AuditActor; reason: string };
 export type RemoveOverrideParams = { ceilingId: number; caller: string; actor: AuditActor; reason: string };
-export type OverrideResult = { ceilingId: number; caller: string; previous: number | null; applied: number | null; clamped: Clamp };
+export type OverrideResult = {
+  ceilingId: number;
+  endpointKey: string;
+  caller: string;
+  previous: number | null;
+  applied: number | null;
+  clamped: Clamp;
+};
 
 function parseCaller(raw: string): string {
   const parsed = CallerKey.safeParse(raw);
@@ -68,7 +75,7 @@ export async function setOverride(db: Db, p: SetOverrideParams): Promise<Overrid
       reason,
       details: { ceilingValue: ceiling.value, clampedTo: clamped },
     });
-    return { ceilingId: ceiling.id, caller, previous: existing?.value ?? null, applied, clamped };
+    return { ceilingId: ceiling.id, endpointKey: endpoint.key, caller, previous: existing?.value ?? null, applied, clamped };
   });
 }
 
@@ -96,6 +103,6 @@ export async function removeOverride(db: Db, p: RemoveOverrideParams): Promise<O
       reason,
       details: { ceilingValue: ceiling.value },
     });
-    return { ceilingId: ceiling.id, caller, previous: removed.value, applied: null, clamped: null };
+    return { ceilingId: ceiling.id, endpointKey: endpoint.key, caller, previous: removed.value, applied: null, clamped: null };
   });
 }
