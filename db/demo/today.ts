@@ -1,0 +1,117 @@
+import { billingMonthWindow, utcDayWindow } from "@/lib/ceilings/windows";
+import type { ReservationCharge, reservations } from "../schema/reservations";
+import { DEMO_INBOXES, DEMO_PHONES } from "./catalog";
+import { callerPool, type DaySpend, type SeededEndpoint, type UsageRow } from "./history";
+import type { Random } from "./random";
+
+// Today's most recent reservations, all settled, with the charges the enforcement functions would
+// have written, and the cooldown windows their destinations opened.
+
+export type ReservationRow = typeof reservations.$inferInsert;
+
+const RESERVATIONS_TODAY: Record<SeededEndpoint["def"]["key"], number> = {
+  "email.subscribe": 12,
+  "sms.password-reset": 9,
+  "llm.chat": 14,
+  "webhook.notify": 10,
+};
+
+type Destination = { original: string; key: string };
+
+function emailDestination(inbox: string, random: Random): Destination {
+  // Some people type their address with capitals or a plus-tag; the key ignores both.
+  if (random.next() < 0.25) {
+    const [local, domain] = inbox.split("@");
+    return { original: `${local}+news@${domain?.toUpperCase()}`, key: inbox };
+  }
+  return { original: inbox, key: inbox };
+}
+
+function phoneDestination(phone: string): Destination {
+  // The original as typed, the key in E.164.
+  const national = phone.slice(2);
+  return { original: `(${national.slice(0, 3)}) ${national.slice(3, 6)}-${national.slice(6)}`, key: phone };
+}
+
+export type TodayData = { reservations: ReservationRow[]; cooldownUsage: UsageRow[] };
+
+export function todaysReservations(ep: SeededEndpoint, today: DaySpend, now: Date, random: Random): TodayData {
+  const { def, ceilings } = ep;
+  const day = utcDayWindow(now);
+  const month = billingMonthWindow(now, def.billingDay ?? 1);
+  const from = day.start.getTime();
+  const to = Math.max(from + 1000, now.getTime() - 5000);
+  const count = RESERVATIONS_TODAY[def.key];
+  const times = Array.from({ length: count }, () => Math.round(from + random.next() * (to - from))).sort((a, b) => a - b);
+  const callers = today.byCaller.size > 0 ? [...today.byCaller.keys()] : callerPool(def);
+  const inboxes = [...DEMO_INBOXES];
+  const cooldown = ceilings.destination_cooldown;
+  // Open cooldown windows by destination key: a later hit inside the window joins it.
+  const open = new Map<string, UsageRow & { windowEnd: Date }>();
+  const windows: UsageRow[] = [];
+  const isFull = (key: string, t: number) => {
+    const w = open.get(key);
+    return cooldown !== undefined && w !== undefined && w.windowEnd.getTime() > t && Number(w.settled) >= cooldown.value;
+  };
+  const rows: ReservationRow[] = [];
+
+  for (const t of times) {
+    const createdAt = new Date(t);
+    const caller = random.pick(callers);
+    let destination: Destination | undefined;
+    if (def.key === "email.subscribe") {
+      // Each inbox at most once: the one-per-24-hours cooldown would have refused a second send.
+      const inbox = inboxes.splice(random.int(0, inboxes.length - 1), 1)[0];
+      if (inbox) destination = emailDestination(inbox, random);
+    } else if (def.key === "sms.password-reset") {
+      // A few numbers ask more than once; the cooldown would have refused a fourth in the hour.
+      const phones = DEMO_PHONES.slice(0, 6).filter((p) => !isFull(p, t));
+      destination = phoneDestination(random.pick(phones.length > 0 ? phones : DEMO_PHONES.slice(6)));
+    }
+    const amount = def.key === "llm.chat" ? random.pick([1000, 2000, 4000, 8000]) : 1;
+    const settledAmount = def.key === "llm.chat" ? random.int(80, Math.round(amount * 0.4)) : amount;
+    const charges: ReservationCharge[] = [];
+    const charge = (c: number, k: string, w: Date, n: number, m: "u" | "c") => {
+      // m (units or calls) tells settle which charges to correct to the actual use.
+      const entry = { c, k, w: w.toISOString(), n, m };
+      charges.push(entry);
+    };
+    if (ceilings.day_units) charge(ceilings.day_units.id, "", day.start, amount, "u");
+    if (ceilings.day_calls) charge(ceilings.day_calls.id, "", day.start, 1, "c");
+    if (ceilings.caller_day_units) charge(ceilings.caller_day_units.id, caller, day.start, amount, "u");
+    if (ceilings.month_units) charge(ceilings.month_units.id, "", month.start, amount, "u");
+    if (cooldown && destination && cooldown.windowSeconds) {
+      let window = open.get(destination.key);
+      if (!window || window.windowEnd.getTime() <= t) {
+        window = {
+          ceilingId: cooldown.id,
+          scopeKey: destination.key,
+          windowStart: createdAt,
+          windowEnd: new Date(t + cooldown.windowSeconds * 1000),
+          held: 0,
+          settled: 0,
+          reservations: 0,
+        };
+        open.set(destination.key, window);
+        windows.push(window);
+      }
+      window.settled = Number(window.settled) + 1;
+      window.reservations = Number(window.reservations) + 1;
+      charge(cooldown.id, destination.key, window.windowStart, 1, "c");
+    }
+    rows.push({
+      endpointId: ep.id,
+      caller,
+      destination: destination?.original ?? null,
+      destinationKey: destination?.key ?? null,
+      amount,
+      settledAmount,
+      state: "settled",
+      charges,
+      createdAt,
+      expiresAt: new Date(t + 300_000),
+      resolvedAt: new Date(Math.min(now.getTime(), t + random.int(300, 4000))),
+    });
+  }
+  return { reservations: rows, cooldownUsage: windows };
+}

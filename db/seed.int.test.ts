@@ -1,0 +1,77 @@
+import { count, eq, sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { verifyPassword } from "@/lib/auth/password";
+import { resultRows } from "./client";
+import { DEMO_PASSWORD } from "./demo/catalog";
+import { endpoints, staff } from "./schema";
+import { seedDemoIfEmpty } from "./seed";
+import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "./testing";
+
+const quiet = { log: () => {}, bcryptCost: 4 };
+
+describe.skipIf(skipWithoutDatabase())("demo seed on Postgres", () => {
+  let t: TestDatabase;
+  let seededFirst: boolean;
+  beforeAll(async () => {
+    t = await createTestDatabase("seed");
+    seededFirst = await seedDemoIfEmpty(t.db, quiet);
+  });
+  afterAll(async () => {
+    await t.drop();
+  });
+
+  it("seeds an empty database once, and leaves a seeded one alone", async () => {
+    expect(seededFirst).toBe(true);
+    expect(await seedDemoIfEmpty(t.db, quiet)).toBe(false);
+    const [row] = await t.db.select({ n: count() }).from(endpoints);
+    expect(row?.n).toBe(4);
+  });
+
+  it("creates the demo staff with the printed password", async () => {
+    const rows = await t.db.select().from(staff).where(eq(staff.email, "admin@ceilings.local"));
+    expect(rows[0]?.role).toBe("admin");
+    expect(await verifyPassword(DEMO_PASSWORD, rows[0]?.passwordHash ?? "")).toBe(true);
+  });
+
+  it("never records calendar-window usage above the ceiling in force", async () => {
+    const over = resultRows(
+      await t.db.execute(sql`
+        select c.id, u.scope_key, u.window_start, u.settled + u.held as used, c.value
+        from usage u join ceilings c on c.id = u.ceiling_id
+        where u.settled + u.held > c.value`),
+    );
+    expect(over).toEqual([]);
+  });
+
+  it("keeps usage windows identical to the enforcement functions' windows", async () => {
+    // The SQL windows are the lead's; if they are not migrated yet there is nothing to compare.
+    const fn = resultRows(await t.db.execute(sql`select 1 from pg_proc where proname = 'window_bounds'`));
+    if (fn.length === 0) return;
+    const [row] = resultRows<{ compared: number; mismatched: number }>(
+      await t.db.execute(sql`
+        select count(*)::int as compared,
+               count(*) filter (where b.window_start <> u.window_start or b.window_end <> u.window_end)::int as mismatched
+        from usage u join ceilings c on c.id = u.ceiling_id join endpoints e on e.id = c.endpoint_id,
+        lateral ceilings.window_bounds(c.window, e.billing_day, c.window_seconds, u.window_start) b`),
+    );
+    expect(row?.compared).toBeGreaterThan(500);
+    expect(row?.mismatched).toBe(0);
+  });
+});
+
+describe.skipIf(skipWithoutDatabase())("demo seed racing itself", () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase("seed race");
+  });
+  afterAll(async () => {
+    await t.drop();
+  });
+
+  it("seeds exactly once when two processes start on an empty database together", async () => {
+    const results = await Promise.all([seedDemoIfEmpty(t.db, quiet), seedDemoIfEmpty(t.db, quiet), seedDemoIfEmpty(t.db, quiet)]);
+    expect(results.filter(Boolean)).toHaveLength(1);
+    const [row] = await t.db.select({ n: count() }).from(endpoints);
+    expect(row?.n).toBe(4);
+  });
+});

@@ -1,0 +1,164 @@
+import path from "node:path";
+import { sql } from "drizzle-orm";
+import type { PgTable } from "drizzle-orm/pg-core";
+import { hashPassword } from "@/lib/auth/password";
+import type { Db } from "./client";
+import { DEMO_ENDPOINTS, DEMO_PASSWORD, DEMO_STAFF, type CeilingRef } from "./demo/catalog";
+import { calendarUsageRows, dailySpend, type SeededCeiling, type SeededEndpoint, type UsageRow } from "./demo/history";
+import { demoAlerts, demoAuditEvents, demoRefusals, type Endpoints } from "./demo/incidents";
+import { seededRandom } from "./demo/random";
+import { todaysReservations, type ReservationRow } from "./demo/today";
+import { alerts, auditEvents, ceilings, endpoints, refusals, reservations, staff, usage } from "./schema";
+
+// Demo data for a first start: four endpoints with their ceilings, five weeks of spend, refusals at
+// every gate, a few alerts and three staff accounts, so no page of a fresh dashboard is empty.
+
+/** bcrypt cost for the demo accounts: their password is public, so speed matters more here. */
+const DEMO_BCRYPT_COST = 10;
+// Any fixed number: two processes seeding one database at once queue on it instead of racing.
+const SEED_LOCK = 726_345_101;
+
+export type SeedOptions = {
+  /** The embedded data folder, named in the printed message so people know what to delete. */
+  dataDir?: string;
+  /** The instant the history ends at; tests pin it. */
+  now?: Date;
+  /** Where the credentials and summary go; stdout by default. */
+  log?: (line: string) => void;
+  bcryptCost?: number;
+};
+
+export type SeedSummary = {
+  endpoints: number;
+  ceilings: number;
+  usage: number;
+  reservations: number;
+  refusals: number;
+  alerts: number;
+  staff: string[];
+};
+
+async function insertChunked<T extends PgTable>(tx: Db, table: T, rows: T["$inferInsert"][]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 500) await tx.insert(table).values(rows.slice(i, i + 500));
+}
+
+async function isEmpty(db: Db): Promise<boolean> {
+  const rows = await db.select({ id: endpoints.id }).from(endpoints).limit(1);
+  return rows.length === 0;
+}
+
+/**
+ * Seeds the demo in one transaction if the endpoints table is empty. Returns true if it seeded.
+ * Demo staff that already exist (same email) are left as they are.
+ */
+export async function seedDemoIfEmpty(db: Db, opts: SeedOptions = {}): Promise<boolean> {
+  if (!(await isEmpty(db))) return false;
+  const now = opts.now ?? new Date();
+  const log = opts.log ?? ((line: string) => console.log(line));
+  // Hashing is slow on purpose; do it before the transaction so no lock waits on it.
+  const hash = await hashPassword(DEMO_PASSWORD, opts.bcryptCost ?? DEMO_BCRYPT_COST);
+
+  const summary = await db.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(${SEED_LOCK})`);
+    if (!(await isEmpty(tx))) return undefined;
+    return seedDemo(tx, now, hash);
+  });
+  if (!summary) return false;
+
+  log("");
+  log("Ceilings demo data seeded:");
+  log(`  ${summary.endpoints} endpoints, ${summary.ceilings} ceilings, ${summary.usage} usage rows,`);
+  log(`  ${summary.reservations} reservations today, ${summary.refusals} refusal rows, ${summary.alerts} alerts.`);
+  if (summary.staff.length > 0) {
+    log(`Demo staff, all with the password "${DEMO_PASSWORD}":`);
+    for (const email of summary.staff) {
+      const role = DEMO_STAFF.find((s) => s.email === email)?.role ?? "";
+      log(`  ${email.padEnd(26)} ${role}`);
+    }
+  }
+  if (opts.dataDir) log(`Embedded database in ${path.resolve(opts.dataDir)}; delete that folder to start over.`);
+  log("");
+  return true;
+}
+
+async function seedDemo(tx: Db, now: Date, passwordHash: string): Promise<SeedSummary> {
+  const random = seededRandom(1_234_567);
+  const insertedEndpoints = await tx
+    .insert(endpoints)
+    .values(DEMO_ENDPOINTS.map(({ ceilings: _c, typicalDailyUnits: _t, unitsPerCall: _u, ...e }) => e))
+    .returning({ id: endpoints.id, key: endpoints.key });
+  const idOf = new Map(insertedEndpoints.map((e) => [e.key, e.id]));
+
+  const ceilingRows = DEMO_ENDPOINTS.flatMap((def) =>
+    def.ceilings.map(({ ref: _ref, ...c }) => ({ ...c, endpointId: mustGet(idOf, def.key) })),
+  );
+  const insertedCeilings = await tx.insert(ceilings).values(ceilingRows).returning();
+  const seeded: Partial<Endpoints> = {};
+  for (const def of DEMO_ENDPOINTS) {
+    const id = mustGet(idOf, def.key);
+    const byRef: Partial<Record<CeilingRef, SeededCeiling>> = {};
+    for (const c of def.ceilings) {
+      // Metric, scope and window identify a ceiling within one demo endpoint.
+      const row = insertedCeilings.find(
+        (r) => r.endpointId === id && r.metric === c.metric && r.scope === c.scope && r.window === c.window,
+      );
+      if (!row) throw new Error(`demo ceiling ${def.key}/${c.ref} was not inserted`);
+      byRef[c.ref] = { ...c, id: row.id };
+    }
+    seeded[def.key] = { def, id, ceilings: byRef };
+  }
+  const eps = completeEndpoints(seeded);
+
+  const usageRows: UsageRow[] = [];
+  const reservationRows: ReservationRow[] = [];
+  for (const ep of Object.values(eps)) {
+    const days = dailySpend(ep, now, random);
+    usageRows.push(...calendarUsageRows(ep, days));
+    const today = days[days.length - 1];
+    if (today) {
+      const t = todaysReservations(ep, today, now, random);
+      reservationRows.push(...t.reservations);
+      usageRows.push(...t.cooldownUsage);
+    }
+  }
+  const refusalRows = demoRefusals(eps, now, random);
+  const alertRows = demoAlerts(eps, now);
+
+  await insertChunked(tx, usage, usageRows);
+  await insertChunked(tx, reservations, reservationRows);
+  await insertChunked(tx, refusals, refusalRows);
+  await insertChunked(tx, alerts, alertRows);
+  const addedStaff = await tx
+    .insert(staff)
+    .values(DEMO_STAFF.map((s) => ({ email: s.email, name: s.name, role: s.role, passwordHash })))
+    .onConflictDoNothing({ target: staff.email })
+    .returning({ email: staff.email, role: staff.role });
+  await insertChunked(tx, auditEvents, demoAuditEvents(eps, now, addedStaff));
+
+  return {
+    endpoints: insertedEndpoints.length,
+    ceilings: insertedCeilings.length,
+    usage: usageRows.length,
+    reservations: reservationRows.length,
+    refusals: refusalRows.length,
+    alerts: alertRows.length,
+    staff: addedStaff.map((s) => s.email),
+  };
+}
+
+function mustGet<K, V>(map: Map<K, V>, key: K): V {
+  const value = map.get(key);
+  if (value === undefined) throw new Error(`demo seed: missing ${String(key)}`);
+  return value;
+}
+
+function completeEndpoints(seeded: Partial<Endpoints>): Endpoints {
+  const email = seeded["email.subscribe"];
+  const sms = seeded["sms.password-reset"];
+  const llm = seeded["llm.chat"];
+  const webhook = seeded["webhook.notify"];
+  if (!email || !sms || !llm || !webhook) throw new Error("demo seed: an endpoint is missing from the catalog");
+  return { "email.subscribe": email, "sms.password-reset": sms, "llm.chat": llm, "webhook.notify": webhook };
+}
+
+export type { SeededEndpoint };
