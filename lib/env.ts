@@ -8,7 +8,7 @@ const wholeMs = (fallback: number) =>
     .regex(/^\d+$/, "must be a whole number of milliseconds")
     .transform(Number)
     .pipe(z.number().int().min(1).max(600_000))
-    .default(String(fallback));
+    .prefault(String(fallback));
 
 const postgresUrl = z
   .string()
@@ -21,8 +21,8 @@ export const Env = z.object({
   DATA_DIR: z.string().min(1).default(".data"),
   NEXTAUTH_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   NEXTAUTH_URL: z.url().optional(),
-  DB_POOL_MAX: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(90)).default("10"),
-  ENFORCEMENT_POOL_MAX: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(90)).default("8"),
+  DB_POOL_MAX: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(90)).prefault("10"),
+  ENFORCEMENT_POOL_MAX: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(90)).prefault("8"),
   ENFORCEMENT_DEADLINE_MS: wholeMs(2000),
   ENFORCEMENT_STATEMENT_TIMEOUT_MS: wholeMs(1500),
   ENFORCEMENT_LOCK_TIMEOUT_MS: wholeMs(1000),
