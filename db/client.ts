@@ -1,3 +1,4 @@
+import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
@@ -42,6 +43,8 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
 
 /** Opens an embedded PGlite data folder. One process may hold a folder at a time. */
 export async function openPglite(dataDir: string): Promise<Database> {
+  // PGlite creates its own folder but not the parents: `.data/` is missing in a fresh clone.
+  if (!dataDir.includes("://")) await mkdir(path.dirname(dataDir), { recursive: true });
   const client = await PGlite.create(dataDir);
   return { db: drizzlePglite(client, { schema }), kind: "pglite", close: () => client.close() };
 }
