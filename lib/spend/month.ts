@@ -1,0 +1,169 @@
+import { sql } from "drizzle-orm";
+import { z } from "zod";
+import type { Db } from "@/db/client";
+import { billingMonthWindow, utcDayWindow } from "@/lib/ceilings/windows";
+import { SpendNotFoundError } from "./errors";
+import { DAY_MS, dayString, dayText, Int, NullableInt, parseRows, sourceCeilings, type SpendSource } from "./source";
+
+export const MonthToDateParams = z.object({
+  endpointId: z.number().int().positive(),
+  now: z.date().optional(),
+});
+export type MonthToDateParams = z.input<typeof MonthToDateParams>;
+
+export type MonthDay = {
+  day: string;
+  /** Spend from the start of the billing month to the end of this day; null for days to come. */
+  cumulativeUnits: number | null;
+  cumulativeMicros: number | null;
+  /** allowance × the share of the month gone by at the end of this day; null without an allowance. */
+  paceUnits: number | null;
+  paceMicros: number | null;
+  /** From today on: today's spend plus the average daily spend so far for the time left. */
+  projectedUnits: number | null;
+  projectedMicros: number | null;
+};
+
+export type MonthToDateSpend = {
+  endpointId: number;
+  unit: string;
+  unitPriceMicros: number;
+  currency: string;
+  billingDay: number;
+  source: SpendSource | null;
+  /** First day of the billing month and the first day of the next one, 'YYYY-MM-DD'. */
+  start: string;
+  end: string;
+  allowance: number | null;
+  allowanceMicros: number | null;
+  spentUnits: number;
+  spentMicros: number;
+  /** Average spend per elapsed day (the partial day counted by the time gone by), rounded. */
+  averageDailyUnits: number;
+  /** Spend at the month's end if the average so far holds. */
+  projectedUnits: number;
+  projectedMicros: number;
+  days: MonthDay[];
+};
+
+const EndpointRow = z.object({
+  unit: z.string(),
+  unit_price_micros: Int,
+  currency: z.string(),
+  billing_day: Int,
+  plan_allowance: NullableInt,
+  source_scope: z.union([z.null(), z.enum(["global", "caller"])]),
+});
+const DayRow = z.object({
+  day: z.string(),
+  cumulative: NullableInt,
+  pace: NullableInt,
+  projected: NullableInt,
+  spent: Int,
+  average: Int,
+  projected_total: Int,
+});
+
+/**
+ * Cumulative spend per day of the billing month that contains `now` (from the endpoint's billing
+ * day), against the plan allowance, with a pace line and a linear projection to the month's end.
+ */
+export async function monthToDate(db: Db, params: MonthToDateParams): Promise<MonthToDateSpend> {
+  const p = MonthToDateParams.parse(params);
+  const now = p.now ?? new Date();
+  const [endpoint] = parseRows(
+    "monthToDate endpoint",
+    EndpointRow,
+    await db.execute(sql`
+      with source as (${sourceCeilings(sql`c.endpoint_id = ${p.endpointId}`)})
+      select e.unit, e.unit_price_micros, e.currency, e.billing_day, e.plan_allowance,
+        (select s.scope::text from source s) as source_scope
+      from endpoints e where e.id = ${p.endpointId}`),
+  );
+  if (!endpoint) throw new SpendNotFoundError(`no endpoint with id ${p.endpointId}`);
+
+  const span = billingMonthWindow(now, endpoint.billing_day);
+  const monthDays = Math.round((span.end.getTime() - span.start.getTime()) / DAY_MS);
+  const from = span.start.toISOString();
+  const today = utcDayWindow(now).start.toISOString();
+  const nowIso = now.toISOString();
+  const monthMs = span.end.getTime() - span.start.getTime();
+  // Never divide by zero in the first instant of a month: a minute's spend stands for itself.
+  const elapsedMs = Math.max(60_000, now.getTime() - span.start.getTime());
+
+  const rows = parseRows(
+    "monthToDate days",
+    DayRow,
+    await db.execute(sql`
+      with source as (${sourceCeilings(sql`c.endpoint_id = ${p.endpointId}`)}),
+      axis as (
+        select i, ${from}::timestamptz + i * interval '24 hours' as day_start
+        from generate_series(0, ${monthDays - 1}::int) as i
+      ),
+      spent as (
+        select u.window_start, sum(u.settled + u.held)::bigint as units
+        from usage u join source s on s.id = u.ceiling_id
+        where u.window_start >= ${from}::timestamptz and u.window_start <= ${today}::timestamptz
+        group by u.window_start
+      ),
+      daily as (
+        select a.i, a.day_start,
+          case when a.day_start <= ${today}::timestamptz then coalesce(sp.units, 0) end as units
+        from axis a left join spent sp on sp.window_start = a.day_start
+      ),
+      running as (
+        select d.*,
+          case when d.units is not null then sum(d.units) over (order by d.i) end as cumulative,
+          coalesce(sum(d.units) over (), 0) as spent
+        from daily d
+      )
+      select ${dayText(sql`r.day_start`)} as day,
+        r.cumulative,
+        case when ${endpoint.plan_allowance}::bigint is not null
+          then round(${endpoint.plan_allowance}::bigint * (r.i + 1)::numeric / ${monthDays}::int) end as pace,
+        case
+          when r.day_start = ${today}::timestamptz then r.spent
+          when r.day_start > ${today}::timestamptz then round(r.spent
+            + r.spent * extract(epoch from (r.day_start + interval '24 hours' - ${nowIso}::timestamptz)) * 1000
+              / ${elapsedMs}::numeric)
+        end as projected,
+        r.spent,
+        round(r.spent * ${DAY_MS}::numeric / ${elapsedMs}::numeric) as average,
+        round(r.spent * ${monthMs}::numeric / ${elapsedMs}::numeric) as projected_total
+      from running r
+      order by r.i`),
+  );
+
+  const price = endpoint.unit_price_micros;
+  const money = (n: number | null) => (n === null ? null : n * price);
+  const head = rows[0];
+  const spent = head?.spent ?? 0;
+  const projected = head?.projected_total ?? 0;
+  return {
+    endpointId: p.endpointId,
+    unit: endpoint.unit,
+    unitPriceMicros: price,
+    currency: endpoint.currency,
+    billingDay: endpoint.billing_day,
+    source: endpoint.source_scope === null ? null : endpoint.source_scope === "global" ? "global" : "per_caller",
+    start: dayString(span.start.getTime()),
+    end: dayString(span.end.getTime()),
+    allowance: endpoint.plan_allowance,
+    allowanceMicros: money(endpoint.plan_allowance),
+    spentUnits: spent,
+    spentMicros: spent * price,
+    averageDailyUnits: head?.average ?? 0,
+    projectedUnits: projected,
+    projectedMicros: projected * price,
+    // Money is units × price per point: a pure mapping, the sums were made in SQL.
+    days: rows.map((r) => ({
+      day: r.day,
+      cumulativeUnits: r.cumulative,
+      cumulativeMicros: money(r.cumulative),
+      paceUnits: r.pace,
+      paceMicros: money(r.pace),
+      projectedUnits: r.projected,
+      projectedMicros: money(r.projected),
+    })),
+  };
+}

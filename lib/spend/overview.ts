@@ -1,0 +1,83 @@
+import { sql } from "drizzle-orm";
+import { z } from "zod";
+import type { Db } from "@/db/client";
+import { utcDayWindow } from "@/lib/ceilings/windows";
+import { DAY_MS, dayText, Int, parseRows, sourceCeilings } from "./source";
+
+export const TREND_DAYS = 14;
+
+export type TrendPoint = { day: string; units: number; moneyMicros: number };
+
+export type EndpointTrend = {
+  endpointId: number;
+  key: string;
+  unit: string;
+  currency: string;
+  points: TrendPoint[];
+  totalUnits: number;
+  totalMoneyMicros: number;
+};
+
+const TrendRow = z.object({
+  endpoint_id: Int,
+  key: z.string(),
+  unit: z.string(),
+  currency: z.string(),
+  points: z.array(z.object({ day: z.string(), units: Int, moneyMicros: Int })),
+  total_units: Int,
+  total_micros: Int,
+});
+
+/**
+ * The last 14 UTC days (today included, so far) of every endpoint, for sparklines: one query,
+ * days without usage as zeros. Endpoints without a daily units ceiling get a flat line.
+ */
+export async function overviewTrends(db: Db, opts: { now?: Date } = {}): Promise<Map<number, EndpointTrend>> {
+  const now = opts.now ?? new Date();
+  const first = utcDayWindow(now).start.getTime() - (TREND_DAYS - 1) * DAY_MS;
+  const from = new Date(first).toISOString();
+  const to = new Date(first + TREND_DAYS * DAY_MS).toISOString();
+  const rows = parseRows(
+    "overviewTrends",
+    TrendRow,
+    await db.execute(sql`
+      with source as (${sourceCeilings(sql`true`)}),
+      axis as (
+        select i, ${from}::timestamptz + i * interval '24 hours' as day_start
+        from generate_series(0, ${TREND_DAYS - 1}::int) as i
+      ),
+      spent as (
+        select s.endpoint_id, u.window_start, sum(u.settled + u.held)::bigint as units
+        from usage u join source s on s.id = u.ceiling_id
+        where u.window_start >= ${from}::timestamptz and u.window_start < ${to}::timestamptz
+        group by s.endpoint_id, u.window_start
+      )
+      select e.id as endpoint_id, e.key, e.unit, e.currency,
+        json_agg(json_build_object(
+          'day', ${dayText(sql`a.day_start`)},
+          'units', coalesce(sp.units, 0),
+          'moneyMicros', coalesce(sp.units, 0) * e.unit_price_micros
+        ) order by a.i) as points,
+        sum(coalesce(sp.units, 0)) as total_units,
+        sum(coalesce(sp.units, 0)) * e.unit_price_micros as total_micros
+      from endpoints e
+      cross join axis a
+      left join spent sp on sp.endpoint_id = e.id and sp.window_start = a.day_start
+      group by e.id, e.key, e.unit, e.currency, e.unit_price_micros
+      order by e.key`),
+  );
+  return new Map(
+    rows.map((r) => [
+      r.endpoint_id,
+      {
+        endpointId: r.endpoint_id,
+        key: r.key,
+        unit: r.unit,
+        currency: r.currency,
+        points: r.points,
+        totalUnits: r.total_units,
+        totalMoneyMicros: r.total_micros,
+      },
+    ]),
+  );
+}

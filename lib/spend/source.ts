@@ -1,0 +1,63 @@
+import { sql, type SQL } from "drizzle-orm";
+import { z } from "zod";
+import { resultRows } from "@/db/client";
+
+// Where daily spend is read from. The endpoint's global utc_day units ceiling counts every caller
+// in one row per day; without one, the per-caller utc_day units counters add up to the same total.
+// One ceiling is chosen (global first, then the lowest id) so two ceilings never count twice.
+
+export type SpendSource = "global" | "per_caller";
+
+export const DAY_MS = 86_400_000;
+
+/** Ceiling adjustments that set a value: every one records previous_value and applied_value. */
+export const VALUE_ACTIONS = sql`('ceiling.adjust', 'ceiling.kill', 'ceiling.restore', 'ceiling.bounds')`;
+
+/** A `source` CTE body: (endpoint_id, id, scope, value) of the chosen ceiling per endpoint. */
+export function sourceCeilings(endpointFilter: SQL): SQL {
+  return sql`
+    select distinct on (c.endpoint_id) c.endpoint_id, c.id, c.scope, c.value
+    from ceilings c
+    where c.metric = 'units' and c."window" = 'utc_day' and c.scope in ('global', 'caller') and ${endpointFilter}
+    order by c.endpoint_id, (c.scope = 'global') desc, c.id`;
+}
+
+/**
+ * The value ceiling `ceilingId` had at instant `at`, from the append-only adjustment log: the
+ * last change before it, else what the first change after it replaced, else today's value.
+ */
+export function valueAt(ceilingId: SQL, currentValue: SQL, at: SQL): SQL {
+  return sql`coalesce(
+    (select ae.applied_value from audit_events ae
+      where ae.ceiling_id = ${ceilingId} and ae.action in ${VALUE_ACTIONS} and ae.at < ${at}
+      order by ae.at desc, ae.id desc limit 1),
+    (select ae.previous_value from audit_events ae
+      where ae.ceiling_id = ${ceilingId} and ae.action in ${VALUE_ACTIONS} and ae.at >= ${at}
+      order by ae.at, ae.id limit 1),
+    ${currentValue})`;
+}
+
+/** Epoch milliseconds of a timestamptz expression, as a bigint every driver returns alike. */
+export function epochMs(expr: SQL): SQL {
+  return sql`(extract(epoch from ${expr}) * 1000)::bigint`;
+}
+
+/** The UTC calendar day of a timestamptz expression as 'YYYY-MM-DD'. */
+export function dayText(expr: SQL): SQL {
+  return sql`to_char(${expr} at time zone 'UTC', 'YYYY-MM-DD')`;
+}
+
+/** Integers come back as strings (int8, numeric) or numbers depending on driver; read both. */
+export const Int = z.coerce.number().int().refine(Number.isSafeInteger, "integer beyond 2^53");
+export const NullableInt = z.union([z.null(), Int]);
+
+/** Parses raw rows of a db.execute with a zod schema, naming the query on failure. */
+export function parseRows<T extends z.ZodType>(label: string, schema: T, result: unknown): z.infer<T>[] {
+  const parsed = z.array(schema).safeParse(resultRows(result));
+  if (!parsed.success) throw new Error(`${label}: unexpected row shape: ${parsed.error.message}`);
+  return parsed.data;
+}
+
+export function dayString(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
