@@ -1,9 +1,10 @@
-import type { NextAuthOptions } from "next-auth";
+import type { NextAuthOptions, Session, User } from "next-auth";
+import type { JWT } from "next-auth/jwt";
 import CredentialsProvider from "next-auth/providers/credentials";
 import { z } from "zod";
 import type { Db } from "@/db/client";
 import { getDb } from "@/db/client";
-import { clientAddress, loadSessionStaff, resolveAuthSecret, verifyCredentials, type VerifyOptions } from "@/lib/auth";
+import { clientAddress, loadSessionStaff, resolveAuthSecret, verifyCredentials, type SessionStaff, type VerifyOptions } from "@/lib/auth";
 import { isRole } from "@/lib/auth/roles";
 import { env } from "@/lib/env";
 
@@ -29,6 +30,43 @@ export type AuthDeps = {
   verifyOptions?: VerifyOptions;
 };
 
+/** The credentials check behind the sign-in form: null for every failure, as next-auth expects. */
+export async function authorizeStaff(
+  deps: AuthDeps,
+  credentials: unknown,
+  headers: Record<string, unknown>,
+): Promise<User | null> {
+  const parsed = Credentials.safeParse(credentials);
+  if (!parsed.success) return null;
+  const result = await verifyCredentials(await deps.db(), { ...parsed.data, address: clientAddress(headers) }, deps.verifyOptions);
+  if (!result.ok) return null;
+  const { id, email, sessionVersion } = result.staff;
+  return { id: String(id), email, sessionVersion };
+}
+
+/**
+ * The jwt callback: runs on sign-in (with `user`) and on every session read. It re-reads the
+ * staff row each time and throws to end a session whose member is disabled, gone, or whose session
+ * version moved on; the role it stores is the one in the database now.
+ */
+export async function refreshSessionToken(deps: AuthDeps, token: JWT, user?: User): Promise<JWT> {
+  const claims = user
+    ? TokenClaims.safeParse({ staffId: Number(user.id), sv: user.sessionVersion })
+    : TokenClaims.safeParse(token);
+  if (!claims.success) throw new SessionEndedError("session token lacks staff claims");
+  const current = await loadSessionStaff(await deps.db(), { id: claims.data.staffId, sessionVersion: claims.data.sv });
+  if (!current) throw new SessionEndedError(`staff ${claims.data.staffId} is disabled, gone, or their session version moved on`);
+  return { ...token, email: current.email, staffId: current.id, sv: current.sessionVersion, role: current.role };
+}
+
+/** The session callback: exposes `staff` only when the token carries everything it needs. */
+export function sessionFromToken(session: Session, token: JWT): Session & { staff?: SessionStaff } {
+  const role = isRole(token.role) ? token.role : null;
+  const claims = TokenClaims.safeParse(token);
+  if (!claims.success || role === null || typeof token.email !== "string") return { expires: session.expires };
+  return { ...session, staff: { id: claims.data.staffId, email: token.email, role } };
+}
+
 export function buildAuthOptions(deps: AuthDeps): NextAuthOptions {
   return {
     secret: deps.secret,
@@ -41,36 +79,12 @@ export function buildAuthOptions(deps: AuthDeps): NextAuthOptions {
           email: { label: "Email", type: "email" },
           password: { label: "Password", type: "password" },
         },
-        async authorize(credentials, req) {
-          const parsed = Credentials.safeParse(credentials);
-          if (!parsed.success) return null;
-          const result = await verifyCredentials(
-            await deps.db(),
-            { ...parsed.data, address: clientAddress(req.headers ?? {}) },
-            deps.verifyOptions,
-          );
-          if (!result.ok) return null;
-          const { id, email, sessionVersion } = result.staff;
-          return { id: String(id), email, sessionVersion };
-        },
+        authorize: (credentials, req) => authorizeStaff(deps, credentials, req.headers ?? {}),
       }),
     ],
     callbacks: {
-      async jwt({ token, user }) {
-        const claims = user
-          ? TokenClaims.safeParse({ staffId: Number(user.id), sv: user.sessionVersion })
-          : TokenClaims.safeParse(token);
-        if (!claims.success) throw new SessionEndedError("session token lacks staff claims");
-        const current = await loadSessionStaff(await deps.db(), { id: claims.data.staffId, sessionVersion: claims.data.sv });
-        if (!current) throw new SessionEndedError(`staff ${claims.data.staffId} is disabled, gone, or their session version moved on`);
-        return { ...token, email: current.email, staffId: current.id, sv: current.sessionVersion, role: current.role };
-      },
-      async session({ session, token }) {
-        const role = isRole(token.role) ? token.role : null;
-        const claims = TokenClaims.safeParse(token);
-        if (!claims.success || role === null || typeof token.email !== "string") return { expires: session.expires };
-        return { ...session, staff: { id: claims.data.staffId, email: token.email, role } };
-      },
+      jwt: ({ token, user }) => refreshSessionToken(deps, token, user),
+      session: ({ session, token }) => sessionFromToken(session, token),
     },
     logger: {
       error(code, metadata) {

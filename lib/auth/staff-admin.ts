@@ -1,4 +1,4 @@
-import { and, asc, eq, isNull, sql } from "drizzle-orm";
+import { and, asc, eq, isNull, ne, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { staff, type Staff } from "@/db/schema/staff";
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
@@ -59,18 +59,29 @@ async function lockMember(tx: Db, email: string): Promise<Staff> {
 }
 
 /**
- * Refuses a change that would leave nobody able to administer staff. Locks every active admin row
- * in id order, so two admins demoting each other at once cannot both succeed.
+ * For changes that can remove an admin (demotion, disable): locks every active admin row in id
+ * order, then the member. All such changes take their locks in this one order, so two admins
+ * demoting each other at once queue instead of deadlocking, and the second sees the first's result.
  */
-async function keepOneActiveAdmin(tx: Db, member: Staff, verb: string): Promise<void> {
-  if (member.role !== "admin" || member.disabledAt !== null) return;
-  const admins = await tx
+async function lockAdminsThenMember(tx: Db, email: string): Promise<Staff> {
+  await tx
     .select({ id: staff.id })
     .from(staff)
     .where(and(eq(staff.role, "admin"), isNull(staff.disabledAt)))
     .orderBy(asc(staff.id))
     .for("update");
-  if (admins.filter((a) => a.id !== member.id).length === 0) {
+  return lockMember(tx, email);
+}
+
+/** Refuses a change that would leave nobody able to administer staff. Call after lockAdminsThenMember. */
+async function keepOneActiveAdmin(tx: Db, member: Staff, verb: string): Promise<void> {
+  if (member.role !== "admin" || member.disabledAt !== null) return;
+  const others = await tx
+    .select({ id: staff.id })
+    .from(staff)
+    .where(and(eq(staff.role, "admin"), isNull(staff.disabledAt), ne(staff.id, member.id)))
+    .limit(1);
+  if (others.length === 0) {
     throw new StaffAdminError("last_admin", `cannot ${verb} '${member.email}': they are the last active admin`);
   }
 }
@@ -83,7 +94,7 @@ export async function changeStaffRole(
 ): Promise<StaffSummary> {
   const email = normalizeEmail(params.email);
   return db.transaction(async (tx) => {
-    const member = await lockMember(tx, email);
+    const member = await lockAdminsThenMember(tx, email);
     if (member.role === params.role) return summarize(member);
     const demotion = !hasRole(params.role, member.role);
     if (demotion) await keepOneActiveAdmin(tx, member, "demote");
@@ -106,7 +117,7 @@ export async function changeStaffRole(
 export async function disableStaff(db: Db, params: { email: string; actor: AuditActor }): Promise<StaffSummary> {
   const email = normalizeEmail(params.email);
   return db.transaction(async (tx) => {
-    const member = await lockMember(tx, email);
+    const member = await lockAdminsThenMember(tx, email);
     if (member.disabledAt !== null) return summarize(member);
     await keepOneActiveAdmin(tx, member, "disable");
     const now = new Date();
