@@ -1,0 +1,66 @@
+// Every kind of alert, the words the inbox shows for it, and where it links. Threshold, overrun and
+// expiry alerts are fired by the enforcement functions in SQL; the rest by the worker's rules.
+
+export const alertKinds = [
+  "threshold",
+  "overrun",
+  "expiry",
+  "kill",
+  "restore",
+  "adjustment",
+  "unavailable_burst",
+  "refusal_spike",
+  "drift",
+  "worker_silent",
+  "digest",
+] as const;
+export type AlertKind = (typeof alertKinds)[number];
+
+export const alertKindLabels: Record<AlertKind, string> = {
+  threshold: "Threshold crossed",
+  overrun: "Overrun",
+  expiry: "Reservations expired",
+  kill: "Kill switch pulled",
+  restore: "Kill switch restored",
+  adjustment: "Large adjustment",
+  unavailable_burst: "Fail-closed burst",
+  refusal_spike: "Throttle or cooldown spike",
+  drift: "Counter drift",
+  worker_silent: "Worker silent",
+  digest: "Daily digest",
+};
+
+export function isAlertKind(value: string): value is AlertKind {
+  return (alertKinds as readonly string[]).includes(value);
+}
+
+export type AlertLinkInput = {
+  endpointKey: string | null;
+  windowStart: Date | null;
+  createdAt: Date;
+  details: Record<string, unknown> | null;
+};
+
+export type AlertLinks = { chart: string; refusals: string } | null;
+
+const HOUR_MS = 3_600_000;
+
+function dateFrom(value: unknown): Date | null {
+  if (typeof value !== "string") return null;
+  const d = new Date(value);
+  return Number.isNaN(d.getTime()) ? null : d;
+}
+
+/**
+ * The endpoint's chart and the refusals around the alert: the alert's window when it has one
+ * (threshold, drift), the span a rule counted over when it says so, else the hour before it fired.
+ */
+export function alertLinks(a: AlertLinkInput): AlertLinks {
+  if (!a.endpointKey) return null;
+  const key = encodeURIComponent(a.endpointKey);
+  const from = a.windowStart ?? dateFrom(a.details?.from) ?? new Date(a.createdAt.getTime() - HOUR_MS);
+  const windowEnd = dateFrom(a.details?.windowEnd) ?? dateFrom(a.details?.to);
+  const to = windowEnd && windowEnd.getTime() < a.createdAt.getTime() ? windowEnd : a.createdAt;
+  const query = new URLSearchParams({ endpoint: a.endpointKey, from: from.toISOString(), to: new Date(to.getTime() + 60_000).toISOString() });
+  return { chart: `/endpoints/${key}#spend`, refusals: `/refusals?${query.toString()}` };
+}

@@ -1,0 +1,56 @@
+import { deliverDueAlerts, fireQuotaDigest, raiseSilentWorkers, reconcileCounters, runAlertRules } from "@/lib/alerts";
+import type { Db } from "@/db/client";
+import { expireReservations } from "@/lib/enforcement";
+import type { WorkerSettings } from "./settings";
+
+// The worker's jobs. Each is safe with two workers running it at once: the sweeper and delivery
+// claim rows with SKIP LOCKED, and every alert goes through a dedupe key.
+
+export type Job = {
+  name: string;
+  /** 0: every loop. */
+  everyMs: (s: WorkerSettings) => number;
+  run: (db: Db, s: WorkerSettings, now: Date) => Promise<Record<string, unknown>>;
+};
+
+export const jobs: Job[] = [
+  {
+    name: "expire",
+    everyMs: () => 0,
+    run: async (db) => ({ expired: await expireReservations(db) }),
+  },
+  {
+    name: "rules",
+    everyMs: () => 0,
+    run: async (db, s) => ({
+      ...(await runAlertRules(db, s.rules)),
+      silentWorkers: await raiseSilentWorkers(db, { silentAfterSeconds: s.silentAfterSeconds, except: s.name }),
+    }),
+  },
+  {
+    name: "reconcile",
+    everyMs: (s) => s.reconcileEveryMs,
+    run: async (db) => ({ drifted: (await reconcileCounters(db)).length }),
+  },
+  {
+    name: "digest",
+    everyMs: (s) => s.digestEveryMs,
+    run: async (db, _s, now) => {
+      const { fired, digest } = await fireQuotaDigest(db, { now });
+      return { day: digest.day, accounts: digest.accounts, fired };
+    },
+  },
+  {
+    // Refusal retention belongs to the refusal log (lib/refusals/purge.ts). Until that module
+    // lands this slot reports itself as not wired rather than silently doing nothing.
+    name: "purge-refusals",
+    everyMs: (s) => s.purgeEveryMs,
+    run: async () => ({ skipped: "refusal retention purge (lib/refusals/purge.ts) is not wired yet" }),
+  },
+  {
+    // Last, so alerts fired by the jobs above go out in the same loop.
+    name: "deliver",
+    everyMs: () => 0,
+    run: async (db, s) => ({ ...(await deliverDueAlerts(db, s.delivery)) }),
+  },
+];

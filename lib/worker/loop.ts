@@ -1,0 +1,76 @@
+import type { Db } from "@/db/client";
+import { raiseSilentWorkers, writeHeartbeat } from "@/lib/alerts";
+import { jobs as defaultJobs, type Job } from "./jobs";
+import type { WorkerSettings } from "./settings";
+
+export type JobOutcome = { job: string; ok: boolean; result?: Record<string, unknown>; error?: string };
+export type WorkerState = { lastRun: Map<string, number> };
+
+export function newWorkerState(): WorkerState {
+  return { lastRun: new Map() };
+}
+
+/**
+ * One loop: every job that is due, each on its own so one failing job does not stop the others,
+ * then the heartbeat with what happened.
+ */
+export async function runWorkerOnce(
+  db: Db,
+  s: WorkerSettings,
+  state: WorkerState = newWorkerState(),
+  jobs: Job[] = defaultJobs,
+): Promise<JobOutcome[]> {
+  const outcomes: JobOutcome[] = [];
+  for (const job of jobs) {
+    const now = Date.now();
+    const last = state.lastRun.get(job.name);
+    if (last !== undefined && now - last < job.everyMs(s)) continue;
+    state.lastRun.set(job.name, now);
+    try {
+      outcomes.push({ job: job.name, ok: true, result: await job.run(db, s, new Date(now)) });
+    } catch (error) {
+      console.error(`worker ${s.name}: job ${job.name} failed`, error);
+      outcomes.push({ job: job.name, ok: false, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  const failed = outcomes.filter((o) => !o.ok).map((o) => `${o.job}: ${o.error}`);
+  const detail = JSON.stringify({ pid: process.pid, failed, ran: outcomes.map((o) => o.job) }).slice(0, 2000);
+  try {
+    await writeHeartbeat(db, { name: s.name, detail });
+  } catch (error) {
+    // A database that cannot take the heartbeat is the silence the others will alert on.
+    console.error(`worker ${s.name}: heartbeat failed`, error);
+  }
+  return outcomes;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done);
+  });
+}
+
+/**
+ * Runs the loop until the signal aborts. On start, a heartbeat already stale (this worker's own
+ * included) is raised as an alert: the previous run went silent before this one began.
+ */
+export async function runWorker(db: Db, s: WorkerSettings, signal: AbortSignal): Promise<void> {
+  try {
+    await raiseSilentWorkers(db, { silentAfterSeconds: s.silentAfterSeconds });
+  } catch (error) {
+    console.error(`worker ${s.name}: could not check earlier heartbeats`, error);
+  }
+  const state = newWorkerState();
+  while (!signal.aborted) {
+    const started = Date.now();
+    await runWorkerOnce(db, s, state);
+    await sleep(Math.max(0, s.intervalMs - (Date.now() - started)), signal);
+  }
+}

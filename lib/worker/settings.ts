@@ -1,0 +1,40 @@
+import { hostname } from "node:os";
+import type { DeliverySettings, RuleSettings } from "@/lib/alerts";
+import type { Env } from "@/lib/env";
+
+export type WorkerSettings = {
+  /** Heartbeat row; copies sharing a name share a row, which is fine: either beating means alive. */
+  name: string;
+  intervalMs: number;
+  silentAfterSeconds: number;
+  reconcileEveryMs: number;
+  digestEveryMs: number;
+  purgeEveryMs: number;
+  rules: RuleSettings;
+  delivery: DeliverySettings;
+};
+
+/** The worker's settings from the parsed environment. `role` names where the loop runs. */
+export function workerSettings(e: Env, role: "worker" | "server"): WorkerSettings {
+  return {
+    name: e.WORKER_NAME ?? `${role}@${hostname()}`,
+    intervalMs: e.WORKER_INTERVAL_MS,
+    silentAfterSeconds: e.WORKER_SILENT_AFTER_SECONDS,
+    reconcileEveryMs: e.RECONCILE_INTERVAL_SECONDS * 1000,
+    digestEveryMs: 10 * 60_000,
+    purgeEveryMs: 60 * 60_000,
+    rules: {
+      unavailableBurst: e.ALERT_UNAVAILABLE_BURST,
+      unavailableWindowMinutes: e.ALERT_UNAVAILABLE_WINDOW_MINUTES,
+      refusalSpike: e.ALERT_REFUSAL_SPIKE,
+      refusalSpikeWindowMinutes: e.ALERT_REFUSAL_SPIKE_WINDOW_MINUTES,
+      adjustFactor: e.ALERT_ADJUST_FACTOR,
+    },
+    delivery: {
+      retryBaseMs: e.ALERT_RETRY_BASE_SECONDS * 1000,
+      retryCapMs: e.ALERT_RETRY_CAP_SECONDS * 1000,
+      maxAttempts: e.ALERT_MAX_ATTEMPTS,
+      baseUrl: e.NEXTAUTH_URL,
+    },
+  };
+}
