@@ -10,6 +10,14 @@ const wholeMs = (fallback: number) =>
     .pipe(z.number().int().min(1).max(600_000))
     .prefault(String(fallback));
 
+const wholeCount = (fallback: number, min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, "must be a whole number")
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max))
+    .prefault(String(fallback));
+
 const postgresUrl = z
   .string()
   .regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL");
@@ -27,6 +35,22 @@ export const Env = z.object({
   ENFORCEMENT_STATEMENT_TIMEOUT_MS: wholeMs(1500),
   ENFORCEMENT_LOCK_TIMEOUT_MS: wholeMs(1000),
   CI: z.string().optional(),
+  // Alerts and the worker (lib/alerts, lib/worker). Counts and windows of the refusal rules.
+  WORKER_NAME: z.string().trim().min(1).max(100).optional(),
+  WORKER_INTERVAL_MS: wholeMs(5000),
+  // "auto": the jobs run inside the Next server on the embedded database (one process may hold
+  // its folder) and in `npm run worker` on DATABASE_URL.
+  WORKER_IN_SERVER: z.enum(["auto", "true", "false"]).default("auto"),
+  WORKER_SILENT_AFTER_SECONDS: wholeCount(60, 10, 86_400),
+  RECONCILE_INTERVAL_SECONDS: wholeCount(300, 5, 86_400),
+  ALERT_UNAVAILABLE_BURST: wholeCount(20, 1, 1_000_000),
+  ALERT_UNAVAILABLE_WINDOW_MINUTES: wholeCount(5, 1, 1440),
+  ALERT_REFUSAL_SPIKE: wholeCount(500, 1, 100_000_000),
+  ALERT_REFUSAL_SPIKE_WINDOW_MINUTES: wholeCount(5, 1, 1440),
+  ALERT_ADJUST_FACTOR: wholeCount(5, 2, 1_000_000),
+  ALERT_RETRY_BASE_SECONDS: wholeCount(30, 1, 3600),
+  ALERT_RETRY_CAP_SECONDS: wholeCount(3600, 1, 86_400),
+  ALERT_MAX_ATTEMPTS: wholeCount(8, 1, 100),
 });
 export type Env = z.infer<typeof Env>;
 
