@@ -1,3 +1,4 @@
+import { type CountryCode, isSupportedCountry } from "libphonenumber-js";
 import { z } from "zod";
 
 // The environment is parsed once, here. A bad value stops start-up with a message naming the
@@ -29,6 +30,17 @@ export const Env = z.object({
   DATA_DIR: z.string().min(1).default(".data"),
   NEXTAUTH_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   NEXTAUTH_URL: z.url().optional(),
+  // Canonical destinations: the country a phone number written without "+" is read in.
+  DEFAULT_PHONE_COUNTRY: z
+    .string()
+    .regex(/^[A-Z]{2}$/, "must be a two-letter country code such as US or GB")
+    .refine((code): code is CountryCode => isSupportedCountry(code), "is not a country libphonenumber-js knows")
+    .prefault("US"),
+  // The demo service (app/api/demo): its fake email provider and the floor every answer is padded to.
+  DEMO_SERVICE: z.enum(["on", "off"]).default("on"),
+  DEMO_PROVIDER_LATENCY_MS: z.string().regex(/^\d+$/, "must be a whole number of milliseconds").transform(Number).pipe(z.number().int().min(0).max(60_000)).prefault("150"),
+  DEMO_PROVIDER_FAILURE_RATE: z.string().regex(/^(0(\.\d+)?|1(\.0+)?)$/, "must be a number from 0 to 1, e.g. 0.05").transform(Number).prefault("0.05"),
+  DEMO_SUBSCRIBE_MIN_MS: z.string().regex(/^\d+$/, "must be a whole number of milliseconds").transform(Number).pipe(z.number().int().min(0).max(10_000)).prefault("400"),
   DB_POOL_MAX: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(90)).prefault("10"),
   ENFORCEMENT_POOL_MAX: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(90)).prefault("8"),
   ENFORCEMENT_DEADLINE_MS: wholeMs(2000),

@@ -1,6 +1,7 @@
 import type { Db } from "@/db/client";
+import { canonicalDestination, InvalidDestinationError } from "@/lib/canonical";
 import { env } from "@/lib/env";
-import { type BatcherOptions, ReservationBatcher } from "./batcher";
+import { type BatcherOptions, type BatchRequest, ReservationBatcher } from "./batcher";
 import { type Decision, ReservationInputError, ReserveParams } from "./types";
 
 const batchers = new WeakMap<Db, ReservationBatcher>();
@@ -33,7 +34,22 @@ export async function reserve(db: Db, params: ReserveParams): Promise<Decision> 
     const code = field === "amount" ? "invalid_amount" : field === "ttlSeconds" ? "invalid_ttl" : "invalid_input";
     throw new ReservationInputError(code, `${field}: ${issue?.message ?? "invalid"}`);
   }
-  const answer = await batcherFor(db).submit(parsed.data);
+  const answer = await batcherFor(db).submit(withDestinationKey(parsed.data));
   if (answer.status === "error") throw new ReservationInputError(answer.code, answer.message, answer.reservationId);
   return answer;
+}
+
+/**
+ * The cooldown counts inboxes and phone lines, not strings: fold the destination to its canonical
+ * identity unless the caller already did. The original stays on the reservation for delivery.
+ */
+function withDestinationKey(request: BatchRequest): BatchRequest {
+  if (request.destination === undefined || request.destinationKey !== undefined) return request;
+  try {
+    const { key } = canonicalDestination(request.destination, { defaultCountry: env().DEFAULT_PHONE_COUNTRY });
+    return { ...request, destinationKey: key };
+  } catch (error) {
+    if (error instanceof InvalidDestinationError) throw new ReservationInputError("invalid_destination", `destination: ${error.message}`);
+    throw error;
+  }
 }

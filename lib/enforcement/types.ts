@@ -62,6 +62,7 @@ export const INPUT_ERROR_CODES = [
   "invalid_idempotency_key",
   "caller_required",
   "destination_required",
+  "invalid_destination",
   "idempotency_conflict",
 ] as const;
 export type InputErrorCode = (typeof INPUT_ERROR_CODES)[number];

@@ -1,0 +1,74 @@
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { type Decision, reserve } from "@/lib/enforcement";
+import { countRows, makeEndpoint } from "@/lib/enforcement/test-fixtures";
+import { listThrottleActivity } from "./activity";
+
+const LIMIT = 5;
+
+async function attempts(db: TestDatabase["db"], endpoint: string, caller: string, n: number): Promise<Decision[]> {
+  // One at a time, so each attempt is its own batch and the order is the order of arrival.
+  const out: Decision[] = [];
+  for (let i = 0; i < n; i++) out.push(await reserve(db, { endpoint, amount: 1, caller }));
+  return out;
+}
+
+describe.skipIf(skipWithoutDatabase())("throttle: a soft per-caller rate in front of the ceilings", () => {
+  let t: TestDatabase;
+
+  beforeAll(async () => {
+    t = await createTestDatabase("throttle");
+  });
+  afterAll(async () => {
+    await t?.drop();
+  });
+
+  it("refuses a caller over the rate with gate throttle while another caller is let through", async () => {
+    const e = await makeEndpoint(t.db, { throttlePerMinute: LIMIT, ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1000 }] });
+    const flood = await attempts(t.db, e.key, "acct_flood", LIMIT + 4);
+    const quiet = await attempts(t.db, e.key, "acct_quiet", 1);
+
+    const granted = flood.filter((d) => d.status === "granted").length;
+    const throttled = flood.filter((d) => d.status === "refused" && d.gate === "throttle").length;
+    // The estimate adds the previous minute weighted by overlap, so a run that crosses a minute
+    // boundary may refuse one attempt earlier; it never admits more than the limit.
+    expect(granted).toBeGreaterThanOrEqual(LIMIT - 1);
+    expect(granted).toBeLessThanOrEqual(LIMIT);
+    expect(granted + throttled).toBe(LIMIT + 4);
+    expect(flood.slice(-4).every((d) => d.status === "refused" && d.gate === "throttle")).toBe(true);
+    expect(quiet[0]?.status).toBe("granted");
+
+    // Attempts the throttle refused are still counted: it protects the service from the flood.
+    const counted = await countRows(
+      t.db,
+      sql`select coalesce(sum(attempts), 0) as n from throttle_counters where endpoint_id = ${e.endpointId} and caller = 'acct_flood'`,
+    );
+    expect(counted).toBe(LIMIT + 4);
+    // A throttled attempt charges no ceiling.
+    const held = await countRows(t.db, sql`select coalesce(sum(held), 0) as n from usage where ceiling_id = ${e.ceilingIds[0] ?? 0}`);
+    expect(held).toBe(granted + 1);
+
+    const activity = await listThrottleActivity(t.db, e.endpointId);
+    expect(activity?.perMinute).toBe(LIMIT);
+    expect(activity?.failOpen).toBe(false);
+    expect(activity?.totals).toEqual({ attempts: LIMIT + 5, refused: throttled, callers: 2 });
+    expect(activity?.callers.map((c) => [c.caller, c.attempts, c.refused])).toEqual([
+      ["acct_flood", LIMIT + 4, throttled],
+      ["acct_quiet", 1, 0],
+    ]);
+    expect(activity?.callers[0]?.estimatePerMinute).toBeGreaterThanOrEqual(LIMIT + 4);
+  });
+
+  it("lets every call through an endpoint without a throttle, and says so", async () => {
+    const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1000 }] });
+    const flood = await attempts(t.db, e.key, "acct_flood", LIMIT + 4);
+    expect(flood.every((d) => d.status === "granted")).toBe(true);
+    const activity = await listThrottleActivity(t.db, e.endpointId);
+    expect(activity).toMatchObject({ perMinute: null, totals: { attempts: 0, refused: 0, callers: 0 }, callers: [] });
+  });
+
+  it("answers null for an unknown endpoint", async () => {
+    expect(await listThrottleActivity(t.db, 987_654)).toBeNull();
+  });
+});
