@@ -1,0 +1,11 @@
+import { type Db, getEnforcementDb } from "@/db/client";
+
+// What the HTTP handlers depend on. Route files pass the live database; tests pass a test
+// database, so the handlers run unchanged against real Postgres without a server.
+export type ApiDeps = {
+  /** The enforcement handle: bounded timeouts, and reserves batched per handle. */
+  db: () => Promise<Db>;
+  now?: () => Date;
+};
+
+export const liveDeps: ApiDeps = { db: getEnforcementDb };

@@ -1,0 +1,39 @@
+import type { Db } from "@/db/client";
+import { allowsEndpoint, authenticateApiKey, type ApiPrincipal } from "@/lib/api-keys";
+import { apiError, endpointExists } from "@/lib/http";
+import type { ApiDeps } from "./deps";
+
+export type Authorized = { db: Db; principal: ApiPrincipal };
+
+/** Logs a failure in full and answers 503 with a generic message: the caller should retry later. */
+export function unavailableResponse(what: string, error: unknown): Response {
+  console.error(`api: ${what} failed`, error);
+  return apiError(503, "unavailable", "the service cannot reach its database right now; nothing was charged, try again shortly", {}, {
+    "retry-after": "1",
+  });
+}
+
+/** The API key of the request, or the 401/503 answer to return as is. */
+export async function authenticateRequest(request: Request, deps: ApiDeps): Promise<Authorized | Response> {
+  let db: Db;
+  try {
+    db = await deps.db();
+    const auth = await authenticateApiKey(db, request.headers.get("authorization"), deps.now?.() ?? new Date());
+    if (!auth.ok) return apiError(401, auth.code, auth.message, {}, { "www-authenticate": 'Bearer realm="ceilings"' });
+    return { db, principal: auth.principal };
+  } catch (error) {
+    return unavailableResponse("authentication", error);
+  }
+}
+
+/**
+ * Null when the key may use the endpoint; else 403, or 404 when no such endpoint exists (a key
+ * never lists an endpoint that does not exist, so the 404 would otherwise be masked).
+ */
+export async function checkEndpointAccess(db: Db, principal: ApiPrincipal, endpointKey: string): Promise<Response | null> {
+  if (allowsEndpoint(principal, endpointKey)) return null;
+  if (!(await endpointExists(db, endpointKey))) {
+    return apiError(404, "unknown_endpoint", `unknown endpoint '${endpointKey}'`);
+  }
+  return apiError(403, "endpoint_not_allowed", `the API key ck_${principal.prefix} is not allowed to use endpoint '${endpointKey}'`);
+}

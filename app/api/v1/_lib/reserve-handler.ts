@@ -1,0 +1,70 @@
+import { type Decision, type InputErrorCode, reserve, ReservationInputError } from "@/lib/enforcement";
+import type { ApiPrincipal } from "@/lib/api-keys";
+import { apiError, apiJson, describeIssue, readJsonBody, ReserveBody, retryAfterSeconds } from "@/lib/http";
+import type { ApiDeps } from "./deps";
+import { authenticateRequest, checkEndpointAccess, unavailableResponse } from "./guard";
+
+const INPUT_STATUS: Partial<Record<InputErrorCode, number>> = { unknown_endpoint: 404, idempotency_conflict: 409 };
+
+/**
+ * The billing account charged for the call. A key bound to an account always charges that
+ * account, so per-caller quotas follow the account whichever of its keys is used; a trusted
+ * service names the caller in the body.
+ */
+function resolveCaller(principal: ApiPrincipal, bodyCaller: string | undefined): { caller: string | undefined } | Response {
+  if (principal.trusted || principal.account === null) return { caller: bodyCaller };
+  if (bodyCaller !== undefined && bodyCaller !== principal.account) {
+    return apiError(403, "caller_not_allowed", `the API key ck_${principal.prefix} may only spend for its own account`);
+  }
+  return { caller: principal.account };
+}
+
+function decisionResponse(decision: Decision, now: number): Response {
+  if (decision.status === "granted") {
+    const body = { reservationId: decision.reservationId, expiresAt: decision.expiresAt, replay: decision.replay, remaining: decision.remaining };
+    return apiJson(decision.replay ? 200 : 201, body);
+  }
+  const { status: _status, message, gate, ...details } = decision;
+  if (gate === "unavailable") {
+    return apiError(503, "unavailable", message, { gate }, { "retry-after": "1" });
+  }
+  const retry = retryAfterSeconds(decision.retryAt, now);
+  return apiError(429, gate, message, { gate, ...details }, retry === null ? {} : { "retry-after": String(retry) });
+}
+
+/** POST /api/v1/reservations */
+export async function handleReserve(request: Request, deps: ApiDeps): Promise<Response> {
+  const auth = await authenticateRequest(request, deps);
+  if (auth instanceof Response) return auth;
+  const body = await readJsonBody(request);
+  if (!body.ok) return apiError(body.status, body.code, body.message);
+  const parsed = ReserveBody.safeParse(body.value);
+  if (!parsed.success) {
+    const issue = describeIssue(parsed.error);
+    return apiError(400, issue.code, issue.message);
+  }
+  const input = parsed.data;
+  try {
+    const denied = await checkEndpointAccess(auth.db, auth.principal, input.endpoint);
+    if (denied) return denied;
+    const caller = resolveCaller(auth.principal, input.caller);
+    if (caller instanceof Response) return caller;
+    const requestId = request.headers.get("x-request-id")?.slice(0, 100) || undefined;
+    const decision = await reserve(auth.db, {
+      endpoint: input.endpoint,
+      amount: input.amount,
+      caller: caller.caller,
+      destination: input.destination,
+      idempotencyKey: input.idempotencyKey,
+      ttlSeconds: input.ttlSeconds,
+      requestId,
+    });
+    return decisionResponse(decision, (deps.now?.() ?? new Date()).getTime());
+  } catch (error) {
+    if (error instanceof ReservationInputError) {
+      const extra = error.reservationId ? { reservationId: error.reservationId } : {};
+      return apiError(INPUT_STATUS[error.code] ?? 400, error.code, error.message, extra);
+    }
+    return unavailableResponse("reserve", error);
+  }
+}

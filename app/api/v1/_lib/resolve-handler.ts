@@ -1,0 +1,71 @@
+import { eq } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { endpoints, reservations } from "@/db/schema";
+import { releaseReservation, ReservationInputError, type SettleResult, settleReservation } from "@/lib/enforcement";
+import { apiError, apiJson, describeIssue, readJsonBody, ReleaseBody, ReservationIdParam, SettleBody } from "@/lib/http";
+import type { ApiDeps } from "./deps";
+import { authenticateRequest, unavailableResponse } from "./guard";
+
+type Verb = "settle" | "release";
+
+async function reservationEndpoint(db: Db, id: string): Promise<string | null> {
+  const [row] = await db
+    .select({ endpointKey: endpoints.key })
+    .from(reservations)
+    .innerJoin(endpoints, eq(endpoints.id, reservations.endpointId))
+    .where(eq(reservations.id, id))
+    .limit(1);
+  return row?.endpointKey ?? null;
+}
+
+function resultResponse(result: SettleResult): Response {
+  switch (result.status) {
+    case "settled":
+      return apiJson(200, { status: "settled", reservationId: result.reservationId, actual: result.actual, overrun: result.overrun, replay: result.replay });
+    case "released":
+      return apiJson(200, { status: "released", reservationId: result.reservationId, replay: result.replay });
+    case "not_found":
+      return apiError(404, "reservation_not_found", result.message);
+    case "forbidden":
+      return apiError(403, "reservation_forbidden", result.message);
+    case "already_resolved":
+      return apiError(409, "already_resolved", result.message, { state: result.state });
+    case "unavailable":
+      return apiError(503, "unavailable", result.message, {}, { "retry-after": "1" });
+  }
+}
+
+/**
+ * POST /api/v1/reservations/{id}/settle and /release. A key bound to an account resolves only
+ * that account's reservations (the database checks it on the locked row); a trusted service may
+ * resolve any. Either way the reservation's endpoint must be one the key is allowed to use.
+ */
+export async function handleResolve(request: Request, rawId: string, verb: Verb, deps: ApiDeps): Promise<Response> {
+  const auth = await authenticateRequest(request, deps);
+  if (auth instanceof Response) return auth;
+  const id = ReservationIdParam.safeParse(rawId);
+  if (!id.success) return apiError(400, "invalid_reservation_id", `the reservation id must be a UUID, got '${rawId.slice(0, 60)}'`);
+  const body = await readJsonBody(request);
+  if (!body.ok) return apiError(body.status, body.code, body.message);
+  const parsed = verb === "settle" ? SettleBody.safeParse(body.value) : ReleaseBody.safeParse(body.value);
+  if (!parsed.success) {
+    const issue = describeIssue(parsed.error);
+    return apiError(400, issue.code, issue.message);
+  }
+  try {
+    const endpointKey = await reservationEndpoint(auth.db, id.data);
+    if (endpointKey === null) return apiError(404, "reservation_not_found", "no such reservation");
+    if (!auth.principal.endpointKeys.includes(endpointKey)) {
+      return apiError(403, "endpoint_not_allowed", `the API key ck_${auth.principal.prefix} is not allowed to use endpoint '${endpointKey}'`);
+    }
+    const caller = auth.principal.trusted ? undefined : (auth.principal.account ?? undefined);
+    const result =
+      "actual" in parsed.data
+        ? await settleReservation(auth.db, { reservationId: id.data, actual: parsed.data.actual, caller })
+        : await releaseReservation(auth.db, { reservationId: id.data, caller });
+    return resultResponse(result);
+  } catch (error) {
+    if (error instanceof ReservationInputError) return apiError(400, error.code, error.message);
+    return unavailableResponse(verb, error);
+  }
+}

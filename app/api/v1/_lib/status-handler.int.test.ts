@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ceilingOverrides } from "@/db/schema";
+import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { makeEndpoint, setCeilingValue } from "@/lib/enforcement/test-fixtures";
+import type { ApiDeps } from "./deps";
+import { handleReserve } from "./reserve-handler";
+import { handleEndpointStatus } from "./status-handler";
+import { apiRequest, errorCode, makeKey, read } from "./test-support";
+
+describe.skipIf(skipWithoutDatabase())("GET /api/v1/endpoints/{key} on real Postgres", () => {
+  let t: TestDatabase;
+  let deps: ApiDeps;
+  const status = async (key: string | null, endpointKey: string, query = "") =>
+    read(await handleEndpointStatus(apiRequest(`/api/v1/endpoints/${endpointKey}${query}`, { key, method: "GET" }), endpointKey, deps));
+
+  beforeAll(async () => {
+    t = await createTestDatabase("api_status", { max: 6 });
+    deps = { db: async () => t.db };
+  });
+  afterAll(async () => {
+    await t?.drop();
+  });
+
+  it("reports each ceiling's value, used, held and remaining in its window, per-caller ones for the key's own account", async () => {
+    const e = await makeEndpoint(t.db, {
+      ceilings: [
+        { metric: "units", scope: "global", window: "utc_day", value: 100 },
+        { metric: "units", scope: "caller", window: "billing_month", value: 20 },
+        { metric: "calls", scope: "destination", window: "first_hit", value: 1, windowSeconds: 86_400 },
+      ],
+    });
+    const a = await makeKey(t.db, { endpoints: [e.key], account: "acct_a" });
+    const b = await makeKey(t.db, { endpoints: [e.key], account: "acct_b" });
+    const service = await makeKey(t.db, { endpoints: [e.key], trusted: true });
+    await t.db.insert(ceilingOverrides).values({ ceilingId: e.ceilingIds[1] ?? 0, caller: "acct_b", value: 5, reason: "test" });
+    const granted = await read(await handleReserve(apiRequest("/api/v1/reservations", { key: a.secret, body: { endpoint: e.key, amount: 7, destination: "x@example.com" } }), deps));
+    expect(granted.status).toBe(201);
+
+    const forA = await status(a.secret, e.key);
+    expect(forA.status).toBe(200);
+    expect(forA.body).toMatchObject({ endpoint: { key: e.key }, account: "acct_a", killed: false });
+    const [global, perCaller, cooldown] = forA.body.ceilings as Record<string, unknown>[];
+    const dayStart = new Date();
+    dayStart.setUTCHours(0, 0, 0, 0);
+    expect(global).toMatchObject({ scope: "global", metric: "units", value: 100, held: 7, settled: 0, used: 7, remaining: 93, killed: false });
+    expect(global?.window).toEqual({ kind: "utc_day", start: dayStart.toISOString(), end: new Date(dayStart.getTime() + 86_400_000).toISOString(), seconds: null });
+    expect(perCaller).toMatchObject({ scope: "caller", value: 20, override: false, used: 7, remaining: 13 });
+    expect(cooldown).toMatchObject({ scope: "destination", value: 1, used: null, window: { kind: "first_hit", seconds: 86_400 } });
+
+    const forB = (await status(b.secret, e.key)).body.ceilings as Record<string, unknown>[];
+    expect(forB[1]).toMatchObject({ value: 5, override: true, used: 0, remaining: 5 });
+    const serviceAll = (await status(service.secret, e.key)).body.ceilings as Record<string, unknown>[];
+    expect(serviceAll[1]).toMatchObject({ used: null, remaining: null });
+    const serviceForA = (await status(service.secret, e.key, "?caller=acct_a")).body.ceilings as Record<string, unknown>[];
+    expect(serviceForA[1]).toMatchObject({ used: 7 });
+    const peek = await status(a.secret, e.key, "?caller=acct_b");
+    expect([peek.status, errorCode(peek)]).toEqual([403, "caller_not_allowed"]);
+
+    await setCeilingValue(t.db, e.ceilingIds[0] ?? 0, 0);
+    const killed = await status(a.secret, e.key);
+    expect(killed.body).toMatchObject({ killed: true });
+    expect((killed.body.ceilings as Record<string, unknown>[])[0]).toMatchObject({ killed: true, remaining: 0 });
+  });
+
+  it("answers 401 without a key, 403 for an endpoint the key may not use, 404 for an unknown one", async () => {
+    const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 10 }] });
+    const other = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 10 }] });
+    const key = await makeKey(t.db, { endpoints: [e.key] });
+    expect(errorCode(await status(null, e.key))).toBe("missing_api_key");
+    const denied = await status(key.secret, other.key);
+    expect([denied.status, errorCode(denied)]).toEqual([403, "endpoint_not_allowed"]);
+    const unknown = await status(key.secret, "no.such");
+    expect([unknown.status, errorCode(unknown)]).toEqual([404, "unknown_endpoint"]);
+  });
+});

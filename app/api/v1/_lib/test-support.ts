@@ -1,0 +1,62 @@
+import { sql } from "drizzle-orm";
+import { type Db, resultRows } from "@/db/client";
+import { createApiKey } from "@/lib/api-keys";
+
+// Shared by the HTTP API integration tests: requests as a client sends them, keys made through
+// the same library the dashboard uses, and a snapshot of everything a call could charge.
+
+export const BASE = "http://ceilings.test";
+
+export type Send = {
+  key?: string | null;
+  body?: unknown;
+  /** Sent as is instead of JSON.stringify(body): malformed JSON, big numbers, oversized bodies. */
+  raw?: string;
+  method?: string;
+  headers?: Record<string, string>;
+};
+
+export function apiRequest(path: string, send: Send = {}): Request {
+  const headers: Record<string, string> = { "content-type": "application/json", ...send.headers };
+  if (send.key) headers.authorization = `Bearer ${send.key}`;
+  const body = send.raw ?? (send.body === undefined ? undefined : JSON.stringify(send.body));
+  return new Request(`${BASE}${path}`, { method: send.method ?? "POST", headers, body });
+}
+
+export type Answer = { status: number; body: Record<string, unknown>; headers: Headers };
+
+export async function read(response: Response): Promise<Answer> {
+  const text = await response.text();
+  return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {}, headers: response.headers };
+}
+
+export function errorCode(answer: Answer): string | undefined {
+  const error = answer.body.error;
+  return error && typeof error === "object" && "code" in error && typeof error.code === "string" ? error.code : undefined;
+}
+
+export async function makeKey(
+  db: Db,
+  opts: { endpoints: string[]; account?: string; trusted?: boolean; name?: string },
+): Promise<{ id: number; secret: string }> {
+  const created = await createApiKey(db, {
+    name: opts.name ?? "test key",
+    binding: opts.trusted ? { kind: "trusted" } : { kind: "account", account: opts.account ?? "acct_test" },
+    endpointKeys: opts.endpoints,
+    actor: { type: "system", name: "test" },
+  });
+  return { id: created.key.id, secret: created.secret };
+}
+
+/** Every counter, reservation and refusal: what "nothing was charged" compares. */
+export async function chargeSnapshot(db: Db): Promise<string> {
+  const rows = resultRows<{ snapshot: string }>(
+    await db.execute(sql`
+      select json_build_object(
+        'usage', (select coalesce(json_agg(u order by u.ceiling_id, u.scope_key, u.window_start), '[]') from usage u),
+        'reservations', (select count(*) from reservations),
+        'refusals', (select coalesce(sum(count), 0) from refusals)
+      )::text as snapshot`),
+  );
+  return rows[0]?.snapshot ?? "";
+}

@@ -1,0 +1,10 @@
+import { liveDeps } from "../_lib/deps";
+import { handleReserve } from "../_lib/reserve-handler";
+
+// Node runtime (postgres.js) and never cached: every call is decided by the database.
+export const runtime = "nodejs";
+export const dynamic = "force-dynamic";
+
+export function POST(request: Request): Promise<Response> {
+  return handleReserve(request, liveDeps);
+}

@@ -1,0 +1,90 @@
+import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { apiKeys } from "@/db/schema";
+import { hashToken, readBearer } from "./token";
+
+/** Who is calling the HTTP API: a key bound to one billing account, or a trusted service. */
+export type ApiPrincipal = {
+  keyId: number;
+  name: string;
+  prefix: string;
+  /** The billing account every call of this key is charged to; null for a trusted service. */
+  account: string | null;
+  trusted: boolean;
+  endpointKeys: string[];
+};
+
+export type AuthenticationFailure = { ok: false; code: "missing_api_key" | "invalid_api_key" | "revoked_api_key"; message: string };
+export type Authentication = { ok: true; principal: ApiPrincipal } | AuthenticationFailure;
+
+const TOUCH_INTERVAL_MS = 60_000;
+// When this process last wrote last_used_at, per database handle and key: at most one write a
+// minute per key and process, instead of one per request. The WHERE clause keeps several
+// processes to about one a minute between them too.
+const touched = new WeakMap<Db, Map<number, number>>();
+
+async function touchLastUsed(db: Db, keyId: number, nowMs: number): Promise<void> {
+  let seen = touched.get(db);
+  if (!seen) {
+    seen = new Map();
+    touched.set(db, seen);
+  }
+  const last = seen.get(keyId);
+  if (last !== undefined && nowMs - last < TOUCH_INTERVAL_MS) return;
+  seen.set(keyId, nowMs);
+  try {
+    await db
+      .update(apiKeys)
+      .set({ lastUsedAt: sql`now()` })
+      .where(and(eq(apiKeys.id, keyId), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, sql`now() - interval '1 minute'`))));
+  } catch (error) {
+    // Recording the last use is a convenience for staff; it must never fail the call itself.
+    console.error("could not record api key last use", error);
+  }
+}
+
+/**
+ * Authenticates `Authorization: Bearer ck_<prefix>_<secret>` by the SHA-256 of the token. Keys
+ * are read on every request (no cache), so a revoked key fails on its next request. Database
+ * errors propagate: the caller answers 503.
+ */
+export async function authenticateApiKey(db: Db, authorization: string | null, now = new Date()): Promise<Authentication> {
+  const bearer = readBearer(authorization);
+  if (!bearer.ok) {
+    return bearer.reason === "missing"
+      ? { ok: false, code: "missing_api_key", message: "send an API key as 'Authorization: Bearer ck_...'" }
+      : { ok: false, code: "invalid_api_key", message: "the API key is not valid" };
+  }
+  const [row] = await db
+    .select({
+      id: apiKeys.id,
+      name: apiKeys.name,
+      prefix: apiKeys.prefix,
+      account: apiKeys.account,
+      trusted: apiKeys.trusted,
+      endpointKeys: apiKeys.endpointKeys,
+      revokedAt: apiKeys.revokedAt,
+    })
+    .from(apiKeys)
+    .where(eq(apiKeys.secretHash, hashToken(bearer.token)))
+    .limit(1);
+  if (!row) return { ok: false, code: "invalid_api_key", message: "the API key is not valid" };
+  if (row.revokedAt) return { ok: false, code: "revoked_api_key", message: `the API key ck_${row.prefix} was revoked` };
+  await touchLastUsed(db, row.id, now.getTime());
+  return {
+    ok: true,
+    principal: {
+      keyId: row.id,
+      name: row.name,
+      prefix: row.prefix,
+      account: row.account,
+      trusted: row.trusted,
+      endpointKeys: row.endpointKeys,
+    },
+  };
+}
+
+/** Whether the key may act on this endpoint. */
+export function allowsEndpoint(principal: ApiPrincipal, endpointKey: string): boolean {
+  return principal.endpointKeys.includes(endpointKey);
+}

@@ -1,0 +1,8 @@
+// The door to API keys: the dashboard manages them, the HTTP API authenticates with them.
+export { allowsEndpoint, authenticateApiKey, type ApiPrincipal, type Authentication, type AuthenticationFailure } from "./authenticate";
+export { createApiKey, type CreatedApiKey } from "./create";
+export { ApiKeyError, type ApiKeyErrorCode } from "./errors";
+export { ApiKeyAccount, ApiKeyBinding, CreateApiKeyInput } from "./input";
+export { listApiKeys, type ApiKeySummary } from "./list";
+export { revokeApiKey } from "./revoke";
+export { generateToken, hashToken, readBearer, tokenPrefix } from "./token";

@@ -1,0 +1,25 @@
+import { asc, desc, sql } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { apiKeys, type ApiKey } from "@/db/schema";
+
+/** A key as the dashboard shows it: never its hash. */
+export type ApiKeySummary = Omit<ApiKey, "secretHash">;
+
+/** Every key, live ones first, newest first within each group. */
+export async function listApiKeys(db: Db): Promise<ApiKeySummary[]> {
+  return db
+    .select({
+      id: apiKeys.id,
+      name: apiKeys.name,
+      prefix: apiKeys.prefix,
+      account: apiKeys.account,
+      trusted: apiKeys.trusted,
+      endpointKeys: apiKeys.endpointKeys,
+      createdBy: apiKeys.createdBy,
+      createdAt: apiKeys.createdAt,
+      revokedAt: apiKeys.revokedAt,
+      lastUsedAt: apiKeys.lastUsedAt,
+    })
+    .from(apiKeys)
+    .orderBy(asc(sql`${apiKeys.revokedAt} is not null`), desc(apiKeys.createdAt), desc(apiKeys.id));
+}

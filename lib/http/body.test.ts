@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import { readJsonBody } from "./body";
+
+const request = (body: BodyInit | null, headers: Record<string, string> = {}) =>
+  new Request("http://x.test/", { method: "POST", body, headers, duplex: "half" } as RequestInit);
+
+function streamOf(chunks: number, size: number): ReadableStream<Uint8Array> {
+  let sent = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (sent >= chunks) return controller.close();
+      sent += 1;
+      controller.enqueue(new Uint8Array(size).fill(32));
+    },
+  });
+}
+
+describe("readJsonBody", () => {
+  it("parses JSON and reads an empty body as an empty object", async () => {
+    expect(await readJsonBody(request('{"a":1}'))).toEqual({ ok: true, value: { a: 1 }, empty: false });
+    expect(await readJsonBody(request(""))).toEqual({ ok: true, value: {}, empty: true });
+    expect(await readJsonBody(request(null))).toEqual({ ok: true, value: {}, empty: true });
+  });
+
+  it("refuses malformed JSON and invalid UTF-8 with 400", async () => {
+    expect(await readJsonBody(request("{"))).toMatchObject({ ok: false, status: 400, code: "invalid_json" });
+    expect(await readJsonBody(request(new Uint8Array([0x7b, 0xff, 0x7d])))).toMatchObject({ ok: false, status: 400, code: "invalid_json" });
+  });
+
+  it("refuses a body over the limit with 413, by its declared length or by counting a stream without one", async () => {
+    expect(await readJsonBody(request("{}", { "content-length": "999999" }), 100)).toMatchObject({ status: 413, code: "body_too_large" });
+    expect(await readJsonBody(request(`"${"x".repeat(200)}"`), 100)).toMatchObject({ status: 413 });
+    let pulled = 0;
+    const counting = streamOf(1000, 64).pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          pulled += 1;
+          controller.enqueue(chunk);
+        },
+      }),
+    );
+    expect(await readJsonBody(request(counting), 1024)).toMatchObject({ status: 413 });
+    // It stopped reading soon after the limit instead of buffering the whole stream.
+    expect(pulled).toBeLessThan(40);
+    expect(await readJsonBody(request(`"${"x".repeat(98)}"`), 100)).toEqual({ ok: true, value: "x".repeat(98), empty: false });
+  });
+});

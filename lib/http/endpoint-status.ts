@@ -1,0 +1,109 @@
+import { sql } from "drizzle-orm";
+import { type Db, resultRows } from "@/db/client";
+
+export type CeilingStatus = {
+  ceilingId: number;
+  metric: "units" | "calls";
+  scope: "global" | "caller" | "destination";
+  /** The value in force for this account: an override when one exists, else the ceiling's value. */
+  value: number;
+  override: boolean;
+  killed: boolean;
+  window: { kind: "utc_day" | "billing_month" | "first_hit"; start: string | null; end: string | null; seconds: number | null };
+  /** Counters of the current window; null for cooldowns (one per destination) and for per-caller ceilings without an account. */
+  settled: number | null;
+  held: number | null;
+  used: number | null;
+  remaining: number | null;
+};
+
+export type EndpointStatus = {
+  endpoint: { key: string; name: string; unit: string; perCallMax: number };
+  account: string | null;
+  killed: boolean;
+  ceilings: CeilingStatus[];
+};
+
+type Row = {
+  key: string;
+  name: string;
+  unit: string;
+  per_call_max: string | number;
+  ceiling_id: number | null;
+  metric: CeilingStatus["metric"] | null;
+  scope: CeilingStatus["scope"] | null;
+  window: CeilingStatus["window"]["kind"] | null;
+  window_seconds: number | null;
+  ceiling_value: string | number | null;
+  override_value: string | number | null;
+  window_start: string | Date | null;
+  window_end: string | Date | null;
+  held: string | number | null;
+  settled: string | number | null;
+};
+
+const iso = (v: string | Date | null) => (v === null ? null : new Date(v).toISOString());
+
+/**
+ * An endpoint's ceilings with the usage of their current windows, computed with the same window
+ * function enforcement uses. Per-caller ceilings report `account`'s own counter and override.
+ * Null for an unknown endpoint.
+ */
+export async function readEndpointStatus(db: Db, params: { endpointKey: string; account: string | null }): Promise<EndpointStatus | null> {
+  const account = params.account;
+  const rows = resultRows<Row>(
+    await db.execute(sql`
+      select e.key, e.name, e.unit, e.per_call_max,
+             c.id as ceiling_id, c.metric, c.scope, c.window, c.window_seconds, c.value as ceiling_value,
+             o.value as override_value,
+             case when c.window <> 'first_hit' then b.window_start end as window_start,
+             case when c.window <> 'first_hit' then b.window_end end as window_end,
+             u.held, u.settled
+      from endpoints e
+      left join ceilings c on c.endpoint_id = e.id
+      left join lateral ceilings.window_bounds(c.window, e.billing_day, c.window_seconds, now()) b on c.id is not null
+      left join ceiling_overrides o on o.ceiling_id = c.id and c.scope = 'caller' and o.caller = ${account}::text
+      left join usage u on u.ceiling_id = c.id and c.window <> 'first_hit' and u.window_start = b.window_start
+        and u.scope_key = case c.scope when 'global' then '' when 'caller' then ${account}::text end
+      where e.key = ${params.endpointKey}
+      order by c.id`),
+  );
+  const first = rows[0];
+  if (!first) return null;
+  const ceilings: CeilingStatus[] = [];
+  for (const r of rows) {
+    if (r.ceiling_id === null || r.metric === null || r.scope === null || r.window === null || r.ceiling_value === null) continue;
+    const ceilingValue = Number(r.ceiling_value);
+    const value = r.override_value === null ? ceilingValue : Number(r.override_value);
+    const counted = r.scope === "global" || (r.scope === "caller" && account !== null);
+    const held = counted ? Number(r.held ?? 0) : null;
+    const settled = counted ? Number(r.settled ?? 0) : null;
+    const used = held === null || settled === null ? null : held + settled;
+    ceilings.push({
+      ceilingId: r.ceiling_id,
+      metric: r.metric,
+      scope: r.scope,
+      value,
+      override: r.override_value !== null,
+      killed: ceilingValue === 0,
+      window: { kind: r.window, start: iso(r.window_start), end: iso(r.window_end), seconds: r.window_seconds },
+      settled,
+      held,
+      used,
+      remaining: used === null ? null : Math.max(value - used, 0),
+    });
+  }
+  return {
+    endpoint: { key: first.key, name: first.name, unit: first.unit, perCallMax: Number(first.per_call_max) },
+    account,
+    // Any ceiling at 0 refuses every call (gate kill_switch), exactly as enforcement decides.
+    killed: ceilings.some((c) => c.killed),
+    ceilings,
+  };
+}
+
+/** Whether an endpoint with this key exists: tells 404 from 403 for a key not allowed on it. */
+export async function endpointExists(db: Db, endpointKey: string): Promise<boolean> {
+  const rows = resultRows<{ one: number }>(await db.execute(sql`select 1 as one from endpoints where key = ${endpointKey}`));
+  return rows.length > 0;
+}

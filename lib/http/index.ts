@@ -1,0 +1,6 @@
+// Helpers of the HTTP API: capped body reading, request schemas, uniform JSON answers, and the
+// endpoint status read it serves.
+export { MAX_BODY_BYTES, readJsonBody, type BodyError, type BodyResult } from "./body";
+export { endpointExists, readEndpointStatus, type CeilingStatus, type EndpointStatus } from "./endpoint-status";
+export { apiError, apiJson, retryAfterSeconds } from "./responses";
+export { describeIssue, EndpointKeyParam, ReleaseBody, ReservationIdParam, ReserveBody, SettleBody, type BodyIssue } from "./schemas";
