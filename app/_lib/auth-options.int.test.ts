@@ -51,6 +51,13 @@ describe.skipIf(skipWithoutDatabase())("sessions checked against the database on
     await expect(check(token)).rejects.toThrow(SessionEndedError);
   });
 
+  it("rejects a session whose member is marked disabled, even if the version was not bumped", async () => {
+    await addStaff(t.db, { email: "flag@example.com", role: "viewer", password: PASSWORD, actor: cli, bcryptCost: 4 });
+    const token = await signIn("flag@example.com");
+    await t.db.update(staff).set({ disabledAt: new Date() }).where(eq(staff.email, "flag@example.com"));
+    await expect(check(token)).rejects.toThrow(SessionEndedError);
+  });
+
   it("ends a demoted member's session; signing in again gives the lower role", async () => {
     await addStaff(t.db, { email: "demo@example.com", role: "admin", password: PASSWORD, actor: cli, bcryptCost: 4 });
     const token = await signIn("demo@example.com");
