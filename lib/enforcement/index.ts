@@ -4,3 +4,4 @@ export { expireReservations, releaseReservation, settleReservation } from "./res
 export * from "./types";
 export { unavailableCounts, type UnavailableReason } from "./unavailable";
 export { withReservation, type WithReservationResult, type Work } from "./with-reservation";
+export { type BatchCost, CostInputError, type CostOptions, costOfBatch } from "./cost";
