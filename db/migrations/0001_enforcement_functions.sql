@@ -169,7 +169,7 @@ DECLARE
   amount_txt text;
   v_caller text;
   v_limit bigint;
-  v_override bigint;
+  overrides jsonb;
   v_key text;
   v_scope text;
   v_fail int;
@@ -205,6 +205,13 @@ BEGIN
   SELECT coalesce(array_agg(l ORDER BY l.id), '{}') INTO cs
   FROM (SELECT * FROM ceilings WHERE endpoint_id IN (SELECT u.id FROM unnest(eps) u)
         ORDER BY id FOR SHARE) l;
+
+  -- Per-account overrides of the batch's callers, read once (FOR SHARE: an edit waits for us).
+  SELECT coalesce(jsonb_object_agg(o.ceiling_id || '|' || o.caller, o.value), '{}') INTO overrides
+  FROM (SELECT ov.ceiling_id, ov.caller, ov.value FROM ceiling_overrides ov
+        WHERE ov.ceiling_id IN (SELECT u.id FROM unnest(cs) u WHERE u.scope = 'caller')
+          AND ov.caller IN (SELECT DISTINCT el->>'caller' FROM jsonb_array_elements(requests) el)
+        ORDER BY ov.ceiling_id, ov.caller FOR SHARE) o;
 
   FOR x IN 1 .. coalesce(array_length(cs, 1), 0) LOOP
     c := cs[x];
@@ -328,12 +335,8 @@ BEGIN
       CONTINUE WHEN c.endpoint_id <> ep.id;
       v_scope := CASE c.scope WHEN 'global' THEN '' WHEN 'caller' THEN q_caller[i] ELSE q_dest_key[i] END;
       v_limit := c.value;
-      IF c.scope = 'caller' THEN
-        SELECT o.value INTO v_override FROM ceiling_overrides o
-        WHERE o.ceiling_id = c.id AND o.caller = q_caller[i] FOR SHARE;
-        IF FOUND THEN
-          v_limit := v_override;
-        END IF;
+      IF c.scope = 'caller' AND overrides ? (c.id || '|' || q_caller[i]) THEN
+        v_limit := (overrides ->> (c.id || '|' || q_caller[i]))::bigint;
       END IF;
       v_key := c.id || '|' || v_scope || '|' || CASE WHEN c.window = 'first_hit' THEN '' ELSE extract(epoch FROM cs_start[x])::text END;
       idx := array_position(k_key, v_key);
@@ -527,7 +530,9 @@ BEGIN
   -- Phase G: log every refusal, folded.
   FOR i IN 1 .. n LOOP
     CONTINUE WHEN results[i]->>'status' <> 'refused';
-    SELECT s.key INTO v_key FROM unnest(eps) s WHERE s.id = q_ep[i];
+    FOREACH e IN ARRAY eps LOOP
+      IF e.id = q_ep[i] THEN v_key := e.key; EXIT; END IF;
+    END LOOP;
     refused := refused || jsonb_build_object('endpointId', q_ep[i], 'endpointKey', v_key,
       'ceilingId', results[i]->'ceilingId', 'gate', results[i]->>'gate', 'caller', q_caller[i],
       'destination', coalesce(q_dest_key[i], ''), 'amount', q_amount[i], 'remaining', results[i]->'remaining',

@@ -1,9 +1,9 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
-import { reserve } from "./reserve";
+import { batcherFor, reserve } from "./reserve";
 import { releaseReservation, settleReservation } from "./resolve";
-import { counterTotals, countRows, makeEndpoint, openPools, setCeilingValue } from "./test-fixtures";
+import { counterTotals, countRows, makeEndpoint, openPools, PATIENT, setCeilingValue } from "./test-fixtures";
 import { type Decision, ReservationInputError } from "./types";
 
 const granted = (ds: Decision[]) => ds.filter((d) => d.status === "granted").length;
@@ -14,6 +14,7 @@ describe.skipIf(skipWithoutDatabase())("reserve: one atomic step on real Postgre
 
   beforeAll(async () => {
     t = await createTestDatabase("reserve", { max: 8 });
+    batcherFor(t.db, PATIENT);
     // Four independent pools, each with its own batcher: four "processes" racing on one row.
     pools = openPools(t.url, 4, 6);
   });

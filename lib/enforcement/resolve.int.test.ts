@@ -2,9 +2,9 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
 import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
-import { reserve } from "./reserve";
+import { batcherFor, reserve } from "./reserve";
 import { expireReservations, releaseReservation, settleReservation } from "./resolve";
-import { counterTotals, countRows, makeEndpoint, openPools } from "./test-fixtures";
+import { counterTotals, countRows, makeEndpoint, openPools, PATIENT } from "./test-fixtures";
 import type { Granted } from "./types";
 
 describe.skipIf(skipWithoutDatabase())("settle, release and expiry on real Postgres", () => {
@@ -13,6 +13,7 @@ describe.skipIf(skipWithoutDatabase())("settle, release and expiry on real Postg
 
   beforeAll(async () => {
     t = await createTestDatabase("resolve", { max: 8 });
+    batcherFor(t.db, PATIENT);
     pools = openPools(t.url, 3, 6);
   });
   afterAll(async () => {
