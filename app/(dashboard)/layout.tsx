@@ -1,5 +1,6 @@
 import type { ReactNode } from "react";
 import { requirePageRole } from "@/app/_lib/session";
+import { KillBanner } from "@/components/kill-banner";
 import { NavLinks } from "./_components/nav-links";
 import { SignOutButton } from "./_components/sign-out-button";
 
@@ -24,6 +25,7 @@ export default async function DashboardLayout({ children }: { children: ReactNod
       </header>
       {/* BANNER SLOT: components/kill-banner.tsx (killed endpoints) and the open-alerts count render
           here, above every page, so a kill is visible wherever staff are. */}
+      <KillBanner />
       <main className="mx-auto max-w-7xl px-4 py-6">{children}</main>
     </div>
   );

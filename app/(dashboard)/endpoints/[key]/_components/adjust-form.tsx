@@ -1,0 +1,97 @@
+"use client";
+
+import { useActionState, useId, useState } from "react";
+import { ActionMessage } from "@/components/action-message";
+import { buttonClass, inputClass, labelClass } from "@/components/ui";
+import { useHydrated } from "@/components/use-hydrated";
+import { previewAdjustment } from "@/lib/ceilings/parse";
+import type { ControlActionState } from "../../../control-action-core";
+import { adjustCeilingAction } from "../actions";
+
+type AdjustFormProps = {
+  ceilingId: number;
+  value: number;
+  valueBeforeKill: number | null;
+  min: number;
+  max: number;
+  version: number;
+};
+
+/**
+ * Shows what a value will do before it is saved (clamp, kill, restore, 5x raise), asks for the
+ * value again on a big raise, and keeps the version it was drawn from so a concurrent save by
+ * someone else comes back as a conflict instead of being overwritten.
+ */
+export function AdjustForm(props: AdjustFormProps) {
+  const id = useId();
+  const hydrated = useHydrated();
+  const [input, setInput] = useState("");
+  const [confirm, setConfirm] = useState("");
+  const [state, formAction, pending] = useActionState(async (previous: ControlActionState, formData: FormData) => {
+    const result = await adjustCeilingAction(previous, formData);
+    if (result.status === "ok") {
+      setInput("");
+      setConfirm("");
+    }
+    return result;
+  }, { status: "idle" } as ControlActionState);
+
+  // After a conflict the form carries the version now in force: the next save is an informed one.
+  const conflict = state.status === "error" ? state.current : undefined;
+  const version = conflict?.version ?? props.version;
+  const current = conflict?.value ?? props.value;
+  const preview = input.trim() === "" ? null : previewAdjustment({ raw: input, current, valueBeforeKill: props.valueBeforeKill, min: props.min, max: props.max });
+  const needsConfirmation = preview?.ok === true && preview.needsConfirmation;
+
+  return (
+    <form action={formAction} method="post" className="space-y-3" data-testid={`adjust-form-${props.ceilingId}`}>
+      <input type="hidden" name="ceilingId" value={props.ceilingId} />
+      <input type="hidden" name="expectedVersion" value={version} />
+      <div className="grid gap-3 sm:grid-cols-2">
+        <div>
+          <label htmlFor={`${id}-value`} className={labelClass}>New value</label>
+          <input
+            id={`${id}-value`}
+            name="input"
+            type="text"
+            inputMode="numeric"
+            autoComplete="off"
+            value={input}
+            onChange={(e) => setInput(e.target.value)}
+            aria-describedby={`${id}-preview`}
+            className={inputClass}
+            data-testid="adjust-value"
+          />
+        </div>
+        <div>
+          <label htmlFor={`${id}-reason`} className={labelClass}>Reason</label>
+          <input id={`${id}-reason`} name="reason" type="text" required maxLength={500} autoComplete="off" className={inputClass} data-testid="adjust-reason" />
+        </div>
+      </div>
+      <p id={`${id}-preview`} aria-live="polite" data-testid="adjust-preview" className={`text-sm ${preview?.ok === false ? "text-red-700 dark:text-red-400" : "text-zinc-700 dark:text-zinc-300"}`}>
+        {preview === null ? `Whole numbers only, from ${props.min.toLocaleString("en-US")} to ${props.max.toLocaleString("en-US")}; 0 kills this ceiling.` : preview.ok ? preview.message : preview.error}
+      </p>
+      {needsConfirmation ? (
+        <div>
+          <label htmlFor={`${id}-confirm`} className={labelClass}>Type the value again to confirm</label>
+          <input
+            id={`${id}-confirm`}
+            name="confirm"
+            type="text"
+            inputMode="numeric"
+            autoComplete="off"
+            required
+            value={confirm}
+            onChange={(e) => setConfirm(e.target.value)}
+            className={inputClass}
+            data-testid="adjust-confirm"
+          />
+        </div>
+      ) : null}
+      <button type="submit" disabled={!hydrated || pending} className={buttonClass} data-testid="adjust-save">
+        {pending ? "Saving…" : "Save value"}
+      </button>
+      <ActionMessage state={state} testId="adjust" />
+    </form>
+  );
+}

@@ -1,0 +1,40 @@
+"use client";
+
+import { useActionState, useId } from "react";
+import { ActionMessage } from "@/components/action-message";
+import { buttonClass, inputClass, labelClass } from "@/components/ui";
+import { useHydrated } from "@/components/use-hydrated";
+import type { ControlActionState } from "../../../control-action-core";
+import { setBoundsAction } from "../actions";
+
+export function BoundsForm({ ceilingId, min, max, version }: { ceilingId: number; min: number; max: number; version: number }) {
+  const id = useId();
+  const hydrated = useHydrated();
+  const [state, formAction, pending] = useActionState(setBoundsAction, { status: "idle" } as ControlActionState);
+  const conflictVersion = state.status === "error" ? state.current?.version : undefined;
+  return (
+    <form action={formAction} method="post" className="space-y-3" data-testid={`bounds-form-${ceilingId}`}>
+      <input type="hidden" name="ceilingId" value={ceilingId} />
+      <input type="hidden" name="expectedVersion" value={conflictVersion ?? version} />
+      <div className="grid gap-3 sm:grid-cols-3">
+        <div>
+          <label htmlFor={`${id}-min`} className={labelClass}>Minimum</label>
+          <input id={`${id}-min`} name="min" type="text" inputMode="numeric" required defaultValue={String(min)} className={inputClass} />
+        </div>
+        <div>
+          <label htmlFor={`${id}-max`} className={labelClass}>Maximum</label>
+          <input id={`${id}-max`} name="max" type="text" inputMode="numeric" required defaultValue={String(max)} className={inputClass} />
+        </div>
+        <div>
+          <label htmlFor={`${id}-reason`} className={labelClass}>Reason</label>
+          <input id={`${id}-reason`} name="reason" type="text" required maxLength={500} autoComplete="off" className={inputClass} />
+        </div>
+      </div>
+      <p className="text-xs text-zinc-600 dark:text-zinc-400">A value outside the new bounds is pulled inside them, and logged. 0 stays allowed: it is the kill switch.</p>
+      <button type="submit" disabled={!hydrated || pending} className={buttonClass}>
+        {pending ? "Saving…" : "Save bounds"}
+      </button>
+      <ActionMessage state={state} testId="bounds" />
+    </form>
+  );
+}

@@ -1,0 +1,110 @@
+import type { CeilingOverride } from "@/db/schema";
+import { ConfirmActionButton } from "@/components/confirm-action-button";
+import { formatAgo } from "@/components/format";
+import { StateBadge } from "@/components/state-badge";
+import { cardClass } from "@/components/ui";
+import { UsageBar } from "@/components/usage-bar";
+import { formatCount, unitLabel, type CeilingView } from "@/lib/ceilings";
+import type { ScopeUsage } from "@/lib/ceilings/usage";
+import { removeOverrideAction } from "../actions";
+import { AdjustForm } from "./adjust-form";
+import { BoundsForm } from "./bounds-form";
+import { OverrideForm } from "./override-form";
+
+type CeilingCardProps = { ceiling: CeilingView; unit: string; isAdmin: boolean; overrides: CeilingOverride[]; topCallers: ScopeUsage[] };
+
+export function CeilingCard({ ceiling: c, unit, isAdmin, overrides, topCallers }: CeilingCardProps) {
+  const what = c.metric === "calls" ? "calls" : unitLabel(unit, 2);
+  return (
+    <article aria-labelledby={`ceiling-${c.id}`} className={`${cardClass} space-y-4`} data-testid={`ceiling-${c.id}`}>
+      <header className="flex flex-wrap items-start justify-between gap-2">
+        <h3 id={`ceiling-${c.id}`} className="text-base font-semibold" data-testid="guarantee">{c.guarantee}</h3>
+        <StateBadge state={c.state} />
+      </header>
+      <dl className="grid gap-x-6 gap-y-1 text-sm sm:grid-cols-[max-content_1fr]">
+        <dt className="text-zinc-600 dark:text-zinc-400">Value</dt>
+        <dd data-testid="ceiling-value">{formatCount(c.value)}</dd>
+        <dt className="text-zinc-600 dark:text-zinc-400">Bounds</dt>
+        <dd data-testid="ceiling-bounds">
+          may be set from {formatCount(c.minValue)} to {formatCount(c.maxValue)} {what}; 0 is always allowed (the kill switch)
+        </dd>
+        <dt className="text-zinc-600 dark:text-zinc-400">Default</dt>
+        <dd>{formatCount(c.defaultValue)}</dd>
+        {c.value === 0 ? (
+          <>
+            <dt className="text-zinc-600 dark:text-zinc-400">Killed</dt>
+            <dd>
+              {c.killedAt ? formatAgo(c.killedAt) : "at an unknown time"} by {c.killedBy ?? "unknown"}; restore puts back{" "}
+              {c.valueBeforeKill === null ? "the default" : formatCount(c.valueBeforeKill)}
+            </dd>
+          </>
+        ) : null}
+      </dl>
+      {c.scope === "destination" ? (
+        <p className="text-sm">{formatCount(c.scopes)} in cooldown now.</p>
+      ) : c.value > 0 ? (
+        <UsageBar used={c.used} held={c.held} value={c.value} label={c.scope === "caller" ? "Busiest account" : "This window"} />
+      ) : null}
+      {c.scope === "caller" && topCallers.length > 0 ? (
+        <div className="text-sm">
+          <p className="font-medium">Busiest accounts in this window</p>
+          <ul className="mt-1 space-y-0.5">
+            {topCallers.map((t) => (
+              <li key={t.scopeKey} className="flex justify-between gap-4 tabular-nums">
+                <span className="font-mono">{t.scopeKey}</span>
+                <span>{formatCount(t.settled + t.held)}</span>
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      {c.scope === "caller" ? (
+        <div className="space-y-2 text-sm">
+          <h4 className="font-medium">Per-account overrides</h4>
+          {overrides.length === 0 ? (
+            <p className="text-zinc-600 dark:text-zinc-400">None: every account gets {formatCount(c.value)}.</p>
+          ) : (
+            <ul className="space-y-2" data-testid="override-list">
+              {overrides.map((o) => (
+                <li key={o.caller} className="flex flex-wrap items-center justify-between gap-2">
+                  <span>
+                    <span className="font-mono">{o.caller}</span>: {o.value === 0 ? "blocked" : formatCount(o.value)}{" "}
+                    <span className="text-zinc-600 dark:text-zinc-400">({o.reason})</span>
+                  </span>
+                  {isAdmin ? (
+                    <ConfirmActionButton
+                      action={removeOverrideAction}
+                      label={`Remove override for ${o.caller}`}
+                      title={`Remove the override for ${o.caller}?`}
+                      description={`${o.caller} goes back to the ceiling's own value, ${formatCount(c.value)}.`}
+                      confirmLabel="Remove"
+                      fields={{ ceilingId: String(c.id), caller: o.caller }}
+                      reason="required"
+                      tone="neutral"
+                      testId={`remove-override-${o.caller}`}
+                    />
+                  ) : null}
+                </li>
+              ))}
+            </ul>
+          )}
+          {isAdmin ? <OverrideForm ceilingId={c.id} min={c.minValue} max={c.maxValue} /> : null}
+        </div>
+      ) : null}
+      {isAdmin ? (
+        <>
+          <div>
+            <h4 className="mb-2 text-sm font-medium">Adjust the value</h4>
+            <AdjustForm ceilingId={c.id} value={c.value} valueBeforeKill={c.valueBeforeKill} min={c.minValue} max={c.maxValue} version={c.version} />
+          </div>
+          <details className="text-sm">
+            <summary className="cursor-pointer font-medium">Change the bounds</summary>
+            <div className="mt-3">
+              <BoundsForm ceilingId={c.id} min={c.minValue} max={c.maxValue} version={c.version} />
+            </div>
+          </details>
+        </>
+      ) : null}
+    </article>
+  );
+}

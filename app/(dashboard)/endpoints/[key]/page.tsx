@@ -1,0 +1,134 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { getDb } from "@/db/client";
+import { requirePageRole } from "@/app/_lib/session";
+import { AuditTable } from "@/components/audit-table";
+import { ConfirmActionButton } from "@/components/confirm-action-button";
+import { StateBadge } from "@/components/state-badge";
+import { cardClass } from "@/components/ui";
+import { UsageBar } from "@/components/usage-bar";
+import { hasRole } from "@/lib/auth/roles";
+import { formatCount, getEndpointDetail, unitLabel } from "@/lib/ceilings";
+import { killEndpointAction, restoreEndpointAction } from "../../actions";
+import { CeilingCard } from "./_components/ceiling-card";
+import { RefusalTable } from "./_components/refusal-table";
+
+export const dynamic = "force-dynamic";
+
+type Params = { params: Promise<{ key: string }> };
+
+export async function generateMetadata({ params }: Params): Promise<Metadata> {
+  const { key } = await params;
+  return { title: `${decodeURIComponent(key)} · Ceilings` };
+}
+
+export default async function EndpointPage({ params }: Params) {
+  const staff = await requirePageRole("viewer");
+  const key = decodeURIComponent((await params).key);
+  const detail = await getEndpointDetail(await getDb(), key);
+  if (!detail) notFound();
+  const canKill = hasRole(staff.role, "operator");
+  const isAdmin = hasRole(staff.role, "admin");
+  const killed = detail.state === "killed";
+
+  return (
+    <div className="space-y-8">
+      <div className="flex flex-wrap items-start justify-between gap-3">
+        <div className="min-w-0">
+          <p className="text-sm">
+            <Link href="/" className="text-zinc-600 underline-offset-2 hover:underline dark:text-zinc-400">Overview</Link>
+          </p>
+          <h1 className="break-all font-mono text-2xl font-semibold tracking-tight">{detail.key}</h1>
+          <p className="text-sm text-zinc-600 dark:text-zinc-400">{detail.name}</p>
+        </div>
+        <div className="flex flex-wrap items-center gap-2">
+          <StateBadge state={detail.state} />
+          {canKill ? (
+            killed ? (
+              <ConfirmActionButton
+                action={restoreEndpointAction}
+                label="Restore endpoint"
+                title={`Restore ${detail.key}?`}
+                description="Each ceiling goes back to its value from before the kill."
+                confirmLabel="Restore"
+                fields={{ endpointKey: detail.key }}
+                reason="optional"
+                tone="neutral"
+                testId="restore-endpoint"
+              />
+            ) : (
+              <ConfirmActionButton
+                action={killEndpointAction}
+                label="Kill endpoint"
+                title={`Kill ${detail.key}?`}
+                description="Every ceiling of this endpoint is set to 0, whatever its bounds: the very next call is refused. Restore puts the values back."
+                confirmLabel="Kill now"
+                fields={{ endpointKey: detail.key }}
+                reason="required"
+                tone="danger"
+                testId="kill-endpoint"
+              />
+            )
+          ) : null}
+        </div>
+      </div>
+
+      <section aria-labelledby="plan-title" className={`${cardClass} space-y-2 text-sm`}>
+        <h2 id="plan-title" className="text-lg font-semibold">Plan</h2>
+        <dl className="grid gap-x-6 gap-y-1 sm:grid-cols-[max-content_1fr]">
+          <dt className="text-zinc-600 dark:text-zinc-400">Plan allowance</dt>
+          <dd>{detail.planAllowance === null ? "none set" : `${formatCount(detail.planAllowance)} ${unitLabel(detail.unit, detail.planAllowance)} per billing month`}</dd>
+          <dt className="text-zinc-600 dark:text-zinc-400">Default daily ceiling</dt>
+          <dd data-testid="derived-default">{detail.derivedDefault ? detail.derivedDefault.sentence : "no plan allowance to derive one from"}</dd>
+          <dt className="text-zinc-600 dark:text-zinc-400">Largest single call</dt>
+          <dd>{formatCount(detail.perCallMax)} {unitLabel(detail.unit, detail.perCallMax)}</dd>
+        </dl>
+        {detail.monthToDate ? (
+          <div>
+            <p className="font-medium">Month to date</p>
+            <UsageBar used={detail.monthToDate.used} held={0} value={detail.monthToDate.allowance} label="Month to date against the plan allowance" />
+          </div>
+        ) : null}
+      </section>
+
+      <section aria-labelledby="ceilings-title" className="space-y-4">
+        <h2 id="ceilings-title" className="text-lg font-semibold">Ceilings</h2>
+        {!isAdmin ? (
+          <p className="text-sm text-zinc-600 dark:text-zinc-400">Values, bounds and overrides are changed by admins; operators kill and restore.</p>
+        ) : null}
+        {detail.ceilings.map((c) => (
+          <CeilingCard
+            key={c.id}
+            ceiling={c}
+            unit={detail.unit}
+            isAdmin={isAdmin}
+            overrides={detail.overrides.filter((o) => o.ceilingId === c.id)}
+            topCallers={detail.topCallers[c.id] ?? []}
+          />
+        ))}
+      </section>
+
+      {/* The charts engineer renders spend over time against ceiling and allowance here. */}
+      <section aria-labelledby="charts-title" id="charts" className="space-y-4">
+        <h2 id="charts-title" className="text-lg font-semibold">Spend over time</h2>
+      </section>
+
+      <section aria-labelledby="adjustments-title" className="space-y-3">
+        <div className="flex flex-wrap items-baseline justify-between gap-2">
+          <h2 id="adjustments-title" className="text-lg font-semibold">Recent adjustments</h2>
+          <Link href={`/audit?endpoint=${encodeURIComponent(detail.key)}`} className="text-sm underline underline-offset-2">Full audit log</Link>
+        </div>
+        <AuditTable events={detail.adjustments} caption={`Recent adjustments of ${detail.key}`} />
+      </section>
+
+      <section aria-labelledby="refusals-title" className="space-y-3">
+        <div className="flex flex-wrap items-baseline justify-between gap-2">
+          <h2 id="refusals-title" className="text-lg font-semibold">Recent refusals</h2>
+          <Link href={`/refusals?endpoint=${encodeURIComponent(detail.key)}`} className="text-sm underline underline-offset-2">All refusals</Link>
+        </div>
+        <RefusalTable refusals={detail.refusals} caption={`Recent refusals of ${detail.key}`} />
+      </section>
+    </div>
+  );
+}

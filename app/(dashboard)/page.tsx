@@ -1,0 +1,153 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { getDb } from "@/db/client";
+import { requirePageRole } from "@/app/_lib/session";
+import { AutoRefresh } from "@/components/auto-refresh";
+import { ConfirmActionButton } from "@/components/confirm-action-button";
+import { formatAgo, formatPercent } from "@/components/format";
+import { StateBadge } from "@/components/state-badge";
+import { cardClass } from "@/components/ui";
+import { UsageBar } from "@/components/usage-bar";
+import { hasRole } from "@/lib/auth/roles";
+import { formatCount, listEndpointsOverview, unitLabel, type EndpointOverview } from "@/lib/ceilings";
+import { killAllAction, killEndpointAction, restoreEndpointAction } from "./actions";
+
+export const metadata: Metadata = { title: "Overview · Ceilings" };
+export const dynamic = "force-dynamic";
+
+export default async function OverviewPage() {
+  const staff = await requirePageRole("viewer");
+  const now = new Date();
+  const endpoints = await listEndpointsOverview(await getDb(), now);
+  const canKill = hasRole(staff.role, "operator");
+  return (
+    <div className="space-y-6">
+      <div className="flex flex-wrap items-center justify-between gap-3">
+        <div>
+          <h1 className="text-2xl font-semibold tracking-tight">Overview</h1>
+          <p className="text-sm text-zinc-600 dark:text-zinc-400">Spend in each open window against its ceiling; killed and fullest first.</p>
+        </div>
+        <div className="flex flex-wrap items-center gap-2">
+          <AutoRefresh />
+          {canKill ? (
+            <ConfirmActionButton
+              action={killAllAction}
+              label="Kill all"
+              title="Kill every endpoint?"
+              description="Every ceiling of every endpoint is set to 0 and every call is refused. Each endpoint can then be restored on its own, to its value from before the kill."
+              confirmLabel="Kill all endpoints"
+              fields={{}}
+              reason="required"
+              tone="danger"
+              testId="kill-all"
+            />
+          ) : null}
+        </div>
+      </div>
+      {endpoints.length === 0 ? (
+        <p className={cardClass}>No endpoints are configured yet.</p>
+      ) : (
+        <ul className="grid gap-4 lg:grid-cols-2" aria-label="Endpoints">
+          {endpoints.map((e) => (
+            <li key={e.id}>
+              <EndpointCard endpoint={e} canKill={canKill} now={now} />
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+function EndpointCard({ endpoint: e, canKill, now }: { endpoint: EndpointOverview; canKill: boolean; now: Date }) {
+  const killed = e.state === "killed";
+  return (
+    <article
+      aria-labelledby={`ep-${e.id}`}
+      data-testid={`endpoint-${e.key}`}
+      className={`${cardClass} space-y-4 ${killed ? "border-red-400 dark:border-red-700" : ""}`}
+    >
+      <header className="flex flex-wrap items-start justify-between gap-2">
+        <div className="min-w-0">
+          <h2 id={`ep-${e.id}`} className="text-base font-semibold">
+            <Link href={`/endpoints/${encodeURIComponent(e.key)}`} className="font-mono underline-offset-2 hover:underline">
+              {e.key}
+            </Link>
+          </h2>
+          <p className="text-sm text-zinc-600 dark:text-zinc-400">{e.name}</p>
+        </div>
+        <StateBadge state={e.state} />
+      </header>
+      {killed ? (
+        <p className="text-sm text-red-800 dark:text-red-300">
+          Killed {e.killedAt ? formatAgo(e.killedAt, now) : ""} by {e.killedBy ?? "unknown"}: every call is refused.
+        </p>
+      ) : null}
+      <ul className="space-y-3">
+        {e.ceilings.map((c) => (
+          <li key={c.id} className="text-sm">
+            <div className="flex flex-wrap items-baseline justify-between gap-x-2">
+              <span className="font-medium">{c.guarantee}</span>
+              {c.state === "near_limit" ? <span className="text-xs font-semibold text-amber-800 dark:text-amber-300">{formatPercent(c.ratio)} used</span> : null}
+            </div>
+            {c.scope === "destination" ? (
+              <p className="text-xs text-zinc-600 dark:text-zinc-400">{formatCount(c.scopes)} in cooldown now</p>
+            ) : c.value === 0 ? (
+              <p className="text-xs text-zinc-600 dark:text-zinc-400">
+                Restore puts back {c.valueBeforeKill === null ? "its default" : formatCount(c.valueBeforeKill)}
+              </p>
+            ) : (
+              <>
+                <UsageBar used={c.used} held={c.held} value={c.value} label={c.guarantee} />
+                {c.scope === "caller" ? (
+                  <p className="text-xs text-zinc-600 dark:text-zinc-400">
+                    Busiest account shown; {formatCount(c.scopes)} account(s) in this window, {formatCount(c.totalUsed + c.totalHeld)} in all
+                  </p>
+                ) : null}
+              </>
+            )}
+          </li>
+        ))}
+      </ul>
+      {e.monthToDate ? (
+        <div className="text-sm">
+          <p className="font-medium">Month to date against the plan allowance</p>
+          <UsageBar used={e.monthToDate.used} held={0} value={e.monthToDate.allowance} label="Month to date" />
+          <p className="text-xs text-zinc-600 dark:text-zinc-400">
+            Pace today: {formatCount(e.monthToDate.pace)} {unitLabel(e.unit, e.monthToDate.pace)} ({e.monthToDate.used > e.monthToDate.pace ? "ahead of" : "within"} an even
+            spread of {formatCount(e.monthToDate.allowance)})
+          </p>
+        </div>
+      ) : null}
+      {canKill ? (
+        <footer className="flex flex-wrap gap-2">
+          {killed ? (
+            <ConfirmActionButton
+              action={restoreEndpointAction}
+              label={`Restore ${e.key}`}
+              title={`Restore ${e.key}?`}
+              description="Each ceiling goes back to its value from before the kill, and calls are granted again within those ceilings."
+              confirmLabel="Restore"
+              fields={{ endpointKey: e.key }}
+              reason="optional"
+              tone="neutral"
+              testId={`restore-${e.key}`}
+            />
+          ) : (
+            <ConfirmActionButton
+              action={killEndpointAction}
+              label={`Kill ${e.key}`}
+              title={`Kill ${e.key}?`}
+              description="Every ceiling of this endpoint is set to 0: the very next call is refused. Restore puts the values back."
+              confirmLabel="Kill now"
+              fields={{ endpointKey: e.key }}
+              reason="required"
+              tone="danger"
+              testId={`kill-${e.key}`}
+            />
+          )}
+        </footer>
+      ) : null}
+    </article>
+  );
+}

@@ -1,0 +1,105 @@
+import type { KillPeriod, SpendDay } from "@/lib/spend/daily";
+import { formatDay, formatInstant, formatMoney, formatUnits } from "@/lib/spend/format";
+
+// Pure shaping of prepared spend data for the chart components: which day bands a kill shades,
+// the rows a chart plots in units or money, and the sentences that summarise each chart.
+
+export type SpendMode = "units" | "money";
+
+export type KillBand = { x1: string; x2: string; label: string };
+
+const DAY_MS = 86_400_000;
+
+function dayOf(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+/**
+ * The first and last day each kill covers on a day axis. A kill that ended exactly at midnight
+ * does not shade the day that began then; one still in force runs to the last day.
+ */
+export function killBands(days: readonly string[], kills: readonly KillPeriod[]): KillBand[] {
+  const first = days[0];
+  const last = days[days.length - 1];
+  if (first === undefined || last === undefined) return [];
+  const bands: KillBand[] = [];
+  for (const k of kills) {
+    const x1 = dayOf(k.start) < first ? first : dayOf(k.start);
+    const x2 = k.end === null ? last : dayOf(Math.max(k.start, k.end - 1));
+    if (x1 > last || x2 < first) continue;
+    const label = k.end === null ? `killed since ${formatInstant(k.start)}` : `killed ${formatInstant(k.start)} to ${formatInstant(k.end)}`;
+    bands.push({ x1, x2: x2 > last ? last : x2, label });
+  }
+  return bands;
+}
+
+/** Whether any kill overlaps the UTC day `day`. */
+export function killedOn(day: string, kills: readonly KillPeriod[]): boolean {
+  const start = Date.parse(`${day}T00:00:00Z`);
+  const end = start + DAY_MS;
+  return kills.some((k) => k.start < end && (k.end === null || k.end > start));
+}
+
+export type DailyRow = {
+  day: string;
+  spend: number;
+  ceiling: number | null;
+  killed: boolean;
+  source: SpendDay;
+};
+
+/** Rows in the chosen mode: money is units × price, the ceiling converted the same way. */
+export function dailyRows(days: readonly SpendDay[], kills: readonly KillPeriod[], mode: SpendMode, unitPriceMicros: number): DailyRow[] {
+  return days.map((d) => ({
+    day: d.day,
+    spend: mode === "units" ? d.units : d.moneyMicros,
+    ceiling: d.ceiling === null ? null : mode === "units" ? d.ceiling : d.ceiling * unitPriceMicros,
+    killed: killedOn(d.day, kills),
+    source: d,
+  }));
+}
+
+export function formatAmount(value: number, mode: SpendMode, unit: string, currency: string): string {
+  return mode === "units" ? formatUnits(value, unit) : formatMoney(value, currency);
+}
+
+export type DailySummaryInput = {
+  days: readonly SpendDay[];
+  kills: readonly KillPeriod[];
+  unit: string;
+  currency: string;
+  totalUnits: number;
+  totalMoneyMicros: number;
+};
+
+/** One sentence that says what the daily chart shows, for its caption and screen readers. */
+export function dailySummary(s: DailySummaryInput): string {
+  const first = s.days[0];
+  const last = s.days[s.days.length - 1];
+  if (!first || !last) return "No days to show.";
+  let busiest = first;
+  for (const d of s.days) if (d.units > busiest.units) busiest = d;
+  const parts = [
+    `${s.days.length} days from ${formatDay(first.day)} to ${formatDay(last.day)} (UTC):`,
+    `${formatUnits(s.totalUnits, s.unit)}, ${formatMoney(s.totalMoneyMicros, s.currency)}.`,
+  ];
+  if (busiest.units > 0) parts.push(`Busiest day ${formatDay(busiest.day)} with ${formatUnits(busiest.units, s.unit)}.`);
+  const changed = s.days.filter((d) => d.ceilingChanges > 0).length;
+  if (last.ceiling !== null) {
+    parts.push(`Daily ceiling now ${formatUnits(last.ceiling, s.unit)}${changed > 0 ? `, changed on ${changed} day${changed === 1 ? "" : "s"}` : ""}.`);
+  }
+  if (s.kills.length > 0) parts.push(`Killed ${s.kills.length} time${s.kills.length === 1 ? "" : "s"} in this range.`);
+  return parts.join(" ");
+}
+
+export type SparkPoint = { day: string; units: number; moneyMicros: number };
+
+export function sparklineSummary(points: readonly SparkPoint[], unit: string, currency: string, totalUnits: number, totalMoneyMicros: number): string {
+  const first = points[0];
+  const last = points[points.length - 1];
+  if (!first || !last) return "No spend history.";
+  let busiest = first;
+  for (const p of points) if (p.units > busiest.units) busiest = p;
+  const peak = busiest.units > 0 ? `; busiest ${formatDay(busiest.day)} with ${formatUnits(busiest.units, unit)}` : "";
+  return `Last ${points.length} days: ${formatUnits(totalUnits, unit)} (${formatMoney(totalMoneyMicros, currency)})${peak}; today so far ${formatUnits(last.units, unit)}.`;
+}

@@ -1,0 +1,34 @@
+"use client";
+
+import { Area, AreaChart, ResponsiveContainer } from "recharts";
+import type { EndpointTrend } from "@/lib/spend/overview";
+import { sparklineSummary } from "./chart-data";
+import { chartColors, chartThemeClass } from "./chart-theme";
+
+type Props = { trend: EndpointTrend };
+
+/** A small trend of the last 14 days for the overview; its numbers are its accessible name. */
+export function SpendSparkline({ trend }: Props) {
+  const summary = sparklineSummary(trend.points, trend.unit, trend.currency, trend.totalUnits, trend.totalMoneyMicros);
+  return (
+    <div className={chartThemeClass} data-testid={`sparkline-${trend.key}`}>
+      <div role="img" aria-label={summary} title={summary} className="h-10 w-full">
+        <ResponsiveContainer width="100%" height="100%" minWidth={0}>
+          <AreaChart data={trend.points} margin={{ top: 2, right: 0, bottom: 2, left: 0 }} accessibilityLayer={false}>
+            <Area
+              dataKey="units"
+              type="monotone"
+              stroke={chartColors.spend}
+              strokeWidth={1.5}
+              fill={chartColors.spend}
+              fillOpacity={0.15}
+              dot={false}
+              activeDot={false}
+              isAnimationActive={false}
+            />
+          </AreaChart>
+        </ResponsiveContainer>
+      </div>
+    </div>
+  );
+}
