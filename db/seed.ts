@@ -1,4 +1,3 @@
-import path from "node:path";
 import { sql } from "drizzle-orm";
 import type { PgTable } from "drizzle-orm/pg-core";
 import { hashPassword } from "@/lib/auth/password";
@@ -76,7 +75,7 @@ export async function seedDemoIfEmpty(db: Db, opts: SeedOptions = {}): Promise<b
       log(`  ${email.padEnd(26)} ${role}`);
     }
   }
-  if (opts.dataDir) log(`Embedded database in ${path.resolve(opts.dataDir)}; delete that folder to start over.`);
+  if (opts.dataDir) log(`Embedded database in ${opts.dataDir}/; delete that folder to start over.`);
   log("");
   return true;
 }

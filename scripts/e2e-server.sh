@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The e2e web server, started by Playwright (playwright.config.ts). Playwright starts its webServer
+# before globalSetup, so the database is prepared here, then a production build is served on its
+# own port, dist folder and database: ceilings_e2e on the TEST_DATABASE_URL server, or the embedded
+# folder DATA_DIR (.data-e2e) without one. Both are recreated from nothing on every run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+: "${E2E_PORT:=3100}"
+: "${DATA_DIR:=.data-e2e}"
+: "${NEXT_DIST_DIR:=.next-e2e}"
+export DATA_DIR NEXT_DIST_DIR
+
+if [ -n "${E2E_DATABASE_URL:-}" ]; then
+  export DATABASE_URL="$E2E_DATABASE_URL"
+  echo "e2e: database ${DATABASE_URL##*/} on the TEST_DATABASE_URL server"
+else
+  # Never fall through to a developer's own DATABASE_URL: e2e recreates its database.
+  unset DATABASE_URL
+  echo "e2e: embedded database in $DATA_DIR"
+fi
+
+npx tsx scripts/e2e-prepare.ts
+npx next build
+exec npx next start --hostname 127.0.0.1 --port "$E2E_PORT"
