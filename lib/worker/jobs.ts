@@ -1,6 +1,7 @@
 import { deliverDueAlerts, fireQuotaDigest, raiseSilentWorkers, reconcileCounters, runAlertRules } from "@/lib/alerts";
 import type { Db } from "@/db/client";
 import { expireReservations } from "@/lib/enforcement";
+import { purgeOldRefusals } from "@/lib/refusals/purge";
 import type { WorkerSettings } from "./settings";
 
 // The worker's jobs. Each is safe with two workers running it at once: the sweeper and delivery
@@ -41,11 +42,13 @@ export const jobs: Job[] = [
     },
   },
   {
-    // Refusal retention belongs to the refusal log (lib/refusals/purge.ts). Until that module
-    // lands this slot reports itself as not wired rather than silently doing nothing.
+    // Refusal retention (lib/refusals): small batches, a bounded number per loop, so the purge
+    // never holds long locks and a backlog drains over a few loops.
     name: "purge-refusals",
     everyMs: (s) => s.purgeEveryMs,
-    run: async () => ({ skipped: "refusal retention purge (lib/refusals/purge.ts) is not wired yet" }),
+    run: async (db, s) => ({
+      purged: await purgeOldRefusals(db, { olderThanDays: s.refusalRetentionDays, batchSize: 5000, maxBatches: 20 }),
+    }),
   },
   {
     // Last, so alerts fired by the jobs above go out in the same loop.

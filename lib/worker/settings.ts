@@ -10,6 +10,7 @@ export type WorkerSettings = {
   reconcileEveryMs: number;
   digestEveryMs: number;
   purgeEveryMs: number;
+  refusalRetentionDays: number;
   rules: RuleSettings;
   delivery: DeliverySettings;
 };
@@ -23,6 +24,7 @@ export function workerSettings(e: Env, role: "worker" | "server"): WorkerSetting
     reconcileEveryMs: e.RECONCILE_INTERVAL_SECONDS * 1000,
     digestEveryMs: 10 * 60_000,
     purgeEveryMs: 60 * 60_000,
+    refusalRetentionDays: e.REFUSAL_RETENTION_DAYS,
     rules: {
       unavailableBurst: e.ALERT_UNAVAILABLE_BURST,
       unavailableWindowMinutes: e.ALERT_UNAVAILABLE_WINDOW_MINUTES,

@@ -1,0 +1,30 @@
+import { describe, expect, it } from "vitest";
+import { alertLinks } from "./kinds";
+
+describe("alert links", () => {
+  it("link a windowed alert to its chart and to refusals from the window start until it fired", () => {
+    const links = alertLinks({
+      endpointKey: "email.subscribe",
+      windowStart: new Date("2025-03-04T00:00:00Z"),
+      createdAt: new Date("2025-03-04T15:00:00Z"),
+      details: { windowEnd: "2025-03-05T00:00:00Z" },
+    });
+    expect(links?.chart).toBe("/endpoints/email.subscribe#spend");
+    const url = new URL(links?.refusals ?? "", "http://x");
+    expect(url.pathname).toBe("/refusals");
+    expect(url.searchParams.get("endpoint")).toBe("email.subscribe");
+    expect(url.searchParams.get("from")).toBe("2025-03-04T00:00:00.000Z");
+    expect(url.searchParams.get("to")).toBe("2025-03-04T15:01:00.000Z");
+  });
+
+  it("use the span a rule counted over, else the hour before the alert", () => {
+    const ruled = alertLinks({ endpointKey: "sms.reset", windowStart: null, createdAt: new Date("2025-03-04T15:00:00Z"), details: { from: "2025-03-04T14:55:00Z", to: "2025-03-04T15:00:00Z" } });
+    expect(new URL(ruled?.refusals ?? "", "http://x").searchParams.get("from")).toBe("2025-03-04T14:55:00.000Z");
+    const plain = alertLinks({ endpointKey: "sms.reset", windowStart: null, createdAt: new Date("2025-03-04T15:00:00Z"), details: null });
+    expect(new URL(plain?.refusals ?? "", "http://x").searchParams.get("from")).toBe("2025-03-04T14:00:00.000Z");
+  });
+
+  it("are absent for alerts about no endpoint (a silent worker)", () => {
+    expect(alertLinks({ endpointKey: null, windowStart: null, createdAt: new Date(), details: null })).toBeNull();
+  });
+});
