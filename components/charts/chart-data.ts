@@ -1,4 +1,5 @@
 import type { KillPeriod, SpendDay } from "@/lib/spend/daily";
+import type { MonthToDateSpend } from "@/lib/spend/month";
 import { formatDay, formatInstant, formatMoney, formatUnits } from "@/lib/spend/format";
 
 // Pure shaping of prepared spend data for the chart components: which day bands a kill shades,
@@ -102,4 +103,25 @@ export function sparklineSummary(points: readonly SparkPoint[], unit: string, cu
   for (const p of points) if (p.units > busiest.units) busiest = p;
   const peak = busiest.units > 0 ? `; busiest ${formatDay(busiest.day)} with ${formatUnits(busiest.units, unit)}` : "";
   return `Last ${points.length} days: ${formatUnits(totalUnits, unit)} (${formatMoney(totalMoneyMicros, currency)})${peak}; today so far ${formatUnits(last.units, unit)}.`;
+}
+
+/** What the month-to-date chart shows, in one paragraph; also its accessible description. */
+export function monthSummary(m: MonthToDateSpend): string {
+  const unit = m.unit;
+  const lastDay = m.days[m.days.length - 1]?.day ?? m.end;
+  const parts = [
+    `Billing month ${formatDay(m.start)} to ${formatDay(lastDay)} (UTC, from day ${m.billingDay}):`,
+    `${formatUnits(m.spentUnits, unit)} (${formatMoney(m.spentMicros, m.currency)}) so far`,
+  ];
+  if (m.allowance !== null) {
+    parts[1] += ` of a ${formatUnits(m.allowance, unit)} plan allowance.`;
+  } else {
+    parts[1] += "; no plan allowance is set.";
+  }
+  parts.push(
+    `At the average so far (${formatUnits(m.averageDailyUnits, unit)} a day) the month ends near ${formatUnits(m.projectedUnits, unit)} (${formatMoney(m.projectedMicros, m.currency)})${
+      m.allowance !== null && m.projectedUnits > m.allowance ? ", above the allowance" : ""
+    }.`,
+  );
+  return parts.join(" ");
 }

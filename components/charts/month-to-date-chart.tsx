@@ -4,30 +4,10 @@ import { useId } from "react";
 import { CartesianGrid, ComposedChart, Line, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import type { MonthDay, MonthToDateSpend } from "@/lib/spend/month";
 import { formatCompact, formatDay, formatMoney, formatUnits } from "@/lib/spend/format";
+import { monthSummary } from "./chart-data";
 import { axisTick, chartColors, chartMargin, chartThemeClass, swatchClass, tooltipClass } from "./chart-theme";
 
 type Props = { data: MonthToDateSpend };
-
-/** What the month-to-date chart shows, in one paragraph; also its accessible description. */
-export function monthSummary(m: MonthToDateSpend): string {
-  const unit = m.unit;
-  const lastDay = m.days[m.days.length - 1]?.day ?? m.end;
-  const parts = [
-    `Billing month ${formatDay(m.start)} to ${formatDay(lastDay)} (UTC, from day ${m.billingDay}):`,
-    `${formatUnits(m.spentUnits, unit)} (${formatMoney(m.spentMicros, m.currency)}) so far`,
-  ];
-  if (m.allowance !== null) {
-    parts[1] += ` of a ${formatUnits(m.allowance, unit)} plan allowance.`;
-  } else {
-    parts[1] += "; no plan allowance is set.";
-  }
-  parts.push(
-    `At the average so far (${formatUnits(m.averageDailyUnits, unit)} a day) the month ends near ${formatUnits(m.projectedUnits, unit)} (${formatMoney(m.projectedMicros, m.currency)})${
-      m.allowance !== null && m.projectedUnits > m.allowance ? ", above the allowance" : ""
-    }.`,
-  );
-  return parts.join(" ");
-}
 
 /**
  * Cumulative spend of the billing month against the plan allowance, an even-pace line, and a

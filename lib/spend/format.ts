@@ -17,8 +17,8 @@ export function formatCompact(n: number): string {
 }
 
 /**
- * Money from integer micros. Amounts under one cent keep up to four decimals so an LLM day that
- * costs $0.0042 does not read as $0.00.
+ * Money from integer micros. Amounts under one cent keep up to six decimals (one micro) so a call that
+ * costs $0.000042 does not read as $0.00.
  */
 export function formatMoney(micros: number, currency = "USD"): string {
   const amount = micros / MICROS_PER_UNIT;
@@ -27,7 +27,7 @@ export function formatMoney(micros: number, currency = "USD"): string {
     style: "currency",
     currency,
     minimumFractionDigits: 2,
-    maximumFractionDigits: small ? 4 : 2,
+    maximumFractionDigits: small ? 6 : 2,
   }).format(amount);
 }
 
