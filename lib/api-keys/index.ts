@@ -3,6 +3,6 @@ export { allowsEndpoint, authenticateApiKey, type ApiPrincipal, type Authenticat
 export { createApiKey, type CreatedApiKey } from "./create";
 export { ApiKeyError, type ApiKeyErrorCode } from "./errors";
 export { ApiKeyAccount, ApiKeyBinding, CreateApiKeyInput } from "./input";
-export { listApiKeys, type ApiKeySummary } from "./list";
+export { listApiKeys, listEndpointChoices, type ApiKeySummary, type EndpointChoice } from "./list";
 export { revokeApiKey } from "./revoke";
 export { generateToken, hashToken, readBearer, tokenPrefix } from "./token";

@@ -1,6 +1,6 @@
 import { asc, desc, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { apiKeys, type ApiKey } from "@/db/schema";
+import { apiKeys, endpoints, type ApiKey } from "@/db/schema";
 
 /** A key as the dashboard shows it: never its hash. */
 export type ApiKeySummary = Omit<ApiKey, "secretHash">;
@@ -22,4 +22,11 @@ export async function listApiKeys(db: Db): Promise<ApiKeySummary[]> {
     })
     .from(apiKeys)
     .orderBy(asc(sql`${apiKeys.revokedAt} is not null`), desc(apiKeys.createdAt), desc(apiKeys.id));
+}
+
+export type EndpointChoice = { key: string; name: string };
+
+/** The endpoints a key may be allowed to use, for the create form. */
+export async function listEndpointChoices(db: Db): Promise<EndpointChoice[]> {
+  return db.select({ key: endpoints.key, name: endpoints.name }).from(endpoints).orderBy(asc(endpoints.key));
 }

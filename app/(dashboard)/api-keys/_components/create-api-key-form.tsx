@@ -1,0 +1,67 @@
+"use client";
+
+import { useActionState, useState } from "react";
+import type { EndpointChoice } from "@/lib/api-keys";
+import { createApiKeyAction } from "../actions";
+import type { ApiKeyActionState } from "../api-key-action-core";
+import { ActionMessage } from "./action-message";
+import { useHydrated } from "./hydrated";
+
+const idle: ApiKeyActionState = { status: "idle" };
+const input = "mt-1 block w-full rounded-md border border-zinc-300 bg-white px-3 py-2 text-sm dark:border-zinc-700 dark:bg-zinc-950";
+
+export function CreateApiKeyForm({ endpoints }: { endpoints: EndpointChoice[] }) {
+  const hydrated = useHydrated();
+  const [state, action, pending] = useActionState(createApiKeyAction, idle);
+  const [binding, setBinding] = useState<"account" | "trusted">("account");
+  return (
+    <form method="post" action={action} className="max-w-2xl space-y-4 rounded-lg border border-zinc-200 p-4 dark:border-zinc-800">
+      <h2 className="text-lg font-semibold">Create an API key</h2>
+      <div>
+        <label htmlFor="key-name" className="block text-sm font-medium">Name</label>
+        <input id="key-name" name="name" type="text" required maxLength={100} placeholder="newsletter service (production)" className={input} />
+      </div>
+      <fieldset className="space-y-2">
+        <legend className="text-sm font-medium">Spends for</legend>
+        <label className="flex items-center gap-2 text-sm">
+          <input type="radio" name="binding" value="account" checked={binding === "account"} onChange={() => setBinding("account")} />
+          One billing account: every call is charged to it, whichever of its keys is used
+        </label>
+        {binding === "account" ? (
+          <div className="pl-6">
+            <label htmlFor="key-account" className="block text-sm font-medium">Billing account</label>
+            <input id="key-account" name="account" type="text" required maxLength={200} placeholder="acct_123" className={input} />
+          </div>
+        ) : null}
+        <label className="flex items-center gap-2 text-sm">
+          <input type="radio" name="binding" value="trusted" checked={binding === "trusted"} onChange={() => setBinding("trusted")} />
+          Trusted service: names the caller (billing account) on each request
+        </label>
+      </fieldset>
+      <fieldset>
+        <legend className="text-sm font-medium">Endpoints it may use</legend>
+        {endpoints.length === 0 ? (
+          <p className="mt-1 text-sm text-zinc-500">There are no endpoints yet.</p>
+        ) : (
+          <div className="mt-1 grid gap-1 sm:grid-cols-2">
+            {endpoints.map((e) => (
+              <label key={e.key} className="flex items-center gap-2 text-sm">
+                <input type="checkbox" name="endpointKeys" value={e.key} />
+                <span className="font-mono">{e.key}</span>
+                <span className="text-zinc-500">{e.name}</span>
+              </label>
+            ))}
+          </div>
+        )}
+      </fieldset>
+      <button
+        type="submit"
+        disabled={!hydrated || pending}
+        className="rounded-md bg-zinc-900 px-3 py-2 text-sm font-medium text-white hover:bg-zinc-700 disabled:opacity-50 dark:bg-zinc-100 dark:text-zinc-900"
+      >
+        {pending ? "Creating…" : "Create API key"}
+      </button>
+      <ActionMessage state={state} />
+    </form>
+  );
+}

@@ -1,0 +1,35 @@
+"use client";
+
+import { useActionState } from "react";
+import { revokeApiKeyAction } from "../actions";
+import type { ApiKeyActionState } from "../api-key-action-core";
+import { ActionMessage } from "./action-message";
+import { useHydrated } from "./hydrated";
+
+const idle: ApiKeyActionState = { status: "idle" };
+
+export function RevokeApiKeyButton({ id, label }: { id: number; label: string }) {
+  const hydrated = useHydrated();
+  const [state, action, pending] = useActionState(revokeApiKeyAction, idle);
+  return (
+    <div className="space-y-1">
+      <form
+        method="post"
+        action={action}
+        onSubmit={(event) => {
+          if (!window.confirm(`Revoke ${label}? Services using it are refused from their next request.`)) event.preventDefault();
+        }}
+      >
+        <input type="hidden" name="id" value={id} />
+        <button
+          type="submit"
+          disabled={!hydrated || pending}
+          className="rounded-md border border-red-300 px-2 py-1 text-xs text-red-800 hover:bg-red-50 disabled:opacity-50 dark:border-red-800 dark:text-red-300 dark:hover:bg-red-950"
+        >
+          Revoke
+        </button>
+      </form>
+      <ActionMessage state={state} />
+    </div>
+  );
+}
