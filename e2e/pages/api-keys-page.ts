@@ -1,0 +1,54 @@
+import { expect, type Locator, type Page } from "@playwright/test";
+
+/** /api-keys: the list of keys, the create form (admins) and revoke buttons. */
+export class ApiKeysPage {
+  readonly rows: Locator;
+  readonly name: Locator;
+  readonly account: Locator;
+  readonly trusted: Locator;
+  readonly create: Locator;
+  readonly secret: Locator;
+  readonly error: Locator;
+
+  constructor(readonly page: Page) {
+    this.rows = page.getByTestId("api-key-row");
+    this.name = page.getByLabel("Name");
+    this.account = page.getByLabel("Billing account");
+    this.trusted = page.getByLabel(/Trusted service/);
+    this.create = page.getByRole("button", { name: "Create API key" });
+    this.secret = page.getByTestId("api-key-secret");
+    this.error = page.getByTestId("api-key-action-error");
+  }
+
+  async goto(): Promise<void> {
+    await this.page.goto("/api-keys");
+    await expect(this.page.getByRole("heading", { name: "API keys", level: 1 })).toBeVisible();
+  }
+
+  endpoint(key: string): Locator {
+    return this.page.getByRole("checkbox", { name: new RegExp(`^${key.replace(/\./g, "\\.")}\\b`) });
+  }
+
+  row(prefix: string): Locator {
+    return this.page.locator(`[data-testid="api-key-row"][data-prefix="${prefix}"]`);
+  }
+
+  /** Creates a key for one account and returns the secret shown once. */
+  async createForAccount(name: string, account: string, endpoints: string[]): Promise<string> {
+    await expect(this.create).toBeEnabled();
+    await this.name.fill(name);
+    await this.account.fill(account);
+    for (const e of endpoints) await this.endpoint(e).check();
+    await this.create.click();
+    await expect(this.secret).toBeVisible();
+    return (await this.secret.textContent()) ?? "";
+  }
+
+  /** Revokes through the confirmation dialog. */
+  async revoke(prefix: string): Promise<void> {
+    this.page.once("dialog", (dialog) => void dialog.accept());
+    const row = this.row(prefix);
+    await row.getByRole("button", { name: "Revoke" }).click();
+    await expect(row).toContainText("revoked");
+  }
+}
