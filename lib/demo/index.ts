@@ -1,0 +1,4 @@
+// The demo service: a real consumer of the enforcement library, used by `npm run demo:traffic`.
+export { createFakeProvider, demoProvider, type EmailMessage, type EmailProvider, type FakeProvider, type SendResult } from "./fake-provider";
+export { handleSubscribe, logToConsole, UNIFORM_BODY, type SubscribeHandlerDeps, type SubscribeLogEntry } from "./subscribe-handler";
+export { parseSubscribeBody, subscribe, SUBSCRIBE_ENDPOINT, SubscribeInputError, type DeliveryOutcome, type SubscribeOutcome } from "./subscribe";
