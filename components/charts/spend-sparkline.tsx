@@ -2,6 +2,7 @@
 
 import { Area, AreaChart, ResponsiveContainer } from "recharts";
 import type { EndpointTrend } from "@/lib/spend/overview";
+import { formatUnits } from "@/lib/spend/format";
 import { sparklineSummary } from "./chart-data";
 import { chartColors, chartThemeClass } from "./chart-theme";
 
@@ -12,6 +13,9 @@ export function SpendSparkline({ trend }: Props) {
   const summary = sparklineSummary(trend.points, trend.unit, trend.currency, trend.totalUnits, trend.totalMoneyMicros);
   return (
     <div className={chartThemeClass} data-testid={`sparkline-${trend.key}`}>
+      <p className="text-xs text-zinc-600 dark:text-zinc-400" aria-hidden="true">
+        Last {trend.points.length} days: {formatUnits(trend.totalUnits, trend.unit)}
+      </p>
       <div role="img" aria-label={summary} title={summary} className="h-10 w-full">
         <ResponsiveContainer width="100%" height="100%" minWidth={0}>
           <AreaChart data={trend.points} margin={{ top: 2, right: 0, bottom: 2, left: 0 }} accessibilityLayer={false}>

@@ -5,3 +5,4 @@ export { SpendNotFoundError } from "./errors";
 export { monthToDate, MonthToDateParams, type MonthDay, type MonthToDateSpend } from "./month";
 export { overviewTrends, TREND_DAYS, type EndpointTrend, type TrendPoint } from "./overview";
 export type { SpendSource } from "./source";
+export { endpointSpendCharts, type EndpointSpendCharts } from "./charts";
