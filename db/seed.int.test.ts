@@ -1,5 +1,6 @@
 import { count, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findDrift } from "@/lib/alerts/reconcile";
 import { verifyPassword } from "@/lib/auth/password";
 import { resultRows } from "./client";
 import { DEMO_PASSWORD } from "./demo/catalog";
@@ -41,6 +42,10 @@ describe.skipIf(skipWithoutDatabase())("demo seed on Postgres", () => {
         where u.settled + u.held > c.value`),
     );
     expect(over).toEqual([]);
+  });
+
+  it("leaves counters and reservations in agreement, so the reconcile job reports no drift", async () => {
+    expect(await findDrift(t.db)).toEqual([]);
   });
 
   it("keeps usage windows identical to the enforcement functions' windows", async () => {

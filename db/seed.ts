@@ -3,10 +3,11 @@ import type { PgTable } from "drizzle-orm/pg-core";
 import { hashPassword } from "@/lib/auth/password";
 import type { Db } from "./client";
 import { DEMO_ENDPOINTS, DEMO_PASSWORD, DEMO_STAFF, type CeilingRef } from "./demo/catalog";
-import { calendarUsageRows, dailySpend, type SeededCeiling, type SeededEndpoint, type UsageRow } from "./demo/history";
+import type { SeededCeiling, SeededEndpoint, UsageRow } from "./demo/history";
 import { demoAlerts, demoAuditEvents, demoRefusals, type Endpoints } from "./demo/incidents";
 import { seededRandom } from "./demo/random";
-import { todaysReservations, type ReservationRow } from "./demo/today";
+import type { ReservationRow } from "./demo/today";
+import { demoUsage } from "./demo/usage";
 import { alerts, auditEvents, ceilings, endpoints, refusals, reservations, staff, usage } from "./schema";
 
 // Demo data for a first start: four endpoints with their ceilings, five weeks of spend, refusals at
@@ -111,17 +112,12 @@ async function seedDemo(tx: Db, now: Date, passwordHash: string): Promise<SeedSu
   const usageRows: UsageRow[] = [];
   const reservationRows: ReservationRow[] = [];
   for (const ep of Object.values(eps)) {
-    const days = dailySpend(ep, now, random);
-    usageRows.push(...calendarUsageRows(ep, days));
-    const today = days[days.length - 1];
-    if (today) {
-      const t = todaysReservations(ep, today, now, random);
-      reservationRows.push(...t.reservations);
-      usageRows.push(...t.cooldownUsage);
-    }
+    const { usage: rows, reservations: made } = demoUsage(ep, now, random);
+    usageRows.push(...rows);
+    reservationRows.push(...made);
   }
   const refusalRows = demoRefusals(eps, now, random);
-  const alertRows = demoAlerts(eps, now);
+  const alertRows = demoAlerts(eps, now, refusalRows);
 
   await insertChunked(tx, usage, usageRows);
   await insertChunked(tx, reservations, reservationRows);

@@ -25,6 +25,8 @@ export type DaySpend = {
   calls: number;
   /** Units per billing account, for endpoints with a per-caller ceiling. */
   byCaller: Map<string, number>;
+  /** Calls per billing account (the counter's grant count). */
+  callsByCaller: Map<string, number>;
 };
 
 /** Days ago on which an endpoint's traffic ran into its daily ceiling. */
@@ -74,6 +76,7 @@ export function dailySpend(ep: SeededEndpoint, now: Date, random: Random): DaySp
       monthTotals.set(start, used + units);
     }
     const byCaller = new Map<string, number>();
+    const callsByCaller = new Map<string, number>();
     const perCaller = ceilings.caller_day_units;
     if (perCaller) {
       const pool = callerPool(def);
@@ -83,6 +86,7 @@ export function dailySpend(ep: SeededEndpoint, now: Date, random: Random): DaySp
         const caller = pool[i];
         if (n > 0 && caller) {
           byCaller.set(caller, n);
+          callsByCaller.set(caller, Math.max(1, Math.round(n / def.unitsPerCall)));
           units += n;
         }
       });
@@ -91,7 +95,7 @@ export function dailySpend(ep: SeededEndpoint, now: Date, random: Random): DaySp
     const callCeiling = ceilings.day_calls?.value;
     if (callCeiling !== undefined) calls = Math.min(calls, callCeiling);
     if (units > 0) calls = Math.max(1, calls);
-    days.push({ day, units, calls, byCaller });
+    days.push({ day, units, calls, byCaller, callsByCaller });
   }
   return days;
 }
@@ -109,7 +113,7 @@ export function calendarUsageRows(ep: SeededEndpoint, days: readonly DaySpend[])
     const perCaller = ceilings.caller_day_units;
     if (perCaller) {
       for (const [caller, n] of d.byCaller) {
-        const calls = Math.max(1, Math.round(n / def.unitsPerCall));
+        const calls = d.callsByCaller.get(caller) ?? 0;
         rows.push({ ...base, ceilingId: perCaller.id, scopeKey: caller, settled: n, reservations: calls });
       }
     }
@@ -136,4 +140,20 @@ export function calendarUsageRows(ep: SeededEndpoint, days: readonly DaySpend[])
     }
   }
   return rows;
+}
+
+/**
+ * The counters a seeded database holds must be ones enforcement could have produced: every
+ * calendar counter within its ceiling. A generator bug fails the seed here instead of being
+ * written.
+ */
+export function checkWithinCeilings(ep: SeededEndpoint, rows: readonly UsageRow[]): void {
+  for (const row of rows) {
+    const ceiling = Object.values(ep.ceilings).find((c) => c.id === row.ceilingId);
+    if (!ceiling) throw new Error(`demo seed: usage row for unknown ceiling ${row.ceilingId}`);
+    const used = Number(row.settled ?? 0) + Number(row.held ?? 0);
+    if (used > ceiling.value) {
+      throw new Error(`demo seed: ${ep.def.key} ${ceiling.ref} ${row.scopeKey} at ${row.windowStart.toISOString()} uses ${used} of ${ceiling.value}`);
+    }
+  }
 }

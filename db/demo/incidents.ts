@@ -162,8 +162,10 @@ function fold(list: readonly Refusal[]): RefusalRow[] {
   return [...rows.values()];
 }
 
+const total = (rs: readonly RefusalRow[]) => rs.reduce((a, r) => a + (r.count ?? 1), 0);
+
 /** A few alerts: two acknowledged threshold alerts from capped days and one open fail-closed burst. */
-export function demoAlerts(eps: Endpoints, now: Date): AlertRow[] {
+export function demoAlerts(eps: Endpoints, now: Date, refusals: readonly RefusalRow[]): AlertRow[] {
   const today = utcDayWindow(now).start.getTime();
   const rows: AlertRow[] = [];
   for (const [key, at] of [["email.subscribe", 16 * HOUR_MS + 20 * MINUTE_MS], ["llm.chat", 19 * HOUR_MS + 5 * MINUTE_MS]] as const) {
@@ -186,14 +188,24 @@ export function demoAlerts(eps: Endpoints, now: Date): AlertRow[] {
       acknowledgedBy: "operator@ceilings.local",
     });
   }
-  const outage = new Date(today - 2 * DAY_MS + 3 * HOUR_MS + 13 * MINUTE_MS);
-  rows.push({
-    kind: "fail_closed",
-    dedupeKey: `fail_closed:${outage.toISOString()}`,
-    message: "calls on every endpoint were refused as unavailable for three minutes: the database did not answer in time",
-    details: { gate: "unavailable", minutes: 3 },
-    createdAt: outage,
-  });
+  // The fail-closed burst, as the worker's rule words it: one alert for the endpoint hit hardest.
+  const outage = refusals.filter((r) => r.gate === "unavailable");
+  const byEndpoint = new Map<string, RefusalRow[]>();
+  for (const r of outage) byEndpoint.set(r.endpointKey, [...(byEndpoint.get(r.endpointKey) ?? []), r]);
+  const hardest = [...byEndpoint.entries()].sort((a, b) => total(b[1]) - total(a[1]))[0];
+  if (hardest) {
+    const [key, rs] = hardest;
+    const last = new Date(Math.max(...rs.map((r) => r.lastAt?.getTime() ?? 0)));
+    const callers = new Set(rs.map((r) => r.caller)).size;
+    rows.push({
+      kind: "fail_closed",
+      dedupeKey: `fail_closed:${key}:${last.toISOString().slice(0, 13)}`,
+      endpointId: rs[0]?.endpointId ?? null,
+      message: `${key}: ${total(rs)} calls refused as unavailable (failing closed) in the last 5 minutes from ${callers} caller(s)`,
+      details: { refusals: total(rs), callers, byGate: { unavailable: total(rs) } },
+      createdAt: last,
+    });
+  }
   return rows.filter((r) => (r.createdAt?.getTime() ?? 0) < now.getTime());
 }
 

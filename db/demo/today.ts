@@ -5,7 +5,9 @@ import { callerPool, type DaySpend, type SeededEndpoint, type UsageRow } from ".
 import type { Random } from "./random";
 
 // Today's most recent reservations, all settled, with the charges the enforcement functions would
-// have written, and the cooldown windows their destinations opened.
+// have written, and the cooldown windows their destinations opened. Today's counters are the
+// history's baseline plus exactly what these reservations settled, so the reconcile job finds
+// counters and reservations in agreement.
 
 export type ReservationRow = typeof reservations.$inferInsert;
 
@@ -33,7 +35,12 @@ function phoneDestination(phone: string): Destination {
   return { original: `(${national.slice(0, 3)}) ${national.slice(3, 6)}-${national.slice(6)}`, key: phone };
 }
 
-export type TodayData = { reservations: ReservationRow[]; cooldownUsage: UsageRow[] };
+export type TodayData = {
+  reservations: ReservationRow[];
+  cooldownUsage: UsageRow[];
+  /** Today's spend: the baseline plus what the reservations settled. */
+  today: DaySpend;
+};
 
 export function todaysReservations(ep: SeededEndpoint, today: DaySpend, now: Date, random: Random): TodayData {
   const { def, ceilings } = ep;
@@ -43,7 +50,17 @@ export function todaysReservations(ep: SeededEndpoint, today: DaySpend, now: Dat
   const to = Math.max(from + 1000, now.getTime() - 5000);
   const count = RESERVATIONS_TODAY[def.key];
   const times = Array.from({ length: count }, () => Math.round(from + random.next() * (to - from))).sort((a, b) => a - b);
-  const callers = today.byCaller.size > 0 ? [...today.byCaller.keys()] : callerPool(def);
+  const active = today.byCaller.size > 0 ? [...today.byCaller.keys()] : callerPool(def);
+  const perCallerCap = ceilings.caller_day_units?.value;
+  const added = new Map<string, { units: number; calls: number }>();
+  // A caller with room left under its own daily ceiling for what this call settles.
+  const pickCaller = (settled: number): string | undefined => {
+    const fits = (c: string) =>
+      perCallerCap === undefined || (today.byCaller.get(c) ?? 0) + (added.get(c)?.units ?? 0) + settled <= perCallerCap;
+    const candidates = active.filter(fits);
+    const fallback = candidates.length > 0 ? candidates : callerPool(def).filter(fits);
+    return fallback.length > 0 ? random.pick(fallback) : undefined;
+  };
   const inboxes = [...DEMO_INBOXES];
   const cooldown = ceilings.destination_cooldown;
   // Open cooldown windows by destination key: a later hit inside the window joins it.
@@ -57,7 +74,10 @@ export function todaysReservations(ep: SeededEndpoint, today: DaySpend, now: Dat
 
   for (const t of times) {
     const createdAt = new Date(t);
-    const caller = random.pick(callers);
+    const amount = def.key === "llm.chat" ? random.pick([1000, 2000, 4000, 8000]) : 1;
+    const settledAmount = def.key === "llm.chat" ? random.int(80, Math.round(amount * 0.4)) : amount;
+    const caller = pickCaller(settledAmount);
+    if (caller === undefined) continue;
     let destination: Destination | undefined;
     if (def.key === "email.subscribe") {
       // Each inbox at most once: the one-per-24-hours cooldown would have refused a second send.
@@ -68,8 +88,6 @@ export function todaysReservations(ep: SeededEndpoint, today: DaySpend, now: Dat
       const phones = DEMO_PHONES.slice(0, 6).filter((p) => !isFull(p, t));
       destination = phoneDestination(random.pick(phones.length > 0 ? phones : DEMO_PHONES.slice(6)));
     }
-    const amount = def.key === "llm.chat" ? random.pick([1000, 2000, 4000, 8000]) : 1;
-    const settledAmount = def.key === "llm.chat" ? random.int(80, Math.round(amount * 0.4)) : amount;
     const charges: ReservationCharge[] = [];
     const charge = (c: number, k: string, w: Date, n: number, m: "u" | "c") => {
       // m (units or calls) tells settle which charges to correct to the actual use.
@@ -99,6 +117,8 @@ export function todaysReservations(ep: SeededEndpoint, today: DaySpend, now: Dat
       window.reservations = Number(window.reservations) + 1;
       charge(cooldown.id, destination.key, window.windowStart, 1, "c");
     }
+    const sum = added.get(caller) ?? { units: 0, calls: 0 };
+    added.set(caller, { units: sum.units + settledAmount, calls: sum.calls + 1 });
     rows.push({
       endpointId: ep.id,
       caller,
@@ -113,5 +133,18 @@ export function todaysReservations(ep: SeededEndpoint, today: DaySpend, now: Dat
       resolvedAt: new Date(Math.min(now.getTime(), t + random.int(300, 4000))),
     });
   }
-  return { reservations: rows, cooldownUsage: windows };
+  const merged: DaySpend = {
+    day: today.day,
+    units: today.units + rows.reduce((a, r) => a + Number(r.settledAmount ?? 0), 0),
+    calls: today.calls + rows.length,
+    byCaller: new Map(today.byCaller),
+    callsByCaller: new Map(today.callsByCaller),
+  };
+  if (perCallerCap !== undefined) {
+    for (const [caller, sum] of added) {
+      merged.byCaller.set(caller, (merged.byCaller.get(caller) ?? 0) + sum.units);
+      merged.callsByCaller.set(caller, (merged.callsByCaller.get(caller) ?? 0) + sum.calls);
+    }
+  }
+  return { reservations: rows, cooldownUsage: windows, today: merged };
 }
