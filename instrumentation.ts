@@ -12,4 +12,8 @@ export async function register(): Promise<void> {
   resolveAuthSecret({ nextAuthSecret: e.NEXTAUTH_SECRET, databaseUrl: e.DATABASE_URL, dataDir: e.DATA_DIR });
   const { getDb } = await import("./db/client");
   await getDb();
+  // The worker's jobs run in this process on the embedded database (only one process may hold its
+  // folder); on DATABASE_URL `npm run worker` runs them. Started once per process.
+  const { shouldRunInServer, startWorkerInServer } = await import("./lib/worker/in-server");
+  if (shouldRunInServer(e)) startWorkerInServer();
 }

@@ -2,6 +2,7 @@ import type { ReactNode } from "react";
 import { requirePageRole } from "@/app/_lib/session";
 import { KillBanner } from "@/components/kill-banner";
 import { NavLinks } from "./_components/nav-links";
+import { AlertsNavBadge } from "./alerts/_components/alerts-nav-badge";
 import { SignOutButton } from "./_components/sign-out-button";
 
 // Every dashboard page still checks its own role: a layout does not re-run on client navigation,
@@ -14,6 +15,7 @@ export default async function DashboardLayout({ children }: { children: ReactNod
         <div className="mx-auto flex max-w-7xl flex-wrap items-center gap-x-6 gap-y-2 px-4 py-3">
           <span className="text-base font-semibold tracking-tight">Ceilings</span>
           <NavLinks />
+          <AlertsNavBadge />
           <div className="ml-auto flex items-center gap-3 text-sm" data-testid="signed-in-as">
             <span className="text-zinc-700 dark:text-zinc-300">{staff.email}</span>
             <span className="rounded-full bg-zinc-100 px-2 py-0.5 text-xs font-medium uppercase tracking-wide text-zinc-700 dark:bg-zinc-800 dark:text-zinc-300">
