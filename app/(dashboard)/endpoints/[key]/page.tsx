@@ -13,6 +13,8 @@ import { formatCount, getEndpointDetail, unitLabel } from "@/lib/ceilings";
 import { killEndpointAction, restoreEndpointAction } from "../../actions";
 import { CeilingCard } from "./_components/ceiling-card";
 import { RefusalTable } from "./_components/refusal-table";
+import { ThrottlePanel } from "@/components/throttle-panel";
+import { listThrottleActivity } from "@/lib/throttle";
 
 export const dynamic = "force-dynamic";
 
@@ -28,6 +30,7 @@ export default async function EndpointPage({ params }: Params) {
   const key = decodeURIComponent((await params).key);
   const detail = await getEndpointDetail(await getDb(), key);
   if (!detail) notFound();
+  const throttle = await listThrottleActivity(await getDb(), detail.id);
   const canKill = hasRole(staff.role, "operator");
   const isAdmin = hasRole(staff.role, "admin");
   const killed = detail.state === "killed";
@@ -108,6 +111,14 @@ export default async function EndpointPage({ params }: Params) {
           />
         ))}
       </section>
+
+      {/* Throttle: soft, per caller, shown apart from the ceilings because it bounds no spend. */}
+      {throttle ? (
+        <section aria-labelledby="throttle-title" className="space-y-3">
+          <h2 id="throttle-title" className="text-lg font-semibold">Throttle</h2>
+          <ThrottlePanel activity={throttle} />
+        </section>
+      ) : null}
 
       {/* The charts engineer renders spend over time against ceiling and allowance here. */}
       <section aria-labelledby="charts-title" id="charts" className="space-y-4">
