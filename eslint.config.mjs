@@ -20,7 +20,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["lib/env.ts", "*.config.ts", "*.config.mjs", "playwright.config.ts", "scripts/**"],
+    files: ["lib/env.ts", "*.config.ts", "*.config.mts", "*.config.mjs", "*.config.js", "scripts/**"],
     rules: { "no-restricted-syntax": "off" },
   },
   {
