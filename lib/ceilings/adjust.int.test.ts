@@ -85,6 +85,9 @@ describe.skipIf(skipWithoutDatabase())("adjustCeiling", () => {
   it("lets exactly one of 20 parallel saves with the same version win", async () => {
     const { ceilings } = await createEndpoint(t.db);
     const c = first(ceilings);
+    // Open every pool connection first: otherwise the first save commits while the others are
+    // still connecting, and the race never happens.
+    await Promise.all(Array.from({ length: 24 }, () => t.db.execute(sql`select pg_sleep(0.05)`)));
     const results = await Promise.allSettled(
       Array.from({ length: 20 }, (_, i) =>
         adjustCeiling(t.db, { ceilingId: c.id, input: String(20 + i), expectedVersion: c.version, actor, reason: `race ${i}` }),

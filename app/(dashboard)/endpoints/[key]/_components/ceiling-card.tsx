@@ -16,7 +16,7 @@ type CeilingCardProps = { ceiling: CeilingView; unit: string; isAdmin: boolean; 
 export function CeilingCard({ ceiling: c, unit, isAdmin, overrides, topCallers }: CeilingCardProps) {
   const what = c.metric === "calls" ? "calls" : unitLabel(unit, 2);
   return (
-    <article aria-labelledby={`ceiling-${c.id}`} className={`${cardClass} space-y-4`} data-testid={`ceiling-${c.id}`}>
+    <article aria-labelledby={`ceiling-${c.id}`} className={`${cardClass} space-y-4`} data-ceiling-window={c.window} data-ceiling-scope={c.scope} data-ceiling-metric={c.metric}>
       <header className="flex flex-wrap items-start justify-between gap-2">
         <h3 id={`ceiling-${c.id}`} className="text-base font-semibold" data-testid="guarantee">{c.guarantee}</h3>
         <StateBadge state={c.state} />
