@@ -46,6 +46,8 @@ export const Env = z.object({
   ENFORCEMENT_DEADLINE_MS: wholeMs(2000),
   ENFORCEMENT_STATEMENT_TIMEOUT_MS: wholeMs(1500),
   ENFORCEMENT_LOCK_TIMEOUT_MS: wholeMs(1000),
+  // Refusals older than this are purged by the worker in small batches.
+  REFUSAL_RETENTION_DAYS: wholeCount(90, 1, 3650),
   CI: z.string().optional(),
   // Alerts and the worker (lib/alerts, lib/worker). Counts and windows of the refusal rules.
   WORKER_NAME: z.string().trim().min(1).max(100).optional(),

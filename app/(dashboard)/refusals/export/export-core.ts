@@ -1,0 +1,50 @@
+import type { Db } from "@/db/client";
+import { checkRole, SIGN_IN_REQUIRED } from "@/app/_lib/guards";
+import type { SessionStaff } from "@/app/_lib/session";
+import { recordAudit } from "@/lib/audit/record";
+import { filterParams, parseRefusalQuery, refusalCsvChunks, refusalCsvStream, type SearchParams } from "@/lib/refusals";
+
+// The body of GET /refusals/export, with its dependencies passed in so tests run it on a real
+// database as a chosen staff member. route.ts wires the live session and database.
+export type ExportDeps = {
+  session: () => Promise<SessionStaff | null>;
+  db: () => Promise<Db>;
+  now?: () => Date;
+};
+
+function fileStamp(now: Date): string {
+  return now.toISOString().slice(0, 19).replaceAll(":", "").replace("T", "-");
+}
+
+/**
+ * Streams the filtered refusal log as CSV. Any signed-in staff may export; callers and
+ * destinations are masked for everyone but admins, decided here from the role in the database.
+ * Every export is an audit event: who took which slice of the log, masked or not.
+ */
+export async function exportRefusalsCore(deps: ExportDeps, params: SearchParams): Promise<Response> {
+  const auth = checkRole(await deps.session(), "viewer");
+  if (!auth.ok) return Response.json({ error: auth.error }, { status: auth.error === SIGN_IN_REQUIRED ? 401 : 403 });
+  const parsed = parseRefusalQuery(params);
+  if (!parsed.ok) return Response.json({ error: "invalid filters", details: parsed.errors }, { status: 400 });
+  const mask = auth.staff.role !== "admin";
+  const db = await deps.db();
+  const query = filterParams(parsed.filters).toString();
+  await recordAudit(db, {
+    actorType: "staff",
+    actor: auth.staff.email,
+    action: "refusals.export",
+    target: query || "all refusals",
+    details: { masked: mask, filters: Object.fromEntries(filterParams(parsed.filters)) },
+  });
+  const stream = refusalCsvStream(refusalCsvChunks(db, { filters: parsed.filters, mask }), (error) =>
+    console.error("refusal export failed mid-stream", error),
+  );
+  return new Response(stream, {
+    headers: {
+      "content-type": "text/csv; charset=utf-8",
+      "content-disposition": `attachment; filename="refusals-${fileStamp(deps.now?.() ?? new Date())}.csv"`,
+      "cache-control": "no-store",
+      "x-content-type-options": "nosniff",
+    },
+  });
+}

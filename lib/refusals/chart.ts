@@ -1,0 +1,70 @@
+import { sql } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { resultRows } from "@/db/client";
+import { refusals } from "@/db/schema";
+import type { RefusalFilters, RefusalGate } from "./filters";
+import { filterConditions, whereAll } from "./where";
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+/** Without a time filter the chart shows the last week: the log itself may span a year. */
+export const DEFAULT_CHART_RANGE_MS = 7 * DAY;
+const BUCKET_SIZES = [5 * MINUTE, 15 * MINUTE, HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR, DAY, 7 * DAY, 30 * DAY];
+const MAX_BUCKETS = 120;
+
+export type GateCounts = Record<RefusalGate, number>;
+export type GateBucket = { start: string } & GateCounts;
+export type GateChart = { from: Date; to: Date; bucketMs: number; buckets: GateBucket[]; totals: GateCounts };
+
+/** The smallest bucket that keeps the chart at no more than MAX_BUCKETS bars. */
+export function chooseBucketMs(rangeMs: number): number {
+  for (const size of BUCKET_SIZES) if (rangeMs / size <= MAX_BUCKETS) return size;
+  return BUCKET_SIZES[BUCKET_SIZES.length - 1] ?? DAY;
+}
+
+export function chartRange(f: RefusalFilters, now: Date): { from: Date; to: Date } {
+  const to = f.to ?? now;
+  const from = f.from ?? new Date(to.getTime() - DEFAULT_CHART_RANGE_MS);
+  return { from, to };
+}
+
+function emptyCounts(): GateCounts {
+  return { kill_switch: 0, per_call_max: 0, ceiling: 0, cooldown: 0, throttle: 0, unavailable: 0 };
+}
+
+/** The chart's aggregate query and the buckets it fills, unexecuted (the benchmark explains it). */
+export function gateChartQuery(params: { filters: RefusalFilters; now?: Date }) {
+  const { from, to } = chartRange(params.filters, params.now ?? new Date());
+  const bucketMs = chooseBucketMs(to.getTime() - from.getTime());
+  const origin = new Date(Math.floor(from.getTime() / bucketMs) * bucketMs);
+  const conditions = filterConditions({ ...params.filters, from, to });
+  const bucket = sql`date_bin(${`${bucketMs / 1000} seconds`}::interval, ${refusals.at}, ${origin.toISOString()}::timestamptz)`;
+  const query = sql`
+    select ${bucket} as bucket, ${refusals.gate} as gate, sum(${refusals.count})::bigint as n
+    from ${refusals}
+    where ${whereAll(conditions)}
+    group by 1, 2`;
+  return { query, from, to, bucketMs, origin };
+}
+
+/**
+ * Refusals per gate per time bucket over the filtered range, summing folded rows' counts so a
+ * flood reads as a flood. Empty buckets are filled in so gaps show as zero, not as a line jump.
+ */
+export async function countRefusalsByGate(db: Db, params: { filters: RefusalFilters; now?: Date }): Promise<GateChart> {
+  const { query, from, to, bucketMs, origin } = gateChartQuery(params);
+  const rows = resultRows<{ bucket: Date | string; gate: RefusalGate; n: string | number }>(await db.execute(query));
+  const byStart = new Map<number, GateBucket>();
+  for (let t = origin.getTime(); t < to.getTime(); t += bucketMs) {
+    byStart.set(t, { start: new Date(t).toISOString(), ...emptyCounts() });
+  }
+  const totals = emptyCounts();
+  for (const r of rows) {
+    const b = byStart.get(new Date(r.bucket).getTime());
+    const n = Number(r.n);
+    if (b) b[r.gate] += n;
+    totals[r.gate] += n;
+  }
+  return { from, to, bucketMs, buckets: [...byStart.values()], totals };
+}

@@ -1,0 +1,50 @@
+import { sql } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { resultRows } from "@/db/client";
+
+export const DEFAULT_PURGE_BATCH = 5_000;
+const DAY_MS = 86_400_000;
+
+export type PurgeOptions = {
+  olderThanDays: number;
+  batchSize?: number;
+  /** Stop after this many batches (a worker tick may want to yield); unbounded by default. */
+  maxBatches?: number;
+  now?: Date;
+};
+
+/**
+ * Deletes refusals older than the retention age in small batches and returns how many went.
+ * Each batch is its own short statement (pass the pool, not a transaction): it picks the oldest
+ * rows by the at index (read backwards, hence NULLS FIRST) and deletes them by id, so no lock is held for long and the refusal log
+ * keeps taking inserts meanwhile. Rows locked by a concurrent fold are skipped, not waited for.
+ */
+export async function purgeOldRefusals(db: Db, options: PurgeOptions): Promise<number> {
+  const { olderThanDays } = options;
+  const batchSize = options.batchSize ?? DEFAULT_PURGE_BATCH;
+  if (!Number.isInteger(olderThanDays) || olderThanDays < 1) {
+    throw new RangeError(`olderThanDays must be a whole number of days, at least 1, got ${olderThanDays}`);
+  }
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 100_000) {
+    throw new RangeError(`batchSize must be a whole number from 1 to 100000, got ${batchSize}`);
+  }
+  const cutoff = new Date((options.now ?? new Date()).getTime() - olderThanDays * DAY_MS);
+  let total = 0;
+  for (let batch = 0; options.maxBatches === undefined || batch < options.maxBatches; batch += 1) {
+    const [row] = resultRows<{ n: number | string }>(
+      await db.execute(sql`
+        with doomed as (
+          select id from refusals where at < ${cutoff.toISOString()}::timestamptz
+          order by at asc nulls first limit ${batchSize}
+          for update skip locked
+        ), gone as (
+          delete from refusals r using doomed where r.id = doomed.id returning 1
+        )
+        select count(*) as n from gone`),
+    );
+    const n = Number(row?.n ?? 0);
+    total += n;
+    if (n < batchSize) break;
+  }
+  return total;
+}

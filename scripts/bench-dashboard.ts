@@ -1,0 +1,144 @@
+// npm run bench:dashboard -- [--runs 9] [--url http://127.0.0.1:3200]
+// Times every refusal-page query on the Postgres in DATABASE_URL (fill it first with
+// npm run db:fill -- --refusals 2000000), prints median and p95 and EXPLAIN (ANALYZE, BUFFERS) of
+// each, then, given --url of a server running on the same database (next start with the same
+// DATABASE_URL and NEXTAUTH_SECRET), times the server render of /refusals as a signed-in viewer.
+// Targets: each page query <= 50 ms, the page <= 300 ms. Printed, never asserted.
+import { sql } from "drizzle-orm";
+import { PgDialect } from "drizzle-orm/pg-core";
+import { openPostgres, resultRows, type Db } from "@/db/client";
+import { env } from "@/lib/env";
+import {
+  countAllRefusals,
+  countMatchingRefusals,
+  countRefusalsByGate,
+  gateChartQuery,
+  listRefusals,
+  matchingCountQuery,
+  refusalPageQuery,
+  RefusalCursor,
+  RefusalFilters,
+  type RefusalPosition,
+} from "@/lib/refusals";
+import { renderPage } from "./bench-dashboard/render";
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+const dialect = new PgDialect();
+
+// EXPLAIN cannot bind parameters, so they are inlined as literals (the plan Postgres makes for a
+// statement's first executions; the timings below run the real parameterised statements).
+function literal(v: unknown): string {
+  if (v === null || v === undefined) return "null";
+  if (typeof v === "number" || typeof v === "bigint") return String(v);
+  if (typeof v === "boolean") return v ? "true" : "false";
+  const text = v instanceof Date ? v.toISOString() : String(v);
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+function inline(query: { sql: string; params: unknown[] }): string {
+  return query.sql.replace(/\$(\d+)/g, (_, n: string) => literal(query.params[Number(n) - 1]));
+}
+
+function stats(ms: number[]): { median: number; p95: number } {
+  const s = [...ms].sort((a, b) => a - b);
+  const at = (p: number) => s[Math.min(s.length - 1, Math.ceil(p * s.length) - 1)] ?? 0;
+  return { median: at(0.5), p95: at(0.95) };
+}
+
+type Case = { label: string; run: () => Promise<unknown>; text: () => string; target: number };
+
+async function main(): Promise<void> {
+  const url = env().DATABASE_URL;
+  if (!url) throw new Error("DATABASE_URL is not set: point it at a database filled by npm run db:fill");
+  const runs = Number(arg("runs") ?? 9);
+  const database = openPostgres(url, { max: 2 });
+  const db: Db = database.db;
+  try {
+    const [top] = resultRows<{ key: string; caller: string; at: Date }>(
+      await db.execute(sql`select endpoint_key as key, caller, at from refusals order by at desc, id desc limit 1`),
+    );
+    if (!top) throw new Error("the refusals table is empty: run npm run db:fill first");
+    const [hotCaller] = resultRows<{ caller: string }>(
+      await db.execute(sql`select caller from refusals where caller <> '' and at > now() - interval '30 days' group by 1 order by count(*) desc limit 1`),
+    );
+    const now = new Date();
+    const day = 86_400_000;
+    // A cursor about 100,000 rows down: what "Older" gives after 2,000 pages.
+    const [deep] = resultRows<{ c: string }>(
+      await db.execute(sql`select to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || '_' || id as c from refusals order by at desc, id desc offset 100000 limit 1`),
+    );
+    const f = (input: Record<string, string>) => RefusalFilters.parse(input);
+    const filterCases: [string, RefusalFilters, RefusalPosition?][] = [
+      ["page: no filter", f({})],
+      ["page: by endpoint", f({ endpoint: top.key })],
+      ["page: by gate (unavailable)", f({ gate: "unavailable" })],
+      ["page: by caller", f({ caller: hotCaller?.caller ?? top.caller })],
+      ["page: by destination prefix", f({ destination: "maria.1" })],
+      ["page: by time range (a day, 30 days ago)", f({ from: new Date(now.getTime() - 31 * day).toISOString(), to: new Date(now.getTime() - 30 * day).toISOString() })],
+      ["page: endpoint + gate", f({ endpoint: top.key, gate: "per_call_max" })],
+      ["page: deep keyset (100,000 rows down)", f({}), deep ? { before: RefusalCursor.parse(deep.c) } : undefined],
+    ];
+    const cases: Case[] = filterCases.map(([label, filters, position]) => ({
+      label,
+      target: 50,
+      run: () => listRefusals(db, { filters, position }),
+      text: () => inline(refusalPageQuery(db, { filters, position }).toSQL()),
+    }));
+    const chartOf = (label: string, filters: RefusalFilters): Case => ({
+      label,
+      target: 50,
+      run: () => countRefusalsByGate(db, { filters, now }),
+      text: () => inline(dialect.sqlToQuery(gateChartQuery({ filters, now }).query)),
+    });
+    cases.push(chartOf("chart: per gate, last 7 days", f({})));
+    cases.push(chartOf("chart: per gate, one endpoint, last 7 days", f({ endpoint: top.key })));
+    cases.push(chartOf("chart: per gate, last 90 days", f({ from: new Date(now.getTime() - 90 * day).toISOString() })));
+    const countOf = (label: string, filters: RefusalFilters): Case => ({
+      label,
+      target: 50,
+      run: () => countMatchingRefusals(db, filters),
+      text: () => inline(dialect.sqlToQuery(matchingCountQuery(filters))),
+    });
+    cases.push({
+      label: "count: whole log (estimate)",
+      target: 50,
+      run: () => countAllRefusals(db),
+      text: () => "select reltuples::bigint as n from pg_class where oid = 'refusals'::regclass",
+    });
+    cases.push(countOf("count: matching, by gate (capped at 10,000)", f({ gate: "ceiling" })));
+    cases.push(countOf("count: matching, by endpoint", f({ endpoint: top.key })));
+
+    const summary: string[] = [];
+    for (const c of cases) {
+      await c.run(); // warm the cache and the connection
+      const ms: number[] = [];
+      for (let i = 0; i < runs; i += 1) {
+        const start = performance.now();
+        await c.run();
+        ms.push(performance.now() - start);
+      }
+      const { median, p95 } = stats(ms);
+      const plan = resultRows<{ "QUERY PLAN": string }>(await db.execute(sql.raw(`explain (analyze, buffers) ${c.text()}`)));
+      console.log(`\n=== ${c.label}: median ${median.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms (${runs} runs)`);
+      console.log(plan.map((p) => `  ${p["QUERY PLAN"]}`).join("\n"));
+      summary.push(`${c.label.padEnd(48)} median ${median.toFixed(1).padStart(7)} ms  p95 ${p95.toFixed(1).padStart(7)} ms  ${p95 <= c.target ? "ok" : `OVER ${c.target} ms`}`);
+    }
+    const renderUrl = arg("url");
+    if (renderUrl) summary.push(...(await renderPage(db, renderUrl, runs)));
+    else summary.push("page render: skipped (pass --url of a server started on this DATABASE_URL with the same NEXTAUTH_SECRET)");
+    console.log(`\n=== summary (${(await countAllRefusals(db)).n.toLocaleString("en-US")} refusal rows)`);
+    for (const line of summary) console.log(line);
+  } finally {
+    await database.close();
+  }
+}
+
+
+main().catch((error: unknown) => {
+  console.error(`bench:dashboard failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+  process.exitCode = 1;
+});

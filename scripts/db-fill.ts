@@ -1,0 +1,70 @@
+import { sql } from "drizzle-orm";
+import { z } from "zod";
+import { migrateDatabase, openPostgres } from "@/db/client";
+import { env } from "@/lib/env";
+import { ensureEndpoints } from "./db-fill/catalog";
+import { fillReservations, fillUsage, prepareFillEndpoints } from "./db-fill/history";
+import { fillRefusals } from "./db-fill/refusals";
+
+// npm run db:fill -- --refusals 2000000: realistic history at scale on the Postgres in
+// DATABASE_URL, for benchmarks (npm run bench:dashboard). Use a database of its own: it adds
+// fifty endpoints and millions of rows. Re-running adds more history to the same endpoints.
+
+const USAGE = "usage: npm run db:fill -- [--refusals N] [--reservations N] [--days N]";
+const Count = (max: number) => z.coerce.number().int().min(0).max(max);
+const Args = z.object({
+  refusals: Count(50_000_000).default(2_000_000),
+  reservations: Count(50_000_000).default(200_000),
+  days: Count(3650).pipe(z.number().min(1)).default(400),
+});
+
+function parseArgs(argv: string[]): z.output<typeof Args> {
+  const raw: Record<string, string> = {};
+  for (let i = 0; i < argv.length; i += 2) {
+    const flag = argv[i] ?? "";
+    const value = argv[i + 1];
+    if (!flag.startsWith("--") || value === undefined) throw new Error(`unexpected argument '${flag}'\n${USAGE}`);
+    raw[flag.slice(2)] = value.replaceAll("_", "").replaceAll(",", "");
+  }
+  const parsed = Args.strict().safeParse(raw);
+  if (!parsed.success) throw new Error(`${parsed.error.issues.map((i) => `--${i.path.join(".")}: ${i.message}`).join("\n")}\n${USAGE}`);
+  return parsed.data;
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const url = env().DATABASE_URL;
+  if (!url) throw new Error("DATABASE_URL is not set: db:fill writes millions of rows to a real Postgres (use a database of its own)");
+  // One connection: the generator's temp tables live in its session.
+  const database = openPostgres(url, { max: 1, connection: { work_mem: "256MB", synchronous_commit: "off", statement_timeout: 0 } });
+  const started = Date.now();
+  const step = (label: string) => console.log(`${((Date.now() - started) / 1000).toFixed(1).padStart(6)} s  ${label}`);
+  try {
+    await migrateDatabase(database);
+    const db = database.db;
+    // Every foreign key is right by construction; skipping their per-row checks (superuser only)
+    // saves a fifth of the time. Without the privilege the fill is just slower.
+    await db.execute(sql`set session_replication_role = replica`).catch(() => step("not a superuser: foreign keys checked row by row"));
+    const created = await ensureEndpoints(db);
+    const endpointCount = await prepareFillEndpoints(db);
+    step(`${endpointCount} endpoints (${created} new) with their ceilings`);
+    const usageRows = await fillUsage(db, args.days);
+    step(`${usageRows.toLocaleString("en-US")} usage counters over ${args.days} days`);
+    await fillReservations(db, args.reservations, args.days);
+    step(`${args.reservations.toLocaleString("en-US")} reservations`);
+    const refusals = await fillRefusals(db, args.refusals, args.days, step);
+    step(`${refusals.toLocaleString("en-US")} refusals; vacuum and analyze`);
+    // Fresh statistics for the planner, and a visibility map so index-only scans stay index-only.
+    await db.execute(sql`vacuum analyze refusals`);
+    await db.execute(sql`analyze usage`);
+    await db.execute(sql`analyze reservations`);
+    step("done");
+  } finally {
+    await database.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(`db:fill failed: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
+});
