@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eq } from "drizzle-orm";
+import { auditEvents } from "@/db/schema";
+import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import type { Role } from "@/lib/auth/roles";
+import { createEndpoint } from "@/lib/ceilings/test-fixtures";
+import { insertRefusals } from "@/lib/refusals/test-fixtures";
+import type { SessionStaff } from "@/app/_lib/session";
+import { exportRefusalsCore } from "./export-core";
+
+describe.skipIf(skipWithoutDatabase())("refusal export checks the role itself and masks for non-admins", () => {
+  let t: TestDatabase;
+  let key = "";
+  beforeAll(async () => {
+    t = await createTestDatabase("refusal_export");
+    const ep = await createEndpoint(t.db, { key: "sms.reset" });
+    key = ep.key;
+    await insertRefusals(t.db, [
+      { endpointId: ep.endpointId, endpointKey: ep.key, at: new Date(), gate: "cooldown", caller: "acct_7h3k9q89", destination: "+14155554567", count: 3 },
+      { endpointId: ep.endpointId, endpointKey: ep.key, at: new Date(Date.now() - 1000), gate: "ceiling", caller: "john.doe@gmail.com", destination: "+14155550000" },
+    ]);
+  });
+  afterAll(async () => {
+    await t?.drop();
+  });
+
+  const as = (role: Role | null) => ({
+    session: async (): Promise<SessionStaff | null> => (role ? { id: 1, email: `${role}@test.local`, role } : null),
+    db: async () => t.db,
+    now: () => new Date("2025-06-10T12:00:00Z"),
+  });
+
+  it("refuses a visitor without a session", async () => {
+    const response = await exportRefusalsCore(as(null), {});
+    expect(response.status).toBe(401);
+  });
+
+  it("rejects invalid filters with 400 and says which", async () => {
+    const response = await exportRefusalsCore(as("viewer"), { gate: "nonsense" });
+    expect(response.status).toBe(400);
+    expect(JSON.stringify(await response.json())).toContain("gate");
+  });
+
+  for (const role of ["viewer", "operator"] as const) {
+    it(`gives a ${role} the rows with callers and destinations masked`, async () => {
+      const response = await exportRefusalsCore(as(role), { endpoint: key });
+      expect(response.status).toBe(200);
+      expect(response.headers.get("content-disposition")).toBe('attachment; filename="refusals-2025-06-10-120000.csv"');
+      expect(response.headers.get("content-type")).toContain("text/csv");
+      const body = await response.text();
+      expect(body).toContain("acct_***89,+1******4567");
+      expect(body).toContain("j***@g***.com,+1******0000");
+      expect(body).not.toContain("acct_7h3k9q89");
+      expect(body).not.toContain("4155554567");
+      expect(body).not.toContain("john.doe");
+    });
+  }
+
+  it("gives an admin the rows in full, filtered, and records every export in the audit log", async () => {
+    const response = await exportRefusalsCore(as("admin"), { endpoint: key, gate: "cooldown" });
+    const lines = (await response.text()).trimEnd().split("\r\n");
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toContain("sms.reset,cooldown,3,acct_7h3k9q89,+14155554567");
+    const audits = await t.db.select().from(auditEvents).where(eq(auditEvents.action, "refusals.export")).orderBy(auditEvents.id);
+    expect(audits.map((a) => [a.actor, a.details])).toEqual([
+      ["viewer@test.local", { masked: true, filters: { endpoint: key } }],
+      ["operator@test.local", { masked: true, filters: { endpoint: key } }],
+      ["admin@test.local", { masked: false, filters: { endpoint: key, gate: "cooldown" } }],
+    ]);
+  });
+});
