@@ -43,8 +43,8 @@ async function makeEndpoint(db: Db, key: string, ceilingsSpec: "one" | "three"):
   const [e] = await db.insert(endpoints).values({ key, name: key, unit: "units", perCallMax: 1000 }).returning();
   if (!e) throw new Error("no endpoint");
   const big = 1_000_000_000_000;
-  const specs = [{ metric: "units" as const, scope: "global" as const }];
-  if (ceilingsSpec === "three") specs.push({ metric: "calls", scope: "global" }, { metric: "units", scope: "caller" } as never);
+  const specs: { metric: "units" | "calls"; scope: "global" | "caller" }[] = [{ metric: "units", scope: "global" }];
+  if (ceilingsSpec === "three") specs.push({ metric: "calls", scope: "global" }, { metric: "units", scope: "caller" });
   await db.insert(ceilings).values(
     specs.map((s) => ({ ...s, endpointId: e.id, window: "utc_day" as const, value: big, maxValue: big, defaultValue: big })),
   );
