@@ -4,6 +4,7 @@ import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db
 import { type Decision, reserve } from "@/lib/enforcement";
 import { countRows, makeEndpoint } from "@/lib/enforcement/test-fixtures";
 import { listThrottleActivity } from "./activity";
+import { pruneThrottleCounters } from "./prune";
 
 const LIMIT = 5;
 
@@ -66,6 +67,18 @@ describe.skipIf(skipWithoutDatabase())("throttle: a soft per-caller rate in fron
     expect(flood.every((d) => d.status === "granted")).toBe(true);
     const activity = await listThrottleActivity(t.db, e.endpointId);
     expect(activity).toMatchObject({ perMinute: null, totals: { attempts: 0, refused: 0, callers: 0 }, callers: [] });
+  });
+
+  it("prunes counters the gate and the dashboard no longer read, in bounded steps", async () => {
+    const e = await makeEndpoint(t.db, { throttlePerMinute: LIMIT, ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1000 }] });
+    await t.db.execute(sql`
+      insert into throttle_counters (endpoint_id, caller, minute, attempts)
+      select ${e.endpointId}, 'acct_old', date_trunc('minute', now()) - make_interval(mins => m), 3 from generate_series(0, 299) m`);
+    expect(await pruneThrottleCounters(t.db, { keepMinutes: 120, maxRows: 100 })).toBe(100);
+    expect(await pruneThrottleCounters(t.db, { keepMinutes: 120, maxRows: 1000 })).toBe(79);
+    expect(await pruneThrottleCounters(t.db, { keepMinutes: 120 })).toBe(0);
+    const left = await countRows(t.db, sql`select count(*) as n from throttle_counters where endpoint_id = ${e.endpointId}`);
+    expect(left).toBe(121);
   });
 
   it("answers null for an unknown endpoint", async () => {
