@@ -28,3 +28,18 @@ describe("alert links", () => {
     expect(alertLinks({ endpointKey: null, windowStart: null, createdAt: new Date(), details: null })).toBeNull();
   });
 });
+
+describe("alert kinds", () => {
+  it("name every kind the SQL functions and the rules fire, so the inbox can filter by each", async () => {
+    const { alertKinds } = await import("./kinds");
+    const { readFileSync } = await import("node:fs");
+    const sources = ["rules.ts", "reconcile.ts", "heartbeat.ts", "digest.ts"].map((f) => readFileSync(new URL(f, import.meta.url), "utf8")).join("\n");
+    const migration = readFileSync(new URL("../../db/migrations/0001_enforcement_functions.sql", import.meta.url), "utf8");
+    const fired = new Set<string>();
+    for (const m of migration.matchAll(/fire_alert\('([a-z_]+)'/g)) if (m[1]) fired.add(m[1]);
+    for (const m of sources.matchAll(/kind: "([a-z_]+)"/g)) if (m[1]) fired.add(m[1]);
+    for (const m of sources.matchAll(/fire_alert\('([a-z_]+)'/g)) if (m[1]) fired.add(m[1]);
+    expect(fired.size).toBeGreaterThanOrEqual(8);
+    for (const kind of fired) expect(alertKinds).toContain(kind);
+  });
+});

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
+import type { AlertKind } from "./kinds";
 
 // The alert rules the worker runs each loop. Each is one statement that fires through
 // ceilings.fire_alert, so each alert is recorded (and its deliveries queued) exactly once per
@@ -85,7 +86,7 @@ export function fireAdjustmentAlerts(db: Db, factor: number): Promise<number> {
  */
 function fireRefusalFlood(
   db: Db,
-  p: { kind: "fail_closed" | "refusal_spike"; gates: string[]; threshold: number; windowMinutes: number; what: string },
+  p: { kind: Extract<AlertKind, "fail_closed" | "refusal_spike">; gates: string[]; threshold: number; windowMinutes: number; what: string },
 ): Promise<number> {
   const gates = sql.join(p.gates.map((g) => sql`${g}::refusal_gate`), sql`, `);
   return firedCount(
