@@ -12,9 +12,9 @@ export class ApiKeysPage {
 
   constructor(readonly page: Page) {
     this.rows = page.getByTestId("api-key-row");
-    this.name = page.getByLabel("Name");
-    this.account = page.getByLabel("Billing account");
-    this.trusted = page.getByLabel(/Trusted service/);
+    this.name = page.getByLabel("Name", { exact: true });
+    this.account = page.getByLabel("Billing account", { exact: true });
+    this.trusted = page.getByRole("radio", { name: /^Trusted service/ });
     this.create = page.getByRole("button", { name: "Create API key" });
     this.secret = page.getByTestId("api-key-secret");
     this.error = page.getByTestId("api-key-action-error");
