@@ -47,7 +47,7 @@ export function ConfirmActionButton(props: ConfirmActionButtonProps) {
         aria-describedby={`${id}-desc`}
         className="m-auto w-[min(32rem,calc(100vw-2rem))] rounded-lg border border-zinc-300 bg-white p-0 text-zinc-900 shadow-xl backdrop:bg-black/50 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100"
       >
-        <form action={formAction} method="post" className="space-y-4 p-5">
+        <form action={formAction} className="space-y-4 p-5">
           <h2 id={`${id}-title`} className="text-lg font-semibold">{props.title}</h2>
           <p id={`${id}-desc`} className="text-sm text-zinc-700 dark:text-zinc-300">{props.description}</p>
           {Object.entries(props.fields).map(([name, value]) => (

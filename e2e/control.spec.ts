@@ -30,13 +30,13 @@ test.describe("dashboard control", () => {
     await expect(daily.guarantee).toHaveText("at most 100 emails per UTC day");
     await expect(page.getByTestId("derived-default")).toHaveText("3,000 emails a month ≈ 100 a day");
 
-    await daily.input.fill("1e9");
+    await daily.type("1e9");
     await expect(daily.preview).toHaveText("limit must be a whole number, got '1e9'");
     await daily.adjust("1e9", "typo check");
     await expect(daily.error).toContainText("limit must be a whole number, got '1e9'");
     await expect(daily.value).toHaveText("100");
 
-    await daily.input.fill("1000");
+    await daily.type("1000");
     await expect(daily.preview).toContainText("you typed 1,000; 150 will apply, the maximum");
     await daily.adjust("1000", "newsletter launch");
     await expect(daily.ok).toContainText("Saved: 100 → 150");

@@ -82,9 +82,14 @@ export class CeilingSection {
     this.conflictCurrent = this.root.getByTestId("conflict-current");
   }
 
-  async adjust(value: string, reason: string): Promise<void> {
+  /** Types a value once the form is hydrated (before that, typing is lost and no preview runs). */
+  async type(value: string): Promise<void> {
     await expect(this.save).toBeEnabled();
     await this.input.fill(value);
+  }
+
+  async adjust(value: string, reason: string): Promise<void> {
+    await this.type(value);
     await this.reason.fill(reason);
     await this.save.click();
   }

@@ -44,7 +44,7 @@ export function AdjustForm(props: AdjustFormProps) {
   const needsConfirmation = preview?.ok === true && preview.needsConfirmation;
 
   return (
-    <form action={formAction} method="post" className="space-y-3" data-testid={`adjust-form-${props.ceilingId}`}>
+    <form action={formAction} className="space-y-3" data-testid={`adjust-form-${props.ceilingId}`}>
       <input type="hidden" name="ceilingId" value={props.ceilingId} />
       <input type="hidden" name="expectedVersion" value={version} />
       <div className="grid gap-3 sm:grid-cols-2">

@@ -13,7 +13,7 @@ export function BoundsForm({ ceilingId, min, max, version }: { ceilingId: number
   const [state, formAction, pending] = useActionState(setBoundsAction, { status: "idle" } as ControlActionState);
   const conflictVersion = state.status === "error" ? state.current?.version : undefined;
   return (
-    <form action={formAction} method="post" className="space-y-3" data-testid={`bounds-form-${ceilingId}`}>
+    <form action={formAction} className="space-y-3" data-testid={`bounds-form-${ceilingId}`}>
       <input type="hidden" name="ceilingId" value={ceilingId} />
       <input type="hidden" name="expectedVersion" value={conflictVersion ?? version} />
       <div className="grid gap-3 sm:grid-cols-3">

@@ -13,7 +13,7 @@ export function OverrideForm({ ceilingId, min, max }: { ceilingId: number; min: 
   const hydrated = useHydrated();
   const [state, formAction, pending] = useActionState(setOverrideAction, { status: "idle" } as ControlActionState);
   return (
-    <form action={formAction} method="post" className="space-y-3" data-testid={`override-form-${ceilingId}`}>
+    <form action={formAction} className="space-y-3" data-testid={`override-form-${ceilingId}`}>
       <input type="hidden" name="ceilingId" value={ceilingId} />
       <div className="grid gap-3 sm:grid-cols-3">
         <div>
