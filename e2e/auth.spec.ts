@@ -1,6 +1,7 @@
 import { expect, test } from "@playwright/test";
 import { DashboardShell, NAV_LABELS } from "./pages/dashboard-shell";
 import { DEMO_ADMIN, DEMO_PASSWORD, DEMO_VIEWER, LoginPage } from "./pages/login-page";
+import { StaffPage } from "./pages/staff-page";
 
 test.describe("staff sign-in", () => {
   test("a visitor is sent to sign in, then lands where they were going with the navigation", async ({ page }) => {
@@ -50,5 +51,32 @@ test.describe("staff sign-in", () => {
     await expect(page).toHaveURL(/\/forbidden\?need=admin$/);
     await expect(page.getByRole("heading", { name: "Not allowed" })).toBeVisible();
     await expect(page.getByText("Your role (viewer) can read everything.")).toBeVisible();
+  });
+});
+
+test.describe("staff administration", () => {
+  test("an admin adds a member who signs in; disabling them ends their open session", async ({ page, browser }) => {
+    const email = `e2e-${Date.now()}@ceilings.local`;
+    const login = new LoginPage(page);
+    await login.goto("/staff");
+    await login.signIn(DEMO_ADMIN, DEMO_PASSWORD);
+    const staffPage = new StaffPage(page);
+    await expect(page).toHaveURL(/\/staff$/);
+    const password = await staffPage.addWithGeneratedPassword(email, "operator");
+
+    const memberContext = await browser.newContext();
+    try {
+      const memberPage = await memberContext.newPage();
+      await new LoginPage(memberPage).goto();
+      await new LoginPage(memberPage).signIn(email, password);
+      await new DashboardShell(memberPage).expectSignedInAs(email, "operator");
+
+      await staffPage.disable(email);
+
+      await memberPage.reload();
+      await expect(memberPage).toHaveURL(/\/login\?next=/);
+    } finally {
+      await memberContext.close();
+    }
   });
 });

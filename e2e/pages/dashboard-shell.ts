@@ -24,6 +24,7 @@ export class DashboardShell {
   }
 
   async signOut(): Promise<void> {
+    await expect(this.signOutButton).toBeEnabled();
     await this.signOutButton.click();
     await expect(this.page).toHaveURL(/\/login$/);
   }

@@ -1,9 +1,13 @@
 "use client";
 
 import { signOut } from "next-auth/react";
-import { useState } from "react";
+import { useState, useSyncExternalStore } from "react";
+
+const noSubscribe = () => () => {};
 
 export function SignOutButton() {
+  // Disabled until hydrated: before that a click does nothing and the person stays signed in.
+  const hydrated = useSyncExternalStore(noSubscribe, () => true, () => false);
   const [pending, setPending] = useState(false);
   async function onClick() {
     setPending(true);
@@ -16,7 +20,7 @@ export function SignOutButton() {
     <button
       type="button"
       onClick={onClick}
-      disabled={pending}
+      disabled={!hydrated || pending}
       className="rounded-md border border-zinc-300 px-3 py-1 text-sm hover:bg-zinc-100 disabled:opacity-50 dark:border-zinc-700 dark:hover:bg-zinc-800"
     >
       {pending ? "Signing out…" : "Sign out"}
