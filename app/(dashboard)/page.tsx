@@ -10,6 +10,8 @@ import { cardClass } from "@/components/ui";
 import { UsageBar } from "@/components/usage-bar";
 import { hasRole } from "@/lib/auth/roles";
 import { formatCount, listEndpointsOverview, unitLabel, type EndpointOverview } from "@/lib/ceilings";
+import { SpendSparkline } from "@/components/charts/spend-sparkline";
+import { overviewTrends, type EndpointTrend } from "@/lib/spend";
 import { killAllAction, killEndpointAction, restoreEndpointAction } from "./actions";
 
 export const metadata: Metadata = { title: "Overview · Ceilings" };
@@ -19,6 +21,7 @@ export default async function OverviewPage() {
   const staff = await requirePageRole("viewer");
   const now = new Date();
   const endpoints = await listEndpointsOverview(await getDb(), now);
+  const trends = await overviewTrends(await getDb(), { now });
   const canKill = hasRole(staff.role, "operator");
   return (
     <div className="space-y-6">
@@ -50,7 +53,7 @@ export default async function OverviewPage() {
         <ul className="grid gap-4 lg:grid-cols-2" aria-label="Endpoints">
           {endpoints.map((e) => (
             <li key={e.id}>
-              <EndpointCard endpoint={e} canKill={canKill} now={now} />
+              <EndpointCard endpoint={e} canKill={canKill} now={now} trend={trends.get(e.id)} />
             </li>
           ))}
         </ul>
@@ -59,7 +62,7 @@ export default async function OverviewPage() {
   );
 }
 
-function EndpointCard({ endpoint: e, canKill, now }: { endpoint: EndpointOverview; canKill: boolean; now: Date }) {
+function EndpointCard({ endpoint: e, canKill, now, trend }: { endpoint: EndpointOverview; canKill: boolean; now: Date; trend?: EndpointTrend }) {
   const killed = e.state === "killed";
   return (
     <article
@@ -78,6 +81,7 @@ function EndpointCard({ endpoint: e, canKill, now }: { endpoint: EndpointOvervie
         </div>
         <StateBadge state={e.state} />
       </header>
+      {trend ? <SpendSparkline trend={trend} /> : null}
       {killed ? (
         <p className="text-sm text-red-800 dark:text-red-300">
           Killed {e.killedAt ? formatAgo(e.killedAt, now) : ""} by {e.killedBy ?? "unknown"}: every call is refused.

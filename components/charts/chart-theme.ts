@@ -36,6 +36,9 @@ export const tooltipClass =
 /** A legend swatch drawn in HTML, so the legend is text a screen reader and a test can read. */
 export const swatchClass = "inline-block h-2.5 w-4 rounded-sm align-middle";
 
+/** A legend sample of a line: colour and dash style come from the style attribute. */
+export const lineSwatchClass = "inline-block w-5 align-middle border-t-2";
+
 export const toggleGroupClass = "inline-flex overflow-hidden rounded-md border border-zinc-300 dark:border-zinc-700";
 
 export function toggleButtonClass(pressed: boolean): string {

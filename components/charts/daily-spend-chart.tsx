@@ -5,7 +5,7 @@ import { Bar, CartesianGrid, ComposedChart, Line, ReferenceArea, ResponsiveConta
 import type { DailySpend } from "@/lib/spend/daily";
 import { formatCompact, formatDay, formatMoney, formatMoneyCompact, formatUnits } from "@/lib/spend/format";
 import { dailyRows, dailySummary, formatAmount, killBands, type DailyRow, type SpendMode } from "./chart-data";
-import { axisTick, chartColors, chartMargin, chartThemeClass, swatchClass, toggleButtonClass, toggleGroupClass, tooltipClass } from "./chart-theme";
+import { axisTick, chartColors, chartMargin, chartThemeClass, lineSwatchClass, swatchClass, toggleButtonClass, toggleGroupClass, tooltipClass } from "./chart-theme";
 
 export type DailySpendRanges = { 30: DailySpend; 90: DailySpend };
 
@@ -118,7 +118,7 @@ function ChartLegend({ hasCeiling, hasKills, unit }: { hasCeiling: boolean; hasK
     <ul className="flex flex-wrap gap-x-4 gap-y-1 text-xs text-zinc-700 dark:text-zinc-300" aria-label="Legend">
       <li><span className={swatchClass} style={{ background: chartColors.spend }} /> spend per UTC day ({unit})</li>
       {hasCeiling ? (
-        <li><span className={`${swatchClass} h-0.5`} style={{ background: chartColors.ceiling }} /> daily ceiling in force at the end of each day</li>
+        <li><span className={lineSwatchClass} style={{ borderColor: chartColors.ceiling }} /> daily ceiling in force at the end of each day</li>
       ) : null}
       {hasKills ? <li><span className={swatchClass} style={{ background: chartColors.kill, outline: `1px solid ${chartColors.killEdge}` }} /> killed</li> : null}
     </ul>

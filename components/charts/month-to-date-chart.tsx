@@ -5,7 +5,7 @@ import { CartesianGrid, ComposedChart, Line, ReferenceLine, ResponsiveContainer,
 import type { MonthDay, MonthToDateSpend } from "@/lib/spend/month";
 import { formatCompact, formatDay, formatMoney, formatUnits } from "@/lib/spend/format";
 import { monthSummary } from "./chart-data";
-import { axisTick, chartColors, chartMargin, chartThemeClass, swatchClass, tooltipClass } from "./chart-theme";
+import { axisTick, chartColors, chartMargin, chartThemeClass, lineSwatchClass, tooltipClass } from "./chart-theme";
 
 type Props = { data: MonthToDateSpend };
 
@@ -23,12 +23,12 @@ export function MonthToDateChart({ data }: Props) {
         {summary}
       </figcaption>
       <ul className="flex flex-wrap gap-x-4 gap-y-1 text-xs text-zinc-700 dark:text-zinc-300" aria-label="Legend">
-        <li><span className={`${swatchClass} h-0.5`} style={{ background: chartColors.spend }} /> spent, cumulative</li>
-        <li><span className={`${swatchClass} h-0.5`} style={{ borderTop: `2px dashed ${chartColors.projection}` }} /> projection: the average daily spend so far, continued in a straight line</li>
+        <li><span className={lineSwatchClass} style={{ borderColor: chartColors.spend }} /> spent, cumulative</li>
+        <li><span className={lineSwatchClass} style={{ borderColor: chartColors.projection, borderTopStyle: "dashed" }} /> projection: the average daily spend so far, continued in a straight line</li>
         {data.allowance !== null ? (
           <>
-            <li><span className={`${swatchClass} h-0.5`} style={{ borderTop: `2px dotted ${chartColors.pace}` }} /> pace: the allowance spread evenly over the month</li>
-            <li><span className={`${swatchClass} h-0.5`} style={{ background: chartColors.allowance }} /> plan allowance</li>
+            <li><span className={lineSwatchClass} style={{ borderColor: chartColors.pace, borderTopStyle: "dotted" }} /> pace: the allowance spread evenly over the month</li>
+            <li><span className={lineSwatchClass} style={{ borderColor: chartColors.allowance }} /> plan allowance</li>
           </>
         ) : null}
       </ul>

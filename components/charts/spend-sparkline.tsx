@@ -17,21 +17,24 @@ export function SpendSparkline({ trend }: Props) {
         Last {trend.points.length} days: {formatUnits(trend.totalUnits, trend.unit)}
       </p>
       <div role="img" aria-label={summary} title={summary} className="h-10 w-full">
-        <ResponsiveContainer width="100%" height="100%" minWidth={0}>
-          <AreaChart data={trend.points} margin={{ top: 2, right: 0, bottom: 2, left: 0 }} accessibilityLayer={false}>
-            <Area
-              dataKey="units"
-              type="monotone"
-              stroke={chartColors.spend}
-              strokeWidth={1.5}
-              fill={chartColors.spend}
-              fillOpacity={0.15}
-              dot={false}
-              activeDot={false}
-              isAnimationActive={false}
-            />
-          </AreaChart>
-        </ResponsiveContainer>
+        {/* The label says it all; the drawing itself is hidden from assistive technology. */}
+        <div aria-hidden="true" className="h-full w-full">
+          <ResponsiveContainer width="100%" height="100%" minWidth={0}>
+            <AreaChart data={trend.points} margin={{ top: 2, right: 0, bottom: 2, left: 0 }} accessibilityLayer={false}>
+              <Area
+                dataKey="units"
+                type="monotone"
+                stroke={chartColors.spend}
+                strokeWidth={1.5}
+                fill={chartColors.spend}
+                fillOpacity={0.15}
+                dot={false}
+                activeDot={false}
+                isAnimationActive={false}
+              />
+            </AreaChart>
+          </ResponsiveContainer>
+        </div>
       </div>
     </div>
   );

@@ -10,6 +10,9 @@ import { cardClass } from "@/components/ui";
 import { UsageBar } from "@/components/usage-bar";
 import { hasRole } from "@/lib/auth/roles";
 import { formatCount, getEndpointDetail, unitLabel } from "@/lib/ceilings";
+import { DailySpendChart } from "@/components/charts/daily-spend-chart";
+import { MonthToDateChart } from "@/components/charts/month-to-date-chart";
+import { endpointSpendCharts } from "@/lib/spend";
 import { killEndpointAction, restoreEndpointAction } from "../../actions";
 import { CeilingCard } from "./_components/ceiling-card";
 import { RefusalTable } from "./_components/refusal-table";
@@ -31,6 +34,7 @@ export default async function EndpointPage({ params }: Params) {
   const detail = await getEndpointDetail(await getDb(), key);
   if (!detail) notFound();
   const throttle = await listThrottleActivity(await getDb(), detail.id);
+  const spend = await endpointSpendCharts(await getDb(), { endpointId: detail.id });
   const canKill = hasRole(staff.role, "operator");
   const isAdmin = hasRole(staff.role, "admin");
   const killed = detail.state === "killed";
@@ -120,9 +124,10 @@ export default async function EndpointPage({ params }: Params) {
         </section>
       ) : null}
 
-      {/* The charts engineer renders spend over time against ceiling and allowance here. */}
       <section aria-labelledby="charts-title" id="charts" className="space-y-4">
         <h2 id="charts-title" className="text-lg font-semibold">Spend over time</h2>
+        <div className={cardClass}><DailySpendChart ranges={spend.daily} /></div>
+        <div className={cardClass}><MonthToDateChart data={spend.month} /></div>
       </section>
 
       <section aria-labelledby="adjustments-title" className="space-y-3">
