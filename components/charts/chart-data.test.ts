@@ -60,7 +60,8 @@ describe("killedOn and dailyRows", () => {
 
 describe("summaries", () => {
   it("says the range, totals, busiest day, ceiling changes and kills", () => {
-    const days = [day("2025-03-14", 80, 80), day("2025-03-15", 30, 80), day("2025-03-16", 40, 120, 1, 80)];
+    // The 15th was killed and restored within the day: logged changes, but the same value at its end.
+    const days = [day("2025-03-14", 80, 80), day("2025-03-15", 30, 80, 2, 80), day("2025-03-16", 40, 120, 1, 80)];
     const text = dailySummary({ days, kills: [{ start: 0, end: 1 }], unit: "emails", currency: "USD", totalUnits: 150, totalMoneyMicros: 60_000 });
     expect(text).toBe(
       "3 days from Mar 14 to Mar 16 (UTC): 150 emails, $0.06. Busiest day Mar 14 with 80 emails. Daily ceiling now 120 emails, changed on 1 day. Killed 1 time in this range.",

@@ -64,6 +64,11 @@ export function formatAmount(value: number, mode: SpendMode, unit: string, curre
   return mode === "units" ? formatUnits(value, unit) : formatMoney(value, currency);
 }
 
+/** Whether the daily ceiling ended the day at another value than it started it with. */
+export function ceilingMoved(d: SpendDay): boolean {
+  return d.ceilingAtStart !== null && d.ceiling !== null && d.ceilingAtStart !== d.ceiling;
+}
+
 export type DailySummaryInput = {
   days: readonly SpendDay[];
   kills: readonly KillPeriod[];
@@ -85,7 +90,8 @@ export function dailySummary(s: DailySummaryInput): string {
     `${formatUnits(s.totalUnits, s.unit)}, ${formatMoney(s.totalMoneyMicros, s.currency)}.`,
   ];
   if (busiest.units > 0) parts.push(`Busiest day ${formatDay(busiest.day)} with ${formatUnits(busiest.units, s.unit)}.`);
-  const changed = s.days.filter((d) => d.ceilingChanges > 0).length;
+  // A kill restored the same day changes nothing by the day's end; the kill count says it instead.
+  const changed = s.days.filter((d) => ceilingMoved(d)).length;
   if (last.ceiling !== null) {
     parts.push(`Daily ceiling now ${formatUnits(last.ceiling, s.unit)}${changed > 0 ? `, changed on ${changed} day${changed === 1 ? "" : "s"}` : ""}.`);
   }

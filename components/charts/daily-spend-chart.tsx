@@ -4,7 +4,7 @@ import { useId, useState } from "react";
 import { Bar, CartesianGrid, ComposedChart, Line, ReferenceArea, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import type { DailySpend } from "@/lib/spend/daily";
 import { formatCompact, formatDay, formatMoney, formatMoneyCompact, formatUnits } from "@/lib/spend/format";
-import { dailyRows, dailySummary, formatAmount, killBands, type DailyRow, type SpendMode } from "./chart-data";
+import { ceilingMoved, dailyRows, dailySummary, formatAmount, killBands, type DailyRow, type SpendMode } from "./chart-data";
 import { axisTick, chartColors, chartMargin, chartThemeClass, lineSwatchClass, swatchClass, toggleButtonClass, toggleGroupClass, tooltipClass } from "./chart-theme";
 
 export type DailySpendRanges = { 30: DailySpend; 90: DailySpend };
@@ -135,7 +135,7 @@ function DayTooltip({ row, amount, unit }: { row: DailyRow | undefined; amount: 
       {d.ceiling !== null ? (
         <p>
           Ceiling: {formatUnits(d.ceiling, unit)}
-          {d.ceilingChanges > 0 && d.ceilingAtStart !== null ? ` (was ${formatUnits(d.ceilingAtStart, unit)} at 00:00)` : ""}
+          {ceilingMoved(d) && d.ceilingAtStart !== null ? ` (was ${formatUnits(d.ceilingAtStart, unit)} at 00:00)` : ""}
         </p>
       ) : null}
       {row.killed ? <p className="font-medium text-red-700 dark:text-red-300">Killed during this day</p> : null}
@@ -166,7 +166,7 @@ function DailyTable({ rows, mode, unit, currency, caption, bands }: TableProps) 
             <td>{formatMoney(r.source.moneyMicros, currency)}</td>
             <td>
               {r.source.ceiling === null ? "none" : formatUnits(r.source.ceiling, unit)}
-              {r.source.ceilingChanges > 0 && r.source.ceilingAtStart !== null ? ` (from ${formatUnits(r.source.ceilingAtStart, unit)})` : ""}
+              {ceilingMoved(r.source) && r.source.ceilingAtStart !== null ? ` (from ${formatUnits(r.source.ceilingAtStart, unit)})` : ""}
             </td>
             <td>{r.killed ? "yes" : "no"}</td>
           </tr>
