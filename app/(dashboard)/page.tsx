@@ -118,8 +118,8 @@ function EndpointCard({ endpoint: e, canKill, now, trend }: { endpoint: Endpoint
           <p className="font-medium">Month to date against the plan allowance</p>
           <UsageBar used={e.monthToDate.used} held={0} value={e.monthToDate.allowance} label="Month to date" />
           <p className="text-xs text-zinc-600 dark:text-zinc-400">
-            Pace today: {formatCount(e.monthToDate.pace)} {unitLabel(e.unit, e.monthToDate.pace)} ({e.monthToDate.used > e.monthToDate.pace ? "ahead of" : "within"} an even
-            spread of {formatCount(e.monthToDate.allowance)})
+            Even pace by now: {formatCount(e.monthToDate.pace)} {unitLabel(e.unit, e.monthToDate.pace)};{" "}
+            {e.monthToDate.used > e.monthToDate.pace ? "spending ahead of the plan" : "within the plan"}
           </p>
         </div>
       ) : null}
