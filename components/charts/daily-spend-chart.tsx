@@ -147,7 +147,8 @@ type TableProps = { rows: DailyRow[]; mode: SpendMode; unit: string; currency: s
 
 function DailyTable({ rows, mode, unit, currency, caption, bands }: TableProps) {
   return (
-    <table className="sr-only">
+    <div className="sr-only">
+      <table>
       <caption>{caption} {bands.join("; ")}</caption>
       <thead>
         <tr>
@@ -173,5 +174,6 @@ function DailyTable({ rows, mode, unit, currency, caption, bands }: TableProps) 
         ))}
       </tbody>
     </table>
+      </div>
   );
 }

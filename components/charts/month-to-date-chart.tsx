@@ -53,7 +53,8 @@ export function MonthToDateChart({ data }: Props) {
           </ComposedChart>
         </ResponsiveContainer>
       </div>
-      <table className="sr-only">
+      <div className="sr-only">
+      <table>
         <caption>{summary}</caption>
         <thead>
           <tr>
@@ -74,6 +75,7 @@ export function MonthToDateChart({ data }: Props) {
           ))}
         </tbody>
       </table>
+      </div>
     </figure>
   );
 }
