@@ -1,4 +1,4 @@
-import { and, desc, eq, getTableColumns, gte, like, lt, or, sql, type SQL } from "drizzle-orm";
+import { and, eq, getTableColumns, gte, like, lt, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
 import { auditEvents, type AuditEvent } from "@/db/schema";
@@ -49,8 +49,9 @@ export async function listAuditEvents(db: Db, input: AuditFilters = {}): Promise
   if (f.cursor) {
     const c = f.cursor;
     const at = sql`${c.at}::timestamptz`;
-    const after = or(lt(auditEvents.at, at), and(eq(auditEvents.at, at), lt(auditEvents.id, c.id)));
-    if (after) where.push(after);
+    // A row comparison, which the (at, id) index can seek to; the equivalent OR cannot.
+    const after = sql`(${auditEvents.at}, ${auditEvents.id}) < (${at}, ${c.id})`;
+    where.push(after);
   }
   const rows = await db
     .select({
@@ -59,7 +60,8 @@ export async function listAuditEvents(db: Db, input: AuditFilters = {}): Promise
     })
     .from(auditEvents)
     .where(where.length > 0 ? and(...where) : undefined)
-    .orderBy(desc(auditEvents.at), desc(auditEvents.id))
+    // NULLS LAST to match the index drizzle created (a bare DESC means NULLS FIRST and sorts instead).
+    .orderBy(sql`${auditEvents.at} desc nulls last`, sql`${auditEvents.id} desc nulls last`)
     .limit(f.limit + 1);
   const page = rows.slice(0, f.limit);
   const last = page[page.length - 1];

@@ -2,6 +2,7 @@ import { deliverDueAlerts, fireQuotaDigest, raiseSilentWorkers, reconcileCounter
 import type { Db } from "@/db/client";
 import { expireReservations } from "@/lib/enforcement";
 import { purgeOldRefusals } from "@/lib/refusals/purge";
+import { pruneThrottleCounters } from "@/lib/throttle";
 import type { WorkerSettings } from "./settings";
 
 // The worker's jobs. Each is safe with two workers running it at once: the sweeper and delivery
@@ -49,6 +50,13 @@ export const jobs: Job[] = [
     run: async (db, s) => ({
       purged: await purgeOldRefusals(db, { olderThanDays: s.refusalRetentionDays, batchSize: 5000, maxBatches: 20 }),
     }),
+  },
+  {
+    // Throttle counters are read for two minutes by the gate and an hour by the dashboard; older
+    // ones are dead weight on a table every throttled attempt writes to.
+    name: "prune-throttle",
+    everyMs: (s) => s.purgeEveryMs,
+    run: async (db) => ({ pruned: await pruneThrottleCounters(db, { keepMinutes: 120, maxRows: 20_000 }) }),
   },
   {
     // Last, so alerts fired by the jobs above go out in the same loop.
