@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Db } from "@/db/client";
 import { clientAddress } from "@/lib/auth/client-address";
-import { readJsonBody } from "./body";
+import { readJsonBody } from "@/lib/http/body";
 import type { EmailProvider } from "./fake-provider";
 import { type DeliveryOutcome, parseSubscribeBody, subscribe, SubscribeInputError, type SubscribeOutcome } from "./subscribe";
 
@@ -34,6 +34,8 @@ export async function handleSubscribe(request: Request, deps: SubscribeHandlerDe
   const started = performance.now();
   const requestId = randomUUID();
 
+  const type = request.headers.get("content-type") ?? "";
+  if (!/^application\/json\s*(;|$)/i.test(type)) return invalid("unsupported_media_type", "send the body as application/json");
   const body = await readJsonBody(request, MAX_BODY_BYTES);
   if (!body.ok) return invalid(body.code, body.message);
   let input;

@@ -108,7 +108,7 @@ describe.skipIf(skipWithoutDatabase())("demo subscribe: one reserve, then the se
   });
 
   it.each([
-    ["not JSON", "{email:", "malformed_json"],
+    ["not JSON", "{email:", "invalid_json"],
     ["no email", {}, "invalid_input"],
     ["extra fields", { email: "a@example.com", admin: true }, "invalid_input"],
     ["a number", { email: 5 }, "invalid_input"],
