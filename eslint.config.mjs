@@ -25,7 +25,7 @@ export default tseslint.config(
   },
   {
     files: ["**/*.js", "**/*.mjs"],
-    languageOptions: { globals: { module: "writable", require: "readonly", process: "readonly" } },
+    languageOptions: { globals: { module: "writable", require: "readonly", process: "readonly", console: "readonly" } },
     rules: { "@typescript-eslint/no-require-imports": "off" },
   },
 );

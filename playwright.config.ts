@@ -41,7 +41,8 @@ export default defineConfig({
   forbidOnly: ci,
   retries: 0,
   timeout: 30_000,
-  reporter: [["list"], ["html", { open: "never", outputFolder: "playwright-report" }]],
+  // The JSON report feeds the test counts that scripts/test.sh prints last.
+  reporter: [["list"], ["html", { open: "never", outputFolder: "playwright-report" }], ["json", { outputFile: ".test-reports/playwright.json" }]],
   use: {
     baseURL: E2E_BASE_URL,
     screenshot: "on",

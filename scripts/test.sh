@@ -36,7 +36,8 @@ step() {
 
 step lint npm run --silent lint
 step typecheck npm run --silent typecheck
-step "unit and integration tests" npx vitest run
+rm -rf .test-reports
+step "unit and integration tests" npx vitest run --reporter=default --reporter=json --outputFile.json=.test-reports/vitest.json
 step e2e npx playwright test
 
 echo
@@ -44,5 +45,7 @@ echo "==> summary"
 for s in "${passed[@]}"; do echo "  passed   $s"; done
 for s in "${failed[@]}"; do echo "  FAILED   $s"; done
 for s in "${skipped[@]}"; do echo "  SKIPPED  $s"; done
-echo "${#passed[@]} passed, ${#failed[@]} failed, ${#skipped[@]} skipped"
+echo "  steps: ${#passed[@]} passed, ${#failed[@]} failed, ${#skipped[@]} skipped"
+# The last line counts tests, from the runners' JSON reports.
+node scripts/test-counts.mjs .test-reports/vitest.json .test-reports/playwright.json
 [ "${#failed[@]}" -eq 0 ]
