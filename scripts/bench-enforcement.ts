@@ -4,6 +4,9 @@
 // Uses BENCH_DATABASE_URL, else TEST_DATABASE_URL, else DATABASE_URL (a server; a scratch database
 // is created on it and dropped afterwards).
 import { spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { sql } from "drizzle-orm";
 import { type Db, migrateDatabase, openPostgres } from "@/db/client";
 import { ceilings, endpoints } from "@/db/schema";
@@ -52,13 +55,15 @@ async function makeEndpoint(db: Db, key: string, ceilingsSpec: "one" | "three"):
 
 function pgbench(url: string, seconds: number, clients: number): number | undefined {
   const u = new URL(url);
-  const script = "update bench_counter set n = n + 1 where id = 1;\n";
+  const script = path.join(mkdtempSync(path.join(tmpdir(), "ceilings-bench-")), "hot-row.sql");
+  writeFileSync(script, "update bench_counter set n = n + 1 where id = 1;\n");
   const res = spawnSync(
     "pgbench",
-    ["-n", "-h", u.hostname, "-p", u.port || "5432", "-U", u.username || "postgres", "-c", String(clients), "-j", "2", "-T", String(seconds), "-f", "/dev/stdin", u.pathname.slice(1)],
-    { input: script, encoding: "utf8" },
+    ["-n", "-h", u.hostname, "-p", u.port || "5432", "-U", u.username || "postgres", "-c", String(clients), "-j", "2", "-T", String(seconds), "-f", script, u.pathname.slice(1)],
+    { encoding: "utf8" },
   );
   const m = /tps = ([\d.]+)/.exec(res.stdout ?? "");
+  if (!m?.[1]) console.error(`pgbench did not run: ${res.error?.message ?? res.stderr}`);
   return m?.[1] ? Number(m[1]) : undefined;
 }
 

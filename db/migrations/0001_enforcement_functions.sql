@@ -159,6 +159,9 @@ DECLARE
   k_used bigint[] := '{}';
   k_delta bigint[] := '{}';
   k_grants bigint[] := '{}';
+  -- the parts of a grant's answer and charges that are the same for every request on a counter
+  k_answer jsonb[] := '{}';
+  k_charge jsonb[] := '{}';
   -- grants to write
   g_q int[] := '{}';
   g_id uuid[] := '{}';
@@ -395,6 +398,18 @@ BEGIN
     END LOOP;
   END IF;
 
+  -- Built once per counter, not once per request: formatting enums and timestamps into JSON is
+  -- most of the cost of an answer, and this runs while the counters are locked.
+  FOR idx IN 1 .. coalesce(array_length(k_key, 1), 0) LOOP
+    FOR x IN 1 .. array_length(cs, 1) LOOP
+      CONTINUE WHEN cs[x].id <> k_ceiling[idx];
+      k_answer[idx] := jsonb_build_object('ceilingId', cs[x].id, 'metric', cs[x].metric, 'scope', cs[x].scope,
+        'window', cs[x].window, 'windowEnd', k_end[idx]);
+      k_charge[idx] := jsonb_build_object('c', cs[x].id, 'k', k_scope[idx], 'w', k_start[idx],
+        'm', CASE cs[x].metric WHEN 'calls' THEN 'c' ELSE 'u' END);
+    END LOOP;
+  END LOOP;
+
   -- Phase C: decide in arrival order against the live values; all-or-nothing per request.
   FOR i IN 1 .. n LOOP
     CONTINUE WHEN results[i] IS NOT NULL;
@@ -439,14 +454,11 @@ BEGIN
     v_charges := '[]';
     FOR x IN q_from[i] .. q_to[i] LOOP
       idx := rc_counter[x];
-      c := cs[rc_ceiling[x]];
       k_delta[idx] := k_delta[idx] + rc_charge[x];
       k_grants[idx] := k_grants[idx] + 1;
-      v_charges := v_charges || jsonb_build_object('c', c.id, 'k', k_scope[idx], 'w', k_start[idx],
-        'n', rc_charge[x], 'm', CASE c.metric WHEN 'calls' THEN 'c' ELSE 'u' END);
-      v_rem := v_rem || jsonb_build_object('ceilingId', c.id, 'metric', c.metric, 'scope', c.scope,
-        'window', c.window, 'limit', rc_limit[x], 'used', k_used[idx] + k_delta[idx],
-        'remaining', rc_limit[x] - k_used[idx] - k_delta[idx], 'windowEnd', k_end[idx]);
+      v_charges := v_charges || (k_charge[idx] || jsonb_build_object('n', rc_charge[x]));
+      v_rem := v_rem || (k_answer[idx] || jsonb_build_object('limit', rc_limit[x], 'used', k_used[idx] + k_delta[idx],
+        'remaining', rc_limit[x] - k_used[idx] - k_delta[idx]));
     END LOOP;
     v_id := gen_random_uuid();
     g_q := g_q || i;
@@ -454,7 +466,7 @@ BEGIN
     g_charges := g_charges || v_charges;
     g_expires := g_expires || (t_now + make_interval(secs => q_ttl[i]));
     results[i] := jsonb_build_object('status', 'granted', 'replay', false, 'reservationId', v_id,
-      'expiresAt', t_now + make_interval(secs => q_ttl[i]), 'remaining', v_rem);
+      'expiresAt', g_expires[array_length(g_expires, 1)], 'remaining', v_rem);
     IF q_idem[i] IS NOT NULL THEN
       idem_seen := idem_seen || jsonb_build_object(q_ep[i] || '|' || q_caller[i] || '|' || q_idem[i], i);
     END IF;
