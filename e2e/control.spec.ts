@@ -72,6 +72,10 @@ test.describe("dashboard control", () => {
     await expect(row).toContainText("100 → 150");
     await expect(row).toContainText("yes");
     await expect(row).toContainText("newsletter launch");
+
+    // The refused typo saved nothing, but staff can see it was tried.
+    await audit.goto({ endpoint: EMAIL, action: "ceiling.rejected" });
+    await expect(audit.rows.first()).toContainText("1e9");
   });
 
   test("two admins on the same ceiling: the second save is a conflict showing the value in force", async ({ browser }) => {

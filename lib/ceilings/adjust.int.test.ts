@@ -46,14 +46,16 @@ describe.skipIf(skipWithoutDatabase())("adjustCeiling", () => {
     expect(await readCeiling(t.db, c.id)).toMatchObject({ value: 100, version: c.version });
   });
 
-  it.each(["1e9", "500abc", "12.5", "-5", "", " "])("rejects %j and saves nothing", async (input) => {
+  it.each(["1e9", "500abc", "12.5", "-5", "", " "])("rejects %j, saves nothing, and shows staff what was refused", async (input) => {
     const { ceilings } = await createEndpoint(t.db);
     const c = first(ceilings);
     await expect(adjustCeiling(t.db, { ceilingId: c.id, input, expectedVersion: c.version, actor, reason: "x" })).rejects.toMatchObject({
       code: "invalid_input",
     });
     expect(await readCeiling(t.db, c.id)).toMatchObject({ value: 100, version: c.version });
-    expect(await auditOf(t.db, c.id)).toHaveLength(0);
+    const audit = await auditOf(t.db, c.id);
+    expect(audit).toHaveLength(1);
+    expect(audit[0]).toMatchObject({ action: "ceiling.rejected", rawInput: input, previousValue: 100, appliedValue: null });
   });
 
   it("requires a reason", async () => {

@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { ceilings } from "@/db/schema";
+import { ceilings, endpoints } from "@/db/schema";
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { actorName } from "./actor";
 import { CeilingConflictError, CeilingError, requireReason } from "./errors";
@@ -36,7 +36,10 @@ export type AdjustCeilingResult = {
  */
 export async function adjustCeiling(db: Db, p: AdjustCeilingParams): Promise<AdjustCeilingResult> {
   const parsed = parseLimitInput(p.input);
-  if (!parsed.ok) throw new CeilingError("invalid_input", parsed.error);
+  if (!parsed.ok) {
+    await recordRejectedInput(db, p, parsed.error);
+    throw new CeilingError("invalid_input", parsed.error);
+  }
   const reason = requireReason(p.reason);
 
   return db.transaction(async (tx) => {
@@ -109,5 +112,31 @@ export async function adjustCeiling(db: Db, p: AdjustCeilingParams): Promise<Adj
       version: updated.version,
       message: preview.message,
     };
+  });
+}
+
+/**
+ * A value refused as typed ("1e9", "500abc") saves nothing, but staff can still see that someone
+ * tried it: it is logged as ceiling.rejected with the raw input and the reason it was refused.
+ */
+async function recordRejectedInput(db: Db, p: AdjustCeilingParams, error: string): Promise<void> {
+  const [row] = await db
+    .select({ endpointId: endpoints.id, endpointKey: endpoints.key, value: ceilings.value })
+    .from(ceilings)
+    .innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId))
+    .where(eq(ceilings.id, p.ceilingId));
+  if (!row) return;
+  await recordAudit(db, {
+    ...auditActorFields(p.actor),
+    action: "ceiling.rejected",
+    endpointId: row.endpointId,
+    endpointKey: row.endpointKey,
+    ceilingId: p.ceilingId,
+    rawInput: p.input,
+    previousValue: row.value,
+    appliedValue: null,
+    clamped: false,
+    reason: p.reason.trim() || null,
+    details: { error },
   });
 }
