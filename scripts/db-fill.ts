@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { z } from "zod";
-import { migrateDatabase, openPostgres } from "@/db/client";
+import { migrateDatabase, openPostgres, resultRows } from "@/db/client";
 import { env } from "@/lib/env";
 import { ensureEndpoints } from "./db-fill/catalog";
 import { fillReservations, fillUsage, prepareFillEndpoints } from "./db-fill/history";
@@ -53,9 +53,13 @@ async function main(): Promise<void> {
     await fillReservations(db, args.reservations, args.days);
     step(`${args.reservations.toLocaleString("en-US")} reservations`);
     const refusals = await fillRefusals(db, args.refusals, args.days, step);
-    step(`${refusals.toLocaleString("en-US")} refusals; vacuum and analyze`);
+    step(`${refusals.toLocaleString("en-US")} refusals; recounting the hourly rollup`);
+    // The load bypassed ceilings.log_refusals, which keeps refusal_hourly: recount it from the rows.
+    const [hours] = resultRows<{ n: number | string }>(await db.execute(sql`select ceilings.rebuild_refusal_hourly() as n`));
+    step(`${Number(hours?.n ?? 0).toLocaleString("en-US")} hourly rollup rows; vacuum and analyze`);
     // Fresh statistics for the planner, and a visibility map so index-only scans stay index-only.
     await db.execute(sql`vacuum analyze refusals`);
+    await db.execute(sql`vacuum analyze refusal_hourly`);
     await db.execute(sql`analyze usage`);
     await db.execute(sql`analyze reservations`);
     step("done");

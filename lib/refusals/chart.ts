@@ -3,6 +3,7 @@ import type { Db } from "@/db/client";
 import { resultRows } from "@/db/client";
 import { refusals } from "@/db/schema";
 import type { RefusalFilters, RefusalGate } from "./filters";
+import { rollupAnswers, rollupChartQuery } from "./rollup";
 import { filterConditions, whereAll } from "./where";
 
 const MINUTE = 60_000;
@@ -15,6 +16,8 @@ const MAX_BUCKETS = 120;
 
 export type GateCounts = Record<RefusalGate, number>;
 export type GateBucket = { start: string } & GateCounts;
+/** `source: "raw"` skips the hourly rollup (tests and the benchmark compare the two). */
+export type ChartParams = { filters: RefusalFilters; now?: Date; source?: "auto" | "raw" };
 export type GateChart = { from: Date; to: Date; bucketMs: number; buckets: GateBucket[]; totals: GateCounts };
 
 /** The smallest bucket that keeps the chart at no more than MAX_BUCKETS bars. */
@@ -33,26 +36,37 @@ function emptyCounts(): GateCounts {
   return { kill_switch: 0, per_call_max: 0, ceiling: 0, cooldown: 0, throttle: 0, unavailable: 0 };
 }
 
-/** The chart's aggregate query and the buckets it fills, unexecuted (the benchmark explains it). */
-export function gateChartQuery(params: { filters: RefusalFilters; now?: Date }) {
+/**
+ * The chart's aggregate query and the buckets it fills, unexecuted (the benchmark explains it).
+ * Hour-or-longer buckets filtered by nothing but endpoint, gate and time read the hourly rollup
+ * (lib/refusals/rollup.ts); anything else reads the refusal rows.
+ */
+export function gateChartQuery(params: ChartParams) {
   const { from, to } = chartRange(params.filters, params.now ?? new Date());
   const bucketMs = chooseBucketMs(to.getTime() - from.getTime());
   const origin = new Date(Math.floor(from.getTime() / bucketMs) * bucketMs);
-  const conditions = filterConditions({ ...params.filters, from, to });
-  const bucket = sql`date_bin(${`${bucketMs / 1000} seconds`}::interval, ${refusals.at}, ${origin.toISOString()}::timestamptz)`;
-  const query = sql`
+  if (params.source !== "raw" && rollupAnswers(params.filters, bucketMs)) {
+    return { query: rollupChartQuery({ filters: params.filters, from, to, bucketMs, origin }), from, to, bucketMs, origin, source: "rollup" as const };
+  }
+  return { query: rawChartQuery({ filters: params.filters, from, to, bucketMs, origin }), from, to, bucketMs, origin, source: "raw" as const };
+}
+
+/** The chart from the refusal rows themselves: any filter, any bucket. */
+export function rawChartQuery(p: { filters: RefusalFilters; from: Date; to: Date; bucketMs: number; origin: Date }) {
+  const conditions = filterConditions({ ...p.filters, from: p.from, to: p.to });
+  const bucket = sql`date_bin(${`${p.bucketMs / 1000} seconds`}::interval, ${refusals.at}, ${p.origin.toISOString()}::timestamptz)`;
+  return sql`
     select ${bucket} as bucket, ${refusals.gate} as gate, sum(${refusals.count})::bigint as n
     from ${refusals}
     where ${whereAll(conditions)}
     group by 1, 2`;
-  return { query, from, to, bucketMs, origin };
 }
 
 /**
  * Refusals per gate per time bucket over the filtered range, summing folded rows' counts so a
  * flood reads as a flood. Empty buckets are filled in so gaps show as zero, not as a line jump.
  */
-export async function countRefusalsByGate(db: Db, params: { filters: RefusalFilters; now?: Date }): Promise<GateChart> {
+export async function countRefusalsByGate(db: Db, params: ChartParams): Promise<GateChart> {
   const { query, from, to, bucketMs, origin } = gateChartQuery(params);
   const rows = resultRows<{ bucket: Date | string; gate: RefusalGate; n: string | number }>(await db.execute(query));
   const byStart = new Map<number, GateBucket>();

@@ -1,5 +1,5 @@
 // The door to the refusal log: what the dashboard, the worker and the scripts call.
-export { chartRange, chooseBucketMs, countRefusalsByGate, gateChartQuery, DEFAULT_CHART_RANGE_MS, type GateBucket, type GateChart, type GateCounts } from "./chart";
+export { chartRange, chooseBucketMs, countRefusalsByGate, gateChartQuery, rawChartQuery, type ChartParams, DEFAULT_CHART_RANGE_MS, type GateBucket, type GateChart, type GateCounts } from "./chart";
 export { countAllRefusals, countMatchingRefusals, COUNT_CAP, matchingCountQuery, oldestRefusalAt, type RowCount } from "./counts";
 export { CSV_HEADER, csvCell, refusalCsvLine } from "./csv";
 export { getRefusal, type RefusalCeiling, type RefusalDetail } from "./detail";
@@ -18,4 +18,5 @@ export {
 } from "./filters";
 export { DEFAULT_PAGE_SIZE, listRefusals, refusalPageQuery, type RefusalPage, type RefusalRow } from "./list";
 export { maskCaller, maskDestination, maskEmail, maskPhone } from "./mask";
-export { DEFAULT_PURGE_BATCH, purgeOldRefusals, type PurgeOptions } from "./purge";
+export { DEFAULT_PURGE_BATCH, purgeOldRefusalHours, purgeOldRefusals, type PurgeOptions } from "./purge";
+export { rollupAnswers, rollupChartQuery } from "./rollup";

@@ -4,6 +4,7 @@ import { resultRows } from "@/db/client";
 
 export const DEFAULT_PURGE_BATCH = 5_000;
 const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
 
 export type PurgeOptions = {
   olderThanDays: number;
@@ -18,6 +19,7 @@ export type PurgeOptions = {
  * Each batch is its own short statement (pass the pool, not a transaction): it picks the oldest
  * rows by the at index (read backwards, hence NULLS FIRST) and deletes them by id, so no lock is held for long and the refusal log
  * keeps taking inserts meanwhile. Rows locked by a concurrent fold are skipped, not waited for.
+ * The hourly rollup's old hours go too (purgeOldRefusalHours); the count returned is the log's.
  */
 export async function purgeOldRefusals(db: Db, options: PurgeOptions): Promise<number> {
   const { olderThanDays } = options;
@@ -45,6 +47,35 @@ export async function purgeOldRefusals(db: Db, options: PurgeOptions): Promise<n
     const n = Number(row?.n ?? 0);
     total += n;
     if (n < batchSize) break;
+  }
+  await purgeOldRefusalHours(db, { cutoff, batchSize, maxBatches: options.maxBatches });
+  return total;
+}
+
+/**
+ * Deletes refusal_hourly rows for hours wholly before the cutoff, in batches like the log's purge,
+ * and returns how many went. The hour the cutoff falls in stays until the next purge: its raw rows
+ * are half gone, so a chart reaching back to the retention edge may count that one hour in full.
+ */
+export async function purgeOldRefusalHours(db: Db, options: { cutoff: Date; batchSize: number; maxBatches?: number }): Promise<number> {
+  const before = new Date(Math.floor(options.cutoff.getTime() / HOUR_MS) * HOUR_MS);
+  let total = 0;
+  for (let batch = 0; options.maxBatches === undefined || batch < options.maxBatches; batch += 1) {
+    // ctid is stable within one statement; the table has no single-column key to delete by.
+    const [row] = resultRows<{ n: number | string }>(
+      await db.execute(sql`
+        with doomed as (
+          select ctid from refusal_hourly where hour < ${before.toISOString()}::timestamptz
+          order by hour limit ${options.batchSize}
+          for update skip locked
+        ), gone as (
+          delete from refusal_hourly h using doomed where h.ctid = doomed.ctid returning 1
+        )
+        select count(*) as n from gone`),
+    );
+    const n = Number(row?.n ?? 0);
+    total += n;
+    if (n < options.batchSize) break;
   }
   return total;
 }

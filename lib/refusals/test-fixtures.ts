@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { refusals } from "@/db/schema";
 import type { RefusalGate } from "./filters";
@@ -5,7 +6,8 @@ import type { RefusalGate } from "./filters";
 // Hand-made refusal rows for integration tests: explicit times, so every filter's answer is known.
 
 export type RefusalSpec = {
-  endpointId: number;
+  /** Null as for unavailable refusals the app logs without a database answer. */
+  endpointId: number | null;
   endpointKey: string;
   at: Date;
   gate?: RefusalGate;
@@ -47,7 +49,14 @@ export async function insertRefusals(db: Db, specs: RefusalSpec[]): Promise<numb
       }),
     )
     .returning({ id: refusals.id });
-  return rows.map((r) => r.id);
+  const ids = rows.map((r) => r.id);
+  // What ceilings.log_refusals does for the rows it writes: count them into the hourly rollup.
+  await db.execute(sql`
+    insert into refusal_hourly as h (hour, endpoint_id, endpoint_key, gate, count)
+    select date_trunc('hour', at, 'UTC'), endpoint_id, endpoint_key, gate, sum(count) from refusals
+    where id = any(${`{${ids.join(",")}}`}::bigint[]) group by 1, 2, 3, 4
+    on conflict (hour, endpoint_key, gate, endpoint_id) do update set count = h.count + excluded.count`);
+  return ids;
 }
 
 export const minutesAgo = (base: Date, m: number) => new Date(base.getTime() - m * 60_000);
