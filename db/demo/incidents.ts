@@ -181,7 +181,7 @@ export function demoAlerts(eps: Endpoints, now: Date, refusals: readonly Refusal
       endpointId: ep.id,
       ceilingId: c.id,
       windowStart: window.start,
-      message: `${key} reached 100% of its ${c.metric} utc day ceiling (${c.value} of ${c.value})`,
+      message: `${key} reached 100% of its ceiling: ${c.value.toLocaleString("en-US")} of ${c.value.toLocaleString("en-US")} ${ep.def.unit} per UTC day`,
       details: { percent: 100, used: c.value, limit: c.value, windowEnd: window.end.toISOString() },
       createdAt: firedAt,
       acknowledgedAt: new Date(firedAt.getTime() + 25 * MINUTE_MS),

@@ -526,12 +526,18 @@ BEGIN
       c := cs[x];
       FOREACH v_pct IN ARRAY c.alert_thresholds::int[] LOOP
         IF k_used[idx] * 100 < v_pct::bigint * c.value AND (k_used[idx] + k_delta[idx]) * 100 >= v_pct::bigint * c.value THEN
-          SELECT s.key INTO v_key FROM endpoints s WHERE s.id = c.endpoint_id;
+          FOREACH e IN ARRAY eps LOOP
+            IF e.id = c.endpoint_id THEN ep := e; EXIT; END IF;
+          END LOOP;
+          -- Worded like the dashboard: "email.subscribe reached 80% of its ceiling: 80 of 100 emails per UTC day".
           PERFORM ceilings.fire_alert('threshold',
             format('threshold:%s:%s:%s', c.id, extract(epoch FROM k_start[idx])::bigint, v_pct),
             c.endpoint_id, c.id, k_start[idx],
-            format('%s reached %s%% of its %s %s ceiling (%s of %s)', v_key, v_pct, c.metric,
-                   replace(c.window::text, '_', ' '), k_used[idx] + k_delta[idx], c.value),
+            format('%s reached %s%% of its ceiling: %s of %s %s per %s', ep.key, v_pct,
+                   to_char(k_used[idx] + k_delta[idx], 'FM999,999,999,999,999,990'),
+                   to_char(c.value, 'FM999,999,999,999,999,990'),
+                   CASE c.metric WHEN 'calls' THEN 'calls' ELSE ep.unit END,
+                   CASE c.window WHEN 'utc_day' THEN 'UTC day' ELSE 'billing month' END),
             jsonb_build_object('percent', v_pct, 'used', k_used[idx] + k_delta[idx], 'limit', c.value,
                                'windowEnd', k_end[idx]));
         END IF;

@@ -5,7 +5,7 @@ import { buildRequest, retryDelayMs, SIGNATURE_HEADER, signPayload, slackBody, T
 const alert: OutgoingAlert = {
   id: 7,
   kind: "threshold",
-  message: "email.subscribe reached 80% of its units utc day ceiling (80 of 100)",
+  message: "email.subscribe reached 80% of its ceiling: 80 of 100 emails per UTC day",
   endpointKey: "email.subscribe",
   ceilingId: 3,
   windowStart: new Date("2025-03-04T00:00:00Z"),
