@@ -1,6 +1,6 @@
 // Measures the reservation hot path against the database's own limit on one hot row.
 // Prints ratios measured in one run on this machine; nothing here is asserted by a test.
-//   npm run bench:enforcement -- [--seconds 8] [--callers 64]
+//   npm run bench:enforcement -- [--seconds 8] [--callers 64] [--in-flight 4] [--max-batch 64]
 // Uses BENCH_DATABASE_URL, else TEST_DATABASE_URL, else DATABASE_URL (a server; a scratch database
 // is created on it and dropped afterwards).
 import { spawnSync } from "node:child_process";
@@ -70,6 +70,8 @@ function pgbench(url: string, seconds: number, clients: number): number | undefi
 async function main(): Promise<void> {
   const seconds = arg("seconds", 8);
   const callers = arg("callers", 64);
+  const inFlight = arg("in-flight", 2);
+  const maxBatch = arg("max-batch", 128);
   const base = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL;
   if (!base) throw new Error("set BENCH_DATABASE_URL, TEST_DATABASE_URL or DATABASE_URL to a Postgres server");
   const name = `ceilings_bench_enf_${Date.now().toString(36)}`;
@@ -90,9 +92,9 @@ async function main(): Promise<void> {
     runs.push(await drive(`raw hot-row UPDATE (postgres.js, ${callers} callers, pool 16)`, seconds, callers, () =>
       db.execute(sql`update bench_counter set n = n + 1 where id = 1`),
     ));
-    batcherFor(db, { maxBatch: 64, maxInFlight: 4 });
-    runs.push(await drive(`reserve batched, 1 ceiling`, seconds, callers, () => reserve(db, { endpoint: "bench.one", amount: 1 })));
-    runs.push(await drive(`reserve batched, 3 ceilings`, seconds, callers, () =>
+    batcherFor(db, { maxBatch, maxInFlight: inFlight });
+    runs.push(await drive(`reserve batched (${inFlight} in flight, up to ${maxBatch}), 1 ceiling`, seconds, callers, () => reserve(db, { endpoint: "bench.one", amount: 1 })));
+    runs.push(await drive(`reserve batched (${inFlight} in flight, up to ${maxBatch}), 3 ceilings`, seconds, callers, () =>
       reserve(db, { endpoint: "bench.three", amount: 1, caller: `acct_${Math.floor(Math.random() * 50)}` }),
     ));
     const unbatched = openPostgres(url, { max: 16 });

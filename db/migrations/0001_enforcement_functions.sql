@@ -118,7 +118,10 @@ END $$;
 --   4. write reservations, then counters once each, then alerts and refusals.
 -- Input: [{endpoint, amount, caller?, destination?, destinationKey?, idempotencyKey?, ttlSeconds?, requestId?}]
 -- Output, one per input in order: {status: granted|refused|error, ...}.
-CREATE OR REPLACE FUNCTION ceilings.reserve_batch(requests jsonb) RETURNS jsonb
+-- compact (the TypeScript library): a grant carries "rc": [from, to] instead of "remaining", and
+-- the answer is {answers, rcCounter, rcLimit, rcUsed, counters}, from which the caller builds
+-- "remaining" itself: formatting JSON is most of a batch's cost, and here it runs under the locks.
+CREATE OR REPLACE FUNCTION ceilings.reserve_batch(requests jsonb, compact boolean DEFAULT false) RETURNS jsonb
 LANGUAGE plpgsql SET search_path = public, pg_temp AS $$
 DECLARE
   n int := jsonb_array_length(requests);
@@ -162,6 +165,8 @@ DECLARE
   -- the parts of a grant's answer and charges that are the same for every request on a counter
   k_answer jsonb[] := '{}';
   k_charge jsonb[] := '{}';
+  rc_used bigint[];
+  q_charges jsonb[] := array_fill(NULL::jsonb, ARRAY[n]);
   -- grants to write
   g_q int[] := '{}';
   g_id uuid[] := '{}';
@@ -382,6 +387,28 @@ BEGIN
     END IF;
   END LOOP;
 
+  -- Every window is known now. What does not depend on the counters' values is built before
+  -- they are locked: the per-ceiling parts of answers (once per counter, not per request) and
+  -- each request's charges, which settle, release and expiry replay later.
+  FOR idx IN 1 .. coalesce(array_length(k_key, 1), 0) LOOP
+    FOR x IN 1 .. array_length(cs, 1) LOOP
+      CONTINUE WHEN cs[x].id <> k_ceiling[idx];
+      k_answer[idx] := jsonb_build_object('ceilingId', cs[x].id, 'metric', cs[x].metric, 'scope', cs[x].scope,
+        'window', cs[x].window, 'windowEnd', k_end[idx]);
+      k_charge[idx] := jsonb_build_object('c', cs[x].id, 'k', k_scope[idx], 'w', k_start[idx],
+        'm', CASE cs[x].metric WHEN 'calls' THEN 'c' ELSE 'u' END);
+    END LOOP;
+  END LOOP;
+  FOR i IN 1 .. n LOOP
+    CONTINUE WHEN results[i] IS NOT NULL;
+    v_charges := '[]';
+    FOR x IN q_from[i] .. q_to[i] LOOP
+      v_charges := v_charges || (k_charge[rc_counter[x]] || jsonb_build_object('n', rc_charge[x]));
+    END LOOP;
+    q_charges[i] := v_charges;
+  END LOOP;
+  rc_used := array_fill(0::bigint, ARRAY[greatest(coalesce(array_length(rc_counter, 1), 0), 1)]);
+
   IF coalesce(array_length(k_key, 1), 0) > 0 THEN
     INSERT INTO usage (ceiling_id, scope_key, window_start, window_end)
     SELECT k.c, k.s, k.w, k.e FROM unnest(k_ceiling, k_scope, k_start, k_end) AS k(c, s, w, e)
@@ -397,18 +424,6 @@ BEGIN
       k_used[rec.idx] := rec.used;
     END LOOP;
   END IF;
-
-  -- Built once per counter, not once per request: formatting enums and timestamps into JSON is
-  -- most of the cost of an answer, and this runs while the counters are locked.
-  FOR idx IN 1 .. coalesce(array_length(k_key, 1), 0) LOOP
-    FOR x IN 1 .. array_length(cs, 1) LOOP
-      CONTINUE WHEN cs[x].id <> k_ceiling[idx];
-      k_answer[idx] := jsonb_build_object('ceilingId', cs[x].id, 'metric', cs[x].metric, 'scope', cs[x].scope,
-        'window', cs[x].window, 'windowEnd', k_end[idx]);
-      k_charge[idx] := jsonb_build_object('c', cs[x].id, 'k', k_scope[idx], 'w', k_start[idx],
-        'm', CASE cs[x].metric WHEN 'calls' THEN 'c' ELSE 'u' END);
-    END LOOP;
-  END LOOP;
 
   -- Phase C: decide in arrival order against the live values; all-or-nothing per request.
   FOR i IN 1 .. n LOOP
@@ -451,22 +466,25 @@ BEGIN
     END IF;
 
     v_rem := '[]';
-    v_charges := '[]';
     FOR x IN q_from[i] .. q_to[i] LOOP
       idx := rc_counter[x];
       k_delta[idx] := k_delta[idx] + rc_charge[x];
       k_grants[idx] := k_grants[idx] + 1;
-      v_charges := v_charges || (k_charge[idx] || jsonb_build_object('n', rc_charge[x]));
-      v_rem := v_rem || (k_answer[idx] || jsonb_build_object('limit', rc_limit[x], 'used', k_used[idx] + k_delta[idx],
-        'remaining', rc_limit[x] - k_used[idx] - k_delta[idx]));
+      rc_used[x] := k_used[idx] + k_delta[idx];
+      IF NOT compact THEN
+        v_rem := v_rem || (k_answer[idx] || jsonb_build_object('limit', rc_limit[x], 'used', rc_used[x],
+          'remaining', rc_limit[x] - rc_used[x]));
+      END IF;
     END LOOP;
     v_id := gen_random_uuid();
     g_q := g_q || i;
     g_id := g_id || v_id;
-    g_charges := g_charges || v_charges;
+    g_charges := g_charges || q_charges[i];
     g_expires := g_expires || (t_now + make_interval(secs => q_ttl[i]));
     results[i] := jsonb_build_object('status', 'granted', 'replay', false, 'reservationId', v_id,
-      'expiresAt', g_expires[array_length(g_expires, 1)], 'remaining', v_rem);
+      'expiresAt', g_expires[array_length(g_expires, 1)])
+      || CASE WHEN compact THEN jsonb_build_object('rc', jsonb_build_array(q_from[i], q_to[i]))
+              ELSE jsonb_build_object('remaining', v_rem) END;
     IF q_idem[i] IS NOT NULL THEN
       idem_seen := idem_seen || jsonb_build_object(q_ep[i] || '|' || q_caller[i] || '|' || q_idem[i], i);
     END IF;
@@ -560,6 +578,10 @@ BEGIN
     PERFORM ceilings.log_refusals(refused);
   END IF;
 
+  IF compact THEN
+    RETURN jsonb_build_object('answers', to_jsonb(results), 'rcCounter', to_jsonb(rc_counter),
+      'rcLimit', to_jsonb(rc_limit), 'rcUsed', to_jsonb(rc_used), 'counters', to_jsonb(k_answer));
+  END IF;
   RETURN to_jsonb(results);
 END $$;
 --> statement-breakpoint

@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
 import { classifyFailure, noteUnavailable, type UnavailableReason } from "./unavailable";
-import type { BatchAnswer, Refused } from "./types";
+import type { BatchAnswer, CeilingRemaining, Granted, Refused } from "./types";
 
 /** One request as the SQL batch function takes it. */
 export type BatchRequest = {
@@ -127,11 +127,38 @@ function finish(p: Pending, answer: BatchAnswer): void {
   p.settle(answer);
 }
 
+/** What reserve_batch answers in compact mode: a grant names its range of rc entries. */
+type CompactBatch = {
+  answers: (BatchAnswer | (Omit<Granted, "remaining"> & { rc: [number, number] }))[];
+  rcCounter: number[];
+  rcLimit: number[];
+  rcUsed: number[];
+  counters: Omit<CeilingRemaining, "limit" | "used" | "remaining">[];
+};
+
+/**
+ * Sends one batch. The database answers in compact form and "remaining" is built here, outside
+ * the transaction: formatting it in SQL was most of the time the counters stayed locked.
+ */
 export async function callReserveBatch(db: Db, requests: BatchRequest[]): Promise<BatchAnswer[]> {
-  const result = await db.execute(sql`select ceilings.reserve_batch(${JSON.stringify(requests)}::jsonb) as answers`);
-  const row = resultRows<{ answers: BatchAnswer[] | string }>(result)[0];
+  const result = await db.execute(sql`select ceilings.reserve_batch(${JSON.stringify(requests)}::jsonb, true) as batch`);
+  const row = resultRows<{ batch: CompactBatch | string }>(result)[0];
   if (!row) throw new Error("reserve_batch returned no row");
-  return typeof row.answers === "string" ? (JSON.parse(row.answers) as BatchAnswer[]) : row.answers;
+  const batch = typeof row.batch === "string" ? (JSON.parse(row.batch) as CompactBatch) : row.batch;
+  return batch.answers.map((answer) => {
+    if (!("rc" in answer)) return answer;
+    const { rc, ...granted } = answer;
+    const remaining: CeilingRemaining[] = [];
+    // rc ranges are 1-based and inclusive, as in SQL.
+    for (let x = rc[0] - 1; x < rc[1]; x++) {
+      const counter = batch.counters[(batch.rcCounter[x] ?? 0) - 1];
+      const limit = batch.rcLimit[x];
+      const used = batch.rcUsed[x];
+      if (!counter || limit === undefined || used === undefined) throw new Error("reserve_batch answer is inconsistent");
+      remaining.push({ ...counter, limit, used, remaining: limit - used });
+    }
+    return { ...granted, remaining };
+  });
 }
 
 async function releaseQuietly(db: Db, reservationId: string): Promise<void> {
