@@ -16,7 +16,8 @@ describe.skipIf(skipWithoutDatabase())("reserve: one atomic step on real Postgre
     t = await createTestDatabase("reserve", { max: 8 });
     batcherFor(t.db, PATIENT);
     // Four independent pools, each with its own batcher: four "processes" racing on one row.
-    pools = openPools(t.url, 4, 6);
+    // Small batches, many in flight: the most chances for two batches to race on one row.
+    pools = openPools(t.url, 4, 6, { maxInFlight: 4, maxBatch: 16 });
   });
   afterAll(async () => {
     await pools?.close();
