@@ -1,16 +1,12 @@
+import type { ActionDeps } from "@/app/_lib/action-deps";
 import { z } from "zod";
-import type { Db } from "@/db/client";
 import { checkRole } from "@/app/_lib/guards";
 import type { SessionStaff } from "@/app/_lib/session";
 import { CeilingConflictError, CeilingError, killAll, killEndpoint, restoreEndpoint, type CeilingErrorCode } from "@/lib/ceilings";
 
 // The bodies of the ceiling server actions, with what they depend on passed in, so tests run them
 // on a real test database as a chosen staff member. actions.ts files wire the live dependencies.
-export type ControlActionDeps = {
-  session: () => Promise<SessionStaff | null>;
-  db: () => Promise<Db>;
-  revalidate: (path: string, type?: "layout" | "page") => void;
-};
+export type ControlActionDeps = ActionDeps;
 
 export type ControlActionState =
   | { status: "idle" }

@@ -1,5 +1,5 @@
+import type { ActionDeps } from "@/app/_lib/action-deps";
 import { z } from "zod";
-import type { Db } from "@/db/client";
 import { checkRole } from "@/app/_lib/guards";
 import type { SessionStaff } from "@/app/_lib/session";
 import { acknowledgeAlerts, AlertError, createDestination, deleteDestination, DestinationInput, setDestinationEnabled } from "@/lib/alerts";
@@ -8,11 +8,7 @@ import { acknowledgeAlerts, AlertError, createDestination, deleteDestination, De
 // real database as a chosen staff member. Each: guard (role), zod parse, one lib/alerts call,
 // revalidate.
 
-export type AlertActionDeps = {
-  session: () => Promise<SessionStaff | null>;
-  db: () => Promise<Db>;
-  revalidate: (path: string, type?: "layout" | "page") => void;
-};
+export type AlertActionDeps = ActionDeps;
 
 export type AlertActionState = { status: "idle" } | { status: "ok"; message: string } | { status: "error"; error: string };
 

@@ -1,16 +1,11 @@
+import type { ActionDeps } from "@/app/_lib/action-deps";
 import { z } from "zod";
-import type { Db } from "@/db/client";
 import { checkRole } from "@/app/_lib/guards";
 import { ApiKeyAccount, ApiKeyError, createApiKey, revokeApiKey } from "@/lib/api-keys";
-import type { SessionStaff } from "@/lib/auth";
 
 // The bodies of the API key server actions, with what they depend on passed in, so tests run
 // them on a real test database with a chosen signed-in member. actions.ts wires the live ones.
-export type ApiKeyActionDeps = {
-  session: () => Promise<SessionStaff | null>;
-  db: () => Promise<Db>;
-  revalidate: (path: string) => void;
-};
+export type ApiKeyActionDeps = ActionDeps;
 
 export type ApiKeyActionState =
   | { status: "idle" }

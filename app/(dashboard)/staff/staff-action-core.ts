@@ -1,18 +1,13 @@
+import type { ActionDeps } from "@/app/_lib/action-deps";
 import { z } from "zod";
-import type { Db } from "@/db/client";
 import { checkRole } from "@/app/_lib/guards";
-import { addStaff, changeStaffRole, disableStaff, enableStaff, StaffAdminError, type SessionStaff } from "@/lib/auth";
+import { addStaff, changeStaffRole, disableStaff, enableStaff, StaffAdminError } from "@/lib/auth";
 import { PasswordPolicyError } from "@/lib/auth/password";
 import { StaffEmail, StaffPassword, StaffRoleInput } from "@/lib/auth/staff-input";
 
 // The bodies of the staff server actions, with what they depend on passed in, so tests can run
 // them on a real test database with a chosen signed-in member. actions.ts wires the live ones.
-export type StaffActionDeps = {
-  session: () => Promise<SessionStaff | null>;
-  db: () => Promise<Db>;
-  revalidate: (path: string) => void;
-  bcryptCost?: number;
-};
+export type StaffActionDeps = ActionDeps & { bcryptCost?: number };
 
 export type StaffActionState =
   | { status: "idle" }
