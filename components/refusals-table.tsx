@@ -1,5 +1,6 @@
 import Link from "next/link";
 import { formatUtc } from "@/components/format";
+import { formatCount as n } from "@/lib/ceilings/parse";
 
 export type RefusalsTableRow = {
   id: number;
@@ -13,11 +14,20 @@ export type RefusalsTableRow = {
   count: number;
 };
 
-const n = (v: number) => v.toLocaleString("en-US");
-
-/** Refusal rows newest first; a folded row shows how many identical refusals it stands for. */
-export function RefusalsTable({ rows, caption }: { rows: RefusalsTableRow[]; caption: string }) {
-  if (rows.length === 0) return <p className="text-sm text-zinc-600 dark:text-zinc-400" data-testid="refusals-empty">No refusals match these filters.</p>;
+/**
+ * Refusal rows newest first; a folded row shows how many identical refusals it stands for. Used by
+ * the refusal log and by each endpoint page's recent refusals.
+ */
+export function RefusalsTable({
+  rows,
+  caption,
+  empty = "No refusals match these filters.",
+}: {
+  rows: RefusalsTableRow[];
+  caption: string;
+  empty?: string;
+}) {
+  if (rows.length === 0) return <p className="text-sm text-zinc-600 dark:text-zinc-400" data-testid="refusals-empty">{empty}</p>;
   return (
     <div className="overflow-x-auto rounded-lg border border-zinc-200 dark:border-zinc-800" tabIndex={0} role="region" aria-label={caption}>
       <table className="min-w-full text-left text-sm" data-testid="refusals-table">

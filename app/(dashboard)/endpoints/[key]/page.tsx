@@ -4,6 +4,7 @@ import { notFound } from "next/navigation";
 import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
 import { AuditTable } from "@/components/audit-table";
+import { RefusalsTable } from "@/components/refusals-table";
 import { ConfirmActionButton } from "@/components/confirm-action-button";
 import { StateBadge } from "@/components/state-badge";
 import { cardClass } from "@/components/ui";
@@ -15,7 +16,6 @@ import { MonthToDateChart } from "@/components/charts/month-to-date-chart";
 import { endpointSpendCharts } from "@/lib/spend";
 import { killEndpointAction, restoreEndpointAction } from "../../actions";
 import { CeilingCard } from "./_components/ceiling-card";
-import { RefusalTable } from "./_components/refusal-table";
 import { ThrottlePanel } from "@/components/throttle-panel";
 import { listThrottleActivity } from "@/lib/throttle";
 
@@ -143,7 +143,7 @@ export default async function EndpointPage({ params }: Params) {
           <h2 id="refusals-title" className="text-lg font-semibold">Recent refusals</h2>
           <Link href={`/refusals?endpoint=${encodeURIComponent(detail.key)}`} className="text-sm underline underline-offset-2">All refusals</Link>
         </div>
-        <RefusalTable refusals={detail.refusals} caption={`Recent refusals of ${detail.key}`} />
+        <RefusalsTable rows={detail.refusals} caption={`Recent refusals of ${detail.key}`} empty="No refusals recorded for this endpoint." />
       </section>
     </div>
   );
