@@ -6,7 +6,8 @@ import { defineConfig, devices } from "@playwright/test";
 // (plugin setup precedes global setup in 1.65), so the database is prepared by the server script
 // itself: scripts/e2e-server.sh.
 
-const PORT = 3100;
+// E2E_PORT and E2E_DATABASE_NAME let two checkouts run their e2e suites side by side.
+const PORT = Number(process.env.E2E_PORT ?? 3100);
 export const E2E_BASE_URL = `http://127.0.0.1:${PORT}`;
 
 function chromiumExecutable(): string | undefined {
@@ -24,7 +25,7 @@ function e2eDatabaseUrl(): string {
   const server = process.env.TEST_DATABASE_URL;
   if (!server) return "";
   const url = new URL(server);
-  url.pathname = "/ceilings_e2e";
+  url.pathname = `/${process.env.E2E_DATABASE_NAME ?? "ceilings_e2e"}`;
   return url.toString();
 }
 
