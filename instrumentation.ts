@@ -1,6 +1,6 @@
 // Runs once when the server starts, before it answers: opening the database here means the
-// embedded one is migrated and seeded (4-15 s on a fresh folder) before the first request, and a
-// missing NEXTAUTH_SECRET against a real database stops the start with a clear message.
+// embedded server is started, migrated and seeded before the first request, and a missing
+// NEXTAUTH_SECRET against a real database stops the start with a clear message.
 export async function register(): Promise<void> {
   // Read directly rather than via lib/env.ts: Next replaces this at build time, which keeps the
   // Node-only imports below out of any edge bundle.
@@ -12,8 +12,4 @@ export async function register(): Promise<void> {
   resolveAuthSecret({ nextAuthSecret: e.NEXTAUTH_SECRET, databaseUrl: e.DATABASE_URL, dataDir: e.DATA_DIR });
   const { getDb } = await import("./db/client");
   await getDb();
-  // The worker's jobs run in this process on the embedded database (only one process may hold its
-  // folder); on DATABASE_URL `npm run worker` runs them. Started once per process.
-  const { shouldRunInServer, startWorkerInServer } = await import("./lib/worker/in-server");
-  if (shouldRunInServer(e)) startWorkerInServer();
 }

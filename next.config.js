@@ -2,8 +2,6 @@
 const nextConfig = {
   // The e2e suite builds into its own folder so it never disturbs a running dashboard.
   distDir: process.env.NEXT_DIST_DIR || ".next",
-  // PGlite ships WASM and data files that must be loaded from node_modules at run time.
-  serverExternalPackages: ["@electric-sql/pglite"],
   allowedDevOrigins: ["127.0.0.1"],
   poweredByHeader: false,
 };

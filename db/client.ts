@@ -1,24 +1,21 @@
-import { mkdir } from "node:fs/promises";
 import path from "node:path";
-import { PGlite } from "@electric-sql/pglite";
-import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
-import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
-import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
-import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
-import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
+import { sql } from "drizzle-orm";
+import type { PgDatabase } from "drizzle-orm/pg-core";
+import { drizzle, type PostgresJsQueryResultHKT } from "drizzle-orm/postgres-js";
+import { migrate } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
 import { env } from "@/lib/env";
+import { EMBEDDED_DATABASE, type EmbeddedServer, ensureEmbeddedServer, stopEmbeddedServer } from "./embedded/server";
 import * as schema from "./schema";
 
 export type Schema = typeof schema;
-/** The database, or a transaction on it: both postgres.js and PGlite fit this type. */
-export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+/** The database, or a transaction on it. */
+export type Db = PgDatabase<PostgresJsQueryResultHKT, Schema>;
 
 export const migrationsFolder = path.join(process.cwd(), "db", "migrations");
 
 export type Database = {
   db: Db;
-  kind: "postgres" | "pglite";
   close: () => Promise<void>;
 };
 
@@ -29,7 +26,7 @@ export type PostgresOptions = {
   connectTimeoutSeconds?: number;
 };
 
-/** Opens a pool on a real Postgres server. The only place a postgres.js client is created. */
+/** Opens a pool on a Postgres server. The only place a postgres.js client is created. */
 export function openPostgres(url: string, options: PostgresOptions = {}): Database {
   const client = postgres(url, {
     max: options.max ?? env().DB_POOL_MAX,
@@ -38,55 +35,98 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
     onnotice: () => {},
     connection: { application_name: "ceilings", ...options.connection },
   });
-  return { db: drizzlePostgres(client, { schema }), kind: "postgres", close: () => client.end({ timeout: 5 }) };
-}
-
-/** Opens an embedded PGlite data folder. One process may hold a folder at a time. */
-export async function openPglite(dataDir: string): Promise<Database> {
-  // PGlite creates its own folder but not the parents: `.data/` is missing in a fresh clone.
-  if (!dataDir.includes("://")) await mkdir(path.dirname(dataDir), { recursive: true });
-  const client = await PGlite.create(dataDir);
-  return { db: drizzlePglite(client, { schema }), kind: "pglite", close: () => client.close() };
+  return { db: drizzle(client, { schema }), close: () => client.end({ timeout: 5 }) };
 }
 
 export async function migrateDatabase(database: Database): Promise<void> {
-  if (database.kind === "postgres") {
-    await migratePostgres(database.db as Parameters<typeof migratePostgres>[0], { migrationsFolder });
-  } else {
-    await migratePglite(database.db as Parameters<typeof migratePglite>[0], { migrationsFolder });
+  await migrate(database.db, { migrationsFolder });
+}
+
+/** db.execute on postgres.js returns the rows as an array; this gives them a row type. */
+export function resultRows<T>(result: unknown): T[] {
+  if (Array.isArray(result)) return result as T[];
+  throw new Error("unexpected query result shape");
+}
+
+// Any fixed number: processes that open a fresh embedded database at once migrate it one by one.
+const MIGRATE_LOCK = 726_345_102;
+
+/** Creates the embedded server's database on first use (another process may race us to it). */
+export async function createEmbeddedDatabase(server: EmbeddedServer): Promise<void> {
+  const admin = openPostgres(server.url.replace(/\/[^/]*$/, "/postgres"), { max: 1 });
+  try {
+    const rows = resultRows<{ n: number }>(await admin.db.execute(sql`select count(*)::int as n from pg_database where datname = ${EMBEDDED_DATABASE}`));
+    if (rows[0]?.n === 0) {
+      await admin.db.execute(sql`create database ${sql.identifier(EMBEDDED_DATABASE)}`).catch((error: unknown) => {
+        // 42P04: another process created it a moment ago.
+        if (!(error instanceof Error && "code" in error && error.code === "42P04")) throw error;
+      });
+    }
+  } finally {
+    await admin.close();
   }
 }
 
-type Opened = { main: Database; enforcement: Database; ready: Promise<void> };
+/**
+ * Migrates the embedded database and seeds the demo into an empty one. The work runs on one
+ * connection holding an advisory lock, so two processes starting together (the dashboard and the
+ * worker) never migrate or seed at the same time; later starts only apply what is new.
+ */
+async function migrateAndSeedEmbedded(server: EmbeddedServer, dataDir: string): Promise<void> {
+  await createEmbeddedDatabase(server);
+  const one = openPostgres(server.url, { max: 1 });
+  try {
+    await one.db.execute(sql`select pg_advisory_lock(${MIGRATE_LOCK})`);
+    await migrateDatabase(one);
+    const { seedDemoIfEmpty } = await import("./seed");
+    await seedDemoIfEmpty(one.db, { dataDir });
+    await one.db.execute(sql`select pg_advisory_unlock(${MIGRATE_LOCK})`);
+  } finally {
+    await one.close();
+  }
+}
 
-// Next loads modules several times in one process; two PGlite instances on one folder corrupt it,
-// so the opened database lives on globalThis.
+/** The URL the application uses: DATABASE_URL, else the embedded server (started if needed). */
+export async function resolveDatabaseUrl(): Promise<{ url: string; embedded?: EmbeddedServer }> {
+  const e = env();
+  if (e.DATABASE_URL) return { url: e.DATABASE_URL };
+  const embedded = await ensureEmbeddedServer(e.DATA_DIR);
+  return { url: embedded.url, embedded };
+}
+
+/**
+ * The configured database, ready to use: DATABASE_URL as it is (migrations are `npm run
+ * db:migrate`'s job there), or the embedded server started, migrated and seeded.
+ */
+export async function prepareDatabase(): Promise<{ url: string; embedded?: EmbeddedServer }> {
+  const resolved = await resolveDatabaseUrl();
+  if (resolved.embedded) await migrateAndSeedEmbedded(resolved.embedded, env().DATA_DIR);
+  return resolved;
+}
+
+type Opened = { main: Database; enforcement: Database; ready: Promise<void>; embedded?: EmbeddedServer };
+
+// Next loads modules several times in one process: one set of pools per process, on globalThis.
 const holder = globalThis as typeof globalThis & { __ceilingsDb?: Promise<Opened> };
 
 async function openConfigured(): Promise<Opened> {
   const e = env();
-  if (e.DATABASE_URL) {
-    const main = openPostgres(e.DATABASE_URL);
-    // Enforcement gets its own pool whose every statement is bounded: a slow or locked database
-    // answers "unavailable" within the deadline instead of hanging the caller.
-    const enforcement = openPostgres(e.DATABASE_URL, {
-      max: e.ENFORCEMENT_POOL_MAX,
-      connectTimeoutSeconds: Math.max(1, Math.ceil(e.ENFORCEMENT_DEADLINE_MS / 1000)),
-      connection: {
-        statement_timeout: e.ENFORCEMENT_STATEMENT_TIMEOUT_MS,
-        lock_timeout: e.ENFORCEMENT_LOCK_TIMEOUT_MS,
-        idle_in_transaction_session_timeout: 10_000,
-      },
-    });
-    return { main, enforcement, ready: Promise.resolve() };
-  }
-  const main = await openPglite(path.resolve(e.DATA_DIR, "pglite"));
-  const ready = (async () => {
-    await migrateDatabase(main);
-    const { seedDemoIfEmpty } = await import("./seed");
-    await seedDemoIfEmpty(main.db, { dataDir: e.DATA_DIR });
-  })();
-  return { main, enforcement: main, ready };
+  const { url, embedded } = await resolveDatabaseUrl();
+  const ready = embedded ? migrateAndSeedEmbedded(embedded, e.DATA_DIR) : Promise.resolve();
+  const main = openPostgres(url);
+  // Enforcement gets its own pool whose every statement is bounded: a slow or locked database
+  // answers "unavailable" within the deadline instead of hanging the caller.
+  const enforcement = openPostgres(url, {
+    max: e.ENFORCEMENT_POOL_MAX,
+    connectTimeoutSeconds: Math.max(1, Math.ceil(e.ENFORCEMENT_DEADLINE_MS / 1000)),
+    connection: {
+      statement_timeout: e.ENFORCEMENT_STATEMENT_TIMEOUT_MS,
+      lock_timeout: e.ENFORCEMENT_LOCK_TIMEOUT_MS,
+      idle_in_transaction_session_timeout: 10_000,
+    },
+  });
+  if (embedded?.startedHere) stopOnSignals();
+  return { main, enforcement, ready, embedded };
 }
 
 function opened(): Promise<Opened> {
@@ -94,7 +134,7 @@ function opened(): Promise<Opened> {
   return holder.__ceilingsDb;
 }
 
-/** The application's database (dashboard, CLIs), migrated and seeded when embedded. */
+/** The application's database (dashboard, CLIs, worker); the embedded one migrated and seeded. */
 export async function getDb(): Promise<Db> {
   const o = await opened();
   await o.ready;
@@ -108,20 +148,53 @@ export async function getEnforcementDb(): Promise<Db> {
   return o.enforcement.db;
 }
 
+/**
+ * Closes this process's pools. A process that started the embedded server stops it too, unless
+ * another client (the dashboard, the worker, psql, a service) is still connected: then it stays up.
+ */
 export async function closeDb(): Promise<void> {
   const o = holder.__ceilingsDb;
   holder.__ceilingsDb = undefined;
   if (!o) return;
-  const { main, enforcement } = await o;
-  await main.close();
-  if (enforcement !== main) await enforcement.close();
+  const { main, enforcement, embedded } = await o;
+  await Promise.all([main.close(), enforcement.close()]);
+  if (embedded?.startedHere) await stopEmbeddedIfUnused(embedded, env().DATA_DIR);
 }
 
-/** db.execute returns an array on postgres.js and { rows } on PGlite; this reads both. */
-export function resultRows<T>(result: unknown): T[] {
-  if (Array.isArray(result)) return result as T[];
-  if (result && typeof result === "object" && "rows" in result && Array.isArray(result.rows)) {
-    return result.rows as T[];
+/** Stops the embedded server unless a client other than the asking connection is connected. */
+export async function stopEmbeddedIfUnused(server: Pick<EmbeddedServer, "url">, dataDir: string): Promise<"stopped" | "in use"> {
+  const probe = openPostgres(server.url, { max: 1 });
+  let others: number;
+  try {
+    const rows = resultRows<{ n: number }>(
+      await probe.db.execute(sql`select count(*)::int as n from pg_stat_activity where backend_type = 'client backend' and pid <> pg_backend_pid()`),
+    );
+    others = rows[0]?.n ?? 0;
+  } finally {
+    await probe.close();
   }
-  throw new Error("unexpected query result shape");
+  if (others > 0) {
+    console.log(`ceilings: the embedded database stays up: ${others} other connection(s) still use it (npm run db:stop stops it)`);
+    return "in use";
+  }
+  await stopEmbeddedServer(dataDir);
+  console.log("ceilings: embedded database stopped");
+  return "stopped";
+}
+
+/**
+ * The process that started the embedded server stops it on Ctrl-C or SIGTERM (see closeDb), when
+ * nothing else in the process handles the signal; a process with its own handler (the worker)
+ * calls closeDb itself, and `next start` exits at once, leaving the server up for the next start.
+ */
+function stopOnSignals(): void {
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    const handler = () => {
+      if (process.listenerCount(signal) > 0) return;
+      closeDb()
+        .catch((error: unknown) => console.error("ceilings: could not stop the embedded database", error))
+        .finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
+    };
+    process.once(signal, handler);
+  }
 }

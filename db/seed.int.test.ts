@@ -13,9 +13,10 @@ const quiet = { log: () => {}, bcryptCost: 4 };
 describe.skipIf(skipWithoutDatabase())("demo seed on Postgres", () => {
   let t: TestDatabase;
   let seededFirst: boolean;
+  const printed: string[] = [];
   beforeAll(async () => {
     t = await createTestDatabase("seed");
-    seededFirst = await seedDemoIfEmpty(t.db, quiet);
+    seededFirst = await seedDemoIfEmpty(t.db, { ...quiet, log: (line) => printed.push(line), dataDir: ".data" });
   });
   afterAll(async () => {
     await t.drop();
@@ -26,6 +27,13 @@ describe.skipIf(skipWithoutDatabase())("demo seed on Postgres", () => {
     expect(await seedDemoIfEmpty(t.db, quiet)).toBe(false);
     const [row] = await t.db.select({ n: count() }).from(endpoints);
     expect(row?.n).toBe(4);
+  });
+
+  it("prints the demo credentials and the data folder on the first seed", () => {
+    const text = printed.join("\n");
+    expect(text).toContain("admin@ceilings.local");
+    expect(text).toContain(`"${DEMO_PASSWORD}"`);
+    expect(text).toContain("Embedded database in .data/");
   });
 
   it("creates the demo staff with the printed password", async () => {

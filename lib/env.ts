@@ -52,9 +52,6 @@ export const Env = z.object({
   // Alerts and the worker (lib/alerts, lib/worker). Counts and windows of the refusal rules.
   WORKER_NAME: z.string().trim().min(1).max(100).optional(),
   WORKER_INTERVAL_MS: wholeMs(5000),
-  // "auto": the jobs run inside the Next server on the embedded database (one process may hold
-  // its folder) and in `npm run worker` on DATABASE_URL.
-  WORKER_IN_SERVER: z.enum(["auto", "true", "false"]).default("auto"),
   WORKER_SILENT_AFTER_SECONDS: wholeCount(60, 10, 86_400),
   RECONCILE_INTERVAL_SECONDS: wholeCount(300, 5, 86_400),
   ALERT_UNAVAILABLE_BURST: wholeCount(20, 1, 1_000_000),

@@ -1,15 +1,14 @@
-// The kill switch for when the dashboard is down: the same lib/ceilings calls, on DATABASE_URL,
-// logged with the operating-system user as actor.
+// The kill switch for when the dashboard is down: the same lib/ceilings calls, on DATABASE_URL or
+// the embedded server (the one a running dashboard uses), logged with the operating-system user.
 //   npm run ceilings -- status
 //   npm run ceilings -- kill <endpoint> --reason "…"
 //   npm run ceilings -- restore <endpoint> [--reason "…"]
 //   npm run ceilings -- kill-all --reason "…"
 import os from "node:os";
 import { parseArgs } from "node:util";
-import { openPostgres } from "@/db/client";
+import { closeDb, getDb } from "@/db/client";
 import type { AuditActor } from "@/lib/audit/record";
 import { CeilingError, formatCount, getKillState, killAll, killEndpoint, listEndpointsOverview, restoreEndpoint } from "@/lib/ceilings";
-import { env } from "@/lib/env";
 
 const USAGE = `usage: npm run ceilings -- <command>
   status                               every endpoint, its ceilings and what is killed
@@ -41,15 +40,7 @@ async function main(argv: string[]): Promise<void> {
   if (values.help || !command) throw new UsageError(values.help ? "" : "a command is required");
   if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(" ")}`);
 
-  const url = env().DATABASE_URL;
-  if (!url) {
-    throw new UsageError(
-      "DATABASE_URL is not set: the CLI works on a Postgres server (e.g. DATABASE_URL=postgres://user@host:5432/ceilings). " +
-        "The embedded demo database can only be changed from its dashboard while it runs.",
-    );
-  }
-  const database = openPostgres(url, { max: 2 });
-  const db = database.db;
+  const db = await getDb();
   try {
     switch (command) {
       case "status": {
@@ -95,7 +86,7 @@ async function main(argv: string[]): Promise<void> {
         throw new UsageError(`unknown command '${command}'`);
     }
   } finally {
-    await database.close();
+    await closeDb();
   }
 }
 

@@ -1,13 +1,14 @@
 import { rm } from "node:fs/promises";
 import path from "node:path";
 import { sql } from "drizzle-orm";
-import { migrateDatabase, openPglite, openPostgres } from "@/db/client";
+import { migrateDatabase, openPostgres, prepareDatabase } from "@/db/client";
+import { stopEmbeddedServer } from "@/db/embedded/server";
 import { seedDemoIfEmpty } from "@/db/seed";
 import { env } from "@/lib/env";
 
 // Recreates the e2e database from nothing, migrated and seeded with the demo: on Postgres the
 // database named in DATABASE_URL (dropped and created from the TEST_DATABASE_URL database),
-// otherwise the embedded folder DATA_DIR. Run by scripts/e2e-server.sh, never against real data:
+// otherwise the embedded server in the folder DATA_DIR. Run by scripts/e2e-server.sh, never against real data:
 // it refuses any database not named ceilings_e2e* and any folder not named .data-e2e*.
 
 async function preparePostgres(url: string, serverUrl: string | undefined): Promise<void> {
@@ -37,15 +38,11 @@ async function prepareEmbedded(dataDir: string): Promise<void> {
   if (!path.basename(path.resolve(dataDir)).startsWith(".data-e2e")) {
     throw new Error(`refusing to delete data folder "${dataDir}": not an e2e folder`);
   }
+  await stopEmbeddedServer(dataDir);
   await rm(dataDir, { recursive: true, force: true });
-  // The same path db/client.ts opens, so the server finds it migrated and seeded.
-  const database = await openPglite(path.resolve(dataDir, "pglite"));
-  try {
-    await migrateDatabase(database);
-    await seedDemoIfEmpty(database.db, { dataDir });
-  } finally {
-    await database.close();
-  }
+  // Started, migrated and seeded here and left running for the e2e server, which finds it through
+  // DATA_DIR; scripts/e2e-server.sh stops it when Playwright stops the server.
+  await prepareDatabase();
 }
 
 async function main(): Promise<void> {

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The e2e web server, started by Playwright (playwright.config.ts). Playwright starts its webServer
 # before globalSetup, so the database is prepared here, then a production build is served on its
-# own port, dist folder and database: ceilings_e2e on the TEST_DATABASE_URL server, or the embedded
-# folder DATA_DIR (.data-e2e) without one. Both are recreated from nothing on every run.
+# own port, dist folder and database: ceilings_e2e on the TEST_DATABASE_URL server, or an embedded
+# server in DATA_DIR (.data-e2e) without one. Both are recreated from nothing on every run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,4 +22,14 @@ fi
 
 npx tsx scripts/e2e-prepare.ts
 npx next build
-exec npx next start --hostname 127.0.0.1 --port "$E2E_PORT"
+npx next start --hostname 127.0.0.1 --port "$E2E_PORT" &
+server=$!
+stop() {
+  kill -TERM "$server" 2>/dev/null || true
+  wait "$server" || true
+  # The embedded server e2e-prepare started for this run goes with it.
+  if [ -z "${DATABASE_URL:-}" ]; then npx tsx scripts/db-stop.ts || true; fi
+}
+trap stop TERM INT
+wait "$server" || true
+stop

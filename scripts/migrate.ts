@@ -2,11 +2,11 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { sql } from "drizzle-orm";
 import { z } from "zod";
-import { type Db, migrateDatabase, migrationsFolder, openPostgres, resultRows } from "@/db/client";
+import { createEmbeddedDatabase, type Db, migrateDatabase, migrationsFolder, openPostgres, resolveDatabaseUrl, resultRows, stopEmbeddedIfUnused } from "@/db/client";
 import { env } from "@/lib/env";
 
-// npm run db:migrate: applies the committed migrations to the Postgres server in DATABASE_URL and
-// says which ones it applied. The embedded database migrates itself when the dashboard starts.
+// npm run db:migrate: applies the committed migrations to the Postgres server in DATABASE_URL, or
+// to the embedded server without it, and says which ones it applied.
 
 const Journal = z.object({ entries: z.array(z.object({ tag: z.string(), when: z.number() })) });
 
@@ -22,13 +22,8 @@ async function appliedTimes(db: Db): Promise<Set<number>> {
 }
 
 async function main(): Promise<void> {
-  const url = env().DATABASE_URL;
-  if (!url) {
-    throw new Error(
-      "DATABASE_URL is not set. Set it to the server to migrate, e.g. DATABASE_URL=postgres://user@host:5432/ceilings npm run db:migrate\n" +
-        "(the embedded database in DATA_DIR migrates itself when the dashboard starts)",
-    );
-  }
+  const { url, embedded } = await resolveDatabaseUrl();
+  if (embedded) await createEmbeddedDatabase(embedded);
   const journal = Journal.parse(JSON.parse(readFileSync(path.join(migrationsFolder, "meta", "_journal.json"), "utf8")));
   const database = openPostgres(url, { max: 1 });
   try {
@@ -46,6 +41,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await database.close();
+    if (embedded?.startedHere) await stopEmbeddedIfUnused(embedded, env().DATA_DIR);
   }
 }
 

@@ -1,19 +1,14 @@
 import { sql } from "drizzle-orm";
-import { openPostgres, resultRows } from "@/db/client";
+import { openPostgres, prepareDatabase, resultRows, stopEmbeddedIfUnused } from "@/db/client";
 import { seedDemoIfEmpty } from "@/db/seed";
 import { env } from "@/lib/env";
 
 // npm run db:seed: loads the demo endpoints, history and staff into the Postgres server in
 // DATABASE_URL, the same data the embedded database gets on its first start. Only if it is empty.
+// (The embedded server seeds itself; on it this finds the demo already there.)
 
 async function main(): Promise<void> {
-  const url = env().DATABASE_URL;
-  if (!url) {
-    throw new Error(
-      "DATABASE_URL is not set. Set it to the server to seed, e.g. DATABASE_URL=postgres://user@host:5432/ceilings npm run db:seed\n" +
-        "(the embedded database in DATA_DIR seeds itself on its first start)",
-    );
-  }
+  const { url, embedded } = await prepareDatabase();
   const database = openPostgres(url, { max: 1 });
   try {
     const [row] = resultRows<{ t: string | null }>(await database.db.execute(sql`select to_regclass('public.endpoints')::text as t`));
@@ -22,6 +17,7 @@ async function main(): Promise<void> {
     if (!seeded) console.log("endpoints already exist: nothing seeded (the demo seed only fills an empty database)");
   } finally {
     await database.close();
+    if (embedded?.startedHere) await stopEmbeddedIfUnused(embedded, env().DATA_DIR);
   }
 }
 

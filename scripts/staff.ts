@@ -13,7 +13,7 @@ import {
 import { PasswordPolicyError } from "@/lib/auth/password";
 import type { AuditActor } from "@/lib/audit/record";
 import { parseStaffArgs, type PasswordSource, type StaffCommand, USAGE, UsageError } from "./staff-cli/args";
-import { DatabaseInUseError, openCliDatabase } from "./staff-cli/database";
+import { openCliDatabase } from "./staff-cli/database";
 
 // Exit codes: 0 done, 1 refused (unknown member, last admin, exists), 2 usage, 3 database or other failure.
 const EXIT = { ok: 0, refused: 1, usage: 2, failure: 3 } as const;
@@ -109,11 +109,11 @@ async function main(argv: string[]): Promise<number> {
   try {
     opened = await openCliDatabase();
   } catch (error) {
-    console.error(error instanceof DatabaseInUseError ? `error: ${error.message}` : error);
+    console.error(`error: could not open the database: ${error instanceof Error ? error.message : String(error)}`);
     return EXIT.failure;
   }
   try {
-    await run(opened.database.db, cmd, actor);
+    await run(opened.db, cmd, actor);
     return EXIT.ok;
   } catch (error) {
     if (error instanceof UsageError) {
@@ -127,7 +127,7 @@ async function main(argv: string[]): Promise<number> {
     console.error(`error: the database operation failed (${opened.description}): ${describeDbError(error)}`);
     return EXIT.failure;
   } finally {
-    await opened.database.close();
+    await opened.close();
   }
 }
 

@@ -4,19 +4,11 @@ import { runWorker } from "@/lib/worker/loop";
 import { workerSettings } from "@/lib/worker/settings";
 
 // `npm run worker`: the expiry sweeper, the reconcile job, the alert rules, the daily digest and
-// alert delivery, in a loop with a heartbeat. Safe to run as several copies on one database.
+// alert delivery, in a loop with a heartbeat. Safe to run as several copies on one database. On
+// DATABASE_URL, or without it on the embedded server (started if no other process has).
 
 async function main(): Promise<void> {
-  const e = env();
-  if (!e.DATABASE_URL) {
-    console.error(
-      "worker: DATABASE_URL is not set. On the embedded database the jobs run inside the dashboard server " +
-        "(npm run demo), which holds the data folder; a second process must not open it. Set DATABASE_URL to run a separate worker.",
-    );
-    process.exitCode = 2;
-    return;
-  }
-  const settings = workerSettings(e, "worker");
+  const settings = workerSettings(env());
   const controller = new AbortController();
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.once(signal, () => {

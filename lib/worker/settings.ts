@@ -15,10 +15,10 @@ export type WorkerSettings = {
   delivery: DeliverySettings;
 };
 
-/** The worker's settings from the parsed environment. `role` names where the loop runs. */
-export function workerSettings(e: Env, role: "worker" | "server"): WorkerSettings {
+/** The worker's settings from the parsed environment. */
+export function workerSettings(e: Env): WorkerSettings {
   return {
-    name: e.WORKER_NAME ?? `${role}@${hostname()}`,
+    name: e.WORKER_NAME ?? `worker@${hostname()}`,
     intervalMs: e.WORKER_INTERVAL_MS,
     silentAfterSeconds: e.WORKER_SILENT_AFTER_SECONDS,
     reconcileEveryMs: e.RECONCILE_INTERVAL_SECONDS * 1000,

@@ -15,7 +15,7 @@ Commands:
   list                                    Lists staff members.
 
 Uses DATABASE_URL when set; otherwise the embedded database in DATA_DIR (default .data),
-which the dashboard must not be holding open at the same time.`;
+the one a running dashboard uses (started here if nothing else runs it).`;
 
 export class UsageError extends Error {
   override name = "UsageError";
