@@ -16,7 +16,8 @@ function chromiumExecutable(): string | undefined {
     if (!existsSync(configured)) throw new Error(`PLAYWRIGHT_CHROMIUM_PATH=${configured} does not exist`);
     return configured;
   }
-  // Debian's chromium; without it Playwright uses its own browser (npx playwright install chromium).
+  // npm test sets PLAYWRIGHT_CHROMIUM_PATH (scripts/find-chromium.ts); run directly, Debian's
+  // chromium if present, else Playwright's own browser.
   return existsSync("/usr/bin/chromium") ? "/usr/bin/chromium" : undefined;
 }
 

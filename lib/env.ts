@@ -49,6 +49,8 @@ export const Env = z.object({
   // Refusals older than this are purged by the worker in small batches.
   REFUSAL_RETENTION_DAYS: wholeCount(90, 1, 3650),
   CI: z.string().optional(),
+  // The browser of the e2e tests (scripts/find-chromium.ts looks for one without it).
+  PLAYWRIGHT_CHROMIUM_PATH: z.string().min(1).optional(),
   // Alerts and the worker (lib/alerts, lib/worker). Counts and windows of the refusal rules.
   WORKER_NAME: z.string().trim().min(1).max(100).optional(),
   WORKER_INTERVAL_MS: wholeMs(5000),
