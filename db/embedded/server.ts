@@ -96,7 +96,7 @@ function runAs(files: EmbeddedFiles, pgCtl: string): RunAs {
   }
   // The postgres user must reach the binaries and the data folder: grant search (x) on any parent
   // folder that lacks it, e.g. a clone inside a mode-0700 mktemp folder. Nothing becomes readable.
-  for (const target of [pgCtl, files.dataDir]) grantSearch(path.dirname(target));
+  for (const dir of [path.dirname(pgCtl), files.dataDir]) grantSearch(dir);
   return ids;
 }
 
