@@ -21,7 +21,7 @@ function chromiumExecutable(): string | undefined {
   return existsSync("/usr/bin/chromium") ? "/usr/bin/chromium" : undefined;
 }
 
-/** With TEST_DATABASE_URL, e2e gets database ceilings_e2e on that server; else an embedded folder. */
+/** With TEST_DATABASE_URL, e2e gets database ceilings_e2e on that server; else an embedded server in .data-e2e. */
 function e2eDatabaseUrl(): string {
   const server = process.env.TEST_DATABASE_URL;
   if (!server) return "";
