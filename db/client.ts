@@ -51,17 +51,13 @@ export function resultRows<T>(result: unknown): T[] {
 // Any fixed number: processes that open a fresh embedded database at once migrate it one by one.
 const MIGRATE_LOCK = 726_345_102;
 
-/** Creates the embedded server's database on first use (another process may race us to it). */
+/** Creates the embedded server's database on first use; processes starting together queue on a lock. */
 export async function createEmbeddedDatabase(server: EmbeddedServer): Promise<void> {
   const admin = openPostgres(server.url.replace(/\/[^/]*$/, "/postgres"), { max: 1 });
   try {
+    await admin.db.execute(sql`select pg_advisory_lock(${MIGRATE_LOCK})`);
     const rows = resultRows<{ n: number }>(await admin.db.execute(sql`select count(*)::int as n from pg_database where datname = ${EMBEDDED_DATABASE}`));
-    if (rows[0]?.n === 0) {
-      await admin.db.execute(sql`create database ${sql.identifier(EMBEDDED_DATABASE)}`).catch((error: unknown) => {
-        // 42P04: another process created it a moment ago.
-        if (!(error instanceof Error && "code" in error && error.code === "42P04")) throw error;
-      });
-    }
+    if (rows[0]?.n === 0) await admin.db.execute(sql`create database ${sql.identifier(EMBEDDED_DATABASE)}`);
   } finally {
     await admin.close();
   }
