@@ -170,11 +170,11 @@ export async function stopEmbeddedIfUnused(server: Pick<EmbeddedServer, "url">, 
     await probe.close();
   }
   if (others > 0) {
-    console.log(`ceilings: the embedded database stays up: ${others} other connection(s) still use it (npm run db:stop stops it)`);
+    console.error(`ceilings: the embedded database stays up: ${others} other connection(s) still use it (npm run db:stop stops it)`);
     return "in use";
   }
   await stopEmbeddedServer(dataDir);
-  console.log("ceilings: embedded database stopped");
+  console.error("ceilings: embedded database stopped");
   return "stopped";
 }
 

@@ -4,19 +4,53 @@
 //   npm run ceilings -- kill <endpoint> --reason "…"
 //   npm run ceilings -- restore <endpoint> [--reason "…"]
 //   npm run ceilings -- kill-all --reason "…"
+//   npm run ceilings -- export > ceilings.json | schema | plan ceilings.json | apply ceilings.json --reason "…"
+import { readFileSync } from "node:fs";
 import os from "node:os";
 import { parseArgs } from "node:util";
 import { closeDb, getDb } from "@/db/client";
 import type { AuditActor } from "@/lib/audit/record";
+import { applyCatalog, CatalogError, catalogJsonSchema, type EndpointPlan, exportCatalog, planCatalog } from "@/lib/catalog";
 import { CeilingError, formatCount, getKillState, killAll, killEndpoint, listEndpointsOverview, restoreEndpoint } from "@/lib/ceilings";
 
 const USAGE = `usage: npm run ceilings -- <command>
   status                               every endpoint, its ceilings and what is killed
   kill <endpoint> --reason "why"       set every ceiling of the endpoint to 0
   restore <endpoint> [--reason "why"]  put back the values from before the kill
-  kill-all --reason "why"              kill every endpoint (restore each on its own)`;
+  kill-all --reason "why"              kill every endpoint (restore each on its own)
+  export                               the whole catalog as a catalog file, on stdout
+  schema                               the JSON Schema of the catalog file, on stdout
+  plan <file>                          what applying the file would change (exit 1 if invalid)
+  apply <file> --reason "why" [--confirm-raise]
+                                       apply the file in one transaction, or nothing`;
 
 class UsageError extends Error {}
+
+/** An invalid catalog file: every problem with its path in the file. */
+class FileError extends Error {
+  constructor(
+    readonly file: string,
+    readonly problems: string[],
+  ) {
+    super(`${file} is invalid: nothing was changed`);
+  }
+}
+
+function printPlan(endpoints: EndpointPlan[], count: number, verb: string): void {
+  if (count === 0) {
+    console.log("no changes: the database already matches the file");
+    return;
+  }
+  for (const e of endpoints) {
+    console.log(e.key);
+    for (const c of e.changes) {
+      for (const line of c.lines) console.log(`  ${line}`);
+      if (c.needsConfirmation) console.log("    (a raise of 5x or more: apply needs --confirm-raise)");
+    }
+    for (const line of e.worstCase) console.log(`  ${line}`);
+  }
+  console.log(`${count} change(s) ${verb}`);
+}
 
 function cliActor(): AuditActor {
   return { type: "cli", name: os.userInfo().username };
@@ -34,11 +68,16 @@ async function main(argv: string[]): Promise<void> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { reason: { type: "string" }, help: { type: "boolean", short: "h" } },
+    options: { reason: { type: "string" }, "confirm-raise": { type: "boolean" }, help: { type: "boolean", short: "h" } },
   });
   const [command, endpoint, ...extra] = positionals;
   if (values.help || !command) throw new UsageError(values.help ? "" : "a command is required");
   if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(" ")}`);
+  // The schema needs no database: an editor's file check must work anywhere.
+  if (command === "schema") {
+    process.stdout.write(`${JSON.stringify(catalogJsonSchema(), null, 2)}\n`);
+    return;
+  }
 
   const db = await getDb();
   try {
@@ -82,6 +121,32 @@ async function main(argv: string[]): Promise<void> {
         console.log(`killed ${new Set(changes.map((c) => c.endpointKey)).size} endpoint(s); restore each with: npm run ceilings -- restore <endpoint>`);
         return;
       }
+      case "export": {
+        if (endpoint) throw new UsageError("export takes no argument: redirect it, npm run -s ceilings -- export > ceilings.json");
+        process.stdout.write(`${JSON.stringify(await exportCatalog(db), null, 2)}\n`);
+        return;
+      }
+      case "plan": {
+        if (!endpoint) throw new UsageError("plan needs a catalog file");
+        const plan = await planCatalog(db, readFileSync(endpoint, "utf8"));
+        if (!plan.ok) throw new FileError(endpoint, plan.errors);
+        printPlan(plan.endpoints, plan.changeCount, "would change");
+        return;
+      }
+      case "apply": {
+        if (!endpoint) throw new UsageError("apply needs a catalog file");
+        if (!values.reason) throw new UsageError("apply needs --reason \"why\" for the audit log");
+        const text = readFileSync(endpoint, "utf8");
+        try {
+          const result = await applyCatalog(db, { text, actor: { type: "config", name: os.userInfo().username }, reason: values.reason, confirmRaise: values["confirm-raise"] === true });
+          printPlan(result.endpoints, result.changeCount, "changed");
+          if (result.changeCount > 0) console.log(`applied ${endpoint} (sha256 ${result.sha256})`);
+        } catch (error) {
+          if (error instanceof CatalogError && error.issues.length > 0) throw new FileError(endpoint, error.issues);
+          throw error;
+        }
+        return;
+      }
       default:
         throw new UsageError(`unknown command '${command}'`);
     }
@@ -98,7 +163,12 @@ main(process.argv.slice(2)).then(
       console.error(USAGE);
       process.exit(2);
     }
-    if (error instanceof CeilingError) {
+    if (error instanceof FileError) {
+      console.error(`error: ${error.message}`);
+      for (const p of error.problems) console.error(`  ${p}`);
+      process.exit(1);
+    }
+    if (error instanceof CeilingError || error instanceof CatalogError) {
       console.error(`error: ${error.message}`);
       process.exit(1);
     }

@@ -115,7 +115,7 @@ function grantSearch(dir: string): void {
     const mode = statSync(d).mode;
     if ((mode & 0o001) === 0) {
       chmodSync(d, mode | 0o001);
-      console.log(`ceilings: gave others search permission (o+x) on ${d} so the postgres user reaches the embedded server`);
+      console.error(`ceilings: gave others search permission (o+x) on ${d} so the postgres user reaches the embedded server`);
     }
     if (path.dirname(d) === d) return;
   }
@@ -258,7 +258,7 @@ export async function ensureEmbeddedServer(dataDir: string): Promise<EmbeddedSer
     const { initdb, pgCtl } = binaries();
     const ids = runAs(files, pgCtl);
     if (!existsSync(files.config) || !existsSync(path.join(files.pgdata, "PG_VERSION"))) {
-      console.log(`ceilings: creating the embedded database in ${files.dataDir}`);
+      console.error(`ceilings: creating the embedded database in ${files.dataDir}`);
       await initialise(files, initdb, ids);
     }
     const config = readEmbeddedConfig(dataDir);
@@ -269,7 +269,7 @@ export async function ensureEmbeddedServer(dataDir: string): Promise<EmbeddedSer
       await waitUntilReady(files, 120_000);
     } else {
       await start(files, config, pgCtl, ids);
-      console.log(`ceilings: embedded database started on 127.0.0.1:${config.port} (log: ${files.log})`);
+      console.error(`ceilings: embedded database started on 127.0.0.1:${config.port} (log: ${files.log})`);
     }
     return { url: embeddedUrl(config), config, startedHere: !postmaster, files };
   });

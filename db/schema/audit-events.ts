@@ -1,6 +1,7 @@
 import { bigint, boolean, index, integer, jsonb, pgEnum, pgTable, text, timestamp } from "drizzle-orm/pg-core";
 
-export const actorType = pgEnum("actor_type", ["staff", "cli", "system"]);
+// config: a catalog file applied with `npm run ceilings -- apply` (the actor names the OS user).
+export const actorType = pgEnum("actor_type", ["staff", "cli", "system", "config"]);
 
 // Append-only: a trigger in the migrations refuses UPDATE, DELETE and TRUNCATE.
 // Ids are stored without foreign keys so the history outlives what it describes.

@@ -8,6 +8,9 @@ export const ceilingMetric = pgEnum("ceiling_metric", ["units", "calls"]);
 export const ceilingScope = pgEnum("ceiling_scope", ["global", "caller", "destination"]);
 // utc_day and billing_month follow the provider's invoice; first_hit starts at the first charge.
 export const ceilingWindow = pgEnum("ceiling_window", ["utc_day", "billing_month", "first_hit"]);
+// What a cooldown's destination is, so it is folded to the right canonical form; null: recognised
+// from the value itself (an address, a number, anything else).
+export const destinationKind = pgEnum("destination_kind", ["email", "phone", "other"]);
 
 export const ceilings = pgTable(
   "ceilings",
@@ -21,6 +24,7 @@ export const ceilings = pgTable(
     window: ceilingWindow("window").notNull(),
     // Length of a first_hit window (a cooldown); null for calendar windows.
     windowSeconds: integer("window_seconds"),
+    destinationKind: destinationKind("destination_kind"),
     value: bigint("value", { mode: "number" }).notNull(),
     // Set while killed: the value a restore puts back.
     valueBeforeKill: bigint("value_before_kill", { mode: "number" }),
@@ -45,6 +49,7 @@ export const ceilings = pgTable(
       sql`(${t.window} = 'first_hit') = (${t.windowSeconds} is not null and ${t.windowSeconds} > 0)`,
     ),
     check("ceilings_cooldown_scope", sql`${t.window} <> 'first_hit' or ${t.scope} = 'destination'`),
+    check("ceilings_destination_kind_scope", sql`${t.destinationKind} is null or ${t.scope} = 'destination'`),
   ],
 );
 

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { bigint, boolean, check, integer, pgTable, smallint, text } from "drizzle-orm/pg-core";
+import { bigint, boolean, check, integer, pgTable, smallint, text, timestamp } from "drizzle-orm/pg-core";
 import { timestamps } from "./columns";
 
 export const endpoints = pgTable(
@@ -17,6 +17,11 @@ export const endpoints = pgTable(
     billingDay: smallint("billing_day").notNull().default(1),
     throttlePerMinute: integer("throttle_per_minute"),
     throttleFailOpen: boolean("throttle_fail_open").notNull().default(false),
+    // Archived: every reserve answers endpoint_archived and nothing is charged; history stays.
+    archivedAt: timestamp("archived_at", { withTimezone: true }),
+    archivedBy: text("archived_by"),
+    // Bumped by every catalog edit so two admins saving the same endpoint get a conflict.
+    version: integer("version").notNull().default(1),
     ...timestamps,
   },
   (t) => [

@@ -1,11 +1,15 @@
 import { auditEvents, type NewAuditEvent } from "@/db/schema/audit-events";
 import type { Db } from "@/db/client";
 
-/** Who did something: a signed-in staff member, the command line (OS user), or the system itself. */
+/**
+ * Who did something: a signed-in staff member, the command line (OS user), the system itself, or a
+ * catalog file applied from the command line (`ceilings apply`, named by the OS user).
+ */
 export type AuditActor =
   | { type: "staff"; email: string }
   | { type: "cli"; name: string }
-  | { type: "system"; name: string };
+  | { type: "system"; name: string }
+  | { type: "config"; name: string };
 
 export function auditActorFields(actor: AuditActor): Pick<NewAuditEvent, "actorType" | "actor"> {
   return actor.type === "staff"

@@ -9,6 +9,8 @@ export type GuaranteeCeiling = {
   window: "utc_day" | "billing_month" | "first_hit";
   windowSeconds: number | null;
   value: number;
+  /** What a cooldown's destination is; without it, guessed from the endpoint key. */
+  destinationKind?: "email" | "phone" | "other" | null;
 };
 
 export type GuaranteeEndpoint = { key: string; unit: string; billingDay: number; perCallMax: number };
@@ -46,7 +48,10 @@ export function durationLabel(seconds: number): string {
 }
 
 /** What one destination is called for this endpoint, for cooldown sentences. */
-export function destinationLabel(endpointKey: string): string {
+export function destinationLabel(endpointKey: string, kind?: GuaranteeCeiling["destinationKind"]): string {
+  if (kind === "email") return "inbox";
+  if (kind === "phone") return "phone number";
+  if (kind === "other") return "destination";
   if (endpointKey.startsWith("email")) return "inbox";
   if (endpointKey.startsWith("sms")) return "phone number";
   return "destination";
@@ -63,7 +68,7 @@ export function describeGuarantee(c: GuaranteeCeiling, e: GuaranteeEndpoint): st
   // "1 call" in the words the bill uses.
   const inUnits = c.metric === "units" || e.perCallMax === 1;
   const what = inUnits ? unitLabel(e.unit, c.value) : c.value === 1 ? "call" : "calls";
-  const who = c.scope === "caller" ? " per billing account" : c.scope === "destination" ? ` per ${destinationLabel(e.key)}` : "";
+  const who = c.scope === "caller" ? " per billing account" : c.scope === "destination" ? ` per ${destinationLabel(e.key, c.destinationKind)}` : "";
   if (c.value === 0) {
     return `killed: no ${inUnits ? unitLabel(e.unit, 2) : "calls"} at all until restored`;
   }

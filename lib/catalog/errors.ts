@@ -1,0 +1,50 @@
+/** What went wrong with a catalog change: a code to branch on, a message a person can act on. */
+export type CatalogErrorCode =
+  | "invalid_input"
+  | "reason_required"
+  | "not_found"
+  | "duplicate_key"
+  | "conflict"
+  | "confirmation_required"
+  | "last_global_ceiling"
+  | "archived"
+  | "unchanged";
+
+export class CatalogError extends Error {
+  override name = "CatalogError";
+  constructor(
+    readonly code: CatalogErrorCode,
+    message: string,
+    /** Per field (`ceilings[1].max`) where the input had several problems. */
+    readonly issues: string[] = [],
+  ) {
+    super(message);
+  }
+}
+
+/** Someone else saved the endpoint first; carries the version in force so the form can reload it. */
+export class CatalogConflictError extends CatalogError {
+  override name = "CatalogConflictError";
+  constructor(
+    readonly currentVersion: number,
+    message: string,
+  ) {
+    super("conflict", message);
+  }
+}
+
+export function requireCatalogReason(reason: string | undefined): string {
+  const text = (reason ?? "").trim();
+  if (text === "") throw new CatalogError("reason_required", "a reason is required: say why, for the audit log");
+  if (text.length > 500) throw new CatalogError("invalid_input", "the reason must be 500 characters or fewer");
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(text)) throw new CatalogError("invalid_input", "the reason must not contain control characters");
+  return text;
+}
+
+/** The SQLSTATE of a database error, also when drizzle wrapped it. */
+export function sqlState(error: unknown): string | undefined {
+  for (let e: unknown = error; e instanceof Error; e = e.cause) {
+    if ("code" in e && typeof e.code === "string" && /^[0-9A-Z]{5}$/.test(e.code)) return e.code;
+  }
+  return undefined;
+}

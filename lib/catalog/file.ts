@@ -1,0 +1,352 @@
+import { createHash } from "node:crypto";
+import { and, eq, sql } from "drizzle-orm";
+import { z } from "zod";
+import type { Db } from "@/db/client";
+import { ceilingOverrides, ceilings, type Ceiling, type Endpoint } from "@/db/schema";
+import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
+import { actorName } from "@/lib/ceilings/actor";
+import { CONFIRM_RAISE_FACTOR, formatCount } from "@/lib/ceilings/parse";
+import { CatalogError, requireCatalogReason } from "./errors";
+import { ceilingSpecOf, readCatalog, type CatalogEndpoint } from "./read";
+import { CATALOG_FORMAT_VERSION, CatalogFile, type CeilingSpec, ceilingIdentity, describeIssues, type EndpointFields, type EndpointSpec } from "./spec";
+import { ceilingSentence, describeWorstCase, worstCases } from "./worst-case";
+import { bumpEndpointVersion, type Change, deleteCeiling, fieldsOf, insertCeiling, insertEndpoint, setArchived, updateEndpointFields } from "./write";
+
+// Ceilings as code: the whole catalog as one reviewed file. `plan` compares a file with the
+// database change by change; `apply` makes exactly those changes in one transaction under the same
+// rules as the dashboard, or none. A file lists every endpoint: one missing from it is an error,
+// never a delete (archive it with `archived: true`), and a kill is lifted only by `killed: false`.
+
+export const CATALOG_SCHEMA_URL = "https://ceilings.dev/schema/catalog-v1.json";
+
+/** The catalog file's JSON Schema, from the zod schema that validates it (`npm run ceilings -- schema`). */
+export function catalogJsonSchema(): Record<string, unknown> {
+  return { ...z.toJSONSchema(CatalogFile, { io: "input", unrepresentable: "any" }), title: "Ceilings catalog", $id: CATALOG_SCHEMA_URL };
+}
+
+export async function exportCatalog(db: Db): Promise<CatalogFile> {
+  const catalog = await readCatalog(db);
+  return { $schema: CATALOG_SCHEMA_URL, version: CATALOG_FORMAT_VERSION, endpoints: catalog.map((c) => c.spec) };
+}
+
+export type PlannedChange = {
+  action: string;
+  endpointKey: string;
+  /** One line a reviewer reads: what changes, with the guarantee sentence before and after. */
+  lines: string[];
+  needsConfirmation: boolean;
+};
+
+export type EndpointPlan = { key: string; changes: PlannedChange[]; worstCase: string[] };
+
+export type Plan = { ok: true; endpoints: EndpointPlan[]; changeCount: number } | { ok: false; errors: string[] };
+
+/** Parses a file's text: every problem with its path, or the validated catalog. */
+export function parseCatalogText(text: string): { ok: true; file: CatalogFile } | { ok: false; errors: string[] } {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, errors: [`the file is not valid JSON: ${error instanceof Error ? error.message : String(error)}`] };
+  }
+  const parsed = CatalogFile.safeParse(json);
+  return parsed.success ? { ok: true, file: parsed.data } : { ok: false, errors: describeIssues(parsed.error) };
+}
+
+const FIELD_LABEL: Record<keyof EndpointFields, string> = {
+  name: "name",
+  unit: "unit",
+  unitPriceMicros: "unit price (micros)",
+  currency: "currency",
+  planAllowance: "plan allowance",
+  billingDay: "billing day",
+  perCallMax: "per-call max",
+  throttlePerMinute: "throttle per minute",
+  throttleFailOpen: "throttle fails open",
+};
+
+const show = (v: unknown) => (typeof v === "number" ? formatCount(v) : v === null ? "none" : JSON.stringify(v));
+
+function raise(before: number, after: number): boolean {
+  return after > before && (before === 0 || after >= before * CONFIRM_RAISE_FACTOR);
+}
+
+type CeilingStep =
+  | { kind: "add"; spec: CeilingSpec }
+  | { kind: "remove"; row: Ceiling }
+  | { kind: "update"; row: Ceiling; spec: CeilingSpec; next: NextCeiling };
+
+/** What a ceiling row becomes under a file's spec; a kill is changed only by an explicit field. */
+type NextCeiling = { value: number; valueBeforeKill: number | null; min: number; max: number; default: number; alertThresholds: number[] };
+
+function nextCeiling(row: Ceiling, spec: CeilingSpec): NextCeiling {
+  const killedNow = row.value === 0 && row.valueBeforeKill !== null;
+  const wantKilled = spec.killed ?? killedNow;
+  const bounds = { min: spec.min, max: spec.max, default: spec.default, alertThresholds: spec.alertThresholds };
+  if (wantKilled && spec.value > 0) return { value: 0, valueBeforeKill: spec.value, ...bounds };
+  // Typing 0 is a kill (DESIGN): remember the value in force for restore.
+  if (spec.value === 0 && row.value > 0) return { value: 0, valueBeforeKill: row.value, ...bounds };
+  return { value: spec.value, valueBeforeKill: spec.value === 0 ? row.valueBeforeKill : null, ...bounds };
+}
+
+function ceilingDiff(row: Ceiling, next: NextCeiling): string[] {
+  const out: string[] = [];
+  if (row.value > 0 && next.value === 0) out.push(`killed (value ${show(row.value)}; restores to ${show(next.valueBeforeKill)})`);
+  else if (row.value === 0 && next.value > 0 && row.valueBeforeKill !== null) out.push(`kill lifted: restored to ${show(next.value)}`);
+  else if (row.value !== next.value) out.push(`value ${show(row.value)} → ${show(next.value)}`);
+  if (row.valueBeforeKill !== next.valueBeforeKill && next.value === 0 && row.value === 0) out.push(`value to restore ${show(row.valueBeforeKill)} → ${show(next.valueBeforeKill)}`);
+  if (row.minValue !== next.min || row.maxValue !== next.max) out.push(`bounds [${show(row.minValue)}, ${show(row.maxValue)}] → [${show(next.min)}, ${show(next.max)}]`);
+  if (row.defaultValue !== next.default) out.push(`default ${show(row.defaultValue)} → ${show(next.default)}`);
+  const before = [...row.alertThresholds].sort((a, b) => a - b);
+  if (before.join(",") !== next.alertThresholds.join(",")) out.push(`alert thresholds ${before.join("/")}% → ${next.alertThresholds.join("/")}%`);
+  return out;
+}
+
+function ceilingSteps(current: Ceiling[], wanted: CeilingSpec[]): CeilingStep[] {
+  const byIdentity = new Map(current.map((c) => [ceilingIdentity({ ...c, windowSeconds: c.windowSeconds ?? undefined }), c]));
+  const steps: CeilingStep[] = [];
+  const kept = new Set<number>();
+  for (const spec of wanted) {
+    const row = byIdentity.get(ceilingIdentity(spec));
+    if (!row) {
+      steps.push({ kind: "add", spec });
+      continue;
+    }
+    kept.add(row.id);
+    const next = nextCeiling(row, spec);
+    if (ceilingDiff(row, next).length > 0) steps.push({ kind: "update", row, spec, next });
+  }
+  for (const row of current) if (!kept.has(row.id)) steps.push({ kind: "remove", row });
+  return steps;
+}
+
+type OverrideKey = { metric: string; window: string; caller: string };
+const overrideId = (o: OverrideKey) => `${o.metric}/${o.window}/${o.caller}`;
+
+/** Compares a validated file with the catalog in the database: the changes, or the rules it breaks. */
+function diffCatalog(file: CatalogFile, current: CatalogEndpoint[]): { plans: EndpointPlan[]; errors: string[] } {
+  const errors: string[] = [];
+  const byKey = new Map(current.map((c) => [c.endpoint.key, c]));
+  const listed = new Set(file.endpoints.map((e) => e.key));
+  for (const c of current) {
+    if (!listed.has(c.endpoint.key)) {
+      errors.push(`endpoints: '${c.endpoint.key}' is in the database but not in the file; list it (with "archived": true to archive it): nothing is ever deleted by a file`);
+    }
+  }
+  const plans: EndpointPlan[] = [];
+  for (const spec of file.endpoints) {
+    const existing = byKey.get(spec.key);
+    const changes: PlannedChange[] = [];
+    const add = (action: string, lines: string[], needsConfirmation = false) => changes.push({ action, endpointKey: spec.key, lines, needsConfirmation });
+    const fields = fieldsFromSpec(spec);
+    if (!existing) {
+      add(
+        "endpoint.create",
+        [`+ new endpoint ${spec.key} (${spec.name})${spec.archived ? ", archived" : ""}`, ...spec.ceilings.map((c) => `  + ${sentenceLine(c, spec)}`)],
+        spec.ceilings.some((c) => raise(c.default, c.value)),
+      );
+    } else {
+      const before = fieldsOf(existing.endpoint);
+      const changed = (Object.keys(FIELD_LABEL) as (keyof EndpointFields)[]).filter((f) => before[f] !== fields[f]);
+      if (changed.length > 0) {
+        add(
+          "endpoint.update",
+          changed.map((f) => `~ ${FIELD_LABEL[f]}: ${show(before[f])} → ${show(fields[f])}`),
+          raise(before.perCallMax, fields.perCallMax),
+        );
+      }
+      for (const step of ceilingSteps(existing.ceilings, spec.ceilings)) {
+        if (step.kind === "add") add("ceiling.add", [`+ ${sentenceLine(step.spec, spec)}`], raise(step.spec.default, step.spec.value));
+        else if (step.kind === "remove") {
+          add("ceiling.remove", [`- #${step.row.id} ${sentenceLine(ceilingSpecOf(step.row), { ...fieldsOf(existing.endpoint), key: spec.key })}`]);
+        } else {
+          const was = ceilingSpecOf(step.row);
+          const wasLive = step.row.value > 0;
+          const action = wasLive && step.next.value === 0 ? "ceiling.kill" : !wasLive && step.next.value > 0 ? "ceiling.restore" : "ceiling.update";
+          const base = wasLive ? step.row.value : (step.row.valueBeforeKill ?? 0);
+          const after = step.next.value > 0 ? step.next.value : (step.next.valueBeforeKill ?? 0);
+          add(
+            action,
+            [
+              `~ #${step.row.id} ${ceilingIdentity(step.spec)}: ${ceilingDiff(step.row, step.next).join(", ")}`,
+              `    "${ceilingSentence(was, { ...fieldsOf(existing.endpoint), key: spec.key }).guarantee}" → "${ceilingSentence({ ...step.spec, value: step.next.value }, { ...fields, key: spec.key }).guarantee}"`,
+            ],
+            raise(base, after),
+          );
+        }
+      }
+      const dbOverrides = new Map(existing.spec.overrides.map((o) => [overrideId(o), o]));
+      const fileOverrides = new Map(spec.overrides.map((o) => [overrideId(o), o]));
+      for (const [id, o] of fileOverrides) {
+        const had = dbOverrides.get(id);
+        if (!had || had.value !== o.value) add("override.set", [`~ override ${id}: ${had ? show(had.value) : "none"} → ${show(o.value)}`]);
+      }
+      for (const [id, o] of dbOverrides) if (!fileOverrides.has(id)) add("override.remove", [`- override ${id} (${show(o.value)})`]);
+      if (spec.archived !== (existing.endpoint.archivedAt !== null)) add(spec.archived ? "endpoint.archive" : "endpoint.unarchive", [spec.archived ? "archive: every reserve will answer endpoint_archived" : "unarchive: reserves are decided again"]);
+    }
+    if (changes.length === 0) continue;
+    const beforeCase = existing ? worstCases(existing.spec.ceilings.map(live), fieldsOf(existing.endpoint)) : null;
+    const afterCase = worstCases(spec.ceilings.map(live), fields);
+    const worstCase = (["day", "month"] as const).map(
+      (per) => `worst case per ${per}: ${beforeCase ? describeWorstCase(beforeCase[per], per, fieldsOf(existing?.endpoint ?? fallback(spec))) : "(new)"} → ${describeWorstCase(afterCase[per], per, fields)}`,
+    );
+    plans.push({ key: spec.key, changes, worstCase });
+  }
+  return { plans, errors };
+}
+
+/** A killed ceiling counts as 0 for the worst case: that is what is in force. */
+function live(c: CeilingSpec): CeilingSpec {
+  return c.killed ? { ...c, value: 0 } : c;
+}
+
+function fallback(spec: EndpointSpec): Endpoint {
+  return { ...fieldsFromSpec(spec), id: 0, key: spec.key, archivedAt: null, archivedBy: null, version: 1, createdAt: new Date(0), updatedAt: new Date(0) };
+}
+
+function fieldsFromSpec(spec: EndpointSpec): EndpointFields {
+  const { name, unit, unitPriceMicros, currency, planAllowance, billingDay, perCallMax, throttlePerMinute, throttleFailOpen } = spec;
+  return { name, unit, unitPriceMicros, currency, planAllowance, billingDay, perCallMax, throttlePerMinute, throttleFailOpen };
+}
+
+function sentenceLine(c: CeilingSpec, e: EndpointFields & { key: string }): string {
+  const s = ceilingSentence(live(c), e);
+  return `${ceilingIdentity(c)}: ${s.guarantee}${s.worstCase ? ` (${s.worstCase})` : ""}${c.killed ? ` [killed; restores to ${formatCount(c.value)}]` : ""}`;
+}
+
+export async function planCatalog(db: Db, text: string): Promise<Plan> {
+  const parsed = parseCatalogText(text);
+  if (!parsed.ok) return parsed;
+  const { plans, errors } = diffCatalog(parsed.file, await readCatalog(db));
+  if (errors.length > 0) return { ok: false, errors };
+  return { ok: true, endpoints: plans, changeCount: plans.reduce((n, p) => n + p.changes.length, 0) };
+}
+
+export type ApplyParams = { text: string; actor: AuditActor; reason: string; confirmRaise: boolean };
+export type ApplyResult = { changeCount: number; sha256: string; endpoints: EndpointPlan[] };
+
+/**
+ * Applies a catalog file in one transaction, or nothing. Every endpoint it touches is locked first
+ * (one call, ids in order), so the changes wait for batches in flight and bind the next batch.
+ */
+export async function applyCatalog(db: Db, p: ApplyParams): Promise<ApplyResult> {
+  const reason = requireCatalogReason(p.reason);
+  const sha256 = createHash("sha256").update(p.text).digest("hex");
+  const parsed = parseCatalogText(p.text);
+  if (!parsed.ok) throw new CatalogError("invalid_input", `the file is invalid:\n${parsed.errors.join("\n")}`, parsed.errors);
+  return db.transaction(async (tx) => {
+    const ids = (await readCatalog(tx)).map((c) => c.endpoint.id);
+    await tx.execute(sql`select ceilings.lock_endpoints_for_change(${`{${ids.join(",")}}`}::int[])`);
+    // Read again under the locks: the plan applied is the one against the catalog in force.
+    const current = await readCatalog(tx);
+    const { plans, errors } = diffCatalog(parsed.file, current);
+    if (errors.length > 0) throw new CatalogError("invalid_input", errors.join("\n"), errors);
+    const unconfirmed = plans.flatMap((e) => e.changes).filter((c) => c.needsConfirmation);
+    if (unconfirmed.length > 0 && !p.confirmRaise) {
+      throw new CatalogError(
+        "confirmation_required",
+        `${unconfirmed.length} change(s) raise a value ${CONFIRM_RAISE_FACTOR}× or more (${unconfirmed.map((c) => `${c.endpointKey} ${c.action}`).join(", ")}): run again with --confirm-raise`,
+      );
+    }
+    const change: Change = { tx, actor: p.actor, reason, details: { via: "catalog file", sha256 } };
+    const byKey = new Map(current.map((c) => [c.endpoint.key, c]));
+    for (const spec of parsed.file.endpoints) {
+      if (!plans.some((e) => e.key === spec.key)) continue;
+      const existing = byKey.get(spec.key);
+      if (!existing) {
+        await insertEndpoint(change, spec);
+        continue;
+      }
+      await applyEndpoint(change, existing, spec);
+    }
+    return { changeCount: plans.reduce((n, e) => n + e.changes.length, 0), sha256, endpoints: plans };
+  });
+}
+
+async function applyEndpoint(change: Change, existing: CatalogEndpoint, spec: EndpointSpec): Promise<void> {
+  const { tx } = change;
+  const endpoint = existing.endpoint;
+  await updateEndpointFields(change, endpoint, fieldsFromSpec(spec));
+  for (const step of ceilingSteps(existing.ceilings, spec.ceilings)) {
+    if (step.kind === "add") await insertCeiling(change, endpoint, step.spec);
+    else if (step.kind === "remove") await deleteCeiling(change, endpoint, step.row);
+    else await updateCeiling(change, endpoint, step.row, step.next);
+  }
+  const rows = await tx.select().from(ceilings).where(eq(ceilings.endpointId, endpoint.id));
+  const dbOverrides = new Map(existing.spec.overrides.map((o) => [overrideId(o), o]));
+  const fileOverrides = new Map(spec.overrides.map((o) => [overrideId(o), o]));
+  const ceilingFor = (o: OverrideKey) => rows.find((c) => c.scope === "caller" && c.metric === o.metric && c.window === o.window);
+  for (const [id, o] of fileOverrides) {
+    const had = dbOverrides.get(id);
+    const target = ceilingFor(o);
+    if (!target || (had && had.value === o.value)) continue;
+    await tx
+      .insert(ceilingOverrides)
+      .values({ ceilingId: target.id, caller: o.caller, value: o.value, reason: o.reason })
+      .onConflictDoUpdate({ target: [ceilingOverrides.ceilingId, ceilingOverrides.caller], set: { value: o.value, reason: o.reason, updatedAt: new Date() } });
+    await recordAudit(tx, {
+      ...auditActorFields(change.actor),
+      action: "override.set",
+      endpointId: endpoint.id,
+      endpointKey: endpoint.key,
+      ceilingId: target.id,
+      target: o.caller,
+      previousValue: had?.value ?? null,
+      appliedValue: o.value,
+      reason: change.reason,
+      details: { ...change.details },
+    });
+  }
+  for (const [id, o] of dbOverrides) {
+    if (fileOverrides.has(id)) continue;
+    const target = ceilingFor(o);
+    if (!target) continue;
+    await tx.delete(ceilingOverrides).where(and(eq(ceilingOverrides.ceilingId, target.id), eq(ceilingOverrides.caller, o.caller)));
+    await recordAudit(tx, {
+      ...auditActorFields(change.actor),
+      action: "override.remove",
+      endpointId: endpoint.id,
+      endpointKey: endpoint.key,
+      ceilingId: target.id,
+      target: o.caller,
+      previousValue: o.value,
+      reason: change.reason,
+      details: { ...change.details },
+    });
+  }
+  if (spec.archived !== (endpoint.archivedAt !== null)) await setArchived(change, endpoint, spec.archived);
+}
+
+async function updateCeiling(change: Change, endpoint: Endpoint, row: Ceiling, next: NextCeiling): Promise<void> {
+  const wasLive = row.value > 0;
+  const killing = wasLive && next.value === 0;
+  const restoring = !wasLive && next.value > 0;
+  const now = new Date();
+  await change.tx
+    .update(ceilings)
+    .set({
+      value: next.value,
+      valueBeforeKill: next.valueBeforeKill,
+      minValue: next.min,
+      maxValue: next.max,
+      defaultValue: next.default,
+      alertThresholds: next.alertThresholds,
+      ...(killing ? { killedAt: now, killedBy: actorName(change.actor) } : restoring ? { killedAt: null, killedBy: null } : {}),
+      version: sql`${ceilings.version} + 1`,
+      updatedAt: now,
+    })
+    .where(eq(ceilings.id, row.id));
+  await bumpEndpointVersion(change.tx, endpoint.id);
+  await recordAudit(change.tx, {
+    ...auditActorFields(change.actor),
+    action: killing ? "ceiling.kill" : restoring ? "ceiling.restore" : "ceiling.update",
+    endpointId: endpoint.id,
+    endpointKey: endpoint.key,
+    ceilingId: row.id,
+    previousValue: row.value,
+    appliedValue: next.value,
+    clamped: false,
+    reason: change.reason,
+    details: { ...change.details, before: ceilingSpecOf(row), changes: ceilingDiff(row, next) },
+  });
+}

@@ -1,0 +1,175 @@
+import { z } from "zod";
+
+// The catalog's vocabulary, as one zod schema each: what an endpoint and its ceilings are made of.
+// The dashboard's forms, the catalog file (`ceilings apply`) and the demo seed all parse through
+// these, so a rule holds the same everywhere. Numbers are whole and safe; text has no control
+// characters; unknown fields are errors, not silently dropped.
+
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+const Text = (what: string, max: number) =>
+  z
+    .string({ error: `${what} is required` })
+    .trim()
+    .min(1, `${what} is required`)
+    .max(max, `${what} must be ${max} characters or fewer`)
+    .refine((s) => !CONTROL.test(s), `${what} must not contain control characters`);
+
+const Whole = (what: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z
+    .number({ error: `${what} must be a whole number` })
+    .int(`${what} must be a whole number`)
+    .min(min, `${what} must be ${min} or more`)
+    .max(max, `${what} must be at most ${max.toLocaleString("en-US")}`);
+
+export const ENDPOINT_KEY_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+
+/** `email.subscribe`: lower case letters, digits, dot, dash, underscore; at most 64 characters. */
+export const EndpointKey = z
+  .string({ error: "key is required" })
+  .min(1, "key is required")
+  .max(64, "key must be 64 characters or fewer")
+  .regex(ENDPOINT_KEY_PATTERN, "key must look like email.subscribe: lower case letters, digits, '.', '-' or '_', starting with a letter or digit");
+
+export const CeilingMetric = z.enum(["units", "calls"], { error: "metric must be units or calls" });
+export const CeilingScope = z.enum(["global", "caller", "destination"], { error: "scope must be global, caller or destination" });
+export const CeilingWindow = z.enum(["utc_day", "billing_month", "first_hit"], { error: "window must be utc_day, billing_month or first_hit" });
+export const DestinationKind = z.enum(["email", "phone", "other"], { error: "destination kind must be email, phone or other" });
+export type CeilingMetric = z.infer<typeof CeilingMetric>;
+export type CeilingScope = z.infer<typeof CeilingScope>;
+export type CeilingWindow = z.infer<typeof CeilingWindow>;
+export type DestinationKind = z.infer<typeof DestinationKind>;
+
+export const AlertThresholds = z
+  .array(Whole("threshold", 1, 100), { error: "alert thresholds must be a list of percentages" })
+  .max(10, "at most 10 alert thresholds")
+  .refine((t) => new Set(t).size === t.length, "alert thresholds must not repeat")
+  .transform((t) => [...t].sort((a, b) => a - b));
+
+/** One ceiling: its identity (metric, scope, window) and its numbers. */
+export const CeilingSpec = z
+  .strictObject({
+    metric: CeilingMetric,
+    scope: CeilingScope,
+    window: CeilingWindow,
+    windowSeconds: Whole("window seconds", 1, 366 * 86_400).optional(),
+    destinationKind: DestinationKind.optional(),
+    value: Whole("value", 0),
+    min: Whole("min", 0),
+    max: Whole("max", 1),
+    default: Whole("default", 0),
+    alertThresholds: AlertThresholds.default([50, 80, 100]),
+    // Only in a file: true keeps or pulls the kill (value is then the value a restore puts back);
+    // false lifts it. Absent: the kill state in force is left as it is.
+    killed: z.boolean({ error: "killed must be true or false" }).optional(),
+  })
+  .superRefine((c, ctx) => {
+    const issue = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
+    if (c.window === "first_hit") {
+      if (c.windowSeconds === undefined) issue("windowSeconds", "a cooldown (window first_hit) needs windowSeconds, e.g. 86400 for 24 hours");
+      if (c.scope !== "destination") issue("scope", "a cooldown (window first_hit) is per destination: scope must be destination");
+    } else if (c.windowSeconds !== undefined) {
+      issue("windowSeconds", "windowSeconds is only for a cooldown (window first_hit)");
+    }
+    if (c.scope === "destination" && c.window !== "first_hit") issue("window", "a per-destination ceiling is a cooldown: window must be first_hit");
+    if (c.destinationKind !== undefined && c.scope !== "destination") issue("destinationKind", "destinationKind is only for a cooldown");
+    if (c.min > c.max) issue("min", `min (${c.min}) must not be above max (${c.max})`);
+    if (c.default < c.min || c.default > c.max) issue("default", `default (${c.default}) must be between min (${c.min}) and max (${c.max})`);
+    // 0 is always allowed: it is the kill switch. Anything else must fit the bounds: a definition
+    // is not an adjustment, so nothing is clamped here.
+    if (c.value !== 0 && (c.value < c.min || c.value > c.max)) issue("value", `value (${c.value}) must be between min (${c.min}) and max (${c.max}), or 0 to kill`);
+  });
+export type CeilingSpec = z.infer<typeof CeilingSpec>;
+export type CeilingSpecInput = z.input<typeof CeilingSpec>;
+
+/** What may change on an endpoint after it is created (its key may not). */
+export const EndpointFields = z.strictObject({
+  name: Text("name", 120),
+  unit: Text("unit", 40),
+  unitPriceMicros: Whole("unit price (micros)", 0, 1_000_000_000_000),
+  currency: z
+    .string({ error: "currency is required" })
+    .regex(/^[A-Z]{3}$/, "currency must be a three-letter code such as USD")
+    .default("USD"),
+  planAllowance: Whole("plan allowance", 0).nullable().default(null),
+  billingDay: Whole("billing day", 1, 28).default(1),
+  perCallMax: Whole("per-call max", 1),
+  throttlePerMinute: Whole("throttle per minute", 1, 10_000_000).nullable().default(null),
+  throttleFailOpen: z.boolean({ error: "throttleFailOpen must be true or false" }).default(false),
+});
+export type EndpointFields = z.infer<typeof EndpointFields>;
+export type EndpointFieldsInput = z.input<typeof EndpointFields>;
+
+export const UNBOUNDED_SENTENCE =
+  "an endpoint needs at least one global ceiling: without one its worst case is unbounded (per-caller ceilings and cooldowns multiply with the number of accounts and destinations)";
+
+export function hasGlobalCeiling(specs: readonly Pick<CeilingSpec, "scope">[]): boolean {
+  return specs.some((c) => c.scope === "global");
+}
+
+/** The identity of a ceiling: two with the same one would count the same thing twice. */
+export function ceilingIdentity(c: Pick<CeilingSpec, "metric" | "scope" | "window" | "windowSeconds">): string {
+  return c.window === "first_hit" ? `${c.metric}/${c.scope}/first_hit:${c.windowSeconds ?? 0}` : `${c.metric}/${c.scope}/${c.window}`;
+}
+
+/** A whole endpoint: key, fields and ceilings, as created in the dashboard or listed in a file. */
+export const EndpointSpec = EndpointFields.extend({
+  key: EndpointKey,
+  archived: z.boolean({ error: "archived must be true or false" }).default(false),
+  ceilings: z.array(CeilingSpec, { error: "ceilings must be a list" }).max(20, "at most 20 ceilings per endpoint"),
+  overrides: z
+    .array(
+      z.strictObject({
+        metric: CeilingMetric,
+        window: CeilingWindow,
+        caller: Text("caller", 200),
+        value: Whole("override value", 0),
+        reason: Text("override reason", 500),
+      }),
+    )
+    .default([]),
+}).superRefine((e, ctx) => {
+  if (!hasGlobalCeiling(e.ceilings)) ctx.addIssue({ code: "custom", path: ["ceilings"], message: UNBOUNDED_SENTENCE });
+  const seen = new Map<string, number>();
+  e.ceilings.forEach((c, i) => {
+    const id = ceilingIdentity(c);
+    const first = seen.get(id);
+    if (first !== undefined) ctx.addIssue({ code: "custom", path: ["ceilings", i], message: `the same ceiling as ceilings[${first}] (${id}): one ceiling per metric, scope and window` });
+    else seen.set(id, i);
+  });
+  e.overrides.forEach((o, i) => {
+    if (!e.ceilings.some((c) => c.scope === "caller" && c.metric === o.metric && c.window === o.window)) {
+      ctx.addIssue({ code: "custom", path: ["overrides", i], message: `no per-caller ceiling of ${o.metric} per ${o.window} for this override` });
+    }
+  });
+});
+export type EndpointSpec = z.infer<typeof EndpointSpec>;
+export type EndpointSpecInput = z.input<typeof EndpointSpec>;
+
+export const CATALOG_FORMAT_VERSION = 1;
+
+/** The catalog file: `npm run ceilings -- export | plan | apply`. */
+export const CatalogFile = z
+  .strictObject({
+    $schema: z.string().optional(),
+    version: z.literal(CATALOG_FORMAT_VERSION, { error: `version must be ${CATALOG_FORMAT_VERSION}` }),
+    endpoints: z.array(EndpointSpec, { error: "endpoints must be a list" }),
+  })
+  .superRefine((f, ctx) => {
+    const seen = new Map<string, number>();
+    f.endpoints.forEach((e, i) => {
+      const first = seen.get(e.key);
+      if (first !== undefined) ctx.addIssue({ code: "custom", path: ["endpoints", i, "key"], message: `endpoint '${e.key}' is listed twice (also endpoints[${first}])` });
+      else seen.set(e.key, i);
+    });
+  });
+export type CatalogFile = z.infer<typeof CatalogFile>;
+export type CatalogFileInput = z.input<typeof CatalogFile>;
+
+/** Every problem as `path: message`, the path in the file's own terms (`endpoints[2].ceilings[0].max`). */
+export function describeIssues(error: z.ZodError): string[] {
+  return error.issues.map((i) => {
+    const path = i.path.reduce<string>((acc, part) => (typeof part === "number" ? `${acc}[${part}]` : acc ? `${acc}.${String(part)}` : String(part)), "");
+    return path ? `${path}: ${i.message}` : i.message;
+  });
+}

@@ -1,0 +1,166 @@
+import { and, eq, sql } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { ceilingOverrides, ceilings, endpoints, type Ceiling, type Endpoint, type NewCeiling } from "@/db/schema";
+import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
+import { actorName } from "@/lib/ceilings/actor";
+import { CatalogError, sqlState } from "./errors";
+import { ceilingSpecOf } from "./read";
+import { type CeilingSpec, type EndpointFields, type EndpointSpec } from "./spec";
+
+// The catalog's writes, each inside the caller's transaction with its one audit event. The
+// dashboard (lib/catalog/change.ts) and a catalog file (lib/catalog/file.ts) both go through these,
+// after taking the endpoint lock, so a change waits for batches in flight and binds the next one.
+
+export type Change = { tx: Db; actor: AuditActor; reason: string; details?: Record<string, unknown> };
+
+/** The endpoint's advisory lock, exclusive: the same one a kill or a value edit takes. */
+export async function lockEndpoint(tx: Db, endpointId: number): Promise<void> {
+  await tx.execute(sql`select ceilings.lock_endpoints_for_change(array[${endpointId}]::int[])`);
+}
+
+/** The endpoint row after its lock, so the version checked is the one in force. */
+export async function lockedEndpoint(tx: Db, key: string): Promise<Endpoint> {
+  const [found] = await tx.select({ id: endpoints.id }).from(endpoints).where(eq(endpoints.key, key));
+  if (!found) throw new CatalogError("not_found", `no endpoint '${key}'`);
+  await lockEndpoint(tx, found.id);
+  const [row] = await tx.select().from(endpoints).where(eq(endpoints.id, found.id)).for("update");
+  if (!row) throw new CatalogError("not_found", `no endpoint '${key}'`);
+  return row;
+}
+
+function ceilingRow(endpointId: number, c: CeilingSpec, actor: AuditActor): NewCeiling {
+  const killed = c.killed === true && c.value > 0;
+  return {
+    endpointId,
+    metric: c.metric,
+    scope: c.scope,
+    window: c.window,
+    windowSeconds: c.windowSeconds ?? null,
+    destinationKind: c.destinationKind ?? null,
+    value: killed ? 0 : c.value,
+    valueBeforeKill: killed ? c.value : null,
+    killedAt: killed ? new Date() : null,
+    killedBy: killed ? actorName(actor) : null,
+    minValue: c.min,
+    maxValue: c.max,
+    defaultValue: c.default,
+    alertThresholds: c.alertThresholds,
+  };
+}
+
+function audit(p: Change, event: Omit<Parameters<typeof recordAudit>[1], "actorType" | "actor" | "reason">) {
+  return recordAudit(p.tx, { ...auditActorFields(p.actor), reason: p.reason, ...event, details: { ...event.details, ...p.details } });
+}
+
+export function fieldsOf(e: Endpoint): EndpointFields {
+  return {
+    name: e.name,
+    unit: e.unit,
+    unitPriceMicros: e.unitPriceMicros,
+    currency: e.currency,
+    planAllowance: e.planAllowance,
+    billingDay: e.billingDay,
+    perCallMax: e.perCallMax,
+    throttlePerMinute: e.throttlePerMinute,
+    throttleFailOpen: e.throttleFailOpen,
+  };
+}
+
+/** Creates an endpoint with its ceilings and overrides; one endpoint.create event holds it all. */
+export async function insertEndpoint(p: Change, spec: EndpointSpec): Promise<Endpoint> {
+  const { key, ceilings: specs, overrides, archived, ...fields } = spec;
+  let row: Endpoint | undefined;
+  try {
+    [row] = await p.tx
+      .insert(endpoints)
+      .values({ key, ...fields, archivedAt: archived ? new Date() : null, archivedBy: archived ? actorName(p.actor) : null })
+      .returning();
+  } catch (error) {
+    if (sqlState(error) === "23505") throw new CatalogError("duplicate_key", `an endpoint with key '${key}' already exists (keys are unique, also among archived endpoints)`);
+    throw error;
+  }
+  if (!row) throw new Error("insert returned no endpoint");
+  const created = await p.tx.insert(ceilings).values(specs.map((c) => ceilingRow(row.id, c, p.actor))).returning();
+  for (const o of overrides) {
+    const target = created.find((c) => c.scope === "caller" && c.metric === o.metric && c.window === o.window);
+    if (target) await p.tx.insert(ceilingOverrides).values({ ceilingId: target.id, caller: o.caller, value: o.value, reason: o.reason });
+  }
+  await audit(p, {
+    action: "endpoint.create",
+    endpointId: row.id,
+    endpointKey: key,
+    details: { after: { ...fields, archived }, ceilings: created.map((c) => ({ id: c.id, ...ceilingSpecOf(c) })), overrides },
+  });
+  return row;
+}
+
+export type FieldChange = { field: keyof EndpointFields; before: unknown; after: unknown };
+
+/** Changes the given fields of a locked endpoint; returns what changed (nothing: no write, no event). */
+export async function updateEndpointFields(p: Change, endpoint: Endpoint, next: EndpointFields): Promise<FieldChange[]> {
+  const before = fieldsOf(endpoint);
+  const changes = (Object.keys(before) as (keyof EndpointFields)[])
+    .filter((f) => before[f] !== next[f])
+    .map((field) => ({ field, before: before[field], after: next[field] }));
+  if (changes.length === 0) return [];
+  await p.tx
+    .update(endpoints)
+    .set({ ...next, version: sql`${endpoints.version} + 1`, updatedAt: new Date() })
+    .where(eq(endpoints.id, endpoint.id));
+  await audit(p, {
+    action: "endpoint.update",
+    endpointId: endpoint.id,
+    endpointKey: endpoint.key,
+    details: { changes: Object.fromEntries(changes.map((c) => [c.field, { before: c.before, after: c.after }])) },
+  });
+  return changes;
+}
+
+export async function bumpEndpointVersion(tx: Db, endpointId: number): Promise<void> {
+  await tx.update(endpoints).set({ version: sql`${endpoints.version} + 1`, updatedAt: new Date() }).where(eq(endpoints.id, endpointId));
+}
+
+export async function insertCeiling(p: Change, endpoint: Endpoint, spec: CeilingSpec): Promise<Ceiling> {
+  const [row] = await p.tx.insert(ceilings).values(ceilingRow(endpoint.id, spec, p.actor)).returning();
+  if (!row) throw new Error("insert returned no ceiling");
+  await bumpEndpointVersion(p.tx, endpoint.id);
+  await audit(p, {
+    action: "ceiling.add",
+    endpointId: endpoint.id,
+    endpointKey: endpoint.key,
+    ceilingId: row.id,
+    appliedValue: row.value,
+    details: { after: ceilingSpecOf(row) },
+  });
+  return row;
+}
+
+/**
+ * Removes a ceiling: it stops counting from the next batch on. Its counters go with it (the audit
+ * event keeps its definition, the reservations keep the spend); refusals keep their rows.
+ */
+export async function deleteCeiling(p: Change, endpoint: Endpoint, ceiling: Ceiling): Promise<void> {
+  await p.tx.delete(ceilings).where(and(eq(ceilings.id, ceiling.id), eq(ceilings.endpointId, endpoint.id)));
+  await bumpEndpointVersion(p.tx, endpoint.id);
+  await audit(p, {
+    action: "ceiling.remove",
+    endpointId: endpoint.id,
+    endpointKey: endpoint.key,
+    ceilingId: ceiling.id,
+    previousValue: ceiling.value,
+    details: { before: ceilingSpecOf(ceiling) },
+  });
+}
+
+export async function setArchived(p: Change, endpoint: Endpoint, archived: boolean): Promise<void> {
+  await p.tx
+    .update(endpoints)
+    .set({
+      archivedAt: archived ? new Date() : null,
+      archivedBy: archived ? actorName(p.actor) : null,
+      version: sql`${endpoints.version} + 1`,
+      updatedAt: new Date(),
+    })
+    .where(eq(endpoints.id, endpoint.id));
+  await audit(p, { action: archived ? "endpoint.archive" : "endpoint.unarchive", endpointId: endpoint.id, endpointKey: endpoint.key, details: {} });
+}
