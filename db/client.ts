@@ -75,7 +75,8 @@ async function migrateAndSeedEmbedded(server: EmbeddedServer, dataDir: string): 
     await one.db.execute(sql`select pg_advisory_lock(${MIGRATE_LOCK})`);
     await migrateDatabase(one);
     const { seedDemoIfEmpty } = await import("./seed");
-    await seedDemoIfEmpty(one.db, { dataDir });
+    // On stderr: stdout of a CLI is data (`ceilings export > file`, `db:url`).
+    await seedDemoIfEmpty(one.db, { dataDir, log: (line) => console.error(line) });
     await one.db.execute(sql`select pg_advisory_unlock(${MIGRATE_LOCK})`);
   } finally {
     await one.close();

@@ -2,7 +2,8 @@ import { sql } from "drizzle-orm";
 import type { PgTable } from "drizzle-orm/pg-core";
 import { hashPassword } from "@/lib/auth/password";
 import type { Db } from "./client";
-import { DEMO_ENDPOINTS, DEMO_PASSWORD, DEMO_STAFF, type CeilingRef } from "./demo/catalog";
+import { applyCatalog } from "@/lib/catalog/file";
+import { DEMO_CATALOG_TEXT, DEMO_ENDPOINTS, DEMO_PASSWORD, DEMO_STAFF, type CeilingRef } from "./demo/catalog";
 import type { SeededCeiling, SeededEndpoint, UsageRow } from "./demo/history";
 import { demoAlerts, demoAuditEvents, demoRefusals, type Endpoints } from "./demo/incidents";
 import { seededRandom } from "./demo/random";
@@ -83,16 +84,11 @@ export async function seedDemoIfEmpty(db: Db, opts: SeedOptions = {}): Promise<b
 
 async function seedDemo(tx: Db, now: Date, passwordHash: string): Promise<SeedSummary> {
   const random = seededRandom(1_234_567);
-  const insertedEndpoints = await tx
-    .insert(endpoints)
-    .values(DEMO_ENDPOINTS.map(({ ceilings: _c, typicalDailyUnits: _t, unitsPerCall: _u, ...e }) => e))
-    .returning({ id: endpoints.id, key: endpoints.key });
+  // The catalog goes in through the same code as any team's catalog file (`ceilings apply`).
+  await applyCatalog(tx, { text: DEMO_CATALOG_TEXT, actor: { type: "system", name: "demo seed" }, reason: "the demo catalog (db/demo/ceilings.json)", confirmRaise: true });
+  const insertedEndpoints = await tx.select({ id: endpoints.id, key: endpoints.key }).from(endpoints);
+  const insertedCeilings = await tx.select().from(ceilings);
   const idOf = new Map(insertedEndpoints.map((e) => [e.key, e.id]));
-
-  const ceilingRows = DEMO_ENDPOINTS.flatMap((def) =>
-    def.ceilings.map(({ ref: _ref, ...c }) => ({ ...c, endpointId: mustGet(idOf, def.key) })),
-  );
-  const insertedCeilings = await tx.insert(ceilings).values(ceilingRows).returning();
   const seeded: Partial<Endpoints> = {};
   for (const def of DEMO_ENDPOINTS) {
     const id = mustGet(idOf, def.key);

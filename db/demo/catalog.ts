@@ -1,93 +1,69 @@
+import { CatalogFile, type CeilingSpec } from "@/lib/catalog/spec";
 import type { NewCeiling } from "../schema/ceilings";
 import type { NewEndpoint } from "../schema/endpoints";
+import demoCatalog from "./ceilings.json";
 import { seededRandom } from "./random";
 
 // The demo endpoints: four kinds of spend a real product pays for, each with the ceilings a
-// careful operator would set. The daily email ceiling is the plan allowance / 30, and the monthly
-// one equals the allowance, so a 31-day month cannot exceed the plan.
+// careful operator would set. Their catalog is db/demo/ceilings.json, a catalog file like any
+// team's, applied by the seed through `applyCatalog`; this file adds what the history needs.
 
 /** Names a ceiling inside its endpoint so the history generator can find it after insert. */
 export type CeilingRef = "day_units" | "day_calls" | "month_units" | "caller_day_units" | "destination_cooldown";
 
 export type DemoCeiling = Omit<NewCeiling, "endpointId"> & { ref: CeilingRef };
 
+type DemoKey = "email.subscribe" | "sms.password-reset" | "llm.chat" | "webhook.notify";
+
 export type DemoEndpoint = NewEndpoint & {
-  key: "email.subscribe" | "sms.password-reset" | "llm.chat" | "webhook.notify";
+  key: DemoKey;
   ceilings: DemoCeiling[];
   /** Typical daily volume in units, and units per call, for the history. */
   typicalDailyUnits: number;
   unitsPerCall: number;
 };
 
-export const DEMO_ENDPOINTS: readonly DemoEndpoint[] = [
-  {
-    key: "email.subscribe",
-    name: "Newsletter confirmation email",
-    unit: "emails",
-    unitPriceMicros: 400,
-    perCallMax: 1,
-    planAllowance: 3000,
-    billingDay: 1,
-    typicalDailyUnits: 62,
-    unitsPerCall: 1,
-    ceilings: [
-      { ref: "day_units", metric: "units", scope: "global", window: "utc_day", value: 100, defaultValue: 100, minValue: 0, maxValue: 150 },
-      { ref: "month_units", metric: "units", scope: "global", window: "billing_month", value: 3000, defaultValue: 3000, minValue: 0, maxValue: 3000 },
-      // One confirmation per inbox per 24 hours, counted from the first send.
-      { ref: "destination_cooldown", metric: "calls", scope: "destination", window: "first_hit", windowSeconds: 86_400, value: 1, defaultValue: 1, minValue: 0, maxValue: 5 },
-    ],
-  },
-  {
-    key: "sms.password-reset",
-    name: "Password reset SMS",
-    unit: "messages",
-    unitPriceMicros: 7900,
-    perCallMax: 1,
-    planAllowance: 1500,
-    billingDay: 1,
-    throttlePerMinute: 20,
-    typicalDailyUnits: 22,
-    unitsPerCall: 1,
-    ceilings: [
-      { ref: "day_units", metric: "units", scope: "global", window: "utc_day", value: 50, defaultValue: 50, minValue: 0, maxValue: 100 },
-      { ref: "caller_day_units", metric: "units", scope: "caller", window: "utc_day", value: 5, defaultValue: 5, minValue: 0, maxValue: 20 },
-      { ref: "destination_cooldown", metric: "calls", scope: "destination", window: "first_hit", windowSeconds: 3600, value: 3, defaultValue: 3, minValue: 0, maxValue: 10 },
-    ],
-  },
-  {
-    key: "llm.chat",
-    name: "Assistant chat completion",
-    unit: "tokens",
-    unitPriceMicros: 2,
-    perCallMax: 8000,
-    planAllowance: 30_000_000,
-    billingDay: 1,
-    throttlePerMinute: 60,
-    typicalDailyUnits: 520_000,
-    unitsPerCall: 210,
-    ceilings: [
-      { ref: "day_units", metric: "units", scope: "global", window: "utc_day", value: 1_000_000, defaultValue: 1_000_000, minValue: 0, maxValue: 2_000_000 },
-      { ref: "day_calls", metric: "calls", scope: "global", window: "utc_day", value: 5000, defaultValue: 5000, minValue: 0, maxValue: 20_000 },
-      { ref: "caller_day_units", metric: "units", scope: "caller", window: "utc_day", value: 50_000, defaultValue: 50_000, minValue: 0, maxValue: 200_000 },
-    ],
-  },
-  {
-    key: "webhook.notify",
-    name: "Metered customer webhook",
-    unit: "calls",
-    unitPriceMicros: 100,
-    perCallMax: 1,
-    planAllowance: 300_000,
-    // Billed from the 15th: shows a billing month that is not the calendar month.
-    billingDay: 15,
-    typicalDailyUnits: 6200,
-    unitsPerCall: 1,
-    ceilings: [
-      { ref: "day_units", metric: "units", scope: "global", window: "utc_day", value: 10_000, defaultValue: 10_000, minValue: 0, maxValue: 20_000 },
-      { ref: "month_units", metric: "units", scope: "global", window: "billing_month", value: 300_000, defaultValue: 300_000, minValue: 0, maxValue: 300_000 },
-    ],
-  },
-];
+/** The demo catalog file's text, as the seed applies it. */
+export const DEMO_CATALOG_TEXT = JSON.stringify(demoCatalog);
+
+const HISTORY: Record<DemoKey, { typicalDailyUnits: number; unitsPerCall: number }> = {
+  "email.subscribe": { typicalDailyUnits: 62, unitsPerCall: 1 },
+  "sms.password-reset": { typicalDailyUnits: 22, unitsPerCall: 1 },
+  "llm.chat": { typicalDailyUnits: 520_000, unitsPerCall: 210 },
+  "webhook.notify": { typicalDailyUnits: 6200, unitsPerCall: 1 },
+};
+
+function refOf(c: CeilingSpec): CeilingRef {
+  if (c.scope === "destination") return "destination_cooldown";
+  if (c.scope === "caller") return "caller_day_units";
+  if (c.window === "billing_month") return "month_units";
+  return c.metric === "calls" ? "day_calls" : "day_units";
+}
+
+function isDemoKey(key: string): key is DemoKey {
+  return key in HISTORY;
+}
+
+export const DEMO_ENDPOINTS: readonly DemoEndpoint[] = CatalogFile.parse(demoCatalog).endpoints.map((e) => {
+  if (!isDemoKey(e.key)) throw new Error(`db/demo/ceilings.json: ${e.key} has no history settings in db/demo/catalog.ts`);
+  const { ceilings, overrides: _o, archived: _a, ...fields } = e;
+  return {
+    ...fields,
+    key: e.key,
+    ...HISTORY[e.key],
+    ceilings: ceilings.map((c) => ({
+      ref: refOf(c),
+      metric: c.metric,
+      scope: c.scope,
+      window: c.window,
+      windowSeconds: c.windowSeconds ?? null,
+      value: c.value,
+      defaultValue: c.default,
+      minValue: c.min,
+      maxValue: c.max,
+    })),
+  };
+});
 
 export type DemoStaff = { email: string; name: string; role: "admin" | "operator" | "viewer" };
 

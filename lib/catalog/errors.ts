@@ -1,3 +1,5 @@
+import { hasControlCharacter } from "./spec";
+
 /** What went wrong with a catalog change: a code to branch on, a message a person can act on. */
 export type CatalogErrorCode =
   | "invalid_input"
@@ -37,7 +39,7 @@ export function requireCatalogReason(reason: string | undefined): string {
   const text = (reason ?? "").trim();
   if (text === "") throw new CatalogError("reason_required", "a reason is required: say why, for the audit log");
   if (text.length > 500) throw new CatalogError("invalid_input", "the reason must be 500 characters or fewer");
-  if (/[\u0000-\u001f\u007f-\u009f]/.test(text)) throw new CatalogError("invalid_input", "the reason must not contain control characters");
+  if (hasControlCharacter(text)) throw new CatalogError("invalid_input", "the reason must not contain control characters");
   return text;
 }
 

@@ -5,7 +5,14 @@ import { z } from "zod";
 // these, so a rule holds the same everywhere. Numbers are whole and safe; text has no control
 // characters; unknown fields are errors, not silently dropped.
 
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+/** C0 and C1 control characters (NUL, tab, newline, DEL, ...): never part of a name or a key. */
+export function hasControlCharacter(s: string): boolean {
+  for (let i = 0; i < s.length; i += 1) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return true;
+  }
+  return false;
+}
 
 const Text = (what: string, max: number) =>
   z
@@ -13,7 +20,7 @@ const Text = (what: string, max: number) =>
     .trim()
     .min(1, `${what} is required`)
     .max(max, `${what} must be ${max} characters or fewer`)
-    .refine((s) => !CONTROL.test(s), `${what} must not contain control characters`);
+    .refine((s) => !hasControlCharacter(s), `${what} must not contain control characters`);
 
 const Whole = (what: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
   z
