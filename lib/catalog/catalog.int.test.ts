@@ -1,0 +1,275 @@
+import { count, eq, like, sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resultRows } from "@/db/client";
+import { auditEvents, ceilings, endpoints } from "@/db/schema";
+import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { killEndpoint } from "@/lib/ceilings";
+import {
+  addCeiling,
+  applyCatalog,
+  CatalogConflictError,
+  CatalogError,
+  createEndpoint,
+  type EndpointSpecInput,
+  exportCatalog,
+  planCatalog,
+  readCatalogEndpoint,
+  removeCeiling,
+  setEndpointArchived,
+  updateEndpoint,
+} from "./index";
+
+const admin = { type: "staff", email: "admin@example.com" } as const;
+const config = { type: "config", name: "ci" } as const;
+let n = 0;
+
+function smsOtp(overrides: Partial<EndpointSpecInput> = {}): EndpointSpecInput {
+  n += 1;
+  return {
+    key: `sms.otp-${n}`,
+    name: "One-time code SMS",
+    unit: "messages",
+    unitPriceMicros: 7900,
+    planAllowance: 3000,
+    billingDay: 15,
+    perCallMax: 1,
+    throttlePerMinute: 30,
+    ceilings: [
+      { metric: "units", scope: "global", window: "utc_day", value: 100, min: 0, max: 150, default: 100 },
+      { metric: "units", scope: "global", window: "billing_month", value: 3000, min: 0, max: 3000, default: 3000 },
+      { metric: "calls", scope: "destination", window: "first_hit", windowSeconds: 60, destinationKind: "phone", value: 1, min: 0, max: 5, default: 1 },
+    ],
+    ...overrides,
+  };
+}
+
+async function catalogError(work: Promise<unknown>): Promise<CatalogError> {
+  try {
+    await work;
+  } catch (error) {
+    if (error instanceof CatalogError) return error;
+    throw error;
+  }
+  throw new Error("expected a CatalogError");
+}
+
+describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase("catalog");
+  });
+  afterAll(async () => {
+    await t.drop();
+  });
+
+  const auditCount = async () => (await t.db.select({ n: count() }).from(auditEvents))[0]?.n ?? 0;
+  const endpointCount = async () => (await t.db.select({ n: count() }).from(endpoints))[0]?.n ?? 0;
+
+  it("creates an endpoint with its ceilings and cooldown in one audited step", async () => {
+    const spec = smsOtp();
+    const row = await createEndpoint(t.db, { spec, actor: admin, reason: "new OTP provider" });
+    const read = await readCatalogEndpoint(t.db, row.key);
+    expect(read.ceilings.map((c) => [c.scope, c.window, c.value, c.destinationKind])).toEqual([
+      ["global", "utc_day", 100, null],
+      ["global", "billing_month", 3000, null],
+      ["destination", "first_hit", 1, "phone"],
+    ]);
+    const [event] = await t.db.select().from(auditEvents).where(eq(auditEvents.endpointId, row.id));
+    expect(event).toMatchObject({ action: "endpoint.create", actor: "admin@example.com", reason: "new OTP provider", endpointKey: row.key });
+    expect(event?.details).toMatchObject({ after: { name: "One-time code SMS", perCallMax: 1 } });
+  });
+
+  it("refuses an endpoint without a global ceiling, saying why, and saves nothing", async () => {
+    const before = await endpointCount();
+    const error = await catalogError(
+      createEndpoint(t.db, {
+        spec: smsOtp({ ceilings: [{ metric: "units", scope: "caller", window: "utc_day", value: 5, min: 0, max: 10, default: 5 }] }),
+        actor: admin,
+        reason: "r",
+      }),
+    );
+    expect(error.code).toBe("invalid_input");
+    expect(error.message).toContain("without one its worst case is unbounded");
+    expect(await endpointCount()).toBe(before);
+  });
+
+  // Each bad input names its field and changes nothing.
+  const badInputs: [string, Partial<EndpointSpecInput>, string][] = [
+    ["a key with spaces", { key: "sms otp" }, "key"],
+    ["a key in upper case", { key: "SMS.otp" }, "key"],
+    ["a key with NUL", { key: "sms.otp\u0000" }, "key"],
+    ["a key of 200 characters", { key: "a".repeat(200) }, "key"],
+    ["a price of 0.5", { unitPriceMicros: 0.5 }, "unitPriceMicros"],
+    ["a price of -1", { unitPriceMicros: -1 }, "unitPriceMicros"],
+    ["a price of 1e9 as text", { unitPriceMicros: "1e9" as unknown as number }, "unitPriceMicros"],
+    ["a billing day of 29", { billingDay: 29 }, "billingDay"],
+    ["a billing day of 0", { billingDay: 0 }, "billingDay"],
+    ["a name with a NUL", { name: "OTP\u0000" }, "name"],
+    ["bounds with min > max", { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 5, min: 10, max: 5, default: 5 }] }, "ceilings[0].min"],
+    ["a default outside its bounds", { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 5, min: 0, max: 10, default: 50 }] }, "ceilings[0].default"],
+    ["a value outside its bounds", { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 500, min: 0, max: 10, default: 5 }] }, "ceilings[0].value"],
+    [
+      "a cooldown without a window",
+      { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 5, min: 0, max: 10, default: 5 }, { metric: "calls", scope: "destination", window: "first_hit", value: 1, min: 0, max: 5, default: 1 }] },
+      "ceilings[1].windowSeconds",
+    ],
+    ["a ceiling of an unknown metric", { ceilings: [{ metric: "dollars" as "units", scope: "global", window: "utc_day", value: 5, min: 0, max: 10, default: 5 }] }, "ceilings[0].metric"],
+    ["an unknown field", { colour: "red" } as Partial<EndpointSpecInput>, "colour"],
+  ];
+  it.each(badInputs)("refuses %s, naming the field", async (_what, patch, field) => {
+    const before = { endpoints: await endpointCount(), audit: await auditCount() };
+    const error = await catalogError(createEndpoint(t.db, { spec: smsOtp(patch), actor: admin, reason: "r" }));
+    expect(error.code).toBe("invalid_input");
+    expect(error.issues.some((i) => i.startsWith(field) || i.includes(`"${field}"`))).toBe(true);
+    expect({ endpoints: await endpointCount(), audit: await auditCount() }).toEqual(before);
+  });
+
+  it("refuses a duplicate key, also of an archived endpoint", async () => {
+    const spec = smsOtp();
+    await createEndpoint(t.db, { spec, actor: admin, reason: "r" });
+    await setEndpointArchived(t.db, { key: spec.key, archived: true, actor: admin, reason: "retired" });
+    const error = await catalogError(createEndpoint(t.db, { spec, actor: admin, reason: "r" }));
+    expect(error.code).toBe("duplicate_key");
+  });
+
+  it("edits under an optimistic version: the second of two edits is a conflict", async () => {
+    const row = await createEndpoint(t.db, { spec: smsOtp(), actor: admin, reason: "r" });
+    const fields = { name: "OTP", unit: "messages", unitPriceMicros: 8000, perCallMax: 1, billingDay: 15, planAllowance: 3000, throttlePerMinute: 30 };
+    const results = await Promise.allSettled([
+      updateEndpoint(t.db, { key: row.key, expectedVersion: row.version, fields: { ...fields, name: "first" }, actor: admin, reason: "a" }),
+      updateEndpoint(t.db, { key: row.key, expectedVersion: row.version, fields: { ...fields, name: "second" }, actor: admin, reason: "b" }),
+    ]);
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+    const rejected = results.find((r) => r.status === "rejected");
+    expect(rejected?.status === "rejected" && rejected.reason instanceof CatalogConflictError).toBe(true);
+    const events = await t.db.select().from(auditEvents).where(eq(auditEvents.endpointId, row.id));
+    const update = events.find((e) => e.action === "endpoint.update");
+    expect(update?.details).toMatchObject({ changes: { unitPriceMicros: { before: 7900, after: 8000 } } });
+  });
+
+  it("asks to retype a per-call max raised 5x or more", async () => {
+    const row = await createEndpoint(t.db, { spec: smsOtp(), actor: admin, reason: "r" });
+    const fields = { name: "OTP", unit: "messages", unitPriceMicros: 7900, perCallMax: 5, billingDay: 15, planAllowance: 3000, throttlePerMinute: 30 };
+    expect((await catalogError(updateEndpoint(t.db, { key: row.key, expectedVersion: 1, fields, actor: admin, reason: "bulk" }))).code).toBe("confirmation_required");
+    await updateEndpoint(t.db, { key: row.key, expectedVersion: 1, fields, actor: admin, reason: "bulk", confirm: "5" });
+    expect((await readCatalogEndpoint(t.db, row.key)).endpoint.perCallMax).toBe(5);
+  });
+
+  it("adds and removes ceilings, but never the last global one", async () => {
+    const spec = smsOtp({ ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 100, min: 0, max: 150, default: 100 }] });
+    const row = await createEndpoint(t.db, { spec, actor: admin, reason: "r" });
+    const caller = await addCeiling(t.db, { key: row.key, ceiling: { metric: "units", scope: "caller", window: "utc_day", value: 5, min: 0, max: 20, default: 5 }, actor: admin, reason: "per account" });
+    const [global] = (await readCatalogEndpoint(t.db, row.key)).ceilings.filter((c) => c.scope === "global");
+    if (!global) throw new Error("no global ceiling");
+    const last = await catalogError(removeCeiling(t.db, { key: row.key, ceilingId: global.id, actor: admin, reason: "r" }));
+    expect(last.code).toBe("last_global_ceiling");
+    expect(last.message).toContain("worst case is unbounded");
+    await removeCeiling(t.db, { key: row.key, ceilingId: caller.id, actor: admin, reason: "not needed" });
+    const actions = (await t.db.select().from(auditEvents).where(eq(auditEvents.endpointId, row.id)).orderBy(auditEvents.id)).map((e) => e.action);
+    expect(actions).toEqual(["endpoint.create", "ceiling.add", "ceiling.remove"]);
+    // A value 5x above its default needs the retype; the same ceiling twice is refused.
+    const big = { metric: "units", scope: "global", window: "billing_month", value: 600, min: 0, max: 1000, default: 100 } as const;
+    expect((await catalogError(addCeiling(t.db, { key: row.key, ceiling: big, actor: admin, reason: "r" }))).code).toBe("confirmation_required");
+    await addCeiling(t.db, { key: row.key, ceiling: big, actor: admin, reason: "r", confirm: "600" });
+    expect((await catalogError(addCeiling(t.db, { key: row.key, ceiling: { ...big, value: 100 }, actor: admin, reason: "r" }))).code).toBe("invalid_input");
+  });
+
+  describe("as a file", () => {
+    it("exports, and applying the export to a fresh database reproduces the catalog; a second apply changes nothing", async () => {
+      const spec = smsOtp({ overrides: [] });
+      await createEndpoint(t.db, { spec, actor: admin, reason: "r" });
+      await killEndpoint(t.db, { endpointKey: spec.key, actor: admin, reason: "incident" });
+      const exported = await exportCatalog(t.db);
+      const text = JSON.stringify(exported, null, 2);
+      const fresh = await createTestDatabase("catalog_fresh");
+      try {
+        const result = await applyCatalog(fresh.db, { text, actor: config, reason: "restore from file", confirmRaise: true });
+        expect(result.changeCount).toBe(exported.endpoints.length);
+        expect(await exportCatalog(fresh.db)).toEqual(exported);
+        const again = await planCatalog(fresh.db, text);
+        expect(again).toMatchObject({ ok: true, changeCount: 0 });
+        const auditBefore = resultRows<{ n: number }>(await fresh.db.execute(sql`select count(*)::int as n from audit_events`))[0]?.n;
+        await applyCatalog(fresh.db, { text, actor: config, reason: "twice", confirmRaise: false });
+        const auditAfter = resultRows<{ n: number }>(await fresh.db.execute(sql`select count(*)::int as n from audit_events`))[0]?.n;
+        expect(auditAfter).toBe(auditBefore);
+        const [created] = await fresh.db.select().from(auditEvents).where(eq(auditEvents.endpointKey, spec.key));
+        expect(created).toMatchObject({ actorType: "config", actor: "ci", action: "endpoint.create" });
+        expect(created?.details).toMatchObject({ sha256: result.sha256 });
+        // The kill came along, and the file keeps it: restore is explicit.
+        const killed = await fresh.db.select().from(ceilings).where(eq(ceilings.endpointId, (await readCatalogEndpoint(fresh.db, spec.key)).endpoint.id));
+        expect(killed.every((c) => c.value === 0 && c.valueBeforeKill !== null)).toBe(true);
+      } finally {
+        await fresh.drop();
+      }
+    });
+
+    it("never lifts a kill unless the file says killed: false", async () => {
+      const spec = smsOtp();
+      await createEndpoint(t.db, { spec, actor: admin, reason: "r" });
+      await killEndpoint(t.db, { endpointKey: spec.key, actor: admin, reason: "incident" });
+      const file = await exportCatalog(t.db);
+      const strip = (killed?: boolean) => ({
+        ...file,
+        endpoints: file.endpoints.map((e) => (e.key === spec.key ? { ...e, ceilings: e.ceilings.map(({ killed: _k, ...c }) => (killed === undefined ? c : { ...c, killed })) } : e)),
+      });
+      // Written before the kill (no `killed` field): applying it keeps the endpoint killed.
+      expect(await planCatalog(t.db, JSON.stringify(strip()))).toMatchObject({ ok: true, changeCount: 0 });
+      const restore = await applyCatalog(t.db, { text: JSON.stringify(strip(false)), actor: config, reason: "incident over", confirmRaise: false });
+      expect(restore.endpoints[0]?.changes.map((c) => c.action)).toEqual(["ceiling.restore", "ceiling.restore", "ceiling.restore"]);
+      const rows = await t.db.select().from(ceilings).where(eq(ceilings.endpointId, (await readCatalogEndpoint(t.db, spec.key)).endpoint.id));
+      expect(rows.map((c) => c.value).sort((a, b) => a - b)).toEqual([1, 100, 3000]);
+    });
+
+    const badFiles: [string, (file: Record<string, unknown>) => unknown, string][] = [
+      ["JSON that does not parse", () => "{ not json", "not valid JSON"],
+      ["an unknown field", (f) => ({ ...f, extra: 1 }), "extra"],
+      ["a duplicate endpoint", (f) => ({ ...f, endpoints: [...(f.endpoints as unknown[]), ...(f.endpoints as unknown[])] }), "listed twice"],
+      ["a value outside its bounds (an error, not a clamp)", (f) => patchFirstCeiling(f, { value: 999_999 }), "endpoints[0].ceilings[0].value"],
+      ["a ceiling of an unknown metric", (f) => patchFirstCeiling(f, { metric: "dollars" }), "endpoints[0].ceilings[0].metric"],
+      ["an endpoint left out", (f) => ({ ...f, endpoints: (f.endpoints as unknown[]).slice(1) }), "is in the database but not in the file"],
+    ];
+    it.each(badFiles)("refuses %s with its path, and applies nothing", async (_what, mutate, expected) => {
+      const file = (await exportCatalog(t.db)) as unknown as Record<string, unknown>;
+      const mutated = mutate(file);
+      const text = typeof mutated === "string" ? mutated : JSON.stringify(mutated);
+      const plan = await planCatalog(t.db, text);
+      expect(plan.ok).toBe(false);
+      if (!plan.ok) expect(plan.errors.join("\n")).toContain(expected);
+      const before = { audit: await auditCount(), catalog: await exportCatalog(t.db) };
+      await expect(applyCatalog(t.db, { text, actor: config, reason: "bad", confirmRaise: true })).rejects.toBeInstanceOf(CatalogError);
+      expect({ audit: await auditCount(), catalog: await exportCatalog(t.db) }).toEqual(before);
+    });
+
+    it("plans change by change with guarantee sentences and worst cases, and applies all of it or nothing", async () => {
+      const spec = smsOtp();
+      await createEndpoint(t.db, { spec, actor: admin, reason: "r" });
+      const file = await exportCatalog(t.db);
+      const target = file.endpoints.find((e) => e.key === spec.key);
+      if (!target?.ceilings[0]) throw new Error("missing");
+      target.ceilings[0].value = 120;
+      target.name = "OTP by SMS";
+      const plan = await planCatalog(t.db, JSON.stringify(file));
+      if (!plan.ok) throw new Error(plan.errors.join("\n"));
+      const lines = plan.endpoints.flatMap((e) => [...e.changes.flatMap((c) => c.lines), ...e.worstCase]).join("\n");
+      expect(lines).toContain('"at most 100 messages per UTC day" → "at most 120 messages per UTC day"');
+      expect(lines).toContain("worst case per day: $0.79 a day (100 messages) → $0.95 a day (120 messages)");
+      // A raise of 5x in the same file: without --confirm-raise nothing applies, not even the name.
+      target.ceilings[1] = { ...target.ceilings[1], value: 3000, max: 20_000, default: 3000, metric: "units", scope: "global", window: "billing_month", min: 0, alertThresholds: [50, 80, 100] };
+      const perCall = { ...target, perCallMax: 10 };
+      const raised = { ...file, endpoints: file.endpoints.map((e) => (e.key === spec.key ? perCall : e)) };
+      await expect(applyCatalog(t.db, { text: JSON.stringify(raised), actor: config, reason: "r", confirmRaise: false })).rejects.toMatchObject({ code: "confirmation_required" });
+      expect((await readCatalogEndpoint(t.db, spec.key)).endpoint.name).toBe("One-time code SMS");
+      await applyCatalog(t.db, { text: JSON.stringify(raised), actor: config, reason: "r", confirmRaise: true });
+      expect((await readCatalogEndpoint(t.db, spec.key)).endpoint).toMatchObject({ name: "OTP by SMS", perCallMax: 10 });
+      const changed = await t.db.select().from(auditEvents).where(like(auditEvents.endpointKey, spec.key));
+      expect(changed.filter((e) => e.actorType === "config").map((e) => e.action).sort()).toEqual(["ceiling.update", "ceiling.update", "endpoint.update"]);
+    });
+  });
+});
+
+function patchFirstCeiling(file: Record<string, unknown>, patch: Record<string, unknown>): unknown {
+  const [firstEndpoint, ...rest] = file.endpoints as Record<string, unknown>[];
+  if (!firstEndpoint) return file;
+  const [firstCeiling, ...others] = firstEndpoint.ceilings as Record<string, unknown>[];
+  return { ...file, endpoints: [{ ...firstEndpoint, ceilings: [{ ...firstCeiling, ...patch }, ...others] }, ...rest] };
+}
