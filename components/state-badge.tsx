@@ -16,3 +16,12 @@ export function StateBadge({ state }: { state: CeilingState }) {
     </span>
   );
 }
+
+/** An archived endpoint refuses every reserve (endpoint_archived); its history stays readable. */
+export function ArchivedBadge() {
+  return (
+    <span data-testid="state-badge" className="inline-flex items-center rounded-full bg-zinc-100 px-2 py-0.5 text-xs font-semibold uppercase tracking-wide text-zinc-700 ring-1 ring-inset ring-zinc-300 dark:bg-zinc-800 dark:text-zinc-200 dark:ring-zinc-600">
+      archived
+    </span>
+  );
+}

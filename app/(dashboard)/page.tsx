@@ -5,8 +5,8 @@ import { requirePageRole } from "@/app/_lib/session";
 import { AutoRefresh } from "@/components/auto-refresh";
 import { ConfirmActionButton } from "@/components/confirm-action-button";
 import { formatAgo, formatPercent } from "@/components/format";
-import { StateBadge } from "@/components/state-badge";
-import { cardClass } from "@/components/ui";
+import { ArchivedBadge, StateBadge } from "@/components/state-badge";
+import { buttonClass, cardClass, secondaryButtonClass } from "@/components/ui";
 import { UsageBar } from "@/components/usage-bar";
 import { hasRole } from "@/lib/auth/roles";
 import { formatCount, listEndpointsOverview, unitLabel, type EndpointOverview } from "@/lib/ceilings";
@@ -23,6 +23,7 @@ export default async function OverviewPage() {
   const endpoints = await listEndpointsOverview(await getDb(), now);
   const trends = await overviewTrends(await getDb(), { now });
   const canKill = hasRole(staff.role, "operator");
+  const isAdmin = hasRole(staff.role, "admin");
   return (
     <div className="space-y-6">
       <div className="flex flex-wrap items-center justify-between gap-3">
@@ -32,7 +33,12 @@ export default async function OverviewPage() {
         </div>
         <div className="flex flex-wrap items-center gap-2">
           <AutoRefresh />
-          {canKill ? (
+          {isAdmin ? (
+            <Link href="/endpoints/new" className={secondaryButtonClass} data-testid="new-endpoint">
+              New endpoint
+            </Link>
+          ) : null}
+          {canKill && endpoints.length > 0 ? (
             <ConfirmActionButton
               action={killAllAction}
               label="Kill all"
@@ -48,7 +54,7 @@ export default async function OverviewPage() {
         </div>
       </div>
       {endpoints.length === 0 ? (
-        <p className={cardClass}>No endpoints are configured yet.</p>
+        <EmptyCatalog isAdmin={isAdmin} />
       ) : (
         <ul className="grid gap-4 lg:grid-cols-2" aria-label="Endpoints">
           {endpoints.map((e) => (
@@ -62,8 +68,35 @@ export default async function OverviewPage() {
   );
 }
 
+/** A fresh installation: no endpoint is under a ceiling yet, and what to do about it. */
+function EmptyCatalog({ isAdmin }: { isAdmin: boolean }) {
+  return (
+    <section className={`${cardClass} space-y-3`} data-testid="empty-catalog">
+      <h2 className="text-base font-semibold">No endpoints yet</h2>
+      <p className="text-sm">
+        Nothing is under a ceiling: put each endpoint whose success costs money (an email, an SMS, an LLM call) in the catalog, with its plan and at least one
+        global ceiling, and services can reserve against it at once.
+      </p>
+      {isAdmin ? (
+        <p>
+          <Link href="/endpoints/new" className={buttonClass} data-testid="empty-new-endpoint">
+            New endpoint
+          </Link>
+        </p>
+      ) : (
+        <p className="text-sm text-zinc-600 dark:text-zinc-400">An admin can add endpoints.</p>
+      )}
+      <p className="text-sm text-zinc-600 dark:text-zinc-400">
+        Or as a reviewed file: <code className="font-mono">npm run ceilings -- plan ceilings.json</code>, then{" "}
+        <code className="font-mono">npm run ceilings -- apply ceilings.json --reason &quot;…&quot;</code> (the README has the format).
+      </p>
+    </section>
+  );
+}
+
 function EndpointCard({ endpoint: e, canKill, now, trend }: { endpoint: EndpointOverview; canKill: boolean; now: Date; trend?: EndpointTrend }) {
   const killed = e.state === "killed";
+  const archived = e.archivedAt !== null;
   return (
     <article
       aria-labelledby={`ep-${e.id}`}
@@ -79,7 +112,7 @@ function EndpointCard({ endpoint: e, canKill, now, trend }: { endpoint: Endpoint
           </h2>
           <p className="text-sm text-zinc-600 dark:text-zinc-400">{e.name}</p>
         </div>
-        <StateBadge state={e.state} />
+        {archived ? <ArchivedBadge /> : <StateBadge state={e.state} />}
       </header>
       {trend ? <SpendSparkline trend={trend} /> : null}
       {killed ? (
@@ -123,7 +156,7 @@ function EndpointCard({ endpoint: e, canKill, now, trend }: { endpoint: Endpoint
           </p>
         </div>
       ) : null}
-      {canKill ? (
+      {canKill && !archived ? (
         <footer className="flex flex-wrap gap-2">
           {killed ? (
             <ConfirmActionButton

@@ -45,7 +45,10 @@ export type CeilingView = Pick<
 
 export type MonthToDate = { used: number; allowance: number; pace: number; span: WindowSpan };
 
-export type EndpointOverview = Pick<Endpoint, "id" | "key" | "name" | "unit" | "planAllowance" | "billingDay" | "perCallMax"> & {
+export type EndpointOverview = Pick<
+  Endpoint,
+  "id" | "key" | "name" | "unit" | "planAllowance" | "billingDay" | "perCallMax" | "unitPriceMicros" | "currency" | "archivedAt" | "archivedBy" | "version"
+> & {
   state: CeilingState;
   ceilings: CeilingView[];
   monthToDate: MonthToDate | null;
@@ -138,6 +141,11 @@ export async function buildOverviews(db: Db, rows: Endpoint[], now: Date): Promi
       planAllowance: e.planAllowance,
       billingDay: e.billingDay,
       perCallMax: e.perCallMax,
+      unitPriceMicros: e.unitPriceMicros,
+      currency: e.currency,
+      archivedAt: e.archivedAt,
+      archivedBy: e.archivedBy,
+      version: e.version,
       state: killed.length > 0 ? "killed" : urgency >= NEAR_LIMIT_RATIO ? "near_limit" : "live",
       ceilings: views,
       monthToDate: await monthToDate(db, e, views, now),
@@ -151,9 +159,10 @@ export async function buildOverviews(db: Db, rows: Endpoint[], now: Date): Promi
 
 const stateRank: Record<CeilingState, number> = { killed: 0, near_limit: 1, live: 2 };
 
-/** Every endpoint with each ceiling in its open window: killed first, then the fullest. */
+/** Every endpoint with each ceiling in its open window: killed first, then the fullest; archived last. */
 export async function listEndpointsOverview(db: Db, now = new Date()): Promise<EndpointOverview[]> {
   const rows = await db.select().from(endpoints).orderBy(asc(endpoints.key));
   const views = await buildOverviews(db, rows, now);
-  return views.sort((a, b) => stateRank[a.state] - stateRank[b.state] || b.urgency - a.urgency || a.key.localeCompare(b.key));
+  const archived = (e: EndpointOverview) => (e.archivedAt === null ? 0 : 1);
+  return views.sort((a, b) => archived(a) - archived(b) || stateRank[a.state] - stateRank[b.state] || b.urgency - a.urgency || a.key.localeCompare(b.key));
 }

@@ -6,8 +6,9 @@ import { requirePageRole } from "@/app/_lib/session";
 import { AuditTable } from "@/components/audit-table";
 import { RefusalsTable } from "@/components/refusals-table";
 import { ConfirmActionButton } from "@/components/confirm-action-button";
-import { StateBadge } from "@/components/state-badge";
-import { cardClass } from "@/components/ui";
+import { formatUtc } from "@/components/format";
+import { ArchivedBadge, StateBadge } from "@/components/state-badge";
+import { cardClass, secondaryButtonClass } from "@/components/ui";
 import { UsageBar } from "@/components/usage-bar";
 import { hasRole } from "@/lib/auth/roles";
 import { formatCount, getEndpointDetail, unitLabel } from "@/lib/ceilings";
@@ -38,6 +39,7 @@ export default async function EndpointPage({ params }: Params) {
   const canKill = hasRole(staff.role, "operator");
   const isAdmin = hasRole(staff.role, "admin");
   const killed = detail.state === "killed";
+  const archived = detail.archivedAt !== null;
 
   return (
     <div className="space-y-8">
@@ -50,8 +52,13 @@ export default async function EndpointPage({ params }: Params) {
           <p className="text-sm text-zinc-600 dark:text-zinc-400">{detail.name}</p>
         </div>
         <div className="flex flex-wrap items-center gap-2">
-          <StateBadge state={detail.state} />
-          {canKill ? (
+          {archived ? <ArchivedBadge /> : <StateBadge state={detail.state} />}
+          {isAdmin ? (
+            <Link href={`/endpoints/${encodeURIComponent(detail.key)}/edit`} className={secondaryButtonClass} data-testid="edit-endpoint">
+              Edit endpoint
+            </Link>
+          ) : null}
+          {canKill && !archived ? (
             killed ? (
               <ConfirmActionButton
                 action={restoreEndpointAction}
@@ -80,6 +87,13 @@ export default async function EndpointPage({ params }: Params) {
           ) : null}
         </div>
       </div>
+
+      {archived ? (
+        <p role="status" className="rounded-md border border-zinc-300 bg-zinc-100 p-3 text-sm dark:border-zinc-700 dark:bg-zinc-800" data-testid="archived-banner">
+          Archived{detail.archivedAt ? ` on ${formatUtc(detail.archivedAt)}` : ""} by {detail.archivedBy ?? "unknown"}: every reservation is refused as{" "}
+          <code className="font-mono">endpoint_archived</code> (HTTP 410) and nothing is charged. Its history, charts and refusals stay below.
+        </p>
+      ) : null}
 
       <section aria-labelledby="plan-title" className={`${cardClass} space-y-2 text-sm`}>
         <h2 id="plan-title" className="text-lg font-semibold">Plan</h2>

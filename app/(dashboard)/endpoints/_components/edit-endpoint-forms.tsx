@@ -1,0 +1,81 @@
+"use client";
+
+import { useActionState, useId, useState } from "react";
+import type { ActionState } from "@/app/_lib/define-action";
+import { ActionMessage } from "@/components/action-message";
+import { buttonClass, inputClass, labelClass } from "@/components/ui";
+import { useHydrated } from "@/components/use-hydrated";
+import { addCeilingAction, updateEndpointAction } from "../actions";
+import { CeilingRowFields, type CeilingRowText, emptyCeilingRow } from "./ceiling-rows";
+import { EndpointFieldInputs, type EndpointFieldsText } from "./endpoint-fields";
+import { previewFields } from "./new-endpoint-form";
+
+const idle = { status: "idle" } as ActionState;
+
+function ReasonAndConfirm({ state, id }: { state: ActionState; id: string }) {
+  const needsConfirm = state.status === "error" && state.code === "confirmation_required";
+  return (
+    <div className="grid gap-3 sm:grid-cols-2">
+      <div>
+        <label htmlFor={`${id}-reason`} className={labelClass}>
+          Reason
+        </label>
+        <input id={`${id}-reason`} name="reason" type="text" required maxLength={500} autoComplete="off" className={inputClass} />
+      </div>
+      {needsConfirm ? (
+        <div>
+          <label htmlFor={`${id}-confirm`} className={labelClass}>
+            Type the new value again to confirm
+          </label>
+          <input id={`${id}-confirm`} name="confirm" type="text" inputMode="numeric" autoComplete="off" className={inputClass} data-testid="confirm-raise" />
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
+export function EditEndpointForm({ endpointKey, version, initial }: { endpointKey: string; version: number; initial: EndpointFieldsText }) {
+  const id = useId();
+  const hydrated = useHydrated();
+  const [state, formAction, pending] = useActionState(updateEndpointAction, idle);
+  const [fields, setFields] = useState(initial);
+  // After a conflict the form carries the version in force, so a deliberate second save goes through.
+  const expected = state.status === "error" && state.currentVersion !== undefined ? state.currentVersion : version;
+  return (
+    <form action={formAction} className="space-y-3" data-testid="edit-endpoint-form">
+      <input type="hidden" name="key" value={endpointKey} />
+      <input type="hidden" name="expectedVersion" value={expected} />
+      <EndpointFieldInputs value={fields} onChange={setFields} state={state} />
+      <ReasonAndConfirm state={state} id={id} />
+      <button type="submit" className={buttonClass} disabled={!hydrated || pending} data-testid="save-endpoint">
+        {pending ? "Saving…" : "Save endpoint"}
+      </button>
+      <ActionMessage state={state} testId="save-endpoint" />
+    </form>
+  );
+}
+
+export function AddCeilingForm({ endpointKey, preview }: { endpointKey: string; preview: EndpointFieldsText }) {
+  const id = useId();
+  const hydrated = useHydrated();
+  const [state, formAction, pending] = useActionState(addCeilingAction, idle);
+  const [row, setRow] = useState<CeilingRowText>({ ...emptyCeilingRow });
+  return (
+    <form action={formAction} className="space-y-3" data-testid="add-ceiling-form">
+      <input type="hidden" name="key" value={endpointKey} />
+      {(Object.keys(row) as (keyof CeilingRowText)[]).map((field) => (
+        <input key={field} type="hidden" name={field} value={row[field]} />
+      ))}
+      <CeilingRowFields row={row} path="ceiling" onChange={setRow} endpoint={previewFields(preview, endpointKey)} state={state} />
+      <p className="text-xs text-zinc-600 dark:text-zinc-400">
+        A new ceiling binds the next reservation. A value 5× or more above its default asks you to type it again. To change a window or a scope, add the new
+        ceiling and remove the old one: a window in progress is never reinterpreted.
+      </p>
+      <ReasonAndConfirm state={state} id={id} />
+      <button type="submit" className={buttonClass} disabled={!hydrated || pending} data-testid="add-ceiling">
+        {pending ? "Adding…" : "Add ceiling"}
+      </button>
+      <ActionMessage state={state} testId="add-ceiling" />
+    </form>
+  );
+}

@@ -1,0 +1,107 @@
+import { CatalogError } from "@/lib/catalog/errors";
+import type { CeilingSpecInput, EndpointFieldsInput } from "@/lib/catalog/spec";
+
+// Reads the catalog forms. Every number is typed by a person, so only plain whole numbers pass
+// ("1e9", "500abc", "0.5", "-5" are errors naming their field); all problems are reported at once.
+// The ceilings of the new-endpoint form arrive as one JSON field of text rows built by the form.
+
+const MAX_CEILING_ROWS = 20;
+
+export class FormReader {
+  readonly issues: string[] = [];
+  constructor(private readonly fields: Record<string, string>) {}
+
+  text(name: string): string {
+    return this.fields[name] ?? "";
+  }
+
+  whole(name: string, label: string, raw = this.text(name)): number | undefined {
+    const text = raw.trim();
+    if (text === "") {
+      this.issues.push(`${name}: ${label} is required`);
+      return undefined;
+    }
+    if (!/^\d+$/.test(text)) {
+      this.issues.push(`${name}: ${label} must be a whole number, got '${text.slice(0, 40)}'`);
+      return undefined;
+    }
+    const value = Number(text);
+    if (!Number.isSafeInteger(value)) {
+      this.issues.push(`${name}: ${label} is too large, got '${text.slice(0, 40)}'`);
+      return undefined;
+    }
+    return value;
+  }
+
+  /** Empty means none (null); anything else must be a whole number. */
+  optionalWhole(name: string, label: string, raw = this.text(name)): number | null | undefined {
+    return raw.trim() === "" ? null : this.whole(name, label, raw);
+  }
+
+  /** Throws every issue collected, or returns the value built from the form. */
+  done<T>(value: T): T {
+    if (this.issues.length > 0) throw new CatalogError("invalid_input", this.issues.join("; "), this.issues);
+    return value;
+  }
+}
+
+export function readEndpointFields(r: FormReader): EndpointFieldsInput {
+  // Whole numbers that failed to read are left as NaN: the issue is already recorded.
+  const n = (v: number | undefined) => v ?? Number.NaN;
+  return {
+    name: r.text("name"),
+    unit: r.text("unit"),
+    unitPriceMicros: n(r.whole("unitPriceMicros", "unit price (micros)")),
+    currency: r.text("currency").trim() || "USD",
+    planAllowance: r.optionalWhole("planAllowance", "plan allowance") ?? null,
+    billingDay: n(r.whole("billingDay", "billing day")),
+    perCallMax: n(r.whole("perCallMax", "per-call max")),
+    throttlePerMinute: r.optionalWhole("throttlePerMinute", "throttle per minute") ?? null,
+    throttleFailOpen: r.text("throttleFailOpen") === "on",
+  };
+}
+
+type CeilingRow = Record<string, unknown>;
+
+function rowText(row: CeilingRow, key: string): string {
+  const v = row[key];
+  return typeof v === "string" ? v : typeof v === "number" ? String(v) : "";
+}
+
+/** One ceiling from text fields named `${prefix}metric`, `${prefix}value`, ... */
+export function readCeiling(r: FormReader, row: CeilingRow, path: string): CeilingSpecInput {
+  const n = (v: number | undefined) => v ?? Number.NaN;
+  const window = rowText(row, "window");
+  const scope = rowText(row, "scope");
+  const thresholds = rowText(row, "alertThresholds").trim();
+  return {
+    metric: rowText(row, "metric") as CeilingSpecInput["metric"],
+    scope: scope as CeilingSpecInput["scope"],
+    window: window as CeilingSpecInput["window"],
+    ...(window === "first_hit" ? { windowSeconds: n(r.whole(`${path}.windowSeconds`, "cooldown seconds", rowText(row, "windowSeconds"))) } : {}),
+    ...(scope === "destination" && rowText(row, "destinationKind") ? { destinationKind: rowText(row, "destinationKind") as CeilingSpecInput["destinationKind"] } : {}),
+    value: n(r.whole(`${path}.value`, "value", rowText(row, "value"))),
+    min: n(r.whole(`${path}.min`, "min", rowText(row, "min"))),
+    max: n(r.whole(`${path}.max`, "max", rowText(row, "max"))),
+    default: n(r.whole(`${path}.default`, "default", rowText(row, "default"))),
+    alertThresholds:
+      thresholds === ""
+        ? []
+        : thresholds.split(/[\s,/]+/).map((t, i) => n(r.whole(`${path}.alertThresholds`, `alert threshold ${i + 1}`, t.replace(/%$/, "")))),
+  };
+}
+
+export function readCeilingRows(r: FormReader, raw: string): CeilingSpecInput[] {
+  let rows: unknown;
+  try {
+    rows = JSON.parse(raw || "[]");
+  } catch {
+    r.issues.push("ceilings: the ceilings could not be read; reload the page");
+    return [];
+  }
+  if (!Array.isArray(rows) || rows.length > MAX_CEILING_ROWS || !rows.every((x): x is CeilingRow => typeof x === "object" && x !== null && !Array.isArray(x))) {
+    r.issues.push(`ceilings: at most ${MAX_CEILING_ROWS} ceilings, each a row of the form`);
+    return [];
+  }
+  return rows.map((row, i) => readCeiling(r, row, `ceilings[${i}]`));
+}

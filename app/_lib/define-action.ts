@@ -1,0 +1,84 @@
+import type { Role } from "@/lib/auth/roles";
+import type { AuditActor } from "@/lib/audit/record";
+import { CatalogConflictError, CatalogError } from "@/lib/catalog/errors";
+import { CeilingConflictError, CeilingError } from "@/lib/ceilings/errors";
+import type { ActionDeps } from "./action-deps";
+import { checkRole } from "./guards";
+import type { SessionStaff } from "./session";
+
+// One pipeline for a server action: the role check, FormData to fields, the one lib/ call, the
+// revalidation, and the mapping of typed errors to one ActionState. An action declares its role,
+// how its form reads and what it runs; nothing else.
+
+export type ActionState =
+  | { status: "idle" }
+  | { status: "ok"; message: string; redirectTo?: string }
+  | {
+      status: "error";
+      error: string;
+      code?: string;
+      /** Per field name, for the message next to the input. */
+      fieldErrors?: Record<string, string>;
+      /** What is in force after a conflict, so the form can reload it. */
+      current?: { value: number; version: number };
+      currentVersion?: number;
+    };
+
+export type ActionContext = { staff: SessionStaff; actor: AuditActor; deps: ActionDeps };
+
+export type ActionResult = { message: string; revalidate?: string[]; redirectTo?: string };
+
+export type ActionDefinition<Input> = {
+  role: Role;
+  /** Reads the form; returns the input or throws a CatalogError/CeilingError naming the field. */
+  read: (fields: Record<string, string>) => Input;
+  run: (ctx: ActionContext, input: Input) => Promise<ActionResult>;
+};
+
+export function formFields(formData: FormData): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of formData.entries()) if (typeof value === "string") out[key] = value;
+  return out;
+}
+
+export function staffActor(staff: SessionStaff): AuditActor {
+  return { type: "staff", email: staff.email };
+}
+
+/** `ceilings[1].max: ...` → { "ceilings[1].max": "..." }: issues keyed by their path. */
+function fieldErrorsOf(issues: string[]): Record<string, string> | undefined {
+  const out: Record<string, string> = {};
+  for (const issue of issues) {
+    const match = /^([A-Za-z0-9_.[\]]+): (.*)$/.exec(issue);
+    if (match?.[1] && match[2] && !(match[1] in out)) out[match[1]] = match[2];
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** Typed errors are shown as they are; anything else is logged in full and shown generically. */
+export function actionFailure(error: unknown): ActionState {
+  if (error instanceof CatalogConflictError) return { status: "error", error: error.message, code: error.code, currentVersion: error.currentVersion };
+  if (error instanceof CatalogError) return { status: "error", error: error.message, code: error.code, fieldErrors: fieldErrorsOf(error.issues) };
+  if (error instanceof CeilingConflictError) {
+    return { status: "error", error: error.message, code: error.code, current: { value: error.currentValue, version: error.currentVersion } };
+  }
+  if (error instanceof CeilingError) return { status: "error", error: error.message, code: error.code };
+  console.error("server action failed", error);
+  return { status: "error", error: "The change could not be saved. The error was logged; try again." };
+}
+
+/** The action's body with its dependencies passed in: tests call it on a test database as a chosen member. */
+export function defineAction<Input>(definition: ActionDefinition<Input>) {
+  return async (deps: ActionDeps, formData: FormData): Promise<ActionState> => {
+    const auth = checkRole(await deps.session(), definition.role);
+    if (!auth.ok) return { status: "error", error: auth.error, code: "forbidden" };
+    try {
+      const input = definition.read(formFields(formData));
+      const result = await definition.run({ staff: auth.staff, actor: staffActor(auth.staff), deps }, input);
+      for (const path of result.revalidate ?? []) deps.revalidate(path, path === "/" ? "layout" : undefined);
+      return { status: "ok", message: result.message, ...(result.redirectTo ? { redirectTo: result.redirectTo } : {}) };
+    } catch (error) {
+      return actionFailure(error);
+    }
+  };
+}
