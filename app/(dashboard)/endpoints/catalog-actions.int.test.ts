@@ -1,0 +1,123 @@
+import { asc, count, eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ActionDeps } from "@/app/_lib/action-deps";
+import type { ActionState } from "@/app/_lib/define-action";
+import { auditEvents, ceilings, endpoints } from "@/db/schema";
+import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import type { Role } from "@/lib/auth/roles";
+import { createEndpoint } from "@/lib/catalog";
+import { addCeilingCore, archiveEndpointCore, createEndpointCore, removeCeilingCore, unarchiveEndpointCore, updateEndpointCore } from "./catalog-action-core";
+
+// The catalog's server actions are public POST endpoints: each checks the role itself. A call from
+// no session, a viewer or an operator changes nothing; an admin's goes through.
+
+type Core = (deps: ActionDeps, formData: FormData) => Promise<ActionState>;
+
+function form(fields: Record<string, string>): FormData {
+  const f = new FormData();
+  for (const [k, v] of Object.entries(fields)) f.set(k, v);
+  return f;
+}
+
+const fields = { name: "OTP", unit: "messages", unitPriceMicros: "7900", currency: "USD", planAllowance: "3000", billingDay: "1", perCallMax: "1", throttlePerMinute: "" };
+const day = { metric: "units", scope: "global", window: "utc_day", value: "100", min: "0", max: "150", default: "100", alertThresholds: "50, 80, 100" };
+let n = 0;
+
+describe.skipIf(skipWithoutDatabase())("catalog server actions", () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase("catalog_actions");
+  });
+  afterAll(async () => {
+    await t?.drop();
+  });
+
+  const deps = (role: Role | null): ActionDeps => ({
+    session: async () => (role ? { id: 1, email: `${role}@example.com`, role } : null),
+    db: async () => t.db,
+    revalidate: () => {},
+  });
+
+  async function snapshot() {
+    return {
+      endpoints: await t.db.select().from(endpoints).orderBy(asc(endpoints.id)),
+      ceilings: await t.db.select().from(ceilings).orderBy(asc(ceilings.id)),
+      audit: (await t.db.select({ n: count() }).from(auditEvents))[0]?.n,
+    };
+  }
+
+  async function existing() {
+    n += 1;
+    const key = `sms.a${n}`;
+    const row = await createEndpoint(t.db, {
+      spec: {
+        key,
+        name: "x",
+        unit: "messages",
+        unitPriceMicros: 1,
+        perCallMax: 1,
+        ceilings: [
+          { metric: "units", scope: "global", window: "utc_day", value: 10, min: 0, max: 20, default: 10 },
+          { metric: "units", scope: "global", window: "billing_month", value: 100, min: 0, max: 200, default: 100 },
+        ],
+      },
+      actor: { type: "system", name: "test" },
+      reason: "setup",
+    });
+    const rows = await t.db.select().from(ceilings).where(eq(ceilings.endpointId, row.id)).orderBy(asc(ceilings.id));
+    return { key, version: row.version, ceilingId: rows[1]?.id ?? 0 };
+  }
+
+  const cases: { name: string; core: Core; form: (e: Awaited<ReturnType<typeof existing>>) => FormData }[] = [
+    { name: "create", core: createEndpointCore, form: () => form({ key: `sms.new${(n += 1)}`, ...fields, ceilings: JSON.stringify([day]), reason: "r" }) },
+    { name: "update", core: updateEndpointCore, form: (e) => form({ key: e.key, expectedVersion: String(e.version), ...fields, reason: "r" }) },
+    { name: "add ceiling", core: addCeilingCore, form: (e) => form({ key: e.key, ...day, scope: "caller", value: "5", default: "5", reason: "r" }) },
+    { name: "remove ceiling", core: removeCeilingCore, form: (e) => form({ key: e.key, ceilingId: String(e.ceilingId), reason: "r" }) },
+    { name: "archive", core: archiveEndpointCore, form: (e) => form({ key: e.key, reason: "r" }) },
+  ];
+
+  for (const c of cases) {
+    for (const role of [null, "viewer", "operator"] as const) {
+      it(`${c.name} as ${role ?? "no session"} is refused and changes nothing`, async () => {
+        const e = await existing();
+        const before = await snapshot();
+        const state = await c.core(deps(role), c.form(e));
+        expect(state).toMatchObject({ status: "error", code: "forbidden" });
+        expect(await snapshot()).toEqual(before);
+      });
+    }
+    it(`${c.name} as an admin goes through`, async () => {
+      const e = await existing();
+      const state = await c.core(deps("admin"), c.form(e));
+      expect(state.status, JSON.stringify(state)).toBe("ok");
+    });
+  }
+
+  it("unarchive as an admin lets reservations be decided again", async () => {
+    const e = await existing();
+    expect((await archiveEndpointCore(deps("admin"), form({ key: e.key, reason: "r" }))).status).toBe("ok");
+    expect((await unarchiveEndpointCore(deps("admin"), form({ key: e.key, reason: "back" }))).status).toBe("ok");
+  });
+
+  // Typed by a person: each bad number is an error next to its field, and nothing is saved.
+  const typos: [string, Record<string, string>, string][] = [
+    ["1e9", { unitPriceMicros: "1e9" }, "unitPriceMicros"],
+    ["500abc", { perCallMax: "500abc" }, "perCallMax"],
+    ["-5", { billingDay: "-5" }, "billingDay"],
+    ["an empty per-call max", { perCallMax: "" }, "perCallMax"],
+    ["0.5", { unitPriceMicros: "0.5" }, "unitPriceMicros"],
+    ["a billing day of 29", { billingDay: "29" }, "billingDay"],
+  ];
+  it.each(typos)("create refuses %s, naming the field", async (_what, patch, field) => {
+    const before = await snapshot();
+    const state = await createEndpointCore(deps("admin"), form({ key: `sms.typo${(n += 1)}`, ...fields, ...patch, ceilings: JSON.stringify([day]), reason: "r" }));
+    expect(state.status).toBe("error");
+    if (state.status === "error") expect(Object.keys(state.fieldErrors ?? {})).toContain(field);
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("names a bad ceiling number by its row", async () => {
+    const state = await createEndpointCore(deps("admin"), form({ key: `sms.row${(n += 1)}`, ...fields, ceilings: JSON.stringify([{ ...day, max: "1e3" }]), reason: "r" }));
+    expect(state.status === "error" && state.fieldErrors?.["ceilings[0].max"]).toContain("must be a whole number, got '1e3'");
+  });
+});

@@ -1,0 +1,76 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createServer } from "node:net";
+import path from "node:path";
+
+// More app processes for suites that need a database of their own (an empty catalog, a race over
+// two processes): Playwright has built the app (webServer, dist folder .next-e2e) before any test
+// runs, so these reuse that production build with `next start` on free ports.
+
+export const DIST_DIR = ".next-e2e"; // NEXT_DIST_DIR of the webServer in playwright.config.ts
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export type AppServer = { url: string; child: ChildProcess; output: () => string };
+
+export function startServer(port: number, databaseUrl: string): AppServer {
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, [path.join("node_modules", "next", "dist", "bin", "next"), "start", "--hostname", "127.0.0.1", "--port", String(port)], {
+    env: {
+      // The child needs this process's whole environment (PATH, HOME), with its own database on top.
+      // eslint-disable-next-line no-restricted-syntax
+      ...process.env,
+      NODE_ENV: "production",
+      DATABASE_URL: databaseUrl,
+      NEXT_DIST_DIR: DIST_DIR,
+      NEXTAUTH_URL: url,
+      NEXTAUTH_SECRET: "e2e-only-secret-0123456789abcdefghijklmnopqrstuvwxyz",
+      DB_POOL_MAX: "3",
+      ENFORCEMENT_POOL_MAX: "4",
+      // A patient deadline: this test is about exactness, and a loaded two-core machine must not
+      // turn grants into "unavailable" refusals.
+      ENFORCEMENT_DEADLINE_MS: "20000",
+      ENFORCEMENT_STATEMENT_TIMEOUT_MS: "15000",
+      ENFORCEMENT_LOCK_TIMEOUT_MS: "15000",
+    },
+    // Its own process group, so stopping it also stops anything it started.
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  return { url, child, output: () => output };
+}
+
+export async function waitHealthy(server: AppServer, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (server.child.exitCode !== null) throw new Error(`server ${server.url} exited:\n${server.output()}`);
+    try {
+      if ((await fetch(`${server.url}/api/health`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`server ${server.url} did not become healthy:\n${server.output()}`);
+}
+
+export async function stopServer(server: AppServer): Promise<void> {
+  const pid = server.child.pid;
+  if (pid === undefined || server.child.exitCode !== null) return;
+  const exited = new Promise((resolve) => server.child.once("exit", resolve));
+  process.kill(-pid, "SIGTERM");
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+  if (server.child.exitCode === null) process.kill(-pid, "SIGKILL");
+}
