@@ -9,6 +9,22 @@ function valueChange(e: AuditEvent): string {
   return `${from} → ${to}`;
 }
 
+const shown = (v: unknown) => (typeof v === "number" ? formatCount(v) : v === null || v === undefined ? "none" : typeof v === "string" ? v : JSON.stringify(v));
+
+/** A catalog change's before and after, from its details: "unit price 7,900 → 8,000". */
+function detailChange(e: AuditEvent): string {
+  const changes = e.details?.changes;
+  if (Array.isArray(changes)) return changes.filter((c): c is string => typeof c === "string").join("; ");
+  if (changes && typeof changes === "object") {
+    return Object.entries(changes)
+      .map(([field, c]) => (c && typeof c === "object" && "before" in c && "after" in c ? `${field} ${shown(c.before)} → ${shown(c.after)}` : field))
+      .join("; ");
+  }
+  const ceilings = e.details?.ceilings;
+  if (e.action === "endpoint.create" && Array.isArray(ceilings)) return `created with ${ceilings.length} ceiling(s)`;
+  return "";
+}
+
 /** Audit events as a table; on narrow screens it scrolls sideways inside its own box. */
 export function AuditTable({ events, caption }: { events: AuditEvent[]; caption: string }) {
   return (
@@ -44,7 +60,7 @@ export function AuditTable({ events, caption }: { events: AuditEvent[]; caption:
                 {e.target ? ` ${e.target}` : ""}
               </td>
               <td className="px-3 py-2 font-mono text-xs">{e.rawInput ?? ""}</td>
-              <td className="whitespace-nowrap px-3 py-2 tabular-nums">{valueChange(e)}</td>
+              <td className="px-3 py-2 tabular-nums">{valueChange(e) || detailChange(e)}</td>
               <td className="px-3 py-2">{e.clamped === null ? "" : e.clamped ? "yes" : "no"}</td>
               <td className="px-3 py-2">{e.reason ?? ""}</td>
             </tr>

@@ -46,8 +46,9 @@ export class EmbeddedServerError extends Error {
 
 export function readEmbeddedConfig(dataDir: string): EmbeddedConfig | undefined {
   const file = embeddedFiles(dataDir).config;
-  if (!existsSync(file)) return undefined;
-  const parsed = EmbeddedConfig.safeParse(JSON.parse(readFileSync(file, "utf8")));
+  // turbopackIgnore: a data folder at run time, not a file the server build should trace.
+  if (!existsSync(/*turbopackIgnore: true*/ file)) return undefined;
+  const parsed = EmbeddedConfig.safeParse(JSON.parse(readFileSync(/*turbopackIgnore: true*/ file, "utf8")));
   if (!parsed.success) throw new EmbeddedServerError(`${file} is not a valid embedded database config; delete ${dataDir} to start over`);
   return parsed.data;
 }
@@ -257,7 +258,7 @@ export async function ensureEmbeddedServer(dataDir: string): Promise<EmbeddedSer
     if (again) return { ...again, startedHere: false, files };
     const { initdb, pgCtl } = binaries();
     const ids = runAs(files, pgCtl);
-    if (!existsSync(files.config) || !existsSync(path.join(files.pgdata, "PG_VERSION"))) {
+    if (!existsSync(/*turbopackIgnore: true*/ files.config) || !existsSync(/*turbopackIgnore: true*/ path.join(files.pgdata, "PG_VERSION"))) {
       console.error(`ceilings: creating the embedded database in ${files.dataDir}`);
       await initialise(files, initdb, ids);
     }

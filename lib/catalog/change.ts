@@ -1,12 +1,12 @@
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { z } from "zod";
 import type { Db } from "@/db/client";
 import { ceilings, type Ceiling, type Endpoint } from "@/db/schema";
-import type { AuditActor } from "@/lib/audit/record";
+import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { CONFIRM_RAISE_FACTOR, formatCount } from "@/lib/ceilings/parse";
 import { CatalogConflictError, CatalogError, requireCatalogReason } from "./errors";
-import { CeilingSpec, ceilingIdentity, describeIssues, EndpointFields, EndpointSpec, UNBOUNDED_SENTENCE } from "./spec";
-import { deleteCeiling, type FieldChange, insertCeiling, insertEndpoint, lockedEndpoint, setArchived, updateEndpointFields } from "./write";
+import { AlertThresholds, CeilingSpec, ceilingIdentity, describeIssues, EndpointFields, EndpointSpec, UNBOUNDED_SENTENCE } from "./spec";
+import { bumpEndpointVersion, deleteCeiling, type FieldChange, insertCeiling, insertEndpoint, lockedEndpoint, setArchived, updateEndpointFields } from "./write";
 
 // The catalog verbs the dashboard calls. Each parses its input with the catalog's schemas, takes
 // the endpoint lock, checks the version the person saw, and writes with one audit event.
@@ -110,5 +110,32 @@ export async function setEndpointArchived(db: Db, p: ArchiveParams): Promise<voi
       throw new CatalogError("unchanged", `${endpoint.key} is already ${p.archived ? "archived" : "live (not archived)"}`);
     }
     await setArchived({ tx, actor: p.actor, reason }, endpoint, p.archived);
+  });
+}
+
+export type SetAlertThresholdsParams = { key: string; ceilingId: number; thresholds: unknown; actor: AuditActor; reason: string };
+
+/** The percentages of a ceiling at which threshold alerts fire (50/80/100 by default). */
+export async function setAlertThresholds(db: Db, p: SetAlertThresholdsParams): Promise<number[]> {
+  const thresholds = parse(AlertThresholds, p.thresholds);
+  const reason = requireCatalogReason(p.reason);
+  return db.transaction(async (tx) => {
+    const endpoint = await lockedEndpoint(tx, p.key);
+    const [row] = await tx.select().from(ceilings).where(and(eq(ceilings.id, p.ceilingId), eq(ceilings.endpointId, endpoint.id))).for("update");
+    if (!row) throw new CatalogError("not_found", `${endpoint.key} has no ceiling #${p.ceilingId}`);
+    const before = [...row.alertThresholds].sort((a, b) => a - b);
+    if (before.join(",") === thresholds.join(",")) throw new CatalogError("unchanged", `alerts already fire at ${before.join("/")}%`);
+    await tx.update(ceilings).set({ alertThresholds: thresholds, updatedAt: new Date() }).where(eq(ceilings.id, row.id));
+    await bumpEndpointVersion(tx, endpoint.id);
+    await recordAudit(tx, {
+      ...auditActorFields(p.actor),
+      action: "ceiling.update",
+      endpointId: endpoint.id,
+      endpointKey: endpoint.key,
+      ceilingId: row.id,
+      reason,
+      details: { changes: { alertThresholds: { before, after: thresholds } } },
+    });
+    return thresholds;
   });
 }

@@ -1,5 +1,5 @@
 // The door to the endpoint catalog: what the dashboard, the CLI, the demo seed and tests call.
-export { addCeiling, createEndpoint, removeCeiling, setEndpointArchived, updateEndpoint } from "./change";
+export { addCeiling, createEndpoint, removeCeiling, setAlertThresholds, setEndpointArchived, updateEndpoint } from "./change";
 export { CatalogConflictError, CatalogError, type CatalogErrorCode } from "./errors";
 export { applyCatalog, catalogJsonSchema, exportCatalog, parseCatalogText, planCatalog, type ApplyResult, type EndpointPlan, type Plan } from "./file";
 export { readCatalog, readCatalogEndpoint, type CatalogEndpoint } from "./read";

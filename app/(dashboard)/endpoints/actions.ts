@@ -2,7 +2,7 @@
 
 import { liveActionDeps } from "@/app/_lib/action-deps";
 import type { ActionState } from "@/app/_lib/define-action";
-import { addCeilingCore, archiveEndpointCore, createEndpointCore, removeCeilingCore, unarchiveEndpointCore, updateEndpointCore } from "./catalog-action-core";
+import { addCeilingCore, archiveEndpointCore, createEndpointCore, removeCeilingCore, setAlertThresholdsCore, unarchiveEndpointCore, updateEndpointCore } from "./catalog-action-core";
 
 export async function createEndpointAction(_previous: ActionState, formData: FormData): Promise<ActionState> {
   return createEndpointCore(liveActionDeps, formData);
@@ -26,4 +26,8 @@ export async function archiveEndpointAction(_previous: ActionState, formData: Fo
 
 export async function unarchiveEndpointAction(_previous: ActionState, formData: FormData): Promise<ActionState> {
   return unarchiveEndpointCore(liveActionDeps, formData);
+}
+
+export async function setAlertThresholdsAction(_previous: ActionState, formData: FormData): Promise<ActionState> {
+  return setAlertThresholdsCore(liveActionDeps, formData);
 }

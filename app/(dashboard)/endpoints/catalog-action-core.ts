@@ -1,5 +1,5 @@
 import { defineAction } from "@/app/_lib/define-action";
-import { addCeiling, createEndpoint, removeCeiling, setEndpointArchived, updateEndpoint } from "@/lib/catalog";
+import { addCeiling, createEndpoint, removeCeiling, setAlertThresholds, setEndpointArchived, updateEndpoint } from "@/lib/catalog";
 import { EndpointKey } from "@/lib/catalog/spec";
 import { FormReader, readCeiling, readCeilingRows, readEndpointFields } from "./catalog-form";
 
@@ -62,6 +62,20 @@ export const removeCeilingCore = defineAction({
   run: async ({ actor, deps }, input) => {
     await removeCeiling(await deps.db(), { ...input, actor });
     return { message: `Removed ceiling #${input.ceilingId} from ${input.key}: it stops counting from the next reservation.`, revalidate: pages(input.key) };
+  },
+});
+
+export const setAlertThresholdsCore = defineAction({
+  role: "admin",
+  read: (fields) => {
+    const r = new FormReader(fields);
+    const raw = r.text("alertThresholds").trim();
+    const thresholds = raw === "" ? [] : raw.split(/[\s,/]+/).map((t, i) => r.whole("alertThresholds", `alert threshold ${i + 1}`, t.replace(/%$/, "")) ?? 0);
+    return r.done({ key: key(r), ceilingId: r.whole("ceilingId", "ceiling id") ?? 0, thresholds, reason: r.text("reason") });
+  },
+  run: async ({ actor, deps }, input) => {
+    const applied = await setAlertThresholds(await deps.db(), { ...input, actor });
+    return { message: applied.length ? `Alerts for #${input.ceilingId} fire at ${applied.join("/")}%.` : `No threshold alerts for #${input.ceilingId}.`, revalidate: pages(input.key) };
   },
 });
 

@@ -5,7 +5,7 @@ import type { ActionState } from "@/app/_lib/define-action";
 import { ActionMessage } from "@/components/action-message";
 import { buttonClass, inputClass, labelClass } from "@/components/ui";
 import { useHydrated } from "@/components/use-hydrated";
-import { addCeilingAction, updateEndpointAction } from "../actions";
+import { addCeilingAction, setAlertThresholdsAction, updateEndpointAction } from "../actions";
 import { CeilingRowFields, type CeilingRowText, emptyCeilingRow } from "./ceiling-rows";
 import { EndpointFieldInputs, type EndpointFieldsText } from "./endpoint-fields";
 import { previewFields } from "./new-endpoint-form";
@@ -76,6 +76,34 @@ export function AddCeilingForm({ endpointKey, preview }: { endpointKey: string; 
         {pending ? "Adding…" : "Add ceiling"}
       </button>
       <ActionMessage state={state} testId="add-ceiling" />
+    </form>
+  );
+}
+
+export function AlertThresholdsForm({ endpointKey, ceilingId, thresholds }: { endpointKey: string; ceilingId: number; thresholds: number[] }) {
+  const id = useId();
+  const hydrated = useHydrated();
+  const [state, formAction, pending] = useActionState(setAlertThresholdsAction, idle);
+  return (
+    <form action={formAction} className="flex flex-wrap items-end gap-2" data-testid={`thresholds-form-${ceilingId}`}>
+      <input type="hidden" name="key" value={endpointKey} />
+      <input type="hidden" name="ceilingId" value={ceilingId} />
+      <div>
+        <label htmlFor={`${id}-t`} className="block text-xs font-medium">
+          Alerts at %
+        </label>
+        <input id={`${id}-t`} name="alertThresholds" type="text" defaultValue={thresholds.join(", ")} autoComplete="off" className={`${inputClass} w-32`} />
+      </div>
+      <div>
+        <label htmlFor={`${id}-r`} className="block text-xs font-medium">
+          Reason
+        </label>
+        <input id={`${id}-r`} name="reason" type="text" required maxLength={500} autoComplete="off" className={`${inputClass} w-48`} />
+      </div>
+      <button type="submit" className={buttonClass} disabled={!hydrated || pending}>
+        Save alerts
+      </button>
+      <ActionMessage state={state} testId={`thresholds-${ceilingId}`} />
     </form>
   );
 }

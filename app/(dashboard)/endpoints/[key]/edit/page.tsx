@@ -8,7 +8,7 @@ import { cardClass } from "@/components/ui";
 import { CatalogError, ceilingSentence, readCatalogEndpoint, type CatalogEndpoint } from "@/lib/catalog";
 import { ceilingSpecOf } from "@/lib/catalog/read";
 import { archiveEndpointAction, removeCeilingAction, unarchiveEndpointAction } from "../../actions";
-import { AddCeilingForm, EditEndpointForm } from "../../_components/edit-endpoint-forms";
+import { AddCeilingForm, AlertThresholdsForm, EditEndpointForm } from "../../_components/edit-endpoint-forms";
 import type { EndpointFieldsText } from "../../_components/endpoint-fields";
 
 export const dynamic = "force-dynamic";
@@ -73,7 +73,8 @@ export default async function EditEndpointPage({ params }: Params) {
             const sentence = ceilingSentence({ ...ceilingSpecOf(c), value: c.value }, { ...endpoint, key });
             const lastGlobal = c.scope === "global" && globals === 1;
             return (
-              <li key={c.id} className="flex flex-wrap items-center justify-between gap-2 text-sm" data-testid={`catalog-ceiling-${c.id}`}>
+              <li key={c.id} className="space-y-2 border-b border-zinc-200 pb-3 text-sm last:border-0 dark:border-zinc-800" data-testid={`catalog-ceiling-${c.id}`}>
+                <div className="flex flex-wrap items-center justify-between gap-2">
                 <span>
                   <span className="font-medium">#{c.id} {sentence.guarantee}</span>
                   {sentence.worstCase ? <span className="text-zinc-600 dark:text-zinc-400"> · {sentence.worstCase}</span> : null}
@@ -93,6 +94,8 @@ export default async function EditEndpointPage({ params }: Params) {
                     testId={`remove-ceiling-${c.id}`}
                   />
                 )}
+                </div>
+                <AlertThresholdsForm endpointKey={key} ceilingId={c.id} thresholds={c.alertThresholds} />
               </li>
             );
           })}
