@@ -1,0 +1,118 @@
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resultRows } from "@/db/client";
+import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { addCeiling, createEndpoint, removeCeiling } from "./index";
+
+// A catalog change binds the next call under batched load from two other processes: it takes the
+// endpoint lock, so it waits for the batches in flight and no grant commits after it that it
+// should have stopped. Measured as the rows committed in the moments after each change.
+
+function startLoad(url: string, endpoint: string) {
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(__dirname, "reserve-load.fixture.ts"), url, endpoint], {
+    cwd: path.resolve(__dirname, "..", ".."),
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  let out = "";
+  let markReady: () => void = () => undefined;
+  const ready = new Promise<void>((r) => (markReady = r));
+  child.stdout.on("data", (chunk: Buffer) => {
+    out += chunk.toString();
+    if (out.startsWith("ready\n")) markReady();
+  });
+  const done = new Promise<Record<string, number>>((resolve, reject) => {
+    child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out.slice("ready\n".length))) : reject(new Error(`load exited ${code}`))));
+  });
+  return { ready, stop: () => child.stdin.end(), done };
+}
+
+const admin = { type: "staff", email: "admin@example.com" } as const;
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+let n = 0;
+
+describe.skipIf(skipWithoutDatabase())("catalog changes under load from two processes", () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase("catalog_concurrency", { max: 4 });
+  });
+  afterAll(async () => {
+    await t?.drop();
+  });
+
+  async function endpoint(extra: { metric: "units"; scope: "caller"; window: "utc_day"; value: number; min: number; max: number; default: number }[] = []) {
+    n += 1;
+    const key = `load.e${n}`;
+    const row = await createEndpoint(t.db, {
+      spec: {
+        key,
+        name: key,
+        unit: "units",
+        unitPriceMicros: 1,
+        perCallMax: 10,
+        ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 10_000_000, min: 0, max: 10_000_000, default: 10_000_000 }, ...extra],
+      },
+      actor: admin,
+      reason: "load test",
+    });
+    return { key, id: row.id };
+  }
+
+  const reservations = async (endpointId: number, ceilingId?: number) =>
+    resultRows<{ n: number }>(
+      await t.db.execute(
+        ceilingId === undefined
+          ? sql`select count(*)::int as n from reservations where endpoint_id = ${endpointId}`
+          : sql`select count(*)::int as n from reservations r where r.endpoint_id = ${endpointId}
+                and exists (select 1 from jsonb_array_elements(r.charges) c where (c->>'c')::int = ${ceilingId})`,
+      ),
+    )[0]?.n ?? 0;
+
+  async function underLoad<T>(key: string, work: () => Promise<T>): Promise<{ result: T; told: Record<string, number> }> {
+    const loads = [startLoad(t.url, key), startLoad(t.url, key)];
+    await Promise.all(loads.map((l) => l.ready));
+    await pause(300);
+    const result = await work();
+    for (const l of loads) l.stop();
+    const told = (await Promise.all(loads.map((l) => l.done))).reduce<Record<string, number>>((acc, r) => {
+      for (const [k, v] of Object.entries(r)) acc[k] = (acc[k] ?? 0) + v;
+      return acc;
+    }, {});
+    return { result, told };
+  }
+
+  it("an added ceiling binds the next call: a ceiling of 0 added under load stops every grant", async () => {
+    const e = await endpoint();
+    const { result: afterAdd, told } = await underLoad(e.key, async () => {
+      await pause(100);
+      await addCeiling(t.db, {
+        key: e.key,
+        ceiling: { metric: "calls", scope: "global", window: "billing_month", value: 0, min: 0, max: 10, default: 0 },
+        actor: admin,
+        reason: "stop",
+      });
+      const atAdd = await reservations(e.id);
+      await pause(300);
+      return (await reservations(e.id)) - atAdd;
+    });
+    expect(told.granted ?? 0).toBeGreaterThan(0);
+    expect(told["refused:kill_switch"] ?? 0).toBeGreaterThan(0);
+    expect(afterAdd).toBe(0);
+  }, 120_000);
+
+  it("a removed ceiling stops charging: no reservation committed after the removal carries a charge for it", async () => {
+    const e = await endpoint([{ metric: "units", scope: "caller", window: "utc_day", value: 10_000_000, min: 0, max: 10_000_000, default: 10_000_000 }]);
+    const callerCeiling = resultRows<{ id: number }>(await t.db.execute(sql`select id from ceilings where endpoint_id = ${e.id} and scope = 'caller'`))[0]?.id ?? 0;
+    const { result: charged } = await underLoad(e.key, async () => {
+      await pause(100);
+      await removeCeiling(t.db, { key: e.key, ceilingId: callerCeiling, actor: admin, reason: "not needed" });
+      const atRemove = await reservations(e.id, callerCeiling);
+      await pause(300);
+      return { before: atRemove, after: (await reservations(e.id, callerCeiling)) - atRemove, total: await reservations(e.id) };
+    });
+    expect(charged.before).toBeGreaterThan(0);
+    expect(charged.after).toBe(0);
+    expect(charged.total).toBeGreaterThan(charged.before);
+  }, 120_000);
+});
