@@ -1,5 +1,5 @@
 import type { Role } from "@/lib/auth/roles";
-import type { AuditActor } from "@/lib/audit/record";
+import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { CatalogConflictError, CatalogError } from "@/lib/catalog/errors";
 import { CeilingConflictError, CeilingError } from "@/lib/ceilings/errors";
 import type { ActionDeps } from "./action-deps";
@@ -30,6 +30,8 @@ export type ActionResult = { message: string; revalidate?: string[]; redirectTo?
 
 export type ActionDefinition<Input> = {
   role: Role;
+  /** The audit action that records input refused as typed (`endpoint.rejected`), so staff see what was tried. */
+  rejected?: string;
   /** Reads the form; returns the input or throws a CatalogError/CeilingError naming the field. */
   read: (fields: Record<string, string>) => Input;
   run: (ctx: ActionContext, input: Input) => Promise<ActionResult>;
@@ -78,7 +80,31 @@ export function defineAction<Input>(definition: ActionDefinition<Input>) {
       for (const path of result.revalidate ?? []) deps.revalidate(path, path === "/" ? "layout" : undefined);
       return { status: "ok", message: result.message, ...(result.redirectTo ? { redirectTo: result.redirectTo } : {}) };
     } catch (error) {
+      if (definition.rejected && error instanceof CatalogError && error.code === "invalid_input") {
+        await recordRejected(deps, staffActor(auth.staff), definition.rejected, formFields(formData), error.message);
+      }
       return actionFailure(error);
     }
   };
+}
+
+const MAX_RAW_INPUT = 4000;
+
+/** The refused form as typed, JSON-escaped (control characters included) and bounded in size. */
+async function recordRejected(deps: ActionDeps, actor: AuditActor, action: string, fields: Record<string, string>, error: string): Promise<void> {
+  const { reason, ...typed } = fields;
+  const raw = JSON.stringify(typed);
+  try {
+    await recordAudit(await deps.db(), {
+      ...auditActorFields(actor),
+      action,
+      endpointKey: null,
+      rawInput: raw.length > MAX_RAW_INPUT ? `${raw.slice(0, MAX_RAW_INPUT)}…` : raw,
+      reason: reason ? JSON.stringify(reason).slice(1, -1).slice(0, 500) : null,
+      details: { error: error.slice(0, 2000) },
+    });
+  } catch (failure) {
+    // The refusal itself already answers the person; a failed audit write is logged, not shown.
+    console.error("could not record a rejected input", failure);
+  }
 }

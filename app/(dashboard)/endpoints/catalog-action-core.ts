@@ -16,6 +16,7 @@ const pages = (k: string) => ["/", `/endpoints/${k}`];
 
 export const createEndpointCore = defineAction({
   role: "admin",
+  rejected: "endpoint.rejected",
   read: (fields) => {
     const r = new FormReader(fields);
     const spec = { key: key(r), ...readEndpointFields(r), ceilings: readCeilingRows(r, r.text("ceilings")) };
@@ -29,6 +30,7 @@ export const createEndpointCore = defineAction({
 
 export const updateEndpointCore = defineAction({
   role: "admin",
+  rejected: "endpoint.rejected",
   read: (fields) => {
     const r = new FormReader(fields);
     const input = { key: key(r), expectedVersion: r.whole("expectedVersion", "version") ?? 0, fields: readEndpointFields(r), reason: r.text("reason"), confirm: r.text("confirm") };
@@ -42,6 +44,7 @@ export const updateEndpointCore = defineAction({
 
 export const addCeilingCore = defineAction({
   role: "admin",
+  rejected: "ceiling.rejected",
   read: (fields) => {
     const r = new FormReader(fields);
     const ceiling = readCeiling(r, fields, "ceiling");

@@ -1,4 +1,4 @@
-import { asc, count, eq } from "drizzle-orm";
+import { asc, count, desc, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ActionDeps } from "@/app/_lib/action-deps";
 import type { ActionState } from "@/app/_lib/define-action";
@@ -113,7 +113,12 @@ describe.skipIf(skipWithoutDatabase())("catalog server actions", () => {
     const state = await createEndpointCore(deps("admin"), form({ key: `sms.typo${(n += 1)}`, ...fields, ...patch, ceilings: JSON.stringify([day]), reason: "r" }));
     expect(state.status).toBe("error");
     if (state.status === "error") expect(Object.keys(state.fieldErrors ?? {})).toContain(field);
-    expect(await snapshot()).toEqual(before);
+    const after = await snapshot();
+    expect({ endpoints: after.endpoints, ceilings: after.ceilings }).toEqual({ endpoints: before.endpoints, ceilings: before.ceilings });
+    // Nothing saved, but what was typed is in the audit log for staff to see.
+    const [rejected] = await t.db.select().from(auditEvents).where(eq(auditEvents.action, "endpoint.rejected")).orderBy(desc(auditEvents.id)).limit(1);
+    expect(rejected?.rawInput).toContain(JSON.stringify(Object.values(patch)[0]));
+    expect(after.audit).toBe((before.audit ?? 0) + 1);
   });
 
   it("names a bad ceiling number by its row", async () => {
