@@ -6,7 +6,8 @@
 // JavaScript's \s (Unicode White_Space plus U+FEFF) and U+0085, which \s leaves out.
 const EDGE_SPACE = /^[\s\u0085]+|[\s\u0085]+$/g;
 // C0 and C1 controls. NUL cannot reach Postgres at all (text and jsonb refuse it).
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 
 /** The caller trimmed of Unicode whitespace at both ends. */
 export function canonicalCaller(raw: string): string {
@@ -14,5 +15,10 @@ export function canonicalCaller(raw: string): string {
 }
 
 export function hasControlChars(text: string): boolean {
-  return CONTROL.test(text);
+  return text.search(CONTROL) >= 0;
+}
+
+/** The text with each control character replaced by U+FFFD, so a refusal naming it can be stored. */
+export function replaceControlChars(text: string): string {
+  return text.replace(CONTROL, "\uFFFD");
 }

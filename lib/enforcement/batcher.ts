@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
+import { replaceControlChars } from "@/lib/canonical/caller";
 import { ContractCheck } from "./contract";
 import { LanePool } from "./lanes";
 import { classifyFailure, noteUnavailable, type UnavailableReason } from "./unavailable";
@@ -253,8 +254,7 @@ async function releaseQuietly(db: Db, reservationId: string): Promise<void> {
 }
 
 // A refusal must be storable even when its request was what failed (a NUL in the caller).
-const UNSTORABLE = /[\u0000-\u001f\u007f-\u009f]/g;
-const storable = (text: string) => text.replace(UNSTORABLE, "\uFFFD");
+const storable = replaceControlChars;
 
 /** Best effort: when the database answers again, the refusals are stored like any other. */
 async function logUnavailable(db: Db, requests: BatchRequest[], reason: UnavailableReason): Promise<void> {

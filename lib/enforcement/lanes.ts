@@ -45,10 +45,8 @@ export class LanePool {
     const until = Date.now() + deadlineMs;
     let lane: Lane | undefined;
     let timer: NodeJS.Timeout | undefined;
-    let timedOut = false;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        timedOut = true;
         reject(new DeadlineError(deadlineMs));
       }, Math.max(0, until - Date.now()));
     });
