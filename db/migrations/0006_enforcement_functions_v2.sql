@@ -893,7 +893,8 @@ BEGIN
     charged := actual;
   ELSIF res.state IN ('expired', 'released') AND actual > res.amount AND NOT res.overrun THEN
     -- The provider charged for work the ledger had closed: charge it to the reservation's window.
-    PERFORM ceilings.resolve_charges(res.charges, 'overrun_after_' || res.state::text, actual);
+    PERFORM ceilings.resolve_charges(res.charges,
+      CASE res.state WHEN 'expired' THEN 'overrun_after_expiry' ELSE 'overrun_after_release' END, actual);
     UPDATE reservations SET overrun = true, settled_amount = actual WHERE id = res.id;
     charged := CASE res.state WHEN 'expired' THEN actual - res.amount ELSE actual END;
   ELSE
