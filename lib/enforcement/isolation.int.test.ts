@@ -4,7 +4,7 @@ import { openPostgres } from "@/db/client";
 import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
 import { type BatchRequest, callReserveBatch, ReservationBatcher } from "./batcher";
 import { reserve } from "./reserve";
-import { countRows, makeEndpoint, PATIENT } from "./test-fixtures";
+import { countRows, makeEndpoint } from "./test-fixtures";
 import { type BatchAnswer, ReservationInputError } from "./types";
 
 // Batches share no fate: one request the database cannot take is that request's problem alone.
@@ -55,7 +55,7 @@ describe.skipIf(skipWithoutDatabase())("batch isolation", () => {
   async function runOneBatch(split: boolean): Promise<{ answers: BatchAnswer[]; poisoned: Set<number> }> {
     const pool = openPostgres(t.url, { max: 2 });
     try {
-      const batcher = new ReservationBatcher(pool.db, { ...PATIENT, maxBatch: 128, maxInFlight: 1, split } as const);
+      const batcher = new ReservationBatcher(pool.db, { deadlineMs: 30_000, maxBatch: 128, maxInFlight: 1, split });
       const { requests, poisoned } = batch();
       // Submitted in one turn of the event loop: one batch of 65.
       const answers = await Promise.all(requests.map((r) => batcher.submit(r)));
