@@ -78,6 +78,8 @@ export class ReservationBatcher {
   private scheduled = false;
   private readonly lanes: LanePool;
   private readonly contract = new ContractCheck();
+  /** Database calls made and requests they carried (for the bench's mean batch size). */
+  readonly stats = { calls: 0, requests: 0 };
 
   constructor(
     private readonly db: Db,
@@ -145,6 +147,8 @@ export class ReservationBatcher {
     const live = batch.filter((p) => !p.abandoned);
     if (live.length === 0) return;
     let answers: BatchAnswer[];
+    this.stats.calls++;
+    this.stats.requests += live.length;
     try {
       answers = await this.lanes.run(remainingMs(live), (db) =>
         callReserveBatch(
