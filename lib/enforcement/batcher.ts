@@ -4,7 +4,7 @@ import { replaceControlChars } from "@/lib/canonical/caller";
 import { ContractCheck } from "./contract";
 import { LanePool } from "./lanes";
 import { classifyFailure, noteUnavailable, type UnavailableReason } from "./unavailable";
-import type { BatchAnswer, CeilingRemaining, Granted, Refused } from "./types";
+import type { BatchAnswer, CeilingRemaining, Granted, Refused, Resolved, SqlResolved } from "./types";
 
 /** One request as the SQL batch function takes it. */
 export type BatchRequest = {
@@ -217,7 +217,7 @@ function finish(p: Pending, answer: BatchAnswer): void {
 
 /** What reserve_batch answers in compact form: a grant names its range of charge entries. */
 type CompactBatch = {
-  answers: (BatchAnswer | (Omit<Granted, "remaining"> & { charges: [number, number] }))[];
+  answers: (Exclude<BatchAnswer, Resolved> | SqlResolved | (Omit<Granted, "remaining"> & { charges: [number, number] }))[];
   chargeCounter: number[];
   chargeLimit: number[];
   chargeUsed: number[];
@@ -233,7 +233,11 @@ export async function callReserveBatch(db: Db, requests: BatchRequest[]): Promis
   const row = resultRows<{ batch: CompactBatch | string }>(result)[0];
   if (!row) throw new Error("reserve_batch returned no row");
   const batch = typeof row.batch === "string" ? (JSON.parse(row.batch) as CompactBatch) : row.batch;
-  return batch.answers.map((answer) => {
+  return batch.answers.map((answer): BatchAnswer => {
+    if (answer.status === "resolved") {
+      const { reservationId, ...resolved } = answer;
+      return { ...resolved, existingReservationId: reservationId };
+    }
     if (!("charges" in answer)) return answer;
     const { charges, ...granted } = answer;
     const remaining: CeilingRemaining[] = [];

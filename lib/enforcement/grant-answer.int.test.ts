@@ -46,9 +46,9 @@ describe.skipIf(skipWithoutDatabase())("grant answers and canonical callers", ()
     const held = await grant("k-held");
 
     const again = (key: string) => reserve(t.db, { endpoint: e.key, amount: 5, idempotencyKey: key });
-    expect(await again("k-released")).toMatchObject({ status: "resolved", state: "released", reservationId: released, replay: true });
-    expect(await again("k-expired")).toMatchObject({ status: "resolved", state: "expired", reservationId: expired });
-    expect(await again("k-settled")).toMatchObject({ status: "resolved", state: "settled", reservationId: settled });
+    expect(await again("k-released")).toMatchObject({ status: "resolved", state: "released", existingReservationId: released, replay: true });
+    expect(await again("k-expired")).toMatchObject({ status: "resolved", state: "expired", existingReservationId: expired });
+    expect(await again("k-settled")).toMatchObject({ status: "resolved", state: "settled", existingReservationId: settled });
     expect(await again("k-held")).toMatchObject({ status: "granted", replay: true, reservationId: held });
     // Nothing was charged by the retries: 5 held, 5 expired, 3 settled.
     expect(await counterTotals(t.db, e.ceilingIds[0] ?? 0)).toEqual({ held: 5, settled: 8 });

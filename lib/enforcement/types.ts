@@ -71,7 +71,8 @@ export type Refused = {
  */
 export type Resolved = {
   status: "resolved";
-  reservationId: string;
+  /** Named apart from Granted's reservationId, so code that only rules out "refused" does not compile. */
+  existingReservationId: string;
   state: "settled" | "released" | "expired";
   replay: true;
   message: string;
@@ -95,6 +96,9 @@ export type InputErrorCode = (typeof INPUT_ERROR_CODES)[number];
 
 /** What the SQL batch answers for one request. */
 export type BatchAnswer = Decision | { status: "error"; code: InputErrorCode; message: string; reservationId?: string };
+
+/** reserve_batch's resolved answer as SQL callers see it. */
+export type SqlResolved = Omit<Resolved, "existingReservationId"> & { reservationId: string };
 
 /** Invalid input is an error for the caller to fix, never a refusal. */
 export class ReservationInputError extends Error {

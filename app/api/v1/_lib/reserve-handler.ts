@@ -22,7 +22,7 @@ function resolveCaller(principal: ApiPrincipal, bodyCaller: string | undefined):
 function decisionResponse(decision: Decision, now: number): Response {
   if (decision.status === "resolved") {
     // Not a grant: the key's reservation holds nothing (settled: the work is done).
-    return apiError(409, "already_resolved", decision.message, { state: decision.state, reservationId: decision.reservationId, replay: true });
+    return apiError(409, "already_resolved", decision.message, { state: decision.state, reservationId: decision.existingReservationId, replay: true });
   }
   if (decision.status === "granted") {
     const body = { reservationId: decision.reservationId, expiresAt: decision.expiresAt, replay: decision.replay, remaining: decision.remaining };
