@@ -17,6 +17,8 @@ export const migrationsFolder = path.join(process.cwd(), "db", "migrations");
 export type Database = {
   db: Db;
   close: () => Promise<void>;
+  /** Drops the connections now, failing queries in flight (a silent network never answers them). */
+  destroy?: () => Promise<void>;
 };
 
 export type PostgresOptions = {
@@ -25,6 +27,11 @@ export type PostgresOptions = {
   connection?: Record<string, string | number>;
   connectTimeoutSeconds?: number;
 };
+
+// Pools opened beside a pool, with its URL and settings: enforcement runs each batch on a
+// one-connection pool of its own, so a batch past its deadline can be destroyed alone.
+const siblingOpeners = new WeakMap<Db, SiblingOpener>();
+export type SiblingOpener = (max: number, connection?: Record<string, string | number>) => Database;
 
 /** Opens a pool on a Postgres server. The only place a postgres.js client is created. */
 export function openPostgres(url: string, options: PostgresOptions = {}): Database {
@@ -35,7 +42,30 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
     onnotice: () => {},
     connection: { application_name: "ceilings", ...options.connection },
   });
-  return { db: drizzle(client, { schema }), close: () => client.end({ timeout: 5 }) };
+  const siblings = new Set<Database>();
+  const db: Db = drizzle(client, { schema });
+  siblingOpeners.set(db, (max, connection) => {
+    const sibling = openPostgres(url, { ...options, max, connection: { ...options.connection, ...connection } });
+    siblings.add(sibling);
+    const forget = <T>(work: () => Promise<T>) => {
+      siblings.delete(sibling);
+      return work();
+    };
+    return { ...sibling, close: () => forget(sibling.close), destroy: () => forget(() => sibling.destroy?.() ?? sibling.close()) };
+  });
+  return {
+    db,
+    close: async () => {
+      await Promise.all([...siblings].map((s) => s.close()));
+      await client.end({ timeout: 5 });
+    },
+    destroy: () => client.end({ timeout: 0 }),
+  };
+}
+
+/** A function that opens another pool on the same server with the same settings, if `db` has one. */
+export function siblingOpener(db: Db): SiblingOpener | undefined {
+  return siblingOpeners.get(db);
 }
 
 export async function migrateDatabase(database: Database): Promise<void> {

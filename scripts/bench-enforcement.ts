@@ -1,10 +1,15 @@
 // Measures the reservation hot path against the database's own limit on one hot row.
 // Prints ratios measured in one run on this machine; nothing here is asserted by a test.
-//   npm run bench:enforcement -- [--seconds 8] [--callers 64] [--in-flight 4] [--max-batch 64]
+//   npm run bench:enforcement -- [--seconds 3] [--callers 1,8,32,64] [--in-flight 2] [--max-batch 128]
 // Uses BENCH_DATABASE_URL, else TEST_DATABASE_URL, else DATABASE_URL (a server; a scratch database
 // is created on it and dropped afterwards).
+//
+// A is pgbench running a hot-row guarded UPDATE (the raw cost of one admission on one row) with 64
+// clients, in the same run. Every row of the matrix (callers x ceilings x batched/unbatched)
+// prints throughput, p50, p99, its ratio to A, the mean batch size and CPU per request, split into
+// this Node process and the rest of the machine (the database, mostly), then one JSON line each.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { sql } from "drizzle-orm";
@@ -13,21 +18,47 @@ import { ceilings, endpoints } from "@/db/schema";
 import { databaseUrl } from "@/db/testing";
 import { batcherFor, reserve } from "@/lib/enforcement";
 
-function arg(name: string, fallback: number): number {
+function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
-  const v = i >= 0 ? Number(process.argv[i + 1]) : fallback;
+  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
+}
+
+function whole(name: string, fallback: number): number {
+  const v = Number(arg(name, String(fallback)));
   if (!Number.isInteger(v) || v <= 0) throw new Error(`--${name} must be a positive whole number`);
   return v;
 }
-
-type Run = { label: string; ops: number; p50: number; p99: number };
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 }
 
-async function drive(label: string, seconds: number, callers: number, op: () => Promise<unknown>): Promise<Run> {
+/** Busy CPU time of the whole machine so far, in microseconds (user + nice + system + irq + softirq). */
+function machineCpuMicros(): number {
+  const line = readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "";
+  const f = line.trim().split(/\s+/).slice(1).map(Number);
+  const ticks = (f[0] ?? 0) + (f[1] ?? 0) + (f[2] ?? 0) + (f[5] ?? 0) + (f[6] ?? 0);
+  // USER_HZ is 100 on Linux.
+  return ticks * 10_000;
+}
+
+type Row = {
+  callers: number;
+  ceilings: 1 | 3;
+  mode: "batched" | "unbatched";
+  perSecond: number;
+  p50: number;
+  p99: number;
+  ratioToA: number | null;
+  meanBatch: number;
+  nodeCpuUs: number;
+  restCpuUs: number;
+};
+
+async function drive(seconds: number, callers: number, op: () => Promise<unknown>) {
   const latencies: number[] = [];
+  const cpu0 = process.cpuUsage();
+  const machine0 = machineCpuMicros();
   const end = performance.now() + seconds * 1000;
   await Promise.all(
     Array.from({ length: callers }, async () => {
@@ -38,25 +69,36 @@ async function drive(label: string, seconds: number, callers: number, op: () => 
       }
     }),
   );
+  const cpu = process.cpuUsage(cpu0);
+  const machine = machineCpuMicros() - machine0;
   latencies.sort((a, b) => a - b);
-  return { label, ops: latencies.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  const n = Math.max(1, latencies.length);
+  const node = cpu.user + cpu.system;
+  return {
+    perSecond: latencies.length / seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    nodeCpuUs: node / n,
+    restCpuUs: Math.max(0, machine - node) / n,
+  };
 }
 
-async function makeEndpoint(db: Db, key: string, ceilingsSpec: "one" | "three"): Promise<void> {
+async function makeEndpoint(db: Db, key: string, count: 1 | 3): Promise<void> {
   const [e] = await db.insert(endpoints).values({ key, name: key, unit: "units", perCallMax: 1000 }).returning();
   if (!e) throw new Error("no endpoint");
   const big = 1_000_000_000_000;
   const specs: { metric: "units" | "calls"; scope: "global" | "caller" }[] = [{ metric: "units", scope: "global" }];
-  if (ceilingsSpec === "three") specs.push({ metric: "calls", scope: "global" }, { metric: "units", scope: "caller" });
+  if (count === 3) specs.push({ metric: "calls", scope: "global" }, { metric: "units", scope: "caller" });
   await db.insert(ceilings).values(
     specs.map((s) => ({ ...s, endpointId: e.id, window: "utc_day" as const, value: big, maxValue: big, defaultValue: big })),
   );
 }
 
+/** pgbench A: a guarded UPDATE of one hot row (admit while under the limit), 64 clients. */
 function pgbench(url: string, seconds: number, clients: number): number | undefined {
   const u = new URL(url);
   const script = path.join(mkdtempSync(path.join(tmpdir(), "ceilings-bench-")), "hot-row.sql");
-  writeFileSync(script, "update bench_counter set n = n + 1 where id = 1;\n");
+  writeFileSync(script, "update bench_counter set n = n + 1 where id = 1 and n < 9000000000000000;\n");
   const res = spawnSync(
     "pgbench",
     ["-n", "-h", u.hostname, "-p", u.port || "5432", "-U", u.username || "postgres", "-c", String(clients), "-j", "2", "-T", String(seconds), "-f", script, u.pathname.slice(1)],
@@ -68,51 +110,103 @@ function pgbench(url: string, seconds: number, clients: number): number | undefi
 }
 
 async function main(): Promise<void> {
-  const seconds = arg("seconds", 8);
-  const callers = arg("callers", 64);
-  const inFlight = arg("in-flight", 2);
-  const maxBatch = arg("max-batch", 128);
+  const seconds = whole("seconds", 3);
+  const callerCounts = arg("callers", "1,8,32,64").split(",").map(Number);
+  const inFlight = whole("in-flight", 2);
+  const maxBatch = whole("max-batch", 128);
   const base = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL;
   if (!base) throw new Error("set BENCH_DATABASE_URL, TEST_DATABASE_URL or DATABASE_URL to a Postgres server");
   const name = `ceilings_bench_enf_${Date.now().toString(36)}`;
   const admin = openPostgres(base, { max: 1 });
   await admin.db.execute(sql`create database ${sql.identifier(name)}`);
   const url = databaseUrl(base, name);
-  const database = openPostgres(url, { max: 16 });
-  const runs: Run[] = [];
+  const setup = openPostgres(url, { max: 2 });
+  const rows: Row[] = [];
+  let tpsA: number | undefined;
   try {
-    await migrateDatabase(database);
-    const db = database.db;
-    await db.execute(sql`create table bench_counter (id int primary key, n bigint not null)`);
-    await db.execute(sql`insert into bench_counter values (1, 0)`);
-    await makeEndpoint(db, "bench.one", "one");
-    await makeEndpoint(db, "bench.three", "three");
+    await migrateDatabase(setup);
+    await setup.db.execute(sql`create table bench_counter (id int primary key, n bigint not null)`);
+    await setup.db.execute(sql`insert into bench_counter values (1, 0)`);
+    await makeEndpoint(setup.db, "bench.one", 1);
+    await makeEndpoint(setup.db, "bench.three", 3);
 
-    const tps = pgbench(url, seconds, 16);
-    runs.push(await drive(`raw hot-row UPDATE (postgres.js, ${callers} callers, pool 16)`, seconds, callers, () =>
-      db.execute(sql`update bench_counter set n = n + 1 where id = 1`),
-    ));
-    batcherFor(db, { maxBatch, maxInFlight: inFlight });
-    runs.push(await drive(`reserve batched (${inFlight} in flight, up to ${maxBatch}), 1 ceiling`, seconds, callers, () => reserve(db, { endpoint: "bench.one", amount: 1 })));
-    runs.push(await drive(`reserve batched (${inFlight} in flight, up to ${maxBatch}), 3 ceilings`, seconds, callers, () =>
-      reserve(db, { endpoint: "bench.three", amount: 1, caller: `acct_${Math.floor(Math.random() * 50)}` }),
-    ));
-    const unbatched = openPostgres(url, { max: 16 });
-    batcherFor(unbatched.db, { maxBatch: 1, maxInFlight: 16 });
-    runs.push(await drive(`reserve unbatched, 3 ceilings`, seconds, callers, () =>
-      reserve(unbatched.db, { endpoint: "bench.three", amount: 1, caller: `acct_${Math.floor(Math.random() * 50)}` }),
-    ));
-    await unbatched.close();
+    tpsA = pgbench(url, seconds, 64);
+    for (const mode of ["batched", "unbatched"] as const) {
+      // Unbatched: one request per database call, 16 connections.
+      const pool = openPostgres(url, { max: mode === "batched" ? inFlight : 16 });
+      const batcher = batcherFor(pool.db, mode === "batched" ? { maxBatch, maxInFlight: inFlight } : { maxBatch: 1, maxInFlight: 16 });
+      try {
+        for (const count of [1, 3] as const) {
+          for (const callers of callerCounts) {
+            const endpoint = count === 1 ? "bench.one" : "bench.three";
+            const calls0 = batcher.stats.calls;
+            const requests0 = batcher.stats.requests;
+            const m = await drive(seconds, callers, () =>
+              reserve(pool.db, { endpoint, amount: 1, caller: `acct_${Math.floor(Math.random() * 50)}` }),
+            );
+            const calls = batcher.stats.calls - calls0;
+            rows.push({
+              callers,
+              ceilings: count,
+              mode,
+              ...m,
+              ratioToA: tpsA ? m.perSecond / tpsA : null,
+              meanBatch: calls > 0 ? (batcher.stats.requests - requests0) / calls : 0,
+            });
+          }
+        }
+      } finally {
+        await batcher.close();
+        await pool.close();
+      }
+    }
 
-    const baseline = runs[0]?.ops ?? 1;
-    console.log(`\nEnforcement hot path, ${callers} concurrent callers, ${seconds} s each, one database server`);
-    if (tps) console.log(`pgbench hot-row UPDATE, 16 clients: ${tps.toFixed(0)} tps`);
-    console.log("run".padEnd(62), "ops/s".padStart(9), "p50 ms".padStart(8), "p99 ms".padStart(8), "x raw".padStart(7));
-    for (const r of runs) {
-      console.log(r.label.padEnd(62), r.ops.toFixed(0).padStart(9), r.p50.toFixed(1).padStart(8), r.p99.toFixed(1).padStart(8), (r.ops / baseline).toFixed(2).padStart(7));
+    console.log(`\nEnforcement hot path, ${seconds} s a row, one database server, in-flight ${inFlight}, max batch ${maxBatch}`);
+    console.log(`A: pgbench hot-row guarded UPDATE, 64 clients: ${tpsA ? tpsA.toFixed(0) : "n/a"} tps`);
+    console.log(
+      ["mode", "ceilings", "callers", "per s", "p50 ms", "p99 ms", "x A", "batch", "node µs", "rest µs"]
+        .map((h, i) => (i === 0 ? h.padEnd(10) : h.padStart(9)))
+        .join(""),
+    );
+    for (const r of rows) {
+      console.log(
+        [
+          r.mode.padEnd(10),
+          String(r.ceilings).padStart(9),
+          String(r.callers).padStart(9),
+          r.perSecond.toFixed(0).padStart(9),
+          r.p50.toFixed(1).padStart(9),
+          r.p99.toFixed(1).padStart(9),
+          (r.ratioToA === null ? "n/a" : r.ratioToA.toFixed(2)).padStart(9),
+          r.meanBatch.toFixed(1).padStart(9),
+          r.nodeCpuUs.toFixed(0).padStart(9),
+          r.restCpuUs.toFixed(0).padStart(9),
+        ].join(""),
+      );
+    }
+    console.log();
+    for (const r of rows) {
+      const round = (v: number) => Math.round(v * 100) / 100;
+      console.log(
+        JSON.stringify({
+          bench: "enforcement",
+          at: new Date().toISOString(),
+          aTps: tpsA ?? null,
+          mode: r.mode,
+          ceilings: r.ceilings,
+          callers: r.callers,
+          perSecond: round(r.perSecond),
+          p50Ms: round(r.p50),
+          p99Ms: round(r.p99),
+          ratioToA: r.ratioToA === null ? null : round(r.ratioToA),
+          meanBatch: round(r.meanBatch),
+          nodeCpuUsPerRequest: round(r.nodeCpuUs),
+          restCpuUsPerRequest: round(r.restCpuUs),
+        }),
+      );
     }
   } finally {
-    await database.close();
+    await setup.close();
     await admin.db.execute(sql`drop database if exists ${sql.identifier(name)} with (force)`);
     await admin.close();
   }

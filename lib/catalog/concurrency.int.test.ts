@@ -4,7 +4,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
 import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
-import { addCeiling, createEndpoint, removeCeiling } from "./index";
+import { addCeiling, createEndpoint, removeCeiling, setEndpointArchived } from "./index";
 
 // A catalog change binds the next call under batched load from two other processes: it takes the
 // endpoint lock, so it waits for the batches in flight and no grant commits after it that it
@@ -81,6 +81,25 @@ describe.skipIf(skipWithoutDatabase())("catalog changes under load from two proc
     }, {});
     return { result, told };
   }
+
+  it("an archive binds the next call: nothing is granted after it commits, every later call is endpoint_archived", async () => {
+    const e = await endpoint();
+    const { result: afterArchive, told } = await underLoad(e.key, async () => {
+      let after = 0;
+      for (let round = 0; round < 6; round += 1) {
+        await pause(60);
+        await setEndpointArchived(t.db, { key: e.key, archived: true, actor: admin, reason: `round ${round}` });
+        const atArchive = await reservations(e.id);
+        await pause(60);
+        after += (await reservations(e.id)) - atArchive;
+        await setEndpointArchived(t.db, { key: e.key, archived: false, actor: admin, reason: `round ${round}` });
+      }
+      return after;
+    });
+    expect(told.granted ?? 0).toBeGreaterThan(0);
+    expect(told["error:endpoint_archived"] ?? 0).toBeGreaterThan(0);
+    expect(afterArchive).toBe(0);
+  }, 120_000);
 
   it("an added ceiling binds the next call: a ceiling of 0 added under load stops every grant", async () => {
     const e = await endpoint();

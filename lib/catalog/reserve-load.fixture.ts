@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   const one = async () => {
     try {
       const d = await reserve(database.db, { endpoint, amount: 1, caller: `acct_${Math.floor(Math.random() * 4)}` });
-      const what = d.status === "granted" ? "granted" : `refused:${d.gate}`;
+      const what = d.status === "granted" ? "granted" : d.status === "refused" ? `refused:${d.gate}` : `resolved:${d.state}`;
       told[what] = (told[what] ?? 0) + 1;
     } catch (error) {
       const code = error instanceof Error && "code" in error ? String(error.code) : "throw";

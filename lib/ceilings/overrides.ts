@@ -2,6 +2,7 @@ import { and, eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
 import { ceilingOverrides } from "@/db/schema";
+import { canonicalCaller, hasControlChars } from "@/lib/canonical";
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { CeilingError, requireReason } from "./errors";
 import { lockCeiling } from "./lock";
@@ -10,9 +11,14 @@ import { clampToBounds, parseLimitInput, type Clamp } from "./parse";
 /** A billing account, as enforcement keys per-caller ceilings: never an API token. */
 export const CallerKey = z
   .string()
-  .trim()
-  .min(1, "the billing account is required")
-  .max(200, "the billing account must be 200 characters or fewer");
+  .transform(canonicalCaller)
+  .pipe(
+    z
+      .string()
+      .min(1, "the billing account is required")
+      .max(200, "the billing account must be 200 characters or fewer")
+      .refine((v) => !hasControlChars(v), "the billing account must not contain control characters"),
+  );
 
 export type SetOverrideParams = { ceilingId: number; caller: string; input: string; actor: AuditActor; reason: string };
 export type RemoveOverrideParams = { ceilingId: number; caller: string; actor: AuditActor; reason: string };

@@ -79,6 +79,8 @@ export async function subscribe(
     throw error;
   }
   if (decision.status === "refused") return { kind: "refused", gate: decision.gate, message: decision.message };
+  // No idempotency key is sent, so no earlier reservation can come back; were one to, it is no grant.
+  if (decision.status === "resolved") return { kind: "failed", message: `resolved: ${decision.message}` };
   const reservationId = decision.reservationId;
   const delivery = deliver(db, deps.provider, reservationId, request.email);
   return { kind: "accepted", reservationId, delivery };

@@ -1,7 +1,10 @@
 import { sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
+import { replaceControlChars } from "@/lib/canonical/caller";
+import { ContractCheck } from "./contract";
+import { LanePool } from "./lanes";
 import { classifyFailure, noteUnavailable, type UnavailableReason } from "./unavailable";
-import type { BatchAnswer, CeilingRemaining, Granted, Refused } from "./types";
+import type { BatchAnswer, CeilingRemaining, Granted, Refused, Resolved, SqlResolved } from "./types";
 
 /** One request as the SQL batch function takes it. */
 export type BatchRequest = {
@@ -18,21 +21,44 @@ export type BatchRequest = {
 export type BatcherOptions = {
   /** Largest batch sent in one database call. */
   maxBatch: number;
-  /** Batches in flight at once; bounded by the enforcement pool. */
+  /** Batches in flight at once, each on a connection of its own. */
   maxInFlight: number;
   /** A caller gets a decision within this many milliseconds, whatever the database does. */
   deadlineMs: number;
+  /**
+   * Whether a failing batch is split until the failing request stands alone. Off only to show,
+   * in a test, what one bad request does to its neighbours without it.
+   */
+  split: boolean;
 };
 
 type Pending = {
   request: BatchRequest;
   settle: (answer: BatchAnswer) => void;
   abandoned: boolean;
+  deadlineAt: number;
   timer: NodeJS.Timeout;
 };
 
-function unavailable(reason: UnavailableReason): Refused {
-  return { status: "refused", gate: "unavailable", message: `the ceiling could not be read (${reason}); refused to be safe` };
+// Failures that say nothing about one request: the database is slow, unreachable or not ours.
+// Splitting would only spend the deadline on more calls that fail the same way.
+const BATCH_WIDE: ReadonlySet<UnavailableReason> = new Set([
+  "deadline",
+  "connection",
+  "not_configured",
+  "contract_version",
+  "statement_timeout",
+  "lock_timeout",
+]);
+
+function unavailable(reason: UnavailableReason, error?: unknown): Refused {
+  const message =
+    reason === "contract_version" && error instanceof Error
+      ? `${error.message}; refused to be safe`
+      : reason === "not_configured"
+        ? "the enforcement schema or functions are missing (not_configured): run npm run db:migrate; refused to be safe"
+        : `the ceiling could not be read (${reason}); refused to be safe`;
+  return { status: "refused", gate: "unavailable", message };
 }
 
 /**
@@ -40,31 +66,44 @@ function unavailable(reason: UnavailableReason): Refused {
  * hot rows and one commit per batch, each request still decided alone in arrival order by the
  * database. Pending requests are split evenly across free slots, since lopsided batches (1, then
  * 60) measured about a quarter slower than even ones.
+ *
+ * Batches share no fate: a batch that fails is retried once, then split in halves, each decided
+ * (and retried, and split) alone, until the request that fails stands alone and is the only one
+ * answered `unavailable`. A batch past its callers' deadline has its connection destroyed (see
+ * LanePool), so a silent network frees the slot instead of occupying it for minutes.
  */
 export class ReservationBatcher {
   private queue: Pending[] = [];
   private inFlight = 0;
   private scheduled = false;
+  private readonly lanes: LanePool;
+  private readonly contract = new ContractCheck();
+  /** Database calls made and requests they carried (for the bench's mean batch size). */
+  readonly stats = { calls: 0, requests: 0 };
 
   constructor(
     private readonly db: Db,
     private readonly options: BatcherOptions,
-  ) {}
+  ) {
+    this.lanes = new LanePool(db, options.maxInFlight);
+  }
 
-  submit(request: BatchRequest): Promise<BatchAnswer> {
+  /** Decides one request; `deadlineMs` overrides the batcher's deadline for this call. */
+  submit(request: BatchRequest, deadlineMs = this.options.deadlineMs): Promise<BatchAnswer> {
     return new Promise((resolve) => {
       const pending: Pending = {
         request,
         abandoned: false,
         settle: resolve,
+        deadlineAt: Date.now() + deadlineMs,
         timer: setTimeout(() => {
-          // Past the deadline the caller gets a refusal now; should the batch still grant it
-          // later, the grant is released (see run).
+          // Past the deadline the caller gets a refusal now; what the batch still decides for it
+          // is handled in deliver.
           pending.abandoned = true;
           this.queue = this.queue.filter((p) => p !== pending);
           noteUnavailable("deadline", 1);
           resolve(unavailable("deadline"));
-        }, this.options.deadlineMs),
+        }, deadlineMs),
       };
       this.queue.push(pending);
       this.schedule();
@@ -95,31 +134,80 @@ export class ReservationBatcher {
   }
 
   private async run(batch: Pending[]): Promise<void> {
-    let answers: BatchAnswer[];
     try {
-      answers = await callReserveBatch(
-        this.db,
-        batch.map((p) => p.request),
+      await this.lanes.run(remainingMs(batch), (db) => this.contract.ensure(db));
+    } catch (error) {
+      this.fail(batch, classifyFailure(error), error);
+      return;
+    }
+    await this.decide(batch, false);
+  }
+
+  private async decide(batch: Pending[], retried: boolean): Promise<void> {
+    const live = batch.filter((p) => !p.abandoned);
+    if (live.length === 0) return;
+    let answers: BatchAnswer[];
+    this.stats.calls++;
+    this.stats.requests += live.length;
+    try {
+      answers = await this.lanes.run(remainingMs(live), (db) =>
+        callReserveBatch(
+          db,
+          live.map((p) => p.request),
+        ),
       );
     } catch (error) {
       const reason = classifyFailure(error);
-      const live = batch.filter((p) => !p.abandoned);
-      noteUnavailable(reason, live.length, error);
-      for (const p of live) finish(p, unavailable(reason));
-      void logUnavailable(this.db, live.map((p) => p.request), reason);
+      if (BATCH_WIDE.has(reason) || !this.options.split) return this.fail(live, reason, error);
+      // A deadlock or a serialization failure may not come back; a bad request will.
+      if (!retried) return this.decide(live, true);
+      if (live.length === 1) return this.fail(live, reason, error);
+      const half = Math.ceil(live.length / 2);
+      await this.decide(live.slice(0, half), false);
+      await this.decide(live.slice(half), false);
       return;
     }
+    this.deliver(live, answers);
+  }
+
+  private deliver(batch: Pending[], answers: BatchAnswer[]): void {
     batch.forEach((p, i) => {
       const answer = answers[i];
       if (!answer) {
         finish(p, unavailable("unknown"));
-      } else if (p.abandoned) {
-        if (answer.status === "granted" && !answer.replay) void releaseQuietly(this.db, answer.reservationId);
-      } else {
+      } else if (!p.abandoned) {
         finish(p, answer);
+      } else if (answer.status === "granted" && !answer.replay && p.request.idempotencyKey === undefined) {
+        // A late grant nobody will use: give it back. One with an idempotency key stays held:
+        // the caller's retry (or a twin in this batch) gets it as a replay, and releasing it
+        // under them would answer "granted" for a hold the ledger no longer has. Unclaimed, it
+        // expires and counts as spent: the safe direction.
+        void releaseQuietly(this.db, answer.reservationId);
       }
     });
   }
+
+  private fail(batch: Pending[], reason: UnavailableReason, error: unknown): void {
+    const live = batch.filter((p) => !p.abandoned);
+    if (live.length === 0) return;
+    noteUnavailable(reason, live.length, error);
+    for (const p of live) finish(p, unavailable(reason, error));
+    void logUnavailable(
+      this.db,
+      live.map((p) => p.request),
+      reason,
+    );
+  }
+
+  /** Closes the batcher's connections (tests and shutdown). */
+  close(): Promise<void> {
+    return this.lanes.close();
+  }
+}
+
+/** The time left before the last caller of a batch gives up. */
+function remainingMs(batch: Pending[]): number {
+  return Math.max(1, Math.max(...batch.map((p) => p.deadlineAt)) - Date.now());
 }
 
 function finish(p: Pending, answer: BatchAnswer): void {
@@ -127,12 +215,12 @@ function finish(p: Pending, answer: BatchAnswer): void {
   p.settle(answer);
 }
 
-/** What reserve_batch answers in compact mode: a grant names its range of rc entries. */
+/** What reserve_batch answers in compact form: a grant names its range of charge entries. */
 type CompactBatch = {
-  answers: (BatchAnswer | (Omit<Granted, "remaining"> & { rc: [number, number] }))[];
-  rcCounter: number[];
-  rcLimit: number[];
-  rcUsed: number[];
+  answers: (Exclude<BatchAnswer, Resolved> | SqlResolved | (Omit<Granted, "remaining"> & { charges: [number, number] }))[];
+  chargeCounter: number[];
+  chargeLimit: number[];
+  chargeUsed: number[];
   counters: Omit<CeilingRemaining, "limit" | "used" | "remaining">[];
 };
 
@@ -145,15 +233,19 @@ export async function callReserveBatch(db: Db, requests: BatchRequest[]): Promis
   const row = resultRows<{ batch: CompactBatch | string }>(result)[0];
   if (!row) throw new Error("reserve_batch returned no row");
   const batch = typeof row.batch === "string" ? (JSON.parse(row.batch) as CompactBatch) : row.batch;
-  return batch.answers.map((answer) => {
-    if (!("rc" in answer)) return answer;
-    const { rc, ...granted } = answer;
+  return batch.answers.map((answer): BatchAnswer => {
+    if (answer.status === "resolved") {
+      const { reservationId, ...resolved } = answer;
+      return { ...resolved, existingReservationId: reservationId };
+    }
+    if (!("charges" in answer)) return answer;
+    const { charges, ...granted } = answer;
     const remaining: CeilingRemaining[] = [];
-    // rc ranges are 1-based and inclusive, as in SQL.
-    for (let x = rc[0] - 1; x < rc[1]; x++) {
-      const counter = batch.counters[(batch.rcCounter[x] ?? 0) - 1];
-      const limit = batch.rcLimit[x];
-      const used = batch.rcUsed[x];
+    // Charge ranges are 1-based and inclusive, as in SQL.
+    for (let x = charges[0] - 1; x < charges[1]; x++) {
+      const counter = batch.counters[(batch.chargeCounter[x] ?? 0) - 1];
+      const limit = batch.chargeLimit[x];
+      const used = batch.chargeUsed[x];
       if (!counter || limit === undefined || used === undefined) throw new Error("reserve_batch answer is inconsistent");
       remaining.push({ ...counter, limit, used, remaining: limit - used });
     }
@@ -169,16 +261,19 @@ async function releaseQuietly(db: Db, reservationId: string): Promise<void> {
   }
 }
 
+// A refusal must be storable even when its request was what failed (a NUL in the caller).
+const storable = replaceControlChars;
+
 /** Best effort: when the database answers again, the refusals are stored like any other. */
 async function logUnavailable(db: Db, requests: BatchRequest[], reason: UnavailableReason): Promise<void> {
-  if (reason === "connection" || reason === "not_configured" || requests.length === 0) return;
+  if (["connection", "not_configured", "contract_version", "deadline"].includes(reason) || requests.length === 0) return;
   const items = requests.map((r) => ({
-    endpointKey: r.endpoint,
+    endpointKey: storable(r.endpoint),
     gate: "unavailable",
-    caller: r.caller ?? "",
-    destination: r.destinationKey ?? r.destination?.trim().toLowerCase() ?? "",
+    caller: storable(r.caller ?? ""),
+    destination: storable(r.destinationKey ?? r.destination?.trim().toLowerCase() ?? ""),
     amount: r.amount,
-    requestId: r.requestId,
+    requestId: r.requestId === undefined ? undefined : storable(r.requestId),
     detail: reason,
   }));
   try {

@@ -11,7 +11,7 @@ function defaultOptions(): BatcherOptions {
   // Two in flight: one batch holds the hot rows while the next is read and validated. More slots
   // only make smaller batches queue on the same lock, each paying its own commit (measured with
   // npm run bench:enforcement: 2 in flight ≈ 1.3-1.5x the throughput of 4 on one hot ceiling).
-  return { maxBatch: 128, maxInFlight: Math.min(2, e.ENFORCEMENT_POOL_MAX), deadlineMs: e.ENFORCEMENT_DEADLINE_MS };
+  return { maxBatch: 128, maxInFlight: Math.min(2, e.ENFORCEMENT_POOL_MAX), deadlineMs: e.ENFORCEMENT_DEADLINE_MS, split: true };
 }
 
 /** The batcher for one database handle; tests may pass their own options the first time. */
@@ -24,12 +24,18 @@ export function batcherFor(db: Db, options?: Partial<BatcherOptions>): Reservati
   return batcher;
 }
 
+export type ReserveOptions = {
+  /** This call's deadline instead of ENFORCEMENT_DEADLINE_MS. */
+  deadlineMs?: number;
+};
+
 /**
  * Reserves the worst case of one call across every ceiling of the endpoint, atomically.
- * Resolves to a grant or a refusal (a database failure is a refusal with gate `unavailable`);
- * throws ReservationInputError for input the caller must fix.
+ * Resolves to a grant, a refusal (a database failure is a refusal with gate `unavailable`), or,
+ * for an idempotency key whose reservation is settled, released or expired, `resolved` with
+ * that state (spend only on `granted`); throws ReservationInputError for input the caller must fix.
  */
-export async function reserve(db: Db, params: ReserveParams): Promise<Decision> {
+export async function reserve(db: Db, params: ReserveParams, options: ReserveOptions = {}): Promise<Decision> {
   const parsed = ReserveParams.safeParse(params);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -37,7 +43,7 @@ export async function reserve(db: Db, params: ReserveParams): Promise<Decision> 
     const code = field === "amount" ? "invalid_amount" : field === "ttlSeconds" ? "invalid_ttl" : "invalid_input";
     throw new ReservationInputError(code, `${field}: ${issue?.message ?? "invalid"}`);
   }
-  const answer = await batcherFor(db).submit(withDestinationKey(parsed.data));
+  const answer = await batcherFor(db).submit(withDestinationKey(parsed.data), options.deadlineMs);
   if (answer.status === "error") throw new ReservationInputError(answer.code, answer.message, answer.reservationId);
   return answer;
 }

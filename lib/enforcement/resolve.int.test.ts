@@ -23,7 +23,7 @@ describe.skipIf(skipWithoutDatabase())("settle, release and expiry on real Postg
 
   async function grant(key: string, amount: number, ttlSeconds?: number): Promise<Granted> {
     const d = await reserve(t.db, { endpoint: key, amount, ttlSeconds });
-    if (d.status !== "granted") throw new Error(`expected a grant, got ${d.gate}`);
+    if (d.status !== "granted") throw new Error(`expected a grant, got ${d.status}: ${d.message}`);
     return d;
   }
 

@@ -1,17 +1,36 @@
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { type Db, resultRows } from "@/db/client";
+import { Caller, type InputErrorCode, ReservationInputError, type SettleResult } from "./types";
+import { env } from "@/lib/env";
+import { LanePool } from "./lanes";
 import { classifyFailure, noteUnavailable } from "./unavailable";
-import { ReservationInputError, type SettleResult } from "./types";
 
 const ReservationId = z.uuid("reservation id must be a UUID");
 const Actual = z.number().int("actual must be a whole number").min(0, "actual must be zero or more").max(Number.MAX_SAFE_INTEGER);
 
-async function call(db: Db, query: ReturnType<typeof sql>): Promise<SettleResult> {
+const lanes = new WeakMap<Db, LanePool>();
+
+// Settle and release run on lanes of their own, so that past the deadline the call's connection
+// is destroyed and a silent network cannot hold them (or the batches) hostage.
+function lanesFor(db: Db): LanePool {
+  let pool = lanes.get(db);
+  if (!pool) {
+    pool = new LanePool(db, Math.min(4, env().ENFORCEMENT_POOL_MAX));
+    lanes.set(db, pool);
+  }
+  return pool;
+}
+
+export type ResolveOptions = {
+  /** This call's deadline instead of ENFORCEMENT_DEADLINE_MS. */
+  deadlineMs?: number;
+};
+
+async function call(db: Db, query: ReturnType<typeof sql>, options: ResolveOptions): Promise<SettleResult> {
   try {
-    const row = resultRows<{ result: SettleResult | { status: "error"; code: "invalid_amount"; message: string } }>(
-      await db.execute(query),
-    )[0];
+    const rows = await lanesFor(db).run(options.deadlineMs ?? env().ENFORCEMENT_DEADLINE_MS, (lane) => lane.execute(query));
+    const row = resultRows<{ result: SettleResult | { status: "error"; code: InputErrorCode; message: string } }>(rows)[0];
     if (!row) throw new Error("no result row");
     if (row.result.status === "error") throw new ReservationInputError(row.result.code, row.result.message);
     return row.result;
@@ -19,8 +38,9 @@ async function call(db: Db, query: ReturnType<typeof sql>): Promise<SettleResult
     if (error instanceof ReservationInputError) throw error;
     const reason = classifyFailure(error);
     noteUnavailable(reason, 1, error);
-    // The reservation stays held and expires as fully spent: never under-counted.
-    return { status: "unavailable", message: `the reservation could not be updated (${reason})` };
+    // The reservation stays as it was (held, it expires as fully spent: never under-counted);
+    // the same call again is safe, since settle and release are idempotent.
+    return { status: "unavailable", reason, retryable: true, message: `the reservation could not be updated (${reason}); retry` };
   }
 }
 
@@ -38,17 +58,31 @@ function parseId(id: string): string {
 export async function settleReservation(
   db: Db,
   params: { reservationId: string; actual: number; caller?: string },
+  options: ResolveOptions = {},
 ): Promise<SettleResult> {
   const id = parseId(params.reservationId);
   const actual = Actual.safeParse(params.actual);
   if (!actual.success) throw new ReservationInputError("invalid_amount", actual.error.issues[0]?.message ?? "invalid actual");
-  return call(db, sql`select ceilings.settle(${id}::uuid, ${actual.data}::bigint, ${params.caller ?? null}) as result`);
+  const caller = parseCaller(params.caller);
+  return call(db, sql`select ceilings.settle(${id}::uuid, ${actual.data}::bigint, ${caller}) as result`, options);
 }
 
 /** Gives a held reservation back (units and the call). Releasing twice is harmless. */
-export async function releaseReservation(db: Db, params: { reservationId: string; caller?: string }): Promise<SettleResult> {
+export async function releaseReservation(
+  db: Db,
+  params: { reservationId: string; caller?: string },
+  options: ResolveOptions = {},
+): Promise<SettleResult> {
   const id = parseId(params.reservationId);
-  return call(db, sql`select ceilings.release(${id}::uuid, ${params.caller ?? null}) as result`);
+  const caller = parseCaller(params.caller);
+  return call(db, sql`select ceilings.release(${id}::uuid, ${caller}) as result`, options);
+}
+
+function parseCaller(caller: string | undefined): string | null {
+  if (caller === undefined) return null;
+  const parsed = Caller.safeParse(caller);
+  if (!parsed.success) throw new ReservationInputError("invalid_input", `caller: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+  return parsed.data;
 }
 
 /** The expiry sweeper: held reservations past their TTL count as fully spent. Safe to run twice at once. */

@@ -1,23 +1,36 @@
 import { z } from "zod";
+import { canonicalCaller, hasControlChars } from "@/lib/canonical/caller";
 
 export const GATES = ["kill_switch", "per_call_max", "ceiling", "cooldown", "throttle", "unavailable"] as const;
 export type Gate = (typeof GATES)[number];
 
+/** A string the database can take: no control characters (NUL would fail the whole batch). */
+function text(min: number, max: number) {
+  return z
+    .string()
+    .min(min)
+    .max(max)
+    .refine((v) => !hasControlChars(v), "must not contain control characters");
+}
+
+/** A billing account: trimmed of Unicode whitespace, then no control characters (canonicalCaller). */
+export const Caller = z.string().transform(canonicalCaller).pipe(text(1, 200));
+
 // Parsed at the library's boundary; the SQL function validates again for callers in other languages.
 export const ReserveParams = z.object({
-  endpoint: z.string().min(1, "endpoint is required").max(64),
+  endpoint: text(1, 64),
   amount: z
     .number({ error: "amount must be a number" })
     .int("amount must be a whole number")
     .positive("amount must be positive")
     .max(Number.MAX_SAFE_INTEGER, "amount is too large"),
-  caller: z.string().min(1).max(200).optional(),
-  destination: z.string().min(1).max(320).optional(),
+  caller: Caller.optional(),
+  destination: text(1, 320).optional(),
   /** The canonical identity for the cooldown; derived from destination when absent. */
-  destinationKey: z.string().min(1).max(320).optional(),
-  idempotencyKey: z.string().min(1).max(200).optional(),
+  destinationKey: text(1, 320).optional(),
+  idempotencyKey: text(1, 200).optional(),
   ttlSeconds: z.number().int().min(1).max(86_400).optional(),
-  requestId: z.string().max(100).optional(),
+  requestId: text(0, 100).optional(),
 });
 export type ReserveParams = z.input<typeof ReserveParams>;
 
@@ -52,11 +65,25 @@ export type Refused = {
   retryAt?: string;
 };
 
-export type Decision = Granted | Refused;
+/**
+ * A retry whose idempotency key names a reservation that holds nothing any more: settled (the work
+ * is done, do not spend again), released or expired (reserve again with a new key). Never a grant.
+ */
+export type Resolved = {
+  status: "resolved";
+  /** Named apart from Granted's reservationId, so code that only rules out "refused" does not compile. */
+  existingReservationId: string;
+  state: "settled" | "released" | "expired";
+  replay: true;
+  message: string;
+};
+
+export type Decision = Granted | Refused | Resolved;
 
 export const INPUT_ERROR_CODES = [
   "invalid_input",
   "unknown_endpoint",
+  "endpoint_archived",
   "invalid_amount",
   "invalid_ttl",
   "invalid_idempotency_key",
@@ -64,11 +91,15 @@ export const INPUT_ERROR_CODES = [
   "destination_required",
   "invalid_destination",
   "idempotency_conflict",
+  "invalid_actual",
 ] as const;
 export type InputErrorCode = (typeof INPUT_ERROR_CODES)[number];
 
 /** What the SQL batch answers for one request. */
 export type BatchAnswer = Decision | { status: "error"; code: InputErrorCode; message: string; reservationId?: string };
+
+/** reserve_batch's resolved answer as SQL callers see it. */
+export type SqlResolved = Omit<Resolved, "existingReservationId"> & { reservationId: string };
 
 /** Invalid input is an error for the caller to fix, never a refusal. */
 export class ReservationInputError extends Error {
@@ -87,5 +118,14 @@ export type SettleResult =
   | { status: "released"; reservationId: string; replay: boolean }
   | { status: "not_found"; message: string }
   | { status: "forbidden"; message: string }
-  | { status: "already_resolved"; state: "held" | "settled" | "released" | "expired"; message: string }
-  | { status: "unavailable"; message: string };
+  | {
+      status: "already_resolved";
+      state: "held" | "settled" | "released" | "expired";
+      message: string;
+      /** An overrun reported after expiry or release: recorded, `charged` units added to its window. */
+      overrun?: true;
+      charged?: number;
+      replay?: boolean;
+    }
+  /** The database did not answer in time or at all; nothing changed that the caller can see. Retry. */
+  | { status: "unavailable"; message: string; reason: string; retryable: true };

@@ -10,6 +10,7 @@ export type UnavailableReason =
   | "serialization"
   | "connection"
   | "not_configured"
+  | "contract_version"
   | "unknown";
 
 const counts: Record<UnavailableReason, number> = {
@@ -20,6 +21,7 @@ const counts: Record<UnavailableReason, number> = {
   serialization: 0,
   connection: 0,
   not_configured: 0,
+  contract_version: 0,
   unknown: 0,
 };
 
@@ -31,6 +33,7 @@ const CODE_REASONS: Record<string, UnavailableReason> = {
   "42883": "not_configured", // undefined function: migrations not applied
   "42P01": "not_configured", // undefined table
   "3D000": "not_configured", // database does not exist
+  "3F000": "not_configured", // schema ceilings does not exist: never migrated
   "57P01": "connection",
   "57P03": "connection",
   "53300": "connection", // too many connections
@@ -49,6 +52,8 @@ function fieldOf(error: unknown, field: string): unknown {
 export function classifyFailure(error: unknown): UnavailableReason {
   const code = fieldOf(error, "code");
   if (typeof code === "string") {
+    if (code === "DEADLINE") return "deadline";
+    if (code === "CONTRACT_VERSION") return "contract_version";
     if (code in CODE_REASONS) return CODE_REASONS[code] ?? "unknown";
     if (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|EPIPE|EHOSTUNREACH|CONNECT_TIMEOUT|CONNECTION_)/.test(code)) {
       return "connection";

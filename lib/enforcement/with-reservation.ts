@@ -1,21 +1,22 @@
 import type { Db } from "@/db/client";
 import { releaseReservation, settleReservation } from "./resolve";
 import { reserve } from "./reserve";
-import type { Granted, Refused, ReserveParams, SettleResult } from "./types";
+import type { Granted, Refused, ReserveParams, Resolved, SettleResult } from "./types";
 
 export type Work<T> = (grant: Granted) => Promise<{ actual: number; result: T }>;
 
 export type WithReservationResult<T> =
   | { status: "done"; result: T; reservationId: string; settlement: SettleResult }
-  | Refused;
+  | Refused
+  | Resolved;
 
 /**
  * Reserve, run, settle with the reported actual; release if the work throws (the work did not
- * happen), then rethrow. A refusal is returned without running the work.
+ * happen), then rethrow. A refusal, or a key whose reservation is already resolved, is returned without running the work.
  */
 export async function withReservation<T>(db: Db, params: ReserveParams, work: Work<T>): Promise<WithReservationResult<T>> {
   const decision = await reserve(db, params);
-  if (decision.status === "refused") return decision;
+  if (decision.status !== "granted") return decision;
   let outcome: { actual: number; result: T };
   try {
     outcome = await work(decision);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { canonicalCaller, hasControlChars } from "@/lib/canonical/caller";
 
 // The bodies of the HTTP API. Unknown fields are rejected, not ignored: a misspelt
 // `idempotency_key` silently dropped would turn a safe retry into a second charge.
@@ -23,13 +24,21 @@ function wholeNumber(field: string, min: 0 | 1) {
   });
 }
 
-/** An optional string: null reads as absent, blank is an error. */
+/**
+ * An optional string: null reads as absent, blank is an error, and so is a control character
+ * (a NUL would have failed the database call of every request batched with this one).
+ */
 function optionalText(field: string, max: number) {
   return z
     .string({ error: `${field} must be a string` })
-    .trim()
-    .min(1, `${field} must not be blank`)
-    .max(max, `${field} must be at most ${max} characters`)
+    .transform(canonicalCaller)
+    .pipe(
+      z
+        .string()
+        .min(1, `${field} must not be blank`)
+        .max(max, `${field} must be at most ${max} characters`)
+        .refine((v) => !hasControlChars(v), `${field} must not contain control characters`),
+    )
     .nullish()
     .transform((v) => v ?? undefined);
 }
@@ -38,7 +47,8 @@ export const EndpointKeyParam = z
   .string({ error: "endpoint is required" })
   .trim()
   .min(1, "endpoint is required")
-  .max(64, "endpoint must be at most 64 characters");
+  .max(64, "endpoint must be at most 64 characters")
+  .refine((v) => !hasControlChars(v), "endpoint must not contain control characters");
 
 export const ReserveBody = z.strictObject({
   endpoint: EndpointKeyParam,

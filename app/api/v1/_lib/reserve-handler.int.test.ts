@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiKeys } from "@/db/schema";
 import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
 import { revokeApiKey } from "@/lib/api-keys";
+import { setEndpointArchived } from "@/lib/catalog";
 import { counterTotals, makeEndpoint } from "@/lib/enforcement/test-fixtures";
 import type { ApiDeps } from "./deps";
 import { handleReserve } from "./reserve-handler";
@@ -43,6 +44,19 @@ describe.skipIf(skipWithoutDatabase())("POST /api/v1/reservations on real Postgr
     expect(conflict.status).toBe(409);
     expect(errorCode(conflict)).toBe("idempotency_conflict");
     expect(await counterTotals(t.db, e.ceilingIds[0] ?? 0)).toEqual({ held: 7, settled: 0 });
+  });
+
+  it("answers 410 endpoint_archived for an archived endpoint and charges nothing; unarchived, it grants again", async () => {
+    const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 100 }] });
+    const key = await makeKey(t.db, { endpoints: [e.key] });
+    const admin = { type: "staff", email: "admin@example.com" } as const;
+    await setEndpointArchived(t.db, { key: e.key, archived: true, actor: admin, reason: "retired" });
+    const archived = await post({ key: key.secret, body: { endpoint: e.key, amount: 1 } });
+    expect(archived.status).toBe(410);
+    expect(errorCode(archived)).toBe("endpoint_archived");
+    expect(await counterTotals(t.db, e.ceilingIds[0] ?? 0)).toEqual({ held: 0, settled: 0 });
+    await setEndpointArchived(t.db, { key: e.key, archived: false, actor: admin, reason: "back" });
+    expect((await post({ key: key.secret, body: { endpoint: e.key, amount: 1 } })).status).toBe(201);
   });
 
   it("refuses with 429 naming the gate, with Retry-After for a ceiling and without it for the per-call max", async () => {

@@ -4,7 +4,8 @@ import { apiError, apiJson, describeIssue, readJsonBody, ReserveBody, retryAfter
 import type { ApiDeps } from "./deps";
 import { authenticateRequest, checkEndpointAccess, unavailableResponse } from "./guard";
 
-const INPUT_STATUS: Partial<Record<InputErrorCode, number>> = { unknown_endpoint: 404, idempotency_conflict: 409 };
+// 410 Gone: an archived endpoint is known, and will not answer again until an admin unarchives it.
+const INPUT_STATUS: Partial<Record<InputErrorCode, number>> = { unknown_endpoint: 404, endpoint_archived: 410, idempotency_conflict: 409 };
 
 /**
  * The billing account charged for the call. A key bound to an account always charges that
@@ -20,6 +21,10 @@ function resolveCaller(principal: ApiPrincipal, bodyCaller: string | undefined):
 }
 
 function decisionResponse(decision: Decision, now: number): Response {
+  if (decision.status === "resolved") {
+    // Not a grant: the key's reservation holds nothing (settled: the work is done).
+    return apiError(409, "already_resolved", decision.message, { state: decision.state, reservationId: decision.existingReservationId, replay: true });
+  }
   if (decision.status === "granted") {
     const body = { reservationId: decision.reservationId, expiresAt: decision.expiresAt, replay: decision.replay, remaining: decision.remaining };
     return apiJson(decision.replay ? 200 : 201, body);

@@ -50,6 +50,25 @@ describe.skipIf(skipWithoutDatabase())("settle and release over HTTP on real Pos
     expect([changed.status, errorCode(changed), changed.body.state]).toEqual([409, "already_resolved", "settled"]);
   });
 
+  it("refuses a settle above the per-call max with 400 invalid_actual, and a replayed released key with 409", async () => {
+    const bounded = await makeEndpoint(t.db, { perCallMax: 50, ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1000 }] });
+    const reserveBounded = async (idempotencyKey: string) =>
+      read(await handleReserve(apiRequest("/api/v1/reservations", { key: service, body: { endpoint: bounded.key, amount: 10, idempotencyKey } }), deps));
+    // The service key must be allowed on this endpoint.
+    service = (await makeKey(t.db, { endpoints: [endpoint.key, bounded.key], trusted: true })).secret;
+    const first = await reserveBounded("k1");
+    expect(first.status).toBe(201);
+    const id = String(first.body.reservationId);
+    const tooMuch = await resolve(id, "settle", { key: service, body: { actual: 51 } });
+    expect([tooMuch.status, errorCode(tooMuch)]).toEqual([400, "invalid_actual"]);
+    const overrun = await resolve(id, "settle", { key: service, body: { actual: 50 } });
+    expect([overrun.status, overrun.body.overrun]).toEqual([200, true]);
+    const replay = await reserveBounded("k1");
+    expect([replay.status, errorCode(replay), replay.body.state]).toEqual([409, "already_resolved", "settled"]);
+    const control = read(await handleReserve(apiRequest("/api/v1/reservations", { key: service, body: { endpoint: bounded.key, amount: 1, caller: "a\u0000b" } }), deps));
+    expect([(await control).status, errorCode(await control)]).toEqual([400, "invalid_input"]);
+  });
+
   it("releases twice harmlessly (200, 200), and a settle after release is 409", async () => {
     const id = await reserveAs(keyA, 6);
     const first = await resolve(id, "release", { key: keyA });

@@ -29,7 +29,10 @@ function resultResponse(result: SettleResult): Response {
     case "forbidden":
       return apiError(403, "reservation_forbidden", result.message);
     case "already_resolved":
-      return apiError(409, "already_resolved", result.message, { state: result.state });
+      return apiError(409, "already_resolved", result.message, {
+        state: result.state,
+        ...(result.overrun ? { overrun: true, charged: result.charged, replay: result.replay } : {}),
+      });
     case "unavailable":
       return apiError(503, "unavailable", result.message, {}, { "retry-after": "1" });
   }

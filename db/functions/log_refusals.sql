@@ -1,0 +1,47 @@
+-- Guarantees: stores refusals, folding identical ones (endpoint, gate, caller, destination) within
+-- a 10-second bucket into one row with a count, so a flood of refusals stays a bounded number of
+-- writes; and counts each into refusal_hourly in the same statement. The refusals INSERT's
+-- RETURNING gives the row each refusal was folded into, and the rollup counts the refusal under
+-- that row's endpoint_id and the UTC hour of that row's `at` (its first time). A fold never crosses
+-- an hour (buckets are 10 s and `at` is in the bucket), so the chart from the rollup and the chart
+-- from the raw rows agree exactly, and an endpoint filter (on endpoint_id) matches the same rows.
+-- Input: [{endpointId, endpointKey, ceilingId, gate, caller, destination, amount, remaining, requestId, detail}]
+-- Lock order: refusals rows by (endpoint key, gate, caller, destination), then refusal_hourly rows
+-- by (hour, endpoint key, gate, endpoint id): every batch upserts them in the same order.
+CREATE OR REPLACE FUNCTION ceilings.log_refusals(items jsonb) RETURNS void
+LANGUAGE sql SET search_path = public, pg_temp AS $$
+  WITH logged AS (
+    INSERT INTO refusals AS f (bucket, endpoint_id, endpoint_key, ceiling_id, gate, caller, destination,
+                               amount, remaining, count, request_id, detail)
+    SELECT to_timestamp(floor(extract(epoch FROM now()) / 10) * 10),
+           min((x->>'endpointId')::int), x->>'endpointKey', min((x->>'ceilingId')::int),
+           (x->>'gate')::refusal_gate, coalesce(x->>'caller', ''), coalesce(x->>'destination', ''),
+           max((x->>'amount')::bigint), min((x->>'remaining')::bigint), count(*),
+           max(x->>'requestId'), max(x->>'detail')
+    FROM jsonb_array_elements(items) AS x
+    GROUP BY x->>'endpointKey', x->>'gate', coalesce(x->>'caller', ''), coalesce(x->>'destination', '')
+    -- A fixed order so two batches upserting the same rows cannot deadlock.
+    ORDER BY 3, 5, 6, 7
+    ON CONFLICT (endpoint_key, gate, caller, destination, bucket) DO UPDATE
+      SET count = f.count + excluded.count,
+          last_at = now(),
+          amount = excluded.amount,
+          remaining = excluded.remaining,
+          ceiling_id = coalesce(excluded.ceiling_id, f.ceiling_id)
+    RETURNING f.endpoint_id, f.endpoint_key, f.gate, f.caller, f.destination, f.at
+  ), added AS (
+    -- How many refusals of this batch went into each row (RETURNING gives the row's total).
+    SELECT x->>'endpointKey' AS endpoint_key, (x->>'gate')::refusal_gate AS gate,
+           coalesce(x->>'caller', '') AS caller, coalesce(x->>'destination', '') AS destination, count(*) AS n
+    FROM jsonb_array_elements(items) AS x
+    GROUP BY 1, 2, 3, 4
+  )
+  INSERT INTO refusal_hourly AS h (hour, endpoint_id, endpoint_key, gate, count)
+  SELECT date_trunc('hour', l.at, 'UTC'), l.endpoint_id, l.endpoint_key, l.gate, sum(a.n)
+  FROM logged l JOIN added a USING (endpoint_key, gate, caller, destination)
+  GROUP BY 1, 2, 3, 4
+  -- The key's order, so concurrent batches take the rollup's row locks in one order: no deadlock.
+  ORDER BY 1, 3, 4, 2
+  ON CONFLICT (hour, endpoint_key, gate, endpoint_id) DO UPDATE
+    SET count = h.count + excluded.count
+$$;

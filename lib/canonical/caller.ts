@@ -1,0 +1,24 @@
+// One billing account is one string everywhere: the override, the counter, the reservation and
+// the refusal must name the same account, so every boundary (HTTP, library, dashboard, SQL)
+// trims the same whitespace and refuses the same control characters. SQL twin:
+// db/functions/canonical_caller.sql and has_control_chars.sql.
+
+// JavaScript's \s (Unicode White_Space plus U+FEFF) and U+0085, which \s leaves out.
+const EDGE_SPACE = /^[\s\u0085]+|[\s\u0085]+$/g;
+// C0 and C1 controls. NUL cannot reach Postgres at all (text and jsonb refuse it).
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/** The caller trimmed of Unicode whitespace at both ends. */
+export function canonicalCaller(raw: string): string {
+  return raw.replace(EDGE_SPACE, "");
+}
+
+export function hasControlChars(text: string): boolean {
+  return text.search(CONTROL) >= 0;
+}
+
+/** The text with each control character replaced by U+FFFD, so a refusal naming it can be stored. */
+export function replaceControlChars(text: string): string {
+  return text.replace(CONTROL, "\uFFFD");
+}

@@ -1,0 +1,128 @@
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openPostgres, resultRows } from "@/db/client";
+import { ceilingOverrides } from "@/db/schema";
+import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { batcherFor, reserve } from "./reserve";
+import { expireReservations, releaseReservation, settleReservation } from "./resolve";
+import { counterTotals, countRows, makeEndpoint, PATIENT } from "./test-fixtures";
+import { type Decision, ReservationInputError } from "./types";
+
+// No grant without a hold: `granted` names a reservation that is held when the answer commits,
+// and one caller is one string everywhere.
+
+async function stateOf(db: TestDatabase["db"], id: string): Promise<string | undefined> {
+  const rows = resultRows<{ state: string }>(await db.execute(sql`select state::text as state from reservations where id = ${id}`));
+  return rows[0]?.state;
+}
+
+describe.skipIf(skipWithoutDatabase())("grant answers and canonical callers", () => {
+  let t: TestDatabase;
+
+  beforeAll(async () => {
+    t = await createTestDatabase("grant_answer", { max: 6 });
+    batcherFor(t.db, PATIENT);
+  });
+  afterAll(async () => {
+    await t?.drop();
+  });
+
+  const oneCeiling = [{ metric: "units" as const, scope: "global" as const, window: "utc_day" as const, value: 1000 }];
+
+  it("answers a retry of a released, expired or settled key with its state, never a grant", async () => {
+    const e = await makeEndpoint(t.db, { ceilings: oneCeiling });
+    const grant = async (key: string) => {
+      const d = await reserve(t.db, { endpoint: e.key, amount: 5, idempotencyKey: key });
+      if (d.status !== "granted") throw new Error(`expected a grant, got ${d.status}`);
+      return d.reservationId;
+    };
+    const released = await grant("k-released");
+    await releaseReservation(t.db, { reservationId: released });
+    const expired = await grant("k-expired");
+    await t.db.execute(sql`update reservations set expires_at = now() - interval '1 second' where id = ${expired}`);
+    await expireReservations(t.db);
+    const settled = await grant("k-settled");
+    await settleReservation(t.db, { reservationId: settled, actual: 3 });
+    const held = await grant("k-held");
+
+    const again = (key: string) => reserve(t.db, { endpoint: e.key, amount: 5, idempotencyKey: key });
+    expect(await again("k-released")).toMatchObject({ status: "resolved", state: "released", existingReservationId: released, replay: true });
+    expect(await again("k-expired")).toMatchObject({ status: "resolved", state: "expired", existingReservationId: expired });
+    expect(await again("k-settled")).toMatchObject({ status: "resolved", state: "settled", existingReservationId: settled });
+    expect(await again("k-held")).toMatchObject({ status: "granted", replay: true, reservationId: held });
+    // Nothing was charged by the retries: 5 held, 5 expired, 3 settled.
+    expect(await counterTotals(t.db, e.ceilingIds[0] ?? 0)).toEqual({ held: 5, settled: 8 });
+  });
+
+  it("keeps a grant held for the twin of a caller whose deadline passed while their batch waited", async () => {
+    const e = await makeEndpoint(t.db, { ceilings: oneCeiling });
+    const pool = openPostgres(t.url, { max: 2 });
+    const holder = openPostgres(t.url, { max: 1 });
+    try {
+      batcherFor(pool.db, { ...PATIENT, maxInFlight: 1 });
+      // Warm the batcher (contract check, connection) so the next batch goes out at once.
+      expect((await reserve(pool.db, { endpoint: e.key, amount: 1 })).status).toBe("granted");
+      let unlock: () => void = () => undefined;
+      let locked: () => void = () => undefined;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      const held = holder.db.transaction(async (tx) => {
+        await tx.execute(sql`select ceilings.lock_endpoints_for_change(array[${e.endpointId}::int])`);
+        locked();
+        await new Promise<void>((r) => (unlock = r));
+      });
+      await isLocked;
+      const params = { endpoint: e.key, amount: 7, idempotencyKey: "twin" };
+      // One turn of the event loop: both go out in one batch, which waits on the edit's lock.
+      const early = reserve(pool.db, params, { deadlineMs: 300 });
+      const late = reserve(pool.db, params, { deadlineMs: 10_000 });
+      expect(await early).toMatchObject({ status: "refused", gate: "unavailable" });
+      unlock();
+      await held;
+      const answer: Decision = await late;
+      expect(answer.status).toBe("granted");
+      if (answer.status !== "granted") return;
+      // The batcher gives back late grants nobody receives; this one has a receiver.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await stateOf(t.db, answer.reservationId)).toBe("held");
+      expect(await counterTotals(t.db, e.ceilingIds[0] ?? 0)).toEqual({ held: 8, settled: 0 });
+    } finally {
+      await pool.close();
+      await holder.close();
+    }
+  });
+
+  it("refuses an account with an override of 0 under every spelling of its name", async () => {
+    const e = await makeEndpoint(t.db, {
+      ceilings: [
+        { metric: "units", scope: "global", window: "utc_day", value: 1000 },
+        { metric: "units", scope: "caller", window: "utc_day", value: 100 },
+      ],
+    });
+    const perCaller = e.ceilingIds[1] ?? 0;
+    await t.db.insert(ceilingOverrides).values({ ceilingId: perCaller, caller: "acct", value: 0, reason: "blocked" });
+    for (const caller of ["acct", "acct ", "acct\t", " acct", "\u00a0acct\u2003", "acct\n"]) {
+      const d = await reserve(t.db, { endpoint: e.key, amount: 1, caller });
+      expect(d, JSON.stringify(caller)).toMatchObject({ status: "refused", gate: "ceiling", message: "this account is blocked on this endpoint" });
+    }
+    // The same through SQL, for callers in other languages.
+    for (const caller of ["acct ", "acct\t", " acct"]) {
+      const rows = resultRows<{ d: { status: string; gate?: string } }>(
+        await t.db.execute(sql`select ceilings.reserve(${e.key}, 1, ${caller}) as d`),
+      );
+      expect(rows[0]?.d, JSON.stringify(caller)).toMatchObject({ status: "refused", gate: "ceiling" });
+    }
+    // Control characters inside the name are an input error, not another account.
+    await expect(reserve(t.db, { endpoint: e.key, amount: 1, caller: "ac\tct" })).rejects.toBeInstanceOf(ReservationInputError);
+    expect(await countRows(t.db, sql`select count(*) as n from usage where ceiling_id = ${perCaller} and scope_key <> 'acct'`)).toBe(0);
+    const refusals = resultRows<{ caller: string }>(await t.db.execute(sql`select distinct caller from refusals where endpoint_key = ${e.key}`));
+    expect(refusals).toEqual([{ caller: "acct" }]);
+  });
+
+  it("settles and releases for the canonical account whatever its spelling", async () => {
+    const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "caller", window: "utc_day", value: 100 }] });
+    const d = await reserve(t.db, { endpoint: e.key, amount: 4, caller: " payer\t" });
+    if (d.status !== "granted") throw new Error("expected a grant");
+    expect(await settleReservation(t.db, { reservationId: d.reservationId, actual: 2, caller: "payer " })).toMatchObject({ status: "settled" });
+    expect(await releaseReservation(t.db, { reservationId: d.reservationId, caller: "other" })).toMatchObject({ status: "forbidden" });
+  });
+});

@@ -1,0 +1,137 @@
+import { sql } from "drizzle-orm";
+import { type Database, type Db, resultRows, type SiblingOpener, siblingOpener } from "@/db/client";
+
+/** A database call abandoned at its deadline; its connection was destroyed. Retrying is safe. */
+export class DeadlineError extends Error {
+  override name = "DeadlineError";
+  readonly code = "DEADLINE";
+  readonly retryable = true;
+  constructor(readonly deadlineMs: number) {
+    super(`no answer from the database within ${deadlineMs} ms`);
+  }
+}
+
+type Lane = { database: Database | undefined; db: Db; pid?: number };
+
+// After the deadline, how long a cancelled statement may take to come back (with its error, or
+// with the answer it had already committed) before its connection is destroyed.
+const CANCEL_GRACE_MS = 500;
+
+/**
+ * Enforcement calls, each on a one-connection pool of its own ("lane"), at most `size` at once.
+ * Past its deadline a call's statement is cancelled on the server; if neither its error nor its
+ * answer comes back within a short grace, its lane is destroyed and a new one opens for the next
+ * call. A database that stops answering (a network cut) thus frees the slot at the deadline
+ * instead of holding it until TCP gives up, and calls are decided again as soon as the network
+ * heals. An answer that does come back late is returned (the batcher gives late grants back). A
+ * handle without a server URL (the embedded engine) runs on itself, with the deadline answering
+ * the caller but nothing to cancel or destroy.
+ */
+export class LanePool {
+  private readonly idle: Lane[] = [];
+  private busy = 0;
+  private readonly waiters: (() => void)[] = [];
+  private readonly open: SiblingOpener | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly size: number,
+  ) {
+    this.open = siblingOpener(db);
+  }
+
+  /** Runs `work` on a lane within `deadlineMs` (waiting for a free lane counts), else DeadlineError. */
+  async run<T>(deadlineMs: number, work: (db: Db) => Promise<T>): Promise<T> {
+    const until = Date.now() + deadlineMs;
+    let lane: Lane | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reject(new DeadlineError(deadlineMs));
+      }, Math.max(0, until - Date.now()));
+    });
+    const acquiring = this.acquire();
+    let destroy = false;
+    try {
+      lane = await Promise.race([acquiring, deadline]);
+      const current = lane;
+      const working = (async () => {
+        if (current.database && current.pid === undefined) current.pid = await backendPid(current.db);
+        return work(current.db);
+      })();
+      try {
+        return await Promise.race([working, deadline]);
+      } catch (error) {
+        if (!(error instanceof DeadlineError)) throw error;
+        const late = await this.cancel(current, working);
+        if (late.settled) {
+          if (late.ok) return late.value;
+          throw error;
+        }
+        destroy = true;
+        throw error;
+      }
+    } finally {
+      clearTimeout(timer);
+      if (lane) this.giveBack(lane, destroy);
+      else void acquiring.then((l) => this.giveBack(l, false));
+    }
+  }
+
+  /** Cancels the lane's statement and waits a little for it to come back. */
+  private async cancel<T>(lane: Lane, working: Promise<T>): Promise<{ settled: false } | { settled: true; ok: true; value: T } | { settled: true; ok: false }> {
+    const outcome = working.then(
+      (value) => ({ settled: true as const, ok: true as const, value }),
+      () => ({ settled: true as const, ok: false as const }),
+    );
+    if (!this.open || lane.pid === undefined) return { settled: false };
+    const canceller = this.open(1);
+    const pid = lane.pid;
+    void canceller.db.execute(sql`select pg_cancel_backend(${pid})`).catch(() => {});
+    let grace: NodeJS.Timeout | undefined;
+    const gave = new Promise<{ settled: false }>((resolve) => {
+      grace = setTimeout(() => resolve({ settled: false }), CANCEL_GRACE_MS);
+    });
+    try {
+      return await Promise.race([outcome, gave]);
+    } finally {
+      clearTimeout(grace);
+      void (canceller.destroy?.() ?? canceller.close()).catch(() => {});
+    }
+  }
+
+  private async acquire(): Promise<Lane> {
+    while (this.busy >= this.size) await new Promise<void>((resolve) => this.waiters.push(resolve));
+    this.busy++;
+    const idle = this.idle.pop();
+    if (idle) return idle;
+    // The server checks the client's socket during a query, so a statement whose connection was
+    // destroyed at the deadline is aborted instead of committing a grant nobody receives.
+    const database = this.open?.(1, { client_connection_check_interval: 100 });
+    return { database, db: database?.db ?? this.db };
+  }
+
+  private giveBack(lane: Lane, destroy: boolean): void {
+    if (destroy && lane.database) {
+      // The query is failed at once; the socket goes when the kernel gives it up.
+      void lane.database.destroy?.().catch(() => {});
+    } else {
+      this.idle.push(lane);
+    }
+    this.busy--;
+    this.waiters.shift()?.();
+  }
+
+  /** Closes the idle lanes (tests and shutdown). */
+  async close(): Promise<void> {
+    const lanes = this.idle.splice(0);
+    await Promise.all(lanes.map((l) => l.database?.close()));
+  }
+}
+
+async function backendPid(db: Db): Promise<number> {
+  const rows = resultRows<{ pid: number }>(await db.execute(sql`select pg_backend_pid() as pid`));
+  const pid = rows[0]?.pid;
+  if (typeof pid !== "number") throw new Error("no backend pid");
+  return pid;
+}

@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openPostgres } from "@/db/client";
+import { ceilingOverrides } from "@/db/schema";
+import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { type BatchRequest, callReserveBatch } from "./batcher";
+import { makeEndpoint } from "./test-fixtures";
+
+// One lock order for every row a batch touches (see the top of db/functions/reserve_batch.sql):
+// batches holding the same callers, destinations and endpoints in opposite orders must never
+// deadlock. No lock timeout here, so a cycle shows as a deadlock (40P01), not as a timeout.
+
+const WORKERS = 4;
+const BATCHES_PER_WORKER = 50;
+const CALLERS = 10;
+const DESTINATIONS = 5;
+
+describe.skipIf(skipWithoutDatabase())("lock order", () => {
+  let t: TestDatabase;
+
+  beforeAll(async () => {
+    t = await createTestDatabase("lock_order", { max: 2 });
+  });
+  afterAll(async () => {
+    await t?.drop();
+  });
+
+  it("runs opposite-order batches on every lockable kind with no deadlock in 10,000 calls", async () => {
+    // Endpoint locks (two endpoints), ceilings, overrides, throttle counters, cooldown locks,
+    // usage counters, refusal and rollup rows: each batch touches all of them.
+    const throttled = await makeEndpoint(t.db, {
+      throttlePerMinute: 1_000_000,
+      ceilings: [
+        { metric: "units", scope: "global", window: "utc_day", value: 1_000_000 },
+        { metric: "calls", scope: "global", window: "utc_day", value: 1_000_000 },
+        // Small enough that most requests are refused later on: refusal rows are upserted too.
+        { metric: "units", scope: "caller", window: "utc_day", value: 300 },
+        { metric: "units", scope: "destination", window: "first_hit", value: 1_000_000, windowSeconds: 3600 },
+      ],
+    });
+    const other = await makeEndpoint(t.db, {
+      throttlePerMinute: 1_000_000,
+      ceilings: [{ metric: "units", scope: "caller", window: "utc_day", value: 200 }],
+    });
+    await t.db.insert(ceilingOverrides).values(
+      Array.from({ length: CALLERS }, (_, c) => ({ ceilingId: throttled.ceilingIds[2] ?? 0, caller: `acct_${c}`, value: 250, reason: "test" })),
+    );
+
+    const forward: BatchRequest[] = [];
+    for (let c = 0; c < CALLERS; c++) {
+      for (let d = 0; d < DESTINATIONS; d++) {
+        const endpoint = d === DESTINATIONS - 1 ? other.key : throttled.key;
+        forward.push({ endpoint, amount: 1, caller: `acct_${c}`, destination: `user${d}@example.com`, destinationKey: `user${d}@example.com` });
+      }
+    }
+    const backward = [...forward].reverse();
+
+    const pools = Array.from({ length: WORKERS }, () => openPostgres(t.url, { max: 1 }));
+    const failures: string[] = [];
+    let calls = 0;
+    try {
+      await Promise.all(
+        pools.map(async (pool, w) => {
+          for (let b = 0; b < BATCHES_PER_WORKER; b++) {
+            const requests = w % 2 === 0 ? forward : backward;
+            try {
+              const answers = await callReserveBatch(pool.db, requests);
+              calls += answers.length;
+            } catch (error) {
+              const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error);
+              failures.push(cause);
+              // One is enough to fail; each costs the server's deadlock_timeout to find.
+              break;
+            }
+          }
+        }),
+      );
+    } finally {
+      await Promise.all(pools.map((p) => p.close()));
+    }
+    expect(failures).toEqual([]);
+    expect(calls).toBe(WORKERS * BATCHES_PER_WORKER * forward.length);
+    expect(calls).toBeGreaterThanOrEqual(10_000);
+  }, 120_000);
+});
