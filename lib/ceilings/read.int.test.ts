@@ -52,7 +52,8 @@ describe.skipIf(skipWithoutDatabase())("overview, detail and audit log reads", (
     await adjustCeiling(t.db, { ceilingId: c.id, input: "90", expectedVersion: c.version, actor: admin, reason: "trim" });
     const detail = await getEndpointDetail(t.db, key);
     expect(detail?.derivedDefault?.sentence).toBe("3,000 emails a month ≈ 100 a day");
-    expect(detail?.adjustments.map((a) => a.action)).toEqual(["ceiling.adjust"]);
+    // The endpoint's creation through the catalog is its first audit event.
+    expect(detail?.adjustments.map((a) => a.action)).toEqual(["ceiling.adjust", "endpoint.create"]);
     expect(await getEndpointDetail(t.db, "no.such")).toBeNull();
   });
 
@@ -71,7 +72,8 @@ describe.skipIf(skipWithoutDatabase())("overview, detail and audit log reads", (
       if (!result.nextCursor) break;
       cursor = result.nextCursor;
     }
-    expect(seen).toEqual([95, 94, 93, 92, 91]);
+    // Newest first, down to the endpoint's creation (no value of its own).
+    expect(seen).toEqual([95, 94, 93, 92, 91, -1]);
     expect((await listAuditEvents(t.db, { endpoint: key, action: "ceiling" })).events).toHaveLength(5);
     expect((await listAuditEvents(t.db, { endpoint: key, action: "ceiling.kill" })).events).toHaveLength(0);
     expect((await listAuditEvents(t.db, { endpoint: key, actor: "someone@else" })).events).toHaveLength(0);

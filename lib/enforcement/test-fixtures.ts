@@ -1,6 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { type Db, openPostgres, resultRows } from "@/db/client";
-import { ceilings, endpoints, usage, type NewCeiling } from "@/db/schema";
+import { ceilings, usage, type NewCeiling } from "@/db/schema";
+import { createEndpoint } from "@/lib/catalog/change";
 import { batcherFor } from "./reserve";
 import type { BatcherOptions } from "./batcher";
 
@@ -10,31 +11,41 @@ let counter = 0;
 
 export type CeilingSpec = Pick<NewCeiling, "metric" | "scope" | "window" | "value"> & { windowSeconds?: number };
 
+/**
+ * An endpoint through the catalog's own call (createEndpoint), so fixtures obey its rules. A test
+ * about per-caller ceilings or cooldowns alone gets a global calls ceiling far above any test's
+ * load appended (an endpoint must keep one), which is left out of `ceilingIds`.
+ */
 export async function makeEndpoint(
   db: Db,
   opts: { perCallMax?: number; throttlePerMinute?: number; ceilings: CeilingSpec[] },
 ): Promise<{ key: string; endpointId: number; ceilingIds: number[] }> {
   counter += 1;
   const key = `t.e${counter}-${Date.now().toString(36)}`;
-  const [endpoint] = await db
-    .insert(endpoints)
-    .values({ key, name: key, unit: "units", perCallMax: opts.perCallMax ?? 1_000_000, throttlePerMinute: opts.throttlePerMinute })
-    .returning();
-  if (!endpoint) throw new Error("no endpoint");
-  const rows = await db
-    .insert(ceilings)
-    .values(
-      opts.ceilings.map((c) => ({
-        ...c,
-        endpointId: endpoint.id,
-        minValue: 0,
-        maxValue: Math.max(c.value, 1),
-        defaultValue: c.value,
-      })),
-    )
-    .returning({ id: ceilings.id });
-  return { key, endpointId: endpoint.id, ceilingIds: rows.map((r) => r.id).sort((a, b) => a - b) };
+  const specs = opts.ceilings.map((c) => ({
+    metric: c.metric,
+    scope: c.scope,
+    window: c.window,
+    ...(c.windowSeconds !== undefined ? { windowSeconds: c.windowSeconds } : {}),
+    value: c.value,
+    min: 0,
+    max: Math.max(c.value, 1),
+    default: c.value,
+  }));
+  const unbounded = !specs.some((c) => c.scope === "global");
+  const extra = unbounded ? [{ metric: "calls", scope: "global", window: "billing_month", value: BACKSTOP, min: 0, max: BACKSTOP, default: BACKSTOP } as const] : [];
+  const endpoint = await createEndpoint(db, {
+    spec: { key, name: key, unit: "units", unitPriceMicros: 0, perCallMax: opts.perCallMax ?? 1_000_000, throttlePerMinute: opts.throttlePerMinute ?? null, ceilings: [...specs, ...extra] },
+    actor: { type: "system", name: "test fixture" },
+    reason: "test fixture",
+  });
+  const rows = await db.select({ id: ceilings.id, value: ceilings.value, scope: ceilings.scope, metric: ceilings.metric, window: ceilings.window }).from(ceilings).where(eq(ceilings.endpointId, endpoint.id));
+  const own = rows.filter((r) => !(unbounded && r.scope === "global" && r.metric === "calls" && r.window === "billing_month" && r.value === BACKSTOP));
+  return { key, endpointId: endpoint.id, ceilingIds: own.map((r) => r.id).sort((a, b) => a - b) };
 }
+
+/** The global ceiling a fixture without one gets: far above any test's load, so it never binds. */
+export const BACKSTOP = 1_000_000_000;
 
 /** held + settled of one ceiling's counters in the current windows, summed over scope keys. */
 export async function counterTotals(db: Db, ceilingId: number): Promise<{ held: number; settled: number }> {
