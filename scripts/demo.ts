@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { prepareDatabase, stopEmbeddedIfUnused } from "@/db/client";
+import type { EmbeddedServer } from "@/db/embedded/server";
 import { tryPidLock } from "@/db/embedded/pid-lock";
 import { env } from "@/lib/env";
 
@@ -10,16 +11,30 @@ import { env } from "@/lib/env";
 // Ctrl-C stops both, then the embedded server this run started unless another client still uses it.
 
 const PORT = 3000;
+const NEXT = path.join("node_modules", "next", "dist", "bin", "next");
 
-function spawnChild(name: string, command: string, args: string[]): ChildProcess {
-  const child = spawn(command, args, { stdio: "inherit" });
+/**
+ * A child in a process group of its own, run by node directly (not through npx, which does not pass
+ * SIGTERM on to what it started), so stopping the group stops everything it runs.
+ */
+function spawnChild(name: string, args: string[]): ChildProcess {
+  const child = spawn(process.execPath, args, { stdio: "inherit", detached: true });
   child.on("error", (error) => console.error(`demo: ${name} could not start: ${error.message}`));
   return child;
 }
 
+function stopGroup(child: ChildProcess): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, "SIGTERM");
+  } catch {
+    // The group is already gone.
+  }
+}
+
 function exited(child: ChildProcess): Promise<number> {
-  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
-  return new Promise((resolve) => child.once("exit", (code) => resolve(code ?? 1)));
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode ?? 0);
+  return new Promise((resolve) => child.once("exit", (code, signal) => resolve(code ?? (signal ? 0 : 1))));
 }
 
 async function main(): Promise<number> {
@@ -31,32 +46,35 @@ async function main(): Promise<number> {
     console.error(`demo: another \`npm run demo\` (pid ${lock.heldBy}) is already running on ${path.resolve(e.DATA_DIR)}. Stop it first (Ctrl-C in its terminal).`);
     return 1;
   }
+  // Signals are handled from the start: Ctrl-C during the build stops the build too.
+  const running: ChildProcess[] = [];
+  let stopping = false;
+  const stop = () => {
+    stopping = true;
+    for (const child of running) stopGroup(child);
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  const start = (name: string, args: string[]) => {
+    const child = spawnChild(name, args);
+    running.push(child);
+    return child;
+  };
+  let embedded: EmbeddedServer | undefined;
   try {
-    const { embedded } = await prepareDatabase();
+    embedded = (await prepareDatabase()).embedded;
     if (embedded) console.log(`demo: embedded database ready (${embedded.startedHere ? "started now" : "already running"}); psql "$(npm run -s db:url)" connects to it`);
-    const build = spawnChild("next build", "npx", ["next", "build"]);
-    const built = await exited(build);
-    if (built !== 0) {
-      if (embedded?.startedHere) await stopEmbeddedIfUnused(embedded, e.DATA_DIR);
-      return built;
-    }
-    const children = [spawnChild("dashboard", "npx", ["next", "start", "-p", String(PORT)]), spawnChild("worker", "npx", ["tsx", "scripts/worker.ts"])];
-    let stopping = false;
-    const stop = () => {
-      if (stopping) return;
-      stopping = true;
-      for (const child of children) if (child.exitCode === null) child.kill("SIGTERM");
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
+    const built = await exited(start("next build", [NEXT, "build"]));
+    if (built !== 0 || stopping) return built;
+    const children = [start("dashboard", [NEXT, "start", "-p", String(PORT)]), start("worker", ["--import", "tsx", "scripts/worker.ts"])];
     // One child ending on its own (a crash, port 3000 taken) ends the demo: half a demo misleads.
     const first = await Promise.race(children.map(exited));
     if (!stopping) console.error(`demo: a process exited (code ${first}); stopping the others`);
     stop();
     await Promise.all(children.map(exited));
-    if (embedded?.startedHere) await stopEmbeddedIfUnused(embedded, e.DATA_DIR);
     return first;
   } finally {
+    if (embedded?.startedHere) await stopEmbeddedIfUnused(embedded, e.DATA_DIR);
     lock.release();
   }
 }
