@@ -6,6 +6,21 @@ const nextConfig = {
   serverExternalPackages: ["@electric-sql/pglite"],
   allowedDevOrigins: ["127.0.0.1"],
   poweredByHeader: false,
+  // proxy.ts sets the security headers on everything else; Next's build output skips the proxy,
+  // so it gets them here (no script runs from these files as a document).
+  async headers() {
+    return [
+      {
+        source: "/_next/:path*",
+        headers: [
+          { key: "Content-Security-Policy", value: "default-src 'none'; frame-ancestors 'none'" },
+          { key: "X-Frame-Options", value: "DENY" },
+          { key: "X-Content-Type-Options", value: "nosniff" },
+          { key: "Referrer-Policy", value: "same-origin" },
+        ],
+      },
+    ];
+  },
 };
 
 module.exports = nextConfig;

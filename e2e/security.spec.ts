@@ -1,0 +1,125 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { expect, test } from "@playwright/test";
+import { DashboardShell } from "./pages/dashboard-shell";
+import { DEMO_ADMIN, DEMO_PASSWORD, LoginPage } from "./pages/login-page";
+
+// A page on another loopback port: another origin, the same site, so the session cookie is sent
+// along, exactly the setting in which the overview was framed and clicked.
+async function startForeignSite(html: (base: string) => string, base: string): Promise<{ server: Server; origin: string }> {
+  const server = createServer((req, res) => {
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+    res.end(req.url === "/inner" ? "<p id=inner>inner</p>" : html(base));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return { server, origin: `http://127.0.0.1:${port}` };
+}
+
+async function stop(server: Server): Promise<void> {
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
+test.describe("security headers", () => {
+  test("another origin cannot frame the signed-in dashboard", async ({ page, baseURL }) => {
+    const base = baseURL ?? "";
+    await new LoginPage(page).goto();
+    await new LoginPage(page).signIn(DEMO_ADMIN, DEMO_PASSWORD);
+    await new DashboardShell(page).expectSignedInAs(DEMO_ADMIN, "admin");
+
+    const foreign = await startForeignSite(
+      (b) => `<iframe id="own" src="/inner"></iframe><iframe id="victim" src="${b}/"></iframe>`,
+      base,
+    );
+    try {
+      await page.goto(foreign.origin);
+      // The foreign site's own frame loads, so a frame that does not is refused, not slow.
+      await expect(page.frameLocator("#own").locator("#inner")).toHaveText("inner");
+      await page.waitForTimeout(1_000);
+      const victim = page.frames().find((f) => f.parentFrame() !== null && f.name() === "" && f.url() !== `${foreign.origin}/inner`);
+      expect(victim?.url() ?? "").not.toContain(base);
+      await expect(page.frameLocator("#victim").getByRole("button", { name: "Sign out" })).toHaveCount(0);
+    } finally {
+      await stop(foreign.server);
+    }
+  });
+
+  test("pages carry the headers and run under the policy without a violation", async ({ page }) => {
+    const violations: string[] = [];
+    page.on("console", (m) => {
+      if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+    });
+    const response = await page.goto("/login");
+    const headers = response?.headers() ?? {};
+    expect(headers["content-security-policy"]).toContain("frame-ancestors 'none'");
+    expect(headers["content-security-policy"]).toMatch(/script-src 'self' 'nonce-[A-Za-z0-9+/=]+'/);
+    expect(headers["x-frame-options"]).toBe("DENY");
+    expect(headers["x-content-type-options"]).toBe("nosniff");
+    expect(headers["referrer-policy"]).toBe("same-origin");
+    expect(headers["permissions-policy"]).toContain("camera=()");
+    // Over plain http there is no HSTS: it is sent only over https.
+    expect(headers["strict-transport-security"]).toBeUndefined();
+
+    // The sign-in button is enabled only once React hydrated: scripts ran under the nonce.
+    await new LoginPage(page).signIn(DEMO_ADMIN, DEMO_PASSWORD);
+    await new DashboardShell(page).expectSignedInAs(DEMO_ADMIN, "admin");
+    for (const path of ["/", "/refusals", "/audit", "/staff", "/alerts", "/api-keys"]) {
+      const r = await page.goto(path);
+      expect(r?.headers()["x-frame-options"], path).toBe("DENY");
+      await expect(page.getByRole("button", { name: "Sign out" })).toBeEnabled();
+    }
+    const api = await page.request.get("/api/health");
+    expect(api.headers()["x-frame-options"]).toBe("DENY");
+    expect(api.headers()["content-security-policy"]).toContain("frame-ancestors 'none'");
+    expect(violations).toEqual([]);
+  });
+});
+
+test.describe("sessions", () => {
+  test("a copy of the cookie saved before sign-out opens nothing afterwards", async ({ page, browser, baseURL }) => {
+    await new LoginPage(page).goto();
+    await new LoginPage(page).signIn(DEMO_ADMIN, DEMO_PASSWORD);
+    const shell = new DashboardShell(page);
+    await shell.expectSignedInAs(DEMO_ADMIN, "admin");
+    const saved = await page.context().storageState();
+
+    await shell.signOut();
+    await expect(page).toHaveURL(/\/login/);
+
+    const replay = await browser.newContext({ storageState: saved, baseURL });
+    try {
+      const session = await replay.request.get("/api/auth/session");
+      expect(await session.json()).toEqual({});
+      const replayPage = await replay.newPage();
+      await replayPage.goto("/");
+      await expect(replayPage).toHaveURL(/\/login\?next=/);
+    } finally {
+      await replay.close();
+    }
+  });
+});
+
+test.describe("no state change on GET", () => {
+  test("a cross-site navigation or POST to the export exports nothing", async ({ page, baseURL }) => {
+    const base = baseURL ?? "";
+    await new LoginPage(page).goto();
+    await new LoginPage(page).signIn(DEMO_ADMIN, DEMO_PASSWORD);
+    await new DashboardShell(page).expectSignedInAs(DEMO_ADMIN, "admin");
+
+    const direct = await page.request.get("/refusals/export");
+    expect(direct.status()).toBe(405);
+
+    const foreign = await startForeignSite(
+      (b) => `<form id="f" method="post" action="${b}/refusals/export"><input name="gate" value="ceiling"></form>`,
+      base,
+    );
+    try {
+      await page.goto(foreign.origin);
+      const [response] = await Promise.all([page.waitForResponse(`${base}/refusals/export`), page.evaluate(() => (document.getElementById("f") as HTMLFormElement).submit())]);
+      expect(response.status()).toBe(403);
+      expect(response.headers()["content-type"] ?? "").not.toContain("text/csv");
+    } finally {
+      await stop(foreign.server);
+    }
+  });
+});
