@@ -49,6 +49,11 @@ export const Env = z.object({
   // Refusals older than this are purged by the worker in small batches.
   REFUSAL_RETENTION_DAYS: wholeCount(90, 1, 3650),
   CI: z.string().optional(),
+  // Staff sessions end after this long without a request, and after the absolute lifetime regardless.
+  SESSION_IDLE_MINUTES: wholeCount(30, 1, 24 * 60),
+  SESSION_ABSOLUTE_HOURS: wholeCount(12, 1, 24 * 30),
+  // How many reverse proxies in front append to X-Forwarded-For. 0: the header is not believed.
+  TRUSTED_PROXY_HOPS: wholeCount(0, 0, 10),
   // Alerts and the worker (lib/alerts, lib/worker). Counts and windows of the refusal rules.
   WORKER_NAME: z.string().trim().min(1).max(100).optional(),
   WORKER_INTERVAL_MS: wholeMs(5000),

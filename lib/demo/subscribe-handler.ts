@@ -46,7 +46,9 @@ export async function handleSubscribe(request: Request, deps: SubscribeHandlerDe
     throw error;
   }
 
-  const caller = clientAddress(Object.fromEntries(request.headers));
+  // The demo's caller only labels its own cooldowns (demo traffic sends one per simulated client),
+  // so it reads the nearest X-Forwarded-For hop; no sign-in decision rests on it.
+  const caller = clientAddress(Object.fromEntries(request.headers), 1);
   try {
     const outcome = await subscribe(await deps.db(), { email: input.email, caller: caller ? `ip:${caller}` : undefined, requestId }, deps);
     if (outcome.kind === "accepted") {

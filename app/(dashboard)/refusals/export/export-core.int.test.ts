@@ -94,11 +94,12 @@ describe.skipIf(skipWithoutDatabase())("refusal export changes nothing on a GET 
   });
 
   it("refuses a POST another origin started, and writes nothing", async () => {
-    for (const headers of [
+    const cases: Record<string, string>[] = [
       { host: "127.0.0.1:3000", origin: "http://127.0.0.1:4000", "sec-fetch-site": "same-site" },
       { host: "127.0.0.1:3000", origin: "http://evil.example" },
       { host: "127.0.0.1:3000" },
-    ]) {
+    ];
+    for (const headers of cases) {
       const response = await exportRefusalsRequest(deps, new Request(url, { method: "POST", headers, body: form({ gate: "cooldown" }) }));
       expect(response.status).toBe(403);
     }
