@@ -11,7 +11,12 @@ export async function register(): Promise<void> {
   const e = env();
   resolveAuthSecret({ nextAuthSecret: e.NEXTAUTH_SECRET, databaseUrl: e.DATABASE_URL, dataDir: e.DATA_DIR });
   const { getDb } = await import("./db/client");
-  await getDb();
+  const db = await getDb();
+  if (e.DATABASE_URL) {
+    const { appRoleWarning } = await import("./db/roles");
+    const warning = await appRoleWarning(db);
+    if (warning) console.warn(`WARNING: ${warning}`);
+  }
   // The worker's jobs run in this process on the embedded database (only one process may hold its
   // folder); on DATABASE_URL `npm run worker` runs them. Started once per process.
   const { shouldRunInServer, startWorkerInServer } = await import("./lib/worker/in-server");

@@ -75,7 +75,7 @@ export async function ensureAppRole(ownerDb: Db, params: AppRole): Promise<void>
   const [owned] = resultRows<{ n: number }>(
     await ownerDb.execute(sql`
       select count(*)::int as n from pg_class c join pg_roles r on r.oid = c.relowner
-      where r.rolname = ${role} and c.relnamespace = 'public'::regnamespace`),
+      where r.rolname = ${role}`),
   );
   if ((owned?.n ?? 0) > 0) throw new AppRoleError(`role ${role} owns ${owned?.n} relations in this database; the app role must own nothing`);
 
@@ -94,17 +94,31 @@ export async function ensureAppRole(ownerDb: Db, params: AppRole): Promise<void>
       await tx.execute(sql`select pg_advisory_xact_lock(726345102)`);
       await tx.execute(sql`grant connect, temporary on database ${sql.identifier(await currentDatabase(tx))} to ${id}`);
       await tx.execute(sql`revoke create on schema public from public`);
-      await tx.execute(sql`revoke create on schema public from ${id}`);
-      await tx.execute(sql`grant usage on schema public to ${id}`);
-      await tx.execute(sql`revoke all on all tables in schema public from ${id}`);
-      await tx.execute(sql`grant select, insert, update, delete on all tables in schema public to ${id}`);
+      for (const schema of await appSchemas(tx)) {
+        const sc = sql.identifier(schema);
+        await tx.execute(sql`revoke create on schema ${sc} from ${id}`);
+        await tx.execute(sql`grant usage on schema ${sc} to ${id}`);
+        await tx.execute(sql`revoke all on all tables in schema ${sc} from ${id}`);
+        await tx.execute(sql`grant select, insert, update, delete on all tables in schema ${sc} to ${id}`);
+        await tx.execute(sql`grant usage, select on all sequences in schema ${sc} to ${id}`);
+        await tx.execute(sql`grant execute on all functions in schema ${sc} to ${id}`);
+      }
       for (const table of APPEND_ONLY_TABLES) {
         await tx.execute(sql`revoke update, delete on ${sql.identifier(table)} from ${id}`);
       }
-      await tx.execute(sql`grant usage, select on all sequences in schema public to ${id}`);
-      await tx.execute(sql`grant execute on all functions in schema public to ${id}`);
     }),
   );
+}
+
+/** The schemas the migrations created (public, ceilings): not the catalogs or drizzle's own. */
+async function appSchemas(db: Db): Promise<string[]> {
+  const rows = resultRows<{ name: string }>(
+    await db.execute(sql`
+      select nspname as name from pg_namespace
+      where nspname not in ('information_schema', 'drizzle') and left(nspname, 3) <> 'pg_'
+      order by nspname`),
+  );
+  return rows.map((r) => r.name);
 }
 
 async function currentDatabase(db: Db): Promise<string> {
@@ -122,7 +136,7 @@ export async function appRoleWarning(db: Db): Promise<string | null> {
   const [row] = resultRows<{ role: string; superuser: boolean; owned: number }>(
     await db.execute(sql`
       select current_user as role, r.rolsuper as superuser,
-        (select count(*)::int from pg_class c where c.relowner = r.oid and c.relnamespace = 'public'::regnamespace) as owned
+        (select count(*)::int from pg_class c where c.relowner = r.oid) as owned
       from pg_roles r where r.rolname = current_user`),
   );
   if (!row) return null;

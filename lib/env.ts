@@ -26,6 +26,8 @@ const postgresUrl = z
 export const Env = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   DATABASE_URL: postgresUrl.optional(),
+  // The owner role that runs `npm run db:migrate` and grants DATABASE_URL's role what the app needs.
+  MIGRATION_DATABASE_URL: postgresUrl.optional(),
   TEST_DATABASE_URL: postgresUrl.optional(),
   DATA_DIR: z.string().min(1).default(".data"),
   NEXTAUTH_SECRET: z.string().min(32, "must be at least 32 characters").optional(),

@@ -3,10 +3,13 @@ import path from "node:path";
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { type Db, migrateDatabase, migrationsFolder, openPostgres, resultRows } from "@/db/client";
+import { ensureAppRole } from "@/db/roles";
 import { env } from "@/lib/env";
 
-// npm run db:migrate: applies the committed migrations to the Postgres server in DATABASE_URL and
-// says which ones it applied. The embedded database migrates itself when the dashboard starts.
+// npm run db:migrate: applies the committed migrations as the owner (MIGRATION_DATABASE_URL) and
+// then creates or updates the app role named in DATABASE_URL with only the grants the app needs.
+// With DATABASE_URL alone it migrates as that role and warns that the app then runs as an owner.
+// The embedded database migrates itself when the dashboard starts.
 
 const Journal = z.object({ entries: z.array(z.object({ tag: z.string(), when: z.number() })) });
 
@@ -21,11 +24,26 @@ async function appliedTimes(db: Db): Promise<Set<number>> {
   return new Set(rows.map((r) => Number(r.created_at)));
 }
 
+/** The role DATABASE_URL logs in as, when it differs from the owner's and names the same database. */
+function appRoleOf(appUrl: string, ownerUrl: string): { role: string; password: string | null } | string {
+  const app = new URL(appUrl);
+  const owner = new URL(ownerUrl);
+  const role = decodeURIComponent(app.username);
+  if (!role) return "DATABASE_URL names no user, so there is no app role to grant";
+  if (role === decodeURIComponent(owner.username)) return "DATABASE_URL and MIGRATION_DATABASE_URL log in as the same role";
+  if (app.host !== owner.host || app.pathname !== owner.pathname) {
+    throw new Error("DATABASE_URL and MIGRATION_DATABASE_URL must name the same server and database");
+  }
+  return { role, password: app.password ? decodeURIComponent(app.password) : null };
+}
+
 async function main(): Promise<void> {
-  const url = env().DATABASE_URL;
+  const e = env();
+  const url = e.MIGRATION_DATABASE_URL ?? e.DATABASE_URL;
   if (!url) {
     throw new Error(
-      "DATABASE_URL is not set. Set it to the server to migrate, e.g. DATABASE_URL=postgres://user@host:5432/ceilings npm run db:migrate\n" +
+      "Neither MIGRATION_DATABASE_URL nor DATABASE_URL is set. Set them to the server to migrate, e.g.\n" +
+        "  MIGRATION_DATABASE_URL=postgres://owner@host:5432/ceilings DATABASE_URL=postgres://ceilings_app:secret@host:5432/ceilings npm run db:migrate\n" +
         "(the embedded database in DATA_DIR migrates itself when the dashboard starts)",
     );
   }
@@ -43,6 +61,13 @@ async function main(): Promise<void> {
     } else {
       for (const e of applied) console.log(`${where}: applied ${e.tag}`);
       console.log(`${where}: ${applied.length} applied, ${after.size} in total`);
+    }
+    const app = e.DATABASE_URL && e.MIGRATION_DATABASE_URL ? appRoleOf(e.DATABASE_URL, e.MIGRATION_DATABASE_URL) : "only one URL is set";
+    if (typeof app === "string") {
+      console.warn(`${where}: WARNING: ${app}; the app will run as the owner, which can disable the audit log's trigger. Set MIGRATION_DATABASE_URL to the owner and DATABASE_URL to an app role.`);
+    } else {
+      await ensureAppRole(database.db, app);
+      console.log(`${where}: app role ${app.role} granted (owns nothing; the audit log is insert and select only)`);
     }
   } finally {
     await database.close();
