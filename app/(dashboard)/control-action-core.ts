@@ -3,6 +3,7 @@ import { z } from "zod";
 import { checkRole } from "@/app/_lib/guards";
 import type { SessionStaff } from "@/app/_lib/session";
 import { CeilingConflictError, CeilingError, killAll, killEndpoint, restoreEndpoint, type CeilingErrorCode } from "@/lib/ceilings";
+import { logError } from "@/lib/log/redact";
 
 // The bodies of the ceiling server actions, with what they depend on passed in, so tests run them
 // on a real test database as a chosen staff member. actions.ts files wire the live dependencies.
@@ -39,7 +40,7 @@ export function actionFailure(error: unknown): ControlActionState {
     return { status: "error", error: error.message, code: error.code, current: { value: error.currentValue, version: error.currentVersion } };
   }
   if (error instanceof CeilingError) return { status: "error", error: error.message, code: error.code };
-  console.error("ceiling action failed", error);
+  logError("ceiling action failed", error);
   return { status: "error", error: "The change could not be saved. The error was logged; try again." };
 }
 

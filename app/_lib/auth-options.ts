@@ -18,6 +18,7 @@ import {
 } from "@/lib/auth";
 import { isRole } from "@/lib/auth/roles";
 import { env } from "@/lib/env";
+import { logError, logWarning } from "@/lib/log/redact";
 
 /** Thrown by the jwt callback when the staff row no longer backs the session; next-auth then clears it. */
 export class SessionEndedError extends Error {
@@ -128,10 +129,10 @@ export function buildAuthOptions(deps: AuthDeps): NextAuthOptions {
       error(code, metadata) {
         // An ended session is the control working, not a fault worth a stack trace.
         if (metadata instanceof SessionEndedError) return;
-        console.error(`[auth] ${code}`, metadata);
+        logError(`[auth] ${code}`, metadata);
       },
       warn(code) {
-        console.warn(`[auth] ${code}`);
+        logWarning(`[auth] ${code}`);
       },
       debug() {},
     },

@@ -4,6 +4,7 @@ import { clientAddress } from "@/lib/auth/client-address";
 import { readJsonBody } from "@/lib/http/body";
 import type { EmailProvider } from "./fake-provider";
 import { type DeliveryOutcome, parseSubscribeBody, subscribe, SubscribeInputError, type SubscribeOutcome } from "./subscribe";
+import { logError, logWarning } from "@/lib/log/redact";
 
 /** The one answer for every outcome that is not malformed input: it tells nobody whether an address is known. */
 export const UNIFORM_BODY = JSON.stringify({
@@ -80,7 +81,7 @@ function invalid(code: string, message: string): Response {
 
 /** Refusals and failures go to stderr loudly; the database already holds every refusal. */
 export function logToConsole(entry: SubscribeLogEntry): void {
-  if (entry.event === "error") console.error(`[demo.subscribe] ${entry.requestId} ${entry.message}`, entry.error);
-  else if (entry.event === "subscribe" && entry.outcome !== "accepted") console.warn(`[demo.subscribe] ${JSON.stringify(entry)}`);
-  else if (entry.event === "delivery" && entry.outcome !== "delivered") console.warn(`[demo.subscribe] ${JSON.stringify(entry)}`);
+  if (entry.event === "error") logError(`[demo.subscribe] ${entry.requestId} ${entry.message}`, entry.error);
+  else if (entry.event === "subscribe" && entry.outcome !== "accepted") logWarning(`[demo.subscribe] ${JSON.stringify(entry)}`);
+  else if (entry.event === "delivery" && entry.outcome !== "delivered") logWarning(`[demo.subscribe] ${JSON.stringify(entry)}`);
 }

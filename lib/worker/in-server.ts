@@ -2,6 +2,7 @@ import { getDb } from "@/db/client";
 import { env, type Env } from "@/lib/env";
 import { runWorker } from "./loop";
 import { workerSettings } from "./settings";
+import { logError } from "@/lib/log/redact";
 
 // On the embedded database only one process may hold the data folder, so the jobs run inside the
 // Next server. Next may load this module more than once per process: the flag lives on globalThis.
@@ -24,7 +25,7 @@ export function startWorkerInServer(): boolean {
     console.log(`ceilings: worker ${settings.name} running inside the server (every ${settings.intervalMs} ms)`);
     await runWorker(db, settings, controller.signal);
   })().catch((error: unknown) => {
-    console.error("ceilings: the in-server worker stopped", error);
+    logError("ceilings: the in-server worker stopped", error);
     holder.__ceilingsWorker = undefined;
   });
   return true;

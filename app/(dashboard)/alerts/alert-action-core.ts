@@ -3,6 +3,7 @@ import { z } from "zod";
 import { checkRole } from "@/app/_lib/guards";
 import type { SessionStaff } from "@/app/_lib/session";
 import { acknowledgeAlerts, AlertError, createDestination, deleteDestination, DestinationInput, setDestinationEnabled } from "@/lib/alerts";
+import { logError } from "@/lib/log/redact";
 
 // The bodies of the alert server actions, with their dependencies passed in so tests run them on a
 // real database as a chosen staff member. Each: guard (role), zod parse, one lib/alerts call,
@@ -27,7 +28,7 @@ function parseFailure(error: z.ZodError): AlertActionState {
 
 function failure(error: unknown): AlertActionState {
   if (error instanceof AlertError) return { status: "error", error: error.message };
-  console.error("alert action failed", error);
+  logError("alert action failed", error);
   return { status: "error", error: "The change could not be saved. The error was logged; try again." };
 }
 

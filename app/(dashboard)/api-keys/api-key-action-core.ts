@@ -2,6 +2,7 @@ import type { ActionDeps } from "@/app/_lib/action-deps";
 import { z } from "zod";
 import { checkRole } from "@/app/_lib/guards";
 import { ApiKeyAccount, ApiKeyError, createApiKey, revokeApiKey } from "@/lib/api-keys";
+import { logError } from "@/lib/log/redact";
 
 // The bodies of the API key server actions, with what they depend on passed in, so tests run
 // them on a real test database with a chosen signed-in member. actions.ts wires the live ones.
@@ -48,7 +49,7 @@ function readCreateForm(formData: FormData) {
 
 function failure(error: unknown): ApiKeyActionState {
   if (error instanceof ApiKeyError) return { status: "error", error: error.message };
-  console.error("api key action failed", error);
+  logError("api key action failed", error);
   return { status: "error", error: "The change could not be saved. The error was logged; try again." };
 }
 

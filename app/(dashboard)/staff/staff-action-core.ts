@@ -4,6 +4,7 @@ import { checkRole } from "@/app/_lib/guards";
 import { addStaff, changeStaffRole, disableStaff, enableStaff, StaffAdminError } from "@/lib/auth";
 import { PasswordPolicyError } from "@/lib/auth/password";
 import { StaffEmail, StaffPassword, StaffRoleInput } from "@/lib/auth/staff-input";
+import { logError } from "@/lib/log/redact";
 
 // The bodies of the staff server actions, with what they depend on passed in, so tests can run
 // them on a real test database with a chosen signed-in member. actions.ts wires the live ones.
@@ -47,7 +48,7 @@ function parseError(error: z.ZodError): StaffActionState {
 
 function failure(error: unknown): StaffActionState {
   if (error instanceof StaffAdminError || error instanceof PasswordPolicyError) return { status: "error", error: error.message };
-  console.error("staff action failed", error);
+  logError("staff action failed", error);
   return { status: "error", error: "The change could not be saved. The error was logged; try again." };
 }
 

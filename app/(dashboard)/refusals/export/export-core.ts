@@ -4,6 +4,7 @@ import type { SessionStaff } from "@/app/_lib/session";
 import { recordAudit } from "@/lib/audit/record";
 import { isSameOriginRequest } from "@/lib/http/same-origin";
 import { filterParams, parseRefusalQuery, refusalCsvChunks, refusalCsvStream, type SearchParams } from "@/lib/refusals";
+import { logError } from "@/lib/log/redact";
 
 // The body of POST /refusals/export, with its dependencies passed in so tests run it on a real
 // database as a chosen staff member. route.ts wires the live session and database.
@@ -38,7 +39,7 @@ export async function exportRefusalsCore(deps: ExportDeps, params: SearchParams)
     details: { masked: mask, filters: Object.fromEntries(filterParams(parsed.filters)) },
   });
   const stream = refusalCsvStream(refusalCsvChunks(db, { filters: parsed.filters, mask }), (error) =>
-    console.error("refusal export failed mid-stream", error),
+    logError("refusal export failed mid-stream", error),
   );
   return new Response(stream, {
     headers: {
