@@ -6,6 +6,9 @@ const nextConfig = {
   serverExternalPackages: ["@electric-sql/pglite"],
   allowedDevOrigins: ["127.0.0.1"],
   poweredByHeader: false,
+  // Above the 1 MB default so an oversized field reaches the action's input boundary and comes
+  // back as a form error naming it (app/_lib/strict-form.ts) instead of a failed request.
+  experimental: { serverActions: { bodySizeLimit: "4mb" } },
   // proxy.ts sets the security headers on everything else; Next's build output skips the proxy,
   // so it gets them here (no script runs from these files as a document).
   async headers() {

@@ -1,5 +1,6 @@
 import { NextResponse, type NextRequest } from "next/server";
 import { env } from "@/lib/env";
+import { checkUrl } from "@/lib/http/strict-input";
 import { securityHeaders } from "@/lib/security/headers";
 
 // Two jobs. First, every response it sees gets the security headers, pages with a fresh CSP nonce
@@ -35,6 +36,17 @@ export function proxy(request: NextRequest) {
   const page = isPage(pathname);
   const nonce = page ? Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64") : undefined;
   const headers = securityHeaders({ nonce, https: servedOverHttps(request), development: env().NODE_ENV === "development" });
+
+  // The input boundary for route params and query strings: broken percent-encoding or a control
+  // character is a 400 naming the part, before any page or route parses it.
+  const raw = new URL(request.url);
+  const bad = checkUrl(raw.pathname, raw.search);
+  if (bad) {
+    const body = pathname.startsWith("/api/")
+      ? NextResponse.json({ error: { code: "invalid_input", message: bad.message } }, { status: 400 })
+      : new NextResponse(`Bad request: ${bad.message}\n`, { status: 400, headers: { "content-type": "text/plain; charset=utf-8" } });
+    return withHeaders(body, headers);
+  }
 
   if (page && pathname !== "/login" && !hasSessionCookie(request)) {
     const login = new URL("/login", request.url);

@@ -17,6 +17,7 @@ import {
   type VerifyOptions,
 } from "@/lib/auth";
 import { isRole } from "@/lib/auth/roles";
+import { MAX_STAFF_EMAIL_LENGTH } from "@/lib/auth/staff-input";
 import { env } from "@/lib/env";
 import { logError, logWarning } from "@/lib/log/redact";
 
@@ -26,7 +27,7 @@ export class SessionEndedError extends Error {
 }
 
 const Credentials = z.object({
-  email: z.string().min(1).max(320),
+  email: z.string().min(1).max(MAX_STAFF_EMAIL_LENGTH),
   password: z.string().min(1).max(1024),
 });
 

@@ -3,6 +3,7 @@ import { checkRole, SIGN_IN_REQUIRED } from "@/app/_lib/guards";
 import type { SessionStaff } from "@/app/_lib/session";
 import { recordAudit } from "@/lib/audit/record";
 import { isSameOriginRequest } from "@/lib/http/same-origin";
+import { checkTextFields, formEntries } from "@/lib/http/strict-input";
 import { filterParams, parseRefusalQuery, refusalCsvChunks, refusalCsvStream, type SearchParams } from "@/lib/refusals";
 import { logError } from "@/lib/log/redact";
 
@@ -72,7 +73,12 @@ export async function exportRefusalsRequest(deps: ExportDeps, request: Request):
   } catch {
     return Response.json({ error: "the export takes a form body" }, { status: 400 });
   }
+  const entries = formEntries(form);
+  const rejection = Array.isArray(entries) ? checkTextFields(entries, 1000) : entries;
+  if (rejection || !Array.isArray(entries)) {
+    return Response.json({ error: "invalid filters", details: [rejection?.message ?? "invalid form"] }, { status: 400 });
+  }
   const params: SearchParams = {};
-  for (const [k, v] of form) if (typeof v === "string" && !(k in params)) params[k] = v;
+  for (const [k, v] of entries) if (!(k in params)) params[k] = v;
   return exportRefusalsCore(deps, params);
 }
