@@ -6,6 +6,7 @@ import { z } from "zod";
 // cells; a clear 400 or a form error naming the field is the answer, never a database error.
 
 // C0 controls except tab, line feed and carriage return (textareas send those), DEL and C1.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point.
 const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/;
 
 /** Longest text any single field or parameter may carry; each schema sets its own, lower, cap. */
