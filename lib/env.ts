@@ -72,6 +72,9 @@ export const Env = z.object({
   ALERT_RETRY_BASE_SECONDS: wholeCount(30, 1, 3600),
   ALERT_RETRY_CAP_SECONDS: wholeCount(3600, 1, 86_400),
   ALERT_MAX_ATTEMPTS: wholeCount(8, 1, 100),
+  // Webhook hosts allowed although they resolve to loopback or private addresses (comma-separated
+  // names or addresses, e.g. an internal receiver). Set by whoever runs the server, never in the UI.
+  ALERT_WEBHOOK_ALLOW_HOSTS: z.string().max(2000).optional(),
 });
 export type Env = z.infer<typeof Env>;
 
