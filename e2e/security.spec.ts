@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect, test } from "@playwright/test";
 import { DashboardShell } from "./pages/dashboard-shell";
-import { DEMO_ADMIN, DEMO_PASSWORD, LoginPage } from "./pages/login-page";
+import { DEMO_ADMIN, DEMO_PASSWORD, DEMO_VIEWER, LoginPage } from "./pages/login-page";
 
 // A page on another loopback port: another origin, the same site, so the session cookie is sent
 // along, exactly the setting in which the overview was framed and clicked.
@@ -120,6 +120,57 @@ test.describe("no state change on GET", () => {
       expect(response.headers()["content-type"] ?? "").not.toContain("text/csv");
     } finally {
       await stop(foreign.server);
+    }
+  });
+});
+
+test.describe("input boundary and sign-in failures", () => {
+  test("broken percent-encoding and control characters in URLs answer 400, not 500", async ({ page }) => {
+    await new LoginPage(page).goto();
+    await new LoginPage(page).signIn(DEMO_ADMIN, DEMO_PASSWORD);
+    await new DashboardShell(page).expectSignedInAs(DEMO_ADMIN, "admin");
+    for (const path of ["/endpoints/%00", "/endpoints/%E0%A4%A", "/refusals?caller=%00", "/refusals?destination=%00", "/audit?actor=%00", "/refusals?endpoint=%00"]) {
+      const response = await page.request.get(path);
+      expect(response.status(), path).toBe(400);
+      expect(response.headers()["x-frame-options"], path).toBe("DENY");
+    }
+    const api = await page.request.get("/api/v1/endpoints/%E0%A4%A");
+    expect(api.status()).toBe(400);
+    expect(await api.json()).toMatchObject({ error: { code: "invalid_input" } });
+    const cursor = await page.request.get("/refusals?before=2026-13-45T99:99:99.000000Z_1");
+    expect(cursor.status()).toBeLessThan(500);
+  });
+
+  test("an admin sees failed sign-ins, and a spoofed address cannot lock the account", async ({ browser, page }) => {
+    // Six failures wait 250 ms doubling to 4 s each: the growing delay is the control at work.
+    test.setTimeout(90_000);
+    const attacker = await browser.newContext();
+    try {
+      const attackerPage = await attacker.newPage();
+      const login = new LoginPage(attackerPage);
+      await login.goto();
+      for (let i = 0; i < 6; i++) {
+        await attackerPage.setExtraHTTPHeaders({ "x-forwarded-for": `203.0.113.${i}` });
+        await login.signIn(DEMO_VIEWER, "not-the-password");
+        await expect(login.error).toHaveText("Email or password is incorrect");
+      }
+    } finally {
+      await attacker.close();
+    }
+    await new LoginPage(page).goto("/staff");
+    await new LoginPage(page).signIn(DEMO_ADMIN, DEMO_PASSWORD);
+    await expect(page).toHaveURL(/\/staff$/);
+    await expect(page.getByTestId("sign-in-failure-row").filter({ hasText: `account:${DEMO_VIEWER}` })).toContainText("locked out");
+
+    // The viewer's right password still works: failures elsewhere never lock a member out.
+    const viewer = await browser.newContext();
+    try {
+      const viewerPage = await viewer.newPage();
+      await new LoginPage(viewerPage).goto();
+      await new LoginPage(viewerPage).signIn(DEMO_VIEWER, DEMO_PASSWORD);
+      await new DashboardShell(viewerPage).expectSignedInAs(DEMO_VIEWER, "viewer");
+    } finally {
+      await viewer.close();
     }
   });
 });
