@@ -115,7 +115,10 @@ test.describe("no state change on GET", () => {
     );
     try {
       await page.goto(foreign.origin);
-      const [response] = await Promise.all([page.waitForResponse(`${base}/refusals/export`), page.evaluate(() => (document.getElementById("f") as HTMLFormElement).submit())]);
+      const [response] = await Promise.all([page.waitForResponse(`${base}/refusals/export`), page.evaluate(() => {
+        const f = document.getElementById("f");
+        if (f instanceof HTMLFormElement) f.submit();
+      })]);
       expect(response.status()).toBe(403);
       expect(response.headers()["content-type"] ?? "").not.toContain("text/csv");
     } finally {
@@ -172,5 +175,22 @@ test.describe("input boundary and sign-in failures", () => {
     } finally {
       await viewer.close();
     }
+  });
+});
+
+test.describe("oversized form fields", () => {
+  test("a 1 MB field comes back as a form error naming it, not a failed request", async ({ page }) => {
+    await new LoginPage(page).goto("/staff");
+    await new LoginPage(page).signIn(DEMO_ADMIN, DEMO_PASSWORD);
+    await expect(page).toHaveURL(/\/staff$/);
+    const form = page.locator("form", { has: page.getByRole("heading", { name: "Add a staff member" }) });
+    await form.getByLabel("Email").fill(`big-${Date.now()}@ceilings.local`);
+    // The browser's maxlength is a convenience; the server must hold without it.
+    await form.getByLabel("Name (optional)").evaluate((el) => {
+      el.removeAttribute("maxlength");
+      if (el instanceof HTMLInputElement) el.value = "x".repeat(1024 * 1024);
+    });
+    await form.getByRole("button", { name: "Add staff member" }).click();
+    await expect(page.getByText(/name must be at most 10000 characters/)).toBeVisible();
   });
 });
