@@ -14,9 +14,14 @@ function hasSessionCookie(request: NextRequest): boolean {
   return request.cookies.getAll().some(({ name }) => SESSION_COOKIES.some((c) => name === c || name.startsWith(`${c}.`)));
 }
 
-/** API routes answer 401/403 themselves, and files need no sign-in. */
-function isPage(pathname: string): boolean {
-  return !pathname.startsWith("/api/") && !pathname.startsWith("/_next/") && !/\.[a-zA-Z0-9]+$/.test(pathname);
+/** Anything that may render as a document: every page gets a nonce (endpoint keys hold dots). */
+function isDocument(pathname: string): boolean {
+  return !pathname.startsWith("/api/") && !pathname.startsWith("/_next/");
+}
+
+/** API routes answer 401/403 themselves, and files such as /favicon.ico need no sign-in. */
+function needsSignIn(pathname: string): boolean {
+  return isDocument(pathname) && pathname !== "/login" && !/^\/[^/]+\.(ico|txt|png|svg|webmanifest|xml)$/.test(pathname);
 }
 
 function servedOverHttps(request: NextRequest): boolean {
@@ -33,7 +38,7 @@ function withHeaders(response: NextResponse, headers: Record<string, string>): N
 
 export function proxy(request: NextRequest) {
   const { pathname, search } = request.nextUrl;
-  const page = isPage(pathname);
+  const page = isDocument(pathname);
   const nonce = page ? Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64") : undefined;
   const headers = securityHeaders({ nonce, https: servedOverHttps(request), development: env().NODE_ENV === "development" });
 
@@ -48,7 +53,7 @@ export function proxy(request: NextRequest) {
     return withHeaders(body, headers);
   }
 
-  if (page && pathname !== "/login" && !hasSessionCookie(request)) {
+  if (needsSignIn(pathname) && !hasSessionCookie(request)) {
     const login = new URL("/login", request.url);
     login.searchParams.set("next", `${pathname}${search}`);
     return withHeaders(NextResponse.redirect(login), headers);

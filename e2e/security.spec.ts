@@ -63,7 +63,8 @@ test.describe("security headers", () => {
     // The sign-in button is enabled only once React hydrated: scripts ran under the nonce.
     await new LoginPage(page).signIn(DEMO_ADMIN, DEMO_PASSWORD);
     await new DashboardShell(page).expectSignedInAs(DEMO_ADMIN, "admin");
-    for (const path of ["/", "/refusals", "/audit", "/staff", "/alerts", "/api-keys"]) {
+    // Endpoint keys hold dots ("email.subscribe"): such a page must get its nonce like any other.
+    for (const path of ["/", "/endpoints/email.subscribe", "/refusals", "/audit", "/staff", "/alerts", "/api-keys"]) {
       const r = await page.goto(path);
       expect(r?.headers()["x-frame-options"], path).toBe("DENY");
       await expect(page.getByRole("button", { name: "Sign out" })).toBeEnabled();
@@ -155,6 +156,8 @@ test.describe("input boundary and sign-in failures", () => {
       for (let i = 0; i < 6; i++) {
         await attackerPage.setExtraHTTPHeaders({ "x-forwarded-for": `203.0.113.${i}` });
         await login.signIn(DEMO_VIEWER, "not-the-password");
+        // Each failure waits longer (up to 4 s), on top of the bcrypt check: wait for the answer.
+        await expect(login.submit).toBeEnabled({ timeout: 20_000 });
         await expect(login.error).toHaveText("Email or password is incorrect");
       }
     } finally {
