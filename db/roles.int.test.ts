@@ -29,6 +29,14 @@ describe.skipIf(skipWithoutDatabase())("the app role cannot rewrite the audit lo
     expect(await appRoleWarning(t.ownerDb)).toMatch(/superuser|owner/);
   });
 
+  it("holds only INSERT and SELECT on the audit table, not just a trigger in the way", async () => {
+    const [p] = resultRows<Record<string, boolean>>(
+      await t.db.execute(sql`
+        select ${sql.raw(["select", "insert", "update", "delete", "truncate", "references", "trigger"].map((x) => `has_table_privilege(current_user, 'audit_events', '${x}') as "${x}"`).join(", "))}`),
+    );
+    expect(p).toEqual({ select: true, insert: true, update: false, delete: false, truncate: false, references: false, trigger: false });
+  });
+
   it("may add to the audit log and read it", async () => {
     const rows = await t.db.select().from(auditEvents);
     expect(rows.map((r) => r.id)).toContain(id);
