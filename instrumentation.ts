@@ -11,5 +11,10 @@ export async function register(): Promise<void> {
   const e = env();
   resolveAuthSecret({ nextAuthSecret: e.NEXTAUTH_SECRET, databaseUrl: e.DATABASE_URL, dataDir: e.DATA_DIR });
   const { getDb } = await import("./db/client");
-  await getDb();
+  const db = await getDb();
+  if (e.DATABASE_URL) {
+    const { appRoleWarning } = await import("./db/roles");
+    const warning = await appRoleWarning(db);
+    if (warning) console.warn(`WARNING: ${warning}`);
+  }
 }

@@ -1,7 +1,12 @@
 import { NextResponse, type NextRequest } from "next/server";
+import { env } from "@/lib/env";
+import { checkUrl } from "@/lib/http/strict-input";
+import { securityHeaders } from "@/lib/security/headers";
 
-// A convenience, not a boundary: it only spares a visitor without any session cookie a page
-// render before the redirect to sign in. Every page, action and route checks the role itself.
+// Two jobs. First, every response it sees gets the security headers, pages with a fresh CSP nonce
+// that Next puts on its own inline scripts. Second, a convenience, not a boundary: a visitor
+// without any session cookie is sent to sign in before a page renders. Every page, action and
+// route checks the role itself.
 const SESSION_COOKIES = ["next-auth.session-token", "__Secure-next-auth.session-token"];
 
 function hasSessionCookie(request: NextRequest): boolean {
@@ -9,21 +14,61 @@ function hasSessionCookie(request: NextRequest): boolean {
   return request.cookies.getAll().some(({ name }) => SESSION_COOKIES.some((c) => name === c || name.startsWith(`${c}.`)));
 }
 
+/** Anything that may render as a document: every page gets a nonce (endpoint keys hold dots). */
+function isDocument(pathname: string): boolean {
+  return !pathname.startsWith("/api/") && !pathname.startsWith("/_next/");
+}
+
+/** API routes answer 401/403 themselves, and files such as /favicon.ico need no sign-in. */
+function needsSignIn(pathname: string): boolean {
+  return isDocument(pathname) && pathname !== "/login" && !/^\/[^/]+\.(ico|txt|png|svg|webmanifest|xml)$/.test(pathname);
+}
+
+function servedOverHttps(request: NextRequest): boolean {
+  // Next fills x-forwarded-proto from the socket when no proxy set it; a forged "https" over
+  // plain http only yields an HSTS header that browsers ignore on http.
+  const forwarded = request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim();
+  return request.nextUrl.protocol === "https:" || forwarded === "https";
+}
+
+function withHeaders(response: NextResponse, headers: Record<string, string>): NextResponse {
+  for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
+  return response;
+}
+
 export function proxy(request: NextRequest) {
   const { pathname, search } = request.nextUrl;
-  if (pathname === "/login") return NextResponse.next();
-  if (!hasSessionCookie(request)) {
+  const page = isDocument(pathname);
+  const nonce = page ? Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64") : undefined;
+  const headers = securityHeaders({ nonce, https: servedOverHttps(request), development: env().NODE_ENV === "development" });
+
+  // The input boundary for route params and query strings: broken percent-encoding or a control
+  // character is a 400 naming the part, before any page or route parses it.
+  const raw = new URL(request.url);
+  const bad = checkUrl(raw.pathname, raw.search);
+  if (bad) {
+    const body = pathname.startsWith("/api/")
+      ? NextResponse.json({ error: { code: "invalid_input", message: bad.message } }, { status: 400 })
+      : new NextResponse(`Bad request: ${bad.message}\n`, { status: 400, headers: { "content-type": "text/plain; charset=utf-8" } });
+    return withHeaders(body, headers);
+  }
+
+  if (needsSignIn(pathname) && !hasSessionCookie(request)) {
     const login = new URL("/login", request.url);
     login.searchParams.set("next", `${pathname}${search}`);
-    return NextResponse.redirect(login);
+    return withHeaders(NextResponse.redirect(login), headers);
   }
-  // Lets a page guard send a visitor whose session has ended back here after signing in again.
-  const headers = new Headers(request.headers);
-  headers.set("x-ceilings-path", `${pathname}${search}`);
-  return NextResponse.next({ request: { headers } });
+  const requestHeaders = new Headers(request.headers);
+  if (page) {
+    // Next reads the nonce from the request's CSP header and stamps it on its inline scripts.
+    requestHeaders.set("content-security-policy", headers["Content-Security-Policy"] ?? "");
+    // Lets a page guard send a visitor whose session has ended back here after signing in again.
+    requestHeaders.set("x-ceilings-path", `${pathname}${search}`);
+  }
+  return withHeaders(NextResponse.next({ request: { headers: requestHeaders } }), headers);
 }
 
 export const config = {
-  // Pages only: never the API (its routes answer 401/403 themselves), Next's assets, or files.
-  matcher: ["/((?!api/|_next/|favicon\\.ico|robots\\.txt|.*\\.[a-zA-Z0-9]+$).*)"],
+  // Everything but Next's static build output, which next.config.js gives the same headers.
+  matcher: ["/((?!_next/static|_next/image).*)"],
 };

@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { connection } from "next/server";
 import type { ReactNode } from "react";
 import "./globals.css";
 
@@ -7,7 +8,10 @@ export const metadata: Metadata = {
   description: "Hard, bounded spend ceilings for endpoints whose success costs money.",
 };
 
-export default function RootLayout({ children }: { children: ReactNode }) {
+export default async function RootLayout({ children }: { children: ReactNode }) {
+  // Every page renders per request: Next can only stamp the CSP nonce (proxy.ts) on its inline
+  // scripts when it renders, and a prerendered page would carry none and fail the policy.
+  await connection();
   return (
     <html lang="en">
       <body className="min-h-screen">{children}</body>

@@ -5,7 +5,7 @@ import { drizzle, type PostgresJsQueryResultHKT } from "drizzle-orm/postgres-js"
 import { migrate } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
 import { env } from "@/lib/env";
-import { EMBEDDED_DATABASE, type EmbeddedServer, ensureEmbeddedServer, stopEmbeddedServer } from "./embedded/server";
+import { EMBEDDED_APP_ROLE, EMBEDDED_DATABASE, type EmbeddedServer, ensureEmbeddedServer, stopEmbeddedServer } from "./embedded/server";
 import * as schema from "./schema";
 
 export type Schema = typeof schema;
@@ -104,6 +104,9 @@ async function migrateAndSeedEmbedded(server: EmbeddedServer, dataDir: string): 
   try {
     await one.db.execute(sql`select pg_advisory_lock(${MIGRATE_LOCK})`);
     await migrateDatabase(one);
+    // The app runs as a role that owns nothing and may only add to the audit log (db/roles.ts).
+    const { ensureAppRole } = await import("./roles");
+    await ensureAppRole(one.db, { role: EMBEDDED_APP_ROLE, password: server.appPassword });
     const { seedDemoIfEmpty } = await import("./seed");
     // On stderr: stdout of a CLI is data (`ceilings export > file`, `db:url`).
     await seedDemoIfEmpty(one.db, { dataDir, log: (line) => console.error(line) });
@@ -118,7 +121,7 @@ export async function resolveDatabaseUrl(): Promise<{ url: string; embedded?: Em
   const e = env();
   if (e.DATABASE_URL) return { url: e.DATABASE_URL };
   const embedded = await ensureEmbeddedServer(e.DATA_DIR);
-  return { url: embedded.url, embedded };
+  return { url: embedded.appUrl, embedded };
 }
 
 /**

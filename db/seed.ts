@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { PgTable } from "drizzle-orm/pg-core";
-import { hashPassword } from "@/lib/auth/password";
+import { hashPassword, PRODUCTION_BCRYPT_COST } from "@/lib/auth/password";
 import type { Db } from "./client";
 import { applyCatalog } from "@/lib/catalog/file";
 import { DEMO_CATALOG_TEXT, DEMO_ENDPOINTS, DEMO_PASSWORD, DEMO_STAFF, type CeilingRef } from "./demo/catalog";
@@ -14,8 +14,9 @@ import { alerts, auditEvents, ceilings, endpoints, refusals, reservations, staff
 // Demo data for a first start: four endpoints with their ceilings, five weeks of spend, refusals at
 // every gate, a few alerts and three staff accounts, so no page of a fresh dashboard is empty.
 
-/** bcrypt cost for the demo accounts: their password is public, so speed matters more here. */
-const DEMO_BCRYPT_COST = 10;
+// The demo accounts hash at the production cost: a cheaper hash would answer sign-in faster than
+// the dummy hash an unknown email is checked against, telling which emails are demo accounts.
+export const DEMO_BCRYPT_COST = PRODUCTION_BCRYPT_COST;
 // Any fixed number: two processes seeding one database at once queue on it instead of racing.
 const SEED_LOCK = 726_345_101;
 

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { env, type Env } from "@/lib/env";
 import { type Database, type Db, migrateDatabase, openPostgres, resultRows } from "./client";
+import { ensureAppRole } from "./roles";
 
 // Integration suites run on the real Postgres named by TEST_DATABASE_URL, each in a database of its
 // own so suites never share rows. Names carry their creation time so a later run can drop the
@@ -13,6 +14,12 @@ const STALE_AFTER_MS = 60 * 60 * 1000;
 export const DEFAULT_TEST_POOL_MAX = 12;
 /** Concurrency suites may raise their pool, but two of them in parallel must still fit in 100. */
 export const MAX_TEST_POOL_MAX = 40;
+
+/**
+ * The least-privilege role every suite's pool connects as, the way the app does in production.
+ * Cluster-wide and shared by every suite; ensureAppRole is safe to race. Test-only password.
+ */
+export const TEST_APP_ROLE = { role: "ceilings_test_app", password: "ceilings-test-app-only" };
 
 export class TestDatabaseError extends Error {
   override name = "TestDatabaseError";
@@ -88,9 +95,13 @@ export async function dropDatabase(admin: Db, name: string): Promise<void> {
 
 export type TestDatabase = {
   name: string;
+  /** The suite's connection URL, as the app role (the owner's when migrate is false). */
   url: string;
   database: Database;
+  /** The suite's pool: the app role, which owns nothing and may only add to the audit log. */
   db: Db;
+  /** A small pool as the owner that ran the migrations, for tests of what only the owner may do. */
+  ownerDb: Db;
   /** Closes the suite's pool and drops its database. Safe to call twice. */
   drop: () => Promise<void>;
 };
@@ -111,22 +122,39 @@ export async function createTestDatabase(label: string, options: TestDatabaseOpt
   const base = serverUrl();
   const name = testDatabaseName(label);
   await withServerAdmin((admin) => admin.execute(sql`create database ${sql.identifier(name)}`), base);
-  const url = databaseUrl(base, name);
-  const database = openPostgres(url, { max });
+  const ownerUrl = databaseUrl(base, name);
+  const owner = openPostgres(ownerUrl, { max: 2 });
+  let database: Database | undefined;
   let dropped = false;
   const drop = async () => {
     if (dropped) return;
     dropped = true;
-    await database.close();
+    await database?.close();
+    await owner.close();
     await withServerAdmin((admin) => dropDatabase(admin, name), base);
   };
+  let url = ownerUrl;
   try {
-    if (options.migrate !== false) await migrateDatabase(database);
+    if (options.migrate !== false) {
+      // As in production: the owner migrates and grants, then the suite connects as the app role.
+      await migrateDatabase(owner);
+      await ensureAppRole(owner.db, TEST_APP_ROLE);
+      url = roleUrl(ownerUrl, TEST_APP_ROLE);
+    }
+    database = openPostgres(url, { max });
   } catch (error) {
     await drop();
     throw error;
   }
-  return { name, url, database, db: database.db, drop };
+  return { name, url, database, db: database.db, ownerDb: owner.db, drop };
+}
+
+/** The same server and database as `base`, connecting as another role. */
+export function roleUrl(base: string, login: { role: string; password?: string | null }): string {
+  const url = new URL(base);
+  url.username = encodeURIComponent(login.role);
+  url.password = login.password ? encodeURIComponent(login.password) : "";
+  return url.toString();
 }
 
 /** Drops test databases left behind by runs that started over an hour ago. Returns their names. */

@@ -26,6 +26,8 @@ const postgresUrl = z
 export const Env = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   DATABASE_URL: postgresUrl.optional(),
+  // The owner role that runs `npm run db:migrate` and grants DATABASE_URL's role what the app needs.
+  MIGRATION_DATABASE_URL: postgresUrl.optional(),
   TEST_DATABASE_URL: postgresUrl.optional(),
   DATA_DIR: z.string().min(1).default(".data"),
   NEXTAUTH_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
@@ -51,6 +53,11 @@ export const Env = z.object({
   CI: z.string().optional(),
   // The browser of the e2e tests (scripts/find-chromium.ts looks for one without it).
   PLAYWRIGHT_CHROMIUM_PATH: z.string().min(1).optional(),
+  // Staff sessions end after this long without a request, and after the absolute lifetime regardless.
+  SESSION_IDLE_MINUTES: wholeCount(30, 1, 24 * 60),
+  SESSION_ABSOLUTE_HOURS: wholeCount(12, 1, 24 * 30),
+  // How many reverse proxies in front append to X-Forwarded-For. 0: the header is not believed.
+  TRUSTED_PROXY_HOPS: wholeCount(0, 0, 10),
   // Alerts and the worker (lib/alerts, lib/worker). Counts and windows of the refusal rules.
   WORKER_NAME: z.string().trim().min(1).max(100).optional(),
   WORKER_INTERVAL_MS: wholeMs(5000),
@@ -64,6 +71,9 @@ export const Env = z.object({
   ALERT_RETRY_BASE_SECONDS: wholeCount(30, 1, 3600),
   ALERT_RETRY_CAP_SECONDS: wholeCount(3600, 1, 86_400),
   ALERT_MAX_ATTEMPTS: wholeCount(8, 1, 100),
+  // Webhook hosts allowed although they resolve to loopback or private addresses (comma-separated
+  // names or addresses, e.g. an internal receiver). Set by whoever runs the server, never in the UI.
+  ALERT_WEBHOOK_ALLOW_HOSTS: z.string().max(2000).optional(),
 });
 export type Env = z.infer<typeof Env>;
 

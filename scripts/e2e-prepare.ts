@@ -3,7 +3,9 @@ import path from "node:path";
 import { sql } from "drizzle-orm";
 import { migrateDatabase, openPostgres, prepareDatabase } from "@/db/client";
 import { stopEmbeddedServer } from "@/db/embedded/server";
+import { ensureAppRole } from "@/db/roles";
 import { seedDemoIfEmpty } from "@/db/seed";
+import { E2E_APP_ROLE } from "./e2e-app-role";
 import { env } from "@/lib/env";
 
 // Recreates the e2e database from nothing, migrated and seeded with the demo: on Postgres the
@@ -29,6 +31,8 @@ async function preparePostgres(url: string, serverUrl: string | undefined): Prom
   try {
     await migrateDatabase(database);
     await seedDemoIfEmpty(database.db);
+    // The e2e server connects as this role (scripts/e2e-server.sh), as the app does in production.
+    await ensureAppRole(database.db, E2E_APP_ROLE);
   } finally {
     await database.close();
   }

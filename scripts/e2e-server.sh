@@ -21,6 +21,11 @@ else
 fi
 
 npx tsx scripts/e2e-prepare.ts
+if [ -n "${E2E_DATABASE_URL:-}" ]; then
+  # Prepared as the owner; served as the least-privilege app role, as in production.
+  DATABASE_URL="$(npx tsx scripts/e2e-app-role.ts "$E2E_DATABASE_URL")"
+  export DATABASE_URL
+fi
 npx next build
 npx next start --hostname 127.0.0.1 --port "$E2E_PORT" &
 server=$!

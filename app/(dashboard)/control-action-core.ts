@@ -3,6 +3,8 @@ import { z } from "zod";
 import { checkRole } from "@/app/_lib/guards";
 import type { SessionStaff } from "@/app/_lib/session";
 import { CeilingConflictError, CeilingError, killAll, killEndpoint, restoreEndpoint, type CeilingErrorCode } from "@/lib/ceilings";
+import { logError } from "@/lib/log/redact";
+import { strictForm } from "@/app/_lib/strict-form";
 
 // The bodies of the ceiling server actions, with what they depend on passed in, so tests run them
 // on a real test database as a chosen staff member. actions.ts files wire the live dependencies.
@@ -39,7 +41,7 @@ export function actionFailure(error: unknown): ControlActionState {
     return { status: "error", error: error.message, code: error.code, current: { value: error.currentValue, version: error.currentVersion } };
   }
   if (error instanceof CeilingError) return { status: "error", error: error.message, code: error.code };
-  console.error("ceiling action failed", error);
+  logError("ceiling action failed", error);
   return { status: "error", error: "The change could not be saved. The error was logged; try again." };
 }
 
@@ -52,7 +54,7 @@ function revalidateAll(deps: ControlActionDeps): void {
   deps.revalidate("/", "layout");
 }
 
-export async function killEndpointCore(deps: ControlActionDeps, formData: FormData): Promise<ControlActionState> {
+async function killEndpointBody(deps: ControlActionDeps, formData: FormData): Promise<ControlActionState> {
   const auth = checkRole(await deps.session(), "operator");
   if (!auth.ok) return { status: "error", error: auth.error };
   const parsed = KillForm.safeParse(formFields(formData));
@@ -66,7 +68,7 @@ export async function killEndpointCore(deps: ControlActionDeps, formData: FormDa
   }
 }
 
-export async function restoreEndpointCore(deps: ControlActionDeps, formData: FormData): Promise<ControlActionState> {
+async function restoreEndpointBody(deps: ControlActionDeps, formData: FormData): Promise<ControlActionState> {
   const auth = checkRole(await deps.session(), "operator");
   if (!auth.ok) return { status: "error", error: auth.error };
   const parsed = RestoreForm.safeParse(formFields(formData));
@@ -81,7 +83,7 @@ export async function restoreEndpointCore(deps: ControlActionDeps, formData: For
   }
 }
 
-export async function killAllCore(deps: ControlActionDeps, formData: FormData): Promise<ControlActionState> {
+async function killAllBody(deps: ControlActionDeps, formData: FormData): Promise<ControlActionState> {
   const auth = checkRole(await deps.session(), "operator");
   if (!auth.ok) return { status: "error", error: auth.error };
   const parsed = KillAllForm.safeParse(formFields(formData));
@@ -95,3 +97,8 @@ export async function killAllCore(deps: ControlActionDeps, formData: FormData): 
     return actionFailure(error);
   }
 }
+
+// Every core passes the input boundary first (app/_lib/strict-form.ts).
+export const killEndpointCore = strictForm("ceiling.kill", killEndpointBody);
+export const restoreEndpointCore = strictForm("ceiling.restore", restoreEndpointBody);
+export const killAllCore = strictForm("ceiling.kill_all", killAllBody);

@@ -3,20 +3,22 @@ import type { JWT } from "next-auth/jwt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
 import { staff } from "@/db/schema/staff";
-import { addStaff, changeStaffRole, disableStaff, enableStaff, setStaffPassword } from "@/lib/auth";
+import { addStaff, changeStaffRole, defaultSessionLifetimes, disableStaff, enableStaff, setStaffPassword } from "@/lib/auth";
 import type { AuditActor } from "@/lib/audit/record";
-import { authorizeStaff, refreshSessionToken, SessionEndedError, sessionFromToken, type AuthDeps } from "./auth-options";
+import { authorizeStaff, endSessionOfToken, refreshSessionToken, SessionEndedError, sessionFromToken, type AuthDeps } from "./auth-options";
 
 const PASSWORD = "correct horse battery";
 const cli: AuditActor = { type: "cli", name: "test" };
 const headers = { "x-forwarded-for": "198.51.100.20" };
+let clock = new Date();
+const minutes = (n: number) => n * 60_000;
 
 describe.skipIf(skipWithoutDatabase())("sessions checked against the database on every request", () => {
   let t: TestDatabase;
   let deps: AuthDeps;
   beforeAll(async () => {
     t = await createTestDatabase("auth_sessions");
-    deps = { db: async () => t.db, secret: "x".repeat(40), verifyOptions: { bcryptCost: 4, sleep: async () => {} } };
+    deps = { db: async () => t.db, secret: "x".repeat(40), verifyOptions: { bcryptCost: 4, sleep: async () => {} }, lifetimes: defaultSessionLifetimes, now: () => clock };
     // Keeps an admin around so demotions and disables in these tests are allowed.
     await addStaff(t.db, { email: "root@example.com", role: "admin", password: PASSWORD, actor: cli, bcryptCost: 4 });
   });
@@ -88,5 +90,47 @@ describe.skipIf(skipWithoutDatabase())("sessions checked against the database on
   it("refuses a token without staff claims", async () => {
     await expect(check({ email: "root@example.com" })).rejects.toThrow(SessionEndedError);
     expect(staffOf({ email: "root@example.com", staffId: 1, sv: 1, role: "superuser" })).toBeUndefined();
+  });
+
+  it("ends the session on sign-out: the same token, replayed, is refused", async () => {
+    clock = new Date();
+    const token = await check(await signIn("root@example.com"));
+    const other = await signIn("root@example.com");
+    await endSessionOfToken(deps, token);
+    await expect(check(token)).rejects.toThrow(SessionEndedError);
+    // Only that session: the member's other sign-in goes on.
+    expect(staffOf(await check(other))?.email).toBe("root@example.com");
+  });
+
+  it("ends a session idle for longer than the idle lifetime", async () => {
+    clock = new Date();
+    const token = await signIn("root@example.com");
+    clock = new Date(clock.getTime() + defaultSessionLifetimes.idleMs - minutes(1));
+    const kept = await check(token);
+    clock = new Date(clock.getTime() + defaultSessionLifetimes.idleMs - minutes(1));
+    // Each request counts as activity: a session in use stays open.
+    await check(kept);
+    clock = new Date(clock.getTime() + defaultSessionLifetimes.idleMs + minutes(1));
+    await expect(check(kept)).rejects.toThrow(SessionEndedError);
+  });
+
+  it("ends a session past its absolute lifetime however busy it is", async () => {
+    const start = new Date();
+    clock = start;
+    let token = await signIn("root@example.com");
+    while (clock.getTime() - start.getTime() < defaultSessionLifetimes.absoluteMs - minutes(20)) {
+      clock = new Date(clock.getTime() + minutes(15));
+      token = await check(token);
+    }
+    clock = new Date(start.getTime() + defaultSessionLifetimes.absoluteMs + minutes(1));
+    await expect(check(token)).rejects.toThrow(SessionEndedError);
+  });
+
+  it("refuses a token naming another member's session", async () => {
+    clock = new Date();
+    await addStaff(t.db, { email: "thief@example.com", role: "viewer", password: PASSWORD, actor: cli, bcryptCost: 4 });
+    const victim = await signIn("root@example.com");
+    const thief = await signIn("thief@example.com");
+    await expect(check({ ...thief, sid: victim.sid })).rejects.toThrow(SessionEndedError);
   });
 });

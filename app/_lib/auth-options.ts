@@ -4,9 +4,22 @@ import CredentialsProvider from "next-auth/providers/credentials";
 import { z } from "zod";
 import type { Db } from "@/db/client";
 import { getDb } from "@/db/client";
-import { clientAddress, loadSessionStaff, resolveAuthSecret, verifyCredentials, type SessionStaff, type VerifyOptions } from "@/lib/auth";
+import {
+  clientAddress,
+  endSession,
+  loadSessionStaff,
+  resolveAuthSecret,
+  startSession,
+  touchSession,
+  verifyCredentials,
+  type SessionLifetimes,
+  type SessionStaff,
+  type VerifyOptions,
+} from "@/lib/auth";
 import { isRole } from "@/lib/auth/roles";
+import { MAX_STAFF_EMAIL_LENGTH } from "@/lib/auth/staff-input";
 import { env } from "@/lib/env";
+import { logError, logWarning } from "@/lib/log/redact";
 
 /** Thrown by the jwt callback when the staff row no longer backs the session; next-auth then clears it. */
 export class SessionEndedError extends Error {
@@ -14,20 +27,25 @@ export class SessionEndedError extends Error {
 }
 
 const Credentials = z.object({
-  email: z.string().min(1).max(320),
+  email: z.string().min(1).max(MAX_STAFF_EMAIL_LENGTH),
   password: z.string().min(1).max(1024),
 });
 
 // What our session token carries beyond next-auth's own claims. The role is deliberately absent:
 // it is read from the database on every request.
-const TokenClaims = z.object({ staffId: z.number().int().positive(), sv: z.number().int() });
-
-export const SESSION_MAX_AGE_SECONDS = 12 * 60 * 60;
+// `sid` names the server-side session row, which sign-out ends.
+const TokenClaims = z.object({ staffId: z.number().int().positive(), sv: z.number().int(), sid: z.string().min(1).max(100) });
+const UserClaims = TokenClaims.omit({ sid: true });
 
 export type AuthDeps = {
   db: () => Promise<Db>;
   secret: string;
   verifyOptions?: VerifyOptions;
+  /** Idle and absolute session lifetimes; the cookie lasts the absolute one. */
+  lifetimes: SessionLifetimes;
+  now?: () => Date;
+  /** TRUSTED_PROXY_HOPS: how many proxies in front may be believed about the client address. */
+  trustedProxyHops?: number;
 };
 
 /** The credentials check behind the sign-in form: null for every failure, as next-auth expects. */
@@ -38,7 +56,8 @@ export async function authorizeStaff(
 ): Promise<User | null> {
   const parsed = Credentials.safeParse(credentials);
   if (!parsed.success) return null;
-  const result = await verifyCredentials(await deps.db(), { ...parsed.data, address: clientAddress(headers) }, deps.verifyOptions);
+  const address = clientAddress(headers, deps.trustedProxyHops ?? 0);
+  const result = await verifyCredentials(await deps.db(), { ...parsed.data, address }, deps.verifyOptions);
   if (!result.ok) return null;
   const { id, email, sessionVersion } = result.staff;
   return { id: String(id), email, sessionVersion };
@@ -50,13 +69,31 @@ export async function authorizeStaff(
  * version moved on; the role it stores is the one in the database now.
  */
 export async function refreshSessionToken(deps: AuthDeps, token: JWT, user?: User): Promise<JWT> {
-  const claims = user
-    ? TokenClaims.safeParse({ staffId: Number(user.id), sv: user.sessionVersion })
-    : TokenClaims.safeParse(token);
-  if (!claims.success) throw new SessionEndedError("session token lacks staff claims");
-  const current = await loadSessionStaff(await deps.db(), { id: claims.data.staffId, sessionVersion: claims.data.sv });
-  if (!current) throw new SessionEndedError(`staff ${claims.data.staffId} is disabled, gone, or their session version moved on`);
-  return { ...token, email: current.email, staffId: current.id, sv: current.sessionVersion, role: current.role };
+  const db = await deps.db();
+  const now = deps.now?.() ?? new Date();
+  let claims: TokenClaims;
+  if (user) {
+    const fresh = UserClaims.safeParse({ staffId: Number(user.id), sv: user.sessionVersion });
+    if (!fresh.success) throw new SessionEndedError("signed-in user lacks staff claims");
+    claims = { ...fresh.data, sid: await startSession(db, { staffId: fresh.data.staffId, now }) };
+  } else {
+    const parsed = TokenClaims.safeParse(token);
+    if (!parsed.success) throw new SessionEndedError("session token lacks staff claims");
+    claims = parsed.data;
+    const owner = await touchSession(db, { id: claims.sid, now, lifetimes: deps.lifetimes });
+    if (owner !== claims.staffId) throw new SessionEndedError(`session of staff ${claims.staffId} was signed out, idled out or is too old`);
+  }
+  const current = await loadSessionStaff(db, { id: claims.staffId, sessionVersion: claims.sv });
+  if (!current) throw new SessionEndedError(`staff ${claims.staffId} is disabled, gone, or their session version moved on`);
+  return { ...token, email: current.email, staffId: current.id, sv: current.sessionVersion, sid: claims.sid, role: current.role };
+}
+
+type TokenClaims = z.infer<typeof TokenClaims>;
+
+/** The signOut event: ends the server-side session so a saved copy of the cookie opens nothing. */
+export async function endSessionOfToken(deps: AuthDeps, token: JWT | null | undefined): Promise<void> {
+  const claims = TokenClaims.safeParse(token);
+  if (claims.success) await endSession(await deps.db(), claims.data.sid, deps.now?.() ?? new Date());
 }
 
 /** The session callback: exposes `staff` only when the token carries everything it needs. */
@@ -70,7 +107,7 @@ export function sessionFromToken(session: Session, token: JWT): Session & { staf
 export function buildAuthOptions(deps: AuthDeps): NextAuthOptions {
   return {
     secret: deps.secret,
-    session: { strategy: "jwt", maxAge: SESSION_MAX_AGE_SECONDS },
+    session: { strategy: "jwt", maxAge: Math.floor(deps.lifetimes.absoluteMs / 1000) },
     pages: { signIn: "/login", error: "/login" },
     providers: [
       CredentialsProvider({
@@ -82,6 +119,9 @@ export function buildAuthOptions(deps: AuthDeps): NextAuthOptions {
         authorize: (credentials, req) => authorizeStaff(deps, credentials, req.headers ?? {}),
       }),
     ],
+    events: {
+      signOut: ({ token }) => endSessionOfToken(deps, token),
+    },
     callbacks: {
       jwt: ({ token, user }) => refreshSessionToken(deps, token, user),
       session: ({ session, token }) => sessionFromToken(session, token),
@@ -90,10 +130,10 @@ export function buildAuthOptions(deps: AuthDeps): NextAuthOptions {
       error(code, metadata) {
         // An ended session is the control working, not a fault worth a stack trace.
         if (metadata instanceof SessionEndedError) return;
-        console.error(`[auth] ${code}`, metadata);
+        logError(`[auth] ${code}`, metadata);
       },
       warn(code) {
-        console.warn(`[auth] ${code}`);
+        logWarning(`[auth] ${code}`);
       },
       debug() {},
     },
@@ -109,6 +149,8 @@ export function authOptions(): NextAuthOptions {
     const e = env();
     built = buildAuthOptions({
       db: getDb,
+      lifetimes: { idleMs: e.SESSION_IDLE_MINUTES * 60_000, absoluteMs: e.SESSION_ABSOLUTE_HOURS * 60 * 60_000 },
+      trustedProxyHops: e.TRUSTED_PROXY_HOPS,
       secret: resolveAuthSecret({ nextAuthSecret: e.NEXTAUTH_SECRET, databaseUrl: e.DATABASE_URL, dataDir: e.DATA_DIR }),
     });
   }

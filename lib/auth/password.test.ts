@@ -1,6 +1,6 @@
 import bcrypt from "bcryptjs";
 import { describe, expect, it } from "vitest";
-import { generatePassword, hashPassword, PasswordPolicyError, PRODUCTION_BCRYPT_COST, verifyPassword } from "./password";
+import { generatePassword, hashPassword, PasswordPolicyError, PRODUCTION_BCRYPT_COST, timingDummyHash, verifyPassword } from "./password";
 
 describe("passwords", () => {
   it("verifies the right password and rejects a wrong one", async () => {
@@ -28,5 +28,13 @@ describe("passwords", () => {
     expect(a).not.toBe(b);
     expect(a).toMatch(/^[A-Za-z0-9_-]{20}$/);
     await expect(hashPassword(a, 4)).resolves.toBeTruthy();
+  });
+});
+
+describe("timing of sign-in answers", () => {
+  it("hashes the demo accounts at the cost of the dummy hash unknown emails are checked against", async () => {
+    const { DEMO_BCRYPT_COST } = await import("@/db/seed");
+    expect(DEMO_BCRYPT_COST).toBe(PRODUCTION_BCRYPT_COST);
+    expect(bcrypt.getRounds(await timingDummyHash())).toBe(DEMO_BCRYPT_COST);
   });
 });

@@ -3,10 +3,15 @@ import { MAX_PASSWORD_BYTES, MIN_PASSWORD_LENGTH } from "./password";
 import { roles } from "./roles";
 
 // Shared by the dashboard's server actions and the staff CLI, so both refuse the same input.
+// 254 characters: the longest address SMTP delivers, and what sign-in accepts, so an account can
+// always sign in.
+export const MAX_STAFF_EMAIL_LENGTH = 254;
+
 export const StaffEmail = z
   .string()
   .trim()
   .toLowerCase()
+  .max(MAX_STAFF_EMAIL_LENGTH, `email must be at most ${MAX_STAFF_EMAIL_LENGTH} characters`)
   .pipe(z.email({ error: (issue) => `'${String(issue.input)}' is not an email address` }));
 export type StaffEmail = z.infer<typeof StaffEmail>;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defaultThrottlePolicy, failureDelayMs, isOverLimit, throttleKeys } from "./throttle";
+import { decideAttempt, defaultThrottlePolicy, failureDelayMs, isOverLimit, throttleKeys } from "./throttle";
 
 const policy = { maxFailures: 5, windowMs: 900_000, baseDelayMs: 250, maxDelayMs: 4_000 };
 
@@ -19,5 +19,14 @@ describe("throttle policy", () => {
     expect(throttleKeys("a@x.io", "10.0.0.1")).toEqual(["account:a@x.io", "address:10.0.0.1"]);
     // Without an address there is no shared bucket every such request would fall into.
     expect(throttleKeys("a@x.io", null)).toEqual(["account:a@x.io"]);
+  });
+
+  it("refuses an account past its limit only to an address with failures of its own", () => {
+    // address counts include this attempt: 1 means no earlier failure from there.
+    expect(decideAttempt({ account: 50, address: 1 }, policy)).toEqual({ refuse: false, delayMs: 4000 });
+    expect(decideAttempt({ account: 50, address: null }, policy)).toEqual({ refuse: false, delayMs: 4000 });
+    expect(decideAttempt({ account: 50, address: 2 }, policy).refuse).toBe(true);
+    expect(decideAttempt({ account: 1, address: 6 }, policy).refuse).toBe(true);
+    expect(decideAttempt({ account: 1, address: 1 }, policy)).toEqual({ refuse: false, delayMs: 250 });
   });
 });

@@ -1,4 +1,4 @@
-import { asc, eq, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { signInFailures } from "@/db/schema/sign-in-failures";
 
@@ -47,11 +47,12 @@ export function failureDelayMs(attempts: number, policy: ThrottlePolicy): number
 
 /**
  * Counts one sign-in attempt against every key, in one statement, before the password is
- * checked: concurrent guesses cannot all slip under the limit. Returns the highest count in the
- * current window. A window starts at the first failure and a key past it starts over at 1.
+ * checked: concurrent guesses cannot all slip under the limit. Returns each key's count in the
+ * current window, this attempt included. A window starts at the first failure and a key past it
+ * starts over at 1.
  */
-export async function chargeAttempt(db: Db, keys: string[], now: Date, policy: ThrottlePolicy): Promise<number> {
-  if (keys.length === 0) return 0;
+export async function chargeAttempt(db: Db, keys: string[], now: Date, policy: ThrottlePolicy): Promise<Map<string, number>> {
+  if (keys.length === 0) return new Map();
   const windowStart = new Date(now.getTime() - policy.windowMs).toISOString();
   const nowIso = now.toISOString();
   const expired = sql`${signInFailures.firstAt} <= ${windowStart}::timestamptz`;
@@ -66,9 +67,30 @@ export async function chargeAttempt(db: Db, keys: string[], now: Date, policy: T
         lastAt: now,
       },
     })
-    .returning({ failures: signInFailures.failures });
-  return Math.max(...rows.map((r) => r.failures));
+    .returning({ key: signInFailures.key, failures: signInFailures.failures });
+  return new Map(rows.map((r) => [r.key, r.failures]));
 }
+
+export type ThrottleDecision = { refuse: boolean; delayMs: number };
+
+/**
+ * What an attempt's counts allow. An address past its limit is refused: those are its own
+ * failures. An account past its limit is refused only to an address that has failed itself
+ * recently, so no number of failures from elsewhere (or from spoofed addresses) keeps a member
+ * with the right password out; everyone else is only slowed. An unknown address (no trusted proxy)
+ * cannot show a clean record, but refusing it would let anyone lock staff out, so it is slowed.
+ */
+export function decideAttempt(params: { account: number; address: number | null }, policy: ThrottlePolicy): ThrottleDecision {
+  const addressPrior = params.address === null ? 0 : params.address - 1;
+  const addressOver = params.address !== null && isOverLimit(params.address, policy);
+  const accountOver = isOverLimit(params.account, policy) && addressPrior > 0;
+  return {
+    refuse: addressOver || accountOver,
+    delayMs: Math.max(failureDelayMs(params.account, policy), failureDelayMs(params.address ?? 0, policy)),
+  };
+}
+
+export type SignInFailureRow = { key: string; failures: number; firstAt: Date; lastAt: Date; overLimit: boolean };
 
 /**
  * After a correct password: the account starts clean, while the address only gets this one
@@ -84,7 +106,15 @@ export async function forgiveAttempt(db: Db, params: { account: string; address:
   }
 }
 
-/** Current counts, for tests and for staff to see who is locked out. */
-export async function listSignInFailures(db: Db) {
-  return db.select().from(signInFailures).orderBy(asc(signInFailures.key));
+/** Counts in the current window, newest first, for admins to see who is failing or locked out. */
+export async function listSignInFailures(db: Db, params: { now?: Date; policy?: ThrottlePolicy; limit?: number } = {}): Promise<SignInFailureRow[]> {
+  const policy = params.policy ?? defaultThrottlePolicy;
+  const since = new Date((params.now ?? new Date()).getTime() - policy.windowMs);
+  const rows = await db
+    .select()
+    .from(signInFailures)
+    .where(and(gt(signInFailures.firstAt, since), gt(signInFailures.failures, 0)))
+    .orderBy(desc(signInFailures.lastAt), asc(signInFailures.key))
+    .limit(params.limit ?? 100);
+  return rows.map((r) => ({ ...r, overLimit: isOverLimit(r.failures, policy) }));
 }

@@ -4,7 +4,7 @@ import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db
 import { signInFailures } from "@/db/schema/sign-in-failures";
 import { staff } from "@/db/schema/staff";
 import { hashPassword } from "./password";
-import { defaultThrottlePolicy } from "./throttle";
+import { defaultThrottlePolicy, listSignInFailures } from "./throttle";
 import { GENERIC_SIGN_IN_ERROR, verifyCredentials, type VerifyOptions } from "./verify";
 
 const PASSWORD = "correct horse battery";
@@ -64,17 +64,30 @@ describe.skipIf(skipWithoutDatabase())("verifyCredentials on Postgres", () => {
     expect(delays).toEqual([250, 500, 1000, 2000]);
   });
 
-  it("locks an account after five failures, from any address, until the window passes", async () => {
-    for (let i = 0; i < 5; i++) {
+  it("never lets failures from other addresses refuse the right password from a clean address", async () => {
+    // Six wrong passwords from six addresses (spoofed or real): the account is past its limit.
+    for (let i = 0; i < 6; i++) {
       expect(await attempt("bo@example.com", "wrong password!!", `203.0.113.${i}`)).toMatchObject({ reason: "invalid" });
     }
-    // The right password from a fresh address is refused too: the account itself is locked.
-    expect(await attempt("bo@example.com", PASSWORD, "192.0.2.50")).toMatchObject({ ok: false, reason: "throttled" });
-    // Other accounts are untouched.
-    expect(await attempt("ann@example.com", PASSWORD, "192.0.2.50")).toMatchObject({ ok: true });
+    expect(await attempt("bo@example.com", PASSWORD, "192.0.2.50")).toMatchObject({ ok: true });
+    // With no trusted proxy the address is unknown for everyone: slowed, never locked out.
+    for (let i = 0; i < 8; i++) await attempt("ann@example.com", "wrong password!!", null);
+    expect(await attempt("ann@example.com", PASSWORD, null)).toMatchObject({ ok: true });
+  });
 
+  it("refuses an address that failed itself while its account is past the limit, until the window passes", async () => {
+    for (let i = 0; i < 5; i++) await attempt("bo@example.com", "wrong password!!", `203.0.113.${i}`);
+    // 203.0.113.0 has a failure of its own: it is refused even with the right password.
+    expect(await attempt("bo@example.com", PASSWORD, "203.0.113.0")).toMatchObject({ ok: false, reason: "throttled" });
+    // Other accounts are untouched.
+    expect(await attempt("ann@example.com", PASSWORD, "203.0.113.0")).toMatchObject({ ok: true });
     clock = new Date(clock.getTime() + defaultThrottlePolicy.windowMs + 1000);
-    expect(await attempt("bo@example.com", PASSWORD, "192.0.2.51")).toMatchObject({ ok: true });
+    expect(await attempt("bo@example.com", PASSWORD, "203.0.113.0")).toMatchObject({ ok: true });
+  });
+
+  it("slows failures on a locked account from fresh addresses with the account's delay", async () => {
+    for (let i = 0; i < 8; i++) await attempt("bo@example.com", "wrong password!!", `203.0.113.${i}`);
+    expect(delays).toEqual([250, 500, 1000, 2000, 4000, 4000, 4000, 4000]);
   });
 
   it("locks an address after five failures across accounts, leaving other addresses alone", async () => {
@@ -95,14 +108,23 @@ describe.skipIf(skipWithoutDatabase())("verifyCredentials on Postgres", () => {
     expect(rows.find((r) => r.key === "address:192.0.2.9")?.failures).toBe(2);
   });
 
-  it("counts concurrent guesses exactly: only five of twenty reach the password check", async () => {
+  it("counts concurrent guesses exactly: only five of twenty from one address reach the password check", async () => {
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => attempt("bo@example.com", `wrong password ${i}`, `10.0.0.${i}`)),
+      Array.from({ length: 20 }, (_, i) => attempt(`guess${i}@example.com`, `wrong password ${i}`, "10.0.0.1")),
     );
     const reasons = results.map((r) => (r.ok ? "ok" : r.reason));
     expect(reasons.filter((r) => r === "invalid")).toHaveLength(5);
     expect(reasons.filter((r) => r === "throttled")).toHaveLength(15);
-    const [row] = await t.db.select().from(signInFailures).where(eq(signInFailures.key, "account:bo@example.com"));
+    const [row] = await t.db.select().from(signInFailures).where(eq(signInFailures.key, "address:10.0.0.1"));
     expect(row?.failures).toBe(20);
+  });
+
+  it("shows admins who is failing and who is locked out", async () => {
+    for (let i = 0; i < 6; i++) await attempt("bo@example.com", "wrong password!!", "203.0.113.9");
+    const rows = await listSignInFailures(t.db, { now: clock });
+    expect(rows.map((r) => [r.key, r.failures, r.overLimit])).toEqual([
+      ["account:bo@example.com", 6, true],
+      ["address:203.0.113.9", 6, true],
+    ]);
   });
 });

@@ -7,10 +7,9 @@ import {
   accountKey,
   addressKey,
   chargeAttempt,
+  decideAttempt,
   defaultThrottlePolicy,
-  failureDelayMs,
   forgiveAttempt,
-  isOverLimit,
   throttleKeys,
   type ThrottlePolicy,
 } from "./throttle";
@@ -49,15 +48,24 @@ export async function verifyCredentials(
   const now = (options.now ?? (() => new Date()))();
   const email = normalizeEmail(params.email);
 
-  const attempts = await chargeAttempt(db, throttleKeys(email, params.address), now, policy);
+  const counts = await chargeAttempt(db, throttleKeys(email, params.address), now, policy);
+  const decision = decideAttempt(
+    { account: counts.get(accountKey(email)) ?? 0, address: params.address ? (counts.get(addressKey(params.address)) ?? 0) : null },
+    policy,
+  );
   const fail = async (reason: SignInFailureReason): Promise<VerifyResult> => {
-    await sleep(failureDelayMs(attempts, policy));
+    await sleep(decision.delayMs);
     return { ok: false, error: GENERIC_SIGN_IN_ERROR, reason };
   };
-  if (isOverLimit(attempts, policy)) return fail("throttled");
+  const dummy = () => timingDummyHash(options.bcryptCost ?? PRODUCTION_BCRYPT_COST);
+  if (decision.refuse) {
+    // The same bcrypt work as a real check, so a refusal does not answer faster than a guess.
+    await verifyPassword(params.password, await dummy());
+    return fail("throttled");
+  }
 
   const [row] = await db.select().from(staff).where(eq(staff.email, email)).limit(1);
-  const hash = row?.passwordHash ?? (await timingDummyHash(options.bcryptCost ?? PRODUCTION_BCRYPT_COST));
+  const hash = row?.passwordHash ?? (await dummy());
   const matches = await verifyPassword(params.password, hash);
   if (!row || !matches) return fail("invalid");
   // Checked after the password so a disabled account answers exactly like a wrong password.

@@ -2,6 +2,7 @@ import { and, eq, getTableColumns, gte, like, lt, sql, type SQL } from "drizzle-
 import { z } from "zod";
 import type { Db } from "@/db/client";
 import { auditEvents, type AuditEvent } from "@/db/schema";
+import { isRealUtcInstant } from "@/lib/http/strict-input";
 
 // Keyset pagination on (at, id) descending, which the audit_events_at_idx index serves: the page
 // after N rows costs the same as the first, however long the log grows. The cursor carries the
@@ -12,6 +13,8 @@ const isoInstant = z.iso.datetime({ offset: true }).transform((s) => new Date(s)
 export const AuditCursor = z
   .string()
   .regex(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z_\d{1,15}$/, "invalid page cursor")
+  // The shape alone lets "2026-13-45T99:99:99" through to Postgres, which fails the whole page.
+  .refine((s) => isRealUtcInstant(s.split("_")[0] ?? ""), "invalid page cursor: not a real time")
   .transform((s) => {
     const [at = "", id = "0"] = s.split("_");
     return { at, id: Number(id) };

@@ -4,6 +4,7 @@ import { clientAddress } from "@/lib/auth/client-address";
 import { readJsonBody } from "@/lib/http/body";
 import type { EmailProvider } from "./fake-provider";
 import { type DeliveryOutcome, parseSubscribeBody, subscribe, SubscribeInputError, type SubscribeOutcome } from "./subscribe";
+import { logError, logWarning } from "@/lib/log/redact";
 
 /** The one answer for every outcome that is not malformed input: it tells nobody whether an address is known. */
 export const UNIFORM_BODY = JSON.stringify({
@@ -46,7 +47,9 @@ export async function handleSubscribe(request: Request, deps: SubscribeHandlerDe
     throw error;
   }
 
-  const caller = clientAddress(Object.fromEntries(request.headers));
+  // The demo's caller only labels its own cooldowns (demo traffic sends one per simulated client),
+  // so it reads the nearest X-Forwarded-For hop; no sign-in decision rests on it.
+  const caller = clientAddress(Object.fromEntries(request.headers), 1);
   try {
     const outcome = await subscribe(await deps.db(), { email: input.email, caller: caller ? `ip:${caller}` : undefined, requestId }, deps);
     if (outcome.kind === "accepted") {
@@ -78,7 +81,7 @@ function invalid(code: string, message: string): Response {
 
 /** Refusals and failures go to stderr loudly; the database already holds every refusal. */
 export function logToConsole(entry: SubscribeLogEntry): void {
-  if (entry.event === "error") console.error(`[demo.subscribe] ${entry.requestId} ${entry.message}`, entry.error);
-  else if (entry.event === "subscribe" && entry.outcome !== "accepted") console.warn(`[demo.subscribe] ${JSON.stringify(entry)}`);
-  else if (entry.event === "delivery" && entry.outcome !== "delivered") console.warn(`[demo.subscribe] ${JSON.stringify(entry)}`);
+  if (entry.event === "error") logError(`[demo.subscribe] ${entry.requestId} ${entry.message}`, entry.error);
+  else if (entry.event === "subscribe" && entry.outcome !== "accepted") logWarning(`[demo.subscribe] ${JSON.stringify(entry)}`);
+  else if (entry.event === "delivery" && entry.outcome !== "delivered") logWarning(`[demo.subscribe] ${JSON.stringify(entry)}`);
 }

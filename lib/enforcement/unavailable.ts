@@ -2,6 +2,8 @@
 // `unavailable`. When the database itself is down the refusal cannot be stored, so it goes to
 // stderr and to these in-process counters (exported for health and metrics).
 
+import { describeError, logError } from "@/lib/log/redact";
+
 export type UnavailableReason =
   | "deadline"
   | "statement_timeout"
@@ -75,10 +77,10 @@ export function noteUnavailable(reason: UnavailableReason, requests: number, err
     return;
   }
   lastLogAt = now;
-  const detail = error instanceof Error ? `${error.name}: ${error.message}` : error ? String(error) : "";
+  const detail = error === undefined || error === null ? "" : describeError(error);
   const more = suppressed > 0 ? ` (+${suppressed} more since the last line)` : "";
   suppressed = 0;
-  console.error(`[ceilings] refused ${requests} reservation(s) as unavailable (${reason})${more} ${detail}`.trim());
+  logError(`[ceilings] refused ${requests} reservation(s) as unavailable (${reason})${more} ${detail}`.trim());
 }
 
 export function unavailableCounts(): Readonly<Record<UnavailableReason, number>> {

@@ -3,7 +3,14 @@
 
 export const MAX_BODY_BYTES = 16 * 1024;
 
-export type BodyError = { ok: false; status: 400 | 413; code: "invalid_json" | "body_too_large"; message: string };
+import { checkStrictJson } from "./strict-json";
+
+export type BodyError = {
+  ok: false;
+  status: 400 | 413;
+  code: "invalid_json" | "body_too_large" | "duplicate_field" | "invalid_characters";
+  message: string;
+};
 export type BodyResult = { ok: true; value: unknown; empty: boolean } | BodyError;
 
 function tooLarge(limit: number): BodyError {
@@ -47,10 +54,14 @@ export async function readJsonBody(request: Request, limit = MAX_BODY_BYTES): Pr
     return { ok: false, status: 400, code: "invalid_json", message: "the request body is not valid UTF-8" };
   }
   if (text.trim() === "") return { ok: true, value: {}, empty: true };
+  let value: unknown;
   try {
-    return { ok: true, value: JSON.parse(text) as unknown, empty: false };
+    value = JSON.parse(text) as unknown;
   } catch (error) {
     const detail = error instanceof SyntaxError ? `: ${error.message}` : "";
     return { ok: false, status: 400, code: "invalid_json", message: `the request body is not valid JSON${detail}` };
   }
+  const strict = checkStrictJson(text, value);
+  if (strict) return { ok: false, status: 400, ...strict };
+  return { ok: true, value, empty: false };
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { refusalGate } from "@/db/schema/refusals";
+import { isRealUtcInstant } from "@/lib/http/strict-input";
 
 // The refusal log's state lives in the URL (shareable links; alerts link here with
 // ?endpoint=&from=&to=). This file turns search params into typed filters and back.
@@ -38,6 +39,8 @@ export const Instant = z
 export const RefusalCursor = z
   .string()
   .regex(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z_\d{1,15}$/, "invalid page cursor")
+  // The shape alone lets "2026-13-45T99:99:99" through to Postgres, which fails the whole page.
+  .refine((s) => isRealUtcInstant(s.split("_")[0] ?? ""), "invalid page cursor: not a real time")
   .transform((s) => {
     const [at = "", id = "0"] = s.split("_");
     return { at, id: Number(id) };

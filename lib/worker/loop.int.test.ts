@@ -19,7 +19,7 @@ const settings = (name: string): WorkerSettings => ({
   purgeEveryMs: 0,
   refusalRetentionDays: 90,
   rules: { unavailableBurst: 20, unavailableWindowMinutes: 5, refusalSpike: 500, refusalSpikeWindowMinutes: 5, adjustFactor: 5 },
-  delivery: { retryBaseMs: 5, retryCapMs: 20, maxAttempts: 5, timeoutMs: 2000 },
+  delivery: { retryBaseMs: 5, retryCapMs: 20, maxAttempts: 5, timeoutMs: 2000, egress: { allowHosts: ["127.0.0.1"] } },
 });
 
 describe.skipIf(skipWithoutDatabase())("the worker loop", () => {

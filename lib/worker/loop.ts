@@ -2,6 +2,7 @@ import type { Db } from "@/db/client";
 import { raiseSilentWorkers, writeHeartbeat } from "@/lib/alerts";
 import { jobs as defaultJobs, type Job } from "./jobs";
 import type { WorkerSettings } from "./settings";
+import { logError } from "@/lib/log/redact";
 
 export type JobOutcome = { job: string; ok: boolean; result?: Record<string, unknown>; error?: string };
 export type WorkerState = { lastRun: Map<string, number> };
@@ -29,7 +30,7 @@ export async function runWorkerOnce(
     try {
       outcomes.push({ job: job.name, ok: true, result: await job.run(db, s, new Date(now)) });
     } catch (error) {
-      console.error(`worker ${s.name}: job ${job.name} failed`, error);
+      logError(`worker ${s.name}: job ${job.name} failed`, error);
       outcomes.push({ job: job.name, ok: false, error: error instanceof Error ? error.message : String(error) });
     }
   }
@@ -39,7 +40,7 @@ export async function runWorkerOnce(
     await writeHeartbeat(db, { name: s.name, detail });
   } catch (error) {
     // A database that cannot take the heartbeat is the silence the others will alert on.
-    console.error(`worker ${s.name}: heartbeat failed`, error);
+    logError(`worker ${s.name}: heartbeat failed`, error);
   }
   return outcomes;
 }
@@ -65,7 +66,7 @@ export async function runWorker(db: Db, s: WorkerSettings, signal: AbortSignal):
   try {
     await raiseSilentWorkers(db, { silentAfterSeconds: s.silentAfterSeconds });
   } catch (error) {
-    console.error(`worker ${s.name}: could not check earlier heartbeats`, error);
+    logError(`worker ${s.name}: could not check earlier heartbeats`, error);
   }
   const state = newWorkerState();
   while (!signal.aborted) {

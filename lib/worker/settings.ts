@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
 import type { DeliverySettings, RuleSettings } from "@/lib/alerts";
 import type { Env } from "@/lib/env";
+import { egressPolicyFrom } from "@/lib/alerts/egress";
 
 export type WorkerSettings = {
   /** Heartbeat row; copies sharing a name share a row, which is fine: either beating means alive. */
@@ -37,6 +38,7 @@ export function workerSettings(e: Env): WorkerSettings {
       retryCapMs: e.ALERT_RETRY_CAP_SECONDS * 1000,
       maxAttempts: e.ALERT_MAX_ATTEMPTS,
       baseUrl: e.NEXTAUTH_URL,
+      egress: egressPolicyFrom(e.ALERT_WEBHOOK_ALLOW_HOSTS),
     },
   };
 }

@@ -3,6 +3,9 @@ import { z } from "zod";
 import { checkRole } from "@/app/_lib/guards";
 import type { SessionStaff } from "@/app/_lib/session";
 import { acknowledgeAlerts, AlertError, createDestination, deleteDestination, DestinationInput, setDestinationEnabled } from "@/lib/alerts";
+import { logError } from "@/lib/log/redact";
+import { strictForm } from "@/app/_lib/strict-form";
+import { decimalId } from "@/lib/http/strict-input";
 
 // The bodies of the alert server actions, with their dependencies passed in so tests run them on a
 // real database as a chosen staff member. Each: guard (role), zod parse, one lib/alerts call,
@@ -12,7 +15,7 @@ export type AlertActionDeps = ActionDeps;
 
 export type AlertActionState = { status: "idle" } | { status: "ok"; message: string } | { status: "error"; error: string };
 
-const Id = z.coerce.number({ error: "an id is required" }).int("ids are whole numbers").positive("ids are positive");
+const Id = decimalId("id");
 const AckForm = z.object({ alertIds: z.array(Id).min(1, "choose at least one alert to acknowledge").max(500, "at most 500 alerts at once") });
 const DestinationIdForm = z.object({ id: Id });
 const EnableForm = z.object({ id: Id, enabled: z.enum(["true", "false"], { error: "enabled must be true or false" }) });
@@ -27,7 +30,7 @@ function parseFailure(error: z.ZodError): AlertActionState {
 
 function failure(error: unknown): AlertActionState {
   if (error instanceof AlertError) return { status: "error", error: error.message };
-  console.error("alert action failed", error);
+  logError("alert action failed", error);
   return { status: "error", error: "The change could not be saved. The error was logged; try again." };
 }
 
@@ -37,7 +40,7 @@ function text(formData: FormData, name: string): string | undefined {
 }
 
 /** Operators and admins acknowledge; each acknowledged alert is audited as 'alert.ack'. */
-export async function acknowledgeAlertsCore(deps: AlertActionDeps, formData: FormData): Promise<AlertActionState> {
+async function acknowledgeAlertsBody(deps: AlertActionDeps, formData: FormData): Promise<AlertActionState> {
   const auth = checkRole(await deps.session(), "operator");
   if (!auth.ok) return { status: "error", error: auth.error };
   const parsed = AckForm.safeParse({ alertIds: formData.getAll("alertId").filter((v) => typeof v === "string") });
@@ -52,7 +55,7 @@ export async function acknowledgeAlertsCore(deps: AlertActionDeps, formData: For
   }
 }
 
-export async function createDestinationCore(deps: AlertActionDeps, formData: FormData): Promise<AlertActionState> {
+async function createDestinationBody(deps: AlertActionDeps, formData: FormData): Promise<AlertActionState> {
   const auth = checkRole(await deps.session(), "admin");
   if (!auth.ok) return { status: "error", error: auth.error };
   const parsed = DestinationInput.safeParse({
@@ -71,7 +74,7 @@ export async function createDestinationCore(deps: AlertActionDeps, formData: For
   }
 }
 
-export async function setDestinationEnabledCore(deps: AlertActionDeps, formData: FormData): Promise<AlertActionState> {
+async function setDestinationEnabledBody(deps: AlertActionDeps, formData: FormData): Promise<AlertActionState> {
   const auth = checkRole(await deps.session(), "admin");
   if (!auth.ok) return { status: "error", error: auth.error };
   const parsed = EnableForm.safeParse({ id: text(formData, "id"), enabled: text(formData, "enabled") });
@@ -85,7 +88,7 @@ export async function setDestinationEnabledCore(deps: AlertActionDeps, formData:
   }
 }
 
-export async function deleteDestinationCore(deps: AlertActionDeps, formData: FormData): Promise<AlertActionState> {
+async function deleteDestinationBody(deps: AlertActionDeps, formData: FormData): Promise<AlertActionState> {
   const auth = checkRole(await deps.session(), "admin");
   if (!auth.ok) return { status: "error", error: auth.error };
   const parsed = DestinationIdForm.safeParse({ id: text(formData, "id") });
@@ -98,3 +101,9 @@ export async function deleteDestinationCore(deps: AlertActionDeps, formData: For
     return failure(error);
   }
 }
+
+// Every core passes the input boundary first (app/_lib/strict-form.ts).
+export const acknowledgeAlertsCore = strictForm("alert.acknowledge", acknowledgeAlertsBody);
+export const createDestinationCore = strictForm("alert_destination.create", createDestinationBody);
+export const setDestinationEnabledCore = strictForm("alert_destination.enable", setDestinationEnabledBody);
+export const deleteDestinationCore = strictForm("alert_destination.delete", deleteDestinationBody);

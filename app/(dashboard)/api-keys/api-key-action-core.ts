@@ -2,6 +2,9 @@ import type { ActionDeps } from "@/app/_lib/action-deps";
 import { z } from "zod";
 import { checkRole } from "@/app/_lib/guards";
 import { ApiKeyAccount, ApiKeyError, createApiKey, revokeApiKey } from "@/lib/api-keys";
+import { logError } from "@/lib/log/redact";
+import { strictForm } from "@/app/_lib/strict-form";
+import { decimalId } from "@/lib/http/strict-input";
 
 // The bodies of the API key server actions, with what they depend on passed in, so tests run
 // them on a real test database with a chosen signed-in member. actions.ts wires the live ones.
@@ -31,7 +34,7 @@ const CreateForm = z
     return { ...form, binding: { kind: "account" as const, account: account.data } };
   });
 
-const RevokeForm = z.object({ id: z.coerce.number({ error: "id must be a number" }).int().positive("id must be positive") });
+const RevokeForm = z.object({ id: decimalId("id") });
 
 function readCreateForm(formData: FormData) {
   const text = (name: string) => {
@@ -48,11 +51,11 @@ function readCreateForm(formData: FormData) {
 
 function failure(error: unknown): ApiKeyActionState {
   if (error instanceof ApiKeyError) return { status: "error", error: error.message };
-  console.error("api key action failed", error);
+  logError("api key action failed", error);
   return { status: "error", error: "The change could not be saved. The error was logged; try again." };
 }
 
-export async function createApiKeyCore(deps: ApiKeyActionDeps, formData: FormData): Promise<ApiKeyActionState> {
+async function createApiKeyBody(deps: ApiKeyActionDeps, formData: FormData): Promise<ApiKeyActionState> {
   const auth = checkRole(await deps.session(), "admin");
   if (!auth.ok) return { status: "error", error: auth.error };
   const parsed = CreateForm.safeParse(readCreateForm(formData));
@@ -67,7 +70,7 @@ export async function createApiKeyCore(deps: ApiKeyActionDeps, formData: FormDat
   }
 }
 
-export async function revokeApiKeyCore(deps: ApiKeyActionDeps, formData: FormData): Promise<ApiKeyActionState> {
+async function revokeApiKeyBody(deps: ApiKeyActionDeps, formData: FormData): Promise<ApiKeyActionState> {
   const auth = checkRole(await deps.session(), "admin");
   if (!auth.ok) return { status: "error", error: auth.error };
   const parsed = RevokeForm.safeParse({ id: formData.get("id") });
@@ -80,3 +83,7 @@ export async function revokeApiKeyCore(deps: ApiKeyActionDeps, formData: FormDat
     return failure(error);
   }
 }
+
+// Every core passes the input boundary first (app/_lib/strict-form.ts).
+export const createApiKeyCore = strictForm("api_key.create", createApiKeyBody);
+export const revokeApiKeyCore = strictForm("api_key.revoke", revokeApiKeyBody);

@@ -70,9 +70,15 @@ export default async function RefusalsPage({ searchParams }: { searchParams: Sea
               <span className="text-xs text-zinc-600 dark:text-zinc-400">
                 {masked ? "Callers and destinations are masked in the export (admins get them in full)." : "The export holds callers and destinations in full."}
               </span>
-              <a href={href("/refusals/export", filters)} className={secondaryButtonClass} data-testid="refusals-export" download>
-                Export CSV
-              </a>
+              {/* A POST form, not a link: the export writes an audit row, and a GET must change nothing. */}
+              <form method="post" action="/refusals/export">
+                {[...filterParams(filters)].map(([name, value]) => (
+                  <input key={name} type="hidden" name={name} value={value} />
+                ))}
+                <button type="submit" className={secondaryButtonClass} data-testid="refusals-export">
+                  Export CSV
+                </button>
+              </form>
             </div>
           </div>
           <RefusalsTable rows={page.rows} caption="Refusals, newest first" />

@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
 import { listStaff } from "@/lib/auth";
+import { listSignInFailures } from "@/lib/auth/throttle";
 import { AddStaffForm } from "./_components/add-staff-form";
 import { StaffRowControls } from "./_components/staff-row-controls";
 
@@ -11,7 +12,9 @@ const dateFormat = new Intl.DateTimeFormat("en-GB", { dateStyle: "medium", timeS
 
 export default async function StaffPage() {
   const me = await requirePageRole("admin");
-  const members = await listStaff(await getDb());
+  const db = await getDb();
+  const members = await listStaff(db);
+  const failures = await listSignInFailures(db);
   return (
     <section className="space-y-8">
       <div>
@@ -57,6 +60,37 @@ export default async function StaffPage() {
         </table>
       </div>
       <AddStaffForm />
+      <section aria-labelledby="sign-in-failures-title" className="space-y-2">
+        <h2 id="sign-in-failures-title" className="text-lg font-semibold">Failed sign-ins (last 15 minutes)</h2>
+        <p className="text-sm text-zinc-600 dark:text-zinc-400">
+          Per account and per address. A locked account is refused only to addresses that failed themselves; the right
+          password from anywhere else still signs in, after a delay.
+        </p>
+        {failures.length === 0 ? (
+          <p className="text-sm text-zinc-600 dark:text-zinc-400" data-testid="sign-in-failures-none">No failed sign-ins.</p>
+        ) : (
+          <table className="min-w-full divide-y divide-zinc-200 text-sm dark:divide-zinc-800" data-testid="sign-in-failures">
+            <thead className="bg-zinc-100 text-left dark:bg-zinc-900">
+              <tr>
+                <th scope="col" className="px-3 py-2 font-medium">Account or address</th>
+                <th scope="col" className="px-3 py-2 font-medium">Failures</th>
+                <th scope="col" className="px-3 py-2 font-medium">Last (UTC)</th>
+                <th scope="col" className="px-3 py-2 font-medium">State</th>
+              </tr>
+            </thead>
+            <tbody className="divide-y divide-zinc-200 dark:divide-zinc-800">
+              {failures.map((f) => (
+                <tr key={f.key} data-testid="sign-in-failure-row">
+                  <td className="px-3 py-2 font-mono">{f.key}</td>
+                  <td className="px-3 py-2">{f.failures}</td>
+                  <td className="px-3 py-2">{dateFormat.format(f.lastAt)}</td>
+                  <td className="px-3 py-2">{f.overLimit ? <span className="text-red-700 dark:text-red-400">locked out</span> : "slowed"}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
     </section>
   );
 }

@@ -4,6 +4,8 @@ import { checkRole } from "@/app/_lib/guards";
 import { addStaff, changeStaffRole, disableStaff, enableStaff, StaffAdminError } from "@/lib/auth";
 import { PasswordPolicyError } from "@/lib/auth/password";
 import { StaffEmail, StaffPassword, StaffRoleInput } from "@/lib/auth/staff-input";
+import { logError } from "@/lib/log/redact";
+import { strictForm } from "@/app/_lib/strict-form";
 
 // The bodies of the staff server actions, with what they depend on passed in, so tests can run
 // them on a real test database with a chosen signed-in member. actions.ts wires the live ones.
@@ -47,11 +49,11 @@ function parseError(error: z.ZodError): StaffActionState {
 
 function failure(error: unknown): StaffActionState {
   if (error instanceof StaffAdminError || error instanceof PasswordPolicyError) return { status: "error", error: error.message };
-  console.error("staff action failed", error);
+  logError("staff action failed", error);
   return { status: "error", error: "The change could not be saved. The error was logged; try again." };
 }
 
-export async function addStaffCore(deps: StaffActionDeps, formData: FormData): Promise<StaffActionState> {
+async function addStaffBody(deps: StaffActionDeps, formData: FormData): Promise<StaffActionState> {
   const auth = checkRole(await deps.session(), "admin");
   if (!auth.ok) return { status: "error", error: auth.error };
   const parsed = AddStaffForm.safeParse(fields(formData));
@@ -71,7 +73,7 @@ export async function addStaffCore(deps: StaffActionDeps, formData: FormData): P
   }
 }
 
-export async function changeRoleCore(deps: StaffActionDeps, formData: FormData): Promise<StaffActionState> {
+async function changeRoleBody(deps: StaffActionDeps, formData: FormData): Promise<StaffActionState> {
   const auth = checkRole(await deps.session(), "admin");
   if (!auth.ok) return { status: "error", error: auth.error };
   const parsed = ChangeRoleForm.safeParse(fields(formData));
@@ -85,7 +87,7 @@ export async function changeRoleCore(deps: StaffActionDeps, formData: FormData):
   }
 }
 
-export async function setDisabledCore(deps: StaffActionDeps, formData: FormData): Promise<StaffActionState> {
+async function setDisabledBody(deps: StaffActionDeps, formData: FormData): Promise<StaffActionState> {
   const auth = checkRole(await deps.session(), "admin");
   if (!auth.ok) return { status: "error", error: auth.error };
   const parsed = SetDisabledForm.safeParse(fields(formData));
@@ -103,3 +105,8 @@ export async function setDisabledCore(deps: StaffActionDeps, formData: FormData)
     return failure(error);
   }
 }
+
+// Every core passes the input boundary first (app/_lib/strict-form.ts).
+export const addStaffCore = strictForm("staff.add", addStaffBody);
+export const changeRoleCore = strictForm("staff.role", changeRoleBody);
+export const setDisabledCore = strictForm("staff.disable", setDisabledBody);

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { getDb } from "@/db/client";
+import { logError } from "@/lib/log/redact";
 
 export const dynamic = "force-dynamic";
 
@@ -10,7 +11,7 @@ export async function GET(): Promise<Response> {
     await db.execute(sql`select 1`);
     return Response.json({ status: "ok" }, { headers: { "cache-control": "no-store" } });
   } catch (error) {
-    console.error("health check: database query failed", error);
+    logError("health check: database query failed", error);
     return Response.json({ status: "unavailable", error: "database unreachable" }, { status: 503, headers: { "cache-control": "no-store" } });
   }
 }

@@ -10,11 +10,13 @@ import {
   type ControlActionDeps,
   type ControlActionState,
 } from "../../control-action-core";
+import { strictForm } from "@/app/_lib/strict-form";
+import { decimalId } from "@/lib/http/strict-input";
 
 // Values, bounds and overrides are admin-only; operators kill and restore (control-action-core).
 
-const Id = z.coerce.number({ error: "ceiling id is required" }).int().positive("ceiling id must be positive");
-const Version = z.coerce.number({ error: "version is required" }).int().min(1);
+const Id = decimalId("ceiling id");
+const Version = decimalId("version");
 // The number itself is parsed by lib/ceilings, which owns the "whole numbers only" rule and its
 // messages; here the raw text is only bounded in size.
 const RawNumber = z.string({ error: "a value is required" }).max(64, "that value is too long");
@@ -36,7 +38,7 @@ function revalidateEndpoint(deps: ControlActionDeps, endpointKey: string): void 
   deps.revalidate(`/endpoints/${endpointKey}`);
 }
 
-export async function adjustCeilingCore(deps: ControlActionDeps, formData: FormData): Promise<ControlActionState> {
+async function adjustCeilingBody(deps: ControlActionDeps, formData: FormData): Promise<ControlActionState> {
   const auth = checkRole(await deps.session(), "admin");
   if (!auth.ok) return { status: "error", error: auth.error };
   const parsed = AdjustForm.safeParse(formFields(formData));
@@ -57,7 +59,7 @@ export async function adjustCeilingCore(deps: ControlActionDeps, formData: FormD
   }
 }
 
-export async function setBoundsCore(deps: ControlActionDeps, formData: FormData): Promise<ControlActionState> {
+async function setBoundsBody(deps: ControlActionDeps, formData: FormData): Promise<ControlActionState> {
   const auth = checkRole(await deps.session(), "admin");
   if (!auth.ok) return { status: "error", error: auth.error };
   const parsed = BoundsForm.safeParse(formFields(formData));
@@ -72,7 +74,7 @@ export async function setBoundsCore(deps: ControlActionDeps, formData: FormData)
   }
 }
 
-export async function setOverrideCore(deps: ControlActionDeps, formData: FormData): Promise<ControlActionState> {
+async function setOverrideBody(deps: ControlActionDeps, formData: FormData): Promise<ControlActionState> {
   const auth = checkRole(await deps.session(), "admin");
   if (!auth.ok) return { status: "error", error: auth.error };
   const parsed = OverrideForm.safeParse(formFields(formData));
@@ -91,7 +93,7 @@ export async function setOverrideCore(deps: ControlActionDeps, formData: FormDat
   }
 }
 
-export async function removeOverrideCore(deps: ControlActionDeps, formData: FormData): Promise<ControlActionState> {
+async function removeOverrideBody(deps: ControlActionDeps, formData: FormData): Promise<ControlActionState> {
   const auth = checkRole(await deps.session(), "admin");
   if (!auth.ok) return { status: "error", error: auth.error };
   const parsed = RemoveOverrideForm.safeParse(formFields(formData));
@@ -104,3 +106,9 @@ export async function removeOverrideCore(deps: ControlActionDeps, formData: Form
     return actionFailure(error);
   }
 }
+
+// Every core passes the input boundary first (app/_lib/strict-form.ts).
+export const adjustCeilingCore = strictForm("ceiling.adjust", adjustCeilingBody);
+export const setBoundsCore = strictForm("ceiling.bounds", setBoundsBody);
+export const setOverrideCore = strictForm("ceiling.override", setOverrideBody);
+export const removeOverrideCore = strictForm("ceiling.override_remove", removeOverrideBody);

@@ -6,7 +6,7 @@ import type { Role } from "@/lib/auth/roles";
 import { createEndpoint } from "@/lib/ceilings/test-fixtures";
 import { insertRefusals } from "@/lib/refusals/test-fixtures";
 import type { SessionStaff } from "@/app/_lib/session";
-import { exportRefusalsCore } from "./export-core";
+import { exportRefusalsCore, exportRefusalsRequest } from "./export-core";
 
 describe.skipIf(skipWithoutDatabase())("refusal export checks the role itself and masks for non-admins", () => {
   let t: TestDatabase;
@@ -67,5 +67,53 @@ describe.skipIf(skipWithoutDatabase())("refusal export checks the role itself an
       ["operator@test.local", { masked: true, filters: { endpoint: key } }],
       ["admin@test.local", { masked: false, filters: { endpoint: key, gate: "cooldown" } }],
     ]);
+  });
+});
+
+describe.skipIf(skipWithoutDatabase())("refusal export changes nothing on a GET or a cross-origin POST", () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase("refusal_export_csrf");
+  });
+  afterAll(async () => {
+    await t?.drop();
+  });
+  const deps = {
+    session: async (): Promise<SessionStaff | null> => ({ id: 1, email: "admin@test.local", role: "admin" }),
+    db: async () => t.db,
+  };
+  const url = "http://127.0.0.1:3000/refusals/export";
+  const exports = async () => (await t.db.select().from(auditEvents).where(eq(auditEvents.action, "refusals.export"))).length;
+  const form = (fields: Record<string, string>) => new URLSearchParams(fields);
+
+  it("answers a GET, even a signed-in one with filters, with 405 and writes no audit row", async () => {
+    const response = await exportRefusalsRequest(deps, new Request(`${url}?gate=cooldown`, { headers: { host: "127.0.0.1:3000" } }));
+    expect(response.status).toBe(405);
+    expect(response.headers.get("content-type")).not.toContain("text/csv");
+    expect(await exports()).toBe(0);
+  });
+
+  it("refuses a POST another origin started, and writes nothing", async () => {
+    const cases: Record<string, string>[] = [
+      { host: "127.0.0.1:3000", origin: "http://127.0.0.1:4000", "sec-fetch-site": "same-site" },
+      { host: "127.0.0.1:3000", origin: "http://evil.example" },
+      { host: "127.0.0.1:3000" },
+    ];
+    for (const headers of cases) {
+      const response = await exportRefusalsRequest(deps, new Request(url, { method: "POST", headers, body: form({ gate: "cooldown" }) }));
+      expect(response.status).toBe(403);
+    }
+    expect(await exports()).toBe(0);
+  });
+
+  it("exports and audits a POST from its own page", async () => {
+    const response = await exportRefusalsRequest(
+      deps,
+      new Request(url, { method: "POST", headers: { host: "127.0.0.1:3000", origin: "http://127.0.0.1:3000", "sec-fetch-site": "same-origin" }, body: form({ gate: "cooldown" }) }),
+    );
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toContain("text/csv");
+    await response.text();
+    expect(await exports()).toBe(1);
   });
 });

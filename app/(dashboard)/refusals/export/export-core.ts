@@ -2,9 +2,12 @@ import type { Db } from "@/db/client";
 import { checkRole, SIGN_IN_REQUIRED } from "@/app/_lib/guards";
 import type { SessionStaff } from "@/app/_lib/session";
 import { recordAudit } from "@/lib/audit/record";
+import { isSameOriginRequest } from "@/lib/http/same-origin";
+import { checkTextFields, formEntries } from "@/lib/http/strict-input";
 import { filterParams, parseRefusalQuery, refusalCsvChunks, refusalCsvStream, type SearchParams } from "@/lib/refusals";
+import { logError } from "@/lib/log/redact";
 
-// The body of GET /refusals/export, with its dependencies passed in so tests run it on a real
+// The body of POST /refusals/export, with its dependencies passed in so tests run it on a real
 // database as a chosen staff member. route.ts wires the live session and database.
 export type ExportDeps = {
   session: () => Promise<SessionStaff | null>;
@@ -37,7 +40,7 @@ export async function exportRefusalsCore(deps: ExportDeps, params: SearchParams)
     details: { masked: mask, filters: Object.fromEntries(filterParams(parsed.filters)) },
   });
   const stream = refusalCsvStream(refusalCsvChunks(db, { filters: parsed.filters, mask }), (error) =>
-    console.error("refusal export failed mid-stream", error),
+    logError("refusal export failed mid-stream", error),
   );
   return new Response(stream, {
     headers: {
@@ -47,4 +50,35 @@ export async function exportRefusalsCore(deps: ExportDeps, params: SearchParams)
       "x-content-type-options": "nosniff",
     },
   });
+}
+
+// Filters are a handful of short values; anything bigger is not our form.
+const MAX_FORM_BYTES = 8 * 1024;
+
+/**
+ * POST /refusals/export from the refusal page's own form. The export writes an audit row, so it
+ * is never a GET: a link, an <img> or a cross-site navigation exports nothing and writes nothing,
+ * and a POST started by another origin is refused before anything is read.
+ */
+export async function exportRefusalsRequest(deps: ExportDeps, request: Request): Promise<Response> {
+  if (request.method !== "POST") {
+    return Response.json({ error: "use the Export button: the export is a POST" }, { status: 405, headers: { allow: "POST" } });
+  }
+  if (!isSameOriginRequest(request)) return Response.json({ error: "cross-origin export refused" }, { status: 403 });
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (declared > MAX_FORM_BYTES) return Response.json({ error: "the export form is too large" }, { status: 413 });
+  let form: FormData;
+  try {
+    form = await request.formData();
+  } catch {
+    return Response.json({ error: "the export takes a form body" }, { status: 400 });
+  }
+  const entries = formEntries(form);
+  const rejection = Array.isArray(entries) ? checkTextFields(entries, 1000) : entries;
+  if (rejection || !Array.isArray(entries)) {
+    return Response.json({ error: "invalid filters", details: [rejection?.message ?? "invalid form"] }, { status: 400 });
+  }
+  const params: SearchParams = {};
+  for (const [k, v] of entries) if (!(k in params)) params[k] = v;
+  return exportRefusalsCore(deps, params);
 }

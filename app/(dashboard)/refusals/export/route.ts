@@ -1,13 +1,18 @@
 import type { NextRequest } from "next/server";
 import { getDb } from "@/db/client";
 import { getSessionStaff } from "@/app/_lib/session";
-import { exportRefusalsCore } from "./export-core";
+import { exportRefusalsRequest } from "./export-core";
 
 export const dynamic = "force-dynamic";
 
-/** GET /refusals/export?endpoint=&gate=&caller=&destination=&from=&to=: the filtered log as CSV. */
+const deps = { session: getSessionStaff, db: getDb };
+
+/** POST /refusals/export with the filters as form fields: the filtered log as CSV. */
+export async function POST(request: NextRequest): Promise<Response> {
+  return exportRefusalsRequest(deps, request);
+}
+
+/** A GET changes nothing: it answers 405 so a link or a cross-site navigation writes no audit row. */
 export async function GET(request: NextRequest): Promise<Response> {
-  const params: Record<string, string> = {};
-  for (const [k, v] of request.nextUrl.searchParams) if (!(k in params)) params[k] = v;
-  return exportRefusalsCore({ session: getSessionStaff, db: getDb }, params);
+  return exportRefusalsRequest(deps, request);
 }

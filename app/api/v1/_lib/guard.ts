@@ -2,12 +2,13 @@ import type { Db } from "@/db/client";
 import { allowsEndpoint, authenticateApiKey, type ApiPrincipal } from "@/lib/api-keys";
 import { apiError, endpointExists } from "@/lib/http";
 import type { ApiDeps } from "./deps";
+import { logError } from "@/lib/log/redact";
 
 export type Authorized = { db: Db; principal: ApiPrincipal };
 
 /** Logs a failure in full and answers 503 with a generic message: the caller should retry later. */
 export function unavailableResponse(what: string, error: unknown): Response {
-  console.error(`api: ${what} failed`, error);
+  logError(`api: ${what} failed`, error);
   return apiError(503, "unavailable", "the service cannot reach its database right now; nothing was charged, try again shortly", {}, {
     "retry-after": "1",
   });

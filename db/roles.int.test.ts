@@ -1,0 +1,94 @@
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resultRows } from "./client";
+import { appRoleWarning, AppRoleError, ensureAppRole } from "./roles";
+import { auditEvents } from "./schema";
+import { createTestDatabase, skipWithoutDatabase, TEST_APP_ROLE, type TestDatabase } from "./testing";
+
+describe.skipIf(skipWithoutDatabase())("the app role cannot rewrite the audit log", () => {
+  let t: TestDatabase;
+  let id = 0;
+  beforeAll(async () => {
+    t = await createTestDatabase("app_role");
+    const [row] = await t.db
+      .insert(auditEvents)
+      .values({ actorType: "cli", actor: "test", action: "test.event", target: "x" })
+      .returning({ id: auditEvents.id });
+    id = row?.id ?? 0;
+  });
+  afterAll(async () => {
+    await t?.drop();
+  });
+
+  it("connects as the app role, which owns nothing and is no superuser", async () => {
+    const [me] = resultRows<{ role: string; superuser: boolean }>(
+      await t.db.execute(sql`select current_user as role, rolsuper as superuser from pg_roles where rolname = current_user`),
+    );
+    expect(me).toEqual({ role: TEST_APP_ROLE.role, superuser: false });
+    expect(await appRoleWarning(t.db)).toBeNull();
+    expect(await appRoleWarning(t.ownerDb)).toMatch(/superuser|owner/);
+  });
+
+  it("holds only INSERT and SELECT on the audit table, not just a trigger in the way", async () => {
+    const [p] = resultRows<Record<string, boolean>>(
+      await t.db.execute(sql`
+        select ${sql.raw(["select", "insert", "update", "delete", "truncate", "references", "trigger"].map((x) => `has_table_privilege(current_user, 'audit_events', '${x}') as "${x}"`).join(", "))}`),
+    );
+    expect(p).toEqual({ select: true, insert: true, update: false, delete: false, truncate: false, references: false, trigger: false });
+  });
+
+  it("may add to the audit log and read it", async () => {
+    const rows = await t.db.select().from(auditEvents);
+    expect(rows.map((r) => r.id)).toContain(id);
+  });
+
+  const refused: [string, ReturnType<typeof sql>][] = [
+    ["UPDATE", sql`update audit_events set reason = 'rewritten'`],
+    ["DELETE", sql`delete from audit_events`],
+    ["TRUNCATE", sql`truncate audit_events`],
+    ["DISABLE TRIGGER", sql`alter table audit_events disable trigger user`],
+    ["DROP TRIGGER", sql`drop trigger audit_events_no_update_delete on audit_events`],
+    ["DROP TRIGGER (truncate)", sql`drop trigger audit_events_no_truncate on audit_events`],
+    ["DROP TABLE", sql`drop table audit_events`],
+    ["SET session_replication_role", sql`set session_replication_role = replica`],
+    ["CREATE in public", sql`create table sneaky (id int)`],
+  ];
+  for (const [what, statement] of refused) {
+    it(`refuses ${what}`, async () => {
+      await expect(t.db.execute(statement)).rejects.toMatchObject({ cause: { code: expect.stringMatching(/^42501$/) } });
+      const [row] = await t.db.select().from(auditEvents);
+      expect(row?.reason ?? null).toBeNull();
+      expect((await t.db.select().from(auditEvents)).length).toBeGreaterThan(0);
+    });
+  }
+
+  it("still updates and deletes the app's own working tables", async () => {
+    await t.db.execute(sql`insert into sign_in_failures (key, failures) values ('account:x', 1)`);
+    await t.db.execute(sql`update sign_in_failures set failures = 2 where key = 'account:x'`);
+    await t.db.execute(sql`delete from sign_in_failures where key = 'account:x'`);
+  });
+
+  it("is idempotent and safe to race from many callers at once", async () => {
+    await Promise.all(Array.from({ length: 6 }, () => ensureAppRole(t.ownerDb, TEST_APP_ROLE)));
+    await expect(t.db.execute(sql`delete from audit_events`)).rejects.toThrow();
+  });
+
+  it("refuses, without altering it, a role that owns tables or holds privileged attributes", async () => {
+    // Probe roles of this suite only; never the server's own superuser.
+    await t.ownerDb.execute(sql`do $$ begin create role ceilings_test_probe_privileged createdb nologin; exception when duplicate_object or unique_violation then null; end $$`);
+    await t.ownerDb.execute(sql`do $$ begin create role ceilings_test_probe_owner nologin; exception when duplicate_object or unique_violation then null; end $$`);
+    await t.ownerDb.execute(sql`create table probe_owned (id int)`);
+    await t.ownerDb.execute(sql`alter table probe_owned owner to ceilings_test_probe_owner`);
+    await expect(ensureAppRole(t.ownerDb, { role: "ceilings_test_probe_privileged" })).rejects.toThrow(AppRoleError);
+    await expect(ensureAppRole(t.ownerDb, { role: "ceilings_test_probe_owner" })).rejects.toThrow(AppRoleError);
+    await expect(ensureAppRole(t.ownerDb, { role: "Robert'); drop table x;--" })).rejects.toThrow(AppRoleError);
+    const probes = resultRows<{ rolname: string; rolcreatedb: boolean; rolcanlogin: boolean }>(
+      await t.ownerDb.execute(sql`select rolname, rolcreatedb, rolcanlogin from pg_roles where rolname like 'ceilings_test_probe_%' order by rolname`),
+    );
+    expect(probes).toEqual([
+      { rolname: "ceilings_test_probe_owner", rolcreatedb: false, rolcanlogin: false },
+      { rolname: "ceilings_test_probe_privileged", rolcreatedb: true, rolcanlogin: false },
+    ]);
+    await t.ownerDb.execute(sql`drop table probe_owned`);
+  });
+});

@@ -1,0 +1,70 @@
+import { hasControlCharacter } from "./strict-input";
+
+// JSON.parse keeps the last of two equal keys: {"amount":100000,"amount":1} reserves 1, and a
+// proxy or log that reads the first sees 100000. Bodies are refused when a key repeats or any
+// string (key or value) carries a control character, after JSON.parse has checked the syntax.
+
+export type StrictJsonError = { code: "duplicate_field" | "invalid_characters"; message: string };
+
+/** Scans a syntactically valid JSON text for an object with a key twice; returns that key. */
+export function findDuplicateKey(text: string): string | null {
+  const stack: (Set<string> | null)[] = [];
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === "{") {
+      stack.push(new Set());
+      expectKey = true;
+    } else if (ch === "[") {
+      stack.push(null);
+      expectKey = false;
+    } else if (ch === "}" || ch === "]") {
+      stack.pop();
+      expectKey = false;
+    } else if (ch === ",") {
+      expectKey = stack.at(-1) instanceof Set;
+    } else if (ch === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
+      if (expectKey) {
+        const key = JSON.parse(text.slice(i, j + 1)) as string;
+        const keys = stack.at(-1);
+        if (keys instanceof Set) {
+          if (keys.has(key)) return key;
+          keys.add(key);
+        }
+        expectKey = false;
+      }
+      i = j;
+    }
+  }
+  return null;
+}
+
+function findControl(value: unknown, path: string): string | null {
+  if (typeof value === "string") return hasControlCharacter(value) ? path || "body" : null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = findControl(value[i], `${path}[${i}]`);
+      if (found) return found;
+    }
+    return null;
+  }
+  if (value !== null && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) {
+      if (hasControlCharacter(k)) return `${path}${path ? "." : ""}${JSON.stringify(k)}`;
+      const found = findControl(v, path ? `${path}.${k}` : k);
+      if (found) return found;
+    }
+  }
+  return null;
+}
+
+/** The boundary's verdict on an already parsed body and its text. */
+export function checkStrictJson(text: string, value: unknown): StrictJsonError | null {
+  const duplicate = findDuplicateKey(text);
+  if (duplicate !== null) return { code: "duplicate_field", message: `the field ${JSON.stringify(duplicate).slice(0, 60)} appears more than once` };
+  const field = findControl(value, "");
+  if (field !== null) return { code: "invalid_characters", message: `${field.slice(0, 60)} must not contain control characters` };
+  return null;
+}
