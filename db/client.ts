@@ -8,6 +8,7 @@ import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
 import { env } from "@/lib/env";
+import { multiHostOptions } from "./multi-host";
 import * as schema from "./schema";
 
 export type Schema = typeof schema;
@@ -37,6 +38,8 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
     idle_timeout: 30,
     onnotice: () => {},
     connection: { application_name: "ceilings", ...options.connection },
+    // A multi-host URL (a Patroni cluster) connects to its primary only: see db/multi-host.ts.
+    ...multiHostOptions(url),
   });
   return { db: drizzlePostgres(client, { schema }), kind: "postgres", close: () => client.end({ timeout: 5 }) };
 }

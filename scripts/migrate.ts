@@ -3,6 +3,7 @@ import path from "node:path";
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { type Db, migrateDatabase, migrationsFolder, openPostgres, resultRows } from "@/db/client";
+import { describeDatabaseUrl } from "@/db/multi-host";
 import { env } from "@/lib/env";
 
 // npm run db:migrate: applies the committed migrations to the Postgres server in DATABASE_URL and
@@ -36,8 +37,7 @@ async function main(): Promise<void> {
     await migrateDatabase(database);
     const after = await appliedTimes(database.db);
     const applied = journal.entries.filter((e) => !before.has(e.when) && after.has(e.when));
-    const target = new URL(url);
-    const where = `${target.hostname}:${target.port || "5432"}${target.pathname}`;
+    const where = describeDatabaseUrl(url);
     if (applied.length === 0) {
       console.log(`${where}: already up to date (${after.size} migrations applied)`);
     } else {
