@@ -9,7 +9,7 @@ const usage = "usage: npm run ha -- up | status | down   (env: HA_DIR, HA_PG_POR
 
 async function main(): Promise<void> {
   const command = process.argv[2];
-  const config = configFromEnv(process.env, { dir: ".data-ha", ...DEFAULT_PORTS });
+  const config = configFromEnv(process.env, "HA_", { dir: ".data-ha", ...DEFAULT_PORTS });
   if (command === "up") {
     try {
       await up(config);

@@ -50,23 +50,25 @@ function onOff(value: string | undefined, fallback: boolean): boolean {
 }
 
 /**
- * The configuration from the environment (HA_DIR, HA_PG_PORTS, HA_REST_PORTS, HA_ETCD_PORTS,
- * HA_SYNC, HA_STRICT), with defaults that the test overrides so a tried cluster and a test run can
- * coexist.
+ * The configuration from the environment (<prefix>DIR, PG_PORTS, REST_PORTS, ETCD_PORTS, SYNC,
+ * STRICT). `npm run ha` reads HA_*, the test HA_TEST_*, with other default ports and folder, so a
+ * tried cluster and a test run coexist and the test never wipes the tried cluster's folder.
  */
 export function configFromEnv(
   source: NodeJS.ProcessEnv,
+  prefix: "HA_" | "HA_TEST_",
   defaults: { dir: string; pgPorts: number[]; restPorts: number[]; etcdPorts: number[] },
 ): ClusterConfig {
-  const etcd = intList(source.HA_ETCD_PORTS, defaults.etcdPorts);
+  const get = (name: string) => source[prefix + name];
+  const etcd = intList(get("ETCD_PORTS"), defaults.etcdPorts);
   return {
-    dir: path.resolve(source.HA_DIR ?? defaults.dir),
+    dir: path.resolve(get("DIR") ?? defaults.dir),
     scope: "ceilings-ha",
-    pgPorts: intList(source.HA_PG_PORTS, defaults.pgPorts),
-    restPorts: intList(source.HA_REST_PORTS, defaults.restPorts),
+    pgPorts: intList(get("PG_PORTS"), defaults.pgPorts),
+    restPorts: intList(get("REST_PORTS"), defaults.restPorts),
     etcdPorts: [0, 1, 2].map((i) => ({ client: etcd[2 * i] ?? 0, peer: etcd[2 * i + 1] ?? 0 })),
-    synchronous: onOff(source.HA_SYNC, true),
-    strict: onOff(source.HA_STRICT, true),
+    synchronous: onOff(get("SYNC"), true),
+    strict: onOff(get("STRICT"), true),
     database: "ceilings",
   };
 }
@@ -471,7 +473,7 @@ export async function down(dir: string, log: (line: string) => void = console.lo
   // Patroni detaches its postmaster; one left behind (Patroni killed, or stopped too fast) is
   // stopped by the pid its own data folder names.
   const postmasters = state.nodes.map((n) => postmasterPid(n.dataDir)).filter((p): p is number => p !== undefined);
-  for (const pid of postmasters) process.kill(pid, "SIGQUIT");
+  for (const pid of postmasters) process.kill(pid, "SIGINT"); // fast shutdown
   if (!(await waitGone(postmasters, 10_000))) for (const pid of postmasters) if (isAlive(pid)) process.kill(pid, "SIGKILL");
   const etcd = state.etcd.filter((e) => isAlive(e.pid));
   for (const e of etcd) signalGroup(e.pid, "SIGTERM");

@@ -1,0 +1,421 @@
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { createWriteStream, existsSync, mkdirSync, readFileSync, readdirSync } from "node:fs";
+import path from "node:path";
+import { sql } from "drizzle-orm";
+import { type Database, type Db, migrateDatabase, openPostgres, resultRows } from "@/db/client";
+import { reconcileCounters } from "@/lib/alerts";
+import { CeilingError, killEndpoint, restoreEndpoint } from "@/lib/ceilings";
+import { reserve } from "@/lib/enforcement";
+import { makeEndpoint } from "@/lib/enforcement/test-fixtures";
+import {
+  type ClusterConfig,
+  type ClusterState,
+  childPids,
+  configFromEnv,
+  connectionUrl,
+  crashNode,
+  down,
+  healthy,
+  isLeader,
+  isSyncStandby,
+  type Member,
+  postmasterPid,
+  readState,
+  startNode,
+  up,
+  waitForMembers,
+} from "./cluster";
+
+// npm run test:ha: the chaos test of the highly available setup. Two client processes reserve
+// with batching on, settle and release, while the primary is killed (kill -9 of its Patroni and
+// postmaster) three times and the synchronous standby once. Every grant a client was told about
+// is on disk as it happens (chaos-worker.ts); afterwards the checker asserts that none is missing
+// from the ledger, that no ceiling is overspent, that counters agree with the ledger, and that a
+// kill switch pulled right after a failover bound the next call. Bounded: a fixed list of kills,
+// and the whole run is aborted (and the cluster stopped) after HA_TEST_TIMEOUT_S seconds.
+//
+// `npm run test:ha -- --sync-off` runs the checker against asynchronous replication with lagging
+// standbys and a failover right after a burst: there it should find lost grants, which shows it
+// can. That run reports and exits 0 whatever it finds; it is not part of CI.
+
+const syncOff = process.argv.includes("--sync-off");
+const config: ClusterConfig = {
+  ...configFromEnv(process.env, "HA_TEST_", {
+    dir: ".data-ha-test",
+    pgPorts: [5451, 5452, 5453],
+    restPorts: [8018, 8019, 8020],
+    etcdPorts: [2389, 2390, 2391, 2392, 2393, 2394],
+  }),
+  ...(syncOff ? { synchronous: false, strict: false } : {}),
+};
+const url = connectionUrl(config);
+const TIMEOUT_S = Number(process.env.HA_TEST_TIMEOUT_S ?? 600);
+const LOOPS = Number(process.env.HA_TEST_LOOPS ?? 12);
+/** A failover must be over, and grants flowing on the new primary, within this. */
+const RESUME_WITHIN_MS = 45_000;
+const TIGHT_VALUE = 3000;
+
+const log = (line: string) => console.log(`[test:ha ${new Date().toISOString().slice(11, 23)}] ${line}`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+type Worker = { name: string; child: ChildProcessWithoutNullStreams; file: string; out: string; exited: Promise<number | null> };
+const workers: Worker[] = [];
+let admin: Database | undefined;
+let cleaning: Promise<void> | undefined;
+
+/** Stops the clients and the whole cluster, whatever state the run is in. Safe to call twice. */
+function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    for (const w of workers) if (w.child.exitCode === null) w.child.kill("SIGKILL");
+    await admin?.close().catch(() => undefined);
+    await down(config.dir, log).catch((error: unknown) => log(`down failed: ${String(error)}`));
+  })();
+  return cleaning;
+}
+
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping the cluster`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+function startWorker(name: string, endpoints: string[]): Worker {
+  const file = path.join(config.dir, `record-${name}.log`);
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(__dirname, "chaos-worker.ts"), name, file, endpoints.join(","), String(LOOPS)], {
+    cwd: path.resolve(__dirname, "..", ".."),
+    env: { ...process.env, DATABASE_URL: url },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  const worker: Worker = { name, child, file, out: "", exited: new Promise((r) => child.on("exit", (code) => r(code))) };
+  child.stdout.on("data", (chunk: Buffer) => (worker.out += chunk.toString()));
+  // The clients log unavailable refusals (at most one line a second) to stderr: kept in a file,
+  // out of the report.
+  const errors = createWriteStream(path.join(config.dir, "logs", `${name}.stderr.log`));
+  child.stderr.pipe(errors);
+  workers.push(worker);
+  return worker;
+}
+
+async function until<T>(what: string, timeoutMs: number, attempt: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await attempt();
+      if (value !== undefined) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    await sleep(100);
+  }
+  throw new Error(`timed out after ${timeoutMs} ms: ${what}${lastError ? ` (last error: ${String(lastError)})` : ""}`);
+}
+
+function state(): ClusterState {
+  const s = readState(config.dir);
+  if (!s) throw new Error("no cluster state");
+  return s;
+}
+
+const nodeIndex = (m: Member) => config.pgPorts.indexOf(m.port);
+
+type Kill = { kind: "primary" | "standby"; node: string; at: number; newLeader?: string; electedMs?: number; grantsAfterMs?: number };
+
+/** kill -9 of one node, then waits for a leader and for reservations to be granted again. */
+async function killAndRecover(db: Db, kind: Kill["kind"], endpoint: string, afterFailover?: (kill: Kill) => Promise<void>): Promise<Kill> {
+  const ms = await waitForMembers(config, "a healthy cluster before the kill", (m) => healthy(config, m), 60_000);
+  const target = kind === "primary" ? ms.find(isLeader) : (ms.find(isSyncStandby) ?? ms.find((m) => !isLeader(m)));
+  if (!target) throw new Error(`no ${kind} to kill`);
+  const i = nodeIndex(target);
+  const pids = crashNode(state(), i);
+  const kill: Kill = { kind, node: target.name, at: Date.now() };
+  log(`kill -9 ${kind} ${target.name} (${target.host}:${target.port}), pids ${pids.join(" ")}`);
+  if (kind === "primary") {
+    const after = await waitForMembers(config, "a new leader", (m) => m.some((x) => isLeader(x) && x.name !== target.name), RESUME_WITHIN_MS);
+    kill.newLeader = after.find(isLeader)?.name;
+    kill.electedMs = Date.now() - kill.at;
+    log(`${kill.newLeader} leads after ${kill.electedMs} ms`);
+    if (afterFailover) await afterFailover(kill);
+  }
+  await until("a grant after the kill", RESUME_WITHIN_MS, async () => {
+    const d = await reserve(db, { endpoint, amount: 1, caller: "checker", ttlSeconds: 60 });
+    return d.status === "granted" ? d : undefined;
+  });
+  kill.grantsAfterMs = Date.now() - kill.at;
+  log(`grants again ${kill.grantsAfterMs} ms after the kill`);
+  // The killed node comes back as a standby (pg_rewind if it has to), as an operator's restart would.
+  startNode(state(), i);
+  await waitForMembers(config, `${target.name} back and the cluster healthy`, (m) => healthy(config, m), 90_000);
+  log(`${target.name} rejoined`);
+  return kill;
+}
+
+/** A kill switch pulled right after a failover must bind the very next decision on the endpoint. */
+async function killSwitchBinds(db: Db, endpoint: string): Promise<string> {
+  const actor = { type: "system" as const, name: "test:ha" };
+  await until("the kill switch", 30_000, async () => {
+    try {
+      await killEndpoint(db, { endpointKey: endpoint, actor, reason: "chaos test: kill switch right after a failover" });
+    } catch (error) {
+      // A kill whose answer was lost in the failover may have committed: it is pulled either way.
+      if (!(error instanceof CeilingError && error.code === "already_killed")) throw error;
+    }
+    return true;
+  });
+  const next = await until("a decision after the kill switch", 30_000, async () => {
+    const d = await reserve(db, { endpoint, amount: 1, caller: "checker" });
+    return d.status === "refused" && d.gate === "unavailable" ? undefined : d;
+  });
+  const verdict = next.status === "refused" ? next.gate : next.status;
+  await until("restoring the endpoint", 30_000, async () => {
+    try {
+      await restoreEndpoint(db, { endpointKey: endpoint, actor, reason: "chaos test" });
+    } catch (error) {
+      if (!(error instanceof CeilingError && error.code === "not_killed")) throw error;
+    }
+    return true;
+  });
+  return verdict;
+}
+
+type Records = {
+  grants: Map<string, { endpoint: string; amount: number; at: number }>;
+  settled: Map<string, number>;
+  released: Set<string>;
+};
+
+function readRecords(): Records {
+  const r: Records = { grants: new Map(), settled: new Map(), released: new Set() };
+  for (const f of readdirSync(config.dir).filter((f) => f.startsWith("record-"))) {
+    for (const line of readFileSync(path.join(config.dir, f), "utf8").split("\n")) {
+      const [kind, a = "", b = "", c = "", d = ""] = line.split(" ");
+      if (kind === "G") r.grants.set(a, { endpoint: b, amount: Number(c), at: Number(d) });
+      else if (kind === "S" && c === "settled") r.settled.set(a, Number(b));
+      else if (kind === "R" && b === "released") r.released.add(a);
+    }
+  }
+  return r;
+}
+
+/**
+ * Seconds during which no caller was granted anything around one kill: the longest gap between
+ * consecutive grants (of both clients) that overlaps [from, to). Normally grants come milliseconds
+ * apart, so the gap is the failover as the clients saw it. (Counting unavailable answers instead
+ * would undercount: a caller waits up to the deadline for each one.)
+ */
+function unavailableSeconds(grantTimes: number[], from: number, to: number): number {
+  let gap = 0;
+  for (let i = 1; i < grantTimes.length; i++) {
+    const a = grantTimes[i - 1] ?? 0;
+    const b = grantTimes[i] ?? 0;
+    if (b > from && a < to) gap = Math.max(gap, b - Math.max(a, from - 1000));
+  }
+  return gap / 1000;
+}
+
+function percentile(xs: number[], p: number): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
+}
+
+type LedgerRow = { id: string; state: string; amount: string | number; settled_amount: string | number | null };
+
+async function ledger(db: Db, ids: string[]): Promise<Map<string, LedgerRow>> {
+  const found = new Map<string, LedgerRow>();
+  for (let i = 0; i < ids.length; i += 5000) {
+    const chunk = JSON.stringify(ids.slice(i, i + 5000));
+    const rows = resultRows<LedgerRow>(
+      await db.execute(sql`select id::text as id, state::text as state, amount, settled_amount from reservations
+        where id in (select x::uuid from jsonb_array_elements_text(${chunk}::jsonb) as x)`),
+    );
+    for (const row of rows) found.set(row.id, row);
+  }
+  return found;
+}
+
+/** Counters above their ceiling's value, for any scope key and window. */
+async function overspentCounters(db: Db, endpointIds: number[]): Promise<unknown[]> {
+  return resultRows(
+    await db.execute(sql`select c.id as ceiling_id, c.value, u.scope_key, u.window_start, u.held, u.settled
+      from usage u join ceilings c on c.id = u.ceiling_id
+      where c.endpoint_id in (select x::int from jsonb_array_elements_text(${JSON.stringify(endpointIds)}::jsonb) as x)
+        and u.held + u.settled > c.value`),
+  );
+}
+
+/** The tight endpoint's spend per UTC day from the ledger alone (held, settled and expired). */
+async function ledgerSpendByDay(db: Db, endpointId: number): Promise<{ day: string; spent: number }[]> {
+  const rows = resultRows<{ day: string; spent: string | number }>(
+    await db.execute(sql`select (created_at at time zone 'utc')::date::text as day,
+        sum(case state when 'settled' then settled_amount when 'released' then 0 else amount end) as spent
+      from reservations where endpoint_id = ${endpointId} group by 1`),
+  );
+  return rows.map((r) => ({ day: r.day, spent: Number(r.spent) }));
+}
+
+/** SIGSTOP/SIGCONT of the standbys' WAL receivers: standbys that lag, for the --sync-off run. */
+function walReceivers(leaderPort: number): number[] {
+  const pids: number[] = [];
+  for (const n of state().nodes) {
+    if (n.pgPort === leaderPort) continue;
+    const pm = postmasterPid(n.dataDir);
+    if (!pm) continue;
+    for (const child of childPids(pm)) {
+      try {
+        if (readFileSync(`/proc/${child}/cmdline`, "utf8").includes("walreceiver")) pids.push(child);
+      } catch {
+        // Exited.
+      }
+    }
+  }
+  return pids;
+}
+
+async function main(): Promise<number> {
+  const started = Date.now();
+  if (existsSync(config.dir)) await down(config.dir, log).catch(() => undefined);
+  mkdirSync(config.dir, { recursive: true });
+  log(`cluster in ${config.dir}, ${config.synchronous ? `synchronous${config.strict ? " strict" : ""}` : "ASYNCHRONOUS"} replication`);
+  await up(config, log);
+  admin = openPostgres(url, { max: 4, connectTimeoutSeconds: 2 });
+  await migrateDatabase(admin);
+  const db = admin.db;
+  const roomy = await makeEndpoint(db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000_000 }] });
+  // Tight enough that callers hit it all the time: overspend would show here.
+  const tight = await makeEndpoint(db, {
+    ceilings: [
+      { metric: "units", scope: "global", window: "utc_day", value: TIGHT_VALUE },
+      { metric: "calls", scope: "caller", window: "utc_day", value: 1_000_000 },
+    ],
+  });
+  const switchable = await makeEndpoint(db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000 }] });
+  const endpointIds = [roomy.endpointId, tight.endpointId, switchable.endpointId];
+  log(`URL ${url}`);
+
+  for (const name of ["client-a", "client-b"]) startWorker(name, [roomy.key, roomy.key, tight.key]);
+  await until("both clients ready", 60_000, async () => (workers.every((w) => w.out.startsWith("ready\n")) ? true : undefined));
+  await sleep(4000);
+
+  const kills: Kill[] = [];
+  const switchVerdicts: string[] = [];
+  let syncOffNote = "";
+  if (!syncOff) {
+    const plan: Kill["kind"][] = ["primary", "primary", "standby", "primary"];
+    for (const kind of plan) {
+      kills.push(
+        await killAndRecover(db, kind, roomy.key, async () => {
+          switchVerdicts.push(await killSwitchBinds(db, switchable.key));
+          log(`kill switch right after the failover: next call ${switchVerdicts.at(-1)}`);
+        }),
+      );
+      await sleep(3000);
+    }
+  } else {
+    const ms = await waitForMembers(config, "a healthy cluster", (m) => healthy(config, m), 60_000);
+    const leader = ms.find(isLeader);
+    if (!leader) throw new Error("no leader");
+    const paused = walReceivers(leader.port);
+    for (const pid of paused) process.kill(pid, "SIGSTOP");
+    log(`standbys lag: WAL receivers ${paused.join(" ")} stopped; burst for 1 s`);
+    await sleep(1000);
+    const pids = crashNode(state(), nodeIndex(leader));
+    const at = Date.now();
+    for (const pid of paused) process.kill(pid, "SIGCONT");
+    log(`kill -9 primary ${leader.name}, pids ${pids.join(" ")}; WAL receivers resumed`);
+    const after = await waitForMembers(config, "a new leader", (m) => m.some((x) => isLeader(x) && x.name !== leader.name), 40_000).catch(() => undefined);
+    if (after) {
+      kills.push({ kind: "primary", node: leader.name, at, newLeader: after.find(isLeader)?.name, electedMs: Date.now() - at });
+      log(`${after.find(isLeader)?.name} leads after ${Date.now() - at} ms`);
+    } else {
+      syncOffNote = "no standby was promoted within 40 s (maximum_lag_on_failover kept the lagging standbys out); restarting the old primary";
+      log(syncOffNote);
+      startNode(state(), nodeIndex(leader));
+    }
+    await sleep(5000);
+  }
+
+  for (const w of workers) w.child.stdin.end("stop\n");
+  const codes = await Promise.all(workers.map((w) => Promise.race([w.exited, sleep(30_000).then(() => "timeout")])));
+  const summaries = workers.map((w) => JSON.parse(w.out.slice("ready\n".length).trim() || "{}") as Record<string, number | Record<string, number>>);
+  const total = (key: string) => summaries.reduce((s, x) => s + (typeof x[key] === "number" ? x[key] : 0), 0);
+
+  // The checker, on whatever node leads now.
+  const records = readRecords();
+  const ids = [...records.grants.keys()];
+  const found = await until("the ledger", 60_000, () => ledger(db, ids));
+  const lost = ids.filter((id) => !found.has(id));
+  const lostSettles = [...records.settled].filter(([id, actual]) => {
+    const row = found.get(id);
+    return !row || row.state !== "settled" || Number(row.settled_amount) !== actual;
+  });
+  const lostReleases = [...records.released].filter((id) => found.get(id)?.state !== "released");
+  const overspent = await overspentCounters(db, endpointIds);
+  const tightDays = await ledgerSpendByDay(db, tight.endpointId);
+  const ledgerOver = tightDays.filter((d) => d.spent > TIGHT_VALUE);
+  const drift = (await reconcileCounters(db)).filter((d) => endpointIds.includes(d.endpointId));
+
+  const primaries = kills.filter((k) => k.kind === "primary");
+  const grantTimes = [...records.grants.values()].map((g) => g.at).sort((a, b) => a - b);
+  const perKill = kills.map((k, i) => {
+    const next = kills[i + 1]?.at ?? Date.now();
+    return { ...k, unavailableS: unavailableSeconds(grantTimes, k.at, next) };
+  });
+  const down_ = perKill.filter((k) => k.kind === "primary").map((k) => k.unavailableS);
+
+  console.log("\n==> test:ha report");
+  console.log(`  replication: ${config.synchronous ? `synchronous${config.strict ? " (strict)" : ""}` : "asynchronous"}`);
+  console.log(`  ops: ${total("reserves")} reserves (${total("granted")} granted, ${total("unavailable")} unavailable, ${total("refused")} refused by a ceiling), ${total("settled")} settled, ${total("released")} released, ${total("settleUnavailable")} settle/release unavailable`);
+  console.log(`  client exits: ${codes.join(", ")}; unavailable reasons: ${JSON.stringify(summaries.map((s) => s.unavailableReasons ?? {}))}`);
+  for (const k of perKill) {
+    console.log(`  kill ${k.kind.padEnd(7)} ${k.node}: ${k.newLeader ? `${k.newLeader} elected in ${((k.electedMs ?? 0) / 1000).toFixed(1)} s, ` : ""}grants again after ${k.grantsAfterMs === undefined ? "?" : ((k.grantsAfterMs) / 1000).toFixed(1)} s, answers unavailable ${k.unavailableS.toFixed(1)} s`);
+  }
+  if (down_.length > 0) console.log(`  primary failovers: ${primaries.length}; unavailable seconds p50 ${percentile(down_, 50).toFixed(1)}, max ${Math.max(...down_).toFixed(1)}`);
+  console.log(`  grants recorded: ${ids.length}; lost: ${lost.length}${lost.length ? ` (${lost.slice(0, 5).join(", ")}…)` : ""}`);
+  console.log(`  settles told, not in the ledger: ${lostSettles.length}; releases told, not in the ledger: ${lostReleases.length}`);
+  console.log(`  overspent counters: ${overspent.length}; ledger spend above ${TIGHT_VALUE} on the tight ceiling: ${ledgerOver.length} (days ${JSON.stringify(tightDays)})`);
+  console.log(`  counter-vs-ledger drift after reconcile: ${drift.length}`);
+  if (!syncOff) console.log(`  kill switch right after each failover, next call: ${switchVerdicts.join(", ")}`);
+  if (syncOffNote) console.log(`  ${syncOffNote}`);
+  console.log(`  took ${((Date.now() - started) / 1000).toFixed(0)} s`);
+
+  if (syncOff) {
+    console.log(
+      lost.length > 0
+        ? `  the checker caught ${lost.length} lost grant(s) with asynchronous replication: acknowledged on the old primary, never on the new one`
+        : "  the checker found no lost grant: no acknowledged grant was missing from the promoted standby",
+    );
+    return 0;
+  }
+  const failures: string[] = [];
+  if (primaries.length < 3 || kills.length - primaries.length < 1) failures.push("fewer kills than planned");
+  if (lost.length > 0) failures.push(`${lost.length} lost grants`);
+  if (lostSettles.length + lostReleases.length > 0) failures.push("acknowledged settles or releases missing");
+  if (overspent.length > 0 || ledgerOver.length > 0) failures.push("overspend");
+  if (drift.length > 0) failures.push(`${drift.length} drifted counters`);
+  if (switchVerdicts.length === 0 || switchVerdicts.some((v) => v !== "kill_switch")) failures.push(`kill switch did not bind: ${switchVerdicts.join(", ")}`);
+  if (codes.some((c) => c !== 0)) failures.push(`a client exited ${codes.join(", ")}`);
+  if (total("granted") === 0) failures.push("nothing granted");
+  if (failures.length > 0) {
+    console.log(`  FAILED: ${failures.join("; ")}`);
+    return 1;
+  }
+  console.log("  passed: 0 lost, 0 overspent, 0 drift, kill switch bound");
+  return 0;
+}
+
+const timer = setTimeout(() => {
+  log(`timed out after ${TIMEOUT_S} s: stopping the cluster`);
+  void cleanup().finally(() => process.exit(1));
+}, TIMEOUT_S * 1000);
+
+main()
+  .catch((error: unknown) => {
+    console.error(`test:ha failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    return 1;
+  })
+  .then(async (code) => {
+    clearTimeout(timer);
+    await cleanup();
+    process.exit(code);
+  });
