@@ -39,7 +39,7 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
     onnotice: () => {},
     connection: { application_name: "ceilings", ...options.connection },
     // A multi-host URL (a Patroni cluster) connects to its primary only: see db/multi-host.ts.
-    ...multiHostOptions(url),
+    ...multiHostOptions(url, options.connectTimeoutSeconds ?? 10),
   });
   return { db: drizzlePostgres(client, { schema }), kind: "postgres", close: () => client.end({ timeout: 5 }) };
 }

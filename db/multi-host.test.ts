@@ -9,11 +9,15 @@ describe("multi-host URLs", () => {
     expect(urlHosts("postgres://u@db.example:5432/x?sslmode=require")).toEqual(["db.example:5432"]);
   });
 
-  // postgres.js's read-write accepts a hot standby (it reads default_transaction_read_only only):
-  // a multi-host pool must ask for "primary" instead, whatever the URL says.
-  it("opens a multi-host URL asking for read-write, or for nothing, as primary", () => {
-    expect(multiHostOptions(three)).toEqual({ target_session_attrs: "primary" });
-    expect(multiHostOptions(`${three}?target_session_attrs=read-write`)).toEqual({ target_session_attrs: "primary" });
+  // postgres.js's read-write accepts a hot standby, and its own host loop loses "primary" after a
+  // connection loss: a multi-host pool chooses the primary itself and shows postgres.js one host.
+  it("opens a multi-host URL asking for read-write, primary or nothing on the primary", () => {
+    for (const url of [three, `${three}?target_session_attrs=read-write`, `${three}?target_session_attrs=primary`]) {
+      const options = multiHostOptions(url);
+      expect(options.target_session_attrs).toBe("primary");
+      expect(typeof options.socket).toBe("function");
+      expect([options.host, options.port]).toEqual(["127.0.0.1", 5441]);
+    }
   });
 
   it("leaves other attributes and single-host URLs alone", () => {

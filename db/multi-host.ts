@@ -1,16 +1,25 @@
+import net from "node:net";
+import postgres from "postgres";
+
 // Multi-host URLs (postgres://user@h1:5441,h2:5442,h3:5443/db), for a Patroni cluster whose
 // primary moves. postgres.js 3.4.9 parses the comma-separated host list itself (index.js
-// parseUrl/parseOptions) and, on every new connection, tries the next host in turn
-// (connection.js connect: hostIndex = (hostIndex + 1) % hosts). target_session_attrs, from the
-// option or the URL query, decides whether a connection is kept (connection.js tryNext).
+// parseUrl/parseOptions), tries the next host on each new connection (connection.js connect) and
+// checks target_session_attrs when a connection starts (connection.js tryNext). Two problems,
+// both seen here against the cluster of `npm run ha`:
 //
-// Its "read-write" is not libpq's: it only checks default_transaction_read_only, which a hot
-// standby reports as "off" (PostgreSQL 14+ send it at start-up, so postgres.js never runs its
-// own `show transaction_read_only` check). A "read-write" pool would therefore keep connections
-// to a standby, where every reservation fails. "primary" checks in_hot_standby, which a standby
-// reports as "on", and skips to the next host. So a multi-host URL asking for read-write, or for
-// nothing, is opened as "primary". A reservation on a standby could not be granted anyway
-// (Postgres refuses writes there); this makes the pool reach the primary instead of failing.
+// - Its "read-write" is not libpq's: it only checks default_transaction_read_only, which a hot
+//   standby reports as "off" (PostgreSQL 14+ send it at start-up, so postgres.js never runs its
+//   own `show transaction_read_only`). A read-write pool connects to a standby.
+// - Even "primary" is not kept after a connection loss with queries queued: once the primary was
+//   killed, reconnected pools sat on a standby for good, every write failing with 25006
+//   (porsager/postgres#815 reports the same). Reservations then fail closed, but never resume.
+//
+// So for a multi-host URL the host is chosen here: postgres.js gets a `socket` function (its
+// documented way to supply the connection) that asks every host, in parallel, whether it is in
+// recovery and connects to the one that is not. postgres.js itself sees a single host, with
+// target_session_attrs=primary as a second check: a socket that lands on a standby anyway (no
+// primary yet, or a failover between the question and the connection) is dropped and the host
+// chosen again on the next attempt. Meanwhile reservations are unavailable within the deadline.
 
 export type SessionAttrs = "read-write" | "read-only" | "primary" | "standby" | "prefer-standby";
 
@@ -28,12 +37,94 @@ function requestedAttrs(url: string): string | undefined {
   return new URLSearchParams(url.slice(query + 1)).get("target_session_attrs") ?? undefined;
 }
 
+type HostPort = { host: string; port: number };
+
+function parseHost(h: string): HostPort {
+  const match = /^(.*?)(?::(\d+))?$/.exec(h);
+  return { host: match?.[1] || "localhost", port: Number(match?.[2] ?? 5432) };
+}
+
+/** The same URL naming one host, without target_session_attrs (meaningless for one host). */
+function singleHostUrl(url: string, host: string): string {
+  const schemeEnd = url.indexOf("://") + 3;
+  const authority = url.slice(schemeEnd).split(/[/?]/)[0] ?? "";
+  const at = authority.lastIndexOf("@");
+  const rest = url.slice(schemeEnd + authority.length);
+  const q = rest.indexOf("?");
+  let tail = rest;
+  if (q >= 0) {
+    const params = new URLSearchParams(rest.slice(q + 1));
+    params.delete("target_session_attrs");
+    tail = rest.slice(0, q) + (params.size > 0 ? `?${params.toString()}` : "");
+  }
+  return `${url.slice(0, schemeEnd)}${at >= 0 ? authority.slice(0, at + 1) : ""}${host}${tail}`;
+}
+
+/** Whether the host answers as a primary (not in recovery), within timeoutSeconds. */
+async function isPrimary(url: string, host: string, timeoutSeconds: number): Promise<boolean> {
+  const probe = postgres(singleHostUrl(url, host), {
+    max: 1,
+    connect_timeout: timeoutSeconds,
+    fetch_types: false,
+    onnotice: () => {},
+    connection: { application_name: "ceilings-primary-probe" },
+  });
+  try {
+    const [row] = await probe<{ standby: boolean }[]>`select pg_is_in_recovery() as standby`;
+    return row?.standby === false;
+  } catch {
+    return false;
+  } finally {
+    await probe.end({ timeout: 0 }).catch(() => undefined);
+  }
+}
+
+/**
+ * A `socket` function for postgres.js that connects to whichever host of the URL is the primary.
+ * Connections opened together share one round of questions.
+ */
+export function primarySocket(url: string, timeoutSeconds: number): () => Promise<net.Socket> {
+  const hosts = urlHosts(url);
+  let asking: Promise<string | undefined> | undefined;
+  const findPrimary = () => {
+    asking ??= (async () => {
+      const answers = await Promise.all(hosts.map((h) => isPrimary(url, h, timeoutSeconds)));
+      return hosts[answers.indexOf(true)];
+    })().finally(() => {
+      asking = undefined;
+    });
+    return asking;
+  };
+  return async () => {
+    // With no primary (mid-failover) the first host is used: it refuses the connection or, as a
+    // standby, is dropped by target_session_attrs, both through postgres.js's ordinary paths.
+    const { host, port } = parseHost((await findPrimary()) ?? hosts[0] ?? "");
+    const socket = net.connect(port, host);
+    // postgres.js listens for errors while it uses the socket and drops every listener when it
+    // closes it; an error arriving after that (a reset from a killed server) would otherwise
+    // crash the process.
+    socket.on("error", () => undefined);
+    return socket;
+  };
+}
+
 /** postgres.js options for a URL: only multi-host URLs get any. */
-export function multiHostOptions(url: string): { target_session_attrs?: SessionAttrs } {
-  if (urlHosts(url).length < 2) return {};
+export function multiHostOptions(
+  url: string,
+  connectTimeoutSeconds = 10,
+): { target_session_attrs?: SessionAttrs; socket?: () => Promise<net.Socket>; host?: string; port?: number } {
+  const hosts = urlHosts(url);
+  if (hosts.length < 2) return {};
   const asked = requestedAttrs(url);
-  if (asked === undefined || asked === "read-write") return { target_session_attrs: "primary" };
-  return {};
+  if (asked !== undefined && asked !== "read-write" && asked !== "primary") return {};
+  const first = parseHost(hosts[0] ?? "");
+  return {
+    socket: primarySocket(url, connectTimeoutSeconds),
+    // One host as far as postgres.js knows: with several it swallows connection errors and loops.
+    host: first.host,
+    port: first.port,
+    target_session_attrs: "primary",
+  };
 }
 
 /** host:port,host:port/db for logs, without credentials; `new URL` rejects multi-host URLs. */

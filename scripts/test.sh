@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # npm test: lint, typecheck, unit and integration tests (Vitest), then e2e in Chromium against a
-# production build (Playwright). Every step runs even if an earlier one failed, so one run shows
+# production build (Playwright), then on CI the HA chaos test. Every step runs even if an earlier one failed, so one run shows
 # everything that is wrong; the exit status is non-zero if any step failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -39,6 +39,13 @@ step typecheck npm run --silent typecheck
 rm -rf .test-reports
 step "unit and integration tests" npx vitest run --reporter=default --reporter=json --outputFile.json=.test-reports/vitest.json
 step e2e npx playwright test
+# The HA chaos test (npm run test:ha) needs Patroni, etcd and root, and takes about two minutes:
+# it runs on CI (.ci/run installs them) and locally with TEST_HA=1.
+if is_ci || [ "${TEST_HA:-}" = 1 ]; then
+  step "HA chaos test" npm run --silent test:ha
+else
+  skipped+=("HA chaos test (npm run test:ha): runs on CI or with TEST_HA=1")
+fi
 
 echo
 echo "==> summary"

@@ -1,5 +1,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { createWriteStream, existsSync, mkdirSync, readFileSync, readdirSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { tmpdir } from "node:os";
+import { createWriteStream, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { sql } from "drizzle-orm";
 import { type Database, type Db, migrateDatabase, openPostgres, resultRows } from "@/db/client";
@@ -16,6 +18,7 @@ import {
   crashNode,
   down,
   healthy,
+  isAlive,
   isLeader,
   isSyncStandby,
   type Member,
@@ -41,7 +44,9 @@ import {
 const syncOff = process.argv.includes("--sync-off");
 const config: ClusterConfig = {
   ...configFromEnv(process.env, "HA_TEST_", {
-    dir: ".data-ha-test",
+    // Under /tmp, not the checkout: the postgres user must reach it, and a CI checkout may sit in
+    // a folder closed to other users (/root).
+    dir: path.join(tmpdir(), `ceilings-ha-test-${createHash("sha1").update(process.cwd()).digest("hex").slice(0, 8)}`),
     pgPorts: [5451, 5452, 5453],
     restPorts: [8018, 8019, 8020],
     etcdPorts: [2389, 2390, 2391, 2392, 2393, 2394],
@@ -62,13 +67,17 @@ type Worker = { name: string; child: ChildProcessWithoutNullStreams; file: strin
 const workers: Worker[] = [];
 let admin: Database | undefined;
 let cleaning: Promise<void> | undefined;
+let ownsFolder = false;
 
 /** Stops the clients and the whole cluster, whatever state the run is in. Safe to call twice. */
 function cleanup(): Promise<void> {
   cleaning ??= (async () => {
     for (const w of workers) if (w.child.exitCode === null) w.child.kill("SIGKILL");
     await admin?.close().catch(() => undefined);
+    // Never stop a cluster another run owns.
+    if (!ownsFolder) return;
     await down(config.dir, log).catch((error: unknown) => log(`down failed: ${String(error)}`));
+    rmSync(`${config.dir}.owner`, { force: true });
   })();
   return cleaning;
 }
@@ -199,8 +208,8 @@ function readRecords(): Records {
 }
 
 /**
- * Seconds during which no caller was granted anything around one kill: the longest gap between
- * consecutive grants (of both clients) that overlaps [from, to). Normally grants come milliseconds
+ * Seconds during which no caller was granted anything after one kill: the longest gap between
+ * consecutive grants (of both clients) that starts in [from - 1 s, to - 1 s). Normally grants come milliseconds
  * apart, so the gap is the failover as the clients saw it. (Counting unavailable answers instead
  * would undercount: a caller waits up to the deadline for each one.)
  */
@@ -209,7 +218,9 @@ function unavailableSeconds(grantTimes: number[], from: number, to: number): num
   for (let i = 1; i < grantTimes.length; i++) {
     const a = grantTimes[i - 1] ?? 0;
     const b = grantTimes[i] ?? 0;
-    if (b > from && a < to) gap = Math.max(gap, b - Math.max(a, from - 1000));
+    // A gap belongs to the kill it starts after: the last grant before an outage is at most a
+    // moment before the kill, and the next kill's outage starts just before that kill.
+    if (b > from && a >= from - 1000 && a < to - 1000) gap = Math.max(gap, b - a);
   }
   return gap / 1000;
 }
@@ -274,6 +285,15 @@ function walReceivers(leaderPort: number): number[] {
 
 async function main(): Promise<number> {
   const started = Date.now();
+  // One run per folder: a second run would stop the first one's cluster. A run that died without
+  // cleaning up (SIGKILL) left its owner file naming a dead pid; its cluster is stopped here.
+  const owner = `${config.dir}.owner`;
+  const previous = existsSync(owner) ? Number(readFileSync(owner, "utf8")) : 0;
+  if (previous && previous !== process.pid && isAlive(previous)) {
+    throw new Error(`another test:ha (pid ${previous}) is running in ${config.dir}`);
+  }
+  writeFileSync(owner, String(process.pid));
+  ownsFolder = true;
   if (existsSync(config.dir)) await down(config.dir, log).catch(() => undefined);
   mkdirSync(config.dir, { recursive: true });
   log(`cluster in ${config.dir}, ${config.synchronous ? `synchronous${config.strict ? " strict" : ""}` : "ASYNCHRONOUS"} replication`);

@@ -10,7 +10,6 @@ import path from "node:path";
 // data folders name), never anything found by name: the machine's own Postgres runs as the same
 // `postgres` user and must never be touched.
 
-export const PG_BIN_DIR = "/usr/lib/postgresql/15/bin";
 const RUN_AS = "postgres";
 
 export type ClusterConfig = {
@@ -27,6 +26,8 @@ export type ClusterConfig = {
   /** synchronous_mode_strict: with no standby left, writes stop instead of going asynchronous. */
   strict: boolean;
   database: string;
+  /** PostgreSQL's binaries (Debian: /usr/lib/postgresql/15/bin). */
+  binDir: string;
 };
 
 export type NodeState = { name: string; pgPort: number; restPort: number; pid: number; dataDir: string; config: string };
@@ -70,6 +71,7 @@ export function configFromEnv(
     synchronous: onOff(get("SYNC"), true),
     strict: onOff(get("STRICT"), true),
     database: "ceilings",
+    binDir: get("PG_BIN_DIR") ?? "/usr/lib/postgresql/15/bin",
   };
 }
 
@@ -121,6 +123,7 @@ function portFree(port: number): Promise<boolean> {
 }
 
 function ownedByPostgres(target: string): void {
+  if (process.getuid?.() !== 0) return;
   const { uid, gid } = postgresIds();
   chownSync(target, uid, gid);
 }
@@ -135,10 +138,16 @@ function postgresIds(): { uid: number; gid: number } {
   return ids;
 }
 
+/** Postgres refuses to run as root: as root, everything runs as the postgres user via runuser. */
+function asPostgres(command: string, args: string[]): [string, string[]] {
+  return process.getuid?.() === 0 ? ["runuser", ["-u", RUN_AS, "--", command, ...args]] : [command, args];
+}
+
 /** Starts a command as the postgres user in a process group of its own, logging to a file. */
 function startAs(command: string, args: string[], logFile: string, cwd: string): number {
   const out = openSync(logFile, "a");
-  const child = spawn("runuser", ["-u", RUN_AS, "--", command, ...args], {
+  const [program, argv] = asPostgres(command, args);
+  const child = spawn(program, argv, {
     cwd,
     detached: true,
     stdio: ["ignore", out, out],
@@ -204,7 +213,7 @@ function patroniConfig(config: ClusterConfig, i: number, dataDir: string): objec
       listen: `127.0.0.1:${pgPort}`,
       connect_address: `127.0.0.1:${pgPort}`,
       data_dir: dataDir,
-      bin_dir: PG_BIN_DIR,
+      bin_dir: config.binDir,
       pgpass: path.join(config.dir, name, "pgpass"),
       authentication: {
         superuser: { username: "postgres", password: "postgres" },
@@ -327,11 +336,13 @@ export function startNode(state: ClusterState, i: number): NodeState {
 
 /** Starts the cluster; refuses if one is already running in the folder or a port is taken. */
 export async function up(config: ClusterConfig, log: (line: string) => void = console.log): Promise<ClusterState> {
+  const uid = process.getuid?.();
+  if (uid !== 0 && uid !== postgresIds().uid) throw new Error(`run as root (Patroni and etcd then run as ${RUN_AS} via runuser) or as ${RUN_AS}`);
   const existing = readState(config.dir);
   if (existing && runningPids(existing).length > 0) {
     throw new Error(`a cluster is already running from ${config.dir} (pids ${runningPids(existing).join(", ")}): npm run ha -- down first`);
   }
-  for (const bin of ["etcd", "patroni", path.join(PG_BIN_DIR, "postgres")]) {
+  for (const bin of ["etcd", "patroni", path.join(config.binDir, "postgres")]) {
     if (spawnSync("sh", ["-c", `command -v ${bin}`]).status !== 0) {
       throw new Error(`${bin} not found: apt-get install -y patroni etcd-server etcd-client postgresql-15`);
     }
@@ -346,6 +357,10 @@ export async function up(config: ClusterConfig, log: (line: string) => void = co
   mkdirSync(path.join(config.dir, "logs"), { recursive: true });
   ownedByPostgres(config.dir);
   ownedByPostgres(path.join(config.dir, "logs"));
+  const [program, argv] = asPostgres("test", ["-w", config.dir, "-a", "-x", config.dir]);
+  if (spawnSync(program, argv).status !== 0) {
+    throw new Error(`${RUN_AS} cannot reach ${config.dir} (a parent folder is closed to it): set HA_DIR or HA_TEST_DIR under /tmp`);
+  }
   const state: ClusterState = { config, etcd: [], nodes: [] };
   writeState(state);
   for (let i = 0; i < config.etcdPorts.length; i++) {
@@ -372,7 +387,7 @@ async function createDatabase(config: ClusterConfig): Promise<void> {
   const ms = await waitForMembers(config, "a leader", (m) => m.some(isLeader), 30_000);
   const leader = ms.find(isLeader);
   if (!leader) throw new Error("no leader");
-  const psql = path.join(PG_BIN_DIR, "psql");
+  const psql = path.join(config.binDir, "psql");
   const base = ["-h", "127.0.0.1", "-p", String(leader.port), "-U", "postgres", "-d", "postgres", "-tAc"];
   const exists = spawnSync(psql, [...base, `select 1 from pg_database where datname = '${config.database}'`], { encoding: "utf8" });
   if (exists.status !== 0) throw new Error(`psql failed: ${exists.stderr}`);
