@@ -17,9 +17,9 @@ import postgres from "postgres";
 // So for a multi-host URL the host is chosen here: postgres.js gets a `socket` function (its
 // documented way to supply the connection) that asks every host, in parallel, whether it is in
 // recovery and connects to the one that is not. postgres.js itself sees a single host, with
-// target_session_attrs=primary as a second check: a socket that lands on a standby anyway (no
-// primary yet, or a failover between the question and the connection) is dropped and the host
-// chosen again on the next attempt. Meanwhile reservations are unavailable within the deadline.
+// target_session_attrs=primary as a second check. While no node is primary, connections fail
+// as refused (or wait while a promotion is under way): reservations are unavailable within the
+// deadline, and the next attempt asks again.
 
 export type SessionAttrs = "read-write" | "read-only" | "primary" | "standby" | "prefer-standby";
 
@@ -60,8 +60,10 @@ function singleHostUrl(url: string, host: string): string {
   return `${url.slice(0, schemeEnd)}${at >= 0 ? authority.slice(0, at + 1) : ""}${host}${tail}`;
 }
 
-/** Whether the host answers as a primary (not in recovery), within timeoutSeconds. */
-async function isPrimary(url: string, host: string, timeoutSeconds: number): Promise<boolean> {
+type Role = "primary" | "standby" | "unreachable";
+
+/** What the host is now: asked with a one-connection client of its own. */
+async function roleOf(url: string, host: string, timeoutSeconds: number): Promise<Role> {
   const probe = postgres(singleHostUrl(url, host), {
     max: 1,
     connect_timeout: timeoutSeconds,
@@ -71,40 +73,49 @@ async function isPrimary(url: string, host: string, timeoutSeconds: number): Pro
   });
   try {
     const [row] = await probe<{ standby: boolean }[]>`select pg_is_in_recovery() as standby`;
-    return row?.standby === false;
+    return row?.standby === false ? "primary" : "standby";
   } catch {
-    return false;
+    return "unreachable";
   } finally {
     await probe.end({ timeout: 0 }).catch(() => undefined);
   }
 }
 
 /**
- * A `socket` function for postgres.js that connects to whichever host of the URL is the primary.
+ * A `socket` function for postgres.js that connects to whichever host of the URL is the primary,
+ * never to a standby: postgres.js's own target_session_attrs check does not hold after a
+ * reconnect, and a pool that lands on a standby stays there (seen in npm run test:ha). With no
+ * primary it connects to a host that did not answer, which fails like any refused connection;
+ * when every host answers as a standby (a promotion under way) it asks again shortly.
  * Connections opened together share one round of questions.
  */
 export function primarySocket(url: string, timeoutSeconds: number): () => Promise<net.Socket> {
   const hosts = urlHosts(url);
-  let asking: Promise<string | undefined> | undefined;
-  const findPrimary = () => {
-    asking ??= (async () => {
-      const answers = await Promise.all(hosts.map((h) => isPrimary(url, h, timeoutSeconds)));
-      return hosts[answers.indexOf(true)];
-    })().finally(() => {
+  let asking: Promise<Role[]> | undefined;
+  const roles = () => {
+    asking ??= Promise.all(hosts.map((h) => roleOf(url, h, timeoutSeconds))).finally(() => {
       asking = undefined;
     });
     return asking;
   };
-  return async () => {
-    // With no primary (mid-failover) the first host is used: it refuses the connection or, as a
-    // standby, is dropped by target_session_attrs, both through postgres.js's ordinary paths.
-    const { host, port } = parseHost((await findPrimary()) ?? hosts[0] ?? "");
+  const open = (target: string) => {
+    const { host, port } = parseHost(target);
     const socket = net.connect(port, host);
     // postgres.js listens for errors while it uses the socket and drops every listener when it
     // closes it; an error arriving after that (a reset from a killed server) would otherwise
     // crash the process.
     socket.on("error", () => undefined);
     return socket;
+  };
+  return async () => {
+    for (;;) {
+      const answers = await roles();
+      const primary = hosts[answers.indexOf("primary")];
+      if (primary) return open(primary);
+      const unreachable = hosts[answers.indexOf("unreachable")];
+      if (unreachable) return open(unreachable);
+      await new Promise((r) => setTimeout(r, 250));
+    }
   };
 }
 

@@ -9,7 +9,8 @@ import { releaseReservation, reserve, ReservationInputError, settleReservation, 
 // so a grant the process was told about is on disk even if the process dies the next moment.
 //
 // Usage: tsx scripts/ha/chaos-worker.ts <name> <record file> <endpoints, comma-separated> <loops>
-// Stops on "stop" on stdin; prints a JSON summary on stdout.
+// "mark" on stdin starts counting unavailable answers afresh; "stop" stops it. Prints a JSON
+// summary on stdout.
 
 type Summary = {
   reserves: number;
@@ -21,6 +22,8 @@ type Summary = {
   settleUnavailable: number;
   inputErrors: number;
   unavailableReasons: Record<string, number>;
+  /** Unavailable answers by reason after "mark": the cluster is healthy again by then. */
+  afterRecovery: Record<string, number>;
 };
 
 async function main(): Promise<void> {
@@ -39,10 +42,13 @@ async function main(): Promise<void> {
     settleUnavailable: 0,
     inputErrors: 0,
     unavailableReasons: {},
+    afterRecovery: {},
   };
+  let marked: Readonly<Record<string, number>> | undefined;
   let stopping = false;
   process.stdin.setEncoding("utf8");
   process.stdin.on("data", (chunk: string) => {
+    if (chunk.includes("mark")) marked = unavailableCounts();
     if (chunk.includes("stop")) stopping = true;
   });
 
@@ -93,7 +99,12 @@ async function main(): Promise<void> {
   };
   process.stdout.write("ready\n");
   await Promise.all(Array.from({ length: Number(loopsArg) }, (_, i) => caller(i)));
-  summary.unavailableReasons = Object.fromEntries(Object.entries(unavailableCounts()).filter(([, v]) => v > 0));
+  const now: Record<string, number> = unavailableCounts();
+  summary.unavailableReasons = Object.fromEntries(Object.entries(now).filter(([, v]) => v > 0));
+  if (marked) {
+    const before = marked;
+    summary.afterRecovery = Object.fromEntries(Object.entries(now).map(([k, v]) => [k, v - (before[k] ?? 0)] as const).filter(([, v]) => v > 0));
+  }
   await closeDb();
   process.stdout.write(JSON.stringify(summary) + "\n");
 }

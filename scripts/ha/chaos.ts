@@ -189,7 +189,7 @@ async function killSwitchBinds(db: Db, endpoint: string): Promise<string> {
 }
 
 type Records = {
-  grants: Map<string, { endpoint: string; amount: number; at: number }>;
+  grants: Map<string, { endpoint: string; amount: number; at: number; client: string }>;
   settled: Map<string, number>;
   released: Set<string>;
 };
@@ -197,9 +197,10 @@ type Records = {
 function readRecords(): Records {
   const r: Records = { grants: new Map(), settled: new Map(), released: new Set() };
   for (const f of readdirSync(config.dir).filter((f) => f.startsWith("record-"))) {
+    const client = f.slice("record-".length, -".log".length);
     for (const line of readFileSync(path.join(config.dir, f), "utf8").split("\n")) {
       const [kind, a = "", b = "", c = "", d = ""] = line.split(" ");
-      if (kind === "G") r.grants.set(a, { endpoint: b, amount: Number(c), at: Number(d) });
+      if (kind === "G") r.grants.set(a, { endpoint: b, amount: Number(c), at: Number(d), client });
       else if (kind === "S" && c === "settled") r.settled.set(a, Number(b));
       else if (kind === "R" && b === "released") r.released.add(a);
     }
@@ -355,10 +356,20 @@ async function main(): Promise<number> {
     await sleep(5000);
   }
 
+  // The cluster is whole again: from here every pool must be on the primary. A pool left on a
+  // standby (postgres.js's own host choice did that) answers unavailable for every batch it sends
+  // there; slow answers under load (deadline, lock_timeout) are not a failover's leftovers.
+  for (const w of workers) w.child.stdin.write("mark\n");
+  await sleep(5000);
   for (const w of workers) w.child.stdin.end("stop\n");
   const codes = await Promise.all(workers.map((w) => Promise.race([w.exited, sleep(30_000).then(() => "timeout")])));
   const summaries = workers.map((w) => JSON.parse(w.out.slice("ready\n".length).trim() || "{}") as Record<string, number | Record<string, number>>);
   const total = (key: string) => summaries.reduce((s, x) => s + (typeof x[key] === "number" ? x[key] : 0), 0);
+  const leftovers = summaries.flatMap((s, i) =>
+    Object.entries(typeof s.afterRecovery === "object" ? s.afterRecovery : {})
+      .filter(([reason]) => reason !== "deadline" && reason !== "lock_timeout")
+      .map(([reason, n]) => `${workers[i]?.name}: ${n} ${reason}`),
+  );
 
   // The checker, on whatever node leads now.
   const records = readRecords();
@@ -382,6 +393,14 @@ async function main(): Promise<number> {
     return { ...k, unavailableS: unavailableSeconds(grantTimes, k.at, next) };
   });
   const down_ = perKill.filter((k) => k.kind === "primary").map((k) => k.unavailableS);
+  // Each client process must be granted again after every kill, by itself, without a restart.
+  const stuck: string[] = [];
+  for (const k of kills) {
+    for (const w of workers) {
+      const first = [...records.grants.values()].filter((g) => g.client === w.name && g.at > k.at).reduce((m, g) => Math.min(m, g.at), Infinity);
+      if (first - k.at > RESUME_WITHIN_MS) stuck.push(`${w.name} after the ${k.kind} kill of ${k.node}`);
+    }
+  }
 
   console.log("\n==> test:ha report");
   console.log(`  replication: ${config.synchronous ? `synchronous${config.strict ? " (strict)" : ""}` : "asynchronous"}`);
@@ -391,6 +410,8 @@ async function main(): Promise<number> {
     console.log(`  kill ${k.kind.padEnd(7)} ${k.node}: ${k.newLeader ? `${k.newLeader} elected in ${((k.electedMs ?? 0) / 1000).toFixed(1)} s, ` : ""}grants again after ${k.grantsAfterMs === undefined ? "?" : ((k.grantsAfterMs) / 1000).toFixed(1)} s, answers unavailable ${k.unavailableS.toFixed(1)} s`);
   }
   if (down_.length > 0) console.log(`  primary failovers: ${primaries.length}; unavailable seconds p50 ${percentile(down_, 50).toFixed(1)}, max ${Math.max(...down_).toFixed(1)}`);
+  console.log(`  unavailable answers in the 5 s after recovery (not deadline or lock_timeout): ${leftovers.length ? leftovers.join(", ") : "none"}`);
+  console.log(`  clients not granted again within ${RESUME_WITHIN_MS / 1000} s of a kill: ${stuck.length ? stuck.join("; ") : "none"}`);
   console.log(`  grants recorded: ${ids.length}; lost: ${lost.length}${lost.length ? ` (${lost.slice(0, 5).join(", ")}…)` : ""}`);
   console.log(`  settles told, not in the ledger: ${lostSettles.length}; releases told, not in the ledger: ${lostReleases.length}`);
   console.log(`  overspent counters: ${overspent.length}; ledger spend above ${TIGHT_VALUE} on the tight ceiling: ${ledgerOver.length} (days ${JSON.stringify(tightDays)})`);
@@ -410,6 +431,8 @@ async function main(): Promise<number> {
   const failures: string[] = [];
   if (primaries.length < 3 || kills.length - primaries.length < 1) failures.push("fewer kills than planned");
   if (lost.length > 0) failures.push(`${lost.length} lost grants`);
+  if (stuck.length > 0) failures.push(`clients did not resume: ${stuck.join("; ")}`);
+  if (leftovers.length > 0) failures.push(`pools still failing after recovery: ${leftovers.join(", ")}`);
   if (lostSettles.length + lostReleases.length > 0) failures.push("acknowledged settles or releases missing");
   if (overspent.length > 0 || ledgerOver.length > 0) failures.push("overspend");
   if (drift.length > 0) failures.push(`${drift.length} drifted counters`);
