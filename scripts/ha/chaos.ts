@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { createWriteStream, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { sql } from "drizzle-orm";
+import postgres from "postgres";
 import { type Database, type Db, migrateDatabase, openPostgres, resultRows } from "@/db/client";
 import { reconcileCounters } from "@/lib/alerts";
 import { CeilingError, killEndpoint, restoreEndpoint } from "@/lib/ceilings";
@@ -284,6 +285,43 @@ function walReceivers(leaderPort: number): number[] {
   return pids;
 }
 
+/**
+ * Every half second, asks each node directly whether it is a standby and how many connections of
+ * the app's pools (application_name "ceilings") it holds: a pool connection on a standby is a
+ * pool that lost the primary. Returns a stop function resolving to what was seen.
+ */
+function watchStandbys(): () => Promise<string[]> {
+  const seen: string[] = [];
+  let running = true;
+  const sample = async (port: number) => {
+    const client = postgres(`postgres://postgres@127.0.0.1:${port}/postgres`, { max: 1, connect_timeout: 1, fetch_types: false, onnotice: () => {} });
+    try {
+      const rows = await Promise.race([
+        client<{ standby: boolean; app: string }[]>`select pg_is_in_recovery() as standby,
+          (select count(*) from pg_stat_activity where application_name = 'ceilings')::text as app`,
+        sleep(1000).then(() => []),
+      ]);
+      const row = rows[0];
+      if (row?.standby && Number(row.app) > 0) seen.push(`${new Date().toISOString().slice(11, 23)} ${row.app} on standby :${port}`);
+    } catch {
+      // A node that is down holds no connections.
+    } finally {
+      await client.end({ timeout: 0 }).catch(() => undefined);
+    }
+  };
+  const loop = (async () => {
+    while (running) {
+      await Promise.all(config.pgPorts.map(sample));
+      await sleep(500);
+    }
+  })();
+  return async () => {
+    running = false;
+    await loop;
+    return seen;
+  };
+}
+
 async function main(): Promise<number> {
   const started = Date.now();
   // One run per folder: a second run would stop the first one's cluster. A run that died without
@@ -318,6 +356,7 @@ async function main(): Promise<number> {
   await until("both clients ready", 60_000, async () => (workers.every((w) => w.out.startsWith("ready\n")) ? true : undefined));
   await sleep(4000);
 
+  const stopWatching = watchStandbys();
   const kills: Kill[] = [];
   const switchVerdicts: string[] = [];
   let syncOffNote = "";
@@ -362,6 +401,7 @@ async function main(): Promise<number> {
   for (const w of workers) w.child.stdin.write("mark\n");
   await sleep(5000);
   for (const w of workers) w.child.stdin.end("stop\n");
+  const onStandby = await stopWatching();
   const codes = await Promise.all(workers.map((w) => Promise.race([w.exited, sleep(30_000).then(() => "timeout")])));
   const summaries = workers.map((w) => JSON.parse(w.out.slice("ready\n".length).trim() || "{}") as Record<string, number | Record<string, number>>);
   const total = (key: string) => summaries.reduce((s, x) => s + (typeof x[key] === "number" ? x[key] : 0), 0);
@@ -411,6 +451,7 @@ async function main(): Promise<number> {
   }
   if (down_.length > 0) console.log(`  primary failovers: ${primaries.length}; unavailable seconds p50 ${percentile(down_, 50).toFixed(1)}, max ${Math.max(...down_).toFixed(1)}`);
   console.log(`  unavailable answers in the 5 s after recovery (not deadline or lock_timeout): ${leftovers.length ? leftovers.join(", ") : "none"}`);
+  console.log(`  samples with a pool connection on a standby: ${onStandby.length}${onStandby.length ? ` (${onStandby.slice(0, 3).join("; ")}…)` : ""}`);
   console.log(`  clients not granted again within ${RESUME_WITHIN_MS / 1000} s of a kill: ${stuck.length ? stuck.join("; ") : "none"}`);
   console.log(`  grants recorded: ${ids.length}; lost: ${lost.length}${lost.length ? ` (${lost.slice(0, 5).join(", ")}…)` : ""}`);
   console.log(`  settles told, not in the ledger: ${lostSettles.length}; releases told, not in the ledger: ${lostReleases.length}`);
@@ -431,6 +472,7 @@ async function main(): Promise<number> {
   const failures: string[] = [];
   if (primaries.length < 3 || kills.length - primaries.length < 1) failures.push("fewer kills than planned");
   if (lost.length > 0) failures.push(`${lost.length} lost grants`);
+  if (onStandby.length > 0) failures.push(`pool connections on a standby in ${onStandby.length} samples`);
   if (stuck.length > 0) failures.push(`clients did not resume: ${stuck.join("; ")}`);
   if (leftovers.length > 0) failures.push(`pools still failing after recovery: ${leftovers.join(", ")}`);
   if (lostSettles.length + lostReleases.length > 0) failures.push("acknowledged settles or releases missing");
