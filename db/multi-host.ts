@@ -71,12 +71,18 @@ async function roleOf(url: string, host: string, timeoutSeconds: number): Promis
     onnotice: () => {},
     connection: { application_name: "ceilings-primary-probe" },
   });
+  let timer: NodeJS.Timeout | undefined;
   try {
-    const [row] = await probe<{ standby: boolean }[]>`select pg_is_in_recovery() as standby`;
+    // Bounded here too: a pool's every new connection waits for this answer.
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error("probe timed out")), (timeoutSeconds + 1) * 1000);
+    });
+    const [row] = await Promise.race([probe<{ standby: boolean }[]>`select pg_is_in_recovery() as standby`, timeout]);
     return row?.standby === false ? "primary" : "standby";
   } catch {
     return "unreachable";
   } finally {
+    clearTimeout(timer);
     await probe.end({ timeout: 0 }).catch(() => undefined);
   }
 }

@@ -267,22 +267,22 @@ async function ledgerSpendByDay(db: Db, endpointId: number): Promise<{ day: stri
   return rows.map((r) => ({ day: r.day, spent: Number(r.spent) }));
 }
 
-/** SIGSTOP/SIGCONT of the standbys' WAL receivers: standbys that lag, for the --sync-off run. */
-function walReceivers(leaderPort: number): number[] {
-  const pids: number[] = [];
-  for (const n of state().nodes) {
-    if (n.pgPort === leaderPort) continue;
-    const pm = postmasterPid(n.dataDir);
-    if (!pm) continue;
-    for (const child of childPids(pm)) {
-      try {
-        if (readFileSync(`/proc/${child}/cmdline`, "utf8").includes("walreceiver")) pids.push(child);
-      } catch {
-        // Exited.
-      }
+/**
+ * The primary's WAL senders, for the --sync-off run: stopped (SIGSTOP), they leave the standbys
+ * behind. (Stopping the standbys' WAL receivers does not: the kernel keeps receiving into their
+ * socket buffers, and they read it all once resumed.)
+ */
+function walSenders(leaderPort: number): number[] {
+  const leader = state().nodes.find((n) => n.pgPort === leaderPort);
+  const pm = leader ? postmasterPid(leader.dataDir) : undefined;
+  if (!pm) return [];
+  return childPids(pm).filter((child) => {
+    try {
+      return readFileSync(`/proc/${child}/cmdline`, "utf8").includes("walsender");
+    } catch {
+      return false;
     }
-  }
-  return pids;
+  });
 }
 
 /**
@@ -375,14 +375,13 @@ async function main(): Promise<number> {
     const ms = await waitForMembers(config, "a healthy cluster", (m) => healthy(config, m), 60_000);
     const leader = ms.find(isLeader);
     if (!leader) throw new Error("no leader");
-    const paused = walReceivers(leader.port);
+    const paused = walSenders(leader.port);
     for (const pid of paused) process.kill(pid, "SIGSTOP");
-    log(`standbys lag: WAL receivers ${paused.join(" ")} stopped; burst for 1 s`);
+    log(`standbys lag: the primary's WAL senders ${paused.join(" ")} stopped; burst for 1 s`);
     await sleep(1000);
-    const pids = crashNode(state(), nodeIndex(leader));
+    const pids = crashNode(state(), nodeIndex(leader), { wholeMachine: true });
     const at = Date.now();
-    for (const pid of paused) process.kill(pid, "SIGCONT");
-    log(`kill -9 primary ${leader.name}, pids ${pids.join(" ")}; WAL receivers resumed`);
+    log(`kill -9 of every process of primary ${leader.name}, pids ${pids.join(" ")}`);
     const after = await waitForMembers(config, "a new leader", (m) => m.some((x) => isLeader(x) && x.name !== leader.name), 40_000).catch(() => undefined);
     if (after) {
       kills.push({ kind: "primary", node: leader.name, at, newLeader: after.find(isLeader)?.name, electedMs: Date.now() - at });

@@ -455,13 +455,17 @@ async function waitGone(pids: number[], timeoutMs: number): Promise<boolean> {
 
 /**
  * `kill -9` of a node's Patroni (the python process, not the runuser wrapper) and its postmaster:
- * the crash the chaos test inflicts. Returns the pids killed.
+ * the crash the chaos test inflicts (with wholeMachine, every Postgres process of the node).
+ * Returns the pids killed.
  */
-export function crashNode(state: ClusterState, i: number): number[] {
+export function crashNode(state: ClusterState, i: number, options: { wholeMachine?: boolean } = {}): number[] {
   const node = state.nodes[i];
   if (!node) throw new Error(`no node ${i}`);
   const targets = [...childPids(node.pid), node.pid];
   const pm = postmasterPid(node.dataDir);
+  // The machine gone at once: its backends and WAL senders too, which otherwise outlive a killed
+  // postmaster for a moment and may still hand standbys the last WAL.
+  if (pm && options.wholeMachine) targets.push(...childPids(pm));
   if (pm) targets.push(pm);
   for (const pid of targets) {
     try {
