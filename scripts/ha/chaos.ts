@@ -69,11 +69,13 @@ const workers: Worker[] = [];
 let admin: Database | undefined;
 let cleaning: Promise<void> | undefined;
 let ownsFolder = false;
+let dashboard: ReturnType<typeof spawn> | undefined;
 
 /** Stops the clients and the whole cluster, whatever state the run is in. Safe to call twice. */
 function cleanup(): Promise<void> {
   cleaning ??= (async () => {
     for (const w of workers) if (w.child.exitCode === null) w.child.kill("SIGKILL");
+    if (dashboard && dashboard.exitCode === null) dashboard.kill("SIGKILL");
     await admin?.close().catch(() => undefined);
     // Never stop a cluster another run owns.
     if (!ownsFolder) return;
@@ -322,6 +324,64 @@ function watchStandbys(): () => Promise<string[]> {
   };
 }
 
+const WEB_PORT = Number(process.env.HA_TEST_WEB_PORT ?? 3190);
+const BUILD_DIR = ".next-e2e";
+
+type DashboardWatch = { pages: number; failingOver: number; normal: number; errors: string[] };
+
+/**
+ * The dashboard on the cluster: the production build e2e made (npm test runs e2e first), served
+ * by `next start` on the multi-host URL and asked for the overview every half second during the
+ * kills, with a session cookie that is not valid: a page answers 307 to sign in once the layout
+ * passed its database check, 200 "failing over" while no node answers, and must never be a 500.
+ * Undefined when there is no build to serve.
+ */
+function watchDashboard(): { stop: () => Promise<DashboardWatch> } | undefined {
+  if (!existsSync(path.join(BUILD_DIR, "BUILD_ID"))) return undefined;
+  const web = spawn(process.execPath, [path.join("node_modules", "next", "dist", "bin", "next"), "start", "--hostname", "127.0.0.1", "--port", String(WEB_PORT)], {
+    cwd: path.resolve(__dirname, "..", ".."),
+    env: {
+      ...process.env,
+      DATABASE_URL: url,
+      NEXT_DIST_DIR: BUILD_DIR,
+      NEXTAUTH_URL: `http://127.0.0.1:${WEB_PORT}`,
+      NEXTAUTH_SECRET: createHash("sha256").update(String(Date.now())).digest("hex"),
+      WORKER_IN_SERVER: "false",
+    },
+    stdio: ["ignore", "ignore", "ignore"],
+  });
+  dashboard = web;
+  const seen: DashboardWatch = { pages: 0, failingOver: 0, normal: 0, errors: [] };
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      try {
+        const response = await fetch(`http://127.0.0.1:${WEB_PORT}/`, {
+          headers: { cookie: "next-auth.session-token=not-a-session" },
+          redirect: "manual",
+          signal: AbortSignal.timeout(10_000),
+        });
+        const body = await response.text();
+        seen.pages++;
+        if (response.status === 200 && body.includes("database is failing over")) seen.failingOver++;
+        else if (response.status === 307) seen.normal++;
+        else seen.errors.push(`${new Date().toISOString().slice(11, 23)} ${response.status}`);
+      } catch {
+        // Not listening yet (or a timeout while starting): not an answer.
+      }
+      await sleep(500);
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      web.kill("SIGTERM");
+      return seen;
+    },
+  };
+}
+
 async function main(): Promise<number> {
   const started = Date.now();
   // One run per folder: a second run would stop the first one's cluster. A run that died without
@@ -357,6 +417,9 @@ async function main(): Promise<number> {
   await sleep(4000);
 
   const stopWatching = watchStandbys();
+  const watchingDashboard = syncOff ? undefined : watchDashboard();
+  // Up before the first kill, so the page is seen both ways.
+  if (watchingDashboard) await sleep(3000);
   const kills: Kill[] = [];
   const switchVerdicts: string[] = [];
   let syncOffNote = "";
@@ -401,6 +464,7 @@ async function main(): Promise<number> {
   await sleep(5000);
   for (const w of workers) w.child.stdin.end("stop\n");
   const onStandby = await stopWatching();
+  const pages = await watchingDashboard?.stop();
   const codes = await Promise.all(workers.map((w) => Promise.race([w.exited, sleep(30_000).then(() => "timeout")])));
   const summaries = workers.map((w) => JSON.parse(w.out.slice("ready\n".length).trim() || "{}") as Record<string, number | Record<string, number>>);
   const total = (key: string) => summaries.reduce((s, x) => s + (typeof x[key] === "number" ? x[key] : 0), 0);
@@ -450,6 +514,11 @@ async function main(): Promise<number> {
   }
   if (down_.length > 0) console.log(`  primary failovers: ${primaries.length}; unavailable seconds p50 ${percentile(down_, 50).toFixed(1)}, max ${Math.max(...down_).toFixed(1)}`);
   console.log(`  unavailable answers in the 5 s after recovery (not deadline or lock_timeout): ${leftovers.length ? leftovers.join(", ") : "none"}`);
+  console.log(
+    pages
+      ? `  dashboard overview during the kills: ${pages.pages} pages, ${pages.failingOver} "failing over", ${pages.normal} normal, errors: ${pages.errors.length ? pages.errors.slice(0, 5).join(", ") : "none"}`
+      : `  dashboard: SKIPPED, no production build in ${BUILD_DIR} (npm run test:e2e makes one)`,
+  );
   console.log(`  samples with a pool connection on a standby: ${onStandby.length}${onStandby.length ? ` (${onStandby.slice(0, 3).join("; ")}…)` : ""}`);
   console.log(`  clients not granted again within ${RESUME_WITHIN_MS / 1000} s of a kill: ${stuck.length ? stuck.join("; ") : "none"}`);
   console.log(`  grants recorded: ${ids.length}; lost: ${lost.length}${lost.length ? ` (${lost.slice(0, 5).join(", ")}…)` : ""}`);
@@ -471,6 +540,9 @@ async function main(): Promise<number> {
   const failures: string[] = [];
   if (primaries.length < 3 || kills.length - primaries.length < 1) failures.push("fewer kills than planned");
   if (lost.length > 0) failures.push(`${lost.length} lost grants`);
+  if (pages && (pages.errors.length > 0 || pages.failingOver === 0 || pages.normal === 0)) {
+    failures.push(`dashboard: ${pages.errors.length} errors, ${pages.failingOver} "failing over" pages, ${pages.normal} normal`);
+  }
   if (onStandby.length > 0) failures.push(`pool connections on a standby in ${onStandby.length} samples`);
   if (stuck.length > 0) failures.push(`clients did not resume: ${stuck.join("; ")}`);
   if (leftovers.length > 0) failures.push(`pools still failing after recovery: ${leftovers.join(", ")}`);
