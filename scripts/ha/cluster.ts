@@ -432,6 +432,15 @@ function runningPids(state: ClusterState): number[] {
   return pids;
 }
 
+/** A signal to one pid that may have exited meanwhile. */
+function signalPid(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal);
@@ -492,8 +501,8 @@ export async function down(dir: string, log: (line: string) => void = console.lo
   // Patroni detaches its postmaster; one left behind (Patroni killed, or stopped too fast) is
   // stopped by the pid its own data folder names.
   const postmasters = state.nodes.map((n) => postmasterPid(n.dataDir)).filter((p): p is number => p !== undefined);
-  for (const pid of postmasters) process.kill(pid, "SIGINT"); // fast shutdown
-  if (!(await waitGone(postmasters, 10_000))) for (const pid of postmasters) if (isAlive(pid)) process.kill(pid, "SIGKILL");
+  for (const pid of postmasters) signalPid(pid, "SIGINT"); // fast shutdown
+  if (!(await waitGone(postmasters, 10_000))) for (const pid of postmasters) signalPid(pid, "SIGKILL");
   const etcd = state.etcd.filter((e) => isAlive(e.pid));
   for (const e of etcd) signalGroup(e.pid, "SIGTERM");
   if (!(await waitGone(etcd.map((e) => e.pid), 10_000))) for (const e of etcd) signalGroup(e.pid, "SIGKILL");
