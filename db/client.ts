@@ -6,6 +6,7 @@ import { migrate } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
 import { env } from "@/lib/env";
 import { EMBEDDED_APP_ROLE, EMBEDDED_DATABASE, type EmbeddedServer, ensureEmbeddedServer, stopEmbeddedServer } from "./embedded/server";
+import { multiHostOptions } from "./multi-host";
 import * as schema from "./schema";
 
 export type Schema = typeof schema;
@@ -41,6 +42,8 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
     idle_timeout: 30,
     onnotice: () => {},
     connection: { application_name: "ceilings", ...options.connection },
+    // A multi-host URL (a Patroni cluster) connects to its primary only: see db/multi-host.ts.
+    ...multiHostOptions(url, options.connectTimeoutSeconds ?? 10),
   });
   const siblings = new Set<Database>();
   const db: Db = drizzle(client, { schema });

@@ -153,6 +153,8 @@ test.describe("dashboard control", () => {
     await signedIn(page, DEMO_ADMIN);
     const overview = new OverviewPage(page);
     await overview.goto();
+    // The overview names the database node it reads: on a Patroni cluster it moves with failovers.
+    await expect(page.getByTestId("database-node")).toContainText("Database: primary");
     expect(await overflowing(page)).toEqual([]);
     await testInfo.attach("overview, phone, dark", { body: await page.screenshot({ fullPage: true }), contentType: "image/png" });
     await new EndpointPage(page, EMAIL).goto();

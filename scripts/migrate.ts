@@ -5,6 +5,7 @@ import { z } from "zod";
 import { createEmbeddedDatabase, type Db, migrateDatabase, migrationsFolder, openPostgres, resolveDatabaseUrl, resultRows, stopEmbeddedIfUnused } from "@/db/client";
 import { EMBEDDED_APP_ROLE, type EmbeddedServer } from "@/db/embedded/server";
 import { type AppRole, ensureAppRole } from "@/db/roles";
+import { describeDatabaseUrl } from "@/db/multi-host";
 import { env } from "@/lib/env";
 
 // npm run db:migrate: applies the committed migrations as the owner (MIGRATION_DATABASE_URL) and
@@ -54,8 +55,7 @@ async function main(): Promise<void> {
     await migrateDatabase(database);
     const after = await appliedTimes(database.db);
     const applied = journal.entries.filter((e) => !before.has(e.when) && after.has(e.when));
-    const target = new URL(url);
-    const where = `${target.hostname}:${target.port || "5432"}${target.pathname}`;
+    const where = describeDatabaseUrl(url);
     if (applied.length === 0) {
       console.log(`${where}: already up to date (${after.size} migrations applied)`);
     } else {

@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
 # npm test: lint, typecheck, unit and integration tests (Vitest), then e2e in Chromium against a
-# production build (Playwright), on a real Postgres server and a real Chromium found or got here.
-# Every step runs even if an earlier one failed, so one run shows everything that is wrong; the
-# exit status is non-zero if any step failed.
+# production build (Playwright), on a real Postgres server and a real Chromium found or got here,
+# then on CI the HA chaos test. Every step runs even if an earlier one failed, so one run shows
+# everything that is wrong; the exit status is non-zero if any step failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+
+is_ci() {
+  case "${CI:-}" in
+    "" | 0 | false | FALSE | False) return 1 ;;
+    *) return 0 ;;
+  esac
+}
+skipped=()
 
 # Every suite runs on a real Postgres server: TEST_DATABASE_URL's, else a throwaway embedded one
 # started for this run (own folder and port, removed at the end), so nothing is skipped.
@@ -39,11 +47,19 @@ step typecheck npm run --silent typecheck
 rm -rf .test-reports
 step "unit and integration tests" npx vitest run --reporter=default --reporter=json --outputFile.json=.test-reports/vitest.json
 step e2e npx playwright test
+# The HA chaos test (npm run test:ha) needs Patroni, etcd and root, and takes about two minutes:
+# it runs on CI (.ci/run installs them) and locally with TEST_HA=1.
+if is_ci || [ "${TEST_HA:-}" = 1 ]; then
+  step "HA chaos test" npm run --silent test:ha
+else
+  skipped+=("HA chaos test (npm run test:ha): runs on CI or with TEST_HA=1")
+fi
 
 echo
 echo "==> summary"
 for s in "${passed[@]}"; do echo "  passed   $s"; done
 for s in "${failed[@]}"; do echo "  FAILED   $s"; done
+for s in "${skipped[@]}"; do echo "  not run  $s"; done
 echo "  steps: ${#passed[@]} passed, ${#failed[@]} failed"
 # The last line counts tests, from the runners' JSON reports.
 node scripts/test-counts.mjs .test-reports/vitest.json .test-reports/playwright.json

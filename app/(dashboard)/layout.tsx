@@ -1,6 +1,9 @@
 import type { ReactNode } from "react";
 import { requirePageRole } from "@/app/_lib/session";
+import { getDb } from "@/db/client";
+import { DatabaseFailingOver } from "@/components/database-failing-over";
 import { KillBanner } from "@/components/kill-banner";
+import { probeDatabase } from "@/lib/database-status";
 import { NavLinks } from "./_components/nav-links";
 import { AlertsNavBadge } from "./alerts/_components/alerts-nav-badge";
 import { SignOutButton } from "./_components/sign-out-button";
@@ -8,6 +11,10 @@ import { SignOutButton } from "./_components/sign-out-button";
 // Every dashboard page still checks its own role: a layout does not re-run on client navigation,
 // so this guard only decides whether the shell is drawn.
 export default async function DashboardLayout({ children }: { children: ReactNode }) {
+  // Asked first and bounded: while the cluster fails over, the session check and the page would
+  // wait on a connection and end in a 500.
+  const database = await probeDatabase(await getDb());
+  if (!database.ok) return <DatabaseFailingOver message={database.message} />;
   const staff = await requirePageRole("viewer");
   return (
     <div className="min-h-screen">

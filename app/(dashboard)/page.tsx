@@ -9,6 +9,7 @@ import { ArchivedBadge, StateBadge } from "@/components/state-badge";
 import { buttonClass, cardClass, secondaryButtonClass } from "@/components/ui";
 import { UsageBar } from "@/components/usage-bar";
 import { hasRole } from "@/lib/auth/roles";
+import { type DatabaseStatus, probeDatabase } from "@/lib/database-status";
 import { formatCount, listEndpointsOverview, unitLabel, type EndpointOverview } from "@/lib/ceilings";
 import { SpendSparkline } from "@/components/charts/spend-sparkline";
 import { overviewTrends, type EndpointTrend } from "@/lib/spend";
@@ -24,12 +25,14 @@ export default async function OverviewPage() {
   const trends = await overviewTrends(await getDb(), { now });
   const canKill = hasRole(staff.role, "operator");
   const isAdmin = hasRole(staff.role, "admin");
+  const database = await probeDatabase(await getDb());
   return (
     <div className="space-y-6">
       <div className="flex flex-wrap items-center justify-between gap-3">
         <div>
           <h1 className="text-2xl font-semibold tracking-tight">Overview</h1>
           <p className="text-sm text-zinc-600 dark:text-zinc-400">Spend in each open window against its ceiling; killed and fullest first.</p>
+          <p className="text-xs text-zinc-500" data-testid="database-node">{describeDatabase(database)}</p>
         </div>
         <div className="flex flex-wrap items-center gap-2">
           <AutoRefresh />
@@ -187,4 +190,10 @@ function EndpointCard({ endpoint: e, canKill, now, trend }: { endpoint: Endpoint
       ) : null}
     </article>
   );
+}
+
+/** Which node serves the dashboard: on a Patroni cluster it changes with every failover. */
+function describeDatabase(database: DatabaseStatus): string {
+  if (!database.ok) return `Database: not answering (${database.message})`;
+  return database.server === "local" ? `Database: ${database.role}, local` : `Database: ${database.role} at ${database.server}`;
 }

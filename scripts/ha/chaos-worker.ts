@@ -1,0 +1,115 @@
+import { openSync, writeSync } from "node:fs";
+import { closeDb, getEnforcementDb } from "@/db/client";
+import { releaseReservation, reserve, ReservationInputError, settleReservation, unavailableCounts } from "@/lib/enforcement";
+
+// One client process of the chaos test (scripts/ha/chaos.ts): `loops` concurrent callers reserve,
+// then settle, release or keep their reservations, through the enforcement pool the app uses
+// (getEnforcementDb on DATABASE_URL, the multi-host URL) with batching on. Every answer a caller
+// was given is appended to the record file with a synchronous write before the caller goes on,
+// so a grant the process was told about is on disk even if the process dies the next moment.
+//
+// Usage: tsx scripts/ha/chaos-worker.ts <name> <record file> <endpoints, comma-separated> <loops>
+// "mark" on stdin starts counting unavailable answers afresh; "stop" stops it. Prints a JSON
+// summary on stdout.
+
+type Summary = {
+  reserves: number;
+  granted: number;
+  unavailable: number;
+  refused: number;
+  settled: number;
+  released: number;
+  settleUnavailable: number;
+  inputErrors: number;
+  unavailableReasons: Record<string, number>;
+  /** Unavailable answers by reason after "mark": the cluster is healthy again by then. */
+  afterRecovery: Record<string, number>;
+};
+
+async function main(): Promise<void> {
+  const [name, recordFile, endpointList, loopsArg] = process.argv.slice(2);
+  if (!name || !recordFile || !endpointList || !loopsArg) throw new Error("usage: <name> <record file> <endpoints> <loops>");
+  const endpoints = endpointList.split(",");
+  const fd = openSync(recordFile, "a");
+  const record = (line: string) => writeSync(fd, line + "\n");
+  const summary: Summary = {
+    reserves: 0,
+    granted: 0,
+    unavailable: 0,
+    refused: 0,
+    settled: 0,
+    released: 0,
+    settleUnavailable: 0,
+    inputErrors: 0,
+    unavailableReasons: {},
+    afterRecovery: {},
+  };
+  let marked: Readonly<Record<string, number>> | undefined;
+  let stopping = false;
+  process.stdin.setEncoding("utf8");
+  process.stdin.on("data", (chunk: string) => {
+    if (chunk.includes("mark")) marked = unavailableCounts();
+    if (chunk.includes("stop")) stopping = true;
+  });
+
+  const db = await getEnforcementDb();
+  const caller = async (loop: number) => {
+    let n = 0;
+    while (!stopping) {
+      n++;
+      const endpoint = endpoints[(loop + n) % endpoints.length] ?? endpoints[0] ?? "";
+      const amount = 1 + Math.floor(Math.random() * 10);
+      summary.reserves++;
+      let decision;
+      try {
+        decision = await reserve(db, { endpoint, amount, caller: name, ttlSeconds: 3600, requestId: `${name}-${loop}-${n}` });
+      } catch (error) {
+        if (!(error instanceof ReservationInputError)) throw error;
+        summary.inputErrors++;
+        continue;
+      }
+      if (decision.status === "granted") {
+        // Recorded before anything else is done with it: this is the promise the checker holds
+        // the cluster to.
+        record(`G ${decision.reservationId} ${endpoint} ${amount} ${Date.now()}`);
+        summary.granted++;
+        const roll = Math.random();
+        if (roll < 0.5) {
+          const actual = Math.floor(Math.random() * (amount + 1));
+          const result = await settleReservation(db, { reservationId: decision.reservationId, actual });
+          record(`S ${decision.reservationId} ${actual} ${result.status}`);
+          if (result.status === "settled") summary.settled++;
+          else if (result.status === "unavailable") summary.settleUnavailable++;
+        } else if (roll < 0.8) {
+          const result = await releaseReservation(db, { reservationId: decision.reservationId });
+          record(`R ${decision.reservationId} ${result.status}`);
+          if (result.status === "released") summary.released++;
+          else if (result.status === "unavailable") summary.settleUnavailable++;
+        }
+        // The rest stay held: held units count against the ceiling like settled ones.
+      } else if (decision.status === "refused" && decision.gate === "unavailable") {
+        summary.unavailable++;
+        // A client backing off a little, as a real one would, instead of spinning.
+        await new Promise((r) => setTimeout(r, 25));
+      } else {
+        summary.refused++;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    }
+  };
+  process.stdout.write("ready\n");
+  await Promise.all(Array.from({ length: Number(loopsArg) }, (_, i) => caller(i)));
+  const now: Record<string, number> = unavailableCounts();
+  summary.unavailableReasons = Object.fromEntries(Object.entries(now).filter(([, v]) => v > 0));
+  if (marked) {
+    const before = marked;
+    summary.afterRecovery = Object.fromEntries(Object.entries(now).map(([k, v]) => [k, v - (before[k] ?? 0)] as const).filter(([, v]) => v > 0));
+  }
+  await closeDb();
+  process.stdout.write(JSON.stringify(summary) + "\n");
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
