@@ -28,7 +28,7 @@ describe.skipIf(skipWithoutDatabase())("contract version", () => {
     try {
       batcherFor(current.db, PATIENT);
       expect((await reserve(current.db, { endpoint: e.key, amount: 1 })).status).toBe("granted");
-      await t.db.execute(sql`create or replace function ceilings.contract_version() returns int language sql immutable as 'select 1'`);
+      await t.ownerDb.execute(sql`create or replace function ceilings.contract_version() returns int language sql immutable as 'select 1'`);
       batcherFor(stale.db, PATIENT);
       const before = unavailableCounts().contract_version;
       const decisions = await Promise.all(Array.from({ length: 5 }, () => reserve(stale.db, { endpoint: e.key, amount: 1 })));
@@ -39,12 +39,12 @@ describe.skipIf(skipWithoutDatabase())("contract version", () => {
       }
       expect(unavailableCounts().contract_version).toBe(before + 5);
       // Without contract_version() at all: a database migrated before it existed.
-      await t.db.execute(sql`drop function ceilings.contract_version()`);
+      await t.ownerDb.execute(sql`drop function ceilings.contract_version()`);
       await new Promise((r) => setTimeout(r, 1100));
       const older = await reserve(stale.db, { endpoint: e.key, amount: 1 });
       expect(older.status === "refused" && older.message).toContain("npm run db:migrate");
     } finally {
-      await t.db.execute(sql.raw(`create or replace function ceilings.contract_version() returns int language sql immutable as 'select ${CONTRACT_VERSION}'`));
+      await t.ownerDb.execute(sql.raw(`create or replace function ceilings.contract_version() returns int language sql immutable as 'select ${CONTRACT_VERSION}'`));
       await current.close();
       await stale.close();
     }

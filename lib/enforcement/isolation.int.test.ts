@@ -25,12 +25,12 @@ describe.skipIf(skipWithoutDatabase())("batch isolation", () => {
     });
     key = e.key;
     // A forced failure the boundary cannot see: the reservation insert raises for one caller.
-    await t.db.execute(sql`create function poison_reservation() returns trigger language plpgsql as $$
+    await t.ownerDb.execute(sql`create function poison_reservation() returns trigger language plpgsql as $$
       begin
         if new.caller like 'poison%' then raise exception 'poisoned reservation for %', new.caller; end if;
         return new;
       end $$`);
-    await t.db.execute(sql`create trigger poison before insert on reservations for each row execute function poison_reservation()`);
+    await t.ownerDb.execute(sql`create trigger poison before insert on reservations for each row execute function poison_reservation()`);
   });
   afterAll(async () => {
     await t?.drop();

@@ -66,7 +66,8 @@ describe.skipIf(skipWithoutDatabase())("settle and release over HTTP on real Pos
     const replay = await reserveBounded("k1");
     expect([replay.status, errorCode(replay), replay.body.state]).toEqual([409, "already_resolved", "settled"]);
     const control = read(await handleReserve(apiRequest("/api/v1/reservations", { key: service, body: { endpoint: bounded.key, amount: 1, caller: "a\u0000b" } }), deps));
-    expect([(await control).status, errorCode(await control)]).toEqual([400, "invalid_input"]);
+    // Refused at the strict JSON boundary, before any schema or batch.
+    expect([(await control).status, errorCode(await control)]).toEqual([400, "invalid_characters"]);
   });
 
   it("releases twice harmlessly (200, 200), and a settle after release is 409", async () => {
