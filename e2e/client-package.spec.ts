@@ -11,13 +11,15 @@ import { DEMO_ADMIN, DEMO_PASSWORD, LoginPage } from "./pages/login-page";
 // its node_modules) installs it, type-checks against its declarations and runs a reservation, a
 // settle and a refusal against the e2e server.
 
-const ROOT = path.resolve(import.meta.dirname, "..");
+// Playwright runs from the repository root (and loads specs as CommonJS, so no import.meta).
+const ROOT = process.cwd();
 
 test("the packed client installs into a project outside the repository and reserves, settles and is refused", async ({ page, baseURL }) => {
   test.setTimeout(180_000);
   const login = new LoginPage(page);
   await login.goto("/api-keys");
   await login.signIn(DEMO_ADMIN, DEMO_PASSWORD);
+  await expect(page.getByTestId("signed-in-as")).toContainText(DEMO_ADMIN);
   const keys = new ApiKeysPage(page);
   await keys.goto();
   const secret = await keys.createForAccount(`client package ${Date.now()}`, "acct_client_pkg", ["llm.chat"]);
