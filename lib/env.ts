@@ -82,3 +82,11 @@ export function env(): Env {
   cached ??= parseEnv(process.env);
   return cached;
 }
+
+/**
+ * A secret named by configuration stored in the database (an SMTP password reference), read at
+ * the moment of use so it can be rotated without a restart. Callers restrict which names qualify.
+ */
+export function readSecret(name: string): string | undefined {
+  return process.env[name];
+}

@@ -60,6 +60,12 @@ export async function createDestinationCore(deps: AlertActionDeps, formData: For
     kind: text(formData, "kind"),
     target: text(formData, "target"),
     signingSecret: text(formData, "signingSecret") || undefined,
+    smtpHost: text(formData, "smtpHost") || undefined,
+    smtpPort: text(formData, "smtpPort") || undefined,
+    smtpTls: text(formData, "smtpTls") || undefined,
+    smtpUsername: text(formData, "smtpUsername") || undefined,
+    smtpPasswordRef: text(formData, "smtpPasswordRef") || undefined,
+    emailFrom: text(formData, "emailFrom") || undefined,
   });
   if (!parsed.success) return parseFailure(parsed.error);
   try {
