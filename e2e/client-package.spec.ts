@@ -43,7 +43,7 @@ test("the packed client installs into a project outside the repository and reser
         "export { d, ConflictError };",
       ].join("\n"),
     );
-    execFileSync(process.execPath, [path.join(ROOT, "node_modules", "typescript", "bin", "tsc"), "--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--lib", "es2022,dom", "--types", "", "check.ts"], {
+    execFileSync(process.execPath, [path.join(ROOT, "node_modules", "typescript", "bin", "tsc"), "--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--lib", "es2022,dom", "check.ts"], {
       cwd: project,
       stdio: "pipe",
     });
