@@ -64,6 +64,10 @@ export const Env = z.object({
   ALERT_RETRY_BASE_SECONDS: wholeCount(30, 1, 3600),
   ALERT_RETRY_CAP_SECONDS: wholeCount(3600, 1, 86_400),
   ALERT_MAX_ATTEMPTS: wholeCount(8, 1, 100),
+  // Prometheus: /api/metrics of the app needs this bearer token; the worker's own port (off when
+  // unset) listens on loopback and also takes the token when it is set.
+  METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  WORKER_METRICS_PORT: z.string().regex(/^\d+$/, "must be a port number").transform(Number).pipe(z.number().int().min(1).max(65_535)).optional(),
 });
 export type Env = z.infer<typeof Env>;
 

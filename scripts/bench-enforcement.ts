@@ -12,6 +12,7 @@ import { type Db, migrateDatabase, openPostgres } from "@/db/client";
 import { ceilings, endpoints } from "@/db/schema";
 import { databaseUrl } from "@/db/testing";
 import { batcherFor, reserve } from "@/lib/enforcement";
+import { metrics } from "@/lib/metrics";
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -68,6 +69,8 @@ function pgbench(url: string, seconds: number, clients: number): number | undefi
 }
 
 async function main(): Promise<void> {
+  // --metrics: count into the Prometheus registry as the app does, to compare the hot path with and without.
+  if (process.argv.includes("--metrics")) metrics("app");
   const seconds = arg("seconds", 8);
   const callers = arg("callers", 64);
   const inFlight = arg("in-flight", 2);
@@ -105,7 +108,7 @@ async function main(): Promise<void> {
     await unbatched.close();
 
     const baseline = runs[0]?.ops ?? 1;
-    console.log(`\nEnforcement hot path, ${callers} concurrent callers, ${seconds} s each, one database server`);
+    console.log(`\nEnforcement hot path, ${callers} concurrent callers, ${seconds} s each, one database server, metrics ${process.argv.includes("--metrics") ? "on" : "off"}`);
     if (tps) console.log(`pgbench hot-row UPDATE, 16 clients: ${tps.toFixed(0)} tps`);
     console.log("run".padEnd(62), "ops/s".padStart(9), "p50 ms".padStart(8), "p99 ms".padStart(8), "x raw".padStart(7));
     for (const r of runs) {

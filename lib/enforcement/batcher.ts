@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
+import { enforcementObserver } from "./observer";
 import { classifyFailure, noteUnavailable, type UnavailableReason } from "./unavailable";
 import type { BatchAnswer, CeilingRemaining, Granted, Refused } from "./types";
 
@@ -96,12 +97,13 @@ export class ReservationBatcher {
 
   private async run(batch: Pending[]): Promise<void> {
     let answers: BatchAnswer[];
+    const requests = batch.map((p) => p.request);
+    const started = performance.now();
     try {
-      answers = await callReserveBatch(
-        this.db,
-        batch.map((p) => p.request),
-      );
+      answers = await callReserveBatch(this.db, requests);
+      enforcementObserver()?.batch(requests, answers, (performance.now() - started) / 1000);
     } catch (error) {
+      enforcementObserver()?.batch(requests, null, (performance.now() - started) / 1000);
       const reason = classifyFailure(error);
       const live = batch.filter((p) => !p.abandoned);
       noteUnavailable(reason, live.length, error);

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { type Db, resultRows } from "@/db/client";
+import { enforcementObserver } from "./observer";
 import { classifyFailure, noteUnavailable } from "./unavailable";
 import { ReservationInputError, type SettleResult } from "./types";
 
@@ -42,7 +43,9 @@ export async function settleReservation(
   const id = parseId(params.reservationId);
   const actual = Actual.safeParse(params.actual);
   if (!actual.success) throw new ReservationInputError("invalid_amount", actual.error.issues[0]?.message ?? "invalid actual");
-  return call(db, sql`select ceilings.settle(${id}::uuid, ${actual.data}::bigint, ${params.caller ?? null}) as result`);
+  const result = await call(db, sql`select ceilings.settle(${id}::uuid, ${actual.data}::bigint, ${params.caller ?? null}) as result`);
+  if (result.status === "settled" && !result.replay) enforcementObserver()?.settled(result.overrun);
+  return result;
 }
 
 /** Gives a held reservation back (units and the call). Releasing twice is harmless. */
@@ -56,5 +59,7 @@ export async function expireReservations(db: Db, maxRows = 500): Promise<number>
   const row = resultRows<{ expired: number }>(
     await db.execute(sql`select ceilings.expire_reservations(${maxRows}::int) as expired`),
   )[0];
-  return Number(row?.expired ?? 0);
+  const expired = Number(row?.expired ?? 0);
+  if (expired > 0) enforcementObserver()?.expired(expired);
+  return expired;
 }
