@@ -59,7 +59,7 @@ export function AlertsDestinationForm({ action }: { action: AlertFormAction }) {
           <input id="dest-email-from" name="emailFrom" maxLength={320} className={input} placeholder="Ceilings <alerts@example.com>" />
         </div>
         <div>
-          <label htmlFor="dest-smtp-user" className="block text-sm font-medium">Username (optional)</label>
+          <label htmlFor="dest-smtp-user" className="block text-sm font-medium">SMTP login (optional)</label>
           <input id="dest-smtp-user" name="smtpUsername" autoComplete="off" maxLength={200} className={input} />
         </div>
         <div>
