@@ -10,6 +10,9 @@ export async function register(): Promise<void> {
   const { resolveAuthSecret } = await import("./lib/auth/secret");
   const e = env();
   resolveAuthSecret({ nextAuthSecret: e.NEXTAUTH_SECRET, databaseUrl: e.DATABASE_URL, dataDir: e.DATA_DIR });
+  // Metrics count from the first reservation on, not from the first scrape.
+  const { metrics } = await import("./lib/metrics");
+  metrics("app");
   const { getDb } = await import("./db/client");
   const db = await getDb();
   if (e.DATABASE_URL) {

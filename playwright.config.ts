@@ -9,6 +9,7 @@ import { defineConfig, devices } from "@playwright/test";
 // E2E_PORT and E2E_DATABASE_NAME let two checkouts run their e2e suites side by side.
 const PORT = Number(process.env.E2E_PORT ?? 3100);
 export const E2E_BASE_URL = `http://127.0.0.1:${PORT}`;
+export const E2E_METRICS_TOKEN = "e2e-only-metrics-token-0123456789";
 
 function chromiumExecutable(): string | undefined {
   const configured = process.env.PLAYWRIGHT_CHROMIUM_PATH;
@@ -88,6 +89,8 @@ export default defineConfig({
       // A fixed secret for the test server only; never used anywhere else.
       NEXTAUTH_SECRET: "e2e-only-secret-0123456789abcdefghijklmnopqrstuvwxyz",
       // Small pools: the e2e server shares the Postgres server with the integration suites.
+      // The e2e metrics spec reads /api/metrics with it.
+      METRICS_TOKEN: E2E_METRICS_TOKEN,
       DB_POOL_MAX: "5",
       ENFORCEMENT_POOL_MAX: "4",
     },

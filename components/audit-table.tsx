@@ -62,7 +62,7 @@ export function AuditTable({ events, caption }: { events: AuditEvent[]; caption:
               <td className="px-3 py-2 font-mono text-xs">{e.rawInput ?? ""}</td>
               <td className="px-3 py-2 tabular-nums">{valueChange(e) || detailChange(e)}</td>
               <td className="px-3 py-2">{e.clamped === null ? "" : e.clamped ? "yes" : "no"}</td>
-              <td className="px-3 py-2">{e.reason ?? ""}</td>
+              <td className="px-3 py-2">{e.reason ?? <span className="text-zinc-500">no reason given</span>}</td>
             </tr>
           ))}
         </tbody>

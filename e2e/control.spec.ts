@@ -1,6 +1,7 @@
 import { expect, test, type Browser, type Page } from "@playwright/test";
 import { AuditPage, EndpointPage, OverviewPage } from "./pages/control-pages";
 import { DEMO_ADMIN, DEMO_PASSWORD, LoginPage } from "./pages/login-page";
+import { overflowing } from "./pages/overflow";
 
 const DEMO_OPERATOR = "operator@ceilings.local";
 const EMAIL = "email.subscribe";
@@ -10,25 +11,6 @@ async function signedIn(page: Page, email: string, next = "/"): Promise<void> {
   await login.goto(next);
   await login.signIn(email, DEMO_PASSWORD);
   await expect(page.getByTestId("signed-in-as")).toContainText(email);
-}
-
-/** Elements sticking out past the viewport (outside any sideways-scrolling box), named for the failure message. */
-async function overflowing(page: Page): Promise<string[]> {
-  return page.evaluate(() => {
-    const width = document.documentElement.clientWidth;
-    const scrolls = (el: Element | null): boolean => {
-      for (let e = el; e; e = e.parentElement) {
-        const o = getComputedStyle(e).overflowX;
-        if (o === "auto" || o === "scroll" || o === "hidden") return true;
-      }
-      return false;
-    };
-    if (document.documentElement.scrollWidth <= width) return [];
-    return [...document.querySelectorAll("body *")]
-      .filter((el) => el.getBoundingClientRect().right > width + 1 && !scrolls(el.parentElement))
-      .slice(0, 5)
-      .map((el) => `<${el.tagName.toLowerCase()} class="${el.getAttribute("class") ?? ""}"> right edge at ${Math.round(el.getBoundingClientRect().right)}px`);
-  });
 }
 
 async function newSignedInPage(browser: Browser, email: string, next: string): Promise<Page> {

@@ -74,6 +74,10 @@ export const Env = z.object({
   // Webhook hosts allowed although they resolve to loopback or private addresses (comma-separated
   // names or addresses, e.g. an internal receiver). Set by whoever runs the server, never in the UI.
   ALERT_WEBHOOK_ALLOW_HOSTS: z.string().max(2000).optional(),
+  // Prometheus: /api/metrics of the app needs this bearer token; the worker's own port (off when
+  // unset) listens on loopback and also takes the token when it is set.
+  METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  WORKER_METRICS_PORT: z.string().regex(/^\d+$/, "must be a port number").transform(Number).pipe(z.number().int().min(1).max(65_535)).optional(),
 });
 export type Env = z.infer<typeof Env>;
 
@@ -91,4 +95,12 @@ let cached: Env | undefined;
 export function env(): Env {
   cached ??= parseEnv(process.env);
   return cached;
+}
+
+/**
+ * A secret named by configuration stored in the database (an SMTP password reference), read at
+ * the moment of use so it can be rotated without a restart. Callers restrict which names qualify.
+ */
+export function readSecret(name: string): string | undefined {
+  return process.env[name];
 }

@@ -17,6 +17,7 @@ import { type Db, migrateDatabase, openPostgres } from "@/db/client";
 import { ceilings, endpoints } from "@/db/schema";
 import { databaseUrl } from "@/db/testing";
 import { batcherFor, reserve } from "@/lib/enforcement";
+import { metrics } from "@/lib/metrics";
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -110,6 +111,8 @@ function pgbench(url: string, seconds: number, clients: number): number | undefi
 }
 
 async function main(): Promise<void> {
+  // --metrics: count into the Prometheus registry as the app does, to compare the hot path with and without.
+  if (process.argv.includes("--metrics")) metrics("app");
   const seconds = whole("seconds", 3);
   const callerCounts = arg("callers", "1,8,32,64").split(",").map(Number);
   const inFlight = whole("in-flight", 2);
@@ -161,7 +164,7 @@ async function main(): Promise<void> {
       }
     }
 
-    console.log(`\nEnforcement hot path, ${seconds} s a row, one database server, in-flight ${inFlight}, max batch ${maxBatch}`);
+    console.log(`\nEnforcement hot path, ${seconds} s a row, one database server, metrics ${process.argv.includes("--metrics") ? "on" : "off"}, in-flight ${inFlight}, max batch ${maxBatch}`);
     console.log(`A: pgbench hot-row guarded UPDATE, 64 clients: ${tpsA ? tpsA.toFixed(0) : "n/a"} tps`);
     console.log(
       ["mode", "ceilings", "callers", "per s", "p50 ms", "p99 ms", "x A", "batch", "node µs", "rest µs"]

@@ -1,5 +1,6 @@
 import { closeDb, getDb } from "@/db/client";
 import { env } from "@/lib/env";
+import { metrics, startMetricsServer, type MetricsServer } from "@/lib/metrics";
 import { runWorker } from "@/lib/worker/loop";
 import { workerSettings } from "@/lib/worker/settings";
 
@@ -18,9 +19,18 @@ async function main(): Promise<void> {
   }
   const db = await getDb();
   console.log(`worker ${settings.name}: running every ${settings.intervalMs} ms (pid ${process.pid})`);
+  // The worker's own metrics port (pulled by Prometheus), when WORKER_METRICS_PORT is set.
+  const m = metrics("worker");
+  const e = env();
+  let server: MetricsServer | undefined;
+  if (e.WORKER_METRICS_PORT !== undefined) {
+    server = await startMetricsServer({ metrics: m, db: async () => db, port: e.WORKER_METRICS_PORT, token: e.METRICS_TOKEN });
+    console.log(`worker ${settings.name}: metrics on ${server.url}`);
+  }
   try {
     await runWorker(db, settings, controller.signal);
   } finally {
+    await server?.close();
     await closeDb();
   }
 }

@@ -21,9 +21,12 @@ export const EndpointKey = z
   .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, "endpoint must be an endpoint key such as email.subscribe");
 export const Reason = z.string({ error: "a reason is required" }).trim().min(1, "a reason is required: say why, for the audit log").max(500);
 
-const KillForm = z.object({ endpointKey: EndpointKey, reason: Reason });
-const RestoreForm = z.object({ endpointKey: EndpointKey, reason: z.string().trim().max(500).optional() });
-const KillAllForm = z.object({ reason: Reason });
+// Stopping spend is never held up by typing: kill and kill all take an optional reason (the audit
+// log says "no reason given"); raising a value (adjust, bounds) still requires one.
+const OptionalReason = z.string().trim().max(500).optional();
+const KillForm = z.object({ endpointKey: EndpointKey, reason: OptionalReason });
+const RestoreForm = z.object({ endpointKey: EndpointKey, reason: OptionalReason });
+const KillAllForm = z.object({ reason: OptionalReason });
 
 export function formFields(formData: FormData): Record<string, string> {
   const out: Record<string, string> = {};

@@ -108,4 +108,13 @@ describe.skipIf(skipWithoutDatabase())("ceiling server actions check the role th
     const result = await adjustCeilingCore(admin, form({ ceilingId: s.dailyId, expectedVersion: s.version, input: "1e9", reason: "oops" }));
     expect(result).toEqual({ status: "error", error: "limit must be a whole number, got '1e9'", code: "invalid_input" });
   });
+
+  it("kills with an empty reason from the form, and refuses an adjust without one", async () => {
+    const s = await setup();
+    const operatorDeps: ControlActionDeps = { session: async () => ({ id: 2, email: "o@t", role: "operator" }), db: async () => t.db, revalidate: () => {} };
+    expect(await killEndpointCore(operatorDeps, form({ endpointKey: s.key, reason: "" }))).toMatchObject({ status: "ok" });
+    const admin: ControlActionDeps = { session: async () => ({ id: 1, email: "a@t", role: "admin" }), db: async () => t.db, revalidate: () => {} };
+    const adjust = await adjustCeilingCore(admin, form({ ceilingId: s.callerId, expectedVersion: 0, input: "6", reason: "" }));
+    expect(adjust).toMatchObject({ status: "error", code: "invalid_input", error: expect.stringContaining("a reason is required") });
+  });
 });

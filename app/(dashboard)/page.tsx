@@ -49,7 +49,7 @@ export default async function OverviewPage() {
               description="Every ceiling of every endpoint is set to 0 and every call is refused. Each endpoint can then be restored on its own, to its value from before the kill."
               confirmLabel="Kill all endpoints"
               fields={{}}
-              reason="required"
+              reason="optional"
               tone="danger"
               testId="kill-all"
             />
@@ -181,7 +181,7 @@ function EndpointCard({ endpoint: e, canKill, now, trend }: { endpoint: Endpoint
               description="Every ceiling of this endpoint is set to 0: the very next call is refused. Restore puts the values back."
               confirmLabel="Kill now"
               fields={{ endpointKey: e.key }}
-              reason="required"
+              reason="optional"
               tone="danger"
               testId={`kill-${e.key}`}
             />

@@ -2,6 +2,8 @@ import { and, eq, sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
 import { alertDeliveries, alertDestinations, alerts, endpoints } from "@/db/schema";
 import { EgressRefused, postChecked, type EgressPolicy } from "./egress";
+import { readSecret } from "@/lib/env";
+import { sendAlertEmail, type SecretLookup } from "./email";
 import { buildRequest, retryDelayMs, type OutgoingAlert } from "./payload";
 
 // Drains the outbox. A due delivery is claimed with FOR UPDATE SKIP LOCKED and leased (its next
@@ -24,6 +26,8 @@ export type DeliverySettings = {
   random?: () => number;
   /** Which destinations may be reached: inside addresses only for allow-listed hosts. */
   egress: EgressPolicy;
+  /** Reads the SMTP password a destination refers to; default the worker's environment. */
+  secrets?: SecretLookup;
 };
 
 export type DeliveryRunResult = { delivered: number; retried: number; failed: number };
@@ -98,10 +102,11 @@ async function deliverOne(db: Db, c: Claimed, s: DeliverySettings): Promise<keyo
   if (!row) return "failed";
   const { alert, destination } = row;
   if (!destination.enabled) return recordOutcome(db, { ...c, attempts: s.maxAttempts }, "destination was disabled before delivery", s);
-  if (destination.kind === "email") {
-    return recordOutcome(db, { ...c, attempts: s.maxAttempts }, "e-mail delivery is not configured on this server", s);
-  }
   const outgoing: OutgoingAlert = { ...alert, endpointKey: row.endpointKey ?? null };
+  if (destination.kind === "email") {
+    const error = await sendAlertEmail(destination, outgoing, { baseUrl: s.baseUrl, timeoutMs: s.timeoutMs, secrets: s.secrets ?? readSecret });
+    return recordOutcome(db, c, error, s);
+  }
   const request = buildRequest({
     kind: destination.kind,
     alert: outgoing,

@@ -13,9 +13,11 @@ import { AlertError } from "./errors";
 // A destination added later receives alerts fired from then on: the outbox rows of an alert are
 // written when it fires.
 
-export const DestinationInput = z.object({
-  name: z.string().trim().min(1, "a name is required").max(80, "the name must be at most 80 characters"),
-  kind: z.enum(["slack", "webhook"], { error: "kind must be slack or webhook" }),
+const Name = z.string().trim().min(1, "a name is required").max(80, "the name must be at most 80 characters");
+
+export const WebhookDestinationInput = z.object({
+  name: Name,
+  kind: z.enum(["slack", "webhook"], { error: "kind must be slack, webhook or email" }),
   target: z
     .string()
     .trim()
@@ -23,6 +25,43 @@ export const DestinationInput = z.object({
     .pipe(z.url({ protocol: /^https?$/, error: "the URL must start with http:// or https://" })),
   // Blank: one is generated for generic webhooks. Slack URLs carry their own secret.
   signingSecret: z.string().trim().max(200, "the secret must be at most 200 characters").optional(),
+});
+
+const Address = z.email({ error: (i) => `'${String(i.input).slice(0, 80)}' is not an e-mail address` });
+/** `Name <a@b.co>` or `a@b.co`. */
+const FromAddress = z
+  .string()
+  .trim()
+  .max(320)
+  .refine((v) => Address.safeParse(/<([^>]+)>\s*$/.exec(v)?.[1] ?? v).success, "from must be an e-mail address, optionally as 'Name <address>'");
+
+export const EmailDestinationInput = z.object({
+  name: Name,
+  kind: z.literal("email"),
+  // Recipients, comma-separated; stored as typed after trimming.
+  target: z
+    .string()
+    .trim()
+    .min(1, "at least one recipient is required")
+    .max(2000)
+    .transform((v) => v.split(",").map((a) => a.trim()).filter((a) => a !== ""))
+    .pipe(z.array(Address).min(1, "at least one recipient is required").max(20, "at most 20 recipients"))
+    .transform((list) => list.join(", ")),
+  smtpHost: z.string().trim().min(1, "the SMTP host is required").max(253).regex(/^[A-Za-z0-9.-]+$|^\[[0-9a-fA-F:.]+\]$/, "the SMTP host must be a host name or an IP address"),
+  smtpPort: z.coerce.number({ error: "the SMTP port must be a number" }).int().min(1).max(65_535, "the SMTP port must be 1-65535"),
+  smtpTls: z.enum(["tls", "starttls", "none"], { error: "TLS must be tls, starttls or none" }),
+  smtpUsername: z.string().trim().max(200).optional(),
+  // The password itself is never stored: only the name of the worker's environment variable holding it.
+  smtpPasswordRef: z
+    .string()
+    .trim()
+    .regex(/^(env:)?CEILINGS_SECRET_[A-Z0-9_]+$/, "the password reference must name an environment variable CEILINGS_SECRET_..., e.g. env:CEILINGS_SECRET_SMTP")
+    .optional(),
+  emailFrom: FromAddress,
+});
+
+export const DestinationInput = z.discriminatedUnion("kind", [WebhookDestinationInput, EmailDestinationInput], {
+  error: "kind must be slack, webhook or email",
 });
 export type DestinationInput = z.infer<typeof DestinationInput>;
 
@@ -35,6 +74,7 @@ export async function listDestinations(db: Db): Promise<DestinationView[]> {
 }
 
 export async function createDestination(db: Db, p: { input: DestinationInput; actor: AuditActor; egress?: EgressPolicy }): Promise<AlertDestination> {
+  if (p.input.kind === "email") return createEmailDestination(db, { input: p.input, actor: p.actor });
   try {
     await checkDestinationUrl(p.input.target, p.egress ?? egressPolicyFrom(env().ALERT_WEBHOOK_ALLOW_HOSTS));
   } catch (error) {
@@ -55,6 +95,35 @@ export async function createDestination(db: Db, p: { input: DestinationInput; ac
       action: "alert_destination.create",
       target: `alert_destination:${row.id}`,
       details: { name: row.name, kind: row.kind, url: new URL(row.target).origin },
+    });
+    return row;
+  });
+}
+
+async function createEmailDestination(db: Db, p: { input: z.infer<typeof EmailDestinationInput>; actor: AuditActor }): Promise<AlertDestination> {
+  const i = p.input;
+  return db.transaction(async (tx) => {
+    const [row] = await tx
+      .insert(alertDestinations)
+      .values({
+        name: i.name,
+        kind: "email",
+        target: i.target,
+        smtpHost: i.smtpHost,
+        smtpPort: i.smtpPort,
+        smtpTls: i.smtpTls,
+        smtpUsername: i.smtpUsername || null,
+        smtpPasswordRef: i.smtpPasswordRef || null,
+        emailFrom: i.emailFrom,
+        createdBy: actorName(p.actor),
+      })
+      .returning();
+    if (!row) throw new Error("destination insert returned nothing");
+    await recordAudit(tx, {
+      ...auditActorFields(p.actor),
+      action: "alert_destination.create",
+      target: `alert_destination:${row.id}`,
+      details: { name: row.name, kind: row.kind, smtp: `${i.smtpHost}:${i.smtpPort} (${i.smtpTls})`, to: i.target },
     });
     return row;
   });

@@ -24,7 +24,7 @@ function label(kind: string): string {
   return isAlertKind(kind) ? alertKindLabels[kind] : kind;
 }
 
-function absoluteLinks(a: OutgoingAlert, baseUrl: string | undefined): { chart: string; refusals: string } | null {
+export function absoluteLinks(a: OutgoingAlert, baseUrl: string | undefined): { chart: string; refusals: string } | null {
   const links = alertLinks(a);
   if (!links || !baseUrl) return links;
   const base = baseUrl.replace(/\/+$/, "");

@@ -39,3 +39,13 @@ export function requireReason(reason: string | undefined): string {
   if (text.length > 500) throw new CeilingError("invalid_input", "the reason must be 500 characters or fewer");
   return text;
 }
+
+/**
+ * A reason that may be left out: an emergency stop must not wait for typing. Blank is null, which
+ * the audit log shows as "no reason given"; raising a value still goes through requireReason.
+ */
+export function optionalReason(reason: string | undefined): string | null {
+  const text = (reason ?? "").trim();
+  if (text.length > 500) throw new CeilingError("invalid_input", "the reason must be 500 characters or fewer");
+  return text === "" ? null : text;
+}

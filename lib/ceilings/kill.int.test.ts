@@ -111,4 +111,17 @@ describe.skipIf(skipWithoutDatabase())("kill switch and overrides", () => {
     await restoreEndpoint(t.db, { endpointKey: key, actor: operator });
     expect((await reserve(t.db, { endpoint: key, amount: 1 })).status).toBe("granted");
   });
+
+  it("kills and kills all without a reason (audited as none), while raising a value still needs one", async () => {
+    const { key, ceilings } = await createEndpoint(t.db);
+    await killEndpoint(t.db, { endpointKey: key, actor: operator });
+    for (const c of ceilings) expect(first(await auditOf(t.db, c.id))).toMatchObject({ action: "ceiling.kill", reason: null });
+    await restoreEndpoint(t.db, { endpointKey: key, actor: operator, reason: "   " });
+    expect((await killAll(t.db, { actor: operator, reason: "" })).length).toBeGreaterThan(0);
+    expect((await auditOf(t.db, first(ceilings).id)).at(-1)).toMatchObject({ action: "ceiling.kill", reason: null, details: { via: "all" } });
+    const c = await readCeiling(t.db, first(ceilings).id);
+    await expect(
+      adjustCeiling(t.db, { ceilingId: c.id, input: "120", expectedVersion: c.version, actor: operator, reason: " " }),
+    ).rejects.toMatchObject({ code: "reason_required" });
+  });
 });

@@ -3,13 +3,13 @@ import type { Db } from "@/db/client";
 import { ceilings, type Ceiling, type Endpoint } from "@/db/schema";
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { actorName } from "./actor";
-import { CeilingError, requireReason } from "./errors";
+import { CeilingError, optionalReason } from "./errors";
 import { endpointsById, findEndpoint, lockCeilings } from "./lock";
 import { clampToBounds } from "./parse";
 
-export type KillParams = { endpointKey: string; actor: AuditActor; reason: string };
+export type KillParams = { endpointKey: string; actor: AuditActor; reason?: string };
 export type RestoreParams = { endpointKey: string; actor: AuditActor; reason?: string };
-export type KillAllParams = { actor: AuditActor; reason: string };
+export type KillAllParams = { actor: AuditActor; reason?: string };
 
 export type CeilingChange = { ceilingId: number; endpointKey: string; previous: number; applied: number };
 
@@ -18,7 +18,7 @@ async function killCeilings(
   endpoint: Endpoint,
   rows: Ceiling[],
   actor: AuditActor,
-  reason: string,
+  reason: string | null,
   via: "endpoint" | "all",
 ): Promise<CeilingChange[]> {
   const now = new Date();
@@ -56,7 +56,7 @@ async function killCeilings(
 
 /** Sets every ceiling of one endpoint to 0, remembering each value for restore. */
 export async function killEndpoint(db: Db, p: KillParams): Promise<CeilingChange[]> {
-  const reason = requireReason(p.reason);
+  const reason = optionalReason(p.reason);
   return db.transaction(async (tx) => {
     const endpoint = await findEndpoint(tx, p.endpointKey);
     const rows = await lockCeilings(tx, eq(ceilings.endpointId, endpoint.id));
@@ -69,7 +69,7 @@ export async function killEndpoint(db: Db, p: KillParams): Promise<CeilingChange
 
 /** Kills every endpoint in one transaction; each can then be restored on its own. */
 export async function killAll(db: Db, p: KillAllParams): Promise<CeilingChange[]> {
-  const reason = requireReason(p.reason);
+  const reason = optionalReason(p.reason);
   return db.transaction(async (tx) => {
     const rows = await lockCeilings(tx);
     const byEndpoint = await endpointsById(tx, [...new Set(rows.map((r) => r.endpointId))]);
@@ -88,7 +88,7 @@ export async function killAll(db: Db, p: KillAllParams): Promise<CeilingChange[]
  * with no remembered value (it was created at 0) gets its default.
  */
 export async function restoreEndpoint(db: Db, p: RestoreParams): Promise<CeilingChange[]> {
-  const reason = (p.reason ?? "").trim() || null;
+  const reason = optionalReason(p.reason);
   return db.transaction(async (tx) => {
     const endpoint = await findEndpoint(tx, p.endpointKey);
     const rows = await lockCeilings(tx, eq(ceilings.endpointId, endpoint.id));

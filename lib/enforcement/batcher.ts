@@ -3,6 +3,7 @@ import { type Db, resultRows } from "@/db/client";
 import { replaceControlChars } from "@/lib/canonical/caller";
 import { ContractCheck } from "./contract";
 import { LanePool } from "./lanes";
+import { enforcementObserver } from "./observer";
 import { classifyFailure, noteUnavailable, type UnavailableReason } from "./unavailable";
 import type { BatchAnswer, CeilingRemaining, Granted, Refused, Resolved, SqlResolved } from "./types";
 
@@ -149,14 +150,13 @@ export class ReservationBatcher {
     let answers: BatchAnswer[];
     this.stats.calls++;
     this.stats.requests += live.length;
+    const requests = live.map((p) => p.request);
+    const started = performance.now();
     try {
-      answers = await this.lanes.run(remainingMs(live), (db) =>
-        callReserveBatch(
-          db,
-          live.map((p) => p.request),
-        ),
-      );
+      answers = await this.lanes.run(remainingMs(live), (db) => callReserveBatch(db, requests));
+      enforcementObserver()?.batch(requests, answers, (performance.now() - started) / 1000);
     } catch (error) {
+      enforcementObserver()?.batch(requests, null, (performance.now() - started) / 1000);
       const reason = classifyFailure(error);
       if (BATCH_WIDE.has(reason) || !this.options.split) return this.fail(live, reason, error);
       // A deadlock or a serialization failure may not come back; a bad request will.

@@ -7,3 +7,4 @@ export * from "./types";
 export { unavailableCounts, type UnavailableReason } from "./unavailable";
 export { withReservation, type WithReservationResult, type Work } from "./with-reservation";
 export { type BatchCost, CostInputError, type CostOptions, costOfBatch } from "./cost";
+export { enforcementObserver, setEnforcementObserver, type EnforcementObserver } from "./observer";

@@ -4,6 +4,7 @@ import { type Db, resultRows } from "@/db/client";
 import { Caller, type InputErrorCode, ReservationInputError, type SettleResult } from "./types";
 import { env } from "@/lib/env";
 import { LanePool } from "./lanes";
+import { enforcementObserver } from "./observer";
 import { classifyFailure, noteUnavailable } from "./unavailable";
 
 const ReservationId = z.uuid("reservation id must be a UUID");
@@ -64,7 +65,9 @@ export async function settleReservation(
   const actual = Actual.safeParse(params.actual);
   if (!actual.success) throw new ReservationInputError("invalid_amount", actual.error.issues[0]?.message ?? "invalid actual");
   const caller = parseCaller(params.caller);
-  return call(db, sql`select ceilings.settle(${id}::uuid, ${actual.data}::bigint, ${caller}) as result`, options);
+  const result = await call(db, sql`select ceilings.settle(${id}::uuid, ${actual.data}::bigint, ${caller}) as result`, options);
+  if (result.status === "settled" && !result.replay) enforcementObserver()?.settled(result.overrun);
+  return result;
 }
 
 /** Gives a held reservation back (units and the call). Releasing twice is harmless. */
@@ -90,5 +93,7 @@ export async function expireReservations(db: Db, maxRows = 500): Promise<number>
   const row = resultRows<{ expired: number }>(
     await db.execute(sql`select ceilings.expire_reservations(${maxRows}::int) as expired`),
   )[0];
-  return Number(row?.expired ?? 0);
+  const expired = Number(row?.expired ?? 0);
+  if (expired > 0) enforcementObserver()?.expired(expired);
+  return expired;
 }

@@ -1,6 +1,7 @@
 // Failing closed: every way the database can fail to answer becomes a refusal with gate
 // `unavailable`. When the database itself is down the refusal cannot be stored, so it goes to
 // stderr and to these in-process counters (exported for health and metrics).
+import { enforcementObserver } from "./observer";
 
 import { describeError, logError } from "@/lib/log/redact";
 
@@ -71,6 +72,7 @@ let suppressed = 0;
 /** Counts one unavailable decision and logs it to stderr, at most one line a second. */
 export function noteUnavailable(reason: UnavailableReason, requests: number, error?: unknown): void {
   counts[reason] += requests;
+  enforcementObserver()?.unavailable(reason, requests);
   const now = Date.now();
   if (now - lastLogAt < 1000) {
     suppressed += requests;

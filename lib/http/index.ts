@@ -3,4 +3,5 @@
 export { MAX_BODY_BYTES, readJsonBody, type BodyError, type BodyResult } from "./body";
 export { endpointExists, readEndpointStatus, type CeilingStatus, type EndpointStatus } from "./endpoint-status";
 export { apiError, apiJson, retryAfterSeconds } from "./responses";
+export { openApiDocument } from "./openapi";
 export { describeIssue, EndpointKeyParam, ReleaseBody, ReservationIdParam, ReserveBody, SettleBody, type BodyIssue } from "./schemas";

@@ -21,7 +21,7 @@ function wholeNumber(field: string, min: 0 | 1) {
         : `${field} must be ${wanted} (a JSON number up to ${Number.MAX_SAFE_INTEGER}), got ${show(raw)}`;
     ctx.addIssue({ code: "custom", message });
     return z.NEVER;
-  });
+  }).meta({ type: "integer", minimum: min, maximum: Number.MAX_SAFE_INTEGER }); // what the OpenAPI document says it accepts
 }
 
 /**

@@ -1,6 +1,7 @@
 import { deliverDueAlerts, fireQuotaDigest, raiseSilentWorkers, reconcileCounters, runAlertRules } from "@/lib/alerts";
 import type { Db } from "@/db/client";
 import { expireReservations } from "@/lib/enforcement";
+import { metrics } from "@/lib/metrics";
 import { purgeOldRefusals } from "@/lib/refusals/purge";
 import { pruneThrottleCounters } from "@/lib/throttle";
 import type { WorkerSettings } from "./settings";
@@ -62,6 +63,11 @@ export const jobs: Job[] = [
     // Last, so alerts fired by the jobs above go out in the same loop.
     name: "deliver",
     everyMs: () => 0,
-    run: async (db, s) => ({ ...(await deliverDueAlerts(db, s.delivery)) }),
+    run: async (db, s) => {
+      const result = await deliverDueAlerts(db, s.delivery);
+      const m = metrics("worker");
+      for (const [outcome, n] of Object.entries(result)) if (n > 0) m.deliveries.inc({ outcome }, n);
+      return { ...result };
+    },
   },
 ];

@@ -63,6 +63,12 @@ async function createDestinationBody(deps: AlertActionDeps, formData: FormData):
     kind: text(formData, "kind"),
     target: text(formData, "target"),
     signingSecret: text(formData, "signingSecret") || undefined,
+    smtpHost: text(formData, "smtpHost") || undefined,
+    smtpPort: text(formData, "smtpPort") || undefined,
+    smtpTls: text(formData, "smtpTls") || undefined,
+    smtpUsername: text(formData, "smtpUsername") || undefined,
+    smtpPasswordRef: text(formData, "smtpPasswordRef") || undefined,
+    emailFrom: text(formData, "emailFrom") || undefined,
   });
   if (!parsed.success) return parseFailure(parsed.error);
   try {

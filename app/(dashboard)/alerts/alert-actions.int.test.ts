@@ -113,4 +113,24 @@ describe.skipIf(skipWithoutDatabase())("alert server actions check the role them
     const result = await createDestinationCore(deps("admin"), form({ name: "x", kind: "slack", target: "file:///etc/passwd" }));
     expect(result).toEqual({ status: "error", error: "the URL must start with http:// or https://" });
   });
+
+  it("adds an e-mail destination from the form's fields, storing the password reference and never a password", async () => {
+    const fields = {
+      name: "inbox",
+      kind: "email",
+      target: "oncall@example.com",
+      smtpHost: "smtp.example.com",
+      smtpPort: "587",
+      smtpTls: "starttls",
+      smtpUsername: "alerts",
+      smtpPasswordRef: "env:CEILINGS_SECRET_SMTP",
+      emailFrom: "Ceilings <alerts@example.com>",
+    };
+    expect(await createDestinationCore(deps("admin"), form(fields))).toMatchObject({ status: "ok" });
+    const [row] = await t.db.select().from(alertDestinations).where(eq(alertDestinations.name, "inbox"));
+    expect(row).toMatchObject({ kind: "email", smtpHost: "smtp.example.com", smtpPort: 587, smtpTls: "starttls", smtpPasswordRef: "env:CEILINGS_SECRET_SMTP" });
+    const refused = await createDestinationCore(deps("admin"), form({ ...fields, name: "leak", smtpPasswordRef: "env:NEXTAUTH_SECRET" }));
+    expect(refused).toMatchObject({ status: "error", error: expect.stringContaining("CEILINGS_SECRET_") });
+  });
 });
+

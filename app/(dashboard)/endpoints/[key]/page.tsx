@@ -79,7 +79,7 @@ export default async function EndpointPage({ params }: Params) {
                 description="Every ceiling of this endpoint is set to 0, whatever its bounds: the very next call is refused. Restore puts the values back."
                 confirmLabel="Kill now"
                 fields={{ endpointKey: detail.key }}
-                reason="required"
+                reason="optional"
                 tone="danger"
                 testId="kill-endpoint"
               />

@@ -1,0 +1,177 @@
+import { createServer, type Server, type Socket } from "node:net";
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openPostgres, type Database } from "@/db/client";
+import { reservations } from "@/db/schema";
+import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import type { ApiDeps } from "@/app/api/v1/_lib/deps";
+import { makeKey } from "@/app/api/v1/_lib/test-support";
+import { startTestApiServer, type TestApiServer } from "@/app/api/v1/_lib/test-server";
+import { counterTotals, makeEndpoint, setCeilingValue } from "@/lib/enforcement/test-fixtures";
+import {
+  AuthenticationError,
+  ConflictError,
+  createCeilingsClient,
+  ForbiddenError,
+  InvalidRequestError,
+  NotFoundError,
+  PayloadTooLargeError,
+} from "./index";
+
+// The client against the real /api/v1 handlers on a loopback HTTP server and real Postgres. A
+// dead database (a closed port) makes the server answer 503 exactly as in production.
+
+describe.skipIf(skipWithoutDatabase())("the Ceilings client over HTTP", () => {
+  let t: TestDatabase;
+  let dead: Database;
+  let api: TestApiServer;
+  /** How many of the next requests get the dead database (and so a 503). */
+  let failNext = 0;
+  let endpoint: Awaited<ReturnType<typeof makeEndpoint>>;
+  let other: Awaited<ReturnType<typeof makeEndpoint>>;
+  let secret: string;
+
+  beforeAll(async () => {
+    t = await createTestDatabase("client", { max: 6 });
+    dead = openPostgres("postgres://postgres@127.0.0.1:9/nowhere", { max: 1, connectTimeoutSeconds: 1 });
+    api = await startTestApiServer((): ApiDeps => {
+      if (failNext > 0) {
+        failNext--;
+        return { db: async () => dead.db };
+      }
+      return { db: async () => t.db };
+    });
+    endpoint = await makeEndpoint(t.db, {
+      perCallMax: 50,
+      ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 100 }],
+    });
+    other = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 100 }] });
+    secret = (await makeKey(t.db, { endpoints: [endpoint.key], account: "acct_client" })).secret;
+  });
+  afterAll(async () => {
+    await api?.close();
+    await dead?.close();
+    await t?.drop();
+  });
+
+  const client = (extra: Partial<Parameters<typeof createCeilingsClient>[0]> = {}) =>
+    createCeilingsClient({ baseUrl: api.url, apiKey: secret, deadlineMs: 5000, retryDelayMs: 10, ...extra });
+  const reserveBodies = () => api.seen.filter((r) => r.path === "/api/v1/reservations").map((r) => JSON.parse(r.body) as Record<string, unknown>);
+
+  it("reserves, settles and replays; a key is generated per call, so two calls are two reservations", async () => {
+    const c = client();
+    const one = await c.reserve({ endpoint: endpoint.key, amount: 10 });
+    const two = await c.reserve({ endpoint: endpoint.key, amount: 10 });
+    if (one.status !== "granted" || two.status !== "granted") throw new Error(`not granted: ${JSON.stringify([one, two])}`);
+    expect(one.idempotencyKey).not.toEqual(two.idempotencyKey);
+    expect(one.reservationId).not.toEqual(two.reservationId);
+    expect(one.remaining).toEqual([expect.objectContaining({ ceilingId: endpoint.ceilingIds[0], limit: 100, used: 10, remaining: 90 })]);
+    const replay = await c.reserve({ endpoint: endpoint.key, amount: 10, idempotencyKey: one.idempotencyKey });
+    expect(replay).toMatchObject({ status: "granted", replay: true, reservationId: one.reservationId });
+    expect(await c.settle(one.reservationId, 4)).toEqual({ status: "settled", reservationId: one.reservationId, actual: 4, overrun: false, replay: false });
+    expect(await c.settle(one.reservationId, 4)).toMatchObject({ status: "settled", replay: true });
+    expect(await c.release(two.reservationId)).toEqual({ status: "released", reservationId: two.reservationId, replay: false });
+    expect(await c.release(two.reservationId)).toMatchObject({ status: "released", replay: true });
+    expect(await counterTotals(t.db, endpoint.ceilingIds[0] ?? 0)).toEqual({ held: 0, settled: 4 });
+  });
+
+  it("returns refusals as answers naming the gate", async () => {
+    const c = client();
+    expect(await c.reserve({ endpoint: endpoint.key, amount: 51 })).toMatchObject({ status: "refused", gate: "per_call_max" });
+    const ceilingId = endpoint.ceilingIds[0] ?? 0;
+    await setCeilingValue(t.db, ceilingId, 0);
+    try {
+      expect(await c.reserve({ endpoint: endpoint.key, amount: 1 })).toMatchObject({ status: "refused", gate: "kill_switch" });
+    } finally {
+      await setCeilingValue(t.db, ceilingId, 100);
+    }
+    const status = await c.endpointStatus(endpoint.key);
+    expect(status).toMatchObject({ status: "ok", killed: false, ceilings: [{ ceilingId, value: 100 }] });
+  });
+
+  it("throws a typed error for every kind of 4xx", async () => {
+    const c = client();
+    const granted = await c.reserve({ endpoint: endpoint.key, amount: 1, idempotencyKey: "typed-1" });
+    if (granted.status !== "granted") throw new Error("not granted");
+    await c.release(granted.reservationId);
+    const cases: [() => Promise<unknown>, new (...a: never[]) => Error, string][] = [
+      [() => c.reserve({ endpoint: endpoint.key, amount: 1.5 }), InvalidRequestError, "invalid_amount"],
+      [() => createCeilingsClient({ baseUrl: api.url, apiKey: "ck_nope" }).reserve({ endpoint: endpoint.key, amount: 1 }), AuthenticationError, "invalid_api_key"],
+      [() => c.reserve({ endpoint: other.key, amount: 1 }), ForbiddenError, "endpoint_not_allowed"],
+      [() => c.reserve({ endpoint: "no.such", amount: 1 }), NotFoundError, "unknown_endpoint"],
+      [() => c.reserve({ endpoint: endpoint.key, amount: 2, idempotencyKey: "typed-1" }), ConflictError, "idempotency_conflict"],
+      [() => c.settle(granted.reservationId, 1), ConflictError, "already_resolved"],
+      [() => c.settle("00000000-0000-4000-8000-000000000000", 1), NotFoundError, "reservation_not_found"],
+      [() => c.reserve({ endpoint: endpoint.key, amount: 1, destination: "x".repeat(17_000) }), PayloadTooLargeError, "body_too_large"],
+    ];
+    for (const [promise, kind, code] of cases) {
+      const error = await promise().then(() => null, (e: unknown) => e);
+      expect(error, code).toBeInstanceOf(kind);
+      expect(error).toMatchObject({ code });
+    }
+    const resolved = await c.settle(granted.reservationId, 1).catch((e: unknown) => e);
+    expect(resolved instanceof ConflictError && resolved.state).toBe("released");
+  });
+
+  it("retries a 503 with the same idempotency key, and one reservation is made", async () => {
+    const before = api.seen.length;
+    failNext = 2;
+    const decision = await client().reserve({ endpoint: endpoint.key, amount: 3 });
+    expect(decision.status).toBe("granted");
+    const bodies = reserveBodies().slice(-3);
+    expect(api.seen.length - before).toBe(3);
+    const keys = new Set(bodies.map((b) => b.idempotencyKey));
+    expect(keys.size).toBe(1);
+    const [key] = [...keys];
+    expect(typeof key).toBe("string");
+    const rows = await t.db.select({ id: reservations.id }).from(reservations).where(eq(reservations.idempotencyKey, String(key)));
+    expect(rows).toHaveLength(1);
+  });
+
+  it("fails closed when the server keeps answering 503, after its retries", async () => {
+    const before = api.seen.length;
+    failNext = 10;
+    const decision = await client({ maxRetries: 2 }).reserve({ endpoint: endpoint.key, amount: 1 });
+    failNext = 0;
+    expect(decision).toMatchObject({ status: "refused", gate: "unavailable", reason: "server" });
+    expect(api.seen.length - before).toBe(3);
+  });
+
+  it("never throws for the network: a closed port and a silent server are `unavailable` by the deadline", async () => {
+    const closed = createCeilingsClient({ baseUrl: "http://127.0.0.1:9", apiKey: secret, deadlineMs: 500, retryDelayMs: 10 });
+    expect(await closed.reserve({ endpoint: endpoint.key, amount: 1 })).toMatchObject({ status: "refused", gate: "unavailable", reason: "network" });
+    expect(await closed.settle("00000000-0000-4000-8000-000000000000", 1)).toMatchObject({ status: "unavailable", reason: "network" });
+
+    // Accepts connections and never answers: only the deadline ends the call.
+    const sockets: Socket[] = [];
+    const silent: Server = createServer((s) => sockets.push(s));
+    await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
+    const address = silent.address();
+    const port = typeof address === "object" && address ? address.port : 0;
+    try {
+      const started = Date.now();
+      const c = createCeilingsClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: secret, deadlineMs: 300 });
+      expect(await c.reserve({ endpoint: endpoint.key, amount: 1 })).toMatchObject({ status: "refused", gate: "unavailable", reason: "deadline" });
+      expect(await c.endpointStatus(endpoint.key)).toMatchObject({ status: "unavailable", reason: "deadline" });
+      expect(Date.now() - started).toBeLessThan(3000);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => silent.close(r));
+    }
+  });
+
+  it("withReservation settles with the work's actual, and releases when the work throws", async () => {
+    const c = client();
+    const done = await c.withReservation({ endpoint: endpoint.key, amount: 5 }, async (grant) => ({ actual: 2, result: grant.reservationId }));
+    expect(done).toMatchObject({ status: "done", settlement: { status: "settled", actual: 2 } });
+    let thrownFor = "";
+    await expect(
+      c.withReservation({ endpoint: endpoint.key, amount: 5 }, async (grant) => {
+        thrownFor = grant.reservationId;
+        throw new Error("provider down");
+      }),
+    ).rejects.toThrow("provider down");
+    const [row] = await t.db.select({ state: reservations.state }).from(reservations).where(eq(reservations.id, thrownFor));
+    expect(row?.state).toBe("released");
+  });
+});

@@ -1,0 +1,131 @@
+import { send, type Outcome, type TransportSettings } from "./transport.js";
+import type { ClientOptions, Decision, EndpointStatus, Gate, Refused, Released, ReserveInput, Settled, Unavailable } from "./types.js";
+
+export * from "./errors.js";
+export type * from "./types.js";
+
+export type WorkResult<T> = { actual: number; result: T };
+
+export type WithReservationResult<T> =
+  | { status: "done"; result: T; reservationId: string; settlement: Settled | Unavailable }
+  | Refused;
+
+export type CeilingsClient = {
+  /** Reserve the worst case of one call. Never throws for the network: fail closed as gate `unavailable`. */
+  reserve(input: ReserveInput): Promise<Decision>;
+  /** Correct a reservation to the actual use. Safe to retry: the same settle twice is a replay. */
+  settle(reservationId: string, actual: number): Promise<Settled | Unavailable>;
+  /** Give a reservation back because the work did not happen. Releasing twice is harmless. */
+  release(reservationId: string): Promise<Released | Unavailable>;
+  /** Reserve, run `work`, settle with its actual; release if it throws, then rethrow. */
+  withReservation<T>(input: ReserveInput, work: (grant: Extract<Decision, { status: "granted" }>) => Promise<WorkResult<T>>): Promise<WithReservationResult<T>>;
+  /** The endpoint's ceilings with value, used, held and remaining in their current windows. */
+  endpointStatus(endpointKey: string, options?: { caller?: string }): Promise<EndpointStatus | Unavailable>;
+};
+
+const GATES: readonly Gate[] = ["kill_switch", "per_call_max", "ceiling", "cooldown", "throttle", "unavailable"];
+
+const num = (v: unknown): number | undefined => (typeof v === "number" ? v : undefined);
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+
+function unavailableRefusal(outcome: Extract<Outcome, { kind: "unavailable" }>): Refused {
+  return { status: "refused", gate: "unavailable", reason: outcome.reason, message: outcome.message };
+}
+
+function refusal(body: Record<string, unknown>): Refused {
+  const gate = GATES.find((g) => g === body.gate) ?? "unavailable";
+  const error = body.error as { message?: unknown } | undefined;
+  const out: Refused = { status: "refused", gate, message: str(error?.message) ?? `refused by ${gate}` };
+  const optional = { ceilingId: num(body.ceilingId), limit: num(body.limit), used: num(body.used), remaining: num(body.remaining), retryAt: str(body.retryAt) };
+  for (const [k, v] of Object.entries(optional)) if (v !== undefined) Object.assign(out, { [k]: v });
+  return out;
+}
+
+function randomKey(): string {
+  return globalThis.crypto.randomUUID();
+}
+
+/** A client of one Ceilings server with one API key. */
+export function createCeilingsClient(options: ClientOptions): CeilingsClient {
+  const fetchImpl = options.fetch ?? globalThis.fetch;
+  if (typeof fetchImpl !== "function") throw new TypeError("no fetch: use Node 18 or later, or pass options.fetch");
+  const settings: TransportSettings = {
+    baseUrl: options.baseUrl.endsWith("/") ? options.baseUrl : `${options.baseUrl}/`,
+    apiKey: options.apiKey,
+    deadlineMs: options.deadlineMs ?? 2000,
+    maxRetries: options.maxRetries ?? 3,
+    retryDelayMs: options.retryDelayMs ?? 50,
+    fetch: fetchImpl,
+  };
+
+  async function reserve(input: ReserveInput): Promise<Decision> {
+    // One key per call, generated before the first attempt, so every retry is the same request.
+    const idempotencyKey = input.idempotencyKey ?? randomKey();
+    const { requestId, ...fields } = input;
+    const outcome = await send(settings, {
+      method: "POST",
+      path: "api/v1/reservations",
+      body: { ...fields, idempotencyKey },
+      headers: requestId === undefined ? {} : { "x-request-id": requestId },
+    });
+    if (outcome.kind === "unavailable") return unavailableRefusal(outcome);
+    const b = outcome.body;
+    if (outcome.status === 429) return refusal(b);
+    const reservationId = str(b.reservationId);
+    const expiresAt = str(b.expiresAt);
+    if ((outcome.status !== 200 && outcome.status !== 201) || reservationId === undefined || expiresAt === undefined) {
+      return { status: "refused", gate: "unavailable", reason: "bad_response", message: `unexpected answer ${outcome.status} to a reservation` };
+    }
+    // The server's documented shape (its OpenAPI test pins it); not re-validated here to stay dependency-free.
+    const remaining = Array.isArray(b.remaining) ? (b.remaining as Extract<Decision, { status: "granted" }>["remaining"]) : [];
+    return { status: "granted", reservationId, expiresAt, replay: b.replay === true, remaining, idempotencyKey };
+  }
+
+  // Settle and release are idempotent on the server (a repeat is a replay), so their retries are safe too.
+  async function resolve(reservationId: string, verb: "settle" | "release", body: unknown): Promise<{ status: "answer"; body: Record<string, unknown> } | Unavailable> {
+    const outcome = await send(settings, { method: "POST", path: `api/v1/reservations/${encodeURIComponent(reservationId)}/${verb}`, body });
+    if (outcome.kind === "unavailable") return { status: "unavailable", reason: outcome.reason, message: outcome.message };
+    return { status: "answer", body: outcome.body };
+  }
+
+  async function settle(reservationId: string, actual: number): Promise<Settled | Unavailable> {
+    const answer = await resolve(reservationId, "settle", { actual });
+    if (answer.status === "unavailable") return answer;
+    const b = answer.body;
+    return { status: "settled", reservationId, actual: num(b.actual) ?? actual, overrun: b.overrun === true, replay: b.replay === true };
+  }
+
+  async function release(reservationId: string): Promise<Released | Unavailable> {
+    const answer = await resolve(reservationId, "release", {});
+    if (answer.status === "unavailable") return answer;
+    return { status: "released", reservationId, replay: answer.body.replay === true };
+  }
+
+  async function endpointStatus(endpointKey: string, opts: { caller?: string } = {}): Promise<EndpointStatus | Unavailable> {
+    const query = opts.caller === undefined ? "" : `?caller=${encodeURIComponent(opts.caller)}`;
+    const outcome = await send(settings, { method: "GET", path: `api/v1/endpoints/${encodeURIComponent(endpointKey)}${query}` });
+    if (outcome.kind === "unavailable") return { status: "unavailable", reason: outcome.reason, message: outcome.message };
+    // The server's documented shape, as for `remaining` above.
+    return { status: "ok", ...(outcome.body as Omit<EndpointStatus, "status">) };
+  }
+
+  async function withReservation<T>(
+    input: ReserveInput,
+    work: (grant: Extract<Decision, { status: "granted" }>) => Promise<WorkResult<T>>,
+  ): Promise<WithReservationResult<T>> {
+    const decision = await reserve(input);
+    if (decision.status === "refused") return decision;
+    let outcome: WorkResult<T>;
+    try {
+      outcome = await work(decision);
+    } catch (error) {
+      // The work did not happen: give the units back (an unreachable server lets the TTL expire it).
+      await release(decision.reservationId);
+      throw error;
+    }
+    const settlement = await settle(decision.reservationId, outcome.actual);
+    return { status: "done", result: outcome.result, reservationId: decision.reservationId, settlement };
+  }
+
+  return { reserve, settle, release, withReservation, endpointStatus };
+}

@@ -1,0 +1,98 @@
+import { errorFor } from "./errors.js";
+import type { UnavailableReason } from "./types.js";
+
+// One HTTP call of the client: a deadline over every attempt together, retries only for answers
+// the contract makes safe to repeat (503 and network failures, resent byte for byte, so a reserve
+// keeps its idempotency key), and never a throw for a failure of the network or the server.
+
+export type Call = { method: "GET" | "POST"; path: string; body?: unknown; headers?: Record<string, string> };
+
+export type Outcome =
+  | { kind: "answer"; status: number; body: Record<string, unknown>; headers: Headers }
+  | { kind: "unavailable"; reason: UnavailableReason; message: string };
+
+export type TransportSettings = {
+  baseUrl: string;
+  apiKey: string;
+  deadlineMs: number;
+  maxRetries: number;
+  retryDelayMs: number;
+  fetch: typeof fetch;
+};
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function retryAfterMs(headers: Headers): number | null {
+  const value = headers.get("retry-after");
+  if (value === null) return null;
+  const seconds = Number(value);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : null;
+}
+
+async function readBody(response: Response): Promise<Record<string, unknown> | null> {
+  try {
+    const text = await response.text();
+    if (text === "") return {};
+    const parsed: unknown = JSON.parse(text);
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Sends `call` until it gets an answer that is not 503, the retries are used up or the deadline
+ * passes. A 4xx other than 429 is thrown as a typed error; everything else is returned.
+ */
+export async function send(settings: TransportSettings, call: Call): Promise<Outcome> {
+  const started = Date.now();
+  const deadline = started + settings.deadlineMs;
+  const url = new URL(call.path, settings.baseUrl).toString();
+  const headers: Record<string, string> = { authorization: `Bearer ${settings.apiKey}`, accept: "application/json", ...call.headers };
+  const body = call.body === undefined ? undefined : JSON.stringify(call.body);
+  if (body !== undefined) headers["content-type"] = "application/json";
+  let last: Outcome = { kind: "unavailable", reason: "deadline", message: `no answer within ${settings.deadlineMs} ms` };
+  for (let attempt = 0; attempt <= settings.maxRetries; attempt++) {
+    const left = deadline - Date.now();
+    if (left <= 0) break;
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), left);
+    let response: Response;
+    try {
+      response = await settings.fetch(url, { method: call.method, headers, body, signal: abort.signal });
+    } catch (error) {
+      clearTimeout(timer);
+      if (abort.signal.aborted) {
+        return { kind: "unavailable", reason: "deadline", message: `no answer within ${settings.deadlineMs} ms` };
+      }
+      last = { kind: "unavailable", reason: "network", message: `cannot reach ${settings.baseUrl}: ${error instanceof Error ? error.message : String(error)}` };
+      await pause(settings, attempt, null, deadline);
+      continue;
+    }
+    const parsed = await readBody(response).finally(() => clearTimeout(timer));
+    if (abort.signal.aborted) return { kind: "unavailable", reason: "deadline", message: `no answer within ${settings.deadlineMs} ms` };
+    if (parsed === null) {
+      // Not the API's JSON (a proxy's error page): the safe reading is "no".
+      return { kind: "unavailable", reason: "bad_response", message: `${url} answered ${response.status} without a JSON object` };
+    }
+    if (response.status === 503) {
+      const error = parsed.error as { message?: unknown } | undefined;
+      last = { kind: "unavailable", reason: "server", message: typeof error?.message === "string" ? error.message : "the service is unavailable" };
+      await pause(settings, attempt, retryAfterMs(response.headers), deadline);
+      continue;
+    }
+    if (response.status >= 500) {
+      return { kind: "unavailable", reason: "server", message: `${url} answered ${response.status}` };
+    }
+    if (response.status >= 400 && response.status !== 429) throw errorFor(response.status, parsed);
+    return { kind: "answer", status: response.status, body: parsed, headers: response.headers };
+  }
+  return last;
+}
+
+/** Exponential backoff from retryDelayMs, never longer than the server's Retry-After or than the time left. */
+async function pause(settings: TransportSettings, attempt: number, serverHint: number | null, deadline: number): Promise<void> {
+  const backoff = settings.retryDelayMs * 2 ** attempt;
+  const wait = Math.min(serverHint === null ? backoff : Math.min(backoff, serverHint), Math.max(0, deadline - Date.now()));
+  if (wait > 0) await sleep(wait);
+}
