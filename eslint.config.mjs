@@ -20,6 +20,16 @@ export default tseslint.config(
     },
   },
   {
+    // Layers: presentation never reaches the database; it gets prepared data from a loader in app/.
+    files: ["components/**"],
+    rules: {
+      "@typescript-eslint/no-restricted-imports": [
+        "error",
+        { patterns: [{ group: ["@/db/*", "drizzle-orm", "drizzle-orm/*", "postgres"], allowTypeImports: true, message: "components/ is presentation only: load data in app/ and pass it as props." }] },
+      ],
+    },
+  },
+  {
     files: ["lib/env.ts", "*.config.ts", "*.config.mts", "*.config.mjs", "*.config.js", "scripts/**"],
     rules: { "no-restricted-syntax": "off" },
   },

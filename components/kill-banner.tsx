@@ -1,19 +1,12 @@
 import Link from "next/link";
-import { getDb } from "@/db/client";
-import { getKillState, type KillState } from "@/lib/ceilings";
+import type { KillState } from "@/lib/ceilings";
 import { formatAgo, formatUtc } from "./format";
 
 /**
  * Shown above every dashboard page while anything is killed: what, since when, by whom, and the
- * latest refusal by the kill switch as proof that it binds. The layout has already checked the
- * session; this reads only what the overview shows any signed-in staff member.
+ * latest refusal by the kill switch as proof that it binds. Loaded by the layout's slot.
  */
-export async function KillBanner() {
-  const state = await getKillState(await getDb());
-  return <KillBannerView state={state} now={new Date()} />;
-}
-
-export function KillBannerView({ state, now }: { state: KillState; now: Date }) {
+export function KillBanner({ state, now }: { state: KillState; now: Date }) {
   if (state.killed.length === 0) return null;
   const last = state.lastKillRefusal;
   return (

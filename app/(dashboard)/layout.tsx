@@ -2,7 +2,7 @@ import type { ReactNode } from "react";
 import { requirePageRole } from "@/app/_lib/session";
 import { getDb } from "@/db/client";
 import { DatabaseFailingOver } from "@/components/database-failing-over";
-import { KillBanner } from "@/components/kill-banner";
+import { KillBannerSlot } from "./_components/kill-banner-slot";
 import { probeDatabase } from "@/lib/database-status";
 import { NavLinks } from "./_components/nav-links";
 import { AlertsNavBadge } from "./alerts/_components/alerts-nav-badge";
@@ -32,9 +32,8 @@ export default async function DashboardLayout({ children }: { children: ReactNod
           </div>
         </div>
       </header>
-      {/* BANNER SLOT: components/kill-banner.tsx (killed endpoints) and the open-alerts count render
-          here, above every page, so a kill is visible wherever staff are. */}
-      <KillBanner />
+      {/* Above every page, so a kill is visible wherever staff are. */}
+      <KillBannerSlot />
       <main className="mx-auto max-w-7xl px-4 py-6">{children}</main>
     </div>
   );
