@@ -69,6 +69,8 @@ export default async function StaffPage() {
         {failures.length === 0 ? (
           <p className="text-sm text-zinc-600 dark:text-zinc-400" data-testid="sign-in-failures-none">No failed sign-ins.</p>
         ) : (
+          // Scrolls inside its own box at phone width: an address or an e-mail is wider than a phone.
+          <div className="overflow-x-auto rounded-lg border border-zinc-200 dark:border-zinc-800" tabIndex={0} role="region" aria-label="Failed sign-ins">
           <table className="min-w-full divide-y divide-zinc-200 text-sm dark:divide-zinc-800" data-testid="sign-in-failures">
             <thead className="bg-zinc-100 text-left dark:bg-zinc-900">
               <tr>
@@ -89,6 +91,7 @@ export default async function StaffPage() {
               ))}
             </tbody>
           </table>
+          </div>
         )}
       </section>
     </section>
