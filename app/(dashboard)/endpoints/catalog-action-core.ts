@@ -1,10 +1,13 @@
-import { defineAction } from "@/app/_lib/define-action";
+import { type ActionState, defineAction } from "@/app/_lib/define-action";
+import type { ActionDeps } from "@/app/_lib/action-deps";
+import { strictForm } from "@/app/_lib/strict-form";
 import { addCeiling, createEndpoint, removeCeiling, setAlertThresholds, setEndpointArchived, updateEndpoint } from "@/lib/catalog";
 import { EndpointKey } from "@/lib/catalog/spec";
 import { FormReader, readCeiling, readCeilingRows, readEndpointFields } from "./catalog-form";
 
-// The catalog's server actions: admin only. Each reads its form strictly, makes one lib/catalog
-// call and revalidates the pages that show the catalog (the overview, the endpoint, the banner).
+// The catalog's server actions: admin only. Each passes the strict input boundary (strictForm:
+// control characters, sizes), reads its form strictly, makes one lib/catalog call and revalidates
+// the pages that show the catalog (the overview, the endpoint, the banner).
 
 function key(r: FormReader): string {
   const parsed = EndpointKey.safeParse(r.text("key"));
@@ -12,9 +15,16 @@ function key(r: FormReader): string {
   return parsed.success ? parsed.data : "";
 }
 
+type ActionCore = (deps: ActionDeps, formData: FormData) => Promise<ActionState>;
+
+/** The strict input boundary in front of an action; its refusal is one more ActionState. */
+function boundary(action: string, core: ActionCore): ActionCore {
+  return strictForm(action, core);
+}
+
 const pages = (k: string) => ["/", `/endpoints/${k}`];
 
-export const createEndpointCore = defineAction({
+export const createEndpointCore = boundary("endpoint.create", defineAction({
   role: "admin",
   rejected: "endpoint.rejected",
   read: (fields) => {
@@ -26,9 +36,9 @@ export const createEndpointCore = defineAction({
     const row = await createEndpoint(await deps.db(), { spec: input.spec, actor, reason: input.reason });
     return { message: `Created ${row.key} with ${input.spec.ceilings.length} ceiling(s): it answers reservations now.`, revalidate: pages(row.key), redirectTo: `/endpoints/${row.key}` };
   },
-});
+}));
 
-export const updateEndpointCore = defineAction({
+export const updateEndpointCore = boundary("endpoint.update", defineAction({
   role: "admin",
   rejected: "endpoint.rejected",
   read: (fields) => {
@@ -40,9 +50,9 @@ export const updateEndpointCore = defineAction({
     const changes = await updateEndpoint(await deps.db(), { ...input, actor });
     return { message: `Saved ${input.key}: ${changes.map((c) => c.field).join(", ")} changed.`, revalidate: pages(input.key) };
   },
-});
+}));
 
-export const addCeilingCore = defineAction({
+export const addCeilingCore = boundary("ceiling.add", defineAction({
   role: "admin",
   rejected: "ceiling.rejected",
   read: (fields) => {
@@ -54,9 +64,9 @@ export const addCeilingCore = defineAction({
     const row = await addCeiling(await deps.db(), { ...input, actor });
     return { message: `Added ceiling #${row.id} to ${input.key}: it binds the next reservation.`, revalidate: pages(input.key) };
   },
-});
+}));
 
-export const removeCeilingCore = defineAction({
+export const removeCeilingCore = boundary("ceiling.remove", defineAction({
   role: "admin",
   read: (fields) => {
     const r = new FormReader(fields);
@@ -66,9 +76,9 @@ export const removeCeilingCore = defineAction({
     await removeCeiling(await deps.db(), { ...input, actor });
     return { message: `Removed ceiling #${input.ceilingId} from ${input.key}: it stops counting from the next reservation.`, revalidate: pages(input.key) };
   },
-});
+}));
 
-export const setAlertThresholdsCore = defineAction({
+export const setAlertThresholdsCore = boundary("ceiling.update", defineAction({
   role: "admin",
   read: (fields) => {
     const r = new FormReader(fields);
@@ -80,10 +90,10 @@ export const setAlertThresholdsCore = defineAction({
     const applied = await setAlertThresholds(await deps.db(), { ...input, actor });
     return { message: applied.length ? `Alerts for #${input.ceilingId} fire at ${applied.join("/")}%.` : `No threshold alerts for #${input.ceilingId}.`, revalidate: pages(input.key) };
   },
-});
+}));
 
 const archiveCore = (archived: boolean) =>
-  defineAction({
+  boundary(archived ? "endpoint.archive" : "endpoint.unarchive", defineAction({
     role: "admin",
     read: (fields) => {
       const r = new FormReader(fields);
@@ -96,7 +106,7 @@ const archiveCore = (archived: boolean) =>
         revalidate: pages(input.key),
       };
     },
-  });
+  }));
 
 export const archiveEndpointCore = archiveCore(true);
 export const unarchiveEndpointCore = archiveCore(false);

@@ -121,6 +121,16 @@ describe.skipIf(skipWithoutDatabase())("catalog server actions", () => {
     expect(after.audit).toBe((before.audit ?? 0) + 1);
   });
 
+  it("refuses a control character at the form boundary, before the catalog sees it, and audits the raw value", async () => {
+    const before = await snapshot();
+    const state = await createEndpointCore(deps("admin"), form({ key: `sms.nul${(n += 1)}`, ...fields, name: "OTP\u0000", ceilings: JSON.stringify([day]), reason: "r" }));
+    expect(state).toMatchObject({ status: "error", code: "invalid_input" });
+    const after = await snapshot();
+    expect(after.endpoints).toEqual(before.endpoints);
+    const [rejected] = await t.db.select().from(auditEvents).where(eq(auditEvents.action, "endpoint.create.rejected")).orderBy(desc(auditEvents.id)).limit(1);
+    expect(rejected?.target).toBe("name");
+  });
+
   it("names a bad ceiling number by its row", async () => {
     const state = await createEndpointCore(deps("admin"), form({ key: `sms.row${(n += 1)}`, ...fields, ceilings: JSON.stringify([{ ...day, max: "1e3" }]), reason: "r" }));
     expect(state.status === "error" && state.fieldErrors?.["ceilings[0].max"]).toContain("must be a whole number, got '1e3'");
