@@ -1,13 +1,15 @@
+import type { ActionState } from "@/app/_lib/define-action";
+import type { ActionDeps } from "@/app/_lib/action-deps";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { asc, count } from "drizzle-orm";
 import type { Role } from "@/lib/auth/roles";
 import { auditEvents, ceilingOverrides, ceilings } from "@/db/schema";
 import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
 import { createEndpoint, first } from "@/lib/ceilings/test-fixtures";
-import { killAllCore, killEndpointCore, restoreEndpointCore, type ControlActionDeps, type ControlActionState } from "./control-action-core";
+import { killAllCore, killEndpointCore, restoreEndpointCore } from "./control-action-core";
 import { adjustCeilingCore, removeOverrideCore, setBoundsCore, setOverrideCore } from "./endpoints/[key]/ceiling-action-core";
 
-type Core = (deps: ControlActionDeps, formData: FormData) => Promise<ControlActionState>;
+type Core = (deps: ActionDeps, formData: FormData) => Promise<ActionState>;
 type Setup = { key: string; dailyId: number; callerId: number; version: number };
 
 function form(fields: Record<string, string | number>): FormData {
@@ -60,7 +62,7 @@ describe.skipIf(skipWithoutDatabase())("ceiling server actions check the role th
     });
     const daily = first(rows);
     const caller = rows[1] ?? daily;
-    const admin: ControlActionDeps = { session: async () => ({ id: 1, email: "admin@t", role: "admin" }), db: async () => t.db, revalidate: () => {} };
+    const admin: ActionDeps = { session: async () => ({ id: 1, email: "admin@t", role: "admin" }), db: async () => t.db, revalidate: () => {} };
     if (prepare === "kill") expect(await killEndpointCore(admin, form({ endpointKey: key, reason: "prep" }))).toMatchObject({ status: "ok" });
     if (prepare === "override") {
       expect(await setOverrideCore(admin, form({ ceilingId: caller.id, caller: "acct_0", input: "2", reason: "prep" }))).toMatchObject({ status: "ok" });
@@ -74,7 +76,7 @@ describe.skipIf(skipWithoutDatabase())("ceiling server actions check the role th
       it(`${a.name} as ${who ?? "no session"} is ${allowed ? "allowed" : "refused, changing nothing"}`, async () => {
         const s = await setup(a.prepare);
         const revalidated: string[] = [];
-        const deps: ControlActionDeps = {
+        const deps: ActionDeps = {
           session: async () => (who === null ? null : { id: 7, email: `${who}@t`, role: who }),
           db: async () => t.db,
           revalidate: (path) => revalidated.push(path),
@@ -96,7 +98,7 @@ describe.skipIf(skipWithoutDatabase())("ceiling server actions check the role th
 
   it("returns the conflict with the current value to the form", async () => {
     const s = await setup();
-    const admin: ControlActionDeps = { session: async () => ({ id: 1, email: "a@t", role: "admin" }), db: async () => t.db, revalidate: () => {} };
+    const admin: ActionDeps = { session: async () => ({ id: 1, email: "a@t", role: "admin" }), db: async () => t.db, revalidate: () => {} };
     await adjustCeilingCore(admin, form({ ceilingId: s.dailyId, expectedVersion: s.version, input: "120", reason: "first" }));
     const second = await adjustCeilingCore(admin, form({ ceilingId: s.dailyId, expectedVersion: s.version, input: "80", reason: "second" }));
     expect(second).toMatchObject({ status: "error", code: "conflict", current: { value: 120, version: s.version + 1 } });
@@ -104,16 +106,16 @@ describe.skipIf(skipWithoutDatabase())("ceiling server actions check the role th
 
   it("returns a typo as a clear error", async () => {
     const s = await setup();
-    const admin: ControlActionDeps = { session: async () => ({ id: 1, email: "a@t", role: "admin" }), db: async () => t.db, revalidate: () => {} };
+    const admin: ActionDeps = { session: async () => ({ id: 1, email: "a@t", role: "admin" }), db: async () => t.db, revalidate: () => {} };
     const result = await adjustCeilingCore(admin, form({ ceilingId: s.dailyId, expectedVersion: s.version, input: "1e9", reason: "oops" }));
     expect(result).toEqual({ status: "error", error: "limit must be a whole number, got '1e9'", code: "invalid_input" });
   });
 
   it("kills with an empty reason from the form, and refuses an adjust without one", async () => {
     const s = await setup();
-    const operatorDeps: ControlActionDeps = { session: async () => ({ id: 2, email: "o@t", role: "operator" }), db: async () => t.db, revalidate: () => {} };
+    const operatorDeps: ActionDeps = { session: async () => ({ id: 2, email: "o@t", role: "operator" }), db: async () => t.db, revalidate: () => {} };
     expect(await killEndpointCore(operatorDeps, form({ endpointKey: s.key, reason: "" }))).toMatchObject({ status: "ok" });
-    const admin: ControlActionDeps = { session: async () => ({ id: 1, email: "a@t", role: "admin" }), db: async () => t.db, revalidate: () => {} };
+    const admin: ActionDeps = { session: async () => ({ id: 1, email: "a@t", role: "admin" }), db: async () => t.db, revalidate: () => {} };
     const adjust = await adjustCeilingCore(admin, form({ ceilingId: s.callerId, expectedVersion: 0, input: "6", reason: "" }));
     expect(adjust).toMatchObject({ status: "error", code: "invalid_input", error: expect.stringContaining("a reason is required") });
   });

@@ -1,9 +1,12 @@
+import type { z } from "zod";
 import type { Role } from "@/lib/auth/roles";
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
+import { logError } from "@/lib/log/redact";
 import { CatalogConflictError, CatalogError } from "@/lib/catalog/errors";
 import { CeilingConflictError, CeilingError } from "@/lib/ceilings/errors";
 import type { ActionDeps } from "./action-deps";
 import { checkRole } from "./guards";
+import { strictForm } from "./strict-form";
 import type { SessionStaff } from "./session";
 
 // One pipeline for a server action: the role check, FormData to fields, the one lib/ call, the
@@ -30,12 +33,16 @@ export type ActionResult = { message: string; revalidate?: string[]; redirectTo?
 
 export type ActionDefinition<Input> = {
   role: Role;
+  /** The action's name at the input boundary: a refused field is audited as `<boundary>.rejected`. */
+  boundary: string;
   /** The audit action that records input refused as typed (`endpoint.rejected`), so staff see what was tried. */
   rejected?: string;
-  /** Reads the form; returns the input or throws a CatalogError/CeilingError naming the field. */
-  read: (fields: Record<string, string>) => Input;
+  /** Reads the form: a zod schema over its fields, or a reader that throws a CatalogError naming the field. */
+  input: z.ZodType<Input> | ((fields: Record<string, string>) => Input);
   run: (ctx: ActionContext, input: Input) => Promise<ActionResult>;
 };
+
+export type ActionCore = (deps: ActionDeps, formData: FormData) => Promise<ActionState>;
 
 export function formFields(formData: FormData): Record<string, string> {
   const out: Record<string, string> = {};
@@ -65,17 +72,33 @@ export function actionFailure(error: unknown): ActionState {
     return { status: "error", error: error.message, code: error.code, current: { value: error.currentValue, version: error.currentVersion } };
   }
   if (error instanceof CeilingError) return { status: "error", error: error.message, code: error.code };
-  console.error("server action failed", error);
+  logError("server action failed", error);
   return { status: "error", error: "The change could not be saved. The error was logged; try again." };
 }
 
-/** The action's body with its dependencies passed in: tests call it on a test database as a chosen member. */
-export function defineAction<Input>(definition: ActionDefinition<Input>) {
-  return async (deps: ActionDeps, formData: FormData): Promise<ActionState> => {
+function readInput<Input>(input: ActionDefinition<Input>["input"], fields: Record<string, string>): Input | ActionState {
+  if (typeof input === "function") return input(fields);
+  const parsed = input.safeParse(fields);
+  if (parsed.success) return parsed.data;
+  return { status: "error", error: parsed.error.issues.map((i) => i.message).join("; "), code: "invalid_input" };
+}
+
+function isState(value: unknown): value is ActionState {
+  return typeof value === "object" && value !== null && "status" in value && (value.status === "error" || value.status === "ok" || value.status === "idle");
+}
+
+/**
+ * The action's body with its dependencies passed in: tests call it on a test database as a chosen
+ * member; the `"use server"` file passes the live ones. The strict input boundary (strict-form.ts)
+ * runs first, then the role check, the form, the one call and the revalidation.
+ */
+export function defineAction<Input>(definition: ActionDefinition<Input>): ActionCore {
+  const core: ActionCore = async (deps, formData) => {
     const auth = checkRole(await deps.session(), definition.role);
-    if (!auth.ok) return { status: "error", error: auth.error, code: "forbidden" };
+    if (!auth.ok) return { status: "error", error: auth.error };
     try {
-      const input = definition.read(formFields(formData));
+      const input = readInput(definition.input, formFields(formData));
+      if (isState(input)) return input;
       const result = await definition.run({ staff: auth.staff, actor: staffActor(auth.staff), deps }, input);
       for (const path of result.revalidate ?? []) deps.revalidate(path, path === "/" ? "layout" : undefined);
       return { status: "ok", message: result.message, ...(result.redirectTo ? { redirectTo: result.redirectTo } : {}) };
@@ -86,6 +109,7 @@ export function defineAction<Input>(definition: ActionDefinition<Input>) {
       return actionFailure(error);
     }
   };
+  return strictForm(definition.boundary, core);
 }
 
 const MAX_RAW_INPUT = 4000;
@@ -105,6 +129,6 @@ async function recordRejected(deps: ActionDeps, actor: AuditActor, action: strin
     });
   } catch (failure) {
     // The refusal itself already answers the person; a failed audit write is logged, not shown.
-    console.error("could not record a rejected input", failure);
+    logError("could not record a rejected input", failure);
   }
 }

@@ -1,12 +1,10 @@
-import { type ActionState, defineAction } from "@/app/_lib/define-action";
-import type { ActionDeps } from "@/app/_lib/action-deps";
-import { strictForm } from "@/app/_lib/strict-form";
+import { defineAction } from "@/app/_lib/define-action";
 import { addCeiling, createEndpoint, removeCeiling, setAlertThresholds, setEndpointArchived, updateEndpoint } from "@/lib/catalog";
 import { EndpointKey } from "@/lib/catalog/spec";
 import { FormReader, readCeiling, readCeilingRows, readEndpointFields } from "./catalog-form";
 
-// The catalog's server actions: admin only. Each passes the strict input boundary (strictForm:
-// control characters, sizes), reads its form strictly, makes one lib/catalog call and revalidates
+// The catalog's server actions: admin only. Each passes the strict input boundary (control
+// characters, sizes), reads its form strictly, makes one lib/catalog call and revalidates
 // the pages that show the catalog (the overview, the endpoint, the banner).
 
 function key(r: FormReader): string {
@@ -15,19 +13,13 @@ function key(r: FormReader): string {
   return parsed.success ? parsed.data : "";
 }
 
-type ActionCore = (deps: ActionDeps, formData: FormData) => Promise<ActionState>;
-
-/** The strict input boundary in front of an action; its refusal is one more ActionState. */
-function boundary(action: string, core: ActionCore): ActionCore {
-  return strictForm(action, core);
-}
-
 const pages = (k: string) => ["/", `/endpoints/${k}`];
 
-export const createEndpointCore = boundary("endpoint.create", defineAction({
+export const createEndpointCore = defineAction({
   role: "admin",
+  boundary: "endpoint.create",
   rejected: "endpoint.rejected",
-  read: (fields) => {
+  input: (fields) => {
     const r = new FormReader(fields);
     const spec = { key: key(r), ...readEndpointFields(r), ceilings: readCeilingRows(r, r.text("ceilings")) };
     return r.done({ spec, reason: r.text("reason") });
@@ -36,12 +28,13 @@ export const createEndpointCore = boundary("endpoint.create", defineAction({
     const row = await createEndpoint(await deps.db(), { spec: input.spec, actor, reason: input.reason });
     return { message: `Created ${row.key} with ${input.spec.ceilings.length} ceiling(s): it answers reservations now.`, revalidate: pages(row.key), redirectTo: `/endpoints/${row.key}` };
   },
-}));
+});
 
-export const updateEndpointCore = boundary("endpoint.update", defineAction({
+export const updateEndpointCore = defineAction({
   role: "admin",
+  boundary: "endpoint.update",
   rejected: "endpoint.rejected",
-  read: (fields) => {
+  input: (fields) => {
     const r = new FormReader(fields);
     const input = { key: key(r), expectedVersion: r.whole("expectedVersion", "version") ?? 0, fields: readEndpointFields(r), reason: r.text("reason"), confirm: r.text("confirm") };
     return r.done(input);
@@ -50,12 +43,13 @@ export const updateEndpointCore = boundary("endpoint.update", defineAction({
     const changes = await updateEndpoint(await deps.db(), { ...input, actor });
     return { message: `Saved ${input.key}: ${changes.map((c) => c.field).join(", ")} changed.`, revalidate: pages(input.key) };
   },
-}));
+});
 
-export const addCeilingCore = boundary("ceiling.add", defineAction({
+export const addCeilingCore = defineAction({
   role: "admin",
+  boundary: "ceiling.add",
   rejected: "ceiling.rejected",
-  read: (fields) => {
+  input: (fields) => {
     const r = new FormReader(fields);
     const ceiling = readCeiling(r, fields, "ceiling");
     return r.done({ key: key(r), ceiling, reason: r.text("reason"), confirm: r.text("confirm") });
@@ -64,11 +58,12 @@ export const addCeilingCore = boundary("ceiling.add", defineAction({
     const row = await addCeiling(await deps.db(), { ...input, actor });
     return { message: `Added ceiling #${row.id} to ${input.key}: it binds the next reservation.`, revalidate: pages(input.key) };
   },
-}));
+});
 
-export const removeCeilingCore = boundary("ceiling.remove", defineAction({
+export const removeCeilingCore = defineAction({
   role: "admin",
-  read: (fields) => {
+  boundary: "ceiling.remove",
+  input: (fields) => {
     const r = new FormReader(fields);
     return r.done({ key: key(r), ceilingId: r.whole("ceilingId", "ceiling id") ?? 0, reason: r.text("reason") });
   },
@@ -76,11 +71,12 @@ export const removeCeilingCore = boundary("ceiling.remove", defineAction({
     await removeCeiling(await deps.db(), { ...input, actor });
     return { message: `Removed ceiling #${input.ceilingId} from ${input.key}: it stops counting from the next reservation.`, revalidate: pages(input.key) };
   },
-}));
+});
 
-export const setAlertThresholdsCore = boundary("ceiling.update", defineAction({
+export const setAlertThresholdsCore = defineAction({
   role: "admin",
-  read: (fields) => {
+  boundary: "ceiling.update",
+  input: (fields) => {
     const r = new FormReader(fields);
     const raw = r.text("alertThresholds").trim();
     const thresholds = raw === "" ? [] : raw.split(/[\s,/]+/).map((t, i) => r.whole("alertThresholds", `alert threshold ${i + 1}`, t.replace(/%$/, "")) ?? 0);
@@ -90,12 +86,13 @@ export const setAlertThresholdsCore = boundary("ceiling.update", defineAction({
     const applied = await setAlertThresholds(await deps.db(), { ...input, actor });
     return { message: applied.length ? `Alerts for #${input.ceilingId} fire at ${applied.join("/")}%.` : `No threshold alerts for #${input.ceilingId}.`, revalidate: pages(input.key) };
   },
-}));
+});
 
 const archiveCore = (archived: boolean) =>
-  boundary(archived ? "endpoint.archive" : "endpoint.unarchive", defineAction({
+  defineAction({
     role: "admin",
-    read: (fields) => {
+    boundary: archived ? "endpoint.archive" : "endpoint.unarchive",
+    input: (fields) => {
       const r = new FormReader(fields);
       return r.done({ key: key(r), reason: r.text("reason") });
     },
@@ -106,7 +103,7 @@ const archiveCore = (archived: boolean) =>
         revalidate: pages(input.key),
       };
     },
-  }));
+  });
 
 export const archiveEndpointCore = archiveCore(true);
 export const unarchiveEndpointCore = archiveCore(false);

@@ -1,23 +1,23 @@
 "use server";
 
+import type { ActionState } from "@/app/_lib/define-action";
 import { liveActionDeps } from "@/app/_lib/action-deps";
-import type { ControlActionState } from "../../control-action-core";
 import { adjustCeilingCore, removeOverrideCore, setBoundsCore, setOverrideCore } from "./ceiling-action-core";
 
 // Each core runs: guard (admin), zod parse, one lib/ceilings call, revalidate.
 
-export async function adjustCeilingAction(_previous: ControlActionState, formData: FormData): Promise<ControlActionState> {
+export async function adjustCeilingAction(_previous: ActionState, formData: FormData): Promise<ActionState> {
   return adjustCeilingCore(liveActionDeps, formData);
 }
 
-export async function setBoundsAction(_previous: ControlActionState, formData: FormData): Promise<ControlActionState> {
+export async function setBoundsAction(_previous: ActionState, formData: FormData): Promise<ActionState> {
   return setBoundsCore(liveActionDeps, formData);
 }
 
-export async function setOverrideAction(_previous: ControlActionState, formData: FormData): Promise<ControlActionState> {
+export async function setOverrideAction(_previous: ActionState, formData: FormData): Promise<ActionState> {
   return setOverrideCore(liveActionDeps, formData);
 }
 
-export async function removeOverrideAction(_previous: ControlActionState, formData: FormData): Promise<ControlActionState> {
+export async function removeOverrideAction(_previous: ActionState, formData: FormData): Promise<ActionState> {
   return removeOverrideCore(liveActionDeps, formData);
 }

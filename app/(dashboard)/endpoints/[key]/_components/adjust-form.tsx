@@ -1,11 +1,11 @@
 "use client";
 
+import type { ActionState } from "@/app/_lib/define-action";
 import { useActionState, useId, useState } from "react";
 import { ActionMessage } from "@/components/action-message";
 import { buttonClass, inputClass, labelClass } from "@/components/ui";
 import { useHydrated } from "@/components/use-hydrated";
 import { previewAdjustment } from "@/lib/ceilings/parse";
-import type { ControlActionState } from "../../../control-action-core";
 import { adjustCeilingAction } from "../actions";
 
 type AdjustFormProps = {
@@ -27,14 +27,14 @@ export function AdjustForm(props: AdjustFormProps) {
   const hydrated = useHydrated();
   const [input, setInput] = useState("");
   const [confirm, setConfirm] = useState("");
-  const [state, formAction, pending] = useActionState(async (previous: ControlActionState, formData: FormData) => {
+  const [state, formAction, pending] = useActionState(async (previous: ActionState, formData: FormData) => {
     const result = await adjustCeilingAction(previous, formData);
     if (result.status === "ok") {
       setInput("");
       setConfirm("");
     }
     return result;
-  }, { status: "idle" } as ControlActionState);
+  }, { status: "idle" } as ActionState);
 
   // After a conflict the form carries the version now in force: the next save is an informed one.
   const conflict = state.status === "error" ? state.current : undefined;

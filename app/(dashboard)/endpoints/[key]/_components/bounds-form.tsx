@@ -1,16 +1,16 @@
 "use client";
 
+import type { ActionState } from "@/app/_lib/define-action";
 import { useActionState, useId } from "react";
 import { ActionMessage } from "@/components/action-message";
 import { buttonClass, inputClass, labelClass } from "@/components/ui";
 import { useHydrated } from "@/components/use-hydrated";
-import type { ControlActionState } from "../../../control-action-core";
 import { setBoundsAction } from "../actions";
 
 export function BoundsForm({ ceilingId, min, max, version }: { ceilingId: number; min: number; max: number; version: number }) {
   const id = useId();
   const hydrated = useHydrated();
-  const [state, formAction, pending] = useActionState(setBoundsAction, { status: "idle" } as ControlActionState);
+  const [state, formAction, pending] = useActionState(setBoundsAction, { status: "idle" } as ActionState);
   const conflictVersion = state.status === "error" ? state.current?.version : undefined;
   return (
     <form action={formAction} className="space-y-3" data-testid={`bounds-form-${ceilingId}`}>

@@ -1,17 +1,17 @@
 "use client";
 
+import type { ActionState } from "@/app/_lib/define-action";
 import { useActionState, useId } from "react";
 import { ActionMessage } from "@/components/action-message";
 import { buttonClass, inputClass, labelClass } from "@/components/ui";
 import { useHydrated } from "@/components/use-hydrated";
-import type { ControlActionState } from "../../../control-action-core";
 import { setOverrideAction } from "../actions";
 
 /** One billing account's own value on a per-caller ceiling; 0 blocks that account alone. */
 export function OverrideForm({ ceilingId, min, max }: { ceilingId: number; min: number; max: number }) {
   const id = useId();
   const hydrated = useHydrated();
-  const [state, formAction, pending] = useActionState(setOverrideAction, { status: "idle" } as ControlActionState);
+  const [state, formAction, pending] = useActionState(setOverrideAction, { status: "idle" } as ActionState);
   return (
     <form action={formAction} className="space-y-3" data-testid={`override-form-${ceilingId}`}>
       <input type="hidden" name="ceilingId" value={ceilingId} />
