@@ -27,6 +27,8 @@ export type PostgresOptions = {
   /** Session settings applied to every connection, e.g. statement_timeout for enforcement. */
   connection?: Record<string, string | number>;
   connectTimeoutSeconds?: number;
+  /** postgres.js's array-type lookup on every new connection (default on); see the sibling pools. */
+  fetchTypes?: boolean;
 };
 
 // Pools opened beside a pool, with its URL and settings: enforcement runs each batch on a
@@ -41,6 +43,7 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
     connect_timeout: options.connectTimeoutSeconds ?? 10,
     idle_timeout: 30,
     onnotice: () => {},
+    fetch_types: options.fetchTypes ?? true,
     connection: { application_name: "ceilings", ...options.connection },
     // A multi-host URL (a Patroni cluster) connects to its primary only: see db/multi-host.ts.
     ...multiHostOptions(url, options.connectTimeoutSeconds ?? 10),
@@ -48,7 +51,10 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
   const siblings = new Set<Database>();
   const db: Db = drizzle(client, { schema });
   siblingOpeners.set(db, (max, connection) => {
-    const sibling = openPostgres(url, { ...options, max, connection: { ...options.connection, ...connection } });
+    // Sibling pools are the enforcement lanes: jsonb in and out, no arrays to parse. Without the
+    // type lookup, a lane destroyed while it connects leaves no query of postgres.js's own behind
+    // (that query's failure was an unhandled rejection).
+    const sibling = openPostgres(url, { ...options, max, fetchTypes: false, connection: { ...options.connection, ...connection } });
     siblings.add(sibling);
     const forget = <T>(work: () => Promise<T>) => {
       siblings.delete(sibling);
