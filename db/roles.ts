@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { type Db, resultRows } from "./client";
+import { sqlState } from "./sql-state";
 
 // Least privilege: an owner role runs the migrations and owns every table; the app role (dashboard,
 // worker, CLIs, HTTP API) owns nothing and holds only the grants below. Without ownership it cannot
@@ -19,13 +20,6 @@ export const APPEND_ONLY_TABLES = ["audit_events"] as const;
 // CREATE ROLE race on pg_authid's unique index, two ALTER ROLE on the same row ("tuple
 // concurrently updated"). Both are retried; the outcome is the same role either way.
 const RETRYABLE = new Set(["42710", "23505", "XX000", "40001", "40P01"]);
-
-function sqlState(error: unknown): string | undefined {
-  for (let e: unknown = error; e && typeof e === "object"; e = "cause" in e ? e.cause : undefined) {
-    if ("code" in e && typeof e.code === "string") return e.code;
-  }
-  return undefined;
-}
 
 async function retrying<T>(work: () => Promise<T>, attempts = 8): Promise<T> {
   for (let i = 1; ; i++) {

@@ -74,7 +74,7 @@ export async function addCeiling(db: Db, p: AddCeilingParams): Promise<Ceiling> 
     checkVersion(endpoint, p.expectedVersion);
     const existing = await tx.select().from(ceilings).where(eq(ceilings.endpointId, endpoint.id));
     const identity = ceilingIdentity(spec);
-    if (existing.some((c) => ceilingIdentity({ ...c, windowSeconds: c.windowSeconds ?? undefined }) === identity)) {
+    if (existing.some((c) => ceilingIdentity(c) === identity)) {
       throw new CatalogError("invalid_input", `${endpoint.key} already has this ceiling (${identity}): change its value instead`);
     }
     checkConfirmation("a value against its default,", spec.default, spec.value, p.confirm);

@@ -1,4 +1,4 @@
-import { hasControlCharacter } from "./spec";
+import { hasControlChars } from "@/lib/canonical/caller";
 
 /** What went wrong with a catalog change: a code to branch on, a message a person can act on. */
 export type CatalogErrorCode =
@@ -39,14 +39,6 @@ export function requireCatalogReason(reason: string | undefined): string {
   const text = (reason ?? "").trim();
   if (text === "") throw new CatalogError("reason_required", "a reason is required: say why, for the audit log");
   if (text.length > 500) throw new CatalogError("invalid_input", "the reason must be 500 characters or fewer");
-  if (hasControlCharacter(text)) throw new CatalogError("invalid_input", "the reason must not contain control characters");
+  if (hasControlChars(text)) throw new CatalogError("invalid_input", "the reason must not contain control characters");
   return text;
-}
-
-/** The SQLSTATE of a database error, also when drizzle wrapped it. */
-export function sqlState(error: unknown): string | undefined {
-  for (let e: unknown = error; e instanceof Error; e = e.cause) {
-    if ("code" in e && typeof e.code === "string" && /^[0-9A-Z]{5}$/.test(e.code)) return e.code;
-  }
-  return undefined;
 }

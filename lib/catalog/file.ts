@@ -103,7 +103,7 @@ function ceilingDiff(row: Ceiling, next: NextCeiling): string[] {
 }
 
 function ceilingSteps(current: Ceiling[], wanted: CeilingSpec[]): CeilingStep[] {
-  const byIdentity = new Map(current.map((c) => [ceilingIdentity({ ...c, windowSeconds: c.windowSeconds ?? undefined }), c]));
+  const byIdentity = new Map(current.map((c) => [ceilingIdentity(c), c]));
   const steps: CeilingStep[] = [];
   const kept = new Set<number>();
   for (const spec of wanted) {
@@ -121,10 +121,27 @@ function ceilingSteps(current: Ceiling[], wanted: CeilingSpec[]): CeilingStep[] 
 }
 
 type OverrideKey = { metric: string; window: string; caller: string };
+type Override = EndpointSpec["overrides"][number];
 const overrideId = (o: OverrideKey) => `${o.metric}/${o.window}/${o.caller}`;
 
+/** What a file changes in an endpoint's overrides: those set anew or to another value, those removed. */
+function overrideSteps(current: Override[], wanted: Override[]): { set: { o: Override; had: Override | undefined }[]; remove: Override[] } {
+  const inDb = new Map(current.map((o) => [overrideId(o), o]));
+  const inFile = new Map(wanted.map((o) => [overrideId(o), o]));
+  return {
+    set: [...inFile].flatMap(([id, o]) => {
+      const had = inDb.get(id);
+      return had && had.value === o.value ? [] : [{ o, had }];
+    }),
+    remove: [...inDb].filter(([id]) => !inFile.has(id)).map(([, o]) => o),
+  };
+}
+
+/** The steps `plan` printed for an endpoint, kept so `apply` makes exactly those. */
+type EndpointSteps = { ceilings: CeilingStep[]; overrides: ReturnType<typeof overrideSteps> };
+
 /** Compares a validated file with the catalog in the database: the changes, or the rules it breaks. */
-function diffCatalog(file: CatalogFile, current: CatalogEndpoint[]): { plans: EndpointPlan[]; errors: string[] } {
+function diffCatalog(file: CatalogFile, current: CatalogEndpoint[]): { plans: EndpointPlan[]; steps: Map<string, EndpointSteps>; errors: string[] } {
   const errors: string[] = [];
   const byKey = new Map(current.map((c) => [c.endpoint.key, c]));
   const listed = new Set(file.endpoints.map((e) => e.key));
@@ -134,6 +151,7 @@ function diffCatalog(file: CatalogFile, current: CatalogEndpoint[]): { plans: En
     }
   }
   const plans: EndpointPlan[] = [];
+  const steps = new Map<string, EndpointSteps>();
   for (const spec of file.endpoints) {
     const existing = byKey.get(spec.key);
     const changes: PlannedChange[] = [];
@@ -155,7 +173,9 @@ function diffCatalog(file: CatalogFile, current: CatalogEndpoint[]): { plans: En
           raise(before.perCallMax, fields.perCallMax),
         );
       }
-      for (const step of ceilingSteps(existing.ceilings, spec.ceilings)) {
+      const endpointSteps = { ceilings: ceilingSteps(existing.ceilings, spec.ceilings), overrides: overrideSteps(existing.spec.overrides, spec.overrides) };
+      steps.set(spec.key, endpointSteps);
+      for (const step of endpointSteps.ceilings) {
         if (step.kind === "add") add("ceiling.add", [`+ ${sentenceLine(step.spec, spec)}`], raise(step.spec.default, step.spec.value));
         else if (step.kind === "remove") {
           add("ceiling.remove", [`- #${step.row.id} ${sentenceLine(ceilingSpecOf(step.row), { ...fieldsOf(existing.endpoint), key: spec.key })}`]);
@@ -175,33 +195,24 @@ function diffCatalog(file: CatalogFile, current: CatalogEndpoint[]): { plans: En
           );
         }
       }
-      const dbOverrides = new Map(existing.spec.overrides.map((o) => [overrideId(o), o]));
-      const fileOverrides = new Map(spec.overrides.map((o) => [overrideId(o), o]));
-      for (const [id, o] of fileOverrides) {
-        const had = dbOverrides.get(id);
-        if (!had || had.value !== o.value) add("override.set", [`~ override ${id}: ${had ? show(had.value) : "none"} → ${show(o.value)}`]);
-      }
-      for (const [id, o] of dbOverrides) if (!fileOverrides.has(id)) add("override.remove", [`- override ${id} (${show(o.value)})`]);
+      for (const { o, had } of endpointSteps.overrides.set) add("override.set", [`~ override ${overrideId(o)}: ${had ? show(had.value) : "none"} → ${show(o.value)}`]);
+      for (const o of endpointSteps.overrides.remove) add("override.remove", [`- override ${overrideId(o)} (${show(o.value)})`]);
       if (spec.archived !== (existing.endpoint.archivedAt !== null)) add(spec.archived ? "endpoint.archive" : "endpoint.unarchive", [spec.archived ? "archive: every reserve will answer endpoint_archived" : "unarchive: reserves are decided again"]);
     }
     if (changes.length === 0) continue;
-    const beforeCase = existing ? worstCases(existing.spec.ceilings.map(live), fieldsOf(existing.endpoint)) : null;
+    const before = existing ? { fields: fieldsOf(existing.endpoint), cases: worstCases(existing.spec.ceilings.map(live), fieldsOf(existing.endpoint)) } : null;
     const afterCase = worstCases(spec.ceilings.map(live), fields);
     const worstCase = (["day", "month"] as const).map(
-      (per) => `worst case per ${per}: ${beforeCase ? describeWorstCase(beforeCase[per], per, fieldsOf(existing?.endpoint ?? fallback(spec))) : "(new)"} → ${describeWorstCase(afterCase[per], per, fields)}`,
+      (per) => `worst case per ${per}: ${before ? describeWorstCase(before.cases[per], per, before.fields) : "(new)"} → ${describeWorstCase(afterCase[per], per, fields)}`,
     );
     plans.push({ key: spec.key, changes, worstCase });
   }
-  return { plans, errors };
+  return { plans, steps, errors };
 }
 
 /** A killed ceiling counts as 0 for the worst case: that is what is in force. */
 function live(c: CeilingSpec): CeilingSpec {
   return c.killed ? { ...c, value: 0 } : c;
-}
-
-function fallback(spec: EndpointSpec): Endpoint {
-  return { ...fieldsFromSpec(spec), id: 0, key: spec.key, archivedAt: null, archivedBy: null, version: 1, createdAt: new Date(0), updatedAt: new Date(0) };
 }
 
 function fieldsFromSpec(spec: EndpointSpec): EndpointFields {
@@ -239,7 +250,7 @@ export async function applyCatalog(db: Db, p: ApplyParams): Promise<ApplyResult>
     await tx.execute(sql`select ceilings.lock_endpoints_for_change(${`{${ids.join(",")}}`}::int[])`);
     // Read again under the locks: the plan applied is the one against the catalog in force.
     const current = await readCatalog(tx);
-    const { plans, errors } = diffCatalog(parsed.file, current);
+    const { plans, steps, errors } = diffCatalog(parsed.file, current);
     if (errors.length > 0) throw new CatalogError("invalid_input", errors.join("\n"), errors);
     const unconfirmed = plans.flatMap((e) => e.changes).filter((c) => c.needsConfirmation);
     if (unconfirmed.length > 0 && !p.confirmRaise) {
@@ -257,29 +268,28 @@ export async function applyCatalog(db: Db, p: ApplyParams): Promise<ApplyResult>
         await insertEndpoint(change, spec);
         continue;
       }
-      await applyEndpoint(change, existing, spec);
+      const planned = steps.get(spec.key);
+      if (!planned) throw new Error(`no plan for ${spec.key}`);
+      await applyEndpoint(change, existing, spec, planned);
     }
     return { changeCount: plans.reduce((n, e) => n + e.changes.length, 0), sha256, endpoints: plans };
   });
 }
 
-async function applyEndpoint(change: Change, existing: CatalogEndpoint, spec: EndpointSpec): Promise<void> {
+async function applyEndpoint(change: Change, existing: CatalogEndpoint, spec: EndpointSpec, planned: EndpointSteps): Promise<void> {
   const { tx } = change;
   const endpoint = existing.endpoint;
   await updateEndpointFields(change, endpoint, fieldsFromSpec(spec));
-  for (const step of ceilingSteps(existing.ceilings, spec.ceilings)) {
+  for (const step of planned.ceilings) {
     if (step.kind === "add") await insertCeiling(change, endpoint, step.spec);
     else if (step.kind === "remove") await deleteCeiling(change, endpoint, step.row);
     else await updateCeiling(change, endpoint, step.row, step.next);
   }
   const rows = await tx.select().from(ceilings).where(eq(ceilings.endpointId, endpoint.id));
-  const dbOverrides = new Map(existing.spec.overrides.map((o) => [overrideId(o), o]));
-  const fileOverrides = new Map(spec.overrides.map((o) => [overrideId(o), o]));
   const ceilingFor = (o: OverrideKey) => rows.find((c) => c.scope === "caller" && c.metric === o.metric && c.window === o.window);
-  for (const [id, o] of fileOverrides) {
-    const had = dbOverrides.get(id);
+  for (const { o, had } of planned.overrides.set) {
     const target = ceilingFor(o);
-    if (!target || (had && had.value === o.value)) continue;
+    if (!target) continue;
     await tx
       .insert(ceilingOverrides)
       .values({ ceilingId: target.id, caller: o.caller, value: o.value, reason: o.reason })
@@ -297,8 +307,7 @@ async function applyEndpoint(change: Change, existing: CatalogEndpoint, spec: En
       details: { ...change.details },
     });
   }
-  for (const [id, o] of dbOverrides) {
-    if (fileOverrides.has(id)) continue;
+  for (const o of planned.overrides.remove) {
     const target = ceilingFor(o);
     if (!target) continue;
     await tx.delete(ceilingOverrides).where(and(eq(ceilingOverrides.ceilingId, target.id), eq(ceilingOverrides.caller, o.caller)));

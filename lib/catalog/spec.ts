@@ -1,18 +1,11 @@
 import { z } from "zod";
+import { hasControlChars } from "@/lib/canonical/caller";
 
 // The catalog's vocabulary, as one zod schema each: what an endpoint and its ceilings are made of.
 // The dashboard's forms, the catalog file (`ceilings apply`) and the demo seed all parse through
 // these, so a rule holds the same everywhere. Numbers are whole and safe; text has no control
 // characters; unknown fields are errors, not silently dropped.
 
-/** C0 and C1 control characters (NUL, tab, newline, DEL, ...): never part of a name or a key. */
-export function hasControlCharacter(s: string): boolean {
-  for (let i = 0; i < s.length; i += 1) {
-    const c = s.charCodeAt(i);
-    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return true;
-  }
-  return false;
-}
 
 const Text = (what: string, max: number) =>
   z
@@ -20,7 +13,7 @@ const Text = (what: string, max: number) =>
     .trim()
     .min(1, `${what} is required`)
     .max(max, `${what} must be ${max} characters or fewer`)
-    .refine((s) => !hasControlCharacter(s), `${what} must not contain control characters`);
+    .refine((s) => !hasControlChars(s), `${what} must not contain control characters`);
 
 const Whole = (what: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
   z
@@ -115,7 +108,7 @@ export function hasGlobalCeiling(specs: readonly Pick<CeilingSpec, "scope">[]): 
 }
 
 /** The identity of a ceiling: two with the same one would count the same thing twice. */
-export function ceilingIdentity(c: Pick<CeilingSpec, "metric" | "scope" | "window" | "windowSeconds">): string {
+export function ceilingIdentity(c: Pick<CeilingSpec, "metric" | "scope" | "window"> & { windowSeconds?: number | null }): string {
   return c.window === "first_hit" ? `${c.metric}/${c.scope}/first_hit:${c.windowSeconds ?? 0}` : `${c.metric}/${c.scope}/${c.window}`;
 }
 

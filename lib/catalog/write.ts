@@ -3,7 +3,8 @@ import type { Db } from "@/db/client";
 import { ceilingOverrides, ceilings, endpoints, type Ceiling, type Endpoint, type NewCeiling } from "@/db/schema";
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { actorName } from "@/lib/ceilings/actor";
-import { CatalogError, sqlState } from "./errors";
+import { sqlState } from "@/db/sql-state";
+import { CatalogError } from "./errors";
 import { ceilingSpecOf } from "./read";
 import { type CeilingSpec, type EndpointFields, type EndpointSpec } from "./spec";
 
