@@ -78,9 +78,7 @@ export const setAlertThresholdsCore = defineAction({
   boundary: "ceiling.update",
   input: (fields) => {
     const r = new FormReader(fields);
-    const raw = r.text("alertThresholds").trim();
-    const thresholds = raw === "" ? [] : raw.split(/[\s,/]+/).map((t, i) => r.whole("alertThresholds", `alert threshold ${i + 1}`, t.replace(/%$/, "")) ?? 0);
-    return r.done({ key: key(r), ceilingId: r.whole("ceilingId", "ceiling id") ?? 0, thresholds, reason: r.text("reason") });
+    return r.done({ key: key(r), ceilingId: r.whole("ceilingId", "ceiling id") ?? 0, thresholds: r.thresholds("alertThresholds"), reason: r.text("reason") });
   },
   run: async ({ actor, deps }, input) => {
     const applied = await setAlertThresholds(await deps.db(), { ...input, actor });

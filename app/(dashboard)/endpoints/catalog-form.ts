@@ -1,8 +1,10 @@
 import { CatalogError } from "@/lib/catalog/errors";
+import { parseLimitInput } from "@/lib/ceilings/parse";
 import type { CeilingSpecInput, EndpointFieldsInput } from "@/lib/catalog/spec";
 
-// Reads the catalog forms. Every number is typed by a person, so only plain whole numbers pass
-// ("1e9", "500abc", "0.5", "-5" are errors naming their field); all problems are reported at once.
+// Reads the catalog forms. Every number is typed by a person, so only plain whole numbers pass, by
+// the rule ceiling values follow ("1e9", "500abc", "0.5", "-5" are errors naming their field); all
+// problems are reported at once.
 // The ceilings of the new-endpoint form arrive as one JSON field of text rows built by the form.
 
 const MAX_CEILING_ROWS = 20;
@@ -15,22 +17,21 @@ export class FormReader {
     return this.fields[name] ?? "";
   }
 
+  /** A whole number by the one rule ceiling values follow (lib/ceilings/parse), or the issue recorded. */
   whole(name: string, label: string, raw = this.text(name)): number | undefined {
+    const parsed = parseLimitInput(raw, label);
+    if (parsed.ok) return parsed.value;
+    // The message echoes what was typed; a long paste is shown by its first 40 characters.
     const text = raw.trim();
-    if (text === "") {
-      this.issues.push(`${name}: ${label} is required`);
-      return undefined;
-    }
-    if (!/^\d+$/.test(text)) {
-      this.issues.push(`${name}: ${label} must be a whole number, got '${text.slice(0, 40)}'`);
-      return undefined;
-    }
-    const value = Number(text);
-    if (!Number.isSafeInteger(value)) {
-      this.issues.push(`${name}: ${label} is too large, got '${text.slice(0, 40)}'`);
-      return undefined;
-    }
-    return value;
+    this.issues.push(`${name}: ${text.length > 40 ? parsed.error.replace(text, `${text.slice(0, 40)}…`) : parsed.error}`);
+    return undefined;
+  }
+
+  /** "50, 80, 100" (or "50/80/100%") as percentages; empty is none. */
+  thresholds(name: string, raw = this.text(name)): number[] {
+    const text = raw.trim();
+    if (text === "") return [];
+    return text.split(/[\s,/]+/).map((t, i) => this.whole(name, `alert threshold ${i + 1}`, t.replace(/%$/, "")) ?? Number.NaN);
   }
 
   /** Empty means none (null); anything else must be a whole number. */
@@ -73,7 +74,6 @@ export function readCeiling(r: FormReader, row: CeilingRow, path: string): Ceili
   const n = (v: number | undefined) => v ?? Number.NaN;
   const window = rowText(row, "window");
   const scope = rowText(row, "scope");
-  const thresholds = rowText(row, "alertThresholds").trim();
   return {
     metric: rowText(row, "metric") as CeilingSpecInput["metric"],
     scope: scope as CeilingSpecInput["scope"],
@@ -84,10 +84,7 @@ export function readCeiling(r: FormReader, row: CeilingRow, path: string): Ceili
     min: n(r.whole(`${path}.min`, "min", rowText(row, "min"))),
     max: n(r.whole(`${path}.max`, "max", rowText(row, "max"))),
     default: n(r.whole(`${path}.default`, "default", rowText(row, "default"))),
-    alertThresholds:
-      thresholds === ""
-        ? []
-        : thresholds.split(/[\s,/]+/).map((t, i) => n(r.whole(`${path}.alertThresholds`, `alert threshold ${i + 1}`, t.replace(/%$/, "")))),
+    alertThresholds: r.thresholds(`${path}.alertThresholds`, rowText(row, "alertThresholds")),
   };
 }
 

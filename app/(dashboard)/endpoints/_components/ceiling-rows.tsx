@@ -5,6 +5,7 @@ import { inputClass, labelClass, secondaryButtonClass } from "@/components/ui";
 import type { ActionState } from "@/app/_lib/define-action";
 import type { CeilingSpec, EndpointFields } from "@/lib/catalog/spec";
 import { ceilingSentence } from "@/lib/catalog/worst-case";
+import { parseLimitInput } from "@/lib/ceilings/parse";
 import { FieldError } from "./field-error";
 
 // The ceiling rows of the catalog forms, as typed text; each row states its guarantee as soon as
@@ -51,13 +52,17 @@ export function rowOfSpec(c: CeilingSpec): CeilingRowText {
   };
 }
 
-const whole = (s: string) => (/^\d+$/.test(s.trim()) ? Number(s.trim()) : undefined);
+/** A typed whole number for the live preview, by the server's own rule; undefined until it reads as one. */
+export function previewWhole(s: string): number | undefined {
+  const parsed = parseLimitInput(s);
+  return parsed.ok ? parsed.value : undefined;
+}
 
 /** The row as a spec if every number reads, for the preview only: the server parses for real. */
 export function previewSpec(row: CeilingRowText): CeilingSpec | undefined {
-  const value = whole(row.value);
+  const value = previewWhole(row.value);
   if (value === undefined) return undefined;
-  const windowSeconds = whole(row.windowSeconds);
+  const windowSeconds = previewWhole(row.windowSeconds);
   if (row.window === "first_hit" && windowSeconds === undefined) return undefined;
   return {
     metric: row.metric === "calls" ? "calls" : "units",
@@ -66,9 +71,9 @@ export function previewSpec(row: CeilingRowText): CeilingSpec | undefined {
     ...(row.window === "first_hit" && windowSeconds !== undefined ? { windowSeconds } : {}),
     ...(row.destinationKind === "email" || row.destinationKind === "phone" || row.destinationKind === "other" ? { destinationKind: row.destinationKind } : {}),
     value,
-    min: whole(row.min) ?? 0,
-    max: whole(row.max) ?? value,
-    default: whole(row.default) ?? value,
+    min: previewWhole(row.min) ?? 0,
+    max: previewWhole(row.max) ?? value,
+    default: previewWhole(row.default) ?? value,
     alertThresholds: [],
   };
 }

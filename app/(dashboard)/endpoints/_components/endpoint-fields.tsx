@@ -4,6 +4,7 @@ import { useId } from "react";
 import type { ActionState } from "@/app/_lib/define-action";
 import { inputClass, labelClass } from "@/components/ui";
 import { formatMoney } from "@/lib/spend/format";
+import { previewWhole } from "./ceiling-rows";
 import { FieldError } from "./field-error";
 
 // The endpoint's own fields in the catalog forms, as typed text.
@@ -23,7 +24,7 @@ export type EndpointFieldsText = {
 export function EndpointFieldInputs({ value, onChange, state }: { value: EndpointFieldsText; onChange: (v: EndpointFieldsText) => void; state: ActionState }) {
   const id = useId();
   const set = (field: keyof EndpointFieldsText) => (e: { target: { value: string } }) => onChange({ ...value, [field]: e.target.value });
-  const price = /^\d+$/.test(value.unitPriceMicros.trim()) ? Number(value.unitPriceMicros.trim()) : undefined;
+  const price = previewWhole(value.unitPriceMicros);
   const text = (field: keyof EndpointFieldsText, label: string, hint?: string, numeric = true) => (
     <div>
       <label htmlFor={`${id}-${field}`} className={labelClass}>

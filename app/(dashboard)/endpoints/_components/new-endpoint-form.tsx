@@ -9,26 +9,25 @@ import { useHydrated } from "@/components/use-hydrated";
 import { type EndpointFields, UNBOUNDED_SENTENCE } from "@/lib/catalog/spec";
 import { describeWorstCase, proposedCeilings, worstCases } from "@/lib/catalog/worst-case";
 import { createEndpointAction } from "../actions";
-import { CeilingRowFields, type CeilingRowText, emptyCeilingRow, previewSpec, rowOfSpec } from "./ceiling-rows";
+import { CeilingRowFields, type CeilingRowText, emptyCeilingRow, previewSpec, previewWhole, rowOfSpec } from "./ceiling-rows";
 import { EndpointFieldInputs, type EndpointFieldsText } from "./endpoint-fields";
 import { FieldError } from "./field-error";
 
-const whole = (s: string) => (/^\d+$/.test(s.trim()) ? Number(s.trim()) : undefined);
 
 /** The endpoint fields as numbers where they read, for the live sentences. */
 export function previewFields(f: EndpointFieldsText, key: string): (EndpointFields & { key: string }) | undefined {
-  const perCallMax = whole(f.perCallMax);
+  const perCallMax = previewWhole(f.perCallMax);
   if (perCallMax === undefined || f.unit.trim() === "") return undefined;
   return {
     key,
     name: f.name,
     unit: f.unit.trim(),
-    unitPriceMicros: whole(f.unitPriceMicros) ?? 0,
+    unitPriceMicros: previewWhole(f.unitPriceMicros) ?? 0,
     currency: /^[A-Z]{3}$/.test(f.currency) ? f.currency : "USD",
-    planAllowance: whole(f.planAllowance) ?? null,
-    billingDay: whole(f.billingDay) ?? 1,
+    planAllowance: previewWhole(f.planAllowance) ?? null,
+    billingDay: previewWhole(f.billingDay) ?? 1,
     perCallMax,
-    throttlePerMinute: whole(f.throttlePerMinute) ?? null,
+    throttlePerMinute: previewWhole(f.throttlePerMinute) ?? null,
     throttleFailOpen: f.throttleFailOpen,
   };
 }
@@ -59,7 +58,7 @@ export function NewEndpointForm() {
   const endpoint = previewFields(fields, key);
   const specs = rows.map(previewSpec).filter((s) => s !== undefined);
   const worst = endpoint ? worstCases(specs, endpoint) : undefined;
-  const allowance = whole(fields.planAllowance);
+  const allowance = previewWhole(fields.planAllowance);
   const propose = () => {
     const proposal = proposedCeilings(allowance ?? null).map(rowOfSpec);
     setRows([...proposal, ...rows.filter((r) => r.scope !== "global")]);
