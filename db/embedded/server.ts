@@ -1,6 +1,6 @@
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -98,7 +98,7 @@ function hydrateSymlinks(native: string): void {
   for (const { source, target } of Links.parse(JSON.parse(readFileSync(list, "utf8")))) {
     const to = path.join(root, target);
     if (existsSync(to)) continue;
-    execFileSync("ln", ["-s", path.relative(path.dirname(to), path.join(root, source)), to]);
+    symlinkSync(path.relative(path.dirname(to), path.join(root, source)), to);
   }
 }
 
@@ -141,7 +141,8 @@ function grantSearch(dir: string): void {
   }
 }
 
-function freePort(): Promise<number> {
+/** A port nothing listens on now, on loopback (the tests' app servers use it too). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);

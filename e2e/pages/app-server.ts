@@ -1,24 +1,14 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { createServer } from "node:net";
 import path from "node:path";
+import { freePort } from "@/db/embedded/server";
+
+export { freePort };
 
 // More app processes for suites that need a database of their own (an empty catalog, a race over
 // two processes): Playwright has built the app (webServer, dist folder .next-e2e) before any test
 // runs, so these reuse that production build with `next start` on free ports.
 
 export const DIST_DIR = ".next-e2e"; // NEXT_DIST_DIR of the webServer in playwright.config.ts
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export type AppServer = { url: string; child: ChildProcess; output: () => string };
 

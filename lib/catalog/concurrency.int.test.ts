@@ -1,9 +1,9 @@
-import { spawn } from "node:child_process";
 import path from "node:path";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
 import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { startFixtureProcess } from "@/lib/enforcement/test-fixtures";
 import { addCeiling, createEndpoint, removeCeiling, setEndpointArchived } from "./index";
 
 // A catalog change binds the next call under batched load from two other processes: it takes the
@@ -11,21 +11,8 @@ import { addCeiling, createEndpoint, removeCeiling, setEndpointArchived } from "
 // should have stopped. Measured as the rows committed in the moments after each change.
 
 function startLoad(url: string, endpoint: string) {
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(__dirname, "reserve-load.fixture.ts"), url, endpoint], {
-    cwd: path.resolve(__dirname, "..", ".."),
-    stdio: ["pipe", "pipe", "inherit"],
-  });
-  let out = "";
-  let markReady: () => void = () => undefined;
-  const ready = new Promise<void>((r) => (markReady = r));
-  child.stdout.on("data", (chunk: Buffer) => {
-    out += chunk.toString();
-    if (out.startsWith("ready\n")) markReady();
-  });
-  const done = new Promise<Record<string, number>>((resolve, reject) => {
-    child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out.slice("ready\n".length))) : reject(new Error(`load exited ${code}`))));
-  });
-  return { ready, stop: () => child.stdin.end(), done };
+  const load = startFixtureProcess<Record<string, number>>(path.join(__dirname, "reserve-load.fixture.ts"), [url, endpoint]);
+  return { ready: load.ready, stop: () => load.send(), done: load.done };
 }
 
 const admin = { type: "staff", email: "admin@example.com" } as const;

@@ -2,12 +2,11 @@ import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { auditEvents, ceilings, type Ceiling, type NewCeiling } from "@/db/schema";
 import { createEndpoint as createCatalogEndpoint } from "@/lib/catalog/change";
+import { BACKSTOP } from "@/lib/enforcement/test-fixtures";
 
 // Small, explicit endpoints for integration tests: each test creates its own so none shares rows.
 
 let counter = 0;
-
-const BACKSTOP = 1_000_000_000;
 
 /** An endpoint through the catalog's own call (lib/catalog createEndpoint), under its rules. */
 export async function createEndpoint(

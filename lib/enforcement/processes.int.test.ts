@@ -1,31 +1,14 @@
-import { spawn } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
-import { counterTotals, makeEndpoint } from "./test-fixtures";
+import { counterTotals, makeEndpoint, startFixtureProcess } from "./test-fixtures";
 
 // The one-step property across independent OS processes, each with its own pool and batcher:
 // nothing in a process can coordinate them, only the database.
 
 function startStorm(url: string, endpoint: string, count: number, amount: number) {
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", path.join(__dirname, "reserve-storm.fixture.ts"), url, endpoint, String(count), String(amount)],
-    { cwd: path.resolve(__dirname, "..", ".."), stdio: ["pipe", "pipe", "inherit"] },
-  );
-  let out = "";
-  let markReady: () => void = () => undefined;
-  const ready = new Promise<void>((r) => (markReady = r));
-  child.stdout.on("data", (chunk: Buffer) => {
-    out += chunk.toString();
-    if (out.startsWith("ready\n")) markReady();
-  });
-  const done = new Promise<{ granted: number; unavailable: number }>((resolve, reject) => {
-    child.on("exit", (code) =>
-      code === 0 ? resolve(JSON.parse(out.slice("ready\n".length))) : reject(new Error(`storm exited ${code}`)),
-    );
-  });
-  return { ready, go: () => child.stdin.end("go\n"), done };
+  const storm = startFixtureProcess<{ granted: number; unavailable: number }>(path.join(__dirname, "reserve-storm.fixture.ts"), [url, endpoint, String(count), String(amount)]);
+  return { ready: storm.ready, go: () => storm.send("go\n"), done: storm.done };
 }
 
 describe.skipIf(skipWithoutDatabase())("one step across processes", () => {

@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process";
+import path from "node:path";
 import { and, eq, sql } from "drizzle-orm";
 import { type Db, openPostgres, resultRows } from "@/db/client";
 import { ceilings, usage, type NewCeiling } from "@/db/schema";
@@ -82,4 +84,27 @@ export function openPools(url: string, count: number, max: number, options?: Par
 export async function countRows(db: Db, query: ReturnType<typeof sql>): Promise<number> {
   const [row] = resultRows<{ n: string | number }>(await db.execute(query));
   return Number(row?.n ?? 0);
+}
+
+/**
+ * A fixture script run as its own OS process (so nothing in this process can coordinate it): it
+ * prints "ready", waits on its stdin, and prints its result as one JSON line before it exits.
+ * `send` ends its stdin (with a go signal, or none to say stop).
+ */
+export function startFixtureProcess<T>(file: string, args: string[]): { ready: Promise<void>; send: (text?: string) => void; done: Promise<T> } {
+  const child = spawn(process.execPath, ["--import", "tsx", file, ...args], {
+    cwd: path.resolve(__dirname, "..", ".."),
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  let out = "";
+  let markReady: () => void = () => undefined;
+  const ready = new Promise<void>((r) => (markReady = r));
+  child.stdout.on("data", (chunk: Buffer) => {
+    out += chunk.toString();
+    if (out.startsWith("ready\n")) markReady();
+  });
+  const done = new Promise<T>((resolve, reject) => {
+    child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out.slice("ready\n".length))) : reject(new Error(`${path.basename(file)} exited ${code}`))));
+  });
+  return { ready, send: (text) => child.stdin.end(text), done };
 }
