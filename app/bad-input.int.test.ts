@@ -125,7 +125,7 @@ describe.skipIf(skipWithoutDatabase())("one strict input boundary: every bad inp
     const result = await killEndpointCore(deps(), form({ endpointKey: key, reason: `oops${NUL}` }));
     expect(result).toMatchObject({ status: "error", error: expect.stringContaining("reason") });
     const rows = resultRows<{ action: string; target: string; raw: string }>(
-      await t.db.execute(sql`select action, target, details->>'raw' as raw from audit_events where action = 'ceiling.kill.rejected' order by id desc limit 1`),
+      await t.db.execute(sql`select action, target, raw_input as raw from audit_events where action = 'ceiling.kill.rejected' order by id desc limit 1`),
     );
     expect(rows[0]).toEqual({ action: "ceiling.kill.rejected", target: "reason", raw: "oops\\u0000" });
   });

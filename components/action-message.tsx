@@ -1,12 +1,12 @@
+import type { ActionState } from "@/app/_lib/action-state";
 import { formatCount } from "@/lib/ceilings/parse";
+import { CopySecret } from "./copy-secret";
 
-export type ActionMessageState =
-  | { status: "idle" }
-  | { status: "ok"; message: string }
-  | { status: "error"; error: string; current?: { value: number; version: number } };
-
-/** The typed result of a ceiling action: announced to screen readers, conflicts show the value in force. */
-export function ActionMessage({ state, testId }: { state: ActionMessageState; testId?: string }) {
+/**
+ * The answer of a server action, for every form: announced to screen readers; a conflict shows the
+ * value in force; a credential made by the action is shown once, to copy.
+ */
+export function ActionMessage({ state, testId, secretTestId = "shown-once-secret" }: { state: ActionState; testId?: string; secretTestId?: string }) {
   if (state.status === "idle") return null;
   if (state.status === "error") {
     return (
@@ -21,8 +21,9 @@ export function ActionMessage({ state, testId }: { state: ActionMessageState; te
     );
   }
   return (
-    <p role="status" data-testid={testId ? `${testId}-ok` : "action-ok"} className="text-sm text-emerald-800 dark:text-emerald-300">
-      {state.message}
-    </p>
+    <div role="status" data-testid={testId ? `${testId}-ok` : "action-ok"} className="space-y-2 text-sm text-emerald-800 dark:text-emerald-300">
+      <p>{state.message}</p>
+      {state.secret ? <CopySecret secret={state.secret} testId={secretTestId} /> : null}
+    </div>
   );
 }

@@ -1,19 +1,16 @@
 "use client";
 
 import { useActionState, type ReactNode } from "react";
+import { IDLE, type FormAction } from "@/app/_lib/action-state";
+import { ActionMessage } from "./action-message";
 import { useHydrated } from "./use-hydrated";
-
-export type AlertFormState = { status: "idle" } | { status: "ok"; message: string } | { status: "error"; error: string };
-export type AlertFormAction = (previous: AlertFormState, formData: FormData) => Promise<AlertFormState>;
-
-const idle: AlertFormState = { status: "idle" };
 
 /**
  * A one-button form for an alerts server action: hidden fields, a submit button that stays
  * disabled until hydrated (an early click would GET the page instead), and the action's answer.
  */
 export function AlertsActionForm(props: {
-  action: AlertFormAction;
+  action: FormAction;
   fields: Record<string, string | number | (string | number)[]>;
   label: ReactNode;
   pendingLabel?: string;
@@ -21,7 +18,7 @@ export function AlertsActionForm(props: {
   tone?: "primary" | "neutral" | "danger";
   testId?: string;
 }) {
-  const [state, action, pending] = useActionState(props.action, idle);
+  const [state, action, pending] = useActionState(props.action, IDLE);
   const hydrated = useHydrated();
   const tone =
     props.tone === "danger"
@@ -49,11 +46,7 @@ export function AlertsActionForm(props: {
       >
         {pending ? (props.pendingLabel ?? "Saving…") : props.label}
       </button>
-      {state.status === "error" ? (
-        <span role="alert" className="text-xs text-red-700 dark:text-red-400">{state.error}</span>
-      ) : state.status === "ok" ? (
-        <span role="status" className="text-xs text-emerald-800 dark:text-emerald-300">{state.message}</span>
-      ) : null}
+      <ActionMessage state={state} testId={props.testId} />
     </form>
   );
 }

@@ -1,15 +1,15 @@
 "use client";
 
 import { useActionState } from "react";
-import type { AlertFormAction, AlertFormState } from "./alerts-action-form";
+import { IDLE, type FormAction } from "@/app/_lib/action-state";
+import { ActionMessage } from "./action-message";
 import { useHydrated } from "./use-hydrated";
 
-const idle: AlertFormState = { status: "idle" };
 const input = "mt-1 block w-full rounded-md border border-zinc-300 bg-white px-3 py-2 text-sm dark:border-zinc-700 dark:bg-zinc-950";
 
 /** Adds a Slack, signed webhook or e-mail (SMTP) destination. */
-export function AlertsDestinationForm({ action }: { action: AlertFormAction }) {
-  const [state, formAction, pending] = useActionState(action, idle);
+export function AlertsDestinationForm({ action }: { action: FormAction }) {
+  const [state, formAction, pending] = useActionState(action, IDLE);
   const hydrated = useHydrated();
   return (
     <form action={formAction} method="post" className="max-w-2xl space-y-4 rounded-lg border border-zinc-200 p-4 dark:border-zinc-800">
@@ -74,11 +74,7 @@ export function AlertsDestinationForm({ action }: { action: AlertFormAction }) {
       >
         {pending ? "Adding…" : "Add destination"}
       </button>
-      {state.status === "error" ? (
-        <p role="alert" data-testid="destination-error" className="text-sm text-red-700 dark:text-red-400">{state.error}</p>
-      ) : state.status === "ok" ? (
-        <p role="status" className="text-sm text-emerald-800 dark:text-emerald-300">{state.message}</p>
-      ) : null}
+      <ActionMessage state={state} testId="destination" />
     </form>
   );
 }

@@ -1,6 +1,7 @@
 import Link from "next/link";
 import { alertKindLabels, isAlertKind, type DeliveryView, type InboxAlert } from "@/lib/alerts";
-import { AlertsActionForm, type AlertFormAction } from "./alerts-action-form";
+import type { FormAction } from "@/app/_lib/action-state";
+import { AlertsActionForm } from "./alerts-action-form";
 import { utcDateTime } from "./alerts-format";
 
 function kindLabel(kind: string): string {
@@ -31,7 +32,7 @@ function DeliveryLine({ d }: { d: DeliveryView }) {
 }
 
 /** The inbox: each alert with its links, its deliveries and, for operators, an acknowledge button. */
-export function AlertsList({ alerts, canAcknowledge, acknowledge }: { alerts: InboxAlert[]; canAcknowledge: boolean; acknowledge: AlertFormAction }) {
+export function AlertsList({ alerts, canAcknowledge, acknowledge }: { alerts: InboxAlert[]; canAcknowledge: boolean; acknowledge: FormAction }) {
   if (alerts.length === 0) {
     return <p className="rounded-lg border border-dashed border-zinc-300 p-6 text-sm text-zinc-600 dark:border-zinc-700 dark:text-zinc-400">No alerts match.</p>;
   }

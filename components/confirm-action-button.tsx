@@ -1,11 +1,10 @@
 "use client";
 
 import { useActionState, useEffect, useId, useRef } from "react";
-import { ActionMessage, type ActionMessageState } from "./action-message";
+import { IDLE, type FormAction } from "@/app/_lib/action-state";
+import { ActionMessage } from "./action-message";
 import { useHydrated } from "./use-hydrated";
 import { buttonClass, dangerButtonClass, inputClass, labelClass, secondaryButtonClass } from "./ui";
-
-type FormAction = (previous: ActionMessageState, formData: FormData) => Promise<ActionMessageState>;
 
 type ConfirmActionButtonProps = {
   action: FormAction;
@@ -25,7 +24,7 @@ type ConfirmActionButtonProps = {
  * a second, deliberate click confirms. Used for kill, restore and kill all.
  */
 export function ConfirmActionButton(props: ConfirmActionButtonProps) {
-  const [state, formAction, pending] = useActionState(props.action, { status: "idle" } as ActionMessageState);
+  const [state, formAction, pending] = useActionState(props.action, IDLE);
   const dialogRef = useRef<HTMLDialogElement>(null);
   const hydrated = useHydrated();
   const id = useId();

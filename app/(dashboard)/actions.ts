@@ -1,19 +1,34 @@
 "use server";
 
-import type { ActionState } from "@/app/_lib/define-action";
 import { liveActionDeps } from "@/app/_lib/action-deps";
-import { killAllCore, killEndpointCore, restoreEndpointCore } from "./control-action-core";
+import type { ActionState } from "@/app/_lib/action-state";
+import { type ActionCore, isActionCore } from "@/app/_lib/define-action";
+import * as alerts from "./alerts/alert-action-core";
+import * as apiKeys from "./api-keys/api-key-action-core";
+import * as control from "./control-action-core";
+import * as ceiling from "./endpoints/[key]/ceiling-action-core";
+import * as catalog from "./endpoints/catalog-action-core";
+import * as staff from "./staff/staff-action-core";
 
-// Each core runs: guard (operator), zod parse, one lib/ceilings call, revalidate.
+// The dashboard's one server action. A form binds it to an action's name
+// (`runAction.bind(null, "ceiling.kill")`); every action's own core does the rest, its role check
+// first. A name that is not here (a forged request) is refused without touching anything.
 
-export async function killEndpointAction(_previous: ActionState, formData: FormData): Promise<ActionState> {
-  return killEndpointCore(liveActionDeps, formData);
+type NameOf<Module> = { [K in keyof Module]: Module[K] extends ActionCore<infer Name> ? Name : never }[keyof Module];
+type Modules = typeof alerts | typeof apiKeys | typeof control | typeof ceiling | typeof catalog | typeof staff;
+type Each<M> = M extends unknown ? NameOf<M> : never;
+export type ActionName = Each<Modules>;
+
+const CORES = new Map<string, ActionCore>();
+for (const module of [alerts, apiKeys, control, ceiling, catalog, staff]) {
+  for (const core of Object.values(module).filter(isActionCore)) {
+    if (CORES.has(core.boundary)) throw new Error(`two server actions are named ${core.boundary}`);
+    CORES.set(core.boundary, core);
+  }
 }
 
-export async function restoreEndpointAction(_previous: ActionState, formData: FormData): Promise<ActionState> {
-  return restoreEndpointCore(liveActionDeps, formData);
-}
-
-export async function killAllAction(_previous: ActionState, formData: FormData): Promise<ActionState> {
-  return killAllCore(liveActionDeps, formData);
+export async function runAction(name: ActionName, _previous: ActionState, formData: FormData): Promise<ActionState> {
+  const core = typeof name === "string" ? CORES.get(name) : undefined;
+  if (!core) return { status: "error", error: "This action does not exist. Reload the page and try again.", code: "not_found" };
+  return core(liveActionDeps, formData);
 }

@@ -13,7 +13,11 @@ import { type DatabaseStatus, probeDatabase } from "@/lib/database-status";
 import { formatCount, listEndpointsOverview, unitLabel, type EndpointOverview } from "@/lib/ceilings";
 import { SpendSparkline } from "@/components/charts/spend-sparkline";
 import { overviewTrends, type EndpointTrend } from "@/lib/spend";
-import { killAllAction, killEndpointAction, restoreEndpointAction } from "./actions";
+import { runAction } from "@/app/(dashboard)/actions";
+
+const killAllAction = runAction.bind(null, "ceiling.kill_all");
+const killEndpointAction = runAction.bind(null, "ceiling.kill");
+const restoreEndpointAction = runAction.bind(null, "ceiling.restore");
 
 export const metadata: Metadata = { title: "Overview · Ceilings" };
 export const dynamic = "force-dynamic";

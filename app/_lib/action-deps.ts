@@ -10,6 +10,8 @@ export type ActionDeps = {
   session: () => Promise<SessionStaff | null>;
   db: () => Promise<Db>;
   revalidate: (path: string, type?: "layout" | "page") => void;
+  /** bcrypt work factor for passwords set by an action; tests lower it, production leaves it unset. */
+  bcryptCost?: number;
 };
 
 export const liveActionDeps: ActionDeps = {

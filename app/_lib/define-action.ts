@@ -1,57 +1,62 @@
 import type { z } from "zod";
 import type { Role } from "@/lib/auth/roles";
-import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
-import { logError } from "@/lib/log/redact";
+import type { AuditActor } from "@/lib/audit/record";
 import { CatalogConflictError, CatalogError } from "@/lib/catalog/errors";
-import { CeilingConflictError, CeilingError } from "@/lib/ceilings/errors";
+import { CeilingConflictError } from "@/lib/ceilings/errors";
+import { DomainError } from "@/lib/errors";
+import { checkTextFields, formEntries } from "@/lib/http/strict-input";
+import { logError } from "@/lib/log/redact";
 import type { ActionDeps } from "./action-deps";
+import type { ActionState } from "./action-state";
 import { checkRole } from "./guards";
-import { strictForm } from "./strict-form";
+import { auditRejectedInput, rejectedForm } from "./rejected-input";
 import type { SessionStaff } from "./session";
 
-// One pipeline for a server action: the role check, FormData to fields, the one lib/ call, the
-// revalidation, and the mapping of typed errors to one ActionState. An action declares its role,
-// how its form reads and what it runs; nothing else.
+// One pipeline for every server action: the input boundary, the role check, FormData to fields,
+// the one lib/ call, the revalidation, and the mapping of errors to one ActionState. An action
+// declares its role, how its form reads and what it runs; nothing else.
 
-export type ActionState =
-  | { status: "idle" }
-  | { status: "ok"; message: string; redirectTo?: string }
-  | {
-      status: "error";
-      error: string;
-      code?: string;
-      /** Per field name, for the message next to the input. */
-      fieldErrors?: Record<string, string>;
-      /** What is in force after a conflict, so the form can reload it. */
-      current?: { value: number; version: number };
-      currentVersion?: number;
-    };
+export type { ActionState } from "./action-state";
 
 export type ActionContext = { staff: SessionStaff; actor: AuditActor; deps: ActionDeps };
 
-export type ActionResult = { message: string; revalidate?: string[]; redirectTo?: string };
+export type ActionResult = {
+  message: string;
+  revalidate?: string[];
+  redirectTo?: string;
+  /** A credential shown to the person once (a new API key, a generated password), never stored. */
+  secret?: string;
+};
 
-export type ActionDefinition<Input> = {
+/** The form's fields: one string each, or every value of a field declared in `lists`. */
+export type FormFields = Record<string, string | string[]>;
+
+export type ActionDefinition<Input, Name extends string = string> = {
   role: Role;
-  /** The action's name at the input boundary: a refused field is audited as `<boundary>.rejected`. */
-  boundary: string;
-  /** The audit action that records input refused as typed (`endpoint.rejected`), so staff see what was tried. */
+  /**
+   * The action's name: forms call it by this name (runAction in app/(dashboard)/actions.ts), and a
+   * field refused at the input boundary is audited as `<boundary>.rejected`.
+   */
+  boundary: Name;
+  /** The audit action for input refused by `input` (`endpoint.rejected`), so staff see what was tried. */
   rejected?: string;
+  /** Fields sent once per chosen item (checkboxes), read as arrays; every other field is one string. */
+  lists?: string[];
   /** Reads the form: a zod schema over its fields, or a reader that throws a CatalogError naming the field. */
   input: z.ZodType<Input> | ((fields: Record<string, string>) => Input);
   run: (ctx: ActionContext, input: Input) => Promise<ActionResult>;
 };
 
-export type ActionCore = (deps: ActionDeps, formData: FormData) => Promise<ActionState>;
+export type ActionCore<Name extends string = string> = ((deps: ActionDeps, formData: FormData) => Promise<ActionState>) & { readonly boundary: Name };
 
-export function formFields(formData: FormData): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [key, value] of formData.entries()) if (typeof value === "string") out[key] = value;
-  return out;
+export function isActionCore(value: unknown): value is ActionCore {
+  return typeof value === "function" && typeof (value as { boundary?: unknown }).boundary === "string";
 }
 
-export function staffActor(staff: SessionStaff): AuditActor {
-  return { type: "staff", email: staff.email };
+function stringFields(entries: [string, string][]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of entries) out[key] = value;
+  return out;
 }
 
 /** `ceilings[1].max: ...` → { "ceilings[1].max": "..." }: issues keyed by their path. */
@@ -64,71 +69,69 @@ function fieldErrorsOf(issues: string[]): Record<string, string> | undefined {
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-/** Typed errors are shown as they are; anything else is logged in full and shown generically. */
+/** A DomainError is shown as it is (with what a conflict found in force); anything else is logged and shown generically. */
 export function actionFailure(error: unknown): ActionState {
-  if (error instanceof CatalogConflictError) return { status: "error", error: error.message, code: error.code, currentVersion: error.currentVersion };
-  if (error instanceof CatalogError) return { status: "error", error: error.message, code: error.code, fieldErrors: fieldErrorsOf(error.issues) };
-  if (error instanceof CeilingConflictError) {
-    return { status: "error", error: error.message, code: error.code, current: { value: error.currentValue, version: error.currentVersion } };
+  if (!(error instanceof DomainError)) {
+    logError("server action failed", error);
+    return { status: "error", error: "The change could not be saved. The error was logged; try again." };
   }
-  if (error instanceof CeilingError) return { status: "error", error: error.message, code: error.code };
-  logError("server action failed", error);
-  return { status: "error", error: "The change could not be saved. The error was logged; try again." };
+  const state = { status: "error" as const, error: error.message, code: error.code };
+  if (error instanceof CatalogConflictError) return { ...state, currentVersion: error.currentVersion };
+  if (error instanceof CatalogError) return { ...state, fieldErrors: fieldErrorsOf(error.issues) };
+  if (error instanceof CeilingConflictError) return { ...state, current: { value: error.currentValue, version: error.currentVersion } };
+  return state;
 }
 
-function readInput<Input>(input: ActionDefinition<Input>["input"], fields: Record<string, string>): Input | ActionState {
-  if (typeof input === "function") return input(fields);
-  const parsed = input.safeParse(fields);
-  if (parsed.success) return parsed.data;
-  return { status: "error", error: parsed.error.issues.map((i) => i.message).join("; "), code: "invalid_input" };
-}
+type Read<Input> = { ok: true; input: Input } | { ok: false; state: ActionState };
 
-function isState(value: unknown): value is ActionState {
-  return typeof value === "object" && value !== null && "status" in value && (value.status === "error" || value.status === "ok" || value.status === "idle");
+function readInput<Input>(definition: ActionDefinition<Input, string>, entries: [string, string][]): Read<Input> {
+  const fields = stringFields(entries);
+  if (typeof definition.input === "function") return { ok: true, input: definition.input(fields) };
+  const all: FormFields = fields;
+  for (const name of definition.lists ?? []) all[name] = entries.filter(([key]) => key === name).map(([, value]) => value);
+  const parsed = definition.input.safeParse(all);
+  if (parsed.success) return { ok: true, input: parsed.data };
+  return { ok: false, state: { status: "error", error: parsed.error.issues.map((i) => i.message).join("; "), code: "invalid_input" } };
 }
 
 /**
  * The action's body with its dependencies passed in: tests call it on a test database as a chosen
- * member; the `"use server"` file passes the live ones. The strict input boundary (strict-form.ts)
- * runs first, then the role check, the form, the one call and the revalidation.
+ * member; runAction (the one `"use server"` entry) calls it by name with the live ones.
+ *
+ * The boundary check comes before the role check so that what was refused can still be audited
+ * for a member who may act (a probing attempt leaves a trace); the role check comes before any
+ * read of the form's meaning.
  */
-export function defineAction<Input>(definition: ActionDefinition<Input>): ActionCore {
-  const core: ActionCore = async (deps, formData) => {
+export function defineAction<Input, const Name extends string>(definition: ActionDefinition<Input, Name>): ActionCore<Name> {
+  const core = async (deps: ActionDeps, formData: FormData): Promise<ActionState> => {
+    const entries = formEntries(formData);
+    const refused = Array.isArray(entries) ? checkTextFields(entries) : entries;
+    if (refused || !Array.isArray(entries)) {
+      const rejection = refused ?? { field: "form", message: "invalid form", raw: "" };
+      await auditRejectedInput(deps, { action: `${definition.boundary}.rejected`, field: rejection.field, raw: rejection.raw, message: rejection.message });
+      return rejectedForm(rejection.message);
+    }
     const auth = checkRole(await deps.session(), definition.role);
+    // Only the message: no form branches on an authorization refusal (HTTP routes use auth.code).
     if (!auth.ok) return { status: "error", error: auth.error };
+    const actor: AuditActor = { type: "staff", email: auth.staff.email };
     try {
-      const input = readInput(definition.input, formFields(formData));
-      if (isState(input)) return input;
-      const result = await definition.run({ staff: auth.staff, actor: staffActor(auth.staff), deps }, input);
+      const read = readInput(definition, entries);
+      if (!read.ok) return read.state;
+      const result = await definition.run({ staff: auth.staff, actor, deps }, read.input);
       for (const path of result.revalidate ?? []) deps.revalidate(path, path === "/" ? "layout" : undefined);
-      return { status: "ok", message: result.message, ...(result.redirectTo ? { redirectTo: result.redirectTo } : {}) };
+      return {
+        status: "ok",
+        message: result.message,
+        ...(result.redirectTo ? { redirectTo: result.redirectTo } : {}),
+        ...(result.secret ? { secret: result.secret } : {}),
+      };
     } catch (error) {
       if (definition.rejected && error instanceof CatalogError && error.code === "invalid_input") {
-        await recordRejected(deps, staffActor(auth.staff), definition.rejected, formFields(formData), error.message);
+        await auditRejectedInput(deps, { action: definition.rejected, field: null, fields: stringFields(entries), message: error.message });
       }
       return actionFailure(error);
     }
   };
-  return strictForm(definition.boundary, core);
-}
-
-const MAX_RAW_INPUT = 4000;
-
-/** The refused form as typed, JSON-escaped (control characters included) and bounded in size. */
-async function recordRejected(deps: ActionDeps, actor: AuditActor, action: string, fields: Record<string, string>, error: string): Promise<void> {
-  const { reason, ...typed } = fields;
-  const raw = JSON.stringify(typed);
-  try {
-    await recordAudit(await deps.db(), {
-      ...auditActorFields(actor),
-      action,
-      endpointKey: null,
-      rawInput: raw.length > MAX_RAW_INPUT ? `${raw.slice(0, MAX_RAW_INPUT)}…` : raw,
-      reason: reason ? JSON.stringify(reason).slice(1, -1).slice(0, 500) : null,
-      details: { error: error.slice(0, 2000) },
-    });
-  } catch (failure) {
-    // The refusal itself already answers the person; a failed audit write is logged, not shown.
-    logError("could not record a rejected input", failure);
-  }
+  return Object.assign(core, { boundary: definition.boundary });
 }

@@ -6,12 +6,12 @@ const admin = { id: 2, email: "a@x.io", role: "admin" as const };
 
 describe("checkRole", () => {
   it("asks for sign-in when there is no session", () => {
-    expect(checkRole(null, "viewer")).toEqual({ ok: false, error: "Sign in required" });
+    expect(checkRole(null, "viewer")).toEqual({ ok: false, code: "unauthenticated", error: "Sign in required" });
   });
 
   it("names the role that fell short", () => {
-    expect(checkRole(viewer, "operator")).toEqual({ ok: false, error: "Your role (viewer) cannot do this" });
-    expect(checkRole(viewer, "admin")).toEqual({ ok: false, error: "Your role (viewer) cannot do this" });
+    expect(checkRole(viewer, "operator")).toEqual({ ok: false, code: "forbidden", error: "Your role (viewer) cannot do this" });
+    expect(checkRole(viewer, "admin")).toEqual({ ok: false, code: "forbidden", error: "Your role (viewer) cannot do this" });
   });
 
   it("lets a high enough role through", () => {

@@ -4,12 +4,10 @@ import { redirect } from "next/navigation";
 import { cache } from "react";
 import { z } from "zod";
 import { hasRole, roles, type Role } from "@/lib/auth/roles";
+import type { SessionStaff } from "@/lib/auth/session-staff";
 import { authOptions } from "./auth-options";
-import { checkRole, SIGN_IN_REQUIRED, type Authorization } from "./guards";
 
-export type { Role } from "@/lib/auth/roles";
-export type SessionStaff = { id: number; email: string; role: Role };
-export type { Authorization } from "./guards";
+export type { SessionStaff } from "@/lib/auth/session-staff";
 
 const SessionShape = z.object({
   staff: z.object({ id: z.number().int().positive(), email: z.string(), role: z.enum(roles) }),
@@ -32,18 +30,6 @@ export async function requirePageRole(min: Role): Promise<SessionStaff> {
   if (!staff) redirect(`/login?next=${encodeURIComponent(await currentPath())}`);
   if (!hasRole(staff.role, min)) redirect(`/forbidden?need=${min}`);
   return staff;
-}
-
-/** For server actions, which are public POST endpoints: never throws for an auth failure. */
-export async function authorizeAction(min: Role): Promise<Authorization> {
-  return checkRole(await getSessionStaff(), min);
-}
-
-/** For route handlers: the staff member, or a 401/403 JSON response to return as is. */
-export async function authorizeRoute(min: Role): Promise<SessionStaff | Response> {
-  const auth = checkRole(await getSessionStaff(), min);
-  if (auth.ok) return auth.staff;
-  return Response.json({ error: auth.error }, { status: auth.error === SIGN_IN_REQUIRED ? 401 : 403 });
 }
 
 // proxy.ts records the path it saw so a page can send the visitor back to it after sign-in.

@@ -3,6 +3,7 @@ import { request as httpRequest, type RequestOptions } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { BlockList, isIP, type LookupFunction } from "node:net";
 import { redact } from "@/lib/log/redact";
+import { DomainError } from "@/lib/errors";
 
 // Webhook destinations are URLs an admin types, fetched by the worker from inside the network: left
 // alone they reach the app's own API, the database host or the cloud metadata service. Every
@@ -56,8 +57,11 @@ export type EgressPolicy = {
   resolve?: (host: string) => Promise<string[]>;
 };
 
-export class EgressRefused extends Error {
+export class EgressRefused extends DomainError<"egress_refused"> {
   override name = "EgressRefused";
+  constructor(message: string) {
+    super("egress_refused", message);
+  }
 }
 
 function hostOf(url: URL): string {

@@ -1,10 +1,6 @@
+import { DomainError } from "@/lib/errors";
+
 /** A typed failure of an alerts operation, with a message fit to show to staff. */
-export class AlertError extends Error {
+export class AlertError extends DomainError<"not_found" | "invalid_input"> {
   override name = "AlertError";
-  constructor(
-    readonly code: "not_found" | "invalid_input",
-    message: string,
-  ) {
-    super(message);
-  }
 }

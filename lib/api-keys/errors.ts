@@ -1,12 +1,8 @@
+import { DomainError } from "@/lib/errors";
+
 export type ApiKeyErrorCode = "not_found" | "already_revoked" | "unknown_endpoint" | "invalid_input";
 
 /** A change to API keys that cannot be made, with a message fit to show staff. */
-export class ApiKeyError extends Error {
+export class ApiKeyError extends DomainError<ApiKeyErrorCode> {
   override name = "ApiKeyError";
-  constructor(
-    readonly code: ApiKeyErrorCode,
-    message: string,
-  ) {
-    super(message);
-  }
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import bcrypt from "bcryptjs";
+import { DomainError } from "@/lib/errors";
 
 /** bcrypt work factor in production. Tests pass a lower cost to stay fast. */
 export const PRODUCTION_BCRYPT_COST = 12;
@@ -8,8 +9,11 @@ export const MIN_PASSWORD_LENGTH = 12;
 // bcrypt reads only the first 72 bytes; a longer password would silently lose its tail.
 export const MAX_PASSWORD_BYTES = 72;
 
-export class PasswordPolicyError extends Error {
+export class PasswordPolicyError extends DomainError<"invalid_input"> {
   override name = "PasswordPolicyError";
+  constructor(message: string) {
+    super("invalid_input", message);
+  }
 }
 
 export function checkPasswordPolicy(password: string): void {

@@ -1,4 +1,5 @@
 import { hasControlChars } from "@/lib/canonical/caller";
+import { DomainError } from "@/lib/errors";
 
 /** What went wrong with a catalog change: a code to branch on, a message a person can act on. */
 export type CatalogErrorCode =
@@ -12,15 +13,15 @@ export type CatalogErrorCode =
   | "archived"
   | "unchanged";
 
-export class CatalogError extends Error {
+export class CatalogError extends DomainError<CatalogErrorCode> {
   override name = "CatalogError";
   constructor(
-    readonly code: CatalogErrorCode,
+    code: CatalogErrorCode,
     message: string,
     /** Per field (`ceilings[1].max`) where the input had several problems. */
     readonly issues: string[] = [],
   ) {
-    super(message);
+    super(code, message);
   }
 }
 

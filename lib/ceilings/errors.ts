@@ -1,3 +1,5 @@
+import { DomainError } from "@/lib/errors";
+
 /** What went wrong, as a code the UI and CLI can branch on and a message a person can act on. */
 export type CeilingErrorCode =
   | "invalid_input"
@@ -10,26 +12,19 @@ export type CeilingErrorCode =
   | "already_killed"
   | "not_per_caller";
 
-export class CeilingError extends Error {
-  readonly code: CeilingErrorCode;
-
-  constructor(code: CeilingErrorCode, message: string) {
-    super(message);
-    this.name = "CeilingError";
-    this.code = code;
-  }
+export class CeilingError extends DomainError<CeilingErrorCode> {
+  override name = "CeilingError";
 }
 
 /** Someone else saved the ceiling first: carries what is in force now, never overwritten silently. */
 export class CeilingConflictError extends CeilingError {
-  readonly currentValue: number;
-  readonly currentVersion: number;
-
-  constructor(currentValue: number, currentVersion: number, message: string) {
+  override name = "CeilingConflictError";
+  constructor(
+    readonly currentValue: number,
+    readonly currentVersion: number,
+    message: string,
+  ) {
     super("conflict", message);
-    this.name = "CeilingConflictError";
-    this.currentValue = currentValue;
-    this.currentVersion = currentVersion;
   }
 }
 

@@ -1,3 +1,4 @@
+import { DomainError } from "@/lib/errors";
 // The windows a ceiling counts in. Enforcement computes the same windows in SQL; these pure
 // functions serve the dashboard, the demo seed and tests, and must keep identical semantics:
 // - utc_day: [UTC midnight, next UTC midnight)
@@ -17,8 +18,11 @@ export type WindowParams = {
 
 const DAY_MS = 86_400_000;
 
-export class WindowError extends Error {
+export class WindowError extends DomainError<"invalid_input"> {
   override name = "WindowError";
+  constructor(message: string) {
+    super("invalid_input", message);
+  }
 }
 
 function checkInstant(at: Date): void {

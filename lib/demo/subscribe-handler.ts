@@ -5,6 +5,7 @@ import { readJsonBody } from "@/lib/http/body";
 import type { EmailProvider } from "./fake-provider";
 import { type DeliveryOutcome, parseSubscribeBody, subscribe, SubscribeInputError, type SubscribeOutcome } from "./subscribe";
 import { logError, logWarning } from "@/lib/log/redact";
+import { apiError } from "@/lib/http/responses";
 
 /** The one answer for every outcome that is not malformed input: it tells nobody whether an address is known. */
 export const UNIFORM_BODY = JSON.stringify({
@@ -76,7 +77,7 @@ export async function handleSubscribe(request: Request, deps: SubscribeHandlerDe
 }
 
 function invalid(code: string, message: string): Response {
-  return Response.json({ error: { code, message } }, { status: 400, headers: { "cache-control": "no-store" } });
+  return apiError(400, code, message);
 }
 
 /** Refusals and failures go to stderr loudly; the database already holds every refusal. */

@@ -3,6 +3,7 @@ import type { Db } from "@/db/client";
 import { canonicalDestination, InvalidDestinationError } from "@/lib/canonical";
 import { type Gate, releaseReservation, reserve, ReservationInputError, settleReservation } from "@/lib/enforcement";
 import type { EmailProvider } from "./fake-provider";
+import { DomainError } from "@/lib/errors";
 
 // The demo service's subscribe flow, written the way a real service uses the library:
 // free checks, then ONE reserve (kill switch, throttle, ceilings and the inbox cooldown together),
@@ -25,14 +26,8 @@ export type DeliveryOutcome =
   | { kind: "delivered"; messageId: string; settled: boolean }
   | { kind: "provider_failed"; error: string; released: boolean };
 
-export class SubscribeInputError extends Error {
+export class SubscribeInputError extends DomainError<"invalid_input" | "invalid_email"> {
   override name = "SubscribeInputError";
-  constructor(
-    readonly code: "invalid_input" | "invalid_email",
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 /** The free checks: shape and a real email address. Throws SubscribeInputError, costs nothing. */

@@ -1,3 +1,4 @@
+import { DomainError } from "@/lib/errors";
 // Cost-weighted units: a bulk call is charged for its items, not as one request, so a call of 300
 // codes costs what 300 single calls cost and "bulk" cannot be a way around a ceiling.
 
@@ -25,8 +26,11 @@ export type CostOptions<T> = {
   weight?: (item: T, index: number) => number;
 };
 
-export class CostInputError extends Error {
+export class CostInputError extends DomainError<"invalid_input"> {
   override name = "CostInputError";
+  constructor(message: string) {
+    super("invalid_input", message);
+  }
 }
 
 /**

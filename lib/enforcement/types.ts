@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { canonicalCaller, hasControlChars } from "@/lib/canonical/caller";
+import { DomainError } from "@/lib/errors";
 
 export const GATES = ["kill_switch", "per_call_max", "ceiling", "cooldown", "throttle", "unavailable"] as const;
 export type Gate = (typeof GATES)[number];
@@ -102,14 +103,14 @@ export type BatchAnswer = Decision | { status: "error"; code: InputErrorCode; me
 export type SqlResolved = Omit<Resolved, "existingReservationId"> & { reservationId: string };
 
 /** Invalid input is an error for the caller to fix, never a refusal. */
-export class ReservationInputError extends Error {
+export class ReservationInputError extends DomainError<InputErrorCode> {
   override name = "ReservationInputError";
   constructor(
-    readonly code: InputErrorCode,
+    code: InputErrorCode,
     message: string,
     readonly reservationId?: string,
   ) {
-    super(message);
+    super(code, message);
   }
 }
 

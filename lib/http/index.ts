@@ -2,6 +2,6 @@
 // endpoint status read it serves.
 export { MAX_BODY_BYTES, readJsonBody, type BodyError, type BodyResult } from "./body";
 export { endpointExists, readEndpointStatus, type CeilingStatus, type EndpointStatus } from "./endpoint-status";
-export { apiError, apiJson, retryAfterSeconds } from "./responses";
+export { apiError, apiJson, errorResponse, retryAfterSeconds, statusOf } from "./responses";
 export { openApiDocument } from "./openapi";
 export { describeIssue, EndpointKeyParam, ReleaseBody, ReservationIdParam, ReserveBody, SettleBody, type BodyIssue } from "./schemas";

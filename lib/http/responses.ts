@@ -1,3 +1,5 @@
+import type { DomainError } from "@/lib/errors";
+
 // Every answer of the HTTP API is JSON and never cached. Every error has the same shape,
 // `{ error: { code, message } }`, with a machine-readable code and a sentence for people.
 
@@ -15,6 +17,30 @@ export function apiError(
   headers: Record<string, string> = {},
 ): Response {
   return apiJson(status, { ...extra, error: { code, message } }, headers);
+}
+
+// The status of each code a DomainError may carry; any other code is the caller's input to fix (400).
+// 410 Gone: an archived endpoint is known, and will not answer again until an admin unarchives it.
+const STATUS_OF_CODE: Record<string, number> = {
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  unknown_endpoint: 404,
+  endpoint_archived: 410,
+  conflict: 409,
+  idempotency_conflict: 409,
+  duplicate_key: 409,
+  exists: 409,
+  already_revoked: 409,
+};
+
+export function statusOf(code: string): number {
+  return STATUS_OF_CODE[code] ?? 400;
+}
+
+/** A DomainError as the API answers it: the status of its code, its code and its message. */
+export function errorResponse(error: Pick<DomainError, "code" | "message">, extra: Record<string, unknown> = {}): Response {
+  return apiError(statusOf(error.code), error.code, error.message, extra);
 }
 
 /** Whole seconds from `now` until `at`, at least 1, for a Retry-After header; null when unknown. */

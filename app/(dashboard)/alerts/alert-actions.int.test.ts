@@ -4,7 +4,8 @@ import type { Role } from "@/lib/auth/roles";
 import { alertDestinations, alerts, auditEvents } from "@/db/schema";
 import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
 import { fireAlert } from "@/lib/alerts";
-import { acknowledgeAlertsCore, createDestinationCore, deleteDestinationCore, setDestinationEnabledCore, type AlertActionDeps } from "./alert-action-core";
+import type { ActionDeps } from "@/app/_lib/action-deps";
+import { acknowledgeAlertsCore, createDestinationCore, deleteDestinationCore, setDestinationEnabledCore } from "./alert-action-core";
 
 function form(fields: Record<string, string | number | (string | number)[]>): FormData {
   const f = new FormData();
@@ -23,7 +24,7 @@ describe.skipIf(skipWithoutDatabase())("alert server actions check the role them
     await t?.drop();
   });
 
-  const deps = (who: Role | null, revalidated: string[] = []): AlertActionDeps => ({
+  const deps = (who: Role | null, revalidated: string[] = []): ActionDeps => ({
     session: async () => (who === null ? null : { id: 7, email: `${who}@t`, role: who }),
     db: async () => t.db,
     revalidate: (path) => revalidated.push(path),
@@ -74,9 +75,9 @@ describe.skipIf(skipWithoutDatabase())("alert server actions check the role them
     const a = await newAlert();
     const b = await newAlert();
     expect(await acknowledgeAlertsCore(deps("operator"), form({ alertId: [a, b] }))).toEqual({ status: "ok", message: "Acknowledged 2 alert(s)." });
-    expect(await acknowledgeAlertsCore(deps("operator"), form({ alertId: 999_999 }))).toEqual({ status: "error", error: "no alert with id 999999" });
+    expect(await acknowledgeAlertsCore(deps("operator"), form({ alertId: 999_999 }))).toEqual({ status: "error", error: "no alert with id 999999", code: "not_found" });
     expect(await acknowledgeAlertsCore(deps("operator"), form({ alertId: "x" }))).toMatchObject({ status: "error" });
-    expect(await acknowledgeAlertsCore(deps("operator"), form({}))).toEqual({ status: "error", error: "choose at least one alert to acknowledge" });
+    expect(await acknowledgeAlertsCore(deps("operator"), form({}))).toEqual({ status: "error", error: "choose at least one alert to acknowledge", code: "invalid_input" });
   });
 
   for (const who of [null, "viewer", "operator", "admin"] as const) {
@@ -111,7 +112,7 @@ describe.skipIf(skipWithoutDatabase())("alert server actions check the role them
 
   it("refuses a destination URL that is not http(s), with a clear message", async () => {
     const result = await createDestinationCore(deps("admin"), form({ name: "x", kind: "slack", target: "file:///etc/passwd" }));
-    expect(result).toEqual({ status: "error", error: "the URL must start with http:// or https://" });
+    expect(result).toEqual({ status: "error", error: "the URL must start with http:// or https://", code: "invalid_input" });
   });
 
   it("adds an e-mail destination from the form's fields, storing the password reference and never a password", async () => {

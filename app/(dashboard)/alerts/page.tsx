@@ -8,7 +8,9 @@ import { AlertsWorkerStatus } from "@/components/alerts-worker-status";
 import { hasRole } from "@/lib/auth/roles";
 import { alertKindLabels, alertKinds, InboxFilters, listInbox, readWorkerHealth } from "@/lib/alerts";
 import { env } from "@/lib/env";
-import { acknowledgeAlertsAction } from "./actions";
+import { runAction } from "@/app/(dashboard)/actions";
+
+const acknowledgeAlertsAction = runAction.bind(null, "alert.acknowledge");
 
 export const metadata: Metadata = { title: "Alerts" };
 

@@ -6,7 +6,9 @@ import { authenticateApiKey, hashToken } from "@/lib/api-keys";
 import type { SessionStaff } from "@/lib/auth";
 import type { Role } from "@/lib/auth/roles";
 import { makeEndpoint } from "@/lib/enforcement/test-fixtures";
-import { type ApiKeyActionDeps, type ApiKeyActionState, createApiKeyCore, revokeApiKeyCore } from "./api-key-action-core";
+import type { ActionDeps } from "@/app/_lib/action-deps";
+import type { ActionState } from "@/app/_lib/action-state";
+import { createApiKeyCore, revokeApiKeyCore } from "./api-key-action-core";
 
 function form(fields: Record<string, string | string[]>): FormData {
   const f = new FormData();
@@ -18,7 +20,7 @@ describe.skipIf(skipWithoutDatabase())("API key server actions", () => {
   let t: TestDatabase;
   let endpointKey: string;
   const revalidated: string[] = [];
-  const as = (role: Role | null): ApiKeyActionDeps => ({
+  const as = (role: Role | null): ActionDeps => ({
     session: async () => (role ? ({ id: 1, email: `${role}@example.com`, role } satisfies SessionStaff) : null),
     db: async () => t.db,
     revalidate: (path) => revalidated.push(path),
@@ -29,7 +31,7 @@ describe.skipIf(skipWithoutDatabase())("API key server actions", () => {
     const revoked = await t.db.select({ id: apiKeys.id, revokedAt: apiKeys.revokedAt }).from(apiKeys).orderBy(apiKeys.id);
     return { keys: keys?.n, audit: audit?.n, revoked };
   };
-  const created = (state: ApiKeyActionState) => (state.status === "ok" && state.secret ? state.secret : null);
+  const created = (state: ActionState) => (state.status === "ok" && state.secret ? state.secret : null);
 
   beforeAll(async () => {
     t = await createTestDatabase("api_key_actions", { max: 4 });
@@ -99,8 +101,8 @@ describe.skipIf(skipWithoutDatabase())("API key server actions", () => {
     const audit = await t.db.select().from(auditEvents).where(eq(auditEvents.action, "api_key.revoke"));
     expect(audit.filter((a) => a.details?.apiKeyId === row?.id)).toHaveLength(1);
     const again = await revokeApiKeyCore(as("admin"), form({ id: String(row?.id) }));
-    expect(again).toEqual({ status: "error", error: expect.stringContaining("already revoked") });
-    expect(await revokeApiKeyCore(as("admin"), form({ id: "999999" }))).toEqual({ status: "error", error: "no API key with id 999999" });
+    expect(again).toEqual({ status: "error", error: expect.stringContaining("already revoked"), code: "already_revoked" });
+    expect(await revokeApiKeyCore(as("admin"), form({ id: "999999" }))).toEqual({ status: "error", error: "no API key with id 999999", code: "not_found" });
     expect((await t.db.select().from(auditEvents).where(eq(auditEvents.action, "api_key.revoke"))).length).toBe(audit.length);
   });
 });

@@ -4,7 +4,8 @@ import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db
 import { auditEvents } from "@/db/schema/audit-events";
 import { staff } from "@/db/schema/staff";
 import { addStaff, type SessionStaff } from "@/lib/auth";
-import { addStaffCore, changeRoleCore, setDisabledCore, type StaffActionDeps } from "./staff-action-core";
+import type { ActionDeps } from "@/app/_lib/action-deps";
+import { addStaffCore, changeRoleCore, setDisabledCore } from "./staff-action-core";
 
 const PASSWORD = "correct horse battery";
 
@@ -22,7 +23,7 @@ describe.skipIf(skipWithoutDatabase())("staff server actions", () => {
   let revalidated: string[];
 
   // Only the session lookup is chosen by the test; the guard, parsing and database are the real ones.
-  const deps = (who: SessionStaff | null): StaffActionDeps => ({
+  const deps = (who: SessionStaff | null): ActionDeps => ({
     session: async () => who,
     db: async () => t.db,
     revalidate: (path) => revalidated.push(path),
@@ -52,10 +53,10 @@ describe.skipIf(skipWithoutDatabase())("staff server actions", () => {
     const before = await snapshot();
     revalidated = [];
     const calls = [
-      (d: StaffActionDeps) => addStaffCore(d, form({ email: "new@example.com", role: "admin", password: PASSWORD })),
-      (d: StaffActionDeps) => changeRoleCore(d, form({ email: "viewer@example.com", role: "admin" })),
-      (d: StaffActionDeps) => changeRoleCore(d, form({ email: "admin@example.com", role: "viewer" })),
-      (d: StaffActionDeps) => setDisabledCore(d, form({ email: "admin@example.com", disabled: "true" })),
+      (d: ActionDeps) => addStaffCore(d, form({ email: "new@example.com", role: "admin", password: PASSWORD })),
+      (d: ActionDeps) => changeRoleCore(d, form({ email: "viewer@example.com", role: "admin" })),
+      (d: ActionDeps) => changeRoleCore(d, form({ email: "admin@example.com", role: "viewer" })),
+      (d: ActionDeps) => setDisabledCore(d, form({ email: "admin@example.com", disabled: "true" })),
     ];
     for (const call of calls) {
       expect(await call(deps(viewer))).toEqual({ status: "error", error: "Your role (viewer) cannot do this" });
@@ -69,7 +70,7 @@ describe.skipIf(skipWithoutDatabase())("staff server actions", () => {
   it("lets an admin add, change and disable staff, each with an audit row in their name", async () => {
     revalidated = [];
     const added = await addStaffCore(deps(admin), form({ email: "New@Example.com", role: "viewer", password: "" }));
-    expect(added).toMatchObject({ status: "ok", generatedPassword: expect.stringMatching(/^[A-Za-z0-9_-]{20}$/) });
+    expect(added).toMatchObject({ status: "ok", secret: expect.stringMatching(/^[A-Za-z0-9_-]{20}$/) });
     expect(await changeRoleCore(deps(admin), form({ email: "new@example.com", role: "operator" }))).toMatchObject({ status: "ok" });
     expect(await setDisabledCore(deps(admin), form({ email: "new@example.com", disabled: "true" }))).toEqual({
       status: "ok",
@@ -88,14 +89,17 @@ describe.skipIf(skipWithoutDatabase())("staff server actions", () => {
     expect(await addStaffCore(deps(admin), form({ email: "nope", role: "admin" }))).toEqual({
       status: "error",
       error: "'nope' is not an email address",
+      code: "invalid_input",
     });
     expect(await changeRoleCore(deps(admin), form({ email: "op@example.com", role: "root" }))).toEqual({
       status: "error",
       error: "role must be one of viewer, operator, admin, got 'root'",
+      code: "invalid_input",
     });
     expect(await setDisabledCore(deps(admin), form({ email: "admin@example.com", disabled: "true" }))).toEqual({
       status: "error",
       error: "cannot disable 'admin@example.com': they are the last active admin",
+      code: "last_admin",
     });
   });
 });

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { getDb } from "@/db/client";
+import { apiError, apiJson } from "@/lib/http/responses";
 import { logError } from "@/lib/log/redact";
 
 export const dynamic = "force-dynamic";
@@ -9,9 +10,9 @@ export async function GET(): Promise<Response> {
   try {
     const db = await getDb();
     await db.execute(sql`select 1`);
-    return Response.json({ status: "ok" }, { headers: { "cache-control": "no-store" } });
+    return apiJson(200, { status: "ok" });
   } catch (error) {
     logError("health check: database query failed", error);
-    return Response.json({ status: "unavailable", error: "database unreachable" }, { status: 503, headers: { "cache-control": "no-store" } });
+    return apiError(503, "unavailable", "database unreachable", { status: "unavailable" });
   }
 }

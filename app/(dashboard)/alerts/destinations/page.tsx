@@ -6,7 +6,11 @@ import { AlertsActionForm } from "@/components/alerts-action-form";
 import { AlertsDestinationForm } from "@/components/alerts-destination-form";
 import { utcDateTime } from "@/components/alerts-format";
 import { listDestinations } from "@/lib/alerts";
-import { createDestinationAction, deleteDestinationAction, setDestinationEnabledAction } from "../actions";
+import { runAction } from "@/app/(dashboard)/actions";
+
+const createDestinationAction = runAction.bind(null, "alert_destination.create");
+const deleteDestinationAction = runAction.bind(null, "alert_destination.delete");
+const setDestinationEnabledAction = runAction.bind(null, "alert_destination.enable");
 
 export const metadata: Metadata = { title: "Alert destinations" };
 

@@ -2,17 +2,18 @@
 
 import { useActionState, useState } from "react";
 import type { EndpointChoice } from "@/lib/api-keys";
-import { createApiKeyAction } from "../actions";
-import type { ApiKeyActionState } from "../api-key-action-core";
-import { ActionMessage } from "./action-message";
-import { useHydrated } from "./hydrated";
+import { runAction } from "@/app/(dashboard)/actions";
+import { IDLE } from "@/app/_lib/action-state";
+import { ActionMessage } from "@/components/action-message";
+import { useHydrated } from "@/components/use-hydrated";
 
-const idle: ApiKeyActionState = { status: "idle" };
+const createApiKeyAction = runAction.bind(null, "api_key.create");
+
 const input = "mt-1 block w-full rounded-md border border-zinc-300 bg-white px-3 py-2 text-sm dark:border-zinc-700 dark:bg-zinc-950";
 
 export function CreateApiKeyForm({ endpoints }: { endpoints: EndpointChoice[] }) {
   const hydrated = useHydrated();
-  const [state, action, pending] = useActionState(createApiKeyAction, idle);
+  const [state, action, pending] = useActionState(createApiKeyAction, IDLE);
   const [binding, setBinding] = useState<"account" | "trusted">("account");
   return (
     <form method="post" action={action} className="max-w-2xl space-y-4 rounded-lg border border-zinc-200 p-4 dark:border-zinc-800">
@@ -61,7 +62,7 @@ export function CreateApiKeyForm({ endpoints }: { endpoints: EndpointChoice[] })
       >
         {pending ? "Creating…" : "Create API key"}
       </button>
-      <ActionMessage state={state} />
+      <ActionMessage state={state} testId="api-key-action" secretTestId="api-key-secret" />
     </form>
   );
 }

@@ -1,16 +1,17 @@
 "use client";
 
 import { useActionState } from "react";
-import { revokeApiKeyAction } from "../actions";
-import type { ApiKeyActionState } from "../api-key-action-core";
-import { ActionMessage } from "./action-message";
-import { useHydrated } from "./hydrated";
+import { runAction } from "@/app/(dashboard)/actions";
+import { IDLE } from "@/app/_lib/action-state";
+import { ActionMessage } from "@/components/action-message";
+import { useHydrated } from "@/components/use-hydrated";
 
-const idle: ApiKeyActionState = { status: "idle" };
+const revokeApiKeyAction = runAction.bind(null, "api_key.revoke");
+
 
 export function RevokeApiKeyButton({ id, label }: { id: number; label: string }) {
   const hydrated = useHydrated();
-  const [state, action, pending] = useActionState(revokeApiKeyAction, idle);
+  const [state, action, pending] = useActionState(revokeApiKeyAction, IDLE);
   return (
     <div className="space-y-1">
       <form
@@ -29,7 +30,7 @@ export function RevokeApiKeyButton({ id, label }: { id: number; label: string })
           Revoke
         </button>
       </form>
-      <ActionMessage state={state} />
+      <ActionMessage state={state} testId="api-key-action" />
     </div>
   );
 }

@@ -15,10 +15,13 @@ import { formatCount, getEndpointDetail, unitLabel } from "@/lib/ceilings";
 import { DailySpendChart } from "@/components/charts/daily-spend-chart";
 import { MonthToDateChart } from "@/components/charts/month-to-date-chart";
 import { endpointSpendCharts } from "@/lib/spend";
-import { killEndpointAction, restoreEndpointAction } from "../../actions";
+import { runAction } from "@/app/(dashboard)/actions";
 import { CeilingCard } from "./_components/ceiling-card";
 import { ThrottlePanel } from "@/components/throttle-panel";
 import { listThrottleActivity } from "@/lib/throttle";
+
+const killEndpointAction = runAction.bind(null, "ceiling.kill");
+const restoreEndpointAction = runAction.bind(null, "ceiling.restore");
 
 export const dynamic = "force-dynamic";
 

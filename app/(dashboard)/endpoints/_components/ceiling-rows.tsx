@@ -2,7 +2,7 @@
 
 import { useId } from "react";
 import { inputClass, labelClass, secondaryButtonClass } from "@/components/ui";
-import type { ActionState } from "@/app/_lib/define-action";
+import type { ActionState } from "@/app/_lib/action-state";
 import type { CeilingSpec, EndpointFields } from "@/lib/catalog/spec";
 import { ceilingSentence } from "@/lib/catalog/worst-case";
 import { parseLimitInput } from "@/lib/ceilings/parse";

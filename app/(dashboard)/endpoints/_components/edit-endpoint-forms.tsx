@@ -1,16 +1,19 @@
 "use client";
 
 import { useActionState, useId, useState } from "react";
-import type { ActionState } from "@/app/_lib/define-action";
+import { IDLE, type ActionState } from "@/app/_lib/action-state";
 import { ActionMessage } from "@/components/action-message";
 import { buttonClass, inputClass, labelClass } from "@/components/ui";
 import { useHydrated } from "@/components/use-hydrated";
-import { addCeilingAction, setAlertThresholdsAction, updateEndpointAction } from "../actions";
+import { runAction } from "@/app/(dashboard)/actions";
 import { CeilingRowFields, type CeilingRowText, emptyCeilingRow } from "./ceiling-rows";
 import { EndpointFieldInputs, type EndpointFieldsText } from "./endpoint-fields";
 import { previewFields } from "./new-endpoint-form";
 
-const idle = { status: "idle" } as ActionState;
+const addCeilingAction = runAction.bind(null, "ceiling.add");
+const setAlertThresholdsAction = runAction.bind(null, "ceiling.update");
+const updateEndpointAction = runAction.bind(null, "endpoint.update");
+
 
 function ReasonAndConfirm({ state, id }: { state: ActionState; id: string }) {
   const needsConfirm = state.status === "error" && state.code === "confirmation_required";
@@ -37,7 +40,7 @@ function ReasonAndConfirm({ state, id }: { state: ActionState; id: string }) {
 export function EditEndpointForm({ endpointKey, version, initial }: { endpointKey: string; version: number; initial: EndpointFieldsText }) {
   const id = useId();
   const hydrated = useHydrated();
-  const [state, formAction, pending] = useActionState(updateEndpointAction, idle);
+  const [state, formAction, pending] = useActionState(updateEndpointAction, IDLE);
   const [fields, setFields] = useState(initial);
   // After a conflict the form carries the version in force, so a deliberate second save goes through.
   const expected = state.status === "error" && state.currentVersion !== undefined ? state.currentVersion : version;
@@ -58,7 +61,7 @@ export function EditEndpointForm({ endpointKey, version, initial }: { endpointKe
 export function AddCeilingForm({ endpointKey, preview }: { endpointKey: string; preview: EndpointFieldsText }) {
   const id = useId();
   const hydrated = useHydrated();
-  const [state, formAction, pending] = useActionState(addCeilingAction, idle);
+  const [state, formAction, pending] = useActionState(addCeilingAction, IDLE);
   const [row, setRow] = useState<CeilingRowText>({ ...emptyCeilingRow });
   return (
     <form action={formAction} className="space-y-3" data-testid="add-ceiling-form">
@@ -83,7 +86,7 @@ export function AddCeilingForm({ endpointKey, preview }: { endpointKey: string; 
 export function AlertThresholdsForm({ endpointKey, ceilingId, thresholds }: { endpointKey: string; ceilingId: number; thresholds: number[] }) {
   const id = useId();
   const hydrated = useHydrated();
-  const [state, formAction, pending] = useActionState(setAlertThresholdsAction, idle);
+  const [state, formAction, pending] = useActionState(setAlertThresholdsAction, IDLE);
   return (
     <form action={formAction} className="flex flex-wrap items-end gap-2" data-testid={`thresholds-form-${ceilingId}`}>
       <input type="hidden" name="key" value={endpointKey} />

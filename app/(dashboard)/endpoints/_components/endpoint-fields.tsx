@@ -1,7 +1,7 @@
 "use client";
 
 import { useId } from "react";
-import type { ActionState } from "@/app/_lib/define-action";
+import type { ActionState } from "@/app/_lib/action-state";
 import { inputClass, labelClass } from "@/components/ui";
 import { formatMoney } from "@/lib/spend/format";
 import { previewWhole } from "./ceiling-rows";

@@ -1,4 +1,4 @@
-import type { ActionState } from "@/app/_lib/define-action";
+import type { ActionState } from "@/app/_lib/action-state";
 
 /** The message for one field, next to it, from the action's per-field errors. */
 export function FieldError({ state, name }: { state: ActionState; name: string }) {

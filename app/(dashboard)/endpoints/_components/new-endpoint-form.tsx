@@ -2,16 +2,18 @@
 
 import { useRouter } from "next/navigation";
 import { useActionState, useEffect, useId, useState } from "react";
-import type { ActionState } from "@/app/_lib/define-action";
+import { IDLE } from "@/app/_lib/action-state";
 import { ActionMessage } from "@/components/action-message";
 import { buttonClass, cardClass, inputClass, labelClass, secondaryButtonClass } from "@/components/ui";
 import { useHydrated } from "@/components/use-hydrated";
 import { type EndpointFields, UNBOUNDED_SENTENCE } from "@/lib/catalog/spec";
 import { describeWorstCase, proposedCeilings, worstCases } from "@/lib/catalog/worst-case";
-import { createEndpointAction } from "../actions";
+import { runAction } from "@/app/(dashboard)/actions";
 import { CeilingRowFields, type CeilingRowText, emptyCeilingRow, previewSpec, previewWhole, rowOfSpec } from "./ceiling-rows";
 import { EndpointFieldInputs, type EndpointFieldsText } from "./endpoint-fields";
 import { FieldError } from "./field-error";
+
+const createEndpointAction = runAction.bind(null, "endpoint.create");
 
 
 /** The endpoint fields as numbers where they read, for the live sentences. */
@@ -36,7 +38,7 @@ export function NewEndpointForm() {
   const id = useId();
   const router = useRouter();
   const hydrated = useHydrated();
-  const [state, formAction, pending] = useActionState(createEndpointAction, { status: "idle" } as ActionState);
+  const [state, formAction, pending] = useActionState(createEndpointAction, IDLE);
   const [key, setKey] = useState("");
   const [fields, setFields] = useState<EndpointFieldsText>({
     name: "",

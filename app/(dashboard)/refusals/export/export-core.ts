@@ -1,7 +1,8 @@
 import type { Db } from "@/db/client";
-import { checkRole, SIGN_IN_REQUIRED } from "@/app/_lib/guards";
+import { checkRole } from "@/app/_lib/guards";
 import type { SessionStaff } from "@/app/_lib/session";
 import { recordAudit } from "@/lib/audit/record";
+import { apiError, statusOf } from "@/lib/http/responses";
 import { isSameOriginRequest } from "@/lib/http/same-origin";
 import { checkTextFields, formEntries } from "@/lib/http/strict-input";
 import { filterParams, parseRefusalQuery, refusalCsvChunks, refusalCsvStream, type SearchParams } from "@/lib/refusals";
@@ -26,9 +27,9 @@ function fileStamp(now: Date): string {
  */
 export async function exportRefusalsCore(deps: ExportDeps, params: SearchParams): Promise<Response> {
   const auth = checkRole(await deps.session(), "viewer");
-  if (!auth.ok) return Response.json({ error: auth.error }, { status: auth.error === SIGN_IN_REQUIRED ? 401 : 403 });
+  if (!auth.ok) return apiError(statusOf(auth.code), auth.code, auth.error);
   const parsed = parseRefusalQuery(params);
-  if (!parsed.ok) return Response.json({ error: "invalid filters", details: parsed.errors }, { status: 400 });
+  if (!parsed.ok) return invalidFilters(parsed.errors);
   const mask = auth.staff.role !== "admin";
   const db = await deps.db();
   const query = filterParams(parsed.filters).toString();
@@ -52,6 +53,10 @@ export async function exportRefusalsCore(deps: ExportDeps, params: SearchParams)
   });
 }
 
+function invalidFilters(details: string[]): Response {
+  return apiError(400, "invalid_input", `invalid filters: ${details.join("; ")}`, { details });
+}
+
 // Filters are a handful of short values; anything bigger is not our form.
 const MAX_FORM_BYTES = 8 * 1024;
 
@@ -62,21 +67,21 @@ const MAX_FORM_BYTES = 8 * 1024;
  */
 export async function exportRefusalsRequest(deps: ExportDeps, request: Request): Promise<Response> {
   if (request.method !== "POST") {
-    return Response.json({ error: "use the Export button: the export is a POST" }, { status: 405, headers: { allow: "POST" } });
+    return apiError(405, "method_not_allowed", "use the Export button: the export is a POST", {}, { allow: "POST" });
   }
-  if (!isSameOriginRequest(request)) return Response.json({ error: "cross-origin export refused" }, { status: 403 });
+  if (!isSameOriginRequest(request)) return apiError(403, "cross_origin", "cross-origin export refused");
   const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > MAX_FORM_BYTES) return Response.json({ error: "the export form is too large" }, { status: 413 });
+  if (declared > MAX_FORM_BYTES) return apiError(413, "payload_too_large", "the export form is too large");
   let form: FormData;
   try {
     form = await request.formData();
   } catch {
-    return Response.json({ error: "the export takes a form body" }, { status: 400 });
+    return apiError(400, "invalid_input", "the export takes a form body");
   }
   const entries = formEntries(form);
   const rejection = Array.isArray(entries) ? checkTextFields(entries, 1000) : entries;
   if (rejection || !Array.isArray(entries)) {
-    return Response.json({ error: "invalid filters", details: [rejection?.message ?? "invalid form"] }, { status: 400 });
+    return invalidFilters([rejection?.message ?? "invalid form"]);
   }
   const params: SearchParams = {};
   for (const [k, v] of entries) if (!(k in params)) params[k] = v;

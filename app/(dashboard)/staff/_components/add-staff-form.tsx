@@ -2,15 +2,16 @@
 
 import { useActionState } from "react";
 import { roles } from "@/lib/auth/roles";
-import { addStaffAction } from "../actions";
-import type { StaffActionState } from "../staff-action-core";
-import { ActionMessage } from "./action-message";
+import { runAction } from "@/app/(dashboard)/actions";
+import { IDLE } from "@/app/_lib/action-state";
+import { ActionMessage } from "@/components/action-message";
 
-const idle: StaffActionState = { status: "idle" };
+const addStaffAction = runAction.bind(null, "staff.add");
+
 const input = "mt-1 block w-full rounded-md border border-zinc-300 bg-white px-3 py-2 text-sm dark:border-zinc-700 dark:bg-zinc-950";
 
 export function AddStaffForm() {
-  const [state, action, pending] = useActionState(addStaffAction, idle);
+  const [state, action, pending] = useActionState(addStaffAction, IDLE);
   return (
     <form action={action} className="max-w-xl space-y-4 rounded-lg border border-zinc-200 p-4 dark:border-zinc-800">
       <h2 className="text-lg font-semibold">Add a staff member</h2>
@@ -43,7 +44,7 @@ export function AddStaffForm() {
       >
         {pending ? "Adding…" : "Add staff member"}
       </button>
-      <ActionMessage state={state} />
+      <ActionMessage state={state} testId="staff-action" secretTestId="generated-password" />
     </form>
   );
 }

@@ -2,16 +2,18 @@
 
 import { useActionState } from "react";
 import { roles, type Role } from "@/lib/auth/roles";
-import { changeStaffRoleAction, setStaffDisabledAction } from "../actions";
-import type { StaffActionState } from "../staff-action-core";
-import { ActionMessage } from "./action-message";
+import { runAction } from "@/app/(dashboard)/actions";
+import { IDLE } from "@/app/_lib/action-state";
+import { ActionMessage } from "@/components/action-message";
 
-const idle: StaffActionState = { status: "idle" };
+const changeStaffRoleAction = runAction.bind(null, "staff.role");
+const setStaffDisabledAction = runAction.bind(null, "staff.disable");
+
 const button = "rounded-md border border-zinc-300 px-2 py-1 text-xs hover:bg-zinc-100 disabled:opacity-50 dark:border-zinc-700 dark:hover:bg-zinc-800";
 
 export function StaffRowControls({ email, role, disabled }: { email: string; role: Role; disabled: boolean }) {
-  const [roleState, roleAction, rolePending] = useActionState(changeStaffRoleAction, idle);
-  const [accessState, accessAction, accessPending] = useActionState(setStaffDisabledAction, idle);
+  const [roleState, roleAction, rolePending] = useActionState(changeStaffRoleAction, IDLE);
+  const [accessState, accessAction, accessPending] = useActionState(setStaffDisabledAction, IDLE);
   return (
     <div className="space-y-1">
       <div className="flex flex-wrap items-center gap-2">
@@ -36,8 +38,8 @@ export function StaffRowControls({ email, role, disabled }: { email: string; rol
           <button type="submit" disabled={accessPending} className={button}>{disabled ? "Enable" : "Disable"}</button>
         </form>
       </div>
-      <ActionMessage state={roleState} />
-      <ActionMessage state={accessState} />
+      <ActionMessage state={roleState} testId="staff-action" />
+      <ActionMessage state={accessState} testId="staff-action" />
     </div>
   );
 }

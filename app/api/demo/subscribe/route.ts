@@ -2,6 +2,7 @@ import { after } from "next/server";
 import { getEnforcementDb } from "@/db/client";
 import { demoProvider, handleSubscribe, logToConsole } from "@/lib/demo";
 import { env } from "@/lib/env";
+import { apiError } from "@/lib/http/responses";
 
 export const dynamic = "force-dynamic";
 
@@ -12,7 +13,7 @@ export const dynamic = "force-dynamic";
  */
 export async function POST(request: Request): Promise<Response> {
   const e = env();
-  if (e.DEMO_SERVICE === "off") return Response.json({ error: { code: "not_found", message: "the demo service is off" } }, { status: 404 });
+  if (e.DEMO_SERVICE === "off") return apiError(404, "not_found", "the demo service is off");
   return handleSubscribe(request, {
     db: getEnforcementDb,
     provider: demoProvider(),

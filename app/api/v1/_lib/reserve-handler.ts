@@ -1,11 +1,8 @@
-import { type Decision, type InputErrorCode, reserve, ReservationInputError } from "@/lib/enforcement";
+import { type Decision, reserve, ReservationInputError } from "@/lib/enforcement";
 import type { ApiPrincipal } from "@/lib/api-keys";
-import { apiError, apiJson, describeIssue, readJsonBody, ReserveBody, retryAfterSeconds } from "@/lib/http";
+import { apiError, apiJson, describeIssue, errorResponse, readJsonBody, ReserveBody, retryAfterSeconds } from "@/lib/http";
 import type { ApiDeps } from "./deps";
 import { authenticateRequest, checkEndpointAccess, unavailableResponse } from "./guard";
-
-// 410 Gone: an archived endpoint is known, and will not answer again until an admin unarchives it.
-const INPUT_STATUS: Partial<Record<InputErrorCode, number>> = { unknown_endpoint: 404, endpoint_archived: 410, idempotency_conflict: 409 };
 
 /**
  * The billing account charged for the call. A key bound to an account always charges that
@@ -66,10 +63,7 @@ export async function handleReserve(request: Request, deps: ApiDeps): Promise<Re
     });
     return decisionResponse(decision, (deps.now?.() ?? new Date()).getTime());
   } catch (error) {
-    if (error instanceof ReservationInputError) {
-      const extra = error.reservationId ? { reservationId: error.reservationId } : {};
-      return apiError(INPUT_STATUS[error.code] ?? 400, error.code, error.message, extra);
-    }
+    if (error instanceof ReservationInputError) return errorResponse(error, error.reservationId ? { reservationId: error.reservationId } : {});
     return unavailableResponse("reserve", error);
   }
 }

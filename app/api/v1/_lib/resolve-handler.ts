@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { endpoints, reservations } from "@/db/schema";
 import { releaseReservation, ReservationInputError, type SettleResult, settleReservation } from "@/lib/enforcement";
-import { apiError, apiJson, describeIssue, readJsonBody, ReleaseBody, ReservationIdParam, SettleBody } from "@/lib/http";
+import { apiError, apiJson, describeIssue, errorResponse, readJsonBody, ReleaseBody, ReservationIdParam, SettleBody } from "@/lib/http";
 import type { ApiDeps } from "./deps";
 import { authenticateRequest, unavailableResponse } from "./guard";
 
@@ -68,7 +68,7 @@ export async function handleResolve(request: Request, rawId: string, verb: Verb,
         : await releaseReservation(auth.db, { reservationId: id.data, caller });
     return resultResponse(result);
   } catch (error) {
-    if (error instanceof ReservationInputError) return apiError(400, error.code, error.message);
+    if (error instanceof ReservationInputError) return errorResponse(error);
     return unavailableResponse(verb, error);
   }
 }

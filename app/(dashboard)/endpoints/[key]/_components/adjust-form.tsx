@@ -1,12 +1,14 @@
 "use client";
 
-import type { ActionState } from "@/app/_lib/define-action";
+import { IDLE, type ActionState } from "@/app/_lib/action-state";
 import { useActionState, useId, useState } from "react";
 import { ActionMessage } from "@/components/action-message";
 import { buttonClass, inputClass, labelClass } from "@/components/ui";
 import { useHydrated } from "@/components/use-hydrated";
 import { previewAdjustment } from "@/lib/ceilings/parse";
-import { adjustCeilingAction } from "../actions";
+import { runAction } from "@/app/(dashboard)/actions";
+
+const adjustCeilingAction = runAction.bind(null, "ceiling.adjust");
 
 type AdjustFormProps = {
   ceilingId: number;
@@ -34,7 +36,7 @@ export function AdjustForm(props: AdjustFormProps) {
       setConfirm("");
     }
     return result;
-  }, { status: "idle" } as ActionState);
+  }, IDLE);
 
   // After a conflict the form carries the version now in force: the next save is an informed one.
   const conflict = state.status === "error" ? state.current : undefined;

@@ -1,16 +1,18 @@
 "use client";
 
-import type { ActionState } from "@/app/_lib/define-action";
+import { IDLE } from "@/app/_lib/action-state";
 import { useActionState, useId } from "react";
 import { ActionMessage } from "@/components/action-message";
 import { buttonClass, inputClass, labelClass } from "@/components/ui";
 import { useHydrated } from "@/components/use-hydrated";
-import { setBoundsAction } from "../actions";
+import { runAction } from "@/app/(dashboard)/actions";
+
+const setBoundsAction = runAction.bind(null, "ceiling.bounds");
 
 export function BoundsForm({ ceilingId, min, max, version }: { ceilingId: number; min: number; max: number; version: number }) {
   const id = useId();
   const hydrated = useHydrated();
-  const [state, formAction, pending] = useActionState(setBoundsAction, { status: "idle" } as ActionState);
+  const [state, formAction, pending] = useActionState(setBoundsAction, IDLE);
   const conflictVersion = state.status === "error" ? state.current?.version : undefined;
   return (
     <form action={formAction} className="space-y-3" data-testid={`bounds-form-${ceilingId}`}>

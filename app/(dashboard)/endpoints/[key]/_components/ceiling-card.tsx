@@ -6,10 +6,12 @@ import { cardClass } from "@/components/ui";
 import { UsageBar } from "@/components/usage-bar";
 import { formatCount, unitLabel, type CeilingView } from "@/lib/ceilings";
 import type { ScopeUsage } from "@/lib/ceilings/usage";
-import { removeOverrideAction } from "../actions";
+import { runAction } from "@/app/(dashboard)/actions";
 import { AdjustForm } from "./adjust-form";
 import { BoundsForm } from "./bounds-form";
 import { OverrideForm } from "./override-form";
+
+const removeOverrideAction = runAction.bind(null, "ceiling.override_remove");
 
 type CeilingCardProps = { ceiling: CeilingView; unit: string; isAdmin: boolean; overrides: CeilingOverride[]; topCallers: ScopeUsage[] };
 

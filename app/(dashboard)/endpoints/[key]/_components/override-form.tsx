@@ -1,17 +1,19 @@
 "use client";
 
-import type { ActionState } from "@/app/_lib/define-action";
+import { IDLE } from "@/app/_lib/action-state";
 import { useActionState, useId } from "react";
 import { ActionMessage } from "@/components/action-message";
 import { buttonClass, inputClass, labelClass } from "@/components/ui";
 import { useHydrated } from "@/components/use-hydrated";
-import { setOverrideAction } from "../actions";
+import { runAction } from "@/app/(dashboard)/actions";
+
+const setOverrideAction = runAction.bind(null, "ceiling.override");
 
 /** One billing account's own value on a per-caller ceiling; 0 blocks that account alone. */
 export function OverrideForm({ ceilingId, min, max }: { ceilingId: number; min: number; max: number }) {
   const id = useId();
   const hydrated = useHydrated();
-  const [state, formAction, pending] = useActionState(setOverrideAction, { status: "idle" } as ActionState);
+  const [state, formAction, pending] = useActionState(setOverrideAction, IDLE);
   return (
     <form action={formAction} className="space-y-3" data-testid={`override-form-${ceilingId}`}>
       <input type="hidden" name="ceilingId" value={ceilingId} />

@@ -7,9 +7,13 @@ import { ConfirmActionButton } from "@/components/confirm-action-button";
 import { cardClass } from "@/components/ui";
 import { CatalogError, ceilingSentence, readCatalogEndpoint, type CatalogEndpoint } from "@/lib/catalog";
 import { ceilingSpecOf } from "@/lib/catalog/read";
-import { archiveEndpointAction, removeCeilingAction, unarchiveEndpointAction } from "../../actions";
+import { runAction } from "@/app/(dashboard)/actions";
 import { AddCeilingForm, AlertThresholdsForm, EditEndpointForm } from "../../_components/edit-endpoint-forms";
 import type { EndpointFieldsText } from "../../_components/endpoint-fields";
+
+const archiveEndpointAction = runAction.bind(null, "endpoint.archive");
+const removeCeilingAction = runAction.bind(null, "ceiling.remove");
+const unarchiveEndpointAction = runAction.bind(null, "endpoint.unarchive");
 
 export const dynamic = "force-dynamic";
 

@@ -2,14 +2,14 @@
 
 import { useState } from "react";
 
-// The secret lives only in this component's props: it is never stored, so once the page is left
-// it cannot be shown again.
-export function CopySecret({ secret }: { secret: string }) {
+// A credential shown once (a new API key, a generated password). It lives only in this
+// component's props: it is never stored, so once the page is left it cannot be shown again.
+export function CopySecret({ secret, testId }: { secret: string; testId: string }) {
   const [copied, setCopied] = useState<"idle" | "copied" | "failed">("idle");
   return (
     <div className="flex flex-wrap items-center gap-2">
       <code
-        data-testid="api-key-secret"
+        data-testid={testId}
         className="select-all break-all rounded bg-zinc-100 px-2 py-1 font-mono text-zinc-900 dark:bg-zinc-800 dark:text-zinc-100"
       >
         {secret}
@@ -26,7 +26,7 @@ export function CopySecret({ secret }: { secret: string }) {
       >
         {copied === "copied" ? "Copied" : "Copy"}
       </button>
-      {copied === "failed" ? <span className="text-xs text-red-700 dark:text-red-400">Copy failed: select the key and copy it by hand.</span> : null}
+      {copied === "failed" ? <span className="text-xs text-red-700 dark:text-red-400">Copy failed: select it and copy it by hand.</span> : null}
     </div>
   );
 }

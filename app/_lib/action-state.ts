@@ -1,0 +1,19 @@
+/** What a server action answers its form with: the one shape every form and ActionMessage reads. */
+export type ActionState =
+  | { status: "idle" }
+  | { status: "ok"; message: string; redirectTo?: string; secret?: string }
+  | {
+      status: "error";
+      error: string;
+      code?: string;
+      /** Per field name, for the message next to the input. */
+      fieldErrors?: Record<string, string>;
+      /** What is in force after a conflict, so the form can reload it. */
+      current?: { value: number; version: number };
+      currentVersion?: number;
+    };
+
+export const IDLE: ActionState = { status: "idle" };
+
+/** A server action as a form holds it: runAction bound to an action's name. */
+export type FormAction = (previous: ActionState, formData: FormData) => Promise<ActionState>;
