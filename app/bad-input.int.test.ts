@@ -130,6 +130,17 @@ describe.skipIf(skipWithoutDatabase())("one strict input boundary: every bad inp
     expect(rows[0]).toEqual({ action: "ceiling.kill.rejected", target: "reason", raw: "oops\\u0000" });
   });
 
+  it("never writes a refused password or secret into the audit log", async () => {
+    const password = `correct-horse-battery${NUL}`;
+    const result = await addStaffCore(deps(), form({ email: "new@test.local", role: "viewer", password }));
+    expect(result).toMatchObject({ status: "error", code: "invalid_input", error: expect.stringContaining("password") });
+    const rows = resultRows<{ target: string; raw: string; details: string }>(
+      await t.db.execute(sql`select target, raw_input as raw, details::text as details from audit_events where action = 'staff.add.rejected' order by id desc limit 1`),
+    );
+    expect(rows[0]).toMatchObject({ target: "password", raw: "(secret not recorded)" });
+    expect(JSON.stringify(rows[0])).not.toContain("correct-horse");
+  });
+
   const jsonCases: [string, string][] = [
     ...CONTROLS.flatMap((c): [string, string][] => [
       [`endpoint with ${JSON.stringify(c)}`, JSON.stringify({ endpoint: `${"k"}${c}`, amount: 1 })],

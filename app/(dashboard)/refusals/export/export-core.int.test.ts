@@ -33,11 +33,13 @@ describe.skipIf(skipWithoutDatabase())("refusal export checks the role itself an
   it("refuses a visitor without a session", async () => {
     const response = await exportRefusalsCore(as(null), {});
     expect(response.status).toBe(401);
+    expect(await response.json()).toEqual({ error: { code: "unauthenticated", message: "Sign in required" } });
   });
 
   it("rejects invalid filters with 400 and says which", async () => {
     const response = await exportRefusalsCore(as("viewer"), { gate: "nonsense" });
     expect(response.status).toBe(400);
+    expect(await response.clone().json()).toMatchObject({ error: { code: "invalid_input", message: expect.stringContaining("gate") } });
     expect(JSON.stringify(await response.json())).toContain("gate");
   });
 
@@ -102,6 +104,7 @@ describe.skipIf(skipWithoutDatabase())("refusal export changes nothing on a GET 
     for (const headers of cases) {
       const response = await exportRefusalsRequest(deps, new Request(url, { method: "POST", headers, body: form({ gate: "cooldown" }) }));
       expect(response.status).toBe(403);
+      expect(await response.json()).toMatchObject({ error: { code: "cross_origin" } });
     }
     expect(await exports()).toBe(0);
   });

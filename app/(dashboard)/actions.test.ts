@@ -1,0 +1,29 @@
+import { describe, expect, it } from "vitest";
+import { IDLE } from "@/app/_lib/action-state";
+import { isActionCore } from "@/app/_lib/define-action";
+import { type ActionName, runAction } from "./actions";
+import * as alerts from "./alerts/alert-action-core";
+import * as apiKeys from "./api-keys/api-key-action-core";
+import * as control from "./control-action-core";
+import * as ceiling from "./endpoints/[key]/ceiling-action-core";
+import * as catalog from "./endpoints/catalog-action-core";
+import * as staff from "./staff/staff-action-core";
+
+describe("runAction, the dashboard's one server action", () => {
+  it("refuses a name that is no action, without reading the session or the form", async () => {
+    for (const name of ["nope", "constructor", "__proto__", "ceiling.kill ", "CEILING.KILL", ""]) {
+      expect(await runAction(name as ActionName, IDLE, new FormData())).toEqual({
+        status: "error",
+        error: "This action does not exist. Reload the page and try again.",
+        code: "not_found",
+      });
+    }
+  });
+
+  it("names every action once", () => {
+    const cores = [alerts, apiKeys, control, ceiling, catalog, staff].flatMap((m) => Object.values(m).filter(isActionCore));
+    const names = cores.map((c) => c.boundary);
+    expect(names.length).toBe(23);
+    expect(new Set(names).size).toBe(names.length);
+  });
+});

@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { AlertError } from "@/lib/alerts/errors";
+import { ApiKeyError } from "@/lib/api-keys/errors";
+import { PasswordPolicyError } from "@/lib/auth/password";
+import { StaffAdminError } from "@/lib/auth/staff-errors";
+import { CatalogConflictError, CatalogError } from "@/lib/catalog/errors";
+import { CeilingConflictError } from "@/lib/ceilings/errors";
+import { ReservationInputError } from "@/lib/enforcement/types";
+import { DomainError } from "@/lib/errors";
+import { SpendNotFoundError } from "@/lib/spend/errors";
+import { errorResponse, statusOf } from "./responses";
+
+describe("one error family, mapped once to HTTP", () => {
+  const cases: [DomainError, number][] = [
+    [new CatalogError("duplicate_key", "an endpoint sms.otp already exists"), 409],
+    [new CatalogConflictError(3, "someone else saved first"), 409],
+    [new CeilingConflictError(120, 4, "someone else changed this ceiling first"), 409],
+    [new StaffAdminError("exists", "a member a@b.co already exists"), 409],
+    [new ApiKeyError("not_found", "no API key with id 9"), 404],
+    [new AlertError("invalid_input", "bad URL"), 400],
+    [new SpendNotFoundError("no endpoint with id 9"), 404],
+    [new PasswordPolicyError("password must be at least 12 characters, got 3"), 400],
+    [new ReservationInputError("endpoint_archived", "endpoint 'x' is archived"), 410],
+    [new ReservationInputError("idempotency_conflict", "the key was used for another call"), 409],
+  ];
+
+  it.each(cases)("%s answers its code's status with { error: { code, message } }", async (error, status) => {
+    expect(error).toBeInstanceOf(DomainError);
+    const response = errorResponse(error);
+    expect(response.status).toBe(status);
+    expect(response.headers.get("cache-control")).toBe("no-store");
+    expect(await response.json()).toEqual({ error: { code: error.code, message: error.message } });
+  });
+
+  it("answers authorization codes with 401 and 403, and any other code as the caller's input to fix", () => {
+    expect([statusOf("unauthenticated"), statusOf("forbidden"), statusOf("reason_required")]).toEqual([401, 403, 400]);
+  });
+});
