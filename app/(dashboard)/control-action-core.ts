@@ -1,24 +1,17 @@
 import { z } from "zod";
 import { defineAction } from "@/app/_lib/define-action";
 import { formatCount, killAll, killEndpoint, restoreEndpoint } from "@/lib/ceilings";
-import { EndpointKey as CatalogEndpointKey } from "@/lib/catalog/spec";
+import { EndpointKeyField, OptionalReason } from "@/app/_lib/action-fields";
 
 // Kill, restore and kill all: operators and admins. A kill changes the banner on every page, so
 // the whole dashboard is revalidated.
-
-export const EndpointKey = z.string({ error: "endpoint is required" }).trim().pipe(CatalogEndpointKey);
-export const Reason = z.string({ error: "a reason is required" }).trim().min(1, "a reason is required: say why, for the audit log").max(500);
-
-// Stopping spend is never held up by typing: kill and kill all take an optional reason (the audit
-// log says "no reason given"); raising a value (adjust, bounds) still requires one.
-const OptionalReason = z.string().trim().max(500).optional();
 
 const everyPage = ["/"];
 
 export const killEndpointCore = defineAction({
   role: "operator",
   boundary: "ceiling.kill",
-  input: z.object({ endpointKey: EndpointKey, reason: OptionalReason }),
+  input: z.object({ endpointKey: EndpointKeyField, reason: OptionalReason }),
   run: async ({ actor, deps }, input) => {
     const changes = await killEndpoint(await deps.db(), { ...input, actor });
     return { message: `${input.endpointKey} is killed: ${changes.length} ceiling(s) set to 0. Every call is refused until restored.`, revalidate: everyPage };
@@ -28,7 +21,7 @@ export const killEndpointCore = defineAction({
 export const restoreEndpointCore = defineAction({
   role: "operator",
   boundary: "ceiling.restore",
-  input: z.object({ endpointKey: EndpointKey, reason: OptionalReason }),
+  input: z.object({ endpointKey: EndpointKeyField, reason: OptionalReason }),
   run: async ({ actor, deps }, input) => {
     const changes = await restoreEndpoint(await deps.db(), { ...input, actor });
     const values = changes.map((c) => formatCount(c.applied)).join(", ");

@@ -7,8 +7,8 @@ import { workerHeartbeats } from "@/db/schema";
 // worker's loop, the worker itself when it starts again, or any dashboard page that reads the
 // badge. The stale beat's time is in the dedupe key, so each silence alerts once.
 
-export type WorkerState = "running" | "silent";
-export type WorkerHealth = { name: string; beatAt: Date; ageSeconds: number; state: WorkerState; detail: string | null };
+export type WorkerLiveness = "running" | "silent";
+export type WorkerHealth = { name: string; beatAt: Date; ageSeconds: number; state: WorkerLiveness; detail: string | null };
 
 export async function writeHeartbeat(db: Db, p: { name: string; detail: string }): Promise<void> {
   await db

@@ -5,7 +5,7 @@ export { createDestination, deleteDestination, DestinationInput, listDestination
 export { fireQuotaDigest, readQuotaDigest, type Digest } from "./digest";
 export { AlertError } from "./errors";
 export { fireAlert, type FireAlertParams } from "./fire";
-export { raiseSilentWorkers, readWorkerHealth, writeHeartbeat, type WorkerHealth, type WorkerState } from "./heartbeat";
+export { raiseSilentWorkers, readWorkerHealth, writeHeartbeat, type WorkerHealth, type WorkerLiveness } from "./heartbeat";
 export { readAlertBadge, type AlertBadge } from "./badge";
 export { countUnacknowledged, InboxFilters, listInbox, type DeliveryView, type InboxAlert, type InboxPage } from "./inbox";
 export { alertKindLabels, alertKinds, alertLinks, isAlertKind, type AlertKind, type AlertLinks } from "./kinds";

@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { type Db, resultRows } from "@/db/client";
-import { Caller, type InputErrorCode, ReservationInputError, type SettleResult } from "./types";
+import { Caller, type InputErrorCode, ReservationInputError, type Resolution } from "./types";
 import { env } from "@/lib/env";
 import { LanePool } from "./lanes";
 import { enforcementObserver } from "./observer";
@@ -28,10 +28,10 @@ export type ResolveOptions = {
   deadlineMs?: number;
 };
 
-async function call(db: Db, query: ReturnType<typeof sql>, options: ResolveOptions): Promise<SettleResult> {
+async function call(db: Db, query: ReturnType<typeof sql>, options: ResolveOptions): Promise<Resolution> {
   try {
     const rows = await lanesFor(db).run(options.deadlineMs ?? env().ENFORCEMENT_DEADLINE_MS, (lane) => lane.execute(query));
-    const row = resultRows<{ result: SettleResult | { status: "error"; code: InputErrorCode; message: string } }>(rows)[0];
+    const row = resultRows<{ result: Resolution | { status: "error"; code: InputErrorCode; message: string } }>(rows)[0];
     if (!row) throw new Error("no result row");
     if (row.result.status === "error") throw new ReservationInputError(row.result.code, row.result.message);
     return row.result;
@@ -60,7 +60,7 @@ export async function settleReservation(
   db: Db,
   params: { reservationId: string; actual: number; caller?: string },
   options: ResolveOptions = {},
-): Promise<SettleResult> {
+): Promise<Resolution> {
   const id = parseId(params.reservationId);
   const actual = Actual.safeParse(params.actual);
   if (!actual.success) throw new ReservationInputError("invalid_amount", actual.error.issues[0]?.message ?? "invalid actual");
@@ -75,7 +75,7 @@ export async function releaseReservation(
   db: Db,
   params: { reservationId: string; caller?: string },
   options: ResolveOptions = {},
-): Promise<SettleResult> {
+): Promise<Resolution> {
   const id = parseId(params.reservationId);
   const caller = parseCaller(params.caller);
   return call(db, sql`select ceilings.release(${id}::uuid, ${caller}) as result`, options);

@@ -114,7 +114,8 @@ export class ReservationInputError extends DomainError<InputErrorCode> {
   }
 }
 
-export type SettleResult =
+/** What settling or releasing a reservation answered: the one result of resolving it. */
+export type Resolution =
   | { status: "settled"; reservationId: string; actual: number; overrun: boolean; replay: boolean }
   | { status: "released"; reservationId: string; replay: boolean }
   | { status: "not_found"; message: string }

@@ -1,12 +1,12 @@
 import type { Db } from "@/db/client";
 import { releaseReservation, settleReservation } from "./resolve";
 import { reserve } from "./reserve";
-import type { Granted, Refused, ReserveParams, Resolved, SettleResult } from "./types";
+import type { Granted, Refused, ReserveParams, Resolved, Resolution } from "./types";
 
 export type Work<T> = (grant: Granted) => Promise<{ actual: number; result: T }>;
 
 export type WithReservationResult<T> =
-  | { status: "done"; result: T; reservationId: string; settlement: SettleResult }
+  | { status: "done"; result: T; reservationId: string; settlement: Resolution }
   | Refused
   | Resolved;
 

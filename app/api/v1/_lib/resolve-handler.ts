@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { endpoints, reservations } from "@/db/schema";
-import { releaseReservation, ReservationInputError, type SettleResult, settleReservation } from "@/lib/enforcement";
+import { releaseReservation, ReservationInputError, type Resolution, settleReservation } from "@/lib/enforcement";
 import { apiError, apiJson, describeIssue, errorResponse, readJsonBody, ReleaseBody, ReservationIdParam, SettleBody } from "@/lib/http";
 import type { ApiDeps } from "./deps";
 import { authenticateRequest, unavailableResponse } from "./guard";
@@ -18,7 +18,7 @@ async function reservationEndpoint(db: Db, id: string): Promise<string | null> {
   return row?.endpointKey ?? null;
 }
 
-function resultResponse(result: SettleResult): Response {
+function resultResponse(result: Resolution): Response {
   switch (result.status) {
     case "settled":
       return apiJson(200, { status: "settled", reservationId: result.reservationId, actual: result.actual, overrun: result.overrun, replay: result.replay });
