@@ -3,9 +3,8 @@ import { addCeiling, createEndpoint, removeCeiling, setAlertThresholds, setEndpo
 import { EndpointKey } from "@/lib/catalog/spec";
 import { FormReader, readCeiling, readCeilingRows, readEndpointFields } from "./catalog-form";
 
-// The catalog's server actions: admin only. Each passes the strict input boundary (control
-// characters, sizes), reads its form strictly, makes one lib/catalog call and revalidates
-// the pages that show the catalog (the overview, the endpoint, the banner).
+// The catalog's server actions: admin only. A change shows on the overview, the endpoint's page
+// and the banner, so those are revalidated.
 
 function key(r: FormReader): string {
   const parsed = EndpointKey.safeParse(r.text("key"));
