@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { Db } from "@/db/client";
 import type { Role } from "@/lib/auth/roles";
 import type { AuditActor } from "@/lib/audit/record";
 import { CatalogConflictError, CatalogError } from "@/lib/catalog/errors";
@@ -18,7 +19,8 @@ import type { SessionStaff } from "./session";
 
 export type { ActionState } from "./action-state";
 
-export type ActionContext = { staff: SessionStaff; actor: AuditActor; deps: ActionDeps };
+/** What a run gets: who acts (as the audit log names them), the database, and the rest of the deps. */
+export type ActionContext = { staff: SessionStaff; actor: AuditActor; db: Db; deps: ActionDeps };
 
 export type ActionResult = {
   message: string;
@@ -118,7 +120,7 @@ export function defineAction<Input, const Name extends string>(definition: Actio
     try {
       const read = readInput(definition, entries);
       if (!read.ok) return read.state;
-      const result = await definition.run({ staff: auth.staff, actor, deps }, read.input);
+      const result = await definition.run({ staff: auth.staff, actor, db: await deps.db(), deps }, read.input);
       for (const path of result.revalidate ?? []) deps.revalidate(path, path === "/" ? "layout" : undefined);
       return {
         status: "ok",

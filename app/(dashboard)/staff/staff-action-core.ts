@@ -20,11 +20,9 @@ const AddStaffForm = z.object({
 });
 
 export const addStaffCore = defineAction({
-  role: "admin",
-  boundary: "staff.add",
-  input: AddStaffForm,
-  run: async ({ actor, deps }, input) => {
-    const { staff, generatedPassword } = await addStaff(await deps.db(), { ...input, actor, bcryptCost: deps.bcryptCost });
+  role: "admin", boundary: "staff.add", input: AddStaffForm,
+  run: async ({ actor, db, deps }, input) => {
+    const { staff, generatedPassword } = await addStaff(db, { ...input, actor, bcryptCost: deps.bcryptCost });
     return generatedPassword
       ? { message: `Added ${staff.email} as ${staff.role}. Their password is shown once:`, secret: generatedPassword, revalidate: STAFF }
       : { message: `Added ${staff.email} as ${staff.role}.`, revalidate: STAFF };
@@ -32,22 +30,17 @@ export const addStaffCore = defineAction({
 });
 
 export const changeRoleCore = defineAction({
-  role: "admin",
-  boundary: "staff.role",
-  input: z.object({ email: StaffEmail, role: StaffRoleInput }),
-  run: async ({ actor, deps }, input) => {
-    const staff = await changeStaffRole(await deps.db(), { ...input, actor });
+  role: "admin", boundary: "staff.role", input: z.object({ email: StaffEmail, role: StaffRoleInput }),
+  run: async ({ actor, db }, input) => {
+    const staff = await changeStaffRole(db, { ...input, actor });
     return { message: `${staff.email} is now ${staff.role}.`, revalidate: STAFF };
   },
 });
 
 export const setDisabledCore = defineAction({
-  role: "admin",
-  boundary: "staff.disable",
-  input: z.object({ email: StaffEmail, disabled: z.enum(["true", "false"], { error: "disabled must be 'true' or 'false'" }) }),
-  run: async ({ actor, deps }, input) => {
-    const db = await deps.db();
-    const staff = input.disabled === "true" ? await disableStaff(db, { email: input.email, actor }) : await enableStaff(db, { email: input.email, actor });
+  role: "admin", boundary: "staff.disable", input: z.object({ email: StaffEmail, disabled: z.enum(["true", "false"], { error: "disabled must be 'true' or 'false'" }) }),
+  run: async ({ actor, db }, input) => {
+        const staff = input.disabled === "true" ? await disableStaff(db, { email: input.email, actor }) : await enableStaff(db, { email: input.email, actor });
     return { message: `${staff.email} is ${staff.disabledAt ? "disabled" : "enabled"}.`, revalidate: STAFF };
   },
 });

@@ -27,11 +27,9 @@ const RemoveOverrideForm = z.object({ ceilingId: Id, caller: z.string().max(200)
 const pages = (endpointKey: string) => ["/", `/endpoints/${endpointKey}`];
 
 export const adjustCeilingCore = defineAction({
-  role: "admin",
-  boundary: "ceiling.adjust",
-  input: AdjustForm,
-  run: async ({ actor, deps }, input) => {
-    const r = await adjustCeiling(await deps.db(), { ...input, actor });
+  role: "admin", boundary: "ceiling.adjust", input: AdjustForm,
+  run: async ({ actor, db }, input) => {
+    const r = await adjustCeiling(db, { ...input, actor });
     const clamp = r.clamped ? ` (you typed ${input.input.trim()}; clamped to the ${r.clamped === "max" ? "maximum" : "minimum"})` : "";
     const what =
       r.kind === "kill"
@@ -44,22 +42,18 @@ export const adjustCeilingCore = defineAction({
 });
 
 export const setBoundsCore = defineAction({
-  role: "admin",
-  boundary: "ceiling.bounds",
-  input: BoundsForm,
-  run: async ({ actor, deps }, input) => {
-    const r = await setBounds(await deps.db(), { ...input, actor });
+  role: "admin", boundary: "ceiling.bounds", input: BoundsForm,
+  run: async ({ actor, db }, input) => {
+    const r = await setBounds(db, { ...input, actor });
     const moved = r.valueClamped ? ` The value moved from ${formatCount(r.previousValue)} to ${formatCount(r.value)} to fit.` : "";
     return { message: `Bounds are now ${formatCount(r.min)} to ${formatCount(r.max)}.${moved}`, revalidate: pages(r.endpointKey) };
   },
 });
 
 export const setOverrideCore = defineAction({
-  role: "admin",
-  boundary: "ceiling.override",
-  input: OverrideForm,
-  run: async ({ actor, deps }, input) => {
-    const r = await setOverride(await deps.db(), { ...input, actor });
+  role: "admin", boundary: "ceiling.override", input: OverrideForm,
+  run: async ({ actor, db }, input) => {
+    const r = await setOverride(db, { ...input, actor });
     const applied = r.applied ?? 0;
     const clamp = r.clamped ? ` (clamped to the ${r.clamped === "max" ? "maximum" : "minimum"})` : "";
     return {
@@ -70,11 +64,9 @@ export const setOverrideCore = defineAction({
 });
 
 export const removeOverrideCore = defineAction({
-  role: "admin",
-  boundary: "ceiling.override_remove",
-  input: RemoveOverrideForm,
-  run: async ({ actor, deps }, input) => {
-    const r = await removeOverride(await deps.db(), { ...input, actor });
+  role: "admin", boundary: "ceiling.override_remove", input: RemoveOverrideForm,
+  run: async ({ actor, db }, input) => {
+    const r = await removeOverride(db, { ...input, actor });
     return { message: `${r.caller} is back on the ceiling's own value.`, revalidate: pages(r.endpointKey) };
   },
 });
