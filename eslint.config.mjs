@@ -35,7 +35,7 @@ export default tseslint.config(
     rules: {
       "@typescript-eslint/no-restricted-imports": [
         "error",
-        { patterns: [{ group: ["drizzle-orm", "drizzle-orm/*", "@/db/schema", "@/db/schema/*"], message: "app/ reads and writes through lib/: add a named function in lib/<domain>/ and call it." }] },
+        { patterns: [{ group: ["drizzle-orm", "drizzle-orm/*", "@/db/schema", "@/db/schema/*", "**/db/schema", "**/db/schema/*"], message: "app/ reads and writes through lib/: add a named function in lib/<domain>/ and call it." }] },
       ],
     },
   },
@@ -57,7 +57,7 @@ export default tseslint.config(
     rules: {
       "@typescript-eslint/no-restricted-imports": [
         "error",
-        { patterns: [{ group: ["@/lib/*", "**/lib/*", "!@/lib/env"], message: "db/ sits below lib/: move the code that needs the domain into lib/ or scripts/." }] },
+        { patterns: [{ group: ["@/lib/*", "**/lib/*", "!@/lib/env", "!**/lib/env"], message: "db/ sits below lib/: move the code that needs the domain into lib/ or scripts/." }] },
       ],
     },
   },
