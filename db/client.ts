@@ -155,8 +155,8 @@ const holder = globalThis as typeof globalThis & { __ceilingsDb?: Promise<Opened
 async function openConfigured(): Promise<Opened> {
   const e = env();
   const { url, embedded } = await resolveDatabaseUrl();
-  // Migrated only: the entry points seed first (prepareDatabaseWithDemo in lib/demo), before any
-  // process asks for the pools.
+  // Migrated only: each entry point seeds first (prepareDatabaseWithDemo in lib/demo), before it
+  // asks for the pools.
   const ready = embedded ? migrateEmbedded(embedded) : Promise.resolve();
   const main = openPostgres(url);
   // Enforcement gets its own pool whose every statement is bounded: a slow or locked database
