@@ -30,6 +30,45 @@ export default tseslint.config(
     },
   },
   {
+    // Layers: app/ reads and writes through lib/; the query builder and the tables stay below it.
+    files: ["app/**"],
+    rules: {
+      "@typescript-eslint/no-restricted-imports": [
+        "error",
+        { patterns: [{ group: ["drizzle-orm", "drizzle-orm/*", "@/db/schema", "@/db/schema/*", "**/db/schema", "**/db/schema/*"], message: "app/ reads and writes through lib/: add a named function in lib/<domain>/ and call it." }] },
+      ],
+    },
+  },
+  {
+    // Layers: lib/ is the domain, callable from a script or a test without a web framework.
+    files: ["lib/**"],
+    rules: {
+      "@typescript-eslint/no-restricted-imports": [
+        "error",
+        { patterns: [{ group: ["next", "next/*", "next-auth", "next-auth/*", "react", "react/*", "react-dom", "react-dom/*"], message: "lib/ knows no framework: keep Next, next-auth and React in app/ and components/." }] },
+      ],
+    },
+  },
+  {
+    // Layers: db/ is the bottom (connections, tables, SQL functions) and knows nothing of the domain.
+    // lib/env.ts is the one exception: it imports nothing of the project, and the connection settings
+    // are read from the environment by the same one parser as everything else.
+    files: ["db/**"],
+    rules: {
+      "@typescript-eslint/no-restricted-imports": [
+        "error",
+        { patterns: [{ group: ["@/lib/*", "**/lib/*", "!@/lib/env", "!**/lib/env"], message: "db/ sits below lib/: move the code that needs the domain into lib/ or scripts/." }] },
+      ],
+    },
+  },
+  {
+    // Tests look at a layer from outside: they check the rows an action wrote with SQL of their own
+    // rather than through the lib/ reads under test, set up states no lib/ verb makes (a staff row
+    // changed under a live session, a key last used long ago), and hold db/'s SQL to lib/'s contract.
+    files: ["app/**/*.test.ts", "app/**/test-support.ts", "db/**/*.test.ts"],
+    rules: { "@typescript-eslint/no-restricted-imports": "off" },
+  },
+  {
     files: ["lib/env.ts", "*.config.ts", "*.config.mts", "*.config.mjs", "*.config.js", "scripts/**"],
     rules: { "no-restricted-syntax": "off" },
   },

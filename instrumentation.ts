@@ -13,6 +13,8 @@ export async function register(): Promise<void> {
   // Metrics count from the first reservation on, not from the first scrape.
   const { metrics } = await import("./lib/metrics");
   metrics("app");
+  const { prepareDatabaseWithDemo } = await import("./lib/demo");
+  await prepareDatabaseWithDemo();
   const { getDb } = await import("./db/client");
   const db = await getDb();
   if (e.DATABASE_URL) {

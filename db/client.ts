@@ -103,11 +103,17 @@ export async function createEmbeddedDatabase(server: EmbeddedServer): Promise<vo
 }
 
 /**
- * Migrates the embedded database and seeds the demo into an empty one. The work runs on one
- * connection holding an advisory lock, so two processes starting together (the dashboard and the
- * worker) never migrate or seed at the same time; later starts only apply what is new.
+ * What a fresh embedded database gets once it is migrated (the demo seed, lib/demo): passed in by
+ * the caller because what goes into the tables is the domain's business, not db/'s.
  */
-async function migrateAndSeedEmbedded(server: EmbeddedServer, dataDir: string): Promise<void> {
+export type FirstStart = (db: Db) => Promise<unknown>;
+
+/**
+ * Migrates the embedded database, then runs `firstStart` on it. The work runs on one connection
+ * holding an advisory lock, so two processes starting together (the dashboard and the worker)
+ * never migrate or seed at the same time; later starts only apply what is new.
+ */
+async function migrateEmbedded(server: EmbeddedServer, firstStart?: FirstStart): Promise<void> {
   await createEmbeddedDatabase(server);
   const one = openPostgres(server.url, { max: 1 });
   try {
@@ -116,9 +122,7 @@ async function migrateAndSeedEmbedded(server: EmbeddedServer, dataDir: string): 
     // The app runs as a role that owns nothing and may only add to the audit log (db/roles.ts).
     const { ensureAppRole } = await import("./roles");
     await ensureAppRole(one.db, { role: EMBEDDED_APP_ROLE, password: server.appPassword });
-    const { seedDemoIfEmpty } = await import("./seed");
-    // On stderr: stdout of a CLI is data (`ceilings export > file`, `db:url`).
-    await seedDemoIfEmpty(one.db, { dataDir, log: (line) => console.error(line) });
+    if (firstStart) await firstStart(one.db);
     await one.db.execute(sql`select pg_advisory_unlock(${MIGRATE_LOCK})`);
   } finally {
     await one.close();
@@ -135,11 +139,11 @@ export async function resolveDatabaseUrl(): Promise<{ url: string; embedded?: Em
 
 /**
  * The configured database, ready to use: DATABASE_URL as it is (migrations are `npm run
- * db:migrate`'s job there), or the embedded server started, migrated and seeded.
+ * db:migrate`'s job there), or the embedded server started, migrated and given its `firstStart`.
  */
-export async function prepareDatabase(): Promise<{ url: string; embedded?: EmbeddedServer }> {
+export async function prepareDatabase(firstStart?: FirstStart): Promise<{ url: string; embedded?: EmbeddedServer }> {
   const resolved = await resolveDatabaseUrl();
-  if (resolved.embedded) await migrateAndSeedEmbedded(resolved.embedded, env().DATA_DIR);
+  if (resolved.embedded) await migrateEmbedded(resolved.embedded, firstStart);
   return resolved;
 }
 
@@ -151,7 +155,9 @@ const holder = globalThis as typeof globalThis & { __ceilingsDb?: Promise<Opened
 async function openConfigured(): Promise<Opened> {
   const e = env();
   const { url, embedded } = await resolveDatabaseUrl();
-  const ready = embedded ? migrateAndSeedEmbedded(embedded, e.DATA_DIR) : Promise.resolve();
+  // Migrated only: each entry point seeds first (prepareDatabaseWithDemo in lib/demo), before it
+  // asks for the pools.
+  const ready = embedded ? migrateEmbedded(embedded) : Promise.resolve();
   const main = openPostgres(url);
   // Enforcement gets its own pool whose every statement is bounded: a slow or locked database
   // answers "unavailable" within the deadline instead of hanging the caller.
@@ -173,7 +179,7 @@ function opened(): Promise<Opened> {
   return holder.__ceilingsDb;
 }
 
-/** The application's database (dashboard, CLIs, worker); the embedded one migrated and seeded. */
+/** The application's database (dashboard, CLIs, worker); the embedded one migrated. */
 export async function getDb(): Promise<Db> {
   const o = await opened();
   await o.ready;

@@ -12,6 +12,7 @@ import { closeDb, getDb } from "@/db/client";
 import type { AuditActor } from "@/lib/audit/record";
 import { applyCatalog, CatalogError, catalogJsonSchema, type EndpointPlan, exportCatalog, planCatalog } from "@/lib/catalog";
 import { CeilingError, formatCount, getKillState, killAll, killEndpoint, listEndpointsOverview, restoreEndpoint } from "@/lib/ceilings";
+import { prepareDatabaseWithDemo } from "@/lib/demo";
 
 const USAGE = `usage: npm run ceilings -- <command>
   status                               every endpoint, its ceilings and what is killed
@@ -79,6 +80,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
 
+  await prepareDatabaseWithDemo();
   const db = await getDb();
   try {
     switch (command) {

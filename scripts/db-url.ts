@@ -1,4 +1,4 @@
-import { prepareDatabase } from "@/db/client";
+import { prepareDatabaseWithDemo } from "@/lib/demo";
 
 // npm run -s db:url: the connection URL of the database the app uses, on stdout alone, for
 // `psql "$(npm run -s db:url)"` and services in other languages. Without DATABASE_URL it is the
@@ -7,7 +7,7 @@ import { prepareDatabase } from "@/db/client";
 async function main(): Promise<void> {
   // Anything the start-up prints goes to stderr: stdout carries the URL only.
   console.log = (...args: unknown[]) => console.error(...args);
-  const { url, embedded } = await prepareDatabase();
+  const { url, embedded } = await prepareDatabaseWithDemo();
   if (embedded?.startedHere) console.error("db:url: started the embedded database; it stays up (npm run db:stop stops it)");
   process.stdout.write(`${url}\n`);
 }

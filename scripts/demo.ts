@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { prepareDatabase, stopEmbeddedIfUnused } from "@/db/client";
+import { stopEmbeddedIfUnused } from "@/db/client";
 import type { EmbeddedServer } from "@/db/embedded/server";
 import { tryPidLock } from "@/db/embedded/pid-lock";
+import { prepareDatabaseWithDemo } from "@/lib/demo";
 import { env } from "@/lib/env";
 
 // npm run demo: the database (the embedded server without DATABASE_URL, started, migrated and
@@ -62,7 +63,7 @@ async function main(): Promise<number> {
   };
   let embedded: EmbeddedServer | undefined;
   try {
-    embedded = (await prepareDatabase()).embedded;
+    embedded = (await prepareDatabaseWithDemo()).embedded;
     if (embedded) console.log(`demo: embedded database ready (${embedded.startedHere ? "started now" : "already running"}); psql "$(npm run -s db:url)" connects to it`);
     const built = await exited(start("next build", [NEXT, "build"]));
     if (built !== 0 || stopping) return built;

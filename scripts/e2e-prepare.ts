@@ -1,11 +1,11 @@
 import { rm } from "node:fs/promises";
 import path from "node:path";
 import { sql } from "drizzle-orm";
-import { migrateDatabase, openPostgres, prepareDatabase } from "@/db/client";
+import { migrateDatabase, openPostgres } from "@/db/client";
 import { stopEmbeddedServer } from "@/db/embedded/server";
 import { ensureAppRole } from "@/db/roles";
-import { seedDemoIfEmpty } from "@/db/seed";
 import { E2E_APP_ROLE } from "./e2e-app-role";
+import { prepareDatabaseWithDemo, seedDemoIfEmpty } from "@/lib/demo";
 import { env } from "@/lib/env";
 
 // Recreates the e2e database from nothing, migrated and seeded with the demo: on Postgres the
@@ -46,7 +46,7 @@ async function prepareEmbedded(dataDir: string): Promise<void> {
   await rm(dataDir, { recursive: true, force: true });
   // Started, migrated and seeded here and left running for the e2e server, which finds it through
   // DATA_DIR; scripts/e2e-server.sh stops it when Playwright stops the server.
-  await prepareDatabase();
+  await prepareDatabaseWithDemo();
 }
 
 async function main(): Promise<void> {

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
-import { openPostgres, prepareDatabase, resultRows, stopEmbeddedIfUnused } from "@/db/client";
-import { seedDemoIfEmpty } from "@/db/seed";
+import { openPostgres, resultRows, stopEmbeddedIfUnused } from "@/db/client";
+import { prepareDatabaseWithDemo, seedDemoIfEmpty } from "@/lib/demo";
 import { env } from "@/lib/env";
 
 // npm run db:seed: loads the demo endpoints, history and staff into the Postgres server in
@@ -8,7 +8,7 @@ import { env } from "@/lib/env";
 // (The embedded server seeds itself; on it this finds the demo already there.)
 
 async function main(): Promise<void> {
-  const { url, embedded } = await prepareDatabase();
+  const { url, embedded } = await prepareDatabaseWithDemo();
   const database = openPostgres(url, { max: 1 });
   try {
     const [row] = resultRows<{ t: string | null }>(await database.db.execute(sql`select to_regclass('public.endpoints')::text as t`));

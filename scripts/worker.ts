@@ -1,4 +1,5 @@
 import { closeDb, getDb } from "@/db/client";
+import { prepareDatabaseWithDemo } from "@/lib/demo";
 import { env } from "@/lib/env";
 import { metrics, startMetricsServer, type MetricsServer } from "@/lib/metrics";
 import { runWorker } from "@/lib/worker/loop";
@@ -17,6 +18,7 @@ async function main(): Promise<void> {
       controller.abort();
     });
   }
+  await prepareDatabaseWithDemo();
   const db = await getDb();
   console.log(`worker ${settings.name}: running every ${settings.intervalMs} ms (pid ${process.pid})`);
   // The worker's own metrics port (pulled by Prometheus), when WORKER_METRICS_PORT is set.

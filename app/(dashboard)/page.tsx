@@ -25,11 +25,10 @@ export const dynamic = "force-dynamic";
 export default async function OverviewPage() {
   const staff = await requirePageRole("viewer");
   const now = new Date();
-  const endpoints = await listEndpointsOverview(await getDb(), now);
-  const trends = await overviewTrends(await getDb(), { now });
+  const db = await getDb();
+  const [endpoints, trends, database] = await Promise.all([listEndpointsOverview(db, now), overviewTrends(db, { now }), probeDatabase(db)]);
   const canKill = hasRole(staff.role, "operator");
   const isAdmin = hasRole(staff.role, "admin");
-  const database = await probeDatabase(await getDb());
   return (
     <div className="space-y-6">
       <div className="flex flex-wrap items-center justify-between gap-3">

@@ -5,7 +5,7 @@ import path from "node:path";
 import { sql } from "drizzle-orm";
 import { afterAll, describe, expect, it } from "vitest";
 import { type Database, migrateDatabase, openPostgres, resultRows } from "@/db/client";
-import { seedDemoIfEmpty } from "@/db/seed";
+import { seedDemoIfEmpty } from "@/lib/demo";
 import { tryPidLock } from "./pid-lock";
 import { embeddedFiles, ensureEmbeddedServer, readEmbeddedConfig, runningPostmaster, stopEmbeddedServer } from "./server";
 

@@ -33,7 +33,7 @@ describe("passwords", () => {
 
 describe("timing of sign-in answers", () => {
   it("hashes the demo accounts at the cost of the dummy hash unknown emails are checked against", async () => {
-    const { DEMO_BCRYPT_COST } = await import("@/db/seed");
+    const { DEMO_BCRYPT_COST } = await import("@/lib/demo");
     expect(DEMO_BCRYPT_COST).toBe(PRODUCTION_BCRYPT_COST);
     expect(bcrypt.getRounds(await timingDummyHash())).toBe(DEMO_BCRYPT_COST);
   });

@@ -2,6 +2,6 @@
 export { addCeiling, createEndpoint, removeCeiling, setAlertThresholds, setEndpointArchived, updateEndpoint } from "./change";
 export { CatalogConflictError, CatalogError, type CatalogErrorCode } from "./errors";
 export { applyCatalog, catalogJsonSchema, exportCatalog, parseCatalogText, planCatalog, type ApplyResult, type EndpointPlan, type Plan } from "./file";
-export { readCatalog, readCatalogEndpoint, type CatalogEndpoint } from "./read";
+export { listEndpointKeys, readCatalog, readCatalogEndpoint, type CatalogEndpoint } from "./read";
 export * from "./spec";
 export { ceilingSentence, describeWorstCase, proposedCeilings, worstCases, type WorstCases } from "./worst-case";

@@ -25,6 +25,12 @@ export function ceilingSpecOf(c: Ceiling): CeilingSpec {
   };
 }
 
+/** Every endpoint's key (archived ones too), in order: what the filter forms offer to pick from. */
+export async function listEndpointKeys(db: Db): Promise<string[]> {
+  const rows = await db.select({ key: endpoints.key }).from(endpoints).orderBy(asc(endpoints.key));
+  return rows.map((r) => r.key);
+}
+
 export type CatalogEndpoint = { endpoint: Endpoint; ceilings: Ceiling[]; spec: EndpointSpec };
 
 /** Every endpoint (archived ones too) with its ceilings and overrides, in key order. */

@@ -1,6 +1,7 @@
-import { sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import { type Db, resultRows } from "@/db/client";
+import { endpoints, reservations } from "@/db/schema";
 import { Caller, type InputErrorCode, ReservationInputError, type Resolution } from "./types";
 import { env } from "@/lib/env";
 import { LanePool } from "./lanes";
@@ -49,6 +50,20 @@ function parseId(id: string): string {
   const parsed = ReservationId.safeParse(id);
   if (!parsed.success) throw new ReservationInputError("invalid_input", parsed.error.issues[0]?.message ?? "invalid id");
   return parsed.data;
+}
+
+/**
+ * The key of the endpoint a reservation was made on, or null when there is no such reservation:
+ * what an API key's endpoint list is checked against before it may settle or release.
+ */
+export async function reservationEndpointKey(db: Db, reservationId: string): Promise<string | null> {
+  const [row] = await db
+    .select({ endpointKey: endpoints.key })
+    .from(reservations)
+    .innerJoin(endpoints, eq(endpoints.id, reservations.endpointId))
+    .where(eq(reservations.id, parseId(reservationId)))
+    .limit(1);
+  return row?.endpointKey ?? null;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { closeDb, type Db, getDb } from "@/db/client";
+import { prepareDatabaseWithDemo } from "@/lib/demo";
 import { env } from "@/lib/env";
 
 /**
@@ -7,6 +8,7 @@ import { env } from "@/lib/env";
  */
 export async function openCliDatabase(): Promise<{ db: Db; description: string; close: () => Promise<void> }> {
   const e = env();
+  await prepareDatabaseWithDemo();
   const db = await getDb();
   return { db, description: e.DATABASE_URL ? "DATABASE_URL" : `the embedded database in ${e.DATA_DIR}`, close: closeDb };
 }

@@ -2,10 +2,10 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { z } from "zod";
 import { getDb } from "@/db/client";
-import { endpoints } from "@/db/schema";
 import { requirePageRole } from "@/app/_lib/session";
 import { AuditTable } from "@/components/audit-table";
 import { buttonClass, inputClass, labelClass, secondaryButtonClass } from "@/components/ui";
+import { listEndpointKeys } from "@/lib/catalog";
 import { AuditFilters, listAuditEvents, listAuditFacets } from "@/lib/ceilings";
 
 export const metadata: Metadata = { title: "Audit log · Ceilings" };
@@ -62,8 +62,11 @@ export default async function AuditPage({ searchParams }: { searchParams: Search
   // Checked here so a bad link shows a message instead of an error page; the lib parses it again.
   const filters = AuditFilters.safeParse(input);
   const db = await getDb();
-  const [facets, endpointKeys] = await Promise.all([listAuditFacets(db), db.select({ key: endpoints.key }).from(endpoints).orderBy(endpoints.key)]);
-  const page = filters.success ? await listAuditEvents(db, input) : null;
+  const [facets, endpointKeys, page] = await Promise.all([
+    listAuditFacets(db),
+    listEndpointKeys(db),
+    filters.success ? listAuditEvents(db, input) : Promise.resolve(null),
+  ]);
 
   return (
     <div className="space-y-6">
@@ -76,7 +79,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Search
           <label htmlFor="f-endpoint" className={labelClass}>Endpoint</label>
           <select id="f-endpoint" name="endpoint" defaultValue={q.endpoint ?? ""} className={inputClass}>
             <option value="">All</option>
-            {endpointKeys.map((e) => <option key={e.key} value={e.key}>{e.key}</option>)}
+            {endpointKeys.map((key) => <option key={key} value={key}>{key}</option>)}
           </select>
         </div>
         <div>

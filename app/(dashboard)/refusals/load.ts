@@ -1,5 +1,5 @@
 import type { Db } from "@/db/client";
-import { endpoints } from "@/db/schema";
+import { listEndpointKeys } from "@/lib/catalog";
 import { env } from "@/lib/env";
 import {
   countAllRefusals,
@@ -47,12 +47,8 @@ function firstValues(params: SearchParams): Record<string, string> {
 export async function loadRefusalsView(db: Db, params: SearchParams, now = new Date()): Promise<RefusalsView> {
   const raw = firstValues(params);
   const parsed = parseRefusalQuery(params);
-  const [total, oldest, endpointRows] = await Promise.all([
-    countAllRefusals(db),
-    oldestRefusalAt(db),
-    db.select({ key: endpoints.key }).from(endpoints).orderBy(endpoints.key),
-  ]);
-  const base = { raw, total, oldest, retentionDays: env().REFUSAL_RETENTION_DAYS, endpointKeys: endpointRows.map((e) => e.key) };
+  const [total, oldest, endpointKeys] = await Promise.all([countAllRefusals(db), oldestRefusalAt(db), listEndpointKeys(db)]);
+  const base = { raw, total, oldest, retentionDays: env().REFUSAL_RETENTION_DAYS, endpointKeys };
   if (!parsed.ok) return { ...base, errors: parsed.errors, filters: {}, page: EMPTY_PAGE, chart: null, matching: null };
   const { filters, position } = parsed;
   const filtered = Object.values(filters).some((v) => v !== undefined);

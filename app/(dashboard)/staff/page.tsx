@@ -13,8 +13,7 @@ const dateFormat = new Intl.DateTimeFormat("en-GB", { dateStyle: "medium", timeS
 export default async function StaffPage() {
   const me = await requirePageRole("admin");
   const db = await getDb();
-  const members = await listStaff(db);
-  const failures = await listSignInFailures(db);
+  const [members, failures] = await Promise.all([listStaff(db), listSignInFailures(db)]);
   return (
     <section className="space-y-8">
       <div>

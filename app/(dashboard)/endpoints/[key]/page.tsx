@@ -35,10 +35,11 @@ export async function generateMetadata({ params }: Params): Promise<Metadata> {
 export default async function EndpointPage({ params }: Params) {
   const staff = await requirePageRole("viewer");
   const key = decodeURIComponent((await params).key);
-  const detail = await getEndpointDetail(await getDb(), key);
+  const db = await getDb();
+  const detail = await getEndpointDetail(db, key);
   if (!detail) notFound();
-  const throttle = await listThrottleActivity(await getDb(), detail.id);
-  const spend = await endpointSpendCharts(await getDb(), { endpointId: detail.id });
+  // Both need the endpoint's id, and nothing else from each other.
+  const [throttle, spend] = await Promise.all([listThrottleActivity(db, detail.id), endpointSpendCharts(db, { endpointId: detail.id })]);
   const canKill = hasRole(staff.role, "operator");
   const isAdmin = hasRole(staff.role, "admin");
   const killed = detail.state === "killed";

@@ -1,22 +1,9 @@
-import { eq } from "drizzle-orm";
-import type { Db } from "@/db/client";
-import { endpoints, reservations } from "@/db/schema";
-import { releaseReservation, ReservationInputError, type Resolution, settleReservation } from "@/lib/enforcement";
+import { releaseReservation, reservationEndpointKey, ReservationInputError, type Resolution, settleReservation } from "@/lib/enforcement";
 import { apiError, apiJson, describeIssue, errorResponse, readJsonBody, ReleaseBody, ReservationIdParam, SettleBody } from "@/lib/http";
 import type { ApiDeps } from "./deps";
-import { authenticateRequest, unavailableResponse } from "./guard";
+import { authenticateRequest, checkEndpointAccess, unavailableResponse } from "./guard";
 
 type Verb = "settle" | "release";
-
-async function reservationEndpoint(db: Db, id: string): Promise<string | null> {
-  const [row] = await db
-    .select({ endpointKey: endpoints.key })
-    .from(reservations)
-    .innerJoin(endpoints, eq(endpoints.id, reservations.endpointId))
-    .where(eq(reservations.id, id))
-    .limit(1);
-  return row?.endpointKey ?? null;
-}
 
 function resultResponse(result: Resolution): Response {
   switch (result.status) {
@@ -56,11 +43,10 @@ export async function handleResolve(request: Request, rawId: string, verb: Verb,
     return apiError(400, issue.code, issue.message);
   }
   try {
-    const endpointKey = await reservationEndpoint(auth.db, id.data);
+    const endpointKey = await reservationEndpointKey(auth.db, id.data);
     if (endpointKey === null) return apiError(404, "reservation_not_found", "no such reservation");
-    if (!auth.principal.endpointKeys.includes(endpointKey)) {
-      return apiError(403, "endpoint_not_allowed", `the API key ck_${auth.principal.prefix} is not allowed to use endpoint '${endpointKey}'`);
-    }
+    const denied = await checkEndpointAccess(auth.db, auth.principal, endpointKey);
+    if (denied) return denied;
     const caller = auth.principal.trusted ? undefined : (auth.principal.account ?? undefined);
     const result =
       "actual" in parsed.data

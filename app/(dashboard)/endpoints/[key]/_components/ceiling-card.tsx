@@ -1,10 +1,9 @@
-import type { CeilingOverride } from "@/db/schema";
 import { ConfirmActionButton } from "@/components/confirm-action-button";
 import { formatAgo } from "@/components/format";
 import { StateBadge } from "@/components/state-badge";
 import { cardClass } from "@/components/ui";
 import { UsageBar } from "@/components/usage-bar";
-import { formatCount, unitLabel, type CeilingView } from "@/lib/ceilings";
+import { formatCount, unitLabel, type CeilingView, type EndpointDetail } from "@/lib/ceilings";
 import type { ScopeUsage } from "@/lib/ceilings/usage";
 import { runAction } from "@/app/(dashboard)/actions";
 import { AdjustForm } from "./adjust-form";
@@ -13,7 +12,7 @@ import { OverrideForm } from "./override-form";
 
 const removeOverrideAction = runAction.bind(null, "ceiling.override_remove");
 
-type CeilingCardProps = { ceiling: CeilingView; unit: string; isAdmin: boolean; overrides: CeilingOverride[]; topCallers: ScopeUsage[] };
+type CeilingCardProps = { ceiling: CeilingView; unit: string; isAdmin: boolean; overrides: EndpointDetail["overrides"]; topCallers: ScopeUsage[] };
 
 export function CeilingCard({ ceiling: c, unit, isAdmin, overrides, topCallers }: CeilingCardProps) {
   const what = c.metric === "calls" ? "calls" : unitLabel(unit, 2);

@@ -1,15 +1,15 @@
 import { sql } from "drizzle-orm";
 import type { PgTable } from "drizzle-orm/pg-core";
 import { hashPassword, PRODUCTION_BCRYPT_COST } from "@/lib/auth/password";
-import type { Db } from "./client";
+import type { Db } from "@/db/client";
 import { applyCatalog } from "@/lib/catalog/file";
-import { DEMO_CATALOG_TEXT, DEMO_ENDPOINTS, DEMO_PASSWORD, DEMO_STAFF, type CeilingRef } from "./demo/catalog";
-import type { SeededCeiling, SeededEndpoint, UsageRow } from "./demo/history";
-import { demoAlerts, demoAuditEvents, demoRefusals, type Endpoints } from "./demo/incidents";
-import { seededRandom } from "./demo/random";
-import type { ReservationRow } from "./demo/today";
-import { demoUsage } from "./demo/usage";
-import { alerts, auditEvents, ceilings, endpoints, refusals, reservations, staff, usage } from "./schema";
+import { DEMO_CATALOG_TEXT, DEMO_ENDPOINTS, DEMO_PASSWORD, DEMO_STAFF, type CeilingRef } from "./catalog";
+import type { SeededCeiling, UsageRow } from "./history";
+import { demoAlerts, demoAuditEvents, demoRefusals, type Endpoints } from "./incidents";
+import { seededRandom } from "./random";
+import type { ReservationRow } from "./today";
+import { demoUsage } from "./usage";
+import { alerts, auditEvents, ceilings, endpoints, refusals, reservations, staff, usage } from "@/db/schema";
 
 // Demo data for a first start: four endpoints with their ceilings, five weeks of spend, refusals at
 // every gate, a few alerts and three staff accounts, so no page of a fresh dashboard is empty.
@@ -86,7 +86,7 @@ export async function seedDemoIfEmpty(db: Db, opts: SeedOptions = {}): Promise<b
 async function seedDemo(tx: Db, now: Date, passwordHash: string): Promise<SeedSummary> {
   const random = seededRandom(1_234_567);
   // The catalog goes in through the same code as any team's catalog file (`ceilings apply`).
-  await applyCatalog(tx, { text: DEMO_CATALOG_TEXT, actor: { type: "system", name: "demo seed" }, reason: "the demo catalog (db/demo/ceilings.json)", confirmRaise: true });
+  await applyCatalog(tx, { text: DEMO_CATALOG_TEXT, actor: { type: "system", name: "demo seed" }, reason: "the demo catalog (lib/demo/ceilings.json)", confirmRaise: true });
   const insertedEndpoints = await tx.select({ id: endpoints.id, key: endpoints.key }).from(endpoints);
   const insertedCeilings = await tx.select().from(ceilings);
   const idOf = new Map(insertedEndpoints.map((e) => [e.key, e.id]));
@@ -153,4 +153,3 @@ function completeEndpoints(seeded: Partial<Endpoints>): Endpoints {
   return { "email.subscribe": email, "sms.password-reset": sms, "llm.chat": llm, "webhook.notify": webhook };
 }
 
-export type { SeededEndpoint };

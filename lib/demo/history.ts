@@ -1,5 +1,5 @@
 import { billingMonthWindow, utcDayWindow } from "@/lib/ceilings/windows";
-import type { usage } from "../schema/usage";
+import type { usage } from "@/db/schema/usage";
 import type { CeilingRef, DemoCeiling, DemoEndpoint } from "./catalog";
 import { DEMO_CALLERS } from "./catalog";
 import { distributeCapped, type Random } from "./random";

@@ -1,5 +1,5 @@
 import { billingMonthWindow, utcDayWindow } from "@/lib/ceilings/windows";
-import type { ReservationCharge, reservations } from "../schema/reservations";
+import type { ReservationCharge, reservations } from "@/db/schema/reservations";
 import { DEMO_INBOXES, DEMO_PHONES } from "./catalog";
 import { callerPool, type DaySpend, type SeededEndpoint, type UsageRow } from "./history";
 import type { Random } from "./random";

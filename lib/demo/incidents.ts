@@ -1,7 +1,7 @@
 import { utcDayWindow } from "@/lib/ceilings/windows";
-import type { alerts } from "../schema/alerts";
-import type { NewAuditEvent } from "../schema/audit-events";
-import type { refusals } from "../schema/refusals";
+import type { alerts } from "@/db/schema/alerts";
+import type { NewAuditEvent } from "@/db/schema/audit-events";
+import type { refusals } from "@/db/schema/refusals";
 import { DEMO_CALLERS, DEMO_INBOXES, DEMO_PHONES, type DemoEndpoint } from "./catalog";
 import { CAP_DAYS, KILL_DAY, type SeededEndpoint } from "./history";
 import type { Random } from "./random";

@@ -1,11 +1,11 @@
 import { CatalogFile, type CeilingSpec } from "@/lib/catalog/spec";
-import type { NewCeiling } from "../schema/ceilings";
-import type { NewEndpoint } from "../schema/endpoints";
+import type { NewCeiling } from "@/db/schema/ceilings";
+import type { NewEndpoint } from "@/db/schema/endpoints";
 import demoCatalog from "./ceilings.json";
 import { seededRandom } from "./random";
 
 // The demo endpoints: four kinds of spend a real product pays for, each with the ceilings a
-// careful operator would set. Their catalog is db/demo/ceilings.json, a catalog file like any
+// careful operator would set. Their catalog is lib/demo/ceilings.json, a catalog file like any
 // team's, applied by the seed through `applyCatalog`; this file adds what the history needs.
 
 /** Names a ceiling inside its endpoint so the history generator can find it after insert. */
@@ -45,7 +45,7 @@ function isDemoKey(key: string): key is DemoKey {
 }
 
 export const DEMO_ENDPOINTS: readonly DemoEndpoint[] = CatalogFile.parse(demoCatalog).endpoints.map((e) => {
-  if (!isDemoKey(e.key)) throw new Error(`db/demo/ceilings.json: ${e.key} has no history settings in db/demo/catalog.ts`);
+  if (!isDemoKey(e.key)) throw new Error(`lib/demo/ceilings.json: ${e.key} has no history settings in lib/demo/catalog.ts`);
   const { ceilings, overrides: _o, archived: _a, ...fields } = e;
   return {
     ...fields,

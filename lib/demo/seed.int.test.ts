@@ -2,11 +2,11 @@ import { count, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findDrift } from "@/lib/alerts/reconcile";
 import { verifyPassword } from "@/lib/auth/password";
-import { resultRows } from "./client";
-import { DEMO_PASSWORD } from "./demo/catalog";
-import { endpoints, staff } from "./schema";
+import { resultRows } from "@/db/client";
+import { DEMO_PASSWORD } from "./catalog";
+import { endpoints, staff } from "@/db/schema";
 import { seedDemoIfEmpty } from "./seed";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "./testing";
+import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
 
 const quiet = { log: () => {}, bcryptCost: 4 };
 
