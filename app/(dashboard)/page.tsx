@@ -14,10 +14,9 @@ import { formatCount, listEndpointsOverview, unitLabel, type EndpointOverview } 
 import { SpendSparkline } from "@/components/charts/spend-sparkline";
 import { overviewTrends, type EndpointTrend } from "@/lib/spend";
 import { runAction } from "@/app/(dashboard)/actions";
+import { KillSwitch } from "./_components/kill-switch";
 
 const killAllAction = runAction.bind(null, "ceiling.kill_all");
-const killEndpointAction = runAction.bind(null, "ceiling.kill");
-const restoreEndpointAction = runAction.bind(null, "ceiling.restore");
 
 export const metadata: Metadata = { title: "Overview · Ceilings" };
 export const dynamic = "force-dynamic";
@@ -164,31 +163,7 @@ function EndpointCard({ endpoint: e, canKill, now, trend }: { endpoint: Endpoint
       ) : null}
       {canKill && !archived ? (
         <footer className="flex flex-wrap gap-2">
-          {killed ? (
-            <ConfirmActionButton
-              action={restoreEndpointAction}
-              label={`Restore ${e.key}`}
-              title={`Restore ${e.key}?`}
-              description="Each ceiling goes back to its value from before the kill, and calls are granted again within those ceilings."
-              confirmLabel="Restore"
-              fields={{ endpointKey: e.key }}
-              reason="optional"
-              tone="neutral"
-              testId={`restore-${e.key}`}
-            />
-          ) : (
-            <ConfirmActionButton
-              action={killEndpointAction}
-              label={`Kill ${e.key}`}
-              title={`Kill ${e.key}?`}
-              description="Every ceiling of this endpoint is set to 0: the very next call is refused. Restore puts the values back."
-              confirmLabel="Kill now"
-              fields={{ endpointKey: e.key }}
-              reason="optional"
-              tone="danger"
-              testId={`kill-${e.key}`}
-            />
-          )}
+          <KillSwitch endpointKey={e.key} killed={killed} named />
         </footer>
       ) : null}
     </article>

@@ -5,7 +5,6 @@ import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
 import { AuditTable } from "@/components/audit-table";
 import { RefusalsTable } from "@/components/refusals-table";
-import { ConfirmActionButton } from "@/components/confirm-action-button";
 import { formatUtc } from "@/components/format";
 import { ArchivedBadge, StateBadge } from "@/components/state-badge";
 import { cardClass, secondaryButtonClass } from "@/components/ui";
@@ -15,13 +14,11 @@ import { formatCount, getEndpointDetail, unitLabel } from "@/lib/ceilings";
 import { DailySpendChart } from "@/components/charts/daily-spend-chart";
 import { MonthToDateChart } from "@/components/charts/month-to-date-chart";
 import { endpointSpendCharts } from "@/lib/spend";
-import { runAction } from "@/app/(dashboard)/actions";
+import { KillSwitch } from "@/app/(dashboard)/_components/kill-switch";
 import { CeilingCard } from "./_components/ceiling-card";
 import { ThrottlePanel } from "@/components/throttle-panel";
 import { listThrottleActivity } from "@/lib/throttle";
 
-const killEndpointAction = runAction.bind(null, "ceiling.kill");
-const restoreEndpointAction = runAction.bind(null, "ceiling.restore");
 
 export const dynamic = "force-dynamic";
 
@@ -62,33 +59,7 @@ export default async function EndpointPage({ params }: Params) {
               Edit endpoint
             </Link>
           ) : null}
-          {canKill && !archived ? (
-            killed ? (
-              <ConfirmActionButton
-                action={restoreEndpointAction}
-                label="Restore endpoint"
-                title={`Restore ${detail.key}?`}
-                description="Each ceiling goes back to its value from before the kill."
-                confirmLabel="Restore"
-                fields={{ endpointKey: detail.key }}
-                reason="optional"
-                tone="neutral"
-                testId="restore-endpoint"
-              />
-            ) : (
-              <ConfirmActionButton
-                action={killEndpointAction}
-                label="Kill endpoint"
-                title={`Kill ${detail.key}?`}
-                description="Every ceiling of this endpoint is set to 0, whatever its bounds: the very next call is refused. Restore puts the values back."
-                confirmLabel="Kill now"
-                fields={{ endpointKey: detail.key }}
-                reason="optional"
-                tone="danger"
-                testId="kill-endpoint"
-              />
-            )
-          ) : null}
+          {canKill && !archived ? <KillSwitch endpointKey={detail.key} killed={killed} /> : null}
         </div>
       </div>
 
