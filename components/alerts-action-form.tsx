@@ -3,7 +3,7 @@
 import { useActionState, type ReactNode } from "react";
 import { IDLE, type FormAction } from "@/app/_lib/action-state";
 import { ActionMessage } from "./action-message";
-import { useHydrated } from "./use-hydrated";
+import { SubmitButton } from "./submit-button";
 
 /**
  * A one-button form for an alerts server action: hidden fields, a submit button that stays
@@ -19,7 +19,6 @@ export function AlertsActionForm(props: {
   testId?: string;
 }) {
   const [state, action, pending] = useActionState(props.action, IDLE);
-  const hydrated = useHydrated();
   const tone =
     props.tone === "danger"
       ? "border-red-300 text-red-800 hover:bg-red-50 dark:border-red-800 dark:text-red-300 dark:hover:bg-red-950"
@@ -38,14 +37,9 @@ export function AlertsActionForm(props: {
       {Object.entries(props.fields).flatMap(([name, value]) =>
         (Array.isArray(value) ? value : [value]).map((v, i) => <input key={`${name}-${i}`} type="hidden" name={name} value={String(v)} />),
       )}
-      <button
-        type="submit"
-        disabled={!hydrated || pending}
-        data-testid={props.testId}
-        className={`rounded-md border px-2.5 py-1 text-xs font-medium disabled:opacity-50 ${tone}`}
-      >
-        {pending ? (props.pendingLabel ?? "Saving…") : props.label}
-      </button>
+      <SubmitButton pending={pending} pendingLabel={props.pendingLabel ?? "Saving…"} className={`rounded-md border px-2.5 py-1 text-xs font-medium disabled:opacity-50 ${tone}`} testId={props.testId}>
+        {props.label}
+      </SubmitButton>
       <ActionMessage state={state} testId={props.testId} />
     </form>
   );

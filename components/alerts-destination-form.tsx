@@ -3,14 +3,13 @@
 import { useActionState } from "react";
 import { IDLE, type FormAction } from "@/app/_lib/action-state";
 import { ActionMessage } from "./action-message";
-import { useHydrated } from "./use-hydrated";
+import { SubmitButton } from "./submit-button";
 
 const input = "mt-1 block w-full rounded-md border border-zinc-300 bg-white px-3 py-2 text-sm dark:border-zinc-700 dark:bg-zinc-950";
 
 /** Adds a Slack, signed webhook or e-mail (SMTP) destination. */
 export function AlertsDestinationForm({ action }: { action: FormAction }) {
   const [state, formAction, pending] = useActionState(action, IDLE);
-  const hydrated = useHydrated();
   return (
     <form action={formAction} method="post" className="max-w-2xl space-y-4 rounded-lg border border-zinc-200 p-4 dark:border-zinc-800">
       <h2 className="text-lg font-semibold">Add a destination</h2>
@@ -67,13 +66,7 @@ export function AlertsDestinationForm({ action }: { action: FormAction }) {
           <input id="dest-smtp-pass" name="smtpPasswordRef" autoComplete="off" maxLength={200} className={input} placeholder="env:CEILINGS_SECRET_SMTP" />
         </div>
       </fieldset>
-      <button
-        type="submit"
-        disabled={!hydrated || pending}
-        className="rounded-md bg-zinc-900 px-3 py-2 text-sm font-medium text-white hover:bg-zinc-700 disabled:opacity-50 dark:bg-zinc-100 dark:text-zinc-900"
-      >
-        {pending ? "Adding…" : "Add destination"}
-      </button>
+      <SubmitButton pending={pending} pendingLabel="Adding…">Add destination</SubmitButton>
       <ActionMessage state={state} testId="destination" />
     </form>
   );

@@ -1,17 +1,16 @@
 "use client";
 
 import { signIn } from "next-auth/react";
-import { useState, useSyncExternalStore, type FormEvent } from "react";
+import { useState, type FormEvent } from "react";
+import { SubmitButton } from "@/components/submit-button";
+import { buttonClass } from "@/components/ui";
 
 // Shown for every refused sign-in, whatever the cause; the server never says more.
 const GENERIC_ERROR = "Email or password is incorrect";
 
-const noSubscribe = () => () => {};
-
+// The submit button stays disabled until hydration (SubmitButton): a click before then would submit
+// a plain GET form and put the password in the URL.
 export function LoginForm({ next }: { next: string }) {
-  // False in the server render and until hydration: a click before then would submit a plain GET
-  // form and put the password in the URL.
-  const hydrated = useSyncExternalStore(noSubscribe, () => true, () => false);
   const [error, setError] = useState<string | null>(null);
   const [pending, setPending] = useState(false);
 
@@ -71,13 +70,7 @@ export function LoginForm({ next }: { next: string }) {
           {error}
         </p>
       ) : null}
-      <button
-        type="submit"
-        disabled={!hydrated || pending}
-        className="w-full rounded-md bg-zinc-900 px-3 py-2 text-sm font-medium text-white hover:bg-zinc-700 disabled:cursor-not-allowed disabled:opacity-50 dark:bg-zinc-100 dark:text-zinc-900 dark:hover:bg-zinc-300"
-      >
-        {pending ? "Signing in…" : "Sign in"}
-      </button>
+      <SubmitButton pending={pending} pendingLabel="Signing in…" className={`w-full ${buttonClass}`}>Sign in</SubmitButton>
     </form>
   );
 }

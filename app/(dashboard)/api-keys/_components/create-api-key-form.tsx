@@ -5,14 +5,13 @@ import type { EndpointChoice } from "@/lib/api-keys";
 import { runAction } from "@/app/(dashboard)/actions";
 import { IDLE } from "@/app/_lib/action-state";
 import { ActionMessage } from "@/components/action-message";
-import { useHydrated } from "@/components/use-hydrated";
+import { SubmitButton } from "@/components/submit-button";
 
 const createApiKeyAction = runAction.bind(null, "api_key.create");
 
 const input = "mt-1 block w-full rounded-md border border-zinc-300 bg-white px-3 py-2 text-sm dark:border-zinc-700 dark:bg-zinc-950";
 
 export function CreateApiKeyForm({ endpoints }: { endpoints: EndpointChoice[] }) {
-  const hydrated = useHydrated();
   const [state, action, pending] = useActionState(createApiKeyAction, IDLE);
   const [binding, setBinding] = useState<"account" | "trusted">("account");
   return (
@@ -55,13 +54,7 @@ export function CreateApiKeyForm({ endpoints }: { endpoints: EndpointChoice[] })
           </div>
         )}
       </fieldset>
-      <button
-        type="submit"
-        disabled={!hydrated || pending}
-        className="rounded-md bg-zinc-900 px-3 py-2 text-sm font-medium text-white hover:bg-zinc-700 disabled:opacity-50 dark:bg-zinc-100 dark:text-zinc-900"
-      >
-        {pending ? "Creating…" : "Create API key"}
-      </button>
+      <SubmitButton pending={pending} pendingLabel="Creating…">Create API key</SubmitButton>
       <ActionMessage state={state} testId="api-key-action" secretTestId="api-key-secret" />
     </form>
   );

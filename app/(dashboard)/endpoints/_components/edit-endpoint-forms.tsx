@@ -3,12 +3,12 @@
 import { useActionState, useId, useState } from "react";
 import { IDLE, type ActionState } from "@/app/_lib/action-state";
 import { ActionMessage } from "@/components/action-message";
-import { buttonClass, inputClass, labelClass } from "@/components/ui";
-import { useHydrated } from "@/components/use-hydrated";
+import { inputClass, labelClass } from "@/components/ui";
 import { runAction } from "@/app/(dashboard)/actions";
 import { CeilingRowFields, type CeilingRowText, emptyCeilingRow } from "./ceiling-rows";
 import { EndpointFieldInputs, type EndpointFieldsText } from "./endpoint-fields";
 import { previewFields } from "./new-endpoint-form";
+import { SubmitButton } from "@/components/submit-button";
 
 const addCeilingAction = runAction.bind(null, "ceiling.add");
 const setAlertThresholdsAction = runAction.bind(null, "ceiling.update");
@@ -39,7 +39,6 @@ function ReasonAndConfirm({ state, id }: { state: ActionState; id: string }) {
 
 export function EditEndpointForm({ endpointKey, version, initial }: { endpointKey: string; version: number; initial: EndpointFieldsText }) {
   const id = useId();
-  const hydrated = useHydrated();
   const [state, formAction, pending] = useActionState(updateEndpointAction, IDLE);
   const [fields, setFields] = useState(initial);
   // After a conflict the form carries the version in force, so a deliberate second save goes through.
@@ -50,9 +49,7 @@ export function EditEndpointForm({ endpointKey, version, initial }: { endpointKe
       <input type="hidden" name="expectedVersion" value={expected} />
       <EndpointFieldInputs value={fields} onChange={setFields} state={state} />
       <ReasonAndConfirm state={state} id={id} />
-      <button type="submit" className={buttonClass} disabled={!hydrated || pending} data-testid="save-endpoint">
-        {pending ? "Saving…" : "Save endpoint"}
-      </button>
+      <SubmitButton pending={pending} pendingLabel="Saving…" testId="save-endpoint">Save endpoint</SubmitButton>
       <ActionMessage state={state} testId="save-endpoint" />
     </form>
   );
@@ -60,7 +57,6 @@ export function EditEndpointForm({ endpointKey, version, initial }: { endpointKe
 
 export function AddCeilingForm({ endpointKey, preview }: { endpointKey: string; preview: EndpointFieldsText }) {
   const id = useId();
-  const hydrated = useHydrated();
   const [state, formAction, pending] = useActionState(addCeilingAction, IDLE);
   const [row, setRow] = useState<CeilingRowText>({ ...emptyCeilingRow });
   return (
@@ -75,9 +71,7 @@ export function AddCeilingForm({ endpointKey, preview }: { endpointKey: string; 
         ceiling and remove the old one: a window in progress is never reinterpreted.
       </p>
       <ReasonAndConfirm state={state} id={id} />
-      <button type="submit" className={buttonClass} disabled={!hydrated || pending} data-testid="add-ceiling">
-        {pending ? "Adding…" : "Add ceiling"}
-      </button>
+      <SubmitButton pending={pending} pendingLabel="Adding…" testId="add-ceiling">Add ceiling</SubmitButton>
       <ActionMessage state={state} testId="add-ceiling" />
     </form>
   );
@@ -85,7 +79,6 @@ export function AddCeilingForm({ endpointKey, preview }: { endpointKey: string; 
 
 export function AlertThresholdsForm({ endpointKey, ceilingId, thresholds }: { endpointKey: string; ceilingId: number; thresholds: number[] }) {
   const id = useId();
-  const hydrated = useHydrated();
   const [state, formAction, pending] = useActionState(setAlertThresholdsAction, IDLE);
   return (
     <form action={formAction} className="flex flex-wrap items-end gap-2" data-testid={`thresholds-form-${ceilingId}`}>
@@ -103,9 +96,7 @@ export function AlertThresholdsForm({ endpointKey, ceilingId, thresholds }: { en
         </label>
         <input id={`${id}-r`} name="reason" type="text" required maxLength={500} autoComplete="off" className={`${inputClass} w-48`} />
       </div>
-      <button type="submit" className={buttonClass} disabled={!hydrated || pending}>
-        Save alerts
-      </button>
+      <SubmitButton pending={pending}>Save alerts</SubmitButton>
       <ActionMessage state={state} testId={`thresholds-${ceilingId}`} />
     </form>
   );

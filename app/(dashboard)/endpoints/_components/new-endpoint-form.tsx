@@ -4,7 +4,7 @@ import { useRouter } from "next/navigation";
 import { useActionState, useEffect, useId, useState } from "react";
 import { IDLE } from "@/app/_lib/action-state";
 import { ActionMessage } from "@/components/action-message";
-import { buttonClass, cardClass, inputClass, labelClass, secondaryButtonClass } from "@/components/ui";
+import { cardClass, inputClass, labelClass, secondaryButtonClass } from "@/components/ui";
 import { useHydrated } from "@/components/use-hydrated";
 import { type EndpointFields, UNBOUNDED_SENTENCE } from "@/lib/catalog/spec";
 import { describeWorstCase, proposedCeilings, worstCases } from "@/lib/catalog/worst-case";
@@ -12,6 +12,7 @@ import { runAction } from "@/app/(dashboard)/actions";
 import { CeilingRowFields, type CeilingRowText, emptyCeilingRow, previewSpec, previewWhole, rowOfSpec } from "./ceiling-rows";
 import { EndpointFieldInputs, type EndpointFieldsText } from "./endpoint-fields";
 import { FieldError } from "./field-error";
+import { SubmitButton } from "@/components/submit-button";
 
 const createEndpointAction = runAction.bind(null, "endpoint.create");
 
@@ -128,9 +129,7 @@ export function NewEndpointForm() {
           </label>
           <input id={`${id}-reason`} name="reason" type="text" required maxLength={500} autoComplete="off" className={inputClass} />
         </div>
-        <button type="submit" className={buttonClass} disabled={!hydrated || pending} data-testid="create-endpoint">
-          {pending ? "Creating…" : "Create endpoint"}
-        </button>
+        <SubmitButton pending={pending} pendingLabel="Creating…" testId="create-endpoint">Create endpoint</SubmitButton>
         <ActionMessage state={state} testId="create-endpoint" />
       </section>
     </form>

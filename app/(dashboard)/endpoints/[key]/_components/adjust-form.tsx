@@ -3,10 +3,10 @@
 import { IDLE, type ActionState } from "@/app/_lib/action-state";
 import { useActionState, useId, useState } from "react";
 import { ActionMessage } from "@/components/action-message";
-import { buttonClass, inputClass, labelClass } from "@/components/ui";
-import { useHydrated } from "@/components/use-hydrated";
+import { inputClass, labelClass } from "@/components/ui";
 import { previewAdjustment } from "@/lib/ceilings/parse";
 import { runAction } from "@/app/(dashboard)/actions";
+import { SubmitButton } from "@/components/submit-button";
 
 const adjustCeilingAction = runAction.bind(null, "ceiling.adjust");
 
@@ -26,7 +26,6 @@ type AdjustFormProps = {
  */
 export function AdjustForm(props: AdjustFormProps) {
   const id = useId();
-  const hydrated = useHydrated();
   const [input, setInput] = useState("");
   const [confirm, setConfirm] = useState("");
   const [state, formAction, pending] = useActionState(async (previous: ActionState, formData: FormData) => {
@@ -90,9 +89,7 @@ export function AdjustForm(props: AdjustFormProps) {
           />
         </div>
       ) : null}
-      <button type="submit" disabled={!hydrated || pending} className={buttonClass} data-testid="adjust-save">
-        {pending ? "Saving…" : "Save value"}
-      </button>
+      <SubmitButton pending={pending} pendingLabel="Saving…" testId="adjust-save">Save value</SubmitButton>
       <ActionMessage state={state} testId="adjust" />
     </form>
   );

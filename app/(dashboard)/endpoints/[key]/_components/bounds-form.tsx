@@ -3,15 +3,14 @@
 import { IDLE } from "@/app/_lib/action-state";
 import { useActionState, useId } from "react";
 import { ActionMessage } from "@/components/action-message";
-import { buttonClass, inputClass, labelClass } from "@/components/ui";
-import { useHydrated } from "@/components/use-hydrated";
+import { inputClass, labelClass } from "@/components/ui";
 import { runAction } from "@/app/(dashboard)/actions";
+import { SubmitButton } from "@/components/submit-button";
 
 const setBoundsAction = runAction.bind(null, "ceiling.bounds");
 
 export function BoundsForm({ ceilingId, min, max, version }: { ceilingId: number; min: number; max: number; version: number }) {
   const id = useId();
-  const hydrated = useHydrated();
   const [state, formAction, pending] = useActionState(setBoundsAction, IDLE);
   const conflictVersion = state.status === "error" ? state.current?.version : undefined;
   return (
@@ -33,9 +32,7 @@ export function BoundsForm({ ceilingId, min, max, version }: { ceilingId: number
         </div>
       </div>
       <p className="text-xs text-zinc-600 dark:text-zinc-400">A value outside the new bounds is pulled inside them, and logged. 0 stays allowed: it is the kill switch.</p>
-      <button type="submit" disabled={!hydrated || pending} className={buttonClass}>
-        {pending ? "Saving…" : "Save bounds"}
-      </button>
+      <SubmitButton pending={pending} pendingLabel="Saving…">Save bounds</SubmitButton>
       <ActionMessage state={state} testId="bounds" />
     </form>
   );

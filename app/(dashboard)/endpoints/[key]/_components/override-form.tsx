@@ -3,16 +3,15 @@
 import { IDLE } from "@/app/_lib/action-state";
 import { useActionState, useId } from "react";
 import { ActionMessage } from "@/components/action-message";
-import { buttonClass, inputClass, labelClass } from "@/components/ui";
-import { useHydrated } from "@/components/use-hydrated";
+import { inputClass, labelClass } from "@/components/ui";
 import { runAction } from "@/app/(dashboard)/actions";
+import { SubmitButton } from "@/components/submit-button";
 
 const setOverrideAction = runAction.bind(null, "ceiling.override");
 
 /** One billing account's own value on a per-caller ceiling; 0 blocks that account alone. */
 export function OverrideForm({ ceilingId, min, max }: { ceilingId: number; min: number; max: number }) {
   const id = useId();
-  const hydrated = useHydrated();
   const [state, formAction, pending] = useActionState(setOverrideAction, IDLE);
   return (
     <form action={formAction} className="space-y-3" data-testid={`override-form-${ceilingId}`}>
@@ -34,9 +33,7 @@ export function OverrideForm({ ceilingId, min, max }: { ceilingId: number; min: 
       <p id={`${id}-hint`} className="text-xs text-zinc-600 dark:text-zinc-400">
         From {min.toLocaleString("en-US")} to {max.toLocaleString("en-US")}, clamped otherwise; 0 blocks this account alone without killing the endpoint.
       </p>
-      <button type="submit" disabled={!hydrated || pending} className={buttonClass}>
-        {pending ? "Saving…" : "Set override"}
-      </button>
+      <SubmitButton pending={pending} pendingLabel="Saving…">Set override</SubmitButton>
       <ActionMessage state={state} testId="override" />
     </form>
   );
