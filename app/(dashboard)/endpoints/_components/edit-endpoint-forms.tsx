@@ -9,6 +9,7 @@ import { CeilingRowFields, type CeilingRowText, emptyCeilingRow } from "./ceilin
 import { EndpointFieldInputs, type EndpointFieldsText } from "./endpoint-fields";
 import { previewFields } from "./new-endpoint-form";
 import { SubmitButton } from "@/components/submit-button";
+import { ReasonField } from "@/components/reason-field";
 
 const addCeilingAction = runAction.bind(null, "ceiling.add");
 const setAlertThresholdsAction = runAction.bind(null, "ceiling.update");
@@ -19,12 +20,7 @@ function ReasonAndConfirm({ state, id }: { state: ActionState; id: string }) {
   const needsConfirm = state.status === "error" && state.code === "confirmation_required";
   return (
     <div className="grid gap-3 sm:grid-cols-2">
-      <div>
-        <label htmlFor={`${id}-reason`} className={labelClass}>
-          Reason
-        </label>
-        <input id={`${id}-reason`} name="reason" type="text" required maxLength={500} autoComplete="off" className={inputClass} />
-      </div>
+      <ReasonField id={id} />
       {needsConfirm ? (
         <div>
           <label htmlFor={`${id}-confirm`} className={labelClass}>

@@ -13,6 +13,7 @@ import { CeilingRowFields, type CeilingRowText, emptyCeilingRow, previewSpec, pr
 import { EndpointFieldInputs, type EndpointFieldsText } from "./endpoint-fields";
 import { FieldError } from "./field-error";
 import { SubmitButton } from "@/components/submit-button";
+import { ReasonField } from "@/components/reason-field";
 
 const createEndpointAction = runAction.bind(null, "endpoint.create");
 
@@ -123,12 +124,7 @@ export function NewEndpointForm() {
       </section>
 
       <section className={`${cardClass} space-y-3`}>
-        <div>
-          <label htmlFor={`${id}-reason`} className={labelClass}>
-            Reason
-          </label>
-          <input id={`${id}-reason`} name="reason" type="text" required maxLength={500} autoComplete="off" className={inputClass} />
-        </div>
+        <ReasonField id={id} />
         <SubmitButton pending={pending} pendingLabel="Creating…" testId="create-endpoint">Create endpoint</SubmitButton>
         <ActionMessage state={state} testId="create-endpoint" />
       </section>

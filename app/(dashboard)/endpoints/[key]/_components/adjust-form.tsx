@@ -7,6 +7,7 @@ import { inputClass, labelClass } from "@/components/ui";
 import { previewAdjustment } from "@/lib/ceilings/parse";
 import { runAction } from "@/app/(dashboard)/actions";
 import { SubmitButton } from "@/components/submit-button";
+import { ReasonField } from "@/components/reason-field";
 
 const adjustCeilingAction = runAction.bind(null, "ceiling.adjust");
 
@@ -64,10 +65,7 @@ export function AdjustForm(props: AdjustFormProps) {
             data-testid="adjust-value"
           />
         </div>
-        <div>
-          <label htmlFor={`${id}-reason`} className={labelClass}>Reason</label>
-          <input id={`${id}-reason`} name="reason" type="text" required maxLength={500} autoComplete="off" className={inputClass} data-testid="adjust-reason" />
-        </div>
+        <ReasonField id={id} testId="adjust-reason" />
       </div>
       <p id={`${id}-preview`} aria-live="polite" data-testid="adjust-preview" className={`text-sm ${preview?.ok === false ? "text-red-700 dark:text-red-400" : "text-zinc-700 dark:text-zinc-300"}`}>
         {preview === null ? `Whole numbers only, from ${props.min.toLocaleString("en-US")} to ${props.max.toLocaleString("en-US")}; 0 kills this ceiling.` : preview.ok ? preview.message : preview.error}

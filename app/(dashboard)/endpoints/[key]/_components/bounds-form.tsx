@@ -6,6 +6,7 @@ import { ActionMessage } from "@/components/action-message";
 import { inputClass, labelClass } from "@/components/ui";
 import { runAction } from "@/app/(dashboard)/actions";
 import { SubmitButton } from "@/components/submit-button";
+import { ReasonField } from "@/components/reason-field";
 
 const setBoundsAction = runAction.bind(null, "ceiling.bounds");
 
@@ -26,10 +27,7 @@ export function BoundsForm({ ceilingId, min, max, version }: { ceilingId: number
           <label htmlFor={`${id}-max`} className={labelClass}>Maximum</label>
           <input id={`${id}-max`} name="max" type="text" inputMode="numeric" required defaultValue={String(max)} className={inputClass} />
         </div>
-        <div>
-          <label htmlFor={`${id}-reason`} className={labelClass}>Reason</label>
-          <input id={`${id}-reason`} name="reason" type="text" required maxLength={500} autoComplete="off" className={inputClass} />
-        </div>
+        <ReasonField id={id} />
       </div>
       <p className="text-xs text-zinc-600 dark:text-zinc-400">A value outside the new bounds is pulled inside them, and logged. 0 stays allowed: it is the kill switch.</p>
       <SubmitButton pending={pending} pendingLabel="Saving…">Save bounds</SubmitButton>

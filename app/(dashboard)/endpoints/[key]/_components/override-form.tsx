@@ -6,6 +6,7 @@ import { ActionMessage } from "@/components/action-message";
 import { inputClass, labelClass } from "@/components/ui";
 import { runAction } from "@/app/(dashboard)/actions";
 import { SubmitButton } from "@/components/submit-button";
+import { ReasonField } from "@/components/reason-field";
 
 const setOverrideAction = runAction.bind(null, "ceiling.override");
 
@@ -25,10 +26,7 @@ export function OverrideForm({ ceilingId, min, max }: { ceilingId: number; min: 
           <label htmlFor={`${id}-value`} className={labelClass}>Value for this account</label>
           <input id={`${id}-value`} name="input" type="text" inputMode="numeric" required autoComplete="off" aria-describedby={`${id}-hint`} className={inputClass} />
         </div>
-        <div>
-          <label htmlFor={`${id}-reason`} className={labelClass}>Reason</label>
-          <input id={`${id}-reason`} name="reason" type="text" required maxLength={500} autoComplete="off" className={inputClass} />
-        </div>
+        <ReasonField id={id} />
       </div>
       <p id={`${id}-hint`} className="text-xs text-zinc-600 dark:text-zinc-400">
         From {min.toLocaleString("en-US")} to {max.toLocaleString("en-US")}, clamped otherwise; 0 blocks this account alone without killing the endpoint.
