@@ -141,6 +141,33 @@ describe.skipIf(skipWithoutDatabase())("one strict input boundary: every bad inp
     expect(JSON.stringify(rows[0])).not.toContain("correct-horse");
   });
 
+  it("never writes a refused webhook URL into the audit log: it carries its token", async () => {
+    const target = "https://hooks.slack.com/services/T000/B000/XXXXSECRETTOKENXXXX\u0007";
+    const result = await createDestinationCore(deps(), form({ name: "On call", kind: "slack", target }));
+    expect(result).toMatchObject({ status: "error", code: "invalid_input" });
+    const rows = resultRows<{ target: string; raw: string }>(
+      await t.db.execute(sql`select target, raw_input as raw from audit_events where action = 'alert_destination.create.rejected' order by id desc limit 1`),
+    );
+    expect(rows[0]).toEqual({ target: "target", raw: "(secret not recorded)" });
+  });
+
+  it("refuses a field sent twice instead of acting on one of the two", async () => {
+    const before = await snapshot(t.db);
+    expect(await killEndpointCore(deps(), form({ endpointKey: [key, "other.endpoint"] }))).toEqual({
+      status: "error",
+      error: "endpointKey was sent more than once",
+      code: "invalid_input",
+    });
+    expect(await revokeApiKeyCore(deps(), form({ id: ["1", "2"] }))).toMatchObject({ status: "error", error: "id was sent more than once" });
+    expect(await snapshot(t.db)).toBe(before);
+  });
+
+  it("refuses a forged call whose form is not a form", async () => {
+    for (const notAForm of [{}, "x", null, [["endpointKey", key]]]) {
+      expect(await killEndpointCore(deps(), notAForm as unknown as FormData)).toEqual({ status: "error", error: "the action takes a form", code: "invalid_input" });
+    }
+  });
+
   const jsonCases: [string, string][] = [
     ...CONTROLS.flatMap((c): [string, string][] => [
       [`endpoint with ${JSON.stringify(c)}`, JSON.stringify({ endpoint: `${"k"}${c}`, amount: 1 })],

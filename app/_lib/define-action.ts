@@ -42,8 +42,10 @@ export type ActionDefinition<Input, Name extends string = string> = {
   boundary: Name;
   /** The audit action for input refused by `input` (`endpoint.rejected`), so staff see what was tried. */
   rejected?: string;
-  /** Fields sent once per chosen item (checkboxes), read as arrays; every other field is one string. */
+  /** Fields sent once per chosen item (checkboxes), read as arrays; any other field sent twice is refused. */
   lists?: string[];
+  /** Fields whose refused value is never written to the audit log (a webhook URL carries its token). */
+  secrets?: string[];
   /** Reads the form: a zod schema over its fields, or a reader that throws a CatalogError naming the field. */
   input: z.ZodType<Input> | ((fields: Record<string, string>) => Input);
   run: (ctx: ActionContext, input: Input) => Promise<ActionResult>;
@@ -87,6 +89,13 @@ export function actionFailure(error: unknown): ActionState {
 type Read<Input> = { ok: true; input: Input } | { ok: false; state: ActionState };
 
 function readInput<Input>(definition: ActionDefinition<Input, string>, entries: [string, string][]): Read<Input> {
+  // One value per field unless the form sends a list: "last one wins" would let a crafted request
+  // say two things at once (id=1&id=2) and have one of them acted on without a word.
+  const seen = new Set<string>();
+  for (const [name] of entries) {
+    if (seen.has(name) && !definition.lists?.includes(name)) return { ok: false, state: rejectedForm(`${name.slice(0, 60)} was sent more than once`) };
+    seen.add(name);
+  }
   const fields = stringFields(entries);
   if (typeof definition.input === "function") return { ok: true, input: definition.input(fields) };
   const all: FormFields = fields;
@@ -105,35 +114,44 @@ function readInput<Input>(definition: ActionDefinition<Input, string>, entries: 
  * read of the form's meaning.
  */
 export function defineAction<Input, const Name extends string>(definition: ActionDefinition<Input, Name>): ActionCore<Name> {
+  const secrets = new Set(definition.secrets);
   const core = async (deps: ActionDeps, formData: FormData): Promise<ActionState> => {
+    // A server action is a public POST endpoint: a forged call may send anything as its form.
+    if (!(formData instanceof FormData)) return rejectedForm("the action takes a form");
     const entries = formEntries(formData);
     const refused = Array.isArray(entries) ? checkTextFields(entries) : entries;
     if (refused || !Array.isArray(entries)) {
       const rejection = refused ?? { field: "form", message: "invalid form", raw: "" };
-      await auditRejectedInput(deps, { action: `${definition.boundary}.rejected`, field: rejection.field, raw: rejection.raw, message: rejection.message });
+      await auditRejectedInput(deps, { action: `${definition.boundary}.rejected`, field: rejection.field, raw: rejection.raw, message: rejection.message, secrets });
       return rejectedForm(rejection.message);
     }
     const auth = checkRole(await deps.session(), definition.role);
     // Only the message: no form branches on an authorization refusal (HTTP routes use auth.code).
     if (!auth.ok) return { status: "error", error: auth.error };
     const actor: AuditActor = { type: "staff", email: auth.staff.email };
+    let result: ActionResult;
     try {
       const read = readInput(definition, entries);
       if (!read.ok) return read.state;
-      const result = await definition.run({ staff: auth.staff, actor, db: await deps.db(), deps }, read.input);
-      for (const path of result.revalidate ?? []) deps.revalidate(path, path === "/" ? "layout" : undefined);
-      return {
-        status: "ok",
-        message: result.message,
-        ...(result.redirectTo ? { redirectTo: result.redirectTo } : {}),
-        ...(result.secret ? { secret: result.secret } : {}),
-      };
+      result = await definition.run({ staff: auth.staff, actor, db: await deps.db(), deps }, read.input);
     } catch (error) {
       if (definition.rejected && error instanceof CatalogError && error.code === "invalid_input") {
-        await auditRejectedInput(deps, { action: definition.rejected, field: null, fields: stringFields(entries), message: error.message });
+        await auditRejectedInput(deps, { action: definition.rejected, field: null, fields: stringFields(entries), message: error.message, secrets });
       }
       return actionFailure(error);
     }
+    // The change is committed: a failed revalidation must not hide that, nor a secret shown once.
+    try {
+      for (const path of result.revalidate ?? []) deps.revalidate(path, path === "/" ? "layout" : undefined);
+    } catch (error) {
+      logError(`revalidation after ${definition.boundary} failed`, error);
+    }
+    return {
+      status: "ok",
+      message: result.message,
+      ...(result.redirectTo ? { redirectTo: result.redirectTo } : {}),
+      ...(result.secret ? { secret: result.secret } : {}),
+    };
   };
   return Object.assign(core, { boundary: definition.boundary });
 }

@@ -9,14 +9,18 @@ import type { ActionState } from "./action-state";
 // tried and a probing attempt leaves a trace. The one writer of these rows for server actions.
 
 const MAX_RAW_INPUT = 4000;
-// A refused password or signing secret is still a credential: its value never reaches the log.
+// A refused password or signing secret is still a credential: its value never reaches the log,
+// whatever the action; an action names its other secret-bearing fields (`secrets`).
 const SECRET_FIELD = /password|secret/i;
+const NOT_RECORDED = "(secret not recorded)";
 
 export type RejectedInput = {
   action: string;
   /** The field the refusal names, when one does. */
   field: string | null;
   message: string;
+  /** The action's fields whose values are never recorded, beyond anything named like a password or secret. */
+  secrets?: ReadonlySet<string>;
 } & ({ raw: string } | { fields: Record<string, string> });
 
 export function rejectedForm(message: string): ActionState {
@@ -24,9 +28,10 @@ export function rejectedForm(message: string): ActionState {
 }
 
 function typedAs(input: RejectedInput): { rawInput: string; reason: string | null } {
-  if ("raw" in input) return { rawInput: input.field && SECRET_FIELD.test(input.field) ? "(secret not recorded)" : escapeRaw(input.raw), reason: null };
+  const secret = (name: string) => SECRET_FIELD.test(name) || (input.secrets?.has(name) ?? false);
+  if ("raw" in input) return { rawInput: input.field && secret(input.field) ? NOT_RECORDED : escapeRaw(input.raw), reason: null };
   const { reason, ...typed } = input.fields;
-  for (const name of Object.keys(typed)) if (SECRET_FIELD.test(name)) typed[name] = "(secret not recorded)";
+  for (const name of Object.keys(typed)) if (secret(name)) typed[name] = NOT_RECORDED;
   const raw = JSON.stringify(typed);
   return {
     rawInput: raw.length > MAX_RAW_INPUT ? `${raw.slice(0, MAX_RAW_INPUT)}…` : raw,

@@ -48,7 +48,7 @@ export const EmailDestinationInput = z.object({
     .pipe(z.array(Address).min(1, "at least one recipient is required").max(20, "at most 20 recipients"))
     .transform((list) => list.join(", ")),
   smtpHost: z.string().trim().min(1, "the SMTP host is required").max(253).regex(/^[A-Za-z0-9.-]+$|^\[[0-9a-fA-F:.]+\]$/, "the SMTP host must be a host name or an IP address"),
-  smtpPort: z.coerce.number({ error: "the SMTP port must be a number" }).int().min(1).max(65_535, "the SMTP port must be 1-65535"),
+  smtpPort: z.coerce.number({ error: "the SMTP port must be a number" }).int("the SMTP port must be a whole number").min(1, "the SMTP port must be 1-65535").max(65_535, "the SMTP port must be 1-65535"),
   smtpTls: z.enum(["tls", "starttls", "none"], { error: "TLS must be tls, starttls or none" }),
   smtpUsername: z.string().trim().max(200).optional(),
   // The password itself is never stored: only the name of the worker's environment variable holding it.

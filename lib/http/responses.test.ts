@@ -8,6 +8,7 @@ import { CeilingConflictError } from "@/lib/ceilings/errors";
 import { ReservationInputError } from "@/lib/enforcement/types";
 import { DomainError } from "@/lib/errors";
 import { SpendNotFoundError } from "@/lib/spend/errors";
+import { ERROR_CODES } from "./openapi-schemas";
 import { errorResponse, statusOf } from "./responses";
 
 describe("one error family, mapped once to HTTP", () => {
@@ -30,6 +31,10 @@ describe("one error family, mapped once to HTTP", () => {
     expect(response.status).toBe(status);
     expect(response.headers.get("cache-control")).toBe("no-store");
     expect(await response.json()).toEqual({ error: { code: error.code, message: error.message } });
+  });
+
+  it("answers every documented API code with the status the README gives it", () => {
+    for (const [status, codes] of Object.entries(ERROR_CODES)) for (const code of codes) expect([code, statusOf(code)]).toEqual([code, Number(status)]);
   });
 
   it("answers authorization codes with 401 and 403, and any other code as the caller's input to fix", () => {

@@ -1,4 +1,5 @@
 import type { DomainError } from "@/lib/errors";
+import { ERROR_CODES } from "./openapi-schemas";
 
 // Every answer of the HTTP API is JSON and never cached. Every error has the same shape,
 // `{ error: { code, message } }`, with a machine-readable code and a sentence for people.
@@ -19,23 +20,26 @@ export function apiError(
   return apiJson(status, { ...extra, error: { code, message } }, headers);
 }
 
-// The status of each code a DomainError may carry; any other code is the caller's input to fix (400).
-// 410 Gone: an archived endpoint is known, and will not answer again until an admin unarchives it.
-const STATUS_OF_CODE: Record<string, number> = {
+// The status of every code: the API's documented ones (ERROR_CODES, the README's table) and the
+// dashboard's own. A code not named here is the caller's input to fix (400).
+const DASHBOARD_STATUS: Record<string, number> = {
   unauthenticated: 401,
   forbidden: 403,
+  cross_origin: 403,
   not_found: 404,
-  unknown_endpoint: 404,
-  endpoint_archived: 410,
+  method_not_allowed: 405,
   conflict: 409,
-  idempotency_conflict: 409,
   duplicate_key: 409,
   exists: 409,
   already_revoked: 409,
 };
+const STATUS_OF_CODE = new Map<string, number>([
+  ...Object.entries(ERROR_CODES).flatMap(([status, codes]) => codes.map((code): [string, number] => [code, Number(status)])),
+  ...Object.entries(DASHBOARD_STATUS),
+]);
 
 export function statusOf(code: string): number {
-  return STATUS_OF_CODE[code] ?? 400;
+  return STATUS_OF_CODE.get(code) ?? 400;
 }
 
 /** A DomainError as the API answers it: the status of its code, its code and its message. */

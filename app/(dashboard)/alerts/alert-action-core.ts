@@ -18,14 +18,15 @@ export const acknowledgeAlertsCore = defineAction({
   },
 });
 
-// A blank optional field is "not given" (a signing secret is generated, no SMTP user); blank
-// required ones stay, so the message names them.
-const REQUIRED = new Set(["name", "kind", "target"]);
+// A blank optional field is "not given": a signing secret is generated, no SMTP user is sent.
+const OPTIONAL = new Set(["signingSecret", "smtpUsername", "smtpPasswordRef"]);
 const blankOptionalsDropped = (fields: unknown) =>
-  Object.fromEntries(Object.entries(fields as Record<string, string>).filter(([name, value]) => value !== "" || REQUIRED.has(name)));
+  Object.fromEntries(Object.entries(fields as Record<string, string>).filter(([name, value]) => value !== "" || !OPTIONAL.has(name)));
 
 export const createDestinationCore = defineAction({
   role: "admin", boundary: "alert_destination.create", input: z.preprocess(blankOptionalsDropped, DestinationInput),
+  // A Slack or webhook URL carries its token; the SMTP fields name the mail account.
+  secrets: ["target", "signingSecret", "smtpUsername", "smtpPasswordRef"],
   run: async ({ actor, db }, input) => {
     const row = await createDestination(db, { input, actor });
     return { message: `Added ${row.kind} destination "${row.name}": alerts fired from now on are sent to it.`, revalidate: DESTINATIONS };

@@ -71,7 +71,7 @@ export async function exportRefusalsRequest(deps: ExportDeps, request: Request):
   }
   if (!isSameOriginRequest(request)) return apiError(403, "cross_origin", "cross-origin export refused");
   const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > MAX_FORM_BYTES) return apiError(413, "payload_too_large", "the export form is too large");
+  if (declared > MAX_FORM_BYTES) return apiError(413, "body_too_large", "the export form is too large");
   let form: FormData;
   try {
     form = await request.formData();
