@@ -1,10 +1,10 @@
+import type { CeilingWindow } from "@/lib/vocabulary";
+
 // The windows a ceiling counts in. Enforcement computes the same windows in SQL; these pure
 // functions serve the dashboard, the demo seed and tests, and must keep identical semantics:
 // - utc_day: [UTC midnight, next UTC midnight)
 // - billing_month: [billing day 00:00 UTC, the same day of the next month), billing day 1..28
 // - first_hit: [the first hit, first hit + windowSeconds), a cooldown that starts when it is used
-
-export type CeilingWindow = "utc_day" | "billing_month" | "first_hit";
 
 export type WindowSpan = { start: Date; end: Date };
 

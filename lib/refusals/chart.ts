@@ -2,7 +2,8 @@ import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { resultRows } from "@/db/client";
 import { refusals } from "@/db/schema";
-import type { RefusalFilters, RefusalGate } from "./filters";
+import type { Gate } from "@/lib/vocabulary";
+import type { RefusalFilters } from "./filters";
 import { rollupAnswers, rollupChartQuery } from "./rollup";
 import { filterConditions, whereAll } from "./where";
 
@@ -14,7 +15,7 @@ export const DEFAULT_CHART_RANGE_MS = 7 * DAY;
 const BUCKET_SIZES = [5 * MINUTE, 15 * MINUTE, HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR, DAY, 7 * DAY, 30 * DAY];
 const MAX_BUCKETS = 120;
 
-export type GateCounts = Record<RefusalGate, number>;
+export type GateCounts = Record<Gate, number>;
 export type GateBucket = { start: string } & GateCounts;
 /** `source: "raw"` skips the hourly rollup (tests and the benchmark compare the two). */
 export type ChartParams = { filters: RefusalFilters; now?: Date; source?: "auto" | "raw" };
@@ -68,7 +69,7 @@ export function rawChartQuery(p: { filters: RefusalFilters; from: Date; to: Date
  */
 export async function countRefusalsByGate(db: Db, params: ChartParams): Promise<GateChart> {
   const { query, from, to, bucketMs, origin } = gateChartQuery(params);
-  const rows = resultRows<{ bucket: Date | string; gate: RefusalGate; n: string | number }>(await db.execute(query));
+  const rows = resultRows<{ bucket: Date | string; gate: Gate; n: string | number }>(await db.execute(query));
   const byStart = new Map<number, GateBucket>();
   for (let t = origin.getTime(); t < to.getTime(); t += bucketMs) {
     byStart.set(t, { start: new Date(t).toISOString(), ...emptyCounts() });

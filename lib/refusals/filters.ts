@@ -1,12 +1,9 @@
 import { z } from "zod";
-import { refusalGate } from "@/db/schema/refusals";
 import { isRealUtcInstant } from "@/lib/http/strict-input";
+import { GATES } from "@/lib/vocabulary";
 
 // The refusal log's state lives in the URL (shareable links; alerts link here with
 // ?endpoint=&from=&to=). This file turns search params into typed filters and back.
-
-export const REFUSAL_GATES = refusalGate.enumValues;
-export type RefusalGate = (typeof REFUSAL_GATES)[number];
 
 const DATE_ONLY = /^\d{4}-\d\d-\d\d$/;
 // What <input type="datetime-local"> sends: no zone. The dashboard shows UTC, so it is read as UTC.
@@ -55,7 +52,7 @@ export const RefusalFilters = z
     endpoint: optional(
       z.string().trim().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, "endpoint must be an endpoint key such as email.subscribe"),
     ),
-    gate: optional(z.enum(REFUSAL_GATES, { error: `gate must be one of ${REFUSAL_GATES.join(", ")}` })),
+    gate: optional(z.enum(GATES, { error: `gate must be one of ${GATES.join(", ")}` })),
     caller: optional(z.string().trim().max(200, "caller is at most 200 characters")),
     destination: optional(z.string().trim().max(320, "destination is at most 320 characters")),
     from: optional(Instant),

@@ -1,7 +1,8 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { refusals } from "@/db/schema";
-import type { RefusalFilters, RefusalGate, RefusalPosition } from "./filters";
+import type { Gate } from "@/lib/vocabulary";
+import type { RefusalFilters, RefusalPosition } from "./filters";
 import { cursorCondition, cursorText, filterConditions, whereAll } from "./where";
 
 export const DEFAULT_PAGE_SIZE = 50;
@@ -32,7 +33,7 @@ export type RefusalRow = {
   endpointId: number | null;
   endpointKey: string;
   ceilingId: number | null;
-  gate: RefusalGate;
+  gate: Gate;
   caller: string;
   destination: string;
   amount: number;
