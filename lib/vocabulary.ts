@@ -20,3 +20,6 @@ export type CeilingWindow = (typeof CEILING_WINDOWS)[number];
 /** What a cooldown's destination is, so it is folded to the right canonical form. */
 export const DESTINATION_KINDS = ["email", "phone", "other"] as const;
 export type DestinationKind = (typeof DESTINATION_KINDS)[number];
+
+/** An endpoint key such as `email.subscribe`; the endpoints table checks the same pattern. */
+export const ENDPOINT_KEY_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { hasControlChars } from "@/lib/canonical/caller";
-import { CEILING_METRICS, CEILING_SCOPES, CEILING_WINDOWS, DESTINATION_KINDS } from "@/lib/vocabulary";
+import { CEILING_METRICS, CEILING_SCOPES, CEILING_WINDOWS, DESTINATION_KINDS, ENDPOINT_KEY_PATTERN } from "@/lib/vocabulary";
 
 // The catalog's vocabulary, as one zod schema each: what an endpoint and its ceilings are made of.
 // The dashboard's forms, the catalog file (`ceilings apply`) and the demo seed all parse through
@@ -22,8 +22,6 @@ const Whole = (what: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
     .int(`${what} must be a whole number`)
     .min(min, `${what} must be ${min} or more`)
     .max(max, `${what} must be at most ${max.toLocaleString("en-US")}`);
-
-export const ENDPOINT_KEY_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
 /** `email.subscribe`: lower case letters, digits, dot, dash, underscore; at most 64 characters. */
 export const EndpointKey = z
