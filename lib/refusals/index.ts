@@ -8,7 +8,6 @@ export {
   filterParams,
   hasFilters,
   parseRefusalQuery,
-  RefusalCursor,
   RefusalFilters,
   RefusalPosition,
   type ParsedRefusalQuery,

@@ -1,9 +1,10 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { refusals } from "@/db/schema";
+import { keysetCursorText } from "@/lib/keyset";
 import type { Gate } from "@/lib/vocabulary";
 import type { RefusalFilters, RefusalPosition } from "./filters";
-import { cursorCondition, cursorText, filterConditions, whereAll } from "./where";
+import { cursorCondition, filterConditions, whereAll } from "./where";
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 500;
@@ -23,7 +24,7 @@ export const refusalColumns = {
   count: refusals.count,
   requestId: refusals.requestId,
   detail: refusals.detail,
-  cursor: cursorText,
+  cursor: keysetCursorText(refusals.at, refusals.id),
 };
 
 export type RefusalRow = {
