@@ -1,4 +1,4 @@
-import { formatCount } from "@/lib/ceilings/parse";
+import { formatCount } from "@/lib/format";
 
 export type ActionMessageState =
   | { status: "idle" }

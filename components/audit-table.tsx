@@ -1,6 +1,5 @@
 import type { AuditEvent } from "@/db/schema";
-import { formatCount } from "@/lib/ceilings/parse";
-import { formatUtc } from "./format";
+import { formatCount, formatUtc } from "@/lib/format";
 
 function valueChange(e: AuditEvent): string {
   if (e.previousValue === null && e.appliedValue === null) return "";

@@ -1,6 +1,5 @@
 import Link from "next/link";
-import { formatUtc } from "@/components/format";
-import { formatCount as n } from "@/lib/ceilings/parse";
+import { formatCount, formatUtc } from "@/lib/format";
 
 export type RefusalsTableRow = {
   id: number;
@@ -54,9 +53,9 @@ export function RefusalsTable({
               <td className="px-3 py-2 font-mono text-xs">{r.gate}</td>
               <td className="px-3 py-2 font-mono text-xs">{r.caller || "—"}</td>
               <td className="px-3 py-2 font-mono text-xs">{r.destination || "—"}</td>
-              <td className="px-3 py-2 text-right tabular-nums">{n(r.amount)}</td>
+              <td className="px-3 py-2 text-right tabular-nums">{formatCount(r.amount)}</td>
               <td className="px-3 py-2 text-right tabular-nums" title={r.count > 1 ? `folded: last at ${formatUtc(r.lastAt)}` : undefined}>
-                {r.count > 1 ? <strong>×{n(r.count)}</strong> : "1"}
+                {r.count > 1 ? <strong>×{formatCount(r.count)}</strong> : "1"}
               </td>
               <td className="px-3 py-2">
                 <Link href={`/refusals/${r.id}`} className="text-sky-700 underline hover:no-underline dark:text-sky-400">

@@ -1,6 +1,5 @@
-import { formatAgo } from "@/components/format";
+import { formatAgo, formatCount } from "@/lib/format";
 import { cardClass } from "@/components/ui";
-import { formatCount } from "@/lib/ceilings/parse";
 import { describeFailureMode, describeThrottle, type ThrottleActivity } from "@/lib/throttle";
 
 /**

@@ -22,6 +22,7 @@ import {
   type RefusalPosition,
 } from "@/lib/refusals";
 import { renderPage } from "./bench-dashboard/render";
+import { formatCount } from "@/lib/format";
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -131,7 +132,7 @@ async function main(): Promise<void> {
     const renderUrl = arg("url");
     if (renderUrl) summary.push(...(await renderPage(db, renderUrl, runs)));
     else summary.push("page render: skipped (pass --url of a server started on this DATABASE_URL with the same NEXTAUTH_SECRET)");
-    console.log(`\n=== summary (${(await countAllRefusals(db)).n.toLocaleString("en-US")} refusal rows)`);
+    console.log(`\n=== summary (${formatCount((await countAllRefusals(db)).n)} refusal rows)`);
     for (const line of summary) console.log(line);
   } finally {
     await database.close();

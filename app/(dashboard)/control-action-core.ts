@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { defineAction } from "@/app/_lib/define-action";
-import { formatCount, killAll, killEndpoint, restoreEndpoint } from "@/lib/ceilings";
+import { killAll, killEndpoint, restoreEndpoint } from "@/lib/ceilings";
 import { EndpointKey as CatalogEndpointKey } from "@/lib/catalog/spec";
+import { formatCount } from "@/lib/format";
 
 // Kill, restore and kill all: operators and admins. A kill changes the banner on every page, so
 // the whole dashboard is revalidated.

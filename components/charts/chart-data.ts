@@ -1,11 +1,9 @@
 import type { KillPeriod, SpendDay } from "@/lib/spend/daily";
 import type { MonthToDateSpend } from "@/lib/spend/month";
-import { formatDay, formatInstant, formatMoney, formatUnits } from "@/lib/spend/format";
+import { formatDay, formatInstant, formatMoney, formatUnits, type SpendMode } from "@/lib/format";
 
 // Pure shaping of prepared spend data for the chart components: which day bands a kill shades,
 // the rows a chart plots in units or money, and the sentences that summarise each chart.
-
-export type SpendMode = "units" | "money";
 
 export type KillBand = { x1: string; x2: string; label: string };
 
@@ -58,10 +56,6 @@ export function dailyRows(days: readonly SpendDay[], kills: readonly KillPeriod[
     killed: killedOn(d.day, kills),
     source: d,
   }));
-}
-
-export function formatAmount(value: number, mode: SpendMode, unit: string, currency: string): string {
-  return mode === "units" ? formatUnits(value, unit) : formatMoney(value, currency);
 }
 
 /** Whether the daily ceiling ended the day at another value than it started it with. */

@@ -4,6 +4,7 @@ import { useId } from "react";
 import { Bar, BarChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import type { Gate } from "@/lib/vocabulary";
 import { axisTick, chartColors, chartMargin, chartThemeClass, swatchClass, tooltipClass } from "./chart-theme";
+import { formatCount } from "@/lib/format";
 
 // Gate colours live here rather than in chart-theme: no other chart draws gates. Mid-tone hues
 // that read on white and on zinc-900 alike, ordered from "we chose this" to "something broke".
@@ -43,12 +44,12 @@ export function RefusalsByGateChart({ buckets, bucketMs, caption, totals }: Prop
     <figure className={`${chartThemeClass} space-y-3`} aria-labelledby={captionId} data-testid="refusals-by-gate-chart">
       <figcaption id={captionId} className="text-sm text-zinc-700 dark:text-zinc-300">
         <span className="font-medium text-zinc-900 dark:text-zinc-100">Refusals per gate, </span>
-        {caption}: {total.toLocaleString("en-US")} in all.
+        {caption}: {formatCount(total)} in all.
       </figcaption>
       <ul className="flex flex-wrap gap-x-4 gap-y-1 text-xs text-zinc-700 dark:text-zinc-300" aria-label="Refusals per gate in this range">
         {DRAWN_GATES.map((g) => (
           <li key={g} data-gate={g}>
-            <span className={swatchClass} style={{ backgroundColor: GATE_COLORS[g] }} /> {g} {totals[g].toLocaleString("en-US")}
+            <span className={swatchClass} style={{ backgroundColor: GATE_COLORS[g] }} /> {g} {formatCount(totals[g])}
           </li>
         ))}
       </ul>
@@ -67,7 +68,7 @@ export function RefusalsByGateChart({ buckets, bucketMs, caption, totals }: Prop
                     <p className="font-medium">{typeof label === "string" ? `${label.replace("T", " ").slice(0, 16)} UTC` : ""}</p>
                     {payload.map((p) => (
                       <p key={String(p.dataKey)}>
-                        {String(p.dataKey)}: {Number(p.value).toLocaleString("en-US")}
+                        {String(p.dataKey)}: {formatCount(Number(p.value))}
                       </p>
                     ))}
                   </div>

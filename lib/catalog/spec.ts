@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { hasControlChars } from "@/lib/canonical/caller";
 import { CEILING_METRICS, CEILING_SCOPES, CEILING_WINDOWS, DESTINATION_KINDS, ENDPOINT_KEY_PATTERN } from "@/lib/vocabulary";
+import { formatCount } from "@/lib/format";
 
 // The catalog's vocabulary, as one zod schema each: what an endpoint and its ceilings are made of.
 // The dashboard's forms, the catalog file (`ceilings apply`) and the demo seed all parse through
@@ -21,7 +22,7 @@ const Whole = (what: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
     .number({ error: `${what} must be a whole number` })
     .int(`${what} must be a whole number`)
     .min(min, `${what} must be ${min} or more`)
-    .max(max, `${what} must be at most ${max.toLocaleString("en-US")}`);
+    .max(max, `${what} must be at most ${formatCount(max)}`);
 
 /** `email.subscribe`: lower case letters, digits, dot, dash, underscore; at most 64 characters. */
 export const EndpointKey = z

@@ -1,5 +1,5 @@
 import type { CeilingMetric, CeilingScope, CeilingWindow, DestinationKind } from "@/lib/vocabulary";
-import { formatCount } from "./parse";
+import { formatCount } from "@/lib/format";
 
 // Every ceiling is stated as the sentence it guarantees ("at most 100 emails per UTC day"), so the
 // worst case of an endpoint is something staff can read out, not infer from a form.

@@ -5,10 +5,10 @@ import { hasRole } from "@/lib/auth/roles";
 import { listApiKeys, listEndpointChoices } from "@/lib/api-keys";
 import { CreateApiKeyForm } from "./_components/create-api-key-form";
 import { RevokeApiKeyButton } from "./_components/revoke-api-key-button";
+import { formatDateTime } from "@/lib/format";
 
 export const metadata: Metadata = { title: "API keys" };
 
-const dateFormat = new Intl.DateTimeFormat("en-GB", { dateStyle: "medium", timeStyle: "short", timeZone: "UTC" });
 const cell = "px-3 py-2 align-top";
 
 export default async function ApiKeysPage() {
@@ -55,13 +55,13 @@ export default async function ApiKeysPage() {
                 <td className={cell}>{k.trusted ? <span className="italic">trusted service</span> : <span className="font-mono">{k.account}</span>}</td>
                 <td className={`${cell} font-mono text-xs`}>{k.endpointKeys.join(", ")}</td>
                 <td className={cell}>
-                  {dateFormat.format(k.createdAt)}
+                  {formatDateTime(k.createdAt)}
                   <div className="text-xs text-zinc-500">by {k.createdBy}</div>
                 </td>
-                <td className={cell}>{k.lastUsedAt ? dateFormat.format(k.lastUsedAt) : <span className="text-zinc-500">never</span>}</td>
+                <td className={cell}>{k.lastUsedAt ? formatDateTime(k.lastUsedAt) : <span className="text-zinc-500">never</span>}</td>
                 <td className={cell}>
                   {k.revokedAt ? (
-                    <span className="text-red-700 dark:text-red-400">revoked {dateFormat.format(k.revokedAt)}</span>
+                    <span className="text-red-700 dark:text-red-400">revoked {formatDateTime(k.revokedAt)}</span>
                   ) : admin ? (
                     <div className="space-y-1">
                       <span>active</span>

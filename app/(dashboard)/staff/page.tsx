@@ -5,10 +5,10 @@ import { listStaff } from "@/lib/auth";
 import { listSignInFailures } from "@/lib/auth/throttle";
 import { AddStaffForm } from "./_components/add-staff-form";
 import { StaffRowControls } from "./_components/staff-row-controls";
+import { formatDateTime } from "@/lib/format";
 
 export const metadata: Metadata = { title: "Staff" };
 
-const dateFormat = new Intl.DateTimeFormat("en-GB", { dateStyle: "medium", timeStyle: "short", timeZone: "UTC" });
 
 export default async function StaffPage() {
   const me = await requirePageRole("admin");
@@ -45,12 +45,12 @@ export default async function StaffPage() {
                 <td className="px-3 py-2">{m.name || <span className="text-zinc-500">none</span>}</td>
                 <td className="px-3 py-2">
                   {m.disabledAt ? (
-                    <span className="text-red-700 dark:text-red-400">disabled {dateFormat.format(m.disabledAt)}</span>
+                    <span className="text-red-700 dark:text-red-400">disabled {formatDateTime(m.disabledAt)}</span>
                   ) : (
                     "active"
                   )}
                 </td>
-                <td className="px-3 py-2">{dateFormat.format(m.createdAt)}</td>
+                <td className="px-3 py-2">{formatDateTime(m.createdAt)}</td>
                 <td className="px-3 py-2">
                   <StaffRowControls email={m.email} role={m.role} disabled={m.disabledAt !== null} />
                 </td>
@@ -85,7 +85,7 @@ export default async function StaffPage() {
                 <tr key={f.key} data-testid="sign-in-failure-row">
                   <td className="px-3 py-2 font-mono">{f.key}</td>
                   <td className="px-3 py-2">{f.failures}</td>
-                  <td className="px-3 py-2">{dateFormat.format(f.lastAt)}</td>
+                  <td className="px-3 py-2">{formatDateTime(f.lastAt)}</td>
                   <td className="px-3 py-2">{f.overLimit ? <span className="text-red-700 dark:text-red-400">locked out</span> : "slowed"}</td>
                 </tr>
               ))}

@@ -4,7 +4,7 @@ import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
 import { AlertsActionForm } from "@/components/alerts-action-form";
 import { AlertsDestinationForm } from "@/components/alerts-destination-form";
-import { utcDateTime } from "@/components/alerts-format";
+import { formatDateTime } from "@/lib/format";
 import { listDestinations } from "@/lib/alerts";
 import { createDestinationAction, deleteDestinationAction, setDestinationEnabledAction } from "../actions";
 
@@ -59,7 +59,7 @@ export default async function AlertDestinationsPage() {
                       <span className="text-zinc-500">none</span>
                     )}
                   </td>
-                  <td className="px-3 py-2 text-xs">{utcDateTime.format(d.createdAt)} UTC by {d.createdBy}</td>
+                  <td className="px-3 py-2 text-xs">{formatDateTime(d.createdAt, { seconds: true })} UTC by {d.createdBy}</td>
                   <td className="space-x-2 px-3 py-2">
                     <span className={d.enabled ? "text-emerald-800 dark:text-emerald-300" : "text-zinc-500"}>{d.enabled ? "enabled" : "disabled"}</span>
                     <AlertsActionForm

@@ -7,6 +7,7 @@ import { buttonClass, inputClass, labelClass } from "@/components/ui";
 import { useHydrated } from "@/components/use-hydrated";
 import { previewAdjustment } from "@/lib/ceilings/parse";
 import { adjustCeilingAction } from "../actions";
+import { formatCount } from "@/lib/format";
 
 type AdjustFormProps = {
   ceilingId: number;
@@ -69,7 +70,7 @@ export function AdjustForm(props: AdjustFormProps) {
         </div>
       </div>
       <p id={`${id}-preview`} aria-live="polite" data-testid="adjust-preview" className={`text-sm ${preview?.ok === false ? "text-red-700 dark:text-red-400" : "text-zinc-700 dark:text-zinc-300"}`}>
-        {preview === null ? `Whole numbers only, from ${props.min.toLocaleString("en-US")} to ${props.max.toLocaleString("en-US")}; 0 kills this ceiling.` : preview.ok ? preview.message : preview.error}
+        {preview === null ? `Whole numbers only, from ${formatCount(props.min)} to ${formatCount(props.max)}; 0 kills this ceiling.` : preview.ok ? preview.message : preview.error}
       </p>
       {needsConfirmation ? (
         <div>

@@ -1,10 +1,10 @@
 import type { CeilingOverride } from "@/db/schema";
 import { ConfirmActionButton } from "@/components/confirm-action-button";
-import { formatAgo } from "@/components/format";
+import { formatAgo, formatCount } from "@/lib/format";
 import { StateBadge } from "@/components/state-badge";
 import { cardClass } from "@/components/ui";
 import { UsageBar } from "@/components/usage-bar";
-import { formatCount, unitLabel, type CeilingView } from "@/lib/ceilings";
+import { unitLabel, type CeilingView } from "@/lib/ceilings";
 import type { ScopeUsage } from "@/lib/ceilings/usage";
 import { removeOverrideAction } from "../actions";
 import { AdjustForm } from "./adjust-form";

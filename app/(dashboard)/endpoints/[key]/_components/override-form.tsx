@@ -6,6 +6,7 @@ import { ActionMessage } from "@/components/action-message";
 import { buttonClass, inputClass, labelClass } from "@/components/ui";
 import { useHydrated } from "@/components/use-hydrated";
 import { setOverrideAction } from "../actions";
+import { formatCount } from "@/lib/format";
 
 /** One billing account's own value on a per-caller ceiling; 0 blocks that account alone. */
 export function OverrideForm({ ceilingId, min, max }: { ceilingId: number; min: number; max: number }) {
@@ -30,7 +31,7 @@ export function OverrideForm({ ceilingId, min, max }: { ceilingId: number; min: 
         </div>
       </div>
       <p id={`${id}-hint`} className="text-xs text-zinc-600 dark:text-zinc-400">
-        From {min.toLocaleString("en-US")} to {max.toLocaleString("en-US")}, clamped otherwise; 0 blocks this account alone without killing the endpoint.
+        From {formatCount(min)} to {formatCount(max)}, clamped otherwise; 0 blocks this account alone without killing the endpoint.
       </p>
       <button type="submit" disabled={!hydrated || pending} className={buttonClass}>
         {pending ? "Saving…" : "Set override"}
