@@ -4,7 +4,7 @@ import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
 import { RefusalsByGateChart } from "@/components/charts/refusals-by-gate-chart";
 import { formatCount, formatUtc } from "@/lib/format";
-import { RefusalsFilters } from "@/components/refusals-filters";
+import { RefusalsFilters } from "./_components/refusals-filters";
 import { RefusalsTable } from "@/components/refusals-table";
 import { secondaryButtonClass } from "@/components/ui";
 import { DEFAULT_CHART_RANGE_MS, filterParams, type RefusalFilters } from "@/lib/refusals";

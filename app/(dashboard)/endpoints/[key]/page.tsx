@@ -17,7 +17,7 @@ import { MonthToDateChart } from "@/components/charts/month-to-date-chart";
 import { endpointSpendCharts } from "@/lib/spend";
 import { killEndpointAction, restoreEndpointAction } from "../../actions";
 import { CeilingCard } from "./_components/ceiling-card";
-import { ThrottlePanel } from "@/components/throttle-panel";
+import { ThrottlePanel } from "./_components/throttle-panel";
 import { listThrottleActivity } from "@/lib/throttle";
 
 export const dynamic = "force-dynamic";

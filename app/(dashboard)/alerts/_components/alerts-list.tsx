@@ -1,6 +1,6 @@
 import Link from "next/link";
 import { alertKindLabels, isAlertKind, type DeliveryView, type InboxAlert } from "@/lib/alerts";
-import { AlertsActionForm, type AlertFormAction } from "./alerts-action-form";
+import { AlertsActionForm, type AlertFormAction } from "@/components/alerts-action-form";
 import { formatDateTime } from "@/lib/format";
 
 function kindLabel(kind: string): string {
