@@ -5,6 +5,7 @@ import { Bar, BarChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxi
 import type { Gate } from "@/lib/vocabulary";
 import { axisTick, chartColors, chartMargin, chartThemeClass, swatchClass, tooltipClass } from "./chart-theme";
 import { formatCount } from "@/lib/format";
+import { DAY_MS } from "@/lib/time";
 
 // Gate colours live here rather than in chart-theme: no other chart draws gates. Mid-tone hues
 // that read on white and on zinc-900 alike, ordered from "we chose this" to "something broke".
@@ -29,7 +30,6 @@ type Props = {
   totals: Record<Gate, number>;
 };
 
-const DAY_MS = 86_400_000;
 
 function formatTick(iso: string, bucketMs: number): string {
   const s = iso.replace("T", " ");

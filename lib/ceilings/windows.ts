@@ -1,3 +1,4 @@
+import { DAY_MS } from "@/lib/time";
 import type { CeilingWindow } from "@/lib/vocabulary";
 
 // The windows a ceiling counts in. Enforcement computes the same windows in SQL; these pure
@@ -15,7 +16,6 @@ export type WindowParams = {
   windowSeconds?: number | null;
 };
 
-const DAY_MS = 86_400_000;
 
 export class WindowError extends Error {
   override name = "WindowError";

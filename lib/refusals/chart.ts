@@ -6,13 +6,11 @@ import type { Gate } from "@/lib/vocabulary";
 import type { RefusalFilters } from "./filters";
 import { rollupAnswers, rollupChartQuery } from "./rollup";
 import { filterConditions, whereAll } from "./where";
+import { DAY_MS, HOUR_MS, MINUTE_MS } from "@/lib/time";
 
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
 /** Without a time filter the chart shows the last week: the log itself may span a year. */
-export const DEFAULT_CHART_RANGE_MS = 7 * DAY;
-const BUCKET_SIZES = [5 * MINUTE, 15 * MINUTE, HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR, DAY, 7 * DAY, 30 * DAY];
+export const DEFAULT_CHART_RANGE_MS = 7 * DAY_MS;
+const BUCKET_SIZES = [5 * MINUTE_MS, 15 * MINUTE_MS, HOUR_MS, 3 * HOUR_MS, 6 * HOUR_MS, 12 * HOUR_MS, DAY_MS, 7 * DAY_MS, 30 * DAY_MS];
 const MAX_BUCKETS = 120;
 
 export type GateCounts = Record<Gate, number>;
@@ -24,7 +22,7 @@ export type GateChart = { from: Date; to: Date; bucketMs: number; buckets: GateB
 /** The smallest bucket that keeps the chart at no more than MAX_BUCKETS bars. */
 export function chooseBucketMs(rangeMs: number): number {
   for (const size of BUCKET_SIZES) if (rangeMs / size <= MAX_BUCKETS) return size;
-  return BUCKET_SIZES[BUCKET_SIZES.length - 1] ?? DAY;
+  return BUCKET_SIZES[BUCKET_SIZES.length - 1] ?? DAY_MS;
 }
 
 export function chartRange(f: RefusalFilters, now: Date): { from: Date; to: Date } {

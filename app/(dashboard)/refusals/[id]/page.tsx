@@ -6,11 +6,11 @@ import { requirePageRole } from "@/app/_lib/session";
 import { formatCount, formatUtc } from "@/lib/format";
 import { getRefusal } from "@/lib/refusals";
 import type { ReactNode } from "react";
+import { HOUR_MS } from "@/lib/time";
 
 export const metadata: Metadata = { title: "Refusal · Ceilings" };
 export const dynamic = "force-dynamic";
 
-const HOUR_MS = 3_600_000;
 
 function Field({ label, children, testId }: { label: string; children: ReactNode; testId?: string }) {
   return (
