@@ -2,6 +2,9 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 import reactHooks from "eslint-plugin-react-hooks";
 
+// lib/ modules that import nothing of the project, so the layers below lib/ may read them.
+const LIB_LEAVES = ["env", "vocabulary", "ci"];
+
 export default tseslint.config(
   { ignores: [".next*/", ".client-build/", "node_modules/", ".data/", ".data-*/", "playwright-report/", "test-results/", "db/migrations/", "next-env.d.ts"] },
   js.configs.recommended,
@@ -51,13 +54,29 @@ export default tseslint.config(
   },
   {
     // Layers: db/ is the bottom (connections, tables, SQL functions) and knows nothing of the domain.
-    // lib/env.ts is the one exception: it imports nothing of the project, and the connection settings
-    // are read from the environment by the same one parser as everything else.
+    // It may read lib/'s leaves, modules that import nothing of the project (the rule below keeps
+    // them so): the environment parser, the vocabulary its enums are built from, the CI flag.
     files: ["db/**"],
     rules: {
       "@typescript-eslint/no-restricted-imports": [
         "error",
-        { patterns: [{ group: ["@/lib/*", "**/lib/*", "!@/lib/env", "!**/lib/env"], message: "db/ sits below lib/: move the code that needs the domain into lib/ or scripts/." }] },
+        {
+          patterns: [
+            {
+              group: ["@/lib/*", "**/lib/*", ...LIB_LEAVES.flatMap((leaf) => [`!@/lib/${leaf}`, `!**/lib/${leaf}`])],
+              message: "db/ sits below lib/: move the code that needs the domain into lib/ or scripts/.",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: LIB_LEAVES.map((leaf) => `lib/${leaf}.ts`),
+    rules: {
+      "@typescript-eslint/no-restricted-imports": [
+        "error",
+        { patterns: [{ group: ["@/*", "./*", "../*"], message: "a leaf of lib/ that db/ reads imports nothing of the project." }] },
       ],
     },
   },

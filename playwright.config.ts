@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { defineConfig, devices } from "@playwright/test";
+import { isCi } from "./lib/ci";
 
 // e2e runs a production build on its own port, dist folder and database, so it passes while the
 // dashboard of `npm run demo` is up on port 3000. Playwright starts webServer BEFORE globalSetup
@@ -31,7 +32,7 @@ function e2eDatabaseUrl(): string {
   return url.toString();
 }
 
-const ci = process.env.CI !== undefined && !["", "0", "false"].includes(process.env.CI.toLowerCase());
+const ci = isCi(process.env.CI);
 
 // Exported to the test workers too, for tests that read the e2e database directly.
 process.env.E2E_DATABASE_URL = e2eDatabaseUrl();

@@ -8,9 +8,9 @@ import { handleReserve } from "@/app/api/v1/_lib/reserve-handler";
 import { handleResolve } from "@/app/api/v1/_lib/resolve-handler";
 import { apiRequest, errorCode, makeKey, read } from "@/app/api/v1/_lib/test-support";
 import { checkUrl } from "@/lib/http/strict-input";
-import { AuditCursor } from "@/lib/ceilings/audit-log";
+import { AuditFilters } from "@/lib/ceilings/audit-log";
 import { createEndpoint } from "@/lib/ceilings/test-fixtures";
-import { RefusalCursor } from "@/lib/refusals/filters";
+import { RefusalPosition } from "@/lib/refusals/filters";
 import { acknowledgeAlertsCore, createDestinationCore, deleteDestinationCore, setDestinationEnabledCore } from "./(dashboard)/alerts/alert-action-core";
 import { createApiKeyCore, revokeApiKeyCore } from "./(dashboard)/api-keys/api-key-action-core";
 import { killAllCore, killEndpointCore, restoreEndpointCore } from "./(dashboard)/control-action-core";
@@ -223,10 +223,12 @@ describe.skipIf(skipWithoutDatabase())("one strict input boundary: every bad inp
 
   it("refuses impossible cursor times and CSV filters with control characters", async () => {
     for (const cursor of ["2026-13-45T99:99:99.000000Z_1", "2026-02-30T00:00:00.000000Z_1", "2026-01-01T24:00:00.000000Z_1"]) {
-      expect(RefusalCursor.safeParse(cursor).success, cursor).toBe(false);
-      expect(AuditCursor.safeParse(cursor).success, cursor).toBe(false);
+      expect(RefusalPosition.safeParse({ before: cursor }).success, cursor).toBe(false);
+      expect(RefusalPosition.safeParse({ after: cursor }).success, cursor).toBe(false);
+      expect(AuditFilters.safeParse({ cursor }).success, cursor).toBe(false);
     }
-    expect(RefusalCursor.safeParse("2026-01-01T23:59:59.123456Z_1").success).toBe(true);
+    expect(RefusalPosition.safeParse({ before: "2026-01-01T23:59:59.123456Z_1" }).success).toBe(true);
+    expect(AuditFilters.safeParse({ cursor: "2026-01-01T23:59:59.123456Z_1" }).success).toBe(true);
     const before = await snapshot(t.db);
     for (const field of ["caller", "destination", "endpoint", "gate", "from", "to"]) {
       const response = await exportRefusalsRequest(

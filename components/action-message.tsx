@@ -1,5 +1,5 @@
 import type { ActionState } from "@/app/_lib/action-state";
-import { formatCount } from "@/lib/ceilings/parse";
+import { formatCount } from "@/lib/format";
 import { CopySecret } from "./copy-secret";
 
 /**

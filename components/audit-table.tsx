@@ -1,6 +1,6 @@
 import type { AuditEvent } from "@/db/schema";
-import { formatCount } from "@/lib/ceilings/parse";
-import { formatUtc } from "./format";
+import { DataTable, type TableSpec } from "@/components/data-table";
+import { formatCount, formatUtc } from "@/lib/format";
 
 function valueChange(e: AuditEvent): string {
   if (e.previousValue === null && e.appliedValue === null) return "";
@@ -25,49 +25,41 @@ function detailChange(e: AuditEvent): string {
   return "";
 }
 
-/** Audit events as a table; on narrow screens it scrolls sideways inside its own box. */
+const auditTable: TableSpec<AuditEvent> = {
+  testId: "audit-table",
+  rowKey: (e) => e.id,
+  rowAttributes: () => ({ "data-testid": "audit-row" }),
+  empty: <p className="text-sm text-zinc-600 dark:text-zinc-400">No audit events match.</p>,
+  columns: [
+    { header: "When (UTC)", cellClassName: "whitespace-nowrap tabular-nums", cell: (e) => <time dateTime={e.at.toISOString()}>{formatUtc(e.at).replace(" UTC", "")}</time> },
+    {
+      header: "Who",
+      cell: (e) => (
+        <>
+          {e.actor}
+          {e.actorType !== "staff" ? <span className="ml-1 text-xs text-zinc-500 dark:text-zinc-400">({e.actorType})</span> : null}
+        </>
+      ),
+    },
+    { header: "Kind", cellClassName: "whitespace-nowrap font-mono text-xs", cell: (e) => e.action },
+    {
+      header: "Endpoint",
+      cellClassName: "whitespace-nowrap font-mono text-xs",
+      cell: (e) => (
+        <>
+          {e.endpointKey ?? ""}
+          {e.ceilingId !== null ? ` #${e.ceilingId}` : ""}
+          {e.target ? ` ${e.target}` : ""}
+        </>
+      ),
+    },
+    { header: "Typed", cellClassName: "font-mono text-xs", cell: (e) => e.rawInput ?? "" },
+    { header: "Value", cellClassName: "tabular-nums", cell: (e) => valueChange(e) || detailChange(e) },
+    { header: "Clamped", cell: (e) => (e.clamped === null ? "" : e.clamped ? "yes" : "no") },
+    { header: "Reason", cell: (e) => e.reason ?? <span className="text-zinc-500">no reason given</span> },
+  ],
+};
+
 export function AuditTable({ events, caption }: { events: AuditEvent[]; caption: string }) {
-  return (
-    <div className="overflow-x-auto rounded-lg border border-zinc-200 dark:border-zinc-800" tabIndex={0} role="region" aria-label={caption}>
-      <table className="min-w-full text-left text-sm" data-testid="audit-table">
-        <caption className="sr-only">{caption}</caption>
-        <thead className="bg-zinc-100 text-xs uppercase tracking-wide text-zinc-700 dark:bg-zinc-800 dark:text-zinc-300">
-          <tr>
-            <th scope="col" className="px-3 py-2">When (UTC)</th>
-            <th scope="col" className="px-3 py-2">Who</th>
-            <th scope="col" className="px-3 py-2">Kind</th>
-            <th scope="col" className="px-3 py-2">Endpoint</th>
-            <th scope="col" className="px-3 py-2">Typed</th>
-            <th scope="col" className="px-3 py-2">Value</th>
-            <th scope="col" className="px-3 py-2">Clamped</th>
-            <th scope="col" className="px-3 py-2">Reason</th>
-          </tr>
-        </thead>
-        <tbody className="divide-y divide-zinc-200 dark:divide-zinc-800">
-          {events.map((e) => (
-            <tr key={e.id} data-testid="audit-row">
-              <td className="whitespace-nowrap px-3 py-2 tabular-nums">
-                <time dateTime={e.at.toISOString()}>{formatUtc(e.at).replace(" UTC", "")}</time>
-              </td>
-              <td className="px-3 py-2">
-                {e.actor}
-                {e.actorType !== "staff" ? <span className="ml-1 text-xs text-zinc-500 dark:text-zinc-400">({e.actorType})</span> : null}
-              </td>
-              <td className="whitespace-nowrap px-3 py-2 font-mono text-xs">{e.action}</td>
-              <td className="whitespace-nowrap px-3 py-2 font-mono text-xs">
-                {e.endpointKey ?? ""}
-                {e.ceilingId !== null ? ` #${e.ceilingId}` : ""}
-                {e.target ? ` ${e.target}` : ""}
-              </td>
-              <td className="px-3 py-2 font-mono text-xs">{e.rawInput ?? ""}</td>
-              <td className="px-3 py-2 tabular-nums">{valueChange(e) || detailChange(e)}</td>
-              <td className="px-3 py-2">{e.clamped === null ? "" : e.clamped ? "yes" : "no"}</td>
-              <td className="px-3 py-2">{e.reason ?? <span className="text-zinc-500">no reason given</span>}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {events.length === 0 ? <p className="px-3 py-4 text-sm text-zinc-600 dark:text-zinc-400">No audit events match.</p> : null}
-    </div>
-  );
+  return <DataTable spec={auditTable} caption={caption} rows={events} />;
 }

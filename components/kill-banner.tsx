@@ -1,6 +1,6 @@
 import Link from "next/link";
 import type { KillState } from "@/lib/ceilings";
-import { formatAgo, formatUtc } from "./format";
+import { formatAgo, formatUtc } from "@/lib/format";
 
 /**
  * Shown above every dashboard page while anything is killed: what, since when, by whom, and the

@@ -1,4 +1,4 @@
-import { formatCount } from "@/lib/ceilings/parse";
+import { formatCount } from "@/lib/format";
 
 type UsageBarProps = { used: number; held: number; value: number; label: string };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { databaseUrl, hasTestDatabase, isCi, TestDatabaseError, testDatabaseCreatedAt } from "./testing";
+import { databaseUrl, hasTestDatabase, TestDatabaseError, testDatabaseCreatedAt } from "./testing";
 
 const url = "postgres://postgres@127.0.0.1:5432/ceilings_ci";
 
@@ -18,14 +18,6 @@ describe("hasTestDatabase", () => {
     expect(() => hasTestDatabase({ TEST_DATABASE_URL: undefined, CI: "true" })).toThrow(TestDatabaseError);
     expect(() => hasTestDatabase({ TEST_DATABASE_URL: undefined, CI: "1" })).toThrow(TestDatabaseError);
   });
-});
-
-it("reads CI the way CI services set it", () => {
-  expect(isCi({ CI: "true", TEST_DATABASE_URL: undefined })).toBe(true);
-  expect(isCi({ CI: "1", TEST_DATABASE_URL: undefined })).toBe(true);
-  expect(isCi({ CI: "0", TEST_DATABASE_URL: undefined })).toBe(false);
-  expect(isCi({ CI: "", TEST_DATABASE_URL: undefined })).toBe(false);
-  expect(isCi({ CI: undefined, TEST_DATABASE_URL: undefined })).toBe(false);
 });
 
 it("points a URL at another database on the same server, keeping credentials and options", () => {

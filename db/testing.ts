@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { sql } from "drizzle-orm";
+import { isCi } from "@/lib/ci";
 import { env, type Env } from "@/lib/env";
 import { type Database, type Db, migrateDatabase, openPostgres, resultRows } from "./client";
 import { ensureAppRole } from "./roles";
@@ -27,11 +28,6 @@ export class TestDatabaseError extends Error {
 
 type TestEnv = Pick<Env, "CI" | "TEST_DATABASE_URL">;
 
-export function isCi(e: TestEnv = env()): boolean {
-  const ci = e.CI;
-  return ci !== undefined && ci !== "" && ci !== "0" && ci.toLowerCase() !== "false";
-}
-
 /**
  * Whether integration suites can run. Without TEST_DATABASE_URL they are skipped, except on CI,
  * where a skipped Postgres suite must be a failure, never a quiet pass: there this throws, which
@@ -39,7 +35,7 @@ export function isCi(e: TestEnv = env()): boolean {
  */
 export function hasTestDatabase(e: TestEnv = env()): boolean {
   if (e.TEST_DATABASE_URL) return true;
-  if (isCi(e)) {
+  if (isCi(e.CI)) {
     throw new TestDatabaseError("CI is set but TEST_DATABASE_URL is not: integration suites cannot be skipped on CI");
   }
   return false;

@@ -7,7 +7,9 @@
 import { sql } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
 import { openPostgres, resultRows, type Db } from "@/db/client";
+import { refusals } from "@/db/schema";
 import { env } from "@/lib/env";
+import { KeysetCursor, keysetCursorText } from "@/lib/keyset";
 import {
   countAllRefusals,
   countMatchingRefusals,
@@ -16,11 +18,11 @@ import {
   listRefusals,
   matchingCountQuery,
   refusalPageQuery,
-  RefusalCursor,
   RefusalFilters,
   type RefusalPosition,
 } from "@/lib/refusals";
 import { renderPage } from "./bench-dashboard/render";
+import { formatCount } from "@/lib/format";
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -69,7 +71,7 @@ async function main(): Promise<void> {
     const day = 86_400_000;
     // A cursor about 100,000 rows down: what "Older" gives after 2,000 pages.
     const [deep] = resultRows<{ c: string }>(
-      await db.execute(sql`select to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || '_' || id as c from refusals order by at desc, id desc offset 100000 limit 1`),
+      await db.execute(sql`select ${keysetCursorText(refusals.at, refusals.id)} as c from ${refusals} order by at desc, id desc offset 100000 limit 1`),
     );
     const f = (input: Record<string, string>) => RefusalFilters.parse(input);
     const filterCases: [string, RefusalFilters, RefusalPosition?][] = [
@@ -80,7 +82,7 @@ async function main(): Promise<void> {
       ["page: by destination prefix", f({ destination: "maria.1" })],
       ["page: by time range (a day, 30 days ago)", f({ from: new Date(now.getTime() - 31 * day).toISOString(), to: new Date(now.getTime() - 30 * day).toISOString() })],
       ["page: endpoint + gate", f({ endpoint: top.key, gate: "per_call_max" })],
-      ["page: deep keyset (100,000 rows down)", f({}), deep ? { before: RefusalCursor.parse(deep.c) } : undefined],
+      ["page: deep keyset (100,000 rows down)", f({}), deep ? { before: KeysetCursor.parse(deep.c) } : undefined],
     ];
     const cases: Case[] = filterCases.map(([label, filters, position]) => ({
       label,
@@ -130,7 +132,7 @@ async function main(): Promise<void> {
     const renderUrl = arg("url");
     if (renderUrl) summary.push(...(await renderPage(db, renderUrl, runs)));
     else summary.push("page render: skipped (pass --url of a server started on this DATABASE_URL with the same NEXTAUTH_SECRET)");
-    console.log(`\n=== summary (${(await countAllRefusals(db)).n.toLocaleString("en-US")} refusal rows)`);
+    console.log(`\n=== summary (${formatCount((await countAllRefusals(db)).n)} refusal rows)`);
     for (const line of summary) console.log(line);
   } finally {
     await database.close();

@@ -18,6 +18,7 @@ import { ceilings, endpoints } from "@/db/schema";
 import { databaseUrl } from "@/db/testing";
 import { batcherFor, reserve } from "@/lib/enforcement";
 import { metrics } from "@/lib/metrics";
+import type { CeilingMetric, CeilingScope } from "@/lib/vocabulary";
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -88,7 +89,7 @@ async function makeEndpoint(db: Db, key: string, count: 1 | 3): Promise<void> {
   const [e] = await db.insert(endpoints).values({ key, name: key, unit: "units", perCallMax: 1000 }).returning();
   if (!e) throw new Error("no endpoint");
   const big = 1_000_000_000_000;
-  const specs: { metric: "units" | "calls"; scope: "global" | "caller" }[] = [{ metric: "units", scope: "global" }];
+  const specs: { metric: CeilingMetric; scope: Exclude<CeilingScope, "destination"> }[] = [{ metric: "units", scope: "global" }];
   if (count === 3) specs.push({ metric: "calls", scope: "global" }, { metric: "units", scope: "caller" });
   await db.insert(ceilings).values(
     specs.map((s) => ({ ...s, endpointId: e.id, window: "utc_day" as const, value: big, maxValue: big, defaultValue: big })),

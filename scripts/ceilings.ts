@@ -11,8 +11,9 @@ import { parseArgs } from "node:util";
 import { closeDb, getDb } from "@/db/client";
 import type { AuditActor } from "@/lib/audit/record";
 import { applyCatalog, CatalogError, catalogJsonSchema, type EndpointPlan, exportCatalog, planCatalog } from "@/lib/catalog";
-import { CeilingError, formatCount, getKillState, killAll, killEndpoint, listEndpointsOverview, restoreEndpoint } from "@/lib/ceilings";
+import { CeilingError, getKillState, killAll, killEndpoint, listEndpointsOverview, restoreEndpoint } from "@/lib/ceilings";
 import { prepareDatabaseWithDemo } from "@/lib/demo";
+import { formatCount } from "@/lib/format";
 
 const USAGE = `usage: npm run ceilings -- <command>
   status                               every endpoint, its ceilings and what is killed

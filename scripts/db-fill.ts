@@ -5,6 +5,7 @@ import { env } from "@/lib/env";
 import { ensureEndpoints } from "./db-fill/catalog";
 import { fillReservations, fillUsage, prepareFillEndpoints } from "./db-fill/history";
 import { fillRefusals } from "./db-fill/refusals";
+import { formatCount } from "@/lib/format";
 
 // npm run db:fill -- --refusals 2000000: realistic history at scale on the Postgres in
 // DATABASE_URL, for benchmarks (npm run bench:dashboard). Use a database of its own: it adds
@@ -49,14 +50,14 @@ async function main(): Promise<void> {
     const endpointCount = await prepareFillEndpoints(db);
     step(`${endpointCount} endpoints (${created} new) with their ceilings`);
     const usageRows = await fillUsage(db, args.days);
-    step(`${usageRows.toLocaleString("en-US")} usage counters over ${args.days} days`);
+    step(`${formatCount(usageRows)} usage counters over ${args.days} days`);
     await fillReservations(db, args.reservations, args.days);
-    step(`${args.reservations.toLocaleString("en-US")} reservations`);
+    step(`${formatCount(args.reservations)} reservations`);
     const refusals = await fillRefusals(db, args.refusals, args.days, step);
-    step(`${refusals.toLocaleString("en-US")} refusals; recounting the hourly rollup`);
+    step(`${formatCount(refusals)} refusals; recounting the hourly rollup`);
     // The load bypassed ceilings.log_refusals, which keeps refusal_hourly: recount it from the rows.
     const [hours] = resultRows<{ n: number | string }>(await db.execute(sql`select ceilings.rebuild_refusal_hourly() as n`));
-    step(`${Number(hours?.n ?? 0).toLocaleString("en-US")} hourly rollup rows; vacuum and analyze`);
+    step(`${formatCount(Number(hours?.n ?? 0))} hourly rollup rows; vacuum and analyze`);
     // Fresh statistics for the planner, and a visibility map so index-only scans stay index-only.
     await db.execute(sql`vacuum analyze refusals`);
     await db.execute(sql`vacuum analyze refusal_hourly`);

@@ -6,9 +6,11 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
+# The rule of lib/ci.ts, in bash: unset, "", "0" and "false" in any case are a local run.
 is_ci() {
-  case "${CI:-}" in
-    "" | 0 | false | FALSE | False) return 1 ;;
+  local ci="${CI:-}"
+  case "${ci,,}" in
+    "" | 0 | false) return 1 ;;
     *) return 0 ;;
   esac
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { defineAction } from "@/app/_lib/define-action";
-import { formatCount, killAll, killEndpoint, restoreEndpoint } from "@/lib/ceilings";
+import { killAll, killEndpoint, restoreEndpoint } from "@/lib/ceilings";
+import { formatCount } from "@/lib/format";
 import { EndpointKeyField, OptionalReason } from "@/app/_lib/action-fields";
 
 // Kill, restore and kill all: operators and admins. A kill changes the banner on every page, so

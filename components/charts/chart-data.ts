@@ -1,19 +1,12 @@
 import type { KillPeriod, SpendDay } from "@/lib/spend/daily";
 import type { MonthToDateSpend } from "@/lib/spend/month";
-import { formatDay, formatInstant, formatMoney, formatUnits } from "@/lib/spend/format";
+import { formatDay, formatInstant, formatMoney, formatUnits, type SpendMode } from "@/lib/format";
+import { DAY_MS, utcDay } from "@/lib/time";
 
 // Pure shaping of prepared spend data for the chart components: which day bands a kill shades,
 // the rows a chart plots in units or money, and the sentences that summarise each chart.
 
-export type SpendMode = "units" | "money";
-
 export type KillBand = { x1: string; x2: string; label: string };
-
-const DAY_MS = 86_400_000;
-
-function dayOf(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
-}
 
 /**
  * The first and last day each kill covers on a day axis. A kill that ended exactly at midnight
@@ -25,8 +18,8 @@ export function killBands(days: readonly string[], kills: readonly KillPeriod[])
   if (first === undefined || last === undefined) return [];
   const bands: KillBand[] = [];
   for (const k of kills) {
-    const x1 = dayOf(k.start) < first ? first : dayOf(k.start);
-    const x2 = k.end === null ? last : dayOf(Math.max(k.start, k.end - 1));
+    const x1 = utcDay(k.start) < first ? first : utcDay(k.start);
+    const x2 = k.end === null ? last : utcDay(Math.max(k.start, k.end - 1));
     if (x1 > last || x2 < first) continue;
     const label = k.end === null ? `killed since ${formatInstant(k.start)}` : `killed ${formatInstant(k.start)} to ${formatInstant(k.end)}`;
     bands.push({ x1, x2: x2 > last ? last : x2, label });
@@ -58,10 +51,6 @@ export function dailyRows(days: readonly SpendDay[], kills: readonly KillPeriod[
     killed: killedOn(d.day, kills),
     source: d,
   }));
-}
-
-export function formatAmount(value: number, mode: SpendMode, unit: string, currency: string): string {
-  return mode === "units" ? formatUnits(value, unit) : formatMoney(value, currency);
 }
 
 /** Whether the daily ceiling ended the day at another value than it started it with. */

@@ -3,8 +3,8 @@
 import { useId, useState } from "react";
 import { Bar, CartesianGrid, ComposedChart, Line, ReferenceArea, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import type { DailySpend } from "@/lib/spend/daily";
-import { formatCompact, formatDay, formatMoney, formatMoneyCompact, formatUnits } from "@/lib/spend/format";
-import { ceilingMoved, dailyRows, dailySummary, formatAmount, killBands, type DailyRow, type SpendMode } from "./chart-data";
+import { formatAmount, formatCompact, formatDay, formatMoney, formatMoneyCompact, formatUnits, type SpendMode } from "@/lib/format";
+import { ceilingMoved, dailyRows, dailySummary, killBands, type DailyRow } from "./chart-data";
 import { axisTick, chartColors, chartMargin, chartThemeClass, lineSwatchClass, swatchClass, toggleButtonClass, toggleGroupClass, tooltipClass } from "./chart-theme";
 
 export type DailySpendRanges = { 30: DailySpend; 90: DailySpend };

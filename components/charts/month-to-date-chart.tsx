@@ -3,7 +3,7 @@
 import { useId } from "react";
 import { CartesianGrid, ComposedChart, Line, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import type { MonthDay, MonthToDateSpend } from "@/lib/spend/month";
-import { formatCompact, formatDay, formatMoney, formatUnits } from "@/lib/spend/format";
+import { formatCompact, formatDay, formatMoney, formatUnits } from "@/lib/format";
 import { monthSummary } from "./chart-data";
 import { axisTick, chartColors, chartMargin, chartThemeClass, lineSwatchClass, tooltipClass } from "./chart-theme";
 

@@ -2,7 +2,10 @@
 
 import { useId } from "react";
 import { Bar, BarChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import type { Gate } from "@/lib/vocabulary";
 import { axisTick, chartColors, chartMargin, chartThemeClass, swatchClass, tooltipClass } from "./chart-theme";
+import { formatCount } from "@/lib/format";
+import { DAY_MS } from "@/lib/time";
 
 // Gate colours live here rather than in chart-theme: no other chart draws gates. Mid-tone hues
 // that read on white and on zinc-900 alike, ordered from "we chose this" to "something broke".
@@ -13,21 +16,20 @@ export const GATE_COLORS = {
   per_call_max: "#db2777",
   kill_switch: "#dc2626",
   unavailable: "#71717a",
-} as const;
-export type ChartGate = keyof typeof GATE_COLORS;
-const GATES = Object.keys(GATE_COLORS).filter((g): g is ChartGate => g in GATE_COLORS);
+} as const satisfies Record<Gate, string>;
+// Drawn in colour order, not enforcement order.
+const DRAWN_GATES = Object.keys(GATE_COLORS).filter((g): g is Gate => g in GATE_COLORS);
 
-export type GateChartBucket = { start: string } & Record<ChartGate, number>;
+export type GateChartBucket = { start: string } & Record<Gate, number>;
 
 type Props = {
   buckets: GateChartBucket[];
   bucketMs: number;
   /** The range in words, e.g. "last 7 days, per hour", for the caption. */
   caption: string;
-  totals: Record<ChartGate, number>;
+  totals: Record<Gate, number>;
 };
 
-const DAY_MS = 86_400_000;
 
 function formatTick(iso: string, bucketMs: number): string {
   const s = iso.replace("T", " ");
@@ -37,17 +39,17 @@ function formatTick(iso: string, bucketMs: number): string {
 /** Refusals per gate per time bucket, stacked. Data comes prepared from the server; it never fetches. */
 export function RefusalsByGateChart({ buckets, bucketMs, caption, totals }: Props) {
   const captionId = useId();
-  const total = GATES.reduce((sum, g) => sum + totals[g], 0);
+  const total = DRAWN_GATES.reduce((sum, g) => sum + totals[g], 0);
   return (
     <figure className={`${chartThemeClass} space-y-3`} aria-labelledby={captionId} data-testid="refusals-by-gate-chart">
       <figcaption id={captionId} className="text-sm text-zinc-700 dark:text-zinc-300">
         <span className="font-medium text-zinc-900 dark:text-zinc-100">Refusals per gate, </span>
-        {caption}: {total.toLocaleString("en-US")} in all.
+        {caption}: {formatCount(total)} in all.
       </figcaption>
       <ul className="flex flex-wrap gap-x-4 gap-y-1 text-xs text-zinc-700 dark:text-zinc-300" aria-label="Refusals per gate in this range">
-        {GATES.map((g) => (
+        {DRAWN_GATES.map((g) => (
           <li key={g} data-gate={g}>
-            <span className={swatchClass} style={{ backgroundColor: GATE_COLORS[g] }} /> {g} {totals[g].toLocaleString("en-US")}
+            <span className={swatchClass} style={{ backgroundColor: GATE_COLORS[g] }} /> {g} {formatCount(totals[g])}
           </li>
         ))}
       </ul>
@@ -66,14 +68,14 @@ export function RefusalsByGateChart({ buckets, bucketMs, caption, totals }: Prop
                     <p className="font-medium">{typeof label === "string" ? `${label.replace("T", " ").slice(0, 16)} UTC` : ""}</p>
                     {payload.map((p) => (
                       <p key={String(p.dataKey)}>
-                        {String(p.dataKey)}: {Number(p.value).toLocaleString("en-US")}
+                        {String(p.dataKey)}: {formatCount(Number(p.value))}
                       </p>
                     ))}
                   </div>
                 ) : null
               }
             />
-            {GATES.map((g) => (
+            {DRAWN_GATES.map((g) => (
               <Bar key={g} dataKey={g} stackId="gates" fill={GATE_COLORS[g]} isAnimationActive={false} maxBarSize={28} />
             ))}
           </BarChart>

@@ -2,7 +2,7 @@
 
 import { Area, AreaChart, ResponsiveContainer } from "recharts";
 import type { EndpointTrend } from "@/lib/spend/overview";
-import { formatUnits } from "@/lib/spend/format";
+import { formatUnits } from "@/lib/format";
 import { sparklineSummary } from "./chart-data";
 import { chartColors, chartThemeClass } from "./chart-theme";
 

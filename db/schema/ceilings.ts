@@ -2,15 +2,13 @@ import { sql } from "drizzle-orm";
 import { bigint, check, index, integer, pgEnum, pgTable, smallint, text, timestamp } from "drizzle-orm/pg-core";
 import { timestamps } from "./columns";
 import { endpoints } from "./endpoints";
+import { CEILING_METRICS, CEILING_SCOPES, CEILING_WINDOWS, DESTINATION_KINDS } from "../../lib/vocabulary";
 
-export const ceilingMetric = pgEnum("ceiling_metric", ["units", "calls"]);
-// global: all callers together; caller: per billing account; destination: a cooldown per canonical identity.
-export const ceilingScope = pgEnum("ceiling_scope", ["global", "caller", "destination"]);
-// utc_day and billing_month follow the provider's invoice; first_hit starts at the first charge.
-export const ceilingWindow = pgEnum("ceiling_window", ["utc_day", "billing_month", "first_hit"]);
-// What a cooldown's destination is, so it is folded to the right canonical form; null: recognised
-// from the value itself (an address, a number, anything else).
-export const destinationKind = pgEnum("destination_kind", ["email", "phone", "other"]);
+export const ceilingMetric = pgEnum("ceiling_metric", CEILING_METRICS);
+export const ceilingScope = pgEnum("ceiling_scope", CEILING_SCOPES);
+export const ceilingWindow = pgEnum("ceiling_window", CEILING_WINDOWS);
+// Null in a row: recognised from the value itself (an address, a number, anything else).
+export const destinationKind = pgEnum("destination_kind", DESTINATION_KINDS);
 
 export const ceilings = pgTable(
   "ceilings",

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { bigint, boolean, check, integer, pgTable, smallint, text, timestamp } from "drizzle-orm/pg-core";
 import { timestamps } from "./columns";
+import { ENDPOINT_KEY_PATTERN } from "../../lib/vocabulary";
 
 export const endpoints = pgTable(
   "endpoints",
@@ -25,7 +26,7 @@ export const endpoints = pgTable(
     ...timestamps,
   },
   (t) => [
-    check("endpoints_key_format", sql`${t.key} ~ '^[a-z0-9][a-z0-9._-]{0,63}$'`),
+    check("endpoints_key_format", sql`${t.key} ~ ${sql.raw(`'${ENDPOINT_KEY_PATTERN.source}'`)}`),
     check("endpoints_per_call_max_positive", sql`${t.perCallMax} > 0`),
     check("endpoints_billing_day_range", sql`${t.billingDay} between 1 and 28`),
     check("endpoints_plan_allowance_nonneg", sql`${t.planAllowance} is null or ${t.planAllowance} >= 0`),

@@ -1,15 +1,9 @@
 import { bigint, index, integer, pgEnum, pgTable, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 import { ceilings } from "./ceilings";
 import { endpoints } from "./endpoints";
+import { GATES } from "../../lib/vocabulary";
 
-export const refusalGate = pgEnum("refusal_gate", [
-  "kill_switch",
-  "per_call_max",
-  "ceiling",
-  "cooldown",
-  "throttle",
-  "unavailable",
-]);
+export const refusalGate = pgEnum("refusal_gate", GATES);
 
 // Identical refusals (endpoint, gate, caller, destination) within one bucket share a row with a
 // count, so a flood of refusals cannot become its own outage.

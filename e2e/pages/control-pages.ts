@@ -1,4 +1,5 @@
 import { expect, type Locator, type Page } from "@playwright/test";
+import type { CeilingScope, CeilingWindow } from "@/lib/vocabulary";
 
 /** The confirmation dialog behind a kill, restore or kill-all button. */
 export class ConfirmDialog {
@@ -68,7 +69,7 @@ export class CeilingSection {
   readonly error: Locator;
   readonly conflictCurrent: Locator;
 
-  constructor(page: Page, window: "utc_day" | "billing_month" | "first_hit", scope: "global" | "caller" | "destination" = "global") {
+  constructor(page: Page, window: CeilingWindow, scope: CeilingScope = "global") {
     this.root = page.locator(`article[data-ceiling-window="${window}"][data-ceiling-scope="${scope}"]`).first();
     this.guarantee = this.root.getByTestId("guarantee");
     this.value = this.root.getByTestId("ceiling-value");
@@ -106,7 +107,7 @@ export class EndpointPage {
     await expect(this.page.getByRole("heading", { name: this.endpointKey, level: 1 })).toBeVisible();
   }
 
-  ceiling(window: "utc_day" | "billing_month" | "first_hit", scope: "global" | "caller" | "destination" = "global"): CeilingSection {
+  ceiling(window: CeilingWindow, scope: CeilingScope = "global"): CeilingSection {
     return new CeilingSection(this.page, window, scope);
   }
 

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
 import { fireAlert } from "./fire";
+import { DAY_MS, utcDay } from "@/lib/time";
 
 // Per-caller ceilings do not alert per caller: a thousand accounts reaching their daily quota is
 // a normal day, not a thousand pages. Instead one digest a day says how many accounts hit theirs
@@ -17,7 +18,7 @@ function utcDayStart(at: Date): Date {
 /** Who hit a per-caller quota on the UTC day before `now`. */
 export async function readQuotaDigest(db: Db, p: { now: Date }): Promise<Digest> {
   const to = utcDayStart(p.now);
-  const from = new Date(to.getTime() - 86_400_000);
+  const from = new Date(to.getTime() - DAY_MS);
   const rows = resultRows<{ endpoint_id: number; endpoint_key: string; accounts: string | number; refusals: string | number }>(
     await db.execute(sql`
       with hits as (
@@ -45,7 +46,7 @@ export async function readQuotaDigest(db: Db, p: { now: Date }): Promise<Digest>
   }));
   // An account capped on two endpoints counts once per endpoint: the quotas are separate.
   const accounts = endpoints.reduce((sum, e) => sum + e.accounts, 0);
-  return { day: from.toISOString().slice(0, 10), accounts, endpoints };
+  return { day: utcDay(from.getTime()), accounts, endpoints };
 }
 
 export function digestMessage(d: Digest): string {
@@ -71,7 +72,7 @@ export async function fireQuotaDigest(db: Db, p: { now: Date }): Promise<{ fired
       day: digest.day,
       accounts: digest.accounts,
       endpoints: digest.endpoints,
-      windowEnd: new Date(Date.parse(`${digest.day}T00:00:00Z`) + 86_400_000).toISOString(),
+      windowEnd: new Date(Date.parse(`${digest.day}T00:00:00Z`) + DAY_MS).toISOString(),
     },
   });
   return { fired, digest };

@@ -1,3 +1,5 @@
+import { HOUR_MS, MINUTE_MS } from "@/lib/time";
+
 // Every kind of alert, the words the inbox shows for it, and where it links. Threshold, overrun and
 // expiry alerts are fired by the enforcement functions in SQL; the rest by the worker's rules.
 
@@ -43,7 +45,6 @@ export type AlertLinkInput = {
 
 export type AlertLinks = { chart: string; refusals: string } | null;
 
-const HOUR_MS = 3_600_000;
 
 function dateFrom(value: unknown): Date | null {
   if (typeof value !== "string") return null;
@@ -61,6 +62,6 @@ export function alertLinks(a: AlertLinkInput): AlertLinks {
   const from = a.windowStart ?? dateFrom(a.details?.from) ?? new Date(a.createdAt.getTime() - HOUR_MS);
   const windowEnd = dateFrom(a.details?.windowEnd) ?? dateFrom(a.details?.to);
   const to = windowEnd && windowEnd.getTime() < a.createdAt.getTime() ? windowEnd : a.createdAt;
-  const query = new URLSearchParams({ endpoint: a.endpointKey, from: from.toISOString(), to: new Date(to.getTime() + 60_000).toISOString() });
+  const query = new URLSearchParams({ endpoint: a.endpointKey, from: from.toISOString(), to: new Date(to.getTime() + MINUTE_MS).toISOString() });
   return { chart: `/endpoints/${key}#spend`, refusals: `/refusals?${query.toString()}` };
 }

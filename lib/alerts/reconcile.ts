@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
 import { fireAlert } from "./fire";
+import type { CeilingScope } from "@/lib/vocabulary";
 
 // The reconcile job: every counter of an open window must agree with the reservations that
 // charged it. reserve_batch, settle, release and expiry each change a counter and its
@@ -20,7 +21,7 @@ export type Drift = {
   endpointId: number;
   endpointKey: string;
   ceilingId: number;
-  scope: "global" | "caller" | "destination";
+  scope: CeilingScope;
   scopeKey: string;
   windowStart: Date;
   windowEnd: Date;

@@ -1,8 +1,7 @@
 import { canonicalEmail } from "./email";
 import { InvalidDestinationError } from "./errors";
 import { type CountryCode, canonicalPhone } from "./phone";
-
-export type DestinationKind = "email" | "phone" | "other";
+import type { DestinationKind } from "@/lib/vocabulary";
 
 export type CanonicalDestination = {
   kind: DestinationKind;

@@ -1,5 +1,5 @@
 // Canonical identities for cooldown keys: one key per real inbox or phone line.
-export { canonicalDestination, type CanonicalDestination, type CanonicalOptions, type DestinationKind } from "./canonical";
+export { canonicalDestination, type CanonicalDestination, type CanonicalOptions } from "./canonical";
 export { canonicalEmail } from "./email";
 export { type DestinationErrorCode, InvalidDestinationError } from "./errors";
 export { canonicalPhone, type CountryCode } from "./phone";

@@ -3,10 +3,11 @@ import type { z } from "zod";
 import type { Db } from "@/db/client";
 import { ceilings, type Ceiling, type Endpoint } from "@/db/schema";
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
-import { CONFIRM_RAISE_FACTOR, formatCount } from "@/lib/ceilings/parse";
+import { CONFIRM_RAISE_FACTOR } from "@/lib/ceilings/parse";
 import { CatalogConflictError, CatalogError, requireCatalogReason } from "./errors";
 import { AlertThresholds, CeilingSpec, ceilingIdentity, describeIssues, EndpointFields, EndpointSpec, UNBOUNDED_SENTENCE } from "./spec";
 import { bumpEndpointVersion, deleteCeiling, type FieldChange, insertCeiling, insertEndpoint, lockedEndpoint, setArchived, updateEndpointFields } from "./write";
+import { formatCount } from "@/lib/format";
 
 // The catalog verbs the dashboard calls. Each parses its input with the catalog's schemas, takes
 // the endpoint lock, checks the version the person saw, and writes with one audit event.

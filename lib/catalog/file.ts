@@ -5,12 +5,13 @@ import type { Db } from "@/db/client";
 import { ceilingOverrides, ceilings, type Ceiling, type Endpoint } from "@/db/schema";
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { actorName } from "@/lib/ceilings/actor";
-import { CONFIRM_RAISE_FACTOR, formatCount } from "@/lib/ceilings/parse";
+import { CONFIRM_RAISE_FACTOR } from "@/lib/ceilings/parse";
 import { CatalogError, requireCatalogReason } from "./errors";
 import { ceilingSpecOf, readCatalog, type CatalogEndpoint } from "./read";
 import { CATALOG_FORMAT_VERSION, CatalogFile, type CeilingSpec, ceilingIdentity, describeIssues, type EndpointFields, type EndpointSpec } from "./spec";
 import { ceilingSentence, describeWorstCase, worstCases } from "./worst-case";
 import { bumpEndpointVersion, type Change, deleteCeiling, fieldsOf, insertCeiling, insertEndpoint, setArchived, updateEndpointFields } from "./write";
+import { formatCount } from "@/lib/format";
 
 // Ceilings as code: the whole catalog as one reviewed file. `plan` compares a file with the
 // database change by change; `apply` makes exactly those changes in one transaction under the same

@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { hasControlChars } from "@/lib/canonical/caller";
+import { CEILING_METRICS, CEILING_SCOPES, CEILING_WINDOWS, DESTINATION_KINDS, ENDPOINT_KEY_PATTERN } from "@/lib/vocabulary";
+import { formatCount } from "@/lib/format";
 
 // The catalog's vocabulary, as one zod schema each: what an endpoint and its ceilings are made of.
 // The dashboard's forms, the catalog file (`ceilings apply`) and the demo seed all parse through
@@ -20,9 +22,7 @@ const Whole = (what: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
     .number({ error: `${what} must be a whole number` })
     .int(`${what} must be a whole number`)
     .min(min, `${what} must be ${min} or more`)
-    .max(max, `${what} must be at most ${max.toLocaleString("en-US")}`);
-
-export const ENDPOINT_KEY_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+    .max(max, `${what} must be at most ${formatCount(max)}`);
 
 /** `email.subscribe`: lower case letters, digits, dot, dash, underscore; at most 64 characters. */
 export const EndpointKey = z
@@ -31,10 +31,10 @@ export const EndpointKey = z
   .max(64, "key must be 64 characters or fewer")
   .regex(ENDPOINT_KEY_PATTERN, "key must look like email.subscribe: lower case letters, digits, '.', '-' or '_', starting with a letter or digit");
 
-export const CeilingMetric = z.enum(["units", "calls"], { error: "metric must be units or calls" });
-export const CeilingScope = z.enum(["global", "caller", "destination"], { error: "scope must be global, caller or destination" });
-export const CeilingWindow = z.enum(["utc_day", "billing_month", "first_hit"], { error: "window must be utc_day, billing_month or first_hit" });
-export const DestinationKind = z.enum(["email", "phone", "other"], { error: "destination kind must be email, phone or other" });
+export const CeilingMetric = z.enum(CEILING_METRICS, { error: "metric must be units or calls" });
+export const CeilingScope = z.enum(CEILING_SCOPES, { error: "scope must be global, caller or destination" });
+export const CeilingWindow = z.enum(CEILING_WINDOWS, { error: "window must be utc_day, billing_month or first_hit" });
+export const DestinationKind = z.enum(DESTINATION_KINDS, { error: "destination kind must be email, phone or other" });
 export type CeilingMetric = z.infer<typeof CeilingMetric>;
 export type CeilingScope = z.infer<typeof CeilingScope>;
 export type CeilingWindow = z.infer<typeof CeilingWindow>;

@@ -1,6 +1,5 @@
 import { describeGuarantee, unitLabel } from "@/lib/ceilings/guarantee";
-import { formatCount } from "@/lib/ceilings/parse";
-import { formatMoney } from "@/lib/spend/format";
+import { formatCount, formatMoney } from "@/lib/format";
 import type { CeilingSpec, EndpointFields } from "./spec";
 
 // The worst case an endpoint can cost, stated before anything is saved: only global ceilings bound

@@ -5,7 +5,8 @@ import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/reco
 import { actorName } from "./actor";
 import { CeilingConflictError, CeilingError, requireReason } from "./errors";
 import { lockCeiling } from "./lock";
-import { formatCount, parseLimitInput, previewAdjustment, type AdjustmentKind, type Clamp } from "./parse";
+import { parseLimitInput, previewAdjustment, type AdjustmentKind, type Clamp } from "./parse";
+import { formatCount } from "@/lib/format";
 
 export type AdjustCeilingParams = {
   ceilingId: number;

@@ -2,23 +2,12 @@ import { and, eq, getTableColumns, gte, like, lt, sql, type SQL } from "drizzle-
 import { z } from "zod";
 import type { Db } from "@/db/client";
 import { auditEvents, type AuditEvent } from "@/db/schema";
-import { isRealUtcInstant } from "@/lib/http/strict-input";
+import { KeysetCursor, keysetCursorText } from "@/lib/keyset";
 
 // Keyset pagination on (at, id) descending, which the audit_events_at_idx index serves: the page
-// after N rows costs the same as the first, however long the log grows. The cursor carries the
-// timestamp at microsecond precision (as Postgres stores it), which a JS Date would truncate.
+// after N rows costs the same as the first, however long the log grows.
 
 const isoInstant = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
-
-export const AuditCursor = z
-  .string()
-  .regex(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z_\d{1,15}$/, "invalid page cursor")
-  // The shape alone lets "2026-13-45T99:99:99" through to Postgres, which fails the whole page.
-  .refine((s) => isRealUtcInstant(s.split("_")[0] ?? ""), "invalid page cursor: not a real time")
-  .transform((s) => {
-    const [at = "", id = "0"] = s.split("_");
-    return { at, id: Number(id) };
-  });
 
 export const AuditFilters = z.object({
   endpoint: z.string().trim().min(1).max(64).optional(),
@@ -26,7 +15,7 @@ export const AuditFilters = z.object({
   action: z.string().trim().regex(/^[a-z_]+(\.[a-z_]+)?$/, "unknown kind").optional(),
   from: isoInstant.optional(),
   to: isoInstant.optional(),
-  cursor: AuditCursor.optional(),
+  cursor: KeysetCursor.optional(),
   limit: z.number().int().min(1).max(200).default(50),
 });
 export type AuditFilters = z.input<typeof AuditFilters>;
@@ -59,7 +48,7 @@ export async function listAuditEvents(db: Db, input: AuditFilters = {}): Promise
   const rows = await db
     .select({
       ...getTableColumns(auditEvents),
-      cursorAt: sql<string>`to_char(${auditEvents.at} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`,
+      cursor: keysetCursorText(auditEvents.at, auditEvents.id),
     })
     .from(auditEvents)
     .where(where.length > 0 ? and(...where) : undefined)
@@ -68,8 +57,8 @@ export async function listAuditEvents(db: Db, input: AuditFilters = {}): Promise
     .limit(f.limit + 1);
   const page = rows.slice(0, f.limit);
   const last = page[page.length - 1];
-  const events = page.map(({ cursorAt: _cursorAt, ...event }) => event);
-  return { events, nextCursor: rows.length > f.limit && last ? `${last.cursorAt}_${last.id}` : null };
+  const events = page.map(({ cursor: _cursor, ...event }) => event);
+  return { events, nextCursor: rows.length > f.limit && last ? last.cursor : null };
 }
 
 /** The distinct actors and kinds present, for the filter drop-downs. */

@@ -4,7 +4,8 @@ import { ceilings } from "@/db/schema";
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { CeilingConflictError, CeilingError, requireReason } from "./errors";
 import { lockCeiling } from "./lock";
-import { clampToBounds, formatCount, parseLimitInput } from "./parse";
+import { clampToBounds, parseLimitInput } from "./parse";
+import { formatCount } from "@/lib/format";
 
 export type SetBoundsParams = {
   ceilingId: number;

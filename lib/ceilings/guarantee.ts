@@ -1,16 +1,17 @@
-import { formatCount } from "./parse";
+import type { CeilingMetric, CeilingScope, CeilingWindow, DestinationKind } from "@/lib/vocabulary";
+import { formatCount } from "@/lib/format";
 
 // Every ceiling is stated as the sentence it guarantees ("at most 100 emails per UTC day"), so the
 // worst case of an endpoint is something staff can read out, not infer from a form.
 
 export type GuaranteeCeiling = {
-  metric: "units" | "calls";
-  scope: "global" | "caller" | "destination";
-  window: "utc_day" | "billing_month" | "first_hit";
+  metric: CeilingMetric;
+  scope: CeilingScope;
+  window: CeilingWindow;
   windowSeconds: number | null;
   value: number;
   /** What a cooldown's destination is; without it, guessed from the endpoint key. */
-  destinationKind?: "email" | "phone" | "other" | null;
+  destinationKind?: DestinationKind | null;
 };
 
 export type GuaranteeEndpoint = { key: string; unit: string; billingDay: number; perCallMax: number };

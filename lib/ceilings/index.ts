@@ -8,4 +8,4 @@ export { describeGuarantee, derivedDefault, unitLabel } from "./guarantee";
 export { killAll, killEndpoint, restoreEndpoint, type CeilingChange } from "./kill";
 export { listEndpointsOverview, NEAR_LIMIT_RATIO, type CeilingState, type CeilingView, type EndpointOverview, type MonthToDate } from "./overview";
 export { CallerKey, removeOverride, setOverride, type OverrideResult } from "./overrides";
-export { clampToBounds, formatCount, parseLimitInput, previewAdjustment, type AdjustmentPreview } from "./parse";
+export { clampToBounds, parseLimitInput, previewAdjustment, type AdjustmentPreview } from "./parse";

@@ -1,14 +1,9 @@
 // Pure functions shared by the server (which decides) and the adjust form (which previews).
 // No database, no React: the browser imports this file too.
 
+import { formatCount } from "@/lib/format";
+
 export type ParsedLimit = { ok: true; value: number } | { ok: false; error: string };
-
-const formatter = new Intl.NumberFormat("en-US");
-
-/** 3000 → "3,000". One formatter so the UI, the CLI and error messages agree. */
-export function formatCount(n: number): string {
-  return formatter.format(n);
-}
 
 /**
  * Reads a ceiling value typed by a person. Only plain whole numbers are accepted: `1e9`, `500abc`,

@@ -1,11 +1,12 @@
 import { DomainError } from "@/lib/errors";
+import { DAY_MS } from "@/lib/time";
+import type { CeilingWindow } from "@/lib/vocabulary";
+
 // The windows a ceiling counts in. Enforcement computes the same windows in SQL; these pure
 // functions serve the dashboard, the demo seed and tests, and must keep identical semantics:
 // - utc_day: [UTC midnight, next UTC midnight)
 // - billing_month: [billing day 00:00 UTC, the same day of the next month), billing day 1..28
 // - first_hit: [the first hit, first hit + windowSeconds), a cooldown that starts when it is used
-
-export type CeilingWindow = "utc_day" | "billing_month" | "first_hit";
 
 export type WindowSpan = { start: Date; end: Date };
 
@@ -16,7 +17,6 @@ export type WindowParams = {
   windowSeconds?: number | null;
 };
 
-const DAY_MS = 86_400_000;
 
 export class WindowError extends DomainError<"invalid_input"> {
   override name = "WindowError";

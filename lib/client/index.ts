@@ -23,7 +23,10 @@ export type CeilingsClient = {
   endpointStatus(endpointKey: string, options?: { caller?: string }): Promise<EndpointStatus | Unavailable>;
 };
 
-const GATES: readonly Gate[] = ["kill_switch", "per_call_max", "ceiling", "cooldown", "throttle", "unavailable"];
+// A record, not a list, so the compiler refuses a Gate missing here (vocabulary.test.ts ties Gate
+// to the server's).
+const KNOWN_GATES: Record<Gate, true> = { kill_switch: true, per_call_max: true, ceiling: true, cooldown: true, throttle: true, unavailable: true };
+const isGate = (v: unknown): v is Gate => typeof v === "string" && Object.hasOwn(KNOWN_GATES, v);
 
 const num = (v: unknown): number | undefined => (typeof v === "number" ? v : undefined);
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
@@ -33,7 +36,7 @@ function unavailableRefusal(outcome: Extract<Outcome, { kind: "unavailable" }>):
 }
 
 function refusal(body: Record<string, unknown>): Refused {
-  const gate = GATES.find((g) => g === body.gate) ?? "unavailable";
+  const gate = isGate(body.gate) ? body.gate : "unavailable";
   const error = body.error as { message?: unknown } | undefined;
   const out: Refused = { status: "refused", gate, message: str(error?.message) ?? `refused by ${gate}` };
   const optional = { ceilingId: num(body.ceilingId), limit: num(body.limit), used: num(body.used), remaining: num(body.remaining), retryAt: str(body.retryAt) };

@@ -1,4 +1,5 @@
-// The shapes of the HTTP API's answers as this client returns them.
+// The shapes of the HTTP API's answers as this client returns them. The package has no dependencies,
+// so the vocabulary is written out here; vocabulary.test.ts fails when it drifts from the server's.
 
 export type Gate = "kill_switch" | "per_call_max" | "ceiling" | "cooldown" | "throttle" | "unavailable";
 

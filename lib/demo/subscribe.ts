@@ -1,7 +1,8 @@
 import { z } from "zod";
 import type { Db } from "@/db/client";
 import { canonicalDestination, InvalidDestinationError } from "@/lib/canonical";
-import { type Gate, releaseReservation, reserve, ReservationInputError, settleReservation } from "@/lib/enforcement";
+import { releaseReservation, reserve, ReservationInputError, settleReservation } from "@/lib/enforcement";
+import type { Gate } from "@/lib/vocabulary";
 import type { EmailProvider } from "./fake-provider";
 import { DomainError } from "@/lib/errors";
 

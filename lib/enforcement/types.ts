@@ -2,8 +2,7 @@ import { z } from "zod";
 import { canonicalCaller, hasControlChars } from "@/lib/canonical/caller";
 import { DomainError } from "@/lib/errors";
 
-export const GATES = ["kill_switch", "per_call_max", "ceiling", "cooldown", "throttle", "unavailable"] as const;
-export type Gate = (typeof GATES)[number];
+import type { CeilingMetric, CeilingScope, CeilingWindow, Gate } from "@/lib/vocabulary";
 
 /** A string the database can take: no control characters (NUL would fail the whole batch). */
 function text(min: number, max: number) {
@@ -37,9 +36,9 @@ export type ReserveParams = z.input<typeof ReserveParams>;
 
 export type CeilingRemaining = {
   ceilingId: number;
-  metric: "units" | "calls";
-  scope: "global" | "caller" | "destination";
-  window: "utc_day" | "billing_month" | "first_hit";
+  metric: CeilingMetric;
+  scope: CeilingScope;
+  window: CeilingWindow;
   limit: number;
   used: number;
   remaining: number;

@@ -2,7 +2,8 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
 import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
-import { type CeilingWindow, windowFor } from "@/lib/ceilings/windows";
+import { windowFor } from "@/lib/ceilings/windows";
+import type { CeilingWindow } from "@/lib/vocabulary";
 
 // Enforcement computes windows in SQL; the dashboard and charts in TypeScript. They must agree on
 // every instant, whatever the session's time zone (a non-UTC zone with daylight saving is set here).

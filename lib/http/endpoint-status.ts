@@ -1,15 +1,16 @@
 import { sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
+import type { CeilingMetric, CeilingScope, CeilingWindow } from "@/lib/vocabulary";
 
 export type CeilingStatus = {
   ceilingId: number;
-  metric: "units" | "calls";
-  scope: "global" | "caller" | "destination";
+  metric: CeilingMetric;
+  scope: CeilingScope;
   /** The value in force for this account: an override when one exists, else the ceiling's value. */
   value: number;
   override: boolean;
   killed: boolean;
-  window: { kind: "utc_day" | "billing_month" | "first_hit"; start: string | null; end: string | null; seconds: number | null };
+  window: { kind: CeilingWindow; start: string | null; end: string | null; seconds: number | null };
   /** Counters of the current window; null for cooldowns (one per destination) and for per-caller ceilings without an account. */
   settled: number | null;
   held: number | null;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CEILING_METRICS, CEILING_SCOPES, CEILING_WINDOWS, GATES } from "@/lib/vocabulary";
 
 // The answers of the HTTP API as zod schemas, for the OpenAPI document only (the handlers build
 // the answers; the OpenAPI response test checks real answers against these, so they cannot drift).
@@ -29,7 +30,8 @@ export const ERROR_CODES = {
   503: ["unavailable"],
 } as const;
 
-export const REFUSAL_GATES = ["per_call_max", "kill_switch", "ceiling", "cooldown", "throttle"] as const;
+// A 429 names the gate that refused; unavailable is a 503 of its own (Unavailable below).
+const RefusalGate = z.enum(GATES).exclude(["unavailable"]);
 
 const errorObject = (code: z.ZodType) => z.strictObject({ code, message: z.string() });
 
@@ -42,9 +44,9 @@ export function errorBody(status: keyof typeof ERROR_CODES, codes: readonly stri
   return z.looseObject({ error: errorObject(code) }).meta({ description: `codes: ${codes.join(", ")}` });
 }
 
-const Metric = z.enum(["units", "calls"]);
-const Scope = z.enum(["global", "caller", "destination"]);
-const WindowKind = z.enum(["utc_day", "billing_month", "first_hit"]);
+const Metric = z.enum(CEILING_METRICS);
+const Scope = z.enum(CEILING_SCOPES);
+const WindowKind = z.enum(CEILING_WINDOWS);
 const Timestamp = z.string().meta({ format: "date-time" });
 
 export const CeilingRemaining = z.strictObject({
@@ -66,13 +68,13 @@ export const Granted = z.strictObject({
 });
 
 export const Refusal = z.strictObject({
-  gate: z.enum(REFUSAL_GATES),
+  gate: RefusalGate,
   ceilingId: z.int().optional(),
   limit: z.int().optional(),
   used: z.int().optional(),
   remaining: z.int().optional(),
   retryAt: Timestamp.optional(),
-  error: errorObject(z.enum(REFUSAL_GATES)),
+  error: errorObject(RefusalGate),
 });
 
 export const Unavailable = z.looseObject({ gate: z.literal("unavailable").optional(), error: errorObject(z.literal("unavailable")) });

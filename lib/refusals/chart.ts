@@ -2,19 +2,18 @@ import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { resultRows } from "@/db/client";
 import { refusals } from "@/db/schema";
-import type { RefusalFilters, RefusalGate } from "./filters";
+import type { Gate } from "@/lib/vocabulary";
+import type { RefusalFilters } from "./filters";
 import { rollupAnswers, rollupChartQuery } from "./rollup";
 import { filterConditions, whereAll } from "./where";
+import { DAY_MS, HOUR_MS, MINUTE_MS } from "@/lib/time";
 
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
 /** Without a time filter the chart shows the last week: the log itself may span a year. */
-export const DEFAULT_CHART_RANGE_MS = 7 * DAY;
-const BUCKET_SIZES = [5 * MINUTE, 15 * MINUTE, HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR, DAY, 7 * DAY, 30 * DAY];
+export const DEFAULT_CHART_RANGE_MS = 7 * DAY_MS;
+const BUCKET_SIZES = [5 * MINUTE_MS, 15 * MINUTE_MS, HOUR_MS, 3 * HOUR_MS, 6 * HOUR_MS, 12 * HOUR_MS, DAY_MS, 7 * DAY_MS, 30 * DAY_MS];
 const MAX_BUCKETS = 120;
 
-export type GateCounts = Record<RefusalGate, number>;
+export type GateCounts = Record<Gate, number>;
 export type GateBucket = { start: string } & GateCounts;
 /** `source: "raw"` skips the hourly rollup (tests and the benchmark compare the two). */
 export type ChartParams = { filters: RefusalFilters; now?: Date; source?: "auto" | "raw" };
@@ -23,7 +22,7 @@ export type GateChart = { from: Date; to: Date; bucketMs: number; buckets: GateB
 /** The smallest bucket that keeps the chart at no more than MAX_BUCKETS bars. */
 export function chooseBucketMs(rangeMs: number): number {
   for (const size of BUCKET_SIZES) if (rangeMs / size <= MAX_BUCKETS) return size;
-  return BUCKET_SIZES[BUCKET_SIZES.length - 1] ?? DAY;
+  return BUCKET_SIZES[BUCKET_SIZES.length - 1] ?? DAY_MS;
 }
 
 export function chartRange(f: RefusalFilters, now: Date): { from: Date; to: Date } {
@@ -68,7 +67,7 @@ export function rawChartQuery(p: { filters: RefusalFilters; from: Date; to: Date
  */
 export async function countRefusalsByGate(db: Db, params: ChartParams): Promise<GateChart> {
   const { query, from, to, bucketMs, origin } = gateChartQuery(params);
-  const rows = resultRows<{ bucket: Date | string; gate: RefusalGate; n: string | number }>(await db.execute(query));
+  const rows = resultRows<{ bucket: Date | string; gate: Gate; n: string | number }>(await db.execute(query));
   const byStart = new Map<number, GateBucket>();
   for (let t = origin.getTime(); t < to.getTime(); t += bucketMs) {
     byStart.set(t, { start: new Date(t).toISOString(), ...emptyCounts() });

@@ -2,13 +2,14 @@ import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { ceilings, endpoints, refusals } from "@/db/schema";
 import { describeGuarantee } from "@/lib/ceilings/guarantee";
+import type { CeilingMetric, CeilingScope, CeilingWindow } from "@/lib/vocabulary";
 import { refusalColumns, type RefusalRow } from "./list";
 
 export type RefusalCeiling = {
   id: number;
-  metric: "units" | "calls";
-  scope: "global" | "caller" | "destination";
-  window: "utc_day" | "billing_month" | "first_hit";
+  metric: CeilingMetric;
+  scope: CeilingScope;
+  window: CeilingWindow;
   /** Its value now, which may differ from the value when the refusal happened. */
   valueNow: number;
   /** The guarantee it states today, as a sentence. */

@@ -1,6 +1,7 @@
 import type { Db } from "@/db/client";
 import { CSV_HEADER, csvLine, refusalCsvLine } from "./csv";
-import { RefusalCursor, type RefusalFilters } from "./filters";
+import { KeysetCursor } from "@/lib/keyset";
+import type { RefusalFilters } from "./filters";
 import { listRefusals } from "./list";
 
 export const EXPORT_BATCH_SIZE = 2_000;
@@ -14,13 +15,13 @@ export async function* refusalCsvChunks(
   params: { filters: RefusalFilters; mask: boolean; batchSize?: number },
 ): AsyncGenerator<string> {
   yield csvLine([...CSV_HEADER]);
-  let before: RefusalCursor | undefined;
+  let before: KeysetCursor | undefined;
   for (;;) {
     const page = await listRefusals(db, { filters: params.filters, position: { before }, limit: params.batchSize ?? EXPORT_BATCH_SIZE });
     if (page.rows.length > 0) yield page.rows.map((r) => refusalCsvLine(r, params.mask)).join("");
     const last = page.rows.at(-1);
     if (!page.older || !last) return;
-    before = RefusalCursor.parse(last.cursor);
+    before = KeysetCursor.parse(last.cursor);
   }
 }
 

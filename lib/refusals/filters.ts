@@ -1,12 +1,10 @@
 import { z } from "zod";
-import { refusalGate } from "@/db/schema/refusals";
-import { isRealUtcInstant } from "@/lib/http/strict-input";
+import { KeysetCursor } from "@/lib/keyset";
+import { blankToUndefined } from "@/lib/search-params";
+import { ENDPOINT_KEY_PATTERN, GATES } from "@/lib/vocabulary";
 
 // The refusal log's state lives in the URL (shareable links; alerts link here with
 // ?endpoint=&from=&to=). This file turns search params into typed filters and back.
-
-export const REFUSAL_GATES = refusalGate.enumValues;
-export type RefusalGate = (typeof REFUSAL_GATES)[number];
 
 const DATE_ONLY = /^\d{4}-\d\d-\d\d$/;
 // What <input type="datetime-local"> sends: no zone. The dashboard shows UTC, so it is read as UTC.
@@ -32,30 +30,14 @@ export const Instant = z
     return date;
   });
 
-/**
- * A position in the log: the (at, id) of a row. `at` keeps microseconds as Postgres stores them,
- * which a JS Date would truncate and so skip or repeat rows sharing a millisecond.
- */
-export const RefusalCursor = z
-  .string()
-  .regex(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z_\d{1,15}$/, "invalid page cursor")
-  // The shape alone lets "2026-13-45T99:99:99" through to Postgres, which fails the whole page.
-  .refine((s) => isRealUtcInstant(s.split("_")[0] ?? ""), "invalid page cursor: not a real time")
-  .transform((s) => {
-    const [at = "", id = "0"] = s.split("_");
-    return { at, id: Number(id) };
-  });
-export type RefusalCursor = z.output<typeof RefusalCursor>;
-
-const blankToUndefined = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess(blankToUndefined, schema.optional());
 
 export const RefusalFilters = z
   .object({
     endpoint: optional(
-      z.string().trim().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, "endpoint must be an endpoint key such as email.subscribe"),
+      z.string().trim().regex(ENDPOINT_KEY_PATTERN, "endpoint must be an endpoint key such as email.subscribe"),
     ),
-    gate: optional(z.enum(REFUSAL_GATES, { error: `gate must be one of ${REFUSAL_GATES.join(", ")}` })),
+    gate: optional(z.enum(GATES, { error: `gate must be one of ${GATES.join(", ")}` })),
     caller: optional(z.string().trim().max(200, "caller is at most 200 characters")),
     destination: optional(z.string().trim().max(320, "destination is at most 320 characters")),
     from: optional(Instant),
@@ -66,8 +48,8 @@ export type RefusalFilters = z.output<typeof RefusalFilters>;
 
 /** Keyset position: rows older than `before`, or newer than `after`. */
 export const RefusalPosition = z.object({
-  before: optional(RefusalCursor),
-  after: optional(RefusalCursor),
+  before: optional(KeysetCursor),
+  after: optional(KeysetCursor),
 });
 export type RefusalPosition = z.output<typeof RefusalPosition>;
 

@@ -8,12 +8,9 @@ export {
   filterParams,
   hasFilters,
   parseRefusalQuery,
-  REFUSAL_GATES,
-  RefusalCursor,
   RefusalFilters,
   RefusalPosition,
   type ParsedRefusalQuery,
-  type RefusalGate,
   type SearchParams,
 } from "./filters";
 export { DEFAULT_PAGE_SIZE, listRefusals, refusalPageQuery, type RefusalPage, type RefusalRow } from "./list";

@@ -1,8 +1,10 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { refusals } from "@/db/schema";
-import type { RefusalFilters, RefusalGate, RefusalPosition } from "./filters";
-import { cursorCondition, cursorText, filterConditions, whereAll } from "./where";
+import { keysetCursorText } from "@/lib/keyset";
+import type { Gate } from "@/lib/vocabulary";
+import type { RefusalFilters, RefusalPosition } from "./filters";
+import { cursorCondition, filterConditions, whereAll } from "./where";
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 500;
@@ -22,7 +24,7 @@ export const refusalColumns = {
   count: refusals.count,
   requestId: refusals.requestId,
   detail: refusals.detail,
-  cursor: cursorText,
+  cursor: keysetCursorText(refusals.at, refusals.id),
 };
 
 export type RefusalRow = {
@@ -32,7 +34,7 @@ export type RefusalRow = {
   endpointId: number | null;
   endpointKey: string;
   ceilingId: number | null;
-  gate: RefusalGate;
+  gate: Gate;
   caller: string;
   destination: string;
   amount: number;

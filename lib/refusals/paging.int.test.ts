@@ -3,7 +3,8 @@ import { sql } from "drizzle-orm";
 import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
 import { createEndpoint } from "@/lib/ceilings/test-fixtures";
 import { refusalCsvChunks } from "./export";
-import { RefusalCursor, RefusalFilters } from "./filters";
+import { KeysetCursor } from "@/lib/keyset";
+import { RefusalFilters } from "./filters";
 import { listRefusals } from "./list";
 import { purgeOldRefusals } from "./purge";
 import { insertRefusals, minutesAgo } from "./test-fixtures";
@@ -31,14 +32,14 @@ describe.skipIf(skipWithoutDatabase())("refusal paging, export and purge on real
     ]);
     const filters = RefusalFilters.parse({ endpoint: ep.key });
     const seen: number[] = [];
-    let before: RefusalCursor | undefined;
+    let before: KeysetCursor | undefined;
     for (let page = 0; page < 10; page += 1) {
       const result = await listRefusals(t.db, { filters, position: { before }, limit: 4 });
       seen.push(...result.rows.map((r) => r.id));
       // New refusals land between page fetches, as they do while someone reads the log.
       await insertRefusals(t.db, [{ ...e, at: new Date() }, { ...e, at: new Date() }]);
       if (!result.older) break;
-      before = RefusalCursor.parse(result.older);
+      before = KeysetCursor.parse(result.older);
     }
     const tiedIds = original.slice(20).sort((a, b) => b - a);
     const expected = [...tiedIds, ...original.slice(0, 20)];
@@ -55,14 +56,14 @@ describe.skipIf(skipWithoutDatabase())("refusal paging, export and purge on real
     const first = await listRefusals(t.db, { filters, limit: 3 });
     expect(first.rows.map((r) => r.id)).toEqual(ids.slice(0, 3));
     expect(first.newer).toBeNull();
-    const second = await listRefusals(t.db, { filters, position: { before: RefusalCursor.parse(first.older ?? "") }, limit: 3 });
+    const second = await listRefusals(t.db, { filters, position: { before: KeysetCursor.parse(first.older ?? "") }, limit: 3 });
     expect(second.rows.map((r) => r.id)).toEqual(ids.slice(3, 6));
-    const third = await listRefusals(t.db, { filters, position: { before: RefusalCursor.parse(second.older ?? "") }, limit: 3 });
+    const third = await listRefusals(t.db, { filters, position: { before: KeysetCursor.parse(second.older ?? "") }, limit: 3 });
     expect(third.rows.map((r) => r.id)).toEqual(ids.slice(6));
     expect(third.older).toBeNull();
-    const back = await listRefusals(t.db, { filters, position: { after: RefusalCursor.parse(third.newer ?? "") }, limit: 3 });
+    const back = await listRefusals(t.db, { filters, position: { after: KeysetCursor.parse(third.newer ?? "") }, limit: 3 });
     expect(back.rows.map((r) => r.id)).toEqual(ids.slice(3, 6));
-    const top = await listRefusals(t.db, { filters, position: { after: RefusalCursor.parse(back.newer ?? "") }, limit: 3 });
+    const top = await listRefusals(t.db, { filters, position: { after: KeysetCursor.parse(back.newer ?? "") }, limit: 3 });
     expect(top.rows.map((r) => r.id)).toEqual(ids.slice(0, 3));
     expect(top.newer).toBeNull();
   });

@@ -1,10 +1,9 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { resultRows } from "@/db/client";
+import { DAY_MS, HOUR_MS } from "@/lib/time";
 
 export const DEFAULT_PURGE_BATCH = 5_000;
-const DAY_MS = 86_400_000;
-const HOUR_MS = 3_600_000;
 
 export type PurgeOptions = {
   olderThanDays: number;

@@ -2,12 +2,12 @@ import { sql, type SQL } from "drizzle-orm";
 import { endpoints, refusalHourly, refusals } from "@/db/schema";
 import type { RefusalFilters } from "./filters";
 import { filterConditions, whereAll } from "./where";
+import { HOUR_MS } from "@/lib/time";
 
 // The chart over long ranges reads refusal_hourly (kept by ceilings.log_refusals), not millions of
 // refusal rows. Each refusal counts in the UTC hour of its row's `at`, exactly as the raw chart
 // places it, so both give the same numbers.
 
-export const HOUR_MS = 3_600_000;
 
 /**
  * The rollup has no callers or destinations, and a bucket shorter than an hour would split its

@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { refusals } from "@/db/schema";
-import type { RefusalGate } from "./filters";
+import type { Gate } from "@/lib/vocabulary";
 
 // Hand-made refusal rows for integration tests: explicit times, so every filter's answer is known.
 
@@ -10,7 +10,7 @@ export type RefusalSpec = {
   endpointId: number | null;
   endpointKey: string;
   at: Date;
-  gate?: RefusalGate;
+  gate?: Gate;
   caller?: string;
   destination?: string;
   count?: number;

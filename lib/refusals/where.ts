@@ -1,6 +1,7 @@
 import { and, eq, gte, lt, sql, type SQL } from "drizzle-orm";
 import { endpoints, refusals } from "@/db/schema";
-import type { RefusalCursor, RefusalFilters } from "./filters";
+import type { KeysetCursor } from "@/lib/keyset";
+import type { RefusalFilters } from "./filters";
 
 // The highest code point: every string that starts with a prefix sorts, bytewise, at or above the
 // prefix and below prefix || U+10FFFF (a noncharacter no canonical key contains). With
@@ -33,7 +34,7 @@ export function filterConditions(f: RefusalFilters): SQL[] {
  * Rows strictly older (or newer) than a cursor, as a row comparison: Postgres turns it into one
  * index range on (…, at, id), so a deep page costs what the first does.
  */
-export function cursorCondition(cursor: RefusalCursor, direction: "older" | "newer"): SQL {
+export function cursorCondition(cursor: KeysetCursor, direction: "older" | "newer"): SQL {
   const at = sql`${cursor.at}::timestamptz`;
   return direction === "older"
     ? sql`(${refusals.at}, ${refusals.id}) < (${at}, ${cursor.id}::bigint)`
@@ -43,6 +44,3 @@ export function cursorCondition(cursor: RefusalCursor, direction: "older" | "new
 export function whereAll(conditions: SQL[]): SQL | undefined {
   return conditions.length > 0 ? and(...conditions) : undefined;
 }
-
-/** The (at, id) of a row as a cursor string, with microseconds. */
-export const cursorText = sql<string>`to_char(${refusals.at} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || '_' || ${refusals.id}`;

@@ -2,8 +2,9 @@ import { sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
 import { utcDayWindow } from "@/lib/ceilings/windows";
-import { DAY_MS, dayText, epochMs, Int, NullableInt, parseRows, sourceCeilings, VALUE_ACTIONS, valueAt, type SpendSource } from "./source";
+import { dayText, epochMs, Int, NullableInt, parseRows, sourceCeilings, VALUE_ACTIONS, valueAt, type SpendSource } from "./source";
 import { SpendNotFoundError } from "./errors";
+import { DAY_MS } from "@/lib/time";
 
 export const DailySpendParams = z.object({
   endpointId: z.number().int().positive(),

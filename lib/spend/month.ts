@@ -3,7 +3,8 @@ import { z } from "zod";
 import type { Db } from "@/db/client";
 import { billingMonthWindow, utcDayWindow } from "@/lib/ceilings/windows";
 import { SpendNotFoundError } from "./errors";
-import { DAY_MS, dayString, dayText, Int, NullableInt, parseRows, sourceCeilings, type SpendSource } from "./source";
+import { dayText, Int, NullableInt, parseRows, sourceCeilings, type SpendSource } from "./source";
+import { DAY_MS, utcDay } from "@/lib/time";
 
 export const MonthToDateParams = z.object({
   endpointId: z.number().int().positive(),
@@ -146,8 +147,8 @@ export async function monthToDate(db: Db, params: MonthToDateParams): Promise<Mo
     currency: endpoint.currency,
     billingDay: endpoint.billing_day,
     source: endpoint.source_scope === null ? null : endpoint.source_scope === "global" ? "global" : "per_caller",
-    start: dayString(span.start.getTime()),
-    end: dayString(span.end.getTime()),
+    start: utcDay(span.start.getTime()),
+    end: utcDay(span.end.getTime()),
     allowance: endpoint.plan_allowance,
     allowanceMicros: money(endpoint.plan_allowance),
     spentUnits: spent,

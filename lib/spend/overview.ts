@@ -2,7 +2,8 @@ import { sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
 import { utcDayWindow } from "@/lib/ceilings/windows";
-import { DAY_MS, dayText, Int, parseRows, sourceCeilings } from "./source";
+import { dayText, Int, parseRows, sourceCeilings } from "./source";
+import { DAY_MS } from "@/lib/time";
 
 export const TREND_DAYS = 14;
 

@@ -8,8 +8,6 @@ import { resultRows } from "@/db/client";
 
 export type SpendSource = "global" | "per_caller";
 
-export const DAY_MS = 86_400_000;
-
 /** Ceiling adjustments that set a value: every one records previous_value and applied_value. */
 export const VALUE_ACTIONS = sql`('ceiling.adjust', 'ceiling.kill', 'ceiling.restore', 'ceiling.bounds')`;
 
@@ -58,6 +56,3 @@ export function parseRows<T extends z.ZodType>(label: string, schema: T, result:
   return parsed.data;
 }
 
-export function dayString(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
-}

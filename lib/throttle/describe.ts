@@ -1,4 +1,4 @@
-import { formatCount } from "@/lib/ceilings/parse";
+import { formatCount } from "@/lib/format";
 
 /** The throttle as one sentence, worded so nobody mistakes it for a budget. */
 export function describeThrottle(perMinute: number | null): string {

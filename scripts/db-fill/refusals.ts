@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { resultRows, type Db } from "@/db/client";
+import { formatCount } from "@/lib/format";
 
 // Refusals are generated raw (one per refused call), folded into 10-second buckets exactly as
 // ceilings.log_refusals folds them, and inserted oldest first so the table's physical order
@@ -137,6 +138,6 @@ async function insertChunks(db: Db, total: number, chunk: number, empty: boolean
       where r.seq between ${from} and ${Math.min(total, from + chunk - 1)}
       order by r.seq
       ${empty ? sql`` : sql`on conflict do nothing`}`);
-    log(`  inserted refusals ${Math.min(total, from + chunk - 1).toLocaleString("en-US")} / ${total.toLocaleString("en-US")}`);
+    log(`  inserted refusals ${formatCount(Math.min(total, from + chunk - 1))} / ${formatCount(total)}`);
   }
 }

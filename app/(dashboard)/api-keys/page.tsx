@@ -2,14 +2,54 @@ import type { Metadata } from "next";
 import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
 import { hasRole } from "@/lib/auth/roles";
-import { listApiKeys, listEndpointChoices } from "@/lib/api-keys";
+import { DataTable, type TableSpec } from "@/components/data-table";
+import { listApiKeys, listEndpointChoices, type ApiKeySummary } from "@/lib/api-keys";
+import { formatDateTime } from "@/lib/format";
 import { CreateApiKeyForm } from "./_components/create-api-key-form";
 import { RevokeApiKeyButton } from "./_components/revoke-api-key-button";
 
 export const metadata: Metadata = { title: "API keys" };
 
-const dateFormat = new Intl.DateTimeFormat("en-GB", { dateStyle: "medium", timeStyle: "short", timeZone: "UTC" });
-const cell = "px-3 py-2 align-top";
+// Top-aligned: the created and status cells run to two lines.
+function apiKeyTable(admin: boolean): TableSpec<ApiKeySummary> {
+  return {
+    rowKey: (k) => k.id,
+    rowAttributes: (k) => ({ "data-testid": "api-key-row", "data-prefix": k.prefix, className: k.revokedAt ? "text-zinc-500" : undefined }),
+    empty: <p className="rounded-lg border border-dashed border-zinc-300 p-6 text-sm text-zinc-600 dark:border-zinc-700 dark:text-zinc-400">No API keys yet.</p>,
+    columns: [
+      { header: "Name", cellClassName: "align-top", cell: (k) => k.name },
+      { header: "Key", cellClassName: "align-top font-mono", cell: (k) => `ck_${k.prefix}_…` },
+      { header: "Spends for", cellClassName: "align-top", cell: (k) => (k.trusted ? <span className="italic">trusted service</span> : <span className="font-mono">{k.account}</span>) },
+      { header: "Endpoints", cellClassName: "align-top font-mono text-xs", cell: (k) => k.endpointKeys.join(", ") },
+      {
+        header: "Created (UTC)",
+        cellClassName: "align-top",
+        cell: (k) => (
+          <>
+            {formatDateTime(k.createdAt)}
+            <div className="text-xs text-zinc-500">by {k.createdBy}</div>
+          </>
+        ),
+      },
+      { header: "Last used (UTC)", cellClassName: "align-top", cell: (k) => (k.lastUsedAt ? formatDateTime(k.lastUsedAt) : <span className="text-zinc-500">never</span>) },
+      {
+        header: "Status",
+        cellClassName: "align-top",
+        cell: (k) =>
+          k.revokedAt ? (
+            <span className="text-red-700 dark:text-red-400">revoked {formatDateTime(k.revokedAt)}</span>
+          ) : admin ? (
+            <div className="space-y-1">
+              <span>active</span>
+              <RevokeApiKeyButton id={k.id} label={`${k.name} (ck_${k.prefix})`} />
+            </div>
+          ) : (
+            "active"
+          ),
+      },
+    ],
+  };
+}
 
 export default async function ApiKeysPage() {
   const me = await requirePageRole("viewer");
@@ -27,55 +67,7 @@ export default async function ApiKeysPage() {
           {admin ? null : " Admins create and revoke keys."}
         </p>
       </div>
-      <div className="overflow-x-auto rounded-lg border border-zinc-200 dark:border-zinc-800">
-        <table className="min-w-full divide-y divide-zinc-200 text-sm dark:divide-zinc-800">
-          <thead className="bg-zinc-100 text-left dark:bg-zinc-900">
-            <tr>
-              <th scope="col" className="px-3 py-2 font-medium">Name</th>
-              <th scope="col" className="px-3 py-2 font-medium">Key</th>
-              <th scope="col" className="px-3 py-2 font-medium">Spends for</th>
-              <th scope="col" className="px-3 py-2 font-medium">Endpoints</th>
-              <th scope="col" className="px-3 py-2 font-medium">Created (UTC)</th>
-              <th scope="col" className="px-3 py-2 font-medium">Last used (UTC)</th>
-              <th scope="col" className="px-3 py-2 font-medium">Status</th>
-            </tr>
-          </thead>
-          <tbody className="divide-y divide-zinc-200 dark:divide-zinc-800">
-            {keys.length === 0 ? (
-              <tr>
-                <td colSpan={7} className="px-3 py-6 text-center text-zinc-500">
-                  No API keys yet.
-                </td>
-              </tr>
-            ) : null}
-            {keys.map((k) => (
-              <tr key={k.id} data-testid="api-key-row" data-prefix={k.prefix} className={k.revokedAt ? "text-zinc-500" : undefined}>
-                <td className={cell}>{k.name}</td>
-                <td className={`${cell} font-mono`}>ck_{k.prefix}_…</td>
-                <td className={cell}>{k.trusted ? <span className="italic">trusted service</span> : <span className="font-mono">{k.account}</span>}</td>
-                <td className={`${cell} font-mono text-xs`}>{k.endpointKeys.join(", ")}</td>
-                <td className={cell}>
-                  {dateFormat.format(k.createdAt)}
-                  <div className="text-xs text-zinc-500">by {k.createdBy}</div>
-                </td>
-                <td className={cell}>{k.lastUsedAt ? dateFormat.format(k.lastUsedAt) : <span className="text-zinc-500">never</span>}</td>
-                <td className={cell}>
-                  {k.revokedAt ? (
-                    <span className="text-red-700 dark:text-red-400">revoked {dateFormat.format(k.revokedAt)}</span>
-                  ) : admin ? (
-                    <div className="space-y-1">
-                      <span>active</span>
-                      <RevokeApiKeyButton id={k.id} label={`${k.name} (ck_${k.prefix})`} />
-                    </div>
-                  ) : (
-                    "active"
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable spec={apiKeyTable(admin)} caption="API keys" rows={keys} />
       {admin ? <CreateApiKeyForm endpoints={endpoints} /> : null}
     </section>
   );

@@ -7,6 +7,7 @@ import { AuditTable } from "@/components/audit-table";
 import { buttonClass, inputClass, labelClass, secondaryButtonClass } from "@/components/ui";
 import { listEndpointKeys } from "@/lib/catalog";
 import { AuditFilters, listAuditEvents, listAuditFacets } from "@/lib/ceilings";
+import { blankToUndefined } from "@/lib/search-params";
 
 export const metadata: Metadata = { title: "Audit log · Ceilings" };
 export const dynamic = "force-dynamic";
@@ -22,7 +23,6 @@ const Query = z.object({
 });
 type Query = z.infer<typeof Query>;
 
-const blankToUndefined = (s: string | undefined) => (s === undefined || s.trim() === "" ? undefined : s.trim());
 // <input type="datetime-local"> sends "2025-06-01T09:30" with no zone; the page works in UTC.
 const localToIso = (s: string | undefined) => {
   const v = blankToUndefined(s);

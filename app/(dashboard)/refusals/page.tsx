@@ -3,8 +3,8 @@ import Link from "next/link";
 import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
 import { RefusalsByGateChart } from "@/components/charts/refusals-by-gate-chart";
-import { formatUtc } from "@/components/format";
-import { RefusalsFilters } from "@/components/refusals-filters";
+import { formatCount, formatUtc } from "@/lib/format";
+import { RefusalsFilters } from "./_components/refusals-filters";
 import { RefusalsTable } from "@/components/refusals-table";
 import { secondaryButtonClass } from "@/components/ui";
 import { DEFAULT_CHART_RANGE_MS, filterParams, type RefusalFilters } from "@/lib/refusals";
@@ -23,7 +23,7 @@ function href(path: string, filters: RefusalFilters, extra: Record<string, strin
 }
 
 function countSentence(view: RefusalsView): string {
-  const total = view.total.exact ? view.total.n.toLocaleString("en-US") : `about ${view.total.n.toLocaleString("en-US")}`;
+  const total = view.total.exact ? formatCount(view.total.n) : `about ${formatCount(view.total.n)}`;
   const row = view.total.n === 1 ? "row" : "rows";
   const oldest = view.oldest ? `, the oldest from ${formatUtc(view.oldest)}` : "";
   return `${total} ${row} in the log${oldest}. Refusals older than ${view.retentionDays} days are purged.`;
@@ -63,7 +63,7 @@ export default async function RefusalsPage({ searchParams }: { searchParams: Sea
           <div className="flex flex-wrap items-center justify-between gap-3">
             <p className="text-sm text-zinc-700 dark:text-zinc-300" data-testid="refusals-matching">
               {matching
-                ? `${matching.exact ? "" : "more than "}${matching.n.toLocaleString("en-US")} matching ${matching.n === 1 ? "row" : "rows"}, newest first.`
+                ? `${matching.exact ? "" : "more than "}${formatCount(matching.n)} matching ${matching.n === 1 ? "row" : "rows"}, newest first.`
                 : "Every refusal, newest first."}
             </p>
             <div className="flex items-center gap-3">

@@ -1,14 +1,55 @@
 import type { Metadata } from "next";
 import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
-import { listStaff } from "@/lib/auth";
-import { listSignInFailures } from "@/lib/auth/throttle";
+import { DataTable, type TableSpec } from "@/components/data-table";
+import { listStaff, type StaffSummary } from "@/lib/auth";
+import { listSignInFailures, type SignInFailureRow } from "@/lib/auth/throttle";
+import { formatDateTime } from "@/lib/format";
 import { AddStaffForm } from "./_components/add-staff-form";
 import { StaffRowControls } from "./_components/staff-row-controls";
 
 export const metadata: Metadata = { title: "Staff" };
 
-const dateFormat = new Intl.DateTimeFormat("en-GB", { dateStyle: "medium", timeStyle: "short", timeZone: "UTC" });
+// Never empty: the admin reading it is on it.
+function staffTable(myId: number): TableSpec<StaffSummary> {
+  return {
+    rowKey: (m) => m.id,
+    rowAttributes: (m) => ({ "data-testid": "staff-row", "data-email": m.email }),
+    empty: null,
+    columns: [
+      {
+        header: "Email",
+        cellClassName: "font-mono",
+        cell: (m) => (
+          <>
+            {m.email}
+            {m.id === myId ? <span className="ml-2 text-xs text-zinc-500">(you)</span> : null}
+          </>
+        ),
+      },
+      { header: "Name", cell: (m) => m.name || <span className="text-zinc-500">none</span> },
+      {
+        header: "Status",
+        cell: (m) => (m.disabledAt ? <span className="text-red-700 dark:text-red-400">disabled {formatDateTime(m.disabledAt)}</span> : "active"),
+      },
+      { header: "Added (UTC)", cell: (m) => formatDateTime(m.createdAt) },
+      { header: "Role and access", cell: (m) => <StaffRowControls email={m.email} role={m.role} disabled={m.disabledAt !== null} /> },
+    ],
+  };
+}
+
+const failureTable: TableSpec<SignInFailureRow> = {
+  testId: "sign-in-failures",
+  rowKey: (f) => f.key,
+  rowAttributes: () => ({ "data-testid": "sign-in-failure-row" }),
+  empty: <p className="text-sm text-zinc-600 dark:text-zinc-400" data-testid="sign-in-failures-none">No failed sign-ins.</p>,
+  columns: [
+    { header: "Account or address", cellClassName: "font-mono", cell: (f) => f.key },
+    { header: "Failures", cell: (f) => f.failures },
+    { header: "Last (UTC)", cell: (f) => formatDateTime(f.lastAt) },
+    { header: "State", cell: (f) => (f.overLimit ? <span className="text-red-700 dark:text-red-400">locked out</span> : "slowed") },
+  ],
+};
 
 export default async function StaffPage() {
   const me = await requirePageRole("admin");
@@ -23,41 +64,7 @@ export default async function StaffPage() {
           and staff. Disabling or demoting someone ends their open sessions at once.
         </p>
       </div>
-      <div className="overflow-x-auto rounded-lg border border-zinc-200 dark:border-zinc-800">
-        <table className="min-w-full divide-y divide-zinc-200 text-sm dark:divide-zinc-800">
-          <thead className="bg-zinc-100 text-left dark:bg-zinc-900">
-            <tr>
-              <th scope="col" className="px-3 py-2 font-medium">Email</th>
-              <th scope="col" className="px-3 py-2 font-medium">Name</th>
-              <th scope="col" className="px-3 py-2 font-medium">Status</th>
-              <th scope="col" className="px-3 py-2 font-medium">Added (UTC)</th>
-              <th scope="col" className="px-3 py-2 font-medium">Role and access</th>
-            </tr>
-          </thead>
-          <tbody className="divide-y divide-zinc-200 dark:divide-zinc-800">
-            {members.map((m) => (
-              <tr key={m.id} data-testid="staff-row" data-email={m.email}>
-                <td className="px-3 py-2 font-mono">
-                  {m.email}
-                  {m.id === me.id ? <span className="ml-2 text-xs text-zinc-500">(you)</span> : null}
-                </td>
-                <td className="px-3 py-2">{m.name || <span className="text-zinc-500">none</span>}</td>
-                <td className="px-3 py-2">
-                  {m.disabledAt ? (
-                    <span className="text-red-700 dark:text-red-400">disabled {dateFormat.format(m.disabledAt)}</span>
-                  ) : (
-                    "active"
-                  )}
-                </td>
-                <td className="px-3 py-2">{dateFormat.format(m.createdAt)}</td>
-                <td className="px-3 py-2">
-                  <StaffRowControls email={m.email} role={m.role} disabled={m.disabledAt !== null} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable spec={staffTable(me.id)} caption="Staff" rows={members} />
       <AddStaffForm />
       <section aria-labelledby="sign-in-failures-title" className="space-y-2">
         <h2 id="sign-in-failures-title" className="text-lg font-semibold">Failed sign-ins (last 15 minutes)</h2>
@@ -65,33 +72,7 @@ export default async function StaffPage() {
           Per account and per address. A locked account is refused only to addresses that failed themselves; the right
           password from anywhere else still signs in, after a delay.
         </p>
-        {failures.length === 0 ? (
-          <p className="text-sm text-zinc-600 dark:text-zinc-400" data-testid="sign-in-failures-none">No failed sign-ins.</p>
-        ) : (
-          // Scrolls inside its own box at phone width: an address or an e-mail is wider than a phone.
-          <div className="overflow-x-auto rounded-lg border border-zinc-200 dark:border-zinc-800" tabIndex={0} role="region" aria-label="Failed sign-ins">
-          <table className="min-w-full divide-y divide-zinc-200 text-sm dark:divide-zinc-800" data-testid="sign-in-failures">
-            <thead className="bg-zinc-100 text-left dark:bg-zinc-900">
-              <tr>
-                <th scope="col" className="px-3 py-2 font-medium">Account or address</th>
-                <th scope="col" className="px-3 py-2 font-medium">Failures</th>
-                <th scope="col" className="px-3 py-2 font-medium">Last (UTC)</th>
-                <th scope="col" className="px-3 py-2 font-medium">State</th>
-              </tr>
-            </thead>
-            <tbody className="divide-y divide-zinc-200 dark:divide-zinc-800">
-              {failures.map((f) => (
-                <tr key={f.key} data-testid="sign-in-failure-row">
-                  <td className="px-3 py-2 font-mono">{f.key}</td>
-                  <td className="px-3 py-2">{f.failures}</td>
-                  <td className="px-3 py-2">{dateFormat.format(f.lastAt)}</td>
-                  <td className="px-3 py-2">{f.overLimit ? <span className="text-red-700 dark:text-red-400">locked out</span> : "slowed"}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          </div>
-        )}
+        <DataTable spec={failureTable} caption="Failed sign-ins" rows={failures} />
       </section>
     </section>
   );

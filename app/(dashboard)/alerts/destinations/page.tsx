@@ -4,8 +4,9 @@ import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
 import { AlertsActionForm } from "@/components/alerts-action-form";
 import { AlertsDestinationForm } from "@/components/alerts-destination-form";
-import { utcDateTime } from "@/components/alerts-format";
-import { listDestinations } from "@/lib/alerts";
+import { DataTable, type TableSpec } from "@/components/data-table";
+import { listDestinations, type DestinationView } from "@/lib/alerts";
+import { formatDateTime } from "@/lib/format";
 import { runAction } from "@/app/(dashboard)/actions";
 
 const createDestinationAction = runAction.bind(null, "alert_destination.create");
@@ -13,6 +14,51 @@ const deleteDestinationAction = runAction.bind(null, "alert_destination.delete")
 const setDestinationEnabledAction = runAction.bind(null, "alert_destination.enable");
 
 export const metadata: Metadata = { title: "Alert destinations" };
+
+const destinationTable: TableSpec<DestinationView> = {
+  rowKey: (d) => d.id,
+  rowAttributes: (d) => ({ "data-testid": "destination-row", "data-name": d.name }),
+  empty: (
+    <p className="rounded-lg border border-dashed border-zinc-300 p-6 text-sm text-zinc-600 dark:border-zinc-700 dark:text-zinc-400">
+      No destinations: alerts appear in the inbox but reach nobody outside it.
+    </p>
+  ),
+  columns: [
+    { header: "Name", cellClassName: "font-medium", cell: (d) => d.name },
+    { header: "Kind", cell: (d) => d.kind },
+    { header: "URL", cellClassName: "max-w-xs truncate font-mono text-xs", cell: (d) => <span title={d.target}>{d.target}</span> },
+    {
+      header: "Signing secret",
+      cell: (d) =>
+        d.signingSecret ? (
+          <details>
+            <summary className="cursor-pointer text-xs">show</summary>
+            <code className="break-all font-mono text-xs" data-testid="signing-secret">{d.signingSecret}</code>
+          </details>
+        ) : (
+          <span className="text-zinc-500">none</span>
+        ),
+    },
+    { header: "Added", cellClassName: "text-xs", cell: (d) => `${formatDateTime(d.createdAt, { seconds: true })} UTC by ${d.createdBy}` },
+    {
+      header: "State",
+      cellClassName: "space-x-2",
+      cell: (d) => (
+        <>
+          <span className={d.enabled ? "text-emerald-800 dark:text-emerald-300" : "text-zinc-500"}>{d.enabled ? "enabled" : "disabled"}</span>
+          <AlertsActionForm action={setDestinationEnabledAction} fields={{ id: d.id, enabled: d.enabled ? "false" : "true" }} label={d.enabled ? "Disable" : "Enable"} />
+          <AlertsActionForm
+            action={deleteDestinationAction}
+            fields={{ id: d.id }}
+            label="Delete"
+            tone="danger"
+            confirm={`Delete "${d.name}" and its delivery history?`}
+          />
+        </>
+      ),
+    },
+  ],
+};
 
 export default async function AlertDestinationsPage() {
   await requirePageRole("admin");
@@ -30,61 +76,7 @@ export default async function AlertDestinationsPage() {
           <code>X-Ceilings-Delivery</code>.
         </p>
       </div>
-      {destinations.length === 0 ? (
-        <p className="rounded-lg border border-dashed border-zinc-300 p-6 text-sm text-zinc-600 dark:border-zinc-700 dark:text-zinc-400">
-          No destinations: alerts appear in the inbox but reach nobody outside it.
-        </p>
-      ) : (
-        <div className="overflow-x-auto rounded-lg border border-zinc-200 dark:border-zinc-800">
-          <table className="min-w-full divide-y divide-zinc-200 text-sm dark:divide-zinc-800">
-            <thead className="bg-zinc-100 text-left dark:bg-zinc-900">
-              <tr>
-                <th scope="col" className="px-3 py-2 font-medium">Name</th>
-                <th scope="col" className="px-3 py-2 font-medium">Kind</th>
-                <th scope="col" className="px-3 py-2 font-medium">URL</th>
-                <th scope="col" className="px-3 py-2 font-medium">Signing secret</th>
-                <th scope="col" className="px-3 py-2 font-medium">Added</th>
-                <th scope="col" className="px-3 py-2 font-medium">State</th>
-              </tr>
-            </thead>
-            <tbody className="divide-y divide-zinc-200 dark:divide-zinc-800">
-              {destinations.map((d) => (
-                <tr key={d.id} data-testid="destination-row" data-name={d.name}>
-                  <td className="px-3 py-2 font-medium">{d.name}</td>
-                  <td className="px-3 py-2">{d.kind}</td>
-                  <td className="max-w-xs truncate px-3 py-2 font-mono text-xs" title={d.target}>{d.target}</td>
-                  <td className="px-3 py-2">
-                    {d.signingSecret ? (
-                      <details>
-                        <summary className="cursor-pointer text-xs">show</summary>
-                        <code className="break-all font-mono text-xs" data-testid="signing-secret">{d.signingSecret}</code>
-                      </details>
-                    ) : (
-                      <span className="text-zinc-500">none</span>
-                    )}
-                  </td>
-                  <td className="px-3 py-2 text-xs">{utcDateTime.format(d.createdAt)} UTC by {d.createdBy}</td>
-                  <td className="space-x-2 px-3 py-2">
-                    <span className={d.enabled ? "text-emerald-800 dark:text-emerald-300" : "text-zinc-500"}>{d.enabled ? "enabled" : "disabled"}</span>
-                    <AlertsActionForm
-                      action={setDestinationEnabledAction}
-                      fields={{ id: d.id, enabled: d.enabled ? "false" : "true" }}
-                      label={d.enabled ? "Disable" : "Enable"}
-                    />
-                    <AlertsActionForm
-                      action={deleteDestinationAction}
-                      fields={{ id: d.id }}
-                      label="Delete"
-                      tone="danger"
-                      confirm={`Delete "${d.name}" and its delivery history?`}
-                    />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <DataTable spec={destinationTable} caption="Alert destinations" rows={destinations} />
       <AlertsDestinationForm action={createDestinationAction} />
     </section>
   );

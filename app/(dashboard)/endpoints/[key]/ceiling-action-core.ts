@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { defineAction } from "@/app/_lib/define-action";
-import { adjustCeiling, formatCount, removeOverride, setBounds, setOverride } from "@/lib/ceilings";
+import { adjustCeiling, removeOverride, setBounds, setOverride } from "@/lib/ceilings";
 import { decimalId } from "@/lib/http/strict-input";
 import { Reason } from "@/app/_lib/action-fields";
+import { formatCount } from "@/lib/format";
 
 // Values, bounds and overrides are admin-only; operators kill and restore (control-action-core).
 

@@ -5,18 +5,18 @@ import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
 import { AuditTable } from "@/components/audit-table";
 import { RefusalsTable } from "@/components/refusals-table";
-import { formatUtc } from "@/components/format";
+import { formatCount, formatUtc } from "@/lib/format";
 import { ArchivedBadge, StateBadge } from "@/components/state-badge";
 import { cardClass, secondaryButtonClass } from "@/components/ui";
 import { UsageBar } from "@/components/usage-bar";
 import { hasRole } from "@/lib/auth/roles";
-import { formatCount, getEndpointDetail, unitLabel } from "@/lib/ceilings";
+import { getEndpointDetail, unitLabel } from "@/lib/ceilings";
 import { DailySpendChart } from "@/components/charts/daily-spend-chart";
 import { MonthToDateChart } from "@/components/charts/month-to-date-chart";
 import { endpointSpendCharts } from "@/lib/spend";
 import { KillSwitch } from "@/app/(dashboard)/_components/kill-switch";
 import { CeilingCard } from "./_components/ceiling-card";
-import { ThrottlePanel } from "@/components/throttle-panel";
+import { ThrottlePanel } from "./_components/throttle-panel";
 import { listThrottleActivity } from "@/lib/throttle";
 
 

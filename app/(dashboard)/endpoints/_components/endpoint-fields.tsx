@@ -3,7 +3,7 @@
 import { useId } from "react";
 import type { ActionState } from "@/app/_lib/action-state";
 import { inputClass, labelClass } from "@/components/ui";
-import { formatMoney } from "@/lib/spend/format";
+import { formatMoney } from "@/lib/format";
 import { previewWhole } from "./ceiling-rows";
 import { FieldError } from "./field-error";
 

@@ -3,15 +3,14 @@ import Link from "next/link";
 import { notFound } from "next/navigation";
 import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
-import { formatUtc } from "@/components/format";
+import { formatCount, formatUtc } from "@/lib/format";
 import { getRefusal } from "@/lib/refusals";
 import type { ReactNode } from "react";
+import { HOUR_MS } from "@/lib/time";
 
 export const metadata: Metadata = { title: "Refusal · Ceilings" };
 export const dynamic = "force-dynamic";
 
-const n = (v: number) => v.toLocaleString("en-US");
-const HOUR_MS = 3_600_000;
 
 function Field({ label, children, testId }: { label: string; children: ReactNode; testId?: string }) {
   return (
@@ -54,21 +53,21 @@ export default async function RefusalPage({ params }: { params: Promise<{ id: st
         <Field label="Ceiling" testId="refusal-ceiling">
           {r.ceiling ? (
             <>
-              {r.ceiling.guarantee} <span className="text-zinc-500">(ceiling {r.ceiling.id}, its value today: {n(r.ceiling.valueNow)})</span>
+              {r.ceiling.guarantee} <span className="text-zinc-500">(ceiling {r.ceiling.id}, its value today: {formatCount(r.ceiling.valueNow)})</span>
             </>
           ) : (
             <span className="text-zinc-500">none: the {r.gate} gate refuses before any ceiling is charged</span>
           )}
         </Field>
-        <Field label="Amount asked" testId="refusal-amount">{n(r.amount)} {r.endpoint?.unit ?? "units"}</Field>
-        <Field label="Remaining at the time" testId="refusal-remaining">{r.remaining === null ? "not recorded for this gate" : `${n(r.remaining)} ${r.endpoint?.unit ?? "units"}`}</Field>
+        <Field label="Amount asked" testId="refusal-amount">{formatCount(r.amount)} {r.endpoint?.unit ?? "units"}</Field>
+        <Field label="Remaining at the time" testId="refusal-remaining">{r.remaining === null ? "not recorded for this gate" : `${formatCount(r.remaining)} ${r.endpoint?.unit ?? "units"}`}</Field>
         <Field label="Caller">{r.caller ? <span className="font-mono">{r.caller}</span> : "none"}</Field>
         <Field label="Destination (canonical)">{r.destination ? <span className="font-mono">{r.destination}</span> : "none"}</Field>
         <Field label="Request id" testId="refusal-request-id">{r.requestId ? <span className="font-mono">{r.requestId}</span> : "none"}</Field>
         <Field label="First (UTC)"><time dateTime={r.at.toISOString()}>{formatUtc(r.at)}</time></Field>
         <Field label="Last (UTC)"><time dateTime={r.lastAt.toISOString()}>{formatUtc(r.lastAt)}</time></Field>
         <Field label="Count" testId="refusal-count">
-          {r.count > 1 ? `${n(r.count)} identical refusals within 10 seconds, stored as one row` : "1"}
+          {r.count > 1 ? `${formatCount(r.count)} identical refusals within 10 seconds, stored as one row` : "1"}
         </Field>
       </dl>
       <p className="text-sm">

@@ -8,6 +8,7 @@ import { previewAdjustment } from "@/lib/ceilings/parse";
 import { runAction } from "@/app/(dashboard)/actions";
 import { SubmitButton } from "@/components/submit-button";
 import { ReasonField } from "@/components/reason-field";
+import { formatCount } from "@/lib/format";
 
 const adjustCeilingAction = runAction.bind(null, "ceiling.adjust");
 
@@ -68,7 +69,7 @@ export function AdjustForm(props: AdjustFormProps) {
         <ReasonField id={id} testId="adjust-reason" />
       </div>
       <p id={`${id}-preview`} aria-live="polite" data-testid="adjust-preview" className={`text-sm ${preview?.ok === false ? "text-red-700 dark:text-red-400" : "text-zinc-700 dark:text-zinc-300"}`}>
-        {preview === null ? `Whole numbers only, from ${props.min.toLocaleString("en-US")} to ${props.max.toLocaleString("en-US")}; 0 kills this ceiling.` : preview.ok ? preview.message : preview.error}
+        {preview === null ? `Whole numbers only, from ${formatCount(props.min)} to ${formatCount(props.max)}; 0 kills this ceiling.` : preview.ok ? preview.message : preview.error}
       </p>
       {needsConfirmation ? (
         <div>

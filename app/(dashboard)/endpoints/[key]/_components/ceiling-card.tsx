@@ -1,9 +1,9 @@
 import { ConfirmActionButton } from "@/components/confirm-action-button";
-import { formatAgo } from "@/components/format";
+import { formatAgo, formatCount } from "@/lib/format";
 import { StateBadge } from "@/components/state-badge";
 import { cardClass } from "@/components/ui";
 import { UsageBar } from "@/components/usage-bar";
-import { formatCount, unitLabel, type CeilingView, type EndpointDetail } from "@/lib/ceilings";
+import { unitLabel, type CeilingView, type EndpointDetail } from "@/lib/ceilings";
 import type { ScopeUsage } from "@/lib/ceilings/usage";
 import { runAction } from "@/app/(dashboard)/actions";
 import { AdjustForm } from "./adjust-form";

@@ -7,6 +7,7 @@ import { inputClass, labelClass } from "@/components/ui";
 import { runAction } from "@/app/(dashboard)/actions";
 import { SubmitButton } from "@/components/submit-button";
 import { ReasonField } from "@/components/reason-field";
+import { formatCount } from "@/lib/format";
 
 const setOverrideAction = runAction.bind(null, "ceiling.override");
 
@@ -29,7 +30,7 @@ export function OverrideForm({ ceilingId, min, max }: { ceilingId: number; min: 
         <ReasonField id={id} />
       </div>
       <p id={`${id}-hint`} className="text-xs text-zinc-600 dark:text-zinc-400">
-        From {min.toLocaleString("en-US")} to {max.toLocaleString("en-US")}, clamped otherwise; 0 blocks this account alone without killing the endpoint.
+        From {formatCount(min)} to {formatCount(max)}, clamped otherwise; 0 blocks this account alone without killing the endpoint.
       </p>
       <SubmitButton pending={pending} pendingLabel="Saving…">Set override</SubmitButton>
       <ActionMessage state={state} testId="override" />

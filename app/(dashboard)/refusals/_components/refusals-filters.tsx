@@ -1,7 +1,6 @@
 import Link from "next/link";
 import { buttonClass, inputClass, labelClass, secondaryButtonClass } from "@/components/ui";
-
-export const FILTER_GATES = ["kill_switch", "per_call_max", "ceiling", "cooldown", "throttle", "unavailable"] as const;
+import { GATES } from "@/lib/vocabulary";
 
 type Props = {
   /** The values as they were typed, so a rejected filter can be corrected in place. */
@@ -36,7 +35,7 @@ export function RefusalsFilters({ values, endpointKeys }: Props) {
         <label htmlFor="f-gate" className={labelClass}>Gate</label>
         <select id="f-gate" name="gate" defaultValue={values.gate ?? ""} className={inputClass}>
           <option value="">All</option>
-          {FILTER_GATES.map((g) => <option key={g} value={g}>{g}</option>)}
+          {GATES.map((g) => <option key={g} value={g}>{g}</option>)}
         </select>
       </div>
       <div>

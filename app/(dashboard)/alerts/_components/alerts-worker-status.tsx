@@ -1,5 +1,5 @@
 import type { WorkerHealth } from "@/lib/alerts";
-import { formatAge, utcDateTime } from "./alerts-format";
+import { formatAge, formatDateTime } from "@/lib/format";
 
 /** Every worker's last heartbeat: when, how long ago, and whether it counts as silent. */
 export function AlertsWorkerStatus({ workers, silentAfterSeconds }: { workers: WorkerHealth[]; silentAfterSeconds: number }) {
@@ -29,7 +29,7 @@ export function AlertsWorkerStatus({ workers, silentAfterSeconds }: { workers: W
                 {w.state}
               </span>
               <span className="text-zinc-600 dark:text-zinc-400">
-                last beat {utcDateTime.format(w.beatAt)} UTC ({formatAge(w.ageSeconds)} ago)
+                last beat {formatDateTime(w.beatAt, { seconds: true })} UTC ({formatAge(w.ageSeconds)} ago)
               </span>
             </li>
           ))}

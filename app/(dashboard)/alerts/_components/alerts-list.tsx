@@ -1,8 +1,8 @@
 import Link from "next/link";
 import { alertKindLabels, isAlertKind, type DeliveryView, type InboxAlert } from "@/lib/alerts";
 import type { FormAction } from "@/app/_lib/action-state";
-import { AlertsActionForm } from "./alerts-action-form";
-import { utcDateTime } from "./alerts-format";
+import { AlertsActionForm } from "@/components/alerts-action-form";
+import { formatDateTime } from "@/lib/format";
 
 function kindLabel(kind: string): string {
   return isAlertKind(kind) ? alertKindLabels[kind] : kind;
@@ -11,12 +11,12 @@ function kindLabel(kind: string): string {
 function DeliveryLine({ d }: { d: DeliveryView }) {
   const state =
     d.state === "delivered"
-      ? `delivered ${d.deliveredAt ? utcDateTime.format(d.deliveredAt) : ""} UTC`
+      ? `delivered ${d.deliveredAt ? formatDateTime(d.deliveredAt, { seconds: true }) : ""} UTC`
       : d.state === "failed"
         ? "failed: gave up"
         : d.attempts === 0
           ? "queued"
-          : `retrying at ${utcDateTime.format(d.nextAttemptAt)} UTC`;
+          : `retrying at ${formatDateTime(d.nextAttemptAt, { seconds: true })} UTC`;
   return (
     <li data-testid="delivery" data-state={d.state} className="flex flex-wrap gap-x-2">
       <span className="font-medium">{d.destinationName}</span>
@@ -56,8 +56,8 @@ export function AlertsList({ alerts, canAcknowledge, acknowledge }: { alerts: In
                 </p>
                 <p className="text-sm" data-testid="alert-message">{a.message}</p>
                 <p className="text-xs text-zinc-500">
-                  #{a.id} · fired {utcDateTime.format(a.createdAt)} UTC
-                  {a.acknowledgedAt ? ` · acknowledged by ${a.acknowledgedBy ?? "unknown"} ${utcDateTime.format(a.acknowledgedAt)} UTC` : ""}
+                  #{a.id} · fired {formatDateTime(a.createdAt, { seconds: true })} UTC
+                  {a.acknowledgedAt ? ` · acknowledged by ${a.acknowledgedBy ?? "unknown"} ${formatDateTime(a.acknowledgedAt, { seconds: true })} UTC` : ""}
                 </p>
                 {a.links ? (
                   <p className="flex gap-3 text-xs">
