@@ -8,3 +8,15 @@ export function blankToUndefined(v: unknown): unknown {
   const trimmed = v.trim();
   return trimmed === "" ? undefined : trimmed;
 }
+
+export type SearchParams = Record<string, string | string[] | undefined>;
+
+/** One value per name, the first where a name repeats, as Next hands a page its query. */
+export function firstValues(params: SearchParams): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(params)) {
+    const value = Array.isArray(v) ? v[0] : v;
+    if (value !== undefined) out[k] = value;
+  }
+  return out;
+}

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { KeysetCursor } from "@/lib/keyset";
-import { blankToUndefined } from "@/lib/search-params";
+import { blankToUndefined, firstValues, type SearchParams } from "@/lib/search-params";
 import { ENDPOINT_KEY_PATTERN, GATES } from "@/lib/vocabulary";
 
 // The refusal log's state lives in the URL (shareable links; alerts link here with
@@ -53,16 +53,7 @@ export const RefusalPosition = z.object({
 });
 export type RefusalPosition = z.output<typeof RefusalPosition>;
 
-export type SearchParams = Record<string, string | string[] | undefined>;
-
-function single(params: SearchParams): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(params)) {
-    const value = Array.isArray(v) ? v[0] : v;
-    if (value !== undefined) out[k] = value;
-  }
-  return out;
-}
+export type { SearchParams } from "@/lib/search-params";
 
 export type ParsedRefusalQuery =
   | { ok: true; filters: RefusalFilters; position: RefusalPosition }
@@ -70,7 +61,7 @@ export type ParsedRefusalQuery =
 
 /** Parses URL search params; errors name the parameter so the page can say what to fix. */
 export function parseRefusalQuery(params: SearchParams): ParsedRefusalQuery {
-  const raw = single(params);
+  const raw = firstValues(params);
   const filters = RefusalFilters.safeParse(raw);
   const position = RefusalPosition.safeParse(raw);
   if (filters.success && position.success) return { ok: true, filters: filters.data, position: position.data };

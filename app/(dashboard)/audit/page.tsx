@@ -4,7 +4,8 @@ import { z } from "zod";
 import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
 import { AuditTable } from "@/components/audit-table";
-import { buttonClass, inputClass, labelClass, secondaryButtonClass } from "@/components/ui";
+import { FilterForm, FilterInput, FilterSelect } from "@/components/filter-form";
+import { secondaryButtonClass } from "@/components/ui";
 import { listEndpointKeys } from "@/lib/catalog";
 import { AuditFilters, listAuditEvents, listAuditFacets } from "@/lib/ceilings";
 import { blankToUndefined } from "@/lib/search-params";
@@ -74,44 +75,14 @@ export default async function AuditPage({ searchParams }: { searchParams: Search
         <h1 className="text-2xl font-semibold tracking-tight">Audit log</h1>
         <p className="text-sm text-zinc-600 dark:text-zinc-400">Every adjustment, kill, restore, bounds change, override, API key and staff change. Nobody can edit it.</p>
       </div>
-      <form method="get" action="/audit" className="grid gap-3 rounded-lg border border-zinc-200 p-4 sm:grid-cols-2 lg:grid-cols-6 dark:border-zinc-800" aria-label="Filter the audit log">
-        <div>
-          <label htmlFor="f-endpoint" className={labelClass}>Endpoint</label>
-          <select id="f-endpoint" name="endpoint" defaultValue={q.endpoint ?? ""} className={inputClass}>
-            <option value="">All</option>
-            {endpointKeys.map((key) => <option key={key} value={key}>{key}</option>)}
-          </select>
-        </div>
-        <div>
-          <label htmlFor="f-actor" className={labelClass}>Actor</label>
-          <select id="f-actor" name="actor" defaultValue={q.actor ?? ""} className={inputClass}>
-            <option value="">All</option>
-            {facets.actors.map((a) => <option key={a} value={a}>{a}</option>)}
-          </select>
-        </div>
-        <div>
-          <label htmlFor="f-action" className={labelClass}>Kind</label>
-          <select id="f-action" name="action" defaultValue={q.action ?? ""} className={inputClass}>
-            <option value="">All</option>
-            {[...new Set(facets.actions.map((a) => a.split(".")[0] ?? a))].map((family) => (
-              <option key={`${family}-all`} value={family}>{family}.*</option>
-            ))}
-            {facets.actions.map((a) => <option key={a} value={a}>{a}</option>)}
-          </select>
-        </div>
-        <div>
-          <label htmlFor="f-from" className={labelClass}>From (UTC)</label>
-          <input id="f-from" name="from" type="datetime-local" defaultValue={q.from ?? ""} className={inputClass} />
-        </div>
-        <div>
-          <label htmlFor="f-to" className={labelClass}>Before (UTC)</label>
-          <input id="f-to" name="to" type="datetime-local" defaultValue={q.to ?? ""} className={inputClass} />
-        </div>
-        <div className="flex items-end gap-2">
-          <button type="submit" className={buttonClass}>Filter</button>
-          <Link href="/audit" className={secondaryButtonClass}>Clear</Link>
-        </div>
-      </form>
+      <FilterForm action="/audit" label="Filter the audit log" columns="lg:grid-cols-6">
+        <FilterSelect name="endpoint" label="Endpoint" value={q.endpoint} options={endpointKeys} />
+        <FilterSelect name="actor" label="Actor" value={q.actor} options={facets.actors} />
+        {/* A family (ceiling.*) first, then each action in it. */}
+        <FilterSelect name="action" label="Kind" value={q.action} options={[...[...new Set(facets.actions.map((a) => a.split(".")[0] ?? a))].map((family) => ({ value: family, label: `${family}.*` })), ...facets.actions]} />
+        <FilterInput name="from" label="From (UTC)" type="datetime-local" value={q.from} />
+        <FilterInput name="to" label="Before (UTC)" type="datetime-local" value={q.to} />
+      </FilterForm>
       {page === null ? (
         <p role="alert" className="text-sm text-red-700 dark:text-red-400">
           These filters are not valid: {filters.error?.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}

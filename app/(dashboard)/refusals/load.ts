@@ -12,8 +12,8 @@ import {
   type RefusalFilters,
   type RefusalPage,
   type RowCount,
-  type SearchParams,
 } from "@/lib/refusals";
+import { firstValues, type SearchParams } from "@/lib/search-params";
 
 export type RefusalsView = {
   /** The raw values, to refill the form even when they did not parse. */
@@ -30,15 +30,6 @@ export type RefusalsView = {
 };
 
 const EMPTY_PAGE: RefusalPage = { rows: [], newer: null, older: null };
-
-function firstValues(params: SearchParams): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(params)) {
-    const value = Array.isArray(v) ? v[0] : v;
-    if (value !== undefined) out[k] = value;
-  }
-  return out;
-}
 
 /**
  * Everything the refusal page shows, read in parallel. Invalid filters show their errors and no

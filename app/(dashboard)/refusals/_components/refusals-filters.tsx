@@ -1,5 +1,4 @@
-import Link from "next/link";
-import { buttonClass, inputClass, labelClass, secondaryButtonClass } from "@/components/ui";
+import { FilterForm, FilterInput, FilterSelect } from "@/components/filter-form";
 import { GATES } from "@/lib/vocabulary";
 
 type Props = {
@@ -15,49 +14,15 @@ function localValue(v: string | undefined): string {
   return match?.[1] ?? v;
 }
 
-/** A plain GET form: it works before hydration and every filtered view is a shareable link. */
 export function RefusalsFilters({ values, endpointKeys }: Props) {
   return (
-    <form
-      method="get"
-      action="/refusals"
-      aria-label="Filter refusals"
-      className="grid gap-3 rounded-lg border border-zinc-200 p-4 sm:grid-cols-2 lg:grid-cols-7 dark:border-zinc-800"
-    >
-      <div>
-        <label htmlFor="f-endpoint" className={labelClass}>Endpoint</label>
-        <select id="f-endpoint" name="endpoint" defaultValue={values.endpoint ?? ""} className={inputClass}>
-          <option value="">All</option>
-          {endpointKeys.map((k) => <option key={k} value={k}>{k}</option>)}
-        </select>
-      </div>
-      <div>
-        <label htmlFor="f-gate" className={labelClass}>Gate</label>
-        <select id="f-gate" name="gate" defaultValue={values.gate ?? ""} className={inputClass}>
-          <option value="">All</option>
-          {GATES.map((g) => <option key={g} value={g}>{g}</option>)}
-        </select>
-      </div>
-      <div>
-        <label htmlFor="f-caller" className={labelClass}>Caller (account)</label>
-        <input id="f-caller" name="caller" defaultValue={values.caller ?? ""} placeholder="acct_…, exact" className={inputClass} />
-      </div>
-      <div>
-        <label htmlFor="f-destination" className={labelClass}>Destination starts with</label>
-        <input id="f-destination" name="destination" defaultValue={values.destination ?? ""} placeholder="maria@ or +1415" className={inputClass} />
-      </div>
-      <div>
-        <label htmlFor="f-from" className={labelClass}>From (UTC)</label>
-        <input id="f-from" name="from" type="datetime-local" defaultValue={localValue(values.from)} className={inputClass} />
-      </div>
-      <div>
-        <label htmlFor="f-to" className={labelClass}>Before (UTC)</label>
-        <input id="f-to" name="to" type="datetime-local" defaultValue={localValue(values.to)} className={inputClass} />
-      </div>
-      <div className="flex items-end gap-2">
-        <button type="submit" className={buttonClass}>Filter</button>
-        <Link href="/refusals" className={secondaryButtonClass}>Clear</Link>
-      </div>
-    </form>
+    <FilterForm action="/refusals" label="Filter refusals" columns="lg:grid-cols-7">
+      <FilterSelect name="endpoint" label="Endpoint" value={values.endpoint} options={endpointKeys} />
+      <FilterSelect name="gate" label="Gate" value={values.gate} options={GATES} />
+      <FilterInput name="caller" label="Caller (account)" value={values.caller} placeholder="acct_…, exact" />
+      <FilterInput name="destination" label="Destination starts with" value={values.destination} placeholder="maria@ or +1415" />
+      <FilterInput name="from" label="From (UTC)" type="datetime-local" value={localValue(values.from)} />
+      <FilterInput name="to" label="Before (UTC)" type="datetime-local" value={localValue(values.to)} />
+    </FilterForm>
   );
 }

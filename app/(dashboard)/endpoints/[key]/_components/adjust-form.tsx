@@ -53,18 +53,7 @@ export function AdjustForm(props: AdjustFormProps) {
       <div className="grid gap-3 sm:grid-cols-2">
         <div>
           <label htmlFor={`${id}-value`} className={labelClass}>New value</label>
-          <input
-            id={`${id}-value`}
-            name="input"
-            type="text"
-            inputMode="numeric"
-            autoComplete="off"
-            value={input}
-            onChange={(e) => setInput(e.target.value)}
-            aria-describedby={`${id}-preview`}
-            className={inputClass}
-            data-testid="adjust-value"
-          />
+          <input id={`${id}-value`} name="input" type="text" inputMode="numeric" autoComplete="off" value={input} onChange={(e) => setInput(e.target.value)} aria-describedby={`${id}-preview`} className={inputClass} data-testid="adjust-value" />
         </div>
         <ReasonField id={id} testId="adjust-reason" />
       </div>
@@ -74,18 +63,7 @@ export function AdjustForm(props: AdjustFormProps) {
       {needsConfirmation ? (
         <div>
           <label htmlFor={`${id}-confirm`} className={labelClass}>Type the value again to confirm</label>
-          <input
-            id={`${id}-confirm`}
-            name="confirm"
-            type="text"
-            inputMode="numeric"
-            autoComplete="off"
-            required
-            value={confirm}
-            onChange={(e) => setConfirm(e.target.value)}
-            className={inputClass}
-            data-testid="adjust-confirm"
-          />
+          <input id={`${id}-confirm`} name="confirm" type="text" inputMode="numeric" autoComplete="off" required value={confirm} onChange={(e) => setConfirm(e.target.value)} className={inputClass} data-testid="adjust-confirm" />
         </div>
       ) : null}
       <SubmitButton pending={pending} pendingLabel="Saving…" testId="adjust-save">Save value</SubmitButton>
