@@ -17,6 +17,7 @@ import { killAllCore, killEndpointCore, restoreEndpointCore } from "./(dashboard
 import { adjustCeilingCore, removeOverrideCore, setBoundsCore, setOverrideCore } from "./(dashboard)/endpoints/[key]/ceiling-action-core";
 import { exportRefusalsRequest } from "./(dashboard)/refusals/export/export-core";
 import { addStaffCore, changeRoleCore, setDisabledCore } from "./(dashboard)/staff/staff-action-core";
+import { form } from "@/app/_lib/test-form";
 
 // The bad inputs of the security review, endpoint by endpoint: each is refused with a 400 or a
 // form error naming the field, and none changes anything but the audit trail of a rejection.
@@ -44,11 +45,6 @@ async function snapshot(db: Db): Promise<string> {
 
 type FormCore = (deps: ActionDeps, formData: FormData) => Promise<{ status: string; error?: string }>;
 
-function form(fields: Record<string, string | string[]>): FormData {
-  const f = new FormData();
-  for (const [k, v] of Object.entries(fields)) for (const one of Array.isArray(v) ? v : [v]) f.append(k, one);
-  return f;
-}
 
 describe.skipIf(skipWithoutDatabase())("one strict input boundary: every bad input refused, nothing changed", () => {
   let t: TestDatabase;

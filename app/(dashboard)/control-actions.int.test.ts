@@ -8,15 +8,11 @@ import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db
 import { createEndpoint, first } from "@/lib/ceilings/test-fixtures";
 import { killAllCore, killEndpointCore, restoreEndpointCore } from "./control-action-core";
 import { adjustCeilingCore, removeOverrideCore, setBoundsCore, setOverrideCore } from "./endpoints/[key]/ceiling-action-core";
+import { form } from "@/app/_lib/test-form";
 
 type Core = (deps: ActionDeps, formData: FormData) => Promise<ActionState>;
 type Setup = { key: string; dailyId: number; callerId: number; version: number };
 
-function form(fields: Record<string, string | number>): FormData {
-  const f = new FormData();
-  for (const [k, v] of Object.entries(fields)) f.set(k, String(v));
-  return f;
-}
 
 // Each action with the least role allowed, and a form that succeeds for that role on a fresh endpoint.
 const actions: { name: string; core: Core; min: Role; form: (s: Setup) => FormData; prepare?: "kill" | "override" }[] = [

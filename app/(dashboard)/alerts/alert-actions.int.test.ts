@@ -6,12 +6,8 @@ import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db
 import { fireAlert } from "@/lib/alerts";
 import type { ActionDeps } from "@/app/_lib/action-deps";
 import { acknowledgeAlertsCore, createDestinationCore, deleteDestinationCore, setDestinationEnabledCore } from "./alert-action-core";
+import { form } from "@/app/_lib/test-form";
 
-function form(fields: Record<string, string | number | (string | number)[]>): FormData {
-  const f = new FormData();
-  for (const [k, v] of Object.entries(fields)) for (const x of Array.isArray(v) ? v : [v]) f.append(k, String(x));
-  return f;
-}
 
 const rank: Record<Role, number> = { viewer: 0, operator: 1, admin: 2 };
 

@@ -9,12 +9,8 @@ import { makeEndpoint } from "@/lib/enforcement/test-fixtures";
 import type { ActionDeps } from "@/app/_lib/action-deps";
 import type { ActionState } from "@/app/_lib/action-state";
 import { createApiKeyCore, revokeApiKeyCore } from "./api-key-action-core";
+import { form } from "@/app/_lib/test-form";
 
-function form(fields: Record<string, string | string[]>): FormData {
-  const f = new FormData();
-  for (const [k, v] of Object.entries(fields)) for (const one of Array.isArray(v) ? v : [v]) f.append(k, one);
-  return f;
-}
 
 describe.skipIf(skipWithoutDatabase())("API key server actions", () => {
   let t: TestDatabase;

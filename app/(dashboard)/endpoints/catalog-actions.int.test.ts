@@ -7,17 +7,13 @@ import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db
 import type { Role } from "@/lib/auth/roles";
 import { createEndpoint } from "@/lib/catalog";
 import { addCeilingCore, archiveEndpointCore, createEndpointCore, removeCeilingCore, unarchiveEndpointCore, updateEndpointCore } from "./catalog-action-core";
+import { form } from "@/app/_lib/test-form";
 
 // The catalog's server actions are public POST endpoints: each checks the role itself. A call from
 // no session, a viewer or an operator changes nothing; an admin's goes through.
 
 type Core = (deps: ActionDeps, formData: FormData) => Promise<ActionState>;
 
-function form(fields: Record<string, string>): FormData {
-  const f = new FormData();
-  for (const [k, v] of Object.entries(fields)) f.set(k, v);
-  return f;
-}
 
 const fields = { name: "OTP", unit: "messages", unitPriceMicros: "7900", currency: "USD", planAllowance: "3000", billingDay: "1", perCallMax: "1", throttlePerMinute: "" };
 const day = { metric: "units", scope: "global", window: "utc_day", value: "100", min: "0", max: "150", default: "100", alertThresholds: "50, 80, 100" };

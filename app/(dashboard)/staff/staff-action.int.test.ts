@@ -6,14 +6,10 @@ import { staff } from "@/db/schema/staff";
 import { addStaff, type SessionStaff } from "@/lib/auth";
 import type { ActionDeps } from "@/app/_lib/action-deps";
 import { addStaffCore, changeRoleCore, setDisabledCore } from "./staff-action-core";
+import { form } from "@/app/_lib/test-form";
 
 const PASSWORD = "correct horse battery";
 
-function form(fields: Record<string, string>): FormData {
-  const data = new FormData();
-  for (const [k, v] of Object.entries(fields)) data.set(k, v);
-  return data;
-}
 
 describe.skipIf(skipWithoutDatabase())("staff server actions", () => {
   let t: TestDatabase;
