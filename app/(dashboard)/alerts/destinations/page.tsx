@@ -3,7 +3,7 @@ import Link from "next/link";
 import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
 import { AlertsActionForm } from "@/components/alerts-action-form";
-import { AlertsDestinationForm } from "@/components/alerts-destination-form";
+import { AlertsDestinationForm } from "./_components/destination-form";
 import { DataTable, type TableSpec } from "@/components/data-table";
 import { listDestinations, type DestinationView } from "@/lib/alerts";
 import { formatDateTime } from "@/lib/format";

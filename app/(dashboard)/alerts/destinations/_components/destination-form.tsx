@@ -2,8 +2,8 @@
 
 import { useActionState } from "react";
 import { IDLE, type FormAction } from "@/app/_lib/action-state";
-import { ActionMessage } from "./action-message";
-import { SubmitButton } from "./submit-button";
+import { ActionMessage } from "@/components/action-message";
+import { SubmitButton } from "@/components/submit-button";
 
 const input = "mt-1 block w-full rounded-md border border-zinc-300 bg-white px-3 py-2 text-sm dark:border-zinc-700 dark:bg-zinc-950";
 
