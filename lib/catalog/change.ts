@@ -2,7 +2,7 @@ import { and, eq } from "drizzle-orm";
 import type { z } from "zod";
 import type { Db } from "@/db/client";
 import { ceilings, type Ceiling, type Endpoint } from "@/db/schema";
-import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
+import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { CONFIRM_RAISE_FACTOR } from "@/lib/ceilings/parse";
 import { CatalogConflictError, CatalogError, requireCatalogReason } from "./errors";
 import { AlertThresholds, CeilingSpec, ceilingIdentity, describeIssues, EndpointFields, EndpointSpec, UNBOUNDED_SENTENCE } from "./spec";
@@ -129,11 +129,8 @@ export async function setAlertThresholds(db: Db, p: SetAlertThresholdsParams): P
     await tx.update(ceilings).set({ alertThresholds: thresholds, updatedAt: new Date() }).where(eq(ceilings.id, row.id));
     await bumpEndpointVersion(tx, endpoint.id);
     await recordAudit(tx, {
-      ...auditActorFields(p.actor),
+      ...auditOf(p.actor, endpoint, row.id),
       action: "ceiling.update",
-      endpointId: endpoint.id,
-      endpointKey: endpoint.key,
-      ceilingId: row.id,
       reason,
       details: { changes: { alertThresholds: { before, after: thresholds } } },
     });

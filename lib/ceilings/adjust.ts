@@ -1,7 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { ceilings, endpoints } from "@/db/schema";
-import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
+import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { actorName } from "./actor";
 import { CeilingConflictError, CeilingError, requireReason } from "./errors";
 import { lockCeiling } from "./lock";
@@ -85,11 +85,8 @@ export async function adjustCeiling(db: Db, p: AdjustCeilingParams): Promise<Adj
     if (!updated) throw new CeilingError("not_found", `no ceiling with id ${p.ceilingId}`);
 
     await recordAudit(tx, {
-      ...auditActorFields(p.actor),
+      ...auditOf(p.actor, endpoint, ceiling.id),
       action: kind === "kill" ? "ceiling.kill" : kind === "restore" ? "ceiling.restore" : "ceiling.adjust",
-      endpointId: endpoint.id,
-      endpointKey: endpoint.key,
-      ceilingId: ceiling.id,
       rawInput: p.input,
       previousValue: ceiling.value,
       appliedValue: preview.applied,
@@ -122,17 +119,14 @@ export async function adjustCeiling(db: Db, p: AdjustCeilingParams): Promise<Adj
  */
 async function recordRejectedInput(db: Db, p: AdjustCeilingParams, error: string): Promise<void> {
   const [row] = await db
-    .select({ endpointId: endpoints.id, endpointKey: endpoints.key, value: ceilings.value })
+    .select({ endpoint: { id: endpoints.id, key: endpoints.key }, value: ceilings.value })
     .from(ceilings)
     .innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId))
     .where(eq(ceilings.id, p.ceilingId));
   if (!row) return;
   await recordAudit(db, {
-    ...auditActorFields(p.actor),
+    ...auditOf(p.actor, row.endpoint, p.ceilingId),
     action: "ceiling.rejected",
-    endpointId: row.endpointId,
-    endpointKey: row.endpointKey,
-    ceilingId: p.ceilingId,
     rawInput: p.input,
     previousValue: row.value,
     appliedValue: null,

@@ -1,7 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { ceilings } from "@/db/schema";
-import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
+import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { CeilingConflictError, CeilingError, requireReason } from "./errors";
 import { lockCeiling } from "./lock";
 import { clampToBounds, parseLimitInput } from "./parse";
@@ -79,11 +79,8 @@ export async function setBounds(db: Db, p: SetBoundsParams): Promise<SetBoundsRe
     if (!updated) throw new CeilingError("not_found", `no ceiling with id ${p.ceilingId}`);
 
     await recordAudit(tx, {
-      ...auditActorFields(p.actor),
+      ...auditOf(p.actor, endpoint, ceiling.id),
       action: "ceiling.bounds",
-      endpointId: endpoint.id,
-      endpointKey: endpoint.key,
-      ceilingId: ceiling.id,
       rawInput: `${p.min}..${p.max}`,
       previousValue: ceiling.value,
       appliedValue: value.applied,

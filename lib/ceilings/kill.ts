@@ -1,7 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { ceilings, type Ceiling, type Endpoint } from "@/db/schema";
-import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
+import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { actorName } from "./actor";
 import { CeilingError, optionalReason } from "./errors";
 import { endpointsById, findEndpoint, lockCeilings } from "./lock";
@@ -38,11 +38,8 @@ async function killCeilings(
       })
       .where(eq(ceilings.id, c.id));
     await recordAudit(tx, {
-      ...auditActorFields(actor),
+      ...auditOf(actor, endpoint, c.id),
       action: "ceiling.kill",
-      endpointId: endpoint.id,
-      endpointKey: endpoint.key,
-      ceilingId: c.id,
       previousValue: c.value,
       appliedValue: 0,
       clamped: false,
@@ -113,11 +110,8 @@ export async function restoreEndpoint(db: Db, p: RestoreParams): Promise<Ceiling
         })
         .where(eq(ceilings.id, c.id));
       await recordAudit(tx, {
-        ...auditActorFields(p.actor),
+        ...auditOf(p.actor, endpoint, c.id),
         action: "ceiling.restore",
-        endpointId: endpoint.id,
-        endpointKey: endpoint.key,
-        ceilingId: c.id,
         previousValue: 0,
         appliedValue: applied,
         clamped: applied !== remembered,
