@@ -10,7 +10,7 @@ import { CatalogError, requireCatalogReason } from "./errors";
 import { ceilingSpecOf, readCatalog, type CatalogEndpoint } from "./read";
 import { CATALOG_FORMAT_VERSION, CatalogFile, type CeilingSpec, ceilingIdentity, describeIssues, type EndpointFields, type EndpointSpec } from "./spec";
 import { ceilingSentence, describeWorstCase, worstCases } from "./worst-case";
-import { bumpEndpointVersion, type Change, deleteCeiling, fieldsOf, insertCeiling, insertEndpoint, recordChange, setArchived, updateEndpointFields } from "./write";
+import { type Change, deleteCeiling, fieldsOf, insertCeiling, insertEndpoint, recordCeilingChange, recordChange, setArchived, updateEndpointFields } from "./write";
 import { formatCount } from "@/lib/format";
 
 // Ceilings as code: the whole catalog as one reviewed file. `plan` compares a file with the
@@ -336,8 +336,7 @@ async function updateCeiling(change: Change, endpoint: Endpoint, row: Ceiling, n
       updatedAt: now,
     })
     .where(eq(ceilings.id, row.id));
-  await bumpEndpointVersion(change.tx, endpoint.id);
-  await recordChange(change, endpoint, {
+  await recordCeilingChange(change, endpoint, {
     action: killing ? "ceiling.kill" : restoring ? "ceiling.restore" : "ceiling.update",
     ceilingId: row.id,
     previousValue: row.value,

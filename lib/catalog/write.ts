@@ -115,15 +115,19 @@ export async function updateEndpointFields(p: Change, endpoint: Endpoint, next: 
   return changes;
 }
 
-export async function bumpEndpointVersion(tx: Db, endpointId: number): Promise<void> {
-  await tx.update(endpoints).set({ version: sql`${endpoints.version} + 1`, updatedAt: new Date() }).where(eq(endpoints.id, endpointId));
+/**
+ * Records a change to one of the endpoint's ceilings, and moves the endpoint's version so a form
+ * opened on the endpoint before it sees a conflict instead of saving over it.
+ */
+export async function recordCeilingChange(p: Change, endpoint: Endpoint, event: Parameters<typeof recordChange>[2]): Promise<void> {
+  await p.tx.update(endpoints).set({ version: sql`${endpoints.version} + 1`, updatedAt: new Date() }).where(eq(endpoints.id, endpoint.id));
+  await recordChange(p, endpoint, event);
 }
 
 export async function insertCeiling(p: Change, endpoint: Endpoint, spec: CeilingSpec): Promise<Ceiling> {
   const [row] = await p.tx.insert(ceilings).values(ceilingRow(endpoint.id, spec, p.actor)).returning();
   if (!row) throw new Error("insert returned no ceiling");
-  await bumpEndpointVersion(p.tx, endpoint.id);
-  await recordChange(p, endpoint, {
+  await recordCeilingChange(p, endpoint, {
     action: "ceiling.add",
     ceilingId: row.id,
     appliedValue: row.value,
@@ -138,8 +142,7 @@ export async function insertCeiling(p: Change, endpoint: Endpoint, spec: Ceiling
  */
 export async function deleteCeiling(p: Change, endpoint: Endpoint, ceiling: Ceiling): Promise<void> {
   await p.tx.delete(ceilings).where(and(eq(ceilings.id, ceiling.id), eq(ceilings.endpointId, endpoint.id)));
-  await bumpEndpointVersion(p.tx, endpoint.id);
-  await recordChange(p, endpoint, {
+  await recordCeilingChange(p, endpoint, {
     action: "ceiling.remove",
     ceilingId: ceiling.id,
     previousValue: ceiling.value,
