@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { Db } from "@/db/client";
 import { billingMonthWindow, utcDayWindow } from "@/lib/ceilings/windows";
 import { SpendNotFoundError } from "./errors";
-import { dayText, Int, NullableInt, parseRows, sourceCeilings, sourceSpend, type SpendSource } from "./source";
+import { dayAxis, dayText, Int, NullableInt, parseRows, sourceCeilings, sourceSpend, type SpendSource } from "./source";
 import { DAY_MS, utcDay } from "@/lib/time";
 
 export const MonthToDateParams = z.object({
@@ -88,7 +88,7 @@ export async function monthToDate(db: Db, params: MonthToDateParams): Promise<Mo
   const from = span.start.toISOString();
   const { start: todayStart, end: tomorrowStart } = utcDayWindow(now);
   const today = todayStart.toISOString();
-  // Spend counts up to the end of today (the source's windows are UTC days).
+  // The spend counted runs to the end of today (the source ceiling's windows are UTC days).
   const tomorrow = tomorrowStart.toISOString();
   const nowIso = now.toISOString();
   const monthMs = span.end.getTime() - span.start.getTime();
@@ -99,11 +99,7 @@ export async function monthToDate(db: Db, params: MonthToDateParams): Promise<Mo
     "monthToDate days",
     DayRow,
     await db.execute(sql`
-      with ${sourceSpend(p.endpointId, from, tomorrow)},
-      axis as (
-        select i, ${from}::timestamptz + i * interval '24 hours' as day_start
-        from generate_series(0, ${monthDays - 1}::int) as i
-      ),
+      with ${sourceSpend(p.endpointId, from, tomorrow)}, ${dayAxis(from, monthDays)},
       daily as (
         select a.i, a.day_start,
           case when a.day_start <= ${today}::timestamptz then coalesce(sp.units, 0) end as units

@@ -35,6 +35,17 @@ export function sourceSpend(endpointId: number, from: string, before: string): S
 }
 
 /**
+ * The CTE `axis`: `days` days from `from`, as day_start numbered i from 0. Intervals in hours are
+ * absolute, so the axis never shifts with the session's time zone.
+ */
+export function dayAxis(from: string, days: number): SQL {
+  return sql`axis as (
+        select i, ${from}::timestamptz + i * interval '24 hours' as day_start
+        from generate_series(0, ${days - 1}::int) as i
+      )`;
+}
+
+/**
  * The value ceiling `ceilingId` had at instant `at`, from the append-only adjustment log: the
  * last change before it, else what the first change after it replaced, else today's value.
  */
