@@ -84,61 +84,59 @@ export async function createDestination(db: Db, p: { input: DestinationInput; ac
   const secret =
     p.input.kind === "webhook" ? (p.input.signingSecret && p.input.signingSecret.length > 0 ? p.input.signingSecret : randomBytes(32).toString("hex")) : null;
   if (secret !== null && secret.length < 16) throw new AlertError("invalid_input", "the signing secret must be at least 16 characters");
-  return db.transaction(async (tx) => {
-    const [row] = await tx
-      .insert(alertDestinations)
-      .values({ name: p.input.name, kind: p.input.kind, target: p.input.target, signingSecret: secret, createdBy: actorName(p.actor) })
-      .returning();
-    if (!row) throw new Error("destination insert returned nothing");
-    await recordAudit(tx, {
-      ...auditActorFields(p.actor),
-      action: "alert_destination.create",
-      target: `alert_destination:${row.id}`,
-      details: { name: row.name, kind: row.kind, url: new URL(row.target).origin },
-    });
-    return row;
-  });
+  return insertDestination(
+    db,
+    p.actor,
+    { name: p.input.name, kind: p.input.kind, target: p.input.target, signingSecret: secret },
+    { url: new URL(p.input.target).origin },
+  );
 }
 
 async function createEmailDestination(db: Db, p: { input: z.infer<typeof EmailDestinationInput>; actor: AuditActor }): Promise<AlertDestination> {
   const i = p.input;
+  return insertDestination(
+    db,
+    p.actor,
+    {
+      name: i.name,
+      kind: "email",
+      target: i.target,
+      smtpHost: i.smtpHost,
+      smtpPort: i.smtpPort,
+      smtpTls: i.smtpTls,
+      smtpUsername: i.smtpUsername || null,
+      smtpPasswordRef: i.smtpPasswordRef || null,
+      emailFrom: i.emailFrom,
+    },
+    { smtp: `${i.smtpHost}:${i.smtpPort} (${i.smtpTls})`, to: i.target },
+  );
+}
+
+/** Adds a destination and its create event in one transaction; `details` add to its name and kind (never a secret). */
+async function insertDestination(
+  db: Db,
+  actor: AuditActor,
+  values: Omit<typeof alertDestinations.$inferInsert, "createdBy">,
+  details: Record<string, unknown>,
+): Promise<AlertDestination> {
   return db.transaction(async (tx) => {
-    const [row] = await tx
-      .insert(alertDestinations)
-      .values({
-        name: i.name,
-        kind: "email",
-        target: i.target,
-        smtpHost: i.smtpHost,
-        smtpPort: i.smtpPort,
-        smtpTls: i.smtpTls,
-        smtpUsername: i.smtpUsername || null,
-        smtpPasswordRef: i.smtpPasswordRef || null,
-        emailFrom: i.emailFrom,
-        createdBy: actorName(p.actor),
-      })
-      .returning();
+    const [row] = await tx.insert(alertDestinations).values({ ...values, createdBy: actorName(actor) }).returning();
     if (!row) throw new Error("destination insert returned nothing");
-    await recordAudit(tx, {
-      ...auditActorFields(p.actor),
-      action: "alert_destination.create",
-      target: `alert_destination:${row.id}`,
-      details: { name: row.name, kind: row.kind, smtp: `${i.smtpHost}:${i.smtpPort} (${i.smtpTls})`, to: i.target },
-    });
+    await recordDestination(tx, actor, "alert_destination.create", row, details);
     return row;
   });
+}
+
+/** One event about a destination, named by its id, with its name and kind. */
+function recordDestination(tx: Db, actor: AuditActor, action: string, row: AlertDestination, details: Record<string, unknown> = {}): Promise<void> {
+  return recordAudit(tx, { ...auditActorFields(actor), action, target: `alert_destination:${row.id}`, details: { name: row.name, kind: row.kind, ...details } });
 }
 
 export async function setDestinationEnabled(db: Db, p: { id: number; enabled: boolean; actor: AuditActor }): Promise<AlertDestination> {
   return db.transaction(async (tx) => {
     const [row] = await tx.update(alertDestinations).set({ enabled: p.enabled }).where(eq(alertDestinations.id, p.id)).returning();
     if (!row) throw new AlertError("not_found", `no destination with id ${p.id}`);
-    await recordAudit(tx, {
-      ...auditActorFields(p.actor),
-      action: p.enabled ? "alert_destination.enable" : "alert_destination.disable",
-      target: `alert_destination:${row.id}`,
-      details: { name: row.name, kind: row.kind },
-    });
+    await recordDestination(tx, p.actor, p.enabled ? "alert_destination.enable" : "alert_destination.disable", row);
     return row;
   });
 }
@@ -148,11 +146,6 @@ export async function deleteDestination(db: Db, p: { id: number; actor: AuditAct
   await db.transaction(async (tx) => {
     const [row] = await tx.delete(alertDestinations).where(eq(alertDestinations.id, p.id)).returning();
     if (!row) throw new AlertError("not_found", `no destination with id ${p.id}`);
-    await recordAudit(tx, {
-      ...auditActorFields(p.actor),
-      action: "alert_destination.delete",
-      target: `alert_destination:${row.id}`,
-      details: { name: row.name, kind: row.kind },
-    });
+    await recordDestination(tx, p.actor, "alert_destination.delete", row);
   });
 }

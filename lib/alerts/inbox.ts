@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { Db } from "@/db/client";
 import { alertDeliveries, alertDestinations, alerts, endpoints } from "@/db/schema";
 import { alertKinds, alertLinks, type AlertLinks } from "./kinds";
+import type { OutgoingAlert } from "./payload";
 
 // Reads for the inbox: unacknowledged first, newest first within each group, with the state of
 // every delivery of each alert.
@@ -25,17 +26,10 @@ export type DeliveryView = {
   deliveredAt: Date | null;
 };
 
-export type InboxAlert = {
-  id: number;
-  kind: string;
-  message: string;
-  endpointKey: string | null;
-  ceilingId: number | null;
-  windowStart: Date | null;
-  createdAt: Date;
+/** The alert its destinations received, with who acknowledged it and how each delivery went. */
+export type InboxAlert = OutgoingAlert & {
   acknowledgedAt: Date | null;
   acknowledgedBy: string | null;
-  details: Record<string, unknown> | null;
   links: AlertLinks;
   deliveries: DeliveryView[];
 };

@@ -1,6 +1,7 @@
 import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { apiKeys } from "@/db/schema";
+import { apiKeySummaryColumns } from "./list";
 import { hashToken, readBearer } from "./token";
 import { logError } from "@/lib/log/redact";
 
@@ -57,15 +58,7 @@ export async function authenticateApiKey(db: Db, authorization: string | null, n
       : { ok: false, code: "invalid_api_key", message: "the API key is not valid" };
   }
   const [row] = await db
-    .select({
-      id: apiKeys.id,
-      name: apiKeys.name,
-      prefix: apiKeys.prefix,
-      account: apiKeys.account,
-      trusted: apiKeys.trusted,
-      endpointKeys: apiKeys.endpointKeys,
-      revokedAt: apiKeys.revokedAt,
-    })
+    .select(apiKeySummaryColumns)
     .from(apiKeys)
     .where(eq(apiKeys.secretHash, hashToken(bearer.token)))
     .limit(1);

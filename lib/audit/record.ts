@@ -18,6 +18,18 @@ export function auditActorFields(actor: AuditActor): Pick<NewAuditEvent, "actorT
 }
 
 /**
+ * Who acted on which endpoint (and which of its ceilings): the fields every catalog and ceiling
+ * event starts with, so a call site names only what it did.
+ */
+export function auditOf(
+  actor: AuditActor,
+  endpoint: { id: number; key: string },
+  ceilingId?: number,
+): Pick<NewAuditEvent, "actorType" | "actor" | "endpointId" | "endpointKey" | "ceilingId"> {
+  return { ...auditActorFields(actor), endpointId: endpoint.id, endpointKey: endpoint.key, ...(ceilingId === undefined ? {} : { ceilingId }) };
+}
+
+/**
  * Appends one audit event. Pass the transaction that makes the change, so the change and its
  * record commit or roll back together.
  */

@@ -1,4 +1,5 @@
 import { and, asc, eq, isNull, ne, sql } from "drizzle-orm";
+import type { PgUpdateSetSource } from "drizzle-orm/pg-core";
 import type { Db } from "@/db/client";
 import { staff, type Staff } from "@/db/schema/staff";
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
@@ -40,12 +41,7 @@ export async function addStaff(
       .onConflictDoNothing({ target: staff.email })
       .returning(summaryColumns);
     if (!row) throw new StaffAdminError("exists", `staff member '${email}' already exists`);
-    await recordAudit(tx, {
-      ...auditActorFields(params.actor),
-      action: "staff.add",
-      target: email,
-      details: { role: params.role },
-    });
+    await recordStaffEvent(tx, { actor: params.actor, action: "staff.add", email, details: { role: params.role } });
     return row;
   });
   return { staff: created, generatedPassword };
@@ -98,19 +94,13 @@ export async function changeStaffRole(
     if (member.role === params.role) return summarize(member);
     const demotion = !hasRole(params.role, member.role);
     if (demotion) await keepOneActiveAdmin(tx, member, "demote");
-    const [row] = await tx
-      .update(staff)
+    return saveMember(
+      tx,
+      member,
       // A demotion ends every open session; a promotion shows on the next request anyway.
-      .set({ role: params.role, updatedAt: new Date(), ...(demotion ? { sessionVersion: bumpVersion } : {}) })
-      .where(eq(staff.id, member.id))
-      .returning(summaryColumns);
-    await recordAudit(tx, {
-      ...auditActorFields(params.actor),
-      action: "staff.role",
-      target: email,
-      details: { from: member.role, to: params.role },
-    });
-    return required(row);
+      { role: params.role, updatedAt: new Date(), ...(demotion ? { sessionVersion: bumpVersion } : {}) },
+      { actor: params.actor, action: "staff.role", email, details: { from: member.role, to: params.role } },
+    );
   });
 }
 
@@ -121,13 +111,7 @@ export async function disableStaff(db: Db, params: { email: string; actor: Audit
     if (member.disabledAt !== null) return summarize(member);
     await keepOneActiveAdmin(tx, member, "disable");
     const now = new Date();
-    const [row] = await tx
-      .update(staff)
-      .set({ disabledAt: now, updatedAt: now, sessionVersion: bumpVersion })
-      .where(eq(staff.id, member.id))
-      .returning(summaryColumns);
-    await recordAudit(tx, { ...auditActorFields(params.actor), action: "staff.disable", target: email });
-    return required(row);
+    return saveMember(tx, member, { disabledAt: now, updatedAt: now, sessionVersion: bumpVersion }, { actor: params.actor, action: "staff.disable", email });
   });
 }
 
@@ -137,13 +121,7 @@ export async function enableStaff(db: Db, params: { email: string; actor: AuditA
     const member = await lockMember(tx, email);
     if (member.disabledAt === null) return summarize(member);
     // The session version stays bumped from the disable, so sessions from before it stay dead.
-    const [row] = await tx
-      .update(staff)
-      .set({ disabledAt: null, updatedAt: new Date() })
-      .where(eq(staff.id, member.id))
-      .returning(summaryColumns);
-    await recordAudit(tx, { ...auditActorFields(params.actor), action: "staff.enable", target: email });
-    return required(row);
+    return saveMember(tx, member, { disabledAt: null, updatedAt: new Date() }, { actor: params.actor, action: "staff.enable", email });
   });
 }
 
@@ -156,21 +134,29 @@ export async function setStaffPassword(
   const passwordHash = await hashPassword(params.password ?? generatedPassword ?? "", params.bcryptCost ?? PRODUCTION_BCRYPT_COST);
   const updated = await db.transaction(async (tx) => {
     const member = await lockMember(tx, email);
-    const [row] = await tx
-      .update(staff)
-      .set({ passwordHash, updatedAt: new Date(), sessionVersion: bumpVersion })
-      .where(eq(staff.id, member.id))
-      .returning(summaryColumns);
     // The password itself never goes into the audit log, generated or not.
-    await recordAudit(tx, {
-      ...auditActorFields(params.actor),
-      action: "staff.password",
-      target: email,
-      details: { generated: generatedPassword !== null },
-    });
-    return required(row);
+    return saveMember(
+      tx,
+      member,
+      { passwordHash, updatedAt: new Date(), sessionVersion: bumpVersion },
+      { actor: params.actor, action: "staff.password", email, details: { generated: generatedPassword !== null } },
+    );
   });
   return { staff: updated, generatedPassword };
+}
+
+type StaffEvent = { actor: AuditActor; action: string; email: string; details?: Record<string, unknown> };
+
+/** Writes a change to a locked member with its audit event; returns the member as lists show it. */
+async function saveMember(tx: Db, member: Staff, change: PgUpdateSetSource<typeof staff>, event: StaffEvent): Promise<StaffSummary> {
+  const [row] = await tx.update(staff).set(change).where(eq(staff.id, member.id)).returning(summaryColumns);
+  await recordStaffEvent(tx, event);
+  return required(row);
+}
+
+/** A staff.* event, named by the member's e-mail address. */
+function recordStaffEvent(tx: Db, { actor, action, email, details }: StaffEvent): Promise<void> {
+  return recordAudit(tx, { ...auditActorFields(actor), action, target: email, ...(details === undefined ? {} : { details }) });
 }
 
 function summarize(row: Staff): StaffSummary {

@@ -2,11 +2,11 @@ import { and, eq } from "drizzle-orm";
 import type { z } from "zod";
 import type { Db } from "@/db/client";
 import { ceilings, type Ceiling, type Endpoint } from "@/db/schema";
-import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
+import type { AuditActor } from "@/lib/audit/record";
 import { CONFIRM_RAISE_FACTOR } from "@/lib/ceilings/parse";
 import { CatalogConflictError, CatalogError, requireCatalogReason } from "./errors";
 import { AlertThresholds, CeilingSpec, ceilingIdentity, describeIssues, EndpointFields, EndpointSpec, UNBOUNDED_SENTENCE } from "./spec";
-import { bumpEndpointVersion, deleteCeiling, type FieldChange, insertCeiling, insertEndpoint, lockedEndpoint, setArchived, updateEndpointFields } from "./write";
+import { deleteCeiling, type FieldChange, insertCeiling, insertEndpoint, lockedEndpoint, recordCeilingChange, setArchived, updateEndpointFields } from "./write";
 import { formatCount } from "@/lib/format";
 
 // The catalog verbs the dashboard calls. Each parses its input with the catalog's schemas, takes
@@ -127,14 +127,9 @@ export async function setAlertThresholds(db: Db, p: SetAlertThresholdsParams): P
     const before = [...row.alertThresholds].sort((a, b) => a - b);
     if (before.join(",") === thresholds.join(",")) throw new CatalogError("unchanged", `alerts already fire at ${before.join("/")}%`);
     await tx.update(ceilings).set({ alertThresholds: thresholds, updatedAt: new Date() }).where(eq(ceilings.id, row.id));
-    await bumpEndpointVersion(tx, endpoint.id);
-    await recordAudit(tx, {
-      ...auditActorFields(p.actor),
+    await recordCeilingChange({ tx, actor: p.actor, reason }, endpoint, {
       action: "ceiling.update",
-      endpointId: endpoint.id,
-      endpointKey: endpoint.key,
       ceilingId: row.id,
-      reason,
       details: { changes: { alertThresholds: { before, after: thresholds } } },
     });
     return thresholds;

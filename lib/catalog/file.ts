@@ -3,14 +3,14 @@ import { and, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
 import { ceilingOverrides, ceilings, type Ceiling, type Endpoint } from "@/db/schema";
-import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
+import type { AuditActor } from "@/lib/audit/record";
 import { actorName } from "@/lib/ceilings/actor";
 import { CONFIRM_RAISE_FACTOR } from "@/lib/ceilings/parse";
 import { CatalogError, requireCatalogReason } from "./errors";
 import { ceilingSpecOf, readCatalog, type CatalogEndpoint } from "./read";
 import { CATALOG_FORMAT_VERSION, CatalogFile, type CeilingSpec, ceilingIdentity, describeIssues, type EndpointFields, type EndpointSpec } from "./spec";
 import { ceilingSentence, describeWorstCase, worstCases } from "./worst-case";
-import { bumpEndpointVersion, type Change, deleteCeiling, fieldsOf, insertCeiling, insertEndpoint, setArchived, updateEndpointFields } from "./write";
+import { type Change, deleteCeiling, fieldsOf, insertCeiling, insertEndpoint, recordCeilingChange, recordChange, setArchived, updateEndpointFields } from "./write";
 import { formatCount } from "@/lib/format";
 
 // Ceilings as code: the whole catalog as one reviewed file. `plan` compares a file with the
@@ -295,33 +295,23 @@ async function applyEndpoint(change: Change, existing: CatalogEndpoint, spec: En
       .insert(ceilingOverrides)
       .values({ ceilingId: target.id, caller: o.caller, value: o.value, reason: o.reason })
       .onConflictDoUpdate({ target: [ceilingOverrides.ceilingId, ceilingOverrides.caller], set: { value: o.value, reason: o.reason, updatedAt: new Date() } });
-    await recordAudit(tx, {
-      ...auditActorFields(change.actor),
+    await recordChange(change, endpoint, {
       action: "override.set",
-      endpointId: endpoint.id,
-      endpointKey: endpoint.key,
       ceilingId: target.id,
       target: o.caller,
       previousValue: had?.value ?? null,
       appliedValue: o.value,
-      reason: change.reason,
-      details: { ...change.details },
     });
   }
   for (const o of planned.overrides.remove) {
     const target = ceilingFor(o);
     if (!target) continue;
     await tx.delete(ceilingOverrides).where(and(eq(ceilingOverrides.ceilingId, target.id), eq(ceilingOverrides.caller, o.caller)));
-    await recordAudit(tx, {
-      ...auditActorFields(change.actor),
+    await recordChange(change, endpoint, {
       action: "override.remove",
-      endpointId: endpoint.id,
-      endpointKey: endpoint.key,
       ceilingId: target.id,
       target: o.caller,
       previousValue: o.value,
-      reason: change.reason,
-      details: { ...change.details },
     });
   }
   if (spec.archived !== (endpoint.archivedAt !== null)) await setArchived(change, endpoint, spec.archived);
@@ -346,17 +336,12 @@ async function updateCeiling(change: Change, endpoint: Endpoint, row: Ceiling, n
       updatedAt: now,
     })
     .where(eq(ceilings.id, row.id));
-  await bumpEndpointVersion(change.tx, endpoint.id);
-  await recordAudit(change.tx, {
-    ...auditActorFields(change.actor),
+  await recordCeilingChange(change, endpoint, {
     action: killing ? "ceiling.kill" : restoring ? "ceiling.restore" : "ceiling.update",
-    endpointId: endpoint.id,
-    endpointKey: endpoint.key,
     ceilingId: row.id,
     previousValue: row.value,
     appliedValue: next.value,
     clamped: false,
-    reason: change.reason,
-    details: { ...change.details, before: ceilingSpecOf(row), changes: ceilingDiff(row, next) },
+    details: { before: ceilingSpecOf(row), changes: ceilingDiff(row, next) },
   });
 }

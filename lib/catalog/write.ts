@@ -1,7 +1,8 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { ceilingOverrides, ceilings, endpoints, type Ceiling, type Endpoint, type NewCeiling } from "@/db/schema";
-import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
+import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
+import type { NewAuditEvent } from "@/db/schema/audit-events";
 import { actorName } from "@/lib/ceilings/actor";
 import { sqlState } from "@/db/sql-state";
 import { CatalogError } from "./errors";
@@ -49,8 +50,9 @@ function ceilingRow(endpointId: number, c: CeilingSpec, actor: AuditActor): NewC
   };
 }
 
-function audit(p: Change, event: Omit<Parameters<typeof recordAudit>[1], "actorType" | "actor" | "reason">) {
-  return recordAudit(p.tx, { ...auditActorFields(p.actor), reason: p.reason, ...event, details: { ...event.details, ...p.details } });
+/** Records one event of a change to an endpoint, with the change's actor, reason and details. */
+export function recordChange(p: Change, endpoint: Pick<Endpoint, "id" | "key">, event: Omit<NewAuditEvent, "actorType" | "actor" | "reason" | "endpointId" | "endpointKey">) {
+  return recordAudit(p.tx, { ...auditOf(p.actor, endpoint), reason: p.reason, ...event, details: { ...event.details, ...p.details } });
 }
 
 export function fieldsOf(e: Endpoint): EndpointFields {
@@ -86,10 +88,8 @@ export async function insertEndpoint(p: Change, spec: EndpointSpec): Promise<End
     const target = created.find((c) => c.scope === "caller" && c.metric === o.metric && c.window === o.window);
     if (target) await p.tx.insert(ceilingOverrides).values({ ceilingId: target.id, caller: o.caller, value: o.value, reason: o.reason });
   }
-  await audit(p, {
+  await recordChange(p, row, {
     action: "endpoint.create",
-    endpointId: row.id,
-    endpointKey: key,
     details: { after: { ...fields, archived }, ceilings: created.map((c) => ({ id: c.id, ...ceilingSpecOf(c) })), overrides },
   });
   return row;
@@ -108,27 +108,27 @@ export async function updateEndpointFields(p: Change, endpoint: Endpoint, next: 
     .update(endpoints)
     .set({ ...next, version: sql`${endpoints.version} + 1`, updatedAt: new Date() })
     .where(eq(endpoints.id, endpoint.id));
-  await audit(p, {
+  await recordChange(p, endpoint, {
     action: "endpoint.update",
-    endpointId: endpoint.id,
-    endpointKey: endpoint.key,
     details: { changes: Object.fromEntries(changes.map((c) => [c.field, { before: c.before, after: c.after }])) },
   });
   return changes;
 }
 
-export async function bumpEndpointVersion(tx: Db, endpointId: number): Promise<void> {
-  await tx.update(endpoints).set({ version: sql`${endpoints.version} + 1`, updatedAt: new Date() }).where(eq(endpoints.id, endpointId));
+/**
+ * Records a change to one of the endpoint's ceilings, and moves the endpoint's version so a form
+ * opened on the endpoint before it sees a conflict instead of saving over it.
+ */
+export async function recordCeilingChange(p: Change, endpoint: Endpoint, event: Parameters<typeof recordChange>[2]): Promise<void> {
+  await p.tx.update(endpoints).set({ version: sql`${endpoints.version} + 1`, updatedAt: new Date() }).where(eq(endpoints.id, endpoint.id));
+  await recordChange(p, endpoint, event);
 }
 
 export async function insertCeiling(p: Change, endpoint: Endpoint, spec: CeilingSpec): Promise<Ceiling> {
   const [row] = await p.tx.insert(ceilings).values(ceilingRow(endpoint.id, spec, p.actor)).returning();
   if (!row) throw new Error("insert returned no ceiling");
-  await bumpEndpointVersion(p.tx, endpoint.id);
-  await audit(p, {
+  await recordCeilingChange(p, endpoint, {
     action: "ceiling.add",
-    endpointId: endpoint.id,
-    endpointKey: endpoint.key,
     ceilingId: row.id,
     appliedValue: row.value,
     details: { after: ceilingSpecOf(row) },
@@ -142,11 +142,8 @@ export async function insertCeiling(p: Change, endpoint: Endpoint, spec: Ceiling
  */
 export async function deleteCeiling(p: Change, endpoint: Endpoint, ceiling: Ceiling): Promise<void> {
   await p.tx.delete(ceilings).where(and(eq(ceilings.id, ceiling.id), eq(ceilings.endpointId, endpoint.id)));
-  await bumpEndpointVersion(p.tx, endpoint.id);
-  await audit(p, {
+  await recordCeilingChange(p, endpoint, {
     action: "ceiling.remove",
-    endpointId: endpoint.id,
-    endpointKey: endpoint.key,
     ceilingId: ceiling.id,
     previousValue: ceiling.value,
     details: { before: ceilingSpecOf(ceiling) },
@@ -163,5 +160,5 @@ export async function setArchived(p: Change, endpoint: Endpoint, archived: boole
       updatedAt: new Date(),
     })
     .where(eq(endpoints.id, endpoint.id));
-  await audit(p, { action: archived ? "endpoint.archive" : "endpoint.unarchive", endpointId: endpoint.id, endpointKey: endpoint.key, details: {} });
+  await recordChange(p, endpoint, { action: archived ? "endpoint.archive" : "endpoint.unarchive", details: {} });
 }

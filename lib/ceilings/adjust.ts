@@ -1,10 +1,10 @@
-import { eq, sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { ceilings, endpoints } from "@/db/schema";
-import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
+import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { actorName } from "./actor";
-import { CeilingConflictError, CeilingError, requireReason } from "./errors";
-import { lockCeiling } from "./lock";
+import { CeilingError, requireReason } from "./errors";
+import { lockCeilingAsSeen, saveCeiling } from "./lock";
 import { parseLimitInput, previewAdjustment, type AdjustmentKind, type Clamp } from "./parse";
 import { formatCount } from "@/lib/format";
 
@@ -44,14 +44,12 @@ export async function adjustCeiling(db: Db, p: AdjustCeilingParams): Promise<Adj
   const reason = requireReason(p.reason);
 
   return db.transaction(async (tx) => {
-    const { ceiling, endpoint } = await lockCeiling(tx, p.ceilingId);
-    if (ceiling.version !== p.expectedVersion) {
-      throw new CeilingConflictError(
-        ceiling.value,
-        ceiling.version,
-        `someone else changed this ceiling first: it is now ${formatCount(ceiling.value)}. Nothing was saved; review and try again`,
-      );
-    }
+    const { ceiling, endpoint } = await lockCeilingAsSeen(
+      tx,
+      p.ceilingId,
+      p.expectedVersion,
+      (now) => `someone else changed this ceiling first: it is now ${formatCount(now.value)}. Nothing was saved; review and try again`,
+    );
     const preview = previewAdjustment({
       raw: p.input,
       current: ceiling.value,
@@ -77,19 +75,11 @@ export async function adjustCeiling(db: Db, p: AdjustCeilingParams): Promise<Adj
       kind === "kill"
         ? { valueBeforeKill: ceiling.value, killedAt: now, killedBy: actorName(p.actor) }
         : { valueBeforeKill: null, killedAt: null, killedBy: null };
-    const [updated] = await tx
-      .update(ceilings)
-      .set({ value: preview.applied, ...killFields, version: sql`${ceilings.version} + 1`, updatedAt: now })
-      .where(eq(ceilings.id, ceiling.id))
-      .returning({ version: ceilings.version });
-    if (!updated) throw new CeilingError("not_found", `no ceiling with id ${p.ceilingId}`);
+    const version = await saveCeiling(tx, ceiling.id, { value: preview.applied, ...killFields, updatedAt: now });
 
     await recordAudit(tx, {
-      ...auditActorFields(p.actor),
+      ...auditOf(p.actor, endpoint, ceiling.id),
       action: kind === "kill" ? "ceiling.kill" : kind === "restore" ? "ceiling.restore" : "ceiling.adjust",
-      endpointId: endpoint.id,
-      endpointKey: endpoint.key,
-      ceilingId: ceiling.id,
       rawInput: p.input,
       previousValue: ceiling.value,
       appliedValue: preview.applied,
@@ -110,7 +100,7 @@ export async function adjustCeiling(db: Db, p: AdjustCeilingParams): Promise<Adj
       previous: ceiling.value,
       applied: preview.applied,
       clamped: preview.clamped,
-      version: updated.version,
+      version,
       message: preview.message,
     };
   });
@@ -122,17 +112,14 @@ export async function adjustCeiling(db: Db, p: AdjustCeilingParams): Promise<Adj
  */
 async function recordRejectedInput(db: Db, p: AdjustCeilingParams, error: string): Promise<void> {
   const [row] = await db
-    .select({ endpointId: endpoints.id, endpointKey: endpoints.key, value: ceilings.value })
+    .select({ endpoint: { id: endpoints.id, key: endpoints.key }, value: ceilings.value })
     .from(ceilings)
     .innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId))
     .where(eq(ceilings.id, p.ceilingId));
   if (!row) return;
   await recordAudit(db, {
-    ...auditActorFields(p.actor),
+    ...auditOf(p.actor, row.endpoint, p.ceilingId),
     action: "ceiling.rejected",
-    endpointId: row.endpointId,
-    endpointKey: row.endpointKey,
-    ceilingId: p.ceilingId,
     rawInput: p.input,
     previousValue: row.value,
     appliedValue: null,

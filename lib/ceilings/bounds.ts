@@ -1,9 +1,7 @@
-import { eq, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { ceilings } from "@/db/schema";
-import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
-import { CeilingConflictError, CeilingError, requireReason } from "./errors";
-import { lockCeiling } from "./lock";
+import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
+import { CeilingError, requireReason } from "./errors";
+import { lockCeilingAsSeen, saveCeiling } from "./lock";
 import { clampToBounds, parseLimitInput } from "./parse";
 import { formatCount } from "@/lib/format";
 
@@ -47,14 +45,12 @@ export async function setBounds(db: Db, p: SetBoundsParams): Promise<SetBoundsRe
   const bounds = { min: min.value, max: max.value };
 
   return db.transaction(async (tx) => {
-    const { ceiling, endpoint } = await lockCeiling(tx, p.ceilingId);
-    if (ceiling.version !== p.expectedVersion) {
-      throw new CeilingConflictError(
-        ceiling.value,
-        ceiling.version,
-        `someone else changed this ceiling first: bounds are now ${formatCount(ceiling.minValue)}..${formatCount(ceiling.maxValue)}. Nothing was saved`,
-      );
-    }
+    const { ceiling, endpoint } = await lockCeilingAsSeen(
+      tx,
+      p.ceilingId,
+      p.expectedVersion,
+      (now) => `someone else changed this ceiling first: bounds are now ${formatCount(now.minValue)}..${formatCount(now.maxValue)}. Nothing was saved`,
+    );
     if (ceiling.minValue === bounds.min && ceiling.maxValue === bounds.max) {
       throw new CeilingError("unchanged", "those are already the bounds: nothing to save");
     }
@@ -63,27 +59,17 @@ export async function setBounds(db: Db, p: SetBoundsParams): Promise<SetBoundsRe
     // The default may be 0 only if the minimum is; otherwise it is pulled in like any value.
     const defaultValue = Math.min(Math.max(ceiling.defaultValue, bounds.min), bounds.max);
 
-    const [updated] = await tx
-      .update(ceilings)
-      .set({
-        minValue: bounds.min,
-        maxValue: bounds.max,
-        value: value.applied,
-        valueBeforeKill: beforeKill?.applied ?? null,
-        defaultValue,
-        version: sql`${ceilings.version} + 1`,
-        updatedAt: new Date(),
-      })
-      .where(eq(ceilings.id, ceiling.id))
-      .returning({ version: ceilings.version });
-    if (!updated) throw new CeilingError("not_found", `no ceiling with id ${p.ceilingId}`);
+    const version = await saveCeiling(tx, ceiling.id, {
+      minValue: bounds.min,
+      maxValue: bounds.max,
+      value: value.applied,
+      valueBeforeKill: beforeKill?.applied ?? null,
+      defaultValue,
+    });
 
     await recordAudit(tx, {
-      ...auditActorFields(p.actor),
+      ...auditOf(p.actor, endpoint, ceiling.id),
       action: "ceiling.bounds",
-      endpointId: endpoint.id,
-      endpointKey: endpoint.key,
-      ceilingId: ceiling.id,
       rawInput: `${p.min}..${p.max}`,
       previousValue: ceiling.value,
       appliedValue: value.applied,
@@ -104,7 +90,7 @@ export async function setBounds(db: Db, p: SetBoundsParams): Promise<SetBoundsRe
       previousValue: ceiling.value,
       value: value.applied,
       valueClamped: value.clamped !== null,
-      version: updated.version,
+      version,
     };
   });
 }

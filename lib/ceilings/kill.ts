@@ -1,10 +1,9 @@
-import { eq, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { ceilings, type Ceiling, type Endpoint } from "@/db/schema";
-import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
+import type { Ceiling, Endpoint } from "@/db/schema";
+import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { actorName } from "./actor";
 import { CeilingError, optionalReason } from "./errors";
-import { endpointsById, findEndpoint, lockCeilings } from "./lock";
+import { endpointsById, lockCeilings, lockEndpointCeilings, saveCeiling } from "./lock";
 import { clampToBounds } from "./parse";
 
 export type KillParams = { endpointKey: string; actor: AuditActor; reason?: string };
@@ -26,23 +25,10 @@ async function killCeilings(
   // A ceiling already at 0 keeps the value remembered by its own kill: killing twice must not
   // make restore put back 0.
   for (const c of rows.filter((r) => r.value > 0)) {
-    await tx
-      .update(ceilings)
-      .set({
-        value: 0,
-        valueBeforeKill: c.value,
-        killedAt: now,
-        killedBy: actorName(actor),
-        version: sql`${ceilings.version} + 1`,
-        updatedAt: now,
-      })
-      .where(eq(ceilings.id, c.id));
+    await saveCeiling(tx, c.id, { value: 0, valueBeforeKill: c.value, killedAt: now, killedBy: actorName(actor), updatedAt: now });
     await recordAudit(tx, {
-      ...auditActorFields(actor),
+      ...auditOf(actor, endpoint, c.id),
       action: "ceiling.kill",
-      endpointId: endpoint.id,
-      endpointKey: endpoint.key,
-      ceilingId: c.id,
       previousValue: c.value,
       appliedValue: 0,
       clamped: false,
@@ -58,8 +44,7 @@ async function killCeilings(
 export async function killEndpoint(db: Db, p: KillParams): Promise<CeilingChange[]> {
   const reason = optionalReason(p.reason);
   return db.transaction(async (tx) => {
-    const endpoint = await findEndpoint(tx, p.endpointKey);
-    const rows = await lockCeilings(tx, eq(ceilings.endpointId, endpoint.id));
+    const { endpoint, rows } = await lockEndpointCeilings(tx, p.endpointKey);
     if (rows.length === 0) throw new CeilingError("not_found", `${endpoint.key} has no ceilings to kill`);
     const changes = await killCeilings(tx, endpoint, rows, p.actor, reason, "endpoint");
     if (changes.length === 0) throw new CeilingError("already_killed", `${endpoint.key} is already killed`);
@@ -90,8 +75,7 @@ export async function killAll(db: Db, p: KillAllParams): Promise<CeilingChange[]
 export async function restoreEndpoint(db: Db, p: RestoreParams): Promise<CeilingChange[]> {
   const reason = optionalReason(p.reason);
   return db.transaction(async (tx) => {
-    const endpoint = await findEndpoint(tx, p.endpointKey);
-    const rows = await lockCeilings(tx, eq(ceilings.endpointId, endpoint.id));
+    const { endpoint, rows } = await lockEndpointCeilings(tx, p.endpointKey);
     const killed = rows.filter((r) => r.value === 0);
     if (killed.length === 0) throw new CeilingError("not_killed", `${endpoint.key} is not killed: nothing to restore`);
     const now = new Date();
@@ -101,23 +85,10 @@ export async function restoreEndpoint(db: Db, p: RestoreParams): Promise<Ceiling
       // Bounds may have moved since the kill; a restore never lands outside them.
       const { applied } = clampToBounds(remembered, { min: c.minValue, max: c.maxValue });
       if (applied === 0) continue;
-      await tx
-        .update(ceilings)
-        .set({
-          value: applied,
-          valueBeforeKill: null,
-          killedAt: null,
-          killedBy: null,
-          version: sql`${ceilings.version} + 1`,
-          updatedAt: now,
-        })
-        .where(eq(ceilings.id, c.id));
+      await saveCeiling(tx, c.id, { value: applied, valueBeforeKill: null, killedAt: null, killedBy: null, updatedAt: now });
       await recordAudit(tx, {
-        ...auditActorFields(p.actor),
+        ...auditOf(p.actor, endpoint, c.id),
         action: "ceiling.restore",
-        endpointId: endpoint.id,
-        endpointKey: endpoint.key,
-        ceilingId: c.id,
         previousValue: 0,
         appliedValue: applied,
         clamped: applied !== remembered,

@@ -1,7 +1,7 @@
 import { asc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { ceilings, endpoints, type Ceiling, type Endpoint } from "@/db/schema";
-import { CeilingError } from "./errors";
+import { ceilings, endpoints, type Ceiling, type Endpoint, type NewCeiling } from "@/db/schema";
+import { CeilingConflictError, CeilingError } from "./errors";
 
 // Each reservation batch takes its endpoints' locks shared and reads their ceilings FOR SHARE.
 // Every edit here takes the endpoint locks exclusively (queued fairly: a stream of batches cannot
@@ -24,10 +24,41 @@ export async function lockCeiling(tx: Db, ceilingId: number): Promise<{ ceiling:
   return { ceiling, endpoint };
 }
 
-export async function findEndpoint(tx: Db, endpointKey: string): Promise<Endpoint> {
+/**
+ * lockCeiling for an edit made on what the person saw: if someone saved the ceiling since, that is
+ * a conflict carrying what is in force now (`conflict` says it), never overwritten silently.
+ */
+export async function lockCeilingAsSeen(
+  tx: Db,
+  ceilingId: number,
+  expectedVersion: number,
+  conflict: (now: Ceiling) => string,
+): Promise<{ ceiling: Ceiling; endpoint: Endpoint }> {
+  const locked = await lockCeiling(tx, ceilingId);
+  const { ceiling } = locked;
+  if (ceiling.version !== expectedVersion) throw new CeilingConflictError(ceiling.value, ceiling.version, conflict(ceiling));
+  return locked;
+}
+
+/**
+ * Writes an edit to a locked ceiling as its next version; returns that version. An edit that also
+ * stamps a time (killedAt) passes the same one as updatedAt.
+ */
+export async function saveCeiling(tx: Db, ceilingId: number, fields: Partial<NewCeiling>): Promise<number> {
+  const [updated] = await tx
+    .update(ceilings)
+    .set({ updatedAt: new Date(), ...fields, version: sql`${ceilings.version} + 1` })
+    .where(eq(ceilings.id, ceilingId))
+    .returning({ version: ceilings.version });
+  if (!updated) throw new CeilingError("not_found", `no ceiling with id ${ceilingId}`);
+  return updated.version;
+}
+
+/** An endpoint by its key, with all its ceilings locked for a change (a kill or a restore). */
+export async function lockEndpointCeilings(tx: Db, endpointKey: string): Promise<{ endpoint: Endpoint; rows: Ceiling[] }> {
   const [endpoint] = await tx.select().from(endpoints).where(eq(endpoints.key, endpointKey));
   if (!endpoint) throw new CeilingError("not_found", `no endpoint '${endpointKey}'`);
-  return endpoint;
+  return { endpoint, rows: await lockCeilings(tx, eq(ceilings.endpointId, endpoint.id)) };
 }
 
 export async function endpointsById(tx: Db, ids: number[]): Promise<Map<number, Endpoint>> {

@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { Db } from "@/db/client";
 import { ceilingOverrides } from "@/db/schema";
 import { canonicalCaller, hasControlChars } from "@/lib/canonical";
-import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
+import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { CeilingError, requireReason } from "./errors";
 import { lockCeiling } from "./lock";
 import { clampToBounds, parseLimitInput, type Clamp } from "./parse";
@@ -68,11 +68,8 @@ export async function setOverride(db: Db, p: SetOverrideParams): Promise<Overrid
         set: { value: applied, reason, updatedAt: now },
       });
     await recordAudit(tx, {
-      ...auditActorFields(p.actor),
+      ...auditOf(p.actor, endpoint, ceiling.id),
       action: "override.set",
-      endpointId: endpoint.id,
-      endpointKey: endpoint.key,
-      ceilingId: ceiling.id,
       target: caller,
       rawInput: p.input,
       previousValue: existing?.value ?? null,
@@ -97,11 +94,8 @@ export async function removeOverride(db: Db, p: RemoveOverrideParams): Promise<O
       .returning();
     if (!removed) throw new CeilingError("not_found", `${caller} has no override on this ceiling`);
     await recordAudit(tx, {
-      ...auditActorFields(p.actor),
+      ...auditOf(p.actor, endpoint, ceiling.id),
       action: "override.remove",
-      endpointId: endpoint.id,
-      endpointKey: endpoint.key,
-      ceilingId: ceiling.id,
       target: caller,
       previousValue: removed.value,
       appliedValue: null,

@@ -1,4 +1,4 @@
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { resultRows } from "@/db/client";
 import { DAY_MS, HOUR_MS } from "@/lib/time";
@@ -30,23 +30,20 @@ export async function purgeOldRefusals(db: Db, options: PurgeOptions): Promise<n
     throw new RangeError(`batchSize must be a whole number from 1 to 100000, got ${batchSize}`);
   }
   const cutoff = new Date((options.now ?? new Date()).getTime() - olderThanDays * DAY_MS);
-  let total = 0;
-  for (let batch = 0; options.maxBatches === undefined || batch < options.maxBatches; batch += 1) {
-    const [row] = resultRows<{ n: number | string }>(
-      await db.execute(sql`
-        with doomed as (
-          select id from refusals where at < ${cutoff.toISOString()}::timestamptz
-          order by at asc nulls first limit ${batchSize}
-          for update skip locked
-        ), gone as (
-          delete from refusals r using doomed where r.id = doomed.id returning 1
-        )
-        select count(*) as n from gone`),
-    );
-    const n = Number(row?.n ?? 0);
-    total += n;
-    if (n < batchSize) break;
-  }
+  const total = await deleteInBatches(
+    db,
+    sql`
+      with doomed as (
+        select id from refusals where at < ${cutoff.toISOString()}::timestamptz
+        order by at asc nulls first limit ${batchSize}
+        for update skip locked
+      ), gone as (
+        delete from refusals r using doomed where r.id = doomed.id returning 1
+      )
+      select count(*) as n from gone`,
+    batchSize,
+    options.maxBatches,
+  );
   await purgeOldRefusalHours(db, { cutoff, batchSize, maxBatches: options.maxBatches });
   return total;
 }
@@ -58,23 +55,34 @@ export async function purgeOldRefusals(db: Db, options: PurgeOptions): Promise<n
  */
 export async function purgeOldRefusalHours(db: Db, options: { cutoff: Date; batchSize: number; maxBatches?: number }): Promise<number> {
   const before = new Date(Math.floor(options.cutoff.getTime() / HOUR_MS) * HOUR_MS);
+  // ctid is stable within one statement; the table has no single-column key to delete by.
+  return deleteInBatches(
+    db,
+    sql`
+      with doomed as (
+        select ctid from refusal_hourly where hour < ${before.toISOString()}::timestamptz
+        order by hour limit ${options.batchSize}
+        for update skip locked
+      ), gone as (
+        delete from refusal_hourly h using doomed where h.ctid = doomed.ctid returning 1
+      )
+      select count(*) as n from gone`,
+    options.batchSize,
+    options.maxBatches,
+  );
+}
+
+/**
+ * Runs one batch's delete (a statement answering how many rows went as n) until a batch deletes
+ * fewer than batchSize, or maxBatches have run; returns how many went in all.
+ */
+async function deleteInBatches(db: Db, deleteBatch: SQL, batchSize: number, maxBatches: number | undefined): Promise<number> {
   let total = 0;
-  for (let batch = 0; options.maxBatches === undefined || batch < options.maxBatches; batch += 1) {
-    // ctid is stable within one statement; the table has no single-column key to delete by.
-    const [row] = resultRows<{ n: number | string }>(
-      await db.execute(sql`
-        with doomed as (
-          select ctid from refusal_hourly where hour < ${before.toISOString()}::timestamptz
-          order by hour limit ${options.batchSize}
-          for update skip locked
-        ), gone as (
-          delete from refusal_hourly h using doomed where h.ctid = doomed.ctid returning 1
-        )
-        select count(*) as n from gone`),
-    );
+  for (let batch = 0; maxBatches === undefined || batch < maxBatches; batch += 1) {
+    const [row] = resultRows<{ n: number | string }>(await db.execute(deleteBatch));
     const n = Number(row?.n ?? 0);
     total += n;
-    if (n < options.batchSize) break;
+    if (n < batchSize) break;
   }
   return total;
 }

@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
 import { utcDayWindow } from "@/lib/ceilings/windows";
-import { dayText, epochMs, Int, NullableInt, parseRows, sourceCeilings, VALUE_ACTIONS, valueAt, type SpendSource } from "./source";
+import { dayAxis, dayText, epochMs, Int, NullableInt, parseRows, sourceCeilings, sourceSpend, VALUE_ACTIONS, valueAt, type SpendSource } from "./source";
 import { SpendNotFoundError } from "./errors";
 import { DAY_MS } from "@/lib/time";
 
@@ -86,22 +86,11 @@ export async function dailySpend(db: Db, params: DailySpendParams): Promise<Dail
 
   const dayStart = sql`a.day_start`;
   const dayEnd = sql`(a.day_start + interval '24 hours')`;
-  // Intervals in hours are absolute, so the axis never shifts with the session's time zone.
   const days = parseRows(
     "dailySpend days",
     DayRow,
     await db.execute(sql`
-      with source as (${sourceCeilings(sql`c.endpoint_id = ${p.endpointId}`)}),
-      axis as (
-        select ${from}::timestamptz + i * interval '24 hours' as day_start
-        from generate_series(0, ${p.days - 1}::int) as i
-      ),
-      spent as (
-        select u.window_start, sum(u.settled + u.held)::bigint as units
-        from usage u join source s on s.id = u.ceiling_id
-        where u.window_start >= ${from}::timestamptz and u.window_start < ${to}::timestamptz
-        group by u.window_start
-      )
+      with ${sourceSpend(p.endpointId, from, to)}, ${dayAxis(from, p.days)}
       select ${dayText(dayStart)} as day,
         coalesce(sp.units, 0) as units,
         coalesce(sp.units, 0) * e.unit_price_micros as money_micros,

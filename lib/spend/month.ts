@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { Db } from "@/db/client";
 import { billingMonthWindow, utcDayWindow } from "@/lib/ceilings/windows";
 import { SpendNotFoundError } from "./errors";
-import { dayText, Int, NullableInt, parseRows, sourceCeilings, type SpendSource } from "./source";
+import { dayAxis, dayText, Int, NullableInt, parseRows, sourceCeilings, sourceSpend, type SpendSource } from "./source";
 import { DAY_MS, utcDay } from "@/lib/time";
 
 export const MonthToDateParams = z.object({
@@ -86,7 +86,10 @@ export async function monthToDate(db: Db, params: MonthToDateParams): Promise<Mo
   const span = billingMonthWindow(now, endpoint.billing_day);
   const monthDays = Math.round((span.end.getTime() - span.start.getTime()) / DAY_MS);
   const from = span.start.toISOString();
-  const today = utcDayWindow(now).start.toISOString();
+  const { start: todayStart, end: tomorrowStart } = utcDayWindow(now);
+  const today = todayStart.toISOString();
+  // The spend counted runs to the end of today (the source ceiling's windows are UTC days).
+  const tomorrow = tomorrowStart.toISOString();
   const nowIso = now.toISOString();
   const monthMs = span.end.getTime() - span.start.getTime();
   // Never divide by zero in the first instant of a month: a minute's spend stands for itself.
@@ -96,17 +99,7 @@ export async function monthToDate(db: Db, params: MonthToDateParams): Promise<Mo
     "monthToDate days",
     DayRow,
     await db.execute(sql`
-      with source as (${sourceCeilings(sql`c.endpoint_id = ${p.endpointId}`)}),
-      axis as (
-        select i, ${from}::timestamptz + i * interval '24 hours' as day_start
-        from generate_series(0, ${monthDays - 1}::int) as i
-      ),
-      spent as (
-        select u.window_start, sum(u.settled + u.held)::bigint as units
-        from usage u join source s on s.id = u.ceiling_id
-        where u.window_start >= ${from}::timestamptz and u.window_start <= ${today}::timestamptz
-        group by u.window_start
-      ),
+      with ${sourceSpend(p.endpointId, from, tomorrow)}, ${dayAxis(from, monthDays)},
       daily as (
         select a.i, a.day_start,
           case when a.day_start <= ${today}::timestamptz then coalesce(sp.units, 0) end as units

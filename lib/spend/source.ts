@@ -21,6 +21,31 @@ export function sourceCeilings(endpointFilter: SQL): SQL {
 }
 
 /**
+ * The CTEs `source` (the endpoint's source ceiling) and `spent` (its units, settled and held, per
+ * UTC day from `from` up to `before`): where the daily chart and the month to date both start.
+ */
+export function sourceSpend(endpointId: number, from: string, before: string): SQL {
+  return sql`source as (${sourceCeilings(sql`c.endpoint_id = ${endpointId}`)}),
+      spent as (
+        select u.window_start, sum(u.settled + u.held)::bigint as units
+        from usage u join source s on s.id = u.ceiling_id
+        where u.window_start >= ${from}::timestamptz and u.window_start < ${before}::timestamptz
+        group by u.window_start
+      )`;
+}
+
+/**
+ * The CTE `axis`: `days` days from `from`, as day_start numbered i from 0. Intervals in hours are
+ * absolute, so the axis never shifts with the session's time zone.
+ */
+export function dayAxis(from: string, days: number): SQL {
+  return sql`axis as (
+        select i, ${from}::timestamptz + i * interval '24 hours' as day_start
+        from generate_series(0, ${days - 1}::int) as i
+      )`;
+}
+
+/**
  * The value ceiling `ceilingId` had at instant `at`, from the append-only adjustment log: the
  * last change before it, else what the first change after it replaced, else today's value.
  */

@@ -7,7 +7,7 @@ import { sql } from "drizzle-orm";
 import postgres from "postgres";
 import { type Database, type Db, migrateDatabase, openPostgres, resultRows } from "@/db/client";
 import { reconcileCounters } from "@/lib/alerts";
-import { CeilingError, killEndpoint, restoreEndpoint } from "@/lib/ceilings";
+import { CeilingError, type CeilingErrorCode, killEndpoint, restoreEndpoint } from "@/lib/ceilings";
 import { reserve } from "@/lib/enforcement";
 import { makeEndpoint } from "@/lib/enforcement/test-fixtures";
 import {
@@ -166,29 +166,31 @@ async function killAndRecover(db: Db, kind: Kill["kind"], endpoint: string, afte
 /** A kill switch pulled right after a failover must bind the very next decision on the endpoint. */
 async function killSwitchBinds(db: Db, endpoint: string): Promise<string> {
   const actor = { type: "system" as const, name: "test:ha" };
-  await until("the kill switch", 30_000, async () => {
-    try {
-      await killEndpoint(db, { endpointKey: endpoint, actor, reason: "chaos test: kill switch right after a failover" });
-    } catch (error) {
-      // A kill whose answer was lost in the failover may have committed: it is pulled either way.
-      if (!(error instanceof CeilingError && error.code === "already_killed")) throw error;
-    }
-    return true;
-  });
+  await untilDone("the kill switch", "already_killed", () =>
+    killEndpoint(db, { endpointKey: endpoint, actor, reason: "chaos test: kill switch right after a failover" }),
+  );
   const next = await until("a decision after the kill switch", 30_000, async () => {
     const d = await reserve(db, { endpoint, amount: 1, caller: "checker" });
     return d.status === "refused" && d.gate === "unavailable" ? undefined : d;
   });
   const verdict = next.status === "refused" ? next.gate : next.status;
-  await until("restoring the endpoint", 30_000, async () => {
+  await untilDone("restoring the endpoint", "not_killed", () => restoreEndpoint(db, { endpointKey: endpoint, actor, reason: "chaos test" }));
+  return verdict;
+}
+
+/**
+ * Retries a kill or restore through the failover until it answers. `done` is the refusal that
+ * says it is already in force: an attempt whose answer was lost may have committed.
+ */
+async function untilDone(what: string, done: CeilingErrorCode, attempt: () => Promise<unknown>): Promise<void> {
+  await until(what, 30_000, async () => {
     try {
-      await restoreEndpoint(db, { endpointKey: endpoint, actor, reason: "chaos test" });
+      await attempt();
     } catch (error) {
-      if (!(error instanceof CeilingError && error.code === "not_killed")) throw error;
+      if (!(error instanceof CeilingError && error.code === done)) throw error;
     }
     return true;
   });
-  return verdict;
 }
 
 type Records = {
