@@ -11,7 +11,8 @@ import * as staff from "./staff/staff-action-core";
 
 describe("runAction, the dashboard's one server action", () => {
   it("refuses a name that is no action, without reading the session or the form", async () => {
-    for (const name of ["nope", "constructor", "__proto__", "ceiling.kill ", "CEILING.KILL", ""]) {
+    const forged: unknown[] = ["nope", "constructor", "__proto__", "ceiling.kill ", "ceiling.kill\u0000", "CEILING.KILL", "", ["ceiling.kill"], { toString: () => "ceiling.kill" }, 7, null];
+    for (const name of forged) {
       expect(await runAction(name as ActionName, IDLE, new FormData())).toEqual({
         status: "error",
         error: "This action does not exist. Reload the page and try again.",
