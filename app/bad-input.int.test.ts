@@ -8,7 +8,7 @@ import { handleReserve } from "@/app/api/v1/_lib/reserve-handler";
 import { handleResolve } from "@/app/api/v1/_lib/resolve-handler";
 import { apiRequest, errorCode, makeKey, read } from "@/app/api/v1/_lib/test-support";
 import { checkUrl } from "@/lib/http/strict-input";
-import { AuditFilters } from "@/lib/ceilings/audit-log";
+import { AuditFilters } from "@/lib/audit/log";
 import { createEndpoint } from "@/lib/ceilings/test-fixtures";
 import { RefusalPosition } from "@/lib/refusals/filters";
 import { acknowledgeAlertsCore, createDestinationCore, deleteDestinationCore, setDestinationEnabledCore } from "./(dashboard)/alerts/alert-action-core";

@@ -1,7 +1,7 @@
 import { asc, desc, eq, inArray } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { ceilingOverrides, ceilings, endpoints, refusals, type AuditEvent, type CeilingOverride, type Refusal } from "@/db/schema";
-import { listAuditEvents } from "./audit-log";
+import { listAuditEvents } from "@/lib/audit/log";
 import { derivedDefault } from "./guarantee";
 import { buildOverviews, type EndpointOverview } from "./overview";
 import { topScopes, type ScopeUsage } from "./usage";

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { usage } from "@/db/schema";
 import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
 import { adjustCeiling } from "./adjust";
-import { listAuditEvents } from "./audit-log";
+import { listAuditEvents } from "@/lib/audit/log";
 import { getEndpointDetail } from "./detail";
 import { killEndpoint } from "./kill";
 import { listEndpointsOverview } from "./overview";

@@ -7,7 +7,7 @@ import { AuditTable } from "@/components/audit-table";
 import { FilterForm, FilterInput, FilterSelect } from "@/components/filter-form";
 import { secondaryButtonClass } from "@/components/ui";
 import { listEndpointKeys } from "@/lib/catalog";
-import { AuditFilters, listAuditEvents, listAuditFacets } from "@/lib/ceilings";
+import { AuditFilters, listAuditEvents, listAuditFacets } from "@/lib/audit/log";
 import { blankToUndefined } from "@/lib/search-params";
 
 export const metadata: Metadata = { title: "Audit log · Ceilings" };
