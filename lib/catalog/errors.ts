@@ -1,4 +1,4 @@
-import { hasControlChars } from "@/lib/canonical/caller";
+import { readReason } from "@/lib/audit/reason";
 import { DomainError } from "@/lib/errors";
 
 /** What went wrong with a catalog change: a code to branch on, a message a person can act on. */
@@ -37,9 +37,7 @@ export class CatalogConflictError extends CatalogError {
 }
 
 export function requireCatalogReason(reason: string | undefined): string {
-  const text = (reason ?? "").trim();
-  if (text === "") throw new CatalogError("reason_required", "a reason is required: say why, for the audit log");
-  if (text.length > 500) throw new CatalogError("invalid_input", "the reason must be 500 characters or fewer");
-  if (hasControlChars(text)) throw new CatalogError("invalid_input", "the reason must not contain control characters");
-  return text;
+  const read = readReason(reason, true);
+  if (!read.ok) throw new CatalogError(read.problem.code, read.problem.message);
+  return read.text ?? "";
 }

@@ -1,3 +1,4 @@
+import { readReason } from "@/lib/audit/reason";
 import { DomainError } from "@/lib/errors";
 
 /** What went wrong, as a code the UI and CLI can branch on and a message a person can act on. */
@@ -29,10 +30,9 @@ export class CeilingConflictError extends CeilingError {
 }
 
 export function requireReason(reason: string | undefined): string {
-  const text = (reason ?? "").trim();
-  if (text === "") throw new CeilingError("reason_required", "a reason is required: say why, for the audit log");
-  if (text.length > 500) throw new CeilingError("invalid_input", "the reason must be 500 characters or fewer");
-  return text;
+  const read = readReason(reason, true);
+  if (!read.ok) throw new CeilingError(read.problem.code, read.problem.message);
+  return read.text ?? "";
 }
 
 /**
@@ -40,7 +40,7 @@ export function requireReason(reason: string | undefined): string {
  * the audit log shows as "no reason given"; raising a value still goes through requireReason.
  */
 export function optionalReason(reason: string | undefined): string | null {
-  const text = (reason ?? "").trim();
-  if (text.length > 500) throw new CeilingError("invalid_input", "the reason must be 500 characters or fewer");
-  return text === "" ? null : text;
+  const read = readReason(reason, false);
+  if (!read.ok) throw new CeilingError(read.problem.code, read.problem.message);
+  return read.text;
 }
