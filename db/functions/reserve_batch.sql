@@ -27,7 +27,9 @@
 --
 -- Input: [{endpoint, amount, caller?, destination?, destinationKey?, idempotencyKey?, ttlSeconds?, requestId?}]
 -- Output, one answer per input in order: {status: granted|refused|resolved|error, ...}; an
--- archived endpoint answers error endpoint_archived, before any gate, and charges nothing.
+-- archived endpoint answers error endpoint_archived, before any gate, and charges nothing. A
+-- destination of the other kind than its cooldown's destinationKind (a phone number for a cooldown
+-- per email address) answers error invalid_destination (contract version 4).
 -- compact (the TypeScript library): a grant carries "charges": [from, to] instead of "remaining",
 -- and the answer is {answers, chargeCounter, chargeLimit, chargeUsed, counters}, from which the
 -- caller builds "remaining" itself, so no answer JSON is formatted while the counters are locked.
@@ -183,6 +185,15 @@ BEGIN
       ELSIF c.scope = 'destination' AND req_destination_key[i] IS NULL THEN
         answers[i] := jsonb_build_object('status', 'error', 'code', 'destination_required',
           'message', format('endpoint %s has a cooldown: destination is required', ep.key));
+      -- A cooldown per inbox cannot be dodged with a phone number, nor one per phone with an
+      -- address or a device id: a destination of another kind would open a window of its own.
+      -- A phone is E.164 from the library, or digits as typed from SQL callers.
+      ELSIF c.scope = 'destination' AND c.destination_kind IS NOT NULL
+          AND NOT ((c.destination_kind = 'email' AND position('@' IN req_destination_key[i]) > 0)
+                OR (c.destination_kind = 'phone' AND req_destination_key[i] ~ '^\+?[0-9 ().-]{7,}$')) THEN
+        answers[i] := jsonb_build_object('status', 'error', 'code', 'invalid_destination',
+          'message', format('endpoint %s has a cooldown per %s: the destination must be one', ep.key,
+            CASE c.destination_kind WHEN 'email' THEN 'email address' ELSE 'phone number' END));
       END IF;
     END LOOP;
     CONTINUE WHEN answers[i] IS NOT NULL;

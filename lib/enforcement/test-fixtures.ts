@@ -11,7 +11,7 @@ import type { BatcherOptions } from "./batcher";
 
 let counter = 0;
 
-export type CeilingSpec = Pick<NewCeiling, "metric" | "scope" | "window" | "value"> & { windowSeconds?: number };
+export type CeilingSpec = Pick<NewCeiling, "metric" | "scope" | "window" | "value"> & { windowSeconds?: number; destinationKind?: "email" | "phone" };
 
 /**
  * An endpoint through the catalog's own call (createEndpoint), so fixtures obey its rules. A test
@@ -29,6 +29,7 @@ export async function makeEndpoint(
     scope: c.scope,
     window: c.window,
     ...(c.windowSeconds !== undefined ? { windowSeconds: c.windowSeconds } : {}),
+    ...(c.destinationKind !== undefined ? { destinationKind: c.destinationKind } : {}),
     value: c.value,
     min: 0,
     max: Math.max(c.value, 1),
