@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { batcherFor, reserve } from "./reserve";
 import { releaseReservation, settleReservation } from "./resolve";
 import { counterTotals, countRows, makeEndpoint, openPools, PATIENT, setCeilingValue } from "./test-fixtures";
@@ -9,11 +10,10 @@ import { type Decision, ReservationInputError } from "./types";
 const granted = (ds: Decision[]) => ds.filter((d) => d.status === "granted").length;
 
 describe.skipIf(skipWithoutDatabase())("reserve: one atomic step on real Postgres", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("reserve", { max: 8 });
   let pools: ReturnType<typeof openPools>;
 
   beforeAll(async () => {
-    t = await createTestDatabase("reserve", { max: 8 });
     batcherFor(t.db, PATIENT);
     // Four independent pools, each with its own batcher: four "processes" racing on one row.
     // Small batches, many in flight: the most chances for two batches to race on one row.
@@ -21,7 +21,6 @@ describe.skipIf(skipWithoutDatabase())("reserve: one atomic step on real Postgre
   });
   afterAll(async () => {
     await pools?.close();
-    await t?.drop();
   });
 
   it("admits exactly floor(L / a) of N concurrent reservations from independent pools", async () => {

@@ -1,24 +1,23 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { batcherFor, reserve } from "./reserve";
 import { expireReservations, releaseReservation, settleReservation } from "./resolve";
 import { counterTotals, countRows, makeEndpoint, openPools, PATIENT } from "./test-fixtures";
 import type { Granted } from "./types";
 
 describe.skipIf(skipWithoutDatabase())("settle, release and expiry on real Postgres", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("resolve", { max: 8 });
   let pools: ReturnType<typeof openPools>;
 
   beforeAll(async () => {
-    t = await createTestDatabase("resolve", { max: 8 });
     batcherFor(t.db, PATIENT);
     pools = openPools(t.url, 3, 6);
   });
   afterAll(async () => {
     await pools?.close();
-    await t?.drop();
   });
 
   async function grant(key: string, amount: number, ttlSeconds?: number): Promise<Granted> {

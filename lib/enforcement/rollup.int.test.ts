@@ -1,24 +1,23 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { batcherFor, reserve } from "./reserve";
 import { makeEndpoint, openPools, PATIENT } from "./test-fixtures";
 
 // Refusals logged by reserve_batch (ceilings.log_refusals) are counted into refusal_hourly in the
 // same transaction; the chart over long ranges reads only that table, so it must match the log.
 describe.skipIf(skipWithoutDatabase())("refusals land in the hourly rollup", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("refusal_rollup_enforcement", { max: 8 });
   let pools: ReturnType<typeof openPools>;
 
   beforeAll(async () => {
-    t = await createTestDatabase("refusal_rollup_enforcement", { max: 8 });
     batcherFor(t.db, PATIENT);
     pools = openPools(t.url, 4, 6);
   });
   afterAll(async () => {
     await pools?.close();
-    await t?.drop();
   });
 
   type Count = { hour: string; gate: string; n: number };
