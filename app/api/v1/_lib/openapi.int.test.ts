@@ -67,11 +67,10 @@ describe("the OpenAPI document", () => {
 describe.skipIf(skipWithoutDatabase())("real answers of every route match the OpenAPI document", () => {
   const t = useTestDatabase("openapi", { max: 6 });
   let dead: Database;
-  let deps: ApiDeps;
+  const deps: ApiDeps = { db: async () => t.db };
   let deadDeps: ApiDeps;
 
   beforeAll(async () => {
-    deps = { db: async () => t.db };
     dead = openPostgres("postgres://postgres@127.0.0.1:9/nowhere", { max: 1, connectTimeoutSeconds: 1 });
     deadDeps = { db: async () => dead.db };
   });

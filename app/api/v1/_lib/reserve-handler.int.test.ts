@@ -1,5 +1,5 @@
 import { eq } from "drizzle-orm";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { apiKeys } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
@@ -12,12 +12,8 @@ import { apiRequest, chargeSnapshot, errorCode, makeKey, read, type Send } from 
 
 describe.skipIf(skipWithoutDatabase())("POST /api/v1/reservations on real Postgres", () => {
   const t = useTestDatabase("api_reserve", { max: 8 });
-  let deps: ApiDeps;
+  const deps: ApiDeps = { db: async () => t.db };
   const post = async (send: Send) => read(await handleReserve(apiRequest("/api/v1/reservations", send), deps));
-
-  beforeAll(async () => {
-    deps = { db: async () => t.db };
-  });
 
   it("grants 201 with remaining per ceiling, replays 200, and answers a changed retry 409", async () => {
     const e = await makeEndpoint(t.db, {

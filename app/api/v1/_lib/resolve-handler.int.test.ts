@@ -9,7 +9,7 @@ import { apiRequest, chargeSnapshot, errorCode, makeKey, read, type Send } from 
 
 describe.skipIf(skipWithoutDatabase())("settle and release over HTTP on real Postgres", () => {
   const t = useTestDatabase("api_resolve", { max: 6 });
-  let deps: ApiDeps;
+  const deps: ApiDeps = { db: async () => t.db };
   let endpoint: Awaited<ReturnType<typeof makeEndpoint>>;
   let keyA: string;
   let keyB: string;
@@ -24,7 +24,6 @@ describe.skipIf(skipWithoutDatabase())("settle and release over HTTP on real Pos
     read(await handleResolve(apiRequest(`/api/v1/reservations/${id}/${verb}`, send), id, verb, deps));
 
   beforeAll(async () => {
-    deps = { db: async () => t.db };
     endpoint = await makeEndpoint(t.db, {
       ceilings: [
         { metric: "units", scope: "global", window: "utc_day", value: 1000 },

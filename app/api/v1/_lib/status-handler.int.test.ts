@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ceilingOverrides } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
@@ -10,13 +10,9 @@ import { apiRequest, errorCode, makeKey, read } from "./test-support";
 
 describe.skipIf(skipWithoutDatabase())("GET /api/v1/endpoints/{key} on real Postgres", () => {
   const t = useTestDatabase("api_status", { max: 6 });
-  let deps: ApiDeps;
+  const deps: ApiDeps = { db: async () => t.db };
   const status = async (key: string | null, endpointKey: string, query = "") =>
     read(await handleEndpointStatus(apiRequest(`/api/v1/endpoints/${endpointKey}${query}`, { key, method: "GET" }), endpointKey, deps));
-
-  beforeAll(async () => {
-    deps = { db: async () => t.db };
-  });
 
   it("reports each ceiling's value, used, held and remaining in its window, per-caller ones for the key's own account", async () => {
     const e = await makeEndpoint(t.db, {
