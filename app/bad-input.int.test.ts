@@ -1,7 +1,8 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { type Db, resultRows } from "@/db/client";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import type { ActionDeps } from "@/app/_lib/action-deps";
 import type { SessionStaff } from "@/app/_lib/session";
 import { handleReserve } from "@/app/api/v1/_lib/reserve-handler";
@@ -47,7 +48,7 @@ type FormCore = (deps: ActionDeps, formData: FormData) => Promise<{ status: stri
 
 
 describe.skipIf(skipWithoutDatabase())("one strict input boundary: every bad input refused, nothing changed", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("bad_input");
   let key = "";
   let ceilingId = "";
   let version = "";
@@ -56,16 +57,12 @@ describe.skipIf(skipWithoutDatabase())("one strict input boundary: every bad inp
   const deps = (): ActionDeps => ({ session: async () => admin, db: async () => t.db, revalidate: () => {} });
 
   beforeAll(async () => {
-    t = await createTestDatabase("bad_input");
     const ep = await createEndpoint(t.db);
     key = ep.key;
     const c = ep.ceilings[0];
     ceilingId = String(c?.id ?? 0);
     version = String(c?.version ?? 1);
     apiKey = (await makeKey(t.db, { endpoints: [key], account: "acct_bad" })).secret;
-  });
-  afterAll(async () => {
-    await t?.drop();
   });
 
   // Valid forms for each core; a case replaces one field with a bad value.

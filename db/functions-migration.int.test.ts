@@ -1,7 +1,8 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { CONTRACT_VERSION } from "@/lib/enforcement/contract";
 import { functionFiles, functionsMigrationSql, latestFunctionsMigration } from "./functions-migration";
 
@@ -25,13 +26,7 @@ describe("db/functions and the migrations", () => {
 });
 
 describe.skipIf(skipWithoutDatabase())("migrating an empty database", () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase("functions", { max: 2 });
-  });
-  afterAll(async () => {
-    await t?.drop();
-  });
+  const t = useTestDatabase("functions", { max: 2 });
 
   it("yields exactly the functions in db/functions/, at the library's contract version", async () => {
     const rows = resultRows<{ name: string }>(

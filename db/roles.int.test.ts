@@ -1,23 +1,20 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { resultRows } from "./client";
 import { appRoleWarning, AppRoleError, ensureAppRole } from "./roles";
 import { auditEvents } from "./schema";
-import { createTestDatabase, skipWithoutDatabase, TEST_APP_ROLE, type TestDatabase } from "./testing";
+import { skipWithoutDatabase, TEST_APP_ROLE } from "./testing";
+import { useTestDatabase } from "./testing-suite";
 
 describe.skipIf(skipWithoutDatabase())("the app role cannot rewrite the audit log", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("app_role");
   let id = 0;
   beforeAll(async () => {
-    t = await createTestDatabase("app_role");
     const [row] = await t.db
       .insert(auditEvents)
       .values({ actorType: "cli", actor: "test", action: "test.event", target: "x" })
       .returning({ id: auditEvents.id });
     id = row?.id ?? 0;
-  });
-  afterAll(async () => {
-    await t?.drop();
   });
 
   it("connects as the app role, which owns nothing and is no superuser", async () => {

@@ -1,15 +1,8 @@
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
 import { AlertsPage, DestinationsPage } from "./pages/alerts-page";
-import { DEMO_ADMIN, DEMO_PASSWORD, DEMO_VIEWER, LoginPage } from "./pages/login-page";
+import { DEMO_ADMIN, DEMO_VIEWER, signedIn } from "./pages/login-page";
 
 const DEMO_OPERATOR = "operator@ceilings.local";
-
-async function signedIn(page: Page, email: string, next: string): Promise<void> {
-  const login = new LoginPage(page);
-  await login.goto(next);
-  await login.signIn(email, DEMO_PASSWORD);
-  await expect(page.getByTestId("signed-in-as")).toContainText(email);
-}
 
 // The demo seed leaves one open fail-closed alert and two acknowledged threshold alerts.
 test.describe.configure({ mode: "serial" });

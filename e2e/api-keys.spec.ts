@@ -1,19 +1,12 @@
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
 import { ApiKeysPage } from "./pages/api-keys-page";
 import { AuditPage } from "./pages/control-pages";
-import { DEMO_ADMIN, DEMO_PASSWORD, DEMO_VIEWER, LoginPage } from "./pages/login-page";
+import { DEMO_ADMIN, DEMO_VIEWER, signedIn } from "./pages/login-page";
 
 // An admin creates a key in the dashboard, a service uses it over HTTP, the admin revokes it and
 // the very next call is refused. Uses llm.chat (a large per-account quota) so other suites'
 // endpoints are left as they were.
 const ENDPOINT = "llm.chat";
-
-async function signedIn(page: Page, email: string, next: string): Promise<void> {
-  const login = new LoginPage(page);
-  await login.goto(next);
-  await login.signIn(email, DEMO_PASSWORD);
-  await expect(page.getByTestId("signed-in-as")).toContainText(email);
-}
 
 test.describe.configure({ mode: "serial" });
 

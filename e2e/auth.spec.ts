@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { DashboardShell, NAV_LABELS } from "./pages/dashboard-shell";
+import { DashboardShell, NAV_LABELS, signInAs } from "./pages/dashboard-shell";
 import { DEMO_ADMIN, DEMO_PASSWORD, DEMO_VIEWER, LoginPage } from "./pages/login-page";
 import { StaffPage } from "./pages/staff-page";
 
@@ -67,9 +67,7 @@ test.describe("staff administration", () => {
     const memberContext = await browser.newContext();
     try {
       const memberPage = await memberContext.newPage();
-      await new LoginPage(memberPage).goto();
-      await new LoginPage(memberPage).signIn(email, password);
-      await new DashboardShell(memberPage).expectSignedInAs(email, "operator");
+      await signInAs(memberPage, email, "operator", password);
 
       await staffPage.disable(email);
 

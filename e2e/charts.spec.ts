@@ -1,21 +1,14 @@
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test } from "@playwright/test";
 import { SpendCharts } from "./pages/charts-page";
-import { DEMO_PASSWORD, DEMO_VIEWER, LoginPage } from "./pages/login-page";
+import { DEMO_VIEWER, signedIn } from "./pages/login-page";
 
 // Reads the seeded demo (35 days of history; webhook.notify killed for 45 minutes 8 days ago).
 // Read-only: no test here changes data, so the other suites' order does not matter.
 
-async function signedIn(page: Page, next: string): Promise<void> {
-  const login = new LoginPage(page);
-  await login.goto(next);
-  await login.signIn(DEMO_VIEWER, DEMO_PASSWORD);
-  await expect(page.getByTestId("signed-in-as")).toContainText(DEMO_VIEWER);
-}
-
 test.describe("spend charts", () => {
   test("the endpoint page draws daily spend as bars under the ceiling line, and switches 30/90 days and units/money", async ({ page }, testInfo) => {
     await page.setViewportSize({ width: 1280, height: 900 });
-    await signedIn(page, "/endpoints/email.subscribe");
+    await signedIn(page, DEMO_VIEWER, "/endpoints/email.subscribe");
     const charts = new SpendCharts(page);
     await charts.goto("email.subscribe");
 
@@ -51,7 +44,7 @@ test.describe("spend charts", () => {
 
   test("a kill period is shaded, and the charts fit a phone", async ({ page }, testInfo) => {
     await page.setViewportSize({ width: 390, height: 844 });
-    await signedIn(page, "/endpoints/webhook.notify");
+    await signedIn(page, DEMO_VIEWER, "/endpoints/webhook.notify");
     const charts = new SpendCharts(page);
     await charts.goto("webhook.notify");
     await expect(charts.killAreas).toHaveCount(1);
@@ -63,7 +56,7 @@ test.describe("spend charts", () => {
   });
 
   test("the overview shows a 14-day trend per endpoint", async ({ page }) => {
-    await signedIn(page, "/");
+    await signedIn(page, DEMO_VIEWER, "/");
     for (const key of ["email.subscribe", "sms.password-reset", "llm.chat", "webhook.notify"]) {
       const spark = page.getByTestId(`sparkline-${key}`);
       await expect(spark.getByRole("img")).toHaveAttribute("aria-label", /^Last 14 days: [\d,]+ \w+ \(\$[\d.,]+\)/);

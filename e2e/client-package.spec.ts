@@ -3,8 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect, test } from "@playwright/test";
-import { ApiKeysPage } from "./pages/api-keys-page";
-import { DEMO_ADMIN, DEMO_PASSWORD, LoginPage } from "./pages/login-page";
+import { adminCreatesKey } from "./pages/api-keys-page";
 
 // The client package as a service in another repository gets it: `npm run build:client` packs
 // the tarball, a fresh project in the system's temp folder (outside this repository, no access to
@@ -16,13 +15,7 @@ const ROOT = process.cwd();
 
 test("the packed client installs into a project outside the repository and reserves, settles and is refused", async ({ page, baseURL }) => {
   test.setTimeout(180_000);
-  const login = new LoginPage(page);
-  await login.goto("/api-keys");
-  await login.signIn(DEMO_ADMIN, DEMO_PASSWORD);
-  await expect(page.getByTestId("signed-in-as")).toContainText(DEMO_ADMIN);
-  const keys = new ApiKeysPage(page);
-  await keys.goto();
-  const secret = await keys.createForAccount(`client package ${Date.now()}`, "acct_client_pkg", ["llm.chat"]);
+  const secret = await adminCreatesKey(page, `client package ${Date.now()}`, "acct_client_pkg", ["llm.chat"]);
   expect(secret).toMatch(/^ck_/);
 
   const tarball = execFileSync("npm", ["run", "-s", "build:client"], { cwd: ROOT, encoding: "utf8" }).trim().split("\n").pop() ?? "";

@@ -1,17 +1,10 @@
 import { expect, test, type Browser, type Page } from "@playwright/test";
 import { AuditPage, EndpointPage, OverviewPage } from "./pages/control-pages";
-import { DEMO_ADMIN, DEMO_PASSWORD, LoginPage } from "./pages/login-page";
+import { DEMO_ADMIN, signedIn } from "./pages/login-page";
 import { overflowing } from "./pages/overflow";
 
 const DEMO_OPERATOR = "operator@ceilings.local";
 const EMAIL = "email.subscribe";
-
-async function signedIn(page: Page, email: string, next = "/"): Promise<void> {
-  const login = new LoginPage(page);
-  await login.goto(next);
-  await login.signIn(email, DEMO_PASSWORD);
-  await expect(page.getByTestId("signed-in-as")).toContainText(email);
-}
 
 async function newSignedInPage(browser: Browser, email: string, next: string): Promise<Page> {
   const context = await browser.newContext();

@@ -1,7 +1,6 @@
 import { expect, test, type APIRequestContext } from "@playwright/test";
-import { ApiKeysPage } from "./pages/api-keys-page";
+import { adminCreatesKey } from "./pages/api-keys-page";
 import { AuditPage, OverviewPage } from "./pages/control-pages";
-import { DEMO_ADMIN, DEMO_PASSWORD, LoginPage } from "./pages/login-page";
 
 // The emergency path: from the overview to a committed kill in one click and a confirmation, no
 // typing; the clicks and seconds are recorded, and the very next reservation is refused.
@@ -17,13 +16,7 @@ async function reserveOnce(request: APIRequestContext, secret: string) {
 }
 
 test("overview → committed kill in two clicks without a reason; the next reservation is refused; restore stays deliberate", async ({ page, request }, testInfo) => {
-  const login = new LoginPage(page);
-  await login.goto("/api-keys");
-  await login.signIn(DEMO_ADMIN, DEMO_PASSWORD);
-  await expect(page.getByTestId("signed-in-as")).toContainText(DEMO_ADMIN);
-  const keys = new ApiKeysPage(page);
-  await keys.goto();
-  const secret = await keys.createForAccount(`kill e2e ${Date.now()}`, "acct_kill_e2e", [ENDPOINT]);
+  const secret = await adminCreatesKey(page, `kill e2e ${Date.now()}`, "acct_kill_e2e", [ENDPOINT]);
   const before = await reserveOnce(request, secret);
   expect(before.status).toBe(201);
   await request.post(`/api/v1/reservations/${String(before.body.reservationId)}/release`, { headers: { authorization: `Bearer ${secret}` } });

@@ -1,7 +1,6 @@
 import { expect, test, type APIRequestContext } from "@playwright/test";
 import { E2E_METRICS_TOKEN } from "../playwright.config";
-import { ApiKeysPage } from "./pages/api-keys-page";
-import { DEMO_ADMIN, DEMO_PASSWORD, LoginPage } from "./pages/login-page";
+import { adminCreatesKey } from "./pages/api-keys-page";
 
 // /api/metrics of the production build: refused without the token, and its counters move with
 // reservations made through the HTTP API (a separate route bundle of the same process).
@@ -21,13 +20,7 @@ test("the metrics route needs the token and counts grants and refusals by gate",
   expect((await request.get("/api/metrics")).status()).toBe(401);
   expect((await request.get("/api/metrics", { headers: { authorization: "Bearer not-the-token-at-all" } })).status()).toBe(401);
 
-  const login = new LoginPage(page);
-  await login.goto("/api-keys");
-  await login.signIn(DEMO_ADMIN, DEMO_PASSWORD);
-  await expect(page.getByTestId("signed-in-as")).toContainText(DEMO_ADMIN);
-  const keys = new ApiKeysPage(page);
-  await keys.goto();
-  const secret = await keys.createForAccount(`metrics e2e ${Date.now()}`, "acct_metrics_e2e", ["llm.chat"]);
+  const secret = await adminCreatesKey(page, `metrics e2e ${Date.now()}`, "acct_metrics_e2e", ["llm.chat"]);
   const headers = { authorization: `Bearer ${secret}` };
 
   const granted = /^ceilings_reservations_granted_total\{.*endpoint="llm\.chat"/;

@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect, test } from "@playwright/test";
-import { DashboardShell } from "./pages/dashboard-shell";
+import { DashboardShell, signInAs } from "./pages/dashboard-shell";
 import { DEMO_ADMIN, DEMO_PASSWORD, DEMO_VIEWER, LoginPage } from "./pages/login-page";
 
 // A page on another loopback port: another origin, the same site, so the session cookie is sent
@@ -23,9 +23,7 @@ async function stop(server: Server): Promise<void> {
 test.describe("security headers", () => {
   test("another origin cannot frame the signed-in dashboard", async ({ page, baseURL }) => {
     const base = baseURL ?? "";
-    await new LoginPage(page).goto();
-    await new LoginPage(page).signIn(DEMO_ADMIN, DEMO_PASSWORD);
-    await new DashboardShell(page).expectSignedInAs(DEMO_ADMIN, "admin");
+    await signInAs(page, DEMO_ADMIN, "admin");
 
     const foreign = await startForeignSite(
       (b) => `<iframe id="own" src="/inner"></iframe><iframe id="victim" src="${b}/"></iframe>`,
@@ -103,9 +101,7 @@ test.describe("sessions", () => {
 test.describe("no state change on GET", () => {
   test("a cross-site navigation or POST to the export exports nothing", async ({ page, baseURL }) => {
     const base = baseURL ?? "";
-    await new LoginPage(page).goto();
-    await new LoginPage(page).signIn(DEMO_ADMIN, DEMO_PASSWORD);
-    await new DashboardShell(page).expectSignedInAs(DEMO_ADMIN, "admin");
+    await signInAs(page, DEMO_ADMIN, "admin");
 
     const direct = await page.request.get("/refusals/export");
     expect(direct.status()).toBe(405);
@@ -130,9 +126,7 @@ test.describe("no state change on GET", () => {
 
 test.describe("input boundary and sign-in failures", () => {
   test("broken percent-encoding and control characters in URLs answer 400, not 500", async ({ page }) => {
-    await new LoginPage(page).goto();
-    await new LoginPage(page).signIn(DEMO_ADMIN, DEMO_PASSWORD);
-    await new DashboardShell(page).expectSignedInAs(DEMO_ADMIN, "admin");
+    await signInAs(page, DEMO_ADMIN, "admin");
     for (const path of ["/endpoints/%00", "/endpoints/%E0%A4%A", "/refusals?caller=%00", "/refusals?destination=%00", "/audit?actor=%00", "/refusals?endpoint=%00"]) {
       const response = await page.request.get(path);
       expect(response.status(), path).toBe(400);
@@ -172,9 +166,7 @@ test.describe("input boundary and sign-in failures", () => {
     const viewer = await browser.newContext();
     try {
       const viewerPage = await viewer.newPage();
-      await new LoginPage(viewerPage).goto();
-      await new LoginPage(viewerPage).signIn(DEMO_VIEWER, DEMO_PASSWORD);
-      await new DashboardShell(viewerPage).expectSignedInAs(DEMO_VIEWER, "viewer");
+      await signInAs(viewerPage, DEMO_VIEWER, "viewer");
     } finally {
       await viewer.close();
     }

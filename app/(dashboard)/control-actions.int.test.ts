@@ -1,10 +1,11 @@
 import type { ActionState } from "@/app/_lib/define-action";
 import type { ActionDeps } from "@/app/_lib/action-deps";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { asc, count } from "drizzle-orm";
 import type { Role } from "@/lib/auth/roles";
 import { auditEvents, ceilingOverrides, ceilings } from "@/db/schema";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { createEndpoint, first } from "@/lib/ceilings/test-fixtures";
 import { killAllCore, killEndpointCore, restoreEndpointCore } from "./control-action-core";
 import { adjustCeilingCore, removeOverrideCore, setBoundsCore, setOverrideCore } from "./endpoints/[key]/ceiling-action-core";
@@ -34,13 +35,7 @@ const actions: { name: string; core: Core; min: Role; form: (s: Setup) => FormDa
 const rank: Record<Role, number> = { viewer: 0, operator: 1, admin: 2 };
 
 describe.skipIf(skipWithoutDatabase())("ceiling server actions check the role themselves", () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase("ceilings_actions");
-  });
-  afterAll(async () => {
-    await t?.drop();
-  });
+  const t = useTestDatabase("ceilings_actions");
 
   async function snapshot() {
     const rows = await t.db.select().from(ceilings).orderBy(asc(ceilings.id));

@@ -1,7 +1,8 @@
 import { eq } from "drizzle-orm";
 import type { JWT } from "next-auth/jwt";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { beforeAll, describe, expect, it } from "vitest";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { staff } from "@/db/schema/staff";
 import { addStaff, changeStaffRole, defaultSessionLifetimes, disableStaff, enableStaff, setStaffPassword } from "@/lib/auth";
 import type { AuditActor } from "@/lib/audit/record";
@@ -14,16 +15,12 @@ let clock = new Date();
 const minutes = (n: number) => n * 60_000;
 
 describe.skipIf(skipWithoutDatabase())("sessions checked against the database on every request", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("auth_sessions");
   let deps: AuthDeps;
   beforeAll(async () => {
-    t = await createTestDatabase("auth_sessions");
     deps = { db: async () => t.db, secret: "x".repeat(40), verifyOptions: { bcryptCost: 4, sleep: async () => {} }, lifetimes: defaultSessionLifetimes, now: () => clock };
     // Keeps an admin around so demotions and disables in these tests are allowed.
     await addStaff(t.db, { email: "root@example.com", role: "admin", password: PASSWORD, actor: cli, bcryptCost: 4 });
-  });
-  afterAll(async () => {
-    await t.drop();
   });
 
   /** Signs in the way the credentials provider does, and returns the token the cookie would hold. */

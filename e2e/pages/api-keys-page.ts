@@ -1,4 +1,5 @@
 import { expect, type Locator, type Page } from "@playwright/test";
+import { DEMO_ADMIN, signedIn } from "./login-page";
 
 /** /api-keys: the list of keys, the create form (admins) and revoke buttons. */
 export class ApiKeysPage {
@@ -51,4 +52,12 @@ export class ApiKeysPage {
     await row.getByRole("button", { name: "Revoke" }).click();
     await expect(row).toContainText("revoked");
   }
+}
+
+/** Signs in as the demo admin, opens /api-keys and creates a key for one account: its secret. */
+export async function adminCreatesKey(page: Page, name: string, account: string, endpoints: string[]): Promise<string> {
+  await signedIn(page, DEMO_ADMIN, "/api-keys");
+  const keys = new ApiKeysPage(page);
+  await keys.goto();
+  return keys.createForAccount(name, account, endpoints);
 }

@@ -1,4 +1,5 @@
 import { expect, type Locator, type Page } from "@playwright/test";
+import { DEMO_PASSWORD, LoginPage } from "./login-page";
 
 export const NAV_LABELS = ["Overview", "Refusals", "Alerts", "Audit", "API keys", "Staff"] as const;
 
@@ -28,4 +29,12 @@ export class DashboardShell {
     await this.signOutButton.click();
     await expect(this.page).toHaveURL(/\/login$/);
   }
+}
+
+/** Signs in from /login itself and checks that the shell names the member and their role. */
+export async function signInAs(page: Page, email: string, role: string, password = DEMO_PASSWORD): Promise<void> {
+  const login = new LoginPage(page);
+  await login.goto();
+  await login.signIn(email, password);
+  await new DashboardShell(page).expectSignedInAs(email, role);
 }

@@ -34,3 +34,11 @@ export class LoginPage {
     await this.submit.click();
   }
 }
+
+/** Signs in as a demo member on the way to `next`, and waits until the dashboard names them. */
+export async function signedIn(page: Page, email: string, next = "/"): Promise<void> {
+  const login = new LoginPage(page);
+  await login.goto(next);
+  await login.signIn(email, DEMO_PASSWORD);
+  await expect(page.getByTestId("signed-in-as")).toContainText(email);
+}

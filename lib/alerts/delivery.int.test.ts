@@ -1,7 +1,8 @@
 import { eq, sql } from "drizzle-orm";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { alertDeliveries, alertDestinations, alerts } from "@/db/schema";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { openPostgres } from "@/db/client";
 import { deliverDueAlerts, type DeliverySettings } from "./delivery";
 import { fireAlert } from "./fire";
@@ -33,15 +34,9 @@ async function drain(db: TestDatabase["db"], s: DeliverySettings, rounds = 40): 
 }
 
 describe.skipIf(skipWithoutDatabase())("alert delivery through the outbox to a real HTTP receiver", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("alert_delivery", { max: 6 });
   let receiver: TestReceiver;
 
-  beforeAll(async () => {
-    t = await createTestDatabase("alert_delivery", { max: 6 });
-  });
-  afterAll(async () => {
-    await t?.drop();
-  });
   beforeEach(async () => {
     await t.db.delete(alertDestinations);
   });

@@ -1,7 +1,8 @@
 import { eq } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { alertDeliveries, alertDestinations } from "@/db/schema";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { deliverDueAlerts, type DeliverySettings } from "./delivery";
 import { createDestination } from "./destinations";
 import { checkDestinationUrl, EgressRefused, isForbiddenAddress, MAX_EXCERPT, sanitiseExcerpt, type EgressPolicy } from "./egress";
@@ -40,15 +41,13 @@ describe("checkDestinationUrl", () => {
 });
 
 describe.skipIf(skipWithoutDatabase())("webhook egress on real sockets", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("alert_egress", { max: 4 });
   let receiver: TestReceiver;
   beforeAll(async () => {
-    t = await createTestDatabase("alert_egress", { max: 4 });
     receiver = await startReceiver();
   });
   afterAll(async () => {
     await receiver?.close();
-    await t?.drop();
   });
   afterEach(async () => {
     await t.db.delete(alertDestinations);

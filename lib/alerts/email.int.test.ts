@@ -1,8 +1,9 @@
 import { eq, sql } from "drizzle-orm";
 import { SMTPServer, type SMTPServerOptions } from "smtp-server";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { alertDeliveries, alertDestinations, alerts } from "@/db/schema";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { makeEndpoint } from "@/lib/enforcement/test-fixtures";
 import { deliverDueAlerts, type DeliverySettings } from "./delivery";
 import { createDestination, DestinationInput } from "./destinations";
@@ -66,13 +67,7 @@ const settings = (secrets: Record<string, string> = {}): DeliverySettings => ({
 });
 
 describe.skipIf(skipWithoutDatabase())("e-mail alerts through a real SMTP server", () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase("alert_email", { max: 4 });
-  });
-  afterAll(async () => {
-    await t?.drop();
-  });
+  const t = useTestDatabase("alert_email", { max: 4 });
   beforeEach(async () => {
     await t.db.delete(alertDestinations);
   });

@@ -1,7 +1,8 @@
 import { and, eq, like, sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { alerts, ceilings, refusals, usage, workerHeartbeats } from "@/db/schema";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import type { AuditActor } from "@/lib/audit/record";
 import { adjustCeiling, killEndpoint, restoreEndpoint } from "@/lib/ceilings";
 import { readCeiling } from "@/lib/ceilings/test-fixtures";
@@ -15,13 +16,7 @@ import { fireAdjustmentAlerts, fireKillRestoreAlerts, fireRefusalSpikes, fireUna
 const actor: AuditActor = { type: "staff", email: "ops@example.com" };
 
 describe.skipIf(skipWithoutDatabase())("alert rules fire once each, on real Postgres", () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase("alert_rules", { max: 4 });
-  });
-  afterAll(async () => {
-    await t?.drop();
-  });
+  const t = useTestDatabase("alert_rules", { max: 4 });
 
   const alertsOf = (endpointId: number, kind: string) =>
     t.db.select().from(alerts).where(and(eq(alerts.endpointId, endpointId), eq(alerts.kind, kind)));

@@ -1,7 +1,8 @@
 import { and, eq, inArray } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { alertDeliveries, alertDestinations, alerts } from "@/db/schema";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { reserve } from "@/lib/enforcement";
 import { makeEndpoint, openPools } from "@/lib/enforcement/test-fixtures";
 
@@ -10,18 +11,14 @@ import { makeEndpoint, openPools } from "@/lib/enforcement/test-fixtures";
 // and each alert queues exactly one delivery per enabled destination.
 
 describe.skipIf(skipWithoutDatabase())("threshold alerts fire exactly once under concurrency", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("alert_thresholds", { max: 4 });
 
   beforeAll(async () => {
-    t = await createTestDatabase("alert_thresholds", { max: 4 });
     await t.db.insert(alertDestinations).values([
       { name: "on-call slack", kind: "slack", target: "http://127.0.0.1:9/slack", createdBy: "test" },
       { name: "pager", kind: "webhook", target: "http://127.0.0.1:9/hook", signingSecret: "s".repeat(32), createdBy: "test" },
       { name: "old", kind: "webhook", target: "http://127.0.0.1:9/old", signingSecret: "s".repeat(32), enabled: false, createdBy: "test" },
     ]);
-  });
-  afterAll(async () => {
-    await t?.drop();
   });
 
   for (const mode of [

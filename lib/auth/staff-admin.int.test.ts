@@ -1,6 +1,7 @@
 import { asc, eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { describe, expect, it } from "vitest";
+import { createTestDatabase, skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { auditEvents } from "@/db/schema/audit-events";
 import { staff } from "@/db/schema/staff";
 import type { AuditActor } from "@/lib/audit/record";
@@ -13,13 +14,7 @@ const ann: AuditActor = { type: "staff", email: "ann@example.com" };
 const COST = 4;
 
 describe.skipIf(skipWithoutDatabase())("staff administration on Postgres", () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase("auth_staff_admin");
-  });
-  afterAll(async () => {
-    await t.drop();
-  });
+  const t = useTestDatabase("auth_staff_admin");
 
   const row = async (email: string) => {
     const [r] = await t.db.select().from(staff).where(eq(staff.email, email));

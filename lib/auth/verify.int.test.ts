@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { signInFailures } from "@/db/schema/sign-in-failures";
 import { staff } from "@/db/schema/staff";
 import { hashPassword } from "./password";
@@ -11,7 +12,7 @@ const PASSWORD = "correct horse battery";
 const COST = 4;
 
 describe.skipIf(skipWithoutDatabase())("verifyCredentials on Postgres", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("auth_verify");
   let clock: Date;
   let delays: number[];
   const options = (): VerifyOptions => ({
@@ -23,16 +24,12 @@ describe.skipIf(skipWithoutDatabase())("verifyCredentials on Postgres", () => {
   });
 
   beforeAll(async () => {
-    t = await createTestDatabase("auth_verify");
     const passwordHash = await hashPassword(PASSWORD, COST);
     await t.db.insert(staff).values([
       { email: "ann@example.com", role: "admin", passwordHash },
       { email: "bo@example.com", role: "viewer", passwordHash },
       { email: "cy@example.com", role: "operator", passwordHash, disabledAt: new Date() },
     ]);
-  });
-  afterAll(async () => {
-    await t.drop();
   });
   beforeEach(async () => {
     await t.db.delete(signInFailures);

@@ -1,7 +1,8 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { reserve, ReservationInputError } from "@/lib/enforcement";
 import { makeEndpoint } from "@/lib/enforcement/test-fixtures";
 
@@ -9,14 +10,8 @@ const COOLDOWN = { metric: "calls", scope: "destination", window: "first_hit", w
 const BUDGET = { metric: "units", scope: "global", window: "utc_day", value: 1000 } as const;
 
 describe.skipIf(skipWithoutDatabase())("reserve folds destinations to canonical identities for the cooldown", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("canonical_cooldown");
 
-  beforeAll(async () => {
-    t = await createTestDatabase("canonical_cooldown");
-  });
-  afterAll(async () => {
-    await t?.drop();
-  });
 
   it("gives one send to every alias of one gmail inbox, and keeps the original for delivery", async () => {
     const e = await makeEndpoint(t.db, { ceilings: [BUDGET, COOLDOWN] });

@@ -1,8 +1,9 @@
 import { count, eq, like, sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
 import { auditEvents, ceilings, endpoints } from "@/db/schema";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { createTestDatabase, skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { killEndpoint } from "@/lib/ceilings";
 import {
   addCeiling,
@@ -54,13 +55,7 @@ async function catalogError(work: Promise<unknown>): Promise<CatalogError> {
 }
 
 describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase("catalog");
-  });
-  afterAll(async () => {
-    await t.drop();
-  });
+  const t = useTestDatabase("catalog");
 
   const auditCount = async () => (await t.db.select({ n: count() }).from(auditEvents))[0]?.n ?? 0;
   const endpointCount = async () => (await t.db.select({ n: count() }).from(endpoints))[0]?.n ?? 0;

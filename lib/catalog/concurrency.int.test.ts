@@ -1,8 +1,9 @@
 import path from "node:path";
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { startFixtureProcess } from "@/lib/enforcement/test-fixtures";
 import { addCeiling, createEndpoint, removeCeiling, setEndpointArchived } from "./index";
 
@@ -20,13 +21,7 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let n = 0;
 
 describe.skipIf(skipWithoutDatabase())("catalog changes under load from two processes", () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase("catalog_concurrency", { max: 4 });
-  });
-  afterAll(async () => {
-    await t?.drop();
-  });
+  const t = useTestDatabase("catalog_concurrency", { max: 4 });
 
   async function endpoint(extra: { metric: "units"; scope: "caller"; window: "utc_day"; value: number; min: number; max: number; default: number }[] = []) {
     n += 1;

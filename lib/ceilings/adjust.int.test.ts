@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { auditEvents } from "@/db/schema";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { eq, sql } from "drizzle-orm";
 import { adjustCeiling } from "./adjust";
 import { setBounds } from "./bounds";
@@ -10,13 +11,7 @@ import { auditOf, createEndpoint, first, readCeiling } from "./test-fixtures";
 const actor = { type: "staff", email: "admin@test.local" } as const;
 
 describe.skipIf(skipWithoutDatabase())("adjustCeiling", () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase("ceilings_adjust", { max: 24 });
-  });
-  afterAll(async () => {
-    await t?.drop();
-  });
+  const t = useTestDatabase("ceilings_adjust", { max: 24 });
 
   it("writes the value, bumps the version and its audit row together", async () => {
     const { ceilings } = await createEndpoint(t.db);

@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { describe, expect, it } from "vitest";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { reserve } from "@/lib/enforcement";
 import { adjustCeiling } from "./adjust";
 import { getKillState } from "./detail";
@@ -11,13 +12,7 @@ const operator = { type: "staff", email: "operator@test.local" } as const;
 const cli = { type: "cli", name: "oncall" } as const;
 
 describe.skipIf(skipWithoutDatabase())("kill switch and overrides", () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase("ceilings_kill");
-  });
-  afterAll(async () => {
-    await t?.drop();
-  });
+  const t = useTestDatabase("ceilings_kill");
 
   it("kills every ceiling of an endpoint, remembering each value, and restore puts them back", async () => {
     const { key, ceilings } = await createEndpoint(t.db);

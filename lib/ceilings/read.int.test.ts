@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { usage } from "@/db/schema";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { adjustCeiling } from "./adjust";
 import { listAuditEvents } from "@/lib/audit/log";
 import { getEndpointDetail } from "./detail";
@@ -12,13 +13,7 @@ import { billingMonthWindow, utcDayWindow } from "./windows";
 const admin = { type: "staff", email: "admin@test.local" } as const;
 
 describe.skipIf(skipWithoutDatabase())("overview, detail and audit log reads", () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase("ceilings_read");
-  });
-  afterAll(async () => {
-    await t?.drop();
-  });
+  const t = useTestDatabase("ceilings_read");
 
   it("shows used, held and remaining in the open window, killed and fullest first", async () => {
     const now = new Date();

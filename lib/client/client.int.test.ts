@@ -3,7 +3,8 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPostgres, type Database } from "@/db/client";
 import { reservations } from "@/db/schema";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import type { ApiDeps } from "@/app/api/v1/_lib/deps";
 import { makeKey } from "@/app/api/v1/_lib/test-support";
 import { startTestApiServer, type TestApiServer } from "@/app/api/v1/_lib/test-server";
@@ -22,7 +23,7 @@ import {
 // dead database (a closed port) makes the server answer 503 exactly as in production.
 
 describe.skipIf(skipWithoutDatabase())("the Ceilings client over HTTP", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("client", { max: 6 });
   let dead: Database;
   let api: TestApiServer;
   /** How many of the next requests get the dead database (and so a 503). */
@@ -32,7 +33,6 @@ describe.skipIf(skipWithoutDatabase())("the Ceilings client over HTTP", () => {
   let secret: string;
 
   beforeAll(async () => {
-    t = await createTestDatabase("client", { max: 6 });
     dead = openPostgres("postgres://postgres@127.0.0.1:9/nowhere", { max: 1, connectTimeoutSeconds: 1 });
     api = await startTestApiServer((): ApiDeps => {
       if (failNext > 0) {
@@ -51,7 +51,6 @@ describe.skipIf(skipWithoutDatabase())("the Ceilings client over HTTP", () => {
   afterAll(async () => {
     await api?.close();
     await dead?.close();
-    await t?.drop();
   });
 
   const client = (extra: Partial<Parameters<typeof createCeilingsClient>[0]> = {}) =>

@@ -1,25 +1,22 @@
 import { count, eq, sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { findDrift } from "@/lib/alerts/reconcile";
 import { verifyPassword } from "@/lib/auth/password";
 import { resultRows } from "@/db/client";
 import { DEMO_PASSWORD } from "./catalog";
 import { endpoints, staff } from "@/db/schema";
 import { seedDemoIfEmpty } from "./seed";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 
 const quiet = { log: () => {}, bcryptCost: 4 };
 
 describe.skipIf(skipWithoutDatabase())("demo seed on Postgres", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("seed");
   let seededFirst: boolean;
   const printed: string[] = [];
   beforeAll(async () => {
-    t = await createTestDatabase("seed");
     seededFirst = await seedDemoIfEmpty(t.db, { ...quiet, log: (line) => printed.push(line), dataDir: ".data" });
-  });
-  afterAll(async () => {
-    await t.drop();
   });
 
   it("seeds an empty database once, and leaves a seeded one alone", async () => {
@@ -73,13 +70,7 @@ describe.skipIf(skipWithoutDatabase())("demo seed on Postgres", () => {
 });
 
 describe.skipIf(skipWithoutDatabase())("demo seed racing itself", () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase("seed race");
-  });
-  afterAll(async () => {
-    await t.drop();
-  });
+  const t = useTestDatabase("seed race");
 
   it("seeds exactly once when two processes start on an empty database together", async () => {
     const results = await Promise.all([seedDemoIfEmpty(t.db, quiet), seedDemoIfEmpty(t.db, quiet), seedDemoIfEmpty(t.db, quiet)]);

@@ -1,7 +1,8 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openPostgres, resultRows } from "@/db/client";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { makeEndpoint, setCeilingValue } from "@/lib/enforcement/test-fixtures";
 import { createFakeProvider, type FakeProvider } from "./fake-provider";
 import { handleSubscribe, type SubscribeLogEntry, UNIFORM_BODY } from "./subscribe-handler";
@@ -13,14 +14,8 @@ const COOLDOWN = { metric: "calls", scope: "destination", window: "first_hit", w
 type Answer = { status: number; body: string; headers: [string, string][]; ms: number };
 
 describe.skipIf(skipWithoutDatabase())("demo subscribe: one reserve, then the send, and a uniform answer", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("demo_subscribe");
 
-  beforeAll(async () => {
-    t = await createTestDatabase("demo_subscribe");
-  });
-  afterAll(async () => {
-    await t?.drop();
-  });
 
   function harness(endpoint: string, provider: FakeProvider, db = t.db) {
     const log: SubscribeLogEntry[] = [];

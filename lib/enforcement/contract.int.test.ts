@@ -1,7 +1,8 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openPostgres } from "@/db/client";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { createTestDatabase, skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { CONTRACT_VERSION } from "./contract";
 import { batcherFor, reserve } from "./reserve";
 import { makeEndpoint, PATIENT } from "./test-fixtures";
@@ -12,14 +13,8 @@ import { unavailableCounts } from "./unavailable";
 // function signature that is not there.
 
 describe.skipIf(skipWithoutDatabase())("contract version", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("contract", { max: 4 });
 
-  beforeAll(async () => {
-    t = await createTestDatabase("contract", { max: 4 });
-  });
-  afterAll(async () => {
-    await t?.drop();
-  });
 
   it("refuses every reservation on another contract version, naming npm run db:migrate", async () => {
     const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 100 }] });

@@ -1,8 +1,9 @@
 import net from "node:net";
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { openPostgres, resultRows } from "@/db/client";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { createTestDatabase, skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { batcherFor, reserve } from "./reserve";
 import { counterTotals, countRows, makeEndpoint } from "./test-fixtures";
 import { unavailableCounts } from "./unavailable";
@@ -27,18 +28,14 @@ async function closedPort(): Promise<number> {
 }
 
 describe.skipIf(skipWithoutDatabase())("fail closed", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("failclosed", { max: 4 });
   let key: string;
   let ceilingId: number;
 
   beforeAll(async () => {
-    t = await createTestDatabase("failclosed", { max: 4 });
     const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 100 }] });
     key = e.key;
     ceilingId = e.ceilingIds[0] ?? 0;
-  });
-  afterAll(async () => {
-    await t?.drop();
   });
 
   it("refuses as unavailable when nothing listens on the database port", async () => {
@@ -138,13 +135,7 @@ describe.skipIf(skipWithoutDatabase())("fail closed", () => {
 });
 
 describe.skipIf(skipWithoutDatabase())("bounded refusal logging", () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase("refusal_log", { max: 6 });
-  });
-  afterAll(async () => {
-    await t?.drop();
-  });
+  const t = useTestDatabase("refusal_log", { max: 6 });
 
   it("folds a flood of identical refusals into rows with a count", async () => {
     const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 0 }] });

@@ -1,8 +1,9 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { openPostgres, resultRows } from "@/db/client";
 import { ceilingOverrides } from "@/db/schema";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { batcherFor, reserve } from "./reserve";
 import { expireReservations, releaseReservation, settleReservation } from "./resolve";
 import { counterTotals, countRows, makeEndpoint, PATIENT } from "./test-fixtures";
@@ -17,14 +18,10 @@ async function stateOf(db: TestDatabase["db"], id: string): Promise<string | und
 }
 
 describe.skipIf(skipWithoutDatabase())("grant answers and canonical callers", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("grant_answer", { max: 6 });
 
   beforeAll(async () => {
-    t = await createTestDatabase("grant_answer", { max: 6 });
     batcherFor(t.db, PATIENT);
-  });
-  afterAll(async () => {
-    await t?.drop();
   });
 
   const oneCeiling = [{ metric: "units" as const, scope: "global" as const, window: "utc_day" as const, value: 1000 }];

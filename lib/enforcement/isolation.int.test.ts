@@ -1,7 +1,8 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { openPostgres } from "@/db/client";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { type BatchRequest, callReserveBatch, ReservationBatcher } from "./batcher";
 import { reserve } from "./reserve";
 import { countRows, makeEndpoint } from "./test-fixtures";
@@ -12,11 +13,10 @@ import { type BatchAnswer, ReservationInputError } from "./types";
 // reach the database, as they would from a caller that skipped the library's checks.
 
 describe.skipIf(skipWithoutDatabase())("batch isolation", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("isolation", { max: 6 });
   let key: string;
 
   beforeAll(async () => {
-    t = await createTestDatabase("isolation", { max: 6 });
     const e = await makeEndpoint(t.db, {
       ceilings: [
         { metric: "units", scope: "global", window: "utc_day", value: 1_000_000 },
@@ -31,9 +31,6 @@ describe.skipIf(skipWithoutDatabase())("batch isolation", () => {
         return new;
       end $$`);
     await t.ownerDb.execute(sql`create trigger poison before insert on reservations for each row execute function poison_reservation()`);
-  });
-  afterAll(async () => {
-    await t?.drop();
   });
 
   function batch(): { requests: BatchRequest[]; poisoned: Set<number> } {

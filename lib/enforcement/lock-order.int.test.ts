@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openPostgres } from "@/db/client";
 import { ceilingOverrides } from "@/db/schema";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { type BatchRequest, callReserveBatch } from "./batcher";
 import { makeEndpoint } from "./test-fixtures";
 
@@ -15,14 +16,8 @@ const CALLERS = 10;
 const DESTINATIONS = 5;
 
 describe.skipIf(skipWithoutDatabase())("lock order", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("lock_order", { max: 2 });
 
-  beforeAll(async () => {
-    t = await createTestDatabase("lock_order", { max: 2 });
-  });
-  afterAll(async () => {
-    await t?.drop();
-  });
 
   it("runs opposite-order batches on every lockable kind with no deadlock in 10,000 calls", async () => {
     // Endpoint locks (two endpoints), ceilings, overrides, throttle counters, cooldown locks,

@@ -1,7 +1,8 @@
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPostgres } from "@/db/client";
-import { createTestDatabase, databaseUrl, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { databaseUrl, skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { env } from "@/lib/env";
 import { batcherFor, reserve } from "./reserve";
 import { releaseReservation, settleReservation } from "./resolve";
@@ -71,12 +72,11 @@ class CuttableProxy {
 }
 
 describe.skipIf(skipWithoutDatabase())("a network cut", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("network_cut", { max: 2 });
   let proxy: CuttableProxy;
   let proxied: string;
 
   beforeAll(async () => {
-    t = await createTestDatabase("network_cut", { max: 2 });
     const server = new URL(env().TEST_DATABASE_URL ?? "");
     proxy = new CuttableProxy({ host: server.hostname, port: Number(server.port || 5432) });
     const port = await proxy.listen();
@@ -87,7 +87,6 @@ describe.skipIf(skipWithoutDatabase())("a network cut", () => {
   });
   afterAll(async () => {
     await proxy?.close();
-    await t?.drop();
   });
 
   it("decides calls again within 2 s of the heal after 8 s of silence; settle and release fail retryably", async () => {

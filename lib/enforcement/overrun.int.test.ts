@@ -1,7 +1,8 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { batcherFor, reserve } from "./reserve";
 import { expireReservations, releaseReservation, settleReservation } from "./resolve";
 import { counterTotals, makeEndpoint, PATIENT } from "./test-fixtures";
@@ -11,14 +12,10 @@ import { ReservationInputError } from "./types";
 // release), and nothing is charged above the per-call max.
 
 describe.skipIf(skipWithoutDatabase())("overruns", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("overrun", { max: 6 });
 
   beforeAll(async () => {
-    t = await createTestDatabase("overrun", { max: 6 });
     batcherFor(t.db, PATIENT);
-  });
-  afterAll(async () => {
-    await t?.drop();
   });
 
   async function setup() {

@@ -1,6 +1,7 @@
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { describe, expect, it } from "vitest";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { counterTotals, makeEndpoint, startFixtureProcess } from "./test-fixtures";
 
 // The one-step property across independent OS processes, each with its own pool and batcher:
@@ -12,13 +13,7 @@ function startStorm(url: string, endpoint: string, count: number, amount: number
 }
 
 describe.skipIf(skipWithoutDatabase())("one step across processes", () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase("processes", { max: 2 });
-  });
-  afterAll(async () => {
-    await t?.drop();
-  });
+  const t = useTestDatabase("processes", { max: 2 });
 
   it("three processes of 80 reservations of 2 units against 100 remaining admit exactly 50", async () => {
     const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 100 }] });

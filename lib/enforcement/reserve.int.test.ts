@@ -1,28 +1,20 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
-import { batcherFor, reserve } from "./reserve";
+import { describe, expect, it } from "vitest";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
+import { reserve } from "./reserve";
 import { releaseReservation, settleReservation } from "./resolve";
-import { counterTotals, countRows, makeEndpoint, openPools, PATIENT, setCeilingValue } from "./test-fixtures";
+import { counterTotals, countRows, makeEndpoint, openPools, setCeilingValue } from "./test-fixtures";
+import { useRacingPools } from "./test-suite";
 import { type Decision, ReservationInputError } from "./types";
 
 const granted = (ds: Decision[]) => ds.filter((d) => d.status === "granted").length;
 
 describe.skipIf(skipWithoutDatabase())("reserve: one atomic step on real Postgres", () => {
-  let t: TestDatabase;
-  let pools: ReturnType<typeof openPools>;
-
-  beforeAll(async () => {
-    t = await createTestDatabase("reserve", { max: 8 });
-    batcherFor(t.db, PATIENT);
-    // Four independent pools, each with its own batcher: four "processes" racing on one row.
-    // Small batches, many in flight: the most chances for two batches to race on one row.
-    pools = openPools(t.url, 4, 6, { maxInFlight: 4, maxBatch: 16 });
-  });
-  afterAll(async () => {
-    await pools?.close();
-    await t?.drop();
-  });
+  const t = useTestDatabase("reserve", { max: 8 });
+  // Four independent pools, each with its own batcher: four "processes" racing on one row.
+  // Small batches, many in flight: the most chances for two batches to race on one row.
+  const pools = useRacingPools(t, 4, 6, { maxInFlight: 4, maxBatch: 16 });
 
   it("admits exactly floor(L / a) of N concurrent reservations from independent pools", async () => {
     const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 100 }] });

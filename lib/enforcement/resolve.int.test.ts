@@ -1,25 +1,17 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
-import { batcherFor, reserve } from "./reserve";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
+import { reserve } from "./reserve";
 import { expireReservations, releaseReservation, settleReservation } from "./resolve";
-import { counterTotals, countRows, makeEndpoint, openPools, PATIENT } from "./test-fixtures";
+import { counterTotals, countRows, makeEndpoint } from "./test-fixtures";
+import { useRacingPools } from "./test-suite";
 import type { Granted } from "./types";
 
 describe.skipIf(skipWithoutDatabase())("settle, release and expiry on real Postgres", () => {
-  let t: TestDatabase;
-  let pools: ReturnType<typeof openPools>;
-
-  beforeAll(async () => {
-    t = await createTestDatabase("resolve", { max: 8 });
-    batcherFor(t.db, PATIENT);
-    pools = openPools(t.url, 3, 6);
-  });
-  afterAll(async () => {
-    await pools?.close();
-    await t?.drop();
-  });
+  const t = useTestDatabase("resolve", { max: 8 });
+  const pools = useRacingPools(t, 3, 6);
 
   async function grant(key: string, amount: number, ttlSeconds?: number): Promise<Granted> {
     const d = await reserve(t.db, { endpoint: key, amount, ttlSeconds });

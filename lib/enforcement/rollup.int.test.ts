@@ -1,25 +1,17 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
-import { batcherFor, reserve } from "./reserve";
-import { makeEndpoint, openPools, PATIENT } from "./test-fixtures";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
+import { reserve } from "./reserve";
+import { makeEndpoint } from "./test-fixtures";
+import { useRacingPools } from "./test-suite";
 
 // Refusals logged by reserve_batch (ceilings.log_refusals) are counted into refusal_hourly in the
 // same transaction; the chart over long ranges reads only that table, so it must match the log.
 describe.skipIf(skipWithoutDatabase())("refusals land in the hourly rollup", () => {
-  let t: TestDatabase;
-  let pools: ReturnType<typeof openPools>;
-
-  beforeAll(async () => {
-    t = await createTestDatabase("refusal_rollup_enforcement", { max: 8 });
-    batcherFor(t.db, PATIENT);
-    pools = openPools(t.url, 4, 6);
-  });
-  afterAll(async () => {
-    await pools?.close();
-    await t?.drop();
-  });
+  const t = useTestDatabase("refusal_rollup_enforcement", { max: 8 });
+  const pools = useRacingPools(t, 4, 6);
 
   type Count = { hour: string; gate: string; n: number };
   async function byHourAndGate(endpointId: number): Promise<{ rollup: Count[]; raw: Count[] }> {

@@ -1,7 +1,8 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { windowFor } from "@/lib/ceilings/windows";
 import type { CeilingWindow } from "@/lib/vocabulary";
 
@@ -29,13 +30,7 @@ const cases: { window: CeilingWindow; billingDay: number; windowSeconds: number 
 ];
 
 describe.skipIf(skipWithoutDatabase())("windows agree in SQL and TypeScript", () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase("windows", { max: 1 });
-  });
-  afterAll(async () => {
-    await t?.drop();
-  });
+  const t = useTestDatabase("windows", { max: 1 });
 
   it.each(["UTC", "America/New_York", "Pacific/Chatham"])("in session time zone %s", async (zone) => {
     await t.db.execute(sql`set timezone = ${sql.raw(`'${zone}'`)}`);

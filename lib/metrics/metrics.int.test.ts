@@ -1,7 +1,8 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openPostgres } from "@/db/client";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { batcherFor, reserve, settleReservation } from "@/lib/enforcement";
 import { makeEndpoint, setCeilingValue } from "@/lib/enforcement/test-fixtures";
 import { checkMetricsAccess, metrics, startMetricsServer } from "./index";
@@ -21,14 +22,8 @@ function sample(text: string, name: string, labels: Record<string, string>): num
 }
 
 describe.skipIf(skipWithoutDatabase())("Prometheus metrics", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("metrics", { max: 6 });
   const m = metrics("app");
-  beforeAll(async () => {
-    t = await createTestDatabase("metrics", { max: 6 });
-  });
-  afterAll(async () => {
-    await t?.drop();
-  });
 
   it("counts grants, refusals by gate and endpoint, unavailable by reason, overruns, expiries and batch sizes", async () => {
     const e = await makeEndpoint(t.db, { perCallMax: 10, ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 20 }] });

@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { beforeAll, describe, expect, it } from "vitest";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { createEndpoint } from "@/lib/ceilings/test-fixtures";
 import { countRefusalsByGate } from "./chart";
 import { countAllRefusals, countMatchingRefusals } from "./counts";
@@ -10,14 +11,13 @@ import { insertRefusals, minutesAgo } from "./test-fixtures";
 
 // One hand-made log, and for each filter the exact set of rows it must return.
 describe.skipIf(skipWithoutDatabase())("refusal log filters on real Postgres", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("refusal_filters");
   const now = new Date("2025-06-10T12:00:00.000Z");
   const ids: Record<string, number> = {};
   let emailKey = "";
   let dailyCeiling = 0;
 
   beforeAll(async () => {
-    t = await createTestDatabase("refusal_filters");
     const email = await createEndpoint(t.db, { key: "email.subscribe" });
     const sms = await createEndpoint(t.db, { key: "sms.reset" });
     emailKey = email.key;
@@ -36,9 +36,6 @@ describe.skipIf(skipWithoutDatabase())("refusal log filters on real Postgres", (
     Object.keys(rows).forEach((name, i) => {
       ids[name] = inserted[i] ?? -1;
     });
-  });
-  afterAll(async () => {
-    await t?.drop();
   });
 
   async function names(input: Record<string, string>): Promise<string[]> {

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { createEndpoint } from "@/lib/ceilings/test-fixtures";
 import { refusalCsvChunks } from "./export";
 import { KeysetCursor } from "@/lib/keyset";
@@ -10,13 +11,7 @@ import { purgeOldRefusals } from "./purge";
 import { insertRefusals, minutesAgo } from "./test-fixtures";
 
 describe.skipIf(skipWithoutDatabase())("refusal paging, export and purge on real Postgres", () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase("refusal_paging");
-  });
-  afterAll(async () => {
-    await t?.drop();
-  });
+  const t = useTestDatabase("refusal_paging");
 
   it("pages older without skipping or repeating rows while newer refusals arrive", async () => {
     const ep = await createEndpoint(t.db);

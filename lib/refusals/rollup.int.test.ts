@@ -1,7 +1,8 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { createEndpoint } from "@/lib/ceilings/test-fixtures";
 import { countRefusalsByGate, gateChartQuery } from "./chart";
 import { RefusalFilters } from "./filters";
@@ -14,12 +15,11 @@ const DAY = 24 * HOUR;
 // Hand-made refusals over several days, hours, gates and endpoints (and one without an endpoint
 // id); for every range and filter the chart read from refusal_hourly must equal the raw chart.
 describe.skipIf(skipWithoutDatabase())("hourly refusal rollup on real Postgres", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("refusal_rollup");
   const now = new Date("2025-06-10T12:34:56.789Z");
   let emailKey = "";
 
   beforeAll(async () => {
-    t = await createTestDatabase("refusal_rollup");
     const email = await createEndpoint(t.db, { key: "email.subscribe" });
     const sms = await createEndpoint(t.db, { key: "sms.reset" });
     emailKey = email.key;
@@ -33,9 +33,6 @@ describe.skipIf(skipWithoutDatabase())("hourly refusal rollup on real Postgres",
     }
     specs.push({ endpointId: null, endpointKey: email.key, at: new Date(now.getTime() - 2 * DAY), gate: "unavailable", count: 5 });
     await insertRefusals(t.db, specs);
-  });
-  afterAll(async () => {
-    await t?.drop();
   });
 
   const ranges: [string, Record<string, string>][] = [

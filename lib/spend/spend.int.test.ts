@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { auditEvents, ceilings, endpoints, usage, type NewAuditEvent } from "@/db/schema";
 import { openPostgres } from "@/db/client";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { dailySpend, monthToDate, overviewTrends, SpendNotFoundError } from "./index";
 
 // A hand-made history. "Now" is 2025-03-20 12:00 UTC. Every expected number below is worked out
@@ -91,14 +92,10 @@ async function seedHistory(t: TestDatabase): Promise<Ids> {
 }
 
 describe.skipIf(skipWithoutDatabase())("spend aggregations", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("spend");
   let ids: Ids;
   beforeAll(async () => {
-    t = await createTestDatabase("spend");
     ids = await seedHistory(t);
-  });
-  afterAll(async () => {
-    await t?.drop();
   });
 
   it("sums each UTC day over 30 days with zeros for empty days, money in micros", async () => {

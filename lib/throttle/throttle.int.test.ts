@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { describe, expect, it } from "vitest";
+import { skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { type Decision, reserve } from "@/lib/enforcement";
 import { countRows, makeEndpoint } from "@/lib/enforcement/test-fixtures";
 import { listThrottleActivity } from "./activity";
@@ -16,14 +17,8 @@ async function attempts(db: TestDatabase["db"], endpoint: string, caller: string
 }
 
 describe.skipIf(skipWithoutDatabase())("throttle: a soft per-caller rate in front of the ceilings", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("throttle");
 
-  beforeAll(async () => {
-    t = await createTestDatabase("throttle");
-  });
-  afterAll(async () => {
-    await t?.drop();
-  });
 
   it("refuses a caller over the rate with gate throttle while another caller is let through", async () => {
     const e = await makeEndpoint(t.db, { throttlePerMinute: LIMIT, ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1000 }] });

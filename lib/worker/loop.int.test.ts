@@ -1,7 +1,8 @@
 import { eq, sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { alertDeliveries, alertDestinations, alerts, reservations, workerHeartbeats } from "@/db/schema";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { startReceiver } from "@/lib/alerts/test-receiver";
 import { killEndpoint } from "@/lib/ceilings";
 import { reserve } from "@/lib/enforcement";
@@ -23,13 +24,7 @@ const settings = (name: string): WorkerSettings => ({
 });
 
 describe.skipIf(skipWithoutDatabase())("the worker loop", () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase("worker_loop", { max: 4 });
-  });
-  afterAll(async () => {
-    await t?.drop();
-  });
+  const t = useTestDatabase("worker_loop", { max: 4 });
 
   it("sweeps expired reservations, fires the kill alert and delivers it in one loop, then beats", async () => {
     const receiver = await startReceiver();

@@ -1,8 +1,9 @@
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Role } from "@/lib/auth/roles";
 import { alertDestinations, alerts, auditEvents } from "@/db/schema";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { fireAlert } from "@/lib/alerts";
 import type { ActionDeps } from "@/app/_lib/action-deps";
 import { acknowledgeAlertsCore, createDestinationCore, deleteDestinationCore, setDestinationEnabledCore } from "./alert-action-core";
@@ -12,13 +13,7 @@ import { form } from "@/app/_lib/test-form";
 const rank: Record<Role, number> = { viewer: 0, operator: 1, admin: 2 };
 
 describe.skipIf(skipWithoutDatabase())("alert server actions check the role themselves", () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase("alert_actions", { max: 3 });
-  });
-  afterAll(async () => {
-    await t?.drop();
-  });
+  const t = useTestDatabase("alert_actions", { max: 3 });
 
   const deps = (who: Role | null, revalidated: string[] = []): ActionDeps => ({
     session: async () => (who === null ? null : { id: 7, email: `${who}@t`, role: who }),

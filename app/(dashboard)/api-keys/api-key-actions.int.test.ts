@@ -1,7 +1,8 @@
 import { count, eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { apiKeys, auditEvents } from "@/db/schema";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { authenticateApiKey, hashToken } from "@/lib/api-keys";
 import type { SessionStaff } from "@/lib/auth";
 import type { Role } from "@/lib/auth/roles";
@@ -13,7 +14,7 @@ import { form } from "@/app/_lib/test-form";
 
 
 describe.skipIf(skipWithoutDatabase())("API key server actions", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("api_key_actions", { max: 4 });
   let endpointKey: string;
   const revalidated: string[] = [];
   const as = (role: Role | null): ActionDeps => ({
@@ -30,11 +31,7 @@ describe.skipIf(skipWithoutDatabase())("API key server actions", () => {
   const created = (state: ActionState) => (state.status === "ok" && state.secret ? state.secret : null);
 
   beforeAll(async () => {
-    t = await createTestDatabase("api_key_actions", { max: 4 });
     endpointKey = (await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 10 }] })).key;
-  });
-  afterAll(async () => {
-    await t?.drop();
   });
 
   it("creates a key for an admin: the secret is returned once, only its hash is stored, the audit row is written", async () => {

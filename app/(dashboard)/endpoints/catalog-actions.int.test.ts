@@ -1,9 +1,10 @@
 import { asc, count, desc, eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ActionDeps } from "@/app/_lib/action-deps";
 import type { ActionState } from "@/app/_lib/define-action";
 import { auditEvents, ceilings, endpoints } from "@/db/schema";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import type { Role } from "@/lib/auth/roles";
 import { createEndpoint } from "@/lib/catalog";
 import { addCeilingCore, archiveEndpointCore, createEndpointCore, removeCeilingCore, unarchiveEndpointCore, updateEndpointCore } from "./catalog-action-core";
@@ -20,13 +21,7 @@ const day = { metric: "units", scope: "global", window: "utc_day", value: "100",
 let n = 0;
 
 describe.skipIf(skipWithoutDatabase())("catalog server actions", () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase("catalog_actions");
-  });
-  afterAll(async () => {
-    await t?.drop();
-  });
+  const t = useTestDatabase("catalog_actions");
 
   const deps = (role: Role | null): ActionDeps => ({
     session: async () => (role ? { id: 1, email: `${role}@example.com`, role } : null),

@@ -1,6 +1,7 @@
 import { asc } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { beforeAll, describe, expect, it } from "vitest";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { auditEvents } from "@/db/schema/audit-events";
 import { staff } from "@/db/schema/staff";
 import { addStaff, type SessionStaff } from "@/lib/auth";
@@ -12,7 +13,7 @@ const PASSWORD = "correct horse battery";
 
 
 describe.skipIf(skipWithoutDatabase())("staff server actions", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("staff_actions");
   let viewer: SessionStaff;
   let operator: SessionStaff;
   let admin: SessionStaff;
@@ -31,7 +32,6 @@ describe.skipIf(skipWithoutDatabase())("staff server actions", () => {
   });
 
   beforeAll(async () => {
-    t = await createTestDatabase("staff_actions");
     const actor = { type: "cli", name: "test" } as const;
     const add = async (email: string, role: SessionStaff["role"]) => {
       const { staff: s } = await addStaff(t.db, { email, role, password: PASSWORD, actor, bcryptCost: 4 });
@@ -40,9 +40,6 @@ describe.skipIf(skipWithoutDatabase())("staff server actions", () => {
     admin = await add("admin@example.com", "admin");
     operator = await add("op@example.com", "operator");
     viewer = await add("viewer@example.com", "viewer");
-  });
-  afterAll(async () => {
-    await t.drop();
   });
 
   it("refuses a viewer, an operator and a visitor on every staff action, and nothing changes", async () => {

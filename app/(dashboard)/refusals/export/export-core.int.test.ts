@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { auditEvents } from "@/db/schema";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import type { Role } from "@/lib/auth/roles";
 import { createEndpoint } from "@/lib/ceilings/test-fixtures";
 import { insertRefusals } from "@/lib/refusals/test-fixtures";
@@ -9,19 +10,15 @@ import type { SessionStaff } from "@/app/_lib/session";
 import { exportRefusalsCore, exportRefusalsRequest } from "./export-core";
 
 describe.skipIf(skipWithoutDatabase())("refusal export checks the role itself and masks for non-admins", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("refusal_export");
   let key = "";
   beforeAll(async () => {
-    t = await createTestDatabase("refusal_export");
     const ep = await createEndpoint(t.db, { key: "sms.reset" });
     key = ep.key;
     await insertRefusals(t.db, [
       { endpointId: ep.endpointId, endpointKey: ep.key, at: new Date(), gate: "cooldown", caller: "acct_7h3k9q89", destination: "+14155554567", count: 3 },
       { endpointId: ep.endpointId, endpointKey: ep.key, at: new Date(Date.now() - 1000), gate: "ceiling", caller: "john.doe@gmail.com", destination: "+14155550000" },
     ]);
-  });
-  afterAll(async () => {
-    await t?.drop();
   });
 
   const as = (role: Role | null) => ({
@@ -73,13 +70,7 @@ describe.skipIf(skipWithoutDatabase())("refusal export checks the role itself an
 });
 
 describe.skipIf(skipWithoutDatabase())("refusal export changes nothing on a GET or a cross-origin POST", () => {
-  let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase("refusal_export_csrf");
-  });
-  afterAll(async () => {
-    await t?.drop();
-  });
+  const t = useTestDatabase("refusal_export_csrf");
   const deps = {
     session: async (): Promise<SessionStaff | null> => ({ id: 1, email: "admin@test.local", role: "admin" }),
     db: async () => t.db,

@@ -4,7 +4,8 @@ import Ajv2020 from "ajv/dist/2020";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { openPostgres, type Database } from "@/db/client";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { setEndpointArchived } from "@/lib/catalog";
 import { openApiDocument } from "@/lib/http";
 import { makeEndpoint, setCeilingValue } from "@/lib/enforcement/test-fixtures";
@@ -64,20 +65,17 @@ describe("the OpenAPI document", () => {
 });
 
 describe.skipIf(skipWithoutDatabase())("real answers of every route match the OpenAPI document", () => {
-  let t: TestDatabase;
+  const t = useTestDatabase("openapi", { max: 6 });
   let dead: Database;
-  let deps: ApiDeps;
+  const deps: ApiDeps = { db: async () => t.db };
   let deadDeps: ApiDeps;
 
   beforeAll(async () => {
-    t = await createTestDatabase("openapi", { max: 6 });
-    deps = { db: async () => t.db };
     dead = openPostgres("postgres://postgres@127.0.0.1:9/nowhere", { max: 1, connectTimeoutSeconds: 1 });
     deadDeps = { db: async () => dead.db };
   });
   afterAll(async () => {
     await dead?.close();
-    await t?.drop();
   });
 
   it("POST /api/v1/reservations, settle, release and GET /api/v1/endpoints/{key}", async () => {

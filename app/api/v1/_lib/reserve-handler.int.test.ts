@@ -1,7 +1,8 @@
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { apiKeys } from "@/db/schema";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { revokeApiKey } from "@/lib/api-keys";
 import { setEndpointArchived } from "@/lib/catalog";
 import { counterTotals, makeEndpoint } from "@/lib/enforcement/test-fixtures";
@@ -10,17 +11,9 @@ import { handleReserve } from "./reserve-handler";
 import { apiRequest, chargeSnapshot, errorCode, makeKey, read, type Send } from "./test-support";
 
 describe.skipIf(skipWithoutDatabase())("POST /api/v1/reservations on real Postgres", () => {
-  let t: TestDatabase;
-  let deps: ApiDeps;
+  const t = useTestDatabase("api_reserve", { max: 8 });
+  const deps: ApiDeps = { db: async () => t.db };
   const post = async (send: Send) => read(await handleReserve(apiRequest("/api/v1/reservations", send), deps));
-
-  beforeAll(async () => {
-    t = await createTestDatabase("api_reserve", { max: 8 });
-    deps = { db: async () => t.db };
-  });
-  afterAll(async () => {
-    await t?.drop();
-  });
 
   it("grants 201 with remaining per ceiling, replays 200, and answers a changed retry 409", async () => {
     const e = await makeEndpoint(t.db, {

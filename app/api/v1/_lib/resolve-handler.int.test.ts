@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { beforeAll, describe, expect, it } from "vitest";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { counterTotals, makeEndpoint } from "@/lib/enforcement/test-fixtures";
 import type { ApiDeps } from "./deps";
 import { handleReserve } from "./reserve-handler";
@@ -7,8 +8,8 @@ import { handleResolve } from "./resolve-handler";
 import { apiRequest, chargeSnapshot, errorCode, makeKey, read, type Send } from "./test-support";
 
 describe.skipIf(skipWithoutDatabase())("settle and release over HTTP on real Postgres", () => {
-  let t: TestDatabase;
-  let deps: ApiDeps;
+  const t = useTestDatabase("api_resolve", { max: 6 });
+  const deps: ApiDeps = { db: async () => t.db };
   let endpoint: Awaited<ReturnType<typeof makeEndpoint>>;
   let keyA: string;
   let keyB: string;
@@ -23,8 +24,6 @@ describe.skipIf(skipWithoutDatabase())("settle and release over HTTP on real Pos
     read(await handleResolve(apiRequest(`/api/v1/reservations/${id}/${verb}`, send), id, verb, deps));
 
   beforeAll(async () => {
-    t = await createTestDatabase("api_resolve", { max: 6 });
-    deps = { db: async () => t.db };
     endpoint = await makeEndpoint(t.db, {
       ceilings: [
         { metric: "units", scope: "global", window: "utc_day", value: 1000 },
@@ -34,9 +33,6 @@ describe.skipIf(skipWithoutDatabase())("settle and release over HTTP on real Pos
     keyA = (await makeKey(t.db, { endpoints: [endpoint.key], account: "acct_a" })).secret;
     keyB = (await makeKey(t.db, { endpoints: [endpoint.key], account: "acct_b" })).secret;
     service = (await makeKey(t.db, { endpoints: [endpoint.key], trusted: true })).secret;
-  });
-  afterAll(async () => {
-    await t?.drop();
   });
 
   it("settles to the actual use (200) and replays the same settle", async () => {

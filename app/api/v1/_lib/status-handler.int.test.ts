@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ceilingOverrides } from "@/db/schema";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
 import { makeEndpoint, setCeilingValue } from "@/lib/enforcement/test-fixtures";
 import type { ApiDeps } from "./deps";
 import { handleReserve } from "./reserve-handler";
@@ -8,18 +9,10 @@ import { handleEndpointStatus } from "./status-handler";
 import { apiRequest, errorCode, makeKey, read } from "./test-support";
 
 describe.skipIf(skipWithoutDatabase())("GET /api/v1/endpoints/{key} on real Postgres", () => {
-  let t: TestDatabase;
-  let deps: ApiDeps;
+  const t = useTestDatabase("api_status", { max: 6 });
+  const deps: ApiDeps = { db: async () => t.db };
   const status = async (key: string | null, endpointKey: string, query = "") =>
     read(await handleEndpointStatus(apiRequest(`/api/v1/endpoints/${endpointKey}${query}`, { key, method: "GET" }), endpointKey, deps));
-
-  beforeAll(async () => {
-    t = await createTestDatabase("api_status", { max: 6 });
-    deps = { db: async () => t.db };
-  });
-  afterAll(async () => {
-    await t?.drop();
-  });
 
   it("reports each ceiling's value, used, held and remaining in its window, per-caller ones for the key's own account", async () => {
     const e = await makeEndpoint(t.db, {
