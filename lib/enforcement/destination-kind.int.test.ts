@@ -1,26 +1,18 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
-import { createTestDatabase, skipWithoutDatabase, type TestDatabase } from "@/db/testing";
-import { batcherFor, reserve } from "./reserve";
-import { counterTotals, makeEndpoint, openPools, PATIENT } from "./test-fixtures";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
+import { reserve } from "./reserve";
+import { counterTotals, makeEndpoint } from "./test-fixtures";
+import { useRacingPools } from "./test-suite";
 
 // A cooldown declares what it counts (destinationKind): one per email address cannot be dodged by
 // sending the same message to a phone number, which would open a cooldown window of its own.
 
 describe.skipIf(skipWithoutDatabase())("a cooldown's destination kind binds", () => {
-  let t: TestDatabase;
-  let pools: ReturnType<typeof openPools>;
-
-  beforeAll(async () => {
-    t = await createTestDatabase("destination_kind", { max: 8 });
-    batcherFor(t.db, PATIENT);
-    pools = openPools(t.url, 3, 6, { maxInFlight: 4, maxBatch: 16 });
-  });
-  afterAll(async () => {
-    await pools?.close();
-    await t?.drop();
-  });
+  const t = useTestDatabase("destination_kind", { max: 8 });
+  const pools = useRacingPools(t, 3, 6, { maxInFlight: 4, maxBatch: 16 });
 
   const cooldownPer = (destinationKind: "email" | "phone") =>
     makeEndpoint(t.db, {
