@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { type Db, resultRows } from "@/db/client";
+import { type Db, preparedRunner, resultRows } from "@/db/client";
 import { replaceControlChars } from "@/lib/canonical/caller";
 import { ContractCheck } from "./contract";
 import { LanePool } from "./lanes";
@@ -229,7 +229,11 @@ type CompactBatch = {
  * the transaction: formatting it in SQL was most of the time the counters stayed locked.
  */
 export async function callReserveBatch(db: Db, requests: BatchRequest[]): Promise<BatchAnswer[]> {
-  const result = await db.execute(sql`select ceilings.reserve_batch(${JSON.stringify(requests)}::jsonb, true) as batch`);
+  const json = JSON.stringify(requests);
+  const prepared = preparedRunner(db);
+  const result = prepared
+    ? await prepared("select ceilings.reserve_batch($1::jsonb, true) as batch", [json])
+    : await db.execute(sql`select ceilings.reserve_batch(${json}::jsonb, true) as batch`);
   const row = resultRows<{ batch: CompactBatch | string }>(result)[0];
   if (!row) throw new Error("reserve_batch returned no row");
   const batch = typeof row.batch === "string" ? (JSON.parse(row.batch) as CompactBatch) : row.batch;
