@@ -34,6 +34,7 @@ export type PostgresOptions = {
 // Pools opened beside a pool, with its URL and settings: enforcement runs each batch on a
 // one-connection pool of its own, so a batch past its deadline can be destroyed alone.
 const siblingOpeners = new WeakMap<Db, SiblingOpener>();
+const clients = new WeakMap<Db, postgres.Sql>();
 export type SiblingOpener = (max: number, connection?: Record<string, string | number>) => Database;
 
 /** Opens a pool on a Postgres server. The only place a postgres.js client is created. */
@@ -50,6 +51,7 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
   });
   const siblings = new Set<Database>();
   const db: Db = drizzle(client, { schema });
+  clients.set(db, client);
   siblingOpeners.set(db, (max, connection) => {
     // Sibling pools are the enforcement lanes: jsonb in and out, no arrays to parse. Without the
     // type lookup, a lane destroyed while it connects leaves no query of postgres.js's own behind
@@ -75,6 +77,17 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
 /** A function that opens another pool on the same server with the same settings, if `db` has one. */
 export function siblingOpener(db: Db): SiblingOpener | undefined {
   return siblingOpeners.get(db);
+}
+
+/**
+ * Runs `text` (placeholders $1, $2, ...) as a named prepared statement of the connection it lands
+ * on, if `db` is a pool opened here: parsed once per connection, then one round trip a call.
+ * db.execute sends every statement with parameters unnamed and asks the server to describe it
+ * first, which costs a round trip and a parse of its own on every call.
+ */
+export function preparedRunner(db: Db): ((text: string, params: string[]) => Promise<unknown[]>) | undefined {
+  const client = clients.get(db);
+  return client && ((text, params) => client.unsafe(text, params, { prepare: true }));
 }
 
 export async function migrateDatabase(database: Database): Promise<void> {
