@@ -52,6 +52,9 @@ DECLARE
   ceiling_window_end timestamptz[];
   ceiling_window_key text[];      -- the window's part of a counter key ('' for a cooldown)
   has_caller_ceiling boolean;
+  caller_endpoints int[] := '{}';      -- endpoints with a per-caller ceiling
+  destination_endpoints int[] := '{}'; -- endpoints with a cooldown
+  killed_endpoints int[] := '{}';      -- endpoints with a ceiling switched off
   overrides jsonb;
   -- per request
   req_endpoint int[] := array_fill(0, ARRAY[n]);
@@ -150,6 +153,12 @@ BEGIN
   JOIN unnest(batch_endpoints) s ON s.id = l.endpoint_id
   CROSS JOIN LATERAL ceilings.window_bounds(l.window, s.billing_day, l.window_seconds, t_now) b;
 
+  FOREACH c IN ARRAY batch_ceilings LOOP
+    IF c.scope = 'caller' THEN caller_endpoints := caller_endpoints || c.endpoint_id; END IF;
+    IF c.scope = 'destination' THEN destination_endpoints := destination_endpoints || c.endpoint_id; END IF;
+    IF c.value = 0 THEN killed_endpoints := killed_endpoints || c.endpoint_id; END IF;
+  END LOOP;
+
   -- Without a per-caller ceiling there is no override to read.
   IF has_caller_ceiling THEN
     SELECT coalesce(jsonb_object_agg(o.ceiling_id || '|' || o.caller, o.value), '{}') INTO overrides
@@ -191,6 +200,10 @@ BEGIN
     req_idempotency_key[i] := nullif(r->>'idempotencyKey', '');
     req_request_id[i] := r->>'requestId';
 
+    -- Only a request without a caller on an endpoint with a per-caller ceiling, or one on an
+    -- endpoint with a cooldown, can fail here, so only those walk the ceilings (where the last
+    -- failing one in id order answers).
+    IF (req_caller[i] = '' AND ep.id = ANY (caller_endpoints)) OR ep.id = ANY (destination_endpoints) THEN
     FOREACH c IN ARRAY batch_ceilings LOOP
       CONTINUE WHEN c.endpoint_id <> ep.id;
       IF c.scope = 'caller' AND req_caller[i] = '' THEN
@@ -211,6 +224,7 @@ BEGIN
       END IF;
     END LOOP;
     CONTINUE WHEN answers[i] IS NOT NULL;
+    END IF;
 
     IF req_idempotency_key[i] IS NOT NULL THEN
       SELECT * INTO v_existing FROM reservations
@@ -227,6 +241,7 @@ BEGIN
       CONTINUE;
     END IF;
 
+    IF ep.id = ANY (killed_endpoints) THEN
     FOREACH c IN ARRAY batch_ceilings LOOP
       IF c.endpoint_id = ep.id AND c.value = 0 THEN
         answers[i] := jsonb_build_object('status', 'refused', 'gate', 'kill_switch', 'ceilingId', c.id,
@@ -235,6 +250,7 @@ BEGIN
       END IF;
     END LOOP;
     CONTINUE WHEN answers[i] IS NOT NULL;
+    END IF;
     req_throttled[i] := ep.throttle_per_minute IS NOT NULL AND req_caller[i] <> '';
   END LOOP;
 
@@ -429,7 +445,11 @@ BEGIN
           'remaining', charge_limit[x] - charge_used[x]));
       END IF;
     END LOOP;
-    v_id := gen_random_uuid();
+    -- Time-ordered (UUID version 7: milliseconds, then 74 random bits): each new reservation
+    -- lands at the right edge of the primary key instead of on a random page of it, which made
+    -- up about 40% of writing a batch's reservations.
+    v_id := encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid())
+              placing substring(int8send((extract(epoch FROM t_now) * 1000)::bigint) FROM 3) FROM 1 FOR 6), 52, 1), 53, 1), 'hex')::uuid;
     v_expires := t_now + make_interval(secs => req_ttl[i]);
     grant_request := grant_request || i;
     grant_id := grant_id || v_id;
