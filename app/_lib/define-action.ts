@@ -5,7 +5,7 @@ import type { AuditActor } from "@/lib/audit/record";
 import { CatalogConflictError, CatalogError } from "@/lib/catalog/errors";
 import { CeilingConflictError } from "@/lib/ceilings/errors";
 import { DomainError } from "@/lib/errors";
-import { checkTextFields, formEntries } from "@/lib/http/strict-input";
+import { strictFormEntries } from "@/lib/http/strict-input";
 import { logError } from "@/lib/log/redact";
 import type { ActionDeps } from "./action-deps";
 import type { ActionState } from "./action-state";
@@ -118,13 +118,13 @@ export function defineAction<Input, const Name extends string>(definition: Actio
   const core = async (deps: ActionDeps, formData: FormData): Promise<ActionState> => {
     // A server action is a public POST endpoint: a forged call may send anything as its form.
     if (!(formData instanceof FormData)) return rejectedForm("the action takes a form");
-    const entries = formEntries(formData);
-    const refused = Array.isArray(entries) ? checkTextFields(entries) : entries;
-    if (refused || !Array.isArray(entries)) {
-      const rejection = refused ?? { field: "form", message: "invalid form", raw: "" };
-      await auditRejectedInput(deps, { action: `${definition.boundary}.rejected`, field: rejection.field, raw: rejection.raw, message: rejection.message, secrets });
-      return rejectedForm(rejection.message);
+    const form = strictFormEntries(formData);
+    if (!form.ok) {
+      const { field, raw, message } = form.rejection;
+      await auditRejectedInput(deps, { action: `${definition.boundary}.rejected`, field, raw, message, secrets });
+      return rejectedForm(message);
     }
+    const { entries } = form;
     const auth = checkRole(await deps.session(), definition.role);
     // Only the message: no form branches on an authorization refusal (HTTP routes use auth.code).
     if (!auth.ok) return { status: "error", error: auth.error };

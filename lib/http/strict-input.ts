@@ -39,14 +39,18 @@ export function checkTextFields(fields: Iterable<[string, string]>, maxLength = 
   return null;
 }
 
-/** FormData as strings, with files refused: no form here uploads anything. */
-export function formEntries(formData: FormData): [string, string][] | InputRejection {
-  const out: [string, string][] = [];
+/**
+ * A form's fields as strings, past the boundary rules: files refused (no form here uploads
+ * anything), then checkTextFields. The first refusal, naming its field, or every entry in order.
+ */
+export function strictFormEntries(formData: FormData, maxLength = MAX_FIELD_LENGTH): { ok: true; entries: [string, string][] } | { ok: false; rejection: InputRejection } {
+  const entries: [string, string][] = [];
   for (const [name, value] of formData.entries()) {
-    if (typeof value !== "string") return { field: name.slice(0, 60), message: `${name.slice(0, 60)} must be text, not a file`, raw: "" };
-    out.push([name, value]);
+    if (typeof value !== "string") return { ok: false, rejection: { field: name.slice(0, 60), message: `${name.slice(0, 60)} must be text, not a file`, raw: "" } };
+    entries.push([name, value]);
   }
-  return out;
+  const rejection = checkTextFields(entries, maxLength);
+  return rejection ? { ok: false, rejection } : { ok: true, entries };
 }
 
 /** A record id: plain decimal digits only, so "0x0A", "1e1", "10.0" and " 10" name no row. */

@@ -4,7 +4,7 @@ import type { SessionStaff } from "@/app/_lib/session";
 import { recordAudit } from "@/lib/audit/record";
 import { apiError, statusOf } from "@/lib/http/responses";
 import { isSameOriginRequest } from "@/lib/http/same-origin";
-import { checkTextFields, formEntries } from "@/lib/http/strict-input";
+import { strictFormEntries } from "@/lib/http/strict-input";
 import { filterParams, parseRefusalQuery, refusalCsvChunks, refusalCsvStream, type SearchParams } from "@/lib/refusals";
 import { logError } from "@/lib/log/redact";
 
@@ -78,12 +78,9 @@ export async function exportRefusalsRequest(deps: ExportDeps, request: Request):
   } catch {
     return apiError(400, "invalid_input", "the export takes a form body");
   }
-  const entries = formEntries(form);
-  const rejection = Array.isArray(entries) ? checkTextFields(entries, 1000) : entries;
-  if (rejection || !Array.isArray(entries)) {
-    return invalidFilters([rejection?.message ?? "invalid form"]);
-  }
+  const read = strictFormEntries(form, 1000);
+  if (!read.ok) return invalidFilters([read.rejection.message]);
   const params: SearchParams = {};
-  for (const [k, v] of entries) if (!(k in params)) params[k] = v;
+  for (const [k, v] of read.entries) if (!(k in params)) params[k] = v;
   return exportRefusalsCore(deps, params);
 }
