@@ -29,26 +29,39 @@ export function formatPercent(ratio: number): string {
   return `${Math.round(ratio * 100)}%`;
 }
 
+// A formatter is costly to build and a table or a chart formats hundreds of amounts: one per
+// currency and style, made on first use.
+const moneyFormatters = new Map<string, Intl.NumberFormat>();
+const MONEY_STYLES = {
+  plain: { minimumFractionDigits: 2, maximumFractionDigits: 2 },
+  small: { minimumFractionDigits: 2, maximumFractionDigits: 6 },
+  compact: { notation: "compact", maximumFractionDigits: 1 },
+} as const satisfies Record<string, Intl.NumberFormatOptions>;
+
+function moneyFormatter(currency: string, style: keyof typeof MONEY_STYLES): Intl.NumberFormat {
+  const key = `${currency}|${style}`;
+  let formatter = moneyFormatters.get(key);
+  if (!formatter) {
+    formatter = new Intl.NumberFormat("en-US", { style: "currency", currency, ...MONEY_STYLES[style] });
+    moneyFormatters.set(key, formatter);
+  }
+  return formatter;
+}
+
 /**
  * Money from integer micros. Amounts under one cent keep up to six decimals (one micro) so a call that
  * costs $0.000042 does not read as $0.00.
  */
 export function formatMoney(micros: number, currency = "USD"): string {
-  const amount = micros / MICROS_PER_UNIT;
   const small = micros !== 0 && Math.abs(micros) < 10_000;
-  return new Intl.NumberFormat("en-US", {
-    style: "currency",
-    currency,
-    minimumFractionDigits: 2,
-    maximumFractionDigits: small ? 6 : 2,
-  }).format(amount);
+  return moneyFormatter(currency, small ? "small" : "plain").format(micros / MICROS_PER_UNIT);
 }
 
 /** Short money for axis ticks: $1.2K. */
 export function formatMoneyCompact(micros: number, currency = "USD"): string {
   const amount = micros / MICROS_PER_UNIT;
   if (Math.abs(amount) < 1000) return formatMoney(micros, currency);
-  return new Intl.NumberFormat("en-US", { style: "currency", currency, notation: "compact", maximumFractionDigits: 1 }).format(amount);
+  return moneyFormatter(currency, "compact").format(amount);
 }
 
 /** Spend shown in units of the endpoint or in its currency (micros). */
@@ -71,22 +84,17 @@ export function formatDateTime(date: Date, options: { seconds?: boolean } = {}):
   return (options.seconds ? dateTimeSecondsFormatter : dateTimeFormatter).format(date);
 }
 
+const dayFormatter = new Intl.DateTimeFormat("en-US", { month: "short", day: "numeric", timeZone: "UTC" });
+const instantFormatter = new Intl.DateTimeFormat("en-US", { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZone: "UTC" });
+
 /** "Mar 5" from "2025-03-05", read as a UTC calendar day (never shifted by the viewer's zone). */
 export function formatDay(day: string): string {
-  const date = new Date(`${day}T00:00:00Z`);
-  return new Intl.DateTimeFormat("en-US", { month: "short", day: "numeric", timeZone: "UTC" }).format(date);
+  return dayFormatter.format(new Date(`${day}T00:00:00Z`));
 }
 
 /** "Mar 5, 14:05 UTC" from epoch milliseconds. */
 export function formatInstant(ms: number): string {
-  return `${new Intl.DateTimeFormat("en-US", {
-    month: "short",
-    day: "numeric",
-    hour: "2-digit",
-    minute: "2-digit",
-    hourCycle: "h23",
-    timeZone: "UTC",
-  }).format(new Date(ms))} UTC`;
+  return `${instantFormatter.format(new Date(ms))} UTC`;
 }
 
 /** "just now", "12 min ago", "3 h ago", "2 days ago". */
