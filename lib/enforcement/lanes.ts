@@ -129,6 +129,21 @@ export class LanePool {
   }
 }
 
+/**
+ * `work` or, if it has not answered `deadlineMs` after this call, a DeadlineError at that moment.
+ * LanePool.run may take up to its cancel grace (and a new connection) longer to give up; a caller
+ * promised a deadline is answered at it, while the abandoned call cleans up behind it.
+ */
+export function answerBy<T>(work: Promise<T>, deadlineMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DeadlineError(deadlineMs)), deadlineMs);
+  });
+  // Once abandoned, the call's own failure is nobody's: it must not surface as unhandled.
+  work.catch(() => {});
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
+
 async function backendPid(db: Db): Promise<number> {
   const rows = resultRows<{ pid: number }>(await db.execute(sql`select pg_backend_pid() as pid`));
   const pid = rows[0]?.pid;

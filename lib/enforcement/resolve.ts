@@ -4,7 +4,7 @@ import { type Db, resultRows } from "@/db/client";
 import { endpoints, reservations } from "@/db/schema";
 import { Caller, type InputErrorCode, ReservationInputError, type Resolution } from "./types";
 import { env } from "@/lib/env";
-import { LanePool } from "./lanes";
+import { answerBy, LanePool } from "./lanes";
 import { enforcementObserver } from "./observer";
 import { classifyFailure, noteUnavailable } from "./unavailable";
 
@@ -31,7 +31,12 @@ export type ResolveOptions = {
 
 async function call(db: Db, query: ReturnType<typeof sql>, options: ResolveOptions): Promise<Resolution> {
   try {
-    const rows = await lanesFor(db).run(options.deadlineMs ?? env().ENFORCEMENT_DEADLINE_MS, (lane) => lane.execute(query));
+    const deadlineMs = options.deadlineMs ?? env().ENFORCEMENT_DEADLINE_MS;
+    // Answered at the deadline itself: the lane's cancel and clean-up go on without the caller.
+    const rows = await answerBy(
+      lanesFor(db).run(deadlineMs, (lane) => lane.execute(query)),
+      deadlineMs,
+    );
     const row = resultRows<{ result: Resolution | { status: "error"; code: InputErrorCode; message: string } }>(rows)[0];
     if (!row) throw new Error("no result row");
     if (row.result.status === "error") throw new ReservationInputError(row.result.code, row.result.message);
@@ -40,8 +45,9 @@ async function call(db: Db, query: ReturnType<typeof sql>, options: ResolveOptio
     if (error instanceof ReservationInputError) throw error;
     const reason = classifyFailure(error);
     noteUnavailable(reason, 1, error);
-    // The reservation stays as it was (held, it expires as fully spent: never under-counted);
-    // the same call again is safe, since settle and release are idempotent.
+    // The change may or may not have been applied (a statement abandoned at its deadline can
+    // still commit); the same call again is safe and tells which, since settle and release are
+    // idempotent. Never applied, the reservation stays held and expires as fully spent.
     return { status: "unavailable", reason, retryable: true, message: `the reservation could not be updated (${reason}); retry` };
   }
 }

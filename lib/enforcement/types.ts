@@ -128,5 +128,8 @@ export type Resolution =
       charged?: number;
       replay?: boolean;
     }
-  /** The database did not answer in time or at all; nothing changed that the caller can see. Retry. */
+  /**
+   * The database did not answer in time or at all. The change may have been applied or not:
+   * retry the same call (idempotent), whose answer says which (`replay: true` if it was).
+   */
   | { status: "unavailable"; message: string; reason: string; retryable: true };
