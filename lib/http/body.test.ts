@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { readJsonBody } from "./body";
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from "./strict-json";
 
 const request = (body: BodyInit | null, headers: Record<string, string> = {}) =>
   new Request("http://x.test/", { method: "POST", body, headers, duplex: "half" } as RequestInit);
@@ -43,5 +44,37 @@ describe("readJsonBody", () => {
     // It stopped reading soon after the limit instead of buffering the whole stream.
     expect(pulled).toBeLessThan(40);
     expect(await readJsonBody(request(`"${"x".repeat(98)}"`), 100)).toEqual({ ok: true, value: "x".repeat(98), empty: false });
+  });
+
+  // 8,000 levels of "[" used to overflow the stack in the control-character walk: a 500 with an
+  // empty body. Any depth is now a 400 naming the limit; the size cap is raised here so that
+  // 100,000 levels reach the parser instead of the 16 KiB limit.
+  const arrays = (n: number) => "[".repeat(n) + "]".repeat(n);
+  const objects = (n: number) => '{"a":'.repeat(n) + "1" + "}".repeat(n);
+  const mixed = (n: number) => '[{"a":'.repeat(n) + "1" + "}]".repeat(n);
+  it.each([
+    ["arrays", arrays],
+    ["objects", objects],
+    ["arrays of objects", mixed],
+  ])("refuses %s nested 8,000 and 100,000 levels deep with a clean 400 nesting_too_deep", async (_name, nest) => {
+    for (const depth of [MAX_JSON_DEPTH + 1, 8_000, 100_000]) {
+      const text = nest(depth);
+      expect(await readJsonBody(request(text), text.length + 1)).toEqual({
+        ok: false,
+        status: 400,
+        code: "nesting_too_deep",
+        message: `the request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`,
+      });
+    }
+  });
+
+  it("accepts nesting up to the limit, and does not count brackets inside strings", async () => {
+    expect(await readJsonBody(request(arrays(MAX_JSON_DEPTH)))).toMatchObject({ ok: true });
+    expect(await readJsonBody(request(objects(MAX_JSON_DEPTH)))).toMatchObject({ ok: true });
+    const brackets = JSON.stringify({ a: "[".repeat(5_000), b: '\\"{{{' });
+    expect(await readJsonBody(request(brackets))).toMatchObject({ ok: true, value: JSON.parse(brackets) });
+    // A string ending in an escaped backslash ends there; an escaped quote does not end it.
+    expect(exceedsJsonDepth(String.raw`["\\", ` + arrays(MAX_JSON_DEPTH) + "]")).toBe(true);
+    expect(exceedsJsonDepth(String.raw`["\"[[[[", ` + arrays(MAX_JSON_DEPTH - 1) + "]")).toBe(false);
   });
 });

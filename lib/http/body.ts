@@ -3,12 +3,12 @@
 
 export const MAX_BODY_BYTES = 16 * 1024;
 
-import { checkStrictJson } from "./strict-json";
+import { checkJsonDepth, checkStrictJson } from "./strict-json";
 
 export type BodyError = {
   ok: false;
   status: 400 | 413;
-  code: "invalid_json" | "body_too_large" | "duplicate_field" | "invalid_characters";
+  code: "invalid_json" | "body_too_large" | "duplicate_field" | "invalid_characters" | "nesting_too_deep";
   message: string;
 };
 export type BodyResult = { ok: true; value: unknown; empty: boolean } | BodyError;
@@ -54,6 +54,9 @@ export async function readJsonBody(request: Request, limit = MAX_BODY_BYTES): Pr
     return { ok: false, status: 400, code: "invalid_json", message: "the request body is not valid UTF-8" };
   }
   if (text.trim() === "") return { ok: true, value: {}, empty: true };
+  // Before the parse and the checks that walk the parsed value: any depth is a 400, never a crash.
+  const deep = checkJsonDepth(text);
+  if (deep) return { ok: false, status: 400, ...deep };
   let value: unknown;
   try {
     value = JSON.parse(text) as unknown;

@@ -14,6 +14,7 @@ export const ERROR_CODES = {
     "invalid_ttl",
     "unknown_field",
     "duplicate_field",
+    "nesting_too_deep",
     "caller_required",
     "destination_required",
     "invalid_destination",

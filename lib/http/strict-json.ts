@@ -3,8 +3,47 @@ import { hasControlCharacter } from "./strict-input";
 // JSON.parse keeps the last of two equal keys: {"amount":100000,"amount":1} reserves 1, and a
 // proxy or log that reads the first sees 100000. Bodies are refused when a key repeats or any
 // string (key or value) carries a control character, after JSON.parse has checked the syntax.
+// Before any of that, a body nested deeper than MAX_JSON_DEPTH is refused by a loop over its text:
+// the checks below walk the parsed value recursively, and 8,000 levels of "[" overflowed the stack.
 
-export type StrictJsonError = { code: "duplicate_field" | "invalid_characters"; message: string };
+export type StrictJsonError = { code: "duplicate_field" | "invalid_characters" | "nesting_too_deep"; message: string };
+
+/**
+ * The deepest nesting of arrays and objects a body may have. Every body of the API is one flat
+ * object (depth 1); the limit leaves room for any future body while staying far below the depth at
+ * which a recursive walk of the value could exhaust the stack (several thousand levels).
+ */
+export const MAX_JSON_DEPTH = 32;
+
+/**
+ * Whether a JSON text opens more than `max` arrays or objects inside one another. A single pass
+ * with a counter, no recursion and no parse, so any depth is safe to ask about; brackets inside
+ * strings do not count.
+ */
+export function exceedsJsonDepth(text: string, max = MAX_JSON_DEPTH): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (ch === 0x22) {
+      // Skip the string: up to the next quote that no backslash escapes.
+      i += 1;
+      while (i < text.length && text.charCodeAt(i) !== 0x22) i += text.charCodeAt(i) === 0x5c ? 2 : 1;
+    } else if (ch === 0x5b || ch === 0x7b) {
+      depth += 1;
+      if (depth > max) return true;
+    } else if (ch === 0x5d || ch === 0x7d) {
+      depth -= 1;
+    }
+  }
+  return false;
+}
+
+/** The refusal of a body nested deeper than MAX_JSON_DEPTH, or null. */
+export function checkJsonDepth(text: string): StrictJsonError | null {
+  return exceedsJsonDepth(text)
+    ? { code: "nesting_too_deep", message: `the request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep` }
+    : null;
+}
 
 /** Scans a syntactically valid JSON text for an object with a key twice; returns that key. */
 export function findDuplicateKey(text: string): string | null {
