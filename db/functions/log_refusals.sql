@@ -1,13 +1,16 @@
 -- Guarantees: stores refusals, folding identical ones (endpoint, gate, caller, destination) within
 -- a 10-second bucket into one row with a count, so a flood of refusals stays a bounded number of
--- writes; and counts each into refusal_hourly in the same statement. The refusals INSERT's
+-- writes; and counts each into refusal_hourly and refusal_daily in the same statement. The refusals INSERT's
 -- RETURNING gives the row each refusal was folded into, and the rollup counts the refusal under
 -- that row's endpoint_id and the UTC hour of that row's `at` (its first time). A fold never crosses
 -- an hour (buckets are 10 s and `at` is in the bucket), so the chart from the rollup and the chart
 -- from the raw rows agree exactly, and an endpoint filter (on endpoint_id) matches the same rows.
 -- Input: [{endpointId, endpointKey, ceilingId, gate, caller, destination, amount, remaining, requestId, detail}]
--- Lock order: refusals rows by (endpoint key, gate, caller, destination), then refusal_hourly rows
--- by (hour, endpoint key, gate, endpoint id): every batch upserts them in the same order.
+-- The daily rows are the hourly ones summed by UTC day, so charts with day bars read 24 times fewer.
+-- Lock order: refusals rows by (endpoint key, gate, caller, destination), then refusal_daily rows
+-- by (day, endpoint key, gate, endpoint id), then refusal_hourly rows by (hour, endpoint key, gate,
+-- endpoint id): every batch runs this one statement, whose plan upserts them in that order (the
+-- main INSERT pulls first; the hourly INSERT, referenced by nothing, runs to completion after it).
 CREATE OR REPLACE FUNCTION ceilings.log_refusals(items jsonb) RETURNS void
 LANGUAGE sql SET search_path = public, pg_temp AS $$
   WITH logged AS (
@@ -35,13 +38,22 @@ LANGUAGE sql SET search_path = public, pg_temp AS $$
            coalesce(x->>'caller', '') AS caller, coalesce(x->>'destination', '') AS destination, count(*) AS n
     FROM jsonb_array_elements(items) AS x
     GROUP BY 1, 2, 3, 4
+  ), counted AS (
+    SELECT date_trunc('hour', l.at, 'UTC') AS hour, l.endpoint_id, l.endpoint_key, l.gate, sum(a.n) AS n
+    FROM logged l JOIN added a USING (endpoint_key, gate, caller, destination)
+    GROUP BY 1, 2, 3, 4
+  ), hourly AS (
+    INSERT INTO refusal_hourly AS h (hour, endpoint_id, endpoint_key, gate, count)
+    SELECT hour, endpoint_id, endpoint_key, gate, n FROM counted
+    -- The key's order, so concurrent batches take the rollup's row locks in one order: no deadlock.
+    ORDER BY 1, 3, 4, 2
+    ON CONFLICT (hour, endpoint_key, gate, endpoint_id) DO UPDATE
+      SET count = h.count + excluded.count
   )
-  INSERT INTO refusal_hourly AS h (hour, endpoint_id, endpoint_key, gate, count)
-  SELECT date_trunc('hour', l.at, 'UTC'), l.endpoint_id, l.endpoint_key, l.gate, sum(a.n)
-  FROM logged l JOIN added a USING (endpoint_key, gate, caller, destination)
+  INSERT INTO refusal_daily AS d (day, endpoint_id, endpoint_key, gate, count)
+  SELECT date_trunc('day', hour, 'UTC'), endpoint_id, endpoint_key, gate, sum(n) FROM counted
   GROUP BY 1, 2, 3, 4
-  -- The key's order, so concurrent batches take the rollup's row locks in one order: no deadlock.
   ORDER BY 1, 3, 4, 2
-  ON CONFLICT (hour, endpoint_key, gate, endpoint_id) DO UPDATE
-    SET count = h.count + excluded.count
+  ON CONFLICT (day, endpoint_key, gate, endpoint_id) DO UPDATE
+    SET count = d.count + excluded.count
 $$;

@@ -6,6 +6,7 @@ export * from "./audit-events";
 export * from "./ceiling-overrides";
 export * from "./ceilings";
 export * from "./endpoints";
+export * from "./refusal-daily";
 export * from "./refusal-hourly";
 export * from "./refusals";
 export * from "./reservations";

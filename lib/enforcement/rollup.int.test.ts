@@ -7,8 +7,8 @@ import { reserve } from "./reserve";
 import { makeEndpoint } from "./test-fixtures";
 import { useRacingPools } from "./test-suite";
 
-// Refusals logged by reserve_batch (ceilings.log_refusals) are counted into refusal_hourly in the
-// same transaction; the chart over long ranges reads only that table, so it must match the log.
+// Refusals logged by reserve_batch (ceilings.log_refusals) are counted into refusal_hourly and
+// refusal_daily in the same transaction; the chart over long ranges reads only that table, so it must match the log.
 describe.skipIf(skipWithoutDatabase())("refusals land in the hourly rollup", () => {
   const t = useTestDatabase("refusal_rollup_enforcement", { max: 8 });
   const pools = useRacingPools(t, 4, 6);
@@ -25,6 +25,19 @@ describe.skipIf(skipWithoutDatabase())("refusals land in the hourly rollup", () 
         select date_trunc('hour', at, 'UTC') as hour, gate, sum(count) as n from refusals
         where endpoint_id = ${endpointId} group by 1, 2 order by 1, 2`),
     );
+    // The daily rollup is the same counts summed by UTC day.
+    const daily = resultRows<{ day: Date | string; gate: string; n: string }>(
+      await t.db.execute(sql`select day, gate, sum(count) as n from refusal_daily where endpoint_id = ${endpointId} group by 1, 2 order by 1, 2`),
+    );
+    const byDay = new Map<string, Count>();
+    for (const r of norm(raw)) {
+      const day = `${r.hour.slice(0, 10)}T00:00:00.000Z`;
+      const k = `${day} ${r.gate}`;
+      const c = byDay.get(k) ?? { hour: day, gate: r.gate, n: 0 };
+      c.n += r.n;
+      byDay.set(k, c);
+    }
+    expect(norm(daily.map((d) => ({ hour: d.day, gate: d.gate, n: d.n })))).toEqual([...byDay.values()]);
     return { rollup: norm(rollup), raw: norm(raw) };
   }
 

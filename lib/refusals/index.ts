@@ -15,5 +15,5 @@ export {
 } from "./filters";
 export { DEFAULT_PAGE_SIZE, listRefusals, refusalPageQuery, type RefusalPage, type RefusalRow } from "./list";
 export { maskCaller, maskDestination, maskEmail, maskPhone } from "./mask";
-export { DEFAULT_PURGE_BATCH, purgeOldRefusalHours, purgeOldRefusals, type PurgeOptions } from "./purge";
+export { DEFAULT_PURGE_BATCH, purgeOldRefusalRollups, purgeOldRefusals, type PurgeOptions } from "./purge";
 export { rollupAnswers, rollupChartQuery } from "./rollup";

@@ -18,7 +18,7 @@ export type PurgeOptions = {
  * Each batch is its own short statement (pass the pool, not a transaction): it picks the oldest
  * rows by the at index (read backwards, hence NULLS FIRST) and deletes them by id, so no lock is held for long and the refusal log
  * keeps taking inserts meanwhile. Rows locked by a concurrent fold are skipped, not waited for.
- * The hourly rollup's old hours go too (purgeOldRefusalHours); the count returned is the log's.
+ * The rollups' old hours and days go too (purgeOldRefusalRollups); the count returned is the log's.
  */
 export async function purgeOldRefusals(db: Db, options: PurgeOptions): Promise<number> {
   const { olderThanDays } = options;
@@ -44,23 +44,25 @@ export async function purgeOldRefusals(db: Db, options: PurgeOptions): Promise<n
     batchSize,
     options.maxBatches,
   );
-  await purgeOldRefusalHours(db, { cutoff, batchSize, maxBatches: options.maxBatches });
+  await purgeOldRefusalRollups(db, { cutoff, batchSize, maxBatches: options.maxBatches });
   return total;
 }
 
 /**
- * Deletes refusal_hourly rows for hours wholly before the cutoff, in batches like the log's purge,
- * and returns how many went. The hour the cutoff falls in stays until the next purge: its raw rows
- * are half gone, so a chart reaching back to the retention edge may count that one hour in full.
+ * Deletes refusal_hourly rows for hours, and refusal_daily rows for days, wholly before the cutoff,
+ * in batches like the log's purge, and returns how many went. The hour and the day the cutoff falls
+ * in stay until a later purge: their raw rows are partly gone, so a chart reaching back to the
+ * retention edge may count that hour (or, with day bars, that day) in full.
  */
-export async function purgeOldRefusalHours(db: Db, options: { cutoff: Date; batchSize: number; maxBatches?: number }): Promise<number> {
-  const before = new Date(Math.floor(options.cutoff.getTime() / HOUR_MS) * HOUR_MS);
-  // ctid is stable within one statement; the table has no single-column key to delete by.
-  return deleteInBatches(
+export async function purgeOldRefusalRollups(db: Db, options: { cutoff: Date; batchSize: number; maxBatches?: number }): Promise<number> {
+  const hour = new Date(Math.floor(options.cutoff.getTime() / HOUR_MS) * HOUR_MS);
+  const day = new Date(Math.floor(options.cutoff.getTime() / DAY_MS) * DAY_MS);
+  // ctid is stable within one statement; the tables have no single-column key to delete by.
+  const hours = await deleteInBatches(
     db,
     sql`
       with doomed as (
-        select ctid from refusal_hourly where hour < ${before.toISOString()}::timestamptz
+        select ctid from refusal_hourly where hour < ${hour.toISOString()}::timestamptz
         order by hour limit ${options.batchSize}
         for update skip locked
       ), gone as (
@@ -70,6 +72,21 @@ export async function purgeOldRefusalHours(db: Db, options: { cutoff: Date; batc
     options.batchSize,
     options.maxBatches,
   );
+  const days = await deleteInBatches(
+    db,
+    sql`
+      with doomed as (
+        select ctid from refusal_daily where day < ${day.toISOString()}::timestamptz
+        order by day limit ${options.batchSize}
+        for update skip locked
+      ), gone as (
+        delete from refusal_daily d using doomed where d.ctid = doomed.ctid returning 1
+      )
+      select count(*) as n from gone`,
+    options.batchSize,
+    options.maxBatches,
+  );
+  return hours + days;
 }
 
 /**

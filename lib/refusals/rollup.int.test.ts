@@ -41,6 +41,8 @@ describe.skipIf(skipWithoutDatabase())("hourly refusal rollup on real Postgres",
     ["edges inside hours", { from: "2025-06-01T03:17:09.5Z", to: "2025-06-08T21:48:00Z" }],
     ["edges on hours", { from: "2025-05-20T00:00", to: "2025-06-09T06:00" }],
     ["two days, hour buckets", { from: "2025-06-07T10:10", to: "2025-06-09T09:50" }],
+    ["200 days with week buckets", { from: new Date(now.getTime() - 200 * DAY).toISOString() }],
+    ["day buckets, edges on days", { from: "2025-05-01T00:00", to: "2025-06-10T00:00" }],
   ];
   const filters: [string, Record<string, string>][] = [
     ["no filter", {}],
@@ -70,15 +72,37 @@ describe.skipIf(skipWithoutDatabase())("hourly refusal rollup on real Postgres",
     expect(gateChartQuery({ filters: RefusalFilters.parse({ endpoint: emailKey }), now }).source).toBe("rollup");
   });
 
-  it("recounts the rollup from the refusal rows (after a bulk load and on upgrade)", async () => {
-    const before = resultRows(await t.db.execute(sql`select * from refusal_hourly order by 1, 2, 3, 4`));
-    await t.db.execute(sql`delete from refusal_hourly where hour < now() - interval '1 year'`);
-    await t.db.execute(sql`update refusal_hourly set count = count + 1`);
-    await t.db.execute(sql`select ceilings.rebuild_refusal_hourly()`);
-    expect(resultRows(await t.db.execute(sql`select * from refusal_hourly order by 1, 2, 3, 4`))).toEqual(before);
+  it("reads day bars' whole days from refusal_daily, the edges from the hours and the raw rows", async () => {
+    const f = RefusalFilters.parse({ from: new Date(now.getTime() - 90 * DAY).toISOString(), endpoint: "email.subscribe" });
+    const day = "2025-06-01T00:00:00.000Z";
+    const bar = async () => (await countRefusalsByGate(t.db, { filters: f, now })).buckets.find((b) => b.start === day)?.ceiling;
+    const before = await bar();
+    // A count only the daily rollup holds shows in its bar: that day was read from refusal_daily.
+    const marked = sql`day = ${day}::timestamptz and endpoint_key = 'email.subscribe' and endpoint_id is not null and gate = 'ceiling'`;
+    await t.db.execute(sql`update refusal_daily set count = count + 1000 where ${marked}`);
+    try {
+      expect(await bar()).toBe((before ?? 0) + 1000);
+    } finally {
+      await t.db.execute(sql`update refusal_daily set count = count - 1000 where ${marked}`);
+    }
   });
 
-  it("purges rollup hours wholly past the retention age, in batches, with the log", async () => {
+  it("recounts the rollups from the refusal rows (after a bulk load and on upgrade)", async () => {
+    const rows = async () => ({
+      hourly: resultRows(await t.db.execute(sql`select * from refusal_hourly order by 1, 2, 3, 4`)),
+      daily: resultRows(await t.db.execute(sql`select * from refusal_daily order by 1, 2, 3, 4`)),
+    });
+    const before = await rows();
+    expect(before.daily.length).toBeGreaterThan(0);
+    await t.db.execute(sql`delete from refusal_hourly where hour < now() - interval '1 year'`);
+    await t.db.execute(sql`update refusal_hourly set count = count + 1`);
+    await t.db.execute(sql`delete from refusal_daily where day < '2025-06-01'`);
+    await t.db.execute(sql`update refusal_daily set count = count + 1`);
+    await t.db.execute(sql`select ceilings.rebuild_refusal_hourly()`);
+    expect(await rows()).toEqual(before);
+  });
+
+  it("purges rollup hours and days wholly past the retention age, in batches, with the log", async () => {
     const ep = await createEndpoint(t.db, { key: "purge.me" });
     const e = { endpointId: ep.endpointId, endpointKey: ep.key };
     const at = (ms: number) => new Date(now.getTime() - ms);
@@ -104,5 +128,11 @@ describe.skipIf(skipWithoutDatabase())("hourly refusal rollup on real Postgres",
     await purgeOldRefusals(t.db, { olderThanDays: 10, batchSize: 5, now });
     expect(await oldHours()).toBe(0);
     expect(await hours()).toEqual(["2025-05-31T12:00:00.000Z", "2025-06-10T11:00:00.000Z"]);
+    // The day the cutoff falls in stays, as its hour does; every day before it is gone.
+    const days = resultRows<{ day: Date | string }>(
+      await t.db.execute(sql`select day from refusal_daily where endpoint_id = ${ep.endpointId} order by day`),
+    ).map((r) => new Date(r.day).toISOString());
+    expect(days).toEqual(["2025-05-31T00:00:00.000Z", "2025-06-10T00:00:00.000Z"]);
+    expect(Number(resultRows<{ n: string }>(await t.db.execute(sql`select count(*) as n from refusal_daily where day < '2025-05-31'`))[0]?.n)).toBe(0);
   });
 });

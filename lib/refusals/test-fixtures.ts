@@ -50,12 +50,16 @@ export async function insertRefusals(db: Db, specs: RefusalSpec[]): Promise<numb
     )
     .returning({ id: refusals.id });
   const ids = rows.map((r) => r.id);
-  // What ceilings.log_refusals does for the rows it writes: count them into the hourly rollup.
+  // What ceilings.log_refusals does for the rows it writes: count them into the rollups.
+  const ofRows = sql`from refusals where id = any(${`{${ids.join(",")}}`}::bigint[]) group by 1, 2, 3, 4`;
   await db.execute(sql`
     insert into refusal_hourly as h (hour, endpoint_id, endpoint_key, gate, count)
-    select date_trunc('hour', at, 'UTC'), endpoint_id, endpoint_key, gate, sum(count) from refusals
-    where id = any(${`{${ids.join(",")}}`}::bigint[]) group by 1, 2, 3, 4
+    select date_trunc('hour', at, 'UTC'), endpoint_id, endpoint_key, gate, sum(count) ${ofRows}
     on conflict (hour, endpoint_key, gate, endpoint_id) do update set count = h.count + excluded.count`);
+  await db.execute(sql`
+    insert into refusal_daily as d (day, endpoint_id, endpoint_key, gate, count)
+    select date_trunc('day', at, 'UTC'), endpoint_id, endpoint_key, gate, sum(count) ${ofRows}
+    on conflict (day, endpoint_key, gate, endpoint_id) do update set count = d.count + excluded.count`);
   return ids;
 }
 
