@@ -6,6 +6,7 @@ import type { EmbeddedServer } from "@/db/embedded/server";
 import { tryPidLock } from "@/db/embedded/pid-lock";
 import { prepareDatabaseWithDemo } from "@/lib/demo";
 import { env } from "@/lib/env";
+import { demoChildEnv } from "./demo-env";
 
 // npm run demo: the database (the embedded server without DATABASE_URL, started, migrated and
 // seeded), a production build, then the dashboard on port 3000 and the worker as two processes.
@@ -16,10 +17,11 @@ const NEXT = path.join("node_modules", "next", "dist", "bin", "next");
 
 /**
  * A child in a process group of its own, run by node directly (not through npx, which does not pass
- * SIGTERM on to what it started), so stopping the group stops everything it runs.
+ * SIGTERM on to what it started), so stopping the group stops everything it runs. Its environment
+ * has Next's telemetry off (demo-env.ts): a new user's first demo prints no telemetry notice.
  */
 function spawnChild(name: string, args: string[]): ChildProcess {
-  const child = spawn(process.execPath, args, { stdio: "inherit", detached: true });
+  const child = spawn(process.execPath, args, { stdio: "inherit", detached: true, env: demoChildEnv(process.env) });
   child.on("error", (error) => console.error(`demo: ${name} could not start: ${error.message}`));
   return child;
 }

@@ -10,6 +10,8 @@ cd "$(dirname "$0")/.."
 : "${DATA_DIR:=.data-e2e}"
 : "${NEXT_DIST_DIR:=.next-e2e}"
 export DATA_DIR NEXT_DIST_DIR
+# No telemetry notice in the test log, and nothing sent to Vercel from a test run.
+export NEXT_TELEMETRY_DISABLED=1
 
 if [ -n "${E2E_DATABASE_URL:-}" ]; then
   export DATABASE_URL="$E2E_DATABASE_URL"
