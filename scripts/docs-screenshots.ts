@@ -1,0 +1,58 @@
+// npm run docs:screenshots -- --url http://127.0.0.1:3000: the README's two screenshots (the
+// overview and an endpoint page) of a running demo (`npm run demo`), signed in as the demo's
+// admin, 1280 px wide, into docs/images/. The browser is the e2e suite's (scripts/find-chromium.ts).
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { chromium } from "@playwright/test";
+import { env } from "@/lib/env";
+import { findChromium } from "./find-chromium";
+
+// The overview whole; the endpoint page's top (plan, ceilings, throttle, the first chart).
+const SHOTS = [
+  { file: "overview.png", path: "/", height: undefined },
+  { file: "endpoint.png", path: "/endpoints/email.subscribe", height: 1720 },
+] as const;
+
+/** A palette PNG (about a third of the size) through sharp, Next's image library, when it is installed. */
+async function compress(png: Buffer): Promise<Buffer> {
+  try {
+    const { default: sharp } = await import("sharp");
+    return await sharp(png).png({ palette: true, quality: 90, compressionLevel: 9, effort: 10 }).toBuffer();
+  } catch {
+    return png;
+  }
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { url: { type: "string", default: "http://127.0.0.1:3000" }, out: { type: "string", default: "docs/images" } } });
+  const out = path.resolve(values.out);
+  mkdirSync(out, { recursive: true });
+  const browserPath = (await findChromium(env().PLAYWRIGHT_CHROMIUM_PATH)).path;
+  const browser = await chromium.launch({ executablePath: browserPath, args: ["--no-sandbox"] });
+  try {
+    const page = await browser.newPage({ baseURL: values.url, viewport: { width: 1280, height: 900 }, colorScheme: "light" });
+    await page.goto("/login");
+    await page.getByLabel("Email").fill("admin@ceilings.local");
+    await page.getByLabel("Password").fill("ceilings-demo");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByTestId("signed-in-as").waitFor();
+    for (const shot of SHOTS) {
+      await page.goto(shot.path);
+      await page.locator("main").first().waitFor();
+      // Charts animate in; a still frame once they are drawn.
+      await page.waitForLoadState("networkidle");
+      await page.waitForTimeout(1500);
+      const png = await page.screenshot({ fullPage: true, ...(shot.height ? { clip: { x: 0, y: 0, width: 1280, height: shot.height } } : {}) });
+      writeFileSync(path.join(out, shot.file), await compress(png));
+      console.log(path.join(out, shot.file));
+    }
+  } finally {
+    await browser.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(`docs-screenshots: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});
