@@ -4,13 +4,14 @@
 //   npm run ceilings -- kill <endpoint> --reason "…"
 //   npm run ceilings -- restore <endpoint> [--reason "…"]
 //   npm run ceilings -- kill-all --reason "…"
-//   npm run ceilings -- export > ceilings.json | schema | plan ceilings.json | apply ceilings.json --reason "…"
-import { readFileSync } from "node:fs";
+//   npm run ceilings -- export [--out ceilings.json] | schema | plan ceilings.json | apply ceilings.json --reason "…"
+import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
+import path from "node:path";
 import { parseArgs } from "node:util";
 import { closeDb, getDb } from "@/db/client";
 import type { AuditActor } from "@/lib/audit/record";
-import { applyCatalog, CatalogError, catalogJsonSchema, type EndpointPlan, exportCatalog, planCatalog } from "@/lib/catalog";
+import { applyCatalog, CATALOG_SCHEMA_FILE, CatalogError, catalogJsonSchema, type EndpointPlan, exportCatalog, planCatalog } from "@/lib/catalog";
 import { CeilingError, getKillState, killAll, killEndpoint, listEndpointsOverview, restoreEndpoint } from "@/lib/ceilings";
 import { prepareDatabaseWithDemo } from "@/lib/demo";
 import { formatCount } from "@/lib/format";
@@ -20,13 +21,18 @@ const USAGE = `usage: npm run ceilings -- <command>
   kill <endpoint> --reason "why"       set every ceiling of the endpoint to 0
   restore <endpoint> [--reason "why"]  put back the values from before the kill
   kill-all --reason "why"              kill every endpoint (restore each on its own)
-  export                               the whole catalog as a catalog file, on stdout
+  export [--out <file>]                the whole catalog as a catalog file, on stdout; with --out
+                                       into <file>, and its JSON Schema beside it (${CATALOG_SCHEMA_FILE})
   schema                               the JSON Schema of the catalog file, on stdout
   plan <file>                          what applying the file would change (exit 1 if invalid)
   apply <file> --reason "why" [--confirm-raise]
                                        apply the file in one transaction, or nothing`;
 
 class UsageError extends Error {}
+
+function schemaText(): string {
+  return `${JSON.stringify(catalogJsonSchema(), null, 2)}\n`;
+}
 
 /** An invalid catalog file: every problem with its path in the file. */
 class FileError extends Error {
@@ -70,14 +76,15 @@ async function main(argv: string[]): Promise<void> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { reason: { type: "string" }, "confirm-raise": { type: "boolean" }, help: { type: "boolean", short: "h" } },
+    options: { reason: { type: "string" }, "confirm-raise": { type: "boolean" }, out: { type: "string" }, help: { type: "boolean", short: "h" } },
   });
   const [command, endpoint, ...extra] = positionals;
   if (values.help || !command) throw new UsageError(values.help ? "" : "a command is required");
   if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(" ")}`);
+  if (values.out !== undefined && command !== "export") throw new UsageError("--out is an option of export only");
   // The schema needs no database: an editor's file check must work anywhere.
   if (command === "schema") {
-    process.stdout.write(`${JSON.stringify(catalogJsonSchema(), null, 2)}\n`);
+    process.stdout.write(schemaText());
     return;
   }
 
@@ -125,8 +132,17 @@ async function main(argv: string[]): Promise<void> {
         return;
       }
       case "export": {
-        if (endpoint) throw new UsageError("export takes no argument: redirect it, npm run -s ceilings -- export > ceilings.json");
-        process.stdout.write(`${JSON.stringify(await exportCatalog(db), null, 2)}\n`);
+        if (endpoint) throw new UsageError("export takes no argument: npm run -s ceilings -- export --out ceilings.json (or > ceilings.json)");
+        const text = `${JSON.stringify(await exportCatalog(db), null, 2)}\n`;
+        if (!values.out) {
+          process.stdout.write(text);
+          return;
+        }
+        // The file's "$schema" is ./ceilings.schema.json: it is written beside the file.
+        const schemaPath = path.join(path.dirname(values.out), CATALOG_SCHEMA_FILE);
+        writeFileSync(values.out, text);
+        writeFileSync(schemaPath, schemaText());
+        console.log(`wrote ${values.out} and ${schemaPath}`);
         return;
       }
       case "plan": {

@@ -18,16 +18,27 @@ import { formatCount } from "@/lib/format";
 // rules as the dashboard, or none. A file lists every endpoint: one missing from it is an error,
 // never a delete (archive it with `archived: true`), and a kill is lifted only by `killed: false`.
 
-export const CATALOG_SCHEMA_URL = "https://ceilings.dev/schema/catalog-v1.json";
+/**
+ * The catalog file's JSON Schema sits beside the file under this name: `npm run ceilings -- export
+ * --out ceilings.json` writes both, `npm run ceilings -- schema` prints it, and the project ships a
+ * copy as lib/catalog/ceilings.schema.json. A relative path, so no editor ever fetches it from a
+ * domain: the file's `$schema` is `./ceilings.schema.json`.
+ */
+export const CATALOG_SCHEMA_FILE = "ceilings.schema.json";
+export const CATALOG_SCHEMA_REF = `./${CATALOG_SCHEMA_FILE}`;
 
 /** The catalog file's JSON Schema, from the zod schema that validates it (`npm run ceilings -- schema`). */
 export function catalogJsonSchema(): Record<string, unknown> {
-  return { ...z.toJSONSchema(CatalogFile, { io: "input", unrepresentable: "any" }), title: "Ceilings catalog", $id: CATALOG_SCHEMA_URL };
+  return {
+    ...z.toJSONSchema(CatalogFile, { io: "input", unrepresentable: "any" }),
+    title: "Ceilings catalog",
+    description: `A Ceilings catalog file, format version ${CATALOG_FORMAT_VERSION} (npm run ceilings -- plan | apply). Generated from lib/catalog/spec.ts by npm run ceilings -- schema.`,
+  };
 }
 
 export async function exportCatalog(db: Db): Promise<CatalogFile> {
   const catalog = await readCatalog(db);
-  return { $schema: CATALOG_SCHEMA_URL, version: CATALOG_FORMAT_VERSION, endpoints: catalog.map((c) => c.spec) };
+  return { $schema: CATALOG_SCHEMA_REF, version: CATALOG_FORMAT_VERSION, endpoints: catalog.map((c) => c.spec) };
 }
 
 export type PlannedChange = {
