@@ -41,8 +41,11 @@ async function readCapped(request: Request, limit: number): Promise<Uint8Array |
   return out;
 }
 
-/** Reads a JSON body of at most `limit` bytes. An empty body reads as `{}` with `empty: true`. */
-export async function readJsonBody(request: Request, limit = MAX_BODY_BYTES): Promise<BodyResult> {
+/**
+ * Reads a JSON body of at most `limit` bytes. An empty body reads as `{}` with `empty: true`.
+ * `edgeTrimmed` names top-level fields trimmed like a caller, whose edge whitespace is no control.
+ */
+export async function readJsonBody(request: Request, limit = MAX_BODY_BYTES, edgeTrimmed: readonly string[] = []): Promise<BodyResult> {
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (Number.isFinite(declared) && declared > limit) return tooLarge(limit);
   const bytes = await readCapped(request, limit);
@@ -64,7 +67,7 @@ export async function readJsonBody(request: Request, limit = MAX_BODY_BYTES): Pr
     const detail = error instanceof SyntaxError ? `: ${error.message}` : "";
     return { ok: false, status: 400, code: "invalid_json", message: `the request body is not valid JSON${detail}` };
   }
-  const strict = checkStrictJson(text, value);
+  const strict = checkStrictJson(text, value, edgeTrimmed);
   if (strict) return { ok: false, status: 400, ...strict };
   return { ok: true, value, empty: false };
 }

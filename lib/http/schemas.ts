@@ -25,17 +25,19 @@ function wholeNumber(field: string, min: 0 | 1) {
 }
 
 /**
- * An optional string: null reads as absent, blank is an error, and so is a control character
- * (a NUL would have failed the database call of every request batched with this one).
+ * An optional string: null reads as absent, blank (only whitespace) is an error, and so is a
+ * control character (a NUL would have failed the database call of every request batched with
+ * this one). Only the caller is trimmed (canonicalCaller), as the library and SQL trim it; the
+ * other fields are taken as sent, as there, so one idempotency key is one key on every path.
  */
-function optionalText(field: string, max: number) {
+function optionalText(field: string, max: number, trim: boolean) {
   return z
     .string({ error: `${field} must be a string` })
-    .transform(canonicalCaller)
+    .transform(trim ? canonicalCaller : (v: string) => v)
     .pipe(
       z
         .string()
-        .min(1, `${field} must not be blank`)
+        .refine((v) => canonicalCaller(v) !== "", `${field} must not be blank`)
         .max(max, `${field} must be at most ${max} characters`)
         .refine((v) => !hasControlChars(v), `${field} must not contain control characters`),
     )
@@ -53,9 +55,9 @@ export const EndpointKeyParam = z
 export const ReserveBody = z.strictObject({
   endpoint: EndpointKeyParam,
   amount: wholeNumber("amount", 1),
-  caller: optionalText("caller", 200),
-  destination: optionalText("destination", 320),
-  idempotencyKey: optionalText("idempotencyKey", 200),
+  caller: optionalText("caller", 200, true),
+  destination: optionalText("destination", 320, false),
+  idempotencyKey: optionalText("idempotencyKey", 200, false),
   ttlSeconds: z
     .number({ error: "ttlSeconds must be a number" })
     .int("ttlSeconds must be a whole number")

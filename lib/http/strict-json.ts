@@ -1,3 +1,4 @@
+import { canonicalCaller } from "@/lib/canonical/caller";
 import { hasControlCharacter } from "./strict-input";
 
 // JSON.parse keeps the last of two equal keys: {"amount":100000,"amount":1} reserves 1, and a
@@ -99,11 +100,26 @@ function findControl(value: unknown, path: string): string | null {
   return null;
 }
 
+/**
+ * The body with each top-level field named in `edgeTrimmed` trimmed as the caller is everywhere
+ * (canonicalCaller): its edge whitespace, \v, \f and U+0085 included, is no control character at
+ * the boundary, since the library and SQL trim the same caller to the same account.
+ */
+function withTrimmedFields(value: unknown, edgeTrimmed: readonly string[]): unknown {
+  if (edgeTrimmed.length === 0 || value === null || typeof value !== "object" || Array.isArray(value)) return value;
+  const copy: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+  for (const name of edgeTrimmed) {
+    const v = copy[name];
+    if (typeof v === "string") copy[name] = canonicalCaller(v);
+  }
+  return copy;
+}
+
 /** The boundary's verdict on an already parsed body and its text. */
-export function checkStrictJson(text: string, value: unknown): StrictJsonError | null {
+export function checkStrictJson(text: string, value: unknown, edgeTrimmed: readonly string[] = []): StrictJsonError | null {
   const duplicate = findDuplicateKey(text);
   if (duplicate !== null) return { code: "duplicate_field", message: `the field ${JSON.stringify(duplicate).slice(0, 60)} appears more than once` };
-  const field = findControl(value, "");
+  const field = findControl(withTrimmedFields(value, edgeTrimmed), "");
   if (field !== null) return { code: "invalid_characters", message: `${field.slice(0, 60)} must not contain control characters` };
   return null;
 }

@@ -38,7 +38,8 @@ function decisionResponse(decision: Decision, now: number): Response {
 export async function handleReserve(request: Request, deps: ApiDeps): Promise<Response> {
   const auth = await authenticateRequest(request, deps);
   if (auth instanceof Response) return auth;
-  const body = await readJsonBody(request);
+  // The caller is trimmed as the library and SQL trim it: a trailing \v names the same account.
+  const body = await readJsonBody(request, undefined, ["caller"]);
   if (!body.ok) return apiError(body.status, body.code, body.message);
   const parsed = ReserveBody.safeParse(body.value);
   if (!parsed.success) {

@@ -1,0 +1,83 @@
+import { sql } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { resultRows } from "@/db/client";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
+import { reserve } from "@/lib/enforcement";
+import { makeEndpoint } from "@/lib/enforcement/test-fixtures";
+import type { ApiDeps } from "./deps";
+import { handleReserve } from "./reserve-handler";
+import { apiRequest, errorCode, makeKey, read } from "./test-support";
+
+// One caller, one string, on every path: the HTTP API (its whole edge, the body's boundary
+// checks included), the TypeScript library and SQL trim the same Unicode whitespace off a caller
+// (\v, \f and U+0085 among it) and charge the same account, or all refuse it. Each variant goes
+// through the three paths at once, on separate connections.
+
+const SAME_ACCOUNT = ["acct", "acct ", " acct\t", "acct\u000b", "\u000cacct", "acct\u0085", "\u00a0acct\u3000", "acct\r\n", "\ufeffacct\u2003"];
+const REFUSED = ["ac\u000bct", "a\u0085b", "a\u0000b", "a\u001bb", " ", "\u000b\u0085"];
+
+describe.skipIf(skipWithoutDatabase())("a caller is one account on every path", () => {
+  const t = useTestDatabase("caller_paths", { max: 8 });
+  const deps: ApiDeps = { db: async () => t.db };
+
+  async function sqlReserve(endpoint: string, caller: string, idempotencyKey: string | null = null) {
+    const rows = resultRows<{ result: { status: string; reservationId?: string; code?: string; replay?: boolean } }>(
+      await t.db.execute(sql`select ceilings.reserve(${endpoint}, 1, ${caller}, null, ${idempotencyKey}) as result`),
+    );
+    return rows[0]?.result;
+  }
+
+  it("trims a caller's edge whitespace to the same account through HTTP, the library and SQL", async () => {
+    const e = await makeEndpoint(t.db, { ceilings: [{ metric: "calls", scope: "caller", window: "utc_day", value: 1000 }] });
+    const key = await makeKey(t.db, { endpoints: [e.key], trusted: true });
+    const outcomes = await Promise.all(
+      SAME_ACCOUNT.map(async (caller) => {
+        const [http, lib, viaSql] = await Promise.all([
+          read(await handleReserve(apiRequest("/api/v1/reservations", { key: key.secret, body: { endpoint: e.key, amount: 1, caller } }), deps)),
+          reserve(t.db, { endpoint: e.key, amount: 1, caller }),
+          sqlReserve(e.key, caller),
+        ]);
+        return { caller, http: http.status, lib: lib.status, sql: viaSql?.status };
+      }),
+    );
+    expect(outcomes).toEqual(SAME_ACCOUNT.map((caller) => ({ caller, http: 201, lib: "granted", sql: "granted" })));
+    const callers = resultRows<{ caller: string; n: string }>(
+      await t.db.execute(sql`select r.caller, count(*) as n from reservations r where r.endpoint_id = ${e.endpointId} group by 1`),
+    );
+    expect(callers.map((c) => ({ caller: c.caller, n: Number(c.n) }))).toEqual([{ caller: "acct", n: SAME_ACCOUNT.length * 3 }]);
+  });
+
+  it("refuses a caller with a control character inside, or nothing but whitespace, on every path", async () => {
+    const e = await makeEndpoint(t.db, { ceilings: [{ metric: "calls", scope: "caller", window: "utc_day", value: 1000 }] });
+    const key = await makeKey(t.db, { endpoints: [e.key], trusted: true });
+    for (const caller of REFUSED) {
+      const http = await read(await handleReserve(apiRequest("/api/v1/reservations", { key: key.secret, body: { endpoint: e.key, amount: 1, caller } }), deps));
+      expect({ caller, status: http.status, code: errorCode(http) }).toMatchObject({ caller, status: 400 });
+      // The library throws its input error. In SQL a blank caller is no caller (NULL), and a NUL
+      // cannot be sent at all (Postgres text refuses it before any function runs).
+      await expect(reserve(t.db, { endpoint: e.key, amount: 1, caller }), JSON.stringify(caller)).rejects.toThrow();
+      const blank = caller.replace(/[\s\u0085]/g, "") === "";
+      if (!blank && !caller.includes("\u0000")) expect((await sqlReserve(e.key, caller))?.status, JSON.stringify(caller)).toBe("error");
+    }
+    const [row] = resultRows<{ n: string }>(await t.db.execute(sql`select count(*) as n from reservations where endpoint_id = ${e.endpointId}`));
+    expect(Number(row?.n)).toBe(0);
+  });
+
+  it("takes an idempotency key as sent on every path, so a retry through another path replays", async () => {
+    const e = await makeEndpoint(t.db, { ceilings: [{ metric: "calls", scope: "global", window: "utc_day", value: 1000 }] });
+    const key = await makeKey(t.db, { endpoints: [e.key], trusted: true });
+    const first = await reserve(t.db, { endpoint: e.key, amount: 1, caller: "acct", idempotencyKey: " order-7 " });
+    expect(first).toMatchObject({ status: "granted", replay: false });
+    const http = await read(
+      await handleReserve(apiRequest("/api/v1/reservations", { key: key.secret, body: { endpoint: e.key, amount: 1, caller: "acct", idempotencyKey: " order-7 " } }), deps),
+    );
+    expect(http).toMatchObject({ status: 200, body: { replay: true, reservationId: first.status === "granted" ? first.reservationId : "" } });
+    expect(await sqlReserve(e.key, "acct", " order-7 ")).toMatchObject({ status: "granted", replay: true });
+    // Trimmed, it is another key: a new reservation, on every path alike.
+    const other = await read(
+      await handleReserve(apiRequest("/api/v1/reservations", { key: key.secret, body: { endpoint: e.key, amount: 1, caller: "acct", idempotencyKey: "order-7" } }), deps),
+    );
+    expect(other).toMatchObject({ status: 201, body: { replay: false } });
+  });
+});
