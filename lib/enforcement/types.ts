@@ -51,6 +51,10 @@ export type Granted = {
   expiresAt: string;
   /** True when an idempotency key returned a reservation made earlier. */
   replay: boolean;
+  /**
+   * What each ceiling the grant charged has left. Empty on a replay: a replay charges nothing and
+   * reads no counter (ceilings.replay_answer), so it has no current numbers to give.
+   */
   remaining: CeilingRemaining[];
 };
 
