@@ -6,6 +6,10 @@ export async function register(): Promise<void> {
   // Node-only imports below out of any edge bundle.
   // eslint-disable-next-line no-restricted-syntax
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
+  // First, before anything slow: TRACE and CONNECT are answered on the Node server itself (405 with
+  // Allow), since Next cannot build a Request of them for proxy.ts or a route (lib/http/method-guard.ts).
+  const { installMethodGuard } = await import("./lib/http/method-guard");
+  installMethodGuard();
   const { env } = await import("./lib/env");
   const { resolveAuthSecret } = await import("./lib/auth/secret");
   const e = env();

@@ -1,12 +1,14 @@
 import { NextResponse, type NextRequest } from "next/server";
 import { env } from "@/lib/env";
+import { answerMethod } from "@/lib/http/methods";
 import { checkUrl } from "@/lib/http/strict-input";
 import { securityHeaders } from "@/lib/security/headers";
 
 // Two jobs. First, every response it sees gets the security headers, pages with a fresh CSP nonce
 // that Next puts on its own inline scripts. Second, a convenience, not a boundary: a visitor
 // without any session cookie is sent to sign in before a page renders. Every page, action and
-// route checks the role itself.
+// route checks the role itself. It also answers what no page or route should see: a broken URL
+// (400) and a method the path does not answer (405 with Allow; OPTIONS 204).
 const SESSION_COOKIES = ["next-auth.session-token", "__Secure-next-auth.session-token"];
 
 function hasSessionCookie(request: NextRequest): boolean {
@@ -52,6 +54,11 @@ export function proxy(request: NextRequest) {
       : new NextResponse(`Bad request: ${bad.message}\n`, { status: 400, headers: { "content-type": "text/plain; charset=utf-8" } });
     return withHeaders(body, headers);
   }
+
+  // OPTIONS, and a method the path does not answer: 204 or 405 with an Allow header listing exactly
+  // its methods (lib/http/methods.ts), instead of Next's 405 without one or a page rendered for PUT.
+  const method = answerMethod(pathname, request.method);
+  if (method) return withHeaders(new NextResponse(method.body || null, { status: method.status, headers: method.headers }), headers);
 
   if (needsSignIn(pathname) && !hasSessionCookie(request)) {
     const login = new URL("/login", request.url);
