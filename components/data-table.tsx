@@ -33,13 +33,16 @@ const join = (...classes: (string | undefined)[]) => classes.filter(Boolean).joi
 
 /**
  * The dashboard's one table. On narrow screens it scrolls sideways inside its own box, which takes
- * keyboard focus so the hidden columns can be reached without a mouse.
+ * keyboard focus so the hidden columns can be reached without a mouse. The box is positioned
+ * (`relative`) so it also holds what is positioned inside it: an sr-only label in a cell is
+ * absolutely positioned, and a box that is not its containing block does not clip it, so it would
+ * stick out at its place in the wide table and widen the whole page.
  */
 export function DataTable<Row>({ spec, caption, rows }: Props<Row>) {
   const { columns, rowKey, rowAttributes, empty, testId } = spec;
   if (rows.length === 0) return <>{empty}</>;
   return (
-    <div className="overflow-x-auto rounded-lg border border-zinc-200 dark:border-zinc-800" tabIndex={0} role="region" aria-label={caption}>
+    <div className="relative overflow-x-auto rounded-lg border border-zinc-200 dark:border-zinc-800" tabIndex={0} role="region" aria-label={caption}>
       <table className="min-w-full text-left text-sm" data-testid={testId}>
         <caption className="sr-only">{caption}</caption>
         <thead className="bg-zinc-100 text-xs uppercase tracking-wide text-zinc-700 dark:bg-zinc-800 dark:text-zinc-300">

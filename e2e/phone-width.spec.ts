@@ -1,34 +1,105 @@
-import { expect, test } from "@playwright/test";
+import { readdirSync } from "node:fs";
+import path from "node:path";
+import { expect, type Page, test } from "@playwright/test";
 import { DEMO_ADMIN, DEMO_PASSWORD, LoginPage } from "./pages/login-page";
-import { overflowing } from "./pages/overflow";
+import { chartsDrawn, expectNoSidewaysScroll } from "./pages/overflow";
 
 // No page scrolls sideways at phone width (390 px): wide tables scroll inside their own box.
-// Every page of the dashboard, as an admin (who sees every control), plus the sign-in page.
+// Every page of the app (the list is read from app/**/page.tsx, so a new page without a path here
+// fails), as an admin (who sees every control), plus the sign-in page: demo endpoints with a
+// month of history and an endpoint created here with none, whose charts draw 30 empty days.
+// Each page is measured after its charts have drawn, by the document's scroll width.
 
-const PAGES = ["/", "/endpoints/email.subscribe", "/endpoints/llm.chat", "/refusals", "/alerts", "/alerts/destinations", "/api-keys", "/audit", "/staff", "/forbidden"];
+/** Every page of the app as its route: app/(dashboard)/endpoints/[key]/page.tsx is /endpoints/[key]. */
+function pageRoutes(dir = "app", route = ""): string[] {
+  const routes: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.isFile() && entry.name === "page.tsx") routes.push(route || "/");
+    if (!entry.isDirectory() || entry.name.startsWith("_") || entry.name === "api") continue;
+    // A route group, "(dashboard)", adds nothing to the path.
+    routes.push(...pageRoutes(path.join(dir, entry.name), entry.name.startsWith("(") ? route : `${route}/${entry.name}`));
+  }
+  return routes;
+}
 
-test("no page scrolls sideways at 390 px", async ({ page }, testInfo) => {
-  test.setTimeout(90_000);
+const FRESH = `phone.fresh-${Date.now().toString(36)}`;
+
+/** Creates an endpoint with no history through the form, measuring the form on the way. */
+async function createFreshEndpoint(page: Page, measure: (label: string) => Promise<void>): Promise<void> {
+  await page.goto("/endpoints/new");
+  const form = page.getByTestId("new-endpoint-form");
+  await expect(page.getByTestId("create-endpoint")).toBeEnabled();
+  await measure("/endpoints/new");
+  await form.getByLabel("Key").fill(FRESH);
+  await form.getByLabel("Name").fill("Phone width, no history");
+  await form.getByLabel("Unit (plural)").fill("messages");
+  await form.getByLabel("Unit price in micros").fill("7900");
+  await form.getByLabel("Plan allowance per billing month").fill("3000");
+  await form.getByLabel("Per-call max").fill("1");
+  await page.getByTestId("propose-ceilings").click();
+  // A third row left blank: the form is measured with it, and with its errors, then it goes.
+  await page.getByTestId("add-ceiling-row").click();
+  await expect(form.locator("fieldset[data-testid^='ceiling-row-']")).toHaveCount(3);
+  await measure("/endpoints/new with three ceiling rows");
+  await form.getByLabel("Reason").fill("phone width check");
+  await page.getByTestId("create-endpoint").click();
+  await expect(page.getByTestId("create-endpoint-error")).toBeVisible();
+  await measure("/endpoints/new with errors");
+  await form.getByTestId("ceiling-row-ceilings[2]").getByRole("button", { name: "Remove this ceiling" }).click();
+  // A form action resets the form's own inputs: the reason is typed again.
+  await form.getByLabel("Reason").fill("phone width check");
+  await page.getByTestId("create-endpoint").click();
+  await expect(page).toHaveURL(new RegExp(`/endpoints/${FRESH.replaceAll(".", "\\.")}$`));
+}
+
+test("no page scrolls sideways at 390 px, a fresh endpoint's included", async ({ page }, testInfo) => {
+  test.setTimeout(180_000);
   await page.setViewportSize({ width: 390, height: 844 });
+  const failures: string[] = [];
+  const measure = async (label: string) => {
+    await chartsDrawn(page);
+    try {
+      await expectNoSidewaysScroll(page, label);
+    } catch (error) {
+      failures.push(error instanceof Error ? error.message.split("\n")[0] ?? label : label);
+    }
+    await testInfo.attach(`phone ${label}`, { body: await page.screenshot({ fullPage: true }), contentType: "image/png" });
+  };
+
   const login = new LoginPage(page);
   await login.goto("/");
-  expect(await overflowing(page), "/login").toEqual([]);
+  await measure("/login");
   await login.signIn(DEMO_ADMIN, DEMO_PASSWORD);
   await expect(page.getByTestId("signed-in-as")).toContainText(DEMO_ADMIN);
 
-  // A refusal's detail page: the first row of the log.
+  await createFreshEndpoint(page, measure);
   await page.goto("/refusals");
   const detail = await page.getByTestId("refusals-table").locator("a[href^='/refusals/']").first().getAttribute("href");
-  const pages = detail ? [...PAGES, detail] : PAGES;
-
-  const found: Record<string, string[]> = {};
-  for (const path of pages) {
-    await page.goto(path);
-    await page.waitForLoadState("networkidle");
-    const wide = await overflowing(page);
-    if (wide.length > 0) found[path] = wide;
-    await testInfo.attach(`phone ${path}`, { body: await page.screenshot({ fullPage: true }), contentType: "image/png" });
-  }
   expect(detail, "a refusal detail link on /refusals").toBeTruthy();
-  expect(found).toEqual({});
+
+  // Each page's paths: demo endpoints with history and the fresh one, which has none.
+  const endpoints = ["email.subscribe", "llm.chat", "webhook.notify", FRESH];
+  const paths: Record<string, string[]> = {
+    "/": ["/"],
+    "/login": [], // measured above, signed out
+    "/endpoints/new": [], // measured above, empty, filled and refused
+    "/endpoints/[key]": endpoints.map((k) => `/endpoints/${k}`),
+    "/endpoints/[key]/edit": ["email.subscribe", FRESH].map((k) => `/endpoints/${k}/edit`),
+    "/refusals": ["/refusals"],
+    "/refusals/[id]": [detail ?? ""],
+    "/alerts": ["/alerts"],
+    "/alerts/destinations": ["/alerts/destinations"],
+    "/api-keys": ["/api-keys"],
+    "/audit": ["/audit"],
+    "/staff": ["/staff"],
+    "/forbidden": ["/forbidden"],
+  };
+  const routes = pageRoutes();
+  expect(routes.filter((r) => !(r in paths)), "pages with no path in this test").toEqual([]);
+
+  for (const p of [...routes.flatMap((r) => paths[r] ?? []), "/endpoints/no.such-endpoint"]) {
+    await page.goto(p);
+    await measure(p);
+  }
+  expect(failures).toEqual([]);
 });
