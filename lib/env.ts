@@ -77,6 +77,9 @@ export const Env = z.object({
   // Prometheus: /api/metrics of the app needs this bearer token; the worker's own port (off when
   // unset) listens on loopback and also takes the token when it is set.
   METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  // The API server (npm run api): where it listens.
+  API_PORT: z.string().regex(/^\d+$/, "must be a port number").transform(Number).pipe(z.number().int().min(1).max(65_535)).prefault("3001"),
+  API_HOST: z.string().trim().min(1).default("127.0.0.1"),
   WORKER_METRICS_PORT: z.string().regex(/^\d+$/, "must be a port number").transform(Number).pipe(z.number().int().min(1).max(65_535)).optional(),
 });
 export type Env = z.infer<typeof Env>;

@@ -8,41 +8,12 @@
 // clients, in the same run. Every row of the matrix (callers x ceilings x batched/unbatched)
 // prints throughput, p50, p99, its ratio to A, the mean batch size and CPU per request, split into
 // this Node process and the rest of the machine (the database, mostly), then one JSON line each.
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { sql } from "drizzle-orm";
-import { type Db, migrateDatabase, openPostgres } from "@/db/client";
-import { ceilings, endpoints } from "@/db/schema";
+import { migrateDatabase, openPostgres } from "@/db/client";
 import { databaseUrl } from "@/db/testing";
 import { batcherFor, reserve } from "@/lib/enforcement";
 import { metrics } from "@/lib/metrics";
-import type { CeilingMetric, CeilingScope } from "@/lib/vocabulary";
-
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-}
-
-function whole(name: string, fallback: number): number {
-  const v = Number(arg(name, String(fallback)));
-  if (!Number.isInteger(v) || v <= 0) throw new Error(`--${name} must be a positive whole number`);
-  return v;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-}
-
-/** Busy CPU time of the whole machine so far, in microseconds (user + nice + system + irq + softirq). */
-function machineCpuMicros(): number {
-  const line = readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "";
-  const f = line.trim().split(/\s+/).slice(1).map(Number);
-  const ticks = (f[0] ?? 0) + (f[1] ?? 0) + (f[2] ?? 0) + (f[5] ?? 0) + (f[6] ?? 0);
-  // USER_HZ is 100 on Linux.
-  return ticks * 10_000;
-}
+import { arg, machineCpuMicros, makeBenchEndpoint, percentile, pgbench, whole } from "./bench/measure";
 
 type Row = {
   callers: number;
@@ -85,32 +56,6 @@ async function drive(seconds: number, callers: number, op: () => Promise<unknown
   };
 }
 
-async function makeEndpoint(db: Db, key: string, count: 1 | 3): Promise<void> {
-  const [e] = await db.insert(endpoints).values({ key, name: key, unit: "units", perCallMax: 1000 }).returning();
-  if (!e) throw new Error("no endpoint");
-  const big = 1_000_000_000_000;
-  const specs: { metric: CeilingMetric; scope: Exclude<CeilingScope, "destination"> }[] = [{ metric: "units", scope: "global" }];
-  if (count === 3) specs.push({ metric: "calls", scope: "global" }, { metric: "units", scope: "caller" });
-  await db.insert(ceilings).values(
-    specs.map((s) => ({ ...s, endpointId: e.id, window: "utc_day" as const, value: big, maxValue: big, defaultValue: big })),
-  );
-}
-
-/** pgbench A: a guarded UPDATE of one hot row (admit while under the limit), 64 clients. */
-function pgbench(url: string, seconds: number, clients: number): number | undefined {
-  const u = new URL(url);
-  const script = path.join(mkdtempSync(path.join(tmpdir(), "ceilings-bench-")), "hot-row.sql");
-  writeFileSync(script, "update bench_counter set n = n + 1 where id = 1 and n < 9000000000000000;\n");
-  const res = spawnSync(
-    "pgbench",
-    ["-n", "-h", u.hostname, "-p", u.port || "5432", "-U", u.username || "postgres", "-c", String(clients), "-j", "2", "-T", String(seconds), "-f", script, u.pathname.slice(1)],
-    { encoding: "utf8" },
-  );
-  const m = /tps = ([\d.]+)/.exec(res.stdout ?? "");
-  if (!m?.[1]) console.error(`pgbench did not run: ${res.error?.message ?? res.stderr}`);
-  return m?.[1] ? Number(m[1]) : undefined;
-}
-
 async function main(): Promise<void> {
   // --metrics: count into the Prometheus registry as the app does, to compare the hot path with and without.
   if (process.argv.includes("--metrics")) metrics("app");
@@ -131,8 +76,8 @@ async function main(): Promise<void> {
     await migrateDatabase(setup);
     await setup.db.execute(sql`create table bench_counter (id int primary key, n bigint not null)`);
     await setup.db.execute(sql`insert into bench_counter values (1, 0)`);
-    await makeEndpoint(setup.db, "bench.one", 1);
-    await makeEndpoint(setup.db, "bench.three", 3);
+    await makeBenchEndpoint(setup.db, "bench.one", 1);
+    await makeBenchEndpoint(setup.db, "bench.three", 3);
 
     tpsA = pgbench(url, seconds, 64);
     for (const mode of ["batched", "unbatched"] as const) {

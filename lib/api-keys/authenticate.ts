@@ -45,37 +45,38 @@ async function touchLastUsed(db: Db, keyId: number, nowMs: number): Promise<void
   }
 }
 
+/** Reads the key of a token hash from the database. Database errors propagate. */
+export async function lookUpKey(db: Db, secretHash: string): Promise<Authentication> {
+  const [row] = await db.select(apiKeySummaryColumns).from(apiKeys).where(eq(apiKeys.secretHash, secretHash)).limit(1);
+  if (!row) return { ok: false, code: "invalid_api_key", message: "the API key is not valid" };
+  if (row.revokedAt) return { ok: false, code: "revoked_api_key", message: `the API key ck_${row.prefix} was revoked` };
+  return {
+    ok: true,
+    principal: { keyId: row.id, name: row.name, prefix: row.prefix, account: row.account, trusted: row.trusted, endpointKeys: row.endpointKeys },
+  };
+}
+
+/** Where authentication reads keys: the database on every request, or a cache that stays exact. */
+export type KeySource = { lookUp: (db: Db, secretHash: string) => Promise<Authentication> };
+
+const direct: KeySource = { lookUp: lookUpKey };
+
 /**
- * Authenticates `Authorization: Bearer ck_<prefix>_<secret>` by the SHA-256 of the token. Keys
- * are read on every request (no cache), so a revoked key fails on its next request. Database
- * errors propagate: the caller answers 503.
+ * Authenticates `Authorization: Bearer ck_<prefix>_<secret>` by the SHA-256 of the token. Keys are
+ * read on every request, or through a cache invalidated on every change of a key (ApiKeyCache), so
+ * a revoked key fails on its next request. Database errors propagate: the caller answers 503.
  */
-export async function authenticateApiKey(db: Db, authorization: string | null, now = new Date()): Promise<Authentication> {
+export async function authenticateApiKey(db: Db, authorization: string | null, now = new Date(), keys: KeySource = direct): Promise<Authentication> {
   const bearer = readBearer(authorization);
   if (!bearer.ok) {
     return bearer.reason === "missing"
       ? { ok: false, code: "missing_api_key", message: "send an API key as 'Authorization: Bearer ck_...'" }
       : { ok: false, code: "invalid_api_key", message: "the API key is not valid" };
   }
-  const [row] = await db
-    .select(apiKeySummaryColumns)
-    .from(apiKeys)
-    .where(eq(apiKeys.secretHash, hashToken(bearer.token)))
-    .limit(1);
-  if (!row) return { ok: false, code: "invalid_api_key", message: "the API key is not valid" };
-  if (row.revokedAt) return { ok: false, code: "revoked_api_key", message: `the API key ck_${row.prefix} was revoked` };
-  await touchLastUsed(db, row.id, now.getTime());
-  return {
-    ok: true,
-    principal: {
-      keyId: row.id,
-      name: row.name,
-      prefix: row.prefix,
-      account: row.account,
-      trusted: row.trusted,
-      endpointKeys: row.endpointKeys,
-    },
-  };
+  const found = await keys.lookUp(db, hashToken(bearer.token));
+  if (!found.ok) return found;
+  await touchLastUsed(db, found.principal.keyId, now.getTime());
+  return found;
 }
 
 /** Whether the key may act on this endpoint. */

@@ -6,8 +6,8 @@ import { ApiKeyError } from "./errors";
 import type { ApiKeySummary } from "./list";
 
 /**
- * Revokes a key and records it in one transaction. Keys are not cached anywhere, so the key fails
- * on its very next request. Revoking twice is an error, so the audit log holds one revoke per key.
+ * Revokes a key and records it in one transaction. The commit notifies every process that caches
+ * keys (lib/api-keys/cache.ts), so the key fails on its next request there too. Revoking twice is an error, so the audit log holds one revoke per key.
  */
 export async function revokeApiKey(db: Db, params: { id: number; actor: AuditActor }): Promise<ApiKeySummary> {
   return db.transaction(async (tx) => {

@@ -199,6 +199,12 @@ export class ReservationBatcher {
     );
   }
 
+  /** Opens every batch lane and checks the contract version before the first call needs them. */
+  async warm(): Promise<void> {
+    await this.lanes.warm();
+    await this.lanes.run(this.options.deadlineMs, (db) => this.contract.ensure(db));
+  }
+
   /** Closes the batcher's connections (tests and shutdown). */
   close(): Promise<void> {
     return this.lanes.close();

@@ -2,7 +2,7 @@ export { callReserveBatch, type BatchRequest } from "./batcher";
 export { batcherFor, reserve, type ReserveOptions } from "./reserve";
 export { CONTRACT_VERSION, ContractVersionError } from "./contract";
 export { DeadlineError } from "./lanes";
-export { expireReservations, releaseReservation, reservationEndpointKey, type ResolveOptions, settleReservation } from "./resolve";
+export { expireReservations, releaseReservation, reservationEndpointKey, type ResolveOptions, settleReservation, warmResolveLanes } from "./resolve";
 export * from "./types";
 export { unavailableCounts, type UnavailableReason } from "./unavailable";
 export { withReservation, type WithReservationResult, type Work } from "./with-reservation";

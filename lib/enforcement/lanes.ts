@@ -103,8 +103,10 @@ export class LanePool {
   private async acquire(): Promise<Lane> {
     while (this.busy >= this.size) await new Promise<void>((resolve) => this.waiters.push(resolve));
     this.busy++;
-    const idle = this.idle.pop();
-    if (idle) return idle;
+    return this.idle.pop() ?? this.openLane();
+  }
+
+  private openLane(): Lane {
     // The server checks the client's socket during a query, so a statement whose connection was
     // destroyed at the deadline is aborted instead of committing a grant nobody receives.
     const database = this.open?.(1, { client_connection_check_interval: 100 });
@@ -120,6 +122,27 @@ export class LanePool {
     }
     this.busy--;
     this.waiters.shift()?.();
+  }
+
+  /**
+   * Opens every lane now, connected and with its backend pid, so the first calls pay no connection
+   * set-up (which on a loaded server took longer than the deadline). Lanes then stay open.
+   */
+  async warm(): Promise<void> {
+    if (!this.open) return;
+    const lanes = Array.from({ length: this.size - this.busy - this.idle.length }, () => this.openLane());
+    const connected = await Promise.allSettled(
+      lanes.map(async (lane) => {
+        lane.pid ??= await backendPid(lane.db);
+      }),
+    );
+    lanes.forEach((lane, i) => {
+      // Never more lanes than the pool's size, even if calls opened some meanwhile.
+      if (connected[i]?.status === "fulfilled" && this.busy + this.idle.length < this.size) this.idle.push(lane);
+      else void lane.database?.destroy?.().catch(() => {});
+    });
+    const failed = connected.find((c) => c.status === "rejected");
+    if (failed) throw failed.reason;
   }
 
   /** Closes the idle lanes (tests and shutdown). */

@@ -24,6 +24,11 @@ function lanesFor(db: Db): LanePool {
   return pool;
 }
 
+/** Opens the settle and release lanes of `db` now (the API server, at start). */
+export function warmResolveLanes(db: Db): Promise<void> {
+  return lanesFor(db).warm();
+}
+
 export type ResolveOptions = {
   /** This call's deadline instead of ENFORCEMENT_DEADLINE_MS. */
   deadlineMs?: number;

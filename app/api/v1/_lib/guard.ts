@@ -19,7 +19,7 @@ export async function authenticateRequest(request: Request, deps: ApiDeps): Prom
   let db: Db;
   try {
     db = await deps.db();
-    const auth = await authenticateApiKey(db, request.headers.get("authorization"), deps.now?.() ?? new Date());
+    const auth = await authenticateApiKey(db, request.headers.get("authorization"), deps.now?.() ?? new Date(), deps.keys);
     if (!auth.ok) return apiError(401, auth.code, auth.message, {}, { "www-authenticate": 'Bearer realm="ceilings"' });
     return { db, principal: auth.principal };
   } catch (error) {

@@ -1,0 +1,264 @@
+// The HTTP API against the library, in one run on one machine: what a service in another
+// repository or language gets, next to what the TypeScript library gets on the same database.
+//   npm run bench:http -- [--seconds 5] [--connections 64]
+// Uses BENCH_DATABASE_URL, else TEST_DATABASE_URL, else DATABASE_URL (a server; a scratch database
+// is created on it and dropped afterwards). Starts `npm run api` on that database as a child
+// process (node, no tsx wrapper process, so its CPU is its own) and drives it from this process
+// over keep-alive connections. Rows: A (pgbench's hot row), the library batched on one and three
+// ceilings, HTTP reserve on one and three ceilings (random callers, an idempotency key each),
+// settle, a refused call, and a static route (the server's own floor). CPU per request is split
+// between the API process, Postgres (every process named postgres on this machine) and this
+// load generator. Printed, never asserted.
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { Agent, request as httpRequest } from "node:http";
+import { createServer } from "node:net";
+import { sql } from "drizzle-orm";
+import { migrateDatabase, openPostgres } from "@/db/client";
+import { databaseUrl } from "@/db/testing";
+import { createApiKey } from "@/lib/api-keys";
+import { batcherFor, reserve } from "@/lib/enforcement";
+import { machineCpuMicros, makeBenchEndpoint, percentile, pgbench, postgresCpuMicros, processCpuMicros, whole } from "./bench/measure";
+
+type Row = {
+  path: string;
+  ceilings: number | null;
+  perSecond: number;
+  p50: number;
+  p99: number;
+  /** Answers other than the expected status (a failure of the row). */
+  unexpected: number;
+  apiCpuUs: number | null;
+  dbCpuUs: number;
+  generatorCpuUs: number;
+  otherCpuUs: number;
+};
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (!address || typeof address === "string") throw new Error("no free port");
+  return address.port;
+}
+
+type Answer = { status: number; body: string };
+
+function call(agent: Agent, port: number, method: string, path: string, headers: Record<string, string>, body?: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ agent, host: "127.0.0.1", port, method, path, headers: body === undefined ? headers : { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+/** Runs `op` from `callers` loops for `seconds`; latencies, and CPU by process kind per request. */
+async function drive(seconds: number, callers: number, apiPid: number | null, op: () => Promise<boolean>) {
+  const latencies: number[] = [];
+  let unexpected = 0;
+  const gen0 = process.cpuUsage();
+  const api0 = apiPid === null ? 0 : processCpuMicros(apiPid);
+  const db0 = postgresCpuMicros();
+  const machine0 = machineCpuMicros();
+  const end = performance.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: callers }, async () => {
+      while (performance.now() < end) {
+        const t0 = performance.now();
+        if (!(await op())) unexpected++;
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  const genCpu = process.cpuUsage(gen0);
+  const generator = genCpu.user + genCpu.system;
+  const api = apiPid === null ? 0 : processCpuMicros(apiPid) - api0;
+  // A backend that exits meanwhile takes its CPU out of the sum: never below zero.
+  const db = Math.max(0, postgresCpuMicros() - db0);
+  const machine = machineCpuMicros() - machine0;
+  latencies.sort((a, b) => a - b);
+  const n = Math.max(1, latencies.length);
+  return {
+    perSecond: latencies.length / seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    unexpected,
+    apiCpuUs: apiPid === null ? null : api / n,
+    dbCpuUs: db / n,
+    generatorCpuUs: generator / n,
+    otherCpuUs: Math.max(0, machine - api - db - generator) / n,
+  };
+}
+
+async function startApi(url: string, port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", "scripts/api.ts"], {
+    env: { ...process.env, DATABASE_URL: url, API_PORT: String(port), API_HOST: "127.0.0.1", NODE_ENV: "production" },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  const agent = new Agent({ keepAlive: false });
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`npm run api exited with ${child.exitCode}`);
+    const ok = await call(agent, port, "GET", "/api/health", {}).then(
+      (a) => a.status === 200,
+      () => false,
+    );
+    if (ok) return child;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill("SIGKILL");
+  throw new Error("the API server did not answer /api/health within 30 s");
+}
+
+async function main(): Promise<void> {
+  const seconds = whole("seconds", 5);
+  const connections = whole("connections", 64);
+  const base = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL;
+  if (!base) throw new Error("set BENCH_DATABASE_URL, TEST_DATABASE_URL or DATABASE_URL to a Postgres server");
+  const name = `ceilings_bench_http_${Date.now().toString(36)}`;
+  const admin = openPostgres(base, { max: 1 });
+  await admin.db.execute(sql`create database ${sql.identifier(name)}`);
+  const url = databaseUrl(base, name);
+  const setup = openPostgres(url, { max: 2 });
+  const rows: Row[] = [];
+  let api: ChildProcess | undefined;
+  let tpsA: number | undefined;
+  try {
+    await migrateDatabase(setup);
+    await setup.db.execute(sql`create table bench_counter (id int primary key, n bigint not null)`);
+    await setup.db.execute(sql`insert into bench_counter values (1, 0)`);
+    await makeBenchEndpoint(setup.db, "bench.one", 1);
+    await makeBenchEndpoint(setup.db, "bench.three", 3);
+    // One call a day: every call after the first is refused by the ceiling (and logged).
+    await makeBenchEndpoint(setup.db, "bench.full", 1, 1);
+    const key = await createApiKey(setup.db, {
+      name: "bench",
+      binding: { kind: "trusted" },
+      endpointKeys: ["bench.one", "bench.three", "bench.full"],
+      actor: { type: "system", name: "bench:http" },
+    });
+
+    tpsA = pgbench(url, seconds, 64);
+
+    // The library, batched, in this process (as npm run bench:enforcement measures it).
+    const pool = openPostgres(url, { max: 2 });
+    try {
+      for (const count of [1, 3] as const) {
+        const endpoint = count === 1 ? "bench.one" : "bench.three";
+        const m = await drive(seconds, connections, null, async () => {
+          const d = await reserve(pool.db, { endpoint, amount: 1, caller: `acct_${Math.floor(Math.random() * 50)}`, idempotencyKey: randomUUID() });
+          return d.status === "granted";
+        });
+        rows.push({ path: "library reserve (batched)", ceilings: count, ...m });
+      }
+    } finally {
+      await batcherFor(pool.db).close();
+      await pool.close();
+    }
+
+    const port = await freePort();
+    api = await startApi(url, port);
+    const apiPid = api.pid ?? null;
+    const agent = new Agent({ keepAlive: true, maxSockets: connections });
+    const auth = { authorization: `Bearer ${key.secret}` };
+    const held: string[] = [];
+    // Warm the connections and the server's code paths (its JIT) before measuring.
+    await drive(2, connections, apiPid, async () => {
+      const body = JSON.stringify({ endpoint: "bench.one", amount: 1, caller: "acct_warm" });
+      return (await call(agent, port, "POST", "/api/v1/reservations", auth, body)).status === 201;
+    });
+
+    for (const count of [1, 3] as const) {
+      const endpoint = count === 1 ? "bench.one" : "bench.three";
+      const m = await drive(seconds, connections, apiPid, async () => {
+        const body = JSON.stringify({ endpoint, amount: 1, caller: `acct_${Math.floor(Math.random() * 50)}`, idempotencyKey: randomUUID() });
+        const a = await call(agent, port, "POST", "/api/v1/reservations", auth, body);
+        if (a.status === 201) held.push((JSON.parse(a.body) as { reservationId: string }).reservationId);
+        return a.status === 201;
+      });
+      rows.push({ path: "HTTP POST /api/v1/reservations", ceilings: count, ...m });
+    }
+    const settleMeasured = await drive(seconds, connections, apiPid, async () => {
+      const id = held.pop();
+      if (!id) return false;
+      const a = await call(agent, port, "POST", `/api/v1/reservations/${id}/settle`, auth, JSON.stringify({ actual: 1 }));
+      return a.status === 200;
+    });
+    rows.push({ path: "HTTP POST .../settle", ceilings: null, ...settleMeasured });
+    const refused = await drive(seconds, connections, apiPid, async () => {
+      const a = await call(agent, port, "POST", "/api/v1/reservations", auth, JSON.stringify({ endpoint: "bench.full", amount: 1, caller: "acct_1" }));
+      return a.status === 429 || a.status === 201;
+    });
+    rows.push({ path: "HTTP reserve refused (429)", ceilings: 1, ...refused });
+    const floor = await drive(seconds, connections, apiPid, async () => (await call(agent, port, "GET", "/api/v1/openapi.json", {})).status === 200);
+    rows.push({ path: "HTTP GET /api/v1/openapi.json", ceilings: null, ...floor });
+    agent.destroy();
+
+    const library = (c: number) => rows.find((r) => r.path.startsWith("library") && r.ceilings === c)?.perSecond ?? 0;
+    console.log(`\nHTTP API against the library, ${seconds} s a row, ${connections} connections or callers, one database server`);
+    console.log(`A: pgbench hot-row guarded UPDATE, 64 clients: ${tpsA ? tpsA.toFixed(0) : "n/a"} tps`);
+    const head = ["path", "ceil", "per s", "x lib", "p50 ms", "p99 ms", "bad", "api µs", "db µs", "gen µs", "other µs"];
+    console.log(head.map((h, i) => (i === 0 ? h.padEnd(34) : h.padStart(9))).join(""));
+    for (const r of rows) {
+      const lib = r.ceilings === 1 || r.ceilings === 3 ? library(r.ceilings) : 0;
+      console.log(
+        [
+          r.path.padEnd(34),
+          String(r.ceilings ?? "").padStart(9),
+          r.perSecond.toFixed(0).padStart(9),
+          (lib > 0 && r.path.startsWith("HTTP POST /api/v1/reservations") ? (r.perSecond / lib).toFixed(2) : "").padStart(9),
+          r.p50.toFixed(1).padStart(9),
+          r.p99.toFixed(1).padStart(9),
+          String(r.unexpected).padStart(9),
+          (r.apiCpuUs === null ? "" : r.apiCpuUs.toFixed(0)).padStart(9),
+          r.dbCpuUs.toFixed(0).padStart(9),
+          r.generatorCpuUs.toFixed(0).padStart(9),
+          r.otherCpuUs.toFixed(0).padStart(9),
+        ].join(""),
+      );
+    }
+    console.log();
+    const round = (v: number) => Math.round(v * 100) / 100;
+    for (const r of rows) {
+      console.log(
+        JSON.stringify({
+          bench: "http",
+          at: new Date().toISOString(),
+          aTps: tpsA ?? null,
+          path: r.path,
+          ceilings: r.ceilings,
+          connections,
+          perSecond: round(r.perSecond),
+          p50Ms: round(r.p50),
+          p99Ms: round(r.p99),
+          unexpected: r.unexpected,
+          apiCpuUsPerRequest: r.apiCpuUs === null ? null : round(r.apiCpuUs),
+          dbCpuUsPerRequest: round(r.dbCpuUs),
+          generatorCpuUsPerRequest: round(r.generatorCpuUs),
+          otherCpuUsPerRequest: round(r.otherCpuUs),
+        }),
+      );
+    }
+  } finally {
+    if (api && api.exitCode === null) {
+      api.kill("SIGTERM");
+      await new Promise((r) => api?.once("exit", r));
+    }
+    await setup.close();
+    await admin.db.execute(sql`drop database if exists ${sql.identifier(name)} with (force)`);
+    await admin.close();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
