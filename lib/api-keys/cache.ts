@@ -13,7 +13,12 @@ import { type Authentication, type KeySource, lookUpKey } from "./authenticate";
 export const API_KEYS_CHANNEL = "ceilings_api_keys";
 const PING_PAYLOAD = "ping";
 
-export type ApiKeyCacheOptions = { pingMs?: number; staleMs?: number };
+export type ApiKeyCacheOptions = {
+  pingMs?: number;
+  staleMs?: number;
+  /** The pool to LISTEN on, if not the lookups' own (a test cuts it alone). */
+  listenDb?: Db;
+};
 
 export class ApiKeyCache implements KeySource {
   private readonly live = new Map<string, Authentication & { ok: true }>();
@@ -43,7 +48,7 @@ export class ApiKeyCache implements KeySource {
     const cache = new ApiKeyCache(db, options);
     try {
       cache.subscription = await listenOn(
-        db,
+        options.listenDb ?? db,
         API_KEYS_CHANNEL,
         (payload) => cache.heard(payload),
         () => cache.clear(),
@@ -83,8 +88,12 @@ export class ApiKeyCache implements KeySource {
   async close(): Promise<void> {
     clearInterval(this.pinger);
     this.clear();
-    await this.subscription?.unlisten().catch(() => {});
+    const subscription = this.subscription;
     this.subscription = undefined;
+    // UNLISTEN waits for an answer a silent connection never gives; closing the pool ends it anyway.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([subscription?.unlisten().catch(() => {}), new Promise((r) => (timer = setTimeout(r, 1000)))]);
+    clearTimeout(timer);
   }
 
   private heard(payload: string): void {

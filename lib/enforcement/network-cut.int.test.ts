@@ -1,6 +1,6 @@
-import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPostgres } from "@/db/client";
+import { CuttableProxy } from "@/db/cuttable-proxy";
 import { databaseUrl, skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { env } from "@/lib/env";
@@ -12,64 +12,6 @@ import type { Decision } from "./types";
 // A deadline frees its slot: when every open connection goes silent (a network cut that drops
 // packets, as a lost NAT entry does), the batch's connection is given up at the deadline, so once
 // the network heals calls are decided again at once, not after TCP's minutes of retries.
-
-/** A loopback TCP proxy to Postgres that can silence every connection it carries. */
-class CuttableProxy {
-  private server = net.createServer((client) => this.accept(client));
-  private cut = false;
-  private readonly pairs = new Set<{ silenced: boolean }>();
-
-  constructor(private readonly target: { host: string; port: number }) {}
-
-  async listen(): Promise<number> {
-    await new Promise<void>((r) => this.server.listen(0, "127.0.0.1", r));
-    const address = this.server.address();
-    if (!address || typeof address === "string") throw new Error("no port");
-    return address.port;
-  }
-
-  private accept(client: net.Socket): void {
-    const upstream = net.connect(this.target.port, this.target.host);
-    const pair = { silenced: this.cut };
-    this.pairs.add(pair);
-    // Bytes of a silenced connection are dropped, both ways, for good: it never recovers.
-    client.on("data", (chunk) => {
-      if (!pair.silenced) upstream.write(chunk);
-    });
-    upstream.on("data", (chunk) => {
-      if (!pair.silenced) client.write(chunk);
-    });
-    const end = () => {
-      this.pairs.delete(pair);
-      client.destroy();
-      upstream.destroy();
-    };
-    // A silenced connection does not even pass on a close: the far side never hears of it.
-    client.on("close", () => {
-      if (!pair.silenced) end();
-    });
-    upstream.on("close", () => {
-      if (!pair.silenced) end();
-    });
-    client.on("error", () => {});
-    upstream.on("error", () => {});
-  }
-
-  /** Every open connection, and every new one until heal, goes silent. */
-  silence(): void {
-    this.cut = true;
-    for (const p of this.pairs) p.silenced = true;
-  }
-
-  /** New connections pass again; the silenced ones stay dead. */
-  heal(): void {
-    this.cut = false;
-  }
-
-  close(): Promise<void> {
-    return new Promise((r) => this.server.close(() => r()));
-  }
-}
 
 describe.skipIf(skipWithoutDatabase())("a network cut", () => {
   const t = useTestDatabase("network_cut", { max: 2 });

@@ -1,0 +1,62 @@
+import net from "node:net";
+
+// For tests of a network that goes silent: connections that stop carrying bytes without a close,
+// as a lost NAT entry or a dead host does, which TCP takes minutes to notice.
+
+/** A loopback TCP proxy to Postgres that can silence every connection it carries. */
+export class CuttableProxy {
+  private server = net.createServer((client) => this.accept(client));
+  private cut = false;
+  private readonly pairs = new Set<{ silenced: boolean }>();
+
+  constructor(private readonly target: { host: string; port: number }) {}
+
+  async listen(): Promise<number> {
+    await new Promise<void>((r) => this.server.listen(0, "127.0.0.1", r));
+    const address = this.server.address();
+    if (!address || typeof address === "string") throw new Error("no port");
+    return address.port;
+  }
+
+  private accept(client: net.Socket): void {
+    const upstream = net.connect(this.target.port, this.target.host);
+    const pair = { silenced: this.cut };
+    this.pairs.add(pair);
+    // Bytes of a silenced connection are dropped, both ways, for good: it never recovers.
+    client.on("data", (chunk) => {
+      if (!pair.silenced) upstream.write(chunk);
+    });
+    upstream.on("data", (chunk) => {
+      if (!pair.silenced) client.write(chunk);
+    });
+    const end = () => {
+      this.pairs.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
+    // A silenced connection does not even pass on a close: the far side never hears of it.
+    client.on("close", () => {
+      if (!pair.silenced) end();
+    });
+    upstream.on("close", () => {
+      if (!pair.silenced) end();
+    });
+    client.on("error", () => {});
+    upstream.on("error", () => {});
+  }
+
+  /** Every open connection, and every new one until heal, goes silent. */
+  silence(): void {
+    this.cut = true;
+    for (const p of this.pairs) p.silenced = true;
+  }
+
+  /** New connections pass again; the silenced ones stay dead. */
+  heal(): void {
+    this.cut = false;
+  }
+
+  close(): Promise<void> {
+    return new Promise((r) => this.server.close(() => r()));
+  }
+}
