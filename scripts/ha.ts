@@ -3,7 +3,7 @@ import { openPostgres, migrateDatabase } from "@/db/client";
 
 // `npm run ha -- up | status | down`: a local highly available cluster (three etcd members, three
 // Patroni-managed PostgreSQL 15 nodes with synchronous replication) in .data-ha/, on loopback.
-// See README "Running highly available".
+// See docs/high-availability.md.
 
 const usage = "usage: npm run ha -- up | status | down   (env: HA_DIR, HA_PG_PORTS, HA_REST_PORTS, HA_ETCD_PORTS, HA_SYNC, HA_STRICT)";
 

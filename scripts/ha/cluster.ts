@@ -164,7 +164,7 @@ function etcdEndpoints(config: ClusterConfig): string[] {
 
 /**
  * Patroni's configuration for one node (JSON is YAML). The settings that matter are explained in
- * README "Running highly available".
+ * docs/high-availability.md ("Settings that matter").
  */
 function patroniConfig(config: ClusterConfig, i: number, dataDir: string): object {
   const name = `node${i + 1}`;
