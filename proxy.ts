@@ -50,7 +50,7 @@ export function proxy(request: NextRequest) {
   const bad = checkUrl(raw.pathname, raw.search);
   if (bad) {
     const body = pathname.startsWith("/api/")
-      ? NextResponse.json({ error: { code: "invalid_input", message: bad.message } }, { status: 400 })
+      ? NextResponse.json({ error: { code: "invalid_input", message: bad.message } }, { status: 400, headers: { "cache-control": "no-store" } })
       : new NextResponse(`Bad request: ${bad.message}\n`, { status: 400, headers: { "content-type": "text/plain; charset=utf-8" } });
     return withHeaders(body, headers);
   }

@@ -4,10 +4,13 @@
 
 export const BAD_REQUEST_CODES = [
   "invalid_json",
+  "nesting_too_deep",
+  "invalid_characters",
   "invalid_input",
   "invalid_amount",
   "invalid_ttl",
   "invalid_idempotency_key",
+  "invalid_request_id",
   "unknown_field",
   "duplicate_field",
   "caller_required",

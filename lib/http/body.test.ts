@@ -28,6 +28,15 @@ describe("readJsonBody", () => {
     expect(await readJsonBody(request(new Uint8Array([0x7b, 0xff, 0x7d])))).toMatchObject({ ok: false, status: 400, code: "invalid_json" });
   });
 
+  it("refuses a control character or a lone surrogate in any string, key or value, with invalid_characters", async () => {
+    expect(await readJsonBody(request('{"a":"x\\u0000"}'))).toMatchObject({ status: 400, code: "invalid_characters", message: "a must not contain control characters" });
+    expect(await readJsonBody(request('{"a":["x\\ud800"]}'))).toMatchObject({ status: 400, code: "invalid_characters", message: expect.stringContaining("a[0] must not contain a lone surrogate") });
+    expect(await readJsonBody(request('{"\\udc00":1}'))).toMatchObject({ status: 400, code: "invalid_characters" });
+    // A pair is one character (U+1F600), whether escaped or sent as UTF-8.
+    expect(await readJsonBody(request('{"a":"\\ud83d\\ude00"}'))).toEqual({ ok: true, value: { a: "\u{1f600}" }, empty: false });
+    expect(await readJsonBody(request('{"a":"\u{1f600}"}'))).toEqual({ ok: true, value: { a: "\u{1f600}" }, empty: false });
+  });
+
   it("refuses a body over the limit with 413, by its declared length or by counting a stream without one", async () => {
     expect(await readJsonBody(request("{}", { "content-length": "999999" }), 100)).toMatchObject({ status: 413, code: "body_too_large" });
     expect(await readJsonBody(request(`"${"x".repeat(200)}"`), 100)).toMatchObject({ status: 413 });

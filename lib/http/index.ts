@@ -4,4 +4,4 @@ export { MAX_BODY_BYTES, readJsonBody, type BodyError, type BodyResult } from ".
 export { endpointExists, readEndpointStatus, type CeilingStatus, type EndpointStatus } from "./endpoint-status";
 export { apiError, apiJson, errorResponse, retryAfterSeconds, statusOf } from "./responses";
 export { openApiDocument } from "./openapi";
-export { describeIssue, EndpointKeyParam, ReleaseBody, ReservationIdParam, ReserveBody, SettleBody, type BodyIssue } from "./schemas";
+export { describeIssue, EndpointKeyParam, ReleaseBody, RequestIdHeader, ReservationIdParam, ReserveBody, SettleBody, type BodyIssue } from "./schemas";

@@ -2,53 +2,74 @@ import { z } from "zod";
 import { CEILING_METRICS, CEILING_SCOPES, CEILING_WINDOWS, GATES } from "@/lib/vocabulary";
 
 // The answers of the HTTP API as zod schemas, for the OpenAPI document only (the handlers build
-// the answers; the OpenAPI response test checks real answers against these, so they cannot drift).
-// Error codes per status follow the README's table; 400 is open-ended (a newer check may add a
-// code such as duplicate_field) and lists the known ones as examples.
+// the answers; the conformance test holds real answers to these, so they cannot drift), and the
+// catalogue of every error code the API can answer, with its status and meaning: the document
+// lists it (x-error-codes, and the ErrorCode enum), so the API reference can be generated from it.
 
-export const ERROR_CODES = {
-  400: [
-    "invalid_json",
-    "invalid_input",
-    "invalid_amount",
-    "invalid_ttl",
-    "unknown_field",
-    "duplicate_field",
-    "nesting_too_deep",
-    "caller_required",
-    "destination_required",
-    "invalid_destination",
-    "invalid_idempotency_key",
-    "invalid_reservation_id",
-    "invalid_actual",
-  ],
-  401: ["missing_api_key", "invalid_api_key", "revoked_api_key"],
-  403: ["endpoint_not_allowed", "caller_not_allowed", "reservation_forbidden"],
-  404: ["unknown_endpoint", "reservation_not_found"],
-  409: ["idempotency_conflict", "already_resolved"],
-  410: ["endpoint_archived"],
-  413: ["body_too_large"],
-  503: ["unavailable"],
-} as const;
+type ErrorCodeInfo = { status: number; meaning: string };
+
+/** Every error code of /api/v1, in the order the reference lists them. */
+export const API_ERROR_CODES = {
+  invalid_json: { status: 400, meaning: "the body is not valid JSON, or not UTF-8" },
+  nesting_too_deep: { status: 400, meaning: "the body nests arrays and objects more than 32 levels deep" },
+  duplicate_field: { status: 400, meaning: "a field appears twice in one object of the body" },
+  invalid_characters: { status: 400, meaning: "a string of the body (a key or a value) holds a control character" },
+  unknown_field: { status: 400, meaning: "the body has a field the call does not take (a misspelt idempotencyKey must not turn a retry into a second charge)" },
+  invalid_input: { status: 400, meaning: "a field, a path segment or a query parameter breaks its rule (type, length, blank, control characters); the message names it" },
+  invalid_amount: { status: 400, meaning: "amount or actual is not a JSON number that is a safe whole number (at least 1 for amount, 0 for actual)" },
+  invalid_ttl: { status: 400, meaning: "ttlSeconds is not a whole number from 1 to 86400" },
+  invalid_request_id: { status: 400, meaning: "the X-Request-Id header is longer than 100 characters or holds a control character" },
+  caller_required: { status: 400, meaning: "the endpoint has a per-caller ceiling and a trusted key named no caller" },
+  destination_required: { status: 400, meaning: "the endpoint has a cooldown and the call named no destination" },
+  invalid_destination: { status: 400, meaning: "the destination is not an address or number the cooldown can count (or of another kind than it counts)" },
+  invalid_reservation_id: { status: 400, meaning: "the reservation id in the path is not a UUID" },
+  invalid_actual: { status: 400, meaning: "actual is above the endpoint's per-call max; nothing changed" },
+  missing_api_key: { status: 401, meaning: "no 'Authorization: Bearer ck_...' header" },
+  invalid_api_key: { status: 401, meaning: "the API key is not one the server knows" },
+  revoked_api_key: { status: 401, meaning: "the API key was revoked" },
+  endpoint_not_allowed: { status: 403, meaning: "the API key may not use this endpoint" },
+  caller_not_allowed: { status: 403, meaning: "a key bound to an account named another account as caller" },
+  reservation_forbidden: { status: 403, meaning: "the reservation belongs to another account" },
+  unknown_endpoint: { status: 404, meaning: "no endpoint has this key" },
+  reservation_not_found: { status: 404, meaning: "no reservation has this id" },
+  not_found: { status: 404, meaning: "no route answers this path under /api" },
+  method_not_allowed: { status: 405, meaning: "the path does not answer this method; the Allow header lists those it does" },
+  idempotency_conflict: { status: 409, meaning: "the idempotencyKey was used for a call with another amount or destination" },
+  already_resolved: { status: 409, meaning: "the reservation (or the idempotencyKey's reservation) is settled, released or expired; state says which" },
+  endpoint_archived: { status: 410, meaning: "an admin archived the endpoint: nothing is charged until it is unarchived" },
+  body_too_large: { status: 413, meaning: "the body is over 16 KiB" },
+  per_call_max: { status: 429, meaning: "refused: the amount is above the endpoint's per-call max" },
+  kill_switch: { status: 429, meaning: "refused: the endpoint or a ceiling is killed (value 0)" },
+  ceiling: { status: 429, meaning: "refused: a ceiling's window has not enough left" },
+  cooldown: { status: 429, meaning: "refused: the destination is cooling down" },
+  throttle: { status: 429, meaning: "refused: the endpoint's calls per minute are spent" },
+  unavailable: { status: 503, meaning: "fail closed: the server cannot reach its database; nothing was charged, retry shortly" },
+} as const satisfies Record<string, ErrorCodeInfo>;
+
+export type ApiErrorCode = keyof typeof API_ERROR_CODES;
+export const API_ERROR_CODE_NAMES = Object.keys(API_ERROR_CODES) as ApiErrorCode[];
+
+/** The codes of each status, for statusOf (lib/http/responses.ts). */
+export const ERROR_CODES: Record<number, ApiErrorCode[]> = {};
+for (const code of API_ERROR_CODE_NAMES) (ERROR_CODES[API_ERROR_CODES[code].status] ??= []).push(code);
 
 // A 429 names the gate that refused; unavailable is a 503 of its own (Unavailable below).
 const RefusalGate = z.enum(GATES).exclude(["unavailable"]);
 
 const errorObject = (code: z.ZodType) => z.strictObject({ code, message: z.string() });
+const codeOf = (codes: readonly ApiErrorCode[]) => (codes.length === 1 ? z.literal(codes[0] as ApiErrorCode) : z.enum(codes as [ApiErrorCode, ...ApiErrorCode[]]));
+const described = (codes: readonly ApiErrorCode[]) => codes.map((c) => `${c}: ${API_ERROR_CODES[c].meaning}`).join("; ");
 
-/** `{ error: { code, message } }` with the codes of one status; extra top-level details allowed. */
-export function errorBody(status: keyof typeof ERROR_CODES, codes: readonly string[] = ERROR_CODES[status]) {
-  const code =
-    status === 400
-      ? z.string().meta({ description: `one of ${codes.join(", ")}, or a newer input check's code`, examples: [...codes] })
-      : z.literal(codes);
-  return z.looseObject({ error: errorObject(code) }).meta({ description: `codes: ${codes.join(", ")}` });
+/** `{ error: { code, message } }` with exactly these codes, nothing else in it. */
+export function errorBody(codes: readonly ApiErrorCode[]) {
+  return z.strictObject({ error: errorObject(codeOf(codes)) }).meta({ description: described(codes) });
 }
 
 const Metric = z.enum(CEILING_METRICS);
 const Scope = z.enum(CEILING_SCOPES);
 const WindowKind = z.enum(CEILING_WINDOWS);
 const Timestamp = z.string().meta({ format: "date-time" });
+const Uuid = z.uuid();
 
 export const CeilingRemaining = z.strictObject({
   ceilingId: z.int(),
@@ -62,10 +83,10 @@ export const CeilingRemaining = z.strictObject({
 });
 
 export const Granted = z.strictObject({
-  reservationId: z.uuid(),
+  reservationId: Uuid,
   expiresAt: Timestamp,
   replay: z.boolean(),
-  remaining: z.array(CeilingRemaining),
+  remaining: z.array(CeilingRemaining).meta({ description: "each ceiling's window after this grant; empty on a replay, which charged nothing new" }),
 });
 
 export const Refusal = z.strictObject({
@@ -78,15 +99,40 @@ export const Refusal = z.strictObject({
   error: errorObject(RefusalGate),
 });
 
-export const Unavailable = z.looseObject({ gate: z.literal("unavailable").optional(), error: errorObject(z.literal("unavailable")) });
+/** A reserve says which gate failed closed; settle, release, a status read and the key check do not. */
+export const Unavailable = z.strictObject({ gate: z.literal("unavailable").optional(), error: errorObject(z.literal("unavailable")) });
 
-export const Settled = z.strictObject({ status: z.literal("settled"), reservationId: z.uuid(), actual: z.int(), overrun: z.boolean(), replay: z.boolean() });
-export const Released = z.strictObject({ status: z.literal("released"), reservationId: z.uuid(), replay: z.boolean() });
+export const Settled = z.strictObject({ status: z.literal("settled"), reservationId: Uuid, actual: z.int(), overrun: z.boolean(), replay: z.boolean() });
+export const Released = z.strictObject({ status: z.literal("released"), reservationId: Uuid, replay: z.boolean() });
 
-export const AlreadyResolved = z.strictObject({
-  state: z.enum(["held", "settled", "released", "expired"]),
+/** A reserve whose idempotencyKey was used with another amount or destination. */
+export const IdempotencyConflict = z.strictObject({
+  reservationId: Uuid.optional().meta({ description: "the reservation the key already names" }),
+  error: errorObject(z.literal("idempotency_conflict")),
+});
+
+/** A reserve whose idempotencyKey names a reservation that holds nothing any more: not a grant. */
+export const ReplayResolved = z.strictObject({
+  state: z.enum(["settled", "released", "expired"]),
+  reservationId: Uuid,
+  replay: z.literal(true),
   error: errorObject(z.literal("already_resolved")),
 });
+
+const resolvedError = errorObject(z.literal("already_resolved"));
+/** A settle or release of a reservation already settled, released or expired. */
+export const AlreadyResolved = z.union([
+  z.strictObject({ state: z.enum(["held", "settled", "released", "expired"]), error: resolvedError }),
+  z
+    .strictObject({
+      state: z.enum(["released", "expired"]),
+      overrun: z.literal(true),
+      charged: z.int().min(0).meta({ description: "the units charged to the reservation's window for the overrun" }),
+      replay: z.boolean(),
+      error: resolvedError,
+    })
+    .meta({ description: "a settle above the reserved amount after expiry or release: the overrun was recorded and charged; the same settle again is a replay that charges nothing more" }),
+]);
 
 const Counter = z.int().nullable();
 export const EndpointStatusBody = z.strictObject({

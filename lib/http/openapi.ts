@@ -1,21 +1,28 @@
 import { z } from "zod";
 import {
   AlreadyResolved,
+  API_ERROR_CODE_NAMES,
+  API_ERROR_CODES,
+  type ApiErrorCode,
   EndpointStatusBody,
-  ERROR_CODES,
   errorBody,
   Granted,
+  IdempotencyConflict,
   Refusal,
   Released,
+  ReplayResolved,
   Settled,
   Unavailable,
 } from "./openapi-schemas";
-import { ReleaseBody, ReserveBody, SettleBody } from "./schemas";
+import { ACCOUNT_PATTERN, MAX_REQUEST_ID, NO_CONTROL_PATTERN, ReleaseBody, ReservationIdParam, ReserveBody, SettleBody, TRIMMED_PATTERN } from "./schemas";
 
 // OpenAPI 3.1 of /api/v1, generated from the very zod schemas that validate the requests (and
-// response schemas that the response test holds the handlers to). zod 4's own toJSONSchema is
+// response schemas that the conformance test holds the handlers to). zod 4's own toJSONSchema is
 // used: OpenAPI 3.1 schemas are JSON Schema 2020-12, which it emits natively, so no extra library
 // (and no second copy of zod's type model) is needed; the paths around the schemas are plain data.
+// Every status of every operation lists exactly the error codes that operation can answer with
+// it, and x-error-codes lists every code of the API with its status and meaning.
+// app/api/v1/_lib/openapi.int.test.ts produces each of them with a real request.
 
 type Json = Record<string, unknown>;
 
@@ -24,8 +31,49 @@ const schema = (s: z.ZodType, io: "input" | "output"): Json => {
   return rest;
 };
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (name: string, description: string) => ({ description, content: { "application/json": { schema: ref(name) } } });
 
+/** The error codes each operation answers, by status (429 answers with a gate, see Refusal). */
+export const OPERATION_ERRORS = {
+  reserve: {
+    400: ["invalid_json", "nesting_too_deep", "duplicate_field", "invalid_characters", "unknown_field", "invalid_input", "invalid_amount", "invalid_ttl", "invalid_request_id", "caller_required", "destination_required", "invalid_destination"],
+    401: ["missing_api_key", "invalid_api_key", "revoked_api_key"],
+    403: ["endpoint_not_allowed", "caller_not_allowed"],
+    404: ["unknown_endpoint"],
+    409: ["idempotency_conflict", "already_resolved"],
+    410: ["endpoint_archived"],
+    413: ["body_too_large"],
+    429: ["per_call_max", "kill_switch", "ceiling", "cooldown", "throttle"],
+    503: ["unavailable"],
+  },
+  settleReservation: {
+    400: ["invalid_reservation_id", "invalid_json", "nesting_too_deep", "duplicate_field", "invalid_characters", "unknown_field", "invalid_input", "invalid_amount", "invalid_actual"],
+    401: ["missing_api_key", "invalid_api_key", "revoked_api_key"],
+    403: ["endpoint_not_allowed", "reservation_forbidden"],
+    404: ["reservation_not_found"],
+    409: ["already_resolved"],
+    413: ["body_too_large"],
+    503: ["unavailable"],
+  },
+  releaseReservation: {
+    400: ["invalid_reservation_id", "invalid_json", "nesting_too_deep", "duplicate_field", "invalid_characters", "unknown_field", "invalid_input"],
+    401: ["missing_api_key", "invalid_api_key", "revoked_api_key"],
+    403: ["endpoint_not_allowed", "reservation_forbidden"],
+    404: ["reservation_not_found"],
+    409: ["already_resolved"],
+    413: ["body_too_large"],
+    503: ["unavailable"],
+  },
+  endpointStatus: {
+    400: ["invalid_input"],
+    401: ["missing_api_key", "invalid_api_key", "revoked_api_key"],
+    403: ["endpoint_not_allowed", "caller_not_allowed"],
+    404: ["unknown_endpoint"],
+    503: ["unavailable"],
+  },
+} as const satisfies Record<string, Partial<Record<number, readonly ApiErrorCode[]>>>;
+export type OperationId = keyof typeof OPERATION_ERRORS;
+
+const E = OPERATION_ERRORS;
 const COMPONENTS: Record<string, { schema: z.ZodType; io: "input" | "output" }> = {
   ReserveBody: { schema: ReserveBody, io: "input" },
   SettleBody: { schema: SettleBody, io: "input" },
@@ -35,43 +83,71 @@ const COMPONENTS: Record<string, { schema: z.ZodType; io: "input" | "output" }> 
   Unavailable: { schema: Unavailable, io: "output" },
   Settled: { schema: Settled, io: "output" },
   Released: { schema: Released, io: "output" },
+  IdempotencyConflict: { schema: IdempotencyConflict, io: "output" },
+  ReplayResolved: { schema: ReplayResolved, io: "output" },
   AlreadyResolved: { schema: AlreadyResolved, io: "output" },
   EndpointStatus: { schema: EndpointStatusBody, io: "output" },
-  BadRequest: { schema: errorBody(400), io: "output" },
-  Unauthorized: { schema: errorBody(401), io: "output" },
-  ReserveForbidden: { schema: errorBody(403, ["endpoint_not_allowed", "caller_not_allowed"]), io: "output" },
-  ResolveForbidden: { schema: errorBody(403, ["endpoint_not_allowed", "reservation_forbidden"]), io: "output" },
-  UnknownEndpoint: { schema: errorBody(404, ["unknown_endpoint"]), io: "output" },
-  ReservationNotFound: { schema: errorBody(404, ["reservation_not_found"]), io: "output" },
-  IdempotencyConflict: { schema: errorBody(409, ["idempotency_conflict"]), io: "output" },
-  EndpointArchived: { schema: errorBody(410, ["endpoint_archived"]), io: "output" },
-  TooLarge: { schema: errorBody(413), io: "output" },
+  ReserveBadRequest: { schema: errorBody(E.reserve[400]), io: "output" },
+  SettleBadRequest: { schema: errorBody(E.settleReservation[400]), io: "output" },
+  ReleaseBadRequest: { schema: errorBody(E.releaseReservation[400]), io: "output" },
+  EndpointStatusBadRequest: { schema: errorBody(E.endpointStatus[400]), io: "output" },
+  Unauthorized: { schema: errorBody(E.reserve[401]), io: "output" },
+  ReserveForbidden: { schema: errorBody(E.reserve[403]), io: "output" },
+  ResolveForbidden: { schema: errorBody(E.settleReservation[403]), io: "output" },
+  UnknownEndpoint: { schema: errorBody(E.reserve[404]), io: "output" },
+  ReservationNotFound: { schema: errorBody(E.settleReservation[404]), io: "output" },
+  EndpointArchived: { schema: errorBody(E.reserve[410]), io: "output" },
+  TooLarge: { schema: errorBody(E.reserve[413]), io: "output" },
 };
 
-const common = {
-  "400": json("BadRequest", `invalid input; codes: ${ERROR_CODES[400].join(", ")}`),
-  "401": json("Unauthorized", `no valid API key; codes: ${ERROR_CODES[401].join(", ")}`),
-  "413": json("TooLarge", "the body is over 16 KiB; code: body_too_large"),
-  "503": {
-    ...json("Unavailable", "fail closed: the service cannot reach its database; nothing was charged; code: unavailable"),
-    headers: { "Retry-After": { schema: { type: "integer" }, description: "seconds; 1" } },
-  },
-};
+const NO_STORE = { "Cache-Control": { required: true, schema: { type: "string", const: "no-store" }, description: "no answer of the API is cached" } };
+const RETRY_AFTER = (required: boolean, description: string) => ({ "Retry-After": { required, schema: { type: "integer", minimum: 1 }, description } });
 
-const reservationId = { name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } };
+function answer(description: string, body: Json, headers: Json = {}): Json {
+  return { description, headers: { ...NO_STORE, ...headers }, content: { "application/json": { schema: body } } };
+}
+const codes = (list: readonly ApiErrorCode[]) => list.map((c) => `\`${c}\` (${API_ERROR_CODES[c].meaning})`).join("; ");
+const error = (name: string, list: readonly ApiErrorCode[], what: string, headers: Json = {}) => answer(`${what}: ${codes(list)}`, ref(name), headers);
+
+const unauthorized = error("Unauthorized", E.reserve[401], "no valid API key", {
+  "WWW-Authenticate": { required: true, schema: { type: "string", const: 'Bearer realm="ceilings"' } },
+});
+const tooLarge = error("TooLarge", E.reserve[413], "the body is too large");
+const unavailable = answer(`fail closed, nothing was charged: ${codes(["unavailable"])}`, ref("Unavailable"), RETRY_AFTER(true, "seconds: 1"));
+
+const reservationId = {
+  name: "id",
+  in: "path",
+  required: true,
+  schema: schema(ReservationIdParam, "input"),
+  description: "the reservationId a reserve answered",
+};
 
 function resolveOperation(verb: "settle" | "release") {
+  const op = verb === "settle" ? E.settleReservation : E.releaseReservation;
   return {
     operationId: `${verb}Reservation`,
     summary: verb === "settle" ? "Correct a reservation to the actual use" : "Give a reservation back (the work did not happen)",
     parameters: [reservationId],
-    requestBody: { required: verb === "settle", content: { "application/json": { schema: ref(verb === "settle" ? "SettleBody" : "ReleaseBody") } } },
+    requestBody: {
+      required: verb === "settle",
+      ...(verb === "release" ? { description: "an empty body or {}" } : {}),
+      content: { "application/json": { schema: ref(verb === "settle" ? "SettleBody" : "ReleaseBody") } },
+    },
     responses: {
-      "200": json(verb === "settle" ? "Settled" : "Released", `${verb}d; the same ${verb} again is a replay`),
-      ...common,
-      "403": json("ResolveForbidden", "another account's reservation, or an endpoint the key may not use; codes: endpoint_not_allowed, reservation_forbidden"),
-      "404": json("ReservationNotFound", "no such reservation; code: reservation_not_found"),
-      "409": json("AlreadyResolved", "released, expired, or settled at another amount; code: already_resolved"),
+      "200": answer(`${verb}d; the same ${verb} again is a replay (replay: true)`, ref(verb === "settle" ? "Settled" : "Released")),
+      "400": error(verb === "settle" ? "SettleBadRequest" : "ReleaseBadRequest", op[400], "invalid input, nothing changed"),
+      "401": unauthorized,
+      "403": error("ResolveForbidden", op[403], "not this key's to resolve"),
+      "404": error("ReservationNotFound", op[404], "no such reservation"),
+      "409": answer(
+        verb === "settle"
+          ? "already settled at another amount, released or expired (`already_resolved`, with its state); a settle above the reserved amount after expiry or release is recorded and charged, and says so with overrun: true and charged"
+          : "already settled or expired (`already_resolved`, with its state)",
+        ref("AlreadyResolved"),
+      ),
+      "413": tooLarge,
+      "503": unavailable,
     },
   };
 }
@@ -80,35 +156,60 @@ function resolveOperation(verb: "settle" | "release") {
 export function openApiDocument(serverUrl?: string): Json {
   const schemas: Json = {};
   for (const [name, c] of Object.entries(COMPONENTS)) schemas[name] = schema(c.schema, c.io);
+  schemas.ErrorCode = {
+    type: "string",
+    enum: API_ERROR_CODE_NAMES,
+    description: "every error code of the API; x-error-codes at the top of this document gives each one's status and meaning",
+  };
   return {
     openapi: "3.1.0",
     info: {
       title: "Ceilings enforcement API",
       version: "1",
       description:
-        "Reserve the worst case of a call before spending, then settle or release. Every error is `{ error: { code, message } }` and charges nothing.",
+        "Reserve the worst case of a call before spending, then settle or release. Every error is `{ error: { code, message } }` and charges nothing. " +
+        "A path answers a method it does not serve with 405 `method_not_allowed` and an Allow header, and OPTIONS with 204 and the same Allow.",
     },
-    ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
+    servers: [
+      serverUrl
+        ? { url: serverUrl }
+        : { url: "/", description: "the server this document is served from: a client resolves it against the URL it fetched the document at" },
+    ],
     security: [{ apiKey: [] }],
     paths: {
       "/api/v1/reservations": {
         post: {
           operationId: "reserve",
           summary: "Reserve units on an endpoint, across every ceiling that applies, all or nothing",
-          parameters: [{ name: "X-Request-Id", in: "header", required: false, schema: { type: "string", maxLength: 100 } }],
+          parameters: [
+            {
+              name: "X-Request-Id",
+              in: "header",
+              required: false,
+              schema: { type: "string", maxLength: MAX_REQUEST_ID, pattern: NO_CONTROL_PATTERN },
+              description: `stored on the reservation for tracing; empty counts as absent. Longer than ${MAX_REQUEST_ID} characters or with a control character is refused (400 invalid_request_id), never cut`,
+            },
+          ],
           requestBody: { required: true, content: { "application/json": { schema: ref("ReserveBody") } } },
           responses: {
-            "201": json("Granted", "granted"),
-            "200": json("Granted", "the same reservation, replayed for a repeated idempotencyKey"),
-            ...common,
-            "403": json("ReserveForbidden", "the key may not use this endpoint or caller; codes: endpoint_not_allowed, caller_not_allowed"),
-            "404": json("UnknownEndpoint", "no such endpoint; code: unknown_endpoint"),
-            "409": json("IdempotencyConflict", "the idempotencyKey was used with other parameters; code: idempotency_conflict"),
-            "410": json("EndpointArchived", "an admin archived the endpoint: nothing is charged until it is unarchived; code: endpoint_archived"),
-            "429": {
-              ...json("Refusal", "refused by a gate: per_call_max, kill_switch, ceiling, cooldown, throttle"),
-              headers: { "Retry-After": { schema: { type: "integer" }, description: "seconds until the window ends, when known" } },
-            },
+            "201": answer("granted", ref("Granted")),
+            "200": answer("the same reservation, replayed for a repeated idempotencyKey while it is held", ref("Granted")),
+            "400": error("ReserveBadRequest", E.reserve[400], "invalid input, nothing charged"),
+            "401": unauthorized,
+            "403": error("ReserveForbidden", E.reserve[403], "not this key's to use"),
+            "404": error("UnknownEndpoint", E.reserve[404], "no such endpoint"),
+            "409": answer(
+              "the idempotencyKey was used with other parameters (`idempotency_conflict`), or names a reservation that is settled, released or expired (`already_resolved` with its state and reservationId: not a grant, spend nothing)",
+              { oneOf: [ref("IdempotencyConflict"), ref("ReplayResolved")] },
+            ),
+            "410": error("EndpointArchived", E.reserve[410], "archived"),
+            "413": tooLarge,
+            "429": answer(
+              `refused by a gate, nothing charged; error.code is the gate: ${codes(E.reserve[429])}`,
+              ref("Refusal"),
+              RETRY_AFTER(false, "seconds until the refusing window ends, when known"),
+            ),
+            "503": unavailable,
           },
         },
       },
@@ -119,16 +220,22 @@ export function openApiDocument(serverUrl?: string): Json {
           operationId: "endpointStatus",
           summary: "The endpoint's ceilings with value, used, held and remaining in their current windows",
           parameters: [
-            { name: "key", in: "path", required: true, schema: { type: "string", maxLength: 64 } },
-            { name: "caller", in: "query", required: false, schema: { type: "string" }, description: "a trusted key may name an account" },
+            { name: "key", in: "path", required: true, schema: { type: "string", minLength: 1, maxLength: 64, pattern: TRIMMED_PATTERN } },
+            {
+              name: "caller",
+              in: "query",
+              required: false,
+              schema: { type: "string", minLength: 1, maxLength: 200, pattern: ACCOUNT_PATTERN },
+              description: "a trusted key may name an account (trimmed; no whitespace or control character inside); a key bound to an account may name only its own",
+            },
           ],
           responses: {
-            "200": json("EndpointStatus", "the endpoint's status"),
-            "400": common["400"],
-            "401": common["401"],
-            "403": json("ReserveForbidden", "codes: endpoint_not_allowed, caller_not_allowed"),
-            "404": json("UnknownEndpoint", "no such endpoint; code: unknown_endpoint"),
-            "503": common["503"],
+            "200": answer("the endpoint's status", ref("EndpointStatus")),
+            "400": error("EndpointStatusBadRequest", E.endpointStatus[400], "invalid key or caller"),
+            "401": unauthorized,
+            "403": error("ReserveForbidden", E.endpointStatus[403], "not this key's to read"),
+            "404": error("UnknownEndpoint", E.endpointStatus[404], "no such endpoint"),
+            "503": unavailable,
           },
         },
       },
@@ -137,5 +244,6 @@ export function openApiDocument(serverUrl?: string): Json {
       schemas,
       securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "ck_<prefix>_<secret>, created on /api-keys" } },
     },
+    "x-error-codes": API_ERROR_CODE_NAMES.map((code) => ({ code, status: API_ERROR_CODES[code].status, meaning: API_ERROR_CODES[code].meaning })),
   };
 }

@@ -24,6 +24,32 @@ function wholeNumber(field: string, min: 0 | 1) {
   }).meta({ type: "integer", minimum: min, maximum: Number.MAX_SAFE_INTEGER }); // what the OpenAPI document says it accepts
 }
 
+// What the OpenAPI document says each text accepts, as JSON Schema patterns (ECMA-262, the
+// characters spelt out rather than \s, so that any validator reads them alike). They are the
+// boundary's rules written once more, for clients: the conformance fuzzer
+// (app/api/v1/_lib/openapi-fuzz.int.test.ts) holds the server to them. A control character is C0
+// or C1 (U+0000-U+001F, U+007F-U+009F); a lone surrogate (U+D800-U+DFFF unpaired, as JSON 2020-12
+// patterns are read with Unicode semantics) is no character at all; whitespace is what
+// JavaScript's trim() removes.
+const CONTROL = String.raw`\u0000-\u001f\u007f-\u009f\ud800-\udfff`;
+const SPACE = String.raw` \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff`;
+/** Neither a control character (nor a lone surrogate) nor whitespace. */
+const SOLID = `[^${CONTROL}${SPACE}]`;
+/** Not a control character (nor a lone surrogate). */
+const TEXT = `[^${CONTROL}]`;
+/** Whole text with something solid in it and no control character anywhere: taken as sent. */
+export const AS_SENT_PATTERN = `^${TEXT}*${SOLID}${TEXT}*$`;
+/** Trimmed first (whitespace and \t, \n, \r at either end), then as above with no control character. */
+const TRIMMED_EDGE = String.raw`[\t\n\r${SPACE}]*`;
+export const TRIMMED_PATTERN = `^${TRIMMED_EDGE}${SOLID}(?:${TEXT}*${SOLID})?${TRIMMED_EDGE}$`;
+/** The caller is trimmed like a caller everywhere (canonicalCaller), which also drops \v, \f and U+0085 at its ends. */
+const CALLER_EDGE = String.raw`[\t\n\v\f\r\u0085${SPACE}]*`;
+export const CALLER_PATTERN = `^${CALLER_EDGE}${SOLID}(?:${TEXT}*${SOLID})?${CALLER_EDGE}$`;
+/** A billing account named in a query (ApiKeyAccount): trimmed, then no whitespace or control character at all. */
+export const ACCOUNT_PATTERN = `^${TRIMMED_EDGE}${SOLID}+${TRIMMED_EDGE}$`;
+/** A header value kept as sent: no control character. */
+export const NO_CONTROL_PATTERN = `^${TEXT}*$`;
+
 /**
  * An optional string: null reads as absent, blank (only whitespace) is an error, and so is a
  * control character (a NUL would have failed the database call of every request batched with
@@ -31,8 +57,12 @@ function wholeNumber(field: string, min: 0 | 1) {
  * other fields are taken as sent, as there, so one idempotency key is one key on every path.
  */
 function optionalText(field: string, max: number, trim: boolean) {
+  const description = trim
+    ? `trimmed of whitespace at both ends, then at least 1 and at most ${max} characters, none of them a control character`
+    : `taken as sent: at most ${max} characters, not only whitespace, no control character`;
   return z
     .string({ error: `${field} must be a string` })
+    .meta({ minLength: 1, maxLength: max, pattern: trim ? CALLER_PATTERN : AS_SENT_PATTERN, description })
     .transform(trim ? canonicalCaller : (v: string) => v)
     .pipe(
       z
@@ -50,7 +80,8 @@ export const EndpointKeyParam = z
   .trim()
   .min(1, "endpoint is required")
   .max(64, "endpoint must be at most 64 characters")
-  .refine((v) => !hasControlChars(v), "endpoint must not contain control characters");
+  .refine((v) => !hasControlChars(v), "endpoint must not contain control characters")
+  .meta({ pattern: TRIMMED_PATTERN, description: "an endpoint key, trimmed of whitespace at both ends" });
 
 export const ReserveBody = z.strictObject({
   endpoint: EndpointKeyParam,
@@ -72,6 +103,18 @@ export const SettleBody = z.strictObject({ actual: wholeNumber("actual", 0) });
 export const ReleaseBody = z.strictObject({});
 
 export const ReservationIdParam = z.uuid("the reservation id must be a UUID");
+
+/**
+ * X-Request-Id, stored on the reservation for tracing: up to 100 characters, no control character.
+ * A longer one is refused rather than cut: a cut id no longer matches the caller's own logs, and
+ * two ids that share their first 100 characters would become one. Empty reads as absent.
+ */
+export const MAX_REQUEST_ID = 100;
+export const RequestIdHeader = z
+  .string()
+  .max(MAX_REQUEST_ID, `X-Request-Id must be at most ${MAX_REQUEST_ID} characters`)
+  .refine((v) => !hasControlChars(v), "X-Request-Id must not contain control characters")
+  .meta({ pattern: NO_CONTROL_PATTERN });
 
 export type BodyIssue = { code: string; message: string };
 

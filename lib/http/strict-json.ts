@@ -81,19 +81,36 @@ export function findDuplicateKey(text: string): string | null {
   return null;
 }
 
-function findControl(value: unknown, path: string): string | null {
-  if (typeof value === "string") return hasControlCharacter(value) ? path || "body" : null;
+// A lone UTF-16 surrogate ("\ud800" escaped in the JSON text; UTF-8 cannot carry one) is no
+// character: a string holding one cannot be stored, and Postgres refuses the JSON a reserve batch
+// sends with it, so the request was answered 503 unavailable ("retry shortly") and logged as a
+// database failure, instead of a 400 naming the field.
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+type BadText = { field: string; what: "control" | "surrogate" };
+
+function badText(text: string): BadText["what"] | null {
+  if (hasControlCharacter(text)) return "control";
+  return LONE_SURROGATE.test(text) ? "surrogate" : null;
+}
+
+function findBadText(value: unknown, path: string): BadText | null {
+  if (typeof value === "string") {
+    const what = badText(value);
+    return what ? { field: path || "body", what } : null;
+  }
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = findControl(value[i], `${path}[${i}]`);
+      const found = findBadText(value[i], `${path}[${i}]`);
       if (found) return found;
     }
     return null;
   }
   if (value !== null && typeof value === "object") {
     for (const [k, v] of Object.entries(value)) {
-      if (hasControlCharacter(k)) return `${path}${path ? "." : ""}${JSON.stringify(k)}`;
-      const found = findControl(v, path ? `${path}.${k}` : k);
+      const what = badText(k);
+      if (what) return { field: `${path}${path ? "." : ""}${JSON.stringify(k)}`, what };
+      const found = findBadText(v, path ? `${path}.${k}` : k);
       if (found) return found;
     }
   }
@@ -119,7 +136,11 @@ function withTrimmedFields(value: unknown, edgeTrimmed: readonly string[]): unkn
 export function checkStrictJson(text: string, value: unknown, edgeTrimmed: readonly string[] = []): StrictJsonError | null {
   const duplicate = findDuplicateKey(text);
   if (duplicate !== null) return { code: "duplicate_field", message: `the field ${JSON.stringify(duplicate).slice(0, 60)} appears more than once` };
-  const field = findControl(withTrimmedFields(value, edgeTrimmed), "");
-  if (field !== null) return { code: "invalid_characters", message: `${field.slice(0, 60)} must not contain control characters` };
+  const bad = findBadText(withTrimmedFields(value, edgeTrimmed), "");
+  if (bad !== null) {
+    const field = bad.field.slice(0, 60);
+    const message = bad.what === "control" ? `${field} must not contain control characters` : `${field} must not contain a lone surrogate (an unpaired \\ud800-\\udfff escape is no character)`;
+    return { code: "invalid_characters", message };
+  }
   return null;
 }

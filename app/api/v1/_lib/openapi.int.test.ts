@@ -1,74 +1,76 @@
-import { readFileSync } from "node:fs";
-import path from "node:path";
-import Ajv2020 from "ajv/dist/2020";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
 import { openPostgres, type Database } from "@/db/client";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
+import { revokeApiKey } from "@/lib/api-keys";
 import { setEndpointArchived } from "@/lib/catalog";
-import { openApiDocument } from "@/lib/http";
 import { makeEndpoint, setCeilingValue } from "@/lib/enforcement/test-fixtures";
+import { openApiDocument } from "@/lib/http";
+import { answerMethod } from "@/lib/http/methods";
+import { API_ERROR_CODE_NAMES, API_ERROR_CODES, type ApiErrorCode } from "@/lib/http/openapi-schemas";
+import { OPERATION_ERRORS } from "@/lib/http/openapi";
 import { GET as openApiRoute } from "../openapi.json/route";
 import type { ApiDeps } from "./deps";
+import { ajv, conformance, doc, schemaAt, seen, serve } from "./openapi-check";
 import { handleReserve } from "./reserve-handler";
 import { handleResolve } from "./resolve-handler";
 import { handleEndpointStatus } from "./status-handler";
-import { apiRequest, makeKey, read, type Send } from "./test-support";
+import { apiRequest, makeKey, type Send } from "./test-support";
 
-// The OpenAPI document against real answers of every route: each answer must match the schema of
-// its status, and every status the document lists must have been seen, so neither can drift.
-
-// The part of the document the test walks, parsed rather than cast.
-const Doc = z.object({ paths: z.record(z.string(), z.record(z.string(), z.object({ responses: z.record(z.string(), z.unknown()) }))) });
-const doc = Doc.parse(openApiDocument());
-const ajv = new Ajv2020({ strict: false, allErrors: true });
-ajv.addFormat("uuid", /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
-ajv.addFormat("date-time", (s: string) => !Number.isNaN(Date.parse(s)) && /^\d{4}-\d\d-\d\dT/.test(s));
-ajv.addSchema(openApiDocument(), "doc");
-
-const seen = new Set<string>();
-
-function check(pathTemplate: string, method: string, status: number, body: unknown): void {
-  const response = doc.paths[pathTemplate]?.[method]?.responses[String(status)];
-  expect(response, `${method} ${pathTemplate} answered ${status}, which the document does not list`).toBeDefined();
-  const pointer = `/paths/${pathTemplate.replaceAll("~", "~0").replaceAll("/", "~1")}/${method}/responses/${status}/content/application~1json/schema`;
-  const validate = ajv.getSchema(`doc#${pointer.split("/").map(encodeURIComponent).join("/")}`);
-  if (!validate) throw new Error(`no schema at ${pointer}`);
-  const ok = validate(body);
-  expect(ok, `${method} ${pathTemplate} ${status}: ${JSON.stringify(validate.errors)}\n${JSON.stringify(body)}`).toBe(true);
-  seen.add(`${method} ${pathTemplate} ${status}`);
-}
+// The OpenAPI document against real answers: every documented route, every documented status and
+// every error code the document lists for it is produced by a real request through proxy.ts and
+// the real handler on real Postgres; each answer must match its status's schema and documented
+// headers, and the run fails on a status or code the document does not list, and on one it lists
+// that no request produced. So the document and the server cannot drift apart.
 
 describe("the OpenAPI document", () => {
-  it("is OpenAPI 3.1, served at /api/v1/openapi.json, and its schemas compile", async () => {
+  it("is OpenAPI 3.1 with a server, served at /api/v1/openapi.json, and every response schema compiles", async () => {
     const served = (await openApiRoute().json()) as Record<string, unknown>;
     expect(served.openapi).toBe("3.1.0");
-    expect(served).toEqual(openApiDocument());
+    expect(served).toEqual(JSON.parse(JSON.stringify(openApiDocument())));
+    expect(served.servers).toEqual([expect.objectContaining({ url: "/" })]);
     for (const [p, methods] of Object.entries(doc.paths)) {
       for (const [m, op] of Object.entries(methods)) {
-        for (const status of Object.keys(op.responses)) {
-          expect(typeof ajv.getSchema(`doc#/paths/${encodeURIComponent(p.replaceAll("/", "~1"))}/${m}/responses/${status}/content/application~1json/schema`), `${m} ${p} ${status}`).toBe("function");
-        }
+        for (const status of Object.keys(op.responses)) expect(typeof schemaAt("paths", p, m, "responses", status, "content", "application/json", "schema")).toBe("function");
       }
     }
   });
 
-  it("lists every error code of the README's HTTP table", () => {
-    const readme = readFileSync(path.join(process.cwd(), "README.md"), "utf8");
-    const paragraph = /Error codes: ([\s\S]*?)\. A revoked key/.exec(readme)?.[1] ?? "";
-    const codes = [...paragraph.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]);
-    expect(codes.length).toBeGreaterThan(15);
-    const text = JSON.stringify(openApiDocument());
-    expect(codes.filter((c) => !text.includes(`"${c}"`))).toEqual([]);
+  it("lists every error code once with its status (x-error-codes and the ErrorCode enum), and each operation's codes under their own status", () => {
+    const listed = doc["x-error-codes"] as { code: string; status: number; meaning: string }[];
+    expect(listed.map((c) => c.code)).toEqual(API_ERROR_CODE_NAMES);
+    expect(new Set(listed.map((c) => c.code)).size).toBe(listed.length);
+    expect(doc.components.schemas.ErrorCode).toMatchObject({ enum: API_ERROR_CODE_NAMES });
+    for (const c of listed) expect(c.meaning.length, c.code).toBeGreaterThan(10);
+    const used = new Set<string>(["method_not_allowed", "not_found"]); // answered by proxy.ts and the method guard, on any path
+    for (const [op, byStatus] of Object.entries(OPERATION_ERRORS)) {
+      for (const [status, codes] of Object.entries(byStatus) as [string, readonly ApiErrorCode[]][]) {
+        for (const code of codes) {
+          expect([op, code, API_ERROR_CODES[code].status]).toEqual([op, code, Number(status)]);
+          used.add(code);
+        }
+      }
+    }
+    expect(API_ERROR_CODE_NAMES.filter((c) => !used.has(c))).toEqual([]);
+  });
+
+  it("documents the answers a path gives to a method it does not serve", () => {
+    const errorCode = ajv.compile({ $ref: "doc#/components/schemas/ErrorCode" });
+    for (const [path, method] of [["/api/v1/reservations", "PUT"], ["/api/v1/endpoints/x", "POST"], ["/api/v1/reservations/x/settle", "GET"], ["/api/v1/nope", "TRACE"]] as const) {
+      const answer = answerMethod(path, method);
+      const body = JSON.parse(answer?.body ?? "{}") as { error: { code: string } };
+      expect(errorCode(body.error.code), `${method} ${path}`).toBe(true);
+      expect(answer?.status).toBe(API_ERROR_CODES[body.error.code as keyof typeof API_ERROR_CODES].status);
+    }
   });
 });
 
 describe.skipIf(skipWithoutDatabase())("real answers of every route match the OpenAPI document", () => {
   const t = useTestDatabase("openapi", { max: 6 });
-  let dead: Database;
   const deps: ApiDeps = { db: async () => t.db };
+  let dead: Database;
   let deadDeps: ApiDeps;
+  const problems: string[] = [];
 
   beforeAll(async () => {
     dead = openPostgres("postgres://postgres@127.0.0.1:9/nowhere", { max: 1, connectTimeoutSeconds: 1 });
@@ -78,7 +80,21 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
     await dead?.close();
   });
 
-  it("POST /api/v1/reservations, settle, release and GET /api/v1/endpoints/{key}", async () => {
+  const R = "/api/v1/reservations";
+  const run = async (path: string, method: "post" | "get", url: string, send: Send, handler: (r: Request) => Promise<Response>) => {
+    const answer = await serve(apiRequest(url, { ...send, method: method.toUpperCase() }), handler);
+    problems.push(...conformance(path, method, answer));
+    return answer as { status: number; body: Record<string, unknown>; headers: Headers };
+  };
+  const reserve = (send: Send, d = deps) => run(R, "post", R, send, (r) => handleReserve(r, d));
+  const resolve = (id: string, verb: "settle" | "release", send: Send, d = deps) =>
+    run(`${R}/{id}/${verb}`, "post", `${R}/${encodeURIComponent(id)}/${verb}`, send, (r) => handleResolve(r, id, verb, d));
+  const status = (key: string, send: Send, query = "", d = deps) =>
+    run("/api/v1/endpoints/{key}", "get", `/api/v1/endpoints/${encodeURIComponent(key)}${query}`, send, (r) => handleEndpointStatus(r, key, d));
+  const code = (a: { body: Record<string, unknown> }) => (a.body.error as { code?: string } | undefined)?.code;
+
+  it("every route, every status and every error code the document lists", { timeout: 120_000 }, async () => {
+    const admin = { type: "staff", email: "admin@example.com" } as const;
     const e = await makeEndpoint(t.db, {
       perCallMax: 20,
       ceilings: [
@@ -87,80 +103,122 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
       ],
     });
     const other = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 10 }] });
-    const a = (await makeKey(t.db, { endpoints: [e.key], account: "acct_a" })).secret;
+    const cool = await makeEndpoint(t.db, { ceilings: [{ metric: "calls", scope: "destination", window: "first_hit", windowSeconds: 3600, value: 1, destinationKind: "email" }] });
+    const slow = await makeEndpoint(t.db, { throttlePerMinute: 1, ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1000 }] });
+    const a = (await makeKey(t.db, { endpoints: [e.key, cool.key, slow.key], account: "acct_a" })).secret;
     const b = (await makeKey(t.db, { endpoints: [e.key], account: "acct_b" })).secret;
+    const trusted = (await makeKey(t.db, { endpoints: [e.key], trusted: true })).secret;
     const narrow = (await makeKey(t.db, { endpoints: [other.key], trusted: true })).secret;
+    const revokedKey = await makeKey(t.db, { endpoints: [e.key], account: "acct_a" });
+    await revokeApiKey(t.db, { id: revokedKey.id, actor: admin });
+    const revoked = revokedKey.secret;
+    const bogus = "ck_abcd1234_notakeyatallnotakeyatallnotakeyatall";
 
-    const R = "/api/v1/reservations";
-    const reserve = async (send: Send, d = deps) => {
-      const answer = await read(await handleReserve(apiRequest(R, send), d));
-      check(R, "post", answer.status, answer.body);
-      return answer;
-    };
-    const resolve = async (id: string, verb: "settle" | "release", send: Send, d = deps) => {
-      const answer = await read(await handleResolve(apiRequest(`${R}/${id}/${verb}`, send), id, verb, d));
-      check(`${R}/{id}/${verb}`, "post", answer.status, answer.body);
-      return answer;
-    };
-    const status = async (key: string, send: Send, query = "", d = deps) => {
-      const answer = await read(await handleEndpointStatus(apiRequest(`/api/v1/endpoints/${key}${query}`, { ...send, method: "GET" }), key, d));
-      check("/api/v1/endpoints/{key}", "get", answer.status, answer.body);
-      return answer;
-    };
-
-    const granted = await reserve({ key: a, body: { endpoint: e.key, amount: 5, idempotencyKey: "o1" } });
+    // POST /api/v1/reservations
+    const granted = await reserve({ key: a, body: { endpoint: e.key, amount: 5, idempotencyKey: "o1" }, headers: { "x-request-id": "r".repeat(100) } });
     expect(granted.status).toBe(201);
     expect((await reserve({ key: a, body: { endpoint: e.key, amount: 5, idempotencyKey: "o1" } })).status).toBe(200);
-    expect((await reserve({ key: a, body: { endpoint: e.key, amount: 6, idempotencyKey: "o1" } })).status).toBe(409);
-    for (const body of [{ endpoint: e.key, amount: 1.5 }, { endpoint: e.key, amount: 1, ttlSeconds: 0 }, { endpoint: e.key, amount: 1, bogus: 1 }]) {
-      expect((await reserve({ key: a, body })).status).toBe(400);
-    }
-    expect((await reserve({ key: a, raw: "{" })).status).toBe(400);
-    expect((await reserve({ body: { endpoint: e.key, amount: 1 } })).status).toBe(401);
-    expect((await reserve({ key: a, body: { endpoint: other.key, amount: 1 } })).status).toBe(403);
-    expect((await reserve({ key: a, body: { endpoint: e.key, amount: 1, caller: "acct_z" } })).status).toBe(403);
-    expect((await reserve({ key: a, body: { endpoint: "no.such", amount: 1 } })).status).toBe(404);
-    const admin = { type: "staff", email: "admin@example.com" } as const;
+    expect(code(await reserve({ key: a, body: { endpoint: e.key, amount: 6, idempotencyKey: "o1" } }))).toBe("idempotency_conflict");
+    const bad: [Send, string][] = [
+      [{ raw: "{" }, "invalid_json"],
+      [{ raw: `{"endpoint":"${e.key}","amount":1,"x":${"[".repeat(40)}${"]".repeat(40)}}` }, "nesting_too_deep"],
+      [{ raw: `{"endpoint":"${e.key}","amount":1,"amount":2}` }, "duplicate_field"],
+      [{ body: { endpoint: e.key, amount: 1, caller: "a\u0000b" } }, "invalid_characters"],
+      [{ body: { endpoint: e.key, amount: 1, bogus: 1 } }, "unknown_field"],
+      [{ body: { endpoint: e.key, amount: 1, caller: "   " } }, "invalid_input"],
+      [{ body: { endpoint: e.key, amount: 1.5 } }, "invalid_amount"],
+      [{ body: { endpoint: e.key, amount: 1, ttlSeconds: 0 } }, "invalid_ttl"],
+      [{ body: { endpoint: e.key, amount: 1 }, headers: { "x-request-id": "r".repeat(101) } }, "invalid_request_id"],
+      [{ body: { endpoint: e.key, amount: 1 }, headers: { "x-request-id": "a\u0085b" } }, "invalid_request_id"],
+      [{ body: { endpoint: e.key, amount: 1, destination: "a@" } }, "invalid_destination"],
+      [{ body: { endpoint: cool.key, amount: 1 } }, "destination_required"],
+      [{ body: { endpoint: cool.key, amount: 1, destination: "+1 415 555 0100" } }, "invalid_destination"],
+    ];
+    for (const [send, want] of bad) expect([want, code(await reserve({ key: a, ...send }))]).toEqual([want, want]);
+    expect(code(await reserve({ key: trusted, body: { endpoint: e.key, amount: 1 } }))).toBe("caller_required");
+    expect(code(await reserve({ body: { endpoint: e.key, amount: 1 } }))).toBe("missing_api_key");
+    expect(code(await reserve({ key: bogus, body: { endpoint: e.key, amount: 1 } }))).toBe("invalid_api_key");
+    expect(code(await reserve({ key: revoked, body: { endpoint: e.key, amount: 1 } }))).toBe("revoked_api_key");
+    expect(code(await reserve({ key: a, body: { endpoint: other.key, amount: 1 } }))).toBe("endpoint_not_allowed");
+    expect(code(await reserve({ key: a, body: { endpoint: e.key, amount: 1, caller: "acct_z" } }))).toBe("caller_not_allowed");
+    expect(code(await reserve({ key: a, body: { endpoint: "no.such", amount: 1 } }))).toBe("unknown_endpoint");
     await setEndpointArchived(t.db, { key: e.key, archived: true, actor: admin, reason: "openapi test" });
-    expect((await reserve({ key: a, body: { endpoint: e.key, amount: 1 } })).status).toBe(410);
+    expect(code(await reserve({ key: a, body: { endpoint: e.key, amount: 1 } }))).toBe("endpoint_archived");
     await setEndpointArchived(t.db, { key: e.key, archived: false, actor: admin, reason: "openapi test" });
-    expect((await reserve({ key: a, body: { endpoint: e.key, amount: 1, destination: "x".repeat(17_000) } })).status).toBe(413);
-    expect((await reserve({ key: a, body: { endpoint: e.key, amount: 21 } })).body.gate).toBe("per_call_max");
-    expect((await reserve({ key: a, body: { endpoint: e.key, amount: 20 } })).body.gate).toBe("ceiling");
+    expect(code(await reserve({ key: a, body: { endpoint: e.key, amount: 1, destination: "x".repeat(17_000) } }))).toBe("body_too_large");
+    expect(code(await reserve({ key: a, body: { endpoint: e.key, amount: 21 } }))).toBe("per_call_max");
+    expect(code(await reserve({ key: a, body: { endpoint: e.key, amount: 20 } }))).toBe("ceiling");
+    expect((await reserve({ key: a, body: { endpoint: cool.key, amount: 1, destination: "jane@example.com" } })).status).toBe(201);
+    expect(code(await reserve({ key: a, body: { endpoint: cool.key, amount: 1, destination: "Jane@Example.com" } }))).toBe("cooldown");
+    expect((await reserve({ key: a, body: { endpoint: slow.key, amount: 1 } })).status).toBe(201);
+    const throttled = [];
+    for (let i = 0; i < 3; i++) throttled.push(code(await reserve({ key: a, body: { endpoint: slow.key, amount: 1 } })));
+    expect(throttled).toContain("throttle");
     await setCeilingValue(t.db, e.ceilingIds[0] ?? 0, 0);
-    expect((await reserve({ key: a, body: { endpoint: e.key, amount: 1 } })).body.gate).toBe("kill_switch");
+    expect(code(await reserve({ key: a, body: { endpoint: e.key, amount: 1 } }))).toBe("kill_switch");
     await setCeilingValue(t.db, e.ceilingIds[0] ?? 0, 24);
-    expect((await reserve({ key: a, body: { endpoint: e.key, amount: 1 } }, deadDeps)).status).toBe(503);
+    expect(code(await reserve({ key: a, body: { endpoint: e.key, amount: 1 } }, deadDeps))).toBe("unavailable");
 
+    // settle and release
     const id = String(granted.body.reservationId);
     const second = String((await reserve({ key: a, body: { endpoint: e.key, amount: 2 } })).body.reservationId);
     const unknown = "00000000-0000-4000-8000-000000000000";
     for (const verb of ["settle", "release"] as const) {
       const body = verb === "settle" ? { actual: 3 } : {};
       const target = verb === "settle" ? id : second;
-      expect((await resolve(target, verb, { key: b, body })).status).toBe(403);
-      expect((await resolve(target, verb, { key: narrow, body })).status).toBe(403);
+      expect(code(await resolve(target, verb, { key: b, body }))).toBe("reservation_forbidden");
+      expect(code(await resolve(target, verb, { key: narrow, body }))).toBe("endpoint_not_allowed");
+      const bodyErrors: [Send, string][] = [
+        [{ raw: "{" }, "invalid_json"],
+        [{ raw: "[".repeat(33) + "]".repeat(33) }, "nesting_too_deep"],
+        [{ raw: verb === "settle" ? '{"actual":1,"actual":2}' : '{"a":1,"a":1}' }, "duplicate_field"],
+        [{ raw: '{"\\u0000":1}' }, "invalid_characters"],
+        [{ body: { ...body, bogus: 1 } }, "unknown_field"],
+        [{ raw: "[]" }, "invalid_input"],
+      ];
+      if (verb === "settle") bodyErrors.push([{ body: { actual: -1 } }, "invalid_amount"], [{ body: { actual: 21 } }, "invalid_actual"]);
+      for (const [send, want] of bodyErrors) expect([verb, want, code(await resolve(target, verb, { key: a, ...send }))]).toEqual([verb, want, want]);
       expect((await resolve(target, verb, { key: a, body })).status).toBe(200);
-      expect((await resolve(target, verb, { key: a, body })).status).toBe(200);
-      expect((await resolve(unknown, verb, { key: a, body })).status).toBe(404);
-      expect((await resolve("abc", verb, { key: a, body })).status).toBe(400);
-      expect((await resolve(target, verb, { body })).status).toBe(401);
-      expect((await resolve(target, verb, { key: a, raw: JSON.stringify({ x: "y".repeat(17_000) }) })).status).toBe(413);
-      expect((await resolve(target, verb, { key: a, body }, deadDeps)).status).toBe(503);
+      expect((await resolve(target, verb, { key: a, body })).body.replay).toBe(true);
+      expect(code(await resolve(unknown, verb, { key: a, body }))).toBe("reservation_not_found");
+      expect(code(await resolve("abc", verb, { key: a, body }))).toBe("invalid_reservation_id");
+      // The input boundary of proxy.ts: a control character in a path segment.
+      expect(code(await run(`${R}/{id}/${verb}`, "post", `${R}/%00/${verb}`, { key: a, body }, () => Promise.reject(new Error("must not reach the handler"))))).toBe("invalid_input");
+      expect(code(await resolve(target, verb, { body }))).toBe("missing_api_key");
+      expect(code(await resolve(target, verb, { key: bogus, body }))).toBe("invalid_api_key");
+      expect(code(await resolve(target, verb, { key: revoked, body }))).toBe("revoked_api_key");
+      expect(code(await resolve(target, verb, { key: a, raw: JSON.stringify({ x: "y".repeat(17_000) }) }))).toBe("body_too_large");
+      expect(code(await resolve(target, verb, { key: a, body }, deadDeps))).toBe("unavailable");
     }
-    expect((await resolve(second, "settle", { key: a, body: { actual: 1 } })).status).toBe(409);
-    expect((await resolve(id, "release", { key: a, body: {} })).status).toBe(409);
+    expect(code(await resolve(second, "settle", { key: a, body: { actual: 1 } }))).toBe("already_resolved");
+    expect(code(await resolve(id, "release", { key: a, body: {} }))).toBe("already_resolved");
+    // A settle above the reservation after its release: recorded and charged, and said so.
+    const overrun = await resolve(second, "settle", { key: a, body: { actual: 4 } });
+    expect([overrun.status, overrun.body.overrun, overrun.body.charged, overrun.body.state]).toEqual([409, true, 4, "released"]);
+    // The key of a settled reservation: a replay is not a grant.
+    const replayed = await reserve({ key: a, body: { endpoint: e.key, amount: 5, idempotencyKey: "o1" } });
+    expect([replayed.status, code(replayed), replayed.body.state]).toEqual([409, "already_resolved", "settled"]);
 
+    // GET /api/v1/endpoints/{key}
     expect((await status(e.key, { key: a })).status).toBe(200);
-    expect((await status(e.key, { key: a }, "?caller=%20")).status).toBe(400);
-    expect((await status(e.key, {})).status).toBe(401);
-    expect((await status(other.key, { key: a })).status).toBe(403);
-    expect((await status("no.such", { key: a })).status).toBe(404);
-    expect((await status(e.key, { key: a }, "", deadDeps)).status).toBe(503);
+    expect((await status(e.key, { key: trusted }, "?caller=acct_a")).status).toBe(200);
+    expect(code(await status(e.key, { key: a }, "?caller=%20"))).toBe("invalid_input");
+    expect(code(await status("k".repeat(65), { key: a }))).toBe("invalid_input");
+    expect(code(await status(e.key, {}))).toBe("missing_api_key");
+    expect(code(await status(e.key, { key: bogus }))).toBe("invalid_api_key");
+    expect(code(await status(e.key, { key: revoked }))).toBe("revoked_api_key");
+    expect(code(await status(other.key, { key: a }))).toBe("endpoint_not_allowed");
+    expect(code(await status(e.key, { key: a }, "?caller=acct_z"))).toBe("caller_not_allowed");
+    expect(code(await status("no.such", { key: a }))).toBe("unknown_endpoint");
+    expect(code(await status(e.key, { key: a }, "", deadDeps))).toBe("unavailable");
 
-    const listed = Object.entries(doc.paths).flatMap(([p, methods]) =>
-      Object.entries(methods).flatMap(([m, op]) => Object.keys(op.responses).map((s) => `${m} ${p} ${s}`)),
+    expect(problems).toEqual([]);
+    const listed = Object.values(doc.paths).flatMap((methods) => Object.values(methods).flatMap((op) => Object.keys(op.responses).map((s) => `${op.operationId} ${s}`)));
+    expect(listed.filter((l) => !seen.statuses.has(l))).toEqual([]);
+    const codes = Object.entries(OPERATION_ERRORS).flatMap(([op, byStatus]) =>
+      (Object.entries(byStatus) as [string, readonly ApiErrorCode[]][]).flatMap(([s, list]) => list.map((c) => `${op} ${s} ${c}`)),
     );
-    expect(listed.filter((l) => !seen.has(l))).toEqual([]);
+    expect(codes.filter((c) => !seen.codes.has(c))).toEqual([]);
+    expect([...seen.codes].filter((c) => !codes.includes(c))).toEqual([]);
   });
 });

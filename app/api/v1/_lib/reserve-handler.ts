@@ -1,6 +1,6 @@
 import { type Decision, reserve, ReservationInputError } from "@/lib/enforcement";
 import type { ApiPrincipal } from "@/lib/api-keys";
-import { apiError, apiJson, describeIssue, errorResponse, readJsonBody, ReserveBody, retryAfterSeconds } from "@/lib/http";
+import { apiError, apiJson, describeIssue, errorResponse, readJsonBody, RequestIdHeader, ReserveBody, retryAfterSeconds } from "@/lib/http";
 import type { ApiDeps } from "./deps";
 import { authenticateRequest, checkEndpointAccess, unavailableResponse } from "./guard";
 
@@ -47,12 +47,15 @@ export async function handleReserve(request: Request, deps: ApiDeps): Promise<Re
     return apiError(400, issue.code, issue.message);
   }
   const input = parsed.data;
+  // Refused rather than cut: a cut id would no longer match the caller's own logs.
+  const requestIdHeader = RequestIdHeader.safeParse(request.headers.get("x-request-id") ?? "");
+  if (!requestIdHeader.success) return apiError(400, "invalid_request_id", requestIdHeader.error.issues[0]?.message ?? "invalid X-Request-Id");
+  const requestId = requestIdHeader.data || undefined;
   try {
     const denied = await checkEndpointAccess(auth.db, auth.principal, input.endpoint);
     if (denied) return denied;
     const caller = resolveCaller(auth.principal, input.caller);
     if (caller instanceof Response) return caller;
-    const requestId = request.headers.get("x-request-id")?.slice(0, 100) || undefined;
     const decision = await reserve(auth.db, {
       endpoint: input.endpoint,
       amount: input.amount,
