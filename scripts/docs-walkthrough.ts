@@ -21,7 +21,7 @@
 //   CEILINGS_KEY            an API key for sms.otp, account acct_42 (the dashboard's API keys step)
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { openPostgres, type Database } from "@/db/client";
@@ -139,6 +139,14 @@ async function runPage(page: string, blocks: Block[], cwd: string, env: NodeJS.P
 
 export type WalkthroughResult = { runs: PageRun[]; blocks: Block[] };
 
+/** What the walkthroughs call, as a reader would (.ci/run installs what CI lacks). */
+export const WALKTHROUGH_TOOLS = ["bash", "npm", "npx", "psql", "curl", "python3", "node"] as const;
+
+function missingTools(): string[] {
+  const dirs = (process.env.PATH ?? "").split(path.delimiter).filter(Boolean);
+  return WALKTHROUGH_TOOLS.filter((tool) => !dirs.some((dir) => existsSync(path.join(dir, tool))));
+}
+
 /**
  * Follows every walkthrough page on a fresh database of the TEST_DATABASE_URL server (created
  * unmigrated: the walkthrough migrates it) and drops it afterwards.
@@ -146,6 +154,8 @@ export type WalkthroughResult = { runs: PageRun[]; blocks: Block[] };
 export async function runWalkthroughs(options: { log?: (line: string) => void; pages?: readonly string[] } = {}): Promise<WalkthroughResult> {
   const log = options.log ?? ((line: string) => console.log(line));
   const pages = options.pages ?? WALKTHROUGH_PAGES;
+  const missing = missingTools();
+  if (missing.length > 0) throw new Error(`the documentation's walkthroughs need ${missing.join(", ")} on PATH`);
   const blocks = pages.flatMap((page) => walkthroughBlocks(readFileSync(path.join(ROOT, page), "utf8"), page));
   const cwd = scratchCheckout();
   let database: TestDatabase | undefined;
