@@ -13,7 +13,7 @@ export const API_ERROR_CODES = {
   invalid_json: { status: 400, meaning: "the body is not valid JSON, or not UTF-8" },
   nesting_too_deep: { status: 400, meaning: "the body nests arrays and objects more than 32 levels deep" },
   duplicate_field: { status: 400, meaning: "a field appears twice in one object of the body" },
-  invalid_characters: { status: 400, meaning: "a string of the body (a key or a value) holds a control character" },
+  invalid_characters: { status: 400, meaning: "a string of the body (a key or a value) holds a control character or a lone surrogate (an unpaired \\ud800-\\udfff escape)" },
   unknown_field: { status: 400, meaning: "the body has a field the call does not take (a misspelt idempotencyKey must not turn a retry into a second charge)" },
   invalid_input: { status: 400, meaning: "a field, a path segment or a query parameter breaks its rule (type, length, blank, control characters); the message names it" },
   invalid_amount: { status: 400, meaning: "amount or actual is not a JSON number that is a safe whole number (at least 1 for amount, 0 for actual)" },
