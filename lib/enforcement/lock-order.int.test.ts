@@ -1,10 +1,12 @@
+import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { openPostgres } from "@/db/client";
 import { ceilingOverrides } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { type BatchRequest, callReserveBatch } from "./batcher";
-import { makeEndpoint } from "./test-fixtures";
+import { callResolveBatch, type ResolveAnswer, type ResolveItem } from "./resolve-batcher";
+import { counterTotals, makeEndpoint } from "./test-fixtures";
 
 // One lock order for every row a batch touches (see the top of db/functions/reserve_batch.sql):
 // batches holding the same callers, destinations and endpoints in opposite orders must never
@@ -76,4 +78,40 @@ describe.skipIf(skipWithoutDatabase())("lock order", () => {
     expect(calls).toBe(WORKERS * BATCHES_PER_WORKER * forward.length);
     expect(calls).toBeGreaterThanOrEqual(10_000);
   }, 120_000);
+
+  it("locks every counter of a settle batch up front, in counter order, before applying any item", async () => {
+    // Two endpoints whose counters sort apart (first's ceiling ids below second's). A batch that
+    // settles second's reservation before first's must not hold second's counter while it waits
+    // for first's: a reserve batch, which locks in counter order, may hold first's and want
+    // second's next, and the two would wait on each other.
+    const first = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000 }] });
+    const second = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000 }] });
+    const granted = await callReserveBatch(t.db, [
+      { endpoint: second.key, amount: 5 },
+      { endpoint: first.key, amount: 5 },
+    ]);
+    const ids = granted.map((a) => (a.status === "granted" ? a.reservationId : ""));
+    expect(ids.every((id) => id !== "")).toBe(true);
+    const holder = openPostgres(t.url, { max: 1 });
+    const settler = openPostgres(t.url, { max: 1 });
+    let settling: Promise<ResolveAnswer[]> | undefined;
+    try {
+      const counter = (ceilingId: number) => sql`select 1 from usage where ceiling_id = ${ceilingId} for update nowait`;
+      await holder.db.transaction(async (tx) => {
+        // Holding first's counter, as a reserve batch that has come that far does.
+        await tx.execute(counter(first.ceilingIds[0] ?? 0));
+        const items: ResolveItem[] = ids.map((id) => ({ id, verb: "settle", actual: 3 }));
+        settling = callResolveBatch(settler.db, items);
+        await new Promise((r) => setTimeout(r, 300));
+        // The batch waits for first's counter and holds no other: second's is free to take.
+        await expect(tx.execute(counter(second.ceilingIds[0] ?? 0))).resolves.toBeDefined();
+      });
+      const answers = await settling;
+      expect(answers?.map((a) => a.status)).toEqual(["settled", "settled"]);
+    } finally {
+      await Promise.all([holder.close(), settler.close()]);
+    }
+    expect(await counterTotals(t.db, first.ceilingIds[0] ?? 0)).toEqual({ held: 0, settled: 3 });
+    expect(await counterTotals(t.db, second.ceilingIds[0] ?? 0)).toEqual({ held: 0, settled: 3 });
+  });
 });

@@ -2,31 +2,35 @@ import { eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import { type Db, resultRows } from "@/db/client";
 import { endpoints, reservations } from "@/db/schema";
-import { Caller, type InputErrorCode, ReservationInputError, type Resolution } from "./types";
+import { Caller, ReservationInputError, type Resolution } from "./types";
 import { env } from "@/lib/env";
 import { answerBy, LanePool } from "./lanes";
+import { type ResolveItem, ResolveBatcher } from "./resolve-batcher";
 import { enforcementObserver } from "./observer";
 import { classifyFailure, noteUnavailable } from "./unavailable";
 
 const ReservationId = z.uuid("reservation id must be a UUID");
 const Actual = z.number().int("actual must be a whole number").min(0, "actual must be zero or more").max(Number.MAX_SAFE_INTEGER);
 
-const lanes = new WeakMap<Db, LanePool>();
+const batchers = new WeakMap<Db, { lanes: LanePool; batcher: ResolveBatcher }>();
 
 // Settle and release run on lanes of their own, so that past the deadline the call's connection
-// is destroyed and a silent network cannot hold them (or the batches) hostage.
-function lanesFor(db: Db): LanePool {
-  let pool = lanes.get(db);
-  if (!pool) {
-    pool = new LanePool(db, Math.min(4, env().ENFORCEMENT_POOL_MAX));
-    lanes.set(db, pool);
+// is destroyed and a silent network cannot hold them (or the reservation batches) hostage; and
+// they are batched, so concurrent ones share one lock of each hot counter and one commit.
+function resolverFor(db: Db): { lanes: LanePool; batcher: ResolveBatcher } {
+  let found = batchers.get(db);
+  if (!found) {
+    const size = Math.min(4, env().ENFORCEMENT_POOL_MAX);
+    const lanes = new LanePool(db, size);
+    found = { lanes, batcher: new ResolveBatcher(lanes, size) };
+    batchers.set(db, found);
   }
-  return pool;
+  return found;
 }
 
 /** Opens the settle and release lanes of `db` now (the API server, at start). */
 export function warmResolveLanes(db: Db): Promise<void> {
-  return lanesFor(db).warm();
+  return resolverFor(db).lanes.warm();
 }
 
 export type ResolveOptions = {
@@ -34,18 +38,13 @@ export type ResolveOptions = {
   deadlineMs?: number;
 };
 
-async function call(db: Db, query: ReturnType<typeof sql>, options: ResolveOptions): Promise<Resolution> {
+async function call(db: Db, item: ResolveItem, options: ResolveOptions): Promise<Resolution> {
   try {
     const deadlineMs = options.deadlineMs ?? env().ENFORCEMENT_DEADLINE_MS;
-    // Answered at the deadline itself: the lane's cancel and clean-up go on without the caller.
-    const rows = await answerBy(
-      lanesFor(db).run(deadlineMs, (lane) => lane.execute(query)),
-      deadlineMs,
-    );
-    const row = resultRows<{ result: Resolution | { status: "error"; code: InputErrorCode; message: string } }>(rows)[0];
-    if (!row) throw new Error("no result row");
-    if (row.result.status === "error") throw new ReservationInputError(row.result.code, row.result.message);
-    return row.result;
+    // Answered at the deadline itself: a batch's cancel and clean-up go on without the caller.
+    const answer = await answerBy(resolverFor(db).batcher.submit(item, deadlineMs), deadlineMs);
+    if (answer.status === "error") throw new ReservationInputError(answer.code, answer.message);
+    return answer;
   } catch (error) {
     if (error instanceof ReservationInputError) throw error;
     const reason = classifyFailure(error);
@@ -91,7 +90,7 @@ export async function settleReservation(
   const actual = Actual.safeParse(params.actual);
   if (!actual.success) throw new ReservationInputError("invalid_amount", actual.error.issues[0]?.message ?? "invalid actual");
   const caller = parseCaller(params.caller);
-  const result = await call(db, sql`select ceilings.settle(${id}::uuid, ${actual.data}::bigint, ${caller}) as result`, options);
+  const result = await call(db, { id, verb: "settle", actual: actual.data, ...(caller === null ? {} : { caller }) }, options);
   if (result.status === "settled" && !result.replay) enforcementObserver()?.settled(result.overrun);
   return result;
 }
@@ -104,7 +103,7 @@ export async function releaseReservation(
 ): Promise<Resolution> {
   const id = parseId(params.reservationId);
   const caller = parseCaller(params.caller);
-  return call(db, sql`select ceilings.release(${id}::uuid, ${caller}) as result`, options);
+  return call(db, { id, verb: "release", ...(caller === null ? {} : { caller }) }, options);
 }
 
 function parseCaller(caller: string | undefined): string | null {

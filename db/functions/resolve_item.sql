@@ -1,0 +1,24 @@
+-- One item of resolve_batch: its shape checked, then ceilings.settle or ceilings.release.
+-- Locks: those of settle or release (already held by resolve_batch when called from there).
+CREATE OR REPLACE FUNCTION ceilings.resolve_item(item jsonb)
+RETURNS jsonb LANGUAGE plpgsql SET search_path = public, pg_temp AS $$
+DECLARE
+  id_text text := item->>'id';
+BEGIN
+  IF jsonb_typeof(item) IS DISTINCT FROM 'object' OR jsonb_typeof(item->'id') IS DISTINCT FROM 'string'
+     OR id_text !~ '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' THEN
+    RETURN jsonb_build_object('status', 'error', 'code', 'invalid_input', 'message', 'the reservation id must be a UUID');
+  END IF;
+  IF jsonb_typeof(item->'caller') NOT IN ('string', 'null') THEN
+    RETURN jsonb_build_object('status', 'error', 'code', 'invalid_input', 'message', 'caller must be a string');
+  END IF;
+  IF item->>'verb' = 'release' THEN
+    RETURN ceilings.release(id_text::uuid, item->>'caller');
+  ELSIF item->>'verb' = 'settle' THEN
+    IF jsonb_typeof(item->'actual') IS DISTINCT FROM 'number' OR item->>'actual' !~ '^[0-9]{1,16}$' THEN
+      RETURN jsonb_build_object('status', 'error', 'code', 'invalid_amount', 'message', 'actual must be a whole number, zero or more');
+    END IF;
+    RETURN ceilings.settle(id_text::uuid, (item->>'actual')::bigint, item->>'caller');
+  END IF;
+  RETURN jsonb_build_object('status', 'error', 'code', 'invalid_input', 'message', 'verb must be settle or release');
+END $$;
