@@ -9,8 +9,9 @@ import { env } from "@/lib/env";
 import { demoChildEnv } from "./demo-env";
 
 // npm run demo: the database (the embedded server without DATABASE_URL, started, migrated and
-// seeded), a production build, then the dashboard on port 3000 and the worker as two processes.
-// Ctrl-C stops both, then the embedded server this run started unless another client still uses it.
+// seeded), a production build, then the dashboard on port 3000, the enforcement API server on
+// API_PORT (3001, what services call: npm run api) and the worker as three processes. Ctrl-C stops
+// them all, then the embedded server this run started unless another client still uses it.
 
 const PORT = 3000;
 const NEXT = path.join("node_modules", "next", "dist", "bin", "next");
@@ -69,7 +70,11 @@ async function main(): Promise<number> {
     if (embedded) console.log(`demo: embedded database ready (${embedded.startedHere ? "started now" : "already running"}); psql "$(npm run -s db:url)" connects to it`);
     const built = await exited(start("next build", [NEXT, "build"]));
     if (built !== 0 || stopping) return built;
-    const children = [start("dashboard", [NEXT, "start", "-p", String(PORT)]), start("worker", ["--import", "tsx", "scripts/worker.ts"])];
+    const children = [
+      start("dashboard", [NEXT, "start", "-p", String(PORT)]),
+      start("api", ["--import", "tsx", "scripts/api.ts"]),
+      start("worker", ["--import", "tsx", "scripts/worker.ts"]),
+    ];
     // One child ending on its own (a crash, port 3000 taken) ends the demo: half a demo misleads.
     const first = await Promise.race(children.map(exited));
     if (!stopping) console.error(`demo: a process exited (code ${first}); stopping the others`);
