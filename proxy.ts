@@ -1,6 +1,7 @@
 import { NextResponse, type NextRequest } from "next/server";
 import { env } from "@/lib/env";
-import { answerMethod } from "@/lib/http/methods";
+import { answerMethod, methodsOf } from "@/lib/http/methods";
+import { pagePostRefusal } from "@/lib/http/page-post";
 import { checkUrl } from "@/lib/http/strict-input";
 import { securityHeaders } from "@/lib/security/headers";
 
@@ -8,7 +9,8 @@ import { securityHeaders } from "@/lib/security/headers";
 // that Next puts on its own inline scripts. Second, a convenience, not a boundary: a visitor
 // without any session cookie is sent to sign in before a page renders. Every page, action and
 // route checks the role itself. It also answers what no page or route should see: a broken URL
-// (400) and a method the path does not answer (405 with Allow; OPTIONS 204).
+// (400), a method the path does not answer (405 with Allow; OPTIONS 204), and a POST to a page that
+// is not a server action of our own pages (403 from another origin, 400 for a plain form).
 const SESSION_COOKIES = ["next-auth.session-token", "__Secure-next-auth.session-token"];
 
 function hasSessionCookie(request: NextRequest): boolean {
@@ -59,6 +61,14 @@ export function proxy(request: NextRequest) {
   // its methods (lib/http/methods.ts), instead of Next's 405 without one or a page rendered for PUT.
   const method = answerMethod(pathname, request.method);
   if (method) return withHeaders(new NextResponse(method.body || null, { status: method.status, headers: method.headers }), headers);
+
+  // A POST to a page that is not a server action of our own pages: 403 from another origin, 400 for
+  // a plain form (lib/http/page-post.ts), signed in or not, instead of Next's 500 with a stack trace.
+  const refused = methodsOf(pathname)?.kind === "page" ? pagePostRefusal(request) : null;
+  if (refused) {
+    const text = `${refused.status === 403 ? "Forbidden" : "Bad request"}: ${refused.message}\n`;
+    return withHeaders(new NextResponse(text, { status: refused.status, headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" } }), headers);
+  }
 
   if (needsSignIn(pathname) && !hasSessionCookie(request)) {
     const login = new URL("/login", request.url);
