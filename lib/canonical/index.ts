@@ -4,4 +4,4 @@ export { canonicalEmail } from "./email";
 export { type DestinationErrorCode, InvalidDestinationError } from "./errors";
 export { canonicalPhone, type CountryCode } from "./phone";
 export { DOMAIN_ALIASES, DOT_INSENSITIVE_DOMAINS, SUBADDRESS_SEPARATOR } from "./providers";
-export { canonicalCaller, hasControlChars, replaceControlChars } from "./caller";
+export { canonicalCaller, hasControlChars, hasLoneSurrogate, replaceControlChars } from "./caller";

@@ -1,16 +1,17 @@
 import { z } from "zod";
-import { canonicalCaller, hasControlChars } from "@/lib/canonical/caller";
+import { canonicalCaller, hasControlChars, hasLoneSurrogate } from "@/lib/canonical/caller";
 import { DomainError } from "@/lib/errors";
 
 import type { CeilingMetric, CeilingScope, CeilingWindow, Gate } from "@/lib/vocabulary";
 
-/** A string the database can take: no control characters (NUL would fail the whole batch). */
+/** A string the database can take: no control characters (NUL would fail the whole batch), no lone surrogate. */
 function text(min: number, max: number) {
   return z
     .string()
     .min(min)
     .max(max)
-    .refine((v) => !hasControlChars(v), "must not contain control characters");
+    .refine((v) => !hasControlChars(v), "must not contain control characters")
+    .refine((v) => !hasLoneSurrogate(v), "must not contain a lone surrogate (an unpaired \\ud800-\\udfff is no character)");
 }
 
 /** A billing account: trimmed of Unicode whitespace, then no control characters (canonicalCaller). */

@@ -1,4 +1,4 @@
-import { canonicalCaller } from "@/lib/canonical/caller";
+import { canonicalCaller, hasLoneSurrogate } from "@/lib/canonical/caller";
 import { hasControlCharacter } from "./strict-input";
 
 // JSON.parse keeps the last of two equal keys: {"amount":100000,"amount":1} reserves 1, and a
@@ -85,13 +85,12 @@ export function findDuplicateKey(text: string): string | null {
 // character: a string holding one cannot be stored, and Postgres refuses the JSON a reserve batch
 // sends with it, so the request was answered 503 unavailable ("retry shortly") and logged as a
 // database failure, instead of a 400 naming the field.
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 type BadText = { field: string; what: "control" | "surrogate" };
 
 function badText(text: string): BadText["what"] | null {
   if (hasControlCharacter(text)) return "control";
-  return LONE_SURROGATE.test(text) ? "surrogate" : null;
+  return hasLoneSurrogate(text) ? "surrogate" : null;
 }
 
 function findBadText(value: unknown, path: string): BadText | null {
