@@ -4,11 +4,13 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect, test } from "@playwright/test";
 import { adminCreatesKey } from "./pages/api-keys-page";
+import { freePort, startApiProcess, stopServer, waitHealthy } from "./pages/app-server";
 
 // The client package as a service in another repository gets it: `npm run build:client` packs
 // the tarball, a fresh project in the system's temp folder (outside this repository, no access to
 // its node_modules) installs it, type-checks against its declarations and runs a reservation, a
-// settle and a refusal against the e2e server.
+// settle and a refusal against the API server services are told to use (npm run api) and against
+// the dashboard's own /api/v1, both on the e2e database.
 
 // Playwright runs from the repository root (and loads specs as CommonJS, so no import.meta).
 const ROOT = process.cwd();
@@ -51,17 +53,25 @@ const refusal = await c.reserve({ endpoint: "llm.chat", amount: 8001 });
 console.log(JSON.stringify({ grant, settle, refusal }));
 `,
     );
-    const output = execFileSync(process.execPath, ["run.mjs"], {
-      cwd: project,
-      encoding: "utf8",
-      // Only PATH from this process: the service knows nothing of this repository's environment.
-      // eslint-disable-next-line no-restricted-syntax
-      env: { PATH: process.env.PATH, NODE_ENV: "production", BASE_URL: baseURL, API_KEY: secret },
-    });
-    const result = JSON.parse(output) as Record<string, Record<string, unknown>>;
-    expect(result.grant).toMatchObject({ status: "granted", replay: false, reservationId: expect.any(String) });
-    expect(result.settle).toMatchObject({ status: "settled", actual: 120, overrun: false });
-    expect(result.refusal).toMatchObject({ status: "refused", gate: "per_call_max" });
+    const api = startApiProcess(await freePort());
+    try {
+      await waitHealthy(api);
+      for (const [target, url] of [["npm run api", api.url], ["the dashboard", baseURL ?? ""]] as const) {
+        const output = execFileSync(process.execPath, ["run.mjs"], {
+          cwd: project,
+          encoding: "utf8",
+          // Only PATH from this process: the service knows nothing of this repository's environment.
+          // eslint-disable-next-line no-restricted-syntax
+          env: { PATH: process.env.PATH, NODE_ENV: "production", BASE_URL: url, API_KEY: secret },
+        });
+        const result = JSON.parse(output) as Record<string, Record<string, unknown>>;
+        expect(result.grant, target).toMatchObject({ status: "granted", replay: false, reservationId: expect.any(String) });
+        expect(result.settle, target).toMatchObject({ status: "settled", actual: 120, overrun: false });
+        expect(result.refusal, target).toMatchObject({ status: "refused", gate: "per_call_max" });
+      }
+    } finally {
+      await stopServer(api);
+    }
   } finally {
     rmSync(project, { recursive: true, force: true });
   }

@@ -42,6 +42,28 @@ export function startServer(port: number, databaseUrl: string): AppServer {
   return { url, child, output: () => output };
 }
 
+/**
+ * The enforcement API server (`npm run api`) on `port`, on the e2e database: E2E_DATABASE_URL's,
+ * or without it the embedded server of the e2e run (DATA_DIR .data-e2e).
+ */
+export function startApiProcess(port: number): AppServer {
+  const url = `http://127.0.0.1:${port}`;
+  // The child needs this process's environment (PATH, HOME), with the e2e database on top; set
+  // by playwright.config.ts for the workers.
+  // eslint-disable-next-line no-restricted-syntax
+  const { DATABASE_URL: _unused, E2E_DATABASE_URL: e2eUrl, ...inherited } = process.env;
+  const database = e2eUrl ? { DATABASE_URL: e2eUrl } : { DATA_DIR: ".data-e2e" };
+  const child = spawn(process.execPath, ["--import", "tsx", path.join("scripts", "api.ts")], {
+    env: { ...inherited, ...database, NODE_ENV: "production", API_PORT: String(port), API_HOST: "127.0.0.1" },
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  return { url, child, output: () => output };
+}
+
 export async function waitHealthy(server: AppServer, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
