@@ -3,6 +3,7 @@ import { count } from "drizzle-orm";
 import { endpoints } from "@/db/schema";
 import { createTestDatabase, hasTestDatabase, type TestDatabase } from "@/db/testing";
 import { addStaff } from "@/lib/auth";
+import { NEEDS_GLOBAL_HINT, UNBOUNDED_SENTENCE } from "@/lib/catalog/spec";
 import { ApiKeysPage } from "./pages/api-keys-page";
 import { type AppServer, freePort, startServer, stopServer, waitHealthy } from "./pages/app-server";
 import { LoginPage } from "./pages/login-page";
@@ -57,7 +58,13 @@ test.describe("the endpoint catalog on an empty database", () => {
     await expect(form.getByText("$0.0079 per unit")).toBeVisible();
     await form.getByLabel("Plan allowance per billing month").fill("3000");
     await form.getByLabel("Per-call max").fill("1");
-    await expect(page.getByTestId("needs-global")).toBeVisible();
+    // Said once: it read "Needs at least one global ceiling: an endpoint needs at least one global ceiling: ...".
+    await expect(page.getByTestId("needs-global")).toHaveText(NEEDS_GLOBAL_HINT);
+    // Created without a ceiling: refused, with the reason said once, in the message and beside the ceilings.
+    await form.getByLabel("Reason").fill("first try");
+    await page.getByTestId("create-endpoint").click();
+    await expect(page.getByTestId("create-endpoint-error")).toHaveText(`ceilings: ${UNBOUNDED_SENTENCE}`);
+    await expect(page.getByTestId("field-error-ceilings")).toHaveText(UNBOUNDED_SENTENCE);
     await page.getByTestId("propose-ceilings").click();
     // The plan's defensible pair, stated before anything is saved.
     const sentences = form.getByTestId("ceiling-sentence");

@@ -19,3 +19,35 @@ export class DomainError<Code extends string = string> extends Error {
 
 /** Who may do what: signed in at all (`unauthenticated`), and with the role asked for (`forbidden`). */
 export type AuthorizationCode = "unauthenticated" | "forbidden";
+
+/** One problem with an input: where it is (`ceilings[1].max`; empty for the input as a whole) and what. */
+export type Issue = { path: string; message: string };
+
+/** "unitPriceMicros", "unit price (micros)" and "unit-price micros" alike: lower case words. */
+const words = (s: string) =>
+  s
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, " ")
+    .trim();
+
+/**
+ * A problem as the one line a person reads, the only place a path and a message are joined:
+ * `path: message`, unless the message already opens with the field's own name, which is then not
+ * said twice. Named as in the path ("max must be 0 or more" at `ceilings[1].max`), the path takes
+ * the name's place: `ceilings[1].max must be 0 or more`. Named in words ("unit price (micros) must
+ * be ..." at `unitPriceMicros`), the words stay and only where the field is goes first:
+ * `endpoints[2]: unit price (micros) must be ...`. "name: name is required" was the result of
+ * joining without looking.
+ */
+export function issueLine({ path, message }: Issue): string {
+  if (path === "") return message;
+  const split = path.lastIndexOf(".");
+  const field = path.slice(split + 1);
+  if (!/^[A-Za-z_]\w*$/.test(field)) return `${path}: ${message}`;
+  if (message === field || message.startsWith(`${field} `)) return `${path}${message.slice(field.length)}`;
+  const said = words(message);
+  const name = words(field);
+  if (said === name || said.startsWith(`${name} `)) return split < 0 ? message : `${path.slice(0, split)}: ${message}`;
+  return `${path}: ${message}`;
+}

@@ -2,7 +2,7 @@ import type { z } from "zod";
 import type { Db } from "@/db/client";
 import type { Role } from "@/lib/auth/roles";
 import type { AuditActor } from "@/lib/audit/record";
-import { CatalogConflictError, CatalogError } from "@/lib/catalog/errors";
+import { CatalogConflictError, CatalogError, type Issue } from "@/lib/catalog/errors";
 import { CeilingConflictError } from "@/lib/ceilings/errors";
 import { DomainError } from "@/lib/errors";
 import { strictFormEntries } from "@/lib/http/strict-input";
@@ -63,13 +63,10 @@ function stringFields(entries: [string, string][]): Record<string, string> {
   return out;
 }
 
-/** `ceilings[1].max: ...` → { "ceilings[1].max": "..." }: issues keyed by their path. */
-function fieldErrorsOf(issues: string[]): Record<string, string> | undefined {
+/** The first problem of each field, keyed by its path (`ceilings[1].max`), shown beside the field. */
+function fieldErrorsOf(problems: readonly Issue[]): Record<string, string> | undefined {
   const out: Record<string, string> = {};
-  for (const issue of issues) {
-    const match = /^([A-Za-z0-9_.[\]]+): (.*)$/.exec(issue);
-    if (match?.[1] && match[2] && !(match[1] in out)) out[match[1]] = match[2];
-  }
+  for (const { path, message } of problems) if (path !== "" && !(path in out)) out[path] = message;
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
@@ -81,7 +78,7 @@ export function actionFailure(error: unknown): ActionState {
   }
   const state = { status: "error" as const, error: error.message, code: error.code };
   if (error instanceof CatalogConflictError) return { ...state, currentVersion: error.currentVersion };
-  if (error instanceof CatalogError) return { ...state, fieldErrors: fieldErrorsOf(error.issues) };
+  if (error instanceof CatalogError) return { ...state, fieldErrors: fieldErrorsOf(error.problems) };
   if (error instanceof CeilingConflictError) return { ...state, current: { value: error.currentValue, version: error.currentVersion } };
   return state;
 }

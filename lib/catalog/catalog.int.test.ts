@@ -115,7 +115,7 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
     const before = { endpoints: await endpointCount(), audit: await auditCount() };
     const error = await catalogError(createEndpoint(t.db, { spec: smsOtp(patch), actor: admin, reason: "r" }));
     expect(error.code).toBe("invalid_input");
-    expect(error.issues.some((i) => i.startsWith(field) || i.includes(`"${field}"`))).toBe(true);
+    expect(error.problems.some((p) => p.path === field || p.message.includes(`"${field}"`))).toBe(true);
     expect({ endpoints: await endpointCount(), audit: await auditCount() }).toEqual(before);
   });
 

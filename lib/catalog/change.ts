@@ -4,8 +4,8 @@ import type { Db } from "@/db/client";
 import { ceilings, type Ceiling, type Endpoint } from "@/db/schema";
 import type { AuditActor } from "@/lib/audit/record";
 import { CONFIRM_RAISE_FACTOR } from "@/lib/ceilings/parse";
-import { CatalogConflictError, CatalogError, requireCatalogReason } from "./errors";
-import { AlertThresholds, CeilingSpec, ceilingIdentity, describeIssues, EndpointFields, EndpointSpec, UNBOUNDED_SENTENCE } from "./spec";
+import { CatalogConflictError, CatalogError, invalidInput, requireCatalogReason } from "./errors";
+import { AlertThresholds, CeilingSpec, ceilingIdentity, EndpointFields, EndpointSpec, UNBOUNDED_SENTENCE, zodIssues } from "./spec";
 import { deleteCeiling, type FieldChange, insertCeiling, insertEndpoint, lockedEndpoint, recordCeilingChange, setArchived, updateEndpointFields } from "./write";
 import { formatCount } from "@/lib/format";
 
@@ -14,10 +14,7 @@ import { formatCount } from "@/lib/format";
 
 function parse<T extends z.ZodType>(schema: T, input: unknown): z.infer<T> {
   const parsed = schema.safeParse(input);
-  if (!parsed.success) {
-    const issues = describeIssues(parsed.error);
-    throw new CatalogError("invalid_input", issues.join("; "), issues);
-  }
+  if (!parsed.success) throw invalidInput(zodIssues(parsed.error));
   return parsed.data;
 }
 

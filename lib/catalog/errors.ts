@@ -1,5 +1,7 @@
 import { readReason } from "@/lib/audit/reason";
-import { DomainError } from "@/lib/errors";
+import { DomainError, type Issue, issueLine } from "@/lib/errors";
+
+export { type Issue, issueLine } from "@/lib/errors";
 
 /** What went wrong with a catalog change: a code to branch on, a message a person can act on. */
 export type CatalogErrorCode =
@@ -19,10 +21,20 @@ export class CatalogError extends DomainError<CatalogErrorCode> {
     code: CatalogErrorCode,
     message: string,
     /** Per field (`ceilings[1].max`) where the input had several problems. */
-    readonly issues: string[] = [],
+    readonly problems: readonly Issue[] = [],
   ) {
     super(code, message);
   }
+
+  /** Each problem as a line a person reads (issueLine). */
+  get issues(): string[] {
+    return this.problems.map(issueLine);
+  }
+}
+
+/** The error for problems found in an input: its message lists them all, each said once. */
+export function invalidInput(problems: readonly Issue[], separator = "; "): CatalogError {
+  return new CatalogError("invalid_input", problems.map(issueLine).join(separator), problems);
 }
 
 /** Someone else saved the endpoint first; carries the version in force so the form can reload it. */

@@ -256,14 +256,14 @@ export async function applyCatalog(db: Db, p: ApplyParams): Promise<ApplyResult>
   const reason = requireCatalogReason(p.reason);
   const sha256 = createHash("sha256").update(p.text).digest("hex");
   const parsed = parseCatalogText(p.text);
-  if (!parsed.ok) throw new CatalogError("invalid_input", `the file is invalid:\n${parsed.errors.join("\n")}`, parsed.errors);
+  if (!parsed.ok) throw new CatalogError("invalid_input", `the file is invalid:\n${parsed.errors.join("\n")}`, parsed.errors.map((message) => ({ path: "", message })));
   return db.transaction(async (tx) => {
     const ids = (await readCatalog(tx)).map((c) => c.endpoint.id);
     await tx.execute(sql`select ceilings.lock_endpoints_for_change(${`{${ids.join(",")}}`}::int[])`);
     // Read again under the locks: the plan applied is the one against the catalog in force.
     const current = await readCatalog(tx);
     const { plans, steps, errors } = diffCatalog(parsed.file, current);
-    if (errors.length > 0) throw new CatalogError("invalid_input", errors.join("\n"), errors);
+    if (errors.length > 0) throw new CatalogError("invalid_input", errors.join("\n"), errors.map((message) => ({ path: "", message })));
     const unconfirmed = plans.flatMap((e) => e.changes).filter((c) => c.needsConfirmation);
     if (unconfirmed.length > 0 && !p.confirmRaise) {
       throw new CatalogError(

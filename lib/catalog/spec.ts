@@ -2,6 +2,7 @@ import { z } from "zod";
 import { hasControlChars } from "@/lib/canonical/caller";
 import { CEILING_METRICS, CEILING_SCOPES, CEILING_WINDOWS, DESTINATION_KINDS, ENDPOINT_KEY_PATTERN } from "@/lib/vocabulary";
 import { formatCount } from "@/lib/format";
+import { type Issue, issueLine } from "@/lib/errors";
 
 // The catalog's vocabulary, as one zod schema each: what an endpoint and its ceilings are made of.
 // The dashboard's forms, the catalog file (`ceilings apply`) and the demo seed all parse through
@@ -103,6 +104,9 @@ export type EndpointFieldsInput = z.input<typeof EndpointFields>;
 export const UNBOUNDED_SENTENCE =
   "an endpoint needs at least one global ceiling: without one its worst case is unbounded (per-caller ceilings and cooldowns multiply with the number of accounts and destinations)";
 
+/** The new-endpoint form's hint while it has no global ceiling: the same sentence, said once. */
+export const NEEDS_GLOBAL_HINT = `${UNBOUNDED_SENTENCE.charAt(0).toUpperCase()}${UNBOUNDED_SENTENCE.slice(1)}.`;
+
 export function hasGlobalCeiling(specs: readonly Pick<CeilingSpec, "scope">[]): boolean {
   return specs.some((c) => c.scope === "global");
 }
@@ -166,10 +170,15 @@ export const CatalogFile = z
 export type CatalogFile = z.infer<typeof CatalogFile>;
 export type CatalogFileInput = z.input<typeof CatalogFile>;
 
-/** Every problem as `path: message`, the path in the file's own terms (`endpoints[2].ceilings[0].max`). */
+/** Every problem with its path in the file's own terms (`endpoints[2].ceilings[0].max`). */
+export function zodIssues(error: z.ZodError): Issue[] {
+  return error.issues.map((i) => ({
+    path: i.path.reduce<string>((acc, part) => (typeof part === "number" ? `${acc}[${part}]` : acc ? `${acc}.${String(part)}` : String(part)), ""),
+    message: i.message,
+  }));
+}
+
+/** Every problem as the line a person reads (issueLine): `endpoints[2].ceilings[0]: max must be 0 or more`. */
 export function describeIssues(error: z.ZodError): string[] {
-  return error.issues.map((i) => {
-    const path = i.path.reduce<string>((acc, part) => (typeof part === "number" ? `${acc}[${part}]` : acc ? `${acc}.${String(part)}` : String(part)), "");
-    return path ? `${path}: ${i.message}` : i.message;
-  });
+  return zodIssues(error).map(issueLine);
 }

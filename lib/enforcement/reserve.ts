@@ -1,6 +1,7 @@
 import type { Db } from "@/db/client";
 import { canonicalDestination, InvalidDestinationError } from "@/lib/canonical";
 import { env } from "@/lib/env";
+import { issueLine } from "@/lib/errors";
 import { type BatcherOptions, type BatchRequest, ReservationBatcher } from "./batcher";
 import { type Decision, ReservationInputError, ReserveParams } from "./types";
 
@@ -41,7 +42,7 @@ export async function reserve(db: Db, params: ReserveParams, options: ReserveOpt
     const issue = parsed.error.issues[0];
     const field = issue?.path.join(".") || "input";
     const code = field === "amount" ? "invalid_amount" : field === "ttlSeconds" ? "invalid_ttl" : "invalid_input";
-    throw new ReservationInputError(code, `${field}: ${issue?.message ?? "invalid"}`);
+    throw new ReservationInputError(code, issueLine({ path: issue?.path.join(".") ?? "", message: issue?.message ?? "invalid input" }));
   }
   const answer = await batcherFor(db).submit(withDestinationKey(parsed.data), options.deadlineMs);
   if (answer.status === "error") throw new ReservationInputError(answer.code, answer.message, answer.reservationId);

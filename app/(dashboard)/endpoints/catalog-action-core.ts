@@ -8,7 +8,7 @@ import { FormReader, readCeiling, readCeilingRows, readEndpointFields } from "./
 
 function key(r: FormReader): string {
   const parsed = EndpointKey.safeParse(r.text("key"));
-  if (!parsed.success) r.issues.push(`key: ${parsed.error.issues[0]?.message ?? "invalid key"}`);
+  if (!parsed.success) r.issues.push({ path: "key", message: parsed.error.issues[0]?.message ?? "invalid key" });
   return parsed.success ? parsed.data : "";
 }
 

@@ -1,4 +1,4 @@
-import { CatalogError } from "@/lib/catalog/errors";
+import { type Issue, invalidInput } from "@/lib/catalog/errors";
 import { parseLimitInput } from "@/lib/ceilings/parse";
 import type { CeilingSpecInput, EndpointFieldsInput } from "@/lib/catalog/spec";
 
@@ -10,7 +10,7 @@ import type { CeilingSpecInput, EndpointFieldsInput } from "@/lib/catalog/spec";
 const MAX_CEILING_ROWS = 20;
 
 export class FormReader {
-  readonly issues: string[] = [];
+  readonly issues: Issue[] = [];
   constructor(private readonly fields: Record<string, string>) {}
 
   text(name: string): string {
@@ -23,7 +23,7 @@ export class FormReader {
     if (parsed.ok) return parsed.value;
     // The message echoes what was typed; a long paste is shown by its first 40 characters.
     const text = raw.trim();
-    this.issues.push(`${name}: ${text.length > 40 ? parsed.error.replace(text, `${text.slice(0, 40)}…`) : parsed.error}`);
+    this.issues.push({ path: name, message: text.length > 40 ? parsed.error.replace(text, `${text.slice(0, 40)}…`) : parsed.error });
     return undefined;
   }
 
@@ -41,7 +41,7 @@ export class FormReader {
 
   /** Throws every issue collected, or returns the value built from the form. */
   done<T>(value: T): T {
-    if (this.issues.length > 0) throw new CatalogError("invalid_input", this.issues.join("; "), this.issues);
+    if (this.issues.length > 0) throw invalidInput(this.issues);
     return value;
   }
 }
@@ -93,11 +93,11 @@ export function readCeilingRows(r: FormReader, raw: string): CeilingSpecInput[] 
   try {
     rows = JSON.parse(raw || "[]");
   } catch {
-    r.issues.push("ceilings: the ceilings could not be read; reload the page");
+    r.issues.push({ path: "ceilings", message: "the ceilings could not be read; reload the page" });
     return [];
   }
   if (!Array.isArray(rows) || rows.length > MAX_CEILING_ROWS || !rows.every((x): x is CeilingRow => typeof x === "object" && x !== null && !Array.isArray(x))) {
-    r.issues.push(`ceilings: at most ${MAX_CEILING_ROWS} ceilings, each a row of the form`);
+    r.issues.push({ path: "ceilings", message: `at most ${MAX_CEILING_ROWS} ceilings, each a row of the form` });
     return [];
   }
   return rows.map((row, i) => readCeiling(r, row, `ceilings[${i}]`));

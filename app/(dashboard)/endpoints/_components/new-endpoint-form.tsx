@@ -6,7 +6,7 @@ import { IDLE } from "@/app/_lib/action-state";
 import { ActionMessage } from "@/components/action-message";
 import { cardClass, inputClass, labelClass, secondaryButtonClass } from "@/components/ui";
 import { useHydrated } from "@/components/use-hydrated";
-import { type EndpointFields, UNBOUNDED_SENTENCE } from "@/lib/catalog/spec";
+import { type EndpointFields, NEEDS_GLOBAL_HINT } from "@/lib/catalog/spec";
 import { describeWorstCase, proposedCeilings, worstCases } from "@/lib/catalog/worst-case";
 import { runAction } from "@/app/(dashboard)/actions";
 import { CeilingRowFields, type CeilingRowText, emptyCeilingRow, previewSpec, previewWhole, rowOfSpec } from "./ceiling-rows";
@@ -112,7 +112,7 @@ export function NewEndpointForm() {
         <input type="hidden" name="ceilings" value={JSON.stringify(rows)} />
         {!rows.some((r) => r.scope === "global") ? (
           <p className="text-sm text-amber-800 dark:text-amber-300" data-testid="needs-global">
-            Needs at least one global ceiling: {UNBOUNDED_SENTENCE}.
+            {NEEDS_GLOBAL_HINT}
           </p>
         ) : null}
         <FieldError state={state} name="ceilings" />
