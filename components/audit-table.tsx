@@ -1,4 +1,5 @@
 import type { AuditEvent } from "@/db/schema";
+import { auditSubject } from "@/components/audit-subject";
 import { DataTable, type TableSpec } from "@/components/data-table";
 import { formatCount, formatUtc } from "@/lib/format";
 
@@ -43,15 +44,17 @@ const auditTable: TableSpec<AuditEvent> = {
     },
     { header: "Kind", cellClassName: "whitespace-nowrap font-mono text-xs", cell: (e) => e.action },
     {
-      header: "Endpoint",
-      cellClassName: "whitespace-nowrap font-mono text-xs",
-      cell: (e) => (
-        <>
-          {e.endpointKey ?? ""}
-          {e.ceilingId !== null ? ` #${e.ceilingId}` : ""}
-          {e.target ? ` ${e.target}` : ""}
-        </>
-      ),
+      // Not only endpoints: an API key, a staff member, an alert... named with its kind.
+      header: "Subject",
+      cell: (e) => {
+        const subject = auditSubject(e);
+        return subject ? (
+          <span data-subject-kind={subject.kind}>
+            <span className="text-xs text-zinc-600 dark:text-zinc-400">{subject.kind}</span>{" "}
+            <span className="break-all font-mono text-xs">{subject.name}</span>
+          </span>
+        ) : null;
+      },
     },
     { header: "Typed", cellClassName: "font-mono text-xs", cell: (e) => e.rawInput ?? "" },
     { header: "Value", cellClassName: "tabular-nums", cell: (e) => valueChange(e) || detailChange(e) },

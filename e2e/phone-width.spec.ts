@@ -3,12 +3,14 @@ import path from "node:path";
 import { expect, type Page, test } from "@playwright/test";
 import { DEMO_ADMIN, DEMO_PASSWORD, LoginPage } from "./pages/login-page";
 import { chartsDrawn, expectNoSidewaysScroll } from "./pages/overflow";
+import { columnsOutOfSight } from "./pages/table-cells";
 
 // No page scrolls sideways at phone width (390 px): wide tables scroll inside their own box.
 // Every page of the app (the list is read from app/**/page.tsx, so a new page without a path here
 // fails), as an admin (who sees every control), plus the sign-in page: demo endpoints with a
 // month of history and an endpoint created here with none, whose charts draw 30 empty days.
-// Each page is measured after its charts have drawn, by the document's scroll width.
+// Each page is measured after its charts have drawn, by the document's scroll width, and the
+// first row of each of its tables must show every column without scrolling sideways.
 
 /** Every page of the app as its route: app/(dashboard)/endpoints/[key]/page.tsx is /endpoints/[key]. */
 function pageRoutes(dir = "app", route = ""): string[] {
@@ -62,6 +64,12 @@ test("no page scrolls sideways at 390 px, a fresh endpoint's included", async ({
       await expectNoSidewaysScroll(page, label);
     } catch (error) {
       failures.push(error instanceof Error ? error.message.split("\n")[0] ?? label : label);
+    }
+    // Every table's first row reads whole: no column of it is out of sight.
+    const tables = page.locator("[role=region] > table");
+    for (let i = 0; i < (await tables.count()); i++) {
+      const row = tables.nth(i).locator("tbody tr").first();
+      for (const problem of await columnsOutOfSight(row, "all")) failures.push(`${label}, table ${i + 1}: ${problem}`);
     }
     await testInfo.attach(`phone ${label}`, { body: await page.screenshot({ fullPage: true }), contentType: "image/png" });
   };
