@@ -29,8 +29,6 @@ export type PostgresOptions = {
   connectTimeoutSeconds?: number;
   /** postgres.js's array-type lookup on every new connection (default on); see the sibling pools. */
   fetchTypes?: boolean;
-  /** Seconds an idle connection stays open (default 30); 0 keeps it until the pool closes. */
-  idleTimeoutSeconds?: number;
 };
 
 // Pools opened beside a pool, with its URL and settings: enforcement runs each batch on a
@@ -44,7 +42,7 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
   const client = postgres(url, {
     max: options.max ?? env().DB_POOL_MAX,
     connect_timeout: options.connectTimeoutSeconds ?? 10,
-    idle_timeout: options.idleTimeoutSeconds ?? 30,
+    idle_timeout: 30,
     onnotice: () => {},
     fetch_types: options.fetchTypes ?? true,
     connection: { application_name: "ceilings", ...options.connection },
@@ -58,9 +56,7 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
     // Sibling pools are the enforcement lanes: jsonb in and out, no arrays to parse. Without the
     // type lookup, a lane destroyed while it connects leaves no query of postgres.js's own behind
     // (that query's failure was an unhandled rejection).
-    // A lane is kept once open: a new connection on the hot path costs a connect (2-5 s on a
-    // loaded server, past the deadline), and lanes are bounded by their pools' sizes anyway.
-    const sibling = openPostgres(url, { ...options, max, fetchTypes: false, idleTimeoutSeconds: 0, connection: { ...options.connection, ...connection } });
+    const sibling = openPostgres(url, { ...options, max, fetchTypes: false, connection: { ...options.connection, ...connection } });
     siblings.add(sibling);
     const forget = <T>(work: () => Promise<T>) => {
       siblings.delete(sibling);

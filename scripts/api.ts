@@ -7,7 +7,7 @@ import { env } from "@/lib/env";
 
 // `npm run api`: the enforcement API (/api/v1 and /api/health) on a server of its own, without
 // Next: what services call. On DATABASE_URL, or without it on the embedded server (started if no
-// other process has). Connections are opened before the first call and kept: the batch lanes and
+// other process has). Connections are opened before the first call: the batch lanes and
 // the settle/release lanes on the enforcement pool, and API keys on a pool of their own (the
 // app's), read through a cache that every change of a key empties (lib/api-keys/cache.ts).
 

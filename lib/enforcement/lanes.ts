@@ -126,7 +126,7 @@ export class LanePool {
 
   /**
    * Opens every lane now, connected and with its backend pid, so the first calls pay no connection
-   * set-up (which on a loaded server took longer than the deadline). Lanes then stay open.
+   * set-up (which on a loaded server took longer than the deadline).
    */
   async warm(): Promise<void> {
     if (!this.open) return;

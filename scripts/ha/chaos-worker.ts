@@ -1,5 +1,6 @@
 import { openSync, writeSync } from "node:fs";
 import { closeDb, getEnforcementDb } from "@/db/client";
+import { CeilingsError, createCeilingsClient } from "@/lib/client";
 import { releaseReservation, reserve, ReservationInputError, settleReservation, unavailableCounts } from "@/lib/enforcement";
 
 // One client process of the chaos test (scripts/ha/chaos.ts): `loops` concurrent callers reserve,
@@ -10,7 +11,57 @@ import { releaseReservation, reserve, ReservationInputError, settleReservation, 
 //
 // Usage: tsx scripts/ha/chaos-worker.ts <name> <record file> <endpoints, comma-separated> <loops>
 // "mark" on stdin starts counting unavailable answers afresh; "stop" stops it. Prints a JSON
-// summary on stdout.
+// summary on stdout. With CHAOS_API_URL and CHAOS_API_KEY (a trusted key) it is a service in
+// another repository instead: the same calls through the client package over HTTP, to the API
+// server (npm run api) on the cluster.
+
+/** What a caller does, through the library or over HTTP, in the library's terms. */
+type Calls = {
+  reserve(p: { endpoint: string; amount: number; caller: string; requestId: string }): Promise<{ status: "granted"; reservationId: string } | { status: "refused"; gate: string; reason?: string } | { status: "other" }>;
+  settle(id: string, actual: number): Promise<{ status: string; reason?: string }>;
+  release(id: string): Promise<{ status: string; reason?: string }>;
+  /** Unavailable answers so far, by reason. */
+  unavailable(): Readonly<Record<string, number>>;
+  close(): Promise<void>;
+};
+
+async function libraryCalls(): Promise<Calls> {
+  const db = await getEnforcementDb();
+  return {
+    async reserve(p) {
+      const d = await reserve(db, { ...p, ttlSeconds: 3600 });
+      return d.status === "resolved" ? { status: "other" } : d;
+    },
+    settle: (id, actual) => settleReservation(db, { reservationId: id, actual }),
+    release: (id) => releaseReservation(db, { reservationId: id }),
+    unavailable: () => unavailableCounts(),
+    close: closeDb,
+  };
+}
+
+function httpCalls(baseUrl: string, apiKey: string): Calls {
+  const client = createCeilingsClient({ baseUrl, apiKey, deadlineMs: 2000 });
+  const counts: Record<string, number> = {};
+  const count = <T extends { status: string; reason?: string }>(answer: T): T => {
+    if (answer.status === "unavailable" || ("gate" in answer && answer.gate === "unavailable")) counts[answer.reason ?? "unknown"] = (counts[answer.reason ?? "unknown"] ?? 0) + 1;
+    return answer;
+  };
+  return {
+    async reserve(p) {
+      try {
+        return count(await client.reserve({ endpoint: p.endpoint, amount: p.amount, caller: p.caller, ttlSeconds: 3600 }));
+      } catch (error) {
+        // A 4xx is the caller's input, as ReservationInputError is for the library.
+        if (error instanceof CeilingsError) throw new ReservationInputError("invalid_input", error.message);
+        throw error;
+      }
+    },
+    settle: async (id, actual) => count(await client.settle(id, actual)),
+    release: async (id) => count(await client.release(id)),
+    unavailable: () => ({ ...counts }),
+    close: async () => {},
+  };
+}
 
 type Summary = {
   reserves: number;
@@ -44,15 +95,17 @@ async function main(): Promise<void> {
     unavailableReasons: {},
     afterRecovery: {},
   };
+  const apiUrl = process.env.CHAOS_API_URL;
+  const apiKey = process.env.CHAOS_API_KEY;
+  const calls = apiUrl && apiKey ? httpCalls(apiUrl, apiKey) : await libraryCalls();
   let marked: Readonly<Record<string, number>> | undefined;
   let stopping = false;
   process.stdin.setEncoding("utf8");
   process.stdin.on("data", (chunk: string) => {
-    if (chunk.includes("mark")) marked = unavailableCounts();
+    if (chunk.includes("mark")) marked = calls.unavailable();
     if (chunk.includes("stop")) stopping = true;
   });
 
-  const db = await getEnforcementDb();
   const caller = async (loop: number) => {
     let n = 0;
     while (!stopping) {
@@ -62,7 +115,7 @@ async function main(): Promise<void> {
       summary.reserves++;
       let decision;
       try {
-        decision = await reserve(db, { endpoint, amount, caller: name, ttlSeconds: 3600, requestId: `${name}-${loop}-${n}` });
+        decision = await calls.reserve({ endpoint, amount, caller: name, requestId: `${name}-${loop}-${n}` });
       } catch (error) {
         if (!(error instanceof ReservationInputError)) throw error;
         summary.inputErrors++;
@@ -76,12 +129,12 @@ async function main(): Promise<void> {
         const roll = Math.random();
         if (roll < 0.5) {
           const actual = Math.floor(Math.random() * (amount + 1));
-          const result = await settleReservation(db, { reservationId: decision.reservationId, actual });
+          const result = await calls.settle(decision.reservationId, actual);
           record(`S ${decision.reservationId} ${actual} ${result.status}`);
           if (result.status === "settled") summary.settled++;
           else if (result.status === "unavailable") summary.settleUnavailable++;
         } else if (roll < 0.8) {
-          const result = await releaseReservation(db, { reservationId: decision.reservationId });
+          const result = await calls.release(decision.reservationId);
           record(`R ${decision.reservationId} ${result.status}`);
           if (result.status === "released") summary.released++;
           else if (result.status === "unavailable") summary.settleUnavailable++;
@@ -99,13 +152,13 @@ async function main(): Promise<void> {
   };
   process.stdout.write("ready\n");
   await Promise.all(Array.from({ length: Number(loopsArg) }, (_, i) => caller(i)));
-  const now: Record<string, number> = unavailableCounts();
+  const now: Record<string, number> = { ...calls.unavailable() };
   summary.unavailableReasons = Object.fromEntries(Object.entries(now).filter(([, v]) => v > 0));
   if (marked) {
     const before = marked;
     summary.afterRecovery = Object.fromEntries(Object.entries(now).map(([k, v]) => [k, v - (before[k] ?? 0)] as const).filter(([, v]) => v > 0));
   }
-  await closeDb();
+  await calls.close();
   process.stdout.write(JSON.stringify(summary) + "\n");
 }
 

@@ -7,6 +7,7 @@ import { sql } from "drizzle-orm";
 import postgres from "postgres";
 import { type Database, type Db, migrateDatabase, openPostgres, resultRows } from "@/db/client";
 import { reconcileCounters } from "@/lib/alerts";
+import { createApiKey } from "@/lib/api-keys";
 import { CeilingError, type CeilingErrorCode, killEndpoint, restoreEndpoint } from "@/lib/ceilings";
 import { reserve } from "@/lib/enforcement";
 import { makeEndpoint } from "@/lib/enforcement/test-fixtures";
@@ -31,7 +32,8 @@ import {
 } from "./cluster";
 
 // npm run test:ha: the chaos test of the highly available setup. Two client processes reserve
-// with batching on, settle and release, while the primary is killed (kill -9 of its Patroni and
+// with batching on, settle and release (one through the library, one over HTTP through the client
+// package to the API server on the cluster, npm run api), while the primary is killed (kill -9 of its Patroni and
 // postmaster) three times and the synchronous standby once. Every grant a client was told about
 // is on disk as it happens (chaos-worker.ts); afterwards the checker asserts that none is missing
 // from the ledger, that no ceiling is overspent, that counters agree with the ledger, and that a
@@ -70,12 +72,14 @@ let admin: Database | undefined;
 let cleaning: Promise<void> | undefined;
 let ownsFolder = false;
 let dashboard: ReturnType<typeof spawn> | undefined;
+let apiServer: ReturnType<typeof spawn> | undefined;
 
 /** Stops the clients and the whole cluster, whatever state the run is in. Safe to call twice. */
 function cleanup(): Promise<void> {
   cleaning ??= (async () => {
     for (const w of workers) if (w.child.exitCode === null) w.child.kill("SIGKILL");
     if (dashboard && dashboard.exitCode === null) dashboard.kill("SIGKILL");
+    if (apiServer && apiServer.exitCode === null) apiServer.kill("SIGKILL");
     await admin?.close().catch(() => undefined);
     // Never stop a cluster another run owns.
     if (!ownsFolder) return;
@@ -92,11 +96,11 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
   });
 }
 
-function startWorker(name: string, endpoints: string[]): Worker {
+function startWorker(name: string, endpoints: string[], http?: { url: string; key: string }): Worker {
   const file = path.join(config.dir, `record-${name}.log`);
   const child = spawn(process.execPath, ["--import", "tsx", path.join(__dirname, "chaos-worker.ts"), name, file, endpoints.join(","), String(LOOPS)], {
     cwd: path.resolve(__dirname, "..", ".."),
-    env: { ...process.env, DATABASE_URL: url },
+    env: { ...process.env, DATABASE_URL: url, ...(http ? { CHAOS_API_URL: http.url, CHAOS_API_KEY: http.key } : {}) },
     stdio: ["pipe", "pipe", "pipe"],
   });
   const worker: Worker = { name, child, file, out: "", exited: new Promise((r) => child.on("exit", (code) => r(code))) };
@@ -327,6 +331,25 @@ function watchStandbys(): () => Promise<string[]> {
 }
 
 const WEB_PORT = Number(process.env.HA_TEST_WEB_PORT ?? 3190);
+const API_PORT = Number(process.env.HA_TEST_API_PORT ?? 3191);
+
+/**
+ * The API server services are told to use (npm run api) on the multi-host URL, for the client
+ * that calls over HTTP; its log goes to logs/api.log.
+ */
+async function startApiServer(): Promise<string> {
+  const apiUrl = `http://127.0.0.1:${API_PORT}`;
+  apiServer = spawn(process.execPath, ["--import", "tsx", path.join("scripts", "api.ts")], {
+    cwd: path.resolve(__dirname, "..", ".."),
+    env: { ...process.env, DATABASE_URL: url, API_PORT: String(API_PORT), API_HOST: "127.0.0.1" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const out = createWriteStream(path.join(config.dir, "logs", "api.log"));
+  apiServer.stdout?.pipe(out);
+  apiServer.stderr?.pipe(out);
+  await until("the API server", 60_000, async () => ((await fetch(`${apiUrl}/api/health`)).ok ? true : undefined));
+  return apiUrl;
+}
 const BUILD_DIR = ".next-e2e";
 
 type DashboardWatch = { pages: number; failingOver: number; normal: number; errors: string[] };
@@ -414,7 +437,16 @@ async function main(): Promise<number> {
   const endpointIds = [roomy.endpointId, tight.endpointId, switchable.endpointId];
   log(`URL ${url}`);
 
-  for (const name of ["client-a", "client-b"]) startWorker(name, [roomy.key, roomy.key, tight.key]);
+  // client-a through the library, client-b as a service elsewhere: over HTTP to npm run api.
+  const apiUrl = await startApiServer();
+  const key = await createApiKey(db, {
+    name: "test:ha client-b",
+    binding: { kind: "trusted" },
+    endpointKeys: [roomy.key, tight.key],
+    actor: { type: "system", name: "test:ha" },
+  });
+  startWorker("client-a", [roomy.key, roomy.key, tight.key]);
+  startWorker("client-b", [roomy.key, roomy.key, tight.key], { url: apiUrl, key: key.secret });
   await until("both clients ready", 60_000, async () => (workers.every((w) => w.out.startsWith("ready\n")) ? true : undefined));
   await sleep(4000);
 
@@ -523,6 +555,8 @@ async function main(): Promise<number> {
   );
   console.log(`  samples with a pool connection on a standby: ${onStandby.length}${onStandby.length ? ` (${onStandby.slice(0, 3).join("; ")}…)` : ""}`);
   console.log(`  clients not granted again within ${RESUME_WITHIN_MS / 1000} s of a kill: ${stuck.length ? stuck.join("; ") : "none"}`);
+  const byClient = workers.map((w) => `${w.name} ${[...records.grants.values()].filter((g) => g.client === w.name).length}`);
+  console.log(`  grants by client (client-a the library, client-b HTTP through npm run api): ${byClient.join(", ")}`);
   console.log(`  grants recorded: ${ids.length}; lost: ${lost.length}${lost.length ? ` (${lost.slice(0, 5).join(", ")}…)` : ""}`);
   console.log(`  settles told, not in the ledger: ${lostSettles.length}; releases told, not in the ledger: ${lostReleases.length}`);
   console.log(`  overspent counters: ${overspent.length}; ledger spend above ${TIGHT_VALUE} on the tight ceiling: ${ledgerOver.length} (days ${JSON.stringify(tightDays)})`);
