@@ -26,7 +26,8 @@ async function main(): Promise<void> {
     for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => resolve());
   });
   console.log("api: stopping");
-  await server.close();
+  // Requests in flight get their answer (within the deadline) before the pools close.
+  await server.close(e.ENFORCEMENT_DEADLINE_MS + 500);
   await keys.close();
   await closeDb();
 }

@@ -19,7 +19,9 @@ type Answer = { status: number; headers: Record<string, string | string[] | unde
 function send(agent: Agent, url: string, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const all = body === undefined ? headers : { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) };
-    const req = request(`${url}${path}`, { agent, method, headers: all }, (res) => {
+    // The path goes out as written (a URL would fold "\\" into "/" before it is sent).
+    const { hostname, port } = new URL(url);
+    const req = request({ agent, host: hostname, port, path, method, headers: all }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
       res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }));
@@ -76,6 +78,24 @@ describe.skipIf(skipWithoutDatabase())("the API server", () => {
     expect(JSON.parse(broken.body)).toMatchObject({ error: { code: "invalid_input" } });
     const noKey = await send(agent, api.url, "POST", "/api/v1/reservations", {}, JSON.stringify({ endpoint: "x", amount: 1 }));
     expect(noKey).toMatchObject({ status: 401, headers: { "www-authenticate": 'Bearer realm="ceilings"' } });
+  });
+
+  it("reads only plain paths, never the Host header, and serves nothing outside /api", async () => {
+    // A path a proxy in front would read as another one: refused, not served.
+    for (const path of ["//evil.example/api/v1/reservations", "/api\\v1\\reservations", "/api/./health", "/api/v1/../health", "/api/%2e%2e/api/health"]) {
+      const answer = await send(agent, api.url, "POST", path, {}, "{}");
+      expect({ path, status: answer.status, code: (JSON.parse(answer.body) as { error?: { code?: string } }).error?.code }).toEqual({ path, status: 400, code: "invalid_input" });
+    }
+    // The absolute form of a request target (RFC 9112) names the same resource.
+    expect((await send(agent, api.url, "GET", "http://api.example/api/health")).status).toBe(200);
+    for (const method of ["GET", "PUT", "OPTIONS"]) expect((await send(agent, api.url, method, "/nothing")).status).toBe(404);
+    // The Host header is the client's to write: it is neither the URL's host nor its query.
+    const e = await makeEndpoint(t.db, { ceilings: [{ metric: "calls", scope: "caller", window: "utc_day", value: 10 }] });
+    const key = await makeKey(t.db, { endpoints: [e.key], trusted: true });
+    const status = await send(agent, api.url, "GET", `/api/v1/endpoints/${e.key}`, { authorization: `Bearer ${key.secret}`, host: "x?caller=%ZZ#" });
+    expect(status.status).toBe(200);
+    expect(JSON.parse(status.body)).toMatchObject({ account: null });
+    expect((await send(agent, api.url, "GET", "/api/health", { host: "a b" })).status).toBe(200);
   });
 
   it("keeps 64 reserving and 64 settling connections going for 20 s without a single 503", async () => {

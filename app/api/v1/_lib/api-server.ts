@@ -56,6 +56,27 @@ async function readCappedBody(req: IncomingMessage): Promise<Uint8Array<ArrayBuf
   return size === 0 ? undefined : new Uint8Array(Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES + 1));
 }
 
+/**
+ * The path and query of a request target, or null for one this server does not take: Next answers
+ * `//host/...` and `\` paths with a redirect and folds dot segments, which a proxy's path rule in
+ * front would not expect, so they are refused here rather than read as another path. The
+ * absolute form (`http://host/path`, RFC 9112) is read for its path.
+ */
+export function requestTarget(raw: string): { pathname: string; search: string } | null {
+  const target = /^https?:\/\/[^/?#]*/i.test(raw) ? raw.replace(/^https?:\/\/[^/?#]*/i, "") || "/" : raw;
+  if (!target.startsWith("/") || target.startsWith("//")) return null;
+  const q = target.indexOf("?");
+  const pathname = q < 0 ? target : target.slice(0, q);
+  if (pathname.includes("\\") || /(^|\/)(\.|%2e){1,2}(\/|$)/i.test(pathname) || pathname.includes("#")) return null;
+  return { pathname, search: q < 0 ? "" : target.slice(q) };
+}
+
+/** A client that went away mid-request: nothing to answer, nothing worth a log line. */
+function clientGone(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "ECONNRESET" || code === "ERR_STREAM_PREMATURE_CLOSE" || (error instanceof Error && error.message === "aborted");
+}
+
 export type ApiServerOptions = {
   deps: ApiDeps;
   /** Called with each request as it arrived (tests of HTTP clients record what was sent). */
@@ -79,13 +100,22 @@ export function apiRequestListener(options: ApiServerOptions): (req: IncomingMes
       const security = headersOf(req);
       const method = req.method ?? "GET";
       const head = method === "HEAD";
-      const target = req.url ?? "/";
-      const url = new URL(target.startsWith("/") ? target : "/", "http://api.local");
+      const url = requestTarget(req.url ?? "/");
+      const jsonHeaders = { ...security, "content-type": "application/json", "cache-control": "no-store" };
+      if (!url) {
+        req.resume();
+        return send(res, 400, jsonHeaders, JSON.stringify({ error: { code: "invalid_input", message: "the request path must be a plain /path: no //, \\ or . and .. segments" } }), head);
+      }
       // The input boundary for the path and query, as proxy.ts: a 400 naming the part.
       const bad = checkUrl(url.pathname, url.search);
       if (bad) {
         req.resume();
-        return send(res, 400, { ...security, "content-type": "application/json", "cache-control": "no-store" }, JSON.stringify({ error: { code: "invalid_input", message: bad.message } }), head);
+        return send(res, 400, jsonHeaders, JSON.stringify({ error: { code: "invalid_input", message: bad.message } }), head);
+      }
+      // Only the API lives here: no page's methods apply to any other path.
+      if (!url.pathname.startsWith("/api/")) {
+        req.resume();
+        return send(res, 404, jsonHeaders, JSON.stringify({ error: { code: "not_found", message: "no such route; this server answers the enforcement API under /api/v1" } }), head);
       }
       const refused = answerMethod(url.pathname, method);
       if (refused) {
@@ -99,7 +129,9 @@ export function apiRequestListener(options: ApiServerOptions): (req: IncomingMes
         if (typeof value === "string") headers.set(name, value);
         else if (Array.isArray(value)) for (const v of value) headers.append(name, v);
       }
-      const request = new Request(`http://${req.headers.host ?? "api.local"}${url.pathname}${url.search}`, { method, headers, body });
+      // A fixed origin: the Host header is the client's to write, and must not become the URL's
+      // host or query (a Host of "x?caller=..." would otherwise be read as the query).
+      const request = new Request(`http://api.local${url.pathname}${url.search}`, { method, headers, body });
       const response = await route(request, url.pathname, options.deps);
       const out: Record<string, string> = { ...security };
       response.headers.forEach((value, name) => {
@@ -107,6 +139,7 @@ export function apiRequestListener(options: ApiServerOptions): (req: IncomingMes
       });
       send(res, response.status, out, new Uint8Array(await response.arrayBuffer()), head);
     })().catch((error: unknown) => {
+      if (clientGone(error)) return void res.destroy();
       logError("api server: request failed", error);
       if (!res.headersSent) send(res, 500, { "content-type": "application/json" }, JSON.stringify({ error: { code: "internal", message: "internal error" } }), false);
       else res.destroy();
@@ -114,7 +147,12 @@ export function apiRequestListener(options: ApiServerOptions): (req: IncomingMes
   };
 }
 
-export type RunningApiServer = { server: Server; url: string; close: () => Promise<void> };
+export type RunningApiServer = {
+  server: Server;
+  url: string;
+  /** Stops taking connections, lets requests in flight finish (at most `graceMs`), then closes. */
+  close: (graceMs?: number) => Promise<void>;
+};
 
 /** Listens on `port` (0: a free one) and `host`. */
 export async function startApiServer(options: ApiServerOptions & { port: number; host: string }): Promise<RunningApiServer> {
@@ -131,10 +169,12 @@ export async function startApiServer(options: ApiServerOptions & { port: number;
   return {
     server,
     url: `http://${host}:${port}`,
-    close: () =>
+    close: (graceMs = 0) =>
       new Promise((resolve) => {
         server.close(() => resolve());
-        server.closeAllConnections();
+        server.closeIdleConnections();
+        // Keep-alive connections with a request in flight close once it is answered.
+        setTimeout(() => server.closeAllConnections(), graceMs).unref();
       }),
   };
 }
