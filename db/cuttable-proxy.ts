@@ -9,7 +9,11 @@ export class CuttableProxy {
   private cut = false;
   private readonly pairs = new Set<{ silenced: boolean }>();
 
-  constructor(private readonly target: { host: string; port: number }) {}
+  /** `delayMs`: every chunk is passed on that much later, both ways (a slow path, not a cut one). */
+  constructor(
+    private readonly target: { host: string; port: number },
+    private readonly delayMs = 0,
+  ) {}
 
   async listen(): Promise<number> {
     await new Promise<void>((r) => this.server.listen(0, "127.0.0.1", r));
@@ -23,12 +27,13 @@ export class CuttableProxy {
     const pair = { silenced: this.cut };
     this.pairs.add(pair);
     // Bytes of a silenced connection are dropped, both ways, for good: it never recovers.
-    client.on("data", (chunk) => {
-      if (!pair.silenced) upstream.write(chunk);
-    });
-    upstream.on("data", (chunk) => {
-      if (!pair.silenced) client.write(chunk);
-    });
+    const pass = (to: net.Socket, chunk: Buffer) => {
+      if (pair.silenced) return;
+      if (this.delayMs === 0) to.write(chunk);
+      else setTimeout(() => !pair.silenced && !to.destroyed && to.write(chunk), this.delayMs);
+    };
+    client.on("data", (chunk: Buffer) => pass(upstream, chunk));
+    upstream.on("data", (chunk: Buffer) => pass(client, chunk));
     const end = () => {
       this.pairs.delete(pair);
       client.destroy();

@@ -3,6 +3,8 @@ import type { Db } from "@/db/client";
 import { apiKeys } from "@/db/schema";
 import { apiKeySummaryColumns } from "./list";
 import { hashToken, readBearer } from "./token";
+import { answerBy } from "@/lib/enforcement/lanes";
+import { env } from "@/lib/env";
 import { logError } from "@/lib/log/redact";
 
 /** Who is calling the HTTP API: a key bound to one billing account, or a trusted service. */
@@ -59,7 +61,8 @@ export async function lookUpKey(db: Db, secretHash: string): Promise<Authenticat
 /** Where authentication reads keys: the database on every request, or a cache that stays exact. */
 export type KeySource = { lookUp: (db: Db, secretHash: string) => Promise<Authentication> };
 
-const direct: KeySource = { lookUp: lookUpKey };
+// Read on the caller's pool, answered at the deadline (a silent network must not hold the request).
+const direct: KeySource = { lookUp: (db, hash) => answerBy(lookUpKey(db, hash), env().ENFORCEMENT_DEADLINE_MS) };
 
 /**
  * Authenticates `Authorization: Bearer ck_<prefix>_<secret>` by the SHA-256 of the token. Keys are
@@ -75,7 +78,8 @@ export async function authenticateApiKey(db: Db, authorization: string | null, n
   }
   const found = await keys.lookUp(db, hashToken(bearer.token));
   if (!found.ok) return found;
-  await touchLastUsed(db, found.principal.keyId, now.getTime());
+  // Not awaited: recording the last use must never hold, or fail, the call itself.
+  void touchLastUsed(db, found.principal.keyId, now.getTime());
   return found;
 }
 

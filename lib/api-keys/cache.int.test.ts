@@ -121,10 +121,45 @@ describe.skipIf(skipWithoutDatabase())("the API key cache", () => {
       const reads = cache.stats.reads;
       expect(await auth()).toMatchObject({ ok: false, code: "revoked_api_key" });
       expect(cache.stats.reads).toBe(reads + 1);
+      // Healed, it listens afresh on a new connection and answers from memory again.
+      proxy.heal();
+      const healedAt = performance.now();
+      while (!cache.trusted && performance.now() - healedAt < 10_000) await new Promise((r) => setTimeout(r, 50));
+      expect(cache.trusted).toBe(true);
       await cache.close();
     } finally {
       await listening.destroy?.();
       proxy.heal();
+      await proxy.close();
+    }
+  }, 30_000);
+
+  it("does not let a slow LISTEN connection stretch a revocation: trusted only while its own pings come back in time", async () => {
+    const server = new URL(t.url);
+    // Every notification reaches this cache 600 ms late: twice its staleMs.
+    const proxy = new CuttableProxy({ host: server.hostname, port: Number(server.port || 5432) }, 600);
+    const via = new URL(t.url);
+    via.hostname = "127.0.0.1";
+    via.port = String(await proxy.listen());
+    const lookups = open(t.url, 2).db;
+    const listening = openPostgres(via.toString(), { max: 1 });
+    let cache: ApiKeyCache | undefined;
+    try {
+      cache = await ApiKeyCache.start(lookups, { pingMs: 50, staleMs: 300, listenDb: listening.db });
+      const e = await makeEndpoint(t.db, { ceilings: [{ metric: "calls", scope: "global", window: "utc_day", value: 10 }] });
+      const key = await makeKey(t.db, { endpoints: [e.key], account: "acct_slow" });
+      const auth = () => authenticateApiKey(lookups, `Bearer ${key.secret}`, new Date(), cache);
+      await new Promise((r) => setTimeout(r, 1500));
+      if (!cache) throw new Error("no cache");
+      // Pings keep arriving, but each was sent 600 ms before: never fresh enough to trust.
+      expect(cache.trusted).toBe(false);
+      expect(await auth()).toMatchObject({ ok: true });
+      await revokeApiKey(t.db, { id: key.id, actor });
+      expect(await auth()).toMatchObject({ ok: false, code: "revoked_api_key" });
+      expect(cache.stats.hits).toBe(0);
+    } finally {
+      await cache?.close();
+      await listening.destroy?.();
       await proxy.close();
     }
   }, 30_000);

@@ -1,22 +1,29 @@
+import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
-import { type Db, listenOn } from "@/db/client";
+import { type Database, type Db, listenOn, siblingOpener } from "@/db/client";
+import { answerBy, LanePool } from "@/lib/enforcement/lanes";
+import { env } from "@/lib/env";
 import { logError } from "@/lib/log/redact";
 import { type Authentication, type KeySource, lookUpKey } from "./authenticate";
 
 // Reading the API key was the most expensive step of a cheap HTTP call. This cache keeps live keys
-// in the process and stays exact: a trigger on api_keys (migration 0015) notifies every change of
-// a key on CHANNEL at commit, and each notification empties the cache. It is trusted only while its
-// LISTEN connection is known to work: every PING_MS the process notifies itself through its pool,
-// and if no notification came back within STALE_MS (a connection cut, even a silent one) the cache
-// is emptied and every request reads its key from the database until they flow again.
+// in the process and bounds how long a revoked one can pass. A trigger on api_keys (migration
+// 0015) notifies every change of a key on CHANNEL at commit, and each notification empties the
+// cache. Every PING_MS the process also notifies itself, with the time it sent the ping, and the
+// cache answers from memory only while its newest ping heard back was sent less than STALE_MS ago.
+// Postgres delivers notifications in commit order, so once a ping sent at s is heard, every
+// change committed before s has been heard too: a revoked key passes at most STALE_MS after its
+// revoke committed, however slow or cut the LISTEN connection is, and usually only as long as
+// its notification takes. Otherwise every request reads its key, within the deadline, on lanes
+// of its own; a LISTEN connection that stays silent is replaced.
 
 export const API_KEYS_CHANNEL = "ceilings_api_keys";
-const PING_PAYLOAD = "ping";
+const LISTEN_TIMEOUT_MS = 10_000;
 
 export type ApiKeyCacheOptions = {
   pingMs?: number;
   staleMs?: number;
-  /** The pool to LISTEN on, if not the lookups' own (a test cuts it alone). */
+  /** The pool to LISTEN through, if not the lookups' own (a test cuts it alone). */
   listenDb?: Db;
 };
 
@@ -24,53 +31,57 @@ export class ApiKeyCache implements KeySource {
   private readonly live = new Map<string, Authentication & { ok: true }>();
   /** Bumped by every clear: a read that started before a change must not fill the cache after it. */
   private generation = 0;
-  private heardAt = -Infinity;
+  private readonly instance = randomUUID();
+  /** When the newest of our own pings heard back was sent (performance.now()). */
+  private newestSent = -Infinity;
   private pinger: NodeJS.Timeout | undefined;
-  private subscription: { unlisten: () => Promise<void> } | undefined;
+  private listener: { database?: Database; unlisten: () => Promise<void> } | undefined;
+  private listening: Promise<void> | undefined;
+  /** The connection a listen under way opened, closed with the cache if it is still opening. */
+  private connecting: Database | undefined;
+  private lastListenAt = -Infinity;
+  private closed = false;
+  private readonly lanes: LanePool;
   private readonly pingMs: number;
   private readonly staleMs: number;
   /** Lookups answered from memory and from the database (tests and the bench). */
-  readonly stats = { hits: 0, reads: 0 };
+  readonly stats = { hits: 0, reads: 0, listens: 0 };
 
   private constructor(
     private readonly db: Db,
+    private readonly listenDb: Db,
     options: ApiKeyCacheOptions,
   ) {
-    this.pingMs = options.pingMs ?? 200;
-    this.staleMs = options.staleMs ?? 1000;
+    this.pingMs = options.pingMs ?? 100;
+    this.staleMs = options.staleMs ?? 500;
+    // Key reads on connections of their own, given up at the deadline: a silent network answers
+    // 503 in time instead of holding the request.
+    this.lanes = new LanePool(db, 2);
   }
 
-  /**
-   * Starts listening on `db` (a pool of its own: key lookups never wait behind reservation
-   * batches). Without a server pool to listen on, the cache stays off and every lookup reads.
-   */
+  /** Starts listening (a pool of its own for lookups: key reads never wait behind reservation batches). */
   static async start(db: Db, options: ApiKeyCacheOptions = {}): Promise<ApiKeyCache> {
-    const cache = new ApiKeyCache(db, options);
-    try {
-      cache.subscription = await listenOn(
-        options.listenDb ?? db,
-        API_KEYS_CHANNEL,
-        (payload) => cache.heard(payload),
-        () => cache.clear(),
-      );
-    } catch (error) {
-      logError("api keys: cannot listen for key changes; every request reads its key", error);
-    }
-    cache.pinger = setInterval(() => void cache.ping(), cache.pingMs);
+    const cache = new ApiKeyCache(db, options.listenDb ?? db, options);
+    await cache.listen();
+    cache.pinger = setInterval(() => {
+      void cache.ping();
+      // Silent for a while (a cut connection, a database that was down at start): listen afresh.
+      const silentFor = performance.now() - Math.max(cache.newestSent, cache.lastListenAt);
+      if (silentFor > cache.staleMs * 4 && !cache.listening) void cache.listen();
+    }, cache.pingMs);
     cache.pinger.unref();
     return cache;
   }
 
-  /** Whether cached keys may answer: a notification arrived within the last STALE_MS. */
+  /** Whether cached keys may answer: a ping of ours sent less than staleMs ago has come back. */
   get trusted(): boolean {
-    return this.subscription !== undefined && performance.now() - this.heardAt < this.staleMs;
+    return this.listener !== undefined && performance.now() - this.newestSent < this.staleMs;
   }
 
   async lookUp(_db: Db, secretHash: string): Promise<Authentication> {
     if (!this.trusted) {
       if (this.live.size > 0) this.clear();
-      this.stats.reads++;
-      return lookUpKey(this.db, secretHash);
+      return this.read(secretHash);
     }
     const hit = this.live.get(secretHash);
     if (hit) {
@@ -78,28 +89,79 @@ export class ApiKeyCache implements KeySource {
       return hit;
     }
     const generation = this.generation;
-    this.stats.reads++;
-    const found = await lookUpKey(this.db, secretHash);
+    const found = await this.read(secretHash);
     // Only live keys are kept: an unknown or revoked token reads again (it is not the hot path).
     if (found.ok && generation === this.generation && this.trusted) this.live.set(secretHash, found);
     return found;
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     clearInterval(this.pinger);
     this.clear();
-    const subscription = this.subscription;
-    this.subscription = undefined;
-    // UNLISTEN waits for an answer a silent connection never gives; closing the pool ends it anyway.
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([subscription?.unlisten().catch(() => {}), new Promise((r) => (timer = setTimeout(r, 1000)))]);
-    clearTimeout(timer);
+    void this.connecting?.destroy?.().catch(() => {});
+    await this.dropListener();
+    await this.lanes.close();
+  }
+
+  private read(secretHash: string): Promise<Authentication> {
+    this.stats.reads++;
+    const deadlineMs = env().ENFORCEMENT_DEADLINE_MS;
+    return answerBy(
+      this.lanes.run(deadlineMs, (lane) => lookUpKey(lane, secretHash)),
+      deadlineMs,
+    );
+  }
+
+  /** (Re)listens on a connection of its own, replacing the one before; failures are retried by the pinger. */
+  private listen(): Promise<void> {
+    this.listening ??= (async () => {
+      this.stats.listens++;
+      await this.dropListener();
+      if (this.closed) return;
+      const database = siblingOpener(this.listenDb)?.(1);
+      this.connecting = database;
+      const on = database?.db ?? this.listenDb;
+      try {
+        const subscribed = listenOn(on, API_KEYS_CHANNEL, (payload) => this.heard(payload), () => this.clear());
+        if (!subscribed) throw new Error("no server pool to listen on");
+        // A connection's start takes a few round trips: give it time, whatever staleMs is.
+        const { unlisten } = await answerBy(subscribed, LISTEN_TIMEOUT_MS);
+        if (this.closed) throw new Error("closed while listening");
+        this.listener = { database, unlisten };
+      } catch (error) {
+        void database?.destroy?.().catch(() => {});
+        if (this.stats.listens === 1) logError("api keys: cannot listen for key changes yet; every request reads its key until it can", error);
+      }
+    })().finally(() => {
+      // Silence is counted from here: a connection that took long to open is not silent yet.
+      this.lastListenAt = performance.now();
+      this.connecting = undefined;
+      this.listening = undefined;
+    });
+    return this.listening;
+  }
+
+  private async dropListener(): Promise<void> {
+    const listener = this.listener;
+    this.listener = undefined;
+    this.clear();
+    if (!listener) return;
+    if (listener.database) {
+      // Closing its own pool ends a silent connection at once; UNLISTEN would wait on it.
+      await (listener.database.destroy?.() ?? listener.database.close()).catch(() => {});
+    } else {
+      await answerBy(listener.unlisten(), 1000).catch(() => {});
+    }
   }
 
   private heard(payload: string): void {
-    this.heardAt = performance.now();
-    // A ping proves the connection works; anything else is a change of some key.
-    if (payload !== PING_PAYLOAD) this.clear();
+    const [kind, instance, sent] = payload.split(":");
+    if (kind === "ping") {
+      if (instance === this.instance) this.newestSent = Math.max(this.newestSent, Number(sent));
+      return;
+    }
+    this.clear();
   }
 
   private clear(): void {
@@ -108,8 +170,10 @@ export class ApiKeyCache implements KeySource {
   }
 
   private async ping(): Promise<void> {
+    const payload = `ping:${this.instance}:${performance.now()}`;
     try {
-      await this.db.execute(sql`select pg_notify(${API_KEYS_CHANNEL}, ${PING_PAYLOAD})`);
+      // On the lanes, given up within staleMs: a silent connection does not collect pings.
+      await this.lanes.run(this.staleMs, (lane) => lane.execute(sql`select pg_notify(${API_KEYS_CHANNEL}, ${payload})`));
     } catch {
       // Unanswered pings let the cache go stale, which is the point: no log line per tick.
     }

@@ -1,7 +1,7 @@
 export { callReserveBatch, type BatchRequest } from "./batcher";
 export { batcherFor, reserve, type ReserveOptions } from "./reserve";
 export { CONTRACT_VERSION, ContractVersionError } from "./contract";
-export { DeadlineError } from "./lanes";
+export { answerBy, DeadlineError } from "./lanes";
 export { expireReservations, releaseReservation, reservationEndpointKey, type ResolveOptions, settleReservation, warmResolveLanes } from "./resolve";
 export * from "./types";
 export { unavailableCounts, type UnavailableReason } from "./unavailable";

@@ -2,9 +2,19 @@ import type { Db } from "@/db/client";
 import { allowsEndpoint, authenticateApiKey, type ApiPrincipal } from "@/lib/api-keys";
 import { apiError, endpointExists } from "@/lib/http";
 import type { ApiDeps } from "./deps";
+import { answerBy } from "@/lib/enforcement";
+import { env } from "@/lib/env";
 import { logError } from "@/lib/log/redact";
 
 export type Authorized = { db: Db; principal: ApiPrincipal };
+
+/**
+ * A read a route makes besides the enforcement calls (which keep their own deadline), given up at
+ * the same deadline: a silent network answers 503 in time instead of holding the request.
+ */
+export function withinDeadline<T>(read: Promise<T>): Promise<T> {
+  return answerBy(read, env().ENFORCEMENT_DEADLINE_MS);
+}
 
 /** Logs a failure in full and answers 503 with a generic message: the caller should retry later. */
 export function unavailableResponse(what: string, error: unknown): Response {
@@ -33,7 +43,7 @@ export async function authenticateRequest(request: Request, deps: ApiDeps): Prom
  */
 export async function checkEndpointAccess(db: Db, principal: ApiPrincipal, endpointKey: string): Promise<Response | null> {
   if (allowsEndpoint(principal, endpointKey)) return null;
-  if (!(await endpointExists(db, endpointKey))) {
+  if (!(await withinDeadline(endpointExists(db, endpointKey)))) {
     return apiError(404, "unknown_endpoint", `unknown endpoint '${endpointKey}'`);
   }
   return apiError(403, "endpoint_not_allowed", `the API key ck_${principal.prefix} is not allowed to use endpoint '${endpointKey}'`);

@@ -1,7 +1,7 @@
 import { releaseReservation, reservationEndpointKey, ReservationInputError, type Resolution, settleReservation } from "@/lib/enforcement";
 import { apiError, apiJson, describeIssue, errorResponse, readJsonBody, ReleaseBody, ReservationIdParam, SettleBody } from "@/lib/http";
 import type { ApiDeps } from "./deps";
-import { authenticateRequest, checkEndpointAccess, unavailableResponse } from "./guard";
+import { authenticateRequest, checkEndpointAccess, unavailableResponse, withinDeadline } from "./guard";
 
 type Verb = "settle" | "release";
 
@@ -43,7 +43,7 @@ export async function handleResolve(request: Request, rawId: string, verb: Verb,
     return apiError(400, issue.code, issue.message);
   }
   try {
-    const endpointKey = await reservationEndpointKey(auth.db, id.data);
+    const endpointKey = await withinDeadline(reservationEndpointKey(auth.db, id.data));
     if (endpointKey === null) return apiError(404, "reservation_not_found", "no such reservation");
     const denied = await checkEndpointAccess(auth.db, auth.principal, endpointKey);
     if (denied) return denied;

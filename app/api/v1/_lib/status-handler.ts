@@ -1,7 +1,7 @@
 import { ApiKeyAccount } from "@/lib/api-keys";
 import { apiError, apiJson, EndpointKeyParam, readEndpointStatus } from "@/lib/http";
 import type { ApiDeps } from "./deps";
-import { authenticateRequest, checkEndpointAccess, unavailableResponse } from "./guard";
+import { authenticateRequest, checkEndpointAccess, unavailableResponse, withinDeadline } from "./guard";
 
 /**
  * GET /api/v1/endpoints/{key}: the endpoint's ceilings with value, used, held and remaining in
@@ -26,7 +26,7 @@ export async function handleEndpointStatus(request: Request, rawKey: string, dep
   try {
     const denied = await checkEndpointAccess(auth.db, auth.principal, key.data);
     if (denied) return denied;
-    const status = await readEndpointStatus(auth.db, { endpointKey: key.data, account });
+    const status = await withinDeadline(readEndpointStatus(auth.db, { endpointKey: key.data, account }));
     if (!status) return apiError(404, "unknown_endpoint", `unknown endpoint '${key.data}'`);
     return apiJson(200, status);
   } catch (error) {
