@@ -5,11 +5,14 @@
 --   * An item's input error, not_found or forbidden is its answer alone, never the batch's failure.
 --   * Items naming the same reservation are decided in order: the second sees the first's result
 --     (a settle twice at the same actual answers replay: true).
+--   * A reservation row another transaction holds (a settle of it elsewhere, the sweeper) is not
+--     waited for: its items answer unavailable (retryable; settle and release are idempotent) at
+--     once, and the rest of the batch goes on. Waiting made the whole batch miss its deadline.
 --
 -- Lock order. Everything this batch may touch is locked up front, each kind sorted by its key, in
 -- the order a single settle takes them, so batches, settles, reserve batches and the sweeper
 -- cannot wait on each other in a cycle:
---   1. reservations rows, FOR UPDATE                by id
+--   1. reservations rows, FOR UPDATE SKIP LOCKED    by id
 --   2. usage rows the held (or overrun) items charge by (ceiling id, scope key, window start)
 --   3. alerts (fire_alert, an overrun's)            as each item fires it
 -- The per-item functions then find their rows already locked by this transaction.
@@ -21,13 +24,17 @@ CREATE OR REPLACE FUNCTION ceilings.resolve_batch(items jsonb)
 RETURNS jsonb LANGUAGE plpgsql SET search_path = public, pg_temp AS $$
 DECLARE
   ids uuid[];
+  locked uuid[];
+  busy uuid[];
   item jsonb;
   answers jsonb := '[]';
 BEGIN
   SELECT coalesce(array_agg(DISTINCT (x->>'id')::uuid), '{}') INTO ids
   FROM jsonb_array_elements(items) x
   WHERE x->>'id' ~ '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
-  PERFORM 1 FROM reservations WHERE id = ANY (ids) ORDER BY id FOR UPDATE;
+  SELECT coalesce(array_agg(l.id), '{}') INTO locked
+  FROM (SELECT id FROM reservations WHERE id = ANY (ids) ORDER BY id FOR UPDATE SKIP LOCKED) l;
+  SELECT coalesce(array_agg(id), '{}') INTO busy FROM reservations WHERE id = ANY (ids) AND NOT (id = ANY (locked));
   -- The counters of reservations a settle or release will charge: held ones, and closed ones a
   -- settle above their amount reports as an overrun. Rows the items only answer about stay free.
   PERFORM 1 FROM usage u
@@ -36,14 +43,19 @@ BEGIN
     FROM reservations r
     JOIN jsonb_array_elements(items) x ON lower(x->>'id') = r.id::text
     CROSS JOIN LATERAL jsonb_array_elements(r.charges) ch
-    WHERE r.id = ANY (ids)
+    WHERE r.id = ANY (locked)
       AND (r.state = 'held' OR (x->>'verb' = 'settle' AND r.state IN ('expired', 'released') AND NOT r.overrun
            AND jsonb_typeof(x->'actual') = 'number' AND (x->>'actual')::numeric > r.amount))
   ) t ON u.ceiling_id = t.c AND u.scope_key = t.k AND u.window_start = t.w
   ORDER BY u.ceiling_id, u.scope_key, u.window_start
   FOR UPDATE OF u;
   FOR item IN SELECT value FROM jsonb_array_elements(items) LOOP
-    answers := answers || jsonb_build_array(ceilings.resolve_item(item));
+    IF cardinality(busy) > 0 AND lower(item->>'id') = ANY (busy::text[]) THEN
+      answers := answers || jsonb_build_array(jsonb_build_object('status', 'unavailable', 'reason', 'locked', 'retryable', true,
+        'message', 'the reservation is being resolved by another call right now; retry'));
+    ELSE
+      answers := answers || jsonb_build_array(ceilings.resolve_item(item));
+    END IF;
   END LOOP;
   RETURN answers;
 END $$;

@@ -114,4 +114,31 @@ describe.skipIf(skipWithoutDatabase())("lock order", () => {
     expect(await counterTotals(t.db, first.ceilingIds[0] ?? 0)).toEqual({ held: 0, settled: 3 });
     expect(await counterTotals(t.db, second.ceilingIds[0] ?? 0)).toEqual({ held: 0, settled: 3 });
   });
+
+  it("answers a settle whose reservation another transaction holds as unavailable at once, and settles the rest of its batch", async () => {
+    const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000 }] });
+    const granted = await callReserveBatch(t.db, Array.from({ length: 3 }, () => ({ endpoint: e.key, amount: 5 })));
+    const ids = granted.map((a) => (a.status === "granted" ? a.reservationId : ""));
+    const holder = openPostgres(t.url, { max: 1 });
+    const settler = openPostgres(t.url, { max: 1 });
+    try {
+      await holder.db.transaction(async (tx) => {
+        // Another call holds the first reservation's row (as a settle of it in flight would).
+        await tx.execute(sql`select 1 from reservations where id = ${ids[0]}::uuid for update`);
+        const started = performance.now();
+        const answers = await Promise.race([
+          callResolveBatch(settler.db, ids.map((id) => ({ id, verb: "settle", actual: 2 }))),
+          new Promise<"waited">((r) => setTimeout(() => r("waited"), 3000)),
+        ]);
+        expect(answers === "waited" ? "waited for the held row" : answers.map((a) => a.status)).toEqual(["unavailable", "settled", "settled"]);
+        expect(performance.now() - started).toBeLessThan(1000);
+      });
+    } finally {
+      await Promise.all([holder.close(), settler.close()]);
+    }
+    // The held one settles on retry once the row is free.
+    const [again] = await callResolveBatch(t.db, [{ id: ids[0] ?? "", verb: "settle", actual: 2 }]);
+    expect(again?.status).toBe("settled");
+    expect(await counterTotals(t.db, e.ceilingIds[0] ?? 0)).toEqual({ held: 0, settled: 6 });
+  });
 });

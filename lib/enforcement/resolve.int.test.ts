@@ -84,9 +84,16 @@ describe.skipIf(skipWithoutDatabase())("settle, release and expiry on real Postg
       ]);
       const winners = [s.status === "settled", r.status === "released", x === 1].filter(Boolean).length;
       expect(winners).toBe(1);
-      for (const loser of [s, r].filter((o) => o.status !== "settled" && o.status !== "released")) {
+      // A loser that found the row held by the winner answered unavailable (retry) instead of
+      // waiting; its retry is answered already_resolved, never a second win.
+      const retried = [
+        s.status === "unavailable" ? await settleReservation(t.db, { reservationId: g.reservationId, actual: 3 }) : s,
+        r.status === "unavailable" ? await releaseReservation(t.db, { reservationId: g.reservationId }) : r,
+      ];
+      for (const loser of retried.filter((o) => o.status !== "settled" && o.status !== "released")) {
         expect(loser.status).toBe("already_resolved");
       }
+      expect(retried.filter((o, i) => o.status !== [s, r][i]?.status && (o.status === "settled" || o.status === "released"))).toEqual([]);
     }
     const units = await counterTotals(t.db, e.ceilingIds[0] ?? 0);
     const settled = await countRows(t.db, sql`select coalesce(sum(case state when 'settled' then settled_amount when 'expired' then amount else 0 end), 0) as n from reservations where endpoint_id = ${e.endpointId}`);
