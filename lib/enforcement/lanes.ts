@@ -11,7 +11,11 @@ export class DeadlineError extends Error {
   }
 }
 
-type Lane = { database: Database | undefined; db: Db; pid?: number };
+type Lane = { database: Database | undefined; db: Db; pid?: number; usedAt?: number };
+
+// A lane's connection closes after 30 idle seconds (openPostgres) and postgres.js opens a new one
+// on the next call: its backend pid is then another. Past this, the pid is read again.
+const PID_FRESH_MS = 25_000;
 
 // After the deadline, how long a cancelled statement may take to come back (with its error, or
 // with the answer it had already committed) before its connection is destroyed.
@@ -55,6 +59,10 @@ export class LanePool {
     try {
       lane = await Promise.race([acquiring, deadline]);
       const current = lane;
+      // The pid a deadline's cancel is sent to must be this connection's own: a stale one would
+      // cancel nothing, or another backend's statement once the pid is reused.
+      if (current.usedAt !== undefined && Date.now() - current.usedAt > PID_FRESH_MS) current.pid = undefined;
+      current.usedAt = Date.now();
       const working = (async () => {
         if (current.database && current.pid === undefined) current.pid = await backendPid(current.db);
         return work(current.db);
@@ -62,7 +70,11 @@ export class LanePool {
       try {
         return await Promise.race([working, deadline]);
       } catch (error) {
-        if (!(error instanceof DeadlineError)) throw error;
+        if (!(error instanceof DeadlineError)) {
+          // The connection may be gone (postgres.js opens another on the next call): read its pid again.
+          current.pid = undefined;
+          throw error;
+        }
         const late = await this.cancel(current, working);
         if (late.settled) {
           if (late.ok) return late.value;

@@ -1,0 +1,46 @@
+import { sql } from "drizzle-orm";
+import { afterAll, describe, expect, it } from "vitest";
+import { type Database, openPostgres, resultRows } from "@/db/client";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
+import { DeadlineError, LanePool } from "./lanes";
+
+// A deadline cancels the lane's statement on the server by the lane's backend pid. When the lane's
+// connection is replaced (the server ended it, or it idled out), the pid must be read again, or
+// the cancel goes to a backend that is gone (or, once its pid is reused, to somebody else's).
+
+describe.skipIf(skipWithoutDatabase())("lanes", () => {
+  const t = useTestDatabase("lanes", { max: 2 });
+  const opened: Database[] = [];
+  afterAll(async () => {
+    await Promise.all(opened.map((d) => d.close()));
+  });
+
+  const pidOf = async (lanes: LanePool) =>
+    lanes.run(5000, async (db) => resultRows<{ pid: number }>(await db.execute(sql`select pg_backend_pid() as pid`))[0]?.pid);
+
+  it("cancels the statement of the connection the lane has now, after that connection was replaced", async () => {
+    const pool = openPostgres(t.url, { max: 1 });
+    opened.push(pool);
+    const lanes = new LanePool(pool.db, 1);
+    const first = await pidOf(lanes);
+    // The server ends the lane's connection; calls fail until postgres.js has opened a new one.
+    await t.ownerDb.execute(sql`select pg_terminate_backend(${first}::int)`);
+    let second: number | undefined;
+    for (let attempt = 0; attempt < 5 && second === undefined; attempt++) second = await pidOf(lanes).catch(() => undefined);
+    expect(second).toBeDefined();
+    expect(second).not.toBe(first);
+
+    // Past its deadline the statement is cancelled on this backend, its error comes back within the
+    // grace, and the lane is kept: the next call runs on the same connection.
+    const started = performance.now();
+    await expect(lanes.run(300, (db) => db.execute(sql`select pg_sleep(5)`))).rejects.toBeInstanceOf(DeadlineError);
+    expect(performance.now() - started).toBeLessThan(1500);
+    expect(await pidOf(lanes)).toBe(second);
+    const sleeping = resultRows<{ n: number }>(
+      await t.ownerDb.execute(sql`select count(*)::int as n from pg_stat_activity where query like 'select pg_sleep(5)%' and state = 'active'`),
+    );
+    expect(sleeping[0]?.n).toBe(0);
+    await lanes.close();
+  }, 30_000);
+});
