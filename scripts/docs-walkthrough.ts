@@ -16,8 +16,8 @@
 //   MIGRATION_DATABASE_URL  the fresh database, as its owner
 //   DATABASE_URL            the same database as a least-privilege app role (granted by db:migrate)
 //   NEXTAUTH_SECRET         random
-//   CEILINGS_URL            the HTTP API: the real /api/v1 handlers behind a loopback server
-//                           (app/api/v1/_lib/test-server.ts), on the same database
+//   CEILINGS_URL            the HTTP API: the API server of `npm run api` on a loopback port
+//                           (app/api/v1/_lib/api-server.ts), on the same database
 //   CEILINGS_KEY            an API key for sms.otp, account acct_42 (the dashboard's API keys step)
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -27,7 +27,7 @@ import path from "node:path";
 import { openPostgres, type Database } from "@/db/client";
 import { createTestDatabase, roleUrl, TEST_APP_ROLE, type TestDatabase } from "@/db/testing";
 import { createApiKey } from "@/lib/api-keys";
-import { startTestApiServer, type TestApiServer } from "@/app/api/v1/_lib/test-server";
+import { type RunningApiServer, startApiServer } from "@/app/api/v1/_lib/api-server";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 
@@ -160,7 +160,7 @@ export async function runWalkthroughs(options: { log?: (line: string) => void; p
   const cwd = scratchCheckout();
   let database: TestDatabase | undefined;
   let app: Database | undefined;
-  let server: TestApiServer | undefined;
+  let server: RunningApiServer | undefined;
   const runs: PageRun[] = [];
   try {
     database = await createTestDatabase("walkthrough", { migrate: false, max: 2 });
@@ -186,7 +186,7 @@ export async function runWalkthroughs(options: { log?: (line: string) => void; p
         app = openPostgres(appUrl, { max: 4 });
         const appDb = app.db;
         const key = await createApiKey(appDb, { name: "walkthrough", binding: { kind: "account", account: "acct_42" }, endpointKeys: ["sms.otp"], actor: { type: "system", name: "walkthrough" } });
-        server = await startTestApiServer(() => ({ db: async () => appDb }));
+        server = await startApiServer({ deps: { db: async () => appDb }, port: 0, host: "127.0.0.1" });
         env.CEILINGS_URL = server.url;
         env.CEILINGS_KEY = key.secret;
       }
