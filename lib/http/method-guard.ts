@@ -17,7 +17,8 @@ const GUARDED = Symbol.for("ceilings.methodGuard");
 type Emit = (this: Server, event: string | symbol, ...args: unknown[]) => boolean;
 type Guardable = { emit: Emit; [GUARDED]?: true };
 
-function isHttps(req: IncomingMessage): boolean {
+/** Whether the request came over https, to this server or to the proxy in front of it. */
+export function isHttps(req: IncomingMessage): boolean {
   const forwarded = req.headers["x-forwarded-proto"];
   const proto = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(",")[0]?.trim();
   return proto === "https" || ("encrypted" in req.socket && req.socket.encrypted === true);

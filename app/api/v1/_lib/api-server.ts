@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { apiError, MAX_BODY_BYTES, openApiDocument } from "@/lib/http";
-import { guardMethods } from "@/lib/http/method-guard";
+import { guardMethods, isHttps } from "@/lib/http/method-guard";
 import { answerMethod } from "@/lib/http/methods";
 import { checkUrl } from "@/lib/http/strict-input";
 import { logError } from "@/lib/log/redact";
@@ -90,33 +90,25 @@ function send(res: ServerResponse, status: number, headers: Record<string, strin
 
 /** The request listener: everything the API server does with one request. */
 export function apiRequestListener(options: ApiServerOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const headersOf = (req: IncomingMessage) => {
-    const forwarded = req.headers["x-forwarded-proto"];
-    const https = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(",")[0]?.trim() === "https";
-    return securityHeaders({ https });
-  };
+  // The security headers depend on the request only through https: built once for each.
+  const securityFor = { http: securityHeaders({ https: false }), https: securityHeaders({ https: true }) };
   return (req, res) => {
     void (async () => {
-      const security = headersOf(req);
+      const security = isHttps(req) ? securityFor.https : securityFor.http;
       const method = req.method ?? "GET";
       const head = method === "HEAD";
-      const url = requestTarget(req.url ?? "/");
-      const jsonHeaders = { ...security, "content-type": "application/json", "cache-control": "no-store" };
-      if (!url) {
+      /** Answered at the edge: the body is not read. */
+      const refuse = (status: number, code: string, message: string) => {
         req.resume();
-        return send(res, 400, jsonHeaders, JSON.stringify({ error: { code: "invalid_input", message: "the request path must be a plain /path: no //, \\ or . and .. segments" } }), head);
-      }
+        send(res, status, { ...security, "content-type": "application/json", "cache-control": "no-store" }, JSON.stringify({ error: { code, message } }), head);
+      };
+      const url = requestTarget(req.url ?? "/");
+      if (!url) return refuse(400, "invalid_input", "the request path must be a plain /path: no //, \\ or . and .. segments");
       // The input boundary for the path and query, as proxy.ts: a 400 naming the part.
       const bad = checkUrl(url.pathname, url.search);
-      if (bad) {
-        req.resume();
-        return send(res, 400, jsonHeaders, JSON.stringify({ error: { code: "invalid_input", message: bad.message } }), head);
-      }
+      if (bad) return refuse(400, "invalid_input", bad.message);
       // Only the API lives here: no page's methods apply to any other path.
-      if (!url.pathname.startsWith("/api/")) {
-        req.resume();
-        return send(res, 404, jsonHeaders, JSON.stringify({ error: { code: "not_found", message: "no such route; this server answers the enforcement API under /api/v1" } }), head);
-      }
+      if (!url.pathname.startsWith("/api/")) return refuse(404, "not_found", "no such route; this server answers the enforcement API under /api/v1");
       const refused = answerMethod(url.pathname, method);
       if (refused) {
         req.resume();
