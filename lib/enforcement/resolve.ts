@@ -20,7 +20,10 @@ const batchers = new WeakMap<Db, { lanes: LanePool; batcher: ResolveBatcher }>()
 function resolverFor(db: Db): { lanes: LanePool; batcher: ResolveBatcher } {
   let found = batchers.get(db);
   if (!found) {
-    const size = Math.min(4, env().ENFORCEMENT_POOL_MAX);
+    // Two in flight, as for reservations: every settle batch locks the same hot counters, so more
+    // only queue behind each other (with four, 64 settling connections beside 64 reserving ones
+    // saw a few batches wait past the 1 s lock timeout; with two, none, and as many settles).
+    const size = Math.min(2, env().ENFORCEMENT_POOL_MAX);
     const lanes = new LanePool(db, size);
     found = { lanes, batcher: new ResolveBatcher(lanes, size) };
     batchers.set(db, found);
