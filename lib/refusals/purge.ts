@@ -55,38 +55,30 @@ export async function purgeOldRefusals(db: Db, options: PurgeOptions): Promise<n
  * retention edge may count that hour (or, with day bars, that day) in full.
  */
 export async function purgeOldRefusalRollups(db: Db, options: { cutoff: Date; batchSize: number; maxBatches?: number }): Promise<number> {
-  const hour = new Date(Math.floor(options.cutoff.getTime() / HOUR_MS) * HOUR_MS);
-  const day = new Date(Math.floor(options.cutoff.getTime() / DAY_MS) * DAY_MS);
-  // ctid is stable within one statement; the tables have no single-column key to delete by.
-  const hours = await deleteInBatches(
-    db,
-    sql`
-      with doomed as (
-        select ctid from refusal_hourly where hour < ${hour.toISOString()}::timestamptz
-        order by hour limit ${options.batchSize}
-        for update skip locked
-      ), gone as (
-        delete from refusal_hourly h using doomed where h.ctid = doomed.ctid returning 1
-      )
-      select count(*) as n from gone`,
-    options.batchSize,
-    options.maxBatches,
-  );
-  const days = await deleteInBatches(
-    db,
-    sql`
-      with doomed as (
-        select ctid from refusal_daily where day < ${day.toISOString()}::timestamptz
-        order by day limit ${options.batchSize}
-        for update skip locked
-      ), gone as (
-        delete from refusal_daily d using doomed where d.ctid = doomed.ctid returning 1
-      )
-      select count(*) as n from gone`,
-    options.batchSize,
-    options.maxBatches,
-  );
-  return hours + days;
+  let total = 0;
+  for (const [table, column, unitMs] of [
+    ["refusal_hourly", "hour", HOUR_MS],
+    ["refusal_daily", "day", DAY_MS],
+  ] as const) {
+    const before = new Date(Math.floor(options.cutoff.getTime() / unitMs) * unitMs);
+    const time = sql.identifier(column);
+    // ctid is stable within one statement; the tables have no single-column key to delete by.
+    total += await deleteInBatches(
+      db,
+      sql`
+        with doomed as (
+          select ctid from ${sql.identifier(table)} where ${time} < ${before.toISOString()}::timestamptz
+          order by ${time} limit ${options.batchSize}
+          for update skip locked
+        ), gone as (
+          delete from ${sql.identifier(table)} r using doomed where r.ctid = doomed.ctid returning 1
+        )
+        select count(*) as n from gone`,
+      options.batchSize,
+      options.maxBatches,
+    );
+  }
+  return total;
 }
 
 /**
