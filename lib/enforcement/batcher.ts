@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { type Db, preparedRunner, resultRows } from "@/db/client";
 import { replaceControlChars } from "@/lib/canonical/caller";
+import { Coalescer } from "./coalescer";
 import { ContractCheck } from "./contract";
 import { LanePool } from "./lanes";
 import { enforcementObserver } from "./observer";
@@ -65,8 +66,7 @@ function unavailable(reason: UnavailableReason, error?: unknown): Refused {
 /**
  * Coalesces concurrent reserve calls from this process into one database call: one lock of the
  * hot rows and one commit per batch, each request still decided alone in arrival order by the
- * database. Pending requests are split evenly across free slots, since lopsided batches (1, then
- * 60) measured about a quarter slower than even ones.
+ * database. Pending requests are split evenly across free slots (Coalescer).
  *
  * Batches share no fate: a batch that fails is retried once, then split in halves, each decided
  * (and retried, and split) alone, until the request that fails stands alone and is the only one
@@ -74,9 +74,7 @@ function unavailable(reason: UnavailableReason, error?: unknown): Refused {
  * LanePool), so a silent network frees the slot instead of occupying it for minutes.
  */
 export class ReservationBatcher {
-  private queue: Pending[] = [];
-  private inFlight = 0;
-  private scheduled = false;
+  private readonly pending: Coalescer<Pending>;
   private readonly lanes: LanePool;
   private readonly contract = new ContractCheck();
   /** Database calls made and requests they carried (for the bench's mean batch size). */
@@ -87,6 +85,7 @@ export class ReservationBatcher {
     private readonly options: BatcherOptions,
   ) {
     this.lanes = new LanePool(db, options.maxInFlight);
+    this.pending = new Coalescer({ maxBatch: options.maxBatch, maxInFlight: options.maxInFlight, send: (batch) => this.run(batch) });
   }
 
   /** Decides one request; `deadlineMs` overrides the batcher's deadline for this call. */
@@ -101,37 +100,13 @@ export class ReservationBatcher {
           // Past the deadline the caller gets a refusal now; what the batch still decides for it
           // is handled in deliver.
           pending.abandoned = true;
-          this.queue = this.queue.filter((p) => p !== pending);
+          this.pending.remove(pending);
           noteUnavailable("deadline", 1);
           resolve(unavailable("deadline"));
         }, deadlineMs),
       };
-      this.queue.push(pending);
-      this.schedule();
+      this.pending.add(pending);
     });
-  }
-
-  private schedule(): void {
-    if (this.scheduled || this.inFlight >= this.options.maxInFlight) return;
-    this.scheduled = true;
-    // Wait one turn of the event loop so callers arriving together share a batch.
-    setImmediate(() => {
-      this.scheduled = false;
-      this.drain();
-    });
-  }
-
-  private drain(): void {
-    while (this.queue.length > 0 && this.inFlight < this.options.maxInFlight) {
-      const free = this.options.maxInFlight - this.inFlight;
-      const size = Math.min(this.options.maxBatch, Math.ceil(this.queue.length / free));
-      const batch = this.queue.splice(0, size);
-      this.inFlight++;
-      void this.run(batch).finally(() => {
-        this.inFlight--;
-        if (this.queue.length > 0) this.schedule();
-      });
-    }
   }
 
   private async run(batch: Pending[]): Promise<void> {

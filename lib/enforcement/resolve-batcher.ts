@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { type Db, preparedRunner, resultRows } from "@/db/client";
+import { Coalescer } from "./coalescer";
 import type { LanePool } from "./lanes";
 import type { InputErrorCode, Resolution } from "./types";
 
@@ -18,47 +19,22 @@ type Pending = { item: ResolveItem; deadlineAt: number; resolve: (a: ResolveAnsw
  * were sent are not sent.
  */
 export class ResolveBatcher {
-  private queue: Pending[] = [];
-  private inFlight = 0;
-  private scheduled = false;
+  private readonly pending: Coalescer<Pending>;
   /** Database calls made and items they carried. */
   readonly stats = { calls: 0, items: 0 };
 
   constructor(
     private readonly lanes: LanePool,
-    private readonly maxInFlight: number,
-    private readonly maxBatch = 128,
-  ) {}
+    maxInFlight: number,
+    maxBatch = 128,
+  ) {
+    this.pending = new Coalescer({ maxBatch, maxInFlight, send: (batch) => this.run(batch), wanted: (p) => p.deadlineAt > Date.now() });
+  }
 
   submit(item: ResolveItem, deadlineMs: number): Promise<ResolveAnswer> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ item, deadlineAt: Date.now() + deadlineMs, resolve, reject });
-      this.schedule();
+      this.pending.add({ item, deadlineAt: Date.now() + deadlineMs, resolve, reject });
     });
-  }
-
-  private schedule(): void {
-    if (this.scheduled || this.inFlight >= this.maxInFlight) return;
-    this.scheduled = true;
-    // One turn of the event loop, so calls arriving together share a batch.
-    setImmediate(() => {
-      this.scheduled = false;
-      this.drain();
-    });
-  }
-
-  private drain(): void {
-    const now = Date.now();
-    this.queue = this.queue.filter((p) => p.deadlineAt > now);
-    while (this.queue.length > 0 && this.inFlight < this.maxInFlight) {
-      const size = Math.min(this.maxBatch, Math.ceil(this.queue.length / (this.maxInFlight - this.inFlight)));
-      const batch = this.queue.splice(0, size);
-      this.inFlight++;
-      void this.run(batch).finally(() => {
-        this.inFlight--;
-        if (this.queue.length > 0) this.schedule();
-      });
-    }
   }
 
   private async run(batch: Pending[]): Promise<void> {
