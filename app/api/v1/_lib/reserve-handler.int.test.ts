@@ -140,18 +140,28 @@ describe.skipIf(skipWithoutDatabase())("POST /api/v1/reservations on real Postgr
     let clock = Date.now();
     const timed: ApiDeps = { db: deps.db, now: () => new Date(clock) };
     const send = async () => read(await handleReserve(apiRequest("/api/v1/reservations", { key: key.secret, body: { endpoint: e.key, amount: 1 } }), timed));
+    // The request does not wait for the write (it must never hold the call): read it once it landed.
+    const settledUse = async (done: (at: Date | null) => boolean) => {
+      for (const until = Date.now() + 5000; Date.now() < until; await new Promise((r) => setTimeout(r, 20))) {
+        const at = await lastUsed();
+        if (done(at)) return at;
+      }
+      return lastUsed();
+    };
     expect((await send()).status).toBe(201);
-    const first = await lastUsed();
+    const first = await settledUse((at) => at !== null);
     expect(first).not.toBeNull();
     // Pretend the recorded use is old: a request within the same minute must not write again.
     const old = new Date(Date.now() - 3_600_000);
     await t.db.update(apiKeys).set({ lastUsedAt: old }).where(eq(apiKeys.id, key.id));
     clock += 30_000;
     expect((await send()).status).toBe(201);
+    // Time for a write that should not happen to land, had it been started.
+    await new Promise((r) => setTimeout(r, 300));
     expect(await lastUsed()).toEqual(old);
     clock += 31_000;
     expect((await send()).status).toBe(201);
-    expect((await lastUsed())?.getTime()).toBeGreaterThan(old.getTime());
+    expect((await settledUse((at) => (at?.getTime() ?? 0) > old.getTime()))?.getTime()).toBeGreaterThan(old.getTime());
   });
 
   it("answers 503 when the database cannot be reached, and a revoked key fails on its next request", async () => {
