@@ -18,7 +18,7 @@ import { migrateDatabase, openPostgres } from "@/db/client";
 import { databaseUrl } from "@/db/testing";
 import { createApiKey } from "@/lib/api-keys";
 import { batcherFor, reserve } from "@/lib/enforcement";
-import { machineCpuMicros, makeBenchEndpoint, percentile, pgbench, postgresCpuMicros, processCpuMicros, whole } from "./bench/measure";
+import { drive, makeBenchEndpoint, pgbench, whole } from "./bench/measure";
 
 type Row = {
   path: string;
@@ -56,44 +56,6 @@ function call(agent: Agent, port: number, method: string, path: string, headers:
     req.on("error", reject);
     req.end(body);
   });
-}
-
-/** Runs `op` from `callers` loops for `seconds`; latencies, and CPU by process kind per request. */
-async function drive(seconds: number, callers: number, apiPid: number | null, op: () => Promise<boolean>) {
-  const latencies: number[] = [];
-  let unexpected = 0;
-  const gen0 = process.cpuUsage();
-  const api0 = apiPid === null ? 0 : processCpuMicros(apiPid);
-  const db0 = postgresCpuMicros();
-  const machine0 = machineCpuMicros();
-  const end = performance.now() + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: callers }, async () => {
-      while (performance.now() < end) {
-        const t0 = performance.now();
-        if (!(await op())) unexpected++;
-        latencies.push(performance.now() - t0);
-      }
-    }),
-  );
-  const genCpu = process.cpuUsage(gen0);
-  const generator = genCpu.user + genCpu.system;
-  const api = apiPid === null ? 0 : processCpuMicros(apiPid) - api0;
-  // A backend that exits meanwhile takes its CPU out of the sum: never below zero.
-  const db = Math.max(0, postgresCpuMicros() - db0);
-  const machine = machineCpuMicros() - machine0;
-  latencies.sort((a, b) => a - b);
-  const n = Math.max(1, latencies.length);
-  return {
-    perSecond: latencies.length / seconds,
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
-    unexpected,
-    apiCpuUs: apiPid === null ? null : api / n,
-    dbCpuUs: db / n,
-    generatorCpuUs: generator / n,
-    otherCpuUs: Math.max(0, machine - api - db - generator) / n,
-  };
 }
 
 async function startApi(url: string, port: number): Promise<ChildProcess> {
@@ -150,7 +112,7 @@ async function main(): Promise<void> {
     try {
       for (const count of [1, 3] as const) {
         const endpoint = count === 1 ? "bench.one" : "bench.three";
-        const m = await drive(seconds, connections, null, async () => {
+        const m = await drive(seconds, connections, async () => {
           const d = await reserve(pool.db, { endpoint, amount: 1, caller: `acct_${Math.floor(Math.random() * 50)}`, idempotencyKey: randomUUID() });
           return d.status === "granted";
         });
@@ -168,36 +130,36 @@ async function main(): Promise<void> {
     const auth = { authorization: `Bearer ${key.secret}` };
     const held: string[] = [];
     // Warm the connections and the server's code paths (its JIT) before measuring.
-    await drive(2, connections, apiPid, async () => {
+    await drive(2, connections, async () => {
       const body = JSON.stringify({ endpoint: "bench.one", amount: 1, caller: "acct_warm" });
       return (await call(agent, port, "POST", "/api/v1/reservations", auth, body)).status === 201;
-    });
+    }, apiPid);
 
     for (const count of [1, 3] as const) {
       const endpoint = count === 1 ? "bench.one" : "bench.three";
-      const m = await drive(seconds, connections, apiPid, async () => {
+      const m = await drive(seconds, connections, async () => {
         const body = JSON.stringify({ endpoint, amount: 1, caller: `acct_${Math.floor(Math.random() * 50)}`, idempotencyKey: randomUUID() });
         const a = await call(agent, port, "POST", "/api/v1/reservations", auth, body);
         if (a.status === 201) held.push((JSON.parse(a.body) as { reservationId: string }).reservationId);
         return a.status === 201;
-      });
+      }, apiPid);
       rows.push({ path: "HTTP POST /api/v1/reservations", ceilings: count, ...m });
     }
-    const settleMeasured = await drive(seconds, connections, apiPid, async () => {
+    const settleMeasured = await drive(seconds, connections, async () => {
       const id = held.pop();
       if (!id) return false;
       const a = await call(agent, port, "POST", `/api/v1/reservations/${id}/settle`, auth, JSON.stringify({ actual: 1 }));
       return a.status === 200;
-    });
+    }, apiPid);
     rows.push({ path: "HTTP POST .../settle", ceilings: null, ...settleMeasured });
-    const refused = await drive(seconds, connections, apiPid, async () => {
+    const refused = await drive(seconds, connections, async () => {
       const a = await call(agent, port, "POST", "/api/v1/reservations", auth, JSON.stringify({ endpoint: "bench.full", amount: 1, caller: "acct_1" }));
       return a.status === 429 || a.status === 201;
-    });
+    }, apiPid);
     rows.push({ path: "HTTP reserve refused (429)", ceilings: 1, ...refused });
     // The server's own floor: a constant answer from its edge (the method table's 204), no
     // database, a few hundred bytes. (The OpenAPI document is about 100 KB: a test of writing.)
-    const floor = await drive(seconds, connections, apiPid, async () => (await call(agent, port, "OPTIONS", "/api/v1/reservations", {})).status === 204);
+    const floor = await drive(seconds, connections, async () => (await call(agent, port, "OPTIONS", "/api/v1/reservations", {})).status === 204, apiPid);
     rows.push({ path: "HTTP OPTIONS (constant, no database)", ceilings: null, ...floor });
     agent.destroy();
 

@@ -85,3 +85,46 @@ export async function makeBenchEndpoint(db: Db, key: string, count: 1 | 3, value
     specs.map((s) => ({ ...s, endpointId: e.id, window: "utc_day" as const, value, maxValue: Math.max(value, 1), defaultValue: value })),
   );
 }
+
+/**
+ * Runs `op` (true: the answer expected) from `callers` loops for `seconds`: rate, p50 and p99 in ms,
+ * and CPU per request in µs: this process (the load generator), the API process `apiPid` if given,
+ * Postgres, the rest of the machine, and the whole machine.
+ */
+export async function drive(seconds: number, callers: number, op: () => Promise<boolean>, apiPid: number | null = null) {
+  const latencies: number[] = [];
+  let unexpected = 0;
+  const gen0 = process.cpuUsage();
+  const api0 = apiPid === null ? 0 : processCpuMicros(apiPid);
+  const db0 = postgresCpuMicros();
+  const machine0 = machineCpuMicros();
+  const end = performance.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: callers }, async () => {
+      while (performance.now() < end) {
+        const t0 = performance.now();
+        if (!(await op())) unexpected++;
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  const genCpu = process.cpuUsage(gen0);
+  const generator = genCpu.user + genCpu.system;
+  const api = apiPid === null ? 0 : processCpuMicros(apiPid) - api0;
+  // A backend that exits meanwhile takes its CPU out of the sum: never below zero.
+  const db = Math.max(0, postgresCpuMicros() - db0);
+  const machine = machineCpuMicros() - machine0;
+  latencies.sort((a, b) => a - b);
+  const n = Math.max(1, latencies.length);
+  return {
+    perSecond: latencies.length / seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    unexpected,
+    apiCpuUs: apiPid === null ? null : api / n,
+    dbCpuUs: db / n,
+    generatorCpuUs: generator / n,
+    otherCpuUs: Math.max(0, machine - api - db - generator) / n,
+    machineCpuUs: machine / n,
+  };
+}
