@@ -231,6 +231,20 @@ function arrayLiteral(values: (string | number | undefined)[]): string {
   return `{${values.map((v) => (v === undefined ? "NULL" : `"${String(v).replace(/[\\"]/g, "\\$&")}"`)).join(",")}}`;
 }
 
+/** reserve_set's eight arrays for a batch, as Postgres array literals, in its parameter order. */
+export function reserveSetParams(requests: BatchRequest[]): string[] {
+  return [
+    arrayLiteral(requests.map((r) => r.endpoint)),
+    arrayLiteral(requests.map((r) => r.amount)),
+    arrayLiteral(requests.map((r) => r.caller)),
+    arrayLiteral(requests.map((r) => r.destination)),
+    arrayLiteral(requests.map((r) => r.destinationKey)),
+    arrayLiteral(requests.map((r) => r.idempotencyKey)),
+    arrayLiteral(requests.map((r) => r.ttlSeconds)),
+    arrayLiteral(requests.map((r) => r.requestId)),
+  ];
+}
+
 /** The answer a row of reserve_set gives, without its "remaining" (added from the charge rows). */
 function answerOf(row: SetRow): BatchAnswer {
   const message = row.message ?? "";
@@ -258,16 +272,7 @@ function answerOf(row: SetRow): BatchAnswer {
  * charged, from which "remaining" is built here, outside the transaction.
  */
 export async function callReserveBatch(db: Db, requests: BatchRequest[]): Promise<BatchAnswer[]> {
-  const params = [
-    arrayLiteral(requests.map((r) => r.endpoint)),
-    arrayLiteral(requests.map((r) => r.amount)),
-    arrayLiteral(requests.map((r) => r.caller)),
-    arrayLiteral(requests.map((r) => r.destination)),
-    arrayLiteral(requests.map((r) => r.destinationKey)),
-    arrayLiteral(requests.map((r) => r.idempotencyKey)),
-    arrayLiteral(requests.map((r) => r.ttlSeconds)),
-    arrayLiteral(requests.map((r) => r.requestId)),
-  ];
+  const params = reserveSetParams(requests);
   const prepared = preparedRunner(db);
   const rows = resultRows<SetRow>(
     prepared
