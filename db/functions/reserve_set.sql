@@ -59,6 +59,9 @@ DECLARE
   ceiling_window_start timestamptz[];
   ceiling_window_end timestamptz[];
   has_caller_ceiling boolean;
+  -- per endpoint of the batch (as batch_endpoints): what its gates need, read once
+  endpoint_kill int[];            -- its first ceiling switched off (value 0), if any
+  endpoint_checks boolean[];      -- it has a per-caller ceiling or a cooldown: requests may lack what they need
   -- per request
   req_endpoint int[];
   req_caller text[];
@@ -70,6 +73,7 @@ DECLARE
   req_first_charge int[];
   req_last_charge int[];
   req_charges_of int[];           -- the request whose charges a grant reports (itself, or the first of its key)
+  req_charges jsonb[];            -- what a grant charged, stored on its reservation for settle and release
   -- per request: the answer
   a_status text[];                -- NULL while the request is still to be decided
   a_code text[];
@@ -96,6 +100,9 @@ DECLARE
   counter_start timestamptz[];
   counter_end timestamptz[];
   counter_cooldown_seconds int[];
+  counter_metric text[];
+  counter_scope_name text[];
+  counter_window_name text[];
   counter_used bigint[];          -- held + settled when locked
   counter_added bigint[];
   counter_grants bigint[];
@@ -196,6 +203,12 @@ BEGIN
   JOIN unnest(batch_endpoints) s ON s.id = l.endpoint_id
   CROSS JOIN LATERAL ceilings.window_bounds(l.window, s.billing_day, l.window_seconds, t_now) b;
 
+  SELECT array_agg(k.kill ORDER BY s.ordinality), array_agg(coalesce(k.checks, false) ORDER BY s.ordinality)
+  INTO endpoint_kill, endpoint_checks
+  FROM unnest(batch_endpoints) WITH ORDINALITY AS s
+  LEFT JOIN LATERAL (SELECT min(cc.id) FILTER (WHERE cc.value = 0) AS kill, bool_or(cc.scope <> 'global') AS checks
+                     FROM unnest(batch_ceilings) cc WHERE cc.endpoint_id = s.id) k ON true;
+
   -- Step 3, the cheap gates, in this order: unknown or archived endpoint; a caller or destination
   -- its ceilings need (the last failing ceiling in id order answers); an idempotent replay; the
   -- per-call max; the kill switch.
@@ -210,10 +223,11 @@ BEGIN
        a_state, req_throttled
   FROM unnest(p_endpoint, p_amount, req_caller, req_destination_key, req_key, a_status, a_code, a_message)
        WITH ORDINALITY AS t(key, a, c, dk, k, st, cd, msg, o)
-  LEFT JOIN unnest(batch_endpoints) e ON e.key = t.key
-  LEFT JOIN LATERAL (
+  LEFT JOIN (SELECT s.*, s.ordinality AS p FROM unnest(batch_endpoints) WITH ORDINALITY AS s) e ON e.key = t.key
+  -- Only an endpoint with a per-caller ceiling or a cooldown can need something a request lacks.
+  CROSS JOIN LATERAL (SELECT CASE WHEN endpoint_checks[e.p] THEN (
     SELECT CASE WHEN cc.scope = 'caller' THEN 'caller_required' WHEN t.dk IS NULL THEN 'destination_required'
-                ELSE 'invalid_destination' END AS cd, cc.scope, cc.destination_kind
+                ELSE 'invalid_destination' END || ':' || coalesce(cc.destination_kind::text, '')
     FROM unnest(batch_ceilings) cc
     WHERE cc.endpoint_id = e.id
       AND ((cc.scope = 'caller' AND t.c = '')
@@ -224,10 +238,11 @@ BEGIN
         OR (cc.scope = 'destination' AND cc.destination_kind IS NOT NULL
             AND NOT ((cc.destination_kind = 'email' AND position('@' IN t.dk) > 0)
                   OR (cc.destination_kind = 'phone' AND t.dk ~ '^\+?[0-9 ().-]{7,}$'))))
-    ORDER BY cc.id DESC LIMIT 1) need ON true
+    ORDER BY cc.id DESC LIMIT 1) END AS found) need0
+  CROSS JOIN LATERAL (SELECT split_part(need0.found, ':', 1) AS cd, split_part(need0.found, ':', 2) AS destination_kind) need
   LEFT JOIN reservations rv
     ON t.k IS NOT NULL AND rv.endpoint_id = e.id AND rv.caller = t.c AND rv.idempotency_key = t.k
-  LEFT JOIN LATERAL (SELECT min(kc.id) AS id FROM unnest(batch_ceilings) kc WHERE kc.endpoint_id = e.id AND kc.value = 0) kill ON true
+  CROSS JOIN LATERAL (SELECT endpoint_kill[e.p] AS id) kill
   CROSS JOIN LATERAL (SELECT CASE WHEN rv.id IS NOT NULL THEN ceilings.replay_answer(rv, t.a, t.dk) END AS j) rp
   CROSS JOIN LATERAL (SELECT
     CASE WHEN t.st IS NOT NULL THEN NULL
@@ -330,6 +345,7 @@ BEGIN
            CASE cc.scope WHEN 'global' THEN '' WHEN 'caller' THEN t.c ELSE t.dk END AS scope_key,
            CASE cc.metric WHEN 'calls' THEN 1::bigint ELSE t.a END AS amount,
            coalesce(o.value, cc.value) AS lim, cc.window_seconds,
+           cc.metric::text AS metric, cc.scope::text AS scope, cc.window::text AS ceiling_window,
            row_number() OVER (ORDER BY t.o, cc.id)::int AS x
     FROM unnest(req_endpoint, p_amount, req_caller, req_destination_key, a_status) WITH ORDINALITY AS t(ep, a, c, dk, st, o)
     JOIN unnest(batch_ceilings) WITH ORDINALITY AS cc ON cc.endpoint_id = t.ep
@@ -338,7 +354,8 @@ BEGIN
   ), numbered AS (
     SELECT ch.*, dense_rank() OVER (ORDER BY ch.ceiling, ch.scope_key)::int AS counter FROM ch
   ), counters AS (
-    SELECT DISTINCT ON (nb.counter) nb.counter, nb.ceiling, nb.position, nb.scope_key, nb.lim, nb.window_seconds
+    SELECT DISTINCT ON (nb.counter) nb.counter, nb.ceiling, nb.position, nb.scope_key, nb.lim, nb.window_seconds,
+           nb.metric, nb.scope, nb.ceiling_window
     FROM numbered nb ORDER BY nb.counter
   )
   SELECT (SELECT array_agg(nb.request ORDER BY nb.x) FROM numbered nb),
@@ -350,9 +367,13 @@ BEGIN
          (SELECT array_agg(k.lim ORDER BY k.counter) FROM counters k),
          (SELECT array_agg(k.window_seconds ORDER BY k.counter) FROM counters k),
          (SELECT array_agg(CASE WHEN k.window_seconds IS NULL THEN ceiling_window_start[k.position] END ORDER BY k.counter) FROM counters k),
-         (SELECT array_agg(CASE WHEN k.window_seconds IS NULL THEN ceiling_window_end[k.position] END ORDER BY k.counter) FROM counters k)
+         (SELECT array_agg(CASE WHEN k.window_seconds IS NULL THEN ceiling_window_end[k.position] END ORDER BY k.counter) FROM counters k),
+         (SELECT array_agg(k.metric ORDER BY k.counter) FROM counters k),
+         (SELECT array_agg(k.scope ORDER BY k.counter) FROM counters k),
+         (SELECT array_agg(k.ceiling_window ORDER BY k.counter) FROM counters k)
   INTO charge_request, charge_counter, charge_amount, counter_ceiling, counter_position, counter_scope,
-       counter_limit, counter_cooldown_seconds, counter_start, counter_end;
+       counter_limit, counter_cooldown_seconds, counter_start, counter_end, counter_metric, counter_scope_name,
+       counter_window_name;
   charge_request := coalesce(charge_request, '{}');
   SELECT array_agg(g.f ORDER BY s.o), array_agg(g.l ORDER BY s.o)
   INTO req_first_charge, req_last_charge
@@ -393,16 +414,18 @@ BEGIN
   FROM unnest(a_status, a_id, a_expires) WITH ORDINALITY AS t(st, id, ex, o);
   grant_request := coalesce(grant_request, '{}');
   IF cardinality(grant_request) > 0 THEN
+    SELECT array_agg(j.charges ORDER BY s.o) INTO req_charges
+    FROM generate_series(1, n) AS s(o)
+    LEFT JOIN (SELECT q.r, jsonb_agg(jsonb_build_object('c', counter_ceiling[q.k], 'k', counter_scope[q.k], 'w', counter_start[q.k],
+                                      'm', CASE counter_metric[q.k] WHEN 'calls' THEN 'c' ELSE 'u' END, 'n', q.a) ORDER BY q.x) AS charges
+               FROM unnest(charge_request, charge_counter, charge_amount) WITH ORDINALITY AS q(r, k, a, x)
+               WHERE a_status[q.r] IS NULL GROUP BY q.r) j ON j.r = s.o;
     WITH ins AS (
       INSERT INTO reservations (id, endpoint_id, caller, destination, destination_key, amount,
                                 idempotency_key, charges, created_at, expires_at)
       SELECT a_id[g.q], req_endpoint[g.q], req_caller[g.q], req_destination[g.q], req_destination_key[g.q], p_amount[g.q],
              req_key[g.q],
-             coalesce((SELECT jsonb_agg(jsonb_build_object('c', counter_ceiling[k.k], 'k', counter_scope[k.k], 'w', counter_start[k.k],
-                                          'm', CASE batch_ceilings[counter_position[k.k]].metric WHEN 'calls' THEN 'c' ELSE 'u' END,
-                                          'n', charge_amount[k.x]) ORDER BY k.x)
-                       FROM generate_series(req_first_charge[g.q], req_last_charge[g.q]) AS s(x)
-                       CROSS JOIN LATERAL (SELECT s.x, charge_counter[s.x] AS k) k), '[]'::jsonb),
+             coalesce(req_charges[g.q], '[]'::jsonb),
              t_now, a_expires[g.q]
       FROM unnest(grant_request) AS g(q)
       ORDER BY req_endpoint[g.q], req_caller[g.q], req_key[g.q]
@@ -572,8 +595,7 @@ BEGIN
       UNION ALL
       SELECT t.o::int, 'charge', NULL, NULL, NULL, NULL, NULL, counter_ceiling[k.k], counter_limit[k.k], charge_used[k.x],
              counter_limit[k.k] - charge_used[k.x], counter_end[k.k], NULL,
-             batch_ceilings[counter_position[k.k]].metric::text, batch_ceilings[counter_position[k.k]].scope::text,
-             batch_ceilings[counter_position[k.k]].window::text, k.x
+             counter_metric[k.k], counter_scope_name[k.k], counter_window_name[k.k], k.x
       FROM unnest(a_status, a_replay, req_charges_of) WITH ORDINALITY AS t(st, rp, src, o)
       CROSS JOIN LATERAL generate_series(req_first_charge[coalesce(t.src, t.o)], req_last_charge[coalesce(t.src, t.o)]) AS s(x)
       CROSS JOIN LATERAL (SELECT s.x, charge_counter[s.x] AS k) k
