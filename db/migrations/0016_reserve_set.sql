@@ -321,7 +321,9 @@ $$;
 -- ceilingId?, limit?, used?, remaining?, retryAt?} | {status: resolved, replay, reservationId,
 -- state, message} | {status: error, code, message, reservationId?}. An element that is not a
 -- request (request_error) is an error for itself; the rest are decided by reserve_set.
-CREATE OR REPLACE FUNCTION ceilings.reserve_batch(requests jsonb) RETURNS jsonb
+-- `compact` is kept so calls written for contract version 5 still resolve; its answer was the
+-- TypeScript library's own format, which now calls reserve_set, so asking for it is an error.
+CREATE OR REPLACE FUNCTION ceilings.reserve_batch(requests jsonb, compact boolean DEFAULT false) RETURNS jsonb
 LANGUAGE plpgsql SET search_path = public, pg_temp AS $$
 DECLARE
   shape jsonb[];
@@ -329,6 +331,10 @@ DECLARE
 BEGIN
   IF jsonb_typeof(requests) IS DISTINCT FROM 'array' THEN
     RAISE EXCEPTION 'reserve_batch expects a JSON array' USING ERRCODE = '22023';
+  END IF;
+  IF compact THEN
+    RAISE EXCEPTION 'reserve_batch: compact answers are gone since contract version 6; call ceilings.reserve_set (arrays in, rows out)'
+      USING ERRCODE = '22023';
   END IF;
   IF jsonb_array_length(requests) = 0 THEN RETURN '[]'::jsonb; END IF;
   SELECT array_agg(ceilings.request_error(r.el) ORDER BY r.o) INTO shape

@@ -4,6 +4,7 @@ import { openPostgres, resultRows } from "@/db/client";
 import { ceilingOverrides } from "@/db/schema";
 import { skipWithoutDatabase, type TestDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
+import { callReserveBatch } from "./batcher";
 import { batcherFor, reserve } from "./reserve";
 import { expireReservations, releaseReservation, settleReservation } from "./resolve";
 import { counterTotals, countRows, makeEndpoint, PATIENT } from "./test-fixtures";
@@ -25,6 +26,30 @@ describe.skipIf(skipWithoutDatabase())("grant answers and canonical callers", ()
   });
 
   const oneCeiling = [{ metric: "units" as const, scope: "global" as const, window: "utc_day" as const, value: 1000 }];
+
+  it("answers a key named twice in one batch once: the same grant, the same refusal, or a conflict", async () => {
+    const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 10 }] });
+    const answers = await callReserveBatch(t.db, [
+      { endpoint: e.key, amount: 4, idempotencyKey: "twice" },
+      { endpoint: e.key, amount: 4, idempotencyKey: "twice" },
+      { endpoint: e.key, amount: 8, idempotencyKey: "too-big" },
+      { endpoint: e.key, amount: 8, idempotencyKey: "too-big" },
+      { endpoint: e.key, amount: 5, idempotencyKey: "twice" },
+      { endpoint: e.key, amount: 6 },
+    ]);
+    const [first, copy, refused, refusedCopy, conflict, last] = answers;
+    expect(first).toMatchObject({ status: "granted", replay: false });
+    expect(copy).toMatchObject({ status: "granted", replay: true, reservationId: first?.status === "granted" ? first.reservationId : "" });
+    expect(copy?.status === "granted" && copy.remaining).toEqual(first?.status === "granted" && first.remaining);
+    expect(refused).toMatchObject({ status: "refused", gate: "ceiling", remaining: 6 });
+    expect(refusedCopy).toEqual(refused);
+    expect(conflict).toMatchObject({ status: "error", code: "idempotency_conflict" });
+    expect(last).toMatchObject({ status: "granted", replay: false });
+    // One hold per key: 4 + 6 of 10, and one refusal logged for "too-big".
+    expect(await counterTotals(t.db, e.ceilingIds[0] ?? 0)).toEqual({ held: 10, settled: 0 });
+    const logged = resultRows<{ n: number }>(await t.db.execute(sql`select sum(count)::int as n from refusals where endpoint_key = ${e.key}`));
+    expect(logged[0]?.n).toBe(1);
+  });
 
   it("answers a retry of a released, expired or settled key with its state, never a grant", async () => {
     const e = await makeEndpoint(t.db, { ceilings: oneCeiling });

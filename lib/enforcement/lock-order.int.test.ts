@@ -8,7 +8,7 @@ import { type BatchRequest, callReserveBatch } from "./batcher";
 import { callResolveBatch, type ResolveAnswer, type ResolveItem } from "./resolve-batcher";
 import { counterTotals, makeEndpoint } from "./test-fixtures";
 
-// One lock order for every row a batch touches (see the top of db/functions/reserve_batch.sql):
+// One lock order for every row a batch touches (see the top of db/functions/reserve_set.sql):
 // batches holding the same callers, destinations and endpoints in opposite orders must never
 // deadlock. No lock timeout here, so a cycle shows as a deadlock (40P01), not as a timeout.
 
@@ -42,14 +42,20 @@ describe.skipIf(skipWithoutDatabase())("lock order", () => {
       Array.from({ length: CALLERS }, (_, c) => ({ ceilingId: throttled.ceilingIds[2] ?? 0, caller: `acct_${c}`, value: 250, reason: "test" })),
     );
 
-    const forward: BatchRequest[] = [];
-    for (let c = 0; c < CALLERS; c++) {
-      for (let d = 0; d < DESTINATIONS; d++) {
-        const endpoint = d === DESTINATIONS - 1 ? other.key : throttled.key;
-        forward.push({ endpoint, amount: 1, caller: `acct_${c}`, destination: `user${d}@example.com`, destinationKey: `user${d}@example.com` });
+    // Every worker names the same idempotency keys in the same round, half of them in the other
+    // order: reservations (written before the counters are locked) are contended too. Only some
+    // requests carry one, so the rest are decided afresh (a replay locks no counter).
+    const forward = (round: number): BatchRequest[] => {
+      const requests: BatchRequest[] = [];
+      for (let c = 0; c < CALLERS; c++) {
+        for (let d = 0; d < DESTINATIONS; d++) {
+          const endpoint = d === DESTINATIONS - 1 ? other.key : throttled.key;
+          const destination = `user${d}@example.com`;
+          requests.push({ endpoint, amount: 1, caller: `acct_${c}`, destination, destinationKey: destination, idempotencyKey: d % 2 === 0 ? `k${round}_${c}_${d}` : undefined });
+        }
       }
-    }
-    const backward = [...forward].reverse();
+      return requests;
+    };
 
     const pools = Array.from({ length: WORKERS }, () => openPostgres(t.url, { max: 1 }));
     const failures: string[] = [];
@@ -58,7 +64,7 @@ describe.skipIf(skipWithoutDatabase())("lock order", () => {
       await Promise.all(
         pools.map(async (pool, w) => {
           for (let b = 0; b < BATCHES_PER_WORKER; b++) {
-            const requests = w % 2 === 0 ? forward : backward;
+            const requests = w % 2 === 0 ? forward(b) : forward(b).reverse();
             try {
               const answers = await callReserveBatch(pool.db, requests);
               calls += answers.length;
@@ -75,8 +81,46 @@ describe.skipIf(skipWithoutDatabase())("lock order", () => {
       await Promise.all(pools.map((p) => p.close()));
     }
     expect(failures).toEqual([]);
-    expect(calls).toBe(WORKERS * BATCHES_PER_WORKER * forward.length);
+    expect(calls).toBe(WORKERS * BATCHES_PER_WORKER * CALLERS * DESTINATIONS);
     expect(calls).toBeGreaterThanOrEqual(10_000);
+  }, 120_000);
+
+  it("writes reservations in key order: batches naming the same idempotency keys in opposite orders never deadlock", async () => {
+    // No throttle and no cooldown, whose locks would serialise the batches before this step:
+    // concurrent batches reach the reservations together and wait on each other's new keys.
+    const plain = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000_000 }] });
+    const round = (r: number): BatchRequest[] =>
+      Array.from({ length: 40 }, (_, i) => ({ endpoint: plain.key, amount: 1, caller: `acct_${i % 7}`, idempotencyKey: `r${r}_${i}` }));
+    const pools = Array.from({ length: WORKERS }, () => openPostgres(t.url, { max: 1 }));
+    const failures: string[] = [];
+    const granted = new Map<string, Set<string>>();
+    try {
+      await Promise.all(
+        pools.map(async (pool, w) => {
+          for (let r = 0; r < 60; r++) {
+            const requests = w % 2 === 0 ? round(r) : round(r).reverse();
+            try {
+              const answers = await callReserveBatch(pool.db, requests);
+              answers.forEach((a, i) => {
+                const key = requests[i]?.idempotencyKey ?? "";
+                if (a.status === "granted") granted.set(key, (granted.get(key) ?? new Set()).add(a.reservationId));
+              });
+            } catch (error) {
+              failures.push(error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error));
+              break;
+            }
+          }
+        }),
+      );
+    } finally {
+      await Promise.all(pools.map((p) => p.close()));
+    }
+    expect(failures).toEqual([]);
+    // Every key was granted once, and every worker that named it was answered with that one hold.
+    expect(granted.size).toBe(60 * 40);
+    expect([...granted.values()].every((ids) => ids.size === 1)).toBe(true);
+    const [{ held }] = (await t.db.execute(sql`select sum(held)::int as held from usage u join ceilings c on c.id = u.ceiling_id where c.endpoint_id = ${plain.endpointId}`)) as unknown as [{ held: number }];
+    expect(held).toBe(60 * 40);
   }, 120_000);
 
   it("locks every counter of a settle batch up front, in counter order, before applying any item", async () => {
