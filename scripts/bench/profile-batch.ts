@@ -2,18 +2,18 @@
 // db/functions/reserve_set.sql): a copy of the function that returns right before step N is
 // timed for every N, on a scratch database, so each phase's cost is the difference between two
 // rows. One connection, no contention: this is the function's own CPU, not lock waits.
-//   npx tsx scripts/bench/profile-batch.ts -- [--calls 60] [--rounds 7] [--batch 32] [--ceilings 3]
+//   npx tsx scripts/bench/profile-batch.ts -- [--calls 100] [--rounds 7] [--batch 32] [--ceilings 3]
 // Uses BENCH_DATABASE_URL, else TEST_DATABASE_URL, else DATABASE_URL (a server). Printed only.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { sql } from "drizzle-orm";
-import { migrateDatabase, openPostgres } from "@/db/client";
+import { migrateDatabase, openPostgres, resultRows } from "@/db/client";
 import { databaseUrl } from "@/db/testing";
 import { reserveSetParams } from "@/lib/enforcement/batcher";
-import { makeBenchEndpoint, whole } from "./measure";
+import { makeBenchEndpoint, processCpuMicros, whole } from "./measure";
 
 async function main(): Promise<void> {
-  const calls = whole("calls", 60);
+  const calls = whole("calls", 100);
   const size = whole("batch", 32);
   const count = whole("ceilings", 3) === 1 ? 1 : 3;
   const base = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL;
@@ -51,8 +51,10 @@ async function main(): Promise<void> {
         sql`select count(*) from ceilings.reserve_set_profile(${a}::text[], ${b}::bigint[], ${c}::text[], ${d}::text[], ${e}::text[], ${f}::text[], ${g}::int[], ${h}::text[])`,
       );
     };
-    // Rounds over every stop, each stop's best round kept: on a shared machine the minimum is the
-    // function's own cost, and interleaving keeps a burst of other work from skewing one phase.
+    // The backend's own CPU time (from /proc, so the server must be on this machine), not the wall
+    // clock: other work on a shared machine then slows a step without adding to it. Rounds over
+    // every stop, each stop's best round kept, interleaved so a burst skews no one step.
+    const backend = resultRows<{ pid: number }>(await db.db.execute(sql`select pg_backend_pid() as pid`))[0]?.pid ?? 0;
     const stops = [...phases.map(String), "end"];
     const best = new Map<string, number>(stops.map((s) => [s, Infinity]));
     const rounds = whole("rounds", 7);
@@ -60,14 +62,14 @@ async function main(): Promise<void> {
       for (const stop of stops) {
         await db.db.execute(sql`select set_config('profile.stop', ${stop}, false)`);
         for (let i = 0; i < 5; i++) await run();
-        const t0 = performance.now();
+        const cpu0 = processCpuMicros(backend);
         for (let i = 0; i < calls; i++) await run();
-        best.set(stop, Math.min(best.get(stop) ?? Infinity, ((performance.now() - t0) * 1000) / calls));
+        best.set(stop, Math.min(best.get(stop) ?? Infinity, (processCpuMicros(backend) - cpu0) / calls));
       }
     }
     const rows = stops.map((stop) => ({ stop, us: best.get(stop) ?? 0 }));
     console.log(`\nreserve_set, ${size} requests a call on ${count} ceiling(s), best of ${rounds} rounds of ${calls} calls, one connection`);
-    console.log("part of the call                     µs a call   µs a request");
+    console.log("part of the call             backend CPU µs a call   µs a request");
     const line = (label: string, us: number) => console.log(`${label.padEnd(36)}${us.toFixed(0).padStart(11)}${(us / size).toFixed(1).padStart(15)}`);
     line("the call itself, before step 1", rows[0]?.us ?? 0);
     for (let i = 1; i < rows.length; i++) line(`step ${rows[i - 1]?.stop}`, (rows[i]?.us ?? 0) - (rows[i - 1]?.us ?? 0));
