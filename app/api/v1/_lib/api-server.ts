@@ -41,20 +41,30 @@ function route(method: string, pathname: string, request: ApiRequest, deps: ApiD
   return Promise.resolve(errorAnswer(404, "not_found", "no such route; this server answers the enforcement API under /api/v1"));
 }
 
-/** The body, read up to one byte past the limit: parseJsonBody then answers 413 without reading more. */
-async function readCappedBody(req: IncomingMessage): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-    chunks.push(buffer);
-    size += buffer.byteLength;
-    if (size > MAX_BODY_BYTES) {
+/**
+ * The body, read up to one byte past the limit: parseJsonBody then answers 413 without keeping
+ * more (the rest is drained unread, so the 413 reaches the client). Listeners rather than an async
+ * iterator: the iterator's machinery cost more than the read.
+ */
+function readCappedBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = () => resolve(size === 0 ? undefined : Buffer.concat(chunks, Math.min(size, MAX_BODY_BYTES + 1)));
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.byteLength;
+      if (size <= MAX_BODY_BYTES) return;
+      req.off("data", onData);
       req.resume();
-      break;
-    }
-  }
-  return size === 0 ? undefined : Buffer.concat(chunks, Math.min(size, MAX_BODY_BYTES + 1));
+      done();
+    };
+    req.on("data", onData);
+    req.once("end", done);
+    req.once("error", reject);
+    // A client gone before the end: answered as clientGone (a no-op once the body was resolved).
+    req.once("close", () => reject(Object.assign(new Error("aborted"), { code: "ECONNRESET" })));
+  });
 }
 
 /**
@@ -91,9 +101,10 @@ export type ApiServerOptions = {
   observe?: (request: { method: string; path: string; body: string }) => void;
 };
 
-function send(res: ServerResponse, status: number, headers: Record<string, string>, body: Uint8Array | string, head: boolean): void {
-  res.writeHead(status, { ...headers, "content-length": String(Buffer.byteLength(body)) });
-  res.end(head ? undefined : body);
+/** Writes an answer in one object of headers: the security headers, the answer's, its length. */
+function send(res: ServerResponse, security: Record<string, string>, answer: ApiAnswer, head: boolean): void {
+  res.writeHead(answer.status, { ...security, ...answer.headers, "content-length": String(Buffer.byteLength(answer.body)) });
+  res.end(head ? undefined : answer.body);
 }
 
 /** The request listener: everything the API server does with one request. */
@@ -108,7 +119,7 @@ export function apiRequestListener(options: ApiServerOptions): (req: IncomingMes
       /** Answered at the edge: the body is not read. */
       const refuse = (status: number, code: string, message: string) => {
         req.resume();
-        send(res, status, { ...security, "content-type": "application/json", "cache-control": "no-store" }, JSON.stringify({ error: { code, message } }), head);
+        send(res, security, errorAnswer(status, code, message), head);
       };
       const url = requestTarget(req.url ?? "/");
       if (!url) return refuse(400, "invalid_input", "the request path must be a plain /path: no //, \\ or . and .. segments");
@@ -120,7 +131,7 @@ export function apiRequestListener(options: ApiServerOptions): (req: IncomingMes
       const refused = answerMethod(url.pathname, method);
       if (refused) {
         req.resume();
-        return send(res, refused.status, { ...security, ...refused.headers }, refused.body, head);
+        return send(res, security, refused, head);
       }
       const body = method === "GET" || head ? undefined : await readCappedBody(req);
       options.observe?.({ method, path: url.pathname, body: body ? body.toString("utf8") : "" });
@@ -129,11 +140,11 @@ export function apiRequestListener(options: ApiServerOptions): (req: IncomingMes
       const search = hash < 0 ? url.search : url.search.slice(0, hash);
       const request: ApiRequest = { header: (name) => headerOf(req, name), search, body };
       const answer = await route(head ? "GET" : method, url.pathname, request, options.deps);
-      send(res, answer.status, { ...security, ...answer.headers }, answer.body, head);
+      send(res, security, answer, head);
     })().catch((error: unknown) => {
       if (clientGone(error)) return void res.destroy();
       logError("api server: request failed", error);
-      if (!res.headersSent) send(res, 500, { "content-type": "application/json" }, JSON.stringify({ error: { code: "internal", message: "internal error" } }), false);
+      if (!res.headersSent) send(res, {}, { status: 500, headers: { "content-type": "application/json" }, body: JSON.stringify({ error: { code: "internal", message: "internal error" } }) }, false);
       else res.destroy();
     });
   };
