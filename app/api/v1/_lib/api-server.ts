@@ -27,7 +27,7 @@ function openApi(): ApiAnswer {
 const RESOLVE = /^\/api\/v1\/reservations\/([^/]+)\/(settle|release)$/;
 const STATUS = /^\/api\/v1\/endpoints\/([^/]+)$/;
 
-/** The answer of the route for a path and method the method table already let through. */
+/** The answer of the route for a path and method (HEAD read as GET) the method table already let through. */
 function route(method: string, pathname: string, request: ApiRequest, deps: ApiDeps): Promise<ApiAnswer> {
   if (method === "POST" && pathname === "/api/v1/reservations") return handleReserve(request, deps);
   const resolve = RESOLVE.exec(pathname);
