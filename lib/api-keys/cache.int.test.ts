@@ -134,6 +134,40 @@ describe.skipIf(skipWithoutDatabase())("the API key cache", () => {
     }
   }, 30_000);
 
+  it("shares one key read among lookups while it is not trusted, but never a read that began staleMs or more before", async () => {
+    const server = new URL(t.url);
+    // Every read takes at least 400 ms: each chunk is 200 ms late both ways.
+    const proxy = new CuttableProxy({ host: server.hostname, port: Number(server.port || 5432) }, 200);
+    const via = new URL(t.url);
+    via.hostname = "127.0.0.1";
+    via.port = String(await proxy.listen());
+    const slow = openPostgres(via.toString(), { max: 2 });
+    let cache: ApiKeyCache | undefined;
+    try {
+      // No ping within the test: never trusted, so every lookup goes to the database.
+      cache = await ApiKeyCache.start(slow.db, { pingMs: 60_000, staleMs: 300, listenDb: open(t.url, 1).db });
+      const e = await makeEndpoint(t.db, { ceilings: [{ metric: "calls", scope: "global", window: "utc_day", value: 10 }] });
+      const key = await makeKey(t.db, { endpoints: [e.key], account: "acct_shared" });
+      const auth = () => authenticateApiKey(slow.db, `Bearer ${key.secret}`, new Date(), cache);
+      const answers = await Promise.all(Array.from({ length: 20 }, auth));
+      expect(answers.every((a) => a.ok)).toBe(true);
+      expect([cache.trusted, cache.stats.reads]).toEqual([false, 1]);
+      // A lookup 350 ms into a read (staleMs is 300) reads afresh: the read may predate a revoke.
+      const first = auth();
+      await new Promise((r) => setTimeout(r, 350));
+      const second = auth();
+      const reads = cache.stats.reads;
+      await Promise.all([first, second]);
+      expect(reads).toBe(3);
+      await revokeApiKey(t.db, { id: key.id, actor });
+      expect(await auth()).toMatchObject({ ok: false, code: "revoked_api_key" });
+    } finally {
+      await cache?.close();
+      await slow.destroy?.();
+      await proxy.close();
+    }
+  }, 30_000);
+
   it("does not let a slow LISTEN connection stretch a revocation: trusted only while its own pings come back in time", async () => {
     const server = new URL(t.url);
     // Every notification reaches this cache 600 ms late: twice its staleMs.

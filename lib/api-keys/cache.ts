@@ -15,10 +15,14 @@ import { type Authentication, type KeySource, lookUpKey } from "./authenticate";
 // change committed before s has been heard too: a revoked key passes at most STALE_MS after its
 // revoke committed, however slow or cut the LISTEN connection is, and usually only as long as
 // its notification takes. Otherwise every request reads its key, within the deadline, on lanes
-// of its own; a LISTEN connection that stays silent is replaced.
+// of its own, or shares a read of the same key that started less than STALE_MS before it (which
+// sees every revoke committed before the request's own STALE_MS window); a LISTEN connection
+// that stays silent is replaced.
 
 export const API_KEYS_CHANNEL = "ceilings_api_keys";
 const LISTEN_TIMEOUT_MS = 10_000;
+
+type KeyRead = { startedAt: number; generation: number; answer: Promise<Authentication> };
 
 export type ApiKeyCacheOptions = {
   pingMs?: number;
@@ -29,6 +33,8 @@ export type ApiKeyCacheOptions = {
 
 export class ApiKeyCache implements KeySource {
   private readonly live = new Map<string, Authentication & { ok: true }>();
+  /** Key reads under way: when each started, the cache's generation then, and its answer. */
+  private readonly reading = new Map<string, KeyRead>();
   /** Bumped by every clear: a read that started before a change must not fill the cache after it. */
   private generation = 0;
   private readonly instance = randomUUID();
@@ -81,17 +87,18 @@ export class ApiKeyCache implements KeySource {
   async lookUp(_db: Db, secretHash: string): Promise<Authentication> {
     if (!this.trusted) {
       if (this.live.size > 0) this.clear();
-      return this.read(secretHash);
+      return this.read(secretHash).answer;
     }
     const hit = this.live.get(secretHash);
     if (hit) {
       this.stats.hits++;
       return hit;
     }
-    const generation = this.generation;
-    const found = await this.read(secretHash);
+    const read = this.read(secretHash);
+    const found = await read.answer;
     // Only live keys are kept: an unknown or revoked token reads again (it is not the hot path).
-    if (found.ok && generation === this.generation && this.trusted) this.live.set(secretHash, found);
+    // Kept only if nothing changed since the read began (a shared read may predate this call).
+    if (found.ok && read.generation === this.generation && this.trusted) this.live.set(secretHash, found);
     return found;
   }
 
@@ -104,13 +111,31 @@ export class ApiKeyCache implements KeySource {
     await this.lanes.close();
   }
 
-  private read(secretHash: string): Promise<Authentication> {
+  /**
+   * Reads a key, or shares a read of it that began less than staleMs ago. While the cache is not
+   * trusted every request reads: 64 connections on one key were 64 reads queued on two lanes with
+   * the pings behind them, so the cache stayed untrusted (bench:http on a loaded machine fell to
+   * about 75 calls a second).
+   */
+  private read(secretHash: string): KeyRead {
+    const under = this.reading.get(secretHash);
+    if (under && performance.now() - under.startedAt < this.staleMs) return under;
     this.stats.reads++;
     const deadlineMs = env().ENFORCEMENT_DEADLINE_MS;
-    return answerBy(
-      this.lanes.run(deadlineMs, (lane) => lookUpKey(lane, secretHash)),
-      deadlineMs,
-    );
+    const read: KeyRead = {
+      startedAt: performance.now(),
+      generation: this.generation,
+      answer: answerBy(
+        this.lanes.run(deadlineMs, (lane) => lookUpKey(lane, secretHash)),
+        deadlineMs,
+      ),
+    };
+    this.reading.set(secretHash, read);
+    const done = () => {
+      if (this.reading.get(secretHash) === read) this.reading.delete(secretHash);
+    };
+    read.answer.then(done, done);
+    return read;
   }
 
   /** (Re)listens on a connection of its own, replacing the one before; failures are retried by the pinger. */

@@ -1,8 +1,7 @@
 // Request bodies are read as bytes with a hard cap before any parsing: a client cannot make the
 // server buffer or parse more than the limit, whatever Content-Length claims.
 
-export const MAX_BODY_BYTES = 16 * 1024;
-
+import { type ApiRequest, apiRequestOf, MAX_BODY_BYTES } from "./api-request";
 import { checkJsonDepth, checkStrictJson } from "./strict-json";
 
 export type BodyError = {
@@ -17,42 +16,22 @@ function tooLarge(limit: number): BodyError {
   return { ok: false, status: 413, code: "body_too_large", message: `the request body must be at most ${limit} bytes` };
 }
 
-async function readCapped(request: Request, limit: number): Promise<Uint8Array | null> {
-  if (!request.body) return new Uint8Array(0);
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
-}
+// Stateless between calls (no streaming): one decoder serves every request.
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+const EMPTY = new Uint8Array(0);
 
 /**
- * Reads a JSON body of at most `limit` bytes. An empty body reads as `{}` with `empty: true`.
+ * Parses a JSON body of at most `limit` bytes. An empty body reads as `{}` with `empty: true`.
  * `edgeTrimmed` names top-level fields trimmed like a caller, whose edge whitespace is no control.
  */
-export async function readJsonBody(request: Request, limit = MAX_BODY_BYTES, edgeTrimmed: readonly string[] = []): Promise<BodyResult> {
-  const declared = Number(request.headers.get("content-length") ?? "0");
+export function parseJsonBody(request: Pick<ApiRequest, "header" | "body">, limit = MAX_BODY_BYTES, edgeTrimmed: readonly string[] = []): BodyResult {
+  const declared = Number(request.header("content-length") ?? "0");
   if (Number.isFinite(declared) && declared > limit) return tooLarge(limit);
-  const bytes = await readCapped(request, limit);
-  if (bytes === null) return tooLarge(limit);
+  const bytes = request.body ?? EMPTY;
+  if (bytes.byteLength > limit) return tooLarge(limit);
   let text: string;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    text = UTF8.decode(bytes);
   } catch {
     return { ok: false, status: 400, code: "invalid_json", message: "the request body is not valid UTF-8" };
   }
@@ -70,4 +49,9 @@ export async function readJsonBody(request: Request, limit = MAX_BODY_BYTES, edg
   const strict = checkStrictJson(text, value, edgeTrimmed);
   if (strict) return { ok: false, status: 400, ...strict };
   return { ok: true, value, empty: false };
+}
+
+/** parseJsonBody of a fetch Request (the demo's subscribe route), its body read up to the limit. */
+export async function readJsonBody(request: Request, limit = MAX_BODY_BYTES, edgeTrimmed: readonly string[] = []): Promise<BodyResult> {
+  return parseJsonBody(await apiRequestOf(request, limit), limit, edgeTrimmed);
 }

@@ -9,7 +9,7 @@ import { ReservationInputError } from "@/lib/enforcement/types";
 import { DomainError } from "@/lib/errors";
 import { SpendNotFoundError } from "@/lib/spend/errors";
 import { ERROR_CODES } from "./openapi-schemas";
-import { errorResponse, statusOf } from "./responses";
+import { domainErrorAnswer, statusOf } from "./responses";
 
 describe("one error family, mapped once to HTTP", () => {
   const cases: [DomainError, number][] = [
@@ -25,12 +25,12 @@ describe("one error family, mapped once to HTTP", () => {
     [new ReservationInputError("idempotency_conflict", "the key was used for another call"), 409],
   ];
 
-  it.each(cases)("%s answers its code's status with { error: { code, message } }", async (error, status) => {
+  it.each(cases)("%s answers its code's status with { error: { code, message } }", (error, status) => {
     expect(error).toBeInstanceOf(DomainError);
-    const response = errorResponse(error);
-    expect(response.status).toBe(status);
-    expect(response.headers.get("cache-control")).toBe("no-store");
-    expect(await response.json()).toEqual({ error: { code: error.code, message: error.message } });
+    const answer = domainErrorAnswer(error);
+    expect(answer.status).toBe(status);
+    expect(answer.headers["cache-control"]).toBe("no-store");
+    expect(JSON.parse(answer.body)).toEqual({ error: { code: error.code, message: error.message } });
   });
 
   it("answers every documented API code with the status the README gives it", () => {

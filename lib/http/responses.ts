@@ -1,23 +1,29 @@
 import type { DomainError } from "@/lib/errors";
+import { type ApiAnswer, responseOf } from "./api-request";
 import { ERROR_CODES } from "./openapi-schemas";
 
 // Every answer of the HTTP API is JSON and never cached. Every error has the same shape,
 // `{ error: { code, message } }`, with a machine-readable code and a sentence for people.
 
-const NO_STORE = { "cache-control": "no-store" };
+const JSON_NO_STORE = { "content-type": "application/json", "cache-control": "no-store" };
 
-export function apiJson(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return Response.json(body, { status, headers: { ...NO_STORE, ...headers } });
+export function jsonAnswer(status: number, body: unknown, headers: Record<string, string> = {}): ApiAnswer {
+  return { status, headers: { ...JSON_NO_STORE, ...headers }, body: JSON.stringify(body) };
 }
 
-export function apiError(
+export function errorAnswer(
   status: number,
   code: string,
   message: string,
   extra: Record<string, unknown> = {},
   headers: Record<string, string> = {},
-): Response {
-  return apiJson(status, { ...extra, error: { code, message } }, headers);
+): ApiAnswer {
+  return jsonAnswer(status, { ...extra, error: { code, message } }, headers);
+}
+
+/** errorAnswer as a fetch Response, for routes that are not the API's handlers (the export, the demo). */
+export function apiError(...args: Parameters<typeof errorAnswer>): Response {
+  return responseOf(errorAnswer(...args));
 }
 
 // The status of every code: the API's documented ones (ERROR_CODES, the README's table) and the
@@ -43,8 +49,8 @@ export function statusOf(code: string): number {
 }
 
 /** A DomainError as the API answers it: the status of its code, its code and its message. */
-export function errorResponse(error: Pick<DomainError, "code" | "message">, extra: Record<string, unknown> = {}): Response {
-  return apiError(statusOf(error.code), error.code, error.message, extra);
+export function domainErrorAnswer(error: Pick<DomainError, "code" | "message">, extra: Record<string, unknown> = {}): ApiAnswer {
+  return errorAnswer(statusOf(error.code), error.code, error.message, extra);
 }
 
 /** Whole seconds from `now` until `at`, at least 1, for a Retry-After header; null when unknown. */

@@ -1,7 +1,8 @@
 import Ajv2020, { type ValidateFunction } from "ajv/dist/2020";
 import { NextRequest } from "next/server";
-import { openApiDocument } from "@/lib/http";
+import { type ApiAnswer, type ApiRequest, openApiDocument, responseOf } from "@/lib/http";
 import { proxy } from "@/proxy";
+import type { SentRequest } from "./test-support";
 
 // For the OpenAPI tests (openapi.int.test.ts, openapi-fuzz.int.test.ts): the served document
 // compiled with Ajv (JSON Schema 2020-12, as OpenAPI 3.1), requests run as the server runs them
@@ -81,8 +82,8 @@ async function read(response: Response): Promise<Answer> {
 }
 
 /** Runs a request as the server does: proxy.ts answers or lets it through, then the route's handler. */
-export async function serve(request: Request, handler: (request: Request) => Promise<Response>): Promise<Answer> {
+export async function serve(request: SentRequest, handler: (request: ApiRequest) => Promise<ApiAnswer>): Promise<Answer> {
   const proxied = proxy(new NextRequest(request.url, { method: request.method, headers: request.headers }));
   if (proxied.headers.get("x-middleware-next") !== "1") return read(proxied);
-  return read(await handler(request));
+  return read(responseOf(await handler(request)));
 }

@@ -5,7 +5,7 @@ import { useTestDatabase } from "@/db/testing-suite";
 import { revokeApiKey } from "@/lib/api-keys";
 import { setEndpointArchived } from "@/lib/catalog";
 import { makeEndpoint, setCeilingValue } from "@/lib/enforcement/test-fixtures";
-import { openApiDocument } from "@/lib/http";
+import { type ApiAnswer, type ApiRequest, openApiDocument } from "@/lib/http";
 import { answerMethod } from "@/lib/http/methods";
 import { API_ERROR_CODE_NAMES, API_ERROR_CODES, type ApiErrorCode } from "@/lib/http/openapi-schemas";
 import { OPERATION_ERRORS } from "@/lib/http/openapi";
@@ -81,7 +81,7 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
   });
 
   const R = "/api/v1/reservations";
-  const run = async (path: string, method: "post" | "get", url: string, send: Send, handler: (r: Request) => Promise<Response>) => {
+  const run = async (path: string, method: "post" | "get", url: string, send: Send, handler: (r: ApiRequest) => Promise<ApiAnswer>) => {
     const answer = await serve(apiRequest(url, { ...send, method: method.toUpperCase() }), handler);
     problems.push(...conformance(path, method, answer));
     return answer as { status: number; body: Record<string, unknown>; headers: Headers };

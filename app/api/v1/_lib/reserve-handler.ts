@@ -1,61 +1,61 @@
 import { type Decision, reserve, ReservationInputError } from "@/lib/enforcement";
 import type { ApiPrincipal } from "@/lib/api-keys";
-import { apiError, apiJson, describeIssue, errorResponse, readJsonBody, RequestIdHeader, ReserveBody, retryAfterSeconds } from "@/lib/http";
+import { type ApiAnswer, type ApiRequest, describeIssue, domainErrorAnswer, errorAnswer, jsonAnswer, parseJsonBody, RequestIdHeader, ReserveBody, retryAfterSeconds } from "@/lib/http";
 import type { ApiDeps } from "./deps";
-import { authenticateRequest, checkEndpointAccess, unavailableResponse } from "./guard";
+import { authenticateRequest, checkEndpointAccess, unavailableAnswer } from "./guard";
 
 /**
  * The billing account charged for the call. A key bound to an account always charges that
  * account, so per-caller quotas follow the account whichever of its keys is used; a trusted
  * service names the caller in the body.
  */
-function resolveCaller(principal: ApiPrincipal, bodyCaller: string | undefined): { caller: string | undefined } | Response {
+function resolveCaller(principal: ApiPrincipal, bodyCaller: string | undefined): { caller: string | undefined } | ApiAnswer {
   if (principal.trusted || principal.account === null) return { caller: bodyCaller };
   if (bodyCaller !== undefined && bodyCaller !== principal.account) {
-    return apiError(403, "caller_not_allowed", `the API key ck_${principal.prefix} may only spend for its own account`);
+    return errorAnswer(403, "caller_not_allowed", `the API key ck_${principal.prefix} may only spend for its own account`);
   }
   return { caller: principal.account };
 }
 
-function decisionResponse(decision: Decision, now: number): Response {
+function decisionAnswer(decision: Decision, now: number): ApiAnswer {
   if (decision.status === "resolved") {
     // Not a grant: the key's reservation holds nothing (settled: the work is done).
-    return apiError(409, "already_resolved", decision.message, { state: decision.state, reservationId: decision.existingReservationId, replay: true });
+    return errorAnswer(409, "already_resolved", decision.message, { state: decision.state, reservationId: decision.existingReservationId, replay: true });
   }
   if (decision.status === "granted") {
     const body = { reservationId: decision.reservationId, expiresAt: decision.expiresAt, replay: decision.replay, remaining: decision.remaining };
-    return apiJson(decision.replay ? 200 : 201, body);
+    return jsonAnswer(decision.replay ? 200 : 201, body);
   }
   const { status: _status, message, gate, ...details } = decision;
   if (gate === "unavailable") {
-    return apiError(503, "unavailable", message, { gate }, { "retry-after": "1" });
+    return errorAnswer(503, "unavailable", message, { gate }, { "retry-after": "1" });
   }
   const retry = retryAfterSeconds(decision.retryAt, now);
-  return apiError(429, gate, message, { gate, ...details }, retry === null ? {} : { "retry-after": String(retry) });
+  return errorAnswer(429, gate, message, { gate, ...details }, retry === null ? {} : { "retry-after": String(retry) });
 }
 
 /** POST /api/v1/reservations */
-export async function handleReserve(request: Request, deps: ApiDeps): Promise<Response> {
+export async function handleReserve(request: ApiRequest, deps: ApiDeps): Promise<ApiAnswer> {
   const auth = await authenticateRequest(request, deps);
-  if (auth instanceof Response) return auth;
+  if ("status" in auth) return auth;
   // The caller is trimmed as the library and SQL trim it: a trailing \v names the same account.
-  const body = await readJsonBody(request, undefined, ["caller"]);
-  if (!body.ok) return apiError(body.status, body.code, body.message);
+  const body = parseJsonBody(request, undefined, ["caller"]);
+  if (!body.ok) return errorAnswer(body.status, body.code, body.message);
   const parsed = ReserveBody.safeParse(body.value);
   if (!parsed.success) {
     const issue = describeIssue(parsed.error);
-    return apiError(400, issue.code, issue.message);
+    return errorAnswer(400, issue.code, issue.message);
   }
   const input = parsed.data;
   // Refused rather than cut: a cut id would no longer match the caller's own logs.
-  const requestIdHeader = RequestIdHeader.safeParse(request.headers.get("x-request-id") ?? "");
-  if (!requestIdHeader.success) return apiError(400, "invalid_request_id", requestIdHeader.error.issues[0]?.message ?? "invalid X-Request-Id");
+  const requestIdHeader = RequestIdHeader.safeParse(request.header("x-request-id") ?? "");
+  if (!requestIdHeader.success) return errorAnswer(400, "invalid_request_id", requestIdHeader.error.issues[0]?.message ?? "invalid X-Request-Id");
   const requestId = requestIdHeader.data || undefined;
   try {
     const denied = await checkEndpointAccess(auth.db, auth.principal, input.endpoint);
     if (denied) return denied;
     const caller = resolveCaller(auth.principal, input.caller);
-    if (caller instanceof Response) return caller;
+    if ("status" in caller) return caller;
     const decision = await reserve(auth.db, {
       endpoint: input.endpoint,
       amount: input.amount,
@@ -65,9 +65,9 @@ export async function handleReserve(request: Request, deps: ApiDeps): Promise<Re
       ttlSeconds: input.ttlSeconds,
       requestId,
     });
-    return decisionResponse(decision, (deps.now?.() ?? new Date()).getTime());
+    return decisionAnswer(decision, (deps.now?.() ?? new Date()).getTime());
   } catch (error) {
-    if (error instanceof ReservationInputError) return errorResponse(error, error.reservationId ? { reservationId: error.reservationId } : {});
-    return unavailableResponse("reserve", error);
+    if (error instanceof ReservationInputError) return domainErrorAnswer(error, error.reservationId ? { reservationId: error.reservationId } : {});
+    return unavailableAnswer("reserve", error);
   }
 }

@@ -1,27 +1,27 @@
 import { releaseReservation, reservationEndpointKey, ReservationInputError, type Resolution, settleReservation } from "@/lib/enforcement";
-import { apiError, apiJson, describeIssue, errorResponse, readJsonBody, ReleaseBody, ReservationIdParam, SettleBody } from "@/lib/http";
+import { type ApiAnswer, type ApiRequest, describeIssue, domainErrorAnswer, errorAnswer, jsonAnswer, parseJsonBody, ReleaseBody, ReservationIdParam, SettleBody } from "@/lib/http";
 import type { ApiDeps } from "./deps";
-import { authenticateRequest, checkEndpointAccess, unavailableResponse, withinDeadline } from "./guard";
+import { authenticateRequest, checkEndpointAccess, unavailableAnswer, withinDeadline } from "./guard";
 
 type Verb = "settle" | "release";
 
-function resultResponse(result: Resolution): Response {
+function resultAnswer(result: Resolution): ApiAnswer {
   switch (result.status) {
     case "settled":
-      return apiJson(200, { status: "settled", reservationId: result.reservationId, actual: result.actual, overrun: result.overrun, replay: result.replay });
+      return jsonAnswer(200, { status: "settled", reservationId: result.reservationId, actual: result.actual, overrun: result.overrun, replay: result.replay });
     case "released":
-      return apiJson(200, { status: "released", reservationId: result.reservationId, replay: result.replay });
+      return jsonAnswer(200, { status: "released", reservationId: result.reservationId, replay: result.replay });
     case "not_found":
-      return apiError(404, "reservation_not_found", result.message);
+      return errorAnswer(404, "reservation_not_found", result.message);
     case "forbidden":
-      return apiError(403, "reservation_forbidden", result.message);
+      return errorAnswer(403, "reservation_forbidden", result.message);
     case "already_resolved":
-      return apiError(409, "already_resolved", result.message, {
+      return errorAnswer(409, "already_resolved", result.message, {
         state: result.state,
         ...(result.overrun ? { overrun: true, charged: result.charged, replay: result.replay } : {}),
       });
     case "unavailable":
-      return apiError(503, "unavailable", result.message, {}, { "retry-after": "1" });
+      return errorAnswer(503, "unavailable", result.message, {}, { "retry-after": "1" });
   }
 }
 
@@ -30,21 +30,21 @@ function resultResponse(result: Resolution): Response {
  * that account's reservations (the database checks it on the locked row); a trusted service may
  * resolve any. Either way the reservation's endpoint must be one the key is allowed to use.
  */
-export async function handleResolve(request: Request, rawId: string, verb: Verb, deps: ApiDeps): Promise<Response> {
+export async function handleResolve(request: ApiRequest, rawId: string, verb: Verb, deps: ApiDeps): Promise<ApiAnswer> {
   const auth = await authenticateRequest(request, deps);
-  if (auth instanceof Response) return auth;
+  if ("status" in auth) return auth;
   const id = ReservationIdParam.safeParse(rawId);
-  if (!id.success) return apiError(400, "invalid_reservation_id", `the reservation id must be a UUID, got '${rawId.slice(0, 60)}'`);
-  const body = await readJsonBody(request);
-  if (!body.ok) return apiError(body.status, body.code, body.message);
+  if (!id.success) return errorAnswer(400, "invalid_reservation_id", `the reservation id must be a UUID, got '${rawId.slice(0, 60)}'`);
+  const body = parseJsonBody(request);
+  if (!body.ok) return errorAnswer(body.status, body.code, body.message);
   const parsed = verb === "settle" ? SettleBody.safeParse(body.value) : ReleaseBody.safeParse(body.value);
   if (!parsed.success) {
     const issue = describeIssue(parsed.error);
-    return apiError(400, issue.code, issue.message);
+    return errorAnswer(400, issue.code, issue.message);
   }
   try {
     const endpointKey = await withinDeadline(reservationEndpointKey(auth.db, id.data));
-    if (endpointKey === null) return apiError(404, "reservation_not_found", "no such reservation");
+    if (endpointKey === null) return errorAnswer(404, "reservation_not_found", "no such reservation");
     const denied = await checkEndpointAccess(auth.db, auth.principal, endpointKey);
     if (denied) return denied;
     const caller = auth.principal.trusted ? undefined : (auth.principal.account ?? undefined);
@@ -52,9 +52,9 @@ export async function handleResolve(request: Request, rawId: string, verb: Verb,
       "actual" in parsed.data
         ? await settleReservation(auth.db, { reservationId: id.data, actual: parsed.data.actual, caller })
         : await releaseReservation(auth.db, { reservationId: id.data, caller });
-    return resultResponse(result);
+    return resultAnswer(result);
   } catch (error) {
-    if (error instanceof ReservationInputError) return errorResponse(error);
-    return unavailableResponse(verb, error);
+    if (error instanceof ReservationInputError) return domainErrorAnswer(error);
+    return unavailableAnswer(verb, error);
   }
 }

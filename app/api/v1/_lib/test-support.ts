@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
 import { createApiKey } from "@/lib/api-keys";
+import type { ApiAnswer, ApiRequest } from "@/lib/http";
 
 // Shared by the HTTP API integration tests: requests as a client sends them, keys made through
 // the same library the dashboard uses, and a snapshot of everything a call could charge.
@@ -16,18 +17,28 @@ export type Send = {
   headers?: Record<string, string>;
 };
 
-export function apiRequest(path: string, send: Send = {}): Request {
-  const headers: Record<string, string> = { "content-type": "application/json", ...send.headers };
-  if (send.key) headers.authorization = `Bearer ${send.key}`;
-  const body = send.raw ?? (send.body === undefined ? undefined : JSON.stringify(send.body));
-  return new Request(`${BASE}${path}`, { method: send.method ?? "POST", headers, body });
+/** A request as the handlers read it, with what a client sent for proxy.ts to see (openapi-check.ts). */
+export type SentRequest = ApiRequest & { method: string; url: string; headers: Headers };
+
+export function apiRequest(path: string, send: Send = {}): SentRequest {
+  const headers = new Headers({ "content-type": "application/json", ...send.headers });
+  if (send.key) headers.set("authorization", `Bearer ${send.key}`);
+  const text = send.raw ?? (send.body === undefined ? undefined : JSON.stringify(send.body));
+  const url = new URL(`${BASE}${path}`);
+  return {
+    method: send.method ?? "POST",
+    url: url.href,
+    headers,
+    header: (name) => headers.get(name),
+    search: url.search,
+    body: text === undefined ? undefined : new TextEncoder().encode(text),
+  };
 }
 
 export type Answer = { status: number; body: Record<string, unknown>; headers: Headers };
 
-export async function read(response: Response): Promise<Answer> {
-  const text = await response.text();
-  return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {}, headers: response.headers };
+export async function read(answer: ApiAnswer): Promise<Answer> {
+  return { status: answer.status, body: answer.body ? (JSON.parse(answer.body) as Record<string, unknown>) : {}, headers: new Headers(answer.headers) };
 }
 
 export function errorCode(answer: Answer): string | undefined {

@@ -1,3 +1,4 @@
+import { apiRequestOf, responseOf } from "@/lib/http";
 import { liveDeps } from "../_lib/deps";
 import { handleReserve } from "../_lib/reserve-handler";
 
@@ -5,6 +6,6 @@ import { handleReserve } from "../_lib/reserve-handler";
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
 
-export function POST(request: Request): Promise<Response> {
-  return handleReserve(request, liveDeps);
+export async function POST(request: Request): Promise<Response> {
+  return responseOf(await handleReserve(await apiRequestOf(request), liveDeps));
 }

@@ -1,3 +1,4 @@
+import { apiRequestOf, responseOf } from "@/lib/http";
 import { liveDeps } from "../../_lib/deps";
 import { handleEndpointStatus } from "../../_lib/status-handler";
 
@@ -6,5 +7,5 @@ export const dynamic = "force-dynamic";
 
 export async function GET(request: Request, context: { params: Promise<{ key: string }> }): Promise<Response> {
   const { key } = await context.params;
-  return handleEndpointStatus(request, key, liveDeps);
+  return responseOf(await handleEndpointStatus(await apiRequestOf(request), key, liveDeps));
 }

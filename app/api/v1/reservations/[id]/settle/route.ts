@@ -1,3 +1,4 @@
+import { apiRequestOf, responseOf } from "@/lib/http";
 import { liveDeps } from "../../../_lib/deps";
 import { handleResolve } from "../../../_lib/resolve-handler";
 
@@ -6,5 +7,5 @@ export const dynamic = "force-dynamic";
 
 export async function POST(request: Request, context: { params: Promise<{ id: string }> }): Promise<Response> {
   const { id } = await context.params;
-  return handleResolve(request, id, "settle", liveDeps);
+  return responseOf(await handleResolve(await apiRequestOf(request), id, "settle", liveDeps));
 }
