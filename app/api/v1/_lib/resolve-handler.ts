@@ -21,7 +21,7 @@ function resultResponse(result: Resolution): Response {
         ...(result.overrun ? { overrun: true, charged: result.charged, replay: result.replay } : {}),
       });
     case "unavailable":
-      return apiError(503, "unavailable", result.message, {}, { "retry-after": "1" });
+      return apiError(503, "unavailable", result.message, { mayHaveApplied: result.mayHaveApplied }, { "retry-after": "1" });
   }
 }
 
