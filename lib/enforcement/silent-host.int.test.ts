@@ -1,8 +1,8 @@
-import net from "node:net";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Database, openPostgres, resultRows } from "@/db/client";
 import { CuttableProxy } from "@/db/cuttable-proxy";
+import { SilentHost } from "@/db/silent-host";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { batcherFor, reserve } from "./reserve";
@@ -12,30 +12,6 @@ import { makeEndpoint } from "./test-fixtures";
 // A host in the URL that accepts TCP and never answers (a machine that died silently) costs
 // reservations nothing: the primary is found by whichever host answers first, and no connection
 // is left behind on the server or on the silent host, even for pools destroyed while they connect.
-
-/** A TCP server that accepts connections and never sends a byte. */
-class SilentHost {
-  private readonly server = net.createServer((socket) => {
-    this.open.add(socket);
-    socket.on("close", () => this.open.delete(socket));
-    socket.on("error", () => {});
-    // Read and dropped, so that the client's close is seen (a paused socket never hears the FIN).
-    socket.resume();
-  });
-  readonly open = new Set<net.Socket>();
-
-  async listen(): Promise<number> {
-    await new Promise<void>((r) => this.server.listen(0, "127.0.0.1", r));
-    const address = this.server.address();
-    if (!address || typeof address === "string") throw new Error("no port");
-    return address.port;
-  }
-
-  close(): Promise<void> {
-    for (const s of this.open) s.destroy();
-    return new Promise((r) => this.server.close(() => r()));
-  }
-}
 
 function withHosts(base: string, hosts: string): string {
   const schemeEnd = base.indexOf("://") + 3;
