@@ -60,10 +60,6 @@ export class PoolSockets {
     for (const socket of this.open) socket.destroy(Object.assign(new Error("the pool was destroyed"), { code: "CONNECTION_DESTROYED" }));
     this.open.clear();
   }
-
-  get size(): number {
-    return this.open.size;
-  }
 }
 
 // While every host answers as a standby (a promotion under way), a pick asks again this often.
