@@ -124,10 +124,21 @@ function firstPrimary(url: string, hosts: string[], timeoutMs: number): Promise<
 
 export type Discovery = { primary?: string; standbys: number };
 
+// A finished discovery's answer is reused this long. During a failover every caller's retry opens
+// a connection: without it, discoveries ran back to back, each opening a connection to every
+// host, and the new primary, forking a backend for each, answered them too slowly (test:ha).
+const REUSE_MS = 250;
+
+// Asking every host at once, each question may take this many probe timeouts: the first primary
+// to answer ends the others' at once, so only a failover without a primary waits this long, and a
+// primary slowed by the failover's reconnections is still found.
+const PATIENCE = 3;
+
 /** One multi-host URL's primary, found by one discovery at a time for the whole process. */
 export class PrimaryPicker {
   private last: string | undefined;
   private discovering: Promise<Discovery> | undefined;
+  private latest: { at: number; answer: Discovery } | undefined;
   /** Discoveries run and hosts asked, for tests. */
   readonly stats = { discoveries: 0, probes: 0 };
 
@@ -137,11 +148,17 @@ export class PrimaryPicker {
     private readonly probeTimeoutMs: number,
   ) {}
 
-  /** The primary now: the running discovery if there is one, else a new one. */
+  /** The primary now: the running discovery if there is one, the one that just ended, else a new one. */
   discover(): Promise<Discovery> {
-    this.discovering ??= this.run().finally(() => {
-      this.discovering = undefined;
-    });
+    if (this.latest && Date.now() - this.latest.at < REUSE_MS) return Promise.resolve(this.latest.answer);
+    this.discovering ??= this.run()
+      .then((answer) => {
+        this.latest = { at: Date.now(), answer };
+        return answer;
+      })
+      .finally(() => {
+        this.discovering = undefined;
+      });
     return this.discovering;
   }
 
@@ -157,7 +174,7 @@ export class PrimaryPicker {
     }
     const others = this.hosts.filter((h) => h !== last);
     this.stats.probes += others.length;
-    const found = await firstPrimary(this.url, others, this.probeTimeoutMs);
+    const found = await firstPrimary(this.url, others, this.probeTimeoutMs * PATIENCE);
     // With no primary the next discovery asks every host at once: the old one may be gone silently.
     this.last = found.primary;
     return { primary: found.primary, standbys: standbys + found.standbys };

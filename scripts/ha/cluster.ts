@@ -216,6 +216,12 @@ function patroniConfig(config: ClusterConfig, i: number, dataDir: string): objec
             wal_keep_size: "128MB",
             // On a commit the primary waits until a synchronous standby has flushed the WAL.
             synchronous_commit: "on",
+            // How long a standby waits before asking for WAL again after a failure (5 s by
+            // default). Seen in test:ha: a standby promoted while it waited became writable only
+            // 5 s after Patroni's promote, and the remaining standby, refused at first (its slot
+            // not yet made on the new primary), streamed again 5 s later; under strict
+            // synchronous mode no commit returns until it does. Each added 5 s to every failover.
+            wal_retrieve_retry_interval: "500ms",
           },
         },
       },
