@@ -196,6 +196,10 @@ async function openConfigured(): Promise<Opened> {
   // answers "unavailable" within the deadline instead of hanging the caller.
   const enforcement = openPostgres(url, {
     max: e.ENFORCEMENT_POOL_MAX,
+    // Without postgres.js's array-type lookup, as the lanes: a connection lost while that lookup
+    // ran (a primary killed as the pool reconnected) failed it as an unhandled rejection, which
+    // ended the API server in test:ha. Drizzle parses array columns from their text form.
+    fetchTypes: false,
     connectTimeoutSeconds: Math.max(1, Math.ceil(e.ENFORCEMENT_DEADLINE_MS / 1000)),
     connection: {
       statement_timeout: e.ENFORCEMENT_STATEMENT_TIMEOUT_MS,
