@@ -6,7 +6,7 @@ import { migrate } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
 import { env } from "@/lib/env";
 import { EMBEDDED_APP_ROLE, EMBEDDED_DATABASE, type EmbeddedServer, ensureEmbeddedServer, stopEmbeddedServer } from "./embedded/server";
-import { multiHostOptions } from "./multi-host";
+import { multiHostOptions, PoolSockets, probeTimeoutFor } from "./multi-host";
 import * as schema from "./schema";
 
 export type Schema = typeof schema;
@@ -39,6 +39,7 @@ export type SiblingOpener = (max: number, connection?: Record<string, string | n
 
 /** Opens a pool on a Postgres server. The only place a postgres.js client is created. */
 export function openPostgres(url: string, options: PostgresOptions = {}): Database {
+  const sockets = new PoolSockets();
   const client = postgres(url, {
     max: options.max ?? env().DB_POOL_MAX,
     connect_timeout: options.connectTimeoutSeconds ?? 10,
@@ -47,7 +48,11 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
     fetch_types: options.fetchTypes ?? true,
     connection: { application_name: "ceilings", ...options.connection },
     // A multi-host URL (a Patroni cluster) connects to its primary only: see db/multi-host.ts.
-    ...multiHostOptions(url, options.connectTimeoutSeconds ?? 10),
+    ...multiHostOptions(url, {
+      connectTimeoutSeconds: options.connectTimeoutSeconds ?? 10,
+      probeTimeoutMs: probeTimeoutFor(env().ENFORCEMENT_DEADLINE_MS),
+      sockets,
+    }),
   });
   const siblings = new Set<Database>();
   const db: Db = drizzle(client, { schema });
@@ -69,8 +74,14 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
     close: async () => {
       await Promise.all([...siblings].map((s) => s.close()));
       await client.end({ timeout: 5 });
+      sockets.abandon();
     },
-    destroy: () => client.end({ timeout: 0 }),
+    destroy: () => {
+      // Before postgres.js lets go: it ends only sockets already open, and a pick under way would
+      // still hand it one.
+      sockets.abandon();
+      return client.end({ timeout: 0 });
+    },
   };
 }
 
@@ -185,6 +196,10 @@ async function openConfigured(): Promise<Opened> {
   // answers "unavailable" within the deadline instead of hanging the caller.
   const enforcement = openPostgres(url, {
     max: e.ENFORCEMENT_POOL_MAX,
+    // Without postgres.js's array-type lookup, as the lanes: a connection lost while that lookup
+    // ran (a primary killed as the pool reconnected) failed it as an unhandled rejection, which
+    // ended the API server in test:ha. Drizzle parses array columns from their text form.
+    fetchTypes: false,
     connectTimeoutSeconds: Math.max(1, Math.ceil(e.ENFORCEMENT_DEADLINE_MS / 1000)),
     connection: {
       statement_timeout: e.ENFORCEMENT_STATEMENT_TIMEOUT_MS,

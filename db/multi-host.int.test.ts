@@ -3,6 +3,9 @@ import { describe, expect, it } from "vitest";
 import { env } from "@/lib/env";
 import { classifyFailure } from "@/lib/enforcement/unavailable";
 import { openPostgres, resultRows } from "./client";
+import { probeTimeoutFor, urlHosts } from "./multi-host";
+import { pickerFor } from "./primary-picker";
+import { SilentHost } from "./silent-host";
 import { skipWithoutDatabase } from "./testing";
 
 // A multi-host URL on the one test server: the primary is found past hosts that refuse, and with
@@ -26,6 +29,31 @@ describe.skipIf(skipWithoutDatabase())("multi-host URLs on a real server", () =>
       expect(rows[0]?.standby).toBe(false);
     } finally {
       await database.close();
+    }
+  });
+
+  it("shares one discovery among concurrent connections, and asks the known primary alone after that", async () => {
+    const silent = new SilentHost();
+    const port = await silent.listen();
+    const url = withHosts(base, `127.0.0.1:${port},${server}`);
+    const picker = pickerFor(url, urlHosts(url), probeTimeoutFor(env().ENFORCEMENT_DEADLINE_MS));
+    const database = openPostgres(url, { max: 8, connectTimeoutSeconds: 2 });
+    try {
+      await Promise.all(Array.from({ length: 8 }, () => database.db.execute(sql`select pg_sleep(0.05)`)));
+      // Eight new connections, one discovery asking both hosts (the real one answered first).
+      expect(picker.stats).toEqual({ discoveries: 1, probes: 2 });
+      await database.destroy?.();
+      // Past the time a discovery's answer is reused.
+      await new Promise((r) => setTimeout(r, 300));
+      const again = openPostgres(url, { max: 1, connectTimeoutSeconds: 2 });
+      await again.db.execute(sql`select 1`);
+      await again.close();
+      // The last primary answered as primary: the silent host was not asked again.
+      expect(picker.stats).toEqual({ discoveries: 2, probes: 3 });
+      await expect.poll(() => silent.open.size).toBe(0);
+    } finally {
+      await database.close();
+      await silent.close();
     }
   });
 

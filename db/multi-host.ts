@@ -1,5 +1,5 @@
 import net from "node:net";
-import postgres from "postgres";
+import { connectTo, failedSocket, parseHost, pickerFor } from "./primary-picker";
 
 // Multi-host URLs (postgres://user@h1:5441,h2:5442,h3:5443/db), for a Patroni cluster whose
 // primary moves. postgres.js 3.4.9 parses the comma-separated host list itself (index.js
@@ -15,11 +15,12 @@ import postgres from "postgres";
 //   (porsager/postgres#815 reports the same). Reservations then fail closed, but never resume.
 //
 // So for a multi-host URL the host is chosen here: postgres.js gets a `socket` function (its
-// documented way to supply the connection) that asks every host, in parallel, whether it is in
-// recovery and connects to the one that is not. postgres.js itself sees a single host, with
-// target_session_attrs=primary as a second check. While no node is primary, connections fail
-// as refused (or wait while a promotion is under way): reservations are unavailable within the
-// deadline, and the next attempt asks again.
+// documented way to supply the connection) that connects to the host the process's discovery
+// found answering `pg_is_in_recovery()` false (db/primary-picker.ts). postgres.js itself sees a
+// single host, with target_session_attrs=primary as a second check. While no node is primary,
+// connections fail as refused (or wait while a promotion is under way): reservations are
+// unavailable within the deadline, and the next attempt asks again. postgres.js starts its
+// connect_timeout only once the socket function returns, so the pick is bounded here.
 
 export type SessionAttrs = "read-write" | "read-only" | "primary" | "standby" | "prefer-standby";
 
@@ -37,98 +38,69 @@ function requestedAttrs(url: string): string | undefined {
   return new URLSearchParams(url.slice(query + 1)).get("target_session_attrs") ?? undefined;
 }
 
-type HostPort = { host: string; port: number };
+/**
+ * The sockets a pool was handed, so that a pool destroyed while it connects (an enforcement lane
+ * past its deadline) leaves nothing connected: postgres.js completes a connection whose pick
+ * outlived its pool and leaves it idle, and only ends sockets that are already open.
+ */
+export class PoolSockets {
+  private readonly open = new Set<net.Socket>();
+  abandoned = false;
 
-function parseHost(h: string): HostPort {
-  const match = /^(.*?)(?::(\d+))?$/.exec(h);
-  return { host: match?.[1] || "localhost", port: Number(match?.[2] ?? 5432) };
-}
-
-/** The same URL naming one host, without target_session_attrs (meaningless for one host). */
-function singleHostUrl(url: string, host: string): string {
-  const schemeEnd = url.indexOf("://") + 3;
-  const authority = url.slice(schemeEnd).split(/[/?]/)[0] ?? "";
-  const at = authority.lastIndexOf("@");
-  const rest = url.slice(schemeEnd + authority.length);
-  const q = rest.indexOf("?");
-  let tail = rest;
-  if (q >= 0) {
-    const params = new URLSearchParams(rest.slice(q + 1));
-    params.delete("target_session_attrs");
-    tail = rest.slice(0, q) + (params.size > 0 ? `?${params.toString()}` : "");
+  track(socket: net.Socket): net.Socket {
+    this.open.add(socket);
+    socket.once("close", () => this.open.delete(socket));
+    return socket;
   }
-  return `${url.slice(0, schemeEnd)}${at >= 0 ? authority.slice(0, at + 1) : ""}${host}${tail}`;
-}
 
-type Role = "primary" | "standby" | "unreachable";
-
-/** What the host is now: asked with a one-connection client of its own. */
-async function roleOf(url: string, host: string, timeoutSeconds: number): Promise<Role> {
-  const probe = postgres(singleHostUrl(url, host), {
-    max: 1,
-    connect_timeout: timeoutSeconds,
-    fetch_types: false,
-    onnotice: () => {},
-    connection: { application_name: "ceilings-primary-probe" },
-  });
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    // Bounded here too: a pool's every new connection waits for this answer.
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error("probe timed out")), (timeoutSeconds + 1) * 1000);
-    });
-    const [row] = await Promise.race([probe<{ standby: boolean }[]>`select pg_is_in_recovery() as standby`, timeout]);
-    return row?.standby === false ? "primary" : "standby";
-  } catch {
-    return "unreachable";
-  } finally {
-    clearTimeout(timer);
-    await probe.end({ timeout: 0 }).catch(() => undefined);
+  /** Destroys every socket of the pool, and every one a pick still under way would hand it. */
+  abandon(): void {
+    this.abandoned = true;
+    // With an error: a socket that just closes while its first query waits is reconnected.
+    for (const socket of this.open) socket.destroy(Object.assign(new Error("the pool was destroyed"), { code: "CONNECTION_DESTROYED" }));
+    this.open.clear();
   }
 }
+
+// While every host answers as a standby (a promotion under way), a pick asks again this often.
+const PROMOTION_POLL_MS = 250;
 
 /**
  * A `socket` function for postgres.js that connects to whichever host of the URL is the primary,
  * never to a standby: postgres.js's own target_session_attrs check does not hold after a
- * reconnect, and a pool that lands on a standby stays there (seen in npm run test:ha). With no
- * primary it connects to a host that did not answer, which fails like any refused connection;
- * when every host answers as a standby (a promotion under way) it asks again shortly.
- * Connections opened together share one round of questions.
+ * reconnect, and a pool that lands on a standby stays there (seen in npm run test:ha). The
+ * primary comes from the process's one discovery for the URL (db/primary-picker.ts). With no
+ * primary the connection fails at once as refused; while a promotion is under way it asks again
+ * until `pickMs` have passed. A pool that is gone by the time the answer comes gets no socket.
  */
-export function primarySocket(url: string, timeoutSeconds: number): () => Promise<net.Socket> {
-  const hosts = urlHosts(url);
-  let asking: Promise<Role[]> | undefined;
-  const roles = () => {
-    asking ??= Promise.all(hosts.map((h) => roleOf(url, h, timeoutSeconds))).finally(() => {
-      asking = undefined;
-    });
-    return asking;
-  };
-  const open = (target: string) => {
-    const { host, port } = parseHost(target);
-    const socket = net.connect(port, host);
-    // postgres.js listens for errors while it uses the socket and drops every listener when it
-    // closes it; an error arriving after that (a reset from a killed server) would otherwise
-    // crash the process.
-    socket.on("error", () => undefined);
-    return socket;
-  };
+export function primarySocket(url: string, options: { pickMs: number; probeTimeoutMs: number; sockets: PoolSockets }): () => Promise<net.Socket> {
+  const picker = pickerFor(url, urlHosts(url), options.probeTimeoutMs);
+  const abandoned = () => failedSocket("CONNECTION_DESTROYED", "the pool was closed while its connection was being set up");
   return async () => {
+    const until = Date.now() + options.pickMs;
     for (;;) {
-      const answers = await roles();
-      const primary = hosts[answers.indexOf("primary")];
-      if (primary) return open(primary);
-      const unreachable = hosts[answers.indexOf("unreachable")];
-      if (unreachable) return open(unreachable);
-      await new Promise((r) => setTimeout(r, 250));
+      const found = await picker.discover();
+      if (options.sockets.abandoned) return abandoned();
+      if (found.primary) return options.sockets.track(connectTo(found.primary));
+      if (found.standbys === 0 || Date.now() + PROMOTION_POLL_MS > until) {
+        return failedSocket("CONNECTION_NO_PRIMARY", "no host of the URL answered as primary");
+      }
+      await new Promise((r) => setTimeout(r, PROMOTION_POLL_MS));
+      if (options.sockets.abandoned) return abandoned();
     }
   };
+}
+
+// Each question to a host is given up after this, well inside the enforcement deadline (2 s by
+// default): a host that accepts TCP and never answers must not use the caller's whole deadline.
+export function probeTimeoutFor(deadlineMs: number): number {
+  return Math.min(750, Math.max(200, Math.round(deadlineMs * 0.3)));
 }
 
 /** postgres.js options for a URL: only multi-host URLs get any. */
 export function multiHostOptions(
   url: string,
-  connectTimeoutSeconds = 10,
+  options: { connectTimeoutSeconds: number; probeTimeoutMs: number; sockets: PoolSockets },
 ): { target_session_attrs?: SessionAttrs; socket?: () => Promise<net.Socket>; host?: string; port?: number } {
   const hosts = urlHosts(url);
   if (hosts.length < 2) return {};
@@ -136,7 +108,7 @@ export function multiHostOptions(
   if (asked !== undefined && asked !== "read-write" && asked !== "primary") return {};
   const first = parseHost(hosts[0] ?? "");
   return {
-    socket: primarySocket(url, connectTimeoutSeconds),
+    socket: primarySocket(url, { pickMs: options.connectTimeoutSeconds * 1000, probeTimeoutMs: options.probeTimeoutMs, sockets: options.sockets }),
     // One host as far as postgres.js knows: with several it swallows connection errors and loops.
     host: first.host,
     port: first.port,

@@ -1,11 +1,12 @@
 import { configFromEnv, connectionUrl, DEFAULT_PORTS, down, members, readState, up } from "./ha/cluster";
 import { openPostgres, migrateDatabase } from "@/db/client";
+import { connectionBound, maxConnectionsFor } from "@/lib/connection-bound";
 
 // `npm run ha -- up | status | down`: a local highly available cluster (three etcd members, three
 // Patroni-managed PostgreSQL 15 nodes with synchronous replication) in .data-ha/, on loopback.
 // See docs/high-availability.md.
 
-const usage = "usage: npm run ha -- up | status | down   (env: HA_DIR, HA_PG_PORTS, HA_REST_PORTS, HA_ETCD_PORTS, HA_SYNC, HA_STRICT)";
+const usage = "usage: npm run ha -- up | status | down   (env: HA_DIR, HA_PG_PORTS, HA_REST_PORTS, HA_ETCD_PORTS, HA_SYNC, HA_STRICT, HA_APP_PROCESSES)";
 
 async function main(): Promise<void> {
   const command = process.argv[2];
@@ -26,6 +27,10 @@ async function main(): Promise<void> {
       throw error;
     }
     await printStatus();
+    const bound = connectionBound(config.pgPorts.length);
+    console.log(
+      `max_connections ${maxConnectionsFor(config.appProcesses, config.pgPorts.length)}: ${config.appProcesses} app processes (HA_APP_PROCESSES) × ${bound.peak} connections at most each (${bound.held} held), + 20`,
+    );
     console.log(`\nDATABASE_URL=${connectionUrl(config)}`);
     console.log(`(migrated; seed with: DATABASE_URL='${connectionUrl(config)}' npm run db:seed)`);
   } else if (command === "status") {

@@ -48,6 +48,7 @@ export class ApiKeyCache implements KeySource {
   private lastListenAt = -Infinity;
   private closed = false;
   private readonly lanes: LanePool;
+  private readonly pingLane: LanePool;
   private readonly pingMs: number;
   private readonly staleMs: number;
   /** Lookups answered from memory and from the database (tests and the bench). */
@@ -63,6 +64,9 @@ export class ApiKeyCache implements KeySource {
     // Key reads on connections of their own, given up at the deadline: a silent network answers
     // 503 in time instead of holding the request.
     this.lanes = new LanePool(db, 2);
+    // Pings on a lane of their own: queued behind the lookups of an untrusted cache (64 callers
+    // in test:ha), every ping missed staleMs, so the cache never became trusted again under load.
+    this.pingLane = new LanePool(db, 1);
   }
 
   /** Starts listening (a pool of its own for lookups: key reads never wait behind reservation batches). */
@@ -108,7 +112,7 @@ export class ApiKeyCache implements KeySource {
     this.clear();
     void this.connecting?.destroy?.().catch(() => {});
     await this.dropListener();
-    await this.lanes.close();
+    await Promise.all([this.lanes.close(), this.pingLane.close()]);
   }
 
   /**
@@ -197,8 +201,8 @@ export class ApiKeyCache implements KeySource {
   private async ping(): Promise<void> {
     const payload = `ping:${this.instance}:${performance.now()}`;
     try {
-      // On the lanes, given up within staleMs: a silent connection does not collect pings.
-      await this.lanes.run(this.staleMs, (lane) => lane.execute(sql`select pg_notify(${API_KEYS_CHANNEL}, ${payload})`));
+      // On its lane, given up within staleMs: a silent connection does not collect pings.
+      await this.pingLane.run(this.staleMs, (lane) => lane.execute(sql`select pg_notify(${API_KEYS_CHANNEL}, ${payload})`));
     } catch {
       // Unanswered pings let the cache go stale, which is the point: no log line per tick.
     }

@@ -5,6 +5,7 @@ import { openPostgres, resultRows } from "@/db/client";
 import { createTestDatabase, skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { batcherFor, reserve } from "./reserve";
+import { releaseReservation, settleReservation } from "./resolve";
 import { counterTotals, countRows, makeEndpoint } from "./test-fixtures";
 import { unavailableCounts } from "./unavailable";
 
@@ -46,6 +47,17 @@ describe.skipIf(skipWithoutDatabase())("fail closed", () => {
       expect(value).toMatchObject({ status: "refused", gate: "unavailable" });
       expect(ms).toBeLessThan(2_500);
       expect(unavailableCounts().connection).toBe(before + 1);
+    } finally {
+      await dead.close();
+    }
+  });
+
+  it("says a settle or release that never reached the database was not applied", async () => {
+    const dead = openPostgres(`postgres://postgres@127.0.0.1:${await closedPort()}/x`, { max: 2, connectTimeoutSeconds: 1 });
+    const reservationId = "00000000-0000-4000-8000-000000000000";
+    try {
+      expect(await settleReservation(dead.db, { reservationId, actual: 1 })).toMatchObject({ status: "unavailable", reason: "connection", mayHaveApplied: false });
+      expect(await releaseReservation(dead.db, { reservationId })).toMatchObject({ status: "unavailable", reason: "connection", mayHaveApplied: false });
     } finally {
       await dead.close();
     }

@@ -8,7 +8,7 @@ import type { InputErrorCode, Resolution } from "./types";
 export type ResolveItem = { id: string; verb: "settle" | "release"; actual?: number; caller?: string };
 export type ResolveAnswer = Resolution | { status: "error"; code: InputErrorCode; message: string };
 
-type Pending = { item: ResolveItem; deadlineAt: number; resolve: (a: ResolveAnswer) => void; reject: (e: unknown) => void };
+type Pending = { item: ResolveItem; deadlineAt: number; onSent?: () => void; resolve: (a: ResolveAnswer) => void; reject: (e: unknown) => void };
 
 /**
  * Coalesces this process's concurrent settles and releases into one database call
@@ -31,9 +31,10 @@ export class ResolveBatcher {
     this.pending = new Coalescer({ maxBatch, maxInFlight, send: (batch) => this.run(batch), wanted: (p) => p.deadlineAt > Date.now() });
   }
 
-  submit(item: ResolveItem, deadlineMs: number): Promise<ResolveAnswer> {
+  /** `onSent` is called when the item's statement goes to the database: from then it may commit. */
+  submit(item: ResolveItem, deadlineMs: number, onSent?: () => void): Promise<ResolveAnswer> {
     return new Promise((resolve, reject) => {
-      this.pending.add({ item, deadlineAt: Date.now() + deadlineMs, resolve, reject });
+      this.pending.add({ item, deadlineAt: Date.now() + deadlineMs, onSent, resolve, reject });
     });
   }
 
@@ -42,7 +43,10 @@ export class ResolveBatcher {
     this.stats.items += batch.length;
     const remaining = Math.max(1, Math.max(...batch.map((p) => p.deadlineAt)) - Date.now());
     try {
-      const answers = await this.lanes.run(remaining, (db) => callResolveBatch(db, batch.map((p) => p.item)));
+      const answers = await this.lanes.run(remaining, (db) => {
+        for (const p of batch) p.onSent?.();
+        return callResolveBatch(db, batch.map((p) => p.item));
+      });
       batch.forEach((p, i) => {
         const answer = answers[i];
         if (answer) p.resolve(answer);

@@ -7,7 +7,7 @@ import { env } from "@/lib/env";
 import { answerBy, LanePool } from "./lanes";
 import { type ResolveItem, ResolveBatcher } from "./resolve-batcher";
 import { enforcementObserver } from "./observer";
-import { classifyFailure, noteUnavailable } from "./unavailable";
+import { classifyFailure, mayHaveApplied, noteUnavailable } from "./unavailable";
 
 const ReservationId = z.uuid("reservation id must be a UUID");
 const Actual = z.number().int("actual must be a whole number").min(0, "actual must be zero or more").max(Number.MAX_SAFE_INTEGER);
@@ -42,20 +42,33 @@ export type ResolveOptions = {
 };
 
 async function call(db: Db, item: ResolveItem, options: ResolveOptions): Promise<Resolution> {
+  let sent = false;
   try {
     const deadlineMs = options.deadlineMs ?? env().ENFORCEMENT_DEADLINE_MS;
     // Answered at the deadline itself: a batch's cancel and clean-up go on without the caller.
-    const answer = await answerBy(resolverFor(db).batcher.submit(item, deadlineMs), deadlineMs);
+    const answer = await answerBy(
+      resolverFor(db).batcher.submit(item, deadlineMs, () => (sent = true)),
+      deadlineMs,
+    );
     if (answer.status === "error") throw new ReservationInputError(answer.code, answer.message);
+    // The database's own unavailable (the row was held by another call) changed nothing.
+    if (answer.status === "unavailable") return { ...answer, mayHaveApplied: false };
     return answer;
   } catch (error) {
     if (error instanceof ReservationInputError) throw error;
     const reason = classifyFailure(error);
     noteUnavailable(reason, 1, error);
-    // The change may or may not have been applied (a statement abandoned at its deadline can
+    // Once sent, the change may have been applied (a statement abandoned at its deadline can
     // still commit); the same call again is safe and tells which, since settle and release are
     // idempotent. Never applied, the reservation stays held and expires as fully spent.
-    return { status: "unavailable", reason, retryable: true, message: `the reservation could not be updated (${reason}); retry` };
+    const may = mayHaveApplied(error, sent);
+    return {
+      status: "unavailable",
+      reason,
+      retryable: true,
+      mayHaveApplied: may,
+      message: `the reservation ${may ? "may or may not have been" : "was not"} updated (${reason}); the same call again is safe and says which`,
+    };
   }
 }
 

@@ -132,7 +132,9 @@ export type Resolution =
       replay?: boolean;
     }
   /**
-   * The database did not answer in time or at all. The change may have been applied or not:
-   * retry the same call (idempotent), whose answer says which (`replay: true` if it was).
+   * The database did not answer in time or at all. `mayHaveApplied` is true when the change was
+   * sent and its answer lost (it may have committed), false when it never reached the database or
+   * the database refused it. Either way retry the same call (idempotent): its answer says which
+   * (`replay: true` if the first was applied).
    */
-  | { status: "unavailable"; message: string; reason: string; retryable: true };
+  | { status: "unavailable"; message: string; reason: string; retryable: true; mayHaveApplied: boolean };

@@ -66,6 +66,19 @@ export function classifyFailure(error: unknown): UnavailableReason {
   return "unknown";
 }
 
+/**
+ * Whether a settle or release that failed with `error` may still have committed: only if its
+ * statement was sent and no answer came back. A SQLSTATE the server answered for the statement
+ * means it failed and rolled back, except a lost connection (08) or a backend terminated (57P),
+ * which can come after a commit (a sync-replication wait cut short commits locally).
+ */
+export function mayHaveApplied(error: unknown, sent: boolean): boolean {
+  if (!sent) return false;
+  const code = fieldOf(error, "code");
+  if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return code.startsWith("08") || code.startsWith("57P");
+  return true;
+}
+
 let lastLogAt = 0;
 let suppressed = 0;
 

@@ -100,7 +100,14 @@ export const Refusal = z.strictObject({
 });
 
 /** A reserve says which gate failed closed; settle, release, a status read and the key check do not. */
-export const Unavailable = z.strictObject({ gate: z.literal("unavailable").optional(), error: errorObject(z.literal("unavailable")) });
+export const Unavailable = z.strictObject({
+  gate: z.literal("unavailable").optional(),
+  mayHaveApplied: z.boolean().optional().meta({
+    description:
+      "settle and release: true when the change was sent to the database and its answer lost, so it may have been applied; false or absent, it was not. Either way retry the same call (idempotent): its answer says which (replay: true)",
+  }),
+  error: errorObject(z.literal("unavailable")),
+});
 
 export const Settled = z.strictObject({ status: z.literal("settled"), reservationId: Uuid, actual: z.int(), overrun: z.boolean(), replay: z.boolean() });
 export const Released = z.strictObject({ status: z.literal("released"), reservationId: Uuid, replay: z.boolean() });

@@ -15,11 +15,17 @@ import { releaseReservation, reserve, ReservationInputError, settleReservation, 
 // another repository instead: the same calls through the client package over HTTP, to the API
 // server (npm run api) on the cluster.
 
+/** A settle's or release's answer; the library's unavailable says whether it may have been applied. */
+type Resolved = { status: string; reason?: string; mayHaveApplied?: boolean };
+
+/** " true" or " false" after an unavailable answer that says whether it may have been applied (the checker verifies false), else "". */
+const applied = (r: Resolved) => (r.status === "unavailable" && r.mayHaveApplied !== undefined ? ` ${String(r.mayHaveApplied)}` : "");
+
 /** What a caller does, through the library or over HTTP, in the library's terms. */
 type Calls = {
   reserve(p: { endpoint: string; amount: number; caller: string; requestId: string }): Promise<{ status: "granted"; reservationId: string } | { status: "refused"; gate: string; reason?: string } | { status: "other" }>;
-  settle(id: string, actual: number): Promise<{ status: string; reason?: string }>;
-  release(id: string): Promise<{ status: string; reason?: string }>;
+  settle(id: string, actual: number): Promise<Resolved>;
+  release(id: string): Promise<Resolved>;
   /** Unavailable answers so far, by reason. */
   unavailable(): Readonly<Record<string, number>>;
   close(): Promise<void>;
@@ -130,12 +136,12 @@ async function main(): Promise<void> {
         if (roll < 0.5) {
           const actual = Math.floor(Math.random() * (amount + 1));
           const result = await calls.settle(decision.reservationId, actual);
-          record(`S ${decision.reservationId} ${actual} ${result.status}`);
+          record(`S ${decision.reservationId} ${actual} ${result.status}${applied(result)}`);
           if (result.status === "settled") summary.settled++;
           else if (result.status === "unavailable") summary.settleUnavailable++;
         } else if (roll < 0.8) {
           const result = await calls.release(decision.reservationId);
-          record(`R ${decision.reservationId} ${result.status}`);
+          record(`R ${decision.reservationId} ${result.status}${applied(result)}`);
           if (result.status === "released") summary.released++;
           else if (result.status === "unavailable") summary.settleUnavailable++;
         }

@@ -11,6 +11,8 @@ import { createApiKey } from "@/lib/api-keys";
 import { CeilingError, type CeilingErrorCode, killEndpoint, restoreEndpoint } from "@/lib/ceilings";
 import { reserve } from "@/lib/enforcement";
 import { makeEndpoint } from "@/lib/enforcement/test-fixtures";
+import { connectionBound } from "@/lib/connection-bound";
+import { SilentHost } from "@/db/silent-host";
 import {
   type ClusterConfig,
   type ClusterState,
@@ -30,11 +32,16 @@ import {
   up,
   waitForMembers,
 } from "./cluster";
+import { connectionsOf } from "./connections";
 
-// npm run test:ha: the chaos test of the highly available setup. Two client processes reserve
-// with batching on, settle and release (one through the library, one over HTTP through the client
-// package to the API server on the cluster, npm run api), while the primary is killed (kill -9 of its Patroni and
-// postmaster) three times and the synchronous standby once. Every grant a client was told about
+// npm run test:ha: the chaos test of the highly available setup. Three client processes of 64
+// callers each reserve with batching on, settle and release (client-a through the library;
+// client-b over HTTP through the client package to the API server on the cluster, npm run api;
+// client-c through the library on a URL whose first host accepts TCP and never answers, a
+// machine that died silently), while the primary is killed (kill -9 of its Patroni and
+// postmaster) three times and the synchronous standby once. Every primary kill must be answered
+// by a grant to every client within 15 s, and no process may hold more connections than
+// lib/connection-bound.ts allows; the windows and connection counts are printed. Every grant a client was told about
 // is on disk as it happens (chaos-worker.ts); afterwards the checker asserts that none is missing
 // from the ledger, that no ceiling is overspent, that counters agree with the ledger, and that a
 // kill switch pulled right after a failover bound the next call. Bounded: a fixed list of kills,
@@ -58,9 +65,11 @@ const config: ClusterConfig = {
 };
 const url = connectionUrl(config);
 const TIMEOUT_S = Number(process.env.HA_TEST_TIMEOUT_S ?? 600);
-const LOOPS = Number(process.env.HA_TEST_LOOPS ?? 12);
-/** A failover must be over, and grants flowing on the new primary, within this. */
+const LOOPS = Number(process.env.HA_TEST_LOOPS ?? 64);
+/** How long the test waits for a failover to be over, and grants flowing on the new primary. */
 const RESUME_WITHIN_MS = 45_000;
+/** Every client must be granted again within this after a primary kill (p100). */
+const GRANT_WITHIN_MS = 15_000;
 const TIGHT_VALUE = 3000;
 
 const log = (line: string) => console.log(`[test:ha ${new Date().toISOString().slice(11, 23)}] ${line}`);
@@ -73,6 +82,7 @@ let cleaning: Promise<void> | undefined;
 let ownsFolder = false;
 let dashboard: ReturnType<typeof spawn> | undefined;
 let apiServer: ReturnType<typeof spawn> | undefined;
+const silent = new SilentHost();
 
 /** Stops the clients and the whole cluster, whatever state the run is in. Safe to call twice. */
 function cleanup(): Promise<void> {
@@ -81,6 +91,7 @@ function cleanup(): Promise<void> {
     if (dashboard && dashboard.exitCode === null) dashboard.kill("SIGKILL");
     if (apiServer && apiServer.exitCode === null) apiServer.kill("SIGKILL");
     await admin?.close().catch(() => undefined);
+    await silent.close().catch(() => undefined);
     // Never stop a cluster another run owns.
     if (!ownsFolder) return;
     await down(config.dir, log).catch((error: unknown) => log(`down failed: ${String(error)}`));
@@ -96,11 +107,12 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
   });
 }
 
-function startWorker(name: string, endpoints: string[], http?: { url: string; key: string }): Worker {
+function startWorker(name: string, endpoints: string[], options: { http?: { url: string; key: string }; databaseUrl?: string } = {}): Worker {
+  const { http } = options;
   const file = path.join(config.dir, `record-${name}.log`);
   const child = spawn(process.execPath, ["--import", "tsx", path.join(__dirname, "chaos-worker.ts"), name, file, endpoints.join(","), String(LOOPS)], {
     cwd: path.resolve(__dirname, "..", ".."),
-    env: { ...process.env, DATABASE_URL: url, ...(http ? { CHAOS_API_URL: http.url, CHAOS_API_KEY: http.key } : {}) },
+    env: { ...process.env, DATABASE_URL: options.databaseUrl ?? url, ...(http ? { CHAOS_API_URL: http.url, CHAOS_API_KEY: http.key } : {}) },
     stdio: ["pipe", "pipe", "pipe"],
   });
   const worker: Worker = { name, child, file, out: "", exited: new Promise((r) => child.on("exit", (code) => r(code))) };
@@ -136,7 +148,48 @@ function state(): ClusterState {
 
 const nodeIndex = (m: Member) => config.pgPorts.indexOf(m.port);
 
-type Kill = { kind: "primary" | "standby"; node: string; at: number; newLeader?: string; electedMs?: number; grantsAfterMs?: number };
+let silentPort = 0;
+/** The processes that hold database connections: the library clients and the API server (client-b's). */
+function connectionHolders(): { name: string; pid: number }[] {
+  const holders = workers.filter((w) => w.name !== "client-b").map((w) => ({ name: w.name, pid: w.child.pid ?? 0 }));
+  return apiServer?.pid ? [...holders, { name: "api", pid: apiServer.pid }] : holders;
+}
+
+/** "client-a 12, client-c 14 (+1 to the silent host), api 25": connections per process now. */
+function connectionCounts(): string {
+  return connectionHolders()
+    .map((h) => {
+      const quiet = connectionsOf(h.pid, [silentPort]);
+      return `${h.name} ${connectionsOf(h.pid, config.pgPorts)}${quiet > 0 ? ` (+${quiet} to the silent host)` : ""}`;
+    })
+    .join(", ");
+}
+
+/** Samples every process's connections (the nodes and the silent host) every 250 ms; the most seen each. */
+function watchConnectionPeaks(): () => Map<string, number> {
+  const peaks = new Map<string, number>();
+  const timer = setInterval(() => {
+    for (const h of connectionHolders()) {
+      const n = connectionsOf(h.pid, [...config.pgPorts, silentPort]);
+      peaks.set(h.name, Math.max(peaks.get(h.name) ?? 0, n));
+    }
+  }, 250);
+  return () => {
+    clearInterval(timer);
+    return peaks;
+  };
+}
+
+type Kill = {
+  kind: "primary" | "standby";
+  node: string;
+  at: number;
+  newLeader?: string;
+  electedMs?: number;
+  grantsAfterMs?: number;
+  /** Connections per process before the kill, at the election, when grants came back, after the rejoin. */
+  connections: string[];
+};
 
 /** kill -9 of one node, then waits for a leader and for reservations to be granted again. */
 async function killAndRecover(db: Db, kind: Kill["kind"], endpoint: string, afterFailover?: (kill: Kill) => Promise<void>): Promise<Kill> {
@@ -144,14 +197,21 @@ async function killAndRecover(db: Db, kind: Kill["kind"], endpoint: string, afte
   const target = kind === "primary" ? ms.find(isLeader) : (ms.find(isSyncStandby) ?? ms.find((m) => !isLeader(m)));
   if (!target) throw new Error(`no ${kind} to kill`);
   const i = nodeIndex(target);
+  const before = connectionCounts();
   const pids = crashNode(state(), i);
-  const kill: Kill = { kind, node: target.name, at: Date.now() };
-  log(`kill -9 ${kind} ${target.name} (${target.host}:${target.port}), pids ${pids.join(" ")}`);
+  const kill: Kill = { kind, node: target.name, at: Date.now(), connections: [`before: ${before}`] };
+  log(`kill -9 ${kind} ${target.name} (${target.host}:${target.port}), pids ${pids.join(" ")}; connections before: ${before}`);
+  const note = (when: string) => {
+    const counts = connectionCounts();
+    kill.connections.push(`${when}: ${counts}`);
+    log(`connections ${when}: ${counts}`);
+  };
   if (kind === "primary") {
     const after = await waitForMembers(config, "a new leader", (m) => m.some((x) => isLeader(x) && x.name !== target.name), RESUME_WITHIN_MS);
     kill.newLeader = after.find(isLeader)?.name;
     kill.electedMs = Date.now() - kill.at;
     log(`${kill.newLeader} leads after ${kill.electedMs} ms`);
+    note(`at the election (${(kill.electedMs / 1000).toFixed(1)} s)`);
     if (afterFailover) await afterFailover(kill);
   }
   await until("a grant after the kill", RESUME_WITHIN_MS, async () => {
@@ -160,10 +220,12 @@ async function killAndRecover(db: Db, kind: Kill["kind"], endpoint: string, afte
   });
   kill.grantsAfterMs = Date.now() - kill.at;
   log(`grants again ${kill.grantsAfterMs} ms after the kill`);
+  note(`granting again (${(kill.grantsAfterMs / 1000).toFixed(1)} s)`);
   // The killed node comes back as a standby (pg_rewind if it has to), as an operator's restart would.
   startNode(state(), i);
   await waitForMembers(config, `${target.name} back and the cluster healthy`, (m) => healthy(config, m), 90_000);
   log(`${target.name} rejoined`);
+  note("after the rejoin");
   return kill;
 }
 
@@ -201,10 +263,12 @@ type Records = {
   grants: Map<string, { endpoint: string; amount: number; at: number; client: string }>;
   settled: Map<string, number>;
   released: Set<string>;
+  /** Settles and releases answered unavailable with mayHaveApplied: false (never retried by the clients). */
+  notApplied: Set<string>;
 };
 
 function readRecords(): Records {
-  const r: Records = { grants: new Map(), settled: new Map(), released: new Set() };
+  const r: Records = { grants: new Map(), settled: new Map(), released: new Set(), notApplied: new Set() };
   for (const f of readdirSync(config.dir).filter((f) => f.startsWith("record-"))) {
     const client = f.slice("record-".length, -".log".length);
     for (const line of readFileSync(path.join(config.dir, f), "utf8").split("\n")) {
@@ -212,6 +276,7 @@ function readRecords(): Records {
       if (kind === "G") r.grants.set(a, { endpoint: b, amount: Number(c), at: Number(d), client });
       else if (kind === "S" && c === "settled") r.settled.set(a, Number(b));
       else if (kind === "R" && b === "released") r.released.add(a);
+      else if ((kind === "S" && c === "unavailable" && d === "false") || (kind === "R" && b === "unavailable" && c === "false")) r.notApplied.add(a);
     }
   }
   return r;
@@ -233,6 +298,14 @@ function unavailableSeconds(grantTimes: number[], from: number, to: number): num
     if (b > from && a >= from - 1000 && a < to - 1000) gap = Math.max(gap, b - a);
   }
   return gap / 1000;
+}
+
+/** The same gap, for each client's own grants: the failover as that process saw it. */
+function windowsByClient(records: Records, from: number, to: number): { client: string; seconds: number }[] {
+  return workers.map((w) => {
+    const times = [...records.grants.values()].filter((g) => g.client === w.name).map((g) => g.at).sort((a, b) => a - b);
+    return { client: w.name, seconds: unavailableSeconds(times, from, to) };
+  });
 }
 
 function percentile(xs: number[], p: number): number {
@@ -445,10 +518,17 @@ async function main(): Promise<number> {
     endpointKeys: [roomy.key, tight.key],
     actor: { type: "system", name: "test:ha" },
   });
+  // client-c's URL names a host that accepts TCP and never answers, first: it must cost nothing.
+  silentPort = await silent.listen();
+  const withSilentHost = url.replace("@", `@127.0.0.1:${silentPort},`);
   startWorker("client-a", [roomy.key, roomy.key, tight.key]);
-  startWorker("client-b", [roomy.key, roomy.key, tight.key], { url: apiUrl, key: key.secret });
-  await until("both clients ready", 60_000, async () => (workers.every((w) => w.out.startsWith("ready\n")) ? true : undefined));
+  startWorker("client-b", [roomy.key, roomy.key, tight.key], { http: { url: apiUrl, key: key.secret } });
+  startWorker("client-c", [roomy.key, roomy.key, tight.key], { databaseUrl: withSilentHost });
+  await until("the clients ready", 60_000, async () => (workers.every((w) => w.out.startsWith("ready\n")) ? true : undefined));
+  log(`${workers.length} clients × ${LOOPS} callers; client-c on ${withSilentHost.replace(/^postgres:\/\/[^@]*@/, "")}`);
+  const stopPeaks = watchConnectionPeaks();
   await sleep(4000);
+  log(`connections in steady state: ${connectionCounts()}`);
 
   const stopWatching = watchStandbys();
   const watchingDashboard = syncOff ? undefined : watchDashboard();
@@ -481,7 +561,7 @@ async function main(): Promise<number> {
     log(`kill -9 of every process of primary ${leader.name}, pids ${pids.join(" ")}`);
     const after = await waitForMembers(config, "a new leader", (m) => m.some((x) => isLeader(x) && x.name !== leader.name), 40_000).catch(() => undefined);
     if (after) {
-      kills.push({ kind: "primary", node: leader.name, at, newLeader: after.find(isLeader)?.name, electedMs: Date.now() - at });
+      kills.push({ kind: "primary", node: leader.name, at, newLeader: after.find(isLeader)?.name, electedMs: Date.now() - at, connections: [] });
       log(`${after.find(isLeader)?.name} leads after ${Date.now() - at} ms`);
     } else {
       syncOffNote = "no standby was promoted within 40 s (maximum_lag_on_failover kept the lagging standbys out); restarting the old primary";
@@ -498,6 +578,10 @@ async function main(): Promise<number> {
   await sleep(5000);
   for (const w of workers) w.child.stdin.end("stop\n");
   const onStandby = await stopWatching();
+  const peaks = stopPeaks();
+  // A client's URL names 3 nodes (client-c 4 hosts, with the silent one): its probes may be 4.
+  const allowed = connectionBound(config.pgPorts.length + 1).peak;
+  const overBound = [...peaks].filter(([, n]) => n > allowed).map(([name, n]) => `${name} ${n}`);
   const pages = await watchingDashboard?.stop();
   const codes = await Promise.all(workers.map((w) => Promise.race([w.exited, sleep(30_000).then(() => "timeout")])));
   const summaries = workers.map((w) => JSON.parse(w.out.slice("ready\n".length).trim() || "{}") as Record<string, number | Record<string, number>>);
@@ -527,7 +611,15 @@ async function main(): Promise<number> {
   const grantTimes = [...records.grants.values()].map((g) => g.at).sort((a, b) => a - b);
   const perKill = kills.map((k, i) => {
     const next = kills[i + 1]?.at ?? Date.now();
-    return { ...k, unavailableS: unavailableSeconds(grantTimes, k.at, next) };
+    return { ...k, unavailableS: unavailableSeconds(grantTimes, k.at, next), byClient: windowsByClient(records, k.at, next) };
+  });
+  const slow = perKill
+    .filter((k) => k.kind === "primary")
+    .flatMap((k) => k.byClient.filter((w) => w.seconds * 1000 > GRANT_WITHIN_MS).map((w) => `${w.client} ${w.seconds.toFixed(1)} s after the kill of ${k.node}`));
+  // An unavailable settle or release that said it was not applied must have left the reservation held.
+  const dishonest = [...records.notApplied].filter((id) => {
+    const state = found.get(id)?.state;
+    return state === "settled" || state === "released";
   });
   const down_ = perKill.filter((k) => k.kind === "primary").map((k) => k.unavailableS);
   // Each client process must be granted again after every kill, by itself, without a restart.
@@ -545,7 +637,12 @@ async function main(): Promise<number> {
   console.log(`  client exits: ${codes.join(", ")}; unavailable reasons: ${JSON.stringify(summaries.map((s) => s.unavailableReasons ?? {}))}`);
   for (const k of perKill) {
     console.log(`  kill ${k.kind.padEnd(7)} ${k.node}: ${k.newLeader ? `${k.newLeader} elected in ${((k.electedMs ?? 0) / 1000).toFixed(1)} s, ` : ""}grants again after ${k.grantsAfterMs === undefined ? "?" : ((k.grantsAfterMs) / 1000).toFixed(1)} s, answers unavailable ${k.unavailableS.toFixed(1)} s`);
+    console.log(`    window (longest gap between grants) by client: ${k.byClient.map((w) => `${w.client} ${w.seconds.toFixed(1)} s`).join(", ")}`);
+    for (const line of k.connections) console.log(`    connections ${line}`);
   }
+  console.log(`  connections at most, per process (bound ${allowed}): ${[...peaks].map(([name, n]) => `${name} ${n}`).join(", ")}`);
+  console.log(`  primary kills not answered by a grant to every client within ${GRANT_WITHIN_MS / 1000} s: ${slow.length ? slow.join("; ") : "none"}`);
+  console.log(`  settles/releases answered unavailable with mayHaveApplied: false: ${records.notApplied.size}, of which applied all the same: ${dishonest.length}`);
   if (down_.length > 0) console.log(`  primary failovers: ${primaries.length}; unavailable seconds p50 ${percentile(down_, 50).toFixed(1)}, max ${Math.max(...down_).toFixed(1)}`);
   console.log(`  unavailable answers in the 5 s after recovery (not deadline or lock_timeout): ${leftovers.length ? leftovers.join(", ") : "none"}`);
   console.log(
@@ -581,6 +678,9 @@ async function main(): Promise<number> {
   }
   if (onStandby.length > 0) failures.push(`pool connections on a standby in ${onStandby.length} samples`);
   if (stuck.length > 0) failures.push(`clients did not resume: ${stuck.join("; ")}`);
+  if (slow.length > 0) failures.push(`not granted again within ${GRANT_WITHIN_MS / 1000} s: ${slow.join("; ")}`);
+  if (overBound.length > 0) failures.push(`more connections than the bound of ${allowed}: ${overBound.join(", ")}`);
+  if (dishonest.length > 0) failures.push(`${dishonest.length} settles/releases said not applied, but were`);
   if (leftovers.length > 0) failures.push(`pools still failing after recovery: ${leftovers.join(", ")}`);
   if (lostSettles.length + lostReleases.length > 0) failures.push("acknowledged settles or releases missing");
   if (overspent.length > 0 || ledgerOver.length > 0) failures.push("overspend");

@@ -2,6 +2,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { chownSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
+import { maxConnectionsFor } from "@/lib/connection-bound";
 
 // A local high-availability cluster for trying and testing: three etcd members (the Raft store
 // Patroni keeps the leader lock in) and three Patroni-managed PostgreSQL 15 nodes, all on
@@ -28,6 +29,8 @@ export type ClusterConfig = {
   database: string;
   /** PostgreSQL's binaries (Debian: /usr/lib/postgresql/15/bin). */
   binDir: string;
+  /** App processes (dashboard, API server, worker, library users) max_connections is sized for. */
+  appProcesses: number;
 };
 
 export type NodeState = { name: string; pgPort: number; restPort: number; pid: number; dataDir: string; config: string };
@@ -52,7 +55,7 @@ function onOff(value: string | undefined, fallback: boolean): boolean {
 
 /**
  * The configuration from the environment (<prefix>DIR, PG_PORTS, REST_PORTS, ETCD_PORTS, SYNC,
- * STRICT). `npm run ha` reads HA_*, the test HA_TEST_*, with other default ports and folder, so a
+ * STRICT, APP_PROCESSES). `npm run ha` reads HA_*, the test HA_TEST_*, with other default ports and folder, so a
  * tried cluster and a test run coexist and the test never wipes the tried cluster's folder.
  */
 export function configFromEnv(
@@ -72,7 +75,15 @@ export function configFromEnv(
     strict: onOff(get("STRICT"), true),
     database: "ceilings",
     binDir: get("PG_BIN_DIR") ?? "/usr/lib/postgresql/15/bin",
+    appProcesses: count(get("APP_PROCESSES"), 6),
   };
+}
+
+function count(value: string | undefined, fallback: number): number {
+  if (value === undefined || value === "") return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 100) throw new Error(`expected a whole number from 1 to 100, got "${value}"`);
+  return n;
 }
 
 export const DEFAULT_PORTS = {
@@ -194,7 +205,9 @@ function patroniConfig(config: ClusterConfig, i: number, dataDir: string): objec
           use_pg_rewind: true,
           use_slots: true,
           parameters: {
-            max_connections: 200,
+            // Every app process's peak (lib/connection-bound.ts), all on the one primary after a
+            // failover, and room for Patroni, replication and an operator.
+            max_connections: maxConnectionsFor(config.appProcesses, config.pgPorts.length),
             wal_level: "replica",
             hot_standby: "on",
             wal_log_hints: "on",
@@ -203,6 +216,12 @@ function patroniConfig(config: ClusterConfig, i: number, dataDir: string): objec
             wal_keep_size: "128MB",
             // On a commit the primary waits until a synchronous standby has flushed the WAL.
             synchronous_commit: "on",
+            // How long a standby waits before asking for WAL again after a failure (5 s by
+            // default). Seen in test:ha: a standby promoted while it waited became writable only
+            // 5 s after Patroni's promote, and the remaining standby, refused at first (its slot
+            // not yet made on the new primary), streamed again 5 s later; under strict
+            // synchronous mode no commit returns until it does. Each added 5 s to every failover.
+            wal_retrieve_retry_interval: "500ms",
           },
         },
       },

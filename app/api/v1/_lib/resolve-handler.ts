@@ -21,7 +21,7 @@ function resultAnswer(result: Resolution): ApiAnswer {
         ...(result.overrun ? { overrun: true, charged: result.charged, replay: result.replay } : {}),
       });
     case "unavailable":
-      return errorAnswer(503, "unavailable", result.message, {}, { "retry-after": "1" });
+      return errorAnswer(503, "unavailable", result.message, { mayHaveApplied: result.mayHaveApplied }, { "retry-after": "1" });
   }
 }
 
