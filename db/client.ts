@@ -29,13 +29,19 @@ export type PostgresOptions = {
   connectTimeoutSeconds?: number;
   /** postgres.js's array-type lookup on every new connection (default on); see the sibling pools. */
   fetchTypes?: boolean;
+  /** Called with each notice or warning the server sends (default: dropped). */
+  onNotice?: (notice: { message?: string }) => void;
 };
 
 // Pools opened beside a pool, with its URL and settings: enforcement runs each batch on a
 // one-connection pool of its own, so a batch past its deadline can be destroyed alone.
 const siblingOpeners = new WeakMap<Db, SiblingOpener>();
 const clients = new WeakMap<Db, postgres.Sql>();
-export type SiblingOpener = (max: number, connection?: Record<string, string | number>) => Database;
+export type SiblingOpener = (
+  max: number,
+  connection?: Record<string, string | number>,
+  onNotice?: PostgresOptions["onNotice"],
+) => Database;
 
 /** Opens a pool on a Postgres server. The only place a postgres.js client is created. */
 export function openPostgres(url: string, options: PostgresOptions = {}): Database {
@@ -44,7 +50,7 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
     max: options.max ?? env().DB_POOL_MAX,
     connect_timeout: options.connectTimeoutSeconds ?? 10,
     idle_timeout: 30,
-    onnotice: () => {},
+    onnotice: options.onNotice ?? (() => {}),
     fetch_types: options.fetchTypes ?? true,
     connection: { application_name: "ceilings", ...options.connection },
     // A multi-host URL (a Patroni cluster) connects to its primary only: see db/multi-host.ts.
@@ -57,11 +63,11 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
   const siblings = new Set<Database>();
   const db: Db = drizzle(client, { schema });
   clients.set(db, client);
-  siblingOpeners.set(db, (max, connection) => {
+  siblingOpeners.set(db, (max, connection, onNotice) => {
     // Sibling pools are the enforcement lanes: jsonb in and out, no arrays to parse. Without the
     // type lookup, a lane destroyed while it connects leaves no query of postgres.js's own behind
     // (that query's failure was an unhandled rejection).
-    const sibling = openPostgres(url, { ...options, max, fetchTypes: false, connection: { ...options.connection, ...connection } });
+    const sibling = openPostgres(url, { ...options, max, fetchTypes: false, onNotice, connection: { ...options.connection, ...connection } });
     siblings.add(sibling);
     const forget = <T>(work: () => Promise<T>) => {
       siblings.delete(sibling);

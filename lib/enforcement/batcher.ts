@@ -48,6 +48,7 @@ type Pending = {
 const BATCH_WIDE: ReadonlySet<UnavailableReason> = new Set([
   "deadline",
   "connection",
+  "unreplicated",
   "not_configured",
   "contract_version",
   "statement_timeout",

@@ -3,7 +3,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { type Database, openPostgres, resultRows } from "@/db/client";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
-import { DeadlineError, LanePool } from "./lanes";
+import { DeadlineError, LanePool, UnreplicatedError } from "./lanes";
+import { classifyFailure, mayHaveApplied } from "./unavailable";
 
 // A deadline cancels the lane's statement on the server by the lane's backend pid. When the lane's
 // connection is replaced (the server ended it, or it idled out), the pid must be read again, or
@@ -46,4 +47,27 @@ describe.skipIf(skipWithoutDatabase())("lanes", () => {
     expect(sleeping[0]?.n).toBe(0);
     await lanes.close();
   }, 30_000);
+
+  it("never answers a call whose commit's wait for the synchronous standby was cut short", async () => {
+    // PostgreSQL warns (and still answers success) when a statement timeout or a cancel ends a
+    // commit's wait for the synchronous standby: the transaction is committed only locally, and a
+    // failover now loses it. The same warning, raised here, stands in for a cluster's.
+    const pool = openPostgres(t.url, { max: 1 });
+    opened.push(pool);
+    const lanes = new LanePool(pool.db, 1);
+    const warned = lanes.run(5000, (db) =>
+      db.execute(sql.raw(`DO $$ BEGIN RAISE WARNING 'canceling wait for synchronous replication due to user request'; END $$`)),
+    );
+    const error = await warned.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(UnreplicatedError);
+    expect(classifyFailure(error)).toBe("unreplicated");
+    expect(mayHaveApplied(error, true)).toBe(true);
+    // Other warnings change nothing, and the lane answers its next call.
+    await expect(lanes.run(5000, (db) => db.execute(sql.raw(`DO $$ BEGIN RAISE WARNING 'something else'; END $$`)))).resolves.toBeDefined();
+    expect(await pidOf(lanes)).toBeGreaterThan(0);
+    await lanes.close();
+  });
 });

@@ -11,7 +11,24 @@ export class DeadlineError extends Error {
   }
 }
 
-type Lane = { database: Database | undefined; db: Db; pid?: number; usedAt?: number };
+/**
+ * The server committed the call's transaction locally but its wait for the synchronous standby was
+ * cut short (a statement timeout or a cancel): on a failover now the new primary may not have it.
+ * Its answer must not be told as a grant; what it held locally expires and counts as spent.
+ */
+export class UnreplicatedError extends Error {
+  override name = "UnreplicatedError";
+  readonly code = "UNREPLICATED";
+  constructor() {
+    super("the commit was not confirmed by the synchronous standby (its wait was cancelled)");
+  }
+}
+
+type Lane = { database: Database | undefined; db: Db; pid?: number; usedAt?: number; unreplicated?: boolean };
+
+// What PostgreSQL warns (syncrep.c, no SQLSTATE of its own) when a commit's wait for the
+// synchronous standby ends by a cancel or a terminate: the transaction stays committed locally.
+const SYNC_WAIT_CUT = /canceling (the )?wait for synchronous replication/i;
 
 // A lane's connection closes after 30 idle seconds (openPostgres) and postgres.js opens a new one
 // on the next call: its backend pid is then another. Past this, the pid is read again.
@@ -63,9 +80,13 @@ export class LanePool {
       // cancel nothing, or another backend's statement once the pid is reused.
       if (current.usedAt !== undefined && Date.now() - current.usedAt > PID_FRESH_MS) current.pid = undefined;
       current.usedAt = Date.now();
+      current.unreplicated = false;
       const working = (async () => {
         if (current.database && current.pid === undefined) current.pid = await backendPid(current.db);
-        return work(current.db);
+        const value = await work(current.db);
+        // The warning arrives before the answer it belongs to, on this lane's one connection.
+        if (current.unreplicated) throw new UnreplicatedError();
+        return value;
       })();
       try {
         return await Promise.race([working, deadline]);
@@ -121,8 +142,12 @@ export class LanePool {
   private openLane(): Lane {
     // The server checks the client's socket during a query, so a statement whose connection was
     // destroyed at the deadline is aborted instead of committing a grant nobody receives.
-    const database = this.open?.(1, { client_connection_check_interval: 100 });
-    return { database, db: database?.db ?? this.db };
+    const lane: Lane = { database: undefined, db: this.db };
+    lane.database = this.open?.(1, { client_connection_check_interval: 100 }, (notice) => {
+      if (SYNC_WAIT_CUT.test(notice.message ?? "")) lane.unreplicated = true;
+    });
+    lane.db = lane.database?.db ?? this.db;
+    return lane;
   }
 
   private giveBack(lane: Lane, destroy: boolean): void {

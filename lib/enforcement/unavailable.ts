@@ -12,6 +12,7 @@ export type UnavailableReason =
   | "deadlock"
   | "serialization"
   | "connection"
+  | "unreplicated"
   | "not_configured"
   | "contract_version"
   | "unknown";
@@ -23,6 +24,7 @@ const counts: Record<UnavailableReason, number> = {
   deadlock: 0,
   serialization: 0,
   connection: 0,
+  unreplicated: 0,
   not_configured: 0,
   contract_version: 0,
   unknown: 0,
@@ -57,6 +59,7 @@ export function classifyFailure(error: unknown): UnavailableReason {
   if (typeof code === "string") {
     if (code === "DEADLINE") return "deadline";
     if (code === "CONTRACT_VERSION") return "contract_version";
+    if (code === "UNREPLICATED") return "unreplicated";
     if (code in CODE_REASONS) return CODE_REASONS[code] ?? "unknown";
     if (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|EPIPE|EHOSTUNREACH|CONNECT_TIMEOUT|CONNECTION_)/.test(code)) {
       return "connection";
