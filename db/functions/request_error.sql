@@ -1,11 +1,13 @@
--- Guarantees: the error of one element of reserve_batch's JSON input that is not a request, or
--- NULL when it is one: a JSON object whose text fields are strings (or null), whose amount is a
--- whole JSON number and whose ttlSeconds is whole. The values themselves (amount and TTL ranges,
--- control characters, lengths) are checked by reserve_set, for every caller alike.
+-- Guarantees: the input error of one reservation request, or NULL when the database can take it:
+-- shape, whole positive amount, TTL in range, text fields without control characters and within
+-- their lengths. Checked per request, so a bad request is an error for itself alone and never
+-- makes the batch raise.
 -- Locks: none.
 CREATE OR REPLACE FUNCTION ceilings.request_error(r jsonb) RETURNS jsonb
 LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
+  amount_text text := r->>'amount';
+  ttl_text text := coalesce(r->>'ttlSeconds', '300');
   field text;
 BEGIN
   IF jsonb_typeof(r) IS DISTINCT FROM 'object' THEN
@@ -16,13 +18,34 @@ BEGIN
       RETURN jsonb_build_object('status', 'error', 'code', 'invalid_input', 'message', format('%s must be a string', field));
     END IF;
   END LOOP;
-  IF jsonb_typeof(r->'amount') IS DISTINCT FROM 'number' OR r->>'amount' !~ '^[0-9]{1,16}$' THEN
+  -- Fast path: jsonb prints C0 controls as escapes and C1 ones as they are, so a request whose
+  -- text shows neither has none in any field, and the per-field checks are skipped.
+  IF r::text ~ '\\[bfnrt]|\\u00[01]|[\u007f-\u009f]' THEN
+    FOREACH field IN ARRAY ARRAY['endpoint', 'caller', 'destination', 'destinationKey', 'idempotencyKey', 'requestId'] LOOP
+      -- The caller is checked once trimmed: a trailing tab is whitespace, an inner one is not.
+      IF ceilings.has_control_chars(CASE WHEN field = 'caller' THEN ceilings.canonical_caller(r->>field) ELSE r->>field END) THEN
+        RETURN jsonb_build_object('status', 'error', 'code', 'invalid_input',
+          'message', format('%s must not contain control characters', field));
+      END IF;
+    END LOOP;
+  END IF;
+  IF jsonb_typeof(r->'amount') IS DISTINCT FROM 'number' OR amount_text !~ '^[0-9]{1,16}$'
+     OR amount_text::numeric > 9007199254740991 OR amount_text::bigint <= 0 THEN
     RETURN jsonb_build_object('status', 'error', 'code', 'invalid_amount',
       'message', format('amount must be a positive whole number, got %s', coalesce(r->'amount', 'null'::jsonb)));
   END IF;
-  IF coalesce(r->>'ttlSeconds', '300') !~ '^[0-9]{1,5}$' THEN
+  IF ttl_text !~ '^[0-9]{1,5}$' OR ttl_text::int NOT BETWEEN 1 AND 86400 THEN
     RETURN jsonb_build_object('status', 'error', 'code', 'invalid_ttl',
       'message', 'ttlSeconds must be a whole number between 1 and 86400');
+  END IF;
+  IF length(r->>'idempotencyKey') > 200 THEN
+    RETURN jsonb_build_object('status', 'error', 'code', 'invalid_idempotency_key',
+      'message', 'idempotencyKey must be at most 200 characters');
+  END IF;
+  IF length(ceilings.canonical_caller(r->>'caller')) > 200 OR length(r->>'destination') > 320
+     OR length(r->>'destinationKey') > 320 OR length(r->>'requestId') > 100 THEN
+    RETURN jsonb_build_object('status', 'error', 'code', 'invalid_input',
+      'message', 'caller (200), destination (320) or requestId (100) is too long');
   END IF;
   RETURN NULL;
 END $$;

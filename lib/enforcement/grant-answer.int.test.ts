@@ -27,7 +27,7 @@ describe.skipIf(skipWithoutDatabase())("grant answers and canonical callers", ()
 
   const oneCeiling = [{ metric: "units" as const, scope: "global" as const, window: "utc_day" as const, value: 1000 }];
 
-  it("answers a key named twice in one batch once: the same grant, the same refusal, or a conflict", async () => {
+  it("answers a key named twice in one batch: a grant's twin is its replay, another amount a conflict", async () => {
     const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 10 }] });
     const answers = await callReserveBatch(t.db, [
       { endpoint: e.key, amount: 4, idempotencyKey: "twice" },
@@ -41,14 +41,15 @@ describe.skipIf(skipWithoutDatabase())("grant answers and canonical callers", ()
     expect(first).toMatchObject({ status: "granted", replay: false });
     expect(copy).toMatchObject({ status: "granted", replay: true, reservationId: first?.status === "granted" ? first.reservationId : "" });
     expect(copy?.status === "granted" && copy.remaining).toEqual(first?.status === "granted" && first.remaining);
+    // A refusal holds nothing to replay: its twin is decided on its own, against the same counter.
     expect(refused).toMatchObject({ status: "refused", gate: "ceiling", remaining: 6 });
     expect(refusedCopy).toEqual(refused);
     expect(conflict).toMatchObject({ status: "error", code: "idempotency_conflict" });
     expect(last).toMatchObject({ status: "granted", replay: false });
-    // One hold per key: 4 + 6 of 10, and one refusal logged for "too-big".
+    // One hold per key: 4 + 6 of 10, and both refusals of "too-big" logged (folded into one row).
     expect(await counterTotals(t.db, e.ceilingIds[0] ?? 0)).toEqual({ held: 10, settled: 0 });
     const logged = resultRows<{ n: number }>(await t.db.execute(sql`select sum(count)::int as n from refusals where endpoint_key = ${e.key}`));
-    expect(logged[0]?.n).toBe(1);
+    expect(logged[0]?.n).toBe(2);
   });
 
   it("answers a retry of a released, expired or settled key with its state, never a grant", async () => {

@@ -8,7 +8,7 @@ import { type BatchRequest, callReserveBatch } from "./batcher";
 import { callResolveBatch, type ResolveAnswer, type ResolveItem } from "./resolve-batcher";
 import { counterTotals, makeEndpoint } from "./test-fixtures";
 
-// One lock order for every row a batch touches (see the top of db/functions/reserve_set.sql):
+// One lock order for every row a batch touches (see the top of db/functions/reserve_batch.sql):
 // batches holding the same callers, destinations and endpoints in opposite orders must never
 // deadlock. No lock timeout here, so a cycle shows as a deadlock (40P01), not as a timeout.
 
@@ -43,8 +43,8 @@ describe.skipIf(skipWithoutDatabase())("lock order", () => {
     );
 
     // Every worker names the same idempotency keys in the same round, half of them in the other
-    // order: reservations (written before the counters are locked) are contended too. Only some
-    // requests carry one, so the rest are decided afresh (a replay locks no counter).
+    // order: reservations' key entries are contended too. Only some requests carry one, so the
+    // rest are decided afresh (a replay locks no counter).
     const forward = (round: number): BatchRequest[] => {
       const requests: BatchRequest[] = [];
       for (let c = 0; c < CALLERS; c++) {
@@ -85,9 +85,8 @@ describe.skipIf(skipWithoutDatabase())("lock order", () => {
     expect(calls).toBeGreaterThanOrEqual(10_000);
   }, 120_000);
 
-  it("writes reservations in key order: batches naming the same idempotency keys in opposite orders never deadlock", async () => {
-    // No throttle and no cooldown, whose locks would serialise the batches before this step:
-    // concurrent batches reach the reservations together and wait on each other's new keys.
+  it("grants each idempotency key once when batches name the same keys in opposite orders, with no deadlock", async () => {
+    // No throttle and no cooldown: only the counters and the reservations' key entries are shared.
     const plain = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000_000 }] });
     const round = (r: number): BatchRequest[] =>
       Array.from({ length: 40 }, (_, i) => ({ endpoint: plain.key, amount: 1, caller: `acct_${i % 7}`, idempotencyKey: `r${r}_${i}` }));

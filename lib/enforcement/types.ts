@@ -103,6 +103,8 @@ export type InputErrorCode = (typeof INPUT_ERROR_CODES)[number];
 /** What the SQL batch answers for one request. */
 export type BatchAnswer = Decision | { status: "error"; code: InputErrorCode; message: string; reservationId?: string };
 
+/** reserve_batch's resolved answer as SQL callers see it. */
+export type SqlResolved = Omit<Resolved, "existingReservationId"> & { reservationId: string };
 
 /** Invalid input is an error for the caller to fix, never a refusal. */
 export class ReservationInputError extends DomainError<InputErrorCode> {

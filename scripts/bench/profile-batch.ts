@@ -1,19 +1,18 @@
-// Where the time of one reserve_set call goes, step by step (the comments "-- Step N" of
-// db/functions/reserve_set.sql): a copy of the function that returns right before step N is
+// Where the time of one reserve_batch call goes, phase by phase (the comments "-- Phase N" of
+// db/functions/reserve_batch.sql): a copy of the function that returns right before phase N is
 // timed for every N, on a scratch database, so each phase's cost is the difference between two
 // rows. One connection, no contention: this is the function's own CPU, not lock waits.
-//   npx tsx scripts/bench/profile-batch.ts -- [--calls 100] [--rounds 7] [--batch 32] [--ceilings 3]
+//   npx tsx scripts/bench/profile-batch.ts -- [--calls 60] [--rounds 7] [--batch 32] [--ceilings 3]
 // Uses BENCH_DATABASE_URL, else TEST_DATABASE_URL, else DATABASE_URL (a server). Printed only.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { sql } from "drizzle-orm";
-import { migrateDatabase, openPostgres, resultRows } from "@/db/client";
+import { migrateDatabase, openPostgres } from "@/db/client";
 import { databaseUrl } from "@/db/testing";
-import { reserveSetParams } from "@/lib/enforcement/batcher";
-import { makeBenchEndpoint, processCpuMicros, whole } from "./measure";
+import { makeBenchEndpoint, whole } from "./measure";
 
 async function main(): Promise<void> {
-  const calls = whole("calls", 100);
+  const calls = whole("calls", 60);
   const size = whole("batch", 32);
   const count = whole("ceilings", 3) === 1 ? 1 : 3;
   const base = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL;
@@ -25,54 +24,36 @@ async function main(): Promise<void> {
   try {
     await migrateDatabase(db);
     await makeBenchEndpoint(db.db, "bench.profile", count);
-    const source = readFileSync(path.join(process.cwd(), "db", "functions", "reserve_set.sql"), "utf8");
-    const phases = [...source.matchAll(/^ {2}-- Step (\d+)/gm)].map((m) => Number(m[1]));
-    // Before each step: return now if asked to stop there.
+    const source = readFileSync(path.join(process.cwd(), "db", "functions", "reserve_batch.sql"), "utf8");
+    const phases = [...source.matchAll(/^ {2}-- Phase (\d+)/gm)].map((m) => Number(m[1]));
+    // Before each phase: return now if asked to stop there.
     const profiled = source
-      .replace("FUNCTION ceilings.reserve_set(", "FUNCTION ceilings.reserve_set_profile(")
-      .replace(/^ {2}-- Step (\d+)/gm, (line, n: string) => `  IF current_setting('profile.stop', true) = '${n}' THEN RETURN; END IF;\n${line}`);
+      .replace("FUNCTION ceilings.reserve_batch(", "FUNCTION ceilings.reserve_batch_profile(")
+      .replace(/^ {2}-- Phase (\d+)/gm, (line, n: string) => `  IF current_setting('profile.stop', true) = '${n}' THEN RETURN NULL; END IF;\n${line}`);
     await db.db.execute(sql.raw(profiled));
-    let call = 0;
-    // Fresh idempotency keys every call, as services send them.
-    const batch = () =>
-      reserveSetParams(
-        Array.from({ length: size }, (_, i) => ({
-          endpoint: "bench.profile",
-          amount: 1,
-          caller: `acct_${i % 50}`,
-          idempotencyKey: `key_${call}_${i}`,
-          requestId: `req_${i}`,
-        })),
-      );
-    const run = () => {
-      call++;
-      const [a, b, c, d, e, f, g, h] = batch();
-      return db.db.execute(
-        sql`select count(*) from ceilings.reserve_set_profile(${a}::text[], ${b}::bigint[], ${c}::text[], ${d}::text[], ${e}::text[], ${f}::text[], ${g}::int[], ${h}::text[])`,
-      );
-    };
-    // The backend's own CPU time (from /proc, so the server must be on this machine), not the wall
-    // clock: other work on a shared machine then slows a step without adding to it. Rounds over
-    // every stop, each stop's best round kept, interleaved so a burst skews no one step.
-    const backend = resultRows<{ pid: number }>(await db.db.execute(sql`select pg_backend_pid() as pid`))[0]?.pid ?? 0;
+    const requests = JSON.stringify(
+      Array.from({ length: size }, (_, i) => ({ endpoint: "bench.profile", amount: 1, caller: `acct_${i % 50}`, requestId: `req_${i}` })),
+    );
+    // Rounds over every stop, each stop's best round kept: on a shared machine the minimum is the
+    // function's own cost, and interleaving keeps a burst of other work from skewing one phase.
     const stops = [...phases.map(String), "end"];
     const best = new Map<string, number>(stops.map((s) => [s, Infinity]));
     const rounds = whole("rounds", 7);
     for (let round = 0; round < rounds; round++) {
       for (const stop of stops) {
         await db.db.execute(sql`select set_config('profile.stop', ${stop}, false)`);
-        for (let i = 0; i < 5; i++) await run();
-        const cpu0 = processCpuMicros(backend);
-        for (let i = 0; i < calls; i++) await run();
-        best.set(stop, Math.min(best.get(stop) ?? Infinity, (processCpuMicros(backend) - cpu0) / calls));
+        for (let i = 0; i < 5; i++) await db.db.execute(sql`select ceilings.reserve_batch_profile(${requests}::jsonb, true)`);
+        const t0 = performance.now();
+        for (let i = 0; i < calls; i++) await db.db.execute(sql`select ceilings.reserve_batch_profile(${requests}::jsonb, true)`);
+        best.set(stop, Math.min(best.get(stop) ?? Infinity, ((performance.now() - t0) * 1000) / calls));
       }
     }
     const rows = stops.map((stop) => ({ stop, us: best.get(stop) ?? 0 }));
-    console.log(`\nreserve_set, ${size} requests a call on ${count} ceiling(s), best of ${rounds} rounds of ${calls} calls, one connection`);
-    console.log("part of the call             backend CPU µs a call   µs a request");
+    console.log(`\nreserve_batch, ${size} requests a call on ${count} ceiling(s), best of ${rounds} rounds of ${calls} calls, one connection`);
+    console.log("part of the call                     µs a call   µs a request");
     const line = (label: string, us: number) => console.log(`${label.padEnd(36)}${us.toFixed(0).padStart(11)}${(us / size).toFixed(1).padStart(15)}`);
-    line("the call itself, before step 1", rows[0]?.us ?? 0);
-    for (let i = 1; i < rows.length; i++) line(`step ${rows[i - 1]?.stop}`, (rows[i]?.us ?? 0) - (rows[i - 1]?.us ?? 0));
+    line("the call itself, before phase 1", rows[0]?.us ?? 0);
+    for (let i = 1; i < rows.length; i++) line(`phase ${rows[i - 1]?.stop}`, (rows[i]?.us ?? 0) - (rows[i - 1]?.us ?? 0));
     line("whole call", rows.at(-1)?.us ?? 0);
     for (const r of rows) console.log(JSON.stringify({ bench: "profile-batch", batch: size, ceilings: count, returnsBefore: r.stop, usPerCall: Math.round(r.us) }));
   } finally {
