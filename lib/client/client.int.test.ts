@@ -144,10 +144,19 @@ describe.skipIf(skipWithoutDatabase())("the Ceilings client over HTTP", () => {
     expect(seen.length - before).toBe(3);
   });
 
+  it("passes on the server's word that a settle answered 503 was not applied", async () => {
+    // The server's database is a closed port: the settle never reached it.
+    failNext = 10;
+    const answer = await client({ maxRetries: 1 }).settle("00000000-0000-4000-8000-000000000000", 1);
+    failNext = 0;
+    expect(answer).toMatchObject({ status: "unavailable", reason: "server", mayHaveApplied: false });
+  });
+
   it("never throws for the network: a closed port and a silent server are `unavailable` by the deadline", async () => {
     const closed = createCeilingsClient({ baseUrl: "http://127.0.0.1:9", apiKey: secret, deadlineMs: 500, retryDelayMs: 10 });
     expect(await closed.reserve({ endpoint: endpoint.key, amount: 1 })).toMatchObject({ status: "refused", gate: "unavailable", reason: "network" });
-    expect(await closed.settle("00000000-0000-4000-8000-000000000000", 1)).toMatchObject({ status: "unavailable", reason: "network" });
+    // A refused connection never sent the settle: it cannot have been applied.
+    expect(await closed.settle("00000000-0000-4000-8000-000000000000", 1)).toMatchObject({ status: "unavailable", reason: "network", mayHaveApplied: false });
 
     // Accepts connections and never answers: only the deadline ends the call.
     const sockets: Socket[] = [];
@@ -160,6 +169,8 @@ describe.skipIf(skipWithoutDatabase())("the Ceilings client over HTTP", () => {
       const c = createCeilingsClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: secret, deadlineMs: 300 });
       expect(await c.reserve({ endpoint: endpoint.key, amount: 1 })).toMatchObject({ status: "refused", gate: "unavailable", reason: "deadline" });
       expect(await c.endpointStatus(endpoint.key)).toMatchObject({ status: "unavailable", reason: "deadline" });
+      // Sent, and no answer: it may have been applied (retry: settle is idempotent).
+      expect(await c.release("00000000-0000-4000-8000-000000000000")).toMatchObject({ status: "unavailable", reason: "deadline", mayHaveApplied: true });
       expect(Date.now() - started).toBeLessThan(3000);
     } finally {
       for (const s of sockets) s.destroy();

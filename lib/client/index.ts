@@ -87,7 +87,9 @@ export function createCeilingsClient(options: ClientOptions): CeilingsClient {
   // Settle and release are idempotent on the server (a repeat is a replay), so their retries are safe too.
   async function resolve(reservationId: string, verb: "settle" | "release", body: unknown): Promise<{ status: "answer"; body: Record<string, unknown> } | Unavailable> {
     const outcome = await send(settings, { method: "POST", path: `api/v1/reservations/${encodeURIComponent(reservationId)}/${verb}`, body });
-    if (outcome.kind === "unavailable") return { status: "unavailable", reason: outcome.reason, message: outcome.message };
+    if (outcome.kind === "unavailable") {
+      return { status: "unavailable", reason: outcome.reason, message: outcome.message, mayHaveApplied: outcome.mayHaveApplied };
+    }
     return { status: "answer", body: outcome.body };
   }
 

@@ -9,7 +9,7 @@ export type Call = { method: "GET" | "POST"; path: string; body?: unknown; heade
 
 export type Outcome =
   | { kind: "answer"; status: number; body: Record<string, unknown>; headers: Headers }
-  | { kind: "unavailable"; reason: UnavailableReason; message: string };
+  | { kind: "unavailable"; reason: UnavailableReason; message: string; mayHaveApplied: boolean };
 
 export type TransportSettings = {
   baseUrl: string;
@@ -40,6 +40,16 @@ async function readBody(response: Response): Promise<Record<string, unknown> | n
   }
 }
 
+// Failures that happen before a request can leave: no address, no route, a refused connection,
+// or a port fetch will not use.
+const NEVER_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
+
+/** Whether the request certainly never reached the server. */
+function refusedConnection(error: unknown): boolean {
+  const cause = error instanceof Error ? (error.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
+  return (typeof cause?.code === "string" && NEVER_SENT.has(cause.code)) || cause?.message === "bad port";
+}
+
 /**
  * Sends `call` until it gets an answer that is not 503, the retries are used up or the deadline
  * passes. A 4xx other than 429 is thrown as a typed error; everything else is returned.
@@ -51,7 +61,11 @@ export async function send(settings: TransportSettings, call: Call): Promise<Out
   const headers: Record<string, string> = { authorization: `Bearer ${settings.apiKey}`, accept: "application/json", ...call.headers };
   const body = call.body === undefined ? undefined : JSON.stringify(call.body);
   if (body !== undefined) headers["content-type"] = "application/json";
-  let last: Outcome = { kind: "unavailable", reason: "deadline", message: `no answer within ${settings.deadlineMs} ms` };
+  // Whether any attempt may have changed something on the server: one that may have reached it
+  // and lost its answer, or a 503 that says so (settle and release; absent means it was not).
+  let applied = false;
+  const timedOut = (): Outcome => ({ kind: "unavailable", reason: "deadline", message: `no answer within ${settings.deadlineMs} ms`, mayHaveApplied: applied });
+  let last: Outcome = timedOut();
   for (let attempt = 0; attempt <= settings.maxRetries; attempt++) {
     const left = deadline - Date.now();
     if (left <= 0) break;
@@ -62,27 +76,41 @@ export async function send(settings: TransportSettings, call: Call): Promise<Out
       response = await settings.fetch(url, { method: call.method, headers, body, signal: abort.signal });
     } catch (error) {
       clearTimeout(timer);
-      if (abort.signal.aborted) {
-        return { kind: "unavailable", reason: "deadline", message: `no answer within ${settings.deadlineMs} ms` };
-      }
-      last = { kind: "unavailable", reason: "network", message: `cannot reach ${settings.baseUrl}: ${error instanceof Error ? error.message : String(error)}` };
+      // Only a refused connection says the request never left: anything else may have reached it.
+      if (!refusedConnection(error)) applied = true;
+      if (abort.signal.aborted) return timedOut();
+      last = {
+        kind: "unavailable",
+        reason: "network",
+        message: `cannot reach ${settings.baseUrl}: ${error instanceof Error ? error.message : String(error)}`,
+        mayHaveApplied: applied,
+      };
       await pause(settings, attempt, null, deadline);
       continue;
     }
     const parsed = await readBody(response).finally(() => clearTimeout(timer));
-    if (abort.signal.aborted) return { kind: "unavailable", reason: "deadline", message: `no answer within ${settings.deadlineMs} ms` };
+    if (abort.signal.aborted) {
+      applied = true;
+      return timedOut();
+    }
     if (parsed === null) {
-      // Not the API's JSON (a proxy's error page): the safe reading is "no".
-      return { kind: "unavailable", reason: "bad_response", message: `${url} answered ${response.status} without a JSON object` };
+      // Not the API's JSON (a proxy's error page): the safe reading is "no", and it may have applied.
+      return { kind: "unavailable", reason: "bad_response", message: `${url} answered ${response.status} without a JSON object`, mayHaveApplied: true };
     }
     if (response.status === 503) {
-      const error = parsed.error as { message?: unknown } | undefined;
-      last = { kind: "unavailable", reason: "server", message: typeof error?.message === "string" ? error.message : "the service is unavailable" };
+      const error = parsed.error as { message?: unknown; mayHaveApplied?: unknown } | undefined;
+      if (error?.mayHaveApplied === true) applied = true;
+      last = {
+        kind: "unavailable",
+        reason: "server",
+        message: typeof error?.message === "string" ? error.message : "the service is unavailable",
+        mayHaveApplied: applied,
+      };
       await pause(settings, attempt, retryAfterMs(response.headers), deadline);
       continue;
     }
     if (response.status >= 500) {
-      return { kind: "unavailable", reason: "server", message: `${url} answered ${response.status}` };
+      return { kind: "unavailable", reason: "server", message: `${url} answered ${response.status}`, mayHaveApplied: true };
     }
     if (response.status >= 400 && response.status !== 429) throw errorFor(response.status, parsed);
     return { kind: "answer", status: response.status, body: parsed, headers: response.headers };

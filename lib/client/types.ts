@@ -59,7 +59,17 @@ export type ReserveInput = {
   requestId?: string;
 };
 
-export type Unavailable = { status: "unavailable"; reason: UnavailableReason; message: string };
+export type Unavailable = {
+  status: "unavailable";
+  reason: UnavailableReason;
+  message: string;
+  /**
+   * Settle and release only: whether the change may have been applied (an attempt reached the
+   * server and its answer was lost, or the server said so). Either way, retry the same call:
+   * both are idempotent, and the retry's answer says which (`replay: true` if it was).
+   */
+  mayHaveApplied?: boolean;
+};
 
 export type Settled = { status: "settled"; reservationId: string; actual: number; overrun: boolean; replay: boolean };
 export type Released = { status: "released"; reservationId: string; replay: boolean };
