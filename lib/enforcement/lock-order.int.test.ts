@@ -6,6 +6,7 @@ import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { type BatchRequest, callReserveBatch } from "./batcher";
 import { callResolveBatch, type ResolveAnswer, type ResolveItem } from "./resolve-batcher";
+import { settleReservation } from "./resolve";
 import { counterTotals, makeEndpoint } from "./test-fixtures";
 
 // One lock order for every row a batch touches (see the top of db/functions/reserve_batch.sql):
@@ -175,6 +176,12 @@ describe.skipIf(skipWithoutDatabase())("lock order", () => {
         ]);
         expect(answers === "waited" ? "waited for the held row" : answers.map((a) => a.status)).toEqual(["unavailable", "settled", "settled"]);
         expect(performance.now() - started).toBeLessThan(1000);
+        // Through the library: this call changed nothing, but the holder may be resolving it (an
+        // earlier attempt still committing), so the answer cannot say "not applied".
+        expect(await settleReservation(settler.db, { reservationId: ids[0] ?? "", actual: 2 })).toMatchObject({
+          status: "unavailable",
+          mayHaveApplied: true,
+        });
       });
     } finally {
       await Promise.all([holder.close(), settler.close()]);

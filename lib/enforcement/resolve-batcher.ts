@@ -8,7 +8,7 @@ import type { InputErrorCode, Resolution } from "./types";
 export type ResolveItem = { id: string; verb: "settle" | "release"; actual?: number; caller?: string };
 export type ResolveAnswer = Resolution | { status: "error"; code: InputErrorCode; message: string };
 
-type Pending = { item: ResolveItem; deadlineAt: number; onSent?: () => void; resolve: (a: ResolveAnswer) => void; reject: (e: unknown) => void };
+type Pending = { item: ResolveItem; deadlineAt: number; onSent?: () => boolean; resolve: (a: ResolveAnswer) => void; reject: (e: unknown) => void };
 
 /**
  * Coalesces this process's concurrent settles and releases into one database call
@@ -31,8 +31,11 @@ export class ResolveBatcher {
     this.pending = new Coalescer({ maxBatch, maxInFlight, send: (batch) => this.run(batch), wanted: (p) => p.deadlineAt > Date.now() });
   }
 
-  /** `onSent` is called when the item's statement goes to the database: from then it may commit. */
-  submit(item: ResolveItem, deadlineMs: number, onSent?: () => void): Promise<ResolveAnswer> {
+  /**
+   * `onSent` is asked right before the item's statement goes to the database (from then it may
+   * commit); false (its caller was already answered "not applied") leaves the item out.
+   */
+  submit(item: ResolveItem, deadlineMs: number, onSent?: () => boolean): Promise<ResolveAnswer> {
     return new Promise((resolve, reject) => {
       this.pending.add({ item, deadlineAt: Date.now() + deadlineMs, onSent, resolve, reject });
     });
@@ -42,16 +45,19 @@ export class ResolveBatcher {
     this.stats.calls++;
     this.stats.items += batch.length;
     const remaining = Math.max(1, Math.max(...batch.map((p) => p.deadlineAt)) - Date.now());
+    // Left out at the last moment: the items whose callers gave up while a lane was awaited.
+    let sent: Pending[] = [];
     try {
       const answers = await this.lanes.run(remaining, (db) => {
-        for (const p of batch) p.onSent?.();
-        return callResolveBatch(db, batch.map((p) => p.item));
+        sent = batch.filter((p) => p.onSent?.() !== false);
+        return sent.length === 0 ? Promise.resolve([]) : callResolveBatch(db, sent.map((p) => p.item));
       });
-      batch.forEach((p, i) => {
+      sent.forEach((p, i) => {
         const answer = answers[i];
         if (answer) p.resolve(answer);
         else p.reject(new Error("resolve_batch answered fewer items than it was sent"));
       });
+      for (const p of batch) if (!sent.includes(p)) p.reject(new Error("not sent: its caller had given up"));
     } catch (error) {
       for (const p of batch) p.reject(error);
     }

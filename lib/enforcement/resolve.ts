@@ -42,26 +42,33 @@ export type ResolveOptions = {
 };
 
 async function call(db: Db, item: ResolveItem, options: ResolveOptions): Promise<Resolution> {
-  let sent = false;
+  // One state for the caller and the batcher, so "not applied" is never answered for an item that
+  // is then sent: whichever comes first, the deadline or the send, decides it.
+  const sending: { state: "waiting" | "sent" | "abandoned" } = { state: "waiting" };
+  const onSent = () => {
+    if (sending.state === "abandoned") return false;
+    sending.state = "sent";
+    return true;
+  };
   try {
     const deadlineMs = options.deadlineMs ?? env().ENFORCEMENT_DEADLINE_MS;
     // Answered at the deadline itself: a batch's cancel and clean-up go on without the caller.
-    const answer = await answerBy(
-      resolverFor(db).batcher.submit(item, deadlineMs, () => (sent = true)),
-      deadlineMs,
-    );
+    const answer = await answerBy(resolverFor(db).batcher.submit(item, deadlineMs, onSent), deadlineMs);
     if (answer.status === "error") throw new ReservationInputError(answer.code, answer.message);
-    // The database's own unavailable (the row was held by another call) changed nothing.
-    if (answer.status === "unavailable") return { ...answer, mayHaveApplied: false };
+    // The database's own unavailable: another transaction holds the reservation right now (a
+    // settle of it elsewhere, an earlier attempt still committing, the sweeper). This call changed
+    // nothing, but what the other one does is unknown: the same call again says which.
+    if (answer.status === "unavailable") return { ...answer, mayHaveApplied: true };
     return answer;
   } catch (error) {
     if (error instanceof ReservationInputError) throw error;
+    if (sending.state === "waiting") sending.state = "abandoned";
     const reason = classifyFailure(error);
     noteUnavailable(reason, 1, error);
     // Once sent, the change may have been applied (a statement abandoned at its deadline can
     // still commit); the same call again is safe and tells which, since settle and release are
-    // idempotent. Never applied, the reservation stays held and expires as fully spent.
-    const may = mayHaveApplied(error, sent);
+    // idempotent. Never sent, the reservation stays held and expires as fully spent.
+    const may = mayHaveApplied(error, sending.state === "sent");
     return {
       status: "unavailable",
       reason,

@@ -135,8 +135,8 @@ export type Resolution =
     }
   /**
    * The database did not answer in time or at all. `mayHaveApplied` is true when the change was
-   * sent and its answer lost (it may have committed), false when it never reached the database or
-   * the database refused it. Either way retry the same call (idempotent): its answer says which
+   * sent and its answer lost (it may have committed) or another call held the reservation, false
+   * when it never reached the database or the database refused it. Either way retry the same call (idempotent): its answer says which
    * (`replay: true` if the first was applied).
    */
   | { status: "unavailable"; message: string; reason: string; retryable: true; mayHaveApplied: boolean };

@@ -104,7 +104,7 @@ export const Unavailable = z.strictObject({
   gate: z.literal("unavailable").optional(),
   mayHaveApplied: z.boolean().optional().meta({
     description:
-      "settle and release: true when the change was sent to the database and its answer lost, so it may have been applied; false or absent, it was not. Either way retry the same call (idempotent): its answer says which (replay: true)",
+      "settle and release: true when the change was sent to the database and its answer lost, or another call held the reservation at that moment, so it may have been applied; false or absent, it was not. Either way retry the same call (idempotent): its answer says which (replay: true)",
   }),
   error: errorObject(z.literal("unavailable")),
 });
