@@ -136,7 +136,6 @@ const PATIENCE = 3;
 
 /** One multi-host URL's primary, found by one discovery at a time for the whole process. */
 export class PrimaryPicker {
-  private last: string | undefined;
   private discovering: Promise<Discovery> | undefined;
   private latest: { at: number; answer: Discovery } | undefined;
   /** Discoveries run and hosts asked, for tests. */
@@ -164,7 +163,9 @@ export class PrimaryPicker {
 
   private async run(): Promise<Discovery> {
     this.stats.discoveries++;
-    const last = this.last;
+    // The last discovery's primary; none after one that found none, so every host is asked at
+    // once: the old primary may be gone silently.
+    const last = this.latest?.answer.primary;
     let standbys = 0;
     if (last !== undefined) {
       this.stats.probes++;
@@ -175,8 +176,6 @@ export class PrimaryPicker {
     const others = this.hosts.filter((h) => h !== last);
     this.stats.probes += others.length;
     const found = await firstPrimary(this.url, others, this.probeTimeoutMs * PATIENCE);
-    // With no primary the next discovery asks every host at once: the old one may be gone silently.
-    this.last = found.primary;
     return { primary: found.primary, standbys: standbys + found.standbys };
   }
 }

@@ -6,8 +6,17 @@ import { env, type Env } from "@/lib/env";
 // destroyed at its deadline, or a pool destroyed while it connects, has its socket destroyed at
 // once: db/multi-host.ts PoolSockets).
 
-/** Lanes each LanePool holds: reservations (lib/enforcement/reserve.ts), settle and release (resolve.ts), key lookups and the key cache's pings (lib/api-keys/cache.ts). */
-const LANES = { reserve: 2, resolve: 2, keyLookup: 2, keyPing: 1 };
+/**
+ * Lanes each LanePool holds, read here by the pools themselves so the bound cannot drift from them:
+ * reservations (lib/enforcement/reserve.ts), settle and release (resolve.ts), key lookups and the
+ * key cache's pings (lib/api-keys/cache.ts).
+ */
+export const LANES = { reserve: 2, resolve: 2, keyLookup: 2, keyPing: 1 };
+
+/** The lanes of the enforcement pools, which never hold more connections than ENFORCEMENT_POOL_MAX. */
+export function enforcementLanes(kind: "reserve" | "resolve", e: Pick<Env, "ENFORCEMENT_POOL_MAX"> = env()): number {
+  return Math.min(LANES[kind], e.ENFORCEMENT_POOL_MAX);
+}
 
 export type ConnectionBound = {
   /** Held for as long as the process runs, at most. */
@@ -19,7 +28,7 @@ export type ConnectionBound = {
 
 /** The bound for a process of `hosts` database hosts (a multi-host URL's count; 1 otherwise). */
 export function connectionBound(hosts: number, e: Pick<Env, "DB_POOL_MAX" | "ENFORCEMENT_POOL_MAX"> = env()): ConnectionBound {
-  const lanes = Math.min(LANES.reserve, e.ENFORCEMENT_POOL_MAX) + Math.min(LANES.resolve, e.ENFORCEMENT_POOL_MAX) + LANES.keyLookup + LANES.keyPing;
+  const lanes = enforcementLanes("reserve", e) + enforcementLanes("resolve", e) + LANES.keyLookup + LANES.keyPing;
   const parts = {
     "main pool (DB_POOL_MAX)": e.DB_POOL_MAX,
     "enforcement pool (ENFORCEMENT_POOL_MAX)": e.ENFORCEMENT_POOL_MAX,

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { type Database, type Db, listenOn, siblingOpener } from "@/db/client";
 import { answerBy, LanePool } from "@/lib/enforcement/lanes";
+import { LANES } from "@/lib/connection-bound";
 import { env } from "@/lib/env";
 import { logError } from "@/lib/log/redact";
 import { type Authentication, type KeySource, lookUpKey } from "./authenticate";
@@ -63,10 +64,10 @@ export class ApiKeyCache implements KeySource {
     this.staleMs = options.staleMs ?? 500;
     // Key reads on connections of their own, given up at the deadline: a silent network answers
     // 503 in time instead of holding the request.
-    this.lanes = new LanePool(db, 2);
+    this.lanes = new LanePool(db, LANES.keyLookup);
     // Pings on a lane of their own: queued behind the lookups of an untrusted cache (64 callers
     // in test:ha), every ping missed staleMs, so the cache never became trusted again under load.
-    this.pingLane = new LanePool(db, 1);
+    this.pingLane = new LanePool(db, LANES.keyPing);
   }
 
   /** Starts listening (a pool of its own for lookups: key reads never wait behind reservation batches). */

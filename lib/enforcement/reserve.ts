@@ -1,5 +1,6 @@
 import type { Db } from "@/db/client";
 import { canonicalDestination, InvalidDestinationError } from "@/lib/canonical";
+import { enforcementLanes } from "@/lib/connection-bound";
 import { env } from "@/lib/env";
 import { issueLine } from "@/lib/errors";
 import { type BatcherOptions, type BatchRequest, ReservationBatcher } from "./batcher";
@@ -12,7 +13,7 @@ function defaultOptions(): BatcherOptions {
   // Two in flight: one batch holds the hot rows while the next is read and validated. More slots
   // only make smaller batches queue on the same lock, each paying its own commit (measured with
   // npm run bench:enforcement: 2 in flight ≈ 1.3-1.5x the throughput of 4 on one hot ceiling).
-  return { maxBatch: 128, maxInFlight: Math.min(2, e.ENFORCEMENT_POOL_MAX), deadlineMs: e.ENFORCEMENT_DEADLINE_MS, split: true };
+  return { maxBatch: 128, maxInFlight: enforcementLanes("reserve", e), deadlineMs: e.ENFORCEMENT_DEADLINE_MS, split: true };
 }
 
 /** The batcher for one database handle; tests may pass their own options the first time. */

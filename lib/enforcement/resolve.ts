@@ -3,6 +3,7 @@ import { z } from "zod";
 import { type Db, resultRows } from "@/db/client";
 import { endpoints, reservations } from "@/db/schema";
 import { Caller, ReservationInputError, type Resolution } from "./types";
+import { enforcementLanes } from "@/lib/connection-bound";
 import { env } from "@/lib/env";
 import { answerBy, LanePool } from "./lanes";
 import { type ResolveItem, ResolveBatcher } from "./resolve-batcher";
@@ -23,7 +24,7 @@ function resolverFor(db: Db): { lanes: LanePool; batcher: ResolveBatcher } {
     // Two in flight, as for reservations: every settle batch locks the same hot counters, so more
     // only queue behind each other (with four, 64 settling connections beside 64 reserving ones
     // saw a few batches wait past the 1 s lock timeout; with two, none, and as many settles).
-    const size = Math.min(2, env().ENFORCEMENT_POOL_MAX);
+    const size = enforcementLanes("resolve");
     const lanes = new LanePool(db, size);
     found = { lanes, batcher: new ResolveBatcher(lanes, size) };
     batchers.set(db, found);
