@@ -1,6 +1,6 @@
-import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPostgres } from "@/db/client";
+import { SilentHost } from "@/db/silent-host";
 import { skipWithoutDatabase } from "@/db/testing";
 import { env } from "@/lib/env";
 import { probeDatabase } from "./database-status";
@@ -10,19 +10,12 @@ import { probeDatabase } from "./database-status";
 // does while it is stopped with SIGSTOP or cut off mid-failover.
 
 describe.skipIf(skipWithoutDatabase())("probeDatabase", () => {
-  let silent: net.Server;
+  const silent = new SilentHost();
   let silentPort = 0;
-  const accepted: net.Socket[] = [];
   beforeAll(async () => {
-    silent = net.createServer((socket) => accepted.push(socket));
-    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
-    const address = silent.address();
-    silentPort = typeof address === "object" && address ? address.port : 0;
+    silentPort = await silent.listen();
   });
-  afterAll(async () => {
-    for (const socket of accepted) socket.destroy();
-    await new Promise((resolve) => silent.close(resolve));
-  });
+  afterAll(() => silent.close());
 
   it("names the primary it reached", async () => {
     const database = openPostgres(env().TEST_DATABASE_URL ?? "", { max: 1 });

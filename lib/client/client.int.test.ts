@@ -1,4 +1,4 @@
-import { createServer, type Server, type Socket } from "node:net";
+import { SilentHost } from "@/db/silent-host";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPostgres, type Database } from "@/db/client";
@@ -159,11 +159,8 @@ describe.skipIf(skipWithoutDatabase())("the Ceilings client over HTTP", () => {
     expect(await closed.settle("00000000-0000-4000-8000-000000000000", 1)).toMatchObject({ status: "unavailable", reason: "network", mayHaveApplied: false });
 
     // Accepts connections and never answers: only the deadline ends the call.
-    const sockets: Socket[] = [];
-    const silent: Server = createServer((s) => sockets.push(s));
-    await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
-    const address = silent.address();
-    const port = typeof address === "object" && address ? address.port : 0;
+    const silent = new SilentHost();
+    const port = await silent.listen();
     try {
       const started = Date.now();
       const c = createCeilingsClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: secret, deadlineMs: 300 });
@@ -173,8 +170,7 @@ describe.skipIf(skipWithoutDatabase())("the Ceilings client over HTTP", () => {
       expect(await c.release("00000000-0000-4000-8000-000000000000")).toMatchObject({ status: "unavailable", reason: "deadline", mayHaveApplied: true });
       expect(Date.now() - started).toBeLessThan(3000);
     } finally {
-      for (const s of sockets) s.destroy();
-      await new Promise((r) => silent.close(r));
+      await silent.close();
     }
   });
 

@@ -2,6 +2,7 @@ import net from "node:net";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { openPostgres, resultRows } from "@/db/client";
+import { SilentHost } from "@/db/silent-host";
 import { createTestDatabase, skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { batcherFor, reserve } from "./reserve";
@@ -64,12 +65,9 @@ describe.skipIf(skipWithoutDatabase())("fail closed", () => {
   });
 
   it("refuses within the deadline when the connection hangs (a cut proxy)", async () => {
-    const sockets: net.Socket[] = [];
-    const blackHole = net.createServer((s) => sockets.push(s));
-    await new Promise<void>((r) => blackHole.listen(0, "127.0.0.1", r));
-    const address = blackHole.address();
-    if (!address || typeof address === "string") throw new Error("no port");
-    const hung = openPostgres(`postgres://postgres@127.0.0.1:${address.port}/x`, { max: 2, connectTimeoutSeconds: 30 });
+    const blackHole = new SilentHost();
+    const port = await blackHole.listen();
+    const hung = openPostgres(`postgres://postgres@127.0.0.1:${port}/x`, { max: 2, connectTimeoutSeconds: 30 });
     batcherFor(hung.db, { deadlineMs: 2_000 });
     try {
       const { value, ms } = await timed(() => reserve(hung.db, { endpoint: key, amount: 1 }));
@@ -77,8 +75,7 @@ describe.skipIf(skipWithoutDatabase())("fail closed", () => {
       expect(ms).toBeGreaterThanOrEqual(1_900);
       expect(ms).toBeLessThan(2_500);
     } finally {
-      for (const s of sockets) s.destroy();
-      blackHole.close();
+      await blackHole.close();
       await hung.close().catch(() => undefined);
     }
   });
