@@ -3,7 +3,7 @@
 // the values too (components/ may not import @/db/* at runtime).
 
 /** Why a reservation was refused, in the order enforcement checks them. */
-export const GATES = ["kill_switch", "per_call_max", "ceiling", "cooldown", "throttle", "unavailable"] as const;
+export const GATES = ["kill_switch", "per_call_max", "ceiling", "cooldown", "throttle", "unavailable", "budget"] as const;
 export type Gate = (typeof GATES)[number];
 
 export const CEILING_METRICS = ["units", "calls"] as const;
@@ -23,3 +23,27 @@ export type DestinationKind = (typeof DESTINATION_KINDS)[number];
 
 /** An endpoint key such as `email.subscribe`; the endpoints table checks the same pattern. */
 export const ENDPOINT_KEY_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+
+/** A budget counts for everyone together (global) or for each billing account on its own. */
+export const BUDGET_SCOPES = ["global", "account"] as const;
+export type BudgetScope = (typeof BUDGET_SCOPES)[number];
+
+/** A budget's window: the calendar windows of ceilings (a budget has no first-hit window). */
+export const BUDGET_WINDOWS = ["utc_day", "billing_month"] as const;
+export type BudgetWindow = (typeof BUDGET_WINDOWS)[number];
+
+/**
+ * One priced part of an endpoint's calls (input tokens, output tokens; or the one part `units`).
+ * pricePico: the price of one unit in millionths of a micro, 10^-12 of the currency: $2.50 per
+ * million tokens is 2,500,000; $0.0079 an SMS is 7,900,000,000.
+ */
+export type EndpointPart = { name: string; pricePico: number };
+/** The part every single-priced endpoint has; a request's `amount` is its units. */
+export const DEFAULT_PART = "units";
+export const MAX_PARTS = 8;
+/** A part's name: `input`, `output`, `cached-input`. */
+export const PART_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
+/** Millionths of a micro in one micro: prices are per unit in picos, money in whole micros. */
+export const PICOS_PER_MICRO = 1_000_000;
+/** The dearest price a unit may have: $1,000 (10^15 picos), so sums stay exact in a double. */
+export const MAX_PRICE_PICO = 1_000_000_000_000_000;

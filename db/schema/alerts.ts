@@ -9,6 +9,7 @@ export const alerts = pgTable(
     dedupeKey: text("dedupe_key").notNull().unique(),
     endpointId: integer("endpoint_id"),
     ceilingId: integer("ceiling_id"),
+    budgetId: integer("budget_id"),
     windowStart: timestamp("window_start", { withTimezone: true }),
     message: text("message").notNull(),
     details: jsonb("details").$type<Record<string, unknown>>(),

@@ -3,6 +3,7 @@ export * from "./alert-destinations";
 export * from "./alerts";
 export * from "./api-keys";
 export * from "./audit-events";
+export * from "./budgets";
 export * from "./ceiling-overrides";
 export * from "./ceilings";
 export * from "./endpoints";

@@ -1,4 +1,5 @@
 import { bigint, index, integer, pgEnum, pgTable, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import { budgets } from "./budgets";
 import { ceilings } from "./ceilings";
 import { endpoints } from "./endpoints";
 import { GATES } from "../../lib/vocabulary";
@@ -17,6 +18,8 @@ export const refusals = pgTable(
     endpointId: integer("endpoint_id").references(() => endpoints.id, { onDelete: "cascade" }),
     endpointKey: text("endpoint_key").notNull(),
     ceilingId: integer("ceiling_id").references(() => ceilings.id, { onDelete: "set null" }),
+    // The budget that said no (gate budget).
+    budgetId: integer("budget_id").references(() => budgets.id, { onDelete: "set null" }),
     gate: refusalGate("gate").notNull(),
     caller: text("caller").notNull().default(""),
     destination: text("destination").notNull().default(""),

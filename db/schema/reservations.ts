@@ -4,8 +4,11 @@ import { endpoints } from "./endpoints";
 
 export const reservationState = pgEnum("reservation_state", ["held", "settled", "released", "expired"]);
 
-/** One charge of a reservation on one counter: what settle, release and expiry give back or keep. */
-export type ReservationCharge = { c: number; k: string; w: string; n: number };
+/**
+ * One charge of a reservation on one counter: what settle, release and expiry give back or keep.
+ * c: a ceiling's counter (n in its metric, m 'u' units or 'c' calls); b: a budget's (n in micros).
+ */
+export type ReservationCharge = { c: number; k: string; w: string; n: number; m: "u" | "c" } | { b: number; k: string; w: string; n: number };
 
 export const reservations = pgTable(
   "reservations",
@@ -18,7 +21,17 @@ export const reservations = pgTable(
     destination: text("destination"),
     destinationKey: text("destination_key"),
     amount: bigint("amount", { mode: "number" }).notNull(),
+    // The units of each priced part, when the endpoint has several ({"input": 1200, "output": 800});
+    // null when the request named one amount of the one part.
+    parts: jsonb("parts").$type<Record<string, number>>(),
+    // The worst case in micros: the parts at their prices, rounded up once.
+    money: bigint("money", { mode: "number" }).notNull().default(0),
+    // Each part's price (picos a unit) when the reservation charged a budget: a settle corrects the
+    // budgets to the actual parts at the prices the reservation was granted at.
+    prices: jsonb("prices").$type<Record<string, number>>(),
     settledAmount: bigint("settled_amount", { mode: "number" }),
+    settledParts: jsonb("settled_parts").$type<Record<string, number>>(),
+    settledMoney: bigint("settled_money", { mode: "number" }),
     state: reservationState("state").notNull().default("held"),
     overrun: boolean("overrun").notNull().default(false),
     idempotencyKey: text("idempotency_key"),

@@ -1,0 +1,110 @@
+import { sql } from "drizzle-orm";
+import { bigint, check, index, integer, pgEnum, pgTable, primaryKey, smallint, text, timestamp } from "drizzle-orm/pg-core";
+import { timestamps } from "./columns";
+import { ceilingWindow } from "./ceilings";
+import { endpoints } from "./endpoints";
+import { BUDGET_SCOPES, ENDPOINT_KEY_PATTERN } from "../../lib/vocabulary";
+
+export const budgetScope = pgEnum("budget_scope", BUDGET_SCOPES);
+
+// A hard limit in money (whole micros of `currency`) over several member endpoints: every
+// reservation on a member charges its worst case in money here, in the same atomic step as the
+// member's ceilings. Bounds, default, kill and version work as a ceiling's do.
+export const budgets = pgTable(
+  "budgets",
+  {
+    id: integer("id").primaryKey().generatedAlwaysAsIdentity(),
+    key: text("key").notNull().unique(),
+    name: text("name").notNull(),
+    currency: text("currency").notNull().default("USD"),
+    scope: budgetScope("scope").notNull(),
+    // utc_day or billing_month (from billing_day); never first_hit.
+    window: ceilingWindow("window").notNull(),
+    billingDay: smallint("billing_day").notNull().default(1),
+    value: bigint("value", { mode: "number" }).notNull(),
+    valueBeforeKill: bigint("value_before_kill", { mode: "number" }),
+    minValue: bigint("min_value", { mode: "number" }).notNull().default(0),
+    maxValue: bigint("max_value", { mode: "number" }).notNull(),
+    defaultValue: bigint("default_value", { mode: "number" }).notNull(),
+    alertThresholds: smallint("alert_thresholds").array().notNull().default(sql`'{50,80,100}'::smallint[]`),
+    killedAt: timestamp("killed_at", { withTimezone: true }),
+    killedBy: text("killed_by"),
+    // Archived: charges nothing and refuses nothing; its history stays.
+    archivedAt: timestamp("archived_at", { withTimezone: true }),
+    archivedBy: text("archived_by"),
+    version: integer("version").notNull().default(1),
+    ...timestamps,
+  },
+  (t) => [
+    check("budgets_key_format", sql`${t.key} ~ ${sql.raw(`'${ENDPOINT_KEY_PATTERN.source}'`)}`),
+    check("budgets_window", sql`${t.window} in ('utc_day', 'billing_month')`),
+    check("budgets_billing_day_range", sql`${t.billingDay} between 1 and 28`),
+    check("budgets_value_nonneg", sql`${t.value} >= 0`),
+    check("budgets_bounds_ordered", sql`0 <= ${t.minValue} and ${t.minValue} <= ${t.maxValue}`),
+    check("budgets_value_in_bounds", sql`${t.value} = 0 or ${t.value} between ${t.minValue} and ${t.maxValue}`),
+    check("budgets_default_in_bounds", sql`${t.defaultValue} between ${t.minValue} and ${t.maxValue}`),
+  ],
+);
+
+export type Budget = typeof budgets.$inferSelect;
+export type NewBudget = typeof budgets.$inferInsert;
+
+// The explicit list of endpoints a budget covers (no key prefixes: a new endpoint never joins a
+// budget without someone saying so, so a budget's worst case only changes when it is edited).
+export const budgetMembers = pgTable(
+  "budget_members",
+  {
+    budgetId: integer("budget_id")
+      .notNull()
+      .references(() => budgets.id, { onDelete: "cascade" }),
+    endpointId: integer("endpoint_id")
+      .notNull()
+      .references(() => endpoints.id, { onDelete: "cascade" }),
+  },
+  (t) => [primaryKey({ columns: [t.budgetId, t.endpointId] }), index("budget_members_endpoint_idx").on(t.endpointId)],
+);
+
+export type BudgetMember = typeof budgetMembers.$inferSelect;
+
+// A per-account budget's value for one billing account; 0 blocks that account on every member.
+export const budgetOverrides = pgTable(
+  "budget_overrides",
+  {
+    budgetId: integer("budget_id")
+      .notNull()
+      .references(() => budgets.id, { onDelete: "cascade" }),
+    caller: text("caller").notNull(),
+    value: bigint("value", { mode: "number" }).notNull(),
+    reason: text("reason").notNull(),
+    ...timestamps,
+  },
+  (t) => [primaryKey({ columns: [t.budgetId, t.caller] }), check("budget_overrides_value_nonneg", sql`${t.value} >= 0`)],
+);
+
+export type BudgetOverride = typeof budgetOverrides.$inferSelect;
+
+// One money counter per budget, scope key ('' for a global budget, the account for a per-account
+// one) and window, in micros; kept after the window closes as the budget's history.
+export const budgetUsage = pgTable(
+  "budget_usage",
+  {
+    budgetId: integer("budget_id")
+      .notNull()
+      .references(() => budgets.id, { onDelete: "cascade" }),
+    scopeKey: text("scope_key").notNull(),
+    windowStart: timestamp("window_start", { withTimezone: true }).notNull(),
+    windowEnd: timestamp("window_end", { withTimezone: true }).notNull(),
+    held: bigint("held", { mode: "number" }).notNull().default(0),
+    settled: bigint("settled", { mode: "number" }).notNull().default(0),
+    reservations: bigint("reservations", { mode: "number" }).notNull().default(0),
+  },
+  (t) => [
+    primaryKey({ columns: [t.budgetId, t.scopeKey, t.windowStart] }),
+    // The top accounts of a per-account budget in a window: an index-only range per window.
+    index("budget_usage_window_idx").on(t.budgetId, t.windowStart, t.settled),
+    check("budget_usage_held_nonneg", sql`${t.held} >= 0`),
+    check("budget_usage_settled_nonneg", sql`${t.settled} >= 0`),
+  ],
+);
+
+export type BudgetUsage = typeof budgetUsage.$inferSelect;
