@@ -5,7 +5,7 @@
 -- that row's endpoint_id and the UTC hour of that row's `at` (its first time). A fold never crosses
 -- an hour (buckets are 10 s and `at` is in the bucket), so the chart from the rollup and the chart
 -- from the raw rows agree exactly, and an endpoint filter (on endpoint_id) matches the same rows.
--- Input: [{endpointId, endpointKey, ceilingId, gate, caller, destination, amount, remaining, requestId, detail}]
+-- Input: [{endpointId, endpointKey, ceilingId, budgetId, gate, caller, destination, amount, remaining, requestId, detail}]
 -- The daily rows are the hourly ones summed by UTC day, so charts with day bars read 24 times fewer.
 -- Lock order: refusals rows by (endpoint key, gate, caller, destination), then refusal_daily rows
 -- by (day, endpoint key, gate, endpoint id), then refusal_hourly rows by (hour, endpoint key, gate,
@@ -14,23 +14,24 @@
 CREATE OR REPLACE FUNCTION ceilings.log_refusals(items jsonb) RETURNS void
 LANGUAGE sql SET search_path = public, pg_temp AS $$
   WITH logged AS (
-    INSERT INTO refusals AS f (bucket, endpoint_id, endpoint_key, ceiling_id, gate, caller, destination,
+    INSERT INTO refusals AS f (bucket, endpoint_id, endpoint_key, ceiling_id, budget_id, gate, caller, destination,
                                amount, remaining, count, request_id, detail)
     SELECT to_timestamp(floor(extract(epoch FROM now()) / 10) * 10),
-           min((x->>'endpointId')::int), x->>'endpointKey', min((x->>'ceilingId')::int),
+           min((x->>'endpointId')::int), x->>'endpointKey', min((x->>'ceilingId')::int), min((x->>'budgetId')::int),
            (x->>'gate')::refusal_gate, coalesce(x->>'caller', ''), coalesce(x->>'destination', ''),
            max((x->>'amount')::bigint), min((x->>'remaining')::bigint), count(*),
            max(x->>'requestId'), max(x->>'detail')
     FROM jsonb_array_elements(items) AS x
     GROUP BY x->>'endpointKey', x->>'gate', coalesce(x->>'caller', ''), coalesce(x->>'destination', '')
     -- A fixed order so two batches upserting the same rows cannot deadlock.
-    ORDER BY 3, 5, 6, 7
+    ORDER BY 3, 6, 7, 8
     ON CONFLICT (endpoint_key, gate, caller, destination, bucket) DO UPDATE
       SET count = f.count + excluded.count,
           last_at = now(),
           amount = excluded.amount,
           remaining = excluded.remaining,
-          ceiling_id = coalesce(excluded.ceiling_id, f.ceiling_id)
+          ceiling_id = coalesce(excluded.ceiling_id, f.ceiling_id),
+          budget_id = coalesce(excluded.budget_id, f.budget_id)
     RETURNING f.endpoint_id, f.endpoint_key, f.gate, f.caller, f.destination, f.at
   ), added AS (
     -- How many refusals of this batch went into each row (RETURNING gives the row's total).

@@ -1,5 +1,5 @@
 -- Guarantees: the input error of one reservation request, or NULL when the database can take it:
--- shape, whole positive amount, TTL in range, text fields without control characters and within
+-- shape, whole positive amount (or parts, an object), TTL in range, text fields without control characters and within
 -- their lengths. Checked per request, so a bad request is an error for itself alone and never
 -- makes the batch raise.
 -- Locks: none.
@@ -29,7 +29,19 @@ BEGIN
       END IF;
     END LOOP;
   END IF;
-  IF jsonb_typeof(r->'amount') IS DISTINCT FROM 'number' OR amount_text !~ '^[0-9]{1,16}$'
+  -- parts (units per priced part) may stand for the amount; reserve_batch checks them against the
+  -- endpoint's parts (parts_error) and an amount sent beside them against their total.
+  IF r->'parts' IS NOT NULL AND jsonb_typeof(r->'parts') <> 'null' THEN
+    IF jsonb_typeof(r->'parts') <> 'object' THEN
+      RETURN jsonb_build_object('status', 'error', 'code', 'invalid_parts',
+        'message', 'parts must be an object of units per part, e.g. {"input": 1200, "output": 800}');
+    END IF;
+    IF r->'amount' IS NOT NULL AND jsonb_typeof(r->'amount') <> 'null' AND (jsonb_typeof(r->'amount') <> 'number'
+       OR amount_text !~ '^[0-9]{1,16}$' OR amount_text::numeric > 9007199254740991 OR amount_text::bigint <= 0) THEN
+      RETURN jsonb_build_object('status', 'error', 'code', 'invalid_amount',
+        'message', format('amount must be a positive whole number, got %s', r->'amount'));
+    END IF;
+  ELSIF jsonb_typeof(r->'amount') IS DISTINCT FROM 'number' OR amount_text !~ '^[0-9]{1,16}$'
      OR amount_text::numeric > 9007199254740991 OR amount_text::bigint <= 0 THEN
     RETURN jsonb_build_object('status', 'error', 'code', 'invalid_amount',
       'message', format('amount must be a positive whole number, got %s', coalesce(r->'amount', 'null'::jsonb)));

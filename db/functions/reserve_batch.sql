@@ -2,8 +2,10 @@
 --
 -- Guarantees:
 --   * each request is decided alone and all-or-nothing against the live values: every ceiling
---     (global and per caller, units and calls) and the cooldown are checked and charged together,
---     and a refusal charges nothing (the throttle, which counts attempts, is the one exception);
+--     (global and per caller, units and calls), the cooldown and every budget the endpoint belongs
+--     to (in money: the request's worst case at its parts' prices, rounded up once) are checked and
+--     charged together, and a refusal charges nothing (the throttle, which counts attempts, is the
+--     one exception);
 --   * a request the database cannot take is an input error for itself (request_error), never a
 --     reason for the batch to raise;
 --   * `granted` is answered only for a reservation held when the batch commits: a new one, or a
@@ -15,17 +17,25 @@
 -- sorted by its key, so two batches can never wait on each other in a cycle:
 --   1. endpoint advisory locks, shared            by endpoint id
 --   2. ceilings rows, FOR SHARE                   by ceiling id
+--   2b. budgets rows, FOR SHARE                   by budget id
 --   3. ceiling_overrides rows, FOR SHARE          by (ceiling id, caller)
+--   3b. budget_overrides rows, FOR SHARE          by (budget id, caller)
 --   4. throttle_counters rows (upsert)            by (endpoint id, caller)
 --   5. cooldown advisory locks                    by (ceiling id, hashtext(scope key), scope key)
 --   6. usage rows (insert if missing, FOR UPDATE) by (ceiling id, scope key, window start)
+--   6b. budget_usage rows (the same)              by (budget id, scope key, window start)
 --   7. reservations idempotency index entries     by (endpoint id, caller, key)
 --   8. alerts (dedupe key, via fire_alert)        by counter order
 --   9. refusals and refusal_hourly rows           by their keys (log_refusals)
--- Ceiling edits take 1 exclusively (lock_endpoints_for_change) then 2; settle, release and the
--- sweeper lock the reservation row, then 6 in the same order (resolve_charges).
+-- Ceiling edits take 1 exclusively (lock_endpoints_for_change) then 2; budget edits take 1 on every
+-- member exclusively, then 2b; settle, release and the sweeper lock the reservation row, then 6 and
+-- 6b in the same order (resolve_charges).
 --
--- Input: [{endpoint, amount, caller?, destination?, destinationKey?, idempotencyKey?, ttlSeconds?, requestId?}]
+-- Input: [{endpoint, amount | parts, caller?, destination?, destinationKey?, idempotencyKey?, ttlSeconds?, requestId?}]
+-- parts: units per priced part ({"input": 1200, "output": 800}); every part of the endpoint named,
+-- their total is the amount the units ceilings count. An endpoint with one part takes `amount`.
+-- A budget's refusal: {status: refused, gate: budget, budgetId, budget (its key), limit, used, ...},
+-- money in micros (contract version 6).
 -- Output, one answer per input in order: {status: granted|refused|resolved|error, ...}; an
 -- archived endpoint answers error endpoint_archived, before any gate, and charges nothing. A
 -- destination of the other kind than its cooldown's destinationKind (a phone number for a cooldown
@@ -56,10 +66,23 @@ DECLARE
   destination_endpoints int[] := '{}'; -- endpoints with a cooldown
   killed_endpoints int[] := '{}';      -- endpoints with a ceiling switched off
   overrides jsonb;
+  -- the budgets the batch's endpoints belong to, in id order, with their current windows, and
+  -- the memberships among them as (position in batch_budgets, endpoint id) pairs
+  batch_budgets budgets[];
+  budget_window_start timestamptz[];
+  budget_window_end timestamptz[];
+  pair_budget int[] := '{}';
+  pair_endpoint int[] := '{}';
+  budget_endpoints int[] := '{}';         -- endpoints in a budget
+  account_budget_endpoints int[] := '{}'; -- endpoints in a per-account budget
+  endpoint_prices jsonb := '{}';          -- endpoint id -> {part: picos a unit}, for budgeted ones
+  budget_overrides_map jsonb := '{}';
   -- per request
   req_endpoint int[] := array_fill(0, ARRAY[n]);
   req_endpoint_key text[] := array_fill(''::text, ARRAY[n]);
   req_amount bigint[] := array_fill(0::bigint, ARRAY[n]);
+  req_parts jsonb[] := array_fill(NULL::jsonb, ARRAY[n]);  -- units per part, for several parts
+  req_money bigint[] := array_fill(0::bigint, ARRAY[n]);   -- the worst case in micros
   req_caller text[] := array_fill(''::text, ARRAY[n]);
   req_destination text[] := array_fill(NULL::text, ARRAY[n]);
   req_destination_key text[] := array_fill(NULL::text, ARRAY[n]);
@@ -72,13 +95,14 @@ DECLARE
   req_charges jsonb[] := array_fill(NULL::jsonb, ARRAY[n]);
   -- per charge: one request on one ceiling, in ceiling id order within a request
   charge_counter int[] := '{}';
-  charge_ceiling int[] := '{}';   -- position in batch_ceilings
+  charge_ceiling int[] := '{}';   -- position in batch_ceilings; minus the position in batch_budgets
   charge_amount bigint[] := '{}';
   charge_limit bigint[] := '{}';
   charge_used bigint[];           -- the counter's used after this charge (grants only)
   -- per counter: one (ceiling, scope key, window)
   counter_key text[] := '{}';
-  counter_ceiling int[] := '{}';
+  counter_ceiling int[] := '{}';  -- a ceiling's counter: its id; a budget's: NULL
+  counter_budget int[] := '{}';   -- a budget's counter: its id; a ceiling's: NULL
   counter_scope text[] := '{}';
   counter_start timestamptz[] := '{}';
   counter_end timestamptz[] := '{}';
@@ -104,10 +128,12 @@ DECLARE
   ep endpoints;
   e endpoints;
   c ceilings;
+  bg budgets;
   r jsonb;
   i int; j int; x int; idx int;
   v_scope text;
   v_limit bigint;
+  v_money numeric;
   v_key text;
   v_failed int;
   v_window_start timestamptz;
@@ -159,6 +185,26 @@ BEGIN
     IF c.value = 0 THEN killed_endpoints := killed_endpoints || c.endpoint_id; END IF;
   END LOOP;
 
+  -- The budgets (2b), locked in id order like the ceilings, each with its current window. A batch
+  -- on endpoints in no budget pays this one statement, an index probe that finds nothing.
+  SELECT coalesce(array_agg(l ORDER BY l.id), '{}'), array_agg(w.window_start ORDER BY l.id), array_agg(w.window_end ORDER BY l.id)
+  INTO batch_budgets, budget_window_start, budget_window_end
+  FROM (SELECT * FROM budgets
+        WHERE archived_at IS NULL
+          AND id IN (SELECT m.budget_id FROM budget_members m WHERE m.endpoint_id IN (SELECT u.id FROM unnest(batch_endpoints) u))
+        ORDER BY id FOR SHARE) l
+  CROSS JOIN LATERAL ceilings.window_bounds(l.window, l.billing_day, NULL, t_now) w;
+  IF cardinality(batch_budgets) > 0 THEN
+    SELECT array_agg(bb.ordinality::int ORDER BY bb.ordinality, m.endpoint_id), array_agg(m.endpoint_id ORDER BY bb.ordinality, m.endpoint_id),
+           array_agg(DISTINCT m.endpoint_id), coalesce(array_agg(DISTINCT m.endpoint_id) FILTER (WHERE bb.scope = 'account'), '{}')
+    INTO pair_budget, pair_endpoint, budget_endpoints, account_budget_endpoints
+    FROM unnest(batch_budgets) WITH ORDINALITY AS bb
+    JOIN budget_members m ON m.budget_id = bb.id
+    WHERE m.endpoint_id IN (SELECT u.id FROM unnest(batch_endpoints) u);
+    SELECT jsonb_object_agg(s.id::text, ceilings.part_prices(s.parts)) INTO endpoint_prices
+    FROM unnest(batch_endpoints) s WHERE s.id = ANY (budget_endpoints);
+  END IF;
+
   -- Without a per-caller ceiling there is no override to read.
   IF has_caller_ceiling THEN
     SELECT coalesce(jsonb_object_agg(o.ceiling_id || '|' || o.caller, o.value), '{}') INTO overrides
@@ -169,6 +215,15 @@ BEGIN
           ORDER BY ov.ceiling_id, ov.caller FOR SHARE) o;
   ELSE
     overrides := '{}';
+  END IF;
+  -- The accounts' own values on per-account budgets (3b).
+  IF cardinality(account_budget_endpoints) > 0 THEN
+    SELECT coalesce(jsonb_object_agg(o.budget_id || '|' || o.caller, o.value), '{}') INTO budget_overrides_map
+    FROM (SELECT ov.budget_id, ov.caller, ov.value FROM budget_overrides ov
+          WHERE ov.budget_id IN (SELECT u.id FROM unnest(batch_budgets) u WHERE u.scope = 'account')
+            AND ov.caller IN (SELECT ceilings.canonical_caller(el->>'caller') FROM jsonb_array_elements(requests) el
+                              WHERE jsonb_typeof(el) = 'object' AND jsonb_typeof(el->'caller') = 'string')
+          ORDER BY ov.budget_id, ov.caller FOR SHARE) o;
   END IF;
 
   -- Phase 2, validation and the cheap gates: input, idempotent replay, per-call max, kill switch.
@@ -192,7 +247,28 @@ BEGIN
     END IF;
     req_endpoint[i] := ep.id;
     req_endpoint_key[i] := ep.key;
-    req_amount[i] := (r->>'amount')::bigint;
+    -- The amount, or the parts and their total. One part's units are its amount; several parts
+    -- are kept, since money and a settle go part by part.
+    IF jsonb_typeof(r->'parts') = 'object' THEN
+      answers[i] := ceilings.parts_error(r->'parts', ep.parts, ep.key, false);
+      CONTINUE WHEN answers[i] IS NOT NULL;
+      req_amount[i] := (SELECT sum((u.value #>> '{}')::bigint) FROM jsonb_each(r->'parts') u);
+      IF jsonb_typeof(r->'amount') = 'number' AND (r->>'amount')::bigint <> req_amount[i] THEN
+        answers[i] := jsonb_build_object('status', 'error', 'code', 'invalid_amount',
+          'message', format('amount %s is not the total of the parts (%s): send one or the other', r->>'amount', req_amount[i]));
+        CONTINUE;
+      END IF;
+      IF jsonb_array_length(ep.parts) > 1 THEN
+        req_parts[i] := r->'parts';
+      END IF;
+    ELSIF jsonb_array_length(ep.parts) > 1 THEN
+      answers[i] := jsonb_build_object('status', 'error', 'code', 'invalid_parts',
+        'message', format('%s prices its parts apart (%s): send parts, not one amount', ep.key,
+          (SELECT string_agg(p->>'name', ', ') FROM jsonb_array_elements(ep.parts) p)));
+      CONTINUE;
+    ELSE
+      req_amount[i] := (r->>'amount')::bigint;
+    END IF;
     req_ttl[i] := coalesce(r->>'ttlSeconds', '300')::int;
     req_caller[i] := coalesce(ceilings.canonical_caller(r->>'caller'), '');
     req_destination[i] := nullif(btrim(r->>'destination'), '');
@@ -203,6 +279,15 @@ BEGIN
     -- Only a request without a caller on an endpoint with a per-caller ceiling, or one on an
     -- endpoint with a cooldown, can fail here, so only those walk the ceilings (where the last
     -- failing one in id order answers).
+    IF req_caller[i] = '' AND ep.id = ANY (account_budget_endpoints) THEN
+      FOR x IN 1 .. cardinality(pair_budget) LOOP
+        CONTINUE WHEN pair_endpoint[x] <> ep.id OR batch_budgets[pair_budget[x]].scope <> 'account';
+        answers[i] := jsonb_build_object('status', 'error', 'code', 'caller_required',
+          'message', format('endpoint %s is in the per-account budget %s: caller is required', ep.key, batch_budgets[pair_budget[x]].key));
+        EXIT;
+      END LOOP;
+      CONTINUE;
+    END IF;
     IF (req_caller[i] = '' AND ep.id = ANY (caller_endpoints)) OR ep.id = ANY (destination_endpoints) THEN
     FOREACH c IN ARRAY batch_ceilings LOOP
       CONTINUE WHEN c.endpoint_id <> ep.id;
@@ -230,7 +315,7 @@ BEGIN
       SELECT * INTO v_existing FROM reservations
       WHERE endpoint_id = ep.id AND caller = req_caller[i] AND idempotency_key = req_idempotency_key[i];
       IF FOUND THEN
-        answers[i] := ceilings.replay_answer(v_existing, req_amount[i], req_destination_key[i]);
+        answers[i] := ceilings.replay_answer(v_existing, req_amount[i], req_destination_key[i], req_parts[i]);
         CONTINUE;
       END IF;
     END IF;
@@ -240,6 +325,19 @@ BEGIN
         'limit', ep.per_call_max, 'message', format('amount %s is above the per-call max of %s', req_amount[i], ep.per_call_max));
       CONTINUE;
     END IF;
+
+    -- The worst case in money: units times picos, rounded up once to a whole micro.
+    IF req_parts[i] IS NULL THEN
+      v_money := ceil(req_amount[i]::numeric * (ep.parts->0->>'pricePico')::numeric / 1000000);
+    ELSE
+      v_money := ceilings.money_of(req_parts[i], ceilings.part_prices(ep.parts));
+    END IF;
+    IF v_money > 9007199254740991 THEN
+      answers[i] := jsonb_build_object('status', 'error', 'code', 'invalid_amount',
+        'message', format('this call''s worst case, %s micros, is more money than can be counted', v_money));
+      CONTINUE;
+    END IF;
+    req_money[i] := v_money;
 
     IF ep.id = ANY (killed_endpoints) THEN
     FOREACH c IN ARRAY batch_ceilings LOOP
@@ -317,6 +415,7 @@ BEGIN
       IF idx IS NULL THEN
         counter_key := counter_key || v_key;
         counter_ceiling := counter_ceiling || c.id;
+        counter_budget := counter_budget || NULL::int;
         counter_scope := counter_scope || v_scope;
         counter_start := counter_start || CASE WHEN c.window = 'first_hit' THEN NULL ELSE ceiling_window_start[x] END;
         counter_end := counter_end || CASE WHEN c.window = 'first_hit' THEN NULL ELSE ceiling_window_end[x] END;
@@ -331,6 +430,37 @@ BEGIN
       charge_amount := charge_amount || CASE c.metric WHEN 'calls' THEN 1::bigint ELSE req_amount[i] END;
       charge_limit := charge_limit || v_limit;
     END LOOP;
+    -- Then every budget the endpoint belongs to, in budget id order, charged the money.
+    IF req_endpoint[i] = ANY (budget_endpoints) THEN
+      FOR x IN 1 .. cardinality(pair_budget) LOOP
+        CONTINUE WHEN pair_endpoint[x] <> req_endpoint[i];
+        bg := batch_budgets[pair_budget[x]];
+        v_scope := CASE bg.scope WHEN 'global' THEN '' ELSE req_caller[i] END;
+        -- A kill binds every account, whatever its own value.
+        v_limit := CASE WHEN bg.value = 0 THEN 0
+                        WHEN bg.scope = 'account' AND budget_overrides_map ? (bg.id || '|' || v_scope)
+                        THEN (budget_overrides_map ->> (bg.id || '|' || v_scope))::bigint ELSE bg.value END;
+        v_key := 'b' || bg.id || '|' || v_scope || '|' || extract(epoch FROM budget_window_start[pair_budget[x]])::text;
+        idx := array_position(counter_key, v_key);
+        IF idx IS NULL THEN
+          counter_key := counter_key || v_key;
+          counter_ceiling := counter_ceiling || NULL::int;
+          counter_budget := counter_budget || bg.id;
+          counter_scope := counter_scope || v_scope;
+          counter_start := counter_start || budget_window_start[pair_budget[x]];
+          counter_end := counter_end || budget_window_end[pair_budget[x]];
+          counter_cooldown_seconds := counter_cooldown_seconds || NULL::int;
+          counter_used := counter_used || 0::bigint;
+          counter_added := counter_added || 0::bigint;
+          counter_grants := counter_grants || 0::bigint;
+          idx := array_length(counter_key, 1);
+        END IF;
+        charge_counter := charge_counter || idx;
+        charge_ceiling := charge_ceiling || -pair_budget[x];
+        charge_amount := charge_amount || req_money[i];
+        charge_limit := charge_limit || v_limit;
+      END LOOP;
+    END IF;
     req_last_charge[i] := coalesce(array_length(charge_counter, 1), 0);
   END LOOP;
 
@@ -356,6 +486,15 @@ BEGIN
   -- locked: the per-ceiling parts of answers (once per counter) and each request's charges,
   -- which settle, release and expiry replay later.
   FOR idx IN 1 .. coalesce(array_length(counter_key, 1), 0) LOOP
+    IF counter_budget[idx] IS NOT NULL THEN
+      FOREACH bg IN ARRAY batch_budgets LOOP
+        CONTINUE WHEN bg.id <> counter_budget[idx];
+        counter_answer[idx] := jsonb_build_object('budgetId', bg.id, 'budget', bg.key, 'metric', 'money', 'currency', bg.currency,
+          'scope', bg.scope, 'window', bg.window, 'windowEnd', counter_end[idx]);
+        counter_charge[idx] := jsonb_build_object('b', bg.id, 'k', counter_scope[idx], 'w', counter_start[idx]);
+      END LOOP;
+      CONTINUE;
+    END IF;
     FOR x IN 1 .. array_length(batch_ceilings, 1) LOOP
       CONTINUE WHEN batch_ceilings[x].id <> counter_ceiling[idx];
       c := batch_ceilings[x];
@@ -379,6 +518,7 @@ BEGIN
   IF coalesce(array_length(counter_key, 1), 0) > 0 THEN
     INSERT INTO usage (ceiling_id, scope_key, window_start, window_end)
     SELECT k.c, k.s, k.w, k.e FROM unnest(counter_ceiling, counter_scope, counter_start, counter_end) AS k(c, s, w, e)
+    WHERE k.c IS NOT NULL
     ORDER BY k.c, k.s, k.w
     ON CONFLICT DO NOTHING;
 
@@ -391,6 +531,23 @@ BEGIN
       counter_used[rec.idx] := rec.used;
     END LOOP;
   END IF;
+  -- The budgets' counters (6b), after the ceilings' and in the same key order.
+  IF cardinality(batch_budgets) > 0 AND cardinality(array_remove(counter_budget, NULL)) > 0 THEN
+    INSERT INTO budget_usage (budget_id, scope_key, window_start, window_end)
+    SELECT k.b, k.s, k.w, k.e FROM unnest(counter_budget, counter_scope, counter_start, counter_end) AS k(b, s, w, e)
+    WHERE k.b IS NOT NULL
+    ORDER BY k.b, k.s, k.w
+    ON CONFLICT DO NOTHING;
+
+    FOR rec IN SELECT k.idx, u.held + u.settled AS used
+               FROM budget_usage u
+               JOIN unnest(counter_budget, counter_scope, counter_start) WITH ORDINALITY AS k(b, s, w, idx)
+                 ON u.budget_id = k.b AND u.scope_key = k.s AND u.window_start = k.w
+               ORDER BY u.budget_id, u.scope_key, u.window_start
+               FOR UPDATE OF u LOOP
+      counter_used[rec.idx] := rec.used;
+    END LOOP;
+  END IF;
 
   -- Phase 8, decide in arrival order against the live values; all-or-nothing per request.
   FOR i IN 1 .. n LOOP
@@ -399,7 +556,8 @@ BEGIN
     IF v_key IS NOT NULL AND first_with_key ? v_key THEN
       -- The same key twice in one batch: the second is a replay of the first's answer.
       j := (first_with_key ->> v_key)::int;
-      IF req_amount[j] = req_amount[i] AND req_destination_key[j] IS NOT DISTINCT FROM req_destination_key[i] THEN
+      IF req_amount[j] = req_amount[i] AND req_destination_key[j] IS NOT DISTINCT FROM req_destination_key[i]
+         AND req_parts[j] IS NOT DISTINCT FROM req_parts[i] THEN
         answers[i] := answers[j] || jsonb_build_object('replay', true);
       ELSE
         answers[i] := jsonb_build_object('status', 'error', 'code', 'idempotency_conflict',
@@ -411,12 +569,28 @@ BEGIN
     v_failed := NULL;
     FOR x IN req_first_charge[i] .. req_last_charge[i] LOOP
       idx := charge_counter[x];
-      IF counter_used[idx] + counter_added[idx] + charge_amount[x] > charge_limit[x] THEN
+      -- A limit of 0 refuses even a free call: it is a kill (a budget's) or a blocked account.
+      IF counter_used[idx] + counter_added[idx] + charge_amount[x] > charge_limit[x] OR charge_limit[x] = 0 THEN
         v_failed := x;
         EXIT;
       END IF;
     END LOOP;
 
+    IF v_failed IS NOT NULL AND charge_ceiling[v_failed] < 0 THEN
+      bg := batch_budgets[-charge_ceiling[v_failed]];
+      idx := charge_counter[v_failed];
+      answers[i] := jsonb_build_object(
+        'status', 'refused', 'gate', 'budget', 'budgetId', bg.id, 'budget', bg.key, 'currency', bg.currency,
+        'limit', charge_limit[v_failed], 'used', counter_used[idx] + counter_added[idx],
+        'remaining', greatest(charge_limit[v_failed] - counter_used[idx] - counter_added[idx], 0),
+        'cost', charge_amount[v_failed], 'retryAt', counter_end[idx],
+        'message', CASE WHEN bg.value = 0 THEN format('budget %s is switched off', bg.key)
+                        WHEN charge_limit[v_failed] = 0 THEN format('this account is blocked on budget %s', bg.key)
+                        ELSE format('budget %s has %s micros of %s left; this call may cost %s', bg.key,
+                                    greatest(charge_limit[v_failed] - counter_used[idx] - counter_added[idx], 0),
+                                    charge_limit[v_failed], charge_amount[v_failed]) END);
+      CONTINUE;
+    END IF;
     IF v_failed IS NOT NULL THEN
       c := batch_ceilings[charge_ceiling[v_failed]];
       idx := charge_counter[v_failed];
@@ -471,9 +645,10 @@ BEGIN
   -- on the unique index: that grant is undone and answered from the stored reservation.
   IF coalesce(array_length(grant_id, 1), 0) > 0 THEN
     WITH ins AS (
-      INSERT INTO reservations (id, endpoint_id, caller, destination, destination_key, amount,
+      INSERT INTO reservations (id, endpoint_id, caller, destination, destination_key, amount, parts, money, prices,
                                 idempotency_key, charges, created_at, expires_at)
       SELECT g.id, req_endpoint[g.q], req_caller[g.q], req_destination[g.q], req_destination_key[g.q], req_amount[g.q],
+             req_parts[g.q], req_money[g.q], endpoint_prices -> req_endpoint[g.q]::text,
              req_idempotency_key[g.q], g.ch, t_now, g.ex
       FROM unnest(grant_request, grant_id, grant_charges, grant_expires) AS g(q, id, ch, ex)
       ORDER BY req_endpoint[g.q], req_caller[g.q], req_idempotency_key[g.q]
@@ -492,7 +667,7 @@ BEGIN
       END LOOP;
       SELECT * INTO v_existing FROM reservations
       WHERE endpoint_id = req_endpoint[i] AND caller = req_caller[i] AND idempotency_key = req_idempotency_key[i];
-      answers[i] := ceilings.replay_answer(v_existing, req_amount[i], req_destination_key[i]);
+      answers[i] := ceilings.replay_answer(v_existing, req_amount[i], req_destination_key[i], req_parts[i]);
       -- Same-batch replays of the undone grant follow it.
       FOR j IN 1 .. n LOOP
         IF j <> i AND answers[j]->>'reservationId' = grant_id[x]::text THEN
@@ -507,11 +682,38 @@ BEGIN
   SET held = u.held + d.added, reservations = u.reservations + d.grants
   FROM unnest(counter_ceiling, counter_scope, counter_start, counter_added, counter_grants) AS d(c, s, w, added, grants)
   WHERE u.ceiling_id = d.c AND u.scope_key = d.s AND u.window_start = d.w AND d.added <> 0;
+  IF cardinality(batch_budgets) > 0 THEN
+    UPDATE budget_usage u
+    SET held = u.held + d.added, reservations = u.reservations + d.grants
+    FROM unnest(counter_budget, counter_scope, counter_start, counter_added, counter_grants) AS d(b, s, w, added, grants)
+    WHERE u.budget_id = d.b AND u.scope_key = d.s AND u.window_start = d.w AND d.grants <> 0;
+  END IF;
 
   -- Phase 11, threshold alerts (8) on global ceilings, once per ceiling, window and percent. The
   -- counter row is locked, so exactly one batch sees each crossing.
   FOR idx IN 1 .. coalesce(array_length(counter_key, 1), 0) LOOP
     CONTINUE WHEN counter_added[idx] <= 0 OR counter_scope[idx] <> '';
+    IF counter_budget[idx] IS NOT NULL THEN
+      -- A global budget's thresholds, the same way: "llm-daily reached 80% of its budget: $160.00 of $200.00 per UTC day".
+      FOREACH bg IN ARRAY batch_budgets LOOP
+        CONTINUE WHEN bg.id <> counter_budget[idx] OR bg.value <= 0;
+        FOREACH v_pct IN ARRAY bg.alert_thresholds::int[] LOOP
+          IF counter_used[idx] * 100 < v_pct::bigint * bg.value AND (counter_used[idx] + counter_added[idx]) * 100 >= v_pct::bigint * bg.value THEN
+            PERFORM ceilings.fire_alert('budget_threshold',
+              format('budget-threshold:%s:%s:%s', bg.id, extract(epoch FROM counter_start[idx])::bigint, v_pct),
+              NULL, NULL, counter_start[idx],
+              format('budget %s reached %s%% of its value: %s of %s per %s', bg.key, v_pct,
+                     ceilings.format_money(counter_used[idx] + counter_added[idx], bg.currency),
+                     ceilings.format_money(bg.value, bg.currency),
+                     CASE bg.window WHEN 'utc_day' THEN 'UTC day' ELSE 'billing month' END),
+              jsonb_build_object('budgetId', bg.id, 'budget', bg.key, 'percent', v_pct, 'used', counter_used[idx] + counter_added[idx],
+                                 'limit', bg.value, 'windowEnd', counter_end[idx]),
+              bg.id);
+          END IF;
+        END LOOP;
+      END LOOP;
+      CONTINUE;
+    END IF;
     FOR x IN 1 .. coalesce(array_length(batch_ceilings, 1), 0) LOOP
       CONTINUE WHEN batch_ceilings[x].id <> counter_ceiling[idx] OR batch_ceilings[x].value <= 0;
       c := batch_ceilings[x];
@@ -538,7 +740,7 @@ BEGIN
   FOR i IN 1 .. n LOOP
     CONTINUE WHEN answers[i]->>'status' <> 'refused';
     refused := refused || jsonb_build_object('endpointId', req_endpoint[i], 'endpointKey', req_endpoint_key[i],
-      'ceilingId', answers[i]->'ceilingId', 'gate', answers[i]->>'gate', 'caller', req_caller[i],
+      'ceilingId', answers[i]->'ceilingId', 'budgetId', answers[i]->'budgetId', 'gate', answers[i]->>'gate', 'caller', req_caller[i],
       'destination', coalesce(req_destination_key[i], ''), 'amount', req_amount[i], 'remaining', answers[i]->'remaining',
       'requestId', req_request_id[i], 'detail', answers[i]->>'message');
   END LOOP;

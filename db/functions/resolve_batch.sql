@@ -14,18 +14,20 @@
 -- cannot wait on each other in a cycle:
 --   1. reservations rows, FOR UPDATE SKIP LOCKED    by id
 --   2. usage rows the held (or overrun) items charge by (ceiling id, scope key, window start)
+--   2b. budget_usage rows they charge                by (budget id, scope key, window start)
 --   3. alerts (fire_alert, an overrun's)            as each item fires it
 -- The per-item functions then find their rows already locked by this transaction.
 --
--- Input: [{id, verb: "settle"|"release", actual?, caller?}] (caller: the account that must own the
+-- Input: [{id, verb: "settle"|"release", actual?, parts?, caller?}] (caller: the account that must own the
 -- reservation, or absent). Output: one answer per input, in order, as ceilings.settle and
--- ceilings.release answer (contract version 5).
+-- ceilings.release answer (contract version 6).
 CREATE OR REPLACE FUNCTION ceilings.resolve_batch(items jsonb)
 RETURNS jsonb LANGUAGE plpgsql SET search_path = public, pg_temp AS $$
 DECLARE
   ids uuid[];
   locked uuid[];
   busy uuid[];
+  charges jsonb;
   item jsonb;
   answers jsonb := '[]';
 BEGIN
@@ -37,17 +39,25 @@ BEGIN
   SELECT coalesce(array_agg(id), '{}') INTO busy FROM reservations WHERE id = ANY (ids) AND NOT (id = ANY (locked));
   -- The counters of reservations a settle or release will charge: held ones, and closed ones a
   -- settle above their amount reports as an overrun. Rows the items only answer about stay free.
+  -- A settle by parts may be an overrun in money alone: its counters are locked too.
+  SELECT coalesce(jsonb_agg(DISTINCT ch), '[]') INTO charges
+  FROM reservations r
+  JOIN jsonb_array_elements(items) x ON lower(x->>'id') = r.id::text
+  CROSS JOIN LATERAL jsonb_array_elements(r.charges) ch
+  WHERE r.id = ANY (locked)
+    AND (r.state = 'held' OR (x->>'verb' = 'settle' AND r.state IN ('expired', 'released') AND NOT r.overrun
+         AND ((jsonb_typeof(x->'actual') = 'number' AND (x->>'actual')::numeric > r.amount) OR jsonb_typeof(x->'parts') = 'object')));
   PERFORM 1 FROM usage u
-  JOIN (
-    SELECT DISTINCT (ch->>'c')::int AS c, ch->>'k' AS k, (ch->>'w')::timestamptz AS w
-    FROM reservations r
-    JOIN jsonb_array_elements(items) x ON lower(x->>'id') = r.id::text
-    CROSS JOIN LATERAL jsonb_array_elements(r.charges) ch
-    WHERE r.id = ANY (locked)
-      AND (r.state = 'held' OR (x->>'verb' = 'settle' AND r.state IN ('expired', 'released') AND NOT r.overrun
-           AND jsonb_typeof(x->'actual') = 'number' AND (x->>'actual')::numeric > r.amount))
-  ) t ON u.ceiling_id = t.c AND u.scope_key = t.k AND u.window_start = t.w
+  JOIN (SELECT DISTINCT (ch->>'c')::int AS c, ch->>'k' AS k, (ch->>'w')::timestamptz AS w
+        FROM jsonb_array_elements(charges) ch WHERE ch ? 'c') t
+    ON u.ceiling_id = t.c AND u.scope_key = t.k AND u.window_start = t.w
   ORDER BY u.ceiling_id, u.scope_key, u.window_start
+  FOR UPDATE OF u;
+  PERFORM 1 FROM budget_usage u
+  JOIN (SELECT DISTINCT (ch->>'b')::int AS b, ch->>'k' AS k, (ch->>'w')::timestamptz AS w
+        FROM jsonb_array_elements(charges) ch WHERE ch ? 'b') t
+    ON u.budget_id = t.b AND u.scope_key = t.k AND u.window_start = t.w
+  ORDER BY u.budget_id, u.scope_key, u.window_start
   FOR UPDATE OF u;
   FOR item IN SELECT value FROM jsonb_array_elements(items) LOOP
     IF cardinality(busy) > 0 AND lower(item->>'id') = ANY (busy::text[]) THEN
