@@ -6,12 +6,13 @@ import { ContractCheck } from "./contract";
 import { LanePool } from "./lanes";
 import { enforcementObserver } from "./observer";
 import { classifyFailure, noteUnavailable, type UnavailableReason } from "./unavailable";
-import type { BatchAnswer, CeilingRemaining, Granted, Refused, Resolved, SqlResolved } from "./types";
+import type { BatchAnswer, BudgetRemaining, CeilingRemaining, Granted, Refused, Resolved, SqlResolved } from "./types";
 
 /** One request as the SQL batch function takes it. */
 export type BatchRequest = {
   endpoint: string;
-  amount: number;
+  amount?: number;
+  parts?: Record<string, number>;
   caller?: string;
   destination?: string;
   destinationKey?: string;
@@ -203,7 +204,7 @@ type CompactBatch = {
   chargeCounter: number[];
   chargeLimit: number[];
   chargeUsed: number[];
-  counters: Omit<CeilingRemaining, "limit" | "used" | "remaining">[];
+  counters: (Omit<CeilingRemaining, "limit" | "used" | "remaining"> | Omit<BudgetRemaining, "limit" | "used" | "remaining">)[];
 };
 
 /**
@@ -228,13 +229,18 @@ export async function callReserveBatch(db: Db, requests: BatchRequest[]): Promis
     // Built field by field, in the order the database sends them: rest and spread copies were
     // most of the library's own time per grant.
     const { charges } = answer;
-    const remaining: CeilingRemaining[] = [];
+    const remaining: (CeilingRemaining | BudgetRemaining)[] = [];
     // Charge ranges are 1-based and inclusive, as in SQL.
     for (let x = charges[0] - 1; x < charges[1]; x++) {
       const counter = batch.counters[(batch.chargeCounter[x] ?? 0) - 1];
       const limit = batch.chargeLimit[x];
       const used = batch.chargeUsed[x];
       if (!counter || limit === undefined || used === undefined) throw new Error("reserve_batch answer is inconsistent");
+      if ("budgetId" in counter) {
+        const { budgetId, budget, metric, currency, scope, window, windowEnd } = counter;
+        remaining.push({ budgetId, budget, metric, currency, scope, window, windowEnd, limit, used, remaining: limit - used });
+        continue;
+      }
       const { scope, metric, window, ceilingId, windowEnd } = counter;
       remaining.push({ scope, metric, window, ceilingId, windowEnd, limit, used, remaining: limit - used });
     }

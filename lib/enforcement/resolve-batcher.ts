@@ -5,7 +5,7 @@ import type { LanePool } from "./lanes";
 import type { InputErrorCode, Resolution } from "./types";
 
 /** One settle or release as ceilings.resolve_batch takes it. */
-export type ResolveItem = { id: string; verb: "settle" | "release"; actual?: number; caller?: string };
+export type ResolveItem = { id: string; verb: "settle" | "release"; actual?: number; parts?: Record<string, number>; caller?: string };
 export type ResolveAnswer = Resolution | { status: "error"; code: InputErrorCode; message: string };
 
 type Pending = { item: ResolveItem; deadlineAt: number; onSent?: () => boolean; resolve: (a: ResolveAnswer) => void; reject: (e: unknown) => void };

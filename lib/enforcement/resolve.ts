@@ -2,9 +2,10 @@ import { eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import { type Db, resultRows } from "@/db/client";
 import { endpoints, reservations } from "@/db/schema";
-import { Caller, ReservationInputError, type Resolution } from "./types";
+import { Caller, Parts, ReservationInputError, type Resolution } from "./types";
 import { enforcementLanes } from "@/lib/connection-bound";
 import { env } from "@/lib/env";
+import { issueLine } from "@/lib/errors";
 import { answerBy, LanePool } from "./lanes";
 import { type ResolveItem, ResolveBatcher } from "./resolve-batcher";
 import { enforcementObserver } from "./observer";
@@ -102,19 +103,30 @@ export async function reservationEndpointKey(db: Db, reservationId: string): Pro
 
 /**
  * Corrects a held reservation to the units actually used, in the window it was made in; the
- * call stays counted. Actual above the reservation is recorded and flagged as an overrun.
+ * call stays counted. Actual above the reservation is recorded and flagged as an overrun. An
+ * endpoint priced part by part is settled with `parts` (its budgets are corrected to their money).
  * `caller`, when given, must own the reservation.
  */
 export async function settleReservation(
   db: Db,
-  params: { reservationId: string; actual: number; caller?: string },
+  params: { reservationId: string; actual?: number; parts?: Record<string, number>; caller?: string },
   options: ResolveOptions = {},
 ): Promise<Resolution> {
   const id = parseId(params.reservationId);
-  const actual = Actual.safeParse(params.actual);
-  if (!actual.success) throw new ReservationInputError("invalid_amount", actual.error.issues[0]?.message ?? "invalid actual");
+  if (params.actual === undefined && params.parts === undefined) throw new ReservationInputError("invalid_amount", "actual (or parts) is required");
+  const actual = params.actual === undefined ? undefined : Actual.safeParse(params.actual);
+  if (actual && !actual.success) throw new ReservationInputError("invalid_amount", actual.error.issues[0]?.message ?? "invalid actual");
+  const parts = params.parts === undefined ? undefined : Parts.safeParse(params.parts);
+  if (parts && !parts.success) throw new ReservationInputError("invalid_parts", issueLine({ path: ["parts", ...parts.error.issues[0]!.path].join("."), message: parts.error.issues[0]?.message ?? "invalid" }));
   const caller = parseCaller(params.caller);
-  const result = await call(db, { id, verb: "settle", actual: actual.data, ...(caller === null ? {} : { caller }) }, options);
+  const item = {
+    id,
+    verb: "settle" as const,
+    ...(actual ? { actual: actual.data } : {}),
+    ...(parts ? { parts: parts.data } : {}),
+    ...(caller === null ? {} : { caller }),
+  };
+  const result = await call(db, item, options);
   if (result.status === "settled" && !result.replay) enforcementObserver()?.settled(result.overrun);
   return result;
 }

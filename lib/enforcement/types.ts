@@ -2,7 +2,7 @@ import { z } from "zod";
 import { canonicalCaller, hasControlChars, hasLoneSurrogate } from "@/lib/canonical/caller";
 import { DomainError } from "@/lib/errors";
 
-import type { CeilingMetric, CeilingScope, CeilingWindow, Gate } from "@/lib/vocabulary";
+import { type BudgetScope, type BudgetWindow, type CeilingMetric, type CeilingScope, type CeilingWindow, type Gate, PART_NAME_PATTERN } from "@/lib/vocabulary";
 
 /** A string the database can take: no control characters (NUL would fail the whole batch), no lone surrogate. */
 function text(min: number, max: number) {
@@ -17,14 +17,32 @@ function text(min: number, max: number) {
 /** A billing account: trimmed of Unicode whitespace, then no control characters (canonicalCaller). */
 export const Caller = z.string().transform(canonicalCaller).pipe(text(1, 200));
 
+const Units = z
+  .number({ error: "must be a number" })
+  .int("must be a whole number")
+  .min(0, "must be zero or more")
+  .max(Number.MAX_SAFE_INTEGER, "is too large");
+
+/**
+ * Units per priced part ({ input: 1200, output: 800 }): every part of the endpoint, each whole,
+ * zero or more; the database checks the names against the endpoint's parts.
+ */
+export const Parts = z.record(z.string().regex(PART_NAME_PATTERN, "a part's name is like input or output"), Units, {
+  error: "parts must be an object of units per part",
+});
+export type Parts = z.infer<typeof Parts>;
+
 // Parsed at the library's boundary; the SQL function validates again for callers in other languages.
 export const ReserveParams = z.object({
   endpoint: text(1, 64),
+  /** The units of the call; for an endpoint priced part by part, send `parts` instead (or both, equal). */
   amount: z
     .number({ error: "amount must be a number" })
     .int("amount must be a whole number")
     .positive("amount must be positive")
-    .max(Number.MAX_SAFE_INTEGER, "amount is too large"),
+    .max(Number.MAX_SAFE_INTEGER, "amount is too large")
+    .optional(),
+  parts: Parts.optional(),
   caller: Caller.optional(),
   destination: text(1, 320).optional(),
   /** The canonical identity for the cooldown; derived from destination when absent. */
@@ -32,7 +50,7 @@ export const ReserveParams = z.object({
   idempotencyKey: text(1, 200).optional(),
   ttlSeconds: z.number().int().min(1).max(86_400).optional(),
   requestId: text(0, 100).optional(),
-});
+}).refine((p) => p.amount !== undefined || p.parts !== undefined, { path: ["amount"], message: "amount (or parts) is required" });
 export type ReserveParams = z.input<typeof ReserveParams>;
 
 export type CeilingRemaining = {
@@ -40,6 +58,21 @@ export type CeilingRemaining = {
   metric: CeilingMetric;
   scope: CeilingScope;
   window: CeilingWindow;
+  limit: number;
+  used: number;
+  remaining: number;
+  windowEnd: string;
+};
+
+/** What a budget the grant charged has left, in micros of its currency. */
+export type BudgetRemaining = {
+  budgetId: number;
+  /** The budget's key. */
+  budget: string;
+  metric: "money";
+  currency: string;
+  scope: BudgetScope;
+  window: BudgetWindow;
   limit: number;
   used: number;
   remaining: number;
@@ -56,7 +89,7 @@ export type Granted = {
    * What each ceiling the grant charged has left. Empty on a replay: a replay charges nothing and
    * reads no counter (ceilings.replay_answer), so it has no current numbers to give.
    */
-  remaining: CeilingRemaining[];
+  remaining: (CeilingRemaining | BudgetRemaining)[];
 };
 
 export type Refused = {
@@ -64,6 +97,11 @@ export type Refused = {
   gate: Gate;
   message: string;
   ceilingId?: number;
+  /** Gate budget: the budget that said no (its id and key), its currency and what this call may cost, in micros. */
+  budgetId?: number;
+  budget?: string;
+  currency?: string;
+  cost?: number;
   limit?: number;
   used?: number;
   remaining?: number;
@@ -90,6 +128,7 @@ export const INPUT_ERROR_CODES = [
   "unknown_endpoint",
   "endpoint_archived",
   "invalid_amount",
+  "invalid_parts",
   "invalid_ttl",
   "invalid_idempotency_key",
   "caller_required",
