@@ -8,6 +8,7 @@ export const BAD_REQUEST_CODES = [
   "invalid_characters",
   "invalid_input",
   "invalid_amount",
+  "invalid_parts",
   "invalid_ttl",
   "invalid_idempotency_key",
   "invalid_request_id",

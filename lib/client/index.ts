@@ -1,10 +1,11 @@
 import { send, type Outcome, type TransportSettings } from "./transport.js";
-import type { ClientOptions, Decision, EndpointStatus, Gate, Refused, Released, ReserveInput, Settled, Unavailable } from "./types.js";
+import type { ClientOptions, Decision, EndpointStatus, Gate, Parts, Refused, Released, ReserveInput, Settled, Unavailable } from "./types.js";
 
 export * from "./errors.js";
 export type * from "./types.js";
 
-export type WorkResult<T> = { actual: number; result: T };
+/** What the work used: its units, or for an endpoint priced part by part the units of each part. */
+export type WorkResult<T> = { actual: number | Parts; result: T };
 
 export type WithReservationResult<T> =
   | { status: "done"; result: T; reservationId: string; settlement: Settled | Unavailable }
@@ -13,8 +14,11 @@ export type WithReservationResult<T> =
 export type CeilingsClient = {
   /** Reserve the worst case of one call. Never throws for the network: fail closed as gate `unavailable`. */
   reserve(input: ReserveInput): Promise<Decision>;
-  /** Correct a reservation to the actual use. Safe to retry: the same settle twice is a replay. */
-  settle(reservationId: string, actual: number): Promise<Settled | Unavailable>;
+  /**
+   * Correct a reservation to the actual use: its units, or the units of each part for an endpoint
+   * priced part by part. Safe to retry: the same settle twice is a replay.
+   */
+  settle(reservationId: string, actual: number | Parts): Promise<Settled | Unavailable>;
   /** Give a reservation back because the work did not happen. Releasing twice is harmless. */
   release(reservationId: string): Promise<Released | Unavailable>;
   /** Reserve, run `work`, settle with its actual; release if it throws, then rethrow. */
@@ -25,7 +29,7 @@ export type CeilingsClient = {
 
 // A record, not a list, so the compiler refuses a Gate missing here (vocabulary.test.ts ties Gate
 // to the server's).
-const KNOWN_GATES: Record<Gate, true> = { kill_switch: true, per_call_max: true, ceiling: true, cooldown: true, throttle: true, unavailable: true };
+const KNOWN_GATES: Record<Gate, true> = { kill_switch: true, per_call_max: true, ceiling: true, cooldown: true, throttle: true, unavailable: true, budget: true };
 const isGate = (v: unknown): v is Gate => typeof v === "string" && Object.hasOwn(KNOWN_GATES, v);
 
 const num = (v: unknown): number | undefined => (typeof v === "number" ? v : undefined);
@@ -39,7 +43,13 @@ function refusal(body: Record<string, unknown>): Refused {
   const gate = isGate(body.gate) ? body.gate : "unavailable";
   const error = body.error as { message?: unknown } | undefined;
   const out: Refused = { status: "refused", gate, message: str(error?.message) ?? `refused by ${gate}` };
-  const optional = { ceilingId: num(body.ceilingId), limit: num(body.limit), used: num(body.used), remaining: num(body.remaining), retryAt: str(body.retryAt) };
+  const optional = {
+    ceilingId: num(body.ceilingId),
+    budgetId: num(body.budgetId),
+    budget: str(body.budget),
+    currency: str(body.currency),
+    cost: num(body.cost),
+    limit: num(body.limit), used: num(body.used), remaining: num(body.remaining), retryAt: str(body.retryAt) };
   for (const [k, v] of Object.entries(optional)) if (v !== undefined) Object.assign(out, { [k]: v });
   return out;
 }
@@ -93,11 +103,12 @@ export function createCeilingsClient(options: ClientOptions): CeilingsClient {
     return { status: "answer", body: outcome.body };
   }
 
-  async function settle(reservationId: string, actual: number): Promise<Settled | Unavailable> {
-    const answer = await resolve(reservationId, "settle", { actual });
+  async function settle(reservationId: string, actual: number | Parts): Promise<Settled | Unavailable> {
+    const answer = await resolve(reservationId, "settle", typeof actual === "number" ? { actual } : { parts: actual });
     if (answer.status === "unavailable") return answer;
     const b = answer.body;
-    return { status: "settled", reservationId, actual: num(b.actual) ?? actual, overrun: b.overrun === true, replay: b.replay === true };
+    const total = typeof actual === "number" ? actual : Object.values(actual).reduce((sum, n) => sum + n, 0);
+    return { status: "settled", reservationId, actual: num(b.actual) ?? total, overrun: b.overrun === true, replay: b.replay === true };
   }
 
   async function release(reservationId: string): Promise<Released | Unavailable> {

@@ -1,6 +1,6 @@
 import { describe, expectTypeOf, it } from "vitest";
-import type { CeilingMetric, CeilingScope, CeilingWindow, Gate } from "@/lib/vocabulary";
-import type { CeilingRemaining, CeilingStatus, Refused } from "./types";
+import type { BudgetScope, BudgetWindow, CeilingMetric, CeilingScope, CeilingWindow, Gate } from "@/lib/vocabulary";
+import type { BudgetRemaining, CeilingRemaining, CeilingStatus, Refused } from "./types";
 
 // The client ships without the app, so it spells the vocabulary out; these checks (run by tsc)
 // keep its words the server's.
@@ -13,5 +13,7 @@ describe("the client's vocabulary", () => {
     expectTypeOf<CeilingStatus["metric"]>().toEqualTypeOf<CeilingMetric>();
     expectTypeOf<CeilingStatus["scope"]>().toEqualTypeOf<CeilingScope>();
     expectTypeOf<CeilingStatus["window"]["kind"]>().toEqualTypeOf<CeilingWindow>();
+    expectTypeOf<BudgetRemaining["scope"]>().toEqualTypeOf<BudgetScope>();
+    expectTypeOf<BudgetRemaining["window"]>().toEqualTypeOf<BudgetWindow>();
   });
 });

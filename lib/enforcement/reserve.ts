@@ -42,7 +42,7 @@ export async function reserve(db: Db, params: ReserveParams, options: ReserveOpt
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const field = issue?.path.join(".") || "input";
-    const code = field === "amount" ? "invalid_amount" : field.startsWith("parts") ? "invalid_parts" : field === "ttlSeconds" ? "invalid_ttl" : "invalid_input";
+    const code = field === "amount" ? "invalid_amount" : field === "ttlSeconds" ? "invalid_ttl" : "invalid_input";
     throw new ReservationInputError(code, issueLine({ path: issue?.path.join(".") ?? "", message: issue?.message ?? "invalid input" }));
   }
   const answer = await batcherFor(db).submit(withDestinationKey(parsed.data), options.deadlineMs);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CEILING_METRICS, CEILING_SCOPES, CEILING_WINDOWS, GATES } from "@/lib/vocabulary";
+import { BUDGET_SCOPES, BUDGET_WINDOWS, CEILING_METRICS, CEILING_SCOPES, CEILING_WINDOWS, GATES } from "@/lib/vocabulary";
 
 // The answers of the HTTP API as zod schemas, for the OpenAPI document only (the handlers build
 // the answers; the conformance test holds real answers to these, so they cannot drift), and the
@@ -17,6 +17,7 @@ export const API_ERROR_CODES = {
   unknown_field: { status: 400, meaning: "the body has a field the call does not take (a misspelt idempotencyKey must not turn a retry into a second charge)" },
   invalid_input: { status: 400, meaning: "a field, a path segment or a query parameter breaks its rule (type, length, blank, control characters); the message names it" },
   invalid_amount: { status: 400, meaning: "amount or actual is not a JSON number that is a safe whole number (at least 1 for amount, 0 for actual)" },
+  invalid_parts: { status: 400, meaning: "parts do not name every priced part of the endpoint and only those (the message names the part), or an endpoint priced part by part got one amount, or a single-part call's amount is not the parts' total" },
   invalid_ttl: { status: 400, meaning: "ttlSeconds is not a whole number from 1 to 86400" },
   invalid_request_id: { status: 400, meaning: "the X-Request-Id header is longer than 100 characters or holds a control character" },
   caller_required: { status: 400, meaning: "the endpoint has a per-caller ceiling and a trusted key named no caller" },
@@ -43,6 +44,7 @@ export const API_ERROR_CODES = {
   ceiling: { status: 429, meaning: "refused: a ceiling's window has not enough left" },
   cooldown: { status: 429, meaning: "refused: the destination is cooling down" },
   throttle: { status: 429, meaning: "refused: the endpoint's calls per minute are spent" },
+  budget: { status: 429, meaning: "refused: a budget the endpoint belongs to has not enough money left in its window for this call's worst case (or is killed, or the account is blocked on it); nothing was charged anywhere" },
   unavailable: { status: 503, meaning: "fail closed: the server cannot reach its database; nothing was charged, retry shortly" },
 } as const satisfies Record<string, ErrorCodeInfo>;
 
@@ -82,16 +84,35 @@ export const CeilingRemaining = z.strictObject({
   windowEnd: Timestamp,
 });
 
+export const BudgetRemaining = z.strictObject({
+  budgetId: z.int(),
+  budget: z.string().meta({ description: "the budget's key" }),
+  metric: z.literal("money"),
+  currency: z.string(),
+  scope: z.enum(BUDGET_SCOPES),
+  window: z.enum(BUDGET_WINDOWS),
+  limit: z.int().meta({ description: "micros of currency" }),
+  used: z.int(),
+  remaining: z.int(),
+  windowEnd: Timestamp,
+});
+
 export const Granted = z.strictObject({
   reservationId: Uuid,
   expiresAt: Timestamp,
   replay: z.boolean(),
-  remaining: z.array(CeilingRemaining).meta({ description: "each ceiling's window after this grant; empty on a replay, which charged nothing new" }),
+  remaining: z
+    .array(z.union([CeilingRemaining, BudgetRemaining]))
+    .meta({ description: "each ceiling's window, then each budget's (money in micros), after this grant; empty on a replay, which charged nothing new" }),
 });
 
 export const Refusal = z.strictObject({
   gate: RefusalGate,
   ceilingId: z.int().optional(),
+  budgetId: z.int().optional().meta({ description: "gate budget: the budget that refused" }),
+  budget: z.string().optional().meta({ description: "gate budget: its key" }),
+  currency: z.string().optional(),
+  cost: z.int().optional().meta({ description: "gate budget: this call's worst case in micros" }),
   limit: z.int().optional(),
   used: z.int().optional(),
   remaining: z.int().optional(),

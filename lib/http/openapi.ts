@@ -35,18 +35,18 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 /** The error codes each operation answers, by status (429 answers with a gate, see Refusal). */
 export const OPERATION_ERRORS = {
   reserve: {
-    400: ["invalid_json", "nesting_too_deep", "duplicate_field", "invalid_characters", "unknown_field", "invalid_input", "invalid_amount", "invalid_ttl", "invalid_request_id", "caller_required", "destination_required", "invalid_destination"],
+    400: ["invalid_json", "nesting_too_deep", "duplicate_field", "invalid_characters", "unknown_field", "invalid_input", "invalid_amount", "invalid_parts", "invalid_ttl", "invalid_request_id", "caller_required", "destination_required", "invalid_destination"],
     401: ["missing_api_key", "invalid_api_key", "revoked_api_key"],
     403: ["endpoint_not_allowed", "caller_not_allowed"],
     404: ["unknown_endpoint"],
     409: ["idempotency_conflict", "already_resolved"],
     410: ["endpoint_archived"],
     413: ["body_too_large"],
-    429: ["per_call_max", "kill_switch", "ceiling", "cooldown", "throttle"],
+    429: ["per_call_max", "kill_switch", "ceiling", "cooldown", "throttle", "budget"],
     503: ["unavailable"],
   },
   settleReservation: {
-    400: ["invalid_reservation_id", "invalid_json", "nesting_too_deep", "duplicate_field", "invalid_characters", "unknown_field", "invalid_input", "invalid_amount", "invalid_actual"],
+    400: ["invalid_reservation_id", "invalid_json", "nesting_too_deep", "duplicate_field", "invalid_characters", "unknown_field", "invalid_input", "invalid_amount", "invalid_parts", "invalid_actual"],
     401: ["missing_api_key", "invalid_api_key", "revoked_api_key"],
     403: ["endpoint_not_allowed", "reservation_forbidden"],
     404: ["reservation_not_found"],

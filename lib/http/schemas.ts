@@ -83,9 +83,33 @@ export const EndpointKeyParam = z
   .refine((v) => !hasControlChars(v), "endpoint must not contain control characters")
   .meta({ pattern: TRIMMED_PATTERN, description: "an endpoint key, trimmed of whitespace at both ends" });
 
+/** A part's name, as the catalog spells them: input, output, cached-input. */
+const PART_NAME = "^[a-z][a-z0-9_-]{0,31}$";
+
+/**
+ * Units per priced part: an object naming every part of the endpoint, each a whole number, zero
+ * or more. The names are checked against the endpoint by the database (invalid_parts).
+ */
+function partsObject(field: string) {
+  return z
+    .record(
+      z.string().regex(new RegExp(PART_NAME), `${field}: a part's name is lower case, like input or output`),
+      z.unknown().transform((raw, ctx) => {
+        if (typeof raw === "number" && Number.isSafeInteger(raw) && raw >= 0) return raw;
+        ctx.addIssue({ code: "custom", message: `each of ${field} must be a whole number, zero or more (a JSON number up to ${Number.MAX_SAFE_INTEGER}), got ${show(raw)}` });
+        return z.NEVER;
+      }).meta({ type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+      { error: `${field} must be an object of units per part, e.g. {"input": 1200, "output": 800}` },
+    )
+    .refine((p) => Object.keys(p).length <= 8, `${field} names at most 8 parts`)
+    .meta({ propertyNames: { pattern: PART_NAME }, maxProperties: 8 })
+    .optional();
+}
+
 export const ReserveBody = z.strictObject({
   endpoint: EndpointKeyParam,
-  amount: wholeNumber("amount", 1),
+  amount: wholeNumber("amount", 1).optional().meta({ description: "the units of the call; an endpoint priced part by part takes parts instead (or both, equal)" }),
+  parts: partsObject("parts").meta({ description: "units per priced part of the endpoint (its worst case: the prompt's input tokens, max_tokens of output); every part named" }),
   caller: optionalText("caller", 200, true),
   destination: optionalText("destination", 320, false),
   idempotencyKey: optionalText("idempotencyKey", 200, false),
@@ -96,10 +120,18 @@ export const ReserveBody = z.strictObject({
     .max(86_400, "ttlSeconds must be at most 86400 (one day)")
     .nullish()
     .transform((v) => v ?? undefined),
-});
+})
+  .refine((b) => b.amount !== undefined || b.parts !== undefined, { path: ["amount"], message: "amount is required (or parts, for an endpoint priced part by part)" })
+  .meta({ anyOf: [{ required: ["amount"] }, { required: ["parts"] }] });
 export type ReserveBody = z.infer<typeof ReserveBody>;
 
-export const SettleBody = z.strictObject({ actual: wholeNumber("actual", 0) });
+export const SettleBody = z
+  .strictObject({
+    actual: wholeNumber("actual", 0).optional().meta({ description: "the units used; an endpoint priced part by part is settled with parts" }),
+    parts: partsObject("parts").meta({ description: "the units each priced part used; every part named" }),
+  })
+  .refine((b) => b.actual !== undefined || b.parts !== undefined, { path: ["actual"], message: "actual is required (or parts, for an endpoint priced part by part)" })
+  .meta({ anyOf: [{ required: ["actual"] }, { required: ["parts"] }] });
 export const ReleaseBody = z.strictObject({});
 
 export const ReservationIdParam = z.uuid("the reservation id must be a UUID");
@@ -118,6 +150,8 @@ export const RequestIdHeader = z
 
 export type BodyIssue = { code: string; message: string };
 
+// parts of the wrong shape are invalid_input; invalid_parts is the database's: parts that are not
+// the endpoint's, which no schema can know.
 const FIELD_CODES: Record<string, string> = { amount: "invalid_amount", actual: "invalid_amount", ttlSeconds: "invalid_ttl" };
 
 /** The first problem of a body, with a machine-readable code. */

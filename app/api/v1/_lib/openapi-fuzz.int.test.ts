@@ -22,7 +22,7 @@ type Case = { label: string; text: string };
 type Json = Record<string, unknown>;
 
 // 400 codes about the world rather than the request's shape: a valid request can still get them.
-const SEMANTIC_400 = new Set(["caller_required", "destination_required", "invalid_destination", "invalid_actual"]);
+const SEMANTIC_400 = new Set(["caller_required", "destination_required", "invalid_destination", "invalid_actual", "invalid_parts"]);
 
 const CONTROLS = ["\u0000", "\u0001", "\u0008", "\t", "\n", "\u000b", "\u000c", "\r", "\u001b", "\u007f", "\u0085", "\u009b"];
 const SPACES = [" ", "\u00a0", "\u2003", "\u3000", "\ufeff", "\u2028"];

@@ -4,6 +4,7 @@ import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { revokeApiKey } from "@/lib/api-keys";
 import { setEndpointArchived } from "@/lib/catalog";
+import { makeBudget, priceEndpoint } from "@/lib/enforcement/budget-fixtures";
 import { makeEndpoint, setCeilingValue } from "@/lib/enforcement/test-fixtures";
 import { type ApiAnswer, type ApiRequest, openApiDocument } from "@/lib/http";
 import { answerMethod } from "@/lib/http/methods";
@@ -158,6 +159,25 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
     expect(code(await reserve({ key: a, body: { endpoint: e.key, amount: 1 } }))).toBe("kill_switch");
     await setCeilingValue(t.db, e.ceilingIds[0] ?? 0, 24);
     expect(code(await reserve({ key: a, body: { endpoint: e.key, amount: 1 } }, deadDeps))).toBe("unavailable");
+
+    // Priced parts and a budget: parts the endpoint does not have, one amount where parts are
+    // priced apart, a budget's refusal, and a settle by parts.
+    const llm = await makeEndpoint(t.db, { perCallMax: 100_000, ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000 }] });
+    await priceEndpoint(t.db, llm.endpointId, { input: 2_500_000, output: 10_000_000 });
+    await makeBudget(t.db, { endpointIds: [llm.endpointId], value: 10_000 });
+    const c = (await makeKey(t.db, { endpoints: [llm.key], account: "acct_c" })).secret;
+    expect(code(await reserve({ key: c, body: { endpoint: llm.key, amount: 10 } }))).toBe("invalid_parts");
+    expect(code(await reserve({ key: c, body: { endpoint: llm.key, parts: { input: 1, outptu: 1 } } }))).toBe("invalid_parts");
+    expect(code(await reserve({ key: c, body: { endpoint: llm.key, parts: { input: 1 } } }))).toBe("invalid_parts");
+    expect(code(await reserve({ key: c, body: { endpoint: llm.key, parts: { input: -1, output: 1 } } }))).toBe("invalid_input");
+    const priced = await reserve({ key: c, body: { endpoint: llm.key, parts: { input: 1000, output: 500 } } });
+    expect(priced.status).toBe(201);
+    const over = await reserve({ key: c, body: { endpoint: llm.key, parts: { input: 0, output: 1000 } } });
+    expect([code(over), over.body.gate, over.body.cost]).toEqual(["budget", "budget", 10_000]);
+    const pricedId = String(priced.body.reservationId);
+    expect(code(await resolve(pricedId, "settle", { key: c, body: { actual: 1500 } }))).toBe("invalid_parts");
+    expect(code(await resolve(pricedId, "settle", { key: c, body: { parts: { input: 1000, output: 1, extra: 1 } } }))).toBe("invalid_parts");
+    expect((await resolve(pricedId, "settle", { key: c, body: { parts: { input: 1000, output: 200 } } })).status).toBe(200);
 
     // settle and release
     const id = String(granted.body.reservationId);

@@ -59,6 +59,7 @@ export async function handleReserve(request: ApiRequest, deps: ApiDeps): Promise
     const decision = await reserve(auth.db, {
       endpoint: input.endpoint,
       amount: input.amount,
+      parts: input.parts,
       caller: caller.caller,
       destination: input.destination,
       idempotencyKey: input.idempotencyKey,

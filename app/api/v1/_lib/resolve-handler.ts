@@ -49,8 +49,8 @@ export async function handleResolve(request: ApiRequest, rawId: string, verb: Ve
     if (denied) return denied;
     const caller = auth.principal.trusted ? undefined : (auth.principal.account ?? undefined);
     const result =
-      "actual" in parsed.data
-        ? await settleReservation(auth.db, { reservationId: id.data, actual: parsed.data.actual, caller })
+      verb === "settle" && ("actual" in parsed.data || "parts" in parsed.data)
+        ? await settleReservation(auth.db, { reservationId: id.data, ...parsed.data, caller })
         : await releaseReservation(auth.db, { reservationId: id.data, caller });
     return resultAnswer(result);
   } catch (error) {
