@@ -39,7 +39,7 @@ export async function makeBudget(
 export async function setBudgetValue(db: Db, budgetId: number, value: number): Promise<void> {
   await db.transaction(async (tx) => {
     await tx.execute(sql`select ceilings.lock_endpoints_for_change(array(select endpoint_id from budget_members where budget_id = ${budgetId}))`);
-    await tx.execute(sql`update budgets set value = ${value} where id = ${budgetId}`);
+    await tx.execute(sql`update budgets set value = ${value}, max_value = greatest(max_value, ${value}) where id = ${budgetId}`);
   });
 }
 
