@@ -1,10 +1,11 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { openPostgres } from "@/db/client";
-import { ceilingOverrides } from "@/db/schema";
+import { budgetOverrides, ceilingOverrides } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { type BatchRequest, callReserveBatch } from "./batcher";
+import { makeBudget, priceEndpoint } from "./budget-fixtures";
 import { callResolveBatch, type ResolveAnswer, type ResolveItem } from "./resolve-batcher";
 import { settleReservation } from "./resolve";
 import { counterTotals, makeEndpoint } from "./test-fixtures";
@@ -23,8 +24,8 @@ describe.skipIf(skipWithoutDatabase())("lock order", () => {
 
 
   it("runs opposite-order batches on every lockable kind with no deadlock in 10,000 calls", async () => {
-    // Endpoint locks (two endpoints), ceilings, overrides, throttle counters, cooldown locks,
-    // usage counters, refusal and rollup rows: each batch touches all of them.
+    // Endpoint locks (two endpoints), ceilings, budgets, overrides of both, throttle counters,
+    // cooldown locks, usage and budget counters, refusal and rollup rows: each batch touches all.
     const throttled = await makeEndpoint(t.db, {
       throttlePerMinute: 1_000_000,
       ceilings: [
@@ -41,6 +42,15 @@ describe.skipIf(skipWithoutDatabase())("lock order", () => {
     });
     await t.db.insert(ceilingOverrides).values(
       Array.from({ length: CALLERS }, (_, c) => ({ ceilingId: throttled.ceilingIds[2] ?? 0, caller: `acct_${c}`, value: 250, reason: "test" })),
+    );
+    // Budget rows, budget overrides and budget counters: a global budget and a per-account one
+    // over both endpoints, priced so that the per-account one refuses some calls too.
+    await priceEndpoint(t.db, throttled.endpointId, { units: 1_000_000 });
+    await priceEndpoint(t.db, other.endpointId, { units: 2_000_000 });
+    await makeBudget(t.db, { endpointIds: [throttled.endpointId, other.endpointId], value: 1_000_000_000 });
+    const perAccount = await makeBudget(t.db, { endpointIds: [throttled.endpointId, other.endpointId], value: 400, scope: "account" });
+    await t.db.insert(budgetOverrides).values(
+      Array.from({ length: CALLERS / 2 }, (_, c) => ({ budgetId: perAccount.id, caller: `acct_${c * 2}`, value: 300, reason: "test" })),
     );
 
     // Every worker names the same idempotency keys in the same round, half of them in the other
@@ -84,6 +94,39 @@ describe.skipIf(skipWithoutDatabase())("lock order", () => {
     expect(failures).toEqual([]);
     expect(calls).toBe(WORKERS * BATCHES_PER_WORKER * CALLERS * DESTINATIONS);
     expect(calls).toBeGreaterThanOrEqual(10_000);
+  }, 120_000);
+
+  it("locks budget counters in key order: batches on two endpoints that share only per-account budget counters, in opposite orders, 10,000 calls", async () => {
+    // No ceiling counter is shared between the two endpoints, so nothing serialises the batches
+    // before they reach the budget's counters: only their key order keeps them from a cycle.
+    const [x, y] = await Promise.all([0, 1].map(() => makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000_000 }] })));
+    await priceEndpoint(t.db, x!.endpointId, { units: 1_000_000 });
+    await priceEndpoint(t.db, y!.endpointId, { units: 1_000_000 });
+    await makeBudget(t.db, { endpointIds: [x!.endpointId, y!.endpointId], value: 1_000_000_000, scope: "account" });
+    const round = (endpoint: string): BatchRequest[] => Array.from({ length: 50 }, (_, c) => ({ endpoint, amount: 1, caller: `acct_${c}` }));
+    const pools = Array.from({ length: WORKERS }, () => openPostgres(t.url, { max: 1 }));
+    const failures: string[] = [];
+    let calls = 0;
+    try {
+      await Promise.all(
+        pools.map(async (pool, w) => {
+          for (let b = 0; b < BATCHES_PER_WORKER; b++) {
+            const requests = w % 2 === 0 ? round(x!.key) : round(y!.key).reverse();
+            try {
+              const answers = await callReserveBatch(pool.db, requests);
+              calls += answers.filter((a) => a.status === "granted").length;
+            } catch (error) {
+              failures.push(error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error));
+              break;
+            }
+          }
+        }),
+      );
+    } finally {
+      await Promise.all(pools.map((p) => p.close()));
+    }
+    expect(failures).toEqual([]);
+    expect(calls).toBe(WORKERS * BATCHES_PER_WORKER * 50);
   }, 120_000);
 
   it("grants each idempotency key once when batches name the same keys in opposite orders, with no deadlock", async () => {
