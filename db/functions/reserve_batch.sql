@@ -328,7 +328,7 @@ BEGIN
 
     -- The worst case in money: units times picos, rounded up once to a whole micro.
     IF req_parts[i] IS NULL THEN
-      v_money := ceil(req_amount[i]::numeric * (ep.parts->0->>'pricePico')::numeric / 1000000);
+      v_money := div(req_amount[i]::numeric * (ep.parts->0->>'pricePico')::numeric + 999999, 1000000);
     ELSE
       v_money := ceilings.money_of(req_parts[i], ceilings.part_prices(ep.parts));
     END IF;

@@ -60,7 +60,7 @@ BEGIN
   END IF;
   -- Money at the prices the reservation was granted at (the endpoint's, for one that charged no budget).
   actual_money := CASE WHEN res.parts IS NULL
-    THEN ceil(actual::numeric * coalesce((SELECT max(v::text::numeric) FROM jsonb_each(res.prices) p(k, v)), (ep.parts->0->>'pricePico')::numeric) / 1000000)::bigint
+    THEN div(actual::numeric * coalesce((SELECT max(v::text::numeric) FROM jsonb_each(res.prices) p(k, v)), (ep.parts->0->>'pricePico')::numeric) + 999999, 1000000)::bigint
     ELSE ceilings.money_of(actual_parts, coalesce(res.prices, ceilings.part_prices(ep.parts))) END;
   -- With one part, more money is more units; with several, a shift to a dearer part is one too.
   is_overrun := actual > res.amount OR (res.parts IS NOT NULL AND actual_money > res.money);

@@ -207,12 +207,14 @@ LANGUAGE sql SET search_path = public, pg_temp AS $$
 $$;
 --> statement-breakpoint
 -- Guarantees: the money of some units of an endpoint's priced parts, in whole micros, rounded up
--- once and never down: ceil(sum(units * price in picos) / 10^6), in exact numeric arithmetic.
+-- once and never down: ceil(sum(units * price in picos) / 10^6), in integer arithmetic on numeric
+-- (div truncates exactly; numeric division rounds its quotient to a scale, which under-counted
+-- sums past 10^22 picos by a micro: found by lib/enforcement/money.int.test.ts).
 -- parts: {name: units} (a missing part counts 0); prices: {name: picos a unit}.
 -- Locks: none.
 CREATE OR REPLACE FUNCTION ceilings.money_of(parts jsonb, prices jsonb) RETURNS bigint
 LANGUAGE sql IMMUTABLE AS $$
-  SELECT ceil(coalesce(sum((u.value #>> '{}')::numeric * (prices ->> u.key)::numeric), 0) / 1000000)::bigint
+  SELECT div(coalesce(sum((u.value #>> '{}')::numeric * (prices ->> u.key)::numeric), 0) + 999999, 1000000)::bigint
   FROM jsonb_each(parts) u
 $$;
 --> statement-breakpoint
@@ -750,7 +752,7 @@ BEGIN
 
     -- The worst case in money: units times picos, rounded up once to a whole micro.
     IF req_parts[i] IS NULL THEN
-      v_money := ceil(req_amount[i]::numeric * (ep.parts->0->>'pricePico')::numeric / 1000000);
+      v_money := div(req_amount[i]::numeric * (ep.parts->0->>'pricePico')::numeric + 999999, 1000000);
     ELSE
       v_money := ceilings.money_of(req_parts[i], ceilings.part_prices(ep.parts));
     END IF;
@@ -1393,7 +1395,7 @@ BEGIN
   END IF;
   -- Money at the prices the reservation was granted at (the endpoint's, for one that charged no budget).
   actual_money := CASE WHEN res.parts IS NULL
-    THEN ceil(actual::numeric * coalesce((SELECT max(v::text::numeric) FROM jsonb_each(res.prices) p(k, v)), (ep.parts->0->>'pricePico')::numeric) / 1000000)::bigint
+    THEN div(actual::numeric * coalesce((SELECT max(v::text::numeric) FROM jsonb_each(res.prices) p(k, v)), (ep.parts->0->>'pricePico')::numeric) + 999999, 1000000)::bigint
     ELSE ceilings.money_of(actual_parts, coalesce(res.prices, ceilings.part_prices(ep.parts))) END;
   -- With one part, more money is more units; with several, a shift to a dearer part is one too.
   is_overrun := actual > res.amount OR (res.parts IS NOT NULL AND actual_money > res.money);
