@@ -8,6 +8,8 @@
 // clients, in the same run. Every row of the matrix (callers x ceilings x batched/unbatched)
 // prints throughput, p50, p99, its ratio to A, the mean batch size and CPU per request, split into
 // this Node process and the rest of the machine (the database, mostly), then one JSON line each.
+// Batched, the three-ceiling shape runs once more in a budget of everyone's and one per account
+// (bench.budgeted, priced): what two money counters in the same step cost.
 import { sql } from "drizzle-orm";
 import { migrateDatabase, openPostgres } from "@/db/client";
 import { databaseUrl } from "@/db/testing";
@@ -18,6 +20,7 @@ import { arg, drive, makeBenchEndpoint, pgbench, whole } from "./bench/measure";
 type Row = {
   callers: number;
   ceilings: 1 | 3;
+  budgets: 0 | 2;
   mode: "batched" | "unbatched";
   perSecond: number;
   p50: number;
@@ -50,6 +53,16 @@ async function main(): Promise<void> {
     await setup.db.execute(sql`insert into bench_counter values (1, 0)`);
     await makeBenchEndpoint(setup.db, "bench.one", 1);
     await makeBenchEndpoint(setup.db, "bench.three", 3);
+    await makeBenchEndpoint(setup.db, "bench.budgeted", 3);
+    await setup.db.execute(sql`update endpoints set parts = '[{"name":"units","pricePico":2500000}]' where key = 'bench.budgeted'`);
+    for (const scope of ["global", "account"]) {
+      await setup.db.execute(sql`
+        insert into budgets (key, name, scope, "window", value, max_value, default_value)
+        values (${`bench.${scope}`}, ${`bench ${scope}`}, ${scope}, 'utc_day', 1000000000000, 1000000000000, 1000000000000)`);
+      await setup.db.execute(sql`
+        insert into budget_members (budget_id, endpoint_id)
+        select b.id, e.id from budgets b, endpoints e where b.key = ${`bench.${scope}`} and e.key = 'bench.budgeted'`);
+    }
 
     tpsA = pgbench(url, seconds, 64);
     for (const mode of ["batched", "unbatched"] as const) {
@@ -57,9 +70,13 @@ async function main(): Promise<void> {
       const pool = openPostgres(url, { max: mode === "batched" ? inFlight : 16 });
       const batcher = batcherFor(pool.db, mode === "batched" ? { maxBatch, maxInFlight: inFlight } : { maxBatch: 1, maxInFlight: 16 });
       try {
-        for (const count of [1, 3] as const) {
+        const shapes: { count: 1 | 3; budgets: 0 | 2; endpoint: string }[] = [
+          { count: 1, budgets: 0, endpoint: "bench.one" },
+          { count: 3, budgets: 0, endpoint: "bench.three" },
+          ...(mode === "batched" ? [{ count: 3 as const, budgets: 2 as const, endpoint: "bench.budgeted" }] : []),
+        ];
+        for (const { count, budgets, endpoint } of shapes) {
           for (const callers of callerCounts) {
-            const endpoint = count === 1 ? "bench.one" : "bench.three";
             const calls0 = batcher.stats.calls;
             const requests0 = batcher.stats.requests;
             const d = await drive(seconds, callers, async () => {
@@ -72,6 +89,7 @@ async function main(): Promise<void> {
             rows.push({
               callers,
               ceilings: count,
+              budgets,
               mode,
               ...m,
               ratioToA: tpsA ? m.perSecond / tpsA : null,
@@ -88,7 +106,7 @@ async function main(): Promise<void> {
     console.log(`\nEnforcement hot path, ${seconds} s a row, one database server, metrics ${process.argv.includes("--metrics") ? "on" : "off"}, in-flight ${inFlight}, max batch ${maxBatch}`);
     console.log(`A: pgbench hot-row guarded UPDATE, 64 clients: ${tpsA ? tpsA.toFixed(0) : "n/a"} tps`);
     console.log(
-      ["mode", "ceilings", "callers", "per s", "p50 ms", "p99 ms", "x A", "batch", "node µs", "rest µs"]
+      ["mode", "ceilings", "budgets", "callers", "per s", "p50 ms", "p99 ms", "x A", "batch", "node µs", "rest µs"]
         .map((h, i) => (i === 0 ? h.padEnd(10) : h.padStart(9)))
         .join(""),
     );
@@ -97,6 +115,7 @@ async function main(): Promise<void> {
         [
           r.mode.padEnd(10),
           String(r.ceilings).padStart(9),
+          String(r.budgets).padStart(9),
           String(r.callers).padStart(9),
           r.perSecond.toFixed(0).padStart(9),
           r.p50.toFixed(1).padStart(9),
@@ -118,6 +137,7 @@ async function main(): Promise<void> {
           aTps: tpsA ?? null,
           mode: r.mode,
           ceilings: r.ceilings,
+          budgets: r.budgets,
           callers: r.callers,
           perSecond: round(r.perSecond),
           p50Ms: round(r.p50),
