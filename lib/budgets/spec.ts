@@ -130,3 +130,26 @@ export const BudgetSpec = z
   });
 export type BudgetSpec = z.infer<typeof BudgetSpec>;
 export type BudgetSpecInput = z.input<typeof BudgetSpec>;
+
+/**
+ * What a catalog file's budgets must agree on with its endpoints (the file lists every endpoint):
+ * each member is one of them, in the budget's currency; no budget key twice. Paths in the file's
+ * terms (`budgets[0].members[2]`).
+ */
+export function budgetFileIssues(endpoints: readonly { key: string; currency: string }[], list: readonly BudgetSpec[]): { path: (string | number)[]; message: string }[] {
+  const byKey = new Map(endpoints.map((e) => [e.key, e]));
+  const issues: { path: (string | number)[]; message: string }[] = [];
+  const seen = new Map<string, number>();
+  list.forEach((b, i) => {
+    const first = seen.get(b.key);
+    if (first !== undefined) issues.push({ path: ["budgets", i, "key"], message: `budget '${b.key}' is listed twice (also budgets[${first}])` });
+    else seen.set(b.key, i);
+    b.members.forEach((m, j) => {
+      const e = byKey.get(m);
+      const path = ["budgets", i, "members", j];
+      if (!e) issues.push({ path, message: `no endpoint '${m}' in this file` });
+      else if (e.currency !== b.currency) issues.push({ path, message: `endpoint '${m}' is priced in ${e.currency}, the budget counts ${b.currency}: one currency per budget` });
+    });
+  });
+  return issues;
+}
