@@ -16,5 +16,5 @@ export {
   type BudgetValueChange,
 } from "./change";
 export { budgetSentence, moneyInputText, parseMoneyInput, previewBudgetAdjustment, type BudgetAdjustmentPreview } from "./money";
-export { budgetKeysOfEndpoint, budgetSentenceOf, readBudget, readBudgets, type CatalogBudget } from "./read";
+export { budgetKeysOfEndpoint, budgetSentenceOf, listMemberOptions, readBudget, readBudgets, type CatalogBudget } from "./read";
 export { BudgetFields, BudgetSpec, type BudgetFieldsInput, type BudgetSpecInput } from "./spec";

@@ -74,3 +74,9 @@ export async function budgetKeysOfEndpoint(db: Db, endpointId: number): Promise<
     .orderBy(asc(budgets.key));
   return rows.map((r) => r.key);
 }
+
+/** Every endpoint a budget form offers as a member, archived ones marked, in key order. */
+export async function listMemberOptions(db: Db): Promise<{ key: string; name: string; currency: string; archived: boolean }[]> {
+  const rows = await db.select({ key: endpoints.key, name: endpoints.name, currency: endpoints.currency, archivedAt: endpoints.archivedAt }).from(endpoints).orderBy(asc(endpoints.key));
+  return rows.map(({ archivedAt, ...r }) => ({ ...r, archived: archivedAt !== null }));
+}
