@@ -4,6 +4,7 @@ import { auditEvents, budgetMembers, budgetOverrides, budgets, endpoints } from 
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { CatalogConflictError, CatalogError } from "@/lib/catalog/errors";
+import { EndpointFields, updateEndpoint } from "@/lib/catalog";
 import {
   adjustBudget,
   budgetSentence,
@@ -313,5 +314,19 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
     await reservation;
     await update;
     expect((await readBudget(t.db, key)).spec.members).toContain(gained.key);
+  });
+
+  it("an endpoint's currency cannot change while a budget in another currency counts it", async () => {
+    const { members } = await budget();
+    const [e] = await t.db.select().from(endpoints).where(eq(endpoints.key, members[0] ?? ""));
+    if (!e) throw new Error("no endpoint");
+    // Whichever price field the catalog's EndpointFields takes (parts, or the older unit price).
+    const base = { name: e.name, unit: e.unit, currency: "EUR", perCallMax: e.perCallMax };
+    const fields = [{ ...base, parts: [{ name: "units", pricePico: 0 }] }, { ...base, unitPriceMicros: 0 }].find((f) => EndpointFields.safeParse(f).success);
+    const before = await snapshot();
+    const error = await failure(updateEndpoint(t.db, { key: e.key, expectedVersion: e.version, fields, actor: admin, reason: "euro" }));
+    expect(error.problems[0]).toMatchObject({ path: "currency", message: expect.stringContaining("counts in budget") });
+    expect(await snapshot()).toEqual(before);
+    expect((await t.db.select().from(endpoints).where(eq(endpoints.id, e.id)))[0]?.currency).toBe("USD");
   });
 });

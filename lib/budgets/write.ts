@@ -114,3 +114,21 @@ export function recordBudgetChange(p: BudgetChange, budget: Pick<Budget, "id" | 
     details: { budgetId: budget.id, ...event.details, ...p.details },
   });
 }
+
+/**
+ * An endpoint's currency may change only while no budget in another currency counts it: a budget
+ * sums money of one currency. Called by the catalog's endpoint update, under the endpoint's lock.
+ */
+export async function checkMemberCurrency(tx: Db, endpoint: { id: number; key: string }, currency: string): Promise<void> {
+  const rows = await tx
+    .select({ key: budgets.key, currency: budgets.currency })
+    .from(budgetMembers)
+    .innerJoin(budgets, eq(budgets.id, budgetMembers.budgetId))
+    .where(eq(budgetMembers.endpointId, endpoint.id))
+    .orderBy(asc(budgets.key));
+  const other = rows.filter((b) => b.currency !== currency);
+  if (other.length === 0) return;
+  throw invalidInput([
+    { path: "currency", message: `currency cannot become ${currency}: ${endpoint.key} counts in budget ${other.map((b) => `${b.key} (${b.currency})`).join(", ")}; remove it from there first (one currency per budget)` },
+  ]);
+}
