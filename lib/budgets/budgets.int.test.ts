@@ -5,6 +5,7 @@ import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { CatalogConflictError, CatalogError } from "@/lib/catalog/errors";
 import { EndpointFields, updateEndpoint } from "@/lib/catalog";
+import { listAuditEvents } from "@/lib/audit/log";
 import {
   adjustBudget,
   budgetSentence,
@@ -258,6 +259,15 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
     expect((await removeBudgetOverride(t.db, { key, caller: "acme", actor: admin, reason: "ok" })).previous).toBe(0);
     expect(await lastEvent(key)).toMatchObject({ action: "budget.override.remove", previousValue: 0 });
     expect((await failure(removeBudgetOverride(t.db, { key, caller: "acme", actor: admin, reason: "ok" }))).code).toBe("not_found");
+    // The audit log filters on a kind of three parts, and on the budget family.
+    const listed = (await listAuditEvents(t.db, { action: "budget.override.set", limit: 200 })).events.filter((e) => e.target === key);
+    expect(listed.map((e) => e.appliedValue)).toEqual([0, 10 * DOLLAR]);
+    expect((await listAuditEvents(t.db, { action: "budget", limit: 200 })).events.filter((e) => e.target === key).map((e) => e.action)).toEqual([
+      "budget.override.remove",
+      "budget.override.set",
+      "budget.override.set",
+      "budget.create",
+    ]);
 
     const global = await budget();
     const before = await snapshot();
