@@ -86,8 +86,9 @@ export type BudgetFieldsInput = z.input<typeof BudgetFields>;
 type Bounds = { min: number; max: number; default: number };
 
 function boundsIssues(b: Bounds, ctx: z.RefinementCtx): void {
-  if (b.min > b.max) ctx.addIssue({ code: "custom", path: ["min"], message: `min (${b.min}) must not be above max (${b.max})` });
-  if (b.default < b.min || b.default > b.max) ctx.addIssue({ code: "custom", path: ["default"], message: `default (${b.default}) must be between min (${b.min}) and max (${b.max})` });
+  // Said without the numbers: a form shows them in money, a file in micros.
+  if (b.min > b.max) ctx.addIssue({ code: "custom", path: ["min"], message: "min must not be above max" });
+  if (b.default < b.min || b.default > b.max) ctx.addIssue({ code: "custom", path: ["default"], message: "default must be between min and max" });
 }
 
 /** A whole budget, as created in the dashboard or listed in a catalog file. */
@@ -115,7 +116,9 @@ export const BudgetSpec = z
     const issue = (path: (string | number)[], message: string) => ctx.addIssue({ code: "custom", path, message });
     boundsIssues(b, ctx);
     // 0 is always allowed: it is the kill switch. A definition is not an adjustment: nothing is clamped.
-    if (b.value !== 0 && (b.value < b.min || b.value > b.max)) issue(["value"], `value (${b.value}) must be between min (${b.min}) and max (${b.max}), or 0 to kill`);
+    if (b.value !== 0 && (b.value < b.min || b.value > b.max)) {
+      issue(["value"], `value (${formatMoney(b.value, b.currency)}) must be between min (${formatMoney(b.min, b.currency)}) and max (${formatMoney(b.max, b.currency)}), or 0 to kill`);
+    }
     if (b.window === "utc_day" && b.billingDay !== 1) issue(["billingDay"], "billing day is only for a billing_month window");
     if (b.scope === "global" && b.overrides.length > 0) issue(["overrides"], "overrides are for a per-account budget (scope account): a global budget counts everyone together");
     const seen = new Map<string, number>();
