@@ -139,7 +139,8 @@ export function diffBudgets(
     steps.push(step);
     const live = (s: Pick<BudgetSpec, "value" | "killed">) => (s.killed ? 0 : s.value);
     const before = existing ? budgetSentence({ ...existing.spec, value: existing.budget.value }) : "(new)";
-    const after = budgetSentence({ ...spec, value: step.value ? step.value.value : existing ? existing.budget.value : live(spec) });
+    // Members in key order on both sides, so only a real change reads as one.
+    const after = budgetSentence({ ...spec, members: [...spec.members].sort(), value: step.value ? step.value.value : existing ? existing.budget.value : live(spec) });
     plans.push({ key: `budget ${spec.key}`, changes, worstCase: [`worst case: ${before} → ${after}`] });
   });
   return { plans, steps, errors };
