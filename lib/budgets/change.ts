@@ -14,7 +14,7 @@ import { formatMoney } from "@/lib/format";
 import type { BudgetWindow } from "@/lib/vocabulary";
 import { budgetSentence, parseMoneyInput, previewBudgetAdjustment, type BudgetAdjustmentKind } from "./money";
 import { BudgetFields, BudgetSpec } from "./spec";
-import { type BudgetChange, checkMembers, endpointsByKey, lockedBudget, lockMembers, recordBudgetChange, saveBudget, setMembers } from "./write";
+import { type BudgetChange, endpointsByKey, lockedBudget, lockedMembers, lockMembers, recordBudgetChange, saveBudget, setMembers } from "./write";
 
 // The budget verbs the dashboard calls (and the catalog file, through the same writes). Each runs
 // in one transaction: the members' endpoint locks, then the budget row FOR UPDATE, the version the
@@ -55,9 +55,9 @@ export async function createBudget(db: Db, p: CreateBudgetParams): Promise<Budge
  * event holds it all. `mayBeArchived`: members a catalog file creates archived in the same apply.
  */
 export async function insertBudget(p: BudgetChange, spec: BudgetSpec, mayBeArchived: ReadonlySet<string> = new Set()): Promise<Budget> {
-  const known = await endpointsByKey(p.tx, spec.members);
-  await lockMembers(p.tx, [...known.values()].map((e) => e.id));
-  const members = await checkMembers(p.tx, spec.members, spec.currency, mayBeArchived);
+  const locked = [...(await endpointsByKey(p.tx, spec.members)).values()].map((e) => e.id);
+  await lockMembers(p.tx, locked);
+  const members = await lockedMembers(p.tx, spec.members, spec.currency, mayBeArchived, locked);
   const killed = spec.killed === true && spec.value > 0;
   const now = new Date();
   let row: Budget | undefined;
@@ -127,11 +127,11 @@ export async function updateBudgetFields(
   next: BudgetFields,
   opts: { expectedVersion?: number; mayBeArchived?: ReadonlySet<string> } = {},
 ): Promise<BudgetFieldChange[]> {
-  const wanted = await endpointsByKey(p.tx, next.members);
-  const { budget, memberIds } = await lockedBudget(p.tx, key, { expectedVersion: opts.expectedVersion, alsoLock: [...wanted.values()].map((e) => e.id) });
+  const wanted = [...(await endpointsByKey(p.tx, next.members)).values()].map((e) => e.id);
+  const { budget, memberIds } = await lockedBudget(p.tx, key, { expectedVersion: opts.expectedVersion, alsoLock: wanted });
   const currentKeys = memberIds.length ? (await p.tx.select({ key: endpoints.key }).from(endpoints).where(inArray(endpoints.id, memberIds))).map((e) => e.key) : [];
   // A member that was archived after it joined stays until it is removed; a new one must be live.
-  const members = await checkMembers(p.tx, next.members, budget.currency, new Set([...currentKeys, ...(opts.mayBeArchived ?? [])]));
+  const members = await lockedMembers(p.tx, next.members, budget.currency, new Set([...currentKeys, ...(opts.mayBeArchived ?? [])]), [...wanted, ...memberIds]);
   const value = clampToBounds(budget.value, next);
   const beforeKill = budget.valueBeforeKill === null ? null : clampToBounds(budget.valueBeforeKill, next).applied;
   const changes: BudgetFieldChange[] = [];

@@ -62,6 +62,18 @@ export async function checkMembers(
 }
 
 /**
+ * The members, checked, after their locks were taken from an earlier read by key: an endpoint
+ * created under one of those keys in between is not locked, so the edit is not made (rare: the
+ * person saves again).
+ */
+export async function lockedMembers(tx: Db, keys: readonly string[], currency: string, mayBeArchived: ReadonlySet<string>, locked: readonly number[]): Promise<MemberEndpoint[]> {
+  const members = await checkMembers(tx, keys, currency, mayBeArchived);
+  const missed = members.filter((m) => !locked.includes(m.id));
+  if (missed.length > 0) throw new CatalogError("conflict", `${missed.map((m) => m.key).join(", ")} was created while this was saved. Nothing was saved; try again`);
+  return members;
+}
+
+/**
  * A budget by key with every member's endpoint lock (and those of `alsoLock`, the members it is
  * about to gain) and then its row FOR UPDATE, so what is checked is what is in force. A version
  * other than the one the person saw is a conflict.
