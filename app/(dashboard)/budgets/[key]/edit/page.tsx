@@ -7,7 +7,7 @@ import { cardClass } from "@/components/ui";
 import { budgetSentenceOf, type CatalogBudget, listMemberOptions, moneyInputText, readBudget } from "@/lib/budgets";
 import { CatalogError } from "@/lib/catalog/errors";
 import { formatMoney } from "@/lib/format";
-import { AdjustBudgetForm, BudgetArchiveButton, BudgetKillButton } from "../../_components/budget-controls";
+import { AdjustBudgetForm, BudgetArchiveButton, BudgetKillButton, BudgetOverrideForm, RemoveBudgetOverrideButton } from "../../_components/budget-controls";
 import { EditBudgetForm, type EditBudgetInitial } from "../../_components/budget-form";
 
 export const dynamic = "force-dynamic";
@@ -84,6 +84,30 @@ export default async function EditBudgetPage({ params }: Params) {
         <AdjustBudgetForm budgetKey={key} value={budget.value} valueBeforeKill={budget.valueBeforeKill} min={budget.minValue} max={budget.maxValue} currency={budget.currency} version={budget.version} />
         <BudgetKillButton budgetKey={key} killed={killed} restoresTo={formatMoney(budget.valueBeforeKill ?? budget.defaultValue, budget.currency)} />
       </section>
+
+      {spec.scope === "account" ? (
+        <section aria-labelledby="overrides-title" className={`${cardClass} space-y-3`}>
+          <h2 id="overrides-title" className="text-lg font-semibold">
+            Accounts with their own value
+          </h2>
+          {spec.overrides.length === 0 ? (
+            <p className="text-sm text-zinc-600 dark:text-zinc-400">None: every account has {formatMoney(budget.value, budget.currency)}.</p>
+          ) : (
+            <ul className="space-y-2" aria-label="Overrides of this budget">
+              {spec.overrides.map((o) => (
+                <li key={o.caller} className="flex flex-wrap items-center justify-between gap-2 text-sm" data-testid={`budget-override-row-${o.caller}`}>
+                  <span>
+                    <span className="font-mono">{o.caller}</span>: {o.value === 0 ? "blocked on every member" : formatMoney(o.value, budget.currency)}
+                    <span className="text-zinc-600 dark:text-zinc-400"> · {o.reason}</span>
+                  </span>
+                  <RemoveBudgetOverrideButton budgetKey={key} caller={o.caller} />
+                </li>
+              ))}
+            </ul>
+          )}
+          <BudgetOverrideForm budgetKey={key} min={budget.minValue} max={budget.maxValue} currency={budget.currency} />
+        </section>
+      ) : null}
 
       <section aria-labelledby="archive-title" className={`${cardClass} space-y-3`}>
         <h2 id="archive-title" className="text-lg font-semibold">
