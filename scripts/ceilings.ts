@@ -4,6 +4,7 @@
 //   npm run ceilings -- kill <endpoint> --reason "…"
 //   npm run ceilings -- restore <endpoint> [--reason "…"]
 //   npm run ceilings -- kill-all --reason "…"
+//   npm run ceilings -- kill-budget <budget> --reason "…" | restore-budget <budget> [--reason "…"]
 //   npm run ceilings -- export [--out ceilings.json] | schema | plan ceilings.json | apply ceilings.json --reason "…"
 import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -14,13 +15,18 @@ import type { AuditActor } from "@/lib/audit/record";
 import { applyCatalog, CATALOG_SCHEMA_FILE, CatalogError, catalogJsonSchema, type EndpointPlan, exportCatalog, planCatalog } from "@/lib/catalog";
 import { CeilingError, getKillState, killAll, killEndpoint, listEndpointsOverview, restoreEndpoint } from "@/lib/ceilings";
 import { prepareDatabaseWithDemo } from "@/lib/demo";
-import { formatCount } from "@/lib/format";
+import { formatCount, formatMoney } from "@/lib/format";
+import { budgetSentenceOf, killBudget, readBudgets, restoreBudget } from "@/lib/budgets";
+import { isKilled } from "@/lib/budgets/read";
 
 const USAGE = `usage: npm run ceilings -- <command>
   status                               every endpoint, its ceilings and what is killed
   kill <endpoint> --reason "why"       set every ceiling of the endpoint to 0
   restore <endpoint> [--reason "why"]  put back the values from before the kill
   kill-all --reason "why"              kill every endpoint (restore each on its own)
+  kill-budget <budget> --reason "why"  set the budget to 0: every call on its members is refused
+  restore-budget <budget> [--reason "why"]
+                                       put back the budget's value from before the kill
   export [--out <file>]                the whole catalog as a catalog file, on stdout; with --out
                                        into <file>, and its JSON Schema beside it (${CATALOG_SCHEMA_FILE})
   schema                               the JSON Schema of the catalog file, on stdout
@@ -107,6 +113,10 @@ async function main(argv: string[]): Promise<void> {
             console.log(`  #${c.id} ${c.guarantee}  (${use})`);
           }
         }
+        for (const b of await readBudgets(db)) {
+          const state = b.budget.archivedAt ? "archived" : isKilled(b.budget) ? `KILLED by ${b.budget.killedBy ?? "unknown"}` : "live";
+          console.log(`budget ${b.budget.key}  [${state}]  ${budgetSentenceOf(b)}`);
+        }
         const { lastKillRefusal } = await getKillState(db);
         if (lastKillRefusal) console.log(`last kill_switch refusal: ${lastKillRefusal.endpointKey} ${ago(lastKillRefusal.lastAt)}`);
         return;
@@ -129,6 +139,19 @@ async function main(argv: string[]): Promise<void> {
         if (!values.reason) throw new UsageError("kill-all needs --reason \"why\" for the audit log");
         const changes = await killAll(db, { actor: cliActor(), reason: values.reason });
         console.log(`killed ${new Set(changes.map((c) => c.endpointKey)).size} endpoint(s); restore each with: npm run ceilings -- restore <endpoint>`);
+        return;
+      }
+      case "kill-budget": {
+        if (!endpoint) throw new UsageError("kill-budget needs a budget");
+        if (!values.reason) throw new UsageError("kill-budget needs --reason \"why\" for the audit log");
+        const r = await killBudget(db, { key: endpoint, actor: cliActor(), reason: values.reason });
+        console.log(`killed budget ${r.key}: ${formatMoney(r.previous, r.currency)} → 0; restore with: npm run ceilings -- restore-budget ${r.key}`);
+        return;
+      }
+      case "restore-budget": {
+        if (!endpoint) throw new UsageError("restore-budget needs a budget");
+        const r = await restoreBudget(db, { key: endpoint, actor: cliActor(), reason: values.reason });
+        console.log(`restored budget ${r.key}: 0 → ${formatMoney(r.applied, r.currency)}`);
         return;
       }
       case "export": {

@@ -4,6 +4,7 @@ import { isActionCore } from "@/app/_lib/define-action";
 import { type ActionName, runAction } from "./actions";
 import * as alerts from "./alerts/alert-action-core";
 import * as apiKeys from "./api-keys/api-key-action-core";
+import * as budgets from "./budgets/budget-action-core";
 import * as control from "./control-action-core";
 import * as ceiling from "./endpoints/[key]/ceiling-action-core";
 import * as catalog from "./endpoints/catalog-action-core";
@@ -22,9 +23,9 @@ describe("runAction, the dashboard's one server action", () => {
   });
 
   it("names every action once", () => {
-    const cores = [alerts, apiKeys, control, ceiling, catalog, staff].flatMap((m) => Object.values(m).filter(isActionCore));
+    const cores = [alerts, apiKeys, budgets, control, ceiling, catalog, staff].flatMap((m) => Object.values(m).filter(isActionCore));
     const names = cores.map((c) => c.boundary);
-    expect(names.length).toBe(23);
+    expect(names.length).toBe(32);
     expect(new Set(names).size).toBe(names.length);
   });
 });

@@ -12,6 +12,8 @@ import { CATALOG_FORMAT_VERSION, CatalogFile, type CeilingSpec, ceilingIdentity,
 import { ceilingSentence, describeWorstCase, worstCases } from "./worst-case";
 import { type Change, deleteCeiling, fieldsOf, insertCeiling, insertEndpoint, recordCeilingChange, recordChange, setArchived, updateEndpointFields } from "./write";
 import { formatCount } from "@/lib/format";
+import { applyBudgetSteps, diffBudgets } from "@/lib/budgets/file";
+import { readBudgets, type CatalogBudget } from "@/lib/budgets/read";
 
 // Ceilings as code: the whole catalog as one reviewed file. `plan` compares a file with the
 // database change by change; `apply` makes exactly those changes in one transaction under the same
@@ -37,8 +39,15 @@ export function catalogJsonSchema(): Record<string, unknown> {
 }
 
 export async function exportCatalog(db: Db): Promise<CatalogFile> {
-  const catalog = await readCatalog(db);
-  return { $schema: CATALOG_SCHEMA_REF, version: CATALOG_FORMAT_VERSION, endpoints: catalog.map((c) => c.spec) };
+  const [catalog, budgets] = await Promise.all([readCatalog(db), readBudgets(db)]);
+  return { $schema: CATALOG_SCHEMA_REF, version: CATALOG_FORMAT_VERSION, endpoints: catalog.map((c) => c.spec), budgets: budgets.map((b) => b.spec) };
+}
+
+/** The file's budgets against those in the database (lib/budgets/file.ts), with the endpoints the file creates. */
+function diffFileBudgets(file: CatalogFile, current: CatalogEndpoint[], budgets: CatalogBudget[]) {
+  const existing = new Set(current.map((c) => c.endpoint.key));
+  const created = new Set(file.endpoints.filter((e) => !existing.has(e.key)).map((e) => e.key));
+  return { created, ...diffBudgets(file.budgets, budgets, file.endpoints, created) };
 }
 
 export type PlannedChange = {
@@ -240,8 +249,11 @@ function sentenceLine(c: CeilingSpec, e: EndpointFields & { key: string }): stri
 export async function planCatalog(db: Db, text: string): Promise<Plan> {
   const parsed = parseCatalogText(text);
   if (!parsed.ok) return parsed;
-  const { plans, errors } = diffCatalog(parsed.file, await readCatalog(db));
-  if (errors.length > 0) return { ok: false, errors };
+  const current = await readCatalog(db);
+  const { plans: endpointPlans, errors } = diffCatalog(parsed.file, current);
+  const budgets = diffFileBudgets(parsed.file, current, await readBudgets(db));
+  if (errors.length + budgets.errors.length > 0) return { ok: false, errors: [...errors, ...budgets.errors] };
+  const plans = [...endpointPlans, ...budgets.plans];
   return { ok: true, endpoints: plans, changeCount: plans.reduce((n, p) => n + p.changes.length, 0) };
 }
 
@@ -262,7 +274,10 @@ export async function applyCatalog(db: Db, p: ApplyParams): Promise<ApplyResult>
     await tx.execute(sql`select ceilings.lock_endpoints_for_change(${`{${ids.join(",")}}`}::int[])`);
     // Read again under the locks: the plan applied is the one against the catalog in force.
     const current = await readCatalog(tx);
-    const { plans, steps, errors } = diffCatalog(parsed.file, current);
+    const { plans: endpointPlans, steps, errors: endpointErrors } = diffCatalog(parsed.file, current);
+    const budgets = diffFileBudgets(parsed.file, current, await readBudgets(tx));
+    const errors = [...endpointErrors, ...budgets.errors];
+    const plans = [...endpointPlans, ...budgets.plans];
     if (errors.length > 0) throw new CatalogError("invalid_input", errors.join("\n"), errors.map((message) => ({ path: "", message })));
     const unconfirmed = plans.flatMap((e) => e.changes).filter((c) => c.needsConfirmation);
     if (unconfirmed.length > 0 && !p.confirmRaise) {
@@ -284,6 +299,8 @@ export async function applyCatalog(db: Db, p: ApplyParams): Promise<ApplyResult>
       if (!planned) throw new Error(`no plan for ${spec.key}`);
       await applyEndpoint(change, existing, spec, planned);
     }
+    // After the endpoints: a budget may count an endpoint this file creates.
+    await applyBudgetSteps(change, budgets.steps, budgets.created);
     return { changeCount: plans.reduce((n, e) => n + e.changes.length, 0), sha256, endpoints: plans };
   });
 }

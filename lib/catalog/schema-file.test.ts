@@ -42,11 +42,16 @@ describe("the catalog file's JSON Schema", () => {
     const demo = JSON.parse(demoText) as { endpoints: Record<string, unknown>[] };
     const first = demo.endpoints[0] ?? {};
     const ceilings = first.ceilings as Record<string, unknown>[];
+    const budget = { key: "all", name: "All", scope: "global", window: "utc_day", value: 1, min: 0, max: 1, default: 1, members: [first.key] };
+    expect(validate({ ...demo, budgets: [budget] }), JSON.stringify(validate.errors)).toBe(true);
+    expect(parseCatalogText(JSON.stringify({ ...demo, budgets: [budget] })).ok).toBe(true);
     const bad: [string, unknown][] = [
       ["an unknown field", { ...demo, extra: 1 }],
       ["another version", { ...demo, version: 2 }],
       ["an unknown metric", { ...demo, endpoints: [{ ...first, ceilings: [{ ...ceilings[0], metric: "dollars" }] }] }],
       ["a misspelt endpoint field", { ...demo, endpoints: [{ ...first, unit_price: 1 }] }],
+      ["a budget of an unknown window", { ...demo, budgets: [{ ...budget, window: "first_hit" }] }],
+      ["a budget with no members", { ...demo, budgets: [{ ...budget, members: [] }] }],
     ];
     for (const [what, file] of bad) {
       expect([what, validate(file)]).toEqual([what, false]);

@@ -3,6 +3,7 @@ import { hasControlChars } from "@/lib/canonical/caller";
 import { CEILING_METRICS, CEILING_SCOPES, CEILING_WINDOWS, DESTINATION_KINDS, ENDPOINT_KEY_PATTERN } from "@/lib/vocabulary";
 import { formatCount } from "@/lib/format";
 import { type Issue, issueLine } from "@/lib/errors";
+import { budgetFileIssues, BudgetSpec } from "@/lib/budgets/spec";
 
 // The catalog's vocabulary, as one zod schema each: what an endpoint and its ceilings are made of.
 // The dashboard's forms, the catalog file (`ceilings apply`) and the demo seed all parse through
@@ -158,6 +159,8 @@ export const CatalogFile = z
     $schema: z.string().optional(),
     version: z.literal(CATALOG_FORMAT_VERSION, { error: `version must be ${CATALOG_FORMAT_VERSION}` }),
     endpoints: z.array(EndpointSpec, { error: "endpoints must be a list" }),
+    // Absent: the file says nothing about budgets and leaves them as they are (lib/budgets/file.ts).
+    budgets: z.array(BudgetSpec, { error: "budgets must be a list" }).optional(),
   })
   .superRefine((f, ctx) => {
     const seen = new Map<string, number>();
@@ -166,6 +169,7 @@ export const CatalogFile = z
       if (first !== undefined) ctx.addIssue({ code: "custom", path: ["endpoints", i, "key"], message: `endpoint '${e.key}' is listed twice (also endpoints[${first}])` });
       else seen.set(e.key, i);
     });
+    for (const issue of budgetFileIssues(f.endpoints, f.budgets ?? [])) ctx.addIssue({ code: "custom", ...issue });
   });
 export type CatalogFile = z.infer<typeof CatalogFile>;
 export type CatalogFileInput = z.input<typeof CatalogFile>;

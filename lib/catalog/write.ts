@@ -5,6 +5,7 @@ import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import type { NewAuditEvent } from "@/db/schema/audit-events";
 import { actorName } from "@/lib/ceilings/actor";
 import { sqlState } from "@/db/sql-state";
+import { checkMemberCurrency } from "@/lib/budgets/write";
 import { CatalogError } from "./errors";
 import { ceilingSpecOf } from "./read";
 import { type CeilingSpec, type EndpointFields, type EndpointSpec } from "./spec";
@@ -104,6 +105,7 @@ export async function updateEndpointFields(p: Change, endpoint: Endpoint, next: 
     .filter((f) => before[f] !== next[f])
     .map((field) => ({ field, before: before[field], after: next[field] }));
   if (changes.length === 0) return [];
+  if (next.currency !== endpoint.currency) await checkMemberCurrency(p.tx, endpoint, next.currency);
   await p.tx
     .update(endpoints)
     .set({ ...next, version: sql`${endpoints.version} + 1`, updatedAt: new Date() })
