@@ -9,7 +9,8 @@
 // prints throughput, p50, p99, its ratio to A, the mean batch size and CPU per request, split into
 // this Node process and the rest of the machine (the database, mostly), then one JSON line each.
 // Batched, the three-ceiling shape runs once more in a budget of everyone's and one per account
-// (bench.budgeted, priced): what two money counters in the same step cost.
+// (bench.budgeted, priced), the per-account one with 100,000 accounts already counted today: what
+// two money counters in the same step cost.
 import { sql } from "drizzle-orm";
 import { migrateDatabase, openPostgres } from "@/db/client";
 import { databaseUrl } from "@/db/testing";
@@ -63,6 +64,13 @@ async function main(): Promise<void> {
         insert into budget_members (budget_id, endpoint_id)
         select b.id, e.id from budgets b, endpoints e where b.key = ${`bench.${scope}`} and e.key = 'bench.budgeted'`);
     }
+    // 100,000 accounts already counted in today's window of the per-account budget: a batch's
+    // cost must not grow with them (each counter is one keyed probe).
+    await setup.db.execute(sql`
+      insert into budget_usage (budget_id, scope_key, window_start, window_end, held, settled, reservations)
+      select b.id, 'acct_' || g, date_trunc('day', now() at time zone 'UTC') at time zone 'UTC',
+             date_trunc('day', now() at time zone 'UTC') at time zone 'UTC' + interval '1 day', 0, g % 1000, 1
+      from budgets b, generate_series(1000, 100999) g where b.key = 'bench.account'`);
 
     tpsA = pgbench(url, seconds, 64);
     for (const mode of ["batched", "unbatched"] as const) {
