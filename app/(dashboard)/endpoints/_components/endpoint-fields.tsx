@@ -95,7 +95,7 @@ function PartRows({ value, onChange, state }: { value: EndpointFieldsText; onCha
           <div key={i} className="grid gap-2 sm:grid-cols-[10rem_1fr_auto]" data-testid={`part-row-${i}`}>
             <div>
               <label htmlFor={`${id}-name-${i}`} className="block text-xs font-medium">
-                Part name
+                Part
               </label>
               <input id={`${id}-name-${i}`} type="text" autoComplete="off" value={row.name} onChange={set(i, "name")} className={`${inputClass} font-mono`} placeholder="input" />
               <FieldError state={state} name={`parts[${i}].name`} />
