@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MAX_PRICE_PICO } from "@/lib/vocabulary";
-import { dearestPrice, describePrice, formatPrice, formatPriceDecimal, formatPricePerMillion, microsOfUnits, moneyOf, parsePrice } from "./price";
+import { dearestPrice, describeParts, describePrice, formatPrice, formatPriceDecimal, formatPricePerMillion, microsOfUnits, moneyOf, parsePrice } from "./price";
 
 describe("parsePrice", () => {
   it.each([
@@ -66,6 +66,13 @@ describe("formatting a price", () => {
     expect(describePrice(20_000, "USD", "tokens", "token")).toBe("$0.02 per 1M tokens");
     expect(describePrice(7_900_000_000, "USD", "messages", "message")).toBe("$0.0079 per message");
     expect(describePrice(0, "USD", "emails", "email")).toBe("$0.00 per email");
+  });
+
+  it("says an endpoint's prices, one part or several", () => {
+    expect(describeParts([{ name: "units", pricePico: 7_900_000_000 }], "USD", "messages", "message")).toBe("$0.0079 per message");
+    expect(describeParts([{ name: "input", pricePico: 2_500_000 }, { name: "output", pricePico: 10_000_000 }], "USD", "tokens", "token")).toBe(
+      "input $2.50 per 1M tokens, output $10.00 per 1M tokens",
+    );
   });
 
   it("takes the dearest part", () => {

@@ -84,6 +84,13 @@ export function describePrice(pricePico: number, currency: string, unit: string,
   return `${formatPrice(pricePico, currency)} per ${singular}`;
 }
 
+/** An endpoint's prices in words: "$0.0079 per message", or "input $2.50 per 1M tokens, output $10.00 per 1M tokens". */
+export function describeParts(parts: readonly EndpointPart[], currency: string, unit: string, singular = unit): string {
+  const [only] = parts;
+  if (parts.length === 1 && only) return describePrice(only.pricePico, currency, unit, singular);
+  return parts.map((p) => `${p.name} ${describePrice(p.pricePico, currency, unit, singular)}`).join(", ");
+}
+
 /** The dearest part's price: what one unit may cost at most, whichever part it turns out to be. */
 export function dearestPrice(parts: readonly Pick<EndpointPart, "pricePico">[]): number {
   return parts.reduce((max, p) => Math.max(max, p.pricePico), 0);
