@@ -129,6 +129,12 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
     expect({ endpoints: await endpointCount(), audit: await auditCount() }).toEqual(before);
   });
 
+  it("gives an endpoint created without parts the one part 'units', free until priced", async () => {
+    const { parts: _p, ...spec } = smsOtp();
+    const row = await createEndpoint(t.db, { spec, actor: admin, reason: "r" });
+    expect(row.parts).toEqual([{ name: "units", pricePico: 0 }]);
+  });
+
   it("refuses a duplicate key, also of an archived endpoint", async () => {
     const spec = smsOtp();
     await createEndpoint(t.db, { spec, actor: admin, reason: "r" });
