@@ -49,6 +49,11 @@ describe("the endpoint form's priced parts", () => {
       { name: "input", price: "0.000003" },
       { name: "output", price: "0.000015" },
     ]);
-    expect(previewParts(fields.parts)).toEqual([{ name: "input", pricePico: 2_500_000 }]);
+    // A worst case is never stated from a part left out: no preview until every price reads.
+    expect(previewParts(fields.parts)).toBeUndefined();
+    expect(previewParts([{ name: "input", price: "0.0000025" }, { name: "output", price: "0.00001" }])).toEqual([
+      { name: "input", pricePico: 2_500_000 },
+      { name: "output", pricePico: 10_000_000 },
+    ]);
   });
 });

@@ -22,12 +22,13 @@ const createEndpointAction = runAction.bind(null, "endpoint.create");
 /** The endpoint fields as numbers where they read, for the live sentences. */
 export function previewFields(f: EndpointFieldsText, key: string): (EndpointFields & { key: string }) | undefined {
   const perCallMax = previewWhole(f.perCallMax);
-  if (perCallMax === undefined || f.unit.trim() === "") return undefined;
+  const parts = previewParts(f.parts);
+  if (perCallMax === undefined || parts === undefined || f.unit.trim() === "") return undefined;
   return {
     key,
     name: f.name,
     unit: f.unit.trim(),
-    parts: previewParts(f.parts),
+    parts,
     currency: /^[A-Z]{3}$/.test(f.currency) ? f.currency : "USD",
     planAllowance: previewWhole(f.planAllowance) ?? null,
     billingDay: previewWhole(f.billingDay) ?? 1,

@@ -13,11 +13,17 @@ export function partRowsOf(parts: readonly EndpointPart[]): PartRowText[] {
   return parts.map((p) => ({ name: p.name, price: formatPriceDecimal(p.pricePico) }));
 }
 
-/** The parts as priced parts where every price reads, for the live sentences; the server parses for real. */
-export function previewParts(rows: readonly PartRowText[]): EndpointPart[] {
-  return rows.flatMap((r) => {
+/**
+ * The parts as priced parts once every price reads, for the live sentences (the server parses for
+ * real); undefined while one does not, so no worst case is stated from a part left out.
+ */
+export function previewParts(rows: readonly PartRowText[]): EndpointPart[] | undefined {
+  const parts: EndpointPart[] = [];
+  for (const r of rows) {
     const parsed = parsePrice(r.price);
-    return parsed.ok ? [{ name: r.name.trim() || DEFAULT_PART, pricePico: parsed.pricePico }] : [];
-  });
+    if (!parsed.ok) return undefined;
+    parts.push({ name: r.name.trim() || DEFAULT_PART, pricePico: parsed.pricePico });
+  }
+  return parts.length > 0 ? parts : undefined;
 }
 
