@@ -196,6 +196,7 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
       try {
         const result = await applyCatalog(fresh.db, { text, actor: config, reason: "restore from file", confirmRaise: true });
         expect(result.changeCount).toBe(exported.endpoints.length);
+        expect(result.endpoints.find((e) => e.key === spec.key)?.changes[0]?.lines[0]).toBe(`+ new endpoint ${spec.key} (One-time code SMS); parts: units 0.0079`);
         expect(await exportCatalog(fresh.db)).toEqual(exported);
         const again = await planCatalog(fresh.db, text);
         expect(again).toMatchObject({ ok: true, changeCount: 0 });

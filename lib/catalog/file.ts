@@ -184,7 +184,7 @@ function diffCatalog(file: CatalogFile, current: CatalogEndpoint[]): { plans: En
     if (!existing) {
       add(
         "endpoint.create",
-        [`+ new endpoint ${spec.key} (${spec.name})${spec.archived ? ", archived" : ""}`, ...spec.ceilings.map((c) => `  + ${sentenceLine(c, spec)}`)],
+        [`+ new endpoint ${spec.key} (${spec.name})${spec.archived ? ", archived" : ""}; parts: ${showParts(spec.parts)}`, ...spec.ceilings.map((c) => `  + ${sentenceLine(c, spec)}`)],
         spec.ceilings.some((c) => raise(c.default, c.value)),
       );
     } else {
