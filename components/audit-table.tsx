@@ -2,6 +2,7 @@ import type { AuditEvent } from "@/db/schema";
 import { auditSubject } from "@/components/audit-subject";
 import { DataTable, type TableSpec } from "@/components/data-table";
 import { formatCount, formatUtc } from "@/lib/format";
+import { formatPriceDecimal } from "@/lib/money/price";
 
 function valueChange(e: AuditEvent): string {
   if (e.previousValue === null && e.appliedValue === null) return "";
@@ -10,10 +11,19 @@ function valueChange(e: AuditEvent): string {
   return `${from} → ${to}`;
 }
 
-const shown = (v: unknown) => (typeof v === "number" ? formatCount(v) : v === null || v === undefined ? "none" : typeof v === "string" ? v : JSON.stringify(v));
+const isPart = (p: unknown): p is { name: string; pricePico: number } =>
+  typeof p === "object" && p !== null && "name" in p && "pricePico" in p && typeof p.name === "string" && typeof p.pricePico === "number";
 
-/** A catalog change's before and after, from its details: "unit price 7,900 → 8,000". */
-function detailChange(e: AuditEvent): string {
+/** A value as the log shows it; priced parts as their decimals, "input 0.0000025, output 0.00001". */
+const shown = (v: unknown): string =>
+  typeof v === "number" ? formatCount(v)
+  : v === null || v === undefined ? "none"
+  : typeof v === "string" ? v
+  : Array.isArray(v) && v.length > 0 && v.every(isPart) ? v.map((p) => `${p.name} ${formatPriceDecimal(p.pricePico)}`).join(", ")
+  : JSON.stringify(v);
+
+/** A catalog change's before and after, from its details: "parts units 0.0079 → units 0.008". */
+export function detailChange(e: Pick<AuditEvent, "action" | "details">): string {
   const changes = e.details?.changes;
   if (Array.isArray(changes)) return changes.filter((c): c is string => typeof c === "string").join("; ");
   if (changes && typeof changes === "object") {

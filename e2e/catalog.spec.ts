@@ -54,8 +54,8 @@ test.describe("the endpoint catalog on an empty database", () => {
     await form.getByLabel("Key").fill("sms.otp");
     await form.getByLabel("Name").fill("One-time code SMS");
     await form.getByLabel("Unit (plural)").fill("messages");
-    await form.getByLabel("Unit price in micros").fill("7900");
-    await expect(form.getByText("$0.0079 per unit")).toBeVisible();
+    await form.getByLabel("Price of one unit (USD)").fill("0.0079");
+    await expect(form.getByTestId("part-price-preview-0")).toHaveText("$0.0079 per message");
     await form.getByLabel("Plan allowance per billing month").fill("3000");
     await form.getByLabel("Per-call max").fill("1");
     // Said once: it read "Needs at least one global ceiling: an endpoint needs at least one global ceiling: ...".

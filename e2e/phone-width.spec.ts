@@ -35,7 +35,7 @@ async function createFreshEndpoint(page: Page, measure: (label: string) => Promi
   await form.getByLabel("Key").fill(FRESH);
   await form.getByLabel("Name").fill("Phone width, no history");
   await form.getByLabel("Unit (plural)").fill("messages");
-  await form.getByLabel("Unit price in micros").fill("7900");
+  await form.getByLabel("Price of one unit (USD)").fill("0.0079");
   await form.getByLabel("Plan allowance per billing month").fill("3000");
   await form.getByLabel("Per-call max").fill("1");
   await page.getByTestId("propose-ceilings").click();

@@ -1,12 +1,21 @@
 import type { KillPeriod, SpendDay } from "@/lib/spend/daily";
 import type { MonthToDateSpend } from "@/lib/spend/month";
 import { formatDay, formatInstant, formatMoney, formatUnits, type SpendMode } from "@/lib/format";
+import { microsOfUnits } from "@/lib/money/price";
 import { DAY_MS, utcDay } from "@/lib/time";
 
 // Pure shaping of prepared spend data for the chart components: which day bands a kill shades,
 // the rows a chart plots in units or money, and the sentences that summarise each chart.
 
 export type KillBand = { x1: string; x2: string; label: string };
+
+/**
+ * Money as a chart says it: "$1.20", or "at most $1.20" for an endpoint of several priced parts,
+ * whose counters hold units of any part and are priced at the dearest.
+ */
+export function moneyText(micros: number, currency: string, atMost: boolean): string {
+  return atMost ? `at most ${formatMoney(micros, currency)}` : formatMoney(micros, currency);
+}
 
 /**
  * The first and last day each kill covers on a day axis. A kill that ended exactly at midnight
@@ -42,12 +51,12 @@ export type DailyRow = {
   source: SpendDay;
 };
 
-/** Rows in the chosen mode: money is units × price, the ceiling converted the same way. */
-export function dailyRows(days: readonly SpendDay[], kills: readonly KillPeriod[], mode: SpendMode, unitPriceMicros: number): DailyRow[] {
+/** Rows in the chosen mode: money is units × price (picos a unit) rounded up, the ceiling converted the same way. */
+export function dailyRows(days: readonly SpendDay[], kills: readonly KillPeriod[], mode: SpendMode, pricePico: number): DailyRow[] {
   return days.map((d) => ({
     day: d.day,
     spend: mode === "units" ? d.units : d.moneyMicros,
-    ceiling: d.ceiling === null ? null : mode === "units" ? d.ceiling : d.ceiling * unitPriceMicros,
+    ceiling: d.ceiling === null ? null : mode === "units" ? d.ceiling : microsOfUnits(d.ceiling, pricePico),
     killed: killedOn(d.day, kills),
     source: d,
   }));
@@ -65,6 +74,8 @@ export type DailySummaryInput = {
   currency: string;
   totalUnits: number;
   totalMoneyMicros: number;
+  /** Several priced parts: the money is an upper bound. */
+  moneyAtMost?: boolean;
 };
 
 /** One sentence that says what the daily chart shows, for its caption and screen readers. */
@@ -76,7 +87,7 @@ export function dailySummary(s: DailySummaryInput): string {
   for (const d of s.days) if (d.units > busiest.units) busiest = d;
   const parts = [
     `${s.days.length} days from ${formatDay(first.day)} to ${formatDay(last.day)} (UTC):`,
-    `${formatUnits(s.totalUnits, s.unit)}, ${formatMoney(s.totalMoneyMicros, s.currency)}.`,
+    `${formatUnits(s.totalUnits, s.unit)}, ${moneyText(s.totalMoneyMicros, s.currency, s.moneyAtMost ?? false)}.`,
   ];
   if (busiest.units > 0) parts.push(`Busiest day ${formatDay(busiest.day)} with ${formatUnits(busiest.units, s.unit)}.`);
   // A kill restored the same day changes nothing by the day's end; the kill count says it instead.
@@ -90,14 +101,14 @@ export function dailySummary(s: DailySummaryInput): string {
 
 export type SparkPoint = { day: string; units: number; moneyMicros: number };
 
-export function sparklineSummary(points: readonly SparkPoint[], unit: string, currency: string, totalUnits: number, totalMoneyMicros: number): string {
+export function sparklineSummary(points: readonly SparkPoint[], unit: string, currency: string, totalUnits: number, totalMoneyMicros: number, moneyAtMost = false): string {
   const first = points[0];
   const last = points[points.length - 1];
   if (!first || !last) return "No spend history.";
   let busiest = first;
   for (const p of points) if (p.units > busiest.units) busiest = p;
   const peak = busiest.units > 0 ? `; busiest ${formatDay(busiest.day)} with ${formatUnits(busiest.units, unit)}` : "";
-  return `Last ${points.length} days: ${formatUnits(totalUnits, unit)} (${formatMoney(totalMoneyMicros, currency)})${peak}; today so far ${formatUnits(last.units, unit)}.`;
+  return `Last ${points.length} days: ${formatUnits(totalUnits, unit)} (${moneyText(totalMoneyMicros, currency, moneyAtMost)})${peak}; today so far ${formatUnits(last.units, unit)}.`;
 }
 
 /** What the month-to-date chart shows, in one paragraph; also its accessible description. */
@@ -106,7 +117,7 @@ export function monthSummary(m: MonthToDateSpend): string {
   const lastDay = m.days[m.days.length - 1]?.day ?? m.end;
   const parts = [
     `Billing month ${formatDay(m.start)} to ${formatDay(lastDay)} (UTC, from day ${m.billingDay}):`,
-    `${formatUnits(m.spentUnits, unit)} (${formatMoney(m.spentMicros, m.currency)}) so far`,
+    `${formatUnits(m.spentUnits, unit)} (${moneyText(m.spentMicros, m.currency, m.moneyAtMost)}) so far`,
   ];
   if (m.allowance !== null) {
     parts[1] += ` of a ${formatUnits(m.allowance, unit)} plan allowance.`;
@@ -114,7 +125,7 @@ export function monthSummary(m: MonthToDateSpend): string {
     parts[1] += "; no plan allowance is set.";
   }
   parts.push(
-    `At the average so far (${formatUnits(m.averageDailyUnits, unit)} a day) the month ends near ${formatUnits(m.projectedUnits, unit)} (${formatMoney(m.projectedMicros, m.currency)})${
+    `At the average so far (${formatUnits(m.averageDailyUnits, unit)} a day) the month ends near ${formatUnits(m.projectedUnits, unit)} (${moneyText(m.projectedMicros, m.currency, m.moneyAtMost)})${
       m.allowance !== null && m.projectedUnits > m.allowance ? ", above the allowance" : ""
     }.`,
   );

@@ -3,8 +3,8 @@
 import { useId, useState } from "react";
 import { Bar, CartesianGrid, ComposedChart, Line, ReferenceArea, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import type { DailySpend } from "@/lib/spend/daily";
-import { formatAmount, formatCompact, formatDay, formatMoney, formatMoneyCompact, formatUnits, type SpendMode } from "@/lib/format";
-import { ceilingMoved, dailyRows, dailySummary, killBands, type DailyRow } from "./chart-data";
+import { formatCompact, formatDay, formatMoneyCompact, formatUnits, type SpendMode } from "@/lib/format";
+import { ceilingMoved, dailyRows, dailySummary, killBands, moneyText, type DailyRow } from "./chart-data";
 import { axisTick, chartColors, chartMargin, chartThemeClass, lineSwatchClass, swatchClass, toggleButtonClass, toggleGroupClass, tooltipClass } from "./chart-theme";
 
 export type DailySpendRanges = { 30: DailySpend; 90: DailySpend };
@@ -24,10 +24,10 @@ export function DailySpendChart({ ranges, initialRange = 30 }: Props) {
   const [mode, setMode] = useState<SpendMode>("units");
   const captionId = useId();
   const data = ranges[range];
-  const rows = dailyRows(data.days, data.kills, mode, data.unitPriceMicros);
+  const rows = dailyRows(data.days, data.kills, mode, data.pricePico);
   const bands = killBands(data.days.map((d) => d.day), data.kills);
   const hasCeiling = data.days.some((d) => d.ceiling !== null);
-  const amount = (v: number) => formatAmount(v, mode, data.unit, data.currency);
+  const amount = (v: number) => (mode === "units" ? formatUnits(v, data.unit) : moneyText(v, data.currency, data.moneyAtMost));
   const tick = (v: number) => (mode === "units" ? formatCompact(v) : formatMoneyCompact(v, data.currency));
 
   return (
@@ -108,7 +108,13 @@ export function DailySpendChart({ ranges, initialRange = 30 }: Props) {
         </p>
       ) : null}
 
-      <DailyTable rows={rows} mode={mode} unit={data.unit} currency={data.currency} caption={dailySummary(data)} bands={bands.map((b) => b.label)} />
+      {data.moneyAtMost && mode === "money" ? (
+        <p className="text-xs text-zinc-600 dark:text-zinc-400" data-testid="money-at-most">
+          This endpoint has several priced parts and its counters hold units of any part: money is shown at most, every unit at the dearest part&apos;s price.
+        </p>
+      ) : null}
+
+      <DailyTable rows={rows} mode={mode} unit={data.unit} currency={data.currency} atMost={data.moneyAtMost} caption={dailySummary(data)} bands={bands.map((b) => b.label)} />
     </figure>
   );
 }
@@ -143,9 +149,9 @@ function DayTooltip({ row, amount, unit }: { row: DailyRow | undefined; amount: 
   );
 }
 
-type TableProps = { rows: DailyRow[]; mode: SpendMode; unit: string; currency: string; caption: string; bands: string[] };
+type TableProps = { rows: DailyRow[]; mode: SpendMode; unit: string; currency: string; atMost: boolean; caption: string; bands: string[] };
 
-function DailyTable({ rows, mode, unit, currency, caption, bands }: TableProps) {
+function DailyTable({ rows, mode, unit, currency, atMost, caption, bands }: TableProps) {
   return (
     <div className="sr-only">
       <table>
@@ -164,7 +170,7 @@ function DailyTable({ rows, mode, unit, currency, caption, bands }: TableProps) 
           <tr key={r.day}>
             <th scope="row">{formatDay(r.day)}</th>
             <td>{formatUnits(r.source.units, unit)}</td>
-            <td>{formatMoney(r.source.moneyMicros, currency)}</td>
+            <td>{moneyText(r.source.moneyMicros, currency, atMost)}</td>
             <td>
               {r.source.ceiling === null ? "none" : formatUnits(r.source.ceiling, unit)}
               {ceilingMoved(r.source) && r.source.ceilingAtStart !== null ? ` (from ${formatUnits(r.source.ceilingAtStart, unit)})` : ""}

@@ -3,8 +3,8 @@
 import { useId } from "react";
 import { CartesianGrid, ComposedChart, Line, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import type { MonthDay, MonthToDateSpend } from "@/lib/spend/month";
-import { formatCompact, formatDay, formatMoney, formatUnits } from "@/lib/format";
-import { monthSummary } from "./chart-data";
+import { formatCompact, formatDay, formatUnits } from "@/lib/format";
+import { moneyText, monthSummary } from "./chart-data";
 import { axisTick, chartColors, chartMargin, chartThemeClass, lineSwatchClass, tooltipClass } from "./chart-theme";
 
 type Props = { data: MonthToDateSpend };
@@ -48,7 +48,7 @@ export function MonthToDateChart({ data }: Props) {
             <Line dataKey="cumulativeUnits" name="spent" type="linear" stroke={chartColors.spend} strokeWidth={2.5} dot={false} connectNulls={false} isAnimationActive={false} className="cumulative-line" />
             <Tooltip
               isAnimationActive={false}
-              content={({ active, label }) => (active ? <MonthTooltip day={data.days.find((d) => d.day === label)} unit={data.unit} currency={data.currency} /> : null)}
+              content={({ active, label }) => (active ? <MonthTooltip day={data.days.find((d) => d.day === label)} unit={data.unit} currency={data.currency} atMost={data.moneyAtMost} /> : null)}
             />
           </ComposedChart>
         </ResponsiveContainer>
@@ -80,13 +80,13 @@ export function MonthToDateChart({ data }: Props) {
   );
 }
 
-function MonthTooltip({ day, unit, currency }: { day: MonthDay | undefined; unit: string; currency: string }) {
+function MonthTooltip({ day, unit, currency, atMost }: { day: MonthDay | undefined; unit: string; currency: string; atMost: boolean }) {
   if (!day) return null;
   const line = (label: string, units: number | null, micros: number | null) =>
     units === null ? null : (
       <p>
         {label}: {formatUnits(units, unit)}
-        {micros === null ? "" : ` (${formatMoney(micros, currency)})`}
+        {micros === null ? "" : ` (${moneyText(micros, currency, atMost)})`}
       </p>
     );
   return (

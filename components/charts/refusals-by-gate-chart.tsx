@@ -11,6 +11,7 @@ import { DAY_MS } from "@/lib/time";
 // that read on white and on zinc-900 alike, ordered from "we chose this" to "something broke".
 export const GATE_COLORS = {
   ceiling: "#d97706",
+  budget: "#65a30d",
   cooldown: "#0891b2",
   throttle: "#7c3aed",
   per_call_max: "#db2777",

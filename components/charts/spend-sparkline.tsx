@@ -10,7 +10,7 @@ type Props = { trend: EndpointTrend };
 
 /** A small trend of the last 14 days for the overview; its numbers are its accessible name. */
 export function SpendSparkline({ trend }: Props) {
-  const summary = sparklineSummary(trend.points, trend.unit, trend.currency, trend.totalUnits, trend.totalMoneyMicros);
+  const summary = sparklineSummary(trend.points, trend.unit, trend.currency, trend.totalUnits, trend.totalMoneyMicros, trend.moneyAtMost);
   return (
     <div className={chartThemeClass} data-testid={`sparkline-${trend.key}`}>
       <p className="text-xs text-zinc-600 dark:text-zinc-400" aria-hidden="true">

@@ -93,7 +93,7 @@ describe("the embedded Postgres server", () => {
     const endpoints = await withDatabase(a.stdout.trim(), async ({ db }) =>
       resultRows<{ n: number }>(await db.execute(sql`select count(*)::int as n from endpoints`)),
     );
-    expect(endpoints[0]?.n).toBe(4);
+    expect(endpoints[0]?.n).toBe(7); // the demo catalog, lib/demo/ceilings.json
     await expect(withDatabase(a.stdout.trim(), ({ db }) => db.execute(sql`alter table audit_events disable trigger user`))).rejects.toThrow();
     await expect(withDatabase(a.stdout.trim(), ({ db }) => db.execute(sql`delete from audit_events`))).rejects.toThrow();
     await stopEmbeddedServer(dataDir);

@@ -30,7 +30,7 @@ function smsOtp(overrides: Partial<EndpointSpecInput> = {}): EndpointSpecInput {
     key: `sms.otp-${n}`,
     name: "One-time code SMS",
     unit: "messages",
-    unitPriceMicros: 7900,
+    parts: [{ name: "units", price: "0.0079" }],
     planAllowance: 3000,
     billingDay: 15,
     perCallMax: 1,
@@ -94,9 +94,19 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
     ["a key in upper case", { key: "SMS.otp" }, "key"],
     ["a key with NUL", { key: "sms.otp\u0000" }, "key"],
     ["a key of 200 characters", { key: "a".repeat(200) }, "key"],
-    ["a price of 0.5", { unitPriceMicros: 0.5 }, "unitPriceMicros"],
-    ["a price of -1", { unitPriceMicros: -1 }, "unitPriceMicros"],
-    ["a price of 1e9 as text", { unitPriceMicros: "1e9" as unknown as number }, "unitPriceMicros"],
+    ["a price of -1", { parts: [{ name: "units", price: "-1" }] }, "parts[0].price"],
+    ["a price of 1e9", { parts: [{ name: "units", price: "1e9" }] }, "parts[0].price"],
+    ["a price of 0.5abc", { parts: [{ name: "units", price: "0.5abc" }] }, "parts[0].price"],
+    ["an empty price", { parts: [{ name: "units", price: "" }] }, "parts[0].price"],
+    ["a price finer than a pico", { parts: [{ name: "input", price: "0.0000025" }, { name: "output", price: "0.0000000000001" }] }, "parts[1].price"],
+    ["a price above $1,000 a unit", { parts: [{ name: "units", price: "1000.01" }] }, "parts[0].price"],
+    ["a price as a JSON number", { parts: [{ name: "units", price: 0.0079 as unknown as string }] }, "parts[0].price"],
+    ["a part named twice", { parts: [{ name: "input", price: "0.1" }, { name: "input", price: "0.2" }] }, "parts[1].name"],
+    ["a part name in upper case", { parts: [{ name: "Input", price: "0.1" }] }, "parts[0].name"],
+    ["a part name with a space", { parts: [{ name: "cached input", price: "0.1" }] }, "parts[0].name"],
+    ["no parts", { parts: [] }, "parts"],
+    ["nine parts", { parts: Array.from({ length: 9 }, (_, i) => ({ name: `p${i}`, price: "0.1" })) }, "parts"],
+    ["the old unitPriceMicros outside a file", { unitPriceMicros: 7900 } as Partial<EndpointSpecInput>, "unitPriceMicros"],
     ["a billing day of 29", { billingDay: 29 }, "billingDay"],
     ["a billing day of 0", { billingDay: 0 }, "billingDay"],
     ["a name with a NUL", { name: "OTP\u0000" }, "name"],
@@ -119,6 +129,12 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
     expect({ endpoints: await endpointCount(), audit: await auditCount() }).toEqual(before);
   });
 
+  it("gives an endpoint created without parts the one part 'units', free until priced", async () => {
+    const { parts: _p, ...spec } = smsOtp();
+    const row = await createEndpoint(t.db, { spec, actor: admin, reason: "r" });
+    expect(row.parts).toEqual([{ name: "units", pricePico: 0 }]);
+  });
+
   it("refuses a duplicate key, also of an archived endpoint", async () => {
     const spec = smsOtp();
     await createEndpoint(t.db, { spec, actor: admin, reason: "r" });
@@ -129,7 +145,7 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
 
   it("edits under an optimistic version: the second of two edits is a conflict", async () => {
     const row = await createEndpoint(t.db, { spec: smsOtp(), actor: admin, reason: "r" });
-    const fields = { name: "OTP", unit: "messages", unitPriceMicros: 8000, perCallMax: 1, billingDay: 15, planAllowance: 3000, throttlePerMinute: 30 };
+    const fields = { name: "OTP", unit: "messages", parts: [{ name: "units", price: "0.008" }], perCallMax: 1, billingDay: 15, planAllowance: 3000, throttlePerMinute: 30 };
     const results = await Promise.allSettled([
       updateEndpoint(t.db, { key: row.key, expectedVersion: row.version, fields: { ...fields, name: "first" }, actor: admin, reason: "a" }),
       updateEndpoint(t.db, { key: row.key, expectedVersion: row.version, fields: { ...fields, name: "second" }, actor: admin, reason: "b" }),
@@ -139,12 +155,12 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
     expect(rejected?.status === "rejected" && rejected.reason instanceof CatalogConflictError).toBe(true);
     const events = await t.db.select().from(auditEvents).where(eq(auditEvents.endpointId, row.id));
     const update = events.find((e) => e.action === "endpoint.update");
-    expect(update?.details).toMatchObject({ changes: { unitPriceMicros: { before: 7900, after: 8000 } } });
+    expect(update?.details).toMatchObject({ changes: { parts: { before: [{ name: "units", pricePico: 7_900_000_000 }], after: [{ name: "units", pricePico: 8_000_000_000 }] } } });
   });
 
   it("asks to retype a per-call max raised 5x or more", async () => {
     const row = await createEndpoint(t.db, { spec: smsOtp(), actor: admin, reason: "r" });
-    const fields = { name: "OTP", unit: "messages", unitPriceMicros: 7900, perCallMax: 5, billingDay: 15, planAllowance: 3000, throttlePerMinute: 30 };
+    const fields = { name: "OTP", unit: "messages", parts: [{ name: "units", price: "0.0079" }], perCallMax: 5, billingDay: 15, planAllowance: 3000, throttlePerMinute: 30 };
     expect((await catalogError(updateEndpoint(t.db, { key: row.key, expectedVersion: 1, fields, actor: admin, reason: "bulk" }))).code).toBe("confirmation_required");
     await updateEndpoint(t.db, { key: row.key, expectedVersion: 1, fields, actor: admin, reason: "bulk", confirm: "5" });
     expect((await readCatalogEndpoint(t.db, row.key)).endpoint.perCallMax).toBe(5);
@@ -180,6 +196,7 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
       try {
         const result = await applyCatalog(fresh.db, { text, actor: config, reason: "restore from file", confirmRaise: true });
         expect(result.changeCount).toBe(exported.endpoints.length);
+        expect(result.endpoints.find((e) => e.key === spec.key)?.changes[0]?.lines[0]).toBe(`+ new endpoint ${spec.key} (One-time code SMS); parts: units 0.0079`);
         expect(await exportCatalog(fresh.db)).toEqual(exported);
         const again = await planCatalog(fresh.db, text);
         expect(again).toMatchObject({ ok: true, changeCount: 0 });
@@ -196,6 +213,50 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
       } finally {
         await fresh.drop();
       }
+    });
+
+    it("writes each part's price as the exact decimal, and reads it back to the pico", async () => {
+      const spec = smsOtp({ unit: "tokens", perCallMax: 8000, parts: [{ name: "input", price: "0.0000025" }, { name: "output", price: "0.00001" }] });
+      await createEndpoint(t.db, { spec, actor: admin, reason: "r" });
+      expect((await readCatalogEndpoint(t.db, spec.key)).endpoint.parts).toEqual([
+        { name: "input", pricePico: 2_500_000 },
+        { name: "output", pricePico: 10_000_000 },
+      ]);
+      const exported = (await exportCatalog(t.db)).endpoints.find((e) => e.key === spec.key);
+      expect(exported?.parts).toEqual([{ name: "input", price: "0.0000025" }, { name: "output", price: "0.00001" }]);
+      expect(exported).not.toHaveProperty("unitPriceMicros");
+    });
+
+    it("applies an old file that gives unitPriceMicros as the one part 'units', and plans no change after", async () => {
+      const spec = smsOtp();
+      await createEndpoint(t.db, { spec, actor: admin, reason: "r" });
+      const file = await exportCatalog(t.db);
+      // As a file was written before parts: a whole-micro price, no parts.
+      const old = { ...file, endpoints: file.endpoints.map(({ parts: _p, ...e }) => ({ ...e, unitPriceMicros: e.key === spec.key ? 8000 : 7900 })) };
+      const fresh = await createTestDatabase("catalog_legacy");
+      try {
+        await applyCatalog(fresh.db, { text: JSON.stringify(old), actor: config, reason: "old file", confirmRaise: true });
+        expect((await readCatalogEndpoint(fresh.db, spec.key)).endpoint.parts).toEqual([{ name: "units", pricePico: 8_000_000_000 }]);
+        expect(await planCatalog(fresh.db, JSON.stringify(old))).toMatchObject({ ok: true, changeCount: 0 });
+        const exported = await exportCatalog(fresh.db);
+        expect(exported.endpoints.find((e) => e.key === spec.key)?.parts).toEqual([{ name: "units", price: "0.008" }]);
+        expect(await planCatalog(fresh.db, JSON.stringify(exported))).toMatchObject({ ok: true, changeCount: 0 });
+        // A new price plans as a change of parts, said in decimals.
+        const cheaper = { ...exported, endpoints: exported.endpoints.map((e) => (e.key === spec.key ? { ...e, parts: [{ name: "units", price: "0.0075" }] } : e)) };
+        const plan = await planCatalog(fresh.db, JSON.stringify(cheaper));
+        if (!plan.ok) throw new Error(plan.errors.join("\n"));
+        expect(plan.endpoints.flatMap((e) => e.changes.flatMap((c) => c.lines))).toEqual(["~ parts: units 0.008 → units 0.0075"]);
+      } finally {
+        await fresh.drop();
+      }
+    });
+
+    it("refuses a file endpoint that gives both parts and unitPriceMicros", async () => {
+      const file = await exportCatalog(t.db);
+      const both = { ...file, endpoints: file.endpoints.map((e, i) => (i === 0 ? { ...e, unitPriceMicros: 1 } : e)) };
+      const plan = await planCatalog(t.db, JSON.stringify(both));
+      expect(plan.ok).toBe(false);
+      if (!plan.ok) expect(plan.errors.join("\n")).toContain("endpoints[0].unitPriceMicros is the old single price: give parts or unitPriceMicros, not both");
     });
 
     it("never lifts a kill unless the file says killed: false", async () => {
@@ -221,6 +282,10 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
       ["a duplicate endpoint", (f) => ({ ...f, endpoints: [...(f.endpoints as unknown[]), ...(f.endpoints as unknown[])] }), "listed twice"],
       ["a value outside its bounds (an error, not a clamp)", (f) => patchFirstCeiling(f, { value: 999_999 }), "endpoints[0].ceilings[0].value"],
       ["a ceiling of an unknown metric", (f) => patchFirstCeiling(f, { metric: "dollars" }), "endpoints[0].ceilings[0].metric"],
+      ["a price of 1e9", (f) => patchFirstEndpoint(f, { parts: [{ name: "units", price: "1e9" }] }), "endpoints[0].parts[0].price must be a plain decimal"],
+      ["a price finer than a pico", (f) => patchFirstEndpoint(f, { parts: [{ name: "units", price: "0.0000000000001" }] }), "endpoints[0].parts[0].price must have at most 12 decimal places"],
+      ["a part named twice", (f) => patchFirstEndpoint(f, { parts: [{ name: "input", price: "1" }, { name: "input", price: "2" }] }), "part 'input' is listed twice"],
+      ["an old price that is not whole", (f) => patchFirstEndpoint(f, { parts: undefined, unitPriceMicros: 0.5 }), "endpoints[0]: unit price (micros) must be a whole number"],
       ["an endpoint left out", (f) => ({ ...f, endpoints: (f.endpoints as unknown[]).slice(1) }), "is in the database but not in the file"],
     ];
     it.each(badFiles)("refuses %s with its path, and applies nothing", async (_what, mutate, expected) => {
@@ -261,6 +326,11 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
     });
   });
 });
+
+function patchFirstEndpoint(file: Record<string, unknown>, patch: Record<string, unknown>): unknown {
+  const [firstEndpoint, ...rest] = file.endpoints as Record<string, unknown>[];
+  return { ...file, endpoints: [{ ...firstEndpoint, ...patch }, ...rest] };
+}
 
 function patchFirstCeiling(file: Record<string, unknown>, patch: Record<string, unknown>): unknown {
   const [firstEndpoint, ...rest] = file.endpoints as Record<string, unknown>[];

@@ -31,7 +31,7 @@ describe.skipIf(skipWithoutDatabase())("catalog changes under load from two proc
         key,
         name: key,
         unit: "units",
-        unitPriceMicros: 1,
+        parts: [{ name: "units", price: "0.000001" }],
         perCallMax: 10,
         ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 10_000_000, min: 0, max: 10_000_000, default: 10_000_000 }, ...extra],
       },

@@ -8,12 +8,13 @@ import { actorName } from "@/lib/ceilings/actor";
 import { CONFIRM_RAISE_FACTOR } from "@/lib/ceilings/parse";
 import { CatalogError, requireCatalogReason } from "./errors";
 import { ceilingSpecOf, readCatalog, type CatalogEndpoint } from "./read";
-import { CATALOG_FORMAT_VERSION, CatalogFile, type CeilingSpec, ceilingIdentity, describeIssues, type EndpointFields, type EndpointSpec } from "./spec";
+import { CATALOG_FORMAT_VERSION, CatalogFile, type CatalogFileInput, type CeilingSpec, ceilingIdentity, describeIssues, type EndpointFields, type EndpointSpec } from "./spec";
 import { ceilingSentence, describeWorstCase, worstCases } from "./worst-case";
-import { type Change, deleteCeiling, fieldsOf, insertCeiling, insertEndpoint, recordCeilingChange, recordChange, setArchived, updateEndpointFields } from "./write";
+import { type Change, deleteCeiling, fieldDiffers, fieldsOf, insertCeiling, insertEndpoint, recordCeilingChange, recordChange, setArchived, updateEndpointFields } from "./write";
 import { formatCount } from "@/lib/format";
 import { applyBudgetSteps, diffBudgets } from "@/lib/budgets/file";
 import { readBudgets, type CatalogBudget } from "@/lib/budgets/read";
+import { formatPriceDecimal } from "@/lib/money/price";
 
 // Ceilings as code: the whole catalog as one reviewed file. `plan` compares a file with the
 // database change by change; `apply` makes exactly those changes in one transaction under the same
@@ -38,9 +39,21 @@ export function catalogJsonSchema(): Record<string, unknown> {
   };
 }
 
-export async function exportCatalog(db: Db): Promise<CatalogFile> {
+type FileEndpoint = CatalogFileInput["endpoints"][number];
+
+/** An endpoint as a file writes it: each part's price as the exact decimal people read ("0.0000025"). */
+export function fileEndpointOf(spec: EndpointSpec): FileEndpoint {
+  return { ...spec, parts: spec.parts.map((p) => ({ name: p.name, price: formatPriceDecimal(p.pricePico) })) };
+}
+
+export async function exportCatalog(db: Db): Promise<CatalogFileInput & { endpoints: FileEndpoint[] }> {
   const [catalog, budgets] = await Promise.all([readCatalog(db), readBudgets(db)]);
-  return { $schema: CATALOG_SCHEMA_REF, version: CATALOG_FORMAT_VERSION, endpoints: catalog.map((c) => c.spec), budgets: budgets.map((b) => b.spec) };
+  return {
+    $schema: CATALOG_SCHEMA_REF,
+    version: CATALOG_FORMAT_VERSION,
+    endpoints: catalog.map((c) => fileEndpointOf(c.spec)),
+    budgets: budgets.map((b) => b.spec),
+  };
 }
 
 /** The file's budgets against those in the database (lib/budgets/file.ts), with the endpoints the file creates. */
@@ -77,7 +90,7 @@ export function parseCatalogText(text: string): { ok: true; file: CatalogFile } 
 const FIELD_LABEL: Record<keyof EndpointFields, string> = {
   name: "name",
   unit: "unit",
-  unitPriceMicros: "unit price (micros)",
+  parts: "parts",
   currency: "currency",
   planAllowance: "plan allowance",
   billingDay: "billing day",
@@ -87,6 +100,10 @@ const FIELD_LABEL: Record<keyof EndpointFields, string> = {
 };
 
 const show = (v: unknown) => (typeof v === "number" ? formatCount(v) : v === null ? "none" : JSON.stringify(v));
+
+/** "input 0.0000025, output 0.00001": the parts as a reviewer compares them. */
+const showParts = (parts: EndpointFields["parts"]) => parts.map((p) => `${p.name} ${formatPriceDecimal(p.pricePico)}`).join(", ");
+const showField = (f: keyof EndpointFields, e: EndpointFields) => (f === "parts" ? showParts(e.parts) : show(e[f]));
 
 function raise(before: number, after: number): boolean {
   return after > before && (before === 0 || after >= before * CONFIRM_RAISE_FACTOR);
@@ -181,16 +198,16 @@ function diffCatalog(file: CatalogFile, current: CatalogEndpoint[]): { plans: En
     if (!existing) {
       add(
         "endpoint.create",
-        [`+ new endpoint ${spec.key} (${spec.name})${spec.archived ? ", archived" : ""}`, ...spec.ceilings.map((c) => `  + ${sentenceLine(c, spec)}`)],
+        [`+ new endpoint ${spec.key} (${spec.name})${spec.archived ? ", archived" : ""}; parts: ${showParts(spec.parts)}`, ...spec.ceilings.map((c) => `  + ${sentenceLine(c, spec)}`)],
         spec.ceilings.some((c) => raise(c.default, c.value)),
       );
     } else {
       const before = fieldsOf(existing.endpoint);
-      const changed = (Object.keys(FIELD_LABEL) as (keyof EndpointFields)[]).filter((f) => before[f] !== fields[f]);
+      const changed = (Object.keys(FIELD_LABEL) as (keyof EndpointFields)[]).filter((f) => fieldDiffers(f, before, fields));
       if (changed.length > 0) {
         add(
           "endpoint.update",
-          changed.map((f) => `~ ${FIELD_LABEL[f]}: ${show(before[f])} → ${show(fields[f])}`),
+          changed.map((f) => `~ ${FIELD_LABEL[f]}: ${showField(f, before)} → ${showField(f, fields)}`),
           raise(before.perCallMax, fields.perCallMax),
         );
       }
@@ -237,8 +254,8 @@ function live(c: CeilingSpec): CeilingSpec {
 }
 
 function fieldsFromSpec(spec: EndpointSpec): EndpointFields {
-  const { name, unit, unitPriceMicros, currency, planAllowance, billingDay, perCallMax, throttlePerMinute, throttleFailOpen } = spec;
-  return { name, unit, unitPriceMicros, currency, planAllowance, billingDay, perCallMax, throttlePerMinute, throttleFailOpen };
+  const { name, unit, parts, currency, planAllowance, billingDay, perCallMax, throttlePerMinute, throttleFailOpen } = spec;
+  return { name, unit, parts, currency, planAllowance, billingDay, perCallMax, throttlePerMinute, throttleFailOpen };
 }
 
 function sentenceLine(c: CeilingSpec, e: EndpointFields & { key: string }): string {

@@ -33,7 +33,7 @@ function repeatsItsPrefix(line: string): boolean {
 
 const ceiling = { metric: "units", scope: "global", window: "utc_day", value: 5, min: 0, max: 10, default: 5 } as const;
 const spec = (patch: Record<string, unknown> = {}): EndpointSpecInput =>
-  ({ key: "sms.otp", name: "OTP", unit: "messages", unitPriceMicros: 7900, perCallMax: 1, ceilings: [ceiling], ...patch }) as EndpointSpecInput;
+  ({ key: "sms.otp", name: "OTP", unit: "messages", parts: [{ name: "units", price: "0.0079" }], perCallMax: 1, ceilings: [ceiling], ...patch }) as EndpointSpecInput;
 
 const BAD_SPECS: Record<string, unknown>[] = [
   { key: "" },
@@ -41,8 +41,11 @@ const BAD_SPECS: Record<string, unknown>[] = [
   { name: "" },
   { name: "x".repeat(200) },
   { unit: "a\u0000" },
-  { unitPriceMicros: -1 },
-  { unitPriceMicros: 0.5 },
+  { parts: [{ name: "units", price: "-1" }] },
+  { parts: [{ name: "units", price: "0.5abc" }, { name: "units", price: "1e9" }] },
+  { parts: [{ name: "Input", price: "" }, { name: "output", price: 0.5 }] },
+  { parts: [] },
+  { parts: [{ name: "units", price: "0.0000000000001" }] },
   { currency: "dollars" },
   { billingDay: 29 },
   { perCallMax: 0 },
@@ -70,8 +73,10 @@ const BAD_SPECS: Record<string, unknown>[] = [
 
 const BAD_FORMS: Record<string, string>[] = [
   {},
-  { name: "", unit: "", unitPriceMicros: "", billingDay: "", perCallMax: "", planAllowance: "1e9", throttlePerMinute: "-5" },
-  { unitPriceMicros: "500abc", billingDay: "0.5", perCallMax: "x".repeat(80) },
+  { name: "", unit: "", parts: "", billingDay: "", perCallMax: "", planAllowance: "1e9", throttlePerMinute: "-5" },
+  { parts: JSON.stringify([{ name: "units", price: "500abc" }, { name: "units", price: "" }]), billingDay: "0.5", perCallMax: "x".repeat(80) },
+  { parts: "[]" },
+  { parts: "not json" },
   { ceilings: "not json" },
   { ceilings: JSON.stringify([{ metric: "units", scope: "global", window: "first_hit", windowSeconds: "", value: "", min: "", max: "", default: "", alertThresholds: "50, x, 100%" }]) },
 ];
@@ -92,6 +97,8 @@ describe("issueLine joins a path and a message once", () => {
     ["name", "name is required", "name is required"],
     ["ceilings[2].value", "value is required: type a whole number such as 100", "ceilings[2].value is required: type a whole number such as 100"],
     ["unitPriceMicros", "unit price (micros) must be 0 or more", "unit price (micros) must be 0 or more"],
+    ["parts[1].price", "price must be 0 or more, got '-1'", "parts[1].price must be 0 or more, got '-1'"],
+    ["parts[0].name", "part name is required", "parts[0].name: part name is required"],
     ["endpoints[1].ceilings[0].windowSeconds", "windowSeconds is only for a cooldown (window first_hit)", "endpoints[1].ceilings[0].windowSeconds is only for a cooldown (window first_hit)"],
     ["endpoints[2].billingDay", "billing day must be 28 or less", "endpoints[2]: billing day must be 28 or less"],
     ["ceilings", "an endpoint needs at least one global ceiling", "ceilings: an endpoint needs at least one global ceiling"],

@@ -58,7 +58,7 @@ export async function readCatalog(db: Db, keys?: string[]): Promise<CatalogEndpo
       key: endpoint.key,
       name: endpoint.name,
       unit: endpoint.unit,
-      unitPriceMicros: endpoint.unitPriceMicros,
+      parts: endpoint.parts.map((p) => ({ name: p.name, pricePico: p.pricePico })),
       currency: endpoint.currency,
       planAllowance: endpoint.planAllowance,
       billingDay: endpoint.billingDay,

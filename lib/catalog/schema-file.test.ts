@@ -52,6 +52,11 @@ describe("the catalog file's JSON Schema", () => {
       ["a misspelt endpoint field", { ...demo, endpoints: [{ ...first, unit_price: 1 }] }],
       ["a budget of an unknown window", { ...demo, budgets: [{ ...budget, window: "first_hit" }] }],
       ["a budget with no members", { ...demo, budgets: [{ ...budget, members: [] }] }],
+      ["a price as a JSON number", { ...demo, endpoints: [{ ...first, parts: [{ name: "units", price: 0.0079 }] }] }],
+      ["a price of 1e9", { ...demo, endpoints: [{ ...first, parts: [{ name: "units", price: "1e9" }] }] }],
+      ["a price finer than a pico", { ...demo, endpoints: [{ ...first, parts: [{ name: "units", price: "0.0000000000001" }] }] }],
+      ["a part name in upper case", { ...demo, endpoints: [{ ...first, parts: [{ name: "Input", price: "1" }] }] }],
+      ["no parts", { ...demo, endpoints: [{ ...first, parts: [] }] }],
     ];
     for (const [what, file] of bad) {
       expect([what, validate(file)]).toEqual([what, false]);

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { hasControlChars } from "@/lib/canonical/caller";
-import { CEILING_METRICS, CEILING_SCOPES, CEILING_WINDOWS, DESTINATION_KINDS, ENDPOINT_KEY_PATTERN } from "@/lib/vocabulary";
+import { CEILING_METRICS, CEILING_SCOPES, CEILING_WINDOWS, DEFAULT_PART, DESTINATION_KINDS, ENDPOINT_KEY_PATTERN, MAX_PARTS, PART_NAME_PATTERN, PICOS_PER_MICRO, type EndpointPart } from "@/lib/vocabulary";
 import { formatCount } from "@/lib/format";
+import { parsePrice } from "@/lib/money/price";
 import { type Issue, issueLine } from "@/lib/errors";
 import { budgetFileIssues, BudgetSpec } from "@/lib/budgets/spec";
 
@@ -18,6 +19,9 @@ const Text = (what: string, max: number) =>
     .min(1, `${what} is required`)
     .max(max, `${what} must be ${max} characters or fewer`)
     .refine((s) => !hasControlChars(s), `${what} must not contain control characters`);
+
+/** The dearest old whole-micro price that is still a price today: $1,000 a unit. */
+const MAX_LEGACY_PRICE_MICROS = 1_000_000_000;
 
 const Whole = (what: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
   z
@@ -84,11 +88,57 @@ export const CeilingSpec = z
 export type CeilingSpec = z.infer<typeof CeilingSpec>;
 export type CeilingSpecInput = z.input<typeof CeilingSpec>;
 
+/**
+ * A part's price: the currency per unit as a decimal in quotes ("0.0000025" is $2.50 per million
+ * tokens), read into picos exactly. A JSON number is refused: 0.0000025 as a double is not exact.
+ */
+export const PartPrice = z
+  .string({ error: 'price must be a decimal in quotes, such as "0.0079", so it stays exact' })
+  .meta({
+    description: "The price of one unit in the currency, a decimal in quotes with at most 12 places, 0 to 1000: \"0.0000025\" is $2.50 per million tokens.",
+    examples: ["0.0079", "0.0000025"],
+    pattern: "^[0-9]+(\\.[0-9]{1,12}0*)?$",
+  })
+  .transform((text, ctx) => {
+    const parsed = parsePrice(text);
+    if (parsed.ok) return parsed.pricePico;
+    ctx.addIssue({ code: "custom", message: parsed.error });
+    return z.NEVER;
+  });
+
+/** One priced part in a spec, `{ name, price }`, read as the database keeps it: `{ name, pricePico }`. */
+export const PartSpec = z
+  .strictObject({
+    name: z
+      .string({ error: "part name is required" })
+      .regex(PART_NAME_PATTERN, "part name must look like input or cached-input: lower case letters, digits, '-' or '_', starting with a letter, at most 32"),
+    price: PartPrice,
+  })
+  .transform((p): EndpointPart => ({ name: p.name, pricePico: p.price }));
+export type PartSpecInput = z.input<typeof PartSpec>;
+
+/** The one part a single-priced endpoint has, free until priced. */
+export const DEFAULT_PARTS: readonly PartSpecInput[] = [{ name: DEFAULT_PART, price: "0" }];
+
+/** An endpoint's priced parts: 1 to MAX_PARTS, each name once. */
+export const PartList = z
+  .array(PartSpec, { error: "parts must be a list of { name, price }" })
+  .min(1, `parts needs at least one priced part, e.g. [{ "name": "${DEFAULT_PART}", "price": "0.0079" }]`)
+  .max(MAX_PARTS, `at most ${MAX_PARTS} parts`)
+  .superRefine((parts, ctx) => {
+    const seen = new Map<string, number>();
+    parts.forEach((p, i) => {
+      const first = seen.get(p.name);
+      if (first !== undefined) ctx.addIssue({ code: "custom", path: [i, "name"], message: `part '${p.name}' is listed twice (also parts[${first}])` });
+      else seen.set(p.name, i);
+    });
+  });
+
 /** What may change on an endpoint after it is created (its key may not). */
 export const EndpointFields = z.strictObject({
   name: Text("name", 120),
   unit: Text("unit", 40),
-  unitPriceMicros: Whole("unit price (micros)", 0, 1_000_000_000_000),
+  parts: PartList.prefault([...DEFAULT_PARTS]),
   currency: z
     .string({ error: "currency is required" })
     .regex(/^[A-Z]{3}$/, "currency must be a three-letter code such as USD")
@@ -117,8 +167,7 @@ export function ceilingIdentity(c: Pick<CeilingSpec, "metric" | "scope" | "windo
   return c.window === "first_hit" ? `${c.metric}/${c.scope}/first_hit:${c.windowSeconds ?? 0}` : `${c.metric}/${c.scope}/${c.window}`;
 }
 
-/** A whole endpoint: key, fields and ceilings, as created in the dashboard or listed in a file. */
-export const EndpointSpec = EndpointFields.extend({
+const endpointExtras = {
   key: EndpointKey,
   archived: z.boolean({ error: "archived must be true or false" }).default(false),
   ceilings: z.array(CeilingSpec, { error: "ceilings must be a list" }).max(20, "at most 20 ceilings per endpoint"),
@@ -133,7 +182,11 @@ export const EndpointSpec = EndpointFields.extend({
       }),
     )
     .default([]),
-}).superRefine((e, ctx) => {
+};
+
+type EndpointRules = { ceilings: CeilingSpec[]; overrides: { metric: CeilingMetric; window: CeilingWindow }[] };
+
+function checkEndpoint(e: EndpointRules, ctx: z.RefinementCtx): void {
   if (!hasGlobalCeiling(e.ceilings)) ctx.addIssue({ code: "custom", path: ["ceilings"], message: UNBOUNDED_SENTENCE });
   const seen = new Map<string, number>();
   e.ceilings.forEach((c, i) => {
@@ -147,9 +200,35 @@ export const EndpointSpec = EndpointFields.extend({
       ctx.addIssue({ code: "custom", path: ["overrides", i], message: `no per-caller ceiling of ${o.metric} per ${o.window} for this override` });
     }
   });
-});
+}
+
+/** A whole endpoint: key, fields and ceilings, as created in the dashboard or listed in a file. */
+export const EndpointSpec = EndpointFields.extend(endpointExtras).superRefine(checkEndpoint);
 export type EndpointSpec = z.infer<typeof EndpointSpec>;
 export type EndpointSpecInput = z.input<typeof EndpointSpec>;
+
+/**
+ * An endpoint in a catalog file. Files written before priced parts carry `unitPriceMicros` (whole
+ * micros a unit) instead of `parts`: such a file still applies, read as the one part `units` at that
+ * price, so an old export plans no change against the database it came from.
+ */
+export const FileEndpointSpec = EndpointFields.extend({
+  ...endpointExtras,
+  parts: PartList.optional(),
+  unitPriceMicros: Whole("unit price (micros)", 0, MAX_LEGACY_PRICE_MICROS)
+    .optional()
+    .meta({ deprecated: true, description: `Files written before priced parts: whole micros a unit, read as the one part '${DEFAULT_PART}'. Write parts instead.` }),
+})
+  .superRefine((e, ctx) => {
+    checkEndpoint(e, ctx);
+    if (e.parts !== undefined && e.unitPriceMicros !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["unitPriceMicros"], message: "unitPriceMicros is the old single price: give parts or unitPriceMicros, not both" });
+    }
+  })
+  .transform(({ unitPriceMicros, parts, ...e }): EndpointSpec => ({
+    ...e,
+    parts: parts ?? [{ name: DEFAULT_PART, pricePico: (unitPriceMicros ?? 0) * PICOS_PER_MICRO }],
+  }));
 
 export const CATALOG_FORMAT_VERSION = 1;
 
@@ -158,7 +237,7 @@ export const CatalogFile = z
   .strictObject({
     $schema: z.string().optional(),
     version: z.literal(CATALOG_FORMAT_VERSION, { error: `version must be ${CATALOG_FORMAT_VERSION}` }),
-    endpoints: z.array(EndpointSpec, { error: "endpoints must be a list" }),
+    endpoints: z.array(FileEndpointSpec, { error: "endpoints must be a list" }),
     // Absent: the file says nothing about budgets and leaves them as they are (lib/budgets/file.ts).
     budgets: z.array(BudgetSpec, { error: "budgets must be a list" }).optional(),
   })

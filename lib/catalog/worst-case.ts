@@ -1,18 +1,28 @@
 import { describeGuarantee, unitLabel } from "@/lib/ceilings/guarantee";
 import { formatCount, formatMoney } from "@/lib/format";
+import { dearestPrice, microsOfUnits } from "@/lib/money/price";
+import { PICOS_PER_MICRO } from "@/lib/vocabulary";
 import type { CeilingSpec, EndpointFields } from "./spec";
 
 // The worst case an endpoint can cost, stated before anything is saved: only global ceilings bound
 // it (per-caller ceilings and cooldowns multiply with accounts and destinations), and a ceiling of
 // one window bounds the other (a day's cap × 31 bounds a month; a month's cap bounds any day in it).
+// Ceilings count units whatever part they are of, so every unit could be of the dearest part: the
+// money of a worst case is its units at the dearest part's price, rounded up to a whole micro.
 
 export type WorstCase = { units: number; micros: number } | null;
 export type WorstCases = { day: WorstCase; month: WorstCase };
 
 type Shape = Pick<CeilingSpec, "metric" | "scope" | "window" | "value">;
-type Fields = Pick<EndpointFields, "perCallMax" | "unitPriceMicros">;
+type Fields = Pick<EndpointFields, "perCallMax" | "parts">;
 
 const MAX_DAYS_IN_BILLING_MONTH = 31;
+
+/** Units at the dearest part's price, in micros rounded up (past 2^53 units only a display figure). */
+function worstMicros(units: number, e: Fields): number {
+  const price = dearestPrice(e.parts);
+  return Number.isSafeInteger(units) ? microsOfUnits(units, price) : Math.ceil((units * price) / PICOS_PER_MICRO);
+}
 
 function unitsOf(c: Shape, e: Fields): number {
   return c.metric === "units" ? c.value : c.value * e.perCallMax;
@@ -32,7 +42,7 @@ export function worstCases(ceilings: readonly Shape[], e: Fields): WorstCases {
       month = Math.min(month, units);
     }
   }
-  const price = (units: number): WorstCase => (Number.isFinite(units) ? { units, micros: units * e.unitPriceMicros } : null);
+  const price = (units: number): WorstCase => (Number.isFinite(units) ? { units, micros: worstMicros(units, e) } : null);
   return { day: price(day), month: price(month) };
 }
 
@@ -52,7 +62,7 @@ export function ceilingSentence(c: CeilingSpec, e: EndpointFields & { key: strin
   if (c.scope !== "global" || c.window === "first_hit") return { guarantee, worstCase: null };
   const units = unitsOf(c, e);
   const per = c.window === "utc_day" ? "day" : "billing month";
-  return { guarantee, worstCase: `worst case ${formatMoney(units * e.unitPriceMicros, e.currency)} a ${per}` };
+  return { guarantee, worstCase: `worst case ${formatMoney(worstMicros(units, e), e.currency)} a ${per}` };
 }
 
 /** The defensible pair DESIGN derives from a plan: allowance / 30 per UTC day AND the allowance per billing month. */

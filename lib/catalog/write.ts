@@ -60,7 +60,7 @@ export function fieldsOf(e: Endpoint): EndpointFields {
   return {
     name: e.name,
     unit: e.unit,
-    unitPriceMicros: e.unitPriceMicros,
+    parts: e.parts.map((p) => ({ name: p.name, pricePico: p.pricePico })),
     currency: e.currency,
     planAllowance: e.planAllowance,
     billingDay: e.billingDay,
@@ -98,11 +98,17 @@ export async function insertEndpoint(p: Change, spec: EndpointSpec): Promise<End
 
 export type FieldChange = { field: keyof EndpointFields; before: unknown; after: unknown };
 
+/** Whether a field differs; the parts are a list, compared by their names and prices in order. */
+export function fieldDiffers(field: keyof EndpointFields, before: EndpointFields, after: EndpointFields): boolean {
+  const partsKey = (e: EndpointFields) => e.parts.map((p) => `${p.name}=${p.pricePico}`).join(",");
+  return field === "parts" ? partsKey(before) !== partsKey(after) : before[field] !== after[field];
+}
+
 /** Changes the given fields of a locked endpoint; returns what changed (nothing: no write, no event). */
 export async function updateEndpointFields(p: Change, endpoint: Endpoint, next: EndpointFields): Promise<FieldChange[]> {
   const before = fieldsOf(endpoint);
   const changes = (Object.keys(before) as (keyof EndpointFields)[])
-    .filter((f) => before[f] !== next[f])
+    .filter((f) => fieldDiffers(f, before, next))
     .map((field) => ({ field, before: before[field], after: next[field] }));
   if (changes.length === 0) return [];
   if (next.currency !== endpoint.currency) await checkMemberCurrency(p.tx, endpoint, next.currency);

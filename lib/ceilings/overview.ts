@@ -47,7 +47,7 @@ export type MonthToDate = { used: number; allowance: number; pace: number; span:
 
 export type EndpointOverview = Pick<
   Endpoint,
-  "id" | "key" | "name" | "unit" | "planAllowance" | "billingDay" | "perCallMax" | "unitPriceMicros" | "currency" | "archivedAt" | "archivedBy" | "version"
+  "id" | "key" | "name" | "unit" | "planAllowance" | "billingDay" | "perCallMax" | "parts" | "currency" | "archivedAt" | "archivedBy" | "version"
 > & {
   state: CeilingState;
   ceilings: CeilingView[];
@@ -141,7 +141,7 @@ export async function buildOverviews(db: Db, rows: Endpoint[], now: Date): Promi
       planAllowance: e.planAllowance,
       billingDay: e.billingDay,
       perCallMax: e.perCallMax,
-      unitPriceMicros: e.unitPriceMicros,
+      parts: e.parts,
       currency: e.currency,
       archivedAt: e.archivedAt,
       archivedBy: e.archivedBy,

@@ -29,7 +29,7 @@ export async function createEndpoint(
       key,
       name: `Test ${key}`,
       unit: "emails",
-      unitPriceMicros: 0,
+      parts: [{ name: "units", price: "0" }],
       perCallMax: 1,
       planAllowance: 3000,
       ceilings: specs.map((c) => ({

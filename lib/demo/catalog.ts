@@ -4,7 +4,8 @@ import type { NewEndpoint } from "@/db/schema/endpoints";
 import demoCatalog from "./ceilings.json";
 import { seededRandom } from "./random";
 
-// The demo endpoints: four kinds of spend a real product pays for, each with the ceilings a
+// The demo endpoints: the kinds of spend a real product pays for (email, SMS, a webhook, and LLM calls
+// per model, priced by input and output tokens as providers bill them), each with the ceilings a
 // careful operator would set. Their catalog is lib/demo/ceilings.json, a catalog file like any
 // team's, applied by the seed through `applyCatalog`; this file adds what the history needs.
 
@@ -13,7 +14,7 @@ export type CeilingRef = "day_units" | "day_calls" | "month_units" | "caller_day
 
 export type DemoCeiling = Omit<NewCeiling, "endpointId"> & { ref: CeilingRef };
 
-type DemoKey = "email.subscribe" | "sms.password-reset" | "llm.chat" | "webhook.notify";
+type DemoKey = "email.subscribe" | "sms.password-reset" | "llm.chat" | "llm.gpt-4o" | "llm.claude-sonnet" | "llm.embed" | "webhook.notify";
 
 export type DemoEndpoint = NewEndpoint & {
   key: DemoKey;
@@ -21,15 +22,20 @@ export type DemoEndpoint = NewEndpoint & {
   /** Typical daily volume in units, and units per call, for the history. */
   typicalDailyUnits: number;
   unitsPerCall: number;
+  /** For an endpoint priced by input and output tokens: the share of a call's tokens that is output. */
+  outputShare?: number;
 };
 
 /** The demo catalog file's text, as the seed applies it. */
 export const DEMO_CATALOG_TEXT = JSON.stringify(demoCatalog);
 
-const HISTORY: Record<DemoKey, { typicalDailyUnits: number; unitsPerCall: number }> = {
+const HISTORY: Record<DemoKey, { typicalDailyUnits: number; unitsPerCall: number; outputShare?: number }> = {
   "email.subscribe": { typicalDailyUnits: 62, unitsPerCall: 1 },
   "sms.password-reset": { typicalDailyUnits: 22, unitsPerCall: 1 },
   "llm.chat": { typicalDailyUnits: 520_000, unitsPerCall: 210 },
+  "llm.gpt-4o": { typicalDailyUnits: 1_100_000, unitsPerCall: 1400, outputShare: 0.3 },
+  "llm.claude-sonnet": { typicalDailyUnits: 560_000, unitsPerCall: 1800, outputShare: 0.35 },
+  "llm.embed": { typicalDailyUnits: 9_000_000, unitsPerCall: 500 },
   "webhook.notify": { typicalDailyUnits: 6200, unitsPerCall: 1 },
 };
 

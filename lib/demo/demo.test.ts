@@ -6,6 +6,7 @@ import { demoAlerts, demoRefusals, type Endpoints } from "./incidents";
 import { distributeCapped, seededRandom } from "./random";
 import { todaysReservations } from "./today";
 import { demoUsage } from "./usage";
+import { moneyOf } from "@/lib/money/price";
 
 // Ids as the database would hand them out, so the generators can be checked without one.
 function seededEndpoints(): Endpoints {
@@ -22,6 +23,9 @@ function seededEndpoints(): Endpoints {
     "email.subscribe": seed("email.subscribe"),
     "sms.password-reset": seed("sms.password-reset"),
     "llm.chat": seed("llm.chat"),
+    "llm.gpt-4o": seed("llm.gpt-4o"),
+    "llm.claude-sonnet": seed("llm.claude-sonnet"),
+    "llm.embed": seed("llm.embed"),
     "webhook.notify": seed("webhook.notify"),
   };
 }
@@ -113,6 +117,7 @@ describe("demo counters and reservations agree", () => {
         const charged = new Map<string, { grants: number; settled: number }>();
         for (const r of reservations) {
           for (const ch of r.charges) {
+            if (!("c" in ch)) continue;
             const key = `${ch.c}|${ch.k}|${new Date(ch.w).toISOString()}`;
             const sum = charged.get(key) ?? { grants: 0, settled: 0 };
             const units = "m" in ch && ch.m === "u" ? Number(r.settledAmount) : ch.n;
@@ -129,6 +134,44 @@ describe("demo counters and reservations agree", () => {
           if (grants === sum.grants) expect(Number(counter?.settled)).toBe(sum.settled);
           else expect(Number(counter?.settled)).toBeGreaterThanOrEqual(sum.settled);
         }
+      }
+    }
+  });
+});
+
+describe("demo prices", () => {
+  const eps = seededEndpoints();
+  const partsOf = (key: DemoEndpoint["key"]) => eps[key].def.parts;
+
+  it("prices LLM calls per model the way providers bill: input and output tokens apart", () => {
+    expect(partsOf("llm.gpt-4o")).toEqual([{ name: "input", pricePico: 2_500_000 }, { name: "output", pricePico: 10_000_000 }]);
+    expect(partsOf("llm.claude-sonnet")).toEqual([{ name: "input", pricePico: 3_000_000 }, { name: "output", pricePico: 15_000_000 }]);
+    expect(partsOf("llm.embed")).toEqual([{ name: "units", pricePico: 20_000 }]);
+    expect(partsOf("sms.password-reset")).toEqual([{ name: "units", pricePico: 7_900_000_000 }]);
+  });
+
+  it("keeps each reservation's parts, units and money consistent: parts add up to the amount, money is the parts at their prices", () => {
+    for (const key of ["llm.gpt-4o", "llm.claude-sonnet", "llm.embed", "llm.chat", "sms.password-reset"] as const) {
+      const ep = eps[key];
+      const today = dailySpend(ep, now, seededRandom(5)).at(-1);
+      if (!today) throw new Error("no days");
+      const { reservations } = todaysReservations(ep, today, now, seededRandom(5));
+      expect(reservations.length, key).toBeGreaterThan(0);
+      const prices = ep.def.parts ?? [];
+      for (const r of reservations) {
+        const sum = (parts: Record<string, number>) => Object.values(parts).reduce((a, b) => a + b, 0);
+        if (prices.length > 1) {
+          if (!r.parts || !r.settledParts) throw new Error(`${key}: a reservation without parts`);
+          expect(sum(r.parts)).toBe(r.amount);
+          expect(sum(r.settledParts)).toBe(r.settledAmount);
+          expect(r.money).toBe(Number(moneyOf(r.parts, prices)));
+          expect(r.settledMoney).toBe(Number(moneyOf(r.settledParts, prices)));
+        } else {
+          expect(r.parts).toBeNull();
+          expect(r.money).toBe(Number(moneyOf({ units: r.amount }, prices)));
+        }
+        expect(Number(r.settledMoney)).toBeLessThanOrEqual(Number(r.money));
+        expect(Number(r.amount)).toBeLessThanOrEqual(ep.def.perCallMax);
       }
     }
   });

@@ -33,6 +33,9 @@ export type DaySpend = {
 export const CAP_DAYS: Readonly<Record<DemoEndpoint["key"], number | undefined>> = {
   "email.subscribe": 3,
   "llm.chat": 9,
+  "llm.gpt-4o": undefined,
+  "llm.claude-sonnet": undefined,
+  "llm.embed": undefined,
   "sms.password-reset": 12,
   "webhook.notify": undefined,
 };
@@ -41,7 +44,7 @@ export const CAP_DAYS: Readonly<Record<DemoEndpoint["key"], number | undefined>>
 export const KILL_DAY = 8;
 
 export function callerPool(def: DemoEndpoint): readonly string[] {
-  return def.key === "llm.chat" ? DEMO_CALLERS : DEMO_CALLERS.slice(10, 40);
+  return def.key.startsWith("llm.") ? DEMO_CALLERS : DEMO_CALLERS.slice(10, 40);
 }
 
 function callerWeights(pool: readonly string[], random: Random): number[] {

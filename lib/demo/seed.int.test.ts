@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { findDrift } from "@/lib/alerts/reconcile";
 import { verifyPassword } from "@/lib/auth/password";
 import { resultRows } from "@/db/client";
-import { DEMO_PASSWORD } from "./catalog";
+import { DEMO_ENDPOINTS, DEMO_PASSWORD } from "./catalog";
 import { endpoints, staff } from "@/db/schema";
 import { seedDemoIfEmpty } from "./seed";
 import { skipWithoutDatabase } from "@/db/testing";
@@ -23,7 +23,7 @@ describe.skipIf(skipWithoutDatabase())("demo seed on Postgres", () => {
     expect(seededFirst).toBe(true);
     expect(await seedDemoIfEmpty(t.db, quiet)).toBe(false);
     const [row] = await t.db.select({ n: count() }).from(endpoints);
-    expect(row?.n).toBe(4);
+    expect(row?.n).toBe(DEMO_ENDPOINTS.length);
   });
 
   it("prints the demo credentials and the data folder on the first seed", () => {
@@ -47,6 +47,16 @@ describe.skipIf(skipWithoutDatabase())("demo seed on Postgres", () => {
         where u.settled + u.held > c.value`),
     );
     expect(over).toEqual([]);
+  });
+
+  it("seeds the LLM endpoints priced by input and output tokens, and today's reservations with their parts and money", async () => {
+    const [gpt] = await t.db.select().from(endpoints).where(eq(endpoints.key, "llm.gpt-4o"));
+    expect(gpt?.parts).toEqual([{ name: "input", pricePico: 2_500_000 }, { name: "output", pricePico: 10_000_000 }]);
+    const rows = resultRows<{ parts: Record<string, number>; amount: number; money: number }>(
+      await t.db.execute(sql`select r.parts, r.amount::int as amount, r.money::int as money from reservations r where r.endpoint_id = ${gpt?.id ?? 0}`),
+    );
+    expect(rows.length).toBeGreaterThan(0);
+    for (const r of rows) expect(r.money).toBe(Math.ceil((r.parts.input ?? 0) * 2.5 + (r.parts.output ?? 0) * 10));
   });
 
   it("leaves counters and reservations in agreement, so the reconcile job reports no drift", async () => {
@@ -76,6 +86,6 @@ describe.skipIf(skipWithoutDatabase())("demo seed racing itself", () => {
     const results = await Promise.all([seedDemoIfEmpty(t.db, quiet), seedDemoIfEmpty(t.db, quiet), seedDemoIfEmpty(t.db, quiet)]);
     expect(results.filter(Boolean)).toHaveLength(1);
     const [row] = await t.db.select({ n: count() }).from(endpoints);
-    expect(row?.n).toBe(4);
+    expect(row?.n).toBe(DEMO_ENDPOINTS.length);
   });
 });

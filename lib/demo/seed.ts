@@ -11,7 +11,7 @@ import type { ReservationRow } from "./today";
 import { demoUsage } from "./usage";
 import { alerts, auditEvents, ceilings, endpoints, refusals, reservations, staff, usage } from "@/db/schema";
 
-// Demo data for a first start: four endpoints with their ceilings, five weeks of spend, refusals at
+// Demo data for a first start: the demo catalog's endpoints with their ceilings, five weeks of spend, refusals at
 // every gate, a few alerts and three staff accounts, so no page of a fresh dashboard is empty.
 
 // The demo accounts hash at the production cost: a cheaper hash would answer sign-in faster than
@@ -148,8 +148,11 @@ function completeEndpoints(seeded: Partial<Endpoints>): Endpoints {
   const email = seeded["email.subscribe"];
   const sms = seeded["sms.password-reset"];
   const llm = seeded["llm.chat"];
+  const gpt = seeded["llm.gpt-4o"];
+  const claude = seeded["llm.claude-sonnet"];
+  const embed = seeded["llm.embed"];
   const webhook = seeded["webhook.notify"];
-  if (!email || !sms || !llm || !webhook) throw new Error("demo seed: an endpoint is missing from the catalog");
-  return { "email.subscribe": email, "sms.password-reset": sms, "llm.chat": llm, "webhook.notify": webhook };
+  if (!email || !sms || !llm || !gpt || !claude || !embed || !webhook) throw new Error("demo seed: an endpoint is missing from the catalog");
+  return { "email.subscribe": email, "sms.password-reset": sms, "llm.chat": llm, "llm.gpt-4o": gpt, "llm.claude-sonnet": claude, "llm.embed": embed, "webhook.notify": webhook };
 }
 

@@ -1,6 +1,8 @@
 import { billingMonthWindow, utcDayWindow } from "@/lib/ceilings/windows";
 import type { ReservationCharge, reservations } from "@/db/schema/reservations";
-import { DEMO_INBOXES, DEMO_PHONES } from "./catalog";
+import { moneyOf } from "@/lib/money/price";
+import { DEFAULT_PART } from "@/lib/vocabulary";
+import { DEMO_INBOXES, DEMO_PHONES, type DemoEndpoint } from "./catalog";
 import { callerPool, type DaySpend, type SeededEndpoint, type UsageRow } from "./history";
 import type { Random } from "./random";
 
@@ -15,8 +17,39 @@ const RESERVATIONS_TODAY: Record<SeededEndpoint["def"]["key"], number> = {
   "email.subscribe": 12,
   "sms.password-reset": 9,
   "llm.chat": 14,
+  "llm.gpt-4o": 12,
+  "llm.claude-sonnet": 8,
+  "llm.embed": 10,
   "webhook.notify": 10,
 };
+
+/** One call's units: reserved and settled, and per part when the endpoint is priced by input and output. */
+type CallUnits = { amount: number; settledAmount: number; parts: Record<string, number> | null; settledParts: Record<string, number> | null };
+
+function callUnits(def: DemoEndpoint, random: Random): CallUnits {
+  if (def.outputShare !== undefined) {
+    // The prompt's input tokens are known; output is reserved at max_tokens and settles lower.
+    const input = random.int(200, 6000);
+    const maxOutput = random.pick([1000, 2000, 4000]);
+    const output = random.int(50, Math.round(maxOutput * 0.6));
+    return { amount: input + maxOutput, settledAmount: input + output, parts: { input, output: maxOutput }, settledParts: { input, output } };
+  }
+  if (def.key === "llm.chat") {
+    const amount = random.pick([1000, 2000, 4000, 8000]);
+    return { amount, settledAmount: random.int(80, Math.round(amount * 0.4)), parts: null, settledParts: null };
+  }
+  if (def.key === "llm.embed") {
+    const amount = random.int(50, 4000);
+    return { amount, settledAmount: amount, parts: null, settledParts: null };
+  }
+  return { amount: 1, settledAmount: 1, parts: null, settledParts: null };
+}
+
+/** The money of a call's units at the endpoint's prices, in micros rounded up once, as a reservation keeps it. */
+function moneyOfCall(def: DemoEndpoint, parts: Record<string, number> | null, amount: number): number {
+  const prices = def.parts ?? [{ name: DEFAULT_PART, pricePico: 0 }];
+  return Number(moneyOf(parts ?? { [prices[0]?.name ?? DEFAULT_PART]: amount }, prices));
+}
 
 type Destination = { original: string; key: string };
 
@@ -74,8 +107,7 @@ export function todaysReservations(ep: SeededEndpoint, today: DaySpend, now: Dat
 
   for (const t of times) {
     const createdAt = new Date(t);
-    const amount = def.key === "llm.chat" ? random.pick([1000, 2000, 4000, 8000]) : 1;
-    const settledAmount = def.key === "llm.chat" ? random.int(80, Math.round(amount * 0.4)) : amount;
+    const { amount, settledAmount, parts, settledParts } = callUnits(def, random);
     const caller = pickCaller(settledAmount);
     if (caller === undefined) continue;
     let destination: Destination | undefined;
@@ -126,6 +158,11 @@ export function todaysReservations(ep: SeededEndpoint, today: DaySpend, now: Dat
       destinationKey: destination?.key ?? null,
       amount,
       settledAmount,
+      // Ceilings count the parts' total units (amount); money is the parts at their prices.
+      parts,
+      money: moneyOfCall(def, parts, amount),
+      settledParts,
+      settledMoney: moneyOfCall(def, settledParts, settledAmount),
       state: "settled",
       charges,
       createdAt,

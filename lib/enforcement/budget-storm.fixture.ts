@@ -34,10 +34,13 @@ async function main(): Promise<void> {
   batcherFor(database.db, PATIENT);
   const random = generator(plan.seed);
   const request = (i: number) => {
-    if (plan.uniform) return plan.uniform[i % plan.uniform.length]!;
-    const e = plan.endpoints[Math.floor(random() * plan.endpoints.length)]!;
-    const parts = Object.fromEntries(e.parts.map((p) => [p, Math.floor(random() * (plan.maxUnits ?? 2000))]));
-    if (Object.values(parts).every((n) => n === 0)) parts[e.parts[0]!] = 1;
+    const uniform = plan.uniform?.[i % plan.uniform.length];
+    if (uniform) return uniform;
+    const e = plan.endpoints[Math.floor(random() * plan.endpoints.length)];
+    if (!e) throw new Error("the plan names no endpoint");
+    const parts: Record<string, number> = Object.fromEntries(e.parts.map((p) => [p, Math.floor(random() * (plan.maxUnits ?? 2000))]));
+    const first = e.parts[0] ?? "units";
+    if (Object.values(parts).every((n) => n === 0)) parts[first] = 1;
     return { endpoint: e.key, parts };
   };
   process.stdout.write("ready\n");

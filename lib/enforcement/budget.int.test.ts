@@ -34,20 +34,24 @@ const EMBED = { units: 20_000 };
 describe.skipIf(skipWithoutDatabase())("budgets", () => {
   const t = useTestDatabase("budgets", { max: 8 });
 
-  async function llmEndpoints() {
-    const made = await Promise.all([GPT, SONNET, EMBED].map(() => makeEndpoint(t.db, { perCallMax: 1_000_000, ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: BIG }] })));
-    await Promise.all([GPT, SONNET, EMBED].map((prices, i) => priceEndpoint(t.db, made[i]!.endpointId, prices)));
-    return made;
+  type Made = Awaited<ReturnType<typeof makeEndpoint>>;
+  async function priced(prices: Record<string, number>): Promise<Made> {
+    const e = await makeEndpoint(t.db, { perCallMax: 1_000_000, ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: BIG }] });
+    await priceEndpoint(t.db, e.endpointId, prices);
+    return e;
+  }
+  async function llmEndpoints(): Promise<[Made, Made, Made]> {
+    return [await priced(GPT), await priced(SONNET), await priced(EMBED)];
   }
 
   it("admits exactly floor(budget / cost) uniform calls across three endpoints from four processes", { timeout: 120_000 }, async () => {
     const [gpt, sonnet, embed] = await llmEndpoints();
-    const budget = await makeBudget(t.db, { endpointIds: [gpt!.endpointId, sonnet!.endpointId, embed!.endpointId], value: 50_000_000 });
+    const budget = await makeBudget(t.db, { endpointIds: [gpt.endpointId, sonnet.endpointId, embed.endpointId], value: 50_000_000 });
     // Each call costs exactly 6,000 micros whichever endpoint it is on: 8,333 fit in $50.00.
     const uniform = [
-      { endpoint: gpt!.key, parts: { input: 800, output: 400 } },
-      { endpoint: sonnet!.key, parts: { input: 1000, output: 200 } },
-      { endpoint: embed!.key, parts: { units: 300_000 } },
+      { endpoint: gpt.key, parts: { input: 800, output: 400 } },
+      { endpoint: sonnet.key, parts: { input: 1000, output: 200 } },
+      { endpoint: embed.key, parts: { units: 300_000 } },
     ];
     // Each process on one endpoint, so no ceiling's counter is shared between them: only the
     // budget's row lock stands between two batches deciding on the same money.
@@ -62,9 +66,9 @@ describe.skipIf(skipWithoutDatabase())("budgets", () => {
     const budget = await makeBudget(t.db, { endpointIds: endpoints.map((e) => e.endpointId), value: 50_000_000 });
     const plan = (seed: number) => ({
       endpoints: [
-        { key: endpoints[0]!.key, parts: ["input", "output"] },
-        { key: endpoints[1]!.key, parts: ["input", "output"] },
-        { key: endpoints[2]!.key, parts: ["units"] },
+        { key: endpoints[0].key, parts: ["input", "output"] },
+        { key: endpoints[1].key, parts: ["input", "output"] },
+        { key: endpoints[2].key, parts: ["units"] },
       ],
       count: 1_500,
       seed,
@@ -115,21 +119,22 @@ describe.skipIf(skipWithoutDatabase())("budgets", () => {
   });
 
   it("blocks one account on every member with a per-account override of 0, and no other account", async () => {
-    const [a, b] = await Promise.all([0, 1].map(() => makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: BIG }] })));
+    const a = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: BIG }] });
+    const b = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: BIG }] });
     // $0.001 a unit on a; b is free.
-    await priceEndpoint(t.db, a!.endpointId, { units: 1_000_000_000 });
-    const budget = await makeBudget(t.db, { endpointIds: [a!.endpointId, b!.endpointId], value: 5_000, scope: "account" });
+    await priceEndpoint(t.db, a.endpointId, { units: 1_000_000_000 });
+    const budget = await makeBudget(t.db, { endpointIds: [a.endpointId, b.endpointId], value: 5_000, scope: "account" });
     await t.db.execute(sql`insert into budget_overrides (budget_id, caller, value, reason) values (${budget.id}, 'acct_blocked', 0, 'abuse')`);
-    for (const e of [a!, b!]) {
+    for (const e of [a, b]) {
       // b is free (price 0), yet the block binds there too: a limit of 0 refuses even a free call.
       expect(await reserve(t.db, { endpoint: e.key, amount: 1, caller: "acct_blocked" })).toMatchObject({ status: "refused", gate: "budget" });
       expect((await reserve(t.db, { endpoint: e.key, amount: 1, caller: "acct_other" })).status).toBe("granted");
     }
     // Each account its own counter: acct_other spent $0.001 on a, another account has all $0.005.
     expect(await budgetUsage(t.db, budget.id, "acct_other")).toEqual({ held: 1_000, settled: 0 });
-    expect((await reserve(t.db, { endpoint: a!.key, amount: 5, caller: "acct_third" })).status).toBe("granted");
-    expect(await reserve(t.db, { endpoint: a!.key, amount: 5, caller: "acct_other" })).toMatchObject({ status: "refused", gate: "budget", remaining: 4_000 });
-    await expect(reserve(t.db, { endpoint: a!.key, amount: 1 })).rejects.toMatchObject({ code: "caller_required" });
+    expect((await reserve(t.db, { endpoint: a.key, amount: 5, caller: "acct_third" })).status).toBe("granted");
+    expect(await reserve(t.db, { endpoint: a.key, amount: 5, caller: "acct_other" })).toMatchObject({ status: "refused", gate: "budget", remaining: 4_000 });
+    await expect(reserve(t.db, { endpoint: a.key, amount: 1 })).rejects.toMatchObject({ code: "caller_required" });
   });
 
   it("grants nothing that started after a budget's kill committed while three processes reserve on its members", { timeout: 120_000 }, async () => {
@@ -137,9 +142,9 @@ describe.skipIf(skipWithoutDatabase())("budgets", () => {
     const budget = await makeBudget(t.db, { endpointIds: endpoints.map((e) => e.endpointId), value: BIG });
     const plan = (seed: number) => ({
       endpoints: [
-        { key: endpoints[0]!.key, parts: ["input", "output"] },
-        { key: endpoints[1]!.key, parts: ["input", "output"] },
-        { key: endpoints[2]!.key, parts: ["units"] },
+        { key: endpoints[0].key, parts: ["input", "output"] },
+        { key: endpoints[1].key, parts: ["input", "output"] },
+        { key: endpoints[2].key, parts: ["units"] },
       ],
       count: 4_000,
       seed,

@@ -99,10 +99,11 @@ describe.skipIf(skipWithoutDatabase())("lock order", () => {
   it("locks budget counters in key order: batches on two endpoints that share only per-account budget counters, in opposite orders, 10,000 calls", async () => {
     // No ceiling counter is shared between the two endpoints, so nothing serialises the batches
     // before they reach the budget's counters: only their key order keeps them from a cycle.
-    const [x, y] = await Promise.all([0, 1].map(() => makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000_000 }] })));
-    await priceEndpoint(t.db, x!.endpointId, { units: 1_000_000 });
-    await priceEndpoint(t.db, y!.endpointId, { units: 1_000_000 });
-    await makeBudget(t.db, { endpointIds: [x!.endpointId, y!.endpointId], value: 1_000_000_000, scope: "account" });
+    const x = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000_000 }] });
+    const y = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000_000 }] });
+    await priceEndpoint(t.db, x.endpointId, { units: 1_000_000 });
+    await priceEndpoint(t.db, y.endpointId, { units: 1_000_000 });
+    await makeBudget(t.db, { endpointIds: [x.endpointId, y.endpointId], value: 1_000_000_000, scope: "account" });
     const round = (endpoint: string): BatchRequest[] => Array.from({ length: 50 }, (_, c) => ({ endpoint, amount: 1, caller: `acct_${c}` }));
     const pools = Array.from({ length: WORKERS }, () => openPostgres(t.url, { max: 1 }));
     const failures: string[] = [];
@@ -111,7 +112,7 @@ describe.skipIf(skipWithoutDatabase())("lock order", () => {
       await Promise.all(
         pools.map(async (pool, w) => {
           for (let b = 0; b < BATCHES_PER_WORKER; b++) {
-            const requests = w % 2 === 0 ? round(x!.key) : round(y!.key).reverse();
+            const requests = w % 2 === 0 ? round(x.key) : round(y.key).reverse();
             try {
               const answers = await callReserveBatch(pool.db, requests);
               calls += answers.filter((a) => a.status === "granted").length;

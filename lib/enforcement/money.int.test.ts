@@ -42,9 +42,14 @@ describe.skipIf(skipWithoutDatabase())("money", () => {
       await t.db.execute(sql`select (c.ordinality - 1)::int as i, ceilings.money_of(c.value->'parts', c.value->'prices')::text as micros
                              from jsonb_array_elements(${JSON.stringify(cases)}::jsonb) with ordinality c`),
     );
-    const wrong = rows.filter((r) => BigInt(r.micros) !== exactMicros(cases[r.i]!.parts, cases[r.i]!.prices));
+    const exact = (i: number) => {
+      const c = cases[i];
+      if (!c) throw new Error(`no case ${i}`);
+      return exactMicros(c.parts, c.prices);
+    };
+    const wrong = rows.filter((r) => BigInt(r.micros) !== exact(r.i));
     expect(rows).toHaveLength(5_000);
-    expect(wrong.map((r) => [r.micros, exactMicros(cases[r.i]!.parts, cases[r.i]!.prices).toString(), JSON.stringify(cases[r.i])])).toEqual([]);
+    expect(wrong.map((r) => [r.micros, exact(r.i).toString(), JSON.stringify(cases[r.i])])).toEqual([]);
   });
 
   it("reserve_batch charges a budget the exact rounded-up money of one amount or of parts", async () => {

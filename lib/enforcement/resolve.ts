@@ -117,7 +117,10 @@ export async function settleReservation(
   const actual = params.actual === undefined ? undefined : Actual.safeParse(params.actual);
   if (actual && !actual.success) throw new ReservationInputError("invalid_amount", actual.error.issues[0]?.message ?? "invalid actual");
   const parts = params.parts === undefined ? undefined : Parts.safeParse(params.parts);
-  if (parts && !parts.success) throw new ReservationInputError("invalid_input", issueLine({ path: ["parts", ...parts.error.issues[0]!.path].join("."), message: parts.error.issues[0]?.message ?? "invalid" }));
+  if (parts && !parts.success) {
+    const issue = parts.error.issues[0];
+    throw new ReservationInputError("invalid_input", issueLine({ path: ["parts", ...(issue?.path ?? [])].join("."), message: issue?.message ?? "invalid" }));
+  }
   const caller = parseCaller(params.caller);
   const item = {
     id,

@@ -38,7 +38,7 @@ export async function makeEndpoint(
   const unbounded = !specs.some((c) => c.scope === "global");
   const extra = unbounded ? [{ metric: "calls", scope: "global", window: "billing_month", value: BACKSTOP, min: 0, max: BACKSTOP, default: BACKSTOP } as const] : [];
   const endpoint = await createEndpoint(db, {
-    spec: { key, name: key, unit: "units", unitPriceMicros: 0, perCallMax: opts.perCallMax ?? 1_000_000, throttlePerMinute: opts.throttlePerMinute ?? null, ceilings: [...specs, ...extra] },
+    spec: { key, name: key, unit: "units", parts: [{ name: "units", price: "0" }], perCallMax: opts.perCallMax ?? 1_000_000, throttlePerMinute: opts.throttlePerMinute ?? null, ceilings: [...specs, ...extra] },
     actor: { type: "system", name: "test fixture" },
     reason: "test fixture",
   });

@@ -2,7 +2,8 @@ import { sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
 import { utcDayWindow } from "@/lib/ceilings/windows";
-import { dayAxis, dayText, epochMs, Int, NullableInt, parseRows, sourceCeilings, sourceSpend, VALUE_ACTIONS, valueAt, type SpendSource } from "./source";
+import { microsOfUnits } from "@/lib/money/price";
+import { dayAxis, dayText, epochMs, Int, microsOf, NullableInt, parseRows, pricedByParts, sourceCeilings, sourceSpend, unitPricePico, VALUE_ACTIONS, valueAt, type SpendSource } from "./source";
 import { SpendNotFoundError } from "./errors";
 import { DAY_MS } from "@/lib/time";
 
@@ -18,7 +19,7 @@ export type SpendDay = {
   /** UTC calendar day, 'YYYY-MM-DD'. */
   day: string;
   units: number;
-  /** units × unit price, in millionths of the currency. */
+  /** units × the unit's price (pricePico), in millionths of the currency, rounded up to a whole micro. */
   moneyMicros: number;
   /**
    * The daily ceiling in force at the END of the day (after that day's changes), for the step
@@ -42,7 +43,10 @@ export type KillPeriod = {
 export type DailySpend = {
   endpointId: number;
   unit: string;
-  unitPriceMicros: number;
+  /** The price one unit is counted at, in picos: the one part's, or the dearest of several parts. */
+  pricePico: number;
+  /** True when the endpoint has several priced parts: its money counts every unit at the dearest part, an upper bound ("at most"). */
+  moneyAtMost: boolean;
   currency: string;
   source: SpendSource | null;
   days: SpendDay[];
@@ -61,7 +65,7 @@ const DayRow = z.object({
   total_units: Int,
 });
 const KillRow = z.object({ start_ms: Int, end_ms: NullableInt });
-const EndpointRow = z.object({ unit: z.string(), unit_price_micros: Int, currency: z.string(), source_scope: z.union([z.null(), z.enum(["global", "caller"])]) });
+const EndpointRow = z.object({ unit: z.string(), price_pico: Int, by_parts: z.boolean(), currency: z.string(), source_scope: z.union([z.null(), z.enum(["global", "caller"])]) });
 
 /**
  * Units and money per UTC day over the last 30 or 90 days (today included, so far), with the daily
@@ -79,7 +83,7 @@ export async function dailySpend(db: Db, params: DailySpendParams): Promise<Dail
     EndpointRow,
     await db.execute(sql`
       with source as (${sourceCeilings(sql`c.endpoint_id = ${p.endpointId}`)})
-      select e.unit, e.unit_price_micros, e.currency, (select s.scope::text from source s) as source_scope
+      select e.unit, ${unitPricePico(sql`e`)} as price_pico, ${pricedByParts(sql`e`)} as by_parts, e.currency, (select s.scope::text from source s) as source_scope
       from endpoints e where e.id = ${p.endpointId}`),
   );
   if (!endpoint) throw new SpendNotFoundError(`no endpoint with id ${p.endpointId}`);
@@ -93,7 +97,7 @@ export async function dailySpend(db: Db, params: DailySpendParams): Promise<Dail
       with ${sourceSpend(p.endpointId, from, to)}, ${dayAxis(from, p.days)}
       select ${dayText(dayStart)} as day,
         coalesce(sp.units, 0) as units,
-        coalesce(sp.units, 0) * e.unit_price_micros as money_micros,
+        ${microsOf(sql`coalesce(sp.units, 0)`, sql`${endpoint.price_pico}::bigint`)} as money_micros,
         sum(coalesce(sp.units, 0)) over () as total_units,
         case when s.scope = 'global' then ${valueAt(sql`s.id`, sql`s.value`, dayEnd)} end as ceiling_end,
         case when s.scope = 'global' then ${valueAt(sql`s.id`, sql`s.value`, dayStart)} end as ceiling_start,
@@ -117,7 +121,8 @@ export async function dailySpend(db: Db, params: DailySpendParams): Promise<Dail
   return {
     endpointId: p.endpointId,
     unit: endpoint.unit,
-    unitPriceMicros: endpoint.unit_price_micros,
+    pricePico: endpoint.price_pico,
+    moneyAtMost: endpoint.by_parts,
     currency: endpoint.currency,
     source: endpoint.source_scope === null ? null : endpoint.source_scope === "global" ? "global" : "per_caller",
     days: days.map((d) => ({
@@ -130,7 +135,7 @@ export async function dailySpend(db: Db, params: DailySpendParams): Promise<Dail
     })),
     kills: kills.map((k) => ({ start: k.start_ms, end: k.end_ms })),
     totalUnits: days[0]?.total_units ?? 0,
-    totalMoneyMicros: (days[0]?.total_units ?? 0) * endpoint.unit_price_micros,
+    totalMoneyMicros: microsOfUnits(days[0]?.total_units ?? 0, endpoint.price_pico),
   };
 }
 

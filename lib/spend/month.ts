@@ -3,7 +3,8 @@ import { z } from "zod";
 import type { Db } from "@/db/client";
 import { billingMonthWindow, utcDayWindow } from "@/lib/ceilings/windows";
 import { SpendNotFoundError } from "./errors";
-import { dayAxis, dayText, Int, NullableInt, parseRows, sourceCeilings, sourceSpend, type SpendSource } from "./source";
+import { microsOfUnits } from "@/lib/money/price";
+import { dayAxis, dayText, Int, NullableInt, parseRows, pricedByParts, sourceCeilings, sourceSpend, unitPricePico, type SpendSource } from "./source";
 import { DAY_MS, utcDay } from "@/lib/time";
 
 export const MonthToDateParams = z.object({
@@ -28,7 +29,10 @@ export type MonthDay = {
 export type MonthToDateSpend = {
   endpointId: number;
   unit: string;
-  unitPriceMicros: number;
+  /** The price one unit is counted at, in picos: the one part's, or the dearest of several parts. */
+  pricePico: number;
+  /** True when the endpoint has several priced parts: every money figure is an upper bound ("at most"). */
+  moneyAtMost: boolean;
   currency: string;
   billingDay: number;
   source: SpendSource | null;
@@ -49,7 +53,8 @@ export type MonthToDateSpend = {
 
 const EndpointRow = z.object({
   unit: z.string(),
-  unit_price_micros: Int,
+  price_pico: Int,
+  by_parts: z.boolean(),
   currency: z.string(),
   billing_day: Int,
   plan_allowance: NullableInt,
@@ -77,7 +82,7 @@ export async function monthToDate(db: Db, params: MonthToDateParams): Promise<Mo
     EndpointRow,
     await db.execute(sql`
       with source as (${sourceCeilings(sql`c.endpoint_id = ${p.endpointId}`)})
-      select e.unit, e.unit_price_micros, e.currency, e.billing_day, e.plan_allowance,
+      select e.unit, ${unitPricePico(sql`e`)} as price_pico, ${pricedByParts(sql`e`)} as by_parts, e.currency, e.billing_day, e.plan_allowance,
         (select s.scope::text from source s) as source_scope
       from endpoints e where e.id = ${p.endpointId}`),
   );
@@ -128,15 +133,16 @@ export async function monthToDate(db: Db, params: MonthToDateParams): Promise<Mo
       order by r.i`),
   );
 
-  const price = endpoint.unit_price_micros;
-  const money = (n: number | null) => (n === null ? null : n * price);
+  const price = endpoint.price_pico;
+  const money = (n: number | null) => (n === null ? null : microsOfUnits(n, price));
   const head = rows[0];
   const spent = head?.spent ?? 0;
   const projected = head?.projected_total ?? 0;
   return {
     endpointId: p.endpointId,
     unit: endpoint.unit,
-    unitPriceMicros: price,
+    pricePico: price,
+    moneyAtMost: endpoint.by_parts,
     currency: endpoint.currency,
     billingDay: endpoint.billing_day,
     source: endpoint.source_scope === null ? null : endpoint.source_scope === "global" ? "global" : "per_caller",
@@ -145,11 +151,11 @@ export async function monthToDate(db: Db, params: MonthToDateParams): Promise<Mo
     allowance: endpoint.plan_allowance,
     allowanceMicros: money(endpoint.plan_allowance),
     spentUnits: spent,
-    spentMicros: spent * price,
+    spentMicros: microsOfUnits(spent, price),
     averageDailyUnits: head?.average ?? 0,
     projectedUnits: projected,
-    projectedMicros: projected * price,
-    // Money is units × price per point: a pure mapping, the sums were made in SQL.
+    projectedMicros: microsOfUnits(projected, price),
+    // Money is units × price per point, rounded up: a pure mapping, the sums were made in SQL.
     days: rows.map((r) => ({
       day: r.day,
       cumulativeUnits: r.cumulative,

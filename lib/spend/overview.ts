@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
 import { utcDayWindow } from "@/lib/ceilings/windows";
-import { dayText, Int, parseRows, sourceCeilings } from "./source";
+import { dayText, Int, microsOf, parseRows, pricedByParts, sourceCeilings, unitPricePico } from "./source";
 import { DAY_MS } from "@/lib/time";
 
 export const TREND_DAYS = 14;
@@ -14,6 +14,8 @@ export type EndpointTrend = {
   key: string;
   unit: string;
   currency: string;
+  /** True when the endpoint has several priced parts: its money counts every unit at the dearest part, an upper bound. */
+  moneyAtMost: boolean;
   points: TrendPoint[];
   totalUnits: number;
   totalMoneyMicros: number;
@@ -24,6 +26,7 @@ const TrendRow = z.object({
   key: z.string(),
   unit: z.string(),
   currency: z.string(),
+  by_parts: z.boolean(),
   points: z.array(z.object({ day: z.string(), units: Int, moneyMicros: Int })),
   total_units: Int,
   total_micros: Int,
@@ -53,18 +56,19 @@ export async function overviewTrends(db: Db, opts: { now?: Date } = {}): Promise
         where u.window_start >= ${from}::timestamptz and u.window_start < ${to}::timestamptz
         group by s.endpoint_id, u.window_start
       )
-      select e.id as endpoint_id, e.key, e.unit, e.currency,
+      select e.id as endpoint_id, e.key, e.unit, e.currency, ${pricedByParts(sql`e`)} as by_parts,
         json_agg(json_build_object(
           'day', ${dayText(sql`a.day_start`)},
           'units', coalesce(sp.units, 0),
-          'moneyMicros', coalesce(sp.units, 0) * e.unit_price_micros
+          'moneyMicros', ${microsOf(sql`coalesce(sp.units, 0)`, sql`pr.price_pico`)}
         ) order by a.i) as points,
         sum(coalesce(sp.units, 0)) as total_units,
-        sum(coalesce(sp.units, 0)) * e.unit_price_micros as total_micros
+        ${microsOf(sql`sum(coalesce(sp.units, 0))`, sql`pr.price_pico`)} as total_micros
       from endpoints e
+      cross join lateral (select ${unitPricePico(sql`e`)} as price_pico) pr
       cross join axis a
       left join spent sp on sp.endpoint_id = e.id and sp.window_start = a.day_start
-      group by e.id, e.key, e.unit, e.currency, e.unit_price_micros
+      group by e.id, e.key, e.unit, e.currency, e.parts, pr.price_pico
       order by e.key`),
   );
   return new Map(
@@ -75,6 +79,7 @@ export async function overviewTrends(db: Db, opts: { now?: Date } = {}): Promise
         key: r.key,
         unit: r.unit,
         currency: r.currency,
+        moneyAtMost: r.by_parts,
         points: r.points,
         totalUnits: r.total_units,
         totalMoneyMicros: r.total_micros,

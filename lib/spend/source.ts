@@ -1,6 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { resultRows } from "@/db/client";
+import { PICOS_PER_MICRO } from "@/lib/vocabulary";
 
 // Where daily spend is read from. The endpoint's global utc_day units ceiling counts every caller
 // in one row per day; without one, the per-caller utc_day units counters add up to the same total.
@@ -58,6 +59,25 @@ export function valueAt(ceilingId: SQL, currentValue: SQL, at: SQL): SQL {
       where ae.ceiling_id = ${ceilingId} and ae.action in ${VALUE_ACTIONS} and ae.at >= ${at}
       order by ae.at, ae.id limit 1),
     ${currentValue})`;
+}
+
+/**
+ * The price one unit of endpoint alias `e` is counted at, in picos: its one part's price; for an
+ * endpoint of several parts the dearest, since the counters hold units whatever part they were of
+ * (every unit could be of the dearest part, so money read this way is at most, never under).
+ */
+export function unitPricePico(e: SQL): SQL {
+  return sql`(select coalesce(max((p->>'pricePico')::bigint), 0) from jsonb_array_elements(${e}.parts) p)`;
+}
+
+/** Whether endpoint alias `e` has several priced parts, so its money from units is an upper bound. */
+export function pricedByParts(e: SQL): SQL {
+  return sql`(jsonb_array_length(${e}.parts) > 1)`;
+}
+
+/** Units at a price in picos, as whole micros rounded up (numeric, so nothing overflows on the way). */
+export function microsOf(units: SQL, pricePico: SQL): SQL {
+  return sql`ceil(${units}::numeric * ${pricePico} / ${PICOS_PER_MICRO})::bigint`;
 }
 
 /** Epoch milliseconds of a timestamptz expression, as a bigint every driver returns alike. */

@@ -12,33 +12,39 @@ const NOW = new Date("2025-03-20T12:00:00Z");
 const at = (iso: string) => new Date(iso);
 const ms = (iso: string) => at(iso).getTime();
 
-type Ids = { a: number; b: number; c: number; aDaily: number; aMonthly: number };
+type Ids = { a: number; b: number; c: number; d: number; e: number; aDaily: number; aMonthly: number };
 
 async function seedHistory(t: TestDatabase): Promise<Ids> {
-  const [a, b, c] = await t.db
+  const [a, b, c, d, e] = await t.db
     .insert(endpoints)
     .values([
       // Billed from the 15th; 400 micros ($0.0004) per email; 3,000 a month.
-      { key: "a.email", name: "A", unit: "emails", unitPriceMicros: 400, perCallMax: 1, planAllowance: 3000, billingDay: 15 },
+      { key: "a.email", name: "A", unit: "emails", parts: [{ name: "units", pricePico: 400_000_000 }], perCallMax: 1, planAllowance: 3000, billingDay: 15 },
       // Only a per-caller daily ceiling: spend is the sum of the accounts' counters.
-      { key: "b.sms", name: "B", unit: "messages", unitPriceMicros: 7900, perCallMax: 1, planAllowance: null, billingDay: 1 },
+      { key: "b.sms", name: "B", unit: "messages", parts: [{ name: "units", pricePico: 7_900_000_000 }], perCallMax: 1, planAllowance: null, billingDay: 1 },
       // No ceilings at all.
-      { key: "c.none", name: "C", unit: "calls", unitPriceMicros: 100, perCallMax: 1, planAllowance: 1000, billingDay: 1 },
+      { key: "c.none", name: "C", unit: "calls", parts: [{ name: "units", pricePico: 100_000_000 }], perCallMax: 1, planAllowance: 1000, billingDay: 1 },
+      // Input and output tokens at $2.50 and $10 per 1M: money read from units is at most 10 micros a token.
+      { key: "d.llm", name: "D", unit: "tokens", parts: [{ name: "input", pricePico: 2_500_000 }, { name: "output", pricePico: 10_000_000 }], perCallMax: 8000, planAllowance: 100_000, billingDay: 1 },
+      // $0.02 per 1M tokens: 0.02 micros a token, so a day's money is a fraction of a micro, rounded up.
+      { key: "e.embed", name: "E", unit: "tokens", parts: [{ name: "units", pricePico: 20_000 }], perCallMax: 8000, planAllowance: null, billingDay: 1 },
     ])
     .returning({ id: endpoints.id });
-  if (!a || !b || !c) throw new Error("endpoints not inserted");
+  if (!a || !b || !c || !d || !e) throw new Error("endpoints not inserted");
   const base = { minValue: 0, maxValue: 10_000 } as const;
   // A's per-caller ceiling is created first (lowest id): the global one must still be preferred.
-  const [aCaller, aDaily, aMonthly, bCaller] = await t.db
+  const [aCaller, aDaily, aMonthly, bCaller, dDaily, eDaily] = await t.db
     .insert(ceilings)
     .values([
       { ...base, endpointId: a.id, metric: "units", scope: "caller", window: "utc_day", value: 50, defaultValue: 50 },
       { ...base, endpointId: a.id, metric: "units", scope: "global", window: "utc_day", value: 120, defaultValue: 100 },
       { ...base, endpointId: a.id, metric: "units", scope: "global", window: "billing_month", value: 0, valueBeforeKill: 3000, defaultValue: 3000 },
       { ...base, endpointId: b.id, metric: "units", scope: "caller", window: "utc_day", value: 5, defaultValue: 5 },
+      { ...base, endpointId: d.id, metric: "units", scope: "global", window: "utc_day", value: 5000, defaultValue: 5000 },
+      { ...base, endpointId: e.id, metric: "units", scope: "global", window: "utc_day", value: 9000, defaultValue: 9000 },
     ])
     .returning({ id: ceilings.id });
-  if (!aCaller || !aDaily || !aMonthly || !bCaller) throw new Error("ceilings not inserted");
+  if (!aCaller || !aDaily || !aMonthly || !bCaller || !dDaily || !eDaily) throw new Error("ceilings not inserted");
 
   const day = (d: string, ceilingId: number, settled: number, held = 0, scopeKey = "") => ({
     ceilingId,
@@ -64,6 +70,10 @@ async function seedHistory(t: TestDatabase): Promise<Ids> {
     day("2025-03-19", bCaller.id, 3, 0, "acct_a"),
     day("2025-03-19", bCaller.id, 4, 1, "acct_b"), // 3 + 5 = 8 on the 19th
     day("2025-03-20", bCaller.id, 2, 0, "acct_a"),
+    day("2025-03-19", dDaily.id, 1200),
+    day("2025-03-20", dDaily.id, 3, 0),
+    day("2025-03-19", eDaily.id, 55),
+    day("2025-03-20", eDaily.id, 8000),
   ]);
 
   const event = (ceilingId: number, action: string, iso: string, previousValue: number, appliedValue: number): NewAuditEvent => ({
@@ -88,7 +98,7 @@ async function seedHistory(t: TestDatabase): Promise<Ids> {
     // Not a value change: ignored.
     { ...event(aDaily.id, "override.set", "2025-03-13T00:00:00Z", 1, 2) },
   ]);
-  return { a: a.id, b: b.id, c: c.id, aDaily: aDaily.id, aMonthly: aMonthly.id };
+  return { a: a.id, b: b.id, c: c.id, d: d.id, e: e.id, aDaily: aDaily.id, aMonthly: aMonthly.id };
 }
 
 describe.skipIf(skipWithoutDatabase())("spend aggregations", () => {
@@ -174,6 +184,30 @@ describe.skipIf(skipWithoutDatabase())("spend aggregations", () => {
     ]);
     expect(s.totalUnits).toBe(10);
     expect(s.kills).toEqual([]);
+  });
+
+  it("prices a single part exactly, rounding a fraction of a micro up, never down", async () => {
+    const s = await dailySpend(t.db, { endpointId: ids.e, days: 30, now: NOW });
+    expect([s.pricePico, s.moneyAtMost]).toEqual([20_000, false]);
+    // 55 tokens at 0.02 micros: 1.1 micros, shown as 2; 8000 tokens: 160 micros exactly.
+    expect(s.days.slice(-2).map((d) => [d.units, d.moneyMicros])).toEqual([[55, 2], [8000, 160]]);
+    // 8055 tokens: 161.1 micros, rounded up once over the range.
+    expect(s.totalMoneyMicros).toBe(162);
+    const m = await monthToDate(t.db, { endpointId: ids.e, now: NOW });
+    expect([m.spentUnits, m.spentMicros, m.moneyAtMost]).toEqual([8055, 162, false]);
+    expect((await overviewTrends(t.db, { now: NOW })).get(ids.e)).toMatchObject({ totalMoneyMicros: 162, moneyAtMost: false });
+  });
+
+  it("prices an endpoint of several parts at its dearest part, and says the money is at most", async () => {
+    const s = await dailySpend(t.db, { endpointId: ids.d, days: 30, now: NOW });
+    expect([s.pricePico, s.moneyAtMost]).toEqual([10_000_000, true]);
+    expect(s.days.slice(-2).map((d) => [d.units, d.moneyMicros])).toEqual([[1200, 12_000], [3, 30]]);
+    expect(s.totalMoneyMicros).toBe(12_030);
+    const m = await monthToDate(t.db, { endpointId: ids.d, now: NOW });
+    expect([m.spentMicros, m.allowanceMicros, m.moneyAtMost]).toEqual([12_030, 1_000_000, true]);
+    const trend = (await overviewTrends(t.db, { now: NOW })).get(ids.d);
+    expect(trend).toMatchObject({ totalUnits: 1203, totalMoneyMicros: 12_030, moneyAtMost: true });
+    expect(trend?.points.at(-1)).toEqual({ day: "2025-03-20", units: 3, moneyMicros: 30 });
   });
 
   it("gives an endpoint without daily ceilings a zero axis, and refuses unknown endpoints", async () => {

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { resultRows, type Db } from "@/db/client";
+import { DEFAULT_PART } from "@/lib/vocabulary";
 
 // Fifty endpoints in five families, with the ceilings a careful operator would give each. The
 // family decides what a destination is (inbox, phone number, none) and which gates refuse.
@@ -13,13 +14,15 @@ export const FAMILIES = {
 } as const;
 export type Family = keyof typeof FAMILIES;
 
-type Spec = { unit: string; price: number; perCallMax: number; day: number; allowance: number; callerDay?: number; cooldownSeconds?: number };
+// pricePico: one unit's price in millionths of a micro, the endpoint's one part `units` (the fill's
+// reservations send one amount, so every family is single-priced).
+type Spec = { unit: string; pricePico: number; perCallMax: number; day: number; allowance: number; callerDay?: number; cooldownSeconds?: number };
 const SPECS: Record<Family, Spec> = {
-  email: { unit: "emails", price: 400, perCallMax: 1, day: 2_000, allowance: 60_000, cooldownSeconds: 86_400 },
-  sms: { unit: "messages", price: 7_900, perCallMax: 1, day: 500, allowance: 15_000, callerDay: 5, cooldownSeconds: 3_600 },
-  llm: { unit: "tokens", price: 2, perCallMax: 8_000, day: 5_000_000, allowance: 150_000_000, callerDay: 200_000 },
-  webhook: { unit: "calls", price: 100, perCallMax: 1, day: 50_000, allowance: 1_500_000 },
-  voice: { unit: "minutes", price: 13_000, perCallMax: 30, day: 3_000, allowance: 90_000, callerDay: 60 },
+  email: { unit: "emails", pricePico: 400_000_000, perCallMax: 1, day: 2_000, allowance: 60_000, cooldownSeconds: 86_400 },
+  sms: { unit: "messages", pricePico: 7_900_000_000, perCallMax: 1, day: 500, allowance: 15_000, callerDay: 5, cooldownSeconds: 3_600 },
+  llm: { unit: "tokens", pricePico: 2_500_000, perCallMax: 8_000, day: 5_000_000, allowance: 150_000_000, callerDay: 200_000 },
+  webhook: { unit: "calls", pricePico: 100_000_000, perCallMax: 1, day: 50_000, allowance: 1_500_000 },
+  voice: { unit: "minutes", pricePico: 13_000_000_000, perCallMax: 30, day: 3_000, allowance: 90_000, callerDay: 60 },
 };
 
 const FAMILY_NAMES: readonly Family[] = ["email", "sms", "llm", "webhook", "voice"];
@@ -33,8 +36,8 @@ export async function ensureEndpoints(db: Db): Promise<number> {
   for (const { key, family } of FILL_ENDPOINTS) {
     const s = SPECS[family];
     const [inserted] = resultRows<{ id: number }>(await db.execute(sql`
-      insert into endpoints (key, name, unit, unit_price_micros, per_call_max, plan_allowance, throttle_per_minute)
-      values (${key}, ${`Fill ${key}`}, ${s.unit}, ${s.price}, ${s.perCallMax}, ${s.allowance}, ${family === "webhook" ? null : 60})
+      insert into endpoints (key, name, unit, parts, per_call_max, plan_allowance, throttle_per_minute)
+      values (${key}, ${`Fill ${key}`}, ${s.unit}, ${JSON.stringify([{ name: DEFAULT_PART, pricePico: s.pricePico }])}::jsonb, ${s.perCallMax}, ${s.allowance}, ${family === "webhook" ? null : 60})
       on conflict (key) do nothing returning id`));
     if (!inserted) continue;
     const id = inserted.id;

@@ -16,7 +16,8 @@ import { form } from "@/app/_lib/test-form";
 type Core = (deps: ActionDeps, formData: FormData) => Promise<ActionState>;
 
 
-const fields = { name: "OTP", unit: "messages", unitPriceMicros: "7900", currency: "USD", planAllowance: "3000", billingDay: "1", perCallMax: "1", throttlePerMinute: "" };
+const parts = (...rows: { name: string; price: string }[]) => JSON.stringify(rows);
+const fields = { name: "OTP", unit: "messages", parts: parts({ name: "units", price: "0.0079" }), currency: "USD", planAllowance: "3000", billingDay: "1", perCallMax: "1", throttlePerMinute: "" };
 const day = { metric: "units", scope: "global", window: "utc_day", value: "100", min: "0", max: "150", default: "100", alertThresholds: "50, 80, 100" };
 let n = 0;
 
@@ -45,7 +46,7 @@ describe.skipIf(skipWithoutDatabase())("catalog server actions", () => {
         key,
         name: "x",
         unit: "messages",
-        unitPriceMicros: 1,
+        parts: [{ name: "units", price: "0.000001" }],
         perCallMax: 1,
         ceilings: [
           { metric: "units", scope: "global", window: "utc_day", value: 10, min: 0, max: 20, default: 10 },
@@ -92,11 +93,20 @@ describe.skipIf(skipWithoutDatabase())("catalog server actions", () => {
 
   // Typed by a person: each bad number is an error next to its field, and nothing is saved.
   const typos: [string, Record<string, string>, string][] = [
-    ["1e9", { unitPriceMicros: "1e9" }, "unitPriceMicros"],
+    ["a price of 1e9", { parts: parts({ name: "units", price: "1e9" }) }, "parts[0].price"],
     ["500abc", { perCallMax: "500abc" }, "perCallMax"],
     ["-5", { billingDay: "-5" }, "billingDay"],
     ["an empty per-call max", { perCallMax: "" }, "perCallMax"],
-    ["0.5", { unitPriceMicros: "0.5" }, "unitPriceMicros"],
+    ["a price of 0.5abc", { parts: parts({ name: "input", price: "0.0000025" }, { name: "output", price: "0.5abc" }) }, "parts[1].price"],
+    ["a price of -1", { parts: parts({ name: "units", price: "-1" }) }, "parts[0].price"],
+    ["an empty price", { parts: parts({ name: "units", price: "" }) }, "parts[0].price"],
+    ["a price finer than a pico", { parts: parts({ name: "units", price: "0.0000000000001" }) }, "parts[0].price"],
+    ["a price above $1,000", { parts: parts({ name: "units", price: "1000.5" }) }, "parts[0].price"],
+    ["a part named twice", { parts: parts({ name: "input", price: "1" }, { name: "input", price: "2" }) }, "parts[1].name"],
+    ["a bad part name", { parts: parts({ name: "Input Tokens", price: "1" }) }, "parts[0].name"],
+    ["no parts", { parts: "[]" }, "parts"],
+    ["nine parts", { parts: parts(...Array.from({ length: 9 }, (_, i) => ({ name: `p${i}`, price: "1" }))) }, "parts"],
+    ["parts that are not JSON", { parts: "units=1" }, "parts"],
     ["a billing day of 29", { billingDay: "29" }, "billingDay"],
   ];
   it.each(typos)("create refuses %s, naming the field", async (_what, patch, field) => {
@@ -120,6 +130,21 @@ describe.skipIf(skipWithoutDatabase())("catalog server actions", () => {
     expect(after.endpoints).toEqual(before.endpoints);
     const [rejected] = await t.db.select().from(auditEvents).where(eq(auditEvents.action, "endpoint.create.rejected")).orderBy(desc(auditEvents.id)).limit(1);
     expect(rejected?.target).toBe("name");
+  });
+
+  it("reports a bad price and a bad number together, each at its field", async () => {
+    const state = await createEndpointCore(deps("admin"), form({ key: `sms.two${(n += 1)}`, ...fields, perCallMax: "x", parts: parts({ name: "units", price: "1e9" }), ceilings: JSON.stringify([day]), reason: "r" }));
+    expect(state.status === "error" && state.fieldErrors).toMatchObject({ perCallMax: expect.stringContaining("got 'x'"), "parts[0].price": expect.stringContaining("got '1e9'") });
+  });
+
+  it("saves priced parts from the form exactly, and an edit of a price is one audited change", async () => {
+    const key = `llm.parts${(n += 1)}`;
+    const created = await createEndpointCore(deps("admin"), form({ key, ...fields, unit: "tokens", parts: parts({ name: "input", price: "0.0000025" }, { name: "output", price: "0.00001" }), ceilings: JSON.stringify([day]), reason: "r" }));
+    expect(created.status, JSON.stringify(created)).toBe("ok");
+    const [row] = await t.db.select().from(endpoints).where(eq(endpoints.key, key));
+    expect(row?.parts).toEqual([{ name: "input", pricePico: 2_500_000 }, { name: "output", pricePico: 10_000_000 }]);
+    const updated = await updateEndpointCore(deps("admin"), form({ key, expectedVersion: String(row?.version), ...fields, unit: "tokens", parts: parts({ name: "input", price: "0.000003" }, { name: "output", price: "0.00001" }), reason: "new price" }));
+    expect(updated).toMatchObject({ status: "ok", message: `Saved ${key}: parts changed.` });
   });
 
   it("names a bad ceiling number by its row", async () => {

@@ -1,11 +1,13 @@
 import { type Issue, invalidInput } from "@/lib/catalog/errors";
 import { parseLimitInput } from "@/lib/ceilings/parse";
-import type { CeilingSpecInput, EndpointFieldsInput } from "@/lib/catalog/spec";
+import { type CeilingSpecInput, type EndpointFieldsInput, PartList, type PartSpecInput, zodIssues } from "@/lib/catalog/spec";
+import { MAX_PARTS } from "@/lib/vocabulary";
 
 // Reads the catalog forms. Every number is typed by a person, so only plain whole numbers pass, by
 // the rule ceiling values follow ("1e9", "500abc", "0.5", "-5" are errors naming their field); all
 // problems are reported at once.
-// The ceilings of the new-endpoint form arrive as one JSON field of text rows built by the form.
+// The ceilings of the new-endpoint form, and the priced parts of both endpoint forms, arrive as one
+// JSON field each of text rows built by the form.
 
 const MAX_CEILING_ROWS = 20;
 
@@ -52,7 +54,7 @@ export function readEndpointFields(r: FormReader): EndpointFieldsInput {
   return {
     name: r.text("name"),
     unit: r.text("unit"),
-    unitPriceMicros: n(r.whole("unitPriceMicros", "unit price (micros)")),
+    parts: readPartRows(r, r.text("parts")),
     currency: r.text("currency").trim() || "USD",
     planAllowance: r.optionalWhole("planAllowance", "plan allowance") ?? null,
     billingDay: n(r.whole("billingDay", "billing day")),
@@ -63,6 +65,25 @@ export function readEndpointFields(r: FormReader): EndpointFieldsInput {
 }
 
 type CeilingRow = Record<string, unknown>;
+
+/** The priced parts as typed (`[{ name, price }]`), checked by the catalog's own rules so every problem shows at once. */
+export function readPartRows(r: FormReader, raw: string): PartSpecInput[] {
+  let rows: unknown;
+  try {
+    rows = JSON.parse(raw || "[]");
+  } catch {
+    r.issues.push({ path: "parts", message: "the priced parts could not be read; reload the page" });
+    return [];
+  }
+  if (!Array.isArray(rows) || rows.length > MAX_PARTS * 4 || !rows.every((x): x is CeilingRow => typeof x === "object" && x !== null && !Array.isArray(x))) {
+    r.issues.push({ path: "parts", message: `at most ${MAX_PARTS} parts, each a row of the form` });
+    return [];
+  }
+  const parts = rows.map((row) => ({ name: rowText(row, "name").trim(), price: rowText(row, "price").trim() }));
+  const parsed = PartList.safeParse(parts);
+  if (!parsed.success) r.issues.push(...zodIssues(parsed.error).map((i) => ({ path: i.path === "" ? "parts" : `parts${i.path.startsWith("[") ? "" : "."}${i.path}`, message: i.message })));
+  return parts;
+}
 
 function rowText(row: CeilingRow, key: string): string {
   const v = row[key];

@@ -6,6 +6,7 @@ import { requirePageRole } from "@/app/_lib/session";
 import { AuditTable } from "@/components/audit-table";
 import { RefusalsTable } from "@/components/refusals-table";
 import { formatCount, formatUtc } from "@/lib/format";
+import { describeParts } from "@/lib/money/price";
 import { ArchivedBadge, StateBadge } from "@/components/state-badge";
 import { cardClass, secondaryButtonClass } from "@/components/ui";
 import { UsageBar } from "@/components/usage-bar";
@@ -77,6 +78,11 @@ export default async function EndpointPage({ params }: Params) {
           <dd>{detail.planAllowance === null ? "none set" : `${formatCount(detail.planAllowance)} ${unitLabel(detail.unit, detail.planAllowance)} per billing month`}</dd>
           <dt className="text-zinc-600 dark:text-zinc-400">Default daily ceiling</dt>
           <dd data-testid="derived-default">{detail.derivedDefault ? detail.derivedDefault.sentence : "no plan allowance to derive one from"}</dd>
+          <dt className="text-zinc-600 dark:text-zinc-400">Price</dt>
+          <dd data-testid="endpoint-price">
+            {describeParts(detail.parts, detail.currency, detail.unit, unitLabel(detail.unit, 1))}
+            {detail.parts.length > 1 ? <span className="text-zinc-600 dark:text-zinc-400"> (money from units alone is at most: every unit at the dearest part)</span> : null}
+          </dd>
           <dt className="text-zinc-600 dark:text-zinc-400">Largest single call</dt>
           <dd>{formatCount(detail.perCallMax)} {unitLabel(detail.unit, detail.perCallMax)}</dd>
         </dl>

@@ -11,6 +11,7 @@ import { describeWorstCase, proposedCeilings, worstCases } from "@/lib/catalog/w
 import { runAction } from "@/app/(dashboard)/actions";
 import { CeilingRowFields, type CeilingRowText, emptyCeilingRow, previewSpec, previewWhole, rowOfSpec } from "./ceiling-rows";
 import { EndpointFieldInputs, type EndpointFieldsText } from "./endpoint-fields";
+import { DEFAULT_PART_ROWS, previewParts } from "./part-rows";
 import { FieldError } from "./field-error";
 import { SubmitButton } from "@/components/submit-button";
 import { ReasonField } from "@/components/reason-field";
@@ -21,12 +22,13 @@ const createEndpointAction = runAction.bind(null, "endpoint.create");
 /** The endpoint fields as numbers where they read, for the live sentences. */
 export function previewFields(f: EndpointFieldsText, key: string): (EndpointFields & { key: string }) | undefined {
   const perCallMax = previewWhole(f.perCallMax);
-  if (perCallMax === undefined || f.unit.trim() === "") return undefined;
+  const parts = previewParts(f.parts);
+  if (perCallMax === undefined || parts === undefined || f.unit.trim() === "") return undefined;
   return {
     key,
     name: f.name,
     unit: f.unit.trim(),
-    unitPriceMicros: previewWhole(f.unitPriceMicros) ?? 0,
+    parts,
     currency: /^[A-Z]{3}$/.test(f.currency) ? f.currency : "USD",
     planAllowance: previewWhole(f.planAllowance) ?? null,
     billingDay: previewWhole(f.billingDay) ?? 1,
@@ -45,7 +47,7 @@ export function NewEndpointForm() {
   const [fields, setFields] = useState<EndpointFieldsText>({
     name: "",
     unit: "",
-    unitPriceMicros: "0",
+    parts: DEFAULT_PART_ROWS,
     currency: "USD",
     planAllowance: "",
     billingDay: "1",

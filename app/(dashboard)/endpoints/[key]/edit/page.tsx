@@ -10,6 +10,7 @@ import { ceilingSpecOf } from "@/lib/catalog/read";
 import { runAction } from "@/app/(dashboard)/actions";
 import { AddCeilingForm, AlertThresholdsForm, EditEndpointForm } from "../../_components/edit-endpoint-forms";
 import type { EndpointFieldsText } from "../../_components/endpoint-fields";
+import { partRowsOf } from "../../_components/part-rows";
 
 const archiveEndpointAction = runAction.bind(null, "endpoint.archive");
 const removeCeilingAction = runAction.bind(null, "ceiling.remove");
@@ -42,7 +43,7 @@ export default async function EditEndpointPage({ params }: Params) {
   const text: EndpointFieldsText = {
     name: endpoint.name,
     unit: endpoint.unit,
-    unitPriceMicros: String(endpoint.unitPriceMicros),
+    parts: partRowsOf(endpoint.parts),
     currency: endpoint.currency,
     planAllowance: endpoint.planAllowance === null ? "" : String(endpoint.planAllowance),
     billingDay: String(endpoint.billingDay),
