@@ -39,7 +39,11 @@ export type BudgetSummary = {
   spend: number;
   /** Accounts with a counter in the open window (per-account budgets; 0 for global ones). */
   accounts: number;
-  /** The account nearest its own value (its override, else the budget's), per-account budgets only. */
+  /**
+   * The account nearest its own value (its override, else the budget's), per-account budgets only:
+   * among the 50 that settled most and those with an override (money held for a call in flight
+   * can reorder accounts for that long).
+   */
   busiest: (AccountSpend & { projection: number | null }) | null;
   /** Spend against the value that binds: the budget's (global), the busiest account's (per account); 1 when killed. */
   ratio: number;
@@ -55,7 +59,7 @@ export type MemberShare = { endpointId: number; key: string; name: string; archi
 
 export type BudgetOverview = BudgetSummary & {
   members: MemberShare[];
-  /** The accounts spending most in the open window (per-account budgets; empty for global ones). */
+  /** The accounts that settled most in the open window (per-account budgets; empty for global ones). */
   topAccounts: AccountSpend[];
 };
 
@@ -98,6 +102,9 @@ export function openWindow(now: Date): SQL {
 /** Whether a budget_usage row `u` counts for budget `b`: the one '' row of a global budget, the accounts' rows otherwise. */
 export const inScope = sql`(case when b.scope = 'global' then u.scope_key = '' else u.scope_key <> '' end)`;
 
+/** Accounts without an override of their own considered for the busiest: the ones that settled most. */
+const BUSIEST_CANDIDATES = 50;
+
 async function readSummaries(db: Db, filter: SQL, now: Date): Promise<BudgetSummary[]> {
   const rows = parseRows(
     "budget summaries",
@@ -118,13 +125,22 @@ async function readSummaries(db: Db, filter: SQL, now: Date): Promise<BudgetSumm
         where u.budget_id = b.id and u.window_start = w.window_start and ${inScope}
       ) s on true
       -- The account nearest its own value binds first; an override of 0 blocks, it is not "full".
+      -- Candidates: the accounts that settled most (an index range, however many accounts there
+      -- are) and every account with an override of its own.
       left join lateral (
-        select u.scope_key, u.held, u.settled, coalesce(o.value, b.value) as value
-        from budget_usage u
-        left join budget_overrides o on o.budget_id = u.budget_id and o.caller = u.scope_key
-        where b.scope = 'account' and u.budget_id = b.id and u.window_start = w.window_start and u.scope_key <> ''
-          and coalesce(o.value, b.value) > 0
-        order by (u.held + u.settled)::numeric / coalesce(o.value, b.value) desc, u.scope_key
+        select c.scope_key, c.held, c.settled, coalesce(o.value, b.value) as value
+        from (
+          (select u.scope_key, u.held, u.settled from budget_usage u
+            where u.budget_id = b.id and u.window_start = w.window_start and u.scope_key <> ''
+            order by u.settled desc limit ${BUSIEST_CANDIDATES})
+          union
+          (select u.scope_key, u.held, u.settled from budget_overrides bo
+            join budget_usage u on u.budget_id = bo.budget_id and u.scope_key = bo.caller and u.window_start = w.window_start
+            where bo.budget_id = b.id)
+        ) c
+        left join budget_overrides o on o.budget_id = b.id and o.caller = c.scope_key
+        where b.scope = 'account' and coalesce(o.value, b.value) > 0
+        order by (c.held + c.settled)::numeric / coalesce(o.value, b.value) desc, c.scope_key
         limit 1
       ) x on true
       where ${filter}
