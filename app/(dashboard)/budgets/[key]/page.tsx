@@ -107,9 +107,9 @@ export default async function BudgetPage({ params, searchParams }: Props) {
               testId="top-accounts-now"
             />
             <AccountsTable
-              caption="Spent most over 90 days"
+              caption="Settled most over 90 days"
               currency={b.currency}
-              rows={b.topAccounts90.map((a) => ({ account: a.account, spend: a.spend, detail: `in ${a.windows} ${windowLabel(b.window)}${a.windows === 1 ? "" : "s"}` }))}
+              rows={b.topAccounts90.accounts.map((a) => ({ account: a.account, spend: a.settled, detail: `in ${a.windows} ${windowLabel(b.window)}${a.windows === 1 ? "" : "s"}` }))}
               testId="top-accounts-90"
             />
           </div>
