@@ -46,7 +46,7 @@ export default async function BudgetPage({ params, searchParams }: Props) {
           </p>
           <h1 className="break-words text-2xl font-semibold tracking-tight">{b.name}</h1>
           <p className="break-all font-mono text-sm text-zinc-600 dark:text-zinc-400">{b.key}</p>
-          <p className="text-sm text-zinc-700 dark:text-zinc-300" data-testid="budget-sentence">
+          <p className="break-words text-sm text-zinc-700 dark:text-zinc-300" data-testid="budget-sentence">
             {budgetSentence(b)} across {b.members.map((m) => m.key).join(", ") || "no endpoint"}
           </p>
         </div>
@@ -59,7 +59,8 @@ export default async function BudgetPage({ params, searchParams }: Props) {
 
       <section aria-labelledby="now-title" className={`${cardClass} space-y-3`}>
         <h2 id="now-title" className="text-lg font-semibold">This {windowLabel(b.window)}</h2>
-        <BudgetWindow budget={b} now={now} />
+        {/* The top accounts are tables further down, with the 90 days beside them. */}
+        <BudgetWindow budget={b} now={now} showAccounts={false} />
         <dl className="grid gap-x-6 gap-y-1 text-sm sm:grid-cols-[max-content_1fr]">
           <dt className="text-zinc-600 dark:text-zinc-400">Bounds</dt>
           <dd>{money(b.minValue)} to {money(b.maxValue)}, default {money(b.defaultValue)}</dd>
