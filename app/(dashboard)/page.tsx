@@ -13,7 +13,7 @@ import { type DatabaseStatus, probeDatabase } from "@/lib/database-status";
 import { listEndpointsOverview, unitLabel, type EndpointOverview } from "@/lib/ceilings";
 import { SpendSparkline } from "@/components/charts/spend-sparkline";
 import { overviewTrends, type EndpointTrend } from "@/lib/spend";
-import { listBudgets } from "@/lib/budgets";
+import { listBudgetSummaries } from "@/lib/budgets";
 import { BudgetsCompact } from "@/components/budgets-compact";
 import { runAction } from "@/app/(dashboard)/actions";
 import { KillSwitch } from "./_components/kill-switch";
@@ -28,7 +28,7 @@ export default async function OverviewPage() {
   const now = new Date();
   const db = await getDb();
   const [budgets, endpoints, trends, database] = await Promise.all([
-    listBudgets(db, { now }),
+    listBudgetSummaries(db, { now }),
     listEndpointsOverview(db, now),
     overviewTrends(db, { now }),
     probeDatabase(db),

@@ -1,7 +1,7 @@
 // The door to budgets: what the dashboard, the CLI and tests call.
 
 // Reads (the dashboard's Budgets pages).
-export { budgetsOfEndpoint, listBudgets, LIST_TOP_ACCOUNTS, readBudgetOverview, type BudgetOverview, type BudgetSummary, type MemberShare } from "./read";
+export { budgetsOfEndpoint, listBudgets, listBudgetSummaries, LIST_TOP_ACCOUNTS, readBudgetOverview, type BudgetOverview, type BudgetSummary, type MemberShare } from "./read";
 export { readBudget, DETAIL_TOP_ACCOUNTS, type BudgetDetail } from "./read-detail";
 export { topAccountsOver, topAccountsNow, WINDOW_TOP, type AccountSpend, type AccountTotal, type TopAccountsOver } from "./read-accounts";
 export { budgetHistory, HISTORY_RANGES, windowsBack, type BudgetHistory, type BudgetWindowSpend, type HistoryRange } from "./read-history";

@@ -4,7 +4,7 @@ import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { KeysetCursor } from "@/lib/keyset";
 import { DAY_MS, MINUTE_MS } from "@/lib/time";
-import { budgetsOfEndpoint, listBudgets, readBudget } from "./index";
+import { budgetsOfEndpoint, listBudgets, listBudgetSummaries, readBudget } from "./index";
 import { insertBudget, insertEndpoint, insertReservation } from "./read-fixtures";
 
 const USD = 1_000_000;
@@ -20,6 +20,7 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
   it("reads nothing when there are no budgets, and no budget for an unknown key", async () => {
     const e = await insertEndpoint(t.db);
     expect(await listBudgets(t.db, { now: NOW })).toEqual([]);
+    expect(await listBudgetSummaries(t.db, { now: NOW })).toEqual([]);
     expect(await readBudget(t.db, { key: "no.such", now: NOW })).toBeNull();
     expect(await budgetsOfEndpoint(t.db, { endpointId: e.id, now: NOW })).toEqual([]);
   });
@@ -118,6 +119,8 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
     expect(views[0]).toMatchObject({ ratio: 1, valueBeforeKill: 100 * USD, killedBy: "ops@test.local" });
     const listed = (await listBudgets(t.db, { now: NOW })).map((v) => v.key).filter((k) => [live.key, fuller.key, killed.key, archived.key, alerting.key].includes(k));
     expect(listed).toEqual(["x.killed", "w.alerting", "y.fuller", "z.live", "a.archived"]);
+    const summaries = (await listBudgetSummaries(t.db, { now: NOW })).map((v) => v.key).filter((k) => listed.includes(k));
+    expect(summaries).toEqual(listed);
   });
 
   it("reads a billing-month budget in its billing month, and its history per month", async () => {

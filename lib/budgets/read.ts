@@ -256,6 +256,15 @@ export async function listBudgets(db: Db, p: { now?: Date } = {}): Promise<Budge
   return views.sort((a, b) => stateRank[a.state] - stateRank[b.state] || b.ratio - a.ratio || a.key.localeCompare(b.key));
 }
 
+/**
+ * Every budget in its open window without its members' shares or top accounts, in the same order
+ * as listBudgets: what the overview leads with, at the cost of one statement whatever the members' traffic.
+ */
+export async function listBudgetSummaries(db: Db, p: { now?: Date } = {}): Promise<BudgetSummary[]> {
+  const views = await readSummaries(db, sql`true`, p.now ?? new Date());
+  return views.sort((a, b) => stateRank[a.state] - stateRank[b.state] || b.ratio - a.ratio || a.key.localeCompare(b.key));
+}
+
 /** One budget in its open window with its members and its top accounts (up to `topAccounts`), or null. */
 export async function readBudgetOverview(db: Db, p: { key: string; now?: Date; topAccounts?: number }): Promise<BudgetOverview | null> {
   const [view] = await withMembers(db, sql`b.key = ${p.key}`, p.now ?? new Date(), p.topAccounts ?? 10);
