@@ -93,13 +93,23 @@ describe.skipIf(skipWithoutDatabase())("top accounts of a per-account budget at 
     const nowMs = await median(5, () => topAccountsNow(t.db, sql`b.id = ${crowded.id}`, NOW, 10));
     const page = await median(5, () => readBudget(t.db, { key: crowded.key, now: NOW }));
     const list = await median(5, () => listBudgets(t.db, { now: NOW }));
+    // The members' shares read the members' reservations of the window: 100,000 of them today.
+    await t.db.execute(sql`
+      insert into reservations (endpoint_id, amount, money, settled_money, state, charges, created_at, expires_at)
+      select ${e.id}, 1, 10, case when i % 2 = 0 then 7 end, case when i % 2 = 0 then 'settled' else 'held' end::reservation_state, '[]'::jsonb,
+        ${today} + (i % 43000) * interval '1 second', ${today} + interval '1 day'
+      from generate_series(1, ${ACCOUNTS}::int) i`);
+    await t.ownerDb.execute(sql`analyze reservations`);
+    const [shared] = (await listBudgets(t.db, { now: NOW })).filter((v) => v.id === crowded.id);
+    expect(shared?.members[0]).toMatchObject({ money: (ACCOUNTS / 2) * 17, reservations: ACCOUNTS });
+    const listShares = await median(5, () => listBudgets(t.db, { now: NOW }));
     console.log(
       [
         `top accounts over 90 days, ${ACCOUNTS} accounts + 20 big ones daily (proved from each window's top ${WINDOW_TOP}): median of 5 calls ${tailMs.toFixed(1)} ms; EXPLAIN ANALYZE window tops ${described(planTops)} + candidates' totals ${described(planCandidates)}`,
         `top accounts over 90 days, ${ACCOUNTS} accounts spread thin (every row summed): median of 5 calls ${thinMs.toFixed(1)} ms; EXPLAIN ANALYZE of the sum ${described(planEveryRow)}`,
         `top accounts in the open window, ${ACCOUNTS} accounts in it: median of 5 calls ${nowMs.toFixed(1)} ms; EXPLAIN ANALYZE ${described(planNow)}`,
         `readBudget with ${ACCOUNTS} accounts in the open window (its sum, busiest, top now, 90 days): median ${page.toFixed(1)} ms`,
-        `listBudgets over the three budgets: median ${list.toFixed(1)} ms`,
+        `listBudgets over the three budgets: median ${list.toFixed(1)} ms; with ${ACCOUNTS} reservations of their member in the window: ${listShares.toFixed(1)} ms`,
         `(load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(", ")} on ${availableParallelism()} cores)`,
       ].join("\n"),
     );
