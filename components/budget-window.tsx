@@ -12,7 +12,7 @@ export function windowLabel(window: BudgetOverview["window"]): string {
 }
 
 /** "at most $200.00 per UTC day" or "at most $2.00 per UTC day for each account". */
-export function budgetSentence(b: Pick<BudgetOverview, "value" | "currency" | "window" | "scope">): string {
+export function budgetLimitWords(b: Pick<BudgetOverview, "value" | "currency" | "window" | "scope">): string {
   return `at most ${formatMoney(b.value, b.currency)} per ${windowLabel(b.window)}${b.scope === "account" ? " for each account" : ""}`;
 }
 

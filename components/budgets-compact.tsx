@@ -1,7 +1,7 @@
 import type { BudgetSummary } from "@/lib/budgets";
 import { formatCount, formatMoney } from "@/lib/format";
 import { BudgetStateBadge } from "@/components/budget-state-badge";
-import { budgetSentence, BudgetLink } from "@/components/budget-window";
+import { budgetLimitWords, BudgetLink } from "@/components/budget-window";
 import { MoneyBar } from "@/components/money-bar";
 
 /**
@@ -16,7 +16,7 @@ export function BudgetsCompact({ budgets, label }: { budgets: BudgetSummary[]; l
           <div className="flex flex-wrap items-start justify-between gap-2">
             <div className="min-w-0">
               <p className="font-medium"><BudgetLink budget={b} /></p>
-              <p className="text-xs text-zinc-600 dark:text-zinc-400">{budgetSentence(b)}</p>
+              <p className="text-xs text-zinc-600 dark:text-zinc-400">{budgetLimitWords(b)}</p>
             </div>
             <BudgetStateBadge state={b.state} crossed={b.crossed} />
           </div>

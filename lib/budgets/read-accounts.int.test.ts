@@ -5,7 +5,7 @@ import { resultRows } from "@/db/client";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { DAY_MS } from "@/lib/time";
-import { listBudgets, readBudget, topAccountsNow, topAccountsOver, windowsBack, WINDOW_TOP } from "./index";
+import { listBudgets, readBudgetDetail, topAccountsNow, topAccountsOver, windowsBack, WINDOW_TOP } from "./index";
 import { candidateTotalsQuery, topAccountsNowQuery, topAccountsOverQuery, windowTopsQuery } from "./read-accounts";
 import { insertBudget, insertEndpoint } from "./read-fixtures";
 
@@ -84,14 +84,14 @@ describe.skipIf(skipWithoutDatabase())("top accounts of a per-account budget at 
     const bigOnes = Array.from({ length: 20 }, (_, k) => `big-${k + 1}`);
     const planCandidates = await explain(candidateTotalsQuery({ budgetId: heavy.id, starts, limit: 10 }, bigOnes));
     const planNow = await explain(topAccountsNowQuery(sql`b.id = ${crowded.id}`, NOW, 10));
-    const detail = await readBudget(t.db, { key: crowded.key, now: NOW });
+    const detail = await readBudgetDetail(t.db, { key: crowded.key, now: NOW });
     expect(detail?.topAccounts[0]).toMatchObject({ account: `acct-${ACCOUNTS}`, settled: ACCOUNTS, held: ACCOUNTS % 7 });
     expect(detail?.accounts).toBe(ACCOUNTS);
 
     const tailMs = await median(5, () => topAccountsOver(t.db, { budgetId: heavy.id, starts, limit: 10 }));
     const thinMs = await median(5, () => topAccountsOver(t.db, { budgetId: spread.id, starts, limit: 10 }));
     const nowMs = await median(5, () => topAccountsNow(t.db, sql`b.id = ${crowded.id}`, NOW, 10));
-    const page = await median(5, () => readBudget(t.db, { key: crowded.key, now: NOW }));
+    const page = await median(5, () => readBudgetDetail(t.db, { key: crowded.key, now: NOW }));
     const list = await median(5, () => listBudgets(t.db, { now: NOW }));
     // The members' shares read the members' reservations of the window: 100,000 of them today.
     await t.db.execute(sql`

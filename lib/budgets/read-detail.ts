@@ -4,7 +4,7 @@ import type { KeysetCursor } from "@/lib/keyset";
 import { topAccountsOver, type TopAccountsOver } from "./read-accounts";
 import { budgetHistory, windowsBack, type BudgetHistory, type HistoryRange } from "./read-history";
 import { listBudgetAdjustments, listBudgetAlerts, listBudgetOverrides, listBudgetRefusals, type BudgetRefusalPage } from "./read-log";
-import { readBudgetOverview, type BudgetOverview } from "./read";
+import { readBudgetOverview, type BudgetOverview } from "./read-window";
 
 /** Accounts listed on a budget's page, in the open window and over 90 days. */
 export const DETAIL_TOP_ACCOUNTS = 10;
@@ -20,7 +20,7 @@ export type BudgetDetail = BudgetOverview & {
 };
 
 /** Everything a budget's page shows, or null for an unknown key. `refusalsBefore` pages its refusals. */
-export async function readBudget(db: Db, p: { key: string; now?: Date; refusalsBefore?: KeysetCursor }): Promise<BudgetDetail | null> {
+export async function readBudgetDetail(db: Db, p: { key: string; now?: Date; refusalsBefore?: KeysetCursor }): Promise<BudgetDetail | null> {
   const now = p.now ?? new Date();
   const overview = await readBudgetOverview(db, { key: p.key, now, topAccounts: DETAIL_TOP_ACCOUNTS });
   if (!overview) return null;

@@ -1,5 +1,4 @@
 import { MINUTE_MS } from "@/lib/time";
-import type { BudgetScope } from "@/lib/vocabulary";
 
 // What a budget's numbers mean for a person: its state, the even pace and a projection to the end
 // of the window. Pure, so the rules are tested without a database.
@@ -48,10 +47,4 @@ export function budgetState(p: {
   if (p.archivedAt !== null) return "archived";
   if (p.value === 0 || p.killedAt !== null) return "killed";
   return p.crossed !== null ? "alerting" : "live";
-}
-
-/** "at most $200.00 a day", the budget's sentence without its members. */
-export function windowWords(window: "utc_day" | "billing_month", scope: BudgetScope): string {
-  const per = window === "utc_day" ? "per UTC day" : "per billing month";
-  return scope === "account" ? `${per}, for each account` : per;
 }

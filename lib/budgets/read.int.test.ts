@@ -4,7 +4,7 @@ import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { KeysetCursor } from "@/lib/keyset";
 import { DAY_MS, MINUTE_MS } from "@/lib/time";
-import { budgetsOfEndpoint, listBudgets, listBudgetSummaries, readBudget } from "./index";
+import { budgetsOfEndpoint, listBudgets, listBudgetSummaries, readBudgetDetail } from "./index";
 import { insertBudget, insertEndpoint, insertReservation } from "./read-fixtures";
 
 const USD = 1_000_000;
@@ -21,14 +21,14 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
     const e = await insertEndpoint(t.db);
     expect(await listBudgets(t.db, { now: NOW })).toEqual([]);
     expect(await listBudgetSummaries(t.db, { now: NOW })).toEqual([]);
-    expect(await readBudget(t.db, { key: "no.such", now: NOW })).toBeNull();
+    expect(await readBudgetDetail(t.db, { key: "no.such", now: NOW })).toBeNull();
     expect(await budgetsOfEndpoint(t.db, { endpointId: e.id, now: NOW })).toEqual([]);
   });
 
   it("shows a budget with no spend yet: zero spend, live, empty history of 30 and 90 days", async () => {
     const e = await insertEndpoint(t.db);
     const b = await insertBudget(t.db, { members: [e.id] });
-    const detail = await readBudget(t.db, { key: b.key, now: NOW });
+    const detail = await readBudgetDetail(t.db, { key: b.key, now: NOW });
     expect(detail).toMatchObject({ spend: 0, held: 0, settled: 0, state: "live", crossed: null, ratio: 0, busiest: null, topAccounts: [] });
     expect(detail?.topAccounts90.accounts).toEqual([]);
     expect(detail?.span).toEqual({ start: TODAY, end: TOMORROW });
@@ -57,7 +57,7 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
     expect(view).toMatchObject({ key: b.key, held: 20 * USD, settled: 70 * USD, spend: 90 * USD, ratio: 0.9, crossed: 80, state: "alerting" });
     expect(view?.progress).toEqual({ elapsed: 0.5, pace: 50 * USD, projection: 180 * USD });
 
-    const detail = await readBudget(t.db, { key: b.key, now: NOW });
+    const detail = await readBudgetDetail(t.db, { key: b.key, now: NOW });
     expect(detail?.history[30].total).toBe(189 * USD);
     expect(detail?.history[90].total).toBe(189 * USD);
     expect(detail?.history[30].windows.slice(-2).map((w) => w.spend)).toEqual([99 * USD, 90 * USD]);
@@ -133,7 +133,7 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
       { budgetId: b.id, scopeKey: "", windowStart: feb, windowEnd: mar, settled: 1000 * USD, held: 5 * USD },
       { budgetId: b.id, scopeKey: "", windowStart: jan, windowEnd: feb, settled: 2500 * USD },
     ]);
-    const detail = await readBudget(t.db, { key: b.key, now: NOW });
+    const detail = await readBudgetDetail(t.db, { key: b.key, now: NOW });
     expect(detail?.span).toEqual({ start: feb, end: mar });
     expect(detail?.spend).toBe(1005 * USD);
     // 30 days back from Mar 10 reaches Feb 9: the January window; 90 days reaches Dec 11.
@@ -168,7 +168,7 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
       row("acct-e", 90, 0, daysAgo(40)),
       row("acct-old", 999, 0, daysAgo(95)),
     ]);
-    const detail = await readBudget(t.db, { key: b.key, now: NOW });
+    const detail = await readBudgetDetail(t.db, { key: b.key, now: NOW });
     expect(detail).toMatchObject({ spend: 190 * USD, held: 10 * USD, settled: 180 * USD, accounts: 4, crossed: 80, state: "alerting", ratio: 0.9 });
     // acct-c at 45 of its 50 binds before acct-b at 80 of 100; acct-d's override of 0 blocks it, it is not full.
     expect(detail?.busiest).toMatchObject({ account: "acct-c", spend: 45 * USD, value: 50 * USD, projection: 90 * USD });
@@ -229,7 +229,7 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
       refusal(b.id, 101, "ceiling"),
     ]);
 
-    const detail = await readBudget(t.db, { key: b.key, now: NOW });
+    const detail = await readBudgetDetail(t.db, { key: b.key, now: NOW });
     expect(detail?.adjustments.map((a) => a.action)).toEqual(["budget.adjust", "budget.create"]);
     expect(detail?.alerts.map((a) => a.message)).toEqual(["80% of the budget"]);
     const first = detail?.refusals;
@@ -237,7 +237,7 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
     expect(first?.rows[0]?.caller).toBe(`acct-${b.id}-24-budget`);
     expect(first?.older).not.toBeNull();
     const before = KeysetCursor.parse(first?.older);
-    const second = (await readBudget(t.db, { key: b.key, now: NOW, refusalsBefore: before }))?.refusals;
+    const second = (await readBudgetDetail(t.db, { key: b.key, now: NOW, refusalsBefore: before }))?.refusals;
     expect(second?.rows.map((r) => r.caller)).toEqual([4, 3, 2, 1, 0].map((i) => `acct-${b.id}-${i}-budget`));
     expect(second?.older).toBeNull();
   });

@@ -4,7 +4,7 @@ import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
 import { AutoRefresh } from "@/components/auto-refresh";
 import { BudgetStateBadge } from "@/components/budget-state-badge";
-import { BudgetLink, budgetSentence, BudgetWindow } from "@/components/budget-window";
+import { BudgetLink, budgetLimitWords, BudgetWindow } from "@/components/budget-window";
 import { buttonClass, cardClass, secondaryButtonClass } from "@/components/ui";
 import { hasRole } from "@/lib/auth/roles";
 import { listBudgets, type BudgetOverview } from "@/lib/budgets";
@@ -85,7 +85,7 @@ function BudgetCard({ budget: b, now }: { budget: BudgetOverview; now: Date }) {
           </h2>
           <p className="break-all font-mono text-xs text-zinc-600 dark:text-zinc-400">{b.key}</p>
           <p className="text-sm text-zinc-700 dark:text-zinc-300">
-            {budgetSentence(b)} across {b.members.length} endpoint{b.members.length === 1 ? "" : "s"}
+            {budgetLimitWords(b)} across {b.members.length} endpoint{b.members.length === 1 ? "" : "s"}
           </p>
         </div>
         <BudgetStateBadge state={b.state} crossed={b.crossed} />

@@ -5,11 +5,12 @@ import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
 import { AuditTable } from "@/components/audit-table";
 import { BudgetStateBadge } from "@/components/budget-state-badge";
-import { budgetSentence, BudgetWindow, windowLabel } from "@/components/budget-window";
+import { budgetLimitWords, BudgetWindow, windowLabel } from "@/components/budget-window";
 import { BudgetSpendChart } from "@/components/charts/budget-spend-chart";
 import { RefusalsTable } from "@/components/refusals-table";
 import { cardClass, secondaryButtonClass } from "@/components/ui";
-import { readBudget } from "@/lib/budgets";
+import { hasRole } from "@/lib/auth/roles";
+import { readBudgetDetail } from "@/lib/budgets";
 import { formatMoney } from "@/lib/format";
 import { KeysetCursor } from "@/lib/keyset";
 import { firstValues } from "@/lib/search-params";
@@ -25,13 +26,13 @@ export async function generateMetadata({ params }: Pick<Props, "params">): Promi
 }
 
 export default async function BudgetPage({ params, searchParams }: Props) {
-  await requirePageRole("viewer");
+  const staff = await requirePageRole("viewer");
   const key = decodeURIComponent((await params).key);
   const raw = firstValues(await searchParams);
   // A broken cursor (an old or hand-edited link) shows the newest refusals and says so.
   const cursor = raw.refusals_before ? KeysetCursor.safeParse(raw.refusals_before) : null;
   const now = new Date();
-  const b = await readBudget(await getDb(), { key, now, refusalsBefore: cursor?.success ? cursor.data : undefined });
+  const b = await readBudgetDetail(await getDb(), { key, now, refusalsBefore: cursor?.success ? cursor.data : undefined });
   if (!b) notFound();
   const path = `/budgets/${encodeURIComponent(b.key)}`;
   const perAccount = b.scope === "account";
@@ -47,14 +48,26 @@ export default async function BudgetPage({ params, searchParams }: Props) {
           <h1 className="break-words text-2xl font-semibold tracking-tight">{b.name}</h1>
           <p className="break-all font-mono text-sm text-zinc-600 dark:text-zinc-400">{b.key}</p>
           <p className="break-words text-sm text-zinc-700 dark:text-zinc-300" data-testid="budget-sentence">
-            {budgetSentence(b)} across {b.members.map((m) => m.key).join(", ") || "no endpoint"}
+            {budgetLimitWords(b)} across {b.members.map((m) => m.key).join(", ") || "no endpoint"}
           </p>
         </div>
-        <BudgetStateBadge state={b.state} crossed={b.crossed} />
+        <div className="flex flex-wrap items-center gap-2">
+          <BudgetStateBadge state={b.state} crossed={b.crossed} />
+          {hasRole(staff.role, "admin") ? (
+            <Link href={`${path}/edit`} className={secondaryButtonClass} data-testid="edit-budget">
+              Edit budget
+            </Link>
+          ) : null}
+        </div>
       </div>
 
-      {/* BUDGET CONTROLS SLOT: <BudgetControls budget={b} /> (adjust value, kill, restore, archive,
-          overrides; app/(dashboard)/budgets/_components/, from the write side) goes here. */}
+      {/* BUDGET CONTROLS SLOT. The write side's controls go here, each checking its role in its
+          action: <BudgetControls budget={b} />, or its parts from ../_components/budget-controls:
+          AdjustBudgetForm {budgetKey: b.key, value: b.value, valueBeforeKill: b.valueBeforeKill,
+          min: b.minValue, max: b.maxValue, currency: b.currency, version: b.version},
+          BudgetKillButton {budgetKey: b.key, killed: b.state === "killed"}, BudgetArchiveButton
+          {budgetKey: b.key, archived: b.archivedAt !== null}, BudgetOverrideForm and a
+          RemoveBudgetOverrideButton per row of b.overrides.rows. */}
       <section aria-label="Budget controls" data-testid="budget-controls-slot" />
 
       <section aria-labelledby="now-title" className={`${cardClass} space-y-3`}>
