@@ -1,16 +1,17 @@
 "use client";
 
 import { useId, useState } from "react";
-import { Bar, CartesianGrid, ComposedChart, Line, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import { Bar, CartesianGrid, ComposedChart, Line, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { formatDay, formatMoney, formatMoneyCompact } from "@/lib/format";
 import { axisTick, chartColors, chartMargin, chartThemeClass, lineSwatchClass, swatchClass, toggleButtonClass, toggleGroupClass, tooltipClass } from "./chart-theme";
 
 /** One window of a budget (a UTC day or a billing month), its money in micros. */
-export type BudgetSpendPoint = { day: string; spend: number; busiest: number; accounts: number };
+export type BudgetSpendPoint = { day: string; spend: number; busiest: number; accounts: number; /** The value in force at the window's end. */ value: number };
 export type BudgetSpendRanges = { 30: BudgetSpendPoint[]; 90: BudgetSpendPoint[] };
 
 type Props = {
   ranges: BudgetSpendRanges;
+  /** Today's value, so the axis always reaches it. */
   value: number;
   currency: string;
   perAccount: boolean;
@@ -28,12 +29,12 @@ export function BudgetSpendChart({ ranges, value, currency, perAccount, windowLa
   const captionId = useId();
   const rows = ranges[range];
   const total = rows.reduce((sum, r) => sum + r.spend, 0);
-  const over = rows.filter((r) => (perAccount ? r.busiest : r.spend) > value && value > 0).length;
+  const over = rows.filter((r) => (perAccount ? r.busiest : r.spend) > r.value).length;
   const summary =
     total === 0
       ? `No spend in the last ${range} days.`
       : `${formatMoney(total, currency)} in the last ${range} days${perAccount ? ", every account together" : ""}.` +
-        (value > 0 ? ` ${over} ${windowLabel}${over === 1 ? "" : "s"} above today's value.` : "");
+         ` ${over} ${windowLabel}${over === 1 ? "" : "s"} above the value then in force.`;
   return (
     <figure className={`${chartThemeClass} min-w-0 space-y-3`} aria-labelledby={captionId} data-testid="budget-spend-chart" data-range={range}>
       <div className="flex flex-wrap items-center justify-between gap-2">
@@ -52,7 +53,7 @@ export function BudgetSpendChart({ ranges, value, currency, perAccount, windowLa
       <ul className="flex flex-wrap gap-x-4 gap-y-1 text-xs text-zinc-700 dark:text-zinc-300" aria-label="Legend">
         <li><span className={swatchClass} style={{ background: chartColors.spend }} /> spend per {windowLabel}{perAccount ? ", every account together" : ""}</li>
         {perAccount ? <li><span className={lineSwatchClass} style={{ borderColor: chartColors.pace }} /> the account that spent most</li> : null}
-        <li><span className={lineSwatchClass} style={{ borderColor: chartColors.ceiling }} /> value today{perAccount ? ", for each account" : ""}</li>
+        <li><span className={lineSwatchClass} style={{ borderColor: chartColors.ceiling }} /> value in force at the end of each {windowLabel}{perAccount ? ", for each account" : ""}</li>
       </ul>
       <div className="h-56 w-full sm:h-72" aria-hidden="true">
         <ResponsiveContainer width="100%" height="100%" minWidth={0}>
@@ -62,7 +63,7 @@ export function BudgetSpendChart({ ranges, value, currency, perAccount, windowLa
             <YAxis tickFormatter={(v: number) => formatMoneyCompact(v, currency)} tick={axisTick} tickLine={false} axisLine={false} width={64} domain={[0, (max: number) => Math.max(max, value, 1)]} />
             <Bar dataKey="spend" fill={chartColors.spend} isAnimationActive={false} maxBarSize={24} className="spend-bars" />
             {perAccount ? <Line dataKey="busiest" type="monotone" stroke={chartColors.pace} strokeWidth={2} dot={false} isAnimationActive={false} /> : null}
-            {value > 0 ? <ReferenceLine y={value} stroke={chartColors.ceiling} strokeWidth={2} ifOverflow="extendDomain" className="value-line" /> : null}
+            <Line dataKey="value" type="stepAfter" stroke={chartColors.ceiling} strokeWidth={2} dot={false} activeDot={false} isAnimationActive={false} className="value-line" />
             <Tooltip
               cursor={{ fill: chartColors.grid, fillOpacity: 0.4 }}
               isAnimationActive={false}
@@ -72,6 +73,7 @@ export function BudgetSpendChart({ ranges, value, currency, perAccount, windowLa
                   <div className={tooltipClass}>
                     <p className="font-medium">{formatDay(r.day)} (UTC)</p>
                     <p>Spend: {formatMoney(r.spend, currency)}</p>
+                    <p>Value: {formatMoney(r.value, currency)}{perAccount ? " for each account" : ""}</p>
                     {perAccount ? <p>Busiest account: {formatMoney(r.busiest, currency)} of {r.accounts} account(s)</p> : null}
                   </div>
                 ) : null;
@@ -87,6 +89,7 @@ export function BudgetSpendChart({ ranges, value, currency, perAccount, windowLa
             <tr>
               <th scope="col">{windowLabel} from</th>
               <th scope="col">Spend</th>
+              <th scope="col">Value</th>
               {perAccount ? <th scope="col">Busiest account</th> : null}
             </tr>
           </thead>
@@ -95,6 +98,7 @@ export function BudgetSpendChart({ ranges, value, currency, perAccount, windowLa
               <tr key={r.day}>
                 <th scope="row">{formatDay(r.day)}</th>
                 <td>{formatMoney(r.spend, currency)}</td>
+                <td>{formatMoney(r.value, currency)}</td>
                 {perAccount ? <td>{formatMoney(r.busiest, currency)}</td> : null}
               </tr>
             ))}

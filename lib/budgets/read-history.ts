@@ -22,11 +22,31 @@ export type BudgetWindowSpend = {
   /** The account that spent most in the window (per-account budgets; 0 for global ones). */
   busiest: number;
   accounts: number;
+  /** The budget's value in force at the window's end (or now, for the open window), from its audit events. */
+  value: number;
 };
 
 export type BudgetHistory = { windows: BudgetWindowSpend[]; total: number };
 
-type HistoryBudget = { id: number; scope: BudgetScope; window: BudgetWindow; billingDay: number };
+type HistoryBudget = { id: number; key: string; value: number; scope: BudgetScope; window: BudgetWindow; billingDay: number };
+
+/** The budget.* events that set a value, each with the value before and after (adjust, kill, restore, edit). */
+export const VALUE_EVENTS = ["budget.create", "budget.update", "budget.adjust", "budget.kill", "budget.restore"] as const;
+
+const ValueEvent = z.object({ at: z.coerce.date(), previous_value: z.union([z.null(), Int]), applied_value: Int });
+
+/**
+ * The value in force at each instant of `at`, from the append-only audit log: the last change
+ * before it, else what the first change after it replaced, else the value now.
+ */
+export function valuesAt(events: z.infer<typeof ValueEvent>[], current: number, at: Date[]): number[] {
+  return at.map((t) => {
+    const before = events.filter((e) => e.at.getTime() < t.getTime()).at(-1);
+    if (before) return before.applied_value;
+    // Before the first change: what it replaced (a created budget replaced nothing: its first value).
+    return events[0]?.previous_value ?? events[0]?.applied_value ?? current;
+  });
+}
 
 /** The windows that overlap the last `days` UTC days up to `now`, oldest first. */
 export function windowsBack(b: Pick<HistoryBudget, "window" | "billingDay">, now: Date, days: number): WindowSpan[] {
@@ -60,7 +80,27 @@ export async function budgetHistory(db: Db, b: HistoryBudget, now: Date): Promis
         and u.window_start <= ${last.start.toISOString()}::timestamptz and ${scopeFilter}
       group by u.window_start`),
   );
-  const windows: BudgetWindowSpend[] = spans.map((s) => ({ day: utcDay(s.start.getTime()), start: s.start, end: s.end, spend: 0, busiest: 0, accounts: 0 }));
+  const events = parseRows(
+    "budget value events",
+    ValueEvent,
+    await db.execute(sql`
+      select ae.at, ae.previous_value, ae.applied_value from audit_events ae
+      where ae.target = ${b.key} and ae.action in (${sql.join(
+        VALUE_EVENTS.map((a) => sql`${a}`),
+        sql`, `,
+      )}) and ae.applied_value is not null
+      order by ae.at, ae.id`),
+  );
+  const values = valuesAt(events, b.value, spans.map((s) => (s.end.getTime() > now.getTime() ? now : s.end)));
+  const windows: BudgetWindowSpend[] = spans.map((s, i) => ({
+    day: utcDay(s.start.getTime()),
+    start: s.start,
+    end: s.end,
+    spend: 0,
+    busiest: 0,
+    accounts: 0,
+    value: values[i] ?? b.value,
+  }));
   // By containment rather than equal starts: a billing day changed mid-range moves the windows.
   for (const r of rows) {
     const at = r.window_start.getTime();

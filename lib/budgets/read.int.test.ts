@@ -36,7 +36,7 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
     expect(detail?.members).toEqual([{ endpointId: e.id, key: e.key, name: `Test ${e.key}`, archived: false, money: 0, reservations: 0 }]);
     expect(detail?.history[30].windows).toHaveLength(30);
     expect(detail?.history[90].windows).toHaveLength(90);
-    expect(detail?.history[90].windows.at(-1)).toMatchObject({ day: "2026-03-10", spend: 0 });
+    expect(detail?.history[90].windows.at(-1)).toMatchObject({ day: "2026-03-10", spend: 0, value: 100_000_000 });
     expect(detail?.history[30].total).toBe(0);
     expect(detail?.refusals).toEqual({ rows: [], older: null });
     expect(detail?.adjustments).toEqual([]);
@@ -57,7 +57,13 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
     expect(view).toMatchObject({ key: b.key, held: 20 * USD, settled: 70 * USD, spend: 90 * USD, ratio: 0.9, crossed: 80, state: "alerting" });
     expect(view?.progress).toEqual({ elapsed: 0.5, pace: 50 * USD, projection: 180 * USD });
 
+    // Lowered from 150 to 100 two days ago, at noon: the windows before carry 150.
+    await t.db.insert(auditEvents).values([
+      { actorType: "staff", actor: "admin@test.local", action: "budget.adjust", target: b.key, previousValue: 150 * USD, appliedValue: 100 * USD, at: new Date(daysAgo(2).getTime() + DAY_MS / 2) },
+      { actorType: "staff", actor: "admin@test.local", action: "budget.override.set", target: b.key, previousValue: null, appliedValue: 1, at: daysAgo(1) },
+    ]);
     const detail = await readBudgetDetail(t.db, { key: b.key, now: NOW });
+    expect(detail?.history[30].windows.slice(-4).map((w) => w.value)).toEqual([150 * USD, 100 * USD, 100 * USD, 100 * USD]);
     expect(detail?.history[30].total).toBe(189 * USD);
     expect(detail?.history[90].total).toBe(189 * USD);
     expect(detail?.history[30].windows.slice(-2).map((w) => w.spend)).toEqual([99 * USD, 90 * USD]);

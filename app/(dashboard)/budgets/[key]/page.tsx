@@ -158,6 +158,6 @@ export default async function BudgetPage({ params, searchParams }: Props) {
   );
 }
 
-function point(w: { day: string; spend: number; busiest: number; accounts: number }) {
-  return { day: w.day, spend: w.spend, busiest: w.busiest, accounts: w.accounts };
+function point(w: { day: string; spend: number; busiest: number; accounts: number; value: number }) {
+  return { day: w.day, spend: w.spend, busiest: w.busiest, accounts: w.accounts, value: w.value };
 }
