@@ -203,6 +203,20 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
     expect(listed?.topAccounts.map((a) => a.account)).toEqual(["acct-b", "acct-a", "acct-c"]);
   });
 
+  it("finds the account nearest its own value beyond the 50 that settled most when an override makes it so", async () => {
+    const e = await insertEndpoint(t.db);
+    const b = await insertBudget(t.db, { members: [e.id], scope: "account", value: 100 * USD });
+    await t.db.insert(budgetUsage).values(
+      Array.from({ length: 60 }, (_, i) => ({ budgetId: b.id, scopeKey: `big-${i}`, windowStart: TODAY, windowEnd: TOMORROW, settled: (10 + i) * USD })),
+    );
+    // Settled less than all 60, but 2 of its own 2: it is the one at its limit.
+    await t.db.insert(budgetUsage).values({ budgetId: b.id, scopeKey: "small-plan", windowStart: TODAY, windowEnd: TOMORROW, settled: 2 * USD });
+    await t.db.insert(budgetOverrides).values({ budgetId: b.id, caller: "small-plan", value: 2 * USD, reason: "trial" });
+    const [view] = (await listBudgetSummaries(t.db, { now: NOW })).filter((v) => v.key === b.key);
+    expect(view?.busiest).toMatchObject({ account: "small-plan", spend: 2 * USD, value: 2 * USD });
+    expect(view).toMatchObject({ ratio: 1, crossed: 100, state: "alerting", accounts: 61 });
+  });
+
   it("lists a budget's adjustments, alerts, and its refusals newest first in keyset pages", async () => {
     const e = await insertEndpoint(t.db);
     const b = await insertBudget(t.db, { members: [e.id] });
