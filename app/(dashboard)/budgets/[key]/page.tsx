@@ -142,7 +142,10 @@ export default async function BudgetPage({ params, searchParams }: Props) {
       </section>
 
       <section aria-labelledby="refusals-title" className="space-y-3" id="refusals">
-        <h2 id="refusals-title" className="text-lg font-semibold">Refusals</h2>
+        <div className="flex flex-wrap items-baseline justify-between gap-2">
+          <h2 id="refusals-title" className="text-lg font-semibold">Refusals</h2>
+          <Link href="/refusals?gate=budget" className="text-sm underline underline-offset-2">Every budget&apos;s refusals</Link>
+        </div>
         {cursor && !cursor.success ? <p role="alert" className="text-sm text-red-800 dark:text-red-300">That page link is not valid; showing the newest refusals.</p> : null}
         <RefusalsTable rows={b.refusals.rows} caption={`Refusals by ${b.key}, newest first`} empty="This budget has refused nothing." />
         <div className="flex flex-wrap gap-2">
