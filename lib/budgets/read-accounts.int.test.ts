@@ -108,7 +108,7 @@ describe.skipIf(skipWithoutDatabase())("top accounts of a per-account budget at 
         `top accounts over 90 days, ${ACCOUNTS} accounts + 20 big ones daily (proved from each window's top ${WINDOW_TOP}): median of 5 calls ${tailMs.toFixed(1)} ms; EXPLAIN ANALYZE window tops ${described(planTops)} + candidates' totals ${described(planCandidates)}`,
         `top accounts over 90 days, ${ACCOUNTS} accounts spread thin (every row summed): median of 5 calls ${thinMs.toFixed(1)} ms; EXPLAIN ANALYZE of the sum ${described(planEveryRow)}`,
         `top accounts in the open window, ${ACCOUNTS} accounts in it: median of 5 calls ${nowMs.toFixed(1)} ms; EXPLAIN ANALYZE ${described(planNow)}`,
-        `readBudget with ${ACCOUNTS} accounts in the open window (its sum, busiest, top now, 90 days): median ${page.toFixed(1)} ms`,
+        `readBudgetDetail with ${ACCOUNTS} accounts in the open window (its sum, busiest, top now, 90 days): median ${page.toFixed(1)} ms`,
         `listBudgets over the three budgets: median ${list.toFixed(1)} ms; with ${ACCOUNTS} reservations of their member in the window: ${listShares.toFixed(1)} ms`,
         `(load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(", ")} on ${availableParallelism()} cores)`,
       ].join("\n"),

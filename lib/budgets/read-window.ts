@@ -211,21 +211,31 @@ async function readMemberShares(db: Db, filter: SQL, now: Date): Promise<Map<num
     "budget member shares",
     ShareRow,
     await db.execute(sql`
-      select m.budget_id, e.id as endpoint_id, e.key, e.name, e.archived_at is not null as archived,
-        coalesce(r.money, 0) as money, coalesce(r.reservations, 0) as reservations
-      from budgets b
-      join budget_members m on m.budget_id = b.id
-      join endpoints e on e.id = m.endpoint_id
-      cross join lateral ${openWindow(now)} w
-      left join lateral (
-        select sum(case r.state when 'settled' then coalesce(r.settled_money, 0) when 'released' then 0 else r.money end)::bigint as money,
-          count(*) as reservations
-        from reservations r
-        where b.archived_at is null and r.endpoint_id = m.endpoint_id
-          and r.created_at >= w.window_start and r.created_at < w.window_end
-      ) r on true
-      where ${filter}
-      order by m.budget_id, coalesce(r.money, 0) desc, e.key`),
+      with pairs as (
+        select m.budget_id, m.endpoint_id, b.archived_at is null as charging, w.window_start, w.window_end
+        from budgets b
+        join budget_members m on m.budget_id = b.id
+        cross join lateral ${openWindow(now)} w
+        where ${filter}
+      ),
+      -- Budgets sharing a member and a window read its reservations once.
+      spans as (select distinct endpoint_id, window_start, window_end from pairs where charging),
+      spent as (
+        select s.endpoint_id, s.window_start, r.money, r.reservations
+        from spans s
+        cross join lateral (
+          select coalesce(sum(case r.state when 'settled' then coalesce(r.settled_money, 0) when 'released' then 0 else r.money end), 0)::bigint as money,
+            count(*) as reservations
+          from reservations r
+          where r.endpoint_id = s.endpoint_id and r.created_at >= s.window_start and r.created_at < s.window_end
+        ) r
+      )
+      select p.budget_id, e.id as endpoint_id, e.key, e.name, e.archived_at is not null as archived,
+        coalesce(sp.money, 0) as money, coalesce(sp.reservations, 0) as reservations
+      from pairs p
+      join endpoints e on e.id = p.endpoint_id
+      left join spent sp on p.charging and sp.endpoint_id = p.endpoint_id and sp.window_start = p.window_start
+      order by p.budget_id, coalesce(sp.money, 0) desc, e.key`),
   );
   const byBudget = new Map<number, MemberShare[]>();
   for (const r of rows) {

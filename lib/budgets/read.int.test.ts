@@ -94,11 +94,17 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
     await insertReservation(t.db, { endpointId: c.id, createdAt: new Date(TODAY.getTime() - 1), state: "held", money: 1000 });
     await insertReservation(t.db, { endpointId: outsider.id, createdAt: at, state: "held", money: 1000 });
 
-    const [view] = (await listBudgets(t.db, { now: NOW })).filter((v) => v.key === b.key);
+    // A second budget over the same member reads the same reservations; an archived one charges nothing.
+    const twin = await insertBudget(t.db, { members: [a.id] });
+    const archived = await insertBudget(t.db, { members: [a.id], archivedAt: NOW, archivedBy: "ops@test.local" });
+    const views = await listBudgets(t.db, { now: NOW });
+    const view = views.find((v) => v.key === b.key);
     expect(view?.members.map((m) => [m.key, m.money, m.reservations])).toEqual([
       [a.key, 45, 4],
       [c.key, 20, 1],
     ]);
+    expect(views.find((v) => v.key === twin.key)?.members.map((m) => m.money)).toEqual([45]);
+    expect(views.find((v) => v.key === archived.key)?.members.map((m) => [m.key, m.money])).toEqual([[a.key, 0]]);
   });
 
   it("orders killed first, then alerting, then the fullest, archived last, and says each state", async () => {
