@@ -13,6 +13,8 @@ import { type DatabaseStatus, probeDatabase } from "@/lib/database-status";
 import { listEndpointsOverview, unitLabel, type EndpointOverview } from "@/lib/ceilings";
 import { SpendSparkline } from "@/components/charts/spend-sparkline";
 import { overviewTrends, type EndpointTrend } from "@/lib/spend";
+import { listBudgetSummaries } from "@/lib/budgets";
+import { BudgetsCompact } from "@/components/budgets-compact";
 import { runAction } from "@/app/(dashboard)/actions";
 import { KillSwitch } from "./_components/kill-switch";
 
@@ -25,7 +27,12 @@ export default async function OverviewPage() {
   const staff = await requirePageRole("viewer");
   const now = new Date();
   const db = await getDb();
-  const [endpoints, trends, database] = await Promise.all([listEndpointsOverview(db, now), overviewTrends(db, { now }), probeDatabase(db)]);
+  const [budgets, endpoints, trends, database] = await Promise.all([
+    listBudgetSummaries(db, { now }),
+    listEndpointsOverview(db, now),
+    overviewTrends(db, { now }),
+    probeDatabase(db),
+  ]);
   const canKill = hasRole(staff.role, "operator");
   const isAdmin = hasRole(staff.role, "admin");
   return (
@@ -58,6 +65,16 @@ export default async function OverviewPage() {
           ) : null}
         </div>
       </div>
+      {/* Budgets lead: they bound the bill across endpoints. Nothing at all when there are none. */}
+      {budgets.length > 0 ? (
+        <section aria-labelledby="overview-budgets-title" className="space-y-3" data-testid="overview-budgets">
+          <div className="flex flex-wrap items-baseline justify-between gap-2">
+            <h2 id="overview-budgets-title" className="text-lg font-semibold">Budgets</h2>
+            <Link href="/budgets" className="text-sm underline underline-offset-2">All budgets</Link>
+          </div>
+          <BudgetsCompact budgets={budgets} label="Budgets" />
+        </section>
+      ) : null}
       {endpoints.length === 0 ? (
         <EmptyCatalog isAdmin={isAdmin} />
       ) : (

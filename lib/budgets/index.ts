@@ -18,3 +18,4 @@ export {
 export { budgetSentence, moneyInputText, parseMoneyInput, previewBudgetAdjustment, type BudgetAdjustmentPreview } from "./money";
 export { budgetKeysOfEndpoint, budgetSentenceOf, listMemberOptions, readBudget, readBudgets, type CatalogBudget } from "./read";
 export { BudgetFields, BudgetSpec, type BudgetFieldsInput, type BudgetSpecInput } from "./spec";
+export * from "./dashboard";

@@ -5,6 +5,7 @@ import { usePathname } from "next/navigation";
 
 const links = [
   { href: "/", label: "Overview" },
+  { href: "/budgets", label: "Budgets" },
   { href: "/refusals", label: "Refusals" },
   { href: "/alerts", label: "Alerts" },
   { href: "/audit", label: "Audit" },

@@ -19,6 +19,8 @@ import { KillSwitch } from "@/app/(dashboard)/_components/kill-switch";
 import { CeilingCard } from "./_components/ceiling-card";
 import { ThrottlePanel } from "./_components/throttle-panel";
 import { listThrottleActivity } from "@/lib/throttle";
+import { budgetsOfEndpoint } from "@/lib/budgets";
+import { BudgetsCompact } from "@/components/budgets-compact";
 
 
 export const dynamic = "force-dynamic";
@@ -37,7 +39,11 @@ export default async function EndpointPage({ params }: Params) {
   const detail = await getEndpointDetail(db, key);
   if (!detail) notFound();
   // Both need the endpoint's id, and nothing else from each other.
-  const [throttle, spend] = await Promise.all([listThrottleActivity(db, detail.id), endpointSpendCharts(db, { endpointId: detail.id })]);
+  const [throttle, spend, budgets] = await Promise.all([
+    listThrottleActivity(db, detail.id),
+    endpointSpendCharts(db, { endpointId: detail.id }),
+    budgetsOfEndpoint(db, { endpointId: detail.id }),
+  ]);
   const canKill = hasRole(staff.role, "operator");
   const isAdmin = hasRole(staff.role, "admin");
   const killed = detail.state === "killed";
@@ -109,6 +115,18 @@ export default async function EndpointPage({ params }: Params) {
             topCallers={detail.topCallers[c.id] ?? []}
           />
         ))}
+      </section>
+
+      <section aria-labelledby="budgets-title" className="space-y-3" data-testid="endpoint-budgets">
+        <h2 id="budgets-title" className="text-lg font-semibold">Budgets</h2>
+        {budgets.length === 0 ? (
+          <p className="text-sm text-zinc-600 dark:text-zinc-400">This endpoint belongs to no budget: only its own ceilings bound it.</p>
+        ) : (
+          <>
+            <p className="text-sm text-zinc-600 dark:text-zinc-400">Every reservation here is also charged, in money, to each of these budgets; any of them can refuse it.</p>
+            <BudgetsCompact budgets={budgets} label={`Budgets of ${detail.key}`} />
+          </>
+        )}
       </section>
 
       {/* Throttle: soft, per caller, shown apart from the ceilings because it bounds no spend. */}
