@@ -8,6 +8,8 @@ import { BudgetLink, budgetLimitWords, BudgetWindow } from "@/components/budget-
 import { buttonClass, cardClass, secondaryButtonClass } from "@/components/ui";
 import { hasRole } from "@/lib/auth/roles";
 import { listBudgets, type BudgetOverview } from "@/lib/budgets";
+import { formatMoney } from "@/lib/format";
+import { BudgetKillButton } from "./_components/budget-controls";
 
 export const metadata: Metadata = { title: "Budgets · Ceilings" };
 export const dynamic = "force-dynamic";
@@ -17,6 +19,7 @@ export default async function BudgetsPage() {
   const now = new Date();
   const budgets = await listBudgets(await getDb(), { now });
   const isAdmin = hasRole(staff.role, "admin");
+  const canKill = hasRole(staff.role, "operator");
   return (
     <div className="space-y-6">
       <div className="flex flex-wrap items-center justify-between gap-3">
@@ -41,7 +44,7 @@ export default async function BudgetsPage() {
         <ul className="grid gap-4 lg:grid-cols-2" aria-label="Budgets">
           {budgets.map((b) => (
             <li key={b.id} className="min-w-0">
-              <BudgetCard budget={b} now={now} />
+              <BudgetCard budget={b} now={now} canKill={canKill} />
             </li>
           ))}
         </ul>
@@ -71,7 +74,7 @@ function NoBudgets({ isAdmin }: { isAdmin: boolean }) {
   );
 }
 
-function BudgetCard({ budget: b, now }: { budget: BudgetOverview; now: Date }) {
+function BudgetCard({ budget: b, now, canKill }: { budget: BudgetOverview; now: Date; canKill: boolean }) {
   return (
     <article
       aria-labelledby={`budget-${b.id}`}
@@ -91,6 +94,11 @@ function BudgetCard({ budget: b, now }: { budget: BudgetOverview; now: Date }) {
         <BudgetStateBadge state={b.state} crossed={b.crossed} />
       </header>
       <BudgetWindow budget={b} now={now} />
+      {canKill && b.archivedAt === null ? (
+        <footer className="flex flex-wrap gap-2">
+          <BudgetKillButton budgetKey={b.key} killed={b.value === 0} restoresTo={formatMoney(b.valueBeforeKill ?? b.defaultValue, b.currency)} />
+        </footer>
+      ) : null}
     </article>
   );
 }

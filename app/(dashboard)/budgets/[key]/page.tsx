@@ -14,6 +14,7 @@ import { readBudgetDetail } from "@/lib/budgets";
 import { formatMoney } from "@/lib/format";
 import { KeysetCursor } from "@/lib/keyset";
 import { firstValues } from "@/lib/search-params";
+import { AdjustBudgetForm, BudgetKillButton } from "../_components/budget-controls";
 import { AccountsTable, AlertsList, MembersTable, OverridesTable } from "../_components/budget-tables";
 
 export const dynamic = "force-dynamic";
@@ -27,6 +28,8 @@ export async function generateMetadata({ params }: Pick<Props, "params">): Promi
 
 export default async function BudgetPage({ params, searchParams }: Props) {
   const staff = await requirePageRole("viewer");
+  const canKill = hasRole(staff.role, "operator");
+  const isAdmin = hasRole(staff.role, "admin");
   const key = decodeURIComponent((await params).key);
   const raw = firstValues(await searchParams);
   // A broken cursor (an old or hand-edited link) shows the newest refusals and says so.
@@ -53,7 +56,7 @@ export default async function BudgetPage({ params, searchParams }: Props) {
         </div>
         <div className="flex flex-wrap items-center gap-2">
           <BudgetStateBadge state={b.state} crossed={b.crossed} />
-          {hasRole(staff.role, "admin") ? (
+          {isAdmin ? (
             <Link href={`${path}/edit`} className={secondaryButtonClass} data-testid="edit-budget">
               Edit budget
             </Link>
@@ -61,14 +64,15 @@ export default async function BudgetPage({ params, searchParams }: Props) {
         </div>
       </div>
 
-      {/* BUDGET CONTROLS SLOT. The write side's controls go here, each checking its role in its
-          action: <BudgetControls budget={b} />, or its parts from ../_components/budget-controls:
-          AdjustBudgetForm {budgetKey: b.key, value: b.value, valueBeforeKill: b.valueBeforeKill,
-          min: b.minValue, max: b.maxValue, currency: b.currency, version: b.version},
-          BudgetKillButton {budgetKey: b.key, killed: b.state === "killed"}, BudgetArchiveButton
-          {budgetKey: b.key, archived: b.archivedAt !== null}, BudgetOverrideForm and a
-          RemoveBudgetOverrideButton per row of b.overrides.rows. */}
-      <section aria-label="Budget controls" data-testid="budget-controls-slot" />
+      {/* The write side's controls; each action checks its role itself. Overrides and archive are on the edit page. */}
+      {canKill || isAdmin ? (
+        <section aria-label="Budget controls" data-testid="budget-controls-slot" className={`${cardClass} space-y-3`}>
+          {isAdmin && b.archivedAt === null ? (
+            <AdjustBudgetForm budgetKey={b.key} value={b.value} valueBeforeKill={b.valueBeforeKill} min={b.minValue} max={b.maxValue} currency={b.currency} version={b.version} />
+          ) : null}
+          {b.archivedAt === null ? <BudgetKillButton budgetKey={b.key} killed={b.value === 0} restoresTo={money(b.valueBeforeKill ?? b.defaultValue)} /> : null}
+        </section>
+      ) : null}
 
       <section aria-labelledby="now-title" className={`${cardClass} space-y-3`}>
         <h2 id="now-title" className="text-lg font-semibold">This {windowLabel(b.window)}</h2>
