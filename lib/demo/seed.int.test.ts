@@ -59,6 +59,24 @@ describe.skipIf(skipWithoutDatabase())("demo seed on Postgres", () => {
     for (const r of rows) expect(r.money).toBe(Math.ceil((r.parts.input ?? 0) * 2.5 + (r.parts.output ?? 0) * 10));
   });
 
+  it("seeds a company-wide LLM budget and a per-account one with five weeks of history, never above the value", async () => {
+    const rows = resultRows<{ key: string; scope: string; days: number; accounts: number; over: number; members: number }>(
+      await t.db.execute(sql`
+        select b.key, b.scope::text as scope, count(distinct u.window_start)::int as days, count(distinct u.scope_key)::int as accounts,
+               count(*) filter (where u.settled > coalesce(o.value, b.value))::int as over,
+               (select count(*)::int from budget_members m where m.budget_id = b.id) as members
+        from budgets b join budget_usage u on u.budget_id = b.id
+        left join budget_overrides o on o.budget_id = b.id and o.caller = u.scope_key
+        group by b.id order by b.key`),
+    );
+    expect(rows.map((r) => [r.key, r.scope, r.members])).toEqual([["llm-daily", "global", 4], ["llm-per-account", "account", 4]]);
+    for (const r of rows) {
+      expect(r.days).toBeGreaterThanOrEqual(35);
+      expect(r.over).toBe(0);
+    }
+    expect(rows[1]?.accounts).toBeGreaterThan(10);
+  });
+
   it("leaves counters and reservations in agreement, so the reconcile job reports no drift", async () => {
     expect(await findDrift(t.db)).toEqual([]);
   });

@@ -6,6 +6,7 @@ import { applyCatalog } from "@/lib/catalog/file";
 import { DEMO_CATALOG_TEXT, DEMO_ENDPOINTS, DEMO_PASSWORD, DEMO_STAFF, type CeilingRef } from "./catalog";
 import type { SeededCeiling, UsageRow } from "./history";
 import { demoAlerts, demoAuditEvents, demoRefusals, type Endpoints } from "./incidents";
+import { seedBudgetHistory } from "./budgets";
 import { seededRandom } from "./random";
 import type { ReservationRow } from "./today";
 import { demoUsage } from "./usage";
@@ -34,6 +35,7 @@ export type SeedSummary = {
   endpoints: number;
   ceilings: number;
   usage: number;
+  budgetUsage: number;
   reservations: number;
   refusals: number;
   alerts: number;
@@ -69,7 +71,7 @@ export async function seedDemoIfEmpty(db: Db, opts: SeedOptions = {}): Promise<b
 
   log("");
   log("Ceilings demo data seeded:");
-  log(`  ${summary.endpoints} endpoints, ${summary.ceilings} ceilings, ${summary.usage} usage rows,`);
+  log(`  ${summary.endpoints} endpoints, ${summary.ceilings} ceilings, ${summary.usage} usage rows, ${summary.budgetUsage} budget counter rows,`);
   log(`  ${summary.reservations} reservations today, ${summary.refusals} refusal rows, ${summary.alerts} alerts.`);
   if (summary.staff.length > 0) {
     log(`Demo staff, all with the password "${DEMO_PASSWORD}":`);
@@ -120,6 +122,7 @@ async function seedDemo(tx: Db, now: Date, passwordHash: string): Promise<SeedSu
   await insertChunked(tx, reservations, reservationRows);
   await insertChunked(tx, refusals, refusalRows);
   await insertChunked(tx, alerts, alertRows);
+  const budgetRows = await seedBudgetHistory(tx);
   const addedStaff = await tx
     .insert(staff)
     .values(DEMO_STAFF.map((s) => ({ email: s.email, name: s.name, role: s.role, passwordHash })))
@@ -131,6 +134,7 @@ async function seedDemo(tx: Db, now: Date, passwordHash: string): Promise<SeedSu
     endpoints: insertedEndpoints.length,
     ceilings: insertedCeilings.length,
     usage: usageRows.length,
+    budgetUsage: budgetRows,
     reservations: reservationRows.length,
     refusals: refusalRows.length,
     alerts: alertRows.length,
