@@ -93,6 +93,10 @@ test("no page scrolls sideways at 390 px, a fresh endpoint's included", async ({
     "/endpoints/new": [], // measured above, empty, filled and refused
     "/endpoints/[key]": endpoints.map((k) => `/endpoints/${k}`),
     "/endpoints/[key]/edit": ["email.subscribe", FRESH].map((k) => `/endpoints/${k}/edit`),
+    "/budgets": ["/budgets"],
+    "/budgets/new": ["/budgets/new"],
+    "/budgets/[key]": ["/budgets/llm-daily", "/budgets/llm-per-account"],
+    "/budgets/[key]/edit": ["/budgets/llm-per-account/edit"],
     "/refusals": ["/refusals"],
     "/refusals/[id]": [detail ?? ""],
     "/alerts": ["/alerts"],
