@@ -330,9 +330,8 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
     const { members } = await budget();
     const [e] = await t.db.select().from(endpoints).where(eq(endpoints.key, members[0] ?? ""));
     if (!e) throw new Error("no endpoint");
-    // Whichever price field the catalog's EndpointFields takes (parts, or the older unit price).
-    const base = { name: e.name, unit: e.unit, currency: "EUR", perCallMax: e.perCallMax };
-    const fields = [{ ...base, parts: [{ name: "units", pricePico: 0 }] }, { ...base, unitPriceMicros: 0 }].find((f) => EndpointFields.safeParse(f).success);
+    const fields = { name: e.name, unit: e.unit, currency: "EUR", perCallMax: e.perCallMax, parts: [{ name: "units", price: "0" }] };
+    expect(EndpointFields.safeParse(fields).success).toBe(true);
     const before = await snapshot();
     const error = await failure(updateEndpoint(t.db, { key: e.key, expectedVersion: e.version, fields, actor: admin, reason: "euro" }));
     expect(error.problems[0]).toMatchObject({ path: "currency", message: expect.stringContaining("counts in budget") });
