@@ -113,7 +113,7 @@ test.describe("a budget in money across two priced endpoints", () => {
     await expect(shares).toContainText("llm.alpha");
     await expect(shares).toContainText("$0.45");
     await expect(shares).toContainText("llm.beta");
-    await expect(shares).toContainText("$0.525");
+    await expect(shares).toContainText("$0.53 (54%)");
 
     const kill = new ConfirmDialog(page, "budget-kill-llm.daily");
     await kill.open();
