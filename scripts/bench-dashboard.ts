@@ -3,7 +3,8 @@
 // npm run db:fill -- --refusals 2000000), prints median and p95 and EXPLAIN (ANALYZE, BUFFERS) of
 // each, then, given --url of a server running on the same database (next start with the same
 // DATABASE_URL and NEXTAUTH_SECRET), times the server render of /refusals as a signed-in viewer.
-// Targets: each page query <= 50 ms, the page <= 300 ms. Printed, never asserted.
+// Then a per-account budget's top accounts over 90 days and in its open window (db:fill makes one
+// of 100,000 accounts). Targets: each page query <= 50 ms, the page <= 300 ms. Printed, never asserted.
 import { sql } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
 import { openPostgres, resultRows, type Db } from "@/db/client";
@@ -21,6 +22,7 @@ import {
   RefusalFilters,
   type RefusalPosition,
 } from "@/lib/refusals";
+import { readBudgetDetail, topAccountsNow, topAccountsOver, windowsBack } from "@/lib/budgets";
 import { renderPage } from "./bench-dashboard/render";
 import { formatCount } from "@/lib/format";
 
@@ -51,7 +53,8 @@ function stats(ms: number[]): { median: number; p95: number } {
   return { median: at(0.5), p95: at(0.95) };
 }
 
-type Case = { label: string; run: () => Promise<unknown>; text: () => string; target: number };
+/** text: the statement EXPLAIN shows; none for a read made of several statements. */
+type Case = { label: string; run: () => Promise<unknown>; text?: () => string; target: number };
 
 async function main(): Promise<void> {
   const url = env().DATABASE_URL;
@@ -113,6 +116,18 @@ async function main(): Promise<void> {
     });
     cases.push(countOf("count: matching, by gate (capped at 10,000)", f({ gate: "ceiling" })));
     cases.push(countOf("count: matching, by endpoint", f({ endpoint: top.key })));
+    // A per-account budget's top accounts (npm run db:fill makes one of 100,000 accounts).
+    const [budget] = resultRows<{ id: number; key: string; accounts: number }>(
+      await db.execute(sql`select b.id, b.key, (select count(distinct scope_key)::int from budget_usage u where u.budget_id = b.id) as accounts
+                           from budgets b where b.scope = 'account' order by b.id limit 1`),
+    );
+    if (budget) {
+      const starts = windowsBack({ window: "utc_day", billingDay: 1 }, now, 90).map((w) => w.start);
+      const accounts = formatCount(budget.accounts);
+      cases.push({ label: `budget: top accounts over 90 days (${accounts} accounts)`, target: 50, run: () => topAccountsOver(db, { budgetId: budget.id, starts, limit: 10 }) });
+      cases.push({ label: `budget: top accounts in the open window`, target: 50, run: () => topAccountsNow(db, sql`b.id = ${budget.id}`, now, 10) });
+      cases.push({ label: `budget: a budget's page, all of its reads`, target: 300, run: () => readBudgetDetail(db, { key: budget.key, now }) });
+    }
 
     const summary: string[] = [];
     for (const c of cases) {
@@ -124,9 +139,11 @@ async function main(): Promise<void> {
         ms.push(performance.now() - start);
       }
       const { median, p95 } = stats(ms);
-      const plan = resultRows<{ "QUERY PLAN": string }>(await db.execute(sql.raw(`explain (analyze, buffers) ${c.text()}`)));
       console.log(`\n=== ${c.label}: median ${median.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms (${runs} runs)`);
-      console.log(plan.map((p) => `  ${p["QUERY PLAN"]}`).join("\n"));
+      if (c.text) {
+        const plan = resultRows<{ "QUERY PLAN": string }>(await db.execute(sql.raw(`explain (analyze, buffers) ${c.text()}`)));
+        console.log(plan.map((p) => `  ${p["QUERY PLAN"]}`).join("\n"));
+      }
       summary.push(`${c.label.padEnd(48)} median ${median.toFixed(1).padStart(7)} ms  p95 ${p95.toFixed(1).padStart(7)} ms  ${p95 <= c.target ? "ok" : `OVER ${c.target} ms`}`);
     }
     const renderUrl = arg("url");

@@ -8,9 +8,9 @@
 // clients, in the same run. Every row of the matrix (callers x ceilings x batched/unbatched)
 // prints throughput, p50, p99, its ratio to A, the mean batch size and CPU per request, split into
 // this Node process and the rest of the machine (the database, mostly), then one JSON line each.
-// Batched, the three-ceiling shape runs once more in a budget of everyone's and one per account
-// (bench.budgeted, priced), the per-account one with 100,000 accounts already counted today: what
-// two money counters in the same step cost.
+// Batched, the three-ceiling shape runs twice more, priced: in a budget of everyone's
+// (bench.global-budgeted), and in that one and one per account (bench.budgeted), the per-account
+// one with 100,000 accounts already counted today: what money counters in the same step cost.
 import { sql } from "drizzle-orm";
 import { migrateDatabase, openPostgres } from "@/db/client";
 import { databaseUrl } from "@/db/testing";
@@ -21,7 +21,7 @@ import { arg, drive, makeBenchEndpoint, pgbench, whole } from "./bench/measure";
 type Row = {
   callers: number;
   ceilings: 1 | 3;
-  budgets: 0 | 2;
+  budgets: 0 | 1 | 2;
   mode: "batched" | "unbatched";
   perSecond: number;
   p50: number;
@@ -55,14 +55,16 @@ async function main(): Promise<void> {
     await makeBenchEndpoint(setup.db, "bench.one", 1);
     await makeBenchEndpoint(setup.db, "bench.three", 3);
     await makeBenchEndpoint(setup.db, "bench.budgeted", 3);
-    await setup.db.execute(sql`update endpoints set parts = '[{"name":"units","pricePico":2500000}]' where key = 'bench.budgeted'`);
+    await makeBenchEndpoint(setup.db, "bench.global-budgeted", 3);
+    await setup.db.execute(sql`update endpoints set parts = '[{"name":"units","pricePico":2500000}]' where key like 'bench.%budgeted'`);
     for (const scope of ["global", "account"]) {
       await setup.db.execute(sql`
         insert into budgets (key, name, scope, "window", value, max_value, default_value)
         values (${`bench.${scope}`}, ${`bench ${scope}`}, ${scope}, 'utc_day', 1000000000000, 1000000000000, 1000000000000)`);
       await setup.db.execute(sql`
         insert into budget_members (budget_id, endpoint_id)
-        select b.id, e.id from budgets b, endpoints e where b.key = ${`bench.${scope}`} and e.key = 'bench.budgeted'`);
+        select b.id, e.id from budgets b, endpoints e
+        where b.key = ${`bench.${scope}`} and (e.key = 'bench.budgeted' or (e.key = 'bench.global-budgeted' and b.scope = 'global'))`);
     }
     // 100,000 accounts already counted in today's window of the per-account budget: a batch's
     // cost must not grow with them (each counter is one keyed probe).
@@ -78,10 +80,15 @@ async function main(): Promise<void> {
       const pool = openPostgres(url, { max: mode === "batched" ? inFlight : 16 });
       const batcher = batcherFor(pool.db, mode === "batched" ? { maxBatch, maxInFlight: inFlight } : { maxBatch: 1, maxInFlight: 16 });
       try {
-        const shapes: { count: 1 | 3; budgets: 0 | 2; endpoint: string }[] = [
+        const shapes: { count: 1 | 3; budgets: 0 | 1 | 2; endpoint: string }[] = [
           { count: 1, budgets: 0, endpoint: "bench.one" },
           { count: 3, budgets: 0, endpoint: "bench.three" },
-          ...(mode === "batched" ? [{ count: 3 as const, budgets: 2 as const, endpoint: "bench.budgeted" }] : []),
+          ...(mode === "batched"
+            ? [
+                { count: 3 as const, budgets: 1 as const, endpoint: "bench.global-budgeted" },
+                { count: 3 as const, budgets: 2 as const, endpoint: "bench.budgeted" },
+              ]
+            : []),
         ];
         for (const { count, budgets, endpoint } of shapes) {
           for (const callers of callerCounts) {

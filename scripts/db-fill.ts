@@ -4,6 +4,7 @@ import { migrateDatabase, openPostgres, resultRows } from "@/db/client";
 import { env } from "@/lib/env";
 import { ensureEndpoints } from "./db-fill/catalog";
 import { fillReservations, fillUsage, prepareFillEndpoints } from "./db-fill/history";
+import { fillBudget } from "./db-fill/budgets";
 import { fillRefusals } from "./db-fill/refusals";
 import { formatCount } from "@/lib/format";
 
@@ -11,12 +12,13 @@ import { formatCount } from "@/lib/format";
 // DATABASE_URL, for benchmarks (npm run bench:dashboard). Use a database of its own: it adds
 // fifty endpoints and millions of rows. Re-running adds more history to the same endpoints.
 
-const USAGE = "usage: npm run db:fill -- [--refusals N] [--reservations N] [--days N]";
+const USAGE = "usage: npm run db:fill -- [--refusals N] [--reservations N] [--days N] [--budget-accounts N]";
 const Count = (max: number) => z.coerce.number().int().min(0).max(max);
 const Args = z.object({
   refusals: Count(50_000_000).default(2_000_000),
   reservations: Count(50_000_000).default(200_000),
   days: Count(3650).pipe(z.number().min(1)).default(400),
+  "budget-accounts": Count(10_000_000).default(100_000),
 });
 
 function parseArgs(argv: string[]): z.output<typeof Args> {
@@ -53,6 +55,8 @@ async function main(): Promise<void> {
     step(`${formatCount(usageRows)} usage counters over ${args.days} days`);
     await fillReservations(db, args.reservations, args.days);
     step(`${formatCount(args.reservations)} reservations`);
+    const budgetRows = await fillBudget(db, args["budget-accounts"]);
+    step(`${formatCount(budgetRows)} accounts in a per-account budget over 90 days (made once)`);
     const refusals = await fillRefusals(db, args.refusals, args.days, step);
     step(`${formatCount(refusals)} refusals; recounting the hourly rollup`);
     // The load bypassed ceilings.log_refusals, which keeps refusal_hourly: recount it from the rows.
