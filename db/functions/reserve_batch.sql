@@ -73,6 +73,12 @@ DECLARE
   budget_window_end timestamptz[];
   pair_budget int[] := '{}';
   pair_endpoint int[] := '{}';
+  -- per pair, what a charge needs, so the loop copies no budgets row: id, per account?, value, and
+  -- the window's part of the counter key
+  pair_id int[];
+  pair_per_account boolean[];
+  pair_value bigint[];
+  pair_window_key text[];
   budget_endpoints int[] := '{}';         -- endpoints in a budget
   account_budget_endpoints int[] := '{}'; -- endpoints in a per-account budget
   endpoint_prices jsonb := '{}';          -- endpoint id -> {part: picos a unit}, for budgeted ones
@@ -196,13 +202,17 @@ BEGIN
   CROSS JOIN LATERAL ceilings.window_bounds(l.window, l.billing_day, NULL, t_now) w;
   IF cardinality(batch_budgets) > 0 THEN
     SELECT array_agg(bb.ordinality::int ORDER BY bb.ordinality, m.endpoint_id), array_agg(m.endpoint_id ORDER BY bb.ordinality, m.endpoint_id),
-           array_agg(DISTINCT m.endpoint_id), coalesce(array_agg(DISTINCT m.endpoint_id) FILTER (WHERE bb.scope = 'account'), '{}')
-    INTO pair_budget, pair_endpoint, budget_endpoints, account_budget_endpoints
+           array_agg(bb.id ORDER BY bb.ordinality, m.endpoint_id), array_agg(bb.scope = 'account' ORDER BY bb.ordinality, m.endpoint_id),
+           array_agg(bb.value ORDER BY bb.ordinality, m.endpoint_id),
+           array_agg(extract(epoch FROM budget_window_start[bb.ordinality])::text ORDER BY bb.ordinality, m.endpoint_id),
+           array_agg(DISTINCT m.endpoint_id), coalesce(array_agg(DISTINCT m.endpoint_id) FILTER (WHERE bb.scope = 'account'), '{}'),
+           (SELECT jsonb_object_agg(s.id::text, ceilings.part_prices(s.parts)) FROM unnest(batch_endpoints) s
+            WHERE s.id IN (SELECT m2.endpoint_id FROM budget_members m2 WHERE m2.budget_id IN (SELECT u.id FROM unnest(batch_budgets) u)))
+    INTO pair_budget, pair_endpoint, pair_id, pair_per_account, pair_value, pair_window_key, budget_endpoints, account_budget_endpoints,
+         endpoint_prices
     FROM unnest(batch_budgets) WITH ORDINALITY AS bb
     JOIN budget_members m ON m.budget_id = bb.id
     WHERE m.endpoint_id IN (SELECT u.id FROM unnest(batch_endpoints) u);
-    SELECT jsonb_object_agg(s.id::text, ceilings.part_prices(s.parts)) INTO endpoint_prices
-    FROM unnest(batch_endpoints) s WHERE s.id = ANY (budget_endpoints);
   END IF;
 
   -- Without a per-caller ceiling there is no override to read.
@@ -434,18 +444,17 @@ BEGIN
     IF req_endpoint[i] = ANY (budget_endpoints) THEN
       FOR x IN 1 .. cardinality(pair_budget) LOOP
         CONTINUE WHEN pair_endpoint[x] <> req_endpoint[i];
-        bg := batch_budgets[pair_budget[x]];
-        v_scope := CASE bg.scope WHEN 'global' THEN '' ELSE req_caller[i] END;
+        v_scope := CASE WHEN pair_per_account[x] THEN req_caller[i] ELSE '' END;
         -- A kill binds every account, whatever its own value.
-        v_limit := CASE WHEN bg.value = 0 THEN 0
-                        WHEN bg.scope = 'account' AND budget_overrides_map ? (bg.id || '|' || v_scope)
-                        THEN (budget_overrides_map ->> (bg.id || '|' || v_scope))::bigint ELSE bg.value END;
-        v_key := 'b' || bg.id || '|' || v_scope || '|' || extract(epoch FROM budget_window_start[pair_budget[x]])::text;
+        v_limit := CASE WHEN pair_value[x] = 0 THEN 0
+                        WHEN pair_per_account[x] AND budget_overrides_map ? (pair_id[x] || '|' || v_scope)
+                        THEN (budget_overrides_map ->> (pair_id[x] || '|' || v_scope))::bigint ELSE pair_value[x] END;
+        v_key := 'b' || pair_id[x] || '|' || v_scope || '|' || pair_window_key[x];
         idx := array_position(counter_key, v_key);
         IF idx IS NULL THEN
           counter_key := counter_key || v_key;
           counter_ceiling := counter_ceiling || NULL::int;
-          counter_budget := counter_budget || bg.id;
+          counter_budget := counter_budget || pair_id[x];
           counter_scope := counter_scope || v_scope;
           counter_start := counter_start || budget_window_start[pair_budget[x]];
           counter_end := counter_end || budget_window_end[pair_budget[x]];
