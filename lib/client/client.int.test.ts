@@ -9,6 +9,7 @@ import type { ApiDeps } from "@/app/api/v1/_lib/deps";
 import { makeKey } from "@/app/api/v1/_lib/test-support";
 import { type RunningApiServer, startApiServer } from "@/app/api/v1/_lib/api-server";
 import { MAX_BODY_BYTES } from "@/lib/http";
+import { budgetUsage, makeBudget, priceEndpoint } from "@/lib/enforcement/budget-fixtures";
 import { counterTotals, makeEndpoint, setCeilingValue } from "@/lib/enforcement/test-fixtures";
 import {
   AuthenticationError,
@@ -94,6 +95,29 @@ describe.skipIf(skipWithoutDatabase())("the Ceilings client over HTTP", () => {
     }
     const status = await c.endpointStatus(endpoint.key);
     expect(status).toMatchObject({ status: "ok", killed: false, ceilings: [{ ceilingId, value: 100 }] });
+  });
+
+  it("reserves and settles part by part, and names the budget that refuses", async () => {
+    const llm = await makeEndpoint(t.db, { perCallMax: 100_000, ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000 }] });
+    await priceEndpoint(t.db, llm.endpointId, { input: 2_500_000, output: 10_000_000 });
+    const budget = await makeBudget(t.db, { endpointIds: [llm.endpointId], value: 20_000 });
+    const c = createCeilingsClient({ baseUrl: api.url, apiKey: (await makeKey(t.db, { endpoints: [llm.key], account: "acct_parts" })).secret, deadlineMs: 5000 });
+    // 1,200 input and 800 output tokens: $0.011 of the $0.02 budget.
+    const grant = await c.reserve({ endpoint: llm.key, parts: { input: 1200, output: 800 } });
+    if (grant.status !== "granted") throw new Error(`not granted: ${JSON.stringify(grant)}`);
+    expect(grant.remaining).toContainEqual(expect.objectContaining({ budgetId: budget.id, budget: budget.key, metric: "money", currency: "USD", limit: 20_000, used: 11_000, remaining: 9_000 }));
+    expect(await c.reserve({ endpoint: llm.key, parts: { input: 1200, output: 800 } })).toMatchObject({
+      status: "refused",
+      gate: "budget",
+      budgetId: budget.id,
+      budget: budget.key,
+      currency: "USD",
+      cost: 11_000,
+      remaining: 9_000,
+    });
+    expect(await c.settle(grant.reservationId, { input: 1180, output: 412 })).toMatchObject({ status: "settled", actual: 1592, overrun: false });
+    expect(await budgetUsage(t.db, budget.id)).toEqual({ held: 0, settled: 7_070 });
+    await expect(c.reserve({ endpoint: llm.key, amount: 10 })).rejects.toMatchObject({ status: 400, code: "invalid_parts" });
   });
 
   it("throws a typed error for every kind of 4xx", async () => {
