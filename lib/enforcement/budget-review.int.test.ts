@@ -5,7 +5,8 @@ import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { budgetUsage, makeBudget, priceEndpoint } from "./budget-fixtures";
 import { batcherFor, reserve } from "./reserve";
-import { settleReservation } from "./resolve";
+import { releaseReservation, settleReservation } from "./resolve";
+import { readBudgetOverview } from "@/lib/budgets";
 import { makeEndpoint, PATIENT } from "./test-fixtures";
 
 // Review of budgets and parts: inputs at the edges of the money arithmetic (prices up to 10^15
@@ -68,5 +69,25 @@ describe.skipIf(skipWithoutDatabase())("budgets and parts at the edges", () => {
     expect(row?.a[0]).toMatchObject({ status: "settled" });
     expect(row?.a[1]).toMatchObject({ status: "error", code: "invalid_actual" });
     expect(await budgetUsage(t.db, budget.id)).toEqual({ held: 1_000_000_000, settled: 1_000_000_000 });
+  });
+
+  it("gives each member the money it charged this budget: not reservations from before it joined, and an overrun after release", async () => {
+    const e = await makeEndpoint(t.db, { perCallMax: 1_000_000, ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000_000 }] });
+    await priceEndpoint(t.db, e.endpointId, { units: 1_000_000 }); // a micro a unit
+    // Before the budget exists: this charges no budget.
+    const before = await reserve(t.db, { endpoint: e.key, amount: 100 });
+    if (before.status !== "granted") throw new Error("expected a grant");
+    const budget = await makeBudget(t.db, { endpointIds: [e.endpointId], value: 1_000_000 });
+    const held = await reserve(t.db, { endpoint: e.key, amount: 30 });
+    const released = await reserve(t.db, { endpoint: e.key, amount: 10 });
+    if (held.status !== "granted" || released.status !== "granted") throw new Error("expected grants");
+    await releaseReservation(t.db, { reservationId: released.reservationId });
+    // Reported after the release: charged to the budget after all (20 micros).
+    await settleReservation(t.db, { reservationId: released.reservationId, actual: 20 });
+    expect(await budgetUsage(t.db, budget.id)).toEqual({ held: 30, settled: 20 });
+    const view = await readBudgetOverview(t.db, { key: budget.key });
+    expect(view?.spend).toBe(50);
+    // The members' shares add up to the budget's spend.
+    expect(view?.members.map((m) => [m.key, m.money])).toEqual([[e.key, 50]]);
   });
 });
