@@ -64,6 +64,9 @@ export type BudgetOverview = BudgetSummary & {
 };
 
 const Time = z.coerce.date();
+// Sums of counters, which overruns (and many accounts) may take past 2^53 micros: read as the
+// nearest double, never refused, so the overview and the Budgets page still open.
+const Sum = z.coerce.number().refine(Number.isInteger, "not a whole number");
 const SummaryRow = z.object({
   id: Int,
   key: z.string(),
@@ -85,12 +88,12 @@ const SummaryRow = z.object({
   version: Int,
   window_start: Time,
   window_end: Time,
-  held: Int,
-  settled: Int,
+  held: Sum,
+  settled: Sum,
   accounts: Int,
   busiest_key: z.string().nullable(),
-  busiest_held: NullableInt,
-  busiest_settled: NullableInt,
+  busiest_held: Sum.nullable(),
+  busiest_settled: Sum.nullable(),
   busiest_value: NullableInt,
 });
 
@@ -198,7 +201,7 @@ function toSummary(r: z.infer<typeof SummaryRow>, now: Date): BudgetSummary {
   };
 }
 
-const ShareRow = z.object({ budget_id: Int, endpoint_id: Int, key: z.string(), name: z.string(), archived: z.boolean(), money: Int, reservations: Int });
+const ShareRow = z.object({ budget_id: Int, endpoint_id: Int, key: z.string(), name: z.string(), archived: z.boolean(), money: Sum, reservations: Int });
 
 /**
  * Each member's money in the budget's open window. budget_usage counts the budget as a whole, so

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { alerts, auditEvents, budgetOverrides, budgetUsage, refusals } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
@@ -270,4 +271,19 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
     expect(second?.rows.map((r) => r.caller)).toEqual([4, 3, 2, 1, 0].map((i) => `acct-${b.id}-${i}-budget`));
     expect(second?.older).toBeNull();
   });
+
+  it("reads a budget whose counter went past 2^53 micros after an overrun (the overview must not fail on it)", async () => {
+    const e = await insertEndpoint(t.db);
+    const max = Number.MAX_SAFE_INTEGER;
+    const b = await insertBudget(t.db, { members: [e.id], value: max, maxValue: max, defaultValue: max });
+    // Held to the value, then an overrun settled past it: the ledger tells the truth, past 2^53.
+    await t.db.execute(sql`insert into budget_usage (budget_id, scope_key, window_start, window_end, held, settled)
+                           values (${b.id}, '', ${TODAY.toISOString()}::timestamptz, ${TOMORROW.toISOString()}::timestamptz, ${max}, 1000)`);
+    const view = (await listBudgetSummaries(t.db, { now: NOW })).find((v) => v.key === b.key);
+    expect(view?.spend).toBeGreaterThan(max);
+    expect(view?.state).toBe("alerting");
+    const detail = await readBudgetDetail(t.db, { key: b.key, now: NOW });
+    expect(detail?.history[30].windows.at(-1)?.spend).toBeGreaterThan(max);
+  });
 });
+
