@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
-import { budgetUsage, makeBudget, priceEndpoint } from "./budget-fixtures";
+import { budgetUsage, makeBudget, priceEndpoint, setBudgetValue } from "./budget-fixtures";
 import { batcherFor, reserve } from "./reserve";
 import { releaseReservation, settleReservation } from "./resolve";
 import { readBudgetOverview } from "@/lib/budgets";
@@ -90,4 +90,24 @@ describe.skipIf(skipWithoutDatabase())("budgets and parts at the edges", () => {
     // The members' shares add up to the budget's spend.
     expect(view?.members.map((m) => [m.key, m.money])).toEqual([[e.key, 50]]);
   });
+
+  // Known, not fixed here: log_refusals folds refusals on (endpoint, gate, caller, destination) in a
+  // 10-second bucket, and two budgets refusing the same caller on the same endpoint are both gate
+  // 'budget', so they fold into one row naming the last budget; the first budget's page loses its
+  // refusal. Separating them needs budget_id in the refusals' unique key (a schema change).
+  // it.fails: passes while the bug is there; remove `.fails` with the fix.
+  it.fails("logs a refusal on the page of the budget that refused, when two budgets refuse one caller within seconds", async () => {
+    const e = await makeEndpoint(t.db, { perCallMax: 1_000, ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000 }] });
+    await priceEndpoint(t.db, e.endpointId, { units: 1_000_000 });
+    const perAccount = await makeBudget(t.db, { endpointIds: [e.endpointId], value: 1_000_000, scope: "account" });
+    const global = await makeBudget(t.db, { endpointIds: [e.endpointId], value: 1_000_000 });
+    await t.db.execute(sql`insert into budget_overrides (budget_id, caller, value, reason) values (${perAccount.id}, 'acct_x', 0, 'test')`);
+    expect(await reserve(t.db, { endpoint: e.key, amount: 1, caller: "acct_x" })).toMatchObject({ status: "refused", gate: "budget", budget: perAccount.key });
+    await t.db.execute(sql`delete from budget_overrides where budget_id = ${perAccount.id}`);
+    await setBudgetValue(t.db, global.id, 0);
+    expect(await reserve(t.db, { endpoint: e.key, amount: 1, caller: "acct_x" })).toMatchObject({ status: "refused", gate: "budget", budget: global.key });
+    const [mine] = resultRows<{ n: number }>(await t.db.execute(sql`select count(*)::int as n from refusals where gate = 'budget' and budget_id = ${perAccount.id}`));
+    expect(mine?.n).toBe(1);
+  });
 });
+
