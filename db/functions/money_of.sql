@@ -3,9 +3,11 @@
 -- (div truncates exactly; numeric division rounds its quotient to a scale, which under-counted
 -- sums past 10^22 picos by a micro: found by lib/enforcement/money.int.test.ts).
 -- parts: {name: units} (a missing part counts 0); prices: {name: picos a unit}.
+-- numeric, not bigint: 2^53 units at 10^15 picos is far past a bigint, and a cast here raised out of
+-- the whole batch; each caller refuses money past 2^53 - 1 micros as the input error of its request.
 -- Locks: none.
-CREATE OR REPLACE FUNCTION ceilings.money_of(parts jsonb, prices jsonb) RETURNS bigint
+CREATE OR REPLACE FUNCTION ceilings.money_of(parts jsonb, prices jsonb) RETURNS numeric
 LANGUAGE sql IMMUTABLE AS $$
-  SELECT div(coalesce(sum((u.value #>> '{}')::numeric * (prices ->> u.key)::numeric), 0) + 999999, 1000000)::bigint
+  SELECT div(coalesce(sum((u.value #>> '{}')::numeric * (prices ->> u.key)::numeric), 0) + 999999, 1000000)
   FROM jsonb_each(parts) u
 $$;

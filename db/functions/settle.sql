@@ -21,6 +21,7 @@ DECLARE
   caller_key text := ceilings.canonical_caller(p_caller);
   charged bigint;
   actual_money bigint;
+  v_money numeric;
   is_overrun boolean;
   parts_answer jsonb;
 BEGIN
@@ -59,9 +60,16 @@ BEGIN
         (SELECT string_agg(k, ', ') FROM jsonb_object_keys(res.parts) k)));
   END IF;
   -- Money at the prices the reservation was granted at (the endpoint's, for one that charged no budget).
-  actual_money := CASE WHEN res.parts IS NULL
-    THEN div(actual::numeric * coalesce((SELECT max(v::text::numeric) FROM jsonb_each(res.prices) p(k, v)), (ep.parts->0->>'pricePico')::numeric) + 999999, 1000000)::bigint
+  -- In numeric first: units within the per-call max at a price of up to 10^15 picos can be more
+  -- micros than a bigint holds, and more than 2^53 - 1 is more than a reservation may hold.
+  v_money := CASE WHEN res.parts IS NULL
+    THEN div(actual::numeric * coalesce((SELECT max(v::text::numeric) FROM jsonb_each(res.prices) p(k, v)), (ep.parts->0->>'pricePico')::numeric) + 999999, 1000000)
     ELSE ceilings.money_of(actual_parts, coalesce(res.prices, ceilings.part_prices(ep.parts))) END;
+  IF v_money > 9007199254740991 THEN
+    RETURN jsonb_build_object('status', 'error', 'code', 'invalid_actual',
+      'message', format('actual %s costs %s micros, more money than can be counted: nothing was charged', actual, v_money));
+  END IF;
+  actual_money := v_money;
   -- With one part, more money is more units; with several, a shift to a dearer part is one too.
   is_overrun := actual > res.amount OR (res.parts IS NOT NULL AND actual_money > res.money);
   -- A per-call max lowered after the reservation does not refuse a settle within what was reserved.

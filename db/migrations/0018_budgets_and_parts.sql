@@ -211,10 +211,12 @@ $$;
 -- (div truncates exactly; numeric division rounds its quotient to a scale, which under-counted
 -- sums past 10^22 picos by a micro: found by lib/enforcement/money.int.test.ts).
 -- parts: {name: units} (a missing part counts 0); prices: {name: picos a unit}.
+-- numeric, not bigint: 2^53 units at 10^15 picos is far past a bigint, and a cast here raised out of
+-- the whole batch; each caller refuses money past 2^53 - 1 micros as the input error of its request.
 -- Locks: none.
-CREATE OR REPLACE FUNCTION ceilings.money_of(parts jsonb, prices jsonb) RETURNS bigint
+CREATE OR REPLACE FUNCTION ceilings.money_of(parts jsonb, prices jsonb) RETURNS numeric
 LANGUAGE sql IMMUTABLE AS $$
-  SELECT div(coalesce(sum((u.value #>> '{}')::numeric * (prices ->> u.key)::numeric), 0) + 999999, 1000000)::bigint
+  SELECT div(coalesce(sum((u.value #>> '{}')::numeric * (prices ->> u.key)::numeric), 0) + 999999, 1000000)
   FROM jsonb_each(parts) u
 $$;
 --> statement-breakpoint
@@ -1365,6 +1367,7 @@ DECLARE
   caller_key text := ceilings.canonical_caller(p_caller);
   charged bigint;
   actual_money bigint;
+  v_money numeric;
   is_overrun boolean;
   parts_answer jsonb;
 BEGIN
@@ -1403,9 +1406,16 @@ BEGIN
         (SELECT string_agg(k, ', ') FROM jsonb_object_keys(res.parts) k)));
   END IF;
   -- Money at the prices the reservation was granted at (the endpoint's, for one that charged no budget).
-  actual_money := CASE WHEN res.parts IS NULL
-    THEN div(actual::numeric * coalesce((SELECT max(v::text::numeric) FROM jsonb_each(res.prices) p(k, v)), (ep.parts->0->>'pricePico')::numeric) + 999999, 1000000)::bigint
+  -- In numeric first: units within the per-call max at a price of up to 10^15 picos can be more
+  -- micros than a bigint holds, and more than 2^53 - 1 is more than a reservation may hold.
+  v_money := CASE WHEN res.parts IS NULL
+    THEN div(actual::numeric * coalesce((SELECT max(v::text::numeric) FROM jsonb_each(res.prices) p(k, v)), (ep.parts->0->>'pricePico')::numeric) + 999999, 1000000)
     ELSE ceilings.money_of(actual_parts, coalesce(res.prices, ceilings.part_prices(ep.parts))) END;
+  IF v_money > 9007199254740991 THEN
+    RETURN jsonb_build_object('status', 'error', 'code', 'invalid_actual',
+      'message', format('actual %s costs %s micros, more money than can be counted: nothing was charged', actual, v_money));
+  END IF;
+  actual_money := v_money;
   -- With one part, more money is more units; with several, a shift to a dearer part is one too.
   is_overrun := actual > res.amount OR (res.parts IS NOT NULL AND actual_money > res.money);
   -- A per-call max lowered after the reservation does not refuse a settle within what was reserved.

@@ -93,10 +93,12 @@ describe.skipIf(skipWithoutDatabase())("top accounts of a per-account budget at 
     const nowMs = await median(5, () => topAccountsNow(t.db, sql`b.id = ${crowded.id}`, NOW, 10));
     const page = await median(5, () => readBudgetDetail(t.db, { key: crowded.key, now: NOW }));
     const list = await median(5, () => listBudgets(t.db, { now: NOW }));
-    // The members' shares read the members' reservations of the window: 100,000 of them today.
+    // The members' shares read the members' reservations of the window: 100,000 of them today,
+    // each charging the three budgets (per account), as reserve_batch writes their charges.
     await t.db.execute(sql`
-      insert into reservations (endpoint_id, amount, money, settled_money, state, charges, created_at, expires_at)
-      select ${e.id}, 1, 10, case when i % 2 = 0 then 7 end, case when i % 2 = 0 then 'settled' else 'held' end::reservation_state, '[]'::jsonb,
+      insert into reservations (endpoint_id, caller, amount, money, settled_money, state, charges, created_at, expires_at)
+      select ${e.id}, 'acct-' || i, 1, 10, case when i % 2 = 0 then 7 end, case when i % 2 = 0 then 'settled' else 'held' end::reservation_state,
+        (select jsonb_agg(jsonb_build_object('b', b, 'k', 'acct-' || i, 'w', ${today}, 'n', 10)) from unnest(array[${spread.id}, ${heavy.id}, ${crowded.id}]::int[]) b),
         ${today} + (i % 43000) * interval '1 second', ${today} + interval '1 day'
       from generate_series(1, ${ACCOUNTS}::int) i`);
     await t.ownerDb.execute(sql`analyze reservations`);

@@ -43,8 +43,10 @@ type ReservationState = "held" | "settled" | "released" | "expired";
 
 export async function insertReservation(
   db: Db,
-  p: { endpointId: number; createdAt: Date; state: ReservationState; money: number; settledMoney?: number; caller?: string },
+  p: { endpointId: number; createdAt: Date; state: ReservationState; money: number; settledMoney?: number; caller?: string; budgets?: number[] },
 ): Promise<void> {
+  // The budgets it charged, as reserve_batch names them (the window is the budget's; only `b` is read here).
+  const charges = (p.budgets ?? []).map((b) => ({ b, k: p.caller ?? "", w: p.createdAt.toISOString(), n: p.money }));
   await db.insert(reservations).values({
     endpointId: p.endpointId,
     caller: p.caller ?? "",
@@ -52,7 +54,7 @@ export async function insertReservation(
     money: p.money,
     settledMoney: p.settledMoney ?? null,
     state: p.state,
-    charges: [],
+    charges,
     createdAt: p.createdAt,
     expiresAt: new Date(p.createdAt.getTime() + 60_000),
   });

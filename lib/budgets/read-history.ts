@@ -60,7 +60,10 @@ export function windowsBack(b: Pick<HistoryBudget, "window" | "billingDay">, now
   return spans;
 }
 
-const Row = z.object({ window_start: z.coerce.date(), spend: Int, busiest: Int, accounts: Int });
+// A window's spend sums counters, which an overrun may have taken past 2^53 micros: read as the
+// nearest double (a page of money to the cent), never refused, so the budget's page still opens.
+const Sum = z.coerce.number().refine(Number.isInteger, "not a whole number");
+const Row = z.object({ window_start: z.coerce.date(), spend: Sum, busiest: Sum, accounts: Int });
 
 /** Spend per window over the last 30 and the last 90 days, oldest first. */
 export async function budgetHistory(db: Db, b: HistoryBudget, now: Date): Promise<Record<HistoryRange, BudgetHistory>> {

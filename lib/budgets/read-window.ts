@@ -64,6 +64,9 @@ export type BudgetOverview = BudgetSummary & {
 };
 
 const Time = z.coerce.date();
+// Sums of counters, which overruns (and many accounts) may take past 2^53 micros: read as the
+// nearest double, never refused, so the overview and the Budgets page still open.
+const Sum = z.coerce.number().refine(Number.isInteger, "not a whole number");
 const SummaryRow = z.object({
   id: Int,
   key: z.string(),
@@ -85,12 +88,12 @@ const SummaryRow = z.object({
   version: Int,
   window_start: Time,
   window_end: Time,
-  held: Int,
-  settled: Int,
+  held: Sum,
+  settled: Sum,
   accounts: Int,
   busiest_key: z.string().nullable(),
-  busiest_held: NullableInt,
-  busiest_settled: NullableInt,
+  busiest_held: Sum.nullable(),
+  busiest_settled: Sum.nullable(),
   busiest_value: NullableInt,
 });
 
@@ -198,13 +201,16 @@ function toSummary(r: z.infer<typeof SummaryRow>, now: Date): BudgetSummary {
   };
 }
 
-const ShareRow = z.object({ budget_id: Int, endpoint_id: Int, key: z.string(), name: z.string(), archived: z.boolean(), money: Int, reservations: Int });
+const ShareRow = z.object({ budget_id: Int, endpoint_id: Int, key: z.string(), name: z.string(), archived: z.boolean(), money: Sum, reservations: Int });
 
 /**
  * Each member's money in the budget's open window. budget_usage counts the budget as a whole, so
- * this reads the members' reservations created in the window (reservations_endpoint_created_idx):
- * the worst case while held or expired (expiry counts it spent), the actual once settled, nothing
- * once released. An archived budget charges nothing, so its members show nothing.
+ * this reads the members' reservations created in the window (reservations_endpoint_created_idx),
+ * each for the budgets its charges name (a reservation made before its endpoint joined, or while
+ * the budget was archived, charged it nothing): the worst case while held or expired (expiry counts
+ * it spent), the actual once settled, nothing once released; an overrun reported after a release
+ * or an expiry counts as resolve_charges charged it. An archived budget charges nothing, so its
+ * members show nothing.
  */
 async function readMemberShares(db: Db, filter: SQL, now: Date): Promise<Map<number, MemberShare[]>> {
   const rows = parseRows(
@@ -221,20 +227,24 @@ async function readMemberShares(db: Db, filter: SQL, now: Date): Promise<Map<num
       -- Budgets sharing a member and a window read its reservations once.
       spans as (select distinct endpoint_id, window_start, window_end from pairs where charging),
       spent as (
-        select s.endpoint_id, s.window_start, r.money, r.reservations
+        select s.endpoint_id, s.window_start, (ch.value->>'b')::int as budget_id,
+          coalesce(sum(case r.state
+            when 'settled' then coalesce(r.settled_money, 0)
+            when 'released' then case when r.overrun then coalesce(r.settled_money, 0) else 0 end
+            when 'expired' then case when r.overrun then greatest(r.money, coalesce(r.settled_money, 0)) else r.money end
+            else r.money end), 0)::bigint as money,
+          count(*) as reservations
         from spans s
-        cross join lateral (
-          select coalesce(sum(case r.state when 'settled' then coalesce(r.settled_money, 0) when 'released' then 0 else r.money end), 0)::bigint as money,
-            count(*) as reservations
-          from reservations r
-          where r.endpoint_id = s.endpoint_id and r.created_at >= s.window_start and r.created_at < s.window_end
-        ) r
+        join reservations r on r.endpoint_id = s.endpoint_id and r.created_at >= s.window_start and r.created_at < s.window_end
+        cross join lateral jsonb_array_elements(r.charges) ch
+        where ch.value ? 'b'
+        group by 1, 2, 3
       )
       select p.budget_id, e.id as endpoint_id, e.key, e.name, e.archived_at is not null as archived,
         coalesce(sp.money, 0) as money, coalesce(sp.reservations, 0) as reservations
       from pairs p
       join endpoints e on e.id = p.endpoint_id
-      left join spent sp on p.charging and sp.endpoint_id = p.endpoint_id and sp.window_start = p.window_start
+      left join spent sp on p.charging and sp.endpoint_id = p.endpoint_id and sp.window_start = p.window_start and sp.budget_id = p.budget_id
       order by p.budget_id, coalesce(sp.money, 0) desc, e.key`),
   );
   const byBudget = new Map<number, MemberShare[]>();

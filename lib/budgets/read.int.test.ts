@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { alerts, auditEvents, budgetOverrides, budgetUsage, refusals } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
@@ -79,24 +80,27 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
     expect(later?.progress.projection).toBe(4 * USD);
   });
 
-  it("gives each member its share from the reservations created in the window: money held or expired, settled money, nothing released", async () => {
+  it("gives each member its share from the reservations created in the window that charged the budget: money held or expired, settled money, nothing released", async () => {
     const a = await insertEndpoint(t.db);
     const c = await insertEndpoint(t.db);
     const outsider = await insertEndpoint(t.db);
     const b = await insertBudget(t.db, { members: [a.id, c.id] });
-    const at = new Date(TODAY.getTime() + 3_600_000);
-    await insertReservation(t.db, { endpointId: a.id, createdAt: at, state: "held", money: 10 });
-    await insertReservation(t.db, { endpointId: a.id, createdAt: at, state: "settled", money: 50, settledMoney: 30 });
-    await insertReservation(t.db, { endpointId: a.id, createdAt: at, state: "released", money: 40 });
-    await insertReservation(t.db, { endpointId: a.id, createdAt: at, state: "expired", money: 5 });
-    await insertReservation(t.db, { endpointId: c.id, createdAt: at, state: "settled", money: 25, settledMoney: 20 });
-    // Yesterday's reservation and a non-member's count for nothing here.
-    await insertReservation(t.db, { endpointId: c.id, createdAt: new Date(TODAY.getTime() - 1), state: "held", money: 1000 });
-    await insertReservation(t.db, { endpointId: outsider.id, createdAt: at, state: "held", money: 1000 });
-
     // A second budget over the same member reads the same reservations; an archived one charges nothing.
     const twin = await insertBudget(t.db, { members: [a.id] });
     const archived = await insertBudget(t.db, { members: [a.id], archivedAt: NOW, archivedBy: "ops@test.local" });
+    const both = [b.id, twin.id, archived.id];
+    const at = new Date(TODAY.getTime() + 3_600_000);
+    await insertReservation(t.db, { endpointId: a.id, createdAt: at, state: "held", money: 10, budgets: both });
+    await insertReservation(t.db, { endpointId: a.id, createdAt: at, state: "settled", money: 50, settledMoney: 30, budgets: both });
+    await insertReservation(t.db, { endpointId: a.id, createdAt: at, state: "released", money: 40, budgets: both });
+    await insertReservation(t.db, { endpointId: a.id, createdAt: at, state: "expired", money: 5, budgets: both });
+    await insertReservation(t.db, { endpointId: c.id, createdAt: at, state: "settled", money: 25, settledMoney: 20, budgets: [b.id] });
+    // Yesterday's reservation and a non-member's count for nothing here.
+    await insertReservation(t.db, { endpointId: c.id, createdAt: new Date(TODAY.getTime() - 1), state: "held", money: 1000, budgets: [b.id] });
+    await insertReservation(t.db, { endpointId: outsider.id, createdAt: at, state: "held", money: 1000 });
+    // Nor does one that charged no budget (made before its endpoint joined): it is not in the budget's spend.
+    await insertReservation(t.db, { endpointId: a.id, createdAt: at, state: "held", money: 1000 });
+
     const views = await listBudgets(t.db, { now: NOW });
     const view = views.find((v) => v.key === b.key);
     expect(view?.members.map((m) => [m.key, m.money, m.reservations])).toEqual([
@@ -267,4 +271,19 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
     expect(second?.rows.map((r) => r.caller)).toEqual([4, 3, 2, 1, 0].map((i) => `acct-${b.id}-${i}-budget`));
     expect(second?.older).toBeNull();
   });
+
+  it("reads a budget whose counter went past 2^53 micros after an overrun (the overview must not fail on it)", async () => {
+    const e = await insertEndpoint(t.db);
+    const max = Number.MAX_SAFE_INTEGER;
+    const b = await insertBudget(t.db, { members: [e.id], value: max, maxValue: max, defaultValue: max });
+    // Held to the value, then an overrun settled past it: the ledger tells the truth, past 2^53.
+    await t.db.execute(sql`insert into budget_usage (budget_id, scope_key, window_start, window_end, held, settled)
+                           values (${b.id}, '', ${TODAY.toISOString()}::timestamptz, ${TOMORROW.toISOString()}::timestamptz, ${max}, 1000)`);
+    const view = (await listBudgetSummaries(t.db, { now: NOW })).find((v) => v.key === b.key);
+    expect(view?.spend).toBeGreaterThan(max);
+    expect(view?.state).toBe("alerting");
+    const detail = await readBudgetDetail(t.db, { key: b.key, now: NOW });
+    expect(detail?.history[30].windows.at(-1)?.spend).toBeGreaterThan(max);
+  });
 });
+

@@ -5,7 +5,7 @@ import { ceilings, type Ceiling, type Endpoint } from "@/db/schema";
 import type { AuditActor } from "@/lib/audit/record";
 import { CONFIRM_RAISE_FACTOR } from "@/lib/ceilings/parse";
 import { CatalogConflictError, CatalogError, invalidInput, requireCatalogReason } from "./errors";
-import { AlertThresholds, CeilingSpec, ceilingIdentity, EndpointFields, EndpointSpec, UNBOUNDED_SENTENCE, zodIssues } from "./spec";
+import { AlertThresholds, CeilingSpec, ceilingIdentity, EndpointFields, EndpointSpec, perCallMoneyIssue, UNBOUNDED_SENTENCE, zodIssues } from "./spec";
 import { deleteCeiling, type FieldChange, insertCeiling, insertEndpoint, lockedEndpoint, recordCeilingChange, setArchived, updateEndpointFields } from "./write";
 import { formatCount } from "@/lib/format";
 
@@ -51,6 +51,8 @@ export type UpdateEndpointParams = { key: string; expectedVersion: number; field
 
 export async function updateEndpoint(db: Db, p: UpdateEndpointParams): Promise<FieldChange[]> {
   const fields = parse(EndpointFields, p.fields);
+  const money = perCallMoneyIssue(fields);
+  if (money) throw invalidInput([money]);
   const reason = requireCatalogReason(p.reason);
   return db.transaction(async (tx) => {
     const endpoint = await lockedEndpoint(tx, p.key);

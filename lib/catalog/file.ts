@@ -15,6 +15,7 @@ import { formatCount } from "@/lib/format";
 import { applyBudgetSteps, diffBudgets } from "@/lib/budgets/file";
 import { readBudgets, type CatalogBudget } from "@/lib/budgets/read";
 import { formatPriceDecimal } from "@/lib/money/price";
+import { findDuplicateKey } from "@/lib/http/strict-json";
 
 // Ceilings as code: the whole catalog as one reviewed file. `plan` compares a file with the
 // database change by change; `apply` makes exactly those changes in one transaction under the same
@@ -83,6 +84,9 @@ export function parseCatalogText(text: string): { ok: true; file: CatalogFile } 
   } catch (error) {
     return { ok: false, errors: [`the file is not valid JSON: ${error instanceof Error ? error.message : String(error)}`] };
   }
+  // A reviewer reads the first of two equal keys; JSON.parse applies the last. Refused, as the HTTP API refuses it.
+  const duplicate = findDuplicateKey(text);
+  if (duplicate !== null) return { ok: false, errors: [`the file has the field ${JSON.stringify(duplicate).slice(0, 60)} twice in one object: a reviewer would read one value and apply another`] };
   const parsed = CatalogFile.safeParse(json);
   return parsed.success ? { ok: true, file: parsed.data } : { ok: false, errors: describeIssues(parsed.error) };
 }

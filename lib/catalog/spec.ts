@@ -184,9 +184,30 @@ const endpointExtras = {
     .default([]),
 };
 
-type EndpointRules = { ceilings: CeilingSpec[]; overrides: { metric: CeilingMetric; window: CeilingWindow }[] };
+type EndpointRules = { ceilings: CeilingSpec[]; overrides: { metric: CeilingMetric; window: CeilingWindow }[]; perCallMax?: number; parts?: readonly EndpointPart[] };
+
+/**
+ * The worst case of one call in money, its per-call max at the dearest part's price, must be
+ * countable: reserve_batch refuses a worst case past 2^53 - 1 micros as an input error, so a larger
+ * one would refuse calls within the endpoint's own per-call max. Integer arithmetic (BigInt).
+ */
+export function perCallMoneyIssue(e: { perCallMax: number; parts: readonly Pick<EndpointPart, "pricePico">[] }): Issue | null {
+  const dearest = e.parts.reduce((max, p) => (BigInt(p.pricePico) > max ? BigInt(p.pricePico) : max), 0n);
+  const micros = (BigInt(e.perCallMax) * dearest + BigInt(PICOS_PER_MICRO) - 1n) / BigInt(PICOS_PER_MICRO);
+  if (micros <= BigInt(Number.MAX_SAFE_INTEGER)) return null;
+  const most = dearest === 0n ? 0n : (BigInt(Number.MAX_SAFE_INTEGER) * BigInt(PICOS_PER_MICRO)) / dearest;
+  return {
+    path: "perCallMax",
+    message: `a call of ${formatCount(e.perCallMax)} units at the dearest part's price is ${micros} micros, more money than can be counted: the per-call max may be at most ${formatCount(Number(most))} at these prices`,
+  };
+}
 
 function checkEndpoint(e: EndpointRules, ctx: z.RefinementCtx): void {
+  // Only when both read: a refinement also runs over fields that failed their own checks.
+  if (Number.isSafeInteger(e.perCallMax) && Array.isArray(e.parts) && e.parts.every((p) => Number.isSafeInteger(p?.pricePico)) && e.perCallMax !== undefined && e.parts !== undefined) {
+    const issue = perCallMoneyIssue({ perCallMax: e.perCallMax, parts: e.parts });
+    if (issue) ctx.addIssue({ code: "custom", path: [issue.path], message: issue.message });
+  }
   if (!hasGlobalCeiling(e.ceilings)) ctx.addIssue({ code: "custom", path: ["ceilings"], message: UNBOUNDED_SENTENCE });
   const seen = new Map<string, number>();
   e.ceilings.forEach((c, i) => {

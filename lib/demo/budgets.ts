@@ -44,5 +44,17 @@ export async function seedBudgetHistory(tx: Db): Promise<number> {
       )
       select count(*)::int as n from daily`),
   );
+  // Today's settled reservations on members name the budgets they charged, as reserve_batch writes
+  // them: a member's share on the Budgets page counts a reservation for the budgets its charges name.
+  await tx.execute(sql`
+    update reservations r
+    set charges = r.charges || (
+      select jsonb_agg(jsonb_build_object('b', b.id, 'k', case when b.scope = 'global' then '' else r.caller end,
+                                          'w', w.window_start, 'n', coalesce(r.money, 0)) order by b.id)
+      from budget_members m
+      join budgets b on b.id = m.budget_id and b.archived_at is null
+      cross join lateral ceilings.window_bounds(b."window", b.billing_day, 0, r.created_at) w
+      where m.endpoint_id = r.endpoint_id)
+    where r.state = 'settled' and r.endpoint_id in (select m.endpoint_id from budget_members m)`);
   return inserted[0]?.n ?? 0;
 }

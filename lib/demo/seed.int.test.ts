@@ -1,6 +1,7 @@
 import { count, eq, sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { findDrift } from "@/lib/alerts/reconcile";
+import { listBudgets } from "@/lib/budgets";
 import { verifyPassword } from "@/lib/auth/password";
 import { resultRows } from "@/db/client";
 import { DEMO_ENDPOINTS, DEMO_PASSWORD } from "./catalog";
@@ -75,6 +76,9 @@ describe.skipIf(skipWithoutDatabase())("demo seed on Postgres", () => {
       expect(r.over).toBe(0);
     }
     expect(rows[1]?.accounts).toBeGreaterThan(10);
+    // Today's settled reservations name the budgets they charged, so the members' shares show.
+    const views = await listBudgets(t.db);
+    for (const v of views) expect(v.members.reduce((n, m) => n + m.money, 0)).toBeGreaterThan(0);
   });
 
   it("leaves counters and reservations in agreement, so the reconcile job reports no drift", async () => {
