@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { bigint, index, integer, pgEnum, pgTable, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 import { budgets } from "./budgets";
 import { ceilings } from "./ceilings";
@@ -30,7 +31,9 @@ export const refusals = pgTable(
     detail: text("detail"),
   },
   (t) => [
-    uniqueIndex("refusals_dedupe_idx").on(t.endpointKey, t.gate, t.caller, t.destination, t.bucket),
+    // The budget that refused is part of a fold's identity: two budgets refusing one caller on one
+    // endpoint within a bucket stay two rows, each on its budget's page.
+    uniqueIndex("refusals_dedupe_idx").on(t.endpointKey, t.gate, t.caller, t.destination, t.bucket, sql`coalesce(${t.budgetId}, 0)`),
     // gate and count ride along so the per-gate chart over a time range is an index-only scan
     // (drizzle has no INCLUDE). The log is insert-mostly with full pages, so indexing count costs
     // folds little: their updates are rarely HOT anyway.

@@ -91,12 +91,10 @@ describe.skipIf(skipWithoutDatabase())("budgets and parts at the edges", () => {
     expect(view?.members.map((m) => [m.key, m.money])).toEqual([[e.key, 50]]);
   });
 
-  // Known, not fixed here: log_refusals folds refusals on (endpoint, gate, caller, destination) in a
-  // 10-second bucket, and two budgets refusing the same caller on the same endpoint are both gate
-  // 'budget', so they fold into one row naming the last budget; the first budget's page loses its
-  // refusal. Separating them needs budget_id in the refusals' unique key (a schema change).
-  // it.fails: passes while the bug is there; remove `.fails` with the fix.
-  it.fails("logs a refusal on the page of the budget that refused, when two budgets refuse one caller within seconds", async () => {
+  // log_refusals folds refusals within a 10-second bucket; two budgets refusing the same caller on
+  // the same endpoint are both gate 'budget', and folded on (endpoint, gate, caller, destination)
+  // alone they became one row naming the last budget. The budget is part of the fold's key.
+  it("logs a refusal on the page of the budget that refused, when two budgets refuse one caller within seconds", async () => {
     const e = await makeEndpoint(t.db, { perCallMax: 1_000, ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000 }] });
     await priceEndpoint(t.db, e.endpointId, { units: 1_000_000 });
     const perAccount = await makeBudget(t.db, { endpointIds: [e.endpointId], value: 1_000_000, scope: "account" });

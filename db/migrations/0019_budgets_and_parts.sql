@@ -145,7 +145,8 @@ BEGIN
   END LOOP;
 END $$;
 --> statement-breakpoint
--- Guarantees: stores refusals, folding identical ones (endpoint, gate, caller, destination) within
+-- Guarantees: stores refusals, folding identical ones (endpoint, gate, caller, destination, and the
+-- budget that refused, so each budget keeps its own) within
 -- a 10-second bucket into one row with a count, so a flood of refusals stays a bounded number of
 -- writes; and counts each into refusal_hourly and refusal_daily in the same statement. The refusals INSERT's
 -- RETURNING gives the row each refusal was folded into, and the rollup counts the refusal under
@@ -154,7 +155,7 @@ END $$;
 -- from the raw rows agree exactly, and an endpoint filter (on endpoint_id) matches the same rows.
 -- Input: [{endpointId, endpointKey, ceilingId, budgetId, gate, caller, destination, amount, remaining, requestId, detail}]
 -- The daily rows are the hourly ones summed by UTC day, so charts with day bars read 24 times fewer.
--- Lock order: refusals rows by (endpoint key, gate, caller, destination), then refusal_daily rows
+-- Lock order: refusals rows by (endpoint key, gate, caller, destination, budget), then refusal_daily rows
 -- by (day, endpoint key, gate, endpoint id), then refusal_hourly rows by (hour, endpoint key, gate,
 -- endpoint id): every batch runs this one statement, whose plan upserts them in that order (the
 -- main INSERT pulls first; the hourly INSERT, referenced by nothing, runs to completion after it).
@@ -164,31 +165,31 @@ LANGUAGE sql SET search_path = public, pg_temp AS $$
     INSERT INTO refusals AS f (bucket, endpoint_id, endpoint_key, ceiling_id, budget_id, gate, caller, destination,
                                amount, remaining, count, request_id, detail)
     SELECT to_timestamp(floor(extract(epoch FROM now()) / 10) * 10),
-           min((x->>'endpointId')::int), x->>'endpointKey', min((x->>'ceilingId')::int), min((x->>'budgetId')::int),
+           min((x->>'endpointId')::int), x->>'endpointKey', min((x->>'ceilingId')::int), (x->>'budgetId')::int,
            (x->>'gate')::refusal_gate, coalesce(x->>'caller', ''), coalesce(x->>'destination', ''),
            max((x->>'amount')::bigint), min((x->>'remaining')::bigint), count(*),
            max(x->>'requestId'), max(x->>'detail')
     FROM jsonb_array_elements(items) AS x
-    GROUP BY x->>'endpointKey', x->>'gate', coalesce(x->>'caller', ''), coalesce(x->>'destination', '')
-    -- A fixed order so two batches upserting the same rows cannot deadlock.
-    ORDER BY 3, 6, 7, 8
-    ON CONFLICT (endpoint_key, gate, caller, destination, bucket) DO UPDATE
+    GROUP BY x->>'endpointKey', x->>'gate', coalesce(x->>'caller', ''), coalesce(x->>'destination', ''), (x->>'budgetId')::int
+    -- A fixed order so two batches upserting the same rows cannot deadlock: the unique key's.
+    ORDER BY 3, 6, 7, 8, coalesce((x->>'budgetId')::int, 0)
+    ON CONFLICT (endpoint_key, gate, caller, destination, bucket, (coalesce(budget_id, 0))) DO UPDATE
       SET count = f.count + excluded.count,
           last_at = now(),
           amount = excluded.amount,
           remaining = excluded.remaining,
-          ceiling_id = coalesce(excluded.ceiling_id, f.ceiling_id),
-          budget_id = coalesce(excluded.budget_id, f.budget_id)
-    RETURNING f.endpoint_id, f.endpoint_key, f.gate, f.caller, f.destination, f.at
+          ceiling_id = coalesce(excluded.ceiling_id, f.ceiling_id)
+    RETURNING f.endpoint_id, f.endpoint_key, f.gate, f.caller, f.destination, coalesce(f.budget_id, 0) AS budget, f.at
   ), added AS (
     -- How many refusals of this batch went into each row (RETURNING gives the row's total).
     SELECT x->>'endpointKey' AS endpoint_key, (x->>'gate')::refusal_gate AS gate,
-           coalesce(x->>'caller', '') AS caller, coalesce(x->>'destination', '') AS destination, count(*) AS n
+           coalesce(x->>'caller', '') AS caller, coalesce(x->>'destination', '') AS destination,
+           coalesce((x->>'budgetId')::int, 0) AS budget, count(*) AS n
     FROM jsonb_array_elements(items) AS x
-    GROUP BY 1, 2, 3, 4
+    GROUP BY 1, 2, 3, 4, 5
   ), counted AS (
     SELECT date_trunc('hour', l.at, 'UTC') AS hour, l.endpoint_id, l.endpoint_key, l.gate, sum(a.n) AS n
-    FROM logged l JOIN added a USING (endpoint_key, gate, caller, destination)
+    FROM logged l JOIN added a USING (endpoint_key, gate, caller, destination, budget)
     GROUP BY 1, 2, 3, 4
   ), hourly AS (
     INSERT INTO refusal_hourly AS h (hour, endpoint_id, endpoint_key, gate, count)

@@ -1,0 +1,2 @@
+DROP INDEX "refusals_dedupe_idx";--> statement-breakpoint
+CREATE UNIQUE INDEX "refusals_dedupe_idx" ON "refusals" USING btree ("endpoint_key","gate","caller","destination","bucket",coalesce("budget_id", 0));
