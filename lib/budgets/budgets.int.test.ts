@@ -248,6 +248,18 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
     expect((await lastEvent(key))?.action).toBe("budget.unarchive");
   });
 
+  it.each(["1e9", "500abc", "-5", ""])("refuses an override typed %j, saves nothing, and audits the attempt as budget.rejected", async (input) => {
+    const { key } = await budget({ scope: "account", value: 2 * DOLLAR, max: 10 * DOLLAR, default: 2 * DOLLAR });
+    const before = await snapshot();
+    const error = await failure(setBudgetOverride(t.db, { key, caller: "acme", input, actor: admin, reason: "big customer" }));
+    expect(error.code).toBe("invalid_input");
+    // Nothing saved; only the attempt's audit event is new.
+    const after = await snapshot();
+    expect([after.budgets, after.members, after.overrides]).toEqual([before.budgets, before.members, before.overrides]);
+    expect(await lastEvent(key)).toMatchObject({ action: "budget.rejected", rawInput: input, appliedValue: null });
+    expect((await lastEvent(key))?.details).toMatchObject({ caller: "acme", override: true });
+  });
+
   it("overrides: per account only, clamped into the bounds, 0 blocks, remove returns the account to the budget's value", async () => {
     const { key } = await budget({ scope: "account", value: 2 * DOLLAR, max: 10 * DOLLAR, default: 2 * DOLLAR });
     const set = await setBudgetOverride(t.db, { key, caller: "  acme ", input: "25", actor: admin, reason: "big customer" });

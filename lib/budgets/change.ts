@@ -234,8 +234,16 @@ export async function adjustBudget(db: Db, p: AdjustBudgetParams): Promise<Adjus
   });
 }
 
-/** A value refused as typed ("1e9", "500abc") saves nothing, but is logged as budget.rejected. */
-async function recordRejectedInput(db: Db, p: AdjustBudgetParams, error: string): Promise<void> {
+/**
+ * A value refused as typed ("1e9", "500abc") saves nothing, but is logged as budget.rejected: the
+ * budget's own value, or an account's override of it (details say which account).
+ */
+async function recordRejectedInput(
+  db: Db,
+  p: Pick<AdjustBudgetParams, "key" | "input" | "actor" | "reason">,
+  error: string,
+  extra: Record<string, unknown> = {},
+): Promise<void> {
   const [row] = await db.select({ id: budgets.id, key: budgets.key, value: budgets.value }).from(budgets).where(eq(budgets.key, p.key));
   if (!row) return;
   await recordAudit(db, {
@@ -247,7 +255,7 @@ async function recordRejectedInput(db: Db, p: AdjustBudgetParams, error: string)
     appliedValue: null,
     clamped: false,
     reason: p.reason.trim() || null,
-    details: { budgetId: row.id, error },
+    details: { budgetId: row.id, error, ...extra },
   });
 }
 
@@ -329,7 +337,10 @@ export type BudgetOverrideResult = { key: string; caller: string; previous: numb
 export async function setBudgetOverride(db: Db, p: SetBudgetOverrideParams): Promise<BudgetOverrideResult> {
   const caller = parseCaller(p.caller);
   const parsed = parseMoneyInput(p.input, "value");
-  if (!parsed.ok) throw invalidInput([{ path: "input", message: parsed.error }]);
+  if (!parsed.ok) {
+    await recordRejectedInput(db, p, parsed.error, { caller, override: true });
+    throw invalidInput([{ path: "input", message: parsed.error }]);
+  }
   const reason = requireCatalogReason(p.reason);
   return db.transaction(async (tx) => {
     const { budget } = await lockedBudget(tx, p.key);

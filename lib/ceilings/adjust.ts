@@ -110,7 +110,12 @@ export async function adjustCeiling(db: Db, p: AdjustCeilingParams): Promise<Adj
  * A value refused as typed ("1e9", "500abc") saves nothing, but staff can still see that someone
  * tried it: it is logged as ceiling.rejected with the raw input and the reason it was refused.
  */
-async function recordRejectedInput(db: Db, p: AdjustCeilingParams, error: string): Promise<void> {
+export async function recordRejectedInput(
+  db: Db,
+  p: Pick<AdjustCeilingParams, "ceilingId" | "input" | "actor" | "reason">,
+  error: string,
+  extra: Record<string, unknown> = {},
+): Promise<void> {
   const [row] = await db
     .select({ endpoint: { id: endpoints.id, key: endpoints.key }, value: ceilings.value })
     .from(ceilings)
@@ -125,6 +130,6 @@ async function recordRejectedInput(db: Db, p: AdjustCeilingParams, error: string
     appliedValue: null,
     clamped: false,
     reason: p.reason.trim() || null,
-    details: { error },
+    details: { error, ...extra },
   });
 }

@@ -89,6 +89,20 @@ describe.skipIf(skipWithoutDatabase())("kill switch and overrides", () => {
     expect((await reserve(t.db, { endpoint: key, amount: 1, caller: "acct_spammer" })).status).toBe("granted");
   });
 
+  it.each(["1e9", "500abc", "-5", ""])("refuses an override typed %j, saves nothing, and audits the attempt as ceiling.rejected", async (input) => {
+    const { ceilings } = await createEndpoint(t.db, {
+      ceilings: [{ metric: "units", scope: "caller", window: "utc_day", value: 5, defaultValue: 5, minValue: 1, maxValue: 20 }],
+    });
+    const c = first(ceilings);
+    await expect(setOverride(t.db, { ceilingId: c.id, caller: "acct_typo", input, actor: operator, reason: "vip" })).rejects.toMatchObject({ code: "invalid_input" });
+    expect(first(await auditOf(t.db, c.id))).toMatchObject({
+      action: "ceiling.rejected",
+      rawInput: input,
+      appliedValue: null,
+      details: expect.objectContaining({ caller: "acct_typo", override: true }),
+    });
+  });
+
   it("refuses overrides on a global ceiling", async () => {
     const { ceilings } = await createEndpoint(t.db);
     await expect(

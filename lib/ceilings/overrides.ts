@@ -5,6 +5,7 @@ import { ceilingOverrides } from "@/db/schema";
 import { canonicalCaller, hasControlChars } from "@/lib/canonical";
 import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { CeilingError, requireReason } from "./errors";
+import { recordRejectedInput } from "./adjust";
 import { lockCeiling } from "./lock";
 import { clampToBounds, parseLimitInput, type Clamp } from "./parse";
 
@@ -44,7 +45,11 @@ function parseCaller(raw: string): string {
 export async function setOverride(db: Db, p: SetOverrideParams): Promise<OverrideResult> {
   const caller = parseCaller(p.caller);
   const parsed = parseLimitInput(p.input);
-  if (!parsed.ok) throw new CeilingError("invalid_input", parsed.error);
+  if (!parsed.ok) {
+    // Refused as typed, saved nowhere, but visible: an override attempt is audited like a value's.
+    await recordRejectedInput(db, { ceilingId: p.ceilingId, input: p.input, actor: p.actor, reason: p.reason }, parsed.error, { caller, override: true });
+    throw new CeilingError("invalid_input", parsed.error);
+  }
   const reason = requireReason(p.reason);
 
   return db.transaction(async (tx) => {
