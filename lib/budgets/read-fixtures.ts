@@ -1,8 +1,8 @@
 import type { Db } from "@/db/client";
 import { budgetMembers, budgets, endpoints, reservations, type NewBudget } from "@/db/schema";
 
-// Rows for the read tests, inserted directly: the reads must show whatever the tables hold, and
-// these tests should not depend on the write verbs or on enforcement.
+// Rows for the read tests (and the enforcement tests' budgets), inserted directly: the reads must
+// show whatever the tables hold, and these tests should not depend on the write verbs.
 
 let counter = 0;
 

@@ -6,6 +6,7 @@
 import { openPostgres } from "@/db/client";
 import { batcherFor, reserve } from "./reserve";
 import { releaseReservation, settleReservation } from "./resolve";
+import { seededRandom } from "@/lib/demo/random";
 import { PATIENT } from "./test-fixtures";
 
 type Plan = {
@@ -18,13 +19,6 @@ type Plan = {
   settle?: boolean;
 };
 
-function generator(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1_664_525 + 1_013_904_223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 async function main(): Promise<void> {
   const [url, planText] = process.argv.slice(2);
@@ -32,7 +26,7 @@ async function main(): Promise<void> {
   const plan = JSON.parse(planText) as Plan;
   const database = openPostgres(url, { max: 6 });
   batcherFor(database.db, PATIENT);
-  const random = generator(plan.seed);
+  const random = seededRandom(plan.seed).next;
   const request = (i: number) => {
     const uniform = plan.uniform?.[i % plan.uniform.length];
     if (uniform) return uniform;

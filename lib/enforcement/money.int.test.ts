@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
+import { seededRandom } from "@/lib/demo/random";
 import { budgetUsage, makeBudget, priceEndpoint } from "./budget-fixtures";
 import { callReserveBatch } from "./batcher";
 import { makeEndpoint } from "./test-fixtures";
@@ -11,13 +12,6 @@ import { makeEndpoint } from "./test-fixtures";
 // (BigInt) over random prices, parts and amounts, in the function the batch and settle use
 // (money_of) and in the batch's own one-part arithmetic.
 
-function generator(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1_664_525 + 1_013_904_223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 /** ceil(sum(units * picos) / 10^6), exactly. */
 function exactMicros(parts: Record<string, number>, prices: Record<string, number>): bigint {
@@ -28,7 +22,7 @@ function exactMicros(parts: Record<string, number>, prices: Record<string, numbe
 
 describe.skipIf(skipWithoutDatabase())("money", () => {
   const t = useTestDatabase("money", { max: 4 });
-  const random = generator(7);
+  const random = seededRandom(7).next;
   // Prices from a thousandth of a pico to $1,000 a unit, many with digits below a micro.
   const price = () => Math.floor(random() ** 4 * 1e15) + (random() < 0.5 ? Math.floor(random() * 1_000_000) : 0);
   const units = () => (random() < 0.1 ? 0 : Math.floor(random() ** 3 * 10_000_000));
