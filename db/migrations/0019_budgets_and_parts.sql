@@ -718,7 +718,7 @@ BEGIN
     -- failing one in id order answers).
     IF req_caller[i] = '' AND ep.id = ANY (account_budget_endpoints) THEN
       FOR x IN 1 .. cardinality(pair_budget) LOOP
-        CONTINUE WHEN pair_endpoint[x] <> ep.id OR batch_budgets[pair_budget[x]].scope <> 'account';
+        CONTINUE WHEN pair_endpoint[x] <> ep.id OR NOT pair_per_account[x];
         answers[i] := jsonb_build_object('status', 'error', 'code', 'caller_required',
           'message', format('endpoint %s is in the per-account budget %s: caller is required', ep.key, batch_budgets[pair_budget[x]].key));
         EXIT;
@@ -763,7 +763,8 @@ BEGIN
       CONTINUE;
     END IF;
 
-    -- The worst case in money: units times picos, rounded up once to a whole micro.
+    -- The worst case in money: units times picos, rounded up once to a whole micro. One part is
+    -- money_of's arithmetic inline: it runs for every request, and money_of is a query each.
     IF req_parts[i] IS NULL THEN
       v_money := div(req_amount[i]::numeric * (ep.parts->0->>'pricePico')::numeric + 999999, 1000000);
     ELSE
