@@ -3,7 +3,7 @@
 // the values too (components/ may not import @/db/* at runtime).
 
 /** Why a reservation was refused, in the order enforcement checks them. */
-export const GATES = ["kill_switch", "per_call_max", "ceiling", "cooldown", "throttle", "unavailable", "budget"] as const;
+export const GATES = ["kill_switch", "per_call_max", "ceiling", "cooldown", "throttle", "unavailable", "budget", "blocked"] as const;
 export type Gate = (typeof GATES)[number];
 
 export const CEILING_METRICS = ["units", "calls"] as const;

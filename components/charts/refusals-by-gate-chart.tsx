@@ -17,6 +17,7 @@ export const GATE_COLORS = {
   per_call_max: "#db2777",
   kill_switch: "#dc2626",
   unavailable: "#71717a",
+  blocked: "#1e3a8a",
 } as const satisfies Record<Gate, string>;
 // Drawn in colour order, not enforcement order.
 const DRAWN_GATES = Object.keys(GATE_COLORS).filter((g): g is Gate => g in GATE_COLORS);

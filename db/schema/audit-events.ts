@@ -1,7 +1,8 @@
 import { bigint, boolean, index, integer, jsonb, pgEnum, pgTable, text, timestamp } from "drizzle-orm/pg-core";
 
 // config: a catalog file applied with `npm run ceilings -- apply` (the actor names the OS user).
-export const actorType = pgEnum("actor_type", ["staff", "cli", "system", "config"]);
+// api_key: a trusted API key (the billing service assigning a plan); the actor is ck_<prefix> (name).
+export const actorType = pgEnum("actor_type", ["staff", "cli", "system", "config", "api_key"]);
 
 // Append-only: a trigger in the migrations refuses UPDATE, DELETE and TRUNCATE.
 // Ids are stored without foreign keys so the history outlives what it describes.

@@ -1,6 +1,7 @@
 export * from "./alert-deliveries";
 export * from "./alert-destinations";
 export * from "./alerts";
+export * from "./accounts-and-plans";
 export * from "./api-keys";
 export * from "./audit-events";
 export * from "./budgets";

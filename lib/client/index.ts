@@ -29,7 +29,7 @@ export type CeilingsClient = {
 
 // A record, not a list, so the compiler refuses a Gate missing here (vocabulary.test.ts ties Gate
 // to the server's).
-const KNOWN_GATES: Record<Gate, true> = { kill_switch: true, per_call_max: true, ceiling: true, cooldown: true, throttle: true, unavailable: true, budget: true };
+const KNOWN_GATES: Record<Gate, true> = { kill_switch: true, per_call_max: true, ceiling: true, cooldown: true, throttle: true, unavailable: true, budget: true, blocked: true };
 const isGate = (v: unknown): v is Gate => typeof v === "string" && Object.hasOwn(KNOWN_GATES, v);
 
 const num = (v: unknown): number | undefined => (typeof v === "number" ? v : undefined);

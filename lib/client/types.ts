@@ -1,7 +1,7 @@
 // The shapes of the HTTP API's answers as this client returns them. The package has no dependencies,
 // so the vocabulary is written out here; vocabulary.test.ts fails when it drifts from the server's.
 
-export type Gate = "kill_switch" | "per_call_max" | "ceiling" | "cooldown" | "throttle" | "unavailable" | "budget";
+export type Gate = "kill_switch" | "per_call_max" | "ceiling" | "cooldown" | "throttle" | "unavailable" | "budget" | "blocked";
 
 /** Units per priced part of an endpoint priced part by part: `{ input: 1200, output: 800 }`. */
 export type Parts = Record<string, number>;

@@ -45,6 +45,7 @@ export const API_ERROR_CODES = {
   cooldown: { status: 429, meaning: "refused: the destination is cooling down" },
   throttle: { status: 429, meaning: "refused: the endpoint's calls per minute are spent" },
   budget: { status: 429, meaning: "refused: a budget the endpoint belongs to has not enough money left in its window for this call's worst case (or is killed, or the account is blocked on it); nothing was charged anywhere" },
+  blocked: { status: 429, meaning: "refused: staff blocked this billing account; every endpoint refuses it until it is unblocked; nothing was charged" },
   unavailable: { status: 503, meaning: "fail closed: the server cannot reach its database; nothing was charged, retry shortly" },
 } as const satisfies Record<string, ErrorCodeInfo>;
 

@@ -32,7 +32,7 @@ export function chartRange(f: RefusalFilters, now: Date): { from: Date; to: Date
 }
 
 function emptyCounts(): GateCounts {
-  return { kill_switch: 0, per_call_max: 0, ceiling: 0, cooldown: 0, throttle: 0, unavailable: 0, budget: 0 };
+  return { kill_switch: 0, per_call_max: 0, ceiling: 0, cooldown: 0, throttle: 0, unavailable: 0, budget: 0, blocked: 0 };
 }
 
 /**

@@ -1,0 +1,98 @@
+import { sql } from "drizzle-orm";
+import { bigint, boolean, check, index, integer, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import { timestamps } from "./columns";
+import { budgets } from "./budgets";
+import { ceilings } from "./ceilings";
+import { ENDPOINT_KEY_PATTERN } from "../../lib/vocabulary";
+
+// A customer tier (free, pro, enterprise): its own value on any per-caller ceiling and any
+// per-account budget. What binds an account: its override, else its plan's value, else the
+// ceiling's (or budget's) own. Exactly one plan is the default, the plan of every account that was
+// never assigned one.
+export const plans = pgTable(
+  "plans",
+  {
+    id: integer("id").primaryKey().generatedAlwaysAsIdentity(),
+    key: text("key").notNull().unique(),
+    name: text("name").notNull(),
+    description: text("description").notNull().default(""),
+    isDefault: boolean("is_default").notNull().default(false),
+    // Bumped by every edit of the plan or its values, so two staff saving one plan conflict.
+    version: integer("version").notNull().default(1),
+    ...timestamps,
+  },
+  (t) => [
+    check("plans_key_format", sql`${t.key} ~ ${sql.raw(`'${ENDPOINT_KEY_PATTERN.source}'`)}`),
+    // At most one default; the write path keeps it exactly one (a switch is one transaction).
+    uniqueIndex("plans_one_default_idx").on(t.isDefault).where(sql`${t.isDefault}`),
+  ],
+);
+
+export type Plan = typeof plans.$inferSelect;
+export type NewPlan = typeof plans.$inferInsert;
+
+// A plan's value on one per-caller ceiling, inside the ceiling's bounds (0 refuses the plan's
+// accounts on that endpoint, as an override of 0 refuses one account).
+export const planCeilingValues = pgTable(
+  "plan_ceiling_values",
+  {
+    planId: integer("plan_id")
+      .notNull()
+      .references(() => plans.id, { onDelete: "cascade" }),
+    ceilingId: integer("ceiling_id")
+      .notNull()
+      .references(() => ceilings.id, { onDelete: "cascade" }),
+    value: bigint("value", { mode: "number" }).notNull(),
+    ...timestamps,
+  },
+  (t) => [primaryKey({ columns: [t.planId, t.ceilingId] }), check("plan_ceiling_values_nonneg", sql`${t.value} >= 0`)],
+);
+
+export type PlanCeilingValue = typeof planCeilingValues.$inferSelect;
+
+// A plan's value on one per-account budget, in micros of the budget's currency, inside its bounds.
+export const planBudgetValues = pgTable(
+  "plan_budget_values",
+  {
+    planId: integer("plan_id")
+      .notNull()
+      .references(() => plans.id, { onDelete: "cascade" }),
+    budgetId: integer("budget_id")
+      .notNull()
+      .references(() => budgets.id, { onDelete: "cascade" }),
+    value: bigint("value", { mode: "number" }).notNull(),
+    ...timestamps,
+  },
+  (t) => [primaryKey({ columns: [t.planId, t.budgetId] }), check("plan_budget_values_nonneg", sql`${t.value} >= 0`)],
+);
+
+export type PlanBudgetValue = typeof planBudgetValues.$inferSelect;
+
+// Every billing account Ceilings knows: registered by the first reservation batch that names it
+// (so staff can find it by prefix), or by an assignment. plan_id null: the default plan, whichever
+// plan that is when the batch runs. Blocked: every reservation naming it is refused on every
+// endpoint (gate blocked), including endpoints and ceilings made after the block; its overrides
+// stay untouched, so an unblock puts back exactly what was there.
+export const accounts = pgTable(
+  "accounts",
+  {
+    account: text("account").primaryKey(),
+    planId: integer("plan_id").references(() => plans.id, { onDelete: "restrict" }),
+    planSetAt: timestamp("plan_set_at", { withTimezone: true }),
+    planSetBy: text("plan_set_by"),
+    blockedAt: timestamp("blocked_at", { withTimezone: true }),
+    blockedBy: text("blocked_by"),
+    blockReason: text("block_reason"),
+    firstSeenAt: timestamp("first_seen_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    // Search by prefix (LIKE 'acct_4a%'), whatever the database's collation.
+    index("accounts_account_prefix_idx").on(t.account.op("text_pattern_ops")),
+    // The accounts of one plan, and how many there are.
+    index("accounts_plan_idx").on(t.planId, t.account).where(sql`${t.planId} is not null`),
+    index("accounts_blocked_idx").on(t.blockedAt).where(sql`${t.blockedAt} is not null`),
+    check("accounts_account_length", sql`char_length(${t.account}) between 1 and 200`),
+  ],
+);
+
+export type Account = typeof accounts.$inferSelect;
