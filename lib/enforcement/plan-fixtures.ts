@@ -15,13 +15,14 @@ export async function makePlan(db: Db, name = "plan"): Promise<{ id: number; key
   return { id: row.id, key };
 }
 
-/** A plan's value on a per-caller ceiling, the way an edit does: waiting for batches on its endpoint. */
-export async function setPlanCeilingValue(db: Db, planId: number, ceilingId: number, value: number): Promise<void> {
+/** A plan's value on a per-caller ceiling, the way an edit does: waiting for batches on its endpoint. Returns the database's clock once committed. */
+export async function setPlanCeilingValue(db: Db, planId: number, ceilingId: number, value: number): Promise<Date> {
   await db.transaction(async (tx) => {
     await tx.execute(sql`select ceilings.lock_endpoints_for_change(array(select endpoint_id from ceilings where id = ${ceilingId}))`);
     await tx.execute(sql`insert into plan_ceiling_values (plan_id, ceiling_id, value) values (${planId}, ${ceilingId}, ${value})
                          on conflict (plan_id, ceiling_id) do update set value = excluded.value`);
   });
+  return committedAt(db);
 }
 
 /** A plan's value on a per-account budget, waiting for batches on every member. */

@@ -101,12 +101,17 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts in enforcement", () =
     const down = `down-${run}`; // from the ceiling's own value to tiny: nothing after the switch
     const up = `up-${run}`; // from tiny (1) to mid (50): an upgrade gives the new value minus what was used
     const blocked = `blocked-${run}`; // blocked on both endpoints, one without a per-caller ceiling
+    const shrunk = `shrunk-${run}`; // on a plan whose value is lowered to 1 under load
+    const shrinking = await makePlan(t.db, "shrinking");
+    await setPlanCeilingValue(t.db, shrinking.id, s.perCaller, BIG);
     await assignAccount(t.db, up, tiny.id);
+    await assignAccount(t.db, shrunk, shrinking.id);
     const requests = [
       { endpoint: s.capped.key, caller: down, amount: 1 },
       { endpoint: s.capped.key, caller: up, amount: 1 },
       { endpoint: s.capped.key, caller: blocked, amount: 1 },
       { endpoint: other.key, caller: blocked, amount: 1 },
+      { endpoint: s.capped.key, caller: shrunk, amount: 1 },
     ];
     const at: Record<string, Date> = {};
     const storms = await runStorms(t.url, [0, 1, 2].map(() => ({ requests, durationMs: 5_000, concurrency: 20 })), async () => {
@@ -114,6 +119,7 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts in enforcement", () =
       at.down = await assignAccount(t.db, down, tiny.id);
       at.up = await assignAccount(t.db, up, mid.id);
       at.blocked = await setBlocked(t.db, blocked, true);
+      at.shrunk = await setPlanCeilingValue(t.db, shrinking.id, s.perCaller, 1);
     });
     expect(storms.reduce((n, r) => n + r.unavailable, 0)).toBe(0);
     const grantsAfter = (caller: string, after: Date) =>
@@ -125,6 +131,9 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts in enforcement", () =
     expect(await grantsAfter(down, at.down as Date)).toBe(0);
     expect(await grantsBefore(blocked, at.blocked as Date)).toBeGreaterThan(10);
     expect(await grantsAfter(blocked, at.blocked as Date)).toBe(0);
+    // A plan's value lowered under load binds like a ceiling's: it waits for the batches in flight.
+    expect(await grantsBefore(shrunk, at.shrunk as Date)).toBeGreaterThan(10);
+    expect(await grantsAfter(shrunk, at.shrunk as Date)).toBe(0);
     // The refusals the block caused are logged under their own gate, on both endpoints.
     const blockedRefusals = await countRows(t.db, sql`select count(distinct endpoint_key) as n from refusals where caller = ${blocked} and gate = 'blocked'`);
     expect(blockedRefusals).toBe(2);
