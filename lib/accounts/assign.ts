@@ -135,6 +135,16 @@ async function writeRows(tx: Db, rows: { account: string; planId: number }[], se
 }
 
 /**
+ * The refusal of a body of more than MAX_BULK_ROWS rows, audited (account.rejected with the count),
+ * before any row is read: the HTTP boundary calls it as soon as it has counted them.
+ */
+export async function refuseTooMany(db: Db, p: { rows: number; actor: AuditActor; reason?: string }): Promise<AccountError> {
+  const message = `at most ${MAX_BULK_ROWS} accounts at once, got ${p.rows}: nothing was assigned`;
+  await recordRejected(db, p, null, message, { rows: p.rows });
+  return new AccountError("too_many", message);
+}
+
+/**
  * Assigns plans to accounts, all or nothing: every row is checked first and one bad row refuses
  * the body (every bad row named with its index, the first MAX_NAMED_ROWS of them); more than
  * MAX_BULK_ROWS rows are refused before anything is read. One audit event per account whose plan
@@ -142,11 +152,7 @@ async function writeRows(tx: Db, rows: { account: string; planId: number }[], se
  * ties the events of one body together.
  */
 export async function assignPlans(db: Db, p: AssignPlansParams): Promise<AssignPlansResult> {
-  if (p.rows.length > MAX_BULK_ROWS) {
-    const message = `at most ${MAX_BULK_ROWS} accounts at once, got ${p.rows.length}: nothing was assigned`;
-    await recordRejected(db, p, null, message, { rows: p.rows.length });
-    throw new AccountError("too_many", message);
-  }
+  if (p.rows.length > MAX_BULK_ROWS) throw await refuseTooMany(db, { rows: p.rows.length, actor: p.actor, reason: p.reason });
   if (p.rows.length === 0) throw new AccountError("invalid_input", "no accounts to assign: send at least one row");
   const reason = optionalReason(p.reason);
   const { checked, problems } = checkRows(p.rows);

@@ -18,13 +18,16 @@ export function parseAccountId(raw: string): string {
 }
 
 /**
- * A plan's key as typed: trimmed, then a plan key's shape. A key of another shape names no plan
- * (plans.key has the endpoint key's CHECK), so it is refused as unknown with what was typed.
+ * A plan's key as typed: trimmed, then a plan key's shape (plans.key has the endpoint key's CHECK).
+ * Another shape is an input error; a well-formed key that names no plan is `unknown_plan`, decided
+ * against the plans table by the verb.
  */
 export function parsePlanKey(raw: string): string {
   const key = raw.trim();
   if (key === "") throw new AccountError("invalid_input", "the plan is required");
   if (hasControlChars(key)) throw new AccountError("invalid_input", "the plan must not contain control characters");
-  if (!ENDPOINT_KEY_PATTERN.test(key)) throw new AccountError("unknown_plan", `unknown plan '${key.slice(0, 64)}'`);
+  if (!ENDPOINT_KEY_PATTERN.test(key)) {
+    throw new AccountError("invalid_input", "the plan must be a plan's key: 1 to 64 lower case letters, digits, '.', '_' or '-', starting with a letter or digit");
+  }
   return key;
 }
