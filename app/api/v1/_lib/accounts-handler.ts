@@ -38,7 +38,7 @@ const shownValue = (v: unknown) => (typeof v === "string" ? v.slice(0, 200) : (J
  */
 function bulkShapeAnswer(error: z.ZodError, value: unknown): ApiAnswer {
   const inRow = error.issues.every((i) => i.path[0] === "accounts" && typeof i.path[1] === "number");
-  const sent = (value as { accounts?: unknown }).accounts;
+  const sent = value !== null && typeof value === "object" ? (value as { accounts?: unknown }).accounts : undefined;
   if (!inRow || !Array.isArray(sent)) {
     const issue = describeIssue(error);
     return errorAnswer(400, issue.code, issue.message);
