@@ -7,8 +7,7 @@
 //   accounts show <account>
 import { readFileSync } from "node:fs";
 import type { Db } from "@/db/client";
-import { AccountError, assignPlan, assignPlans, blockAccount, getAccount, parseAccountId, unblockAccount } from "@/lib/accounts";
-import { parseAssignmentFile } from "@/lib/accounts/file";
+import { AccountError, assignPlan, assignPlans, blockAccount, getAccount, parseAccountId, parseAssignmentFile, unblockAccount } from "@/lib/accounts";
 import type { AuditActor } from "@/lib/audit/record";
 import { formatCount, formatMoney } from "@/lib/format";
 
