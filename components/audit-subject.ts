@@ -5,7 +5,7 @@ import type { AuditEvent } from "@/db/schema";
 // API key's name, a staff member's e-mail address, an alert, a destination, a refused form field,
 // the filters of an export. The kind says which, so an e-mail address is never read as an endpoint.
 
-export type AuditSubjectKind = "endpoint" | "API key" | "staff" | "alert" | "alert destination" | "refusal log" | "form field";
+export type AuditSubjectKind = "endpoint" | "API key" | "staff" | "alert" | "alert destination" | "refusal log" | "form field" | "account";
 
 export type AuditSubject = { kind: AuditSubjectKind | string; name: string };
 
@@ -21,7 +21,8 @@ export function auditSubject(e: Row): AuditSubject | null {
     return { kind: "endpoint", name: parts.join(" · ") };
   }
   const target = e.target ?? "";
-  if (e.action.endsWith(".rejected")) return target ? { kind: "form field", name: target } : null;
+  // account.rejected names the account a refused assignment was for (or nothing, for a bulk body).
+  if (e.action.endsWith(".rejected") && family !== "account") return target ? { kind: "form field", name: target } : null;
   if (target === "") return null;
   switch (family) {
     case "api_key":
@@ -36,6 +37,8 @@ export function auditSubject(e: Row): AuditSubject | null {
     }
     case "refusals":
       return { kind: "refusal log", name: target };
+    case "account":
+      return { kind: "account", name: target };
     default:
       return { kind: family.replaceAll("_", " "), name: target };
   }

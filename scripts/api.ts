@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   await Promise.all([batcherFor(enforcement).warm(), warmResolveLanes(enforcement)]).catch((error: unknown) => {
     console.error(`api: could not open the enforcement connections yet (${error instanceof Error ? error.message : String(error)}); calls open them`);
   });
-  const server = await startApiServer({ deps: { db: async () => enforcement, keys }, port: e.API_PORT, host: e.API_HOST });
+  const server = await startApiServer({ deps: { db: async () => enforcement, adminDb: async () => db, keys }, port: e.API_PORT, host: e.API_HOST });
   console.log(`api: the enforcement API on ${server.url}/api/v1 (pid ${process.pid})`);
   await new Promise<void>((resolve) => {
     for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => resolve());

@@ -6,6 +6,7 @@
 //   npm run ceilings -- kill-all --reason "…"
 //   npm run ceilings -- kill-budget <budget> --reason "…" | restore-budget <budget> [--reason "…"]
 //   npm run ceilings -- export [--out ceilings.json] | schema | plan ceilings.json | apply ceilings.json --reason "…"
+//   npm run ceilings -- accounts assign|bulk|block|unblock|show ... (scripts/ceilings-accounts.ts)
 import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -18,6 +19,8 @@ import { prepareDatabaseWithDemo } from "@/lib/demo";
 import { formatCount, formatMoney } from "@/lib/format";
 import { budgetSentenceOf, killBudget, readBudgets, restoreBudget } from "@/lib/budgets";
 import { isKilled } from "@/lib/budgets/read";
+import { AccountError } from "@/lib/accounts";
+import { ACCOUNTS_USAGE, AccountRowsError, AccountsUsageError, describeAccountError, runAccounts } from "./ceilings-accounts";
 
 const USAGE = `usage: npm run ceilings -- <command>
   status                               every endpoint, its ceilings and what is killed
@@ -32,7 +35,8 @@ const USAGE = `usage: npm run ceilings -- <command>
   schema                               the JSON Schema of the catalog file, on stdout
   plan <file>                          what applying the file would change (exit 1 if invalid)
   apply <file> --reason "why" [--confirm-raise]
-                                       apply the file in one transaction, or nothing`;
+                                       apply the file in one transaction, or nothing
+${ACCOUNTS_USAGE}`;
 
 class UsageError extends Error {}
 
@@ -86,6 +90,19 @@ async function main(argv: string[]): Promise<void> {
   });
   const [command, endpoint, ...extra] = positionals;
   if (values.help || !command) throw new UsageError(values.help ? "" : "a command is required");
+  if (command === "accounts") {
+    await prepareDatabaseWithDemo();
+    const db = await getDb();
+    try {
+      await runAccounts(db, positionals.slice(1), { reason: values.reason, actor: cliActor() });
+    } catch (error) {
+      if (error instanceof AccountsUsageError) throw new UsageError(error.message);
+      throw error;
+    } finally {
+      await closeDb();
+    }
+    return;
+  }
   if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(" ")}`);
   if (values.out !== undefined && command !== "export") throw new UsageError("--out is an option of export only");
   // The schema needs no database: an editor's file check must work anywhere.
@@ -208,6 +225,10 @@ main(process.argv.slice(2)).then(
     if (error instanceof FileError) {
       console.error(`error: ${error.message}`);
       for (const p of error.problems) console.error(`  ${p}`);
+      process.exit(1);
+    }
+    if (error instanceof AccountRowsError || error instanceof AccountError) {
+      for (const line of error instanceof AccountRowsError ? describeAccountError(error.error, error.lines) : describeAccountError(error)) console.error(line);
       process.exit(1);
     }
     if (error instanceof CeilingError || error instanceof CatalogError) {

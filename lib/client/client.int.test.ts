@@ -2,7 +2,7 @@ import { SilentHost } from "@/db/silent-host";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPostgres, type Database } from "@/db/client";
-import { reservations } from "@/db/schema";
+import { plans, reservations } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import type { ApiDeps } from "@/app/api/v1/_lib/deps";
@@ -211,5 +211,25 @@ describe.skipIf(skipWithoutDatabase())("the Ceilings client over HTTP", () => {
     ).rejects.toThrow("provider down");
     const [row] = await t.db.select({ state: reservations.state }).from(reservations).where(eq(reservations.id, thrownFor));
     expect(row?.state).toBe("released");
+  });
+
+  it("a trusted key puts accounts on plans one by one and in bulk; a bound key is refused; both read the account", async () => {
+    await t.db.insert(plans).values([
+      { key: "free", name: "Free" },
+      { key: "pro", name: "Pro" },
+    ]);
+    const billing = client({ apiKey: (await makeKey(t.db, { endpoints: [endpoint.key], trusted: true, name: "billing" })).secret });
+    expect(await billing.setAccountPlan("acct_client", "pro")).toEqual({ status: "assigned", account: "acct_client", plan: "pro", previous: "default", previousWasDefault: true, changed: true });
+    expect(await billing.setAccountPlan("acct_client", "pro")).toMatchObject({ changed: false });
+    expect(await billing.setAccountPlans([{ account: "acct_one", plan: "free" }, { account: "acct_client", plan: "pro" }])).toMatchObject({ status: "assigned", assigned: 1, unchanged: 1 });
+    const refused = await billing.setAccountPlans([{ account: "acct_two", plan: "free" }, { account: "acct_three", plan: "gold" }]).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(InvalidRequestError);
+    expect([(refused as InvalidRequestError).code, (refused as InvalidRequestError).rows]).toEqual(["invalid_rows", [{ index: 1, account: "acct_three", code: "unknown_plan", message: "unknown plan 'gold'" }]]);
+    const forbidden = await client().setAccountPlan("acct_client", "free").catch((e: unknown) => e);
+    expect([forbidden instanceof ForbiddenError, (forbidden as ForbiddenError).code]).toEqual([true, "account_key_forbidden"]);
+    expect(await client().getAccount("acct_client")).toMatchObject({ status: "ok", account: "acct_client", plan: { key: "pro", name: "Pro" }, planAssigned: true, blocked: null });
+    expect(await billing.getAccount("acct_one")).toMatchObject({ status: "ok", plan: { key: "free" }, planSetBy: expect.stringMatching(/^ck_\w+ \(billing\)$/) });
+    failNext = 1;
+    expect(await billing.setAccountPlan("acct_one", "pro")).toEqual({ status: "assigned", account: "acct_one", plan: "pro", previous: "free", previousWasDefault: false, changed: true });
   });
 });

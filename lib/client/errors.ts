@@ -19,9 +19,12 @@ export const BAD_REQUEST_CODES = [
   "invalid_destination",
   "invalid_reservation_id",
   "invalid_actual",
+  "unknown_plan",
+  "invalid_rows",
+  "too_many",
 ] as const;
 export const UNAUTHORIZED_CODES = ["missing_api_key", "invalid_api_key", "revoked_api_key"] as const;
-export const FORBIDDEN_CODES = ["endpoint_not_allowed", "caller_not_allowed", "reservation_forbidden"] as const;
+export const FORBIDDEN_CODES = ["endpoint_not_allowed", "caller_not_allowed", "reservation_forbidden", "account_key_forbidden"] as const;
 export const NOT_FOUND_CODES = ["unknown_endpoint", "reservation_not_found"] as const;
 export const GONE_CODES = ["endpoint_archived"] as const;
 export const CONFLICT_CODES = ["idempotency_conflict", "already_resolved"] as const;
@@ -54,6 +57,10 @@ export class CeilingsError extends Error {
 /** 400 (and other 4xx the API does not list): the request is malformed; retrying it will not help. */
 export class InvalidRequestError extends CeilingsError {
   override name = "InvalidRequestError";
+  /** For `invalid_rows` (a bulk assignment): the refused rows, the first 100, each with its index. */
+  get rows(): { index: number; account: string; code: string; message: string }[] | undefined {
+    return Array.isArray(this.body.rows) ? (this.body.rows as { index: number; account: string; code: string; message: string }[]) : undefined;
+  }
 }
 /** 401: the API key is missing, unknown or revoked. */
 export class AuthenticationError extends CeilingsError {
@@ -79,7 +86,7 @@ export class ConflictError extends CeilingsError {
     return typeof this.body.state === "string" ? this.body.state : undefined;
   }
 }
-/** 413: the body is over the API's 16 KiB. */
+/** 413: the body is over the API's 16 KiB (4 MiB for a bulk assignment). */
 export class PayloadTooLargeError extends CeilingsError {
   override name = "PayloadTooLargeError";
 }

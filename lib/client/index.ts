@@ -1,5 +1,20 @@
 import { send, type Outcome, type TransportSettings } from "./transport.js";
-import type { ClientOptions, Decision, EndpointStatus, Gate, Parts, Refused, Released, ReserveInput, Settled, Unavailable } from "./types.js";
+import type {
+  AccountPlanRow,
+  AccountView,
+  ClientOptions,
+  Decision,
+  EndpointStatus,
+  Gate,
+  Parts,
+  PlanAssignment,
+  PlanAssignments,
+  Refused,
+  Released,
+  ReserveInput,
+  Settled,
+  Unavailable,
+} from "./types.js";
 
 export * from "./errors.js";
 export type * from "./types.js";
@@ -25,6 +40,19 @@ export type CeilingsClient = {
   withReservation<T>(input: ReserveInput, work: (grant: Extract<Decision, { status: "granted" }>) => Promise<WorkResult<T>>): Promise<WithReservationResult<T>>;
   /** The endpoint's ceilings with value, used, held and remaining in their current windows. */
   endpointStatus(endpointKey: string, options?: { caller?: string }): Promise<EndpointStatus | Unavailable>;
+  /**
+   * Put one account on a plan (a trusted key only: a key bound to an account gets ForbiddenError
+   * `account_key_forbidden`). It binds the account's next reservation. Safe to retry.
+   */
+  setAccountPlan(account: string, plan: string): Promise<PlanAssignment | Unavailable>;
+  /**
+   * Put up to 10,000 accounts on plans at once, all or none (a trusted key only). A refused body
+   * throws InvalidRequestError, code `invalid_rows` with `.rows` naming each bad row, or `too_many`.
+   * Safe to retry. Its deadline is `deadlineMs` of this call, 30 s by default.
+   */
+  setAccountPlans(rows: readonly AccountPlanRow[], options?: { deadlineMs?: number }): Promise<PlanAssignments | Unavailable>;
+  /** One account's plan, block and what binds it (a trusted key, or the key bound to that account). */
+  getAccount(account: string): Promise<AccountView | Unavailable>;
 };
 
 // A record, not a list, so the compiler refuses a Gate missing here (vocabulary.test.ts ties Gate
@@ -125,6 +153,32 @@ export function createCeilingsClient(options: ClientOptions): CeilingsClient {
     return { status: "ok", ...(outcome.body as Omit<EndpointStatus, "status">) };
   }
 
+  function unavailable(outcome: Extract<Outcome, { kind: "unavailable" }>): Unavailable {
+    return { status: "unavailable", reason: outcome.reason, message: outcome.message, mayHaveApplied: outcome.mayHaveApplied };
+  }
+
+  // An assignment is idempotent on the server (the same plan again changes nothing), so the
+  // transport's retries of a 503 or a lost answer are safe.
+  async function setAccountPlan(account: string, plan: string): Promise<PlanAssignment | Unavailable> {
+    const outcome = await send(settings, { method: "PUT", path: `api/v1/accounts/${encodeURIComponent(account)}`, body: { plan } });
+    if (outcome.kind === "unavailable") return unavailable(outcome);
+    return { status: "assigned", ...(outcome.body as Omit<PlanAssignment, "status">) };
+  }
+
+  async function setAccountPlans(rows: readonly AccountPlanRow[], opts: { deadlineMs?: number } = {}): Promise<PlanAssignments | Unavailable> {
+    // 10,000 rows are written and audited in one transaction: longer than a reservation's 2 s.
+    const deadlineMs = opts.deadlineMs ?? Math.max(settings.deadlineMs, 30_000);
+    const outcome = await send({ ...settings, deadlineMs }, { method: "POST", path: "api/v1/accounts:bulk", body: { accounts: rows.map((r) => ({ account: r.account, plan: r.plan })) } });
+    if (outcome.kind === "unavailable") return unavailable(outcome);
+    return { status: "assigned", ...(outcome.body as Omit<PlanAssignments, "status">) };
+  }
+
+  async function getAccount(account: string): Promise<AccountView | Unavailable> {
+    const outcome = await send(settings, { method: "GET", path: `api/v1/accounts/${encodeURIComponent(account)}` });
+    if (outcome.kind === "unavailable") return { status: "unavailable", reason: outcome.reason, message: outcome.message };
+    return { status: "ok", ...(outcome.body as Omit<AccountView, "status">) };
+  }
+
   async function withReservation<T>(
     input: ReserveInput,
     work: (grant: Extract<Decision, { status: "granted" }>) => Promise<WorkResult<T>>,
@@ -143,5 +197,5 @@ export function createCeilingsClient(options: ClientOptions): CeilingsClient {
     return { status: "done", result: outcome.result, reservationId: decision.reservationId, settlement };
   }
 
-  return { reserve, settle, release, withReservation, endpointStatus };
+  return { reserve, settle, release, withReservation, endpointStatus, setAccountPlan, setAccountPlans, getAccount };
 }

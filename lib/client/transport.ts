@@ -5,7 +5,7 @@ import type { UnavailableReason } from "./types.js";
 // the contract makes safe to repeat (503 and network failures, resent byte for byte, so a reserve
 // keeps its idempotency key), and never a throw for a failure of the network or the server.
 
-export type Call = { method: "GET" | "POST"; path: string; body?: unknown; headers?: Record<string, string> };
+export type Call = { method: "GET" | "POST" | "PUT"; path: string; body?: unknown; headers?: Record<string, string> };
 
 export type Outcome =
   | { kind: "answer"; status: number; body: Record<string, unknown>; headers: Headers }

@@ -127,6 +127,49 @@ export type EndpointStatus = {
   ceilings: CeilingStatus[];
 };
 
+// ---- accounts (trusted keys assign; a key bound to an account reads its own) ----
+
+/** One account moved to a plan by `setAccountPlan`. */
+export type PlanAssignment = {
+  status: "assigned";
+  account: string;
+  /** The plan's key the account is on now. */
+  plan: string;
+  /** The plan's key it was on before: the default plan's when it had none assigned. */
+  previous: string;
+  previousWasDefault: boolean;
+  /** False when it was already on that plan: nothing changed (a retry is safe). */
+  changed: boolean;
+};
+
+/** A bulk assignment by `setAccountPlans`: every row applied, or (an error) none. */
+export type PlanAssignments = { status: "assigned"; assigned: number; unchanged: number; batch: string };
+
+export type AccountPlanRow = { account: string; plan: string };
+
+/** A refused row of a bulk assignment, on `InvalidRequestError.rows` (code `invalid_rows`). */
+export type RefusedRow = { index: number; account: string; code: string; message: string };
+
+export type BindingSource = "killed" | "override" | "plan" | "ceiling" | "budget";
+
+export type AccountView = {
+  status: "ok";
+  account: string;
+  known: boolean;
+  plan: { key: string; name: string };
+  /** False: the account follows the default plan, whichever that is. */
+  planAssigned: boolean;
+  planSetAt: string | null;
+  planSetBy: string | null;
+  /** Staff blocked the account: every endpoint refuses it (gate `blocked`). */
+  blocked: { at: string; by: string | null; reason: string | null } | null;
+  firstSeenAt: string | null;
+  /** The value that binds the account on each per-caller ceiling, and where it comes from. */
+  ceilings: { ceilingId: number; endpoint: string; metric: "units" | "calls"; window: "utc_day" | "billing_month" | "first_hit"; value: number; source: BindingSource }[];
+  /** The value (micros) that binds it on each per-account budget. */
+  budgets: { budget: string; currency: string; window: "utc_day" | "billing_month"; value: number; source: BindingSource }[];
+};
+
 export type ClientOptions = {
   /** The dashboard's URL, e.g. `https://ceilings.example.com`. */
   baseUrl: string;

@@ -19,6 +19,8 @@ export const ROUTE_METHODS: Readonly<Record<string, readonly RouteMethod[]>> = {
   "/api/demo/subscribe": ["POST"],
   "/api/health": ["GET"],
   "/api/metrics": ["GET"],
+  "/api/v1/accounts/[account]": ["GET", "PUT"],
+  "/api/v1/accounts:bulk": ["POST"],
   "/api/v1/endpoints/[key]": ["GET"],
   "/api/v1/openapi.json": ["GET"],
   "/api/v1/reservations": ["POST"],

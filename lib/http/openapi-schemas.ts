@@ -25,12 +25,16 @@ export const API_ERROR_CODES = {
   invalid_destination: { status: 400, meaning: "the destination is not an address or number the cooldown can count (or of another kind than it counts)" },
   invalid_reservation_id: { status: 400, meaning: "the reservation id in the path is not a UUID" },
   invalid_actual: { status: 400, meaning: "actual is above the endpoint's per-call max; nothing changed" },
+  unknown_plan: { status: 400, meaning: "the plan named is a plan key no plan has; nothing was assigned" },
+  invalid_rows: { status: 400, meaning: "rows of a bulk assignment were refused (a bad account, an unknown plan, an account twice): rows names each, the first 100, with its index; refused counts them all; nothing was assigned" },
+  too_many: { status: 400, meaning: "a bulk assignment of more than 10,000 rows; nothing was read or assigned" },
   missing_api_key: { status: 401, meaning: "no 'Authorization: Bearer ck_...' header" },
   invalid_api_key: { status: 401, meaning: "the API key is not one the server knows" },
   revoked_api_key: { status: 401, meaning: "the API key was revoked" },
   endpoint_not_allowed: { status: 403, meaning: "the API key may not use this endpoint" },
   caller_not_allowed: { status: 403, meaning: "a key bound to an account named another account as caller" },
   reservation_forbidden: { status: 403, meaning: "the reservation belongs to another account" },
+  account_key_forbidden: { status: 403, meaning: "a key bound to an account may not assign plans: only a trusted key (the billing service's) may" },
   unknown_endpoint: { status: 404, meaning: "no endpoint has this key" },
   reservation_not_found: { status: 404, meaning: "no reservation has this id" },
   not_found: { status: 404, meaning: "no route answers this path under /api" },
@@ -38,7 +42,7 @@ export const API_ERROR_CODES = {
   idempotency_conflict: { status: 409, meaning: "the idempotencyKey was used for a call with another amount or destination" },
   already_resolved: { status: 409, meaning: "the reservation (or the idempotencyKey's reservation) is settled, released or expired; state says which" },
   endpoint_archived: { status: 410, meaning: "an admin archived the endpoint: nothing is charged until it is unarchived" },
-  body_too_large: { status: 413, meaning: "the body is over 16 KiB" },
+  body_too_large: { status: 413, meaning: "the body is over 16 KiB (4 MiB for a bulk assignment)" },
   per_call_max: { status: 429, meaning: "refused: the amount is above the endpoint's per-call max" },
   kill_switch: { status: 429, meaning: "refused: the endpoint or a ceiling is killed (value 0)" },
   ceiling: { status: 429, meaning: "refused: a ceiling's window has not enough left" },
@@ -186,4 +190,57 @@ export const EndpointStatusBody = z.strictObject({
       remaining: Counter,
     }),
   ),
+});
+
+// ---- accounts ----------------------------------------------------------------------------------
+
+export const PlanAssigned = z.strictObject({
+  account: z.string().meta({ description: "the account as stored: trimmed" }),
+  plan: z.string().meta({ description: "the plan's key the account is on now" }),
+  previous: z.string().meta({ description: "the plan's key it was on before: the default plan's when it had none assigned" }),
+  previousWasDefault: z.boolean().meta({ description: "true when the account had no plan assigned and followed the default" }),
+  changed: z.boolean().meta({ description: "false when the account was already assigned this plan: nothing was written (a retry is safe)" }),
+});
+
+export const PlansAssigned = z.strictObject({
+  assigned: z.int().meta({ description: "accounts whose plan changed, each audited" }),
+  unchanged: z.int().meta({ description: "accounts already assigned the plan of their row" }),
+  batch: Uuid.meta({ description: "names this assignment in the audit log (details.batch of each account's event)" }),
+});
+
+const RowProblemBody = z.strictObject({
+  index: z.int().min(0).meta({ description: "the row's place in accounts, from 0" }),
+  account: z.string().meta({ description: "the account as sent (control characters replaced by U+FFFD, cut at 200 characters)" }),
+  code: z.enum(["invalid_input", "unknown_plan", "duplicate_account", "unknown_field"]),
+  message: z.string(),
+});
+
+export const RowsRefused = z.strictObject({
+  rows: z.array(RowProblemBody).meta({ description: "the refused rows in body order, at most 100" }),
+  refused: z.int().min(1).meta({ description: "how many rows were refused in all" }),
+  error: errorObject(z.literal("invalid_rows")),
+});
+
+const Binding = z.enum(["killed", "override", "plan", "ceiling", "budget"]).meta({
+  description: "where the value comes from: the ceiling or budget is killed (0 binds everyone), the account's override, its plan's value, or the ceiling's or budget's own",
+});
+
+export const AccountBody = z.strictObject({
+  account: z.string(),
+  known: z.boolean().meta({ description: "whether any reservation or assignment has named the account" }),
+  plan: z.strictObject({ key: z.string(), name: z.string() }),
+  planAssigned: z.boolean().meta({ description: "false: the account follows the default plan, whichever that is" }),
+  planSetAt: Timestamp.nullable(),
+  planSetBy: z.string().nullable().meta({ description: "who assigned it; null for a key bound to the account" }),
+  blocked: z
+    .strictObject({ at: Timestamp, by: z.string().nullable(), reason: z.string().nullable() })
+    .nullable()
+    .meta({ description: "staff blocked the account: every endpoint refuses it (gate blocked). by and reason are null for a key bound to the account" }),
+  firstSeenAt: Timestamp.nullable(),
+  ceilings: z.array(
+    z.strictObject({ ceilingId: z.int(), endpoint: z.string(), metric: Metric, window: WindowKind, value: z.int(), source: Binding }),
+  ).meta({ description: "each per-caller ceiling of a live endpoint and the value that binds this account on it" }),
+  budgets: z.array(
+    z.strictObject({ budget: z.string(), currency: z.string(), window: z.enum(BUDGET_WINDOWS), value: z.int().meta({ description: "micros of currency" }), source: Binding }),
+  ).meta({ description: "each live per-account budget and the value that binds this account on it" }),
 });

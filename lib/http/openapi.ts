@@ -1,5 +1,6 @@
 import { z } from "zod";
 import {
+  AccountBody,
   AlreadyResolved,
   API_ERROR_CODE_NAMES,
   API_ERROR_CODES,
@@ -8,13 +9,28 @@ import {
   errorBody,
   Granted,
   IdempotencyConflict,
+  PlanAssigned,
+  PlansAssigned,
   Refusal,
   Released,
   ReplayResolved,
+  RowsRefused,
   Settled,
   Unavailable,
 } from "./openapi-schemas";
-import { ACCOUNT_PATTERN, MAX_REQUEST_ID, NO_CONTROL_PATTERN, ReleaseBody, ReservationIdParam, ReserveBody, SettleBody, TRIMMED_PATTERN } from "./schemas";
+import {
+  ACCOUNT_PATTERN,
+  AccountParam,
+  AssignPlanBody,
+  BulkAssignBody,
+  MAX_REQUEST_ID,
+  NO_CONTROL_PATTERN,
+  ReleaseBody,
+  ReservationIdParam,
+  ReserveBody,
+  SettleBody,
+  TRIMMED_PATTERN,
+} from "./schemas";
 
 // OpenAPI 3.1 of /api/v1, generated from the very zod schemas that validate the requests (and
 // response schemas that the conformance test holds the handlers to). zod 4's own toJSONSchema is
@@ -70,6 +86,26 @@ export const OPERATION_ERRORS = {
     404: ["unknown_endpoint"],
     503: ["unavailable"],
   },
+  assignPlan: {
+    400: ["invalid_json", "nesting_too_deep", "duplicate_field", "invalid_characters", "unknown_field", "invalid_input", "unknown_plan"],
+    401: ["missing_api_key", "invalid_api_key", "revoked_api_key"],
+    403: ["account_key_forbidden"],
+    413: ["body_too_large"],
+    503: ["unavailable"],
+  },
+  assignPlans: {
+    400: ["invalid_json", "nesting_too_deep", "duplicate_field", "invalid_characters", "unknown_field", "invalid_input", "invalid_rows", "too_many"],
+    401: ["missing_api_key", "invalid_api_key", "revoked_api_key"],
+    403: ["account_key_forbidden"],
+    413: ["body_too_large"],
+    503: ["unavailable"],
+  },
+  getAccount: {
+    400: ["invalid_input"],
+    401: ["missing_api_key", "invalid_api_key", "revoked_api_key"],
+    403: ["caller_not_allowed"],
+    503: ["unavailable"],
+  },
 } as const satisfies Record<string, Partial<Record<number, readonly ApiErrorCode[]>>>;
 export type OperationId = keyof typeof OPERATION_ERRORS;
 
@@ -98,6 +134,17 @@ const COMPONENTS: Record<string, { schema: z.ZodType; io: "input" | "output" }> 
   ReservationNotFound: { schema: errorBody(E.settleReservation[404]), io: "output" },
   EndpointArchived: { schema: errorBody(E.reserve[410]), io: "output" },
   TooLarge: { schema: errorBody(E.reserve[413]), io: "output" },
+  AssignPlanBody: { schema: AssignPlanBody, io: "input" },
+  BulkAssignBody: { schema: BulkAssignBody, io: "input" },
+  PlanAssigned: { schema: PlanAssigned, io: "output" },
+  PlansAssigned: { schema: PlansAssigned, io: "output" },
+  Account: { schema: AccountBody, io: "output" },
+  RowsRefused: { schema: RowsRefused, io: "output" },
+  AssignPlanBadRequest: { schema: errorBody(E.assignPlan[400]), io: "output" },
+  AssignPlansBadRequest: { schema: errorBody(E.assignPlans[400].filter((c) => c !== "invalid_rows")), io: "output" },
+  GetAccountBadRequest: { schema: errorBody(E.getAccount[400]), io: "output" },
+  AccountKeyForbidden: { schema: errorBody(E.assignPlan[403]), io: "output" },
+  GetAccountForbidden: { schema: errorBody(E.getAccount[403]), io: "output" },
 };
 
 const NO_STORE = { "Cache-Control": { required: true, schema: { type: "string", const: "no-store" }, description: "no answer of the API is cached" } };
@@ -122,6 +169,16 @@ const reservationId = {
   schema: schema(ReservationIdParam, "input"),
   description: "the reservationId a reserve answered",
 };
+
+const accountParam = {
+  name: "account",
+  in: "path",
+  required: true,
+  schema: schema(AccountParam, "input"),
+  description: "the billing account, percent-encoded as a path segment",
+};
+
+const assignForbidden = error("AccountKeyForbidden", E.assignPlan[403], "a key bound to an account; nothing changed");
 
 function resolveOperation(verb: "settle" | "release") {
   const op = verb === "settle" ? E.settleReservation : E.releaseReservation;
@@ -215,6 +272,60 @@ export function openApiDocument(serverUrl?: string): Json {
       },
       "/api/v1/reservations/{id}/settle": { post: resolveOperation("settle") },
       "/api/v1/reservations/{id}/release": { post: resolveOperation("release") },
+      "/api/v1/accounts/{account}": {
+        put: {
+          operationId: "assignPlan",
+          summary: "Put one account on a plan (trusted keys only); it binds the account's next reservation",
+          description:
+            "Counters already used in the current windows stay: an upgrade mid-day gives the new value minus what was used. " +
+            "Assigning the default plan's key pins the account to that plan: a later switch of the default moves only accounts never assigned. " +
+            "Audited with the key (ck_<prefix> (<name>)); the same plan again is a safe retry (changed: false).",
+          parameters: [accountParam],
+          requestBody: { required: true, content: { "application/json": { schema: ref("AssignPlanBody") } } },
+          responses: {
+            "200": answer("assigned, or already on that plan (changed: false)", ref("PlanAssigned")),
+            "400": error("AssignPlanBadRequest", E.assignPlan[400], "invalid input, nothing changed"),
+            "401": unauthorized,
+            "403": assignForbidden,
+            "413": tooLarge,
+            "503": unavailable,
+          },
+        },
+        get: {
+          operationId: "getAccount",
+          summary: "One account's plan, block and the value that binds it on each per-caller ceiling and per-account budget",
+          description: "A trusted key reads any account; a key bound to an account reads its own only.",
+          parameters: [accountParam],
+          responses: {
+            "200": answer("the account (an account never seen is shown on the default plan, known: false)", ref("Account")),
+            "400": error("GetAccountBadRequest", E.getAccount[400], "invalid account"),
+            "401": unauthorized,
+            "403": error("GetAccountForbidden", E.getAccount[403], "not this key's to read"),
+            "503": unavailable,
+          },
+        },
+      },
+      "/api/v1/accounts:bulk": {
+        post: {
+          operationId: "assignPlans",
+          summary: "Put up to 10,000 accounts on plans at once, all or nothing (trusted keys only)",
+          description:
+            "Every row is checked before anything is written; one bad row refuses the body and every bad row is named with its index (the first 100). " +
+            "The body may weigh up to 4 MiB. One audit event per account whose plan changed, tied together by batch.",
+          requestBody: { required: true, content: { "application/json": { schema: ref("BulkAssignBody") } } },
+          responses: {
+            "200": answer("every row assigned (or already on its plan)", ref("PlansAssigned")),
+            "400": answer(
+              `nothing was assigned: rows refused (\`invalid_rows\`, each named) or ${codes(E.assignPlans[400].filter((c) => c !== "invalid_rows"))}`,
+              { oneOf: [ref("RowsRefused"), ref("AssignPlansBadRequest")] },
+            ),
+            "401": unauthorized,
+            "403": assignForbidden,
+            "413": tooLarge,
+            "503": unavailable,
+          },
+        },
+      },
       "/api/v1/endpoints/{key}": {
         get: {
           operationId: "endpointStatus",

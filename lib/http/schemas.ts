@@ -167,3 +167,43 @@ export function describeIssue(error: z.ZodError): BodyIssue {
   const field = String(issue.path[0] ?? "");
   return { code: FIELD_CODES[field] ?? "invalid_input", message: issue.message };
 }
+
+// ---- accounts: plans assigned by a trusted key (the billing service) ----------------------------
+
+/** A plan's key as sent: whitespace at either end is dropped, then a plan key's shape. */
+export const PLAN_KEY_PATTERN = `^${TRIMMED_EDGE}[a-z0-9][a-z0-9._-]{0,63}${TRIMMED_EDGE}$`;
+
+/**
+ * The most a bulk assignment body may weigh: 10,000 rows of a 200-character account and a
+ * 64-character plan key written plainly are about 3 MB; accounts written as \u escapes may need
+ * more, and are then sent in smaller bodies. Every other body of the API stays at 16 KiB.
+ */
+export const MAX_BULK_BODY_BYTES = 4 * 1024 * 1024;
+
+const ACCOUNT_DOC = {
+  minLength: 1,
+  maxLength: 200,
+  pattern: TRIMMED_PATTERN,
+  description: "a billing account, as a per-caller ceiling counts it: trimmed of whitespace at both ends, then 1 to 200 characters, none of them a control character",
+};
+const PLAN_DOC = { pattern: PLAN_KEY_PATTERN, description: "a plan's key (free, pro, ...); whitespace at either end is dropped" };
+
+/** The account in the path; its rules are checked by lib/accounts (parseAccountId), which this documents. */
+export const AccountParam = z.string().meta(ACCOUNT_DOC);
+
+/** PUT /api/v1/accounts/{account}. The plan's shape and existence are checked by lib/accounts. */
+export const AssignPlanBody = z.strictObject({
+  plan: z.string({ error: "plan must be a string: the key of a plan" }).meta(PLAN_DOC),
+});
+
+export const AssignmentRowBody = z.strictObject({
+  account: z.string({ error: "account must be a string" }).meta(ACCOUNT_DOC),
+  plan: z.string({ error: "plan must be a string: the key of a plan" }).meta(PLAN_DOC),
+});
+
+/** POST /api/v1/accounts:bulk: up to 10,000 rows, all assigned or none. */
+export const BulkAssignBody = z.strictObject({
+  accounts: z
+    .array(AssignmentRowBody, { error: "accounts must be an array of {account, plan}" })
+    .meta({ minItems: 1, maxItems: 10_000, description: "one row per account (an account twice is refused); at most 10,000 rows" }),
+});

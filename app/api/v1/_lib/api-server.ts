@@ -1,10 +1,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { type ApiAnswer, type ApiRequest, errorAnswer, MAX_BODY_BYTES, openApiDocument } from "@/lib/http";
+import { MAX_BULK_BODY_BYTES } from "@/lib/http/schemas";
 import { guardMethods, isHttps } from "@/lib/http/method-guard";
 import { answerMethod } from "@/lib/http/methods";
 import { checkUrl } from "@/lib/http/strict-input";
 import { logError } from "@/lib/log/redact";
 import { securityHeaders } from "@/lib/security/headers";
+import { handleAssignPlan, handleAssignPlans, handleGetAccount } from "./accounts-handler";
 import type { ApiDeps } from "./deps";
 import { handleHealth } from "./health-handler";
 import { handleReserve } from "./reserve-handler";
@@ -26,6 +28,8 @@ function openApi(): ApiAnswer {
 
 const RESOLVE = /^\/api\/v1\/reservations\/([^/]+)\/(settle|release)$/;
 const STATUS = /^\/api\/v1\/endpoints\/([^/]+)$/;
+const ACCOUNT = /^\/api\/v1\/accounts\/([^/]+)$/;
+const BULK = "/api/v1/accounts:bulk";
 
 /** The answer of the route for a path and method (HEAD read as GET) the method table already let through. */
 function route(method: string, pathname: string, request: ApiRequest, deps: ApiDeps): Promise<ApiAnswer> {
@@ -36,6 +40,12 @@ function route(method: string, pathname: string, request: ApiRequest, deps: ApiD
   }
   const status = STATUS.exec(pathname);
   if (method === "GET" && status?.[1]) return handleEndpointStatus(request, decodeURIComponent(status[1]), deps);
+  const account = ACCOUNT.exec(pathname);
+  if (account?.[1] && (method === "GET" || method === "PUT")) {
+    const id = decodeURIComponent(account[1]);
+    return method === "GET" ? handleGetAccount(request, id, deps) : handleAssignPlan(request, id, deps);
+  }
+  if (method === "POST" && pathname === BULK) return handleAssignPlans(request, deps);
   if (method === "GET" && pathname === "/api/v1/openapi.json") return Promise.resolve(openApi());
   if (method === "GET" && pathname === "/api/health") return handleHealth(deps);
   return Promise.resolve(errorAnswer(404, "not_found", "no such route; this server answers the enforcement API under /api/v1"));
@@ -46,15 +56,15 @@ function route(method: string, pathname: string, request: ApiRequest, deps: ApiD
  * more (the rest is drained unread, so the 413 reaches the client). Listeners rather than an async
  * iterator: the iterator's machinery cost more than the read.
  */
-function readCappedBody(req: IncomingMessage): Promise<Buffer | undefined> {
+function readCappedBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const done = () => resolve(size === 0 ? undefined : Buffer.concat(chunks, Math.min(size, MAX_BODY_BYTES + 1)));
+    const done = () => resolve(size === 0 ? undefined : Buffer.concat(chunks, Math.min(size, limit + 1)));
     const onData = (chunk: Buffer) => {
       chunks.push(chunk);
       size += chunk.byteLength;
-      if (size <= MAX_BODY_BYTES) return;
+      if (size <= limit) return;
       req.off("data", onData);
       req.resume();
       done();
@@ -133,7 +143,9 @@ export function apiRequestListener(options: ApiServerOptions): (req: IncomingMes
         req.resume();
         return send(res, security, refused, head);
       }
-      const body = method === "GET" || head ? undefined : await readCappedBody(req);
+      // A bulk assignment is the one body allowed past 16 KiB (its handler checks the same limit).
+      const limit = url.pathname === BULK ? MAX_BULK_BODY_BYTES : MAX_BODY_BYTES;
+      const body = method === "GET" || head ? undefined : await readCappedBody(req, limit);
       options.observe?.({ method, path: url.pathname, body: body ? body.toString("utf8") : "" });
       // The query as a URL reads it: a fragment (which a client should not send) is no part of it.
       const hash = url.search.indexOf("#");

@@ -7,6 +7,9 @@ import { ajv, conformance, doc, operation, schemaAt, serve, type Answer } from "
 import { handleReserve } from "./reserve-handler";
 import { handleResolve } from "./resolve-handler";
 import { handleEndpointStatus } from "./status-handler";
+import { handleAssignPlan, handleAssignPlans, handleGetAccount } from "./accounts-handler";
+import { plans } from "@/db/schema";
+import { MAX_BULK_BODY_BYTES } from "@/lib/http/schemas";
 import { apiRequest, makeKey } from "./test-support";
 
 // A schema-driven fuzzer: cases generated from the document's own request schemas (each field
@@ -22,7 +25,7 @@ type Case = { label: string; text: string };
 type Json = Record<string, unknown>;
 
 // 400 codes about the world rather than the request's shape: a valid request can still get them.
-const SEMANTIC_400 = new Set(["caller_required", "destination_required", "invalid_destination", "invalid_actual", "invalid_parts"]);
+const SEMANTIC_400 = new Set(["caller_required", "destination_required", "invalid_destination", "invalid_actual", "invalid_parts", "unknown_plan"]);
 
 const CONTROLS = ["\u0000", "\u0001", "\u0008", "\t", "\n", "\u000b", "\u000c", "\r", "\u001b", "\u007f", "\u0085", "\u009b"];
 const SPACES = [" ", "\u00a0", "\u2003", "\u3000", "\ufeff", "\u2028"];
@@ -175,8 +178,8 @@ function shapeOf(text: string): { deep: boolean; duplicate: boolean } {
 type Verdict = { valid: boolean | "unknown"; why: string };
 
 /** What the document says of a body: valid, invalid, or beyond what a schema can say. */
-function verdictOf(schemaName: string, text: string, required: boolean): Verdict {
-  if (new TextEncoder().encode(text).length > 16 * 1024) return { valid: false, why: "over the size cap" };
+function verdictOf(schemaName: string, text: string, required: boolean, cap = 16 * 1024): Verdict {
+  if (new TextEncoder().encode(text).length > cap) return { valid: false, why: "over the size cap" };
   if (text.trim() === "") return required ? { valid: "unknown", why: "an empty body reads as {}" } : { valid: true, why: "an empty body" };
   let value: unknown;
   try {
@@ -220,6 +223,7 @@ describe.skipIf(skipWithoutDatabase())("a schema-driven fuzzer against the OpenA
     endpointKey = e.key;
     trusted = (await makeKey(t.db, { endpoints: [e.key], trusted: true })).secret;
     account = (await makeKey(t.db, { endpoints: [e.key], account: "acct_fuzz" })).secret;
+    await t.db.insert(plans).values({ key: "pro", name: "Pro" });
   });
 
   const reserveWith = async (text: string, headers: Record<string, string> = {}) =>
@@ -348,6 +352,48 @@ describe.skipIf(skipWithoutDatabase())("a schema-driven fuzzer against the OpenA
         if (disagreement) problems.push(disagreement);
       }
     }
+    expect(problems).toEqual([]);
+  });
+
+  it("PUT, GET /api/v1/accounts/{account} and POST /api/v1/accounts:bulk: every generated body, row and account answers a documented status and agrees with the document", { timeout: 300_000 }, async () => {
+    const A = "/api/v1/accounts/{account}";
+    const B = "/api/v1/accounts:bulk";
+    const problems: string[] = [];
+    let checked = 0;
+    const check = (label: string, path: string, method: string, verdict: Verdict, answer: Answer) => {
+      checked += 1;
+      problems.push(...conformance(path, method, answer).map((p) => `${label}: ${p}`));
+      const disagreement = agreement(label, verdict, answer);
+      if (disagreement) problems.push(disagreement);
+    };
+    // PUT bodies.
+    for (const c of bodyCases(doc.components.schemas.AssignPlanBody as Json, { plan: "pro" })) {
+      const answer = await serve(apiRequest("/api/v1/accounts/acct_fuzz_put", { key: trusted, raw: c.text, method: "PUT" }), (r) => handleAssignPlan(r, "acct_fuzz_put", deps));
+      check(`PUT ${c.label}`, A, "put", verdictOf("AssignPlanBody", c.text, true), answer);
+    }
+    // The account in the path, for PUT and GET.
+    const accountSchema = operation(A, "put").parameters?.find((p) => p.name === "account")?.schema ?? {};
+    const accountValid = ajv.compile(accountSchema);
+    for (const v of fieldVariants(accountSchema, "acct_fuzz")) {
+      const id = JSON.parse(v.raw) as unknown;
+      if (typeof id !== "string" || id === "" || !wellFormed(id)) continue; // a path segment is text, and an empty one is another path
+      const path = `/api/v1/accounts/${encodeURIComponent(id)}`;
+      const verdict = { valid: accountValid(id) === true, why: "account" };
+      check(`PUT account ${v.label}`, A, "put", verdict, await serve(apiRequest(path, { key: trusted, body: { plan: "pro" }, method: "PUT" }), (r) => handleAssignPlan(r, id, deps)));
+      check(`GET account ${v.label}`, A, "get", verdict, await serve(apiRequest(path, { key: trusted, method: "GET" }), (r) => handleGetAccount(r, id, deps)));
+    }
+    // Bulk bodies, then each field of one row.
+    const bulk = (text: string) => serve(apiRequest(B, { key: trusted, raw: text }), (r) => handleAssignPlans(r, deps));
+    for (const c of bodyCases(doc.components.schemas.BulkAssignBody as Json, { accounts: [{ account: "acct_fuzz_bulk", plan: "pro" }] })) {
+      check(`bulk ${c.label}`, B, "post", verdictOf("BulkAssignBody", c.text, true, MAX_BULK_BODY_BYTES), await bulk(c.text));
+    }
+    const rowSchema = { properties: { account: accountSchema, plan: { type: "string" } } };
+    for (const c of bodyCases(rowSchema, { account: "acct_fuzz_row", plan: "pro" })) {
+      if (c.text.length > 1 && !c.text.startsWith("{")) continue; // bodies that are no object are the bulk body's cases above
+      const text = `{"accounts":[${c.text || "null"}]}`;
+      check(`bulk row ${c.label}`, B, "post", verdictOf("BulkAssignBody", text, true, MAX_BULK_BODY_BYTES), await bulk(text));
+    }
+    expect(checked).toBeGreaterThan(350);
     expect(problems).toEqual([]);
   });
 });

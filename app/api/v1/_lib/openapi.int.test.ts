@@ -17,6 +17,8 @@ import { ajv, conformance, doc, schemaAt, seen, serve } from "./openapi-check";
 import { handleReserve } from "./reserve-handler";
 import { handleResolve } from "./resolve-handler";
 import { handleEndpointStatus } from "./status-handler";
+import { handleAssignPlan, handleAssignPlans, handleGetAccount } from "./accounts-handler";
+import { plans } from "@/db/schema";
 import { apiRequest, makeKey, type Send } from "./test-support";
 
 // The OpenAPI document against real answers: every documented route, every documented status and
@@ -83,7 +85,7 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
   });
 
   const R = "/api/v1/reservations";
-  const run = async (path: string, method: "post" | "get", url: string, send: Send, handler: (r: ApiRequest) => Promise<ApiAnswer>) => {
+  const run = async (path: string, method: "post" | "get" | "put", url: string, send: Send, handler: (r: ApiRequest) => Promise<ApiAnswer>) => {
     const answer = await serve(apiRequest(url, { ...send, method: method.toUpperCase() }), handler);
     problems.push(...conformance(path, method, answer));
     return answer as { status: number; body: Record<string, unknown>; headers: Headers };
@@ -93,6 +95,12 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
     run(`${R}/{id}/${verb}`, "post", `${R}/${encodeURIComponent(id)}/${verb}`, send, (r) => handleResolve(r, id, verb, d));
   const status = (key: string, send: Send, query = "", d = deps) =>
     run("/api/v1/endpoints/{key}", "get", `/api/v1/endpoints/${encodeURIComponent(key)}${query}`, send, (r) => handleEndpointStatus(r, key, d));
+  const A = "/api/v1/accounts";
+  const assign = (account: string, send: Send, d = deps) =>
+    run(`${A}/{account}`, "put", `${A}/${encodeURIComponent(account)}`, send, (r) => handleAssignPlan(r, account, d));
+  const bulk = (send: Send, d = deps) => run(`${A}:bulk`, "post", `${A}:bulk`, send, (r) => handleAssignPlans(r, d));
+  const account = (id: string, send: Send, d = deps) =>
+    run(`${A}/{account}`, "get", `${A}/${encodeURIComponent(id)}`, send, (r) => handleGetAccount(r, id, d));
   const code = (a: { body: Record<string, unknown> }) => (a.body.error as { code?: string } | undefined)?.code;
 
   it("every route, every status and every error code the document lists", { timeout: 120_000 }, async () => {
@@ -236,6 +244,55 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
     expect(code(await status(e.key, { key: a }, "?caller=acct_z"))).toBe("caller_not_allowed");
     expect(code(await status("no.such", { key: a }))).toBe("unknown_endpoint");
     expect(code(await status(e.key, { key: a }, "", deadDeps))).toBe("unavailable");
+
+    // PUT /api/v1/accounts/{account}, POST /api/v1/accounts:bulk, GET /api/v1/accounts/{account}
+    await t.db.insert(plans).values({ key: "pro", name: "Pro" });
+    expect((await assign("acct_a", { key: trusted, body: { plan: "pro" } })).body).toMatchObject({ account: "acct_a", plan: "pro", previous: "default", changed: true });
+    const assignErrors: [Send, string][] = [
+      [{ raw: "{" }, "invalid_json"],
+      [{ raw: `{"plan":${"[".repeat(40)}${"]".repeat(40)}}` }, "nesting_too_deep"],
+      [{ raw: '{"plan":"pro","plan":"default"}' }, "duplicate_field"],
+      [{ raw: '{"plan":"pro\\u0000"}' }, "invalid_characters"],
+      [{ body: { plan: "pro", reason: "x" } }, "unknown_field"],
+      [{ body: { plan: 5 } }, "invalid_input"],
+      [{ body: { plan: "platinum" } }, "unknown_plan"],
+      [{ raw: JSON.stringify({ plan: "p".repeat(17_000) }) }, "body_too_large"],
+    ];
+    for (const [send, want] of assignErrors) expect(["assign", want, code(await assign("acct_a", { key: trusted, ...send }))]).toEqual(["assign", want, want]);
+    expect(code(await assign("x".repeat(300), { key: trusted, body: { plan: "pro" } }))).toBe("invalid_input");
+    expect(code(await assign("acct_a", { body: { plan: "pro" } }))).toBe("missing_api_key");
+    expect(code(await assign("acct_a", { key: bogus, body: { plan: "pro" } }))).toBe("invalid_api_key");
+    expect(code(await assign("acct_a", { key: revoked, body: { plan: "pro" } }))).toBe("revoked_api_key");
+    expect(code(await assign("acct_a", { key: a, body: { plan: "pro" } }))).toBe("account_key_forbidden");
+    expect(code(await assign("acct_a", { key: trusted, body: { plan: "pro" } }, deadDeps))).toBe("unavailable");
+
+    expect((await bulk({ key: trusted, body: { accounts: [{ account: "acct_b", plan: "pro" }, { account: "acct_c", plan: "default" }] } })).body).toMatchObject({ assigned: 2, unchanged: 0 });
+    const bulkErrors: [Send, string][] = [
+      [{ raw: "{" }, "invalid_json"],
+      [{ raw: `{"accounts":${"[".repeat(40)}${"]".repeat(40)}}` }, "nesting_too_deep"],
+      [{ raw: '{"accounts":[{"account":"a","plan":"pro","plan":"free"}]}' }, "duplicate_field"],
+      [{ raw: '{"accounts":[{"account":"a\\u0007","plan":"pro"}]}' }, "invalid_characters"],
+      [{ body: { accounts: [], dryRun: true } }, "unknown_field"],
+      [{ body: { accounts: [] } }, "invalid_input"],
+      [{ body: { accounts: [{ account: "acct_d", plan: "pro" }, { account: "acct_e", plan: "platinum" }] } }, "invalid_rows"],
+      [{ body: { accounts: Array.from({ length: 10_001 }, (_, i) => ({ account: `acct_${i}`, plan: "pro" })) } }, "too_many"],
+      [{ raw: JSON.stringify({ accounts: [{ account: "a", plan: "p".repeat(4 * 1024 * 1024) }] }) }, "body_too_large"],
+    ];
+    for (const [send, want] of bulkErrors) expect(["bulk", want, code(await bulk({ key: trusted, ...send }))]).toEqual(["bulk", want, want]);
+    expect(code(await bulk({ body: { accounts: [] } }))).toBe("missing_api_key");
+    expect(code(await bulk({ key: bogus, body: { accounts: [] } }))).toBe("invalid_api_key");
+    expect(code(await bulk({ key: revoked, body: { accounts: [] } }))).toBe("revoked_api_key");
+    expect(code(await bulk({ key: a, body: { accounts: [{ account: "acct_a", plan: "pro" }] } }))).toBe("account_key_forbidden");
+    expect(code(await bulk({ key: trusted, body: { accounts: [] } }, deadDeps))).toBe("unavailable");
+
+    expect((await account("acct_a", { key: trusted, method: "GET" })).body).toMatchObject({ account: "acct_a", plan: { key: "pro" }, blocked: null });
+    expect((await account("acct_a", { key: a, method: "GET" })).status).toBe(200);
+    expect(code(await account("   ", { key: trusted, method: "GET" }))).toBe("invalid_input");
+    expect(code(await account("acct_a", { method: "GET" }))).toBe("missing_api_key");
+    expect(code(await account("acct_a", { key: bogus, method: "GET" }))).toBe("invalid_api_key");
+    expect(code(await account("acct_a", { key: revoked, method: "GET" }))).toBe("revoked_api_key");
+    expect(code(await account("acct_b", { key: a, method: "GET" }))).toBe("caller_not_allowed");
+    expect(code(await account("acct_a", { key: trusted, method: "GET" }, deadDeps))).toBe("unavailable");
 
     expect(problems).toEqual([]);
     const listed = Object.values(doc.paths).flatMap((methods) => Object.values(methods).flatMap((op) => Object.keys(op.responses).map((s) => `${op.operationId} ${s}`)));

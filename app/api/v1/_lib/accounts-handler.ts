@@ -1,0 +1,133 @@
+import type { z } from "zod";
+import type { Db } from "@/db/client";
+import { AccountError, type AccountView, assignPlan, assignPlans, getAccount, MAX_BULK_ROWS, MAX_NAMED_ROWS, parseAccountId, refuseTooMany } from "@/lib/accounts";
+import type { ApiPrincipal } from "@/lib/api-keys";
+import { apiKeyActor } from "@/lib/audit/record";
+import { type ApiAnswer, type ApiRequest, describeIssue, domainErrorAnswer, errorAnswer, jsonAnswer, parseJsonBody } from "@/lib/http";
+import { AssignPlanBody, BulkAssignBody, MAX_BULK_BODY_BYTES } from "@/lib/http/schemas";
+import type { ApiDeps } from "./deps";
+import { authenticateRequest, unavailableAnswer, withinDeadline } from "./guard";
+
+// The accounts routes: PUT /api/v1/accounts/{account} and POST /api/v1/accounts:bulk assign plans
+// (trusted keys only: the billing service calls them when a customer upgrades), GET
+// /api/v1/accounts/{account} shows an account's plan, block and what binds it (trusted keys, or the
+// key bound to that account). Assignments are audited with the key: ck_<prefix> (<key name>).
+
+/** Only a trusted key assigns: a key bound to an account must not move any account, its own included. */
+function forbidUnlessTrusted(principal: ApiPrincipal): ApiAnswer | null {
+  if (principal.trusted) return null;
+  return errorAnswer(403, "account_key_forbidden", `the API key ck_${principal.prefix} is bound to an account: only a trusted key may assign plans`);
+}
+
+/** The database the account writes run on: the app's pool (no enforcement statement timeout) when given. */
+function writeDb(deps: ApiDeps): Promise<Db> {
+  return (deps.adminDb ?? deps.db)();
+}
+
+function accountErrorAnswer(error: AccountError): ApiAnswer {
+  if (error.rows.length > 0) return errorAnswer(400, "invalid_rows", error.message, { rows: error.rows, refused: error.rowCount });
+  return domainErrorAnswer(error);
+}
+
+const shownValue = (v: unknown) => (typeof v === "string" ? v.slice(0, 200) : (JSON.stringify(v) ?? "nothing").slice(0, 200));
+
+/**
+ * A bulk body whose rows break their shape (a row that is no object, a field missing, of the wrong
+ * type or unknown): every such row named with its index, as the rows the library refuses are, when
+ * every problem is inside a row; else the body's first problem.
+ */
+function bulkShapeAnswer(error: z.ZodError, value: unknown): ApiAnswer {
+  const inRow = error.issues.every((i) => i.path[0] === "accounts" && typeof i.path[1] === "number");
+  const sent = value !== null && typeof value === "object" ? (value as { accounts?: unknown }).accounts : undefined;
+  if (!inRow || !Array.isArray(sent)) {
+    const issue = describeIssue(error);
+    return errorAnswer(400, issue.code, issue.message);
+  }
+  const byRow = new Map<number, { index: number; account: string; code: "invalid_input" | "unknown_field"; message: string }>();
+  for (const issue of error.issues) {
+    const index = Number(issue.path[1]);
+    if (byRow.has(index)) continue;
+    const row: unknown = sent[index];
+    const account = row !== null && typeof row === "object" && "account" in row ? shownValue(row.account) : "";
+    const unknown = issue.code === "unrecognized_keys";
+    const message = unknown ? `unknown field(s): ${issue.keys.join(", ")}` : issue.path.length > 2 ? issue.message : "each row must be an object {account, plan}";
+    byRow.set(index, { index, account, code: unknown ? "unknown_field" : "invalid_input", message });
+  }
+  const rows = [...byRow.values()].sort((a, b) => a.index - b.index);
+  const first = rows[0];
+  const message = `${rows.length} of ${sent.length} row(s) refused, nothing was assigned${first ? `: row ${first.index}: ${first.message}` : ""}`;
+  return errorAnswer(400, "invalid_rows", message, { rows: rows.slice(0, MAX_NAMED_ROWS), refused: rows.length });
+}
+
+/** PUT /api/v1/accounts/{account} with {"plan": "<key>"}. */
+export async function handleAssignPlan(request: ApiRequest, rawAccount: string, deps: ApiDeps): Promise<ApiAnswer> {
+  const auth = await authenticateRequest(request, deps);
+  if ("status" in auth) return auth;
+  const forbidden = forbidUnlessTrusted(auth.principal);
+  if (forbidden) return forbidden;
+  const body = parseJsonBody(request);
+  if (!body.ok) return errorAnswer(body.status, body.code, body.message);
+  const parsed = AssignPlanBody.safeParse(body.value);
+  if (!parsed.success) {
+    const issue = describeIssue(parsed.error);
+    return errorAnswer(400, issue.code, issue.message);
+  }
+  try {
+    const result = await assignPlan(await writeDb(deps), { account: rawAccount, planKey: parsed.data.plan, actor: apiKeyActor(auth.principal) });
+    return jsonAnswer(200, result);
+  } catch (error) {
+    if (error instanceof AccountError) return accountErrorAnswer(error);
+    return unavailableAnswer("assign plan", error);
+  }
+}
+
+/** POST /api/v1/accounts:bulk with {"accounts": [{"account", "plan"}, ...]}: all or nothing. */
+export async function handleAssignPlans(request: ApiRequest, deps: ApiDeps): Promise<ApiAnswer> {
+  const auth = await authenticateRequest(request, deps);
+  if ("status" in auth) return auth;
+  const forbidden = forbidUnlessTrusted(auth.principal);
+  if (forbidden) return forbidden;
+  const body = parseJsonBody(request, MAX_BULK_BODY_BYTES);
+  if (!body.ok) return errorAnswer(body.status, body.code, body.message);
+  const actor = apiKeyActor(auth.principal);
+  try {
+    // Counted before any row is read: 10,001 rows are refused whatever is in them.
+    const sent = body.value !== null && typeof body.value === "object" ? (body.value as { accounts?: unknown }).accounts : undefined;
+    if (Array.isArray(sent) && sent.length > MAX_BULK_ROWS) return accountErrorAnswer(await refuseTooMany(await writeDb(deps), { rows: sent.length, actor }));
+    const parsed = BulkAssignBody.safeParse(body.value);
+    if (!parsed.success) return bulkShapeAnswer(parsed.error, body.value);
+    const result = await assignPlans(await writeDb(deps), { rows: parsed.data.accounts, actor });
+    return jsonAnswer(200, result);
+  } catch (error) {
+    if (error instanceof AccountError) return accountErrorAnswer(error);
+    return unavailableAnswer("assign plans", error);
+  }
+}
+
+/** What a key bound to the account sees: not who on staff set its plan or blocked it, nor why. */
+function forAccountKey(view: AccountView): AccountView {
+  return { ...view, planSetBy: null, blocked: view.blocked ? { at: view.blocked.at, by: null, reason: null } : null };
+}
+
+/** GET /api/v1/accounts/{account}. */
+export async function handleGetAccount(request: ApiRequest, rawAccount: string, deps: ApiDeps): Promise<ApiAnswer> {
+  const auth = await authenticateRequest(request, deps);
+  if ("status" in auth) return auth;
+  let account: string;
+  try {
+    account = parseAccountId(rawAccount);
+  } catch (error) {
+    if (error instanceof AccountError) return domainErrorAnswer(error);
+    throw error;
+  }
+  const { principal } = auth;
+  if (!principal.trusted && principal.account !== account) {
+    return errorAnswer(403, "caller_not_allowed", `the API key ck_${principal.prefix} may only read its own account`);
+  }
+  try {
+    const view = await withinDeadline(getAccount(auth.db, account));
+    return jsonAnswer(200, principal.trusted ? view : forAccountKey(view));
+  } catch (error) {
+    return unavailableAnswer("account", error);
+  }
+}
