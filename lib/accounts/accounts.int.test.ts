@@ -1,11 +1,10 @@
 import { and, asc, count, eq, inArray } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { accounts, auditEvents, plans } from "@/db/schema";
+import { accounts, auditEvents, ceilingOverrides, planCeilingValues, plans } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { apiKeyActor } from "@/lib/audit/record";
 import { makeEndpoint } from "@/lib/enforcement/test-fixtures";
-import { ceilingOverrides, planCeilingValues } from "@/db/schema";
 import { AccountError, assignPlan, assignPlans, blockAccount, getAccount, MAX_BULK_ROWS, unblockAccount } from "./index";
 
 // The account verbs on real Postgres: assignments one by one and in bulk (all or nothing, every
@@ -188,7 +187,7 @@ describe.skipIf(skipWithoutDatabase())("accounts on Postgres", () => {
     expect(unblock).toMatchObject({ reason: "resolved with the bank", details: { was: { blockedBy: "admin@example.com", blockReason: "chargeback fraud" } } });
   });
 
-  it("shows what binds the account on each per-caller ceiling: killed, else override, else plan, else the ceiling", async () => {
+  it("shows what binds the account on each per-caller ceiling: kill or block, else override, else plan, else the ceiling", async () => {
     const gold = await plan("gold");
     const e = await makeEndpoint(t.db, {
       ceilings: [
@@ -210,6 +209,10 @@ describe.skipIf(skipWithoutDatabase())("accounts on Postgres", () => {
     expect(await ceilingOf(calls)).toMatchObject({ value: 5, source: "ceiling" });
     const view = await getAccount(t.db, account);
     expect([view.known, view.plan.key, view.planAssigned, view.blocked]).toEqual([true, "gold", true, null]);
+    await blockAccount(t.db, { account, actor: admin, reason: "test" });
+    expect(await ceilingOf(units)).toMatchObject({ value: 0, source: "blocked" });
+    await unblockAccount(t.db, { account, actor: admin, reason: "test" });
+    expect(await ceilingOf(units)).toMatchObject({ value: 7, source: "override" });
     const unseen = await getAccount(t.db, fresh("unseen"));
     expect([unseen.known, unseen.plan.key, unseen.planAssigned]).toEqual([false, "default", false]);
   });

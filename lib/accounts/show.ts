@@ -1,14 +1,16 @@
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { accounts, budgetOverrides, budgets, ceilingOverrides, ceilings, endpoints, planBudgetValues, planCeilingValues, plans } from "@/db/schema";
+import { accounts, budgets, ceilings, endpoints, plans } from "@/db/schema";
 
 // One account as the API and the CLI show it: its plan, whether it is blocked, and the value that
 // binds it on each per-caller ceiling and per-account budget, with where that value comes from.
-// Precedence as enforcement applies it: a killed ceiling or budget (0) binds everyone; else the
-// account's override, else its plan's value, else the ceiling's (or budget's) own. Two keyed reads
-// of a few rows each: no counters, which the dashboard's account page reads (lib/accounts/read).
+// Precedence as enforcement applies it, from caller_limit and account_budget_limit: a killed ceiling
+// or budget (0) binds everyone, a blocked account gets 0; else the account's override, else its
+// plan's value, else the ceiling's (or budget's) own. No counters, which the dashboard's account
+// page reads (lib/accounts/read).
 
-export type BindingSource = "killed" | "override" | "plan" | "ceiling" | "budget";
+/** Why a value binds (db/functions/caller_limit.sql and account_budget_limit.sql decide). */
+export type BindingSource = "kill" | "blocked" | "override" | "plan" | "ceiling" | "budget";
 
 export type CeilingBinding = { ceilingId: number; endpoint: string; metric: string; window: string; value: number; source: BindingSource };
 export type BudgetBinding = { budget: string; currency: string; window: string; value: number; source: BindingSource };
@@ -28,13 +30,6 @@ export type AccountView = {
   budgets: BudgetBinding[];
 };
 
-function bind(own: number, override: number | null, plan: number | null, fallback: "ceiling" | "budget"): { value: number; source: BindingSource } {
-  if (own === 0) return { value: 0, source: "killed" };
-  if (override !== null) return { value: override, source: "override" };
-  if (plan !== null) return { value: plan, source: "plan" };
-  return { value: own, source: fallback };
-}
-
 /** The account as it binds now; an account never seen reads as the default plan's, unblocked. */
 export async function getAccount(db: Db, account: string): Promise<AccountView> {
   const [row] = await db.select().from(accounts).where(eq(accounts.account, account));
@@ -43,28 +38,30 @@ export async function getAccount(db: Db, account: string): Promise<AccountView> 
     : await db.select({ id: plans.id, key: plans.key, name: plans.name }).from(plans).where(eq(plans.isDefault, true));
   if (!plan) throw new Error("no default plan: the plans table has no row with is_default");
 
+  // What binds, from the same functions the status API and the dashboard read: one rule, in SQL.
   const ceilingRows = await db
     .select({
       ceilingId: ceilings.id,
       endpoint: endpoints.key,
       metric: ceilings.metric,
       window: ceilings.window,
-      own: ceilings.value,
-      override: ceilingOverrides.value,
-      plan: planCeilingValues.value,
+      value: sql<string>`(ceilings.caller_limit(${ceilings.id}, ${account})).value`,
+      source: sql<BindingSource>`(ceilings.caller_limit(${ceilings.id}, ${account})).source`,
     })
     .from(ceilings)
     .innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId))
-    .leftJoin(ceilingOverrides, and(eq(ceilingOverrides.ceilingId, ceilings.id), eq(ceilingOverrides.caller, account)))
-    .leftJoin(planCeilingValues, and(eq(planCeilingValues.ceilingId, ceilings.id), eq(planCeilingValues.planId, plan.id)))
     .where(and(eq(ceilings.scope, "caller"), isNull(endpoints.archivedAt)))
     .orderBy(asc(endpoints.key), asc(ceilings.id));
 
   const budgetRows = await db
-    .select({ key: budgets.key, currency: budgets.currency, window: budgets.window, own: budgets.value, override: budgetOverrides.value, plan: planBudgetValues.value })
+    .select({
+      key: budgets.key,
+      currency: budgets.currency,
+      window: budgets.window,
+      value: sql<string>`(ceilings.account_budget_limit(${budgets.id}, ${account})).value`,
+      source: sql<BindingSource>`(ceilings.account_budget_limit(${budgets.id}, ${account})).source`,
+    })
     .from(budgets)
-    .leftJoin(budgetOverrides, and(eq(budgetOverrides.budgetId, budgets.id), eq(budgetOverrides.caller, account)))
-    .leftJoin(planBudgetValues, and(eq(planBudgetValues.budgetId, budgets.id), eq(planBudgetValues.planId, plan.id)))
     .where(and(eq(budgets.scope, "account"), isNull(budgets.archivedAt)))
     .orderBy(sql`${budgets.key}`);
 
@@ -77,7 +74,7 @@ export async function getAccount(db: Db, account: string): Promise<AccountView> 
     planSetBy: row?.planSetBy ?? null,
     blocked: row?.blockedAt ? { at: row.blockedAt, by: row.blockedBy, reason: row.blockReason } : null,
     firstSeenAt: row?.firstSeenAt ?? null,
-    ceilings: ceilingRows.map((c) => ({ ceilingId: c.ceilingId, endpoint: c.endpoint, metric: c.metric, window: c.window, ...bind(c.own, c.override, c.plan, "ceiling") })),
-    budgets: budgetRows.map((b) => ({ budget: b.key, currency: b.currency, window: b.window, ...bind(b.own, b.override, b.plan, "budget") })),
+    ceilings: ceilingRows.map((c) => ({ ceilingId: c.ceilingId, endpoint: c.endpoint, metric: c.metric, window: c.window, value: Number(c.value), source: c.source })),
+    budgets: budgetRows.map((b) => ({ budget: b.key, currency: b.currency, window: b.window, value: Number(b.value), source: b.source })),
   };
 }

@@ -150,7 +150,7 @@ export type AccountPlanRow = { account: string; plan: string };
 /** A refused row of a bulk assignment, on `InvalidRequestError.rows` (code `invalid_rows`). */
 export type RefusedRow = { index: number; account: string; code: string; message: string };
 
-export type BindingSource = "killed" | "override" | "plan" | "ceiling" | "budget";
+export type BindingSource = "kill" | "blocked" | "override" | "plan" | "ceiling" | "budget";
 
 export type AccountView = {
   status: "ok";

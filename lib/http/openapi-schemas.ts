@@ -221,8 +221,8 @@ export const RowsRefused = z.strictObject({
   error: errorObject(z.literal("invalid_rows")),
 });
 
-const Binding = z.enum(["killed", "override", "plan", "ceiling", "budget"]).meta({
-  description: "where the value comes from: the ceiling or budget is killed (0 binds everyone), the account's override, its plan's value, or the ceiling's or budget's own",
+const Binding = z.enum(["kill", "blocked", "override", "plan", "ceiling", "budget"]).meta({
+  description: "where the value comes from: the ceiling or budget is killed (0 binds everyone), the account is blocked (0 everywhere), the account's override, its plan's value, or the ceiling's or budget's own",
 });
 
 export const AccountBody = z.strictObject({
