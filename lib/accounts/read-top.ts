@@ -1,0 +1,172 @@
+import { sql } from "drizzle-orm";
+import { z } from "zod";
+import type { Db } from "@/db/client";
+import { topAccountsNow, topAccountsOver, windowsBack } from "@/lib/budgets";
+import { windowFor, type WindowSpan } from "@/lib/ceilings/windows";
+import { Int, NullableInt, parseRows } from "@/lib/spend/source";
+import { BUDGET_WINDOWS, CEILING_METRICS, CEILING_WINDOWS, type BudgetWindow, type CeilingMetric, type CeilingWindow } from "@/lib/vocabulary";
+import { bindingOf, thirtyDaysFrom, type Binding } from "./read-binding";
+
+// The accounts that spend most on one per-caller ceiling (an endpoint's counter per account) or
+// one per-account budget: in the open window, each with what binds it, and over the last 30 days.
+// Budgets are read by lib/budgets (topAccountsNow, topAccountsOver); ceilings here, the same way:
+// ranked by settled (held is money in flight for the length of a call, shown beside it).
+
+export type TopTarget =
+  | { kind: "ceiling"; id: number; endpointKey: string; metric: CeilingMetric; window: CeilingWindow; unit: string; billingDay: number }
+  | { kind: "budget"; id: number; key: string; name: string; window: BudgetWindow; currency: string; billingDay: number };
+
+/** How a target is named in a link (`?top=ceiling-12`, `?top=budget-llm.daily`). */
+export function topTargetParam(t: TopTarget): string {
+  return t.kind === "ceiling" ? `ceiling-${t.id}` : `budget-${t.key}`;
+}
+
+export type TopAccountNow = { account: string; held: number; settled: number; planKey: string | null; binding: Binding };
+export type TopAccountOver = { account: string; settled: number; windows: number };
+export type TopAccounts = { target: TopTarget; span: WindowSpan; now: TopAccountNow[]; over30: TopAccountOver[]; since: Date };
+
+const TargetRow = z.object({
+  kind: z.enum(["ceiling", "budget"]),
+  id: Int,
+  key: z.string(),
+  name: z.string(),
+  metric: z.enum(CEILING_METRICS).nullable(),
+  window: z.enum(CEILING_WINDOWS),
+  unit: z.string(),
+  billing_day: Int,
+});
+
+/** Every per-caller ceiling (of a live endpoint) and every live per-account budget, endpoints first. */
+export async function listTopTargets(db: Db): Promise<TopTarget[]> {
+  const rows = parseRows(
+    "top account targets",
+    TargetRow,
+    await db.execute(sql`
+      select 'ceiling' as kind, c.id, e.key, e.name, c.metric::text as metric, c."window"::text as "window", e.unit, e.billing_day
+      from ceilings c join endpoints e on e.id = c.endpoint_id
+      where c.scope = 'caller' and e.archived_at is null
+      union all
+      select 'budget', b.id, b.key, b.name, null, b."window"::text, b.currency, b.billing_day
+      from budgets b where b.scope = 'account' and b.archived_at is null
+      order by 1 desc, 3, 2`),
+  );
+  const out: TopTarget[] = [];
+  for (const r of rows) {
+    if (r.kind === "ceiling" && r.metric) out.push({ kind: "ceiling", id: r.id, endpointKey: r.key, metric: r.metric, window: r.window, unit: r.unit, billingDay: r.billing_day });
+    const budgetWindow = BUDGET_WINDOWS.find((w) => w === r.window);
+    if (r.kind === "budget" && budgetWindow) out.push({ kind: "budget", id: r.id, key: r.key, name: r.name, window: budgetWindow, currency: r.unit, billingDay: r.billing_day });
+  }
+  return out;
+}
+
+const BindingRow = z.object({ account: z.string(), plan_key: z.string().nullable(), plan_value: NullableInt, override_value: NullableInt });
+
+/** What binds each of a few accounts on one ceiling or budget: a keyed lookup per account. */
+async function bindingsFor(db: Db, target: TopTarget, own: number, endpointKilled: boolean, accounts: string[]): Promise<Map<string, { planKey: string | null; binding: Binding }>> {
+  const out = new Map<string, { planKey: string | null; binding: Binding }>();
+  if (accounts.length === 0) return out;
+  const list = sql`array[${sql.join(accounts.map((a) => sql`${a}`), sql`, `)}]::text[]`;
+  const values = target.kind === "ceiling" ? sql`plan_ceiling_values v on v.ceiling_id = ${target.id}` : sql`plan_budget_values v on v.budget_id = ${target.id}`;
+  const overrides =
+    target.kind === "ceiling" ? sql`ceiling_overrides o on o.ceiling_id = ${target.id} and o.caller = k.account` : sql`budget_overrides o on o.budget_id = ${target.id} and o.caller = k.account`;
+  const rows = parseRows(
+    "top account bindings",
+    BindingRow,
+    await db.execute(sql`
+      select k.account, p.key as plan_key, v.value as plan_value, o.value as override_value
+      from unnest(${list}) as k(account)
+      left join accounts a on a.account = k.account
+      left join plans p on p.id = coalesce(a.plan_id, (select d.id from plans d where d.is_default))
+      left join ${values} and v.plan_id = p.id
+      left join ${overrides}`),
+  );
+  for (const r of rows) out.set(r.account, { planKey: r.plan_key, binding: bindingOf({ own, endpointKilled, plan: r.plan_value, override: r.override_value }) });
+  return out;
+}
+
+const NowRow = z.object({ scope_key: z.string(), held: Int, settled: Int });
+const OverRow = z.object({ scope_key: z.string(), settled: z.coerce.number(), windows: Int });
+const CeilingState = z.object({ value: Int, endpoint_killed: z.boolean() });
+
+/**
+ * The query behind a ceiling's top accounts in its open window. usage's primary key leads with
+ * (ceiling_id, scope_key): the open window's rows are found inside the ceiling's whole range, so
+ * the cost grows with the ceiling's history; an index on (ceiling_id, window_start, settled), as
+ * budget_usage_window_idx is for budgets, would make it a few entries.
+ */
+export function ceilingTopNowQuery(ceilingId: number, windowStart: Date, limit: number) {
+  return sql`
+    select x.scope_key, x.held, x.settled from usage x
+    where x.ceiling_id = ${ceilingId} and x.window_start = ${windowStart.toISOString()}::timestamptz and x.scope_key <> ''
+    order by x.settled desc, x.scope_key
+    limit ${limit}`;
+}
+
+/** Settled units per account over windows starting in [from, through], summed over every row of the range. */
+export function ceilingTopOverQuery(ceilingId: number, from: Date, through: Date, limit: number) {
+  return sql`
+    select x.scope_key, sum(x.settled)::numeric as settled, count(*) as windows from usage x
+    where x.ceiling_id = ${ceilingId} and x.window_start >= ${from.toISOString()}::timestamptz
+      and x.window_start <= ${through.toISOString()}::timestamptz and x.scope_key <> ''
+    group by x.scope_key
+    order by settled desc, x.scope_key
+    limit ${limit}`;
+}
+
+async function ceilingTop(db: Db, target: Extract<TopTarget, { kind: "ceiling" }>, now: Date, limit: number): Promise<Omit<TopAccounts, "target" | "since">> {
+  const span = windowFor(target.window, { billingDay: target.billingDay }, now);
+  const spans = windowsBack({ window: target.window === "billing_month" ? "billing_month" : "utc_day", billingDay: target.billingDay }, now, 30);
+  const from = spans[0]?.start ?? span.start;
+  const [state] = parseRows(
+    "top account ceiling",
+    CeilingState,
+    await db.execute(sql`select c.value, exists (select 1 from ceilings k where k.endpoint_id = c.endpoint_id and k.value = 0) as endpoint_killed from ceilings c where c.id = ${target.id}`),
+  );
+  const [nowRows, overRows] = await Promise.all([
+    db.execute(ceilingTopNowQuery(target.id, span.start, limit)).then((r) => parseRows("ceiling top accounts now", NowRow, r)),
+    db.execute(ceilingTopOverQuery(target.id, from, span.start, limit)).then((r) => parseRows("ceiling top accounts over 30 days", OverRow, r)),
+  ]);
+  const bindings = await bindingsFor(db, target, state?.value ?? 0, state?.endpoint_killed ?? false, nowRows.map((r) => r.scope_key));
+  return {
+    span,
+    now: nowRows.map((r) => ({ account: r.scope_key, held: r.held, settled: r.settled, planKey: bindings.get(r.scope_key)?.planKey ?? null, binding: bindings.get(r.scope_key)?.binding ?? bindingOf({ own: state?.value ?? 0, plan: null, override: null }) })),
+    over30: overRows.map((r) => ({ account: r.scope_key, settled: r.settled, windows: r.windows })),
+  };
+}
+
+async function budgetTop(db: Db, target: Extract<TopTarget, { kind: "budget" }>, now: Date, limit: number): Promise<Omit<TopAccounts, "target" | "since">> {
+  const span = windowFor(target.window, { billingDay: target.billingDay }, now);
+  const starts = windowsBack(target, now, 30).map((w) => w.start);
+  const [byBudget, over, [state]] = await Promise.all([
+    topAccountsNow(db, sql`b.id = ${target.id}`, now, limit),
+    topAccountsOver(db, { budgetId: target.id, starts, limit }),
+    db.execute(sql`select b.value, false as endpoint_killed from budgets b where b.id = ${target.id}`).then((r) => parseRows("top account budget", CeilingState, r)),
+  ]);
+  const rows = byBudget.get(target.id) ?? [];
+  // topAccountsNow's value is the override or the budget's; the plan's value is looked up here.
+  const bindings = await bindingsFor(db, target, state?.value ?? 0, false, rows.map((r) => r.account));
+  return {
+    span,
+    now: rows.map((r) => ({ account: r.account, held: r.held, settled: r.settled, planKey: bindings.get(r.account)?.planKey ?? null, binding: bindings.get(r.account)?.binding ?? { value: r.value, source: "own" } })),
+    over30: over.accounts.map((a) => ({ account: a.account, settled: a.settled, windows: a.windows })),
+  };
+}
+
+/** The `limit` accounts that settled most on `target` in its open window (with what binds each) and over the last 30 days. */
+export async function topAccounts(db: Db, p: { target: TopTarget; now: Date; limit?: number }): Promise<TopAccounts> {
+  const limit = p.limit ?? 10;
+  const read = p.target.kind === "ceiling" ? await ceilingTop(db, p.target, p.now, limit) : await budgetTop(db, p.target, p.now, limit);
+  return { target: p.target, since: thirtyDaysFrom(p.now), ...read };
+}
+
+export type PlanOption = { key: string; name: string; isDefault: boolean };
+
+/** The plans an admin may move an account to, the default first. */
+export async function listPlanOptions(db: Db): Promise<PlanOption[]> {
+  const rows = parseRows(
+    "plan options",
+    z.object({ key: z.string(), name: z.string(), is_default: z.boolean() }),
+    await db.execute(sql`select key, name, is_default from plans order by is_default desc, key`),
+  );
+  return rows.map((r) => ({ key: r.key, name: r.name, isDefault: r.is_default }));
+}
