@@ -1,7 +1,8 @@
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
-import { topAccountsNow, topAccountsOver, windowsBack } from "@/lib/budgets";
+import { topAccountsNow, topAccountsOver, WINDOW_TOP, windowsBack } from "@/lib/budgets";
+import { windowTopCandidates } from "@/lib/budgets/read-accounts";
 import { windowFor, type WindowSpan } from "@/lib/ceilings/windows";
 import { Int, NullableInt, parseRows } from "@/lib/spend/source";
 import { BUDGET_WINDOWS, CEILING_METRICS, CEILING_WINDOWS, type BudgetWindow, type CeilingMetric, type CeilingWindow } from "@/lib/vocabulary";
@@ -113,10 +114,66 @@ export function ceilingTopOverQuery(ceilingId: number, from: Date, through: Date
     limit ${limit}`;
 }
 
+const timestamps = (starts: Date[]) => sql`array[${sql.join(starts.map((d) => sql`${d.toISOString()}::timestamptz`), sql`, `)}]`;
+
+/** The WINDOW_TOP accounts that settled most in each window: one short range per window once usage is indexed by (ceiling, window, settled). */
+export function ceilingWindowTopsQuery(ceilingId: number, starts: Date[]) {
+  return sql`
+    select s.ws as window_start, x.scope_key, x.settled
+    from unnest(${timestamps(starts)}) as s(ws)
+    cross join lateral (
+      select u.scope_key, u.settled from usage u
+      where u.ceiling_id = ${ceilingId} and u.window_start = s.ws and u.scope_key <> ''
+      order by u.settled desc
+      limit ${WINDOW_TOP}
+    ) x`;
+}
+
+/** Each candidate's settled units over the range: one primary-key range (ceiling_id, scope_key, window_start) each. */
+function ceilingCandidateTotalsQuery(ceilingId: number, from: Date, through: Date, accounts: string[]) {
+  return sql`
+    select c.k as scope_key, t.settled, t.windows
+    from unnest(array[${sql.join(accounts.map((a) => sql`${a}`), sql`, `)}]::text[]) as c(k)
+    cross join lateral (
+      select coalesce(sum(u.settled), 0)::numeric as settled, count(*) as windows from usage u
+      where u.ceiling_id = ${ceilingId} and u.scope_key = c.k
+        and u.window_start >= ${from.toISOString()}::timestamptz and u.window_start <= ${through.toISOString()}::timestamptz
+    ) t`;
+}
+
+const TopRow = z.object({ window_start: z.coerce.date(), scope_key: z.string(), settled: Int });
+const byTotal = (a: TopAccountOver, b: TopAccountOver) => b.settled - a.settled || (a.account < b.account ? -1 : a.account > b.account ? 1 : 0);
+
+/**
+ * A ceiling's top accounts over a range of windows, read as lib/budgets' topAccountsOver reads a
+ * budget's (and with its proof, windowTopCandidates): each window's WINDOW_TOP accounts are
+ * candidates with exact totals, and the answer stands when no account outside every window's top
+ * can reach the limit-th; otherwise every row of the range is summed.
+ */
+export async function ceilingTopOver(db: Db, p: { ceilingId: number; starts: Date[]; limit: number }): Promise<{ accounts: TopAccountOver[]; read: "window tops" | "every row" }> {
+  const first = p.starts[0];
+  const last = p.starts.at(-1);
+  if (!first || !last) return { accounts: [], read: "every row" };
+  const tops = parseRows("ceiling window tops", TopRow, await db.execute(ceilingWindowTopsQuery(p.ceilingId, p.starts)));
+  const { bound, candidates, provable } = windowTopCandidates(
+    tops.map((r) => ({ window: r.window_start.getTime(), account: r.scope_key, settled: r.settled })),
+    p.limit,
+  );
+  if (candidates.length === 0 && bound === 0) return { accounts: [], read: "window tops" };
+  if (provable && candidates.length > 0) {
+    const totals = parseRows("ceiling candidate totals", OverRow, await db.execute(ceilingCandidateTotalsQuery(p.ceilingId, first, last, candidates)))
+      .map((r) => ({ account: r.scope_key, settled: r.settled, windows: r.windows }))
+      .sort(byTotal);
+    const limitTh = totals[p.limit - 1];
+    if (bound === 0 || (limitTh && limitTh.settled > bound)) return { accounts: totals.slice(0, p.limit), read: "window tops" };
+  }
+  const rows = parseRows("ceiling top accounts over a range", OverRow, await db.execute(ceilingTopOverQuery(p.ceilingId, first, last, p.limit)));
+  return { accounts: rows.map((r) => ({ account: r.scope_key, settled: r.settled, windows: r.windows })), read: "every row" };
+}
+
 async function ceilingTop(db: Db, target: Extract<TopTarget, { kind: "ceiling" }>, now: Date, limit: number): Promise<Omit<TopAccounts, "target" | "since">> {
   const span = windowFor(target.window, { billingDay: target.billingDay }, now);
-  const spans = windowsBack({ window: target.window === "billing_month" ? "billing_month" : "utc_day", billingDay: target.billingDay }, now, 30);
-  const from = spans[0]?.start ?? span.start;
+  const starts = windowsBack({ window: target.window === "billing_month" ? "billing_month" : "utc_day", billingDay: target.billingDay }, now, 30).map((w) => w.start);
   const [state] = parseRows(
     "top account ceiling",
     CeilingState,
@@ -124,13 +181,13 @@ async function ceilingTop(db: Db, target: Extract<TopTarget, { kind: "ceiling" }
   );
   const [nowRows, overRows] = await Promise.all([
     db.execute(ceilingTopNowQuery(target.id, span.start, limit)).then((r) => parseRows("ceiling top accounts now", NowRow, r)),
-    db.execute(ceilingTopOverQuery(target.id, from, span.start, limit)).then((r) => parseRows("ceiling top accounts over 30 days", OverRow, r)),
+    ceilingTopOver(db, { ceilingId: target.id, starts, limit }),
   ]);
   const bindings = await bindingsFor(db, target, state?.value ?? 0, state?.endpoint_killed ?? false, nowRows.map((r) => r.scope_key));
   return {
     span,
     now: nowRows.map((r) => ({ account: r.scope_key, held: r.held, settled: r.settled, planKey: bindings.get(r.scope_key)?.planKey ?? null, binding: bindings.get(r.scope_key)?.binding ?? bindingOf({ own: state?.value ?? 0, plan: null, override: null }) })),
-    over30: overRows.map((r) => ({ account: r.scope_key, settled: r.settled, windows: r.windows })),
+    over30: overRows.accounts,
   };
 }
 

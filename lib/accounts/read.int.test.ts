@@ -7,6 +7,7 @@ import { insertBudget, insertEndpoint, insertReservation } from "@/lib/budgets/r
 import { createEndpoint } from "@/lib/ceilings/test-fixtures";
 import { DAY_MS } from "@/lib/time";
 import { AccountReadError, readAccount, searchAccounts, topAccounts, listTopTargets, type TopTarget } from "./read";
+import { ceilingTopOver, ceilingTopOverQuery } from "./read-top";
 
 // The account page's reads on a real Postgres. Rows are inserted directly: the page must show
 // whatever the tables hold, and these tests should not depend on the write verbs.
@@ -245,5 +246,31 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
     const b = await topAccounts(t.db, { target: budgetTarget, now: NOW });
     expect(b.now.map((r) => [r.account, r.settled, r.planKey, r.binding.value, r.binding.source])).toEqual([["top-pro", 700, expect.stringMatching(/^pro/), 9_000_000, "plan"]]);
     expect(b.over30).toEqual([{ account: "top-pro", settled: 700, windows: 1 }]);
+  });
+});
+
+describe.skipIf(skipWithoutDatabase())("a ceiling's top accounts over 30 days", () => {
+  const t = useTestDatabase("account_top_over");
+
+  /** The exact answer: every row of the range, summed. */
+  async function everyRow(ceilingId: number, starts: Date[], limit: number) {
+    const first = starts[0] ?? TODAY;
+    const last = starts.at(-1) ?? TODAY;
+    const rows = await t.db.execute(ceilingTopOverQuery(ceilingId, first, last, limit));
+    return (rows as unknown as { scope_key: string; settled: string | number; windows: string | number }[]).map((r) => ({ account: r.scope_key, settled: Number(r.settled), windows: Number(r.windows) }));
+  }
+
+  it.each([
+    ["a few heavy accounts among 60", "window tops", 60, (a: number, d: number) => (a < 12 ? 100_000 + a * 1000 + d : ((a * 7919 + d * 104_729) % 997) + 1)],
+    ["units spread thin over 200 accounts", "every row", 200, (a: number, d: number) => ((a * 31 + d * 17) % 50) + 1],
+  ] as const)("%s: read from the %s, the same answer as summing every row", async (_what, read, accounts, settled) => {
+    const e = await createEndpoint(t.db, { ceilings: [{ metric: "units", scope: "caller", window: "utc_day", value: 50, defaultValue: 50, minValue: 0, maxValue: 2_000_000 }] });
+    const ceiling = e.ceilings.find((c) => c.scope === "caller");
+    if (!ceiling) throw new Error("no per-caller ceiling");
+    const rows = [];
+    for (let d = 0; d < 30; d += 1) for (let a = 0; a < accounts; a += 1) rows.push({ ceilingId: ceiling.id, scopeKey: `over-${a}`, windowStart: daysAgo(d), windowEnd: daysAgo(d - 1), settled: settled(a, d) });
+    await t.db.insert(usage).values(rows);
+    const starts = Array.from({ length: 30 }, (_, i) => daysAgo(29 - i));
+    expect(await ceilingTopOver(t.db, { ceilingId: ceiling.id, starts, limit: 10 })).toEqual({ accounts: await everyRow(ceiling.id, starts, 10), read });
   });
 });

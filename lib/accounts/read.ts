@@ -98,7 +98,9 @@ async function readAccountRow(db: Db, account: string): Promise<z.infer<typeof A
 }
 
 async function readRefusals(db: Db, account: string): Promise<AccountRefusal[]> {
-  // refusals_caller_at_idx (caller, at desc, id desc): the newest rows of one caller, read in order.
+  // refusals_caller_at_idx (caller, at desc nulls last, id desc nulls last): the newest rows of one
+  // caller, read in order. The order must say nulls last as the index does: a plain desc (nulls
+  // first) does not match it, and Postgres sorts every refusal of the caller instead.
   return db
     .select({
       id: refusals.id,
@@ -114,7 +116,7 @@ async function readRefusals(db: Db, account: string): Promise<AccountRefusal[]> 
     })
     .from(refusals)
     .where(eq(refusals.caller, account))
-    .orderBy(desc(refusals.at), desc(refusals.id))
+    .orderBy(sql`${refusals.at} desc nulls last`, sql`${refusals.id} desc nulls last`)
     .limit(ACCOUNT_LATEST);
 }
 
