@@ -24,7 +24,13 @@ export function topTargetParam(t: TopTarget): string {
 
 export type TopAccountNow = { account: string; held: number; settled: number; planKey: string | null; binding: Binding };
 export type TopAccountOver = { account: string; settled: number; windows: number };
-export type TopAccounts = { target: TopTarget; span: WindowSpan; now: TopAccountNow[]; over30: TopAccountOver[]; since: Date };
+/**
+ * How the 30 days were ranked: proved from each window's top accounts, by summing every row, or
+ * (when the proof fails and summing every row was not asked for) among each window's top accounts
+ * only, where an account outside every window's top may have settled up to `bound`.
+ */
+export type OverRead = { read: "window tops" | "every row" } | { read: "unproved"; bound: number };
+export type TopAccounts = { target: TopTarget; span: WindowSpan; now: TopAccountNow[]; over30: TopAccountOver[]; over30Read: OverRead; since: Date };
 
 const TargetRow = z.object({
   kind: z.enum(["ceiling", "budget"]),
@@ -142,15 +148,20 @@ function ceilingCandidateTotalsQuery(ceilingId: number, from: Date, through: Dat
 }
 
 const TopRow = z.object({ window_start: z.coerce.date(), scope_key: z.string(), settled: Int });
+/** Accounts per row of the limit whose exact totals an unproved ranking reads. */
+const UNPROVED_READ = 5;
 const byTotal = (a: TopAccountOver, b: TopAccountOver) => b.settled - a.settled || (a.account < b.account ? -1 : a.account > b.account ? 1 : 0);
 
 /**
  * A ceiling's top accounts over a range of windows, read as lib/budgets' topAccountsOver reads a
  * budget's (and with its proof, windowTopCandidates): each window's WINDOW_TOP accounts are
  * candidates with exact totals, and the answer stands when no account outside every window's top
- * can reach the limit-th; otherwise every row of the range is summed.
+ * can reach the limit-th; otherwise every row of the range is summed, which reads every counter
+ * of the range (390,000 rows, over half a second, when 10,000 accounts a day each spend a little):
+ * with `exhaustive` false it is not, and the candidates' exact totals come back unproved, with the
+ * most an account outside them could have settled.
  */
-export async function ceilingTopOver(db: Db, p: { ceilingId: number; starts: Date[]; limit: number }): Promise<{ accounts: TopAccountOver[]; read: "window tops" | "every row" }> {
+export async function ceilingTopOver(db: Db, p: { ceilingId: number; starts: Date[]; limit: number; exhaustive?: boolean }): Promise<{ accounts: TopAccountOver[] } & OverRead> {
   const first = p.starts[0];
   const last = p.starts.at(-1);
   if (!first || !last) return { accounts: [], read: "every row" };
@@ -160,18 +171,30 @@ export async function ceilingTopOver(db: Db, p: { ceilingId: number; starts: Dat
     p.limit,
   );
   if (candidates.length === 0 && bound === 0) return { accounts: [], read: "window tops" };
-  if (provable && candidates.length > 0) {
-    const totals = parseRows("ceiling candidate totals", OverRow, await db.execute(ceilingCandidateTotalsQuery(p.ceilingId, first, last, candidates)))
+  const totalsOf = async (accounts: string[]) =>
+    parseRows("ceiling candidate totals", OverRow, await db.execute(ceilingCandidateTotalsQuery(p.ceilingId, first, last, accounts)))
       .map((r) => ({ account: r.scope_key, settled: r.settled, windows: r.windows }))
       .sort(byTotal);
+  if (provable && candidates.length > 0) {
+    const totals = await totalsOf(candidates);
     const limitTh = totals[p.limit - 1];
     if (bound === 0 || (limitTh && limitTh.settled > bound)) return { accounts: totals.slice(0, p.limit), read: "window tops" };
+  }
+  if (p.exhaustive === false && candidates.length > 0) {
+    // Unproved either way: the exact totals of the accounts seen most in the windows' tops (a
+    // few times the limit), not of every candidate, which is each window's top when spend is spread thin.
+    const seen = new Map<string, number>();
+    for (const r of tops) seen.set(r.scope_key, (seen.get(r.scope_key) ?? 0) + r.settled);
+    const likely = [...seen].sort((a, b) => b[1] - a[1]).slice(0, p.limit * UNPROVED_READ).map(([account]) => account);
+    return { accounts: (await totalsOf(likely)).slice(0, p.limit), read: "unproved", bound };
   }
   const rows = parseRows("ceiling top accounts over a range", OverRow, await db.execute(ceilingTopOverQuery(p.ceilingId, first, last, p.limit)));
   return { accounts: rows.map((r) => ({ account: r.scope_key, settled: r.settled, windows: r.windows })), read: "every row" };
 }
 
-async function ceilingTop(db: Db, target: Extract<TopTarget, { kind: "ceiling" }>, now: Date, limit: number): Promise<Omit<TopAccounts, "target" | "since">> {
+type TopParams = { now: Date; limit: number; exhaustive: boolean };
+
+async function ceilingTop(db: Db, target: Extract<TopTarget, { kind: "ceiling" }>, { now, limit, exhaustive }: TopParams): Promise<Omit<TopAccounts, "target" | "since">> {
   const span = windowFor(target.window, { billingDay: target.billingDay }, now);
   const starts = windowsBack({ window: target.window === "billing_month" ? "billing_month" : "utc_day", billingDay: target.billingDay }, now, 30).map((w) => w.start);
   const [state] = parseRows(
@@ -181,17 +204,18 @@ async function ceilingTop(db: Db, target: Extract<TopTarget, { kind: "ceiling" }
   );
   const [nowRows, overRows] = await Promise.all([
     db.execute(ceilingTopNowQuery(target.id, span.start, limit)).then((r) => parseRows("ceiling top accounts now", NowRow, r)),
-    ceilingTopOver(db, { ceilingId: target.id, starts, limit }),
+    ceilingTopOver(db, { ceilingId: target.id, starts, limit, exhaustive }),
   ]);
   const bindings = await bindingsFor(db, target, state?.value ?? 0, state?.endpoint_killed ?? false, nowRows.map((r) => r.scope_key));
   return {
     span,
     now: nowRows.map((r) => ({ account: r.scope_key, held: r.held, settled: r.settled, planKey: bindings.get(r.scope_key)?.planKey ?? null, binding: bindings.get(r.scope_key)?.binding ?? bindingOf({ own: state?.value ?? 0, plan: null, override: null }) })),
     over30: overRows.accounts,
+    over30Read: overRows.read === "unproved" ? { read: "unproved", bound: overRows.bound } : { read: overRows.read },
   };
 }
 
-async function budgetTop(db: Db, target: Extract<TopTarget, { kind: "budget" }>, now: Date, limit: number): Promise<Omit<TopAccounts, "target" | "since">> {
+async function budgetTop(db: Db, target: Extract<TopTarget, { kind: "budget" }>, { now, limit }: TopParams): Promise<Omit<TopAccounts, "target" | "since">> {
   const span = windowFor(target.window, { billingDay: target.billingDay }, now);
   const starts = windowsBack(target, now, 30).map((w) => w.start);
   const [byBudget, over, [state]] = await Promise.all([
@@ -206,13 +230,20 @@ async function budgetTop(db: Db, target: Extract<TopTarget, { kind: "budget" }>,
     span,
     now: rows.map((r) => ({ account: r.account, held: r.held, settled: r.settled, planKey: bindings.get(r.account)?.planKey ?? null, binding: bindings.get(r.account)?.binding ?? { value: r.value, source: "own" } })),
     over30: over.accounts.map((a) => ({ account: a.account, settled: a.settled, windows: a.windows })),
+    // lib/budgets' read always answers exactly (it sums every row when its proof fails).
+    over30Read: { read: over.read },
   };
 }
 
-/** The `limit` accounts that settled most on `target` in its open window (with what binds each) and over the last 30 days. */
-export async function topAccounts(db: Db, p: { target: TopTarget; now: Date; limit?: number }): Promise<TopAccounts> {
-  const limit = p.limit ?? 10;
-  const read = p.target.kind === "ceiling" ? await ceilingTop(db, p.target, p.now, limit) : await budgetTop(db, p.target, p.now, limit);
+/**
+ * The `limit` accounts that settled most on `target` in its open window (with what binds each) and
+ * over the last 30 days. `exhaustive`: sum every row of the 30 days when each window's top accounts
+ * cannot prove a ceiling's ranking (slow when many accounts each spend a little); by default the
+ * ranking among them is returned, marked unproved.
+ */
+export async function topAccounts(db: Db, p: { target: TopTarget; now: Date; limit?: number; exhaustive?: boolean }): Promise<TopAccounts> {
+  const params = { now: p.now, limit: p.limit ?? 10, exhaustive: p.exhaustive ?? false };
+  const read = p.target.kind === "ceiling" ? await ceilingTop(db, p.target, params) : await budgetTop(db, p.target, params);
   return { target: p.target, since: thirtyDaysFrom(p.now), ...read };
 }
 

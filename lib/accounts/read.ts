@@ -16,7 +16,7 @@ import { parseAccountQuery } from "./read-search";
 export { AccountReadError, estimateAccounts, parseAccountQuery, prefixRange, searchAccounts, type AccountMatch, type AccountSearch } from "./read-search";
 export { bindingOf, bindingSourceLabel, thirtyDaysFrom, type Binding, type BindingSource } from "./read-binding";
 export type { BudgetBinding, CeilingBinding } from "./read-bindings";
-export { listPlanOptions, listTopTargets, topAccounts, topTargetParam, type PlanOption, type TopAccountNow, type TopAccountOver, type TopAccounts, type TopTarget } from "./read-top";
+export { listPlanOptions, listTopTargets, topAccounts, topTargetParam, type OverRead, type PlanOption, type TopAccountNow, type TopAccountOver, type TopAccounts, type TopTarget } from "./read-top";
 
 /** Refusals and reservations listed on the account page, newest first. */
 export const ACCOUNT_LATEST = 20;

@@ -7,8 +7,8 @@ import { buttonClass, cardClass, inputClass, labelClass } from "@/components/ui"
 import { AccountReadError, estimateAccounts, listTopTargets, searchAccounts, topTargetParam, type AccountMatch, type AccountSearch } from "@/lib/accounts/read";
 import { formatCount, formatUtc } from "@/lib/format";
 import { firstValues } from "@/lib/search-params";
-import { TopAccountsView } from "./_components/top-accounts";
 import Link from "next/link";
+import { TopAccountsView } from "./_components/top-accounts";
 
 export const metadata: Metadata = { title: "Accounts · Ceilings" };
 export const dynamic = "force-dynamic";
@@ -75,7 +75,7 @@ export default async function AccountsPage({ searchParams }: Props) {
             No endpoint has a per-caller ceiling and no budget is kept per account: there is nothing counted per account to rank yet.
           </p>
         ) : (
-          <TopAccountsView db={db} targets={targets} target={target} now={now} q={q} />
+          <TopAccountsView db={db} targets={targets} target={target} now={now} q={q} exact={raw.exact === "1"} />
         )}
       </section>
     </div>

@@ -1,9 +1,11 @@
+import Link from "next/link";
 import { AccountLink } from "@/components/account-link";
 import { windowLabel } from "@/components/budget-window";
 import { DataTable, type TableSpec } from "@/components/data-table";
 import { secondaryButtonClass, inputClass, labelClass } from "@/components/ui";
 import type { Db } from "@/db/client";
 import { bindingSourceLabel, topAccounts, topTargetParam, type TopAccountNow, type TopAccountOver, type TopTarget } from "@/lib/accounts/read";
+import { WINDOW_TOP } from "@/lib/budgets";
 import { formatMoney, formatUnits } from "@/lib/format";
 
 // The Top accounts view: one per-caller ceiling or one per-account budget at a time, chosen in a
@@ -17,8 +19,16 @@ function targetLabel(t: TopTarget): string {
   return `Budget ${t.key}: ${t.currency} per ${windowLabel(t.window)} per account`;
 }
 
-export async function TopAccountsView({ db, targets, target, now, q }: { db: Db; targets: TopTarget[]; target: TopTarget; now: Date; q: string }) {
-  const top = await topAccounts(db, { target, now, limit: TOP_LIMIT });
+type ViewProps = { db: Db; targets: TopTarget[]; target: TopTarget; now: Date; q: string; exact: boolean };
+
+function exactHref(target: TopTarget, q: string): string {
+  const p = new URLSearchParams({ top: topTargetParam(target), exact: "1" });
+  if (q) p.set("q", q);
+  return `/accounts?${p.toString()}`;
+}
+
+export async function TopAccountsView({ db, targets, target, now, q, exact }: ViewProps) {
+  const top = await topAccounts(db, { target, now, limit: TOP_LIMIT, exhaustive: exact });
   const amount = (n: number) => (target.kind === "budget" ? formatMoney(n, target.currency) : formatUnits(n, target.metric === "calls" ? "calls" : target.unit));
   const nowSpec: TableSpec<TopAccountNow> = {
     testId: "top-accounts-now",
@@ -73,6 +83,13 @@ export async function TopAccountsView({ db, targets, target, now, q }: { db: Db;
         </div>
         <div className="min-w-0 space-y-2">
           <h3 className="text-sm font-medium">Last 30 days</h3>
+          {top.over30Read.read === "unproved" ? (
+            <p className="text-xs text-zinc-600 dark:text-zinc-400" data-testid="top-accounts-30-unproved">
+              Ranked among each day&apos;s {WINDOW_TOP} busiest accounts, with their exact totals: spend is spread over many accounts, so one outside every day&apos;s top could
+              have settled up to {amount(top.over30Read.bound)}.{" "}
+              <Link href={exactHref(target, q)} className="underline underline-offset-2">Rank every account (slower)</Link>
+            </p>
+          ) : null}
           <DataTable spec={overSpec} caption={`Top accounts over 30 days: ${targetLabel(target)}`} rows={top.over30} />
         </div>
       </div>
