@@ -32,7 +32,7 @@ export async function accountCases(db: Db, now: Date, inline: (query: { sql: str
   const cases: BenchCase[] = [];
   if (account) {
     cases.push({ label: `account: a busy account's page (${n} accounts)`, target: 50, run: () => readAccount(db, account, now) });
-    cases.push({ label: "account: its latest reservations (no caller index)", target: 50, run: () => db.execute(latestReservationsQuery(account, 20)), text: text(latestReservationsQuery(account, 20)) });
+    cases.push({ label: "account: its latest reservations", target: 50, run: () => db.execute(latestReservationsQuery(account, 20)), text: text(latestReservationsQuery(account, 20)) });
   }
   // A prefix of the busy account's id that many accounts share, and the exact id.
   const prefix = (account ?? "acct_").slice(0, 7);
@@ -54,7 +54,7 @@ export async function accountCases(db: Db, now: Date, inline: (query: { sql: str
     cases.push({ label: `accounts: top per endpoint (${t.endpointKey}, ${formatCount(ranked.ceilingRows)} today)`, target: 50, run: () => topAccounts(db, { target: t, now }) });
     cases.push({ label: "accounts: top per endpoint, open window query", target: 50, run: () => db.execute(ceilingTopNowQuery(t.id, start, 10)), text: text(ceilingTopNowQuery(t.id, start, 10)) });
     const from = new Date(start.getTime() - 29 * 86_400_000);
-    cases.push({ label: "accounts: top per endpoint, 30 days query", target: 50, run: () => db.execute(ceilingTopOverQuery(t.id, from, start, 10)), text: text(ceilingTopOverQuery(t.id, from, start, 10)) });
+    cases.push({ label: "accounts: top per endpoint, 30 days, every row (?exact=1)", target: 50, run: () => db.execute(ceilingTopOverQuery(t.id, from, start, 10)), text: text(ceilingTopOverQuery(t.id, from, start, 10)) });
   }
   if (ranked.budget) {
     const t = ranked.budget;
