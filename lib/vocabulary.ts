@@ -24,6 +24,14 @@ export type DestinationKind = (typeof DESTINATION_KINDS)[number];
 /** An endpoint key such as `email.subscribe`; the endpoints table checks the same pattern. */
 export const ENDPOINT_KEY_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
+/**
+ * Why a value binds one account on a per-caller ceiling (or per-account budget, where "ceiling"
+ * reads "budget"): its own value, the account's plan, its override, a kill, a block
+ * (db/functions/caller_limit.sql decides).
+ */
+export const LIMIT_SOURCES = ["ceiling", "plan", "override", "kill", "blocked"] as const;
+export type LimitSource = (typeof LIMIT_SOURCES)[number];
+
 /** A budget counts for everyone together (global) or for each billing account on its own. */
 export const BUDGET_SCOPES = ["global", "account"] as const;
 export type BudgetScope = (typeof BUDGET_SCOPES)[number];

@@ -11,6 +11,9 @@
 // Batched, the three-ceiling shape runs twice more, priced: in a budget of everyone's
 // (bench.global-budgeted), and in that one and one per account (bench.budgeted), the per-account
 // one with 100,000 accounts already counted today: what money counters in the same step cost.
+// Then once more on plans (bench.planned): the same shape, its callers among 100,000 accounts on a
+// plan with values on its per-caller ceiling and per-account budget, out of 1,000,000 accounts: the
+// row to set beside bench.budgeted, whose callers are on the default plan.
 import { sql } from "drizzle-orm";
 import { migrateDatabase, openPostgres } from "@/db/client";
 import { databaseUrl } from "@/db/testing";
@@ -22,6 +25,7 @@ type Row = {
   callers: number;
   ceilings: 1 | 3;
   budgets: 0 | 1 | 2;
+  plans: boolean;
   mode: "batched" | "unbatched";
   perSecond: number;
   p50: number;
@@ -56,7 +60,8 @@ async function main(): Promise<void> {
     await makeBenchEndpoint(setup.db, "bench.three", 3);
     await makeBenchEndpoint(setup.db, "bench.budgeted", 3);
     await makeBenchEndpoint(setup.db, "bench.global-budgeted", 3);
-    await setup.db.execute(sql`update endpoints set parts = '[{"name":"units","pricePico":2500000}]' where key like 'bench.%budgeted'`);
+    await makeBenchEndpoint(setup.db, "bench.planned", 3);
+    await setup.db.execute(sql`update endpoints set parts = '[{"name":"units","pricePico":2500000}]' where key like 'bench.%budgeted' or key = 'bench.planned'`);
     for (const scope of ["global", "account"]) {
       await setup.db.execute(sql`
         insert into budgets (key, name, scope, "window", value, max_value, default_value)
@@ -64,8 +69,22 @@ async function main(): Promise<void> {
       await setup.db.execute(sql`
         insert into budget_members (budget_id, endpoint_id)
         select b.id, e.id from budgets b, endpoints e
-        where b.key = ${`bench.${scope}`} and (e.key = 'bench.budgeted' or (e.key = 'bench.global-budgeted' and b.scope = 'global'))`);
+        where b.key = ${`bench.${scope}`} and (e.key in ('bench.budgeted', 'bench.planned') or (e.key = 'bench.global-budgeted' and b.scope = 'global'))`);
     }
+    // 900,000 accounts on the default plan (acct_*) and 100,000 on bench.pro (pacct_*), whose values
+    // are far out of reach like the ceilings'.
+    await setup.db.execute(sql`insert into plans (key, name) values ('bench.pro', 'bench pro')`);
+    await setup.db.execute(sql`
+      insert into plan_ceiling_values (plan_id, ceiling_id, value)
+      select p.id, c.id, 999999999999 from plans p, ceilings c join endpoints e on e.id = c.endpoint_id
+      where p.key = 'bench.pro' and e.key = 'bench.planned' and c.scope = 'caller'`);
+    await setup.db.execute(sql`
+      insert into plan_budget_values (plan_id, budget_id, value)
+      select p.id, b.id, 999999999999 from plans p, budgets b where p.key = 'bench.pro' and b.key = 'bench.account'`);
+    await setup.db.execute(sql`insert into accounts (account) select 'acct_' || g from generate_series(0, 899999) g`);
+    await setup.db.execute(sql`
+      insert into accounts (account, plan_id) select 'pacct_' || g, p.id from plans p, generate_series(0, 99999) g where p.key = 'bench.pro'`);
+    await setup.db.execute(sql`analyze accounts`);
     // 100,000 accounts already counted in today's window of the per-account budget: a batch's
     // cost must not grow with them (each counter is one keyed probe).
     await setup.db.execute(sql`
@@ -80,22 +99,24 @@ async function main(): Promise<void> {
       const pool = openPostgres(url, { max: mode === "batched" ? inFlight : 16 });
       const batcher = batcherFor(pool.db, mode === "batched" ? { maxBatch, maxInFlight: inFlight } : { maxBatch: 1, maxInFlight: 16 });
       try {
-        const shapes: { count: 1 | 3; budgets: 0 | 1 | 2; endpoint: string }[] = [
-          { count: 1, budgets: 0, endpoint: "bench.one" },
-          { count: 3, budgets: 0, endpoint: "bench.three" },
+        const shapes: { count: 1 | 3; budgets: 0 | 1 | 2; plans: boolean; endpoint: string }[] = [
+          { count: 1, budgets: 0, plans: false, endpoint: "bench.one" },
+          { count: 3, budgets: 0, plans: false, endpoint: "bench.three" },
           ...(mode === "batched"
             ? [
-                { count: 3 as const, budgets: 1 as const, endpoint: "bench.global-budgeted" },
-                { count: 3 as const, budgets: 2 as const, endpoint: "bench.budgeted" },
+                { count: 3 as const, budgets: 1 as const, plans: false, endpoint: "bench.global-budgeted" },
+                { count: 3 as const, budgets: 2 as const, plans: false, endpoint: "bench.budgeted" },
+                { count: 3 as const, budgets: 2 as const, plans: true, endpoint: "bench.planned" },
               ]
             : []),
         ];
-        for (const { count, budgets, endpoint } of shapes) {
+        for (const { count, budgets, plans, endpoint } of shapes) {
+          const prefix = plans ? "pacct_" : "acct_";
           for (const callers of callerCounts) {
             const calls0 = batcher.stats.calls;
             const requests0 = batcher.stats.requests;
             const d = await drive(seconds, callers, async () => {
-              await reserve(pool.db, { endpoint, amount: 1, caller: `acct_${Math.floor(Math.random() * 50)}` });
+              await reserve(pool.db, { endpoint, amount: 1, caller: `${prefix}${Math.floor(Math.random() * 50)}` });
               return true;
             });
             // This process, and the rest of the machine (the database, mostly).
@@ -105,6 +126,7 @@ async function main(): Promise<void> {
               callers,
               ceilings: count,
               budgets,
+              plans,
               mode,
               ...m,
               ratioToA: tpsA ? m.perSecond / tpsA : null,
@@ -121,7 +143,7 @@ async function main(): Promise<void> {
     console.log(`\nEnforcement hot path, ${seconds} s a row, one database server, metrics ${process.argv.includes("--metrics") ? "on" : "off"}, in-flight ${inFlight}, max batch ${maxBatch}`);
     console.log(`A: pgbench hot-row guarded UPDATE, 64 clients: ${tpsA ? tpsA.toFixed(0) : "n/a"} tps`);
     console.log(
-      ["mode", "ceilings", "budgets", "callers", "per s", "p50 ms", "p99 ms", "x A", "batch", "node µs", "rest µs"]
+      ["mode", "ceilings", "budgets", "plans", "callers", "per s", "p50 ms", "p99 ms", "x A", "batch", "node µs", "rest µs"]
         .map((h, i) => (i === 0 ? h.padEnd(10) : h.padStart(9)))
         .join(""),
     );
@@ -131,6 +153,7 @@ async function main(): Promise<void> {
           r.mode.padEnd(10),
           String(r.ceilings).padStart(9),
           String(r.budgets).padStart(9),
+          (r.plans ? "yes" : "no").padStart(9),
           String(r.callers).padStart(9),
           r.perSecond.toFixed(0).padStart(9),
           r.p50.toFixed(1).padStart(9),
@@ -153,6 +176,7 @@ async function main(): Promise<void> {
           mode: r.mode,
           ceilings: r.ceilings,
           budgets: r.budgets,
+          plans: r.plans,
           callers: r.callers,
           perSecond: round(r.perSecond),
           p50Ms: round(r.p50),

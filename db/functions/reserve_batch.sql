@@ -11,7 +11,12 @@
 --   * `granted` is answered only for a reservation held when the batch commits: a new one, or a
 --     held one named again by its idempotency key; a key whose reservation is settled, released or
 --     expired is answered `resolved` with that state (replay_answer);
---   * callers are canonical (canonical_caller) for overrides, counters, reservations and refusals.
+--   * callers are canonical (canonical_caller) for overrides, counters, reservations and refusals;
+--   * what binds an account on a per-caller ceiling or a per-account budget is its override, else
+--     its plan's value (the default plan's when it was never assigned one), else the ceiling's or
+--     budget's own value; a ceiling or budget switched off (0) binds every account; a blocked
+--     account is refused on every endpoint (gate blocked). caller_limit and account_budget_limit
+--     say the same for readers.
 --
 -- Lock order. Every batch, settle, release and sweep takes locks in this one order, each kind
 -- sorted by its key, so two batches can never wait on each other in a cycle:
@@ -20,6 +25,7 @@
 --   2b. budgets rows, FOR SHARE                   by budget id
 --   3. ceiling_overrides rows, FOR SHARE          by (ceiling id, caller)
 --   3b. budget_overrides rows, FOR SHARE          by (budget id, caller)
+--   3c. accounts rows, inserted if missing        by account (only callers seen for the first time)
 --   4. throttle_counters rows (upsert)            by (endpoint id, caller)
 --   5. cooldown advisory locks                    by (ceiling id, hashtext(scope key), scope key)
 --   6. usage rows (insert if missing, FOR UPDATE) by (ceiling id, scope key, window start)
@@ -36,6 +42,8 @@
 -- their total is the amount the units ceilings count. An endpoint with one part takes `amount`.
 -- A budget's refusal: {status: refused, gate: budget, budgetId, budget (its key), limit, used, ...},
 -- money in micros (contract version 6).
+-- A blocked account's refusal: {status: refused, gate: blocked, limit: 0, remaining: 0, message}
+-- (contract version 7).
 -- Output, one answer per input in order: {status: granted|refused|resolved|error, ...}; an
 -- archived endpoint answers error endpoint_archived, before any gate, and charges nothing. A
 -- destination of the other kind than its cooldown's destinationKind (a phone number for a cooldown
@@ -83,6 +91,11 @@ DECLARE
   account_budget_endpoints int[] := '{}'; -- endpoints in a per-account budget
   endpoint_prices jsonb := '{}';          -- endpoint id -> {part: picos a unit}, for budgeted ones
   budget_overrides_map jsonb := '{}';
+  -- the batch's callers (canonical, distinct), each with its plan; the blocked ones; the new ones
+  batch_callers text[] := '{}';
+  caller_plan int[] := '{}';
+  blocked_callers text[] := '{}';
+  new_callers text[] := '{}';
   -- per request
   req_endpoint int[] := array_fill(0, ARRAY[n]);
   req_endpoint_key text[] := array_fill(''::text, ARRAY[n]);
@@ -236,7 +249,40 @@ BEGIN
           ORDER BY ov.budget_id, ov.caller FOR SHARE) o;
   END IF;
 
-  -- Phase 2, validation and the cheap gates: input, idempotent replay, per-call max, kill switch.
+  -- The callers' accounts (3c): plan and block, one keyed lookup per distinct caller. Read without
+  -- a lock: an assignment or a block committed before this statement binds this batch, one
+  -- committed later binds the next. A caller seen for the first time is registered, so staff can
+  -- find it; in account order, so two batches registering the same new accounts wait in one order.
+  SELECT coalesce(array_agg(k.caller), '{}'), coalesce(array_agg(coalesce(a.plan_id, d.id)), '{}'),
+         coalesce(array_agg(k.caller) FILTER (WHERE a.blocked_at IS NOT NULL), '{}'),
+         coalesce(array_agg(k.caller ORDER BY k.caller) FILTER (WHERE a.account IS NULL), '{}')
+  INTO batch_callers, caller_plan, blocked_callers, new_callers
+  FROM (SELECT DISTINCT ceilings.canonical_caller(el->>'caller') AS caller FROM jsonb_array_elements(requests) el
+        WHERE jsonb_typeof(el) = 'object' AND jsonb_typeof(el->'caller') = 'string'
+          AND el->>'endpoint' IN (SELECT u.key FROM unnest(batch_endpoints) u)) k
+  LEFT JOIN accounts a ON a.account = k.caller
+  LEFT JOIN plans d ON d.is_default
+  WHERE k.caller IS NOT NULL AND char_length(k.caller) <= 200 AND NOT ceilings.has_control_chars(k.caller);
+  IF cardinality(new_callers) > 0 THEN
+    INSERT INTO accounts (account) SELECT u FROM unnest(new_callers) u ORDER BY u ON CONFLICT DO NOTHING;
+  END IF;
+  -- Their plans' values, beneath their overrides (the right side of || wins). Plan values change
+  -- only under the endpoint locks this batch holds shared, like a ceiling's value.
+  IF has_caller_ceiling AND cardinality(batch_callers) > 0 THEN
+    SELECT coalesce(jsonb_object_agg(v.ceiling_id || '|' || k.caller, v.value), '{}') || overrides INTO overrides
+    FROM unnest(batch_callers, caller_plan) AS k(caller, plan_id)
+    JOIN plan_ceiling_values v ON v.plan_id = k.plan_id
+    WHERE v.ceiling_id IN (SELECT u.id FROM unnest(batch_ceilings) u WHERE u.scope = 'caller');
+  END IF;
+  IF cardinality(account_budget_endpoints) > 0 AND cardinality(batch_callers) > 0 THEN
+    SELECT coalesce(jsonb_object_agg(v.budget_id || '|' || k.caller, v.value), '{}') || budget_overrides_map INTO budget_overrides_map
+    FROM unnest(batch_callers, caller_plan) AS k(caller, plan_id)
+    JOIN plan_budget_values v ON v.plan_id = k.plan_id
+    WHERE v.budget_id IN (SELECT u.id FROM unnest(batch_budgets) u WHERE u.scope = 'account');
+  END IF;
+
+  -- Phase 2, validation and the cheap gates: input, idempotent replay, blocked account, per-call
+  -- max, kill switch.
   FOR i IN 1 .. n LOOP
     r := requests -> (i - 1);
     answers[i] := ceilings.request_error(r);
@@ -328,6 +374,13 @@ BEGIN
         answers[i] := ceilings.replay_answer(v_existing, req_amount[i], req_destination_key[i], req_parts[i]);
         CONTINUE;
       END IF;
+    END IF;
+
+    -- A blocked account is refused everywhere, even on an endpoint without a per-caller ceiling.
+    IF req_caller[i] <> '' AND req_caller[i] = ANY (blocked_callers) THEN
+      answers[i] := jsonb_build_object('status', 'refused', 'gate', 'blocked', 'limit', 0, 'remaining', 0,
+        'message', format('account %s is blocked', req_caller[i]));
+      CONTINUE;
     END IF;
 
     IF req_amount[i] > ep.per_call_max THEN
@@ -595,7 +648,7 @@ BEGIN
         'remaining', greatest(charge_limit[v_failed] - counter_used[idx] - counter_added[idx], 0),
         'cost', charge_amount[v_failed], 'retryAt', counter_end[idx],
         'message', CASE WHEN bg.value = 0 THEN format('budget %s is switched off', bg.key)
-                        WHEN charge_limit[v_failed] = 0 THEN format('this account is blocked on budget %s', bg.key)
+                        WHEN charge_limit[v_failed] = 0 THEN format('budget %s allows this account nothing: its override or its plan is 0', bg.key)
                         ELSE format('budget %s has %s micros of %s left; this call may cost %s', bg.key,
                                     greatest(charge_limit[v_failed] - counter_used[idx] - counter_added[idx], 0),
                                     charge_limit[v_failed], charge_amount[v_failed]) END);
@@ -611,7 +664,7 @@ BEGIN
         'used', counter_used[idx] + counter_added[idx],
         'remaining', greatest(charge_limit[v_failed] - counter_used[idx] - counter_added[idx], 0),
         'retryAt', counter_end[idx],
-        'message', CASE WHEN charge_limit[v_failed] = 0 THEN 'this account is blocked on this endpoint'
+        'message', CASE WHEN charge_limit[v_failed] = 0 THEN format('ceiling %s allows this account nothing: its override or its plan is 0', c.id)
                         WHEN c.scope = 'destination' THEN 'this destination is cooling down'
                         ELSE format('ceiling %s has %s of %s left', c.id,
                                     greatest(charge_limit[v_failed] - counter_used[idx] - counter_added[idx], 0), charge_limit[v_failed]) END);

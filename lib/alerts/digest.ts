@@ -29,9 +29,9 @@ export async function readQuotaDigest(db: Db, p: { now: Date }): Promise<Digest>
         union all
         select c.endpoint_id, u.scope_key, 0
         from usage u join ceilings c on c.id = u.ceiling_id
-        left join ceiling_overrides o on o.ceiling_id = c.id and o.caller = u.scope_key
+        cross join lateral ceilings.caller_limit(c.id, u.scope_key) l
         where c.scope = 'caller' and c.window = 'utc_day' and u.window_start = ${from.toISOString()}::timestamptz
-          and coalesce(o.value, c.value) > 0 and u.held + u.settled >= coalesce(o.value, c.value)
+          and l.value > 0 and u.held + u.settled >= l.value
       )
       select h.endpoint_id, e.key as endpoint_key, count(distinct h.caller) as accounts, sum(h.refusals) as refusals
       from hits h join endpoints e on e.id = h.endpoint_id

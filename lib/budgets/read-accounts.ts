@@ -22,7 +22,7 @@ const NowRow = z.object({ budget_id: Int, scope_key: z.string(), held: Int, sett
 /** The query behind topAccountsNow, unexecuted: the function runs it, the timing test explains it. */
 export function topAccountsNowQuery(filter: SQL, now: Date, limit: number): SQL {
   return sql`
-    select b.id as budget_id, x.scope_key, x.held, x.settled, coalesce(o.value, b.value) as value
+    select b.id as budget_id, x.scope_key, x.held, x.settled, l.value
     from budgets b
     cross join lateral ceilings.window_bounds(b."window", b.billing_day, 0, ${now.toISOString()}::timestamptz) w
     cross join lateral (
@@ -32,14 +32,15 @@ export function topAccountsNowQuery(filter: SQL, now: Date, limit: number): SQL 
       order by u.settled desc, u.scope_key
       limit ${limit}
     ) x
-    left join budget_overrides o on o.budget_id = b.id and o.caller = x.scope_key
+    cross join lateral ceilings.account_budget_limit(b.id, x.scope_key) l
     where b.scope = 'account' and ${filter}
     order by b.id, x.settled desc, x.scope_key`;
 }
 
 /**
  * The `limit` accounts that settled most in each per-account budget's open window, by budget id,
- * for the budgets `filter` (on `b`) selects. The override is looked up after the limit, for a few rows.
+ * for the budgets `filter` (on `b`) selects, each with what binds it (account_budget_limit: override,
+ * plan, own value, kill, block), looked up after the limit, for a few rows.
  */
 export async function topAccountsNow(db: Db, filter: SQL, now: Date, limit: number): Promise<Map<number, AccountSpend[]>> {
   const rows = parseRows("budget top accounts now", NowRow, await db.execute(topAccountsNowQuery(filter, now, limit)));

@@ -40,7 +40,7 @@ export type BudgetSummary = {
   /** Accounts with a counter in the open window (per-account budgets; 0 for global ones). */
   accounts: number;
   /**
-   * The account nearest its own value (its override, else the budget's), per-account budgets only:
+   * The account nearest its own value (its override, else its plan's value, else the budget's), per-account budgets only:
    * among the 50 that settled most and those with an override (money held for a call in flight
    * can reorder accounts for that long).
    */
@@ -127,11 +127,12 @@ async function readSummaries(db: Db, filter: SQL, now: Date): Promise<BudgetSumm
         from budget_usage u
         where u.budget_id = b.id and u.window_start = w.window_start and ${inScope}
       ) s on true
-      -- The account nearest its own value binds first; an override of 0 blocks, it is not "full".
+      -- The account nearest its own value (override, plan or the budget's) binds first; a value of 0
+      -- (an override, a plan, a block) refuses, it is not "full".
       -- Candidates: the accounts that settled most (an index range, however many accounts there
       -- are) and every account with an override of its own.
       left join lateral (
-        select c.scope_key, c.held, c.settled, coalesce(o.value, b.value) as value
+        select c.scope_key, c.held, c.settled, l.value
         from (
           (select u.scope_key, u.held, u.settled from budget_usage u
             where u.budget_id = b.id and u.window_start = w.window_start and u.scope_key <> ''
@@ -141,9 +142,9 @@ async function readSummaries(db: Db, filter: SQL, now: Date): Promise<BudgetSumm
             join budget_usage u on u.budget_id = bo.budget_id and u.scope_key = bo.caller and u.window_start = w.window_start
             where bo.budget_id = b.id)
         ) c
-        left join budget_overrides o on o.budget_id = b.id and o.caller = c.scope_key
-        where b.scope = 'account' and coalesce(o.value, b.value) > 0
-        order by (c.held + c.settled)::numeric / coalesce(o.value, b.value) desc, c.scope_key
+        cross join lateral ceilings.account_budget_limit(b.id, c.scope_key) l
+        where b.scope = 'account' and l.value > 0
+        order by (c.held + c.settled)::numeric / l.value desc, c.scope_key
         limit 1
       ) x on true
       where ${filter}

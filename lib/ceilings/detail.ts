@@ -1,14 +1,18 @@
 import { asc, desc, eq, inArray } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { ceilingOverrides, ceilings, endpoints, refusals, type AuditEvent, type CeilingOverride, type Refusal } from "@/db/schema";
+import { ceilingOverrides, ceilings, endpoints, planCeilingValues, plans, refusals, type AuditEvent, type CeilingOverride, type Refusal } from "@/db/schema";
 import { listAuditEvents } from "@/lib/audit/log";
 import { derivedDefault } from "./guarantee";
 import { buildOverviews, type EndpointOverview } from "./overview";
 import { topScopes, type ScopeUsage } from "./usage";
 
+export type PlanValue = { ceilingId: number; planKey: string; planName: string; isDefault: boolean; value: number };
+
 export type EndpointDetail = EndpointOverview & {
   derivedDefault: { daily: number; sentence: string } | null;
   overrides: CeilingOverride[];
+  /** The plans' values on each per-caller ceiling, by plan key. */
+  planValues: PlanValue[];
   /** Busiest accounts of each per-caller ceiling in its open window, by ceiling id. */
   topCallers: Record<number, ScopeUsage[]>;
   adjustments: AuditEvent[];
@@ -30,6 +34,15 @@ export async function getEndpointDetail(db: Db, key: string, now = new Date()): 
           .from(ceilingOverrides)
           .where(inArray(ceilingOverrides.ceilingId, ceilingIds))
           .orderBy(asc(ceilingOverrides.ceilingId), asc(ceilingOverrides.caller));
+  const planValues =
+    ceilingIds.length === 0
+      ? []
+      : await db
+          .select({ ceilingId: planCeilingValues.ceilingId, planKey: plans.key, planName: plans.name, isDefault: plans.isDefault, value: planCeilingValues.value })
+          .from(planCeilingValues)
+          .innerJoin(plans, eq(plans.id, planCeilingValues.planId))
+          .where(inArray(planCeilingValues.ceilingId, ceilingIds))
+          .orderBy(asc(planCeilingValues.ceilingId), asc(plans.key));
   const topCallers: Record<number, ScopeUsage[]> = {};
   for (const c of overview.ceilings.filter((v) => v.scope === "caller")) {
     topCallers[c.id] = await topScopes(db, c.id, now);
@@ -45,6 +58,7 @@ export async function getEndpointDetail(db: Db, key: string, now = new Date()): 
     ...overview,
     derivedDefault: derivedDefault(endpoint.planAllowance, endpoint.unit),
     overrides,
+    planValues,
     topCallers,
     adjustments: events,
     refusals: recentRefusals,

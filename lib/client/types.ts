@@ -106,6 +106,8 @@ export type CeilingStatus = {
   scope: "global" | "caller" | "destination";
   value: number;
   override: boolean;
+  /** Why value binds: the ceiling's own value, the account's plan or override, a kill, a block. */
+  source: "ceiling" | "plan" | "override" | "kill" | "blocked";
   killed: boolean;
   window: { kind: "utc_day" | "billing_month" | "first_hit"; start: string | null; end: string | null; seconds: number | null };
   settled: number | null;
@@ -118,6 +120,9 @@ export type EndpointStatus = {
   status: "ok";
   endpoint: { key: string; name: string; unit: string; perCallMax: number };
   account: string | null;
+  /** The account's plan (the default plan when it was never assigned one); null without an account. */
+  plan: string | null;
+  blocked: boolean;
   killed: boolean;
   ceilings: CeilingStatus[];
 };

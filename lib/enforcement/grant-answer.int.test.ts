@@ -125,7 +125,7 @@ describe.skipIf(skipWithoutDatabase())("grant answers and canonical callers", ()
     await t.db.insert(ceilingOverrides).values({ ceilingId: perCaller, caller: "acct", value: 0, reason: "blocked" });
     for (const caller of ["acct", "acct ", "acct\t", " acct", "\u00a0acct\u2003", "acct\n"]) {
       const d = await reserve(t.db, { endpoint: e.key, amount: 1, caller });
-      expect(d, JSON.stringify(caller)).toMatchObject({ status: "refused", gate: "ceiling", message: "this account is blocked on this endpoint" });
+      expect(d, JSON.stringify(caller)).toMatchObject({ status: "refused", gate: "ceiling", message: `ceiling ${perCaller} allows this account nothing: its override or its plan is 0` });
     }
     // The same through SQL, for callers in other languages.
     for (const caller of ["acct ", "acct\t", " acct"]) {

@@ -1,14 +1,16 @@
 import { sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
-import type { CeilingMetric, CeilingScope, CeilingWindow } from "@/lib/vocabulary";
+import type { CeilingMetric, CeilingScope, CeilingWindow, LimitSource } from "@/lib/vocabulary";
 
 export type CeilingStatus = {
   ceilingId: number;
   metric: CeilingMetric;
   scope: CeilingScope;
-  /** The value in force for this account: an override when one exists, else the ceiling's value. */
+  /** The value in force for this account: its override, else its plan's value, else the ceiling's (0 when killed or blocked). */
   value: number;
   override: boolean;
+  /** Why `value` binds: the ceiling's own value, the account's plan or override, a kill, a block. */
+  source: LimitSource;
   killed: boolean;
   window: { kind: CeilingWindow; start: string | null; end: string | null; seconds: number | null };
   /** Counters of the current window; null for cooldowns (one per destination) and for per-caller ceilings without an account. */
@@ -21,6 +23,10 @@ export type CeilingStatus = {
 export type EndpointStatus = {
   endpoint: { key: string; name: string; unit: string; perCallMax: number };
   account: string | null;
+  /** The account's plan (the default plan's key when it was never assigned one); null without an account. */
+  plan: string | null;
+  /** The account is blocked: every endpoint refuses it (gate blocked). */
+  blocked: boolean;
   killed: boolean;
   ceilings: CeilingStatus[];
 };
@@ -36,7 +42,10 @@ type Row = {
   window: CeilingStatus["window"]["kind"] | null;
   window_seconds: number | null;
   ceiling_value: string | number | null;
-  override_value: string | number | null;
+  bound_value: string | number | null;
+  bound_source: LimitSource | null;
+  plan: string | null;
+  blocked: boolean | null;
   window_start: string | Date | null;
   window_end: string | Date | null;
   held: string | number | null;
@@ -56,14 +65,17 @@ export async function readEndpointStatus(db: Db, params: { endpointKey: string; 
     await db.execute(sql`
       select e.key, e.name, e.unit, e.per_call_max,
              c.id as ceiling_id, c.metric, c.scope, c.window, c.window_seconds, c.value as ceiling_value,
-             o.value as override_value,
+             l.value as bound_value, l.source as bound_source,
+             (select p.key from plans p left join accounts a on a.account = ${account}::text
+              where ${account}::text is not null and p.id = coalesce(a.plan_id, (select d.id from plans d where d.is_default))) as plan,
+             (select a.blocked_at is not null from accounts a where a.account = ${account}::text) as blocked,
              case when c.window <> 'first_hit' then b.window_start end as window_start,
              case when c.window <> 'first_hit' then b.window_end end as window_end,
              u.held, u.settled
       from endpoints e
       left join ceilings c on c.endpoint_id = e.id
       left join lateral ceilings.window_bounds(c.window, e.billing_day, c.window_seconds, now()) b on c.id is not null
-      left join ceiling_overrides o on o.ceiling_id = c.id and c.scope = 'caller' and o.caller = ${account}::text
+      left join lateral ceilings.caller_limit(c.id, ${account}::text) l on c.scope = 'caller' and ${account}::text is not null
       left join usage u on u.ceiling_id = c.id and c.window <> 'first_hit' and u.window_start = b.window_start
         and u.scope_key = case c.scope when 'global' then '' when 'caller' then ${account}::text end
       where e.key = ${params.endpointKey}
@@ -75,7 +87,9 @@ export async function readEndpointStatus(db: Db, params: { endpointKey: string; 
   for (const r of rows) {
     if (r.ceiling_id === null || r.metric === null || r.scope === null || r.window === null || r.ceiling_value === null) continue;
     const ceilingValue = Number(r.ceiling_value);
-    const value = r.override_value === null ? ceilingValue : Number(r.override_value);
+    // A per-caller ceiling for an account: what enforcement applies (caller_limit); otherwise its own value.
+    const source: LimitSource = r.bound_source ?? (ceilingValue === 0 ? "kill" : "ceiling");
+    const value = r.bound_value === null ? ceilingValue : Number(r.bound_value);
     const counted = r.scope === "global" || (r.scope === "caller" && account !== null);
     const held = counted ? Number(r.held ?? 0) : null;
     const settled = counted ? Number(r.settled ?? 0) : null;
@@ -85,7 +99,8 @@ export async function readEndpointStatus(db: Db, params: { endpointKey: string; 
       metric: r.metric,
       scope: r.scope,
       value,
-      override: r.override_value !== null,
+      override: source === "override",
+      source,
       killed: ceilingValue === 0,
       window: { kind: r.window, start: iso(r.window_start), end: iso(r.window_end), seconds: r.window_seconds },
       settled,
@@ -97,6 +112,8 @@ export async function readEndpointStatus(db: Db, params: { endpointKey: string; 
   return {
     endpoint: { key: first.key, name: first.name, unit: first.unit, perCallMax: Number(first.per_call_max) },
     account,
+    plan: first.plan,
+    blocked: first.blocked === true,
     // Any ceiling at 0 refuses every call (gate kill_switch), exactly as enforcement decides.
     killed: ceilings.some((c) => c.killed),
     ceilings,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { BUDGET_SCOPES, BUDGET_WINDOWS, CEILING_METRICS, CEILING_SCOPES, CEILING_WINDOWS, GATES } from "@/lib/vocabulary";
+import { BUDGET_SCOPES, BUDGET_WINDOWS, CEILING_METRICS, CEILING_SCOPES, CEILING_WINDOWS, GATES, LIMIT_SOURCES } from "@/lib/vocabulary";
 
 // The answers of the HTTP API as zod schemas, for the OpenAPI document only (the handlers build
 // the answers; the conformance test holds real answers to these, so they cannot drift), and the
@@ -167,6 +167,8 @@ const Counter = z.int().nullable();
 export const EndpointStatusBody = z.strictObject({
   endpoint: z.strictObject({ key: z.string(), name: z.string(), unit: z.string(), perCallMax: z.int() }),
   account: z.string().nullable(),
+  plan: z.string().nullable().meta({ description: "the account's plan (the default plan when it was never assigned one); null without an account" }),
+  blocked: z.boolean().meta({ description: "staff blocked the account: every endpoint refuses it (gate blocked)" }),
   killed: z.boolean(),
   ceilings: z.array(
     z.strictObject({
@@ -175,6 +177,7 @@ export const EndpointStatusBody = z.strictObject({
       scope: Scope,
       value: z.int(),
       override: z.boolean(),
+      source: z.enum(LIMIT_SOURCES).meta({ description: "why value binds: the ceiling's own value, the account's plan or override, a kill, a block" }),
       killed: z.boolean(),
       window: z.strictObject({ kind: WindowKind, start: Timestamp.nullable(), end: Timestamp.nullable(), seconds: z.int().nullable() }),
       settled: Counter,

@@ -42,7 +42,7 @@ export const OPERATION_ERRORS = {
     409: ["idempotency_conflict", "already_resolved"],
     410: ["endpoint_archived"],
     413: ["body_too_large"],
-    429: ["per_call_max", "kill_switch", "ceiling", "cooldown", "throttle", "budget"],
+    429: ["per_call_max", "kill_switch", "ceiling", "cooldown", "throttle", "budget", "blocked"],
     503: ["unavailable"],
   },
   settleReservation: {

@@ -112,6 +112,7 @@ export default async function EndpointPage({ params }: Params) {
             unit={detail.unit}
             isAdmin={isAdmin}
             overrides={detail.overrides.filter((o) => o.ceilingId === c.id)}
+            planValues={detail.planValues.filter((p) => p.ceilingId === c.id)}
             topCallers={detail.topCallers[c.id] ?? []}
           />
         ))}

@@ -5,6 +5,7 @@ import { useTestDatabase } from "@/db/testing-suite";
 import { revokeApiKey } from "@/lib/api-keys";
 import { setEndpointArchived } from "@/lib/catalog";
 import { makeBudget, priceEndpoint } from "@/lib/enforcement/budget-fixtures";
+import { setBlocked } from "@/lib/enforcement/plan-fixtures";
 import { makeEndpoint, setCeilingValue } from "@/lib/enforcement/test-fixtures";
 import { type ApiAnswer, type ApiRequest, openApiDocument } from "@/lib/http";
 import { answerMethod } from "@/lib/http/methods";
@@ -159,6 +160,10 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
     expect(code(await reserve({ key: a, body: { endpoint: e.key, amount: 1 } }))).toBe("kill_switch");
     await setCeilingValue(t.db, e.ceilingIds[0] ?? 0, 24);
     expect(code(await reserve({ key: a, body: { endpoint: e.key, amount: 1 } }, deadDeps))).toBe("unavailable");
+    // A blocked account: refused on every endpoint, then unblocked.
+    await setBlocked(t.db, "acct_a", true);
+    expect(code(await reserve({ key: a, body: { endpoint: slow.key, amount: 1 } }))).toBe("blocked");
+    await setBlocked(t.db, "acct_a", false);
 
     // Priced parts and a budget: parts the endpoint does not have, one amount where parts are
     // priced apart, a budget's refusal, and a settle by parts.

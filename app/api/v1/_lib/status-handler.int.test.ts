@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ceilingOverrides } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
+import { assignAccount, makePlan, setBlocked, setPlanCeilingValue } from "@/lib/enforcement/plan-fixtures";
 import { makeEndpoint, setCeilingValue } from "@/lib/enforcement/test-fixtures";
 import type { ApiDeps } from "./deps";
 import { handleReserve } from "./reserve-handler";
@@ -40,8 +41,22 @@ describe.skipIf(skipWithoutDatabase())("GET /api/v1/endpoints/{key} on real Post
     expect(perCaller).toMatchObject({ scope: "caller", value: 20, override: false, used: 7, remaining: 13 });
     expect(cooldown).toMatchObject({ scope: "destination", value: 1, used: null, window: { kind: "first_hit", seconds: 86_400 } });
 
+    expect(forA.body).toMatchObject({ plan: "default", blocked: false });
+    expect(perCaller).toMatchObject({ source: "ceiling" });
     const forB = (await status(b.secret, e.key)).body.ceilings as Record<string, unknown>[];
-    expect(forB[1]).toMatchObject({ value: 5, override: true, used: 0, remaining: 5 });
+    expect(forB[1]).toMatchObject({ value: 5, override: true, source: "override", used: 0, remaining: 5 });
+    // On a plan: the plan's value binds and is named; blocked: 0, whatever binds otherwise.
+    const pro = await makePlan(t.db, "pro");
+    await setPlanCeilingValue(t.db, pro.id, e.ceilingIds[1] ?? 0, 15);
+    await assignAccount(t.db, "acct_a", pro.id);
+    const onPro = await status(a.secret, e.key);
+    expect(onPro.body).toMatchObject({ plan: pro.key, blocked: false });
+    expect((onPro.body.ceilings as Record<string, unknown>[])[1]).toMatchObject({ value: 15, source: "plan", override: false, used: 7, remaining: 8 });
+    await setBlocked(t.db, "acct_a", true);
+    const blocked = await status(a.secret, e.key);
+    expect(blocked.body).toMatchObject({ blocked: true });
+    expect((blocked.body.ceilings as Record<string, unknown>[])[1]).toMatchObject({ value: 0, source: "blocked", remaining: 0 });
+    await setBlocked(t.db, "acct_a", false);
     const serviceAll = (await status(service.secret, e.key)).body.ceilings as Record<string, unknown>[];
     expect(serviceAll[1]).toMatchObject({ used: null, remaining: null });
     const serviceForA = (await status(service.secret, e.key, "?caller=acct_a")).body.ceilings as Record<string, unknown>[];

@@ -1,3 +1,4 @@
+import Link from "next/link";
 import { ConfirmActionButton } from "@/components/confirm-action-button";
 import { formatAgo, formatCount } from "@/lib/format";
 import { StateBadge } from "@/components/state-badge";
@@ -12,9 +13,16 @@ import { OverrideForm } from "./override-form";
 
 const removeOverrideAction = runAction.bind(null, "ceiling.override_remove");
 
-type CeilingCardProps = { ceiling: CeilingView; unit: string; isAdmin: boolean; overrides: EndpointDetail["overrides"]; topCallers: ScopeUsage[] };
+type CeilingCardProps = {
+  ceiling: CeilingView;
+  unit: string;
+  isAdmin: boolean;
+  overrides: EndpointDetail["overrides"];
+  planValues: EndpointDetail["planValues"];
+  topCallers: ScopeUsage[];
+};
 
-export function CeilingCard({ ceiling: c, unit, isAdmin, overrides, topCallers }: CeilingCardProps) {
+export function CeilingCard({ ceiling: c, unit, isAdmin, overrides, planValues, topCallers }: CeilingCardProps) {
   const what = c.metric === "calls" ? "calls" : unitLabel(unit, 2);
   return (
     <article aria-labelledby={`ceiling-${c.id}`} className={`${cardClass} space-y-4`} data-ceiling-window={c.window} data-ceiling-scope={c.scope} data-ceiling-metric={c.metric}>
@@ -52,7 +60,7 @@ export function CeilingCard({ ceiling: c, unit, isAdmin, overrides, topCallers }
           <ul className="mt-1 space-y-0.5">
             {topCallers.map((t) => (
               <li key={t.scopeKey} className="flex justify-between gap-4 tabular-nums">
-                <span className="font-mono">{t.scopeKey}</span>
+                <Link href={`/accounts/${encodeURIComponent(t.scopeKey)}`} className="font-mono underline">{t.scopeKey}</Link>
                 <span>{formatCount(t.settled + t.held)}</span>
               </li>
             ))}
@@ -60,10 +68,34 @@ export function CeilingCard({ ceiling: c, unit, isAdmin, overrides, topCallers }
         </div>
       ) : null}
       {c.scope === "caller" ? (
+        <div className="space-y-2 text-sm" data-testid="plan-values">
+          <h4 className="font-medium">Plans</h4>
+          <p className="text-zinc-600 dark:text-zinc-400">
+            An account gets its override, else its plan&apos;s value, else the ceiling&apos;s ({formatCount(c.value)}).
+            {c.value === 0 ? " Killed: every account gets 0, whatever its plan or override." : null}
+          </p>
+          {planValues.length === 0 ? (
+            <p className="text-zinc-600 dark:text-zinc-400">No plan sets a value here.</p>
+          ) : (
+            <ul className="space-y-0.5">
+              {planValues.map((p) => (
+                <li key={p.planKey} className="flex justify-between gap-4 tabular-nums">
+                  <Link href={`/plans/${encodeURIComponent(p.planKey)}`} className="underline">
+                    {p.planName}
+                    {p.isDefault ? " (default)" : ""}
+                  </Link>
+                  <span>{p.value === 0 ? "0: refused" : formatCount(p.value)}</span>
+                </li>
+              ))}
+            </ul>
+          )}
+        </div>
+      ) : null}
+      {c.scope === "caller" ? (
         <div className="space-y-2 text-sm">
           <h4 className="font-medium">Per-account overrides</h4>
           {overrides.length === 0 ? (
-            <p className="text-zinc-600 dark:text-zinc-400">None: every account gets {formatCount(c.value)}.</p>
+            <p className="text-zinc-600 dark:text-zinc-400">None: every account gets its plan&apos;s value or {formatCount(c.value)}.</p>
           ) : (
             <ul className="space-y-2" data-testid="override-list">
               {overrides.map((o) => (
