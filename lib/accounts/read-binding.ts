@@ -1,43 +1,39 @@
+import { z } from "zod";
 import { DAY_MS } from "@/lib/time";
+import { LIMIT_SOURCES, type LimitSource } from "@/lib/vocabulary";
 
-// What binds one account on one per-caller ceiling or per-account budget, in the order
-// reserve_batch applies it: a kill (the ceiling's or budget's value at 0, or another ceiling of
-// the endpoint at 0) refuses everyone whatever their own value; otherwise the account's override,
-// else its plan's value, else the ceiling's (or budget's) own. The dashboard says which one binds,
-// so "why was I refused at 10?" is answered by the row that binds.
+// What binds one account on one per-caller ceiling or per-account budget is decided in SQL, by
+// ceilings.caller_limit and ceilings.account_budget_limit, the rule reserve_batch applies inline
+// (a kill or a block binds 0; else the override, else the plan's value, else the own value): the
+// page reads the same answer enforcement gives, never a copy of the rule.
 
-/** Where the value that binds comes from. */
-export type BindingSource = "killed" | "override" | "plan" | "own";
+export type Binding = { value: number; source: LimitSource };
 
-export type Binding = { value: number; source: BindingSource };
+/** The source a limit function answers: account_budget_limit says "budget" where caller_limit says "ceiling". */
+export const LimitSourceColumn = z.preprocess((v) => (v === "budget" ? "ceiling" : v), z.enum(LIMIT_SOURCES));
 
-export type BindingInputs = {
-  /** The ceiling's (budget's) own value; 0 while killed. */
-  own: number;
-  /** Another ceiling of the same endpoint is at 0: the endpoint refuses every call (kill_switch). */
-  endpointKilled?: boolean;
-  /** The value of the account's plan (its assigned plan, else the default plan), if the plan sets one. */
-  plan: number | null;
-  override: number | null;
-};
-
-export function bindingOf(p: BindingInputs): Binding {
-  if (p.own === 0 || p.endpointKilled) return { value: 0, source: "killed" };
-  if (p.override !== null) return { value: p.override, source: "override" };
-  if (p.plan !== null) return { value: p.plan, source: "plan" };
-  return { value: p.own, source: "own" };
+/**
+ * The limit function's answer, except on an endpoint another of whose ceilings is at 0: that
+ * endpoint refuses every call (gate kill_switch) before any per-caller limit is read, so the page
+ * says kill there too (caller_limit looks at the one ceiling only).
+ */
+export function bindingOf(p: { value: number; source: LimitSource; endpointKilled?: boolean }): Binding {
+  if (p.endpointKilled && p.source !== "kill" && p.source !== "blocked") return { value: 0, source: "kill" };
+  return { value: p.value, source: p.source };
 }
 
-/** Words for the source, as the account page prints them beside the value. */
-export function bindingSourceLabel(source: BindingSource, planKey: string): string {
+/** Words for the source, as the account pages print them beside the value. */
+export function bindingSourceLabel(source: LimitSource, planKey: string): string {
   switch (source) {
-    case "killed":
+    case "kill":
       return "killed (binds everyone at 0)";
+    case "blocked":
+      return "blocked (every call refused)";
     case "override":
       return "this account's override";
     case "plan":
       return `plan ${planKey}`;
-    case "own":
+    case "ceiling":
       return "its own value";
   }
 }

@@ -4,10 +4,12 @@ import type { Db } from "@/db/client";
 import type { WindowSpan } from "@/lib/ceilings/windows";
 import { Int, microsOf, NullableInt, parseRows, pricedByParts, unitPricePico } from "@/lib/spend/source";
 import { BUDGET_WINDOWS, CEILING_METRICS, CEILING_WINDOWS, type BudgetWindow, type CeilingMetric, type CeilingWindow } from "@/lib/vocabulary";
-import { bindingOf, type Binding } from "./read-binding";
+import { bindingOf, LimitSourceColumn, type Binding } from "./read-binding";
 
-// What binds one account on every per-caller ceiling and every per-account budget, with its spend
-// in the open window and over the last 30 days.
+// What binds one account on every per-caller ceiling and every per-account budget (as
+// ceilings.caller_limit and account_budget_limit answer, the rule enforcement applies), with the
+// layers under it (own value, plan value, override) and its spend in the open window and over the
+// last 30 days.
 //
 // Spend comes from the counters, not from reservations: a per-caller ceiling keeps one usage row
 // per account and window (scope_key = the account), a per-account budget one budget_usage row, and
@@ -73,6 +75,8 @@ const Sum = z.coerce.number();
 
 const Shared = {
   value: Int,
+  limit_value: Int,
+  limit_source: LimitSourceColumn,
   plan_value: NullableInt,
   override_value: NullableInt,
   override_reason: z.string().nullable(),
@@ -101,9 +105,11 @@ function last30(table: SQL, key: SQL, p: Params): SQL {
   )`;
 }
 
-function common(r: { value: number; plan_value: number | null; override_value: number | null; override_reason: string | null; override_at: Date | null; window_start: Date; window_end: Date; held: number; settled: number; spend30: number; windows30: number }, endpointKilled: boolean): Common {
+type SharedRow = z.infer<z.ZodObject<typeof Shared>>;
+
+function common(r: SharedRow, endpointKilled: boolean): Common {
   const override = r.override_value !== null ? { value: r.override_value, reason: r.override_reason ?? "", updatedAt: r.override_at ?? new Date(0) } : null;
-  const binding = bindingOf({ own: r.value, endpointKilled, plan: r.plan_value, override: r.override_value });
+  const binding = bindingOf({ value: r.limit_value, source: r.limit_source, endpointKilled });
   const used = r.held + r.settled;
   return {
     own: r.value,
@@ -144,6 +150,7 @@ export async function readCeilingBindings(db: Db, p: Params): Promise<CeilingBin
       select c.id as ceiling_id, e.id as endpoint_id, e.key as endpoint_key, e.name as endpoint_name,
         e.archived_at is not null as endpoint_archived, e.unit, e.currency, c.metric::text as metric, c."window"::text as "window",
         c.value, exists (select 1 from ceilings k where k.endpoint_id = c.endpoint_id and k.value = 0) as endpoint_killed,
+        l.value as limit_value, l.source as limit_source,
         v.value as plan_value, o.value as override_value, o.reason as override_reason, o.updated_at as override_at,
         w.window_start, w.window_end, coalesce(u.held, 0) as held, coalesce(u.settled, 0) as settled,
         coalesce(h.spend, 0) as spend30, h.windows as windows30,
@@ -157,6 +164,7 @@ export async function readCeilingBindings(db: Db, p: Params): Promise<CeilingBin
       left join ceiling_overrides o on o.ceiling_id = c.id and o.caller = ${p.account}
       left join usage u on u.ceiling_id = c.id and u.scope_key = ${p.account} and u.window_start = w.window_start
       cross join lateral ${last30(sql`usage`, sql`x.ceiling_id = c.id`, p)} h
+      cross join lateral ceilings.caller_limit(c.id, ${p.account}::text) l
       where c.scope = 'caller'
       order by e.key, c.id`),
   );
@@ -192,7 +200,7 @@ export async function readBudgetBindings(db: Db, p: Params): Promise<BudgetBindi
     BudgetRow,
     await db.execute(sql`
       select b.id as budget_id, b.key, b.name, b.currency, b."window"::text as "window", b.archived_at is not null as archived,
-        b.value, v.value as plan_value, o.value as override_value, o.reason as override_reason, o.updated_at as override_at,
+        b.value, l.value as limit_value, l.source as limit_source, v.value as plan_value, o.value as override_value, o.reason as override_reason, o.updated_at as override_at,
         w.window_start, w.window_end, coalesce(u.held, 0) as held, coalesce(u.settled, 0) as settled,
         coalesce(h.spend, 0) as spend30, h.windows as windows30
       from budgets b
@@ -202,6 +210,7 @@ export async function readBudgetBindings(db: Db, p: Params): Promise<BudgetBindi
       left join budget_overrides o on o.budget_id = b.id and o.caller = ${p.account}
       left join budget_usage u on u.budget_id = b.id and u.scope_key = ${p.account} and u.window_start = w.window_start
       cross join lateral ${last30(sql`budget_usage`, sql`x.budget_id = b.id`, p)} h
+      cross join lateral ceilings.account_budget_limit(b.id, ${p.account}::text) l
       where b.scope = 'account'
       order by b.archived_at is not null, b.key`),
   );

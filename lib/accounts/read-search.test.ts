@@ -36,12 +36,10 @@ describe("parseAccountQuery", () => {
 });
 
 describe("bindingOf", () => {
-  it("override > plan > own; a kill binds 0 whatever the account's own", () => {
-    expect(bindingOf({ own: 50, plan: 100, override: 7 })).toEqual({ value: 7, source: "override" });
-    expect(bindingOf({ own: 50, plan: 100, override: null })).toEqual({ value: 100, source: "plan" });
-    expect(bindingOf({ own: 50, plan: null, override: null })).toEqual({ value: 50, source: "own" });
-    expect(bindingOf({ own: 50, plan: 0, override: null })).toEqual({ value: 0, source: "plan" });
-    expect(bindingOf({ own: 0, plan: 100, override: 7 })).toEqual({ value: 0, source: "killed" });
-    expect(bindingOf({ own: 50, endpointKilled: true, plan: 100, override: 7 })).toEqual({ value: 0, source: "killed" });
+  it("keeps the limit function's answer, but an endpoint another ceiling of which is at 0 binds 0 as a kill", () => {
+    expect(bindingOf({ value: 7, source: "override" })).toEqual({ value: 7, source: "override" });
+    expect(bindingOf({ value: 7, source: "override", endpointKilled: true })).toEqual({ value: 0, source: "kill" });
+    expect(bindingOf({ value: 100, source: "plan", endpointKilled: true })).toEqual({ value: 0, source: "kill" });
+    expect(bindingOf({ value: 0, source: "blocked", endpointKilled: true })).toEqual({ value: 0, source: "blocked" });
   });
 });

@@ -4,9 +4,9 @@ import type { Db } from "@/db/client";
 import { topAccountsNow, topAccountsOver, WINDOW_TOP, windowsBack } from "@/lib/budgets";
 import { windowTopCandidates } from "@/lib/budgets/read-accounts";
 import { windowFor, type WindowSpan } from "@/lib/ceilings/windows";
-import { Int, NullableInt, parseRows } from "@/lib/spend/source";
+import { Int, parseRows } from "@/lib/spend/source";
 import { BUDGET_WINDOWS, CEILING_METRICS, CEILING_WINDOWS, type BudgetWindow, type CeilingMetric, type CeilingWindow } from "@/lib/vocabulary";
-import { bindingOf, thirtyDaysFrom, type Binding } from "./read-binding";
+import { bindingOf, LimitSourceColumn, thirtyDaysFrom, type Binding } from "./read-binding";
 
 // The accounts that spend most on one per-caller ceiling (an endpoint's counter per account) or
 // one per-account budget: in the open window, each with what binds it, and over the last 30 days.
@@ -66,28 +66,25 @@ export async function listTopTargets(db: Db): Promise<TopTarget[]> {
   return out;
 }
 
-const BindingRow = z.object({ account: z.string(), plan_key: z.string().nullable(), plan_value: NullableInt, override_value: NullableInt });
+const BindingRow = z.object({ account: z.string(), plan_key: z.string().nullable(), value: Int, source: LimitSourceColumn });
 
-/** What binds each of a few accounts on one ceiling or budget: a keyed lookup per account. */
-async function bindingsFor(db: Db, target: TopTarget, own: number, endpointKilled: boolean, accounts: string[]): Promise<Map<string, { planKey: string | null; binding: Binding }>> {
+/** What binds each of a few accounts on one ceiling or budget, as enforcement decides it (caller_limit, account_budget_limit). */
+async function bindingsFor(db: Db, target: TopTarget, endpointKilled: boolean, accounts: string[]): Promise<Map<string, { planKey: string | null; binding: Binding }>> {
   const out = new Map<string, { planKey: string | null; binding: Binding }>();
   if (accounts.length === 0) return out;
   const list = sql`array[${sql.join(accounts.map((a) => sql`${a}`), sql`, `)}]::text[]`;
-  const values = target.kind === "ceiling" ? sql`plan_ceiling_values v on v.ceiling_id = ${target.id}` : sql`plan_budget_values v on v.budget_id = ${target.id}`;
-  const overrides =
-    target.kind === "ceiling" ? sql`ceiling_overrides o on o.ceiling_id = ${target.id} and o.caller = k.account` : sql`budget_overrides o on o.budget_id = ${target.id} and o.caller = k.account`;
+  const limit = target.kind === "ceiling" ? sql`ceilings.caller_limit(${target.id}, k.account)` : sql`ceilings.account_budget_limit(${target.id}, k.account)`;
   const rows = parseRows(
     "top account bindings",
     BindingRow,
     await db.execute(sql`
-      select k.account, p.key as plan_key, v.value as plan_value, o.value as override_value
+      select k.account, p.key as plan_key, l.value, l.source
       from unnest(${list}) as k(account)
+      cross join lateral ${limit} l
       left join accounts a on a.account = k.account
-      left join plans p on p.id = coalesce(a.plan_id, (select d.id from plans d where d.is_default))
-      left join ${values} and v.plan_id = p.id
-      left join ${overrides}`),
+      left join plans p on p.id = coalesce(a.plan_id, (select d.id from plans d where d.is_default))`),
   );
-  for (const r of rows) out.set(r.account, { planKey: r.plan_key, binding: bindingOf({ own, endpointKilled, plan: r.plan_value, override: r.override_value }) });
+  for (const r of rows) out.set(r.account, { planKey: r.plan_key, binding: bindingOf({ value: r.value, source: r.source, endpointKilled }) });
   return out;
 }
 
@@ -206,10 +203,10 @@ async function ceilingTop(db: Db, target: Extract<TopTarget, { kind: "ceiling" }
     db.execute(ceilingTopNowQuery(target.id, span.start, limit)).then((r) => parseRows("ceiling top accounts now", NowRow, r)),
     ceilingTopOver(db, { ceilingId: target.id, starts, limit, exhaustive }),
   ]);
-  const bindings = await bindingsFor(db, target, state?.value ?? 0, state?.endpoint_killed ?? false, nowRows.map((r) => r.scope_key));
+  const bindings = await bindingsFor(db, target, state?.endpoint_killed ?? false, nowRows.map((r) => r.scope_key));
   return {
     span,
-    now: nowRows.map((r) => ({ account: r.scope_key, held: r.held, settled: r.settled, planKey: bindings.get(r.scope_key)?.planKey ?? null, binding: bindings.get(r.scope_key)?.binding ?? bindingOf({ own: state?.value ?? 0, plan: null, override: null }) })),
+    now: nowRows.map((r) => ({ account: r.scope_key, held: r.held, settled: r.settled, planKey: bindings.get(r.scope_key)?.planKey ?? null, binding: bindings.get(r.scope_key)?.binding ?? { value: state?.value ?? 0, source: "ceiling" } })),
     over30: overRows.accounts,
     over30Read: overRows.read === "unproved" ? { read: "unproved", bound: overRows.bound } : { read: overRows.read },
   };
@@ -218,17 +215,13 @@ async function ceilingTop(db: Db, target: Extract<TopTarget, { kind: "ceiling" }
 async function budgetTop(db: Db, target: Extract<TopTarget, { kind: "budget" }>, { now, limit }: TopParams): Promise<Omit<TopAccounts, "target" | "since">> {
   const span = windowFor(target.window, { billingDay: target.billingDay }, now);
   const starts = windowsBack(target, now, 30).map((w) => w.start);
-  const [byBudget, over, [state]] = await Promise.all([
-    topAccountsNow(db, sql`b.id = ${target.id}`, now, limit),
-    topAccountsOver(db, { budgetId: target.id, starts, limit }),
-    db.execute(sql`select b.value, false as endpoint_killed from budgets b where b.id = ${target.id}`).then((r) => parseRows("top account budget", CeilingState, r)),
-  ]);
+  const [byBudget, over] = await Promise.all([topAccountsNow(db, sql`b.id = ${target.id}`, now, limit), topAccountsOver(db, { budgetId: target.id, starts, limit })]);
   const rows = byBudget.get(target.id) ?? [];
-  // topAccountsNow's value is the override or the budget's; the plan's value is looked up here.
-  const bindings = await bindingsFor(db, target, state?.value ?? 0, false, rows.map((r) => r.account));
+  // topAccountsNow gives what binds each (account_budget_limit) without its source; the source and plan are read here.
+  const bindings = await bindingsFor(db, target, false, rows.map((r) => r.account));
   return {
     span,
-    now: rows.map((r) => ({ account: r.account, held: r.held, settled: r.settled, planKey: bindings.get(r.account)?.planKey ?? null, binding: bindings.get(r.account)?.binding ?? { value: r.value, source: "own" } })),
+    now: rows.map((r) => ({ account: r.account, held: r.held, settled: r.settled, planKey: bindings.get(r.account)?.planKey ?? null, binding: bindings.get(r.account)?.binding ?? { value: r.value, source: "ceiling" } })),
     over30: over.accounts.map((a) => ({ account: a.account, settled: a.settled, windows: a.windows })),
     // lib/budgets' read always answers exactly (it sums every row when its proof fails).
     over30Read: { read: over.read },

@@ -50,10 +50,10 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
     expect(view.plan).toMatchObject({ key: "default", isDefault: true, onDefault: true, setAt: null });
     expect(view.since).toEqual(daysAgo(29));
     const c = view.ceilings.find((x) => x.ceilingId === w.ceilingId);
-    expect(c).toMatchObject({ own: 50, planValue: null, override: null, binding: { value: 50, source: "own" }, used: 0, remaining: 50, last30: { spend: 0, windows: 0 } });
+    expect(c).toMatchObject({ own: 50, planValue: null, override: null, binding: { value: 50, source: "ceiling" }, used: 0, remaining: 50, last30: { spend: 0, windows: 0 } });
     expect(c?.span).toEqual({ start: TODAY, end: TOMORROW });
     const b = view.budgets.find((x) => x.budgetId === w.budget.id);
-    expect(b).toMatchObject({ own: 2_000_000, binding: { value: 2_000_000, source: "own" }, used: 0, archived: false });
+    expect(b).toMatchObject({ own: 2_000_000, binding: { value: 2_000_000, source: "ceiling" }, used: 0, archived: false });
   });
 
   it("on ceilings: an override beats the plan's value, which beats the ceiling's; a kill binds 0 whatever the account's own", async () => {
@@ -70,7 +70,7 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
 
     expect(await binding("c-plan")).toMatchObject({ planValue: 100, override: null, binding: { value: 100, source: "plan" } });
     expect(await binding("c-override")).toMatchObject({ planValue: 100, override: { value: 7, reason: "support ticket" }, binding: { value: 7, source: "override" } });
-    expect(await binding("c-default")).toMatchObject({ planValue: null, binding: { value: 50, source: "own" } });
+    expect(await binding("c-default")).toMatchObject({ planValue: null, binding: { value: 50, source: "ceiling" } });
     // The default plan's value binds the accounts never assigned, and those Ceilings has not seen.
     await t.db.insert(planCeilingValues).values({ planId: await defaultPlanId(), ceilingId: w.ceilingId, value: 10 });
     expect(await binding("c-default")).toMatchObject({ planValue: 10, binding: { value: 10, source: "plan" } });
@@ -81,7 +81,7 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
     expect(await binding("c-override")).toMatchObject({ binding: { value: 7, source: "override" } });
 
     await t.db.update(ceilings).set({ value: 0, valueBeforeKill: 50, killedAt: NOW }).where(eq(ceilings.id, w.ceilingId));
-    for (const account of ["c-plan", "c-override", "c-default"]) expect(await binding(account)).toMatchObject({ own: 0, binding: { value: 0, source: "killed" }, remaining: 0 });
+    for (const account of ["c-plan", "c-override", "c-default"]) expect(await binding(account)).toMatchObject({ own: 0, binding: { value: 0, source: "kill" }, remaining: 0 });
   });
 
   it("a killed sibling ceiling kills the endpoint for every account, override or not", async () => {
@@ -96,7 +96,7 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
     await t.db.insert(ceilingOverrides).values({ ceilingId: caller.id, caller: "k-1", value: 9, reason: "r" });
     await t.db.update(ceilings).set({ value: 0, valueBeforeKill: 100 }).where(eq(ceilings.id, global.id));
     const view = await readAccount(t.db, "k-1", NOW);
-    expect(view.ceilings.find((c) => c.ceilingId === caller.id)).toMatchObject({ own: 50, override: { value: 9 }, binding: { value: 0, source: "killed" } });
+    expect(view.ceilings.find((c) => c.ceilingId === caller.id)).toMatchObject({ own: 50, override: { value: 9 }, binding: { value: 0, source: "kill" } });
   });
 
   it("on per-account budgets: override > plan > budget; a killed budget binds 0", async () => {
@@ -108,9 +108,24 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
     const binding = async (account: string) => (await readAccount(t.db, account, NOW)).budgets.find((b) => b.budgetId === w.budget.id);
     expect(await binding("b-plan")).toMatchObject({ planValue: 5_000_000, binding: { value: 5_000_000, source: "plan" } });
     expect(await binding("b-override")).toMatchObject({ override: { value: 1_000 }, binding: { value: 1_000, source: "override" } });
-    expect(await binding("b-none")).toMatchObject({ planValue: null, binding: { value: 2_000_000, source: "own" } });
+    expect(await binding("b-none")).toMatchObject({ planValue: null, binding: { value: 2_000_000, source: "ceiling" } });
     await t.db.execute(sql`update budgets set value = 0, value_before_kill = 2000000, killed_at = now() where id = ${w.budget.id}`);
-    for (const account of ["b-plan", "b-override", "b-none"]) expect(await binding(account)).toMatchObject({ binding: { value: 0, source: "killed" } });
+    for (const account of ["b-plan", "b-override", "b-none"]) expect(await binding(account)).toMatchObject({ binding: { value: 0, source: "kill" } });
+  });
+
+  it("a blocked account binds 0 everywhere, its override and plan kept under it for the unblock", async () => {
+    const w = await world();
+    const pro = await plan(unique("pro"));
+    await t.db.insert(planBudgetValues).values({ planId: pro, budgetId: w.budget.id, value: 5_000_000 });
+    await t.db.insert(accounts).values({ account: "blocked-1", planId: pro, blockedAt: NOW, blockedBy: "ops", blockReason: "fraud" });
+    await t.db.insert(ceilingOverrides).values({ ceilingId: w.ceilingId, caller: "blocked-1", value: 9, reason: "r" });
+    const view = await readAccount(t.db, "blocked-1", NOW);
+    expect(view.ceilings.find((c) => c.ceilingId === w.ceilingId)).toMatchObject({ override: { value: 9 }, binding: { value: 0, source: "blocked" }, remaining: 0 });
+    expect(view.budgets.find((b) => b.budgetId === w.budget.id)).toMatchObject({ planValue: 5_000_000, binding: { value: 0, source: "blocked" } });
+    await t.db.update(accounts).set({ blockedAt: null, blockedBy: null, blockReason: null }).where(eq(accounts.account, "blocked-1"));
+    const after = await readAccount(t.db, "blocked-1", NOW);
+    expect(after.ceilings.find((c) => c.ceilingId === w.ceilingId)?.binding).toEqual({ value: 9, source: "override" });
+    expect(after.budgets.find((b) => b.budgetId === w.budget.id)?.binding).toEqual({ value: 5_000_000, source: "plan" });
   });
 
   it("spend: the open window's counter, and the 30 UTC days' windows (older ones and other accounts left out)", async () => {

@@ -14,7 +14,7 @@ import { parseAccountQuery } from "./read-search";
 // Every read is keyed by the account, so the page costs the same among a million accounts.
 
 export { AccountReadError, estimateAccounts, parseAccountQuery, prefixRange, searchAccounts, type AccountMatch, type AccountSearch } from "./read-search";
-export { bindingOf, bindingSourceLabel, thirtyDaysFrom, type Binding, type BindingSource } from "./read-binding";
+export { bindingOf, bindingSourceLabel, thirtyDaysFrom, type Binding } from "./read-binding";
 export type { BudgetBinding, CeilingBinding } from "./read-bindings";
 export { listPlanOptions, listTopTargets, topAccounts, topTargetParam, type OverRead, type PlanOption, type TopAccountNow, type TopAccountOver, type TopAccounts, type TopTarget } from "./read-top";
 

@@ -20,7 +20,7 @@ function Binds({ value, source, planKey, format }: { value: number; source: Ceil
   return (
     <span>
       <span className="tabular-nums font-medium">{format(value)}</span>{" "}
-      <span className={source === "killed" ? "text-xs text-red-700 dark:text-red-400" : muted} data-testid="binding-source" data-source={source}>
+      <span className={source === "kill" || source === "blocked" ? "text-xs text-red-700 dark:text-red-400" : muted} data-testid="binding-source" data-source={source}>
         {bindingSourceLabel(source, planKey)}
       </span>
     </span>

@@ -14,7 +14,7 @@ const TOMORROW = new Date("2026-03-11T00:00:00Z");
 function ceiling(over: Partial<CeilingBinding> = {}): CeilingBinding {
   return {
     ceilingId: 7, endpointId: 3, endpointKey: "llm.chat", endpointName: "Chat", endpointArchived: false, unit: "tokens", currency: "USD", metric: "units", window: "utc_day",
-    own: 50, planValue: null, override: null, binding: { value: 50, source: "own" }, span: { start: TODAY, end: TOMORROW },
+    own: 50, planValue: null, override: null, binding: { value: 50, source: "ceiling" }, span: { start: TODAY, end: TOMORROW },
     held: 0, settled: 0, used: 0, remaining: 50, last30: { spend: 0, windows: 0 }, money30: 0, upperBound: false,
     ...over,
   };
@@ -53,7 +53,7 @@ describe("the account page", () => {
       ceilings: [
         ceiling({ ceilingId: 1, planValue: 100, binding: { value: 100, source: "plan" } }),
         ceiling({ ceilingId: 2, override: { value: 7, reason: "ticket 12", updatedAt: NOW }, binding: { value: 7, source: "override" } }),
-        ceiling({ ceilingId: 3, own: 0, binding: { value: 0, source: "killed" } }),
+        ceiling({ ceilingId: 3, own: 0, binding: { value: 0, source: "kill" } }),
       ],
     });
     expect(isEmptyAccount(v)).toBe(false);

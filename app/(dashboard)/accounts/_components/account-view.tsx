@@ -55,7 +55,7 @@ export function AccountPageView({ view, canBlock, isAdmin, plans }: { view: Acco
         <section role="status" className={`${cardClass} border-red-400 dark:border-red-700`} data-testid="account-blocked">
           <p className="text-sm">
             Blocked {formatDateTime(view.blocked.at)} by {view.blocked.by ?? "unknown"}: {view.blocked.reason || "no reason given"}. Every call naming this account is refused on every
-            endpoint (gate blocked); the values below are what binds it once it is unblocked.
+            endpoint (gate blocked); each limit below binds it at 0 until then, and the values under it (own, plan, override) are what binds it again once it is unblocked.
           </p>
         </section>
       ) : null}
