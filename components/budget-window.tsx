@@ -1,4 +1,5 @@
 import Link from "next/link";
+import { AccountLink } from "@/components/account-link";
 import type { BudgetOverview } from "@/lib/budgets";
 import { formatAgo, formatCount, formatMoney, formatPercent, formatUtc } from "@/lib/format";
 import { BudgetSharesChart } from "@/components/charts/budget-shares-chart";
@@ -91,7 +92,9 @@ function TopAccountsNow({ budget: b }: { budget: BudgetOverview }) {
       <ul className="space-y-2" aria-label={`Top accounts of ${b.key}`}>
         {b.topAccounts.map((a) => (
           <li key={a.account} className="min-w-0" data-testid="top-account" data-account={a.account}>
-            <p className="break-all font-mono text-xs">{a.account}</p>
+            <p className="break-all font-mono text-xs">
+              <AccountLink account={a.account} />
+            </p>
             {a.value === 0 ? (
               <p className="text-xs text-red-800 dark:text-red-300">Blocked by an override of 0 · {formatMoney(a.spend, b.currency)} before it</p>
             ) : (

@@ -1,4 +1,5 @@
 import Link from "next/link";
+import { AccountLink } from "@/components/account-link";
 import { type Column, DataTable, type TableSpec } from "@/components/data-table";
 import { formatCount, formatUtc } from "@/lib/format";
 
@@ -18,7 +19,7 @@ const columns: Column<RefusalsTableRow>[] = [
   { header: "First (UTC)", cellClassName: "whitespace-nowrap tabular-nums", cell: (r) => <time dateTime={r.at.toISOString()}>{formatUtc(r.at).replace(" UTC", "")}</time> },
   { header: "Endpoint", cellClassName: "font-mono text-xs", cell: (r) => r.endpointKey },
   { header: "Gate", cellClassName: "font-mono text-xs", cell: (r) => r.gate },
-  { header: "Caller", cellClassName: "font-mono text-xs", cell: (r) => r.caller || "—" },
+  { header: "Caller", cellClassName: "font-mono text-xs", cell: (r) => (r.caller ? <AccountLink account={r.caller} /> : "—") },
   { header: "Destination", cellClassName: "font-mono text-xs", cell: (r) => r.destination || "—" },
   { header: "Amount", className: "text-right", cellClassName: "tabular-nums", cell: (r) => formatCount(r.amount) },
   {

@@ -4,21 +4,27 @@ import { migrateDatabase, openPostgres, resultRows } from "@/db/client";
 import { env } from "@/lib/env";
 import { ensureEndpoints } from "./db-fill/catalog";
 import { fillReservations, fillUsage, prepareFillEndpoints } from "./db-fill/history";
+import { fillAccounts } from "./db-fill/accounts";
 import { fillBudget } from "./db-fill/budgets";
 import { fillRefusals } from "./db-fill/refusals";
 import { formatCount } from "@/lib/format";
 
 // npm run db:fill -- --refusals 2000000: realistic history at scale on the Postgres in
 // DATABASE_URL, for benchmarks (npm run bench:dashboard). Use a database of its own: it adds
-// fifty endpoints and millions of rows. Re-running adds more history to the same endpoints.
+// fifty endpoints and millions of rows, a million billing accounts and plans. Re-running adds more
+// history to the same endpoints.
 
-const USAGE = "usage: npm run db:fill -- [--refusals N] [--reservations N] [--days N] [--budget-accounts N]";
+const USAGE = "usage: npm run db:fill -- [--refusals N] [--reservations N] [--days N] [--budget-accounts N] [--accounts N] [--caller-usage N]";
 const Count = (max: number) => z.coerce.number().int().min(0).max(max);
 const Args = z.object({
   refusals: Count(50_000_000).default(2_000_000),
   reservations: Count(50_000_000).default(200_000),
   days: Count(3650).pipe(z.number().min(1)).default(400),
   "budget-accounts": Count(10_000_000).default(100_000),
+  // Billing accounts (a tenth of them assigned a plan), and how many spend today on the busiest
+  // per-caller ceiling (the top-accounts view's ranking).
+  accounts: Count(50_000_000).pipe(z.number().min(1)).default(1_000_000),
+  "caller-usage": Count(10_000_000).default(100_000),
 });
 
 function parseArgs(argv: string[]): z.output<typeof Args> {
@@ -57,6 +63,10 @@ async function main(): Promise<void> {
     step(`${formatCount(args.reservations)} reservations`);
     const budgetRows = await fillBudget(db, args["budget-accounts"]);
     step(`${formatCount(budgetRows)} accounts in a per-account budget over 90 days (made once)`);
+    const filled = await fillAccounts(db, { accounts: args.accounts, callerUsage: args["caller-usage"] });
+    step(
+      `${formatCount(filled.accounts)} accounts registered, ${formatCount(filled.assigned)} assigned to plans free/pro/enterprise, ${formatCount(filled.blocked)} blocked; ${formatCount(filled.counters)} per-account counters on the busiest per-caller ceilings`,
+    );
     const refusals = await fillRefusals(db, args.refusals, args.days, step);
     step(`${formatCount(refusals)} refusals; recounting the hourly rollup`);
     // The load bypassed ceilings.log_refusals, which keeps refusal_hourly: recount it from the rows.
@@ -67,6 +77,8 @@ async function main(): Promise<void> {
     await db.execute(sql`vacuum analyze refusal_hourly`);
     await db.execute(sql`analyze usage`);
     await db.execute(sql`analyze reservations`);
+    await db.execute(sql`vacuum analyze accounts`);
+    await db.execute(sql`analyze budget_usage`);
     step("done");
   } finally {
     await database.close();

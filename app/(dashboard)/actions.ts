@@ -3,6 +3,7 @@
 import { liveActionDeps } from "@/app/_lib/action-deps";
 import type { ActionState } from "@/app/_lib/action-state";
 import { type ActionCore, isActionCore } from "@/app/_lib/define-action";
+import * as accounts from "./accounts/account-action-core";
 import * as alerts from "./alerts/alert-action-core";
 import * as apiKeys from "./api-keys/api-key-action-core";
 import * as budgets from "./budgets/budget-action-core";
@@ -16,12 +17,12 @@ import * as staff from "./staff/staff-action-core";
 // first. A name that is not here (a forged request) is refused without touching anything.
 
 type NameOf<Module> = { [K in keyof Module]: Module[K] extends ActionCore<infer Name> ? Name : never }[keyof Module];
-type Modules = typeof alerts | typeof apiKeys | typeof budgets | typeof control | typeof ceiling | typeof catalog | typeof staff;
+type Modules = typeof accounts | typeof alerts | typeof apiKeys | typeof budgets | typeof control | typeof ceiling | typeof catalog | typeof staff;
 type Each<M> = M extends unknown ? NameOf<M> : never;
 export type ActionName = Each<Modules>;
 
 const CORES = new Map<string, ActionCore>();
-for (const module of [alerts, apiKeys, budgets, control, ceiling, catalog, staff]) {
+for (const module of [accounts, alerts, apiKeys, budgets, control, ceiling, catalog, staff]) {
   for (const core of Object.values(module).filter(isActionCore)) {
     if (CORES.has(core.boundary)) throw new Error(`two server actions are named ${core.boundary}`);
     CORES.set(core.boundary, core);

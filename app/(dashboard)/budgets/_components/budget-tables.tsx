@@ -1,4 +1,5 @@
 import Link from "next/link";
+import { AccountLink } from "@/components/account-link";
 import { DataTable, type TableSpec } from "@/components/data-table";
 import type { BudgetDetail, MemberShare } from "@/lib/budgets";
 
@@ -43,7 +44,7 @@ export function AccountsTable({ caption, rows, currency, testId }: { caption: st
     rowAttributes: (a) => ({ "data-testid": "account-row", "data-account": a.account }),
     empty: <p className="text-sm text-zinc-600 dark:text-zinc-400">No account has spent here yet.</p>,
     columns: [
-      { header: "Account", cellClassName: "break-all font-mono text-xs", cell: (a) => a.account },
+      { header: "Account", cell: (a) => <AccountLink account={a.account} /> },
       { header: "Spend", className: "text-right", cellClassName: "tabular-nums", cell: (a) => formatMoney(a.spend, currency) },
       { header: "", label: "Of", cellClassName: "text-xs text-zinc-600 dark:text-zinc-400", cell: (a) => a.detail },
     ],
@@ -62,7 +63,7 @@ export function OverridesTable({ overrides, currency }: { overrides: { rows: Bud
     rowKey: (o) => o.caller,
     empty: <p className="text-sm text-zinc-600 dark:text-zinc-400">No account has a value of its own.</p>,
     columns: [
-      { header: "Account", cellClassName: "break-all font-mono text-xs", cell: (o) => o.caller },
+      { header: "Account", cell: (o) => <AccountLink account={o.caller} /> },
       { header: "Value", className: "text-right", cellClassName: "tabular-nums", cell: (o) => (o.value === 0 ? "0 (blocked)" : formatMoney(o.value, currency)) },
       { header: "Reason", cell: (o) => o.reason },
     ],
