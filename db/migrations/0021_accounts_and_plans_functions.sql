@@ -17,11 +17,12 @@ END $$;
 -- What binds one billing account on one per-account budget, in micros, and why: the rule
 -- reserve_batch applies inline, for readers. source: kill (the budget is switched off), blocked,
 -- override, plan, budget (its own value).
+-- A block is named before a kill, as reserve_batch refuses a blocked account before any other gate.
 -- Locks: none.
 CREATE OR REPLACE FUNCTION ceilings.account_budget_limit(p_budget int, p_caller text, OUT value bigint, OUT source text)
 LANGUAGE sql STABLE SET search_path = public, pg_temp AS $$
   SELECT CASE WHEN b.value = 0 OR a.blocked_at IS NOT NULL THEN 0 ELSE coalesce(o.value, pv.value, b.value) END,
-         CASE WHEN b.value = 0 THEN 'kill' WHEN a.blocked_at IS NOT NULL THEN 'blocked' WHEN o.value IS NOT NULL THEN 'override'
+         CASE WHEN a.blocked_at IS NOT NULL THEN 'blocked' WHEN b.value = 0 THEN 'kill' WHEN o.value IS NOT NULL THEN 'override'
               WHEN pv.value IS NOT NULL THEN 'plan' ELSE 'budget' END
   FROM budgets b
   LEFT JOIN accounts a ON a.account = p_caller
@@ -32,16 +33,19 @@ LANGUAGE sql STABLE SET search_path = public, pg_temp AS $$
 $$;
 --> statement-breakpoint
 -- What binds one billing account on one per-caller ceiling, and why: the rule reserve_batch applies
--- inline, for readers (the status API, the account page, digests). source: kill (the ceiling is
--- switched off), blocked (the account is), override, plan (the account's, or the default plan
--- when it was never assigned one), ceiling (its own value).
+-- inline, for readers (the status API, the account page, digests). source: blocked (the account
+-- is), kill (the ceiling, or another ceiling of its endpoint, is switched off: the endpoint refuses
+-- every call), override, plan (the account's, or the default plan when it was never assigned one),
+-- ceiling (its own value).
+-- A block is named before a kill, as reserve_batch refuses a blocked account before any other gate.
 -- Locks: none.
 CREATE OR REPLACE FUNCTION ceilings.caller_limit(p_ceiling int, p_caller text, OUT value bigint, OUT source text)
 LANGUAGE sql STABLE SET search_path = public, pg_temp AS $$
-  SELECT CASE WHEN c.value = 0 OR a.blocked_at IS NOT NULL THEN 0 ELSE coalesce(o.value, pv.value, c.value) END,
-         CASE WHEN c.value = 0 THEN 'kill' WHEN a.blocked_at IS NOT NULL THEN 'blocked' WHEN o.value IS NOT NULL THEN 'override'
+  SELECT CASE WHEN k.killed OR a.blocked_at IS NOT NULL THEN 0 ELSE coalesce(o.value, pv.value, c.value) END,
+         CASE WHEN a.blocked_at IS NOT NULL THEN 'blocked' WHEN k.killed THEN 'kill' WHEN o.value IS NOT NULL THEN 'override'
               WHEN pv.value IS NOT NULL THEN 'plan' ELSE 'ceiling' END
   FROM ceilings c
+  CROSS JOIN LATERAL (SELECT EXISTS (SELECT 1 FROM ceilings z WHERE z.endpoint_id = c.endpoint_id AND z.value = 0) AS killed) k
   LEFT JOIN accounts a ON a.account = p_caller
   LEFT JOIN ceiling_overrides o ON o.ceiling_id = c.id AND o.caller = p_caller
   LEFT JOIN plan_ceiling_values pv ON pv.ceiling_id = c.id

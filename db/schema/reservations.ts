@@ -46,6 +46,8 @@ export const reservations = pgTable(
       .where(sql`${t.idempotencyKey} is not null`),
     index("reservations_held_expiry_idx").on(t.expiresAt).where(sql`${t.state} = 'held'`),
     index("reservations_endpoint_created_idx").on(t.endpointId, t.createdAt),
+    // An account's latest reservations (its page): a range instead of a scan of the ledger.
+    index("reservations_caller_created_idx").on(t.caller, t.createdAt.desc(), t.id.desc()).where(sql`${t.caller} <> ''`),
     check("reservations_amount_positive", sql`${t.amount} > 0`),
   ],
 );

@@ -21,6 +21,9 @@ export const usage = pgTable(
   (t) => [
     primaryKey({ columns: [t.ceilingId, t.scopeKey, t.windowStart] }),
     index("usage_window_idx").on(t.windowStart),
+    // The top accounts of a per-caller ceiling in a window: an index-only range per window, as
+    // budget_usage_window_idx is for budgets. A settle changes settled, so it is not a HOT update.
+    index("usage_ceiling_window_settled_idx").on(t.ceilingId, t.windowStart, t.settled),
     check("usage_held_nonneg", sql`${t.held} >= 0`),
     check("usage_settled_nonneg", sql`${t.settled} >= 0`),
   ],

@@ -4,7 +4,7 @@ import type { Db } from "@/db/client";
 import type { WindowSpan } from "@/lib/ceilings/windows";
 import { Int, microsOf, NullableInt, parseRows, pricedByParts, unitPricePico } from "@/lib/spend/source";
 import { BUDGET_WINDOWS, CEILING_METRICS, CEILING_WINDOWS, type BudgetWindow, type CeilingMetric, type CeilingWindow } from "@/lib/vocabulary";
-import { bindingOf, LimitSourceColumn, type Binding } from "./read-binding";
+import { LimitSourceColumn, type Binding } from "./read-binding";
 
 // What binds one account on every per-caller ceiling and every per-account budget (as
 // ceilings.caller_limit and account_budget_limit answer, the rule enforcement applies), with the
@@ -107,9 +107,9 @@ function last30(table: SQL, key: SQL, p: Params): SQL {
 
 type SharedRow = z.infer<z.ZodObject<typeof Shared>>;
 
-function common(r: SharedRow, endpointKilled: boolean): Common {
+function common(r: SharedRow): Common {
   const override = r.override_value !== null ? { value: r.override_value, reason: r.override_reason ?? "", updatedAt: r.override_at ?? new Date(0) } : null;
-  const binding = bindingOf({ value: r.limit_value, source: r.limit_source, endpointKilled });
+  const binding: Binding = { value: r.limit_value, source: r.limit_source };
   const used = r.held + r.settled;
   return {
     own: r.value,
@@ -132,7 +132,6 @@ const CeilingRow = z.object({
   endpoint_key: z.string(),
   endpoint_name: z.string(),
   endpoint_archived: z.boolean(),
-  endpoint_killed: z.boolean(),
   unit: z.string(),
   currency: z.string(),
   metric: z.enum(CEILING_METRICS),
@@ -149,7 +148,7 @@ export async function readCeilingBindings(db: Db, p: Params): Promise<CeilingBin
     await db.execute(sql`
       select c.id as ceiling_id, e.id as endpoint_id, e.key as endpoint_key, e.name as endpoint_name,
         e.archived_at is not null as endpoint_archived, e.unit, e.currency, c.metric::text as metric, c."window"::text as "window",
-        c.value, exists (select 1 from ceilings k where k.endpoint_id = c.endpoint_id and k.value = 0) as endpoint_killed,
+        c.value,
         l.value as limit_value, l.source as limit_source,
         v.value as plan_value, o.value as override_value, o.reason as override_reason, o.updated_at as override_at,
         w.window_start, w.window_end, coalesce(u.held, 0) as held, coalesce(u.settled, 0) as settled,
@@ -169,7 +168,7 @@ export async function readCeilingBindings(db: Db, p: Params): Promise<CeilingBin
       order by e.key, c.id`),
   );
   return rows.map((r) => ({
-    ...common(r, r.endpoint_killed),
+    ...common(r),
     ceilingId: r.ceiling_id,
     endpointId: r.endpoint_id,
     endpointKey: r.endpoint_key,
@@ -215,7 +214,7 @@ export async function readBudgetBindings(db: Db, p: Params): Promise<BudgetBindi
       order by b.archived_at is not null, b.key`),
   );
   return rows.map((r) => ({
-    ...common(r, false),
+    ...common(r),
     budgetId: r.budget_id,
     key: r.key,
     name: r.name,

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { bindingOf } from "./read-binding";
 import { parseAccountQuery, prefixRange } from "./read-search";
 
 describe("prefixRange", () => {
@@ -35,11 +34,3 @@ describe("parseAccountQuery", () => {
   });
 });
 
-describe("bindingOf", () => {
-  it("keeps the limit function's answer, but an endpoint another ceiling of which is at 0 binds 0 as a kill", () => {
-    expect(bindingOf({ value: 7, source: "override" })).toEqual({ value: 7, source: "override" });
-    expect(bindingOf({ value: 7, source: "override", endpointKilled: true })).toEqual({ value: 0, source: "kill" });
-    expect(bindingOf({ value: 100, source: "plan", endpointKilled: true })).toEqual({ value: 0, source: "kill" });
-    expect(bindingOf({ value: 0, source: "blocked", endpointKilled: true })).toEqual({ value: 0, source: "blocked" });
-  });
-});

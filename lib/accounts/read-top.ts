@@ -6,7 +6,7 @@ import { windowTopCandidates } from "@/lib/budgets/read-accounts";
 import { windowFor, type WindowSpan } from "@/lib/ceilings/windows";
 import { Int, parseRows } from "@/lib/spend/source";
 import { BUDGET_WINDOWS, CEILING_METRICS, CEILING_WINDOWS, type BudgetWindow, type CeilingMetric, type CeilingWindow } from "@/lib/vocabulary";
-import { bindingOf, LimitSourceColumn, thirtyDaysFrom, type Binding } from "./read-binding";
+import { LimitSourceColumn, thirtyDaysFrom, type Binding } from "./read-binding";
 
 // The accounts that spend most on one per-caller ceiling (an endpoint's counter per account) or
 // one per-account budget: in the open window, each with what binds it, and over the last 30 days.
@@ -69,7 +69,7 @@ export async function listTopTargets(db: Db): Promise<TopTarget[]> {
 const BindingRow = z.object({ account: z.string(), plan_key: z.string().nullable(), value: Int, source: LimitSourceColumn });
 
 /** What binds each of a few accounts on one ceiling or budget, as enforcement decides it (caller_limit, account_budget_limit). */
-async function bindingsFor(db: Db, target: TopTarget, endpointKilled: boolean, accounts: string[]): Promise<Map<string, { planKey: string | null; binding: Binding }>> {
+async function bindingsFor(db: Db, target: TopTarget, accounts: string[]): Promise<Map<string, { planKey: string | null; binding: Binding }>> {
   const out = new Map<string, { planKey: string | null; binding: Binding }>();
   if (accounts.length === 0) return out;
   const list = sql`array[${sql.join(accounts.map((a) => sql`${a}`), sql`, `)}]::text[]`;
@@ -84,13 +84,13 @@ async function bindingsFor(db: Db, target: TopTarget, endpointKilled: boolean, a
       left join accounts a on a.account = k.account
       left join plans p on p.id = coalesce(a.plan_id, (select d.id from plans d where d.is_default))`),
   );
-  for (const r of rows) out.set(r.account, { planKey: r.plan_key, binding: bindingOf({ value: r.value, source: r.source, endpointKilled }) });
+  for (const r of rows) out.set(r.account, { planKey: r.plan_key, binding: { value: r.value, source: r.source } });
   return out;
 }
 
 const NowRow = z.object({ scope_key: z.string(), held: Int, settled: Int });
 const OverRow = z.object({ scope_key: z.string(), settled: z.coerce.number(), windows: Int });
-const CeilingState = z.object({ value: Int, endpoint_killed: z.boolean() });
+const CeilingState = z.object({ value: Int });
 
 /**
  * The query behind a ceiling's top accounts in its open window. usage's primary key leads with
@@ -197,13 +197,13 @@ async function ceilingTop(db: Db, target: Extract<TopTarget, { kind: "ceiling" }
   const [state] = parseRows(
     "top account ceiling",
     CeilingState,
-    await db.execute(sql`select c.value, exists (select 1 from ceilings k where k.endpoint_id = c.endpoint_id and k.value = 0) as endpoint_killed from ceilings c where c.id = ${target.id}`),
+    await db.execute(sql`select c.value from ceilings c where c.id = ${target.id}`),
   );
   const [nowRows, overRows] = await Promise.all([
     db.execute(ceilingTopNowQuery(target.id, span.start, limit)).then((r) => parseRows("ceiling top accounts now", NowRow, r)),
     ceilingTopOver(db, { ceilingId: target.id, starts, limit, exhaustive }),
   ]);
-  const bindings = await bindingsFor(db, target, state?.endpoint_killed ?? false, nowRows.map((r) => r.scope_key));
+  const bindings = await bindingsFor(db, target, nowRows.map((r) => r.scope_key));
   return {
     span,
     now: nowRows.map((r) => ({ account: r.scope_key, held: r.held, settled: r.settled, planKey: bindings.get(r.scope_key)?.planKey ?? null, binding: bindings.get(r.scope_key)?.binding ?? { value: state?.value ?? 0, source: "ceiling" } })),
@@ -218,7 +218,7 @@ async function budgetTop(db: Db, target: Extract<TopTarget, { kind: "budget" }>,
   const [byBudget, over] = await Promise.all([topAccountsNow(db, sql`b.id = ${target.id}`, now, limit), topAccountsOver(db, { budgetId: target.id, starts, limit })]);
   const rows = byBudget.get(target.id) ?? [];
   // topAccountsNow gives what binds each (account_budget_limit) without its source; the source and plan are read here.
-  const bindings = await bindingsFor(db, target, false, rows.map((r) => r.account));
+  const bindings = await bindingsFor(db, target, rows.map((r) => r.account));
   return {
     span,
     now: rows.map((r) => ({ account: r.account, held: r.held, settled: r.settled, planKey: bindings.get(r.account)?.planKey ?? null, binding: bindings.get(r.account)?.binding ?? { value: r.value, source: "ceiling" } })),

@@ -14,7 +14,7 @@ import { parseAccountQuery } from "./read-search";
 // Every read is keyed by the account, so the page costs the same among a million accounts.
 
 export { AccountReadError, estimateAccounts, parseAccountQuery, prefixRange, searchAccounts, type AccountMatch, type AccountSearch } from "./read-search";
-export { bindingOf, bindingSourceLabel, thirtyDaysFrom, type Binding } from "./read-binding";
+export { bindingSourceLabel, thirtyDaysFrom, type Binding } from "./read-binding";
 export type { BudgetBinding, CeilingBinding } from "./read-bindings";
 export { listPlanOptions, listTopTargets, topAccounts, topTargetParam, type OverRead, type PlanOption, type TopAccountNow, type TopAccountOver, type TopAccounts, type TopTarget } from "./read-top";
 
@@ -135,9 +135,9 @@ const ReservationRow = z.object({
 });
 
 /**
- * The account's newest reservations. No index leads with the caller yet (reservations are keyed by
- * endpoint and time), so this reads the table; `caller <> ''` is stated so that a partial index
- * on (caller, created_at desc) where caller <> '' serves it as one short range once it exists.
+ * The account's newest reservations: one short range of reservations_caller_created_idx (caller,
+ * created_at desc nulls last, id desc nulls last) where caller <> '', which this ordering and
+ * condition match word for word (a plain desc is nulls first and would sort the account's rows).
  */
 export function latestReservationsQuery(account: string, limit: number) {
   return sql`
@@ -146,7 +146,7 @@ export function latestReservationsQuery(account: string, limit: number) {
     from reservations r
     join endpoints e on e.id = r.endpoint_id
     where r.caller = ${account} and r.caller <> ''
-    order by r.created_at desc, r.id desc
+    order by r.created_at desc nulls last, r.id desc nulls last
     limit ${limit}`;
 }
 

@@ -1,0 +1,2 @@
+CREATE INDEX "reservations_caller_created_idx" ON "reservations" USING btree ("caller","created_at" DESC NULLS LAST,"id" DESC NULLS LAST) WHERE "reservations"."caller" <> '';--> statement-breakpoint
+CREATE INDEX "usage_ceiling_window_settled_idx" ON "usage" USING btree ("ceiling_id","window_start","settled");
