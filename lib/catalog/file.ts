@@ -16,6 +16,7 @@ import { applyBudgetSteps, diffBudgets } from "@/lib/budgets/file";
 import { readBudgets, type CatalogBudget } from "@/lib/budgets/read";
 import { formatPriceDecimal } from "@/lib/money/price";
 import { findDuplicateKey } from "@/lib/http/strict-json";
+import { clampPlanCeilingValues } from "@/lib/plans/clamp";
 
 // Ceilings as code: the whole catalog as one reviewed file. `plan` compares a file with the
 // database change by change; `apply` makes exactly those changes in one transaction under the same
@@ -393,4 +394,5 @@ async function updateCeiling(change: Change, endpoint: Endpoint, row: Ceiling, n
     clamped: false,
     details: { before: ceilingSpecOf(row), changes: ceilingDiff(row, next) },
   });
+  if (row.minValue !== next.min || row.maxValue !== next.max) await clampPlanCeilingValues(change, { id: row.id, endpoint }, { min: next.min, max: next.max });
 }
