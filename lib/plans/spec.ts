@@ -61,7 +61,7 @@ export const PlanBudgetValueSpec = z.strictObject({
 });
 export type PlanBudgetValueSpec = z.infer<typeof PlanBudgetValueSpec>;
 
-export const planCeilingId = (v: Pick<PlanCeilingValueSpec, "endpoint" | "metric" | "window">) => `${v.endpoint} ${v.metric}/caller/${v.window}`;
+export const planCeilingId = (v: { endpoint: string; metric: string; window: string }) => `${v.endpoint} ${v.metric}/caller/${v.window}`;
 
 /** A whole plan in a catalog file: `npm run ceilings -- export | plan | apply`. */
 export const PlanSpec = z
