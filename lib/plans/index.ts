@@ -3,7 +3,7 @@
 export { createPlan, deletePlan, setDefaultPlan, updatePlan, type CreatePlanParams, type PlanFieldChange, type PlanVerbParams, type UpdatePlanParams } from "./change";
 export { clampPlanBudgetValues, clampPlanCeilingValues } from "./clamp";
 export { parsePlanValue, previewPlanValue, type PlanValueKind, type PlanValuePreview } from "./preview";
-export { listPlans, readPlan, type PlanBudgetRow, type PlanCeilingRow, type PlanDetail, type PlanSummary } from "./read";
+export { listPlanEvents, listPlans, readPlan, type PlanBudgetRow, type PlanCeilingRow, type PlanDetail, type PlanSummary } from "./read";
 export { PlanKey, PlanSpec, type PlanSpecInput } from "./spec";
 export { removePlanValue, setPlanValue, type PlanTarget, type PlanValueResult, type RemovePlanValueParams, type SetPlanValueParams } from "./values";
 

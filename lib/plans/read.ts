@@ -1,6 +1,6 @@
-import { and, asc, count, eq, isNotNull, isNull } from "drizzle-orm";
+import { and, asc, count, desc, eq, isNotNull, isNull, like } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { accounts, budgets, ceilings, endpoints, planBudgetValues, planCeilingValues, plans, type Plan } from "@/db/schema";
+import { accounts, auditEvents, budgets, ceilings, endpoints, planBudgetValues, planCeilingValues, plans, type AuditEvent, type Plan } from "@/db/schema";
 import { CatalogError } from "@/lib/catalog/errors";
 
 // What the plans page, a plan's page, the CLI and the catalog export read.
@@ -40,6 +40,8 @@ export type PlanCeilingRow = {
   window: string;
   /** The ceiling's own value (0: killed, which binds every account whatever the plan says). */
   ceilingValue: number;
+  /** What a restore of a killed ceiling puts back: a raise is compared with it. */
+  ceilingBeforeKill: number | null;
   min: number;
   max: number;
   planValue: number | null;
@@ -53,6 +55,7 @@ export type PlanBudgetRow = {
   currency: string;
   archived: boolean;
   budgetValue: number;
+  budgetBeforeKill: number | null;
   min: number;
   max: number;
   planValue: number | null;
@@ -75,6 +78,7 @@ export async function readPlan(db: Db, key: string): Promise<PlanDetail> {
         metric: ceilings.metric,
         window: ceilings.window,
         ceilingValue: ceilings.value,
+        ceilingBeforeKill: ceilings.valueBeforeKill,
         min: ceilings.minValue,
         max: ceilings.maxValue,
         planValue: planCeilingValues.value,
@@ -92,6 +96,7 @@ export async function readPlan(db: Db, key: string): Promise<PlanDetail> {
         currency: budgets.currency,
         archivedAt: budgets.archivedAt,
         budgetValue: budgets.value,
+        budgetBeforeKill: budgets.valueBeforeKill,
         min: budgets.minValue,
         max: budgets.maxValue,
         planValue: planBudgetValues.value,
@@ -109,4 +114,14 @@ export async function readPlan(db: Db, key: string): Promise<PlanDetail> {
     ceilings: ceilingRows.map(({ archivedAt, ...r }) => ({ ...r, archived: archivedAt !== null })),
     budgets: budgetRows.map(({ archivedAt, ...r }) => ({ ...r, archived: archivedAt !== null })),
   };
+}
+
+/** The plan's latest audit events, newest first: its edits, values, clamps and refused inputs. */
+export async function listPlanEvents(db: Db, key: string, limit = 30): Promise<AuditEvent[]> {
+  return db
+    .select()
+    .from(auditEvents)
+    .where(and(eq(auditEvents.target, key), like(auditEvents.action, "plan.%")))
+    .orderBy(desc(auditEvents.at), desc(auditEvents.id))
+    .limit(limit);
 }

@@ -6,6 +6,7 @@ import { usePathname } from "next/navigation";
 const links = [
   { href: "/", label: "Overview" },
   { href: "/budgets", label: "Budgets" },
+  { href: "/plans", label: "Plans" },
   { href: "/refusals", label: "Refusals" },
   { href: "/alerts", label: "Alerts" },
   { href: "/audit", label: "Audit" },
