@@ -182,4 +182,52 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
     expect((await readPlan(t.db, p.key)).budgets.find((x) => x.budgetKey === b.key)?.planValue).toBe(2 * DOLLAR);
     expect((await planAudit(t.db, p.key)).filter((x) => x.action === "plan.value.clamped")).toMatchObject([{ previousValue: 1_500_000, appliedValue: 2 * DOLLAR, details: { budgetKey: b.key, clampedTo: "min" } }]);
   });
+
+  /**
+   * Holds one endpoint's lock shared, as a reservation batch in flight does, while `edit` runs: the
+   * edit must wait for it (so it binds the next batch, never half of one) and commit after it.
+   */
+  async function waitsForBatchOn(endpointId: number, edit: () => Promise<unknown>, unchanged: () => Promise<unknown>) {
+    let release = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    let locked = () => {};
+    const isLocked = new Promise<void>((r) => (locked = r));
+    const batch = t.db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock_shared(ceilings.endpoint_lock_key(${endpointId}))`);
+      locked();
+      await held;
+    });
+    await isLocked;
+    const before = await unchanged();
+    let done = false;
+    const running = edit().then(() => (done = true));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(done).toBe(false);
+    expect(await unchanged()).toEqual(before);
+    release();
+    await batch;
+    await running;
+    expect(done).toBe(true);
+  }
+
+  it("a value on a ceiling waits for a batch in flight on its endpoint", async () => {
+    const p = await plan();
+    const e = await perCallerEndpoint(t.db);
+    await waitsForBatchOn(e.endpointId, () => setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "20", actor, reason: "r" }), async () => (await readPlan(t.db, p.key)).plan.version);
+  });
+
+  it("a value on a budget waits for a batch in flight on a member", async () => {
+    const p = await plan();
+    const b = await budgetOn(t.db);
+    const [member] = (await readBudget(t.db, b.key)).members;
+    await waitsForBatchOn(member?.id ?? 0, () => setPlanValue(t.db, { planKey: p.key, target: { budgetKey: b.key }, input: "3", actor, reason: "r" }), async () => (await readPlan(t.db, p.key)).plan.version);
+  });
+
+  it("switching the default and deleting a plan wait for a batch in flight on any endpoint a plan can bind", async () => {
+    const p = await plan();
+    const e = await perCallerEndpoint(t.db);
+    await waitsForBatchOn(e.endpointId, () => setDefaultPlan(t.db, { planKey: p.key, actor, reason: "r" }), async () => (await listPlans(t.db)).find((x) => x.isDefault)?.key);
+    await setDefaultPlan(t.db, { planKey: "default", actor, reason: "back" });
+    await waitsForBatchOn(e.endpointId, () => deletePlan(t.db, { planKey: p.key, actor, reason: "r" }), async () => (await listPlans(t.db)).some((x) => x.key === p.key));
+  });
 });
