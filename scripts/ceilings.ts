@@ -7,6 +7,7 @@
 //   npm run ceilings -- kill-budget <budget> --reason "…" | restore-budget <budget> [--reason "…"]
 //   npm run ceilings -- export [--out ceilings.json] | schema | plan ceilings.json | apply ceilings.json --reason "…"
 //   npm run ceilings -- accounts assign|bulk|block|unblock|show ... (scripts/ceilings-accounts.ts)
+//   npm run ceilings -- plans [show|create|update|set|unset|default|delete] ... (scripts/ceilings-plans.ts)
 import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -21,6 +22,7 @@ import { budgetSentenceOf, killBudget, readBudgets, restoreBudget } from "@/lib/
 import { isKilled } from "@/lib/budgets/read";
 import { AccountError } from "@/lib/accounts";
 import { ACCOUNTS_USAGE, AccountRowsError, AccountsUsageError, describeAccountError, runAccounts } from "./ceilings-accounts";
+import { parsePlansArgs, PLANS_USAGE, PlansUsageError, runPlans } from "./ceilings-plans";
 
 const USAGE = `usage: npm run ceilings -- <command>
   status                               every endpoint, its ceilings and what is killed
@@ -36,6 +38,7 @@ const USAGE = `usage: npm run ceilings -- <command>
   plan <file>                          what applying the file would change (exit 1 if invalid)
   apply <file> --reason "why" [--confirm-raise]
                                        apply the file in one transaction, or nothing
+${PLANS_USAGE}
 ${ACCOUNTS_USAGE}`;
 
 class UsageError extends Error {}
@@ -83,6 +86,18 @@ function ago(date: Date | null): string {
 }
 
 async function main(argv: string[]): Promise<void> {
+  // Plans take options of their own: read before the database starts, so a typo costs nothing.
+  if (argv[0] === "plans") {
+    const command = parsePlansArgs(argv.slice(1));
+    await prepareDatabaseWithDemo();
+    const db = await getDb();
+    try {
+      await runPlans(db, command, cliActor());
+    } finally {
+      await closeDb();
+    }
+    return;
+  }
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -217,7 +232,7 @@ async function main(argv: string[]): Promise<void> {
 main(process.argv.slice(2)).then(
   () => process.exit(0),
   (error: unknown) => {
-    if (error instanceof UsageError) {
+    if (error instanceof UsageError || error instanceof PlansUsageError) {
       if (error.message) console.error(`error: ${error.message}\n`);
       console.error(USAGE);
       process.exit(2);

@@ -10,6 +10,7 @@ import { clampToBounds, type Clamp } from "@/lib/ceilings/parse";
 import { CatalogError, invalidInput, requireCatalogReason } from "@/lib/catalog/errors";
 import { zodIssues } from "@/lib/catalog/spec";
 import { sqlState } from "@/db/sql-state";
+import { clampPlanBudgetValues } from "@/lib/plans/clamp";
 import { formatMoney } from "@/lib/format";
 import type { BudgetWindow } from "@/lib/vocabulary";
 import { budgetSentence, parseMoneyInput, previewBudgetAdjustment, type BudgetAdjustmentKind } from "./money";
@@ -167,6 +168,8 @@ export async function updateBudgetFields(
       worstCase: { before: shape(budget.value, currentKeys), after: shape(saved.value, next.members) },
     },
   });
+  // The plans' values on this budget live inside its bounds too (each moved one logged).
+  if (budget.minValue !== next.min || budget.maxValue !== next.max) await clampPlanBudgetValues(p, budget, next);
   return changes;
 }
 

@@ -13,7 +13,11 @@ export type CatalogErrorCode =
   | "confirmation_required"
   | "last_global_ceiling"
   | "archived"
-  | "unchanged";
+  | "unchanged"
+  // A plan that accounts are on, or the default plan: not deleted (lib/plans).
+  | "in_use"
+  // A plan value on a global ceiling or budget: plans set per-caller and per-account values only.
+  | "not_per_caller";
 
 export class CatalogError extends DomainError<CatalogErrorCode> {
   override name = "CatalogError";

@@ -16,6 +16,8 @@ import { applyBudgetSteps, diffBudgets } from "@/lib/budgets/file";
 import { readBudgets, type CatalogBudget } from "@/lib/budgets/read";
 import { formatPriceDecimal } from "@/lib/money/price";
 import { findDuplicateKey } from "@/lib/http/strict-json";
+import { clampPlanCeilingValues } from "@/lib/plans/clamp";
+import { applyPlanSteps, diffPlans, exportPlans, readPlanSpecs, type PlanTargets } from "@/lib/plans/file";
 
 // Ceilings as code: the whole catalog as one reviewed file. `plan` compares a file with the
 // database change by change; `apply` makes exactly those changes in one transaction under the same
@@ -48,12 +50,13 @@ export function fileEndpointOf(spec: EndpointSpec): FileEndpoint {
 }
 
 export async function exportCatalog(db: Db): Promise<CatalogFileInput & { endpoints: FileEndpoint[] }> {
-  const [catalog, budgets] = await Promise.all([readCatalog(db), readBudgets(db)]);
+  const [catalog, budgets, plans] = await Promise.all([readCatalog(db), readBudgets(db), exportPlans(db)]);
   return {
     $schema: CATALOG_SCHEMA_REF,
     version: CATALOG_FORMAT_VERSION,
     endpoints: catalog.map((c) => fileEndpointOf(c.spec)),
     budgets: budgets.map((b) => b.spec),
+    plans,
   };
 }
 
@@ -62,6 +65,19 @@ function diffFileBudgets(file: CatalogFile, current: CatalogEndpoint[], budgets:
   const existing = new Set(current.map((c) => c.endpoint.key));
   const created = new Set(file.endpoints.filter((e) => !existing.has(e.key)).map((e) => e.key));
   return { created, ...diffBudgets(file.budgets, budgets, file.endpoints, created) };
+}
+
+/**
+ * The file's plans against those in the database (lib/plans/file.ts), checked against the catalog
+ * as it will be after apply: the file's endpoints, and its budgets (or, without a budgets list,
+ * those in the database).
+ */
+async function diffFilePlans(db: Db, file: CatalogFile, budgets: CatalogBudget[]) {
+  const targets: PlanTargets = {
+    ceilings: file.endpoints.flatMap((e) => e.ceilings.map((c) => ({ endpoint: e.key, metric: c.metric, scope: c.scope, window: c.window, value: c.killed ? 0 : c.value, min: c.min, max: c.max }))),
+    budgets: (file.budgets ?? budgets.map((b) => b.spec)).map((b) => ({ key: b.key, scope: b.scope, currency: b.currency, value: b.killed ? 0 : b.value, min: b.min, max: b.max })),
+  };
+  return diffPlans(file.plans, file.plans === undefined ? [] : await readPlanSpecs(db), targets);
 }
 
 export type PlannedChange = {
@@ -272,9 +288,12 @@ export async function planCatalog(db: Db, text: string): Promise<Plan> {
   if (!parsed.ok) return parsed;
   const current = await readCatalog(db);
   const { plans: endpointPlans, errors } = diffCatalog(parsed.file, current);
-  const budgets = diffFileBudgets(parsed.file, current, await readBudgets(db));
-  if (errors.length + budgets.errors.length > 0) return { ok: false, errors: [...errors, ...budgets.errors] };
-  const plans = [...endpointPlans, ...budgets.plans];
+  const dbBudgets = await readBudgets(db);
+  const budgets = diffFileBudgets(parsed.file, current, dbBudgets);
+  const filePlans = await diffFilePlans(db, parsed.file, dbBudgets);
+  const allErrors = [...errors, ...budgets.errors, ...filePlans.errors];
+  if (allErrors.length > 0) return { ok: false, errors: allErrors };
+  const plans = [...endpointPlans, ...budgets.plans, ...filePlans.plans];
   return { ok: true, endpoints: plans, changeCount: plans.reduce((n, p) => n + p.changes.length, 0) };
 }
 
@@ -296,9 +315,11 @@ export async function applyCatalog(db: Db, p: ApplyParams): Promise<ApplyResult>
     // Read again under the locks: the plan applied is the one against the catalog in force.
     const current = await readCatalog(tx);
     const { plans: endpointPlans, steps, errors: endpointErrors } = diffCatalog(parsed.file, current);
-    const budgets = diffFileBudgets(parsed.file, current, await readBudgets(tx));
-    const errors = [...endpointErrors, ...budgets.errors];
-    const plans = [...endpointPlans, ...budgets.plans];
+    const dbBudgets = await readBudgets(tx);
+    const budgets = diffFileBudgets(parsed.file, current, dbBudgets);
+    const filePlans = await diffFilePlans(tx, parsed.file, dbBudgets);
+    const errors = [...endpointErrors, ...budgets.errors, ...filePlans.errors];
+    const plans = [...endpointPlans, ...budgets.plans, ...filePlans.plans];
     if (errors.length > 0) throw new CatalogError("invalid_input", errors.join("\n"), errors.map((message) => ({ path: "", message })));
     const unconfirmed = plans.flatMap((e) => e.changes).filter((c) => c.needsConfirmation);
     if (unconfirmed.length > 0 && !p.confirmRaise) {
@@ -322,6 +343,8 @@ export async function applyCatalog(db: Db, p: ApplyParams): Promise<ApplyResult>
     }
     // After the endpoints: a budget may count an endpoint this file creates.
     await applyBudgetSteps(change, budgets.steps, budgets.created);
+    // Last: a plan may set a value on a ceiling or a budget this file creates.
+    await applyPlanSteps(change, filePlans.steps);
     return { changeCount: plans.reduce((n, e) => n + e.changes.length, 0), sha256, endpoints: plans };
   });
 }
@@ -393,4 +416,5 @@ async function updateCeiling(change: Change, endpoint: Endpoint, row: Ceiling, n
     clamped: false,
     details: { before: ceilingSpecOf(row), changes: ceilingDiff(row, next) },
   });
+  if (row.minValue !== next.min || row.maxValue !== next.max) await clampPlanCeilingValues(change, { id: row.id, endpoint }, { min: next.min, max: next.max });
 }

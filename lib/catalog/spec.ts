@@ -5,6 +5,7 @@ import { formatCount } from "@/lib/format";
 import { parsePrice } from "@/lib/money/price";
 import { type Issue, issueLine } from "@/lib/errors";
 import { budgetFileIssues, BudgetSpec } from "@/lib/budgets/spec";
+import { planFileIssues, PlanSpec } from "@/lib/plans/spec";
 
 // The catalog's vocabulary, as one zod schema each: what an endpoint and its ceilings are made of.
 // The dashboard's forms, the catalog file (`ceilings apply`) and the demo seed all parse through
@@ -261,6 +262,8 @@ export const CatalogFile = z
     endpoints: z.array(FileEndpointSpec, { error: "endpoints must be a list" }),
     // Absent: the file says nothing about budgets and leaves them as they are (lib/budgets/file.ts).
     budgets: z.array(BudgetSpec, { error: "budgets must be a list" }).optional(),
+    // Absent: the file says nothing about plans and leaves them as they are (lib/plans/file.ts).
+    plans: z.array(PlanSpec, { error: "plans must be a list" }).max(1000, "at most 1,000 plans").optional(),
   })
   .superRefine((f, ctx) => {
     const seen = new Map<string, number>();
@@ -270,6 +273,7 @@ export const CatalogFile = z
       else seen.set(e.key, i);
     });
     for (const issue of budgetFileIssues(f.endpoints, f.budgets ?? [])) ctx.addIssue({ code: "custom", ...issue });
+    for (const issue of planFileIssues(f.plans ?? [])) ctx.addIssue({ code: "custom", ...issue });
   });
 export type CatalogFile = z.infer<typeof CatalogFile>;
 export type CatalogFileInput = z.input<typeof CatalogFile>;

@@ -4,6 +4,7 @@ import { CeilingError, requireReason } from "./errors";
 import { lockCeilingAsSeen, saveCeiling } from "./lock";
 import { clampToBounds, parseLimitInput } from "./parse";
 import { formatCount } from "@/lib/format";
+import { clampPlanCeilingValues } from "@/lib/plans/clamp";
 
 export type SetBoundsParams = {
   ceilingId: number;
@@ -82,6 +83,8 @@ export async function setBounds(db: Db, p: SetBoundsParams): Promise<SetBoundsRe
         ...(defaultValue !== ceiling.defaultValue ? { defaultValue: { from: ceiling.defaultValue, to: defaultValue } } : {}),
       },
     });
+    // The plans' values on this ceiling live inside its bounds too (each moved one logged).
+    await clampPlanCeilingValues({ tx, actor: p.actor, reason }, { id: ceiling.id, endpoint }, bounds);
     return {
       ceilingId: ceiling.id,
       endpointKey: endpoint.key,

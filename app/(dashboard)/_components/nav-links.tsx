@@ -7,6 +7,7 @@ const links = [
   { href: "/", label: "Overview" },
   { href: "/budgets", label: "Budgets" },
   { href: "/accounts", label: "Accounts" },
+  { href: "/plans", label: "Plans" },
   { href: "/refusals", label: "Refusals" },
   { href: "/alerts", label: "Alerts" },
   { href: "/audit", label: "Audit" },

@@ -1,0 +1,233 @@
+import { eq, sql } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { accounts, planCeilingValues, plans } from "@/db/schema";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
+import { readBudget, updateBudget } from "@/lib/budgets";
+import { setBounds } from "@/lib/ceilings";
+import { createPlan, deletePlan, listPlans, readPlan, removePlanValue, setDefaultPlan, setPlanValue, updatePlan } from "./index";
+import { budgetOn, DOLLAR, perCallerEndpoint, planAudit, planKey, planSnapshot } from "./test-fixtures";
+
+// The plan verbs against a real Postgres: values inside the bounds (clamped, logged), the 5x raise
+// typed twice, input refused as typed logged and nothing saved, values only on per-caller ceilings
+// and per-account budgets, exactly one default, no delete while accounts are on a plan, and new
+// bounds pulling the plans' values in.
+
+const actor = { type: "staff", email: "admin@test.local" } as const;
+
+describe.skipIf(skipWithoutDatabase())("plans", () => {
+  const t = useTestDatabase("plans_verbs");
+
+  async function plan(prefix = "p") {
+    return createPlan(t.db, { key: planKey(prefix), name: "Pro", actor, reason: "tiers" });
+  }
+
+  it("creates a plan, audited, and refuses a second with the same key or a bad key", async () => {
+    const p = await plan();
+    expect(p).toMatchObject({ isDefault: false, version: 1, description: "" });
+    expect((await planAudit(t.db, p.key)).map((e) => e.action)).toEqual(["plan.create"]);
+    await expect(createPlan(t.db, { key: p.key, name: "again", actor, reason: "r" })).rejects.toMatchObject({ code: "duplicate_key" });
+    await expect(createPlan(t.db, { key: "Pro Plan", name: "", actor, reason: "r" })).rejects.toMatchObject({ code: "invalid_input", problems: [{ path: "key" }, { path: "name" }] });
+    await expect(createPlan(t.db, { key: planKey(), name: "x", actor, reason: " " })).rejects.toMatchObject({ code: "reason_required" });
+  });
+
+  it("renames with the version seen; a stale version is a conflict and saves nothing", async () => {
+    const p = await plan();
+    const changes = await updatePlan(t.db, { planKey: p.key, expectedVersion: p.version, name: "Pro 2024", description: "paid", actor, reason: "r" });
+    expect(changes.map((c) => c.field)).toEqual(["name", "description"]);
+    await expect(updatePlan(t.db, { planKey: p.key, expectedVersion: p.version, name: "Other", actor, reason: "r" })).rejects.toMatchObject({ code: "conflict", currentVersion: p.version + 1 });
+    await expect(updatePlan(t.db, { planKey: p.key, expectedVersion: p.version + 1, name: "Pro 2024", description: "paid", actor, reason: "r" })).rejects.toMatchObject({ code: "unchanged" });
+    expect((await readPlan(t.db, p.key)).plan).toMatchObject({ name: "Pro 2024", description: "paid" });
+  });
+
+  it("sets a value on a per-caller ceiling inside its bounds, clamped and logged; removes it", async () => {
+    const p = await plan();
+    const e = await perCallerEndpoint(t.db);
+    const set = await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "40", actor, reason: "pro is 40" });
+    expect(set).toMatchObject({ previous: null, applied: 40, clamped: null, own: 10 });
+    // 40 → 5000 is a raise past 5x: typed twice; clamped to the max 1000.
+    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "5000", actor, reason: "r" })).rejects.toMatchObject({ code: "confirmation_required" });
+    const clamped = await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "5000", confirm: "5000", actor, reason: "r" });
+    expect(clamped).toMatchObject({ previous: 40, applied: 1000, clamped: "max" });
+    const detail = await readPlan(t.db, p.key);
+    expect(detail.ceilings.find((c) => c.ceilingId === e.caller.id)).toMatchObject({ planValue: 1000, ceilingValue: 10, min: 1, max: 1000 });
+    // The global ceiling is not listed: a plan sets nothing there.
+    expect(detail.ceilings.some((c) => c.ceilingId === e.global.id)).toBe(false);
+    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "1000", actor, reason: "r" })).rejects.toMatchObject({ code: "unchanged" });
+    const removed = await removePlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, actor, reason: "back to the ceiling's" });
+    expect(removed).toMatchObject({ previous: 1000, applied: null });
+    await expect(removePlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, actor, reason: "r" })).rejects.toMatchObject({ code: "not_found" });
+    const events = await planAudit(t.db, p.key);
+    expect(events.map((x) => x.action)).toEqual(["plan.create", "plan.value.set", "plan.value.set", "plan.value.remove"]);
+    expect(events[2]).toMatchObject({ rawInput: "5000", previousValue: 40, appliedValue: 1000, clamped: true, endpointKey: e.key, ceilingId: e.caller.id, reason: "r" });
+    expect((await readPlan(t.db, p.key)).plan.version).toBe(p.version + 3);
+  });
+
+  it("compares a raise with the ceiling's own value when the plan sets none", async () => {
+    const p = await plan();
+    const e = await perCallerEndpoint(t.db);
+    // The ceiling's own is 10: 49 is under 5x, 50 is 5x.
+    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "50", actor, reason: "r" })).rejects.toMatchObject({ code: "confirmation_required" });
+    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "50", confirm: "49", actor, reason: "r" })).rejects.toMatchObject({ code: "confirmation_required" });
+    expect(await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "49", actor, reason: "r" })).toMatchObject({ applied: 49 });
+    // 0 refuses the plan's accounts; a raise from 0 is typed twice.
+    expect(await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "0", actor, reason: "r" })).toMatchObject({ applied: 0 });
+    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "5", actor, reason: "r" })).rejects.toMatchObject({ code: "confirmation_required" });
+  });
+
+  it.each(["1e9", "500abc", "-5", "", "12.5"])("refuses %j on a ceiling: nothing saved, the attempt audited as plan.rejected", async (input) => {
+    const p = await plan();
+    const e = await perCallerEndpoint(t.db);
+    const before = await planSnapshot(t.db);
+    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input, actor, reason: "typo" })).rejects.toMatchObject({ code: "invalid_input", problems: [{ path: "input" }] });
+    expect(await planSnapshot(t.db)).toEqual(before);
+    const rejected = (await planAudit(t.db, p.key)).filter((x) => x.action === "plan.rejected");
+    expect(rejected).toHaveLength(1);
+    expect(rejected[0]).toMatchObject({ rawInput: input, appliedValue: null, ceilingId: e.caller.id, reason: "typo" });
+  });
+
+  it.each(["1e9", "500abc", "-5", "", "1.0000001"])("refuses %j on a budget: nothing saved, the attempt audited", async (input) => {
+    const p = await plan();
+    const b = await budgetOn(t.db);
+    const before = await planSnapshot(t.db);
+    await expect(setPlanValue(t.db, { planKey: p.key, target: { budgetKey: b.key }, input, actor, reason: "typo" })).rejects.toMatchObject({ code: "invalid_input" });
+    expect(await planSnapshot(t.db)).toEqual(before);
+    expect((await planAudit(t.db, p.key)).filter((x) => x.action === "plan.rejected")).toMatchObject([{ rawInput: input, details: { budgetKey: b.key } }]);
+  });
+
+  it("sets money on a per-account budget, clamped into its bounds", async () => {
+    const p = await plan();
+    const b = await budgetOn(t.db);
+    expect(await setPlanValue(t.db, { planKey: p.key, target: { budgetKey: b.key }, input: "5.50", actor, reason: "r" })).toMatchObject({ previous: null, applied: 5_500_000, currency: "USD" });
+    expect(await setPlanValue(t.db, { planKey: p.key, target: { budgetKey: b.key }, input: "0.25", actor, reason: "r" })).toMatchObject({ applied: DOLLAR, clamped: "min" });
+    expect((await readPlan(t.db, p.key)).budgets.find((x) => x.budgetKey === b.key)).toMatchObject({ planValue: DOLLAR, budgetValue: 2 * DOLLAR });
+  });
+
+  it("refuses a value on a global ceiling or budget, and on an unknown plan, ceiling or budget; nothing saved", async () => {
+    const p = await plan();
+    const e = await perCallerEndpoint(t.db);
+    const g = await budgetOn(t.db, "global");
+    const before = await planSnapshot(t.db);
+    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.global.id }, input: "20", actor, reason: "r" })).rejects.toMatchObject({ code: "not_per_caller" });
+    await expect(setPlanValue(t.db, { planKey: p.key, target: { budgetKey: g.key }, input: "3", actor, reason: "r" })).rejects.toMatchObject({ code: "not_per_caller" });
+    await expect(setPlanValue(t.db, { planKey: "nope", target: { ceilingId: e.caller.id }, input: "20", actor, reason: "r" })).rejects.toMatchObject({ code: "not_found", message: "no plan 'nope'" });
+    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: 9_999_999 }, input: "20", actor, reason: "r" })).rejects.toMatchObject({ code: "not_found" });
+    await expect(setPlanValue(t.db, { planKey: p.key, target: { budgetKey: "llm.nowhere" }, input: "3", actor, reason: "r" })).rejects.toMatchObject({ code: "not_found" });
+    await expect(removePlanValue(t.db, { planKey: "nope", target: { ceilingId: e.caller.id }, actor, reason: "r" })).rejects.toMatchObject({ code: "not_found" });
+    expect(await planSnapshot(t.db)).toEqual(before);
+  });
+
+  it("switching the default keeps exactly one default, and counts accounts on each plan", async () => {
+    const a = await plan("a");
+    const b = await plan("b");
+    await t.db.insert(accounts).values([{ account: `acct-${a.key}-1`, planId: a.id }, { account: `acct-${a.key}-2`, planId: a.id }, { account: `acct-${a.key}-3` }]);
+    const initial = (await listPlans(t.db)).find((x) => x.isDefault);
+    expect(initial?.key).toBe("default");
+    expect((await listPlans(t.db)).find((x) => x.key === a.key)?.accounts).toBe(2);
+    const r = await setDefaultPlan(t.db, { planKey: b.key, actor, reason: "b for all" });
+    expect(r).toEqual({ key: b.key, previous: "default" });
+    await expect(setDefaultPlan(t.db, { planKey: b.key, actor, reason: "r" })).rejects.toMatchObject({ code: "unchanged" });
+    // Two switches at once: one default after both.
+    await Promise.all([setDefaultPlan(t.db, { planKey: a.key, actor, reason: "r" }), setDefaultPlan(t.db, { planKey: "default", actor, reason: "r" })]);
+    const defaults = await t.db.select().from(plans).where(eq(plans.isDefault, true));
+    expect(defaults).toHaveLength(1);
+    const listed = await listPlans(t.db);
+    const unassigned = (await t.db.select({ n: sql<number>`count(*)::int` }).from(accounts).where(sql`${accounts.planId} is null`))[0]?.n ?? 0;
+    const def = listed.find((x) => x.isDefault);
+    expect(def?.accounts).toBe(unassigned + (def?.key === a.key ? 2 : 0));
+    expect((await planAudit(t.db, b.key)).map((x) => x.action)).toEqual(["plan.create", "plan.default"]);
+    await setDefaultPlan(t.db, { planKey: "default", actor, reason: "back" }).catch(() => undefined);
+  });
+
+  it("refuses to delete a plan accounts are on, or the default; deletes an empty one with its values, audited", async () => {
+    const p = await plan();
+    const e = await perCallerEndpoint(t.db);
+    await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "20", actor, reason: "r" });
+    await t.db.insert(accounts).values({ account: `acct-${p.key}`, planId: p.id });
+    const before = await planSnapshot(t.db);
+    await expect(deletePlan(t.db, { planKey: p.key, actor, reason: "r" })).rejects.toMatchObject({ code: "in_use", message: `1 account(s) are on ${p.key}: assign them another plan first` });
+    await expect(deletePlan(t.db, { planKey: "default", actor, reason: "r" })).rejects.toMatchObject({ code: "in_use" });
+    await expect(deletePlan(t.db, { planKey: "nope", actor, reason: "r" })).rejects.toMatchObject({ code: "not_found" });
+    expect(await planSnapshot(t.db)).toEqual(before);
+    await t.db.update(accounts).set({ planId: null }).where(eq(accounts.account, `acct-${p.key}`));
+    await deletePlan(t.db, { planKey: p.key, actor, reason: "retired" });
+    expect(await t.db.select().from(planCeilingValues).where(eq(planCeilingValues.planId, p.id))).toEqual([]);
+    const [deleted] = (await planAudit(t.db, p.key)).filter((x) => x.action === "plan.delete");
+    expect(deleted?.details).toMatchObject({ ceilingValues: [{ ceilingId: e.caller.id, value: 20 }] });
+  });
+
+  it("new ceiling bounds clamp the plans' values in the same transaction, each logged", async () => {
+    const p = await plan();
+    const q = await plan();
+    const e = await perCallerEndpoint(t.db);
+    await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "40", actor, reason: "r" });
+    await setPlanValue(t.db, { planKey: q.key, target: { ceilingId: e.caller.id }, input: "0", actor, reason: "blocked tier" });
+    await setBounds(t.db, { ceilingId: e.caller.id, min: "1", max: "20", expectedVersion: e.caller.version, actor, reason: "tighter" });
+    const values = await readPlan(t.db, p.key);
+    expect(values.ceilings.find((c) => c.ceilingId === e.caller.id)?.planValue).toBe(20);
+    // 0 stays 0: it refuses, it is not a value to clamp.
+    expect((await readPlan(t.db, q.key)).ceilings.find((c) => c.ceilingId === e.caller.id)?.planValue).toBe(0);
+    const [clamped] = (await planAudit(t.db, p.key)).filter((x) => x.action === "plan.value.clamped");
+    expect(clamped).toMatchObject({ previousValue: 40, appliedValue: 20, clamped: true, ceilingId: e.caller.id, reason: "tighter", details: { clampedTo: "max" } });
+    expect((await planAudit(t.db, q.key)).some((x) => x.action === "plan.value.clamped")).toBe(false);
+  });
+
+  it("new budget bounds clamp the plans' values on it", async () => {
+    const p = await plan();
+    const b = await budgetOn(t.db);
+    await setPlanValue(t.db, { planKey: p.key, target: { budgetKey: b.key }, input: "1.50", actor, reason: "r" });
+    const { budget, spec } = await readBudget(t.db, b.key);
+    const members = spec.members;
+    await updateBudget(t.db, { key: b.key, expectedVersion: budget.version, fields: { name: "LLM", members, min: 2 * DOLLAR, max: 10 * DOLLAR, default: 2 * DOLLAR }, actor, reason: "floor" });
+    expect((await readPlan(t.db, p.key)).budgets.find((x) => x.budgetKey === b.key)?.planValue).toBe(2 * DOLLAR);
+    expect((await planAudit(t.db, p.key)).filter((x) => x.action === "plan.value.clamped")).toMatchObject([{ previousValue: 1_500_000, appliedValue: 2 * DOLLAR, details: { budgetKey: b.key, clampedTo: "min" } }]);
+  });
+
+  /**
+   * Holds one endpoint's lock shared, as a reservation batch in flight does, while `edit` runs: the
+   * edit must wait for it (so it binds the next batch, never half of one) and commit after it.
+   */
+  async function waitsForBatchOn(endpointId: number, edit: () => Promise<unknown>, unchanged: () => Promise<unknown>) {
+    let release = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    let locked = () => {};
+    const isLocked = new Promise<void>((r) => (locked = r));
+    const batch = t.db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock_shared(ceilings.endpoint_lock_key(${endpointId}))`);
+      locked();
+      await held;
+    });
+    await isLocked;
+    const before = await unchanged();
+    let done = false;
+    const running = edit().then(() => (done = true));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(done).toBe(false);
+    expect(await unchanged()).toEqual(before);
+    release();
+    await batch;
+    await running;
+    expect(done).toBe(true);
+  }
+
+  it("a value on a ceiling waits for a batch in flight on its endpoint", async () => {
+    const p = await plan();
+    const e = await perCallerEndpoint(t.db);
+    await waitsForBatchOn(e.endpointId, () => setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "20", actor, reason: "r" }), async () => (await readPlan(t.db, p.key)).plan.version);
+  });
+
+  it("a value on a budget waits for a batch in flight on a member", async () => {
+    const p = await plan();
+    const b = await budgetOn(t.db);
+    const [member] = (await readBudget(t.db, b.key)).members;
+    await waitsForBatchOn(member?.id ?? 0, () => setPlanValue(t.db, { planKey: p.key, target: { budgetKey: b.key }, input: "3", actor, reason: "r" }), async () => (await readPlan(t.db, p.key)).plan.version);
+  });
+
+  it("switching the default and deleting a plan wait for a batch in flight on any endpoint a plan can bind", async () => {
+    const p = await plan();
+    const e = await perCallerEndpoint(t.db);
+    await waitsForBatchOn(e.endpointId, () => setDefaultPlan(t.db, { planKey: p.key, actor, reason: "r" }), async () => (await listPlans(t.db)).find((x) => x.isDefault)?.key);
+    await setDefaultPlan(t.db, { planKey: "default", actor, reason: "back" });
+    await waitsForBatchOn(e.endpointId, () => deletePlan(t.db, { planKey: p.key, actor, reason: "r" }), async () => (await listPlans(t.db)).some((x) => x.key === p.key));
+  });
+});

@@ -1,0 +1,241 @@
+import { and, eq } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { budgets, ceilings, endpoints, planBudgetValues, planCeilingValues, plans, type Budget, type Ceiling, type Endpoint, type Plan } from "@/db/schema";
+import { auditOf, auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
+import { lockedBudget } from "@/lib/budgets/write";
+import { CatalogError, invalidInput, requireCatalogReason } from "@/lib/catalog/errors";
+import type { Clamp } from "@/lib/ceilings/parse";
+import { lockCeiling } from "@/lib/ceilings/lock";
+import { formatCount, formatMoney } from "@/lib/format";
+import { parsePlanValue, previewPlanValue, type PlanValueKind } from "./preview";
+import { PlanKey } from "./spec";
+import { lockedPlan, recordPlanChange, savePlan, type PlanChange } from "./write";
+
+// A plan's values: its own value on a per-caller ceiling (units or calls) or on a per-account budget
+// (money), for every account on the plan that has no override. Under the same rules as the
+// ceiling's own value: inside its bounds (clamped, the clamp logged) or 0, which refuses the plan's
+// accounts there; a raise to 5x or more of what binds before is typed twice; input refused as typed
+// is logged as plan.rejected and saves nothing. Each edit takes the endpoint locks of what it
+// changes first (lib/ceilings/lock.ts, lib/budgets/write.ts), so it binds the next reservation.
+
+export type PlanTarget = { ceilingId: number } | { budgetKey: string };
+
+export type SetPlanValueParams = {
+  planKey: string;
+  target: PlanTarget;
+  /** Exactly what the person typed: a whole number for a ceiling, money ("12.50") for a budget. */
+  input: string;
+  /** The value typed a second time, required for a raise to 5x or more of what binds now. */
+  confirm?: string;
+  actor: AuditActor;
+  reason: string;
+};
+
+export type RemovePlanValueParams = { planKey: string; target: PlanTarget; actor: AuditActor; reason: string };
+
+export type PlanValueResult = {
+  planKey: string;
+  /** `email.subscribe units/caller/utc_day` or `budget llm.daily`: what the value is on. */
+  on: string;
+  previous: number | null;
+  applied: number | null;
+  typed: number | null;
+  clamped: Clamp;
+  /** The ceiling's or budget's own value, which binds where the plan sets none. */
+  own: number;
+  /** A budget's currency; null on a ceiling (units or calls). */
+  currency: string | null;
+};
+
+function parsePlanKey(raw: string): string {
+  const parsed = PlanKey.safeParse(raw);
+  if (!parsed.success) throw invalidInput([{ path: "plan", message: parsed.error.issues[0]?.message ?? "invalid plan" }]);
+  return parsed.data;
+}
+
+const isCeiling = (t: PlanTarget): t is { ceilingId: number } => "ceilingId" in t;
+
+const ceilingName = (endpoint: Pick<Endpoint, "key">, c: Pick<Ceiling, "metric" | "scope" | "window">) => `${endpoint.key} ${c.metric}/${c.scope}/${c.window}`;
+
+/** What the input is read as, without locks: a ceiling counts, a budget counts money in its currency. */
+async function kindOf(db: Db, target: PlanTarget): Promise<PlanValueKind> {
+  if (isCeiling(target)) return { kind: "count" };
+  const [b] = await db.select({ currency: budgets.currency }).from(budgets).where(eq(budgets.key, target.budgetKey));
+  return { kind: "money", currency: b?.currency ?? "USD" };
+}
+
+/**
+ * A value refused as typed ("1e9", "500abc", "-5", empty) saves nothing, but staff can see that it
+ * was tried: plan.rejected with the raw input and why. Only for a plan that exists.
+ */
+async function recordRejectedInput(db: Db, p: SetPlanValueParams, planKey: string, error: string): Promise<void> {
+  const [plan] = await db.select({ id: plans.id, key: plans.key }).from(plans).where(eq(plans.key, planKey));
+  if (!plan) return;
+  const on = isCeiling(p.target) ? await ceilingRef(db, p.target.ceilingId) : null;
+  await recordAudit(db, {
+    ...(on ? auditOf(p.actor, on.endpoint, on.ceilingId) : auditActorFields(p.actor)),
+    action: "plan.rejected",
+    target: plan.key,
+    rawInput: p.input,
+    appliedValue: null,
+    clamped: false,
+    reason: p.reason.trim() || null,
+    details: { planId: plan.id, error, ...(isCeiling(p.target) ? { ceilingId: p.target.ceilingId } : { budgetKey: p.target.budgetKey }) },
+  });
+}
+
+async function ceilingRef(db: Db, ceilingId: number): Promise<{ endpoint: { id: number; key: string }; ceilingId: number } | null> {
+  const [row] = await db.select({ id: endpoints.id, key: endpoints.key }).from(ceilings).innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId)).where(eq(ceilings.id, ceilingId));
+  return row ? { endpoint: row, ceilingId } : null;
+}
+
+/** Sets a plan's value on a per-caller ceiling or a per-account budget. */
+export async function setPlanValue(db: Db, p: SetPlanValueParams): Promise<PlanValueResult> {
+  const planKey = parsePlanKey(p.planKey);
+  const of = await kindOf(db, p.target);
+  const parsed = parsePlanValue(p.input, of);
+  if (!parsed.ok) {
+    await recordRejectedInput(db, p, planKey, parsed.error);
+    throw invalidInput([{ path: "input", message: parsed.error }]);
+  }
+  const reason = requireCatalogReason(p.reason);
+  return db.transaction(async (tx) => {
+    const c: PlanChange = { tx, actor: p.actor, reason };
+    const target = await lockTarget(tx, p.target);
+    const plan = await lockedPlan(tx, planKey);
+    const previous = await valueOf(tx, plan, target);
+    const own = target.kind === "ceiling" ? target.ceiling : target.budget;
+    const preview = previewPlanValue({
+      raw: p.input,
+      of,
+      previous,
+      own: own.value,
+      ownBeforeKill: own.valueBeforeKill,
+      min: own.minValue,
+      max: own.maxValue,
+    });
+    if (!preview.ok) throw invalidInput([{ path: "input", message: preview.error }]);
+    if (preview.unchanged) throw new CatalogError("unchanged", preview.message);
+    if (preview.needsConfirmation) {
+      const confirm = parsePlanValue(p.confirm ?? "", of);
+      if (!confirm.ok || confirm.value !== preview.typed) {
+        const show = target.kind === "ceiling" ? formatCount(preview.typed) : formatMoney(preview.typed, target.budget.currency);
+        throw new CatalogError("confirmation_required", `${preview.message}. The confirmation must be exactly ${show}`);
+      }
+    }
+    const typed = { rawInput: p.input, typed: preview.typed, clamped: preview.clamped };
+    if (target.kind === "ceiling") await writeCeilingValue(c, plan, target, preview.applied, previous, typed);
+    else await writeBudgetValue(c, plan, target.budget, preview.applied, previous, typed);
+    return { planKey: plan.key, on: nameOf(target), previous, applied: preview.applied, typed: preview.typed, clamped: preview.clamped, own: own.value, currency: target.kind === "budget" ? target.budget.currency : null };
+  });
+}
+
+/** Returns the plan's accounts to the ceiling's or budget's own value there. */
+export async function removePlanValue(db: Db, p: RemovePlanValueParams): Promise<PlanValueResult> {
+  const planKey = parsePlanKey(p.planKey);
+  const reason = requireCatalogReason(p.reason);
+  return db.transaction(async (tx) => {
+    const target = await lockTarget(tx, p.target);
+    const plan = await lockedPlan(tx, planKey);
+    const c: PlanChange = { tx, actor: p.actor, reason };
+    const previous = target.kind === "ceiling" ? await deleteCeilingValue(c, plan, target) : await deleteBudgetValue(c, plan, target.budget);
+    const own = target.kind === "ceiling" ? target.ceiling.value : target.budget.value;
+    return { planKey: plan.key, on: nameOf(target), previous, applied: null, typed: null, clamped: null, own, currency: target.kind === "budget" ? target.budget.currency : null };
+  });
+}
+
+export type LockedTarget = { kind: "ceiling"; ceiling: Ceiling; endpoint: Endpoint } | { kind: "budget"; budget: Budget };
+
+const nameOf = (t: LockedTarget) => (t.kind === "ceiling" ? ceilingName(t.endpoint, t.ceiling) : `budget ${t.budget.key}`);
+
+/** The ceiling (its endpoint's lock) or the budget (every member's lock), FOR UPDATE; a global one is refused. */
+async function lockTarget(tx: Db, target: PlanTarget): Promise<LockedTarget> {
+  if (isCeiling(target)) {
+    const { ceiling, endpoint } = await lockCeiling(tx, target.ceilingId);
+    if (ceiling.scope !== "caller") {
+      throw new CatalogError("not_per_caller", `${ceilingName(endpoint, ceiling)} is not per caller: a plan sets values on per-caller ceilings only (a ${ceiling.scope} ceiling counts no account)`);
+    }
+    return { kind: "ceiling", ceiling, endpoint };
+  }
+  const { budget } = await lockedBudget(tx, target.budgetKey);
+  if (budget.scope !== "account") throw new CatalogError("not_per_caller", `budget ${budget.key} is global: a plan sets values on per-account budgets only`);
+  return { kind: "budget", budget };
+}
+
+async function valueOf(tx: Db, plan: Plan, target: LockedTarget): Promise<number | null> {
+  if (target.kind === "ceiling") {
+    const [row] = await tx.select({ value: planCeilingValues.value }).from(planCeilingValues).where(and(eq(planCeilingValues.planId, plan.id), eq(planCeilingValues.ceilingId, target.ceiling.id)));
+    return row?.value ?? null;
+  }
+  const [row] = await tx.select({ value: planBudgetValues.value }).from(planBudgetValues).where(and(eq(planBudgetValues.planId, plan.id), eq(planBudgetValues.budgetId, target.budget.id)));
+  return row?.value ?? null;
+}
+
+type Typed = { rawInput?: string | null; typed?: number; clamped?: Clamp };
+
+/** Writes a plan's value on a locked per-caller ceiling (value inside its bounds or 0), with plan.value.set. */
+export async function writeCeilingValue(p: PlanChange, plan: Plan, target: { ceiling: Ceiling; endpoint: Endpoint }, value: number, previous: number | null, typed: Typed = {}): Promise<void> {
+  const { ceiling, endpoint } = target;
+  const now = new Date();
+  await p.tx
+    .insert(planCeilingValues)
+    .values({ planId: plan.id, ceilingId: ceiling.id, value })
+    .onConflictDoUpdate({ target: [planCeilingValues.planId, planCeilingValues.ceilingId], set: { value, updatedAt: now } });
+  await savePlan(p.tx, plan.id, {});
+  await recordPlanChange(p, plan, {
+    ...auditOf(p.actor, endpoint, ceiling.id),
+    action: "plan.value.set",
+    rawInput: typed.rawInput ?? null,
+    previousValue: previous,
+    appliedValue: value,
+    clamped: (typed.clamped ?? null) !== null,
+    details: { on: ceilingName(endpoint, ceiling), ceilingValue: ceiling.value, bounds: { min: ceiling.minValue, max: ceiling.maxValue }, typed: typed.typed ?? value, clampedTo: typed.clamped ?? null },
+  });
+}
+
+export async function deleteCeilingValue(p: PlanChange, plan: Plan, target: { ceiling: Ceiling; endpoint: Endpoint }): Promise<number> {
+  const { ceiling, endpoint } = target;
+  const [removed] = await p.tx.delete(planCeilingValues).where(and(eq(planCeilingValues.planId, plan.id), eq(planCeilingValues.ceilingId, ceiling.id))).returning();
+  if (!removed) throw new CatalogError("not_found", `plan ${plan.key} sets no value on ${ceilingName(endpoint, ceiling)}`);
+  await savePlan(p.tx, plan.id, {});
+  await recordPlanChange(p, plan, {
+    ...auditOf(p.actor, endpoint, ceiling.id),
+    action: "plan.value.remove",
+    previousValue: removed.value,
+    appliedValue: null,
+    clamped: false,
+    details: { on: ceilingName(endpoint, ceiling), ceilingValue: ceiling.value },
+  });
+  return removed.value;
+}
+
+/** Writes a plan's value on a locked per-account budget (micros inside its bounds or 0), with plan.value.set. */
+export async function writeBudgetValue(p: PlanChange, plan: Plan, budget: Budget, value: number, previous: number | null, typed: Typed = {}): Promise<void> {
+  await p.tx
+    .insert(planBudgetValues)
+    .values({ planId: plan.id, budgetId: budget.id, value })
+    .onConflictDoUpdate({ target: [planBudgetValues.planId, planBudgetValues.budgetId], set: { value, updatedAt: new Date() } });
+  await savePlan(p.tx, plan.id, {});
+  await recordPlanChange(p, plan, {
+    action: "plan.value.set",
+    rawInput: typed.rawInput ?? null,
+    previousValue: previous,
+    appliedValue: value,
+    clamped: (typed.clamped ?? null) !== null,
+    details: { on: `budget ${budget.key}`, budgetId: budget.id, budgetKey: budget.key, currency: budget.currency, budgetValue: budget.value, bounds: { min: budget.minValue, max: budget.maxValue }, typed: typed.typed ?? value, clampedTo: typed.clamped ?? null },
+  });
+}
+
+export async function deleteBudgetValue(p: PlanChange, plan: Plan, budget: Budget): Promise<number> {
+  const [removed] = await p.tx.delete(planBudgetValues).where(and(eq(planBudgetValues.planId, plan.id), eq(planBudgetValues.budgetId, budget.id))).returning();
+  if (!removed) throw new CatalogError("not_found", `plan ${plan.key} sets no value on budget ${budget.key}`);
+  await savePlan(p.tx, plan.id, {});
+  await recordPlanChange(p, plan, {
+    action: "plan.value.remove",
+    previousValue: removed.value,
+    appliedValue: null,
+    clamped: false,
+    details: { on: `budget ${budget.key}`, budgetId: budget.id, budgetKey: budget.key, currency: budget.currency, budgetValue: budget.value },
+  });
+  return removed.value;
+}
