@@ -45,6 +45,17 @@ export class ApiKeysPage {
     return (await this.secret.textContent()) ?? "";
   }
 
+  /** Creates a key for a trusted service (it names the account of each call) and returns the secret shown once. */
+  async createTrusted(name: string, endpoints: string[]): Promise<string> {
+    await expect(this.create).toBeEnabled();
+    await this.name.fill(name);
+    await this.trusted.check();
+    for (const e of endpoints) await this.endpoint(e).check();
+    await this.create.click();
+    await expect(this.secret).toBeVisible();
+    return (await this.secret.textContent()) ?? "";
+  }
+
   /** Revokes through the confirmation dialog. */
   async revoke(prefix: string): Promise<void> {
     this.page.once("dialog", (dialog) => void dialog.accept());

@@ -2,6 +2,7 @@ import { count, eq, sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { findDrift } from "@/lib/alerts/reconcile";
 import { listBudgets } from "@/lib/budgets";
+import { DEMO_BLOCKED, demoAssignments } from "./accounts";
 import { verifyPassword } from "@/lib/auth/password";
 import { resultRows } from "@/db/client";
 import { DEMO_ENDPOINTS, DEMO_PASSWORD } from "./catalog";
@@ -79,6 +80,24 @@ describe.skipIf(skipWithoutDatabase())("demo seed on Postgres", () => {
     // Today's settled reservations name the budgets they charged, so the members' shares show.
     const views = await listBudgets(t.db);
     for (const v of views) expect(v.members.reduce((n, m) => n + m.money, 0)).toBeGreaterThan(0);
+  });
+
+  it("registers every caller its history names as an account, a third on pro, two on enterprise, the flooder blocked", async () => {
+    const [row] = resultRows<{ callers: number; accounts: number; pro: number; enterprise: number; blocked: string[] }>(
+      await t.db.execute(sql`
+        select (select count(distinct caller)::int from (select caller from reservations union select caller from refusals
+                  union select scope_key from usage u join ceilings c on c.id = u.ceiling_id where c.scope = 'caller') x where caller <> '') as callers,
+               (select count(*)::int from accounts) as accounts,
+               (select count(*)::int from accounts a join plans p on p.id = a.plan_id where p.key = 'pro') as pro,
+               (select count(*)::int from accounts a join plans p on p.id = a.plan_id where p.key = 'enterprise') as enterprise,
+               (select array_agg(account) from accounts where blocked_at is not null) as blocked`),
+    );
+    expect(row?.accounts).toBe(row?.callers);
+    expect(row?.pro).toBe(demoAssignments().filter((a) => a.plan === "pro").length);
+    expect(row?.enterprise).toBe(2);
+    expect(row?.blocked).toEqual([DEMO_BLOCKED]);
+    const plans = resultRows<{ key: string; is_default: boolean }>(await t.db.execute(sql`select key, is_default from plans order by key`));
+    expect(plans).toEqual([{ key: "default", is_default: true }, { key: "enterprise", is_default: false }, { key: "pro", is_default: false }]);
   });
 
   it("leaves counters and reservations in agreement, so the reconcile job reports no drift", async () => {

@@ -7,13 +7,15 @@ import { DEMO_CATALOG_TEXT, DEMO_ENDPOINTS, DEMO_PASSWORD, DEMO_STAFF, type Ceil
 import type { SeededCeiling, UsageRow } from "./history";
 import { demoAlerts, demoAuditEvents, demoRefusals, type Endpoints } from "./incidents";
 import { seedBudgetHistory } from "./budgets";
+import { seedDemoAccounts } from "./accounts";
 import { seededRandom } from "./random";
 import type { ReservationRow } from "./today";
 import { demoUsage } from "./usage";
 import { alerts, auditEvents, ceilings, endpoints, refusals, reservations, staff, usage } from "@/db/schema";
 
-// Demo data for a first start: the demo catalog's endpoints with their ceilings, five weeks of spend, refusals at
-// every gate, a few alerts and three staff accounts, so no page of a fresh dashboard is empty.
+// Demo data for a first start: the demo catalog's endpoints with their ceilings, budgets and plans, five weeks of
+// spend, refusals at every gate, customers' accounts on their plans, a few alerts and three staff accounts, so no
+// page of a fresh dashboard is empty.
 
 // The demo accounts hash at the production cost: a cheaper hash would answer sign-in faster than
 // the dummy hash an unknown email is checked against, telling which emails are demo accounts.
@@ -36,6 +38,7 @@ export type SeedSummary = {
   ceilings: number;
   usage: number;
   budgetUsage: number;
+  accounts: number;
   reservations: number;
   refusals: number;
   alerts: number;
@@ -72,7 +75,7 @@ export async function seedDemoIfEmpty(db: Db, opts: SeedOptions = {}): Promise<b
   log("");
   log("Ceilings demo data seeded:");
   log(`  ${summary.endpoints} endpoints, ${summary.ceilings} ceilings, ${summary.usage} usage rows, ${summary.budgetUsage} budget counter rows,`);
-  log(`  ${summary.reservations} reservations today, ${summary.refusals} refusal rows, ${summary.alerts} alerts.`);
+  log(`  ${summary.accounts} accounts on three plans, ${summary.reservations} reservations today, ${summary.refusals} refusal rows, ${summary.alerts} alerts.`);
   if (summary.staff.length > 0) {
     log(`Demo staff, all with the password "${DEMO_PASSWORD}":`);
     for (const email of summary.staff) {
@@ -123,6 +126,7 @@ async function seedDemo(tx: Db, now: Date, passwordHash: string): Promise<SeedSu
   await insertChunked(tx, refusals, refusalRows);
   await insertChunked(tx, alerts, alertRows);
   const budgetRows = await seedBudgetHistory(tx);
+  const accountRows = await seedDemoAccounts(tx);
   const addedStaff = await tx
     .insert(staff)
     .values(DEMO_STAFF.map((s) => ({ email: s.email, name: s.name, role: s.role, passwordHash })))
@@ -135,6 +139,7 @@ async function seedDemo(tx: Db, now: Date, passwordHash: string): Promise<SeedSu
     ceilings: insertedCeilings.length,
     usage: usageRows.length,
     budgetUsage: budgetRows,
+    accounts: accountRows,
     reservations: reservationRows.length,
     refusals: refusalRows.length,
     alerts: alertRows.length,
