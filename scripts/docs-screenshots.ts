@@ -1,5 +1,5 @@
 // npm run docs:screenshots -- --url http://127.0.0.1:3000: the README's screenshots (the
-// overview, an endpoint page and the budgets) of a running demo (`npm run demo`), signed in as the demo's
+// overview, an endpoint page, the budgets and an account's page) of a running demo (`npm run demo`), signed in as the demo's
 // admin, 1280 px wide, into docs/images/. The browser is the e2e suite's (scripts/find-chromium.ts).
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -8,11 +8,13 @@ import { chromium } from "@playwright/test";
 import { env } from "@/lib/env";
 import { findChromium } from "./find-chromium";
 
-// The overview whole; the endpoint page's top (plan, ceilings, throttle, the first chart); the budgets whole.
+// The overview whole; the endpoint page's top (plan, ceilings, throttle, the first chart); the budgets
+// whole; an account's page's top (plan, what binds it, spend, refusals).
 const SHOTS = [
   { file: "overview.png", path: "/", height: undefined },
   { file: "endpoint.png", path: "/endpoints/email.subscribe", height: 1720 },
   { file: "budgets.png", path: "/budgets", height: undefined },
+  { file: "account.png", path: "/accounts/acct_4amezdg4", height: 1600 },
 ] as const;
 
 /** A palette PNG (about a third of the size) through sharp, Next's image library, when it is installed. */
