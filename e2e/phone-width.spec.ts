@@ -1,6 +1,7 @@
 import { readdirSync } from "node:fs";
 import path from "node:path";
 import { expect, type Page, test } from "@playwright/test";
+import { DEMO_BLOCKED } from "@/lib/demo/accounts";
 import { DEMO_ADMIN, DEMO_PASSWORD, LoginPage } from "./pages/login-page";
 import { chartsDrawn, expectNoSidewaysScroll } from "./pages/overflow";
 import { columnsOutOfSight } from "./pages/table-cells";
@@ -97,6 +98,12 @@ test("no page scrolls sideways at 390 px, a fresh endpoint's included", async ({
     "/budgets/new": ["/budgets/new"],
     "/budgets/[key]": ["/budgets/llm-daily", "/budgets/llm-per-account"],
     "/budgets/[key]/edit": ["/budgets/llm-per-account/edit"],
+    "/plans": ["/plans"],
+    "/plans/new": ["/plans/new"],
+    "/plans/[key]": ["/plans/pro", "/plans/default"],
+    // A customer with everything, the blocked flooder, one never seen (empty), and top accounts.
+    "/accounts": ["/accounts", "/accounts?q=acct_", "/accounts?top=budget-llm-per-account"],
+    "/accounts/[account]": ["/accounts/acct_4amezdg4", `/accounts/${DEMO_BLOCKED}`, "/accounts/acct_never_seen"],
     "/refusals": ["/refusals"],
     "/refusals/[id]": [detail ?? ""],
     "/alerts": ["/alerts"],
