@@ -6,7 +6,7 @@ import type { AuditActor } from "@/lib/audit/record";
 import { CatalogError, invalidInput, requireCatalogReason, type Issue } from "@/lib/catalog/errors";
 import { zodIssues } from "@/lib/catalog/spec";
 import { sqlState } from "@/db/sql-state";
-import { PlanDescription, PlanKey, PlanName } from "./spec";
+import { NewPlanKey, PlanDescription, PlanKey, PlanName } from "./spec";
 import { lockedPlan, lockPlanEndpoints, recordPlanChange, savePlan, type PlanChange } from "./write";
 
 // The plan verbs the dashboard and the CLI call (and the catalog file, through the same writes):
@@ -41,7 +41,7 @@ export type CreatePlanParams = { key: string; name: string; description?: string
 /** A new plan sets no values and has no accounts: nothing binds differently, so no endpoint lock. */
 export async function createPlan(db: Db, p: CreatePlanParams): Promise<Plan> {
   const problems: Issue[] = [];
-  const key = read(PlanKey, p.key, "key", problems);
+  const key = read(NewPlanKey, p.key, "key", problems);
   const fields = parseFields(p, problems);
   if (key === undefined) throw invalidInput(problems);
   const reason = requireCatalogReason(p.reason);
