@@ -1,10 +1,11 @@
-import { eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { accounts, planCeilingValues, plans } from "@/db/schema";
+import { accounts, auditEvents, planCeilingValues, plans } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { readBudget, updateBudget } from "@/lib/budgets";
 import { setBounds } from "@/lib/ceilings";
+import { removeCeiling } from "@/lib/catalog";
 import { createPlan, deletePlan, listPlans, readPlan, removePlanValue, setDefaultPlan, setPlanValue, updatePlan } from "./index";
 import { budgetOn, DOLLAR, perCallerEndpoint, planAudit, planKey, planSnapshot } from "./test-fixtures";
 
@@ -229,5 +230,15 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
     await waitsForBatchOn(e.endpointId, () => setDefaultPlan(t.db, { planKey: p.key, actor, reason: "r" }), async () => (await listPlans(t.db)).find((x) => x.isDefault)?.key);
     await setDefaultPlan(t.db, { planKey: "default", actor, reason: "back" });
     await waitsForBatchOn(e.endpointId, () => deletePlan(t.db, { planKey: p.key, actor, reason: "r" }), async () => (await listPlans(t.db)).some((x) => x.key === p.key));
+  });
+
+  it("removing a ceiling takes the plans' values on it, and its event keeps them", async () => {
+    const p = await plan();
+    const e = await perCallerEndpoint(t.db);
+    await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "25", actor, reason: "r" });
+    await removeCeiling(t.db, { key: e.key, ceilingId: e.caller.id, actor, reason: "gone" });
+    expect(await t.db.select().from(planCeilingValues).where(eq(planCeilingValues.ceilingId, e.caller.id))).toEqual([]);
+    const [removed] = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "ceiling.remove"), eq(auditEvents.ceilingId, e.caller.id)));
+    expect(removed?.details).toMatchObject({ planValues: [{ plan: p.key, value: 25 }] });
   });
 });
