@@ -111,7 +111,7 @@ export async function setDefaultPlan(db: Db, p: PlanVerbParams): Promise<{ key: 
 
 /** The switch itself, under lockPlanEndpoints and the plan's lock; returns the old default's key. */
 export async function makeDefaultLocked(p: PlanChange, plan: Plan): Promise<string | null> {
-  const [old] = await p.tx.select().from(plans).where(eq(plans.isDefault, true)).for("update");
+  const [old] = await p.tx.select().from(plans).where(eq(plans.isDefault, true)).for("no key update");
   if (old) await savePlan(p.tx, old.id, { isDefault: false });
   await savePlan(p.tx, plan.id, { isDefault: true });
   await recordPlanChange(p, plan, { action: "plan.default", details: { previousDefault: old?.key ?? null } });
@@ -131,7 +131,7 @@ export async function deletePlan(db: Db, p: PlanVerbParams): Promise<{ key: stri
   return db.transaction(async (tx) => {
     await lockPlanEndpoints(tx);
     // FOR UPDATE also waits for assignments in flight to this plan (their key-share lock on the row).
-    const plan = await lockedPlan(tx, key);
+    const plan = await lockedPlan(tx, key, undefined, "update");
     if (plan.isDefault) throw new CatalogError("in_use", `${plan.key} is the default plan: make another plan the default first`);
     const [on] = await tx.select({ n: count() }).from(accounts).where(eq(accounts.planId, plan.id));
     const n = on?.n ?? 0;
