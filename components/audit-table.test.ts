@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { detailChange } from "./audit-table";
+import { detailChange, valueChange } from "./audit-table";
 
 // The audit log's Value column for a catalog change: each field's before and after as people read them.
 describe("detailChange", () => {
@@ -10,5 +10,14 @@ describe("detailChange", () => {
 
   it("keeps numbers and other values as before", () => {
     expect(detailChange({ action: "endpoint.update", details: { changes: { perCallMax: { before: 1, after: 8000 }, name: { before: "a", after: "b" } } } })).toBe("perCallMax 1 → 8,000; name a → b");
+  });
+});
+
+// The Value column of a change in money (a budget's, or a plan's value on one): money, not micros.
+describe("valueChange", () => {
+  it("shows micros as money when the event names its currency, and counts otherwise", () => {
+    expect(valueChange({ previousValue: null, appliedValue: 5_000_000, details: { currency: "USD" } })).toBe("none → $5.00");
+    expect(valueChange({ previousValue: 40, appliedValue: 1000, details: { on: "email.send units/caller/utc_day" } })).toBe("40 → 1,000");
+    expect(valueChange({ previousValue: null, appliedValue: null, details: null })).toBe("");
   });
 });

@@ -1,13 +1,16 @@
 import type { AuditEvent } from "@/db/schema";
 import { auditSubject } from "@/components/audit-subject";
 import { DataTable, type TableSpec } from "@/components/data-table";
-import { formatCount, formatUtc } from "@/lib/format";
+import { formatCount, formatMoney, formatUtc } from "@/lib/format";
 import { formatPriceDecimal } from "@/lib/money/price";
 
-function valueChange(e: AuditEvent): string {
+/** The value before and after; money (micros) as money when the event names its currency. */
+export function valueChange(e: Pick<AuditEvent, "previousValue" | "appliedValue" | "details">): string {
   if (e.previousValue === null && e.appliedValue === null) return "";
-  const from = e.previousValue === null ? "none" : formatCount(e.previousValue);
-  const to = e.appliedValue === null ? "none" : formatCount(e.appliedValue);
+  const currency = e.details?.currency;
+  const show = (v: number) => (typeof currency === "string" ? formatMoney(v, currency) : formatCount(v));
+  const from = e.previousValue === null ? "none" : show(e.previousValue);
+  const to = e.appliedValue === null ? "none" : show(e.appliedValue);
   return `${from} → ${to}`;
 }
 

@@ -7,6 +7,7 @@ import { actorName } from "@/lib/ceilings/actor";
 import { sqlState } from "@/db/sql-state";
 import { checkMemberCurrency } from "@/lib/budgets/write";
 import { CatalogError } from "./errors";
+import { planValuesOnCeiling } from "@/lib/plans/read";
 import { ceilingSpecOf } from "./read";
 import { type CeilingSpec, type EndpointFields, type EndpointSpec } from "./spec";
 
@@ -149,12 +150,14 @@ export async function insertCeiling(p: Change, endpoint: Endpoint, spec: Ceiling
  * event keeps its definition, the reservations keep the spend); refusals keep their rows.
  */
 export async function deleteCeiling(p: Change, endpoint: Endpoint, ceiling: Ceiling): Promise<void> {
+  // The plans' values on it go with it (cascade): the event keeps them, so nothing vanishes unlogged.
+  const planValues = await planValuesOnCeiling(p.tx, ceiling.id);
   await p.tx.delete(ceilings).where(and(eq(ceilings.id, ceiling.id), eq(ceilings.endpointId, endpoint.id)));
   await recordCeilingChange(p, endpoint, {
     action: "ceiling.remove",
     ceilingId: ceiling.id,
     previousValue: ceiling.value,
-    details: { before: ceilingSpecOf(ceiling) },
+    details: { before: ceilingSpecOf(ceiling), ...(planValues.length > 0 ? { planValues } : {}) },
   });
 }
 

@@ -6,7 +6,7 @@ import type { AuditActor } from "@/lib/audit/record";
 import { CatalogError, invalidInput, requireCatalogReason, type Issue } from "@/lib/catalog/errors";
 import { zodIssues } from "@/lib/catalog/spec";
 import { sqlState } from "@/db/sql-state";
-import { PlanDescription, PlanKey, PlanName } from "./spec";
+import { NewPlanKey, PlanDescription, PlanKey, PlanName } from "./spec";
 import { lockedPlan, lockPlanEndpoints, recordPlanChange, savePlan, type PlanChange } from "./write";
 
 // The plan verbs the dashboard and the CLI call (and the catalog file, through the same writes):
@@ -41,7 +41,7 @@ export type CreatePlanParams = { key: string; name: string; description?: string
 /** A new plan sets no values and has no accounts: nothing binds differently, so no endpoint lock. */
 export async function createPlan(db: Db, p: CreatePlanParams): Promise<Plan> {
   const problems: Issue[] = [];
-  const key = read(PlanKey, p.key, "key", problems);
+  const key = read(NewPlanKey, p.key, "key", problems);
   const fields = parseFields(p, problems);
   if (key === undefined) throw invalidInput(problems);
   const reason = requireCatalogReason(p.reason);
@@ -111,7 +111,7 @@ export async function setDefaultPlan(db: Db, p: PlanVerbParams): Promise<{ key: 
 
 /** The switch itself, under lockPlanEndpoints and the plan's lock; returns the old default's key. */
 export async function makeDefaultLocked(p: PlanChange, plan: Plan): Promise<string | null> {
-  const [old] = await p.tx.select().from(plans).where(eq(plans.isDefault, true)).for("update");
+  const [old] = await p.tx.select().from(plans).where(eq(plans.isDefault, true)).for("no key update");
   if (old) await savePlan(p.tx, old.id, { isDefault: false });
   await savePlan(p.tx, plan.id, { isDefault: true });
   await recordPlanChange(p, plan, { action: "plan.default", details: { previousDefault: old?.key ?? null } });
@@ -131,7 +131,7 @@ export async function deletePlan(db: Db, p: PlanVerbParams): Promise<{ key: stri
   return db.transaction(async (tx) => {
     await lockPlanEndpoints(tx);
     // FOR UPDATE also waits for assignments in flight to this plan (their key-share lock on the row).
-    const plan = await lockedPlan(tx, key);
+    const plan = await lockedPlan(tx, key, undefined, "update");
     if (plan.isDefault) throw new CatalogError("in_use", `${plan.key} is the default plan: make another plan the default first`);
     const [on] = await tx.select({ n: count() }).from(accounts).where(eq(accounts.planId, plan.id));
     const n = on?.n ?? 0;

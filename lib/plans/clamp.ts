@@ -41,7 +41,7 @@ export async function clampPlanCeilingValues(p: Clamper, ceiling: { id: number; 
 }
 
 /** Clamps every plan's value on one per-account budget into `bounds`; returns how many moved. */
-export async function clampPlanBudgetValues(p: Clamper, budget: { id: number; key: string }, bounds: Bounds): Promise<number> {
+export async function clampPlanBudgetValues(p: Clamper, budget: { id: number; key: string; currency: string }, bounds: Bounds): Promise<number> {
   const rows = await p.tx
     .select({ planId: planBudgetValues.planId, planKey: plans.key, value: planBudgetValues.value })
     .from(planBudgetValues)
@@ -61,7 +61,7 @@ export async function clampPlanBudgetValues(p: Clamper, budget: { id: number; ke
       appliedValue: applied,
       clamped: true,
       reason: p.reason,
-      details: { planId: row.planId, budgetId: budget.id, budgetKey: budget.key, clampedTo: clamped, bounds, ...p.details },
+      details: { planId: row.planId, budgetId: budget.id, budgetKey: budget.key, currency: budget.currency, clampedTo: clamped, bounds, ...p.details },
     });
   }
   return rows.length;

@@ -169,7 +169,7 @@ describe.skipIf(skipWithoutDatabase())("plans in the catalog file", () => {
     ["a value above the ceiling's max", (f, k) => void f.plans.push({ key: `hi${n}`, name: "x", ceilings: [{ endpoint: k.e, metric: "units", window: "utc_day", value: 1001 }] }), "1,001 must be between the ceiling's min (1) and max (1,000)"],
     ["a value below the budget's min", (f, k) => void f.plans.push({ key: `lo${n}`, name: "x", budgets: [{ budget: k.b, value: 1 }] }), "must be between the budget's min ($1.00)"],
     ["a value in dollars instead of micros", (f, k) => void f.plans.push({ key: `d${n}`, name: "x", budgets: [{ budget: k.b, value: "12.50" }] }), "value (micros) must be a whole number"],
-    ["a bad plan key", (f) => void f.plans.push({ key: "Pro Plan", name: "x" }), "plan must look like pro"],
+    ["a bad plan key", (f) => void f.plans.push({ key: "Pro Plan", name: "x" }), "key must look like pro"],
     ["a per-destination window", (f, k) => void f.plans.push({ key: `w${n}`, name: "x", ceilings: [{ endpoint: k.e, metric: "units", window: "first_hit", value: 5 }] }), "window must be utc_day or billing_month"],
   ];
 

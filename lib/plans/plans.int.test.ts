@@ -1,11 +1,13 @@
-import { eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { accounts, planCeilingValues, plans } from "@/db/schema";
+import { accounts, auditEvents, planCeilingValues, plans } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { readBudget, updateBudget } from "@/lib/budgets";
 import { setBounds } from "@/lib/ceilings";
+import { removeCeiling } from "@/lib/catalog";
 import { createPlan, deletePlan, listPlans, readPlan, removePlanValue, setDefaultPlan, setPlanValue, updatePlan } from "./index";
+import { lockedPlan } from "./write";
 import { budgetOn, DOLLAR, perCallerEndpoint, planAudit, planKey, planSnapshot } from "./test-fixtures";
 
 // The plan verbs against a real Postgres: values inside the bounds (clamped, logged), the 5x raise
@@ -229,5 +231,62 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
     await waitsForBatchOn(e.endpointId, () => setDefaultPlan(t.db, { planKey: p.key, actor, reason: "r" }), async () => (await listPlans(t.db)).find((x) => x.isDefault)?.key);
     await setDefaultPlan(t.db, { planKey: "default", actor, reason: "back" });
     await waitsForBatchOn(e.endpointId, () => deletePlan(t.db, { planKey: p.key, actor, reason: "r" }), async () => (await listPlans(t.db)).some((x) => x.key === p.key));
+  });
+
+  it("removing a ceiling takes the plans' values on it, and its event keeps them", async () => {
+    const p = await plan();
+    const e = await perCallerEndpoint(t.db);
+    await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "25", actor, reason: "r" });
+    await removeCeiling(t.db, { key: e.key, ceilingId: e.caller.id, actor, reason: "gone" });
+    expect(await t.db.select().from(planCeilingValues).where(eq(planCeilingValues.ceilingId, e.caller.id))).toEqual([]);
+    const [removed] = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "ceiling.remove"), eq(auditEvents.ceilingId, e.caller.id)));
+    expect(removed?.details).toMatchObject({ planValues: [{ plan: p.key, value: 25 }] });
+  });
+
+  it("an edit of a plan does not hold up an assignment to it; a delete waits for one in flight and is then refused", async () => {
+    const p = await plan();
+    // A value edit holding the plan's row (lockedPlan): an account assigned meanwhile is not kept waiting.
+    let release = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    let locked = () => {};
+    const isLocked = new Promise<void>((r) => (locked = r));
+    const edit = t.db.transaction(async (tx) => {
+      await lockedPlan(tx, p.key);
+      locked();
+      await held;
+    });
+    await isLocked;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const waited = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("the assignment waited for the plan edit")), 2000)));
+    await Promise.race([t.db.insert(accounts).values({ account: `acct-edit-${p.key}`, planId: p.id }), waited]).finally(() => {
+      clearTimeout(timer);
+      release();
+    });
+    await edit;
+    await t.db.delete(accounts).where(eq(accounts.account, `acct-edit-${p.key}`));
+    // An assignment in flight: the delete waits for it, then finds the account on the plan.
+    let commit = () => {};
+    const pending = new Promise<void>((r) => (commit = r));
+    let inserted = () => {};
+    const isInserted = new Promise<void>((r) => (inserted = r));
+    const assignment = t.db.transaction(async (tx) => {
+      await tx.insert(accounts).values({ account: `acct-late-${p.key}`, planId: p.id });
+      inserted();
+      await pending;
+    });
+    await isInserted;
+    let settled = false;
+    const deletion = deletePlan(t.db, { planKey: p.key, actor, reason: "r" }).then(
+      () => (settled = true),
+      (error: unknown) => {
+        settled = true;
+        throw error;
+      },
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    expect(settled).toBe(false);
+    commit();
+    await assignment;
+    await expect(deletion).rejects.toMatchObject({ code: "in_use" });
   });
 });

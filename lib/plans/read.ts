@@ -125,3 +125,13 @@ export async function listPlanEvents(db: Db, key: string, limit = 30): Promise<A
     .orderBy(desc(auditEvents.at), desc(auditEvents.id))
     .limit(limit);
 }
+
+/** The plans' values on one ceiling, by plan key: what a ceiling's removal takes with it, for its audit event. */
+export async function planValuesOnCeiling(db: Db, ceilingId: number): Promise<{ plan: string; value: number }[]> {
+  return db
+    .select({ plan: plans.key, value: planCeilingValues.value })
+    .from(planCeilingValues)
+    .innerJoin(plans, eq(plans.id, planCeilingValues.planId))
+    .where(eq(planCeilingValues.ceilingId, ceilingId))
+    .orderBy(asc(plans.key));
+}

@@ -31,6 +31,14 @@ export const PlanDescription = z
   .max(500, "description must be 500 characters or fewer")
   .refine((s) => !hasControlChars(s.replace(/\r?\n/g, " ")), "description must not contain control characters");
 
+/** A new plan's key, named as the form and the file name the field. */
+export const NewPlanKey = z
+  .string({ error: "key is required" })
+  .trim()
+  .min(1, "key is required")
+  .max(64, "key must be 64 characters or fewer")
+  .regex(ENDPOINT_KEY_PATTERN, "key must look like pro: lower case letters, digits, '.', '-' or '_', starting with a letter or digit");
+
 export const PlanFields = z.strictObject({ name: PlanName, description: PlanDescription.default("") });
 export type PlanFields = z.infer<typeof PlanFields>;
 
@@ -66,7 +74,7 @@ export const planCeilingId = (v: { endpoint: string; metric: string; window: str
 /** A whole plan in a catalog file: `npm run ceilings -- export | plan | apply`. */
 export const PlanSpec = z
   .strictObject({
-    key: PlanKey,
+    key: NewPlanKey,
     name: PlanName,
     description: PlanDescription.default(""),
     // Only on one plan of a file: that plan becomes the default. On none: the default stays.

@@ -26,9 +26,14 @@ export async function lockPlanEndpoints(tx: Db): Promise<void> {
   if (ids.length > 0) await tx.execute(sql`select ceilings.lock_endpoints_for_change(${`{${ids.join(",")}}`}::int[])`);
 }
 
-/** A plan by key, its row FOR UPDATE (take the endpoint locks first); a version other than the one seen is a conflict. */
-export async function lockedPlan(tx: Db, key: string, expectedVersion?: number): Promise<Plan> {
-  const [plan] = await tx.select().from(plans).where(eq(plans.key, key)).for("update");
+/**
+ * A plan by key, its row locked (take the endpoint locks first); a version other than the one seen
+ * is a conflict. An edit never changes the key, so it takes FOR NO KEY UPDATE: an assignment of an
+ * account to the plan (a foreign key's FOR KEY SHARE) does not wait for it. A delete takes FOR
+ * UPDATE, which waits for assignments in flight and makes later ones fail on the foreign key.
+ */
+export async function lockedPlan(tx: Db, key: string, expectedVersion?: number, strength: "no key update" | "update" = "no key update"): Promise<Plan> {
+  const [plan] = await tx.select().from(plans).where(eq(plans.key, key)).for(strength);
   if (!plan) throw new CatalogError("not_found", `no plan '${key}'`);
   if (expectedVersion !== undefined && plan.version !== expectedVersion) {
     throw new CatalogConflictError(plan.version, `someone else changed plan ${key} first. Nothing was saved; the form now shows what is in force`);

@@ -74,7 +74,7 @@ describe.skipIf(skipWithoutDatabase())("plan server actions", () => {
   it("create names a bad key and an empty name next to their fields, audits the attempt, saves nothing, and redirects on success", async () => {
     const before = await t.db.select().from(plans);
     const bad = await createPlanCore(deps("admin"), form({ key: "Pro Plan", name: " ", reason: "r" }));
-    expect(bad).toMatchObject({ status: "error", code: "invalid_input", fieldErrors: { key: expect.stringContaining("plan must look like pro"), name: "name is required" } });
+    expect(bad).toMatchObject({ status: "error", code: "invalid_input", fieldErrors: { key: expect.stringContaining("key must look like pro"), name: "name is required" } });
     expect(await t.db.select().from(plans)).toEqual(before);
     const [rejected] = await t.db.select().from(auditEvents).where(eq(auditEvents.action, "plan.rejected")).orderBy(desc(auditEvents.id)).limit(1);
     expect(rejected?.rawInput).toContain("Pro Plan");

@@ -28,6 +28,9 @@ const deleteAction = runAction.bind(null, "plan.delete");
 export function NewPlanForm() {
   const id = useId();
   const router = useRouter();
+  // Controlled: a form action resets uncontrolled fields, and a refused key must not cost the rest.
+  const [fields, setFields] = useState({ key: "", name: "", description: "", reason: "" });
+  const bind = (name: keyof typeof fields) => ({ name, value: fields[name], onChange: (e: { target: { value: string } }) => setFields((f) => ({ ...f, [name]: e.target.value })) });
   const [state, formAction, pending] = useActionState(createPlanAction, IDLE);
   useEffect(() => {
     if (state.status === "ok" && state.redirectTo) router.push(state.redirectTo);
@@ -39,7 +42,7 @@ export function NewPlanForm() {
           <label htmlFor={`${id}-key`} className={labelClass}>
             Key
           </label>
-          <input id={`${id}-key`} name="key" type="text" required maxLength={64} autoComplete="off" placeholder="pro" className={`${inputClass} font-mono`} data-testid="plan-key" />
+          <input id={`${id}-key`} {...bind("key")} type="text" required maxLength={64} autoComplete="off" placeholder="pro" className={`${inputClass} font-mono`} data-testid="plan-key" />
           <p className="mt-1 text-xs text-zinc-600 dark:text-zinc-400">What the billing service sends to assign it. Lower case letters, digits, &apos;.&apos;, &apos;-&apos;, &apos;_&apos;; it never changes.</p>
           <FieldError state={state} name="key" />
         </div>
@@ -47,7 +50,7 @@ export function NewPlanForm() {
           <label htmlFor={`${id}-name`} className={labelClass}>
             Name
           </label>
-          <input id={`${id}-name`} name="name" type="text" required maxLength={120} autoComplete="off" placeholder="Pro" className={inputClass} data-testid="plan-name" />
+          <input id={`${id}-name`} {...bind("name")} type="text" required maxLength={120} autoComplete="off" placeholder="Pro" className={inputClass} data-testid="plan-name" />
           <FieldError state={state} name="name" />
         </div>
       </div>
@@ -55,10 +58,15 @@ export function NewPlanForm() {
         <label htmlFor={`${id}-description`} className={labelClass}>
           Description (optional)
         </label>
-        <textarea id={`${id}-description`} name="description" maxLength={500} rows={2} className={inputClass} data-testid="plan-description" />
+        <textarea id={`${id}-description`} {...bind("description")} maxLength={500} rows={2} className={inputClass} data-testid="plan-description" />
         <FieldError state={state} name="description" />
       </div>
-      <ReasonField id={id} testId="plan-reason" />
+      <div>
+        <label htmlFor={`${id}-reason`} className={labelClass}>
+          Reason
+        </label>
+        <input id={`${id}-reason`} {...bind("reason")} type="text" required maxLength={500} autoComplete="off" className={inputClass} data-testid="plan-reason" />
+      </div>
       <SubmitButton pending={pending} pendingLabel="Creating…" testId="plan-create">
         Create plan
       </SubmitButton>
@@ -70,6 +78,7 @@ export function NewPlanForm() {
 /** The plan's name and description, saved against the version shown. */
 export function EditPlanForm({ planKey, name, description, version }: { planKey: string; name: string; description: string; version: number }) {
   const id = useId();
+  const [text, setText] = useState({ name, description });
   const [state, formAction, pending] = useActionState(updatePlanAction, IDLE);
   const shownVersion = state.status === "error" && state.currentVersion !== undefined ? state.currentVersion : version;
   return (
@@ -81,7 +90,7 @@ export function EditPlanForm({ planKey, name, description, version }: { planKey:
           <label htmlFor={`${id}-name`} className={labelClass}>
             Name
           </label>
-          <input id={`${id}-name`} name="name" type="text" required maxLength={120} defaultValue={name} className={inputClass} data-testid="plan-edit-name" />
+          <input id={`${id}-name`} name="name" type="text" required maxLength={120} value={text.name} onChange={(e) => setText((t) => ({ ...t, name: e.target.value }))} className={inputClass} data-testid="plan-edit-name" />
           <FieldError state={state} name="name" />
         </div>
         <ReasonField id={id} />
@@ -90,7 +99,7 @@ export function EditPlanForm({ planKey, name, description, version }: { planKey:
         <label htmlFor={`${id}-description`} className={labelClass}>
           Description
         </label>
-        <textarea id={`${id}-description`} name="description" maxLength={500} rows={2} defaultValue={description} className={inputClass} data-testid="plan-edit-description" />
+        <textarea id={`${id}-description`} name="description" maxLength={500} rows={2} value={text.description} onChange={(e) => setText((t) => ({ ...t, description: e.target.value }))} className={inputClass} data-testid="plan-edit-description" />
         <FieldError state={state} name="description" />
       </div>
       <SubmitButton pending={pending} pendingLabel="Saving…" className={secondaryButtonClass} testId="plan-edit-save">
@@ -203,10 +212,12 @@ export function MakeDefaultButton({ planKey }: { planKey: string }) {
 export function DeletePlanForm({ planKey }: { planKey: string }) {
   const id = useId();
   const router = useRouter();
-  const [state, formAction, pending] = useActionState(deleteAction, IDLE);
-  useEffect(() => {
-    if (state.status === "ok" && state.redirectTo) router.push(state.redirectTo);
-  }, [state, router]);
+  // Navigates away as soon as the delete answers: the page it was on re-renders as "not found".
+  const [state, formAction, pending] = useActionState(async (previous: ActionState, formData: FormData) => {
+    const result = await deleteAction(previous, formData);
+    if (result.status === "ok" && result.redirectTo) router.push(result.redirectTo);
+    return result;
+  }, IDLE);
   return (
     <form action={formAction} className="space-y-2" data-testid={`plan-delete-${planKey}`}>
       <input type="hidden" name="key" value={planKey} />
