@@ -140,12 +140,12 @@ async function resolveTarget(db: Db, target: CliTarget): Promise<PlanTarget> {
 export async function runPlans(db: Db, cmd: PlansCommand, actor: AuditActor, out: (line: string) => void = console.log): Promise<void> {
   switch (cmd.verb) {
     case "list": {
-      for (const p of await listPlans(db)) out(`${p.key}${p.isDefault ? "  (default)" : ""}  ${p.name}  ${formatCount(p.accounts)} account(s)`);
+      for (const p of await listPlans(db)) out(`${p.key}${p.isDefault ? "  (default)" : ""}  ${p.name}  ${p.approximate ? "about " : ""}${formatCount(p.accounts)} account(s)`);
       return;
     }
     case "show": {
       const d = await readPlan(db, cmd.plan);
-      out(`${d.plan.key}  ${d.plan.name}${d.plan.isDefault ? "  (default: every account not assigned a plan)" : ""}  ${formatCount(d.accounts)} account(s)  version ${d.plan.version}`);
+      out(`${d.plan.key}  ${d.plan.name}${d.plan.isDefault ? "  (default: every account not assigned a plan)" : ""}  ${d.approximate ? "about " : ""}${formatCount(d.accounts)} account(s)  version ${d.plan.version}`);
       if (d.plan.description) out(`  ${d.plan.description}`);
       for (const c of d.ceilings) {
         const plan = c.planValue === null ? "-" : formatCount(c.planValue);

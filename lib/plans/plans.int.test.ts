@@ -7,6 +7,7 @@ import { readBudget, updateBudget } from "@/lib/budgets";
 import { setBounds } from "@/lib/ceilings";
 import { removeCeiling } from "@/lib/catalog";
 import { createPlan, deletePlan, listPlans, readPlan, removePlanValue, setDefaultPlan, setPlanValue, updatePlan } from "./index";
+import { unassignedAccounts } from "./read";
 import { lockedPlan } from "./write";
 import { budgetOn, DOLLAR, perCallerEndpoint, planAudit, planKey, planSnapshot } from "./test-fixtures";
 
@@ -139,6 +140,18 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
     expect(def?.accounts).toBe(unassigned + (def?.key === a.key ? 2 : 0));
     expect((await planAudit(t.db, b.key)).map((x) => x.action)).toEqual(["plan.create", "plan.default"]);
     await setDefaultPlan(t.db, { planKey: "default", actor, reason: "back" }).catch(() => undefined);
+  });
+
+  it("counts the default plan's accounts exactly on a small table, and estimates them from the table's statistics on a large one", async () => {
+    expect((await listPlans(t.db)).find((x) => x.isDefault)?.approximate).toBe(false);
+    const count = async (where: ReturnType<typeof sql>) => (await t.db.select({ n: sql<number>`count(*)::int` }).from(accounts).where(where))[0]?.n ?? 0;
+    await t.db.insert(accounts).values([{ account: "acct-estimated-1" }, { account: "acct-estimated-2" }]);
+    // Autovacuum's analyze, as the owner (the app role may not analyze a table it does not own).
+    await t.ownerDb.execute(sql`analyze accounts`);
+    // Past the threshold (a million accounts in production; 1 here) the count is the statistics'
+    // row estimate less the assigned accounts: exact right after an analyze of a small table.
+    expect(await unassignedAccounts(t.db, 1)).toEqual({ n: await count(sql`${accounts.planId} is null`), approximate: true });
+    expect(await unassignedAccounts(t.db)).toEqual({ n: await count(sql`${accounts.planId} is null`), approximate: false });
   });
 
   it("refuses to delete a plan accounts are on, or the default; deletes an empty one with its values, audited", async () => {

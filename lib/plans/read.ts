@@ -1,21 +1,51 @@
-import { and, asc, count, desc, eq, isNotNull, isNull, like } from "drizzle-orm";
-import type { Db } from "@/db/client";
+import { and, asc, count, desc, eq, isNotNull, isNull, like, sql } from "drizzle-orm";
+import { type Db, resultRows } from "@/db/client";
 import { accounts, auditEvents, budgets, ceilings, endpoints, planBudgetValues, planCeilingValues, plans, type AuditEvent, type Plan } from "@/db/schema";
 import { CatalogError } from "@/lib/catalog/errors";
 
 // What the plans page, a plan's page, the CLI and the catalog export read.
 
-export type PlanSummary = { id: number; key: string; name: string; description: string; isDefault: boolean; accounts: number; version: number };
+export type PlanSummary = {
+  id: number;
+  key: string;
+  name: string;
+  description: string;
+  isDefault: boolean;
+  accounts: number;
+  /** The default plan's count on a large table: its unassigned accounts are estimated (see unassignedAccounts). */
+  approximate: boolean;
+  version: number;
+};
+
+/** Below this many accounts the unassigned ones are counted exactly; above it, estimated. */
+export const EXACT_UNASSIGNED_UP_TO = 200_000;
+
+/**
+ * Accounts on no plan (the default plan's). Counting them reads every such row: 250 ms at 900,000
+ * of a million, too slow for a page. Past EXACT_UNASSIGNED_UP_TO the count is the planner's row
+ * estimate of the table (kept by autovacuum's analyze) less the assigned accounts, which an index
+ * counts exactly; the pages print it with "about".
+ */
+export async function unassignedAccounts(db: Db, exactUpTo = EXACT_UNASSIGNED_UP_TO): Promise<{ n: number; approximate: boolean }> {
+  const [est] = resultRows<{ total: number | string; assigned: number | string }>(
+    await db.execute(sql`select (select reltuples from pg_class where oid = 'accounts'::regclass) as total,
+                                (select count(*) from accounts where plan_id is not null) as assigned`),
+  );
+  const total = Number(est?.total ?? -1);
+  if (total >= exactUpTo) return { n: Math.max(0, Math.round(total) - Number(est?.assigned ?? 0)), approximate: true };
+  const [exact] = await db.select({ n: count() }).from(accounts).where(isNull(accounts.planId));
+  return { n: exact?.n ?? 0, approximate: false };
+}
 
 /**
  * Every plan with how many accounts are on it. An account with no plan is on the default plan, so
  * the default's count is those plus the accounts assigned to it by name.
  */
 export async function listPlans(db: Db): Promise<PlanSummary[]> {
-  const [rows, assigned, [unassigned]] = await Promise.all([
+  const [rows, assigned, unassigned] = await Promise.all([
     db.select().from(plans).orderBy(asc(plans.key)),
     db.select({ planId: accounts.planId, n: count() }).from(accounts).where(isNotNull(accounts.planId)).groupBy(accounts.planId),
-    db.select({ n: count() }).from(accounts).where(isNull(accounts.planId)),
+    unassignedAccounts(db),
   ]);
   const byPlan = new Map(assigned.map((r) => [r.planId, r.n]));
   return rows.map((p) => ({
@@ -24,7 +54,8 @@ export async function listPlans(db: Db): Promise<PlanSummary[]> {
     name: p.name,
     description: p.description,
     isDefault: p.isDefault,
-    accounts: (byPlan.get(p.id) ?? 0) + (p.isDefault ? (unassigned?.n ?? 0) : 0),
+    accounts: (byPlan.get(p.id) ?? 0) + (p.isDefault ? unassigned.n : 0),
+    approximate: p.isDefault && unassigned.approximate,
     version: p.version,
   }));
 }
@@ -61,13 +92,13 @@ export type PlanBudgetRow = {
   planValue: number | null;
 };
 
-export type PlanDetail = { plan: Plan; accounts: number; ceilings: PlanCeilingRow[]; budgets: PlanBudgetRow[] };
+export type PlanDetail = { plan: Plan; accounts: number; approximate: boolean; ceilings: PlanCeilingRow[]; budgets: PlanBudgetRow[] };
 
 /** One plan by key, with its value (or none) beside every per-caller ceiling and per-account budget. */
 export async function readPlan(db: Db, key: string): Promise<PlanDetail> {
   const [plan] = await db.select().from(plans).where(eq(plans.key, key));
   if (!plan) throw new CatalogError("not_found", `no plan '${key}'`);
-  const [ceilingRows, budgetRows, [assigned], [unassigned]] = await Promise.all([
+  const [ceilingRows, budgetRows, [assigned], unassigned] = await Promise.all([
     db
       .select({
         ceilingId: ceilings.id,
@@ -106,11 +137,12 @@ export async function readPlan(db: Db, key: string): Promise<PlanDetail> {
       .where(eq(budgets.scope, "account"))
       .orderBy(asc(budgets.key)),
     db.select({ n: count() }).from(accounts).where(eq(accounts.planId, plan.id)),
-    plan.isDefault ? db.select({ n: count() }).from(accounts).where(isNull(accounts.planId)) : Promise.resolve([{ n: 0 }]),
+    plan.isDefault ? unassignedAccounts(db) : Promise.resolve({ n: 0, approximate: false }),
   ]);
   return {
     plan,
-    accounts: (assigned?.n ?? 0) + (unassigned?.n ?? 0),
+    accounts: (assigned?.n ?? 0) + unassigned.n,
+    approximate: unassigned.approximate,
     ceilings: ceilingRows.map(({ archivedAt, ...r }) => ({ ...r, archived: archivedAt !== null })),
     budgets: budgetRows.map(({ archivedAt, ...r }) => ({ ...r, archived: archivedAt !== null })),
   };

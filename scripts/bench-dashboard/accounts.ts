@@ -4,6 +4,7 @@ import { resultRows, type Db } from "@/db/client";
 import { latestReservationsQuery, listTopTargets, prefixRange, readAccount, searchAccounts, topAccounts, type TopTarget } from "@/lib/accounts/read";
 import { ceilingTopNowQuery, ceilingTopOverQuery } from "@/lib/accounts/read-top";
 import { windowFor } from "@/lib/ceilings/windows";
+import { listPlans } from "@/lib/plans";
 import { formatCount } from "@/lib/format";
 import { BUSY_ACCOUNT_SQL } from "../db-fill/accounts";
 
@@ -45,6 +46,7 @@ export async function accountCases(db: Db, now: Date, inline: (query: { sql: str
     text: () => `select account from accounts where account ~>=~ '${range.from}' and account ~<~ '${range.to ?? ""}' order by account using ~<~ limit 51`,
   });
   if (account) cases.push({ label: "account: search by exact id", target: 50, run: () => searchAccounts(db, account, 50) });
+  cases.push({ label: `plans: the list, with the accounts on each (${n} accounts)`, target: 50, run: () => listPlans(db) });
 
   const targets = await listTopTargets(db);
   const ranked = await busiestTargets(db, targets, now);

@@ -56,6 +56,7 @@ export default async function PlansPage() {
                 </td>
                 <td className="max-w-md px-4 py-2 text-zinc-700 dark:text-zinc-300">{p.description || "—"}</td>
                 <td className="px-4 py-2 text-right tabular-nums">
+                  {p.approximate ? "about " : ""}
                   {formatCount(p.accounts)}
                   {p.isDefault ? <span className="block text-xs text-zinc-600 dark:text-zinc-400">with every account not assigned a plan</span> : null}
                 </td>

@@ -50,6 +50,7 @@ export default async function PlanPage({ params }: Props) {
         <p className="break-all font-mono text-sm text-zinc-600 dark:text-zinc-400">{plan.key}</p>
         {plan.description ? <p className="whitespace-pre-line text-sm text-zinc-700 dark:text-zinc-300">{plan.description}</p> : null}
         <p className="text-sm" data-testid="plan-accounts">
+          {detail.approximate ? "About " : ""}
           {formatCount(detail.accounts)} account{detail.accounts === 1 ? "" : "s"} on this plan{plan.isDefault ? ", with every account not assigned a plan" : ""}.
         </p>
       </div>
