@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { Db } from "@/db/client";
 import type { Role } from "@/lib/auth/roles";
 import type { AuditActor } from "@/lib/audit/record";
+import { AccountError } from "@/lib/accounts/errors";
 import { CatalogConflictError, CatalogError, type Issue } from "@/lib/catalog/errors";
 import { CeilingConflictError } from "@/lib/ceilings/errors";
 import { DomainError } from "@/lib/errors";
@@ -129,10 +130,16 @@ export function defineAction<Input, const Name extends string>(definition: Actio
     let result: ActionResult;
     try {
       const read = readInput(definition, entries);
-      if (!read.ok) return read.state;
+      if (!read.ok) {
+        // A value the form's own schema refuses is a refused input too: staff see it.
+        if (definition.rejected && read.state.status === "error") {
+          await auditRejectedInput(deps, { action: definition.rejected, field: null, fields: stringFields(entries), message: read.state.error, secrets });
+        }
+        return read.state;
+      }
       result = await definition.run({ staff: auth.staff, actor, db: await deps.db(), deps }, read.input);
     } catch (error) {
-      if (definition.rejected && error instanceof CatalogError && error.code === "invalid_input") {
+      if (definition.rejected && (error instanceof CatalogError || error instanceof AccountError) && error.code === "invalid_input") {
         await auditRejectedInput(deps, { action: definition.rejected, field: null, fields: stringFields(entries), message: error.message, secrets });
       }
       return actionFailure(error);

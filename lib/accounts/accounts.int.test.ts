@@ -216,4 +216,11 @@ describe.skipIf(skipWithoutDatabase())("accounts on Postgres", () => {
     const unseen = await getAccount(t.db, fresh("unseen"));
     expect([unseen.known, unseen.plan.key, unseen.planAssigned]).toEqual([false, "default", false]);
   });
+
+  it("refuses a lone surrogate in a bulk row by naming the row, instead of failing the whole body in the database", async () => {
+    await plan("surrogate");
+    const error = await assignPlans(t.db, { rows: [{ account: fresh("ok"), plan: "surrogate" }, { account: "bad\ud800x", plan: "surrogate" }], actor: admin }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AccountError);
+    expect((error as AccountError).rows.map((r) => [r.index, r.code])).toEqual([[1, "invalid_input"]]);
+  });
 });

@@ -90,6 +90,14 @@ async function recordRejected(db: Db, p: { actor: AuditActor; reason?: string },
   });
 }
 
+/**
+ * An assignment the HTTP boundary refused before the verb ran (a body that is no JSON, of the wrong
+ * shape, too large), logged as account.rejected as the verb's own refusals are.
+ */
+export async function recordRefusedAssignment(db: Db, p: { actor: AuditActor; target: string | null; message: string; details?: Record<string, unknown> }): Promise<void> {
+  await recordRejected(db, { actor: p.actor }, p.target === null ? null : shown(p.target, 200), p.message, p.details ?? {});
+}
+
 function rowsError(problems: RowProblem[], total: number): AccountError {
   const first = problems[0];
   const head = first ? `row ${first.index} (${first.account}): ${first.message}` : "";

@@ -30,8 +30,13 @@ export type AccountView = {
   budgets: BudgetBinding[];
 };
 
-/** The account as it binds now; an account never seen reads as the default plan's, unblocked. */
-export async function getAccount(db: Db, account: string): Promise<AccountView> {
+/**
+ * The account as it binds now; an account never seen reads as the default plan's, unblocked.
+ * `onlyEndpoints`: only the ceilings of these endpoints and the budgets with one of them as a member
+ * (what a key bound to the account may see: the endpoints it may use).
+ */
+export async function getAccount(db: Db, account: string, onlyEndpoints?: readonly string[]): Promise<AccountView> {
+  const keys = onlyEndpoints === undefined ? null : sql`${`{${onlyEndpoints.map((k) => JSON.stringify(k)).join(",")}}`}::text[]`;
   const [row] = await db.select().from(accounts).where(eq(accounts.account, account));
   const [plan] = row?.planId
     ? await db.select({ id: plans.id, key: plans.key, name: plans.name }).from(plans).where(eq(plans.id, row.planId))
@@ -50,7 +55,7 @@ export async function getAccount(db: Db, account: string): Promise<AccountView> 
     })
     .from(ceilings)
     .innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId))
-    .where(and(eq(ceilings.scope, "caller"), isNull(endpoints.archivedAt)))
+    .where(and(eq(ceilings.scope, "caller"), isNull(endpoints.archivedAt), keys ? sql`${endpoints.key} = any(${keys})` : undefined))
     .orderBy(asc(endpoints.key), asc(ceilings.id));
 
   const budgetRows = await db
@@ -62,7 +67,13 @@ export async function getAccount(db: Db, account: string): Promise<AccountView> 
       source: sql<BindingSource>`(ceilings.account_budget_limit(${budgets.id}, ${account})).source`,
     })
     .from(budgets)
-    .where(and(eq(budgets.scope, "account"), isNull(budgets.archivedAt)))
+    .where(
+      and(
+        eq(budgets.scope, "account"),
+        isNull(budgets.archivedAt),
+        keys ? sql`exists (select 1 from budget_members m join endpoints x on x.id = m.endpoint_id where m.budget_id = ${budgets.id} and x.key = any(${keys}))` : undefined,
+      ),
+    )
     .orderBy(sql`${budgets.key}`);
 
   return {

@@ -21,12 +21,13 @@ export function hasControlChars(text: string): boolean {
 // A lone UTF-16 surrogate is no character: Postgres cannot store it and refuses the whole batch's
 // JSON, so a request holding one would be answered unavailable instead of refused for its input.
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, "g");
 
 export function hasLoneSurrogate(text: string): boolean {
   return LONE_SURROGATE.test(text);
 }
 
-/** The text with each control character replaced by U+FFFD, so a refusal naming it can be stored. */
+/** The text with each control character (and lone surrogate) replaced by U+FFFD, so a refusal naming it can be stored. */
 export function replaceControlChars(text: string): string {
-  return text.replace(CONTROL, "\uFFFD");
+  return text.replace(CONTROL, "\uFFFD").replace(LONE_SURROGATES, "\uFFFD");
 }

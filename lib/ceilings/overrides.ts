@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { Db } from "@/db/client";
 import { ceilingOverrides } from "@/db/schema";
 import { canonicalCaller, hasControlChars } from "@/lib/canonical";
+import { hasLoneSurrogate } from "@/lib/canonical/caller";
 import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { CeilingError, requireReason } from "./errors";
 import { recordRejectedInput } from "./adjust";
@@ -18,7 +19,9 @@ export const CallerKey = z
       .string()
       .min(1, "the billing account is required")
       .max(200, "the billing account must be 200 characters or fewer")
-      .refine((v) => !hasControlChars(v), "the billing account must not contain control characters"),
+      .refine((v) => !hasControlChars(v), "the billing account must not contain control characters")
+      // The database cannot store one: a bulk of 10,000 would fail whole with a driver error.
+      .refine((v) => !hasLoneSurrogate(v), "the billing account must not contain a lone surrogate (an unpaired \\ud800-\\udfff is no character)"),
   );
 
 export type SetOverrideParams = { ceilingId: number; caller: string; input: string; actor: AuditActor; reason: string };

@@ -117,7 +117,8 @@ function findBadText(value: unknown, path: string): BadText | null {
 }
 
 /**
- * The body with each top-level field named in `edgeTrimmed` trimmed as the caller is everywhere
+ * The body with each top-level field named in `edgeTrimmed` (or `list[].field`, that field of each
+ * row of a top-level list) trimmed as the caller is everywhere
  * (canonicalCaller): its edge whitespace, \v, \f and U+0085 included, is no control character at
  * the boundary, since the library and SQL trim the same caller to the same account.
  */
@@ -125,8 +126,16 @@ function withTrimmedFields(value: unknown, edgeTrimmed: readonly string[]): unkn
   if (edgeTrimmed.length === 0 || value === null || typeof value !== "object" || Array.isArray(value)) return value;
   const copy: Record<string, unknown> = { ...(value as Record<string, unknown>) };
   for (const name of edgeTrimmed) {
-    const v = copy[name];
-    if (typeof v === "string") copy[name] = canonicalCaller(v);
+    // "accounts[].account": that field of every object in the top-level list `accounts`.
+    const [list, field] = name.split("[].");
+    const v = copy[list ?? name];
+    if (field !== undefined && Array.isArray(v)) {
+      copy[list ?? name] = v.map((row: unknown) =>
+        row !== null && typeof row === "object" && typeof (row as Record<string, unknown>)[field] === "string"
+          ? { ...(row as Record<string, unknown>), [field]: canonicalCaller((row as Record<string, string>)[field] ?? "") }
+          : row,
+      );
+    } else if (typeof v === "string") copy[name] = canonicalCaller(v);
   }
   return copy;
 }

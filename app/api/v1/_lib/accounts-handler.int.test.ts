@@ -151,4 +151,30 @@ describe.skipIf(skipWithoutDatabase())("the accounts routes", () => {
     expect(((await read.json()) as Body).plan).toEqual({ key: "pro", name: "Pro" });
     expect((await send("DELETE", "/api/v1/accounts/acct_http_00001")).status).toBe(405);
   });
+
+  it("logs a body refused at the boundary as account.rejected, and trims a bulk row's account as a caller is trimmed", async () => {
+    const rejected = async () => (await t.db.select({ n: count() }).from(auditEvents).where(eq(auditEvents.action, "account.rejected")))[0]?.n ?? 0;
+    const before = await rejected();
+    expect(code(await put("acct_shape", { key: trusted, body: { plan: 5 } }))).toBe("invalid_input");
+    expect(code(await put("acct_shape", { key: trusted, raw: "{" }))).toBe("invalid_json");
+    expect(code(await bulk({ key: trusted, body: { accounts: [{ account: "acct_a" }] } }))).toBe("invalid_rows");
+    expect(await rejected()).toBe(before + 3);
+    // \v, \f and U+0085 at an edge are whitespace to canonical_caller: the row names acct_trimmed.
+    const trimmed = await bulk({ key: trusted, body: { accounts: [{ account: "acct_trimmed\u000b", plan: "pro" }, { account: "\u0085acct_trimmed2\u000c", plan: "pro" }] } });
+    expect(trimmed.status).toBe(200);
+    expect([await planOf("acct_trimmed"), await planOf("acct_trimmed2")]).toEqual(["pro", "pro"]);
+  });
+
+  it("shows a key bound to the account only the ceilings and budgets of the endpoints it may use", async () => {
+    const mine = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "caller", window: "utc_day", value: 10 }] });
+    const hidden = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "caller", window: "utc_day", value: 777 }] });
+    const key = (await makeKey(t.db, { endpoints: [mine.key], account: "acct_narrow" })).secret;
+    const seen = await get("acct_narrow", key);
+    expect(seen.status).toBe(200);
+    const endpoints = (seen.body.ceilings as { endpoint: string }[]).map((c) => c.endpoint);
+    expect(endpoints).toContain(mine.key);
+    expect(endpoints).not.toContain(hidden.key);
+    const all = (await get("acct_narrow", trusted)).body.ceilings as { endpoint: string }[];
+    expect(all.map((c) => c.endpoint)).toContain(hidden.key);
+  });
 });

@@ -1,6 +1,8 @@
 import type { z } from "zod";
 import type { Db } from "@/db/client";
-import { AccountError, type AccountView, assignPlan, assignPlans, getAccount, MAX_BULK_ROWS, MAX_NAMED_ROWS, parseAccountId, refuseTooMany } from "@/lib/accounts";
+import { AccountError, type AccountView, assignPlan, assignPlans, getAccount, MAX_BULK_ROWS, MAX_NAMED_ROWS, parseAccountId, recordRefusedAssignment, refuseTooMany } from "@/lib/accounts";
+import type { AuditActor } from "@/lib/audit/record";
+import { logError } from "@/lib/log/redact";
 import type { ApiPrincipal } from "@/lib/api-keys";
 import { apiKeyActor } from "@/lib/audit/record";
 import { type ApiAnswer, type ApiRequest, describeIssue, domainErrorAnswer, errorAnswer, jsonAnswer, parseJsonBody } from "@/lib/http";
@@ -22,6 +24,20 @@ function forbidUnlessTrusted(principal: ApiPrincipal): ApiAnswer | null {
 /** The database the account writes run on: the app's pool (no enforcement statement timeout) when given. */
 function writeDb(deps: ApiDeps): Promise<Db> {
   return (deps.adminDb ?? deps.db)();
+}
+
+/**
+ * A body refused at the boundary, answered as is and logged as account.rejected (a trusted key is
+ * the billing service: staff should see what it tried). A failed log does not change the answer.
+ */
+async function refusedBody(deps: ApiDeps, actor: AuditActor, target: string | null, answer: ApiAnswer): Promise<ApiAnswer> {
+  const error = (answer.body as { error?: { code?: string; message?: string } }).error;
+  try {
+    await recordRefusedAssignment(await writeDb(deps), { actor, target, message: `${answer.status} ${error?.code ?? ""}: ${error?.message ?? ""}`, details: { status: answer.status, code: error?.code } });
+  } catch (e) {
+    logError("api: logging a refused assignment failed", e);
+  }
+  return answer;
 }
 
 function accountErrorAnswer(error: AccountError): ApiAnswer {
@@ -65,15 +81,16 @@ export async function handleAssignPlan(request: ApiRequest, rawAccount: string, 
   if ("status" in auth) return auth;
   const forbidden = forbidUnlessTrusted(auth.principal);
   if (forbidden) return forbidden;
+  const actor = apiKeyActor(auth.principal);
   const body = parseJsonBody(request);
-  if (!body.ok) return errorAnswer(body.status, body.code, body.message);
+  if (!body.ok) return refusedBody(deps, actor, rawAccount, errorAnswer(body.status, body.code, body.message));
   const parsed = AssignPlanBody.safeParse(body.value);
   if (!parsed.success) {
     const issue = describeIssue(parsed.error);
-    return errorAnswer(400, issue.code, issue.message);
+    return refusedBody(deps, actor, rawAccount, errorAnswer(400, issue.code, issue.message));
   }
   try {
-    const result = await assignPlan(await writeDb(deps), { account: rawAccount, planKey: parsed.data.plan, actor: apiKeyActor(auth.principal) });
+    const result = await assignPlan(await writeDb(deps), { account: rawAccount, planKey: parsed.data.plan, actor });
     return jsonAnswer(200, result);
   } catch (error) {
     if (error instanceof AccountError) return accountErrorAnswer(error);
@@ -87,15 +104,16 @@ export async function handleAssignPlans(request: ApiRequest, deps: ApiDeps): Pro
   if ("status" in auth) return auth;
   const forbidden = forbidUnlessTrusted(auth.principal);
   if (forbidden) return forbidden;
-  const body = parseJsonBody(request, MAX_BULK_BODY_BYTES);
-  if (!body.ok) return errorAnswer(body.status, body.code, body.message);
+  // Each row's account is trimmed as a caller is: "acct\u000b" names acct here as in a reservation.
   const actor = apiKeyActor(auth.principal);
+  const body = parseJsonBody(request, MAX_BULK_BODY_BYTES, ["accounts[].account"]);
+  if (!body.ok) return refusedBody(deps, actor, null, errorAnswer(body.status, body.code, body.message));
   try {
     // Counted before any row is read: 10,001 rows are refused whatever is in them.
     const sent = body.value !== null && typeof body.value === "object" ? (body.value as { accounts?: unknown }).accounts : undefined;
     if (Array.isArray(sent) && sent.length > MAX_BULK_ROWS) return accountErrorAnswer(await refuseTooMany(await writeDb(deps), { rows: sent.length, actor }));
     const parsed = BulkAssignBody.safeParse(body.value);
-    if (!parsed.success) return bulkShapeAnswer(parsed.error, body.value);
+    if (!parsed.success) return refusedBody(deps, actor, null, bulkShapeAnswer(parsed.error, body.value));
     const result = await assignPlans(await writeDb(deps), { rows: parsed.data.accounts, actor });
     return jsonAnswer(200, result);
   } catch (error) {
@@ -125,7 +143,8 @@ export async function handleGetAccount(request: ApiRequest, rawAccount: string, 
     return errorAnswer(403, "caller_not_allowed", `the API key ck_${principal.prefix} may only read its own account`);
   }
   try {
-    const view = await withinDeadline(getAccount(auth.db, account));
+    // A trusted key sees every ceiling and budget; a key bound to the account, those of its endpoints.
+    const view = await withinDeadline(getAccount(auth.db, account, principal.trusted ? undefined : principal.endpointKeys));
     return jsonAnswer(200, principal.trusted ? view : forAccountKey(view));
   } catch (error) {
     return unavailableAnswer("account", error);
