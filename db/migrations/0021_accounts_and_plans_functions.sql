@@ -562,6 +562,7 @@ DECLARE
   caller_plan int[] := '{}';
   blocked_callers text[] := '{}';
   new_callers text[] := '{}';
+  v_lock_timeout text := current_setting('lock_timeout');
   -- per request
   req_endpoint int[] := array_fill(0, ARRAY[n]);
   req_endpoint_key text[] := array_fill(''::text, ARRAY[n]);
@@ -729,8 +730,18 @@ BEGIN
   LEFT JOIN accounts a ON a.account = k.caller
   LEFT JOIN plans d ON d.is_default
   WHERE k.caller IS NOT NULL AND char_length(k.caller) <= 200 AND NOT ceilings.has_control_chars(k.caller);
+  -- Registering is bookkeeping, never a reason to refuse: a new account another transaction is
+  -- inserting (a bulk assignment of 10,000 not yet committed) would make this insert wait for it
+  -- with the batch's locks held, so it waits 50 ms at most and is then skipped (the other
+  -- transaction registers the account, or the caller's next batch does).
   IF cardinality(new_callers) > 0 THEN
-    INSERT INTO accounts (account) SELECT u FROM unnest(new_callers) u ORDER BY u ON CONFLICT DO NOTHING;
+    BEGIN
+      PERFORM set_config('lock_timeout', '50ms', true);
+      INSERT INTO accounts (account) SELECT u FROM unnest(new_callers) u ORDER BY u ON CONFLICT DO NOTHING;
+      PERFORM set_config('lock_timeout', v_lock_timeout, true);
+    EXCEPTION WHEN lock_not_available THEN
+      PERFORM set_config('lock_timeout', v_lock_timeout, true);
+    END;
   END IF;
   -- Their plans' values, beneath their overrides (the right side of || wins). Plan values change
   -- only under the endpoint locks this batch holds shared, like a ceiling's value.

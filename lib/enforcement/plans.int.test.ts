@@ -226,4 +226,41 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts in enforcement", () =
     await expect(reserve(t.db, { endpoint: "no.such.endpoint", caller: `ghost-${run}`, amount: 1 })).rejects.toThrow(/unknown endpoint/);
     expect(await countRows(t.db, sql`select count(*) as n from accounts where account = ${`ghost-${run}`}`)).toBe(0);
   });
+
+  it("does not wait on an account another transaction is inserting: the batch is decided, the registration left to that transaction", { timeout: 30_000 }, async () => {
+    const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: BIG }] });
+    const run = Date.now().toString(36);
+    const pending = `pending-${run}`;
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((r) => (release = r));
+    let inserted: () => void = () => undefined;
+    const isInserted = new Promise<void>((r) => (inserted = r));
+    // A bulk assignment's transaction, holding its new account uncommitted.
+    const bulk = t.db.transaction(async (tx) => {
+      await tx.execute(sql`insert into accounts (account) values (${pending})`);
+      inserted();
+      await held;
+    });
+    await isInserted;
+    try {
+      const started = Date.now();
+      const [row] = resultRows<{ d: { status: string }[] }>(
+        await t.db.execute(sql`select ceilings.reserve_batch(${JSON.stringify([
+          { endpoint: e.key, amount: 1, caller: `other-${run}` },
+          { endpoint: e.key, amount: 1, caller: pending },
+        ])}::jsonb) as d`),
+      );
+      expect(row?.d.map((d) => d.status)).toEqual(["granted", "granted"]);
+      // Well under the enforcement lock_timeout (1 s) a wait would have run into.
+      expect(Date.now() - started).toBeLessThan(900);
+    } finally {
+      release();
+      await bulk;
+    }
+    // The held transaction registered its account; the other new caller of that batch is registered
+    // by its next batch (the skipped insert was one statement for both).
+    expect(await countRows(t.db, sql`select count(*) as n from accounts where account = ${pending}`)).toBe(1);
+    await reserve(t.db, { endpoint: e.key, amount: 1, caller: `other-${run}` });
+    expect(await countRows(t.db, sql`select count(*) as n from accounts where account = ${`other-${run}`}`)).toBe(1);
+  });
 });
