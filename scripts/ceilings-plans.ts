@@ -19,7 +19,7 @@ export const PLANS_USAGE = `  plans                                every plan, i
                                        the plan's value there: a whole number on a ceiling,
                                        money ("12.50") on a budget; 0 refuses the plan's accounts;
                                        a raise to 5x or more of what binds now needs --confirm
-  plans unset <plan> (--ceiling … | --budget …) --reason "why"
+  plans unset <plan> (--ceiling … | --budget …) [--confirm <own value>] --reason "why"
                                        the ceiling's or budget's own value binds again
   plans default <plan> --reason "why"  every account not assigned a plan is on it
   plans delete <plan> --reason "why"   only a plan no account is on, and not the default`;
@@ -35,7 +35,7 @@ export type PlansCommand =
   | { verb: "create"; plan: string; name: string; description: string; reason: string }
   | { verb: "update"; plan: string; name?: string; description?: string; reason: string }
   | { verb: "set"; plan: string; target: CliTarget; value: string; confirm?: string; reason: string }
-  | { verb: "unset"; plan: string; target: CliTarget; reason: string }
+  | { verb: "unset"; plan: string; target: CliTarget; confirm?: string; reason: string }
   | { verb: "default"; plan: string; reason: string }
   | { verb: "delete"; plan: string; reason: string };
 
@@ -111,8 +111,8 @@ export function parsePlansArgs(argv: string[]): PlansCommand {
       return { verb, plan: p, target: readTarget(values), value, ...(values.confirm === undefined ? {} : { confirm: values.confirm }), reason: reason() };
     }
     case "unset":
-      allowed(["ceiling", "budget", "reason"]);
-      return { verb, plan: need("plan"), target: readTarget(values), reason: reason() };
+      allowed(["ceiling", "budget", "confirm", "reason"]);
+      return { verb, plan: need("plan"), target: readTarget(values), ...(values.confirm === undefined ? {} : { confirm: values.confirm }), reason: reason() };
     case "default":
     case "delete":
       allowed(["reason"]);
@@ -177,7 +177,7 @@ export async function runPlans(db: Db, cmd: PlansCommand, actor: AuditActor, out
       return;
     }
     case "unset": {
-      const r = await removePlanValue(db, { planKey: cmd.plan, target: await resolveTarget(db, cmd.target), actor, reason: cmd.reason });
+      const r = await removePlanValue(db, { planKey: cmd.plan, target: await resolveTarget(db, cmd.target), actor, reason: cmd.reason, ...(cmd.confirm === undefined ? {} : { confirm: cmd.confirm }) });
       const show = (v: number) => (r.currency ? formatMoney(v, r.currency) : formatCount(v));
       out(`${r.planKey} on ${r.on}: ${r.previous === null ? "none" : show(r.previous)} removed; its own ${show(r.own)} binds the plan's accounts`);
       return;

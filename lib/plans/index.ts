@@ -5,7 +5,7 @@ export { clampPlanBudgetValues, clampPlanCeilingValues } from "./clamp";
 export { parsePlanValue, previewPlanValue, type PlanValueKind, type PlanValuePreview } from "./preview";
 export { listPlanEvents, listPlans, readPlan, type PlanBudgetRow, type PlanCeilingRow, type PlanDetail, type PlanSummary } from "./read";
 export { PlanKey, PlanSpec, type PlanSpecInput } from "./spec";
-export { removePlanValue, setPlanValue, type PlanTarget, type PlanValueResult, type RemovePlanValueParams, type SetPlanValueParams } from "./values";
+export { removalRaise, removePlanValue, setPlanValue, type PlanTarget, type PlanValueResult, type RemovePlanValueParams, type SetPlanValueParams } from "./values";
 
 /** A plan named by its key, as the accounts verbs take it. */
 export type PlanRef = { key: string };

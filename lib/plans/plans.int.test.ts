@@ -296,4 +296,21 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
     await assignment;
     await expect(deletePlan(t.db, { planKey: p.key, actor, reason: "r" })).rejects.toMatchObject({ code: "in_use", message: expect.stringContaining("account(s) are on") });
   });
+
+  it("asks for the own value twice when removing a plan's value raises its accounts 5x or more, as setting it would", async () => {
+    const e = await perCallerEndpoint(t.db);
+    const p = await plan("low");
+    // The ceiling's own value is 10; the plan is at 2: removing it is a 5x raise.
+    await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "2", actor, reason: "trial" });
+    await expect(removePlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, actor, reason: "r" })).rejects.toMatchObject({
+      code: "confirmation_required",
+      message: expect.stringContaining("must be exactly 10"),
+    });
+    await expect(removePlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, actor, reason: "r", confirm: "9" })).rejects.toMatchObject({ code: "confirmation_required" });
+    const removed = await removePlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, actor, reason: "r", confirm: "10" });
+    expect(removed).toMatchObject({ previous: 2, applied: null, own: 10 });
+    // Below 5x no retype: 3 -> 10.
+    await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "3", actor, reason: "trial" });
+    await removePlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, actor, reason: "r" });
+  });
 });

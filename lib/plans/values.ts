@@ -4,7 +4,7 @@ import { budgets, ceilings, endpoints, planBudgetValues, planCeilingValues, plan
 import { auditOf, auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { lockedBudget } from "@/lib/budgets/write";
 import { CatalogError, invalidInput, requireCatalogReason } from "@/lib/catalog/errors";
-import type { Clamp } from "@/lib/ceilings/parse";
+import { CONFIRM_RAISE_FACTOR, type Clamp } from "@/lib/ceilings/parse";
 import { lockCeiling } from "@/lib/ceilings/lock";
 import { formatCount, formatMoney } from "@/lib/format";
 import { parsePlanValue, previewPlanValue, type PlanValueKind } from "./preview";
@@ -31,7 +31,23 @@ export type SetPlanValueParams = {
   reason: string;
 };
 
-export type RemovePlanValueParams = { planKey: string; target: PlanTarget; actor: AuditActor; reason: string };
+export type RemovePlanValueParams = {
+  planKey: string;
+  target: PlanTarget;
+  actor: AuditActor;
+  reason: string;
+  /** The own value typed again: required when removing raises the plan's accounts 5x or more. */
+  confirm?: string;
+};
+
+/**
+ * What removing a plan's value does to its accounts: they get the own value (the one a restore puts
+ * back, while killed), a raise like any other when it is 5x or more of the plan's value.
+ */
+export function removalRaise(planValue: number, own: number, ownBeforeKill: number | null): { to: number; needsConfirmation: boolean } {
+  const to = own > 0 ? own : (ownBeforeKill ?? 0);
+  return { to, needsConfirmation: to > planValue && (planValue === 0 || to >= planValue * CONFIRM_RAISE_FACTOR) };
+}
 
 export type PlanValueResult = {
   planKey: string;
@@ -138,6 +154,21 @@ export async function removePlanValue(db: Db, p: RemovePlanValueParams): Promise
     const target = await lockTarget(tx, p.target);
     const plan = await lockedPlan(tx, planKey);
     const c: PlanChange = { tx, actor: p.actor, reason };
+    // Removing a value is a raise when the own value is larger: the same retype rule as setting one.
+    const current = await valueOf(tx, plan, target);
+    const ownRow = target.kind === "ceiling" ? target.ceiling : target.budget;
+    if (current !== null) {
+      const raise = removalRaise(current, ownRow.value, ownRow.valueBeforeKill);
+      const of: PlanValueKind = target.kind === "ceiling" ? { kind: "count" } : { kind: "money", currency: target.budget.currency };
+      const confirm = parsePlanValue(p.confirm ?? "", of);
+      if (raise.needsConfirmation && !(confirm.ok && confirm.value === raise.to)) {
+        const show = (v: number) => (target.kind === "ceiling" ? formatCount(v) : formatMoney(v, target.budget.currency));
+        throw new CatalogError(
+          "confirmation_required",
+          `removing ${plan.key}'s value raises its accounts on ${nameOf(target)} from ${show(current)} to ${show(raise.to)}, ${CONFIRM_RAISE_FACTOR}x or more: the confirmation must be exactly ${show(raise.to)}`,
+        );
+      }
+    }
     const previous = target.kind === "ceiling" ? await deleteCeilingValue(c, plan, target) : await deleteBudgetValue(c, plan, target.budget);
     const own = target.kind === "ceiling" ? target.ceiling.value : target.budget.value;
     return { planKey: plan.key, on: nameOf(target), previous, applied: null, typed: null, clamped: null, own, currency: target.kind === "budget" ? target.budget.currency : null };

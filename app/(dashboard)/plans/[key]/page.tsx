@@ -1,3 +1,4 @@
+import type { ReactNode } from "react";
 import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
@@ -8,7 +9,7 @@ import { cardClass } from "@/components/ui";
 import { hasRole } from "@/lib/auth/roles";
 import { CatalogError } from "@/lib/catalog/errors";
 import { formatCount, formatMoney } from "@/lib/format";
-import { listPlanEvents, readPlan, type PlanBudgetRow, type PlanCeilingRow, type PlanDetail } from "@/lib/plans";
+import { listPlanEvents, readPlan, removalRaise, type PlanBudgetRow, type PlanCeilingRow, type PlanDetail } from "@/lib/plans";
 import { DeletePlanForm, EditPlanForm, MakeDefaultButton, PlanValueForm, RemovePlanValueButton } from "../_components/plan-controls";
 
 export const dynamic = "force-dynamic";
@@ -149,7 +150,11 @@ function CeilingRow({ planKey, row: c, isAdmin }: { planKey: string; row: PlanCe
           <div className="min-w-0 flex-1">
             <PlanValueForm planKey={planKey} target={{ ceilingId: c.ceilingId }} of={{ kind: "count" }} planValue={c.planValue} own={c.ceilingValue} ownBeforeKill={c.ceilingBeforeKill} min={c.min} max={c.max} testId={`${testId}-set`} />
           </div>
-          {c.planValue !== null ? <RemovePlanValueButton planKey={planKey} target={{ ceilingId: c.ceilingId }} on={on} testId={`${testId}-remove`} /> : null}
+          {c.planValue !== null ? (
+            <RemoveOrRaise planValue={c.planValue} own={c.ceilingValue} ownBeforeKill={c.ceilingBeforeKill} show={formatCount} testId={`${testId}-remove`}>
+              <RemovePlanValueButton planKey={planKey} target={{ ceilingId: c.ceilingId }} on={on} testId={`${testId}-remove`} />
+            </RemoveOrRaise>
+          ) : null}
         </div>
       ) : null}
     </div>
@@ -178,9 +183,28 @@ function BudgetRow({ planKey, row: b, isAdmin }: { planKey: string; row: PlanBud
           <div className="min-w-0 flex-1">
             <PlanValueForm planKey={planKey} target={{ budget: b.budgetKey }} of={{ kind: "money", currency: b.currency }} planValue={b.planValue} own={b.budgetValue} ownBeforeKill={b.budgetBeforeKill} min={b.min} max={b.max} testId={`${testId}-set`} />
           </div>
-          {b.planValue !== null ? <RemovePlanValueButton planKey={planKey} target={{ budget: b.budgetKey }} on={`budget ${b.budgetKey}`} testId={`${testId}-remove`} /> : null}
+          {b.planValue !== null ? (
+            <RemoveOrRaise planValue={b.planValue} own={b.budgetValue} ownBeforeKill={b.budgetBeforeKill} show={(v) => formatMoney(v, b.currency)} testId={`${testId}-remove`}>
+              <RemovePlanValueButton planKey={planKey} target={{ budget: b.budgetKey }} on={`budget ${b.budgetKey}`} testId={`${testId}-remove`} />
+            </RemoveOrRaise>
+          ) : null}
         </div>
       ) : null}
     </div>
+  );
+}
+
+/**
+ * The remove button, unless removing is a raise of 5x or more (the own value over the plan's): then
+ * it says so, and the raise is made by setting the own value above, which asks for it twice.
+ */
+function RemoveOrRaise(p: { planValue: number; own: number; ownBeforeKill: number | null; show: (v: number) => string; testId: string; children: ReactNode }) {
+  const raise = removalRaise(p.planValue, p.own, p.ownBeforeKill);
+  if (!raise.needsConfirmation) return <>{p.children}</>;
+  return (
+    <p className="max-w-xs text-xs text-zinc-600 dark:text-zinc-400" data-testid={`${p.testId}-raise`}>
+      Removing this value raises the plan&apos;s accounts from {p.show(p.planValue)} to {p.show(raise.to)}, 5× or more: set {p.show(raise.to)} above (typed twice), or
+      run <code>plans unset … --confirm</code>.
+    </p>
   );
 }
