@@ -186,6 +186,8 @@ const ACCOUNT_DOC = {
   pattern: TRIMMED_PATTERN,
   description: "a billing account, as a per-caller ceiling counts it: trimmed of whitespace at both ends, then 1 to 200 characters, none of them a control character",
 };
+/** A bulk row's account: trimmed as a reservation's caller is (\v, \f and U+0085 at an edge too); a path refuses those at the edge (proxy.ts). */
+const ROW_ACCOUNT_DOC = { ...ACCOUNT_DOC, pattern: CALLER_PATTERN };
 const PLAN_DOC = { pattern: PLAN_KEY_PATTERN, description: "a plan's key (free, pro, ...); whitespace at either end is dropped" };
 
 /** The account in the path; its rules are checked by lib/accounts (parseAccountId), which this documents. */
@@ -197,7 +199,7 @@ export const AssignPlanBody = z.strictObject({
 });
 
 export const AssignmentRowBody = z.strictObject({
-  account: z.string({ error: "account must be a string" }).meta(ACCOUNT_DOC),
+  account: z.string({ error: "account must be a string" }).meta(ROW_ACCOUNT_DOC),
   plan: z.string({ error: "plan must be a string: the key of a plan" }).meta(PLAN_DOC),
 });
 
