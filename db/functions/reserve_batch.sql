@@ -229,31 +229,12 @@ BEGIN
     WHERE m.endpoint_id IN (SELECT u.id FROM unnest(batch_endpoints) u);
   END IF;
 
-  -- Without a per-caller ceiling there is no override to read.
-  IF has_caller_ceiling THEN
-    SELECT coalesce(jsonb_object_agg(o.ceiling_id || '|' || o.caller, o.value), '{}') INTO overrides
-    FROM (SELECT ov.ceiling_id, ov.caller, ov.value FROM ceiling_overrides ov
-          WHERE ov.ceiling_id IN (SELECT u.id FROM unnest(batch_ceilings) u WHERE u.scope = 'caller')
-            AND ov.caller IN (SELECT ceilings.canonical_caller(el->>'caller') FROM jsonb_array_elements(requests) el
-                              WHERE jsonb_typeof(el) = 'object' AND jsonb_typeof(el->'caller') = 'string')
-          ORDER BY ov.ceiling_id, ov.caller FOR SHARE) o;
-  ELSE
-    overrides := '{}';
-  END IF;
-  -- The accounts' own values on per-account budgets (3b).
-  IF cardinality(account_budget_endpoints) > 0 THEN
-    SELECT coalesce(jsonb_object_agg(o.budget_id || '|' || o.caller, o.value), '{}') INTO budget_overrides_map
-    FROM (SELECT ov.budget_id, ov.caller, ov.value FROM budget_overrides ov
-          WHERE ov.budget_id IN (SELECT u.id FROM unnest(batch_budgets) u WHERE u.scope = 'account')
-            AND ov.caller IN (SELECT ceilings.canonical_caller(el->>'caller') FROM jsonb_array_elements(requests) el
-                              WHERE jsonb_typeof(el) = 'object' AND jsonb_typeof(el->'caller') = 'string')
-          ORDER BY ov.budget_id, ov.caller FOR SHARE) o;
-  END IF;
-
-  -- The callers' accounts (3c): plan and block, one keyed lookup per distinct caller. Read without
-  -- a lock: an assignment or a block committed before this statement binds this batch, one
-  -- committed later binds the next. A caller seen for the first time is registered, so staff can
-  -- find it; in account order, so two batches registering the same new accounts wait in one order.
+  -- The batch's callers, canonical and distinct, each read once here and named by every read after
+  -- it: their accounts (plan and block, one keyed lookup each), their overrides, their plans'
+  -- values. Accounts are read without a lock: an assignment or a block committed before this
+  -- statement binds this batch, one committed later binds the next. A caller seen for the first
+  -- time is registered below (3c), so staff can find it; in account order, so two batches
+  -- registering the same new accounts wait in one order.
   SELECT coalesce(array_agg(k.caller), '{}'), coalesce(array_agg(coalesce(a.plan_id, d.id)), '{}'),
          coalesce(array_agg(k.caller) FILTER (WHERE a.blocked_at IS NOT NULL), '{}'),
          coalesce(array_agg(k.caller ORDER BY k.caller) FILTER (WHERE a.account IS NULL), '{}')
@@ -264,7 +245,27 @@ BEGIN
   LEFT JOIN accounts a ON a.account = k.caller
   LEFT JOIN plans d ON d.is_default
   WHERE k.caller IS NOT NULL AND char_length(k.caller) <= 200 AND NOT ceilings.has_control_chars(k.caller);
-  -- Registering is bookkeeping, never a reason to refuse: a new account another transaction is
+
+  -- Without a per-caller ceiling there is no override to read.
+  IF has_caller_ceiling THEN
+    SELECT coalesce(jsonb_object_agg(o.ceiling_id || '|' || o.caller, o.value), '{}') INTO overrides
+    FROM (SELECT ov.ceiling_id, ov.caller, ov.value FROM ceiling_overrides ov
+          WHERE ov.ceiling_id IN (SELECT u.id FROM unnest(batch_ceilings) u WHERE u.scope = 'caller')
+            AND ov.caller = ANY (batch_callers)
+          ORDER BY ov.ceiling_id, ov.caller FOR SHARE) o;
+  ELSE
+    overrides := '{}';
+  END IF;
+  -- The accounts' own values on per-account budgets (3b).
+  IF cardinality(account_budget_endpoints) > 0 THEN
+    SELECT coalesce(jsonb_object_agg(o.budget_id || '|' || o.caller, o.value), '{}') INTO budget_overrides_map
+    FROM (SELECT ov.budget_id, ov.caller, ov.value FROM budget_overrides ov
+          WHERE ov.budget_id IN (SELECT u.id FROM unnest(batch_budgets) u WHERE u.scope = 'account')
+            AND ov.caller = ANY (batch_callers)
+          ORDER BY ov.budget_id, ov.caller FOR SHARE) o;
+  END IF;
+
+  -- Registering (3c) is bookkeeping, never a reason to refuse: a new account another transaction is
   -- inserting (a bulk assignment of 10,000 not yet committed) would make this insert wait for it
   -- with the batch's locks held, so it waits 50 ms at most and is then skipped (the other
   -- transaction registers the account, or the caller's next batch does).
