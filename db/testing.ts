@@ -169,3 +169,28 @@ export async function dropStaleTestDatabases(now = new Date()): Promise<string[]
     return stale;
   });
 }
+
+/**
+ * Runs `hold` in a transaction and keeps that transaction open, its locks and uncommitted rows held,
+ * until `release()` (which resolves once it has committed): what a batch, an edit or an assignment
+ * in flight looks like to whatever a test runs meanwhile. Resolves once `hold` has run.
+ */
+export async function holdTransaction(db: Db, hold: (tx: Db) => Promise<unknown>): Promise<{ release: () => Promise<void> }> {
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((r) => (release = r));
+  let ready: () => void = () => undefined;
+  const isReady = new Promise<void>((r) => (ready = r));
+  const done = db.transaction(async (tx) => {
+    await hold(tx);
+    ready();
+    await held;
+  });
+  // A `hold` that throws rejects here instead of leaving the test waiting.
+  await Promise.race([isReady, done]);
+  return {
+    release: async () => {
+      release();
+      await done;
+    },
+  };
+}

@@ -1,7 +1,7 @@
 import { asc, count, desc, eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { auditEvents, budgetMembers, budgetOverrides, budgets, endpoints } from "@/db/schema";
-import { skipWithoutDatabase } from "@/db/testing";
+import { holdTransaction, skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { CatalogConflictError, CatalogError } from "@/lib/catalog/errors";
 import { EndpointFields, updateEndpoint } from "@/lib/catalog";
@@ -291,16 +291,7 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
   it("an edit waits for a reservation in flight on any member (its endpoint lock, shared) and commits after it", async () => {
     const { key, members } = await budget();
     const [member] = await t.db.select().from(endpoints).where(eq(endpoints.key, members[1] ?? ""));
-    let release = () => {};
-    const held = new Promise<void>((r) => (release = r));
-    let locked = () => {};
-    const isLocked = new Promise<void>((r) => (locked = r));
-    const reservation = t.db.transaction(async (tx) => {
-      await tx.execute(sql`select pg_advisory_xact_lock_shared(ceilings.endpoint_lock_key(${member?.id ?? 0}))`);
-      locked();
-      await held;
-    });
-    await isLocked;
+    const reservation = await holdTransaction(t.db, (tx) => tx.execute(sql`select pg_advisory_xact_lock_shared(ceilings.endpoint_lock_key(${member?.id ?? 0}))`));
     let done = false;
     const kill = killBudget(t.db, { key, actor: admin, reason: "stop" }).then((r) => {
       done = true;
@@ -309,8 +300,7 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(done).toBe(false);
     expect((await readBudget(t.db, key)).budget.value).toBe(200 * DOLLAR);
-    release();
-    await reservation;
+    await reservation.release();
     expect((await kill).applied).toBe(0);
     expect((await readBudget(t.db, key)).budget.value).toBe(0);
   });
@@ -318,22 +308,12 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
   it("a membership change also waits for a reservation in flight on a member it is about to gain", async () => {
     const { row, key, members } = await budget();
     const gained = await endpoint();
-    let release = () => {};
-    const held = new Promise<void>((r) => (release = r));
-    let locked = () => {};
-    const isLocked = new Promise<void>((r) => (locked = r));
-    const reservation = t.db.transaction(async (tx) => {
-      await tx.execute(sql`select pg_advisory_xact_lock_shared(ceilings.endpoint_lock_key(${gained.id}))`);
-      locked();
-      await held;
-    });
-    await isLocked;
+    const reservation = await holdTransaction(t.db, (tx) => tx.execute(sql`select pg_advisory_xact_lock_shared(ceilings.endpoint_lock_key(${gained.id}))`));
     let done = false;
     const update = updateBudget(t.db, { key, expectedVersion: row.version, fields: { name: "x", members: [...members, gained.key], min: 0, max: 500 * DOLLAR, default: DOLLAR }, actor: admin, reason: "r" }).then(() => (done = true));
     await new Promise((r) => setTimeout(r, 300));
     expect(done).toBe(false);
-    release();
-    await reservation;
+    await reservation.release();
     await update;
     expect((await readBudget(t.db, key)).spec.members).toContain(gained.key);
   });

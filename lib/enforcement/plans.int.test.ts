@@ -3,7 +3,7 @@ import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
 import { ceilingOverrides, budgetOverrides } from "@/db/schema";
-import { skipWithoutDatabase } from "@/db/testing";
+import { holdTransaction, skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { budgetUsage, makeBudget, priceEndpoint, setBudgetValue } from "./budget-fixtures";
 import { assignAccount, defaultPlanId, makePlan, setBlocked, setPlanBudgetValue, setPlanCeilingValue } from "./plan-fixtures";
@@ -231,17 +231,8 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts in enforcement", () =
     const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: BIG }] });
     const run = Date.now().toString(36);
     const pending = `pending-${run}`;
-    let release: () => void = () => undefined;
-    const held = new Promise<void>((r) => (release = r));
-    let inserted: () => void = () => undefined;
-    const isInserted = new Promise<void>((r) => (inserted = r));
     // A bulk assignment's transaction, holding its new account uncommitted.
-    const bulk = t.db.transaction(async (tx) => {
-      await tx.execute(sql`insert into accounts (account) values (${pending})`);
-      inserted();
-      await held;
-    });
-    await isInserted;
+    const bulk = await holdTransaction(t.db, (tx) => tx.execute(sql`insert into accounts (account) values (${pending})`));
     try {
       const started = Date.now();
       const [row] = resultRows<{ d: { status: string }[] }>(
@@ -254,8 +245,7 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts in enforcement", () =
       // Well under the enforcement lock_timeout (1 s) a wait would have run into.
       expect(Date.now() - started).toBeLessThan(900);
     } finally {
-      release();
-      await bulk;
+      await bulk.release();
     }
     // The held transaction registered its account; the other new caller of that batch is registered
     // by its next batch (the skipped insert was one statement for both).

@@ -1,7 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { accounts, auditEvents, planCeilingValues, plans } from "@/db/schema";
-import { skipWithoutDatabase } from "@/db/testing";
+import { holdTransaction, skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { readBudget, updateBudget } from "@/lib/budgets";
 import { setBounds } from "@/lib/ceilings";
@@ -203,24 +203,14 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
    * edit must wait for it (so it binds the next batch, never half of one) and commit after it.
    */
   async function waitsForBatchOn(endpointId: number, edit: () => Promise<unknown>, unchanged: () => Promise<unknown>) {
-    let release = () => {};
-    const held = new Promise<void>((r) => (release = r));
-    let locked = () => {};
-    const isLocked = new Promise<void>((r) => (locked = r));
-    const batch = t.db.transaction(async (tx) => {
-      await tx.execute(sql`select pg_advisory_xact_lock_shared(ceilings.endpoint_lock_key(${endpointId}))`);
-      locked();
-      await held;
-    });
-    await isLocked;
+    const batch = await holdTransaction(t.db, (tx) => tx.execute(sql`select pg_advisory_xact_lock_shared(ceilings.endpoint_lock_key(${endpointId}))`));
     const before = await unchanged();
     let done = false;
     const running = edit().then(() => (done = true));
     await new Promise((r) => setTimeout(r, 300));
     expect(done).toBe(false);
     expect(await unchanged()).toEqual(before);
-    release();
-    await batch;
+    await batch.release();
     await running;
     expect(done).toBe(true);
   }
@@ -259,41 +249,21 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
   it("an edit of a plan does not hold up an assignment to it; a delete is refused at once while one is in flight, and then because it has accounts", async () => {
     const p = await plan();
     // A value edit holding the plan's row (lockedPlan): an account assigned meanwhile is not kept waiting.
-    let release = () => {};
-    const held = new Promise<void>((r) => (release = r));
-    let locked = () => {};
-    const isLocked = new Promise<void>((r) => (locked = r));
-    const edit = t.db.transaction(async (tx) => {
-      await lockedPlan(tx, p.key);
-      locked();
-      await held;
-    });
-    await isLocked;
+    const edit = await holdTransaction(t.db, (tx) => lockedPlan(tx, p.key));
     let timer: ReturnType<typeof setTimeout> | undefined;
     const waited = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("the assignment waited for the plan edit")), 2000)));
-    await Promise.race([t.db.insert(accounts).values({ account: `acct-edit-${p.key}`, planId: p.id }), waited]).finally(() => {
+    await Promise.race([t.db.insert(accounts).values({ account: `acct-edit-${p.key}`, planId: p.id }), waited]).finally(async () => {
       clearTimeout(timer);
-      release();
+      await edit.release();
     });
-    await edit;
     await t.db.delete(accounts).where(eq(accounts.account, `acct-edit-${p.key}`));
     // An assignment in flight: the delete, holding every endpoint lock, does not wait for it (that
     // would hold up every batch); it is refused at once, and after the commit the account is on it.
-    let commit = () => {};
-    const pending = new Promise<void>((r) => (commit = r));
-    let inserted = () => {};
-    const isInserted = new Promise<void>((r) => (inserted = r));
-    const assignment = t.db.transaction(async (tx) => {
-      await tx.insert(accounts).values({ account: `acct-late-${p.key}`, planId: p.id });
-      inserted();
-      await pending;
-    });
-    await isInserted;
+    const assignment = await holdTransaction(t.db, (tx) => tx.insert(accounts).values({ account: `acct-late-${p.key}`, planId: p.id }));
     const started = Date.now();
     await expect(deletePlan(t.db, { planKey: p.key, actor, reason: "r" })).rejects.toMatchObject({ code: "in_use", message: expect.stringContaining("being written") });
     expect(Date.now() - started).toBeLessThan(900);
-    commit();
-    await assignment;
+    await assignment.release();
     await expect(deletePlan(t.db, { planKey: p.key, actor, reason: "r" })).rejects.toMatchObject({ code: "in_use", message: expect.stringContaining("account(s) are on") });
   });
 
