@@ -7,6 +7,7 @@ export * from "./audit-events";
 export * from "./budgets";
 export * from "./ceiling-overrides";
 export * from "./ceilings";
+export * from "./changes";
 export * from "./endpoints";
 export * from "./refusal-daily";
 export * from "./refusal-hourly";
