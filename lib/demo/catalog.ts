@@ -77,6 +77,8 @@ export const DEMO_PASSWORD = "ceilings-demo";
 
 export const DEMO_STAFF: readonly DemoStaff[] = [
   { email: "admin@ceilings.local", name: "Demo Admin", role: "admin" },
+  // A second admin: a raise asked by one admin is approved by another (change control).
+  { email: "approver@ceilings.local", name: "Demo Approver", role: "admin" },
   { email: "operator@ceilings.local", name: "Demo Operator", role: "operator" },
   { email: "viewer@ceilings.local", name: "Demo Viewer", role: "viewer" },
 ];
