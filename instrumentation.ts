@@ -22,8 +22,8 @@ export async function register(): Promise<void> {
   const { getDb } = await import("./db/client");
   const db = await getDb();
   if (e.DATABASE_URL) {
-    const { appRoleWarning } = await import("./db/roles");
-    const warning = await appRoleWarning(db);
-    if (warning) console.warn(`WARNING: ${warning}`);
+    // Not awaited: a database that does not answer yet must not fail the start (db/roles.ts).
+    const { warnAboutAppRoleWhenReachable } = await import("./db/roles");
+    void warnAboutAppRoleWhenReachable(db, (line) => console.warn(line));
   }
 }

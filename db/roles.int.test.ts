@@ -1,10 +1,12 @@
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { resultRows } from "./client";
-import { appRoleWarning, AppRoleError, ensureAppRole } from "./roles";
+import { openPostgres, resultRows } from "./client";
+import { CuttableProxy } from "./cuttable-proxy";
+import { appRoleWarning, AppRoleError, ensureAppRole, warnAboutAppRoleWhenReachable } from "./roles";
 import { auditEvents } from "./schema";
-import { skipWithoutDatabase, TEST_APP_ROLE } from "./testing";
+import { databaseUrl, skipWithoutDatabase, TEST_APP_ROLE } from "./testing";
 import { useTestDatabase } from "./testing-suite";
+import { env } from "../lib/env";
 
 describe.skipIf(skipWithoutDatabase())("the app role cannot rewrite the audit log", () => {
   const t = useTestDatabase("app_role");
@@ -88,4 +90,39 @@ describe.skipIf(skipWithoutDatabase())("the app role cannot rewrite the audit lo
     ]);
     await t.ownerDb.execute(sql`drop table probe_owned`);
   });
+});
+
+describe.skipIf(skipWithoutDatabase())("the start-up check of the app role", () => {
+  const t = useTestDatabase("app_role_start");
+
+  // A dashboard started while the database did not answer used to throw from its instrumentation
+  // hook, and Next then answered every request with a 500 for good (test:ha saw 190 of them).
+  it("waits for a database that does not answer yet instead of failing, then warns once it does", async () => {
+    const owner = new URL(databaseUrl(env().TEST_DATABASE_URL ?? "", t.name));
+    const proxy = new CuttableProxy({ host: owner.hostname, port: Number(owner.port || 5432) });
+    owner.hostname = "127.0.0.1";
+    owner.port = String(await proxy.listen());
+    proxy.silence();
+    const pool = openPostgres(owner.toString(), { max: 1, connectTimeoutSeconds: 1 });
+    const lines: string[] = [];
+    let settled: "resolved" | "rejected" | undefined;
+    try {
+      const check = warnAboutAppRoleWhenReachable(pool.db, (line) => lines.push(line), 200).then(
+        () => (settled = "resolved"),
+        () => (settled = "rejected"),
+      );
+      await new Promise((r) => setTimeout(r, 2500));
+      expect(settled).toBeUndefined();
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/did not answer the app role check yet/);
+      proxy.heal();
+      await check;
+      expect(settled).toBe("resolved");
+      expect(lines.at(-1)).toMatch(/^WARNING: the app connects as .*superuser/);
+    } finally {
+      proxy.heal();
+      await pool.close();
+      await proxy.close();
+    }
+  }, 30_000);
 });

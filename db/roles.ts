@@ -126,6 +126,27 @@ async function currentDatabase(db: Db): Promise<string> {
  * it: one DATABASE_URL for migrations and app works for a quick start, but the app then runs as an
  * owner that could disable the audit log's trigger.
  */
+/**
+ * appRoleWarning for a server starting up, without making the start depend on the database. Next
+ * answers every request with a 500, for good, when its instrumentation hook throws: a dashboard
+ * started while the cluster failed over (or before the database was up) never recovered. So the
+ * check runs in the background, again every `retryMs` until the database answers, and says once
+ * that it is waiting. Resolves when it has checked; never rejects.
+ */
+export async function warnAboutAppRoleWhenReachable(db: Db, log: (line: string) => void, retryMs = 5000): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const warning = await appRoleWarning(db);
+      if (warning) log(`WARNING: ${warning}`);
+      return;
+    } catch (error) {
+      if (attempt === 0) log(`the database did not answer the app role check yet (${error instanceof Error ? error.message : String(error)}); checking again every ${retryMs} ms`);
+      // Unreferenced: a process that is otherwise done does not wait for the next try.
+      await new Promise((resolve) => setTimeout(resolve, retryMs).unref());
+    }
+  }
+}
+
 export async function appRoleWarning(db: Db): Promise<string | null> {
   const [row] = resultRows<{ role: string; superuser: boolean; owned: number }>(
     await db.execute(sql`

@@ -1,7 +1,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
-import { createWriteStream, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, createWriteStream, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { sql } from "drizzle-orm";
 import postgres from "postgres";
@@ -424,6 +424,7 @@ async function startApiServer(): Promise<string> {
   return apiUrl;
 }
 const BUILD_DIR = ".next-e2e";
+const DASHBOARD_LOG = () => path.join(config.dir, "dashboard.log");
 
 type DashboardWatch = { pages: number; failingOver: number; normal: number; errors: string[] };
 
@@ -436,6 +437,7 @@ type DashboardWatch = { pages: number; failingOver: number; normal: number; erro
  */
 function watchDashboard(): { stop: () => Promise<DashboardWatch> } | undefined {
   if (!existsSync(path.join(BUILD_DIR, "BUILD_ID"))) return undefined;
+  const logFd = openSync(DASHBOARD_LOG(), "w");
   const web = spawn(process.execPath, [path.join("node_modules", "next", "dist", "bin", "next"), "start", "--hostname", "127.0.0.1", "--port", String(WEB_PORT)], {
     cwd: path.resolve(__dirname, "..", ".."),
     env: {
@@ -446,8 +448,10 @@ function watchDashboard(): { stop: () => Promise<DashboardWatch> } | undefined {
       NEXTAUTH_SECRET: createHash("sha256").update(String(Date.now())).digest("hex"),
       WORKER_IN_SERVER: "false",
     },
-    stdio: ["ignore", "ignore", "ignore"],
+    // Kept in the cluster's folder: a dashboard answering 500 says why there (printed on failure).
+    stdio: ["ignore", logFd, logFd],
   });
+  closeSync(logFd);
   dashboard = web;
   const seen: DashboardWatch = { pages: 0, failingOver: 0, normal: 0, errors: [] };
   let running = true;
@@ -675,6 +679,8 @@ async function main(): Promise<number> {
   if (lost.length > 0) failures.push(`${lost.length} lost grants`);
   if (pages && (pages.errors.length > 0 || pages.failingOver === 0 || pages.normal === 0)) {
     failures.push(`dashboard: ${pages.errors.length} errors, ${pages.failingOver} "failing over" pages, ${pages.normal} normal`);
+    const output = existsSync(DASHBOARD_LOG()) ? readFileSync(DASHBOARD_LOG(), "utf8").split("\n").filter((l) => !l.startsWith("Cannot stat file")) : [];
+    log(`the dashboard's last lines (${DASHBOARD_LOG()}):\n${output.slice(-40).join("\n")}`);
   }
   if (onStandby.length > 0) failures.push(`pool connections on a standby in ${onStandby.length} samples`);
   if (stuck.length > 0) failures.push(`clients did not resume: ${stuck.join("; ")}`);
