@@ -10,7 +10,7 @@ import { readCatalogEndpoint } from "@/lib/catalog/read";
 import { setBounds } from "@/lib/ceilings/bounds";
 import { first as only, readCeiling } from "@/lib/ceilings/test-fixtures";
 import { setupControl } from "./context";
-import { approveChange, requestChange, type ChangeKind, type Requester } from "./index";
+import { approveChange, pendingForEndpoint, requestChange, type ChangeKind, type Requester } from "./index";
 import { staffMember } from "./test-fixtures";
 
 // Each kind of request applies through the direct edit's write code when nothing moved, and goes
@@ -154,8 +154,12 @@ describe.skipIf(skipWithoutDatabase())("change request kinds", () => {
     const first = await ask("budget.value", { budgetKey: b.key, value: 300 * DOLLAR }, { endsAt: new Date(Date.now() + 3_600_000) });
     expect(first.request).toMatchObject({ worstCaseBefore: null, worstCaseAfter: null, worstMoneyBefore: 200 * DOLLAR, worstMoneyAfter: 300 * DOLLAR, currency: "USD", budgetId: b.id });
     expect(first.request.summary).toBe(`budget ${b.key} $200.00 → $300.00`);
+    // Waiting, it shows on its members' pages.
+    const member = await readCatalogEndpoint(t.db, b.member);
+    expect((await pendingForEndpoint(t.db, member.endpoint.id)).map((r) => r.id)).toEqual([first.request.id]);
     expect(await first.approve()).toMatchObject({ applied: true });
     expect((await readBudget(t.db, b.key)).budget.value).toBe(300 * DOLLAR);
+    expect(await pendingForEndpoint(t.db, member.endpoint.id)).toEqual([]);
     expect(await t.db.select().from(raiseEnds).where(eq(raiseEnds.requestId, first.request.id))).toMatchObject([{ budgetId: b.id, revertTo: 200 * DOLLAR, raisedTo: 300 * DOLLAR }]);
     const second = await ask("budget.value", { budgetKey: b.key, value: 400 * DOLLAR });
     const { budget: row } = await readBudget(t.db, b.key);
