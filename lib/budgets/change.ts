@@ -202,39 +202,55 @@ export async function adjustBudget(db: Db, p: AdjustBudgetParams): Promise<Adjus
   const reason = requireCatalogReason(p.reason);
   return db.transaction(async (tx) => {
     const { budget } = await lockedBudget(tx, p.key, { expectedVersion: p.expectedVersion });
-    const preview = previewBudgetAdjustment({ raw: p.input, current: budget.value, valueBeforeKill: budget.valueBeforeKill, min: budget.minValue, max: budget.maxValue, currency: budget.currency });
-    if (!preview.ok) throw invalidInput([{ path: "input", message: preview.error }]);
-    if (preview.kind === "unchanged") throw new CatalogError("unchanged", preview.message);
-    if (preview.needsConfirmation) {
-      const confirm = parseMoneyInput(p.confirm ?? "", "confirmation");
-      if (!confirm.ok || confirm.micros !== preview.typed) {
-        throw new CatalogError("confirmation_required", `${preview.message}. The confirmation must be exactly ${formatMoney(preview.typed, budget.currency)}`);
-      }
-    }
-    const kind = preview.kind;
-    const now = new Date();
-    const saved = await saveBudget(tx, budget.id, {
-      value: preview.applied,
-      ...(kind === "kill" ? { valueBeforeKill: budget.value, killedAt: now, killedBy: actorName(p.actor) } : { valueBeforeKill: null, killedAt: null, killedBy: null }),
-      updatedAt: now,
-    });
-    await recordBudgetChange({ tx, actor: p.actor, reason }, budget, {
-      action: kind === "kill" ? "budget.kill" : kind === "restore" ? "budget.restore" : "budget.adjust",
-      rawInput: p.input,
-      previousValue: budget.value,
-      appliedValue: preview.applied,
-      clamped: preview.clamped !== null,
-      details: {
-        kind,
-        typed: preview.typed,
-        clampedTo: preview.clamped,
-        bounds: { min: budget.minValue, max: budget.maxValue },
-        currency: budget.currency,
-        ...(kind === "restore" ? { valueBeforeKill: budget.valueBeforeKill } : {}),
-      },
-    });
-    return { key: budget.key, kind, previous: budget.value, applied: preview.applied, typed: preview.typed, clamped: preview.clamped, version: saved.version, currency: budget.currency, message: preview.message };
+    return applyBudgetValue(tx, budget, { ...p, reason });
   });
+}
+
+export type ApplyBudgetValueParams = {
+  input: string;
+  actor: AuditActor;
+  reason: string | null;
+  confirm?: string;
+  /** A change applied by the worker was confirmed when it was made: no retype. */
+  confirmed?: boolean;
+  /** Merged into the audit row's details (a raise end's id). */
+  details?: Record<string, unknown>;
+};
+
+/** The adjust itself, on a budget the caller has locked (lockedBudget) in its transaction. */
+export async function applyBudgetValue(tx: Db, budget: Budget, p: ApplyBudgetValueParams): Promise<AdjustBudgetResult> {
+  const preview = previewBudgetAdjustment({ raw: p.input, current: budget.value, valueBeforeKill: budget.valueBeforeKill, min: budget.minValue, max: budget.maxValue, currency: budget.currency });
+  if (!preview.ok) throw invalidInput([{ path: "input", message: preview.error }]);
+  if (preview.kind === "unchanged") throw new CatalogError("unchanged", preview.message);
+  if (preview.needsConfirmation && !p.confirmed) {
+    const confirm = parseMoneyInput(p.confirm ?? "", "confirmation");
+    if (!confirm.ok || confirm.micros !== preview.typed) {
+      throw new CatalogError("confirmation_required", `${preview.message}. The confirmation must be exactly ${formatMoney(preview.typed, budget.currency)}`);
+    }
+  }
+  const kind = preview.kind;
+  const now = new Date();
+  const saved = await saveBudget(tx, budget.id, {
+    value: preview.applied,
+    ...(kind === "kill" ? { valueBeforeKill: budget.value, killedAt: now, killedBy: actorName(p.actor) } : { valueBeforeKill: null, killedAt: null, killedBy: null }),
+    updatedAt: now,
+  });
+  await recordBudgetChange({ tx, actor: p.actor, reason: p.reason, details: p.details }, budget, {
+    action: kind === "kill" ? "budget.kill" : kind === "restore" ? "budget.restore" : "budget.adjust",
+    rawInput: p.input,
+    previousValue: budget.value,
+    appliedValue: preview.applied,
+    clamped: preview.clamped !== null,
+    details: {
+      kind,
+      typed: preview.typed,
+      clampedTo: preview.clamped,
+      bounds: { min: budget.minValue, max: budget.maxValue },
+      currency: budget.currency,
+      ...(kind === "restore" ? { valueBeforeKill: budget.valueBeforeKill } : {}),
+    },
+  });
+  return { key: budget.key, kind, previous: budget.value, applied: preview.applied, typed: preview.typed, clamped: preview.clamped, version: saved.version, currency: budget.currency, message: preview.message };
 }
 
 /**

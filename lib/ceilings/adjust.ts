@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { ceilings, endpoints } from "@/db/schema";
+import { ceilings, endpoints, type Ceiling, type Endpoint } from "@/db/schema";
 import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { actorName } from "./actor";
 import { CeilingError, requireReason } from "./errors";
@@ -44,66 +44,90 @@ export async function adjustCeiling(db: Db, p: AdjustCeilingParams): Promise<Adj
   const reason = requireReason(p.reason);
 
   return db.transaction(async (tx) => {
-    const { ceiling, endpoint } = await lockCeilingAsSeen(
+    const locked = await lockCeilingAsSeen(
       tx,
       p.ceilingId,
       p.expectedVersion,
       (now) => `someone else changed this ceiling first: it is now ${formatCount(now.value)}. Nothing was saved; review and try again`,
     );
-    const preview = previewAdjustment({
-      raw: p.input,
-      current: ceiling.value,
-      valueBeforeKill: ceiling.valueBeforeKill,
-      min: ceiling.minValue,
-      max: ceiling.maxValue,
-    });
-    if (!preview.ok) throw new CeilingError("invalid_input", preview.error);
-    if (preview.kind === "unchanged") throw new CeilingError("unchanged", preview.message);
-    if (preview.needsConfirmation) {
-      const confirm = parseLimitInput(p.confirm ?? "");
-      if (!confirm.ok || confirm.value !== preview.typed) {
-        throw new CeilingError(
-          "confirmation_required",
-          `${preview.message}. The confirmation must be exactly ${formatCount(preview.typed)}`,
-        );
-      }
-    }
-
-    const kind = preview.kind;
-    const now = new Date();
-    const killFields =
-      kind === "kill"
-        ? { valueBeforeKill: ceiling.value, killedAt: now, killedBy: actorName(p.actor) }
-        : { valueBeforeKill: null, killedAt: null, killedBy: null };
-    const version = await saveCeiling(tx, ceiling.id, { value: preview.applied, ...killFields, updatedAt: now });
-
-    await recordAudit(tx, {
-      ...auditOf(p.actor, endpoint, ceiling.id),
-      action: kind === "kill" ? "ceiling.kill" : kind === "restore" ? "ceiling.restore" : "ceiling.adjust",
-      rawInput: p.input,
-      previousValue: ceiling.value,
-      appliedValue: preview.applied,
-      clamped: preview.clamped !== null,
-      reason,
-      details: {
-        kind,
-        typed: preview.typed,
-        clampedTo: preview.clamped,
-        bounds: { min: ceiling.minValue, max: ceiling.maxValue },
-        ...(kind === "restore" ? { valueBeforeKill: ceiling.valueBeforeKill } : {}),
-      },
-    });
-    return {
-      ceilingId: ceiling.id,
-      endpointKey: endpoint.key,
-      kind,
-      previous: ceiling.value,
-      applied: preview.applied,
-      clamped: preview.clamped,
-      version,
-      message: preview.message,
-    };
+    return applyCeilingValue(tx, locked, { ...p, reason });
   });
+}
+
+export type ApplyCeilingValueParams = {
+  input: string;
+  actor: AuditActor;
+  reason: string | null;
+  confirm?: string;
+  /** A change applied by the worker was confirmed when it was scheduled: no retype. */
+  confirmed?: boolean;
+  /** Merged into the audit row's details (a schedule's or a raise end's id). */
+  details?: Record<string, unknown>;
+};
+
+/**
+ * The adjust itself, on a ceiling the caller has locked (lockCeiling) in its transaction: the
+ * dashboard's edit, a schedule and a raise's end all write a value through here.
+ */
+export async function applyCeilingValue(
+  tx: Db,
+  { ceiling, endpoint }: { ceiling: Ceiling; endpoint: Endpoint },
+  p: ApplyCeilingValueParams,
+): Promise<AdjustCeilingResult> {
+  const preview = previewAdjustment({
+    raw: p.input,
+    current: ceiling.value,
+    valueBeforeKill: ceiling.valueBeforeKill,
+    min: ceiling.minValue,
+    max: ceiling.maxValue,
+  });
+  if (!preview.ok) throw new CeilingError("invalid_input", preview.error);
+  if (preview.kind === "unchanged") throw new CeilingError("unchanged", preview.message);
+  if (preview.needsConfirmation && !p.confirmed) {
+    const confirm = parseLimitInput(p.confirm ?? "");
+    if (!confirm.ok || confirm.value !== preview.typed) {
+      throw new CeilingError(
+        "confirmation_required",
+        `${preview.message}. The confirmation must be exactly ${formatCount(preview.typed)}`,
+      );
+    }
+  }
+
+  const kind = preview.kind;
+  const now = new Date();
+  const killFields =
+    kind === "kill"
+      ? { valueBeforeKill: ceiling.value, killedAt: now, killedBy: actorName(p.actor) }
+      : { valueBeforeKill: null, killedAt: null, killedBy: null };
+  const version = await saveCeiling(tx, ceiling.id, { value: preview.applied, ...killFields, updatedAt: now });
+
+  await recordAudit(tx, {
+    ...auditOf(p.actor, endpoint, ceiling.id),
+    action: kind === "kill" ? "ceiling.kill" : kind === "restore" ? "ceiling.restore" : "ceiling.adjust",
+    rawInput: p.input,
+    previousValue: ceiling.value,
+    appliedValue: preview.applied,
+    clamped: preview.clamped !== null,
+    reason: p.reason,
+    details: {
+      kind,
+      typed: preview.typed,
+      clampedTo: preview.clamped,
+      bounds: { min: ceiling.minValue, max: ceiling.maxValue },
+      ...(kind === "restore" ? { valueBeforeKill: ceiling.valueBeforeKill } : {}),
+      ...p.details,
+    },
+  });
+  return {
+    ceilingId: ceiling.id,
+    endpointKey: endpoint.key,
+    kind,
+    previous: ceiling.value,
+    applied: preview.applied,
+    clamped: preview.clamped,
+    version,
+    message: preview.message,
+  };
 }
 
 /**
