@@ -15,6 +15,11 @@ export const alertKinds = [
   "drift",
   "worker_silent",
   "digest",
+  // Change control, timing (lib/changes/raise-ends.ts, schedules.ts): a temporary raise put back,
+  // one not put back because the value changed meanwhile, a scheduled change that could not apply.
+  "raise_reverted",
+  "revert_skipped",
+  "schedule_failed",
 ] as const;
 export type AlertKind = (typeof alertKinds)[number];
 
@@ -30,6 +35,9 @@ export const alertKindLabels: Record<AlertKind, string> = {
   drift: "Counter drift",
   worker_silent: "Worker silent",
   digest: "Daily digest",
+  raise_reverted: "Temporary raise ended",
+  revert_skipped: "Raise end not reverted",
+  schedule_failed: "Scheduled change failed",
 };
 
 export function isAlertKind(value: string): value is AlertKind {

@@ -202,27 +202,21 @@ export async function adjustBudget(db: Db, p: AdjustBudgetParams): Promise<Adjus
   const reason = requireCatalogReason(p.reason);
   return db.transaction(async (tx) => {
     const { budget } = await lockedBudget(tx, p.key, { expectedVersion: p.expectedVersion });
-    return applyBudgetValue(tx, budget, { ...p, reason });
+    return writeBudgetValue(tx, budget, { ...p, reason });
   });
 }
 
-export type ApplyBudgetValueParams = {
-  input: string;
-  actor: AuditActor;
-  reason: string | null;
-  confirm?: string;
-  /** A change applied by the worker was confirmed when it was made: no retype. */
-  confirmed?: boolean;
+export type BudgetValueEdit = Pick<AdjustBudgetParams, "input" | "actor" | "reason" | "confirm"> & {
   /** Merged into the audit row's details (a raise end's id). */
   details?: Record<string, unknown>;
 };
 
 /** The adjust itself, on a budget the caller has locked (lockedBudget) in its transaction. */
-export async function applyBudgetValue(tx: Db, budget: Budget, p: ApplyBudgetValueParams): Promise<AdjustBudgetResult> {
+export async function writeBudgetValue(tx: Db, budget: Budget, p: BudgetValueEdit): Promise<AdjustBudgetResult> {
   const preview = previewBudgetAdjustment({ raw: p.input, current: budget.value, valueBeforeKill: budget.valueBeforeKill, min: budget.minValue, max: budget.maxValue, currency: budget.currency });
   if (!preview.ok) throw invalidInput([{ path: "input", message: preview.error }]);
   if (preview.kind === "unchanged") throw new CatalogError("unchanged", preview.message);
-  if (preview.needsConfirmation && !p.confirmed) {
+  if (preview.needsConfirmation) {
     const confirm = parseMoneyInput(p.confirm ?? "", "confirmation");
     if (!confirm.ok || confirm.micros !== preview.typed) {
       throw new CatalogError("confirmation_required", `${preview.message}. The confirmation must be exactly ${formatMoney(preview.typed, budget.currency)}`);

@@ -2,7 +2,6 @@
 // the catalog file and tests call; enforcement reads the same tables in reserve_batch.
 export {
   adjustBudget,
-  applyBudgetValue,
   createBudget,
   killBudget,
   removeBudgetOverride,

@@ -50,17 +50,11 @@ export async function adjustCeiling(db: Db, p: AdjustCeilingParams): Promise<Adj
       p.expectedVersion,
       (now) => `someone else changed this ceiling first: it is now ${formatCount(now.value)}. Nothing was saved; review and try again`,
     );
-    return applyCeilingValue(tx, locked, { ...p, reason });
+    return writeCeilingValue(tx, locked, { ...p, reason });
   });
 }
 
-export type ApplyCeilingValueParams = {
-  input: string;
-  actor: AuditActor;
-  reason: string | null;
-  confirm?: string;
-  /** A change applied by the worker was confirmed when it was scheduled: no retype. */
-  confirmed?: boolean;
+export type CeilingValueEdit = Pick<AdjustCeilingParams, "input" | "actor" | "reason" | "confirm"> & {
   /** Merged into the audit row's details (a schedule's or a raise end's id). */
   details?: Record<string, unknown>;
 };
@@ -69,10 +63,10 @@ export type ApplyCeilingValueParams = {
  * The adjust itself, on a ceiling the caller has locked (lockCeiling) in its transaction: the
  * dashboard's edit, a schedule and a raise's end all write a value through here.
  */
-export async function applyCeilingValue(
+export async function writeCeilingValue(
   tx: Db,
   { ceiling, endpoint }: { ceiling: Ceiling; endpoint: Endpoint },
-  p: ApplyCeilingValueParams,
+  p: CeilingValueEdit,
 ): Promise<AdjustCeilingResult> {
   const preview = previewAdjustment({
     raw: p.input,
@@ -83,7 +77,7 @@ export async function applyCeilingValue(
   });
   if (!preview.ok) throw new CeilingError("invalid_input", preview.error);
   if (preview.kind === "unchanged") throw new CeilingError("unchanged", preview.message);
-  if (preview.needsConfirmation && !p.confirmed) {
+  if (preview.needsConfirmation) {
     const confirm = parseLimitInput(p.confirm ?? "");
     if (!confirm.ok || confirm.value !== preview.typed) {
       throw new CeilingError(

@@ -1,5 +1,5 @@
 // The door to ceilings administration: what the dashboard, the CLI and tests call.
-export { adjustCeiling, applyCeilingValue, type AdjustCeilingParams, type AdjustCeilingResult, type ApplyCeilingValueParams } from "./adjust";
+export { adjustCeiling, type AdjustCeilingParams, type AdjustCeilingResult } from "./adjust";
 export { setBounds, type SetBoundsParams, type SetBoundsResult } from "./bounds";
 export { getEndpointDetail, getKillState, type EndpointDetail, type KillState, type KilledEndpoint } from "./detail";
 export { CeilingConflictError, CeilingError, type CeilingErrorCode } from "./errors";
