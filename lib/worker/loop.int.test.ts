@@ -14,6 +14,7 @@ import type { WorkerSettings } from "./settings";
 const settings = (name: string): WorkerSettings => ({
   name,
   intervalMs: 50,
+  fastIntervalMs: 50,
   silentAfterSeconds: 60,
   reconcileEveryMs: 0,
   digestEveryMs: 0,
