@@ -15,8 +15,10 @@ export const alertKinds = [
   "drift",
   "worker_silent",
   "digest",
-  // Change control, timing (lib/changes/raise-ends.ts, schedules.ts): a temporary raise put back,
-  // one not put back because the value changed meanwhile, a scheduled change that could not apply.
+  // Change control (lib/changes): a raise asked for a second admin, a raise applied alone (to every
+  // destination), and the timing of raises with an end and of scheduled changes.
+  "change_request",
+  "break_glass",
   "raise_reverted",
   "revert_skipped",
   "schedule_failed",
@@ -35,8 +37,10 @@ export const alertKindLabels: Record<AlertKind, string> = {
   drift: "Counter drift",
   worker_silent: "Worker silent",
   digest: "Daily digest",
-  raise_reverted: "Temporary raise ended",
-  revert_skipped: "Raise end not reverted",
+  change_request: "Raise awaiting approval",
+  break_glass: "Break glass",
+  raise_reverted: "Raise ended",
+  revert_skipped: "Raise end skipped",
   schedule_failed: "Scheduled change failed",
 };
 

@@ -1,6 +1,8 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { ceilings, endpoints, type Ceiling, type Endpoint } from "@/db/schema";
+import { controlDetails, requireApproval, type ChangeControl } from "@/lib/changes/context";
+import { isValueRaise } from "@/lib/changes/raise";
 import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { actorName } from "./actor";
 import { CeilingError, requireReason } from "./errors";
@@ -18,6 +20,8 @@ export type AdjustCeilingParams = {
   reason: string;
   /** The value typed a second time, required for a raise of 5x or more. */
   confirm?: string;
+  /** A raise needs one (lib/changes/context.ts): only an approved request or setup code has it. */
+  changeControl?: ChangeControl;
 };
 
 export type AdjustCeilingResult = {
@@ -54,20 +58,17 @@ export async function adjustCeiling(db: Db, p: AdjustCeilingParams): Promise<Adj
   });
 }
 
-export type CeilingValueEdit = Pick<AdjustCeilingParams, "input" | "actor" | "reason" | "confirm"> & {
-  /** Merged into the audit row's details (a schedule's or a raise end's id). */
+export type CeilingValueEdit = Pick<AdjustCeilingParams, "input" | "actor" | "reason" | "confirm" | "changeControl"> & {
+  /** Joins the audit row's details: the schedule or the raise end that made the change. */
   details?: Record<string, unknown>;
 };
 
 /**
- * The adjust itself, on a ceiling the caller has locked (lockCeiling) in its transaction: the
- * dashboard's edit, a schedule and a raise's end all write a value through here.
+ * The value edit of a locked ceiling with its audit row: what adjustCeiling does after its lock,
+ * and what an approved ceiling.value request applies (lib/changes/apply.ts). A raise needs a
+ * ChangeControl; a lowering, a kill and a restore to the value from before the kill do not.
  */
-export async function writeCeilingValue(
-  tx: Db,
-  { ceiling, endpoint }: { ceiling: Ceiling; endpoint: Endpoint },
-  p: CeilingValueEdit,
-): Promise<AdjustCeilingResult> {
+export async function writeCeilingValue(tx: Db, { ceiling, endpoint }: { ceiling: Ceiling; endpoint: Endpoint }, p: CeilingValueEdit): Promise<AdjustCeilingResult> {
   const preview = previewAdjustment({
     raw: p.input,
     current: ceiling.value,
@@ -85,6 +86,12 @@ export async function writeCeilingValue(
         `${preview.message}. The confirmation must be exactly ${formatCount(preview.typed)}`,
       );
     }
+  }
+  if (isValueRaise(ceiling, preview.applied)) {
+    requireApproval(p.changeControl, `${endpoint.key} #${ceiling.id} ${formatCount(ceiling.value)} → ${formatCount(preview.applied)}`, {
+      kind: "ceiling.value",
+      change: { ceilingId: ceiling.id, value: preview.typed },
+    });
   }
 
   const kind = preview.kind;
@@ -109,6 +116,7 @@ export async function writeCeilingValue(
       clampedTo: preview.clamped,
       bounds: { min: ceiling.minValue, max: ceiling.maxValue },
       ...(kind === "restore" ? { valueBeforeKill: ceiling.valueBeforeKill } : {}),
+      ...controlDetails(p.changeControl),
       ...p.details,
     },
   });
