@@ -17,7 +17,7 @@ import { nextDailyRun } from "./schedule-time";
 // exactly once per time. The change itself is the direct verb's own write, under its locks.
 
 /** Who the audit log names for a scheduled change: the person who scheduled it is in the details. */
-export const SCHEDULE_ACTOR: AuditActor = { type: "system", name: "schedule" };
+export const SCHEDULE_ACTOR = { type: "system", name: "schedule" } as const satisfies AuditActor;
 
 /** How many due schedules one pass applies: the fast lane stays short; the rest wait a second. */
 const PER_PASS = 50;

@@ -1,7 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { auditEvents, ceilings, changeRequests, scheduledChanges } from "@/db/schema";
-import { skipWithoutDatabase } from "@/db/testing";
+import { holdTransaction, skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { makeEndpoint } from "@/lib/enforcement/test-fixtures";
 import { approveChange } from "./decide";
@@ -122,6 +122,23 @@ describe.skipIf(skipWithoutDatabase())("schedules", () => {
     const applied = await eventsOf(e.endpointId, "schedule.apply");
     expect(applied.map((a) => a.details?.outcome)).toEqual(["applied", "applied", "applied", "applied"]);
     expect(applied.every((a) => a.actorType === "system")).toBe(true);
+  });
+
+  it("three workers at one due schedule at once: it applies once", async () => {
+    const e = await endpoint();
+    const admin = await staffMember(t.db, "admin");
+    const now = new Date();
+    const s = await createSchedule(t.db, { endpointKey: e.key, action: "kill", repeat: "once", runAt: new Date(now.getTime() + 1000), reason: "once", by: admin, now });
+    // An edit in flight holds the endpoint lock, so all three reach the schedule before any applies.
+    const edit = await holdTransaction(t.db, (tx) => tx.execute(sql`select ceilings.lock_endpoints_for_change(${`{${e.endpointId}}`}::int[])`));
+    const at = new Date(now.getTime() + 2000);
+    const running = Promise.all([runDueSchedules(t.db, at), runDueSchedules(t.db, at), runDueSchedules(t.db, at)]);
+    await new Promise((r) => setTimeout(r, 300));
+    await edit.release();
+    const results = await running;
+    expect(results.reduce((sum, r) => sum + r.applied + r.nothing + r.failed, 0)).toBe(1);
+    expect(await eventsOf(e.endpointId, "schedule.apply")).toHaveLength(1);
+    expect((await schedulesOf(e.endpointId))[0]).toMatchObject({ id: s.id, runs: 1, state: "done" });
   });
 
   it("a kill already in force is nothing to do: the run counts, nothing is written twice", async () => {
