@@ -128,8 +128,9 @@ export async function createSchedule(db: Db, p: CreateScheduleParams): Promise<C
     value = applied;
     if (clamped) clampNote = `you typed ${formatCount(typed)}; ${formatCount(applied)} is scheduled, the ${clamped === "max" ? "maximum" : "minimum"}`;
     raise = isValueRaise(ceiling, applied);
-    // A value that is not a raise is the admin's direct edit; a raise anyone who may ask may ask for.
-    if (!raise && !hasRole(who.role, "admin")) {
+    // A value that is not a raise is the admin's direct edit (0 is a kill, an operator's); a raise
+    // anyone who may ask may ask for.
+    if (!raise && applied !== 0 && !hasRole(who.role, "admin")) {
       throw new ChangeControlError("forbidden", `${who.email} is an operator: only an admin may schedule a new value (a kill or a restore an operator may)`);
     }
   }
