@@ -3,7 +3,7 @@
 import { useEffect, useState } from "react";
 import { useHydrated } from "@/components/use-hydrated";
 
-function left(ms: number): string {
+export function countdownText(ms: number): string {
   if (ms <= 0) return "ending now";
   const s = Math.floor(ms / 1000);
   const d = Math.floor(s / 86_400);
@@ -28,7 +28,7 @@ export function RaiseCountdown({ endsAt, endsAtText }: { endsAt: string; endsAtT
   return (
     <span data-testid="raise-countdown" data-ends-at={endsAt}>
       until {endsAtText}
-      {hydrated ? <span className="tabular-nums"> ({left(end - now)})</span> : null}
+      {hydrated ? <span className="tabular-nums"> ({countdownText(end - now)})</span> : null}
     </span>
   );
 }
