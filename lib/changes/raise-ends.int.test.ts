@@ -2,13 +2,16 @@ import path from "node:path";
 import { and, eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
-import { alerts, auditEvents, ceilings, raiseEnds } from "@/db/schema";
+import { alerts, auditEvents, budgets, ceilings, raiseEnds } from "@/db/schema";
 import { holdTransaction, skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { createEndpoint } from "@/lib/catalog/change";
 import { adjustCeiling, killEndpoint } from "@/lib/ceilings";
 import { setCeilingValue, startFixtureProcess } from "@/lib/enforcement/test-fixtures";
+import { makeBudget, setBudgetValue } from "@/lib/enforcement/budget-fixtures";
+import { breakGlass } from "./break-glass";
 import { activeRaiseEnds, endRaises, recordRaiseEnd } from "./raise-ends";
+import { staffMember } from "./test-fixtures";
 
 // A temporary raise ends by itself: the worker puts the old value back under the endpoint lock,
 // once, unless someone changed the value meanwhile (then an alert, once). Under reservation load
@@ -119,6 +122,34 @@ describe.skipIf(skipWithoutDatabase())("raise ends", () => {
     expect(end?.resolvedNote).toContain("was killed meanwhile");
     expect(end?.resolvedNote).toContain("a restore would bring back 500, the raised value");
     expect(await alertsOf("revert_skipped", r.raiseEndId)).toBe(1);
+  });
+
+  it("ends a budget's temporary raise the same way, audited as budget.adjust", async () => {
+    const r = await raisedForever({ value: 100, raisedTo: 500 });
+    const budget = await makeBudget(t.db, { endpointIds: [r.endpointId], value: 2_000_000 });
+    await setBudgetValue(t.db, budget.id, 9_000_000);
+    await t.db.update(raiseEnds).set({ state: "cancelled" }).where(eq(raiseEnds.state, "active"));
+    const endsAt = new Date(Date.now() + 60_000);
+    const id = await recordRaiseEnd(t.db, { requestId: null, endpointId: null, budgetId: budget.id, revertTo: 2_000_000, raisedTo: 9_000_000, endsAt, createdBy: admin.email });
+    expect(await endRaises(t.db, new Date(endsAt.getTime() + 1))).toEqual({ reverted: 1, skipped: 0 });
+    const [b] = await t.db.select().from(budgets).where(eq(budgets.id, budget.id));
+    expect(b?.value).toBe(2_000_000);
+    const [row] = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "budget.adjust"), sql`${auditEvents.details}->>'raiseEndId' = ${String(id)}`));
+    expect(row).toMatchObject({ actorType: "system", actor: "raise end", previousValue: 9_000_000, appliedValue: 2_000_000 });
+  });
+
+  it("a break-glass raise for a while: core records its end in the applying transaction, the worker ends it", async () => {
+    const r = await raisedForever({ value: 100, raisedTo: 100 });
+    await t.db.update(raiseEnds).set({ state: "cancelled" }).where(eq(raiseEnds.state, "active"));
+    const boss = await staffMember(t.db, "admin");
+    const request = await breakGlass(t.db, { kind: "ceiling.value", change: { ceilingId: r.ceilingId, value: 300 }, requester: boss, reason: "launch traffic, nobody else awake", endsAfterSeconds: 60 });
+    expect(await valueOf(r.ceilingId)).toBe(300);
+    const [end] = await activeRaiseEnds(t.db, { endpointId: r.endpointId });
+    expect(end).toMatchObject({ requestId: request.id, ceilingId: r.ceilingId, revertTo: 100, raisedTo: 300, inForce: true });
+    expect(await endRaises(t.db, new Date((end?.endsAt.getTime() ?? 0) + 1))).toEqual({ reverted: 1, skipped: 0 });
+    expect(await valueOf(r.ceilingId)).toBe(100);
+    const [row] = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "ceiling.adjust"), sql`${auditEvents.details}->>'raiseEndId' = ${String(end?.id)}`));
+    expect(row?.details).toMatchObject({ requestId: request.id, kind: "lower" });
   });
 
   it("under load from two processes reverts at its end; no grant commits after the revert that the old value refuses", async () => {
