@@ -5,8 +5,8 @@ import { metrics, startMetricsServer, type MetricsServer } from "@/lib/metrics";
 import { runWorker } from "@/lib/worker/loop";
 import { workerSettings } from "@/lib/worker/settings";
 
-// `npm run worker`: the expiry sweeper, the reconcile job, the alert rules, the daily digest and
-// alert delivery, in a loop with a heartbeat. Safe to run as several copies on one database. On
+// `npm run worker`: the expiry sweeper, the reconcile job, the alert rules, the daily digest,
+// alert delivery, due schedules and the ends of temporary raises, in a loop with a heartbeat. Safe to run as several copies on one database. On
 // DATABASE_URL, or without it on the embedded server (started if no other process has).
 
 async function main(): Promise<void> {
@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   }
   await prepareDatabaseWithDemo();
   const db = await getDb();
-  console.log(`worker ${settings.name}: running every ${settings.intervalMs} ms (pid ${process.pid})`);
+  console.log(`worker ${settings.name}: running every ${settings.intervalMs} ms, schedules and raise ends every ${settings.fastIntervalMs} ms (pid ${process.pid})`);
   // The worker's own metrics port (pulled by Prometheus), when WORKER_METRICS_PORT is set.
   const m = metrics("worker");
   const e = env();

@@ -10,6 +10,7 @@ import * as control from "./control-action-core";
 import * as ceiling from "./endpoints/[key]/ceiling-action-core";
 import * as catalog from "./endpoints/catalog-action-core";
 import * as plans from "./plans/plan-action-core";
+import * as schedules from "./endpoints/[key]/schedule-action-core";
 import * as staff from "./staff/staff-action-core";
 
 describe("runAction, the dashboard's one server action", () => {
@@ -25,9 +26,9 @@ describe("runAction, the dashboard's one server action", () => {
   });
 
   it("names every action once", () => {
-    const cores = [accounts, alerts, apiKeys, budgets, control, ceiling, catalog, plans, staff].flatMap((m) => Object.values(m).filter(isActionCore));
+    const cores = [accounts, alerts, apiKeys, budgets, control, ceiling, catalog, plans, schedules, staff].flatMap((m) => Object.values(m).filter(isActionCore));
     const names = cores.map((c) => c.boundary);
-    expect(names.length).toBe(41);
+    expect(names.length).toBe(43);
     expect(new Set(names).size).toBe(names.length);
   });
 });

@@ -219,7 +219,10 @@ export async function adjustBudget(db: Db, p: AdjustBudgetParams): Promise<Adjus
   });
 }
 
-export type BudgetValueEdit = Pick<AdjustBudgetParams, "input" | "actor" | "reason" | "confirm" | "changeControl">;
+export type BudgetValueEdit = Pick<AdjustBudgetParams, "input" | "actor" | "reason" | "confirm" | "changeControl"> & {
+  /** Joins the audit row's details: the raise end that made the change. */
+  details?: Record<string, unknown>;
+};
 
 /**
  * The value edit of a locked budget with its audit row: what adjustBudget does after its locks,
@@ -245,7 +248,7 @@ export async function writeBudgetValue(tx: Db, budget: Budget, p: BudgetValueEdi
     ...(kind === "kill" ? { valueBeforeKill: budget.value, killedAt: now, killedBy: actorName(p.actor) } : { valueBeforeKill: null, killedAt: null, killedBy: null }),
     updatedAt: now,
   });
-  await recordBudgetChange({ tx, actor: p.actor, reason: p.reason, changeControl: p.changeControl }, budget, {
+  await recordBudgetChange({ tx, actor: p.actor, reason: p.reason, changeControl: p.changeControl, details: p.details }, budget, {
     action: kind === "kill" ? "budget.kill" : kind === "restore" ? "budget.restore" : "budget.adjust",
     rawInput: p.input,
     previousValue: budget.value,

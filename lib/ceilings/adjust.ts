@@ -58,7 +58,10 @@ export async function adjustCeiling(db: Db, p: AdjustCeilingParams): Promise<Adj
   });
 }
 
-export type CeilingValueEdit = Pick<AdjustCeilingParams, "input" | "actor" | "reason" | "confirm" | "changeControl">;
+export type CeilingValueEdit = Pick<AdjustCeilingParams, "input" | "actor" | "reason" | "confirm" | "changeControl"> & {
+  /** Joins the audit row's details: the schedule or the raise end that made the change. */
+  details?: Record<string, unknown>;
+};
 
 /**
  * The value edit of a locked ceiling with its audit row: what adjustCeiling does after its lock,
@@ -114,6 +117,7 @@ export async function writeCeilingValue(tx: Db, { ceiling, endpoint }: { ceiling
       bounds: { min: ceiling.minValue, max: ceiling.maxValue },
       ...(kind === "restore" ? { valueBeforeKill: ceiling.valueBeforeKill } : {}),
       ...controlDetails(p.changeControl),
+      ...p.details,
     },
   });
   return {

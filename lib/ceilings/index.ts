@@ -4,7 +4,7 @@ export { setBounds, type SetBoundsParams, type SetBoundsResult } from "./bounds"
 export { getEndpointDetail, getKillState, type EndpointDetail, type KillState, type KilledEndpoint } from "./detail";
 export { CeilingConflictError, CeilingError, type CeilingErrorCode } from "./errors";
 export { describeGuarantee, derivedDefault, unitLabel } from "./guarantee";
-export { killAll, killEndpoint, restoreEndpoint, type CeilingChange } from "./kill";
+export { killAll, killCeilings, killEndpoint, restoreCeilings, restoreEndpoint, type CeilingChange } from "./kill";
 export { listEndpointsOverview, NEAR_LIMIT_RATIO, type CeilingState, type CeilingView, type EndpointOverview, type MonthToDate } from "./overview";
 export { CallerKey, removeOverride, setOverride, type OverrideResult } from "./overrides";
 export { clampToBounds, parseLimitInput, previewAdjustment, type AdjustmentPreview } from "./parse";

@@ -12,13 +12,18 @@ export type KillAllParams = { actor: AuditActor; reason?: string };
 
 export type CeilingChange = { ceilingId: number; endpointKey: string; previous: number; applied: number };
 
-async function killCeilings(
+/**
+ * The kill of ceilings the caller has locked (lockCeilings) in its transaction: the dashboard's,
+ * the CLI's and a schedule's kill all write through here. `details` joins each audit row's.
+ */
+export async function killCeilings(
   tx: Db,
   endpoint: Endpoint,
   rows: Ceiling[],
   actor: AuditActor,
   reason: string | null,
-  via: "endpoint" | "all",
+  via: "endpoint" | "all" | "schedule",
+  details: Record<string, unknown> = {},
 ): Promise<CeilingChange[]> {
   const now = new Date();
   const changes: CeilingChange[] = [];
@@ -33,7 +38,7 @@ async function killCeilings(
       appliedValue: 0,
       clamped: false,
       reason,
-      details: { via },
+      details: { via, ...details },
     });
     changes.push({ ceilingId: c.id, endpointKey: endpoint.key, previous: c.value, applied: 0 });
   }
@@ -76,30 +81,45 @@ export async function restoreEndpoint(db: Db, p: RestoreParams): Promise<Ceiling
   const reason = optionalReason(p.reason);
   return db.transaction(async (tx) => {
     const { endpoint, rows } = await lockEndpointCeilings(tx, p.endpointKey);
-    const killed = rows.filter((r) => r.value === 0);
-    if (killed.length === 0) throw new CeilingError("not_killed", `${endpoint.key} is not killed: nothing to restore`);
-    const now = new Date();
-    const changes: CeilingChange[] = [];
-    for (const c of killed) {
-      const remembered = c.valueBeforeKill ?? c.defaultValue;
-      // Bounds may have moved since the kill; a restore never lands outside them.
-      const { applied } = clampToBounds(remembered, { min: c.minValue, max: c.maxValue });
-      if (applied === 0) continue;
-      await saveCeiling(tx, c.id, { value: applied, valueBeforeKill: null, killedAt: null, killedBy: null, updatedAt: now });
-      await recordAudit(tx, {
-        ...auditOf(p.actor, endpoint, c.id),
-        action: "ceiling.restore",
-        previousValue: 0,
-        appliedValue: applied,
-        clamped: applied !== remembered,
-        reason,
-        details: { valueBeforeKill: c.valueBeforeKill, killedAt: c.killedAt?.toISOString() ?? null, killedBy: c.killedBy },
-      });
-      changes.push({ ceilingId: c.id, endpointKey: endpoint.key, previous: 0, applied });
-    }
-    if (changes.length === 0) {
-      throw new CeilingError("not_killed", `${endpoint.key} has no remembered value to restore: set a value on the endpoint page`);
-    }
-    return changes;
+    return restoreCeilings(tx, endpoint, rows, p.actor, reason);
   });
+}
+
+/**
+ * The restore of ceilings the caller has locked in its transaction (the ones at 0 among `rows`):
+ * the dashboard's and a schedule's restore write through here.
+ */
+export async function restoreCeilings(
+  tx: Db,
+  endpoint: Endpoint,
+  rows: Ceiling[],
+  actor: AuditActor,
+  reason: string | null,
+  details: Record<string, unknown> = {},
+): Promise<CeilingChange[]> {
+  const killed = rows.filter((r) => r.value === 0);
+  if (killed.length === 0) throw new CeilingError("not_killed", `${endpoint.key} is not killed: nothing to restore`);
+  const now = new Date();
+  const changes: CeilingChange[] = [];
+  for (const c of killed) {
+    const remembered = c.valueBeforeKill ?? c.defaultValue;
+    // Bounds may have moved since the kill; a restore never lands outside them.
+    const { applied } = clampToBounds(remembered, { min: c.minValue, max: c.maxValue });
+    if (applied === 0) continue;
+    await saveCeiling(tx, c.id, { value: applied, valueBeforeKill: null, killedAt: null, killedBy: null, updatedAt: now });
+    await recordAudit(tx, {
+      ...auditOf(actor, endpoint, c.id),
+      action: "ceiling.restore",
+      previousValue: 0,
+      appliedValue: applied,
+      clamped: applied !== remembered,
+      reason,
+      details: { valueBeforeKill: c.valueBeforeKill, killedAt: c.killedAt?.toISOString() ?? null, killedBy: c.killedBy, ...details },
+    });
+    changes.push({ ceilingId: c.id, endpointKey: endpoint.key, previous: 0, applied });
+  }
+  if (changes.length === 0) {
+    throw new CeilingError("not_killed", `${endpoint.key} has no remembered value to restore: set a value on the endpoint page`);
+  }
+  return changes;
 }

@@ -29,6 +29,15 @@ export function approvalControl(r: { id: number; requestedBy: string; breakGlass
 }
 
 /**
+ * For the worker applying a scheduled value (lib/changes/schedule-run.ts): a raise was approved
+ * when it was scheduled (its request), or it was none then (a night-time ceiling's morning value
+ * was the value in force when scheduled), so it is not asked again at run time.
+ */
+export function scheduleControl(s: { requestId: number | null; createdBy: string }): ChangeControl {
+  return issue({ requestId: s.requestId, requestedBy: s.createdBy, breakGlass: false, setup: false });
+}
+
+/**
  * For code that builds data on purpose, not a person's edit: the demo seed and test fixtures.
  * Audited as such (details.changeControl = "setup: <who>").
  */

@@ -22,3 +22,7 @@ export {
   type Requester,
   type RequestChangeParams,
 } from "./types";
+// Timing: raises that end and scheduled changes (the worker runs them: lib/worker/jobs.ts).
+export { activeRaiseEnds, endRaises, recordRaiseEnd, type ActiveRaiseEnd, type RecordRaiseEndParams } from "./raise-ends";
+export { activateSchedule, cancelSchedule, createSchedule, listSchedules, runDueSchedules, type CreateScheduleParams, type CreatedSchedule, type ScheduleView } from "./schedules";
+export { parseTimeOfDay, timeOfDayOf } from "./schedule-time";

@@ -1,6 +1,8 @@
 import { deliverDueAlerts, fireQuotaDigest, raiseSilentWorkers, reconcileCounters, runAlertRules } from "@/lib/alerts";
 import type { Db } from "@/db/client";
 import { expireChangeRequests } from "@/lib/changes";
+import { endRaises } from "@/lib/changes/raise-ends";
+import { runDueSchedules } from "@/lib/changes/schedule-run";
 import { expireReservations } from "@/lib/enforcement";
 import { metrics } from "@/lib/metrics";
 import { purgeOldRefusals } from "@/lib/refusals/purge";
@@ -17,7 +19,19 @@ export type Job = {
   run: (db: Db, s: WorkerSettings, now: Date) => Promise<Record<string, unknown>>;
 };
 
+/**
+ * Due schedules and the ends of temporary raises: promised within 5 s of their time, so besides
+ * every loop they run in the fast lane (runFastLane, every fastIntervalMs). Each claims its rows
+ * SKIP LOCKED, so the lane, the loop and other workers never apply one twice; each is one indexed
+ * read when nothing is due.
+ */
+export const fastJobs: Job[] = [
+  { name: "schedules", everyMs: () => 0, run: async (db, _s, now) => ({ ...(await runDueSchedules(db, now)) }) },
+  { name: "raise-ends", everyMs: () => 0, run: async (db, _s, now) => ({ ...(await endRaises(db, now)) }) },
+];
+
 export const jobs: Job[] = [
+  ...fastJobs,
   {
     name: "expire",
     everyMs: () => 0,

@@ -8,12 +8,13 @@ import { killEndpoint } from "@/lib/ceilings";
 import { reserve } from "@/lib/enforcement";
 import { makeEndpoint } from "@/lib/enforcement/test-fixtures";
 import { jobs } from "./jobs";
-import { newWorkerState, runWorker, runWorkerOnce } from "./loop";
+import { newWorkerState, runFastLaneOnce, runWorker, runWorkerOnce } from "./loop";
 import type { WorkerSettings } from "./settings";
 
 const settings = (name: string): WorkerSettings => ({
   name,
   intervalMs: 50,
+  fastIntervalMs: 50,
   silentAfterSeconds: 60,
   reconcileEveryMs: 0,
   digestEveryMs: 0,
@@ -63,6 +64,20 @@ describe.skipIf(skipWithoutDatabase())("the worker loop", () => {
     expect(ran).toEqual(["next"]);
     const [beat] = await t.db.select().from(workerHeartbeats).where(eq(workerHeartbeats.name, "loop-b"));
     expect(beat?.detail).toContain("broken: boom");
+  });
+
+  it("a fast lane failure rides on the loop's next heartbeat, until the job succeeds again", async () => {
+    const state = newWorkerState();
+    let fail = true;
+    const lane = [{ name: "schedules", everyMs: () => 0, run: async () => (fail ? Promise.reject(new Error("db gone")) : {}) }];
+    expect((await runFastLaneOnce(t.db, settings("loop-f"), state, lane)).map((o) => o.ok)).toEqual([false]);
+    await runWorkerOnce(t.db, settings("loop-f"), state, []);
+    const beat = async () => (await t.db.select().from(workerHeartbeats).where(eq(workerHeartbeats.name, "loop-f")))[0]?.detail;
+    expect(await beat()).toContain("fast schedules: db gone");
+    fail = false;
+    await runFastLaneOnce(t.db, settings("loop-f"), state, lane);
+    await runWorkerOnce(t.db, settings("loop-f"), state, []);
+    expect(await beat()).toContain('"failed":[]');
   });
 
   it("runs slow jobs only when due", async () => {

@@ -1,14 +1,19 @@
 import type { Db } from "@/db/client";
 import { raiseSilentWorkers, writeHeartbeat } from "@/lib/alerts";
-import { jobs as defaultJobs, type Job } from "./jobs";
+import { jobs as defaultJobs, fastJobs, type Job } from "./jobs";
 import type { WorkerSettings } from "./settings";
 import { logError } from "@/lib/log/redact";
 
 export type JobOutcome = { job: string; ok: boolean; result?: Record<string, unknown>; error?: string };
-export type WorkerState = { lastRun: Map<string, number> };
+/** lastRun: when each job last ran; fastFailed: the fast lane's last failure per job, until it succeeds. */
+export type WorkerState = { lastRun: Map<string, number>; fastFailed: Map<string, string> };
 
 export function newWorkerState(): WorkerState {
-  return { lastRun: new Map() };
+  return { lastRun: new Map(), fastFailed: new Map() };
+}
+
+function failure(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /**
@@ -31,10 +36,11 @@ export async function runWorkerOnce(
       outcomes.push({ job: job.name, ok: true, result: await job.run(db, s, new Date(now)) });
     } catch (error) {
       logError(`worker ${s.name}: job ${job.name} failed`, error);
-      outcomes.push({ job: job.name, ok: false, error: error instanceof Error ? error.message : String(error) });
+      outcomes.push({ job: job.name, ok: false, error: failure(error) });
     }
   }
-  const failed = outcomes.filter((o) => !o.ok).map((o) => `${o.job}: ${o.error}`);
+  // The fast lane writes no heartbeat of its own: its failures ride on the loop's.
+  const failed = [...outcomes.filter((o) => !o.ok).map((o) => `${o.job}: ${o.error}`), ...[...state.fastFailed].map(([job, error]) => `fast ${job}: ${error}`)];
   const detail = JSON.stringify({ pid: process.pid, failed, ran: outcomes.map((o) => o.job) }).slice(0, 2000);
   try {
     await writeHeartbeat(db, { name: s.name, detail });
@@ -43,6 +49,33 @@ export async function runWorkerOnce(
     logError(`worker ${s.name}: heartbeat failed`, error);
   }
   return outcomes;
+}
+
+/**
+ * One pass of the fast lane: the jobs that promise their time within seconds (due schedules, raise
+ * ends), each on its own. A failure is logged and kept for the loop's next heartbeat.
+ */
+export async function runFastLaneOnce(db: Db, s: WorkerSettings, state: WorkerState = newWorkerState(), jobs: Job[] = fastJobs): Promise<JobOutcome[]> {
+  const outcomes: JobOutcome[] = [];
+  for (const job of jobs) {
+    try {
+      outcomes.push({ job: job.name, ok: true, result: await job.run(db, s, new Date()) });
+      state.fastFailed.delete(job.name);
+    } catch (error) {
+      logError(`worker ${s.name}: fast job ${job.name} failed`, error);
+      state.fastFailed.set(job.name, failure(error));
+      outcomes.push({ job: job.name, ok: false, error: failure(error) });
+    }
+  }
+  return outcomes;
+}
+
+async function runFastLane(db: Db, s: WorkerSettings, state: WorkerState, signal: AbortSignal): Promise<void> {
+  while (!signal.aborted) {
+    const started = Date.now();
+    await runFastLaneOnce(db, s, state);
+    await sleep(Math.max(0, s.fastIntervalMs - (Date.now() - started)), signal);
+  }
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -59,7 +92,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /**
- * Runs the loop until the signal aborts. On start, a heartbeat already stale (this worker's own
+ * Runs the loop until the signal aborts, and the fast lane beside it every fastIntervalMs. On start, a heartbeat already stale (this worker's own
  * included) is raised as an alert: the previous run went silent before this one began.
  */
 export async function runWorker(db: Db, s: WorkerSettings, signal: AbortSignal): Promise<void> {
@@ -69,9 +102,12 @@ export async function runWorker(db: Db, s: WorkerSettings, signal: AbortSignal):
     logError(`worker ${s.name}: could not check earlier heartbeats`, error);
   }
   const state = newWorkerState();
+  // Beside the loop, not inside it: a slow delivery or reconcile must not hold a due schedule back.
+  const fast = runFastLane(db, s, state, signal);
   while (!signal.aborted) {
     const started = Date.now();
     await runWorkerOnce(db, s, state);
     await sleep(Math.max(0, s.intervalMs - (Date.now() - started)), signal);
   }
+  await fast;
 }

@@ -7,6 +7,8 @@ export type WorkerSettings = {
   /** Heartbeat row; copies sharing a name share a row, which is fine: either beating means alive. */
   name: string;
   intervalMs: number;
+  /** The fast lane's period (due schedules, raise ends): at most a second, whatever intervalMs is. */
+  fastIntervalMs: number;
   silentAfterSeconds: number;
   reconcileEveryMs: number;
   digestEveryMs: number;
@@ -21,6 +23,7 @@ export function workerSettings(e: Env): WorkerSettings {
   return {
     name: e.WORKER_NAME ?? `worker@${hostname()}`,
     intervalMs: e.WORKER_INTERVAL_MS,
+    fastIntervalMs: Math.min(1000, e.WORKER_INTERVAL_MS),
     silentAfterSeconds: e.WORKER_SILENT_AFTER_SECONDS,
     reconcileEveryMs: e.RECONCILE_INTERVAL_SECONDS * 1000,
     digestEveryMs: 10 * 60_000,

@@ -21,6 +21,8 @@ import { ThrottlePanel } from "./_components/throttle-panel";
 import { listThrottleActivity } from "@/lib/throttle";
 import { budgetsOfEndpoint } from "@/lib/budgets";
 import { BudgetsCompact } from "@/components/budgets-compact";
+import { activeRaiseEnds, listSchedules } from "@/lib/changes";
+import { SchedulesSection } from "./_components/schedules-section";
 
 
 export const dynamic = "force-dynamic";
@@ -39,10 +41,12 @@ export default async function EndpointPage({ params }: Params) {
   const detail = await getEndpointDetail(db, key);
   if (!detail) notFound();
   // Both need the endpoint's id, and nothing else from each other.
-  const [throttle, spend, budgets] = await Promise.all([
+  const [throttle, spend, budgets, schedules, raiseEnds] = await Promise.all([
     listThrottleActivity(db, detail.id),
     endpointSpendCharts(db, { endpointId: detail.id }),
     budgetsOfEndpoint(db, { endpointId: detail.id }),
+    listSchedules(db, { endpointId: detail.id }),
+    activeRaiseEnds(db, { endpointId: detail.id }),
   ]);
   const canKill = hasRole(staff.role, "operator");
   const isAdmin = hasRole(staff.role, "admin");
@@ -114,9 +118,20 @@ export default async function EndpointPage({ params }: Params) {
             overrides={detail.overrides.filter((o) => o.ceilingId === c.id)}
             planValues={detail.planValues.filter((p) => p.ceilingId === c.id)}
             topCallers={detail.topCallers[c.id] ?? []}
+            raiseEnd={raiseEnds.find((r) => r.ceilingId === c.id) ?? null}
           />
         ))}
       </section>
+
+      {archived ? null : (
+        <SchedulesSection
+          endpointKey={detail.key}
+          schedules={schedules}
+          ceilings={detail.ceilings.map((c) => ({ id: c.id, label: c.guarantee }))}
+          canSchedule={canKill}
+          isAdmin={isAdmin}
+        />
+      )}
 
       <section aria-labelledby="budgets-title" className="space-y-3" data-testid="endpoint-budgets">
         <h2 id="budgets-title" className="text-lg font-semibold">Budgets</h2>

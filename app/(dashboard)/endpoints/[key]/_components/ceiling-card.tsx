@@ -1,6 +1,6 @@
 import Link from "next/link";
 import { ConfirmActionButton } from "@/components/confirm-action-button";
-import { formatAgo, formatCount } from "@/lib/format";
+import { formatAgo, formatCount, formatUtc } from "@/lib/format";
 import { StateBadge } from "@/components/state-badge";
 import { cardClass } from "@/components/ui";
 import { UsageBar } from "@/components/usage-bar";
@@ -10,6 +10,7 @@ import { runAction } from "@/app/(dashboard)/actions";
 import { AdjustForm } from "./adjust-form";
 import { BoundsForm } from "./bounds-form";
 import { OverrideForm } from "./override-form";
+import { RaiseCountdown } from "./raise-countdown";
 
 const removeOverrideAction = runAction.bind(null, "ceiling.override_remove");
 
@@ -20,9 +21,11 @@ type CeilingCardProps = {
   overrides: EndpointDetail["overrides"];
   planValues: EndpointDetail["planValues"];
   topCallers: ScopeUsage[];
+  /** A temporary raise in force on this ceiling: when it ends and what comes back. */
+  raiseEnd?: { endsAt: Date; revertTo: number; inForce: boolean } | null;
 };
 
-export function CeilingCard({ ceiling: c, unit, isAdmin, overrides, planValues, topCallers }: CeilingCardProps) {
+export function CeilingCard({ ceiling: c, unit, isAdmin, overrides, planValues, topCallers, raiseEnd }: CeilingCardProps) {
   const what = c.metric === "calls" ? "calls" : unitLabel(unit, 2);
   return (
     <article aria-labelledby={`ceiling-${c.id}`} className={`${cardClass} space-y-4`} data-ceiling-window={c.window} data-ceiling-scope={c.scope} data-ceiling-metric={c.metric}>
@@ -33,6 +36,17 @@ export function CeilingCard({ ceiling: c, unit, isAdmin, overrides, planValues, 
       <dl className="grid gap-x-6 gap-y-1 text-sm sm:grid-cols-[max-content_1fr]">
         <dt className="text-zinc-600 dark:text-zinc-400">Value</dt>
         <dd data-testid="ceiling-value">{formatCount(c.value)}</dd>
+        {raiseEnd ? (
+          <>
+            <dt className="text-zinc-600 dark:text-zinc-400">Temporary raise</dt>
+            <dd>
+              <RaiseCountdown endsAt={raiseEnd.endsAt.toISOString()} endsAtText={formatUtc(raiseEnd.endsAt)} />
+              {raiseEnd.inForce
+                ? `, then back to ${formatCount(raiseEnd.revertTo)}`
+                : `; the value was changed since, so nothing will be put back (it was to be ${formatCount(raiseEnd.revertTo)})`}
+            </dd>
+          </>
+        ) : null}
         <dt className="text-zinc-600 dark:text-zinc-400">Bounds</dt>
         <dd data-testid="ceiling-bounds">
           may be set from {formatCount(c.minValue)} to {formatCount(c.maxValue)} {what}; 0 is always allowed (the kill switch)

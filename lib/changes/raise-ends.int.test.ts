@@ -1,0 +1,197 @@
+import path from "node:path";
+import { and, eq, sql } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { resultRows } from "@/db/client";
+import { alerts, auditEvents, budgets, ceilings, raiseEnds } from "@/db/schema";
+import { holdTransaction, skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
+import { createEndpoint } from "@/lib/catalog/change";
+import { adjustCeiling, killEndpoint } from "@/lib/ceilings";
+import { setCeilingValue, startFixtureProcess } from "@/lib/enforcement/test-fixtures";
+import { makeBudget, setBudgetValue } from "@/lib/enforcement/budget-fixtures";
+import { breakGlass } from "./break-glass";
+import { activeRaiseEnds, endRaises, recordRaiseEnd } from "./raise-ends";
+import { staffMember } from "./test-fixtures";
+
+// A temporary raise ends by itself: the worker puts the old value back under the endpoint lock,
+// once, unless someone changed the value meanwhile (then an alert, once). Under reservation load
+// from two other processes, no grant commits after the revert that the old value would refuse.
+
+const admin = { type: "staff", email: "admin@example.com" } as const;
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+let n = 0;
+
+describe.skipIf(skipWithoutDatabase())("raise ends", () => {
+  const t = useTestDatabase("raise_ends", { max: 8 });
+
+  async function raised(p: { value: number; raisedTo: number; endsInMs: number }) {
+    const r = await raisedForever(p);
+    return { ...r, ...(await endIn(r, p.endsInMs)) };
+  }
+
+  async function endIn(r: { endpointId: number; ceilingId: number; value: number; raisedTo: number }, ms: number) {
+    // Each test's end is the only one due: earlier tests' ends are set aside.
+    await t.db.update(raiseEnds).set({ state: "cancelled" }).where(eq(raiseEnds.state, "active"));
+    const endsAt = new Date(Date.now() + ms);
+    const raiseEndId = await recordRaiseEnd(t.db, { requestId: null, endpointId: r.endpointId, ceilingId: r.ceilingId, revertTo: r.value, raisedTo: r.raisedTo, endsAt, createdBy: admin.email });
+    return { raiseEndId, endsAt };
+  }
+
+  async function raisedForever(p: { value: number; raisedTo: number }) {
+    n += 1;
+    const key = `raise.e${n}`;
+    const endpoint = await createEndpoint(t.db, {
+      spec: {
+        key,
+        name: key,
+        unit: "units",
+        parts: [{ name: "units", price: "0.000001" }],
+        perCallMax: 10,
+        ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: p.value, min: 0, max: 100_000_000, default: p.value }],
+      },
+      actor: admin,
+      reason: "raise end test",
+    });
+    const [ceiling] = await t.db.select().from(ceilings).where(eq(ceilings.endpointId, endpoint.id));
+    if (!ceiling) throw new Error("no ceiling");
+    // What an approved temporary raise does in its transaction: the value, then its end.
+    await setCeilingValue(t.db, ceiling.id, p.raisedTo);
+    return { key, endpointId: endpoint.id, ceilingId: ceiling.id, value: p.value, raisedTo: p.raisedTo };
+  }
+
+  const valueOf = async (ceilingId: number) => (await t.db.select({ v: ceilings.value }).from(ceilings).where(eq(ceilings.id, ceilingId)))[0]?.v;
+  const stateOf = async (id: number) => (await t.db.select().from(raiseEnds).where(eq(raiseEnds.id, id)))[0];
+  const auditCount = async (action: string, raiseEndId: number) =>
+    (await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, action), sql`${auditEvents.details}->>'raiseEndId' = ${String(raiseEndId)}`))).length;
+  const alertsOf = async (kind: string, raiseEndId: number) => (await t.db.select().from(alerts).where(and(eq(alerts.kind, kind), eq(alerts.dedupeKey, `${kind}:${raiseEndId}`)))).length;
+
+  it("is not due before its end, and is shown with its end for the countdown", async () => {
+    const r = await raised({ value: 100, raisedTo: 500, endsInMs: 60_000 });
+    expect(await endRaises(t.db)).toEqual({ reverted: 0, skipped: 0 });
+    expect(await valueOf(r.ceilingId)).toBe(500);
+    const shown = await activeRaiseEnds(t.db, { endpointId: r.endpointId });
+    expect(shown).toEqual([expect.objectContaining({ id: r.raiseEndId, ceilingId: r.ceilingId, raisedTo: 500, revertTo: 100, inForce: true, endsAt: r.endsAt })]);
+  });
+
+  it("puts the old value back at its end, once, with three workers at it, audited as a lowering by the system", async () => {
+    const r = await raised({ value: 100, raisedTo: 500, endsInMs: 60_000 });
+    const at = new Date(r.endsAt.getTime() + 1);
+    // An edit in flight holds the endpoint lock: all three workers are at the row at once.
+    const batch = await holdTransaction(t.db, (tx) => tx.execute(sql`select ceilings.lock_endpoints_for_change(${`{${r.endpointId}}`}::int[])`));
+    const running = Promise.all([endRaises(t.db, at), endRaises(t.db, at), endRaises(t.db, at)]);
+    await pause(300);
+    await batch.release();
+    const results = await running;
+    expect(results.reduce((sum, x) => sum + x.reverted, 0)).toBe(1);
+    expect(await auditCount("ceiling.adjust", r.raiseEndId)).toBe(1);
+    expect(await valueOf(r.ceilingId)).toBe(100);
+    expect((await stateOf(r.raiseEndId))?.state).toBe("reverted");
+    const [row] = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "ceiling.adjust"), sql`${auditEvents.details}->>'raiseEndId' = ${String(r.raiseEndId)}`));
+    expect(row).toMatchObject({ actorType: "system", actor: "raise end", previousValue: 500, appliedValue: 100 });
+    expect(row?.details).toMatchObject({ kind: "lower", raiseEndId: r.raiseEndId, requestId: null });
+    expect(await alertsOf("raise_reverted", r.raiseEndId)).toBe(1);
+    expect(await activeRaiseEnds(t.db, { endpointId: r.endpointId })).toEqual([]);
+  });
+
+  it("reverts nothing when the value was changed meanwhile: superseded, and one alert says so", async () => {
+    const r = await raised({ value: 100, raisedTo: 500, endsInMs: 60_000 });
+    const [c] = await t.db.select().from(ceilings).where(eq(ceilings.id, r.ceilingId));
+    await adjustCeiling(t.db, { ceilingId: r.ceilingId, input: "300", expectedVersion: c?.version ?? 0, actor: admin, reason: "launch went well" });
+    expect((await activeRaiseEnds(t.db, { endpointId: r.endpointId }))[0]?.inForce).toBe(false);
+    const at = new Date(r.endsAt.getTime() + 1);
+    const results = await Promise.all([endRaises(t.db, at), endRaises(t.db, at), endRaises(t.db, at)]);
+    expect(results.reduce((sum, x) => sum + x.skipped, 0)).toBe(1);
+    expect(await endRaises(t.db, at)).toEqual({ reverted: 0, skipped: 0 });
+    expect(await valueOf(r.ceilingId)).toBe(300);
+    const end = await stateOf(r.raiseEndId);
+    expect(end?.state).toBe("superseded");
+    expect(end?.resolvedNote).toContain("was changed meanwhile to 300");
+    expect(await auditCount("ceiling.adjust", r.raiseEndId)).toBe(0);
+    expect(await alertsOf("revert_skipped", r.raiseEndId)).toBe(1);
+    const [alert] = await t.db.select().from(alerts).where(eq(alerts.dedupeKey, `revert_skipped:${r.raiseEndId}`));
+    expect(alert?.message).toContain("nothing was reverted");
+  });
+
+  it("counts a kill meanwhile as a change: nothing reverted, and the alert names what a restore brings back", async () => {
+    const r = await raised({ value: 100, raisedTo: 500, endsInMs: 60_000 });
+    await killEndpoint(t.db, { endpointKey: r.key, actor: admin, reason: "incident" });
+    expect(await endRaises(t.db, new Date(r.endsAt.getTime() + 1))).toEqual({ reverted: 0, skipped: 1 });
+    expect(await valueOf(r.ceilingId)).toBe(0);
+    const end = await stateOf(r.raiseEndId);
+    expect(end?.state).toBe("superseded");
+    expect(end?.resolvedNote).toContain("was killed meanwhile");
+    expect(end?.resolvedNote).toContain("a restore would bring back 500, the raised value");
+    expect(await alertsOf("revert_skipped", r.raiseEndId)).toBe(1);
+  });
+
+  it("ends a budget's temporary raise the same way, audited as budget.adjust", async () => {
+    const r = await raisedForever({ value: 100, raisedTo: 500 });
+    const budget = await makeBudget(t.db, { endpointIds: [r.endpointId], value: 2_000_000 });
+    await setBudgetValue(t.db, budget.id, 9_000_000);
+    await t.db.update(raiseEnds).set({ state: "cancelled" }).where(eq(raiseEnds.state, "active"));
+    const endsAt = new Date(Date.now() + 60_000);
+    const id = await recordRaiseEnd(t.db, { requestId: null, endpointId: null, budgetId: budget.id, revertTo: 2_000_000, raisedTo: 9_000_000, endsAt, createdBy: admin.email });
+    expect(await endRaises(t.db, new Date(endsAt.getTime() + 1))).toEqual({ reverted: 1, skipped: 0 });
+    const [b] = await t.db.select().from(budgets).where(eq(budgets.id, budget.id));
+    expect(b?.value).toBe(2_000_000);
+    const [row] = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "budget.adjust"), sql`${auditEvents.details}->>'raiseEndId' = ${String(id)}`));
+    expect(row).toMatchObject({ actorType: "system", actor: "raise end", previousValue: 9_000_000, appliedValue: 2_000_000 });
+  });
+
+  it("a break-glass raise for a while: core records its end in the applying transaction, the worker ends it", async () => {
+    const r = await raisedForever({ value: 100, raisedTo: 100 });
+    await t.db.update(raiseEnds).set({ state: "cancelled" }).where(eq(raiseEnds.state, "active"));
+    const boss = await staffMember(t.db, "admin");
+    const request = await breakGlass(t.db, { kind: "ceiling.value", change: { ceilingId: r.ceilingId, value: 300 }, requester: boss, reason: "launch traffic, nobody else awake", endsAfterSeconds: 60 });
+    expect(await valueOf(r.ceilingId)).toBe(300);
+    const [end] = await activeRaiseEnds(t.db, { endpointId: r.endpointId });
+    expect(end).toMatchObject({ requestId: request.id, ceilingId: r.ceilingId, revertTo: 100, raisedTo: 300, inForce: true });
+    expect(await endRaises(t.db, new Date((end?.endsAt.getTime() ?? 0) + 1))).toEqual({ reverted: 1, skipped: 0 });
+    expect(await valueOf(r.ceilingId)).toBe(100);
+    const [row] = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "ceiling.adjust"), sql`${auditEvents.details}->>'raiseEndId' = ${String(end?.id)}`));
+    expect(row?.details).toMatchObject({ requestId: request.id, kind: "lower" });
+  });
+
+  it("under load from two processes reverts at its end; no grant commits after the revert that the old value refuses", async () => {
+    const raisedOne = await raisedForever({ value: 50, raisedTo: 10_000_000 });
+    const fixture = path.join(__dirname, "..", "catalog", "reserve-load.fixture.ts");
+    const loads = [0, 1].map(() => startFixtureProcess<Record<string, number>>(fixture, [t.url, raisedOne.key]));
+    const count = async () => resultRows<{ n: number }>(await t.db.execute(sql`select count(*)::int as n from reservations where endpoint_id = ${raisedOne.endpointId}`))[0]?.n ?? 0;
+    let r = { ...raisedOne, raiseEndId: 0, endsAt: new Date() };
+    try {
+      await Promise.all(loads.map((l) => l.ready));
+      r = { ...raisedOne, ...(await endIn(raisedOne, 1_500)) };
+      // The worker's fast lane, in this process: every 200 ms until the raise has ended.
+      let revertedAt = 0;
+      let atRevert = 0;
+      const deadline = r.endsAt.getTime() + 10_000;
+      while (Date.now() < deadline) {
+        const { reverted } = await endRaises(t.db);
+        if (reverted > 0) {
+          atRevert = await count();
+          revertedAt = Date.now();
+          break;
+        }
+        await pause(200);
+      }
+      expect(revertedAt).toBeGreaterThanOrEqual(r.endsAt.getTime());
+      expect(revertedAt - r.endsAt.getTime()).toBeLessThan(5_000);
+      // The raise was in use: more was granted than the old value allows, so after the revert
+      // every reservation is refused by the ceiling.
+      expect(atRevert).toBeGreaterThan(50);
+      await pause(700);
+      expect(await count()).toBe(atRevert);
+    } finally {
+      for (const l of loads) l.send();
+    }
+    const told = (await Promise.all(loads.map((l) => l.done))).reduce<Record<string, number>>((acc, x) => {
+      for (const [k, v] of Object.entries(x)) acc[k] = (acc[k] ?? 0) + v;
+      return acc;
+    }, {});
+    expect(told["refused:ceiling"]).toBeGreaterThan(0);
+    expect(await valueOf(raisedOne.ceilingId)).toBe(50);
+    // The ledger agrees with the counter: nothing was granted that the counter does not hold.
+    const [usage] = resultRows<{ held: number }>(await t.db.execute(sql`select coalesce(sum(held + settled), 0)::int as held from usage where ceiling_id = ${raisedOne.ceilingId}`));
+    expect(usage?.held).toBe(await count());
+  }, 30_000);
+});
