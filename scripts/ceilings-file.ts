@@ -10,7 +10,7 @@ import { applyCatalog, CatalogError, type EndpointPlan, planCatalog } from "@/li
 import type { AskedRaise, RaiseHandler } from "@/lib/catalog/file";
 import { ChangeControlError, type Requester } from "@/lib/changes";
 import { recordRefusal } from "@/lib/changes/who";
-import { askRaises, staffAs } from "./ceilings-changes";
+import { askRaises, ChangesUsageError, parseDuration, parseUntil, staffAs } from "./ceilings-changes";
 
 type Print = (line: string) => void;
 const stdout: Print = (line) => console.log(line);
@@ -84,6 +84,19 @@ export async function runPlanFile(db: Db, file: string, print: Print = stdout): 
   if (!plan.ok) throw new FileError(file, plan.errors);
   printPlan(print, plan.endpoints, plan.changeCount, "would change");
   if (plan.changeCount > 0) printApprovals(print, plan.endpoints, plan.raises.length);
+}
+
+/** apply's change-control flags, checked before the database starts (a typo costs nothing). */
+export function parseApplyOptions(v: { reason?: string; as?: string; "break-glass"?: boolean; for?: string; until?: string }): { breakGlass: boolean; endsAfterSeconds?: number; endsAt?: Date } {
+  if (v["break-glass"] && !v.reason?.trim()) throw new ChangesUsageError('--break-glass needs --reason "why": a break-glass change is audited and alerted with it');
+  if (v["break-glass"] && !v.as) throw new ChangesUsageError("--break-glass acts as an admin: --as <email>");
+  if (v.for !== undefined && v.until !== undefined) throw new ChangesUsageError("give --for or --until, not both");
+  if ((v.for !== undefined || v.until !== undefined) && !v.as) throw new ChangesUsageError("--for and --until end a raise asked for: --as <email>");
+  return {
+    breakGlass: v["break-glass"] === true,
+    ...(v.for === undefined ? {} : { endsAfterSeconds: parseDuration(v.for) }),
+    ...(v.until === undefined ? {} : { endsAt: parseUntil(v.until) }),
+  };
 }
 
 export type ApplyFileOptions = {

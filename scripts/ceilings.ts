@@ -24,8 +24,8 @@ import { isKilled } from "@/lib/budgets/read";
 import { AccountError } from "@/lib/accounts";
 import { ACCOUNTS_USAGE, AccountRowsError, AccountsUsageError, describeAccountError, runAccounts } from "./ceilings-accounts";
 import { parsePlansArgs, PLANS_USAGE, PlansUsageError, runPlans } from "./ceilings-plans";
-import { CHANGE_VERBS, CHANGES_USAGE, ChangesUsageError, parseChangesArgs, parseDuration, parseUntil, runChanges } from "./ceilings-changes";
-import { FileError, runApplyFile, runPlanFile } from "./ceilings-file";
+import { CHANGE_VERBS, CHANGES_USAGE, ChangesUsageError, parseChangesArgs, runChanges } from "./ceilings-changes";
+import { FileError, parseApplyOptions, runApplyFile, runPlanFile } from "./ceilings-file";
 import { ChangeControlError } from "@/lib/changes";
 
 const USAGE = `usage: npm run ceilings -- <command>
@@ -130,11 +130,7 @@ async function main(argv: string[]): Promise<void> {
   if (command !== "apply" && (values.as !== undefined || values["break-glass"] !== undefined || values.for !== undefined || values.until !== undefined)) {
     throw new UsageError("--as, --break-glass, --for and --until are options of apply (and --as of the request commands)");
   }
-  if (values["break-glass"] && !values.as) throw new UsageError("--break-glass acts as an admin: --as <email>");
-  if (values["break-glass"] && !values.reason) throw new UsageError("--break-glass needs --reason \"why\": a break-glass change is audited and alerted with it");
-  if (values.for !== undefined && values.until !== undefined) throw new UsageError("give --for or --until, not both");
-  if ((values.for !== undefined || values.until !== undefined) && !values.as) throw new UsageError("--for and --until end a raise asked for: --as <email>");
-  const ends = { ...(values.for === undefined ? {} : { endsAfterSeconds: parseDuration(values.for) }), ...(values.until === undefined ? {} : { endsAt: parseUntil(values.until) }) };
+  const applyControl = command === "apply" ? parseApplyOptions(values) : { breakGlass: false };
   // The schema needs no database: an editor's file check must work anywhere.
   if (command === "schema") {
     process.stdout.write(schemaText());
@@ -223,7 +219,7 @@ async function main(argv: string[]): Promise<void> {
       case "apply": {
         if (!endpoint) throw new UsageError("apply needs a catalog file");
         if (!values.reason) throw new UsageError("apply needs --reason \"why\" for the audit log");
-        await runApplyFile(db, { file: endpoint, reason: values.reason, confirmRaise: values["confirm-raise"] === true, osUser: os.userInfo().username, ...ends, ...(values.as ? { as: values.as } : {}), breakGlass: values["break-glass"] === true });
+        await runApplyFile(db, { file: endpoint, reason: values.reason, confirmRaise: values["confirm-raise"] === true, osUser: os.userInfo().username, ...applyControl, ...(values.as ? { as: values.as } : {}) });
         return;
       }
       default:
