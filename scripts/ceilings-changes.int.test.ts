@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { auditEvents, ceilings, changeRequests, endpoints, staff } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
-import type { EndpointSpecInput } from "@/lib/catalog";
+import { type EndpointSpecInput, exportCatalog } from "@/lib/catalog";
 import { killEndpoint } from "@/lib/ceilings";
 import { requestChange } from "@/lib/changes";
 import { parseChangesArgs, runChanges, staffAs } from "./ceilings-changes";
@@ -40,16 +40,14 @@ function endpointSpec(key: string, over: { day?: number; month?: number; perCall
 describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
   const t = useTestDatabase("cli_changes");
   const dir = mkdtempSync(path.join(os.tmpdir(), "ceilings-changes-"));
-  const writeFile = (endpointsList: EndpointSpecInput[]) => {
+  /** The catalog in force (export) with one endpoint as given: every file lists every endpoint. */
+  const catalogWith = async (spec: EndpointSpecInput) => {
     n += 1;
     const file = path.join(dir, `c${n}.json`);
-    writeFileSync(file, JSON.stringify({ version: 1, endpoints: endpointsList }));
+    const current = await exportCatalog(t.db);
+    writeFileSync(file, JSON.stringify({ ...current, endpoints: [...current.endpoints.filter((e) => e.key !== spec.key), spec] }));
     return file;
   };
-  // Every file lists every endpoint: each test keeps its own endpoint and lists the others as they are.
-  const others = new Map<string, EndpointSpecInput>();
-  const catalogWith = (spec: EndpointSpecInput) => writeFile([...[...others].filter(([k]) => k !== spec.key).map(([, s]) => s), spec]);
-  const settle = (spec: EndpointSpecInput) => others.set(spec.key, spec);
 
   async function lines(run: (print: (l: string) => void) => Promise<unknown>): Promise<string[]> {
     const out: string[] = [];
@@ -73,8 +71,7 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
   /** A new endpoint at its defaults (no raise), applied from a file by the OS user as before. */
   async function fresh(key: string): Promise<EndpointSpecInput> {
     const spec = endpointSpec(key);
-    await apply(catalogWith(spec), {});
-    settle(spec);
+    await apply(await catalogWith(spec), {});
     return spec;
   }
 
@@ -90,7 +87,7 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
 
   it("plan marks each raise 'needs approval' and counts them; a lowering is not marked", async () => {
     await fresh("cc.plan");
-    const file = catalogWith(endpointSpec("cc.plan", { day: 150, month: 2000, perCallMax: 2 }));
+    const file = await catalogWith(endpointSpec("cc.plan", { day: 150, month: 2000, perCallMax: 2 }));
     const out = await lines((print) => runPlanFile(t.db, file, print));
     expect(out.filter((l) => l.includes("NEEDS APPROVAL"))).toEqual([
       "    NEEDS APPROVAL: cc.plan: per-call max 1 → 2",
@@ -105,7 +102,7 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
 
   it("apply without --as refuses a file with raises: nothing of it is made, its lowering neither", async () => {
     await fresh("cc.noas");
-    const file = catalogWith(endpointSpec("cc.noas", { day: 150, month: 2000 }));
+    const file = await catalogWith(endpointSpec("cc.noas", { day: 150, month: 2000 }));
     await expect(apply(file, {})).rejects.toMatchObject({ code: "approval_required" });
     expect((await dayCeiling("cc.noas")).value).toBe(100);
     expect(await monthValue("cc.noas")).toBe(3000);
@@ -114,7 +111,7 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
 
   it("apply --as an operator makes the lowering at once and asks for the raise; applying again asks once", async () => {
     await fresh("cc.ask");
-    const file = catalogWith(endpointSpec("cc.ask", { day: 150, month: 2000 }));
+    const file = await catalogWith(endpointSpec("cc.ask", { day: 150, month: 2000 }));
     const out = await apply(file, { as: OPERATOR, reason: "launch on Friday" });
     expect(await monthValue("cc.ask")).toBe(2000);
     expect((await dayCeiling("cc.ask")).value).toBe(100);
@@ -148,12 +145,11 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     expect(raise?.details).toMatchObject({ requestId: request!.id, requestedBy: OPERATOR });
     // Nothing is left to change: the file is now what is in force.
     expect(await lines((print) => runPlanFile(t.db, file, print))).toEqual(["no changes: the database already matches the file"]);
-    settle(endpointSpec("cc.ask", { day: 150, month: 2000 }));
   });
 
   it("the requester can never approve their own request: asked from the CLI or from the dashboard", async () => {
     await fresh("cc.self");
-    await apply(catalogWith(endpointSpec("cc.self", { day: 160 })), { as: ADMIN });
+    await apply(await catalogWith(endpointSpec("cc.self", { day: 160 })), { as: ADMIN });
     const [fromCli] = await requestsOf("cc.self");
     await expect(cli("approve", String(fromCli!.id), "--as", ADMIN)).rejects.toMatchObject({ code: "own_request" });
     expect((await dayCeiling("cc.self")).value).toBe(100);
@@ -176,7 +172,7 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
 
   it("an unknown, an expired or a decided request is refused with a clear error; nothing changes", async () => {
     await fresh("cc.expired");
-    await apply(catalogWith(endpointSpec("cc.expired", { day: 180 })), { as: OPERATOR });
+    await apply(await catalogWith(endpointSpec("cc.expired", { day: 180 })), { as: OPERATOR });
     const [request] = await requestsOf("cc.expired");
     await expect(cli("approve", "999999", "--as", ADMIN)).rejects.toMatchObject({ code: "not_found" });
     // 24 h later: expired (the worker marks it; an approval before the worker ran is refused too).
@@ -192,7 +188,7 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
 
   it("a viewer cannot ask: the whole file is refused, its lowering too, and the refusal is logged", async () => {
     await fresh("cc.viewer");
-    await expect(apply(catalogWith(endpointSpec("cc.viewer", { day: 150, month: 2000 })), { as: VIEWER })).rejects.toMatchObject({ code: "forbidden" });
+    await expect(apply(await catalogWith(endpointSpec("cc.viewer", { day: 150, month: 2000 })), { as: VIEWER })).rejects.toMatchObject({ code: "forbidden" });
     expect(await monthValue("cc.viewer")).toBe(3000);
     expect((await dayCeiling("cc.viewer")).value).toBe(100);
     expect(await requestsOf("cc.viewer")).toEqual([]);
@@ -206,7 +202,7 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     expect(() => parseApplyOptions({ for: "2h", until: "2026-12-02T18:00:00Z", as: ADMIN, reason: "r" })).toThrow(/not both/);
     expect(parseApplyOptions({ for: "1h30m", as: ADMIN, reason: "r" })).toMatchObject({ endsAfterSeconds: 5400 });
     await fresh("cc.glass");
-    const file = catalogWith(endpointSpec("cc.glass", { day: 190 }));
+    const file = await catalogWith(endpointSpec("cc.glass", { day: 190 }));
     await expect(apply(file, { as: OPERATOR, breakGlass: true, reason: "no admin awake tonight" })).rejects.toMatchObject({ code: "forbidden" });
     await expect(apply(file, { as: ADMIN, breakGlass: true, reason: "now" })).rejects.toMatchObject({ code: expect.stringMatching(/reason_required|invalid_input/) });
     expect((await dayCeiling("cc.glass")).value).toBe(100);
@@ -217,12 +213,51 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     expect(out).toContain("applied by break glass (1), alerted to every destination:");
     await expect(cli("acknowledge", String(glass!.id), "--as", ADMIN)).rejects.toMatchObject({ code: expect.stringMatching(/own_request|forbidden/) });
     expect(await cli("acknowledge", String(glass!.id), "--as", ADMIN2)).toEqual([expect.stringMatching(new RegExp(`^#${glass!.id} acknowledged: `))]);
-    settle(endpointSpec("cc.glass", { day: 190 }));
+  });
+
+  it("every kind of raise in one file: each asked as its kind, the rest made at once; approved, the file converges", async () => {
+    await fresh("cc.kinds");
+    await fresh("cc.arch");
+    await apply(await catalogWith({ ...endpointSpec("cc.arch"), archived: true }), {});
+    const budget = { key: "b.kinds", name: "Kinds", scope: "global", window: "utc_day", value: 4_000_000, min: 0, max: 10_000_000, default: 1_000_000, members: ["cc.kinds"] } as const;
+    const kinds = endpointSpec("cc.kinds", { perCallMax: 2, day: 250, dayMax: 300, month: 2500 });
+    kinds.ceilings.push({ metric: "calls", scope: "global", window: "utc_day", value: 40, min: 0, max: 100, default: 10 });
+    const newOne = endpointSpec("cc.new", { day: 150 });
+    const write = async () => {
+      const current = await exportCatalog(t.db);
+      const others = current.endpoints.filter((e) => !["cc.kinds", "cc.arch", "cc.new"].includes(e.key));
+      n += 1;
+      const file = path.join(dir, `c${n}.json`);
+      writeFileSync(file, JSON.stringify({ ...current, endpoints: [...others, kinds, endpointSpec("cc.arch"), newOne], budgets: [...(current.budgets ?? []).filter((b) => b.key !== budget.key), budget] }));
+      return file;
+    };
+    const file = await write();
+    const planned = await lines((print) => runPlanFile(t.db, file, print));
+    expect(planned.filter((l) => l.includes("NEEDS APPROVAL")).length).toBe(6);
+    expect(planned.at(-1)).toMatch(/need approval \(6 change request\(s\)\)/);
+    await apply(file, { as: OPERATOR, reason: "the new tier" });
+    // Made at once: the month lowered, cc.new created at its default; the rest waits.
+    expect(await monthValue("cc.kinds")).toBe(2500);
+    expect((await dayCeiling("cc.new")).value).toBe(100);
+    expect((await dayCeiling("cc.kinds")).maxValue).toBe(200);
+    const pending = (await cli("requests", "--json")).flatMap((l) => JSON.parse(l) as { id: number; kind: string; requestedBy: string }[]).filter((r) => r.requestedBy === OPERATOR);
+    expect(pending.map((r) => r.kind).sort()).toEqual(["budget.create", "ceiling.add", "ceiling.bounds", "ceiling.value", "endpoint.per_call_max", "endpoint.unarchive"]);
+    for (const r of pending) await cli("approve", String(r.id), "--as", ADMIN2);
+    expect((await dayCeiling("cc.new")).value).toBe(150);
+    expect((await dayCeiling("cc.kinds")).maxValue).toBe(300);
+    // The day's value waited for its bounds: applied again, it is asked for, then nothing is left.
+    const again = await apply(await write(), { as: OPERATOR });
+    const [valueRequest] = (await requestsOf("cc.kinds")).filter((r) => r.state === "pending");
+    expect(valueRequest).toMatchObject({ kind: "ceiling.value", change: { ceilingId: (await dayCeiling("cc.kinds")).id, value: 250 } });
+    expect(again.some((l) => l.startsWith(`  #${valueRequest!.id} `))).toBe(true);
+    await cli("approve", String(valueRequest!.id), "--as", ADMIN);
+    const last = await write();
+    expect(await lines((print) => runPlanFile(t.db, last, print))).toEqual(["no changes: the database already matches the file"]);
   });
 
   it("the CLI kill stays instant with a raise pending; approving the raise afterwards finds it stale", async () => {
     await fresh("cc.kill");
-    await apply(catalogWith(endpointSpec("cc.kill", { day: 150 })), { as: OPERATOR, endsAfterSeconds: 7200 });
+    await apply(await catalogWith(endpointSpec("cc.kill", { day: 150 })), { as: OPERATOR, endsAfterSeconds: 7200 });
     const [request] = await requestsOf("cc.kill");
     expect(request).toMatchObject({ endsAfterSeconds: 7200 });
     await killEndpoint(t.db, { endpointKey: "cc.kill", actor: { type: "cli", name: "ops" }, reason: "incident" });

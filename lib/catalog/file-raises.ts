@@ -131,9 +131,13 @@ function withholdCeiling(endpointKey: string, row: Ceiling, c: CeilingSpec, rais
   const identity = ceilingIdentity(c);
   const at = `${endpointKey} #${row.id} ${identity}`;
   const out = { ...c };
+  // A value above the max in force cannot be asked for yet (a request's value is clamped into the
+  // bounds in force): it waits for the bounds, and the file applied again asks for it.
+  const valueWaits = r.value && r.max && r.after > row.maxValue;
   if (r.max) {
     out.max = row.maxValue;
-    raises.push({ kind: "ceiling.bounds", endpointKey, identity, min: c.min, max: c.max, line: `${at}: bounds [${formatCount(row.minValue)}, ${formatCount(row.maxValue)}] → [${formatCount(c.min)}, ${formatCount(c.max)}]` });
+    const then = valueWaits ? `; value ${formatCount(r.after)} is asked for once these are approved: apply the file again` : "";
+    raises.push({ kind: "ceiling.bounds", endpointKey, identity, min: c.min, max: c.max, line: `${at}: bounds [${formatCount(row.minValue)}, ${formatCount(row.maxValue)}] → [${formatCount(c.min)}, ${formatCount(c.max)}]${then}` });
   }
   if (r.value) {
     if (r.staysKilled) {
@@ -144,7 +148,7 @@ function withholdCeiling(endpointKey: string, row: Ceiling, c: CeilingSpec, rais
     const killedNow = row.value === 0 && row.valueBeforeKill !== null;
     out.value = standingValue(row);
     out.killed = killedNow;
-    raises.push({ kind: "ceiling.value", endpointKey, identity, value: r.after, line: `${at}: value ${formatCount(standingValue(row))}${killedNow ? " (killed)" : ""} → ${formatCount(r.after)}` });
+    if (!valueWaits) raises.push({ kind: "ceiling.value", endpointKey, identity, value: r.after, line: `${at}: value ${formatCount(standingValue(row))}${killedNow ? " (killed)" : ""} → ${formatCount(r.after)}` });
   }
   // The standing value and the default must fit the bounds kept: a min raised past them waits with the max.
   out.min = Math.min(out.min, out.max, out.value === 0 ? out.min : out.value);
@@ -173,9 +177,11 @@ function withholdBudget(existing: CatalogBudget, spec: BudgetSpec, raises: FileR
     out.archived = true;
     raises.push({ kind: "budget.unarchive", budgetKey: spec.key, line: `${at}: unarchive` });
   }
+  const valueWaits = r.value && r.max && r.after > row.maxValue;
   if (r.max) {
     out.max = row.maxValue;
-    raises.push({ kind: "budget.bounds", budgetKey: spec.key, min: spec.min, max: spec.max, line: `${at}: bounds [${money(row.minValue)}, ${money(row.maxValue)}] → [${money(spec.min)}, ${money(spec.max)}]` });
+    const then = valueWaits ? `; value ${money(r.after)} is asked for once these are approved: apply the file again` : "";
+    raises.push({ kind: "budget.bounds", budgetKey: spec.key, min: spec.min, max: spec.max, line: `${at}: bounds [${money(row.minValue)}, ${money(row.maxValue)}] → [${money(spec.min)}, ${money(spec.max)}]${then}` });
   }
   if (r.value) {
     if (r.staysKilled) {
@@ -184,7 +190,7 @@ function withholdBudget(existing: CatalogBudget, spec: BudgetSpec, raises: FileR
     }
     out.value = standingValue(row);
     out.killed = isKilled(row);
-    raises.push({ kind: "budget.value", budgetKey: spec.key, value: r.after, line: `${at}: value ${money(standingValue(row))}${isKilled(row) ? " (killed)" : ""} → ${money(r.after)}` });
+    if (!valueWaits) raises.push({ kind: "budget.value", budgetKey: spec.key, value: r.after, line: `${at}: value ${money(standingValue(row))}${isKilled(row) ? " (killed)" : ""} → ${money(r.after)}` });
   }
   if (r.max || r.value) {
     out.min = Math.min(out.min, out.max, out.value === 0 ? out.min : out.value);

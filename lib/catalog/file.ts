@@ -6,7 +6,7 @@ import { ceilingOverrides, ceilings, type Ceiling, type Endpoint } from "@/db/sc
 import type { AuditActor } from "@/lib/audit/record";
 import { actorName } from "@/lib/ceilings/actor";
 import { CONFIRM_RAISE_FACTOR } from "@/lib/ceilings/parse";
-import { requireApproval } from "@/lib/changes/context";
+import { type ChangeControl, requireApproval } from "@/lib/changes/context";
 import { isValueRaise } from "@/lib/changes/raise";
 import { CatalogError, requireCatalogReason } from "./errors";
 import { type FileRaise, markApprovals, withholdRaises } from "./file-raises";
@@ -335,10 +335,12 @@ export type ApplyParams = {
   confirmRaise: boolean;
   /**
    * Change control. Given (the CLI always gives it): the raises are withheld, the rest applied, and
-   * the raises handed to it in the same transaction. Absent: the file applies whole, raises too —
-   * only for setup code that builds data on purpose (the demo seed, test fixtures).
+   * the raises handed to it in the same transaction. Absent: the file applies whole, and a raise in
+   * it is refused by the writes (approval_required) unless `changeControl` permits it.
    */
   onRaises?: RaiseHandler;
+  /** Only setup code that builds data on purpose (the demo seed, test fixtures): setupControl(). */
+  changeControl?: ChangeControl;
 };
 export type ApplyResult = { changeCount: number; sha256: string; endpoints: EndpointPlan[]; raises: AskedRaise[] };
 
@@ -380,7 +382,7 @@ export async function applyCatalog(db: Db, p: ApplyParams): Promise<ApplyResult>
     const diff = file === parsed.file ? whole : await diffAll(tx, file, current, dbBudgets);
     // A change that leans on a raise still waiting (a plan value above a max not yet approved) waits too: the whole file is refused.
     if (diff.errors.length > 0) throw invalid(diff.errors, "until its raises are approved: ");
-    const change: Change = { tx, actor: p.actor, reason, details: { via: "catalog file", sha256 } };
+    const change: Change = { tx, actor: p.actor, reason, details: { via: "catalog file", sha256 }, ...(p.changeControl ? { changeControl: p.changeControl } : {}) };
     const byKey = new Map(current.map((c) => [c.endpoint.key, c]));
     for (const spec of file.endpoints) {
       if (!diff.plans.some((e) => e.key === spec.key)) continue;
