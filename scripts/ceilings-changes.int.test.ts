@@ -23,6 +23,11 @@ const OPERATOR = "oli@example.com";
 const VIEWER = "vic@example.com";
 
 let n = 0;
+
+function must<T>(value: T | undefined): T {
+  if (value === undefined) throw new Error("expected a row");
+  return value;
+}
 function endpointSpec(key: string, over: { day?: number; month?: number; perCallMax?: number; dayMax?: number } = {}): EndpointSpecInput {
   return {
     key,
@@ -59,11 +64,11 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
   const cli = (...argv: string[]) => lines((print) => runChanges(t.db, parseChangesArgs(argv), print));
   const dayCeiling = async (key: string) => {
     const [row] = await t.db.select({ c: ceilings }).from(ceilings).innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId)).where(and(eq(endpoints.key, key), eq(ceilings.window, "utc_day")));
-    return row!.c;
+    return must(row).c;
   };
   const monthValue = async (key: string) => {
     const [row] = await t.db.select({ v: ceilings.value }).from(ceilings).innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId)).where(and(eq(endpoints.key, key), eq(ceilings.window, "billing_month")));
-    return row!.v;
+    return must(row).v;
   };
   const requestsOf = (key: string) =>
     t.db.select({ r: changeRequests }).from(changeRequests).innerJoin(endpoints, eq(endpoints.id, changeRequests.endpointId)).where(eq(endpoints.key, key)).then((rows) => rows.map((x) => x.r));
@@ -118,31 +123,31 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     const [request, ...more] = await requestsOf("cc.ask");
     expect(more).toEqual([]);
     expect(request).toMatchObject({ kind: "ceiling.value", state: "pending", requestedBy: OPERATOR, requestedVia: "cli", reason: "launch on Friday" });
-    expect(request!.change).toEqual({ ceilingId: (await dayCeiling("cc.ask")).id, value: 150 });
+    expect(must(request).change).toEqual({ ceilingId: (await dayCeiling("cc.ask")).id, value: 150 });
     expect(out).toContain(`asked for approval (1); approvers alerted:`);
-    expect(out.some((l) => l.startsWith(`  #${request!.id} `))).toBe(true);
+    expect(out.some((l) => l.startsWith(`  #${must(request).id} `))).toBe(true);
     // The month was applied by the operator, named in the audit log.
     const [applied] = await t.db.select().from(auditEvents).where(and(eq(auditEvents.endpointKey, "cc.ask"), eq(auditEvents.action, "ceiling.update")));
     expect(applied).toMatchObject({ actorType: "config", actor: OPERATOR });
 
     const again = await apply(file, { as: OPERATOR });
-    expect(again.some((l) => l.includes(`#${request!.id}`) && l.includes("already pending"))).toBe(true);
+    expect(again.some((l) => l.includes(`#${must(request).id}`) && l.includes("already pending"))).toBe(true);
     expect(await requestsOf("cc.ask")).toHaveLength(1);
     const listed = await cli("requests");
-    expect(listed.some((l) => l.startsWith(`#${request!.id}  pending  ceiling.value`))).toBe(true);
-    const json = JSON.parse((await cli("requests", "--json"))[0]!) as { id: number }[];
-    expect(json.map((r) => r.id)).toContain(request!.id);
+    expect(listed.some((l) => l.startsWith(`#${must(request).id}  pending  ceiling.value`))).toBe(true);
+    const json = JSON.parse((await cli("requests", "--json"))[0] ?? "") as { id: number }[];
+    expect(json.map((r) => r.id)).toContain(must(request).id);
 
     // An operator cannot approve; the requester (by staff id) cannot either.
-    await expect(cli("approve", String(request!.id), "--as", OPERATOR)).rejects.toMatchObject({ code: expect.stringMatching(/^(forbidden|own_request)$/) });
+    await expect(cli("approve", String(must(request).id), "--as", OPERATOR)).rejects.toMatchObject({ code: expect.stringMatching(/^(forbidden|own_request)$/) });
     // A second admin approves: the value is in force, audited as the direct edit with the request.
-    expect(await cli("approve", `#${request!.id}`, "--note", "ok for the launch", "--as", ADMIN)).toEqual([expect.stringMatching(new RegExp(`^#${request!.id} applied: `))]);
+    expect(await cli("approve", `#${must(request).id}`, "--note", "ok for the launch", "--as", ADMIN)).toEqual([expect.stringMatching(new RegExp(`^#${must(request).id} applied: `))]);
     expect((await dayCeiling("cc.ask")).value).toBe(150);
     const [approved] = await requestsOf("cc.ask");
     expect(approved).toMatchObject({ state: "applied", decidedBy: ADMIN, decisionNote: "ok for the launch" });
     const events = await t.db.select().from(auditEvents).where(eq(auditEvents.endpointKey, "cc.ask"));
     const raise = events.find((e) => e.actor === ADMIN && e.action.startsWith("ceiling."));
-    expect(raise?.details).toMatchObject({ requestId: request!.id, requestedBy: OPERATOR });
+    expect(raise?.details).toMatchObject({ requestId: must(request).id, requestedBy: OPERATOR });
     // Nothing is left to change: the file is now what is in force.
     expect(await lines((print) => runPlanFile(t.db, file, print))).toEqual(["no changes: the database already matches the file"]);
   });
@@ -151,13 +156,13 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     await fresh("cc.self");
     await apply(await catalogWith(endpointSpec("cc.self", { day: 160 })), { as: ADMIN });
     const [fromCli] = await requestsOf("cc.self");
-    await expect(cli("approve", String(fromCli!.id), "--as", ADMIN)).rejects.toMatchObject({ code: "own_request" });
+    await expect(cli("approve", String(must(fromCli).id), "--as", ADMIN)).rejects.toMatchObject({ code: "own_request" });
     expect((await dayCeiling("cc.self")).value).toBe(100);
     // The refusal is logged.
     const refused = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "change.refused"), eq(auditEvents.actor, ADMIN)));
     expect(refused.length).toBeGreaterThan(0);
     // Withdrawn by its requester (cancel), then asked in the dashboard: still refused from the CLI.
-    expect(await cli("cancel", String(fromCli!.id), "--as", ADMIN)).toEqual([expect.stringMatching(new RegExp(`^#${fromCli!.id} cancelled: `))]);
+    expect(await cli("cancel", String(must(fromCli).id), "--as", ADMIN)).toEqual([expect.stringMatching(new RegExp(`^#${must(fromCli).id} cancelled: `))]);
     const ada = { ...(await staffAs(t.db, ADMIN)), via: "dashboard" as const };
     const fromDashboard = await requestChange(t.db, { kind: "ceiling.value", change: { ceilingId: (await dayCeiling("cc.self")).id, value: 170 }, requester: ada, reason: "asked in the dashboard" });
     await expect(cli("approve", String(fromDashboard.id), "--as", ADMIN)).rejects.toMatchObject({ code: "own_request" });
@@ -176,8 +181,8 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     const [request] = await requestsOf("cc.expired");
     await expect(cli("approve", "999999", "--as", ADMIN)).rejects.toMatchObject({ code: "not_found" });
     // 24 h later: expired (the worker marks it; an approval before the worker ran is refused too).
-    await t.ownerDb.update(changeRequests).set({ requestedAt: new Date(Date.now() - 25 * 3600_000), expiresAt: new Date(Date.now() - 3600_000) }).where(eq(changeRequests.id, request!.id));
-    await expect(cli("approve", String(request!.id), "--as", ADMIN)).rejects.toMatchObject({ code: "expired", message: expect.stringContaining("expired") });
+    await t.ownerDb.update(changeRequests).set({ requestedAt: new Date(Date.now() - 25 * 3600_000), expiresAt: new Date(Date.now() - 3600_000) }).where(eq(changeRequests.id, must(request).id));
+    await expect(cli("approve", String(must(request).id), "--as", ADMIN)).rejects.toMatchObject({ code: "expired", message: expect.stringContaining("expired") });
     expect((await dayCeiling("cc.expired")).value).toBe(100);
     await expect(cli("approve", "x12", "--as", ADMIN)).rejects.toThrow(/request id/);
     await expect(cli("approve", "12")).rejects.toThrow(/--as <email>/);
@@ -211,8 +216,8 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     const [glass] = await requestsOf("cc.glass");
     expect(glass).toMatchObject({ state: "applied", breakGlass: true, decidedById: null, requestedBy: ADMIN });
     expect(out).toContain("applied by break glass (1), alerted to every destination:");
-    await expect(cli("acknowledge", String(glass!.id), "--as", ADMIN)).rejects.toMatchObject({ code: expect.stringMatching(/own_request|forbidden/) });
-    expect(await cli("acknowledge", String(glass!.id), "--as", ADMIN2)).toEqual([expect.stringMatching(new RegExp(`^#${glass!.id} acknowledged: `))]);
+    await expect(cli("acknowledge", String(must(glass).id), "--as", ADMIN)).rejects.toMatchObject({ code: expect.stringMatching(/own_request|forbidden/) });
+    expect(await cli("acknowledge", String(must(glass).id), "--as", ADMIN2)).toEqual([expect.stringMatching(new RegExp(`^#${must(glass).id} acknowledged: `))]);
   });
 
   it("every kind of raise in one file: each asked as its kind, the rest made at once; approved, the file converges", async () => {
@@ -249,8 +254,8 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     const again = await apply(await write(), { as: OPERATOR });
     const [valueRequest] = (await requestsOf("cc.kinds")).filter((r) => r.state === "pending");
     expect(valueRequest).toMatchObject({ kind: "ceiling.value", change: { ceilingId: (await dayCeiling("cc.kinds")).id, value: 250 } });
-    expect(again.some((l) => l.startsWith(`  #${valueRequest!.id} `))).toBe(true);
-    await cli("approve", String(valueRequest!.id), "--as", ADMIN);
+    expect(again.some((l) => l.startsWith(`  #${must(valueRequest).id} `))).toBe(true);
+    await cli("approve", String(must(valueRequest).id), "--as", ADMIN);
     const last = await write();
     expect(await lines((print) => runPlanFile(t.db, last, print))).toEqual(["no changes: the database already matches the file"]);
   });
@@ -262,7 +267,7 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     expect(request).toMatchObject({ endsAfterSeconds: 7200 });
     await killEndpoint(t.db, { endpointKey: "cc.kill", actor: { type: "cli", name: "ops" }, reason: "incident" });
     expect((await dayCeiling("cc.kill")).value).toBe(0);
-    await expect(cli("approve", String(request!.id), "--as", ADMIN)).rejects.toMatchObject({ code: "stale" });
+    await expect(cli("approve", String(must(request).id), "--as", ADMIN)).rejects.toMatchObject({ code: "stale" });
     expect((await dayCeiling("cc.kill")).value).toBe(0);
     expect((await requestsOf("cc.kill"))[0]).toMatchObject({ state: "stale" });
   });
