@@ -193,12 +193,23 @@ export function askRaises(o: AskOptions): RaiseHandler {
   };
 }
 
+/** 7200 → "2h", 5400 → "1h30m": as --for takes it. */
+export function lasting(seconds: number): string {
+  const parts: [number, string][] = [
+    [Math.floor(seconds / 86_400), "d"],
+    [Math.floor((seconds % 86_400) / 3_600), "h"],
+    [Math.floor((seconds % 3_600) / 60), "m"],
+    [seconds % 60, "s"],
+  ];
+  return parts.filter(([n]) => n > 0).map(([n, u]) => `${n}${u}`).join("") || "0s";
+}
+
 const when = (d: Date | null | undefined) => (d ? d.toISOString().replace(/\.\d{3}Z$/, "Z") : "-");
 
 /** One request as a line (two when decided): what, who asked and how, and where it stands. */
 export function requestLines(r: ChangeRequest): string[] {
   const flags = [r.breakGlass ? "BREAK GLASS" : null, r.breakGlass && !r.acknowledgedAt ? "unacknowledged" : null].filter(Boolean).join(", ");
-  const end = r.endsAt ? `, until ${when(r.endsAt)}` : r.endsAfterSeconds ? `, for ${r.endsAfterSeconds} s once applied` : "";
+  const end = r.endsAt ? `, until ${when(r.endsAt)}` : r.endsAfterSeconds ? `, for ${lasting(r.endsAfterSeconds)} once applied` : "";
   const lines = [`#${r.id}  ${r.state}${flags ? ` (${flags})` : ""}  ${r.kind}  ${r.summary}${end}`];
   lines.push(`    asked by ${r.requestedBy} via ${r.requestedVia} at ${when(r.requestedAt)}${r.state === "pending" ? `, expires ${when(r.expiresAt)}` : ""}: ${r.reason}`);
   if (r.decidedBy) lines.push(`    ${r.state} by ${r.decidedBy} at ${when(r.decidedAt)}${r.decisionNote ? `: ${r.decisionNote}` : ""}`);
@@ -223,8 +234,9 @@ export async function runChanges(db: Db, command: ChangesCommand, print: (line: 
     case "approve": {
       const r = await approveChange(db, { id: command.id, approver: who, ...(command.note !== undefined ? { note: command.note } : {}) });
       // Stale: nothing was applied. The shell sees a failure, so a script does not carry on as if raised.
-      if (!r.applied) throw new ChangeControlError("stale", `#${r.request.id} ${r.request.state}: ${r.message}`);
-      print(`#${r.request.id} ${r.request.state}: ${r.message}`);
+      const said = r.message.startsWith(r.request.state) ? r.message : `${r.request.state}: ${r.message}`;
+      if (!r.applied) throw new ChangeControlError("stale", `#${r.request.id} ${said}`);
+      print(`#${r.request.id} ${said}`);
       return;
     }
     case "reject": {

@@ -121,7 +121,9 @@ export async function runApplyFile(db: Db, o: ApplyFileOptions, print: Print = s
   try {
     const actor = { type: "config", name: requester?.email ?? o.osUser } as const;
     const result = await applyCatalog(db, { text, actor, reason: o.reason, confirmRaise: o.confirmRaise, onRaises });
-    printPlan(print, result.endpoints, result.changeCount, "changed");
+    // Only raises: nothing was made at once, but the database does not match the file yet.
+    if (result.changeCount === 0 && result.raises.length > 0) print("nothing to change at once: every change in the file is a raise");
+    else printPlan(print, result.endpoints, result.changeCount, "changed");
     if (result.changeCount > 0) print(`applied ${o.file} (sha256 ${result.sha256})`);
     printAsked(print, result.raises);
   } catch (error) {

@@ -40,7 +40,7 @@ const USAGE = `usage: npm run ceilings -- <command>
                                        into <file>, and its JSON Schema beside it (${CATALOG_SCHEMA_FILE})
   schema                               the JSON Schema of the catalog file, on stdout
   plan <file>                          what applying the file would change (exit 1 if invalid);
-                                       each raise marked "needs approval", counted at the end
+                                       each raise marked "NEEDS APPROVAL", counted at the end
   apply <file> --reason "why" [--confirm-raise] [--as <email>]
         [--break-glass] [--for 2h | --until <ISO time>]
                                        apply the file in one transaction, or nothing: what
