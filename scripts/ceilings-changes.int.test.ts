@@ -59,8 +59,8 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     await run((l) => out.push(l));
     return out;
   }
-  const apply = (file: string, o: { as?: string; breakGlass?: boolean; reason?: string; endsAfterSeconds?: number }) =>
-    lines((print) => runApplyFile(t.db, { file, reason: o.reason ?? "file change", confirmRaise: false, osUser: "ci", breakGlass: o.breakGlass ?? false, ...(o.as ? { as: o.as } : {}), ...(o.endsAfterSeconds ? { endsAfterSeconds: o.endsAfterSeconds } : {}) }, print));
+  const apply = (file: string, o: { as?: string; breakGlass?: boolean; reason?: string; endsAfterSeconds?: number; confirmRaise?: boolean }) =>
+    lines((print) => runApplyFile(t.db, { file, reason: o.reason ?? "file change", confirmRaise: o.confirmRaise ?? false, osUser: "ci", breakGlass: o.breakGlass ?? false, ...(o.as ? { as: o.as } : {}), ...(o.endsAfterSeconds ? { endsAfterSeconds: o.endsAfterSeconds } : {}) }, print));
   const cli = (...argv: string[]) => lines((print) => runChanges(t.db, parseChangesArgs(argv), print));
   const dayCeiling = async (key: string) => {
     const [row] = await t.db.select({ c: ceilings }).from(ceilings).innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId)).where(and(eq(endpoints.key, key), eq(ceilings.window, "utc_day")));
@@ -258,6 +258,16 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     await cli("approve", String(must(valueRequest).id), "--as", ADMIN);
     const last = await write();
     expect(await lines((print) => runPlanFile(t.db, last, print))).toEqual(["no changes: the database already matches the file"]);
+  });
+
+  it("a raise of 5x or more is retyped (--confirm-raise) before it is even asked for", async () => {
+    await fresh("cc.five");
+    const file = await catalogWith(endpointSpec("cc.five", { perCallMax: 5 }));
+    await expect(apply(file, { as: OPERATOR })).rejects.toMatchObject({ code: "confirmation_required" });
+    expect(await requestsOf("cc.five")).toEqual([]);
+    await apply(file, { as: OPERATOR, confirmRaise: true });
+    const [request] = await requestsOf("cc.five");
+    expect(request).toMatchObject({ kind: "endpoint.per_call_max", state: "pending", change: { endpointKey: "cc.five", perCallMax: 5 } });
   });
 
   it("the CLI kill stays instant with a raise pending; approving the raise afterwards finds it stale", async () => {

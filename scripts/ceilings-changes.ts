@@ -7,6 +7,7 @@ import { and, eq, gt, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { changeRequests, staff } from "@/db/schema";
 import { isRole } from "@/lib/auth/roles";
+import { moneyInputText } from "@/lib/budgets/money";
 import type { AskedRaise, RaiseHandler } from "@/lib/catalog/file";
 import type { FileRaise } from "@/lib/catalog/file-raises";
 import { readCatalog } from "@/lib/catalog/read";
@@ -153,6 +154,24 @@ async function pendingTwin(tx: Db, kind: ChangeKind, change: Record<string, unkn
 /** Only a value has an end: the raise of a bound, a per-call max or an unarchive stays until changed. */
 const ENDS: ReadonlySet<ChangeKind> = new Set(["ceiling.value", "budget.value"]);
 
+/**
+ * --confirm-raise as lib/changes reads the 5x retype: the new value typed again (money as a person
+ * types it, "12.5"). The file's plan already asked for --confirm-raise on exactly these raises.
+ */
+function confirmText(kind: ChangeKind, change: Record<string, unknown>): string {
+  const n = (v: unknown) => (typeof v === "number" ? v : 0);
+  switch (kind) {
+    case "budget.value":
+      return moneyInputText(n(change.value));
+    case "endpoint.per_call_max":
+      return String(n(change.perCallMax));
+    case "ceiling.add":
+      return String(n((change.ceiling as { value?: unknown } | undefined)?.value));
+    default:
+      return String(n(change.value));
+  }
+}
+
 export type AskOptions = {
   requester: Requester;
   reason: string;
@@ -175,7 +194,7 @@ export function askRaises(o: AskOptions): RaiseHandler {
     for (const raise of raises) {
       const { kind, change } = await kindAndChange(tx, raise);
       const end = ENDS.has(kind) ? { endsAfterSeconds: o.endsAfterSeconds, endsAt: o.endsAt } : {};
-      const confirm = o.confirmRaise && "value" in change ? { confirm: String(change.value) } : {};
+      const confirm = o.confirmRaise ? { confirm: confirmText(kind, change) } : {};
       if (o.breakGlass) {
         const r = await breakGlass(tx, { kind, change, requester: o.requester, reason: o.reason, ...end, ...confirm });
         out.push({ raise, requestId: r.id, outcome: "break_glass", summary: r.summary });
