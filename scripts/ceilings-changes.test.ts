@@ -23,6 +23,9 @@ describe("ceilings requests | approve | reject | cancel | acknowledge: the comma
       ["requests", "12"],
       ["approve", "12", "--as", "a@example.com", "--json"],
       ["approve", "12", "13", "--as", "a@example.com"],
+      ["approve", "12", "--as"],
+      ["approve", "12", "--as", "a@example.com", "--force"],
+      ["approve", "--help"],
     ]) {
       expect(() => parseChangesArgs(argv), argv.join(" ")).toThrow(ChangesUsageError);
     }

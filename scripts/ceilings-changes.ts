@@ -43,11 +43,19 @@ function parseId(text: string | undefined, verb: string): number {
 
 /** Reads the command line of a change-control verb before the database starts: a typo costs nothing. */
 export function parseChangesArgs(argv: string[]): ChangesCommand {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { as: { type: "string" }, note: { type: "string" }, reason: { type: "string" }, state: { type: "string" }, json: { type: "boolean" } },
-  });
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { as: { type: "string" }, note: { type: "string" }, reason: { type: "string" }, state: { type: "string" }, json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+    });
+  } catch (error) {
+    // An unknown option or one without its value: the usage, not a stack trace.
+    throw new ChangesUsageError(error instanceof Error ? error.message : String(error));
+  }
+  const { positionals, values } = parsed;
+  if (values.help) throw new ChangesUsageError("");
   const [verb, id, ...extra] = positionals;
   if (extra.length > 0) throw new ChangesUsageError(`unexpected arguments: ${extra.join(" ")}`);
   if (verb === "requests") {
