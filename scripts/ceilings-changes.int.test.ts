@@ -270,6 +270,16 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     expect(request).toMatchObject({ kind: "endpoint.per_call_max", state: "pending", change: { endpointKey: "cc.five", perCallMax: 5 } });
   });
 
+  it("a change that leans on a raise still waiting is refused with the file, by plan and apply alike", async () => {
+    await fresh("cc.lean");
+    const spec = endpointSpec("cc.lean");
+    spec.ceilings.push({ metric: "units", scope: "caller", window: "utc_day", value: 20, min: 0, max: 50, default: 10 });
+    const file = await catalogWith({ ...spec, overrides: [{ metric: "units", window: "utc_day", caller: "acct_1", value: 30, reason: "big customer" }] });
+    await expect(lines((print) => runPlanFile(t.db, file, print))).rejects.toMatchObject({ problems: [expect.stringContaining("is new and needs approval first")] });
+    await expect(apply(file, { as: OPERATOR })).rejects.toMatchObject({ problems: [expect.stringContaining("is new and needs approval first")] });
+    expect(await requestsOf("cc.lean")).toEqual([]);
+  });
+
   it("the CLI kill stays instant with a raise pending; approving the raise afterwards finds it stale", async () => {
     await fresh("cc.kill");
     await apply(await catalogWith(endpointSpec("cc.kill", { day: 150 })), { as: OPERATOR, endsAfterSeconds: 7200 });

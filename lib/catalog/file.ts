@@ -292,6 +292,9 @@ function sentenceLine(c: CeilingSpec, e: EndpointFields & { key: string }): stri
   return `${ceilingIdentity(c)}: ${s.guarantee}${s.worstCase ? ` (${s.worstCase})` : ""}${c.killed ? ` [killed; restores to ${formatCount(c.value)}]` : ""}`;
 }
 
+/** A change that leans on a raise still waiting: said before the rule it would break. */
+const WAITING = "until its raises are approved: ";
+
 /** Everything a file changes against the catalog read (endpoints, budgets, plans), or the rules it breaks. */
 async function diffAll(db: Db, file: CatalogFile, current: CatalogEndpoint[], dbBudgets: CatalogBudget[]) {
   const endpoints = diffCatalog(file, current);
@@ -315,6 +318,11 @@ export async function planCatalog(db: Db, text: string): Promise<Plan> {
   if (all.errors.length > 0) return { ok: false, errors: all.errors };
   const withheld = withholdRaises(parsed.file, current, dbBudgets);
   if (withheld.errors.length > 0) return { ok: false, errors: withheld.errors };
+  // What apply would refuse while the raises wait, plan says now.
+  if (withheld.raises.length > 0) {
+    const waiting = (await diffAll(db, withheld.file, current, dbBudgets)).errors;
+    if (waiting.length > 0) return { ok: false, errors: waiting.map((e) => `${WAITING}${e}`) };
+  }
   markApprovals(all.plans, withheld.raises);
   return { ok: true, endpoints: all.plans, changeCount: all.changeCount, raises: withheld.raises };
 }
@@ -381,7 +389,7 @@ export async function applyCatalog(db: Db, p: ApplyParams): Promise<ApplyResult>
     }
     const diff = file === parsed.file ? whole : await diffAll(tx, file, current, dbBudgets);
     // A change that leans on a raise still waiting (a plan value above a max not yet approved) waits too: the whole file is refused.
-    if (diff.errors.length > 0) throw invalid(diff.errors, "until its raises are approved: ");
+    if (diff.errors.length > 0) throw invalid(diff.errors, WAITING);
     const change: Change = { tx, actor: p.actor, reason, details: { via: "catalog file", sha256 }, ...(p.changeControl ? { changeControl: p.changeControl } : {}) };
     const byKey = new Map(current.map((c) => [c.endpoint.key, c]));
     for (const spec of file.endpoints) {
