@@ -5,16 +5,17 @@
 //   npm run ceilings -- restore <endpoint> [--reason "…"]
 //   npm run ceilings -- kill-all --reason "…"
 //   npm run ceilings -- kill-budget <budget> --reason "…" | restore-budget <budget> [--reason "…"]
-//   npm run ceilings -- export [--out ceilings.json] | schema | plan ceilings.json | apply ceilings.json --reason "…"
+//   npm run ceilings -- export [--out ceilings.json] | schema | plan ceilings.json | apply ceilings.json --reason "…" [--as EMAIL]
+//   npm run ceilings -- requests | approve <id> | reject <id> | cancel <id> | acknowledge <id> --as EMAIL (scripts/ceilings-changes.ts)
 //   npm run ceilings -- accounts assign|bulk|block|unblock|show ... (scripts/ceilings-accounts.ts)
 //   npm run ceilings -- plans [show|create|update|set|unset|default|delete] ... (scripts/ceilings-plans.ts)
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { closeDb, getDb } from "@/db/client";
 import type { AuditActor } from "@/lib/audit/record";
-import { applyCatalog, CATALOG_SCHEMA_FILE, CatalogError, catalogJsonSchema, type EndpointPlan, exportCatalog, planCatalog } from "@/lib/catalog";
+import { CATALOG_SCHEMA_FILE, CatalogError, catalogJsonSchema, exportCatalog } from "@/lib/catalog";
 import { CeilingError, getKillState, killAll, killEndpoint, listEndpointsOverview, restoreEndpoint } from "@/lib/ceilings";
 import { prepareDatabaseWithDemo } from "@/lib/demo";
 import { formatCount, formatMoney } from "@/lib/format";
@@ -23,6 +24,9 @@ import { isKilled } from "@/lib/budgets/read";
 import { AccountError } from "@/lib/accounts";
 import { ACCOUNTS_USAGE, AccountRowsError, AccountsUsageError, describeAccountError, runAccounts } from "./ceilings-accounts";
 import { parsePlansArgs, PLANS_USAGE, PlansUsageError, runPlans } from "./ceilings-plans";
+import { CHANGE_VERBS, CHANGES_USAGE, ChangesUsageError, parseChangesArgs, runChanges } from "./ceilings-changes";
+import { FileError, parseApplyOptions, runApplyFile, runPlanFile } from "./ceilings-file";
+import { ChangeControlError } from "@/lib/changes";
 
 const USAGE = `usage: npm run ceilings -- <command>
   status                               every endpoint, its ceilings and what is killed
@@ -35,9 +39,17 @@ const USAGE = `usage: npm run ceilings -- <command>
   export [--out <file>]                the whole catalog as a catalog file, on stdout; with --out
                                        into <file>, and its JSON Schema beside it (${CATALOG_SCHEMA_FILE})
   schema                               the JSON Schema of the catalog file, on stdout
-  plan <file>                          what applying the file would change (exit 1 if invalid)
-  apply <file> --reason "why" [--confirm-raise]
-                                       apply the file in one transaction, or nothing
+  plan <file>                          what applying the file would change (exit 1 if invalid);
+                                       each raise marked "NEEDS APPROVAL", counted at the end
+  apply <file> --reason "why" [--confirm-raise] [--as <email>]
+        [--break-glass] [--for 2h | --until <ISO time>]
+                                       apply the file in one transaction, or nothing: what
+                                       needs no approval at once; each raise becomes a change
+                                       request asked by --as (an operator or admin), its id
+                                       printed; --break-glass (admin, a reason of 10+
+                                       characters) applies the raises at once as break glass;
+                                       --for/--until end a value raise (put back by the worker)
+${CHANGES_USAGE}
 ${PLANS_USAGE}
 ${ACCOUNTS_USAGE}`;
 
@@ -45,32 +57,6 @@ class UsageError extends Error {}
 
 function schemaText(): string {
   return `${JSON.stringify(catalogJsonSchema(), null, 2)}\n`;
-}
-
-/** An invalid catalog file: every problem with its path in the file. */
-class FileError extends Error {
-  constructor(
-    readonly file: string,
-    readonly problems: string[],
-  ) {
-    super(`${file} is invalid: nothing was changed`);
-  }
-}
-
-function printPlan(endpoints: EndpointPlan[], count: number, verb: string): void {
-  if (count === 0) {
-    console.log("no changes: the database already matches the file");
-    return;
-  }
-  for (const e of endpoints) {
-    console.log(e.key);
-    for (const c of e.changes) {
-      for (const line of c.lines) console.log(`  ${line}`);
-      if (c.needsConfirmation) console.log("    (a raise of 5x or more: apply needs --confirm-raise)");
-    }
-    for (const line of e.worstCase) console.log(`  ${line}`);
-  }
-  console.log(`${count} change(s) ${verb}`);
 }
 
 function cliActor(): AuditActor {
@@ -86,6 +72,18 @@ function ago(date: Date | null): string {
 }
 
 async function main(argv: string[]): Promise<void> {
+  // The request verbs take options of their own: read before the database starts, so a typo costs nothing.
+  if (argv[0] !== undefined && CHANGE_VERBS.has(argv[0])) {
+    const command = parseChangesArgs(argv);
+    await prepareDatabaseWithDemo();
+    const db = await getDb();
+    try {
+      await runChanges(db, command);
+    } finally {
+      await closeDb();
+    }
+    return;
+  }
   // Plans take options of their own: read before the database starts, so a typo costs nothing.
   if (argv[0] === "plans") {
     const command = parsePlansArgs(argv.slice(1));
@@ -101,7 +99,16 @@ async function main(argv: string[]): Promise<void> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { reason: { type: "string" }, "confirm-raise": { type: "boolean" }, out: { type: "string" }, help: { type: "boolean", short: "h" } },
+    options: {
+      reason: { type: "string" },
+      "confirm-raise": { type: "boolean" },
+      out: { type: "string" },
+      as: { type: "string" },
+      "break-glass": { type: "boolean" },
+      for: { type: "string" },
+      until: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
   });
   const [command, endpoint, ...extra] = positionals;
   if (values.help || !command) throw new UsageError(values.help ? "" : "a command is required");
@@ -120,6 +127,10 @@ async function main(argv: string[]): Promise<void> {
   }
   if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(" ")}`);
   if (values.out !== undefined && command !== "export") throw new UsageError("--out is an option of export only");
+  if (command !== "apply" && (values.as !== undefined || values["break-glass"] !== undefined || values.for !== undefined || values.until !== undefined)) {
+    throw new UsageError("--as, --break-glass, --for and --until are options of apply (and --as of the request commands)");
+  }
+  const applyControl = command === "apply" ? parseApplyOptions(values) : { breakGlass: false };
   // The schema needs no database: an editor's file check must work anywhere.
   if (command === "schema") {
     process.stdout.write(schemaText());
@@ -202,23 +213,13 @@ async function main(argv: string[]): Promise<void> {
       }
       case "plan": {
         if (!endpoint) throw new UsageError("plan needs a catalog file");
-        const plan = await planCatalog(db, readFileSync(endpoint, "utf8"));
-        if (!plan.ok) throw new FileError(endpoint, plan.errors);
-        printPlan(plan.endpoints, plan.changeCount, "would change");
+        await runPlanFile(db, endpoint);
         return;
       }
       case "apply": {
         if (!endpoint) throw new UsageError("apply needs a catalog file");
         if (!values.reason) throw new UsageError("apply needs --reason \"why\" for the audit log");
-        const text = readFileSync(endpoint, "utf8");
-        try {
-          const result = await applyCatalog(db, { text, actor: { type: "config", name: os.userInfo().username }, reason: values.reason, confirmRaise: values["confirm-raise"] === true });
-          printPlan(result.endpoints, result.changeCount, "changed");
-          if (result.changeCount > 0) console.log(`applied ${endpoint} (sha256 ${result.sha256})`);
-        } catch (error) {
-          if (error instanceof CatalogError && error.issues.length > 0) throw new FileError(endpoint, error.issues);
-          throw error;
-        }
+        await runApplyFile(db, { file: endpoint, reason: values.reason, confirmRaise: values["confirm-raise"] === true, osUser: os.userInfo().username, ...applyControl, ...(values.as ? { as: values.as } : {}) });
         return;
       }
       default:
@@ -232,7 +233,7 @@ async function main(argv: string[]): Promise<void> {
 main(process.argv.slice(2)).then(
   () => process.exit(0),
   (error: unknown) => {
-    if (error instanceof UsageError || error instanceof PlansUsageError) {
+    if (error instanceof UsageError || error instanceof PlansUsageError || error instanceof ChangesUsageError) {
       if (error.message) console.error(`error: ${error.message}\n`);
       console.error(USAGE);
       process.exit(2);
@@ -246,7 +247,7 @@ main(process.argv.slice(2)).then(
       for (const line of error instanceof AccountRowsError ? describeAccountError(error.error, error.lines) : describeAccountError(error)) console.error(line);
       process.exit(1);
     }
-    if (error instanceof CeilingError || error instanceof CatalogError) {
+    if (error instanceof CeilingError || error instanceof CatalogError || error instanceof ChangeControlError) {
       console.error(`error: ${error.message}`);
       process.exit(1);
     }

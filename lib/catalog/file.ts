@@ -6,9 +6,10 @@ import { ceilingOverrides, ceilings, type Ceiling, type Endpoint } from "@/db/sc
 import type { AuditActor } from "@/lib/audit/record";
 import { actorName } from "@/lib/ceilings/actor";
 import { CONFIRM_RAISE_FACTOR } from "@/lib/ceilings/parse";
-import { requireApproval } from "@/lib/changes/context";
+import { type ChangeControl, requireApproval } from "@/lib/changes/context";
 import { isValueRaise } from "@/lib/changes/raise";
 import { CatalogError, requireCatalogReason } from "./errors";
+import { type FileRaise, markApprovals, withholdRaises } from "./file-raises";
 import { ceilingSpecOf, readCatalog, type CatalogEndpoint } from "./read";
 import { CATALOG_FORMAT_VERSION, CatalogFile, type CatalogFileInput, type CeilingSpec, ceilingIdentity, describeIssues, type EndpointFields, type EndpointSpec } from "./spec";
 import { ceilingSentence, describeWorstCase, worstCases } from "./worst-case";
@@ -88,11 +89,15 @@ export type PlannedChange = {
   /** One line a reviewer reads: what changes, with the guarantee sentence before and after. */
   lines: string[];
   needsConfirmation: boolean;
+  /** The ceiling's identity when the change is to one ceiling: change control matches its raises by it. */
+  ceiling?: string;
+  /** Change control: what of this change waits for a second admin (lib/catalog/file-raises.ts). */
+  needsApproval?: string[];
 };
 
 export type EndpointPlan = { key: string; changes: PlannedChange[]; worstCase: string[] };
 
-export type Plan = { ok: true; endpoints: EndpointPlan[]; changeCount: number } | { ok: false; errors: string[] };
+export type Plan = { ok: true; endpoints: EndpointPlan[]; changeCount: number; raises: FileRaise[] } | { ok: false; errors: string[] };
 
 /** Parses a file's text: every problem with its path, or the validated catalog. */
 export function parseCatalogText(text: string): { ok: true; file: CatalogFile } | { ok: false; errors: string[] } {
@@ -215,7 +220,8 @@ function diffCatalog(file: CatalogFile, current: CatalogEndpoint[]): { plans: En
   for (const spec of file.endpoints) {
     const existing = byKey.get(spec.key);
     const changes: PlannedChange[] = [];
-    const add = (action: string, lines: string[], needsConfirmation = false) => changes.push({ action, endpointKey: spec.key, lines, needsConfirmation });
+    const add = (action: string, lines: string[], needsConfirmation = false, ceiling?: string) =>
+      changes.push({ action, endpointKey: spec.key, lines, needsConfirmation, ...(ceiling ? { ceiling } : {}) });
     const fields = fieldsFromSpec(spec);
     if (!existing) {
       add(
@@ -236,7 +242,7 @@ function diffCatalog(file: CatalogFile, current: CatalogEndpoint[]): { plans: En
       const endpointSteps = { ceilings: ceilingSteps(existing.ceilings, spec.ceilings), overrides: overrideSteps(existing.spec.overrides, spec.overrides) };
       steps.set(spec.key, endpointSteps);
       for (const step of endpointSteps.ceilings) {
-        if (step.kind === "add") add("ceiling.add", [`+ ${sentenceLine(step.spec, spec)}`], raise(step.spec.default, step.spec.value));
+        if (step.kind === "add") add("ceiling.add", [`+ ${sentenceLine(step.spec, spec)}`], raise(step.spec.default, step.spec.value), ceilingIdentity(step.spec));
         else if (step.kind === "remove") {
           add("ceiling.remove", [`- #${step.row.id} ${sentenceLine(ceilingSpecOf(step.row), { ...fieldsOf(existing.endpoint), key: spec.key })}`]);
         } else {
@@ -252,6 +258,7 @@ function diffCatalog(file: CatalogFile, current: CatalogEndpoint[]): { plans: En
               `    "${ceilingSentence(was, { ...fieldsOf(existing.endpoint), key: spec.key }).guarantee}" → "${ceilingSentence({ ...step.spec, value: step.next.value }, { ...fields, key: spec.key }).guarantee}"`,
             ],
             raise(base, after),
+            ceilingIdentity(step.spec),
           );
         }
       }
@@ -285,69 +292,124 @@ function sentenceLine(c: CeilingSpec, e: EndpointFields & { key: string }): stri
   return `${ceilingIdentity(c)}: ${s.guarantee}${s.worstCase ? ` (${s.worstCase})` : ""}${c.killed ? ` [killed; restores to ${formatCount(c.value)}]` : ""}`;
 }
 
+/** A change that leans on a raise still waiting: said before the rule it would break. */
+const WAITING = "until its raises are approved: ";
+
+/** Everything a file changes against the catalog read (endpoints, budgets, plans), or the rules it breaks. */
+async function diffAll(db: Db, file: CatalogFile, current: CatalogEndpoint[], dbBudgets: CatalogBudget[]) {
+  const endpoints = diffCatalog(file, current);
+  const budgets = diffFileBudgets(file, current, dbBudgets);
+  const filePlans = await diffFilePlans(db, file, dbBudgets);
+  const errors = [...endpoints.errors, ...budgets.errors, ...filePlans.errors];
+  const plans = [...endpoints.plans, ...budgets.plans, ...filePlans.plans];
+  return { endpoints, budgets, filePlans, errors, plans, changeCount: plans.reduce((n, p) => n + p.changes.length, 0) };
+}
+
+/**
+ * What applying the file would change, each change that needs a second admin marked (change
+ * control: `raises` are what `apply` asks for; the rest it applies at once).
+ */
 export async function planCatalog(db: Db, text: string): Promise<Plan> {
   const parsed = parseCatalogText(text);
   if (!parsed.ok) return parsed;
   const current = await readCatalog(db);
-  const { plans: endpointPlans, errors } = diffCatalog(parsed.file, current);
   const dbBudgets = await readBudgets(db);
-  const budgets = diffFileBudgets(parsed.file, current, dbBudgets);
-  const filePlans = await diffFilePlans(db, parsed.file, dbBudgets);
-  const allErrors = [...errors, ...budgets.errors, ...filePlans.errors];
-  if (allErrors.length > 0) return { ok: false, errors: allErrors };
-  const plans = [...endpointPlans, ...budgets.plans, ...filePlans.plans];
-  return { ok: true, endpoints: plans, changeCount: plans.reduce((n, p) => n + p.changes.length, 0) };
+  const all = await diffAll(db, parsed.file, current, dbBudgets);
+  if (all.errors.length > 0) return { ok: false, errors: all.errors };
+  const withheld = withholdRaises(parsed.file, current, dbBudgets);
+  if (withheld.errors.length > 0) return { ok: false, errors: withheld.errors };
+  // What apply would refuse while the raises wait, plan says now.
+  if (withheld.raises.length > 0) {
+    const waiting = (await diffAll(db, withheld.file, current, dbBudgets)).errors;
+    if (waiting.length > 0) return { ok: false, errors: waiting.map((e) => `${WAITING}${e}`) };
+  }
+  markApprovals(all.plans, withheld.raises);
+  return { ok: true, endpoints: all.plans, changeCount: all.changeCount, raises: withheld.raises };
 }
 
-export type ApplyParams = { text: string; actor: AuditActor; reason: string; confirmRaise: boolean };
-export type ApplyResult = { changeCount: number; sha256: string; endpoints: EndpointPlan[] };
+/**
+ * Change control for `apply`: called inside the file's transaction, after every change that needs
+ * no approval is made, with the raises (in file order). It asks for them (or breaks glass) and says
+ * what it did; throwing undoes the whole file.
+ */
+export type RaiseHandler = (tx: Db, raises: FileRaise[]) => Promise<AskedRaise[]>;
+/** A raise asked for (a change request, its id) or applied by break glass, or already pending. */
+export type AskedRaise = { raise: FileRaise; requestId: number; outcome: "asked" | "already_pending" | "break_glass"; summary: string };
+
+export type ApplyParams = {
+  text: string;
+  actor: AuditActor;
+  reason: string;
+  confirmRaise: boolean;
+  /**
+   * Change control. Given (the CLI always gives it): the raises are withheld, the rest applied, and
+   * the raises handed to it in the same transaction. Absent: the file applies whole, and a raise in
+   * it is refused by the writes (approval_required) unless `changeControl` permits it.
+   */
+  onRaises?: RaiseHandler;
+  /** Only setup code that builds data on purpose (the demo seed, test fixtures): setupControl(). */
+  changeControl?: ChangeControl;
+};
+export type ApplyResult = { changeCount: number; sha256: string; endpoints: EndpointPlan[]; raises: AskedRaise[] };
 
 /**
  * Applies a catalog file in one transaction, or nothing. Every endpoint it touches is locked first
  * (one call, ids in order), so the changes wait for batches in flight and bind the next batch.
+ * Under change control the raises become change requests in that same transaction: the file's
+ * other changes and its requests commit together or not at all.
  */
 export async function applyCatalog(db: Db, p: ApplyParams): Promise<ApplyResult> {
   const reason = requireCatalogReason(p.reason);
   const sha256 = createHash("sha256").update(p.text).digest("hex");
   const parsed = parseCatalogText(p.text);
   if (!parsed.ok) throw new CatalogError("invalid_input", `the file is invalid:\n${parsed.errors.join("\n")}`, parsed.errors.map((message) => ({ path: "", message })));
+  const invalid = (errors: string[], prefix = "") => new CatalogError("invalid_input", errors.map((e) => prefix + e).join("\n"), errors.map((message) => ({ path: "", message: prefix + message })));
   return db.transaction(async (tx) => {
     const ids = (await readCatalog(tx)).map((c) => c.endpoint.id);
     await tx.execute(sql`select ceilings.lock_endpoints_for_change(${`{${ids.join(",")}}`}::int[])`);
     // Read again under the locks: the plan applied is the one against the catalog in force.
     const current = await readCatalog(tx);
-    const { plans: endpointPlans, steps, errors: endpointErrors } = diffCatalog(parsed.file, current);
     const dbBudgets = await readBudgets(tx);
-    const budgets = diffFileBudgets(parsed.file, current, dbBudgets);
-    const filePlans = await diffFilePlans(tx, parsed.file, dbBudgets);
-    const errors = [...endpointErrors, ...budgets.errors, ...filePlans.errors];
-    const plans = [...endpointPlans, ...budgets.plans, ...filePlans.plans];
-    if (errors.length > 0) throw new CatalogError("invalid_input", errors.join("\n"), errors.map((message) => ({ path: "", message })));
-    const unconfirmed = plans.flatMap((e) => e.changes).filter((c) => c.needsConfirmation);
+    const whole = await diffAll(tx, parsed.file, current, dbBudgets);
+    if (whole.errors.length > 0) throw invalid(whole.errors);
+    // The 5x retype stays on top of change control: a raise that large is confirmed before it is even asked for.
+    const unconfirmed = whole.plans.flatMap((e) => e.changes).filter((c) => c.needsConfirmation);
     if (unconfirmed.length > 0 && !p.confirmRaise) {
       throw new CatalogError(
         "confirmation_required",
         `${unconfirmed.length} change(s) raise a value ${CONFIRM_RAISE_FACTOR}× or more (${unconfirmed.map((c) => `${c.endpointKey} ${c.action}`).join(", ")}): run again with --confirm-raise`,
       );
     }
-    const change: Change = { tx, actor: p.actor, reason, details: { via: "catalog file", sha256 } };
+    let file = parsed.file;
+    let raises: FileRaise[] = [];
+    if (p.onRaises) {
+      const withheld = withholdRaises(parsed.file, current, dbBudgets);
+      if (withheld.errors.length > 0) throw invalid(withheld.errors);
+      ({ file, raises } = withheld);
+    }
+    const diff = file === parsed.file ? whole : await diffAll(tx, file, current, dbBudgets);
+    // A change that leans on a raise still waiting (a plan value above a max not yet approved) waits too: the whole file is refused.
+    if (diff.errors.length > 0) throw invalid(diff.errors, WAITING);
+    const change: Change = { tx, actor: p.actor, reason, details: { via: "catalog file", sha256 }, ...(p.changeControl ? { changeControl: p.changeControl } : {}) };
     const byKey = new Map(current.map((c) => [c.endpoint.key, c]));
-    for (const spec of parsed.file.endpoints) {
-      if (!plans.some((e) => e.key === spec.key)) continue;
+    for (const spec of file.endpoints) {
+      if (!diff.plans.some((e) => e.key === spec.key)) continue;
       const existing = byKey.get(spec.key);
       if (!existing) {
         await insertEndpoint(change, spec);
         continue;
       }
-      const planned = steps.get(spec.key);
+      const planned = diff.endpoints.steps.get(spec.key);
       if (!planned) throw new Error(`no plan for ${spec.key}`);
       await applyEndpoint(change, existing, spec, planned);
     }
     // After the endpoints: a budget may count an endpoint this file creates.
-    await applyBudgetSteps(change, budgets.steps, budgets.created);
+    await applyBudgetSteps(change, diff.budgets.steps, diff.budgets.created);
     // Last: a plan may set a value on a ceiling or a budget this file creates.
-    await applyPlanSteps(change, filePlans.steps);
-    return { changeCount: plans.reduce((n, e) => n + e.changes.length, 0), sha256, endpoints: plans };
+    await applyPlanSteps(change, diff.filePlans.steps);
+    // Asked after the changes made at once: each request's `before` is what this file leaves in force.
+    const asked = raises.length > 0 && p.onRaises ? await p.onRaises(tx, raises) : [];
+    return { changeCount: diff.changeCount, sha256, endpoints: diff.plans, raises: asked };
   });
 }
 

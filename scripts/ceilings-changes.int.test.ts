@@ -1,0 +1,294 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { and, eq } from "drizzle-orm";
+import { beforeAll, describe, expect, it } from "vitest";
+import { auditEvents, ceilings, changeRequests, endpoints, staff } from "@/db/schema";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
+import { type EndpointSpecInput, exportCatalog } from "@/lib/catalog";
+import { killEndpoint } from "@/lib/ceilings";
+import { requestChange } from "@/lib/changes";
+import { parseChangesArgs, runChanges, staffAs } from "./ceilings-changes";
+import { parseApplyOptions, runApplyFile, runPlanFile } from "./ceilings-file";
+
+// Change control from the command line on real Postgres, through the functions scripts/ceilings.ts
+// calls: `plan` marks raises, `apply` makes the rest at once and turns raises into change requests
+// (or break glass), and approve/reject/requests act as the staff member --as names. The second
+// person is held by lib/changes and the database, whatever path asked.
+
+const ADMIN = "ada@example.com";
+const ADMIN2 = "bea@example.com";
+const OPERATOR = "oli@example.com";
+const VIEWER = "vic@example.com";
+
+let n = 0;
+
+function must<T>(value: T | undefined): T {
+  if (value === undefined) throw new Error("expected a row");
+  return value;
+}
+function endpointSpec(key: string, over: { day?: number; month?: number; perCallMax?: number; dayMax?: number } = {}): EndpointSpecInput {
+  return {
+    key,
+    name: "One-time code SMS",
+    unit: "messages",
+    parts: [{ name: "units", price: "0.01" }],
+    perCallMax: over.perCallMax ?? 1,
+    ceilings: [
+      { metric: "units", scope: "global", window: "utc_day", value: over.day ?? 100, min: 0, max: over.dayMax ?? 200, default: 100 },
+      { metric: "units", scope: "global", window: "billing_month", value: over.month ?? 3000, min: 0, max: 3000, default: 3000 },
+    ],
+  };
+}
+
+describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
+  const t = useTestDatabase("cli_changes");
+  const dir = mkdtempSync(path.join(os.tmpdir(), "ceilings-changes-"));
+  /** The catalog in force (export) with one endpoint as given: every file lists every endpoint. */
+  const catalogWith = async (spec: EndpointSpecInput) => {
+    n += 1;
+    const file = path.join(dir, `c${n}.json`);
+    const current = await exportCatalog(t.db);
+    writeFileSync(file, JSON.stringify({ ...current, endpoints: [...current.endpoints.filter((e) => e.key !== spec.key), spec] }));
+    return file;
+  };
+
+  async function lines(run: (print: (l: string) => void) => Promise<unknown>): Promise<string[]> {
+    const out: string[] = [];
+    await run((l) => out.push(l));
+    return out;
+  }
+  const apply = (file: string, o: { as?: string; breakGlass?: boolean; reason?: string; endsAfterSeconds?: number; confirmRaise?: boolean }) =>
+    lines((print) => runApplyFile(t.db, { file, reason: o.reason ?? "file change", confirmRaise: o.confirmRaise ?? false, osUser: "ci", breakGlass: o.breakGlass ?? false, ...(o.as ? { as: o.as } : {}), ...(o.endsAfterSeconds ? { endsAfterSeconds: o.endsAfterSeconds } : {}) }, print));
+  const cli = (...argv: string[]) => lines((print) => runChanges(t.db, parseChangesArgs(argv), print));
+  const dayCeiling = async (key: string) => {
+    const [row] = await t.db.select({ c: ceilings }).from(ceilings).innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId)).where(and(eq(endpoints.key, key), eq(ceilings.window, "utc_day")));
+    return must(row).c;
+  };
+  const monthValue = async (key: string) => {
+    const [row] = await t.db.select({ v: ceilings.value }).from(ceilings).innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId)).where(and(eq(endpoints.key, key), eq(ceilings.window, "billing_month")));
+    return must(row).v;
+  };
+  const requestsOf = (key: string) =>
+    t.db.select({ r: changeRequests }).from(changeRequests).innerJoin(endpoints, eq(endpoints.id, changeRequests.endpointId)).where(eq(endpoints.key, key)).then((rows) => rows.map((x) => x.r));
+
+  /** A new endpoint at its defaults (no raise), applied from a file by the OS user as before. */
+  async function fresh(key: string): Promise<EndpointSpecInput> {
+    const spec = endpointSpec(key);
+    await apply(await catalogWith(spec), {});
+    return spec;
+  }
+
+  beforeAll(async () => {
+    await t.db.insert(staff).values([
+      { email: ADMIN, role: "admin", passwordHash: "x" },
+      { email: ADMIN2, role: "admin", passwordHash: "x" },
+      { email: OPERATOR, role: "operator", passwordHash: "x" },
+      { email: VIEWER, role: "viewer", passwordHash: "x" },
+      { email: "gone@example.com", role: "admin", passwordHash: "x", disabledAt: new Date() },
+    ]);
+  });
+
+  it("plan marks each raise 'needs approval' and counts them; a lowering is not marked", async () => {
+    await fresh("cc.plan");
+    const file = await catalogWith(endpointSpec("cc.plan", { day: 150, month: 2000, perCallMax: 2 }));
+    const out = await lines((print) => runPlanFile(t.db, file, print));
+    expect(out.filter((l) => l.includes("NEEDS APPROVAL"))).toEqual([
+      "    NEEDS APPROVAL: cc.plan: per-call max 1 → 2",
+      expect.stringMatching(/^ {4}NEEDS APPROVAL: cc\.plan #\d+ units\/global\/utc_day: value 100 → 150$/),
+    ]);
+    // The month's lowering is listed without a mark.
+    const month = out.findIndex((l) => l.includes("value 3,000 → 2,000"));
+    expect(month).toBeGreaterThan(-1);
+    expect(out[month + 2] ?? "").not.toContain("NEEDS APPROVAL");
+    expect(out.at(-1)).toMatch(/^2 change\(s\) need approval \(2 change request\(s\)\)/);
+  });
+
+  it("apply without --as refuses a file with raises: nothing of it is made, its lowering neither", async () => {
+    await fresh("cc.noas");
+    const file = await catalogWith(endpointSpec("cc.noas", { day: 150, month: 2000 }));
+    await expect(apply(file, {})).rejects.toMatchObject({ code: "approval_required" });
+    expect((await dayCeiling("cc.noas")).value).toBe(100);
+    expect(await monthValue("cc.noas")).toBe(3000);
+    expect(await requestsOf("cc.noas")).toEqual([]);
+  });
+
+  it("apply --as an operator makes the lowering at once and asks for the raise; applying again asks once", async () => {
+    await fresh("cc.ask");
+    const file = await catalogWith(endpointSpec("cc.ask", { day: 150, month: 2000 }));
+    const out = await apply(file, { as: OPERATOR, reason: "launch on Friday" });
+    expect(await monthValue("cc.ask")).toBe(2000);
+    expect((await dayCeiling("cc.ask")).value).toBe(100);
+    const [request, ...more] = await requestsOf("cc.ask");
+    expect(more).toEqual([]);
+    expect(request).toMatchObject({ kind: "ceiling.value", state: "pending", requestedBy: OPERATOR, requestedVia: "cli", reason: "launch on Friday" });
+    expect(must(request).change).toEqual({ ceilingId: (await dayCeiling("cc.ask")).id, value: 150 });
+    expect(out).toContain(`asked for approval (1); approvers alerted:`);
+    expect(out.some((l) => l.startsWith(`  #${must(request).id} `))).toBe(true);
+    // The month was applied by the operator, named in the audit log.
+    const [applied] = await t.db.select().from(auditEvents).where(and(eq(auditEvents.endpointKey, "cc.ask"), eq(auditEvents.action, "ceiling.update")));
+    expect(applied).toMatchObject({ actorType: "config", actor: OPERATOR });
+
+    const again = await apply(file, { as: OPERATOR });
+    expect(again.some((l) => l.includes(`#${must(request).id}`) && l.includes("already pending"))).toBe(true);
+    expect(await requestsOf("cc.ask")).toHaveLength(1);
+    const listed = await cli("requests");
+    expect(listed.some((l) => l.startsWith(`#${must(request).id}  pending  ceiling.value`))).toBe(true);
+    const json = JSON.parse((await cli("requests", "--json"))[0] ?? "") as { id: number }[];
+    expect(json.map((r) => r.id)).toContain(must(request).id);
+
+    // An operator cannot approve; the requester (by staff id) cannot either.
+    await expect(cli("approve", String(must(request).id), "--as", OPERATOR)).rejects.toMatchObject({ code: expect.stringMatching(/^(forbidden|own_request)$/) });
+    // A second admin approves: the value is in force, audited as the direct edit with the request.
+    expect(await cli("approve", `#${must(request).id}`, "--note", "ok for the launch", "--as", ADMIN)).toEqual([expect.stringMatching(new RegExp(`^#${must(request).id} applied: `))]);
+    expect((await dayCeiling("cc.ask")).value).toBe(150);
+    const [approved] = await requestsOf("cc.ask");
+    expect(approved).toMatchObject({ state: "applied", decidedBy: ADMIN, decisionNote: "ok for the launch" });
+    const events = await t.db.select().from(auditEvents).where(eq(auditEvents.endpointKey, "cc.ask"));
+    const raise = events.find((e) => e.actor === ADMIN && e.action.startsWith("ceiling."));
+    expect(raise?.details).toMatchObject({ requestId: must(request).id, requestedBy: OPERATOR });
+    // Nothing is left to change: the file is now what is in force.
+    expect(await lines((print) => runPlanFile(t.db, file, print))).toEqual(["no changes: the database already matches the file"]);
+  });
+
+  it("the requester can never approve their own request: asked from the CLI or from the dashboard", async () => {
+    await fresh("cc.self");
+    await apply(await catalogWith(endpointSpec("cc.self", { day: 160 })), { as: ADMIN });
+    const [fromCli] = await requestsOf("cc.self");
+    await expect(cli("approve", String(must(fromCli).id), "--as", ADMIN)).rejects.toMatchObject({ code: "own_request" });
+    expect((await dayCeiling("cc.self")).value).toBe(100);
+    // The refusal is logged.
+    const refused = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "change.refused"), eq(auditEvents.actor, ADMIN)));
+    expect(refused.length).toBeGreaterThan(0);
+    // Withdrawn by its requester (cancel), then asked in the dashboard: still refused from the CLI.
+    expect(await cli("cancel", String(must(fromCli).id), "--as", ADMIN)).toEqual([expect.stringMatching(new RegExp(`^#${must(fromCli).id} cancelled: `))]);
+    const ada = { ...(await staffAs(t.db, ADMIN)), via: "dashboard" as const };
+    const fromDashboard = await requestChange(t.db, { kind: "ceiling.value", change: { ceilingId: (await dayCeiling("cc.self")).id, value: 170 }, requester: ada, reason: "asked in the dashboard" });
+    await expect(cli("approve", String(fromDashboard.id), "--as", ADMIN)).rejects.toMatchObject({ code: "own_request" });
+    await expect(cli("reject", String(fromDashboard.id), "--reason", "mine", "--as", ADMIN)).rejects.toMatchObject({ code: "own_request" });
+    expect((await dayCeiling("cc.self")).value).toBe(100);
+    // Another admin rejects it: nothing is raised.
+    expect(await cli("reject", String(fromDashboard.id), "--reason", "not this week", "--as", ADMIN2)).toEqual([expect.stringMatching(new RegExp(`^#${fromDashboard.id} rejected: `))]);
+    const rejected = (await requestsOf("cc.self")).find((r) => r.id === fromDashboard.id);
+    expect(rejected).toMatchObject({ state: "rejected", decidedBy: ADMIN2, decisionNote: "not this week" });
+    expect((await dayCeiling("cc.self")).value).toBe(100);
+  });
+
+  it("an unknown, an expired or a decided request is refused with a clear error; nothing changes", async () => {
+    await fresh("cc.expired");
+    await apply(await catalogWith(endpointSpec("cc.expired", { day: 180 })), { as: OPERATOR });
+    const [request] = await requestsOf("cc.expired");
+    await expect(cli("approve", "999999", "--as", ADMIN)).rejects.toMatchObject({ code: "not_found" });
+    // 24 h later: expired (the worker marks it; an approval before the worker ran is refused too).
+    await t.ownerDb.update(changeRequests).set({ requestedAt: new Date(Date.now() - 25 * 3600_000), expiresAt: new Date(Date.now() - 3600_000) }).where(eq(changeRequests.id, must(request).id));
+    await expect(cli("approve", String(must(request).id), "--as", ADMIN)).rejects.toMatchObject({ code: "expired", message: expect.stringContaining("expired") });
+    expect((await dayCeiling("cc.expired")).value).toBe(100);
+    await expect(cli("approve", "x12", "--as", ADMIN)).rejects.toThrow(/request id/);
+    await expect(cli("approve", "12")).rejects.toThrow(/--as <email>/);
+    await expect(cli("reject", "12", "--as", ADMIN)).rejects.toThrow(/--reason/);
+    await expect(cli("approve", "12", "--as", "nobody@example.com")).rejects.toMatchObject({ code: "not_found" });
+    await expect(cli("approve", "12", "--as", "gone@example.com")).rejects.toMatchObject({ code: "forbidden" });
+  });
+
+  it("a viewer cannot ask: the whole file is refused, its lowering too, and the refusal is logged", async () => {
+    await fresh("cc.viewer");
+    await expect(apply(await catalogWith(endpointSpec("cc.viewer", { day: 150, month: 2000 })), { as: VIEWER })).rejects.toMatchObject({ code: "forbidden" });
+    expect(await monthValue("cc.viewer")).toBe(3000);
+    expect((await dayCeiling("cc.viewer")).value).toBe(100);
+    expect(await requestsOf("cc.viewer")).toEqual([]);
+    const refused = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "change.refused"), eq(auditEvents.actor, VIEWER)));
+    expect(refused).toHaveLength(1);
+  });
+
+  it("--break-glass: needs --as and --reason; an operator may not; an admin applies at once, another acknowledges", async () => {
+    expect(() => parseApplyOptions({ "break-glass": true, as: ADMIN })).toThrow(/--break-glass needs --reason/);
+    expect(() => parseApplyOptions({ "break-glass": true, reason: "the launch is now" })).toThrow(/--as/);
+    expect(() => parseApplyOptions({ for: "2h", until: "2026-12-02T18:00:00Z", as: ADMIN, reason: "r" })).toThrow(/not both/);
+    expect(parseApplyOptions({ for: "1h30m", as: ADMIN, reason: "r" })).toMatchObject({ endsAfterSeconds: 5400 });
+    await fresh("cc.glass");
+    const file = await catalogWith(endpointSpec("cc.glass", { day: 190 }));
+    await expect(apply(file, { as: OPERATOR, breakGlass: true, reason: "no admin awake tonight" })).rejects.toMatchObject({ code: "forbidden" });
+    await expect(apply(file, { as: ADMIN, breakGlass: true, reason: "now" })).rejects.toMatchObject({ code: expect.stringMatching(/reason_required|invalid_input/) });
+    expect((await dayCeiling("cc.glass")).value).toBe(100);
+    const out = await apply(file, { as: ADMIN, breakGlass: true, reason: "launch moved up, nobody else awake" });
+    expect((await dayCeiling("cc.glass")).value).toBe(190);
+    const [glass] = await requestsOf("cc.glass");
+    expect(glass).toMatchObject({ state: "applied", breakGlass: true, decidedById: null, requestedBy: ADMIN });
+    expect(out).toContain("applied by break glass (1), alerted to every destination:");
+    await expect(cli("acknowledge", String(must(glass).id), "--as", ADMIN)).rejects.toMatchObject({ code: expect.stringMatching(/own_request|forbidden/) });
+    expect(await cli("acknowledge", String(must(glass).id), "--as", ADMIN2)).toEqual([expect.stringMatching(new RegExp(`^#${must(glass).id} acknowledged: `))]);
+  });
+
+  it("every kind of raise in one file: each asked as its kind, the rest made at once; approved, the file converges", async () => {
+    await fresh("cc.kinds");
+    await fresh("cc.arch");
+    await apply(await catalogWith({ ...endpointSpec("cc.arch"), archived: true }), {});
+    const budget = { key: "b.kinds", name: "Kinds", scope: "global", window: "utc_day", value: 4_000_000, min: 0, max: 10_000_000, default: 1_000_000, members: ["cc.kinds"] } as const;
+    const kinds = endpointSpec("cc.kinds", { perCallMax: 2, day: 250, dayMax: 300, month: 2500 });
+    kinds.ceilings.push({ metric: "calls", scope: "global", window: "utc_day", value: 40, min: 0, max: 100, default: 10 });
+    const newOne = endpointSpec("cc.new", { day: 150 });
+    const write = async () => {
+      const current = await exportCatalog(t.db);
+      const others = current.endpoints.filter((e) => !["cc.kinds", "cc.arch", "cc.new"].includes(e.key));
+      n += 1;
+      const file = path.join(dir, `c${n}.json`);
+      writeFileSync(file, JSON.stringify({ ...current, endpoints: [...others, kinds, endpointSpec("cc.arch"), newOne], budgets: [...(current.budgets ?? []).filter((b) => b.key !== budget.key), budget] }));
+      return file;
+    };
+    const file = await write();
+    const planned = await lines((print) => runPlanFile(t.db, file, print));
+    expect(planned.filter((l) => l.includes("NEEDS APPROVAL")).length).toBe(6);
+    expect(planned.at(-1)).toMatch(/need approval \(6 change request\(s\)\)/);
+    await apply(file, { as: OPERATOR, reason: "the new tier" });
+    // Made at once: the month lowered, cc.new created at its default; the rest waits.
+    expect(await monthValue("cc.kinds")).toBe(2500);
+    expect((await dayCeiling("cc.new")).value).toBe(100);
+    expect((await dayCeiling("cc.kinds")).maxValue).toBe(200);
+    const pending = (await cli("requests", "--json")).flatMap((l) => JSON.parse(l) as { id: number; kind: string; requestedBy: string }[]).filter((r) => r.requestedBy === OPERATOR);
+    expect(pending.map((r) => r.kind).sort()).toEqual(["budget.create", "ceiling.add", "ceiling.bounds", "ceiling.value", "endpoint.per_call_max", "endpoint.unarchive"]);
+    for (const r of pending) await cli("approve", String(r.id), "--as", ADMIN2);
+    expect((await dayCeiling("cc.new")).value).toBe(150);
+    expect((await dayCeiling("cc.kinds")).maxValue).toBe(300);
+    // The day's value waited for its bounds: applied again, it is asked for, then nothing is left.
+    const again = await apply(await write(), { as: OPERATOR });
+    const [valueRequest] = (await requestsOf("cc.kinds")).filter((r) => r.state === "pending");
+    expect(valueRequest).toMatchObject({ kind: "ceiling.value", change: { ceilingId: (await dayCeiling("cc.kinds")).id, value: 250 } });
+    expect(again.some((l) => l.startsWith(`  #${must(valueRequest).id} `))).toBe(true);
+    await cli("approve", String(must(valueRequest).id), "--as", ADMIN);
+    const last = await write();
+    expect(await lines((print) => runPlanFile(t.db, last, print))).toEqual(["no changes: the database already matches the file"]);
+  });
+
+  it("a raise of 5x or more is retyped (--confirm-raise) before it is even asked for", async () => {
+    await fresh("cc.five");
+    const file = await catalogWith(endpointSpec("cc.five", { perCallMax: 5 }));
+    await expect(apply(file, { as: OPERATOR })).rejects.toMatchObject({ code: "confirmation_required" });
+    expect(await requestsOf("cc.five")).toEqual([]);
+    await apply(file, { as: OPERATOR, confirmRaise: true });
+    const [request] = await requestsOf("cc.five");
+    expect(request).toMatchObject({ kind: "endpoint.per_call_max", state: "pending", change: { endpointKey: "cc.five", perCallMax: 5 } });
+  });
+
+  it("a change that leans on a raise still waiting is refused with the file, by plan and apply alike", async () => {
+    await fresh("cc.lean");
+    const spec = endpointSpec("cc.lean");
+    spec.ceilings.push({ metric: "units", scope: "caller", window: "utc_day", value: 20, min: 0, max: 50, default: 10 });
+    const file = await catalogWith({ ...spec, overrides: [{ metric: "units", window: "utc_day", caller: "acct_1", value: 30, reason: "big customer" }] });
+    await expect(lines((print) => runPlanFile(t.db, file, print))).rejects.toMatchObject({ problems: [expect.stringContaining("is new and needs approval first")] });
+    await expect(apply(file, { as: OPERATOR })).rejects.toMatchObject({ problems: [expect.stringContaining("is new and needs approval first")] });
+    expect(await requestsOf("cc.lean")).toEqual([]);
+  });
+
+  it("the CLI kill stays instant with a raise pending; approving the raise afterwards finds it stale", async () => {
+    await fresh("cc.kill");
+    await apply(await catalogWith(endpointSpec("cc.kill", { day: 150 })), { as: OPERATOR, endsAfterSeconds: 7200 });
+    const [request] = await requestsOf("cc.kill");
+    expect(request).toMatchObject({ endsAfterSeconds: 7200 });
+    await killEndpoint(t.db, { endpointKey: "cc.kill", actor: { type: "cli", name: "ops" }, reason: "incident" });
+    expect((await dayCeiling("cc.kill")).value).toBe(0);
+    await expect(cli("approve", String(must(request).id), "--as", ADMIN)).rejects.toMatchObject({ code: "stale" });
+    expect((await dayCeiling("cc.kill")).value).toBe(0);
+    expect((await requestsOf("cc.kill"))[0]).toMatchObject({ state: "stale" });
+  });
+});

@@ -1,0 +1,138 @@
+// `npm run ceilings -- plan <file>` and `apply <file>`: a catalog file compared with the database and
+// applied, under change control (docs/change-control.md, "Command line"). What needs no approval is
+// applied at once in one transaction, as before; each raise becomes a change request asked by --as
+// in that same transaction, or with --break-glass is applied at once as break glass. Nothing is
+// half-done: if any request cannot be made (a viewer asking, a short break-glass reason, a request
+// lib/changes refuses), the whole file is rolled back, its changes that need no approval too.
+import { readFileSync } from "node:fs";
+import type { Db } from "@/db/client";
+import { applyCatalog, CatalogError, type EndpointPlan, planCatalog } from "@/lib/catalog";
+import type { AskedRaise, RaiseHandler } from "@/lib/catalog/file";
+import { ChangeControlError, type Requester } from "@/lib/changes";
+import { recordRefusal } from "@/lib/changes/who";
+import { askRaises, ChangesUsageError, parseDuration, parseUntil, staffAs } from "./ceilings-changes";
+
+type Print = (line: string) => void;
+const stdout: Print = (line) => console.log(line);
+
+/** An invalid catalog file: every problem with its path in the file. */
+export class FileError extends Error {
+  constructor(
+    readonly file: string,
+    readonly problems: string[],
+  ) {
+    super(`${file} is invalid: nothing was changed`);
+  }
+}
+
+function printPlan(print: Print, endpoints: EndpointPlan[], count: number, verb: string): void {
+  if (count === 0) {
+    print("no changes: the database already matches the file");
+    return;
+  }
+  for (const e of endpoints) {
+    print(e.key);
+    for (const c of e.changes) {
+      for (const line of c.lines) print(`  ${line}`);
+      for (const line of c.needsApproval ?? []) print(`    NEEDS APPROVAL: ${line}`);
+      if (c.needsConfirmation) print("    (a raise of 5x or more: apply needs --confirm-raise)");
+    }
+    for (const line of e.worstCase) print(`  ${line}`);
+  }
+  print(`${count} change(s) ${verb}`);
+}
+
+/** Change control in `plan`: the raises apply will ask for, counted, and what apply does with them. */
+function printApprovals(print: Print, endpoints: EndpointPlan[], raises: number): void {
+  const changes = endpoints.flatMap((e) => e.changes).filter((c) => c.needsApproval).length;
+  if (raises === 0) {
+    print("0 need approval: apply makes every change at once");
+    return;
+  }
+  print(
+    `${changes} change(s) need approval (${raises} change request(s)): apply makes the rest at once and asks for these as --as <email> (an operator or admin); a second admin approves each (npm run ceilings -- approve <id>), or an admin applies them at once with --break-glass`,
+  );
+}
+
+/** What apply did with the file's raises: the request ids to approve, or the break-glass ids to acknowledge. */
+function printAsked(print: Print, asked: AskedRaise[]): void {
+  if (asked.length === 0) return;
+  const glass = asked.filter((a) => a.outcome === "break_glass");
+  const waiting = asked.filter((a) => a.outcome !== "break_glass");
+  if (glass.length > 0) {
+    print(`applied by break glass (${glass.length}), alerted to every destination:`);
+    for (const a of glass) print(`  #${a.requestId} ${a.summary}`);
+    print("another admin acknowledges each: npm run ceilings -- acknowledge <id> --as <email>");
+  }
+  if (waiting.length > 0) {
+    print(`asked for approval (${waiting.length}); approvers alerted:`);
+    for (const a of waiting) print(`  #${a.requestId} ${a.summary}${a.outcome === "already_pending" ? " — already pending, not asked again" : ""}`);
+    print("a second admin approves each: npm run ceilings -- approve <id> --as <email> (or reject <id> --reason \"why\"); then apply the file again: nothing is left to change");
+  }
+}
+
+/** A file with raises and no --as: refused inside apply's transaction, so nothing of the file is made. */
+const noRequester: RaiseHandler = async (_tx, raises) => {
+  throw new ChangeControlError(
+    "approval_required",
+    `${raises.length} change(s) in the file are raises and need a second admin:\n${raises.map((r) => `  ${r.line}`).join("\n")}\nrun again with --as <your email> to ask for them (and apply the rest), or with --as <admin email> --break-glass; nothing was changed`,
+  );
+};
+
+export async function runPlanFile(db: Db, file: string, print: Print = stdout): Promise<void> {
+  const plan = await planCatalog(db, readFileSync(file, "utf8"));
+  if (!plan.ok) throw new FileError(file, plan.errors);
+  printPlan(print, plan.endpoints, plan.changeCount, "would change");
+  if (plan.changeCount > 0) printApprovals(print, plan.endpoints, plan.raises.length);
+}
+
+/** apply's change-control flags, checked before the database starts (a typo costs nothing). */
+export function parseApplyOptions(v: { reason?: string; as?: string; "break-glass"?: boolean; for?: string; until?: string }): { breakGlass: boolean; endsAfterSeconds?: number; endsAt?: Date } {
+  if (v["break-glass"] && !v.reason?.trim()) throw new ChangesUsageError('--break-glass needs --reason "why": a break-glass change is audited and alerted with it');
+  if (v["break-glass"] && !v.as) throw new ChangesUsageError("--break-glass acts as an admin: --as <email>");
+  if (v.for !== undefined && v.until !== undefined) throw new ChangesUsageError("give --for or --until, not both");
+  if ((v.for !== undefined || v.until !== undefined) && !v.as) throw new ChangesUsageError("--for and --until end a raise asked for: --as <email>");
+  return {
+    breakGlass: v["break-glass"] === true,
+    ...(v.for === undefined ? {} : { endsAfterSeconds: parseDuration(v.for) }),
+    ...(v.until === undefined ? {} : { endsAt: parseUntil(v.until) }),
+  };
+}
+
+export type ApplyFileOptions = {
+  file: string;
+  reason: string;
+  confirmRaise: boolean;
+  /** Who asks for the raises (an operator or admin), and whose name the file's other changes carry. */
+  as?: string;
+  breakGlass: boolean;
+  endsAfterSeconds?: number;
+  endsAt?: Date;
+  /** Without --as the file's changes are logged as the operating-system user, as before. */
+  osUser: string;
+};
+
+export async function runApplyFile(db: Db, o: ApplyFileOptions, print: Print = stdout): Promise<void> {
+  const text = readFileSync(o.file, "utf8");
+  const requester: Requester | null = o.as ? await staffAs(db, o.as) : null;
+  const onRaises = requester
+    ? askRaises({ requester, reason: o.reason, breakGlass: o.breakGlass, endsAfterSeconds: o.endsAfterSeconds, endsAt: o.endsAt, confirmRaise: o.confirmRaise })
+    : noRequester;
+  try {
+    const actor = { type: "config", name: requester?.email ?? o.osUser } as const;
+    const result = await applyCatalog(db, { text, actor, reason: o.reason, confirmRaise: o.confirmRaise, onRaises });
+    // Only raises: nothing was made at once, but the database does not match the file yet.
+    if (result.changeCount === 0 && result.raises.length > 0) print("nothing to change at once: every change in the file is a raise");
+    else printPlan(print, result.endpoints, result.changeCount, "changed");
+    if (result.changeCount > 0) print(`applied ${o.file} (sha256 ${result.sha256})`);
+    printAsked(print, result.raises);
+  } catch (error) {
+    if (error instanceof CatalogError && error.issues.length > 0) throw new FileError(o.file, error.issues);
+    // lib/changes logs a refusal (a viewer asking, a short break-glass reason) in the transaction
+    // the file just rolled back: logged again here, after it, so the refusal stays in the audit log.
+    if (error instanceof ChangeControlError && requester && error.code !== "stale") {
+      await recordRefusal(db, requester, o.breakGlass ? "break glass (catalog file)" : "request (catalog file)", error, { file: o.file }).catch(() => undefined);
+    }
+    throw error;
+  }
+}
