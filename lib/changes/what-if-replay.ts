@@ -29,7 +29,19 @@ export type ReplayQuery = {
   until: Date;
   /** The per-account limits in force (override, else plan): a ceiling's or a budget's. */
   limits: { ceilingId: number } | { budgetId: number } | null;
+  /** The existing ceiling's usage counters, to skip the UTC days that cannot refuse (utc_day only). */
+  skip: ReplaySkip | null;
 };
+
+/**
+ * A day is skipped without reading its grants when every counter of it, as the ceiling's usage
+ * row holds it (its grants' final charges, counted by reserve and resolve), plus the largest check
+ * a grant can have (1 call, or the per-call max in units: reserve refuses more), fits the limit:
+ * the replayed counter before any grant is at most the row's total, so nothing there is refused.
+ * Its granted count is the row's reservations. Only days that began after the ceiling was made
+ * (every grant then charged it) and that ended before `until` (the row holds no later grant).
+ */
+export type ReplaySkip = { ceilingId: number; maxCheck: number; completeFrom: Date };
 
 export type DayTotals = { granted: number; refused: number; refusedMoney: number };
 export type ReplayResult = { days: Map<string, DayTotals>; accounts: Map<string, { refused: number; refusedMoney: number }> };
@@ -70,21 +82,21 @@ function windowOf(window: ReplayWindow, billingDay: number): SQL {
 
 // What binds each scope key: the value, unless the account has its own override or plan value
 // (as caller_limit and account_budget_limit say; 0 switches every account off, as a kill does).
-function limitsCte(q: ReplayQuery): SQL {
+function limitsCte(q: ReplayQuery, keys: SQL): SQL {
   const value = sql`${q.value}::bigint`;
-  if (q.limits === null || q.scope === "global" || q.scope === "destination") return sql`select k, ${value} as lim from (select distinct k from g) s`;
+  if (q.limits === null || q.scope === "global" || q.scope === "destination") return sql`select s.k, ${value} as lim from (${keys}) s`;
   const defaultPlan = sql`(select d.id from plans d where d.is_default)`;
   if ("ceilingId" in q.limits) {
     const id = q.limits.ceilingId;
     return sql`select s.k, case when ${value} = 0 then 0 else coalesce(o.value, pv.value, ${value}) end as lim
-      from (select distinct k from g) s
+      from (${keys}) s
       left join accounts a on a.account = s.k
       left join ceiling_overrides o on o.ceiling_id = ${id} and o.caller = s.k
       left join plan_ceiling_values pv on pv.ceiling_id = ${id} and pv.plan_id = coalesce(a.plan_id, ${defaultPlan})`;
   }
   const id = q.limits.budgetId;
   return sql`select s.k, case when ${value} = 0 then 0 else coalesce(o.value, pv.value, ${value}) end as lim
-    from (select distinct k from g) s
+    from (${keys}) s
     left join accounts a on a.account = s.k
     left join budget_overrides o on o.budget_id = ${id} and o.caller = s.k
     left join plan_budget_values pv on pv.budget_id = ${id} and pv.plan_id = coalesce(a.plan_id, ${defaultPlan})`;
@@ -97,27 +109,34 @@ type Row = {
   granted: string | null; refused: string | null; money: string | null;
 };
 
-/** The fast replay: one statement, then the undecided tail in TS. */
+/** The fast replay: the days that cannot refuse from the usage rows, one statement over the rest, then the undecided tail in TS. */
 export async function replayFast(db: Db, q: ReplayQuery): Promise<ReplayResult> {
+  const result: ReplayResult = { days: new Map(), accounts: new Map() };
+  const skipped = await skippableDays(db, q);
+  for (const [day, granted] of skipped) result.days.set(day, { granted, refused: 0, refusedMoney: 0 });
+  const ranges = scanRanges(q, [...skipped.keys()]);
+  if (ranges.length === 0) return result;
+  const starts = sql.raw(`'{${ranges.map((r) => `"${r.start.toISOString()}"`).join(",")}}'::timestamptz[]`);
+  const ends = sql.raw(`'{${ranges.map((r) => `"${r.end.toISOString()}"`).join(",")}}'::timestamptz[]`);
   // Counters are ordered by (created_at, id): reservation ids are time-ordered UUIDs, the tie-break
   // within one microsecond is only needed to make the order total.
+  const limited = q.limits !== null && q.scope === "caller";
   const statement = sql`
-    with g as materialized (
+    with g as (
       select r.id, r.created_at, r.caller as account,
              ${scopeKeyOf(q.scope)} as k, ${windowOf(q.window, q.billingDay)} as w,
              ${checkOf(q.metric)} as chk, ${finalOf(q.metric)} as fin, ${finalMoney} as mon,
              r.created_at >= ${q.since.toISOString()}::timestamptz as reported,
              to_char(r.created_at at time zone 'UTC', 'YYYY-MM-DD') as day
-      from reservations r
-      where r.endpoint_id = any(${sql.raw(`'{${q.endpointIds.map(Number).join(",")}}'::int[]`)})
-        and r.created_at >= ${q.from.toISOString()}::timestamptz and r.created_at < ${q.until.toISOString()}::timestamptz
-    ), lims as (${limitsCte(q)}),
+      from unnest(${starts}, ${ends}) as x(s, e)
+      join reservations r on r.endpoint_id = any(${sql.raw(`'{${q.endpointIds.map(Number).join(",")}}'::int[]`)})
+        and r.created_at >= x.s and r.created_at < x.e
+    ),
     run as (
-      select g.*, l.lim, sum(g.fin) over o - g.fin as before
-      from g join lims l using (k)
+      select g.*, ${limited ? sql`l.lim` : sql`${q.value}::bigint as lim`}, sum(g.fin) over o - g.fin as before
+      from g ${limited ? sql`join (${limitsCte(q, sql`select distinct k from g`)}) l using (k)` : sql``}
       window o as (partition by g.k, g.w order by g.created_at, g.id rows unbounded preceding)
-    ), crossed as (
-      -- ck: the counter at the window's first refusal (running sums only grow, so the smallest
+    ), crossed as (      -- ck: the counter at the window's first refusal (running sums only grow, so the smallest
       -- "before" among the crossings so far is the first one's); null before it.
       select run.*, min(case when run.lim = 0 or run.before + run.chk > run.lim then run.before end)
                over (partition by run.k, run.w order by run.created_at, run.id rows unbounded preceding) as ck
@@ -142,8 +161,11 @@ export async function replayFast(db: Db, q: ReplayQuery): Promise<ReplayResult> 
       select 'undecided', k, w::text, ck::text, lim::text, chk::text, fin::text, day, account, reported, null::text, null::text, mon::text
       from fate where f = 'undecided' order by k, w, created_at, id
     ) u`;
-  const rows = resultRows<Row>(await db.execute(statement));
-  const result: ReplayResult = { days: new Map(), accounts: new Map() };
+  // The sort of a month of grants fits in memory instead of spilling to disk.
+  const rows = await db.transaction(async (tx) => {
+    await tx.execute(sql`set local work_mem = '128MB'`);
+    return resultRows<Row>(await tx.execute(statement));
+  });
   const undecided: Undecided[] = [];
   for (const r of rows) {
     if (r.kind === "day") result.days.set(r.day!, { granted: Number(r.granted), refused: Number(r.refused), refusedMoney: Number(r.money) });
@@ -189,4 +211,56 @@ export function tally(result: ReplayResult, day: string, account: string, refuse
   result.accounts.set(account, a);
   a.refused += 1;
   a.refusedMoney += money;
+}
+
+/** The UTC days that cannot refuse, with their grant counts (see ReplaySkip). */
+async function skippableDays(db: Db, q: ReplayQuery): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (q.skip === null || q.window !== "utc_day" || q.value === 0) return out;
+  const first = Math.max(q.since.getTime(), ceilDay(q.skip.completeFrom.getTime()));
+  const days: string[] = [];
+  for (let d = first; d + DAY < q.until.getTime() + 1; d += DAY) days.push(new Date(d).toISOString().slice(0, 10));
+  if (days.length === 0) return out;
+  const rows = resultRows<{ day: string; grants: string; safe: boolean }>(
+    await db.execute(sql`
+      with u as (
+        select u.scope_key as k, u.window_start, u.held + u.settled as used, u.reservations
+        from usage u
+        where u.ceiling_id = ${q.skip.ceilingId} and u.window_start >= ${days[0]}::timestamptz
+          and u.window_start <= ${days[days.length - 1]}::timestamptz
+      )
+      select to_char(u.window_start at time zone 'UTC', 'YYYY-MM-DD') as day, sum(u.reservations)::text as grants,
+             bool_and(u.used + ${q.skip.maxCheck}::bigint <= l.lim and l.lim > 0) as safe
+      from u join (${limitsCte(q, sql`select distinct k from u`)}) l using (k)
+      group by u.window_start`),
+  );
+  const byDay = new Map(rows.map((r) => [r.day, r]));
+  for (const day of days) {
+    const r = byDay.get(day);
+    if (!r) out.set(day, 0); // no counter: no grant that day
+    else if (r.safe) out.set(day, Number(r.grants));
+  }
+  return out;
+}
+
+const DAY = 86_400_000;
+const ceilDay = (ms: number) => Math.ceil(ms / DAY) * DAY;
+
+/** [from, until) less the skipped days, as contiguous ranges. */
+function scanRanges(q: ReplayQuery, skippedDays: string[]): { start: Date; end: Date }[] {
+  const skipped = new Set(skippedDays);
+  const ranges: { start: Date; end: Date }[] = [];
+  let at = q.from.getTime();
+  const until = q.until.getTime();
+  while (at < until) {
+    const dayStart = Math.floor(at / DAY) * DAY;
+    const end = Math.min(dayStart + DAY, until);
+    if (!skipped.has(new Date(dayStart).toISOString().slice(0, 10))) {
+      const last = ranges[ranges.length - 1];
+      if (last && last.end.getTime() === at) last.end = new Date(end);
+      else ranges.push({ start: new Date(at), end: new Date(end) });
+    }
+    at = end;
+  }
+  return ranges;
 }

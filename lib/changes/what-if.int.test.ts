@@ -136,6 +136,23 @@ async function rawRows(db: Db, endpointIds: number[]): Promise<Raw[]> {
   }));
 }
 
+// The usage rows reserve and resolve would have left for a UTC-day ceiling, and the ceiling dated
+// before the history: whatIf may then skip the days whose counters cannot refuse.
+async function fillUsage(owner: Db, ceilingId: number, scope: "global" | "caller", metric: "units" | "calls"): Promise<void> {
+  const charged = metric === "calls"
+    ? sql`case when state = 'released' and settled_amount is null then 0 else 1 end`
+    : sql`case state when 'settled' then settled_amount when 'held' then 0 when 'expired' then greatest(amount, coalesce(settled_amount, 0)) else coalesce(settled_amount, 0) end`;
+  const held = metric === "calls" ? sql`case when state = 'held' then 1 else 0 end` : sql`case when state = 'held' then amount else 0 end`;
+  await owner.execute(sql`
+    insert into usage (ceiling_id, scope_key, window_start, window_end, held, settled, reservations)
+    select ${ceilingId}, ${scope === "global" ? sql`''` : sql`r.caller`}, d, d + interval '1 day', sum(${held}),
+           sum(${charged}) - sum(case when state = 'held' and ${metric} = 'calls' then 1 else 0 end), count(*)
+    from reservations r cross join lateral (select date_trunc('day', r.created_at at time zone 'UTC') at time zone 'UTC' as d) x
+    where r.endpoint_id = (select endpoint_id from ceilings where id = ${ceilingId})
+    group by 2, d`);
+  await owner.execute(sql`update ceilings set created_at = '2026-09-01' where id = ${ceilingId}`);
+}
+
 function topOf(b: Brute) {
   return [...b.accounts.entries()].map(([account, a]) => ({ account, ...a }))
     .sort((x, y) => y.refusedMoney - x.refusedMoney || y.refused - x.refused || (x.account < y.account ? -1 : 1)).slice(0, 5);
@@ -162,10 +179,13 @@ describe.skipIf(skipWithoutDatabase())("whatIf", () => {
     endpointKey = ep.key;
     const [a, b, c, d] = ep.ceilings.map((x) => x.id);
     ceilingIds = { globalUnitsDay: a!, callerCallsDay: b!, callerUnitsMonth: c!, globalCallsMonth: d! };
-    await t.ownerDb.update(endpoints).set({ billingDay: BILLING_DAY }).where(eq(endpoints.id, endpointId));
+    // Amounts go up to 10: reserve refuses a larger one than the per-call max, so it is 10 here too.
+    await t.ownerDb.update(endpoints).set({ billingDay: BILLING_DAY, perCallMax: 10 }).where(eq(endpoints.id, endpointId));
     // One account with its own value on the per-caller units ceiling: it binds that account.
     await t.ownerDb.insert(ceilingOverrides).values({ ceilingId: ceilingIds.callerUnitsMonth, caller: "acct-b", value: 40, reason: "test" });
     await fillHistory(t.ownerDb, endpointId, 20261120, 600);
+    await fillUsage(t.ownerDb, ceilingIds.globalUnitsDay, "global", "units");
+    await fillUsage(t.ownerDb, ceilingIds.callerCallsDay, "caller", "calls");
     // A second member endpoint for the budgets, with its own history.
     const other = await createEndpoint(t.db);
     await fillHistory(t.ownerDb, other.endpointId, 77, 250);

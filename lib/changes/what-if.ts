@@ -75,6 +75,7 @@ export type WhatIfTarget = {
   billingDay: number;
   currency: string;
   limits: ReplayQuery["limits"];
+  skip: ReplayQuery["skip"];
 };
 
 const TOP_ACCOUNTS = 5;
@@ -84,7 +85,7 @@ export async function resolveTarget(db: Db, p: Omit<WhatIfParams, "value" | "day
   if (given !== 1) throw new WhatIfError("invalid_input", "name one of a ceiling, a budget, a new ceiling or a new budget");
   if (p.ceilingId !== undefined) {
     const [row] = await db
-      .select({ c: ceilings, billingDay: endpoints.billingDay, currency: endpoints.currency })
+      .select({ c: ceilings, billingDay: endpoints.billingDay, currency: endpoints.currency, perCallMax: endpoints.perCallMax })
       .from(ceilings)
       .innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId))
       .where(eq(ceilings.id, p.ceilingId));
@@ -93,6 +94,9 @@ export async function resolveTarget(db: Db, p: Omit<WhatIfParams, "value" | "day
     return {
       endpointIds: [c.endpointId], metric: c.metric, scope: c.scope, window: c.window, windowSeconds: c.windowSeconds,
       billingDay: row.billingDay, currency: row.currency, limits: c.scope === "caller" ? { ceilingId: c.id } : null,
+      // Its usage rows let whole days be skipped; a reservation's amount was at most the per-call
+      // max when it was granted (a per-call max lowered within the period makes this bound low).
+      skip: c.window === "utc_day" ? { ceilingId: c.id, maxCheck: c.metric === "calls" ? 1 : row.perCallMax, completeFrom: c.createdAt } : null,
     };
   }
   if (p.budgetId !== undefined) {
@@ -102,7 +106,7 @@ export async function resolveTarget(db: Db, p: Omit<WhatIfParams, "value" | "day
     return {
       endpointIds: members.map((m) => m.id), metric: "money", scope: b.scope === "account" ? "caller" : "global",
       window: b.window, windowSeconds: null, billingDay: b.billingDay, currency: b.currency,
-      limits: b.scope === "account" ? { budgetId: b.id } : null,
+      limits: b.scope === "account" ? { budgetId: b.id } : null, skip: null,
     };
   }
   if (p.newCeiling !== undefined) {
@@ -115,7 +119,7 @@ export async function resolveTarget(db: Db, p: Omit<WhatIfParams, "value" | "day
     }
     return {
       endpointIds: [ep.id], metric: s.metric, scope: s.scope, window: s.window, windowSeconds: s.window === "first_hit" ? s.windowSeconds! : null,
-      billingDay: ep.billingDay, currency: ep.currency, limits: null,
+      billingDay: ep.billingDay, currency: ep.currency, limits: null, skip: null,
     };
   }
   const s = p.newBudget!;
@@ -123,7 +127,7 @@ export async function resolveTarget(db: Db, p: Omit<WhatIfParams, "value" | "day
   if (eps.length !== new Set(s.endpointKeys).size) throw new WhatIfError("not_found", "a budget member is not a known endpoint");
   return {
     endpointIds: eps.map((e) => e.id), metric: "money", scope: s.scope === "account" ? "caller" : "global", window: s.window,
-    windowSeconds: null, billingDay: s.billingDay ?? 1, currency: s.currency ?? eps[0]?.currency ?? "USD", limits: null,
+    windowSeconds: null, billingDay: s.billingDay ?? 1, currency: s.currency ?? eps[0]?.currency ?? "USD", limits: null, skip: null,
   };
 }
 
@@ -150,7 +154,7 @@ export async function replayTarget(db: Db, t: WhatIfTarget, value: number, since
   const from = t.window === "billing_month" ? billingMonthWindow(since, t.billingDay).start : since;
   return replayFast(db, {
     endpointIds: t.endpointIds, metric: t.metric, scope: t.scope, window: t.window, billingDay: t.billingDay,
-    value, from, since, until, limits: t.limits,
+    value, from, since, until, limits: t.limits, skip: t.skip,
   });
 }
 
