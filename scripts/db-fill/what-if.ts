@@ -30,6 +30,20 @@ export async function fillWhatIf(db: Db, n: number): Promise<number> {
           from generate_series(1, ${n})) g
     cross join lateral (select case when g.p < 0.8 then 'settled' when g.p < 0.85 then 'released' when g.p < 0.9 then 'expired' else 'held' end::reservation_state as st,
                                floor(g.a * (0.5 + random() * 0.5))::bigint as s) x`);
+  // The usage counters reserve and resolve keep (held + settled: what each grant finally charged),
+  // as if the ceilings had counted the whole month: whatIf skips the days they show cannot refuse.
+  await db.execute(sql`update ceilings set created_at = now() - interval '60 days' where endpoint_id = ${id}`);
+  await db.execute(sql`
+    insert into usage (ceiling_id, scope_key, window_start, window_end, held, settled, reservations)
+    select c.id, case c.scope when 'global' then '' else r.caller end, x.d, x.d + interval '1 day',
+           sum(case when r.state = 'held' then r.amount else 0 end),
+           sum(case r.state when 'settled' then r.settled_amount when 'expired' then r.amount else 0 end), count(*)
+    from reservations r
+    cross join lateral (select date_trunc('day', r.created_at at time zone 'UTC') at time zone 'UTC' as d) x
+    join ceilings c on c.endpoint_id = r.endpoint_id
+    where r.endpoint_id = ${id}
+    group by c.id, 2, x.d`);
   await db.execute(sql`vacuum analyze reservations`);
+  await db.execute(sql`analyze usage`);
   return n;
 }
