@@ -27,7 +27,7 @@ export async function fillWhatIf(db: Db, n: number): Promise<number> {
            '[]'::jsonb, at, at + interval '5 minutes'
     from (select 1 + floor(power(random(), 3) * 8000)::bigint as a, random() as p,
                  now() - random() * interval '30 days' as at
-          from generate_series(1, ${n})) g
+          from generate_series(1, ${n}) order by 3) g
     cross join lateral (select case when g.p < 0.8 then 'settled' when g.p < 0.85 then 'released' when g.p < 0.9 then 'expired' else 'held' end::reservation_state as st,
                                floor(g.a * (0.5 + random() * 0.5))::bigint as s) x`);
   // The usage counters reserve and resolve keep (held + settled: what each grant finally charged),
