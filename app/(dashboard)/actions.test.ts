@@ -11,6 +11,7 @@ import * as ceiling from "./endpoints/[key]/ceiling-action-core";
 import * as catalog from "./endpoints/catalog-action-core";
 import * as plans from "./plans/plan-action-core";
 import * as staff from "./staff/staff-action-core";
+import * as whatIf from "./what-if-action-core";
 
 describe("runAction, the dashboard's one server action", () => {
   it("refuses a name that is no action, without reading the session or the form", async () => {
@@ -25,9 +26,9 @@ describe("runAction, the dashboard's one server action", () => {
   });
 
   it("names every action once", () => {
-    const cores = [accounts, alerts, apiKeys, budgets, control, ceiling, catalog, plans, staff].flatMap((m) => Object.values(m).filter(isActionCore));
+    const cores = [accounts, alerts, apiKeys, budgets, control, ceiling, catalog, plans, staff, whatIf].flatMap((m) => Object.values(m).filter(isActionCore));
     const names = cores.map((c) => c.boundary);
-    expect(names.length).toBe(41);
+    expect(names.length).toBe(42);
     expect(new Set(names).size).toBe(names.length);
   });
 });

@@ -169,9 +169,9 @@ export async function replayFast(db: Db, q: ReplayQuery): Promise<ReplayResult> 
     return resultRows<Row>(await tx.execute(statement));
   });
   for (const r of rows) {
-    if (r.kind === "day") result.days.set(r.day!, { granted: Number(r.granted), refused: Number(r.refused), refusedMoney: Number(r.money) });
-    else if (r.kind === "account") result.accounts.set(r.account!, { refused: Number(r.refused), refusedMoney: Number(r.money) });
-    else replayTail({ ck: Number(r.ck), lim: Number(r.lim), packed: r.money! }, result);
+    if (r.kind === "day") result.days.set(r.day ?? "", { granted: Number(r.granted), refused: Number(r.refused), refusedMoney: Number(r.money) });
+    else if (r.kind === "account") result.accounts.set(r.account ?? "", { refused: Number(r.refused), refusedMoney: Number(r.money) });
+    else replayTail({ ck: Number(r.ck), lim: Number(r.lim), packed: r.money ?? "" }, result);
   }
   return result;
 }
@@ -186,7 +186,7 @@ function replayTail(c: { ck: number; lim: number; packed: string }, result: Repl
     const refused = counter + chk > c.lim;
     if (!refused) counter += Number(f[1]);
     // The account is last and may be empty (no caller): concat_ws keeps the empty field.
-    if (f[4] === "1") tally(result, f[3]!, f.slice(5).join("\u001f"), refused, Number(f[2]));
+    if (f[4] === "1") tally(result, f[3] ?? "", f.slice(5).join("\u001f"), refused, Number(f[2]));
   }
 }
 

@@ -15,6 +15,11 @@ const NOW = new Date("2026-11-20T10:30:00.000Z");
 const DAY = 86_400_000;
 const BILLING_DAY = 15;
 
+function must<T>(x: T | null | undefined): T {
+  if (x === null || x === undefined) throw new Error("missing");
+  return x;
+}
+
 function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
@@ -54,7 +59,7 @@ function bruteForce(rows: Raw[], spec: Spec, value: number, overrides: Map<strin
     const scopeKey = spec.scope === "global" ? "" : r.caller;
     const key = `${scopeKey}|${windowStart(r.ms)}`;
     let limit = value;
-    if (spec.scope === "caller" && overrides.has(r.caller)) limit = overrides.get(r.caller)!;
+    if (spec.scope === "caller" && overrides.has(r.caller)) limit = must(overrides.get(r.caller));
     if (value === 0) limit = 0;
     let check: number;
     let charged: number;
@@ -65,13 +70,13 @@ function bruteForce(rows: Raw[], spec: Spec, value: number, overrides: Map<strin
       const reserved = spec.metric === "money" ? r.money : r.amount;
       const settled = spec.metric === "money" ? r.settled_money : r.settled_amount;
       check = reserved;
-      if (r.state === "settled") charged = settled!;
+      if (r.state === "settled") charged = must(settled);
       else if (r.state === "held") charged = reserved;
       else if (r.state === "expired") charged = Math.max(reserved, settled ?? 0);
       else charged = settled ?? 0;
     }
     let money: number;
-    if (r.state === "settled") money = r.settled_money!;
+    if (r.state === "settled") money = must(r.settled_money);
     else if (r.state === "held") money = r.money;
     else if (r.state === "expired") money = Math.max(r.money, r.settled_money ?? 0);
     else money = r.settled_money ?? 0;
@@ -97,7 +102,7 @@ function bruteForce(rows: Raw[], spec: Spec, value: number, overrides: Map<strin
 /** A random history: `n` reservations over the last 40 days, every state, overruns included. */
 async function fillHistory(owner: Db, endpointId: number, seed: number, n: number): Promise<void> {
   const rand = prng(seed);
-  const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+  const pick = <T,>(xs: readonly T[]): T => must(xs[Math.floor(rand() * xs.length)]);
   const callers = ["", "acct-a", "acct-b", "acct-c", "acct-d", "acct-e", "acct-f", "acct-g"];
   const rows = [];
   for (let i = 0; i < n; i += 1) {
@@ -118,7 +123,7 @@ async function fillHistory(owner: Db, endpointId: number, seed: number, n: numbe
     });
   }
   // Ties on created_at: copy a few timestamps onto other rows.
-  for (let i = 1; i < rows.length; i += 9) rows[i]!.createdAt = rows[i - 1]!.createdAt;
+  for (let i = 1; i < rows.length; i += 9) must(rows[i]).createdAt = must(rows[i - 1]).createdAt;
   await owner.insert(reservations).values(rows);
 }
 
@@ -178,7 +183,7 @@ describe.skipIf(skipWithoutDatabase())("whatIf", () => {
     endpointId = ep.endpointId;
     endpointKey = ep.key;
     const [a, b, c, d] = ep.ceilings.map((x) => x.id);
-    ceilingIds = { globalUnitsDay: a!, callerCallsDay: b!, callerUnitsMonth: c!, globalCallsMonth: d! };
+    ceilingIds = { globalUnitsDay: must(a), callerCallsDay: must(b), callerUnitsMonth: must(c), globalCallsMonth: must(d) };
     // Amounts go up to 10: reserve refuses a larger one than the per-call max, so it is 10 here too.
     await t.ownerDb.update(endpoints).set({ billingDay: BILLING_DAY, perCallMax: 10 }).where(eq(endpoints.id, endpointId));
     // One account with its own value on the per-caller units ceiling: it binds that account.
@@ -191,8 +196,8 @@ describe.skipIf(skipWithoutDatabase())("whatIf", () => {
     await fillHistory(t.ownerDb, other.endpointId, 77, 250);
     const [g] = await t.ownerDb.insert(budgets).values({ key: `wi.global-${endpointId}`, name: "g", scope: "global", window: "utc_day", value: 1_000_000, maxValue: 1_000_000, defaultValue: 1000 }).returning();
     const [acc] = await t.ownerDb.insert(budgets).values({ key: `wi.account-${endpointId}`, name: "a", scope: "account", window: "billing_month", billingDay: 3, value: 1_000_000, maxValue: 1_000_000, defaultValue: 1000 }).returning();
-    budgetGlobal = g!.id;
-    budgetAccount = acc!.id;
+    budgetGlobal = must(g).id;
+    budgetAccount = must(acc).id;
     for (const b of [budgetGlobal, budgetAccount]) {
       await t.ownerDb.insert(budgetMembers).values([{ budgetId: b, endpointId }, { budgetId: b, endpointId: other.endpointId }]);
     }
@@ -266,7 +271,7 @@ describe.skipIf(skipWithoutDatabase())("whatIf", () => {
   it("an endpoint without history refuses nothing and lists every day", async () => {
     const fresh = await createEndpoint(t.db);
     const [c] = fresh.ceilings;
-    const r = await whatIf(t.db, { ceilingId: c!.id, value: 0, days: 7, now: NOW });
+    const r = await whatIf(t.db, { ceilingId: must(c).id, value: 0, days: 7, now: NOW });
     expect(r).toMatchObject({ refused: 0, refusedMoney: 0, topAccounts: [], currency: "USD" });
     expect(r.days.map((d) => d.day)).toEqual(Array.from({ length: 7 }, (_, i) => new Date(periodStart(NOW, 7).getTime() + i * DAY).toISOString().slice(0, 10)));
   });

@@ -44,6 +44,8 @@ export type WhatIfBudgetSpec = { endpointKeys: string[]; scope: BudgetScope; win
 export type WhatIfParams = {
   ceilingId?: number;
   budgetId?: number;
+  /** A budget by its key (the dashboard's forms name budgets by key). */
+  budgetKey?: string;
   /** With newCeiling: the endpoint the new ceiling would be on. */
   endpointKey?: string;
   newCeiling?: WhatIfCeilingSpec;
@@ -81,7 +83,7 @@ export type WhatIfTarget = {
 const TOP_ACCOUNTS = 5;
 
 export async function resolveTarget(db: Db, p: Omit<WhatIfParams, "value" | "days" | "now">): Promise<WhatIfTarget> {
-  const given = [p.ceilingId !== undefined, p.budgetId !== undefined, p.newCeiling !== undefined, p.newBudget !== undefined].filter(Boolean).length;
+  const given = [p.ceilingId !== undefined, p.budgetId !== undefined || p.budgetKey !== undefined, p.newCeiling !== undefined, p.newBudget !== undefined].filter(Boolean).length;
   if (given !== 1) throw new WhatIfError("invalid_input", "name one of a ceiling, a budget, a new ceiling or a new budget");
   if (p.ceilingId !== undefined) {
     const [row] = await db
@@ -99,9 +101,9 @@ export async function resolveTarget(db: Db, p: Omit<WhatIfParams, "value" | "day
       skip: c.window === "utc_day" ? { ceilingId: c.id, maxCheck: c.metric === "calls" ? 1 : row.perCallMax, completeFrom: c.createdAt } : null,
     };
   }
-  if (p.budgetId !== undefined) {
-    const [b] = await db.select().from(budgets).where(eq(budgets.id, p.budgetId));
-    if (!b) throw new WhatIfError("not_found", `no budget ${p.budgetId}`);
+  if (p.budgetId !== undefined || p.budgetKey !== undefined) {
+    const [b] = await db.select().from(budgets).where(p.budgetId !== undefined ? eq(budgets.id, p.budgetId) : eq(budgets.key, p.budgetKey ?? ""));
+    if (!b) throw new WhatIfError("not_found", `no budget ${p.budgetId ?? p.budgetKey}`);
     const members = await db.select({ id: budgetMembers.endpointId }).from(budgetMembers).where(eq(budgetMembers.budgetId, b.id));
     return {
       endpointIds: members.map((m) => m.id), metric: "money", scope: b.scope === "account" ? "caller" : "global",
@@ -118,11 +120,12 @@ export async function resolveTarget(db: Db, p: Omit<WhatIfParams, "value" | "day
       throw new WhatIfError("invalid_input", "a first_hit window needs a whole positive number of seconds");
     }
     return {
-      endpointIds: [ep.id], metric: s.metric, scope: s.scope, window: s.window, windowSeconds: s.window === "first_hit" ? s.windowSeconds! : null,
+      endpointIds: [ep.id], metric: s.metric, scope: s.scope, window: s.window, windowSeconds: s.window === "first_hit" ? (s.windowSeconds ?? null) : null,
       billingDay: ep.billingDay, currency: ep.currency, limits: null, skip: null,
     };
   }
-  const s = p.newBudget!;
+  const s = p.newBudget;
+  if (s === undefined) throw new WhatIfError("invalid_input", "name one of a ceiling, a budget, a new ceiling or a new budget");
   const eps = s.endpointKeys.length ? await db.select().from(endpoints).where(inArray(endpoints.key, s.endpointKeys)) : [];
   if (eps.length !== new Set(s.endpointKeys).size) throw new WhatIfError("not_found", "a budget member is not a known endpoint");
   return {
