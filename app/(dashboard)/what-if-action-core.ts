@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineAction } from "@/app/_lib/define-action";
-import { whatIf, type WhatIfParams, type WhatIfResult } from "@/lib/changes/what-if";
+import { whatIfLast7And30, type WhatIfParams, type WhatIfResult } from "@/lib/changes/what-if";
 import { decimalId } from "@/lib/http/strict-input";
 import { formatCount } from "@/lib/format";
 import { BUDGET_SCOPES, CEILING_METRICS, CEILING_SCOPES, CEILING_WINDOWS, ENDPOINT_KEY_PATTERN } from "@/lib/vocabulary";
@@ -48,9 +48,7 @@ export const whatIfCore = defineAction({
   role: "operator", boundary: "whatif.read", rejected: "whatif.rejected", input: WhatIfForm,
   run: async ({ db }, input) => {
     const params = paramsOf(input);
-    const now = new Date();
-    const [d30, d7] = await Promise.all([whatIf(db, { ...params, days: 30, now }), whatIf(db, { ...params, days: 7, now })]);
-    const data: WhatIfData = { d7, d30 };
-    return { message: `${formatCount(d30.refused)} calls would have been refused over 30 days.`, data };
+    const data: WhatIfData = await whatIfLast7And30(db, params);
+    return { message: `${formatCount(data.d30.refused)} calls would have been refused over 30 days.`, data };
   },
 });

@@ -44,7 +44,24 @@ export type ReplayQuery = {
 export type ReplaySkip = { ceilingId: number; maxCheck: number; completeFrom: Date };
 
 export type DayTotals = { granted: number; refused: number; refusedMoney: number };
-export type ReplayResult = { days: Map<string, DayTotals>; accounts: Map<string, { refused: number; refusedMoney: number }> };
+export type AccountTotals = { refused: number; refusedMoney: number };
+/** Per reported day: its totals, and the refused calls of each account that day. */
+export type ReplayResult = { days: Map<string, DayTotals>; accounts: Map<string, Map<string, AccountTotals>> };
+
+/** The accounts' refused calls and money over the days from `since` (a UTC day, 'YYYY-MM-DD'). */
+export function accountsSince(r: ReplayResult, since: string): Map<string, AccountTotals> {
+  const out = new Map<string, AccountTotals>();
+  for (const [day, accounts] of r.accounts) {
+    if (day < since) continue;
+    for (const [account, a] of accounts) {
+      const sum = out.get(account) ?? { refused: 0, refusedMoney: 0 };
+      out.set(account, sum);
+      sum.refused += a.refused;
+      sum.refusedMoney += a.refusedMoney;
+    }
+  }
+  return out;
+}
 
 // What each grant is checked with, and what it finally charged (what the counters hold once it
 // resolved: resolve_charges' rules, overruns after expiry or release included).
@@ -150,9 +167,9 @@ export async function replayFast(db: Db, q: ReplayQuery): Promise<ReplayResult> 
            coalesce(sum(mon) filter (where f = 'refused'), 0)::text as money
     from fate where reported group by day
     union all
-    select 'account', null, null, null, null, null, null, null, account, null,
+    select 'account', null, null, null, null, null, null, day, account, null,
            null, count(*)::text, sum(mon)::text
-    from fate where reported and f = 'refused' group by account
+    from fate where reported and f = 'refused' group by day, account
     union all
     -- One row per counter with undecided grants: their fields packed into one string, in order
     -- (a few hundred thousand rows of a month would cost more to send than to replay). Unit and
@@ -170,7 +187,7 @@ export async function replayFast(db: Db, q: ReplayQuery): Promise<ReplayResult> 
   });
   for (const r of rows) {
     if (r.kind === "day") result.days.set(r.day ?? "", { granted: Number(r.granted), refused: Number(r.refused), refusedMoney: Number(r.money) });
-    else if (r.kind === "account") result.accounts.set(r.account ?? "", { refused: Number(r.refused), refusedMoney: Number(r.money) });
+    else if (r.kind === "account") accountsOf(result, r.day ?? "").set(r.account ?? "", { refused: Number(r.refused), refusedMoney: Number(r.money) });
     else replayTail({ ck: Number(r.ck), lim: Number(r.lim), packed: r.money ?? "" }, result);
   }
   return result;
@@ -200,8 +217,9 @@ export function tally(result: ReplayResult, day: string, account: string, refuse
   }
   d.refused += 1;
   d.refusedMoney += money;
-  const a = result.accounts.get(account) ?? { refused: 0, refusedMoney: 0 };
-  result.accounts.set(account, a);
+  const accounts = accountsOf(result, day);
+  const a = accounts.get(account) ?? { refused: 0, refusedMoney: 0 };
+  accounts.set(account, a);
   a.refused += 1;
   a.refusedMoney += money;
 }
@@ -256,4 +274,10 @@ function scanRanges(q: ReplayQuery, skippedDays: string[]): { start: Date; end: 
     at = end;
   }
   return ranges;
+}
+
+function accountsOf(result: ReplayResult, day: string): Map<string, AccountTotals> {
+  const accounts = result.accounts.get(day) ?? new Map<string, AccountTotals>();
+  result.accounts.set(day, accounts);
+  return accounts;
 }

@@ -6,7 +6,8 @@ import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { createEndpoint } from "@/lib/ceilings/test-fixtures";
 import { eq } from "drizzle-orm";
-import { periodStart, replayTarget, resolveTarget, whatIf, type WhatIfParams } from "./what-if";
+import { periodStart, replayTarget, resolveTarget, whatIf, whatIfLast7And30, type WhatIfParams } from "./what-if";
+import { accountsSince } from "./what-if-replay";
 
 // The what-if against a replay written plainly from the raw rows: one loop, one counter per
 // (scope key, window), the model of what-if.ts read off its comment, nothing shared with it.
@@ -213,7 +214,7 @@ describe.skipIf(skipWithoutDatabase())("whatIf", () => {
         const brute = bruteForce(endpointRows, spec, value, overrides, since, NOW);
         const fast = await replayTarget(t.db, target, value, since, NOW);
         expect({ value, days, map: Object.fromEntries(fast.days) }).toEqual({ value, days, map: Object.fromEntries(brute.days) });
-        expect({ value, days, map: Object.fromEntries(fast.accounts) }).toEqual({ value, days, map: Object.fromEntries(brute.accounts) });
+        expect({ value, days, map: Object.fromEntries(accountsSince(fast, since.toISOString().slice(0, 10))) }).toEqual({ value, days, map: Object.fromEntries(brute.accounts) });
         const summary = await whatIf(t.db, { ...params, value, days, now: NOW });
         expect(summary.days).toHaveLength(days);
         expect(summary.refused).toBe([...brute.days.values()].reduce((n, d) => n + d.refused, 0));
@@ -222,6 +223,11 @@ describe.skipIf(skipWithoutDatabase())("whatIf", () => {
         refusedSomewhere += summary.refused > 0 && summary.refused < [...brute.days.values()].reduce((n, d) => n + d.refused + d.granted, 0) ? 1 : 0;
       }
     }
+    // The panel's one replay for both periods answers what the two replays answer.
+    const both = await whatIfLast7And30(t.db, { ...params, value: values[0] ?? 0, now: NOW });
+    const [d7, d30] = [await whatIf(t.db, { ...params, value: values[0] ?? 0, days: 7, now: NOW }), await whatIf(t.db, { ...params, value: values[0] ?? 0, days: 30, now: NOW })];
+    expect({ ...both.d7, ms: 0 }).toEqual({ ...d7, ms: 0 });
+    expect({ ...both.d30, ms: 0 }).toEqual({ ...d30, ms: 0 });
     // The values chosen make some, not all, grants refused: the comparison is not trivially empty.
     expect(refusedSomewhere).toBeGreaterThan(0);
   }
@@ -274,6 +280,21 @@ describe.skipIf(skipWithoutDatabase())("whatIf", () => {
     const r = await whatIf(t.db, { ceilingId: must(c).id, value: 0, days: 7, now: NOW });
     expect(r).toMatchObject({ refused: 0, refusedMoney: 0, topAccounts: [], currency: "USD" });
     expect(r.days.map((d) => d.day)).toEqual(Array.from({ length: 7 }, (_, i) => new Date(periodStart(NOW, 7).getTime() + i * DAY).toISOString().slice(0, 10)));
+  });
+
+  it("a new cooldown opens at a destination's first grant and lasts its seconds", async () => {
+    const ep = await createEndpoint(t.db);
+    const at = (s: number) => new Date(NOW.getTime() - DAY + s * 1000);
+    const grant = (s: number, dest: string, caller: string) => ({
+      endpointId: ep.endpointId, caller, destination: dest, destinationKey: dest, amount: 1, money: 5, state: "settled" as const,
+      settledAmount: 1, settledMoney: 5, charges: [], createdAt: at(s), expiresAt: at(s + 300),
+    });
+    // d1: 0 opens [0, 60): 10 is refused; 100 opens the next window. d2: its own window from 20.
+    await t.ownerDb.insert(reservations).values([grant(0, "d1", "a"), grant(10, "d1", "b"), grant(20, "d2", "b"), grant(100, "d1", "b"), grant(50, "d2", "c")]);
+    const r = await whatIf(t.db, { endpointKey: ep.key, newCeiling: { metric: "calls", scope: "destination", window: "first_hit", windowSeconds: 60 }, value: 1, days: 7, now: NOW });
+    expect(r.refused).toBe(2);
+    expect(r.refusedMoney).toBe(10);
+    expect(r.topAccounts).toEqual([{ account: "b", refused: 1, refusedMoney: 5 }, { account: "c", refused: 1, refusedMoney: 5 }]);
   });
 
   it("bad input is a clear error", async () => {

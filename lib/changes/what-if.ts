@@ -5,7 +5,7 @@ import { DomainError } from "@/lib/errors";
 import { billingMonthWindow } from "@/lib/ceilings/windows";
 import { DAY_MS } from "@/lib/time";
 import type { BudgetScope, CeilingMetric, CeilingScope, CeilingWindow } from "@/lib/vocabulary";
-import { replayFast, tally, type ReplayMetric, type ReplayQuery, type ReplayResult, type ReplayScope } from "./what-if-replay";
+import { accountsSince, replayFast, tally, type ReplayMetric, type ReplayQuery, type ReplayResult, type ReplayScope } from "./what-if-replay";
 
 // What a value would have refused: the reservations ledger replayed against it.
 //
@@ -151,6 +151,26 @@ export async function whatIf(db: Db, p: WhatIfParams): Promise<WhatIfResult> {
   return summarize(replayed, target.currency, since, p.days, performance.now() - started);
 }
 
+/**
+ * The last 7 and 30 days at once, for the panel. With calendar windows one replay serves both:
+ * the 7-day replay starts at the window open 7 days back, where the 30-day one has the same
+ * counter (windows are independent), so its last 7 days are the same numbers. A cooldown starts
+ * empty where its replay starts, so it is replayed twice.
+ */
+export async function whatIfLast7And30(db: Db, p: Omit<WhatIfParams, "days">): Promise<{ d7: WhatIfResult; d30: WhatIfResult }> {
+  const started = performance.now();
+  if (!Number.isSafeInteger(p.value) || p.value < 0) throw new WhatIfError("invalid_input", "the value must be a whole number, 0 or more");
+  const now = p.now ?? new Date();
+  const target = await resolveTarget(db, p);
+  if (target.window === "first_hit") {
+    const [d7, d30] = await Promise.all([whatIf(db, { ...p, now, days: 7 }), whatIf(db, { ...p, now, days: 30 })]);
+    return { d7, d30 };
+  }
+  const replayed = await replayTarget(db, target, p.value, periodStart(now, 30), now);
+  const ms = performance.now() - started;
+  return { d7: summarize(replayed, target.currency, periodStart(now, 7), 7, ms), d30: summarize(replayed, target.currency, periodStart(now, 30), 30, ms) };
+}
+
 export async function replayTarget(db: Db, t: WhatIfTarget, value: number, since: Date, until: Date): Promise<ReplayResult> {
   if (t.endpointIds.length === 0) return { days: new Map(), accounts: new Map() };
   if (t.window === "first_hit") return replayCooldowns(db, t, value, since, until);
@@ -203,7 +223,7 @@ function summarize(r: ReplayResult, currency: string, since: Date, days: number,
     const d = r.days.get(day);
     list.push({ day, granted: d?.granted ?? 0, refused: d?.refused ?? 0, refusedMoney: d?.refusedMoney ?? 0 });
   }
-  const topAccounts = [...r.accounts.entries()]
+  const topAccounts = [...accountsSince(r, since.toISOString().slice(0, 10)).entries()]
     .map(([account, a]) => ({ account, ...a }))
     .filter((a) => a.refused > 0)
     .sort((a, b) => b.refusedMoney - a.refusedMoney || b.refused - a.refused || (a.account < b.account ? -1 : a.account > b.account ? 1 : 0))
