@@ -237,8 +237,8 @@ async function skippableDays(db: Db, q: ReplayQuery): Promise<Map<string, number
       with u as (
         select u.scope_key as k, u.window_start, u.held + u.settled as used, u.reservations
         from usage u
-        where u.ceiling_id = ${q.skip.ceilingId} and u.window_start >= ${days[0]}::timestamptz
-          and u.window_start <= ${days[days.length - 1]}::timestamptz
+        where u.ceiling_id = ${q.skip.ceilingId} and u.window_start >= ${`${days[0]}T00:00:00Z`}::timestamptz
+          and u.window_start <= ${`${days[days.length - 1]}T00:00:00Z`}::timestamptz
       )
       select to_char(u.window_start at time zone 'UTC', 'YYYY-MM-DD') as day, sum(u.reservations)::text as grants,
              bool_and(u.used + ${q.skip.maxCheck}::bigint <= l.lim and l.lim > 0) as safe
