@@ -6,7 +6,8 @@
 // Then a per-account budget's top accounts over 90 days and in its open window (db:fill makes one
 // of 100,000 accounts), and the account pages' reads (a busy account among a million, a search by
 // prefix, the top accounts of an endpoint and of a budget). Targets: each page query <= 50 ms, the
-// page <= 300 ms. Printed, never asserted.
+// page <= 300 ms. Then the what-if read over 30 days of a million reservations (db:fill -- --what-if
+// 1000000; --only what-if runs those rows alone), target 200 ms. Printed, never asserted.
 import { sql } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
 import { openPostgres, resultRows, type Db } from "@/db/client";
@@ -26,6 +27,7 @@ import {
 } from "@/lib/refusals";
 import { readBudgetDetail, topAccountsNow, topAccountsOver, windowsBack } from "@/lib/budgets";
 import { accountCases } from "./bench-dashboard/accounts";
+import { whatIfCases } from "./bench-dashboard/what-if";
 import { renderPage } from "./bench-dashboard/render";
 import { formatCount } from "@/lib/format";
 
@@ -66,6 +68,14 @@ async function main(): Promise<void> {
   const database = openPostgres(url, { max: 2 });
   const db: Db = database.db;
   try {
+    // --only what-if: the what-if rows alone (a database filled with db:fill -- --what-if N only).
+    if (arg("only") === "what-if") {
+      const summary: string[] = [];
+      await runCases(db, await whatIfCases(db, new Date()), runs, summary);
+      console.log("\n=== summary");
+      for (const line of summary) console.log(line);
+      return;
+    }
     const [top] = resultRows<{ key: string; caller: string; at: Date }>(
       await db.execute(sql`select endpoint_key as key, caller, at from refusals order by at desc, id desc limit 1`),
     );
@@ -133,8 +143,23 @@ async function main(): Promise<void> {
     }
     // The account pages: a busy account, a search by prefix, the top accounts of an endpoint and a budget.
     cases.push(...(await accountCases(db, now, inline)));
+    cases.push(...(await whatIfCases(db, now)));
 
     const summary: string[] = [];
+    await runCases(db, cases, runs, summary);
+    const renderUrl = arg("url");
+    if (renderUrl) summary.push(...(await renderPage(db, renderUrl, runs)));
+    else summary.push("page render: skipped (pass --url of a server started on this DATABASE_URL with the same NEXTAUTH_SECRET)");
+    console.log(`\n=== summary (${formatCount((await countAllRefusals(db)).n)} refusal rows)`);
+    for (const line of summary) console.log(line);
+  } finally {
+    await database.close();
+  }
+}
+
+/** Times each case (a warm-up, then `runs`), prints its plan when it has one, and adds its summary line. */
+async function runCases(db: Db, cases: Case[], runs: number, summary: string[]): Promise<void> {
+  {
     for (const c of cases) {
       await c.run(); // warm the cache and the connection
       const ms: number[] = [];
@@ -151,13 +176,6 @@ async function main(): Promise<void> {
       }
       summary.push(`${c.label.padEnd(56)} median ${median.toFixed(1).padStart(7)} ms  p95 ${p95.toFixed(1).padStart(7)} ms  ${p95 <= c.target ? "ok" : `OVER ${c.target} ms`}`);
     }
-    const renderUrl = arg("url");
-    if (renderUrl) summary.push(...(await renderPage(db, renderUrl, runs)));
-    else summary.push("page render: skipped (pass --url of a server started on this DATABASE_URL with the same NEXTAUTH_SECRET)");
-    console.log(`\n=== summary (${formatCount((await countAllRefusals(db)).n)} refusal rows)`);
-    for (const line of summary) console.log(line);
-  } finally {
-    await database.close();
   }
 }
 

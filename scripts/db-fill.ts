@@ -7,6 +7,7 @@ import { fillReservations, fillUsage, prepareFillEndpoints } from "./db-fill/his
 import { fillAccounts } from "./db-fill/accounts";
 import { fillBudget } from "./db-fill/budgets";
 import { fillRefusals } from "./db-fill/refusals";
+import { fillWhatIf, WHAT_IF_ENDPOINT } from "./db-fill/what-if";
 import { formatCount } from "@/lib/format";
 
 // npm run db:fill -- --refusals 2000000: realistic history at scale on the Postgres in
@@ -14,7 +15,7 @@ import { formatCount } from "@/lib/format";
 // fifty endpoints and millions of rows, a million billing accounts and plans. Re-running adds more
 // history to the same endpoints.
 
-const USAGE = "usage: npm run db:fill -- [--refusals N] [--reservations N] [--days N] [--budget-accounts N] [--accounts N] [--caller-usage N]";
+const USAGE = "usage: npm run db:fill -- [--refusals N] [--reservations N] [--days N] [--budget-accounts N] [--accounts N] [--caller-usage N] [--what-if N]";
 const Count = (max: number) => z.coerce.number().int().min(0).max(max);
 const Args = z.object({
   refusals: Count(50_000_000).default(2_000_000),
@@ -25,6 +26,8 @@ const Args = z.object({
   // per-caller ceiling (the top-accounts view's ranking).
   accounts: Count(50_000_000).pipe(z.number().min(1)).default(1_000_000),
   "caller-usage": Count(10_000_000).default(100_000),
+  // Given: only the what-if bench's endpoint, with N reservations over the last 30 days.
+  "what-if": Count(50_000_000).optional(),
 });
 
 function parseArgs(argv: string[]): z.output<typeof Args> {
@@ -54,6 +57,11 @@ async function main(): Promise<void> {
     // Every foreign key is right by construction; skipping their per-row checks (superuser only)
     // saves a fifth of the time. Without the privilege the fill is just slower.
     await db.execute(sql`set session_replication_role = replica`).catch(() => step("not a superuser: foreign keys checked row by row"));
+    if (args["what-if"] !== undefined) {
+      const added = await fillWhatIf(db, args["what-if"]);
+      step(added ? `${formatCount(added)} reservations on ${WHAT_IF_ENDPOINT} over 30 days` : `${WHAT_IF_ENDPOINT} exists: nothing added`);
+      return;
+    }
     const created = await ensureEndpoints(db);
     const endpointCount = await prepareFillEndpoints(db);
     step(`${endpointCount} endpoints (${created} new) with their ceilings`);

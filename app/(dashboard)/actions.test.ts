@@ -12,6 +12,7 @@ import * as catalog from "./endpoints/catalog-action-core";
 import * as plans from "./plans/plan-action-core";
 import * as schedules from "./endpoints/[key]/schedule-action-core";
 import * as staff from "./staff/staff-action-core";
+import * as whatIf from "./what-if-action-core";
 
 describe("runAction, the dashboard's one server action", () => {
   it("refuses a name that is no action, without reading the session or the form", async () => {
@@ -26,9 +27,9 @@ describe("runAction, the dashboard's one server action", () => {
   });
 
   it("names every action once", () => {
-    const cores = [accounts, alerts, apiKeys, budgets, control, ceiling, catalog, plans, schedules, staff].flatMap((m) => Object.values(m).filter(isActionCore));
+    const cores = [accounts, alerts, apiKeys, budgets, control, ceiling, catalog, plans, schedules, staff, whatIf].flatMap((m) => Object.values(m).filter(isActionCore));
     const names = cores.map((c) => c.boundary);
-    expect(names.length).toBe(43);
+    expect(names.length).toBe(44);
     expect(new Set(names).size).toBe(names.length);
   });
 });

@@ -29,6 +29,8 @@ export type ActionResult = {
   redirectTo?: string;
   /** A credential shown to the person once (a new API key, a generated password), never stored. */
   secret?: string;
+  /** What a read-only action answers for its panel to draw (the what-if's numbers). */
+  data?: unknown;
 };
 
 /** The form's fields: one string each, or every value of a field declared in `lists`. */
@@ -155,6 +157,7 @@ export function defineAction<Input, const Name extends string>(definition: Actio
       message: result.message,
       ...(result.redirectTo ? { redirectTo: result.redirectTo } : {}),
       ...(result.secret ? { secret: result.secret } : {}),
+      ...(result.data !== undefined ? { data: result.data } : {}),
     };
   };
   return Object.assign(core, { boundary: definition.boundary });

@@ -26,3 +26,5 @@ export {
 export { activeRaiseEnds, endRaises, recordRaiseEnd, type ActiveRaiseEnd, type RecordRaiseEndParams } from "./raise-ends";
 export { activateSchedule, cancelSchedule, createSchedule, listSchedules, runDueSchedules, type CreateScheduleParams, type CreatedSchedule, type ScheduleView } from "./schedules";
 export { parseTimeOfDay, timeOfDayOf } from "./schedule-time";
+// What a lower value would have refused, replayed from the reservations ledger.
+export { whatIf, whatIfLast7And30, WhatIfError, type WhatIfParams, type WhatIfResult } from "./what-if";

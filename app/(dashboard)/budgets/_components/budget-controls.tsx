@@ -8,7 +8,8 @@ import { ConfirmActionButton } from "@/components/confirm-action-button";
 import { ReasonField } from "@/components/reason-field";
 import { SubmitButton } from "@/components/submit-button";
 import { inputClass, labelClass } from "@/components/ui";
-import { previewBudgetAdjustment } from "@/lib/budgets/money";
+import { parseMoneyInput, previewBudgetAdjustment } from "@/lib/budgets/money";
+import { WhatIfPanel } from "@/components/what-if-panel";
 import { formatMoney } from "@/lib/format";
 
 // The small forms a budget's page places: its value (clamp and 5x retype shown before saving),
@@ -45,6 +46,9 @@ export function AdjustBudgetForm(props: AdjustBudgetFormProps) {
   const preview = input.trim() === "" ? null : previewBudgetAdjustment({ raw: input, current: props.value, valueBeforeKill: props.valueBeforeKill, min: props.min, max: props.max, currency: props.currency });
   const needsConfirmation = (preview?.ok === true && preview.needsConfirmation) || (state.status === "error" && state.code === "confirmation_required");
   const money = (m: number) => formatMoney(m, props.currency);
+  // A lower value (not a kill) shows what it would have refused over the last 30 days.
+  const typed = input.trim() === "" ? null : parseMoneyInput(input, "value");
+  const lower = typed?.ok === true && typed.micros > 0 && typed.micros < props.value ? typed.micros : null;
   return (
     <form action={formAction} className="space-y-3" data-testid={`budget-adjust-${props.budgetKey}`}>
       <input type="hidden" name="key" value={props.budgetKey} />
@@ -69,6 +73,7 @@ export function AdjustBudgetForm(props: AdjustBudgetFormProps) {
           <input id={`${id}-confirm`} name="confirm" type="text" inputMode="decimal" autoComplete="off" required value={confirm} onChange={(e) => setConfirm(e.target.value)} className={inputClass} data-testid="budget-adjust-confirm" />
         </div>
       ) : null}
+      <WhatIfPanel fields={{ target: "budget", budgetKey: props.budgetKey }} value={lower} unit="money" />
       <SubmitButton pending={pending} pendingLabel="Saving…" testId="budget-adjust-save">
         Save value
       </SubmitButton>

@@ -1,5 +1,6 @@
 "use client";
 
+import { WhatIfPanel } from "@/components/what-if-panel";
 import { useActionState, useEffect, useId, useState } from "react";
 import { useRouter } from "next/navigation";
 import { IDLE, type ActionState } from "@/app/_lib/action-state";
@@ -125,6 +126,12 @@ function useRedirect(state: ActionState) {
 }
 
 /** The new-budget form: key, scope, window and currency are chosen once; value and bounds in money. */
+/** The typed value in micros when the what-if can replay it: a value above 0 and at least one member. */
+function newBudgetValue(v: BudgetSpecText): number | null {
+  const money = parseMoneyInput(v.value, "value");
+  return money.ok && money.micros > 0 && v.members.length > 0 ? money.micros : null;
+}
+
 export function NewBudgetForm({ options }: { options: MemberOption[] }) {
   const id = useId();
   const [state, formAction, pending] = useActionState(createBudgetAction, IDLE);
@@ -184,6 +191,8 @@ export function NewBudgetForm({ options }: { options: MemberOption[] }) {
       <p className="text-sm font-medium" aria-live="polite" data-testid="budget-sentence">
         {sentence ? `Guarantee: ${sentence}.` : "Choose members and a value to see what the budget guarantees."}
       </p>
+      {/* What the new budget would have refused on its members' history ("no history" when they have none). */}
+      <WhatIfPanel fields={{ target: "new-budget", scope: v.scope, window: v.window, billingDay: v.window === "billing_month" ? v.billingDay.trim() : "1", members: [...v.members].sort().join(",") }} value={newBudgetValue(v)} unit="money" />
       <ReasonField id={id} />
       <SubmitButton pending={pending} pendingLabel="Creating…" testId="create-budget">
         Create budget

@@ -10,6 +10,7 @@ import { EndpointFieldInputs, type EndpointFieldsText } from "./endpoint-fields"
 import { previewFields } from "./new-endpoint-form";
 import { SubmitButton } from "@/components/submit-button";
 import { ReasonField } from "@/components/reason-field";
+import { WhatIfPanel } from "@/components/what-if-panel";
 
 const addCeilingAction = runAction.bind(null, "ceiling.add");
 const setAlertThresholdsAction = runAction.bind(null, "ceiling.update");
@@ -51,6 +52,10 @@ export function EditEndpointForm({ endpointKey, version, initial }: { endpointKe
   );
 }
 
+function whatIfFields(endpointKey: string, row: CeilingRowText): Record<string, string> {
+  return { target: "new-ceiling", endpointKey, metric: row.metric, scope: row.scope, window: row.window, ...(row.window === "first_hit" ? { windowSeconds: row.windowSeconds.trim() } : {}) };
+}
+
 export function AddCeilingForm({ endpointKey, preview }: { endpointKey: string; preview: EndpointFieldsText }) {
   const id = useId();
   const [state, formAction, pending] = useActionState(addCeilingAction, IDLE);
@@ -66,6 +71,8 @@ export function AddCeilingForm({ endpointKey, preview }: { endpointKey: string; 
         A new ceiling binds the next reservation. A value 5× or more above its default asks you to type it again. To change a window or a scope, add the new
         ceiling and remove the old one: a window in progress is never reinterpreted.
       </p>
+      {/* What the new ceiling would have refused on this endpoint's history ("no history" on a fresh one). */}
+      <WhatIfPanel fields={whatIfFields(endpointKey, row)} value={/^[1-9]\d{0,15}$/.test(row.value.trim()) ? Number(row.value.trim()) : null} unit={row.metric === "calls" ? "calls" : preview.unit || "units"} />
       <ReasonAndConfirm state={state} id={id} />
       <SubmitButton pending={pending} pendingLabel="Adding…" testId="add-ceiling">Add ceiling</SubmitButton>
       <ActionMessage state={state} testId="add-ceiling" />

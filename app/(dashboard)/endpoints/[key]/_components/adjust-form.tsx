@@ -4,7 +4,8 @@ import { IDLE, type ActionState } from "@/app/_lib/action-state";
 import { useActionState, useId, useState } from "react";
 import { ActionMessage } from "@/components/action-message";
 import { inputClass, labelClass } from "@/components/ui";
-import { previewAdjustment } from "@/lib/ceilings/parse";
+import { parseLimitInput, previewAdjustment } from "@/lib/ceilings/parse";
+import { WhatIfPanel } from "@/components/what-if-panel";
 import { runAction } from "@/app/(dashboard)/actions";
 import { SubmitButton } from "@/components/submit-button";
 import { ReasonField } from "@/components/reason-field";
@@ -19,6 +20,8 @@ type AdjustFormProps = {
   min: number;
   max: number;
   version: number;
+  /** What the value counts ("calls", "emails"), for the what-if panel. */
+  unit?: string;
 };
 
 /**
@@ -45,6 +48,9 @@ export function AdjustForm(props: AdjustFormProps) {
   const current = conflict?.value ?? props.value;
   const preview = input.trim() === "" ? null : previewAdjustment({ raw: input, current, valueBeforeKill: props.valueBeforeKill, min: props.min, max: props.max });
   const needsConfirmation = preview?.ok === true && preview.needsConfirmation;
+  // A lower value (not a kill) shows what it would have refused over the last 30 days.
+  const typed = input.trim() === "" ? null : parseLimitInput(input);
+  const lower = typed?.ok === true && typed.value > 0 && typed.value < current ? typed.value : null;
 
   return (
     <form action={formAction} className="space-y-3" data-testid={`adjust-form-${props.ceilingId}`}>
@@ -66,6 +72,7 @@ export function AdjustForm(props: AdjustFormProps) {
           <input id={`${id}-confirm`} name="confirm" type="text" inputMode="numeric" autoComplete="off" required value={confirm} onChange={(e) => setConfirm(e.target.value)} className={inputClass} data-testid="adjust-confirm" />
         </div>
       ) : null}
+      <WhatIfPanel fields={{ target: "ceiling", ceilingId: String(props.ceilingId) }} value={lower} unit={props.unit ?? "units"} />
       <SubmitButton pending={pending} pendingLabel="Saving…" testId="adjust-save">Save value</SubmitButton>
       <ActionMessage state={state} testId="adjust" />
     </form>

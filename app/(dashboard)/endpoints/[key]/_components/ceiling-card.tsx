@@ -142,7 +142,7 @@ export function CeilingCard({ ceiling: c, unit, isAdmin, overrides, planValues, 
         <>
           <div>
             <h4 className="mb-2 text-sm font-medium">Adjust the value</h4>
-            <AdjustForm ceilingId={c.id} value={c.value} valueBeforeKill={c.valueBeforeKill} min={c.minValue} max={c.maxValue} version={c.version} />
+            <AdjustForm ceilingId={c.id} value={c.value} valueBeforeKill={c.valueBeforeKill} min={c.minValue} max={c.maxValue} version={c.version} unit={what} />
           </div>
           <details className="text-sm">
             <summary className="cursor-pointer font-medium">Change the bounds</summary>
