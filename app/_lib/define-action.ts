@@ -29,6 +29,8 @@ export type ActionResult = {
   redirectTo?: string;
   /** A credential shown to the person once (a new API key, a generated password), never stored. */
   secret?: string;
+  /** A page the answer points to (a change request just asked for), shown as a link under the message. */
+  link?: { href: string; label: string };
 };
 
 /** The form's fields: one string each, or every value of a field declared in `lists`. */
@@ -155,6 +157,7 @@ export function defineAction<Input, const Name extends string>(definition: Actio
       message: result.message,
       ...(result.redirectTo ? { redirectTo: result.redirectTo } : {}),
       ...(result.secret ? { secret: result.secret } : {}),
+      ...(result.link ? { link: result.link } : {}),
     };
   };
   return Object.assign(core, { boundary: definition.boundary });

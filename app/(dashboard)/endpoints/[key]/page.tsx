@@ -103,7 +103,7 @@ export default async function EndpointPage({ params }: Params) {
       <section aria-labelledby="ceilings-title" className="space-y-4">
         <h2 id="ceilings-title" className="text-lg font-semibold">Ceilings</h2>
         {!isAdmin ? (
-          <p className="text-sm text-zinc-600 dark:text-zinc-400">Values, bounds and overrides are changed by admins; operators kill and restore.</p>
+          <p className="text-sm text-zinc-600 dark:text-zinc-400">Bounds and overrides are changed by admins; operators kill, restore and ask for a higher value, which a second admin approves.</p>
         ) : null}
         {detail.ceilings.map((c) => (
           <CeilingCard
@@ -111,6 +111,7 @@ export default async function EndpointPage({ params }: Params) {
             ceiling={c}
             unit={detail.unit}
             isAdmin={isAdmin}
+            canAsk={canKill && !archived}
             overrides={detail.overrides.filter((o) => o.ceilingId === c.id)}
             planValues={detail.planValues.filter((p) => p.ceilingId === c.id)}
             topCallers={detail.topCallers[c.id] ?? []}

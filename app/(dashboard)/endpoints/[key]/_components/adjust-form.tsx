@@ -9,6 +9,8 @@ import { runAction } from "@/app/(dashboard)/actions";
 import { SubmitButton } from "@/components/submit-button";
 import { ReasonField } from "@/components/reason-field";
 import { formatCount } from "@/lib/format";
+import { valueNeedsApproval } from "@/lib/changes/raise-preview";
+import { AskForApproval } from "@/components/ask-approval";
 
 const adjustCeilingAction = runAction.bind(null, "ceiling.adjust");
 
@@ -18,12 +20,15 @@ type AdjustFormProps = {
   valueBeforeKill: number | null;
   min: number;
   max: number;
+  defaultValue: number;
   version: number;
+  /** Admins save a lower value and may break glass; operators reach the form only to ask for a raise. */
+  isAdmin: boolean;
 };
 
 /**
  * Shows what a value will do before it is saved (clamp, kill, restore, 5x raise), asks for the
- * value again on a big raise, and keeps the version it was drawn from so a concurrent save by
+ * value again on a big raise, turns a raise into a request for a second admin, and keeps the version it was drawn from so a concurrent save by
  * someone else comes back as a conflict instead of being overwritten.
  */
 export function AdjustForm(props: AdjustFormProps) {
@@ -45,6 +50,10 @@ export function AdjustForm(props: AdjustFormProps) {
   const current = conflict?.value ?? props.value;
   const preview = input.trim() === "" ? null : previewAdjustment({ raw: input, current, valueBeforeKill: props.valueBeforeKill, min: props.min, max: props.max });
   const needsConfirmation = preview?.ok === true && preview.needsConfirmation;
+  // A raise is asked, not saved; the server says so too (approval_required) if the browser misjudged it.
+  const raise =
+    (preview?.ok === true && valueNeedsApproval(preview.applied, { current, valueBeforeKill: props.valueBeforeKill, defaultValue: props.defaultValue })) ||
+    (state.status === "error" && state.code === "approval_required");
 
   return (
     <form action={formAction} className="space-y-3" data-testid={`adjust-form-${props.ceilingId}`}>
@@ -66,7 +75,13 @@ export function AdjustForm(props: AdjustFormProps) {
           <input id={`${id}-confirm`} name="confirm" type="text" inputMode="numeric" autoComplete="off" required value={confirm} onChange={(e) => setConfirm(e.target.value)} className={inputClass} data-testid="adjust-confirm" />
         </div>
       ) : null}
-      <SubmitButton pending={pending} pendingLabel="Saving…" testId="adjust-save">Save value</SubmitButton>
+      {raise ? (
+        <AskForApproval kind="ceiling.value" canBreakGlass={props.isAdmin} />
+      ) : props.isAdmin ? (
+        <SubmitButton pending={pending} pendingLabel="Saving…" testId="adjust-save">Save value</SubmitButton>
+      ) : (
+        <p className="text-sm text-zinc-600 dark:text-zinc-400" data-testid="adjust-operator-note">Operators ask for a raise here; an admin lowers a value, and anyone on call can kill.</p>
+      )}
       <ActionMessage state={state} testId="adjust" />
     </form>
   );

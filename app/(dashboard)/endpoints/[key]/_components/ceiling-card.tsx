@@ -17,12 +17,14 @@ type CeilingCardProps = {
   ceiling: CeilingView;
   unit: string;
   isAdmin: boolean;
+  /** Operators and admins: the value form, where an operator may only ask for a raise. */
+  canAsk: boolean;
   overrides: EndpointDetail["overrides"];
   planValues: EndpointDetail["planValues"];
   topCallers: ScopeUsage[];
 };
 
-export function CeilingCard({ ceiling: c, unit, isAdmin, overrides, planValues, topCallers }: CeilingCardProps) {
+export function CeilingCard({ ceiling: c, unit, isAdmin, canAsk, overrides, planValues, topCallers }: CeilingCardProps) {
   const what = c.metric === "calls" ? "calls" : unitLabel(unit, 2);
   return (
     <article aria-labelledby={`ceiling-${c.id}`} className={`${cardClass} space-y-4`} data-ceiling-window={c.window} data-ceiling-scope={c.scope} data-ceiling-metric={c.metric}>
@@ -124,12 +126,14 @@ export function CeilingCard({ ceiling: c, unit, isAdmin, overrides, planValues, 
           {isAdmin ? <OverrideForm ceilingId={c.id} min={c.minValue} max={c.maxValue} /> : null}
         </div>
       ) : null}
+      {canAsk ? (
+        <div>
+          <h4 className="mb-2 text-sm font-medium">{isAdmin ? "Adjust the value" : "Ask for a higher value"}</h4>
+          <AdjustForm ceilingId={c.id} value={c.value} valueBeforeKill={c.valueBeforeKill} min={c.minValue} max={c.maxValue} defaultValue={c.defaultValue} version={c.version} isAdmin={isAdmin} />
+        </div>
+      ) : null}
       {isAdmin ? (
         <>
-          <div>
-            <h4 className="mb-2 text-sm font-medium">Adjust the value</h4>
-            <AdjustForm ceilingId={c.id} value={c.value} valueBeforeKill={c.valueBeforeKill} min={c.minValue} max={c.maxValue} version={c.version} />
-          </div>
           <details className="text-sm">
             <summary className="cursor-pointer font-medium">Change the bounds</summary>
             <div className="mt-3">
