@@ -2,6 +2,7 @@ import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { budgets, ceilings } from "@/db/schema";
 import { parseMoneyInput, previewBudgetAdjustment } from "@/lib/budgets/money";
+import type { CeilingSpecInput } from "@/lib/catalog/spec";
 import { CeilingError } from "@/lib/ceilings/errors";
 import { parseLimitInput, previewAdjustment } from "@/lib/ceilings/parse";
 import { formatCount, formatMoney } from "@/lib/format";
@@ -18,7 +19,8 @@ export type AskChange =
   | { kind: "budget.value"; budgetKey: string; input: string; confirm?: string }
   | { kind: "endpoint.per_call_max"; endpointKey: string; perCallMax: number }
   | { kind: "endpoint.unarchive"; endpointKey: string }
-  | { kind: "budget.unarchive"; budgetKey: string };
+  | { kind: "budget.unarchive"; budgetKey: string }
+  | { kind: "ceiling.add"; endpointKey: string; ceiling: CeilingSpecInput };
 
 export type AskParams = {
   ask: AskChange;
@@ -70,6 +72,8 @@ async function changeOf(db: Db, ask: AskChange): Promise<Record<string, unknown>
       return { endpointKey: ask.endpointKey };
     case "budget.unarchive":
       return { budgetKey: ask.budgetKey };
+    case "ceiling.add":
+      return { endpointKey: ask.endpointKey, ceiling: ask.ceiling };
   }
 }
 

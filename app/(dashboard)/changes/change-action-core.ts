@@ -3,7 +3,9 @@ import { type ActionContext, defineAction } from "@/app/_lib/define-action";
 import { auditRejectedInput } from "@/app/_lib/rejected-input";
 import { EndpointKeyField } from "@/app/_lib/action-fields";
 import { acknowledgeBreakGlass, approveChange, cancelChange, ChangeControlError, rejectChange, type Requester } from "@/lib/changes";
-import { askForChange } from "@/lib/changes/ask";
+import { type AskChange, askForChange } from "@/lib/changes/ask";
+import { invalidInput } from "@/lib/catalog/errors";
+import { FormReader, readCeiling } from "@/app/(dashboard)/endpoints/catalog-form";
 import { decimalId } from "@/lib/http/strict-input";
 
 // Change control from the dashboard: operators and admins ask for a raise; admins approve, reject,
@@ -21,14 +23,16 @@ const Confirm = z.string().max(64).optional();
 const AskReason = z.string({ error: "a reason is required" }).trim().min(1, "a reason is required: say why, for the approver").max(500);
 const Note = z.string().trim().max(500).optional();
 
-/** What a form may ask for; each kind carries the fields its edit form already has. */
+/** What a form may ask for; each kind carries the fields its edit form already has (`key` names the endpoint or budget). */
 const AskKind = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("ceiling.value"), ceilingId: decimalId("ceiling id"), input: RawValue, confirm: Confirm }),
   z.object({ kind: z.literal("budget.value"), key: BudgetKey, input: RawValue, confirm: Confirm }),
-  z.object({ kind: z.literal("endpoint.per_call_max"), endpointKey: EndpointKeyField, perCallMax: z.string().trim().regex(/^\d{1,15}$/, "per-call max must be a whole number").transform(Number) }),
-  z.object({ kind: z.literal("endpoint.unarchive"), endpointKey: EndpointKeyField }),
+  z.object({ kind: z.literal("endpoint.per_call_max"), key: EndpointKeyField, perCallMax: z.string().trim().regex(/^\d{1,15}$/, "per-call max must be a whole number").transform(Number) }),
+  z.object({ kind: z.literal("endpoint.unarchive"), key: EndpointKeyField }),
   z.object({ kind: z.literal("budget.unarchive"), key: BudgetKey }),
-]);
+  // The new ceiling's own fields are read by the catalog form's reader (readAskForm).
+  z.object({ kind: z.literal("ceiling.add"), key: EndpointKeyField }),
+], { error: "unknown kind of change" });
 
 const MAX_END_SECONDS = 30 * 86_400;
 // "for N minutes/hours" or "until" a UTC date and time (a datetime-local field, read as UTC); neither is a lasting raise.
@@ -38,7 +42,7 @@ const End = z
     endsUnit: z.enum(["minutes", "hours"], { error: "the end is in minutes or hours" }).optional(),
     endsAt: z.string().trim().max(32).optional(),
   })
-  .transform((e, ctx) => {
+  .transform((e, ctx): { endsAfterSeconds?: number; endsAt?: Date } => {
     const forText = e.endsFor ?? "";
     const atText = e.endsAt ?? "";
     if (forText !== "" && atText !== "") {
@@ -50,7 +54,7 @@ const End = z
         ctx.addIssue({ code: "custom", message: `the raise's length must be a whole number above 0, got '${forText.slice(0, 20)}'` });
         return z.NEVER;
       }
-      const seconds = Number(forText) * (e.endsUnit === "hours" ? 3600 : 60);
+      const seconds = Number(forText) * (e.endsUnit === "minutes" ? 60 : 3600);
       if (seconds > MAX_END_SECONDS) {
         ctx.addIssue({ code: "custom", message: "a temporary raise lasts at most 30 days" });
         return z.NEVER;
@@ -60,7 +64,7 @@ const End = z
     if (atText !== "") {
       const m = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d)(?::\d\d)?Z?$/.exec(atText);
       const at = m ? new Date(`${m[1]}T${m[2]}:00Z`) : null;
-      if (!at || Number.isNaN(at.getTime()) || at.toISOString().slice(0, 16) !== `${m?.[1]}T${m?.[2]}`) {
+      if (!m || !at || Number.isNaN(at.getTime()) || at.toISOString().slice(0, 16) !== `${m[1]}T${m[2]}`) {
         ctx.addIssue({ code: "custom", message: `the end must be a UTC date and time such as 2026-03-05T18:00, got '${atText.slice(0, 32)}'` });
         return z.NEVER;
       }
@@ -69,39 +73,55 @@ const End = z
     return {};
   });
 
-const AskForm = z.intersection(AskKind, z.object({ reason: AskReason }).and(End));
-type AskForm = z.infer<typeof AskForm>;
+const AskCommon = z.object({ reason: AskReason }).and(End);
+type Ask = { ask: AskChange; reason: string; endsAfterSeconds?: number; endsAt?: Date };
 
-function askOf(input: AskForm) {
-  switch (input.kind) {
-    case "ceiling.value":
-      return { kind: input.kind, ceilingId: input.ceilingId, input: input.input, confirm: input.confirm };
-    case "budget.value":
-      return { kind: input.kind, budgetKey: input.key, input: input.input, confirm: input.confirm };
-    case "endpoint.per_call_max":
-      return { kind: input.kind, endpointKey: input.endpointKey, perCallMax: input.perCallMax };
-    case "endpoint.unarchive":
-      return { kind: input.kind, endpointKey: input.endpointKey };
-    case "budget.unarchive":
-      return { kind: input.kind, budgetKey: input.key };
-  }
+function parsed<T>(schema: z.ZodType<T>, fields: Record<string, string>): T {
+  const r = schema.safeParse(fields);
+  if (!r.success) throw invalidInput(r.error.issues.map((i) => ({ path: i.path.join("."), message: i.message })));
+  return r.data;
+}
+
+/** The form as one ask: its kind's fields, the reason and the end; a refused field is named. */
+export function readAskForm(fields: Record<string, string>): Ask {
+  const kind = parsed(AskKind, fields);
+  const common = parsed(AskCommon, fields);
+  const ask = ((): AskChange => {
+    switch (kind.kind) {
+      case "ceiling.value":
+        return { kind: kind.kind, ceilingId: kind.ceilingId, input: kind.input, confirm: kind.confirm };
+      case "budget.value":
+        return { kind: kind.kind, budgetKey: kind.key, input: kind.input, confirm: kind.confirm };
+      case "endpoint.per_call_max":
+        return { kind: kind.kind, endpointKey: kind.key, perCallMax: kind.perCallMax };
+      case "endpoint.unarchive":
+        return { kind: kind.kind, endpointKey: kind.key };
+      case "budget.unarchive":
+        return { kind: kind.kind, budgetKey: kind.key };
+      case "ceiling.add": {
+        const r = new FormReader(fields);
+        return r.done({ kind: kind.kind, endpointKey: kind.key, ceiling: readCeiling(r, fields, "ceiling") });
+      }
+    }
+  })();
+  return { ask, reason: common.reason, endsAfterSeconds: common.endsAfterSeconds, endsAt: common.endsAt };
 }
 
 // Pending requests show on the overview, the endpoint pages and the nav badge of every page.
 const everyPage = ["/"];
 
 export const askForApprovalCore = defineAction({
-  role: "operator", boundary: "change.request", input: AskForm,
+  role: "operator", boundary: "change.request", rejected: "change.rejected", input: readAskForm,
   run: async ({ staff, db }, input) => {
-    const r = await askForChange(db, { ask: askOf(input), requester: requester(staff), reason: input.reason, endsAfterSeconds: input.endsAfterSeconds, endsAt: input.endsAt });
+    const r = await askForChange(db, { ...input, requester: requester(staff) });
     return { message: `Asked for approval: request #${r.id}, ${r.summary}. Another admin must approve it within 24 hours; approvers are alerted.`, link: { href: `/changes/${r.id}`, label: `Request #${r.id}` }, revalidate: everyPage };
   },
 });
 
 export const breakGlassCore = defineAction({
-  role: "admin", boundary: "change.break_glass", input: AskForm,
+  role: "admin", boundary: "change.break_glass", rejected: "change.rejected", input: readAskForm,
   run: async ({ staff, db }, input) => {
-    const r = await askForChange(db, { ask: askOf(input), requester: requester(staff), reason: input.reason, endsAfterSeconds: input.endsAfterSeconds, endsAt: input.endsAt, breakGlass: true });
+    const r = await askForChange(db, { ...input, requester: requester(staff), breakGlass: true });
     return { message: `Break glass: ${r.summary} is in force now. Every alert destination is told, and it stays on the overview until another admin acknowledges it.`, link: { href: `/changes/${r.id}`, label: `Request #${r.id}` }, revalidate: everyPage };
   },
 });

@@ -21,6 +21,8 @@ import { ThrottlePanel } from "./_components/throttle-panel";
 import { listThrottleActivity } from "@/lib/throttle";
 import { budgetsOfEndpoint } from "@/lib/budgets";
 import { BudgetsCompact } from "@/components/budgets-compact";
+import { pendingForEndpoint } from "@/lib/changes";
+import { PendingRequests } from "@/app/(dashboard)/changes/_components/pending-requests";
 
 
 export const dynamic = "force-dynamic";
@@ -39,11 +41,13 @@ export default async function EndpointPage({ params }: Params) {
   const detail = await getEndpointDetail(db, key);
   if (!detail) notFound();
   // Both need the endpoint's id, and nothing else from each other.
-  const [throttle, spend, budgets] = await Promise.all([
+  const [throttle, spend, budgets, pending] = await Promise.all([
     listThrottleActivity(db, detail.id),
     endpointSpendCharts(db, { endpointId: detail.id }),
     budgetsOfEndpoint(db, { endpointId: detail.id }),
+    pendingForEndpoint(db, detail.id),
   ]);
+  const now = new Date();
   const canKill = hasRole(staff.role, "operator");
   const isAdmin = hasRole(staff.role, "admin");
   const killed = detail.state === "killed";
@@ -76,6 +80,8 @@ export default async function EndpointPage({ params }: Params) {
           <code className="font-mono">endpoint_archived</code> (HTTP 410) and nothing is charged. Its history, charts and refusals stay below.
         </p>
       ) : null}
+
+      <PendingRequests requests={pending} now={now} title={`Raises of ${detail.key} waiting for a second admin`} />
 
       <section aria-labelledby="plan-title" className={`${cardClass} space-y-2 text-sm`}>
         <h2 id="plan-title" className="text-lg font-semibold">Plan</h2>
