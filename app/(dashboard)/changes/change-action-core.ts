@@ -1,8 +1,7 @@
 import { z } from "zod";
 import { type ActionContext, defineAction } from "@/app/_lib/define-action";
-import { auditRejectedInput } from "@/app/_lib/rejected-input";
 import { EndpointKeyField } from "@/app/_lib/action-fields";
-import { acknowledgeBreakGlass, approveChange, cancelChange, ChangeControlError, rejectChange, type Requester } from "@/lib/changes";
+import { acknowledgeBreakGlass, approveChange, cancelChange, rejectChange, type Requester } from "@/lib/changes";
 import { type AskChange, askForChange } from "@/lib/changes/ask";
 import { invalidInput } from "@/lib/catalog/errors";
 import { FormReader, readCeiling } from "@/app/(dashboard)/endpoints/catalog-form";
@@ -10,8 +9,8 @@ import { decimalId } from "@/lib/http/strict-input";
 
 // Change control from the dashboard: operators and admins ask for a raise; admins approve, reject,
 // break glass and acknowledge. Who asked can never decide their own request: lib/changes checks it
-// by staff id (and the database again); a forged try is answered with its error and audited as
-// `<action>.rejected`, as any refused input is.
+// by staff id against the staff row (and the database again), and audits a refused try as
+// change.refused; a forged form is answered with that error and changes nothing.
 
 const requester = (staff: ActionContext["staff"]): Requester => ({ staffId: staff.id, email: staff.email, role: staff.role, via: "dashboard" });
 
@@ -126,27 +125,12 @@ export const breakGlassCore = defineAction({
   },
 });
 
-/**
- * A refusal for who is deciding (their own request, or a role lib/changes refuses) is what a
- * forged form would probe for: audited as `<action>.rejected` before it is answered.
- */
-async function auditedRefusal<T>(ctx: ActionContext, boundary: string, id: number, run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (error) {
-    if (error instanceof ChangeControlError && (error.code === "own_request" || error.code === "forbidden")) {
-      await auditRejectedInput(ctx.deps, { action: `${boundary}.rejected`, field: "id", raw: String(id), message: error.message });
-    }
-    throw error;
-  }
-}
-
 const request = (id: number) => `/changes/${id}`;
 
 export const approveChangeCore = defineAction({
   role: "admin", boundary: "change.approve", input: z.object({ id: RequestId, note: Note }),
   run: async (ctx, input) => {
-    const r = await auditedRefusal(ctx, "change.approve", input.id, () => approveChange(ctx.db, { id: input.id, approver: requester(ctx.staff), note: input.note || undefined }));
+    const r = await approveChange(ctx.db, { id: input.id, approver: requester(ctx.staff), note: input.note || undefined });
     return { message: r.message, revalidate: [...everyPage, request(input.id)] };
   },
 });
@@ -154,7 +138,7 @@ export const approveChangeCore = defineAction({
 export const rejectChangeCore = defineAction({
   role: "admin", boundary: "change.reject", input: z.object({ id: RequestId, note: z.string({ error: "say why it is rejected" }).trim().min(1, "say why it is rejected, for the requester").max(500) }),
   run: async (ctx, input) => {
-    const r = await auditedRefusal(ctx, "change.reject", input.id, () => rejectChange(ctx.db, { id: input.id, approver: requester(ctx.staff), note: input.note }));
+    const r = await rejectChange(ctx.db, { id: input.id, approver: requester(ctx.staff), note: input.note });
     return { message: `Request #${r.id} is rejected: nothing changed.`, revalidate: [...everyPage, request(input.id)] };
   },
 });
@@ -162,7 +146,7 @@ export const rejectChangeCore = defineAction({
 export const cancelChangeCore = defineAction({
   role: "operator", boundary: "change.cancel", input: z.object({ id: RequestId }),
   run: async (ctx, input) => {
-    const r = await auditedRefusal(ctx, "change.cancel", input.id, () => cancelChange(ctx.db, { id: input.id, requester: requester(ctx.staff) }));
+    const r = await cancelChange(ctx.db, { id: input.id, requester: requester(ctx.staff) });
     return { message: `Request #${r.id} is cancelled: nothing changed.`, revalidate: [...everyPage, request(input.id)] };
   },
 });
@@ -170,7 +154,7 @@ export const cancelChangeCore = defineAction({
 export const acknowledgeBreakGlassCore = defineAction({
   role: "admin", boundary: "change.acknowledge", input: z.object({ id: RequestId }),
   run: async (ctx, input) => {
-    const r = await auditedRefusal(ctx, "change.acknowledge", input.id, () => acknowledgeBreakGlass(ctx.db, { id: input.id, admin: requester(ctx.staff) }));
+    const r = await acknowledgeBreakGlass(ctx.db, { id: input.id, admin: requester(ctx.staff) });
     return { message: `Break glass #${r.id} is acknowledged.`, revalidate: [...everyPage, request(input.id)] };
   },
 });

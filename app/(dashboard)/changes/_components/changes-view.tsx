@@ -1,5 +1,5 @@
 import Link from "next/link";
-import type { ChangeRequest } from "@/db/schema";
+import type { ChangeRequest } from "@/lib/changes";
 import { ChangeRequestFacts } from "@/components/change-request-facts";
 import { cardClass, secondaryButtonClass } from "@/components/ui";
 

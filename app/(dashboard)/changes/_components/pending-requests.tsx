@@ -1,5 +1,5 @@
 import Link from "next/link";
-import type { ChangeRequest } from "@/db/schema";
+import type { ChangeRequest } from "@/lib/changes";
 import { raiseEndText, timingText } from "@/components/change-request-facts";
 import { cardClass } from "@/components/ui";
 import { RequestButton } from "./request-controls";

@@ -1,6 +1,6 @@
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
-import type { ChangeRequest } from "@/db/schema";
+import type { ChangeRequest } from "@/lib/changes";
 import { ChangesPageView } from "./changes-view";
 import { RequestPageView, requestControls, type Viewer } from "./request-view";
 
