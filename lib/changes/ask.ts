@@ -1,18 +1,15 @@
-import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { budgets, ceilings } from "@/db/schema";
-import { parseMoneyInput, previewBudgetAdjustment } from "@/lib/budgets/money";
+import { parseMoneyInput } from "@/lib/budgets/money";
 import type { CeilingSpecInput } from "@/lib/catalog/spec";
-import { CeilingError } from "@/lib/ceilings/errors";
-import { parseLimitInput, previewAdjustment } from "@/lib/ceilings/parse";
-import { formatCount, formatMoney } from "@/lib/format";
+import { parseLimitInput } from "@/lib/ceilings/parse";
 import { breakGlass } from "./break-glass";
+import { ChangeControlError } from "./errors";
 import { requestChange } from "./request";
-import type { Requester } from "./types";
+import type { ChangeKind, Requester } from "./types";
 
-// The dashboard's ask (and break glass) from the edit forms, which send a value as typed: the
-// value is read and clamped exactly as the direct edit would, and the 5x retype is kept on top of
-// the approval, so asking never skips a check that saving it alone would have made.
+// The dashboard's ask (and break glass) from the edit forms, which send a value as typed: it is
+// read by the same rules as the direct edit (whole units; money as "1.50"), then lib/changes
+// clamps it, decides it is a raise and keeps the 5x retype (`confirm`) on top of the approval.
 
 export type AskChange =
   | { kind: "ceiling.value"; ceilingId: number; input: string; confirm?: string }
@@ -28,57 +25,38 @@ export type AskParams = {
   reason: string;
   endsAfterSeconds?: number;
   endsAt?: Date;
-  /** Applies at once, alone, as break glass (admins; lib/changes/break-glass.ts checks it again). */
+  /** Applies at once, alone, as break glass (admins; lib/changes/break-glass.ts checks it). */
   breakGlass?: boolean;
   now?: Date;
 };
 
-type Preview = { ok: false; error: string } | { ok: true; typed: number; applied: number; needsConfirmation: boolean; message: string };
-
-function requireConfirmation(preview: Preview, confirm: string | undefined, parse: (raw: string) => number | null, show: (v: number) => string): number {
-  if (!preview.ok) throw new CeilingError("invalid_input", preview.error);
-  if (preview.needsConfirmation && parse(confirm ?? "") !== preview.typed) {
-    throw new CeilingError("confirmation_required", `${preview.message}. The confirmation must be exactly ${show(preview.typed)}`);
-  }
-  return preview.applied;
+function typed<T>(parsed: { ok: true; value: T } | { ok: false; error: string }): T {
+  if (!parsed.ok) throw new ChangeControlError("invalid_input", parsed.error);
+  return parsed.value;
 }
 
-/** The change as lib/changes takes it, from what the form sent. */
-async function changeOf(db: Db, ask: AskChange): Promise<Record<string, unknown>> {
+/** The kind and change as lib/changes takes them, from what the form sent. */
+function changeOf(ask: AskChange): { kind: ChangeKind; change: Record<string, unknown>; confirm?: string } {
   switch (ask.kind) {
-    case "ceiling.value": {
-      const [c] = await db.select().from(ceilings).where(eq(ceilings.id, ask.ceilingId));
-      if (!c) throw new CeilingError("not_found", `ceiling ${ask.ceilingId} does not exist`);
-      const preview = previewAdjustment({ raw: ask.input, current: c.value, valueBeforeKill: c.valueBeforeKill, min: c.minValue, max: c.maxValue });
-      const parse = (raw: string) => {
-        const p = parseLimitInput(raw);
-        return p.ok ? p.value : null;
-      };
-      return { ceilingId: c.id, value: requireConfirmation(preview, ask.confirm, parse, formatCount) };
-    }
+    case "ceiling.value":
+      return { kind: ask.kind, change: { ceilingId: ask.ceilingId, value: typed(parseLimitInput(ask.input, "value")) }, confirm: ask.confirm };
     case "budget.value": {
-      const [b] = await db.select().from(budgets).where(eq(budgets.key, ask.budgetKey));
-      if (!b) throw new CeilingError("not_found", `budget ${ask.budgetKey} does not exist`);
-      const preview = previewBudgetAdjustment({ raw: ask.input, current: b.value, valueBeforeKill: b.valueBeforeKill, min: b.minValue, max: b.maxValue, currency: b.currency });
-      const parse = (raw: string) => {
-        const p = parseMoneyInput(raw);
-        return p.ok ? p.micros : null;
-      };
-      return { budgetKey: b.key, value: requireConfirmation(preview, ask.confirm, parse, (v) => formatMoney(v, b.currency)) };
+      const money = parseMoneyInput(ask.input, "value");
+      return { kind: ask.kind, change: { budgetKey: ask.budgetKey, value: typed(money.ok ? { ok: true, value: money.micros } : money) }, confirm: ask.confirm };
     }
     case "endpoint.per_call_max":
-      return { endpointKey: ask.endpointKey, perCallMax: ask.perCallMax };
+      return { kind: ask.kind, change: { endpointKey: ask.endpointKey, perCallMax: ask.perCallMax } };
     case "endpoint.unarchive":
-      return { endpointKey: ask.endpointKey };
+      return { kind: ask.kind, change: { endpointKey: ask.endpointKey } };
     case "budget.unarchive":
-      return { budgetKey: ask.budgetKey };
+      return { kind: ask.kind, change: { budgetKey: ask.budgetKey } };
     case "ceiling.add":
-      return { endpointKey: ask.endpointKey, ceiling: ask.ceiling };
+      return { kind: ask.kind, change: { endpointKey: ask.endpointKey, ceiling: ask.ceiling } };
   }
 }
 
 export async function askForChange(db: Db, p: AskParams) {
-  const change = await changeOf(db, p.ask);
-  const params = { kind: p.ask.kind, change, requester: p.requester, reason: p.reason, endsAfterSeconds: p.endsAfterSeconds, endsAt: p.endsAt, now: p.now };
+  const { kind, change, confirm } = changeOf(p.ask);
+  const params = { kind, change, confirm, requester: p.requester, reason: p.reason, endsAfterSeconds: p.endsAfterSeconds, endsAt: p.endsAt, now: p.now };
   return p.breakGlass ? breakGlass(db, params) : requestChange(db, params);
 }
