@@ -17,7 +17,7 @@ export type AskChange =
   | { kind: "endpoint.per_call_max"; endpointKey: string; perCallMax: number }
   | { kind: "endpoint.unarchive"; endpointKey: string }
   | { kind: "budget.unarchive"; budgetKey: string }
-  | { kind: "ceiling.add"; endpointKey: string; ceiling: CeilingSpecInput };
+  | { kind: "ceiling.add"; endpointKey: string; ceiling: CeilingSpecInput; confirm?: string };
 
 export type AskParams = {
   ask: AskChange;
@@ -51,7 +51,7 @@ function changeOf(ask: AskChange): { kind: ChangeKind; change: Record<string, un
     case "budget.unarchive":
       return { kind: ask.kind, change: { budgetKey: ask.budgetKey } };
     case "ceiling.add":
-      return { kind: ask.kind, change: { endpointKey: ask.endpointKey, ceiling: ask.ceiling } };
+      return { kind: ask.kind, change: { endpointKey: ask.endpointKey, ceiling: ask.ceiling }, confirm: ask.confirm };
   }
 }
 

@@ -30,7 +30,7 @@ const AskKind = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("endpoint.unarchive"), key: EndpointKeyField }),
   z.object({ kind: z.literal("budget.unarchive"), key: BudgetKey }),
   // The new ceiling's own fields are read by the catalog form's reader (readAskForm).
-  z.object({ kind: z.literal("ceiling.add"), key: EndpointKeyField }),
+  z.object({ kind: z.literal("ceiling.add"), key: EndpointKeyField, confirm: Confirm }),
 ], { error: "unknown kind of change" });
 
 const MAX_END_SECONDS = 30 * 86_400;
@@ -99,7 +99,7 @@ export function readAskForm(fields: Record<string, string>): Ask {
         return { kind: kind.kind, budgetKey: kind.key };
       case "ceiling.add": {
         const r = new FormReader(fields);
-        return r.done({ kind: kind.kind, endpointKey: kind.key, ceiling: readCeiling(r, fields, "ceiling") });
+        return r.done({ kind: kind.kind, endpointKey: kind.key, ceiling: readCeiling(r, fields, "ceiling"), confirm: kind.confirm });
       }
     }
   })();
