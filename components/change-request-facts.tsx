@@ -17,6 +17,7 @@ export const kindLabels: Record<string, string> = {
   "budget.value": "Budget value",
   "budget.bounds": "Budget bounds",
   "budget.unarchive": "Unarchive budget",
+  "budget.create": "New budget",
   schedule: "Scheduled change",
 };
 
@@ -104,7 +105,10 @@ export function timingText(r: Pick<ChangeRequest, "state" | "requestedAt" | "exp
 }
 
 /** Every fact of one request as a definition list; `link` makes its summary a link to its page. */
-export function ChangeRequestFacts({ request: r, now, link = false }: { request: ChangeRequest; now: Date; link?: boolean }) {
+/** What a request touches, to link to, when the read joined it (lib/changes ChangeRequestView). */
+type Touches = { endpointKey?: string | null; budgetKey?: string | null };
+
+export function ChangeRequestFacts({ request: r, now, link = false }: { request: ChangeRequest & Touches; now: Date; link?: boolean }) {
   const changes = describeChange(r);
   const worst = worstCaseLines(r);
   const end = raiseEndText(r);
@@ -122,6 +126,18 @@ export function ChangeRequestFacts({ request: r, now, link = false }: { request:
         )}
       </div>
       <dl className="grid gap-x-6 gap-y-1 sm:grid-cols-[max-content_1fr]">
+        {r.endpointKey || r.budgetKey ? (
+          <>
+            <dt className="text-zinc-600 dark:text-zinc-400">On</dt>
+            <dd className="break-all">
+              {r.endpointKey ? (
+                <Link href={`/endpoints/${encodeURIComponent(r.endpointKey)}`} className="font-mono underline underline-offset-2">{r.endpointKey}</Link>
+              ) : r.budgetKey ? (
+                <Link href={`/budgets/${encodeURIComponent(r.budgetKey)}`} className="font-mono underline underline-offset-2">budget {r.budgetKey}</Link>
+              ) : null}
+            </dd>
+          </>
+        ) : null}
         {changes.map((c) => (
           <div key={c.field} className="contents">
             <dt className="text-zinc-600 dark:text-zinc-400">{c.field}</dt>

@@ -17,7 +17,7 @@ import { listBudgetSummaries } from "@/lib/budgets";
 import { BudgetsCompact } from "@/components/budgets-compact";
 import { runAction } from "@/app/(dashboard)/actions";
 import { KillSwitch } from "./_components/kill-switch";
-import { listChangeRequests, unacknowledgedBreakGlass } from "@/lib/changes";
+import { pendingChangeRequests, unacknowledgedBreakGlass } from "@/lib/changes";
 import { PendingRequests, UnacknowledgedBreakGlass } from "./changes/_components/pending-requests";
 
 const killAllAction = runAction.bind(null, "ceiling.kill_all");
@@ -34,7 +34,7 @@ export default async function OverviewPage() {
     listEndpointsOverview(db, now),
     overviewTrends(db, { now }),
     probeDatabase(db),
-    listChangeRequests(db, { state: "pending", limit: 50 }),
+    pendingChangeRequests(db, now),
     unacknowledgedBreakGlass(db),
   ]);
   const canKill = hasRole(staff.role, "operator");
@@ -71,7 +71,7 @@ export default async function OverviewPage() {
       </div>
       {/* A raise applied alone, and raises waiting for a second admin, before anything else. */}
       <UnacknowledgedBreakGlass requests={brokenGlass} viewerId={staff.id} isAdmin={isAdmin} />
-      <PendingRequests requests={pending.requests} now={now} />
+      <PendingRequests requests={pending} now={now} />
       {/* Budgets lead: they bound the bill across endpoints. Nothing at all when there are none. */}
       {budgets.length > 0 ? (
         <section aria-labelledby="overview-budgets-title" className="space-y-3" data-testid="overview-budgets">

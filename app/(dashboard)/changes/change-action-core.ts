@@ -2,7 +2,7 @@ import { z } from "zod";
 import { type ActionContext, defineAction } from "@/app/_lib/define-action";
 import { EndpointKeyField } from "@/app/_lib/action-fields";
 import { acknowledgeBreakGlass, approveChange, cancelChange, rejectChange, type Requester } from "@/lib/changes";
-import { type AskChange, askForChange } from "@/lib/changes/ask";
+import { type AskChange, askForChange } from "@/lib/changes/form-ask";
 import { invalidInput } from "@/lib/catalog/errors";
 import { FormReader, readCeiling } from "@/app/(dashboard)/endpoints/catalog-form";
 import { decimalId } from "@/lib/http/strict-input";

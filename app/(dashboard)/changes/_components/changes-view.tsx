@@ -1,5 +1,5 @@
 import Link from "next/link";
-import type { ChangeRequest } from "@/lib/changes";
+import type { ChangeRequestView } from "@/lib/changes";
 import { ChangeRequestFacts } from "@/components/change-request-facts";
 import { cardClass, secondaryButtonClass } from "@/components/ui";
 
@@ -7,9 +7,9 @@ import { cardClass, secondaryButtonClass } from "@/components/ui";
 // renders. Pending first, all of them, oldest expiring first; then decided ones, newest first,
 // one keyset page at a time.
 
-export type ChangesView = { pending: ChangeRequest[]; decided: ChangeRequest[]; nextCursor: string | null; cursor: string | null };
+export type ChangesView = { pending: ChangeRequestView[]; decided: ChangeRequestView[]; nextCursor: number | null; cursor: number | null };
 
-export function RequestCard({ request, now }: { request: ChangeRequest; now: Date }) {
+export function RequestCard({ request, now }: { request: ChangeRequestView; now: Date }) {
   const attention = request.state === "pending" || (request.breakGlass && request.acknowledgedAt === null);
   return (
     <article className={`${cardClass} ${attention ? "border-amber-300 dark:border-amber-800" : ""}`} data-testid="change-request-row" data-request-id={request.id} data-state={request.state}>
@@ -56,7 +56,7 @@ export function ChangesPageView({ view, now }: { view: ChangesView; now: Date })
         <div className="flex gap-2">
           {view.cursor ? <Link href="/changes" className={secondaryButtonClass}>Newest</Link> : null}
           {view.nextCursor ? (
-            <Link href={`/changes?cursor=${encodeURIComponent(view.nextCursor)}`} className={secondaryButtonClass} data-testid="changes-older">Older</Link>
+            <Link href={`/changes?before=${view.nextCursor}`} className={secondaryButtonClass} data-testid="changes-older">Older</Link>
           ) : null}
         </div>
       </section>

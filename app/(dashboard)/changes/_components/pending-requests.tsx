@@ -1,5 +1,5 @@
 import Link from "next/link";
-import type { ChangeRequest } from "@/lib/changes";
+import type { ChangeRequestView } from "@/lib/changes";
 import { raiseEndText, timingText } from "@/components/change-request-facts";
 import { cardClass } from "@/components/ui";
 import { RequestButton } from "./request-controls";
@@ -7,7 +7,7 @@ import { RequestButton } from "./request-controls";
 // Pending requests and unacknowledged break glass where staff already look: the overview and an
 // endpoint's page. Each links to the request's page, where it is decided.
 
-export function PendingRequests({ requests, now, title = "Waiting for a second admin" }: { requests: ChangeRequest[]; now: Date; title?: string }) {
+export function PendingRequests({ requests, now, title = "Waiting for a second admin" }: { requests: ChangeRequestView[]; now: Date; title?: string }) {
   if (requests.length === 0) return null;
   return (
     <section aria-label={title} className={`${cardClass} space-y-2 border-amber-300 dark:border-amber-800`} data-testid="pending-requests" data-count={requests.length}>
@@ -28,7 +28,7 @@ export function PendingRequests({ requests, now, title = "Waiting for a second a
 }
 
 /** Every break glass no other admin has acknowledged; Acknowledge for admins other than who broke it. */
-export function UnacknowledgedBreakGlass({ requests, viewerId, isAdmin }: { requests: ChangeRequest[]; viewerId: number; isAdmin: boolean }) {
+export function UnacknowledgedBreakGlass({ requests, viewerId, isAdmin }: { requests: ChangeRequestView[]; viewerId: number; isAdmin: boolean }) {
   if (requests.length === 0) return null;
   return (
     <section aria-label="Break glass to acknowledge" className={`${cardClass} space-y-2 border-red-400 dark:border-red-700`} data-testid="break-glass-list">

@@ -1,6 +1,6 @@
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
-import type { ChangeRequest } from "@/lib/changes";
+import type { ChangeRequestView as ChangeRequest } from "@/lib/changes";
 import { ChangesPageView } from "./changes-view";
 import { RequestPageView, requestControls, type Viewer } from "./request-view";
 
@@ -22,6 +22,7 @@ function request(over: Partial<ChangeRequest> = {}): ChangeRequest {
     endsAfterSeconds: 7200, endsAt: null, reason: "launch", requestedById: ANN, requestedBy: "ann@t", requestedVia: "dashboard",
     requestedAt: new Date("2026-03-10T11:00:00Z"), expiresAt: new Date("2026-03-11T11:00:00Z"), state: "pending", breakGlass: false,
     decidedById: null, decidedBy: null, decidedAt: null, decisionNote: null, acknowledgedById: null, acknowledgedBy: null, acknowledgedAt: null,
+    endpointKey: "email.send", budgetKey: null,
     ...over,
   };
 }
@@ -75,7 +76,7 @@ describe("a change request's page", () => {
 describe("the change requests page", () => {
   it("lists pending first, then decided, each a row", () => {
     const html = renderToStaticMarkup(
-      <ChangesPageView view={{ pending: [request()], decided: [request({ id: 7, state: "rejected", decidedBy: "bea@t", decisionNote: "too much" })], nextCursor: "2026-03-10T11:00:00.000000Z_7", cursor: null }} now={NOW} />,
+      <ChangesPageView view={{ pending: [request()], decided: [request({ id: 7, state: "rejected", decidedBy: "bea@t", decisionNote: "too much" })], nextCursor: 7, cursor: null }} now={NOW} />,
     );
     expect(html.split('data-testid="change-request-row"').length - 1).toBe(2);
     expect(html.indexOf("#42")).toBeLessThan(html.indexOf("#7"));

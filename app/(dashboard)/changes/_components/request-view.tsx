@@ -1,5 +1,5 @@
 import Link from "next/link";
-import type { ChangeRequest } from "@/lib/changes";
+import type { ChangeRequest, ChangeRequestView } from "@/lib/changes";
 import type { TrailEvent } from "@/lib/changes/trail";
 import { AuditTable } from "@/components/audit-table";
 import { ChangeRequestFacts, kindLabels } from "@/components/change-request-facts";
@@ -44,7 +44,7 @@ function outcome(r: ChangeRequest): string | null {
   }
 }
 
-export function RequestPageView({ request: r, trail, viewer, now }: { request: ChangeRequest; trail: TrailEvent[]; viewer: Viewer; now: Date }) {
+export function RequestPageView({ request: r, trail, viewer, now }: { request: ChangeRequestView; trail: TrailEvent[]; viewer: Viewer; now: Date }) {
   const controls = requestControls(r, viewer, now);
   const said = outcome(r);
   return (
