@@ -15,6 +15,13 @@ export const alertKinds = [
   "drift",
   "worker_silent",
   "digest",
+  // Change control (lib/changes): a raise asked for a second admin, a raise applied alone (to every
+  // destination), and the timing of raises with an end and of scheduled changes.
+  "change_request",
+  "break_glass",
+  "raise_reverted",
+  "revert_skipped",
+  "schedule_failed",
 ] as const;
 export type AlertKind = (typeof alertKinds)[number];
 
@@ -30,6 +37,11 @@ export const alertKindLabels: Record<AlertKind, string> = {
   drift: "Counter drift",
   worker_silent: "Worker silent",
   digest: "Daily digest",
+  change_request: "Raise awaiting approval",
+  break_glass: "Break glass",
+  raise_reverted: "Raise ended",
+  revert_skipped: "Raise end skipped",
+  schedule_failed: "Scheduled change failed",
 };
 
 export function isAlertKind(value: string): value is AlertKind {

@@ -8,6 +8,8 @@ import { actorName } from "@/lib/ceilings/actor";
 import { CallerKey } from "@/lib/ceilings/overrides";
 import { clampToBounds, type Clamp } from "@/lib/ceilings/parse";
 import { CatalogError, invalidInput, requireCatalogReason } from "@/lib/catalog/errors";
+import { requireApproval, type ChangeControl } from "@/lib/changes/context";
+import { isBoundsRaise, isNewValueRaise, isValueRaise } from "@/lib/changes/raise";
 import { zodIssues } from "@/lib/catalog/spec";
 import { sqlState } from "@/db/sql-state";
 import { clampPlanBudgetValues } from "@/lib/plans/clamp";
@@ -43,12 +45,12 @@ const money = (b: Pick<Budget, "currency">, micros: number | null) => (micros ==
 
 // ---- create ------------------------------------------------------------------------------------
 
-export type CreateBudgetParams = { spec: unknown; actor: AuditActor; reason: string };
+export type CreateBudgetParams = { spec: unknown; actor: AuditActor; reason: string; changeControl?: ChangeControl };
 
 export async function createBudget(db: Db, p: CreateBudgetParams): Promise<Budget> {
   const spec = parse(BudgetSpec, p.spec);
   const reason = requireCatalogReason(p.reason);
-  return db.transaction((tx) => insertBudget({ tx, actor: p.actor, reason }, spec));
+  return db.transaction((tx) => insertBudget({ tx, actor: p.actor, reason, changeControl: p.changeControl }, spec));
 }
 
 /**
@@ -56,6 +58,9 @@ export async function createBudget(db: Db, p: CreateBudgetParams): Promise<Budge
  * event holds it all. `mayBeArchived`: members a catalog file creates archived in the same apply.
  */
 export async function insertBudget(p: BudgetChange, spec: BudgetSpec, mayBeArchived: ReadonlySet<string> = new Set()): Promise<Budget> {
+  if (isNewValueRaise(spec)) {
+    requireApproval(p.changeControl, `a new budget ${spec.key} at ${money(spec, spec.value)}, above its default ${money(spec, spec.default)},`, { kind: "budget.create", change: { spec } });
+  }
   const locked = [...(await endpointsByKey(p.tx, spec.members)).values()].map((e) => e.id);
   await lockMembers(p.tx, locked);
   const members = await lockedMembers(p.tx, spec.members, spec.currency, mayBeArchived, locked);
@@ -102,14 +107,14 @@ export async function insertBudget(p: BudgetChange, spec: BudgetSpec, mayBeArchi
 
 // ---- update: name, members, thresholds, bounds ---------------------------------------------------
 
-export type UpdateBudgetParams = { key: string; expectedVersion: number; fields: unknown; actor: AuditActor; reason: string };
+export type UpdateBudgetParams = { key: string; expectedVersion: number; fields: unknown; actor: AuditActor; reason: string; changeControl?: ChangeControl };
 export type BudgetFieldChange = { field: "name" | "members" | "alertThresholds" | "min" | "max" | "default" | "value" | "valueBeforeKill"; before: unknown; after: unknown };
 
 export async function updateBudget(db: Db, p: UpdateBudgetParams): Promise<BudgetFieldChange[]> {
   const fields = parse(BudgetFields, p.fields);
   const reason = requireCatalogReason(p.reason);
   return db.transaction(async (tx) => {
-    const changes = await updateBudgetFields({ tx, actor: p.actor, reason }, p.key, fields, { expectedVersion: p.expectedVersion });
+    const changes = await updateBudgetFields({ tx, actor: p.actor, reason, changeControl: p.changeControl }, p.key, fields, { expectedVersion: p.expectedVersion });
     if (changes.length === 0) throw new CatalogError("unchanged", "nothing changed: every field already has that value");
     return changes;
   });
@@ -147,6 +152,12 @@ export async function updateBudgetFields(
   if (value.applied !== budget.value) add("value", budget.value, value.applied);
   if (beforeKill !== budget.valueBeforeKill) add("valueBeforeKill", budget.valueBeforeKill, beforeKill);
   if (changes.length === 0) return [];
+  if (isBoundsRaise(budget, { max: next.max, value: value.applied, valueBeforeKill: beforeKill })) {
+    requireApproval(p.changeControl, `${budget.key} bounds ${money(budget, budget.minValue)}..${money(budget, budget.maxValue)} → ${money(budget, next.min)}..${money(budget, next.max)}`, {
+      kind: "budget.bounds",
+      change: { budgetKey: budget.key, min: next.min, max: next.max },
+    });
+  }
   const saved = await saveBudget(p.tx, budget.id, {
     name: next.name,
     alertThresholds: next.alertThresholds,
@@ -184,6 +195,8 @@ export type AdjustBudgetParams = {
   reason: string;
   /** The value typed a second time, required for a raise to 5x or more. */
   confirm?: string;
+  /** A raise needs one (lib/changes/context.ts). */
+  changeControl?: ChangeControl;
 };
 
 export type AdjustBudgetResult = { key: string; kind: Exclude<BudgetAdjustmentKind, "unchanged">; previous: number; applied: number; typed: number; clamped: Clamp; version: number; currency: string; message: string };
@@ -202,39 +215,52 @@ export async function adjustBudget(db: Db, p: AdjustBudgetParams): Promise<Adjus
   const reason = requireCatalogReason(p.reason);
   return db.transaction(async (tx) => {
     const { budget } = await lockedBudget(tx, p.key, { expectedVersion: p.expectedVersion });
-    const preview = previewBudgetAdjustment({ raw: p.input, current: budget.value, valueBeforeKill: budget.valueBeforeKill, min: budget.minValue, max: budget.maxValue, currency: budget.currency });
-    if (!preview.ok) throw invalidInput([{ path: "input", message: preview.error }]);
-    if (preview.kind === "unchanged") throw new CatalogError("unchanged", preview.message);
-    if (preview.needsConfirmation) {
-      const confirm = parseMoneyInput(p.confirm ?? "", "confirmation");
-      if (!confirm.ok || confirm.micros !== preview.typed) {
-        throw new CatalogError("confirmation_required", `${preview.message}. The confirmation must be exactly ${formatMoney(preview.typed, budget.currency)}`);
-      }
-    }
-    const kind = preview.kind;
-    const now = new Date();
-    const saved = await saveBudget(tx, budget.id, {
-      value: preview.applied,
-      ...(kind === "kill" ? { valueBeforeKill: budget.value, killedAt: now, killedBy: actorName(p.actor) } : { valueBeforeKill: null, killedAt: null, killedBy: null }),
-      updatedAt: now,
-    });
-    await recordBudgetChange({ tx, actor: p.actor, reason }, budget, {
-      action: kind === "kill" ? "budget.kill" : kind === "restore" ? "budget.restore" : "budget.adjust",
-      rawInput: p.input,
-      previousValue: budget.value,
-      appliedValue: preview.applied,
-      clamped: preview.clamped !== null,
-      details: {
-        kind,
-        typed: preview.typed,
-        clampedTo: preview.clamped,
-        bounds: { min: budget.minValue, max: budget.maxValue },
-        currency: budget.currency,
-        ...(kind === "restore" ? { valueBeforeKill: budget.valueBeforeKill } : {}),
-      },
-    });
-    return { key: budget.key, kind, previous: budget.value, applied: preview.applied, typed: preview.typed, clamped: preview.clamped, version: saved.version, currency: budget.currency, message: preview.message };
+    return writeBudgetValue(tx, budget, { ...p, reason });
   });
+}
+
+export type BudgetValueEdit = Pick<AdjustBudgetParams, "input" | "actor" | "reason" | "confirm" | "changeControl">;
+
+/**
+ * The value edit of a locked budget with its audit row: what adjustBudget does after its locks,
+ * and what an approved budget.value request applies. A raise needs a ChangeControl.
+ */
+export async function writeBudgetValue(tx: Db, budget: Budget, p: BudgetValueEdit): Promise<AdjustBudgetResult> {
+  const preview = previewBudgetAdjustment({ raw: p.input, current: budget.value, valueBeforeKill: budget.valueBeforeKill, min: budget.minValue, max: budget.maxValue, currency: budget.currency });
+  if (!preview.ok) throw invalidInput([{ path: "input", message: preview.error }]);
+  if (preview.kind === "unchanged") throw new CatalogError("unchanged", preview.message);
+  if (preview.needsConfirmation) {
+    const confirm = parseMoneyInput(p.confirm ?? "", "confirmation");
+    if (!confirm.ok || confirm.micros !== preview.typed) {
+      throw new CatalogError("confirmation_required", `${preview.message}. The confirmation must be exactly ${formatMoney(preview.typed, budget.currency)}`);
+    }
+  }
+  if (isValueRaise(budget, preview.applied)) {
+    requireApproval(p.changeControl, `${budget.key} ${money(budget, budget.value)} → ${money(budget, preview.applied)}`, { kind: "budget.value", change: { budgetKey: budget.key, value: preview.typed } });
+  }
+  const kind = preview.kind;
+  const now = new Date();
+  const saved = await saveBudget(tx, budget.id, {
+    value: preview.applied,
+    ...(kind === "kill" ? { valueBeforeKill: budget.value, killedAt: now, killedBy: actorName(p.actor) } : { valueBeforeKill: null, killedAt: null, killedBy: null }),
+    updatedAt: now,
+  });
+  await recordBudgetChange({ tx, actor: p.actor, reason: p.reason, changeControl: p.changeControl }, budget, {
+    action: kind === "kill" ? "budget.kill" : kind === "restore" ? "budget.restore" : "budget.adjust",
+    rawInput: p.input,
+    previousValue: budget.value,
+    appliedValue: preview.applied,
+    clamped: preview.clamped !== null,
+    details: {
+      kind,
+      typed: preview.typed,
+      clampedTo: preview.clamped,
+      bounds: { min: budget.minValue, max: budget.maxValue },
+      currency: budget.currency,
+      ...(kind === "restore" ? { valueBeforeKill: budget.valueBeforeKill } : {}),
+    },
+  });
+  return { key: budget.key, kind, previous: budget.value, applied: preview.applied, typed: preview.typed, clamped: preview.clamped, version: saved.version, currency: budget.currency, message: preview.message };
 }
 
 /**
@@ -313,7 +339,7 @@ export async function restoreLocked(p: BudgetChange, budget: Budget, applied: nu
 
 // ---- archive ---------------------------------------------------------------------------------------
 
-export type ArchiveBudgetParams = { key: string; archived: boolean; actor: AuditActor; reason: string };
+export type ArchiveBudgetParams = { key: string; archived: boolean; actor: AuditActor; reason: string; changeControl?: ChangeControl };
 
 /** Archived: it charges and refuses nothing from the next batch on; its history stays. */
 export async function setBudgetArchived(db: Db, p: ArchiveBudgetParams): Promise<void> {
@@ -321,11 +347,14 @@ export async function setBudgetArchived(db: Db, p: ArchiveBudgetParams): Promise
   await db.transaction(async (tx) => {
     const { budget } = await lockedBudget(tx, p.key);
     if ((budget.archivedAt !== null) === p.archived) throw new CatalogError("unchanged", `${budget.key} is already ${p.archived ? "archived" : "live (not archived)"}`);
-    await archiveLocked({ tx, actor: p.actor, reason }, budget, p.archived);
+    await archiveLocked({ tx, actor: p.actor, reason, changeControl: p.changeControl }, budget, p.archived);
   });
 }
 
 export async function archiveLocked(p: BudgetChange, budget: Budget, archived: boolean): Promise<void> {
+  // The rules make every unarchive a second admin's decision (docs/change-control.md), though an
+  // archived budget limits nothing: kept as one rule for endpoints and budgets.
+  if (!archived) requireApproval(p.changeControl, `unarchiving budget ${budget.key}`, { kind: "budget.unarchive", change: { budgetKey: budget.key } });
   await saveBudget(p.tx, budget.id, { archivedAt: archived ? new Date() : null, archivedBy: archived ? actorName(p.actor) : null });
   await recordBudgetChange(p, budget, { action: archived ? "budget.archive" : "budget.unarchive", details: {} });
 }

@@ -1,6 +1,8 @@
 import type { Budget } from "@/db/schema";
 import { CONFIRM_RAISE_FACTOR } from "@/lib/ceilings/parse";
 import type { EndpointPlan, PlannedChange } from "@/lib/catalog/file";
+import { requireApproval } from "@/lib/changes/context";
+import { isValueRaise } from "@/lib/changes/raise";
 import { formatMoney } from "@/lib/format";
 import { archiveLocked, deleteOverride, insertBudget, killLocked, restoreLocked, updateBudgetFields, writeOverride } from "./change";
 import { budgetSentence } from "./money";
@@ -165,6 +167,11 @@ export async function applyBudgetSteps(p: BudgetChange, steps: readonly BudgetSt
 }
 
 async function applyValue(p: BudgetChange, budget: Budget, next: NextValue): Promise<void> {
+  // A raise (the value, or the value a kill in the file restores to) needs a second admin.
+  const after = next.value > 0 ? next.value : (next.valueBeforeKill ?? 0);
+  if (isValueRaise(budget, after)) {
+    requireApproval(p.changeControl, `budget ${budget.key} ${formatMoney(budget.value, budget.currency)} → ${formatMoney(after, budget.currency)}`, { kind: "budget.value", change: { budgetKey: budget.key, value: after } });
+  }
   if (budget.value > 0 && next.value === 0) return killLocked(p, budget, next.valueBeforeKill ?? budget.value);
   if (budget.value === 0 && next.value > 0) return restoreLocked(p, budget, next.value);
   if (budget.value === next.value && budget.valueBeforeKill === next.valueBeforeKill) return;

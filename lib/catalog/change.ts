@@ -3,6 +3,7 @@ import type { z } from "zod";
 import type { Db } from "@/db/client";
 import { ceilings, type Ceiling, type Endpoint } from "@/db/schema";
 import type { AuditActor } from "@/lib/audit/record";
+import type { ChangeControl } from "@/lib/changes/context";
 import { CONFIRM_RAISE_FACTOR } from "@/lib/ceilings/parse";
 import { CatalogConflictError, CatalogError, invalidInput, requireCatalogReason } from "./errors";
 import { AlertThresholds, CeilingSpec, ceilingIdentity, EndpointFields, EndpointSpec, perCallMoneyIssue, UNBOUNDED_SENTENCE, zodIssues } from "./spec";
@@ -47,7 +48,7 @@ export async function createEndpoint(db: Db, p: CreateEndpointParams): Promise<E
   return db.transaction((tx) => insertEndpoint({ tx, actor: p.actor, reason }, spec));
 }
 
-export type UpdateEndpointParams = { key: string; expectedVersion: number; fields: unknown; actor: AuditActor; reason: string; confirm?: string };
+export type UpdateEndpointParams = { key: string; expectedVersion: number; fields: unknown; actor: AuditActor; reason: string; confirm?: string; changeControl?: ChangeControl };
 
 export async function updateEndpoint(db: Db, p: UpdateEndpointParams): Promise<FieldChange[]> {
   const fields = parse(EndpointFields, p.fields);
@@ -58,13 +59,13 @@ export async function updateEndpoint(db: Db, p: UpdateEndpointParams): Promise<F
     const endpoint = await lockedEndpoint(tx, p.key);
     checkVersion(endpoint, p.expectedVersion);
     checkConfirmation("raising the per-call max", endpoint.perCallMax, fields.perCallMax, p.confirm);
-    const changes = await updateEndpointFields({ tx, actor: p.actor, reason }, endpoint, fields);
+    const changes = await updateEndpointFields({ tx, actor: p.actor, reason, changeControl: p.changeControl }, endpoint, fields);
     if (changes.length === 0) throw new CatalogError("unchanged", "nothing changed: every field already has that value");
     return changes;
   });
 }
 
-export type AddCeilingParams = { key: string; expectedVersion?: number; ceiling: unknown; actor: AuditActor; reason: string; confirm?: string };
+export type AddCeilingParams = { key: string; expectedVersion?: number; ceiling: unknown; actor: AuditActor; reason: string; confirm?: string; changeControl?: ChangeControl };
 
 export async function addCeiling(db: Db, p: AddCeilingParams): Promise<Ceiling> {
   const spec = parse(CeilingSpec, p.ceiling);
@@ -78,7 +79,7 @@ export async function addCeiling(db: Db, p: AddCeilingParams): Promise<Ceiling> 
       throw new CatalogError("invalid_input", `${endpoint.key} already has this ceiling (${identity}): change its value instead`);
     }
     checkConfirmation("a value against its default,", spec.default, spec.value, p.confirm);
-    return insertCeiling({ tx, actor: p.actor, reason }, endpoint, spec);
+    return insertCeiling({ tx, actor: p.actor, reason, changeControl: p.changeControl }, endpoint, spec);
   });
 }
 
@@ -99,7 +100,7 @@ export async function removeCeiling(db: Db, p: RemoveCeilingParams): Promise<voi
   });
 }
 
-export type ArchiveParams = { key: string; archived: boolean; actor: AuditActor; reason: string };
+export type ArchiveParams = { key: string; archived: boolean; actor: AuditActor; reason: string; changeControl?: ChangeControl };
 
 /** Archive: every reserve answers endpoint_archived from the next batch on; history stays readable. */
 export async function setEndpointArchived(db: Db, p: ArchiveParams): Promise<void> {
@@ -109,7 +110,7 @@ export async function setEndpointArchived(db: Db, p: ArchiveParams): Promise<voi
     if ((endpoint.archivedAt !== null) === p.archived) {
       throw new CatalogError("unchanged", `${endpoint.key} is already ${p.archived ? "archived" : "live (not archived)"}`);
     }
-    await setArchived({ tx, actor: p.actor, reason }, endpoint, p.archived);
+    await setArchived({ tx, actor: p.actor, reason, changeControl: p.changeControl }, endpoint, p.archived);
   });
 }
 

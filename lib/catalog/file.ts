@@ -6,6 +6,8 @@ import { ceilingOverrides, ceilings, type Ceiling, type Endpoint } from "@/db/sc
 import type { AuditActor } from "@/lib/audit/record";
 import { actorName } from "@/lib/ceilings/actor";
 import { CONFIRM_RAISE_FACTOR } from "@/lib/ceilings/parse";
+import { requireApproval } from "@/lib/changes/context";
+import { isValueRaise } from "@/lib/changes/raise";
 import { CatalogError, requireCatalogReason } from "./errors";
 import { ceilingSpecOf, readCatalog, type CatalogEndpoint } from "./read";
 import { CATALOG_FORMAT_VERSION, CatalogFile, type CatalogFileInput, type CeilingSpec, ceilingIdentity, describeIssues, type EndpointFields, type EndpointSpec } from "./spec";
@@ -390,6 +392,19 @@ async function applyEndpoint(change: Change, existing: CatalogEndpoint, spec: En
 }
 
 async function updateCeiling(change: Change, endpoint: Endpoint, row: Ceiling, next: NextCeiling): Promise<void> {
+  // A raise in a file needs a second admin as in the dashboard (change control): the value in
+  // force, or the one a kill in the file would restore, above what a restore puts back now; or a max
+  // above the one in force. `ceilings apply` turns these into change requests.
+  const after = next.value > 0 ? next.value : (next.valueBeforeKill ?? 0);
+  if (next.max > row.maxValue) {
+    requireApproval(change.changeControl, `${endpoint.key} #${row.id} bounds ${formatCount(row.minValue)}..${formatCount(row.maxValue)} → ${formatCount(next.min)}..${formatCount(next.max)}`, {
+      kind: "ceiling.bounds",
+      change: { ceilingId: row.id, min: next.min, max: next.max },
+    });
+  }
+  if (isValueRaise(row, after)) {
+    requireApproval(change.changeControl, `${endpoint.key} #${row.id} ${formatCount(row.value)} → ${formatCount(after)}`, { kind: "ceiling.value", change: { ceilingId: row.id, value: after } });
+  }
   const wasLive = row.value > 0;
   const killing = wasLive && next.value === 0;
   const restoring = !wasLive && next.value > 0;

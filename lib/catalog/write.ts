@@ -6,6 +6,9 @@ import type { NewAuditEvent } from "@/db/schema/audit-events";
 import { actorName } from "@/lib/ceilings/actor";
 import { sqlState } from "@/db/sql-state";
 import { checkMemberCurrency } from "@/lib/budgets/write";
+import { controlDetails, requireApproval, type ChangeControl } from "@/lib/changes/context";
+import { isNewValueRaise } from "@/lib/changes/raise";
+import { formatCount } from "@/lib/format";
 import { CatalogError } from "./errors";
 import { planValuesOnCeiling } from "@/lib/plans/read";
 import { ceilingSpecOf } from "./read";
@@ -15,7 +18,12 @@ import { type CeilingSpec, type EndpointFields, type EndpointSpec } from "./spec
 // dashboard (lib/catalog/change.ts) and a catalog file (lib/catalog/file.ts) both go through these,
 // after taking the endpoint lock, so a change waits for batches in flight and binds the next one.
 
-export type Change = { tx: Db; actor: AuditActor; reason: string; details?: Record<string, unknown> };
+/**
+ * A change's transaction, who makes it and why. `changeControl`: the permission to raise (an
+ * approved request, break glass, or setup code; lib/changes/context.ts); without it a raise here
+ * is refused with approval_required, whichever verb or file apply called the write.
+ */
+export type Change = { tx: Db; actor: AuditActor; reason: string; details?: Record<string, unknown>; changeControl?: ChangeControl };
 
 /** The endpoint's advisory lock, exclusive: the same one a kill or a value edit takes. */
 export async function lockEndpoint(tx: Db, endpointId: number): Promise<void> {
@@ -54,7 +62,7 @@ function ceilingRow(endpointId: number, c: CeilingSpec, actor: AuditActor): NewC
 
 /** Records one event of a change to an endpoint, with the change's actor, reason and details. */
 export function recordChange(p: Change, endpoint: Pick<Endpoint, "id" | "key">, event: Omit<NewAuditEvent, "actorType" | "actor" | "reason" | "endpointId" | "endpointKey">) {
-  return recordAudit(p.tx, { ...auditOf(p.actor, endpoint), reason: p.reason, ...event, details: { ...event.details, ...p.details } });
+  return recordAudit(p.tx, { ...auditOf(p.actor, endpoint), reason: p.reason, ...event, details: { ...event.details, ...p.details, ...controlDetails(p.changeControl) } });
 }
 
 export function fieldsOf(e: Endpoint): EndpointFields {
@@ -112,6 +120,12 @@ export async function updateEndpointFields(p: Change, endpoint: Endpoint, next: 
     .filter((f) => fieldDiffers(f, before, next))
     .map((field) => ({ field, before: before[field], after: next[field] }));
   if (changes.length === 0) return [];
+  if (next.perCallMax > endpoint.perCallMax) {
+    requireApproval(p.changeControl, `${endpoint.key} per-call max ${formatCount(endpoint.perCallMax)} → ${formatCount(next.perCallMax)}`, {
+      kind: "endpoint.per_call_max",
+      change: { endpointKey: endpoint.key, perCallMax: next.perCallMax },
+    });
+  }
   if (next.currency !== endpoint.currency) await checkMemberCurrency(p.tx, endpoint, next.currency);
   await p.tx
     .update(endpoints)
@@ -134,6 +148,13 @@ export async function recordCeilingChange(p: Change, endpoint: Endpoint, event: 
 }
 
 export async function insertCeiling(p: Change, endpoint: Endpoint, spec: CeilingSpec): Promise<Ceiling> {
+  // Killed or not: a killed ceiling restores to its value, instantly.
+  if (isNewValueRaise(spec)) {
+    requireApproval(p.changeControl, `a new ceiling on ${endpoint.key} at ${formatCount(spec.value)}, above its default ${formatCount(spec.default)},`, {
+      kind: "ceiling.add",
+      change: { endpointKey: endpoint.key, ceiling: spec },
+    });
+  }
   const [row] = await p.tx.insert(ceilings).values(ceilingRow(endpoint.id, spec, p.actor)).returning();
   if (!row) throw new Error("insert returned no ceiling");
   await recordCeilingChange(p, endpoint, {
@@ -162,6 +183,8 @@ export async function deleteCeiling(p: Change, endpoint: Endpoint, ceiling: Ceil
 }
 
 export async function setArchived(p: Change, endpoint: Endpoint, archived: boolean): Promise<void> {
+  // An archived endpoint refuses every call: taking it back into use raises what it may spend.
+  if (!archived) requireApproval(p.changeControl, `unarchiving ${endpoint.key}`, { kind: "endpoint.unarchive", change: { endpointKey: endpoint.key } });
   await p.tx
     .update(endpoints)
     .set({

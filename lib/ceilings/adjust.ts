@@ -1,6 +1,8 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { ceilings, endpoints } from "@/db/schema";
+import { ceilings, endpoints, type Ceiling, type Endpoint } from "@/db/schema";
+import { controlDetails, requireApproval, type ChangeControl } from "@/lib/changes/context";
+import { isValueRaise } from "@/lib/changes/raise";
 import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { actorName } from "./actor";
 import { CeilingError, requireReason } from "./errors";
@@ -18,6 +20,8 @@ export type AdjustCeilingParams = {
   reason: string;
   /** The value typed a second time, required for a raise of 5x or more. */
   confirm?: string;
+  /** A raise needs one (lib/changes/context.ts): only an approved request or setup code has it. */
+  changeControl?: ChangeControl;
 };
 
 export type AdjustCeilingResult = {
@@ -44,66 +48,84 @@ export async function adjustCeiling(db: Db, p: AdjustCeilingParams): Promise<Adj
   const reason = requireReason(p.reason);
 
   return db.transaction(async (tx) => {
-    const { ceiling, endpoint } = await lockCeilingAsSeen(
+    const locked = await lockCeilingAsSeen(
       tx,
       p.ceilingId,
       p.expectedVersion,
       (now) => `someone else changed this ceiling first: it is now ${formatCount(now.value)}. Nothing was saved; review and try again`,
     );
-    const preview = previewAdjustment({
-      raw: p.input,
-      current: ceiling.value,
-      valueBeforeKill: ceiling.valueBeforeKill,
-      min: ceiling.minValue,
-      max: ceiling.maxValue,
-    });
-    if (!preview.ok) throw new CeilingError("invalid_input", preview.error);
-    if (preview.kind === "unchanged") throw new CeilingError("unchanged", preview.message);
-    if (preview.needsConfirmation) {
-      const confirm = parseLimitInput(p.confirm ?? "");
-      if (!confirm.ok || confirm.value !== preview.typed) {
-        throw new CeilingError(
-          "confirmation_required",
-          `${preview.message}. The confirmation must be exactly ${formatCount(preview.typed)}`,
-        );
-      }
-    }
-
-    const kind = preview.kind;
-    const now = new Date();
-    const killFields =
-      kind === "kill"
-        ? { valueBeforeKill: ceiling.value, killedAt: now, killedBy: actorName(p.actor) }
-        : { valueBeforeKill: null, killedAt: null, killedBy: null };
-    const version = await saveCeiling(tx, ceiling.id, { value: preview.applied, ...killFields, updatedAt: now });
-
-    await recordAudit(tx, {
-      ...auditOf(p.actor, endpoint, ceiling.id),
-      action: kind === "kill" ? "ceiling.kill" : kind === "restore" ? "ceiling.restore" : "ceiling.adjust",
-      rawInput: p.input,
-      previousValue: ceiling.value,
-      appliedValue: preview.applied,
-      clamped: preview.clamped !== null,
-      reason,
-      details: {
-        kind,
-        typed: preview.typed,
-        clampedTo: preview.clamped,
-        bounds: { min: ceiling.minValue, max: ceiling.maxValue },
-        ...(kind === "restore" ? { valueBeforeKill: ceiling.valueBeforeKill } : {}),
-      },
-    });
-    return {
-      ceilingId: ceiling.id,
-      endpointKey: endpoint.key,
-      kind,
-      previous: ceiling.value,
-      applied: preview.applied,
-      clamped: preview.clamped,
-      version,
-      message: preview.message,
-    };
+    return writeCeilingValue(tx, locked, { ...p, reason });
   });
+}
+
+export type CeilingValueEdit = Pick<AdjustCeilingParams, "input" | "actor" | "reason" | "confirm" | "changeControl">;
+
+/**
+ * The value edit of a locked ceiling with its audit row: what adjustCeiling does after its lock,
+ * and what an approved ceiling.value request applies (lib/changes/apply.ts). A raise needs a
+ * ChangeControl; a lowering, a kill and a restore to the value from before the kill do not.
+ */
+export async function writeCeilingValue(tx: Db, { ceiling, endpoint }: { ceiling: Ceiling; endpoint: Endpoint }, p: CeilingValueEdit): Promise<AdjustCeilingResult> {
+  const preview = previewAdjustment({
+    raw: p.input,
+    current: ceiling.value,
+    valueBeforeKill: ceiling.valueBeforeKill,
+    min: ceiling.minValue,
+    max: ceiling.maxValue,
+  });
+  if (!preview.ok) throw new CeilingError("invalid_input", preview.error);
+  if (preview.kind === "unchanged") throw new CeilingError("unchanged", preview.message);
+  if (preview.needsConfirmation) {
+    const confirm = parseLimitInput(p.confirm ?? "");
+    if (!confirm.ok || confirm.value !== preview.typed) {
+      throw new CeilingError(
+        "confirmation_required",
+        `${preview.message}. The confirmation must be exactly ${formatCount(preview.typed)}`,
+      );
+    }
+  }
+  if (isValueRaise(ceiling, preview.applied)) {
+    requireApproval(p.changeControl, `${endpoint.key} #${ceiling.id} ${formatCount(ceiling.value)} → ${formatCount(preview.applied)}`, {
+      kind: "ceiling.value",
+      change: { ceilingId: ceiling.id, value: preview.typed },
+    });
+  }
+
+  const kind = preview.kind;
+  const now = new Date();
+  const killFields =
+    kind === "kill"
+      ? { valueBeforeKill: ceiling.value, killedAt: now, killedBy: actorName(p.actor) }
+      : { valueBeforeKill: null, killedAt: null, killedBy: null };
+  const version = await saveCeiling(tx, ceiling.id, { value: preview.applied, ...killFields, updatedAt: now });
+
+  await recordAudit(tx, {
+    ...auditOf(p.actor, endpoint, ceiling.id),
+    action: kind === "kill" ? "ceiling.kill" : kind === "restore" ? "ceiling.restore" : "ceiling.adjust",
+    rawInput: p.input,
+    previousValue: ceiling.value,
+    appliedValue: preview.applied,
+    clamped: preview.clamped !== null,
+    reason: p.reason,
+    details: {
+      kind,
+      typed: preview.typed,
+      clampedTo: preview.clamped,
+      bounds: { min: ceiling.minValue, max: ceiling.maxValue },
+      ...(kind === "restore" ? { valueBeforeKill: ceiling.valueBeforeKill } : {}),
+      ...controlDetails(p.changeControl),
+    },
+  });
+  return {
+    ceilingId: ceiling.id,
+    endpointKey: endpoint.key,
+    kind,
+    previous: ceiling.value,
+    applied: preview.applied,
+    clamped: preview.clamped,
+    version,
+    message: preview.message,
+  };
 }
 
 /**

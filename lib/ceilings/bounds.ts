@@ -1,4 +1,7 @@
 import type { Db } from "@/db/client";
+import type { Ceiling, Endpoint } from "@/db/schema";
+import { controlDetails, requireApproval, type ChangeControl } from "@/lib/changes/context";
+import { isBoundsRaise } from "@/lib/changes/raise";
 import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { CeilingError, requireReason } from "./errors";
 import { lockCeilingAsSeen, saveCeiling } from "./lock";
@@ -13,6 +16,8 @@ export type SetBoundsParams = {
   expectedVersion: number;
   actor: AuditActor;
   reason: string;
+  /** A raise (a max above the one in force, or a min that pulls the value up) needs one. */
+  changeControl?: ChangeControl;
 };
 
 export type SetBoundsResult = {
@@ -52,48 +57,67 @@ export async function setBounds(db: Db, p: SetBoundsParams): Promise<SetBoundsRe
       p.expectedVersion,
       (now) => `someone else changed this ceiling first: bounds are now ${formatCount(now.minValue)}..${formatCount(now.maxValue)}. Nothing was saved`,
     );
-    if (ceiling.minValue === bounds.min && ceiling.maxValue === bounds.max) {
-      throw new CeilingError("unchanged", "those are already the bounds: nothing to save");
-    }
-    const value = clampToBounds(ceiling.value, bounds);
-    const beforeKill = ceiling.valueBeforeKill === null ? null : clampToBounds(ceiling.valueBeforeKill, bounds);
-    // The default may be 0 only if the minimum is; otherwise it is pulled in like any value.
-    const defaultValue = Math.min(Math.max(ceiling.defaultValue, bounds.min), bounds.max);
-
-    const version = await saveCeiling(tx, ceiling.id, {
-      minValue: bounds.min,
-      maxValue: bounds.max,
-      value: value.applied,
-      valueBeforeKill: beforeKill?.applied ?? null,
-      defaultValue,
-    });
-
-    await recordAudit(tx, {
-      ...auditOf(p.actor, endpoint, ceiling.id),
-      action: "ceiling.bounds",
-      rawInput: `${p.min}..${p.max}`,
-      previousValue: ceiling.value,
-      appliedValue: value.applied,
-      clamped: value.clamped !== null,
-      reason,
-      details: {
-        before: { min: ceiling.minValue, max: ceiling.maxValue },
-        after: bounds,
-        ...(beforeKill?.clamped ? { valueBeforeKill: { from: ceiling.valueBeforeKill, to: beforeKill.applied } } : {}),
-        ...(defaultValue !== ceiling.defaultValue ? { defaultValue: { from: ceiling.defaultValue, to: defaultValue } } : {}),
-      },
-    });
-    // The plans' values on this ceiling live inside its bounds too (each moved one logged).
-    await clampPlanCeilingValues({ tx, actor: p.actor, reason }, { id: ceiling.id, endpoint }, bounds);
-    return {
-      ceilingId: ceiling.id,
-      endpointKey: endpoint.key,
-      min: bounds.min,
-      max: bounds.max,
-      previousValue: ceiling.value,
-      value: value.applied,
-      valueClamped: value.clamped !== null,
-      version,
-    };
+    return writeBounds(tx, { ceiling, endpoint }, bounds, { actor: p.actor, reason, rawInput: `${p.min}..${p.max}`, changeControl: p.changeControl });
   });
+}
+
+export type BoundsEdit = { actor: AuditActor; reason: string; rawInput: string; changeControl?: ChangeControl };
+
+/**
+ * New bounds of a locked ceiling, with the value, the value a restore puts back and the default
+ * pulled inside them, and the plans' values on it: what setBounds does after its lock, and what an
+ * approved ceiling.bounds request applies.
+ */
+export async function writeBounds(tx: Db, { ceiling, endpoint }: { ceiling: Ceiling; endpoint: Endpoint }, bounds: { min: number; max: number }, p: BoundsEdit): Promise<SetBoundsResult> {
+  const reason = p.reason;
+  if (ceiling.minValue === bounds.min && ceiling.maxValue === bounds.max) {
+    throw new CeilingError("unchanged", "those are already the bounds: nothing to save");
+  }
+  const value = clampToBounds(ceiling.value, bounds);
+  const beforeKill = ceiling.valueBeforeKill === null ? null : clampToBounds(ceiling.valueBeforeKill, bounds);
+  // The default may be 0 only if the minimum is; otherwise it is pulled in like any value.
+  const defaultValue = Math.min(Math.max(ceiling.defaultValue, bounds.min), bounds.max);
+  if (isBoundsRaise(ceiling, { max: bounds.max, value: value.applied, valueBeforeKill: beforeKill?.applied ?? null })) {
+    requireApproval(p.changeControl, `${endpoint.key} #${ceiling.id} bounds ${formatCount(ceiling.minValue)}..${formatCount(ceiling.maxValue)} → ${formatCount(bounds.min)}..${formatCount(bounds.max)}`, {
+      kind: "ceiling.bounds",
+      change: { ceilingId: ceiling.id, min: bounds.min, max: bounds.max },
+    });
+  }
+
+  const version = await saveCeiling(tx, ceiling.id, {
+    minValue: bounds.min,
+    maxValue: bounds.max,
+    value: value.applied,
+    valueBeforeKill: beforeKill?.applied ?? null,
+    defaultValue,
+  });
+
+  await recordAudit(tx, {
+    ...auditOf(p.actor, endpoint, ceiling.id),
+    action: "ceiling.bounds",
+    rawInput: p.rawInput,
+    previousValue: ceiling.value,
+    appliedValue: value.applied,
+    clamped: value.clamped !== null,
+    reason,
+    details: {
+      before: { min: ceiling.minValue, max: ceiling.maxValue },
+      after: bounds,
+      ...(beforeKill?.clamped ? { valueBeforeKill: { from: ceiling.valueBeforeKill, to: beforeKill.applied } } : {}),
+      ...(defaultValue !== ceiling.defaultValue ? { defaultValue: { from: ceiling.defaultValue, to: defaultValue } } : {}),
+      ...controlDetails(p.changeControl),
+    },
+  });
+  // The plans' values on this ceiling live inside its bounds too (each moved one logged).
+  await clampPlanCeilingValues({ tx, actor: p.actor, reason }, { id: ceiling.id, endpoint }, bounds);
+  return {
+    ceilingId: ceiling.id,
+    endpointKey: endpoint.key,
+    min: bounds.min,
+    max: bounds.max,
+    previousValue: ceiling.value,
+    value: value.applied,
+    valueClamped: value.clamped !== null,
+    version,
+  };
 }

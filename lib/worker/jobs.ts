@@ -1,5 +1,6 @@
 import { deliverDueAlerts, fireQuotaDigest, raiseSilentWorkers, reconcileCounters, runAlertRules } from "@/lib/alerts";
 import type { Db } from "@/db/client";
+import { expireChangeRequests } from "@/lib/changes";
 import { expireReservations } from "@/lib/enforcement";
 import { metrics } from "@/lib/metrics";
 import { purgeOldRefusals } from "@/lib/refusals/purge";
@@ -58,6 +59,13 @@ export const jobs: Job[] = [
     name: "prune-throttle",
     everyMs: (s) => s.purgeEveryMs,
     run: async (db) => ({ pruned: await pruneThrottleCounters(db, { keepMinutes: 120, maxRows: 20_000 }) }),
+  },
+  {
+    // Change requests waiting past their 24 hours become expired (lib/changes/expire.ts); rows an
+    // approval holds are skipped, so two workers never wait on each other.
+    name: "change-requests",
+    everyMs: () => 0,
+    run: async (db, _s, now) => ({ expired: await expireChangeRequests(db, now) }),
   },
   {
     // Last, so alerts fired by the jobs above go out in the same loop.

@@ -1,0 +1,214 @@
+import { eq } from "drizzle-orm";
+import { z } from "zod";
+import type { Db } from "@/db/client";
+import { budgets, type Budget } from "@/db/schema";
+import { CatalogError } from "@/lib/catalog/errors";
+import { zodIssues } from "@/lib/catalog/spec";
+import { archiveLocked, insertBudget, updateBudgetFields, writeBudgetValue } from "@/lib/budgets/change";
+import { moneyInputText, parseMoneyInput, previewBudgetAdjustment } from "@/lib/budgets/money";
+import { readBudget } from "@/lib/budgets/read";
+import { BudgetFields, BudgetSpec } from "@/lib/budgets/spec";
+import { lockedBudget } from "@/lib/budgets/write";
+import { clampToBounds } from "@/lib/ceilings/parse";
+import { issueLine } from "@/lib/errors";
+import { formatMoney } from "@/lib/format";
+import { parseChange } from "./ceiling-kinds";
+import { ChangeControlError } from "./errors";
+import { type Applied, type KindHandler, movedSince, type Prepared, staleMessage } from "./prepared";
+import { isBoundsRaise, isNewValueRaise, isValueRaise } from "./raise";
+
+// The kinds on a budget: its value, its bounds, an unarchive, a new budget above its default.
+// Applied under the members' endpoint locks and the budget row (lockedBudget), through the budget
+// verbs' own writes. A budget counts money: its worst case is its value in micros, no units.
+
+const Micros = (what: string, min: number) =>
+  z.number({ error: `${what} must be a whole number of micros` }).int(`${what} must be a whole number of micros`).min(min, `${what} must be ${min} or more`).max(Number.MAX_SAFE_INTEGER, `${what} is too large`);
+const Key = z.string({ error: "a budget key is required" }).min(1, "a budget key is required").max(64);
+
+const money = (b: Pick<Budget, "currency">, micros: number) => formatMoney(micros, b.currency);
+
+async function budgetByKey(db: Db, key: string): Promise<Budget> {
+  const [row] = await db.select().from(budgets).where(eq(budgets.key, key));
+  if (!row) throw new ChangeControlError("not_found", `no budget '${key}'`);
+  return row;
+}
+
+/** The budget is gone (or its members moved under us): stale, not an error. */
+async function lockedOrStale(db: Db, key: string): Promise<Budget | { gone: string }> {
+  try {
+    return (await lockedBudget(db, key)).budget;
+  } catch (error) {
+    if (error instanceof CatalogError && (error.code === "not_found" || error.code === "conflict")) return { gone: error.message };
+    throw error;
+  }
+}
+
+const base = { endpointId: null, ceilingId: null, confirm: null, mayEnd: false } as const;
+const worstOf = (b: Pick<Budget, "value" | "archivedAt">) => (b.archivedAt !== null ? null : { units: null, micros: b.value });
+
+// ---- budget.value --------------------------------------------------------------------------------
+
+const BudgetValue = z.strictObject({ budgetKey: Key, value: Micros("value", 0) });
+const valueBefore = (b: Budget) => ({ value: b.value, valueBeforeKill: b.valueBeforeKill });
+
+export const budgetValue: KindHandler = {
+  async prepare(db, raw): Promise<Prepared> {
+    const change = parseChange(BudgetValue, raw);
+    const budget = await budgetByKey(db, change.budgetKey);
+    const preview = previewBudgetAdjustment({ raw: moneyInputText(change.value), current: budget.value, valueBeforeKill: budget.valueBeforeKill, min: budget.minValue, max: budget.maxValue, currency: budget.currency });
+    if (!preview.ok) throw new ChangeControlError("invalid_input", preview.error);
+    if (preview.kind === "unchanged") throw new ChangeControlError("unchanged", preview.message);
+    const was = budget.value === 0 && budget.valueBeforeKill !== null ? `killed (restores to ${money(budget, budget.valueBeforeKill)})` : money(budget, budget.value);
+    return {
+      ...base,
+      change,
+      before: valueBefore(budget),
+      after: { value: preview.applied },
+      summary: `budget ${budget.key} ${was} → ${money(budget, preview.applied)}`,
+      budgetId: budget.id,
+      worstBefore: worstOf(budget),
+      worstAfter: worstOf({ ...budget, value: preview.applied }),
+      currency: budget.currency,
+      raise: isValueRaise(budget, preview.applied),
+      confirm: preview.needsConfirmation
+        ? { expected: money(budget, preview.typed), matches: (t) => ((p) => p.ok && p.micros === preview.typed)(parseMoneyInput(t, "confirmation")) }
+        : null,
+      mayEnd: true,
+    };
+  },
+  async apply({ tx, request, actor, control }): Promise<Applied> {
+    const change = parseChange(BudgetValue, request.change);
+    const budget = await lockedOrStale(tx, change.budgetKey);
+    if ("gone" in budget) return { stale: budget.gone };
+    const moved = movedSince(request.before, valueBefore(budget));
+    if (moved.length > 0) return { stale: staleMessage(moved) };
+    const input = moneyInputText(change.value);
+    const result = await writeBudgetValue(tx, budget, { input, confirm: input, actor, reason: request.reason, changeControl: control });
+    return { stale: null, raised: { endpointId: null, budgetId: budget.id, revertTo: budget.value, raisedTo: result.applied } };
+  },
+};
+
+// ---- budget.bounds -------------------------------------------------------------------------------
+
+const BudgetBounds = z
+  .strictObject({ budgetKey: Key, min: Micros("min", 0), max: Micros("max", 1) })
+  .refine((b) => b.min <= b.max, { message: "min must not be above max", path: ["min"] });
+const boundsBefore = (b: Budget) => ({ min: b.minValue, max: b.maxValue, value: b.value });
+
+/** The budget's fields as they are, with new bounds: the default is pulled inside them as a ceiling's is. */
+async function fieldsWithBounds(db: Db, key: string, bounds: { min: number; max: number }): Promise<BudgetFields> {
+  const { spec } = await readBudget(db, key);
+  const parsed = BudgetFields.safeParse({
+    name: spec.name,
+    members: spec.members,
+    alertThresholds: spec.alertThresholds,
+    min: bounds.min,
+    max: bounds.max,
+    default: Math.min(Math.max(spec.default, bounds.min), bounds.max),
+  });
+  if (!parsed.success) throw new ChangeControlError("invalid_input", zodIssues(parsed.error).map(issueLine).join("; "));
+  return parsed.data;
+}
+
+export const budgetBounds: KindHandler = {
+  async prepare(db, raw) {
+    const change = parseChange(BudgetBounds, raw);
+    const budget = await budgetByKey(db, change.budgetKey);
+    if (budget.minValue === change.min && budget.maxValue === change.max) throw new ChangeControlError("unchanged", "those are already the bounds: nothing to ask");
+    await fieldsWithBounds(db, budget.key, change);
+    const value = clampToBounds(budget.value, change).applied;
+    const beforeKill = budget.valueBeforeKill === null ? null : clampToBounds(budget.valueBeforeKill, change).applied;
+    return {
+      ...base,
+      change,
+      before: boundsBefore(budget),
+      after: { min: change.min, max: change.max, value },
+      summary: `budget ${budget.key} bounds ${money(budget, budget.minValue)}..${money(budget, budget.maxValue)} → ${money(budget, change.min)}..${money(budget, change.max)}`,
+      budgetId: budget.id,
+      worstBefore: worstOf(budget),
+      worstAfter: worstOf({ ...budget, value }),
+      currency: budget.currency,
+      raise: isBoundsRaise(budget, { max: change.max, value, valueBeforeKill: beforeKill }),
+    };
+  },
+  async apply({ tx, request, actor, control }) {
+    const change = parseChange(BudgetBounds, request.change);
+    const budget = await lockedOrStale(tx, change.budgetKey);
+    if ("gone" in budget) return { stale: budget.gone };
+    const moved = movedSince(request.before, boundsBefore(budget));
+    if (moved.length > 0) return { stale: staleMessage(moved) };
+    const fields = await fieldsWithBounds(tx, budget.key, change);
+    await updateBudgetFields({ tx, actor, reason: request.reason, changeControl: control }, budget.key, fields);
+    return { stale: null, raised: null };
+  },
+};
+
+// ---- budget.unarchive ----------------------------------------------------------------------------
+
+const Unarchive = z.strictObject({ budgetKey: Key });
+
+export const budgetUnarchive: KindHandler = {
+  async prepare(db, raw) {
+    const change = parseChange(Unarchive, raw);
+    const budget = await budgetByKey(db, change.budgetKey);
+    if (budget.archivedAt === null) throw new ChangeControlError("unchanged", `budget ${budget.key} is not archived`);
+    return {
+      ...base,
+      change,
+      before: { archived: true },
+      after: { archived: false },
+      summary: `budget ${budget.key} unarchive (${money(budget, budget.value)})`,
+      budgetId: budget.id,
+      worstBefore: null,
+      worstAfter: worstOf({ ...budget, archivedAt: null }),
+      currency: budget.currency,
+      raise: true,
+    };
+  },
+  async apply({ tx, request, actor, control }) {
+    const change = parseChange(Unarchive, request.change);
+    const budget = await lockedOrStale(tx, change.budgetKey);
+    if ("gone" in budget) return { stale: budget.gone };
+    const moved = movedSince(request.before, { archived: budget.archivedAt !== null });
+    if (moved.length > 0) return { stale: staleMessage(moved) };
+    await archiveLocked({ tx, actor, reason: request.reason, changeControl: control }, budget, false);
+    return { stale: null, raised: null };
+  },
+};
+
+// ---- budget.create -------------------------------------------------------------------------------
+
+const Create = z.strictObject({ spec: z.unknown() });
+
+function parseSpec(raw: unknown): BudgetSpec {
+  const parsed = BudgetSpec.safeParse(raw);
+  if (!parsed.success) throw new ChangeControlError("invalid_input", zodIssues(parsed.error).map((i) => issueLine({ ...i, path: i.path ? `spec.${i.path}` : "spec" })).join("; "));
+  return parsed.data;
+}
+
+export const budgetCreate: KindHandler = {
+  async prepare(db, raw) {
+    const spec = parseSpec(parseChange(Create, raw).spec);
+    const [exists] = await db.select({ id: budgets.id }).from(budgets).where(eq(budgets.key, spec.key));
+    if (exists) throw new ChangeControlError("invalid_input", `a budget with key '${spec.key}' already exists`);
+    return {
+      ...base,
+      change: { spec },
+      before: { exists: false },
+      after: { value: spec.value, default: spec.default },
+      summary: `new budget ${spec.key} ${formatMoney(spec.value, spec.currency)} (default ${formatMoney(spec.default, spec.currency)})`,
+      budgetId: null,
+      worstBefore: null,
+      worstAfter: spec.archived ? null : { units: null, micros: spec.killed ? 0 : spec.value },
+      currency: spec.currency,
+      raise: isNewValueRaise(spec),
+    };
+  },
+  async apply({ tx, request, actor, control }) {
+    const spec = parseSpec(parseChange(Create, request.change).spec);
+    const [exists] = await tx.select({ id: budgets.id }).from(budgets).where(eq(budgets.key, spec.key));
+    if (exists) return { stale: `a budget with key '${spec.key}' was created since it was asked: nothing was applied` };
+    await insertBudget({ tx, actor, reason: request.reason, changeControl: control }, spec);
+    return { stale: null, raised: null };
+  },
+};

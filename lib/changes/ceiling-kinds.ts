@@ -1,0 +1,297 @@
+import { asc, eq } from "drizzle-orm";
+import { z } from "zod";
+import type { Db } from "@/db/client";
+import { ceilings, endpoints, type Ceiling, type Endpoint } from "@/db/schema";
+import { CatalogError } from "@/lib/catalog/errors";
+import { CeilingSpec, ceilingIdentity, perCallMoneyIssue, zodIssues } from "@/lib/catalog/spec";
+import { fieldsOf, insertCeiling, lockedEndpoint, setArchived, updateEndpointFields } from "@/lib/catalog/write";
+import { worstCases } from "@/lib/catalog/worst-case";
+import { writeCeilingValue } from "@/lib/ceilings/adjust";
+import { writeBounds } from "@/lib/ceilings/bounds";
+import { CeilingError } from "@/lib/ceilings/errors";
+import { lockCeiling } from "@/lib/ceilings/lock";
+import { clampToBounds, CONFIRM_RAISE_FACTOR, parseLimitInput, previewAdjustment } from "@/lib/ceilings/parse";
+import { durationLabel } from "@/lib/ceilings/guarantee";
+import { formatCount } from "@/lib/format";
+import { issueLine } from "@/lib/errors";
+import { ChangeControlError } from "./errors";
+import { type Applied, type ApplyContext, type KindHandler, movedSince, type Prepared, staleMessage, type Worst } from "./prepared";
+import { isBoundsRaise, isNewValueRaise, isValueRaise } from "./raise";
+
+// The kinds on an endpoint and its ceilings: a ceiling's value and bounds, a new ceiling, the
+// per-call max, an unarchive. Applied under the endpoint lock the direct edit takes
+// (lockCeiling, lockedEndpoint), through its write code (writeCeilingValue, writeBounds,
+// insertCeiling, updateEndpointFields, setArchived).
+
+const Id = z.number({ error: "an id must be a whole number" }).int("an id must be a whole number").positive("an id must be positive");
+const Units = (what: string, min: number) =>
+  z.number({ error: `${what} must be a whole number` }).int(`${what} must be a whole number`).min(min, `${what} must be ${min} or more`).max(Number.MAX_SAFE_INTEGER, `${what} is too large`);
+const Key = z.string({ error: "an endpoint key is required" }).min(1, "an endpoint key is required").max(64);
+
+export function parseChange<T extends z.ZodType>(schema: T, change: unknown): z.infer<T> {
+  const parsed = schema.safeParse(change);
+  if (!parsed.success) throw new ChangeControlError("invalid_input", zodIssues(parsed.error).map(issueLine).join("; "));
+  return parsed.data;
+}
+
+/** "units/day", "calls/month per caller", "units/cooldown 24 hours per destination". */
+export function ceilingLabel(c: Pick<Ceiling, "metric" | "scope" | "window" | "windowSeconds">): string {
+  const window = c.window === "utc_day" ? "day" : c.window === "billing_month" ? "month" : `cooldown ${durationLabel(c.windowSeconds ?? 0)}`;
+  return `${c.metric}/${window}${c.scope === "global" ? "" : ` per ${c.scope}`}`;
+}
+
+/** A ceiling's value as it reads in a summary: "1,000", or "killed (restores to 1,000)". */
+function valueText(c: Pick<Ceiling, "value" | "valueBeforeKill">): string {
+  return c.value === 0 && c.valueBeforeKill !== null ? `killed (restores to ${formatCount(c.valueBeforeKill)})` : formatCount(c.value);
+}
+
+type Shape = { metric: Ceiling["metric"]; scope: Ceiling["scope"]; window: Ceiling["window"]; value: number };
+
+/** The endpoint's worst case a day, in units and money (lib/catalog/worst-case.ts). */
+function worstDay(rows: readonly Shape[], e: Endpoint, perCallMax = e.perCallMax): Worst {
+  const day = worstCases(rows, { perCallMax, parts: e.parts }).day;
+  return day === null ? { units: null, micros: null } : { units: day.units, micros: day.micros };
+}
+
+async function endpointRows(db: Db, endpointId: number): Promise<{ endpoint: Endpoint; rows: Ceiling[] }> {
+  const [endpoint] = await db.select().from(endpoints).where(eq(endpoints.id, endpointId));
+  if (!endpoint) throw new ChangeControlError("not_found", `no endpoint #${endpointId}`);
+  return { endpoint, rows: await db.select().from(ceilings).where(eq(ceilings.endpointId, endpointId)).orderBy(asc(ceilings.id)) };
+}
+
+async function ceilingById(db: Db, id: number): Promise<{ ceiling: Ceiling; endpoint: Endpoint; rows: Ceiling[] }> {
+  const [ceiling] = await db.select().from(ceilings).where(eq(ceilings.id, id));
+  if (!ceiling) throw new ChangeControlError("not_found", `no ceiling #${id}`);
+  return { ceiling, ...(await endpointRows(db, ceiling.endpointId)) };
+}
+
+async function endpointByKey(db: Db, key: string): Promise<{ endpoint: Endpoint; rows: Ceiling[] }> {
+  const [found] = await db.select({ id: endpoints.id }).from(endpoints).where(eq(endpoints.key, key));
+  if (!found) throw new ChangeControlError("not_found", `no endpoint '${key}'`);
+  return endpointRows(db, found.id);
+}
+
+const base = { ceilingId: null, budgetId: null, mayEnd: false, confirm: null } as const;
+
+function withValue(rows: readonly Ceiling[], id: number, value: number): Shape[] {
+  return rows.map((r) => (r.id === id ? { ...r, value } : r));
+}
+
+/** The request's target is gone (a ceiling removed, an endpoint renamed): stale, not an error. */
+async function orStale<T>(lock: () => Promise<T>): Promise<T | { gone: string }> {
+  try {
+    return await lock();
+  } catch (error) {
+    if ((error instanceof CeilingError || error instanceof CatalogError) && error.code === "not_found") return { gone: error.message };
+    throw error;
+  }
+}
+
+function isGone(v: unknown): v is { gone: string } {
+  return typeof v === "object" && v !== null && "gone" in v;
+}
+
+// ---- ceiling.value -------------------------------------------------------------------------------
+
+const CeilingValue = z.strictObject({ ceilingId: Id, value: Units("value", 0) });
+
+const ceilingValueBefore = (c: Ceiling) => ({ value: c.value, valueBeforeKill: c.valueBeforeKill });
+
+export const ceilingValue: KindHandler = {
+  async prepare(db, raw): Promise<Prepared> {
+    const change = parseChange(CeilingValue, raw);
+    const { ceiling, endpoint, rows } = await ceilingById(db, change.ceilingId);
+    const preview = previewAdjustment({ raw: String(change.value), current: ceiling.value, valueBeforeKill: ceiling.valueBeforeKill, min: ceiling.minValue, max: ceiling.maxValue });
+    if (!preview.ok) throw new ChangeControlError("invalid_input", preview.error);
+    if (preview.kind === "unchanged") throw new ChangeControlError("unchanged", preview.message);
+    return {
+      ...base,
+      change,
+      before: ceilingValueBefore(ceiling),
+      after: { value: preview.applied },
+      summary: `${endpoint.key} ${ceilingLabel(ceiling)} ${valueText(ceiling)} → ${formatCount(preview.applied)}`,
+      endpointId: endpoint.id,
+      ceilingId: ceiling.id,
+      worstBefore: worstDay(rows, endpoint),
+      worstAfter: worstDay(withValue(rows, ceiling.id, preview.applied), endpoint),
+      currency: endpoint.currency,
+      raise: isValueRaise(ceiling, preview.applied),
+      confirm: preview.needsConfirmation
+        ? { expected: formatCount(preview.typed), matches: (t) => ((p) => p.ok && p.value === preview.typed)(parseLimitInput(t)) }
+        : null,
+      mayEnd: true,
+    };
+  },
+  async apply({ tx, request, actor, control }): Promise<Applied> {
+    const change = parseChange(CeilingValue, request.change);
+    const locked = await orStale(() => lockCeiling(tx, change.ceilingId));
+    if (isGone(locked)) return { stale: locked.gone };
+    const moved = movedSince(request.before, ceilingValueBefore(locked.ceiling));
+    if (moved.length > 0) return { stale: staleMessage(moved) };
+    const input = String(change.value);
+    const result = await writeCeilingValue(tx, locked, { input, confirm: input, actor, reason: request.reason, changeControl: control });
+    return { stale: null, raised: { endpointId: locked.endpoint.id, ceilingId: locked.ceiling.id, revertTo: locked.ceiling.value, raisedTo: result.applied } };
+  },
+};
+
+// ---- ceiling.bounds ------------------------------------------------------------------------------
+
+const CeilingBounds = z
+  .strictObject({ ceilingId: Id, min: Units("min", 0), max: Units("max", 1) })
+  .refine((b) => b.min <= b.max, { message: "min must not be above max", path: ["min"] });
+
+const boundsBefore = (c: Ceiling) => ({ min: c.minValue, max: c.maxValue, value: c.value });
+
+export const ceilingBounds: KindHandler = {
+  async prepare(db, raw) {
+    const change = parseChange(CeilingBounds, raw);
+    const { ceiling, endpoint, rows } = await ceilingById(db, change.ceilingId);
+    if (ceiling.minValue === change.min && ceiling.maxValue === change.max) throw new ChangeControlError("unchanged", "those are already the bounds: nothing to ask");
+    const value = clampToBounds(ceiling.value, change).applied;
+    const beforeKill = ceiling.valueBeforeKill === null ? null : clampToBounds(ceiling.valueBeforeKill, change).applied;
+    return {
+      ...base,
+      change,
+      before: boundsBefore(ceiling),
+      after: { min: change.min, max: change.max, value },
+      summary: `${endpoint.key} ${ceilingLabel(ceiling)} bounds ${formatCount(ceiling.minValue)}..${formatCount(ceiling.maxValue)} → ${formatCount(change.min)}..${formatCount(change.max)}`,
+      endpointId: endpoint.id,
+      ceilingId: ceiling.id,
+      // The worst case moves only if the value is pulled; the bound itself is what a later edit may reach.
+      worstBefore: worstDay(rows, endpoint),
+      worstAfter: worstDay(withValue(rows, ceiling.id, value), endpoint),
+      currency: endpoint.currency,
+      raise: isBoundsRaise(ceiling, { max: change.max, value, valueBeforeKill: beforeKill }),
+    };
+  },
+  async apply({ tx, request, actor, control }) {
+    const change = parseChange(CeilingBounds, request.change);
+    const locked = await orStale(() => lockCeiling(tx, change.ceilingId));
+    if (isGone(locked)) return { stale: locked.gone };
+    const moved = movedSince(request.before, boundsBefore(locked.ceiling));
+    if (moved.length > 0) return { stale: staleMessage(moved) };
+    await writeBounds(tx, locked, change, { actor, reason: request.reason, rawInput: `${change.min}..${change.max}`, changeControl: control });
+    return { stale: null, raised: null };
+  },
+};
+
+// ---- ceiling.add ---------------------------------------------------------------------------------
+
+const CeilingAdd = z.strictObject({ endpointKey: Key, ceiling: z.unknown() });
+
+const identitiesOf = (rows: readonly Ceiling[]) => rows.map((r) => ceilingIdentity(r)).sort();
+
+function parseSpec(raw: unknown): CeilingSpec {
+  const parsed = CeilingSpec.safeParse(raw);
+  if (!parsed.success) throw new ChangeControlError("invalid_input", zodIssues(parsed.error).map((i) => issueLine({ ...i, path: i.path ? `ceiling.${i.path}` : "ceiling" })).join("; "));
+  return parsed.data;
+}
+
+export const ceilingAdd: KindHandler = {
+  async prepare(db, raw) {
+    const { endpointKey } = parseChange(CeilingAdd, raw);
+    const spec = parseSpec((raw as { ceiling?: unknown }).ceiling);
+    const { endpoint, rows } = await endpointByKey(db, endpointKey);
+    const identity = ceilingIdentity(spec);
+    if (rows.some((r) => ceilingIdentity(r) === identity)) throw new ChangeControlError("invalid_input", `${endpoint.key} already has this ceiling (${identity}): change its value instead`);
+    const live = spec.killed ? 0 : spec.value;
+    const needsConfirm = spec.value > spec.default && (spec.default === 0 || spec.value >= spec.default * CONFIRM_RAISE_FACTOR);
+    return {
+      ...base,
+      change: { endpointKey: endpoint.key, ceiling: spec },
+      before: { identities: identitiesOf(rows) },
+      after: { ceiling: identity, value: spec.value },
+      summary: `${endpoint.key} new ceiling ${ceilingLabel({ ...spec, windowSeconds: spec.windowSeconds ?? null })} ${formatCount(spec.value)} (default ${formatCount(spec.default)})`,
+      endpointId: endpoint.id,
+      worstBefore: worstDay(rows, endpoint),
+      worstAfter: worstDay([...rows, { ...spec, value: live }], endpoint),
+      currency: endpoint.currency,
+      raise: isNewValueRaise(spec),
+      confirm: needsConfirm ? { expected: formatCount(spec.value), matches: (t) => t.trim() === String(spec.value) } : null,
+    };
+  },
+  async apply({ tx, request, actor, control }) {
+    const { endpointKey } = parseChange(CeilingAdd, request.change);
+    const spec = parseSpec((request.change as { ceiling?: unknown }).ceiling);
+    const endpoint = await orStale(() => lockedEndpoint(tx, endpointKey));
+    if (isGone(endpoint)) return { stale: endpoint.gone };
+    const rows = await tx.select().from(ceilings).where(eq(ceilings.endpointId, endpoint.id)).for("update");
+    const moved = movedSince(request.before, { identities: identitiesOf(rows) });
+    if (moved.length > 0) return { stale: staleMessage(moved) };
+    await insertCeiling({ tx, actor, reason: request.reason, changeControl: control }, endpoint, spec);
+    return { stale: null, raised: null };
+  },
+};
+
+// ---- endpoint.per_call_max -----------------------------------------------------------------------
+
+const PerCallMax = z.strictObject({ endpointKey: Key, perCallMax: Units("per-call max", 1) });
+
+export const perCallMax: KindHandler = {
+  async prepare(db, raw) {
+    const change = parseChange(PerCallMax, raw);
+    const { endpoint, rows } = await endpointByKey(db, change.endpointKey);
+    if (endpoint.perCallMax === change.perCallMax) throw new ChangeControlError("unchanged", `the per-call max is already ${formatCount(change.perCallMax)}`);
+    const money = perCallMoneyIssue({ perCallMax: change.perCallMax, parts: endpoint.parts });
+    if (money) throw new ChangeControlError("invalid_input", issueLine(money));
+    const needsConfirm = change.perCallMax >= endpoint.perCallMax * CONFIRM_RAISE_FACTOR;
+    return {
+      ...base,
+      change,
+      before: { perCallMax: endpoint.perCallMax },
+      after: { perCallMax: change.perCallMax },
+      summary: `${endpoint.key} per-call max ${formatCount(endpoint.perCallMax)} → ${formatCount(change.perCallMax)}`,
+      endpointId: endpoint.id,
+      worstBefore: worstDay(rows, endpoint),
+      worstAfter: worstDay(rows, endpoint, change.perCallMax),
+      currency: endpoint.currency,
+      raise: change.perCallMax > endpoint.perCallMax,
+      confirm: needsConfirm ? { expected: formatCount(change.perCallMax), matches: (t) => t.trim() === String(change.perCallMax) } : null,
+    };
+  },
+  async apply({ tx, request, actor, control }) {
+    const change = parseChange(PerCallMax, request.change);
+    const endpoint = await orStale(() => lockedEndpoint(tx, change.endpointKey));
+    if (isGone(endpoint)) return { stale: endpoint.gone };
+    const moved = movedSince(request.before, { perCallMax: endpoint.perCallMax });
+    if (moved.length > 0) return { stale: staleMessage(moved) };
+    await updateEndpointFields({ tx, actor, reason: request.reason, changeControl: control }, endpoint, { ...fieldsOf(endpoint), perCallMax: change.perCallMax });
+    return { stale: null, raised: null };
+  },
+};
+
+// ---- endpoint.unarchive --------------------------------------------------------------------------
+
+const Unarchive = z.strictObject({ endpointKey: Key });
+
+export const endpointUnarchive: KindHandler = {
+  async prepare(db, raw) {
+    const change = parseChange(Unarchive, raw);
+    const { endpoint, rows } = await endpointByKey(db, change.endpointKey);
+    if (endpoint.archivedAt === null) throw new ChangeControlError("unchanged", `${endpoint.key} is not archived`);
+    return {
+      ...base,
+      change,
+      before: { archived: true },
+      after: { archived: false },
+      summary: `${endpoint.key} unarchive (archived: refuses every call)`,
+      endpointId: endpoint.id,
+      // Archived, it refuses every call: nothing can be spent.
+      worstBefore: { units: 0, micros: 0 },
+      worstAfter: worstDay(rows, endpoint),
+      currency: endpoint.currency,
+      raise: true,
+    };
+  },
+  async apply({ tx, request, actor, control }) {
+    const change = parseChange(Unarchive, request.change);
+    const endpoint = await orStale(() => lockedEndpoint(tx, change.endpointKey));
+    if (isGone(endpoint)) return { stale: endpoint.gone };
+    const moved = movedSince(request.before, { archived: endpoint.archivedAt !== null });
+    if (moved.length > 0) return { stale: staleMessage(moved) };
+    await setArchived({ tx, actor, reason: request.reason, changeControl: control }, endpoint, false);
+    return { stale: null, raised: null };
+  },
+};
+
+export type { ApplyContext };

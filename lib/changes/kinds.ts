@@ -1,0 +1,19 @@
+import { budgetBounds, budgetCreate, budgetUnarchive, budgetValue } from "./budget-kinds";
+import { ceilingAdd, ceilingBounds, ceilingValue, endpointUnarchive, perCallMax } from "./ceiling-kinds";
+import type { KindHandler } from "./prepared";
+import { schedule } from "./schedule-kind";
+import type { ChangeKind } from "./types";
+
+/** Each kind's prepare (when asked) and apply (when approved or broken glass on). */
+export const kindHandlers: Record<ChangeKind, KindHandler> = {
+  "ceiling.value": ceilingValue,
+  "ceiling.bounds": ceilingBounds,
+  "ceiling.add": ceilingAdd,
+  "endpoint.per_call_max": perCallMax,
+  "endpoint.unarchive": endpointUnarchive,
+  "budget.value": budgetValue,
+  "budget.bounds": budgetBounds,
+  "budget.unarchive": budgetUnarchive,
+  "budget.create": budgetCreate,
+  schedule,
+};

@@ -1,0 +1,69 @@
+import type { ChangeRequest } from "@/db/schema";
+import type { Role } from "@/lib/auth/roles";
+
+export type { ChangeRequest } from "@/db/schema";
+
+// Change control: lowering spend takes one person, raising it takes two. Each kind of raise is
+// asked as a change request with what it changes (`change`) and what was in force when it was
+// asked (`before`); approval compares `before` with what is in force then, under the same locks as
+// the direct edit, and applies it through the same write code.
+
+export const changeKinds = [
+  "ceiling.value", //        change { ceilingId, value }            before { value, valueBeforeKill }
+  "ceiling.bounds", //       change { ceilingId, min, max }         before { min, max, value }
+  "ceiling.add", //          change { endpointKey, ceiling: <CeilingSpec input> } before { identities }
+  "endpoint.per_call_max", // change { endpointKey, perCallMax }    before { perCallMax }
+  "endpoint.unarchive", //   change { endpointKey }                 before { archived: true }
+  "budget.value", //         change { budgetKey, value }            before { value, valueBeforeKill }
+  "budget.bounds", //        change { budgetKey, min, max }         before { min, max, value }
+  "budget.unarchive", //     change { budgetKey }                   before { archived: true }
+  "budget.create", //        change { spec: <BudgetSpec input> }    before { exists: false }
+  "schedule", //             change { scheduleId }                  before { state: "awaiting_approval" }
+] as const;
+export type ChangeKind = (typeof changeKinds)[number];
+
+export function isChangeKind(value: unknown): value is ChangeKind {
+  return typeof value === "string" && (changeKinds as readonly string[]).includes(value);
+}
+
+export const changeKindLabels: Record<ChangeKind, string> = {
+  "ceiling.value": "Ceiling value",
+  "ceiling.bounds": "Ceiling bounds",
+  "ceiling.add": "New ceiling",
+  "endpoint.per_call_max": "Per-call max",
+  "endpoint.unarchive": "Unarchive endpoint",
+  "budget.value": "Budget value",
+  "budget.bounds": "Budget bounds",
+  "budget.unarchive": "Unarchive budget",
+  "budget.create": "New budget",
+  schedule: "Scheduled change",
+};
+
+/**
+ * Who asks, approves, rejects or acknowledges: a staff member, from a dashboard session or the CLI
+ * (`--as EMAIL`). lib checks the staff row itself (enabled, same email; the role in force there),
+ * so a second session or the CLI is the same person by staffId.
+ */
+export type Requester = { staffId: number; email: string; role: Role; via: "dashboard" | "cli" };
+
+export type ChangeRequestState = ChangeRequest["state"];
+
+/** A request's end: one of the two, or neither (a raise that stays). */
+export type RaiseEndInput = { endsAfterSeconds?: number | null; endsAt?: Date | null };
+
+export type RequestChangeParams = RaiseEndInput & {
+  kind: ChangeKind;
+  change: Record<string, unknown>;
+  requester: Requester;
+  reason: string;
+  /** A value raise of 5x or more is typed twice, as in the direct edit. */
+  confirm?: string;
+  now?: Date;
+};
+
+export type ApproveResult = { request: ChangeRequest; applied: boolean; message: string };
+
+/** How long a request waits for its second person. */
+export const REQUEST_TTL_MS = 24 * 60 * 60 * 1000;
+/** Break glass says why at some length: it bypasses the second person. */
+export const BREAK_GLASS_MIN_REASON = 10;
