@@ -18,13 +18,23 @@ export type AskKind = "ceiling.value" | "ceiling.add" | "budget.value" | "endpoi
 
 type End = "none" | "for" | "until";
 
-export function AskForApproval({ kind, canBreakGlass, what = "This is a raise" }: { kind: AskKind; canBreakGlass: boolean; what?: string }) {
+type AskForApprovalProps = {
+  kind: AskKind;
+  canBreakGlass: boolean;
+  what?: string;
+  /** The form already shows its own "type it again" field; else this one appears when the ask needs it. */
+  hasConfirm?: boolean;
+};
+
+export function AskForApproval({ kind, canBreakGlass, what = "This is a raise", hasConfirm = false }: AskForApprovalProps) {
   const id = useId();
   const hydrated = useHydrated();
   const [end, setEnd] = useState<End>("none");
   const [askState, ask, asking] = useActionState(askAction, IDLE);
   const [glassState, glass, breaking] = useActionState(breakGlassAction, IDLE);
   const pending = asking || breaking;
+  // A raise of 5x or more is typed twice, asked or not: lib/changes says so and the field appears.
+  const needsConfirm = !hasConfirm && [askState, glassState].some((s) => s.status === "error" && s.code === "confirmation_required");
   return (
     <div className="space-y-3 rounded-md border border-amber-300 bg-amber-50 p-3 text-sm dark:border-amber-800 dark:bg-amber-950/40" data-testid="raise-needs-approval">
       <input type="hidden" name="kind" value={kind} />
@@ -65,6 +75,12 @@ export function AskForApproval({ kind, canBreakGlass, what = "This is a raise" }
           </div>
         ) : null}
       </fieldset>
+      {needsConfirm ? (
+        <div>
+          <label htmlFor={`${id}-confirm`} className={labelClass}>Type the new value again to confirm</label>
+          <input id={`${id}-confirm`} name="confirm" type="text" inputMode="decimal" autoComplete="off" required className={`${inputClass} sm:w-64`} data-testid="ask-confirm" />
+        </div>
+      ) : null}
       <div className="flex flex-wrap gap-2">
         <button type="submit" formAction={ask} disabled={!hydrated || pending} className={secondaryButtonClass} data-testid="ask-approval">
           {asking ? "Asking…" : "Ask for approval"}

@@ -14,7 +14,7 @@ import type { ChangeKind, Requester } from "./types";
 export type AskChange =
   | { kind: "ceiling.value"; ceilingId: number; input: string; confirm?: string }
   | { kind: "budget.value"; budgetKey: string; input: string; confirm?: string }
-  | { kind: "endpoint.per_call_max"; endpointKey: string; perCallMax: number }
+  | { kind: "endpoint.per_call_max"; endpointKey: string; perCallMax: number; confirm?: string }
   | { kind: "endpoint.unarchive"; endpointKey: string }
   | { kind: "budget.unarchive"; budgetKey: string }
   | { kind: "ceiling.add"; endpointKey: string; ceiling: CeilingSpecInput; confirm?: string };
@@ -45,7 +45,7 @@ function changeOf(ask: AskChange): { kind: ChangeKind; change: Record<string, un
       return { kind: ask.kind, change: { budgetKey: ask.budgetKey, value: typed(money.ok ? { ok: true, value: money.micros } : money) }, confirm: ask.confirm };
     }
     case "endpoint.per_call_max":
-      return { kind: ask.kind, change: { endpointKey: ask.endpointKey, perCallMax: ask.perCallMax } };
+      return { kind: ask.kind, change: { endpointKey: ask.endpointKey, perCallMax: ask.perCallMax }, confirm: ask.confirm };
     case "endpoint.unarchive":
       return { kind: ask.kind, change: { endpointKey: ask.endpointKey } };
     case "budget.unarchive":

@@ -73,7 +73,8 @@ describe.skipIf(skipWithoutDatabase())("budget server actions", () => {
   const cases: { name: string; core: Core; role: Role; killed?: boolean; form: (e: Existing) => Promise<FormData> | FormData }[] = [
     { name: "create", core: createBudgetCore, role: "admin", form: async () => form(await newBudget()) },
     { name: "update", core: updateBudgetCore, role: "admin", form: (e) => form({ key: e.key, expectedVersion: String(e.version), name: "Renamed", members: e.members.join(","), min: "0", max: "10", default: "2", alertThresholds: "80", reason: "r" }) },
-    { name: "adjust", core: adjustBudgetCore, role: "admin", form: (e) => form({ key: e.key, expectedVersion: String(e.version), input: "3.50", reason: "r" }) },
+    // A lowering: a raise is asked of a second admin (changes/change-actions.int.test.ts).
+    { name: "adjust", core: adjustBudgetCore, role: "admin", form: (e) => form({ key: e.key, expectedVersion: String(e.version), input: "1.50", reason: "r" }) },
     { name: "archive", core: archiveBudgetCore, role: "admin", form: (e) => form({ key: e.key, reason: "r" }) },
     { name: "override", core: setBudgetOverrideCore, role: "admin", form: (e) => form({ key: e.key, caller: "globex", input: "0", reason: "abuse" }) },
     { name: "override remove", core: removeBudgetOverrideCore, role: "admin", form: (e) => form({ key: e.key, caller: "acme", reason: "r" }) },
@@ -102,11 +103,11 @@ describe.skipIf(skipWithoutDatabase())("budget server actions", () => {
     }
   }
 
-  it("unarchive as an admin lets the budget count again", async () => {
+  it("unarchive as an admin is a raise: answered approval_required, the budget stays archived", async () => {
     const e = await existing();
     expect((await archiveBudgetCore(deps("admin"), form({ key: e.key, reason: "r" }))).status).toBe("ok");
-    expect((await unarchiveBudgetCore(deps("admin"), form({ key: e.key, reason: "back" }))).status).toBe("ok");
-    expect((await readBudget(t.db, e.key)).spec.archived).toBe(false);
+    expect(await unarchiveBudgetCore(deps("admin"), form({ key: e.key, reason: "back" }))).toMatchObject({ status: "error", code: "approval_required" });
+    expect((await readBudget(t.db, e.key)).spec.archived).toBe(true);
   });
 
   it("create reads dollars into micros and redirects to the budget's page", async () => {
@@ -138,12 +139,12 @@ describe.skipIf(skipWithoutDatabase())("budget server actions", () => {
     expect(rejected?.rawInput).toContain(JSON.stringify(Object.values(patch)[0]));
   });
 
-  it("adjust shows the clamp, asks to retype a 5x raise, and names a bad amount", async () => {
+  it("adjust answers a raise with approval_required, lowers at once, and names a bad amount", async () => {
     const e = await existing();
-    const clamped = await adjustBudgetCore(deps("admin"), form({ key: e.key, expectedVersion: String(e.version), input: "25", reason: "r" }));
-    expect(clamped).toMatchObject({ status: "error", code: "confirmation_required" });
-    const confirmed = await adjustBudgetCore(deps("admin"), form({ key: e.key, expectedVersion: String(e.version), input: "25", confirm: "25", reason: "r" }));
-    expect(confirmed).toMatchObject({ status: "ok", message: "Saved: $2.00 → $10.00 (you typed $25.00; clamped to the maximum)." });
+    const raise = await adjustBudgetCore(deps("admin"), form({ key: e.key, expectedVersion: String(e.version), input: "25", confirm: "25", reason: "r" }));
+    expect(raise).toMatchObject({ status: "error", code: "approval_required" });
+    const lowered = await adjustBudgetCore(deps("admin"), form({ key: e.key, expectedVersion: String(e.version), input: "1.5", reason: "r" }));
+    expect(lowered).toMatchObject({ status: "ok", message: "Saved: $2.00 → $1.50." });
     const bad = await adjustBudgetCore(deps("admin"), form({ key: e.key, expectedVersion: String(e.version + 1), input: "500abc", reason: "r" }));
     expect(bad).toMatchObject({ status: "error", code: "invalid_input", fieldErrors: { input: "value must be an amount such as 200 or 1.50, got '500abc'" } });
     const stale = await adjustBudgetCore(deps("admin"), form({ key: e.key, expectedVersion: String(e.version), input: "3", reason: "r" }));

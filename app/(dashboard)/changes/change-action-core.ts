@@ -26,7 +26,7 @@ const Note = z.string().trim().max(500).optional();
 const AskKind = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("ceiling.value"), ceilingId: decimalId("ceiling id"), input: RawValue, confirm: Confirm }),
   z.object({ kind: z.literal("budget.value"), key: BudgetKey, input: RawValue, confirm: Confirm }),
-  z.object({ kind: z.literal("endpoint.per_call_max"), key: EndpointKeyField, perCallMax: z.string().trim().regex(/^\d{1,15}$/, "per-call max must be a whole number").transform(Number) }),
+  z.object({ kind: z.literal("endpoint.per_call_max"), key: EndpointKeyField, perCallMax: z.string().trim().regex(/^\d{1,15}$/, "per-call max must be a whole number").transform(Number), confirm: Confirm }),
   z.object({ kind: z.literal("endpoint.unarchive"), key: EndpointKeyField }),
   z.object({ kind: z.literal("budget.unarchive"), key: BudgetKey }),
   // The new ceiling's own fields are read by the catalog form's reader (readAskForm).
@@ -92,7 +92,7 @@ export function readAskForm(fields: Record<string, string>): Ask {
       case "budget.value":
         return { kind: kind.kind, budgetKey: kind.key, input: kind.input, confirm: kind.confirm };
       case "endpoint.per_call_max":
-        return { kind: kind.kind, endpointKey: kind.key, perCallMax: kind.perCallMax };
+        return { kind: kind.kind, endpointKey: kind.key, perCallMax: kind.perCallMax, confirm: kind.confirm };
       case "endpoint.unarchive":
         return { kind: kind.kind, endpointKey: kind.key };
       case "budget.unarchive":

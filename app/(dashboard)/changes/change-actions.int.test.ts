@@ -2,7 +2,9 @@ import { describe, expect, it, beforeAll } from "vitest";
 import { asc, eq } from "drizzle-orm";
 import type { ActionDeps } from "@/app/_lib/action-deps";
 import { form } from "@/app/_lib/test-form";
-import { auditEvents, ceilings, changeRequests, staff } from "@/db/schema";
+import { auditEvents, budgets, ceilings, changeRequests, endpoints, staff } from "@/db/schema";
+import { createBudget } from "@/lib/budgets";
+import { setEndpointArchived } from "@/lib/catalog";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import type { Role } from "@/lib/auth/roles";
@@ -138,5 +140,34 @@ describe.skipIf(skipWithoutDatabase())("change control server actions", () => {
     }
     expect(await approveChangeCore(as("bea"), form({ id: "999999" }))).toMatchObject({ status: "error", code: "not_found" });
     expect(await requestsOf(e.ceilingId)).toEqual([]);
+  });
+
+  it("reads each edit form's ask: a budget value, a per-call max, an unarchive, a new ceiling; a second admin applies the unarchive", async () => {
+    const e = await endpoint();
+    const system = { type: "system", name: "test" } as const;
+    const budget = await createBudget(t.db, {
+      spec: { key: `llm.b${e.ceilingId}`, name: "LLM", scope: "global", window: "utc_day", value: 2_000_000, min: 0, max: 10_000_000, default: 2_000_000, members: [e.key] },
+      actor: system,
+      reason: "setup",
+    });
+    const asks: Record<string, string>[] = [
+      { kind: "budget.value", key: budget.key, input: "3.50" },
+      { kind: "endpoint.per_call_max", key: e.key, perCallMax: "5", confirm: "5" },
+      { kind: "ceiling.add", key: e.key, metric: "units", scope: "caller", window: "utc_day", value: "50", min: "0", max: "100", default: "20", alertThresholds: "" },
+    ];
+    for (const fields of asks) {
+      const result = await askForApprovalCore(as("ola"), form({ ...fields, reason: "launch" }));
+      expect(result, `${fields.kind}: ${JSON.stringify(result)}`).toMatchObject({ status: "ok" });
+    }
+    const kinds = (await t.db.select({ kind: changeRequests.kind, budgetId: changeRequests.budgetId }).from(changeRequests).where(eq(changeRequests.requestedById, ids.ola ?? 0))).map((r) => r.kind);
+    expect(kinds).toEqual(expect.arrayContaining(["budget.value", "endpoint.per_call_max", "ceiling.add"]));
+    expect((await t.db.select({ v: budgets.value }).from(budgets).where(eq(budgets.key, budget.key)))[0]?.v).toBe(2_000_000);
+
+    await setEndpointArchived(t.db, { key: e.key, archived: true, actor: system, reason: "setup" });
+    const asked = await askForApprovalCore(as("ola"), form({ kind: "endpoint.unarchive", key: e.key, reason: "back in service" }));
+    expect(asked).toMatchObject({ status: "ok" });
+    const href = asked.status === "ok" ? (asked.link?.href ?? "") : "";
+    expect(await approveChangeCore(as("bea"), form({ id: href.split("/").pop() ?? "" }))).toMatchObject({ status: "ok" });
+    expect((await t.db.select({ at: endpoints.archivedAt }).from(endpoints).where(eq(endpoints.key, e.key)))[0]?.at).toBeNull();
   });
 });

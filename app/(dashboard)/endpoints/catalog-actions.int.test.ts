@@ -85,10 +85,10 @@ describe.skipIf(skipWithoutDatabase())("catalog server actions", () => {
     });
   }
 
-  it("unarchive as an admin lets reservations be decided again", async () => {
+  it("unarchive as an admin is a raise: answered approval_required (asked as a change request instead)", async () => {
     const e = await existing();
     expect((await archiveEndpointCore(deps("admin"), form({ key: e.key, reason: "r" }))).status).toBe("ok");
-    expect((await unarchiveEndpointCore(deps("admin"), form({ key: e.key, reason: "back" }))).status).toBe("ok");
+    expect(await unarchiveEndpointCore(deps("admin"), form({ key: e.key, reason: "back" }))).toMatchObject({ status: "error", code: "approval_required" });
   });
 
   // Typed by a person: each bad number is an error next to its field, and nothing is saved.

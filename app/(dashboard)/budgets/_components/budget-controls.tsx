@@ -80,7 +80,7 @@ export function AdjustBudgetForm(props: AdjustBudgetFormProps) {
         </div>
       ) : null}
       {raise ? (
-        <AskForApproval kind="budget.value" canBreakGlass={props.isAdmin} />
+        <AskForApproval kind="budget.value" canBreakGlass={props.isAdmin} hasConfirm={needsConfirmation} />
       ) : props.isAdmin ? (
         <SubmitButton pending={pending} pendingLabel="Saving…" testId="budget-adjust-save">
           Save value

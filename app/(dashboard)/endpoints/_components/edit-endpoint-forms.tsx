@@ -50,7 +50,7 @@ export function EditEndpointForm({ endpointKey, version, initial }: { endpointKe
       <EndpointFieldInputs value={fields} onChange={setFields} state={state} />
       <ReasonAndConfirm state={state} id={id} />
       {perCallMaxRaised ? (
-        <AskForApproval kind="endpoint.per_call_max" canBreakGlass what="A larger per-call max is a raise (asked alone: save the other fields without it)" />
+        <AskForApproval kind="endpoint.per_call_max" canBreakGlass hasConfirm={state.status === "error" && state.code === "confirmation_required"} what="A larger per-call max is a raise (asked alone: save the other fields without it)" />
       ) : null}
       <SubmitButton pending={pending} pendingLabel="Saving…" testId="save-endpoint">Save endpoint</SubmitButton>
       <ActionMessage state={state} testId="save-endpoint" />
@@ -75,7 +75,7 @@ export function AddCeilingForm({ endpointKey, preview }: { endpointKey: string; 
       </p>
       <ReasonAndConfirm state={state} id={id} />
       {/* A new ceiling above its default is a raise: the server says so (approval_required), then it can be asked. */}
-      {state.status === "error" && state.code === "approval_required" ? <AskForApproval kind="ceiling.add" canBreakGlass what="A new ceiling above its default is a raise" /> : null}
+      {state.status === "error" && state.code === "approval_required" ? <AskForApproval kind="ceiling.add" canBreakGlass hasConfirm={false} what="A new ceiling above its default is a raise" /> : null}
       <SubmitButton pending={pending} pendingLabel="Adding…" testId="add-ceiling">Add ceiling</SubmitButton>
       <ActionMessage state={state} testId="add-ceiling" />
     </form>

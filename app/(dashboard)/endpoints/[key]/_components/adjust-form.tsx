@@ -76,7 +76,7 @@ export function AdjustForm(props: AdjustFormProps) {
         </div>
       ) : null}
       {raise ? (
-        <AskForApproval kind="ceiling.value" canBreakGlass={props.isAdmin} />
+        <AskForApproval kind="ceiling.value" canBreakGlass={props.isAdmin} hasConfirm={needsConfirmation} />
       ) : props.isAdmin ? (
         <SubmitButton pending={pending} pendingLabel="Saving…" testId="adjust-save">Save value</SubmitButton>
       ) : (
