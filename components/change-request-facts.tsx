@@ -1,5 +1,6 @@
 import Link from "next/link";
 import type { ChangeRequest } from "@/db/schema";
+import { changeKindLabels } from "@/lib/changes/types";
 import { formatAge, formatCount, formatMoney, formatUtc } from "@/lib/format";
 
 // What a change request asks, in the words an approver needs at 3am: what moves, from what to
@@ -8,18 +9,8 @@ import { formatAge, formatCount, formatMoney, formatUtc } from "@/lib/format";
 
 export type RequestState = ChangeRequest["state"];
 
-export const kindLabels: Record<string, string> = {
-  "ceiling.value": "Ceiling value",
-  "ceiling.bounds": "Ceiling bounds",
-  "ceiling.add": "New ceiling",
-  "endpoint.per_call_max": "Per-call max",
-  "endpoint.unarchive": "Unarchive endpoint",
-  "budget.value": "Budget value",
-  "budget.bounds": "Budget bounds",
-  "budget.unarchive": "Unarchive budget",
-  "budget.create": "New budget",
-  schedule: "Scheduled change",
-};
+/** Labels by kind (lib/changes); a kind this dashboard does not know yet shows as it is stored. */
+export const kindLabels: Record<string, string> = changeKindLabels;
 
 export const stateLabels: Record<RequestState, string> = {
   pending: "Pending",
