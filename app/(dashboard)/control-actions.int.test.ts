@@ -17,7 +17,7 @@ type Setup = { key: string; dailyId: number; callerId: number; version: number }
 
 // Each action with the least role allowed, and a form that succeeds for that role on a fresh endpoint.
 const actions: { name: string; core: Core; min: Role; form: (s: Setup) => FormData; prepare?: "kill" | "override" }[] = [
-  // A lowering: a raise is asked of a second admin (changes/change-actions.int.test.ts).
+  // A lowering: a raise is a change request (lib/changes), refused here below.
   { name: "adjust", core: adjustCeilingCore, min: "admin", form: (s) => form({ ceilingId: s.dailyId, expectedVersion: s.version, input: "80", reason: "r" }) },
   { name: "bounds", core: setBoundsCore, min: "admin", form: (s) => form({ ceilingId: s.dailyId, expectedVersion: s.version, min: "0", max: "90", reason: "r" }) },
   { name: "set override", core: setOverrideCore, min: "admin", form: (s) => form({ ceilingId: s.callerId, caller: "acct_1", input: "0", reason: "r" }) },
@@ -96,13 +96,15 @@ describe.skipIf(skipWithoutDatabase())("ceiling server actions check the role th
     expect(second).toMatchObject({ status: "error", code: "conflict", current: { value: 90, version: s.version + 1 } });
   });
 
-  it("answers a raise saved directly with approval_required, saving nothing", async () => {
+  it("refuses a raise through the direct edit, even from an admin: approval_required, nothing changes", async () => {
     const s = await setup();
     const admin: ActionDeps = { session: async () => ({ id: 1, email: "a@t", role: "admin" }), db: async () => t.db, revalidate: () => {} };
     const before = await snapshot();
-    const raise = await adjustCeilingCore(admin, form({ ceilingId: s.dailyId, expectedVersion: s.version, input: "120", reason: "more" }));
-    expect(raise).toMatchObject({ status: "error", code: "approval_required" });
-    expect((await snapshot()).rows).toEqual(before.rows);
+    const raised = await adjustCeilingCore(admin, form({ ceilingId: s.dailyId, expectedVersion: s.version, input: "120", reason: "launch" }));
+    expect(raised).toMatchObject({ status: "error", code: "approval_required" });
+    const bounds = await setBoundsCore(admin, form({ ceilingId: s.dailyId, expectedVersion: s.version, min: "0", max: "500", reason: "room" }));
+    expect(bounds).toMatchObject({ status: "error", code: "approval_required" });
+    expect(await snapshot()).toEqual(before);
   });
 
   it("returns a typo as a clear error", async () => {

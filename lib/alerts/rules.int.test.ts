@@ -5,6 +5,7 @@ import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import type { AuditActor } from "@/lib/audit/record";
 import { adjustCeiling, killEndpoint, restoreEndpoint } from "@/lib/ceilings";
+import { setupControl } from "@/lib/changes/context";
 import { readCeiling } from "@/lib/ceilings/test-fixtures";
 import { reserve, settleReservation, releaseReservation } from "@/lib/enforcement";
 import { makeEndpoint } from "@/lib/enforcement/test-fixtures";
@@ -47,7 +48,8 @@ describe.skipIf(skipWithoutDatabase())("alert rules fire once each, on real Post
     await t.db.update(ceilings).set({ maxValue: 100_000 }).where(eq(ceilings.id, id));
     const adjust = async (input: string) => {
       const c = await readCeiling(t.db, id);
-      await adjustCeiling(t.db, { ceilingId: id, input, expectedVersion: c.version, actor, reason: "test", confirm: input });
+      // The raises stand for approved ones (change control); the rule reads the ceiling.adjust events.
+      await adjustCeiling(t.db, { ceilingId: id, input, expectedVersion: c.version, actor, reason: "test", confirm: input, changeControl: setupControl("test") });
     };
     await adjust("400"); // 4x: below the factor
     expect(await fireAdjustmentAlerts(t.db, 5)).toBe(0);

@@ -4,6 +4,7 @@ import { auditEvents, budgetMembers, budgetOverrides, budgets, endpoints } from 
 import { holdTransaction, skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { CatalogConflictError, CatalogError } from "@/lib/catalog/errors";
+import { setupControl } from "@/lib/changes/context";
 import { EndpointFields, updateEndpoint } from "@/lib/catalog";
 import { listAuditEvents } from "@/lib/audit/log";
 import {
@@ -172,14 +173,19 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
 
   describe("adjust", () => {
     it("clamps into the bounds and logs the raw input, previous, applied and the clamp", async () => {
-      const { row, key } = await budget();
-      const r = await adjustBudget(t.db, { key, input: "450", expectedVersion: row.version, actor: admin, reason: "busy day" });
-      expect(r).toMatchObject({ kind: "raise", previous: 200 * DOLLAR, applied: 450 * DOLLAR, clamped: null });
-      const clamp = await adjustBudget(t.db, { key, input: "499.999999", expectedVersion: r.version, actor: admin, reason: "r" });
-      expect(clamp.applied).toBe(499_999_999);
-      const over = await adjustBudget(t.db, { key, input: "900.5", expectedVersion: clamp.version, actor: admin, reason: "more" });
+      const { row, key } = await budget({ min: 50 * DOLLAR });
+      const r = await adjustBudget(t.db, { key, input: "150", expectedVersion: row.version, actor: admin, reason: "quiet day" });
+      expect(r).toMatchObject({ kind: "lower", previous: 200 * DOLLAR, applied: 150 * DOLLAR, clamped: null });
+      const under = await adjustBudget(t.db, { key, input: "10.5", expectedVersion: r.version, actor: admin, reason: "less" });
+      expect(under).toMatchObject({ applied: 50 * DOLLAR, typed: 10_500_000, clamped: "min" });
+      expect(await lastEvent(key)).toMatchObject({ action: "budget.adjust", rawInput: "10.5", previousValue: 150 * DOLLAR, appliedValue: 50 * DOLLAR, clamped: true, reason: "less" });
+      // Raises need a second admin (lib/changes); the setup path stands in for the approval here.
+      const approved = { actor: admin, changeControl: setupControl("test") };
+      const clamp = await adjustBudget(t.db, { key, input: "99.999999", expectedVersion: under.version, reason: "r", ...approved });
+      expect(clamp.applied).toBe(99_999_999);
+      const over = await adjustBudget(t.db, { key, input: "900.5", confirm: "900.5", expectedVersion: clamp.version, reason: "more", ...approved });
       expect(over).toMatchObject({ applied: 500 * DOLLAR, typed: 900_500_000, clamped: "max" });
-      expect(await lastEvent(key)).toMatchObject({ action: "budget.adjust", rawInput: "900.5", previousValue: 499_999_999, appliedValue: 500 * DOLLAR, clamped: true, reason: "more" });
+      expect(await lastEvent(key)).toMatchObject({ action: "budget.adjust", rawInput: "900.5", previousValue: 99_999_999, appliedValue: 500 * DOLLAR, clamped: true, reason: "more" });
     });
 
     it("a raise to 5x or more is typed twice", async () => {
@@ -189,10 +195,14 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
       expect(error.code).toBe("confirmation_required");
       expect(await snapshot()).toEqual(before);
       expect((await failure(adjustBudget(t.db, { key, input: "50", confirm: "49", expectedVersion: row.version, actor: admin, reason: "r" }))).code).toBe("confirmation_required");
-      const r = await adjustBudget(t.db, { key, input: "50", confirm: "50.00", expectedVersion: row.version, actor: admin, reason: "r" });
+      // Confirmed, it is still a raise: a second admin on top of the retyping.
+      await expect(adjustBudget(t.db, { key, input: "50", confirm: "50.00", expectedVersion: row.version, actor: admin, reason: "r" })).rejects.toMatchObject({ code: "approval_required" });
+      expect(await snapshot()).toEqual(before);
+      const approved = setupControl("test");
+      const r = await adjustBudget(t.db, { key, input: "50", confirm: "50.00", expectedVersion: row.version, actor: admin, reason: "r", changeControl: approved });
       expect(r.applied).toBe(50 * DOLLAR);
       // Just under 5x needs no confirmation.
-      expect((await adjustBudget(t.db, { key, input: "249.99", expectedVersion: r.version, actor: admin, reason: "r" })).applied).toBe(249_990_000);
+      expect((await adjustBudget(t.db, { key, input: "249.99", expectedVersion: r.version, actor: admin, reason: "r", changeControl: approved })).applied).toBe(249_990_000);
     });
 
     it.each(["1e9", "500abc", "-5", "", "1,000", "0.0000001"])("refuses %j: nothing saved, the attempt audited as budget.rejected", async (input) => {
@@ -208,7 +218,7 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
 
     it("a stale version is a conflict and changes nothing", async () => {
       const { row, key } = await budget();
-      await adjustBudget(t.db, { key, input: "300", expectedVersion: row.version, actor: admin, reason: "r" });
+      await adjustBudget(t.db, { key, input: "150", expectedVersion: row.version, actor: admin, reason: "r" });
       const before = await snapshot();
       const error = await failure(adjustBudget(t.db, { key, input: "100", expectedVersion: row.version, actor: admin, reason: "r" }));
       expect(error).toBeInstanceOf(CatalogConflictError);
@@ -244,7 +254,10 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
     expect((await readBudget(t.db, key)).spec.archived).toBe(true);
     expect((await lastEvent(key))?.action).toBe("budget.archive");
     expect((await failure(setBudgetArchived(t.db, { key, archived: true, actor: admin, reason: "old" }))).code).toBe("unchanged");
-    await setBudgetArchived(t.db, { key, archived: false, actor: admin, reason: "back" });
+    // An unarchive takes a second admin (change control).
+    await expect(setBudgetArchived(t.db, { key, archived: false, actor: admin, reason: "back" })).rejects.toMatchObject({ code: "approval_required", ask: { kind: "budget.unarchive" } });
+    expect((await readBudget(t.db, key)).spec.archived).toBe(true);
+    await setBudgetArchived(t.db, { key, archived: false, actor: admin, reason: "back", changeControl: setupControl("test") });
     expect((await lastEvent(key))?.action).toBe("budget.unarchive");
   });
 

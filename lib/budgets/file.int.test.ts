@@ -107,29 +107,31 @@ describe.skipIf(skipWithoutDatabase())("budgets in the catalog file", () => {
 
     const next = await current(t.db);
     const target = next.budgets.find((x) => x.key === key) ?? {};
-    Object.assign(target, { name: "All models", members: [a, b, c], value: 300 * DOLLAR, alertThresholds: [80, 100] });
+    // A lower value: one person's change (a raise in a file needs a second admin, below).
+    Object.assign(target, { name: "All models", members: [a, b, c], value: 150 * DOLLAR, alertThresholds: [80, 100] });
     const plan = await planCatalog(t.db, JSON.stringify(next));
     if (!plan.ok) throw new Error(plan.errors.join("\n"));
     const mine = plan.endpoints.find((e) => e.key === `budget ${key}`);
     expect(mine?.changes.map((x) => x.action)).toEqual(["budget.update", "budget.adjust"]);
     const lines = [...(mine?.changes.flatMap((x) => x.lines) ?? []), ...(mine?.worstCase ?? [])].join("\n");
     expect(lines).toContain(`~ members: + ${c}`);
-    expect(lines).toContain("~ value $200.00 → $300.00");
-    expect(lines).toContain(`worst case: at most $200.00 a day across ${a} and ${b} → at most $300.00 a day across ${a}, ${b} and ${c}`);
+    expect(lines).toContain("~ value $200.00 → $150.00");
+    expect(lines).toContain(`worst case: at most $200.00 a day across ${a} and ${b} → at most $150.00 a day across ${a}, ${b} and ${c}`);
     await applyCatalog(t.db, { text: JSON.stringify(next), actor: config, reason: "r", confirmRaise: false });
     const after = await readBudget(t.db, key);
-    expect(after.spec).toMatchObject({ name: "All models", members: [a, b, c], value: 300 * DOLLAR, alertThresholds: [80, 100] });
+    expect(after.spec).toMatchObject({ name: "All models", members: [a, b, c], value: 150 * DOLLAR, alertThresholds: [80, 100] });
     const events = await t.db.select().from(auditEvents).where(eq(auditEvents.target, key)).orderBy(auditEvents.id);
     expect(events.map((e) => e.action)).toEqual(["budget.create", "budget.update", "budget.adjust"]);
-    expect(events[2]).toMatchObject({ previousValue: 200 * DOLLAR, appliedValue: 300 * DOLLAR, actorType: "config" });
+    expect(events[2]).toMatchObject({ previousValue: 200 * DOLLAR, appliedValue: 150 * DOLLAR, actorType: "config" });
 
     // A raise to 5x or more needs --confirm-raise; without it nothing applies.
     Object.assign(target, { value: 500 * DOLLAR, max: 2000 * DOLLAR, name: "Bigger" });
     Object.assign(target, { value: 1500 * DOLLAR });
     await expect(applyCatalog(t.db, { text: JSON.stringify(next), actor: config, reason: "r", confirmRaise: false })).rejects.toMatchObject({ code: "confirmation_required" });
     expect((await readBudget(t.db, key)).spec.name).toBe("All models");
-    await applyCatalog(t.db, { text: JSON.stringify(next), actor: config, reason: "r", confirmRaise: true });
-    expect((await readBudget(t.db, key)).budget.value).toBe(1500 * DOLLAR);
+    // Confirmed, it is still a raise: it needs a second admin (change control), and nothing applies.
+    await expect(applyCatalog(t.db, { text: JSON.stringify(next), actor: config, reason: "r", confirmRaise: true })).rejects.toMatchObject({ code: "approval_required" });
+    expect((await readBudget(t.db, key)).budget.value).toBe(150 * DOLLAR);
   });
 
   it("never lifts a kill unless the file says killed: false", async () => {

@@ -5,6 +5,7 @@ import { auditEvents, ceilings, endpoints } from "@/db/schema";
 import { createTestDatabase, skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { killEndpoint } from "@/lib/ceilings";
+import { setupControl } from "@/lib/changes/context";
 import {
   addCeiling,
   applyCatalog,
@@ -162,7 +163,10 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
     const row = await createEndpoint(t.db, { spec: smsOtp(), actor: admin, reason: "r" });
     const fields = { name: "OTP", unit: "messages", parts: [{ name: "units", price: "0.0079" }], perCallMax: 5, billingDay: 15, planAllowance: 3000, throttlePerMinute: 30 };
     expect((await catalogError(updateEndpoint(t.db, { key: row.key, expectedVersion: 1, fields, actor: admin, reason: "bulk" }))).code).toBe("confirmation_required");
-    await updateEndpoint(t.db, { key: row.key, expectedVersion: 1, fields, actor: admin, reason: "bulk", confirm: "5" });
+    // Confirmed, a larger per-call max is still a raise: a second admin (change control) on top.
+    await expect(updateEndpoint(t.db, { key: row.key, expectedVersion: 1, fields, actor: admin, reason: "bulk", confirm: "5" })).rejects.toMatchObject({ code: "approval_required" });
+    expect((await readCatalogEndpoint(t.db, row.key)).endpoint.perCallMax).toBe(1);
+    await updateEndpoint(t.db, { key: row.key, expectedVersion: 1, fields, actor: admin, reason: "bulk", confirm: "5", changeControl: setupControl("test") });
     expect((await readCatalogEndpoint(t.db, row.key)).endpoint.perCallMax).toBe(5);
   });
 
@@ -181,7 +185,8 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
     // A value 5x above its default needs the retype; the same ceiling twice is refused.
     const big = { metric: "units", scope: "global", window: "billing_month", value: 600, min: 0, max: 1000, default: 100 } as const;
     expect((await catalogError(addCeiling(t.db, { key: row.key, ceiling: big, actor: admin, reason: "r" }))).code).toBe("confirmation_required");
-    await addCeiling(t.db, { key: row.key, ceiling: big, actor: admin, reason: "r", confirm: "600" });
+    await expect(addCeiling(t.db, { key: row.key, ceiling: big, actor: admin, reason: "r", confirm: "600" })).rejects.toMatchObject({ code: "approval_required" });
+    await addCeiling(t.db, { key: row.key, ceiling: big, actor: admin, reason: "r", confirm: "600", changeControl: setupControl("test") });
     expect((await catalogError(addCeiling(t.db, { key: row.key, ceiling: { ...big, value: 100 }, actor: admin, reason: "r" }))).code).toBe("invalid_input");
   });
 
@@ -319,10 +324,19 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
       const raised = { ...file, endpoints: file.endpoints.map((e) => (e.key === spec.key ? perCall : e)) };
       await expect(applyCatalog(t.db, { text: JSON.stringify(raised), actor: config, reason: "r", confirmRaise: false })).rejects.toMatchObject({ code: "confirmation_required" });
       expect((await readCatalogEndpoint(t.db, spec.key)).endpoint.name).toBe("One-time code SMS");
-      await applyCatalog(t.db, { text: JSON.stringify(raised), actor: config, reason: "r", confirmRaise: true });
-      expect((await readCatalogEndpoint(t.db, spec.key)).endpoint).toMatchObject({ name: "OTP by SMS", perCallMax: 10 });
+      // Confirmed, its raises still need a second admin (change control): still nothing applies.
+      await expect(applyCatalog(t.db, { text: JSON.stringify(raised), actor: config, reason: "r", confirmRaise: true })).rejects.toMatchObject({ code: "approval_required" });
+      expect((await readCatalogEndpoint(t.db, spec.key)).endpoint).toMatchObject({ name: "One-time code SMS", perCallMax: 1 });
+      // Without the raises (a lower day ceiling, the name), the file applies in one go.
+      const lowered = await exportCatalog(t.db);
+      const again = lowered.endpoints.find((e) => e.key === spec.key);
+      if (!again?.ceilings[0]) throw new Error("missing");
+      again.ceilings[0].value = 90;
+      again.name = "OTP by SMS";
+      await applyCatalog(t.db, { text: JSON.stringify(lowered), actor: config, reason: "r", confirmRaise: false });
+      expect((await readCatalogEndpoint(t.db, spec.key)).endpoint).toMatchObject({ name: "OTP by SMS", perCallMax: 1 });
       const changed = await t.db.select().from(auditEvents).where(like(auditEvents.endpointKey, spec.key));
-      expect(changed.filter((e) => e.actorType === "config").map((e) => e.action).sort()).toEqual(["ceiling.update", "ceiling.update", "endpoint.update"]);
+      expect(changed.filter((e) => e.actorType === "config").map((e) => e.action).sort()).toEqual(["ceiling.update", "endpoint.update"]);
     });
   });
 });

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
+import { setupControl } from "@/lib/changes/context";
 import { startFixtureProcess } from "@/lib/enforcement/test-fixtures";
 import { addCeiling, createEndpoint, removeCeiling, setEndpointArchived } from "./index";
 
@@ -74,7 +75,8 @@ describe.skipIf(skipWithoutDatabase())("catalog changes under load from two proc
         const atArchive = await reservations(e.id);
         await pause(60);
         after += (await reservations(e.id)) - atArchive;
-        await setEndpointArchived(t.db, { key: e.key, archived: false, actor: admin, reason: `round ${round}` });
+        // Unarchiving is a raise (change control); here it only sets up the next round.
+        await setEndpointArchived(t.db, { key: e.key, archived: false, actor: admin, reason: `round ${round}`, changeControl: setupControl("test") });
       }
       return after;
     });

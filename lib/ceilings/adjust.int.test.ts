@@ -5,6 +5,7 @@ import { useTestDatabase } from "@/db/testing-suite";
 import { eq, sql } from "drizzle-orm";
 import { adjustCeiling } from "./adjust";
 import { setBounds } from "./bounds";
+import { setupControl } from "@/lib/changes/context";
 import { CeilingConflictError, CeilingError } from "./errors";
 import { auditOf, createEndpoint, first, readCeiling } from "./test-fixtures";
 
@@ -16,17 +17,18 @@ describe.skipIf(skipWithoutDatabase())("adjustCeiling", () => {
   it("writes the value, bumps the version and its audit row together", async () => {
     const { ceilings } = await createEndpoint(t.db);
     const c = first(ceilings);
-    const result = await adjustCeiling(t.db, { ceilingId: c.id, input: "120", expectedVersion: c.version, actor, reason: "launch" });
-    expect(result).toMatchObject({ kind: "raise", previous: 100, applied: 120, clamped: null, version: c.version + 1 });
-    expect(await readCeiling(t.db, c.id)).toMatchObject({ value: 120, version: c.version + 1 });
+    // A lowering: one person's edit (a raise is a change request, lib/changes).
+    const result = await adjustCeiling(t.db, { ceilingId: c.id, input: "80", expectedVersion: c.version, actor, reason: "launch" });
+    expect(result).toMatchObject({ kind: "lower", previous: 100, applied: 80, clamped: null, version: c.version + 1 });
+    expect(await readCeiling(t.db, c.id)).toMatchObject({ value: 80, version: c.version + 1 });
     const [audit] = await auditOf(t.db, c.id);
     expect(audit).toMatchObject({
       action: "ceiling.adjust",
       actorType: "staff",
       actor: "admin@test.local",
-      rawInput: "120",
+      rawInput: "80",
       previousValue: 100,
-      appliedValue: 120,
+      appliedValue: 80,
       clamped: false,
       reason: "launch",
     });
@@ -37,7 +39,7 @@ describe.skipIf(skipWithoutDatabase())("adjustCeiling", () => {
     const c = first(ceilings);
     // An actor name the audit table refuses (NUL byte) makes the audit insert fail after the update.
     const bad = { type: "staff", email: "bad\u0000actor" } as const;
-    await expect(adjustCeiling(t.db, { ceilingId: c.id, input: "120", expectedVersion: c.version, actor: bad, reason: "x" })).rejects.toThrow();
+    await expect(adjustCeiling(t.db, { ceilingId: c.id, input: "80", expectedVersion: c.version, actor: bad, reason: "x" })).rejects.toThrow();
     expect(await readCeiling(t.db, c.id)).toMatchObject({ value: 100, version: c.version });
   });
 
@@ -64,19 +66,22 @@ describe.skipIf(skipWithoutDatabase())("adjustCeiling", () => {
   it("clamps to the bounds and logs the raw input and the clamp", async () => {
     const { ceilings } = await createEndpoint(t.db);
     const c = first(ceilings);
-    const result = await adjustCeiling(t.db, { ceilingId: c.id, input: "1000", expectedVersion: c.version, actor, reason: "busy day" });
-    expect(result).toMatchObject({ applied: 150, clamped: "max" });
-    expect(first(await auditOf(t.db, c.id))).toMatchObject({ rawInput: "1000", previousValue: 100, appliedValue: 150, clamped: true });
+    const result = await adjustCeiling(t.db, { ceilingId: c.id, input: "3", expectedVersion: c.version, actor, reason: "quiet day" });
+    expect(result).toMatchObject({ applied: 10, clamped: "min" });
+    expect(first(await auditOf(t.db, c.id))).toMatchObject({ rawInput: "3", previousValue: 100, appliedValue: 10, clamped: true });
+    // Clamped to the max is still a raise: it needs a second admin (here the setup path stands in for the approval).
+    const raised = await adjustCeiling(t.db, { ceilingId: c.id, input: "1000", confirm: "1000", expectedVersion: result.version, actor, reason: "busy day", changeControl: setupControl("test") });
+    expect(raised).toMatchObject({ applied: 150, clamped: "max" });
   });
 
   it("refuses a stale version with the current value, never overwriting", async () => {
     const { ceilings } = await createEndpoint(t.db);
     const c = first(ceilings);
-    await adjustCeiling(t.db, { ceilingId: c.id, input: "120", expectedVersion: c.version, actor, reason: "first" });
+    await adjustCeiling(t.db, { ceilingId: c.id, input: "90", expectedVersion: c.version, actor, reason: "first" });
     const second = adjustCeiling(t.db, { ceilingId: c.id, input: "80", expectedVersion: c.version, actor, reason: "second" });
     await expect(second).rejects.toBeInstanceOf(CeilingConflictError);
-    await expect(second).rejects.toMatchObject({ currentValue: 120, currentVersion: c.version + 1 });
-    expect(await readCeiling(t.db, c.id)).toMatchObject({ value: 120 });
+    await expect(second).rejects.toMatchObject({ currentValue: 90, currentVersion: c.version + 1 });
+    expect(await readCeiling(t.db, c.id)).toMatchObject({ value: 90 });
   });
 
   it("lets exactly one of 20 parallel saves with the same version win", async () => {
@@ -107,7 +112,10 @@ describe.skipIf(skipWithoutDatabase())("adjustCeiling", () => {
     await expect(adjustCeiling(t.db, base)).rejects.toMatchObject({ code: "confirmation_required" });
     await expect(adjustCeiling(t.db, { ...base, confirm: "1000" })).rejects.toMatchObject({ code: "confirmation_required" });
     expect(await readCeiling(t.db, c.id)).toMatchObject({ value: 20 });
-    await expect(adjustCeiling(t.db, { ...base, confirm: "100" })).resolves.toMatchObject({ applied: 100 });
+    // Confirmed, it is still a raise: the second admin comes on top of the retyping.
+    await expect(adjustCeiling(t.db, { ...base, confirm: "100" })).rejects.toMatchObject({ code: "approval_required" });
+    expect(await readCeiling(t.db, c.id)).toMatchObject({ value: 20 });
+    await expect(adjustCeiling(t.db, { ...base, confirm: "100", changeControl: setupControl("test") })).resolves.toMatchObject({ applied: 100 });
   });
 
   it("treats 0 as a kill of that ceiling, below the minimum, and a value on it as a restore", async () => {

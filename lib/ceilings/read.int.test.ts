@@ -56,7 +56,8 @@ describe.skipIf(skipWithoutDatabase())("overview, detail and audit log reads", (
     const { key, ceilings } = await createEndpoint(t.db);
     const c = first(ceilings);
     let version = c.version;
-    for (const v of [91, 92, 93, 94, 95]) {
+    // Lowerings: one person's edits (a raise would be a change request).
+    for (const v of [95, 94, 93, 92, 91]) {
       version = (await adjustCeiling(t.db, { ceilingId: c.id, input: String(v), expectedVersion: version, actor: admin, reason: `to ${v}` })).version;
     }
     const seen: number[] = [];
@@ -68,7 +69,7 @@ describe.skipIf(skipWithoutDatabase())("overview, detail and audit log reads", (
       cursor = result.nextCursor;
     }
     // Newest first, down to the endpoint's creation (no value of its own).
-    expect(seen).toEqual([95, 94, 93, 92, 91, -1]);
+    expect(seen).toEqual([91, 92, 93, 94, 95, -1]);
     expect((await listAuditEvents(t.db, { endpoint: key, action: "ceiling" })).events).toHaveLength(5);
     expect((await listAuditEvents(t.db, { endpoint: key, action: "ceiling.kill" })).events).toHaveLength(0);
     expect((await listAuditEvents(t.db, { endpoint: key, actor: "someone@else" })).events).toHaveLength(0);

@@ -73,7 +73,7 @@ describe.skipIf(skipWithoutDatabase())("budget server actions", () => {
   const cases: { name: string; core: Core; role: Role; killed?: boolean; form: (e: Existing) => Promise<FormData> | FormData }[] = [
     { name: "create", core: createBudgetCore, role: "admin", form: async () => form(await newBudget()) },
     { name: "update", core: updateBudgetCore, role: "admin", form: (e) => form({ key: e.key, expectedVersion: String(e.version), name: "Renamed", members: e.members.join(","), min: "0", max: "10", default: "2", alertThresholds: "80", reason: "r" }) },
-    // A lowering: a raise is asked of a second admin (changes/change-actions.int.test.ts).
+    // A lowering: a raise is a change request (lib/changes).
     { name: "adjust", core: adjustBudgetCore, role: "admin", form: (e) => form({ key: e.key, expectedVersion: String(e.version), input: "1.50", reason: "r" }) },
     { name: "archive", core: archiveBudgetCore, role: "admin", form: (e) => form({ key: e.key, reason: "r" }) },
     { name: "override", core: setBudgetOverrideCore, role: "admin", form: (e) => form({ key: e.key, caller: "globex", input: "0", reason: "abuse" }) },
@@ -103,7 +103,7 @@ describe.skipIf(skipWithoutDatabase())("budget server actions", () => {
     }
   }
 
-  it("unarchive as an admin is a raise: answered approval_required, the budget stays archived", async () => {
+  it("unarchive, even as an admin, needs a second admin: approval_required, it stays archived", async () => {
     const e = await existing();
     expect((await archiveBudgetCore(deps("admin"), form({ key: e.key, reason: "r" }))).status).toBe("ok");
     expect(await unarchiveBudgetCore(deps("admin"), form({ key: e.key, reason: "back" }))).toMatchObject({ status: "error", code: "approval_required" });
@@ -139,12 +139,16 @@ describe.skipIf(skipWithoutDatabase())("budget server actions", () => {
     expect(rejected?.rawInput).toContain(JSON.stringify(Object.values(patch)[0]));
   });
 
-  it("adjust answers a raise with approval_required, lowers at once, and names a bad amount", async () => {
+  it("adjust asks to retype a 5x raise, then for a second admin; lowers at once; names a bad amount", async () => {
     const e = await existing();
-    const raise = await adjustBudgetCore(deps("admin"), form({ key: e.key, expectedVersion: String(e.version), input: "25", confirm: "25", reason: "r" }));
-    expect(raise).toMatchObject({ status: "error", code: "approval_required" });
-    const lowered = await adjustBudgetCore(deps("admin"), form({ key: e.key, expectedVersion: String(e.version), input: "1.5", reason: "r" }));
-    expect(lowered).toMatchObject({ status: "ok", message: "Saved: $2.00 → $1.50." });
+    const clamped = await adjustBudgetCore(deps("admin"), form({ key: e.key, expectedVersion: String(e.version), input: "25", reason: "r" }));
+    expect(clamped).toMatchObject({ status: "error", code: "confirmation_required" });
+    const before = await snapshot();
+    const confirmed = await adjustBudgetCore(deps("admin"), form({ key: e.key, expectedVersion: String(e.version), input: "25", confirm: "25", reason: "r" }));
+    expect(confirmed).toMatchObject({ status: "error", code: "approval_required" });
+    expect((await snapshot()).budgets).toEqual(before.budgets);
+    const lowered = await adjustBudgetCore(deps("admin"), form({ key: e.key, expectedVersion: String(e.version), input: "1", reason: "r" }));
+    expect(lowered).toMatchObject({ status: "ok", message: "Saved: $2.00 → $1.00." });
     const bad = await adjustBudgetCore(deps("admin"), form({ key: e.key, expectedVersion: String(e.version + 1), input: "500abc", reason: "r" }));
     expect(bad).toMatchObject({ status: "error", code: "invalid_input", fieldErrors: { input: "value must be an amount such as 200 or 1.50, got '500abc'" } });
     const stale = await adjustBudgetCore(deps("admin"), form({ key: e.key, expectedVersion: String(e.version), input: "3", reason: "r" }));

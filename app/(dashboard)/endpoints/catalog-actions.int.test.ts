@@ -85,10 +85,20 @@ describe.skipIf(skipWithoutDatabase())("catalog server actions", () => {
     });
   }
 
-  it("unarchive as an admin is a raise: answered approval_required (asked as a change request instead)", async () => {
+  it("unarchive, even as an admin, needs a second admin: approval_required, it stays archived", async () => {
     const e = await existing();
     expect((await archiveEndpointCore(deps("admin"), form({ key: e.key, reason: "r" }))).status).toBe("ok");
+    const before = await snapshot();
     expect(await unarchiveEndpointCore(deps("admin"), form({ key: e.key, reason: "back" }))).toMatchObject({ status: "error", code: "approval_required" });
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("a larger per-call max or a new ceiling above its default, even from an admin, needs a second admin", async () => {
+    const e = await existing();
+    const before = await snapshot();
+    expect(await updateEndpointCore(deps("admin"), form({ key: e.key, expectedVersion: String(e.version), ...fields, perCallMax: "2", reason: "r" }))).toMatchObject({ status: "error", code: "approval_required" });
+    expect(await addCeilingCore(deps("admin"), form({ key: e.key, ...day, scope: "caller", value: "6", default: "5", reason: "r" }))).toMatchObject({ status: "error", code: "approval_required" });
+    expect(await snapshot()).toEqual(before);
   });
 
   // Typed by a person: each bad number is an error next to its field, and nothing is saved.

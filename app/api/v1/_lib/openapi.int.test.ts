@@ -4,6 +4,7 @@ import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { revokeApiKey } from "@/lib/api-keys";
 import { setEndpointArchived } from "@/lib/catalog";
+import { setupControl } from "@/lib/changes/context";
 import { makeBudget, priceEndpoint } from "@/lib/enforcement/budget-fixtures";
 import { setBlocked } from "@/lib/enforcement/plan-fixtures";
 import { makeEndpoint, setCeilingValue } from "@/lib/enforcement/test-fixtures";
@@ -154,7 +155,7 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
     expect(code(await reserve({ key: a, body: { endpoint: "no.such", amount: 1 } }))).toBe("unknown_endpoint");
     await setEndpointArchived(t.db, { key: e.key, archived: true, actor: admin, reason: "openapi test" });
     expect(code(await reserve({ key: a, body: { endpoint: e.key, amount: 1 } }))).toBe("endpoint_archived");
-    await setEndpointArchived(t.db, { key: e.key, archived: false, actor: admin, reason: "openapi test" });
+    await setEndpointArchived(t.db, { key: e.key, archived: false, actor: admin, reason: "openapi test", changeControl: setupControl("test: an unarchive is a raise, approved elsewhere") });
     expect(code(await reserve({ key: a, body: { endpoint: e.key, amount: 1, destination: "x".repeat(17_000) } }))).toBe("body_too_large");
     expect(code(await reserve({ key: a, body: { endpoint: e.key, amount: 21 } }))).toBe("per_call_max");
     expect(code(await reserve({ key: a, body: { endpoint: e.key, amount: 20 } }))).toBe("ceiling");

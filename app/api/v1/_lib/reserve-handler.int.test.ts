@@ -5,6 +5,7 @@ import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { revokeApiKey } from "@/lib/api-keys";
 import { setEndpointArchived } from "@/lib/catalog";
+import { setupControl } from "@/lib/changes/context";
 import { counterTotals, makeEndpoint } from "@/lib/enforcement/test-fixtures";
 import type { ApiDeps } from "./deps";
 import { handleReserve } from "./reserve-handler";
@@ -48,7 +49,7 @@ describe.skipIf(skipWithoutDatabase())("POST /api/v1/reservations on real Postgr
     expect(archived.status).toBe(410);
     expect(errorCode(archived)).toBe("endpoint_archived");
     expect(await counterTotals(t.db, e.ceilingIds[0] ?? 0)).toEqual({ held: 0, settled: 0 });
-    await setEndpointArchived(t.db, { key: e.key, archived: false, actor: admin, reason: "back" });
+    await setEndpointArchived(t.db, { key: e.key, archived: false, actor: admin, reason: "back", changeControl: setupControl("test: an unarchive is a raise, approved elsewhere") });
     expect((await post({ key: key.secret, body: { endpoint: e.key, amount: 1 } })).status).toBe(201);
   });
 
