@@ -13,6 +13,7 @@ import type { ChangeKind, Requester } from "./types";
 
 export type AskChange =
   | { kind: "ceiling.value"; ceilingId: number; input: string; confirm?: string }
+  | { kind: "ceiling.bounds"; ceilingId: number; min: string; max: string }
   | { kind: "budget.value"; budgetKey: string; input: string; confirm?: string }
   | { kind: "endpoint.per_call_max"; endpointKey: string; perCallMax: number; confirm?: string }
   | { kind: "endpoint.unarchive"; endpointKey: string }
@@ -40,6 +41,8 @@ function changeOf(ask: AskChange): { kind: ChangeKind; change: Record<string, un
   switch (ask.kind) {
     case "ceiling.value":
       return { kind: ask.kind, change: { ceilingId: ask.ceilingId, value: typed(parseLimitInput(ask.input, "value")) }, confirm: ask.confirm };
+    case "ceiling.bounds":
+      return { kind: ask.kind, change: { ceilingId: ask.ceilingId, min: typed(parseLimitInput(ask.min, "min")), max: typed(parseLimitInput(ask.max, "max")) } };
     case "budget.value": {
       const money = parseMoneyInput(ask.input, "value");
       return { kind: ask.kind, change: { budgetKey: ask.budgetKey, value: typed(money.ok ? { ok: true, value: money.micros } : money) }, confirm: ask.confirm };

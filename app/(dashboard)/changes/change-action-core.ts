@@ -25,6 +25,7 @@ const Note = z.string().trim().max(500).optional();
 /** What a form may ask for; each kind carries the fields its edit form already has (`key` names the endpoint or budget). */
 const AskKind = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("ceiling.value"), ceilingId: decimalId("ceiling id"), input: RawValue, confirm: Confirm }),
+  z.object({ kind: z.literal("ceiling.bounds"), ceilingId: decimalId("ceiling id"), min: RawValue, max: RawValue }),
   z.object({ kind: z.literal("budget.value"), key: BudgetKey, input: RawValue, confirm: Confirm }),
   z.object({ kind: z.literal("endpoint.per_call_max"), key: EndpointKeyField, perCallMax: z.string().trim().regex(/^\d{1,15}$/, "per-call max must be a whole number").transform(Number), confirm: Confirm }),
   z.object({ kind: z.literal("endpoint.unarchive"), key: EndpointKeyField }),
@@ -89,6 +90,8 @@ export function readAskForm(fields: Record<string, string>): Ask {
     switch (kind.kind) {
       case "ceiling.value":
         return { kind: kind.kind, ceilingId: kind.ceilingId, input: kind.input, confirm: kind.confirm };
+      case "ceiling.bounds":
+        return { kind: kind.kind, ceilingId: kind.ceilingId, min: kind.min, max: kind.max };
       case "budget.value":
         return { kind: kind.kind, budgetKey: kind.key, input: kind.input, confirm: kind.confirm };
       case "endpoint.per_call_max":

@@ -142,7 +142,7 @@ describe.skipIf(skipWithoutDatabase())("change control server actions", () => {
     expect(await requestsOf(e.ceilingId)).toEqual([]);
   });
 
-  it("reads each edit form's ask: a budget value, a per-call max, an unarchive, a new ceiling; a second admin applies the unarchive", async () => {
+  it("reads each edit form's ask: a budget value, a per-call max, bounds, an unarchive, a new ceiling; a second admin applies the unarchive", async () => {
     const e = await endpoint();
     const system = { type: "system", name: "test" } as const;
     const budget = await createBudget(t.db, {
@@ -153,6 +153,7 @@ describe.skipIf(skipWithoutDatabase())("change control server actions", () => {
     const asks: Record<string, string>[] = [
       { kind: "budget.value", key: budget.key, input: "3.50" },
       { kind: "endpoint.per_call_max", key: e.key, perCallMax: "5", confirm: "5" },
+      { kind: "ceiling.bounds", ceilingId: String(e.ceilingId), min: "0", max: "20000" },
       { kind: "ceiling.add", key: e.key, metric: "units", scope: "caller", window: "utc_day", value: "50", min: "0", max: "100", default: "20", alertThresholds: "" },
     ];
     for (const fields of asks) {
@@ -160,7 +161,7 @@ describe.skipIf(skipWithoutDatabase())("change control server actions", () => {
       expect(result, `${fields.kind}: ${JSON.stringify(result)}`).toMatchObject({ status: "ok" });
     }
     const kinds = (await t.db.select({ kind: changeRequests.kind, budgetId: changeRequests.budgetId }).from(changeRequests).where(eq(changeRequests.requestedById, ids.ola ?? 0))).map((r) => r.kind);
-    expect(kinds).toEqual(expect.arrayContaining(["budget.value", "endpoint.per_call_max", "ceiling.add"]));
+    expect(kinds).toEqual(expect.arrayContaining(["budget.value", "endpoint.per_call_max", "ceiling.bounds", "ceiling.add"]));
     expect((await t.db.select({ v: budgets.value }).from(budgets).where(eq(budgets.key, budget.key)))[0]?.v).toBe(2_000_000);
 
     await setEndpointArchived(t.db, { key: e.key, archived: true, actor: system, reason: "setup" });

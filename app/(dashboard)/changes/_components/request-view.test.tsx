@@ -2,6 +2,7 @@ import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
 import type { ChangeRequestView as ChangeRequest } from "@/lib/changes";
 import { ChangesPageView } from "./changes-view";
+import { PendingRequests, UnacknowledgedBreakGlass } from "./pending-requests";
 import { RequestPageView, requestControls, type Viewer } from "./request-view";
 
 // A request's page renders from its prepared data: the approve and reject buttons are there for an
@@ -81,5 +82,24 @@ describe("the change requests page", () => {
     expect(html.split('data-testid="change-request-row"').length - 1).toBe(2);
     expect(html.indexOf("#42")).toBeLessThan(html.indexOf("#7"));
     expect(html).toContain('data-testid="changes-older"');
+  });
+});
+
+describe("the overview's change control", () => {
+  it("counts and links pending requests, and shows nothing when none wait", () => {
+    const html = renderToStaticMarkup(<PendingRequests requests={[request(), request({ id: 43 })]} now={NOW} />);
+    expect(html).toContain('data-testid="pending-requests"');
+    expect(html).toContain('data-count="2"');
+    expect(html).toContain('href="/changes/43"');
+    expect(renderToStaticMarkup(<PendingRequests requests={[]} now={NOW} />)).toBe("");
+  });
+
+  it("lists every unacknowledged break glass, with Acknowledge for admins other than who broke it", () => {
+    const glass = [request({ state: "applied", breakGlass: true, decidedAt: NOW })];
+    const ack = (viewerId: number, isAdmin: boolean) => renderToStaticMarkup(<UnacknowledgedBreakGlass requests={glass} viewerId={viewerId} isAdmin={isAdmin} />);
+    expect(ack(BEA, true)).toContain('data-testid="acknowledge-break-glass"');
+    expect(ack(ANN, true)).not.toContain('data-testid="acknowledge-break-glass"');
+    expect(ack(OLA, false)).not.toContain('data-testid="acknowledge-break-glass"');
+    expect(ack(OLA, false)).toContain("launch");
   });
 });
