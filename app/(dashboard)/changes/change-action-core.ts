@@ -134,7 +134,9 @@ export const approveChangeCore = defineAction({
   role: "admin", boundary: "change.approve", input: z.object({ id: RequestId, note: Note }),
   run: async (ctx, input) => {
     const r = await approveChange(ctx.db, { id: input.id, approver: requester(ctx.staff), note: input.note || undefined });
-    return { message: r.message, revalidate: [...everyPage, request(input.id)] };
+    // Stale is an outcome, not a failure: the request is closed and the answer says what moved.
+    const message = r.applied ? `Approved and applied: ${r.request.summary}.` : `Not applied: ${r.message}.`;
+    return { message, revalidate: [...everyPage, request(input.id)] };
   },
 });
 

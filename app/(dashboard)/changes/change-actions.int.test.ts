@@ -5,6 +5,7 @@ import { form } from "@/app/_lib/test-form";
 import { auditEvents, budgets, ceilings, changeRequests, endpoints, staff } from "@/db/schema";
 import { createBudget } from "@/lib/budgets";
 import { setEndpointArchived } from "@/lib/catalog";
+import { adjustCeiling } from "@/lib/ceilings";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import type { Role } from "@/lib/auth/roles";
@@ -170,5 +171,20 @@ describe.skipIf(skipWithoutDatabase())("change control server actions", () => {
     const href = asked.status === "ok" ? (asked.link?.href ?? "") : "";
     expect(await approveChangeCore(as("bea"), form({ id: href.split("/").pop() ?? "" }))).toMatchObject({ status: "ok" });
     expect((await t.db.select({ at: endpoints.archivedAt }).from(endpoints).where(eq(endpoints.key, e.key)))[0]?.at).toBeNull();
+  });
+
+  it("answers an approval after the value moved as stale, raising nothing; an expired one is refused", async () => {
+    const r = await pendingRequest("ola");
+    const [c] = await t.db.select().from(ceilings).where(eq(ceilings.id, r.ceilingId));
+    await adjustCeiling(t.db, { ceilingId: r.ceilingId, input: "80", expectedVersion: c?.version ?? 0, actor: { type: "staff", email: "oz@t" }, reason: "cheaper" });
+    const stale = await approveChangeCore(as("bea"), form({ id: r.id }));
+    expect(stale).toMatchObject({ status: "ok", message: expect.stringMatching(/^Not applied: request #\d+ is stale: .*100.*80/) });
+    expect((await requestsOf(r.ceilingId))[0]?.state).toBe("stale");
+    expect(await valueOf(r.ceilingId)).toBe(80);
+
+    const old = await pendingRequest("ola");
+    await t.db.update(changeRequests).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(changeRequests.id, old.id));
+    expect(await approveChangeCore(as("bea"), form({ id: old.id }))).toMatchObject({ status: "error", code: "expired", error: expect.stringContaining("expired") });
+    expect(await valueOf(old.ceilingId)).toBe(100);
   });
 });

@@ -32,7 +32,8 @@ export function requestControls(r: ChangeRequest, viewer: Viewer, now: Date): Re
 function outcome(r: ChangeRequest): string | null {
   switch (r.state) {
     case "stale":
-      return `Stale: what was in force changed after it was asked, so nothing was applied.${r.decisionNote ? ` ${r.decisionNote}` : ""} Ask again against what is in force now.`;
+      // lib/changes keeps what moved as the decision's note when the approver wrote none.
+      return r.decisionNote ? `Stale: ${r.decisionNote}.` : "Stale: what was in force changed after it was asked, so nothing was applied. Ask again against what is in force now.";
     case "expired":
       return `Expired ${formatUtc(r.expiresAt)}: nobody decided within 24 hours, so nothing was applied. Ask again if it is still needed.`;
     case "rejected":
