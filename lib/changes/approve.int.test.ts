@@ -7,7 +7,18 @@ import { useTestDatabase } from "@/db/testing-suite";
 import { adjustCeiling } from "@/lib/ceilings/adjust";
 import { lockCeiling } from "@/lib/ceilings/lock";
 import { createEndpoint, first, readCeiling } from "@/lib/ceilings/test-fixtures";
-import { approveChange, cancelChange, ChangeControlError, expireChangeRequests, getChangeRequest, rejectChange, requestChange } from "./index";
+import {
+  approveChange,
+  cancelChange,
+  ChangeControlError,
+  expireChangeRequests,
+  getChangeRequest,
+  listChangeRequests,
+  pendingChangeRequests,
+  pendingForEndpoint,
+  rejectChange,
+  requestChange,
+} from "./index";
 import { ceilingEvents, requestEvents, staffMember } from "./test-fixtures";
 
 // The second person, at the lib level: who may ask, approve, reject and cancel; a requester is the
@@ -61,6 +72,10 @@ describe.skipIf(skipWithoutDatabase())("change requests: asking and deciding a c
     const alerts = await t.db.execute(sql`select kind, message from alerts where dedupe_key = ${`change_request:${request.id}`}`);
     expect(alerts).toHaveLength(1);
     expect(await readCeiling(t.db, c.id)).toMatchObject({ value: 100 });
+    expect((await pendingForEndpoint(t.db, c.endpointId)).map((r) => r.id)).toEqual([request.id]);
+    expect((await pendingChangeRequests(t.db)).map((r) => r.id)).toContain(request.id);
+    expect(await getChangeRequest(t.db, request.id)).toMatchObject({ id: request.id, endpointKey: expect.any(String), budgetKey: null });
+    expect((await listChangeRequests(t.db, { state: "pending", endpointId: c.endpointId })).rows.map((r) => r.id)).toEqual([request.id]);
   });
 
   it("a viewer cannot ask; an operator cannot approve; nothing changes and each refusal is logged", async () => {

@@ -21,7 +21,7 @@ describe.skipIf(skipWithoutDatabase())("break glass", () => {
     const [one, two] = [await startReceiver(), await startReceiver()];
     try {
       const dest = async (name: string, url: string, enabled = true) =>
-        (await t.db.insert(alertDestinations).values({ name, kind: "webhook", target: url, signingSecret: "0123456789abcdef0123456789abcdef", createdBy: "test", enabled }).returning())[0]!;
+        first(await t.db.insert(alertDestinations).values({ name, kind: "webhook", target: url, signingSecret: "0123456789abcdef0123456789abcdef", createdBy: "test", enabled }).returning());
       const a = await dest("ops", one.url);
       const b = await dest("finance", two.url);
       const off = await dest("off", one.url, false);
@@ -35,13 +35,13 @@ describe.skipIf(skipWithoutDatabase())("break glass", () => {
       expect(await ceilingEvents(t.db, c.id, "ceiling.adjust")).toMatchObject([{ actor: admin.email, appliedValue: 140, details: { requestId: row.id, breakGlass: true } }]);
       expect((await requestEvents(t.db, row.id)).map((e) => e.action)).toEqual(["change.break_glass"]);
 
-      const [alert] = await t.db.select().from(alerts).where(eq(alerts.dedupeKey, `break_glass:${row.id}`));
+      const alert = first(await t.db.select().from(alerts).where(eq(alerts.dedupeKey, `break_glass:${row.id}`)));
       expect(alert).toMatchObject({ kind: "break_glass" });
-      const queued = await t.db.select().from(alertDeliveries).where(eq(alertDeliveries.alertId, alert!.id));
+      const queued = await t.db.select().from(alertDeliveries).where(eq(alertDeliveries.alertId, alert.id));
       expect(queued.map((d) => d.destinationId).sort()).toEqual([a.id, b.id].sort());
       expect(queued.some((d) => d.destinationId === off.id)).toBe(false);
       await deliverDueAlerts(t.db, fast);
-      const delivered = await t.db.select().from(alertDeliveries).where(eq(alertDeliveries.alertId, alert!.id));
+      const delivered = await t.db.select().from(alertDeliveries).where(eq(alertDeliveries.alertId, alert.id));
       expect(delivered.map((d) => d.state)).toEqual(["delivered", "delivered"]);
       expect(one.accepted().some((r) => r.body.includes("break_glass"))).toBe(true);
       expect(two.accepted().some((r) => r.body.includes("break_glass"))).toBe(true);

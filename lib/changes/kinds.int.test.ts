@@ -8,9 +8,9 @@ import { readBudget } from "@/lib/budgets/read";
 import { addCeiling, createEndpoint, setEndpointArchived, updateEndpoint } from "@/lib/catalog";
 import { readCatalogEndpoint } from "@/lib/catalog/read";
 import { setBounds } from "@/lib/ceilings/bounds";
-import { readCeiling } from "@/lib/ceilings/test-fixtures";
+import { first as only, readCeiling } from "@/lib/ceilings/test-fixtures";
 import { setupControl } from "./context";
-import { approveChange, requestChange, type ChangeKind, type Requester } from "./index";
+import { approveChange, pendingForEndpoint, requestChange, type ChangeKind, type Requester } from "./index";
 import { staffMember } from "./test-fixtures";
 
 // Each kind of request applies through the direct edit's write code when nothing moved, and goes
@@ -45,7 +45,7 @@ describe.skipIf(skipWithoutDatabase())("change request kinds", () => {
       reason: "setup",
     });
     const rows = await t.db.select().from(ceilings).where(eq(ceilings.endpointId, row.id)).orderBy(ceilings.id);
-    return { key, id: row.id, day: rows[0]!, month: rows[1]! };
+    return { key, id: row.id, day: only(rows) };
   }
 
   async function budget() {
@@ -78,9 +78,9 @@ describe.skipIf(skipWithoutDatabase())("change request kinds", () => {
     const before = Date.now();
     expect(await approve()).toMatchObject({ applied: true });
     expect(await readCeiling(t.db, e.day.id)).toMatchObject({ value: 120 });
-    const [end] = await t.db.select().from(raiseEnds).where(eq(raiseEnds.requestId, request.id));
+    const end = only(await t.db.select().from(raiseEnds).where(eq(raiseEnds.requestId, request.id)));
     expect(end).toMatchObject({ ceilingId: e.day.id, revertTo: 100, raisedTo: 120, state: "active" });
-    expect(end!.endsAt.getTime()).toBeGreaterThanOrEqual(before + 7200 * 1000 - 1000);
+    expect(end.endsAt.getTime()).toBeGreaterThanOrEqual(before + 7200 * 1000 - 1000);
   });
 
   it("ceiling.value on a killed ceiling counts against the value before the kill", async () => {
@@ -154,8 +154,12 @@ describe.skipIf(skipWithoutDatabase())("change request kinds", () => {
     const first = await ask("budget.value", { budgetKey: b.key, value: 300 * DOLLAR }, { endsAt: new Date(Date.now() + 3_600_000) });
     expect(first.request).toMatchObject({ worstCaseBefore: null, worstCaseAfter: null, worstMoneyBefore: 200 * DOLLAR, worstMoneyAfter: 300 * DOLLAR, currency: "USD", budgetId: b.id });
     expect(first.request.summary).toBe(`budget ${b.key} $200.00 → $300.00`);
+    // Waiting, it shows on its members' pages.
+    const member = await readCatalogEndpoint(t.db, b.member);
+    expect((await pendingForEndpoint(t.db, member.endpoint.id)).map((r) => r.id)).toEqual([first.request.id]);
     expect(await first.approve()).toMatchObject({ applied: true });
     expect((await readBudget(t.db, b.key)).budget.value).toBe(300 * DOLLAR);
+    expect(await pendingForEndpoint(t.db, member.endpoint.id)).toEqual([]);
     expect(await t.db.select().from(raiseEnds).where(eq(raiseEnds.requestId, first.request.id))).toMatchObject([{ budgetId: b.id, revertTo: 200 * DOLLAR, raisedTo: 300 * DOLLAR }]);
     const second = await ask("budget.value", { budgetKey: b.key, value: 400 * DOLLAR });
     const { budget: row } = await readBudget(t.db, b.key);
@@ -201,11 +205,11 @@ describe.skipIf(skipWithoutDatabase())("change request kinds", () => {
   it("schedule: approving makes the schedule due; one cancelled meanwhile makes it stale", async () => {
     const e = await endpoint();
     const schedule = async () => {
-      const [row] = await t.db
+      const rows = await t.db
         .insert(scheduledChanges)
         .values({ endpointId: e.id, ceilingId: e.day.id, action: "value", value: 140, runAt: new Date(Date.now() + 3_600_000), state: "awaiting_approval", reason: "night", createdBy: "x@test.local" })
         .returning();
-      return row!;
+      return only(rows);
     };
     const s1 = await schedule();
     const first = await ask("schedule", { scheduleId: s1.id });

@@ -1,6 +1,6 @@
-import { and, asc, desc, eq, gt, isNull, lt, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, isNull, lt, or, type SQL } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { budgets, changeRequests, endpoints, type ChangeRequest } from "@/db/schema";
+import { budgetMembers, budgets, changeRequests, endpoints, type ChangeRequest } from "@/db/schema";
 import type { ChangeRequestState } from "./types";
 
 // The reads of the change requests pages, the overview and the endpoint page.
@@ -42,10 +42,14 @@ export async function getChangeRequest(db: Db, id: number): Promise<ChangeReques
   return row ? toView(row) : null;
 }
 
-/** The requests still waiting on an endpoint (not yet past their expiry), oldest first. */
+/**
+ * The requests still waiting on an endpoint (not yet past their expiry), oldest first: its own and
+ * those of the budgets it is a member of.
+ */
 export async function pendingForEndpoint(db: Db, endpointId: number, now: Date = new Date()): Promise<ChangeRequestView[]> {
+  const memberOf = db.select({ id: budgetMembers.budgetId }).from(budgetMembers).where(eq(budgetMembers.endpointId, endpointId));
   const rows = await viewQuery(db)
-    .where(and(eq(changeRequests.endpointId, endpointId), eq(changeRequests.state, "pending"), gt(changeRequests.expiresAt, now)))
+    .where(and(or(eq(changeRequests.endpointId, endpointId), inArray(changeRequests.budgetId, memberOf)), eq(changeRequests.state, "pending"), gt(changeRequests.expiresAt, now)))
     .orderBy(asc(changeRequests.id));
   return rows.map(toView);
 }

@@ -38,6 +38,13 @@ const DASHBOARD_STATUS: Record<string, number> = {
   duplicate_key: 409,
   exists: 409,
   already_revoked: 409,
+  // Change control (lib/changes): a raise needs a second admin, who is never the requester; a
+  // request decided, moved under it or past its 24 hours is a conflict with what is in force.
+  approval_required: 403,
+  own_request: 403,
+  not_pending: 409,
+  stale: 409,
+  expired: 409,
 };
 const STATUS_OF_CODE = new Map<string, number>([
   ...Object.entries(ERROR_CODES).flatMap(([status, codes]) => codes.map((code): [string, number] => [code, Number(status)])),

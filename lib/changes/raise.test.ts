@@ -1,0 +1,26 @@
+import { describe, expect, it } from "vitest";
+import { isBoundsRaise, isNewValueRaise, isValueRaise } from "./raise";
+
+describe("what counts as a raise", () => {
+  it("a value above the one in force; on a killed one, above what a restore puts back", () => {
+    const live = { value: 100, valueBeforeKill: null, defaultValue: 50 };
+    expect([isValueRaise(live, 101), isValueRaise(live, 100), isValueRaise(live, 10), isValueRaise(live, 0)]).toEqual([true, false, false, false]);
+    const killed = { value: 0, valueBeforeKill: 100, defaultValue: 50 };
+    expect([isValueRaise(killed, 100), isValueRaise(killed, 60), isValueRaise(killed, 101)]).toEqual([false, false, true]);
+    // Killed with nothing remembered: a restore puts back the default.
+    const bare = { value: 0, valueBeforeKill: null, defaultValue: 50 };
+    expect([isValueRaise(bare, 50), isValueRaise(bare, 51)]).toEqual([false, true]);
+  });
+
+  it("bounds: a higher max, or a min that pulls the value or the restore value up", () => {
+    const c = { maxValue: 150, value: 100, valueBeforeKill: null };
+    expect(isBoundsRaise(c, { max: 200, value: 100, valueBeforeKill: null })).toBe(true);
+    expect(isBoundsRaise(c, { max: 120, value: 100, valueBeforeKill: null })).toBe(false);
+    expect(isBoundsRaise(c, { max: 150, value: 110, valueBeforeKill: null })).toBe(true);
+    expect(isBoundsRaise({ maxValue: 150, value: 0, valueBeforeKill: 40 }, { max: 150, value: 0, valueBeforeKill: 60 })).toBe(true);
+  });
+
+  it("a new ceiling or budget above its default", () => {
+    expect([isNewValueRaise({ value: 10, default: 10 }), isNewValueRaise({ value: 11, default: 10 }), isNewValueRaise({ value: 0, default: 10 })]).toEqual([false, true, false]);
+  });
+});
