@@ -10,7 +10,7 @@ import { SubmitButton } from "@/components/submit-button";
 import { inputClass, labelClass } from "@/components/ui";
 import { previewBudgetAdjustment } from "@/lib/budgets/money";
 import { formatMoney } from "@/lib/format";
-import { valueNeedsApproval } from "@/lib/changes/raise-preview";
+import { isValueRaise } from "@/lib/changes/raise";
 import { AskForApproval } from "@/components/ask-approval";
 import { AskRaiseForm } from "@/components/ask-raise-form";
 
@@ -53,7 +53,7 @@ export function AdjustBudgetForm(props: AdjustBudgetFormProps) {
   const money = (m: number) => formatMoney(m, props.currency);
   // A raise is asked, not saved; the server says so too (approval_required) if the browser misjudged it.
   const raise =
-    (preview?.ok === true && valueNeedsApproval(preview.applied, { current: props.value, valueBeforeKill: props.valueBeforeKill, defaultValue: props.defaultValue })) ||
+    (preview?.ok === true && isValueRaise({ value: props.value, valueBeforeKill: props.valueBeforeKill, defaultValue: props.defaultValue }, preview.applied)) ||
     (state.status === "error" && state.code === "approval_required");
   return (
     <form action={formAction} className="space-y-3" data-testid={`budget-adjust-${props.budgetKey}`}>

@@ -9,7 +9,7 @@ import { runAction } from "@/app/(dashboard)/actions";
 import { SubmitButton } from "@/components/submit-button";
 import { ReasonField } from "@/components/reason-field";
 import { formatCount } from "@/lib/format";
-import { valueNeedsApproval } from "@/lib/changes/raise-preview";
+import { isValueRaise } from "@/lib/changes/raise";
 import { AskForApproval } from "@/components/ask-approval";
 
 const adjustCeilingAction = runAction.bind(null, "ceiling.adjust");
@@ -52,7 +52,7 @@ export function AdjustForm(props: AdjustFormProps) {
   const needsConfirmation = preview?.ok === true && preview.needsConfirmation;
   // A raise is asked, not saved; the server says so too (approval_required) if the browser misjudged it.
   const raise =
-    (preview?.ok === true && valueNeedsApproval(preview.applied, { current, valueBeforeKill: props.valueBeforeKill, defaultValue: props.defaultValue })) ||
+    (preview?.ok === true && isValueRaise({ value: current, valueBeforeKill: props.valueBeforeKill, defaultValue: props.defaultValue }, preview.applied)) ||
     (state.status === "error" && state.code === "approval_required");
 
   return (
