@@ -1,3 +1,4 @@
+import Link from "next/link";
 import type { ActionState } from "@/app/_lib/action-state";
 import { formatCount } from "@/lib/format";
 import { CopySecret } from "./copy-secret";
@@ -23,6 +24,13 @@ export function ActionMessage({ state, testId, secretTestId = "shown-once-secret
   return (
     <div role="status" data-testid={testId ? `${testId}-ok` : "action-ok"} className="space-y-2 text-sm text-emerald-800 dark:text-emerald-300">
       <p>{state.message}</p>
+      {state.link ? (
+        <p>
+          <Link href={state.link.href} className="font-medium underline underline-offset-2" data-testid={testId ? `${testId}-link` : "action-link"}>
+            {state.link.label}
+          </Link>
+        </p>
+      ) : null}
       {state.secret ? <CopySecret secret={state.secret} testId={secretTestId} /> : null}
     </div>
   );

@@ -7,6 +7,7 @@ import * as accounts from "./accounts/account-action-core";
 import * as alerts from "./alerts/alert-action-core";
 import * as apiKeys from "./api-keys/api-key-action-core";
 import * as budgets from "./budgets/budget-action-core";
+import * as changes from "./changes/change-action-core";
 import * as control from "./control-action-core";
 import * as ceiling from "./endpoints/[key]/ceiling-action-core";
 import * as catalog from "./endpoints/catalog-action-core";
@@ -20,12 +21,12 @@ import * as whatIf from "./what-if-action-core";
 // first. A name that is not here (a forged request) is refused without touching anything.
 
 type NameOf<Module> = { [K in keyof Module]: Module[K] extends ActionCore<infer Name> ? Name : never }[keyof Module];
-type Modules = typeof accounts | typeof alerts | typeof apiKeys | typeof budgets | typeof control | typeof ceiling | typeof catalog | typeof plans | typeof schedules | typeof staff | typeof whatIf;
+type Modules = typeof accounts | typeof alerts | typeof apiKeys | typeof budgets | typeof changes | typeof control | typeof ceiling | typeof catalog | typeof plans | typeof schedules | typeof staff | typeof whatIf;
 type Each<M> = M extends unknown ? NameOf<M> : never;
 export type ActionName = Each<Modules>;
 
 const CORES = new Map<string, ActionCore>();
-for (const module of [accounts, alerts, apiKeys, budgets, control, ceiling, catalog, plans, schedules, staff, whatIf]) {
+for (const module of [accounts, alerts, apiKeys, budgets, changes, control, ceiling, catalog, plans, schedules, staff, whatIf]) {
   for (const core of Object.values(module).filter(isActionCore)) {
     if (CORES.has(core.boundary)) throw new Error(`two server actions are named ${core.boundary}`);
     CORES.set(core.boundary, core);

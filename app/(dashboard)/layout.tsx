@@ -7,6 +7,7 @@ import { probeDatabase } from "@/lib/database-status";
 import { NavLinks } from "./_components/nav-links";
 import { AlertsNavBadge } from "./alerts/_components/alerts-nav-badge";
 import { SignOutButton } from "./_components/sign-out-button";
+import { countPendingRequests } from "@/lib/changes/pending-count";
 
 // Every dashboard page still checks its own role: a layout does not re-run on client navigation,
 // so this guard only decides whether the shell is drawn.
@@ -16,12 +17,13 @@ export default async function DashboardLayout({ children }: { children: ReactNod
   const database = await probeDatabase(await getDb());
   if (!database.ok) return <DatabaseFailingOver message={database.message} />;
   const staff = await requirePageRole("viewer");
+  const pendingChanges = await readPendingCount();
   return (
     <div className="min-h-screen">
       <header className="border-b border-zinc-200 bg-white dark:border-zinc-800 dark:bg-zinc-900">
         <div className="mx-auto flex max-w-7xl flex-wrap items-center gap-x-6 gap-y-2 px-4 py-3">
           <span className="text-base font-semibold tracking-tight">Ceilings</span>
-          <NavLinks />
+          <NavLinks pendingChanges={pendingChanges} />
           <AlertsNavBadge />
           <div className="ml-auto flex items-center gap-3 text-sm" data-testid="signed-in-as">
             <span className="text-zinc-700 dark:text-zinc-300">{staff.email}</span>
@@ -37,4 +39,14 @@ export default async function DashboardLayout({ children }: { children: ReactNod
       <main className="mx-auto max-w-7xl px-4 py-6">{children}</main>
     </div>
   );
+}
+
+// Like the alerts badge: a failure here hides the count, it never takes the dashboard down.
+async function readPendingCount(): Promise<number> {
+  try {
+    return await countPendingRequests(await getDb());
+  } catch (error) {
+    console.error("pending change requests could not be counted", error);
+    return 0;
+  }
 }

@@ -17,6 +17,8 @@ import { listBudgetSummaries } from "@/lib/budgets";
 import { BudgetsCompact } from "@/components/budgets-compact";
 import { runAction } from "@/app/(dashboard)/actions";
 import { KillSwitch } from "./_components/kill-switch";
+import { pendingChangeRequests, unacknowledgedBreakGlass } from "@/lib/changes";
+import { PendingRequests, UnacknowledgedBreakGlass } from "./changes/_components/pending-requests";
 
 const killAllAction = runAction.bind(null, "ceiling.kill_all");
 
@@ -27,11 +29,13 @@ export default async function OverviewPage() {
   const staff = await requirePageRole("viewer");
   const now = new Date();
   const db = await getDb();
-  const [budgets, endpoints, trends, database] = await Promise.all([
+  const [budgets, endpoints, trends, database, pending, brokenGlass] = await Promise.all([
     listBudgetSummaries(db, { now }),
     listEndpointsOverview(db, now),
     overviewTrends(db, { now }),
     probeDatabase(db),
+    pendingChangeRequests(db, now),
+    unacknowledgedBreakGlass(db),
   ]);
   const canKill = hasRole(staff.role, "operator");
   const isAdmin = hasRole(staff.role, "admin");
@@ -65,6 +69,9 @@ export default async function OverviewPage() {
           ) : null}
         </div>
       </div>
+      {/* A raise applied alone, and raises waiting for a second admin, before anything else. */}
+      <UnacknowledgedBreakGlass requests={brokenGlass} viewerId={staff.id} isAdmin={isAdmin} />
+      <PendingRequests requests={pending} now={now} />
       {/* Budgets lead: they bound the bill across endpoints. Nothing at all when there are none. */}
       {budgets.length > 0 ? (
         <section aria-labelledby="overview-budgets-title" className="space-y-3" data-testid="overview-budgets">

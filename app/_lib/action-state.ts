@@ -1,7 +1,7 @@
 /** What a server action answers its form with: the one shape every form and ActionMessage reads. */
 export type ActionState =
   | { status: "idle" }
-  | { status: "ok"; message: string; redirectTo?: string; secret?: string; data?: unknown }
+  | { status: "ok"; message: string; redirectTo?: string; secret?: string; data?: unknown; link?: { href: string; label: string } }
   | {
       status: "error";
       error: string;

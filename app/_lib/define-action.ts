@@ -31,6 +31,8 @@ export type ActionResult = {
   secret?: string;
   /** What a read-only action answers for its panel to draw (the what-if's numbers). */
   data?: unknown;
+  /** A page the answer points to (a change request just asked for), shown as a link under the message. */
+  link?: { href: string; label: string };
 };
 
 /** The form's fields: one string each, or every value of a field declared in `lists`. */
@@ -158,6 +160,7 @@ export function defineAction<Input, const Name extends string>(definition: Actio
       ...(result.redirectTo ? { redirectTo: result.redirectTo } : {}),
       ...(result.secret ? { secret: result.secret } : {}),
       ...(result.data !== undefined ? { data: result.data } : {}),
+      ...(result.link ? { link: result.link } : {}),
     };
   };
   return Object.assign(core, { boundary: definition.boundary });

@@ -8,6 +8,7 @@ const links = [
   { href: "/budgets", label: "Budgets" },
   { href: "/accounts", label: "Accounts" },
   { href: "/plans", label: "Plans" },
+  { href: "/changes", label: "Changes" },
   { href: "/refusals", label: "Refusals" },
   { href: "/alerts", label: "Alerts" },
   { href: "/audit", label: "Audit" },
@@ -19,7 +20,8 @@ function isActive(pathname: string, href: string): boolean {
   return href === "/" ? pathname === "/" || pathname.startsWith("/endpoints") : pathname === href || pathname.startsWith(`${href}/`);
 }
 
-export function NavLinks() {
+/** `pendingChanges`: requests waiting for a second admin, shown as a count on "Changes". */
+export function NavLinks({ pendingChanges = 0 }: { pendingChanges?: number }) {
   const pathname = usePathname();
   return (
     <nav aria-label="Main">
@@ -38,6 +40,15 @@ export function NavLinks() {
                 }
               >
                 {label}
+                {href === "/changes" && pendingChanges > 0 ? (
+                  <span
+                    className="ml-1.5 rounded-full bg-amber-500 px-1.5 py-0.5 text-xs font-semibold text-zinc-950"
+                    aria-label={`${pendingChanges} pending change requests`}
+                    data-testid="pending-changes-count"
+                  >
+                    {pendingChanges > 99 ? "99+" : pendingChanges}
+                  </span>
+                ) : null}
               </Link>
             </li>
           );

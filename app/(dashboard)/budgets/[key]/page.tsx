@@ -67,8 +67,8 @@ export default async function BudgetPage({ params, searchParams }: Props) {
       {/* The write side's controls; each action checks its role itself. Overrides and archive are on the edit page. */}
       {canKill || isAdmin ? (
         <section aria-label="Budget controls" data-testid="budget-controls-slot" className={`${cardClass} space-y-3`}>
-          {isAdmin && b.archivedAt === null ? (
-            <AdjustBudgetForm budgetKey={b.key} value={b.value} valueBeforeKill={b.valueBeforeKill} min={b.minValue} max={b.maxValue} currency={b.currency} version={b.version} />
+          {canKill && b.archivedAt === null ? (
+            <AdjustBudgetForm budgetKey={b.key} value={b.value} valueBeforeKill={b.valueBeforeKill} min={b.minValue} max={b.maxValue} defaultValue={b.defaultValue} currency={b.currency} version={b.version} isAdmin={isAdmin} />
           ) : null}
           {b.archivedAt === null ? <BudgetKillButton budgetKey={b.key} killed={b.value === 0} restoresTo={money(b.valueBeforeKill ?? b.defaultValue)} /> : null}
         </section>

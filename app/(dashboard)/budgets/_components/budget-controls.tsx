@@ -11,6 +11,9 @@ import { inputClass, labelClass } from "@/components/ui";
 import { parseMoneyInput, previewBudgetAdjustment } from "@/lib/budgets/money";
 import { WhatIfPanel } from "@/components/what-if-panel";
 import { formatMoney } from "@/lib/format";
+import { isValueRaise } from "@/lib/changes/raise";
+import { AskForApproval } from "@/components/ask-approval";
+import { AskRaiseForm } from "@/components/ask-raise-form";
 
 // The small forms a budget's page places: its value (clamp and 5x retype shown before saving),
 // kill and restore, archive, and per-account overrides. Each calls one server action, which
@@ -20,11 +23,14 @@ const adjustBudgetAction = runAction.bind(null, "budget.adjust");
 const killBudgetAction = runAction.bind(null, "budget.kill");
 const restoreBudgetAction = runAction.bind(null, "budget.restore");
 const archiveBudgetAction = runAction.bind(null, "budget.archive");
-const unarchiveBudgetAction = runAction.bind(null, "budget.unarchive");
 const setOverrideAction = runAction.bind(null, "budget.override");
 const removeOverrideAction = runAction.bind(null, "budget.override_remove");
 
-export type AdjustBudgetFormProps = { budgetKey: string; value: number; valueBeforeKill: number | null; min: number; max: number; currency: string; version: number };
+export type AdjustBudgetFormProps = {
+  budgetKey: string; value: number; valueBeforeKill: number | null; min: number; max: number; defaultValue: number; currency: string; version: number;
+  /** Admins save a lower value and may break glass; operators reach the form only to ask for a raise. */
+  isAdmin: boolean;
+};
 
 /**
  * A budget's value in money: shows what it will do before it is saved (clamp, kill, restore, a
@@ -49,6 +55,10 @@ export function AdjustBudgetForm(props: AdjustBudgetFormProps) {
   // A lower value (not a kill) shows what it would have refused over the last 30 days.
   const typed = input.trim() === "" ? null : parseMoneyInput(input, "value");
   const lower = typed?.ok === true && typed.micros > 0 && typed.micros < props.value ? typed.micros : null;
+  // A raise is asked, not saved; the server says so too (approval_required) if the browser misjudged it.
+  const raise =
+    (preview?.ok === true && isValueRaise({ value: props.value, valueBeforeKill: props.valueBeforeKill, defaultValue: props.defaultValue }, preview.applied)) ||
+    (state.status === "error" && state.code === "approval_required");
   return (
     <form action={formAction} className="space-y-3" data-testid={`budget-adjust-${props.budgetKey}`}>
       <input type="hidden" name="key" value={props.budgetKey} />
@@ -74,9 +84,15 @@ export function AdjustBudgetForm(props: AdjustBudgetFormProps) {
         </div>
       ) : null}
       <WhatIfPanel fields={{ target: "budget", budgetKey: props.budgetKey }} value={lower} unit="money" />
-      <SubmitButton pending={pending} pendingLabel="Saving…" testId="budget-adjust-save">
-        Save value
-      </SubmitButton>
+      {raise ? (
+        <AskForApproval kind="budget.value" canBreakGlass={props.isAdmin} hasConfirm={needsConfirmation} />
+      ) : props.isAdmin ? (
+        <SubmitButton pending={pending} pendingLabel="Saving…" testId="budget-adjust-save">
+          Save value
+        </SubmitButton>
+      ) : (
+        <p className="text-sm text-zinc-600 dark:text-zinc-400">Operators ask for a raise here; an admin lowers a value, and anyone on call can kill.</p>
+      )}
       <ActionMessage state={state} testId="budget-adjust" />
     </form>
   );
@@ -112,18 +128,20 @@ export function BudgetKillButton({ budgetKey, killed, restoresTo }: { budgetKey:
 }
 
 /** Archive (it charges and refuses nothing; history stays) or unarchive; a reason is required. */
+// An unarchive is one of the changes change control holds for a second admin (or break glass).
 export function BudgetArchiveButton({ budgetKey, archived }: { budgetKey: string; archived: boolean }) {
+  if (archived) return <AskRaiseForm kind="budget.unarchive" fields={{ key: budgetKey }} canBreakGlass what="Unarchiving puts this budget back in force" />;
   return (
     <ConfirmActionButton
-      action={archived ? unarchiveBudgetAction : archiveBudgetAction}
-      label={archived ? "Unarchive" : "Archive budget"}
-      title={archived ? `Unarchive ${budgetKey}?` : `Archive ${budgetKey}?`}
-      description={archived ? "The budget counts and refuses again from the next reservation." : "The budget stops counting and refusing from the next reservation; its history stays. Nothing is deleted."}
-      confirmLabel={archived ? "Unarchive" : "Archive"}
+      action={archiveBudgetAction}
+      label="Archive budget"
+      title={`Archive ${budgetKey}?`}
+      description="The budget stops counting and refusing from the next reservation; its history stays. Nothing is deleted."
+      confirmLabel="Archive"
       fields={{ key: budgetKey }}
       reason="required"
-      tone={archived ? "neutral" : "danger"}
-      testId={archived ? `budget-unarchive-${budgetKey}` : `budget-archive-${budgetKey}`}
+      tone="danger"
+      testId={`budget-archive-${budgetKey}`}
     />
   );
 }

@@ -21,8 +21,9 @@ import { ThrottlePanel } from "./_components/throttle-panel";
 import { listThrottleActivity } from "@/lib/throttle";
 import { budgetsOfEndpoint } from "@/lib/budgets";
 import { BudgetsCompact } from "@/components/budgets-compact";
-import { activeRaiseEnds, listSchedules } from "@/lib/changes";
+import { activeRaiseEnds, listSchedules, pendingForEndpoint } from "@/lib/changes";
 import { SchedulesSection } from "./_components/schedules-section";
+import { PendingRequests } from "@/app/(dashboard)/changes/_components/pending-requests";
 
 
 export const dynamic = "force-dynamic";
@@ -41,13 +42,15 @@ export default async function EndpointPage({ params }: Params) {
   const detail = await getEndpointDetail(db, key);
   if (!detail) notFound();
   // Both need the endpoint's id, and nothing else from each other.
-  const [throttle, spend, budgets, schedules, raiseEnds] = await Promise.all([
+  const [throttle, spend, budgets, schedules, raiseEnds, pending] = await Promise.all([
     listThrottleActivity(db, detail.id),
     endpointSpendCharts(db, { endpointId: detail.id }),
     budgetsOfEndpoint(db, { endpointId: detail.id }),
     listSchedules(db, { endpointId: detail.id }),
     activeRaiseEnds(db, { endpointId: detail.id }),
+    pendingForEndpoint(db, detail.id),
   ]);
+  const now = new Date();
   const canKill = hasRole(staff.role, "operator");
   const isAdmin = hasRole(staff.role, "admin");
   const killed = detail.state === "killed";
@@ -81,6 +84,8 @@ export default async function EndpointPage({ params }: Params) {
         </p>
       ) : null}
 
+      <PendingRequests requests={pending} now={now} title={`Raises of ${detail.key} waiting for a second admin`} />
+
       <section aria-labelledby="plan-title" className={`${cardClass} space-y-2 text-sm`}>
         <h2 id="plan-title" className="text-lg font-semibold">Plan</h2>
         <dl className="grid gap-x-6 gap-y-1 sm:grid-cols-[max-content_1fr]">
@@ -107,7 +112,7 @@ export default async function EndpointPage({ params }: Params) {
       <section aria-labelledby="ceilings-title" className="space-y-4">
         <h2 id="ceilings-title" className="text-lg font-semibold">Ceilings</h2>
         {!isAdmin ? (
-          <p className="text-sm text-zinc-600 dark:text-zinc-400">Values, bounds and overrides are changed by admins; operators kill and restore.</p>
+          <p className="text-sm text-zinc-600 dark:text-zinc-400">Bounds and overrides are changed by admins; operators kill, restore and ask for a higher value, which a second admin approves.</p>
         ) : null}
         {detail.ceilings.map((c) => (
           <CeilingCard
@@ -115,6 +120,7 @@ export default async function EndpointPage({ params }: Params) {
             ceiling={c}
             unit={detail.unit}
             isAdmin={isAdmin}
+            canAsk={canKill && !archived}
             overrides={detail.overrides.filter((o) => o.ceilingId === c.id)}
             planValues={detail.planValues.filter((p) => p.ceilingId === c.id)}
             topCallers={detail.topCallers[c.id] ?? []}

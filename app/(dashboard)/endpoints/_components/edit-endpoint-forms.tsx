@@ -11,6 +11,7 @@ import { previewFields } from "./new-endpoint-form";
 import { SubmitButton } from "@/components/submit-button";
 import { ReasonField } from "@/components/reason-field";
 import { WhatIfPanel } from "@/components/what-if-panel";
+import { AskForApproval } from "@/components/ask-approval";
 
 const addCeilingAction = runAction.bind(null, "ceiling.add");
 const setAlertThresholdsAction = runAction.bind(null, "ceiling.update");
@@ -40,12 +41,18 @@ export function EditEndpointForm({ endpointKey, version, initial }: { endpointKe
   const [fields, setFields] = useState(initial);
   // After a conflict the form carries the version in force, so a deliberate second save goes through.
   const expected = state.status === "error" && state.currentVersion !== undefined ? state.currentVersion : version;
+  // A larger per-call max needs a second admin; the server refuses it here too (approval_required).
+  const typedMax = /^\d+$/.test(fields.perCallMax.trim()) ? Number(fields.perCallMax.trim()) : null;
+  const perCallMaxRaised = (typedMax !== null && typedMax > Number(initial.perCallMax)) || (state.status === "error" && state.code === "approval_required");
   return (
     <form action={formAction} className="space-y-3" data-testid="edit-endpoint-form">
       <input type="hidden" name="key" value={endpointKey} />
       <input type="hidden" name="expectedVersion" value={expected} />
       <EndpointFieldInputs value={fields} onChange={setFields} state={state} />
       <ReasonAndConfirm state={state} id={id} />
+      {perCallMaxRaised ? (
+        <AskForApproval kind="endpoint.per_call_max" canBreakGlass hasConfirm={state.status === "error" && state.code === "confirmation_required"} what="A larger per-call max is a raise (asked alone: save the other fields without it)" />
+      ) : null}
       <SubmitButton pending={pending} pendingLabel="Saving…" testId="save-endpoint">Save endpoint</SubmitButton>
       <ActionMessage state={state} testId="save-endpoint" />
     </form>
@@ -74,6 +81,8 @@ export function AddCeilingForm({ endpointKey, preview }: { endpointKey: string; 
       {/* What the new ceiling would have refused on this endpoint's history ("no history" on a fresh one). */}
       <WhatIfPanel fields={whatIfFields(endpointKey, row)} value={/^[1-9]\d{0,15}$/.test(row.value.trim()) ? Number(row.value.trim()) : null} unit={row.metric === "calls" ? "calls" : preview.unit || "units"} />
       <ReasonAndConfirm state={state} id={id} />
+      {/* A new ceiling above its default is a raise: the server says so (approval_required), then it can be asked. */}
+      {state.status === "error" && state.code === "approval_required" ? <AskForApproval kind="ceiling.add" canBreakGlass hasConfirm={false} what="A new ceiling above its default is a raise" /> : null}
       <SubmitButton pending={pending} pendingLabel="Adding…" testId="add-ceiling">Add ceiling</SubmitButton>
       <ActionMessage state={state} testId="add-ceiling" />
     </form>

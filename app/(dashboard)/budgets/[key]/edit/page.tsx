@@ -81,7 +81,7 @@ export default async function EditBudgetPage({ params }: Params) {
         <h2 id="value-title" className="text-lg font-semibold">
           Value: {killed ? `killed (restores to ${formatMoney(budget.valueBeforeKill ?? budget.defaultValue, budget.currency)})` : formatMoney(budget.value, budget.currency)}
         </h2>
-        <AdjustBudgetForm budgetKey={key} value={budget.value} valueBeforeKill={budget.valueBeforeKill} min={budget.minValue} max={budget.maxValue} currency={budget.currency} version={budget.version} />
+        <AdjustBudgetForm budgetKey={key} value={budget.value} valueBeforeKill={budget.valueBeforeKill} min={budget.minValue} max={budget.maxValue} defaultValue={budget.defaultValue} currency={budget.currency} version={budget.version} isAdmin />
         <BudgetKillButton budgetKey={key} killed={killed} restoresTo={formatMoney(budget.valueBeforeKill ?? budget.defaultValue, budget.currency)} />
       </section>
 

@@ -10,6 +10,8 @@ import { runAction } from "@/app/(dashboard)/actions";
 import { SubmitButton } from "@/components/submit-button";
 import { ReasonField } from "@/components/reason-field";
 import { formatCount } from "@/lib/format";
+import { isValueRaise } from "@/lib/changes/raise";
+import { AskForApproval } from "@/components/ask-approval";
 
 const adjustCeilingAction = runAction.bind(null, "ceiling.adjust");
 
@@ -19,14 +21,17 @@ type AdjustFormProps = {
   valueBeforeKill: number | null;
   min: number;
   max: number;
+  defaultValue: number;
   version: number;
   /** What the value counts ("calls", "emails"), for the what-if panel. */
   unit?: string;
+  /** Admins save a lower value and may break glass; operators reach the form only to ask for a raise. */
+  isAdmin: boolean;
 };
 
 /**
  * Shows what a value will do before it is saved (clamp, kill, restore, 5x raise), asks for the
- * value again on a big raise, and keeps the version it was drawn from so a concurrent save by
+ * value again on a big raise, turns a raise into a request for a second admin, and keeps the version it was drawn from so a concurrent save by
  * someone else comes back as a conflict instead of being overwritten.
  */
 export function AdjustForm(props: AdjustFormProps) {
@@ -51,6 +56,10 @@ export function AdjustForm(props: AdjustFormProps) {
   // A lower value (not a kill) shows what it would have refused over the last 30 days.
   const typed = input.trim() === "" ? null : parseLimitInput(input);
   const lower = typed?.ok === true && typed.value > 0 && typed.value < current ? typed.value : null;
+  // A raise is asked, not saved; the server says so too (approval_required) if the browser misjudged it.
+  const raise =
+    (preview?.ok === true && isValueRaise({ value: current, valueBeforeKill: props.valueBeforeKill, defaultValue: props.defaultValue }, preview.applied)) ||
+    (state.status === "error" && state.code === "approval_required");
 
   return (
     <form action={formAction} className="space-y-3" data-testid={`adjust-form-${props.ceilingId}`}>
@@ -73,7 +82,13 @@ export function AdjustForm(props: AdjustFormProps) {
         </div>
       ) : null}
       <WhatIfPanel fields={{ target: "ceiling", ceilingId: String(props.ceilingId) }} value={lower} unit={props.unit ?? "units"} />
-      <SubmitButton pending={pending} pendingLabel="Saving…" testId="adjust-save">Save value</SubmitButton>
+      {raise ? (
+        <AskForApproval kind="ceiling.value" canBreakGlass={props.isAdmin} hasConfirm={needsConfirmation} />
+      ) : props.isAdmin ? (
+        <SubmitButton pending={pending} pendingLabel="Saving…" testId="adjust-save">Save value</SubmitButton>
+      ) : (
+        <p className="text-sm text-zinc-600 dark:text-zinc-400" data-testid="adjust-operator-note">Operators ask for a raise here; an admin lowers a value, and anyone on call can kill.</p>
+      )}
       <ActionMessage state={state} testId="adjust" />
     </form>
   );

@@ -7,6 +7,7 @@ import { inputClass, labelClass } from "@/components/ui";
 import { runAction } from "@/app/(dashboard)/actions";
 import { SubmitButton } from "@/components/submit-button";
 import { ReasonField } from "@/components/reason-field";
+import { AskForApproval } from "@/components/ask-approval";
 
 const setBoundsAction = runAction.bind(null, "ceiling.bounds");
 
@@ -30,6 +31,8 @@ export function BoundsForm({ ceilingId, min, max, version }: { ceilingId: number
         <ReasonField id={id} />
       </div>
       <p className="text-xs text-zinc-600 dark:text-zinc-400">A value outside the new bounds is pulled inside them, and logged. 0 stays allowed: it is the kill switch.</p>
+      {/* A higher maximum is a raise: the server answers approval_required, then it can be asked. */}
+      {state.status === "error" && state.code === "approval_required" ? <AskForApproval kind="ceiling.bounds" canBreakGlass what="Higher bounds are a raise" /> : null}
       <SubmitButton pending={pending} pendingLabel="Saving…">Save bounds</SubmitButton>
       <ActionMessage state={state} testId="bounds" />
     </form>

@@ -18,6 +18,8 @@ type CeilingCardProps = {
   ceiling: CeilingView;
   unit: string;
   isAdmin: boolean;
+  /** Operators and admins: the value form, where an operator may only ask for a raise. */
+  canAsk: boolean;
   overrides: EndpointDetail["overrides"];
   planValues: EndpointDetail["planValues"];
   topCallers: ScopeUsage[];
@@ -25,7 +27,7 @@ type CeilingCardProps = {
   raiseEnd?: { endsAt: Date; revertTo: number; inForce: boolean } | null;
 };
 
-export function CeilingCard({ ceiling: c, unit, isAdmin, overrides, planValues, topCallers, raiseEnd }: CeilingCardProps) {
+export function CeilingCard({ ceiling: c, unit, isAdmin, canAsk, overrides, planValues, topCallers, raiseEnd }: CeilingCardProps) {
   const what = c.metric === "calls" ? "calls" : unitLabel(unit, 2);
   return (
     <article aria-labelledby={`ceiling-${c.id}`} className={`${cardClass} space-y-4`} data-ceiling-window={c.window} data-ceiling-scope={c.scope} data-ceiling-metric={c.metric}>
@@ -138,12 +140,14 @@ export function CeilingCard({ ceiling: c, unit, isAdmin, overrides, planValues, 
           {isAdmin ? <OverrideForm ceilingId={c.id} min={c.minValue} max={c.maxValue} /> : null}
         </div>
       ) : null}
+      {canAsk ? (
+        <div>
+          <h4 className="mb-2 text-sm font-medium">{isAdmin ? "Adjust the value" : "Ask for a higher value"}</h4>
+          <AdjustForm ceilingId={c.id} value={c.value} valueBeforeKill={c.valueBeforeKill} min={c.minValue} max={c.maxValue} defaultValue={c.defaultValue} version={c.version} isAdmin={isAdmin} unit={what} />
+        </div>
+      ) : null}
       {isAdmin ? (
         <>
-          <div>
-            <h4 className="mb-2 text-sm font-medium">Adjust the value</h4>
-            <AdjustForm ceilingId={c.id} value={c.value} valueBeforeKill={c.valueBeforeKill} min={c.minValue} max={c.maxValue} version={c.version} unit={what} />
-          </div>
           <details className="text-sm">
             <summary className="cursor-pointer font-medium">Change the bounds</summary>
             <div className="mt-3">

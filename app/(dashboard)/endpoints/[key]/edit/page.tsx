@@ -3,6 +3,7 @@ import Link from "next/link";
 import { notFound } from "next/navigation";
 import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
+import { AskRaiseForm } from "@/components/ask-raise-form";
 import { ConfirmActionButton } from "@/components/confirm-action-button";
 import { cardClass } from "@/components/ui";
 import { CatalogError, ceilingSentence, readCatalogEndpoint, type CatalogEndpoint } from "@/lib/catalog";
@@ -14,7 +15,6 @@ import { partRowsOf } from "../../_components/part-rows";
 
 const archiveEndpointAction = runAction.bind(null, "endpoint.archive");
 const removeCeilingAction = runAction.bind(null, "ceiling.remove");
-const unarchiveEndpointAction = runAction.bind(null, "endpoint.unarchive");
 
 export const dynamic = "force-dynamic";
 
@@ -116,17 +116,22 @@ export default async function EditEndpointPage({ params }: Params) {
             ? "Every reservation is refused as endpoint_archived. Unarchiving lets reservations be decided again, under the ceilings in force."
             : "Archiving refuses every reservation as endpoint_archived (HTTP 410) from the next one on and charges nothing; its history, charts and refusals stay. Nothing is ever deleted."}
         </p>
-        <ConfirmActionButton
-          action={archived ? unarchiveEndpointAction : archiveEndpointAction}
-          label={archived ? "Unarchive" : "Archive endpoint"}
-          title={archived ? `Unarchive ${key}?` : `Archive ${key}?`}
-          description={archived ? "Reservations are decided again from the next one on." : "Every reservation is refused from the next one on."}
-          confirmLabel={archived ? "Unarchive" : "Archive"}
-          fields={{ key }}
-          reason="required"
-          tone={archived ? "neutral" : "danger"}
-          testId={archived ? "unarchive-endpoint" : "archive-endpoint"}
-        />
+        {/* Unarchiving lets spend resume: a raise, asked of a second admin (or break glass). */}
+        {archived ? (
+          <AskRaiseForm kind="endpoint.unarchive" fields={{ key }} canBreakGlass what="Unarchiving lets spend resume" />
+        ) : (
+          <ConfirmActionButton
+            action={archiveEndpointAction}
+            label="Archive endpoint"
+            title={`Archive ${key}?`}
+            description="Every reservation is refused from the next one on."
+            confirmLabel="Archive"
+            fields={{ key }}
+            reason="required"
+            tone="danger"
+            testId="archive-endpoint"
+          />
+        )}
       </section>
     </div>
   );
