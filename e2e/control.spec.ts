@@ -4,6 +4,7 @@ import { DEMO_ADMIN, signedIn } from "./pages/login-page";
 import { chartsDrawn, expectNoSidewaysScroll } from "./pages/overflow";
 
 const DEMO_OPERATOR = "operator@ceilings.local";
+const DEMO_APPROVER = "approver@ceilings.local";
 const EMAIL = "email.subscribe";
 
 async function newSignedInPage(browser: Browser, email: string, next: string): Promise<Page> {
@@ -32,8 +33,17 @@ test.describe("dashboard control", () => {
 
     await daily.type("1000");
     await expect(daily.preview).toContainText("you typed 1,000; 150 will apply, the maximum");
-    await daily.adjust("1000", "newsletter launch");
-    await expect(daily.ok).toContainText("Saved: 100 → 150");
+    // A raise is asked for, not saved: a second admin applies it (e2e/change-control.spec.ts).
+    await daily.reason.fill("newsletter launch");
+    await page.getByTestId("ask-approval").click();
+    await expect(page.getByTestId("ask-approval-ok")).toBeVisible();
+    await expect(daily.value).toHaveText("100");
+    const request = (await page.getByTestId("ask-approval-link").getAttribute("href")) ?? "";
+    const approver = await newSignedInPage(page.context().browser() as Browser, DEMO_APPROVER, request);
+    await approver.getByTestId("approve-request").click();
+    await expect(approver.getByTestId("request-state")).toHaveAttribute("data-state", "applied");
+    await approver.context().close();
+    await page.reload();
     await expect(daily.value).toHaveText("150");
     await expect(daily.guarantee).toHaveText("at most 150 emails per UTC day");
 
@@ -42,7 +52,8 @@ test.describe("dashboard control", () => {
     const audit = new AuditPage(page);
     await audit.goto({ endpoint: EMAIL, action: "ceiling.adjust" });
     const row = audit.rows.first();
-    await expect(row).toContainText(DEMO_ADMIN);
+    // Applied by the approver; the typed 1000 and the clamp stay on the record.
+    await expect(row).toContainText(DEMO_APPROVER);
     await expect(row).toContainText("1000");
     await expect(row).toContainText("100 → 150");
     await expect(row).toContainText("yes");
@@ -101,13 +112,14 @@ test.describe("dashboard control", () => {
     await expect(overview.card(EMAIL).getByTestId("state-badge").first()).toHaveText("killed");
     await testInfo.attach("overview with a kill", { body: await page.screenshot({ fullPage: true }), contentType: "image/png" });
 
-    // The banner is on every dashboard page, and an operator may not change values.
+    // The banner is on every dashboard page, and an operator may not change values alone.
     await new AuditPage(page).goto();
     await expect(page.getByTestId("kill-banner")).toContainText(EMAIL);
     const endpoint = new EndpointPage(page, EMAIL);
     await endpoint.goto();
     await expect(endpoint.ceiling("utc_day").guarantee).toHaveText("killed: no emails at all until restored");
-    await expect(endpoint.ceiling("utc_day").input).toHaveCount(0);
+    // An operator may ask for a raise there, but has no Save.
+    await expect(endpoint.ceiling("utc_day").save).toHaveCount(0);
 
     const restore = endpoint.restore();
     await restore.open();

@@ -64,6 +64,26 @@ export function startApiProcess(port: number): AppServer {
   return { url, child, output: () => output };
 }
 
+/**
+ * The worker (`npm run worker`) on the e2e database, as startApiProcess starts the API: for tests
+ * of what the worker does by itself (a temporary raise ending, a schedule running). Its output
+ * shows when it has started its loop.
+ */
+export function startWorkerProcess(name: string): AppServer {
+  // eslint-disable-next-line no-restricted-syntax
+  const { DATABASE_URL: _unused, E2E_DATABASE_URL: e2eUrl, ...inherited } = process.env;
+  const database = e2eUrl ? { DATABASE_URL: e2eUrl } : { DATA_DIR: ".data-e2e" };
+  const child = spawn(process.execPath, ["--import", "tsx", path.join("scripts", "worker.ts")], {
+    env: { ...inherited, ...database, NODE_ENV: "production", WORKER_NAME: name },
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  return { url: "", child, output: () => output };
+}
+
 export async function waitHealthy(server: AppServer, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {

@@ -8,6 +8,7 @@ import type { SeededCeiling, UsageRow } from "./history";
 import { demoAlerts, demoAuditEvents, demoRefusals, type Endpoints } from "./incidents";
 import { seedBudgetHistory } from "./budgets";
 import { seedDemoAccounts } from "./accounts";
+import { seedDemoChangeRequest } from "./changes";
 import { seededRandom } from "./random";
 import type { ReservationRow } from "./today";
 import { demoUsage } from "./usage";
@@ -42,6 +43,7 @@ export type SeedSummary = {
   reservations: number;
   refusals: number;
   alerts: number;
+  changeRequests: number;
   staff: string[];
 };
 
@@ -75,7 +77,7 @@ export async function seedDemoIfEmpty(db: Db, opts: SeedOptions = {}): Promise<b
   log("");
   log("Ceilings demo data seeded:");
   log(`  ${summary.endpoints} endpoints, ${summary.ceilings} ceilings, ${summary.usage} usage rows, ${summary.budgetUsage} budget counter rows,`);
-  log(`  ${summary.accounts} accounts on three plans, ${summary.reservations} reservations today, ${summary.refusals} refusal rows, ${summary.alerts} alerts.`);
+  log(`  ${summary.accounts} accounts on three plans, ${summary.reservations} reservations today, ${summary.refusals} refusal rows, ${summary.alerts} alerts, ${summary.changeRequests} change request waiting for a second admin.`);
   if (summary.staff.length > 0) {
     log(`Demo staff, all with the password "${DEMO_PASSWORD}":`);
     for (const email of summary.staff) {
@@ -133,6 +135,7 @@ async function seedDemo(tx: Db, now: Date, passwordHash: string): Promise<SeedSu
     .onConflictDoNothing({ target: staff.email })
     .returning({ email: staff.email, role: staff.role });
   await insertChunked(tx, auditEvents, demoAuditEvents(eps, now, addedStaff));
+  const changeRequests = await seedDemoChangeRequest(tx);
 
   return {
     endpoints: insertedEndpoints.length,
@@ -143,6 +146,7 @@ async function seedDemo(tx: Db, now: Date, passwordHash: string): Promise<SeedSu
     reservations: reservationRows.length,
     refusals: refusalRows.length,
     alerts: alertRows.length,
+    changeRequests,
     staff: addedStaff.map((s) => s.email),
   };
 }
