@@ -143,32 +143,39 @@ test.describe("change control", () => {
     await expect(operator.getByTestId("reject-request")).toHaveCount(0);
     await expect(operator.getByTestId("own-request-note")).toBeVisible();
 
-    // A forged approval: the withdraw button's call, rewritten on its way to name the approve
-    // action instead. The server checks who is asking and refuses it; nothing changes.
-    let forged = false;
-    await operator.route("**/changes/*", async (route) => {
-      const body = route.request().postData();
-      if (route.request().method() === "POST" && body?.includes('"change.cancel"')) {
-        forged = true;
-        await route.continue({ postData: body.replace('"change.cancel"', '"change.approve"') });
-      } else {
-        await route.continue();
-      }
-    });
-    await operator.getByTestId("cancel-request").click();
-    await expect(operator.getByTestId("cancel-request-error")).toBeVisible();
-    expect(forged).toBe(true);
-    await operator.unroute("**/changes/*");
-    await operator.reload();
-    await expect(operator.getByTestId("request-state")).toHaveAttribute("data-state", "pending");
-    expect((await reserve(operator, 1)).gate).toBe("ceiling");
-
     // The overview lists it for the admins who may approve it.
     const approver = await signedInPage(browser, APPROVER, "/");
     await expect(approver.getByTestId("pending-requests")).toContainText("the launch needs 15 a day");
     await approver.goto(request);
     await expect(approver.getByTestId("request-worst-units")).toContainText("15");
     await testInfo.attach("change request", { body: await approver.screenshot({ fullPage: true }), contentType: "image/png" });
+
+    // A forged approval: the approver's own approve call, caught on its way and sent again by the
+    // requester with the requester's session. The server checks who is asking; nothing changes.
+    let caught: { url: string; headers: Record<string, string>; body: Buffer } | undefined;
+    await approver.route("**/changes/*", async (route) => {
+      const call = route.request();
+      if (call.method() !== "POST") return route.continue();
+      const headers = await call.allHeaders();
+      for (const name of ["cookie", "content-length", "host"]) delete headers[name];
+      caught = { url: call.url(), headers, body: call.postDataBuffer() ?? Buffer.alloc(0) };
+      await route.abort();
+    });
+    await approver.getByTestId("approve-request").click();
+    await expect.poll(() => caught !== undefined).toBe(true);
+    await approver.unroute("**/changes/*");
+    expect(caught?.headers["next-action"]).toBeTruthy();
+    const forged = await operator.request.post(caught?.url ?? "", { headers: caught?.headers, data: caught?.body, maxRedirects: 0 });
+    expect(forged.status()).toBeLessThan(500);
+    await operator.reload();
+    await expect(operator.getByTestId("request-state")).toHaveAttribute("data-state", "pending");
+    expect((await reserve(operator, 1)).gate).toBe("ceiling");
+    const refusals = new AuditPage(operator);
+    await refusals.goto({ action: "change.refused" });
+    await expect(refusals.rows.first()).toContainText(OPERATOR);
+
+    // The approver's own call goes through.
+    await approver.reload();
     await approver.getByTestId("approve-request").click();
     await expect(approver.getByTestId("approve-request-ok")).toBeVisible();
     await expect(approver.getByTestId("request-state")).toHaveAttribute("data-state", "applied");

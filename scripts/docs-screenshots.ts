@@ -15,6 +15,8 @@ const SHOTS = [
   { file: "endpoint.png", path: "/endpoints/email.subscribe", height: 1720 },
   { file: "budgets.png", path: "/budgets", height: undefined },
   { file: "account.png", path: "/accounts/acct_4amezdg4", height: 1600 },
+  // The raise the demo seeds, waiting for a second admin (lib/demo/changes.ts): the first request.
+  { file: "change-request.png", path: "/changes/1", height: undefined },
 ] as const;
 
 /** A palette PNG (about a third of the size) through sharp, Next's image library, when it is installed. */

@@ -5,6 +5,7 @@ import { IDLE } from "@/app/_lib/action-state";
 import { runAction } from "@/app/(dashboard)/actions";
 import { ActionMessage } from "@/components/action-message";
 import { SubmitButton } from "@/components/submit-button";
+import { useHydrated } from "@/components/use-hydrated";
 import { buttonClass, dangerButtonClass, inputClass, labelClass, secondaryButtonClass } from "@/components/ui";
 
 // The buttons a request's page offers. The page shows only those the viewer may use; each action
@@ -20,7 +21,9 @@ export function DecideRequestForm({ id }: { id: number }) {
   const field = useId();
   const [approved, approve, approving] = useActionState(approveAction, IDLE);
   const [rejected, reject, rejecting] = useActionState(rejectAction, IDLE);
-  const pending = approving || rejecting;
+  // Disabled until hydrated, as SubmitButton is: an early click would post the form without its action.
+  const hydrated = useHydrated();
+  const pending = !hydrated || approving || rejecting;
   return (
     <form className="space-y-3" data-testid="decide-request">
       <input type="hidden" name="id" value={id} />
