@@ -81,12 +81,14 @@ export function AskForApproval({ kind, canBreakGlass, what = "This is a raise", 
           <input id={`${id}-confirm`} name="confirm" type="text" inputMode="decimal" autoComplete="off" required className={`${inputClass} sm:w-64`} data-testid="ask-confirm" />
         </div>
       ) : null}
+      {/* The actions only once hydrated: a server-rendered formAction puts its hidden action fields
+          in the form, and two of them (ask, break glass) arrive as duplicate fields and are refused. */}
       <div className="flex flex-wrap gap-2">
-        <button type="submit" formAction={ask} disabled={!hydrated || pending} className={secondaryButtonClass} data-testid="ask-approval">
+        <button type="submit" formAction={hydrated ? ask : undefined} disabled={!hydrated || pending} className={secondaryButtonClass} data-testid="ask-approval">
           {asking ? "Asking…" : "Ask for approval"}
         </button>
         {canBreakGlass ? (
-          <button type="submit" formAction={glass} disabled={!hydrated || pending} className={dangerButtonClass} data-testid="break-glass">
+          <button type="submit" formAction={hydrated ? glass : undefined} disabled={!hydrated || pending} className={dangerButtonClass} data-testid="break-glass">
             {breaking ? "Applying…" : "Break glass: apply now alone"}
           </button>
         ) : null}

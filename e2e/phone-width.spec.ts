@@ -104,6 +104,9 @@ test("no page scrolls sideways at 390 px, a fresh endpoint's included", async ({
     // A customer with everything, the blocked flooder, one never seen (empty), and top accounts.
     "/accounts": ["/accounts", "/accounts?q=acct_", "/accounts?top=budget-llm-per-account"],
     "/accounts/[account]": ["/accounts/acct_4amezdg4", `/accounts/${DEMO_BLOCKED}`, "/accounts/acct_never_seen"],
+    // The demo's raise waiting for a second admin is request #1.
+    "/changes": ["/changes"],
+    "/changes/[id]": ["/changes/1"],
     "/refusals": ["/refusals"],
     "/refusals/[id]": [detail ?? ""],
     "/alerts": ["/alerts"],

@@ -16,31 +16,36 @@ const rejectAction = runAction.bind(null, "change.reject");
 const cancelAction = runAction.bind(null, "change.cancel");
 const acknowledgeAction = runAction.bind(null, "change.acknowledge");
 
-/** Approve (an optional note) or reject (a note the requester reads), one form, two buttons. */
+/**
+ * Approve (an optional note) and reject (a note the requester reads): two forms, not one form with
+ * two formActions, whose hidden action fields would arrive twice and be refused as duplicates.
+ */
 export function DecideRequestForm({ id }: { id: number }) {
+  return (
+    <div className="space-y-4" data-testid="decide-request">
+      <DecisionForm id={id} decision="approve" />
+      <DecisionForm id={id} decision="reject" />
+    </div>
+  );
+}
+
+function DecisionForm({ id, decision }: { id: number; decision: "approve" | "reject" }) {
   const field = useId();
-  const [approved, approve, approving] = useActionState(approveAction, IDLE);
-  const [rejected, reject, rejecting] = useActionState(rejectAction, IDLE);
+  const [state, action, acting] = useActionState(decision === "approve" ? approveAction : rejectAction, IDLE);
   // Disabled until hydrated, as SubmitButton is: an early click would post the form without its action.
   const hydrated = useHydrated();
-  const pending = !hydrated || approving || rejecting;
+  const approve = decision === "approve";
   return (
-    <form className="space-y-3" data-testid="decide-request">
+    <form action={action} className="space-y-2">
       <input type="hidden" name="id" value={id} />
       <div>
-        <label htmlFor={`${field}-note`} className={labelClass}>Note (required to reject)</label>
-        <input id={`${field}-note`} name="note" type="text" maxLength={500} autoComplete="off" className={inputClass} data-testid="decision-note" />
+        <label htmlFor={`${field}-note`} className={labelClass}>{approve ? "Note (optional)" : "Why it is rejected (required)"}</label>
+        <input id={`${field}-note`} name="note" type="text" maxLength={500} autoComplete="off" className={inputClass} data-testid={approve ? "approve-note" : "decision-note"} />
       </div>
-      <div className="flex flex-wrap gap-2">
-        <button type="submit" formAction={approve} disabled={pending} className={buttonClass} data-testid="approve-request">
-          {approving ? "Approving…" : "Approve and apply"}
-        </button>
-        <button type="submit" formAction={reject} disabled={pending} className={dangerButtonClass} data-testid="reject-request">
-          {rejecting ? "Rejecting…" : "Reject"}
-        </button>
-      </div>
-      <ActionMessage state={approved} testId="approve-request" />
-      <ActionMessage state={rejected} testId="reject-request" />
+      <button type="submit" disabled={!hydrated || acting} className={approve ? buttonClass : dangerButtonClass} data-testid={`${decision}-request`}>
+        {approve ? (acting ? "Approving…" : "Approve and apply") : acting ? "Rejecting…" : "Reject"}
+      </button>
+      <ActionMessage state={state} testId={`${decision}-request`} />
     </form>
   );
 }
