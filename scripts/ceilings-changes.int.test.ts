@@ -59,8 +59,14 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     await run((l) => out.push(l));
     return out;
   }
-  const apply = (file: string, o: { as?: string; breakGlass?: boolean; reason?: string; endsAfterSeconds?: number; confirmRaise?: boolean }) =>
-    lines((print) => runApplyFile(t.db, { file, reason: o.reason ?? "file change", confirmRaise: o.confirmRaise ?? false, osUser: "ci", breakGlass: o.breakGlass ?? false, ...(o.as ? { as: o.as } : {}), ...(o.endsAfterSeconds ? { endsAfterSeconds: o.endsAfterSeconds } : {}) }, print));
+  const apply = (file: string, o: { as?: string; breakGlass?: boolean; reason?: string; endsAfterSeconds?: number; endsAt?: Date; confirmRaise?: boolean }) =>
+    lines((print) =>
+      runApplyFile(
+        t.db,
+        { file, reason: o.reason ?? "file change", confirmRaise: o.confirmRaise ?? false, osUser: "ci", breakGlass: o.breakGlass ?? false, ...(o.as ? { as: o.as } : {}), ...(o.endsAfterSeconds ? { endsAfterSeconds: o.endsAfterSeconds } : {}), ...(o.endsAt ? { endsAt: o.endsAt } : {}) },
+        print,
+      ),
+    );
   const cli = (...argv: string[]) => lines((print) => runChanges(t.db, parseChangesArgs(argv), print));
   const dayCeiling = async (key: string) => {
     const [row] = await t.db.select({ c: ceilings }).from(ceilings).innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId)).where(and(eq(endpoints.key, key), eq(ceilings.window, "utc_day")));
@@ -150,6 +156,26 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     expect(raise?.details).toMatchObject({ requestId: must(request).id, requestedBy: OPERATOR });
     // Nothing is left to change: the file is now what is in force.
     expect(await lines((print) => runPlanFile(t.db, file, print))).toEqual(["no changes: the database already matches the file"]);
+  });
+
+  it("a raise for a while and the same raise for good are different requests: applying again asks once per end", async () => {
+    await fresh("cc.ends");
+    const file = await catalogWith(endpointSpec("cc.ends", { day: 150 }));
+    const until = new Date(Date.now() + 6 * 60 * 60 * 1000);
+    const asked = async (o: { endsAfterSeconds?: number; endsAt?: Date }) => (await apply(file, { as: OPERATOR, ...o })).some((l) => l.includes("already pending"));
+    // Each end asked for the first time is a new request, not "already pending".
+    expect(await asked({ endsAfterSeconds: 7200 })).toBe(false);
+    expect(await asked({})).toBe(false);
+    expect(await asked({ endsAfterSeconds: 3600 })).toBe(false);
+    expect(await asked({ endsAt: until })).toBe(false);
+    // The same change with the same end again: its twin is found, nothing new is asked.
+    expect(await asked({ endsAfterSeconds: 7200 })).toBe(true);
+    expect(await asked({})).toBe(true);
+    expect(await asked({ endsAt: until })).toBe(true);
+    const requests = await requestsOf("cc.ends");
+    expect(requests.map((r) => [r.endsAfterSeconds, r.endsAt?.getTime() ?? null]).sort()).toEqual([[3600, null], [7200, null], [null, until.getTime()], [null, null]].sort());
+    // Withdrawn, so later tests that list the operator's pending requests see only their own.
+    for (const r of requests) await cli("cancel", String(r.id), "--as", OPERATOR);
   });
 
   it("the requester can never approve their own request: asked from the CLI or from the dashboard", async () => {

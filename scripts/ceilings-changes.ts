@@ -149,12 +149,26 @@ async function kindAndChange(tx: Db, raise: FileRaise): Promise<{ kind: ChangeKi
   }
 }
 
-/** The same change already waiting (asked before, by anyone, not yet expired): applying a file twice asks once. */
-async function pendingTwin(tx: Db, kind: ChangeKind, change: Record<string, unknown>, now: Date): Promise<ChangeRequest | undefined> {
+/**
+ * The same change already waiting (asked before, by anyone, not yet expired): applying a file twice
+ * asks once. The same means its end too: a raise for 2 hours and the same raise for good are two
+ * different requests (an approver of one has not agreed to the other).
+ */
+async function pendingTwin(tx: Db, kind: ChangeKind, change: Record<string, unknown>, end: { endsAfterSeconds?: number | undefined; endsAt?: Date | undefined }, now: Date): Promise<ChangeRequest | undefined> {
   const [row] = await tx
     .select()
     .from(changeRequests)
-    .where(and(eq(changeRequests.state, "pending"), eq(changeRequests.kind, kind), sql`${changeRequests.change} = ${JSON.stringify(change)}::jsonb`, gt(changeRequests.expiresAt, now)))
+    .where(
+      and(
+        eq(changeRequests.state, "pending"),
+        eq(changeRequests.kind, kind),
+        sql`${changeRequests.change} = ${JSON.stringify(change)}::jsonb`,
+        // No end on either side counts as equal (null is not distinct from null).
+        sql`${changeRequests.endsAfterSeconds} is not distinct from ${end.endsAfterSeconds ?? null}::integer`,
+        sql`${changeRequests.endsAt} is not distinct from ${end.endsAt?.toISOString() ?? null}::timestamptz`,
+        gt(changeRequests.expiresAt, now),
+      ),
+    )
     .limit(1);
   return row;
 }
@@ -208,7 +222,7 @@ export function askRaises(o: AskOptions): RaiseHandler {
         out.push({ raise, requestId: r.id, outcome: "break_glass", summary: r.summary });
         continue;
       }
-      const twin = await pendingTwin(tx, kind, change, now);
+      const twin = await pendingTwin(tx, kind, change, end, now);
       if (twin) {
         out.push({ raise, requestId: twin.id, outcome: "already_pending", summary: `${twin.summary} (asked by ${twin.requestedBy})` });
         continue;

@@ -50,6 +50,7 @@ CREATE TABLE "raise_ends" (
 	"budget_id" integer,
 	"revert_to" bigint NOT NULL,
 	"raised_to" bigint NOT NULL,
+	"raised_version" integer,
 	"ends_at" timestamp with time zone NOT NULL,
 	"state" "raise_end_state" DEFAULT 'active' NOT NULL,
 	"created_by" text NOT NULL,

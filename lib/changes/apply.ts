@@ -39,6 +39,7 @@ export async function applyRequest(tx: Db, request: ChangeRequest, actor: AuditA
       ...(result.raised.budgetId !== undefined ? { budgetId: result.raised.budgetId } : {}),
       revertTo: result.raised.revertTo,
       raisedTo: result.raised.raisedTo,
+      raisedVersion: result.raised.raisedVersion,
       endsAt,
       createdBy: request.requestedBy,
     });

@@ -84,7 +84,7 @@ export const budgetValue: KindHandler = {
     if (moved.length > 0) return { stale: staleMessage(moved) };
     const input = moneyInputText(change.value);
     const result = await writeBudgetValue(tx, budget, { input, confirm: input, actor, reason: request.reason, changeControl: control });
-    return { stale: null, raised: { endpointId: null, budgetId: budget.id, revertTo: budget.value, raisedTo: result.applied } };
+    return { stale: null, raised: { endpointId: null, budgetId: budget.id, revertTo: budget.value, raisedTo: result.applied, raisedVersion: result.version } };
   },
 };
 

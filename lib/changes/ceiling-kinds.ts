@@ -130,7 +130,7 @@ export const ceilingValue: KindHandler = {
     if (moved.length > 0) return { stale: staleMessage(moved) };
     const input = String(change.value);
     const result = await writeCeilingValue(tx, locked, { input, confirm: input, actor, reason: request.reason, changeControl: control });
-    return { stale: null, raised: { endpointId: locked.endpoint.id, ceilingId: locked.ceiling.id, revertTo: locked.ceiling.value, raisedTo: result.applied } };
+    return { stale: null, raised: { endpointId: locked.endpoint.id, ceilingId: locked.ceiling.id, revertTo: locked.ceiling.value, raisedTo: result.applied, raisedVersion: result.version } };
   },
 };
 

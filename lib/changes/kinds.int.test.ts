@@ -80,6 +80,8 @@ describe.skipIf(skipWithoutDatabase())("change request kinds", () => {
     expect(await readCeiling(t.db, e.day.id)).toMatchObject({ value: 120 });
     const end = only(await t.db.select().from(raiseEnds).where(eq(raiseEnds.requestId, request.id)));
     expect(end).toMatchObject({ ceilingId: e.day.id, revertTo: 100, raisedTo: 120, state: "active" });
+    // The version the raise left: the end reverts only while nothing else was written since.
+    expect(end.raisedVersion).toBe((await readCeiling(t.db, e.day.id)).version);
     expect(end.endsAt.getTime()).toBeGreaterThanOrEqual(before + 7200 * 1000 - 1000);
   });
 
@@ -160,7 +162,8 @@ describe.skipIf(skipWithoutDatabase())("change request kinds", () => {
     expect(await first.approve()).toMatchObject({ applied: true });
     expect((await readBudget(t.db, b.key)).budget.value).toBe(300 * DOLLAR);
     expect(await pendingForEndpoint(t.db, member.endpoint.id)).toEqual([]);
-    expect(await t.db.select().from(raiseEnds).where(eq(raiseEnds.requestId, first.request.id))).toMatchObject([{ budgetId: b.id, revertTo: 200 * DOLLAR, raisedTo: 300 * DOLLAR }]);
+    const raisedVersion = (await readBudget(t.db, b.key)).budget.version;
+    expect(await t.db.select().from(raiseEnds).where(eq(raiseEnds.requestId, first.request.id))).toMatchObject([{ budgetId: b.id, revertTo: 200 * DOLLAR, raisedTo: 300 * DOLLAR, raisedVersion }]);
     const second = await ask("budget.value", { budgetKey: b.key, value: 400 * DOLLAR });
     const { budget: row } = await readBudget(t.db, b.key);
     await adjustBudget(t.db, { key: b.key, input: "250", expectedVersion: row.version, actor, reason: "cost" });

@@ -30,7 +30,8 @@ export type Prepared = {
 };
 
 /** What an applied value raise puts back at its end (timing's recordRaiseEnd). */
-export type RaisedValue = { endpointId: number | null; ceilingId?: number; budgetId?: number; revertTo: number; raisedTo: number };
+/** `raisedVersion`: the row's version right after the raise was written (the end reverts only while it holds). */
+export type RaisedValue = { endpointId: number | null; ceilingId?: number; budgetId?: number; revertTo: number; raisedTo: number; raisedVersion: number };
 
 export type Applied = { stale: string } | { stale: null; raised: RaisedValue | null };
 

@@ -10,6 +10,8 @@ import { adjustCeiling, killEndpoint } from "@/lib/ceilings";
 import { setCeilingValue, startFixtureProcess } from "@/lib/enforcement/test-fixtures";
 import { makeBudget, setBudgetValue } from "@/lib/enforcement/budget-fixtures";
 import { breakGlass } from "./break-glass";
+import { approveChange } from "./decide";
+import { requestChange } from "./request";
 import { activeRaiseEnds, endRaises, recordRaiseEnd } from "./raise-ends";
 import { staffMember } from "./test-fixtures";
 
@@ -33,7 +35,9 @@ describe.skipIf(skipWithoutDatabase())("raise ends", () => {
     // Each test's end is the only one due: earlier tests' ends are set aside.
     await t.db.update(raiseEnds).set({ state: "cancelled" }).where(eq(raiseEnds.state, "active"));
     const endsAt = new Date(Date.now() + ms);
-    const raiseEndId = await recordRaiseEnd(t.db, { requestId: null, endpointId: r.endpointId, ceilingId: r.ceilingId, revertTo: r.value, raisedTo: r.raisedTo, endsAt, createdBy: admin.email });
+    // The version the raise left, as writeCeilingValue returns it to the applier.
+    const [c] = await t.db.select({ version: ceilings.version }).from(ceilings).where(eq(ceilings.id, r.ceilingId));
+    const raiseEndId = await recordRaiseEnd(t.db, { requestId: null, endpointId: r.endpointId, ceilingId: r.ceilingId, revertTo: r.value, raisedTo: r.raisedTo, raisedVersion: c?.version ?? 0, endsAt, createdBy: admin.email });
     return { raiseEndId, endsAt };
   }
 
@@ -112,6 +116,35 @@ describe.skipIf(skipWithoutDatabase())("raise ends", () => {
     expect(alert?.message).toContain("nothing was reverted");
   });
 
+  it("reverts nothing when the value was lowered and then raised back to the raised value by a later approval", async () => {
+    // 100 → 150 for an hour (approved), lowered to 120, then a permanent 120 → 150 approved: the
+    // value in force is the raised one again, but a later decision put it there; the end must not
+    // put 100 back. Only the version the raise left tells the two apart.
+    const r = await raisedForever({ value: 100, raisedTo: 100 });
+    await t.db.update(raiseEnds).set({ state: "cancelled" }).where(eq(raiseEnds.state, "active"));
+    const operator = await staffMember(t.db, "operator");
+    const approver = await staffMember(t.db, "admin");
+    const now = new Date();
+    const temporary = await requestChange(t.db, { kind: "ceiling.value", change: { ceilingId: r.ceilingId, value: 150 }, requester: operator, reason: "one hour", endsAfterSeconds: 3600 });
+    expect((await approveChange(t.db, { id: temporary.id, approver, now })).applied).toBe(true);
+    const [end] = await activeRaiseEnds(t.db, { endpointId: r.endpointId });
+    expect(end).toMatchObject({ revertTo: 100, raisedTo: 150, inForce: true });
+    const [c] = await t.db.select().from(ceilings).where(eq(ceilings.id, r.ceilingId));
+    await adjustCeiling(t.db, { ceilingId: r.ceilingId, input: "120", expectedVersion: c?.version ?? 0, actor: admin, reason: "lower" });
+    const permanent = await requestChange(t.db, { kind: "ceiling.value", change: { ceilingId: r.ceilingId, value: 150 }, requester: operator, reason: "for good" });
+    expect((await approveChange(t.db, { id: permanent.id, approver })).applied).toBe(true);
+    expect((await activeRaiseEnds(t.db, { endpointId: r.endpointId }))[0]?.inForce).toBe(false);
+    const at = new Date(now.getTime() + 3600_000 + 1000);
+    expect(await endRaises(t.db, at)).toEqual({ reverted: 0, skipped: 1 });
+    expect(await endRaises(t.db, at)).toEqual({ reverted: 0, skipped: 0 });
+    expect(await valueOf(r.ceilingId)).toBe(150);
+    const resolved = await stateOf(end?.id ?? 0);
+    expect(resolved?.state).toBe("superseded");
+    expect(resolved?.resolvedNote).toContain("changed meanwhile (it is at 150 again");
+    expect(await auditCount("ceiling.adjust", end?.id ?? 0)).toBe(0);
+    expect(await alertsOf("revert_skipped", end?.id ?? 0)).toBe(1);
+  });
+
   it("counts a kill meanwhile as a change: nothing reverted, and the alert names what a restore brings back", async () => {
     const r = await raised({ value: 100, raisedTo: 500, endsInMs: 60_000 });
     await killEndpoint(t.db, { endpointKey: r.key, actor: admin, reason: "incident" });
@@ -130,7 +163,8 @@ describe.skipIf(skipWithoutDatabase())("raise ends", () => {
     await setBudgetValue(t.db, budget.id, 9_000_000);
     await t.db.update(raiseEnds).set({ state: "cancelled" }).where(eq(raiseEnds.state, "active"));
     const endsAt = new Date(Date.now() + 60_000);
-    const id = await recordRaiseEnd(t.db, { requestId: null, endpointId: null, budgetId: budget.id, revertTo: 2_000_000, raisedTo: 9_000_000, endsAt, createdBy: admin.email });
+    const [raisedBudget] = await t.db.select({ version: budgets.version }).from(budgets).where(eq(budgets.id, budget.id));
+    const id = await recordRaiseEnd(t.db, { requestId: null, endpointId: null, budgetId: budget.id, revertTo: 2_000_000, raisedTo: 9_000_000, raisedVersion: raisedBudget?.version ?? 0, endsAt, createdBy: admin.email });
     expect(await endRaises(t.db, new Date(endsAt.getTime() + 1))).toEqual({ reverted: 1, skipped: 0 });
     const [b] = await t.db.select().from(budgets).where(eq(budgets.id, budget.id));
     expect(b?.value).toBe(2_000_000);

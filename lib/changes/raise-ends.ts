@@ -14,8 +14,11 @@ import { logError } from "@/lib/log/redact";
 
 // A temporary raise: the approval (or break glass) that applies a raise with an end records here,
 // in its own transaction, what to put back. At the end the worker puts it back under the same
-// locks a direct edit takes, unless the value in force is no longer the raised one: then someone
-// changed it meanwhile (a kill included), nothing is reverted and an alert says so.
+// locks a direct edit takes, unless anything was written to the ceiling (or budget) since the raise:
+// its version is no longer the one recorded with the raise. Comparing the value alone is not enough:
+// 100 → 150 (temporary), lowered to 120, then an approved permanent raise to 150 shows the raised
+// value again, yet the end must not undo that later decision. Then nothing is reverted and an
+// alert says so.
 
 /** Who the audit log names for a revert: no person pressed anything. */
 export const RAISE_END_ACTOR: AuditActor = { type: "system", name: "raise end" };
@@ -30,6 +33,8 @@ export type RecordRaiseEndParams = {
   budgetId?: number | null;
   revertTo: number;
   raisedTo: number;
+  /** The ceiling's (or budget's) version right after the raise was written (writeCeilingValue / writeBudgetValue return it). */
+  raisedVersion: number;
   endsAt: Date;
   createdBy: string;
 };
@@ -45,6 +50,7 @@ export async function recordRaiseEnd(tx: Db, p: RecordRaiseEndParams): Promise<n
       budgetId: p.budgetId ?? null,
       revertTo: p.revertTo,
       raisedTo: p.raisedTo,
+      raisedVersion: p.raisedVersion,
       endsAt: p.endsAt,
       createdBy: p.createdBy,
     })
@@ -132,7 +138,7 @@ async function revertCeiling(tx: Db, due: RaiseEnd, details: Record<string, unkn
   const locked = await lockCeiling(tx, due.ceilingId ?? 0);
   const { ceiling, endpoint } = locked;
   const what = `${endpoint.key} ceiling #${ceiling.id}`;
-  if (ceiling.value !== due.raisedTo) return { outcome: "superseded", note: changedNote(what, ceiling.value, ceiling.valueBeforeKill, due, formatCount) };
+  if (changedSince(due, ceiling)) return { outcome: "superseded", note: changedNote(what, ceiling.value, ceiling.valueBeforeKill, due, formatCount) };
   if (due.revertTo === due.raisedTo) return { outcome: "reverted", note: `${what} is already at ${formatCount(due.revertTo)}` };
   const applied = await writeCeilingValue(tx, locked, {
     input: String(due.revertTo),
@@ -151,7 +157,7 @@ async function revertBudget(tx: Db, due: RaiseEnd, details: Record<string, unkno
   const { budget } = await lockedBudget(tx, row.key);
   const money = (n: number) => formatMoney(n, budget.currency);
   const what = `budget ${budget.key}`;
-  if (budget.value !== due.raisedTo) return { outcome: "superseded", note: changedNote(what, budget.value, budget.valueBeforeKill, due, money) };
+  if (changedSince(due, budget)) return { outcome: "superseded", note: changedNote(what, budget.value, budget.valueBeforeKill, due, money) };
   if (due.revertTo === due.raisedTo) return { outcome: "reverted", note: `${what} is already at ${money(due.revertTo)}` };
   const applied = await writeBudgetValue(tx, budget, {
     input: moneyInputText(due.revertTo),
@@ -164,6 +170,15 @@ async function revertBudget(tx: Db, due: RaiseEnd, details: Record<string, unkno
 }
 
 /**
+ * Whether anything was written to the ceiling (or budget) since the raise: every write bumps its
+ * version. A row recorded without a version (none should be) falls back to comparing the value.
+ */
+function changedSince(due: RaiseEnd, row: { value: number; version: number }): boolean {
+  if (row.value !== due.raisedTo) return true;
+  return due.raisedVersion !== null && row.version !== due.raisedVersion;
+}
+
+/**
  * Why nothing was put back. A kill since counts as a change (the person who killed decides what
  * comes next): the value a restore would bring back is named, since it may still be the raised one.
  */
@@ -173,7 +188,8 @@ function changedNote(what: string, value: number, valueBeforeKill: number | null
     const restore = valueBeforeKill === null ? "" : `; a restore would bring back ${show(valueBeforeKill)}${valueBeforeKill === due.raisedTo ? ", the raised value: lower it after restoring if the raise should end" : ""}`;
     return `${what} was killed meanwhile: nothing was reverted (${plan})${restore}`;
   }
-  return `${what} was changed meanwhile to ${show(value)}: nothing was reverted (${plan}). Lower it by hand if the raise should end`;
+  const now = value === due.raisedTo ? `changed meanwhile (it is at ${show(value)} again, by a later decision)` : `changed meanwhile to ${show(value)}`;
+  return `${what} was ${now}: nothing was reverted (${plan}). Lower it by hand if the raise should end`;
 }
 
 export type ActiveRaiseEnd = {
@@ -187,7 +203,7 @@ export type ActiveRaiseEnd = {
   raisedTo: number;
   endsAt: Date;
   createdBy: string;
-  /** False when the value in force is no longer the raised one: the end will revert nothing. */
+  /** False when the ceiling (or budget) was written since the raise: the end will revert nothing. */
   inForce: boolean;
 };
 
@@ -205,7 +221,9 @@ export async function activeRaiseEnds(db: Db, p: { endpointId?: number } = {}): 
       raisedTo: raiseEnds.raisedTo,
       endsAt: raiseEnds.endsAt,
       createdBy: raiseEnds.createdBy,
+      raisedVersion: raiseEnds.raisedVersion,
       current: sql<string | null>`coalesce(${ceilings.value}, ${budgets.value})`,
+      version: sql<number | null>`coalesce(${ceilings.version}, ${budgets.version})`,
     })
     .from(raiseEnds)
     .leftJoin(endpoints, eq(endpoints.id, raiseEnds.endpointId))
@@ -213,5 +231,9 @@ export async function activeRaiseEnds(db: Db, p: { endpointId?: number } = {}): 
     .leftJoin(budgets, eq(budgets.id, raiseEnds.budgetId))
     .where(and(eq(raiseEnds.state, "active"), p.endpointId === undefined ? undefined : eq(raiseEnds.endpointId, p.endpointId)))
     .orderBy(asc(raiseEnds.endsAt), asc(raiseEnds.id));
-  return rows.map(({ current, ...r }) => ({ ...r, inForce: current !== null && Number(current) === r.raisedTo }));
+  // Judged as endRaises judges it (changedSince): the raised value, and no write since.
+  return rows.map(({ current, version, raisedVersion, ...r }) => ({
+    ...r,
+    inForce: current !== null && Number(current) === r.raisedTo && (raisedVersion === null || Number(version) === raisedVersion),
+  }));
 }
