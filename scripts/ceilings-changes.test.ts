@@ -40,6 +40,10 @@ describe("ceilings requests | approve | reject | cancel | acknowledge: the comma
     expect(parseUntil("2026-12-02T19:00:00+01:00").toISOString()).toBe("2026-12-02T18:00:00.000Z");
     // Without a zone it would be read as the machine's local time: refused.
     expect(() => parseUntil("2026-12-02T18:00:00")).toThrow(ChangesUsageError);
+    // A date that does not exist would roll over to another day: refused, not guessed.
+    expect(() => parseUntil("2027-02-30T10:00:00Z")).toThrow(/--until is not a time/);
+    expect(() => parseUntil("2026-12-31T24:00:00Z")).toThrow(/--until is not a time/);
+    expect(() => parseUntil("2026-12-02T18:60:00+01:00")).toThrow(/--until is not a time/);
     expect(lasting(5400)).toBe("1h30m");
   });
 });

@@ -13,6 +13,7 @@ import type { FileRaise } from "@/lib/catalog/file-raises";
 import { readCatalog } from "@/lib/catalog/read";
 import { ceilingIdentity } from "@/lib/catalog/spec";
 import { acknowledgeBreakGlass, approveChange, breakGlass, cancelChange, ChangeControlError, type ChangeKind, type ChangeRequest, listChangeRequests, rejectChange, type Requester, requestChange } from "@/lib/changes";
+import { calendarTextIsReal } from "@/lib/changes/schedule-time";
 
 export const CHANGES_USAGE = `  requests [--state pending|all] [--json]
                                        change requests, newest first (pending by default)
@@ -116,7 +117,8 @@ export function parseDuration(text: string): number {
 export function parseUntil(text: string): Date {
   if (!/(Z|[+-][0-9]{2}:?[0-9]{2})$/.test(text.trim())) throw new ChangesUsageError(`--until needs a time with its zone, e.g. 2026-12-02T18:00:00Z, got '${text}'`);
   const at = new Date(text.trim());
-  if (Number.isNaN(at.getTime())) throw new ChangesUsageError(`--until is not a time: '${text}'`);
+  // 2027-02-30 or 24:00 would roll over to another day: a date must read back as typed.
+  if (Number.isNaN(at.getTime()) || calendarTextIsReal(text) === false) throw new ChangesUsageError(`--until is not a time: '${text}'`);
   return at;
 }
 

@@ -29,9 +29,9 @@ export function approvalControl(r: { id: number; requestedBy: string; breakGlass
 }
 
 /**
- * For the worker applying a scheduled value (lib/changes/schedule-run.ts): a raise was approved
- * when it was scheduled (its request), or it was none then (a night-time ceiling's morning value
- * was the value in force when scheduled), so it is not asked again at run time.
+ * For the worker applying a scheduled value (lib/changes/schedule-run.ts), only when the value is a
+ * raise on its day and the schedule's own request was approved: that approval is not asked again,
+ * up to the value approved. A schedule with no approved request never gets one.
  */
 export function scheduleControl(s: { requestId: number | null; createdBy: string }): ChangeControl {
   return issue({ requestId: s.requestId, requestedBy: s.createdBy, breakGlass: false, setup: false });

@@ -1,15 +1,17 @@
 import { and, asc, eq, lte } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { ceilings, endpoints, scheduledChanges, type ScheduledChange } from "@/db/schema";
+import { ceilings, changeRequests, endpoints, scheduledChanges, type ScheduledChange } from "@/db/schema";
 import { fireAlert } from "@/lib/alerts/fire";
 import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { writeCeilingValue } from "@/lib/ceilings/adjust";
+import { clampToBounds } from "@/lib/ceilings/parse";
 import { killCeilings, restoreCeilings } from "@/lib/ceilings/kill";
 import { lockCeiling, lockCeilings } from "@/lib/ceilings/lock";
 import { DomainError } from "@/lib/errors";
 import { formatCount } from "@/lib/format";
 import { logError } from "@/lib/log/redact";
-import { scheduleControl } from "./context";
+import { type ChangeControl, scheduleControl } from "./context";
+import { standingValue } from "./schedule-standing";
 import { nextDailyRun } from "./schedule-time";
 
 // The worker's side of schedules: each due row is claimed FOR UPDATE SKIP LOCKED and applied in the
@@ -90,13 +92,7 @@ async function runOne(tx: Db, s: ScheduledChange, now: Date): Promise<Outcome> {
 async function applySchedule(tx: Db, s: ScheduledChange): Promise<Outcome> {
   const details = { scheduleId: s.id, scheduledBy: s.createdBy, ...(s.requestId ? { requestId: s.requestId } : {}) };
   const reason = `scheduled: ${s.reason}`.slice(0, 500);
-  if (s.action === "value") {
-    const locked = await lockCeiling(tx, s.ceilingId ?? 0);
-    const input = String(s.value ?? 0);
-    // A raise was approved when it was scheduled (or was none then): it is not asked again.
-    const r = await writeCeilingValue(tx, locked, { input, confirm: input, actor: SCHEDULE_ACTOR, reason, changeControl: scheduleControl(s), details });
-    return { state: "applied", note: `${r.kind}: ${formatCount(r.previous)} → ${formatCount(r.applied)}` };
-  }
+  if (s.action === "value") return applyValue(tx, s, { reason, details });
   const rows = await lockCeilings(tx, s.ceilingId === null ? eq(ceilings.endpointId, s.endpointId) : eq(ceilings.id, s.ceilingId));
   const [endpoint] = await tx.select().from(endpoints).where(eq(endpoints.id, s.endpointId));
   if (!endpoint || rows.length === 0) return { state: "failed", note: "failed: its endpoint or ceiling no longer exists" };
@@ -107,4 +103,44 @@ async function applySchedule(tx: Db, s: ScheduledChange): Promise<Outcome> {
   }
   const changes = await restoreCeilings(tx, endpoint, rows, SCHEDULE_ACTOR, reason, details);
   return { state: "applied", note: `restored ${changes.map((c) => formatCount(c.applied)).join(", ")}` };
+}
+
+/**
+ * A scheduled value, judged again on the day it runs (docs/change-control.md, Schedules):
+ * - on a killed ceiling nothing is applied: whoever killed decides what comes next, not a schedule
+ *   made before the kill (a value on a killed ceiling would be a restore);
+ * - a value above the standing value (schedule-standing.ts) applies only with the schedule's own
+ *   approved request, and never above the value approved; without one nothing is applied;
+ * - a lower value always applies, as the direct edit would.
+ * A refusal is a failed run: schedule_failed says so, once per run.
+ */
+async function applyValue(tx: Db, s: ScheduledChange, p: { reason: string; details: Record<string, unknown> }): Promise<Outcome> {
+  const locked = await lockCeiling(tx, s.ceilingId ?? 0);
+  const { ceiling } = locked;
+  const scheduled = s.value ?? 0;
+  if (ceiling.value === 0) {
+    if (scheduled === 0) return { state: "nothing", note: "nothing to do: already killed" };
+    return { state: "failed", note: "did nothing: the ceiling is killed, and whoever killed decides what comes next (restore it; the schedule runs again at its next time)" };
+  }
+  const { applied } = clampToBounds(scheduled, { min: ceiling.minValue, max: ceiling.maxValue });
+  const standing = await standingValue(tx, ceiling);
+  let control: ChangeControl | undefined;
+  if (applied > standing) {
+    if (!(await approvedRequest(tx, s))) {
+      return { state: "failed", note: `did nothing: ${formatCount(standing)} → ${formatCount(applied)} is a raise and needs a second admin's approval (schedule it again to ask)` };
+    }
+    if (applied > scheduled) return { state: "failed", note: `did nothing: the bounds would put ${formatCount(applied)}, above the ${formatCount(scheduled)} approved` };
+    // Approved when it was scheduled: it is not asked again, up to the value approved.
+    control = scheduleControl(s);
+  }
+  const input = String(scheduled);
+  const r = await writeCeilingValue(tx, locked, { input, confirm: input, actor: SCHEDULE_ACTOR, reason: p.reason, changeControl: control, details: p.details });
+  return { state: "applied", note: `${r.kind}: ${formatCount(r.previous)} → ${formatCount(r.applied)}` };
+}
+
+/** The schedule's own request of kind "schedule", approved (applied): a second admin said yes. */
+async function approvedRequest(tx: Db, s: ScheduledChange): Promise<boolean> {
+  if (s.requestId === null) return false;
+  const [r] = await tx.select({ state: changeRequests.state, kind: changeRequests.kind }).from(changeRequests).where(eq(changeRequests.id, s.requestId));
+  return r?.state === "applied" && r.kind === "schedule";
 }

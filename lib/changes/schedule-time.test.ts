@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { nextAtTimeOfDay, nextDailyRun, parseTimeOfDay } from "./schedule-time";
+import { calendarTextIsReal, nextAtTimeOfDay, nextDailyRun, parseTimeOfDay } from "./schedule-time";
 
 describe("a schedule's time of day", () => {
   it("is HH:MM on a 24-hour clock, two digits each", () => {
@@ -32,5 +32,18 @@ describe("a schedule's time of day", () => {
     expect(nextDailyRun(runAt, new Date("2026-03-04T23:00:00Z")).toISOString()).toBe("2026-03-05T22:00:00.000Z");
     expect(nextDailyRun(runAt, new Date("2026-03-04T22:00:00Z")).toISOString()).toBe("2026-03-05T22:00:00.000Z");
     expect(nextDailyRun(runAt, new Date("2026-03-04T21:59:59Z")).toISOString()).toBe("2026-03-04T22:00:00.000Z");
+  });
+});
+
+describe("a date and time typed for a schedule or an end", () => {
+  it("is real only if it reads back unchanged: no February 30th, no 24:00", () => {
+    expect(calendarTextIsReal("2026-12-02T22:00")).toBe(true);
+    expect(calendarTextIsReal("2028-02-29T10:00:00Z")).toBe(true);
+    expect(calendarTextIsReal("2027-02-29T10:00")).toBe(false);
+    expect(calendarTextIsReal("2027-02-30T10:00")).toBe(false);
+    expect(calendarTextIsReal("2026-12-31T24:00")).toBe(false);
+    expect(calendarTextIsReal("2026-13-01T10:00")).toBe(false);
+    expect(calendarTextIsReal("2026-12-02T10:00:60Z")).toBe(false);
+    expect(calendarTextIsReal("tomorrow")).toBeNull();
   });
 });

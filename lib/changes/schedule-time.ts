@@ -41,3 +41,23 @@ export function nextDailyRun(runAt: Date, now: Date): Date {
 export function timeOfDayOf(d: Date): string {
   return d.toISOString().slice(11, 16);
 }
+
+/**
+ * True when the calendar fields name a real moment: Date.UTC rolls 2027-02-30 over to March 2 and
+ * 24:00 over to the next day without a word, so a date is real only if it reads back unchanged.
+ */
+export function isRealDateTime(year: number, month: number, day: number, hour: number, minute: number, second = 0): boolean {
+  const d = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
+  return (
+    d.getUTCFullYear() === year && d.getUTCMonth() === month - 1 && d.getUTCDate() === day &&
+    d.getUTCHours() === hour && d.getUTCMinutes() === minute && d.getUTCSeconds() === second
+  );
+}
+
+/** The calendar part of an ISO-like text ("2027-02-30T10:00", "2026-12-31T24:00:00Z"): null when it is not one, else whether it is real. */
+export function calendarTextIsReal(text: string): boolean | null {
+  const m = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?/.exec(text.trim());
+  if (!m) return null;
+  const [y, mo, d, h, mi, s] = m.slice(1).map((x) => (x === undefined ? 0 : Number(x)));
+  return isRealDateTime(y ?? 0, mo ?? 0, d ?? 0, h ?? 0, mi ?? 0, s ?? 0);
+}

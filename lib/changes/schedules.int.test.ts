@@ -1,10 +1,13 @@
 import { and, eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { auditEvents, ceilings, changeRequests, scheduledChanges } from "@/db/schema";
+import { alerts, auditEvents, ceilings, changeRequests, scheduledChanges } from "@/db/schema";
 import { holdTransaction, skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
+import { killEndpoint } from "@/lib/ceilings/kill";
 import { makeEndpoint } from "@/lib/enforcement/test-fixtures";
 import { approveChange } from "./decide";
+import { endRaises } from "./raise-ends";
+import { requestChange } from "./request";
 import { ChangeControlError } from "./errors";
 import { runDueSchedules } from "./schedule-run";
 import { cancelSchedule, createSchedule, listSchedules } from "./schedules";
@@ -156,17 +159,17 @@ describe.skipIf(skipWithoutDatabase())("schedules", () => {
     const ceilingId = e.ceilingIds[0] ?? 0;
     const [operator, admin] = [await staffMember(t.db, "operator"), await staffMember(t.db, "admin")];
     const now = new Date();
-    const s = await createSchedule(t.db, { endpointKey: e.key, ceilingId, action: "value", value: "1000", repeat: "once", runAt: new Date(now.getTime() + 1000), reason: "launch", by: admin, now });
+    const s = await createSchedule(t.db, { endpointKey: e.key, ceilingId, action: "value", value: "500", repeat: "once", runAt: new Date(now.getTime() + 1000), reason: "launch", by: admin, now });
     expect(s.state).toBe("scheduled");
-    const raise = await createSchedule(t.db, { endpointKey: e.key, ceilingId, action: "value", value: "1000000", repeat: "once", runAt: new Date(now.getTime() + 2000), reason: "launch day", by: operator, now });
+    const raise = await createSchedule(t.db, { endpointKey: e.key, ceilingId, action: "value", value: "1000000", confirm: "1000000", repeat: "once", runAt: new Date(now.getTime() + 2000), reason: "launch day", by: operator, now });
     expect(raise.state).toBe("awaiting_approval");
     expect(raise.message).toContain(`second admin approves request #${raise.requestId}`);
     const [request] = await t.db.select().from(changeRequests).where(eq(changeRequests.id, raise.requestId ?? 0));
     expect(request).toMatchObject({ kind: "schedule", state: "pending", requestedBy: operator.email, change: { scheduleId: raise.id } });
 
-    // Not before it is approved.
+    // Not before it is approved (the lower value, an admin's, applies at once).
     await runDueSchedules(t.db, new Date(now.getTime() + 3000));
-    expect((await ceilingOf(ceilingId))?.value).toBe(1000);
+    expect((await ceilingOf(ceilingId))?.value).toBe(500);
     const approved = await approveChange(t.db, { id: raise.requestId ?? 0, approver: admin });
     expect(approved.applied).toBe(true);
     expect(await runDueSchedules(t.db, new Date(now.getTime() + 3000))).toMatchObject({ applied: 1 });
@@ -181,7 +184,7 @@ describe.skipIf(skipWithoutDatabase())("schedules", () => {
     const [operator, admin] = [await staffMember(t.db, "operator"), await staffMember(t.db, "admin")];
     const now = new Date();
     const kill = await createSchedule(t.db, { endpointKey: e.key, action: "kill", repeat: "once", runAt: new Date(now.getTime() + 1000), reason: "x", by: admin, now });
-    const raise = await createSchedule(t.db, { endpointKey: e.key, ceilingId, action: "value", value: "5000", repeat: "daily", timeOfDay: "08:00", reason: "y", by: admin, now });
+    const raise = await createSchedule(t.db, { endpointKey: e.key, ceilingId, action: "value", value: "5000", confirm: "5000", repeat: "daily", timeOfDay: "08:00", reason: "y", by: admin, now });
     expect((await listSchedules(t.db, { endpointId: e.endpointId })).map((s) => [s.id, s.state])).toEqual([
       [kill.id, "scheduled"],
       [raise.id, "awaiting_approval"],
@@ -201,5 +204,135 @@ describe.skipIf(skipWithoutDatabase())("schedules", () => {
       [operator.email, "launch moved"],
     ]);
     expect(await t.db.select().from(auditEvents).where(sql`${auditEvents.details}->>'scheduleId' = ${String(kill.id)} and ${auditEvents.action} = 'ceiling.kill'`)).toEqual([]);
+  });
+
+  // --- The rules a schedule is judged by on the day it runs, not only when it is scheduled. ---
+
+  const HOUR = 60 * MINUTE;
+  const failedAlerts = (scheduleId: number) => t.db.select().from(alerts).where(and(eq(alerts.kind, "schedule_failed"), sql`${alerts.dedupeKey} like ${`schedule_failed:${scheduleId}:%`}`));
+  const timeOfDay = (d: Date) => d.toISOString().slice(11, 16);
+
+  it("a value scheduled during a temporary raise is judged against what its end puts back: it waits for approval and never keeps the raise alone", async () => {
+    const e = await endpoint();
+    const ceilingId = e.ceilingIds[0] ?? 0;
+    const [a, b] = [await staffMember(t.db, "admin"), await staffMember(t.db, "admin")];
+    const r = await requestChange(t.db, { kind: "ceiling.value", change: { ceilingId, value: 4000 }, requester: a, reason: "launch, one hour only", endsAfterSeconds: 3600 });
+    const now = new Date();
+    await approveChange(t.db, { id: r.id, approver: b, now });
+    expect((await ceilingOf(ceilingId))?.value).toBe(4000);
+    // 4,000 is the value in force, but 1,000 is what stands: scheduling 4,000 is a raise.
+    const s = await createSchedule(t.db, { endpointKey: e.key, ceilingId, action: "value", value: "4000", repeat: "once", runAt: new Date(now.getTime() + 2 * HOUR), reason: "keep it", by: a, now });
+    expect(s.state).toBe("awaiting_approval");
+    await endRaises(t.db, new Date(now.getTime() + HOUR + 1000));
+    expect((await ceilingOf(ceilingId))?.value).toBe(1000);
+    await runDueSchedules(t.db, new Date(now.getTime() + 2 * HOUR + 1000));
+    expect((await ceilingOf(ceilingId))?.value).toBe(1000);
+  });
+
+  it("a value lower when scheduled but a raise on its day does nothing without approval: schedule_failed says a raise needs approval", async () => {
+    const e = await endpoint();
+    const ceilingId = e.ceilingIds[0] ?? 0;
+    const admin = await staffMember(t.db, "admin");
+    const now = new Date();
+    const s = await createSchedule(t.db, { endpointKey: e.key, ceilingId, action: "value", value: "500", repeat: "once", runAt: new Date(now.getTime() + 1000), reason: "quieter", by: admin, now });
+    expect(s.state).toBe("scheduled");
+    // Lowered meanwhile (an instant, one-person change): 500 is now above what is in force.
+    await t.db.update(ceilings).set({ value: 100 }).where(eq(ceilings.id, ceilingId));
+    expect(await runDueSchedules(t.db, new Date(now.getTime() + 2000))).toEqual({ applied: 0, nothing: 0, failed: 1 });
+    expect((await ceilingOf(ceilingId))?.value).toBe(100);
+    const [row] = await t.db.select().from(scheduledChanges).where(eq(scheduledChanges.id, s.id));
+    expect(row).toMatchObject({ state: "done", runs: 1 });
+    expect(row?.lastOutcome).toMatch(/100 → 500 is a raise and needs a second admin's approval/);
+    const fired = await failedAlerts(s.id);
+    expect(fired).toHaveLength(1);
+    expect(fired[0]?.message).toMatch(/needs a second admin's approval/);
+  });
+
+  it("a night-time pair: 22:00 → 50 is instant, 06:00 → 1,000 (the value in force) is approved once and raises every morning", async () => {
+    const e = await endpoint();
+    const ceilingId = e.ceilingIds[0] ?? 0;
+    const [a, b] = [await staffMember(t.db, "admin"), await staffMember(t.db, "admin")];
+    const now = new Date();
+    const night = await createSchedule(t.db, { endpointKey: e.key, ceilingId, action: "value", value: "50", repeat: "daily", timeOfDay: timeOfDay(new Date(now.getTime() + HOUR)), reason: "night", by: a, now });
+    expect(night.state).toBe("scheduled");
+    // Not below the value in force: the morning value raises back, every day, so it is asked.
+    const morning = await createSchedule(t.db, { endpointKey: e.key, ceilingId, action: "value", value: "1000", repeat: "daily", timeOfDay: timeOfDay(new Date(now.getTime() + 2 * HOUR)), reason: "day", by: a, now });
+    expect(morning.state).toBe("awaiting_approval");
+    await approveChange(t.db, { id: morning.requestId ?? 0, approver: b });
+    for (const day of [0, 1]) {
+      const base = now.getTime() + day * 24 * HOUR;
+      await runDueSchedules(t.db, new Date(base + HOUR + MINUTE));
+      expect((await ceilingOf(ceilingId))?.value).toBe(50);
+      await runDueSchedules(t.db, new Date(base + 2 * HOUR + MINUTE));
+      expect((await ceilingOf(ceilingId))?.value).toBe(1000);
+    }
+    expect(await failedAlerts(morning.id)).toEqual([]);
+  });
+
+  it("a schedule row forced to scheduled with no approved request never raises: schedule_failed, nothing applied", async () => {
+    const e = await endpoint();
+    const ceilingId = e.ceilingIds[0] ?? 0;
+    const a = await staffMember(t.db, "admin");
+    const now = new Date();
+    // A schedule row forced to "scheduled" with no approved request is never a raise's permission.
+    const [forged] = await t.db.insert(scheduledChanges).values({ endpointId: e.endpointId, ceilingId, action: "value", value: 5000, repeat: "once", runAt: now, state: "scheduled", reason: "forged", createdBy: a.email }).returning();
+    expect(await runDueSchedules(t.db, new Date(now.getTime() + 1000))).toEqual({ applied: 0, nothing: 0, failed: 1 });
+    expect((await ceilingOf(ceilingId))?.value).toBe(1000);
+    expect(await failedAlerts(forged?.id ?? 0)).toHaveLength(1);
+  });
+
+  it("a scheduled value does not lift a kill made after it was scheduled: nothing applied, schedule_failed once per run", async () => {
+    const e = await endpoint();
+    const ceilingId = e.ceilingIds[0] ?? 0;
+    const admin = await staffMember(t.db, "admin");
+    const now = new Date();
+    const s = await createSchedule(t.db, { endpointKey: e.key, ceilingId, action: "value", value: "50", repeat: "daily", timeOfDay: timeOfDay(new Date(now.getTime() + HOUR)), reason: "night-time ceiling", by: admin, now });
+    await killEndpoint(t.db, { endpointKey: e.key, actor: { type: "staff", email: "oncall@test.local" }, reason: "incident: runaway loop" });
+    expect(await runDueSchedules(t.db, new Date(now.getTime() + HOUR + MINUTE))).toEqual({ applied: 0, nothing: 0, failed: 1 });
+    // Whoever killed decides what comes next.
+    expect((await ceilingOf(ceilingId))?.value).toBe(0);
+    expect((await ceilingOf(ceilingId))?.valueBeforeKill).toBe(1000);
+    const [row] = await t.db.select().from(scheduledChanges).where(eq(scheduledChanges.id, s.id));
+    expect(row?.lastOutcome).toMatch(/the ceiling is killed, and whoever killed decides/);
+    expect(await runDueSchedules(t.db, new Date(now.getTime() + HOUR + 2 * MINUTE))).toEqual({ applied: 0, nothing: 0, failed: 0 });
+    expect(await failedAlerts(s.id)).toHaveLength(1);
+    await runDueSchedules(t.db, new Date(now.getTime() + 25 * HOUR + MINUTE));
+    expect(await failedAlerts(s.id)).toHaveLength(2);
+    expect((await ceilingOf(ceilingId))?.value).toBe(0);
+  });
+
+  it("every refusal, by role or of something unknown, is audited as schedule.rejected, scheduling and cancelling", async () => {
+    const e = await endpoint();
+    const ceilingId = e.ceilingIds[0] ?? 0;
+    const [viewer, operator] = [await staffMember(t.db, "viewer"), await staffMember(t.db, "operator")];
+    const runAt = new Date(Date.now() + HOUR);
+    await expect(createSchedule(t.db, { endpointKey: e.key, ceilingId, action: "value", value: 50, repeat: "daily", timeOfDay: "22:00", reason: "night", by: operator })).rejects.toMatchObject({ code: "forbidden" });
+    await expect(createSchedule(t.db, { endpointKey: e.key, action: "kill", repeat: "once", runAt, reason: "night", by: viewer })).rejects.toMatchObject({ code: "forbidden" });
+    await expect(createSchedule(t.db, { endpointKey: `${e.key}.nope`, action: "kill", repeat: "once", runAt, reason: "night", by: operator })).rejects.toMatchObject({ code: "not_found" });
+    const kill = await createSchedule(t.db, { endpointKey: e.key, action: "kill", repeat: "once", runAt, reason: "night", by: operator });
+    await expect(cancelSchedule(t.db, { id: kill.id, by: viewer, reason: "no" })).rejects.toMatchObject({ code: "forbidden" });
+    await expect(cancelSchedule(t.db, { id: 987_654_321, by: operator, reason: "no" })).rejects.toMatchObject({ code: "not_found" });
+    const rejected = async (actor: string) => t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "schedule.rejected"), eq(auditEvents.actor, actor))).orderBy(auditEvents.id);
+    expect((await rejected(operator.email)).map((r) => r.details?.code)).toEqual(["forbidden", "not_found", "not_found"]);
+    expect((await rejected(viewer.email)).map((r) => [r.details?.code, r.endpointId])).toEqual([
+      ["forbidden", e.endpointId],
+      ["forbidden", e.endpointId],
+    ]);
+    expect((await schedulesOf(e.endpointId)).map((s) => s.state)).toEqual(["scheduled"]);
+  });
+
+  it("a scheduled raise of 5x or more asks for the value typed again; refused, nothing is scheduled", async () => {
+    const e = await endpoint();
+    const ceilingId = e.ceilingIds[0] ?? 0;
+    const admin = await staffMember(t.db, "admin");
+    const base = { endpointKey: e.key, ceilingId, action: "value" as const, value: "5000", repeat: "once" as const, runAt: new Date(Date.now() + HOUR), reason: "launch", by: admin };
+    await expect(createSchedule(t.db, base)).rejects.toMatchObject({ code: "confirmation_required", message: expect.stringMatching(/1,000 → 5,000 is 5× or more: type 5,000 again/) });
+    await expect(createSchedule(t.db, { ...base, confirm: "500" })).rejects.toMatchObject({ code: "confirmation_required" });
+    expect(await schedulesOf(e.endpointId)).toEqual([]);
+    expect(await eventsOf(e.endpointId, "schedule.rejected")).toHaveLength(2);
+    const ok = await createSchedule(t.db, { ...base, confirm: "5000" });
+    expect(ok.state).toBe("awaiting_approval");
+    // Under 5x: no second typing.
+    expect((await createSchedule(t.db, { ...base, value: "4999" })).state).toBe("awaiting_approval");
   });
 });

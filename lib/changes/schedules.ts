@@ -4,11 +4,11 @@ import { ceilings, changeRequests, endpoints, scheduledChanges, type Ceiling, ty
 import { readReason } from "@/lib/audit/reason";
 import { auditOf, recordAudit } from "@/lib/audit/record";
 import { hasRole } from "@/lib/auth/roles";
-import { clampToBounds, parseLimitInput } from "@/lib/ceilings/parse";
+import { clampToBounds, CONFIRM_RAISE_FACTOR, parseLimitInput } from "@/lib/ceilings/parse";
 import { formatCount } from "@/lib/format";
 import { ChangeControlError } from "./errors";
-import { isValueRaise } from "./raise";
 import { requestChange } from "./request";
+import { standingValue } from "./schedule-standing";
 import { nextAtTimeOfDay, nextDailyRun, parseTimeOfDay } from "./schedule-time";
 import type { Requester } from "./types";
 import { staffActor, verifyStaff } from "./who";
@@ -17,8 +17,10 @@ export { runDueSchedules, SCHEDULE_ACTOR } from "./schedule-run";
 
 // A kill, a restore or a value at a time, once or every day at a time of day (UTC). Scheduling is
 // checked like the direct verb it stands for: a kill or a restore by an operator, a value by an
-// admin, and a value above the one in force now is a raise: the schedule waits for its approval
-// (a change request of kind "schedule") before the worker will run it.
+// admin, and a value not below the standing value (schedule-standing.ts) is a raise: the schedule
+// waits for its approval (a change request of kind "schedule") before the worker will run it. Equal
+// counts as a raise because a schedule runs later, when the value may have been lowered: "06:00 →
+// 100" after "22:00 → 50" raises every morning, so it is approved once, when it is scheduled.
 
 export type ScheduleAction = ScheduledChange["action"];
 export type ScheduleRepeat = ScheduledChange["repeat"];
@@ -37,6 +39,8 @@ export type CreateScheduleParams = {
   timeOfDay?: string | null;
   reason: string;
   by: Requester;
+  /** A raise of 5x or more over the standing value: the value typed again. */
+  confirm?: string | null;
   now?: Date;
 };
 
@@ -100,24 +104,24 @@ async function readTarget(db: Db, p: CreateScheduleParams): Promise<Target> {
  * approval, with its change request, in one transaction; the rest are scheduled at once.
  */
 export async function createSchedule(db: Db, p: CreateScheduleParams): Promise<CreatedSchedule> {
-  const now = p.now ?? new Date();
-  const who = await verifyStaff(db, p.by, "operator", "schedule a change");
-  let reason: string;
-  let when: When;
-  let typed: number | null;
-  let target: Target;
   try {
-    const read = readReason(p.reason, true);
-    if (!read.ok) throw new ChangeControlError(read.problem.code, read.problem.message);
-    reason = read.text ?? "";
-    typed = readValue(p);
-    when = readWhen(p, now);
-    target = await readTarget(db, p);
+    return await scheduleChecked(db, p);
   } catch (error) {
-    if (error instanceof ChangeControlError) await recordRejected(db, p, error);
+    // Every refusal (role, unknown endpoint or ceiling, bad input, a missing confirmation) is seen.
+    if (error instanceof ChangeControlError) await recordRejected(db, p, error).catch(() => undefined);
     throw error;
   }
-  const { endpoint, ceiling } = target;
+}
+
+async function scheduleChecked(db: Db, p: CreateScheduleParams): Promise<CreatedSchedule> {
+  const now = p.now ?? new Date();
+  const who = await verifyStaff(db, p.by, "operator", "schedule a change");
+  const read = readReason(p.reason, true);
+  if (!read.ok) throw new ChangeControlError(read.problem.code, read.problem.message);
+  const reason = read.text ?? "";
+  const typed = readValue(p);
+  const when = readWhen(p, now);
+  const { endpoint, ceiling } = await readTarget(db, p);
 
   let value: number | null = null;
   let clampNote: string | null = null;
@@ -127,11 +131,19 @@ export async function createSchedule(db: Db, p: CreateScheduleParams): Promise<C
     const { applied, clamped } = clampToBounds(typed, { min: ceiling.minValue, max: ceiling.maxValue });
     value = applied;
     if (clamped) clampNote = `you typed ${formatCount(typed)}; ${formatCount(applied)} is scheduled, the ${clamped === "max" ? "maximum" : "minimum"}`;
-    raise = isValueRaise(ceiling, applied);
+    const standing = await standingValue(db, ceiling);
+    raise = applied !== 0 && applied >= standing;
     // A value that is not a raise is the admin's direct edit (0 is a kill, an operator's); a raise
     // anyone who may ask may ask for.
     if (!raise && applied !== 0 && !hasRole(who.role, "admin")) {
       throw new ChangeControlError("forbidden", `${who.email} is an operator: only an admin may schedule a new value (a kill or a restore an operator may)`);
+    }
+    // The value form's 5x rule, on top of the approval: a slipped zero is caught where it is typed.
+    if (raise && (standing === 0 || applied >= standing * CONFIRM_RAISE_FACTOR)) {
+      const confirm = parseLimitInput(String(p.confirm ?? ""));
+      if (!confirm.ok || confirm.value !== typed) {
+        throw new ChangeControlError("confirmation_required", `${formatCount(standing)} → ${formatCount(applied)} is ${CONFIRM_RAISE_FACTOR}× or more: type ${formatCount(typed)} again to confirm`);
+      }
     }
   }
 
@@ -185,6 +197,7 @@ async function recordRejected(db: Db, p: CreateScheduleParams, error: ChangeCont
     rawInput: p.value === undefined || p.value === null ? null : String(p.value).slice(0, 200),
     reason: (p.reason ?? "").trim().slice(0, 500) || null,
     details: {
+      code: error.code,
       error: error.message,
       action: String(p.action).slice(0, 20),
       repeat: String(p.repeat).slice(0, 20),
@@ -211,6 +224,28 @@ export async function activateSchedule(tx: Db, scheduleId: number): Promise<void
 
 /** Cancels a schedule that has not run for good: an operator or an admin, with a reason. Audited. */
 export async function cancelSchedule(db: Db, p: { id: number; by: Requester; reason: string }): Promise<ScheduledChange> {
+  try {
+    return await cancelChecked(db, p);
+  } catch (error) {
+    if (error instanceof ChangeControlError) await recordCancelRejected(db, p, error).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** A refused cancel, on the schedule's endpoint log when the schedule exists. */
+async function recordCancelRejected(db: Db, p: { id: number; by: Requester; reason: string }, error: ChangeControlError): Promise<void> {
+  const [row] = Number.isSafeInteger(p.id)
+    ? await db.select({ id: endpoints.id, key: endpoints.key, ceilingId: scheduledChanges.ceilingId }).from(scheduledChanges).innerJoin(endpoints, eq(endpoints.id, scheduledChanges.endpointId)).where(eq(scheduledChanges.id, p.id))
+    : [];
+  await recordAudit(db, {
+    ...(row ? auditOf(staffActor(p.by), row, row.ceilingId ?? undefined) : { actorType: "staff" as const, actor: p.by.email, target: `schedule:${String(p.id).slice(0, 40)}` }),
+    action: "schedule.rejected",
+    reason: (p.reason ?? "").trim().slice(0, 500) || null,
+    details: { attempt: "cancel", scheduleId: p.id, code: error.code, error: error.message, via: p.by.via },
+  });
+}
+
+async function cancelChecked(db: Db, p: { id: number; by: Requester; reason: string }): Promise<ScheduledChange> {
   const who = await verifyStaff(db, p.by, "operator", "cancel a schedule");
   const read = readReason(p.reason, true);
   if (!read.ok) throw new ChangeControlError(read.problem.code, read.problem.message);

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { type ActionContext, defineAction } from "@/app/_lib/define-action";
 import { EndpointKeyField, Reason } from "@/app/_lib/action-fields";
 import { cancelSchedule, createSchedule, type Requester } from "@/lib/changes";
+import { calendarTextIsReal } from "@/lib/changes/schedule-time";
 import { decimalId } from "@/lib/http/strict-input";
 
 // Schedules from the endpoint page. Operators and admins may schedule and cancel; lib/changes
@@ -18,7 +19,8 @@ const RunAt = z
   .optional()
   .transform((text, ctx): Date | undefined => {
     if (!text) return undefined;
-    const d = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(text) ? new Date(`${text}:00Z`) : new Date(Number.NaN);
+    // 2027-02-30 or 24:00 would roll over to another day: a date must read back as typed.
+    const d = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(text) && calendarTextIsReal(text) ? new Date(`${text}:00Z`) : new Date(Number.NaN);
     if (Number.isNaN(d.getTime())) {
       ctx.addIssue({ code: "custom", message: `the time to run must be a date and time such as 2026-12-02T22:00 (UTC), got '${text.slice(0, 32)}'` });
       return z.NEVER;
@@ -32,6 +34,8 @@ const CreateForm = z.object({
   ceilingId: z.union([z.literal(""), decimalId("ceiling id")]).optional(),
   action: z.enum(["kill", "restore", "value"], { error: "the action must be kill, restore or value" }),
   value: z.string().max(64, "that value is too long").optional(),
+  // A raise of 5x or more is typed twice, as in the value form.
+  confirm: z.string().max(64, "that confirmation is too long").optional(),
   repeat: z.enum(["once", "daily"], { error: "repeat must be once or daily" }),
   runAt: RunAt,
   timeOfDay: z.string().max(16).optional(),
@@ -50,6 +54,7 @@ export const createScheduleCore = defineAction({
       ceilingId: input.ceilingId === "" || input.ceilingId === undefined ? null : input.ceilingId,
       action: input.action,
       value: input.action === "value" ? (input.value ?? "") : null,
+      confirm: input.action === "value" ? (input.confirm ?? null) : null,
       repeat: input.repeat,
       runAt: input.repeat === "once" ? (input.runAt ?? null) : null,
       timeOfDay: input.repeat === "daily" ? (input.timeOfDay ?? "") : null,

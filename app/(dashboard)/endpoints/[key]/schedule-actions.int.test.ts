@@ -2,7 +2,7 @@ import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import type { ActionDeps } from "@/app/_lib/action-deps";
 import { form } from "@/app/_lib/test-form";
-import { auditEvents, scheduledChanges } from "@/db/schema";
+import { auditEvents, ceilings, scheduledChanges } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import type { Role } from "@/lib/auth/roles";
@@ -61,6 +61,9 @@ describe.skipIf(skipWithoutDatabase())("schedule server actions", () => {
       [{ repeat: "daily", timeOfDay: "25:00" }, "the hour must be 00 to 23, got '25:00'"],
       [{ repeat: "once", runAt: "2001-01-01T00:00" }, "is in the past"],
       [{ repeat: "once", runAt: "tomorrow" }, "the time to run must be a date and time"],
+      // Dates that do not exist would roll over (to 2027-03-02, to 2027-01-01): refused, not guessed.
+      [{ repeat: "once", runAt: "2027-02-30T10:00" }, "the time to run must be a date and time"],
+      [{ repeat: "once", runAt: "2026-12-31T24:00" }, "the time to run must be a date and time"],
       [{ repeat: "daily", timeOfDay: "22:00", reason: "night\u001bshift" }, "control characters"],
     ] as const;
     for (const [fields, message] of bad) {
@@ -71,5 +74,16 @@ describe.skipIf(skipWithoutDatabase())("schedule server actions", () => {
     const rejected = await t.db.select().from(auditEvents).where(eq(auditEvents.action, "schedule.rejected"));
     expect(rejected.length).toBeGreaterThanOrEqual(3);
     expect(await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "schedule.rejected"), eq(auditEvents.endpointId, e.endpointId)))).not.toEqual([]);
+  });
+
+  it("a scheduled raise of 5x or more is typed twice in the form too", async () => {
+    const e = await endpoint();
+    await t.db.update(ceilings).set({ maxValue: 10_000_000 }).where(eq(ceilings.endpointId, e.endpointId));
+    const admin = await as("admin");
+    const fields = { endpointKey: e.key, ceilingId: String(e.ceilingIds[0]), action: "value", value: "5000", repeat: "once", runAt: later(), reason: "launch" };
+    expect(await createScheduleCore(admin, form(fields))).toMatchObject({ status: "error", error: expect.stringContaining("type 5,000 again to confirm") });
+    expect(await schedulesOf(e.endpointId)).toEqual([]);
+    expect(await createScheduleCore(admin, form({ ...fields, confirm: "5000" }))).toMatchObject({ status: "ok" });
+    expect((await schedulesOf(e.endpointId)).map((s) => s.state)).toEqual(["awaiting_approval"]);
   });
 });

@@ -49,6 +49,13 @@ export function NewScheduleForm({ endpointKey, ceilings, isAdmin }: { endpointKe
             <input id={`${id}-value`} name="value" type="text" inputMode="numeric" required autoComplete="off" className={inputClass} aria-describedby={`${id}-hint`} />
           </div>
         ) : null}
+        {action === "value" ? (
+          // Optional here: the server asks for it when the value is 5x or more the one that stands.
+          <div>
+            <label htmlFor={`${id}-confirm`} className={labelClass}>Value again (a raise of 5× or more)</label>
+            <input id={`${id}-confirm`} name="confirm" type="text" inputMode="numeric" autoComplete="off" className={inputClass} data-testid="schedule-confirm" />
+          </div>
+        ) : null}
         <div>
           <label htmlFor={`${id}-repeat`} className={labelClass}>Repeat</label>
           <select id={`${id}-repeat`} name="repeat" value={repeat} onChange={(e) => setRepeat(e.target.value === "daily" ? "daily" : "once")} className={inputClass}>
@@ -70,7 +77,7 @@ export function NewScheduleForm({ endpointKey, ceilings, isAdmin }: { endpointKe
         <ReasonField id={id} />
       </div>
       <p id={`${id}-hint`} className="text-xs text-zinc-600 dark:text-zinc-400">
-        Times are UTC. {isAdmin ? "A value above the one in force is a raise: it waits for another admin's approval before it can run." : "Operators schedule kills and restores, and may ask for a raise (another admin approves it); a lower value is an admin's."} A value is clamped to the ceiling&apos;s bounds, and said so.
+        Times are UTC. {isAdmin ? "A value above the one in force is a raise: it waits for another admin's approval before it can run." : "Operators schedule kills and restores, and may ask for a raise (another admin approves it); a lower value is an admin's."} A value not below the one that stands (after a temporary raise ends, or a restore) is a raise; one of 5× or more is typed twice. A value is clamped to the ceiling&apos;s bounds, and said so. On a killed ceiling a scheduled value does nothing: whoever killed decides.
       </p>
       <SubmitButton pending={pending} pendingLabel="Scheduling…">Schedule</SubmitButton>
       <ActionMessage state={state} testId="new-schedule" />
