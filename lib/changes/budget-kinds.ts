@@ -12,7 +12,7 @@ import { lockedBudget } from "@/lib/budgets/write";
 import { clampToBounds } from "@/lib/ceilings/parse";
 import { issueLine } from "@/lib/errors";
 import { formatMoney } from "@/lib/format";
-import { parseChange } from "./ceiling-kinds";
+import { parseChange, shownValue } from "./ceiling-kinds";
 import { ChangeControlError } from "./errors";
 import { type Applied, type KindHandler, movedSince, type Prepared, staleMessage } from "./prepared";
 import { isBoundsRaise, isNewValueRaise, isValueRaise } from "./raise";
@@ -49,7 +49,8 @@ const worstOf = (b: Pick<Budget, "value" | "archivedAt">) => (b.archivedAt !== n
 // ---- budget.value --------------------------------------------------------------------------------
 
 const BudgetValue = z.strictObject({ budgetKey: Key, value: Micros("value", 0) });
-const valueBefore = (b: Budget) => ({ value: b.value, valueBeforeKill: b.valueBeforeKill });
+// As for a ceiling's value: the bounds and default the request was asked against are compared too.
+const valueBefore = (b: Budget) => ({ value: b.value, valueBeforeKill: b.valueBeforeKill, min: b.minValue, max: b.maxValue, default: b.defaultValue });
 
 export const budgetValue: KindHandler = {
   async prepare(db, raw): Promise<Prepared> {
@@ -82,7 +83,7 @@ export const budgetValue: KindHandler = {
     if ("gone" in budget) return { stale: budget.gone };
     const moved = movedSince(request.before, valueBefore(budget));
     if (moved.length > 0) return { stale: staleMessage(moved) };
-    const input = moneyInputText(change.value);
+    const input = moneyInputText(shownValue(request.after));
     const result = await writeBudgetValue(tx, budget, { input, confirm: input, actor, reason: request.reason, changeControl: control });
     return { stale: null, raised: { endpointId: null, budgetId: budget.id, revertTo: budget.value, raisedTo: result.applied } };
   },

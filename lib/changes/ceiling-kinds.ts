@@ -95,7 +95,16 @@ function isGone(v: unknown): v is { gone: string } {
 
 const CeilingValue = z.strictObject({ ceilingId: Id, value: Units("value", 0) });
 
-const ceilingValueBefore = (c: Ceiling) => ({ value: c.value, valueBeforeKill: c.valueBeforeKill });
+// The bounds and default are part of what the request was asked against: the value it shows was
+// clamped to them, and a restore falls back to the default. Older rows hold value and
+// valueBeforeKill only; movedSince compares the keys a row has, so they still apply.
+const ceilingValueBefore = (c: Ceiling) => ({ value: c.value, valueBeforeKill: c.valueBeforeKill, min: c.minValue, max: c.maxValue, default: c.defaultValue });
+
+/** The value the request showed (its `after`): approval applies exactly that, never a re-clamp of the typed one. */
+const AfterValue = z.object({ value: Units("value", 0) });
+export function shownValue(after: unknown): number {
+  return parseChange(AfterValue, after).value;
+}
 
 export const ceilingValue: KindHandler = {
   async prepare(db, raw): Promise<Prepared> {
@@ -128,7 +137,7 @@ export const ceilingValue: KindHandler = {
     if (isGone(locked)) return { stale: locked.gone };
     const moved = movedSince(request.before, ceilingValueBefore(locked.ceiling));
     if (moved.length > 0) return { stale: staleMessage(moved) };
-    const input = String(change.value);
+    const input = String(shownValue(request.after));
     const result = await writeCeilingValue(tx, locked, { input, confirm: input, actor, reason: request.reason, changeControl: control });
     return { stale: null, raised: { endpointId: locked.endpoint.id, ceilingId: locked.ceiling.id, revertTo: locked.ceiling.value, raisedTo: result.applied } };
   },
