@@ -14,7 +14,7 @@ import { issueLine } from "@/lib/errors";
 import { formatMoney } from "@/lib/format";
 import { parseChange, shownValue } from "./ceiling-kinds";
 import { ChangeControlError } from "./errors";
-import { type Applied, type KindHandler, movedSince, type Prepared, staleMessage } from "./prepared";
+import { type Applied, hasEnd, isKilled, KILLED_NO_END, type KindHandler, movedSince, type Prepared, staleMessage } from "./prepared";
 import { isBoundsRaise, isNewValueRaise, isValueRaise } from "./raise";
 
 // The kinds on a budget: its value, its bounds, an unarchive, a new budget above its default.
@@ -75,6 +75,7 @@ export const budgetValue: KindHandler = {
         ? { expected: money(budget, preview.typed), matches: (t) => ((p) => p.ok && p.micros === preview.typed)(parseMoneyInput(t, "confirmation")) }
         : null,
       mayEnd: true,
+      ...(isKilled(budget) ? { endRefused: KILLED_NO_END } : {}),
     };
   },
   async apply({ tx, request, actor, control }): Promise<Applied> {
@@ -83,6 +84,8 @@ export const budgetValue: KindHandler = {
     if ("gone" in budget) return { stale: budget.gone };
     const moved = movedSince(request.before, valueBefore(budget));
     if (moved.length > 0) return { stale: staleMessage(moved) };
+    // Refused when asked; held here too, should a row predate that check.
+    if (hasEnd(request) && isKilled(budget)) return { stale: `nothing was applied: ${KILLED_NO_END}` };
     const input = moneyInputText(shownValue(request.after));
     const result = await writeBudgetValue(tx, budget, { input, confirm: input, actor, reason: request.reason, changeControl: control });
     return { stale: null, raised: { endpointId: null, budgetId: budget.id, revertTo: budget.value, raisedTo: result.applied } };

@@ -15,7 +15,7 @@ import { durationLabel } from "@/lib/ceilings/guarantee";
 import { formatCount } from "@/lib/format";
 import { issueLine } from "@/lib/errors";
 import { ChangeControlError } from "./errors";
-import { type Applied, type ApplyContext, type KindHandler, movedSince, type Prepared, staleMessage, type Worst } from "./prepared";
+import { type Applied, type ApplyContext, hasEnd, isKilled, KILLED_NO_END, type KindHandler, movedSince, type Prepared, staleMessage, type Worst } from "./prepared";
 import { isBoundsRaise, isNewValueRaise, isValueRaise } from "./raise";
 
 // The kinds on an endpoint and its ceilings: a ceiling's value and bounds, a new ceiling, the
@@ -129,6 +129,7 @@ export const ceilingValue: KindHandler = {
         ? { expected: formatCount(preview.typed), matches: (t) => ((p) => p.ok && p.value === preview.typed)(parseLimitInput(t)) }
         : null,
       mayEnd: true,
+      ...(isKilled(ceiling) ? { endRefused: KILLED_NO_END } : {}),
     };
   },
   async apply({ tx, request, actor, control }): Promise<Applied> {
@@ -137,6 +138,8 @@ export const ceilingValue: KindHandler = {
     if (isGone(locked)) return { stale: locked.gone };
     const moved = movedSince(request.before, ceilingValueBefore(locked.ceiling));
     if (moved.length > 0) return { stale: staleMessage(moved) };
+    // Refused when asked; held here too, should a row predate that check.
+    if (hasEnd(request) && isKilled(locked.ceiling)) return { stale: `nothing was applied: ${KILLED_NO_END}` };
     const input = String(shownValue(request.after));
     const result = await writeCeilingValue(tx, locked, { input, confirm: input, actor, reason: request.reason, changeControl: control });
     return { stale: null, raised: { endpointId: locked.endpoint.id, ceilingId: locked.ceiling.id, revertTo: locked.ceiling.value, raisedTo: result.applied } };

@@ -87,4 +87,31 @@ describe.skipIf(skipWithoutDatabase())("raise paths: a raise takes two people", 
     const [after] = await t.db.select().from(budgets).where(eq(budgets.key, bkey));
     expect(after!.value).toBe(1_000_000);
   });
+
+  it("a raise of a KILLED ceiling may not carry an end (it would end in a kill remembering the raised value)", async () => {
+    const { key, ceiling, admin } = await endpoint({ value: 100 });
+    await killEndpoint(t.db, { endpointKey: key, actor: { type: "staff", email: admin.email }, reason: "incident" });
+    const asker = await staffMember(t.db, "operator");
+    await expect(requestChange(t.db, { kind: "ceiling.value", change: { ceilingId: ceiling.id, value: 150 }, requester: asker, reason: "for one hour", endsAfterSeconds: 3600 })).rejects.toMatchObject({
+      code: "invalid_input",
+      message: expect.stringContaining("restore it first, then ask for a raise that ends"),
+    });
+    // Without an end it is an ordinary raise against the value before the kill.
+    const r = await requestChange(t.db, { kind: "ceiling.value", change: { ceilingId: ceiling.id, value: 150 }, requester: asker, reason: "for good" });
+    expect(r.state).toBe("pending");
+  });
+
+  it("a raise of a KILLED budget may not carry an end", async () => {
+    const { key } = await endpoint({ value: 100 });
+    const admin = await staffMember(t.db, "admin");
+    n += 1;
+    const bkey = `rp-b${n}`;
+    await createBudget(t.db, { spec: { key: bkey, name: bkey, scope: "global", window: "utc_day", value: 0, min: 0, max: 3_000_000, default: 1_000_000, members: [key] }, actor: { type: "staff", email: admin.email }, reason: "budget" });
+    await t.ownerDb.update(budgets).set({ valueBeforeKill: 1_000_000 }).where(eq(budgets.key, bkey));
+    const asker = await staffMember(t.db, "operator");
+    await expect(requestChange(t.db, { kind: "budget.value", change: { budgetKey: bkey, value: 2_000_000 }, requester: asker, reason: "for one hour", endsAfterSeconds: 3600 })).rejects.toMatchObject({
+      code: "invalid_input",
+      message: expect.stringContaining("restore it first"),
+    });
+  });
 });
