@@ -97,7 +97,8 @@ export const budgetValue: KindHandler = {
 const BudgetBounds = z
   .strictObject({ budgetKey: Key, min: Micros("min", 0), max: Micros("max", 1) })
   .refine((b) => b.min <= b.max, { message: "min must not be above max", path: ["min"] });
-const boundsBefore = (b: Budget) => ({ min: b.minValue, max: b.maxValue, value: b.value });
+// The default too: new bounds pull it in, and a restore of a budget at 0 with nothing remembered puts it back.
+const boundsBefore = (b: Budget) => ({ min: b.minValue, max: b.maxValue, value: b.value, default: b.defaultValue });
 
 /** The budget's fields as they are, with new bounds: the default is pulled inside them as a ceiling's is. */
 async function fieldsWithBounds(db: Db, key: string, bounds: { min: number; max: number }): Promise<BudgetFields> {
@@ -119,7 +120,7 @@ export const budgetBounds: KindHandler = {
     const change = parseChange(BudgetBounds, raw);
     const budget = await budgetByKey(db, change.budgetKey);
     if (budget.minValue === change.min && budget.maxValue === change.max) throw new ChangeControlError("unchanged", "those are already the bounds: nothing to ask");
-    await fieldsWithBounds(db, budget.key, change);
+    const fields = await fieldsWithBounds(db, budget.key, change);
     const value = clampToBounds(budget.value, change).applied;
     const beforeKill = budget.valueBeforeKill === null ? null : clampToBounds(budget.valueBeforeKill, change).applied;
     return {
@@ -132,7 +133,7 @@ export const budgetBounds: KindHandler = {
       worstBefore: worstOf(budget),
       worstAfter: worstOf({ ...budget, value }),
       currency: budget.currency,
-      raise: isBoundsRaise(budget, { max: change.max, value, valueBeforeKill: beforeKill }),
+      raise: isBoundsRaise(budget, { max: change.max, value, valueBeforeKill: beforeKill, default: fields.default }),
     };
   },
   async apply({ tx, request, actor, control }) {

@@ -152,7 +152,8 @@ const CeilingBounds = z
   .strictObject({ ceilingId: Id, min: Units("min", 0), max: Units("max", 1) })
   .refine((b) => b.min <= b.max, { message: "min must not be above max", path: ["min"] });
 
-const boundsBefore = (c: Ceiling) => ({ min: c.minValue, max: c.maxValue, value: c.value });
+// The default too: new bounds pull it in, and a restore of a ceiling at 0 with nothing remembered puts it back.
+const boundsBefore = (c: Ceiling) => ({ min: c.minValue, max: c.maxValue, value: c.value, default: c.defaultValue });
 
 export const ceilingBounds: KindHandler = {
   async prepare(db, raw) {
@@ -173,7 +174,7 @@ export const ceilingBounds: KindHandler = {
       worstBefore: worstDay(rows, endpoint),
       worstAfter: worstDay(withValue(rows, ceiling.id, value), endpoint),
       currency: endpoint.currency,
-      raise: isBoundsRaise(ceiling, { max: change.max, value, valueBeforeKill: beforeKill }),
+      raise: isBoundsRaise(ceiling, { max: change.max, value, valueBeforeKill: beforeKill, default: Math.min(Math.max(ceiling.defaultValue, change.min), change.max) }),
     };
   },
   async apply({ tx, request, actor, control }) {
