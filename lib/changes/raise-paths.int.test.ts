@@ -3,13 +3,13 @@ import { describe, expect, it } from "vitest";
 import { auditEvents, budgets, ceilings, endpoints } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
-import { addStaff } from "@/lib/auth/staff-admin";
+import { addStaff, changeStaffRole } from "@/lib/auth/staff-admin";
 import { createBudget, restoreBudget, updateBudget } from "@/lib/budgets/change";
 import { applyCatalog, exportCatalog } from "@/lib/catalog/file";
 import { addCeiling, createEndpoint, removeCeiling } from "@/lib/catalog/change";
 import { setBounds } from "@/lib/ceilings/bounds";
 import { killEndpoint, restoreEndpoint } from "@/lib/ceilings/kill";
-import { approveChange, requestChange } from "./index";
+import { acknowledgeBreakGlass, approveChange, breakGlass, rejectChange, requestChange } from "./index";
 import { staffMember } from "./test-fixtures";
 
 // The ways round "a raise takes two people" found in review: an approval applying something other
@@ -113,5 +113,71 @@ describe.skipIf(skipWithoutDatabase())("raise paths: a raise takes two people", 
       code: "invalid_input",
       message: expect.stringContaining("restore it first"),
     });
+  });
+
+  it("a min raise pulling up the DEFAULT of a ceiling at 0 with nothing remembered is a raise (a restore puts the default back)", async () => {
+    const { key, ceiling, admin } = await endpoint({ value: 0, default: 100, max: 100_000 });
+    const actor = { type: "staff", email: admin.email } as const;
+    await expect(setBounds(t.db, { ceilingId: ceiling.id, min: "50000", max: "100000", expectedVersion: ceiling.version, actor, reason: "tidy bounds" })).rejects.toMatchObject({ code: "approval_required" });
+    await restoreEndpoint(t.db, { endpointKey: key, actor, reason: "restore" });
+    expect((await valueOf(ceiling.id)).value).toBe(100);
+    // Asked for, it shows the default in its before, and is a raise.
+    const asker = await staffMember(t.db, "operator");
+    const fresh = await endpoint({ value: 0, default: 100, max: 100_000 });
+    const r = await requestChange(t.db, { kind: "ceiling.bounds", change: { ceilingId: fresh.ceiling.id, min: 50_000, max: 100_000 }, requester: asker, reason: "tidy" });
+    expect(r.before).toMatchObject({ default: 100 });
+  });
+
+  it("a budget's default edited upward (updateBudget) on a budget at 0 needs approval", async () => {
+    const { key } = await endpoint({ value: 100 });
+    const actor = { type: "staff", email: "admin@raise-paths.local" } as const;
+    n += 1;
+    const bkey = `rp-b${n}`;
+    await createBudget(t.db, { spec: { key: bkey, name: bkey, scope: "global", window: "utc_day", value: 0, min: 0, max: 1_000_000_000, default: 1_000_000, members: [key] }, actor, reason: "budget at 0" });
+    const [b] = await t.db.select().from(budgets).where(eq(budgets.key, bkey));
+    await expect(
+      updateBudget(t.db, { key: bkey, expectedVersion: b!.version, fields: { name: bkey, members: [key], min: 0, max: 1_000_000_000, default: 900_000_000 }, actor, reason: "default" }),
+    ).rejects.toMatchObject({ code: "approval_required" });
+    await restoreBudget(t.db, { key: bkey, actor, reason: "restore" });
+    const [after] = await t.db.select().from(budgets).where(eq(budgets.key, bkey));
+    expect(after!.value).toBe(1_000_000);
+    // Lowering the default stays one person's.
+    await updateBudget(t.db, { key: bkey, expectedVersion: after!.version, fields: { name: bkey, members: [key], min: 0, max: 1_000_000_000, default: 500_000 }, actor, reason: "lower default" });
+  });
+
+  it("a catalog file raising the default of a ceiling at 0 with nothing remembered is refused (no request kind for a default)", async () => {
+    const { key, ceiling, admin } = await endpoint({ value: 0, default: 100, max: 100_000 });
+    const file = await exportCatalog(t.db);
+    const e = file.endpoints.find((x) => x.key === key)!;
+    e.ceilings = e.ceilings.map((c) => ({ ...c, default: 100_000 }));
+    await expect(
+      applyCatalog(t.db, { text: JSON.stringify(file), actor: { type: "config", name: admin.email }, reason: "tidy defaults", confirmRaise: true, onRaises: async () => [] }),
+    ).rejects.toThrow(/default 100 → 100,000/);
+    await restoreEndpoint(t.db, { endpointKey: key, actor: { type: "staff", email: admin.email }, reason: "restore" });
+    expect((await valueOf(ceiling.id)).value).toBe(100);
+  });
+
+  it("an admin account the requester created, or made an admin, may not approve, reject or acknowledge their request (audited)", async () => {
+    const { ceiling } = await endpoint({ value: 100 });
+    const a = await staffMember(t.db, "admin");
+    const r = await requestChange(t.db, { kind: "ceiling.value", change: { ceilingId: ceiling.id, value: 400 }, requester: a, reason: "need more" });
+    const { staff } = await addStaff(t.db, { email: `alt-${Date.now()}@raise-paths.local`, role: "admin", password: "correct horse battery", actor: { type: "staff", email: a.email }, bcryptCost: 4 });
+    const puppet = { staffId: staff.id, email: staff.email, role: "admin" as const, via: "dashboard" as const };
+    await expect(approveChange(t.db, { id: r.id, approver: puppet })).rejects.toMatchObject({ code: "own_request", message: expect.stringContaining(`created by ${a.email}`) });
+    await expect(rejectChange(t.db, { id: r.id, approver: puppet, note: "no" })).rejects.toMatchObject({ code: "own_request" });
+    const refused = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "change.refused"), eq(auditEvents.actor, puppet.email)));
+    expect(refused.map((e) => (e.details as { code?: string }).code)).toEqual(["own_request", "own_request"]);
+    expect((await valueOf(ceiling.id)).value).toBe(100);
+
+    // Promoted by the requester (an operator someone else added): the same.
+    const op = await staffMember(t.db, "operator");
+    await changeStaffRole(t.db, { email: op.email, role: "admin", actor: { type: "staff", email: a.email } });
+    await expect(approveChange(t.db, { id: r.id, approver: { ...op, role: "admin" } })).rejects.toMatchObject({ code: "own_request", message: expect.stringContaining("made an admin") });
+
+    // A break glass is acknowledged by an admin the breaker did not make.
+    const bg = await breakGlass(t.db, { kind: "ceiling.value", change: { ceilingId: ceiling.id, value: 200 }, requester: a, reason: "incident: need headroom now" });
+    await expect(acknowledgeBreakGlass(t.db, { id: bg.id, admin: puppet })).rejects.toMatchObject({ code: "own_request" });
+    const other = await staffMember(t.db, "admin");
+    expect((await acknowledgeBreakGlass(t.db, { id: bg.id, admin: other })).acknowledgedBy).toBe(other.email);
   });
 });
