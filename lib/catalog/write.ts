@@ -6,13 +6,14 @@ import type { NewAuditEvent } from "@/db/schema/audit-events";
 import { actorName } from "@/lib/ceilings/actor";
 import { sqlState } from "@/db/sql-state";
 import { checkMemberCurrency } from "@/lib/budgets/write";
-import { controlDetails, requireApproval, type ChangeControl } from "@/lib/changes/context";
+import { controlDetails, isChangeControl, requireApproval, type ChangeControl } from "@/lib/changes/context";
+import { ChangeControlError } from "@/lib/changes/errors";
 import { isNewValueRaise } from "@/lib/changes/raise";
 import { formatCount } from "@/lib/format";
 import { CatalogError } from "./errors";
 import { planValuesOnCeiling } from "@/lib/plans/read";
 import { ceilingSpecOf } from "./read";
-import { type CeilingSpec, type EndpointFields, type EndpointSpec } from "./spec";
+import { type CeilingSpec, ceilingIdentity, type EndpointFields, type EndpointSpec } from "./spec";
 
 // The catalog's writes, each inside the caller's transaction with its one audit event. The
 // dashboard (lib/catalog/change.ts) and a catalog file (lib/catalog/file.ts) both go through these,
@@ -82,6 +83,17 @@ export function fieldsOf(e: Endpoint): EndpointFields {
 /** Creates an endpoint with its ceilings and overrides; one endpoint.create event holds it all. */
 export async function insertEndpoint(p: Change, spec: EndpointSpec): Promise<Endpoint> {
   const { key, ceilings: specs, overrides, archived, ...fields } = spec;
+  // A new ceiling above its default is a raise, as on an existing endpoint (insertCeiling). There
+  // is no request kind for a new endpoint: it is created at its defaults, then its raises asked
+  // for. A catalog file does that itself (withholdRaises); setup code and appliers pass a control.
+  const above = specs.filter((c) => isNewValueRaise(c));
+  if (above.length > 0 && !isChangeControl(p.changeControl)) {
+    const list = above.map((c) => `${ceilingIdentity(c)} at ${formatCount(c.value)} (default ${formatCount(c.default)})`).join(", ");
+    throw new ChangeControlError(
+      "approval_required",
+      `new endpoint ${key}: ${list} above its default is a raise and needs a second admin: create the endpoint with each ceiling at its default, then ask for the raise`,
+    );
+  }
   let row: Endpoint | undefined;
   try {
     [row] = await p.tx

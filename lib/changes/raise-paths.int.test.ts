@@ -180,4 +180,19 @@ describe.skipIf(skipWithoutDatabase())("raise paths: a raise takes two people", 
     const other = await staffMember(t.db, "admin");
     expect((await acknowledgeBreakGlass(t.db, { id: bg.id, admin: other })).acknowledgedBy).toBe(other.email);
   });
+
+  it("a new endpoint with a ceiling above its default is refused (create it at its defaults, then ask); at its defaults it is created", async () => {
+    n += 1;
+    const admin = await staffMember(t.db, "admin");
+    const spec = (value: number) => ({
+      key: `rp.new${n}`, name: "new", unit: "units", parts: [{ name: "units", price: "0.000001" }], perCallMax: 10,
+      ceilings: [{ metric: "units", scope: "global", window: "utc_day", value, min: 0, max: 1_000_000, default: 10 }],
+    });
+    await expect(createEndpoint(t.db, { spec: spec(1_000_000), actor: { type: "staff", email: admin.email }, reason: "new" })).rejects.toMatchObject({
+      code: "approval_required",
+      message: expect.stringContaining("create the endpoint with each ceiling at its default, then ask for the raise"),
+    });
+    expect(await t.db.select().from(endpoints).where(eq(endpoints.key, `rp.new${n}`))).toEqual([]);
+    await createEndpoint(t.db, { spec: spec(10), actor: { type: "staff", email: admin.email }, reason: "new" });
+  });
 });
