@@ -11,6 +11,7 @@ import { ChangeControlError } from "@/lib/changes/errors";
 import { isNewValueRaise } from "@/lib/changes/raise";
 import { formatCount } from "@/lib/format";
 import { CatalogError } from "./errors";
+import { isAddRaise } from "./re-add";
 import { planValuesOnCeiling } from "@/lib/plans/read";
 import { ceilingSpecOf } from "./read";
 import { type CeilingSpec, ceilingIdentity, type EndpointFields, type EndpointSpec } from "./spec";
@@ -160,9 +161,12 @@ export async function recordCeilingChange(p: Change, endpoint: Endpoint, event: 
 }
 
 export async function insertCeiling(p: Change, endpoint: Endpoint, spec: CeilingSpec): Promise<Ceiling> {
-  // Killed or not: a killed ceiling restores to its value, instantly.
-  if (isNewValueRaise(spec)) {
-    requireApproval(p.changeControl, `a new ceiling on ${endpoint.key} at ${formatCount(spec.value)}, above its default ${formatCount(spec.default)},`, {
+  // Killed or not: a killed ceiling restores to its value, instantly. Also a raise: standing above
+  // a ceiling of the same identity removed in the last 24 hours (lib/catalog/re-add.ts).
+  const added = isChangeControl(p.changeControl) ? { raise: false, removed: null } : await isAddRaise(p.tx, endpoint.id, spec);
+  if (added.raise) {
+    const why = isNewValueRaise(spec) || added.removed === null ? `above its default ${formatCount(spec.default)}` : `default ${formatCount(spec.default)}, where one removed in the last 24 hours stood at ${formatCount(added.removed)}`;
+    requireApproval(p.changeControl, `a new ceiling on ${endpoint.key} at ${formatCount(spec.value)}, ${why},`, {
       kind: "ceiling.add",
       change: { endpointKey: endpoint.key, ceiling: spec },
     });

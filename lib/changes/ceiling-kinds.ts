@@ -16,7 +16,8 @@ import { formatCount } from "@/lib/format";
 import { issueLine } from "@/lib/errors";
 import { ChangeControlError } from "./errors";
 import { type Applied, type ApplyContext, hasEnd, isKilled, KILLED_NO_END, type KindHandler, movedSince, type Prepared, staleMessage, type Worst } from "./prepared";
-import { isBoundsRaise, isNewValueRaise, isValueRaise } from "./raise";
+import { isAddRaise } from "@/lib/catalog/re-add";
+import { isBoundsRaise, isValueRaise } from "./raise";
 
 // The kinds on an endpoint and its ceilings: a ceiling's value and bounds, a new ceiling, the
 // per-call max, an unarchive. Applied under the endpoint lock the direct edit takes
@@ -219,7 +220,7 @@ export const ceilingAdd: KindHandler = {
       worstBefore: worstDay(rows, endpoint),
       worstAfter: worstDay([...rows, { ...spec, value: live }], endpoint),
       currency: endpoint.currency,
-      raise: isNewValueRaise(spec),
+      raise: (await isAddRaise(db, endpoint.id, spec)).raise,
       confirm: needsConfirm ? { expected: formatCount(spec.value), matches: (t) => t.trim() === String(spec.value) } : null,
     };
   },

@@ -195,4 +195,27 @@ describe.skipIf(skipWithoutDatabase())("raise paths: a raise takes two people", 
     expect(await t.db.select().from(endpoints).where(eq(endpoints.key, `rp.new${n}`))).toEqual([]);
     await createEndpoint(t.db, { spec: spec(10), actor: { type: "staff", email: admin.email }, reason: "new" });
   });
+
+  it("a ceiling removed and added back looser within 24 hours is a raise (its default above what the removed one stood at)", async () => {
+    const { key, ceiling, admin } = await endpoint({ value: 100, max: 1000 });
+    const actor = { type: "staff", email: admin.email } as const;
+    const version = async () => (await t.db.select().from(endpoints).where(eq(endpoints.key, key)))[0]!.version;
+    // A second global ceiling first, so the daily one is not "the last global ceiling".
+    await addCeiling(t.db, { key, expectedVersion: await version(), ceiling: { metric: "units", scope: "global", window: "billing_month", value: 50_000_000, min: 0, max: 50_000_000, default: 50_000_000 }, actor, reason: "month cap" });
+    await removeCeiling(t.db, { key, ceilingId: ceiling.id, expectedVersion: await version(), actor, reason: "redo" });
+    const looser = { metric: "units", scope: "global", window: "utc_day", value: 1_000_000, min: 0, max: 1_000_000, default: 1_000_000 } as const;
+    await expect(addCeiling(t.db, { key, expectedVersion: await version(), ceiling: looser, actor, reason: "redo" })).rejects.toMatchObject({
+      code: "approval_required",
+      message: expect.stringContaining("removed in the last 24 hours stood at 100"),
+    });
+    const day = async () => (await t.db.select().from(ceilings).where(eq(ceilings.endpointId, ceiling.endpointId))).find((r) => r.window === "utc_day");
+    expect(await day()).toBeUndefined();
+    // Asked for, it is a raise; a second admin approves it.
+    const asker = await staffMember(t.db, "operator");
+    const r = await requestChange(t.db, { kind: "ceiling.add", change: { endpointKey: key, ceiling: looser }, requester: asker, reason: "redo", confirm: "1000000" });
+    expect(r.state).toBe("pending");
+    // Added back at what it was (or lower): one person's.
+    await addCeiling(t.db, { key, expectedVersion: await version(), ceiling: { ...looser, value: 100, default: 100 }, actor, reason: "redo as it was" });
+    expect((await day())?.value).toBe(100);
+  });
 });
