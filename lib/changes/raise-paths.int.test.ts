@@ -42,7 +42,12 @@ describe.skipIf(skipWithoutDatabase())("raise paths: a raise takes two people", 
     if (!ceiling) throw new Error("no ceiling");
     return { key, endpointId: e.id, ceiling, admin };
   }
-  const valueOf = async (id: number) => (await t.db.select().from(ceilings).where(eq(ceilings.id, id)))[0]!;
+  function one<T>(rows: T[]): T {
+    const [row] = rows;
+    if (!row) throw new Error("no row");
+    return row;
+  }
+  const valueOf = async (id: number) => one(await t.db.select().from(ceilings).where(eq(ceilings.id, id)));
 
   it("an approval applies the value the request showed; a max moved since makes it stale, never the typed value", async () => {
     const { ceiling } = await endpoint({ value: 100, max: 300 });
@@ -84,8 +89,8 @@ describe.skipIf(skipWithoutDatabase())("raise paths: a raise takes two people", 
     await approveChange(t.db, { id: r2.id, approver: b });
     const res = await approveChange(t.db, { id: r1.id, approver: b });
     expect(res.applied).toBe(false);
-    const [after] = await t.db.select().from(budgets).where(eq(budgets.key, bkey));
-    expect(after!.value).toBe(1_000_000);
+    const after = await t.db.select().from(budgets).where(eq(budgets.key, bkey));
+    expect(one(after).value).toBe(1_000_000);
   });
 
   it("a raise of a KILLED ceiling may not carry an end (it would end in a kill remembering the raised value)", async () => {
@@ -134,21 +139,21 @@ describe.skipIf(skipWithoutDatabase())("raise paths: a raise takes two people", 
     n += 1;
     const bkey = `rp-b${n}`;
     await createBudget(t.db, { spec: { key: bkey, name: bkey, scope: "global", window: "utc_day", value: 0, min: 0, max: 1_000_000_000, default: 1_000_000, members: [key] }, actor, reason: "budget at 0" });
-    const [b] = await t.db.select().from(budgets).where(eq(budgets.key, bkey));
+    const b = await t.db.select().from(budgets).where(eq(budgets.key, bkey));
     await expect(
-      updateBudget(t.db, { key: bkey, expectedVersion: b!.version, fields: { name: bkey, members: [key], min: 0, max: 1_000_000_000, default: 900_000_000 }, actor, reason: "default" }),
+      updateBudget(t.db, { key: bkey, expectedVersion: one(b).version, fields: { name: bkey, members: [key], min: 0, max: 1_000_000_000, default: 900_000_000 }, actor, reason: "default" }),
     ).rejects.toMatchObject({ code: "approval_required" });
     await restoreBudget(t.db, { key: bkey, actor, reason: "restore" });
-    const [after] = await t.db.select().from(budgets).where(eq(budgets.key, bkey));
-    expect(after!.value).toBe(1_000_000);
+    const after = await t.db.select().from(budgets).where(eq(budgets.key, bkey));
+    expect(one(after).value).toBe(1_000_000);
     // Lowering the default stays one person's.
-    await updateBudget(t.db, { key: bkey, expectedVersion: after!.version, fields: { name: bkey, members: [key], min: 0, max: 1_000_000_000, default: 500_000 }, actor, reason: "lower default" });
+    await updateBudget(t.db, { key: bkey, expectedVersion: one(after).version, fields: { name: bkey, members: [key], min: 0, max: 1_000_000_000, default: 500_000 }, actor, reason: "lower default" });
   });
 
   it("a catalog file raising the default of a ceiling at 0 with nothing remembered is refused (no request kind for a default)", async () => {
     const { key, ceiling, admin } = await endpoint({ value: 0, default: 100, max: 100_000 });
     const file = await exportCatalog(t.db);
-    const e = file.endpoints.find((x) => x.key === key)!;
+    const e = one(file.endpoints.filter((x) => x.key === key));
     e.ceilings = e.ceilings.map((c) => ({ ...c, default: 100_000 }));
     await expect(
       applyCatalog(t.db, { text: JSON.stringify(file), actor: { type: "config", name: admin.email }, reason: "tidy defaults", confirmRaise: true, onRaises: async () => [] }),
@@ -199,7 +204,7 @@ describe.skipIf(skipWithoutDatabase())("raise paths: a raise takes two people", 
   it("a ceiling removed and added back looser within 24 hours is a raise (its default above what the removed one stood at)", async () => {
     const { key, ceiling, admin } = await endpoint({ value: 100, max: 1000 });
     const actor = { type: "staff", email: admin.email } as const;
-    const version = async () => (await t.db.select().from(endpoints).where(eq(endpoints.key, key)))[0]!.version;
+    const version = async () => one(await t.db.select().from(endpoints).where(eq(endpoints.key, key))).version;
     // A second global ceiling first, so the daily one is not "the last global ceiling".
     await addCeiling(t.db, { key, expectedVersion: await version(), ceiling: { metric: "units", scope: "global", window: "billing_month", value: 50_000_000, min: 0, max: 50_000_000, default: 50_000_000 }, actor, reason: "month cap" });
     await removeCeiling(t.db, { key, ceilingId: ceiling.id, expectedVersion: await version(), actor, reason: "redo" });
