@@ -152,7 +152,12 @@ export async function updateBudgetFields(
   if (value.applied !== budget.value) add("value", budget.value, value.applied);
   if (beforeKill !== budget.valueBeforeKill) add("valueBeforeKill", budget.valueBeforeKill, beforeKill);
   if (changes.length === 0) return [];
-  if (isBoundsRaise(budget, { max: next.max, value: value.applied, valueBeforeKill: beforeKill })) {
+  // A default raised where a restore would bring it back (at 0, nothing remembered) is a raise too.
+  if (isBoundsRaise(budget, { max: next.max, value: value.applied, valueBeforeKill: beforeKill, default: next.default })) {
+    if (budget.minValue === next.min && budget.maxValue === next.max) {
+      // There is no kind of request for a default alone: ask for the value instead (budget.value).
+      requireApproval(p.changeControl, `${budget.key} default ${money(budget, budget.defaultValue)} → ${money(budget, next.default)} (a restore of the budget at 0 puts its default back)`);
+    }
     requireApproval(p.changeControl, `${budget.key} bounds ${money(budget, budget.minValue)}..${money(budget, budget.maxValue)} → ${money(budget, next.min)}..${money(budget, next.max)}`, {
       kind: "budget.bounds",
       change: { budgetKey: budget.key, min: next.min, max: next.max },

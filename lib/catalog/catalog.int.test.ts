@@ -199,7 +199,9 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
       const text = JSON.stringify(exported, null, 2);
       const fresh = await createTestDatabase("catalog_fresh");
       try {
-        const result = await applyCatalog(fresh.db, { text, actor: config, reason: "restore from file", confirmRaise: true });
+        // Rebuilding a database from its export is setup: an earlier test's ceiling above its default
+        // (added under setupControl) is created as it was, not asked for.
+        const result = await applyCatalog(fresh.db, { text, actor: config, reason: "restore from file", confirmRaise: true, changeControl: setupControl("restore from file") });
         expect(result.changeCount).toBe(exported.endpoints.length);
         expect(result.endpoints.find((e) => e.key === spec.key)?.changes[0]?.lines[0]).toBe(`+ new endpoint ${spec.key} (One-time code SMS); parts: units 0.0079`);
         expect(await exportCatalog(fresh.db)).toEqual(exported);
@@ -240,7 +242,7 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
       const old = { ...file, endpoints: file.endpoints.map(({ parts: _p, ...e }) => ({ ...e, unitPriceMicros: e.key === spec.key ? 8000 : 7900 })) };
       const fresh = await createTestDatabase("catalog_legacy");
       try {
-        await applyCatalog(fresh.db, { text: JSON.stringify(old), actor: config, reason: "old file", confirmRaise: true });
+        await applyCatalog(fresh.db, { text: JSON.stringify(old), actor: config, reason: "old file", confirmRaise: true, changeControl: setupControl("old file") });
         expect((await readCatalogEndpoint(fresh.db, spec.key)).endpoint.parts).toEqual([{ name: "units", pricePico: 8_000_000_000 }]);
         expect(await planCatalog(fresh.db, JSON.stringify(old))).toMatchObject({ ok: true, changeCount: 0 });
         const exported = await exportCatalog(fresh.db);

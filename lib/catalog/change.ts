@@ -40,12 +40,13 @@ function checkConfirmation(what: string, before: number, after: number, confirm:
   }
 }
 
-export type CreateEndpointParams = { spec: unknown; actor: AuditActor; reason: string };
+/** changeControl: only setup code (the demo seed, test fixtures) creates ceilings above their defaults at once. */
+export type CreateEndpointParams = { spec: unknown; actor: AuditActor; reason: string; changeControl?: ChangeControl };
 
 export async function createEndpoint(db: Db, p: CreateEndpointParams): Promise<Endpoint> {
   const spec = parse(EndpointSpec, p.spec);
   const reason = requireCatalogReason(p.reason);
-  return db.transaction((tx) => insertEndpoint({ tx, actor: p.actor, reason }, spec));
+  return db.transaction((tx) => insertEndpoint({ tx, actor: p.actor, reason, ...(p.changeControl ? { changeControl: p.changeControl } : {}) }, spec));
 }
 
 export type UpdateEndpointParams = { key: string; expectedVersion: number; fields: unknown; actor: AuditActor; reason: string; confirm?: string; changeControl?: ChangeControl };

@@ -125,7 +125,14 @@ function newEndpoint(spec: EndpointSpec, raises: FileRaise[], errors: string[]):
   };
 }
 
+const DEFAULT_RAISE = "is at 0 with nothing to restore, so a restore puts its default back: raising that default is a raise, and there is no request for a default; keep the default and ask for the value instead";
+
 function withholdCeiling(endpointKey: string, row: Ceiling, c: CeilingSpec, raises: FileRaise[], errors: string[]): CeilingSpec {
+  // At 0 with nothing remembered, the default is the standing value (what a restore brings back).
+  if (c.value === 0 && row.value === 0 && row.valueBeforeKill === null && c.default > standingValue(row)) {
+    errors.push(`${endpointKey} #${row.id} ${ceilingIdentity(c)}: default ${formatCount(row.defaultValue)} → ${formatCount(c.default)} ${DEFAULT_RAISE}`);
+    return c;
+  }
   const r = ceilingRaise(row, c);
   if (!r.value && !r.max) return c;
   const identity = ceilingIdentity(c);

@@ -9,7 +9,7 @@ import { CONFIRM_RAISE_FACTOR } from "@/lib/ceilings/parse";
 import { type ChangeControl, requireApproval } from "@/lib/changes/context";
 import { isValueRaise } from "@/lib/changes/raise";
 import { CatalogError, requireCatalogReason } from "./errors";
-import { type FileRaise, markApprovals, withholdRaises } from "./file-raises";
+import { type FileRaise, markApprovals, standingValue, withholdRaises } from "./file-raises";
 import { ceilingSpecOf, readCatalog, type CatalogEndpoint } from "./read";
 import { CATALOG_FORMAT_VERSION, CatalogFile, type CatalogFileInput, type CeilingSpec, ceilingIdentity, describeIssues, type EndpointFields, type EndpointSpec } from "./spec";
 import { ceilingSentence, describeWorstCase, worstCases } from "./worst-case";
@@ -466,6 +466,11 @@ async function updateCeiling(change: Change, endpoint: Endpoint, row: Ceiling, n
   }
   if (isValueRaise(row, after)) {
     requireApproval(change.changeControl, `${endpoint.key} #${row.id} ${formatCount(row.value)} → ${formatCount(after)}`, { kind: "ceiling.value", change: { ceilingId: row.id, value: after } });
+  }
+  // At 0 with nothing remembered a restore puts the default back: a default raised there is a raise
+  // (withholdRaises refuses it in a file; this holds it for any other caller).
+  if (standingValue({ value: next.value, valueBeforeKill: next.valueBeforeKill, defaultValue: next.default }) > standingValue(row) && !isValueRaise(row, after)) {
+    requireApproval(change.changeControl, `${endpoint.key} #${row.id} default ${formatCount(row.defaultValue)} → ${formatCount(next.default)} (a restore of it at 0 puts the default back)`);
   }
   const wasLive = row.value > 0;
   const killing = wasLive && next.value === 0;

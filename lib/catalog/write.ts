@@ -6,13 +6,15 @@ import type { NewAuditEvent } from "@/db/schema/audit-events";
 import { actorName } from "@/lib/ceilings/actor";
 import { sqlState } from "@/db/sql-state";
 import { checkMemberCurrency } from "@/lib/budgets/write";
-import { controlDetails, requireApproval, type ChangeControl } from "@/lib/changes/context";
+import { controlDetails, isChangeControl, requireApproval, type ChangeControl } from "@/lib/changes/context";
+import { ChangeControlError } from "@/lib/changes/errors";
 import { isNewValueRaise } from "@/lib/changes/raise";
 import { formatCount } from "@/lib/format";
 import { CatalogError } from "./errors";
+import { isAddRaise } from "./re-add";
 import { planValuesOnCeiling } from "@/lib/plans/read";
 import { ceilingSpecOf } from "./read";
-import { type CeilingSpec, type EndpointFields, type EndpointSpec } from "./spec";
+import { type CeilingSpec, ceilingIdentity, type EndpointFields, type EndpointSpec } from "./spec";
 
 // The catalog's writes, each inside the caller's transaction with its one audit event. The
 // dashboard (lib/catalog/change.ts) and a catalog file (lib/catalog/file.ts) both go through these,
@@ -82,6 +84,17 @@ export function fieldsOf(e: Endpoint): EndpointFields {
 /** Creates an endpoint with its ceilings and overrides; one endpoint.create event holds it all. */
 export async function insertEndpoint(p: Change, spec: EndpointSpec): Promise<Endpoint> {
   const { key, ceilings: specs, overrides, archived, ...fields } = spec;
+  // A new ceiling above its default is a raise, as on an existing endpoint (insertCeiling). There
+  // is no request kind for a new endpoint: it is created at its defaults, then its raises asked
+  // for. A catalog file does that itself (withholdRaises); setup code and appliers pass a control.
+  const above = specs.filter((c) => isNewValueRaise(c));
+  if (above.length > 0 && !isChangeControl(p.changeControl)) {
+    const list = above.map((c) => `${ceilingIdentity(c)} at ${formatCount(c.value)} (default ${formatCount(c.default)})`).join(", ");
+    throw new ChangeControlError(
+      "approval_required",
+      `new endpoint ${key}: ${list} above its default is a raise and needs a second admin: create the endpoint with each ceiling at its default, then ask for the raise`,
+    );
+  }
   let row: Endpoint | undefined;
   try {
     [row] = await p.tx
@@ -148,9 +161,12 @@ export async function recordCeilingChange(p: Change, endpoint: Endpoint, event: 
 }
 
 export async function insertCeiling(p: Change, endpoint: Endpoint, spec: CeilingSpec): Promise<Ceiling> {
-  // Killed or not: a killed ceiling restores to its value, instantly.
-  if (isNewValueRaise(spec)) {
-    requireApproval(p.changeControl, `a new ceiling on ${endpoint.key} at ${formatCount(spec.value)}, above its default ${formatCount(spec.default)},`, {
+  // Killed or not: a killed ceiling restores to its value, instantly. Also a raise: standing above
+  // a ceiling of the same identity removed in the last 24 hours (lib/catalog/re-add.ts).
+  const added = isChangeControl(p.changeControl) ? { raise: false, removed: null } : await isAddRaise(p.tx, endpoint.id, spec);
+  if (added.raise) {
+    const why = isNewValueRaise(spec) || added.removed === null ? `above its default ${formatCount(spec.default)}` : `default ${formatCount(spec.default)}, where one removed in the last 24 hours stood at ${formatCount(added.removed)}`;
+    requireApproval(p.changeControl, `a new ceiling on ${endpoint.key} at ${formatCount(spec.value)}, ${why},`, {
       kind: "ceiling.add",
       change: { endpointKey: endpoint.key, ceiling: spec },
     });

@@ -77,7 +77,7 @@ export async function writeBounds(tx: Db, { ceiling, endpoint }: { ceiling: Ceil
   const beforeKill = ceiling.valueBeforeKill === null ? null : clampToBounds(ceiling.valueBeforeKill, bounds);
   // The default may be 0 only if the minimum is; otherwise it is pulled in like any value.
   const defaultValue = Math.min(Math.max(ceiling.defaultValue, bounds.min), bounds.max);
-  if (isBoundsRaise(ceiling, { max: bounds.max, value: value.applied, valueBeforeKill: beforeKill?.applied ?? null })) {
+  if (isBoundsRaise(ceiling, { max: bounds.max, value: value.applied, valueBeforeKill: beforeKill?.applied ?? null, default: defaultValue })) {
     requireApproval(p.changeControl, `${endpoint.key} #${ceiling.id} bounds ${formatCount(ceiling.minValue)}..${formatCount(ceiling.maxValue)} → ${formatCount(bounds.min)}..${formatCount(bounds.max)}`, {
       kind: "ceiling.bounds",
       change: { ceilingId: ceiling.id, min: bounds.min, max: bounds.max },

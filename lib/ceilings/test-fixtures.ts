@@ -3,6 +3,7 @@ import type { Db } from "@/db/client";
 import { auditEvents, ceilings, type Ceiling, type NewCeiling } from "@/db/schema";
 import { createEndpoint as createCatalogEndpoint } from "@/lib/catalog/change";
 import { BACKSTOP } from "@/lib/enforcement/test-fixtures";
+import { setupControl } from "@/lib/changes/context";
 
 // Small, explicit endpoints for integration tests: each test creates its own so none shares rows.
 
@@ -45,6 +46,8 @@ export async function createEndpoint(
     },
     actor: { type: "system", name: "test fixture" },
     reason: "test fixture",
+    // A fixture builds data on purpose: a ceiling above its default is set up, not asked for.
+    ...(specs.some((c) => c.value > (c.defaultValue ?? c.value)) ? { changeControl: setupControl("test fixture") } : {}),
   });
   const rows = await db.select().from(ceilings).where(eq(ceilings.endpointId, endpoint.id));
   const own = rows.filter((r) => backstop.length === 0 || r.scope !== "global");

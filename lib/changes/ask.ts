@@ -41,6 +41,9 @@ export async function prepareAsk(db: Db, p: RequestChangeParams, now: Date): Pro
   if ((end.endsAfterSeconds !== null || end.endsAt !== null) && !prepared.mayEnd) {
     throw new ChangeControlError("invalid_input", "only a raise of a ceiling's or a budget's value may carry an end");
   }
+  if ((end.endsAfterSeconds !== null || end.endsAt !== null) && prepared.endRefused) {
+    throw new ChangeControlError("invalid_input", `${prepared.summary}: ${prepared.endRefused}`);
+  }
   if (prepared.confirm && !prepared.confirm.matches(p.confirm ?? "")) {
     throw new ChangeControlError("confirmation_required", `${prepared.summary} is 5× or more: type ${prepared.confirm.expected} again to confirm`);
   }

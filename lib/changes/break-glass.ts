@@ -8,7 +8,7 @@ import { readText, recordLifecycle } from "./audit";
 import { lockRequest } from "./decide";
 import { ChangeControlError } from "./errors";
 import { BREAK_GLASS_MIN_REASON, type Requester, type RequestChangeParams } from "./types";
-import { refusing, staffActor, verifyStaff } from "./who";
+import { refusing, requireNotMadeBy, staffActor, verifyStaff } from "./who";
 
 /**
  * An admin applies a raise alone when no second admin can be reached, with a reason of at least 10
@@ -53,6 +53,7 @@ export async function acknowledgeBreakGlass(db: Db, p: { id: number; admin: Requ
       const request = await lockRequest(tx, p.id);
       if (!request.breakGlass) throw new ChangeControlError("not_pending", `request #${request.id} is not a break glass: nothing to acknowledge`);
       if (request.requestedById === who.staffId) throw new ChangeControlError("own_request", `${who.email} broke glass on #${request.id}: another admin must acknowledge it`);
+      await requireNotMadeBy(tx, request.requestedBy, who, request.id, "acknowledge");
       if (request.acknowledgedAt !== null) throw new ChangeControlError("not_pending", `#${request.id} was already acknowledged by ${request.acknowledgedBy}`);
       const [row] = await tx
         .update(changeRequests)

@@ -12,9 +12,9 @@ import { lockedBudget } from "@/lib/budgets/write";
 import { clampToBounds } from "@/lib/ceilings/parse";
 import { issueLine } from "@/lib/errors";
 import { formatMoney } from "@/lib/format";
-import { parseChange } from "./ceiling-kinds";
+import { parseChange, shownValue } from "./ceiling-kinds";
 import { ChangeControlError } from "./errors";
-import { type Applied, type KindHandler, movedSince, type Prepared, staleMessage } from "./prepared";
+import { type Applied, hasEnd, isKilled, KILLED_NO_END, type KindHandler, movedSince, type Prepared, staleMessage } from "./prepared";
 import { isBoundsRaise, isNewValueRaise, isValueRaise } from "./raise";
 
 // The kinds on a budget: its value, its bounds, an unarchive, a new budget above its default.
@@ -49,7 +49,8 @@ const worstOf = (b: Pick<Budget, "value" | "archivedAt">) => (b.archivedAt !== n
 // ---- budget.value --------------------------------------------------------------------------------
 
 const BudgetValue = z.strictObject({ budgetKey: Key, value: Micros("value", 0) });
-const valueBefore = (b: Budget) => ({ value: b.value, valueBeforeKill: b.valueBeforeKill });
+// As for a ceiling's value: the bounds and default the request was asked against are compared too.
+const valueBefore = (b: Budget) => ({ value: b.value, valueBeforeKill: b.valueBeforeKill, min: b.minValue, max: b.maxValue, default: b.defaultValue });
 
 export const budgetValue: KindHandler = {
   async prepare(db, raw): Promise<Prepared> {
@@ -74,6 +75,7 @@ export const budgetValue: KindHandler = {
         ? { expected: money(budget, preview.typed), matches: (t) => ((p) => p.ok && p.micros === preview.typed)(parseMoneyInput(t, "confirmation")) }
         : null,
       mayEnd: true,
+      ...(isKilled(budget) ? { endRefused: KILLED_NO_END } : {}),
     };
   },
   async apply({ tx, request, actor, control }): Promise<Applied> {
@@ -82,7 +84,9 @@ export const budgetValue: KindHandler = {
     if ("gone" in budget) return { stale: budget.gone };
     const moved = movedSince(request.before, valueBefore(budget));
     if (moved.length > 0) return { stale: staleMessage(moved) };
-    const input = moneyInputText(change.value);
+    // Refused when asked; held here too, should a row predate that check.
+    if (hasEnd(request) && isKilled(budget)) return { stale: `nothing was applied: ${KILLED_NO_END}` };
+    const input = moneyInputText(shownValue(request.after));
     const result = await writeBudgetValue(tx, budget, { input, confirm: input, actor, reason: request.reason, changeControl: control });
     return { stale: null, raised: { endpointId: null, budgetId: budget.id, revertTo: budget.value, raisedTo: result.applied, raisedVersion: result.version } };
   },
@@ -93,7 +97,8 @@ export const budgetValue: KindHandler = {
 const BudgetBounds = z
   .strictObject({ budgetKey: Key, min: Micros("min", 0), max: Micros("max", 1) })
   .refine((b) => b.min <= b.max, { message: "min must not be above max", path: ["min"] });
-const boundsBefore = (b: Budget) => ({ min: b.minValue, max: b.maxValue, value: b.value });
+// The default too: new bounds pull it in, and a restore of a budget at 0 with nothing remembered puts it back.
+const boundsBefore = (b: Budget) => ({ min: b.minValue, max: b.maxValue, value: b.value, default: b.defaultValue });
 
 /** The budget's fields as they are, with new bounds: the default is pulled inside them as a ceiling's is. */
 async function fieldsWithBounds(db: Db, key: string, bounds: { min: number; max: number }): Promise<BudgetFields> {
@@ -115,7 +120,7 @@ export const budgetBounds: KindHandler = {
     const change = parseChange(BudgetBounds, raw);
     const budget = await budgetByKey(db, change.budgetKey);
     if (budget.minValue === change.min && budget.maxValue === change.max) throw new ChangeControlError("unchanged", "those are already the bounds: nothing to ask");
-    await fieldsWithBounds(db, budget.key, change);
+    const fields = await fieldsWithBounds(db, budget.key, change);
     const value = clampToBounds(budget.value, change).applied;
     const beforeKill = budget.valueBeforeKill === null ? null : clampToBounds(budget.valueBeforeKill, change).applied;
     return {
@@ -128,7 +133,7 @@ export const budgetBounds: KindHandler = {
       worstBefore: worstOf(budget),
       worstAfter: worstOf({ ...budget, value }),
       currency: budget.currency,
-      raise: isBoundsRaise(budget, { max: change.max, value, valueBeforeKill: beforeKill }),
+      raise: isBoundsRaise(budget, { max: change.max, value, valueBeforeKill: beforeKill, default: fields.default }),
     };
   },
   async apply({ tx, request, actor, control }) {

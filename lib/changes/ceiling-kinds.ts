@@ -15,8 +15,9 @@ import { durationLabel } from "@/lib/ceilings/guarantee";
 import { formatCount } from "@/lib/format";
 import { issueLine } from "@/lib/errors";
 import { ChangeControlError } from "./errors";
-import { type Applied, type ApplyContext, type KindHandler, movedSince, type Prepared, staleMessage, type Worst } from "./prepared";
-import { isBoundsRaise, isNewValueRaise, isValueRaise } from "./raise";
+import { type Applied, type ApplyContext, hasEnd, isKilled, KILLED_NO_END, type KindHandler, movedSince, type Prepared, staleMessage, type Worst } from "./prepared";
+import { isAddRaise } from "@/lib/catalog/re-add";
+import { isBoundsRaise, isValueRaise } from "./raise";
 
 // The kinds on an endpoint and its ceilings: a ceiling's value and bounds, a new ceiling, the
 // per-call max, an unarchive. Applied under the endpoint lock the direct edit takes
@@ -95,7 +96,16 @@ function isGone(v: unknown): v is { gone: string } {
 
 const CeilingValue = z.strictObject({ ceilingId: Id, value: Units("value", 0) });
 
-const ceilingValueBefore = (c: Ceiling) => ({ value: c.value, valueBeforeKill: c.valueBeforeKill });
+// The bounds and default are part of what the request was asked against: the value it shows was
+// clamped to them, and a restore falls back to the default. Older rows hold value and
+// valueBeforeKill only; movedSince compares the keys a row has, so they still apply.
+const ceilingValueBefore = (c: Ceiling) => ({ value: c.value, valueBeforeKill: c.valueBeforeKill, min: c.minValue, max: c.maxValue, default: c.defaultValue });
+
+/** The value the request showed (its `after`): approval applies exactly that, never a re-clamp of the typed one. */
+const AfterValue = z.object({ value: Units("value", 0) });
+export function shownValue(after: unknown): number {
+  return parseChange(AfterValue, after).value;
+}
 
 export const ceilingValue: KindHandler = {
   async prepare(db, raw): Promise<Prepared> {
@@ -120,6 +130,7 @@ export const ceilingValue: KindHandler = {
         ? { expected: formatCount(preview.typed), matches: (t) => ((p) => p.ok && p.value === preview.typed)(parseLimitInput(t)) }
         : null,
       mayEnd: true,
+      ...(isKilled(ceiling) ? { endRefused: KILLED_NO_END } : {}),
     };
   },
   async apply({ tx, request, actor, control }): Promise<Applied> {
@@ -128,7 +139,9 @@ export const ceilingValue: KindHandler = {
     if (isGone(locked)) return { stale: locked.gone };
     const moved = movedSince(request.before, ceilingValueBefore(locked.ceiling));
     if (moved.length > 0) return { stale: staleMessage(moved) };
-    const input = String(change.value);
+    // Refused when asked; held here too, should a row predate that check.
+    if (hasEnd(request) && isKilled(locked.ceiling)) return { stale: `nothing was applied: ${KILLED_NO_END}` };
+    const input = String(shownValue(request.after));
     const result = await writeCeilingValue(tx, locked, { input, confirm: input, actor, reason: request.reason, changeControl: control });
     return { stale: null, raised: { endpointId: locked.endpoint.id, ceilingId: locked.ceiling.id, revertTo: locked.ceiling.value, raisedTo: result.applied, raisedVersion: result.version } };
   },
@@ -140,7 +153,8 @@ const CeilingBounds = z
   .strictObject({ ceilingId: Id, min: Units("min", 0), max: Units("max", 1) })
   .refine((b) => b.min <= b.max, { message: "min must not be above max", path: ["min"] });
 
-const boundsBefore = (c: Ceiling) => ({ min: c.minValue, max: c.maxValue, value: c.value });
+// The default too: new bounds pull it in, and a restore of a ceiling at 0 with nothing remembered puts it back.
+const boundsBefore = (c: Ceiling) => ({ min: c.minValue, max: c.maxValue, value: c.value, default: c.defaultValue });
 
 export const ceilingBounds: KindHandler = {
   async prepare(db, raw) {
@@ -161,7 +175,7 @@ export const ceilingBounds: KindHandler = {
       worstBefore: worstDay(rows, endpoint),
       worstAfter: worstDay(withValue(rows, ceiling.id, value), endpoint),
       currency: endpoint.currency,
-      raise: isBoundsRaise(ceiling, { max: change.max, value, valueBeforeKill: beforeKill }),
+      raise: isBoundsRaise(ceiling, { max: change.max, value, valueBeforeKill: beforeKill, default: Math.min(Math.max(ceiling.defaultValue, change.min), change.max) }),
     };
   },
   async apply({ tx, request, actor, control }) {
@@ -206,7 +220,7 @@ export const ceilingAdd: KindHandler = {
       worstBefore: worstDay(rows, endpoint),
       worstAfter: worstDay([...rows, { ...spec, value: live }], endpoint),
       currency: endpoint.currency,
-      raise: isNewValueRaise(spec),
+      raise: (await isAddRaise(db, endpoint.id, spec)).raise,
       confirm: needsConfirm ? { expected: formatCount(spec.value), matches: (t) => t.trim() === String(spec.value) } : null,
     };
   },

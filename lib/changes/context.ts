@@ -50,7 +50,7 @@ export function isChangeControl(c: unknown): c is ChangeControl {
 }
 
 /** A raise goes through only with a real ChangeControl; otherwise the person is told to ask. */
-export function requireApproval(control: ChangeControl | undefined, what: string, ask: AskInstead): void {
+export function requireApproval(control: ChangeControl | undefined, what: string, ask?: AskInstead): void {
   if (isChangeControl(control)) return;
   throw new ChangeControlError(
     "approval_required",

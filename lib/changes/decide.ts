@@ -6,7 +6,7 @@ import { readText, recordLifecycle } from "./audit";
 import { ChangeControlError } from "./errors";
 import { expireLocked } from "./expire";
 import type { ApproveResult, Requester } from "./types";
-import { refusing, staffActor, type Verified, verifyStaff } from "./who";
+import { refusing, requireNotMadeBy, staffActor, type Verified, verifyStaff } from "./who";
 
 // A second admin decides a pending request. The request row is locked FOR UPDATE first, so of two
 // admins approving at once one applies and the other finds it no longer pending; the requester
@@ -48,6 +48,7 @@ export async function approveChange(db: Db, p: { id: number; approver: Requester
     const outcome = await db.transaction(async (tx) => {
       const request = await lockRequest(tx, p.id);
       notOwn(request, who, "approves");
+      await requireNotMadeBy(tx, request.requestedBy, who, request.id, "approve");
       checkPending(request);
       if (request.expiresAt.getTime() <= now.getTime()) return { expired: await expireLocked(tx, request, now), result: null };
       const actor = staffActor(who);
@@ -79,6 +80,7 @@ export async function rejectChange(db: Db, p: { id: number; approver: Requester;
     return db.transaction(async (tx) => {
       const request = await lockRequest(tx, p.id);
       notOwn(request, who, "rejects");
+      await requireNotMadeBy(tx, request.requestedBy, who, request.id, "reject");
       checkPending(request);
       const row = await decided(tx, request.id, { state: "rejected", decidedById: who.staffId, decidedBy: who.email, decidedAt: now, decisionNote: note });
       await recordLifecycle(tx, row, "change.reject", staffActor(who), note, { via: who.via });

@@ -27,7 +27,23 @@ export type Prepared = {
   confirm: { expected: string; matches: (typed: string) => boolean } | null;
   /** A value raise may carry an end; other kinds may not. */
   mayEnd: boolean;
+  /** Why this raise may not carry an end although its kind may (a killed ceiling or budget). */
+  endRefused?: string;
 };
+
+/**
+ * A raise of a killed ceiling or budget may not end: its end would put back a kill remembering the
+ * raised value (one restore would keep the raise). Restoring first is instant; then ask again.
+ */
+export const KILLED_NO_END = "it is killed: a raise of a killed value cannot carry an end; restore it first, then ask for a raise that ends";
+
+export function isKilled(v: { value: number; valueBeforeKill: number | null }): boolean {
+  return v.value === 0 && v.valueBeforeKill !== null;
+}
+
+export function hasEnd(r: Pick<ChangeRequest, "endsAfterSeconds" | "endsAt">): boolean {
+  return r.endsAfterSeconds !== null || r.endsAt !== null;
+}
 
 /** What an applied value raise puts back at its end (timing's recordRaiseEnd). */
 /** `raisedVersion`: the row's version right after the raise was written (the end reverts only while it holds). */

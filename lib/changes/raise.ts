@@ -13,14 +13,28 @@ export function isValueRaise(current: { value: number; valueBeforeKill: number |
 }
 
 /**
- * New bounds raise when their max is above the one in force, or when they pull the value in force
- * (or the one a restore puts back) up: a min above the value raises it.
+ * The value a ceiling or budget stands for: in force, or the one a restore puts back when it is at 0
+ * (the value before the kill, or its default when nothing is remembered).
+ */
+export function standingValue(row: { value: number; valueBeforeKill: number | null; defaultValue: number }): number {
+  return row.value > 0 ? row.value : (row.valueBeforeKill ?? row.defaultValue);
+}
+
+/**
+ * New bounds (or fields) raise when their max is above the one in force, or when they pull the value
+ * in force (or the one a restore puts back) up: a min above the value raises it. A default pulled
+ * up is a raise where a restore would bring it back (at 0 with nothing remembered): the standing
+ * value rises, and a restore is one person's.
  */
 export function isBoundsRaise(
-  current: { maxValue: number; value: number; valueBeforeKill: number | null },
-  next: { max: number; value: number; valueBeforeKill: number | null },
+  current: { maxValue: number; value: number; valueBeforeKill: number | null; defaultValue?: number },
+  next: { max: number; value: number; valueBeforeKill: number | null; default?: number },
 ): boolean {
-  return next.max > current.maxValue || next.value > current.value || (next.valueBeforeKill ?? 0) > (current.valueBeforeKill ?? 0);
+  const standingRises =
+    current.defaultValue !== undefined &&
+    next.default !== undefined &&
+    standingValue({ ...next, defaultValue: next.default }) > standingValue({ ...current, defaultValue: current.defaultValue });
+  return next.max > current.maxValue || next.value > current.value || (next.valueBeforeKill ?? 0) > (current.valueBeforeKill ?? 0) || standingRises;
 }
 
 /** A new ceiling or budget raises when its value is above its default. */

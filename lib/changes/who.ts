@@ -1,6 +1,6 @@
-import { eq } from "drizzle-orm";
+import { and, eq, or, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { staff } from "@/db/schema";
+import { auditEvents, staff } from "@/db/schema";
 import { recordAudit, type AuditActor } from "@/lib/audit/record";
 import { hasRole, type Role } from "@/lib/auth/roles";
 import { ChangeControlError } from "./errors";
@@ -52,5 +52,30 @@ export async function refusing<T>(db: Db, who: Pick<Requester, "email" | "via">,
       await recordRefusal(db, who, attempt, error, details).catch(() => undefined);
     }
     throw error;
+  }
+}
+
+/**
+ * The second person must be a second person: an admin account the requester created (staff.add)
+ * or made an admin (staff.role to admin) is theirs to sign in with, so it may not decide their
+ * request. Read from the audit trail, where those staff events are recorded with the requester as
+ * actor and the account's email as target.
+ */
+export async function requireNotMadeBy(db: Db, requesterEmail: string, who: Verified, id: number, doing: string): Promise<void> {
+  const [made] = await db
+    .select({ action: auditEvents.action })
+    .from(auditEvents)
+    .where(
+      and(
+        eq(auditEvents.actorType, "staff"),
+        sql`lower(${auditEvents.actor}) = lower(${requesterEmail})`,
+        sql`lower(${auditEvents.target}) = lower(${who.email})`,
+        or(eq(auditEvents.action, "staff.add"), and(eq(auditEvents.action, "staff.role"), sql`${auditEvents.details}->>'to' = 'admin'`)),
+      ),
+    )
+    .limit(1);
+  if (made) {
+    const how = made.action === "staff.add" ? "created" : "made an admin";
+    throw new ChangeControlError("own_request", `${who.email} was ${how} by ${requesterEmail}, who asked for #${id}: an account the requester made may not ${doing} their request; another admin must`);
   }
 }

@@ -1,0 +1,39 @@
+import { and, eq, gt } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { auditEvents } from "@/db/schema";
+import { isNewValueRaise } from "@/lib/changes/raise";
+import { type CeilingSpec, ceilingIdentity } from "./spec";
+
+// Removing a ceiling is instant and one person's (it lowers nothing, but the rules keep it simple);
+// adding one back at a value equal to a new, self-typed default would then be "not a raise". So a
+// ceiling added to an existing endpoint is compared with any ceiling of the same identity (metric,
+// scope, window, destination kind) removed from it in the last 24 hours, read from the
+// ceiling.remove audit rows (their details hold the removed ceiling): a default above what that
+// one stood for is a raise.
+
+export const RE_ADD_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+type Removed = { value?: unknown; default?: unknown; killed?: unknown; destinationKind?: unknown } & Parameters<typeof ceilingIdentity>[0];
+
+const sameCeiling = (a: Removed, b: Pick<CeilingSpec, "metric" | "scope" | "window" | "windowSeconds" | "destinationKind">) =>
+  ceilingIdentity(a) === ceilingIdentity(b) && (a.destinationKind ?? null) === (b.destinationKind ?? null);
+
+/** The lowest value a same-identity ceiling removed in the last 24 hours stood for (in force, or what a restore put back); null if none. */
+export async function recentlyRemovedValue(db: Db, endpointId: number, spec: CeilingSpec, now = new Date()): Promise<number | null> {
+  const rows = await db
+    .select({ details: auditEvents.details })
+    .from(auditEvents)
+    .where(and(eq(auditEvents.endpointId, endpointId), eq(auditEvents.action, "ceiling.remove"), gt(auditEvents.at, new Date(now.getTime() - RE_ADD_WINDOW_MS))));
+  const values = rows
+    .map((r) => (r.details as { before?: Removed } | null)?.before)
+    .filter((b): b is Removed => !!b && typeof b.metric === "string" && sameCeiling(b, spec))
+    // ceilingSpecOf: value is the one a restore puts back when killed; 0 unkilled means its default stands.
+    .map((b) => (typeof b.value === "number" && b.value > 0 ? b.value : typeof b.default === "number" ? b.default : 0));
+  return values.length === 0 ? null : Math.min(...values);
+}
+
+/** A new ceiling on an existing endpoint raises when above its default, or when it stands above one just removed. */
+export async function isAddRaise(db: Db, endpointId: number, spec: CeilingSpec, now?: Date): Promise<{ raise: boolean; removed: number | null }> {
+  const removed = await recentlyRemovedValue(db, endpointId, spec, now);
+  return { raise: isNewValueRaise(spec) || (removed !== null && Math.max(spec.value, spec.default) > removed), removed };
+}
