@@ -196,7 +196,7 @@ test.describe("change control", () => {
     const operator = await signedInPage(browser, OPERATOR, `/endpoints/${KEY}`);
     const request = await operatorAsks(operator, "18", "a two-minute burst", 2);
     const admin = await signedInPage(browser, DEMO_ADMIN, request);
-    await expect(admin.getByTestId("request-end")).toContainText("2 minutes");
+    await expect(admin.getByTestId("request-end")).toContainText("for 2 min");
     await admin.getByTestId("approve-request").click();
     await expect(admin.getByTestId("request-state")).toHaveAttribute("data-state", "applied");
 

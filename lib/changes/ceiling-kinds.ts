@@ -141,7 +141,12 @@ export const ceilingValue: KindHandler = {
     if (moved.length > 0) return { stale: staleMessage(moved) };
     // Refused when asked; held here too, should a row predate that check.
     if (hasEnd(request) && isKilled(locked.ceiling)) return { stale: `nothing was applied: ${KILLED_NO_END}` };
-    const input = String(shownValue(request.after));
+    // Written as typed, so the audit row keeps what was typed and that it was clamped, and held to
+    // the value the request showed: with the same bounds in force the clamp lands there again.
+    const input = String(change.value);
+    const c = locked.ceiling;
+    const preview = previewAdjustment({ raw: input, current: c.value, valueBeforeKill: c.valueBeforeKill, min: c.minValue, max: c.maxValue });
+    if (!preview.ok || preview.applied !== shownValue(request.after)) return { stale: `nothing was applied: ${input} would not apply as ${formatCount(shownValue(request.after))} now` };
     const result = await writeCeilingValue(tx, locked, { input, confirm: input, actor, reason: request.reason, changeControl: control });
     return { stale: null, raised: { endpointId: locked.endpoint.id, ceilingId: locked.ceiling.id, revertTo: locked.ceiling.value, raisedTo: result.applied, raisedVersion: result.version } };
   },
