@@ -19,3 +19,4 @@ export * from "./staff-sessions";
 export * from "./throttle-counters";
 export * from "./usage";
 export * from "./worker-heartbeats";
+export * from "./reconciliation";

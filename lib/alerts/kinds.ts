@@ -22,6 +22,8 @@ export const alertKinds = [
   "raise_reverted",
   "revert_skipped",
   "schedule_failed",
+  // Reconciliation (lib/reconciliation): a day where the provider billed and Ceilings charged part.
+  "reconciliation",
 ] as const;
 export type AlertKind = (typeof alertKinds)[number];
 
@@ -42,6 +44,7 @@ export const alertKindLabels: Record<AlertKind, string> = {
   raise_reverted: "Raise ended",
   revert_skipped: "Raise end skipped",
   schedule_failed: "Scheduled change failed",
+  reconciliation: "Ledger and bill disagree",
 };
 
 export function isAlertKind(value: string): value is AlertKind {

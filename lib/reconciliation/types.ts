@@ -1,0 +1,85 @@
+// The words of reconciliation, shared by the pull, the comparison, the readiness card and the
+// dashboard. See db/schema/reconciliation.ts for the tables.
+
+export type { ProviderCap, ReconciliationDay, UsageSource, UsageSourceRule } from "@/db/schema/reconciliation";
+
+export const usageSourceKinds = ["openai", "anthropic", "twilio", "file"] as const;
+export type UsageSourceKind = (typeof usageSourceKinds)[number];
+
+export const usageSourceKindLabels: Record<UsageSourceKind, string> = {
+  openai: "OpenAI organization usage and costs API",
+  anthropic: "Anthropic usage and cost report API",
+  twilio: "Twilio usage records",
+  file: "CSV or JSON file",
+};
+
+/** A day as the provider counts it, in its source's time zone: "2026-12-01". */
+export type ProviderDay = string;
+
+/**
+ * One row of what a provider reported for one day: an item (a model, a cost line item, a Twilio
+ * category, a file's endpoint or item) with its units and, when the provider reports money, its
+ * cost in micros of the source's currency. `raw` is the provider's row as received.
+ */
+export type ReportedRow = {
+  day: ProviderDay;
+  item: string;
+  units: number;
+  costMicros: number | null;
+  raw: Record<string, unknown>;
+};
+
+/** What one pull or import wrote: the days it replaced (each whole), rows and rows no rule maps. */
+export type PullResult = {
+  sourceId: number;
+  days: ProviderDay[];
+  rows: number;
+  unmapped: number;
+};
+
+/** Billed beside charged for one endpoint or budget on one provider day, and how far apart. */
+export type Drift = {
+  /** billed − charged. Positive: more billed than charged (calls bypass Ceilings or settle low). */
+  diffUnits: number;
+  diffMicros: number;
+  /** (billed − charged) / max(billed, charged) in money, as a percentage (−100..100); 0 when both are 0. */
+  percent: number;
+  /** Past the threshold: |percent| ≥ the source's share AND |diffMicros| ≥ its money. */
+  over: boolean;
+  direction: "billed_more" | "charged_more" | "even";
+};
+
+export type ReadinessColor = "green" | "amber" | "red";
+
+/** One of the five answers on the readiness card: a color, the number behind it, and a sentence. */
+export type ReadinessAnswer = {
+  color: ReadinessColor;
+  /** The number, ready to show: "90.0 %", "3 expired of 1,204", "none recorded". */
+  figure: string;
+  /** Why this color, in one sentence staff can act on. */
+  detail: string;
+};
+
+export const readinessQuestions = ["reserved", "settled", "failClosed", "secondCap", "told"] as const;
+export type ReadinessQuestion = (typeof readinessQuestions)[number];
+
+export const readinessQuestionLabels: Record<ReadinessQuestion, string> = {
+  reserved: "Reserved before spending",
+  settled: "Settle discipline",
+  failClosed: "Fail-closed health",
+  secondCap: "Second cap at the provider",
+  told: "Someone told",
+};
+
+export type Readiness = Record<ReadinessQuestion, ReadinessAnswer> & {
+  /** The worst of the five. */
+  overall: ReadinessColor;
+};
+
+/** Where the provider-side cap sits against Ceilings' worst case for the same window. */
+export type SecondCapVerdict =
+  | { state: "missing" }
+  | { state: "above"; capText: string; worstText: string }
+  | { state: "below"; capText: string; worstText: string }
+  /** No global ceiling bounds that window, so there is no worst case to compare with. */
+  | { state: "unbounded"; capText: string };
