@@ -103,6 +103,25 @@ describe.skipIf(skipWithoutDatabase())("readiness of every endpoint", () => {
     expect((await readinessOf(t.db, { endpointIds: [], now: NOW })).size).toBe(0);
   });
 
+  it("reads a fixed number of statements whatever the number of endpoints", async () => {
+    const count = async (endpointIds: number[]) => {
+      let statements = 0;
+      const counting = new Proxy(t.db, {
+        get: (target, prop, receiver) => {
+          if (prop === "select" || prop === "selectDistinct" || prop === "execute") statements += 1;
+          return Reflect.get(target, prop, receiver);
+        },
+      });
+      await readinessOf(counting, { endpointIds, now: NOW });
+      return statements;
+    };
+    const one = await pricedEndpoint(t.db);
+    const many = [one.id];
+    for (let i = 0; i < 12; i++) many.push((await pricedEndpoint(t.db)).id);
+    expect(await count([one.id])).toBe(8);
+    expect(await count(many)).toBe(8);
+  });
+
   it("someone told: red without an enabled destination, amber until one delivers or when the latest failed, green when it got through", async () => {
     const e = await pricedEndpoint(t.db);
     const told = async () => (await readinessOf(t.db, { endpointIds: [e.id], now: NOW })).get(e.id)?.told;
