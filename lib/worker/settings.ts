@@ -23,7 +23,7 @@ export type WorkerSettings = {
 };
 
 /** Pulls reach no inside address and credentials come from the worker's environment, unless told otherwise. */
-export function usageSettings(s: Pick<WorkerSettings, "usage">): UsageSourceSettings {
+export function usageSettings(s: WorkerSettings): UsageSourceSettings {
   return s.usage ?? { secrets: readSecret, egress: egressPolicyFrom(undefined), recompareEveryMs: 10 * 60_000 };
 }
 
