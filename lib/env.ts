@@ -74,6 +74,9 @@ export const Env = z.object({
   // Webhook hosts allowed although they resolve to loopback or private addresses (comma-separated
   // names or addresses, e.g. an internal receiver). Set by whoever runs the server, never in the UI.
   ALERT_WEBHOOK_ALLOW_HOSTS: z.string().max(2000).optional(),
+  // Usage source hosts (lib/reconciliation) allowed although they resolve to loopback or private
+  // addresses: a provider proxy inside the network, or the fake provider of the tests (127.0.0.1).
+  USAGE_SOURCE_ALLOW_HOSTS: z.string().max(2000).optional(),
   // Prometheus: /api/metrics of the app needs this bearer token; the worker's own port (off when
   // unset) listens on loopback and also takes the token when it is set.
   METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),

@@ -5,9 +5,12 @@ import { endRaises } from "@/lib/changes/raise-ends";
 import { runDueSchedules } from "@/lib/changes/schedule-run";
 import { expireReservations } from "@/lib/enforcement";
 import { metrics } from "@/lib/metrics";
+import { recompareRecent } from "@/lib/reconciliation/compare";
+import { pullDueSources } from "@/lib/reconciliation/pull";
+import { runUsageSources } from "@/lib/reconciliation/run";
 import { purgeOldRefusals } from "@/lib/refusals/purge";
 import { pruneThrottleCounters } from "@/lib/throttle";
-import type { WorkerSettings } from "./settings";
+import { usageSettings, type WorkerSettings } from "./settings";
 
 // The worker's jobs. Each is safe with two workers running it at once: the sweeper and delivery
 // claim rows with SKIP LOCKED, and every alert goes through a dedupe key.
@@ -80,6 +83,19 @@ export const jobs: Job[] = [
     name: "change-requests",
     everyMs: () => 0,
     run: async (db, _s, now) => ({ expired: await expireChangeRequests(db, now) }),
+  },
+  {
+    // Usage sources (lib/reconciliation): each due or requested source ("Pull now") is claimed,
+    // pulled and its days compared; nothing is due most loops, which costs one indexed read.
+    name: "usage-sources",
+    everyMs: () => 0,
+    run: async (db, s, now) => ({ ...(await runUsageSources(db, { now, settings: usageSettings(s), pull: pullDueSources })) }),
+  },
+  {
+    // Days compared while reservations were still held become final once those resolve.
+    name: "usage-recompare",
+    everyMs: (s) => usageSettings(s).recompareEveryMs,
+    run: async (db, _s, now) => ({ ...(await recompareRecent(db, now)) }),
   },
   {
     // Last, so alerts fired by the jobs above go out in the same loop.

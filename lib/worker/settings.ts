@@ -2,6 +2,8 @@ import { hostname } from "node:os";
 import type { DeliverySettings, RuleSettings } from "@/lib/alerts";
 import type { Env } from "@/lib/env";
 import { egressPolicyFrom } from "@/lib/alerts/egress";
+import { readSecret } from "@/lib/env";
+import type { UsageSourceSettings } from "@/lib/reconciliation/run";
 
 export type WorkerSettings = {
   /** Heartbeat row; copies sharing a name share a row, which is fine: either beating means alive. */
@@ -16,7 +18,14 @@ export type WorkerSettings = {
   refusalRetentionDays: number;
   rules: RuleSettings;
   delivery: DeliverySettings;
+  /** Usage sources (lib/reconciliation); absent: the environment's secrets and no inside hosts. */
+  usage?: UsageSourceSettings;
 };
+
+/** Pulls reach no inside address and credentials come from the worker's environment, unless told otherwise. */
+export function usageSettings(s: WorkerSettings): UsageSourceSettings {
+  return s.usage ?? { secrets: readSecret, egress: egressPolicyFrom(undefined), recompareEveryMs: 10 * 60_000 };
+}
 
 /** The worker's settings from the parsed environment. */
 export function workerSettings(e: Env): WorkerSettings {
@@ -43,5 +52,6 @@ export function workerSettings(e: Env): WorkerSettings {
       baseUrl: e.NEXTAUTH_URL,
       egress: egressPolicyFrom(e.ALERT_WEBHOOK_ALLOW_HOSTS),
     },
+    usage: { secrets: readSecret, egress: egressPolicyFrom(e.USAGE_SOURCE_ALLOW_HOSTS), recompareEveryMs: 10 * 60_000 },
   };
 }

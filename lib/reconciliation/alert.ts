@@ -1,0 +1,66 @@
+import type { Db } from "@/db/client";
+import { fireAlert } from "@/lib/alerts/fire";
+import { unitLabel } from "@/lib/ceilings/guarantee";
+import { formatCount, formatMoney } from "@/lib/format";
+import type { ReconciliationDay } from "./types";
+import type { Drift } from "./types";
+
+// The reconciliation alert: once per target and provider day (its dedupe key), however often the
+// day is compared and by however many workers, so a revised re-pull never alerts twice.
+
+export type DriftTarget = { kind: "endpoint" | "budget"; id: number; key: string; unit: string };
+
+export function reconciliationDedupeKey(target: Pick<DriftTarget, "kind" | "id">, day: string): string {
+  return `reconciliation:${target.kind}:${target.id}:${day}`;
+}
+
+/** "+10.0 %", "−3.5 %". */
+export function formatDriftPercent(percent: number): string {
+  const text = Math.abs(percent).toFixed(1);
+  return percent > 0 ? `+${text} %` : percent < 0 ? `−${text} %` : "0.0 %";
+}
+
+/** What the drift means, in the words staff act on. */
+export function driftDirectionSentence(direction: Drift["direction"]): string {
+  if (direction === "billed_more") return "more billed than charged: calls bypass Ceilings or settle low";
+  if (direction === "charged_more") return "less billed than charged: settles overstate";
+  return "billed and charged agree";
+}
+
+export function reconciliationMessage(target: DriftTarget, row: ReconciliationDay, drift: Drift, currency: string, zone: string): string {
+  const side = (units: number, micros: number) => `${formatMoney(micros, currency)} (${formatCount(units)} ${unitLabel(target.unit, units)})`;
+  return (
+    `${target.kind === "budget" ? "Budget " : ""}${target.key} on ${row.day} (${zone} day): the provider billed ${side(row.billedUnits, row.billedMicros)}, ` +
+    `Ceilings charged ${side(row.chargedUnits, row.chargedMicros)}, ${formatDriftPercent(drift.percent)}: ${driftDirectionSentence(drift.direction)}.`
+  );
+}
+
+/** Fires the alert for one compared day over its threshold; true when this call fired it. */
+export function fireReconciliationAlert(
+  db: Db,
+  p: { target: DriftTarget; row: ReconciliationDay; drift: Drift; currency: string; zone: string },
+): Promise<boolean> {
+  const { target, row, drift } = p;
+  return fireAlert(db, {
+    kind: "reconciliation",
+    dedupeKey: reconciliationDedupeKey(target, row.day),
+    endpointId: target.kind === "endpoint" ? target.id : null,
+    windowStart: row.dayStart,
+    message: reconciliationMessage(target, row, drift, p.currency, p.zone),
+    details: {
+      day: row.day,
+      sourceId: row.sourceId,
+      ...(target.kind === "budget" ? { budgetId: target.id, budgetKey: target.key } : {}),
+      billedUnits: row.billedUnits,
+      chargedUnits: row.chargedUnits,
+      diffUnits: drift.diffUnits,
+      billedMicros: row.billedMicros,
+      chargedMicros: row.chargedMicros,
+      diffMicros: drift.diffMicros,
+      percent: Math.round(drift.percent * 100) / 100,
+      currency: p.currency,
+      from: row.dayStart.toISOString(),
+      to: row.dayEnd.toISOString(),
+    },
+  });
+}

@@ -1,0 +1,200 @@
+import path from "node:path";
+import { and, eq, sql } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { alerts, reconciliationDays, usageSourceRules } from "@/db/schema";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
+import { insertBudget } from "@/lib/budgets/read-fixtures";
+import { startFixtureProcess } from "@/lib/enforcement/test-fixtures";
+import { chargedBetween } from "./charged";
+import { compareSourceDays, recompareRecent } from "./compare";
+import { addRule, makeSource, pricedEndpoint, reservation, resolveReservation, writeDays } from "./compare-fixtures";
+import { dayBounds } from "./days";
+
+const NOW = new Date("2026-11-14T12:00:00Z");
+const CENT = 10_000;
+
+async function alertsOf(db: Parameters<typeof chargedBetween>[0], dedupe: string) {
+  return db.select().from(alerts).where(eq(alerts.dedupeKey, dedupe));
+}
+
+describe.skipIf(skipWithoutDatabase())("reconciliation comparison", () => {
+  const t = useTestDatabase("recon_compare", { max: 8 });
+
+  it("charges settled (overruns included) and expired reservations, not released ones, and counts held", async () => {
+    const e = await pricedEndpoint(t.db);
+    const at = new Date("2026-11-10T15:00:00Z");
+    await reservation(t.db, { endpointId: e.id, at, state: "settled", amount: 100, money: 100 * CENT, settled: 80, settledMoney: 80 * CENT });
+    await reservation(t.db, { endpointId: e.id, at, state: "settled", amount: 100, money: 100 * CENT, settled: 130, settledMoney: 130 * CENT });
+    await reservation(t.db, { endpointId: e.id, at, state: "expired", amount: 50, money: 50 * CENT });
+    await reservation(t.db, { endpointId: e.id, at, state: "released", amount: 70, money: 70 * CENT });
+    await reservation(t.db, { endpointId: e.id, at, state: "held", amount: 40, money: 40 * CENT });
+    const other = await pricedEndpoint(t.db);
+    const { start, end } = dayBounds("2026-11-10", "UTC");
+    const charged = await chargedBetween(t.db, [e.id, other.id], start, end);
+    expect(charged.get(e.id)).toEqual({ units: 80 + 130 + 50, micros: (80 + 130 + 50) * CENT, held: 1 });
+    expect(charged.get(other.id)).toEqual({ units: 0, micros: 0, held: 0 });
+  });
+
+  it("counts a reservation at 23:59 and one at 00:01 New York time in their own provider days", async () => {
+    const e = await pricedEndpoint(t.db);
+    // 2026-11-10 is EST (UTC−5): its day runs 05:00Z to 05:00Z the next day.
+    await reservation(t.db, { endpointId: e.id, at: new Date("2026-11-11T04:59:00Z"), state: "settled", amount: 7, money: 7 * CENT });
+    await reservation(t.db, { endpointId: e.id, at: new Date("2026-11-11T05:01:00Z"), state: "settled", amount: 11, money: 11 * CENT });
+    const tenth = dayBounds("2026-11-10", "America/New_York");
+    const eleventh = dayBounds("2026-11-11", "America/New_York");
+    expect((await chargedBetween(t.db, [e.id], tenth.start, tenth.end)).get(e.id)?.units).toBe(7);
+    expect((await chargedBetween(t.db, [e.id], eleventh.start, eleventh.end)).get(e.id)?.units).toBe(11);
+    // In UTC days both fall on the 11th.
+    const utc = dayBounds("2026-11-11", "UTC");
+    expect((await chargedBetween(t.db, [e.id], utc.start, utc.end)).get(e.id)?.units).toBe(18);
+  });
+
+  it("writes billed beside charged, alerts once per endpoint and day, and a revised re-pull neither duplicates nor alerts twice", async () => {
+    const e = await pricedEndpoint(t.db);
+    const sourceId = await makeSource(t.db, { timeZone: "America/New_York" });
+    await addRule(t.db, sourceId, "email-*", { endpointId: e.id });
+    const day = "2026-11-10";
+    // 900 units charged inside the New York day; one more just outside it.
+    await reservation(t.db, { endpointId: e.id, at: new Date("2026-11-10T05:00:00Z"), state: "settled", amount: 900, money: 900 * CENT });
+    await reservation(t.db, { endpointId: e.id, at: new Date("2026-11-10T04:59:59Z"), state: "settled", amount: 500, money: 500 * CENT });
+    await writeDays(t.db, sourceId, [day], [{ day, item: "email-send", units: 1000, costMicros: null, endpointId: e.id }]);
+
+    const [row] = await compareSourceDays(t.db, { sourceId, days: [day], now: NOW });
+    expect(row).toMatchObject({ endpointId: e.id, day, billedUnits: 1000, billedMicros: 1000 * CENT, billedMoney: "priced", chargedUnits: 900, chargedMicros: 900 * CENT, heldReservations: 0 });
+    expect(row?.dayStart.toISOString()).toBe("2026-11-10T05:00:00.000Z");
+
+    const key = `reconciliation:endpoint:${e.id}:${day}`;
+    const [alert] = await alertsOf(t.db, key);
+    expect(alert).toMatchObject({ kind: "reconciliation", endpointId: e.id });
+    expect(alert?.message).toContain("+10.0 %");
+    expect(alert?.message).toContain("more billed than charged: calls bypass Ceilings or settle low");
+    expect(alert?.details).toEqual({
+      day,
+      sourceId,
+      billedUnits: 1000,
+      chargedUnits: 900,
+      diffUnits: 100,
+      billedMicros: 10_000_000,
+      chargedMicros: 9_000_000,
+      diffMicros: 1_000_000,
+      percent: 10,
+      currency: "USD",
+      from: "2026-11-10T05:00:00.000Z",
+      to: "2026-11-11T05:00:00.000Z",
+    });
+
+    // The provider revises the day (reported money now), and it is compared again, twice.
+    await writeDays(t.db, sourceId, [day], [{ day, item: "email-send", units: 1200, costMicros: 12_500_000, endpointId: e.id }]);
+    await compareSourceDays(t.db, { sourceId, days: [day], now: NOW });
+    const rows = await compareSourceDays(t.db, { sourceId, days: [day], now: NOW });
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ billedUnits: 1200, billedMicros: 12_500_000, billedMoney: "reported" });
+    expect(await t.db.select().from(reconciliationDays).where(eq(reconciliationDays.endpointId, e.id))).toHaveLength(1);
+    expect(await alertsOf(t.db, key)).toHaveLength(1);
+  });
+
+  it("a pulled day without rows is billed zero; a day never pulled is not compared", async () => {
+    const e = await pricedEndpoint(t.db);
+    const sourceId = await makeSource(t.db);
+    await addRule(t.db, sourceId, "sms", { endpointId: e.id });
+    await reservation(t.db, { endpointId: e.id, at: new Date("2026-11-08T10:00:00Z"), state: "settled", amount: 300, money: 300 * CENT });
+    await writeDays(t.db, sourceId, ["2026-11-08"], []);
+    const rows = await compareSourceDays(t.db, { sourceId, days: ["2026-11-08", "2026-11-09", "not a day"], now: NOW });
+    expect(rows.map((r) => [r.day, r.billedUnits, r.chargedUnits])).toEqual([["2026-11-08", 0, 300]]);
+    const [alert] = await alertsOf(t.db, `reconciliation:endpoint:${e.id}:2026-11-08`);
+    expect(alert?.message).toContain("less billed than charged: settles overstate");
+  });
+
+  it("under the threshold writes the day and fires nothing", async () => {
+    const e = await pricedEndpoint(t.db);
+    const sourceId = await makeSource(t.db);
+    await addRule(t.db, sourceId, "x", { endpointId: e.id });
+    await reservation(t.db, { endpointId: e.id, at: new Date("2026-11-09T10:00:00Z"), state: "settled", amount: 990, money: 990 * CENT });
+    await writeDays(t.db, sourceId, ["2026-11-09"], [{ day: "2026-11-09", item: "x", units: 1000, costMicros: null, endpointId: e.id }]);
+    expect(await compareSourceDays(t.db, { sourceId, days: ["2026-11-09"], now: NOW })).toHaveLength(1);
+    expect(await alertsOf(t.db, `reconciliation:endpoint:${e.id}:2026-11-09`)).toHaveLength(0);
+  });
+
+  it("compares a budget: its rows' money beside the sum of its members' charges", async () => {
+    const a = await pricedEndpoint(t.db);
+    const b = await pricedEndpoint(t.db);
+    const budget = await insertBudget(t.db, { members: [a.id, b.id] });
+    const sourceId = await makeSource(t.db);
+    await addRule(t.db, sourceId, "line-*", { budgetId: budget.id });
+    const day = "2026-11-09";
+    await reservation(t.db, { endpointId: a.id, at: new Date("2026-11-09T01:00:00Z"), state: "settled", amount: 100, money: 3_000_000 });
+    await reservation(t.db, { endpointId: b.id, at: new Date("2026-11-09T23:00:00Z"), state: "expired", amount: 50, money: 2_000_000 });
+    await writeDays(t.db, sourceId, [day], [
+      { day, item: "line-a", units: 100, costMicros: 2_000_000, budgetId: budget.id },
+      { day, item: "line-b", units: 40, costMicros: 1_000_000, budgetId: budget.id },
+      { day, item: "unmapped", units: 5, costMicros: 9_000_000 },
+    ]);
+    const rows = await compareSourceDays(t.db, { sourceId, days: [day], now: NOW });
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ budgetId: budget.id, endpointId: null, billedUnits: 140, billedMicros: 3_000_000, billedMoney: "reported", chargedUnits: 150, chargedMicros: 5_000_000 });
+    const [alert] = await alertsOf(t.db, `reconciliation:budget:${budget.id}:${day}`);
+    expect(alert?.endpointId).toBeNull();
+    expect(alert?.details).toMatchObject({ budgetId: budget.id, budgetKey: budget.key, diffMicros: -2_000_000 });
+    expect(alert?.message).toMatch(/^Budget /);
+  });
+
+  it("a target the source no longer maps loses that day's comparison", async () => {
+    const e = await pricedEndpoint(t.db);
+    const sourceId = await makeSource(t.db);
+    await addRule(t.db, sourceId, "gone", { endpointId: e.id });
+    await writeDays(t.db, sourceId, ["2026-11-07"], []);
+    expect(await compareSourceDays(t.db, { sourceId, days: ["2026-11-07"], now: NOW })).toHaveLength(1);
+    await t.db.delete(usageSourceRules).where(eq(usageSourceRules.sourceId, sourceId));
+    expect(await compareSourceDays(t.db, { sourceId, days: ["2026-11-07"], now: NOW })).toHaveLength(0);
+    expect(await t.db.select().from(reconciliationDays).where(eq(reconciliationDays.sourceId, sourceId))).toHaveLength(0);
+  });
+
+  it("a day with held reservations is written but not alerted until recompareRecent finds them resolved", async () => {
+    const e = await pricedEndpoint(t.db);
+    const sourceId = await makeSource(t.db, { lookbackDays: 3 });
+    await addRule(t.db, sourceId, "h", { endpointId: e.id });
+    const day = "2026-11-13";
+    const held = await reservation(t.db, { endpointId: e.id, at: new Date("2026-11-13T10:00:00Z"), state: "held", amount: 500, money: 500 * CENT });
+    await writeDays(t.db, sourceId, [day], [{ day, item: "h", units: 1000, costMicros: null, endpointId: e.id }]);
+    const [row] = await compareSourceDays(t.db, { sourceId, days: [day], now: NOW });
+    expect(row).toMatchObject({ chargedUnits: 0, heldReservations: 1 });
+    const key = `reconciliation:endpoint:${e.id}:${day}`;
+    expect(await alertsOf(t.db, key)).toHaveLength(0);
+
+    // Still held: recompared, still not final.
+    expect((await recompareRecent(t.db, NOW)).days).toBeGreaterThanOrEqual(1);
+    expect(await alertsOf(t.db, key)).toHaveLength(0);
+
+    // Expired: the whole reservation counts as spent, 500 of 1,000 billed, and now it alerts.
+    await resolveReservation(t.db, held, "expired");
+    await recompareRecent(t.db, NOW);
+    const [after] = await t.db.select().from(reconciliationDays).where(and(eq(reconciliationDays.endpointId, e.id), eq(reconciliationDays.day, day)));
+    expect(after).toMatchObject({ chargedUnits: 500, heldReservations: 0 });
+    expect(await alertsOf(t.db, key)).toHaveLength(1);
+    // Nothing left open for this source.
+    const open = await t.db.select({ n: sql<number>`count(*)::int` }).from(reconciliationDays).where(and(eq(reconciliationDays.sourceId, sourceId), sql`held_reservations > 0`));
+    expect(open[0]?.n).toBe(0);
+  });
+
+  it("fires the alert exactly once when two processes compare the same day many times at once", async () => {
+    const e = await pricedEndpoint(t.db);
+    const sourceId = await makeSource(t.db);
+    await addRule(t.db, sourceId, "race", { endpointId: e.id });
+    const days = ["2026-11-11", "2026-11-12"];
+    await reservation(t.db, { endpointId: e.id, at: new Date("2026-11-11T10:00:00Z"), state: "settled", amount: 100, money: 100 * CENT });
+    await writeDays(t.db, sourceId, days, days.map((day) => ({ day, item: "race", units: 1000, costMicros: null, endpointId: e.id })));
+
+    const other = startFixtureProcess<{ rows: number; errors: string[] }>(path.join(__dirname, "compare.fixture.ts"), [t.url, String(sourceId), days.join(","), "8"]);
+    await other.ready;
+    other.send();
+    const here = await Promise.allSettled(Array.from({ length: 8 }, () => compareSourceDays(t.db, { sourceId, days, now: NOW })));
+    const there = await other.done;
+    expect(here.filter((r) => r.status === "rejected").map((r) => String((r as PromiseRejectedResult).reason))).toEqual([]);
+    expect(there.errors).toEqual([]);
+    expect(there.rows).toBe(16);
+
+    for (const day of days) expect(await alertsOf(t.db, `reconciliation:endpoint:${e.id}:${day}`)).toHaveLength(1);
+    expect(await t.db.select().from(reconciliationDays).where(eq(reconciliationDays.endpointId, e.id))).toHaveLength(2);
+  }, 60_000);
+});
