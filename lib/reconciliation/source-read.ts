@@ -28,9 +28,9 @@ export async function listUsageSources(db: Db): Promise<UsageSourceListItem[]> {
       lastPullAt: usageSources.lastPullAt,
       lastPullOk: usageSources.lastPullOk,
       lastPullError: usageSources.lastPullError,
-      rules: sql<number>`(select count(*)::int from usage_source_rules r where r.source_id = ${usageSources.id})`,
-      days: sql<number>`(select count(*)::int from usage_pulls p where p.source_id = ${usageSources.id})`,
-      lastDay: sql<string | null>`(select max(p.day)::text from usage_pulls p where p.source_id = ${usageSources.id})`,
+      rules: sql<number>`(select count(*)::int from usage_source_rules r where r.source_id = usage_sources.id)`,
+      days: sql<number>`(select count(*)::int from usage_pulls p where p.source_id = usage_sources.id)`,
+      lastDay: sql<string | null>`(select max(p.day)::text from usage_pulls p where p.source_id = usage_sources.id)`,
     })
     .from(usageSources)
     .orderBy(asc(usageSources.name));
