@@ -67,7 +67,7 @@ describe.skipIf(skipWithoutDatabase())("usage sources", () => {
 
   async function budget() {
     n += 1;
-    const [row] = await t.db.insert(budgets).values({ key: `llm.b${n}`, name: "b", scope: "global", window: "utc_day", value: 1, minValue: 0, maxValue: 10, defaultValue: 1, createdBy: "t" }).returning();
+    const [row] = await t.db.insert(budgets).values({ key: `llm.b${n}`, name: "b", scope: "global", window: "utc_day", value: 1, minValue: 0, maxValue: 10, defaultValue: 1 }).returning();
     if (!row) throw new Error("no budget");
     return row;
   }
