@@ -126,11 +126,13 @@ export function badFileError(lines: readonly { line: number; reason: string }[])
   const byLine = new Map<number, string[]>();
   for (const { line, reason } of lines) byLine.set(line, [...(byLine.get(line) ?? []), reason]);
   const sorted = [...byLine.entries()].sort(([a], [b]) => a - b);
-  const problems: Issue[] = sorted.slice(0, MAX_LISTED_LINES).map(([line, reasons]) => ({ path: `line ${line}`, message: reasons.join("; ") }));
+  // Line 0 is the file as a whole (no rows, too large).
+  const problems: Issue[] = sorted.slice(0, MAX_LISTED_LINES).map(([line, reasons]) => ({ path: line === 0 ? "file" : `line ${line}`, message: reasons.join("; ") }));
   const more = sorted.length - problems.length;
   if (more > 0) problems.push({ path: "lines", message: `and ${more} more bad line${more === 1 ? "" : "s"} not listed here` });
-  const count = `${sorted.length} bad line${sorted.length === 1 ? "" : "s"}`;
-  return new CatalogError("invalid_input", `The file was not imported (${count}; nothing was written). Fix every line below and import it again.`, problems);
+  const bad = sorted.filter(([line]) => line !== 0).length;
+  const count = bad === 0 ? "the file as a whole" : `${bad} bad line${bad === 1 ? "" : "s"}`;
+  return new CatalogError("invalid_input", `The file was not imported (${count}; nothing was written). Fix what is listed below and import it again.`, problems);
 }
 
 async function runImport({ actor, db }: ActionContext, input: z.output<typeof ImportFields>, text: string): Promise<ActionResult> {

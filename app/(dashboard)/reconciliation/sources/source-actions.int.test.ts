@@ -220,6 +220,7 @@ describe.skipIf(skipWithoutDatabase())("usage source server actions", () => {
     expect(e.problems[0]).toEqual({ path: "line 2", message: "bad date; units must be a whole number" });
     expect(e.problems).toHaveLength(MAX_LISTED_LINES + 1);
     expect(e.problems.at(-1)).toEqual({ path: "lines", message: "and 5 more bad lines not listed here" });
+    expect(badFileError([{ line: 0, reason: "the file has a header but no rows" }])).toMatchObject({ message: expect.stringMatching(/^The file was not imported \(the file as a whole;/), problems: [{ path: "file", message: "the file has a header but no rows" }] });
     expect(formatOf("", ' [{"date":"2026-12-01"}]')).toBe("json");
     expect(formatOf("", "date,item,units")).toBe("csv");
   });

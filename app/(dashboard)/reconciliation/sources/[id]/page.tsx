@@ -139,7 +139,7 @@ export default async function UsageSourcePage({ params, searchParams }: Props) {
         <UnmappedTable items={d.unmapped} currency={s.currency} path={path} isAdmin={isAdmin} />
       </section>
 
-      {isAdmin ? (
+      {isAdmin && s.kind === "file" ? (
         <section aria-labelledby="import-title" className={`${cardClass} space-y-3`} id="import">
           <h2 id="import-title" className="text-lg font-semibold">Import a file</h2>
           <p className={muted}>

@@ -17,7 +17,7 @@ const importAction = runAction.bind(null, "usage_source.import");
 /** The bad lines of a refused file, in order, from the action's per-field errors (`line 3`). */
 function badLines(state: ActionState): [string, string][] {
   if (state.status !== "error" || !state.fieldErrors) return [];
-  return Object.entries(state.fieldErrors).filter(([k]) => k.startsWith("line ") || k === "lines");
+  return Object.entries(state.fieldErrors).filter(([k]) => k.startsWith("line ") || k === "lines" || k === "file");
 }
 
 export function ImportForm({ sourceId }: { sourceId: number }) {
@@ -93,7 +93,7 @@ export function ImportForm({ sourceId }: { sourceId: number }) {
           <ol className="space-y-1 text-sm text-red-800 dark:text-red-300" data-testid="import-bad-lines">
             {lines.map(([line, reason]) => (
               <li key={line} data-line={line}>
-                <span className="font-medium">{line === "lines" ? "" : `${line.replace("line ", "Line ")}: `}</span>
+                <span className="font-medium">{line === "lines" ? "" : line === "file" ? "The file: " : `${line.replace("line ", "Line ")}: `}</span>
                 {reason}
               </li>
             ))}
