@@ -204,6 +204,15 @@ describe.skipIf(skipWithoutDatabase())("usage source server actions", () => {
       expect(state, JSON.stringify(state)).toMatchObject({ status: "ok", message: expect.stringMatching(/^Imported 800 rows over 28 days/) });
     });
 
+    it("imports mapped rows and compares their days with what Ceilings charged", async () => {
+      const s = await createUsageSource(t.db, { input: settings({ kind: "file", credentialRef: "" }), actor });
+      const e = await endpoint();
+      await addUsageRule(t.db, { sourceId: s.id, match: e, endpointKey: e, actor });
+      const text = `date,item,units,cost\n2026-11-30,${e},1000,2.50\n2026-12-01,${e},900,\n2026-12-01,unknown.item,5,\n`;
+      const state = await importUsageFileCore(deps("admin"), form({ sourceId: String(s.id), text }));
+      expect(state).toEqual({ status: "ok", message: "Imported 3 rows over 2 days (1 unmapped); compared 2 target-days with what Ceilings charged." });
+    });
+
     it("refuses an empty file, a file sent twice and a file sent as a file", async () => {
       const e = await existing({ kind: "file" });
       expect(await importUsageFileCore(deps("admin"), form({ sourceId: e.id, text: "  \n" }))).toMatchObject({ status: "error", fieldErrors: { text: expect.stringMatching(/empty/) } });
