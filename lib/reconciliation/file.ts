@@ -21,6 +21,7 @@ export type UsageFileFormat = "csv" | "json";
 export type ParsedUsageFile = { ok: true; rows: ReportedRow[] } | { ok: false; errors: BadLine[] };
 
 // C0 controls (but tab inside a quoted CSV field is still refused: an item never holds one), DEL, C1.
+// eslint-disable-next-line no-control-regex -- finding control characters is the point.
 const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
 const WHOLE = /^\d+$/;
 const show = (s: string) => (s.length > 40 ? `${s.slice(0, 40)}…` : s);
