@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { checkDestinationUrl, sanitiseExcerpt, type EgressPolicy } from "@/lib/alerts/egress";
 import { ReconciliationError } from "./errors";
 
@@ -45,20 +46,37 @@ function hide(text: string, secrets: readonly string[]): string {
   return out;
 }
 
-/** The provider's own error message when the body is its JSON error, else the body itself. */
+// OpenAI and Anthropic: {"error": {"message"}}; Twilio: {"code", "message"}.
+const ProviderErrorBody = z.union([z.object({ error: z.object({ message: z.string() }) }).transform((b) => b.error.message), z.object({ message: z.string() }).transform((b) => b.message)]);
+
+/** The provider's own error message when the body is its JSON error, else the body's text without markup. */
 function errorText(body: string): string {
   try {
-    const parsed: unknown = JSON.parse(body);
-    if (parsed && typeof parsed === "object") {
-      const o = parsed as Record<string, unknown>;
-      const inner = o.error;
-      if (inner && typeof inner === "object" && "message" in inner && typeof inner.message === "string") return inner.message;
-      if (typeof o.message === "string") return o.message;
-    }
+    const parsed = ProviderErrorBody.safeParse(JSON.parse(body));
+    if (parsed.success) return parsed.data;
   } catch {
     // Not JSON: an HTML error page or a proxy's text, excerpted as it is.
   }
   return body.replace(/<(script|style)[^>]*>[\s\S]*?<\/\1>/gi, " ").replace(/<[^>]+>/g, " ");
+}
+
+/** The body as text, refusing one past `max` bytes whatever Content-Length said. */
+async function boundedText(response: Response, max: number): Promise<string | null> {
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 function where(url: URL): string {
@@ -115,11 +133,11 @@ export async function getText(target: string, opts: HttpOptions & { accept?: str
       return fail(opts.provider, `${where(url)} could not be reached after ${attempt} attempts: ${hide(why, secrets)}`);
     }
     if (response.ok) {
-      const length = Number(response.headers.get("content-length") ?? "0");
-      if (length > MAX_BODY_BYTES) return fail(opts.provider, `${where(url)} answered ${length} bytes; at most ${MAX_BODY_BYTES}`);
-      return await response.text();
+      const text = await boundedText(response, MAX_BODY_BYTES);
+      if (text === null) return fail(opts.provider, `${where(url)} answered more than ${MAX_BODY_BYTES / 1024 / 1024} MB`);
+      return text;
     }
-    const body = await response.text().catch(() => "");
+    const body = (await boundedText(response, 64 * 1024).catch(() => "")) ?? "";
     const retryable = response.status === 429 || response.status >= 500;
     if (retryable && attempt < MAX_ATTEMPTS) {
       const asked = response.status === 429 ? retryAfterMs(response.headers.get("retry-after")) : null;
@@ -132,7 +150,7 @@ export async function getText(target: string, opts: HttpOptions & { accept?: str
       response.status === 401 || response.status === 403
         ? " (check the source's credential: the key may be wrong, revoked or not an admin key)"
         : response.status >= 300 && response.status < 400
-          ? ` (a redirect to ${sanitiseExcerpt(response.headers.get("location") ?? "nowhere")}, not followed)`
+          ? ` (a redirect to ${(response.headers.get("location") ?? "nowhere").replace(/[^\x21-\x7E]+/g, "").slice(0, 120)}, not followed)`
           : retryable
             ? ` (after ${attempt} attempts)`
             : "";
