@@ -202,6 +202,21 @@ describe("provider clients on real HTTP", () => {
     expect(rows).toHaveLength(1);
   });
 
+  it("Twilio: a next page on another host is refused, never fetched", async () => {
+    const asked: string[] = [];
+    const fetchImpl: typeof fetch = async (input) => {
+      asked.push(String(input));
+      return Response.json({ usage_records: [], next_page_uri: "https://elsewhere.example/2010-04-01/steal" });
+    };
+    await expect(pullTwilio(source(fake, { kind: "twilio", account: FAKE_KEYS.twilio.accountSid }), days, ctx(FAKE_KEYS.twilio.authToken, { fetchImpl }))).rejects.toThrow(/a next page on another host \(elsewhere\.example\)/);
+    expect(asked).toHaveLength(1);
+  });
+
+  it("a page in a shape it does not know fails the pull, naming the field", async () => {
+    const fetchImpl: typeof fetch = async () => Response.json({ data: [{ start_time: "yesterday", results: [] }], has_more: false });
+    await expect(pullOpenAI(source(fake, {}), days, ctx(FAKE_KEYS.openai, { fetchImpl }))).rejects.toMatchObject({ code: "provider_shape", message: expect.stringContaining("data.0.start_time") });
+  });
+
   it("refuses to reach a loopback host that is not allow-listed", async () => {
     await expect(pullOpenAI(source(fake, {}), days, ctx(FAKE_KEYS.openai, { egress: { allowHosts: [] } }))).rejects.toThrow(/refused to reach 127\.0\.0\.1/);
     expect(fake.requests).toHaveLength(0);
