@@ -9,6 +9,7 @@
 //   npm run ceilings -- requests | approve <id> | reject <id> | cancel <id> | acknowledge <id> --as EMAIL (scripts/ceilings-changes.ts)
 //   npm run ceilings -- accounts assign|bulk|block|unblock|show ... (scripts/ceilings-accounts.ts)
 //   npm run ceilings -- plans [show|create|update|set|unset|default|delete] ... (scripts/ceilings-plans.ts)
+//   npm run ceilings -- usage sources | pull <source> | import <source> <file> (scripts/ceilings-usage.ts)
 import { writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -27,6 +28,11 @@ import { parsePlansArgs, PLANS_USAGE, PlansUsageError, runPlans } from "./ceilin
 import { CHANGE_VERBS, CHANGES_USAGE, ChangesUsageError, parseChangesArgs, runChanges } from "./ceilings-changes";
 import { FileError, parseApplyOptions, runApplyFile, runPlanFile } from "./ceilings-file";
 import { ChangeControlError } from "@/lib/changes";
+import { egressPolicyFrom } from "@/lib/alerts/egress";
+import { env, readSecret } from "@/lib/env";
+import { compareSourceDays } from "@/lib/reconciliation/compare";
+import { ReconciliationError } from "@/lib/reconciliation/errors";
+import { describeUsageError, parseUsageArgs, runUsage, USAGE_SOURCES_USAGE, UsageCliError } from "./ceilings-usage";
 
 const USAGE = `usage: npm run ceilings -- <command>
   status                               every endpoint, its ceilings and what is killed
@@ -51,7 +57,8 @@ const USAGE = `usage: npm run ceilings -- <command>
                                        --for/--until end a value raise (put back by the worker)
 ${CHANGES_USAGE}
 ${PLANS_USAGE}
-${ACCOUNTS_USAGE}`;
+${ACCOUNTS_USAGE}
+${USAGE_SOURCES_USAGE}`;
 
 class UsageError extends Error {}
 
@@ -91,6 +98,19 @@ async function main(argv: string[]): Promise<void> {
     const db = await getDb();
     try {
       await runPlans(db, command, cliActor());
+    } finally {
+      await closeDb();
+    }
+    return;
+  }
+  // Usage sources take options of their own: read before the database starts, so a typo costs nothing.
+  if (argv[0] === "usage") {
+    const command = parseUsageArgs(argv.slice(1));
+    await prepareDatabaseWithDemo();
+    const db = await getDb();
+    try {
+      // The worker's secrets and egress rules, so a pull from here behaves as the worker's would.
+      await runUsage(db, command, { actor: cliActor(), secrets: readSecret, egress: egressPolicyFrom(env().USAGE_SOURCE_ALLOW_HOSTS), compare: compareSourceDays });
     } finally {
       await closeDb();
     }
@@ -233,7 +253,7 @@ async function main(argv: string[]): Promise<void> {
 main(process.argv.slice(2)).then(
   () => process.exit(0),
   (error: unknown) => {
-    if (error instanceof UsageError || error instanceof PlansUsageError || error instanceof ChangesUsageError) {
+    if (error instanceof UsageError || error instanceof PlansUsageError || error instanceof ChangesUsageError || error instanceof UsageCliError) {
       if (error.message) console.error(`error: ${error.message}\n`);
       console.error(USAGE);
       process.exit(2);
@@ -245,6 +265,10 @@ main(process.argv.slice(2)).then(
     }
     if (error instanceof AccountRowsError || error instanceof AccountError) {
       for (const line of error instanceof AccountRowsError ? describeAccountError(error.error, error.lines) : describeAccountError(error)) console.error(line);
+      process.exit(1);
+    }
+    if (error instanceof ReconciliationError) {
+      for (const line of describeUsageError(error)) console.error(line);
       process.exit(1);
     }
     if (error instanceof CeilingError || error instanceof CatalogError || error instanceof ChangeControlError) {
