@@ -48,3 +48,14 @@ describe("reconciliation chart", () => {
     expect(reconSummary({ ...series([{}]), timeZone: "America/New_York" })).toBe("No day of the last 1 has the provider's numbers yet (days in America/New_York, the provider's).");
   });
 });
+
+describe("reconciliation chart mode", () => {
+  it("starts in money when there is money, in units when the endpoint is priced at zero", () => {
+    const money = series([{ billedUnits: 1, billedMicros: 10, chargedUnits: 1, chargedMicros: 10 }]);
+    expect(renderToStaticMarkup(<ReconciliationChart ranges={{ 30: money, 90: money }} hasSource />)).toContain('data-mode="money"');
+    const free = series([{ billedUnits: 1000, billedMicros: 0, chargedUnits: 900 }]);
+    const html = renderToStaticMarkup(<ReconciliationChart ranges={{ 30: free, 90: free }} hasSource />);
+    expect(html).toContain('data-mode="units"');
+    expect(text(html)).toContain("Mar 1 1,000 tokens 900 tokens");
+  });
+});

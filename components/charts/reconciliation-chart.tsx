@@ -46,7 +46,8 @@ export function reconSummary(s: ReconSeries): string {
 
 export function ReconciliationChart({ ranges, hasSource, initialRange = 30 }: Props) {
   const [range, setRange] = useState<30 | 90>(initialRange);
-  const [mode, setMode] = useState<SpendMode>("money");
+  // Money compares what the bill says; an endpoint priced at zero has only its units to compare.
+  const [mode, setMode] = useState<SpendMode>(() => (ranges[90].days.some((d) => (d.billedMicros ?? 0) > 0 || d.chargedMicros > 0) ? "money" : "units"));
   const captionId = useId();
   const data = ranges[range];
   const anyBilled = ranges[90].days.some((d) => d.billedUnits !== null);
