@@ -19,6 +19,9 @@ import { runAction } from "@/app/(dashboard)/actions";
 import { KillSwitch } from "./_components/kill-switch";
 import { pendingChangeRequests, unacknowledgedBreakGlass } from "@/lib/changes";
 import { PendingRequests, UnacknowledgedBreakGlass } from "./changes/_components/pending-requests";
+import { ReadinessBadge } from "@/components/readiness-card";
+import { readinessOf } from "@/lib/reconciliation/readiness";
+import type { Readiness } from "@/lib/reconciliation/types";
 
 const killAllAction = runAction.bind(null, "ceiling.kill_all");
 
@@ -29,13 +32,15 @@ export default async function OverviewPage() {
   const staff = await requirePageRole("viewer");
   const now = new Date();
   const db = await getDb();
-  const [budgets, endpoints, trends, database, pending, brokenGlass] = await Promise.all([
+  const [budgets, endpoints, trends, database, pending, brokenGlass, readiness] = await Promise.all([
     listBudgetSummaries(db, { now }),
     listEndpointsOverview(db, now),
     overviewTrends(db, { now }),
     probeDatabase(db),
     pendingChangeRequests(db, now),
     unacknowledgedBreakGlass(db),
+    // Every endpoint's five answers in a fixed number of statements, however many endpoints.
+    readinessOf(db, { now }),
   ]);
   const canKill = hasRole(staff.role, "operator");
   const isAdmin = hasRole(staff.role, "admin");
@@ -88,7 +93,7 @@ export default async function OverviewPage() {
         <ul className="grid gap-4 lg:grid-cols-2" aria-label="Endpoints">
           {endpoints.map((e) => (
             <li key={e.id}>
-              <EndpointCard endpoint={e} canKill={canKill} now={now} trend={trends.get(e.id)} />
+              <EndpointCard endpoint={e} canKill={canKill} now={now} trend={trends.get(e.id)} readiness={readiness.get(e.id)} />
             </li>
           ))}
         </ul>
@@ -123,7 +128,9 @@ function EmptyCatalog({ isAdmin }: { isAdmin: boolean }) {
   );
 }
 
-function EndpointCard({ endpoint: e, canKill, now, trend }: { endpoint: EndpointOverview; canKill: boolean; now: Date; trend?: EndpointTrend }) {
+type CardProps = { endpoint: EndpointOverview; canKill: boolean; now: Date; trend?: EndpointTrend; readiness?: Readiness };
+
+function EndpointCard({ endpoint: e, canKill, now, trend, readiness }: CardProps) {
   const killed = e.state === "killed";
   const archived = e.archivedAt !== null;
   return (
@@ -143,6 +150,7 @@ function EndpointCard({ endpoint: e, canKill, now, trend }: { endpoint: Endpoint
         </div>
         {archived ? <ArchivedBadge /> : <StateBadge state={e.state} />}
       </header>
+      {archived ? null : <ReadinessBadge readiness={readiness} href={`/endpoints/${encodeURIComponent(e.key)}#readiness`} />}
       {trend ? <SpendSparkline trend={trend} /> : null}
       {killed ? (
         <p className="text-sm text-red-800 dark:text-red-300">

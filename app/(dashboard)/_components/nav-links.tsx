@@ -9,6 +9,7 @@ const links = [
   { href: "/accounts", label: "Accounts" },
   { href: "/plans", label: "Plans" },
   { href: "/changes", label: "Changes" },
+  { href: "/reconciliation", label: "Reconciliation" },
   { href: "/refusals", label: "Refusals" },
   { href: "/alerts", label: "Alerts" },
   { href: "/audit", label: "Audit" },

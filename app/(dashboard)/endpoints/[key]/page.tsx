@@ -24,6 +24,13 @@ import { BudgetsCompact } from "@/components/budgets-compact";
 import { activeRaiseEnds, listSchedules, pendingForEndpoint } from "@/lib/changes";
 import { SchedulesSection } from "./_components/schedules-section";
 import { PendingRequests } from "@/app/(dashboard)/changes/_components/pending-requests";
+import { ReadinessCard } from "@/components/readiness-card";
+import { worstCases } from "@/lib/catalog/worst-case";
+import { endpointReconciliation } from "@/lib/reconciliation/read";
+import { readinessOf } from "@/lib/reconciliation/readiness";
+import { getProviderCap, secondCapVerdict } from "@/lib/reconciliation/second-cap";
+import { ReconciliationSection } from "./_components/reconciliation-section";
+import { SecondCapCard } from "./_components/second-cap-card";
 
 
 export const dynamic = "force-dynamic";
@@ -41,16 +48,21 @@ export default async function EndpointPage({ params }: Params) {
   const db = await getDb();
   const detail = await getEndpointDetail(db, key);
   if (!detail) notFound();
+  const now = new Date();
   // Both need the endpoint's id, and nothing else from each other.
-  const [throttle, spend, budgets, schedules, raiseEnds, pending] = await Promise.all([
+  const [throttle, spend, budgets, schedules, raiseEnds, pending, reconciliation, readiness, providerCap] = await Promise.all([
     listThrottleActivity(db, detail.id),
     endpointSpendCharts(db, { endpointId: detail.id }),
     budgetsOfEndpoint(db, { endpointId: detail.id }),
     listSchedules(db, { endpointId: detail.id }),
     activeRaiseEnds(db, { endpointId: detail.id }),
     pendingForEndpoint(db, detail.id),
+    endpointReconciliation(db, { endpointId: detail.id, now }),
+    readinessOf(db, { endpointIds: [detail.id], now }),
+    getProviderCap(db, detail.id),
   ]);
-  const now = new Date();
+  const secondCap = secondCapVerdict(providerCap, worstCases(detail.ceilings, detail), { unit: detail.unit, currency: detail.currency });
+  const endpointReadiness = readiness.get(detail.id);
   const canKill = hasRole(staff.role, "operator");
   const isAdmin = hasRole(staff.role, "admin");
   const killed = detail.state === "killed";
@@ -85,6 +97,9 @@ export default async function EndpointPage({ params }: Params) {
       ) : null}
 
       <PendingRequests requests={pending} now={now} title={`Raises of ${detail.key} waiting for a second admin`} />
+
+      {/* The five questions first: whether this endpoint's spend is under control at all. */}
+      {endpointReadiness ? <ReadinessCard readiness={endpointReadiness} /> : null}
 
       <section aria-labelledby="plan-title" className={`${cardClass} space-y-2 text-sm`}>
         <h2 id="plan-title" className="text-lg font-semibold">Plan</h2>
@@ -164,6 +179,10 @@ export default async function EndpointPage({ params }: Params) {
         <div className={cardClass}><DailySpendChart ranges={spend.daily} /></div>
         <div className={cardClass}><MonthToDateChart data={spend.month} /></div>
       </section>
+
+      <ReconciliationSection endpointKey={detail.key} reconciliation={reconciliation} now={now} />
+
+      <SecondCapCard endpointKey={detail.key} unit={detail.unit} currency={detail.currency} cap={providerCap} verdict={secondCap} isAdmin={isAdmin} />
 
       <section aria-labelledby="adjustments-title" className="space-y-3">
         <div className="flex flex-wrap items-baseline justify-between gap-2">
