@@ -9,6 +9,7 @@ import { demoAlerts, demoAuditEvents, demoRefusals, type Endpoints } from "./inc
 import { seedBudgetHistory } from "./budgets";
 import { seedDemoAccounts } from "./accounts";
 import { seedDemoChangeRequest } from "./changes";
+import { seedDemoReconciliation } from "./reconciliation";
 import { seededRandom } from "./random";
 import type { ReservationRow } from "./today";
 import { demoUsage } from "./usage";
@@ -136,6 +137,7 @@ async function seedDemo(tx: Db, now: Date, passwordHash: string): Promise<SeedSu
     .returning({ email: staff.email, role: staff.role });
   await insertChunked(tx, auditEvents, demoAuditEvents(eps, now, addedStaff));
   const changeRequests = await seedDemoChangeRequest(tx);
+  await seedDemoReconciliation(tx, eps, usageRows, now, random);
 
   return {
     endpoints: insertedEndpoints.length,

@@ -70,15 +70,17 @@ describe("billedOf", () => {
     expect(billedOf([{ units: 3, costMicros: null, part: "gone" }], parts)).toEqual({ units: 3, micros: 8, money: "priced" });
   });
 
-  it("is 'reported' when any row carries the provider's money, adding priced count-only rows", () => {
+  it("is 'reported' when any row carries the provider's money, and then count-only rows add units, never money", () => {
+    // OpenAI's usage row (tokens) and costs row (money) of one model, mapped by one rule: the money
+    // is the provider's, and pricing the tokens too would bill the day twice.
     const b = billedOf(
       [
-        { units: 100, costMicros: 5_000_000, part: null },
+        { units: 0, costMicros: 5_000_000, part: null },
         { units: 1_000_000, costMicros: null, part: "input" },
       ],
       parts,
     );
-    expect(b).toEqual({ units: 1_000_100, micros: 7_500_000, money: "reported" });
+    expect(b).toEqual({ units: 1_000_000, micros: 5_000_000, money: "reported" });
   });
 
   it("a budget's count-only rows add units and no money", () => {

@@ -36,8 +36,8 @@ describe("ProviderCapInput", () => {
     expect(messages(input({ setAt: "a\u0000b" }))).toEqual(["setAt: where it is set must not contain control characters"]);
     expect(messages(input({ setAt: "a\u001bb" }))).toEqual(["setAt: where it is set must not contain control characters"]);
     expect(ProviderCapInput.parse(input({ setAt: "  Twilio console  " })).setAt).toBe("Twilio console");
-    expect(messages(input({ measure: "calls" }))).toEqual(["measure: measure must be 'units' or 'money'"]);
-    expect(messages(input({ window: "week" }))).toEqual(["window: window must be 'day' or 'month'"]);
+    expect(messages(input({ measure: "calls" }))).toEqual(["measure: measure must be 'units' or 'money', got 'calls'"]);
+    expect(messages(input({ window: "week" }))).toEqual(["window: window must be 'day' or 'month', got 'week'"]);
     expect(messages(input({ amount: 50 }))[0]).toMatch(/^amount: amount must be text/);
     expect(messages(input({ extra: 1 })).length).toBe(1);
   });

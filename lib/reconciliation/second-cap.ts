@@ -38,8 +38,8 @@ export function parseCapAmount(raw: string, measure: "units" | "money"): { ok: t
 
 export const ProviderCapInput = z
   .object({
-    measure: z.enum(["units", "money"], { error: "measure must be 'units' or 'money'" }),
-    window: z.enum(["day", "month"], { error: "window must be 'day' or 'month'" }),
+    measure: z.enum(["units", "money"], { error: (i) => `measure must be 'units' or 'money', got '${String(i.input).slice(0, 40)}'` }),
+    window: z.enum(["day", "month"], { error: (i) => `window must be 'day' or 'month', got '${String(i.input).slice(0, 40)}'` }),
     amount: z.string({ error: "amount must be text, such as \"100000\" or \"50.00\"" }),
     setAt: z
       .string({ error: "where it is set must be text" })
