@@ -1,4 +1,5 @@
-import type { Db } from "@/db/client";
+import { sql } from "drizzle-orm";
+import { type Db, resultRows } from "@/db/client";
 import { providerCaps, reservations, usageSourceRules, usageSources } from "@/db/schema";
 import { compareSourceDays } from "@/lib/reconciliation/compare";
 import { addDays, dayBounds, dayIn } from "@/lib/reconciliation/days";
@@ -7,17 +8,20 @@ import type { Endpoints } from "./incidents";
 import type { UsageRow } from "./history";
 import type { Random } from "./random";
 
-// Reconciliation in the demo: email.subscribe's last week checked against its provider's report.
-// The history lives in counters; the comparison reads the reservations ledger, so the week's sends
+// Reconciliation in the demo: email.subscribe's last 30 days checked against its provider's report.
+// The history lives in counters; the comparison reads the reservations ledger, so those days' sends
 // are written as settled reservations too (charging no counter: the counters already hold them).
 // The provider is Postmark-like: a CSV export of sends per day in US Eastern time, imported as a
 // file. Three days ago a resend path called the provider without reserving: 7 more emails billed
-// than charged, which the comparison finds and alerts. Two second caps are recorded: one above the
-// worst case (a backstop) and one missing, so the readiness card shows both answers.
+// than charged, which the comparison finds and alerts. llm.chat has a second cap recorded (OpenAI's
+// monthly project budget, above its worst case); the others have none, so readiness shows both.
 
 export const DEMO_SOURCE_NAME = "Postmark export (US Eastern days)";
 const ZONE = "America/New_York";
-const DAYS = 7;
+// The ledger and the export cover 30 days, so both lines of the chart are drawn across its range;
+// the source re-reads 7 days back when it is read again.
+const DAYS = 30;
+const LOOKBACK_DAYS = 7;
 const BYPASSED = { daysAgo: 3, emails: 7 };
 const EMAIL_MICROS = 400; // $0.0004 an email, as the demo catalog prices it
 
@@ -49,13 +53,18 @@ export async function seedDemoReconciliation(tx: Db, eps: Endpoints, usageRows: 
   }
   for (let i = 0; i < ledger.length; i += 500) await tx.insert(reservations).values(ledger.slice(i, i + 500));
 
-  // The provider's report: the same sends counted per US Eastern day, plus the bypass.
+  // The provider's report: every send of the ledger (this week's and today's, seeded before this)
+  // counted per US Eastern day, plus the bypass.
   const days: string[] = [];
   for (let ago = DAYS; ago >= 1; ago--) days.push(addDays(dayIn(now, ZONE), -ago));
   const lines = ["date,item,units"];
   for (const day of days) {
     const { start, end } = dayBounds(day, ZONE);
-    let sent = ledger.filter((r) => r.createdAt && r.createdAt >= start && r.createdAt < end).length;
+    const [row] = resultRows<{ sent: string | number }>(
+      await tx.execute(sql`select coalesce(sum(settled_amount), 0) as sent from reservations
+        where endpoint_id = ${email.id} and state = 'settled' and created_at >= ${start.toISOString()}::timestamptz and created_at < ${end.toISOString()}::timestamptz`),
+    );
+    let sent = Number(row?.sent ?? 0);
     if (day === days[DAYS - BYPASSED.daysAgo]) sent += BYPASSED.emails;
     lines.push(`${day},outbound,${sent}`);
   }
@@ -68,7 +77,7 @@ export async function seedDemoReconciliation(tx: Db, eps: Endpoints, usageRows: 
       timeZone: ZONE,
       // Emails cost $0.0004: a dollar is 2,500 of them, so this source alerts on the share alone.
       thresholdMicros: 0,
-      lookbackDays: DAYS,
+      lookbackDays: LOOKBACK_DAYS,
       createdBy: "demo seed",
     })
     .returning({ id: usageSources.id });

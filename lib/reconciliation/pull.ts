@@ -114,6 +114,9 @@ export async function importUsageFile(db: Db, sourceId: number, text: string, op
         target: source.name,
         details: { sourceId: source.id, source: source.name, days: result.days, rows: result.rows, unmapped: result.unmapped, importedAt: opts.now.toISOString() },
       });
+      // An import is how a file source without a location gets its days: its page and the
+      // Reconciliation page show it as the source's last good pull.
+      await tx.update(usageSources).set({ lastPullAt: opts.now, lastPullOk: opts.now, lastPullError: null }).where(eq(usageSources.id, source.id));
     },
   });
 }
