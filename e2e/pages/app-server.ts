@@ -69,12 +69,12 @@ export function startApiProcess(port: number): AppServer {
  * of what the worker does by itself (a temporary raise ending, a schedule running). Its output
  * shows when it has started its loop.
  */
-export function startWorkerProcess(name: string): AppServer {
+export function startWorkerProcess(name: string, extraEnv: Record<string, string> = {}): AppServer {
   // eslint-disable-next-line no-restricted-syntax
   const { DATABASE_URL: _unused, E2E_DATABASE_URL: e2eUrl, ...inherited } = process.env;
   const database = e2eUrl ? { DATABASE_URL: e2eUrl } : { DATA_DIR: ".data-e2e" };
   const child = spawn(process.execPath, ["--import", "tsx", path.join("scripts", "worker.ts")], {
-    env: { ...inherited, ...database, NODE_ENV: "production", WORKER_NAME: name },
+    env: { ...inherited, ...database, NODE_ENV: "production", WORKER_NAME: name, ...extraEnv },
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
   });
