@@ -1,12 +1,11 @@
-import { existsSync } from "node:fs";
-import path from "node:path";
 import { eq } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
 import { alerts, reconciliationDays, workerHeartbeats } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import type { Db } from "@/db/client";
-import type { Job } from "@/lib/worker/jobs";
+import { jobs as loopJobs, type Job } from "@/lib/worker/jobs";
+import { runWorker, runWorkerOnce } from "@/lib/worker/loop";
 import { usageSettings, type WorkerSettings } from "@/lib/worker/settings";
 import { addRule, makeSource, pricedEndpoint, reservation, writeDays } from "./compare-fixtures";
 import { runUsageSources, type PullDueSources } from "./run";
@@ -28,11 +27,11 @@ vi.mock("@/lib/reconciliation/pull", () => ({
 }));
 
 const CENT = 10_000;
-// jobs.ts imports lib/reconciliation/pull.ts, written beside this branch: until both are merged
-// the tests through the worker's job list wait for it (the job's body, runUsageSources, runs now).
-const hasPull = existsSync(path.join(__dirname, "pull.ts"));
-const loadJobs = async (): Promise<Job[]> => (await import("@/lib/worker/jobs")).jobs;
-const runWorkerOnce: typeof import("@/lib/worker/loop").runWorkerOnce = async (...args) => (await import("@/lib/worker/loop")).runWorkerOnce(...args);
+// The pull lane's jobs and the loop's, in the order the tests name them.
+const loadJobs = async (): Promise<Job[]> => {
+  const m = await import("@/lib/worker/jobs");
+  return [...m.pullJobs, ...m.jobs];
+};
 
 const settings: WorkerSettings = {
   name: "usage-job-test",
@@ -51,7 +50,7 @@ const settings: WorkerSettings = {
 describe.skipIf(skipWithoutDatabase())("the usage-sources job", () => {
   const t = useTestDatabase("recon_usage_job");
 
-  it.skipIf(!hasPull)("pulls through pullDueSources with the worker's secrets and egress, and compares each pulled source's days", async () => {
+  it("pulls through pullDueSources with the worker's secrets and egress, and compares each pulled source's days", async () => {
     const jobs = await loadJobs();
     const e = await pricedEndpoint(t.db);
     const sourceId = await makeSource(t.db);
@@ -70,8 +69,8 @@ describe.skipIf(skipWithoutDatabase())("the usage-sources job", () => {
 
     const job = jobs.filter((j) => j.name === "usage-sources" || j.name === "usage-recompare");
     expect(job.map((j) => j.name)).toEqual(["usage-sources", "usage-recompare"]);
-    // Before delivery, so an alert it fires goes out in the same loop.
-    expect(jobs.findIndex((j) => j.name === "usage-sources")).toBeLessThan(jobs.findIndex((j) => j.name === "deliver"));
+    // Pulls run in a lane of their own, never in the loop that delivers and beats.
+    expect(loopJobs.some((j) => j.name === "usage-sources")).toBe(false);
     const outcomes = await runWorkerOnce(t.db, settings, undefined, job);
     expect(outcomes[0]).toEqual({ job: "usage-sources", ok: true, result: { pulled: 1, failed: ["broken source: HTTP 401: invalid key"], compared: 1 } });
     expect(outcomes[1]).toMatchObject({ job: "usage-recompare", ok: true });
@@ -130,7 +129,7 @@ describe.skipIf(skipWithoutDatabase())("the usage-sources job", () => {
     expect(after).toEqual([sourceId, sourceId + 1]);
   });
 
-  it.skipIf(!hasPull)("the job runs in the worker loop and its heartbeat is written", async () => {
+  it("the job runs in the worker loop and its heartbeat is written", async () => {
     const jobs = await loadJobs();
     const e = await pricedEndpoint(t.db);
     const sourceId = await makeSource(t.db);
@@ -148,6 +147,33 @@ describe.skipIf(skipWithoutDatabase())("the usage-sources job", () => {
     expect(seen).toBe(1);
     const [beat] = await t.db.select().from(workerHeartbeats).where(eq(workerHeartbeats.name, settings.name));
     expect(beat).toBeDefined();
+  });
+
+  it("a provider that does not answer holds back neither the loop's heartbeat nor its deliveries: pulls run in their own lane", async () => {
+    let release: () => void = () => undefined;
+    const hanging = new Promise<void>((resolve) => (release = resolve));
+    let pulls = 0;
+    plan = async () => {
+      pulls += 1;
+      await hanging;
+      return [];
+    };
+    const beats = async () => (await t.db.select().from(workerHeartbeats).where(eq(workerHeartbeats.name, "usage-lane-test")))[0]?.beatAt?.getTime() ?? 0;
+    const stop = new AbortController();
+    const running = runWorker(t.db, { ...settings, name: "usage-lane-test", intervalMs: 100 }, stop.signal);
+    try {
+      await expect.poll(() => pulls, { timeout: 5000 }).toBe(1);
+      await expect.poll(beats, { timeout: 5000 }).toBeGreaterThan(0);
+      const first = await beats();
+      // The loop (its deliveries, then its heartbeat) keeps going while the pull hangs, and the lane
+      // starts no second pull beside the first.
+      await expect.poll(beats, { timeout: 5000 }).toBeGreaterThan(first);
+      expect(pulls).toBe(1);
+    } finally {
+      release();
+      stop.abort();
+      await running;
+    }
   });
 
   it("without usage settings, pulls reach no inside host and read secrets from the environment", () => {

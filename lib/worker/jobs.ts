@@ -33,6 +33,21 @@ export const fastJobs: Job[] = [
   { name: "raise-ends", everyMs: () => 0, run: async (db, _s, now) => ({ ...(await endRaises(db, now)) }) },
 ];
 
+/**
+ * Usage sources (lib/reconciliation): each due or requested source ("Pull now") is claimed, pulled
+ * and its days compared; nothing is due most passes, which costs one indexed read. A pull calls a
+ * provider over HTTP and may wait up to a minute on a 429's Retry-After, so it runs in a lane of its
+ * own beside the loop (runWorker): a slow provider never holds deliveries, the heartbeat or a due
+ * schedule back. The alert a comparison fires goes out with the loop's next delivery.
+ */
+export const pullJobs: Job[] = [
+  {
+    name: "usage-sources",
+    everyMs: () => 0,
+    run: async (db, s, now) => ({ ...(await runUsageSources(db, { now, settings: usageSettings(s), pull: pullDueSources })) }),
+  },
+];
+
 export const jobs: Job[] = [
   ...fastJobs,
   {
@@ -83,13 +98,6 @@ export const jobs: Job[] = [
     name: "change-requests",
     everyMs: () => 0,
     run: async (db, _s, now) => ({ expired: await expireChangeRequests(db, now) }),
-  },
-  {
-    // Usage sources (lib/reconciliation): each due or requested source ("Pull now") is claimed,
-    // pulled and its days compared; nothing is due most loops, which costs one indexed read.
-    name: "usage-sources",
-    everyMs: () => 0,
-    run: async (db, s, now) => ({ ...(await runUsageSources(db, { now, settings: usageSettings(s), pull: pullDueSources })) }),
   },
   {
     // Days compared while reservations were still held become final once those resolve.

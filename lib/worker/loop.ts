@@ -1,6 +1,6 @@
 import type { Db } from "@/db/client";
 import { raiseSilentWorkers, writeHeartbeat } from "@/lib/alerts";
-import { jobs as defaultJobs, fastJobs, type Job } from "./jobs";
+import { jobs as defaultJobs, fastJobs, pullJobs, type Job } from "./jobs";
 import type { WorkerSettings } from "./settings";
 import { logError } from "@/lib/log/redact";
 
@@ -70,11 +70,12 @@ export async function runFastLaneOnce(db: Db, s: WorkerSettings, state: WorkerSt
   return outcomes;
 }
 
-async function runFastLane(db: Db, s: WorkerSettings, state: WorkerState, signal: AbortSignal): Promise<void> {
+/** A lane beside the loop: its jobs every periodMs, their failures kept for the loop's heartbeat. */
+async function runLane(db: Db, s: WorkerSettings, state: WorkerState, signal: AbortSignal, jobs: Job[], periodMs: number): Promise<void> {
   while (!signal.aborted) {
     const started = Date.now();
-    await runFastLaneOnce(db, s, state);
-    await sleep(Math.max(0, s.fastIntervalMs - (Date.now() - started)), signal);
+    await runFastLaneOnce(db, s, state, jobs);
+    await sleep(Math.max(0, periodMs - (Date.now() - started)), signal);
   }
 }
 
@@ -92,7 +93,8 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /**
- * Runs the loop until the signal aborts, and the fast lane beside it every fastIntervalMs. On start, a heartbeat already stale (this worker's own
+ * Runs the loop until the signal aborts, the fast lane beside it every fastIntervalMs, and the
+ * usage pulls in a lane of their own every intervalMs. On start, a heartbeat already stale (this worker's own
  * included) is raised as an alert: the previous run went silent before this one began.
  */
 export async function runWorker(db: Db, s: WorkerSettings, signal: AbortSignal): Promise<void> {
@@ -102,12 +104,14 @@ export async function runWorker(db: Db, s: WorkerSettings, signal: AbortSignal):
     logError(`worker ${s.name}: could not check earlier heartbeats`, error);
   }
   const state = newWorkerState();
-  // Beside the loop, not inside it: a slow delivery or reconcile must not hold a due schedule back.
-  const fast = runFastLane(db, s, state, signal);
+  // Beside the loop, not inside it: a slow delivery or reconcile must not hold a due schedule back,
+  // and a provider slow to answer a pull must hold back neither.
+  const fast = runLane(db, s, state, signal, fastJobs, s.fastIntervalMs);
+  const pulls = runLane(db, s, state, signal, pullJobs, s.intervalMs);
   while (!signal.aborted) {
     const started = Date.now();
     await runWorkerOnce(db, s, state);
     await sleep(Math.max(0, s.intervalMs - (Date.now() - started)), signal);
   }
-  await fast;
+  await Promise.all([fast, pulls]);
 }
