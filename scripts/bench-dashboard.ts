@@ -7,7 +7,9 @@
 // of 100,000 accounts), and the account pages' reads (a busy account among a million, a search by
 // prefix, the top accounts of an endpoint and of a budget). Targets: each page query <= 50 ms, the
 // page <= 300 ms. Then the what-if read over 30 days of a million reservations (db:fill -- --what-if
-// 1000000; --only what-if runs those rows alone), target 200 ms. Printed, never asserted.
+// 1000000; --only what-if runs those rows alone), target 200 ms. Then reconciliation's reads: the
+// readiness of every endpoint, the 7-day grid, an endpoint's series (--only reconciliation).
+// Printed, never asserted.
 import { sql } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
 import { openPostgres, resultRows, type Db } from "@/db/client";
@@ -28,6 +30,7 @@ import {
 import { readBudgetDetail, topAccountsNow, topAccountsOver, windowsBack } from "@/lib/budgets";
 import { accountCases } from "./bench-dashboard/accounts";
 import { whatIfCases } from "./bench-dashboard/what-if";
+import { reconciliationCases } from "./bench-dashboard/reconciliation";
 import { renderPage } from "./bench-dashboard/render";
 import { formatCount } from "@/lib/format";
 
@@ -68,10 +71,12 @@ async function main(): Promise<void> {
   const database = openPostgres(url, { max: 2 });
   const db: Db = database.db;
   try {
-    // --only what-if: the what-if rows alone (a database filled with db:fill -- --what-if N only).
-    if (arg("only") === "what-if") {
+    // --only what-if | reconciliation: those rows alone (a database filled with db:fill -- --what-if N
+    // only, or with --reservations N --days 7).
+    const only = arg("only");
+    if (only === "what-if" || only === "reconciliation") {
       const summary: string[] = [];
-      await runCases(db, await whatIfCases(db, new Date()), runs, summary);
+      await runCases(db, await (only === "what-if" ? whatIfCases : reconciliationCases)(db, new Date()), runs, summary);
       console.log("\n=== summary");
       for (const line of summary) console.log(line);
       return;
@@ -144,6 +149,7 @@ async function main(): Promise<void> {
     // The account pages: a busy account, a search by prefix, the top accounts of an endpoint and a budget.
     cases.push(...(await accountCases(db, now, inline)));
     cases.push(...(await whatIfCases(db, now)));
+    cases.push(...(await reconciliationCases(db, now)));
 
     const summary: string[] = [];
     await runCases(db, cases, runs, summary);

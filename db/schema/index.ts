@@ -12,6 +12,7 @@ export * from "./endpoints";
 export * from "./refusal-daily";
 export * from "./refusal-hourly";
 export * from "./refusals";
+export * from "./reservation-days";
 export * from "./reservations";
 export * from "./sign-in-failures";
 export * from "./staff";
