@@ -1,0 +1,73 @@
+// REVIEW EVIDENCE (issue 25 adversarial review): each test below FAILS on aa965fd and names a bug.
+import { execFileSync } from "node:child_process";
+import { mkdtemp, open } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { usageSources } from "@/db/schema";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
+import { FAKE_KEYS, startFakeProvider, type FakeProvider } from "./fake-provider";
+import { pullDueSources, pullSource, type PullOptions } from "./pull";
+import { pullTwilio } from "./providers/twilio";
+import type { UsageSource } from "./types";
+
+const now = new Date("2026-11-03T12:00:00Z");
+const secrets = (name: string) => ({ CEILINGS_SECRET_OPENAI: FAKE_KEYS.openai })[name];
+const timeout = <T>(p: Promise<T>, ms: number) => Promise.race([p.then(() => "settled" as const, () => "settled" as const), new Promise<"hung">((r) => setTimeout(() => r("hung"), ms))]);
+
+describe("REVIEW twilio: the credential never shows in an error", () => {
+  it("a 401 page echoing the Authorization header does not put the base64 sid:token into the error", async () => {
+    const source = { id: 1, name: "twilio", kind: "twilio", location: "https://api.twilio.com", account: FAKE_KEYS.twilio.accountSid, timeZone: "UTC", currency: "USD" } as unknown as UsageSource;
+    const fetchImpl = (async (_url: URL, init?: RequestInit) => {
+      const auth = new Headers(init?.headers).get("authorization") ?? "";
+      return new Response(`<html><body>401 Unauthorized. You sent: ${auth}</body></html>`, { status: 401 });
+    }) as unknown as typeof fetch;
+    const basic = Buffer.from(`${FAKE_KEYS.twilio.accountSid}:${FAKE_KEYS.twilio.authToken}`).toString("base64");
+    const error = await pullTwilio(source, ["2026-11-02"], { secret: FAKE_KEYS.twilio.authToken, egress: { allowHosts: [] }, fetchImpl }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    // Decodes to AC...:<auth token>: the token in all but name, shown to every viewer as last_pull_error.
+    expect((error as Error).message).not.toContain(basic.slice(0, 40));
+  });
+});
+
+describe.skipIf(skipWithoutDatabase())("REVIEW pulls", () => {
+  const t = useTestDatabase("usage_review", { max: 6 });
+  let fake: FakeProvider;
+  const options = (): PullOptions => ({ now, secrets, egress: { allowHosts: ["127.0.0.1"] }, retryCapMs: 20 });
+  beforeAll(async () => {
+    fake = await startFakeProvider({ pageSize: 2 });
+  });
+  afterAll(async () => {
+    await fake.close();
+  });
+  beforeEach(async () => {
+    await t.db.delete(usageSources);
+  });
+
+  it("a file source whose location is a FIFO (or /dev/zero, /dev/stdin) does not hang the pull and with it the worker loop", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "review-fifo-"));
+    const fifo = path.join(dir, "usage.csv");
+    execFileSync("mkfifo", [fifo]);
+    const [s] = await t.db.insert(usageSources).values({ createdBy: "test", name: "fifo", kind: "file", location: fifo }).returning();
+    if (!s) throw new Error("no source");
+    const outcome = await timeout(pullSource(t.db, s.id, options()), 3000);
+    // Unblock the pending open() so the test process can end.
+    const h = await open(fifo, "w");
+    await h.close();
+    expect(outcome).toBe("settled");
+  });
+
+  it("a pull that failed (provider down) is tried again within the hour, not only after 24 hours", async () => {
+    const [s] = await t.db.insert(usageSources).values({ createdBy: "test", name: "openai", kind: "openai", location: fake.url, credentialRef: "env:CEILINGS_SECRET_OPENAI" }).returning();
+    if (!s) throw new Error("no source");
+    fake.failNext(10, { status: 500, html: true });
+    const first = await pullDueSources(t.db, options());
+    expect(first.map((o) => o.ok)).toEqual([false]);
+    const [after] = await t.db.select().from(usageSources).where(eq(usageSources.id, s.id));
+    expect(after?.lastPullError).toBeTruthy();
+    const anHourLater = await pullDueSources(t.db, { ...options(), now: new Date(now.getTime() + 60 * 60_000) });
+    expect(anHourLater.map((o) => o.sourceId)).toEqual([s.id]);
+  });
+});
