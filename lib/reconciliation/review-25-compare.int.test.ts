@@ -1,0 +1,43 @@
+// REVIEW EVIDENCE (issue 25 adversarial review): each test below FAILS on aa965fd and names a bug.
+import { and, eq, isNotNull } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { reservations, usageRows } from "@/db/schema";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
+import { chargedBetween } from "./charged";
+import { makeSource, pricedEndpoint } from "./compare-fixtures";
+import { importUsageFile } from "./pull";
+
+const admin = { type: "staff", email: "admin@test.local" } as const;
+
+describe.skipIf(skipWithoutDatabase())("REVIEW comparison", () => {
+  const t = useTestDatabase("usage_review_cmp", { max: 6 });
+
+  it("charged counts an overrun reported after release or expiry (settle.sql charges `actual` to the ledger)", async () => {
+    const e = await pricedEndpoint(t.db); // one cent a unit
+    const at = new Date("2026-11-02T12:00:00Z");
+    // What settle.sql leaves after a settle of 150 on a reservation of 100 that was already released / expired:
+    // state unchanged, overrun = true, settled_amount/settled_money = the actual (the ledger charged it).
+    for (const state of ["released", "expired"] as const) {
+      await t.db.insert(reservations).values({
+        endpointId: e.id, amount: 100, money: 1_000_000, state, overrun: true, settledAmount: 150, settledMoney: 1_500_000,
+        charges: [], createdAt: at, expiresAt: new Date(at.getTime() + 60_000), resolvedAt: at,
+      });
+    }
+    const c = (await chargedBetween(t.db, [e.id], new Date("2026-11-02T00:00:00Z"), new Date("2026-11-03T00:00:00Z"))).get(e.id);
+    // released + overrun: the ledger charged 150; expired + overrun: 100 + (150 - 100) = 150.
+    expect(c).toEqual({ units: 300, micros: 3_000_000, held: 0 });
+  });
+
+  it("one source per endpoint also holds for a file's implicit endpoint-key mapping (two file sources cannot both map an endpoint)", async () => {
+    const e = await pricedEndpoint(t.db);
+    const a = await makeSource(t.db);
+    const b = await makeSource(t.db);
+    const csv = `date,item,units,cost\n2026-11-02,${e.key},100,1.00\n`;
+    await importUsageFile(t.db, a, csv, { actor: admin, now: new Date() });
+    await importUsageFile(t.db, b, csv, { actor: admin, now: new Date() });
+    const mapped = await t.db.select({ sourceId: usageRows.sourceId }).from(usageRows).where(and(eq(usageRows.endpointId, e.id), isNotNull(usageRows.endpointId)));
+    // Both sources' rows count for the endpoint: usage counted twice / the comparison row flips between sources.
+    expect(new Set(mapped.map((m) => m.sourceId)).size).toBe(1);
+  });
+});
