@@ -11,6 +11,7 @@ import { useTestDatabase } from "@/db/testing-suite";
 import { FAKE_KEYS, startFakeProvider, type FakeProvider } from "./fake-provider";
 import { pullDueSources, pullSource, type PullOptions } from "./pull";
 import { pullTwilio } from "./providers/twilio";
+import { getJson } from "./provider-http";
 import type { UsageSource } from "./types";
 
 const now = new Date("2026-11-03T12:00:00Z");
@@ -69,5 +70,36 @@ describe.skipIf(skipWithoutDatabase())("REVIEW pulls", () => {
     expect(after?.lastPullError).toBeTruthy();
     const anHourLater = await pullDueSources(t.db, { ...options(), now: new Date(now.getTime() + 60 * 60_000) });
     expect(anHourLater.map((o) => o.sourceId)).toEqual([s.id]);
+  });
+});
+
+describe("REVIEW provider-http: SSRF by DNS rebinding", () => {
+  it("checks the address it connects to (as webhooks do), not only a name's answer before the fetch", async () => {
+    const fake = await startFakeProvider();
+    try {
+      const port = new URL(fake.url).port;
+      // A rebinding name: public when checked, loopback when connected. The resolver answers public
+      // once, then 127.0.0.1 (lib/alerts/egress.int.test.ts plays the same resolver for webhooks,
+      // which refuse at connect time); "localhost" makes the connection land on 127.0.0.1.
+      let answer = "93.184.216.34";
+      const egress = { allowHosts: [] as string[], resolve: async () => { const a = answer; answer = "127.0.0.1"; return [a]; } };
+      const error = await getJson(`http://localhost:${port}/v1/organization/costs`, { provider: "OpenAI", headers: {}, egress, retryCapMs: 5 }).catch((e: unknown) => e);
+      expect(fake.requests).toHaveLength(0);
+      expect(String(error)).toMatch(/127\.0\.0\.1|refused/);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it("a name whose DNS check fails is not fetched anyway", async () => {
+    const fake = await startFakeProvider();
+    try {
+      const port = new URL(fake.url).port;
+      const egress = { allowHosts: [] as string[], resolve: async (): Promise<string[]> => { throw Object.assign(new Error("queryA ETIMEOUT"), { code: "ETIMEOUT" }); } };
+      await getJson(`http://localhost:${port}/v1/organization/costs`, { provider: "OpenAI", headers: {}, egress, retryCapMs: 5 }).catch(() => undefined);
+      expect(fake.requests).toHaveLength(0);
+    } finally {
+      await fake.close();
+    }
   });
 });
