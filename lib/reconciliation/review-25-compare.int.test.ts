@@ -4,8 +4,10 @@ import { describe, expect, it } from "vitest";
 import { reservations, usageRows } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
+import { insertBudget } from "@/lib/budgets/read-fixtures";
 import { chargedBetween } from "./charged";
-import { makeSource, pricedEndpoint } from "./compare-fixtures";
+import { compareSourceDays } from "./compare";
+import { addRule, makeSource, pricedEndpoint, reservation, writeDays } from "./compare-fixtures";
 import { importUsageFile } from "./pull";
 
 const admin = { type: "staff", email: "admin@test.local" } as const;
@@ -39,5 +41,26 @@ describe.skipIf(skipWithoutDatabase())("REVIEW comparison", () => {
     const mapped = await t.db.select({ sourceId: usageRows.sourceId }).from(usageRows).where(and(eq(usageRows.endpointId, e.id), isNotNull(usageRows.endpointId)));
     // Both sources' rows count for the endpoint: usage counted twice / the comparison row flips between sources.
     expect(new Set(mapped.map((m) => m.sourceId)).size).toBe(1);
+  });
+
+  it("a budget whose member endpoint is mapped by its own rule is billed that endpoint's rows too (charged counts every member)", async () => {
+    const a = await pricedEndpoint(t.db);
+    const b = await pricedEndpoint(t.db);
+    const budget = await insertBudget(t.db, { members: [a.id, b.id] });
+    const sourceId = await makeSource(t.db);
+    // Allowed by addUsageRule: the model of endpoint a to a, everything else of the provider to the budget.
+    await addRule(t.db, sourceId, "gpt-4o*", { endpointId: a.id });
+    await addRule(t.db, sourceId, "*", { budgetId: budget.id });
+    const day = "2026-11-09";
+    await reservation(t.db, { endpointId: a.id, at: new Date("2026-11-09T10:00:00Z"), state: "settled", amount: 100, money: 5_000_000 });
+    await reservation(t.db, { endpointId: b.id, at: new Date("2026-11-09T11:00:00Z"), state: "settled", amount: 100, money: 5_000_000 });
+    await writeDays(t.db, sourceId, [day], [
+      { day, item: "gpt-4o", units: 100, costMicros: 5_000_000, endpointId: a.id },
+      { day, item: "embeddings", units: 100, costMicros: 5_000_000, budgetId: budget.id },
+    ]);
+    const rows = await compareSourceDays(t.db, { sourceId, days: [day], now: new Date("2026-11-12T12:00:00Z") });
+    const budgetRow = rows.find((r) => r.budgetId === budget.id);
+    // Ledger and bill agree exactly ($10 both); the budget row says billed $5 vs charged $10 (-50 %) and alerts.
+    expect(budgetRow).toMatchObject({ billedMicros: 10_000_000, chargedMicros: 10_000_000 });
   });
 });
