@@ -60,6 +60,19 @@ describe.skipIf(skipWithoutDatabase())("REVIEW pulls", () => {
     expect(outcome).toBe("settled");
   });
 
+  it("a provider item with a NUL (model name): not a database error that fails the whole source on every pull", async () => {
+    const [s] = await t.db.insert(usageSources).values({ createdBy: "test", name: "openai-nul", kind: "openai", location: fake.url, credentialRef: "env:CEILINGS_SECRET_OPENAI" }).returning();
+    if (!s) throw new Error("no source");
+    fake.setOpenAI([{ day: "2026-11-02", model: "gpt-4o\u0000evil", inputTokens: 10, outputTokens: 5 }]);
+    const outcomes = await pullDueSources(t.db, options());
+    fake.setOpenAI([]);
+    expect(outcomes.map((o) => o.ok)).toEqual([false]);
+    const [after] = await t.db.select().from(usageSources).where(eq(usageSources.id, s.id));
+    // Today: Postgres refuses the NUL in usage_rows (22021) and the whole source fails every pull with
+    // "the pull failed: Error: Failed query: insert into usage_rows ... invalid byte sequence 0x00".
+    expect(after?.lastPullError ?? "").toMatch(/OpenAI|control|NUL|U\+0000/);
+  });
+
   it("a pull that failed (provider down) is tried again within the hour, not only after 24 hours", async () => {
     const [s] = await t.db.insert(usageSources).values({ createdBy: "test", name: "openai", kind: "openai", location: fake.url, credentialRef: "env:CEILINGS_SECRET_OPENAI" }).returning();
     if (!s) throw new Error("no source");
