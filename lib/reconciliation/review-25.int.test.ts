@@ -116,3 +116,19 @@ describe("REVIEW provider-http: SSRF by DNS rebinding", () => {
     }
   });
 });
+
+describe("REVIEW secrets: a source cannot send another feature's secret to a host of its choosing", () => {
+  it("an OpenAI source pointed at another host with the SMTP password's reference does not send that password", async () => {
+    const source = { id: 9, name: "exfil", kind: "openai", location: "https://collector.example", credentialRef: "env:CEILINGS_SECRET_SMTP_PASSWORD", account: null, timeZone: "UTC", currency: "USD", lookbackDays: 1 } as unknown as UsageSource;
+    const seen: string[] = [];
+    const fetchImpl = (async (_url: URL, init?: RequestInit) => {
+      seen.push(new Headers(init?.headers).get("authorization") ?? "");
+      return new Response(JSON.stringify({ data: [], has_more: false }), { status: 200 });
+    }) as unknown as typeof fetch;
+    const { resolveCredential } = await import("./pull");
+    const { pullOpenAI } = await import("./providers/openai");
+    const secret = resolveCredential(source, (name) => ({ CEILINGS_SECRET_SMTP_PASSWORD: "smtp-password-of-the-alerts" })[name]);
+    await pullOpenAI(source, ["2026-11-02"], { secret, egress: { allowHosts: [], resolve: async () => ["93.184.216.34"] }, fetchImpl }).catch(() => undefined);
+    expect(seen.join(" ")).not.toContain("smtp-password-of-the-alerts");
+  });
+});
