@@ -9,6 +9,7 @@ import { chargedBetween } from "./charged";
 import { compareSourceDays } from "./compare";
 import { addRule, makeSource, pricedEndpoint, reservation, writeDays } from "./compare-fixtures";
 import { importUsageFile } from "./pull";
+import { addUsageRule, createUsageSource, sourceVersion, updateUsageSource } from "./sources";
 
 const admin = { type: "staff", email: "admin@test.local" } as const;
 
@@ -62,5 +63,14 @@ describe.skipIf(skipWithoutDatabase())("REVIEW comparison", () => {
     const budgetRow = rows.find((r) => r.budgetId === budget.id);
     // Ledger and bill agree exactly ($10 both); the budget row says billed $5 vs charged $10 (-50 %) and alerts.
     expect(budgetRow).toMatchObject({ billedMicros: 10_000_000, chargedMicros: 10_000_000 });
+  });
+
+  it("a source's currency cannot be changed away from the currency of the endpoints its rules map (as adding a rule refuses)", async () => {
+    const e = await pricedEndpoint(t.db); // USD
+    const input = { name: `usd ${Date.now()}`, kind: "file", location: "", credentialRef: "", account: "", timeZone: "UTC", currency: "USD", lookbackDays: "3", thresholdPercent: "2", thresholdMoney: "1" };
+    const s = await createUsageSource(t.db, { input, actor: admin });
+    await addUsageRule(t.db, { sourceId: s.id, match: "x", endpointKey: e.key, actor: admin });
+    // EUR bills would then be compared with USD charges, micros for micros.
+    await expect(updateUsageSource(t.db, { sourceId: s.id, expectedVersion: sourceVersion(s), input: { ...input, currency: "EUR" }, actor: admin })).rejects.toThrow(/currency|USD/);
   });
 });
