@@ -6,7 +6,9 @@ import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { insertBudget } from "@/lib/budgets/read-fixtures";
 import { chargedBetween } from "./charged";
-import { compareSourceDays } from "./compare";
+import { compareSourceDays, recompareRecent } from "./compare";
+import { alerts } from "@/db/schema";
+import { resolveReservation } from "./compare-fixtures";
 import { addRule, makeSource, pricedEndpoint, reservation, writeDays } from "./compare-fixtures";
 import { importUsageFile } from "./pull";
 import { addUsageRule, createUsageSource, sourceVersion, updateUsageSource } from "./sources";
@@ -72,5 +74,28 @@ describe.skipIf(skipWithoutDatabase())("REVIEW comparison", () => {
     await addUsageRule(t.db, { sourceId: s.id, match: "x", endpointKey: e.key, actor: admin });
     // EUR bills would then be compared with USD charges, micros for micros.
     await expect(updateUsageSource(t.db, { sourceId: s.id, expectedVersion: sourceVersion(s), input: { ...input, currency: "EUR" }, actor: admin })).rejects.toThrow(/currency|USD/);
+  });
+
+  it("a rule added after a pull does not make the next comparison call the day 'billed nothing' (false reconciliation alert)", async () => {
+    const a = await pricedEndpoint(t.db);
+    const b = await pricedEndpoint(t.db);
+    const sourceId = await makeSource(t.db, { lookbackDays: 3 });
+    await addRule(t.db, sourceId, "item-a", { endpointId: a.id });
+    const day = "2026-11-09";
+    const now = new Date("2026-11-10T12:00:00Z");
+    const held = await reservation(t.db, { endpointId: a.id, at: new Date("2026-11-09T10:00:00Z"), state: "held", amount: 100, money: 1_000_000 });
+    await reservation(t.db, { endpointId: b.id, at: new Date("2026-11-09T10:00:00Z"), state: "settled", amount: 500, money: 5_000_000 });
+    // The provider billed b exactly what Ceilings charged it; no rule mapped item-b at pull time.
+    await writeDays(t.db, sourceId, [day], [
+      { day, item: "item-a", units: 100, costMicros: null, endpointId: a.id },
+      { day, item: "item-b", units: 500, costMicros: null },
+    ]);
+    await compareSourceDays(t.db, { sourceId, days: [day], now });
+    // Staff map item-b (the page says: "rows already pulled keep their mapping until their day is pulled again").
+    await addRule(t.db, sourceId, "item-b", { endpointId: b.id });
+    await resolveReservation(t.db, held, "settled");
+    await recompareRecent(t.db, now);
+    const fired = await t.db.select().from(alerts).where(eq(alerts.dedupeKey, `reconciliation:endpoint:${b.id}:${day}`));
+    expect(fired.map((f) => f.message)).toEqual([]);
   });
 });
