@@ -9,7 +9,8 @@ import { env } from "@/lib/env";
 import { findChromium } from "./find-chromium";
 
 // The overview whole; the endpoint page's top (plan, ceilings, throttle, the first chart); the budgets
-// whole; an account's page's top (plan, what binds it, spend, refusals).
+// whole; an account's page's top (plan, what binds it, spend, refusals); a change request; an
+// endpoint's readiness card and reconciliation section.
 const SHOTS = [
   { file: "overview.png", path: "/", height: undefined },
   { file: "endpoint.png", path: "/endpoints/email.subscribe", height: 1720 },
@@ -17,7 +18,11 @@ const SHOTS = [
   { file: "account.png", path: "/accounts/acct_4amezdg4", height: 1600 },
   // The raise the demo seeds, waiting for a second admin (lib/demo/changes.ts): the first request.
   { file: "change-request.png", path: "/changes/1", height: undefined },
-] as const;
+  // The demo's reconciliation (lib/demo/reconciliation.ts): the endpoint's readiness card, and
+  // billed beside charged with the day a resend path bypassed Ceilings.
+  { file: "readiness.png", path: "/endpoints/email.subscribe", selector: "#readiness" },
+  { file: "reconciliation.png", path: "/endpoints/email.subscribe", selector: "#reconciliation" },
+] as const satisfies readonly { file: string; path: string; height?: number; selector?: string }[];
 
 /** A palette PNG (about a third of the size) through sharp, Next's image library, when it is installed. */
 async function compress(png: Buffer): Promise<Buffer> {
@@ -48,7 +53,10 @@ async function main(): Promise<void> {
       // Charts animate in; a still frame once they are drawn.
       await page.waitForLoadState("networkidle");
       await page.waitForTimeout(1500);
-      const png = await page.screenshot({ fullPage: true, ...(shot.height ? { clip: { x: 0, y: 0, width: 1280, height: shot.height } } : {}) });
+      const png =
+        "selector" in shot
+          ? await page.locator(shot.selector).screenshot()
+          : await page.screenshot({ fullPage: true, ...(shot.height ? { clip: { x: 0, y: 0, width: 1280, height: shot.height } } : {}) });
       writeFileSync(path.join(out, shot.file), await compress(png));
       console.log(path.join(out, shot.file));
     }
