@@ -107,6 +107,10 @@ test("no page scrolls sideways at 390 px, a fresh endpoint's included", async ({
     // The demo's raise waiting for a second admin is request #1.
     "/changes": ["/changes"],
     "/changes/[id]": ["/changes/1"],
+    // The demo's usage source (a Postmark-style file, lib/demo/reconciliation.ts) is source #1.
+    "/reconciliation": ["/reconciliation"],
+    "/reconciliation/sources/new": ["/reconciliation/sources/new"],
+    "/reconciliation/sources/[id]": ["/reconciliation/sources/1"],
     "/refusals": ["/refusals"],
     "/refusals/[id]": [detail ?? ""],
     "/alerts": ["/alerts"],
