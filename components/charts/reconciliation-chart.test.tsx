@@ -13,13 +13,13 @@ function series(days: Partial<ReconDay>[]): ReconSeries {
     unit: "tokens",
     currency: "USD",
     timeZone: "UTC",
-    days: days.map((d, i) => ({ day: `2026-03-0${i + 1}`, billedUnits: null, billedMicros: null, chargedUnits: 0, chargedMicros: 0, drift: null, held: 0, ...d })),
+    days: days.map((d, i) => ({ day: `2026-03-0${i + 1}`, billedUnits: null, billedMicros: null, chargedUnits: null, chargedMicros: null, drift: null, held: 0, ...d })),
   };
 }
 
 describe("reconciliation chart", () => {
   it("without a source nor a compared day, an empty state that says where to connect one", () => {
-    const s = series([{ chargedUnits: 5 }]);
+    const s = series([{}]);
     const html = renderToStaticMarkup(<ReconciliationChart ranges={{ 30: s, 90: s }} hasSource={false} />);
     expect(html).toContain('data-testid="reconciliation-chart"');
     expect(html).toContain('data-state="empty"');
@@ -29,7 +29,7 @@ describe("reconciliation chart", () => {
 
   it("with a source: drawn, with the numbers in a table and days past the threshold said in words", () => {
     const drift = { diffUnits: 100, diffMicros: 1_000_000, percent: 10, over: true, direction: "billed_more" as const };
-    const s = series([{ chargedUnits: 5, chargedMicros: 50 }, { billedUnits: 1000, billedMicros: 10_000_000, chargedUnits: 900, chargedMicros: 9_000_000, drift }]);
+    const s = series([{}, { billedUnits: 1000, billedMicros: 10_000_000, chargedUnits: 900, chargedMicros: 9_000_000, drift }]);
     const html = renderToStaticMarkup(<ReconciliationChart ranges={{ 30: s, 90: s }} hasSource />);
     expect(html).toContain('data-state="drawn"');
     expect(html).toContain('data-range="30"');
@@ -38,12 +38,12 @@ describe("reconciliation chart", () => {
     expect(words).toContain("charged by Ceilings");
     expect(words).toContain("1 of the last 2 days compared (UTC days); 1 past the threshold.");
     expect(words).toContain("Mar 2 $10.00 $9.00 +10.0 %, past the threshold");
-    expect(words).toContain("Mar 1 not reported $0.00005 not compared");
+    expect(words).toContain("Mar 1 not reported not compared not compared");
   });
 
-  it("rows leave a gap where the provider has not reported; the summary counts compared days", () => {
-    const s = series([{ chargedUnits: 3 }, { billedUnits: 4, billedMicros: 40, chargedUnits: 4, chargedMicros: 40, drift: { diffUnits: 0, diffMicros: 0, percent: 0, over: false, direction: "even" } }]);
-    expect(reconRows(s.days, "units").map((r) => [r.billed, r.charged, r.over])).toEqual([[null, 3, false], [4, 4, false]]);
+  it("rows leave a gap in both lines on a day nothing compared; the summary counts compared days", () => {
+    const s = series([{}, { billedUnits: 4, billedMicros: 40, chargedUnits: 4, chargedMicros: 40, drift: { diffUnits: 0, diffMicros: 0, percent: 0, over: false, direction: "even" } }]);
+    expect(reconRows(s.days, "units").map((r) => [r.billed, r.charged, r.over])).toEqual([[null, null, false], [4, 4, false]]);
     expect(reconSummary(s)).toBe("1 of the last 2 days compared (UTC days); none past the threshold.");
     expect(reconSummary({ ...series([{}]), timeZone: "America/New_York" })).toBe("No day of the last 1 has the provider's numbers yet (days in America/New_York, the provider's).");
   });

@@ -22,9 +22,9 @@ type Props = {
 // for every chart), and a day past the threshold gets a red dot on the provider's line.
 const colors = { billed: chartColors.spend, charged: chartColors.ceiling, over: chartColors.killEdge };
 
-export type ReconRow = { day: string; billed: number | null; charged: number; over: boolean; source: ReconDay };
+export type ReconRow = { day: string; billed: number | null; charged: number | null; over: boolean; source: ReconDay };
 
-/** The rows a chart plots in units or money: billed is null on days no source compared (a gap). */
+/** The rows a chart plots in units or money: billed and charged are null on days no source compared (gaps in both lines). */
 export function reconRows(days: readonly ReconDay[], mode: SpendMode): ReconRow[] {
   return days.map((d) => ({
     day: d.day,
@@ -47,7 +47,7 @@ export function reconSummary(s: ReconSeries): string {
 export function ReconciliationChart({ ranges, hasSource, initialRange = 30 }: Props) {
   const [range, setRange] = useState<30 | 90>(initialRange);
   // Money compares what the bill says; an endpoint priced at zero has only its units to compare.
-  const [mode, setMode] = useState<SpendMode>(() => (ranges[90].days.some((d) => (d.billedMicros ?? 0) > 0 || d.chargedMicros > 0) ? "money" : "units"));
+  const [mode, setMode] = useState<SpendMode>(() => (ranges[90].days.some((d) => (d.billedMicros ?? 0) > 0 || (d.chargedMicros ?? 0) > 0) ? "money" : "units"));
   const captionId = useId();
   const data = ranges[range];
   const anyBilled = ranges[90].days.some((d) => d.billedUnits !== null);
@@ -103,8 +103,8 @@ export function ReconciliationChart({ ranges, hasSource, initialRange = 30 }: Pr
             <CartesianGrid vertical={false} stroke={chartColors.grid} />
             <XAxis dataKey="day" tickFormatter={formatDay} tick={axisTick} tickLine={false} minTickGap={16} interval="preserveStartEnd" />
             <YAxis tickFormatter={tick} tick={axisTick} tickLine={false} axisLine={false} width={56} allowDecimals={false} />
-            <Line dataKey="charged" name="charged by Ceilings" stroke={colors.charged} strokeWidth={2} dot={false} activeDot={false} isAnimationActive={false} className="charged-line" />
-            {/* Gaps stay gaps: a day the provider has not reported is not a day of zero. */}
+            {/* Gaps stay gaps in both lines: a day nothing compared is not a day of zero. */}
+            <Line dataKey="charged" name="charged by Ceilings" stroke={colors.charged} strokeWidth={2} dot={false} activeDot={false} connectNulls={false} isAnimationActive={false} className="charged-line" />
             <Line dataKey="billed" name="billed by the provider" stroke={colors.billed} strokeWidth={2} dot={false} activeDot={false} connectNulls={false} isAnimationActive={false} className="billed-line" />
             {overRows.map((r) => (
               <ReferenceDot key={r.day} x={r.day} y={r.billed ?? 0} r={5} fill={colors.over} stroke="none" ifOverflow="extendDomain" className="drift-over" />
@@ -126,7 +126,7 @@ function DayTooltip({ row, amount }: { row: ReconRow | undefined; amount: (v: nu
     <div className={tooltipClass}>
       <p className="font-medium">{formatDay(row.day)}</p>
       <p>Billed: {row.billed === null ? "not reported yet" : amount(row.billed)}</p>
-      <p>Charged: {amount(row.charged)}</p>
+      <p>Charged: {row.charged === null ? "not compared yet" : amount(row.charged)}</p>
       {drift ? <p className={drift.over ? "font-medium text-red-700 dark:text-red-300" : ""}>{driftPercentText(drift)}: {driftDirectionSentence(drift)}</p> : null}
       {row.source.held > 0 ? <p>{row.source.held} reservation(s) still held: not final</p> : null}
     </div>
@@ -152,7 +152,7 @@ function ReconTable({ rows, mode, unit, currency, caption }: { rows: ReconRow[];
             <tr key={r.day}>
               <th scope="row">{formatDay(r.day)}</th>
               <td>{r.billed === null ? "not reported" : amount(r.billed)}</td>
-              <td>{amount(r.charged)}</td>
+              <td>{r.charged === null ? "not compared" : amount(r.charged)}</td>
               <td>{r.source.drift ? `${driftPercentText(r.source.drift)}${r.source.drift.over ? ", past the threshold" : ""}` : "not compared"}</td>
             </tr>
           ))}

@@ -77,61 +77,70 @@ describe.skipIf(skipWithoutDatabase())("reconciliation reads", () => {
     });
   }
 
-  it("draws every day of 30 and 90, billed only where compared, charged from the ledger on the others", async () => {
+  it("draws every day of 30 and 90, both lines only where compared: a day nothing compared is a gap in both", async () => {
     const e = await endpoint();
     const s = await source(t.ownerDb);
     await t.ownerDb.insert(usageSourceRules).values({ sourceId: s.id, match: "gpt-4o", endpointId: e.endpointId, createdBy: "test" });
-    await compared(t.ownerDb, { sourceId: s.id, endpointId: e.endpointId, day: "2026-03-09", billed: [1000, 10 * MICROS], charged: [900, 9 * MICROS] });
+    await compared(t.ownerDb, { sourceId: s.id, endpointId: e.endpointId, day: "2026-03-09", billed: [1000, 10 * MICROS], charged: [900, 9 * MICROS], held: 2 });
     await compared(t.ownerDb, { sourceId: s.id, endpointId: e.endpointId, day: "2026-03-07", billed: [0, 0], charged: [0, 0] });
-    // 2026-03-08 has no comparison: settled (with an overrun), expired, released and held.
+    // 2026-03-08 has no comparison: its reservations are not read (a gap, not the ledger's numbers).
     await reserve(t.ownerDb, e.endpointId, "2026-03-08T01:00:00Z", "settled", 100, 120);
     await reserve(t.ownerDb, e.endpointId, "2026-03-08T02:00:00Z", "expired", 50);
-    await reserve(t.ownerDb, e.endpointId, "2026-03-08T03:00:00Z", "released", 70, 0);
     await reserve(t.ownerDb, e.endpointId, "2026-03-08T23:59:59Z", "held", 30);
-    // Today is not complete: never on the axis.
-    await reserve(t.ownerDb, e.endpointId, "2026-03-10T01:00:00Z", "settled", 5, 5);
 
     const r = await endpointReconciliation(t.db, { endpointId: e.endpointId, now: NOW });
     expect(r.source).toMatchObject({ id: s.id, name: s.name, kind: "openai", timeZone: "UTC", lastPullOkAt: null, lastPullError: null });
     expect(r.ranges[90].days).toHaveLength(90);
     expect(r.ranges[30].days).toHaveLength(30);
     expect(r.ranges[30].days[0]?.day).toBe("2026-02-08");
+    // Today is not complete: never on the axis.
     expect(r.ranges[90].days.at(-1)?.day).toBe("2026-03-09");
     expect(r.ranges[30]).toMatchObject({ unit: "units", currency: "USD", timeZone: "UTC" });
     const byDay = new Map(r.ranges[30].days.map((d) => [d.day, d]));
-    expect(byDay.get("2026-03-09")).toMatchObject({ billedUnits: 1000, billedMicros: 10 * MICROS, chargedUnits: 900, chargedMicros: 9 * MICROS, held: 0 });
+    expect(byDay.get("2026-03-09")).toMatchObject({ billedUnits: 1000, billedMicros: 10 * MICROS, chargedUnits: 900, chargedMicros: 9 * MICROS, held: 2 });
     expect(byDay.get("2026-03-09")?.drift).toMatchObject({ diffUnits: 100, diffMicros: MICROS, percent: 10, over: true, direction: "billed_more" });
-    expect(byDay.get("2026-03-08")).toEqual({ day: "2026-03-08", billedUnits: null, billedMicros: null, chargedUnits: 170, chargedMicros: 1700, drift: null, held: 1 });
-    expect(byDay.get("2026-03-07")?.drift).toMatchObject({ percent: 0, over: false });
-    expect(byDay.get("2026-03-06")).toMatchObject({ billedUnits: null, chargedUnits: 0, chargedMicros: 0, held: 0 });
+    expect(byDay.get("2026-03-08")).toEqual({ day: "2026-03-08", billedUnits: null, billedMicros: null, chargedUnits: null, chargedMicros: null, drift: null, held: 0 });
+    expect(byDay.get("2026-03-07")).toMatchObject({ billedUnits: 0, chargedUnits: 0, drift: { percent: 0, over: false } });
+    expect(byDay.get("2026-03-06")).toMatchObject({ billedUnits: null, chargedUnits: null, chargedMicros: null, held: 0 });
   });
 
-  it("counts an endpoint's days in its source's zone (New York), a reservation at 23:59 and 00:01 on either side", async () => {
+  it("reads three statements, none of them on the reservations", async () => {
+    const e = await endpoint();
+    const s = await source(t.ownerDb);
+    await t.ownerDb.insert(usageSourceRules).values({ sourceId: s.id, match: "gpt-4o-mini", endpointId: e.endpointId, createdBy: "test" });
+    const statements: string[] = [];
+    const counting = new Proxy(t.db, {
+      get: (target, prop, receiver) => {
+        if (prop === "select" || prop === "selectDistinct" || prop === "execute") statements.push(String(prop));
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    await endpointReconciliation(counting, { endpointId: e.endpointId, now: NOW });
+    expect(statements).toHaveLength(3);
+  });
+
+  it("lays an endpoint's days out in its source's zone (New York): the last complete day there, and its comparison", async () => {
     const e = await endpoint();
     const s = await source(t.ownerDb, { kind: "file", timeZone: "America/New_York" });
     await t.ownerDb.insert(usageSourceRules).values({ sourceId: s.id, match: "emails", endpointId: e.endpointId, createdBy: "test" });
-    // 2026-03-08 is the spring-forward day in New York: 23 hours, 05:00Z to 04:00Z.
-    await reserve(t.ownerDb, e.endpointId, "2026-03-08T04:59:00Z", "settled", 1, 1); // 03-07 23:59 EST
-    await reserve(t.ownerDb, e.endpointId, "2026-03-08T05:01:00Z", "settled", 2, 2); // 03-08 00:01 EST
-    await reserve(t.ownerDb, e.endpointId, "2026-03-09T03:59:00Z", "settled", 4, 4); // 03-08 23:59 EDT
-    await reserve(t.ownerDb, e.endpointId, "2026-03-09T04:01:00Z", "settled", 8, 8); // 03-09 00:01 EDT
+    await compared(t.ownerDb, { sourceId: s.id, endpointId: e.endpointId, zone: "America/New_York", day: "2026-03-08", billed: [6, 60], charged: [6, 60] });
+    await compared(t.ownerDb, { sourceId: s.id, endpointId: e.endpointId, zone: "America/New_York", day: "2026-03-07", billed: [1, 10], charged: [1, 10] });
     // At 2026-03-10T03:00Z it is still 03-09 in New York: the last complete day there is 03-08.
     const r = await endpointReconciliation(t.db, { endpointId: e.endpointId, now: new Date("2026-03-10T03:00:00Z") });
     expect(r.ranges[30].timeZone).toBe("America/New_York");
     const days = r.ranges[30].days;
-    expect(days.at(-1)?.day).toBe("2026-03-08");
-    expect(days.at(-1)).toMatchObject({ chargedUnits: 6, chargedMicros: 60 });
+    expect(days.at(-1)).toMatchObject({ day: "2026-03-08", chargedUnits: 6, chargedMicros: 60 });
     expect(days.at(-2)).toMatchObject({ day: "2026-03-07", chargedUnits: 1 });
   });
 
-  it("without any source: UTC days, no billed line, and no source", async () => {
+  it("without any source: UTC days, both lines empty, and no source", async () => {
     const e = await endpoint();
     await reserve(t.ownerDb, e.endpointId, "2026-03-09T10:00:00Z", "settled", 3, 3);
     const r = await endpointReconciliation(t.db, { endpointId: e.endpointId, now: NOW });
     expect(r.source).toBeNull();
     expect(r.ranges[30].timeZone).toBe("UTC");
-    expect(r.ranges[30].days.every((d) => d.billedUnits === null && d.drift === null)).toBe(true);
-    expect(r.ranges[30].days.at(-1)).toMatchObject({ day: "2026-03-09", chargedUnits: 3 });
+    expect(r.ranges[90].days.every((d) => d.billedUnits === null && d.chargedUnits === null && d.drift === null)).toBe(true);
+    expect(r.ranges[30].days.at(-1)?.day).toBe("2026-03-09");
   });
 
   it("the grid: mapped endpoints and budgets with their 7 days (over first), then every live endpoint nothing maps", async () => {

@@ -3,14 +3,14 @@ import { z } from "zod";
 import type { Db } from "@/db/client";
 import { budgets, endpoints, usageSourceRules, usageSources } from "@/db/schema";
 import { Int, parseRows } from "@/lib/spend/source";
-import { addDays, completeDays, dayIn, startOfDay } from "./days";
+import { addDays, completeDays, dayIn } from "./days";
 import { driftOf } from "./drift";
 import type { Drift, ProviderDay, UsageSourceKind } from "./types";
 
 // What the dashboard shows of reconciliation: an endpoint's billed and charged lines day by day, and
-// the grid of every target's last 7 provider days. Reads only: the comparison rows are written by
-// compare.ts; days no source has compared yet still show what Ceilings charged, so a gap in the
-// provider's line is visible as a gap, not as a day of zero.
+// the grid of every target's last 7 provider days. Reads only the comparison rows compare.ts writes
+// (never the reservations: at millions a week that scan cost seconds): a day no source has compared
+// is a gap in both lines, not a day of zero. The ledger itself is on the endpoint's other charts.
 
 export type ReconSourceSummary = { id: number; name: string; kind: UsageSourceKind; timeZone: string; lastPullOkAt: Date | null; lastPullError: string | null };
 
@@ -19,10 +19,11 @@ export type ReconDay = {
   /** Null on a day no source has compared (not pulled yet, or before the source existed). */
   billedUnits: number | null;
   billedMicros: number | null;
-  chargedUnits: number;
-  chargedMicros: number;
+  /** What the comparison charged that day; null with billed (the two lines have the same gaps). */
+  chargedUnits: number | null;
+  chargedMicros: number | null;
   drift: Drift | null;
-  /** Reservations still held on that day: its charged numbers may still move. */
+  /** Reservations still held on that day when it was compared: its charged numbers may still move. */
   held: number;
 };
 
@@ -32,7 +33,6 @@ export type EndpointReconciliation = { source: ReconSourceSummary | null; ranges
 
 const Threshold = { threshold_basis_points: Int, threshold_micros: Int };
 const RowDay = z.object({ day: z.string(), billed_units: Int, billed_micros: Int, charged_units: Int, charged_micros: Int, held: Int, ...Threshold });
-const ChargedDay = z.object({ day: z.string(), units: Int, micros: Int, held: Int });
 
 function driftOfRow(r: z.infer<typeof RowDay>): Drift {
   return driftOf(
@@ -56,31 +56,9 @@ async function sourceOfEndpoint(db: Db, endpointId: number): Promise<ReconSource
 }
 
 /**
- * Charged per provider day in `zone` over [first, last], in one grouped statement on the
- * (endpoint_id, created_at) index: settled at their settled amounts (overruns included), expired
- * at what they reserved, released nothing, held counted apart. As compare.ts charges a day.
- */
-async function chargedByDay(db: Db, endpointId: number, zone: string, first: ProviderDay, last: ProviderDay) {
-  const rows = parseRows(
-    "chargedByDay",
-    ChargedDay,
-    await db.execute(sql`
-      select to_char(r.created_at at time zone ${zone}, 'YYYY-MM-DD') as day,
-        coalesce(sum(case r.state when 'settled' then r.settled_amount when 'expired' then r.amount else 0 end), 0) as units,
-        coalesce(sum(case r.state when 'settled' then coalesce(r.settled_money, 0) when 'expired' then r.money else 0 end), 0) as micros,
-        count(*) filter (where r.state = 'held') as held
-      from reservations r
-      where r.endpoint_id = ${endpointId}
-        and r.created_at >= ${startOfDay(first, zone).toISOString()}::timestamptz
-        and r.created_at < ${startOfDay(addDays(last, 1), zone).toISOString()}::timestamptz
-      group by 1`),
-  );
-  return new Map(rows.map((r) => [r.day, r]));
-}
-
-/**
  * An endpoint's billed and charged numbers for each of the last 90 complete provider days (in its
- * source's time zone, UTC when none reports it), and the last 30 of them: four statements.
+ * source's time zone, UTC when none reports it), and the last 30 of them, from the comparison rows
+ * alone: three statements, none of them on the reservations.
  */
 export async function endpointReconciliation(db: Db, p: { endpointId: number; now: Date }): Promise<EndpointReconciliation> {
   const [[endpoint], source] = await Promise.all([
@@ -92,23 +70,17 @@ export async function endpointReconciliation(db: Db, p: { endpointId: number; no
   const axis = completeDays(p.now, zone, 90);
   const first = axis[0] ?? dayIn(p.now, zone);
   const last = axis[axis.length - 1] ?? first;
-  const [compared, charged] = await Promise.all([
-    db.execute(sql`
-      select d.day::text as day, d.billed_units, d.billed_micros, d.charged_units, d.charged_micros, d.held_reservations as held,
-        s.threshold_basis_points, s.threshold_micros
-      from reconciliation_days d join usage_sources s on s.id = d.source_id
-      where d.endpoint_id = ${p.endpointId} and d.day >= ${first}::date and d.day <= ${last}::date`),
-    chargedByDay(db, p.endpointId, zone, first, last),
-  ]);
+  const compared = await db.execute(sql`
+    select d.day::text as day, d.billed_units, d.billed_micros, d.charged_units, d.charged_micros, d.held_reservations as held,
+      s.threshold_basis_points, s.threshold_micros
+    from reconciliation_days d join usage_sources s on s.id = d.source_id
+    where d.endpoint_id = ${p.endpointId} and d.day >= ${first}::date and d.day <= ${last}::date`);
   const rows = new Map(parseRows("endpointReconciliation days", RowDay, compared).map((r) => [r.day, r]));
   const days: ReconDay[] = axis.map((day) => {
     const row = rows.get(day);
-    if (row) {
-      // The compared row's charged numbers are the ones its drift (and any alert) was judged on.
-      return { day, billedUnits: row.billed_units, billedMicros: row.billed_micros, chargedUnits: row.charged_units, chargedMicros: row.charged_micros, drift: driftOfRow(row), held: row.held };
-    }
-    const c = charged.get(day);
-    return { day, billedUnits: null, billedMicros: null, chargedUnits: c?.units ?? 0, chargedMicros: c?.micros ?? 0, drift: null, held: c?.held ?? 0 };
+    // The compared row's charged numbers are the ones its drift (and any alert) was judged on.
+    if (row) return { day, billedUnits: row.billed_units, billedMicros: row.billed_micros, chargedUnits: row.charged_units, chargedMicros: row.charged_micros, drift: driftOfRow(row), held: row.held };
+    return { day, billedUnits: null, billedMicros: null, chargedUnits: null, chargedMicros: null, drift: null, held: 0 };
   });
   const series = (n: number): ReconSeries => ({ unit: endpoint.unit, currency: endpoint.currency, timeZone: zone, days: days.slice(-n) });
   return { source, ranges: { 30: series(30), 90: series(90) } };

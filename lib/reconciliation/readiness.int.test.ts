@@ -5,6 +5,7 @@ import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { compareSourceDays } from "./compare";
 import { addRule, makeSource, pricedEndpoint, reservation, writeDays } from "./compare-fixtures";
+import { rollUpLedgerDays } from "./ledger-days";
 import { readinessOf } from "./readiness";
 
 const NOW = new Date("2026-11-14T12:00:00Z");
@@ -65,6 +66,8 @@ describe.skipIf(skipWithoutDatabase())("readiness of every endpoint", () => {
     const archived = await pricedEndpoint(t.db);
     await t.db.update(endpoints).set({ archivedAt: NOW }).where(eq(endpoints.id, archived.id));
 
+    // Settle discipline reads the worker's rollup of the ledger, not the reservations.
+    await rollUpLedgerDays(t.db, NOW);
     const all = await readinessOf(t.db, { now: NOW });
     expect(all.has(archived.id)).toBe(false);
     expect([...all.keys()]).toEqual(expect.arrayContaining([green.id, red.id, amber.id, unbounded.id]));

@@ -2,12 +2,14 @@ import { and, asc, eq, inArray, isNotNull, isNull, sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
 import { ceilings, endpoints, providerCaps, usageSourceRules } from "@/db/schema";
 import { worstCases } from "@/lib/catalog/worst-case";
-import { failClosedAnswer, reservedAnswer, secondCapAnswer, settledAnswer, toldAnswer, worstColor, type ReservedFacts, type SettledFacts, type ToldFacts } from "./readiness-answers";
+import { failClosedAnswer, reservedAnswer, secondCapAnswer, settledAnswer, toldAnswer, worstColor, type ReservedFacts, type ToldFacts } from "./readiness-answers";
+import { LEDGER_DAYS_EVERY_MS, ledgerWeek, type LedgerWeek } from "./ledger-days";
 import { secondCapVerdict } from "./second-cap";
 import type { ProviderCap, Readiness } from "./types";
 
 // The readiness card of every endpoint at once: eight statements whatever the number of endpoints
 // (the overview shows them all), run together, then the five answers per endpoint from memory.
+// Settle discipline reads the worker's per-day rollup (ledger-days.ts), never the reservations.
 
 const WEEK_MS = 7 * 86_400_000;
 
@@ -33,7 +35,7 @@ export async function readinessOf(db: Db, p: { endpointIds?: number[]; now: Date
     db.select().from(providerCaps).where(inArray(providerCaps.endpointId, ids)),
     db.selectDistinct({ endpointId: usageSourceRules.endpointId }).from(usageSourceRules).where(and(isNotNull(usageSourceRules.endpointId), inArray(usageSourceRules.endpointId, ids))),
     reconciledWeek(db, ids, p.now),
-    settledWeek(db, ids, since, p.now),
+    ledgerWeek(db, ids, p.now),
     unavailableWeek(db, keys, since, p.now),
     toldFacts(db),
   ]);
@@ -55,7 +57,7 @@ export async function readinessOf(db: Db, p: { endpointIds?: number[]; now: Date
     };
     const answers = {
       reserved: reservedAnswer(reservedFacts),
-      settled: settledAnswer(settled.get(e.id) ?? { settled: 0, released: 0, expired: 0, held: 0 }),
+      settled: settledOf(settled.get(e.id), p.now),
       failClosed: failClosedAnswer(unavailable.get(e.key) ?? 0),
       secondCap: secondCapAnswer(verdict),
       told: toldAnswer(told),
@@ -63,6 +65,13 @@ export async function readinessOf(db: Db, p: { endpointIds?: number[]; now: Date
     result.set(e.id, { ...answers, overall: worstColor(Object.values(answers).map((a) => a.color)) });
   }
   return result;
+}
+
+/** A count older than one run of the rollup (and a minute's slack) says when it was taken. */
+function settledOf(week: LedgerWeek | undefined, now: Date) {
+  if (!week) return settledAnswer({ settled: 0, released: 0, expired: 0, held: 0 });
+  const stale = now.getTime() - week.computedAt.getTime() > LEDGER_DAYS_EVERY_MS + 60_000;
+  return settledAnswer(week, stale ? `${week.computedAt.toISOString().slice(11, 16)} UTC` : null);
 }
 
 type Week = Omit<ReservedFacts, "mapped"> & { lastDay: string };
@@ -110,22 +119,6 @@ async function reconciledWeek(db: Db, ids: number[], now: Date): Promise<Map<num
     });
   }
   return out;
-}
-
-/** Reservations created in the last 7 days by how they ended, per endpoint (the (endpoint, created_at) index). */
-async function settledWeek(db: Db, ids: number[], since: Date, now: Date): Promise<Map<number, SettledFacts>> {
-  const rows = resultRows<{ endpoint_id: number; settled: number; released: number; expired: number; held: number }>(
-    await db.execute(sql`
-      select endpoint_id,
-             count(*) filter (where state = 'settled')::int as settled,
-             count(*) filter (where state = 'released')::int as released,
-             count(*) filter (where state = 'expired')::int as expired,
-             count(*) filter (where state = 'held')::int as held
-      from reservations
-      where endpoint_id in ${ids} and created_at >= ${since.toISOString()}::timestamptz and created_at < ${now.toISOString()}::timestamptz
-      group by endpoint_id`),
-  );
-  return new Map(rows.map((r) => [r.endpoint_id, { settled: r.settled, released: r.released, expired: r.expired, held: r.held }]));
 }
 
 /**

@@ -6,6 +6,7 @@ import { runDueSchedules } from "@/lib/changes/schedule-run";
 import { expireReservations } from "@/lib/enforcement";
 import { metrics } from "@/lib/metrics";
 import { recompareRecent } from "@/lib/reconciliation/compare";
+import { LEDGER_DAYS_EVERY_MS, rollUpLedgerDays } from "@/lib/reconciliation/ledger-days";
 import { pullDueSources } from "@/lib/reconciliation/pull";
 import { runUsageSources } from "@/lib/reconciliation/run";
 import { purgeOldRefusals } from "@/lib/refusals/purge";
@@ -54,6 +55,14 @@ export const jobs: Job[] = [
     name: "expire",
     everyMs: () => 0,
     run: async (db) => ({ expired: await expireReservations(db) }),
+  },
+  {
+    // The ledger per endpoint and UTC day that readiness reads (lib/reconciliation/ledger-days.ts):
+    // one grouped statement over the last 8 days' reservations, on the first loop and every 10
+    // minutes after; right after "expire", so the sweeper's expiries are in the count.
+    name: "ledger-days",
+    everyMs: () => LEDGER_DAYS_EVERY_MS,
+    run: async (db, _s, now) => ({ ...(await rollUpLedgerDays(db, now)) }),
   },
   {
     name: "rules",

@@ -20,7 +20,7 @@ function daysTable(unit: string, currency: string): TableSpec<ReconDay> {
     columns: [
       { header: "Provider day", cell: (d) => formatDay(d.day) },
       { header: "Billed by the provider", cell: (d) => both(d.billedUnits, d.billedMicros) },
-      { header: "Charged by Ceilings", cell: (d) => `${both(d.chargedUnits, d.chargedMicros)}${d.held > 0 ? ` (${d.held} still held)` : ""}` },
+      { header: "Charged by Ceilings", cell: (d) => (d.chargedUnits === null ? "not compared" : `${both(d.chargedUnits, d.chargedMicros)}${d.held > 0 ? ` (${d.held} still held)` : ""}`) },
       {
         header: "Drift",
         cell: (d) =>
