@@ -8,11 +8,12 @@ import { addDays, completeDays, dayBounds, dayIn, isProviderDay } from "./days";
 import { driftOf } from "./drift";
 import type { ProviderDay, ReconciliationDay, UsageSource } from "./types";
 
-// The comparison of a source's pulled days: for every endpoint and budget the source maps (by its
-// rules now, or by the rows it wrote then), billed beside charged over the provider's own day,
-// written to reconciliation_days (replacing that day's earlier comparison) and alerted when over
-// the source's threshold. A day still holding reservations is not final: it is written, not
-// alerted, and recompareRecent revisits it once they resolve.
+// The comparison of a source's pulled days: for every endpoint and budget the source mapped on a
+// day (by the rows it wrote then, or by a rule that existed when the day was pulled), billed beside
+// charged over the provider's own day, written to reconciliation_days (replacing that day's earlier
+// comparison) and alerted when over the source's threshold. A day still holding reservations, or
+// one the provider reported nothing for and may still report (providerMayBeLate), is not final: it
+// is written, not alerted, and recompareRecent revisits it once it is.
 
 type NewDay = typeof reconciliationDays.$inferInsert;
 
