@@ -8,6 +8,8 @@ export type FireAlertParams = {
   dedupeKey: string;
   endpointId?: number | null;
   ceilingId?: number | null;
+  /** The budget the alert is about (alerts.budget_id): a budget's threshold or reconciliation alert. */
+  budgetId?: number | null;
   windowStart?: Date | null;
   message: string;
   details?: Record<string, unknown>;
@@ -22,7 +24,7 @@ export async function fireAlert(db: Db, p: FireAlertParams): Promise<boolean> {
     await db.execute(sql`select ceilings.fire_alert(
       ${p.kind}, ${p.dedupeKey}, ${p.endpointId ?? null}::int, ${p.ceilingId ?? null}::int,
       ${p.windowStart ? p.windowStart.toISOString() : null}::timestamptz, ${p.message},
-      ${JSON.stringify(p.details ?? {})}::jsonb) as fired`),
+      ${JSON.stringify(p.details ?? {})}::jsonb, ${p.budgetId ?? null}::int) as fired`),
   );
   return rows[0]?.fired === true;
 }

@@ -45,6 +45,7 @@ export function fireReconciliationAlert(
     kind: "reconciliation",
     dedupeKey: reconciliationDedupeKey(target, row.day),
     endpointId: target.kind === "endpoint" ? target.id : null,
+    budgetId: target.kind === "budget" ? target.id : null,
     windowStart: row.dayStart,
     message: reconciliationMessage(target, row, drift, p.currency, p.zone),
     details: {

@@ -6,6 +6,10 @@ import { reservations } from "@/db/schema";
 // within the provider's day. A settle keeps what was actually used (overruns included); an expiry
 // keeps the whole reservation (nobody said it was not spent); a release keeps nothing; a held
 // reservation is not final, so it is only counted, to say the day may still move.
+// An overrun reported after the release or expiry (settle.sql keeps the state, sets overrun and
+// settled_amount/settled_money to the actual, and charges it to the ledger) counts as the ledger
+// does: a released one its actual, an expired one the greater of reserved and actual. Where the
+// settled money is missing, the reserved money stands in, as for a settled reservation.
 
 export type Charged = { units: number; micros: number; held: number };
 
@@ -20,10 +24,14 @@ export async function chargedBetween(db: Db, endpointIds: number[], start: Date,
       endpointId: reservations.endpointId,
       units: sql<number>`coalesce(sum(case ${reservations.state}
         when 'settled' then coalesce(${reservations.settledAmount}, ${reservations.amount})
-        when 'expired' then ${reservations.amount} else 0 end), 0)::bigint`.mapWith(Number),
+        when 'expired' then greatest(${reservations.amount}, coalesce(${reservations.settledAmount}, 0))
+        when 'released' then case when ${reservations.overrun} then coalesce(${reservations.settledAmount}, ${reservations.amount}) else 0 end
+        else 0 end), 0)::bigint`.mapWith(Number),
       micros: sql<number>`coalesce(sum(case ${reservations.state}
         when 'settled' then coalesce(${reservations.settledMoney}, ${reservations.money})
-        when 'expired' then ${reservations.money} else 0 end), 0)::bigint`.mapWith(Number),
+        when 'expired' then greatest(${reservations.money}, coalesce(${reservations.settledMoney}, 0))
+        when 'released' then case when ${reservations.overrun} then coalesce(${reservations.settledMoney}, ${reservations.money}) else 0 end
+        else 0 end), 0)::bigint`.mapWith(Number),
       held: sql<number>`count(*) filter (where ${reservations.state} = 'held')::int`.mapWith(Number),
     })
     .from(reservations)

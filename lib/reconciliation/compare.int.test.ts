@@ -1,7 +1,7 @@
 import path from "node:path";
 import { and, eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { alerts, reconciliationDays, usageSourceRules } from "@/db/schema";
+import { alerts, reconciliationDays, reservations, usageSourceRules } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { insertBudget } from "@/lib/budgets/read-fixtures";
@@ -34,6 +34,27 @@ describe.skipIf(skipWithoutDatabase())("reconciliation comparison", () => {
     const charged = await chargedBetween(t.db, [e.id, other.id], start, end);
     expect(charged.get(e.id)).toEqual({ units: 80 + 130 + 50, micros: (80 + 130 + 50) * CENT, held: 1 });
     expect(charged.get(other.id)).toEqual({ units: 0, micros: 0, held: 0 });
+  });
+
+  it("counts an overrun reported after a release or an expiry as the ledger charged it (settle.sql keeps the state)", async () => {
+    const e = await pricedEndpoint(t.db);
+    const at = new Date("2026-11-02T12:00:00Z");
+    // What settle.sql leaves after a settle of 150 on a reservation of 100 already released / expired:
+    // the state unchanged, overrun = true, settled_amount/settled_money = the actual.
+    for (const state of ["released", "expired"] as const) {
+      await t.db.insert(reservations).values({
+        endpointId: e.id, amount: 100, money: 100 * CENT, state, overrun: true, settledAmount: 150, settledMoney: 150 * CENT,
+        charges: [], createdAt: at, expiresAt: new Date(at.getTime() + 60_000), resolvedAt: at,
+      });
+    }
+    // An expired one whose late report was below the reservation: the reservation still counts whole.
+    await t.db.insert(reservations).values({
+      endpointId: e.id, amount: 100, money: 100 * CENT, state: "expired", overrun: true, settledAmount: 60, settledMoney: 60 * CENT,
+      charges: [], createdAt: at, expiresAt: new Date(at.getTime() + 60_000), resolvedAt: at,
+    });
+    const { start, end } = dayBounds("2026-11-02", "UTC");
+    // released + overrun: the actual, 150; expired + overrun: 100 + (150 − 100) = 150; the last: 100.
+    expect((await chargedBetween(t.db, [e.id], start, end)).get(e.id)).toEqual({ units: 400, micros: 400 * CENT, held: 0 });
   });
 
   it("counts a reservation at 23:59 and one at 00:01 New York time in their own provider days", async () => {
@@ -135,8 +156,95 @@ describe.skipIf(skipWithoutDatabase())("reconciliation comparison", () => {
     expect(rows[0]).toMatchObject({ budgetId: budget.id, endpointId: null, billedUnits: 140, billedMicros: 3_000_000, billedMoney: "reported", chargedUnits: 150, chargedMicros: 5_000_000 });
     const [alert] = await alertsOf(t.db, `reconciliation:budget:${budget.id}:${day}`);
     expect(alert?.endpointId).toBeNull();
+    expect(alert?.budgetId).toBe(budget.id);
     expect(alert?.details).toMatchObject({ budgetId: budget.id, budgetKey: budget.key, diffMicros: -2_000_000 });
     expect(alert?.message).toMatch(/^Budget /);
+  });
+
+  it("a budget is billed its own rows and those of its members the source maps by rules of their own", async () => {
+    const a = await pricedEndpoint(t.db);
+    const b = await pricedEndpoint(t.db);
+    const budget = await insertBudget(t.db, { members: [a.id, b.id] });
+    const sourceId = await makeSource(t.db);
+    // Allowed by addUsageRule: the model of endpoint a to a, everything else of the provider to the budget.
+    await addRule(t.db, sourceId, "gpt-4o*", { endpointId: a.id });
+    await addRule(t.db, sourceId, "*", { budgetId: budget.id });
+    const day = "2026-11-09";
+    await reservation(t.db, { endpointId: a.id, at: new Date("2026-11-09T10:00:00Z"), state: "settled", amount: 100, money: 5_000_000 });
+    await reservation(t.db, { endpointId: b.id, at: new Date("2026-11-09T11:00:00Z"), state: "settled", amount: 100, money: 5_000_000 });
+    await writeDays(t.db, sourceId, [day], [
+      { day, item: "gpt-4o", units: 100, costMicros: 5_000_000, endpointId: a.id },
+      { day, item: "embeddings", units: 100, costMicros: 5_000_000, budgetId: budget.id },
+    ]);
+    const rows = await compareSourceDays(t.db, { sourceId, days: [day], now: NOW });
+    // Ledger and bill agree ($10 both): without a's rows the budget would say $5 against $10, −50 %.
+    expect(rows.find((r) => r.budgetId === budget.id)).toMatchObject({ billedUnits: 200, billedMicros: 10_000_000, billedMoney: "reported", chargedMicros: 10_000_000 });
+    expect(rows.find((r) => r.endpointId === a.id)).toMatchObject({ billedMicros: 5_000_000, chargedMicros: 5_000_000 });
+    expect(await alertsOf(t.db, `reconciliation:budget:${budget.id}:${day}`)).toHaveLength(0);
+  });
+
+  it("a rule added after a day was pulled does not call that day 'billed nothing' for its target until the day is pulled again", async () => {
+    const a = await pricedEndpoint(t.db);
+    const b = await pricedEndpoint(t.db);
+    const sourceId = await makeSource(t.db, { lookbackDays: 3 });
+    await addRule(t.db, sourceId, "item-a", { endpointId: a.id });
+    const day = "2026-11-09";
+    const now = new Date("2026-11-10T12:00:00Z");
+    const held = await reservation(t.db, { endpointId: a.id, at: new Date("2026-11-09T10:00:00Z"), state: "held", amount: 100, money: 1_000_000 });
+    await reservation(t.db, { endpointId: b.id, at: new Date("2026-11-09T10:00:00Z"), state: "settled", amount: 500, money: 5_000_000 });
+    // The provider billed b exactly what Ceilings charged it; no rule mapped item-b at pull time.
+    await writeDays(t.db, sourceId, [day], [
+      { day, item: "item-a", units: 100, costMicros: null, endpointId: a.id },
+      { day, item: "item-b", units: 500, costMicros: null },
+    ]);
+    await compareSourceDays(t.db, { sourceId, days: [day], now });
+    // Staff map item-b (the page says: "rows already pulled keep their mapping until their day is pulled again").
+    await addRule(t.db, sourceId, "item-b", { endpointId: b.id });
+    await resolveReservation(t.db, held, "settled");
+    await recompareRecent(t.db, now);
+    const key = `reconciliation:endpoint:${b.id}:${day}`;
+    expect((await alertsOf(t.db, key)).map((f) => f.message)).toEqual([]);
+    expect(await t.db.select().from(reconciliationDays).where(eq(reconciliationDays.endpointId, b.id))).toHaveLength(0);
+    // Pulled again, the day's rows carry the new mapping and b is compared: they agree.
+    await writeDays(t.db, sourceId, [day], [
+      { day, item: "item-a", units: 100, costMicros: null, endpointId: a.id },
+      { day, item: "item-b", units: 500, costMicros: null, endpointId: b.id },
+    ]);
+    const rows = await compareSourceDays(t.db, { sourceId, days: [day], now });
+    expect(rows.find((r) => r.endpointId === b.id)).toMatchObject({ billedUnits: 500, chargedUnits: 500 });
+    expect(await alertsOf(t.db, key)).toHaveLength(0);
+  });
+
+  it("a day the provider reported nothing for is not alerted until 24 h past its end; a day it reported is at once", async () => {
+    const day = "2026-11-13"; // ends 2026-11-14T00:00Z: NOW is 12 h past it
+    const late = await pricedEndpoint(t.db);
+    const lateSource = await makeSource(t.db, { lookbackDays: 3 });
+    await addRule(t.db, lateSource, "sms", { endpointId: late.id });
+    const reported = await pricedEndpoint(t.db);
+    const reportedSource = await makeSource(t.db, { lookbackDays: 3 });
+    await addRule(t.db, reportedSource, "sms", { endpointId: reported.id });
+    for (const e of [late, reported]) await reservation(t.db, { endpointId: e.id, at: new Date("2026-11-13T10:00:00Z"), state: "settled", amount: 300, money: 300 * CENT });
+    // No bucket yet from one provider; the other reported the day (another item), none of it sms.
+    await writeDays(t.db, lateSource, [day], []);
+    await writeDays(t.db, reportedSource, [day], [{ day, item: "voice", units: 9, costMicros: null }]);
+
+    const [lateRow] = await compareSourceDays(t.db, { sourceId: lateSource, days: [day], now: NOW });
+    expect(lateRow).toMatchObject({ billedUnits: 0, chargedUnits: 300 });
+    const lateKey = `reconciliation:endpoint:${late.id}:${day}`;
+    expect(await alertsOf(t.db, lateKey)).toHaveLength(0);
+    await compareSourceDays(t.db, { sourceId: reportedSource, days: [day], now: NOW });
+    expect(await alertsOf(t.db, `reconciliation:endpoint:${reported.id}:${day}`)).toHaveLength(1);
+
+    // Still within the 24 h: recompared or not, no alert.
+    await recompareRecent(t.db, new Date("2026-11-14T23:59:00Z"));
+    expect(await alertsOf(t.db, lateKey)).toHaveLength(0);
+    // 24 h past the day's end and still nothing reported: final, and it alerts.
+    const final = new Date("2026-11-15T00:00:00Z");
+    await recompareRecent(t.db, final);
+    const [alert] = await alertsOf(t.db, lateKey);
+    expect(alert?.message).toContain("less billed than charged");
+    const [after] = await t.db.select().from(reconciliationDays).where(eq(reconciliationDays.endpointId, late.id));
+    expect(after?.computedAt.toISOString()).toBe(final.toISOString());
   });
 
   it("a target the source no longer maps loses that day's comparison", async () => {

@@ -1,18 +1,19 @@
-import { and, eq, gt, gte, inArray, isNotNull, notInArray, or, sql } from "drizzle-orm";
+import { and, eq, gt, gte, inArray, isNotNull, not, or, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { budgetMembers, budgets, endpoints, reconciliationDays, usagePulls, usageRows, usageSourceRules, usageSources } from "@/db/schema";
 import { fireReconciliationAlert, type DriftTarget } from "./alert";
-import { billedOf } from "./billed";
+import { billedOf, type Billed } from "./billed";
 import { chargedBetween, type Charged } from "./charged";
 import { addDays, completeDays, dayBounds, dayIn, isProviderDay } from "./days";
 import { driftOf } from "./drift";
 import type { ProviderDay, ReconciliationDay, UsageSource } from "./types";
 
-// The comparison of a source's pulled days: for every endpoint and budget the source maps (by its
-// rules now, or by the rows it wrote then), billed beside charged over the provider's own day,
-// written to reconciliation_days (replacing that day's earlier comparison) and alerted when over
-// the source's threshold. A day still holding reservations is not final: it is written, not
-// alerted, and recompareRecent revisits it once they resolve.
+// The comparison of a source's pulled days: for every endpoint and budget the source mapped on a
+// day (by the rows it wrote then, or by a rule that existed when the day was pulled), billed beside
+// charged over the provider's own day, written to reconciliation_days (replacing that day's earlier
+// comparison) and alerted when over the source's threshold. A day still holding reservations, or
+// one the provider reported nothing for and may still report (providerMayBeLate), is not final: it
+// is written, not alerted, and recompareRecent revisits it once it is.
 
 type NewDay = typeof reconciliationDays.$inferInsert;
 
@@ -21,17 +22,29 @@ export async function compareSourceDays(db: Db, p: { sourceId: number; days: Pro
   const asked = [...new Set(p.days.filter(isProviderDay))].sort();
   if (!source || asked.length === 0) return [];
   // Only days the provider reported (a pull wrote them, with or without rows) have a billed side.
-  const pulled = await db.select({ day: usagePulls.day }).from(usagePulls).where(and(eq(usagePulls.sourceId, source.id), inArray(usagePulls.day, asked)));
-  const days = asked.filter((d) => pulled.some((r) => r.day === d));
+  const pulled = await db
+    .select({ day: usagePulls.day, pulledAt: usagePulls.pulledAt, rows: usagePulls.rows })
+    .from(usagePulls)
+    .where(and(eq(usagePulls.sourceId, source.id), inArray(usagePulls.day, asked)));
+  const pullOf = new Map(pulled.map((r) => [r.day, r]));
+  const days = asked.filter((d) => pullOf.has(d));
   if (days.length === 0) return [];
 
   const [rules, rows] = await Promise.all([
-    db.select({ endpointId: usageSourceRules.endpointId, budgetId: usageSourceRules.budgetId }).from(usageSourceRules).where(eq(usageSourceRules.sourceId, source.id)),
+    db.select({ endpointId: usageSourceRules.endpointId, budgetId: usageSourceRules.budgetId, createdAt: usageSourceRules.createdAt }).from(usageSourceRules).where(eq(usageSourceRules.sourceId, source.id)),
     db
       .select({ day: usageRows.day, endpointId: usageRows.endpointId, budgetId: usageRows.budgetId, part: usageRows.part, units: usageRows.units, costMicros: usageRows.costMicros })
       .from(usageRows)
       .where(and(eq(usageRows.sourceId, source.id), inArray(usageRows.day, days), or(isNotNull(usageRows.endpointId), isNotNull(usageRows.budgetId)))),
   ]);
+  // A day's rows keep the mapping they were pulled with: a target is compared on a day when rows of
+  // that day are mapped to it, or when a rule mapping it already existed when the day was pulled
+  // (it then billed nothing). A rule added since applies from the day's next pull: until then the
+  // day says nothing about its target, and calling it "billed nothing" would be a false alert.
+  const targetsOf = (day: ProviderDay, column: "endpointId" | "budgetId") => {
+    const pulledAt = pullOf.get(day)?.pulledAt ?? new Date(0);
+    return ids([...rows.filter((r) => r.day === day).map((r) => r[column]), ...rules.filter((r) => r.createdAt <= pulledAt).map((r) => r[column])]);
+  };
   const endpointIds = ids([...rules.map((r) => r.endpointId), ...rows.map((r) => r.endpointId)]);
   const budgetIds = ids([...rules.map((r) => r.budgetId), ...rows.map((r) => r.budgetId)]);
   const members = budgetIds.length === 0 ? [] : await db.select().from(budgetMembers).where(inArray(budgetMembers.budgetId, budgetIds));
@@ -42,18 +55,29 @@ export async function compareSourceDays(db: Db, p: { sourceId: number; days: Pro
   ]);
 
   const values: { target: DriftTarget; row: NewDay }[] = [];
+  const late = new Set<ProviderDay>();
   for (const day of days) {
     const { start, end } = dayBounds(day, source.timeZone);
+    if (providerMayBeLate(pullOf.get(day)?.rows ?? 0, end, p.now)) late.add(day);
     const charged = await chargedBetween(db, allEndpointIds, start, end);
     const base = { sourceId: source.id, day, dayStart: start, dayEnd: end, computedAt: p.now };
-    for (const e of endpointRows.filter((x) => endpointIds.includes(x.id))) {
-      const billed = billedOf(rows.filter((r) => r.day === day && r.endpointId === e.id), e.parts);
+    const ofDay = rows.filter((r) => r.day === day);
+    const dayEndpoints = targetsOf(day, "endpointId");
+    const dayBudgets = targetsOf(day, "budgetId");
+    for (const e of endpointRows.filter((x) => dayEndpoints.includes(x.id))) {
+      const billed = billedOf(ofDay.filter((r) => r.endpointId === e.id), e.parts);
       const c = charged.get(e.id) ?? ZERO;
       values.push({ target: { kind: "endpoint", id: e.id, key: e.key, unit: e.unit }, row: { ...base, endpointId: e.id, ...sides(billed, c) } });
     }
-    for (const b of budgetRows) {
-      const billed = billedOf(rows.filter((r) => r.day === day && r.budgetId === b.id), null);
-      const c = sum(members.filter((m) => m.budgetId === b.id).map((m) => charged.get(m.endpointId) ?? ZERO));
+    for (const b of budgetRows.filter((x) => dayBudgets.includes(x.id))) {
+      // The budget is charged the sum of its members, so it is billed what this source billed it
+      // and each of its members (a member the source maps by a rule of its own, its model, say).
+      const memberIds = members.filter((m) => m.budgetId === b.id).map((m) => m.endpointId);
+      const billed = sumBilled([
+        billedOf(ofDay.filter((r) => r.budgetId === b.id), null),
+        ...endpointRows.filter((e) => memberIds.includes(e.id)).map((e) => billedOf(ofDay.filter((r) => r.endpointId === e.id), e.parts)),
+      ]);
+      const c = sum(memberIds.map((id) => charged.get(id) ?? ZERO));
       values.push({ target: { kind: "budget", id: b.id, key: b.key, unit: "units" }, row: { ...base, budgetId: b.id, ...sides(billed, c) } });
     }
   }
@@ -61,11 +85,25 @@ export async function compareSourceDays(db: Db, p: { sourceId: number; days: Pro
   const written = await writeDays(db, source.id, days, values);
   const threshold = { basisPoints: source.thresholdBasisPoints, micros: source.thresholdMicros };
   for (const { target, row } of written) {
-    if (row.heldReservations > 0) continue;
+    if (row.heldReservations > 0 || late.has(row.day)) continue;
     const drift = driftOf({ units: row.billedUnits, micros: row.billedMicros }, { units: row.chargedUnits, micros: row.chargedMicros }, threshold);
     if (drift.over) await fireReconciliationAlert(db, { target, row, drift, currency: source.currency, zone: source.timeZone });
   }
   return written.map((w) => w.row);
+}
+
+/** How long after its end a day the provider reported nothing for may still get its bucket. */
+export const LATE_PROVIDER_MS = 24 * 3_600_000;
+
+/**
+ * A pulled day with no rows at all is either a day of nothing or a day the provider has not
+ * reported yet (OpenAI's and Twilio's buckets come hours late): the pull keeps no difference
+ * between no bucket and an empty one. Such a day is not final until it is LATE_PROVIDER_MS past
+ * its end: compared and written, never alerted, and recompareRecent compares it again after that.
+ * A day with any row was reported, and is final as soon as its reservations are.
+ */
+export function providerMayBeLate(pulledRows: number, dayEnd: Date, now: Date): boolean {
+  return pulledRows === 0 && now.getTime() < dayEnd.getTime() + LATE_PROVIDER_MS;
 }
 
 const ZERO: Charged = { units: 0, micros: 0, held: 0 };
@@ -78,7 +116,15 @@ function sum(list: readonly Charged[]): Charged {
   return list.reduce((a, c) => ({ units: a.units + c.units, micros: a.micros + c.micros, held: a.held + c.held }), ZERO);
 }
 
-function sides(billed: ReturnType<typeof billedOf>, charged: Charged) {
+function sumBilled(list: readonly Billed[]): Billed {
+  // Money is 'reported' only when the provider's own money is all of it: a part priced by
+  // Ceilings (count-only rows of a member) makes the whole 'priced'.
+  const withRows = list.filter((b) => b.units > 0 || b.micros > 0);
+  const money = withRows.some((b) => b.money === "reported") && withRows.every((b) => b.money === "reported") ? "reported" : "priced";
+  return { units: list.reduce((n, b) => n + b.units, 0), micros: list.reduce((n, b) => n + b.micros, 0), money };
+}
+
+function sides(billed: Billed, charged: Charged) {
   return {
     billedUnits: billed.units,
     billedMicros: billed.micros,
@@ -98,7 +144,9 @@ async function writeDays(db: Db, sourceId: number, days: ProviderDay[], values: 
   const key = (v: { target: DriftTarget; row: NewDay }) => `${v.target.kind}:${String(v.target.id).padStart(10, "0")}:${v.row.day}`;
   const sorted = [...values].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
   const byKind = (kind: DriftTarget["kind"]) => sorted.filter((v) => v.target.kind === kind);
-  const kept = (kind: DriftTarget["kind"]) => ids(byKind(kind).map((v) => v.target.id));
+  // What each day keeps, by kind: the targets compared on that day (they differ by day, with the
+  // rules that existed when each day was pulled).
+  const keptOn = (kind: DriftTarget["kind"], day: ProviderDay) => ids(byKind(kind).filter((v) => v.row.day === day).map((v) => v.target.id));
   const update = {
     sourceId: sql`excluded.source_id`,
     dayStart: sql`excluded.day_start`,
@@ -112,10 +160,20 @@ async function writeDays(db: Db, sourceId: number, days: ProviderDay[], values: 
     computedAt: sql`excluded.computed_at`,
   };
   return db.transaction(async (tx) => {
-    const stale = (column: typeof reconciliationDays.endpointId | typeof reconciliationDays.budgetId, keep: number[]) =>
-      tx.delete(reconciliationDays).where(and(eq(reconciliationDays.sourceId, sourceId), inArray(reconciliationDays.day, days), isNotNull(column), ...(keep.length > 0 ? [notInArray(column, keep)] : [])));
-    await stale(reconciliationDays.endpointId, kept("endpoint"));
-    await stale(reconciliationDays.budgetId, kept("budget"));
+    const stale = (kind: DriftTarget["kind"], column: typeof reconciliationDays.endpointId | typeof reconciliationDays.budgetId) => {
+      const keptDays = days.map((day) => ({ day, keep: keptOn(kind, day) })).filter((d) => d.keep.length > 0);
+      const kept = or(...keptDays.map((d) => and(eq(reconciliationDays.day, d.day), inArray(column, d.keep))));
+      return tx.delete(reconciliationDays).where(
+        and(
+          eq(reconciliationDays.sourceId, sourceId),
+          inArray(reconciliationDays.day, days),
+          isNotNull(column),
+          ...(kept ? [not(kept)] : []),
+        ),
+      );
+    };
+    await stale("endpoint", reconciliationDays.endpointId);
+    await stale("budget", reconciliationDays.budgetId);
     const out: { target: DriftTarget; row: ReconciliationDay }[] = [];
     const endpointValues = byKind("endpoint");
     if (endpointValues.length > 0) {
@@ -145,10 +203,13 @@ function targetOf(values: { target: DriftTarget }[], kind: DriftTarget["kind"], 
   return found.target;
 }
 
+const nowParam = (now: Date) => sql`${now.toISOString()}::timestamptz`;
+
 /**
  * Compares again the days of each enabled source's lookback that were written while reservations
- * were still held: such a day becomes final once they resolve, and only then may it alert. One
- * indexed read when there are none.
+ * were still held, or before a provider that reported nothing for them was past its time to
+ * (providerMayBeLate): such a day becomes final once they resolve or that time passes, and only
+ * then may it alert. One read of the last 37 days (the day index) when there are none.
  */
 export async function recompareRecent(db: Db, now: Date): Promise<{ sources: number; days: number }> {
   // 36 days covers the longest lookback (35) in any zone.
@@ -157,7 +218,20 @@ export async function recompareRecent(db: Db, now: Date): Promise<{ sources: num
     .selectDistinct({ sourceId: reconciliationDays.sourceId, day: reconciliationDays.day, timeZone: usageSources.timeZone, lookbackDays: usageSources.lookbackDays })
     .from(reconciliationDays)
     .innerJoin(usageSources, eq(usageSources.id, reconciliationDays.sourceId))
-    .where(and(gte(reconciliationDays.day, since), gt(reconciliationDays.heldReservations, 0), eq(usageSources.enabled, true)));
+    .where(
+      and(
+        gte(reconciliationDays.day, since),
+        eq(usageSources.enabled, true),
+        or(
+          gt(reconciliationDays.heldReservations, 0),
+          // A day the provider had reported nothing for, compared before it was final (providerMayBeLate)
+          // and final now: compared once more, and alerted then if it must be.
+          sql`(${reconciliationDays.computedAt} < ${reconciliationDays.dayEnd} + ${sql.raw(`interval '${LATE_PROVIDER_MS / 1000} seconds'`)}
+            and ${reconciliationDays.dayEnd} + ${sql.raw(`interval '${LATE_PROVIDER_MS / 1000} seconds'`)} <= ${nowParam(now)}
+            and exists (select 1 from ${usagePulls} where ${usagePulls.sourceId} = ${reconciliationDays.sourceId} and ${usagePulls.day} = ${reconciliationDays.day} and ${usagePulls.rows} = 0))`,
+        ),
+      ),
+    );
   const bySource = new Map<number, Pick<UsageSource, "timeZone" | "lookbackDays"> & { days: string[] }>();
   for (const r of open) {
     const entry = bySource.get(r.sourceId) ?? { timeZone: r.timeZone, lookbackDays: r.lookbackDays, days: [] };

@@ -1,7 +1,10 @@
+import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
+import { usageSources } from "@/db/schema";
 import type { EgressPolicy } from "@/lib/alerts/egress";
 import type { SecretLookup } from "@/lib/alerts/email";
-import { logError } from "@/lib/log/redact";
+import { DomainError } from "@/lib/errors";
+import { describeError, logError } from "@/lib/log/redact";
 import { compareSourceDays } from "./compare";
 import type { PullResult } from "./types";
 
@@ -29,9 +32,24 @@ export type PullDueSources = (
 export type UsageRunResult = { pulled: number; failed: string[]; compared: number };
 
 /**
+ * A comparison that failed after a good pull, on the source where staff look (last_pull_error):
+ * the pull recorded success a moment before, and the days it wrote are not compared. A failure to
+ * record it is logged; the job fails anyway.
+ */
+async function recordCompareFailure(db: Db, sourceId: number, error: unknown): Promise<void> {
+  const text = `pulled, but the comparison failed: ${error instanceof DomainError ? error.message : describeError(error)}`;
+  try {
+    await db.update(usageSources).set({ lastPullError: text.length > 1000 ? `${text.slice(0, 1000)}…` : text }).where(eq(usageSources.id, sourceId));
+  } catch (e) {
+    logError(`reconciliation: recording source #${sourceId}'s failed comparison failed`, e);
+  }
+}
+
+/**
  * Pulls the due sources and compares each one's days as soon as it is pulled. A pull that fails is
- * recorded on its source by the pull; a comparison that fails does not undo its pull: it is logged,
- * the other sources go on, and the job then fails so the worker's heartbeat says so.
+ * recorded on its source by the pull; a comparison that fails does not undo its pull: it is logged
+ * and recorded on its source ("pulled, but the comparison failed: …"), the other sources go on,
+ * and the job then fails so the worker's heartbeat says so.
  */
 export async function runUsageSources(db: Db, p: { now: Date; settings: UsageSourceSettings; pull: PullDueSources }): Promise<UsageRunResult> {
   let compared = 0;
@@ -47,6 +65,7 @@ export async function runUsageSources(db: Db, p: { now: Date; settings: UsageSou
       } catch (error) {
         logError(`reconciliation: comparing source #${r.sourceId} failed`, error);
         compareErrors.push(`source #${r.sourceId}: ${error instanceof Error ? error.message : String(error)}`);
+        await recordCompareFailure(db, r.sourceId, error);
       }
     },
   });

@@ -90,6 +90,7 @@ export async function updateUsageSource(db: Db, p: { sourceId: number; expectedV
     if (settings.kind !== current.kind) {
       throw invalidInput([{ path: "kind", message: `the kind of a source is fixed (${current.kind}): create a new source for another provider` }]);
     }
+    if (settings.currency !== current.currency) await refuseCurrencyOfTargets(tx, current, settings.currency);
     const before = settingsOf(current);
     const changes = (Object.keys(settings) as (keyof UsageSourceSettings)[])
       .filter((k) => settings[k] !== before[k])
@@ -107,6 +108,30 @@ export async function updateUsageSource(db: Db, p: { sourceId: number; expectedV
     await audit(tx, p.actor, row, "usage_source.update", { changes });
     return { source: row, changes };
   });
+}
+
+/**
+ * A source's currency is the currency of every endpoint and budget its rules map (addUsageRule
+ * refuses a target in another currency): changing it would compare bills in one currency with
+ * charges in another, micros for micros. Refused naming each target, while the source is locked,
+ * so no rule is added meanwhile.
+ */
+async function refuseCurrencyOfTargets(tx: Db, source: UsageSource, currency: string): Promise<void> {
+  const others = resultRows<{ kind: "endpoint" | "budget"; key: string; currency: string }>(await tx.execute(sql`
+    select 'endpoint' as kind, e.key, e.currency from usage_source_rules r join endpoints e on e.id = r.endpoint_id
+     where r.source_id = ${source.id} and e.currency <> ${currency}
+    union
+    select 'budget' as kind, b.key, b.currency from usage_source_rules r join budgets b on b.id = r.budget_id
+     where r.source_id = ${source.id} and b.currency <> ${currency}
+    order by kind, key limit 6`));
+  if (others.length === 0) return;
+  const named = others.slice(0, 5).map((o) => `${o.kind} '${o.key}' (${o.currency})`).join(", ");
+  throw invalidInput([
+    {
+      path: "currency",
+      message: `${source.name}'s rules map ${named}${others.length > 5 ? " and more" : ""}: one currency per comparison, so the currency stays ${source.currency} while they do (remove those rules first)`,
+    },
+  ]);
 }
 
 /** Deletes a source with its rules, raw rows, pulled days and comparisons (the database cascades). */

@@ -149,6 +149,21 @@ describe.skipIf(skipWithoutDatabase())("usage sources", () => {
     expect(a?.details).toMatchObject({ changes: [{ field: "lookbackDays", before: 3, after: 7 }] });
   });
 
+  it("refuses to change the currency away from the currency of the targets its rules map, as adding a rule would", async () => {
+    const input = openai({ kind: "file", credentialRef: "" });
+    const s = await createUsageSource(t.db, { input, actor });
+    const e = await endpoint("USD");
+    const rule = await addUsageRule(t.db, { sourceId: s.id, match: "x", endpointKey: e.key, actor });
+    // EUR bills would be compared with USD charges, micros for micros.
+    const errors = await fieldErrors(updateUsageSource(t.db, { sourceId: s.id, expectedVersion: sourceVersion(s), input: { ...input, currency: "EUR" }, actor }));
+    expect(errors.currency).toContain(`endpoint '${e.key}' (USD)`);
+    expect((await t.db.select().from(usageSources).where(eq(usageSources.id, s.id)))[0]?.currency).toBe("USD");
+    // Without the rule, the currency is the source's to change.
+    await removeUsageRule(t.db, { sourceId: s.id, ruleId: rule.id, actor });
+    const { source } = await updateUsageSource(t.db, { sourceId: s.id, expectedVersion: sourceVersion(s), input: { ...input, currency: "EUR" }, actor });
+    expect(source.currency).toBe("EUR");
+  });
+
   it("pauses and resumes; a paused source is not pulled on demand", async () => {
     const s = await createUsageSource(t.db, { input: openai(), actor });
     await setUsageSourceEnabled(t.db, { sourceId: s.id, enabled: false, actor });

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
-import { alerts, reconciliationDays, workerHeartbeats } from "@/db/schema";
+import { alerts, reconciliationDays, usageSources, workerHeartbeats } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import type { Db } from "@/db/client";
@@ -127,6 +127,9 @@ describe.skipIf(skipWithoutDatabase())("the usage-sources job", () => {
       `comparison failed after a pull: source #${sourceId}: database went away; source #${sourceId + 1}: database went away`,
     );
     expect(after).toEqual([sourceId, sourceId + 1]);
+    // Staff see it on the source: its pull went well, its comparison did not.
+    const [source] = await t.db.select().from(usageSources).where(eq(usageSources.id, sourceId));
+    expect(source?.lastPullError).toMatch(/^pulled, but the comparison failed: .*database went away/);
   });
 
   it("the job runs in the worker loop and its heartbeat is written", async () => {
