@@ -230,7 +230,8 @@ export async function pullDueSources(db: Db, opts: PullOptions & { afterPull?: (
   const clock = opts.clock ?? (() => new Date(opts.now.getTime() + (Date.now() - started)));
   const due = (at: Date) => {
     const dueBefore = new Date(at.getTime() - PULL_EVERY_MS);
-    const failingSince = sql`coalesce(least(${usageSources.lastPullAt}, ${usageSources.lastPullOk} + ${`${PULL_EVERY_MS} milliseconds`}::interval), least(${usageSources.lastPullAt}, ${usageSources.createdAt}))`;
+    // (least() skips nulls, hence the case.)
+    const failingSince = sql`least(${usageSources.lastPullAt}, case when ${usageSources.lastPullOk} is null then ${usageSources.createdAt} else ${usageSources.lastPullOk} + ${`${PULL_EVERY_MS} milliseconds`}::interval end)`;
     const retryAfter = sql`least(${`${RETRY_MAX_MS} milliseconds`}::interval, greatest(${`${RETRY_FIRST_MS} milliseconds`}::interval, ${usageSources.lastPullAt} - ${failingSince} + ${`${RETRY_FIRST_MS} milliseconds`}::interval))`;
     const failed = and(isNotNull(usageSources.lastPullError), or(isNull(usageSources.lastPullOk), lt(usageSources.lastPullOk, usageSources.lastPullAt)), sql`${usageSources.lastPullAt} + ${retryAfter} <= ${at.toISOString()}::timestamptz`);
     return or(isNotNull(usageSources.pullRequestedAt), isNull(usageSources.lastPullAt), lt(usageSources.lastPullAt, dueBefore), failed);
