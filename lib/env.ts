@@ -115,3 +115,17 @@ export function env(): Env {
 export function readSecret(name: string): string | undefined {
   return process.env[name];
 }
+
+/**
+ * The usage sources' host allow-list (USAGE_SOURCE_ALLOW_HOSTS, lower-case) and local file
+ * directory (USAGE_FILE_DIR, null when unset), read at the moment of use like readSecret: a
+ * source is validated against them when it is saved and when it is pulled.
+ */
+export function readUsageSourceEnv(): { allowHosts: string[]; fileDir: string | null } {
+  const allowHosts = (process.env.USAGE_SOURCE_ALLOW_HOSTS ?? "")
+    .split(",")
+    .map((h) => h.trim().toLowerCase())
+    .filter((h) => h.length > 0);
+  const fileDir = process.env.USAGE_FILE_DIR?.trim() ?? "";
+  return { allowHosts, fileDir: fileDir === "" ? null : fileDir };
+}

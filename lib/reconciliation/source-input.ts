@@ -1,6 +1,7 @@
 import path from "node:path";
 import { z } from "zod";
 import { parseMoneyInput } from "@/lib/budgets/money";
+import { readUsageSourceEnv } from "@/lib/env";
 import { hasControlCharacter } from "@/lib/http/strict-input";
 import { isTimeZone } from "./days";
 import { usageSourceKinds, type UsageSourceKind } from "./types";
@@ -36,16 +37,12 @@ export function isCredentialNameOf(kind: Exclude<UsageSourceKind, "file">, name:
 
 /** The hosts of USAGE_SOURCE_ALLOW_HOSTS, read at the moment of use (the form's save, the CLI). */
 export function usageAllowHosts(): string[] {
-  return (process.env.USAGE_SOURCE_ALLOW_HOSTS ?? "")
-    .split(",")
-    .map((h) => h.trim().toLowerCase())
-    .filter((h) => h.length > 0);
+  return readUsageSourceEnv().allowHosts;
 }
 
 /** The directory local file locations must be inside (USAGE_FILE_DIR), read at the moment of use; null when unset. */
 export function usageFileDir(): string | null {
-  const dir = process.env.USAGE_FILE_DIR?.trim() ?? "";
-  return dir === "" ? null : dir;
+  return readUsageSourceEnv().fileDir;
 }
 
 /** The sentence saying local paths need USAGE_FILE_DIR. */
@@ -67,7 +64,7 @@ export function credentialHostProblem(kind: Exclude<UsageSourceKind, "file">, lo
   const listed = allowHosts.some((h) => h.toLowerCase() === host);
   const own = new URL(defaultLocations[kind]).hostname;
   if (!listed && host !== own) {
-    return `the key of a ${kind} source is sent only to ${own} or a host named in USAGE_SOURCE_ALLOW_HOSTS, not to ${host.slice(0, 80)}`;
+    return `the key of ${{ openai: "an OpenAI", anthropic: "an Anthropic", twilio: "a Twilio" }[kind]} source is sent only to ${own} or a host named in USAGE_SOURCE_ALLOW_HOSTS, not to ${host.slice(0, 80)}`;
   }
   if (url.protocol !== "https:" && !listed) return `the key is not sent over plain http: use https://${host.slice(0, 80)}, or name the host in USAGE_SOURCE_ALLOW_HOSTS`;
   return null;

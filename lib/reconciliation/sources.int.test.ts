@@ -1,5 +1,5 @@
 import { asc, eq } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { auditEvents, budgets, endpoints } from "@/db/schema";
 import { reconciliationDays, usagePulls, usageRows, usageSourceRules, usageSources } from "@/db/schema/reconciliation";
 import { skipWithoutDatabase } from "@/db/testing";
@@ -82,14 +82,11 @@ describe.skipIf(skipWithoutDatabase())("usage sources", () => {
   });
 
   const withEnv = async (name: string, value: string | undefined, run: () => Promise<void>) => {
-    const before = process.env[name];
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
+    vi.stubEnv(name, value);
     try {
       await run();
     } finally {
-      if (before === undefined) delete process.env[name];
-      else process.env[name] = before;
+      vi.unstubAllEnvs();
     }
   };
 
