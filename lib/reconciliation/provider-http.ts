@@ -116,7 +116,8 @@ export function checkedFetch(policy: EgressPolicy): typeof fetch {
         headers[key] = value;
       });
       const send = url.protocol === "https:" ? httpsRequest : httpRequest;
-      const req = send(url, { method: "GET", headers, lookup, ...(init?.signal ? { signal: init.signal } : {}) }, (res: IncomingMessage) => {
+      // A connection of its own (no pooled socket another policy opened), looked up through the check.
+      const req = send(url, { method: "GET", headers, lookup, agent: false, ...(init?.signal ? { signal: init.signal } : {}) }, (res: IncomingMessage) => {
         const status = res.statusCode ?? 502;
         const responseHeaders = new Headers();
         for (const [key, value] of Object.entries(res.headers)) {
