@@ -92,6 +92,9 @@ export default defineConfig({
       // Small pools: the e2e server shares the Postgres server with the integration suites.
       // The e2e metrics spec reads /api/metrics with it.
       METRICS_TOKEN: E2E_METRICS_TOKEN,
+      // The reconciliation spec saves an API source at the fake provider's loopback address: the
+      // dashboard refuses to save a key's host that is neither the provider's nor allow-listed.
+      USAGE_SOURCE_ALLOW_HOSTS: "127.0.0.1",
       DB_POOL_MAX: "5",
       ENFORCEMENT_POOL_MAX: "4",
     },

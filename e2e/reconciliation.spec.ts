@@ -17,7 +17,7 @@ import { DEMO_ADMIN, signedIn } from "./pages/login-page";
 
 const KEY = "recon.e2e";
 const MODEL = "gpt-e2e-mini-2026-01-01";
-const SECRET_VAR = "CEILINGS_SECRET_E2E_OPENAI";
+const SECRET_VAR = "CEILINGS_SECRET_OPENAI_E2E";
 const DAY_MS = 86_400_000;
 // $0.05 a token: 900 charged is $45.00, 1,000 billed is $50.00; the drift is $5 and 10 %, past 2 % and $1.
 const PRICE = "0.05";

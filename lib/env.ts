@@ -76,7 +76,12 @@ export const Env = z.object({
   ALERT_WEBHOOK_ALLOW_HOSTS: z.string().max(2000).optional(),
   // Usage source hosts (lib/reconciliation) allowed although they resolve to loopback or private
   // addresses: a provider proxy inside the network, or the fake provider of the tests (127.0.0.1).
+  // An API source's key is sent only to its provider's own host or one of these (http only to these).
   USAGE_SOURCE_ALLOW_HOSTS: z.string().max(2000).optional(),
+  // The directory a file source's local path must be inside (symlinks and `..` resolved); unset,
+  // local paths are refused and file sources read https URLs or are imported by hand. Read at the
+  // moment of use (lib/reconciliation/source-input.ts usageFileDir), checked here at start-up.
+  USAGE_FILE_DIR: z.string().trim().max(1000).regex(/^(\/.*)?$/, "must be an absolute path").optional(),
   // Prometheus: /api/metrics of the app needs this bearer token; the worker's own port (off when
   // unset) listens on loopback and also takes the token when it is set.
   METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
@@ -109,4 +114,18 @@ export function env(): Env {
  */
 export function readSecret(name: string): string | undefined {
   return process.env[name];
+}
+
+/**
+ * The usage sources' host allow-list (USAGE_SOURCE_ALLOW_HOSTS, lower-case) and local file
+ * directory (USAGE_FILE_DIR, null when unset), read at the moment of use like readSecret: a
+ * source is validated against them when it is saved and when it is pulled.
+ */
+export function readUsageSourceEnv(): { allowHosts: string[]; fileDir: string | null } {
+  const allowHosts = (process.env.USAGE_SOURCE_ALLOW_HOSTS ?? "")
+    .split(",")
+    .map((h) => h.trim().toLowerCase())
+    .filter((h) => h.length > 0);
+  const fileDir = process.env.USAGE_FILE_DIR?.trim() ?? "";
+  return { allowHosts, fileDir: fileDir === "" ? null : fileDir };
 }

@@ -32,7 +32,7 @@ describe.skipIf(skipWithoutDatabase())("npm run ceilings -- usage", () => {
   const deps = (): UsageDeps => ({
     actor: { type: "cli", name: "ops" },
     now: () => new Date("2026-11-03T12:00:00Z"),
-    secrets: (name) => (name === "CEILINGS_SECRET_TW" ? FAKE_KEYS.twilio.authToken : undefined),
+    secrets: (name) => (name === "CEILINGS_SECRET_TWILIO_CLI" ? FAKE_KEYS.twilio.authToken : undefined),
     egress: { allowHosts: ["127.0.0.1"] },
     compare: async (_db, p) => {
       compared.push({ sourceId: p.sourceId, days: p.days });
@@ -49,7 +49,7 @@ describe.skipIf(skipWithoutDatabase())("npm run ceilings -- usage", () => {
   });
 
   it("pulls a source by name and compares the days pulled; lists sources with their last pull", async () => {
-    const [s] = await t.db.insert(usageSources).values({ name: "twilio", kind: "twilio", location: fake.url, credentialRef: "env:CEILINGS_SECRET_TW", account: FAKE_KEYS.twilio.accountSid, createdBy: "t" }).returning();
+    const [s] = await t.db.insert(usageSources).values({ name: "twilio", kind: "twilio", location: fake.url, credentialRef: "env:CEILINGS_SECRET_TWILIO_CLI", account: FAKE_KEYS.twilio.accountSid, createdBy: "t" }).returning();
     fake.setTwilio([{ day: "2026-11-02", category: "sms-outbound", count: 4, price: 0.04 }]);
     await runUsage(t.db, { verb: "pull", source: "twilio" }, deps());
     expect(lines.pop()).toBe("pulled twilio: 3 days (2026-10-31 to 2026-11-02), 1 row, 1 no rule maps (map them on the source's page); compared 0 endpoint or budget days");

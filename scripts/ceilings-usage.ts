@@ -74,7 +74,8 @@ const when = (d: Date | null) => (d ? `${d.toISOString().replace("T", " ").slice
 function describeResult(name: string, r: PullResult, compared: ReconciliationDay[]): string {
   const span = r.days.length === 0 ? "no days" : r.days.length === 1 ? `1 day (${r.days[0]})` : `${r.days.length} days (${r.days[0]} to ${r.days[r.days.length - 1]})`;
   const unmapped = r.unmapped > 0 ? `, ${formatCount(r.unmapped)} no rule maps (map them on the source's page)` : "";
-  return `${name}: ${span}, ${formatCount(r.rows)} row${r.rows === 1 ? "" : "s"}${unmapped}; compared ${formatCount(compared.length)} endpoint or budget days`;
+  const notes = r.notes && r.notes.length > 0 ? ` (${r.notes.join("; ")})` : "";
+  return `${name}: ${span}, ${formatCount(r.rows)} row${r.rows === 1 ? "" : "s"}${unmapped}${notes}; compared ${formatCount(compared.length)} endpoint or budget days`;
 }
 
 export async function runUsage(db: Db, cmd: UsageCommand, deps: UsageDeps): Promise<void> {

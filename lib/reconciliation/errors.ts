@@ -8,6 +8,7 @@ export type ReconciliationErrorCode =
   | "no_location"
   | "credential_missing"
   | "provider_error"
+  | "host_refused"
   | "provider_shape"
   | "currency_mismatch"
   | "day_mismatch";

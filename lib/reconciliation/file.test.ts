@@ -71,6 +71,14 @@ describe("parseUsageFile: CSV", () => {
     });
   });
 
+  it("names a control character in a header cell or a JSON field name by its code point, never echoing it", () => {
+    const csv = parseUsageFile("date,item,units,co\u0000st\n2026-11-02,x,1,\n");
+    expect(csv).toEqual({ ok: false, errors: [{ line: 1, reason: "column 4 of the header contains a control character (U+0000): the header must be date,item,units,cost" }] });
+    const json = parseUsageFile('[{"date":"2026-11-02","item":"x","units":1,"c\\u001bost":"1"}]');
+    expect(json).toEqual({ ok: false, errors: [{ line: 1, reason: "a field name contains a control character (U+001B)" }] });
+    expect(JSON.stringify([csv, json])).not.toMatch(/\\u0000|\\u001b/);
+  });
+
   it("refuses a bad header, an empty file, too many rows and too many bytes", () => {
     expect(parseUsageFile("day,item,units\n2026-11-01,a,1\n")).toMatchObject({ ok: false, errors: [{ line: 1, reason: expect.stringContaining("unknown column 'day'") }, { line: 1, reason: expect.stringContaining("no 'date' column") }] });
     expect(parseUsageFile("")).toMatchObject({ ok: false, errors: [{ line: 1 }] });

@@ -24,7 +24,10 @@ export type ParsedUsageFile = { ok: true; rows: ReportedRow[] } | { ok: false; e
 // eslint-disable-next-line no-control-regex -- finding control characters is the point.
 const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
 const WHOLE = /^\d+$/;
-const show = (s: string) => (s.length > 40 ? `${s.slice(0, 40)}…` : s);
+// eslint-disable-next-line no-control-regex -- finding control characters is the point.
+const CONTROLS = /[\u0000-\u001F\u007F-\u009F]/g;
+/** A value quoted back in a reason: cut short, any control character written as its code point. */
+const show = (s: string) => (s.length > 40 ? `${s.slice(0, 40)}…` : s).replace(CONTROLS, (c) => `<U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}>`);
 const codePoint = (s: string) => {
   const c = CONTROL.exec(s)?.[0] ?? "";
   return `U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
@@ -155,7 +158,9 @@ function parseCsv(text: string): ParsedUsageFile {
   const names = header.cells.map((c) => c.trim().toLowerCase());
   const at = new Map<string, number>();
   for (const [index, name] of names.entries()) {
-    if (!(COLUMNS as readonly string[]).includes(name)) problems.add(header.line, `unknown column '${show(name)}': the header must be date,item,units,cost (cost may be left out)`);
+    // A control character is named by its code point, never echoed (as in the rows).
+    if (CONTROL.test(name)) problems.add(header.line, `column ${index + 1} of the header contains a control character (${codePoint(name)}): the header must be date,item,units,cost`);
+    else if (!(COLUMNS as readonly string[]).includes(name)) problems.add(header.line, `unknown column '${show(name)}': the header must be date,item,units,cost (cost may be left out)`);
     else if (at.has(name)) problems.add(header.line, `column '${name}' appears twice`);
     else at.set(name, index);
   }
@@ -250,7 +255,10 @@ function parseJson(text: string): ParsedUsageFile {
       problems.add(line, 'a row must be an object {"date","item","units","cost"}');
       continue;
     }
-    for (const key of Object.keys(entry)) if (!(COLUMNS as readonly string[]).includes(key)) reasons.push(`unknown field '${show(key)}'`);
+    for (const key of Object.keys(entry)) {
+      if (CONTROL.test(key)) reasons.push(`a field name contains a control character (${codePoint(key)})`);
+      else if (!(COLUMNS as readonly string[]).includes(key)) reasons.push(`unknown field '${show(key)}'`);
+    }
     const date = jsonCell(entry.date, "date", reasons) ?? "";
     const item = jsonCell(entry.item, "item", reasons) ?? "";
     const units = jsonCell(entry.units, "units", reasons) ?? "";

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { startFakeProvider } from "./fake-provider";
 import { getJson, retryAfterMs } from "./provider-http";
 
 describe("retryAfterMs", () => {
@@ -35,5 +36,55 @@ describe("getJson", () => {
     };
     await expect(getJson("https://api.example.com/v1/x", { provider: "P", headers: {}, egress, fetchImpl: down, sleep: async () => {} })).rejects.toThrow("could not be reached after 4 attempts: fetch failed (ECONNREFUSED)");
     expect(calls).toBe(4);
+  });
+});
+
+describe("getJson: the address connected to is the address checked", () => {
+  it("refuses at connect time a name that answered public when checked and loopback when connected (DNS rebinding)", async () => {
+    const fake = await startFakeProvider();
+    try {
+      const port = new URL(fake.url).port;
+      // Public when checked, 127.0.0.1 when connected; "localhost" lands the connection on 127.0.0.1.
+      let answer = "93.184.216.34";
+      const egress = { allowHosts: [] as string[], resolve: async () => { const a = answer; answer = "127.0.0.1"; return [a]; } };
+      const error = await getJson(`http://localhost:${port}/v1/organization/costs`, { provider: "OpenAI", headers: {}, egress, retryCapMs: 5 }).catch((e: unknown) => e);
+      expect(fake.requests).toHaveLength(0);
+      expect(String(error)).toMatch(/refused to reach localhost:\d+: localhost resolves to 127\.0\.0\.1/);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it("does not fetch a name whose DNS check fails, and says why", async () => {
+    const fake = await startFakeProvider();
+    try {
+      const port = new URL(fake.url).port;
+      const egress = { allowHosts: [] as string[], resolve: async (): Promise<string[]> => { throw Object.assign(new Error("queryA ETIMEOUT"), { code: "ETIMEOUT" }); } };
+      const error = await getJson(`http://localhost:${port}/v1/organization/costs`, { provider: "OpenAI", headers: {}, egress, retryCapMs: 5 }).catch((e: unknown) => e);
+      expect(fake.requests).toHaveLength(0);
+      expect(String(error)).toMatch(/could not be resolved \(ETIMEOUT\)/);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it("reaches an allow-listed host over the checked connection", async () => {
+    const fake = await startFakeProvider();
+    try {
+      const body = await getJson(`${fake.url}/nowhere`, { provider: "P", headers: {}, egress: { allowHosts: ["127.0.0.1"] }, retryCapMs: 5 }).catch((e: unknown) => e);
+      // The fake answers an unknown path with its 404: the request was made and read back.
+      expect(fake.requests.length).toBeGreaterThan(0);
+      expect(String(body)).toMatch(/answered 404/);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it("a Retry-After wait longer than the pull's deadline ends at the deadline", async () => {
+    const tooMany: typeof fetch = async () => new Response("slow down", { status: 429, headers: { "retry-after": "3600" } });
+    const started = Date.now();
+    const error = await getJson("https://api.example.com/v1/x", { provider: "P", headers: {}, egress: { allowHosts: [], resolve: async () => ["93.184.216.34"] }, fetchImpl: tooMany, retryCapMs: 3_600_000, signal: AbortSignal.timeout(200) }).catch((e: unknown) => e);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(String(error)).toMatch(/ran out of time/);
   });
 });

@@ -1,10 +1,17 @@
+import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import { request as httpRequest, type IncomingMessage } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { isIP, type LookupFunction } from "node:net";
+import { Readable } from "node:stream";
 import { z } from "zod";
-import { checkDestinationUrl, sanitiseExcerpt, type EgressPolicy } from "@/lib/alerts/egress";
+import { EgressRefused, isForbiddenAddress, sanitiseExcerpt, type EgressPolicy } from "@/lib/alerts/egress";
 import { ReconciliationError } from "./errors";
 
 // The one way a usage source reaches a provider: GET, JSON back. The URL's host is checked like a
 // webhook's (a source's base URL is typed by an admin, so it must not reach inside the network
-// unless the host is allow-listed), redirects are not followed, a 429 waits as long as the
+// unless the host is allow-listed) before the request and again on the very socket it opens (the
+// check runs inside the connection's DNS lookup, so a name that answers a public address first and
+// 127.0.0.1 next is refused), a name whose lookup fails is not fetched, redirects are not followed, a 429 waits as long as the
 // provider says (Retry-After, capped), a 5xx is retried a few times with backoff, and an error
 // page becomes one sentence with the status and a short sanitised excerpt, never the key.
 
@@ -20,6 +27,8 @@ export type HttpOptions = {
   /** Who answers, for error sentences: "OpenAI". */
   provider: string;
   sleep?: (ms: number) => Promise<void>;
+  /** The whole pull's deadline: aborts a request in flight and any wait between attempts. */
+  signal?: AbortSignal;
 };
 
 export const DEFAULT_RETRY_CAP_MS = 60_000;
@@ -30,6 +39,104 @@ const BACKOFF_MS = [500, 2_000, 8_000];
 const MAX_BODY_BYTES = 20 * 1024 * 1024;
 
 const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Waits `ms` (a Retry-After, a backoff) unless the pull's deadline comes first: then throws. */
+async function pause(sleep: (ms: number) => Promise<void>, ms: number, signal: AbortSignal | undefined, provider: string): Promise<void> {
+  if (!signal) return sleep(ms);
+  if (signal.aborted) return fail(provider, "the pull ran out of time (its deadline passed)");
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<"aborted">((resolve) => {
+    onAbort = () => resolve("aborted");
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    const outcome = await Promise.race([sleep(ms).then(() => "slept" as const), aborted]);
+    if (outcome === "aborted") fail(provider, `the pull ran out of time (its deadline passed while waiting ${Math.round(ms / 1000)} s to ask again)`);
+  } finally {
+    if (onAbort) signal.removeEventListener("abort", onAbort);
+  }
+}
+
+const systemResolve = (host: string): Promise<string[]> =>
+  new Promise((resolve, reject) => {
+    dnsLookup(host, { all: true, verbatim: true }, (error, addresses: LookupAddress[]) => (error ? reject(error) : resolve(addresses.map((a) => a.address))));
+  });
+
+const hostOf = (url: URL) => url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
+const isAllowedHost = (host: string, policy: EgressPolicy) => policy.allowHosts.some((h) => h.toLowerCase() === host);
+
+/** The addresses of `host`, every one outside the network; a lookup that fails or answers nothing is refused too. */
+async function resolveChecked(host: string, policy: EgressPolicy): Promise<string[]> {
+  if (isIP(host)) {
+    if (isForbiddenAddress(host)) throw new EgressRefused(`${host} is a loopback, link-local, private or metadata address`);
+    return [host];
+  }
+  let addresses: string[];
+  try {
+    addresses = await (policy.resolve ?? systemResolve)(host);
+  } catch (error) {
+    throw new EgressRefused(`${host} could not be resolved (${error instanceof Error ? ((error as { code?: unknown }).code ?? error.message) : String(error)}), so it is not reached`);
+  }
+  if (addresses.length === 0) throw new EgressRefused(`${host} does not resolve`);
+  const bad = addresses.find(isForbiddenAddress);
+  if (bad) throw new EgressRefused(`${host} resolves to ${bad}, a loopback, link-local, private or metadata address`);
+  return addresses;
+}
+
+/**
+ * The default fetch of a pull: a GET over node:http(s) whose connection looks its host up through
+ * the egress check (as webhooks' postChecked does), so the address connected to is the address
+ * checked. Redirects are not followed (node:http never follows them).
+ */
+export function checkedFetch(policy: EgressPolicy): typeof fetch {
+  return ((input: URL | string, init?: RequestInit) =>
+    new Promise<Response>((resolve, reject) => {
+      const url = new URL(String(input));
+      const host = hostOf(url);
+      const allowed = isAllowedHost(host, policy);
+      // Node skips the lookup for a literal address, so those are checked here.
+      if (!allowed && isIP(host) && isForbiddenAddress(host)) {
+        reject(new EgressRefused(`${host} is a loopback, link-local, private or metadata address`));
+        return;
+      }
+      const lookup: LookupFunction = (hostname, options, callback) => {
+        const name = hostname.replace(/^\[|\]$/g, "");
+        const resolving = allowed ? (policy.resolve ?? systemResolve)(name) : resolveChecked(name, policy);
+        resolving
+          .then((addresses) => {
+            const address = addresses[0] ?? "";
+            const family = isIP(address) === 6 ? 6 : 4;
+            if (options.all) callback(null, [{ address, family }]);
+            else callback(null, address, family);
+          })
+          .catch((error: unknown) => callback(error instanceof Error ? error : new Error(String(error)), "", 4));
+      };
+      const headers: Record<string, string> = {};
+      new Headers(init?.headers).forEach((value, key) => {
+        headers[key] = value;
+      });
+      const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+      // A connection of its own (no pooled socket another policy opened), looked up through the check.
+      const req = send(url, { method: "GET", headers, lookup, agent: false, ...(init?.signal ? { signal: init.signal } : {}) }, (res: IncomingMessage) => {
+        const status = res.statusCode ?? 502;
+        const responseHeaders = new Headers();
+        for (const [key, value] of Object.entries(res.headers)) {
+          if (value === undefined) continue;
+          for (const v of Array.isArray(value) ? value : [value]) responseHeaders.append(key, v);
+        }
+        const noBody = status === 204 || status === 205 || status === 304;
+        if (noBody) res.resume();
+        try {
+          resolve(new Response(noBody ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>), { status: status < 200 || status > 599 ? 502 : status, statusText: res.statusMessage ?? "", headers: responseHeaders }));
+        } catch (error) {
+          res.destroy();
+          reject(error instanceof Error ? error : new Error(String(error)));
+        }
+      });
+      req.on("error", reject);
+      req.end();
+    })) as unknown as typeof fetch;
+}
 
 /** Milliseconds a Retry-After header asks for: seconds ("30") or an HTTP date; null when absent or unreadable. */
 export function retryAfterMs(header: string | null, now = Date.now()): number | null {
@@ -106,12 +213,16 @@ export async function getText(target: string, opts: HttpOptions & { accept?: str
     return fail(opts.provider, `'${target.slice(0, 100)}' is not a URL`);
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") return fail(opts.provider, `${url.protocol} URLs are not fetched; use https`);
-  try {
-    await checkDestinationUrl(url.toString(), opts.egress);
-  } catch (error) {
-    return fail(opts.provider, `refused to reach ${url.host}: ${error instanceof Error ? error.message : String(error)}`);
+  // Checked before the first request (a refused host fails at once, not after the retries), and
+  // again at connect time by checkedFetch.
+  if (!isAllowedHost(hostOf(url), opts.egress)) {
+    try {
+      await resolveChecked(hostOf(url), opts.egress);
+    } catch (error) {
+      return fail(opts.provider, `refused to reach ${url.host}: ${error instanceof Error ? error.message : String(error)}`);
+    }
   }
-  const fetchImpl = opts.fetchImpl ?? fetch;
+  const fetchImpl = opts.fetchImpl ?? checkedFetch(opts.egress);
   const sleep = opts.sleep ?? wait;
   const cap = opts.retryCapMs ?? DEFAULT_RETRY_CAP_MS;
   const secrets = opts.secrets ?? [];
@@ -122,18 +233,23 @@ export async function getText(target: string, opts: HttpOptions & { accept?: str
         method: "GET",
         headers: { accept: opts.accept ?? "application/json", ...opts.headers },
         redirect: "manual",
-        signal: AbortSignal.timeout(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS),
+        signal: opts.signal ? AbortSignal.any([opts.signal, AbortSignal.timeout(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS)]) : AbortSignal.timeout(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS),
       });
     } catch (error) {
+      if (opts.signal?.aborted) return fail(opts.provider, `${where(url)}: the pull ran out of time (its deadline passed)`);
+      // Refused at connect time: the address is inside the network; trying again changes nothing.
+      if (error instanceof EgressRefused) return fail(opts.provider, `refused to reach ${url.host}: ${error.message}`);
       const why = error instanceof Error ? (error.name === "TimeoutError" ? "timed out" : `${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ""}`) : String(error);
       if (attempt < MAX_ATTEMPTS) {
-        await sleep(Math.min(cap, BACKOFF_MS[attempt - 1] ?? cap));
+        await pause(sleep, Math.min(cap, BACKOFF_MS[attempt - 1] ?? cap), opts.signal, opts.provider);
         continue;
       }
       return fail(opts.provider, `${where(url)} could not be reached after ${attempt} attempts: ${hide(why, secrets)}`);
     }
     if (response.ok) {
-      const text = await boundedText(response, MAX_BODY_BYTES);
+      const text = await boundedText(response, MAX_BODY_BYTES).catch((error: unknown) =>
+        fail(opts.provider, opts.signal?.aborted ? `${where(url)}: the pull ran out of time (its deadline passed)` : `${where(url)}: the answer broke off: ${hide(error instanceof Error ? error.message : String(error), secrets)}`),
+      );
       if (text === null) return fail(opts.provider, `${where(url)} answered more than ${MAX_BODY_BYTES / 1024 / 1024} MB`);
       return text;
     }
@@ -141,7 +257,7 @@ export async function getText(target: string, opts: HttpOptions & { accept?: str
     const retryable = response.status === 429 || response.status >= 500;
     if (retryable && attempt < MAX_ATTEMPTS) {
       const asked = response.status === 429 ? retryAfterMs(response.headers.get("retry-after")) : null;
-      await sleep(Math.min(cap, asked ?? BACKOFF_MS[attempt - 1] ?? cap));
+      await pause(sleep, Math.min(cap, asked ?? BACKOFF_MS[attempt - 1] ?? cap), opts.signal, opts.provider);
       continue;
     }
     const status = `${response.status}${response.statusText ? ` ${response.statusText}` : ""}`;

@@ -1,14 +1,16 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { constants } from "node:fs";
+import { mkdtemp, open, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { and, eq } from "drizzle-orm";
+import { and, eq, isNotNull } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { openPostgres } from "@/db/client";
 import { auditEvents, budgets, endpoints, usagePulls, usageRows, usageSourceRules, usageSources } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { FAKE_KEYS, startFakeProvider, type FakeProvider } from "./fake-provider";
-import { importUsageFile, pullDueSources, pullSource, type PullOptions } from "./pull";
+import { importUsageFile, pullDueSources, pullSource, resolveCredential, type PullOptions } from "./pull";
 import { writeUsageDays } from "./write";
 
 // Pulls and imports on a real database and a real HTTP server: a day pulled again replaces
@@ -25,7 +27,8 @@ describe.skipIf(skipWithoutDatabase())("pulling usage sources", () => {
   let llm: number;
   let sms: number;
   let budget: number;
-  const options = (): PullOptions => ({ now, secrets, egress: { allowHosts: ["127.0.0.1"] }, retryCapMs: 20 });
+  // The clock stands still at `now` unless a test moves it (claims read it afresh).
+  const options = (): PullOptions => ({ now, secrets, egress: { allowHosts: ["127.0.0.1"] }, retryCapMs: 20, clock: () => now });
 
   beforeAll(async () => {
     fake = await startFakeProvider({ pageSize: 2 });
@@ -170,9 +173,31 @@ describe.skipIf(skipWithoutDatabase())("pulling usage sources", () => {
   });
 
   it("refuses to import into an API source, and says a pull's missing credential plainly", async () => {
-    const s = await source({ name: "api", kind: "openai", credentialRef: "env:CEILINGS_SECRET_NOT_SET" });
+    const s = await source({ name: "api", kind: "openai", credentialRef: "env:CEILINGS_SECRET_OPENAI_NOT_SET" });
     await expect(importUsageFile(t.db, s.id, "date,item,units\n2026-11-01,a,1\n", { actor: admin, now })).rejects.toMatchObject({ code: "wrong_kind" });
-    await expect(pullSource(t.db, s.id, options())).rejects.toMatchObject({ code: "credential_missing", message: "CEILINGS_SECRET_NOT_SET is not set in the worker's environment (the key of 'api')" });
+    await expect(pullSource(t.db, s.id, options())).rejects.toMatchObject({ code: "credential_missing", message: "CEILINGS_SECRET_OPENAI_NOT_SET is not set in the worker's environment (the key of 'api')" });
+  });
+
+  it("an API source reads only its kind's secrets: never another feature's (the SMTP password), whatever its row says", async () => {
+    const lookup = (name: string) => ({ CEILINGS_SECRET_SMTP_PASSWORD: "smtp-password-of-the-alerts", CEILINGS_SECRET_TWILIO_MAIN: "tw" })[name];
+    const exfil = { name: "exfil", kind: "openai", credentialRef: "env:CEILINGS_SECRET_SMTP_PASSWORD" } as const;
+    expect(() => resolveCredential(exfil, lookup)).toThrow("the openai source 'exfil' must name its key as env:CEILINGS_SECRET_OPENAI or env:CEILINGS_SECRET_OPENAI_..., got 'env:CEILINGS_SECRET_SMTP_PASSWORD'");
+    expect(() => resolveCredential({ name: "x", kind: "anthropic", credentialRef: "env:CEILINGS_SECRET_TWILIO_MAIN" }, lookup)).toThrow(/CEILINGS_SECRET_ANTHROPIC/);
+    expect(resolveCredential({ name: "x", kind: "twilio", credentialRef: "env:CEILINGS_SECRET_TWILIO_MAIN" }, lookup)).toBe("tw");
+    // Its row pointed at another host, a pull refuses before any request (the key stays home).
+    const s = await source({ name: "elsewhere", kind: "openai", credentialRef: "env:CEILINGS_SECRET_OPENAI" });
+    await expect(pullSource(t.db, s.id, { ...options(), egress: { allowHosts: [] } })).rejects.toMatchObject({ code: "host_refused", message: expect.stringContaining("sent only to api.openai.com") });
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it("a provider item holding a NUL fails the pull with a sentence naming provider, day and code point, not a database error", async () => {
+    const s = await source({ name: "openai-nul", kind: "openai", credentialRef: "env:CEILINGS_SECRET_OPENAI" });
+    fake.setOpenAI([{ day: "2026-11-02", model: "gpt-4o\u0000evil", inputTokens: 10, outputTokens: 5 }]);
+    const outcomes = await pullDueSources(t.db, options());
+    fake.setOpenAI([]);
+    expect(outcomes.map((o) => o.ok)).toEqual([false]);
+    const [after] = await t.db.select().from(usageSources).where(eq(usageSources.id, s.id));
+    expect(after?.lastPullError).toBe("OpenAI reported an item on 2026-11-02 holding a control character (U+0000): 'gpt-4o<U+0000>evil'; nothing was written for 'openai-nul'");
   });
 
   it("a file source reads its location, a URL or a local path, and replaces the days the file holds", async () => {
@@ -183,7 +208,30 @@ describe.skipIf(skipWithoutDatabase())("pulling usage sources", () => {
     const file = path.join(dir, "usage.csv");
     await writeFile(file, "date,item,units\n2026-11-02,sms.send,3\n");
     const byPath = await source({ name: "by-path", kind: "file", location: file });
-    expect(await pullSource(t.db, byPath.id, options())).toMatchObject({ days: ["2026-11-02"], rows: 1 });
+    expect(await pullSource(t.db, byPath.id, { ...options(), fileDir: dir })).toMatchObject({ days: ["2026-11-02"], rows: 1 });
+    // Without USAGE_FILE_DIR no local path is read.
+    await expect(pullSource(t.db, byPath.id, { ...options(), fileDir: null })).rejects.toMatchObject({ code: "no_location", message: expect.stringContaining("USAGE_FILE_DIR, which is not set") });
+  });
+
+  it("a local file location: only a regular file inside USAGE_FILE_DIR, no symlink or .. escape, and a FIFO never hangs the pull", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "usage-dir-"));
+    const outside = await mkdtemp(path.join(tmpdir(), "usage-outside-"));
+    await writeFile(path.join(outside, "secret.csv"), "date,item,units\n2026-11-02,sms.send,3\n");
+    await symlink(path.join(outside, "secret.csv"), path.join(dir, "link.csv"));
+    const fifo = path.join(dir, "usage.csv");
+    execFileSync("mkfifo", [fifo]);
+    const refused = async (name: string, location: string, why: RegExp) => {
+      const s = await source({ name, kind: "file", location });
+      await expect(pullSource(t.db, s.id, { ...options(), fileDir: dir })).rejects.toMatchObject({ code: "no_location", message: expect.stringMatching(why) });
+    };
+    await refused("dotdot", `${dir}/../${path.basename(outside)}/secret.csv`, /inside USAGE_FILE_DIR/);
+    await refused("symlink", path.join(dir, "link.csv"), /outside USAGE_FILE_DIR/);
+    await refused("zero", "/dev/zero", /inside USAGE_FILE_DIR/);
+    const started = Date.now();
+    await refused("fifo", fifo, /not a regular file/);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    // No reader ever opened the FIFO: a writer opening it without blocking finds none.
+    await expect(open(fifo, constants.O_WRONLY | constants.O_NONBLOCK)).rejects.toMatchObject({ code: "ENXIO" });
   });
 
   it("pullDueSources: pulls the requested and the due, records failures (old rows kept), clears the request, never throws", async () => {
@@ -214,6 +262,107 @@ describe.skipIf(skipWithoutDatabase())("pulling usage sources", () => {
     expect(fresh.id).toBeGreaterThan(0);
     // Nothing is due any more at the same instant.
     expect(await pullDueSources(t.db, options())).toEqual([]);
+  });
+
+  it("a failed pull is tried again after 15 minutes, then 30, 60, ... at most every 6 hours; a good one next day", async () => {
+    const s = await source({ name: "down", kind: "openai", credentialRef: "env:CEILINGS_SECRET_OPENAI", createdAt: now });
+    const at = (minutes: number) => new Date(now.getTime() + minutes * 60_000);
+    let down = true;
+    const fetchImpl: typeof fetch = async (url, init) => (down ? new Response("<html>down</html>", { status: 500 }) : fetch(url, init));
+    const pullAt = async (minutes: number) => (await pullDueSources(t.db, { ...options(), fetchImpl, now: at(minutes), clock: () => at(minutes) })).map((o) => o.ok);
+    expect(await pullAt(0)).toEqual([false]);
+    expect(await pullAt(14)).toEqual([]);
+    expect(await pullAt(15)).toEqual([false]); // 15 min after the first failure
+    expect(await pullAt(44)).toEqual([]);
+    expect(await pullAt(45)).toEqual([false]); // 30 min later
+    expect(await pullAt(104)).toEqual([]);
+    expect(await pullAt(105)).toEqual([false]); // 60 min later
+    expect(await pullAt(225)).toEqual([false]); // 120
+    expect(await pullAt(465)).toEqual([false]); // 240
+    expect(await pullAt(465 + 359)).toEqual([]);
+    expect(await pullAt(465 + 360)).toEqual([false]); // capped at 6 h
+    expect(await pullAt(465 + 720)).toEqual([false]);
+    down = false;
+    expect(await pullAt(465 + 1080)).toEqual([true]);
+    const [after] = await t.db.select().from(usageSources).where(eq(usageSources.id, s.id));
+    expect(after).toMatchObject({ lastPullError: null, lastPullOk: at(465 + 1080) });
+    // Good again: the next pull is a day later, not 15 minutes.
+    expect(await pullAt(465 + 1080 + 60)).toEqual([]);
+  });
+
+  it("a pull whose comparison failed is not retried early (the pull itself was good)", async () => {
+    await source({ name: "cmp", kind: "openai", credentialRef: "env:CEILINGS_SECRET_OPENAI" });
+    const outcomes = await pullDueSources(t.db, { ...options(), afterPull: async () => { throw new Error("comparison broke"); } });
+    expect(outcomes.map((o) => o.ok)).toEqual([false]);
+    const later = new Date(now.getTime() + 60 * 60_000);
+    expect(await pullDueSources(t.db, { ...options(), now: later, clock: () => later })).toEqual([]);
+  });
+
+  it("Pull now pressed while a pull runs is kept: the source is pulled again next round", async () => {
+    const s = await source({ name: "again", kind: "twilio", credentialRef: "env:CEILINGS_SECRET_TWILIO", account: FAKE_KEYS.twilio.accountSid, lastPullAt: now, lastPullOk: now, pullRequestedAt: new Date(now.getTime() - 60_000) });
+    const { requestPull } = await import("./source-write");
+    let pressed = false;
+    const first = await pullDueSources(t.db, {
+      ...options(),
+      // Pressed again while this pull runs (after its claim, before it is recorded).
+      fetchImpl: async (url, init) => {
+        if (!pressed) await requestPull(t.db, { sourceId: s.id, actor: admin });
+        pressed = true;
+        return fetch(url, init);
+      },
+    });
+    expect(first.map((o) => o.ok)).toEqual([true]);
+    const [after] = await t.db.select().from(usageSources).where(eq(usageSources.id, s.id));
+    expect(after?.pullRequestedAt).not.toBeNull();
+    expect((await pullDueSources(t.db, options())).map((o) => o.name)).toEqual(["again"]);
+    const [served] = await t.db.select().from(usageSources).where(eq(usageSources.id, s.id));
+    expect(served?.pullRequestedAt).toBeNull();
+  });
+
+  it("each claim is taken at the time it is taken, not when the round began", async () => {
+    const a = await source({ name: "first", kind: "twilio", credentialRef: "env:CEILINGS_SECRET_TWILIO", account: FAKE_KEYS.twilio.accountSid });
+    const b = await source({ name: "second", kind: "twilio", credentialRef: "env:CEILINGS_SECRET_TWILIO", account: FAKE_KEYS.twilio.accountSid });
+    let clockNow = now;
+    const claims: (Date | null)[] = [];
+    await pullDueSources(t.db, {
+      ...options(),
+      clock: () => clockNow,
+      // Each pull takes 4 minutes (its request); each claim must run 5 minutes from when it was taken.
+      fetchImpl: async (url, init) => {
+        const held = await t.db.select({ until: usageSources.pullingUntil }).from(usageSources).where(isNotNull(usageSources.pullingUntil));
+        claims.push(...held.map((h) => h.until));
+        clockNow = new Date(clockNow.getTime() + 4 * 60_000);
+        return fetch(url, init);
+      },
+    });
+    expect(claims).toEqual([new Date(now.getTime() + 5 * 60_000), new Date(now.getTime() + 9 * 60_000)]);
+    expect([a.id, b.id].length).toBe(2);
+  });
+
+  it("one pull has a deadline below the claim: a provider asking to wait an hour does not hold the claim past it", async () => {
+    await source({ name: "slow", kind: "openai", credentialRef: "env:CEILINGS_SECRET_OPENAI" });
+    const tooMany: typeof fetch = async () => new Response("slow down", { status: 429, headers: { "retry-after": "3600" } });
+    const started = Date.now();
+    const outcomes = await pullDueSources(t.db, { ...options(), fetchImpl: tooMany, retryCapMs: 3_600_000, deadlineMs: 300 });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(outcomes[0]?.error).toMatch(/ran out of time/);
+  });
+
+  it("a file's item naming an endpoint key maps it by a rule of its own, and a second file source naming it is left unmapped, saying so", async () => {
+    const a = await source({ name: "file-a", kind: "file", location: null });
+    const b = await source({ name: "file-b", kind: "file", location: null });
+    const csv = "date,item,units\n2026-11-02,sms.send,100\n";
+    const first = await importUsageFile(t.db, a.id, csv, { actor: admin, now });
+    expect(first).toMatchObject({ rows: 1, unmapped: 0 });
+    expect(first.notes).toBeUndefined();
+    const rules = await t.db.select().from(usageSourceRules).where(eq(usageSourceRules.sourceId, a.id));
+    expect(rules).toMatchObject([{ match: "sms.send", endpointId: sms, createdBy: admin.email }]);
+    const audit = (await t.db.select().from(auditEvents)).filter((e) => e.action === "usage_rule.add" && e.target === `usage_source:${a.id}`);
+    expect(audit).toHaveLength(1);
+    const second = await importUsageFile(t.db, b.id, csv, { actor: admin, now });
+    expect(second).toMatchObject({ rows: 1, unmapped: 1, notes: ["'sms.send' names an endpoint the source 'file-a' maps (rule 'sms.send'): its rows are left unmapped (one source per endpoint)"] });
+    const mapped = await t.db.select({ sourceId: usageRows.sourceId }).from(usageRows).where(eq(usageRows.endpointId, sms));
+    expect(new Set(mapped.map((m) => m.sourceId))).toEqual(new Set([a.id]));
   });
 
   it("two workers running pullDueSources at once pull each source once", async () => {

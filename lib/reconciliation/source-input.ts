@@ -1,5 +1,7 @@
+import path from "node:path";
 import { z } from "zod";
 import { parseMoneyInput } from "@/lib/budgets/money";
+import { readUsageSourceEnv } from "@/lib/env";
 import { hasControlCharacter } from "@/lib/http/strict-input";
 import { isTimeZone } from "./days";
 import { usageSourceKinds, type UsageSourceKind } from "./types";
@@ -16,9 +18,72 @@ export const defaultLocations: Record<Exclude<UsageSourceKind, "file">, string> 
   twilio: "https://api.twilio.com",
 };
 
+/**
+ * The secrets an API source may name, per kind: env:CEILINGS_SECRET_OPENAI or
+ * env:CEILINGS_SECRET_OPENAI_..., and so on. Another feature's secret (the SMTP password) can
+ * never be named by a usage source, and so never sent to a provider's host.
+ */
+export const credentialPrefixes: Record<Exclude<UsageSourceKind, "file">, string> = {
+  openai: "CEILINGS_SECRET_OPENAI",
+  anthropic: "CEILINGS_SECRET_ANTHROPIC",
+  twilio: "CEILINGS_SECRET_TWILIO",
+};
+
+/** Whether `name` (the variable, without env:) is one an API source of `kind` may name. */
+export function isCredentialNameOf(kind: Exclude<UsageSourceKind, "file">, name: string): boolean {
+  const prefix = credentialPrefixes[kind];
+  return (name === prefix || name.startsWith(`${prefix}_`)) && /^[A-Z0-9_]+$/.test(name);
+}
+
+/** The hosts of USAGE_SOURCE_ALLOW_HOSTS, read at the moment of use (the form's save, the CLI). */
+export function usageAllowHosts(): string[] {
+  return readUsageSourceEnv().allowHosts;
+}
+
+/** The directory local file locations must be inside (USAGE_FILE_DIR), read at the moment of use; null when unset. */
+export function usageFileDir(): string | null {
+  return readUsageSourceEnv().fileDir;
+}
+
+/** The sentence saying local paths need USAGE_FILE_DIR. */
+export const NO_FILE_DIR = "local paths are read only inside the directory named by USAGE_FILE_DIR, which is not set: set it in the worker's (and the dashboard's) environment, or use an https URL";
+
+/**
+ * Why an API source of `kind` may not send its credential to `location`, or null: the key goes only
+ * to the provider's own host (api.openai.com, ...) or a host in USAGE_SOURCE_ALLOW_HOSTS (a
+ * proxy, a test server), and never over plain http unless that host is allow-listed.
+ */
+export function credentialHostProblem(kind: Exclude<UsageSourceKind, "file">, location: string, allowHosts: readonly string[]): string | null {
+  let url: URL;
+  try {
+    url = new URL(location);
+  } catch {
+    return `location must be an http or https URL, got '${location.slice(0, 80)}'`;
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  const listed = allowHosts.some((h) => h.toLowerCase() === host);
+  const own = new URL(defaultLocations[kind]).hostname;
+  if (!listed && host !== own) {
+    return `the key of ${{ openai: "an OpenAI", anthropic: "an Anthropic", twilio: "a Twilio" }[kind]} source is sent only to ${own} or a host named in USAGE_SOURCE_ALLOW_HOSTS, not to ${host.slice(0, 80)}`;
+  }
+  if (url.protocol !== "https:" && !listed) return `the key is not sent over plain http: use https://${host.slice(0, 80)}, or name the host in USAGE_SOURCE_ALLOW_HOSTS`;
+  return null;
+}
+
+/**
+ * Why a local path may not be a file source's location, or null: it must be absolute and, with
+ * `..` resolved, inside USAGE_FILE_DIR (symlinks are resolved when the file is read).
+ */
+export function localPathProblem(location: string, dir: string | null): string | null {
+  if (dir === null) return NO_FILE_DIR;
+  const root = path.resolve(dir);
+  const target = path.resolve(location);
+  if (target !== root && target.startsWith(root + path.sep)) return null;
+  return `a local path must be inside USAGE_FILE_DIR (${root.slice(0, 120)}), got '${location.slice(0, 80)}'`;
+}
+
 export const MAX_SOURCE_NAME = 80;
 const MAX_LOCATION = 500;
-const CREDENTIAL_REF = /^env:CEILINGS_SECRET_[A-Z0-9_]+$/;
 const TWILIO_SID = /^AC[0-9a-fA-F]{32}$/;
 // OpenAI project ids (proj_...) and Anthropic workspace ids (wrkspc_...).
 const FILTER_ID = /^[A-Za-z0-9_-]{1,200}$/;
@@ -78,18 +143,23 @@ export const UsageSourceInput = z
   })
   .superRefine((v, ctx) => {
     const issue = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
-    const api = v.kind !== "file";
-    if (api) {
+    if (v.kind !== "file") {
       if (v.location !== "") {
-        const problem = urlProblem(v.location);
+        const problem = urlProblem(v.location) ?? credentialHostProblem(v.kind, v.location, usageAllowHosts());
         if (problem) issue("location", problem);
       }
-      if (v.credentialRef === "") issue("credentialRef", "credential reference is required: env:CEILINGS_SECRET_... names the worker's environment variable holding the key");
-      else if (!CREDENTIAL_REF.test(v.credentialRef)) issue("credentialRef", `credential reference must be env:CEILINGS_SECRET_ followed by capital letters, digits or _, got '${v.credentialRef.slice(0, 80)}'`);
+      const prefix = credentialPrefixes[v.kind];
+      if (v.credentialRef === "") issue("credentialRef", `credential reference is required: env:${prefix}_... names the worker's environment variable holding the key`);
+      else if (!v.credentialRef.startsWith("env:") || !isCredentialNameOf(v.kind, v.credentialRef.slice(4))) {
+        issue("credentialRef", `credential reference of a ${v.kind} source must be env:${prefix} or env:${prefix}_ followed by capital letters, digits or _ (each kind its own prefix), got '${v.credentialRef.slice(0, 80)}'`);
+      }
     } else {
       if (v.location !== "" && !v.location.startsWith("/")) {
         const problem = urlProblem(v.location);
         if (problem) issue("location", `location must be an http or https URL or an absolute path (/var/usage/postmark.csv), got '${v.location.slice(0, 80)}'`);
+      } else if (v.location !== "") {
+        const problem = localPathProblem(v.location, usageFileDir());
+        if (problem) issue("location", problem);
       }
       if (v.credentialRef !== "") issue("credentialRef", "a file source takes no credential reference: leave it blank");
       if (v.account !== "") issue("account", "a file source takes no account: leave it blank");

@@ -163,8 +163,10 @@ export async function setUsageSourceEnabled(db: Db, p: { sourceId: number; enabl
 }
 
 /**
- * Asks the worker to pull a source now: it sets pull_requested_at, and the worker's next loop
- * pulls it and clears it. Asked twice before the worker came, it is still one pull.
+ * Asks the worker to pull a source now: it sets pull_requested_at to now, and the worker's next
+ * loop pulls it and clears it, unless it was asked again after the pull was claimed (then the
+ * worker pulls it once more: what changed since may not be in the running pull). Asked twice
+ * before the worker came, it is still one pull.
  */
 export async function requestPull(db: Db, p: { sourceId: number; actor: AuditActor; now?: Date }): Promise<{ source: UsageSource; requestedAt: Date }> {
   return db.transaction(async (tx) => {
@@ -173,7 +175,9 @@ export async function requestPull(db: Db, p: { sourceId: number; actor: AuditAct
     if (current.kind === "file" && current.location === null) {
       throw new CatalogError("invalid_input", `${current.name} has no location to read: import its file by hand instead`);
     }
-    const requestedAt = current.pullRequestedAt ?? p.now ?? new Date();
+    // Always now, later than any earlier request: a pull running now serves only requests up to
+    // its claim, so this one is not lost to it.
+    const requestedAt = new Date(Math.max((p.now ?? new Date()).getTime(), (current.pullRequestedAt?.getTime() ?? 0) + 1));
     const [row] = await tx.update(usageSources).set({ pullRequestedAt: requestedAt }).where(eq(usageSources.id, current.id)).returning();
     if (!row) throw new Error("update returned no usage source");
     await audit(tx, p.actor, row, "usage_source.pull_requested", { requestedAt: requestedAt.toISOString(), alreadyRequested: current.pullRequestedAt !== null });

@@ -1,5 +1,5 @@
 import { asc, eq } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { auditEvents, budgets, endpoints } from "@/db/schema";
 import { reconciliationDays, usagePulls, usageRows, usageSourceRules, usageSources } from "@/db/schema/reconciliation";
 import { skipWithoutDatabase } from "@/db/testing";
@@ -81,16 +81,48 @@ describe.skipIf(skipWithoutDatabase())("usage sources", () => {
     expect(a).toMatchObject({ actor: actor.email, details: { source: "OpenAI prod", after: { credentialRef: "env:CEILINGS_SECRET_OPENAI_ADMIN", thresholdBasisPoints: 250 } } });
   });
 
-  it("creates a file source with no location (imported by hand) and one reading a path", async () => {
+  const withEnv = async (name: string, value: string | undefined, run: () => Promise<void>) => {
+    vi.stubEnv(name, value);
+    try {
+      await run();
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  };
+
+  it("creates a file source with no location (imported by hand) and one reading a path inside USAGE_FILE_DIR", async () => {
     const a = await createUsageSource(t.db, { input: openai({ kind: "file", credentialRef: "", timeZone: "America/New_York" }), actor });
     expect(a).toMatchObject({ kind: "file", location: null, credentialRef: null, timeZone: "America/New_York" });
-    const b = await createUsageSource(t.db, { input: openai({ kind: "file", credentialRef: "", location: "/var/usage/postmark.csv" }), actor });
-    expect(b.location).toBe("/var/usage/postmark.csv");
+    await withEnv("USAGE_FILE_DIR", "/var/usage", async () => {
+      const b = await createUsageSource(t.db, { input: openai({ kind: "file", credentialRef: "", location: "/var/usage/postmark.csv" }), actor });
+      expect(b.location).toBe("/var/usage/postmark.csv");
+      expect((await fieldErrors(createUsageSource(t.db, { input: openai({ kind: "file", credentialRef: "", location: "/var/usage/../../proc/self/environ" }), actor }))).location).toMatch(/inside USAGE_FILE_DIR/);
+      expect((await fieldErrors(createUsageSource(t.db, { input: openai({ kind: "file", credentialRef: "", location: "/dev/zero" }), actor }))).location).toMatch(/inside USAGE_FILE_DIR/);
+    });
+    await withEnv("USAGE_FILE_DIR", undefined, async () => {
+      expect((await fieldErrors(createUsageSource(t.db, { input: openai({ kind: "file", credentialRef: "", location: "/var/usage/postmark.csv" }), actor }))).location).toMatch(/set it/);
+    });
   });
 
-  it("creates a Twilio source with its Account SID and a trailing slash trimmed from its URL", async () => {
-    const s = await createUsageSource(t.db, { input: openai({ kind: "twilio", account: SID, location: "http://127.0.0.1:4010/", credentialRef: "env:CEILINGS_SECRET_TWILIO" }), actor });
-    expect(s).toMatchObject({ kind: "twilio", account: SID, location: "http://127.0.0.1:4010" });
+  it("creates a Twilio source with its Account SID and a trailing slash trimmed from its URL (an http host only when allow-listed)", async () => {
+    const input = openai({ kind: "twilio", account: SID, location: "http://127.0.0.1:4010/", credentialRef: "env:CEILINGS_SECRET_TWILIO" });
+    await withEnv("USAGE_SOURCE_ALLOW_HOSTS", undefined, async () => {
+      expect((await fieldErrors(createUsageSource(t.db, { input, actor }))).location).toMatch(/only to api\.twilio\.com or a host named in USAGE_SOURCE_ALLOW_HOSTS/);
+    });
+    await withEnv("USAGE_SOURCE_ALLOW_HOSTS", "127.0.0.1", async () => {
+      const s = await createUsageSource(t.db, { input, actor });
+      expect(s).toMatchObject({ kind: "twilio", account: SID, location: "http://127.0.0.1:4010" });
+    });
+  });
+
+  it("an API source's key goes only to its provider's host, named by its kind's own prefix", async () => {
+    await withEnv("USAGE_SOURCE_ALLOW_HOSTS", undefined, async () => {
+      const exfil = await fieldErrors(createUsageSource(t.db, { input: openai({ location: "https://collector.example", credentialRef: "env:CEILINGS_SECRET_SMTP_PASSWORD" }), actor }));
+      expect(exfil.location).toMatch(/sent only to api\.openai\.com or a host named in USAGE_SOURCE_ALLOW_HOSTS, not to collector\.example/);
+      expect(exfil.credentialRef).toMatch(/env:CEILINGS_SECRET_OPENAI or env:CEILINGS_SECRET_OPENAI_/);
+      expect((await fieldErrors(createUsageSource(t.db, { input: openai({ location: "http://api.openai.com" }), actor }))).location).toMatch(/not sent over plain http/);
+      expect((await fieldErrors(createUsageSource(t.db, { input: openai({ kind: "anthropic" }), actor }))).credentialRef).toMatch(/CEILINGS_SECRET_ANTHROPIC/);
+    });
   });
 
   const bad: [string, Record<string, string>, string, RegExp][] = [
@@ -142,7 +174,7 @@ describe.skipIf(skipWithoutDatabase())("usage sources", () => {
     expect(changes).toEqual([{ field: "lookbackDays", before: 3, after: 7 }]);
     expect(sourceVersion(source)).not.toBe(version);
     await expect(updateUsageSource(t.db, { sourceId: s.id, expectedVersion: version, input: openai({ name: s.name, lookbackDays: "9" }), actor })).rejects.toMatchObject({ code: "conflict" });
-    const errors = await fieldErrors(updateUsageSource(t.db, { sourceId: s.id, expectedVersion: sourceVersion(source), input: openai({ name: s.name, kind: "anthropic" }), actor }));
+    const errors = await fieldErrors(updateUsageSource(t.db, { sourceId: s.id, expectedVersion: sourceVersion(source), input: openai({ name: s.name, kind: "anthropic", credentialRef: "env:CEILINGS_SECRET_ANTHROPIC" }), actor }));
     expect(errors.kind).toMatch(/fixed/);
     await expect(updateUsageSource(t.db, { sourceId: s.id, expectedVersion: sourceVersion(source), input: openai({ name: s.name, lookbackDays: "7" }), actor })).rejects.toMatchObject({ code: "unchanged" });
     const [a] = (await audits("usage_source.update")).filter((e) => e.target === `usage_source:${s.id}`);
@@ -172,10 +204,11 @@ describe.skipIf(skipWithoutDatabase())("usage sources", () => {
     await setUsageSourceEnabled(t.db, { sourceId: s.id, enabled: true, actor });
     const now = new Date("2026-12-02T06:00:00Z");
     const first = await requestPull(t.db, { sourceId: s.id, actor, now });
-    // Asked again before the worker came: still the first request, one pull.
+    // Asked again: the time moves on (a pull claimed between the two serves only the first, so the
+    // second is not lost); before the worker came, both are served by one pull.
     const second = await requestPull(t.db, { sourceId: s.id, actor, now: new Date("2026-12-02T06:00:05Z") });
     expect(first.requestedAt).toEqual(now);
-    expect(second.requestedAt).toEqual(now);
+    expect(second.requestedAt).toEqual(new Date("2026-12-02T06:00:05Z"));
     expect((await audits("usage_source.pause")).some((e) => e.target === `usage_source:${s.id}`)).toBe(true);
     expect((await audits("usage_source.resume")).some((e) => e.target === `usage_source:${s.id}`)).toBe(true);
     expect((await audits("usage_source.pull_requested")).filter((e) => e.target === `usage_source:${s.id}`)).toHaveLength(2);

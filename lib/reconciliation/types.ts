@@ -35,6 +35,8 @@ export type PullResult = {
   days: ProviderDay[];
   rows: number;
   unmapped: number;
+  /** What staff should know about the mapping: a file's item naming an endpoint another source maps, left unmapped. */
+  notes?: string[];
 };
 
 /** Billed beside charged for one endpoint or budget on one provider day, and how far apart. */

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { getJson } from "../provider-http";
 import type { ProviderDay, ReportedRow, UsageSource } from "../types";
-import { baseUrl, bucketDay, httpOptions, interval, MAX_PAGES, moneyOf, shapeError, unitsOf, type ProviderContext } from "./common";
+import { baseUrl, bucketDay, guardCredentialHost, httpOptions, interval, MAX_PAGES, moneyOf, shapeError, unitsOf, type ProviderContext } from "./common";
 
 // Anthropic's Admin API usage and cost reports (an admin key in x-api-key, anthropic-version):
 //   GET /v1/organizations/usage_report/messages?bucket_width=1d&group_by[]=model → one row per model
@@ -80,6 +80,7 @@ const tokens = (field: string, v: number | string | null | undefined) => (v === 
 
 /** What Anthropic reported for the days: token counts per model, money per cost description. */
 export async function pullAnthropic(source: UsageSource, days: ProviderDay[], ctx: ProviderContext): Promise<ReportedRow[]> {
+  guardCredentialHost(source, "anthropic", ctx);
   const usage = await readAll(source, days, ctx, "/v1/organizations/usage_report/messages", ["model"], UsagePage);
   const costs = await readAll(source, days, ctx, "/v1/organizations/cost_report", source.account ? ["description", "workspace_id"] : ["description"], CostPage);
   const rows: ReportedRow[] = [];

@@ -3,6 +3,7 @@ import { addDays, dayIn, startOfDay } from "../days";
 import { decimalToMicros } from "../decimal";
 import { ReconciliationError } from "../errors";
 import type { HttpOptions } from "../provider-http";
+import { credentialHostProblem } from "../source-input";
 import type { ProviderDay, ReportedRow, UsageSource } from "../types";
 
 // What the three API clients share: the days asked for as one interval, a provider's bucket read
@@ -16,6 +17,8 @@ export type ProviderContext = {
   fetchImpl?: typeof fetch;
   retryCapMs?: number;
   sleep?: (ms: number) => Promise<void>;
+  /** The pull's deadline: aborts the request in flight and any Retry-After wait. */
+  signal?: AbortSignal;
 };
 
 export type ProviderClient = (source: UsageSource, days: ProviderDay[], ctx: ProviderContext) => Promise<ReportedRow[]>;
@@ -33,6 +36,15 @@ export const defaultBaseUrls = {
 export function baseUrl(source: UsageSource, kind: keyof typeof defaultBaseUrls): string {
   const base = source.location?.trim() || defaultBaseUrls[kind];
   return base.replace(/\/+$/, "");
+}
+
+/**
+ * Refuses, before any request, to send the key anywhere but the provider's own host or a host in
+ * USAGE_SOURCE_ALLOW_HOSTS (the egress allow-list), or over plain http to a host not listed.
+ */
+export function guardCredentialHost(source: UsageSource, kind: keyof typeof defaultBaseUrls, ctx: Pick<ProviderContext, "egress">): void {
+  const problem = credentialHostProblem(kind, baseUrl(source, kind), ctx.egress.allowHosts);
+  if (problem) throw new ReconciliationError("host_refused", `the source '${source.name}' was not pulled: ${problem}`);
 }
 
 /** [start, end) of the asked days, as instants in the source's zone; the days sorted. */
@@ -81,7 +93,7 @@ export function unitsOf(provider: string, field: string, value: unknown): number
 
 /** HTTP options of one provider for one pull. */
 export function httpOptions(provider: string, headers: Record<string, string>, ctx: ProviderContext, secrets: string[]): HttpOptions {
-  return { provider, headers, egress: ctx.egress, secrets, ...(ctx.fetchImpl ? { fetchImpl: ctx.fetchImpl } : {}), ...(ctx.retryCapMs !== undefined ? { retryCapMs: ctx.retryCapMs } : {}), ...(ctx.sleep ? { sleep: ctx.sleep } : {}) };
+  return { provider, headers, egress: ctx.egress, secrets, ...(ctx.signal ? { signal: ctx.signal } : {}), ...(ctx.fetchImpl ? { fetchImpl: ctx.fetchImpl } : {}), ...(ctx.retryCapMs !== undefined ? { retryCapMs: ctx.retryCapMs } : {}), ...(ctx.sleep ? { sleep: ctx.sleep } : {}) };
 }
 
 /** A shape error naming the provider and the first problem zod found. */

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { getJson } from "../provider-http";
 import type { ProviderDay, ReportedRow, UsageSource } from "../types";
-import { baseUrl, bucketDay, httpOptions, interval, MAX_PAGES, moneyOf, shapeError, unitsOf, type ProviderContext } from "./common";
+import { baseUrl, bucketDay, guardCredentialHost, httpOptions, interval, MAX_PAGES, moneyOf, shapeError, unitsOf, type ProviderContext } from "./common";
 
 // OpenAI's organization usage and costs APIs (an admin key, Bearer). Two reads per pull:
 //   GET /v1/organization/usage/completions?bucket_width=1d&group_by=model  → one row per model and
@@ -61,6 +61,7 @@ async function readAll<T extends z.ZodType<{ data: { start_time: number; end_tim
 
 /** What OpenAI reported for the days: token counts per model, money per line item. */
 export async function pullOpenAI(source: UsageSource, days: ProviderDay[], ctx: ProviderContext): Promise<ReportedRow[]> {
+  guardCredentialHost(source, "openai", ctx);
   const usage = await readAll(source, days, ctx, "/v1/organization/usage/completions", "model", UsagePage);
   const costs = await readAll(source, days, ctx, "/v1/organization/costs", "line_item", CostPage);
   const rows: ReportedRow[] = [];

@@ -217,9 +217,42 @@ describe("provider clients on real HTTP", () => {
     await expect(pullOpenAI(source(fake, {}), days, ctx(FAKE_KEYS.openai, { fetchImpl }))).rejects.toMatchObject({ code: "provider_shape", message: expect.stringContaining("data.0.start_time") });
   });
 
-  it("refuses to reach a loopback host that is not allow-listed", async () => {
-    await expect(pullOpenAI(source(fake, {}), days, ctx(FAKE_KEYS.openai, { egress: { allowHosts: [] } }))).rejects.toThrow(/refused to reach 127\.0\.0\.1/);
+  it("refuses to send the key to a host that is not the provider's own nor allow-listed, before any request", async () => {
+    const before = fake.requests.length;
+    await expect(pullOpenAI(source(fake, {}), days, ctx(FAKE_KEYS.openai, { egress: { allowHosts: [] } }))).rejects.toThrow(/sent only to api\.openai\.com or a host named in USAGE_SOURCE_ALLOW_HOSTS, not to 127\.0\.0\.1/);
+    expect(fake.requests.length).toBe(before);
     expect(fake.requests).toHaveLength(0);
+  });
+});
+
+describe("the credential stays with the provider", () => {
+  it("Twilio: a 401 page echoing the Authorization header shows neither the base64 SID:token nor the header", async () => {
+    const twilio = { id: 1, name: "twilio", kind: "twilio", location: "https://api.twilio.com", account: FAKE_KEYS.twilio.accountSid, timeZone: "UTC", currency: "USD" } as unknown as UsageSource;
+    const fetchImpl = (async (_url: URL, init?: RequestInit) => {
+      const auth = new Headers(init?.headers).get("authorization") ?? "";
+      return new Response(`<html><body>401 Unauthorized. You sent: ${auth}</body></html>`, { status: 401 });
+    }) as unknown as typeof fetch;
+    const basic = Buffer.from(`${FAKE_KEYS.twilio.accountSid}:${FAKE_KEYS.twilio.authToken}`).toString("base64");
+    const error = await pullTwilio(twilio, ["2026-11-02"], { secret: FAKE_KEYS.twilio.authToken, egress: { allowHosts: [], resolve: async () => ["93.184.216.34"] }, fetchImpl }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    // Decodes to AC...:<auth token>: the token in all but name, shown to every viewer as last_pull_error.
+    expect((error as Error).message).not.toContain(basic.slice(0, 20));
+    expect((error as Error).message).toContain("You sent: ***");
+  });
+
+  it("an OpenAI source pointed at another host does not send its key there (nor any key), with no request made", async () => {
+    const exfil = { id: 9, name: "exfil", kind: "openai", location: "https://collector.example", credentialRef: "env:CEILINGS_SECRET_OPENAI", account: null, timeZone: "UTC", currency: "USD", lookbackDays: 1 } as unknown as UsageSource;
+    const seen: string[] = [];
+    const fetchImpl = (async (_url: URL, init?: RequestInit) => {
+      seen.push(new Headers(init?.headers).get("authorization") ?? "");
+      return new Response(JSON.stringify({ data: [], has_more: false }), { status: 200 });
+    }) as unknown as typeof fetch;
+    const error = await pullOpenAI(exfil, ["2026-11-02"], { secret: "smtp-password-of-the-alerts", egress: { allowHosts: [], resolve: async () => ["93.184.216.34"] }, fetchImpl }).catch((e: unknown) => e);
+    expect(seen).toEqual([]);
+    expect(error).toMatchObject({ code: "host_refused", message: expect.stringContaining("not to collector.example") });
+    // Allow-listed (a proxy the operator names), the same source is pulled, over https.
+    await pullOpenAI(exfil, ["2026-11-02"], { secret: "k", egress: { allowHosts: ["collector.example"] }, fetchImpl });
+    expect(seen.length).toBeGreaterThan(0);
   });
 });
 

@@ -3,7 +3,7 @@ import { startOfDay } from "../days";
 import { ReconciliationError } from "../errors";
 import { getJson } from "../provider-http";
 import type { ProviderDay, ReportedRow, UsageSource } from "../types";
-import { baseUrl, httpOptions, interval, MAX_PAGES, moneyOf, shapeError, unitsOf, type ProviderContext } from "./common";
+import { baseUrl, guardCredentialHost, httpOptions, interval, MAX_PAGES, moneyOf, shapeError, unitsOf, type ProviderContext } from "./common";
 
 // Twilio's usage records, one per category and day:
 //   GET /2010-04-01/Accounts/{Sid}/Usage/Records/Daily.json?StartDate=&EndDate= (both inclusive, GMT)
@@ -29,6 +29,7 @@ const RecordsPage = z.looseObject({ usage_records: z.array(UsageRecord), next_pa
 export async function pullTwilio(source: UsageSource, days: ProviderDay[], ctx: ProviderContext): Promise<ReportedRow[]> {
   const sid = source.account ?? "";
   if (!SID.test(sid)) throw new ReconciliationError("provider_shape", `the Twilio source '${source.name}' needs its Account SID (AC followed by 32 hex digits) as its account`);
+  guardCredentialHost(source, "twilio", ctx);
   const { days: asked } = interval(days, source.timeZone);
   const sorted = [...asked].sort();
   const first = sorted[0] ?? "";
@@ -41,7 +42,10 @@ export async function pullTwilio(source: UsageSource, days: ProviderDay[], ctx: 
   }
   const base = baseUrl(source, "twilio");
   const origin = new URL(base).origin;
-  const http = httpOptions(PROVIDER, { authorization: `Basic ${Buffer.from(`${sid}:${ctx.secret}`).toString("base64")}` }, ctx, [ctx.secret]);
+  // The base64 of SID:token is the token in all but name: masked in any error like the token, and
+  // so is the whole header value (an error page may echo it).
+  const basic = Buffer.from(`${sid}:${ctx.secret}`).toString("base64");
+  const http = httpOptions(PROVIDER, { authorization: `Basic ${basic}` }, ctx, [`Basic ${basic}`, basic, ctx.secret]);
   const query = new URLSearchParams({ StartDate: first, EndDate: last, PageSize: "1000" });
   let next: string | null = `${base}/2010-04-01/Accounts/${sid}/Usage/Records/Daily.json?${query.toString()}`;
   const rows: ReportedRow[] = [];

@@ -149,7 +149,7 @@ async function runImport({ actor, db }: ActionContext, input: z.output<typeof Im
     if (error instanceof ReconciliationError && error.code === "bad_file") throw badFileError(error.lines);
     throw error;
   }
-  const imported = `Imported ${result.rows} row${result.rows === 1 ? "" : "s"} over ${result.days.length} day${result.days.length === 1 ? "" : "s"} (${result.unmapped} unmapped)`;
+  const imported = `Imported ${result.rows} row${result.rows === 1 ? "" : "s"} over ${result.days.length} day${result.days.length === 1 ? "" : "s"} (${result.unmapped} unmapped${result.notes ? `: ${result.notes.join("; ")}` : ""})`;
   try {
     const compared = await compareSourceDays(db, { sourceId: input.sourceId, days: result.days, now });
     return { message: `${imported}; compared ${compared.length} target-day${compared.length === 1 ? "" : "s"} with what Ceilings charged.`, revalidate: ["/"] };

@@ -204,6 +204,14 @@ describe.skipIf(skipWithoutDatabase())("usage source server actions", () => {
       expect(state, JSON.stringify(state)).toMatchObject({ status: "ok", message: expect.stringMatching(/^Imported 800 rows over 28 days/) });
     });
 
+    it("refuses a CSV header with a NUL in a column name line by line (the code point named), not a server error", async () => {
+      const id = (await createUsageSource(t.db, { input: settings({ kind: "file", credentialRef: "" }), actor })).id;
+      const state = await importUsageFileCore(deps("admin"), form({ sourceId: String(id), format: "csv", text: "date,item,units,co\u0000st\n2026-11-02,x,1,\n" }));
+      expect(state).toMatchObject({ status: "error", code: "invalid_input" });
+      expect(JSON.stringify(state)).toContain("U+0000");
+      expect(JSON.stringify(state)).not.toContain("\\u0000");
+    });
+
     it("imports mapped rows and compares their days with what Ceilings charged", async () => {
       const s = await createUsageSource(t.db, { input: settings({ kind: "file", credentialRef: "" }), actor });
       const e = await endpoint();
