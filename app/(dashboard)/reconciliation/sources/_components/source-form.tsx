@@ -32,16 +32,16 @@ export type SourceFieldsText = {
 export const emptySource: SourceFieldsText = { name: "", kind: "openai", location: "", credentialRef: "", account: "", timeZone: "UTC", currency: "USD", lookbackDays: "3", thresholdPercent: "2", thresholdMoney: "1" };
 
 const locationHint: Record<UsageSourceKind, string> = {
-  openai: "Blank: https://api.openai.com. Another base URL only for a proxy.",
-  anthropic: "Blank: https://api.anthropic.com. Another base URL only for a proxy.",
-  twilio: "Blank: https://api.twilio.com. Another base URL only for a proxy.",
-  file: "An http(s) URL or an absolute path the worker reads every day; blank when files are only imported by hand.",
+  openai: "Blank: https://api.openai.com. Another host (a proxy) only if USAGE_SOURCE_ALLOW_HOSTS names it: the key goes nowhere else.",
+  anthropic: "Blank: https://api.anthropic.com. Another host (a proxy) only if USAGE_SOURCE_ALLOW_HOSTS names it: the key goes nowhere else.",
+  twilio: "Blank: https://api.twilio.com. Another host (a proxy) only if USAGE_SOURCE_ALLOW_HOSTS names it: the token goes nowhere else.",
+  file: "An http(s) URL, or a path inside the server's USAGE_FILE_DIR, the worker reads every day; blank when files are only imported by hand.",
 };
 
 const credentialHint: Record<UsageSourceKind, string> = {
-  openai: "env:CEILINGS_SECRET_... naming the worker's variable holding an organization admin key (sk-admin-...). The key itself is never stored.",
-  anthropic: "env:CEILINGS_SECRET_... naming the worker's variable holding an Admin API key (sk-ant-admin...). The key itself is never stored.",
-  twilio: "env:CEILINGS_SECRET_... naming the worker's variable holding the account's auth token. The token itself is never stored.",
+  openai: "env:CEILINGS_SECRET_OPENAI or env:CEILINGS_SECRET_OPENAI_..., naming the worker's variable holding an organization admin key (sk-admin-...). The key itself is never stored.",
+  anthropic: "env:CEILINGS_SECRET_ANTHROPIC or env:CEILINGS_SECRET_ANTHROPIC_..., naming the worker's variable holding an Admin API key (sk-ant-admin...). The key itself is never stored.",
+  twilio: "env:CEILINGS_SECRET_TWILIO or env:CEILINGS_SECRET_TWILIO_..., naming the worker's variable holding the account's auth token. The token itself is never stored.",
   file: "A file source takes none: leave blank.",
 };
 
