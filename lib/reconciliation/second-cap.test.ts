@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ProviderCap } from "./types";
-import { ProviderCapInput, parseCapAmount, secondCapVerdict } from "./second-cap";
+import { readFileSync } from "node:fs";
+import { ProviderCapInput, parseCapAmount, secondCapVerdict, standingSecondCapVerdict } from "./second-cap";
 
 const input = (over: Record<string, unknown>) => ({ measure: "money", window: "month", amount: "50", setAt: "OpenAI project llm-prod, Limits", ...over });
 const messages = (raw: unknown) => {
@@ -62,5 +63,24 @@ describe("secondCapVerdict", () => {
 
   it("no worst case for the window is unbounded", () => {
     expect(secondCapVerdict(cap({ window: "day" }), { day: null, month: worst.month }, e)).toEqual({ state: "unbounded", capText: "$50.00 a day" });
+  });
+});
+
+describe("standingSecondCapVerdict (the endpoint page's second-cap card)", () => {
+  const e = { unit: "emails", currency: "USD", perCallMax: 1, parts: [{ name: "units", pricePico: 1_200_000_000 }] };
+  const cap: ProviderCap = { endpointId: 1, measure: "units", window: "day", amount: 999, setAt: "x", recordedBy: "a", recordedAt: new Date(0) };
+  const ceiling = { metric: "units" as const, scope: "global" as const, window: "utc_day" as const };
+
+  it("judges a killed ceiling at the value its kill keeps, not at 0", () => {
+    const live = standingSecondCapVerdict(cap, [{ ...ceiling, value: 1000, valueBeforeKill: null }], e);
+    expect(live).toEqual({ state: "below", capText: "999 emails a day", worstText: "$1.20 a day (1,000 emails)" });
+    // Killed: value 0, 1000 kept. The provider's cap still binds first once the kill is lifted.
+    expect(standingSecondCapVerdict(cap, [{ ...ceiling, value: 0, valueBeforeKill: 1000 }], e)).toEqual(live);
+  });
+
+  it("is what the endpoint page shows", () => {
+    const page = readFileSync("app/(dashboard)/endpoints/[key]/page.tsx", "utf8");
+    expect(page).toMatch(/standingSecondCapVerdict\(providerCap, detail\.ceilings, detail\)/);
+    expect(page).not.toMatch(/worstCases\(detail\.ceilings/);
   });
 });

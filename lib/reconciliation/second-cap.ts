@@ -5,7 +5,7 @@ import { providerCaps } from "@/db/schema";
 import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { invalidInput, CatalogError } from "@/lib/catalog/errors";
 import { lockedEndpoint } from "@/lib/catalog/write";
-import type { WorstCases } from "@/lib/catalog/worst-case";
+import { worstCases, type WorstCases } from "@/lib/catalog/worst-case";
 import { unitLabel } from "@/lib/ceilings/guarantee";
 import { formatCount, formatMoney } from "@/lib/format";
 import type { ProviderCap, SecondCapVerdict } from "./types";
@@ -135,4 +135,17 @@ export function secondCapVerdict(cap: ProviderCap | null, worst: WorstCases, e: 
   const worstAmount = cap.measure === "money" ? w.micros : w.units;
   const worstText = `${formatMoney(w.micros, e.currency)} a ${cap.window} (${formatCount(w.units)} ${unitLabel(e.unit, w.units)})`;
   return { state: cap.amount >= worstAmount ? "above" : "below", capText, worstText };
+}
+
+/**
+ * The endpoint's second cap against the worst case of its ceilings as they stand when not killed:
+ * a killed ceiling (value 0) is judged at the value its kill keeps (value_before_kill), so a kill
+ * never turns "below the second cap" into a false "above".
+ */
+export function standingSecondCapVerdict(
+  cap: ProviderCap | null,
+  ceilings: readonly (Parameters<typeof worstCases>[0][number] & { valueBeforeKill: number | null })[],
+  e: Parameters<typeof worstCases>[1] & { unit: string; currency: string },
+): SecondCapVerdict {
+  return secondCapVerdict(cap, worstCases(ceilings.map((c) => ({ ...c, value: c.valueBeforeKill ?? c.value })), e), e);
 }

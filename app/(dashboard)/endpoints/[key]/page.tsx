@@ -25,10 +25,9 @@ import { activeRaiseEnds, listSchedules, pendingForEndpoint } from "@/lib/change
 import { SchedulesSection } from "./_components/schedules-section";
 import { PendingRequests } from "@/app/(dashboard)/changes/_components/pending-requests";
 import { ReadinessCard } from "@/components/readiness-card";
-import { worstCases } from "@/lib/catalog/worst-case";
 import { endpointReconciliation } from "@/lib/reconciliation/read";
 import { readinessOf } from "@/lib/reconciliation/readiness";
-import { getProviderCap, secondCapVerdict } from "@/lib/reconciliation/second-cap";
+import { getProviderCap, standingSecondCapVerdict } from "@/lib/reconciliation/second-cap";
 import { ReconciliationSection } from "./_components/reconciliation-section";
 import { SecondCapCard } from "./_components/second-cap-card";
 
@@ -61,7 +60,8 @@ export default async function EndpointPage({ params }: Params) {
     readinessOf(db, { endpointIds: [detail.id], now }),
     getProviderCap(db, detail.id),
   ]);
-  const secondCap = secondCapVerdict(providerCap, worstCases(detail.ceilings, detail), { unit: detail.unit, currency: detail.currency });
+  // Judged at the ceilings' standing values: a killed ceiling (value 0) counts at the value it keeps.
+  const secondCap = standingSecondCapVerdict(providerCap, detail.ceilings, detail);
   const endpointReadiness = readiness.get(detail.id);
   const canKill = hasRole(staff.role, "operator");
   const isAdmin = hasRole(staff.role, "admin");
