@@ -1,10 +1,11 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { resultRows } from "@/db/client";
 import { reservationDays } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { pricedEndpoint, reservation, resolveReservation } from "./compare-fixtures";
-import { LEDGER_DAYS_EVERY_MS, rollUpLedgerDays } from "./ledger-days";
+import { LEDGER_DAYS_EVERY_MS, LEDGER_DAYS_LOCK, rollUpLedgerDays, rollupStatement } from "./ledger-days";
 import { readinessOf } from "./readiness";
 
 const NOW = new Date("2026-11-14T12:00:00Z");
@@ -46,7 +47,7 @@ describe.skipIf(skipWithoutDatabase())("the ledger per endpoint and UTC day (led
     expect((await daysOf(a.id)).find((r) => r.day === "2026-11-14")).toMatchObject({ reservations: 1, settled: 1, held: 0, computedAt: later });
   });
 
-  it("is one statement whatever the number of endpoints", async () => {
+  it("is one transaction (a tried lock, then one statement) whatever the number of endpoints", async () => {
     for (let i = 0; i < 5; i++) {
       const e = await pricedEndpoint(t.db);
       await reservation(t.db, { endpointId: e.id, at: new Date(NOW.getTime() - i * HOUR), state: "settled", amount: 1, money: CENT });
@@ -82,4 +83,45 @@ describe.skipIf(skipWithoutDatabase())("the ledger per endpoint and UTC day (led
     await rollUpLedgerDays(t.db, new Date(NOW.getTime() + 20 * 60_000));
     expect((await settled(new Date(NOW.getTime() + 20 * 60_000)))?.figure).toBe("5 expired of 101");
   });
+
+  it("reads each endpoint's own range of the (endpoint_id, created_at) index, never the whole reservations table", async () => {
+    // 20 endpoints, 30 days of reservations each (6,000 rows), analyzed: the plan the planner picks.
+    const ids: number[] = [];
+    for (let i = 0; i < 20; i++) ids.push((await pricedEndpoint(t.db)).id);
+    await t.db.execute(sql`
+      insert into reservations (endpoint_id, amount, money, state, charges, created_at, expires_at)
+      select e, 1, 1, 'settled', '[]'::jsonb, ${NOW.toISOString()}::timestamptz - (g * interval '72 minutes'), ${NOW.toISOString()}::timestamptz
+      from unnest(${sql.raw(`array[${ids.join(",")}]`)}::int[]) e, generate_series(1, 600) g`);
+    await t.db.execute(sql`analyze reservations`);
+    await t.db.execute(sql`analyze endpoints`);
+    const [plan] = resultRows<{ "QUERY PLAN": unknown }>(await t.db.execute(sql`explain (format json) ${rollupStatement("2026-11-07", NOW)}`));
+    const nodes: Record<string, unknown>[] = [];
+    const walk = (n: Record<string, unknown>) => {
+      nodes.push(n);
+      for (const c of (n.Plans as Record<string, unknown>[] | undefined) ?? []) walk(c);
+    };
+    walk((plan?.["QUERY PLAN"] as { Plan: Record<string, unknown> }[])[0]!.Plan);
+    // No seq scan of the reservations: one index read (plain, or bitmap) on the endpoint's range.
+    expect(nodes.filter((n) => n["Relation Name"] === "reservations").map((n) => n["Node Type"])).not.toContain("Seq Scan");
+    const onIndex = nodes.filter((n) => n["Index Name"] === "reservations_endpoint_created_idx");
+    expect(onIndex.length).toBe(1);
+    // The index range starts at the endpoint: endpoint_id = e.id is an index condition, not a filter.
+    expect(String(onIndex[0]?.["Index Cond"])).toMatch(/^\(\(endpoint_id = e\.id\) AND \(created_at >= /);
+  });
+
+  it("a second worker running it while the first holds the lock skips instead of waiting (no deadlock)", async () => {
+    const e = await pricedEndpoint(t.db);
+    await reservation(t.db, { endpointId: e.id, at: new Date(NOW.getTime() - HOUR), state: "settled", amount: 1, money: CENT });
+    const skipped = await t.db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${LEDGER_DAYS_LOCK}))`);
+      // Another connection of the pool: the other worker.
+      return rollUpLedgerDays(t.db, NOW);
+    });
+    expect(skipped).toEqual({ from: "2026-11-07", rows: 0, skipped: true });
+    expect(await daysOf(e.id)).toEqual([]);
+    // The lock released, the next run counts.
+    expect((await rollUpLedgerDays(t.db, NOW)).skipped).toBeUndefined();
+    expect(await daysOf(e.id)).toMatchObject([{ day: "2026-11-14", reservations: 1, settled: 1 }]);
+  });
 });
+

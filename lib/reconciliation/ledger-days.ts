@@ -1,4 +1,4 @@
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
 import { addDays, dayIn } from "./days";
 import type { SettledFacts } from "./readiness-answers";
@@ -18,35 +18,54 @@ export const ROLLUP_DAYS = 8;
 /** Readiness' settle discipline counts the last 7 UTC days, today included. */
 export const READINESS_DAYS = 7;
 
-export type LedgerRollup = { from: string; rows: number };
+/** skipped: another worker held the rollup's lock, so this run counted nothing (that one counts). */
+export type LedgerRollup = { from: string; rows: number; skipped?: true };
+
+/** The transaction advisory lock one rollup holds: two workers never upsert the same rows at once. */
+export const LEDGER_DAYS_LOCK = "ledger-days";
+
+/** The rollup's one statement (exported for the plan test: it must read the index per endpoint). */
+export function rollupStatement(from: string, now: Date): SQL {
+  return sql`
+    with counted as (
+      insert into reservation_days (endpoint_id, day, reservations, settled, released, expired, held, computed_at)
+      select e.id, c.day, c.reservations, c.settled, c.released, c.expired, c.held, ${now.toISOString()}::timestamptz
+      from endpoints e
+      cross join lateral (
+        select (r.created_at at time zone 'UTC')::date as day,
+               count(*) as reservations,
+               count(*) filter (where r.state = 'settled') as settled,
+               count(*) filter (where r.state = 'released') as released,
+               count(*) filter (where r.state = 'expired') as expired,
+               count(*) filter (where r.state = 'held') as held
+        from reservations r
+        where r.endpoint_id = e.id and r.created_at >= ${`${from}T00:00:00Z`}::timestamptz
+        group by 1) c
+      order by e.id, c.day
+      on conflict (endpoint_id, day) do update set
+        reservations = excluded.reservations, settled = excluded.settled, released = excluded.released,
+        expired = excluded.expired, held = excluded.held, computed_at = excluded.computed_at
+      returning 1)
+    select count(*)::int as n from counted`;
+}
 
 /**
  * Recount the reservations of the last ROLLUP_DAYS UTC days per (endpoint, day) and upsert every
- * pair: one grouped statement on the reservations of those days, whatever the number of endpoints.
+ * pair. Driven from the endpoints, with a lateral count per endpoint: each reads only its own
+ * range of reservations_endpoint_created_idx (endpoint_id, created_at), never the whole table
+ * (Postgres 15 has no skip scan, so `created_at >= from` alone would read every reservation).
+ * Under a transaction advisory lock, tried, not waited for: a second worker running it at the same
+ * time skips (the first one's counts are as fresh), so two upserts never lock the same rows in
+ * different orders and deadlock; the rows are upserted in (endpoint, day) order too.
  */
 export async function rollUpLedgerDays(db: Db, now: Date): Promise<LedgerRollup> {
   const from = addDays(dayIn(now, "UTC"), -(ROLLUP_DAYS - 1));
-  const rows = resultRows<{ n: number }>(
-    await db.execute(sql`
-      with counted as (
-        insert into reservation_days (endpoint_id, day, reservations, settled, released, expired, held, computed_at)
-        select r.endpoint_id, (r.created_at at time zone 'UTC')::date,
-               count(*),
-               count(*) filter (where r.state = 'settled'),
-               count(*) filter (where r.state = 'released'),
-               count(*) filter (where r.state = 'expired'),
-               count(*) filter (where r.state = 'held'),
-               ${now.toISOString()}::timestamptz
-        from reservations r
-        where r.created_at >= ${`${from}T00:00:00Z`}::timestamptz
-        group by 1, 2
-        on conflict (endpoint_id, day) do update set
-          reservations = excluded.reservations, settled = excluded.settled, released = excluded.released,
-          expired = excluded.expired, held = excluded.held, computed_at = excluded.computed_at
-        returning 1)
-      select count(*)::int as n from counted`),
-  );
-  return { from, rows: rows[0]?.n ?? 0 };
+  return db.transaction(async (tx) => {
+    const [lock] = resultRows<{ got: boolean }>(await tx.execute(sql`select pg_try_advisory_xact_lock(hashtext(${LEDGER_DAYS_LOCK})) as got`));
+    if (!lock?.got) return { from, rows: 0, skipped: true as const };
+    const rows = resultRows<{ n: number }>(await tx.execute(rollupStatement(from, now)));
+    return { from, rows: rows[0]?.n ?? 0 };
+  });
 }
 
 export type LedgerWeek = SettledFacts & { computedAt: Date };
