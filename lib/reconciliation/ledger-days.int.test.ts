@@ -100,7 +100,9 @@ describe.skipIf(skipWithoutDatabase())("the ledger per endpoint and UTC day (led
       nodes.push(n);
       for (const c of (n.Plans as Record<string, unknown>[] | undefined) ?? []) walk(c);
     };
-    walk((plan?.["QUERY PLAN"] as { Plan: Record<string, unknown> }[])[0]!.Plan);
+    const top = (plan?.["QUERY PLAN"] as { Plan: Record<string, unknown> }[] | undefined)?.[0];
+    if (!top) throw new Error("no plan");
+    walk(top.Plan);
     // No seq scan of the reservations: one index read (plain, or bitmap) on the endpoint's range.
     expect(nodes.filter((n) => n["Relation Name"] === "reservations").map((n) => n["Node Type"])).not.toContain("Seq Scan");
     const onIndex = nodes.filter((n) => n["Index Name"] === "reservations_endpoint_created_idx");
