@@ -382,6 +382,22 @@ describe.skipIf(skipWithoutDatabase())("pulling usage sources", () => {
     }
   });
 
+  it("a pull whose claim expired and was taken by another worker neither records its outcome nor clears that worker's claim", async () => {
+    const s = await source({ name: "overtaken", kind: "twilio", credentialRef: "env:CEILINGS_SECRET_TWILIO", account: FAKE_KEYS.twilio.accountSid });
+    const theirs = new Date(now.getTime() + 7 * 60_000);
+    const outcomes = await pullDueSources(t.db, {
+      ...options(),
+      // While this pull runs, its claim lapses and another worker claims the source.
+      fetchImpl: async (url, init) => {
+        await t.db.update(usageSources).set({ pullingUntil: theirs }).where(eq(usageSources.id, s.id));
+        return fetch(url, init);
+      },
+    });
+    expect(outcomes).toMatchObject([{ name: "overtaken", ok: false, error: "the claim on 'overtaken' expired before this pull ended and another worker holds the source: this pull's outcome was not recorded on it" }]);
+    const [after] = await t.db.select().from(usageSources).where(eq(usageSources.id, s.id));
+    expect(after).toMatchObject({ pullingUntil: theirs, lastPullAt: null, lastPullOk: null, lastPullError: null });
+  });
+
   it("a claim held by another worker is skipped until it expires", async () => {
     const s = await source({ name: "claimed", kind: "twilio", credentialRef: "env:CEILINGS_SECRET_TWILIO", account: FAKE_KEYS.twilio.accountSid, pullingUntil: new Date(now.getTime() + 60_000) });
     expect(await pullDueSources(t.db, options())).toEqual([]);

@@ -251,7 +251,7 @@ export async function pullDueSources(db: Db, opts: PullOptions & { afterPull?: (
         .set({ pullingUntil: new Date(claimedAt.getTime() + CLAIM_MS) })
         .where(and(eq(usageSources.id, candidate.id), eq(usageSources.enabled, true), due(claimedAt), pullable, or(isNull(usageSources.pullingUntil), lt(usageSources.pullingUntil, claimedAt))))
         // As text: a timestamp read into a Date loses its microseconds and would never compare equal.
-        .returning({ requested: sql<string | null>`${usageSources.pullRequestedAt}::text` });
+        .returning({ requested: sql<string | null>`${usageSources.pullRequestedAt}::text`, until: sql<string>`${usageSources.pullingUntil}::text` });
       if (!claim) continue;
       let result: PullResult | undefined;
       let error: string | undefined;
@@ -264,10 +264,17 @@ export async function pullDueSources(db: Db, opts: PullOptions & { afterPull?: (
       // A "Pull now" asked while this pull ran is kept (requestPull always moves the time on): the
       // source is pulled again next round. One asked before the claim is served by this pull.
       const served = claim.requested === null ? sql`${usageSources.pullRequestedAt}` : sql`case when ${usageSources.pullRequestedAt} <= ${claim.requested}::timestamptz then null else ${usageSources.pullRequestedAt} end`;
-      await db
+      // Recorded and released only while the claim is still ours: had it expired and another worker
+      // claimed the source, that worker's pull is the one to record (and its claim is not ours to clear).
+      const [recorded] = await db
         .update(usageSources)
         .set({ lastPullAt: pulledAt, ...(result ? { lastPullOk: pulledAt, lastPullError: null } : { lastPullError: error ?? "the pull failed" }), pullingUntil: null, pullRequestedAt: served })
-        .where(eq(usageSources.id, candidate.id));
+        .where(and(eq(usageSources.id, candidate.id), sql`${usageSources.pullingUntil} = ${claim.until}::timestamptz`))
+        .returning({ id: usageSources.id });
+      if (!recorded) {
+        outcomes.push({ sourceId: candidate.id, name: candidate.name, ok: false, ...(result ? { result } : {}), error: `the claim on '${candidate.name}' expired before this pull ended and another worker holds the source: this pull's outcome was not recorded on it` });
+        continue;
+      }
       if (result && opts.afterPull) {
         try {
           await opts.afterPull(result);
