@@ -6,7 +6,7 @@ import path from "node:path";
 import { and, eq, isNotNull } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { openPostgres } from "@/db/client";
-import { auditEvents, budgets, endpoints, usagePulls, usageRows, usageSourceRules, usageSources } from "@/db/schema";
+import { auditEvents, budgetMembers, budgets, endpoints, usagePulls, usageRows, usageSourceRules, usageSources } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { FAKE_KEYS, startFakeProvider, type FakeProvider } from "./fake-provider";
@@ -363,6 +363,19 @@ describe.skipIf(skipWithoutDatabase())("pulling usage sources", () => {
     expect(second).toMatchObject({ rows: 1, unmapped: 1, notes: ["'sms.send' names an endpoint the source 'file-a' maps (rule 'sms.send'): its rows are left unmapped (one source per endpoint)"] });
     const mapped = await t.db.select({ sourceId: usageRows.sourceId }).from(usageRows).where(eq(usageRows.endpointId, sms));
     expect(new Set(mapped.map((m) => m.sourceId))).toEqual(new Set([a.id]));
+  });
+
+  it("a file's item naming an endpoint in a budget another source maps is left unmapped, saying so", async () => {
+    const [e] = await t.db.insert(endpoints).values({ key: "mail.send", name: "Mail", unit: "emails", parts: [{ name: "units", pricePico: 1_000_000_000 }], perCallMax: 1 }).returning({ id: endpoints.id });
+    const [b] = await t.db.insert(budgets).values({ key: "mail.month", name: "Mail", scope: "global", window: "billing_month", value: 1_000_000, maxValue: 10_000_000, defaultValue: 1_000_000 }).returning({ id: budgets.id });
+    if (!e || !b) throw new Error("not inserted");
+    await t.db.insert(budgetMembers).values({ budgetId: b.id, endpointId: e.id });
+    const other = await source({ name: "mail-budget", kind: "file", location: null });
+    await t.db.insert(usageSourceRules).values({ sourceId: other.id, match: "all*", budgetId: b.id, createdBy: "test" });
+    const s = await source({ name: "mail-file", kind: "file", location: null });
+    const result = await importUsageFile(t.db, s.id, "date,item,units\n2026-11-02,mail.send,5\n", { actor: admin, now });
+    expect(result).toMatchObject({ rows: 1, unmapped: 1, notes: ["'mail.send' names an endpoint in the budget 'mail.month', which the source 'mail-budget' maps (rule 'all*'): its rows are left unmapped (a budget's members are billed by its source)"] });
+    expect(await t.db.select().from(usageSourceRules).where(eq(usageSourceRules.sourceId, s.id))).toEqual([]);
   });
 
   it("two workers running pullDueSources at once pull each source once", async () => {

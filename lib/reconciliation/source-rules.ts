@@ -1,7 +1,7 @@
-import { and, eq, ne, sql } from "drizzle-orm";
+import { and, eq, inArray, ne, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { sqlState } from "@/db/sql-state";
-import { budgets, endpoints } from "@/db/schema";
+import { budgetMembers, budgets, endpoints } from "@/db/schema";
 import { usageSourceRules, usageSources, type UsageSourceRule } from "@/db/schema/reconciliation";
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { CatalogError, invalidInput, type Issue } from "@/lib/catalog/errors";
@@ -49,6 +49,55 @@ async function readTarget(tx: Db, p: { endpointKey: string; budgetKey: string; p
   return { kind: "budget", id: b.id, key: b.key, currency: b.currency };
 }
 
+/** A budget the endpoint is a member of that a source other than `sourceId` maps, with that rule; or undefined. */
+export async function budgetMappedElsewhere(tx: Db, sourceId: number, endpointId: number): Promise<{ name: string; match: string; budget: string } | undefined> {
+  const [other] = await tx
+    .select({ name: usageSources.name, match: usageSourceRules.match, budget: budgets.key })
+    .from(budgetMembers)
+    .innerJoin(usageSourceRules, eq(usageSourceRules.budgetId, budgetMembers.budgetId))
+    .innerJoin(usageSources, eq(usageSources.id, usageSourceRules.sourceId))
+    .innerJoin(budgets, eq(budgets.id, budgetMembers.budgetId))
+    .where(and(eq(budgetMembers.endpointId, endpointId), ne(usageSourceRules.sourceId, sourceId)))
+    .orderBy(budgets.key)
+    .limit(1);
+  return other;
+}
+
+/**
+ * A budget's billed side is what its source billed it and its members: a member another source
+ * maps would be charged to the budget but billed elsewhere, a false drift every day. So a budget is
+ * refused when another source maps one of its members, and an endpoint when another source maps a
+ * budget it is a member of; the sentence names that source. The member endpoints' locks are taken
+ * too (in id order, after the target's), so a budget rule and an endpoint rule racing meet on them.
+ */
+export async function refuseSplitBudget(tx: Db, sourceId: number, target: { kind: "endpoint" | "budget"; id: number; key: string }): Promise<void> {
+  if (target.kind === "budget") {
+    const memberIds = (await tx.select({ id: budgetMembers.endpointId }).from(budgetMembers).where(eq(budgetMembers.budgetId, target.id))).map((m) => m.id).sort((a, b) => a - b);
+    for (const id of memberIds) await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`usage_rule_target:endpoint:${id}`}))`);
+    if (memberIds.length === 0) return;
+    const [other] = await tx
+      .select({ name: usageSources.name, match: usageSourceRules.match, member: endpoints.key })
+      .from(usageSourceRules)
+      .innerJoin(usageSources, eq(usageSources.id, usageSourceRules.sourceId))
+      .innerJoin(endpoints, eq(endpoints.id, usageSourceRules.endpointId))
+      .where(and(inArray(usageSourceRules.endpointId, memberIds), ne(usageSourceRules.sourceId, sourceId)))
+      .orderBy(endpoints.key)
+      .limit(1);
+    if (other) {
+      throw invalidInput([
+        { path: "budgetKey", message: `budget '${target.key}' has the member '${other.member}', which the source '${other.name}' maps (rule '${other.match}'): the budget would be billed without that member's usage; map the budget on '${other.name}', or remove that rule first` },
+      ]);
+    }
+    return;
+  }
+  const other = await budgetMappedElsewhere(tx, sourceId, target.id);
+  if (other) {
+    throw invalidInput([
+      { path: "endpointKey", message: `endpoint '${target.key}' is a member of the budget '${other.budget}', which the source '${other.name}' maps (rule '${other.match}'): that budget would be billed without this endpoint's usage; map it on '${other.name}', or remove that rule first` },
+    ]);
+  }
+}
+
 /**
  * Adds a rule. The target's lock (a transaction advisory lock on the target) is taken before the
  * check for another source, so two admins mapping one endpoint to two sources at once cannot both
@@ -74,6 +123,7 @@ export async function addUsageRule(db: Db, p: AddUsageRuleParams): Promise<Usage
         { path: target.kind === "endpoint" ? "endpointKey" : "budgetKey", message: `${target.kind} '${target.key}' is already mapped by the source '${other.name}' (rule '${other.match}'): one source per ${target.kind}, or its usage would be counted twice` },
       ]);
     }
+    await refuseSplitBudget(tx, source.id, target);
     let row: UsageSourceRule | undefined;
     try {
       [row] = await tx

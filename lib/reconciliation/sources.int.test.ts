@@ -1,6 +1,6 @@
 import { asc, eq } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
-import { auditEvents, budgets, endpoints } from "@/db/schema";
+import { auditEvents, budgetMembers, budgets, endpoints } from "@/db/schema";
 import { reconciliationDays, usagePulls, usageRows, usageSourceRules, usageSources } from "@/db/schema/reconciliation";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
@@ -277,6 +277,27 @@ describe.skipIf(skipWithoutDatabase())("usage sources", () => {
         `endpoint '${e.key}' is already mapped by the source 'First' (rule 'gpt-4o*'): one source per endpoint, or its usage would be counted twice`,
       );
       expect((await fieldErrors(addUsageRule(t.db, { sourceId: b.id, match: "x", budgetKey: bu.key, actor }))).budgetKey).toMatch(/already mapped by the source 'First'/);
+    });
+
+    it("refuses a budget whose member another source maps, and an endpoint whose budget another source maps, naming that source", async () => {
+      const a = await createUsageSource(t.db, { input: openai({ name: "Budget side" }), actor });
+      const b = await createUsageSource(t.db, { input: openai({ name: "Member side" }), actor });
+      const member = await endpoint();
+      const loose = await endpoint();
+      const bu = await budget();
+      await t.db.insert(budgetMembers).values([{ budgetId: bu.id, endpointId: member.id }, { budgetId: bu.id, endpointId: loose.id }]);
+      await addUsageRule(t.db, { sourceId: b.id, match: "gpt-4o", endpointKey: member.key, actor });
+      // The budget on source a would be charged its member's usage but billed none of it.
+      expect((await fieldErrors(addUsageRule(t.db, { sourceId: a.id, match: "all", budgetKey: bu.key, actor }))).budgetKey).toBe(
+        `budget '${bu.key}' has the member '${member.key}', which the source 'Member side' maps (rule 'gpt-4o'): the budget would be billed without that member's usage; map the budget on 'Member side', or remove that rule first`,
+      );
+      // The same source may map the budget and its member.
+      await addUsageRule(t.db, { sourceId: b.id, match: "all", budgetKey: bu.key, actor });
+      // Now the other member: source a may not map it, the budget is source b's.
+      expect((await fieldErrors(addUsageRule(t.db, { sourceId: a.id, match: "x", endpointKey: loose.key, actor }))).endpointKey).toBe(
+        `endpoint '${loose.key}' is a member of the budget '${bu.key}', which the source 'Member side' maps (rule 'all'): that budget would be billed without this endpoint's usage; map it on 'Member side', or remove that rule first`,
+      );
+      expect(await t.db.select().from(usageSourceRules).where(eq(usageSourceRules.sourceId, a.id))).toEqual([]);
     });
 
     it("two admins mapping one endpoint to two sources at once: exactly one wins", async () => {

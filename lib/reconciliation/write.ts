@@ -5,6 +5,7 @@ import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/reco
 import { isProviderDay } from "./days";
 import { ReconciliationError } from "./errors";
 import { matchRule } from "./rule-match";
+import { budgetMappedElsewhere } from "./source-rules";
 import type { ProviderDay, PullResult, ReportedRow, UsageSource } from "./types";
 
 // Writing what a provider reported: each pulled day is replaced whole, in one transaction with the
@@ -97,7 +98,8 @@ export async function writeUsageDays(db: Db, sourceId: number, rows: ReportedRow
  * no rule maps it, gets a rule of its own (as addUsageRule adds one: under the target's advisory
  * lock, checked against every other source's rules, audited as the importer or the worker), so
  * "one source per endpoint" holds for it too; when another source maps that endpoint already, or
- * the endpoint is archived or counts another currency, the rows stay unmapped and a note says why.
+ * another source maps a budget the endpoint is a member of, or the endpoint is archived or counts
+ * another currency, the rows stay unmapped and a note says why.
  * A count-only row is priced at the rule's part, or the endpoint's first part.
  */
 async function mapper(tx: Db, source: UsageSource, rows: readonly ReportedRow[], actor: AuditActor, notes: string[]): Promise<(item: string) => Target> {
@@ -136,6 +138,12 @@ async function mapper(tx: Db, source: UsageSource, rows: readonly ReportedRow[],
         .limit(1);
       if (other) {
         notes.push(`'${e.key}' names an endpoint the source '${other.name}' maps (rule '${other.match}'): its rows are left unmapped (one source per endpoint)`);
+        continue;
+      }
+      // Nor one in a budget another source maps: that budget would be billed without these rows.
+      const budgetRule = await budgetMappedElsewhere(tx, source.id, e.id);
+      if (budgetRule) {
+        notes.push(`'${e.key}' names an endpoint in the budget '${budgetRule.budget}', which the source '${budgetRule.name}' maps (rule '${budgetRule.match}'): its rows are left unmapped (a budget's members are billed by its source)`);
         continue;
       }
       const actorFields = auditActorFields(actor);
