@@ -56,15 +56,16 @@ export function rollupStatement(from: string, now: Date): SQL {
  * many endpoints' rows it holds (a lateral count per endpoint read a page once per endpoint).
  * Under a transaction advisory lock, tried, not waited for: a second worker running it at the same
  * time skips (the first one's counts are as fresh), so two upserts never lock the same rows in
- * different orders and deadlock; the rows are upserted in (endpoint, day) order too. JIT is off for
- * it: compiling took longer than the count (the estimate of the per-endpoint ranges is crude).
+ * different orders and deadlock; the rows are upserted in (endpoint, day) order too. The planner's
+ * estimate of the ranges is crude (an array of unknown length), so JIT is off for it (compiling took
+ * longer than the count) and work_mem is raised for it (the grouping sort spilled to disk).
  */
 export async function rollUpLedgerDays(db: Db, now: Date): Promise<LedgerRollup> {
   const from = addDays(dayIn(now, "UTC"), -(ROLLUP_DAYS - 1));
   return db.transaction(async (tx) => {
     const [lock] = resultRows<{ got: boolean }>(await tx.execute(sql`select pg_try_advisory_xact_lock(hashtext(${LEDGER_DAYS_LOCK})) as got`));
     if (!lock?.got) return { from, rows: 0, skipped: true as const };
-    await tx.execute(sql`set local jit = off`);
+    await tx.execute(sql`select set_config('jit', 'off', true), set_config('work_mem', '64MB', true)`);
     const rows = resultRows<{ n: number }>(await tx.execute(rollupStatement(from, now)));
     return { from, rows: rows[0]?.n ?? 0 };
   });
