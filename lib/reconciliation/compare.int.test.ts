@@ -10,6 +10,7 @@ import { chargedBetween } from "./charged";
 import { compareSourceDays, compareSourceDaysDetailed, recompareRecent } from "./compare";
 import { addRule, makeSource, pricedEndpoint, reservation, resolveReservation, writeDays } from "./compare-fixtures";
 import { dayBounds } from "./days";
+import { reconciliationGrid } from "./read";
 
 const NOW = new Date("2026-11-14T12:00:00Z");
 const CENT = 10_000;
@@ -345,6 +346,13 @@ describe.skipIf(skipWithoutDatabase())("reconciliation comparison", () => {
     // 1,500 billed against 1,000 charged on the 10th is a drift in units, and alerts.
     const [alert] = await alertsOf(t.db, `reconciliation:budget:${budget.id}:2026-11-10`);
     expect(alert?.details).toMatchObject({ diffUnits: 500, percent: 33.33 });
+    // The grid says the same: units only, the 9th within, the 10th over.
+    const grid = (await reconciliationGrid(t.db, { now: NOW })).find((r) => r.target === "budget" && r.id === budget.id);
+    expect(grid?.days.filter((d) => d.billed !== null).map((d) => [d.day, d.unitsOnly, d.drift?.over, d.drift?.percent])).toEqual([
+      ["2026-11-09", true, false, 0],
+      ["2026-11-10", true, true, expect.closeTo(33.33, 2)],
+    ]);
+    expect(grid?.overDays).toBe(1);
   });
 
   it("a comparison reads and writes under the source's lock: a pull landing meanwhile is never overwritten by older numbers", async () => {
