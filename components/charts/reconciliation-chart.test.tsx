@@ -13,7 +13,7 @@ function series(days: Partial<ReconDay>[]): ReconSeries {
     unit: "tokens",
     currency: "USD",
     timeZone: "UTC",
-    days: days.map((d, i) => ({ day: `2026-03-0${i + 1}`, billedUnits: null, billedMicros: null, chargedUnits: null, chargedMicros: null, drift: null, held: 0, ...d })),
+    days: days.map((d, i) => ({ day: `2026-03-0${i + 1}`, billedUnits: null, billedMicros: null, chargedUnits: null, chargedMicros: null, drift: null, held: 0, final: true, ...d })),
   };
 }
 

@@ -30,7 +30,7 @@ export function reconRows(days: readonly ReconDay[], mode: SpendMode): ReconRow[
     day: d.day,
     billed: mode === "units" ? d.billedUnits : d.billedMicros,
     charged: mode === "units" ? d.chargedUnits : d.chargedMicros,
-    over: d.drift?.over ?? false,
+    over: d.final && (d.drift?.over ?? false),
     source: d,
   }));
 }
@@ -38,7 +38,7 @@ export function reconRows(days: readonly ReconDay[], mode: SpendMode): ReconRow[
 /** One sentence over the range: how many days were compared and how many passed the threshold. */
 export function reconSummary(s: ReconSeries): string {
   const compared = s.days.filter((d) => d.drift !== null);
-  const over = compared.filter((d) => d.drift?.over).length;
+  const over = compared.filter((d) => d.final && d.drift?.over).length;
   const zone = s.timeZone === "UTC" ? "UTC days" : `days in ${s.timeZone}, the provider's`;
   if (compared.length === 0) return `No day of the last ${s.days.length} has the provider's numbers yet (${zone}).`;
   return `${compared.length} of the last ${s.days.length} days compared (${zone}); ${over === 0 ? "none" : over} past the threshold.`;
@@ -127,7 +127,7 @@ function DayTooltip({ row, amount }: { row: ReconRow | undefined; amount: (v: nu
       <p className="font-medium">{formatDay(row.day)}</p>
       <p>Billed: {row.billed === null ? "not reported yet" : amount(row.billed)}</p>
       <p>Charged: {row.charged === null ? "not compared yet" : amount(row.charged)}</p>
-      {drift ? <p className={drift.over ? "font-medium text-red-700 dark:text-red-300" : ""}>{driftPercentText(drift)}: {driftDirectionSentence(drift)}</p> : null}
+      {drift ? <p className={row.over ? "font-medium text-red-700 dark:text-red-300" : ""}>{driftPercentText(drift)}: {driftDirectionSentence(drift)}{row.source.final ? "" : " (not final)"}</p> : null}
       {row.source.held > 0 ? <p>{row.source.held} reservation(s) still held: not final</p> : null}
     </div>
   );
@@ -153,7 +153,7 @@ function ReconTable({ rows, mode, unit, currency, caption }: { rows: ReconRow[];
               <th scope="row">{formatDay(r.day)}</th>
               <td>{r.billed === null ? "not reported" : amount(r.billed)}</td>
               <td>{r.charged === null ? "not compared" : amount(r.charged)}</td>
-              <td>{r.source.drift ? `${driftPercentText(r.source.drift)}${r.source.drift.over ? ", past the threshold" : ""}` : "not compared"}</td>
+              <td>{r.source.drift ? `${driftPercentText(r.source.drift)}${!r.source.final ? ", not final" : r.source.drift.over ? ", past the threshold" : ""}` : "not compared"}</td>
             </tr>
           ))}
         </tbody>

@@ -39,13 +39,14 @@ export async function writeDays(
   sourceId: number,
   days: ProviderDay[],
   rows: (Pick<ReportedRow, "day" | "item" | "units" | "costMicros"> & { endpointId?: number; budgetId?: number })[],
+  opts: { pulledAt?: Date } = {},
 ): Promise<void> {
   await db.transaction(async (tx) => {
     await tx.delete(usageRows).where(and(eq(usageRows.sourceId, sourceId), inArray(usageRows.day, days)));
     await tx.delete(usagePulls).where(and(eq(usagePulls.sourceId, sourceId), inArray(usagePulls.day, days)));
     for (const day of days) {
       const ofDay = rows.filter((r) => r.day === day);
-      await tx.insert(usagePulls).values({ sourceId, day, via: "test", rows: ofDay.length, unmappedRows: ofDay.filter((r) => !r.endpointId && !r.budgetId).length });
+      await tx.insert(usagePulls).values({ sourceId, day, via: "test", ...(opts.pulledAt ? { pulledAt: opts.pulledAt } : {}), rows: ofDay.length, unmappedRows: ofDay.filter((r) => !r.endpointId && !r.budgetId).length });
     }
     if (rows.length > 0) {
       await tx.insert(usageRows).values(

@@ -1,18 +1,24 @@
 import path from "node:path";
 import { and, eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { alerts, reconciliationDays, reservations, usageSourceRules } from "@/db/schema";
+import { alerts, reconciliationDays, reservations, usageRows, usageSourceRules, usageSources } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { insertBudget } from "@/lib/budgets/read-fixtures";
 import { startFixtureProcess } from "@/lib/enforcement/test-fixtures";
 import { chargedBetween } from "./charged";
-import { compareSourceDays, recompareRecent } from "./compare";
+import { compareSourceDays, compareSourceDaysDetailed, recompareRecent } from "./compare";
 import { addRule, makeSource, pricedEndpoint, reservation, resolveReservation, writeDays } from "./compare-fixtures";
 import { dayBounds } from "./days";
+import { reconciliationGrid } from "./read";
 
 const NOW = new Date("2026-11-14T12:00:00Z");
 const CENT = 10_000;
+
+/** Rules written before the (back-dated) pulls of a test: they map the day's targets. */
+async function backdateRules(db: Parameters<typeof chargedBetween>[0], sourceId: number) {
+  await db.update(usageSourceRules).set({ createdAt: new Date("2026-11-01T00:00:00Z") }).where(eq(usageSourceRules.sourceId, sourceId));
+}
 
 async function alertsOf(db: Parameters<typeof chargedBetween>[0], dedupe: string) {
   return db.select().from(alerts).where(eq(alerts.dedupeKey, dedupe));
@@ -215,18 +221,20 @@ describe.skipIf(skipWithoutDatabase())("reconciliation comparison", () => {
     expect(await alertsOf(t.db, key)).toHaveLength(0);
   });
 
-  it("a day the provider reported nothing for is not alerted until 24 h past its end; a day it reported is at once", async () => {
-    const day = "2026-11-13"; // ends 2026-11-14T00:00Z: NOW is 12 h past it
+  it("a day the provider reported nothing for, pulled under 24 h after its end, never alerts from that pull: recompareRecent asks for a fresh pull", async () => {
+    const day = "2026-11-13"; // ends 2026-11-14T00:00Z
+    const pulledEarly = new Date("2026-11-14T01:00:00Z"); // the daily pull, 1 h after the day's end
     const late = await pricedEndpoint(t.db);
-    const lateSource = await makeSource(t.db, { lookbackDays: 3 });
+    const lateSource = await makeSource(t.db, { kind: "openai", lookbackDays: 3, lastPullAt: pulledEarly });
     await addRule(t.db, lateSource, "sms", { endpointId: late.id });
     const reported = await pricedEndpoint(t.db);
     const reportedSource = await makeSource(t.db, { lookbackDays: 3 });
     await addRule(t.db, reportedSource, "sms", { endpointId: reported.id });
+    for (const s of [lateSource, reportedSource]) await backdateRules(t.db, s);
     for (const e of [late, reported]) await reservation(t.db, { endpointId: e.id, at: new Date("2026-11-13T10:00:00Z"), state: "settled", amount: 300, money: 300 * CENT });
     // No bucket yet from one provider; the other reported the day (another item), none of it sms.
-    await writeDays(t.db, lateSource, [day], []);
-    await writeDays(t.db, reportedSource, [day], [{ day, item: "voice", units: 9, costMicros: null }]);
+    await writeDays(t.db, lateSource, [day], [], { pulledAt: pulledEarly });
+    await writeDays(t.db, reportedSource, [day], [{ day, item: "voice", units: 9, costMicros: null }], { pulledAt: pulledEarly });
 
     const [lateRow] = await compareSourceDays(t.db, { sourceId: lateSource, days: [day], now: NOW });
     expect(lateRow).toMatchObject({ billedUnits: 0, chargedUnits: 300 });
@@ -234,17 +242,146 @@ describe.skipIf(skipWithoutDatabase())("reconciliation comparison", () => {
     expect(await alertsOf(t.db, lateKey)).toHaveLength(0);
     await compareSourceDays(t.db, { sourceId: reportedSource, days: [day], now: NOW });
     expect(await alertsOf(t.db, `reconciliation:endpoint:${reported.id}:${day}`)).toHaveLength(1);
+    const requested = async () => (await t.db.select({ at: usageSources.pullRequestedAt }).from(usageSources).where(eq(usageSources.id, lateSource)))[0]?.at ?? null;
 
-    // Still within the 24 h: recompared or not, no alert.
+    // Still within the 24 h: no alert, no pull asked for.
     await recompareRecent(t.db, new Date("2026-11-14T23:59:00Z"));
     expect(await alertsOf(t.db, lateKey)).toHaveLength(0);
-    // 24 h past the day's end and still nothing reported: final, and it alerts.
+    expect(await requested()).toBeNull();
+    // 24 h past the day's end: the early pull's zero is still not final, whoever compares it, at any time.
     const final = new Date("2026-11-15T00:00:00Z");
-    await recompareRecent(t.db, final);
-    const [alert] = await alertsOf(t.db, lateKey);
+    expect((await recompareRecent(t.db, final)).pullsRequested).toBe(1);
+    await compareSourceDays(t.db, { sourceId: lateSource, days: [day], now: new Date("2026-11-16T00:00:00Z") });
+    expect(await alertsOf(t.db, lateKey)).toHaveLength(0);
+    // A fresh pull is asked for (once: asked again, nothing changes), and that pull decides.
+    expect((await requested())?.toISOString()).toBe(final.toISOString());
+    expect((await recompareRecent(t.db, new Date("2026-11-15T00:10:00Z"))).pullsRequested).toBe(0);
+    await t.db.update(usageSources).set({ pullRequestedAt: null, lastPullAt: new Date("2026-11-15T01:00:00Z") }).where(eq(usageSources.id, lateSource));
+    expect((await recompareRecent(t.db, new Date("2026-11-15T02:00:00Z"))).pullsRequested).toBe(0);
+    // The fresh pull reports the day: billed what was charged, no alert.
+    await writeDays(t.db, lateSource, [day], [{ day, item: "sms", units: 300, costMicros: 3_000_000, endpointId: late.id }], { pulledAt: new Date("2026-11-15T01:00:00Z") });
+    const [fresh] = await compareSourceDays(t.db, { sourceId: lateSource, days: [day], now: new Date("2026-11-15T01:00:00Z") });
+    expect(fresh).toMatchObject({ billedUnits: 300, chargedUnits: 300 });
+    expect(await alertsOf(t.db, lateKey)).toHaveLength(0);
+  });
+
+  it("a day still empty when pulled 24 h after its end is final: it alerts", async () => {
+    const day = "2026-11-12";
+    const e = await pricedEndpoint(t.db);
+    const sourceId = await makeSource(t.db, { kind: "openai", lookbackDays: 3 });
+    await addRule(t.db, sourceId, "sms", { endpointId: e.id });
+    await backdateRules(t.db, sourceId);
+    await reservation(t.db, { endpointId: e.id, at: new Date("2026-11-12T10:00:00Z"), state: "settled", amount: 300, money: 300 * CENT });
+    await writeDays(t.db, sourceId, [day], [], { pulledAt: new Date("2026-11-14T00:00:00Z") });
+    await compareSourceDays(t.db, { sourceId, days: [day], now: NOW });
+    const [alert] = await alertsOf(t.db, `reconciliation:endpoint:${e.id}:${day}`);
     expect(alert?.message).toContain("less billed than charged");
-    const [after] = await t.db.select().from(reconciliationDays).where(eq(reconciliationDays.endpointId, late.id));
-    expect(after?.computedAt.toISOString()).toBe(final.toISOString());
+  });
+
+  it("OpenAI or Anthropic usage without a cost row is not final until pulled 24 h after the day's end (costs come later)", async () => {
+    const day = "2026-11-12"; // ends 2026-11-13T00:00Z
+    for (const kind of ["openai", "anthropic"] as const) {
+      const e = await pricedEndpoint(t.db);
+      const sourceId = await makeSource(t.db, { kind, lookbackDays: 3 });
+      await addRule(t.db, sourceId, "gpt-4o", { endpointId: e.id });
+      await reservation(t.db, { endpointId: e.id, at: new Date("2026-11-12T10:00:00Z"), state: "settled", amount: 1000, money: 5_000_000 });
+      const key = `reconciliation:endpoint:${e.id}:${day}`;
+      // Tokens reported, their cost not yet: priced at the first part, a false drift if alerted.
+      await writeDays(t.db, sourceId, [day], [{ day, item: "gpt-4o", units: 1000, costMicros: null, endpointId: e.id }], { pulledAt: new Date("2026-11-13T02:00:00Z") });
+      await compareSourceDays(t.db, { sourceId, days: [day], now: NOW });
+      expect(await alertsOf(t.db, key)).toHaveLength(0);
+      // The cost row arrives with the next pull: final, and compared in the provider's money.
+      await writeDays(t.db, sourceId, [day], [
+        { day, item: "gpt-4o", units: 1000, costMicros: null, endpointId: e.id },
+        { day, item: "gpt-4o", units: 0, costMicros: 9_000_000, endpointId: e.id },
+      ], { pulledAt: new Date("2026-11-13T02:00:00Z") });
+      const [row] = await compareSourceDays(t.db, { sourceId, days: [day], now: NOW });
+      expect(row).toMatchObject({ billedMicros: 9_000_000, billedMoney: "reported" });
+      expect(await alertsOf(t.db, key)).toHaveLength(1);
+    }
+    // A file source's count-only day is final at once (it has no cost report to wait for).
+    const e = await pricedEndpoint(t.db);
+    const fileSource = await makeSource(t.db, { lookbackDays: 3 });
+    await addRule(t.db, fileSource, "x", { endpointId: e.id });
+    await writeDays(t.db, fileSource, [day], [{ day, item: "x", units: 1000, costMicros: null, endpointId: e.id }], { pulledAt: new Date("2026-11-13T02:00:00Z") });
+    await compareSourceDays(t.db, { sourceId: fileSource, days: [day], now: NOW });
+    expect(await alertsOf(t.db, `reconciliation:endpoint:${e.id}:${day}`)).toHaveLength(1);
+  });
+
+  it("today and later days are stored, not compared", async () => {
+    const e = await pricedEndpoint(t.db);
+    const sourceId = await makeSource(t.db, { timeZone: "America/New_York" });
+    await addRule(t.db, sourceId, "x", { endpointId: e.id });
+    // NOW is 2026-11-14T12:00Z, 07:00 in New York: the 14th is today there, the 13th is over.
+    const days = ["2026-11-13", "2026-11-14", "2026-11-15"];
+    await writeDays(t.db, sourceId, days, days.map((day) => ({ day, item: "x", units: 1000, costMicros: null, endpointId: e.id })));
+    const out = await compareSourceDaysDetailed(t.db, { sourceId, days, now: NOW });
+    expect(out.rows.map((r) => r.day)).toEqual(["2026-11-13"]);
+    expect(out.notOver).toEqual(["2026-11-14", "2026-11-15"]);
+    expect(await alertsOf(t.db, `reconciliation:endpoint:${e.id}:2026-11-14`)).toHaveLength(0);
+    expect((await t.db.select().from(reconciliationDays).where(eq(reconciliationDays.endpointId, e.id))).map((r) => r.day)).toEqual(["2026-11-13"]);
+    // Once the 14th is over in New York (05:00Z on the 15th), it is compared.
+    const later = await compareSourceDaysDetailed(t.db, { sourceId, days, now: new Date("2026-11-15T05:00:00Z") });
+    expect(later.rows.map((r) => r.day)).toEqual(["2026-11-13", "2026-11-14"]);
+  });
+
+  it("a budget whose rows carry no money is compared in units only: no false −100 %", async () => {
+    const a = await pricedEndpoint(t.db);
+    const budget = await insertBudget(t.db, { members: [a.id] });
+    const sourceId = await makeSource(t.db);
+    await addRule(t.db, sourceId, "sends", { budgetId: budget.id });
+    await reservation(t.db, { endpointId: a.id, at: new Date("2026-11-09T10:00:00Z"), state: "settled", amount: 1000, money: 10_000_000 });
+    await reservation(t.db, { endpointId: a.id, at: new Date("2026-11-10T10:00:00Z"), state: "settled", amount: 1000, money: 10_000_000 });
+    await writeDays(t.db, sourceId, ["2026-11-09", "2026-11-10"], [
+      { day: "2026-11-09", item: "sends", units: 1000, costMicros: null, budgetId: budget.id },
+      { day: "2026-11-10", item: "sends", units: 1500, costMicros: null, budgetId: budget.id },
+    ]);
+    const rows = await compareSourceDays(t.db, { sourceId, days: ["2026-11-09", "2026-11-10"], now: NOW });
+    expect(rows.map((r) => [r.day, r.billedUnits, r.billedMicros, r.chargedUnits, r.chargedMicros])).toEqual([
+      ["2026-11-09", 1000, 0, 1000, 10_000_000],
+      ["2026-11-10", 1500, 0, 1000, 10_000_000],
+    ]);
+    // Units agree on the 9th: no alert, though money reads $0 against $10.
+    expect(await alertsOf(t.db, `reconciliation:budget:${budget.id}:2026-11-09`)).toHaveLength(0);
+    // 1,500 billed against 1,000 charged on the 10th is a drift in units, and alerts.
+    const [alert] = await alertsOf(t.db, `reconciliation:budget:${budget.id}:2026-11-10`);
+    expect(alert?.details).toMatchObject({ diffUnits: 500, percent: 33.33 });
+    // The grid says the same: units only, the 9th within, the 10th over.
+    const grid = (await reconciliationGrid(t.db, { now: NOW })).find((r) => r.target === "budget" && r.id === budget.id);
+    expect(grid?.days.filter((d) => d.billed !== null).map((d) => [d.day, d.unitsOnly, d.drift?.over, d.drift?.percent])).toEqual([
+      ["2026-11-09", true, false, 0],
+      ["2026-11-10", true, true, expect.closeTo(33.33, 2)],
+    ]);
+    expect(grid?.overDays).toBe(1);
+  });
+
+  it("a comparison reads and writes under the source's lock: a pull landing meanwhile is never overwritten by older numbers", async () => {
+    const e = await pricedEndpoint(t.db);
+    const sourceId = await makeSource(t.db);
+    await addRule(t.db, sourceId, "x", { endpointId: e.id });
+    const day = "2026-11-08";
+    await writeDays(t.db, sourceId, [day], [{ day, item: "x", units: 100, costMicros: null, endpointId: e.id }]);
+    // A pull holds the source row (as writeUsageDays does) while a comparison starts.
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    let locked: () => void = () => {};
+    const isLocked = new Promise<void>((r) => (locked = r));
+    const pull = t.db.transaction(async (tx) => {
+      await tx.select().from(usageSources).where(eq(usageSources.id, sourceId)).for("update");
+      locked();
+      await held;
+      await tx.delete(usageRows).where(eq(usageRows.sourceId, sourceId));
+      await tx.insert(usageRows).values({ sourceId, day, item: "x", units: 250, costMicros: null, endpointId: e.id, raw: {} });
+    });
+    await isLocked;
+    const comparing = compareSourceDays(t.db, { sourceId, days: [day], now: NOW });
+    await new Promise((r) => setTimeout(r, 200));
+    release();
+    await pull;
+    const [row] = await comparing;
+    expect(row?.billedUnits).toBe(250);
+    const [stored] = await t.db.select().from(reconciliationDays).where(eq(reconciliationDays.endpointId, e.id));
+    expect(stored?.billedUnits).toBe(250);
   });
 
   it("a target the source no longer maps loses that day's comparison", async () => {

@@ -1,42 +1,80 @@
 import { and, eq, gt, gte, inArray, isNotNull, not, or, sql } from "drizzle-orm";
-import type { Db } from "@/db/client";
+import { resultRows, type Db } from "@/db/client";
 import { budgetMembers, budgets, endpoints, reconciliationDays, usagePulls, usageRows, usageSourceRules, usageSources } from "@/db/schema";
 import { fireReconciliationAlert, type DriftTarget } from "./alert";
 import { billedOf, type Billed } from "./billed";
 import { chargedBetween, type Charged } from "./charged";
 import { addDays, completeDays, dayBounds, dayIn, isProviderDay } from "./days";
+import { LATE_PROVIDER_MS, lateSql, providerMayBeLate } from "./final";
 import { driftOf } from "./drift";
 import type { ProviderDay, ReconciliationDay, UsageSource } from "./types";
 
 // The comparison of a source's pulled days: for every endpoint and budget the source mapped on a
 // day (by the rows it wrote then, or by a rule that existed when the day was pulled), billed beside
 // charged over the provider's own day, written to reconciliation_days (replacing that day's earlier
-// comparison) and alerted when over the source's threshold. A day still holding reservations, or
-// one the provider reported nothing for and may still report (providerMayBeLate), is not final: it
-// is written, not alerted, and recompareRecent revisits it once it is.
+// comparison) and alerted when over the source's threshold. Only days already over are compared
+// (a file's today or a future day is stored, not compared). A day still holding reservations, or
+// one the provider may still report more of (providerMayBeLate: judged by when the day was
+// pulled), is not final: it is written, not alerted; recompareRecent compares it again once its
+// reservations resolve, and asks for a fresh pull of a day pulled too early once it may be final.
+// The source row is locked for the read and the write, as writeUsageDays does, so a comparison
+// never overwrites a newer pull's with numbers read before it.
 
 type NewDay = typeof reconciliationDays.$inferInsert;
 
+export type Compared = {
+  rows: ReconciliationDay[];
+  /** Days asked for that are not over yet in the source's zone: stored, not compared. */
+  notOver: ProviderDay[];
+};
+
 export async function compareSourceDays(db: Db, p: { sourceId: number; days: ProviderDay[]; now: Date }): Promise<ReconciliationDay[]> {
-  const [source] = await db.select().from(usageSources).where(eq(usageSources.id, p.sourceId));
+  return (await compareSourceDaysDetailed(db, p)).rows;
+}
+
+export async function compareSourceDaysDetailed(db: Db, p: { sourceId: number; days: ProviderDay[]; now: Date }): Promise<Compared> {
   const asked = [...new Set(p.days.filter(isProviderDay))].sort();
-  if (!source || asked.length === 0) return [];
+  if (asked.length === 0) return { rows: [], notOver: [] };
+  const done = await db.transaction(async (tx) => {
+    const [source] = await tx.select().from(usageSources).where(eq(usageSources.id, p.sourceId)).for("update");
+    if (!source) return null;
+    // Today (or a later day, in a file) is not over: its rows are stored, and compared once it is.
+    const notOver = asked.filter((d) => dayBounds(d, source.timeZone).end.getTime() > p.now.getTime());
+    const over = asked.filter((d) => !notOver.includes(d));
+    if (over.length === 0) return { source, written: [], late: new Set<ProviderDay>(), unitsOnly: new Set<string>(), notOver };
+    return { ...(await compareLocked(tx, source, over, p.now)), source, notOver };
+  });
+  if (!done) return { rows: [], notOver: [] };
+  const { source, written, late, unitsOnly, notOver } = done;
+  const threshold = { basisPoints: source.thresholdBasisPoints, micros: source.thresholdMicros };
+  for (const { target, row } of written) {
+    if (row.heldReservations > 0 || late.has(row.day)) continue;
+    const drift = driftOf({ units: row.billedUnits, micros: row.billedMicros }, { units: row.chargedUnits, micros: row.chargedMicros }, threshold, { unitsOnly: unitsOnly.has(`${target.kind}:${target.id}:${row.day}`) });
+    if (drift.over) await fireReconciliationAlert(db, { target, row, drift, currency: source.currency, zone: source.timeZone });
+  }
+  return { rows: written.map((w) => w.row), notOver };
+}
+
+async function compareLocked(tx: Db, source: UsageSource, asked: ProviderDay[], now: Date) {
   // Only days the provider reported (a pull wrote them, with or without rows) have a billed side.
-  const pulled = await db
+  const pulled = await tx
     .select({ day: usagePulls.day, pulledAt: usagePulls.pulledAt, rows: usagePulls.rows })
     .from(usagePulls)
     .where(and(eq(usagePulls.sourceId, source.id), inArray(usagePulls.day, asked)));
   const pullOf = new Map(pulled.map((r) => [r.day, r]));
   const days = asked.filter((d) => pullOf.has(d));
-  if (days.length === 0) return [];
+  if (days.length === 0) return { written: [], late: new Set<ProviderDay>(), unitsOnly: new Set<string>() };
 
-  const [rules, rows] = await Promise.all([
-    db.select({ endpointId: usageSourceRules.endpointId, budgetId: usageSourceRules.budgetId, createdAt: usageSourceRules.createdAt }).from(usageSourceRules).where(eq(usageSourceRules.sourceId, source.id)),
-    db
+  const [rules, rows, costed] = await Promise.all([
+    tx.select({ endpointId: usageSourceRules.endpointId, budgetId: usageSourceRules.budgetId, createdAt: usageSourceRules.createdAt }).from(usageSourceRules).where(eq(usageSourceRules.sourceId, source.id)),
+    tx
       .select({ day: usageRows.day, endpointId: usageRows.endpointId, budgetId: usageRows.budgetId, part: usageRows.part, units: usageRows.units, costMicros: usageRows.costMicros })
       .from(usageRows)
       .where(and(eq(usageRows.sourceId, source.id), inArray(usageRows.day, days), or(isNotNull(usageRows.endpointId), isNotNull(usageRows.budgetId)))),
+    // Days with any cost row, mapped or not: OpenAI's and Anthropic's costs come apart from usage.
+    tx.selectDistinct({ day: usageRows.day }).from(usageRows).where(and(eq(usageRows.sourceId, source.id), inArray(usageRows.day, days), isNotNull(usageRows.costMicros))),
   ]);
+  const hasCost = new Set(costed.map((r) => r.day));
   // A day's rows keep the mapping they were pulled with: a target is compared on a day when rows of
   // that day are mapped to it, or when a rule mapping it already existed when the day was pulled
   // (it then billed nothing). A rule added since applies from the day's next pull: until then the
@@ -47,20 +85,22 @@ export async function compareSourceDays(db: Db, p: { sourceId: number; days: Pro
   };
   const endpointIds = ids([...rules.map((r) => r.endpointId), ...rows.map((r) => r.endpointId)]);
   const budgetIds = ids([...rules.map((r) => r.budgetId), ...rows.map((r) => r.budgetId)]);
-  const members = budgetIds.length === 0 ? [] : await db.select().from(budgetMembers).where(inArray(budgetMembers.budgetId, budgetIds));
+  const members = budgetIds.length === 0 ? [] : await tx.select().from(budgetMembers).where(inArray(budgetMembers.budgetId, budgetIds));
   const allEndpointIds = ids([...endpointIds, ...members.map((m) => m.endpointId)]);
   const [endpointRows, budgetRows] = await Promise.all([
-    allEndpointIds.length === 0 ? [] : db.select({ id: endpoints.id, key: endpoints.key, unit: endpoints.unit, parts: endpoints.parts }).from(endpoints).where(inArray(endpoints.id, allEndpointIds)),
-    budgetIds.length === 0 ? [] : db.select({ id: budgets.id, key: budgets.key }).from(budgets).where(inArray(budgets.id, budgetIds)),
+    allEndpointIds.length === 0 ? [] : tx.select({ id: endpoints.id, key: endpoints.key, unit: endpoints.unit, parts: endpoints.parts }).from(endpoints).where(inArray(endpoints.id, allEndpointIds)),
+    budgetIds.length === 0 ? [] : tx.select({ id: budgets.id, key: budgets.key }).from(budgets).where(inArray(budgets.id, budgetIds)),
   ]);
 
   const values: { target: DriftTarget; row: NewDay }[] = [];
   const late = new Set<ProviderDay>();
+  const unitsOnly = new Set<string>();
   for (const day of days) {
     const { start, end } = dayBounds(day, source.timeZone);
-    if (providerMayBeLate(pullOf.get(day)?.rows ?? 0, end, p.now)) late.add(day);
-    const charged = await chargedBetween(db, allEndpointIds, start, end);
-    const base = { sourceId: source.id, day, dayStart: start, dayEnd: end, computedAt: p.now };
+    const pull = pullOf.get(day);
+    if (pull && providerMayBeLate({ kind: source.kind, rows: pull.rows, hasCost: hasCost.has(day), pulledAt: pull.pulledAt, dayEnd: end })) late.add(day);
+    const charged = await chargedBetween(tx, allEndpointIds, start, end);
+    const base = { sourceId: source.id, day, dayStart: start, dayEnd: end, computedAt: now };
     const ofDay = rows.filter((r) => r.day === day);
     const dayEndpoints = targetsOf(day, "endpointId");
     const dayBudgets = targetsOf(day, "budgetId");
@@ -73,37 +113,19 @@ export async function compareSourceDays(db: Db, p: { sourceId: number; days: Pro
       // The budget is charged the sum of its members, so it is billed what this source billed it
       // and each of its members (a member the source maps by a rule of its own, its model, say).
       const memberIds = members.filter((m) => m.budgetId === b.id).map((m) => m.endpointId);
+      const own = ofDay.filter((r) => r.budgetId === b.id);
       const billed = sumBilled([
-        billedOf(ofDay.filter((r) => r.budgetId === b.id), null),
+        billedOf(own, null),
         ...endpointRows.filter((e) => memberIds.includes(e.id)).map((e) => billedOf(ofDay.filter((r) => r.endpointId === e.id), e.parts)),
       ]);
+      // Its own rows carry no money (counts alone): a budget has no price for them, so the day is
+      // compared in units only (unitsOnlySql says the same to the readers).
+      if (own.length > 0 && own.every((r) => r.costMicros === null)) unitsOnly.add(`budget:${b.id}:${day}`);
       const c = sum(memberIds.map((id) => charged.get(id) ?? ZERO));
       values.push({ target: { kind: "budget", id: b.id, key: b.key, unit: "units" }, row: { ...base, budgetId: b.id, ...sides(billed, c) } });
     }
   }
-
-  const written = await writeDays(db, source.id, days, values);
-  const threshold = { basisPoints: source.thresholdBasisPoints, micros: source.thresholdMicros };
-  for (const { target, row } of written) {
-    if (row.heldReservations > 0 || late.has(row.day)) continue;
-    const drift = driftOf({ units: row.billedUnits, micros: row.billedMicros }, { units: row.chargedUnits, micros: row.chargedMicros }, threshold);
-    if (drift.over) await fireReconciliationAlert(db, { target, row, drift, currency: source.currency, zone: source.timeZone });
-  }
-  return written.map((w) => w.row);
-}
-
-/** How long after its end a day the provider reported nothing for may still get its bucket. */
-export const LATE_PROVIDER_MS = 24 * 3_600_000;
-
-/**
- * A pulled day with no rows at all is either a day of nothing or a day the provider has not
- * reported yet (OpenAI's and Twilio's buckets come hours late): the pull keeps no difference
- * between no bucket and an empty one. Such a day is not final until it is LATE_PROVIDER_MS past
- * its end: compared and written, never alerted, and recompareRecent compares it again after that.
- * A day with any row was reported, and is final as soon as its reservations are.
- */
-export function providerMayBeLate(pulledRows: number, dayEnd: Date, now: Date): boolean {
-  return pulledRows === 0 && now.getTime() < dayEnd.getTime() + LATE_PROVIDER_MS;
+  return { written: await writeDays(tx, source.id, days, values), late, unitsOnly };
 }
 
 const ZERO: Charged = { units: 0, micros: 0, held: 0 };
@@ -136,7 +158,7 @@ function sides(billed: Billed, charged: Charged) {
 }
 
 /**
- * Replaces the source's comparisons of these days in one transaction: targets it no longer maps
+ * Replaces the source's comparisons of these days (inside compareSourceDays' transaction): targets it no longer maps
  * lose that day's row, the rest are upserted in (target, day) order, so two workers comparing the
  * same days take the rows' locks in the same order.
  */
@@ -159,7 +181,8 @@ async function writeDays(db: Db, sourceId: number, days: ProviderDay[], values: 
     heldReservations: sql`excluded.held_reservations`,
     computedAt: sql`excluded.computed_at`,
   };
-  return db.transaction(async (tx) => {
+  {
+    const tx = db;
     const stale = (kind: DriftTarget["kind"], column: typeof reconciliationDays.endpointId | typeof reconciliationDays.budgetId) => {
       const keptDays = days.map((day) => ({ day, keep: keptOn(kind, day) })).filter((d) => d.keep.length > 0);
       const kept = or(...keptDays.map((d) => and(eq(reconciliationDays.day, d.day), inArray(column, d.keep))));
@@ -194,7 +217,7 @@ async function writeDays(db: Db, sourceId: number, days: ProviderDay[], values: 
       for (const row of rows) out.push({ target: targetOf(budgetValues, "budget", row.budgetId), row });
     }
     return out;
-  });
+  }
 }
 
 function targetOf(values: { target: DriftTarget }[], kind: DriftTarget["kind"], id: number | null): DriftTarget {
@@ -207,31 +230,20 @@ const nowParam = (now: Date) => sql`${now.toISOString()}::timestamptz`;
 
 /**
  * Compares again the days of each enabled source's lookback that were written while reservations
- * were still held, or before a provider that reported nothing for them was past its time to
- * (providerMayBeLate): such a day becomes final once they resolve or that time passes, and only
- * then may it alert. One read of the last 37 days (the day index) when there are none.
+ * were still held: such a day becomes final once they resolve, and only then may it alert. A day
+ * pulled too early to be final (providerMayBeLate) is not compared again from that same early
+ * pull: once it may be final (LATE_PROVIDER_MS past its end) and the source has not been pulled
+ * since, a fresh pull is requested (pull_requested_at), and that pull's comparison decides. One
+ * read of the last 37 days (the day index) when there are none.
  */
-export async function recompareRecent(db: Db, now: Date): Promise<{ sources: number; days: number }> {
+export async function recompareRecent(db: Db, now: Date): Promise<{ sources: number; days: number; pullsRequested: number }> {
   // 36 days covers the longest lookback (35) in any zone.
   const since = addDays(dayIn(now, "UTC"), -37);
   const open = await db
     .selectDistinct({ sourceId: reconciliationDays.sourceId, day: reconciliationDays.day, timeZone: usageSources.timeZone, lookbackDays: usageSources.lookbackDays })
     .from(reconciliationDays)
     .innerJoin(usageSources, eq(usageSources.id, reconciliationDays.sourceId))
-    .where(
-      and(
-        gte(reconciliationDays.day, since),
-        eq(usageSources.enabled, true),
-        or(
-          gt(reconciliationDays.heldReservations, 0),
-          // A day the provider had reported nothing for, compared before it was final (providerMayBeLate)
-          // and final now: compared once more, and alerted then if it must be.
-          sql`(${reconciliationDays.computedAt} < ${reconciliationDays.dayEnd} + ${sql.raw(`interval '${LATE_PROVIDER_MS / 1000} seconds'`)}
-            and ${reconciliationDays.dayEnd} + ${sql.raw(`interval '${LATE_PROVIDER_MS / 1000} seconds'`)} <= ${nowParam(now)}
-            and exists (select 1 from ${usagePulls} where ${usagePulls.sourceId} = ${reconciliationDays.sourceId} and ${usagePulls.day} = ${reconciliationDays.day} and ${usagePulls.rows} = 0))`,
-        ),
-      ),
-    );
+    .where(and(gte(reconciliationDays.day, since), eq(usageSources.enabled, true), gt(reconciliationDays.heldReservations, 0)));
   const bySource = new Map<number, Pick<UsageSource, "timeZone" | "lookbackDays"> & { days: string[] }>();
   for (const r of open) {
     const entry = bySource.get(r.sourceId) ?? { timeZone: r.timeZone, lookbackDays: r.lookbackDays, days: [] };
@@ -246,5 +258,26 @@ export async function recompareRecent(db: Db, now: Date): Promise<{ sources: num
     await compareSourceDays(db, { sourceId, days: due, now });
     days += due.length;
   }
-  return { sources: bySource.size, days };
+  const pullsRequested = await requestPullsOfLateDays(db, now, since);
+  return { sources: bySource.size, days, pullsRequested };
+}
+
+/**
+ * Asks for a fresh pull of every enabled API source holding a day of its lookback that was pulled
+ * too early to be final and may be final now, when the source has not been pulled since it could
+ * be (a pull that fails is not asked again here: the schedule retries it).
+ */
+async function requestPullsOfLateDays(db: Db, now: Date, since: ProviderDay): Promise<number> {
+  const late = sql.raw(`interval '${LATE_PROVIDER_MS / 1000} seconds'`);
+  const requested = await db.execute(sql`
+    update usage_sources set pull_requested_at = ${nowParam(now)}
+    where pull_requested_at is null and id in (
+      select s.id from reconciliation_days d join usage_sources s on s.id = d.source_id
+      where d.day >= ${since}::date and s.enabled and s.kind <> 'file'
+        and d.day >= (${nowParam(now)} at time zone s.time_zone)::date - s.lookback_days
+        and d.day_end + ${late} <= ${nowParam(now)}
+        and (s.last_pull_at is null or s.last_pull_at < d.day_end + ${late})
+        and ${lateSql})
+    returning id`);
+  return resultRows<{ id: number }>(requested).length;
 }

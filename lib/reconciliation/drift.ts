@@ -11,7 +11,10 @@ export type DriftThreshold = { basisPoints: number; micros: number };
  * side has money (free parts, counted in units alone) it is in units, and the money threshold is
  * waived: there is no money to measure, and a units-only comparison must still be able to drift.
  */
-export function driftOf(billed: Measure, charged: Measure, threshold: DriftThreshold): Drift {
+export function driftOf(billed: Measure, charged: Measure, threshold: DriftThreshold, opts: { unitsOnly?: boolean } = {}): Drift {
+  // A budget's day whose rows carry no money (unitsOnly): both sides' money is left out, and the
+  // drift is in units, as on a day of free parts.
+  if (opts.unitsOnly) return driftOf({ units: billed.units, micros: 0 }, { units: charged.units, micros: 0 }, threshold);
   const diffUnits = billed.units - charged.units;
   const diffMicros = billed.micros - charged.micros;
   const inMoney = billed.micros !== 0 || charged.micros !== 0;

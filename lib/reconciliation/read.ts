@@ -5,6 +5,7 @@ import { budgets, endpoints, usageSourceRules, usageSources } from "@/db/schema"
 import { Int, parseRows } from "@/lib/spend/source";
 import { addDays, completeDays, dayIn } from "./days";
 import { driftOf } from "./drift";
+import { notFinalSql, unitsOnlySql } from "./final";
 import type { Drift, ProviderDay, UsageSourceKind } from "./types";
 
 // What the dashboard shows of reconciliation: an endpoint's billed and charged lines day by day, and
@@ -25,6 +26,11 @@ export type ReconDay = {
   drift: Drift | null;
   /** Reservations still held on that day when it was compared: its charged numbers may still move. */
   held: number;
+  /**
+   * False on a compared day that may still move (reservations held, or a provider that may still
+   * report it: compare.ts does not alert it): shown as "not final", never as over. True otherwise.
+   */
+  final: boolean;
 };
 
 export type ReconSeries = { unit: string; currency: string; timeZone: string; days: ReconDay[] };
@@ -32,15 +38,20 @@ export type ReconSeries = { unit: string; currency: string; timeZone: string; da
 export type EndpointReconciliation = { source: ReconSourceSummary | null; ranges: { 30: ReconSeries; 90: ReconSeries } };
 
 const Threshold = { threshold_basis_points: Int, threshold_micros: Int };
-const RowDay = z.object({ day: z.string(), billed_units: Int, billed_micros: Int, charged_units: Int, charged_micros: Int, held: Int, ...Threshold });
+const RowDay = z.object({ day: z.string(), billed_units: Int, billed_micros: Int, charged_units: Int, charged_micros: Int, held: Int, not_final: z.boolean(), units_only: z.boolean(), ...Threshold });
 
+/** The day's drift as compare.ts judged it: in units alone for a budget whose rows carry no money. */
 function driftOfRow(r: z.infer<typeof RowDay>): Drift {
   return driftOf(
     { units: r.billed_units, micros: r.billed_micros },
     { units: r.charged_units, micros: r.charged_micros },
     { basisPoints: r.threshold_basis_points, micros: r.threshold_micros },
+    { unitsOnly: r.units_only },
   );
 }
+
+/** The columns every comparison read takes beside the numbers (d: reconciliation_days, s: usage_sources). */
+const judged = sql`${notFinalSql} as not_final, ${unitsOnlySql} as units_only`;
 
 /** The source that reports an endpoint: the one whose rule maps it, else the one that last compared it. */
 async function sourceOfEndpoint(db: Db, endpointId: number): Promise<ReconSourceSummary | null> {
@@ -72,15 +83,15 @@ export async function endpointReconciliation(db: Db, p: { endpointId: number; no
   const last = axis[axis.length - 1] ?? first;
   const compared = await db.execute(sql`
     select d.day::text as day, d.billed_units, d.billed_micros, d.charged_units, d.charged_micros, d.held_reservations as held,
-      s.threshold_basis_points, s.threshold_micros
+      s.threshold_basis_points, s.threshold_micros, ${judged}
     from reconciliation_days d join usage_sources s on s.id = d.source_id
     where d.endpoint_id = ${p.endpointId} and d.day >= ${first}::date and d.day <= ${last}::date`);
   const rows = new Map(parseRows("endpointReconciliation days", RowDay, compared).map((r) => [r.day, r]));
   const days: ReconDay[] = axis.map((day) => {
     const row = rows.get(day);
     // The compared row's charged numbers are the ones its drift (and any alert) was judged on.
-    if (row) return { day, billedUnits: row.billed_units, billedMicros: row.billed_micros, chargedUnits: row.charged_units, chargedMicros: row.charged_micros, drift: driftOfRow(row), held: row.held };
-    return { day, billedUnits: null, billedMicros: null, chargedUnits: null, chargedMicros: null, drift: null, held: 0 };
+    if (row) return { day, billedUnits: row.billed_units, billedMicros: row.billed_micros, chargedUnits: row.charged_units, chargedMicros: row.charged_micros, drift: driftOfRow(row), held: row.held, final: !row.not_final };
+    return { day, billedUnits: null, billedMicros: null, chargedUnits: null, chargedMicros: null, drift: null, held: 0, final: true };
   });
   const series = (n: number): ReconSeries => ({ unit: endpoint.unit, currency: endpoint.currency, timeZone: zone, days: days.slice(-n) });
   return { source, ranges: { 30: series(30), 90: series(90) } };
@@ -93,6 +104,10 @@ export type GridDay = {
   charged: { units: number; micros: number } | null;
   held: number;
   drift: Drift | null;
+  /** False on a compared day that may still move (see ReconDay.final): "not final", never "over". */
+  final: boolean;
+  /** A budget's day whose rows carry no money: compared in units alone. */
+  unitsOnly: boolean;
 };
 
 export type ReconGridRow = {
@@ -129,7 +144,7 @@ export async function reconciliationGrid(db: Db, p: { now: Date }): Promise<Reco
       order by coalesce(r.endpoint_id, -r.budget_id), r.id`),
     db.execute(sql`
       select d.endpoint_id, d.budget_id, d.day::text as day, d.billed_units, d.billed_micros, d.charged_units, d.charged_micros, d.held_reservations as held,
-        s.id as source_id, s.name, s.kind::text as kind, s.time_zone, s.threshold_basis_points, s.threshold_micros
+        s.id as source_id, s.name, s.kind::text as kind, s.time_zone, s.threshold_basis_points, s.threshold_micros, ${judged}
       from reconciliation_days d join usage_sources s on s.id = d.source_id
       where d.day >= ${addDays(utcToday, -9)}::date and d.day <= ${addDays(utcToday, 1)}::date`),
     db.select({ id: endpoints.id, key: endpoints.key, name: endpoints.name, unit: endpoints.unit, currency: endpoints.currency, archivedAt: endpoints.archivedAt }).from(endpoints).orderBy(asc(endpoints.key)),
@@ -154,10 +169,11 @@ export async function reconciliationGrid(db: Db, p: { now: Date }): Promise<Reco
     const compared = byTarget.get(k);
     const days = completeDays(p.now, s.time_zone, 7).map((day): GridDay => {
       const r = compared?.get(day);
-      if (!r) return { day, billed: null, charged: null, held: 0, drift: null };
-      return { day, billed: { units: r.billed_units, micros: r.billed_micros }, charged: { units: r.charged_units, micros: r.charged_micros }, held: r.held, drift: driftOfRow(r) };
+      if (!r) return { day, billed: null, charged: null, held: 0, drift: null, final: true, unitsOnly: false };
+      return { day, billed: { units: r.billed_units, micros: r.billed_micros }, charged: { units: r.charged_units, micros: r.charged_micros }, held: r.held, drift: driftOfRow(r), final: !r.not_final, unitsOnly: r.units_only };
     });
-    return { ...base, source: { id: s.source_id, name: s.name, kind: s.kind, timeZone: s.time_zone }, days, overDays: days.filter((d) => d.drift?.over).length };
+    // A day not final is not counted over: compare.ts has not alerted it, and may never.
+    return { ...base, source: { id: s.source_id, name: s.name, kind: s.kind, timeZone: s.time_zone }, days, overDays: days.filter((d) => d.final && d.drift?.over).length };
   };
 
   const reconciled: ReconGridRow[] = [];

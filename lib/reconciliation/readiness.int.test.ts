@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { alertDeliveries, alertDestinations, alerts, ceilings, endpoints, providerCaps, refusalHourly } from "@/db/schema";
+import { alertDeliveries, alertDestinations, alerts, ceilings, endpoints, providerCaps, refusalHourly, usageSourceRules } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { compareSourceDays } from "./compare";
@@ -157,5 +157,29 @@ describe.skipIf(skipWithoutDatabase())("readiness of every endpoint", () => {
     expect((await told())?.color).toBe("amber");
     await delivered(on, "delivered");
     expect((await told())?.color).toBe("green");
+  });
+
+  it("counts only final days: not one still holding reservations, nor one a provider may still report", async () => {
+    const e = await pricedEndpoint(t.db);
+    await dailyCeiling(e.id, 1000);
+    // Final: billed as charged.
+    await compared(e.id, "2026-11-10", 1000, 1000);
+    // Still holding a reservation: charged 0 of a billed 5,000 so far.
+    const heldSource = await makeSource(t.db);
+    await addRule(t.db, heldSource, "held", { endpointId: e.id });
+    await reservation(t.db, { endpointId: e.id, at: new Date("2026-11-11T12:00:00Z"), state: "held", amount: 5000, money: 5000 * CENT });
+    await writeDays(t.db, heldSource, ["2026-11-11"], [{ day: "2026-11-11", item: "held", units: 5000, costMicros: null, endpointId: e.id }]);
+    await compareSourceDays(t.db, { sourceId: heldSource, days: ["2026-11-11"], now: NOW });
+    // Pulled 1 h after its end with no bucket yet: billed 0 of 700 charged, and may still come.
+    const lateSource = await makeSource(t.db, { kind: "openai" });
+    await addRule(t.db, lateSource, "late", { endpointId: e.id });
+    await t.db.update(usageSourceRules).set({ createdAt: new Date("2026-11-01T00:00:00Z") }).where(eq(usageSourceRules.sourceId, lateSource));
+    await reservation(t.db, { endpointId: e.id, at: new Date("2026-11-13T12:00:00Z"), state: "settled", amount: 700, money: 700 * CENT });
+    await writeDays(t.db, lateSource, ["2026-11-13"], [], { pulledAt: new Date("2026-11-14T01:00:00Z") });
+    await compareSourceDays(t.db, { sourceId: lateSource, days: ["2026-11-13"], now: NOW });
+
+    const r = (await readinessOf(t.db, { now: NOW })).get(e.id);
+    expect(r?.reserved).toMatchObject({ color: "green", figure: "100.0 %" });
+    expect(r?.reserved.detail).toContain("over 1 compared day of the last 7");
   });
 });

@@ -4,6 +4,7 @@ import { ceilings, endpoints, providerCaps, usageSourceRules } from "@/db/schema
 import { worstCases } from "@/lib/catalog/worst-case";
 import { failClosedAnswer, reservedAnswer, secondCapAnswer, settledAnswer, toldAnswer, worstColor, type ReservedFacts, type ToldFacts } from "./readiness-answers";
 import { LEDGER_DAYS_EVERY_MS, ledgerWeek, type LedgerWeek } from "./ledger-days";
+import { notFinalSql } from "./final";
 import { secondCapVerdict } from "./second-cap";
 import type { ProviderCap, Readiness } from "./types";
 
@@ -91,16 +92,18 @@ async function reconciledWeek(db: Db, ids: number[], now: Date): Promise<Map<num
     currency: string;
   }>(
     await db.execute(sql`
-      select rd.endpoint_id, count(*)::int as days, max(rd.day)::text as last_day,
-             sum(rd.billed_units)::text as billed_units, sum(rd.billed_micros)::text as billed_micros,
-             sum(rd.charged_units)::text as charged_units, sum(rd.charged_micros)::text as charged_micros,
+      select d.endpoint_id, count(*)::int as days, max(d.day)::text as last_day,
+             sum(d.billed_units)::text as billed_units, sum(d.billed_micros)::text as billed_micros,
+             sum(d.charged_units)::text as charged_units, sum(d.charged_micros)::text as charged_micros,
              s.threshold_basis_points, s.threshold_micros::text as threshold_micros, s.currency
-      from reconciliation_days rd
-      join usage_sources s on s.id = rd.source_id
-      where rd.endpoint_id in ${ids}
-        and rd.day >= (${now.toISOString()}::timestamptz at time zone s.time_zone)::date - 7
-        and rd.day < (${now.toISOString()}::timestamptz at time zone s.time_zone)::date
-      group by rd.endpoint_id, s.id`),
+      from reconciliation_days d
+      join usage_sources s on s.id = d.source_id
+      where d.endpoint_id in ${ids}
+        and d.day >= (${now.toISOString()}::timestamptz at time zone s.time_zone)::date - 7
+        and d.day < (${now.toISOString()}::timestamptz at time zone s.time_zone)::date
+        -- Only final days: none still holding reservations, none a provider may still report.
+        and not ${notFinalSql}
+      group by d.endpoint_id, s.id`),
   );
   const out = new Map<number, Week>();
   for (const r of rows) {

@@ -114,7 +114,8 @@ describe.skipIf(skipWithoutDatabase())("the usage-sources job", () => {
     const after: number[] = [];
     // A database error is what fails a comparison (a source that vanished compares to nothing).
     const broken = new Proxy(t.db, {
-      get: (target, prop, receiver) => (prop === "select" ? () => { throw new Error("database went away"); } : Reflect.get(target, prop, receiver)),
+      // (The comparison reads inside a transaction of its own, under the source's lock.)
+      get: (target, prop, receiver) => (prop === "select" || prop === "transaction" ? () => { throw new Error("database went away"); } : Reflect.get(target, prop, receiver)),
     });
     const pull: PullDueSources = async (_db, opts) => {
       await opts.afterPull?.({ sourceId, days: ["2026-11-10"], rows: 0, unmapped: 0 });

@@ -5,7 +5,7 @@ import { requirePageRole } from "@/app/_lib/session";
 import { DataTable, type TableSpec } from "@/components/data-table";
 import { buttonClass } from "@/components/ui";
 import { hasRole } from "@/lib/auth/roles";
-import { formatAgo, formatDay, formatMoney, formatUnits } from "@/lib/format";
+import { formatAgo, formatCount, formatDay, formatMoney, formatUnits } from "@/lib/format";
 import { completeDays } from "@/lib/reconciliation/days";
 import { reconciliationGrid, reconciliationSources, type GridDay, type ReconGridRow, type UsageSourceListItem } from "@/lib/reconciliation/read";
 import { usageSourceKindLabels } from "@/lib/reconciliation/types";
@@ -33,12 +33,27 @@ function DayCell({ d, row, showDate }: { d: GridDay | undefined; row: ReconGridR
     );
   }
   const money = (m: number) => formatMoney(m, row.currency);
-  const title = `billed ${money(d.billed.micros)}${row.unit ? ` (${formatUnits(d.billed.units, row.unit)})` : ""}, charged ${money(d.charged.micros)}${row.unit ? ` (${formatUnits(d.charged.units, row.unit)})` : ""}: ${driftDirectionSentence(d.drift)}`;
+  // A budget's day whose rows carry no money is compared in units alone: its units, not $0.
+  const units = (n: number) => (row.unit ? formatUnits(n, row.unit) : `${formatCount(n)} units`);
+  const side = (m: { units: number; micros: number }) => (d.unitsOnly ? units(m.units) : `${money(m.micros)}${row.unit ? ` (${units(m.units)})` : ""}`);
+  const title = `billed ${side(d.billed)}, charged ${side(d.charged)}${d.unitsOnly ? " (units only: the provider's rows carry no money)" : ""}: ${driftDirectionSentence(d.drift)}`;
+  const extra = [d.unitsOnly ? "units only" : null, d.held > 0 ? `${d.held} held` : null].filter((x) => x !== null).join(" · ");
+  const note = extra ? <span className="block text-xs font-normal text-zinc-600 dark:text-zinc-400">{extra}</span> : null;
+  if (!d.final) {
+    // Reservations still held, or a provider that may still report the day: not alerted, not over.
+    return (
+      <span data-day={d.day} data-state="not-final" title={`${title}; not final yet`} className="text-zinc-600 dark:text-zinc-400">
+        {date}
+        {driftPercentText(d.drift)} <span className="text-xs font-normal">not final</span>
+        {note}
+      </span>
+    );
+  }
   return (
     <span data-day={d.day} data-state={d.drift.over ? "over" : "within"} title={title} className={d.drift.over ? "font-semibold text-red-800 dark:text-red-300" : "text-emerald-800 dark:text-emerald-300"}>
       {date}
       {driftPercentText(d.drift)} <span className="text-xs font-normal">{d.drift.over ? "over" : "ok"}</span>
-      {d.held > 0 ? <span className="block text-xs font-normal text-zinc-600 dark:text-zinc-400">{d.held} held</span> : null}
+      {note}
     </span>
   );
 }
@@ -132,7 +147,8 @@ export default async function ReconciliationPage() {
         <h2 id="grid-title" className="text-lg font-semibold">Last 7 days</h2>
         <p className="text-sm text-zinc-600 dark:text-zinc-400">
           Each day is the provider&apos;s own (UTC for OpenAI, Anthropic and Twilio; a file source names its zone): Ceilings counts its charges over the same interval. Today is never
-          complete, so it is never compared. &quot;over&quot; is past the source&apos;s threshold (by default 2 % and $1 together).
+          complete, so it is never compared. &quot;over&quot; is past the source&apos;s threshold (by default 2 % and $1 together); &quot;not final&quot; is a day that may
+          still move (reservations still held, or a provider that may still report it): it is neither alerted nor counted over until it is final.
         </p>
         <DataTable spec={gridTable(axis)} caption="Drift of every reconciled endpoint and budget, last 7 provider days" rows={reconciled} />
       </section>

@@ -6,7 +6,7 @@ import { addUsageRule, createUsageSource, deleteUsageSource, removeUsageRule, re
 import { formatDateTime } from "@/lib/format";
 import { decimalId } from "@/lib/http/strict-input";
 import { importUsageFile } from "@/lib/reconciliation/pull";
-import { compareSourceDays } from "@/lib/reconciliation/compare";
+import { compareSourceDaysDetailed } from "@/lib/reconciliation/compare";
 import { ReconciliationError } from "@/lib/reconciliation/errors";
 import { CatalogError, type Issue } from "@/lib/catalog/errors";
 import { logError } from "@/lib/log/redact";
@@ -151,8 +151,10 @@ async function runImport({ actor, db }: ActionContext, input: z.output<typeof Im
   }
   const imported = `Imported ${result.rows} row${result.rows === 1 ? "" : "s"} over ${result.days.length} day${result.days.length === 1 ? "" : "s"} (${result.unmapped} unmapped${result.notes ? `: ${result.notes.join("; ")}` : ""})`;
   try {
-    const compared = await compareSourceDays(db, { sourceId: input.sourceId, days: result.days, now });
-    return { message: `${imported}; compared ${compared.length} target-day${compared.length === 1 ? "" : "s"} with what Ceilings charged.`, revalidate: ["/"] };
+    const { rows: compared, notOver } = await compareSourceDaysDetailed(db, { sourceId: input.sourceId, days: result.days, now });
+    // A day not over yet in the source's zone (today, or a later day) is stored, not compared.
+    const later = notOver.length === 0 ? "" : `; ${notOver.join(", ")} ${notOver.length === 1 ? "is" : "are"} not over yet: stored, and compared once over (import the file again then)`;
+    return { message: `${imported}; compared ${compared.length} target-day${compared.length === 1 ? "" : "s"} with what Ceilings charged${later}.`, revalidate: ["/"] };
   } catch (error) {
     // The import is committed: say so, and that the comparison is what failed.
     logError("comparison after a usage import failed", error);

@@ -221,6 +221,18 @@ describe.skipIf(skipWithoutDatabase())("usage source server actions", () => {
       expect(state).toEqual({ status: "ok", message: "Imported 3 rows over 2 days (1 unmapped); compared 2 target-days with what Ceilings charged." });
     });
 
+    it("a file's days not over yet are stored, not compared, and the result says so", async () => {
+      const s = await createUsageSource(t.db, { input: settings({ kind: "file", credentialRef: "" }), actor });
+      const e = await endpoint();
+      await addUsageRule(t.db, { sourceId: s.id, match: e, endpointKey: e, actor });
+      const text = `date,item,units,cost\n2026-11-30,${e},1000,2.50\n2099-01-01,${e},900,\n`;
+      const state = await importUsageFileCore(deps("admin"), form({ sourceId: String(s.id), text }));
+      expect(state).toEqual({
+        status: "ok",
+        message: "Imported 2 rows over 2 days (0 unmapped); compared 1 target-day with what Ceilings charged; 2099-01-01 is not over yet: stored, and compared once over (import the file again then).",
+      });
+    });
+
     it("refuses an empty file, a file sent twice and a file sent as a file", async () => {
       const e = await existing({ kind: "file" });
       expect(await importUsageFileCore(deps("admin"), form({ sourceId: e.id, text: "  \n" }))).toMatchObject({ status: "error", fieldErrors: { text: expect.stringMatching(/empty/) } });

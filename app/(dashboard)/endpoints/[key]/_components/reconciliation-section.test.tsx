@@ -10,7 +10,7 @@ const text = (html: string) => html.replace(/<[^>]+>/g, " ").replaceAll("&#x27;"
 const NOW = new Date("2026-03-10T12:00:00Z");
 
 function recon(days: Partial<ReconDay>[], source: EndpointReconciliation["source"]): EndpointReconciliation {
-  const all = days.map((d, i) => ({ day: `2026-03-0${i + 1}`, billedUnits: null, billedMicros: null, chargedUnits: null, chargedMicros: null, drift: null, held: 0, ...d }));
+  const all = days.map((d, i) => ({ day: `2026-03-0${i + 1}`, billedUnits: null, billedMicros: null, chargedUnits: null, chargedMicros: null, drift: null, held: 0, final: true, ...d }));
   const series = { unit: "tokens", currency: "USD", timeZone: "UTC", days: all };
   return { source, ranges: { 30: series, 90: series } };
 }
@@ -31,6 +31,21 @@ describe("reconciliation section", () => {
     expect(words).toContain("Mar 2 not reported not compared not compared");
     expect(words).toContain("Mar 1 5 tokens · $0.00005 5 tokens · $0.00005 (2 still held)");
     expect(html.indexOf('data-day="2026-03-03"')).toBeLessThan(html.indexOf('data-day="2026-03-02"'));
+  });
+
+  it("a day that may still move is 'not final', never 'past the threshold'", () => {
+    const drift = { diffUnits: -300, diffMicros: -3_000_000, percent: -100, over: true, direction: "charged_more" as const };
+    const r = recon([{ billedUnits: 0, billedMicros: 0, chargedUnits: 300, chargedMicros: 3_000_000, drift, final: false }], {
+      id: 3, name: "openai-prod", kind: "openai", timeZone: "UTC", lastPullOkAt: new Date("2026-03-10T11:00:00Z"), lastPullError: null,
+    });
+    const html = renderToStaticMarkup(<ReconciliationSection endpointKey="llm.gpt-4o" reconciliation={r} now={NOW} />);
+    expect(text(html)).toContain("−100.0 % not final");
+    expect(text(html)).toContain("−100.0 %, not final");
+    expect(text(html)).toContain("none past the threshold");
+    expect(text(html)).not.toContain("% past the threshold");
+    expect(text(html)).not.toContain("%, past the threshold");
+    expect(html).toContain('data-over="false"');
+    expect(html).toContain('data-final="false"');
   });
 
   it("a failed pull is said; no source at all says where to connect one", () => {

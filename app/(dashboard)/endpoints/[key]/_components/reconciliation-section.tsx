@@ -15,7 +15,7 @@ function daysTable(unit: string, currency: string): TableSpec<ReconDay> {
   return {
     testId: "reconciliation-days",
     rowKey: (d) => d.day,
-    rowAttributes: (d) => ({ "data-day": d.day, "data-over": d.drift?.over ? "true" : "false" }),
+    rowAttributes: (d) => ({ "data-day": d.day, "data-over": d.final && d.drift?.over ? "true" : "false", "data-final": d.final ? "true" : "false" }),
     empty: null,
     columns: [
       { header: "Provider day", cell: (d) => formatDay(d.day) },
@@ -26,6 +26,11 @@ function daysTable(unit: string, currency: string): TableSpec<ReconDay> {
         cell: (d) =>
           d.drift === null ? (
             <span className="text-zinc-600 dark:text-zinc-400">not compared</span>
+          ) : !d.final ? (
+            // Reservations still held, or a provider that may still report the day: not alerted.
+            <span className="text-zinc-600 dark:text-zinc-400" data-testid="drift-percent">
+              {driftPercentText(d.drift)} not final
+            </span>
           ) : (
             <span className={d.drift.over ? "font-semibold text-red-800 dark:text-red-300" : ""} data-testid="drift-percent">
               {driftPercentText(d.drift)}
