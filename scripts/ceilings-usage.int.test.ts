@@ -74,6 +74,12 @@ describe.skipIf(skipWithoutDatabase())("npm run ceilings -- usage", () => {
       "  line 4: duplicate of line 3: 2026-11-01 b appears twice",
     ]);
     expect((await t.db.select().from(usageRows).where(eq(usageRows.sourceId, s?.id ?? 0))).map((r) => r.units)).toEqual([10]);
+    // Today in New York (the clock is 2026-11-03 07:00 there) is stored and said to wait.
+    const today = path.join(dir, "today.csv");
+    await writeFile(today, "date,item,units\n2026-11-02,sms.send,3\n2026-11-03,sms.send,1\n");
+    await runUsage(t.db, { verb: "import", source: "postmark", file: today }, deps());
+    expect(lines.slice(-1)).toEqual(["  2026-11-03 is not over yet in America/New_York: stored, and compared once over (import the file again then)"]);
+    expect(lines.at(-2)).toMatch(/^imported postmark: 2 days/);
   });
 
   it("names an unknown source", async () => {

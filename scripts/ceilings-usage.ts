@@ -8,6 +8,7 @@ import type { Db } from "@/db/client";
 import { usageSources } from "@/db/schema";
 import type { AuditActor } from "@/lib/audit/record";
 import { formatCount } from "@/lib/format";
+import { dayBounds } from "@/lib/reconciliation/days";
 import { ReconciliationError } from "@/lib/reconciliation/errors";
 import { MAX_FILE_BYTES, type UsageFileFormat } from "@/lib/reconciliation/file";
 import { importUsageFile, pullSource, type PullOptions } from "@/lib/reconciliation/pull";
@@ -115,6 +116,9 @@ export async function runUsage(db: Db, cmd: UsageCommand, deps: UsageDeps): Prom
       const result = await importUsageFile(db, source.id, text, { actor: deps.actor, now: at, ...(format ? { format } : {}) });
       const compared = await deps.compare(db, { sourceId: source.id, days: result.days, now: at });
       out(`imported ${describeResult(source.name, result, compared)}`);
+      // A file may hold today (or a later day): stored, but compared only once the day is over.
+      const notOver = result.days.filter((d) => dayBounds(d, source.timeZone).end.getTime() > at.getTime());
+      if (notOver.length > 0) out(`  ${notOver.join(", ")} ${notOver.length === 1 ? "is" : "are"} not over yet in ${source.timeZone}: stored, and compared once over (import the file again then)`);
       return;
     }
   }

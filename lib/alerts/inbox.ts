@@ -81,7 +81,7 @@ export async function listInbox(db: Db, filters: InboxFilters): Promise<InboxPag
     alerts: rows.map(({ alert, endpointKey }) => ({
       ...alert,
       endpointKey: endpointKey ?? null,
-      links: alertLinks({ endpointKey: endpointKey ?? null, windowStart: alert.windowStart, createdAt: alert.createdAt, details: alert.details }),
+      links: alertLinks({ endpointKey: endpointKey ?? null, windowStart: alert.windowStart, createdAt: alert.createdAt, details: alert.details, kind: alert.kind }),
       deliveries: byAlert.get(alert.id) ?? [],
     })),
     unacknowledged: counts?.open ?? 0,

@@ -26,6 +26,10 @@ describe("alert links", () => {
 
   it("are absent for alerts about no endpoint (a silent worker)", () => {
     expect(alertLinks({ endpointKey: null, windowStart: null, createdAt: new Date(), details: null })).toBeNull();
+    // A reconciliation alert opens the endpoint's billed-beside-charged chart, on the provider's day.
+    const recon = alertLinks({ kind: "reconciliation", endpointKey: "llm.chat", windowStart: null, createdAt: new Date("2025-03-05T09:00:00Z"), details: { from: "2025-03-04T05:00:00Z", to: "2025-03-05T05:00:00Z" } });
+    expect(recon?.chart).toBe("/endpoints/llm.chat#reconciliation");
+    expect(recon?.refusals).toContain(encodeURIComponent("2025-03-04T05:00:00.000Z"));
   });
 });
 

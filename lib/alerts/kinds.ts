@@ -56,6 +56,8 @@ export type AlertLinkInput = {
   windowStart: Date | null;
   createdAt: Date;
   details: Record<string, unknown> | null;
+  /** A reconciliation alert's chart is the endpoint's billed-beside-charged one. */
+  kind?: string;
 };
 
 export type AlertLinks = { chart: string; refusals: string } | null;
@@ -78,5 +80,6 @@ export function alertLinks(a: AlertLinkInput): AlertLinks {
   const windowEnd = dateFrom(a.details?.windowEnd) ?? dateFrom(a.details?.to);
   const to = windowEnd && windowEnd.getTime() < a.createdAt.getTime() ? windowEnd : a.createdAt;
   const query = new URLSearchParams({ endpoint: a.endpointKey, from: from.toISOString(), to: new Date(to.getTime() + MINUTE_MS).toISOString() });
-  return { chart: `/endpoints/${key}#spend`, refusals: `/refusals?${query.toString()}` };
+  const chart = a.kind === "reconciliation" ? "reconciliation" : "spend";
+  return { chart: `/endpoints/${key}#${chart}`, refusals: `/refusals?${query.toString()}` };
 }

@@ -45,7 +45,7 @@ describe("reserved before spending", () => {
     expect(reservedAnswer(facts(0, 0, { mapped: false, days: 0, threshold: null }))).toMatchObject({ color: "amber", figure: "not reconciled" });
     const waiting = reservedAnswer(facts(0, 0, { mapped: true, days: 0, threshold: null }));
     expect(waiting).toMatchObject({ color: "amber", figure: "not reconciled" });
-    expect(waiting.detail).toMatch(/^No day compared yet/);
+    expect(waiting.detail).toMatch(/^No final day yet/);
   });
 
   it("compares units when neither side has money", () => {

@@ -23,7 +23,7 @@ export function reservedAnswer(f: ReservedFacts): ReadinessAnswer {
     return { color: "amber", figure: "not reconciled", detail: "No usage source maps this endpoint: connect one on the Reconciliation page to compare the provider's bill with what Ceilings charged." };
   }
   if (f.days === 0 || f.threshold === null) {
-    return { color: "amber", figure: "not reconciled", detail: "No day compared yet: the worker compares each provider day once the provider reports it." };
+    return { color: "amber", figure: "not reconciled", detail: "No final day yet: a provider day counts once it is over, the provider has reported it and its reservations are no longer held." };
   }
   const inMoney = f.billed.micros !== 0 || f.charged.micros !== 0;
   const billed = inMoney ? f.billed.micros : f.billed.units;
