@@ -174,7 +174,7 @@ export default async function EndpointPage({ params }: Params) {
         </section>
       ) : null}
 
-      <section aria-labelledby="charts-title" id="charts" className="space-y-4">
+      <section aria-labelledby="charts-title" id="spend" className="space-y-4">
         <h2 id="charts-title" className="text-lg font-semibold">Spend over time</h2>
         <div className={cardClass}><DailySpendChart ranges={spend.daily} /></div>
         <div className={cardClass}><MonthToDateChart data={spend.month} /></div>
