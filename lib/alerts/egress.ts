@@ -64,11 +64,11 @@ export class EgressRefused extends DomainError<"egress_refused"> {
   }
 }
 
-function hostOf(url: URL): string {
+export function hostOf(url: URL): string {
   return url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
 }
 
-function isAllowed(host: string, policy: EgressPolicy): boolean {
+export function isAllowed(host: string, policy: EgressPolicy): boolean {
   return policy.allowHosts.some((h) => h.toLowerCase() === host);
 }
 
@@ -77,16 +77,50 @@ const systemResolve = (host: string): Promise<string[]> =>
     dnsLookup(host, { all: true, verbatim: true }, (error, addresses: LookupAddress[]) => (error ? reject(error) : resolve(addresses.map((a) => a.address))));
   });
 
-async function resolveChecked(host: string, policy: EgressPolicy): Promise<string[]> {
+/**
+ * The addresses of `host`, every one outside the network. `refuseUnresolved`: a lookup that fails is
+ * refused too (a usage pull); otherwise its error passes as it is (a webhook saved before its name
+ * resolves: every delivery checks again).
+ */
+export async function resolveChecked(host: string, policy: EgressPolicy, opts: { refuseUnresolved?: boolean } = {}): Promise<string[]> {
   if (isIP(host)) {
     if (isForbiddenAddress(host)) throw new EgressRefused(`${host} is a loopback, link-local, private or metadata address`);
     return [host];
   }
-  const addresses = await (policy.resolve ?? systemResolve)(host);
+  let addresses: string[];
+  try {
+    addresses = await (policy.resolve ?? systemResolve)(host);
+  } catch (error) {
+    if (!opts.refuseUnresolved) throw error;
+    throw new EgressRefused(`${host} could not be resolved (${error instanceof Error ? ((error as { code?: unknown }).code ?? error.message) : String(error)}), so it is not reached`);
+  }
   if (addresses.length === 0) throw new EgressRefused(`${host} does not resolve`);
   const bad = addresses.find(isForbiddenAddress);
   if (bad) throw new EgressRefused(`${host} resolves to ${bad}, a loopback, link-local, private or metadata address`);
   return addresses;
+}
+
+/**
+ * The lookup of one connection to `url`, through the egress check, so the address connected to is
+ * the address checked: an allow-listed host resolves as it is, any other is checked per connection.
+ * Node skips the lookup for a literal address, so a forbidden one is refused here (throws).
+ */
+export function checkedLookup(url: URL, policy: EgressPolicy, opts: { refuseUnresolved?: boolean } = {}): LookupFunction {
+  const host = hostOf(url);
+  const allowed = isAllowed(host, policy);
+  if (!allowed && isIP(host) && isForbiddenAddress(host)) throw new EgressRefused(`${host} is a loopback, link-local, private or metadata address`);
+  return (hostname, options, callback) => {
+    const name = hostname.replace(/^\[|\]$/g, "");
+    const resolving = allowed ? (policy.resolve ?? systemResolve)(name) : resolveChecked(name, policy, opts);
+    resolving
+      .then((addresses) => {
+        const address = addresses[0] ?? "";
+        const family = isIP(address) === 6 ? 6 : 4;
+        if (options.all) callback(null, [{ address, family }]);
+        else callback(null, address, family);
+      })
+      .catch((error: unknown) => callback(error instanceof Error ? error : new Error(String(error)), "", 4));
+  };
 }
 
 /** At save time: refuses a destination whose host is or resolves to an inside address. */
@@ -121,25 +155,12 @@ export type PostResult = { status: number; excerpt: string };
  */
 export function postChecked(target: string, body: string, headers: Record<string, string>, opts: { policy: EgressPolicy; timeoutMs: number }): Promise<PostResult> {
   const url = new URL(target);
-  const host = hostOf(url);
-  const allowed = isAllowed(host, opts.policy);
-  // Node skips the lookup for a literal address, so those are checked here.
-  if (!allowed && isIP(host) && isForbiddenAddress(host)) {
-    return Promise.reject(new EgressRefused(`${host} is a loopback, link-local, private or metadata address`));
+  let lookup: LookupFunction;
+  try {
+    lookup = checkedLookup(url, opts.policy);
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
   }
-  const lookup: LookupFunction = (hostname, options, callback) => {
-    const name = hostname.replace(/^\[|\]$/g, "");
-    // An allow-listed host may resolve inside; anything else is checked here, per connection.
-    const resolving = allowed ? (opts.policy.resolve ?? systemResolve)(name) : resolveChecked(name, opts.policy);
-    resolving
-      .then((addresses) => {
-        const address = addresses[0] ?? "";
-        const family = isIP(address) === 6 ? 6 : 4;
-        if (options.all) callback(null, [{ address, family }]);
-        else callback(null, address, family);
-      })
-      .catch((error: unknown) => callback(error instanceof Error ? error : new Error(String(error)), "", 4));
-  };
   const send = url.protocol === "https:" ? httpsRequest : httpRequest;
   const options: RequestOptions = { method: "POST", headers: { ...headers, "content-length": String(Buffer.byteLength(body)) }, lookup, timeout: opts.timeoutMs };
   return new Promise((resolve, reject) => {

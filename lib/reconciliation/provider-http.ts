@@ -1,10 +1,9 @@
-import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
-import { isIP, type LookupFunction } from "node:net";
+import type { LookupFunction } from "node:net";
 import { Readable } from "node:stream";
 import { z } from "zod";
-import { EgressRefused, isForbiddenAddress, sanitiseExcerpt, type EgressPolicy } from "@/lib/alerts/egress";
+import { checkedLookup, EgressRefused, hostOf, isAllowed, resolveChecked, sanitiseExcerpt, type EgressPolicy } from "@/lib/alerts/egress";
 import { ReconciliationError } from "./errors";
 
 // The one way a usage source reaches a provider: GET, JSON back. The URL's host is checked like a
@@ -57,32 +56,6 @@ async function pause(sleep: (ms: number) => Promise<void>, ms: number, signal: A
   }
 }
 
-const systemResolve = (host: string): Promise<string[]> =>
-  new Promise((resolve, reject) => {
-    dnsLookup(host, { all: true, verbatim: true }, (error, addresses: LookupAddress[]) => (error ? reject(error) : resolve(addresses.map((a) => a.address))));
-  });
-
-const hostOf = (url: URL) => url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
-const isAllowedHost = (host: string, policy: EgressPolicy) => policy.allowHosts.some((h) => h.toLowerCase() === host);
-
-/** The addresses of `host`, every one outside the network; a lookup that fails or answers nothing is refused too. */
-async function resolveChecked(host: string, policy: EgressPolicy): Promise<string[]> {
-  if (isIP(host)) {
-    if (isForbiddenAddress(host)) throw new EgressRefused(`${host} is a loopback, link-local, private or metadata address`);
-    return [host];
-  }
-  let addresses: string[];
-  try {
-    addresses = await (policy.resolve ?? systemResolve)(host);
-  } catch (error) {
-    throw new EgressRefused(`${host} could not be resolved (${error instanceof Error ? ((error as { code?: unknown }).code ?? error.message) : String(error)}), so it is not reached`);
-  }
-  if (addresses.length === 0) throw new EgressRefused(`${host} does not resolve`);
-  const bad = addresses.find(isForbiddenAddress);
-  if (bad) throw new EgressRefused(`${host} resolves to ${bad}, a loopback, link-local, private or metadata address`);
-  return addresses;
-}
-
 /**
  * The default fetch of a pull: a GET over node:http(s) whose connection looks its host up through
  * the egress check (as webhooks' postChecked does), so the address connected to is the address
@@ -92,25 +65,14 @@ export function checkedFetch(policy: EgressPolicy): typeof fetch {
   return ((input: URL | string, init?: RequestInit) =>
     new Promise<Response>((resolve, reject) => {
       const url = new URL(String(input));
-      const host = hostOf(url);
-      const allowed = isAllowedHost(host, policy);
-      // Node skips the lookup for a literal address, so those are checked here.
-      if (!allowed && isIP(host) && isForbiddenAddress(host)) {
-        reject(new EgressRefused(`${host} is a loopback, link-local, private or metadata address`));
+      let lookup: LookupFunction;
+      try {
+        // A lookup that fails is refused too: a pull has no save-time check behind it.
+        lookup = checkedLookup(url, policy, { refuseUnresolved: true });
+      } catch (error) {
+        reject(error instanceof Error ? error : new Error(String(error)));
         return;
       }
-      const lookup: LookupFunction = (hostname, options, callback) => {
-        const name = hostname.replace(/^\[|\]$/g, "");
-        const resolving = allowed ? (policy.resolve ?? systemResolve)(name) : resolveChecked(name, policy);
-        resolving
-          .then((addresses) => {
-            const address = addresses[0] ?? "";
-            const family = isIP(address) === 6 ? 6 : 4;
-            if (options.all) callback(null, [{ address, family }]);
-            else callback(null, address, family);
-          })
-          .catch((error: unknown) => callback(error instanceof Error ? error : new Error(String(error)), "", 4));
-      };
       const headers: Record<string, string> = {};
       new Headers(init?.headers).forEach((value, key) => {
         headers[key] = value;
@@ -215,9 +177,9 @@ export async function getText(target: string, opts: HttpOptions & { accept?: str
   if (url.protocol !== "https:" && url.protocol !== "http:") return fail(opts.provider, `${url.protocol} URLs are not fetched; use https`);
   // Checked before the first request (a refused host fails at once, not after the retries), and
   // again at connect time by checkedFetch.
-  if (!isAllowedHost(hostOf(url), opts.egress)) {
+  if (!isAllowed(hostOf(url), opts.egress)) {
     try {
-      await resolveChecked(hostOf(url), opts.egress);
+      await resolveChecked(hostOf(url), opts.egress, { refuseUnresolved: true });
     } catch (error) {
       return fail(opts.provider, `refused to reach ${url.host}: ${error instanceof Error ? error.message : String(error)}`);
     }
