@@ -1,0 +1,13 @@
+-- Change control without a way around it: everything that loosens spend is a raise, an approver is
+-- independent of the requester, the CLI proves who it is, API keys carry scopes, every stop alerts.
+--> statement-breakpoint
+-- section: independence and staff tokens
+--> statement-breakpoint
+-- section: plans and accounts
+--> statement-breakpoint
+-- section: budgets, prices and raise ends
+--> statement-breakpoint
+-- section: api key scopes
+--> statement-breakpoint
+-- section: stops
+SELECT 1;
