@@ -9,10 +9,13 @@ export class CuttableProxy {
   private cut = false;
   private readonly pairs = new Set<{ silenced: boolean }>();
 
-  /** `delayMs`: every chunk is passed on that much later, both ways (a slow path, not a cut one). */
+  /**
+   * `delayMs`: every chunk is passed on that much later, both ways (a slow path, not a cut one).
+   * Settable, so a test can open its connections first: a password handshake is several round trips.
+   */
   constructor(
     private readonly target: { host: string; port: number },
-    private readonly delayMs = 0,
+    public delayMs = 0,
   ) {}
 
   async listen(): Promise<number> {
