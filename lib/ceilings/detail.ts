@@ -1,4 +1,4 @@
-import { asc, desc, eq, inArray } from "drizzle-orm";
+import { asc, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { ceilingOverrides, ceilings, endpoints, planCeilingValues, plans, refusals, type AuditEvent, type CeilingOverride, type Refusal } from "@/db/schema";
 import { listAuditEvents } from "@/lib/audit/log";
@@ -52,7 +52,8 @@ export async function getEndpointDetail(db: Db, key: string, now = new Date()): 
     .select()
     .from(refusals)
     .where(eq(refusals.endpointId, endpoint.id))
-    .orderBy(desc(refusals.at), desc(refusals.id))
+    // nulls last, as refusals_endpoint_at_idx is ordered: a plain desc sorts every refusal of the endpoint.
+    .orderBy(sql`${refusals.at} desc nulls last`, sql`${refusals.id} desc nulls last`)
     .limit(20);
   return {
     ...overview,
@@ -93,7 +94,8 @@ export async function getKillState(db: Db): Promise<KillState> {
     .select({ endpointKey: refusals.endpointKey, caller: refusals.caller, lastAt: refusals.lastAt, count: refusals.count })
     .from(refusals)
     .where(eq(refusals.gate, "kill_switch"))
-    .orderBy(desc(refusals.at), desc(refusals.id))
+    // nulls last, as refusals_gate_at_idx is ordered: a plain desc read every kill refusal on every page.
+    .orderBy(sql`${refusals.at} desc nulls last`, sql`${refusals.id} desc nulls last`)
     .limit(1);
   return { killed: [...byKey.values()], lastKillRefusal: last ?? null };
 }
