@@ -8,6 +8,7 @@ import { adjustBudget, killBudget, restoreBudget } from "@/lib/budgets/change";
 import { setupControl } from "@/lib/changes/context";
 import { makeBudget } from "@/lib/enforcement/budget-fixtures";
 import { makeEndpoint } from "@/lib/enforcement/test-fixtures";
+import { InboxFilters, listInbox } from "./inbox";
 import { fireBudgetAdjustmentAlerts, fireBudgetKillRestoreAlerts, runAlertRules } from "./rules";
 
 const actor: AuditActor = { type: "staff", email: "ops@example.com" };
@@ -54,6 +55,13 @@ describe.skipIf(skipWithoutDatabase())("a budget's kill, restore and large adjus
     expect(await race(() => fireBudgetKillRestoreAlerts(t.db))).toBe(1);
     const all = await alertsOfBudget(budget.id);
     expect(all.map((x) => x.kind)).toEqual(["budget_kill", "budget_restore", "budget_kill"]);
+
+    // The inbox filters by the kind, names the budget and links to its page.
+    const inbox = await listInbox(t.db, InboxFilters.parse({ kind: "budget_kill" }));
+    const shown = inbox.alerts.filter((x) => x.budgetKey === budget.key);
+    expect(shown).toHaveLength(2);
+    expect(shown[0]?.links).toEqual({ chart: `/budgets/${budget.key}#spend`, refusals: `/budgets/${budget.key}#refusals` });
+    expect(inbox.kinds).toContainEqual({ kind: "budget_kill", n: 2 });
 
     // Exactly one delivery per alert and destination (the outbox), whoever fired it.
     const deliveries = await t.db
