@@ -1,4 +1,5 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
+import { resultRows } from "@/db/client";
 import { describe, expect, it } from "vitest";
 import { budgets } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
@@ -9,7 +10,7 @@ import { makeBudget, priceEndpoint } from "@/lib/enforcement/budget-fixtures";
 import { reserve, settleReservation } from "@/lib/enforcement";
 import { makeEndpoint } from "@/lib/enforcement/test-fixtures";
 import { killBudget, restoreBudget } from "./change";
-import { readBudgetStops } from "./read-stops";
+import { budgetStopsQuery, readBudgetStops } from "./read-stops";
 
 // What the overview and the endpoint page say about an endpoint a budget stops: killed, or a global
 // budget used up, names it (not LIVE); a per-account budget used up by one account does not.
@@ -108,5 +109,21 @@ describe.skipIf(skipWithoutDatabase())("endpoints stopped by a budget", () => {
     const o = await overviewOf(a.endpointId);
     expect(o?.state).toBe("killed");
     expect(o?.budgetStops.map((s) => s.budget)).toEqual([budget.key]);
+  });
+
+  it("reads through indexes only: memberships by endpoint, budgets by id, each counter by its key; no reservation", async () => {
+    const a = await member();
+    await makeBudget(t.db, { endpointIds: [a.endpointId], value: 100 });
+    // Every access an index can serve is served by one when sequential scans are off.
+    const plan = await t.db.transaction(async (tx) => {
+      await tx.execute(sql`set local enable_seqscan = off`);
+      const q = budgetStopsQuery({ endpointIds: [a.endpointId], now: new Date() });
+      return resultRows<{ "QUERY PLAN": string }>(await tx.execute(sql`explain ${q}`)).map((r) => r["QUERY PLAN"]).join("\n");
+    });
+    expect(plan).not.toMatch(/Seq Scan on (budget_members|budget_usage|budgets)/);
+    expect(plan).toMatch(/budget_members_endpoint_idx|budget_members_pkey/);
+    // The counter of the open window by its whole key: not a filter over the budget's history.
+    expect(plan).toMatch(/Index (Only )?Scan using budget_usage_\w+ on budget_usage c[^\n]*\n\s+Index Cond: \(\(budget_id = b\.id\) AND .*window_start = w\.window_start\)\)/);
+    expect(plan).not.toContain("reservations");
   });
 });

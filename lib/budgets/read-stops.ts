@@ -1,4 +1,4 @@
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
 import { Int, NullableInt, parseRows } from "@/lib/spend/source";
@@ -44,25 +44,32 @@ const Row = z.object({
 
 export type ReadBudgetStopsParams = { endpointIds: number[]; now: Date };
 
-/** The budgets stopping each endpoint now, by endpoint id (an endpoint stopped by none is absent). */
-export async function readBudgetStops(db: Db, p: ReadBudgetStopsParams): Promise<Map<number, BudgetStop[]>> {
-  const stops = new Map<number, BudgetStop[]>();
-  if (p.endpointIds.length === 0) return stops;
+/** The one statement readBudgetStops runs (exported for the test that reads its plan). */
+export function budgetStopsQuery(p: ReadBudgetStopsParams): SQL {
   const ids = sql.join(p.endpointIds.map((id) => sql`${id}::int`), sql`, `);
-  const rows = parseRows(
-    "budget stops",
-    Row,
-    await db.execute(sql`
+  return sql`
       select m.endpoint_id, b.id as budget_id, b.key, b.currency, b.scope::text as scope, b.value, b.killed_at, b.killed_by,
              u.settled, u.held, w.window_end
       from budget_members m
       join budgets b on b.id = m.budget_id and b.archived_at is null
       cross join lateral ceilings.window_bounds(b."window", b.billing_day, 0, ${p.now.toISOString()}::timestamptz) w
-      left join budget_usage u on u.budget_id = b.id and u.scope_key = '' and u.window_start = w.window_start
+      -- Lateral and fenced (offset 0), so the window's start is a key of the lookup, never a filter
+      -- over every window the budget ever had; a per-account budget's many counters are not read.
+      left join lateral (
+        select c.settled, c.held from budget_usage c
+        where b.scope = 'global' and c.budget_id = b.id and c.scope_key = '' and c.window_start = w.window_start
+        offset 0
+      ) u on true
       where m.endpoint_id in (${ids})
         and (b.value = 0 or (b.scope = 'global' and coalesce(u.settled, 0) + coalesce(u.held, 0) >= b.value))
-      order by m.endpoint_id, b.value <> 0, b.key`),
-  );
+      order by m.endpoint_id, b.value <> 0, b.key`;
+}
+
+/** The budgets stopping each endpoint now, by endpoint id (an endpoint stopped by none is absent). */
+export async function readBudgetStops(db: Db, p: ReadBudgetStopsParams): Promise<Map<number, BudgetStop[]>> {
+  const stops = new Map<number, BudgetStop[]>();
+  if (p.endpointIds.length === 0) return stops;
+  const rows = parseRows("budget stops", Row, await db.execute(budgetStopsQuery(p)));
   for (const r of rows) {
     const settled = r.settled ?? 0;
     const held = r.held ?? 0;
