@@ -105,6 +105,8 @@ test.describe("a budget in money across two priced endpoints", () => {
     }
     expect(granted).toBe(11);
     expect(refusal).toMatchObject({ gate: "budget", budget: "llm.daily", remaining: 25_000, cost: 105_000 });
+    // Used up in its window: it refuses until the window ends, and says when.
+    expect(refusal?.retryAt).toEqual(expect.any(String));
 
     await page.goto(`${server?.url}/budgets`);
     const card = page.getByTestId("budget-llm.daily");
@@ -121,7 +123,11 @@ test.describe("a budget in money across two priced endpoints", () => {
     for (const endpoint of ["llm.alpha", "llm.beta"]) {
       const answer = await reserve(endpoint, { input: 1, output: 0 });
       expect(answer.status).toBe(429);
-      expect(await answer.json()).toMatchObject({ gate: "budget", budget: "llm.daily" });
+      const killed = (await answer.json()) as Record<string, unknown>;
+      expect(killed).toMatchObject({ gate: "budget", budget: "llm.daily" });
+      // A kill names no time to come back: the next window refuses too, until a restore.
+      expect(killed).not.toHaveProperty("retryAt");
+      expect(answer.headers.get("retry-after")).toBeNull();
     }
     await page.reload();
     await expect(page.getByTestId("budget-llm.daily").getByTestId("budget-killed")).toBeVisible();

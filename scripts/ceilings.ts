@@ -22,6 +22,7 @@ import { prepareDatabaseWithDemo } from "@/lib/demo";
 import { formatCount, formatMoney } from "@/lib/format";
 import { budgetSentenceOf, killBudget, readBudgets, restoreBudget } from "@/lib/budgets";
 import { isKilled } from "@/lib/budgets/read";
+import { budgetStopHeadline } from "@/lib/budgets/stop-words";
 import { AccountError } from "@/lib/accounts";
 import { ACCOUNTS_USAGE, AccountRowsError, AccountsUsageError, describeAccountError, runAccounts } from "./ceilings-accounts";
 import { parsePlansArgs, PLANS_USAGE, PlansUsageError, runPlans } from "./ceilings-plans";
@@ -166,6 +167,8 @@ async function main(argv: string[]): Promise<void> {
         for (const e of await listEndpointsOverview(db)) {
           const killed = e.state === "killed" ? `  KILLED ${ago(e.killedAt)} by ${e.killedBy ?? "unknown"}` : "";
           console.log(`${e.key}  [${e.state}]${killed}`);
+          // Stopped by a budget: every call refused although its own ceilings have room.
+          for (const stop of e.budgetStops) console.log(`  ${budgetStopHeadline(stop, new Date())}`);
           for (const c of e.ceilings) {
             const use =
               c.scope === "destination"

@@ -15,6 +15,7 @@ import { SpendSparkline } from "@/components/charts/spend-sparkline";
 import { overviewTrends, type EndpointTrend } from "@/lib/spend";
 import { listBudgetSummaries } from "@/lib/budgets";
 import { BudgetsCompact } from "@/components/budgets-compact";
+import { BudgetStops } from "@/components/budget-stops";
 import { runAction } from "@/app/(dashboard)/actions";
 import { KillSwitch } from "./_components/kill-switch";
 import { pendingChangeRequests, unacknowledgedBreakGlass } from "@/lib/changes";
@@ -132,12 +133,13 @@ type CardProps = { endpoint: EndpointOverview; canKill: boolean; now: Date; tren
 
 function EndpointCard({ endpoint: e, canKill, now, trend, readiness }: CardProps) {
   const killed = e.state === "killed";
+  const stopped = e.state === "stopped";
   const archived = e.archivedAt !== null;
   return (
     <article
       aria-labelledby={`ep-${e.id}`}
       data-testid={`endpoint-${e.key}`}
-      className={`${cardClass} space-y-4 ${killed ? "border-red-400 dark:border-red-700" : ""}`}
+      className={`${cardClass} space-y-4 ${killed || stopped ? "border-red-400 dark:border-red-700" : ""}`}
     >
       <header className="flex flex-wrap items-start justify-between gap-2">
         <div className="min-w-0">
@@ -157,6 +159,7 @@ function EndpointCard({ endpoint: e, canKill, now, trend, readiness }: CardProps
           Killed {e.killedAt ? formatAgo(e.killedAt, now) : ""} by {e.killedBy ?? "unknown"}: every call is refused.
         </p>
       ) : null}
+      {archived ? null : <BudgetStops stops={e.budgetStops} now={now} />}
       <ul className="space-y-3">
         {e.ceilings.map((c) => (
           <li key={c.id} className="text-sm">

@@ -651,6 +651,9 @@ BEGIN
       END IF;
     END LOOP;
 
+    -- A refusal carries retryAt (its window's end) only when the call would fit in the next
+    -- window: a limit of 0 (a budget killed, an account's override or plan at 0) or a call costing
+    -- more than the whole limit is refused again then, so it names no time to come back.
     IF v_failed IS NOT NULL AND charge_ceiling[v_failed] < 0 THEN
       bg := batch_budgets[-charge_ceiling[v_failed]];
       idx := charge_counter[v_failed];
@@ -658,12 +661,14 @@ BEGIN
         'status', 'refused', 'gate', 'budget', 'budgetId', bg.id, 'budget', bg.key, 'currency', bg.currency,
         'limit', charge_limit[v_failed], 'used', counter_used[idx] + counter_added[idx],
         'remaining', greatest(charge_limit[v_failed] - counter_used[idx] - counter_added[idx], 0),
-        'cost', charge_amount[v_failed], 'retryAt', counter_end[idx],
+        'cost', charge_amount[v_failed],
         'message', CASE WHEN bg.value = 0 THEN format('budget %s is switched off', bg.key)
                         WHEN charge_limit[v_failed] = 0 THEN format('budget %s allows this account nothing: its override or its plan is 0', bg.key)
                         ELSE format('budget %s has %s micros of %s left; this call may cost %s', bg.key,
                                     greatest(charge_limit[v_failed] - counter_used[idx] - counter_added[idx], 0),
-                                    charge_limit[v_failed], charge_amount[v_failed]) END);
+                                    charge_limit[v_failed], charge_amount[v_failed]) END)
+        || CASE WHEN charge_limit[v_failed] > 0 AND charge_amount[v_failed] <= charge_limit[v_failed]
+                THEN jsonb_build_object('retryAt', counter_end[idx]) ELSE '{}'::jsonb END;
       CONTINUE;
     END IF;
     IF v_failed IS NOT NULL THEN
@@ -675,11 +680,12 @@ BEGIN
         'ceilingId', c.id, 'limit', charge_limit[v_failed],
         'used', counter_used[idx] + counter_added[idx],
         'remaining', greatest(charge_limit[v_failed] - counter_used[idx] - counter_added[idx], 0),
-        'retryAt', counter_end[idx],
         'message', CASE WHEN charge_limit[v_failed] = 0 THEN format('ceiling %s allows this account nothing: its override or its plan is 0', c.id)
                         WHEN c.scope = 'destination' THEN 'this destination is cooling down'
                         ELSE format('ceiling %s has %s of %s left', c.id,
-                                    greatest(charge_limit[v_failed] - counter_used[idx] - counter_added[idx], 0), charge_limit[v_failed]) END);
+                                    greatest(charge_limit[v_failed] - counter_used[idx] - counter_added[idx], 0), charge_limit[v_failed]) END)
+        || CASE WHEN charge_limit[v_failed] > 0 AND charge_amount[v_failed] <= charge_limit[v_failed]
+                THEN jsonb_build_object('retryAt', counter_end[idx]) ELSE '{}'::jsonb END;
       CONTINUE;
     END IF;
 

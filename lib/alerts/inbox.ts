@@ -1,7 +1,7 @@
 import { and, asc, count, desc, eq, inArray, isNull, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
-import { alertDeliveries, alertDestinations, alerts, endpoints } from "@/db/schema";
+import { alertDeliveries, alertDestinations, alerts, budgets, endpoints } from "@/db/schema";
 import { alertKinds, alertLinks, type AlertLinks } from "./kinds";
 import type { OutgoingAlert } from "./payload";
 
@@ -28,6 +28,8 @@ export type DeliveryView = {
 
 /** The alert its destinations received, with who acknowledged it and how each delivery went. */
 export type InboxAlert = OutgoingAlert & {
+  /** The budget it is about (a budget's threshold, kill, restore or large adjustment), by key. */
+  budgetKey: string | null;
   acknowledgedAt: Date | null;
   acknowledgedBy: string | null;
   links: AlertLinks;
@@ -42,9 +44,10 @@ export async function listInbox(db: Db, filters: InboxFilters): Promise<InboxPag
   if (filters.state === "open") where.push(isNull(alerts.acknowledgedAt));
   if (filters.state === "acknowledged") where.push(sql`${alerts.acknowledgedAt} is not null`);
   const rows = await db
-    .select({ alert: alerts, endpointKey: endpoints.key })
+    .select({ alert: alerts, endpointKey: endpoints.key, budgetKey: budgets.key })
     .from(alerts)
     .leftJoin(endpoints, eq(endpoints.id, alerts.endpointId))
+    .leftJoin(budgets, eq(budgets.id, alerts.budgetId))
     .where(where.length > 0 ? and(...where) : undefined)
     .orderBy(sql`${alerts.acknowledgedAt} is not null`, desc(alerts.createdAt), desc(alerts.id))
     .limit(filters.limit);
@@ -78,10 +81,12 @@ export async function listInbox(db: Db, filters: InboxFilters): Promise<InboxPag
     .from(alerts);
   const kinds = await db.select({ kind: alerts.kind, n: count() }).from(alerts).groupBy(alerts.kind).orderBy(alerts.kind);
   return {
-    alerts: rows.map(({ alert, endpointKey }) => ({
+    alerts: rows.map(({ alert, endpointKey, budgetKey }) => ({
       ...alert,
       endpointKey: endpointKey ?? null,
-      links: alertLinks({ endpointKey: endpointKey ?? null, windowStart: alert.windowStart, createdAt: alert.createdAt, details: alert.details, kind: alert.kind }),
+      budgetKey: budgetKey ?? null,
+      // An alert about a budget and no endpoint links to the budget's page.
+      links: alertLinks({ endpointKey: endpointKey ?? null, budgetKey: endpointKey ? null : (budgetKey ?? null), windowStart: alert.windowStart, createdAt: alert.createdAt, details: alert.details, kind: alert.kind }),
       deliveries: byAlert.get(alert.id) ?? [],
     })),
     unacknowledged: counts?.open ?? 0,

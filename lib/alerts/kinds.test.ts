@@ -1,5 +1,7 @@
+import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { alertLinks } from "./kinds";
+import { InboxFilters } from "./inbox";
+import { alertKindLabels, alertKinds, alertLinks, isAlertKind } from "./kinds";
 
 describe("alert links", () => {
   it("link a windowed alert to its chart and to refusals from the window start until it fired", () => {
@@ -34,16 +36,55 @@ describe("alert links", () => {
 });
 
 describe("alert kinds", () => {
-  it("name every kind the SQL functions and the rules fire, so the inbox can filter by each", async () => {
-    const { alertKinds } = await import("./kinds");
-    const { readFileSync } = await import("node:fs");
-    const sources = ["rules.ts", "reconcile.ts", "heartbeat.ts", "digest.ts"].map((f) => readFileSync(new URL(f, import.meta.url), "utf8")).join("\n");
-    const migration = readFileSync(new URL("../../db/migrations/0001_enforcement_functions.sql", import.meta.url), "utf8");
+  // Every kind the database can fire: the literals passed to ceilings.fire_alert in db/functions/
+  // and in the SQL of lib/ (the worker's rules), and the kinds lib/ passes to fireAlert. Each must be in alertKinds, so the inbox's filter offers it, with its own label.
+  function firedKinds(): Set<string> {
+    const sources = [
+      ...readdirSync(new URL("../../db/functions/", import.meta.url))
+        .filter((f) => f.endsWith(".sql"))
+        .map((f) => readFileSync(new URL(`../../db/functions/${f}`, import.meta.url), "utf8")),
+      ...readdirSync(new URL("../", import.meta.url), { recursive: true, encoding: "utf8" })
+        .filter((f) => f.endsWith(".ts") && !f.includes(".test.") && !f.includes("fixture"))
+        .map((f) => readFileSync(new URL(`../${f}`, import.meta.url), "utf8")),
+    ].join("\n");
     const fired = new Set<string>();
-    for (const m of migration.matchAll(/fire_alert\('([a-z_]+)'/g)) if (m[1]) fired.add(m[1]);
-    for (const m of sources.matchAll(/kind: "([a-z_]+)"/g)) if (m[1]) fired.add(m[1]);
-    for (const m of sources.matchAll(/fire_alert\('([a-z_]+)'/g)) if (m[1]) fired.add(m[1]);
-    expect(fired.size).toBeGreaterThanOrEqual(8);
-    for (const kind of fired) expect(alertKinds).toContain(kind);
+    for (const m of sources.matchAll(/fire_alert\(\s*'([a-z_]+)'/g)) if (m[1]) fired.add(m[1]);
+    // A rule that picks its kind in SQL: case ... then 'kill' else 'restore' end, inside fire_alert(.
+    for (const call of sources.matchAll(/fire_alert\(\s*case [^\n]*? end/g)) {
+      for (const m of call[0].matchAll(/(?:then|else) '([a-z_]+)'/g)) if (m[1]) fired.add(m[1]);
+    }
+    for (const m of sources.matchAll(/(?:kind|\w+): AlertKind = "([a-z_]+)"/g)) if (m[1]) fired.add(m[1]);
+    for (const m of sources.matchAll(/fireAlert\(\w+, \{\s*kind: "([a-z_]+)"/g)) if (m[1]) fired.add(m[1]);
+    return fired;
+  }
+
+  it("name every kind the SQL functions and the rules fire, each with a label and a filter entry", () => {
+    const fired = firedKinds();
+    for (const kind of ["threshold", "budget_threshold", "overrun", "expiry", "kill", "restore", "budget_kill", "budget_restore", "budget_adjustment", "worker_silent"]) {
+      expect(fired, `the scan finds ${kind}`).toContain(kind);
+    }
+    for (const kind of fired) {
+      expect(alertKinds, `${kind} is fired but not in alertKinds`).toContain(kind);
+      expect(InboxFilters.parse({ kind }).kind, `${kind} is a filter entry`).toBe(kind);
+      const label = isAlertKind(kind) ? alertKindLabels[kind] : undefined;
+      expect(label, `${kind} has a label`).toMatch(/^[A-Z][a-z]/);
+    }
+  });
+
+  it("give every kind its own label", () => {
+    const labels = alertKinds.map((k) => alertKindLabels[k]);
+    expect(new Set(labels).size).toBe(labels.length);
+    for (const l of labels) expect(l.trim().length).toBeGreaterThan(0);
+  });
+});
+
+describe("budget alert links", () => {
+  it("point to the budget's page, its spend chart and its refusals", () => {
+    const links = alertLinks({ kind: "budget_kill", endpointKey: null, windowStart: null, createdAt: new Date(), details: { budget: "llm-daily", budgetId: 3 } });
+    expect(links).toEqual({ chart: "/budgets/llm-daily#spend", refusals: "/budgets/llm-daily#refusals" });
+    const threshold = alertLinks({ kind: "budget_threshold", endpointKey: null, windowStart: new Date(), createdAt: new Date(), details: { budget: "llm-daily" } });
+    expect(threshold?.chart).toBe("/budgets/llm-daily#spend");
+    // Another kind's details may name a budget; its links stay the endpoint's.
+    expect(alertLinks({ kind: "change_request", endpointKey: "sms.reset", windowStart: null, createdAt: new Date(), details: { budget: "x" } })?.chart).toBe("/endpoints/sms.reset#spend");
   });
 });

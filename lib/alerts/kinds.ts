@@ -5,6 +5,12 @@ import { HOUR_MS, MINUTE_MS } from "@/lib/time";
 
 export const alertKinds = [
   "threshold",
+  // A budget's threshold, fired by reserve_batch like an endpoint's; its kill, restore and large
+  // adjustment by the worker's rules. Each names its budget (details.budget) and links to its page.
+  "budget_threshold",
+  "budget_kill",
+  "budget_restore",
+  "budget_adjustment",
   "overrun",
   "expiry",
   "kill",
@@ -29,6 +35,10 @@ export type AlertKind = (typeof alertKinds)[number];
 
 export const alertKindLabels: Record<AlertKind, string> = {
   threshold: "Threshold crossed",
+  budget_threshold: "Budget threshold crossed",
+  budget_kill: "Budget killed",
+  budget_restore: "Budget restored",
+  budget_adjustment: "Large budget adjustment",
   overrun: "Overrun",
   expiry: "Reservations expired",
   kill: "Kill switch pulled",
@@ -58,6 +68,8 @@ export type AlertLinkInput = {
   details: Record<string, unknown> | null;
   /** A reconciliation alert's chart is the endpoint's billed-beside-charged one. */
   kind?: string;
+  /** A budget's alert (kind budget_*, details.budget) links to the budget's page instead: its spend chart and its refusals. */
+  budgetKey?: string | null;
 };
 
 export type AlertLinks = { chart: string; refusals: string } | null;
@@ -74,6 +86,11 @@ function dateFrom(value: unknown): Date | null {
  * (threshold, drift), the span a rule counted over when it says so, else the hour before it fired.
  */
 export function alertLinks(a: AlertLinkInput): AlertLinks {
+  const budgetKey = a.budgetKey ?? (a.kind?.startsWith("budget_") && typeof a.details?.budget === "string" ? a.details.budget : null);
+  if (budgetKey) {
+    const page = `/budgets/${encodeURIComponent(budgetKey)}`;
+    return { chart: `${page}#spend`, refusals: `${page}#refusals` };
+  }
   if (!a.endpointKey) return null;
   const key = encodeURIComponent(a.endpointKey);
   const from = a.windowStart ?? dateFrom(a.details?.from) ?? new Date(a.createdAt.getTime() - HOUR_MS);

@@ -13,7 +13,7 @@ export type RuleSettings = {
   /** Bot attack: this many throttle and cooldown refusals of one endpoint within the window. */
   refusalSpike: number;
   refusalSpikeWindowMinutes: number;
-  /** An adjustment multiplying or dividing a ceiling by at least this factor. */
+  /** An adjustment multiplying or dividing a ceiling's or a budget's value by at least this factor. */
   adjustFactor: number;
 };
 
@@ -76,6 +76,77 @@ export function fireAdjustmentAlerts(db: Db, factor: number): Promise<number> {
       and a.previous_value > 0 and a.applied_value > 0
       and (a.applied_value >= ${factor}::bigint * a.previous_value or a.previous_value >= ${factor}::bigint * a.applied_value)
       and not exists (select 1 from alerts x where x.dedupe_key = 'adjustment:' || a.id)`,
+  );
+}
+
+/**
+ * A budget killed or restored: one alert per event, like an endpoint's. A kill stops every call on
+ * every member, so the alert names them. The audit row is the budget's (target its key,
+ * details.budgetId); the alert carries the budget so it links to the budget's page.
+ */
+export function fireBudgetKillRestoreAlerts(db: Db): Promise<number> {
+  const budgetKill: AlertKind = "budget_kill";
+  const budgetRestore: AlertKind = "budget_restore";
+  return firedCount(
+    db,
+    sql`with events as (
+      select a.id, a.action, a.actor, a.reason, a.at, a.previous_value, a.applied_value,
+             (a.details->>'budgetId')::int as budget_id, a.target as budget_key,
+             case a.action when 'budget.kill' then ${budgetKill}::text else ${budgetRestore}::text end as kind
+      from audit_events a
+      where a.action in ('budget.kill', 'budget.restore') and a.at > now() - ${AUDIT_LOOKBACK}::interval
+    ), keyed as (
+      select e.*, format('%s:%s:%s', e.kind, e.budget_id, e.id) as dedupe, b.currency,
+             coalesce((select array_agg(ep.key order by ep.key) from budget_members m join endpoints ep on ep.id = m.endpoint_id
+                       where m.budget_id = e.budget_id), '{}') as members
+      from events e
+      left join budgets b on b.id = e.budget_id
+    )
+    select count(*) filter (where ceilings.fire_alert(k.kind, k.dedupe, null, null, null,
+      case k.action
+        when 'budget.kill' then format('budget %s was killed by %s: every call on its %s member(s) is refused%s%s',
+          k.budget_key, k.actor, cardinality(k.members),
+          case when cardinality(k.members) > 0 then ' (' || array_to_string(k.members, ', ') || ')' else '' end,
+          coalesce(' (' || k.reason || ')', ''))
+        else format('budget %s was restored by %s to %s: its %s member(s) spend again%s', k.budget_key, k.actor,
+          ceilings.format_money(k.applied_value, coalesce(k.currency, 'USD')), cardinality(k.members), coalesce(' (' || k.reason || ')', ''))
+      end,
+      jsonb_build_object('auditId', k.id, 'budgetId', k.budget_id, 'budget', k.budget_key, 'actor', k.actor, 'reason', k.reason,
+                         'previous', k.previous_value, 'applied', k.applied_value, 'currency', k.currency,
+                         'members', to_jsonb(k.members), 'at', k.at),
+      k.budget_id)) as fired
+    from keyed k
+    where not exists (select 1 from alerts x where x.dedupe_key = k.dedupe)`,
+  );
+}
+
+/**
+ * A budget's value raised or lowered by the factor or more: an adjustment, or an edit of its bounds
+ * that moved the value with them. Kills and restores (to or from 0) alert as such instead.
+ */
+export function fireBudgetAdjustmentAlerts(db: Db, factor: number): Promise<number> {
+  const budgetAdjustment: AlertKind = "budget_adjustment";
+  return firedCount(
+    db,
+    sql`with events as (
+      select a.id, a.actor, a.reason, a.target as budget_key, (a.details->>'budgetId')::int as budget_id,
+             a.previous_value, a.applied_value, ${budgetAdjustment}::text || ':' || a.id as dedupe
+      from audit_events a
+      where a.action in ('budget.adjust', 'budget.update') and a.at > now() - ${AUDIT_LOOKBACK}::interval
+        and a.previous_value > 0 and a.applied_value > 0
+        and (a.applied_value >= ${factor}::bigint * a.previous_value or a.previous_value >= ${factor}::bigint * a.applied_value)
+    )
+    select count(*) filter (where ceilings.fire_alert(${budgetAdjustment}::text, e.dedupe, null, null, null,
+      format('budget %s %s from %s to %s by %s%s', e.budget_key,
+             case when e.applied_value > e.previous_value then 'raised' else 'lowered' end,
+             ceilings.format_money(e.previous_value, coalesce(b.currency, 'USD')),
+             ceilings.format_money(e.applied_value, coalesce(b.currency, 'USD')), e.actor, coalesce(' (' || e.reason || ')', '')),
+      jsonb_build_object('auditId', e.id, 'budgetId', e.budget_id, 'budget', e.budget_key, 'previous', e.previous_value,
+                         'applied', e.applied_value, 'currency', b.currency, 'actor', e.actor, 'reason', e.reason),
+      e.budget_id)) as fired
+    from events e
+    left join budgets b on b.id = e.budget_id
+    where not exists (select 1 from alerts x where x.dedupe_key = e.dedupe)`,
   );
 }
 
@@ -143,6 +214,8 @@ export async function runAlertRules(db: Db, s: RuleSettings): Promise<Record<str
   return {
     killRestore: await fireKillRestoreAlerts(db),
     adjustment: await fireAdjustmentAlerts(db, s.adjustFactor),
+    budgetKillRestore: await fireBudgetKillRestoreAlerts(db),
+    budgetAdjustment: await fireBudgetAdjustmentAlerts(db, s.adjustFactor),
     failClosed: await fireUnavailableBursts(db, s),
     refusalSpike: await fireRefusalSpikes(db, s),
   };

@@ -1,5 +1,6 @@
 import { asc, count, inArray } from "drizzle-orm";
 import type { Db } from "@/db/client";
+import { readBudgetStops, type BudgetStop } from "@/lib/budgets/read-stops";
 import { ceilingOverrides, ceilings, endpoints, type Ceiling, type Endpoint } from "@/db/schema";
 import { describeGuarantee } from "./guarantee";
 import { currentUsageTotals, usageSince, type UsageTotals } from "./usage";
@@ -9,6 +10,8 @@ import { billingMonthWindow, windowFor, type WindowSpan } from "./windows";
 export const NEAR_LIMIT_RATIO = 0.8;
 
 export type CeilingState = "live" | "killed" | "near_limit";
+/** An endpoint's state: its ceilings', or stopped by a budget it belongs to (killed, or a global one used up). */
+export type EndpointState = CeilingState | "stopped";
 
 export type CeilingView = Pick<
   Ceiling,
@@ -49,8 +52,10 @@ export type EndpointOverview = Pick<
   Endpoint,
   "id" | "key" | "name" | "unit" | "planAllowance" | "billingDay" | "perCallMax" | "parts" | "currency" | "archivedAt" | "archivedBy" | "version"
 > & {
-  state: CeilingState;
+  state: EndpointState;
   ceilings: CeilingView[];
+  /** The budgets refusing its calls now (a killed one first); empty when none does. */
+  budgetStops: BudgetStop[];
   monthToDate: MonthToDate | null;
   killedAt: Date | null;
   killedBy: string | null;
@@ -124,6 +129,7 @@ export async function buildOverviews(db: Db, rows: Endpoint[], now: Date): Promi
           .where(inArray(ceilingOverrides.ceilingId, ceilingIds))
           .groupBy(ceilingOverrides.ceilingId);
   const overridesOf = new Map(overrideCounts.map((r) => [r.ceilingId, r.n]));
+  const stopsOf = await readBudgetStops(db, { endpointIds: ids, now });
 
   const result: EndpointOverview[] = [];
   for (const e of rows) {
@@ -133,6 +139,9 @@ export async function buildOverviews(db: Db, rows: Endpoint[], now: Date): Promi
     const killed = views.filter((c) => c.state === "killed");
     const urgency = Math.max(0, ...views.map((c) => c.ratio));
     const firstKill = killed.map((c) => c.killedAt).filter((d): d is Date => d !== null).sort((a, b) => a.getTime() - b.getTime())[0];
+    // A used-up budget refuses only calls that cost money: an endpoint with no price passes it.
+    const priced = e.parts.some((part) => part.pricePico > 0);
+    const budgetStops = (stopsOf.get(e.id) ?? []).filter((s) => s.reason === "killed" || priced);
     result.push({
       id: e.id,
       key: e.key,
@@ -146,8 +155,9 @@ export async function buildOverviews(db: Db, rows: Endpoint[], now: Date): Promi
       archivedAt: e.archivedAt,
       archivedBy: e.archivedBy,
       version: e.version,
-      state: killed.length > 0 ? "killed" : urgency >= NEAR_LIMIT_RATIO ? "near_limit" : "live",
+      state: killed.length > 0 ? "killed" : budgetStops.length > 0 ? "stopped" : urgency >= NEAR_LIMIT_RATIO ? "near_limit" : "live",
       ceilings: views,
+      budgetStops,
       monthToDate: await monthToDate(db, e, views, now),
       killedAt: firstKill ?? null,
       killedBy: killed.find((c) => c.killedBy !== null)?.killedBy ?? null,
@@ -157,9 +167,9 @@ export async function buildOverviews(db: Db, rows: Endpoint[], now: Date): Promi
   return result;
 }
 
-const stateRank: Record<CeilingState, number> = { killed: 0, near_limit: 1, live: 2 };
+const stateRank: Record<EndpointState, number> = { killed: 0, stopped: 1, near_limit: 2, live: 3 };
 
-/** Every endpoint with each ceiling in its open window: killed first, then the fullest; archived last. */
+/** Every endpoint with each ceiling in its open window: killed first, then stopped by a budget, then the fullest; archived last. */
 export async function listEndpointsOverview(db: Db, now = new Date()): Promise<EndpointOverview[]> {
   const rows = await db.select().from(endpoints).orderBy(asc(endpoints.key));
   const views = await buildOverviews(db, rows, now);

@@ -105,6 +105,7 @@ export type Refused = {
   limit?: number;
   used?: number;
   remaining?: number;
+  /** The refusing window's end, when the call would pass then; absent for a kill, an account allowed nothing, or a call above the whole limit. */
   retryAt?: string;
 };
 

@@ -121,7 +121,10 @@ export const Refusal = z.strictObject({
   limit: z.int().optional(),
   used: z.int().optional(),
   remaining: z.int().optional(),
-  retryAt: Timestamp.optional(),
+  retryAt: Timestamp.optional().meta({
+    description:
+      "gates ceiling, cooldown and budget: the refusing window's end, when the call would pass in the next window; absent for a kill (a ceiling or budget at 0), an account allowed nothing, or a call costing more than the whole limit, which the next window refuses again",
+  }),
   error: errorObject(RefusalGate),
 });
 

@@ -264,7 +264,7 @@ export function openApiDocument(serverUrl?: string): Json {
             "429": answer(
               `refused by a gate, nothing charged; error.code is the gate: ${codes(E.reserve[429])}`,
               ref("Refusal"),
-              RETRY_AFTER(false, "seconds until the refusing window ends, when known"),
+              RETRY_AFTER(false, "seconds until the refusing window ends, when the call would pass then (as retryAt); absent for a kill"),
             ),
             "503": unavailable,
           },

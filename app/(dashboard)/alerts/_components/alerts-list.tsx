@@ -53,6 +53,7 @@ export function AlertsList({ alerts, canAcknowledge, acknowledge }: { alerts: In
                 <p className="text-xs font-semibold uppercase tracking-wide text-zinc-600 dark:text-zinc-400">
                   {kindLabel(a.kind)}
                   {a.endpointKey ? <span className="ml-2 font-mono normal-case">{a.endpointKey}</span> : null}
+                  {a.budgetKey && !a.endpointKey ? <span className="ml-2 font-mono normal-case">budget {a.budgetKey}</span> : null}
                 </p>
                 <p className="text-sm" data-testid="alert-message">{a.message}</p>
                 <p className="text-xs text-zinc-500">

@@ -92,7 +92,7 @@ export default async function BudgetPage({ params, searchParams }: Props) {
         </dl>
       </section>
 
-      <section aria-labelledby="history-title" className="space-y-3">
+      <section aria-labelledby="history-title" className="space-y-3" id="spend">
         <h2 id="history-title" className="text-lg font-semibold">Spend over time</h2>
         <div className={cardClass}>
           <BudgetSpendChart

@@ -21,6 +21,7 @@ import { ThrottlePanel } from "./_components/throttle-panel";
 import { listThrottleActivity } from "@/lib/throttle";
 import { budgetsOfEndpoint } from "@/lib/budgets";
 import { BudgetsCompact } from "@/components/budgets-compact";
+import { BudgetStops } from "@/components/budget-stops";
 import { activeRaiseEnds, listSchedules, pendingForEndpoint } from "@/lib/changes";
 import { SchedulesSection } from "./_components/schedules-section";
 import { PendingRequests } from "@/app/(dashboard)/changes/_components/pending-requests";
@@ -94,6 +95,12 @@ export default async function EndpointPage({ params }: Params) {
           Archived{detail.archivedAt ? ` on ${formatUtc(detail.archivedAt)}` : ""} by {detail.archivedBy ?? "unknown"}: every reservation is refused as{" "}
           <code className="font-mono">endpoint_archived</code> (HTTP 410) and nothing is charged. Its history, charts and refusals stay below.
         </p>
+      ) : null}
+
+      {!archived && detail.budgetStops.length > 0 ? (
+        <section role="status" aria-label="Stopped by a budget" className="rounded-md border border-red-300 bg-red-50 p-3 dark:border-red-800 dark:bg-red-950/40" data-testid="budget-stops">
+          <BudgetStops stops={detail.budgetStops} now={now} />
+        </section>
       ) : null}
 
       <PendingRequests requests={pending} now={now} title={`Raises of ${detail.key} waiting for a second admin`} />
