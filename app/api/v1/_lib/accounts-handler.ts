@@ -11,11 +11,16 @@ import type { ApiDeps } from "./deps";
 import { authenticateRequest, unavailableAnswer, withinDeadline } from "./guard";
 
 // The accounts routes: PUT /api/v1/accounts/{account} and POST /api/v1/accounts:bulk assign plans
-// (trusted keys only: the billing service calls them when a customer upgrades), GET
-// /api/v1/accounts/{account} shows an account's plan, block and what binds it (trusted keys, or the
-// key bound to that account). Assignments are audited with the key: ck_<prefix> (<key name>).
+// (a trusted key with the accounts:write scope: the billing service calls them when a customer
+// upgrades), GET /api/v1/accounts/{account} shows an account's plan, block and what binds it (a key
+// with accounts:read: trusted, or bound to that account). Each handler's first line checks the
+// scope (guard.ts). Assignments are audited with the key: ck_<prefix> (<key name>).
 
-/** Only a trusted key assigns: a key bound to an account must not move any account, its own included. */
+/**
+ * Only a trusted key assigns: a key bound to an account must not move any account, its own
+ * included. Creation and the database already refuse accounts:write on such a key; kept as a
+ * second lock.
+ */
 function forbidUnlessTrusted(principal: ApiPrincipal): ApiAnswer | null {
   if (principal.trusted) return null;
   return errorAnswer(403, "account_key_forbidden", `the API key ck_${principal.prefix} is bound to an account: only a trusted key may assign plans`);
@@ -77,7 +82,7 @@ function bulkShapeAnswer(error: z.ZodError, value: unknown): ApiAnswer {
 
 /** PUT /api/v1/accounts/{account} with {"plan": "<key>"}. */
 export async function handleAssignPlan(request: ApiRequest, rawAccount: string, deps: ApiDeps): Promise<ApiAnswer> {
-  const auth = await authenticateRequest(request, deps);
+  const auth = await authenticateRequest(request, deps, "accounts:write");
   if ("status" in auth) return auth;
   const forbidden = forbidUnlessTrusted(auth.principal);
   if (forbidden) return forbidden;
@@ -100,7 +105,7 @@ export async function handleAssignPlan(request: ApiRequest, rawAccount: string, 
 
 /** POST /api/v1/accounts:bulk with {"accounts": [{"account", "plan"}, ...]}: all or nothing. */
 export async function handleAssignPlans(request: ApiRequest, deps: ApiDeps): Promise<ApiAnswer> {
-  const auth = await authenticateRequest(request, deps);
+  const auth = await authenticateRequest(request, deps, "accounts:write");
   if ("status" in auth) return auth;
   const forbidden = forbidUnlessTrusted(auth.principal);
   if (forbidden) return forbidden;
@@ -129,7 +134,7 @@ function forAccountKey(view: AccountView): AccountView {
 
 /** GET /api/v1/accounts/{account}. */
 export async function handleGetAccount(request: ApiRequest, rawAccount: string, deps: ApiDeps): Promise<ApiAnswer> {
-  const auth = await authenticateRequest(request, deps);
+  const auth = await authenticateRequest(request, deps, "accounts:read");
   if ("status" in auth) return auth;
   let account: string;
   try {
