@@ -41,7 +41,7 @@ export function insufficientScopeAnswer(principal: ApiPrincipal, scope: ApiKeySc
     403,
     "insufficient_scope",
     `the API key ck_${principal.prefix} may not ${SCOPE_USE[scope]}: that needs the scope ${scope}, and the key has ${has} (an admin creates a key with it on /api-keys)`,
-    { scope },
+    {},
     { "www-authenticate": `Bearer realm="ceilings", error="insufficient_scope", scope="${scope}"` },
   );
 }
