@@ -35,7 +35,6 @@ export const API_ERROR_CODES = {
   endpoint_not_allowed: { status: 403, meaning: "the API key may not use this endpoint" },
   caller_not_allowed: { status: 403, meaning: "a key bound to an account named another account as caller" },
   reservation_forbidden: { status: 403, meaning: "the reservation belongs to another account" },
-  account_key_forbidden: { status: 403, meaning: "a key bound to an account may not assign plans: only a trusted key (the billing service's) may; such a key cannot be given accounts:write, so insufficient_scope answers first" },
   unknown_endpoint: { status: 404, meaning: "no endpoint has this key" },
   reservation_not_found: { status: 404, meaning: "no reservation has this id" },
   not_found: { status: 404, meaning: "no route answers this path under /api" },

@@ -3,7 +3,6 @@ import type { Db } from "@/db/client";
 import { AccountError, type AccountView, assignPlan, assignPlans, getAccount, MAX_BULK_ROWS, MAX_NAMED_ROWS, parseAccountId, recordRefusedAssignment, refuseTooMany } from "@/lib/accounts";
 import type { AuditActor } from "@/lib/audit/record";
 import { logError } from "@/lib/log/redact";
-import type { ApiPrincipal } from "@/lib/api-keys";
 import { apiKeyActor } from "@/lib/audit/record";
 import { type ApiAnswer, type ApiRequest, describeIssue, domainErrorAnswer, errorAnswer, jsonAnswer, parseJsonBody } from "@/lib/http";
 import { AssignPlanBody, BulkAssignBody, MAX_BULK_BODY_BYTES } from "@/lib/http/schemas";
@@ -14,17 +13,9 @@ import { authenticateRequest, unavailableAnswer, withinDeadline } from "./guard"
 // (a trusted key with the accounts:write scope: the billing service calls them when a customer
 // upgrades), GET /api/v1/accounts/{account} shows an account's plan, block and what binds it (a key
 // with accounts:read: trusted, or bound to that account). Each handler's first line checks the
-// scope (guard.ts). Assignments are audited with the key: ck_<prefix> (<key name>).
-
-/**
- * Only a trusted key assigns: a key bound to an account must not move any account, its own
- * included. Creation and the database already refuse accounts:write on such a key; kept as a
- * second lock.
- */
-function forbidUnlessTrusted(principal: ApiPrincipal): ApiAnswer | null {
-  if (principal.trusted) return null;
-  return errorAnswer(403, "account_key_forbidden", `the API key ck_${principal.prefix} is bound to an account: only a trusted key may assign plans`);
-}
+// scope (guard.ts); a key bound to an account never holds accounts:write (creation and the
+// api_keys_scopes_write_trusted CHECK refuse it), so no customer moves itself to a better plan.
+// Assignments are audited with the key: ck_<prefix> (<key name>).
 
 /** The database the account writes run on: the app's pool (no enforcement statement timeout) when given. */
 function writeDb(deps: ApiDeps): Promise<Db> {
@@ -84,8 +75,6 @@ function bulkShapeAnswer(error: z.ZodError, value: unknown): ApiAnswer {
 export async function handleAssignPlan(request: ApiRequest, rawAccount: string, deps: ApiDeps): Promise<ApiAnswer> {
   const auth = await authenticateRequest(request, deps, "accounts:write");
   if ("status" in auth) return auth;
-  const forbidden = forbidUnlessTrusted(auth.principal);
-  if (forbidden) return forbidden;
   const actor = apiKeyActor(auth.principal);
   const body = parseJsonBody(request);
   if (!body.ok) return refusedBody(deps, actor, rawAccount, errorAnswer(body.status, body.code, body.message));
@@ -107,8 +96,6 @@ export async function handleAssignPlan(request: ApiRequest, rawAccount: string, 
 export async function handleAssignPlans(request: ApiRequest, deps: ApiDeps): Promise<ApiAnswer> {
   const auth = await authenticateRequest(request, deps, "accounts:write");
   if ("status" in auth) return auth;
-  const forbidden = forbidUnlessTrusted(auth.principal);
-  if (forbidden) return forbidden;
   // Each row's account is trimmed as a caller is: "acct\u000b" names acct here as in a reservation.
   const actor = apiKeyActor(auth.principal);
   const body = parseJsonBody(request, MAX_BULK_BODY_BYTES, ["accounts[].account"]);
