@@ -56,6 +56,27 @@ export class ApiKeysPage {
     return (await this.secret.textContent()) ?? "";
   }
 
+  /** The scopes a key's row lists. */
+  scopes(prefix: string): Locator {
+    return this.row(prefix).getByTestId("api-key-scopes");
+  }
+
+  /** Creates a trusted key for accounts (no endpoint) with these accounts scopes and returns the secret shown once. */
+  async createForAccounts(name: string, scopes: ("accounts:read" | "accounts:write")[]): Promise<string> {
+    await expect(this.create).toBeEnabled();
+    await this.name.fill(name);
+    await this.trusted.check();
+    await this.page.getByRole("radio", { name: /^Accounts \(a billing service\)/ }).check();
+    for (const scope of ["accounts:read", "accounts:write"] as const) {
+      const box = this.page.getByRole("checkbox", { name: new RegExp(`^${scope}\\b`) });
+      if (scopes.includes(scope)) await box.check();
+      else await box.uncheck();
+    }
+    await this.create.click();
+    await expect(this.secret).toBeVisible();
+    return (await this.secret.textContent()) ?? "";
+  }
+
   /** Revokes through the confirmation dialog. */
   async revoke(prefix: string): Promise<void> {
     this.page.once("dialog", (dialog) => void dialog.accept());
