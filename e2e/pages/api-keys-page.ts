@@ -7,6 +7,8 @@ export class ApiKeysPage {
   readonly name: Locator;
   readonly account: Locator;
   readonly trusted: Locator;
+  /** What the key may do: spend on endpoints (scope reserve), as opposed to accounts. */
+  readonly spends: Locator;
   readonly create: Locator;
   readonly secret: Locator;
   readonly error: Locator;
@@ -16,6 +18,7 @@ export class ApiKeysPage {
     this.name = page.getByLabel("Name", { exact: true });
     this.account = page.getByLabel("Billing account", { exact: true });
     this.trusted = page.getByRole("radio", { name: /^Trusted service/ });
+    this.spends = page.getByRole("radio", { name: /^Spend on endpoints/ });
     this.create = page.getByRole("button", { name: "Create API key" });
     this.secret = page.getByTestId("api-key-secret");
     this.error = page.getByTestId("api-key-action-error");
@@ -38,6 +41,8 @@ export class ApiKeysPage {
   async createForAccount(name: string, account: string, endpoints: string[]): Promise<string> {
     await expect(this.create).toBeEnabled();
     await this.name.fill(name);
+    await this.page.getByRole("radio", { name: /^One billing account/ }).check();
+    await this.spends.check();
     await this.account.fill(account);
     for (const e of endpoints) await this.endpoint(e).check();
     await this.create.click();
@@ -50,6 +55,7 @@ export class ApiKeysPage {
     await expect(this.create).toBeEnabled();
     await this.name.fill(name);
     await this.trusted.check();
+    await this.spends.check();
     for (const e of endpoints) await this.endpoint(e).check();
     await this.create.click();
     await expect(this.secret).toBeVisible();
