@@ -17,6 +17,16 @@ export function CreateApiKeyForm({ endpoints }: { endpoints: EndpointChoice[] })
   const [binding, setBinding] = useState<"account" | "trusted">("account");
   // An endpoint key reserves on its endpoints; an accounts key reads or moves accounts and has none.
   const [use, setUse] = useState<"reserve" | "accounts">("reserve");
+  // A created key resets the form's inputs to their defaults: the choices follow, else the radios
+  // would read "one billing account" while the fields of a trusted accounts key stay shown.
+  const [answered, setAnswered] = useState(state);
+  if (state !== answered) {
+    setAnswered(state);
+    if (state.status === "ok") {
+      setBinding("account");
+      setUse("reserve");
+    }
+  }
   return (
     <form method="post" action={action} className="max-w-2xl space-y-4 rounded-lg border border-zinc-200 p-4 dark:border-zinc-800">
       <h2 className="text-lg font-semibold">Create an API key</h2>
