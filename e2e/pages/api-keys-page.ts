@@ -45,9 +45,7 @@ export class ApiKeysPage {
     await this.spends.check();
     await this.account.fill(account);
     for (const e of endpoints) await this.endpoint(e).check();
-    await this.create.click();
-    await expect(this.secret).toBeVisible();
-    return (await this.secret.textContent()) ?? "";
+    return this.submitForSecret();
   }
 
   /** Creates a key for a trusted service (it names the account of each call) and returns the secret shown once. */
@@ -57,9 +55,7 @@ export class ApiKeysPage {
     await this.trusted.check();
     await this.spends.check();
     for (const e of endpoints) await this.endpoint(e).check();
-    await this.create.click();
-    await expect(this.secret).toBeVisible();
-    return (await this.secret.textContent()) ?? "";
+    return this.submitForSecret();
   }
 
   /** The scopes a key's row lists. */
@@ -78,8 +74,15 @@ export class ApiKeysPage {
       if (scopes.includes(scope)) await box.check();
       else await box.uncheck();
     }
+    return this.submitForSecret();
+  }
+
+  /** Submits the form and returns the new key's secret: not the one a key created before left shown. */
+  private async submitForSecret(): Promise<string> {
+    const before = (await this.secret.count()) > 0 ? await this.secret.textContent() : null;
     await this.create.click();
     await expect(this.secret).toBeVisible();
+    if (before) await expect(this.secret).not.toHaveText(before);
     return (await this.secret.textContent()) ?? "";
   }
 
