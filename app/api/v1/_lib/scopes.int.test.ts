@@ -15,7 +15,7 @@ import { serve } from "./openapi-check";
 import { handleReserve } from "./reserve-handler";
 import { handleResolve } from "./resolve-handler";
 import { handleEndpointStatus } from "./status-handler";
-import { apiRequest, chargeSnapshot, makeAccountsKey, makeKey, type Send } from "./test-support";
+import { apiRequest, chargeSnapshot, makeAccountsKey, makeKey } from "./test-support";
 
 // Keys carry scopes (issue 33): every /api/v1 route checks the one it needs, on the dashboard's
 // routes (proxy.ts, then the handler) and on the API server (npm run api) alike; a key without it
