@@ -21,7 +21,7 @@ export const CreateApiKeyInput = z
   .object({
     name: z.string().trim().min(1, "a name is required").max(100, "the name must be 100 characters or fewer"),
     binding: ApiKeyBinding,
-    // Keys made before scopes existed, and callers that name none, spend on endpoints only.
+    // A caller that names no scope (a script, code written before scopes) gets the narrowest.
     scopes: ApiKeyScopes.default(["reserve"]),
     endpointKeys: z
       .array(z.string().trim().min(1).max(64))
