@@ -108,16 +108,20 @@ test.describe("plans and an account's page", () => {
 
     const keys = new ApiKeysPage(page);
     await page.goto(`${server?.url}/api-keys`);
-    const billing = await keys.createTrusted("billing service", ["sms.send", "email.send"]);
-    const call = (method: string, path: string, body: unknown) =>
+    // Keys carry scopes: the billing service moves accounts with a key bound to no endpoint, the
+    // product spends with a key bound to its endpoints.
+    const billing = await keys.createForAccounts("billing service", ["accounts:read", "accounts:write"]);
+    const product = await keys.createTrusted("product backend", ["sms.send", "email.send"]);
+    const callAs = (secret: string, method: string, path: string, body: unknown) =>
       fetch(`${server?.url}${path}`, {
         method,
-        headers: { authorization: `Bearer ${billing}`, "content-type": "application/json" },
+        headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
         body: JSON.stringify(body),
       });
+    const call = (method: string, path: string, body: unknown) => callAs(product, method, path, body);
 
     // The billing service moves one customer to pro when it upgrades.
-    const upgrade = await call("PUT", `/api/v1/accounts/${PRO}`, { plan: "pro" });
+    const upgrade = await callAs(billing, "PUT", `/api/v1/accounts/${PRO}`, { plan: "pro" });
     expect(upgrade.status).toBe(200);
     expect(await upgrade.json()).toMatchObject({ account: PRO, plan: "pro" });
 

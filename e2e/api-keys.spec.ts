@@ -19,6 +19,7 @@ test.describe("API keys", () => {
     const prefix = secret.slice(3, 11);
     await expect(keys.row(prefix)).toContainText("acct_e2e");
     await expect(keys.row(prefix)).toContainText("never");
+    await expect(keys.scopes(prefix)).toHaveText("reserve");
     await testInfo.attach("key created", { body: await page.screenshot({ fullPage: true }), contentType: "image/png" });
 
     const headers = { authorization: `Bearer ${secret}` };
@@ -47,6 +48,30 @@ test.describe("API keys", () => {
     await expect(audit.rows.first()).toContainText(`ck_${prefix}`);
     await audit.goto({ action: "api_key.revoke" });
     await expect(audit.rows.first()).toContainText(`ck_${prefix}`);
+  });
+
+  test("keys carry scopes: the billing service's accounts key reads accounts but cannot spend, an endpoint key cannot read or move accounts", async ({ page, request }, testInfo) => {
+    await signedIn(page, DEMO_ADMIN, "/api-keys");
+    const keys = new ApiKeysPage(page);
+    const billing = await keys.createForAccounts("e2e billing service", ["accounts:read", "accounts:write"]);
+    const billingPrefix = billing.slice(3, 11);
+    await expect(keys.scopes(billingPrefix)).toHaveText(/accounts:read\s*accounts:write/);
+    await expect(keys.row(billingPrefix)).toContainText("trusted service");
+    await testInfo.attach("accounts key", { body: await page.screenshot({ fullPage: true }), contentType: "image/png" });
+    const spender = await keys.createForAccount("e2e scoped spender", "acct_e2e_scopes", [ENDPOINT]);
+
+    const as = (secret: string) => ({ authorization: `Bearer ${secret}` });
+    const read = await request.get("/api/v1/accounts/acct_e2e_scopes", { headers: as(billing) });
+    expect(read.status()).toBe(200);
+    const spend = await request.post("/api/v1/reservations", { headers: as(billing), data: { endpoint: ENDPOINT, amount: 1, caller: "acct_e2e_scopes" } });
+    expect([spend.status(), await spend.json()]).toEqual([403, { error: expect.objectContaining({ code: "insufficient_scope" }) }]);
+    expect(spender).not.toBe(billing);
+    for (const answer of [
+      await request.get("/api/v1/accounts/acct_e2e_scopes", { headers: as(spender) }),
+      await request.put("/api/v1/accounts/acct_e2e_scopes", { headers: as(spender), data: { plan: "enterprise" } }),
+    ]) {
+      expect([answer.status(), await answer.json()]).toEqual([403, { error: expect.objectContaining({ code: "insufficient_scope" }) }]);
+    }
   });
 
   test("a viewer sees the keys but can neither create nor revoke", async ({ page }) => {

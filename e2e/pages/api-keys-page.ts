@@ -7,6 +7,8 @@ export class ApiKeysPage {
   readonly name: Locator;
   readonly account: Locator;
   readonly trusted: Locator;
+  /** What the key may do: spend on endpoints (scope reserve), as opposed to accounts. */
+  readonly spends: Locator;
   readonly create: Locator;
   readonly secret: Locator;
   readonly error: Locator;
@@ -16,6 +18,7 @@ export class ApiKeysPage {
     this.name = page.getByLabel("Name", { exact: true });
     this.account = page.getByLabel("Billing account", { exact: true });
     this.trusted = page.getByRole("radio", { name: /^Trusted service/ });
+    this.spends = page.getByRole("radio", { name: /^Spend on endpoints/ });
     this.create = page.getByRole("button", { name: "Create API key" });
     this.secret = page.getByTestId("api-key-secret");
     this.error = page.getByTestId("api-key-action-error");
@@ -38,11 +41,11 @@ export class ApiKeysPage {
   async createForAccount(name: string, account: string, endpoints: string[]): Promise<string> {
     await expect(this.create).toBeEnabled();
     await this.name.fill(name);
+    await this.page.getByRole("radio", { name: /^One billing account/ }).check();
+    await this.spends.check();
     await this.account.fill(account);
     for (const e of endpoints) await this.endpoint(e).check();
-    await this.create.click();
-    await expect(this.secret).toBeVisible();
-    return (await this.secret.textContent()) ?? "";
+    return this.submitForSecret();
   }
 
   /** Creates a key for a trusted service (it names the account of each call) and returns the secret shown once. */
@@ -50,9 +53,36 @@ export class ApiKeysPage {
     await expect(this.create).toBeEnabled();
     await this.name.fill(name);
     await this.trusted.check();
+    await this.spends.check();
     for (const e of endpoints) await this.endpoint(e).check();
+    return this.submitForSecret();
+  }
+
+  /** The scopes a key's row lists. */
+  scopes(prefix: string): Locator {
+    return this.row(prefix).getByTestId("api-key-scopes");
+  }
+
+  /** Creates a trusted key for accounts (no endpoint) with these accounts scopes and returns the secret shown once. */
+  async createForAccounts(name: string, scopes: ("accounts:read" | "accounts:write")[]): Promise<string> {
+    await expect(this.create).toBeEnabled();
+    await this.name.fill(name);
+    await this.trusted.check();
+    await this.page.getByRole("radio", { name: /^Accounts \(a billing service\)/ }).check();
+    for (const scope of ["accounts:read", "accounts:write"] as const) {
+      const box = this.page.getByRole("checkbox", { name: new RegExp(`^${scope}\\b`) });
+      if (scopes.includes(scope)) await box.check();
+      else await box.uncheck();
+    }
+    return this.submitForSecret();
+  }
+
+  /** Submits the form and returns the new key's secret: not the one a key created before left shown. */
+  private async submitForSecret(): Promise<string> {
+    const before = (await this.secret.count()) > 0 ? await this.secret.textContent() : null;
     await this.create.click();
     await expect(this.secret).toBeVisible();
+    if (before) await expect(this.secret).not.toHaveText(before);
     return (await this.secret.textContent()) ?? "";
   }
 

@@ -2,6 +2,7 @@ import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { apiKeys } from "@/db/schema";
 import { apiKeySummaryColumns } from "./list";
+import type { ApiKeyScope } from "./scopes";
 import { hashToken, readBearer } from "./token";
 import { answerBy } from "@/lib/enforcement/lanes";
 import { env } from "@/lib/env";
@@ -16,6 +17,8 @@ export type ApiPrincipal = {
   account: string | null;
   trusted: boolean;
   endpointKeys: string[];
+  /** What the key may do (scopes.ts); every route checks the one it needs (guard.ts). */
+  scopes: ApiKeyScope[];
 };
 
 export type AuthenticationFailure = { ok: false; code: "missing_api_key" | "invalid_api_key" | "revoked_api_key"; message: string };
@@ -54,7 +57,7 @@ export async function lookUpKey(db: Db, secretHash: string): Promise<Authenticat
   if (row.revokedAt) return { ok: false, code: "revoked_api_key", message: `the API key ck_${row.prefix} was revoked` };
   return {
     ok: true,
-    principal: { keyId: row.id, name: row.name, prefix: row.prefix, account: row.account, trusted: row.trusted, endpointKeys: row.endpointKeys },
+    principal: { keyId: row.id, name: row.name, prefix: row.prefix, account: row.account, trusted: row.trusted, endpointKeys: row.endpointKeys, scopes: row.scopes },
   };
 }
 

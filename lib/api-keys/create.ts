@@ -13,7 +13,11 @@ export type CreatedApiKey = {
   secret: string;
 };
 
-/** Creates a key and its audit event in one transaction; only the token's hash is stored. */
+/**
+ * Creates a key and its audit event in one transaction; only the token's hash is stored. Only an
+ * admin reaches this from the dashboard (api-key-action-core.ts), `accounts:write` included: what
+ * such a key may move an account to is limited by the plans themselves, not by who made the key.
+ */
 export async function createApiKey(db: Db, params: CreateApiKeyInput & { actor: AuditActor }): Promise<CreatedApiKey> {
   const parsed = CreateApiKeyInput.safeParse(params);
   if (!parsed.success) throw new ApiKeyError("invalid_input", parsed.error.issues.map((i) => i.message).join("; "));
@@ -21,7 +25,7 @@ export async function createApiKey(db: Db, params: CreateApiKeyInput & { actor: 
   const actor = auditActorFields(params.actor);
   const generated = generateToken();
   const key = await db.transaction(async (tx) => {
-    const known = await tx.select({ key: endpoints.key }).from(endpoints).where(inArray(endpoints.key, input.endpointKeys));
+    const known = input.endpointKeys.length === 0 ? [] : await tx.select({ key: endpoints.key }).from(endpoints).where(inArray(endpoints.key, input.endpointKeys));
     const missing = input.endpointKeys.filter((k) => !known.some((e) => e.key === k));
     if (missing.length > 0) throw new ApiKeyError("unknown_endpoint", `unknown endpoint(s): ${missing.join(", ")}`);
     const [row] = await tx
@@ -33,6 +37,7 @@ export async function createApiKey(db: Db, params: CreateApiKeyInput & { actor: 
         account: input.binding.kind === "account" ? input.binding.account : null,
         trusted: input.binding.kind === "trusted",
         endpointKeys: input.endpointKeys,
+        scopes: input.scopes,
         createdBy: actor.actor,
       })
       .returning();
@@ -47,6 +52,7 @@ export async function createApiKey(db: Db, params: CreateApiKeyInput & { actor: 
         account: row.account,
         trusted: row.trusted,
         endpointKeys: row.endpointKeys,
+        scopes: row.scopes,
       },
     });
     const { secretHash: _hash, ...summary } = row;

@@ -6,4 +6,5 @@ export { ApiKeyError, type ApiKeyErrorCode } from "./errors";
 export { ApiKeyAccount, ApiKeyBinding, CreateApiKeyInput } from "./input";
 export { listApiKeys, listEndpointChoices, type ApiKeySummary, type EndpointChoice } from "./list";
 export { revokeApiKey } from "./revoke";
+export { ACCOUNT_SCOPES, API_KEY_SCOPES, ApiKeyScope, ApiKeyScopes, hasScope, SCOPE_MEANINGS } from "./scopes";
 export { generateToken, hashToken, readBearer, tokenPrefix } from "./token";

@@ -13,6 +13,7 @@ export const apiKeySummaryColumns = {
   account: apiKeys.account,
   trusted: apiKeys.trusted,
   endpointKeys: apiKeys.endpointKeys,
+  scopes: apiKeys.scopes,
   createdBy: apiKeys.createdBy,
   createdAt: apiKeys.createdAt,
   revokedAt: apiKeys.revokedAt,

@@ -6,7 +6,7 @@ import { plans, reservations } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import type { ApiDeps } from "@/app/api/v1/_lib/deps";
-import { makeKey } from "@/app/api/v1/_lib/test-support";
+import { makeAccountsKey, makeKey } from "@/app/api/v1/_lib/test-support";
 import { type RunningApiServer, startApiServer } from "@/app/api/v1/_lib/api-server";
 import { MAX_BODY_BYTES } from "@/lib/http";
 import { budgetUsage, makeBudget, priceEndpoint } from "@/lib/enforcement/budget-fixtures";
@@ -213,12 +213,13 @@ describe.skipIf(skipWithoutDatabase())("the Ceilings client over HTTP", () => {
     expect(row?.state).toBe("released");
   });
 
-  it("a trusted key puts accounts on plans one by one and in bulk; a bound key is refused; both read the account", async () => {
+  it("a trusted accounts key puts accounts on plans one by one and in bulk; a key that reserves is refused; keys with accounts:read read the account", async () => {
     await t.db.insert(plans).values([
       { key: "free", name: "Free" },
       { key: "pro", name: "Pro" },
     ]);
-    const billing = client({ apiKey: (await makeKey(t.db, { endpoints: [endpoint.key], trusted: true, name: "billing" })).secret });
+    const billing = client({ apiKey: (await makeAccountsKey(t.db, { name: "billing" })).secret });
+    const portal = client({ apiKey: (await makeAccountsKey(t.db, { name: "portal", account: "acct_client", scopes: ["accounts:read"] })).secret });
     expect(await billing.setAccountPlan("acct_client", "pro")).toEqual({ status: "assigned", account: "acct_client", plan: "pro", previous: "default", previousWasDefault: true, changed: true });
     expect(await billing.setAccountPlan("acct_client", "pro")).toMatchObject({ changed: false });
     expect(await billing.setAccountPlans([{ account: "acct_one", plan: "free" }, { account: "acct_client", plan: "pro" }])).toMatchObject({ status: "assigned", assigned: 1, unchanged: 1 });
@@ -226,8 +227,8 @@ describe.skipIf(skipWithoutDatabase())("the Ceilings client over HTTP", () => {
     expect(refused).toBeInstanceOf(InvalidRequestError);
     expect([(refused as InvalidRequestError).code, (refused as InvalidRequestError).rows]).toEqual(["invalid_rows", [{ index: 1, account: "acct_three", code: "unknown_plan", message: "unknown plan 'gold'" }]]);
     const forbidden = await client().setAccountPlan("acct_client", "free").catch((e: unknown) => e);
-    expect([forbidden instanceof ForbiddenError, (forbidden as ForbiddenError).code]).toEqual([true, "account_key_forbidden"]);
-    expect(await client().getAccount("acct_client")).toMatchObject({ status: "ok", account: "acct_client", plan: { key: "pro", name: "Pro" }, planAssigned: true, blocked: null });
+    expect([forbidden instanceof ForbiddenError, (forbidden as ForbiddenError).code]).toEqual([true, "insufficient_scope"]);
+    expect(await portal.getAccount("acct_client")).toMatchObject({ status: "ok", account: "acct_client", plan: { key: "pro", name: "Pro" }, planAssigned: true, blocked: null });
     expect(await billing.getAccount("acct_one")).toMatchObject({ status: "ok", plan: { key: "free" }, planSetBy: expect.stringMatching(/^ck_\w+ \(billing\)$/) });
     failNext = 1;
     expect(await billing.setAccountPlan("acct_one", "pro")).toEqual({ status: "assigned", account: "acct_one", plan: "pro", previous: "free", previousWasDefault: false, changed: true });

@@ -41,17 +41,17 @@ export type CeilingsClient = {
   /** The endpoint's ceilings with value, used, held and remaining in their current windows. */
   endpointStatus(endpointKey: string, options?: { caller?: string }): Promise<EndpointStatus | Unavailable>;
   /**
-   * Put one account on a plan (a trusted key only: a key bound to an account gets ForbiddenError
-   * `account_key_forbidden`). It binds the account's next reservation. Safe to retry.
+   * Put one account on a plan (a trusted key with the accounts:write scope: any other key gets
+   * ForbiddenError `insufficient_scope`). It binds the account's next reservation. Safe to retry.
    */
   setAccountPlan(account: string, plan: string): Promise<PlanAssignment | Unavailable>;
   /**
-   * Put up to 10,000 accounts on plans at once, all or none (a trusted key only). A refused body
+   * Put up to 10,000 accounts on plans at once, all or none (a trusted key with accounts:write). A refused body
    * throws InvalidRequestError, code `invalid_rows` with `.rows` naming each bad row, or `too_many`.
    * Safe to retry. Its deadline is `deadlineMs` of this call, 30 s by default.
    */
   setAccountPlans(rows: readonly AccountPlanRow[], options?: { deadlineMs?: number }): Promise<PlanAssignments | Unavailable>;
-  /** One account's plan, block and what binds it (a trusted key, or the key bound to that account). */
+  /** One account's plan, block and what binds it (a key with accounts:read: trusted, or bound to that account). */
   getAccount(account: string): Promise<AccountView | Unavailable>;
 };
 

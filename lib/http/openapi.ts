@@ -53,7 +53,7 @@ export const OPERATION_ERRORS = {
   reserve: {
     400: ["invalid_json", "nesting_too_deep", "duplicate_field", "invalid_characters", "unknown_field", "invalid_input", "invalid_amount", "invalid_parts", "invalid_ttl", "invalid_request_id", "caller_required", "destination_required", "invalid_destination"],
     401: ["missing_api_key", "invalid_api_key", "revoked_api_key"],
-    403: ["endpoint_not_allowed", "caller_not_allowed"],
+    403: ["insufficient_scope", "endpoint_not_allowed", "caller_not_allowed"],
     404: ["unknown_endpoint"],
     409: ["idempotency_conflict", "already_resolved"],
     410: ["endpoint_archived"],
@@ -64,7 +64,7 @@ export const OPERATION_ERRORS = {
   settleReservation: {
     400: ["invalid_reservation_id", "invalid_json", "nesting_too_deep", "duplicate_field", "invalid_characters", "unknown_field", "invalid_input", "invalid_amount", "invalid_parts", "invalid_actual"],
     401: ["missing_api_key", "invalid_api_key", "revoked_api_key"],
-    403: ["endpoint_not_allowed", "reservation_forbidden"],
+    403: ["insufficient_scope", "endpoint_not_allowed", "reservation_forbidden"],
     404: ["reservation_not_found"],
     409: ["already_resolved"],
     413: ["body_too_large"],
@@ -73,7 +73,7 @@ export const OPERATION_ERRORS = {
   releaseReservation: {
     400: ["invalid_reservation_id", "invalid_json", "nesting_too_deep", "duplicate_field", "invalid_characters", "unknown_field", "invalid_input"],
     401: ["missing_api_key", "invalid_api_key", "revoked_api_key"],
-    403: ["endpoint_not_allowed", "reservation_forbidden"],
+    403: ["insufficient_scope", "endpoint_not_allowed", "reservation_forbidden"],
     404: ["reservation_not_found"],
     409: ["already_resolved"],
     413: ["body_too_large"],
@@ -82,28 +82,28 @@ export const OPERATION_ERRORS = {
   endpointStatus: {
     400: ["invalid_input"],
     401: ["missing_api_key", "invalid_api_key", "revoked_api_key"],
-    403: ["endpoint_not_allowed", "caller_not_allowed"],
+    403: ["insufficient_scope", "endpoint_not_allowed", "caller_not_allowed"],
     404: ["unknown_endpoint"],
     503: ["unavailable"],
   },
   assignPlan: {
     400: ["invalid_json", "nesting_too_deep", "duplicate_field", "invalid_characters", "unknown_field", "invalid_input", "unknown_plan"],
     401: ["missing_api_key", "invalid_api_key", "revoked_api_key"],
-    403: ["account_key_forbidden"],
+    403: ["insufficient_scope"],
     413: ["body_too_large"],
     503: ["unavailable"],
   },
   assignPlans: {
     400: ["invalid_json", "nesting_too_deep", "duplicate_field", "invalid_characters", "unknown_field", "invalid_input", "invalid_rows", "too_many"],
     401: ["missing_api_key", "invalid_api_key", "revoked_api_key"],
-    403: ["account_key_forbidden"],
+    403: ["insufficient_scope"],
     413: ["body_too_large"],
     503: ["unavailable"],
   },
   getAccount: {
     400: ["invalid_input"],
     401: ["missing_api_key", "invalid_api_key", "revoked_api_key"],
-    403: ["caller_not_allowed"],
+    403: ["insufficient_scope", "caller_not_allowed"],
     503: ["unavailable"],
   },
 } as const satisfies Record<string, Partial<Record<number, readonly ApiErrorCode[]>>>;
@@ -143,7 +143,7 @@ const COMPONENTS: Record<string, { schema: z.ZodType; io: "input" | "output" }> 
   AssignPlanBadRequest: { schema: errorBody(E.assignPlan[400]), io: "output" },
   AssignPlansBadRequest: { schema: errorBody(E.assignPlans[400].filter((c) => c !== "invalid_rows")), io: "output" },
   GetAccountBadRequest: { schema: errorBody(E.getAccount[400]), io: "output" },
-  AccountKeyForbidden: { schema: errorBody(E.assignPlan[403]), io: "output" },
+  AssignForbidden: { schema: errorBody(E.assignPlan[403]), io: "output" },
   GetAccountForbidden: { schema: errorBody(E.getAccount[403]), io: "output" },
 };
 
@@ -178,7 +178,7 @@ const accountParam = {
   description: "the billing account, percent-encoded as a path segment",
 };
 
-const assignForbidden = error("AccountKeyForbidden", E.assignPlan[403], "a key bound to an account; nothing changed");
+const assignForbidden = error("AssignForbidden", E.assignPlan[403], "a key without accounts:write (a key bound to endpoints or to an account never has it); nothing changed");
 
 function resolveOperation(verb: "settle" | "release") {
   const op = verb === "settle" ? E.settleReservation : E.releaseReservation;
@@ -275,7 +275,7 @@ export function openApiDocument(serverUrl?: string): Json {
       "/api/v1/accounts/{account}": {
         put: {
           operationId: "assignPlan",
-          summary: "Put one account on a plan (trusted keys only); it binds the account's next reservation",
+          summary: "Put one account on a plan (a trusted key with the accounts:write scope); it binds the account's next reservation",
           description:
             "Counters already used in the current windows stay: an upgrade mid-day gives the new value minus what was used. " +
             "Assigning the default plan's key pins the account to that plan: a later switch of the default moves only accounts never assigned. " +
@@ -294,7 +294,7 @@ export function openApiDocument(serverUrl?: string): Json {
         get: {
           operationId: "getAccount",
           summary: "One account's plan, block and the value that binds it on each per-caller ceiling and per-account budget",
-          description: "A trusted key reads any account; a key bound to an account reads its own only.",
+          description: "Needs the accounts:read scope. A trusted key reads any account; a key bound to an account reads its own only.",
           parameters: [accountParam],
           responses: {
             "200": answer("the account (an account never seen is shown on the default plan, known: false)", ref("Account")),
@@ -308,7 +308,7 @@ export function openApiDocument(serverUrl?: string): Json {
       "/api/v1/accounts:bulk": {
         post: {
           operationId: "assignPlans",
-          summary: "Put up to 10,000 accounts on plans at once, all or nothing (trusted keys only)",
+          summary: "Put up to 10,000 accounts on plans at once, all or nothing (a trusted key with the accounts:write scope)",
           description:
             "Every row is checked before anything is written; one bad row refuses the body and every bad row is named with its index (the first 100). " +
             "The body may weigh up to 4 MiB. One audit event per account whose plan changed, tied together by batch.",
@@ -353,7 +353,17 @@ export function openApiDocument(serverUrl?: string): Json {
     },
     components: {
       schemas,
-      securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "ck_<prefix>_<secret>, created on /api-keys" } },
+      securitySchemes: {
+        apiKey: {
+          type: "http",
+          scheme: "bearer",
+          description:
+            "ck_<prefix>_<secret>, created by an admin on /api-keys. A key carries scopes, and each call needs one: `reserve` for reservations (reserve, settle, release) and endpoint status, " +
+            "on the endpoints the key is bound to; `accounts:read` to read an account; `accounts:write` to assign plans (trusted keys only). " +
+            "A key bound to endpoints has `reserve` only: it cannot read or move accounts; a key with accounts scopes has no endpoint. " +
+            "A key without the scope a call needs gets 403 `insufficient_scope` and nothing changes.",
+        },
+      },
     },
     "x-error-codes": API_ERROR_CODE_NAMES.map((code) => ({ code, status: API_ERROR_CODES[code].status, meaning: API_ERROR_CODES[code].meaning })),
   };

@@ -3,7 +3,9 @@ import { defineAction } from "@/app/_lib/define-action";
 import { ApiKeyAccount, createApiKey, revokeApiKey } from "@/lib/api-keys";
 import { decimalId } from "@/lib/http/strict-input";
 
-// API keys: admins only. A new key's secret is answered once and never stored.
+// API keys: admins only, accounts:write included (a key that moves accounts is made by one admin:
+// which plans a key may move an account to is the plans' own control). A new key's secret is
+// answered once and never stored; scopes and endpoints are checked by createApiKey (zod).
 
 export const API_KEYS_PATH = "/api-keys";
 
@@ -12,7 +14,9 @@ const CreateForm = z
     name: z.string({ error: "a name is required" }).trim().min(1, "a name is required").max(100, "the name must be 100 characters or fewer"),
     binding: z.enum(["account", "trusted"], { error: "choose a billing account or trusted service" }),
     account: z.string().optional(),
-    endpointKeys: z.array(z.string().min(1)).min(1, "choose at least one endpoint"),
+    // What the key may do: reserve on its endpoints, or accounts:read / accounts:write without any.
+    scopes: z.array(z.string()),
+    endpointKeys: z.array(z.string().min(1)),
   })
   .transform((form, ctx) => {
     if (form.binding === "trusted") return { ...form, binding: { kind: "trusted" as const } };
@@ -25,11 +29,11 @@ const CreateForm = z
   });
 
 export const createApiKeyCore = defineAction({
-  role: "admin", boundary: "api_key.create", lists: ["endpointKeys"], input: CreateForm,
+  role: "admin", boundary: "api_key.create", lists: ["scopes", "endpointKeys"], input: CreateForm,
   run: async ({ actor, db }, input) => {
     const { key, secret } = await createApiKey(db, { ...input, actor });
     const owner = key.trusted ? "a trusted service" : `account ${key.account}`;
-    return { message: `Created ${key.name} (ck_${key.prefix}) for ${owner}. Copy the key now: it is shown only once.`, secret, revalidate: [API_KEYS_PATH] };
+    return { message: `Created ${key.name} (ck_${key.prefix}) for ${owner}, scopes ${key.scopes.join(", ")}. Copy the key now: it is shown only once.`, secret, revalidate: [API_KEYS_PATH] };
   },
 });
 

@@ -35,7 +35,7 @@ describe.skipIf(skipWithoutDatabase())("API key server actions", () => {
   });
 
   it("creates a key for an admin: the secret is returned once, only its hash is stored, the audit row is written", async () => {
-    const state = await createApiKeyCore(as("admin"), form({ name: "newsletter", binding: "account", account: "acct_9", endpointKeys: [endpointKey] }));
+    const state = await createApiKeyCore(as("admin"), form({ name: "newsletter", binding: "account", account: "acct_9", scopes: ["reserve"], endpointKeys: [endpointKey] }));
     const secret = created(state);
     expect(secret).toMatch(/^ck_[a-z0-9]{8}_/);
     const rows = await t.db.select().from(apiKeys);
@@ -51,17 +51,24 @@ describe.skipIf(skipWithoutDatabase())("API key server actions", () => {
   });
 
   it("creates a trusted-service key without an account", async () => {
-    const state = await createApiKeyCore(as("admin"), form({ name: "billing backend", binding: "trusted", account: "ignored", endpointKeys: [endpointKey] }));
+    const state = await createApiKeyCore(as("admin"), form({ name: "billing backend", binding: "trusted", account: "ignored", scopes: ["reserve"], endpointKeys: [endpointKey] }));
     const auth = await authenticateApiKey(t.db, `Bearer ${created(state)}`);
     expect(auth).toMatchObject({ ok: true, principal: { account: null, trusted: true } });
   });
 
+  it("creates a billing service's key: trusted, accounts:read and accounts:write, no endpoint; the message names its scopes", async () => {
+    const state = await createApiKeyCore(as("admin"), form({ name: "billing accounts", binding: "trusted", scopes: ["accounts:write", "accounts:read"], endpointKeys: [] }));
+    expect(state.status === "ok" ? state.message : state).toContain("scopes accounts:read, accounts:write");
+    const auth = await authenticateApiKey(t.db, `Bearer ${created(state)}`);
+    expect(auth).toMatchObject({ ok: true, principal: { trusted: true, endpointKeys: [], scopes: ["accounts:read", "accounts:write"] } });
+  });
+
   it.each([null, "viewer", "operator"] as const)("refuses %s to create or revoke, and changes nothing", async (role) => {
-    const target = await createApiKeyCore(as("admin"), form({ name: `target-${role}`, binding: "trusted", endpointKeys: [endpointKey] }));
+    const target = await createApiKeyCore(as("admin"), form({ name: `target-${role}`, binding: "trusted", scopes: ["reserve"], endpointKeys: [endpointKey] }));
     expect(target.status).toBe("ok");
     const [row] = await t.db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.name, `target-${role}`));
     const before = await snapshot();
-    const create = await createApiKeyCore(as(role), form({ name: "sneaky", binding: "trusted", endpointKeys: [endpointKey] }));
+    const create = await createApiKeyCore(as(role), form({ name: "sneaky", binding: "trusted", scopes: ["reserve"], endpointKeys: [endpointKey] }));
     const revoke = await revokeApiKeyCore(as(role), form({ id: String(row?.id) }));
     expect(create.status).toBe("error");
     expect(revoke.status).toBe("error");
@@ -71,12 +78,17 @@ describe.skipIf(skipWithoutDatabase())("API key server actions", () => {
   it("refuses bad forms with a clear message and writes nothing", async () => {
     const before = await snapshot();
     const cases: [Record<string, string | string[]>, string][] = [
-      [{ name: "", binding: "trusted", endpointKeys: [endpointKey] }, "a name is required"],
-      [{ name: "x", binding: "account", account: " ", endpointKeys: [endpointKey] }, "the billing account is required"],
-      [{ name: "x", binding: "account", account: "acct one", endpointKeys: [endpointKey] }, "may not contain spaces"],
-      [{ name: "x", binding: "trusted" }, "choose at least one endpoint"],
-      [{ name: "x", binding: "nobody", endpointKeys: [endpointKey] }, "choose a billing account or trusted service"],
-      [{ name: "x", binding: "trusted", endpointKeys: [endpointKey, "no.such"] }, "unknown endpoint(s): no.such"],
+      [{ name: "", binding: "trusted", scopes: ["reserve"], endpointKeys: [endpointKey] }, "a name is required"],
+      [{ name: "x", binding: "account", account: " ", scopes: ["reserve"], endpointKeys: [endpointKey] }, "the billing account is required"],
+      [{ name: "x", binding: "account", account: "acct one", scopes: ["reserve"], endpointKeys: [endpointKey] }, "may not contain spaces"],
+      [{ name: "x", binding: "trusted", scopes: ["reserve"] }, "choose at least one endpoint"],
+      [{ name: "x", binding: "trusted", endpointKeys: [endpointKey] }, "choose at least one scope"],
+      [{ name: "x", binding: "trusted", scopes: ["reserve", "accounts:root"], endpointKeys: [endpointKey] }, "unknown scope 'accounts:root'"],
+      [{ name: "x", binding: "trusted", scopes: ["reserve", "accounts:write"], endpointKeys: [endpointKey] }, "a key bound to endpoints cannot read or move accounts"],
+      [{ name: "x", binding: "trusted", scopes: ["accounts:read"], endpointKeys: [endpointKey] }, "a key for accounts has no endpoints"],
+      [{ name: "x", binding: "account", account: "acct_1", scopes: ["accounts:write"] }, "only a trusted-service key may have accounts:write"],
+      [{ name: "x", binding: "nobody", scopes: ["reserve"], endpointKeys: [endpointKey] }, "choose a billing account or trusted service"],
+      [{ name: "x", binding: "trusted", scopes: ["reserve"], endpointKeys: [endpointKey, "no.such"] }, "unknown endpoint(s): no.such"],
     ];
     for (const [fields, message] of cases) {
       const state = await createApiKeyCore(as("admin"), form(fields));
@@ -86,7 +98,7 @@ describe.skipIf(skipWithoutDatabase())("API key server actions", () => {
   });
 
   it("revokes a key with its audit row; the key fails at once; a second revoke is refused", async () => {
-    const secret = created(await createApiKeyCore(as("admin"), form({ name: "to revoke", binding: "account", account: "acct_r", endpointKeys: [endpointKey] })));
+    const secret = created(await createApiKeyCore(as("admin"), form({ name: "to revoke", binding: "account", account: "acct_r", scopes: ["reserve"], endpointKeys: [endpointKey] })));
     const [row] = await t.db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.name, "to revoke"));
     const revoked = await revokeApiKeyCore(as("admin"), form({ id: String(row?.id) }));
     expect(revoked.status).toBe("ok");

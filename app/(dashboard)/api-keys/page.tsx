@@ -3,7 +3,7 @@ import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
 import { hasRole } from "@/lib/auth/roles";
 import { DataTable, type TableSpec } from "@/components/data-table";
-import { listApiKeys, listEndpointChoices, type ApiKeySummary } from "@/lib/api-keys";
+import { listApiKeys, listEndpointChoices, SCOPE_MEANINGS, type ApiKeySummary } from "@/lib/api-keys";
 import { formatDateTime } from "@/lib/format";
 import { CreateApiKeyForm } from "./_components/create-api-key-form";
 import { RevokeApiKeyButton } from "./_components/revoke-api-key-button";
@@ -20,7 +20,20 @@ function apiKeyTable(admin: boolean): TableSpec<ApiKeySummary> {
       { header: "Name", cellClassName: "align-top", cell: (k) => k.name },
       { header: "Key", cellClassName: "align-top font-mono", cell: (k) => `ck_${k.prefix}_…` },
       { header: "Spends for", cellClassName: "align-top", cell: (k) => (k.trusted ? <span className="italic">trusted service</span> : <span className="font-mono">{k.account}</span>) },
-      { header: "Endpoints", cellClassName: "align-top font-mono text-xs", cell: (k) => k.endpointKeys.join(", ") },
+      {
+        header: "Scopes",
+        cellClassName: "align-top",
+        cell: (k) => (
+          <ul className="space-y-0.5" data-testid="api-key-scopes">
+            {k.scopes.map((s) => (
+              <li key={s} title={SCOPE_MEANINGS[s]} className="font-mono text-xs">
+                {s}
+              </li>
+            ))}
+          </ul>
+        ),
+      },
+      { header: "Endpoints", cellClassName: "align-top font-mono text-xs", cell: (k) => (k.endpointKeys.length > 0 ? k.endpointKeys.join(", ") : <span className="font-sans text-zinc-500">none</span>) },
       {
         header: "Created (UTC)",
         cellClassName: "align-top",
@@ -63,7 +76,10 @@ export default async function ApiKeysPage() {
         <p className="mt-1 max-w-3xl text-sm text-zinc-600 dark:text-zinc-400">
           Services that cannot reach the database call the HTTP API with one of these keys. A key spends for one billing
           account (all keys of an account share its per-caller ceilings) or is a trusted service that names the account on
-          each call. Only a hash of each key is stored; the key itself is shown once, when it is created.
+          each call. A key&apos;s scopes say what it may do: <span className="font-mono">reserve</span> on the endpoints it
+          is bound to, or, with no endpoint, <span className="font-mono">accounts:read</span> and{" "}
+          <span className="font-mono">accounts:write</span> (a billing service reading and moving accounts between plans).
+          Only a hash of each key is stored; the key itself is shown once, when it is created.
           {admin ? null : " Admins create and revoke keys."}
         </p>
       </div>

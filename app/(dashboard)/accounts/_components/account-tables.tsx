@@ -117,6 +117,7 @@ export function ApiKeysTable({ rows }: { rows: ApiKeySummary[] }) {
     columns: [
       { header: "Name", cell: (k) => k.name },
       { header: "Prefix", cellClassName: "font-mono text-xs", cell: (k) => k.prefix },
+      { header: "Scopes", cellClassName: "font-mono text-xs", cell: (k) => k.scopes.join(", ") },
       { header: "Endpoints", cellClassName: "break-all font-mono text-xs", cell: (k) => k.endpointKeys.join(", ") || "none" },
       { header: "State", cell: (k) => (k.revokedAt ? `revoked ${formatDateTime(k.revokedAt)}` : "live") },
       { header: "Last used", cell: (k) => (k.lastUsedAt ? formatDateTime(k.lastUsedAt) : "never") },

@@ -9,11 +9,12 @@ import { handleAssignPlan, handleAssignPlans, handleGetAccount } from "./account
 import { type RunningApiServer, startApiServer } from "./api-server";
 import type { ApiDeps } from "./deps";
 import { serve } from "./openapi-check";
-import { apiRequest, makeKey, type Send } from "./test-support";
+import { apiRequest, makeAccountsKey, makeKey, type Send } from "./test-support";
 
 // The accounts routes on real Postgres, through proxy.ts and the handlers as the dashboard's server
-// runs them, and over HTTP on the API server (npm run api): only a trusted key assigns, a key bound
-// to an account gets 403 and changes nothing, strict JSON, a bulk body all or nothing with its bad
+// runs them, and over HTTP on the API server (npm run api): only a trusted key with accounts:write
+// assigns, a key that spends on endpoints gets 403 and changes nothing (scopes.int.test.ts has
+// every scope on every route), strict JSON, a bulk body all or nothing with its bad
 // rows named, 10,001 rows refused, and the bulk body's larger size limit on both servers.
 
 type Body = Record<string, unknown>;
@@ -24,13 +25,15 @@ describe.skipIf(skipWithoutDatabase())("the accounts routes", () => {
   let trusted = "";
   let trustedPrefix = "";
   let bound = "";
+  let ownReader = "";
   let server: RunningApiServer;
 
   beforeAll(async () => {
     const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "caller", window: "utc_day", value: 10 }] });
-    trusted = (await makeKey(t.db, { endpoints: [e.key], trusted: true, name: "billing" })).secret;
+    trusted = (await makeAccountsKey(t.db, { name: "billing" })).secret;
     trustedPrefix = trusted.split("_")[1] ?? "";
     bound = (await makeKey(t.db, { endpoints: [e.key], account: "acct_owner" })).secret;
+    ownReader = (await makeAccountsKey(t.db, { name: "portal", account: "acct_owner", scopes: ["accounts:read"] })).secret;
     await t.db.insert(plans).values([
       { key: "free", name: "Free" },
       { key: "pro", name: "Pro" },
@@ -55,14 +58,16 @@ describe.skipIf(skipWithoutDatabase())("the accounts routes", () => {
   };
   const planEvents = async () => (await t.db.select({ n: count() }).from(auditEvents).where(eq(auditEvents.action, "account.plan")))[0]?.n ?? 0;
 
-  it("a key bound to an account gets 403 and changes nothing, even for its own account; a trusted key assigns, audited with the key", async () => {
+  it("a key bound to an account gets 403 and changes nothing, even for its own account; a trusted accounts key assigns, audited with the key", async () => {
     const before = await planEvents();
     for (const account of ["acct_owner", "acct_other"]) {
       const refused = await put(account, { key: bound, body: { plan: "pro" } });
-      expect([refused.status, code(refused)]).toEqual([403, "account_key_forbidden"]);
+      expect([refused.status, code(refused)]).toEqual([403, "insufficient_scope"]);
     }
     const refusedBulk = await bulk({ key: bound, body: { accounts: [{ account: "acct_owner", plan: "pro" }] } });
-    expect([refusedBulk.status, code(refusedBulk)]).toEqual([403, "account_key_forbidden"]);
+    expect([refusedBulk.status, code(refusedBulk)]).toEqual([403, "insufficient_scope"]);
+    const readerPut = await put("acct_owner", { key: ownReader, body: { plan: "pro" } });
+    expect([readerPut.status, code(readerPut)]).toEqual([403, "insufficient_scope"]);
     expect([await planOf("acct_owner"), await planOf("acct_other"), await planEvents()]).toEqual([null, null, before]);
 
     const done = await put("acct_owner", { key: trusted, body: { plan: "pro" } });
@@ -123,14 +128,15 @@ describe.skipIf(skipWithoutDatabase())("the accounts routes", () => {
     expect(await planOf("acct_bulk_19")).toBe("pro");
   });
 
-  it("GET shows a trusted key any account and a bound key only its own, without who on staff blocked it or why", async () => {
+  it("GET shows a trusted accounts key any account and a key bound to an account only its own, without who on staff blocked it or why", async () => {
     await blockAccount(t.db, { account: "acct_owner", actor: { type: "staff", email: "ops@example.com" }, reason: "card fraud" });
     const staffView = await get("acct_owner", trusted);
     expect(staffView.body).toMatchObject({ plan: { key: "pro" }, planAssigned: true, blocked: { by: "ops@example.com", reason: "card fraud" } });
     expect((staffView.body.ceilings as unknown[]).length).toBe(1);
-    const own = await get("acct_owner", bound);
+    const own = await get("acct_owner", ownReader);
     expect(own.body).toMatchObject({ plan: { key: "pro" }, planSetBy: null, blocked: { by: null, reason: null } });
-    expect(code(await get("acct_other", bound))).toBe("caller_not_allowed");
+    expect(code(await get("acct_other", ownReader))).toBe("caller_not_allowed");
+    expect(code(await get("acct_owner", bound))).toBe("insufficient_scope");
   });
 
   it("over HTTP on the API server: accounts:bulk takes a body past 16 KiB, up to 4 MiB; PUT and GET route by the path", async () => {
@@ -165,16 +171,11 @@ describe.skipIf(skipWithoutDatabase())("the accounts routes", () => {
     expect([await planOf("acct_trimmed"), await planOf("acct_trimmed2")]).toEqual(["pro", "pro"]);
   });
 
-  it("shows a key bound to the account only the ceilings and budgets of the endpoints it may use", async () => {
-    const mine = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "caller", window: "utc_day", value: 10 }] });
+  it("shows a key bound to the account, which has no endpoint since scopes, no ceiling or budget; a trusted accounts key sees them all", async () => {
     const hidden = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "caller", window: "utc_day", value: 777 }] });
-    const key = (await makeKey(t.db, { endpoints: [mine.key], account: "acct_narrow" })).secret;
-    const seen = await get("acct_narrow", key);
-    expect(seen.status).toBe(200);
-    const endpoints = (seen.body.ceilings as { endpoint: string }[]).map((c) => c.endpoint);
-    expect(endpoints).toContain(mine.key);
-    expect(endpoints).not.toContain(hidden.key);
-    const all = (await get("acct_narrow", trusted)).body.ceilings as { endpoint: string }[];
+    const seen = await get("acct_owner", ownReader);
+    expect([seen.status, seen.body.ceilings, seen.body.budgets]).toEqual([200, [], []]);
+    const all = (await get("acct_owner", trusted)).body.ceilings as { endpoint: string }[];
     expect(all.map((c) => c.endpoint)).toContain(hidden.key);
   });
 });

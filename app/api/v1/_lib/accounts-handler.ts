@@ -3,7 +3,6 @@ import type { Db } from "@/db/client";
 import { AccountError, type AccountView, assignPlan, assignPlans, getAccount, MAX_BULK_ROWS, MAX_NAMED_ROWS, parseAccountId, recordRefusedAssignment, refuseTooMany } from "@/lib/accounts";
 import type { AuditActor } from "@/lib/audit/record";
 import { logError } from "@/lib/log/redact";
-import type { ApiPrincipal } from "@/lib/api-keys";
 import { apiKeyActor } from "@/lib/audit/record";
 import { type ApiAnswer, type ApiRequest, describeIssue, domainErrorAnswer, errorAnswer, jsonAnswer, parseJsonBody } from "@/lib/http";
 import { AssignPlanBody, BulkAssignBody, MAX_BULK_BODY_BYTES } from "@/lib/http/schemas";
@@ -11,15 +10,12 @@ import type { ApiDeps } from "./deps";
 import { authenticateRequest, unavailableAnswer, withinDeadline } from "./guard";
 
 // The accounts routes: PUT /api/v1/accounts/{account} and POST /api/v1/accounts:bulk assign plans
-// (trusted keys only: the billing service calls them when a customer upgrades), GET
-// /api/v1/accounts/{account} shows an account's plan, block and what binds it (trusted keys, or the
-// key bound to that account). Assignments are audited with the key: ck_<prefix> (<key name>).
-
-/** Only a trusted key assigns: a key bound to an account must not move any account, its own included. */
-function forbidUnlessTrusted(principal: ApiPrincipal): ApiAnswer | null {
-  if (principal.trusted) return null;
-  return errorAnswer(403, "account_key_forbidden", `the API key ck_${principal.prefix} is bound to an account: only a trusted key may assign plans`);
-}
+// (a trusted key with the accounts:write scope: the billing service calls them when a customer
+// upgrades), GET /api/v1/accounts/{account} shows an account's plan, block and what binds it (a key
+// with accounts:read: trusted, or bound to that account). Each handler's first line checks the
+// scope (guard.ts); a key bound to an account never holds accounts:write (creation and the
+// api_keys_scopes_write_trusted CHECK refuse it), so no customer moves itself to a better plan.
+// Assignments are audited with the key: ck_<prefix> (<key name>).
 
 /** The database the account writes run on: the app's pool (no enforcement statement timeout) when given. */
 function writeDb(deps: ApiDeps): Promise<Db> {
@@ -77,10 +73,8 @@ function bulkShapeAnswer(error: z.ZodError, value: unknown): ApiAnswer {
 
 /** PUT /api/v1/accounts/{account} with {"plan": "<key>"}. */
 export async function handleAssignPlan(request: ApiRequest, rawAccount: string, deps: ApiDeps): Promise<ApiAnswer> {
-  const auth = await authenticateRequest(request, deps);
+  const auth = await authenticateRequest(request, deps, "accounts:write");
   if ("status" in auth) return auth;
-  const forbidden = forbidUnlessTrusted(auth.principal);
-  if (forbidden) return forbidden;
   const actor = apiKeyActor(auth.principal);
   const body = parseJsonBody(request);
   if (!body.ok) return refusedBody(deps, actor, rawAccount, errorAnswer(body.status, body.code, body.message));
@@ -100,10 +94,8 @@ export async function handleAssignPlan(request: ApiRequest, rawAccount: string, 
 
 /** POST /api/v1/accounts:bulk with {"accounts": [{"account", "plan"}, ...]}: all or nothing. */
 export async function handleAssignPlans(request: ApiRequest, deps: ApiDeps): Promise<ApiAnswer> {
-  const auth = await authenticateRequest(request, deps);
+  const auth = await authenticateRequest(request, deps, "accounts:write");
   if ("status" in auth) return auth;
-  const forbidden = forbidUnlessTrusted(auth.principal);
-  if (forbidden) return forbidden;
   // Each row's account is trimmed as a caller is: "acct\u000b" names acct here as in a reservation.
   const actor = apiKeyActor(auth.principal);
   const body = parseJsonBody(request, MAX_BULK_BODY_BYTES, ["accounts[].account"]);
@@ -129,7 +121,7 @@ function forAccountKey(view: AccountView): AccountView {
 
 /** GET /api/v1/accounts/{account}. */
 export async function handleGetAccount(request: ApiRequest, rawAccount: string, deps: ApiDeps): Promise<ApiAnswer> {
-  const auth = await authenticateRequest(request, deps);
+  const auth = await authenticateRequest(request, deps, "accounts:read");
   if ("status" in auth) return auth;
   let account: string;
   try {

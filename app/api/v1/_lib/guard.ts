@@ -1,5 +1,5 @@
 import type { Db } from "@/db/client";
-import { allowsEndpoint, authenticateApiKey, type ApiPrincipal } from "@/lib/api-keys";
+import { allowsEndpoint, authenticateApiKey, type ApiKeyScope, type ApiPrincipal, hasScope } from "@/lib/api-keys";
 import { type ApiAnswer, type ApiRequest, endpointExists, errorAnswer } from "@/lib/http";
 import type { ApiDeps } from "./deps";
 import { answerBy } from "@/lib/enforcement";
@@ -24,13 +24,40 @@ export function unavailableAnswer(what: string, error: unknown): ApiAnswer {
   });
 }
 
-/** The API key of the request, or the 401/503 answer to return as is. */
-export async function authenticateRequest(request: ApiRequest, deps: ApiDeps): Promise<Authorized | ApiAnswer> {
+/** What each route is, as a refusal names it. */
+const SCOPE_USE: Record<ApiKeyScope, string> = {
+  reserve: "reserve, settle, release or read an endpoint's status",
+  "accounts:read": "read accounts",
+  "accounts:write": "move accounts between plans",
+};
+
+/**
+ * The 403 for a key without the scope a route needs (RFC 6750's insufficient_scope, with the
+ * scope named in WWW-Authenticate too). Checked before the body is read: nothing changes.
+ */
+export function insufficientScopeAnswer(principal: ApiPrincipal, scope: ApiKeyScope): ApiAnswer {
+  const has = principal.scopes.length > 0 ? principal.scopes.join(", ") : "none";
+  return errorAnswer(
+    403,
+    "insufficient_scope",
+    `the API key ck_${principal.prefix} may not ${SCOPE_USE[scope]}: that needs the scope ${scope}, and the key has ${has} (an admin creates a key with it on /api-keys)`,
+    {},
+    { "www-authenticate": `Bearer realm="ceilings", error="insufficient_scope", scope="${scope}"` },
+  );
+}
+
+/**
+ * The API key of the request when it holds `scope`, or the 401/403/503 answer to return as is.
+ * Every /api/v1 route calls this first with the scope it needs, on both servers (the dashboard's
+ * routes and npm run api share the handlers): the scope check is written here once.
+ */
+export async function authenticateRequest(request: ApiRequest, deps: ApiDeps, scope: ApiKeyScope): Promise<Authorized | ApiAnswer> {
   let db: Db;
   try {
     db = await deps.db();
     const auth = await authenticateApiKey(db, request.header("authorization"), deps.now?.() ?? new Date(), deps.keys);
     if (!auth.ok) return errorAnswer(401, auth.code, auth.message, {}, { "www-authenticate": 'Bearer realm="ceilings"' });
+    if (!hasScope(auth.principal.scopes, scope)) return insufficientScopeAnswer(auth.principal, scope);
     return { db, principal: auth.principal };
   } catch (error) {
     return unavailableAnswer("authentication", error);

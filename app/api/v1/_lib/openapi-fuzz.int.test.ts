@@ -10,7 +10,7 @@ import { handleEndpointStatus } from "./status-handler";
 import { handleAssignPlan, handleAssignPlans, handleGetAccount } from "./accounts-handler";
 import { plans } from "@/db/schema";
 import { MAX_BULK_BODY_BYTES } from "@/lib/http/schemas";
-import { apiRequest, makeKey } from "./test-support";
+import { apiRequest, makeAccountsKey, makeKey } from "./test-support";
 
 // A schema-driven fuzzer: cases generated from the document's own request schemas (each field
 // missing, null, blank, of the wrong type, too long, with each control character including NUL,
@@ -216,6 +216,7 @@ describe.skipIf(skipWithoutDatabase())("a schema-driven fuzzer against the OpenA
   let endpointKey = "";
   let trusted = "";
   let account = "";
+  let billing = "";
   const R = "/api/v1/reservations";
 
   beforeAll(async () => {
@@ -223,6 +224,7 @@ describe.skipIf(skipWithoutDatabase())("a schema-driven fuzzer against the OpenA
     endpointKey = e.key;
     trusted = (await makeKey(t.db, { endpoints: [e.key], trusted: true })).secret;
     account = (await makeKey(t.db, { endpoints: [e.key], account: "acct_fuzz" })).secret;
+    billing = (await makeAccountsKey(t.db)).secret;
     await t.db.insert(plans).values({ key: "pro", name: "Pro" });
   });
 
@@ -368,7 +370,7 @@ describe.skipIf(skipWithoutDatabase())("a schema-driven fuzzer against the OpenA
     };
     // PUT bodies.
     for (const c of bodyCases(doc.components.schemas.AssignPlanBody as Json, { plan: "pro" })) {
-      const answer = await serve(apiRequest("/api/v1/accounts/acct_fuzz_put", { key: trusted, raw: c.text, method: "PUT" }), (r) => handleAssignPlan(r, "acct_fuzz_put", deps));
+      const answer = await serve(apiRequest("/api/v1/accounts/acct_fuzz_put", { key: billing, raw: c.text, method: "PUT" }), (r) => handleAssignPlan(r, "acct_fuzz_put", deps));
       check(`PUT ${c.label}`, A, "put", verdictOf("AssignPlanBody", c.text, true), answer);
     }
     // The account in the path, for PUT and GET.
@@ -379,11 +381,11 @@ describe.skipIf(skipWithoutDatabase())("a schema-driven fuzzer against the OpenA
       if (typeof id !== "string" || id === "" || !wellFormed(id)) continue; // a path segment is text, and an empty one is another path
       const path = `/api/v1/accounts/${encodeURIComponent(id)}`;
       const verdict = { valid: accountValid(id) === true, why: "account" };
-      check(`PUT account ${v.label}`, A, "put", verdict, await serve(apiRequest(path, { key: trusted, body: { plan: "pro" }, method: "PUT" }), (r) => handleAssignPlan(r, id, deps)));
-      check(`GET account ${v.label}`, A, "get", verdict, await serve(apiRequest(path, { key: trusted, method: "GET" }), (r) => handleGetAccount(r, id, deps)));
+      check(`PUT account ${v.label}`, A, "put", verdict, await serve(apiRequest(path, { key: billing, body: { plan: "pro" }, method: "PUT" }), (r) => handleAssignPlan(r, id, deps)));
+      check(`GET account ${v.label}`, A, "get", verdict, await serve(apiRequest(path, { key: billing, method: "GET" }), (r) => handleGetAccount(r, id, deps)));
     }
     // Bulk bodies, then each field of one row.
-    const bulk = (text: string) => serve(apiRequest(B, { key: trusted, raw: text }), (r) => handleAssignPlans(r, deps));
+    const bulk = (text: string) => serve(apiRequest(B, { key: billing, raw: text }), (r) => handleAssignPlans(r, deps));
     for (const c of bodyCases(doc.components.schemas.BulkAssignBody as Json, { accounts: [{ account: "acct_fuzz_bulk", plan: "pro" }] })) {
       check(`bulk ${c.label}`, B, "post", verdictOf("BulkAssignBody", c.text, true, MAX_BULK_BODY_BYTES), await bulk(c.text));
     }

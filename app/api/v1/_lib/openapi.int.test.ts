@@ -20,7 +20,7 @@ import { handleResolve } from "./resolve-handler";
 import { handleEndpointStatus } from "./status-handler";
 import { handleAssignPlan, handleAssignPlans, handleGetAccount } from "./accounts-handler";
 import { plans } from "@/db/schema";
-import { apiRequest, makeKey, type Send } from "./test-support";
+import { apiRequest, makeAccountsKey, makeKey, type Send } from "./test-support";
 
 // The OpenAPI document against real answers: every documented route, every documented status and
 // every error code the document lists for it is produced by a real request through proxy.ts and
@@ -120,6 +120,9 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
     const b = (await makeKey(t.db, { endpoints: [e.key], account: "acct_b" })).secret;
     const trusted = (await makeKey(t.db, { endpoints: [e.key], trusted: true })).secret;
     const narrow = (await makeKey(t.db, { endpoints: [other.key], trusted: true })).secret;
+    // The accounts routes take keys with accounts scopes and no endpoint.
+    const billing = (await makeAccountsKey(t.db)).secret;
+    const aReader = (await makeAccountsKey(t.db, { account: "acct_a", scopes: ["accounts:read"] })).secret;
     const revokedKey = await makeKey(t.db, { endpoints: [e.key], account: "acct_a" });
     await revokeApiKey(t.db, { id: revokedKey.id, actor: admin });
     const revoked = revokedKey.secret;
@@ -147,6 +150,7 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
     ];
     for (const [send, want] of bad) expect([want, code(await reserve({ key: a, ...send }))]).toEqual([want, want]);
     expect(code(await reserve({ key: trusted, body: { endpoint: e.key, amount: 1 } }))).toBe("caller_required");
+    expect(code(await reserve({ key: billing, body: { endpoint: e.key, amount: 1, caller: "acct_a" } }))).toBe("insufficient_scope");
     expect(code(await reserve({ body: { endpoint: e.key, amount: 1 } }))).toBe("missing_api_key");
     expect(code(await reserve({ key: bogus, body: { endpoint: e.key, amount: 1 } }))).toBe("invalid_api_key");
     expect(code(await reserve({ key: revoked, body: { endpoint: e.key, amount: 1 } }))).toBe("revoked_api_key");
@@ -202,6 +206,7 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
       const target = verb === "settle" ? id : second;
       expect(code(await resolve(target, verb, { key: b, body }))).toBe("reservation_forbidden");
       expect(code(await resolve(target, verb, { key: narrow, body }))).toBe("endpoint_not_allowed");
+      expect(code(await resolve(target, verb, { key: billing, body }))).toBe("insufficient_scope");
       const bodyErrors: [Send, string][] = [
         [{ raw: "{" }, "invalid_json"],
         [{ raw: "[".repeat(33) + "]".repeat(33) }, "nesting_too_deep"],
@@ -243,12 +248,13 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
     expect(code(await status(e.key, { key: revoked }))).toBe("revoked_api_key");
     expect(code(await status(other.key, { key: a }))).toBe("endpoint_not_allowed");
     expect(code(await status(e.key, { key: a }, "?caller=acct_z"))).toBe("caller_not_allowed");
+    expect(code(await status(e.key, { key: billing }))).toBe("insufficient_scope");
     expect(code(await status("no.such", { key: a }))).toBe("unknown_endpoint");
     expect(code(await status(e.key, { key: a }, "", deadDeps))).toBe("unavailable");
 
     // PUT /api/v1/accounts/{account}, POST /api/v1/accounts:bulk, GET /api/v1/accounts/{account}
     await t.db.insert(plans).values({ key: "pro", name: "Pro" });
-    expect((await assign("acct_a", { key: trusted, body: { plan: "pro" } })).body).toMatchObject({ account: "acct_a", plan: "pro", previous: "default", changed: true });
+    expect((await assign("acct_a", { key: billing, body: { plan: "pro" } })).body).toMatchObject({ account: "acct_a", plan: "pro", previous: "default", changed: true });
     const assignErrors: [Send, string][] = [
       [{ raw: "{" }, "invalid_json"],
       [{ raw: `{"plan":${"[".repeat(40)}${"]".repeat(40)}}` }, "nesting_too_deep"],
@@ -259,15 +265,15 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
       [{ body: { plan: "platinum" } }, "unknown_plan"],
       [{ raw: JSON.stringify({ plan: "p".repeat(17_000) }) }, "body_too_large"],
     ];
-    for (const [send, want] of assignErrors) expect(["assign", want, code(await assign("acct_a", { key: trusted, ...send }))]).toEqual(["assign", want, want]);
-    expect(code(await assign("x".repeat(300), { key: trusted, body: { plan: "pro" } }))).toBe("invalid_input");
+    for (const [send, want] of assignErrors) expect(["assign", want, code(await assign("acct_a", { key: billing, ...send }))]).toEqual(["assign", want, want]);
+    expect(code(await assign("x".repeat(300), { key: billing, body: { plan: "pro" } }))).toBe("invalid_input");
     expect(code(await assign("acct_a", { body: { plan: "pro" } }))).toBe("missing_api_key");
     expect(code(await assign("acct_a", { key: bogus, body: { plan: "pro" } }))).toBe("invalid_api_key");
     expect(code(await assign("acct_a", { key: revoked, body: { plan: "pro" } }))).toBe("revoked_api_key");
-    expect(code(await assign("acct_a", { key: a, body: { plan: "pro" } }))).toBe("account_key_forbidden");
-    expect(code(await assign("acct_a", { key: trusted, body: { plan: "pro" } }, deadDeps))).toBe("unavailable");
+    expect(code(await assign("acct_a", { key: a, body: { plan: "pro" } }))).toBe("insufficient_scope");
+    expect(code(await assign("acct_a", { key: billing, body: { plan: "pro" } }, deadDeps))).toBe("unavailable");
 
-    expect((await bulk({ key: trusted, body: { accounts: [{ account: "acct_b", plan: "pro" }, { account: "acct_c", plan: "default" }] } })).body).toMatchObject({ assigned: 2, unchanged: 0 });
+    expect((await bulk({ key: billing, body: { accounts: [{ account: "acct_b", plan: "pro" }, { account: "acct_c", plan: "default" }] } })).body).toMatchObject({ assigned: 2, unchanged: 0 });
     const bulkErrors: [Send, string][] = [
       [{ raw: "{" }, "invalid_json"],
       [{ raw: `{"accounts":${"[".repeat(40)}${"]".repeat(40)}}` }, "nesting_too_deep"],
@@ -279,21 +285,22 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
       [{ body: { accounts: Array.from({ length: 10_001 }, (_, i) => ({ account: `acct_${i}`, plan: "pro" })) } }, "too_many"],
       [{ raw: JSON.stringify({ accounts: [{ account: "a", plan: "p".repeat(4 * 1024 * 1024) }] }) }, "body_too_large"],
     ];
-    for (const [send, want] of bulkErrors) expect(["bulk", want, code(await bulk({ key: trusted, ...send }))]).toEqual(["bulk", want, want]);
+    for (const [send, want] of bulkErrors) expect(["bulk", want, code(await bulk({ key: billing, ...send }))]).toEqual(["bulk", want, want]);
     expect(code(await bulk({ body: { accounts: [] } }))).toBe("missing_api_key");
     expect(code(await bulk({ key: bogus, body: { accounts: [] } }))).toBe("invalid_api_key");
     expect(code(await bulk({ key: revoked, body: { accounts: [] } }))).toBe("revoked_api_key");
-    expect(code(await bulk({ key: a, body: { accounts: [{ account: "acct_a", plan: "pro" }] } }))).toBe("account_key_forbidden");
-    expect(code(await bulk({ key: trusted, body: { accounts: [] } }, deadDeps))).toBe("unavailable");
+    expect(code(await bulk({ key: aReader, body: { accounts: [{ account: "acct_a", plan: "pro" }] } }))).toBe("insufficient_scope");
+    expect(code(await bulk({ key: billing, body: { accounts: [] } }, deadDeps))).toBe("unavailable");
 
-    expect((await account("acct_a", { key: trusted, method: "GET" })).body).toMatchObject({ account: "acct_a", plan: { key: "pro" }, blocked: null });
-    expect((await account("acct_a", { key: a, method: "GET" })).status).toBe(200);
-    expect(code(await account("   ", { key: trusted, method: "GET" }))).toBe("invalid_input");
+    expect((await account("acct_a", { key: billing, method: "GET" })).body).toMatchObject({ account: "acct_a", plan: { key: "pro" }, blocked: null });
+    expect((await account("acct_a", { key: aReader, method: "GET" })).status).toBe(200);
+    expect(code(await account("acct_a", { key: a, method: "GET" }))).toBe("insufficient_scope");
+    expect(code(await account("   ", { key: billing, method: "GET" }))).toBe("invalid_input");
     expect(code(await account("acct_a", { method: "GET" }))).toBe("missing_api_key");
     expect(code(await account("acct_a", { key: bogus, method: "GET" }))).toBe("invalid_api_key");
     expect(code(await account("acct_a", { key: revoked, method: "GET" }))).toBe("revoked_api_key");
-    expect(code(await account("acct_b", { key: a, method: "GET" }))).toBe("caller_not_allowed");
-    expect(code(await account("acct_a", { key: trusted, method: "GET" }, deadDeps))).toBe("unavailable");
+    expect(code(await account("acct_b", { key: aReader, method: "GET" }))).toBe("caller_not_allowed");
+    expect(code(await account("acct_a", { key: billing, method: "GET" }, deadDeps))).toBe("unavailable");
 
     expect(problems).toEqual([]);
     const listed = Object.values(doc.paths).flatMap((methods) => Object.values(methods).flatMap((op) => Object.keys(op.responses).map((s) => `${op.operationId} ${s}`)));

@@ -36,7 +36,7 @@ function decisionAnswer(decision: Decision, now: number): ApiAnswer {
 
 /** POST /api/v1/reservations */
 export async function handleReserve(request: ApiRequest, deps: ApiDeps): Promise<ApiAnswer> {
-  const auth = await authenticateRequest(request, deps);
+  const auth = await authenticateRequest(request, deps, "reserve");
   if ("status" in auth) return auth;
   // The caller is trimmed as the library and SQL trim it: a trailing \v names the same account.
   const body = parseJsonBody(request, undefined, ["caller"]);

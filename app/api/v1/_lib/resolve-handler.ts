@@ -31,7 +31,7 @@ function resultAnswer(result: Resolution): ApiAnswer {
  * resolve any. Either way the reservation's endpoint must be one the key is allowed to use.
  */
 export async function handleResolve(request: ApiRequest, rawId: string, verb: Verb, deps: ApiDeps): Promise<ApiAnswer> {
-  const auth = await authenticateRequest(request, deps);
+  const auth = await authenticateRequest(request, deps, "reserve");
   if ("status" in auth) return auth;
   const id = ReservationIdParam.safeParse(rawId);
   if (!id.success) return errorAnswer(400, "invalid_reservation_id", `the reservation id must be a UUID, got '${rawId.slice(0, 60)}'`);

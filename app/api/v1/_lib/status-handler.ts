@@ -9,7 +9,7 @@ import { authenticateRequest, checkEndpointAccess, unavailableAnswer, withinDead
  * name one with `?caller=`, else those counters are null.
  */
 export async function handleEndpointStatus(request: ApiRequest, rawKey: string, deps: ApiDeps): Promise<ApiAnswer> {
-  const auth = await authenticateRequest(request, deps);
+  const auth = await authenticateRequest(request, deps, "reserve");
   if ("status" in auth) return auth;
   const key = EndpointKeyParam.safeParse(rawKey);
   if (!key.success) return errorAnswer(400, "invalid_input", key.error.issues[0]?.message ?? "invalid endpoint key");

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
-import { createApiKey } from "@/lib/api-keys";
+import { type ApiKeyScope, createApiKey } from "@/lib/api-keys";
 import type { ApiAnswer, ApiRequest } from "@/lib/http";
 
 // Shared by the HTTP API integration tests: requests as a client sends them, keys made through
@@ -48,15 +48,21 @@ export function errorCode(answer: Answer): string | undefined {
 
 export async function makeKey(
   db: Db,
-  opts: { endpoints: string[]; account?: string; trusted?: boolean; name?: string },
+  opts: { endpoints: string[]; account?: string; trusted?: boolean; name?: string; scopes?: ApiKeyScope[] },
 ): Promise<{ id: number; secret: string }> {
   const created = await createApiKey(db, {
     name: opts.name ?? "test key",
     binding: opts.trusted ? { kind: "trusted" } : { kind: "account", account: opts.account ?? "acct_test" },
     endpointKeys: opts.endpoints,
+    scopes: opts.scopes,
     actor: { type: "system", name: "test" },
   });
   return { id: created.key.id, secret: created.secret };
+}
+
+/** The billing service's key: trusted, no endpoint, reads and moves accounts. */
+export function makeAccountsKey(db: Db, opts: { name?: string; scopes?: ApiKeyScope[]; account?: string } = {}): Promise<{ id: number; secret: string }> {
+  return makeKey(db, { endpoints: [], trusted: opts.account === undefined, account: opts.account, name: opts.name ?? "billing", scopes: opts.scopes ?? ["accounts:read", "accounts:write"] });
 }
 
 /** Every counter, reservation and refusal: what "nothing was charged" compares. */
