@@ -37,7 +37,7 @@ export async function createStaffToken(db: Db, p: { staffId: number; name: strin
       actorType: "staff",
       actor: owner.email,
       action: "staff_token.create",
-      target: owner.email,
+      target: `${row.name} (cst_${row.prefix})`,
       details: { tokenId: row.id, prefix: row.prefix, name: row.name },
     });
     const { secretHash: _hash, ...summary } = row;

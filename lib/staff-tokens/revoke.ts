@@ -26,7 +26,7 @@ export async function revokeStaffToken(db: Db, p: { id: number; staffId: number 
       actorType: "staff",
       actor: row.email,
       action: "staff_token.revoke",
-      target: row.email,
+      target: `${row.token.name} (cst_${row.token.prefix})`,
       details: { tokenId: row.token.id, prefix: row.token.prefix, name: row.token.name },
     });
     const { secretHash: _hash, ...summary } = updated;

@@ -47,7 +47,7 @@ describe.skipIf(skipWithoutDatabase())("personal token server actions", () => {
     expect(row).toMatchObject({ name: "laptop", staffId: members.get("op@t.local")?.id, revokedAt: null });
     expect(JSON.stringify(await t.db.select().from(staffTokens))).not.toContain(secret.slice(13));
     const audit = await t.db.select().from(auditEvents).where(eq(auditEvents.action, "staff_token.create"));
-    expect(audit).toEqual([expect.objectContaining({ actorType: "staff", actor: "op@t.local", target: "op@t.local", details: expect.objectContaining({ tokenId: row?.id, name: "laptop" }) })]);
+    expect(audit).toEqual([expect.objectContaining({ actorType: "staff", actor: "op@t.local", target: `laptop (cst_${row?.prefix ?? ""})`, details: expect.objectContaining({ tokenId: row?.id, name: "laptop" }) })]);
     expect(JSON.stringify(audit)).not.toContain(secret.slice(13));
     expect(revalidated).toContain("/tokens");
     expect(await authenticateStaffToken(t.db, secret)).toMatchObject({ email: "op@t.local", role: "operator" });
