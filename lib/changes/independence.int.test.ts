@@ -1,7 +1,9 @@
-import { sql } from "drizzle-orm";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { inArray, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
-import { staff, staffGrants } from "@/db/schema";
+import { auditEvents, staff, staffGrants } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { addStaff, changeStaffRole, setStaffPassword } from "@/lib/auth/staff-admin";
@@ -177,5 +179,37 @@ describe.skipIf(skipWithoutDatabase())("independence of the second person", () =
     const sAs = { staffId: sibling.staff.id, email: sibling.staff.email, role: "admin" as const, via: "dashboard" as const };
     expect((await acknowledgeBreakGlass(t.db, { id: bg.id, admin: sAs })).acknowledgedById).toBe(sibling.staff.id);
     expect(await readCeiling(t.db, c.id)).toMatchObject({ value: 140 });
+  });
+  it("the migration's backfill reads the audit trail: staff.add, staff.role upward, staff.password by another; actor email to id", async () => {
+    // The INSERT of 0026's section, run again on audit rows written the way the staff verbs wrote them before the table existed.
+    const migration = readFileSync(path.join(process.cwd(), "db/migrations/0026_change_control_independence.sql"), "utf8");
+    const backfill = migration.split("--> statement-breakpoint").find((part) => part.includes("INSERT INTO staff_grants"));
+    if (!backfill) throw new Error("no backfill in 0026");
+    const stamp = Date.now().toString(36);
+    const emails = { root: `bf-root-${stamp}@ind.local`, made: `bf-made-${stamp}@ind.local`, pushed: `bf-pushed-${stamp}@ind.local` };
+    const ids: Record<string, number> = {};
+    for (const [k, email] of Object.entries(emails)) {
+      const [row] = await t.db.insert(staff).values({ email, role: "admin", passwordHash: "x" }).returning({ id: staff.id });
+      ids[k] = row?.id ?? 0;
+    }
+    await t.db.insert(auditEvents).values([
+      { actorType: "cli", actor: "ops", action: "staff.add", target: emails.root, details: { role: "admin" } },
+      { actorType: "staff", actor: emails.root.toUpperCase(), action: "staff.add", target: emails.made, details: { role: "operator" } },
+      { actorType: "staff", actor: emails.root, action: "staff.role", target: emails.made, details: { from: "operator", to: "admin" } },
+      // A demotion and a password set by oneself give nobody control: not grants.
+      { actorType: "staff", actor: emails.made, action: "staff.role", target: emails.pushed, details: { from: "admin", to: "viewer" } },
+      { actorType: "staff", actor: emails.pushed, action: "staff.password", target: emails.pushed, details: { generated: false } },
+      { actorType: "staff", actor: emails.made, action: "staff.password", target: emails.pushed, details: { generated: true } },
+    ]);
+    await t.ownerDb.execute(sql.raw(backfill));
+    const mine = Object.values(ids);
+    const grants = await t.db.select().from(staffGrants).where(inArray(staffGrants.staffId, mine)).orderBy(staffGrants.id);
+    expect(grants.map((g) => [g.staffId, g.grantedById, g.kind, g.role])).toEqual([
+      [ids.root, null, "create", "admin"],
+      [ids.made, ids.root, "create", "operator"],
+      [ids.made, ids.root, "promote", "admin"],
+      [ids.pushed, ids.made, "password", null],
+    ]);
+    expect(await independent(ids.root ?? 0, ids.pushed ?? 0)).toBe(false);
   });
 });
