@@ -1,3 +1,4 @@
+import { execFile } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -382,5 +383,30 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     const stamped = await t.db.select().from(staffTokens).where(eq(staffTokens.staffId, must(ada).id));
     const used = new Map(stamped.map((x) => [x.name, x.lastUsedAt !== null]));
     expect([used.get("after the password change"), used.get("spare"), used.get("old")]).toEqual([true, false, false]);
+  });
+  it("the real command (scripts/ceilings.ts): a bare --as exits 2 saying how to get a token; a revoked token exits 1; the owner's token approves", { timeout: 120_000 }, async () => {
+    await fresh("cc.proc");
+    await apply(await catalogWith(endpointSpec("cc.proc", { day: 150 })), { as: OPERATOR });
+    const id = String(must((await requestsOf("cc.proc"))[0]).id);
+    const run = (args: string[], token?: string) =>
+      new Promise<{ code: number | null; out: string }>((resolve) => {
+        const env = { ...process.env, DATABASE_URL: t.url, CEILINGS_STAFF_TOKEN: token ?? "" };
+        execFile(path.join(process.cwd(), "node_modules/.bin/tsx"), ["scripts/ceilings.ts", ...args], { env, timeout: 60_000 }, (error, stdout, stderr) => {
+          resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, out: `${stdout}${stderr}` });
+        });
+      });
+    const bare = await run(["approve", id, "--as", ADMIN2]);
+    expect(bare.code).toBe(2);
+    expect(bare.out).toContain("approve needs your own credential, not a name: --as alone is refused");
+    const [bea] = await t.db.select().from(staff).where(eq(staff.email, ADMIN2));
+    const spare = await createStaffToken(t.db, { staffId: must(bea).id, name: "spare" });
+    await revokeStaffToken(t.db, { id: spare.token.id, staffId: must(bea).id });
+    const revoked = await run(["approve", id], spare.secret);
+    expect(revoked.code).toBe(1);
+    expect(revoked.out).toContain("was revoked");
+    expect((await dayCeiling("cc.proc")).value).toBe(100);
+    const ok = await run(["approve", id, "--note", "from a shell"], tokenOf(ADMIN2));
+    expect(ok).toMatchObject({ code: 0, out: expect.stringContaining(`#${id} applied: `) });
+    expect(await requestsOf("cc.proc")).toMatchObject([{ state: "applied", decidedBy: ADMIN2, decisionNote: "from a shell" }]);
   });
 });
