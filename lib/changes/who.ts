@@ -72,6 +72,12 @@ function describeChain(steps: Step[], emails: Map<number, string>): string {
   return parts.join(", ");
 }
 
+/** ceilings.staff_independent(a, b): the one rule, asked of the database (pages use it to hide what would be refused). */
+export async function isIndependent(db: Db, a: number, b: number): Promise<boolean> {
+  const [rule] = resultRows<{ independent: boolean }>(await db.execute(sql`select ceilings.staff_independent(${a}::int, ${b}::int) as independent`));
+  return rule?.independent === true;
+}
+
 /**
  * The second person must be independent of the requester: not the same person, and neither
  * controls the other through any chain of staff grants (created, promoted, or set the password of;
@@ -80,8 +86,7 @@ function describeChain(steps: Step[], emails: Map<number, string>): string {
  * this answers first with the chain in words.
  */
 export async function requireIndependent(db: Db, request: { id: number; requestedById: number; requestedBy: string }, who: Verified, doing: string): Promise<void> {
-  const [rule] = resultRows<{ independent: boolean }>(await db.execute(sql`select ceilings.staff_independent(${request.requestedById}::int, ${who.staffId}::int) as independent`));
-  if (rule?.independent) return;
+  if (await isIndependent(db, request.requestedById, who.staffId)) return;
   if (request.requestedById === who.staffId) {
     throw new ChangeControlError("own_request", `${who.email} asked for #${request.id}: the requester never ${doing}s their own request; another admin must`);
   }
