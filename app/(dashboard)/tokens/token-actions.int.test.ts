@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { auditEvents, staff, staffTokens } from "@/db/schema";
-import { skipWithoutDatabase } from "@/db/testing";
+import { holdTransaction, skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import type { SessionStaff } from "@/lib/auth";
 import { hashToken } from "@/lib/api-keys";
@@ -79,5 +79,20 @@ describe.skipIf(skipWithoutDatabase())("personal token server actions", () => {
     // Each member lists only their own.
     const adId = members.get("ad@t.local")?.id ?? 0;
     expect((await listStaffTokens(t.db, { staffId: adId })).map((x) => [x.name, x.live])).toEqual([["desk", false]]);
+  });
+  it("three revokes of one token at once: exactly one is done and audited, the others say already revoked", async () => {
+    const secret = secretOf(await createStaffTokenCore(as("op@t.local"), form({ name: "race" })));
+    const [row] = await t.db.select().from(staffTokens).where(eq(staffTokens.secretHash, hashToken(secret)));
+    const id = String(row?.id ?? 0);
+    // The row held locked while four revokes start: each has read it before any of them writes.
+    const held = await holdTransaction(t.db, (tx) => tx.select().from(staffTokens).where(eq(staffTokens.id, row?.id ?? 0)).for("update"));
+    const racing = Promise.all(Array.from({ length: 3 }, () => revokeStaffTokenCore(as("op@t.local"), form({ id }))));
+    await new Promise((r) => setTimeout(r, 300));
+    await held.release();
+    const results = await racing;
+    expect(results.filter((r) => r.status === "ok")).toHaveLength(1);
+    expect(results.filter((r) => r.status === "error" && r.code === "already_revoked")).toHaveLength(2);
+    const audit = await t.db.select().from(auditEvents).where(eq(auditEvents.action, "staff_token.revoke"));
+    expect(audit.filter((a) => (a.details as { tokenId?: number } | null)?.tokenId === row?.id)).toHaveLength(1);
   });
 });
