@@ -7,6 +7,7 @@ import { auditEvents, staff, staffGrants } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { addStaff, changeStaffRole, setStaffPassword } from "@/lib/auth/staff-admin";
+import { lineageText, listStaffGrants } from "@/lib/auth/staff-lineage";
 import { createEndpoint, first, readCeiling } from "@/lib/ceilings/test-fixtures";
 import { acknowledgeBreakGlass, approveChange, breakGlass, rejectChange, requestChange } from "./index";
 import { staffMember } from "./test-fixtures";
@@ -148,6 +149,10 @@ describe.skipIf(skipWithoutDatabase())("independence of the second person", () =
       [root.staff.id, made.staff.id, "password", null],
     ]);
     expect(grants[0]?.grantedBy).toBe("ops");
+    // As the Staff page lists them.
+    const listed = await listStaffGrants(t.db);
+    expect(lineageText(listed.get(made.staff.id))).toBe(`created by ${root.staff.email}; promoted by ${root.staff.email}`);
+    expect(lineageText(listed.get(root.staff.id))).toBe(`created by ops (no parent); password set by ${made.staff.email}`);
   });
 
   it("through lib/changes: Z, made by X, made by A, may not approve, reject or acknowledge A's; the message names the chain", async () => {
