@@ -19,6 +19,7 @@ describe("auditSubject", () => {
     ["api_key.create", event("api_key.create", { target: "billing (ck_ab12cd34)" }), { kind: "API key", name: "billing (ck_ab12cd34)" }],
     ["api_key.revoke", event("api_key.revoke", { target: "billing (ck_ab12cd34)" }), { kind: "API key", name: "billing (ck_ab12cd34)" }],
     ["staff.role", event("staff.role", { target: "ops@team.example" }), { kind: "staff", name: "ops@team.example" }],
+    ["staff_token.create", event("staff_token.create", { target: "laptop (cst_ab12cd34)" }), { kind: "staff token", name: "laptop (cst_ab12cd34)" }],
     ["alert.ack", event("alert.ack", { ceilingId: 4, target: "alert:12" }), { kind: "alert", name: "#12" }],
     ["alert_destination.create", event("alert_destination.create", { target: "alert_destination:2", details: { name: "pager" } }), { kind: "alert destination", name: "pager" }],
     ["refusals.export", event("refusals.export", { target: "gate=ceiling" }), { kind: "refusal log", name: "gate=ceiling" }],

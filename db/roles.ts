@@ -13,8 +13,8 @@ export class AppRoleError extends Error {
 
 export type AppRole = { role: string; password?: string | null };
 
-/** Tables the app may only add to and read: history nobody rewrites. */
-export const APPEND_ONLY_TABLES = ["audit_events"] as const;
+/** Tables the app may only add to and read: history nobody rewrites (staff_grants: who made whom, read by the independence rule). */
+export const APPEND_ONLY_TABLES = ["audit_events", "staff_grants"] as const;
 
 // Role names are cluster-wide and suites or processes may create the same one at once: two
 // CREATE ROLE race on pg_authid's unique index, two ALTER ROLE on the same row ("tuple

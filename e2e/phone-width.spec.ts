@@ -118,6 +118,7 @@ test("no page scrolls sideways at 390 px, a fresh endpoint's included", async ({
     "/api-keys": ["/api-keys"],
     "/audit": ["/audit"],
     "/staff": ["/staff"],
+    "/tokens": ["/tokens"],
     "/forbidden": ["/forbidden"],
   };
   const routes = pageRoutes();

@@ -1,21 +1,25 @@
+import { execFile } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { and, eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { auditEvents, ceilings, changeRequests, endpoints, staff } from "@/db/schema";
+import { auditEvents, ceilings, changeRequests, endpoints, staff, staffTokens } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { type EndpointSpecInput, exportCatalog } from "@/lib/catalog";
 import { killEndpoint } from "@/lib/ceilings";
 import { requestChange } from "@/lib/changes";
+import { changeStaffRole, setStaffPassword } from "@/lib/auth/staff-admin";
+import { createStaffToken, revokeStaffToken } from "@/lib/staff-tokens";
 import { parseChangesArgs, runChanges, staffAs } from "./ceilings-changes";
 import { parseApplyOptions, runApplyFile, runPlanFile } from "./ceilings-file";
 
 // Change control from the command line on real Postgres, through the functions scripts/ceilings.ts
 // calls: `plan` marks raises, `apply` makes the rest at once and turns raises into change requests
-// (or break glass), and approve/reject/requests act as the staff member --as names. The second
-// person is held by lib/changes and the database, whatever path asked.
+// (or break glass), and approve/reject/acknowledge act as the staff member their personal token
+// (CEILINGS_STAFF_TOKEN) proves: --as alone is refused there. The second person is held by
+// lib/changes and the database, whatever path asked.
 
 const ADMIN = "ada@example.com";
 const ADMIN2 = "bea@example.com";
@@ -59,15 +63,28 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     await run((l) => out.push(l));
     return out;
   }
-  const apply = (file: string, o: { as?: string; breakGlass?: boolean; reason?: string; endsAfterSeconds?: number; endsAt?: Date; confirmRaise?: boolean }) =>
+  /** Each staff member's personal token, made as the dashboard makes it. */
+  const tokens = new Map<string, string>();
+  const tokenOf = (email: string) => {
+    const token = tokens.get(email);
+    if (!token) throw new Error(`no token for ${email}`);
+    return token;
+  };
+  const apply = (file: string, o: { as?: string; token?: string; breakGlass?: boolean; reason?: string; endsAfterSeconds?: number; endsAt?: Date; confirmRaise?: boolean }) =>
     lines((print) =>
       runApplyFile(
         t.db,
-        { file, reason: o.reason ?? "file change", confirmRaise: o.confirmRaise ?? false, osUser: "ci", breakGlass: o.breakGlass ?? false, ...(o.as ? { as: o.as } : {}), ...(o.endsAfterSeconds ? { endsAfterSeconds: o.endsAfterSeconds } : {}), ...(o.endsAt ? { endsAt: o.endsAt } : {}) },
+        { file, reason: o.reason ?? "file change", confirmRaise: o.confirmRaise ?? false, osUser: "ci", breakGlass: o.breakGlass ?? false, ...(o.as ? { as: o.as } : {}), ...(o.token ? { token: o.token } : {}), ...(o.endsAfterSeconds ? { endsAfterSeconds: o.endsAfterSeconds } : {}), ...(o.endsAt ? { endsAt: o.endsAt } : {}) },
         print,
       ),
     );
-  const cli = (...argv: string[]) => lines((print) => runChanges(t.db, parseChangesArgs(argv), print));
+  /** The CLI with no credential in the environment: --as is all it has. */
+  const cli = (...argv: string[]) => lines((print) => runChanges(t.db, parseChangesArgs(argv, {}), print));
+  /** The CLI run by `email` with their own personal token in CEILINGS_STAFF_TOKEN. */
+  const by =
+    (email: string) =>
+    (...argv: string[]) =>
+      lines((print) => runChanges(t.db, parseChangesArgs(argv, { CEILINGS_STAFF_TOKEN: tokenOf(email) }), print));
   const dayCeiling = async (key: string) => {
     const [row] = await t.db.select({ c: ceilings }).from(ceilings).innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId)).where(and(eq(endpoints.key, key), eq(ceilings.window, "utc_day")));
     return must(row).c;
@@ -94,6 +111,9 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
       { email: VIEWER, role: "viewer", passwordHash: "x" },
       { email: "gone@example.com", role: "admin", passwordHash: "x", disabledAt: new Date() },
     ]);
+    for (const row of await t.db.select().from(staff)) {
+      if (row.disabledAt === null) tokens.set(row.email, (await createStaffToken(t.db, { staffId: row.id, name: "laptop" })).secret);
+    }
   });
 
   it("plan marks each raise 'needs approval' and counts them; a lowering is not marked", async () => {
@@ -145,9 +165,9 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     expect(json.map((r) => r.id)).toContain(must(request).id);
 
     // An operator cannot approve; the requester (by staff id) cannot either.
-    await expect(cli("approve", String(must(request).id), "--as", OPERATOR)).rejects.toMatchObject({ code: expect.stringMatching(/^(forbidden|own_request)$/) });
+    await expect(by(OPERATOR)("approve", String(must(request).id))).rejects.toMatchObject({ code: expect.stringMatching(/^(forbidden|own_request)$/) });
     // A second admin approves: the value is in force, audited as the direct edit with the request.
-    expect(await cli("approve", `#${must(request).id}`, "--note", "ok for the launch", "--as", ADMIN)).toEqual([expect.stringMatching(new RegExp(`^#${must(request).id} applied: `))]);
+    expect(await by(ADMIN)("approve", `#${must(request).id}`, "--note", "ok for the launch")).toEqual([expect.stringMatching(new RegExp(`^#${must(request).id} applied: `))]);
     expect((await dayCeiling("cc.ask")).value).toBe(150);
     const [approved] = await requestsOf("cc.ask");
     expect(approved).toMatchObject({ state: "applied", decidedBy: ADMIN, decisionNote: "ok for the launch" });
@@ -182,7 +202,7 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     await fresh("cc.self");
     await apply(await catalogWith(endpointSpec("cc.self", { day: 160 })), { as: ADMIN });
     const [fromCli] = await requestsOf("cc.self");
-    await expect(cli("approve", String(must(fromCli).id), "--as", ADMIN)).rejects.toMatchObject({ code: "own_request" });
+    await expect(by(ADMIN)("approve", String(must(fromCli).id))).rejects.toMatchObject({ code: "own_request" });
     expect((await dayCeiling("cc.self")).value).toBe(100);
     // The refusal is logged.
     const refused = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "change.refused"), eq(auditEvents.actor, ADMIN)));
@@ -191,11 +211,11 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     expect(await cli("cancel", String(must(fromCli).id), "--as", ADMIN)).toEqual([expect.stringMatching(new RegExp(`^#${must(fromCli).id} cancelled: `))]);
     const ada = { ...(await staffAs(t.db, ADMIN)), via: "dashboard" as const };
     const fromDashboard = await requestChange(t.db, { kind: "ceiling.value", change: { ceilingId: (await dayCeiling("cc.self")).id, value: 170 }, requester: ada, reason: "asked in the dashboard" });
-    await expect(cli("approve", String(fromDashboard.id), "--as", ADMIN)).rejects.toMatchObject({ code: "own_request" });
-    await expect(cli("reject", String(fromDashboard.id), "--reason", "mine", "--as", ADMIN)).rejects.toMatchObject({ code: "own_request" });
+    await expect(by(ADMIN)("approve", String(fromDashboard.id))).rejects.toMatchObject({ code: "own_request" });
+    await expect(by(ADMIN)("reject", String(fromDashboard.id), "--reason", "mine")).rejects.toMatchObject({ code: "own_request" });
     expect((await dayCeiling("cc.self")).value).toBe(100);
     // Another admin rejects it: nothing is raised.
-    expect(await cli("reject", String(fromDashboard.id), "--reason", "not this week", "--as", ADMIN2)).toEqual([expect.stringMatching(new RegExp(`^#${fromDashboard.id} rejected: `))]);
+    expect(await by(ADMIN2)("reject", String(fromDashboard.id), "--reason", "not this week")).toEqual([expect.stringMatching(new RegExp(`^#${fromDashboard.id} rejected: `))]);
     const rejected = (await requestsOf("cc.self")).find((r) => r.id === fromDashboard.id);
     expect(rejected).toMatchObject({ state: "rejected", decidedBy: ADMIN2, decisionNote: "not this week" });
     expect((await dayCeiling("cc.self")).value).toBe(100);
@@ -205,16 +225,16 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     await fresh("cc.expired");
     await apply(await catalogWith(endpointSpec("cc.expired", { day: 180 })), { as: OPERATOR });
     const [request] = await requestsOf("cc.expired");
-    await expect(cli("approve", "999999", "--as", ADMIN)).rejects.toMatchObject({ code: "not_found" });
+    await expect(by(ADMIN)("approve", "999999")).rejects.toMatchObject({ code: "not_found" });
     // 24 h later: expired (the worker marks it; an approval before the worker ran is refused too).
     await t.ownerDb.update(changeRequests).set({ requestedAt: new Date(Date.now() - 25 * 3600_000), expiresAt: new Date(Date.now() - 3600_000) }).where(eq(changeRequests.id, must(request).id));
-    await expect(cli("approve", String(must(request).id), "--as", ADMIN)).rejects.toMatchObject({ code: "expired", message: expect.stringContaining("expired") });
+    await expect(by(ADMIN)("approve", String(must(request).id))).rejects.toMatchObject({ code: "expired", message: expect.stringContaining("expired") });
     expect((await dayCeiling("cc.expired")).value).toBe(100);
-    await expect(cli("approve", "x12", "--as", ADMIN)).rejects.toThrow(/request id/);
-    await expect(cli("approve", "12")).rejects.toThrow(/--as <email>/);
-    await expect(cli("reject", "12", "--as", ADMIN)).rejects.toThrow(/--reason/);
-    await expect(cli("approve", "12", "--as", "nobody@example.com")).rejects.toMatchObject({ code: "not_found" });
-    await expect(cli("approve", "12", "--as", "gone@example.com")).rejects.toMatchObject({ code: "forbidden" });
+    await expect(by(ADMIN)("approve", "x12")).rejects.toThrow(/request id/);
+    await expect(cli("approve", "12")).rejects.toThrow(/CEILINGS_STAFF_TOKEN/);
+    await expect(by(ADMIN)("reject", "12")).rejects.toThrow(/--reason/);
+    await expect(cli("approve", "12", "--as", "nobody@example.com")).rejects.toThrow(/--as alone is refused/);
+    await expect(cli("approve", "12", "--as", "gone@example.com")).rejects.toThrow(/--as alone is refused/);
   });
 
   it("a viewer cannot ask: the whole file is refused, its lowering too, and the refusal is logged", async () => {
@@ -227,23 +247,29 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     expect(refused).toHaveLength(1);
   });
 
-  it("--break-glass: needs --as and --reason; an operator may not; an admin applies at once, another acknowledges", async () => {
-    expect(() => parseApplyOptions({ "break-glass": true, as: ADMIN })).toThrow(/--break-glass needs --reason/);
-    expect(() => parseApplyOptions({ "break-glass": true, reason: "the launch is now" })).toThrow(/--as/);
-    expect(() => parseApplyOptions({ for: "2h", until: "2026-12-02T18:00:00Z", as: ADMIN, reason: "r" })).toThrow(/not both/);
-    expect(parseApplyOptions({ for: "1h30m", as: ADMIN, reason: "r" })).toMatchObject({ endsAfterSeconds: 5400 });
+  it("--break-glass: needs --reason and the admin's own token (--as alone is refused); an operator may not; an admin applies at once, another acknowledges", async () => {
+    const env = { CEILINGS_STAFF_TOKEN: tokenOf(ADMIN) };
+    expect(() => parseApplyOptions({ "break-glass": true, as: ADMIN }, env)).toThrow(/--break-glass needs --reason/);
+    expect(() => parseApplyOptions({ "break-glass": true, reason: "the launch is now", as: ADMIN }, {})).toThrow(/--break-glass needs your own credential, not a name: --as alone is refused/);
+    expect(parseApplyOptions({ "break-glass": true, reason: "the launch is now" }, env)).toMatchObject({ breakGlass: true, token: tokenOf(ADMIN) });
+    expect(() => parseApplyOptions({ for: "2h", until: "2026-12-02T18:00:00Z", as: ADMIN, reason: "r" }, {})).toThrow(/not both/);
+    expect(parseApplyOptions({ for: "1h30m", as: ADMIN, reason: "r" }, {})).toMatchObject({ endsAfterSeconds: 5400 });
     await fresh("cc.glass");
     const file = await catalogWith(endpointSpec("cc.glass", { day: 190 }));
-    await expect(apply(file, { as: OPERATOR, breakGlass: true, reason: "no admin awake tonight" })).rejects.toMatchObject({ code: "forbidden" });
-    await expect(apply(file, { as: ADMIN, breakGlass: true, reason: "now" })).rejects.toMatchObject({ code: expect.stringMatching(/reason_required|invalid_input/) });
+    // A name alone, even a real admin's, does not break glass (runApplyFile holds it as well as the parser).
+    await expect(apply(file, { as: ADMIN, breakGlass: true, reason: "launch moved up, nobody else awake" })).rejects.toThrow(/--as alone is refused/);
+    // Someone else's token with --as naming the admin: refused, not mixed up.
+    await expect(apply(file, { as: ADMIN, token: tokenOf(ADMIN2), breakGlass: true, reason: "launch moved up, nobody else awake" })).rejects.toMatchObject({ code: "forbidden", message: expect.stringContaining(`(${ADMIN2})`) });
+    await expect(apply(file, { token: tokenOf(OPERATOR), breakGlass: true, reason: "no admin awake tonight" })).rejects.toMatchObject({ code: "forbidden" });
+    await expect(apply(file, { token: tokenOf(ADMIN), breakGlass: true, reason: "now" })).rejects.toMatchObject({ code: expect.stringMatching(/reason_required|invalid_input/) });
     expect((await dayCeiling("cc.glass")).value).toBe(100);
-    const out = await apply(file, { as: ADMIN, breakGlass: true, reason: "launch moved up, nobody else awake" });
+    const out = await apply(file, { token: tokenOf(ADMIN), breakGlass: true, reason: "launch moved up, nobody else awake" });
     expect((await dayCeiling("cc.glass")).value).toBe(190);
     const [glass] = await requestsOf("cc.glass");
     expect(glass).toMatchObject({ state: "applied", breakGlass: true, decidedById: null, requestedBy: ADMIN });
     expect(out).toContain("applied by break glass (1), alerted to every destination:");
-    await expect(cli("acknowledge", String(must(glass).id), "--as", ADMIN)).rejects.toMatchObject({ code: expect.stringMatching(/own_request|forbidden/) });
-    expect(await cli("acknowledge", String(must(glass).id), "--as", ADMIN2)).toEqual([expect.stringMatching(new RegExp(`^#${must(glass).id} acknowledged: `))]);
+    await expect(by(ADMIN)("acknowledge", String(must(glass).id))).rejects.toMatchObject({ code: expect.stringMatching(/own_request|forbidden/) });
+    expect(await by(ADMIN2)("acknowledge", String(must(glass).id))).toEqual([expect.stringMatching(new RegExp(`^#${must(glass).id} acknowledged: `))]);
   });
 
   it("every kind of raise in one file: each asked as its kind, the rest made at once; approved, the file converges", async () => {
@@ -273,7 +299,7 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     expect((await dayCeiling("cc.kinds")).maxValue).toBe(200);
     const pending = (await cli("requests", "--json")).flatMap((l) => JSON.parse(l) as { id: number; kind: string; requestedBy: string }[]).filter((r) => r.requestedBy === OPERATOR);
     expect(pending.map((r) => r.kind).sort()).toEqual(["budget.create", "ceiling.add", "ceiling.bounds", "ceiling.value", "endpoint.per_call_max", "endpoint.unarchive"]);
-    for (const r of pending) await cli("approve", String(r.id), "--as", ADMIN2);
+    for (const r of pending) await by(ADMIN2)("approve", String(r.id));
     expect((await dayCeiling("cc.new")).value).toBe(150);
     expect((await dayCeiling("cc.kinds")).maxValue).toBe(300);
     // The day's value waited for its bounds: applied again, it is asked for, then nothing is left.
@@ -281,7 +307,7 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     const [valueRequest] = (await requestsOf("cc.kinds")).filter((r) => r.state === "pending");
     expect(valueRequest).toMatchObject({ kind: "ceiling.value", change: { ceilingId: (await dayCeiling("cc.kinds")).id, value: 250 } });
     expect(again.some((l) => l.startsWith(`  #${must(valueRequest).id} `))).toBe(true);
-    await cli("approve", String(must(valueRequest).id), "--as", ADMIN);
+    await by(ADMIN)("approve", String(must(valueRequest).id));
     const last = await write();
     expect(await lines((print) => runPlanFile(t.db, last, print))).toEqual(["no changes: the database already matches the file"]);
   });
@@ -313,8 +339,74 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     expect(request).toMatchObject({ endsAfterSeconds: 7200 });
     await killEndpoint(t.db, { endpointKey: "cc.kill", actor: { type: "cli", name: "ops" }, reason: "incident" });
     expect((await dayCeiling("cc.kill")).value).toBe(0);
-    await expect(cli("approve", String(must(request).id), "--as", ADMIN)).rejects.toMatchObject({ code: "stale" });
+    await expect(by(ADMIN)("approve", String(must(request).id))).rejects.toMatchObject({ code: "stale" });
     expect((await dayCeiling("cc.kill")).value).toBe(0);
     expect((await requestsOf("cc.kill"))[0]).toMatchObject({ state: "stale" });
+  });
+  it("approve, reject and acknowledge: a bare --as, an unknown, revoked, foreign or outdated token are refused; a valid one acts as its owner", async () => {
+    await fresh("cc.token");
+    await apply(await catalogWith(endpointSpec("cc.token", { day: 150 })), { as: OPERATOR });
+    const [request] = await requestsOf("cc.token");
+    const id = String(must(request).id);
+    // A name is not a proof, whoever it names.
+    for (const argv of [["approve", id, "--as", ADMIN], ["reject", id, "--reason", "no", "--as", ADMIN], ["acknowledge", id, "--as", ADMIN]]) {
+      await expect(cli(...argv)).rejects.toThrow(/needs your own credential, not a name: --as alone is refused/);
+    }
+    const run = (token: string, ...argv: string[]) => lines((print) => runChanges(t.db, parseChangesArgs(argv, { CEILINGS_STAFF_TOKEN: token }), print));
+    // Unknown (never made here) and malformed.
+    await expect(run("cst_abcdefgh_0123456789012345678901234567890123456789012", "approve", id)).rejects.toMatchObject({ code: "forbidden", message: expect.stringContaining("is not known here") });
+    await expect(run("ck_abcdefgh_0123456789012345678901234567890123456789012", "approve", id)).rejects.toMatchObject({ code: "forbidden", message: expect.stringContaining("not a personal token") });
+    // Foreign: ADMIN2's token with --as naming ADMIN.
+    await expect(run(tokenOf(ADMIN2), "approve", id, "--as", ADMIN)).rejects.toMatchObject({ code: "forbidden", message: expect.stringContaining(`is not who CEILINGS_STAFF_TOKEN proves (${ADMIN2})`) });
+    // Revoked.
+    const [ada] = await t.db.select().from(staff).where(eq(staff.email, ADMIN));
+    const spare = await createStaffToken(t.db, { staffId: must(ada).id, name: "spare" });
+    await revokeStaffToken(t.db, { id: spare.token.id, staffId: must(ada).id });
+    await expect(run(spare.secret, "approve", id)).rejects.toMatchObject({ code: "forbidden", message: expect.stringContaining("was revoked") });
+    // Outdated: made before the owner's password changed, or before a demotion.
+    const old = await createStaffToken(t.db, { staffId: must(ada).id, name: "old" });
+    await setStaffPassword(t.db, { email: ADMIN, password: "a brand new password", actor: { type: "cli", name: "ops" }, bcryptCost: 4 });
+    await expect(run(old.secret, "approve", id)).rejects.toMatchObject({ code: "forbidden", message: expect.stringContaining("ended when their password, role or state changed") });
+    await expect(run(tokenOf(ADMIN), "approve", id)).rejects.toMatchObject({ code: "forbidden" });
+    tokens.set(ADMIN, (await createStaffToken(t.db, { staffId: must(ada).id, name: "after the password change" })).secret);
+    const [bea] = await t.db.select().from(staff).where(eq(staff.email, ADMIN2));
+    const beforeDemotion = await createStaffToken(t.db, { staffId: must(bea).id, name: "before" });
+    await changeStaffRole(t.db, { email: ADMIN2, role: "operator", actor: { type: "cli", name: "ops" } });
+    await changeStaffRole(t.db, { email: ADMIN2, role: "admin", actor: { type: "cli", name: "ops" } });
+    await expect(run(beforeDemotion.secret, "approve", id)).rejects.toMatchObject({ code: "forbidden" });
+    tokens.set(ADMIN2, (await createStaffToken(t.db, { staffId: must(bea).id, name: "after the demotion" })).secret);
+    expect((await dayCeiling("cc.token")).value).toBe(100);
+    expect(await requestsOf("cc.token")).toMatchObject([{ state: "pending" }]);
+    // Valid: the owner acts, with or without a matching --as; last used is stamped.
+    expect(await run(tokenOf(ADMIN), "approve", id, "--as", ADMIN.toUpperCase())).toEqual([expect.stringMatching(new RegExp(`^#${id} applied: `))]);
+    expect(await requestsOf("cc.token")).toMatchObject([{ state: "applied", decidedBy: ADMIN }]);
+    const stamped = await t.db.select().from(staffTokens).where(eq(staffTokens.staffId, must(ada).id));
+    const used = new Map(stamped.map((x) => [x.name, x.lastUsedAt !== null]));
+    expect([used.get("after the password change"), used.get("spare"), used.get("old")]).toEqual([true, false, false]);
+  });
+  it("the real command (scripts/ceilings.ts): a bare --as exits 2 saying how to get a token; a revoked token exits 1; the owner's token approves", { timeout: 120_000 }, async () => {
+    await fresh("cc.proc");
+    await apply(await catalogWith(endpointSpec("cc.proc", { day: 150 })), { as: OPERATOR });
+    const id = String(must((await requestsOf("cc.proc"))[0]).id);
+    const run = (args: string[], token?: string) =>
+      new Promise<{ code: number | null; out: string }>((resolve) => {
+        const env = { ...process.env, DATABASE_URL: t.url, CEILINGS_STAFF_TOKEN: token ?? "" };
+        execFile(path.join(process.cwd(), "node_modules/.bin/tsx"), ["scripts/ceilings.ts", ...args], { env, timeout: 60_000 }, (error, stdout, stderr) => {
+          resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, out: `${stdout}${stderr}` });
+        });
+      });
+    const bare = await run(["approve", id, "--as", ADMIN2]);
+    expect(bare.code).toBe(2);
+    expect(bare.out).toContain("approve needs your own credential, not a name: --as alone is refused");
+    const [bea] = await t.db.select().from(staff).where(eq(staff.email, ADMIN2));
+    const spare = await createStaffToken(t.db, { staffId: must(bea).id, name: "spare" });
+    await revokeStaffToken(t.db, { id: spare.token.id, staffId: must(bea).id });
+    const revoked = await run(["approve", id], spare.secret);
+    expect(revoked.code).toBe(1);
+    expect(revoked.out).toContain("was revoked");
+    expect((await dayCeiling("cc.proc")).value).toBe(100);
+    const ok = await run(["approve", id, "--note", "from a shell"], tokenOf(ADMIN2));
+    expect(ok).toMatchObject({ code: 0, out: expect.stringContaining(`#${id} applied: `) });
+    expect(await requestsOf("cc.proc")).toMatchObject([{ state: "applied", decidedBy: ADMIN2, decisionNote: "from a shell" }]);
   });
 });

@@ -4,17 +4,30 @@ import { ChangesUsageError, lasting, parseChangesArgs, parseDuration, parseUntil
 // The request commands' command line, read before the database starts: a typo costs nothing.
 
 describe("ceilings requests | approve | reject | cancel | acknowledge: the command line", () => {
-  it("reads each verb with its id and --as", () => {
-    expect(parseChangesArgs(["requests"])).toEqual({ verb: "requests", state: "pending", json: false });
-    expect(parseChangesArgs(["requests", "--state", "all", "--json"])).toEqual({ verb: "requests", state: "all", json: true });
-    expect(parseChangesArgs(["approve", "#12", "--as", "a@example.com", "--note", "ok"])).toEqual({ verb: "approve", id: 12, as: "a@example.com", note: "ok" });
-    expect(parseChangesArgs(["reject", "12", "--reason", "not now", "--as", "a@example.com"])).toEqual({ verb: "reject", id: 12, reason: "not now", as: "a@example.com" });
-    expect(parseChangesArgs(["cancel", "3", "--as", "a@example.com"])).toEqual({ verb: "cancel", id: 3, as: "a@example.com" });
+  const env = { CEILINGS_STAFF_TOKEN: "cst_abcdefgh_0123456789012345678901234567890123456789012" };
+  const token = env.CEILINGS_STAFF_TOKEN;
+
+  it("reads each verb with its id, the personal token from the environment and --as", () => {
+    expect(parseChangesArgs(["requests"], {})).toEqual({ verb: "requests", state: "pending", json: false });
+    expect(parseChangesArgs(["requests", "--state", "all", "--json"], {})).toEqual({ verb: "requests", state: "all", json: true });
+    expect(parseChangesArgs(["approve", "#12", "--note", "ok"], env)).toEqual({ verb: "approve", id: 12, who: { token }, note: "ok" });
+    expect(parseChangesArgs(["approve", "#12", "--as", "a@example.com"], env)).toEqual({ verb: "approve", id: 12, who: { token, as: "a@example.com" } });
+    expect(parseChangesArgs(["reject", "12", "--reason", "not now"], env)).toEqual({ verb: "reject", id: 12, reason: "not now", who: { token } });
+    expect(parseChangesArgs(["acknowledge", "7"], env)).toEqual({ verb: "acknowledge", id: 7, who: { token } });
+    // Cancelling loosens nothing: a name still does.
+    expect(parseChangesArgs(["cancel", "3", "--as", "a@example.com"], {})).toEqual({ verb: "cancel", id: 3, who: { as: "a@example.com" } });
   });
 
-  it("refuses a missing --as, a bad id, a reject without a reason and stray options", () => {
+  it("refuses approve, reject and acknowledge with --as alone (a name is not a proof), saying how to get a token", () => {
+    for (const argv of [["approve", "12", "--as", "a@example.com"], ["reject", "12", "--reason", "no", "--as", "a@example.com"], ["acknowledge", "12", "--as", "a@example.com"], ["approve", "12"]]) {
+      expect(() => parseChangesArgs(argv, {}), argv.join(" ")).toThrow(/needs your own credential, not a name: --as alone is refused.*Personal tokens \(\/tokens\).*CEILINGS_STAFF_TOKEN/);
+      expect(() => parseChangesArgs(argv, { CEILINGS_STAFF_TOKEN: "  " }), argv.join(" ")).toThrow(ChangesUsageError);
+    }
+  });
+
+  it("refuses a bad id, a reject without a reason and stray options", () => {
+    expect(() => parseChangesArgs(["cancel", "12"], {})).toThrow(/--as <email> or CEILINGS_STAFF_TOKEN/);
     for (const argv of [
-      ["approve", "12"],
       ["approve", "twelve", "--as", "a@example.com"],
       ["approve", "0", "--as", "a@example.com"],
       ["approve", "99999999999", "--as", "a@example.com"],
@@ -27,7 +40,7 @@ describe("ceilings requests | approve | reject | cancel | acknowledge: the comma
       ["approve", "12", "--as", "a@example.com", "--force"],
       ["approve", "--help"],
     ]) {
-      expect(() => parseChangesArgs(argv), argv.join(" ")).toThrow(ChangesUsageError);
+      expect(() => parseChangesArgs(argv, env), argv.join(" ")).toThrow(ChangesUsageError);
     }
   });
 

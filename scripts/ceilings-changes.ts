@@ -1,7 +1,9 @@
 // `npm run ceilings -- requests | approve | reject | cancel | acknowledge`, and the change control of
-// `apply`: the same lib/changes verbs as the dashboard, acting as the staff member named by --as
-// (an enabled staff row; lib checks role and second person by staff id, so the CLI is no way round
-// them). Kept beside scripts/ceilings.ts, which hands these verbs here. docs/change-control.md.
+// `apply`: the same lib/changes verbs as the dashboard, acting as the staff member a personal token
+// proves (CEILINGS_STAFF_TOKEN, made on the dashboard's Personal tokens page). approve, reject,
+// acknowledge and apply --break-glass need that token: --as alone is a name anyone with the
+// database URL could type. Asking and cancelling (which loosen nothing) still take --as. lib checks
+// role and independence by staff id, so the CLI is no way round them. docs/change-control.md.
 import { parseArgs } from "node:util";
 import { and, eq, gt, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
@@ -14,24 +16,43 @@ import { readCatalog } from "@/lib/catalog/read";
 import { ceilingIdentity } from "@/lib/catalog/spec";
 import { acknowledgeBreakGlass, approveChange, breakGlass, cancelChange, ChangeControlError, type ChangeKind, type ChangeRequest, listChangeRequests, rejectChange, type Requester, requestChange } from "@/lib/changes";
 import { calendarTextIsReal } from "@/lib/changes/schedule-time";
+import { authenticateStaffToken, STAFF_TOKEN_ENV, StaffTokenError } from "@/lib/staff-tokens";
 
 export const CHANGES_USAGE = `  requests [--state pending|all] [--json]
                                        change requests, newest first (pending by default)
-  approve <id> [--note "…"] --as <email>
-                                       apply a pending request: an admin other than its requester
-  reject <id> --reason "why" --as <email>
-                                       refuse it (an admin other than its requester)
-  cancel <id> --as <email>             withdraw your own pending request
-  acknowledge <id> --as <email>        an admin other than the one who broke glass has seen it`;
+  approve <id> [--note "…"]            apply a pending request: an admin independent of its
+                                       requester, proven by ${STAFF_TOKEN_ENV} (a personal token
+                                       from the dashboard's Personal tokens page, /tokens)
+  reject <id> --reason "why"           refuse it (an independent admin, by ${STAFF_TOKEN_ENV})
+  cancel <id> --as <email>             withdraw your own pending request (or by ${STAFF_TOKEN_ENV})
+  acknowledge <id>                     an admin independent of the one who broke glass has seen
+                                       it (by ${STAFF_TOKEN_ENV})`;
 
 export class ChangesUsageError extends Error {}
 
+/** Who runs a verb: a personal token (a proof), and --as (a name, which must match it when both are given). */
+export type Credential = { token?: string; as?: string };
+
 export type ChangesCommand =
   | { verb: "requests"; state: "pending" | "all"; json: boolean }
-  | { verb: "approve"; id: number; note?: string; as: string }
-  | { verb: "reject"; id: number; reason: string; as: string }
-  | { verb: "cancel"; id: number; as: string }
-  | { verb: "acknowledge"; id: number; as: string };
+  | { verb: "approve"; id: number; note?: string; who: Credential }
+  | { verb: "reject"; id: number; reason: string; who: Credential }
+  | { verb: "cancel"; id: number; who: Credential }
+  | { verb: "acknowledge"; id: number; who: Credential };
+
+/** The personal token in the environment, if any. */
+export function tokenFrom(env: Readonly<Record<string, string | undefined>>): string | undefined {
+  const token = env[STAFF_TOKEN_ENV]?.trim();
+  return token ? token : undefined;
+}
+
+/** The refusal of a bare --as (or nothing) where a proof is needed: how to get one. */
+export function needsToken(doing: string): ChangesUsageError {
+  return new ChangesUsageError(
+    `${doing} needs your own credential, not a name: --as alone is refused. Sign in to the dashboard, create a personal token ` +
+      `on Personal tokens (/tokens), and run with ${STAFF_TOKEN_ENV}=cst_… in the environment (--as may stay, and must then name the token's owner)`,
+  );
+}
 
 export const CHANGE_VERBS = new Set(["requests", "approve", "reject", "cancel", "acknowledge"]);
 
@@ -43,7 +64,7 @@ function parseId(text: string | undefined, verb: string): number {
 }
 
 /** Reads the command line of a change-control verb before the database starts: a typo costs nothing. */
-export function parseChangesArgs(argv: string[]): ChangesCommand {
+export function parseChangesArgs(argv: string[], env: Readonly<Record<string, string | undefined>> = process.env): ChangesCommand {
   let parsed;
   try {
     parsed = parseArgs({
@@ -66,22 +87,33 @@ export function parseChangesArgs(argv: string[]): ChangesCommand {
     return { verb, state, json: values.json === true };
   }
   if (values.state !== undefined || values.json !== undefined) throw new ChangesUsageError("--state and --json are options of requests only");
-  const as = values.as;
-  if (!as) throw new ChangesUsageError(`${verb ?? "this"} acts as a staff member: --as <email>`);
-  const requestId = parseId(id, verb ?? "");
+  const token = tokenFrom(env);
+  const who: Credential = { ...(token ? { token } : {}), ...(values.as ? { as: values.as } : {}) };
+  /** Deciding and acknowledging need the proof; cancelling loosens nothing, so a name still does. */
+  const credential = (doing: string): Credential => {
+    if (token) return who;
+    if (doing === "cancel" && values.as) return who;
+    if (doing === "cancel") throw new ChangesUsageError(`cancel acts as the requester: --as <email> or ${STAFF_TOKEN_ENV}`);
+    throw needsToken(doing);
+  };
   switch (verb) {
-    case "approve":
+    case "approve": {
+      const requestId = parseId(id, verb);
       if (values.reason !== undefined) throw new ChangesUsageError("approve takes --note \"…\", not --reason");
-      return { verb, id: requestId, as, ...(values.note !== undefined ? { note: values.note } : {}) };
+      return { verb, id: requestId, who: credential(verb), ...(values.note !== undefined ? { note: values.note } : {}) };
+    }
     case "reject": {
+      const requestId = parseId(id, verb);
       const reason = values.reason ?? values.note;
       if (!reason) throw new ChangesUsageError("reject needs --reason \"why\": the requester reads it");
-      return { verb, id: requestId, reason, as };
+      return { verb, id: requestId, reason, who: credential(verb) };
     }
     case "cancel":
-    case "acknowledge":
+    case "acknowledge": {
+      const requestId = parseId(id, verb);
       if (values.note !== undefined || values.reason !== undefined) throw new ChangesUsageError(`${verb} takes no --note or --reason`);
-      return { verb, id: requestId, as };
+      return { verb, id: requestId, who: credential(verb) };
+    }
     default:
       throw new ChangesUsageError(`unknown command '${verb ?? ""}'`);
   }
@@ -98,6 +130,29 @@ export async function staffAs(db: Db, email: string): Promise<Requester> {
   if (row.disabledAt) throw new ChangeControlError("forbidden", `--as ${email}: that staff member is disabled`);
   if (!isRole(row.role)) throw new ChangeControlError("forbidden", `--as ${email}: unknown role '${String(row.role)}'`);
   return { staffId: row.id, email: row.email, role: row.role, via: "cli" };
+}
+
+/**
+ * Who runs the verb, as lib/changes takes a person: the personal token's owner when a token is
+ * given (--as, if also given, must name them), else the staff member --as names. A refused token
+ * (unknown, revoked, its owner disabled or their password or role changed) is a forbidden.
+ */
+export async function cliStaff(db: Db, who: Credential): Promise<Requester> {
+  if (who.token !== undefined) {
+    let owner;
+    try {
+      owner = await authenticateStaffToken(db, who.token);
+    } catch (error) {
+      if (error instanceof StaffTokenError) throw new ChangeControlError("forbidden", error.message);
+      throw error;
+    }
+    if (who.as !== undefined && who.as.trim().toLowerCase() !== owner.email.toLowerCase()) {
+      throw new ChangeControlError("forbidden", `--as ${who.as} is not who ${STAFF_TOKEN_ENV} proves (${owner.email}): drop --as, or use your own token`);
+    }
+    return { ...owner, via: "cli" };
+  }
+  if (who.as === undefined) throw needsToken("this command");
+  return staffAs(db, who.as);
 }
 
 /** "2h", "90m", "45s", "1d", "1h30m": a temporary raise's length in seconds. */
@@ -272,7 +327,9 @@ export async function runChanges(db: Db, command: ChangesCommand, print: (line: 
     for (const r of rows) for (const line of requestLines(r)) print(line);
     return;
   }
-  const who = await staffAs(db, command.as);
+  // Checked again here, not only when parsing: a caller building the command itself gets no way round.
+  if (command.verb !== "cancel" && command.who.token === undefined) throw needsToken(command.verb);
+  const who = await cliStaff(db, command.who);
   switch (command.verb) {
     case "approve": {
       const r = await approveChange(db, { id: command.id, approver: who, ...(command.note !== undefined ? { note: command.note } : {}) });

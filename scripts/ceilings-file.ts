@@ -1,7 +1,8 @@
 // `npm run ceilings -- plan <file>` and `apply <file>`: a catalog file compared with the database and
 // applied, under change control (docs/change-control.md, "Command line"). What needs no approval is
 // applied at once in one transaction, as before; each raise becomes a change request asked by --as
-// in that same transaction, or with --break-glass is applied at once as break glass. Nothing is
+// (or the owner of CEILINGS_STAFF_TOKEN) in that same transaction, or with --break-glass (which
+// needs the token: a proof, not a name) is applied at once as break glass. Nothing is
 // half-done: if any request cannot be made (a viewer asking, a short break-glass reason, a request
 // lib/changes refuses), the whole file is rolled back, its changes that need no approval too.
 import { readFileSync } from "node:fs";
@@ -10,7 +11,7 @@ import { applyCatalog, CatalogError, type EndpointPlan, planCatalog } from "@/li
 import type { AskedRaise, RaiseHandler } from "@/lib/catalog/file";
 import { ChangeControlError, type Requester } from "@/lib/changes";
 import { recordRefusal } from "@/lib/changes/who";
-import { askRaises, ChangesUsageError, parseDuration, parseUntil, staffAs } from "./ceilings-changes";
+import { askRaises, ChangesUsageError, cliStaff, needsToken, parseDuration, parseUntil, tokenFrom as tokenOf } from "./ceilings-changes";
 
 type Print = (line: string) => void;
 const stdout: Print = (line) => console.log(line);
@@ -62,12 +63,12 @@ function printAsked(print: Print, asked: AskedRaise[]): void {
   if (glass.length > 0) {
     print(`applied by break glass (${glass.length}), alerted to every destination:`);
     for (const a of glass) print(`  #${a.requestId} ${a.summary}`);
-    print("another admin acknowledges each: npm run ceilings -- acknowledge <id> --as <email>");
+    print("an independent admin acknowledges each with their personal token: CEILINGS_STAFF_TOKEN=cst_… npm run ceilings -- acknowledge <id>");
   }
   if (waiting.length > 0) {
     print(`asked for approval (${waiting.length}); approvers alerted:`);
     for (const a of waiting) print(`  #${a.requestId} ${a.summary}${a.outcome === "already_pending" ? " — already pending, not asked again" : ""}`);
-    print("a second admin approves each: npm run ceilings -- approve <id> --as <email> (or reject <id> --reason \"why\"); then apply the file again: nothing is left to change");
+    print("an independent admin approves each with their personal token: CEILINGS_STAFF_TOKEN=cst_… npm run ceilings -- approve <id> (or reject <id> --reason \"why\"); then apply the file again: nothing is left to change");
   }
 }
 
@@ -75,7 +76,7 @@ function printAsked(print: Print, asked: AskedRaise[]): void {
 const noRequester: RaiseHandler = async (_tx, raises) => {
   throw new ChangeControlError(
     "approval_required",
-    `${raises.length} change(s) in the file are raises and need a second admin:\n${raises.map((r) => `  ${r.line}`).join("\n")}\nrun again with --as <your email> to ask for them (and apply the rest), or with --as <admin email> --break-glass; nothing was changed`,
+    `${raises.length} change(s) in the file are raises and need a second admin:\n${raises.map((r) => `  ${r.line}`).join("\n")}\nrun again with --as <your email> to ask for them (and apply the rest), or as an admin with CEILINGS_STAFF_TOKEN set and --break-glass; nothing was changed`,
   );
 };
 
@@ -87,12 +88,17 @@ export async function runPlanFile(db: Db, file: string, print: Print = stdout): 
 }
 
 /** apply's change-control flags, checked before the database starts (a typo costs nothing). */
-export function parseApplyOptions(v: { reason?: string; as?: string; "break-glass"?: boolean; for?: string; until?: string }): { breakGlass: boolean; endsAfterSeconds?: number; endsAt?: Date } {
+export function parseApplyOptions(
+  v: { reason?: string; as?: string; "break-glass"?: boolean; for?: string; until?: string },
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): { breakGlass: boolean; endsAfterSeconds?: number; endsAt?: Date; token?: string } {
+  const token = tokenOf(env);
   if (v["break-glass"] && !v.reason?.trim()) throw new ChangesUsageError('--break-glass needs --reason "why": a break-glass change is audited and alerted with it');
-  if (v["break-glass"] && !v.as) throw new ChangesUsageError("--break-glass acts as an admin: --as <email>");
+  if (v["break-glass"] && !token) throw needsToken("--break-glass");
   if (v.for !== undefined && v.until !== undefined) throw new ChangesUsageError("give --for or --until, not both");
-  if ((v.for !== undefined || v.until !== undefined) && !v.as) throw new ChangesUsageError("--for and --until end a raise asked for: --as <email>");
+  if ((v.for !== undefined || v.until !== undefined) && !v.as && !token) throw new ChangesUsageError("--for and --until end a raise asked for: --as <email> (or CEILINGS_STAFF_TOKEN)");
   return {
+    ...(token ? { token } : {}),
     breakGlass: v["break-glass"] === true,
     ...(v.for === undefined ? {} : { endsAfterSeconds: parseDuration(v.for) }),
     ...(v.until === undefined ? {} : { endsAt: parseUntil(v.until) }),
@@ -105,6 +111,8 @@ export type ApplyFileOptions = {
   confirmRaise: boolean;
   /** Who asks for the raises (an operator or admin), and whose name the file's other changes carry. */
   as?: string;
+  /** A personal token proving who asks (required for --break-glass); --as must then name its owner. */
+  token?: string;
   breakGlass: boolean;
   endsAfterSeconds?: number;
   endsAt?: Date;
@@ -114,7 +122,9 @@ export type ApplyFileOptions = {
 
 export async function runApplyFile(db: Db, o: ApplyFileOptions, print: Print = stdout): Promise<void> {
   const text = readFileSync(o.file, "utf8");
-  const requester: Requester | null = o.as ? await staffAs(db, o.as) : null;
+  // Break glass applies alone: a name is not enough, the token proves who (parseApplyOptions says so first).
+  if (o.breakGlass && o.token === undefined) throw needsToken("--break-glass");
+  const requester: Requester | null = o.token !== undefined || o.as !== undefined ? await cliStaff(db, { ...(o.token !== undefined ? { token: o.token } : {}), ...(o.as !== undefined ? { as: o.as } : {}) }) : null;
   const onRaises = requester
     ? askRaises({ requester, reason: o.reason, breakGlass: o.breakGlass, endsAfterSeconds: o.endsAfterSeconds, endsAt: o.endsAt, confirmRaise: o.confirmRaise })
     : noRequester;

@@ -5,8 +5,9 @@
 //   npm run ceilings -- restore <endpoint> [--reason "…"]
 //   npm run ceilings -- kill-all --reason "…"
 //   npm run ceilings -- kill-budget <budget> --reason "…" | restore-budget <budget> [--reason "…"]
-//   npm run ceilings -- export [--out ceilings.json] | schema | plan ceilings.json | apply ceilings.json --reason "…" [--as EMAIL]
-//   npm run ceilings -- requests | approve <id> | reject <id> | cancel <id> | acknowledge <id> --as EMAIL (scripts/ceilings-changes.ts)
+//   npm run ceilings -- export [--out ceilings.json] | schema | plan ceilings.json | apply ceilings.json --reason "…" [--as EMAIL] [--break-glass]
+//   npm run ceilings -- requests | approve <id> | reject <id> | cancel <id> | acknowledge <id> (scripts/ceilings-changes.ts);
+//     approve, reject, acknowledge and --break-glass need CEILINGS_STAFF_TOKEN (a personal token), not --as
 //   npm run ceilings -- accounts assign|bulk|block|unblock|show ... (scripts/ceilings-accounts.ts)
 //   npm run ceilings -- plans [show|create|update|set|unset|default|delete] ... (scripts/ceilings-plans.ts)
 //   npm run ceilings -- usage sources | pull <source> | import <source> <file> (scripts/ceilings-usage.ts)
@@ -53,8 +54,9 @@ const USAGE = `usage: npm run ceilings -- <command>
                                        apply the file in one transaction, or nothing: what
                                        needs no approval at once; each raise becomes a change
                                        request asked by --as (an operator or admin), its id
-                                       printed; --break-glass (admin, a reason of 10+
-                                       characters) applies the raises at once as break glass;
+                                       printed; --break-glass (admin, proven by
+                                       CEILINGS_STAFF_TOKEN, a reason of 10+ characters)
+                                       applies the raises at once as break glass;
                                        --for/--until end a value raise (put back by the worker)
 ${CHANGES_USAGE}
 ${PLANS_USAGE}
@@ -149,7 +151,7 @@ async function main(argv: string[]): Promise<void> {
   if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(" ")}`);
   if (values.out !== undefined && command !== "export") throw new UsageError("--out is an option of export only");
   if (command !== "apply" && (values.as !== undefined || values["break-glass"] !== undefined || values.for !== undefined || values.until !== undefined)) {
-    throw new UsageError("--as, --break-glass, --for and --until are options of apply (and --as of the request commands)");
+    throw new UsageError("--as, --break-glass, --for and --until are options of apply (and --as of cancel)");
   }
   const applyControl = command === "apply" ? parseApplyOptions(values) : { breakGlass: false };
   // The schema needs no database: an editor's file check must work anywhere.

@@ -15,6 +15,7 @@ import * as sources from "./reconciliation/sources/source-action-core";
 import * as providerCap from "./endpoints/[key]/provider-cap-action-core";
 import * as schedules from "./endpoints/[key]/schedule-action-core";
 import * as staff from "./staff/staff-action-core";
+import * as tokens from "./tokens/token-action-core";
 import * as whatIf from "./what-if-action-core";
 
 describe("runAction, the dashboard's one server action", () => {
@@ -30,9 +31,9 @@ describe("runAction, the dashboard's one server action", () => {
   });
 
   it("names every action once", () => {
-    const cores = [accounts, alerts, apiKeys, budgets, changes, control, ceiling, catalog, plans, providerCap, sources, schedules, staff, whatIf].flatMap((m) => Object.values(m).filter(isActionCore));
+    const cores = [accounts, alerts, apiKeys, budgets, changes, control, ceiling, catalog, plans, providerCap, sources, schedules, staff, tokens, whatIf].flatMap((m) => Object.values(m).filter(isActionCore));
     const names = cores.map((c) => c.boundary);
-    expect(names.length).toBe(61);
+    expect(names.length).toBe(63);
     expect(new Set(names).size).toBe(names.length);
   });
 });

@@ -16,6 +16,7 @@ import * as sources from "./reconciliation/sources/source-action-core";
 import * as providerCap from "./endpoints/[key]/provider-cap-action-core";
 import * as schedules from "./endpoints/[key]/schedule-action-core";
 import * as staff from "./staff/staff-action-core";
+import * as tokens from "./tokens/token-action-core";
 import * as whatIf from "./what-if-action-core";
 
 // The dashboard's one server action. A form binds it to an action's name
@@ -23,12 +24,12 @@ import * as whatIf from "./what-if-action-core";
 // first. A name that is not here (a forged request) is refused without touching anything.
 
 type NameOf<Module> = { [K in keyof Module]: Module[K] extends ActionCore<infer Name> ? Name : never }[keyof Module];
-type Modules = typeof accounts | typeof alerts | typeof apiKeys | typeof budgets | typeof changes | typeof control | typeof ceiling | typeof catalog | typeof plans | typeof providerCap | typeof sources | typeof schedules | typeof staff | typeof whatIf;
+type Modules = typeof accounts | typeof alerts | typeof apiKeys | typeof budgets | typeof changes | typeof control | typeof ceiling | typeof catalog | typeof plans | typeof providerCap | typeof sources | typeof schedules | typeof staff | typeof tokens | typeof whatIf;
 type Each<M> = M extends unknown ? NameOf<M> : never;
 export type ActionName = Each<Modules>;
 
 const CORES = new Map<string, ActionCore>();
-for (const module of [accounts, alerts, apiKeys, budgets, changes, control, ceiling, catalog, plans, providerCap, sources, schedules, staff, whatIf]) {
+for (const module of [accounts, alerts, apiKeys, budgets, changes, control, ceiling, catalog, plans, providerCap, sources, schedules, staff, tokens, whatIf]) {
   for (const core of Object.values(module).filter(isActionCore)) {
     if (CORES.has(core.boundary)) throw new Error(`two server actions are named ${core.boundary}`);
     CORES.set(core.boundary, core);

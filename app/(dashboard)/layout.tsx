@@ -1,4 +1,6 @@
+import Link from "next/link";
 import type { ReactNode } from "react";
+import { hasRole } from "@/lib/auth/roles";
 import { requirePageRole } from "@/app/_lib/session";
 import { getDb } from "@/db/client";
 import { DatabaseFailingOver } from "@/components/database-failing-over";
@@ -27,6 +29,11 @@ export default async function DashboardLayout({ children }: { children: ReactNod
           <AlertsNavBadge />
           <div className="ml-auto flex items-center gap-3 text-sm" data-testid="signed-in-as">
             <span className="text-zinc-700 dark:text-zinc-300">{staff.email}</span>
+            {hasRole(staff.role, "operator") ? (
+              <Link href="/tokens" className="text-zinc-700 underline-offset-2 hover:underline dark:text-zinc-300">
+                Personal tokens
+              </Link>
+            ) : null}
             <span className="rounded-full bg-zinc-100 px-2 py-0.5 text-xs font-medium uppercase tracking-wide text-zinc-700 dark:bg-zinc-800 dark:text-zinc-300">
               {staff.role}
             </span>

@@ -2,6 +2,117 @@
 -- independent of the requester, the CLI proves who it is, API keys carry scopes, every stop alerts.
 --> statement-breakpoint
 -- section: independence and staff tokens
+-- Who gave whom control of a staff account (created it, raised its role, set its password): the
+-- database's independence rule (ceilings.staff_independent) walks these rows. Append-only.
+CREATE TABLE "staff_grants" (
+	"id" integer PRIMARY KEY GENERATED ALWAYS AS IDENTITY (sequence name "staff_grants_id_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 2147483647 START WITH 1 CACHE 1),
+	"staff_id" integer NOT NULL,
+	"granted_by_id" integer,
+	"granted_by" text NOT NULL,
+	"kind" text NOT NULL,
+	"role" "staff_role",
+	"at" timestamp with time zone DEFAULT now() NOT NULL,
+	CONSTRAINT "staff_grants_kind" CHECK ("staff_grants"."kind" in ('create', 'promote', 'password')),
+	CONSTRAINT "staff_grants_not_self" CHECK ("staff_grants"."granted_by_id" is null or "staff_grants"."granted_by_id" <> "staff_grants"."staff_id")
+);
+--> statement-breakpoint
+ALTER TABLE "staff_grants" ADD CONSTRAINT "staff_grants_staff_id_staff_id_fk" FOREIGN KEY ("staff_id") REFERENCES "public"."staff"("id") ON DELETE no action ON UPDATE no action;
+--> statement-breakpoint
+ALTER TABLE "staff_grants" ADD CONSTRAINT "staff_grants_granted_by_id_staff_id_fk" FOREIGN KEY ("granted_by_id") REFERENCES "public"."staff"("id") ON DELETE no action ON UPDATE no action;
+--> statement-breakpoint
+CREATE INDEX "staff_grants_staff_idx" ON "staff_grants" USING btree ("staff_id");
+--> statement-breakpoint
+CREATE INDEX "staff_grants_granted_by_idx" ON "staff_grants" USING btree ("granted_by_id");
+--> statement-breakpoint
+-- Like the audit log (0002): a trigger binds even the owner; the app role also lacks UPDATE/DELETE.
+CREATE FUNCTION staff_grants_append_only() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'staff_grants is append-only: % is not allowed', TG_OP
+    USING ERRCODE = 'insufficient_privilege';
+END;
+$$;
+--> statement-breakpoint
+CREATE TRIGGER staff_grants_no_update_delete
+  BEFORE UPDATE OR DELETE ON staff_grants
+  FOR EACH ROW EXECUTE FUNCTION staff_grants_append_only();
+--> statement-breakpoint
+CREATE TRIGGER staff_grants_no_truncate
+  BEFORE TRUNCATE ON staff_grants
+  FOR EACH STATEMENT EXECUTE FUNCTION staff_grants_append_only();
+--> statement-breakpoint
+-- Backfill from the audit trail: staff.add (create), staff.role to a higher role (promote) and
+-- staff.password set by someone else (password), actor email -> target email mapped to ids. An
+-- actor that is not a staff member (the CLI's OS user, the seed) leaves no parent.
+INSERT INTO staff_grants (staff_id, granted_by_id, granted_by, kind, role, at)
+SELECT t.id,
+       nullif(a.id, t.id),
+       e.actor,
+       CASE e.action WHEN 'staff.add' THEN 'create' WHEN 'staff.role' THEN 'promote' ELSE 'password' END,
+       CASE e.action WHEN 'staff.add' THEN (e.details->>'role')::staff_role WHEN 'staff.role' THEN (e.details->>'to')::staff_role END,
+       e.at
+FROM audit_events e
+JOIN staff t ON lower(t.email) = lower(e.target)
+LEFT JOIN staff a ON e.actor_type = 'staff' AND lower(a.email) = lower(e.actor)
+WHERE (e.action = 'staff.add' AND e.details->>'role' IN ('viewer', 'operator', 'admin'))
+   OR (e.action = 'staff.role' AND e.details->>'to' IN ('viewer', 'operator', 'admin') AND e.details->>'from' IN ('viewer', 'operator', 'admin')
+       AND array_position(ARRAY['viewer', 'operator', 'admin'], e.details->>'to') > array_position(ARRAY['viewer', 'operator', 'admin'], e.details->>'from'))
+   OR (e.action = 'staff.password' AND a.id IS NOT NULL AND a.id <> t.id)
+ORDER BY e.id;
+--> statement-breakpoint
+-- A personal token for the command line's approve, reject, acknowledge and break glass: only its
+-- SHA-256 is stored; dead once revoked, its owner disabled, or their session version moved on.
+CREATE TABLE "staff_tokens" (
+	"id" integer PRIMARY KEY GENERATED ALWAYS AS IDENTITY (sequence name "staff_tokens_id_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 2147483647 START WITH 1 CACHE 1),
+	"staff_id" integer NOT NULL,
+	"name" text NOT NULL,
+	"prefix" text NOT NULL,
+	"secret_hash" text NOT NULL,
+	"session_version" integer NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"last_used_at" timestamp with time zone,
+	"revoked_at" timestamp with time zone,
+	CONSTRAINT "staff_tokens_secret_hash_unique" UNIQUE("secret_hash")
+);
+--> statement-breakpoint
+ALTER TABLE "staff_tokens" ADD CONSTRAINT "staff_tokens_staff_id_staff_id_fk" FOREIGN KEY ("staff_id") REFERENCES "public"."staff"("id") ON DELETE cascade ON UPDATE no action;
+--> statement-breakpoint
+CREATE INDEX "staff_tokens_staff_idx" ON "staff_tokens" USING btree ("staff_id");
+--> statement-breakpoint
+-- The second person is independent of the requester, in the database: a decision (approve,
+-- reject, stale; a cancellation is the requester's own and stays allowed) or an acknowledgement by
+-- someone ceilings.staff_independent says is not independent of the requester is refused, whatever
+-- path wrote it. Checked when the decider, the acknowledger or the requester is set or changed, or
+-- a cancelled row is turned into a decision; not again on later updates of a decided row (a grant
+-- made after a decision does not undo it). In public: the functions migrations drop every
+-- ceilings.* function, and a trigger depends on this one (it calls ceilings.* by name at run time).
+-- The old CHECKs change_requests_second_person and _ack_second_person stay as a backstop for the
+-- plainest case (they hold even with triggers disabled); this trigger fires first and subsumes them.
+CREATE FUNCTION change_requests_independent() RETURNS trigger
+LANGUAGE plpgsql SET search_path = public, pg_temp AS $$
+BEGIN
+  IF NEW.decided_by_id IS NOT NULL AND NEW.state <> 'cancelled'
+     AND (TG_OP = 'INSERT' OR NEW.decided_by_id IS DISTINCT FROM OLD.decided_by_id
+          OR NEW.requested_by_id IS DISTINCT FROM OLD.requested_by_id OR OLD.state = 'cancelled')
+     AND NOT ceilings.staff_independent(NEW.requested_by_id, NEW.decided_by_id) THEN
+    RAISE EXCEPTION 'change request #%: staff #% may not decide it: they are not independent of its requester, staff #% (the same person, or one created, promoted or set the password of the other, directly or through others)',
+      NEW.id, NEW.decided_by_id, NEW.requested_by_id
+      USING ERRCODE = 'check_violation', CONSTRAINT = 'change_requests_independent', TABLE = 'change_requests';
+  END IF;
+  IF NEW.acknowledged_by_id IS NOT NULL
+     AND (TG_OP = 'INSERT' OR NEW.acknowledged_by_id IS DISTINCT FROM OLD.acknowledged_by_id
+          OR NEW.requested_by_id IS DISTINCT FROM OLD.requested_by_id)
+     AND NOT ceilings.staff_independent(NEW.requested_by_id, NEW.acknowledged_by_id) THEN
+    RAISE EXCEPTION 'change request #%: staff #% may not acknowledge it: they are not independent of staff #%, who broke glass (the same person, or one created, promoted or set the password of the other, directly or through others)',
+      NEW.id, NEW.acknowledged_by_id, NEW.requested_by_id
+      USING ERRCODE = 'check_violation', CONSTRAINT = 'change_requests_independent', TABLE = 'change_requests';
+  END IF;
+  RETURN NEW;
+END $$;
+--> statement-breakpoint
+CREATE TRIGGER change_requests_independent
+  BEFORE INSERT OR UPDATE ON change_requests
+  FOR EACH ROW EXECUTE FUNCTION change_requests_independent();
 --> statement-breakpoint
 -- section: plans and accounts
 --> statement-breakpoint

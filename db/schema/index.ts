@@ -21,3 +21,4 @@ export * from "./throttle-counters";
 export * from "./usage";
 export * from "./worker-heartbeats";
 export * from "./reconciliation";
+export * from "./staff-lineage";

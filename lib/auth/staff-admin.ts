@@ -2,6 +2,7 @@ import { and, asc, eq, isNull, ne, sql } from "drizzle-orm";
 import type { PgUpdateSetSource } from "drizzle-orm/pg-core";
 import type { Db } from "@/db/client";
 import { staff, type Staff } from "@/db/schema/staff";
+import { staffGrants } from "@/db/schema/staff-lineage";
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { generatePassword, hashPassword, PRODUCTION_BCRYPT_COST } from "./password";
 import { hasRole, type Role } from "./roles";
@@ -42,6 +43,7 @@ export async function addStaff(
       .returning(summaryColumns);
     if (!row) throw new StaffAdminError("exists", `staff member '${email}' already exists`);
     await recordStaffEvent(tx, { actor: params.actor, action: "staff.add", email, details: { role: params.role } });
+    await recordGrant(tx, { actor: params.actor, member: row, kind: "create", role: params.role });
     return row;
   });
   return { staff: created, generatedPassword };
@@ -94,6 +96,7 @@ export async function changeStaffRole(
     if (member.role === params.role) return summarize(member);
     const demotion = !hasRole(params.role, member.role);
     if (demotion) await keepOneActiveAdmin(tx, member, "demote");
+    else await recordGrant(tx, { actor: params.actor, member, kind: "promote", role: params.role });
     return saveMember(
       tx,
       member,
@@ -134,6 +137,7 @@ export async function setStaffPassword(
   const passwordHash = await hashPassword(params.password ?? generatedPassword ?? "", params.bcryptCost ?? PRODUCTION_BCRYPT_COST);
   const updated = await db.transaction(async (tx) => {
     const member = await lockMember(tx, email);
+    await recordGrant(tx, { actor: params.actor, member, kind: "password", role: null });
     // The password itself never goes into the audit log, generated or not.
     return saveMember(
       tx,
@@ -143,6 +147,26 @@ export async function setStaffPassword(
     );
   });
   return { staff: updated, generatedPassword };
+}
+
+/**
+ * Who gave whom control of an account, in the change's transaction: the independence rule of
+ * change control (ceilings.staff_independent) walks these rows. A staff member acting is the
+ * parent; the CLI or setup (no staff member acting) records no parent. Setting one's own password
+ * gives nobody new control and is not recorded; a demotion gives none either.
+ */
+async function recordGrant(tx: Db, p: { actor: AuditActor; member: { id: number }; kind: "create" | "promote" | "password"; role: Role | null }): Promise<void> {
+  const named = auditActorFields(p.actor).actor;
+  let grantedById: number | null = null;
+  if (p.actor.type === "staff") {
+    const [by] = await tx.select({ id: staff.id }).from(staff).where(sql`lower(${staff.email}) = lower(${p.actor.email})`).limit(1);
+    grantedById = by?.id ?? null;
+  }
+  if (grantedById === p.member.id) {
+    if (p.kind === "password") return;
+    grantedById = null;
+  }
+  await tx.insert(staffGrants).values({ staffId: p.member.id, grantedById, grantedBy: named, kind: p.kind, role: p.role });
 }
 
 type StaffEvent = { actor: AuditActor; action: string; email: string; details?: Record<string, unknown> };

@@ -111,14 +111,14 @@ describe.skipIf(skipWithoutDatabase())("change requests: asking and deciding a c
     await expect(approveChange(t.db, { id: request.id, approver: otherAdmin })).rejects.toMatchObject({ code: "not_pending" });
   });
 
-  it("the database holds the second person too: a direct UPDATE making the requester the approver fails", async () => {
+  it("the database holds the second person too: a direct UPDATE making the requester the approver fails (the independence trigger, before the CHECKs)", async () => {
     const { operator, request } = await raiseAsked(125);
     // As the app role, the way a bug in lib (or a forged path around it) would write.
     await expect(
       t.db.execute(sql`update change_requests set state = 'applied', decided_by_id = ${operator.staffId}, decided_by = ${operator.email} where id = ${request.id}`),
-    ).rejects.toMatchObject({ cause: { constraint_name: "change_requests_second_person" } });
+    ).rejects.toMatchObject({ cause: { constraint_name: "change_requests_independent" } });
     await expect(t.db.execute(sql`update change_requests set acknowledged_by_id = ${operator.staffId} where id = ${request.id}`)).rejects.toMatchObject({
-      cause: { constraint_name: "change_requests_ack_second_person" },
+      cause: { constraint_name: "change_requests_independent" },
     });
     expect(await getChangeRequest(t.db, request.id)).toMatchObject({ state: "pending", decidedById: null });
   });

@@ -8,7 +8,7 @@ import { readText, recordLifecycle } from "./audit";
 import { lockRequest } from "./decide";
 import { ChangeControlError } from "./errors";
 import { BREAK_GLASS_MIN_REASON, type Requester, type RequestChangeParams } from "./types";
-import { refusing, requireNotMadeBy, staffActor, verifyStaff } from "./who";
+import { refusing, requireIndependent, independenceRefusal, staffActor, verifyStaff } from "./who";
 
 /**
  * An admin applies a raise alone when no second admin can be reached, with a reason of at least 10
@@ -44,7 +44,7 @@ export async function breakGlass(db: Db, p: RequestChangeParams): Promise<Change
   });
 }
 
-/** Another admin (never the one who broke glass) has seen it: it leaves the overview. */
+/** Another admin, independent of the one who broke glass (who.ts), has seen it: it leaves the overview. */
 export async function acknowledgeBreakGlass(db: Db, p: { id: number; admin: Requester; now?: Date }): Promise<ChangeRequest> {
   return refusing(db, p.admin, "acknowledge", { requestId: p.id }, async () => {
     const who = await verifyStaff(db, p.admin, "admin", "acknowledge a break glass");
@@ -53,13 +53,16 @@ export async function acknowledgeBreakGlass(db: Db, p: { id: number; admin: Requ
       const request = await lockRequest(tx, p.id);
       if (!request.breakGlass) throw new ChangeControlError("not_pending", `request #${request.id} is not a break glass: nothing to acknowledge`);
       if (request.requestedById === who.staffId) throw new ChangeControlError("own_request", `${who.email} broke glass on #${request.id}: another admin must acknowledge it`);
-      await requireNotMadeBy(tx, request.requestedBy, who, request.id, "acknowledge");
+      await requireIndependent(tx, request, who, "acknowledge");
       if (request.acknowledgedAt !== null) throw new ChangeControlError("not_pending", `#${request.id} was already acknowledged by ${request.acknowledgedBy}`);
       const [row] = await tx
         .update(changeRequests)
         .set({ acknowledgedById: who.staffId, acknowledgedBy: who.email, acknowledgedAt: now })
         .where(eq(changeRequests.id, request.id))
-        .returning();
+        .returning()
+        .catch((error: unknown) => {
+          throw independenceRefusal(error, request.id) ?? error;
+        });
       if (!row) throw new ChangeControlError("not_found", `no change request #${request.id}`);
       await recordLifecycle(tx, row, "change.acknowledge", staffActor(who), null, { via: who.via });
       return row;

@@ -6,11 +6,12 @@ import { readText, recordLifecycle } from "./audit";
 import { ChangeControlError } from "./errors";
 import { expireLocked } from "./expire";
 import type { ApproveResult, Requester } from "./types";
-import { refusing, requireNotMadeBy, staffActor, type Verified, verifyStaff } from "./who";
+import { refusing, requireIndependent, independenceRefusal, staffActor, type Verified, verifyStaff } from "./who";
 
 // A second admin decides a pending request. The request row is locked FOR UPDATE first, so of two
 // admins approving at once one applies and the other finds it no longer pending; the requester
-// never decides their own (checked here by staff id, and by the change_requests_second_person check).
+// never decides their own, nor does anyone not independent of them (who.ts's requireIndependent,
+// and the change_requests_independent trigger in the database: one rule, ceilings.staff_independent).
 
 export async function lockRequest(tx: Db, id: number): Promise<ChangeRequest> {
   if (!Number.isSafeInteger(id) || id <= 0) throw new ChangeControlError("not_found", `no change request #${String(id).slice(0, 20)}`);
@@ -30,7 +31,14 @@ function checkPending(r: ChangeRequest): void {
 }
 
 async function decided(tx: Db, id: number, fields: Partial<typeof changeRequests.$inferInsert>): Promise<ChangeRequest> {
-  const [row] = await tx.update(changeRequests).set(fields).where(eq(changeRequests.id, id)).returning();
+  const [row] = await tx
+    .update(changeRequests)
+    .set(fields)
+    .where(eq(changeRequests.id, id))
+    .returning()
+    .catch((error: unknown) => {
+      throw independenceRefusal(error, id) ?? error;
+    });
   if (!row) throw new ChangeControlError("not_found", `no change request #${id}`);
   return row;
 }
@@ -48,7 +56,7 @@ export async function approveChange(db: Db, p: { id: number; approver: Requester
     const outcome = await db.transaction(async (tx) => {
       const request = await lockRequest(tx, p.id);
       notOwn(request, who, "approves");
-      await requireNotMadeBy(tx, request.requestedBy, who, request.id, "approve");
+      await requireIndependent(tx, request, who, "approve");
       checkPending(request);
       if (request.expiresAt.getTime() <= now.getTime()) return { expired: await expireLocked(tx, request, now), result: null };
       const actor = staffActor(who);
@@ -80,7 +88,7 @@ export async function rejectChange(db: Db, p: { id: number; approver: Requester;
     return db.transaction(async (tx) => {
       const request = await lockRequest(tx, p.id);
       notOwn(request, who, "rejects");
-      await requireNotMadeBy(tx, request.requestedBy, who, request.id, "reject");
+      await requireIndependent(tx, request, who, "reject");
       checkPending(request);
       const row = await decided(tx, request.id, { state: "rejected", decidedById: who.staffId, decidedBy: who.email, decidedAt: now, decisionNote: note });
       await recordLifecycle(tx, row, "change.reject", staffActor(who), note, { via: who.via });

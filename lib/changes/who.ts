@@ -1,6 +1,6 @@
-import { and, eq, or, sql } from "drizzle-orm";
-import type { Db } from "@/db/client";
-import { auditEvents, staff } from "@/db/schema";
+import { eq, inArray, sql } from "drizzle-orm";
+import { type Db, resultRows } from "@/db/client";
+import { staff } from "@/db/schema";
 import { recordAudit, type AuditActor } from "@/lib/audit/record";
 import { hasRole, type Role } from "@/lib/auth/roles";
 import { ChangeControlError } from "./errors";
@@ -55,27 +55,60 @@ export async function refusing<T>(db: Db, who: Pick<Requester, "email" | "via">,
   }
 }
 
-/**
- * The second person must be a second person: an admin account the requester created (staff.add)
- * or made an admin (staff.role to admin) is theirs to sign in with, so it may not decide their
- * request. Read from the audit trail, where those staff events are recorded with the requester as
- * actor and the account's email as target.
- */
-export async function requireNotMadeBy(db: Db, requesterEmail: string, who: Verified, id: number, doing: string): Promise<void> {
-  const [made] = await db
-    .select({ action: auditEvents.action })
-    .from(auditEvents)
-    .where(
-      and(
-        eq(auditEvents.actorType, "staff"),
-        sql`lower(${auditEvents.actor}) = lower(${requesterEmail})`,
-        sql`lower(${auditEvents.target}) = lower(${who.email})`,
-        or(eq(auditEvents.action, "staff.add"), and(eq(auditEvents.action, "staff.role"), sql`${auditEvents.details}->>'to' = 'admin'`)),
-      ),
-    )
-    .limit(1);
-  if (made) {
-    const how = made.action === "staff.add" ? "created" : "made an admin";
-    throw new ChangeControlError("own_request", `${who.email} was ${how} by ${requesterEmail}, who asked for #${id}: an account the requester made may not ${doing} their request; another admin must`);
+type Step = { by: number; kind: "create" | "promote" | "password"; of: number };
+
+const DID: Record<Step["kind"], string> = { create: "created", promote: "promoted", password: "given a password" };
+
+/** "z@x was created by x@x, who was promoted by a@x": a chain of grants read bottom up. */
+function describeChain(steps: Step[], emails: Map<number, string>): string {
+  const name = (id: number) => emails.get(id) ?? `staff #${id}`;
+  const parts: string[] = [];
+  for (let i = steps.length - 1; i >= 0; i--) {
+    const step = steps[i];
+    if (!step) continue;
+    const said = `${DID[step.kind]} by ${name(step.by)}`;
+    parts.push(i === steps.length - 1 ? `${name(step.of)} was ${said}` : `who was ${said}`);
   }
+  return parts.join(", ");
+}
+
+/** ceilings.staff_independent(a, b): the one rule, asked of the database (pages use it to hide what would be refused). */
+export async function isIndependent(db: Db, a: number, b: number): Promise<boolean> {
+  const [rule] = resultRows<{ independent: boolean }>(await db.execute(sql`select ceilings.staff_independent(${a}::int, ${b}::int) as independent`));
+  return rule?.independent === true;
+}
+
+/**
+ * The second person must be independent of the requester: not the same person, and neither
+ * controls the other through any chain of staff grants (created, promoted, or set the password of;
+ * directly or through others). The rule is ceilings.staff_independent, called here and by the
+ * change_requests_independent trigger, so the dashboard, the CLI and SQL all meet the same one;
+ * this answers first with the chain in words.
+ */
+export async function requireIndependent(db: Db, request: { id: number; requestedById: number; requestedBy: string }, who: Verified, doing: string): Promise<void> {
+  if (await isIndependent(db, request.requestedById, who.staffId)) return;
+  if (request.requestedById === who.staffId) {
+    throw new ChangeControlError("own_request", `${who.email} asked for #${request.id}: the requester never ${doing}s their own request; another admin must`);
+  }
+  const [paths] = resultRows<{ down: Step[] | null; up: Step[] | null }>(
+    await db.execute(sql`select ceilings.staff_control_path(${request.requestedById}::int, ${who.staffId}::int) as down, ceilings.staff_control_path(${who.staffId}::int, ${request.requestedById}::int) as up`),
+  );
+  const steps = paths?.down ?? paths?.up ?? [];
+  const ids = [...new Set(steps.flatMap((s) => [s.by, s.of]))];
+  const rows = ids.length > 0 ? await db.select({ id: staff.id, email: staff.email }).from(staff).where(inArray(staff.id, ids)) : [];
+  const chain = describeChain(steps, new Map(rows.map((r) => [r.id, r.email])));
+  const why = paths?.down
+    ? `${chain}, who asked for #${request.id}: an account the requester controls may not ${doing} their request`
+    : `${chain}, and asked for #${request.id}: whoever controls the requester's account may not ${doing} their request`;
+  throw new ChangeControlError("own_request", `${why}; an independent admin must (docs/change-control.md, "Who is a second person")`);
+}
+
+/** The trigger's refusal (a path that skipped requireIndependent) as the same own_request. */
+export function independenceRefusal(error: unknown, id: number): ChangeControlError | null {
+  for (let e: unknown = error; e && typeof e === "object"; e = "cause" in e ? e.cause : undefined) {
+    if ("constraint_name" in e && e.constraint_name === "change_requests_independent") {
+      return new ChangeControlError("own_request", `#${id}: the database refused it: the second person is not independent of the requester`);
+    }
+  }
+  return null;
 }

@@ -13,7 +13,7 @@ import { seedDemoReconciliation } from "./reconciliation";
 import { seededRandom } from "./random";
 import type { ReservationRow } from "./today";
 import { demoUsage } from "./usage";
-import { alerts, auditEvents, ceilings, endpoints, refusals, reservations, staff, usage } from "@/db/schema";
+import { alerts, auditEvents, ceilings, endpoints, refusals, reservations, staff, staffGrants, usage } from "@/db/schema";
 
 // Demo data for a first start: the demo catalog's endpoints with their ceilings, budgets and plans, five weeks of
 // spend, refusals at every gate, customers' accounts on their plans, a few alerts and three staff accounts, so no
@@ -134,7 +134,9 @@ async function seedDemo(tx: Db, now: Date, passwordHash: string): Promise<SeedSu
     .insert(staff)
     .values(DEMO_STAFF.map((s) => ({ email: s.email, name: s.name, role: s.role, passwordHash })))
     .onConflictDoNothing({ target: staff.email })
-    .returning({ email: staff.email, role: staff.role });
+    .returning({ id: staff.id, email: staff.email, role: staff.role });
+  // Made by the seed, not by a staff member: roots of the independence rule, as `npm run staff` makes.
+  if (addedStaff.length > 0) await tx.insert(staffGrants).values(addedStaff.map((s) => ({ staffId: s.id, grantedById: null, grantedBy: "seed", kind: "create" as const, role: s.role })));
   await insertChunked(tx, auditEvents, demoAuditEvents(eps, now, addedStaff));
   const changeRequests = await seedDemoChangeRequest(tx);
   await seedDemoReconciliation(tx, eps, usageRows, now, random);

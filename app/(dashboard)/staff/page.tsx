@@ -3,6 +3,7 @@ import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
 import { DataTable, type TableSpec } from "@/components/data-table";
 import { listStaff, type StaffSummary } from "@/lib/auth";
+import { type GrantLine, lineageText, listStaffGrants } from "@/lib/auth/staff-lineage";
 import { listSignInFailures, type SignInFailureRow } from "@/lib/auth/throttle";
 import { formatDateTime } from "@/lib/format";
 import { AddStaffForm } from "./_components/add-staff-form";
@@ -11,7 +12,7 @@ import { StaffRowControls } from "./_components/staff-row-controls";
 export const metadata: Metadata = { title: "Staff" };
 
 // Never empty: the admin reading it is on it.
-function staffTable(myId: number): TableSpec<StaffSummary> {
+function staffTable(myId: number, grants: Map<number, GrantLine[]>): TableSpec<StaffSummary> {
   return {
     rowKey: (m) => m.id,
     rowAttributes: (m) => ({ "data-testid": "staff-row", "data-email": m.email }),
@@ -32,7 +33,15 @@ function staffTable(myId: number): TableSpec<StaffSummary> {
         header: "Status",
         cell: (m) => (m.disabledAt ? <span className="text-red-700 dark:text-red-400">disabled {formatDateTime(m.disabledAt)}</span> : "active"),
       },
-      { header: "Added (UTC)", cell: (m) => formatDateTime(m.createdAt) },
+      {
+        header: "Added (UTC)",
+        cell: (m) => (
+          <>
+            {formatDateTime(m.createdAt)}
+            <div className="text-xs text-zinc-500" data-testid="staff-lineage">{lineageText(grants.get(m.id))}</div>
+          </>
+        ),
+      },
       { header: "Role and access", cell: (m) => <StaffRowControls email={m.email} role={m.role} disabled={m.disabledAt !== null} /> },
     ],
   };
@@ -54,17 +63,20 @@ const failureTable: TableSpec<SignInFailureRow> = {
 export default async function StaffPage() {
   const me = await requirePageRole("admin");
   const db = await getDb();
-  const [members, failures] = await Promise.all([listStaff(db), listSignInFailures(db)]);
+  const [members, failures, grants] = await Promise.all([listStaff(db), listSignInFailures(db), listStaffGrants(db)]);
   return (
     <section className="space-y-8">
       <div>
         <h1 className="text-2xl font-semibold">Staff</h1>
         <p className="mt-1 text-sm text-zinc-600 dark:text-zinc-400">
           Viewers read; operators also kill, restore and acknowledge alerts; admins also change values, bounds, API keys
-          and staff. Disabling or demoting someone ends their open sessions at once.
+          and staff. Disabling or demoting someone ends their open sessions at once. Under each date: who created,
+          promoted or set the password of the member. A raise&apos;s second admin must be independent of who asked:
+          neither made by them nor their maker, through any chain; an admin added with <code>npm run staff</code> has
+          no parent.
         </p>
       </div>
-      <DataTable spec={staffTable(me.id)} caption="Staff" rows={members} />
+      <DataTable spec={staffTable(me.id, grants)} caption="Staff" rows={members} />
       <AddStaffForm />
       <section aria-labelledby="sign-in-failures-title" className="space-y-2">
         <h2 id="sign-in-failures-title" className="text-lg font-semibold">Failed sign-ins (last 15 minutes)</h2>

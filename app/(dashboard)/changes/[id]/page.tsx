@@ -4,6 +4,7 @@ import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
 import { getChangeRequest } from "@/lib/changes";
 import { listRequestTrail } from "@/lib/changes/trail";
+import { isIndependent } from "@/lib/changes/who";
 import { RequestPageView } from "../_components/request-view";
 
 export const dynamic = "force-dynamic";
@@ -22,6 +23,6 @@ export default async function ChangeRequestPage({ params }: Params) {
   const db = await getDb();
   const request = await getChangeRequest(db, Number(raw));
   if (!request) notFound();
-  const trail = await listRequestTrail(db, request);
-  return <RequestPageView request={request} trail={trail} viewer={{ staffId: staff.id, role: staff.role }} now={new Date()} />;
+  const [trail, independent] = await Promise.all([listRequestTrail(db, request), isIndependent(db, request.requestedById, staff.id)]);
+  return <RequestPageView request={request} trail={trail} viewer={{ staffId: staff.id, role: staff.role, independent }} now={new Date()} />;
 }

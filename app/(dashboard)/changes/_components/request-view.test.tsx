@@ -44,6 +44,15 @@ describe("a change request's page", () => {
     expect(operator).not.toContain('data-testid="approve-request"');
   });
 
+  it("offers neither decision nor acknowledgement to an admin not independent of who asked, and says why", () => {
+    const made = render(request(), { staffId: BEA, role: "admin", independent: false });
+    expect(made).not.toContain('data-testid="approve-request"');
+    expect(made).toContain("You are not independent of ann@t");
+    const glass = request({ state: "applied", breakGlass: true, decidedAt: NOW });
+    expect(render(glass, { staffId: BEA, role: "admin", independent: false })).not.toContain('data-testid="acknowledge-break-glass"');
+    expect(render(request(), { staffId: BEA, role: "admin", independent: true })).toContain('data-testid="approve-request"');
+  });
+
   it("shows what moves, the worst case in units and money, the end and the time left", () => {
     const html = render(request(), { staffId: BEA, role: "viewer" });
     expect(html).toContain("100 → 1,000");

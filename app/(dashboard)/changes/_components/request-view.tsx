@@ -11,22 +11,28 @@ import { DecideRequestForm, RequestButton } from "./request-controls";
 // A request's page from its prepared data. Which controls show is decided here, by staff id and
 // role (requestControls); lib/changes and the database decide again when one is used.
 
-export type Viewer = { staffId: number; role: Role };
+/** `independent`: ceilings.staff_independent of the requester and the viewer, when the page asked (who.ts). */
+export type Viewer = { staffId: number; role: Role; independent?: boolean };
 
-export type RequestControls = { decide: boolean; cancel: boolean; acknowledge: boolean; ownRequest: boolean };
+export type RequestControls = { decide: boolean; cancel: boolean; acknowledge: boolean; ownRequest: boolean; notIndependent: boolean };
 
-/** Approve/reject: an admin who did not ask, while it is pending; cancel: who asked; acknowledge: another admin. */
+/** Approve/reject: an admin independent of who asked, while it is pending; cancel: who asked; acknowledge: an independent admin. */
 export function requestControls(r: ChangeRequest, viewer: Viewer, now: Date): RequestControls {
   const ownRequest = r.requestedById === viewer.staffId;
+  // Made by, or the maker of, who asked (through any chain): the database would refuse them.
+  const notIndependent = !ownRequest && viewer.independent === false;
   const isAdmin = hasRole(viewer.role, "admin");
   const open = r.state === "pending" && r.expiresAt > now;
   return {
-    decide: open && isAdmin && !ownRequest,
+    decide: open && isAdmin && !ownRequest && !notIndependent,
     cancel: open && ownRequest,
-    acknowledge: r.breakGlass && r.acknowledgedAt === null && isAdmin && !ownRequest,
+    acknowledge: r.breakGlass && r.acknowledgedAt === null && isAdmin && !ownRequest && !notIndependent,
     ownRequest,
+    notIndependent,
   };
 }
+
+const NOT_INDEPENDENT = "one of you created, promoted or set the password of the other, directly or through others";
 
 /** What happened to a request that will not apply, in plain words. */
 function outcome(r: ChangeRequest): string | null {
@@ -99,8 +105,13 @@ function noControlText(r: ChangeRequest, c: RequestControls, viewer: Viewer, now
   if (r.state === "pending" && r.expiresAt <= now) return "It has expired: it can no longer be approved.";
   if (r.state === "pending") {
     if (c.ownRequest) return "You asked for this: a second admin must approve it.";
+    if (c.notIndependent && hasRole(viewer.role, "admin")) return `You are not independent of ${r.requestedBy} (${NOT_INDEPENDENT}): another admin must approve or reject it.`;
     return hasRole(viewer.role, "admin") ? "" : "Waiting for an admin other than who asked to approve or reject it.";
   }
-  if (r.breakGlass && r.acknowledgedAt === null) return c.ownRequest ? "You broke glass: another admin must acknowledge it." : "Waiting for an admin to acknowledge it.";
+  if (r.breakGlass && r.acknowledgedAt === null) {
+    if (c.ownRequest) return "You broke glass: another admin must acknowledge it.";
+    if (c.notIndependent && hasRole(viewer.role, "admin")) return `You are not independent of ${r.requestedBy} (${NOT_INDEPENDENT}): another admin must acknowledge it.`;
+    return "Waiting for an admin to acknowledge it.";
+  }
   return "Decided: nothing more to do.";
 }
