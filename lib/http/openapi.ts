@@ -15,6 +15,7 @@ import {
   Released,
   ReplayResolved,
   RowsRefused,
+  LooseningRefused,
   Settled,
   Unavailable,
 } from "./openapi-schemas";
@@ -89,14 +90,14 @@ export const OPERATION_ERRORS = {
   assignPlan: {
     400: ["invalid_json", "nesting_too_deep", "duplicate_field", "invalid_characters", "unknown_field", "invalid_input", "unknown_plan"],
     401: ["missing_api_key", "invalid_api_key", "revoked_api_key"],
-    403: ["account_key_forbidden"],
+    403: ["account_key_forbidden", "plan_not_key_assignable"],
     413: ["body_too_large"],
     503: ["unavailable"],
   },
   assignPlans: {
     400: ["invalid_json", "nesting_too_deep", "duplicate_field", "invalid_characters", "unknown_field", "invalid_input", "invalid_rows", "too_many"],
     401: ["missing_api_key", "invalid_api_key", "revoked_api_key"],
-    403: ["account_key_forbidden"],
+    403: ["account_key_forbidden", "plan_not_key_assignable"],
     413: ["body_too_large"],
     503: ["unavailable"],
   },
@@ -143,7 +144,8 @@ const COMPONENTS: Record<string, { schema: z.ZodType; io: "input" | "output" }> 
   AssignPlanBadRequest: { schema: errorBody(E.assignPlan[400]), io: "output" },
   AssignPlansBadRequest: { schema: errorBody(E.assignPlans[400].filter((c) => c !== "invalid_rows")), io: "output" },
   GetAccountBadRequest: { schema: errorBody(E.getAccount[400]), io: "output" },
-  AccountKeyForbidden: { schema: errorBody(E.assignPlan[403]), io: "output" },
+  AccountKeyForbidden: { schema: errorBody(["account_key_forbidden"]), io: "output" },
+  LooseningRefused: { schema: LooseningRefused, io: "output" },
   GetAccountForbidden: { schema: errorBody(E.getAccount[403]), io: "output" },
 };
 
@@ -178,7 +180,10 @@ const accountParam = {
   description: "the billing account, percent-encoded as a path segment",
 };
 
-const assignForbidden = error("AccountKeyForbidden", E.assignPlan[403], "a key bound to an account; nothing changed");
+const assignForbidden = answer(
+  "nothing changed: a key bound to an account (`account_key_forbidden`), or a move to a looser plan not assignable by key (`plan_not_key_assignable`, each loosening row named: a key cannot ask for a second admin; two admins may mark the plan assignable by key, once)",
+  { oneOf: [ref("AccountKeyForbidden"), ref("LooseningRefused")] },
+);
 
 function resolveOperation(verb: "settle" | "release") {
   const op = verb === "settle" ? E.settleReservation : E.releaseReservation;

@@ -14,6 +14,8 @@ import { authenticateRequest, unavailableAnswer, withinDeadline } from "./guard"
 // (trusted keys only: the billing service calls them when a customer upgrades), GET
 // /api/v1/accounts/{account} shows an account's plan, block and what binds it (trusted keys, or the
 // key bound to that account). Assignments are audited with the key: ck_<prefix> (<key name>).
+// A key cannot ask for a second admin: lib/accounts refuses its move of an account to a looser
+// plan (plan_not_key_assignable) unless two admins marked that plan assignable by key.
 
 /** Only a trusted key assigns: a key bound to an account must not move any account, its own included. */
 function forbidUnlessTrusted(principal: ApiPrincipal): ApiAnswer | null {
@@ -41,6 +43,8 @@ async function refusedBody(deps: ApiDeps, actor: AuditActor, target: string | nu
 }
 
 function accountErrorAnswer(error: AccountError): ApiAnswer {
+  // A key cannot ask for a second admin: a loosening move to a plan not assignable by key is refused, each row named.
+  if (error.code === "plan_not_key_assignable") return errorAnswer(403, error.code, error.message, { rows: error.rows, refused: error.rowCount });
   if (error.rows.length > 0) return errorAnswer(400, "invalid_rows", error.message, { rows: error.rows, refused: error.rowCount });
   return domainErrorAnswer(error);
 }
