@@ -406,7 +406,8 @@ export async function applyCatalog(db: Db, p: ApplyParams): Promise<ApplyResult>
     // After the endpoints: a budget may count an endpoint this file creates.
     await applyBudgetSteps(change, diff.budgets.steps, diff.budgets.created);
     // Last: a plan may set a value on a ceiling or a budget this file creates.
-    await applyPlanSteps(change, diff.filePlans.steps);
+    // Its raises (a value above what binds, a looser default) are left for the requests when the file's raises are asked.
+    raises = [...raises, ...(await applyPlanSteps(change, diff.filePlans.steps, p.onRaises !== undefined))];
     // Asked after the changes made at once: each request's `before` is what this file leaves in force.
     const asked = raises.length > 0 && p.onRaises ? await p.onRaises(tx, raises) : [];
     return { changeCount: diff.changeCount, sha256, endpoints: diff.plans, raises: asked };
