@@ -41,6 +41,8 @@ async function orGone<T>(work: () => Promise<T>): Promise<T | { gone: string }> 
 }
 const isGone = (v: unknown): v is { gone: string } => typeof v === "object" && v !== null && "gone" in v;
 
+/** As `before` keeps them: one string a limit (jsonb reorders an object's keys, never a string's text). */
+const loosensKey = (l: readonly Loosening[]) => l.map((x) => `${x.limitKind} #${x.limitId} ${x.before} → ${x.after}`);
 const loosensLine = (l: readonly Loosening[]) => l.map((x) => `${x.limitKind} #${x.limitId} ${formatCount(x.before)} → ${formatCount(x.after)}${x.measure === "micros" ? " micros" : ""}`).join(", ");
 
 // ---- plan.value ----------------------------------------------------------------------------------
@@ -179,7 +181,7 @@ export const planDefault: KindHandler = {
     return {
       ...none,
       change,
-      before: { default: was, loosens },
+      before: { default: was, loosens: loosensKey(loosens) },
       after: { default: plan.key },
       summary: `default plan ${was ?? "none"} → ${plan.key}${loosens.length > 0 ? ` (looser for every account not assigned a plan: ${loosensLine(loosens)})` : ""}`,
       raise: loosens.length > 0,
@@ -190,7 +192,7 @@ export const planDefault: KindHandler = {
     await lockPlanEndpoints(tx);
     const plan = await orGone(() => lockedPlan(tx, change.planKey));
     if (isGone(plan)) return { stale: plan.gone };
-    const moved = movedSince(request.before, { default: await defaultKey(tx), loosens: await defaultSwitchLoosening(tx, plan) });
+    const moved = movedSince(request.before, { default: await defaultKey(tx), loosens: loosensKey(await defaultSwitchLoosening(tx, plan)) });
     if (moved.length > 0) return { stale: staleMessage(moved) };
     await setDefaultPlan(tx, { planKey: plan.key, actor, reason: request.reason, changeControl: control });
     return { stale: null, raised: null };
@@ -271,7 +273,11 @@ function movedRows(before: Record<string, unknown>, now: Awaited<ReturnType<type
   const accountsMoved = Object.keys(now.on).filter((a) => (was[a] ?? null) !== now.on[a]);
   const out = accountsMoved.slice(0, 5).map((a) => `${a} on ${was[a] ?? "the default"} → ${now.on[a] ?? "the default"}`);
   if (accountsMoved.length > 5) out.push(`and ${accountsMoved.length - 5} more account(s) moved`);
-  return [...out, ...movedSince({ default: before.default, versions: before.versions }, { default: now.default, versions: now.versions })];
+  // Key by key: jsonb keeps an object's keys in its own order, so the objects are never compared whole.
+  const versions = (before.versions ?? {}) as Record<string, number>;
+  const changed = [...new Set([...Object.keys(versions), ...Object.keys(now.versions)])].sort().filter((k) => versions[k] !== now.versions[k]);
+  for (const k of changed) out.push(`plan ${k} version ${versions[k] ?? "none"} → ${now.versions[k] ?? "none"}`);
+  return [...out, ...movedSince({ default: before.default }, { default: now.default })];
 }
 
 export const accountPlan: KindHandler = {
