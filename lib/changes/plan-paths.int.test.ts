@@ -73,10 +73,13 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts: a loosening takes tw
   }
 
   it("dashboard: a plan value above the one in force is refused alone, asked by one admin, applied by a second; lowering is one person's", async () => {
-    const { e, loose, a, b } = await world();
+    const { e, tight, loose, a, b } = await world();
     const direct = await setPlanValueCore(deps(a), form({ key: loose, ceilingId: String(e.caller.id), input: "800", reason: "bigger customers" }));
     expect(direct).toMatchObject({ status: "error", code: "approval_required" });
     expect(await planValue(loose, e.caller.id)).toBe(500);
+    // 5x or more of what binds is typed twice on the ask too.
+    expect(await askForApprovalCore(deps(a), form({ kind: "plan.value", key: tight, ceilingId: String(e.caller.id), input: "50", reason: "much bigger" }))).toMatchObject({ status: "error", code: "confirmation_required" });
+    expect(await askForApprovalCore(deps(a), form({ kind: "plan.value", key: tight, ceilingId: String(e.caller.id), input: "50", confirm: "50", reason: "much bigger" }))).toMatchObject({ status: "ok" });
     const asked = await askForApprovalCore(deps(a), form({ kind: "plan.value", key: loose, ceilingId: String(e.caller.id), input: "800", reason: "bigger customers" }));
     expect(asked.status, JSON.stringify(asked)).toBe("ok");
     const request = await lastRequest("plan.value");
