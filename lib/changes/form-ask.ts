@@ -25,7 +25,10 @@ export type AskChange =
   | { kind: "plan.default"; planKey: string }
   | { kind: "plan.key_assignable"; planKey: string }
   | { kind: "account.plan"; account: string; plan: string }
-  | { kind: "account.unblock"; account: string };
+  | { kind: "account.unblock"; account: string }
+  // An override as typed on the endpoint's or the budget's page (money for a budget).
+  | { kind: "ceiling.override"; ceilingId: number; caller: string; input: string }
+  | { kind: "budget.override"; budgetKey: string; caller: string; input: string };
 
 export type AskParams = {
   ask: AskChange;
@@ -74,6 +77,12 @@ function changeOf(ask: AskChange): { kind: ChangeKind; change: Record<string, un
       return { kind: ask.kind, change: { rows: [{ account: ask.account, plan: ask.plan }] } };
     case "account.unblock":
       return { kind: ask.kind, change: { account: ask.account } };
+    case "ceiling.override":
+      return { kind: ask.kind, change: { ceilingId: ask.ceilingId, caller: ask.caller, value: typed(parseLimitInput(ask.input, "value")) } };
+    case "budget.override": {
+      const money = parseMoneyInput(ask.input, "value");
+      return { kind: ask.kind, change: { budgetKey: ask.budgetKey, caller: ask.caller, value: typed(money.ok ? { ok: true, value: money.micros } : money) } };
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 import { budgetBounds, budgetCreate, budgetUnarchive, budgetValue } from "./budget-kinds";
 import { ceilingAdd, ceilingBounds, ceilingValue, endpointUnarchive, perCallMax } from "./ceiling-kinds";
+import { budgetOverride, ceilingOverride } from "./override-kinds";
 import { accountPlan, accountUnblock, planDefault, planKeyAssignable, planValue } from "./plan-kinds";
 import type { KindHandler } from "./prepared";
 import { schedule } from "./schedule-kind";
@@ -22,4 +23,6 @@ export const kindHandlers: Record<ChangeKind, KindHandler> = {
   "plan.key_assignable": planKeyAssignable,
   "account.plan": accountPlan,
   "account.unblock": accountUnblock,
+  "ceiling.override": ceilingOverride,
+  "budget.override": budgetOverride,
 };

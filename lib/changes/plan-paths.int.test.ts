@@ -6,10 +6,13 @@ import { form } from "@/app/_lib/test-form";
 import { assignPlanCore, unblockAccountCore } from "@/app/(dashboard)/accounts/account-action-core";
 import { approveChangeCore, askForApprovalCore } from "@/app/(dashboard)/changes/change-action-core";
 import { setDefaultPlanCore, setPlanValueCore } from "@/app/(dashboard)/plans/plan-action-core";
+import { removeOverrideCore, setOverrideCore } from "@/app/(dashboard)/endpoints/[key]/ceiling-action-core";
+import { removeBudgetOverride, setBudgetOverride } from "@/lib/budgets/change";
+import { budgetOn } from "@/lib/plans/test-fixtures";
 import { handleAssignPlan, handleAssignPlans } from "@/app/api/v1/_lib/accounts-handler";
 import type { ApiDeps } from "@/app/api/v1/_lib/deps";
 import { apiRequest, makeKey } from "@/app/api/v1/_lib/test-support";
-import { accounts, changeRequests, planCeilingValues, plans } from "@/db/schema";
+import { accounts, budgetOverrides, ceilingOverrides, changeRequests, planCeilingValues, plans } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { assignPlan, assignPlans, blockAccount } from "@/lib/accounts";
@@ -123,6 +126,32 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts: a loosening takes tw
     await setDefaultPlan(t.db, { planKey: "default", actor: setup, reason: "back" });
   });
 
+  it("overrides: one above what binds the account (its plan first) is asked and applied by a second admin; lower is one person's; removing one below its plan is a raise", async () => {
+    const { e, loose, a, b } = await world();
+    const account = fresh("ovr");
+    await assignPlans(t.db, { rows: [{ account, plan: loose }], actor: setup, changeControl: control });
+    const override = async () => (await t.db.select().from(ceilingOverrides).where(and(eq(ceilingOverrides.ceilingId, e.caller.id), eq(ceilingOverrides.caller, account))))[0]?.value ?? null;
+    // Its plan gives it 500: 300 is lower, one person's; 900 is above, a raise.
+    expect(await setOverrideCore(deps(a), form({ ceilingId: String(e.caller.id), caller: account, input: "300", reason: "trial" }))).toMatchObject({ status: "ok" });
+    expect(await setOverrideCore(deps(a), form({ ceilingId: String(e.caller.id), caller: account, input: "900", reason: "big" }))).toMatchObject({ status: "error", code: "approval_required" });
+    expect(await override()).toBe(300);
+    expect((await askForApprovalCore(deps(a), form({ kind: "ceiling.override", ceilingId: String(e.caller.id), caller: account, input: "900", reason: "big" }))).status).toBe("ok");
+    const asked = await lastRequest("ceiling.override");
+    expect(await approveChangeCore(deps(b), form({ id: String(asked?.id) }))).toMatchObject({ status: "ok" });
+    expect(await override()).toBe(900);
+    expect(await setOverrideCore(deps(a), form({ ceilingId: String(e.caller.id), caller: account, input: "100", reason: "calm down" }))).toMatchObject({ status: "ok" });
+    // Removing 100 puts the plan's 500 back: a raise.
+    expect(await removeOverrideCore(deps(a), form({ ceilingId: String(e.caller.id), caller: account, reason: "back to plan" }))).toMatchObject({ status: "error", code: "approval_required" });
+    expect(await override()).toBe(100);
+
+    const budget = await budgetOn(t.db);
+    const money = async () => (await t.db.select().from(budgetOverrides).where(and(eq(budgetOverrides.budgetId, budget.id), eq(budgetOverrides.caller, account))))[0]?.value ?? null;
+    expect((await refused(setBudgetOverride(t.db, { key: budget.key, caller: account, input: "5", actor: setup, reason: "big" }))).code).toBe("approval_required");
+    await setBudgetOverride(t.db, { key: budget.key, caller: account, input: "1.50", actor: setup, reason: "small" });
+    expect((await refused(removeBudgetOverride(t.db, { key: budget.key, caller: account, actor: setup, reason: "r" }))).code).toBe("approval_required");
+    expect(await money()).toBe(1_500_000);
+  });
+
   it("HTTP: a key's move to a looser plan is refused (plan_not_key_assignable, rows named); two admins mark the plan assignable once, then keys move accounts onto it", async () => {
     const { e, tight, loose, a, b } = await world();
     const key = (await makeKey(t.db, { endpoints: [e.key], trusted: true, name: "billing" })).secret;
@@ -207,7 +236,7 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts: a loosening takes tw
     const catalog = await exportCatalog(t.db);
     const edited = {
       ...catalog,
-      plans: (catalog.plans ?? []).map((p) => (p.key === loose ? { ...p, ceilings: p.ceilings.map((c) => (c.endpoint === e.key ? { ...c, value: 700 } : c)) } : p)),
+      plans: (catalog.plans ?? []).map((p) => (p.key === loose ? { ...p, ceilings: (p.ceilings ?? []).map((c) => (c.endpoint === e.key ? { ...c, value: 700 } : c)) } : p)),
     };
     const file = `/tmp/plans-test/catalog-${Date.now().toString(36)}.json`;
     writeFileSync(file, JSON.stringify(edited));

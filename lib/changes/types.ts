@@ -24,6 +24,8 @@ export const changeKinds = [
   "plan.key_assignable", //  change { planKey }                     before { keyAssignable: false }
   "account.plan", //         change { rows: [{ account, plan }] }   before { plans: { account: key | null }, versions }
   "account.unblock", //      change { account }                     before { blockedAt, blockedBy }
+  "ceiling.override", //     change { ceilingId, caller, value | null } before { override, plan }
+  "budget.override", //      change { budgetKey, caller, value | null } before { override, plan }
 ] as const;
 export type ChangeKind = (typeof changeKinds)[number];
 
@@ -47,6 +49,8 @@ export const changeKindLabels: Record<ChangeKind, string> = {
   "plan.key_assignable": "Plan assignable by key",
   "account.plan": "Account plan",
   "account.unblock": "Unblock account",
+  "ceiling.override": "Account override",
+  "budget.override": "Account budget override",
 };
 
 /**

@@ -59,3 +59,13 @@ export async function accountsLoosening(db: Db, rows: readonly { account: string
   }
   return out;
 }
+
+/**
+ * What binds one account on a per-caller ceiling or a per-account budget from its plan, before its
+ * override (ceilings.plan_limit): an override above what binds the account is a raise, and so is
+ * removing one below this. Null: no such per-caller limit.
+ */
+export async function planLimit(db: Db, p: { kind: "ceiling" | "budget"; limitId: number; account: string }): Promise<number | null> {
+  const [row] = resultRows<{ v: string | number | null }>(await db.execute(sql`select ceilings.plan_limit(${p.kind}, ${p.limitId}::int, ${p.account}::text) as v`));
+  return row?.v === null || row?.v === undefined ? null : Number(row.v);
+}

@@ -142,7 +142,14 @@ export async function setPlanValue(db: Db, p: SetPlanValueParams): Promise<PlanV
     });
     if (!preview.ok) throw invalidInput([{ path: "input", message: preview.error }]);
     if (preview.unchanged) throw new CatalogError("unchanged", preview.message);
-    // Above what binds the plan's accounts now (its value, else the own standing one): a raise.
+    if (preview.needsConfirmation) {
+      const confirm = parsePlanValue(p.confirm ?? "", of);
+      if (!confirm.ok || confirm.value !== preview.typed) {
+        const show = target.kind === "ceiling" ? formatCount(preview.typed) : formatMoney(preview.typed, target.budget.currency);
+        throw new CatalogError("confirmation_required", `${preview.message}. The confirmation must be exactly ${show}`);
+      }
+    }
+    // The 5x retype first (docs/change-control.md), then: above what binds the plan's accounts now (its value, else the own standing one): a raise.
     const binding = planBinding(previous, own);
     if (preview.applied > binding) {
       const show = (v: number) => (target.kind === "ceiling" ? formatCount(v) : formatMoney(v, target.budget.currency));
@@ -150,13 +157,6 @@ export async function setPlanValue(db: Db, p: SetPlanValueParams): Promise<PlanV
         kind: "plan.value",
         change: { planKey: plan.key, ...targetRef(target), value: preview.applied },
       });
-    }
-    if (preview.needsConfirmation) {
-      const confirm = parsePlanValue(p.confirm ?? "", of);
-      if (!confirm.ok || confirm.value !== preview.typed) {
-        const show = target.kind === "ceiling" ? formatCount(preview.typed) : formatMoney(preview.typed, target.budget.currency);
-        throw new CatalogError("confirmation_required", `${preview.message}. The confirmation must be exactly ${show}`);
-      }
     }
     const typed = { rawInput: p.input, typed: preview.typed, clamped: preview.clamped };
     if (target.kind === "ceiling") await writeCeilingValue({ ...c, details: controlDetails(p.changeControl) }, plan, target, preview.applied, previous, typed);
@@ -176,12 +176,6 @@ export async function removePlanValue(db: Db, p: RemovePlanValueParams): Promise
     // Removing a value is a raise when the own value is larger: the same retype rule as setting one.
     const current = await valueOf(tx, plan, target);
     const ownRow = target.kind === "ceiling" ? target.ceiling : target.budget;
-    if (current !== null && planBinding(null, ownRow) > current) {
-      requireApproval(p.changeControl, `removing ${plan.key}'s value on ${nameOf(target)} (its accounts get the own value, above the plan's)`, {
-        kind: "plan.value",
-        change: { planKey: plan.key, ...targetRef(target), value: null },
-      });
-    }
     if (current !== null) {
       const raise = removalRaise(current, ownRow.value, ownRow.valueBeforeKill);
       const of: PlanValueKind = target.kind === "ceiling" ? { kind: "count" } : { kind: "money", currency: target.budget.currency };
@@ -193,6 +187,12 @@ export async function removePlanValue(db: Db, p: RemovePlanValueParams): Promise
           `removing ${plan.key}'s value raises its accounts on ${nameOf(target)} from ${show(current)} to ${show(raise.to)}, ${CONFIRM_RAISE_FACTOR}x or more: the confirmation must be exactly ${show(raise.to)}`,
         );
       }
+    }
+    if (current !== null && planBinding(null, ownRow) > current) {
+      requireApproval(p.changeControl, `removing ${plan.key}'s value on ${nameOf(target)} (its accounts get the own value, above the plan's)`, {
+        kind: "plan.value",
+        change: { planKey: plan.key, ...targetRef(target), value: null },
+      });
     }
     const previous = target.kind === "ceiling" ? await deleteCeilingValue(c, plan, target) : await deleteBudgetValue(c, plan, target.budget);
     const own = target.kind === "ceiling" ? target.ceiling.value : target.budget.value;

@@ -40,6 +40,8 @@ const AskKind = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("plan.key_assignable"), key: PlanKeyField }),
   z.object({ kind: z.literal("account.plan"), account: AccountField, plan: PlanKeyField }),
   z.object({ kind: z.literal("account.unblock"), account: AccountField }),
+  z.object({ kind: z.literal("ceiling.override"), ceilingId: decimalId("ceiling id"), caller: AccountField, input: RawValue }),
+  z.object({ kind: z.literal("budget.override"), key: BudgetKey, caller: AccountField, input: RawValue }),
 ], { error: "unknown kind of change" });
 
 const MAX_END_SECONDS = 30 * 86_400;
@@ -127,6 +129,10 @@ export function readAskForm(fields: Record<string, string>): Ask {
         return { kind: kind.kind, account: kind.account, plan: kind.plan };
       case "account.unblock":
         return { kind: kind.kind, account: kind.account };
+      case "ceiling.override":
+        return { kind: kind.kind, ceilingId: kind.ceilingId, caller: kind.caller, input: kind.input };
+      case "budget.override":
+        return { kind: kind.kind, budgetKey: kind.key, caller: kind.caller, input: kind.input };
     }
   })();
   return { ask, reason: common.reason, endsAfterSeconds: common.endsAfterSeconds, endsAt: common.endsAt };

@@ -101,10 +101,10 @@ describe.skipIf(skipWithoutDatabase())("plan server actions", () => {
     expect(rejected).toMatchObject({ target: e.key, rawInput: input });
   });
 
-  it("set answers a raise with approval_required (the ask keeps the 5x retype), and refuses a global ceiling or no target", async () => {
+  it("set asks to retype a 5x raise, then answers it approval_required; refuses a global ceiling or no target", async () => {
     const e = await existing();
-    // Above what binds: a raise, asked of a second admin (lib/changes/plan-paths.int.test.ts), typed twice there when 5x.
-    expect(await setPlanValueCore(deps("admin"), form({ key: e.key, ceilingId: String(e.ceilingId), input: "5000", reason: "r" }))).toMatchObject({ status: "error", code: "approval_required" });
+    // Above what binds: a raise, asked of a second admin (lib/changes/plan-paths.int.test.ts), typed twice first when 5x.
+    expect(await setPlanValueCore(deps("admin"), form({ key: e.key, ceilingId: String(e.ceilingId), input: "5000", reason: "r" }))).toMatchObject({ status: "error", code: "confirmation_required" });
     expect(await setPlanValueCore(deps("admin"), form({ key: e.key, ceilingId: String(e.ceilingId), input: "5000", confirm: "5000", reason: "r" }))).toMatchObject({ status: "error", code: "approval_required" });
     const global = (await perCallerEndpoint(t.db)).global;
     expect(await setPlanValueCore(deps("admin"), form({ key: e.key, ceilingId: String(global.id), input: "10", reason: "r" }))).toMatchObject({ status: "error", code: "not_per_caller" });
