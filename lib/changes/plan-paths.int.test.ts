@@ -152,6 +152,25 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts: a loosening takes tw
     expect(await money()).toBe(1_500_000);
   });
 
+  it("a request goes stale, applying nothing, when what was in force moved: the plan's value, the account's plan", async () => {
+    const { e, tight, loose, a, b } = await world();
+    const asked = await askForApprovalCore(deps(a), form({ kind: "plan.value", key: loose, ceilingId: String(e.caller.id), input: "700", reason: "more" }));
+    expect(asked.status).toBe("ok");
+    const valueRequest = await lastRequest("plan.value");
+    await setPlanValue(t.db, { planKey: loose, target: { ceilingId: e.caller.id }, input: "400", actor: setup, reason: "lowered meanwhile" });
+    const stale = await approveChange(t.db, { id: valueRequest?.id ?? 0, approver: b });
+    expect([stale.applied, stale.request.state, stale.message]).toEqual([false, "stale", expect.stringContaining("value 500 → 400")]);
+    expect(await planValue(loose, e.caller.id)).toBe(400);
+
+    const account = fresh("stale");
+    expect((await askForApprovalCore(deps(a), form({ kind: "account.plan", account, plan: loose, reason: "upgrade" }))).status).toBe("ok");
+    const move = await lastRequest("account.plan");
+    await assignPlan(t.db, { account, planKey: tight, actor: setup });
+    const moved = await approveChange(t.db, { id: move?.id ?? 0, approver: b });
+    expect([moved.applied, moved.request.state]).toEqual([false, "stale"]);
+    expect(await planOf(account)).toBe(tight);
+  });
+
   it("HTTP: a key's move to a looser plan is refused (plan_not_key_assignable, rows named); two admins mark the plan assignable once, then keys move accounts onto it", async () => {
     const { e, tight, loose, a, b } = await world();
     const key = (await makeKey(t.db, { endpoints: [e.key], trusted: true, name: "billing" })).secret;
