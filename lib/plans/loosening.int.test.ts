@@ -1,12 +1,12 @@
 import { eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
-import { budgetOverrides, ceilingOverrides, ceilings, endpoints, planBudgetValues, planCeilingValues, plans } from "@/db/schema";
+import { accounts, budgetOverrides, ceilingOverrides, ceilings, endpoints, planBudgetValues, planCeilingValues, plans } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { budgetOn, DOLLAR, perCallerEndpoint, planKey } from "./test-fixtures";
 
-// ceilings.plan_loosening called as SQL, the one reading of "looser" every plan move and default
+// ceilings.plan_loosening (and ceilings.plan_limit, its one-account, one-limit sibling) called as SQL, the one reading of "looser" every plan move and default
 // switch goes by: a limit is returned only when its binding value goes up, the account's override
 // first, else the plan's value, else the limit's own standing value (its value before a kill), in
 // the limit's measure (a ceiling of calls counts calls times the per-call max; a budget micros).
@@ -75,6 +75,19 @@ describe.skipIf(skipWithoutDatabase())("ceilings.plan_loosening", () => {
     // Killed: 0 in force, 10 remembered; the own standing value is still 10, not 0.
     await t.db.update(ceilings).set({ value: 0, valueBeforeKill: 10 }).where(eq(ceilings.id, e.caller.id));
     expect(await loosening(p, null)).toEqual([expect.objectContaining({ id: e.caller.id, before: 5, after: 10 })]);
+  });
+
+  it("ceilings.plan_limit: what the account's plan gives it before its override (the default plan when unassigned, else the own standing value)", async () => {
+    const e = await perCallerEndpoint(t.db);
+    const p = await plan();
+    await t.db.insert(planCeilingValues).values({ planId: p, ceilingId: e.caller.id, value: 70 });
+    await t.db.insert(accounts).values([{ account: "acct_limit_on_p", planId: p }]);
+    await t.db.insert(ceilingOverrides).values({ ceilingId: e.caller.id, caller: "acct_limit_on_p", value: 3, reason: "pinned" });
+    const limit = async (account: string, id = e.caller.id, kind = "ceiling") =>
+      resultRows<{ v: string | null }>(await t.db.execute(sql`select ceilings.plan_limit(${kind}, ${id}::int, ${account}) as v`))[0]?.v ?? null;
+    expect(await limit("acct_limit_on_p")).toBe("70");
+    expect(await limit("acct_never_seen")).toBe("10");
+    expect(await limit("acct_never_seen", e.global.id)).toBeNull();
   });
 
   it("counts a ceiling of calls as calls times the per-call max", async () => {
