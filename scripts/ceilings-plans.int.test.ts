@@ -27,7 +27,8 @@ describe.skipIf(skipWithoutDatabase())("npm run ceilings -- plans", () => {
     // Below the own values: one person's. Above what binds: a raise, refused without --as (asked with it: lib/changes/plan-paths.int.test.ts).
     expect(await run("set", key, "--ceiling", `${e.key}/units/utc_day`, "4", "--reason", "r")).toEqual([`${key} on ${e.key} units/caller/utc_day: none (its own 10) → 4`]);
     expect(await run("set", key, "--budget", b.key, "1.50", "--reason", "r")).toEqual([`${key} on budget ${b.key}: none (its own $2.00) → $1.50`]);
-    await expect(run("set", key, "--ceiling", `${e.key}/units/utc_day`, "500", "--reason", "r")).rejects.toMatchObject({ code: "approval_required", message: expect.stringContaining("--as <your email>") });
+    await expect(run("set", key, "--ceiling", `${e.key}/units/utc_day`, "500", "--reason", "r")).rejects.toMatchObject({ code: "confirmation_required" });
+    await expect(run("set", key, "--ceiling", `${e.key}/units/utc_day`, "500", "--confirm", "500", "--reason", "r")).rejects.toMatchObject({ code: "approval_required", message: expect.stringContaining("--as <your email>") });
     await expect(run("set", key, "--ceiling", `${e.key}/units/utc_day`, "1e9", "--reason", "r")).rejects.toMatchObject({ code: "invalid_input" });
     await expect(run("set", key, "--ceiling", `${e.key}/units/billing_month`, "5", "--reason", "r")).rejects.toMatchObject({ code: "not_found" });
     await expect(run("set", key, "--ceiling", `${e.key}/units/utc_day`.replace("units", "calls"), "5", "--reason", "r")).rejects.toMatchObject({ code: "not_found" });
