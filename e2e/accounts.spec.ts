@@ -4,6 +4,9 @@ import { resultRows } from "@/db/client";
 import { createTestDatabase, hasTestDatabase, type TestDatabase } from "@/db/testing";
 import { addStaff } from "@/lib/auth";
 import { createEndpoint } from "@/lib/catalog/change";
+import { and, desc, eq } from "drizzle-orm";
+import { changeRequests } from "@/db/schema";
+import { approveChange, type Requester } from "@/lib/changes";
 import { ApiKeysPage } from "./pages/api-keys-page";
 import { type AppServer, freePort, startServer, stopServer, waitHealthy } from "./pages/app-server";
 import { ConfirmDialog } from "./pages/control-pages";
@@ -23,12 +26,16 @@ test.describe("plans and an account's page", () => {
   test.skip(!hasTestDatabase(), "needs TEST_DATABASE_URL (npm test sets it)");
   let t: TestDatabase | undefined;
   let server: AppServer | undefined;
+  let second: Requester = { staffId: 0, email: "", role: "admin", via: "dashboard" };
   let perCaller = 0;
 
   test.beforeAll(async () => {
     test.setTimeout(120_000);
     t = await createTestDatabase("e2e_accounts", { max: 2 });
     await addStaff(t.db, { email: "admin@team.example", role: "admin", password: PASSWORD, actor: { type: "system", name: "e2e" }, bcryptCost: 4 });
+    // The second admin who approves the first one's raises (a plan's values, a looser default, keys assigning pro).
+    const made = await addStaff(t.db, { email: "second@team.example", role: "admin", password: PASSWORD, actor: { type: "system", name: "e2e" }, bcryptCost: 4 });
+    second = { staffId: made.staff.id, email: made.staff.email, role: "admin", via: "dashboard" };
     const actor = { type: "system", name: "e2e" } as const;
     // An SMS endpoint with a per-account daily ceiling (own value 5, bounds 0 to 1,000), and an
     // email endpoint with only a global one.
@@ -73,6 +80,14 @@ test.describe("plans and an account's page", () => {
     await t?.drop();
   });
 
+  /** The second admin approves the newest pending request of a kind (as from the Changes page). */
+  async function approveNewest(kind: string): Promise<void> {
+    if (!t) throw new Error("no test database");
+    const [row] = await t.db.select({ id: changeRequests.id }).from(changeRequests).where(and(eq(changeRequests.kind, kind), eq(changeRequests.state, "pending"))).orderBy(desc(changeRequests.id)).limit(1);
+    expect(row, `a pending ${kind} request`).toBeTruthy();
+    expect((await approveChange(t.db, { id: row?.id ?? 0, approver: second })).applied).toBe(true);
+  }
+
   async function makePlan(page: Page, key: string, name: string, value: string, confirm: boolean): Promise<void> {
     await page.goto(`${server?.url}/plans/new`);
     const form = page.getByTestId("new-plan-form");
@@ -87,6 +102,14 @@ test.describe("plans and an account's page", () => {
     // A raise of 5x or more over what binds (the ceiling's own 5) is typed twice.
     if (confirm) await page.getByTestId(`${set}-confirm`).fill(value);
     await page.getByTestId(`${set}-save`).click();
+    // Above what binds the plan's accounts (the ceiling's own 5): a raise, asked of a second admin.
+    await expect(page.getByTestId("raise-needs-approval")).toBeVisible();
+    // The refused save reset the form's reason (React resets a form after its action): typed again for the ask.
+    await page.getByTestId(`${set}-reason`).fill("the tier's daily SMS");
+    await page.getByTestId("ask-approval").click();
+    await expect(page.getByTestId("ask-approval-ok")).toBeVisible();
+    await approveNewest("plan.value");
+    await page.reload();
     await expect(page.getByTestId(`plan-ceiling-${perCaller}`)).toContainText(value);
   }
 
@@ -100,9 +123,11 @@ test.describe("plans and an account's page", () => {
     await makePlan(page, "free", "Free", "10", false);
     await makePlan(page, "pro", "Pro", "100", true);
     await page.goto(`${server?.url}/plans/free`);
-    const makeDefault = new ConfirmDialog(page, "plan-default-free");
+    // free (10) is looser than the default in force (the own 5): the switch is asked, then approved.
+    const makeDefault = new ConfirmDialog(page, "plan-ask-default-free");
     await makeDefault.open();
     await makeDefault.confirmWith("every new signup starts on free");
+    await approveNewest("plan.default");
     await page.goto(`${server?.url}/plans`);
     await expect(page.getByTestId("plan-row-free").getByTestId("default-plan")).toBeVisible();
 
@@ -120,7 +145,16 @@ test.describe("plans and an account's page", () => {
       });
     const call = (method: string, path: string, body: unknown) => callAs(product, method, path, body);
 
-    // The billing service moves one customer to pro when it upgrades.
+    // The billing service moves one customer to pro when it upgrades: looser, so refused until two
+    // admins mark pro assignable by key, once; after that no second human is needed each time.
+    const early = await callAs(billing, "PUT", `/api/v1/accounts/${PRO}`, { plan: "pro" });
+    expect(early.status).toBe(403);
+    expect(await early.json()).toMatchObject({ error: { code: "plan_not_key_assignable" } });
+    await page.goto(`${server?.url}/plans/pro`);
+    const allowKeys = new ConfirmDialog(page, "plan-key-assignable-pro");
+    await allowKeys.open();
+    await allowKeys.confirmWith("the billing service upgrades customers");
+    await approveNewest("plan.key_assignable");
     const upgrade = await callAs(billing, "PUT", `/api/v1/accounts/${PRO}`, { plan: "pro" });
     expect(upgrade.status).toBe(200);
     expect(await upgrade.json()).toMatchObject({ account: PRO, plan: "pro" });

@@ -7,6 +7,7 @@ import { accounts, auditEvents, plans } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { AccountError } from "@/lib/accounts";
+import { staffMember } from "@/lib/changes/test-fixtures";
 import { AccountRowsError, AccountsUsageError, describeAccountError, runAccounts } from "./ceilings-accounts";
 
 // `npm run ceilings -- accounts ...` on real Postgres, through the same function the CLI calls:
@@ -18,10 +19,10 @@ describe.skipIf(skipWithoutDatabase())("ceilings accounts", () => {
   const actor = { type: "cli", name: "ops-laptop" } as const;
   const dir = mkdtempSync(path.join(os.tmpdir(), "ceilings-accounts-"));
   const printed: string[] = [];
-  const run = async (args: string[], reason?: string) => {
+  const run = async (args: string[], reason?: string, as?: string) => {
     const log = vi.spyOn(console, "log").mockImplementation((line: string) => void printed.push(line));
     try {
-      await runAccounts(t.db, args, { actor, reason });
+      await runAccounts(t.db, args, { actor, reason, ...(as ? { as } : {}) });
     } finally {
       log.mockRestore();
     }
@@ -54,9 +55,14 @@ describe.skipIf(skipWithoutDatabase())("ceilings accounts", () => {
     printed.length = 0;
     await run(["show", "acct_3"]);
     expect(printed).toEqual(["acct_3", expect.stringMatching(/^ {2}plan free \(Free\), set .* by ops-laptop$/), expect.stringMatching(/^ {2}BLOCKED since .* by ops-laptop: fraud$/)]);
-    await run(["unblock", "acct_3"], "cleared");
+    // An unblock is a raise: refused alone, asked for with --as (a second admin applies it: lib/changes/plan-paths.int.test.ts).
+    await expect(run(["unblock", "acct_3"], "cleared")).rejects.toMatchObject({ code: "approval_required", message: expect.stringContaining("--as") });
+    const admin = await staffMember(t.db, "admin", "cli");
+    printed.length = 0;
+    await run(["unblock", "acct_3"], "cleared", admin.email);
+    expect(printed[0]).toMatch(/^asked for approval: request #\d+ unblock account acct_3/);
     const kinds = (await t.db.select({ action: auditEvents.action }).from(auditEvents).where(eq(auditEvents.target, "acct_3"))).map((e) => e.action);
-    expect(kinds).toEqual(["account.plan", "account.block", "account.unblock"]);
+    expect(kinds).toEqual(["account.plan", "account.block"]);
   });
 
   it("refuses a bulk file with a bad row, naming its line; nothing is assigned", async () => {

@@ -1,24 +1,29 @@
 // `npm run ceilings -- accounts ...`: the account verbs of lib/accounts from the command line, as
 // the OS user (actor type cli). Kept beside scripts/ceilings.ts, which hands `accounts` here.
-//   accounts assign <account> <plan> [--reason "…"]
-//   accounts bulk <file.csv|file.json> [--reason "…"]
+//   accounts assign <account> <plan> [--reason "…"] [--as EMAIL]
+//   accounts bulk <file.csv|file.json> [--reason "…"] [--as EMAIL]
 //   accounts block <account> --reason "…"
-//   accounts unblock <account> --reason "…"
+//   accounts unblock <account> --reason "…" --as EMAIL
+// A move to a looser plan and an unblock are raises: asked for as --as (scripts/ceilings-ask.ts).
 //   accounts show <account>
 import { readFileSync } from "node:fs";
 import type { Db } from "@/db/client";
 import { AccountError, assignPlan, assignPlans, blockAccount, getAccount, parseAccountId, parseAssignmentFile, unblockAccount } from "@/lib/accounts";
 import type { AuditActor } from "@/lib/audit/record";
 import { formatCount, formatMoney } from "@/lib/format";
+import { askOnRaise } from "./ceilings-ask";
 
-export const ACCOUNTS_USAGE = `  accounts assign <account> <plan> [--reason "why"]
-                                       put one billing account on a plan
-  accounts bulk <file.csv|file.json> [--reason "why"]
+export const ACCOUNTS_USAGE = `  accounts assign <account> <plan> [--reason "why"] [--as <email>]
+                                       put one billing account on a plan; to a looser plan it
+                                       is a raise, asked for as --as (a second admin approves)
+  accounts bulk <file.csv|file.json> [--reason "why"] [--as <email>]
                                        up to 10,000 accounts at once, all or nothing (CSV:
-                                       account,plan per line; JSON: [{"account","plan"}, ...])
+                                       account,plan per line; JSON: [{"account","plan"}, ...]);
+                                       any looser row makes the whole file one change request
   accounts block <account> --reason "why"
                                        refuse the account on every endpoint
-  accounts unblock <account> --reason "why"
+  accounts unblock <account> --reason "why" --as <email>
+                                       a raise: asked of a second admin
   accounts show <account>              its plan, block and what binds it on each ceiling and budget`;
 
 /** A mistake in the command line itself: scripts/ceilings.ts prints the usage. */
@@ -39,13 +44,18 @@ function expectArgs(args: string[], count: number, usage: string): void {
   if (args.length !== count) throw new AccountsUsageError(`expected: accounts ${usage}`);
 }
 
-export async function runAccounts(db: Db, args: string[], opts: { reason?: string; actor: AuditActor }): Promise<void> {
+export async function runAccounts(db: Db, args: string[], opts: { reason?: string; actor: AuditActor; as?: string }): Promise<void> {
+  const asking = (why: string) => {
+    if (opts.as && !opts.reason?.trim()) throw new AccountsUsageError(`${why} with --as asks a second admin: it needs --reason "why"`);
+    return { as: opts.as, reason: opts.reason ?? "" };
+  };
   const [verb, ...rest] = args;
   switch (verb) {
     case "assign": {
       expectArgs(rest, 2, "assign <account> <plan>");
       const [account = "", plan = ""] = rest;
-      const r = await assignPlan(db, { account, planKey: plan, actor: opts.actor, reason: opts.reason });
+      const r = await askOnRaise(db, asking("accounts assign"), () => assignPlan(db, { account, planKey: plan, actor: opts.actor, reason: opts.reason }));
+      if (!r) return;
       const was = r.previousWasDefault ? `${r.previous} (the default, unassigned)` : r.previous;
       console.log(r.changed ? `${r.account}: ${was} → ${r.plan}` : `${r.account} is already on ${r.plan}: nothing changed`);
       return;
@@ -55,7 +65,8 @@ export async function runAccounts(db: Db, args: string[], opts: { reason?: strin
       const [name = ""] = rest;
       const file = parseAssignmentFile(name, readFileSync(name, "utf8"));
       try {
-        const r = await assignPlans(db, { rows: file.rows, actor: opts.actor, reason: opts.reason });
+        const r = await askOnRaise(db, asking("accounts bulk"), () => assignPlans(db, { rows: file.rows, actor: opts.actor, reason: opts.reason }));
+        if (!r) return;
         console.log(`assigned ${formatCount(r.assigned)} account(s), ${formatCount(r.unchanged)} already on their plan (batch ${r.batch})`);
       } catch (error) {
         // The rows' lines in the file, so each refused row can be found.
@@ -74,7 +85,9 @@ export async function runAccounts(db: Db, args: string[], opts: { reason?: strin
     case "unblock": {
       expectArgs(rest, 1, "unblock <account> --reason \"why\"");
       if (!opts.reason) throw new AccountsUsageError("accounts unblock needs --reason \"why\" for the audit log");
-      const r = await unblockAccount(db, { account: rest[0] ?? "", actor: opts.actor, reason: opts.reason });
+      const reason = opts.reason;
+      const r = await askOnRaise(db, { as: opts.as, reason }, () => unblockAccount(db, { account: rest[0] ?? "", actor: opts.actor, reason }));
+      if (!r) return;
       console.log(`unblocked ${r.account} (blocked ${r.wasBlockedAt.toISOString()} by ${r.wasBlockedBy ?? "unknown"}: ${r.blockReason ?? "no reason"})`);
       return;
     }

@@ -17,6 +17,7 @@ import { ceilingIdentity } from "@/lib/catalog/spec";
 import { acknowledgeBreakGlass, approveChange, breakGlass, cancelChange, ChangeControlError, type ChangeKind, type ChangeRequest, listChangeRequests, rejectChange, type Requester, requestChange } from "@/lib/changes";
 import { calendarTextIsReal } from "@/lib/changes/schedule-time";
 import { authenticateStaffToken, STAFF_TOKEN_ENV, StaffTokenError } from "@/lib/staff-tokens";
+import { raiseChange } from "@/lib/plans/file";
 
 export const CHANGES_USAGE = `  requests [--state pending|all] [--json]
                                        change requests, newest first (pending by default)
@@ -203,6 +204,9 @@ async function kindAndChange(tx: Db, raise: FileRaise): Promise<{ kind: ChangeKi
       return { kind: raise.kind, change: { budgetKey: raise.budgetKey } };
     case "budget.create":
       return { kind: raise.kind, change: { spec: raise.spec } };
+    case "plan.value":
+    case "plan.default":
+      return { kind: raise.kind, change: raiseChange(raise) };
   }
 }
 
@@ -242,6 +246,8 @@ function confirmText(kind: ChangeKind, change: Record<string, unknown>): string 
   switch (kind) {
     case "budget.value":
       return moneyInputText(n(change.value));
+    case "plan.value":
+      return change.budgetKey !== undefined ? moneyInputText(n(change.value)) : String(n(change.value));
     case "endpoint.per_call_max":
       return String(n(change.perCallMax));
     case "ceiling.add":

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
-import { readPlan } from "@/lib/plans";
+import { readPlan, setDefaultPlan } from "@/lib/plans";
 import { budgetOn, perCallerEndpoint, planAudit, planKey } from "@/lib/plans/test-fixtures";
+import { setupControl } from "@/lib/changes";
 import { parsePlansArgs, runPlans } from "./ceilings-plans";
 
 // The plans CLI end to end on a real database: each verb through lib/plans, logged as the CLI user.
@@ -23,25 +24,30 @@ describe.skipIf(skipWithoutDatabase())("npm run ceilings -- plans", () => {
     const b = await budgetOn(t.db);
     const key = planKey("pro");
     expect(await run("create", key, "--name", "Pro", "--reason", "tiers")).toEqual([`created plan ${key}: it sets no values yet (npm run ceilings -- plans set ${key} ...)`]);
-    expect(await run("set", key, "--ceiling", `${e.key}/units/utc_day`, "40", "--reason", "r")).toEqual([`${key} on ${e.key} units/caller/utc_day: none (its own 10) → 40`]);
-    expect(await run("set", key, "--budget", b.key, "12.50", "--confirm", "12.50", "--reason", "r")).toEqual([`${key} on budget ${b.key}: none (its own $2.00) → $10.00 (you typed $12.50; clamped to the maximum)`]);
+    // Below the own values: one person's. Above what binds: a raise, refused without --as (asked with it: lib/changes/plan-paths.int.test.ts).
+    expect(await run("set", key, "--ceiling", `${e.key}/units/utc_day`, "4", "--reason", "r")).toEqual([`${key} on ${e.key} units/caller/utc_day: none (its own 10) → 4`]);
+    expect(await run("set", key, "--budget", b.key, "1.50", "--reason", "r")).toEqual([`${key} on budget ${b.key}: none (its own $2.00) → $1.50`]);
     await expect(run("set", key, "--ceiling", `${e.key}/units/utc_day`, "500", "--reason", "r")).rejects.toMatchObject({ code: "confirmation_required" });
+    await expect(run("set", key, "--ceiling", `${e.key}/units/utc_day`, "500", "--confirm", "500", "--reason", "r")).rejects.toMatchObject({ code: "approval_required", message: expect.stringContaining("--as <your email>") });
     await expect(run("set", key, "--ceiling", `${e.key}/units/utc_day`, "1e9", "--reason", "r")).rejects.toMatchObject({ code: "invalid_input" });
     await expect(run("set", key, "--ceiling", `${e.key}/units/billing_month`, "5", "--reason", "r")).rejects.toMatchObject({ code: "not_found" });
     await expect(run("set", key, "--ceiling", `${e.key}/units/utc_day`.replace("units", "calls"), "5", "--reason", "r")).rejects.toMatchObject({ code: "not_found" });
     const show = await run("show", key);
     expect(show[0]).toContain(`${key}  Pro`);
-    expect(show).toContain(`  #${e.caller.id} ${e.key}/units/utc_day  plan 40  (ceiling 10, bounds 1..1,000)`);
-    expect(await run("unset", key, "--budget", b.key, "--reason", "r")).toEqual([`${key} on budget ${b.key}: $10.00 removed; its own $2.00 binds the plan's accounts`]);
+    expect(show).toContain(`  #${e.caller.id} ${e.key}/units/utc_day  plan 4  (ceiling 10, bounds 1..1,000)`);
+    // Removing a value below the own one raises the plan's accounts: refused alone.
+    await expect(run("unset", key, "--budget", b.key, "--reason", "r")).rejects.toMatchObject({ code: "approval_required" });
     expect((await run("list")).find((l) => l.startsWith(`${key} `))).toBe(`${key}  Pro  0 account(s)`);
     expect(await run("default", key, "--reason", "r")).toEqual([`${key} is the default plan (was default): every account not assigned a plan is on it from the next reservation`]);
     await expect(run("delete", key, "--reason", "r")).rejects.toMatchObject({ code: "in_use" });
-    await run("default", "default", "--reason", "back");
+    // Back to the seeded default (looser than this plan): a raise, refused alone; put back as setup.
+    await expect(run("default", "default", "--reason", "back")).rejects.toMatchObject({ code: "approval_required" });
+    await setDefaultPlan(t.db, { planKey: "default", actor: cli, reason: "back", changeControl: setupControl("test") });
     expect(await run("update", key, "--name", "Pro 2", "--reason", "r")).toEqual([`saved ${key}: name changed`]);
     expect(await run("delete", key, "--reason", "retired")).toEqual([`deleted plan ${key}`]);
     const events = await planAudit(t.db, key);
     expect(events.every((x) => x.actorType === "cli" && x.actor === "ops")).toBe(true);
-    expect(events.map((x) => x.action)).toEqual(["plan.create", "plan.value.set", "plan.value.set", "plan.rejected", "plan.value.remove", "plan.default", "plan.update", "plan.delete"]);
+    expect(events.map((x) => x.action)).toEqual(["plan.create", "plan.value.set", "plan.value.set", "plan.rejected", "plan.default", "plan.update", "plan.delete"]);
     await expect(readPlan(t.db, key)).rejects.toMatchObject({ code: "not_found" });
   });
 });

@@ -139,7 +139,7 @@ async function main(argv: string[]): Promise<void> {
     await prepareDatabaseWithDemo();
     const db = await getDb();
     try {
-      await runAccounts(db, positionals.slice(1), { reason: values.reason, actor: cliActor() });
+      await runAccounts(db, positionals.slice(1), { reason: values.reason, actor: cliActor(), ...(values.as === undefined ? {} : { as: values.as }) });
     } catch (error) {
       if (error instanceof AccountsUsageError) throw new UsageError(error.message);
       throw error;

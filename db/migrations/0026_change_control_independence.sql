@@ -116,6 +116,10 @@ CREATE TRIGGER change_requests_independent
 --> statement-breakpoint
 -- section: plans and accounts
 --> statement-breakpoint
+-- A plan an API key may move accounts to even when that loosens them (billing upgrades): off for
+-- every plan; turning it on is a raise asked of two admins (lib/changes/plan-kinds.ts).
+ALTER TABLE "plans" ADD COLUMN "key_assignable" boolean DEFAULT false NOT NULL;
+--> statement-breakpoint
 -- section: budgets, prices and raise ends
 --> statement-breakpoint
 -- section: api key scopes

@@ -17,6 +17,10 @@ export const plans = pgTable(
     name: text("name").notNull(),
     description: text("description").notNull().default(""),
     isDefault: boolean("is_default").notNull().default(false),
+    // An API key with accounts:write may move an account to this plan even when it loosens what
+    // binds the account (a billing service upgrading a customer). Setting it is a raise, asked of
+    // two admins once (lib/changes/plan-kinds.ts); clearing it is one person's.
+    keyAssignable: boolean("key_assignable").notNull().default(false),
     // Bumped by every edit of the plan or its values, so two staff saving one plan conflict.
     version: integer("version").notNull().default(1),
     ...timestamps,

@@ -6,6 +6,11 @@ import { useTestDatabase } from "@/db/testing-suite";
 import { apiKeyActor } from "@/lib/audit/record";
 import { makeEndpoint } from "@/lib/enforcement/test-fixtures";
 import { AccountError, assignPlan, assignPlans, blockAccount, getAccount, MAX_BULK_ROWS, unblockAccount } from "./index";
+import { setupControl } from "@/lib/changes";
+
+// Data built on purpose (values above the own, a switch, an unblock): change control is tested in
+// lib/changes/plan-kinds.int.test.ts; here the verbs' own rules are.
+const control = setupControl("test");
 
 // The account verbs on real Postgres: assignments one by one and in bulk (all or nothing, every
 // bad row named, audited per account with who made it), the 10,000-row cap, block and unblock, and
@@ -174,11 +179,11 @@ describe.skipIf(skipWithoutDatabase())("accounts on Postgres", () => {
     expect((await row(account))?.blockedBy).toBe("admin@example.com");
     expect((await getAccount(t.db, account)).blocked).toMatchObject({ by: "admin@example.com", reason: "chargeback fraud" });
 
-    expect((await failure(unblockAccount(t.db, { account, actor: admin, reason: "" }))).code).toBe("reason_required");
-    const lifted = await unblockAccount(t.db, { account, actor: admin, reason: "resolved with the bank" });
+    expect((await failure(unblockAccount(t.db, { account, actor: admin, changeControl: control, reason: "" }))).code).toBe("reason_required");
+    const lifted = await unblockAccount(t.db, { account, actor: admin, changeControl: control, reason: "resolved with the bank" });
     expect(lifted).toMatchObject({ account, wasBlockedBy: "admin@example.com", blockReason: "chargeback fraud" });
     expect(await row(account)).toMatchObject({ blockedAt: null, blockedBy: null, blockReason: null });
-    expect((await failure(unblockAccount(t.db, { account, actor: admin, reason: "twice" }))).code).toBe("unchanged");
+    expect((await failure(unblockAccount(t.db, { account, actor: admin, changeControl: control, reason: "twice" }))).code).toBe("unchanged");
     expect((await failure(blockAccount(t.db, { account: "a\u0000", actor: admin, reason: "x" }))).code).toBe("invalid_input");
 
     const [block] = await events("account.block", account);
@@ -211,7 +216,7 @@ describe.skipIf(skipWithoutDatabase())("accounts on Postgres", () => {
     expect([view.known, view.plan.key, view.planAssigned, view.blocked]).toEqual([true, "gold", true, null]);
     await blockAccount(t.db, { account, actor: admin, reason: "test" });
     expect(await ceilingOf(units)).toMatchObject({ value: 0, source: "blocked" });
-    await unblockAccount(t.db, { account, actor: admin, reason: "test" });
+    await unblockAccount(t.db, { account, actor: admin, changeControl: control, reason: "test" });
     expect(await ceilingOf(units)).toMatchObject({ value: 7, source: "override" });
     const unseen = await getAccount(t.db, fresh("unseen"));
     expect([unseen.known, unseen.plan.key, unseen.planAssigned]).toEqual([false, "default", false]);

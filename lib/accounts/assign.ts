@@ -5,6 +5,8 @@ import { auditEvents, plans, type NewAuditEvent } from "@/db/schema";
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { replaceControlChars } from "@/lib/canonical";
 import { actorName } from "@/lib/ceilings/actor";
+import { type ChangeControl, controlDetails, isChangeControl, requireApproval } from "@/lib/changes/context";
+import { accountsLoosening, type Loosening } from "@/lib/plans/loosening";
 import { AccountError, MAX_NAMED_ROWS, optionalReason, type RowProblem } from "./errors";
 import { MAX_BULK_ROWS, parseAccountId, parsePlanKey } from "./parse";
 
@@ -16,10 +18,18 @@ import { MAX_BULK_ROWS, parseAccountId, parsePlanKey } from "./parse";
 // the default when the batch runs"; an explicit assignment is a statement about this account
 // ("it is on free"), so when an admin later makes another plan the default, accounts assigned here
 // stay on the plan they were assigned and only the never-assigned ones follow the switch.
+//
+// Change control (docs/change-control.md): a move the database finds looser for the account
+// (ceilings.plan_loosening, its overrides first) is a raise. Staff are refused with
+// approval_required and the whole body as one change request (`account.plan`), applied as a whole
+// when a second admin approves it. An API key cannot ask: it may move an account to a tighter plan,
+// or to a plan marked key_assignable (two admins marked it, once); any other loosening is refused
+// (`plan_not_key_assignable`, each loosening row named). The check runs under the locks the write
+// takes: the plans FOR SHARE (a key_assignable flip waits), the accounts FOR UPDATE in account order.
 
 export type AssignmentRow = { account: string; plan: string };
 
-export type AssignPlanParams = { account: string; planKey: string; actor: AuditActor; reason?: string };
+export type AssignPlanParams = { account: string; planKey: string; actor: AuditActor; reason?: string; changeControl?: ChangeControl };
 export type AssignPlanResult = {
   account: string;
   /** The plan's key the account is on now. */
@@ -32,7 +42,7 @@ export type AssignPlanResult = {
   changed: boolean;
 };
 
-export type AssignPlansParams = { rows: readonly AssignmentRow[]; actor: AuditActor; reason?: string };
+export type AssignPlansParams = { rows: readonly AssignmentRow[]; actor: AuditActor; reason?: string; changeControl?: ChangeControl };
 export type AssignPlansResult = {
   /** Accounts whose plan changed (each audited as account.plan). */
   assigned: number;
@@ -43,7 +53,7 @@ export type AssignPlansResult = {
 };
 
 type CheckedRow = { index: number; account: string; planKey: string; raw: string };
-type PlanRow = { id: number; key: string };
+type PlanRow = { id: number; key: string; keyAssignable: boolean };
 
 /** A value as the audit log and an error may show it: control characters replaced, length bounded. */
 const shown = (text: string, max = 200) => replaceControlChars(text.length > max ? `${text.slice(0, max)}…` : text);
@@ -98,6 +108,18 @@ export async function recordRefusedAssignment(db: Db, p: { actor: AuditActor; ta
   await recordRejected(db, { actor: p.actor }, p.target === null ? null : shown(p.target, 200), p.message, p.details ?? {});
 }
 
+/** A key's loosening refused inside the transaction (rolled back): logged after it, as account.rejected. */
+async function refusedLogged<T>(db: Db, p: { actor: AuditActor; reason?: string }, target: string | null, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof AccountError && error.code === "plan_not_key_assignable") {
+      await recordRejected(db, p, target, error.message, { refused: error.rowCount, problems: error.rows });
+    }
+    throw error;
+  }
+}
+
 function rowsError(problems: RowProblem[], total: number): AccountError {
   const first = problems[0];
   const head = first ? `row ${first.index} (${first.account}): ${first.message}` : "";
@@ -105,10 +127,66 @@ function rowsError(problems: RowProblem[], total: number): AccountError {
   return new AccountError("invalid_input", `${problems.length} of ${total} row(s) refused, nothing was assigned: ${head}${more}`, problems.slice(0, MAX_NAMED_ROWS), problems.length);
 }
 
-/** The plans the rows name, locked against deletion (FOR KEY SHARE) until the assignment commits. */
-async function lockPlans(tx: Db, keys: string[]): Promise<Map<string, PlanRow>> {
-  const found = await tx.select({ id: plans.id, key: plans.key }).from(plans).where(inArray(plans.key, keys)).for("key share");
+/**
+ * The plans the rows name, locked FOR SHARE until the assignment commits: against deletion, and
+ * against a key_assignable flip or a value edit between the looseness check and the write.
+ */
+export async function lockPlans(tx: Db, keys: string[]): Promise<Map<string, PlanRow>> {
+  const found = await tx.select({ id: plans.id, key: plans.key, keyAssignable: plans.keyAssignable }).from(plans).where(inArray(plans.key, keys)).orderBy(plans.id).for("share");
   return new Map(found.map((p) => [p.key, p]));
+}
+
+/**
+ * The accounts named, registered if new (on the default plan, as a first reservation registers
+ * them) and locked FOR UPDATE in account order, so the plan each is on cannot move between the
+ * looseness check and the write, and two bodies over the same accounts cannot deadlock.
+ */
+export async function lockAccounts(tx: Db, names: readonly string[]): Promise<void> {
+  const list = JSON.stringify([...names].sort());
+  await tx.execute(sql`
+    insert into accounts (account)
+    select a from jsonb_array_elements_text(${list}::jsonb) as a order by a
+    on conflict (account) do nothing`);
+  await tx.execute(sql`
+    select account from accounts where account in (select jsonb_array_elements_text(${list}::jsonb)) order by account for update`);
+}
+
+export type LooseRow = { index: number; account: string; plan: string; limits: Loosening[] };
+
+const looseLine = (r: LooseRow) =>
+  `${r.account} → ${r.plan} raises ${r.limits.map((l) => `${l.limitKind} #${l.limitId} ${l.before} → ${l.after}${l.measure === "micros" ? " micros" : ""}`).join(", ")}`;
+
+/**
+ * The looseness rule for one body, under its locks: nothing loosens, or the actor may (a real
+ * ChangeControl: an approved request, break glass, setup; an API key moving only to key-assignable
+ * plans), or it is refused: a key with plan_not_key_assignable, staff with approval_required.
+ */
+async function checkLoosening(tx: Db, p: { actor: AuditActor; changeControl?: ChangeControl }, rows: readonly CheckedRow[], found: Map<string, PlanRow>): Promise<void> {
+  if (isChangeControl(p.changeControl)) return;
+  const loose = await accountsLoosening(tx, rows.map((r) => ({ account: r.account, planId: found.get(r.planKey)?.id ?? 0 })));
+  if (loose.size === 0) return;
+  const looseRows: LooseRow[] = rows.flatMap((r) => {
+    const limits = loose.get(r.account);
+    return limits ? [{ index: r.index, account: r.account, plan: r.planKey, limits }] : [];
+  });
+  if (p.actor.type === "api_key") {
+    const refused = looseRows.filter((r) => !found.get(r.plan)?.keyAssignable);
+    if (refused.length === 0) return;
+    const problems: RowProblem[] = refused.map((r) => ({ index: r.index, account: shown(r.account), code: "loosens", message: `${looseLine(r)}: ${r.plan} is not assignable by key; an admin moves it (a second admin approves)` }));
+    const first = problems[0];
+    throw new AccountError(
+      "plan_not_key_assignable",
+      `${refused.length} of ${rows.length} row(s) would move an account to a looser plan that is not assignable by key, nothing was assigned${first ? `: row ${first.index} (${first.account}): ${first.message}` : ""}`,
+      problems.slice(0, MAX_NAMED_ROWS),
+      problems.length,
+    );
+  }
+  const shownRows = looseRows.slice(0, 5).map(looseLine).join("; ");
+  const more = looseRows.length > 5 ? ` and ${looseRows.length - 5} more` : "";
+  requireApproval(p.changeControl, `moving ${looseRows.length} account(s) to a looser plan (${shownRows}${more})`, {
+    kind: "account.plan",
+    change: { rows: rows.map((r) => ({ account: r.account, plan: r.planKey })) },
+  });
 }
 
 async function defaultPlanKey(tx: Db): Promise<string> {
@@ -165,13 +243,15 @@ export async function assignPlans(db: Db, p: AssignPlansParams): Promise<AssignP
   const reason = optionalReason(p.reason);
   const { checked, problems } = checkRows(p.rows);
   const batch = randomUUID();
-  const outcome = await db.transaction(async (tx) => {
+  const outcome = await refusedLogged(db, p, null, () => db.transaction(async (tx) => {
     const wanted = [...new Set(checked.map((r) => r.planKey))];
     const found = wanted.length ? await lockPlans(tx, wanted) : new Map<string, PlanRow>();
     for (const row of checked) {
       if (!found.has(row.planKey)) problems.push({ index: row.index, account: shown(row.account), code: "unknown_plan", message: `unknown plan '${row.planKey}'` });
     }
     if (problems.length > 0) return { ok: false as const };
+    await lockAccounts(tx, checked.map((r) => r.account));
+    await checkLoosening(tx, p, checked, found);
     const byAccount = new Map(checked.map((r) => [r.account, r]));
     const written = await writeRows(
       tx,
@@ -187,13 +267,13 @@ export async function assignPlans(db: Db, p: AssignPlansParams): Promise<AssignP
         target: w.account,
         rawInput: row?.raw ?? null,
         reason,
-        details: { plan: row?.planKey, previous: w.previous ?? fallback, previousWasDefault: w.previous === null, batch, rows: checked.length },
+        details: { plan: row?.planKey, previous: w.previous ?? fallback, previousWasDefault: w.previous === null, batch, rows: checked.length, ...controlDetails(p.changeControl) },
       };
     });
     // In slices: one INSERT of 10,000 audit rows would pass more bind parameters than Postgres takes.
     for (let i = 0; i < events.length; i += 1000) await tx.insert(auditEvents).values(events.slice(i, i + 1000));
     return { ok: true as const, assigned: written.length };
-  });
+  }));
   if (!outcome.ok) {
     problems.sort((a, b) => a.index - b.index);
     const error = rowsError(problems, p.rows.length);
@@ -215,9 +295,12 @@ export async function assignPlan(db: Db, p: AssignPlanParams): Promise<AssignPla
     throw error;
   }
   const reason = optionalReason(p.reason);
-  const outcome = await db.transaction(async (tx) => {
-    const plan = (await lockPlans(tx, [planKey])).get(planKey);
+  const outcome = await refusedLogged(db, p, account, () => db.transaction(async (tx) => {
+    const found = await lockPlans(tx, [planKey]);
+    const plan = found.get(planKey);
     if (!plan) return null;
+    await lockAccounts(tx, [account]);
+    await checkLoosening(tx, p, [{ index: 0, account, planKey, raw: p.planKey }], found);
     const [written] = await writeRows(tx, [{ account, planId: plan.id }], actorName(p.actor));
     if (!written) return { account, plan: plan.key, previous: plan.key, previousWasDefault: false, changed: false };
     const previous = written.previous ?? (await defaultPlanKey(tx));
@@ -227,10 +310,10 @@ export async function assignPlan(db: Db, p: AssignPlanParams): Promise<AssignPla
       target: account,
       rawInput: p.planKey,
       reason,
-      details: { plan: plan.key, previous, previousWasDefault: written.previous === null },
+      details: { plan: plan.key, previous, previousWasDefault: written.previous === null, ...controlDetails(p.changeControl) },
     });
     return { account, plan: plan.key, previous, previousWasDefault: written.previous === null, changed: true };
-  });
+  }));
   if (!outcome) {
     const message = `unknown plan '${planKey}'`;
     await recordRejected(db, p, account, message, { plan: planKey });

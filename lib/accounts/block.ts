@@ -3,6 +3,7 @@ import type { Db } from "@/db/client";
 import { accounts } from "@/db/schema";
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { actorName } from "@/lib/ceilings/actor";
+import { type ChangeControl, controlDetails, requireApproval } from "@/lib/changes/context";
 import { AccountError, requireReason } from "./errors";
 import { parseAccountId } from "./parse";
 
@@ -12,9 +13,12 @@ import { parseAccountId } from "./parse";
 // the flag without one, so a committed block binds every batch that starts after it.
 //
 // Roles (checked by the dashboard's actions, not here): blocking stops spend, like a kill, so an
-// operator may do it; unblocking lets spend resume, like raising a value, so it takes an admin.
+// operator may do it, alone. Unblocking lets spend resume on every endpoint at once: it is a raise
+// (docs/change-control.md), asked as `account.unblock` and applied when a second admin approves
+// it (or by break glass). No API key may unblock: there is no route for it, and a key cannot ask.
 
 export type BlockParams = { account: string; actor: AuditActor; reason: string };
+export type UnblockParams = BlockParams & { changeControl?: ChangeControl };
 export type BlockResult = { account: string; blockedAt: Date; blockedBy: string; reason: string };
 export type UnblockResult = { account: string; wasBlockedAt: Date; wasBlockedBy: string | null; blockReason: string | null };
 
@@ -48,15 +52,16 @@ export async function blockAccount(db: Db, p: BlockParams): Promise<BlockResult>
 }
 
 /** Lifts a block: the account's plan and overrides bind again from the next batch. Audited as account.unblock. */
-export async function unblockAccount(db: Db, p: BlockParams): Promise<UnblockResult> {
+export async function unblockAccount(db: Db, p: UnblockParams): Promise<UnblockResult> {
   const account = parseAccountId(p.account);
   const reason = requireReason(p.reason);
   return db.transaction(async (tx) => {
     const [current] = await tx.select().from(accounts).where(eq(accounts.account, account)).for("update");
     if (!current?.blockedAt) throw new AccountError("unchanged", `${account} is not blocked: nothing to unblock`);
+    requireApproval(p.changeControl, `unblocking ${account} (blocked by ${current.blockedBy ?? "unknown"}: ${current.blockReason ?? "no reason"})`, { kind: "account.unblock", change: { account } });
     await tx.update(accounts).set({ blockedAt: null, blockedBy: null, blockReason: null }).where(eq(accounts.account, account));
     const was = { blockedAt: current.blockedAt.toISOString(), blockedBy: current.blockedBy, blockReason: current.blockReason };
-    await recordAudit(tx, { ...auditActorFields(p.actor), action: "account.unblock", target: account, reason, details: { was } });
+    await recordAudit(tx, { ...auditActorFields(p.actor), action: "account.unblock", target: account, reason, details: { was, ...controlDetails(p.changeControl) } });
     return { account, wasBlockedAt: current.blockedAt, wasBlockedBy: current.blockedBy, blockReason: current.blockReason };
   });
 }

@@ -2,10 +2,10 @@ import { readReason } from "@/lib/audit/reason";
 import { DomainError } from "@/lib/errors";
 
 /** What went wrong with an account verb, as a code the API, the CLI and the dashboard branch on. */
-export type AccountErrorCode = "invalid_input" | "unknown_plan" | "too_many" | "not_found" | "unchanged" | "reason_required";
+export type AccountErrorCode = "invalid_input" | "unknown_plan" | "too_many" | "not_found" | "unchanged" | "reason_required" | "plan_not_key_assignable";
 
 /** One refused row of a bulk assignment: where it is in the body, the account as sent, and why. */
-export type RowProblem = { index: number; account: string; code: "invalid_input" | "unknown_plan" | "duplicate_account"; message: string };
+export type RowProblem = { index: number; account: string; code: "invalid_input" | "unknown_plan" | "duplicate_account" | "loosens"; message: string };
 
 /** How many refused rows an error names: a body of 10,000 bad rows must not answer megabytes. */
 export const MAX_NAMED_ROWS = 100;

@@ -275,13 +275,16 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
 
   it("overrides: per account only, clamped into the bounds, 0 blocks, remove returns the account to the budget's value", async () => {
     const { key } = await budget({ scope: "account", value: 2 * DOLLAR, max: 10 * DOLLAR, default: 2 * DOLLAR });
-    const set = await setBudgetOverride(t.db, { key, caller: "  acme ", input: "25", actor: admin, reason: "big customer" });
+    // Above the budget's own $2 (a raise: lib/changes/plan-paths.int.test.ts): built here as setup.
+    const set = await setBudgetOverride(t.db, { key, caller: "  acme ", input: "25", actor: admin, reason: "big customer", changeControl: setupControl("test") });
     expect(set).toMatchObject({ caller: "acme", previous: null, applied: 10 * DOLLAR, clamped: "max" });
     expect(await lastEvent(key)).toMatchObject({ action: "budget.override.set", rawInput: "25", appliedValue: 10 * DOLLAR, clamped: true });
     expect((await lastEvent(key))?.details).toMatchObject({ caller: "acme" });
     expect((await setBudgetOverride(t.db, { key, caller: "acme", input: "0", actor: admin, reason: "abuse" })).applied).toBe(0);
     expect((await readBudget(t.db, key)).spec.overrides).toEqual([{ caller: "acme", value: 0, reason: "abuse" }]);
-    expect((await removeBudgetOverride(t.db, { key, caller: "acme", actor: admin, reason: "ok" })).previous).toBe(0);
+    // Removing a 0 override puts the budget's $2 back: a raise, refused alone; as setup here.
+    await expect(removeBudgetOverride(t.db, { key, caller: "acme", actor: admin, reason: "ok" })).rejects.toMatchObject({ code: "approval_required" });
+    expect((await removeBudgetOverride(t.db, { key, caller: "acme", actor: admin, reason: "ok", changeControl: setupControl("test") })).previous).toBe(0);
     expect(await lastEvent(key)).toMatchObject({ action: "budget.override.remove", previousValue: 0 });
     expect((await failure(removeBudgetOverride(t.db, { key, caller: "acme", actor: admin, reason: "ok" }))).code).toBe("not_found");
     // The audit log filters on a kind of three parts, and on the budget family.

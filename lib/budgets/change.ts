@@ -9,6 +9,7 @@ import { CallerKey } from "@/lib/ceilings/overrides";
 import { clampToBounds, type Clamp } from "@/lib/ceilings/parse";
 import { CatalogError, invalidInput, requireCatalogReason } from "@/lib/catalog/errors";
 import { requireApproval, type ChangeControl } from "@/lib/changes/context";
+import { planLimit } from "@/lib/plans/loosening";
 import { isBoundsRaise, isNewValueRaise, isValueRaise } from "@/lib/changes/raise";
 import { zodIssues } from "@/lib/catalog/spec";
 import { sqlState } from "@/db/sql-state";
@@ -369,8 +370,12 @@ export async function archiveLocked(p: BudgetChange, budget: Budget, archived: b
 
 // ---- per-account overrides -------------------------------------------------------------------------
 
-export type SetBudgetOverrideParams = { key: string; caller: string; input: string; actor: AuditActor; reason: string };
-export type RemoveBudgetOverrideParams = { key: string; caller: string; actor: AuditActor; reason: string };
+// Change control: an override above what binds the account now (its override, else its plan's
+// value or the budget's own: ceilings.plan_limit) is a raise, asked as `budget.override`; so is
+// removing one below what its plan gives it. The check is in writeOverride and deleteOverride, so
+// a catalog file's overrides are held to it too.
+export type SetBudgetOverrideParams = { key: string; caller: string; input: string; actor: AuditActor; reason: string; changeControl?: ChangeControl };
+export type RemoveBudgetOverrideParams = { key: string; caller: string; actor: AuditActor; reason: string; changeControl?: ChangeControl };
 export type BudgetOverrideResult = { key: string; caller: string; previous: number | null; applied: number | null; clamped: Clamp; currency: string };
 
 /** One billing account's own value on a per-account budget, inside its bounds; 0 blocks that account on every member. */
@@ -385,7 +390,7 @@ export async function setBudgetOverride(db: Db, p: SetBudgetOverrideParams): Pro
   return db.transaction(async (tx) => {
     const { budget } = await lockedBudget(tx, p.key);
     const { applied, clamped } = clampToBounds(parsed.micros, { min: budget.minValue, max: budget.maxValue });
-    const existing = await writeOverride({ tx, actor: p.actor, reason }, budget, { caller, value: applied, reason }, { rawInput: p.input, clamped });
+    const existing = await writeOverride({ tx, actor: p.actor, reason, changeControl: p.changeControl }, budget, { caller, value: applied, reason }, { rawInput: p.input, clamped });
     return { key: budget.key, caller, previous: existing, applied, clamped, currency: budget.currency };
   });
 }
@@ -400,6 +405,13 @@ export async function writeOverride(
   if (budget.scope !== "account") throw invalidInput([{ path: "caller", message: `${budget.key} is a global budget: overrides are for a per-account budget` }]);
   const [existing] = await p.tx.select().from(budgetOverrides).where(and(eq(budgetOverrides.budgetId, budget.id), eq(budgetOverrides.caller, o.caller)));
   if (existing?.value === o.value) throw new CatalogError("unchanged", `${o.caller} already has ${money(budget, o.value)}: nothing to save`);
+  const binding = existing?.value ?? (await planLimit(p.tx, { kind: "budget", limitId: budget.id, account: o.caller })) ?? budget.value;
+  if (o.value > binding) {
+    requireApproval(p.changeControl, `an override of ${money(budget, o.value)} for ${o.caller} on budget ${budget.key} (${money(budget, binding)} binds it now)`, {
+      kind: "budget.override",
+      change: { budgetKey: budget.key, caller: o.caller, value: o.value },
+    });
+  }
   await p.tx
     .insert(budgetOverrides)
     .values({ budgetId: budget.id, ...o })
@@ -422,7 +434,7 @@ export async function removeBudgetOverride(db: Db, p: RemoveBudgetOverrideParams
   const reason = requireCatalogReason(p.reason);
   return db.transaction(async (tx) => {
     const { budget } = await lockedBudget(tx, p.key);
-    const previous = await deleteOverride({ tx, actor: p.actor, reason }, budget, caller);
+    const previous = await deleteOverride({ tx, actor: p.actor, reason, changeControl: p.changeControl }, budget, caller);
     return { key: budget.key, caller, previous, applied: null, clamped: null, currency: budget.currency };
   });
 }
@@ -430,6 +442,13 @@ export async function removeBudgetOverride(db: Db, p: RemoveBudgetOverrideParams
 export async function deleteOverride(p: BudgetChange, budget: Budget, caller: string): Promise<number> {
   const [removed] = await p.tx.delete(budgetOverrides).where(and(eq(budgetOverrides.budgetId, budget.id), eq(budgetOverrides.caller, caller))).returning();
   if (!removed) throw new CatalogError("not_found", `${caller} has no override on ${budget.key}`);
+  const plan = (await planLimit(p.tx, { kind: "budget", limitId: budget.id, account: caller })) ?? budget.value;
+  if (plan > removed.value) {
+    requireApproval(p.changeControl, `removing ${caller}'s override of ${money(budget, removed.value)} on budget ${budget.key} (its plan gives it ${money(budget, plan)})`, {
+      kind: "budget.override",
+      change: { budgetKey: budget.key, caller, value: null },
+    });
+  }
   await saveBudget(p.tx, budget.id, {});
   await recordBudgetChange(p, budget, { action: "budget.override.remove", previousValue: removed.value, appliedValue: null, clamped: false, details: { caller } });
   return removed.value;

@@ -22,7 +22,12 @@ export type FileRaise =
   | { kind: "budget.value"; budgetKey: string; value: number; line: string }
   | { kind: "budget.bounds"; budgetKey: string; min: number; max: number; line: string }
   | { kind: "budget.unarchive"; budgetKey: string; line: string }
-  | { kind: "budget.create"; budgetKey: string; spec: BudgetSpec; line: string };
+  | { kind: "budget.create"; budgetKey: string; spec: BudgetSpec; line: string }
+  // A plan's value above what binds its accounts (or removed below the own value), and the default
+  // switched to a looser plan (the database's reading): found while the plans are applied, under
+  // their locks, and asked for like the rest (lib/plans/file.ts applyPlanSteps).
+  | { kind: "plan.value"; planKey: string; ceilingId?: number; budgetKey?: string; value: number | null; line: string }
+  | { kind: "plan.default"; planKey: string; line: string };
 
 export type Withheld = { file: CatalogFile; raises: FileRaise[]; errors: string[] };
 
@@ -222,9 +227,12 @@ const KINDS_OF: Record<string, readonly FileRaise["kind"][]> = {
   "budget.adjust": ["budget.value"],
   "budget.restore": ["budget.value"],
   "budget.unarchive": ["budget.unarchive"],
+  "plan.value.set": ["plan.value"],
+  "plan.value.remove": ["plan.value"],
+  "plan.default": ["plan.default"],
 };
 
-const keyOf = (r: FileRaise) => ("endpointKey" in r ? r.endpointKey : r.budgetKey);
+const keyOf = (r: FileRaise) => ("endpointKey" in r ? r.endpointKey : "planKey" in r ? r.planKey : r.budgetKey);
 const identityOf = (r: FileRaise) => ("identity" in r ? r.identity : r.kind === "ceiling.add" ? ceilingIdentity(r.ceiling) : undefined);
 
 /** Marks each planned change with the raises it holds (`needsApproval`, one line each), for `plan`. */

@@ -20,6 +20,7 @@ import { readBudgets, type CatalogBudget } from "@/lib/budgets/read";
 import { formatPriceDecimal } from "@/lib/money/price";
 import { findDuplicateKey } from "@/lib/http/strict-json";
 import { clampPlanCeilingValues } from "@/lib/plans/clamp";
+import { planLimit } from "@/lib/plans/loosening";
 import { applyPlanSteps, diffPlans, exportPlans, readPlanSpecs, type PlanTargets } from "@/lib/plans/file";
 
 // Ceilings as code: the whole catalog as one reviewed file. `plan` compares a file with the
@@ -406,7 +407,8 @@ export async function applyCatalog(db: Db, p: ApplyParams): Promise<ApplyResult>
     // After the endpoints: a budget may count an endpoint this file creates.
     await applyBudgetSteps(change, diff.budgets.steps, diff.budgets.created);
     // Last: a plan may set a value on a ceiling or a budget this file creates.
-    await applyPlanSteps(change, diff.filePlans.steps);
+    // Its raises (a value above what binds, a looser default) are left for the requests when the file's raises are asked.
+    raises = [...raises, ...(await applyPlanSteps(change, diff.filePlans.steps, p.onRaises !== undefined))];
     // Asked after the changes made at once: each request's `before` is what this file leaves in force.
     const asked = raises.length > 0 && p.onRaises ? await p.onRaises(tx, raises) : [];
     return { changeCount: diff.changeCount, sha256, endpoints: diff.plans, raises: asked };
@@ -427,6 +429,10 @@ async function applyEndpoint(change: Change, existing: CatalogEndpoint, spec: En
   for (const { o, had } of planned.overrides.set) {
     const target = ceilingFor(o);
     if (!target) continue;
+    // Above what binds the account (its override, else its plan or the ceiling's own): a raise for
+    // one account, refused in a file (the whole file is undone); ask for it from the dashboard.
+    const binding = had?.value ?? (await planLimit(tx, { kind: "ceiling", limitId: target.id, account: o.caller })) ?? target.value;
+    if (o.value > binding) requireApproval(change.changeControl, `the file's override of ${formatCount(o.value)} for ${o.caller} on ${endpoint.key} #${target.id} (${formatCount(binding)} binds it now)`, { kind: "ceiling.override", change: { ceilingId: target.id, caller: o.caller, value: o.value } });
     await tx
       .insert(ceilingOverrides)
       .values({ ceilingId: target.id, caller: o.caller, value: o.value, reason: o.reason })
@@ -442,6 +448,8 @@ async function applyEndpoint(change: Change, existing: CatalogEndpoint, spec: En
   for (const o of planned.overrides.remove) {
     const target = ceilingFor(o);
     if (!target) continue;
+    const plan = (await planLimit(tx, { kind: "ceiling", limitId: target.id, account: o.caller })) ?? target.value;
+    if (plan > o.value) requireApproval(change.changeControl, `the file's removal of ${o.caller}'s override of ${formatCount(o.value)} on ${endpoint.key} #${target.id} (its plan gives it ${formatCount(plan)})`, { kind: "ceiling.override", change: { ceilingId: target.id, caller: o.caller, value: null } });
     await tx.delete(ceilingOverrides).where(and(eq(ceilingOverrides.ceilingId, target.id), eq(ceilingOverrides.caller, o.caller)));
     await recordChange(change, endpoint, {
       action: "override.remove",

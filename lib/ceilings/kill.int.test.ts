@@ -6,6 +6,9 @@ import { adjustCeiling } from "./adjust";
 import { getKillState } from "./detail";
 import { killAll, killEndpoint, restoreEndpoint } from "./kill";
 import { removeOverride, setOverride } from "./overrides";
+import { setupControl } from "@/lib/changes/context";
+
+const control = setupControl("test");
 import { auditOf, createEndpoint, first, readCeiling } from "./test-fixtures";
 
 const operator = { type: "staff", email: "operator@test.local" } as const;
@@ -83,9 +86,10 @@ describe.skipIf(skipWithoutDatabase())("kill switch and overrides", () => {
     const other = await reserve(t.db, { endpoint: key, amount: 1, caller: "acct_good" });
     expect(other.status).toBe("granted");
 
-    const clamped = await setOverride(t.db, { ceilingId: c.id, caller: "acct_big", input: "500", actor: operator, reason: "vip" });
+    // Above what binds the account, and the block lifted: raises (lib/changes/plan-paths.int.test.ts); built here as setup.
+    const clamped = await setOverride(t.db, { ceilingId: c.id, caller: "acct_big", input: "500", actor: operator, reason: "vip", changeControl: control });
     expect(clamped).toMatchObject({ applied: 20, clamped: "max" });
-    await removeOverride(t.db, { ceilingId: c.id, caller: "acct_spammer", actor: operator, reason: "appeal" });
+    await removeOverride(t.db, { ceilingId: c.id, caller: "acct_spammer", actor: operator, reason: "appeal", changeControl: control });
     expect((await reserve(t.db, { endpoint: key, amount: 1, caller: "acct_spammer" })).status).toBe("granted");
   });
 

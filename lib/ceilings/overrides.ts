@@ -5,6 +5,9 @@ import { ceilingOverrides } from "@/db/schema";
 import { canonicalCaller, hasControlChars } from "@/lib/canonical";
 import { hasLoneSurrogate } from "@/lib/canonical/caller";
 import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
+import { type ChangeControl, controlDetails, requireApproval } from "@/lib/changes/context";
+import { formatCount } from "@/lib/format";
+import { planLimit } from "@/lib/plans/loosening";
 import { CeilingError, requireReason } from "./errors";
 import { recordRejectedInput } from "./adjust";
 import { lockCeiling } from "./lock";
@@ -24,8 +27,11 @@ export const CallerKey = z
       .refine((v) => !hasLoneSurrogate(v), "the billing account must not contain a lone surrogate (an unpaired \\ud800-\\udfff is no character)"),
   );
 
-export type SetOverrideParams = { ceilingId: number; caller: string; input: string; actor: AuditActor; reason: string };
-export type RemoveOverrideParams = { ceilingId: number; caller: string; actor: AuditActor; reason: string };
+// Change control: an override above what binds the account now (its override, else its plan's
+// value or the ceiling's own: ceilings.plan_limit) is a raise, asked as `ceiling.override`; so is
+// removing an override below what its plan would give it. Lowering stays one person's.
+export type SetOverrideParams = { ceilingId: number; caller: string; input: string; actor: AuditActor; reason: string; changeControl?: ChangeControl };
+export type RemoveOverrideParams = { ceilingId: number; caller: string; actor: AuditActor; reason: string; changeControl?: ChangeControl };
 export type OverrideResult = {
   ceilingId: number;
   endpointKey: string;
@@ -67,6 +73,13 @@ export async function setOverride(db: Db, p: SetOverrideParams): Promise<Overrid
       .from(ceilingOverrides)
       .where(and(eq(ceilingOverrides.ceilingId, ceiling.id), eq(ceilingOverrides.caller, caller)));
     if (existing?.value === applied) throw new CeilingError("unchanged", `${caller} already has ${applied}: nothing to save`);
+    const binding = existing?.value ?? (await planLimit(tx, { kind: "ceiling", limitId: ceiling.id, account: caller })) ?? ceiling.value;
+    if (applied > binding) {
+      requireApproval(p.changeControl, `an override of ${formatCount(applied)} for ${caller} on ${endpoint.key} #${ceiling.id} (${formatCount(binding)} binds it now)`, {
+        kind: "ceiling.override",
+        change: { ceilingId: ceiling.id, caller, value: applied },
+      });
+    }
     const now = new Date();
     await tx
       .insert(ceilingOverrides)
@@ -84,7 +97,7 @@ export async function setOverride(db: Db, p: SetOverrideParams): Promise<Overrid
       appliedValue: applied,
       clamped: clamped !== null,
       reason,
-      details: { ceilingValue: ceiling.value, clampedTo: clamped },
+      details: { ceilingValue: ceiling.value, clampedTo: clamped, ...controlDetails(p.changeControl) },
     });
     return { ceilingId: ceiling.id, endpointKey: endpoint.key, caller, previous: existing?.value ?? null, applied, clamped };
   });
@@ -101,6 +114,14 @@ export async function removeOverride(db: Db, p: RemoveOverrideParams): Promise<O
       .where(and(eq(ceilingOverrides.ceilingId, ceiling.id), eq(ceilingOverrides.caller, caller)))
       .returning();
     if (!removed) throw new CeilingError("not_found", `${caller} has no override on this ceiling`);
+    // Read after the delete, in the same transaction: what binds the account from its plan now.
+    const plan = (await planLimit(tx, { kind: "ceiling", limitId: ceiling.id, account: caller })) ?? ceiling.value;
+    if (plan > removed.value) {
+      requireApproval(p.changeControl, `removing ${caller}'s override of ${formatCount(removed.value)} on ${endpoint.key} #${ceiling.id} (its plan gives it ${formatCount(plan)})`, {
+        kind: "ceiling.override",
+        change: { ceilingId: ceiling.id, caller, value: null },
+      });
+    }
     await recordAudit(tx, {
       ...auditOf(p.actor, endpoint, ceiling.id),
       action: "override.remove",
@@ -109,7 +130,7 @@ export async function removeOverride(db: Db, p: RemoveOverrideParams): Promise<O
       appliedValue: null,
       clamped: false,
       reason,
-      details: { ceilingValue: ceiling.value },
+      details: { ceilingValue: ceiling.value, ...controlDetails(p.changeControl) },
     });
     return { ceilingId: ceiling.id, endpointKey: endpoint.key, caller, previous: removed.value, applied: null, clamped: null };
   });

@@ -2,6 +2,7 @@ import type { Db } from "@/db/client";
 import { parseMoneyInput } from "@/lib/budgets/money";
 import type { CeilingSpecInput } from "@/lib/catalog/spec";
 import { parseLimitInput } from "@/lib/ceilings/parse";
+import { parsePlanValue } from "@/lib/plans/preview";
 import { breakGlass } from "./break-glass";
 import { ChangeControlError } from "./errors";
 import { requestChange } from "./request";
@@ -18,7 +19,16 @@ export type AskChange =
   | { kind: "endpoint.per_call_max"; endpointKey: string; perCallMax: number; confirm?: string }
   | { kind: "endpoint.unarchive"; endpointKey: string }
   | { kind: "budget.unarchive"; budgetKey: string }
-  | { kind: "ceiling.add"; endpointKey: string; ceiling: CeilingSpecInput; confirm?: string };
+  | { kind: "ceiling.add"; endpointKey: string; ceiling: CeilingSpecInput; confirm?: string }
+  // A plan's value as typed on the plan page (money for a budget); no input: remove the plan's value.
+  | { kind: "plan.value"; planKey: string; target: { ceilingId: number } | { budgetKey: string }; input: string | null; confirm?: string }
+  | { kind: "plan.default"; planKey: string }
+  | { kind: "plan.key_assignable"; planKey: string }
+  | { kind: "account.plan"; account: string; plan: string }
+  | { kind: "account.unblock"; account: string }
+  // An override as typed on the endpoint's or the budget's page (money for a budget).
+  | { kind: "ceiling.override"; ceilingId: number; caller: string; input: string }
+  | { kind: "budget.override"; budgetKey: string; caller: string; input: string };
 
 export type AskParams = {
   ask: AskChange;
@@ -55,6 +65,24 @@ function changeOf(ask: AskChange): { kind: ChangeKind; change: Record<string, un
       return { kind: ask.kind, change: { budgetKey: ask.budgetKey } };
     case "ceiling.add":
       return { kind: ask.kind, change: { endpointKey: ask.endpointKey, ceiling: ask.ceiling }, confirm: ask.confirm };
+    case "plan.value": {
+      // Money is read as the budget's own edit reads it ("1.50"): the currency only names it.
+      const of = "ceilingId" in ask.target ? ({ kind: "count" } as const) : ({ kind: "money", currency: "" } as const);
+      return { kind: ask.kind, change: { planKey: ask.planKey, ...ask.target, value: ask.input === null ? null : typed(parsePlanValue(ask.input, of)) }, confirm: ask.confirm };
+    }
+    case "plan.default":
+    case "plan.key_assignable":
+      return { kind: ask.kind, change: { planKey: ask.planKey } };
+    case "account.plan":
+      return { kind: ask.kind, change: { rows: [{ account: ask.account, plan: ask.plan }] } };
+    case "account.unblock":
+      return { kind: ask.kind, change: { account: ask.account } };
+    case "ceiling.override":
+      return { kind: ask.kind, change: { ceilingId: ask.ceilingId, caller: ask.caller, value: typed(parseLimitInput(ask.input, "value")) } };
+    case "budget.override": {
+      const money = parseMoneyInput(ask.input, "value");
+      return { kind: ask.kind, change: { budgetKey: ask.budgetKey, caller: ask.caller, value: typed(money.ok ? { ok: true, value: money.micros } : money) } };
+    }
   }
 }
 

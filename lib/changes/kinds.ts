@@ -1,5 +1,7 @@
 import { budgetBounds, budgetCreate, budgetUnarchive, budgetValue } from "./budget-kinds";
 import { ceilingAdd, ceilingBounds, ceilingValue, endpointUnarchive, perCallMax } from "./ceiling-kinds";
+import { budgetOverride, ceilingOverride } from "./override-kinds";
+import { accountPlan, accountUnblock, planDefault, planKeyAssignable, planValue } from "./plan-kinds";
 import type { KindHandler } from "./prepared";
 import { schedule } from "./schedule-kind";
 import type { ChangeKind } from "./types";
@@ -16,4 +18,11 @@ export const kindHandlers: Record<ChangeKind, KindHandler> = {
   "budget.unarchive": budgetUnarchive,
   "budget.create": budgetCreate,
   schedule,
+  "plan.value": planValue,
+  "plan.default": planDefault,
+  "plan.key_assignable": planKeyAssignable,
+  "account.plan": accountPlan,
+  "account.unblock": accountUnblock,
+  "ceiling.override": ceilingOverride,
+  "budget.override": budgetOverride,
 };

@@ -19,6 +19,13 @@ export const changeKinds = [
   "budget.unarchive", //     change { budgetKey }                   before { archived: true }
   "budget.create", //        change { spec: <BudgetSpec input> }    before { exists: false }
   "schedule", //             change { scheduleId }                  before { state: "awaiting_approval" }
+  "plan.value", //           change { planKey, ceilingId | budgetKey, value | null } before { value, own, min, max }
+  "plan.default", //         change { planKey }                     before { default }
+  "plan.key_assignable", //  change { planKey }                     before { keyAssignable: false }
+  "account.plan", //         change { rows: [{ account, plan }] }   before { plans: { account: key | null }, versions }
+  "account.unblock", //      change { account }                     before { blockedAt, blockedBy }
+  "ceiling.override", //     change { ceilingId, caller, value | null } before { override, plan }
+  "budget.override", //      change { budgetKey, caller, value | null } before { override, plan }
 ] as const;
 export type ChangeKind = (typeof changeKinds)[number];
 
@@ -37,6 +44,13 @@ export const changeKindLabels: Record<ChangeKind, string> = {
   "budget.unarchive": "Unarchive budget",
   "budget.create": "New budget",
   schedule: "Scheduled change",
+  "plan.value": "Plan value",
+  "plan.default": "Default plan",
+  "plan.key_assignable": "Plan assignable by key",
+  "account.plan": "Account plan",
+  "account.unblock": "Unblock account",
+  "ceiling.override": "Account override",
+  "budget.override": "Account budget override",
 };
 
 /**

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
 import { assignPlans, blockAccount } from "@/lib/accounts";
+import { setupControl } from "@/lib/changes/context";
 import { DEMO_CALLERS } from "./catalog";
 
 // The demo's customers as accounts: every caller its history names is registered with the time it
@@ -40,7 +41,8 @@ export async function seedDemoAccounts(tx: Db): Promise<number> {
       )
       select count(*)::int as n from added`),
   );
-  await assignPlans(tx, { rows: demoAssignments(), actor: SEED, reason: "the demo's paying customers" });
+  // Built on purpose: the demo's customers are put on their (looser) plans as setup, not by a person.
+  await assignPlans(tx, { rows: demoAssignments(), actor: SEED, reason: "the demo's paying customers", changeControl: setupControl("demo seed") });
   await blockAccount(tx, { account: DEMO_BLOCKED, actor: SEED, reason: "flooded password resets five nights ago (see its throttle refusals)" });
   return registered?.n ?? 0;
 }

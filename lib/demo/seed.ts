@@ -3,6 +3,7 @@ import type { PgTable } from "drizzle-orm/pg-core";
 import { hashPassword, PRODUCTION_BCRYPT_COST } from "@/lib/auth/password";
 import type { Db } from "@/db/client";
 import { applyCatalog } from "@/lib/catalog/file";
+import { setupControl } from "@/lib/changes/context";
 import { DEMO_CATALOG_TEXT, DEMO_ENDPOINTS, DEMO_PASSWORD, DEMO_STAFF, type CeilingRef } from "./catalog";
 import type { SeededCeiling, UsageRow } from "./history";
 import { demoAlerts, demoAuditEvents, demoRefusals, type Endpoints } from "./incidents";
@@ -94,7 +95,8 @@ export async function seedDemoIfEmpty(db: Db, opts: SeedOptions = {}): Promise<b
 async function seedDemo(tx: Db, now: Date, passwordHash: string): Promise<SeedSummary> {
   const random = seededRandom(1_234_567);
   // The catalog goes in through the same code as any team's catalog file (`ceilings apply`).
-  await applyCatalog(tx, { text: DEMO_CATALOG_TEXT, actor: { type: "system", name: "demo seed" }, reason: "the demo catalog (lib/demo/ceilings.json)", confirmRaise: true });
+  // Built on purpose: the demo plans' values above the own ones are set up, not raised by a person.
+  await applyCatalog(tx, { text: DEMO_CATALOG_TEXT, actor: { type: "system", name: "demo seed" }, reason: "the demo catalog (lib/demo/ceilings.json)", confirmRaise: true, changeControl: setupControl("demo seed") });
   const insertedEndpoints = await tx.select({ id: endpoints.id, key: endpoints.key }).from(endpoints);
   const insertedCeilings = await tx.select().from(ceilings);
   const idOf = new Map(insertedEndpoints.map((e) => [e.key, e.id]));

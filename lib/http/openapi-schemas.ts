@@ -35,6 +35,11 @@ export const API_ERROR_CODES = {
   endpoint_not_allowed: { status: 403, meaning: "the API key may not use this endpoint" },
   caller_not_allowed: { status: 403, meaning: "a key bound to an account named another account as caller" },
   reservation_forbidden: { status: 403, meaning: "the reservation belongs to another account" },
+  plan_not_key_assignable: {
+    status: 403,
+    meaning:
+      "the assignment would move an account to a looser plan (a limit that binds it goes up, its overrides first) that two admins have not marked assignable by key: a key cannot ask for a second admin, so an admin moves it from the dashboard or the CLI; rows names each loosening row; nothing was assigned",
+  },
   unknown_endpoint: { status: 404, meaning: "no endpoint has this key" },
   reservation_not_found: { status: 404, meaning: "no reservation has this id" },
   not_found: { status: 404, meaning: "no route answers this path under /api" },
@@ -216,6 +221,14 @@ const RowProblemBody = z.strictObject({
   account: z.string().meta({ description: "the account as sent (control characters replaced by U+FFFD, cut at 200 characters)" }),
   code: z.enum(["invalid_input", "unknown_plan", "duplicate_account", "unknown_field"]),
   message: z.string(),
+});
+
+export const LooseningRefused = z.strictObject({
+  rows: z
+    .array(RowProblemBody.extend({ code: z.literal("loosens") }))
+    .meta({ description: "the rows that would loosen an account onto a plan not assignable by key, in body order, at most 100" }),
+  refused: z.int().min(1).meta({ description: "how many rows were refused in all" }),
+  error: errorObject(z.literal("plan_not_key_assignable")),
 });
 
 export const RowsRefused = z.strictObject({

@@ -15,6 +15,7 @@ import {
   Released,
   ReplayResolved,
   RowsRefused,
+  LooseningRefused,
   Settled,
   Unavailable,
 } from "./openapi-schemas";
@@ -89,14 +90,14 @@ export const OPERATION_ERRORS = {
   assignPlan: {
     400: ["invalid_json", "nesting_too_deep", "duplicate_field", "invalid_characters", "unknown_field", "invalid_input", "unknown_plan"],
     401: ["missing_api_key", "invalid_api_key", "revoked_api_key"],
-    403: ["insufficient_scope"],
+    403: ["insufficient_scope", "plan_not_key_assignable"],
     413: ["body_too_large"],
     503: ["unavailable"],
   },
   assignPlans: {
     400: ["invalid_json", "nesting_too_deep", "duplicate_field", "invalid_characters", "unknown_field", "invalid_input", "invalid_rows", "too_many"],
     401: ["missing_api_key", "invalid_api_key", "revoked_api_key"],
-    403: ["insufficient_scope"],
+    403: ["insufficient_scope", "plan_not_key_assignable"],
     413: ["body_too_large"],
     503: ["unavailable"],
   },
@@ -143,7 +144,8 @@ const COMPONENTS: Record<string, { schema: z.ZodType; io: "input" | "output" }> 
   AssignPlanBadRequest: { schema: errorBody(E.assignPlan[400]), io: "output" },
   AssignPlansBadRequest: { schema: errorBody(E.assignPlans[400].filter((c) => c !== "invalid_rows")), io: "output" },
   GetAccountBadRequest: { schema: errorBody(E.getAccount[400]), io: "output" },
-  AssignForbidden: { schema: errorBody(E.assignPlan[403]), io: "output" },
+  ScopeForbidden: { schema: errorBody(["insufficient_scope"]), io: "output" },
+  LooseningRefused: { schema: LooseningRefused, io: "output" },
   GetAccountForbidden: { schema: errorBody(E.getAccount[403]), io: "output" },
 };
 
@@ -178,7 +180,10 @@ const accountParam = {
   description: "the billing account, percent-encoded as a path segment",
 };
 
-const assignForbidden = error("AssignForbidden", E.assignPlan[403], "a key without accounts:write (a key bound to endpoints or to an account never has it); nothing changed");
+const assignForbidden = answer(
+  "nothing changed: a key without accounts:write (`insufficient_scope`: a key bound to endpoints or to an account never has it), or a move to a looser plan not assignable by key (`plan_not_key_assignable`, each loosening row named: a key cannot ask for a second admin; two admins may mark the plan assignable by key, once)",
+  { oneOf: [ref("ScopeForbidden"), ref("LooseningRefused")] },
+);
 
 function resolveOperation(verb: "settle" | "release") {
   const op = verb === "settle" ? E.settleReservation : E.releaseReservation;

@@ -6,6 +6,8 @@ import type { AuditActor } from "@/lib/audit/record";
 import { CatalogError, invalidInput, requireCatalogReason, type Issue } from "@/lib/catalog/errors";
 import { zodIssues } from "@/lib/catalog/spec";
 import { sqlState } from "@/db/sql-state";
+import { type ChangeControl, controlDetails, requireApproval } from "@/lib/changes/context";
+import { planLoosening } from "./loosening";
 import { NewPlanKey, PlanDescription, PlanKey, PlanName } from "./spec";
 import { lockedPlan, lockPlanEndpoints, recordPlanChange, savePlan, type PlanChange } from "./write";
 
@@ -90,7 +92,7 @@ export async function updatePlanFields(p: PlanChange, plan: Plan, next: { name: 
 
 // ---- the default plan ----------------------------------------------------------------------------
 
-export type PlanVerbParams = { planKey: string; actor: AuditActor; reason: string };
+export type PlanVerbParams = { planKey: string; actor: AuditActor; reason: string; changeControl?: ChangeControl };
 
 /**
  * Makes a plan the default: every account never assigned a plan is on it from the next batch.
@@ -104,18 +106,59 @@ export async function setDefaultPlan(db: Db, p: PlanVerbParams): Promise<{ key: 
     await lockPlanEndpoints(tx);
     const plan = await lockedPlan(tx, key);
     if (plan.isDefault) throw new CatalogError("unchanged", `${plan.key} is already the default plan`);
-    const previous = await makeDefaultLocked({ tx, actor: p.actor, reason }, plan);
+    const previous = await makeDefaultLocked({ tx, actor: p.actor, reason, details: controlDetails(p.changeControl) }, plan, p.changeControl);
     return { key: plan.key, previous };
   });
 }
 
-/** The switch itself, under lockPlanEndpoints and the plan's lock; returns the old default's key. */
-export async function makeDefaultLocked(p: PlanChange, plan: Plan): Promise<string | null> {
+/**
+ * The limits switching the default to `plan` raises for the never-assigned accounts (the database's
+ * reading, ceilings.plan_loosening, without overrides): none, or the switch is a raise.
+ */
+export async function defaultSwitchLoosening(tx: Db, plan: Pick<Plan, "id">) {
+  return planLoosening(tx, { fromPlanId: null, toPlanId: plan.id });
+}
+
+/**
+ * The switch itself, under lockPlanEndpoints and the plan's lock; returns the old default's key.
+ * To a looser plan it is a raise: refused with approval_required unless `control` permits it.
+ */
+export async function makeDefaultLocked(p: PlanChange, plan: Plan, control?: ChangeControl): Promise<string | null> {
+  const loose = await defaultSwitchLoosening(p.tx, plan);
+  if (loose.length > 0) {
+    const what = loose.map((l) => `${l.limitKind} #${l.limitId} ${l.before} → ${l.after}`).join(", ");
+    requireApproval(control, `making ${plan.key} the default plan (looser for every account not assigned a plan: ${what})`, { kind: "plan.default", change: { planKey: plan.key } });
+  }
   const [old] = await p.tx.select().from(plans).where(eq(plans.isDefault, true)).for("no key update");
   if (old) await savePlan(p.tx, old.id, { isDefault: false });
   await savePlan(p.tx, plan.id, { isDefault: true });
   await recordPlanChange(p, plan, { action: "plan.default", details: { previousDefault: old?.key ?? null } });
   return old?.key ?? null;
+}
+
+// ---- assignable by key ---------------------------------------------------------------------------
+
+export type PlanKeyAssignableParams = PlanVerbParams & { assignable: boolean };
+
+/**
+ * Marks a plan assignable by API keys, or not. Marked, a key with accounts:write may move any
+ * account onto it even when that loosens the account (the billing service's upgrades need no
+ * second human each time): marking is a raise, asked of two admins once; unmarking is one
+ * person's. Takes the plan FOR NO KEY UPDATE, which waits for assignments in flight (FOR SHARE).
+ */
+export async function setPlanKeyAssignable(db: Db, p: PlanKeyAssignableParams): Promise<{ key: string; keyAssignable: boolean }> {
+  const key = parseKey(p.planKey);
+  const reason = requireCatalogReason(p.reason);
+  return db.transaction(async (tx) => {
+    const plan = await lockedPlan(tx, key);
+    if (plan.keyAssignable === p.assignable) throw new CatalogError("unchanged", `${plan.key} is already ${p.assignable ? "" : "not "}assignable by key`);
+    if (p.assignable) {
+      requireApproval(p.changeControl, `marking ${plan.key} assignable by key (any key with accounts:write may then move accounts onto it)`, { kind: "plan.key_assignable", change: { planKey: plan.key } });
+    }
+    await savePlan(tx, plan.id, { keyAssignable: p.assignable });
+    await recordPlanChange({ tx, actor: p.actor, reason, details: controlDetails(p.changeControl) }, plan, { action: "plan.key_assignable", details: { keyAssignable: p.assignable } });
+    return { key: plan.key, keyAssignable: p.assignable };
+  });
 }
 
 // ---- delete --------------------------------------------------------------------------------------

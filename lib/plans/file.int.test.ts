@@ -5,6 +5,7 @@ import { createTestDatabase, skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import type { Db } from "@/db/client";
 import { applyCatalog, CatalogError, exportCatalog, planCatalog } from "@/lib/catalog";
+import { setupControl } from "@/lib/changes";
 import { readPlan } from "./read";
 import { planSnapshot } from "./test-fixtures";
 
@@ -48,6 +49,10 @@ async function planChanges(db: Db, text: string): Promise<string[]> {
   return plan.endpoints.filter((e) => e.key.startsWith("plan ")).flatMap((e) => e.changes.map((c) => `${e.key} ${c.action}`));
 }
 
+// These files build plans on purpose (values above the own ones, a looser default): as setup. A
+// file's plan raises asked of a second admin are tested in lib/changes/plan-paths.int.test.ts.
+const control = setupControl("plans file test");
+
 describe.skipIf(skipWithoutDatabase())("plans in the catalog file", () => {
   const t = useTestDatabase("plans_file");
 
@@ -59,7 +64,7 @@ describe.skipIf(skipWithoutDatabase())("plans in the catalog file", () => {
     const file = await current(t.db);
     file.endpoints.push(endpoint(e));
     file.budgets.push(budget(b, [e]), budget(`${b}-all`, [e], "global"));
-    await applyCatalog(t.db, { text: JSON.stringify(file), actor: config, reason: "setup", confirmRaise: false });
+    await applyCatalog(t.db, { text: JSON.stringify(file), actor: config, reason: "setup", confirmRaise: false, changeControl: control });
     return { e, b };
   }
 
@@ -71,7 +76,7 @@ describe.skipIf(skipWithoutDatabase())("plans in the catalog file", () => {
       { key: `free${n}`, name: "Free", ceilings: [{ endpoint: e, metric: "units", window: "utc_day", value: 10 }], budgets: [{ budget: b, value: DOLLAR }] },
       { key: `pro${n}`, name: "Pro", description: "paid", ceilings: [{ endpoint: e, metric: "units", window: "utc_day", value: 40 }], budgets: [{ budget: b, value: 8 * DOLLAR }] },
     );
-    const applied = await applyCatalog(t.db, { text: JSON.stringify(file), actor: config, reason: "tiers", confirmRaise: false });
+    const applied = await applyCatalog(t.db, { text: JSON.stringify(file), actor: config, reason: "tiers", confirmRaise: false, changeControl: control });
     expect(applied.endpoints.filter((x) => x.key.startsWith("plan ")).map((x) => x.changes.map((c) => c.action))).toEqual([
       ["plan.create", "plan.value.set", "plan.value.set"],
       ["plan.create", "plan.value.set", "plan.value.set"],
@@ -90,7 +95,7 @@ describe.skipIf(skipWithoutDatabase())("plans in the catalog file", () => {
 
     const fresh = await createTestDatabase("plans_file_fresh");
     try {
-      await applyCatalog(fresh.db, { text: JSON.stringify(exported), actor: config, reason: "restore", confirmRaise: true });
+      await applyCatalog(fresh.db, { text: JSON.stringify(exported), actor: config, reason: "restore", confirmRaise: true, changeControl: control });
       expect((await current(fresh.db)).plans).toEqual(exported.plans);
       expect(await planChanges(fresh.db, JSON.stringify(exported))).toEqual([]);
     } finally {
@@ -103,7 +108,7 @@ describe.skipIf(skipWithoutDatabase())("plans in the catalog file", () => {
     const key = `tier${n}`;
     const file = await current(t.db);
     file.plans.push({ key, name: "Tier", ceilings: [{ endpoint: e, metric: "units", window: "utc_day", value: 20 }], budgets: [{ budget: b, value: 3 * DOLLAR }] });
-    await applyCatalog(t.db, { text: JSON.stringify(file), actor: config, reason: "r", confirmRaise: false });
+    await applyCatalog(t.db, { text: JSON.stringify(file), actor: config, reason: "r", confirmRaise: false, changeControl: control });
 
     const next = await current(t.db);
     const mine = next.plans.find((p) => p.key === key) ?? {};
@@ -118,7 +123,7 @@ describe.skipIf(skipWithoutDatabase())("plans in the catalog file", () => {
       `- budget ${b} ($3.00): the budget's own value binds`,
       `~ the default plan: every account not assigned a plan is on ${key} from the next reservation`,
     ]);
-    await applyCatalog(t.db, { text: JSON.stringify(next), actor: config, reason: "r", confirmRaise: false });
+    await applyCatalog(t.db, { text: JSON.stringify(next), actor: config, reason: "r", confirmRaise: false, changeControl: control });
     const after = await readPlan(t.db, key);
     expect(after.plan).toMatchObject({ name: "Tier 2", isDefault: true });
     expect(after.budgets.find((x) => x.budgetKey === b)?.planValue).toBeNull();
@@ -127,15 +132,15 @@ describe.skipIf(skipWithoutDatabase())("plans in the catalog file", () => {
     // 30 → 300 is a raise of 10x: refused without --confirm-raise, and nothing applies.
     const raise = await current(t.db);
     Object.assign(raise.plans.find((p) => p.key === key) ?? {}, { name: "Tier 3", ceilings: [{ endpoint: e, metric: "units", window: "utc_day", value: 300 }] });
-    await expect(applyCatalog(t.db, { text: JSON.stringify(raise), actor: config, reason: "r", confirmRaise: false })).rejects.toMatchObject({ code: "confirmation_required" });
+    await expect(applyCatalog(t.db, { text: JSON.stringify(raise), actor: config, reason: "r", confirmRaise: false, changeControl: control })).rejects.toMatchObject({ code: "confirmation_required" });
     expect((await readPlan(t.db, key)).plan.name).toBe("Tier 2");
-    await applyCatalog(t.db, { text: JSON.stringify(raise), actor: config, reason: "r", confirmRaise: true });
+    await applyCatalog(t.db, { text: JSON.stringify(raise), actor: config, reason: "r", confirmRaise: true, changeControl: control });
     expect((await readPlan(t.db, key)).ceilings.find((c) => c.endpointKey === e)?.planValue).toBe(300);
     // Back to the seeded default, so other tests see it.
     const back = await current(t.db);
     for (const p of back.plans) delete p.default;
     Object.assign(back.plans.find((p) => p.key === "default") ?? {}, { default: true });
-    await applyCatalog(t.db, { text: JSON.stringify(back), actor: config, reason: "r", confirmRaise: false });
+    await applyCatalog(t.db, { text: JSON.stringify(back), actor: config, reason: "r", confirmRaise: false, changeControl: control });
   });
 
   it("a file's value outside new bounds is an error; bounds from a file without plans clamp the plans' values, logged", async () => {
@@ -143,7 +148,7 @@ describe.skipIf(skipWithoutDatabase())("plans in the catalog file", () => {
     const key = `clamp${n}`;
     const file = await current(t.db);
     file.plans.push({ key, name: "C", ceilings: [{ endpoint: e, metric: "units", window: "utc_day", value: 800 }] });
-    await applyCatalog(t.db, { text: JSON.stringify(file), actor: config, reason: "r", confirmRaise: true });
+    await applyCatalog(t.db, { text: JSON.stringify(file), actor: config, reason: "r", confirmRaise: true, changeControl: control });
     const next = await current(t.db);
     const ceiling = (next.endpoints.find((x) => x.key === e) as { ceilings: Json[] }).ceilings.find((c) => c.scope === "caller") ?? {};
     Object.assign(ceiling, { max: 500 });
@@ -153,7 +158,7 @@ describe.skipIf(skipWithoutDatabase())("plans in the catalog file", () => {
     if (!refused.ok) expect(refused.errors.join("\n")).toContain("800 must be between the ceiling's min (1) and max (500)");
     // Without a plans list the file leaves plans as they are, and its new bounds pull 800 to 500.
     delete (next as Partial<File>).plans;
-    await applyCatalog(t.db, { text: JSON.stringify(next), actor: config, reason: "tighter", confirmRaise: false });
+    await applyCatalog(t.db, { text: JSON.stringify(next), actor: config, reason: "tighter", confirmRaise: false, changeControl: control });
     expect((await readPlan(t.db, key)).ceilings.find((x) => x.endpointKey === e)?.planValue).toBe(500);
     const clamped = await t.db.select().from(auditEvents).where(eq(auditEvents.action, "plan.value.clamped"));
     expect(clamped).toMatchObject([{ target: key, previousValue: 800, appliedValue: 500, actorType: "config", reason: "tighter", endpointKey: e }]);
@@ -183,7 +188,7 @@ describe.skipIf(skipWithoutDatabase())("plans in the catalog file", () => {
     if (!plan.ok) expect(plan.errors.join("\n")).toContain(expected);
     const allAudit = async () => (await t.db.select({ n: count() }).from(auditEvents).where(like(auditEvents.action, "plan.%")))[0]?.n ?? 0;
     const before = { audit: await allAudit(), rows: await planSnapshot(t.db) };
-    await expect(applyCatalog(t.db, { text, actor: config, reason: "bad", confirmRaise: true })).rejects.toBeInstanceOf(CatalogError);
+    await expect(applyCatalog(t.db, { text, actor: config, reason: "bad", confirmRaise: true, changeControl: control })).rejects.toBeInstanceOf(CatalogError);
     expect({ audit: await allAudit(), rows: await planSnapshot(t.db) }).toEqual(before);
   });
 });

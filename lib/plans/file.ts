@@ -6,9 +6,11 @@ import { lockedBudget } from "@/lib/budgets/write";
 import { CONFIRM_RAISE_FACTOR } from "@/lib/ceilings/parse";
 import { lockCeiling } from "@/lib/ceilings/lock";
 import { formatCount, formatMoney } from "@/lib/format";
-import { insertPlan, makeDefaultLocked, updatePlanFields } from "./change";
+import type { FileRaise } from "@/lib/catalog/file-raises";
+import { type ChangeControl, isChangeControl, requireApproval } from "@/lib/changes/context";
+import { defaultSwitchLoosening, insertPlan, makeDefaultLocked, updatePlanFields } from "./change";
 import { planCeilingId, type PlanBudgetValueSpec, type PlanCeilingValueSpec, type PlanSpec, type PlanSpecInput } from "./spec";
-import { deleteBudgetValue, deleteCeilingValue, writeBudgetValue, writeCeilingValue } from "./values";
+import { deleteBudgetValue, deleteCeilingValue, planBinding, writeBudgetValue, writeCeilingValue } from "./values";
 import { lockedPlan, lockPlanEndpoints, type PlanChange } from "./write";
 
 // A catalog file's plans: export writes them, `plan` compares them with the database change by
@@ -106,6 +108,11 @@ export function diffPlans(wanted: readonly PlanSpec[] | undefined, current: read
     const existing = byKey.get(spec.key) ?? null;
     const changes: PlannedChange[] = [];
     const add = (action: string, lines: string[], needsConfirmation = false) => changes.push({ action, endpointKey: spec.key, lines, needsConfirmation });
+    // What `plan` marks as a raise (apply decides again under the locks, the default's looseness in the database).
+    const approval = (is: boolean, line: string) => {
+      const last = changes[changes.length - 1];
+      if (is && last) last.needsApproval = [line];
+    };
     const step: PlanStep = { spec, existing, fields: false, makeDefault: spec.default === true && !existing?.plan.isDefault, ceilings: { set: [], remove: [] }, budgets: { set: [], remove: [] } };
     if (!existing) add("plan.create", [`+ new plan ${spec.key} (${spec.name})`]);
     else {
@@ -125,12 +132,14 @@ export function diffPlans(wanted: readonly PlanSpec[] | undefined, current: read
       step.ceilings.set.push(v);
       const own = ceilingOf.get(id)?.value ?? 0;
       add("plan.value.set", [`~ ${id}: ${had === undefined ? `none (the ceiling's ${formatCount(own)})` : formatCount(had)} → ${formatCount(v.value)}`], raise(had ?? own, v.value));
+      approval(v.value > (had ?? own), `plan ${spec.key} ${id}: ${formatCount(had ?? own)} → ${formatCount(v.value)}`);
     }
     const inFile = new Set(spec.ceilings.map(planCeilingId));
     for (const v of existing?.spec.ceilings ?? []) {
       if (inFile.has(planCeilingId(v))) continue;
       step.ceilings.remove.push(v);
       add("plan.value.remove", [`- ${planCeilingId(v)} (${formatCount(v.value)}): the ceiling's own value binds`], raise(v.value, ceilingOf.get(planCeilingId(v))?.value ?? 0));
+      approval((ceilingOf.get(planCeilingId(v))?.value ?? 0) > v.value, `plan ${spec.key} ${planCeilingId(v)}: removed, the own value is higher`);
     }
     const hadBudget = new Map((existing?.spec.budgets ?? []).map((v) => [v.budget, v.value]));
     for (const v of spec.budgets) {
@@ -140,6 +149,7 @@ export function diffPlans(wanted: readonly PlanSpec[] | undefined, current: read
       const b = budgetOf.get(v.budget);
       const money = (m: number) => formatMoney(m, b?.currency ?? "USD");
       add("plan.value.set", [`~ budget ${v.budget}: ${had === undefined ? `none (the budget's ${money(b?.value ?? 0)})` : money(had)} → ${money(v.value)}`], raise(had ?? b?.value ?? 0, v.value));
+      approval(v.value > (had ?? b?.value ?? 0), `plan ${spec.key} budget ${v.budget}: ${money(had ?? b?.value ?? 0)} → ${money(v.value)}`);
     }
     const inFileBudgets = new Set(spec.budgets.map((v) => v.budget));
     for (const v of existing?.spec.budgets ?? []) {
@@ -147,8 +157,12 @@ export function diffPlans(wanted: readonly PlanSpec[] | undefined, current: read
       step.budgets.remove.push(v);
       const b = budgetOf.get(v.budget);
       add("plan.value.remove", [`- budget ${v.budget} (${formatMoney(v.value, b?.currency ?? "USD")}): the budget's own value binds`], raise(v.value, b?.value ?? 0));
+      approval((b?.value ?? 0) > v.value, `plan ${spec.key} budget ${v.budget}: removed, the own value is higher`);
     }
-    if (step.makeDefault) add("plan.default", [`~ the default plan: every account not assigned a plan is on ${spec.key} from the next reservation`]);
+    if (step.makeDefault) {
+      add("plan.default", [`~ the default plan: every account not assigned a plan is on ${spec.key} from the next reservation`]);
+      approval(true, `the default plan → ${spec.key}: a raise if it is looser (decided by the database when applied)`);
+    }
     if (changes.length === 0) return;
     steps.push(step);
     plansOut.push({ key: `plan ${spec.key}`, changes, worstCase: [] });
@@ -156,8 +170,25 @@ export function diffPlans(wanted: readonly PlanSpec[] | undefined, current: read
   return { plans: plansOut, steps, errors };
 }
 
-/** Makes a plan's steps inside the catalog file's transaction, after its endpoints and budgets. */
-export async function applyPlanSteps(p: PlanChange, steps: readonly PlanStep[]): Promise<void> {
+/**
+ * Makes a plan's steps inside the catalog file's transaction, after its endpoints and budgets.
+ * Change control: a value above what binds the plan's accounts (its value, else the own standing
+ * one), a removal below the own value, or the default switched to a looser plan (the database's
+ * reading, after the file's values are written) is a raise. Under `changeControl` it is written;
+ * with `defer` (apply asks for the file's raises) it is left as it is and returned, to be asked
+ * for with the file's other raises; otherwise it is refused (approval_required) and nothing of the
+ * file is made.
+ */
+export async function applyPlanSteps(p: PlanChange & { changeControl?: ChangeControl }, steps: readonly PlanStep[], defer = false): Promise<FileRaise[]> {
+  const raises: FileRaise[] = [];
+  const allowed = isChangeControl(p.changeControl);
+  /** True: write it; false: left for a change request. */
+  const mayWrite = (raise: FileRaise): boolean => {
+    if (allowed) return true;
+    if (!defer) requireApproval(p.changeControl, `the file's ${raise.line}`, { kind: raise.kind, change: raiseChange(raise) });
+    raises.push(raise);
+    return false;
+  };
   for (const step of steps) {
     const { spec } = step;
     let plan = step.existing ? await lockedPlan(p.tx, spec.key) : await insertPlan(p, { key: spec.key, name: spec.name, description: spec.description });
@@ -166,28 +197,53 @@ export async function applyPlanSteps(p: PlanChange, steps: readonly PlanStep[]):
     for (const v of step.ceilings.set) {
       const target = await lockedCeiling(p.tx, v);
       if (!target) throw new Error(`no per-caller ceiling ${planCeilingId(v)} after the endpoints were applied`);
+      const before = planBinding(had.get(planCeilingId(v)) ?? null, target.ceiling);
+      const line = `plan ${spec.key} ${planCeilingId(v)}: ${formatCount(before)} → ${formatCount(v.value)}`;
+      if (v.value > before && !mayWrite({ kind: "plan.value", planKey: spec.key, ceilingId: target.ceiling.id, value: v.value, line })) continue;
       plan = await lockedPlan(p.tx, spec.key);
       await writeCeilingValue(p, plan, target, v.value, had.get(planCeilingId(v)) ?? null);
     }
     for (const v of step.ceilings.remove) {
       // A ceiling the same file removed took its plan values with it.
       const target = await lockedCeiling(p.tx, v);
-      if (target) await deleteCeilingValue(p, await lockedPlan(p.tx, spec.key), target);
+      if (!target) continue;
+      const own = planBinding(null, target.ceiling);
+      const line = `plan ${spec.key} ${planCeilingId(v)}: ${formatCount(v.value)} removed, the own ${formatCount(own)} binds`;
+      if (own > v.value && !mayWrite({ kind: "plan.value", planKey: spec.key, ceilingId: target.ceiling.id, value: null, line })) continue;
+      await deleteCeilingValue(p, await lockedPlan(p.tx, spec.key), target);
     }
     const hadBudget = new Map((step.existing?.spec.budgets ?? []).map((v) => [v.budget, v.value]));
     for (const v of step.budgets.set) {
       const { budget } = await lockedBudget(p.tx, v.budget);
+      const before = planBinding(hadBudget.get(v.budget) ?? null, budget);
+      const line = `plan ${spec.key} budget ${v.budget}: ${formatMoney(before, budget.currency)} → ${formatMoney(v.value, budget.currency)}`;
+      if (v.value > before && !mayWrite({ kind: "plan.value", planKey: spec.key, budgetKey: v.budget, value: v.value, line })) continue;
       await writeBudgetValue(p, await lockedPlan(p.tx, spec.key), budget, v.value, hadBudget.get(v.budget) ?? null);
     }
     for (const v of step.budgets.remove) {
       const { budget } = await lockedBudget(p.tx, v.budget);
+      const own = planBinding(null, budget);
+      const line = `plan ${spec.key} budget ${v.budget}: ${formatMoney(v.value, budget.currency)} removed, the own ${formatMoney(own, budget.currency)} binds`;
+      if (own > v.value && !mayWrite({ kind: "plan.value", planKey: spec.key, budgetKey: v.budget, value: null, line })) continue;
       await deleteBudgetValue(p, await lockedPlan(p.tx, spec.key), budget);
     }
     if (step.makeDefault) {
       await lockPlanEndpoints(p.tx);
-      await makeDefaultLocked(p, await lockedPlan(p.tx, spec.key));
+      plan = await lockedPlan(p.tx, spec.key);
+      // Read after the file's values: the switch is looser or not against what the file leaves in force.
+      const loose = await defaultSwitchLoosening(p.tx, plan);
+      if (loose.length > 0 && !mayWrite({ kind: "plan.default", planKey: spec.key, line: `the default plan → ${spec.key} (looser on ${loose.length} limit(s))` })) continue;
+      await makeDefaultLocked(p, plan, p.changeControl);
     }
   }
+  return raises;
+}
+
+/** A plan raise as lib/changes takes it. */
+export function raiseChange(raise: FileRaise): Record<string, unknown> {
+  if (raise.kind === "plan.value") return { planKey: raise.planKey, ...(raise.ceilingId !== undefined ? { ceilingId: raise.ceilingId } : { budgetKey: raise.budgetKey }), value: raise.value };
+  if (raise.kind === "plan.default") return { planKey: raise.planKey };
+  throw new Error(`not a plan raise: ${raise.kind}`);
 }
 
 async function lockedCeiling(tx: Db, v: PlanCeilingValueSpec) {

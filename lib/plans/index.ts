@@ -1,6 +1,7 @@
 // The door to plans: a customer tier's own values on per-caller ceilings and per-account budgets.
 // What the dashboard, the CLI, the catalog file and tests call; enforcement reads the same tables.
-export { createPlan, deletePlan, setDefaultPlan, updatePlan, type CreatePlanParams, type PlanFieldChange, type PlanVerbParams, type UpdatePlanParams } from "./change";
+export { createPlan, deletePlan, setDefaultPlan, setPlanKeyAssignable, updatePlan, type CreatePlanParams, type PlanFieldChange, type PlanKeyAssignableParams, type PlanVerbParams, type UpdatePlanParams } from "./change";
+export { accountsLoosening, planLoosening, type Loosening } from "./loosening";
 export { clampPlanBudgetValues, clampPlanCeilingValues } from "./clamp";
 export { parsePlanValue, previewPlanValue, type PlanValueKind, type PlanValuePreview } from "./preview";
 export { listPlanEvents, listPlans, readPlan, type PlanBudgetRow, type PlanCeilingRow, type PlanDetail, type PlanSummary } from "./read";

@@ -8,6 +8,11 @@ import { setBounds } from "@/lib/ceilings";
 import { removeCeiling } from "@/lib/catalog";
 import { createPlan, deletePlan, listPlans, readPlan, removePlanValue, setDefaultPlan, setPlanValue, updatePlan } from "./index";
 import { unassignedAccounts } from "./read";
+import { setupControl } from "@/lib/changes";
+
+// Data built on purpose (values above the own, a switch, an unblock): change control is tested in
+// lib/changes/plan-kinds.int.test.ts; here the verbs' own rules are.
+const control = setupControl("test");
 import { lockedPlan } from "./write";
 import { budgetOn, DOLLAR, perCallerEndpoint, planAudit, planKey, planSnapshot } from "./test-fixtures";
 
@@ -46,20 +51,20 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
   it("sets a value on a per-caller ceiling inside its bounds, clamped and logged; removes it", async () => {
     const p = await plan();
     const e = await perCallerEndpoint(t.db);
-    const set = await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "40", actor, reason: "pro is 40" });
+    const set = await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "40", actor, changeControl: control, reason: "pro is 40" });
     expect(set).toMatchObject({ previous: null, applied: 40, clamped: null, own: 10 });
     // 40 → 5000 is a raise past 5x: typed twice; clamped to the max 1000.
-    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "5000", actor, reason: "r" })).rejects.toMatchObject({ code: "confirmation_required" });
-    const clamped = await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "5000", confirm: "5000", actor, reason: "r" });
+    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "5000", actor, changeControl: control, reason: "r" })).rejects.toMatchObject({ code: "confirmation_required" });
+    const clamped = await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "5000", confirm: "5000", actor, changeControl: control, reason: "r" });
     expect(clamped).toMatchObject({ previous: 40, applied: 1000, clamped: "max" });
     const detail = await readPlan(t.db, p.key);
     expect(detail.ceilings.find((c) => c.ceilingId === e.caller.id)).toMatchObject({ planValue: 1000, ceilingValue: 10, min: 1, max: 1000 });
     // The global ceiling is not listed: a plan sets nothing there.
     expect(detail.ceilings.some((c) => c.ceilingId === e.global.id)).toBe(false);
-    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "1000", actor, reason: "r" })).rejects.toMatchObject({ code: "unchanged" });
-    const removed = await removePlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, actor, reason: "back to the ceiling's" });
+    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "1000", actor, changeControl: control, reason: "r" })).rejects.toMatchObject({ code: "unchanged" });
+    const removed = await removePlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, actor, changeControl: control, reason: "back to the ceiling's" });
     expect(removed).toMatchObject({ previous: 1000, applied: null });
-    await expect(removePlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, actor, reason: "r" })).rejects.toMatchObject({ code: "not_found" });
+    await expect(removePlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, actor, changeControl: control, reason: "r" })).rejects.toMatchObject({ code: "not_found" });
     const events = await planAudit(t.db, p.key);
     expect(events.map((x) => x.action)).toEqual(["plan.create", "plan.value.set", "plan.value.set", "plan.value.remove"]);
     expect(events[2]).toMatchObject({ rawInput: "5000", previousValue: 40, appliedValue: 1000, clamped: true, endpointKey: e.key, ceilingId: e.caller.id, reason: "r" });
@@ -70,19 +75,19 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
     const p = await plan();
     const e = await perCallerEndpoint(t.db);
     // The ceiling's own is 10: 49 is under 5x, 50 is 5x.
-    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "50", actor, reason: "r" })).rejects.toMatchObject({ code: "confirmation_required" });
-    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "50", confirm: "49", actor, reason: "r" })).rejects.toMatchObject({ code: "confirmation_required" });
-    expect(await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "49", actor, reason: "r" })).toMatchObject({ applied: 49 });
+    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "50", actor, changeControl: control, reason: "r" })).rejects.toMatchObject({ code: "confirmation_required" });
+    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "50", confirm: "49", actor, changeControl: control, reason: "r" })).rejects.toMatchObject({ code: "confirmation_required" });
+    expect(await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "49", actor, changeControl: control, reason: "r" })).toMatchObject({ applied: 49 });
     // 0 refuses the plan's accounts; a raise from 0 is typed twice.
-    expect(await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "0", actor, reason: "r" })).toMatchObject({ applied: 0 });
-    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "5", actor, reason: "r" })).rejects.toMatchObject({ code: "confirmation_required" });
+    expect(await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "0", actor, changeControl: control, reason: "r" })).toMatchObject({ applied: 0 });
+    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "5", actor, changeControl: control, reason: "r" })).rejects.toMatchObject({ code: "confirmation_required" });
   });
 
   it.each(["1e9", "500abc", "-5", "", "12.5"])("refuses %j on a ceiling: nothing saved, the attempt audited as plan.rejected", async (input) => {
     const p = await plan();
     const e = await perCallerEndpoint(t.db);
     const before = await planSnapshot(t.db);
-    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input, actor, reason: "typo" })).rejects.toMatchObject({ code: "invalid_input", problems: [{ path: "input" }] });
+    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input, actor, changeControl: control, reason: "typo" })).rejects.toMatchObject({ code: "invalid_input", problems: [{ path: "input" }] });
     expect(await planSnapshot(t.db)).toEqual(before);
     const rejected = (await planAudit(t.db, p.key)).filter((x) => x.action === "plan.rejected");
     expect(rejected).toHaveLength(1);
@@ -93,7 +98,7 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
     const p = await plan();
     const b = await budgetOn(t.db);
     const before = await planSnapshot(t.db);
-    await expect(setPlanValue(t.db, { planKey: p.key, target: { budgetKey: b.key }, input, actor, reason: "typo" })).rejects.toMatchObject({ code: "invalid_input" });
+    await expect(setPlanValue(t.db, { planKey: p.key, target: { budgetKey: b.key }, input, actor, changeControl: control, reason: "typo" })).rejects.toMatchObject({ code: "invalid_input" });
     expect(await planSnapshot(t.db)).toEqual(before);
     expect((await planAudit(t.db, p.key)).filter((x) => x.action === "plan.rejected")).toMatchObject([{ rawInput: input, details: { budgetKey: b.key } }]);
   });
@@ -101,8 +106,8 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
   it("sets money on a per-account budget, clamped into its bounds", async () => {
     const p = await plan();
     const b = await budgetOn(t.db);
-    expect(await setPlanValue(t.db, { planKey: p.key, target: { budgetKey: b.key }, input: "5.50", actor, reason: "r" })).toMatchObject({ previous: null, applied: 5_500_000, currency: "USD" });
-    expect(await setPlanValue(t.db, { planKey: p.key, target: { budgetKey: b.key }, input: "0.25", actor, reason: "r" })).toMatchObject({ applied: DOLLAR, clamped: "min" });
+    expect(await setPlanValue(t.db, { planKey: p.key, target: { budgetKey: b.key }, input: "5.50", actor, changeControl: control, reason: "r" })).toMatchObject({ previous: null, applied: 5_500_000, currency: "USD" });
+    expect(await setPlanValue(t.db, { planKey: p.key, target: { budgetKey: b.key }, input: "0.25", actor, changeControl: control, reason: "r" })).toMatchObject({ applied: DOLLAR, clamped: "min" });
     expect((await readPlan(t.db, p.key)).budgets.find((x) => x.budgetKey === b.key)).toMatchObject({ planValue: DOLLAR, budgetValue: 2 * DOLLAR });
   });
 
@@ -111,12 +116,12 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
     const e = await perCallerEndpoint(t.db);
     const g = await budgetOn(t.db, "global");
     const before = await planSnapshot(t.db);
-    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.global.id }, input: "20", actor, reason: "r" })).rejects.toMatchObject({ code: "not_per_caller" });
-    await expect(setPlanValue(t.db, { planKey: p.key, target: { budgetKey: g.key }, input: "3", actor, reason: "r" })).rejects.toMatchObject({ code: "not_per_caller" });
-    await expect(setPlanValue(t.db, { planKey: "nope", target: { ceilingId: e.caller.id }, input: "20", actor, reason: "r" })).rejects.toMatchObject({ code: "not_found", message: "no plan 'nope'" });
-    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: 9_999_999 }, input: "20", actor, reason: "r" })).rejects.toMatchObject({ code: "not_found" });
-    await expect(setPlanValue(t.db, { planKey: p.key, target: { budgetKey: "llm.nowhere" }, input: "3", actor, reason: "r" })).rejects.toMatchObject({ code: "not_found" });
-    await expect(removePlanValue(t.db, { planKey: "nope", target: { ceilingId: e.caller.id }, actor, reason: "r" })).rejects.toMatchObject({ code: "not_found" });
+    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.global.id }, input: "20", actor, changeControl: control, reason: "r" })).rejects.toMatchObject({ code: "not_per_caller" });
+    await expect(setPlanValue(t.db, { planKey: p.key, target: { budgetKey: g.key }, input: "3", actor, changeControl: control, reason: "r" })).rejects.toMatchObject({ code: "not_per_caller" });
+    await expect(setPlanValue(t.db, { planKey: "nope", target: { ceilingId: e.caller.id }, input: "20", actor, changeControl: control, reason: "r" })).rejects.toMatchObject({ code: "not_found", message: "no plan 'nope'" });
+    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: 9_999_999 }, input: "20", actor, changeControl: control, reason: "r" })).rejects.toMatchObject({ code: "not_found" });
+    await expect(setPlanValue(t.db, { planKey: p.key, target: { budgetKey: "llm.nowhere" }, input: "3", actor, changeControl: control, reason: "r" })).rejects.toMatchObject({ code: "not_found" });
+    await expect(removePlanValue(t.db, { planKey: "nope", target: { ceilingId: e.caller.id }, actor, changeControl: control, reason: "r" })).rejects.toMatchObject({ code: "not_found" });
     expect(await planSnapshot(t.db)).toEqual(before);
   });
 
@@ -127,11 +132,11 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
     const initial = (await listPlans(t.db)).find((x) => x.isDefault);
     expect(initial?.key).toBe("default");
     expect((await listPlans(t.db)).find((x) => x.key === a.key)?.accounts).toBe(2);
-    const r = await setDefaultPlan(t.db, { planKey: b.key, actor, reason: "b for all" });
+    const r = await setDefaultPlan(t.db, { planKey: b.key, actor, changeControl: control, reason: "b for all" });
     expect(r).toEqual({ key: b.key, previous: "default" });
-    await expect(setDefaultPlan(t.db, { planKey: b.key, actor, reason: "r" })).rejects.toMatchObject({ code: "unchanged" });
+    await expect(setDefaultPlan(t.db, { planKey: b.key, actor, changeControl: control, reason: "r" })).rejects.toMatchObject({ code: "unchanged" });
     // Two switches at once: one default after both.
-    await Promise.all([setDefaultPlan(t.db, { planKey: a.key, actor, reason: "r" }), setDefaultPlan(t.db, { planKey: "default", actor, reason: "r" })]);
+    await Promise.all([setDefaultPlan(t.db, { planKey: a.key, actor, changeControl: control, reason: "r" }), setDefaultPlan(t.db, { planKey: "default", actor, changeControl: control, reason: "r" })]);
     const defaults = await t.db.select().from(plans).where(eq(plans.isDefault, true));
     expect(defaults).toHaveLength(1);
     const listed = await listPlans(t.db);
@@ -139,7 +144,7 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
     const def = listed.find((x) => x.isDefault);
     expect(def?.accounts).toBe(unassigned + (def?.key === a.key ? 2 : 0));
     expect((await planAudit(t.db, b.key)).map((x) => x.action)).toEqual(["plan.create", "plan.default"]);
-    await setDefaultPlan(t.db, { planKey: "default", actor, reason: "back" }).catch(() => undefined);
+    await setDefaultPlan(t.db, { planKey: "default", actor, changeControl: control, reason: "back" }).catch(() => undefined);
   });
 
   it("counts the default plan's accounts exactly on a small table, and estimates them from the table's statistics on a large one", async () => {
@@ -157,7 +162,7 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
   it("refuses to delete a plan accounts are on, or the default; deletes an empty one with its values, audited", async () => {
     const p = await plan();
     const e = await perCallerEndpoint(t.db);
-    await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "20", actor, reason: "r" });
+    await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "20", actor, changeControl: control, reason: "r" });
     await t.db.insert(accounts).values({ account: `acct-${p.key}`, planId: p.id });
     const before = await planSnapshot(t.db);
     await expect(deletePlan(t.db, { planKey: p.key, actor, reason: "r" })).rejects.toMatchObject({ code: "in_use", message: `1 account(s) are on ${p.key}: assign them another plan first` });
@@ -175,8 +180,8 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
     const p = await plan();
     const q = await plan();
     const e = await perCallerEndpoint(t.db);
-    await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "40", actor, reason: "r" });
-    await setPlanValue(t.db, { planKey: q.key, target: { ceilingId: e.caller.id }, input: "0", actor, reason: "blocked tier" });
+    await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "40", actor, changeControl: control, reason: "r" });
+    await setPlanValue(t.db, { planKey: q.key, target: { ceilingId: e.caller.id }, input: "0", actor, changeControl: control, reason: "blocked tier" });
     await setBounds(t.db, { ceilingId: e.caller.id, min: "1", max: "20", expectedVersion: e.caller.version, actor, reason: "tighter" });
     const values = await readPlan(t.db, p.key);
     expect(values.ceilings.find((c) => c.ceilingId === e.caller.id)?.planValue).toBe(20);
@@ -190,7 +195,7 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
   it("new budget bounds clamp the plans' values on it", async () => {
     const p = await plan();
     const b = await budgetOn(t.db);
-    await setPlanValue(t.db, { planKey: p.key, target: { budgetKey: b.key }, input: "1.50", actor, reason: "r" });
+    await setPlanValue(t.db, { planKey: p.key, target: { budgetKey: b.key }, input: "1.50", actor, changeControl: control, reason: "r" });
     const { budget, spec } = await readBudget(t.db, b.key);
     const members = spec.members;
     await updateBudget(t.db, { key: b.key, expectedVersion: budget.version, fields: { name: "LLM", members, min: 2 * DOLLAR, max: 10 * DOLLAR, default: 2 * DOLLAR }, actor, reason: "floor" });
@@ -218,28 +223,28 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
   it("a value on a ceiling waits for a batch in flight on its endpoint", async () => {
     const p = await plan();
     const e = await perCallerEndpoint(t.db);
-    await waitsForBatchOn(e.endpointId, () => setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "20", actor, reason: "r" }), async () => (await readPlan(t.db, p.key)).plan.version);
+    await waitsForBatchOn(e.endpointId, () => setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "20", actor, changeControl: control, reason: "r" }), async () => (await readPlan(t.db, p.key)).plan.version);
   });
 
   it("a value on a budget waits for a batch in flight on a member", async () => {
     const p = await plan();
     const b = await budgetOn(t.db);
     const [member] = (await readBudget(t.db, b.key)).members;
-    await waitsForBatchOn(member?.id ?? 0, () => setPlanValue(t.db, { planKey: p.key, target: { budgetKey: b.key }, input: "3", actor, reason: "r" }), async () => (await readPlan(t.db, p.key)).plan.version);
+    await waitsForBatchOn(member?.id ?? 0, () => setPlanValue(t.db, { planKey: p.key, target: { budgetKey: b.key }, input: "3", actor, changeControl: control, reason: "r" }), async () => (await readPlan(t.db, p.key)).plan.version);
   });
 
   it("switching the default and deleting a plan wait for a batch in flight on any endpoint a plan can bind", async () => {
     const p = await plan();
     const e = await perCallerEndpoint(t.db);
-    await waitsForBatchOn(e.endpointId, () => setDefaultPlan(t.db, { planKey: p.key, actor, reason: "r" }), async () => (await listPlans(t.db)).find((x) => x.isDefault)?.key);
-    await setDefaultPlan(t.db, { planKey: "default", actor, reason: "back" });
+    await waitsForBatchOn(e.endpointId, () => setDefaultPlan(t.db, { planKey: p.key, actor, changeControl: control, reason: "r" }), async () => (await listPlans(t.db)).find((x) => x.isDefault)?.key);
+    await setDefaultPlan(t.db, { planKey: "default", actor, changeControl: control, reason: "back" });
     await waitsForBatchOn(e.endpointId, () => deletePlan(t.db, { planKey: p.key, actor, reason: "r" }), async () => (await listPlans(t.db)).some((x) => x.key === p.key));
   });
 
   it("removing a ceiling takes the plans' values on it, and its event keeps them", async () => {
     const p = await plan();
     const e = await perCallerEndpoint(t.db);
-    await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "25", actor, reason: "r" });
+    await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "25", actor, changeControl: control, reason: "r" });
     await removeCeiling(t.db, { key: e.key, ceilingId: e.caller.id, actor, reason: "gone" });
     expect(await t.db.select().from(planCeilingValues).where(eq(planCeilingValues.ceilingId, e.caller.id))).toEqual([]);
     const [removed] = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "ceiling.remove"), eq(auditEvents.ceilingId, e.caller.id)));
@@ -271,16 +276,16 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
     const e = await perCallerEndpoint(t.db);
     const p = await plan("low");
     // The ceiling's own value is 10; the plan is at 2: removing it is a 5x raise.
-    await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "2", actor, reason: "trial" });
-    await expect(removePlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, actor, reason: "r" })).rejects.toMatchObject({
+    await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "2", actor, changeControl: control, reason: "trial" });
+    await expect(removePlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, actor, changeControl: control, reason: "r" })).rejects.toMatchObject({
       code: "confirmation_required",
       message: expect.stringContaining("must be exactly 10"),
     });
-    await expect(removePlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, actor, reason: "r", confirm: "9" })).rejects.toMatchObject({ code: "confirmation_required" });
-    const removed = await removePlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, actor, reason: "r", confirm: "10" });
+    await expect(removePlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, actor, changeControl: control, reason: "r", confirm: "9" })).rejects.toMatchObject({ code: "confirmation_required" });
+    const removed = await removePlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, actor, changeControl: control, reason: "r", confirm: "10" });
     expect(removed).toMatchObject({ previous: 2, applied: null, own: 10 });
     // Below 5x no retype: 3 -> 10.
-    await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "3", actor, reason: "trial" });
-    await removePlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, actor, reason: "r" });
+    await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "3", actor, changeControl: control, reason: "trial" });
+    await removePlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, actor, changeControl: control, reason: "r" });
   });
 });

@@ -3,6 +3,7 @@ import type { Db } from "@/db/client";
 import { budgets, ceilings, endpoints, planBudgetValues, planCeilingValues, plans, type Budget, type Ceiling, type Endpoint, type Plan } from "@/db/schema";
 import { auditOf, auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { lockedBudget } from "@/lib/budgets/write";
+import { type ChangeControl, controlDetails, requireApproval } from "@/lib/changes/context";
 import { CatalogError, invalidInput, requireCatalogReason } from "@/lib/catalog/errors";
 import { CONFIRM_RAISE_FACTOR, type Clamp } from "@/lib/ceilings/parse";
 import { lockCeiling } from "@/lib/ceilings/lock";
@@ -29,6 +30,8 @@ export type SetPlanValueParams = {
   confirm?: string;
   actor: AuditActor;
   reason: string;
+  /** A value above the one in force is a raise: only an approved request (or setup) passes one. */
+  changeControl?: ChangeControl;
 };
 
 export type RemovePlanValueParams = {
@@ -38,7 +41,14 @@ export type RemovePlanValueParams = {
   reason: string;
   /** The own value typed again: required when removing raises the plan's accounts 5x or more. */
   confirm?: string;
+  /** Removing a value below the own one is a raise: only an approved request (or setup) passes one. */
+  changeControl?: ChangeControl;
 };
+
+/** What binds a plan's accounts on a ceiling or budget: the plan's value, else the own standing value. */
+export function planBinding(planValue: number | null, own: { value: number; valueBeforeKill: number | null; defaultValue: number }): number {
+  return planValue ?? (own.value > 0 ? own.value : (own.valueBeforeKill ?? own.defaultValue));
+}
 
 /**
  * What removing a plan's value does to its accounts: they get the own value (the one a restore puts
@@ -139,9 +149,18 @@ export async function setPlanValue(db: Db, p: SetPlanValueParams): Promise<PlanV
         throw new CatalogError("confirmation_required", `${preview.message}. The confirmation must be exactly ${show}`);
       }
     }
+    // The 5x retype first (docs/change-control.md), then: above what binds the plan's accounts now (its value, else the own standing one): a raise.
+    const binding = planBinding(previous, own);
+    if (preview.applied > binding) {
+      const show = (v: number) => (target.kind === "ceiling" ? formatCount(v) : formatMoney(v, target.budget.currency));
+      requireApproval(p.changeControl, `${plan.key} on ${nameOf(target)} ${show(binding)} → ${show(preview.applied)}`, {
+        kind: "plan.value",
+        change: { planKey: plan.key, ...targetRef(target), value: preview.applied },
+      });
+    }
     const typed = { rawInput: p.input, typed: preview.typed, clamped: preview.clamped };
-    if (target.kind === "ceiling") await writeCeilingValue(c, plan, target, preview.applied, previous, typed);
-    else await writeBudgetValue(c, plan, target.budget, preview.applied, previous, typed);
+    if (target.kind === "ceiling") await writeCeilingValue({ ...c, details: controlDetails(p.changeControl) }, plan, target, preview.applied, previous, typed);
+    else await writeBudgetValue({ ...c, details: controlDetails(p.changeControl) }, plan, target.budget, preview.applied, previous, typed);
     return { planKey: plan.key, on: nameOf(target), previous, applied: preview.applied, typed: preview.typed, clamped: preview.clamped, own: own.value, currency: target.kind === "budget" ? target.budget.currency : null };
   });
 }
@@ -153,7 +172,7 @@ export async function removePlanValue(db: Db, p: RemovePlanValueParams): Promise
   return db.transaction(async (tx) => {
     const target = await lockTarget(tx, p.target);
     const plan = await lockedPlan(tx, planKey);
-    const c: PlanChange = { tx, actor: p.actor, reason };
+    const c: PlanChange = { tx, actor: p.actor, reason, details: controlDetails(p.changeControl) };
     // Removing a value is a raise when the own value is larger: the same retype rule as setting one.
     const current = await valueOf(tx, plan, target);
     const ownRow = target.kind === "ceiling" ? target.ceiling : target.budget;
@@ -169,18 +188,26 @@ export async function removePlanValue(db: Db, p: RemovePlanValueParams): Promise
         );
       }
     }
+    if (current !== null && planBinding(null, ownRow) > current) {
+      requireApproval(p.changeControl, `removing ${plan.key}'s value on ${nameOf(target)} (its accounts get the own value, above the plan's)`, {
+        kind: "plan.value",
+        change: { planKey: plan.key, ...targetRef(target), value: null },
+      });
+    }
     const previous = target.kind === "ceiling" ? await deleteCeilingValue(c, plan, target) : await deleteBudgetValue(c, plan, target.budget);
     const own = target.kind === "ceiling" ? target.ceiling.value : target.budget.value;
     return { planKey: plan.key, on: nameOf(target), previous, applied: null, typed: null, clamped: null, own, currency: target.kind === "budget" ? target.budget.currency : null };
   });
 }
 
+const targetRef = (t: LockedTarget): { ceilingId: number } | { budgetKey: string } => (t.kind === "ceiling" ? { ceilingId: t.ceiling.id } : { budgetKey: t.budget.key });
+
 export type LockedTarget = { kind: "ceiling"; ceiling: Ceiling; endpoint: Endpoint } | { kind: "budget"; budget: Budget };
 
-const nameOf = (t: LockedTarget) => (t.kind === "ceiling" ? ceilingName(t.endpoint, t.ceiling) : `budget ${t.budget.key}`);
+export const nameOf = (t: LockedTarget) => (t.kind === "ceiling" ? ceilingName(t.endpoint, t.ceiling) : `budget ${t.budget.key}`);
 
 /** The ceiling (its endpoint's lock) or the budget (every member's lock), FOR UPDATE; a global one is refused. */
-async function lockTarget(tx: Db, target: PlanTarget): Promise<LockedTarget> {
+export async function lockTarget(tx: Db, target: PlanTarget): Promise<LockedTarget> {
   if (isCeiling(target)) {
     const { ceiling, endpoint } = await lockCeiling(tx, target.ceilingId);
     if (ceiling.scope !== "caller") {
@@ -193,7 +220,7 @@ async function lockTarget(tx: Db, target: PlanTarget): Promise<LockedTarget> {
   return { kind: "budget", budget };
 }
 
-async function valueOf(tx: Db, plan: Plan, target: LockedTarget): Promise<number | null> {
+export async function valueOf(tx: Db, plan: Plan, target: LockedTarget): Promise<number | null> {
   if (target.kind === "ceiling") {
     const [row] = await tx.select({ value: planCeilingValues.value }).from(planCeilingValues).where(and(eq(planCeilingValues.planId, plan.id), eq(planCeilingValues.ceilingId, target.ceiling.id)));
     return row?.value ?? null;

@@ -65,23 +65,28 @@ describe.skipIf(skipWithoutDatabase())("account server actions", () => {
       });
     }
     for (const role of c.role === "admin" ? (["admin"] as const) : (["operator", "admin"] as const)) {
-      it(`${c.name} as ${role} goes through`, async () => {
+      it(`${c.name} as ${role} ${c.core === unblockAccountCore ? "is asked for, not applied alone" : "goes through"}`, async () => {
         const account = await existing({ blocked: c.blocked });
         const state = await c.core(deps(role), await c.form(account));
+        // An unblock is a raise: one admin alone is answered approval_required (asked and approved: lib/changes/plan-paths.int.test.ts).
+        if (c.core === unblockAccountCore) {
+          expect(state).toMatchObject({ status: "error", code: "approval_required" });
+          return;
+        }
         expect(state.status, JSON.stringify(state)).toBe("ok");
       });
     }
   }
 
-  it("block then unblock: the page reads the block, the audit names who and why, and unblock clears it", async () => {
+  it("block then unblock: the page reads the block, the audit names who and why; an unblock alone is refused, as a raise", async () => {
     const account = await existing();
     expect(await blockAccountCore(deps("operator"), form({ account, reason: "chargebacks" }))).toMatchObject({ status: "ok" });
     const blocked = await readAccount(t.db, account, new Date());
     expect(blocked.blocked).toMatchObject({ by: "operator@example.com", reason: "chargebacks" });
     const [event] = await t.db.select().from(auditEvents).where(eq(auditEvents.target, account)).orderBy(desc(auditEvents.id)).limit(1);
     expect(event).toMatchObject({ action: "account.block", actor: "operator@example.com", reason: "chargebacks" });
-    expect(await unblockAccountCore(deps("admin"), form({ account, reason: "paid" }))).toMatchObject({ status: "ok" });
-    expect((await readAccount(t.db, account, new Date())).blocked).toBeNull();
+    expect(await unblockAccountCore(deps("admin"), form({ account, reason: "paid" }))).toMatchObject({ status: "error", code: "approval_required" });
+    expect((await readAccount(t.db, account, new Date())).blocked).not.toBeNull();
   });
 
   it("blocks an account Ceilings has not seen yet, before its first call", async () => {

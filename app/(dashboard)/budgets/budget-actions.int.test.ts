@@ -8,6 +8,7 @@ import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import type { Role } from "@/lib/auth/roles";
 import { createBudget, killBudget, readBudget, setBudgetOverride } from "@/lib/budgets";
+import { setupControl } from "@/lib/changes";
 import {
   adjustBudgetCore,
   archiveBudgetCore,
@@ -61,7 +62,8 @@ describe.skipIf(skipWithoutDatabase())("budget server actions", () => {
       actor: admin,
       reason: "setup",
     });
-    await setBudgetOverride(t.db, { key: row.key, caller: "acme", input: "5", actor: admin, reason: "setup" });
+    // Above the budget's own $2: built on purpose (setup), not a person's raise.
+    await setBudgetOverride(t.db, { key: row.key, caller: "acme", input: "5", actor: admin, reason: "setup", changeControl: setupControl("test") });
     if (opts.killed) await killBudget(t.db, { key: row.key, actor: admin });
     const { budget } = await readBudget(t.db, row.key);
     return { key: row.key, version: budget.version, members };

@@ -21,6 +21,8 @@ const Confirm = z.string().max(64).optional();
 // Why, for the approver and the audit log; lib/changes applies its own rules on top (break glass: 10 characters).
 const AskReason = z.string({ error: "a reason is required" }).trim().min(1, "a reason is required: say why, for the approver").max(500);
 const Note = z.string().trim().max(500).optional();
+const PlanKeyField = z.string({ error: "plan is required" }).trim().min(1, "plan is required").max(64);
+const AccountField = z.string({ error: "account is required" }).max(400, "that account id is too long");
 
 /** What a form may ask for; each kind carries the fields its edit form already has (`key` names the endpoint or budget). */
 const AskKind = z.discriminatedUnion("kind", [
@@ -32,6 +34,14 @@ const AskKind = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("budget.unarchive"), key: BudgetKey }),
   // The new ceiling's own fields are read by the catalog form's reader (readAskForm).
   z.object({ kind: z.literal("ceiling.add"), key: EndpointKeyField, confirm: Confirm }),
+  // The plan page's value form: a ceiling by id or a budget by key; `remove` asks to remove the plan's value.
+  z.object({ kind: z.literal("plan.value"), key: PlanKeyField, ceilingId: z.string().optional(), budget: z.string().trim().max(64).optional(), input: RawValue.optional(), remove: z.string().optional(), confirm: Confirm }),
+  z.object({ kind: z.literal("plan.default"), key: PlanKeyField }),
+  z.object({ kind: z.literal("plan.key_assignable"), key: PlanKeyField }),
+  z.object({ kind: z.literal("account.plan"), account: AccountField, plan: PlanKeyField }),
+  z.object({ kind: z.literal("account.unblock"), account: AccountField }),
+  z.object({ kind: z.literal("ceiling.override"), ceilingId: decimalId("ceiling id"), caller: AccountField, input: RawValue }),
+  z.object({ kind: z.literal("budget.override"), key: BudgetKey, caller: AccountField, input: RawValue }),
 ], { error: "unknown kind of change" });
 
 const MAX_END_SECONDS = 30 * 86_400;
@@ -104,6 +114,25 @@ export function readAskForm(fields: Record<string, string>): Ask {
         const r = new FormReader(fields);
         return r.done({ kind: kind.kind, endpointKey: kind.key, ceiling: readCeiling(r, fields, "ceiling"), confirm: kind.confirm });
       }
+      case "plan.value": {
+        const ceilingId = kind.ceilingId ? Number(kind.ceilingId) : null;
+        if ((ceilingId === null) === !kind.budget || (ceilingId !== null && !(Number.isSafeInteger(ceilingId) && ceilingId > 0))) {
+          throw invalidInput([{ path: "ceilingId", message: "say which ceiling or which budget, one of them" }]);
+        }
+        const target = ceilingId !== null ? { ceilingId } : { budgetKey: kind.budget ?? "" };
+        return { kind: kind.kind, planKey: kind.key, target, input: kind.remove ? null : (kind.input ?? ""), confirm: kind.confirm };
+      }
+      case "plan.default":
+      case "plan.key_assignable":
+        return { kind: kind.kind, planKey: kind.key };
+      case "account.plan":
+        return { kind: kind.kind, account: kind.account, plan: kind.plan };
+      case "account.unblock":
+        return { kind: kind.kind, account: kind.account };
+      case "ceiling.override":
+        return { kind: kind.kind, ceilingId: kind.ceilingId, caller: kind.caller, input: kind.input };
+      case "budget.override":
+        return { kind: kind.kind, budgetKey: kind.key, caller: kind.caller, input: kind.input };
     }
   })();
   return { ask, reason: common.reason, endsAfterSeconds: common.endsAfterSeconds, endsAt: common.endsAt };

@@ -3,12 +3,15 @@ import { defineAction } from "@/app/_lib/define-action";
 import { Reason } from "@/app/_lib/action-fields";
 import { formatCount, formatMoney } from "@/lib/format";
 import { decimalId } from "@/lib/http/strict-input";
-import { createPlan, deletePlan, PlanKey, removePlanValue, setDefaultPlan, setPlanValue, updatePlan, type PlanTarget } from "@/lib/plans";
+import { createPlan, deletePlan, PlanKey, removePlanValue, setDefaultPlan, setPlanKeyAssignable, setPlanValue, updatePlan, type PlanTarget } from "@/lib/plans";
 
 // The plans' server actions. Plans, their values and the default plan are an admin's: a plan value
 // raises or lowers what thousands of accounts may spend at once. Viewers and operators read the
 // pages; each action checks the role itself. A plan shows on its page, the plans list and (through
 // what binds) every endpoint's and budget's page: the whole dashboard is revalidated.
+// A raise (a value above the one in force, a removal below the own value, a looser default, marking
+// a plan assignable by key) is refused here with approval_required: the page offers to ask for it
+// (change.request), and a second admin's approval applies it (lib/changes/plan-kinds.ts).
 
 const everyPage = ["/"];
 // Raw text, bounded in size: lib/plans reads it by its own rules and names each field's problem.
@@ -82,6 +85,14 @@ export const setDefaultPlanCore = defineAction({
   run: async ({ actor, db }, input) => {
     const r = await setDefaultPlan(db, { planKey: input.key, actor, reason: input.reason });
     return { message: `${r.key} is the default plan (was ${r.previous ?? "none"}): every account not assigned a plan is on it from the next reservation.`, revalidate: everyPage };
+  },
+});
+
+export const setPlanKeyAssignableCore = defineAction({
+  role: "admin", boundary: "plan.key_assignable", input: z.object({ key: KeyField, assignable: z.enum(["true", "false"], { error: "assignable is true or false" }), reason: Reason }),
+  run: async ({ actor, db }, input) => {
+    const r = await setPlanKeyAssignable(db, { planKey: input.key, assignable: input.assignable === "true", actor, reason: input.reason });
+    return { message: r.keyAssignable ? `API keys may move accounts onto ${r.key}.` : `API keys may no longer move accounts onto ${r.key} when that loosens them.`, revalidate: everyPage };
   },
 });
 

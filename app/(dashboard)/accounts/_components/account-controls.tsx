@@ -4,6 +4,7 @@ import { useActionState, useId } from "react";
 import { IDLE } from "@/app/_lib/action-state";
 import { runAction } from "@/app/(dashboard)/actions";
 import { ActionMessage } from "@/components/action-message";
+import { AskForApproval } from "@/components/ask-approval";
 import { ConfirmActionButton } from "@/components/confirm-action-button";
 import { SubmitButton } from "@/components/submit-button";
 import { inputClass, labelClass } from "@/components/ui";
@@ -12,7 +13,8 @@ import { inputClass, labelClass } from "@/components/ui";
 // one server action, which checks the role itself; the page only leaves out what the role cannot do.
 
 const blockAction = runAction.bind(null, "account.block");
-const unblockAction = runAction.bind(null, "account.unblock");
+// An unblock is a raise: always asked of a second admin (lib/changes, account.unblock).
+const askAction = runAction.bind(null, "change.request");
 const assignPlanAction = runAction.bind(null, "account.assign_plan");
 
 export function BlockAccountButton({ account }: { account: string }) {
@@ -34,12 +36,12 @@ export function BlockAccountButton({ account }: { account: string }) {
 export function UnblockAccountButton({ account }: { account: string }) {
   return (
     <ConfirmActionButton
-      action={unblockAction}
-      label="Unblock"
-      title={`Unblock ${account}?`}
-      description="The account is decided again from its next call, by its plan, its overrides and what it already used in the open windows."
-      confirmLabel="Unblock account"
-      fields={{ account }}
+      action={askAction}
+      label="Ask to unblock"
+      title={`Ask to unblock ${account}?`}
+      description="Unblocking lets the account spend again on every endpoint: a second admin must approve it (within 24 hours; approvers are alerted). Once approved, the account is decided again from its next call by its plan, its overrides and what it already used."
+      confirmLabel="Ask for approval"
+      fields={{ kind: "account.unblock", account }}
       reason="required"
       tone="neutral"
       testId="account-unblock"
@@ -79,6 +81,8 @@ export function ChangePlanForm({ account, current, plans }: { account: string; c
       <p className="text-xs text-zinc-600 dark:text-zinc-400">
         The new plan binds the next reservation; what the account used in the open windows stays counted (an upgrade mid-day gives the new value minus what was used).
       </p>
+      {/* A looser plan (the database's reading) is a raise: the server answers approval_required, then it can be asked. */}
+      {state.status === "error" && state.code === "approval_required" ? <AskForApproval kind="account.plan" canBreakGlass what="Moving this account to a looser plan is a raise" /> : null}
       <SubmitButton pending={pending} pendingLabel="Saving…" testId="account-plan-save">
         Change plan
       </SubmitButton>

@@ -171,6 +171,8 @@ export function BudgetOverrideForm({ budgetKey, min, max, currency }: { budgetKe
       <p id={`${id}-hint`} className="text-xs text-zinc-600 dark:text-zinc-400">
         From {formatMoney(min, currency)} to {formatMoney(max, currency)}, clamped otherwise; 0 blocks this account on every member without killing the budget.
       </p>
+      {/* Above what binds the account (its override, else its plan or the budget's own): a raise, asked of a second admin. */}
+      {state.status === "error" && state.code === "approval_required" ? <AskForApproval kind="budget.override" canBreakGlass what="An override above what binds this account is a raise" /> : null}
       <SubmitButton pending={pending} pendingLabel="Saving…" testId="budget-override-save">
         Set override
       </SubmitButton>

@@ -10,7 +10,7 @@ import { hasRole } from "@/lib/auth/roles";
 import { CatalogError } from "@/lib/catalog/errors";
 import { formatCount, formatMoney } from "@/lib/format";
 import { listPlanEvents, readPlan, removalRaise, type PlanBudgetRow, type PlanCeilingRow, type PlanDetail } from "@/lib/plans";
-import { DeletePlanForm, EditPlanForm, MakeDefaultButton, PlanValueForm, RemovePlanValueButton } from "../_components/plan-controls";
+import { AskPlanButton, DeletePlanForm, EditPlanForm, KeyAssignableControl, MakeDefaultButton, PlanValueForm, RemovePlanValueButton } from "../_components/plan-controls";
 
 export const dynamic = "force-dynamic";
 
@@ -93,11 +93,21 @@ export default async function PlanPage({ params }: Props) {
         <section aria-labelledby="manage-title" className={`${cardClass} space-y-4`}>
           <h2 id="manage-title" className="text-lg font-semibold">Manage</h2>
           <EditPlanForm planKey={plan.key} name={plan.name} description={plan.description} version={plan.version} />
+          <div className="space-y-2" data-testid="plan-key-assignable">
+            <p className="text-sm text-zinc-600 dark:text-zinc-400">
+              {plan.keyAssignable
+                ? "API keys with accounts:write may move accounts onto this plan, even when it loosens them (two admins allowed it)."
+                : "API keys may move accounts onto this plan only when it tightens them; a looser move by key is refused (plan_not_key_assignable)."}
+            </p>
+            <KeyAssignableControl planKey={plan.key} keyAssignable={plan.keyAssignable} />
+          </div>
           {plan.isDefault ? (
             <p className="text-sm text-zinc-600 dark:text-zinc-400">This is the default plan. To delete it, make another plan the default first.</p>
           ) : (
             <div className="flex flex-wrap items-start gap-6">
               <MakeDefaultButton planKey={plan.key} />
+              {/* Looser than the default in force: the direct switch is refused (approval_required); ask instead. */}
+              <AskPlanButton kind="plan.default" planKey={plan.key} label="Ask to make default" title={`Ask to make ${plan.key} the default plan?`} description={`Every account not assigned a plan moves to ${plan.key}'s values once a second admin approves.`} testId={`plan-ask-default-${plan.key}`} />
               {detail.accounts === 0 ? <DeletePlanForm planKey={plan.key} /> : <p className="text-sm text-zinc-600 dark:text-zinc-400">Accounts are on this plan: assign them another plan before deleting it.</p>}
             </div>
           )}

@@ -6,6 +6,7 @@ import { IDLE, type ActionState } from "@/app/_lib/action-state";
 import { runAction } from "@/app/(dashboard)/actions";
 import { FieldError } from "@/app/(dashboard)/endpoints/_components/field-error";
 import { ActionMessage } from "@/components/action-message";
+import { AskForApproval } from "@/components/ask-approval";
 import { ConfirmActionButton } from "@/components/confirm-action-button";
 import { ReasonField } from "@/components/reason-field";
 import { SubmitButton } from "@/components/submit-button";
@@ -23,6 +24,9 @@ const setValueAction = runAction.bind(null, "plan.value.set");
 const removeValueAction = runAction.bind(null, "plan.value.remove");
 const defaultAction = runAction.bind(null, "plan.default");
 const deleteAction = runAction.bind(null, "plan.delete");
+const keyAssignableAction = runAction.bind(null, "plan.key_assignable");
+// A raise asked as a change request (lib/changes): a second admin applies it.
+const askAction = runAction.bind(null, "change.request");
 
 /** A new plan: key, name, description. It sets no values until some are set on its page. */
 export function NewPlanForm() {
@@ -163,11 +167,59 @@ export function PlanValueForm(props: PlanValueFormProps) {
           <input id={`${id}-confirm`} name="confirm" type="text" autoComplete="off" required value={confirm} onChange={(e) => setConfirm(e.target.value)} className={inputClass} data-testid={`${props.testId}-confirm`} />
         </div>
       ) : null}
+      {/* Above what binds the plan's accounts now: a raise, asked of a second admin. */}
+      {state.status === "error" && state.code === "approval_required" ? <AskForApproval kind="plan.value" canBreakGlass hasConfirm={needsConfirmation} what="A plan value above the one in force is a raise" /> : null}
       <SubmitButton pending={pending} pendingLabel="Saving…" className={secondaryButtonClass} testId={`${props.testId}-save`}>
         Set value
       </SubmitButton>
       <ActionMessage state={state} testId={props.testId} />
     </form>
+  );
+}
+
+/** Asks a second admin for a raise the direct button refused (approval_required): the removal, the default switch, the key flag. */
+export function AskPlanButton({ kind, planKey, extra = {}, label, title, description, testId }: { kind: "plan.value" | "plan.default" | "plan.key_assignable"; planKey: string; extra?: Record<string, string>; label: string; title: string; description: string; testId: string }) {
+  return (
+    <ConfirmActionButton
+      action={askAction}
+      label={label}
+      title={title}
+      description={`${description} A second admin must approve it within 24 hours; approvers are alerted.`}
+      confirmLabel="Ask for approval"
+      fields={{ kind, key: planKey, ...extra }}
+      reason="required"
+      tone="neutral"
+      testId={testId}
+    />
+  );
+}
+
+/** Whether API keys may move accounts onto this plan, looser or not: marking asks two admins, unmarking is one person's. */
+export function KeyAssignableControl({ planKey, keyAssignable }: { planKey: string; keyAssignable: boolean }) {
+  if (!keyAssignable) {
+    return (
+      <AskPlanButton
+        kind="plan.key_assignable"
+        planKey={planKey}
+        label="Ask to allow keys"
+        title={`Let API keys move accounts onto ${planKey}?`}
+        description={`Any API key with accounts:write may then move any account onto ${planKey} without a second admin, even when that raises what the account may spend.`}
+        testId={`plan-key-assignable-${planKey}`}
+      />
+    );
+  }
+  return (
+    <ConfirmActionButton
+      action={keyAssignableAction}
+      label="Stop keys assigning"
+      title={`Stop API keys moving accounts onto ${planKey}?`}
+      description="A key's move onto this plan is refused again whenever it loosens the account; accounts already on it stay."
+      confirmLabel="Stop"
+      fields={{ key: planKey, assignable: "false" }}
+      reason="required"
+      tone="neutral"
+      testId={`plan-key-unassignable-${planKey}`}
+    />
   );
 }
 

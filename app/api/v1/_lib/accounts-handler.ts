@@ -16,6 +16,8 @@ import { authenticateRequest, unavailableAnswer, withinDeadline } from "./guard"
 // scope (guard.ts); a key bound to an account never holds accounts:write (creation and the
 // api_keys_scopes_write_trusted CHECK refuse it), so no customer moves itself to a better plan.
 // Assignments are audited with the key: ck_<prefix> (<key name>).
+// A key cannot ask for a second admin: lib/accounts refuses its move of an account to a looser
+// plan (plan_not_key_assignable) unless two admins marked that plan assignable by key.
 
 /** The database the account writes run on: the app's pool (no enforcement statement timeout) when given. */
 function writeDb(deps: ApiDeps): Promise<Db> {
@@ -37,6 +39,8 @@ async function refusedBody(deps: ApiDeps, actor: AuditActor, target: string | nu
 }
 
 function accountErrorAnswer(error: AccountError): ApiAnswer {
+  // A key cannot ask for a second admin: a loosening move to a plan not assignable by key is refused, each row named.
+  if (error.code === "plan_not_key_assignable") return errorAnswer(403, error.code, error.message, { rows: error.rows, refused: error.rowCount });
   if (error.rows.length > 0) return errorAnswer(400, "invalid_rows", error.message, { rows: error.rows, refused: error.rowCount });
   return domainErrorAnswer(error);
 }

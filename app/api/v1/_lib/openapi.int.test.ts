@@ -19,7 +19,7 @@ import { handleReserve } from "./reserve-handler";
 import { handleResolve } from "./resolve-handler";
 import { handleEndpointStatus } from "./status-handler";
 import { handleAssignPlan, handleAssignPlans, handleGetAccount } from "./accounts-handler";
-import { plans } from "@/db/schema";
+import { planCeilingValues, plans } from "@/db/schema";
 import { apiRequest, makeAccountsKey, makeKey, type Send } from "./test-support";
 
 // The OpenAPI document against real answers: every documented route, every documented status and
@@ -271,6 +271,10 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
     expect(code(await assign("acct_a", { key: bogus, body: { plan: "pro" } }))).toBe("invalid_api_key");
     expect(code(await assign("acct_a", { key: revoked, body: { plan: "pro" } }))).toBe("revoked_api_key");
     expect(code(await assign("acct_a", { key: a, body: { plan: "pro" } }))).toBe("insufficient_scope");
+    // A plan looser than the default on the caller ceiling (200 calls above its own 100), not assignable by key.
+    const [rich] = await t.db.insert(plans).values({ key: "rich", name: "Rich" }).returning({ id: plans.id });
+    await t.db.insert(planCeilingValues).values({ planId: rich?.id ?? 0, ceilingId: e.ceilingIds[1] ?? 0, value: 200 });
+    expect(code(await assign("acct_rich", { key: billing, body: { plan: "rich" } }))).toBe("plan_not_key_assignable");
     expect(code(await assign("acct_a", { key: billing, body: { plan: "pro" } }, deadDeps))).toBe("unavailable");
 
     expect((await bulk({ key: billing, body: { accounts: [{ account: "acct_b", plan: "pro" }, { account: "acct_c", plan: "default" }] } })).body).toMatchObject({ assigned: 2, unchanged: 0 });
@@ -290,6 +294,7 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
     expect(code(await bulk({ key: bogus, body: { accounts: [] } }))).toBe("invalid_api_key");
     expect(code(await bulk({ key: revoked, body: { accounts: [] } }))).toBe("revoked_api_key");
     expect(code(await bulk({ key: aReader, body: { accounts: [{ account: "acct_a", plan: "pro" }] } }))).toBe("insufficient_scope");
+    expect(code(await bulk({ key: billing, body: { accounts: [{ account: "acct_rich", plan: "rich" }] } }))).toBe("plan_not_key_assignable");
     expect(code(await bulk({ key: billing, body: { accounts: [] } }, deadDeps))).toBe("unavailable");
 
     expect((await account("acct_a", { key: billing, method: "GET" })).body).toMatchObject({ account: "acct_a", plan: { key: "pro" }, blocked: null });

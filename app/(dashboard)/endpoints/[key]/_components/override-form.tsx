@@ -1,5 +1,6 @@
 "use client";
 
+import { AskForApproval } from "@/components/ask-approval";
 import { IDLE } from "@/app/_lib/action-state";
 import { useActionState, useId } from "react";
 import { ActionMessage } from "@/components/action-message";
@@ -32,6 +33,8 @@ export function OverrideForm({ ceilingId, min, max }: { ceilingId: number; min: 
       <p id={`${id}-hint`} className="text-xs text-zinc-600 dark:text-zinc-400">
         From {formatCount(min)} to {formatCount(max)}, clamped otherwise; 0 blocks this account alone without killing the endpoint.
       </p>
+      {/* Above what binds the account (its override, else its plan or the ceiling's own): a raise, asked of a second admin. */}
+      {state.status === "error" && state.code === "approval_required" ? <AskForApproval kind="ceiling.override" canBreakGlass what="An override above what binds this account is a raise" /> : null}
       <SubmitButton pending={pending} pendingLabel="Saving…">Set override</SubmitButton>
       <ActionMessage state={state} testId="override" />
     </form>

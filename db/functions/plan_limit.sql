@@ -1,0 +1,25 @@
+-- What binds one account on one per-caller ceiling ('ceiling') or per-account budget ('budget')
+-- from its plan, before its override, a block and a kill: the plan's value (the account's plan, or
+-- the default plan when it was never assigned one), else the limit's own standing value (the one
+-- in force, or the one a restore puts back while killed: the value before the kill, else the
+-- default). Change control compares a per-account override with it: an override above what binds
+-- the account (its override in force, else this) is a raise, and so is removing an override below
+-- this. The same fallback as ceilings.plan_loosening. NULL: no such per-caller limit.
+-- Locks: none (read under the caller's locks: the ceiling or budget row).
+CREATE OR REPLACE FUNCTION ceilings.plan_limit(p_kind text, p_limit int, p_account text) RETURNS bigint
+LANGUAGE sql STABLE SET search_path = public, pg_temp AS $$
+  SELECT CASE p_kind
+    WHEN 'ceiling' THEN (
+      SELECT coalesce(pv.value, CASE WHEN c.value > 0 THEN c.value ELSE coalesce(c.value_before_kill, c.default_value) END)
+        FROM ceilings c
+        LEFT JOIN accounts a ON a.account = p_account
+        LEFT JOIN plan_ceiling_values pv ON pv.ceiling_id = c.id AND pv.plan_id = coalesce(a.plan_id, (SELECT d.id FROM plans d WHERE d.is_default))
+       WHERE c.id = p_limit AND c.scope = 'caller')
+    WHEN 'budget' THEN (
+      SELECT coalesce(pv.value, CASE WHEN b.value > 0 THEN b.value ELSE coalesce(b.value_before_kill, b.default_value) END)
+        FROM budgets b
+        LEFT JOIN accounts a ON a.account = p_account
+        LEFT JOIN plan_budget_values pv ON pv.budget_id = b.id AND pv.plan_id = coalesce(a.plan_id, (SELECT d.id FROM plans d WHERE d.is_default))
+       WHERE b.id = p_limit AND b.scope = 'account')
+  END
+$$;

@@ -1,0 +1,138 @@
+import { and, eq } from "drizzle-orm";
+import { z } from "zod";
+import type { Db } from "@/db/client";
+import { budgetOverrides, budgets, ceilingOverrides, ceilings, endpoints } from "@/db/schema";
+import { moneyInputText } from "@/lib/budgets/money";
+import { removeBudgetOverride, setBudgetOverride } from "@/lib/budgets/change";
+import { lockedBudget } from "@/lib/budgets/write";
+import { CatalogError } from "@/lib/catalog/errors";
+import { CeilingError } from "@/lib/ceilings/errors";
+import { lockCeiling } from "@/lib/ceilings/lock";
+import { CallerKey, removeOverride, setOverride } from "@/lib/ceilings/overrides";
+import { clampToBounds } from "@/lib/ceilings/parse";
+import { formatCount, formatMoney } from "@/lib/format";
+import { planLimit } from "@/lib/plans/loosening";
+import { parseChange } from "./ceiling-kinds";
+import { ChangeControlError } from "./errors";
+import { type Applied, type KindHandler, movedSince, type Prepared, staleMessage } from "./prepared";
+
+// A per-account override above what binds the account (its override in force, else its plan's
+// value or the limit's own: ceilings.plan_limit), or removed below what its plan gives it: a raise
+// for one account, asked as `ceiling.override` or `budget.override` and applied through
+// setOverride / setBudgetOverride (removeOverride / removeBudgetOverride) under their locks.
+
+const Caller = z.string().min(1).max(400);
+const Value = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullable();
+const CeilingOverride = z.strictObject({ ceilingId: z.number().int().positive(), caller: Caller, value: Value });
+const BudgetOverride = z.strictObject({ budgetKey: z.string().min(1).max(64), caller: Caller, value: Value });
+
+function callerOf(raw: string): string {
+  const parsed = CallerKey.safeParse(raw);
+  if (!parsed.success) throw new ChangeControlError("invalid_input", parsed.error.issues[0]?.message ?? "invalid billing account");
+  return parsed.data;
+}
+
+const base = { budgetId: null, confirm: null, mayEnd: false } as const;
+
+/** The override in force and what the account's plan gives it: the approval compares both. */
+async function ceilingState(db: Db, ceilingId: number, caller: string) {
+  const [o] = await db.select({ value: ceilingOverrides.value }).from(ceilingOverrides).where(and(eq(ceilingOverrides.ceilingId, ceilingId), eq(ceilingOverrides.caller, caller)));
+  return { override: o?.value ?? null, plan: await planLimit(db, { kind: "ceiling", limitId: ceilingId, account: caller }) };
+}
+
+async function budgetState(db: Db, budgetId: number, caller: string) {
+  const [o] = await db.select({ value: budgetOverrides.value }).from(budgetOverrides).where(and(eq(budgetOverrides.budgetId, budgetId), eq(budgetOverrides.caller, caller)));
+  return { override: o?.value ?? null, plan: await planLimit(db, { kind: "budget", limitId: budgetId, account: caller }) };
+}
+
+const gone = (error: unknown): string | null => ((error instanceof CatalogError || error instanceof CeilingError) && (error.code === "not_found" || error.code === "conflict") ? error.message : null);
+
+export const ceilingOverride: KindHandler = {
+  async prepare(db, raw): Promise<Prepared> {
+    const change = parseChange(CeilingOverride, raw);
+    const caller = callerOf(change.caller);
+    const [row] = await db.select({ ceiling: ceilings, endpoint: endpoints }).from(ceilings).innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId)).where(eq(ceilings.id, change.ceilingId));
+    if (!row) throw new ChangeControlError("not_found", `no ceiling #${change.ceilingId}`);
+    if (row.ceiling.scope !== "caller") throw new ChangeControlError("invalid_input", "overrides apply to per-caller ceilings only");
+    const state = await ceilingState(db, row.ceiling.id, caller);
+    const before = state.override ?? state.plan ?? row.ceiling.value;
+    if (change.value === null && state.override === null) throw new ChangeControlError("unchanged", `${caller} has no override on this ceiling`);
+    const after = change.value === null ? (state.plan ?? row.ceiling.value) : clampToBounds(change.value, { min: row.ceiling.minValue, max: row.ceiling.maxValue }).applied;
+    const worst = (v: number) => ({ units: row.ceiling.metric === "units" ? v : v * row.endpoint.perCallMax, micros: null });
+    return {
+      ...base,
+      change: { ceilingId: row.ceiling.id, caller, value: change.value === null ? null : after },
+      before: state,
+      after: { override: change.value === null ? null : after },
+      summary: `${row.endpoint.key} #${row.ceiling.id} for account ${caller}: ${formatCount(before)} → ${change.value === null ? `override removed (${formatCount(after)})` : formatCount(after)}`,
+      endpointId: row.endpoint.id,
+      ceilingId: row.ceiling.id,
+      worstBefore: worst(before),
+      worstAfter: worst(after),
+      currency: null,
+      raise: after > before,
+    };
+  },
+  async apply({ tx, request, actor, control }): Promise<Applied> {
+    const change = parseChange(CeilingOverride, request.change);
+    try {
+      await lockCeiling(tx, change.ceilingId);
+    } catch (error) {
+      const message = gone(error);
+      if (message) return { stale: message };
+      throw error;
+    }
+    const moved = movedSince(request.before, await ceilingState(tx, change.ceilingId, change.caller));
+    if (moved.length > 0) return { stale: staleMessage(moved) };
+    const common = { ceilingId: change.ceilingId, caller: change.caller, actor, reason: request.reason, changeControl: control };
+    if (change.value === null) await removeOverride(tx, common);
+    else await setOverride(tx, { ...common, input: String(change.value) });
+    return { stale: null, raised: null };
+  },
+};
+
+export const budgetOverride: KindHandler = {
+  async prepare(db, raw): Promise<Prepared> {
+    const change = parseChange(BudgetOverride, raw);
+    const caller = callerOf(change.caller);
+    const [budget] = await db.select().from(budgets).where(eq(budgets.key, change.budgetKey));
+    if (!budget) throw new ChangeControlError("not_found", `no budget '${change.budgetKey}'`);
+    if (budget.scope !== "account") throw new ChangeControlError("invalid_input", `${budget.key} is a global budget: overrides are for a per-account budget`);
+    const state = await budgetState(db, budget.id, caller);
+    const before = state.override ?? state.plan ?? budget.value;
+    if (change.value === null && state.override === null) throw new ChangeControlError("unchanged", `${caller} has no override on ${budget.key}`);
+    const after = change.value === null ? (state.plan ?? budget.value) : clampToBounds(change.value, { min: budget.minValue, max: budget.maxValue }).applied;
+    const money = (v: number) => formatMoney(v, budget.currency);
+    return {
+      ...base,
+      change: { budgetKey: budget.key, caller, value: change.value === null ? null : after },
+      before: state,
+      after: { override: change.value === null ? null : after },
+      summary: `budget ${budget.key} for account ${caller}: ${money(before)} → ${change.value === null ? `override removed (${money(after)})` : money(after)}`,
+      endpointId: null,
+      ceilingId: null,
+      budgetId: budget.id,
+      worstBefore: { units: null, micros: before },
+      worstAfter: { units: null, micros: after },
+      currency: budget.currency,
+      raise: after > before,
+    };
+  },
+  async apply({ tx, request, actor, control }): Promise<Applied> {
+    const change = parseChange(BudgetOverride, request.change);
+    let budgetId: number;
+    try {
+      budgetId = (await lockedBudget(tx, change.budgetKey)).budget.id;
+    } catch (error) {
+      const message = gone(error);
+      if (message) return { stale: message };
+      throw error;
+    }
+    const moved = movedSince(request.before, await budgetState(tx, budgetId, change.caller));
+    if (moved.length > 0) return { stale: staleMessage(moved) };
+    const common = { key: change.budgetKey, caller: change.caller, actor, reason: request.reason, changeControl: control };
+    if (change.value === null) await removeBudgetOverride(tx, common);
+    else await setBudgetOverride(tx, { ...common, input: moneyInputText(change.value) });
+    return { stale: null, raised: null };
+  },
+};
