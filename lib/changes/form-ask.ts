@@ -1,6 +1,8 @@
 import type { Db } from "@/db/client";
 import { parseMoneyInput } from "@/lib/budgets/money";
+import type { BudgetSpecInput } from "@/lib/budgets/spec";
 import type { CeilingSpecInput } from "@/lib/catalog/spec";
+import type { EndpointPart } from "@/lib/vocabulary";
 import { parseLimitInput } from "@/lib/ceilings/parse";
 import { breakGlass } from "./break-glass";
 import { ChangeControlError } from "./errors";
@@ -18,7 +20,10 @@ export type AskChange =
   | { kind: "endpoint.per_call_max"; endpointKey: string; perCallMax: number; confirm?: string }
   | { kind: "endpoint.unarchive"; endpointKey: string }
   | { kind: "budget.unarchive"; budgetKey: string }
-  | { kind: "ceiling.add"; endpointKey: string; ceiling: CeilingSpecInput; confirm?: string };
+  | { kind: "ceiling.add"; endpointKey: string; ceiling: CeilingSpecInput; confirm?: string }
+  | { kind: "budget.create"; spec: BudgetSpecInput }
+  | { kind: "budget.members"; budgetKey: string; members: string[] }
+  | { kind: "endpoint.prices"; endpointKey: string; parts: EndpointPart[] };
 
 export type AskParams = {
   ask: AskChange;
@@ -55,6 +60,12 @@ function changeOf(ask: AskChange): { kind: ChangeKind; change: Record<string, un
       return { kind: ask.kind, change: { budgetKey: ask.budgetKey } };
     case "ceiling.add":
       return { kind: ask.kind, change: { endpointKey: ask.endpointKey, ceiling: ask.ceiling }, confirm: ask.confirm };
+    case "budget.create":
+      return { kind: ask.kind, change: { spec: ask.spec } };
+    case "budget.members":
+      return { kind: ask.kind, change: { budgetKey: ask.budgetKey, members: ask.members } };
+    case "endpoint.prices":
+      return { kind: ask.kind, change: { endpointKey: ask.endpointKey, parts: ask.parts } };
   }
 }
 

@@ -1,6 +1,7 @@
-import { budgetBounds, budgetCreate, budgetUnarchive, budgetValue } from "./budget-kinds";
+import { budgetBounds, budgetCreate, budgetMembers, budgetUnarchive, budgetValue } from "./budget-kinds";
 import { ceilingAdd, ceilingBounds, ceilingValue, endpointUnarchive, perCallMax } from "./ceiling-kinds";
 import type { KindHandler } from "./prepared";
+import { endpointPrices } from "./price-kind";
 import { schedule } from "./schedule-kind";
 import type { ChangeKind } from "./types";
 
@@ -15,5 +16,7 @@ export const kindHandlers: Record<ChangeKind, KindHandler> = {
   "budget.bounds": budgetBounds,
   "budget.unarchive": budgetUnarchive,
   "budget.create": budgetCreate,
+  "budget.members": budgetMembers,
+  "endpoint.prices": endpointPrices,
   schedule,
 };

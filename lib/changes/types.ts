@@ -18,6 +18,8 @@ export const changeKinds = [
   "budget.bounds", //        change { budgetKey, min, max }         before { min, max, value }
   "budget.unarchive", //     change { budgetKey }                   before { archived: true }
   "budget.create", //        change { spec: <BudgetSpec input> }    before { exists: false }
+  "budget.members", //       change { budgetKey, members }          before { members, archived }
+  "endpoint.prices", //      change { endpointKey, parts }          before { parts }
   "schedule", //             change { scheduleId }                  before { state: "awaiting_approval" }
 ] as const;
 export type ChangeKind = (typeof changeKinds)[number];
@@ -36,6 +38,8 @@ export const changeKindLabels: Record<ChangeKind, string> = {
   "budget.bounds": "Budget bounds",
   "budget.unarchive": "Unarchive budget",
   "budget.create": "New budget",
+  "budget.members": "Budget members",
+  "endpoint.prices": "Part prices",
   schedule: "Scheduled change",
 };
 

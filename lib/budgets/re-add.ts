@@ -1,0 +1,33 @@
+import { sql } from "drizzle-orm";
+import { type Db, resultRows } from "@/db/client";
+import type { BudgetSpec } from "./spec";
+
+// Archiving a budget is instant and one person's (like removing a ceiling); creating a budget is
+// too while its value is not above its default. Together they would loosen a budget in two
+// one-person steps: archive it, then create another over the same members at a larger value, a
+// larger max, per account instead of global, or by the month instead of the day. So a new budget is
+// compared with every budget archived in the last 24 hours that shares a member with it (same
+// currency): if it lets more money through than any of them (the database decides, with
+// ceilings.budget_loosens, on money worst cases), it is a raise. Modelled on lib/catalog/re-add.ts.
+
+export const BUDGET_RE_ADD_WINDOW_HOURS = 24;
+
+/** The archived budget (its key) the new one would loosen, or null. Call it under the members' locks. */
+export async function loosenedArchivedBudget(db: Db, spec: BudgetSpec, memberIds: readonly number[]): Promise<string | null> {
+  if (memberIds.length === 0) return null;
+  const killed = spec.killed === true && spec.value > 0;
+  const [row] = resultRows<{ key: string }>(
+    await db.execute(sql`
+      select b.key from budgets b
+      where b.archived_at is not null
+        and b.archived_at > now() - make_interval(hours => ${BUDGET_RE_ADD_WINDOW_HOURS})
+        and b.currency = ${spec.currency}
+        and exists (select 1 from budget_members m where m.budget_id = b.id and m.endpoint_id = any(${`{${memberIds.join(",")}}`}::int[]))
+        and ceilings.budget_loosens(
+          b.scope::text, b."window"::text, b.value, b.value_before_kill, b.default_value, b.max_value,
+          ${spec.scope}, ${spec.window}, ${killed ? 0 : spec.value}::bigint, ${killed ? spec.value : null}::bigint, ${spec.default}::bigint, ${spec.max}::bigint)
+      order by b.archived_at desc, b.key
+      limit 1`),
+  );
+  return row?.key ?? null;
+}
