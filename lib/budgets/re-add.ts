@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
 import type { BudgetSpec } from "./spec";
+import { endpointsByKey } from "./write";
 
 // Archiving a budget is instant and one person's (like removing a ceiling); creating a budget is
 // too while its value is not above its default. Together they would loosen a budget in two
@@ -12,22 +13,39 @@ import type { BudgetSpec } from "./spec";
 
 export const BUDGET_RE_ADD_WINDOW_HOURS = 24;
 
-/** The archived budget (its key) the new one would loosen, or null. Call it under the members' locks. */
-export async function loosenedArchivedBudget(db: Db, spec: BudgetSpec, memberIds: readonly number[]): Promise<string | null> {
+/**
+ * The archived budget (its key) the new one would loosen, or null. Call it under the members' locks.
+ * `retiring`: live budgets about to be archived in the same change (a catalog file), compared as if archived.
+ */
+export async function loosenedArchivedBudget(db: Db, spec: BudgetSpec, memberIds: readonly number[], retiring: readonly string[] = []): Promise<string | null> {
   if (memberIds.length === 0) return null;
   const killed = spec.killed === true && spec.value > 0;
   const [row] = resultRows<{ key: string }>(
     await db.execute(sql`
       select b.key from budgets b
-      where b.archived_at is not null
-        and b.archived_at > now() - make_interval(hours => ${BUDGET_RE_ADD_WINDOW_HOURS})
+      where ((b.archived_at is not null and b.archived_at > now() - make_interval(hours => ${BUDGET_RE_ADD_WINDOW_HOURS}))
+             or b.key = any(${`{${retiring.join(",")}}`}::text[]))
         and b.currency = ${spec.currency}
         and exists (select 1 from budget_members m where m.budget_id = b.id and m.endpoint_id = any(${`{${memberIds.join(",")}}`}::int[]))
         and ceilings.budget_loosens(
           b.scope::text, b."window"::text, b.value, b.value_before_kill, b.default_value, b.max_value,
           ${spec.scope}, ${spec.window}, ${killed ? 0 : spec.value}::bigint, ${killed ? spec.value : null}::bigint, ${spec.default}::bigint, ${spec.max}::bigint)
-      order by b.archived_at desc, b.key
+      order by b.archived_at desc nulls first, b.key
       limit 1`),
   );
   return row?.key ?? null;
+}
+
+/** The keys of a catalog file's new budgets that loosen a budget archived in the last 24 hours, or one the file archives. */
+export async function looserNewBudgets(db: Db, wanted: readonly BudgetSpec[] | undefined, existing: readonly { key: string; archived: boolean }[]): Promise<Set<string>> {
+  const out = new Set<string>();
+  if (!wanted) return out;
+  const byKey = new Map(existing.map((b) => [b.key, b]));
+  const retiring = wanted.filter((w) => w.archived && byKey.get(w.key)?.archived === false).map((w) => w.key);
+  for (const spec of wanted) {
+    if (byKey.has(spec.key)) continue;
+    const ids = [...(await endpointsByKey(db, spec.members)).values()].map((e) => e.id);
+    if ((await loosenedArchivedBudget(db, spec, ids, retiring)) !== null) out.add(spec.key);
+  }
+  return out;
 }
