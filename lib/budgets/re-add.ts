@@ -23,7 +23,9 @@ export async function loosenedArchivedBudget(db: Db, spec: BudgetSpec, memberIds
   const [row] = resultRows<{ key: string }>(
     await db.execute(sql`
       select b.key from budgets b
-      where ((b.archived_at is not null and b.archived_at > now() - make_interval(hours => ${BUDGET_RE_ADD_WINDOW_HOURS}))
+      where ((b.archived_at is not null and b.archived_at > now() - make_interval(hours => ${BUDGET_RE_ADD_WINDOW_HOURS})
+              -- archived by someone (budget.archive), not created archived: one that never limited anything frees nothing
+              and exists (select 1 from audit_events a where a.action = 'budget.archive' and a.target = b.key and a.details->>'budgetId' = b.id::text))
              or b.key = any(${`{${retiring.join(",")}}`}::text[]))
         and b.currency = ${spec.currency}
         and exists (select 1 from budget_members m where m.budget_id = b.id and m.endpoint_id = any(${`{${memberIds.join(",")}}`}::int[]))

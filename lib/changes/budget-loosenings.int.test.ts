@@ -183,6 +183,17 @@ describe.skipIf(skipWithoutDatabase())("budget loosenings take two people", () =
     expect((await row(key)).value).toBe(30 * DOLLAR);
   });
 
+  it("a budget created archived frees nothing: a file that creates one and a larger live one over the same members applies alone", async () => {
+    const z = await endpoint();
+    n += 1;
+    const current = await exportCatalog(t.db);
+    const file = path.join(dir, `c${n}.json`);
+    const b = (key: string, value: number, archived: boolean) => ({ key, name: key, scope: "global", window: "utc_day", value, min: 0, max: 100 * DOLLAR, default: value, members: [z], archived });
+    writeFileSync(file, JSON.stringify({ ...current, budgets: [...(current.budgets ?? []), b(`lo.was${n}`, DOLLAR, true), b(`lo.now${n}`, 5 * DOLLAR, false)] }));
+    await runApplyFile(t.db, { file, reason: "export applied elsewhere", confirmRaise: true, osUser: "ci", breakGlass: false }, () => {});
+    expect((await row(`lo.now${n}`)).value).toBe(5 * DOLLAR);
+  });
+
   // ---- unarchive -----------------------------------------------------------------------------------
 
   it("unarchiving a budget from the dashboard is refused alone and applied once a second admin approves", async () => {
