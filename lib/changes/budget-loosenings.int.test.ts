@@ -8,6 +8,7 @@ import { form } from "@/app/_lib/test-form";
 import { archiveBudgetCore, createBudgetCore, unarchiveBudgetCore, updateBudgetCore } from "@/app/(dashboard)/budgets/budget-action-core";
 import { askForApprovalCore } from "@/app/(dashboard)/changes/change-action-core";
 import { updateEndpointCore } from "@/app/(dashboard)/endpoints/catalog-action-core";
+import { resultRows } from "@/db/client";
 import { budgets, changeRequests, endpoints } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
@@ -68,6 +69,30 @@ describe.skipIf(skipWithoutDatabase())("budget loosenings take two people", () =
   const deps = (r: Requester): ActionDeps => ({ session: async () => ({ id: r.staffId, email: r.email, role: r.role }), db: async () => t.db, revalidate: () => {} });
   const pair = async () => ({ a: await staffMember(t.db, "admin"), b: await staffMember(t.db, "admin") });
   const partsOf = async (key: string) => (await t.db.select({ parts: endpoints.parts }).from(endpoints).where(eq(endpoints.key, key)))[0]?.parts;
+
+  it("the database judges looser by the money worst case a day and a month, at the value and at the max, and by scope", async () => {
+    const looser = async (before: [string, string, number, number], after: [string, string, number, number]) => {
+      const [r] = resultRows<{ l: boolean }>(
+        await t.db.execute(sql`select ceilings.budget_loosens(${before[0]}, ${before[1]}, ${before[2]}::bigint, null, ${before[2]}::bigint, ${before[3]}::bigint, ${after[0]}, ${after[1]}, ${after[2]}::bigint, null, ${after[2]}::bigint, ${after[3]}::bigint) as l`),
+      );
+      return r?.l;
+    };
+    expect(await looser(["global", "utc_day", 10, 100], ["global", "utc_day", 10, 100])).toBe(false);
+    expect(await looser(["global", "utc_day", 10, 100], ["global", "utc_day", 11, 100])).toBe(true);
+    expect(await looser(["global", "utc_day", 10, 100], ["global", "utc_day", 10, 101])).toBe(true);
+    expect(await looser(["global", "utc_day", 10, 100], ["account", "utc_day", 1, 100])).toBe(true);
+    expect(await looser(["account", "utc_day", 10, 100], ["global", "utc_day", 10, 100])).toBe(false);
+    // A month at 10 takes at most 10 a day and 10 a month: tighter than 10 a day (310 a month).
+    expect(await looser(["global", "utc_day", 10, 100], ["global", "billing_month", 10, 100])).toBe(false);
+    expect(await looser(["global", "utc_day", 10, 100], ["global", "billing_month", 11, 100])).toBe(true);
+    // 10 a day after 100 a month: a month may take 310.
+    expect(await looser(["global", "billing_month", 100, 1000], ["global", "utc_day", 10, 10])).toBe(true);
+    // A killed budget stands for what a restore puts back; a new one's default counts too.
+    const [k] = resultRows<{ l: boolean }>(await t.db.execute(sql`select ceilings.budget_loosens('global', 'utc_day', 0, 50, 10, 100, 'global', 'utc_day', 40, null, 45, 100) as l`));
+    expect(k?.l).toBe(false);
+    const [d] = resultRows<{ l: boolean }>(await t.db.execute(sql`select ceilings.budget_loosens('global', 'utc_day', 50, null, 50, 100, 'global', 'utc_day', 40, null, 60, 100) as l`));
+    expect(d?.l).toBe(true);
+  });
 
   // ---- removing a member ---------------------------------------------------------------------------
 
