@@ -11,7 +11,7 @@ import { setCeilingValue, startFixtureProcess } from "@/lib/enforcement/test-fix
 import { makeBudget, setBudgetValue } from "@/lib/enforcement/budget-fixtures";
 import { adjustBudget } from "@/lib/budgets/change";
 import { breakGlass } from "./break-glass";
-import { approveChange } from "./decide";
+import { approveChange, rejectChange } from "./decide";
 import { requestChange } from "./request";
 import { activeRaiseEnds, endRaises, recordRaiseEnd } from "./raise-ends";
 import { staffMember } from "./test-fixtures";
@@ -123,6 +123,10 @@ describe.skipIf(skipWithoutDatabase())("raise ends", () => {
     expect((await approveChange(t.db, { id: temporary.id, approver, now })).applied).toBe(true);
     const [c] = await t.db.select().from(ceilings).where(eq(ceilings.id, r.ceilingId));
     await adjustCeiling(t.db, { ceilingId: r.ceilingId, input: "149", expectedVersion: c?.version ?? 0, actor: { type: "staff", email: approver.email }, reason: "one unit less" });
+    // Asking again (and being rejected) is not a decision to keep the raise.
+    const again = await requestChange(t.db, { kind: "ceiling.value", change: { ceilingId: r.ceilingId, value: 150 }, requester: operator, reason: "keep it" });
+    await rejectChange(t.db, { id: again.id, approver, note: "no" });
+    await requestChange(t.db, { kind: "ceiling.value", change: { ceilingId: r.ceilingId, value: 150 }, requester: operator, reason: "please keep it" });
     const [end] = await activeRaiseEnds(t.db, { endpointId: r.endpointId });
     expect(end).toMatchObject({ revertTo: 100, raisedTo: 150, inForce: true });
     expect(await endRaises(t.db, new Date(now.getTime() + 3600_000 + 1000))).toEqual({ reverted: 1, skipped: 0 });

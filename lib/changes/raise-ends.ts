@@ -138,14 +138,16 @@ async function skipped(tx: Db, due: RaiseEnd, note: string): Promise<void> {
 type Resolution = { outcome: Outcome; note: string };
 
 /**
- * A decision by two people on the raised row since the raise: an audit row of it, after the raise
- * was recorded, carrying a request id other than the raise's own. Only such a decision supersedes
- * the end; a direct edit (a lowering, a kill, a restore) never does.
+ * A decision by two people on the raised row since the raise: an audit row of a write to it, after
+ * the raise was recorded, carrying a request id other than the raise's own. Only such a decision
+ * supersedes the end; a direct edit (a lowering, a kill, a restore) never does, nor a request's own
+ * life (change.request, change.reject, ...: asking is not deciding) or a schedule's bookkeeping.
  */
 function decidedSince(due: Pick<RaiseEnd, "ceilingId" | "budgetId" | "requestId" | "createdAt">): SQL {
   const target = due.ceilingId !== null ? sql`a.ceiling_id = ${due.ceilingId}` : sql`a.details->>'budgetId' = ${String(due.budgetId ?? 0)}`;
   const own = due.requestId === null ? sql`true` : sql`a.details->>'requestId' <> ${String(due.requestId)}`;
-  return sql`exists (select 1 from audit_events a where ${target} and a.at >= ${due.createdAt.toISOString()}::timestamptz and a.details->>'requestId' is not null and ${own})`;
+  return sql`exists (select 1 from audit_events a where ${target} and a.at >= ${due.createdAt.toISOString()}::timestamptz and a.details->>'requestId' is not null and ${own}
+    and a.action not like 'change.%' and a.action not like 'schedule.%')`;
 }
 
 async function supersededByDecision(tx: Db, due: Pick<RaiseEnd, "ceilingId" | "budgetId" | "requestId" | "createdAt">): Promise<boolean> {
