@@ -150,6 +150,8 @@ async function kindAndChange(tx: Db, raise: FileRaise): Promise<{ kind: ChangeKi
       return { kind: raise.kind, change: { spec: raise.spec } };
     case "budget.members":
       return { kind: raise.kind, change: { budgetKey: raise.budgetKey, members: raise.members } };
+    case "budget.archive":
+      return { kind: raise.kind, change: { budgetKey: raise.budgetKey } };
     case "endpoint.prices":
       return { kind: raise.kind, change: { endpointKey: raise.endpointKey, parts: raise.parts } };
   }

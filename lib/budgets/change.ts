@@ -16,7 +16,7 @@ import { clampPlanBudgetValues } from "@/lib/plans/clamp";
 import { formatMoney } from "@/lib/format";
 import type { BudgetWindow } from "@/lib/vocabulary";
 import { budgetSentence, parseMoneyInput, previewBudgetAdjustment, type BudgetAdjustmentKind } from "./money";
-import { BUDGET_RE_ADD_WINDOW_HOURS, loosenedArchivedBudget } from "./re-add";
+import { BUDGET_RE_ADD_WINDOW_HOURS, loosenedArchivedBudget, looserRecentBudget } from "./re-add";
 import { BudgetFields, BudgetSpec } from "./spec";
 import { type BudgetChange, endpointsByKey, lockedBudget, lockedMembers, lockMembers, recordBudgetChange, saveBudget, setMembers } from "./write";
 
@@ -377,6 +377,14 @@ export async function archiveLocked(p: BudgetChange, budget: Budget, archived: b
   // The rules make every unarchive a second admin's decision (docs/change-control.md), though an
   // archived budget limits nothing: kept as one rule for endpoints and budgets.
   if (!archived) requireApproval(p.changeControl, `unarchiving budget ${budget.key}`, { kind: "budget.unarchive", change: { budgetKey: budget.key } });
+  // Archived while a looser budget created in the last 24 hours shares its members: that one takes its place (re-add.ts).
+  const looser = archived ? await looserRecentBudget(p.tx, budget) : null;
+  if (looser !== null) {
+    requireApproval(p.changeControl, `archiving budget ${budget.key} while budget ${looser}, created in the last ${BUDGET_RE_ADD_WINDOW_HOURS} hours over the same members, lets more through`, {
+      kind: "budget.archive",
+      change: { budgetKey: budget.key },
+    });
+  }
   await saveBudget(p.tx, budget.id, { archivedAt: archived ? new Date() : null, archivedBy: archived ? actorName(p.actor) : null });
   await recordBudgetChange(p, budget, { action: archived ? "budget.archive" : "budget.unarchive", details: {} });
 }

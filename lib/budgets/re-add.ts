@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
+import type { Budget } from "@/db/schema";
 import type { BudgetSpec } from "./spec";
 import { endpointsByKey } from "./write";
 
@@ -10,6 +11,9 @@ import { endpointsByKey } from "./write";
 // compared with every budget archived in the last 24 hours that shares a member with it (same
 // currency): if it lets more money through than any of them (the database decides, with
 // ceilings.budget_loosens, on money worst cases), it is a raise. Modelled on lib/catalog/re-add.ts.
+// The two steps the other way round (create the looser one beside it, then archive the old one)
+// are held by the archive: archiving a budget while a budget created in the last 24 hours over a
+// shared member lets more through is a raise too (looserRecentBudget).
 
 export const BUDGET_RE_ADD_WINDOW_HOURS = 24;
 
@@ -50,4 +54,28 @@ export async function looserNewBudgets(db: Db, wanted: readonly BudgetSpec[] | u
     if ((await loosenedArchivedBudget(db, spec, ids, retiring)) !== null) out.add(spec.key);
   }
   return out;
+}
+
+/**
+ * A live budget created in the last 24 hours, sharing a member (and the currency) with `budget`,
+ * that lets more money through than it: archiving `budget` would leave that one in its place.
+ * Its key, or null. Call it under the members' locks.
+ */
+export async function looserRecentBudget(db: Db, budget: Pick<Budget, "id" | "currency">): Promise<string | null> {
+  const [row] = resultRows<{ key: string }>(
+    await db.execute(sql`
+      select c.key from budgets b, budgets c
+      where b.id = ${budget.id}
+        and c.id <> b.id
+        and c.archived_at is null
+        and c.created_at > now() - make_interval(hours => ${BUDGET_RE_ADD_WINDOW_HOURS})
+        and c.currency = ${budget.currency}
+        and exists (select 1 from budget_members mb join budget_members mc on mc.endpoint_id = mb.endpoint_id where mb.budget_id = b.id and mc.budget_id = c.id)
+        and ceilings.budget_loosens(
+          b.scope::text, b."window"::text, b.value, b.value_before_kill, b.default_value, b.max_value,
+          c.scope::text, c."window"::text, c.value, c.value_before_kill, c.default_value, c.max_value)
+      order by c.created_at desc, c.key
+      limit 1`),
+  );
+  return row?.key ?? null;
 }

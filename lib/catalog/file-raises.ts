@@ -26,13 +26,18 @@ export type FileRaise =
   | { kind: "budget.unarchive"; budgetKey: string; line: string }
   | { kind: "budget.create"; budgetKey: string; spec: BudgetSpec; line: string }
   | { kind: "budget.members"; budgetKey: string; members: string[]; line: string }
+  | { kind: "budget.archive"; budgetKey: string; line: string }
   | { kind: "endpoint.prices"; endpointKey: string; parts: EndpointPart[]; line: string };
 
 /**
  * What the database decided before the split (it owns "looser"): the keys of the file's new budgets
  * that are looser than a budget archived in the last 24 hours (or by this file) over the same members.
  */
-export type FileLooseness = { looserNewBudgets: ReadonlySet<string> };
+export type FileLooseness = {
+  looserNewBudgets: ReadonlySet<string>;
+  /** The budgets the file archives while a looser one created in the last 24 hours shares their members (by key, with that one's key). */
+  archivesLoosening?: ReadonlyMap<string, string>;
+};
 
 export type Withheld = { file: CatalogFile; raises: FileRaise[]; errors: string[] };
 
@@ -120,7 +125,13 @@ export function withholdRaises(file: CatalogFile, current: readonly CatalogEndpo
   });
   const tamedBudgets = file.budgets?.flatMap((spec) => {
     const existing = budgets.find((b) => b.budget.key === spec.key);
-    return existing ? [withholdBudget(existing, spec, raises, errors)] : newBudget(spec, raises, errors, looseness.looserNewBudgets.has(spec.key));
+    if (!existing) return newBudget(spec, raises, errors, looseness.looserNewBudgets.has(spec.key));
+    const looser = looseness.archivesLoosening?.get(spec.key);
+    if (looser !== undefined && spec.archived && existing.budget.archivedAt === null) {
+      raises.push({ kind: "budget.archive", budgetKey: spec.key, line: `budget ${spec.key}: archive while ${looser}, created in the last 24 hours over the same members, lets more through` });
+      return [withholdBudget(existing, { ...spec, archived: false }, raises, errors)];
+    }
+    return [withholdBudget(existing, spec, raises, errors)];
   });
   return { file: { ...file, endpoints, ...(tamedBudgets ? { budgets: tamedBudgets } : {}) }, raises, errors };
 }
@@ -246,6 +257,7 @@ const KINDS_OF: Record<string, readonly FileRaise["kind"][]> = {
   "budget.adjust": ["budget.value"],
   "budget.restore": ["budget.value"],
   "budget.unarchive": ["budget.unarchive"],
+  "budget.archive": ["budget.archive"],
 };
 
 const keyOf = (r: FileRaise) => ("endpointKey" in r ? r.endpointKey : r.budgetKey);

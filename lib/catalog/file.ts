@@ -10,7 +10,7 @@ import { type ChangeControl, requireApproval } from "@/lib/changes/context";
 import { isValueRaise } from "@/lib/changes/raise";
 import { CatalogError, requireCatalogReason } from "./errors";
 import { type FileLooseness, type FileRaise, markApprovals, standingValue, withholdRaises } from "./file-raises";
-import { looserNewBudgets } from "@/lib/budgets/re-add";
+import { looserNewBudgets, looserRecentBudget } from "@/lib/budgets/re-add";
 import { ceilingSpecOf, readCatalog, type CatalogEndpoint } from "./read";
 import { CATALOG_FORMAT_VERSION, CatalogFile, type CatalogFileInput, type CeilingSpec, ceilingIdentity, describeIssues, type EndpointFields, type EndpointSpec } from "./spec";
 import { ceilingSentence, describeWorstCase, worstCases } from "./worst-case";
@@ -308,7 +308,13 @@ async function diffAll(db: Db, file: CatalogFile, current: CatalogEndpoint[], db
 
 /** What the database says is looser in the file (lib/budgets/re-add.ts): new budgets against archived ones. */
 async function fileLooseness(db: Db, file: CatalogFile, dbBudgets: readonly CatalogBudget[]): Promise<FileLooseness> {
-  return { looserNewBudgets: await looserNewBudgets(db, file.budgets, dbBudgets.map((b) => ({ key: b.budget.key, archived: b.budget.archivedAt !== null }))) };
+  const archivesLoosening = new Map<string, string>();
+  for (const b of dbBudgets) {
+    if (b.budget.archivedAt !== null || !file.budgets?.some((f) => f.key === b.budget.key && f.archived)) continue;
+    const looser = await looserRecentBudget(db, b.budget);
+    if (looser !== null) archivesLoosening.set(b.budget.key, looser);
+  }
+  return { looserNewBudgets: await looserNewBudgets(db, file.budgets, dbBudgets.map((b) => ({ key: b.budget.key, archived: b.budget.archivedAt !== null }))), archivesLoosening };
 }
 
 /**

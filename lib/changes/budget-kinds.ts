@@ -8,7 +8,7 @@ import { archiveLocked, insertBudget, updateBudgetFields, writeBudgetValue } fro
 import { moneyInputText, parseMoneyInput, previewBudgetAdjustment } from "@/lib/budgets/money";
 import { readBudget } from "@/lib/budgets/read";
 import { BudgetFields, BudgetSpec } from "@/lib/budgets/spec";
-import { BUDGET_RE_ADD_WINDOW_HOURS, loosenedArchivedBudget } from "@/lib/budgets/re-add";
+import { BUDGET_RE_ADD_WINDOW_HOURS, loosenedArchivedBudget, looserRecentBudget } from "@/lib/budgets/re-add";
 import { endpointsByKey, lockedBudget } from "@/lib/budgets/write";
 import { clampToBounds } from "@/lib/ceilings/parse";
 import { issueLine } from "@/lib/errors";
@@ -261,6 +261,41 @@ export const budgetMembers: KindHandler = {
     const parsed = BudgetFields.safeParse({ name: spec.name, members: change.members, alertThresholds: spec.alertThresholds, min: spec.min, max: spec.max, default: spec.default });
     if (!parsed.success) throw new ChangeControlError("invalid_input", zodIssues(parsed.error).map(issueLine).join("; "));
     await updateBudgetFields({ tx, actor, reason: request.reason, changeControl: control }, budget.key, parsed.data);
+    return { stale: null, raised: null };
+  },
+};
+
+// ---- budget.archive ------------------------------------------------------------------------------
+
+const Archive = z.strictObject({ budgetKey: Key });
+
+/** Archiving a budget while a looser one created in the last 24 hours shares its members (lib/budgets/re-add.ts). */
+export const budgetArchive: KindHandler = {
+  async prepare(db, raw) {
+    const change = parseChange(Archive, raw);
+    const budget = await budgetByKey(db, change.budgetKey);
+    if (budget.archivedAt !== null) throw new ChangeControlError("unchanged", `budget ${budget.key} is already archived`);
+    const looser = await looserRecentBudget(db, budget);
+    return {
+      ...base,
+      change,
+      before: { archived: false },
+      after: { archived: true },
+      summary: `budget ${budget.key} archive${looser ? ` (${looser}, created in the last ${BUDGET_RE_ADD_WINDOW_HOURS} hours over the same members, lets more through)` : ""}`,
+      budgetId: budget.id,
+      worstBefore: worstOf(budget),
+      worstAfter: null,
+      currency: budget.currency,
+      raise: looser !== null,
+    };
+  },
+  async apply({ tx, request, actor, control }) {
+    const change = parseChange(Archive, request.change);
+    const budget = await lockedOrStale(tx, change.budgetKey);
+    if ("gone" in budget) return { stale: budget.gone };
+    const moved = movedSince(request.before, { archived: budget.archivedAt !== null });
+    if (moved.length > 0) return { stale: staleMessage(moved) };
+    await archiveLocked({ tx, actor, reason: request.reason, changeControl: control }, budget, true);
     return { stale: null, raised: null };
   },
 };

@@ -219,6 +219,26 @@ describe.skipIf(skipWithoutDatabase())("budget loosenings take two people", () =
     expect((await row(`lo.now${n}`)).value).toBe(5 * DOLLAR);
   });
 
+  it("the other way round: a looser budget created beside one, then the old one archived; the archive is the raise, from the verb and the dashboard", async () => {
+    const x = await endpoint();
+    const first = await budget({ members: [x], value: 10 * DOLLAR });
+    await budget({ members: [x], value: 5 * DOLLAR });
+    const { a, b } = await pair();
+    // Replaced by a tighter one, archiving is instant.
+    await setBudgetArchived(t.db, { key: first, archived: true, actor: actor(a), reason: "the tighter one does it" });
+    const y = await endpoint();
+    const old = await budget({ members: [y], value: 10 * DOLLAR });
+    const bigger = await budget({ members: [y], value: 30 * DOLLAR });
+    await expect(setBudgetArchived(t.db, { key: old, archived: true, actor: actor(a), reason: "replaced" })).rejects.toMatchObject({ code: "approval_required", ask: { kind: "budget.archive", change: { budgetKey: old } } });
+    expect(await archiveBudgetCore(deps(a), form({ key: old, reason: "replaced" }))).toMatchObject({ status: "error", code: "approval_required", askKind: "budget.archive" });
+    expect((await row(old)).archivedAt).toBeNull();
+    expect(await askForApprovalCore(deps(a), form({ key: old, kind: "budget.archive", reason: "replaced by the bigger one" }))).toMatchObject({ status: "ok" });
+    const [request] = await t.db.select().from(changeRequests).where(sql`${changeRequests.kind} = 'budget.archive' and ${changeRequests.change}->>'budgetKey' = ${old}`);
+    expect(request?.summary).toContain(bigger);
+    expect((await approveChange(t.db, { id: request?.id ?? 0, approver: b })).applied).toBe(true);
+    expect((await row(old)).archivedAt).not.toBeNull();
+  });
+
   // ---- unarchive -----------------------------------------------------------------------------------
 
   it("unarchiving a budget from the dashboard is refused alone and applied once a second admin approves", async () => {

@@ -23,6 +23,7 @@ export type AskChange =
   | { kind: "ceiling.add"; endpointKey: string; ceiling: CeilingSpecInput; confirm?: string }
   | { kind: "budget.create"; spec: BudgetSpecInput }
   | { kind: "budget.members"; budgetKey: string; members: string[] }
+  | { kind: "budget.archive"; budgetKey: string }
   | { kind: "endpoint.prices"; endpointKey: string; parts: EndpointPart[] };
 
 export type AskParams = {
@@ -64,6 +65,8 @@ function changeOf(ask: AskChange): { kind: ChangeKind; change: Record<string, un
       return { kind: ask.kind, change: { spec: ask.spec } };
     case "budget.members":
       return { kind: ask.kind, change: { budgetKey: ask.budgetKey, members: ask.members } };
+    case "budget.archive":
+      return { kind: ask.kind, change: { budgetKey: ask.budgetKey } };
     case "endpoint.prices":
       return { kind: ask.kind, change: { endpointKey: ask.endpointKey, parts: ask.parts } };
   }

@@ -1,4 +1,4 @@
-import { budgetBounds, budgetCreate, budgetMembers, budgetUnarchive, budgetValue } from "./budget-kinds";
+import { budgetArchive, budgetBounds, budgetCreate, budgetMembers, budgetUnarchive, budgetValue } from "./budget-kinds";
 import { ceilingAdd, ceilingBounds, ceilingValue, endpointUnarchive, perCallMax } from "./ceiling-kinds";
 import type { KindHandler } from "./prepared";
 import { endpointPrices } from "./price-kind";
@@ -17,6 +17,7 @@ export const kindHandlers: Record<ChangeKind, KindHandler> = {
   "budget.unarchive": budgetUnarchive,
   "budget.create": budgetCreate,
   "budget.members": budgetMembers,
+  "budget.archive": budgetArchive,
   "endpoint.prices": endpointPrices,
   schedule,
 };

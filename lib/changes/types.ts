@@ -19,6 +19,7 @@ export const changeKinds = [
   "budget.unarchive", //     change { budgetKey }                   before { archived: true }
   "budget.create", //        change { spec: <BudgetSpec input> }    before { exists: false }
   "budget.members", //       change { budgetKey, members }          before { members, archived }
+  "budget.archive", //       change { budgetKey }                   before { archived: false, looser }
   "endpoint.prices", //      change { endpointKey, parts }          before { parts }
   "schedule", //             change { scheduleId }                  before { state: "awaiting_approval" }
 ] as const;
@@ -39,6 +40,7 @@ export const changeKindLabels: Record<ChangeKind, string> = {
   "budget.unarchive": "Unarchive budget",
   "budget.create": "New budget",
   "budget.members": "Budget members",
+  "budget.archive": "Archive budget",
   "endpoint.prices": "Part prices",
   schedule: "Scheduled change",
 };

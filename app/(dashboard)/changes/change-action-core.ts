@@ -37,6 +37,7 @@ const AskKind = z.discriminatedUnion("kind", [
   // The new budget's fields are read by the budget form's reader, as its create form sends them.
   z.object({ kind: z.literal("budget.create") }),
   z.object({ kind: z.literal("budget.members"), key: BudgetKey, members: z.string().max(20_000) }),
+  z.object({ kind: z.literal("budget.archive"), key: BudgetKey }),
   // The parts are read by the endpoint form's reader, as its edit form sends them.
   z.object({ kind: z.literal("endpoint.prices"), key: EndpointKeyField }),
 ], { error: "unknown kind of change" });
@@ -117,6 +118,8 @@ export function readAskForm(fields: Record<string, string>): Ask {
       }
       case "budget.members":
         return { kind: kind.kind, budgetKey: kind.key, members: kind.members.split(",").map((m) => m.trim()).filter((m) => m !== "") };
+      case "budget.archive":
+        return { kind: kind.kind, budgetKey: kind.key };
       case "endpoint.prices": {
         const r = new FormReader(fields);
         const typed = PartList.safeParse(readPartRows(r, r.text("parts")));
