@@ -208,6 +208,25 @@ describe.skipIf(skipWithoutDatabase())("budget loosenings take two people", () =
     expect((await row(key)).value).toBe(30 * DOLLAR);
   });
 
+  it("a catalog file that archives a budget while a looser one created today shares its members asks for the archive", async () => {
+    const z = await endpoint();
+    const old = await budget({ members: [z], value: 10 * DOLLAR });
+    await budget({ members: [z], value: 30 * DOLLAR });
+    const { a, b } = await pair();
+    n += 1;
+    const current = await exportCatalog(t.db);
+    const file = path.join(dir, `c${n}.json`);
+    writeFileSync(file, JSON.stringify({ ...current, budgets: (current.budgets ?? []).map((bu) => (bu.key === old ? { ...bu, archived: true } : bu)) }));
+    const apply = (as?: string) => runApplyFile(t.db, { file, reason: "tidy up", confirmRaise: true, osUser: "ci", breakGlass: false, ...(as ? { as } : {}) }, () => {});
+    await expect(apply()).rejects.toMatchObject({ code: "approval_required" });
+    await apply(a.email);
+    expect((await row(old)).archivedAt).toBeNull();
+    const [request] = await t.db.select().from(changeRequests).where(sql`${changeRequests.kind} = 'budget.archive' and ${changeRequests.change}->>'budgetKey' = ${old}`);
+    expect(request?.state).toBe("pending");
+    expect((await approveChange(t.db, { id: request?.id ?? 0, approver: b })).applied).toBe(true);
+    expect((await row(old)).archivedAt).not.toBeNull();
+  });
+
   it("a budget created archived frees nothing: a file that creates one and a larger live one over the same members applies alone", async () => {
     const z = await endpoint();
     n += 1;
