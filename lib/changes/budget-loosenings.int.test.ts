@@ -208,6 +208,22 @@ describe.skipIf(skipWithoutDatabase())("budget loosenings take two people", () =
     expect((await row(key)).value).toBe(30 * DOLLAR);
   });
 
+  it("archiving a budget and creating a looser one over its members at the same time: exactly one of the two goes through alone", async () => {
+    const { a } = await pair();
+    for (let round = 0; round < 6; round += 1) {
+      const z = await endpoint();
+      const old = await budget({ members: [z], value: 10 * DOLLAR });
+      n += 1;
+      const key = `lo.race${n}`;
+      const outcomes = await Promise.allSettled([
+        setBudgetArchived(t.db, { key: old, archived: true, actor: actor(a), reason: "replace" }),
+        createBudget(t.db, { spec: { key, name: key, scope: "global", window: "utc_day", value: 20 * DOLLAR, min: 0, max: 100 * DOLLAR, default: 20 * DOLLAR, members: [z] }, actor: actor(a), reason: "bigger" }),
+      ]);
+      expect(outcomes.filter((o) => o.status === "fulfilled")).toHaveLength(1);
+      for (const o of outcomes) if (o.status === "rejected") expect(o.reason).toMatchObject({ code: "approval_required" });
+    }
+  });
+
   it("a catalog file that archives a budget while a looser one created today shares its members asks for the archive", async () => {
     const z = await endpoint();
     const old = await budget({ members: [z], value: 10 * DOLLAR });
