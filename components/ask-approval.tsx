@@ -14,7 +14,22 @@ import { dangerButtonClass, inputClass, labelClass, secondaryButtonClass } from 
 const askAction = runAction.bind(null, "change.request");
 const breakGlassAction = runAction.bind(null, "change.break_glass");
 
-export type AskKind = "ceiling.value" | "ceiling.bounds" | "ceiling.add" | "budget.value" | "endpoint.per_call_max" | "endpoint.unarchive" | "budget.unarchive" | "plan.value" | "account.plan" | "ceiling.override" | "budget.override";
+export type AskKind =
+  | "ceiling.value"
+  | "ceiling.bounds"
+  | "ceiling.add"
+  | "budget.value"
+  | "endpoint.per_call_max"
+  | "endpoint.unarchive"
+  | "budget.unarchive"
+  | "plan.value"
+  | "account.plan"
+  | "ceiling.override"
+  | "budget.override"
+  | "budget.create"
+  | "budget.members"
+  | "budget.archive"
+  | "endpoint.prices";
 
 type End = "none" | "for" | "until";
 

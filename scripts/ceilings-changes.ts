@@ -207,6 +207,12 @@ async function kindAndChange(tx: Db, raise: FileRaise): Promise<{ kind: ChangeKi
     case "plan.value":
     case "plan.default":
       return { kind: raise.kind, change: raiseChange(raise) };
+    case "budget.members":
+      return { kind: raise.kind, change: { budgetKey: raise.budgetKey, members: raise.members } };
+    case "budget.archive":
+      return { kind: raise.kind, change: { budgetKey: raise.budgetKey } };
+    case "endpoint.prices":
+      return { kind: raise.kind, change: { endpointKey: raise.endpointKey, parts: raise.parts } };
   }
 }
 

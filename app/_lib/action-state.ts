@@ -11,6 +11,8 @@ export type ActionState =
       /** What is in force after a conflict, so the form can reload it. */
       current?: { value: number; version: number };
       currentVersion?: number;
+      /** On approval_required: the kind of request that would make the change, so the form offers the right ask. */
+      askKind?: string;
     };
 
 export const IDLE: ActionState = { status: "idle" };

@@ -5,6 +5,7 @@ import type { AuditActor } from "@/lib/audit/record";
 import { AccountError } from "@/lib/accounts/errors";
 import { CatalogConflictError, CatalogError, type Issue } from "@/lib/catalog/errors";
 import { CeilingConflictError } from "@/lib/ceilings/errors";
+import { ChangeControlError } from "@/lib/changes/errors";
 import { DomainError } from "@/lib/errors";
 import { strictFormEntries } from "@/lib/http/strict-input";
 import { logError } from "@/lib/log/redact";
@@ -81,7 +82,7 @@ export function actionFailure(error: unknown): ActionState {
     logError("server action failed", error);
     return { status: "error", error: "The change could not be saved. The error was logged; try again." };
   }
-  const state = { status: "error" as const, error: error.message, code: error.code };
+  const state = { status: "error" as const, error: error.message, code: error.code, ...(error instanceof ChangeControlError && error.ask ? { askKind: error.ask.kind } : {}) };
   if (error instanceof CatalogConflictError) return { ...state, currentVersion: error.currentVersion };
   if (error instanceof CatalogError) return { ...state, fieldErrors: fieldErrorsOf(error.problems) };
   if (error instanceof CeilingConflictError) return { ...state, current: { value: error.currentValue, version: error.currentVersion } };

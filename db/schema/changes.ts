@@ -92,10 +92,10 @@ export const raiseEnds = pgTable(
     budgetId: integer("budget_id").references(() => budgets.id),
     revertTo: bigint("revert_to", { mode: "number" }).notNull(),
     raisedTo: bigint("raised_to", { mode: "number" }).notNull(),
-    // The ceiling's (or budget's) version right after the raise was written. The end reverts only
-    // while the version is still this one: any later write (a lowering, then an approved permanent
-    // raise back to the same value) means someone decided since, and the raise is not put back.
-    // Nullable only for safety; recordRaiseEnd always sets it.
+    // The ceiling's (or budget's) version right after the raise was written, for the record. Whether
+    // the end still puts the value back is decided by the audit log, not the version: a direct edit
+    // since (a lowering, a kill, a restore) keeps the end; only a change request applied since
+    // supersedes it (lib/changes/raise-ends.ts). Nullable only for safety; recordRaiseEnd always sets it.
     raisedVersion: integer("raised_version"),
     endsAt: timestamp("ends_at", { withTimezone: true }).notNull(),
     state: raiseEndState("state").notNull().default("active"),

@@ -135,17 +135,18 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
     const changes = await updateBudget(t.db, {
       key,
       expectedVersion: row.version,
-      fields: { name: "LLM spend, all models", members: [members[0] ?? "", added.key], alertThresholds: [80, 50], min: 0, max: 100 * DOLLAR, default: 100 * DOLLAR },
+      // Members are only added here: removing one is a raise (its own test below).
+      fields: { name: "LLM spend, all models", members: [...members, added.key], alertThresholds: [80, 50], min: 0, max: 100 * DOLLAR, default: 100 * DOLLAR },
       actor: admin,
       reason: "new model",
     });
     expect(changes.map((c) => c.field).sort()).toEqual(["alertThresholds", "default", "max", "members", "name", "value"]);
     const after = await readBudget(t.db, key);
-    expect(after.spec).toMatchObject({ name: "LLM spend, all models", members: [members[0], added.key].sort(), alertThresholds: [50, 80], value: 100 * DOLLAR, max: 100 * DOLLAR });
+    expect(after.spec).toMatchObject({ name: "LLM spend, all models", members: [...members, added.key].sort(), alertThresholds: [50, 80], value: 100 * DOLLAR, max: 100 * DOLLAR });
     expect(after.budget.version).toBe(row.version + 1);
     const event = await lastEvent(key);
     expect(event).toMatchObject({ action: "budget.update", previousValue: 200 * DOLLAR, appliedValue: 100 * DOLLAR, clamped: true });
-    expect(event?.details).toMatchObject({ budgetId: row.id, changes: { members: { before: [...members].sort(), after: [members[0], added.key].sort() } } });
+    expect(event?.details).toMatchObject({ budgetId: row.id, changes: { members: { before: [...members].sort(), after: [...members, added.key].sort() } } });
 
     const before = await snapshot();
     const stale = await failure(updateBudget(t.db, { key, expectedVersion: row.version, fields: { name: "again", members: after.spec.members, min: 0, max: DOLLAR * 100, default: DOLLAR }, actor: admin, reason: "r" }));

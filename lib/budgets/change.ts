@@ -17,6 +17,7 @@ import { clampPlanBudgetValues } from "@/lib/plans/clamp";
 import { formatMoney } from "@/lib/format";
 import type { BudgetWindow } from "@/lib/vocabulary";
 import { budgetSentence, parseMoneyInput, previewBudgetAdjustment, type BudgetAdjustmentKind } from "./money";
+import { BUDGET_RE_ADD_WINDOW_HOURS, loosenedArchivedBudget, looserRecentBudget } from "./re-add";
 import { BudgetFields, BudgetSpec } from "./spec";
 import { type BudgetChange, endpointsByKey, lockedBudget, lockedMembers, lockMembers, recordBudgetChange, saveBudget, setMembers } from "./write";
 
@@ -65,6 +66,11 @@ export async function insertBudget(p: BudgetChange, spec: BudgetSpec, mayBeArchi
   const locked = [...(await endpointsByKey(p.tx, spec.members)).values()].map((e) => e.id);
   await lockMembers(p.tx, locked);
   const members = await lockedMembers(p.tx, spec.members, spec.currency, mayBeArchived, locked);
+  // Archived in the last 24 hours and re-created looser over the same members: a raise (re-add.ts).
+  const loosened = await loosenedArchivedBudget(p.tx, spec, members.map((m) => m.id));
+  if (loosened !== null) {
+    requireApproval(p.changeControl, `a new budget ${spec.key} looser than budget ${loosened} (archived in the last ${BUDGET_RE_ADD_WINDOW_HOURS} hours, over the same members)`, { kind: "budget.create", change: { spec } });
+  }
   const killed = spec.killed === true && spec.value > 0;
   const now = new Date();
   let row: Budget | undefined;
@@ -162,6 +168,14 @@ export async function updateBudgetFields(
     requireApproval(p.changeControl, `${budget.key} bounds ${money(budget, budget.minValue)}..${money(budget, budget.maxValue)} → ${money(budget, next.min)}..${money(budget, next.max)}`, {
       kind: "budget.bounds",
       change: { budgetKey: budget.key, min: next.min, max: next.max },
+    });
+  }
+  // A member removed from a live budget: its calls stop counting against the budget (a raise).
+  const removed = currentKeys.filter((k) => !next.members.includes(k));
+  if (removed.length > 0 && budget.archivedAt === null) {
+    requireApproval(p.changeControl, `removing ${removed.join(", ")} from budget ${budget.key} (its calls would no longer count against ${money(budget, budget.value)})`, {
+      kind: "budget.members",
+      change: { budgetKey: budget.key, members: [...next.members].sort() },
     });
   }
   const saved = await saveBudget(p.tx, budget.id, {
@@ -364,6 +378,14 @@ export async function archiveLocked(p: BudgetChange, budget: Budget, archived: b
   // The rules make every unarchive a second admin's decision (docs/change-control.md), though an
   // archived budget limits nothing: kept as one rule for endpoints and budgets.
   if (!archived) requireApproval(p.changeControl, `unarchiving budget ${budget.key}`, { kind: "budget.unarchive", change: { budgetKey: budget.key } });
+  // Archived while a looser budget created in the last 24 hours shares its members: that one takes its place (re-add.ts).
+  const looser = archived ? await looserRecentBudget(p.tx, budget) : null;
+  if (looser !== null) {
+    requireApproval(p.changeControl, `archiving budget ${budget.key} while budget ${looser}, created in the last ${BUDGET_RE_ADD_WINDOW_HOURS} hours over the same members, lets more through`, {
+      kind: "budget.archive",
+      change: { budgetKey: budget.key },
+    });
+  }
   await saveBudget(p.tx, budget.id, { archivedAt: archived ? new Date() : null, archivedBy: archived ? actorName(p.actor) : null });
   await recordBudgetChange(p, budget, { action: archived ? "budget.archive" : "budget.unarchive", details: {} });
 }

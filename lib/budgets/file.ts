@@ -150,12 +150,10 @@ export function diffBudgets(
 
 /** Makes a plan's budget steps, inside the catalog file's transaction, after its endpoints. */
 export async function applyBudgetSteps(p: BudgetChange, steps: readonly BudgetStep[], created: ReadonlySet<string>): Promise<void> {
-  for (const step of steps) {
+  // New budgets last: one the file archives is then archived when a new one is compared with it
+  // (a budget re-created looser within 24 hours is a raise: lib/budgets/re-add.ts).
+  for (const step of steps.filter((s) => s.existing !== null)) {
     const { spec } = step;
-    if (!step.existing) {
-      await insertBudget(p, spec, created);
-      continue;
-    }
     if (step.fields) await updateBudgetFields(p, spec.key, fieldsOf(spec), { mayBeArchived: created });
     // Read again under the locks: new bounds may have pulled the value in.
     const { budget } = await lockedBudget(p.tx, spec.key);
@@ -164,6 +162,7 @@ export async function applyBudgetSteps(p: BudgetChange, steps: readonly BudgetSt
     for (const o of step.overrides.remove) await deleteOverride(p, budget, o.caller);
     if (step.archive !== null) await archiveLocked(p, (await lockedBudget(p.tx, spec.key)).budget, step.archive);
   }
+  for (const step of steps.filter((s) => s.existing === null)) await insertBudget(p, step.spec, created);
 }
 
 async function applyValue(p: BudgetChange, budget: Budget, next: NextValue): Promise<void> {

@@ -19,3 +19,4 @@ export { budgetSentence, moneyInputText, parseMoneyInput, previewBudgetAdjustmen
 export { budgetKeysOfEndpoint, budgetSentenceOf, listMemberOptions, readBudget, readBudgets, type CatalogBudget } from "./read";
 export { BudgetFields, BudgetSpec, type BudgetFieldsInput, type BudgetSpecInput } from "./spec";
 export * from "./dashboard";
+export { BUDGET_RE_ADD_WINDOW_HOURS, loosenedArchivedBudget, looserRecentBudget } from "./re-add";

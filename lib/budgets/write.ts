@@ -1,4 +1,4 @@
-import { asc, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { budgetMembers, budgets, endpoints, type Budget, type NewBudget } from "@/db/schema";
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
@@ -145,4 +145,18 @@ export async function checkMemberCurrency(tx: Db, endpoint: { id: number; key: s
   throw invalidInput([
     { path: "currency", message: `currency cannot become ${currency}: ${endpoint.key} counts in budget ${other.map((b) => `${b.key} (${b.currency})`).join(", ")}; remove it from there first (one currency per budget)` },
   ]);
+}
+
+/**
+ * The live (not archived) budgets that charge an endpoint, by key: where its prices turn money into
+ * calls. Read under the endpoint's lock, which a membership change takes too.
+ */
+export async function budgetKeysCharging(tx: Db, endpointId: number): Promise<string[]> {
+  const rows = await tx
+    .select({ key: budgets.key })
+    .from(budgetMembers)
+    .innerJoin(budgets, eq(budgets.id, budgetMembers.budgetId))
+    .where(and(eq(budgetMembers.endpointId, endpointId), isNull(budgets.archivedAt)))
+    .orderBy(asc(budgets.key));
+  return rows.map((r) => r.key);
 }

@@ -1,7 +1,9 @@
 import type { Ceiling } from "@/db/schema";
 import { type CatalogBudget, isKilled } from "@/lib/budgets/read";
 import type { BudgetSpec } from "@/lib/budgets/spec";
+import { loweredPrices } from "@/lib/changes/raise";
 import { formatCount, formatMoney } from "@/lib/format";
+import type { EndpointPart } from "@/lib/vocabulary";
 import type { CatalogEndpoint } from "./read";
 import { type CatalogFile, type CeilingSpec, ceilingIdentity, type EndpointSpec, hasGlobalCeiling } from "./spec";
 
@@ -27,7 +29,20 @@ export type FileRaise =
   // switched to a looser plan (the database's reading): found while the plans are applied, under
   // their locks, and asked for like the rest (lib/plans/file.ts applyPlanSteps).
   | { kind: "plan.value"; planKey: string; ceilingId?: number; budgetKey?: string; value: number | null; line: string }
-  | { kind: "plan.default"; planKey: string; line: string };
+  | { kind: "plan.default"; planKey: string; line: string }
+  | { kind: "budget.members"; budgetKey: string; members: string[]; line: string }
+  | { kind: "budget.archive"; budgetKey: string; line: string }
+  | { kind: "endpoint.prices"; endpointKey: string; parts: EndpointPart[]; line: string };
+
+/**
+ * What the database decided before the split (it owns "looser"): the keys of the file's new budgets
+ * that are looser than a budget archived in the last 24 hours (or by this file) over the same members.
+ */
+export type FileLooseness = {
+  looserNewBudgets: ReadonlySet<string>;
+  /** The budgets the file archives while a looser one created in the last 24 hours shares their members (by key, with that one's key). */
+  archivesLoosening?: ReadonlyMap<string, string>;
+};
 
 export type Withheld = { file: CatalogFile; raises: FileRaise[]; errors: string[] };
 
@@ -65,7 +80,7 @@ export const newAboveDefault = (spec: { value: number; default: number }) => spe
 
 const KILLED_RAISE = "stays killed with a value to restore above the one in force: an approval puts a value in force, so a raise cannot wait behind a kill; lift the kill in the file (it is then asked for) or keep the value to restore";
 
-export function withholdRaises(file: CatalogFile, current: readonly CatalogEndpoint[], budgets: readonly CatalogBudget[]): Withheld {
+export function withholdRaises(file: CatalogFile, current: readonly CatalogEndpoint[], budgets: readonly CatalogBudget[], looseness: FileLooseness = { looserNewBudgets: new Set() }): Withheld {
   const raises: FileRaise[] = [];
   const errors: string[] = [];
   const byKey = new Map(current.map((c) => [c.endpoint.key, c]));
@@ -81,6 +96,13 @@ export function withholdRaises(file: CatalogFile, current: readonly CatalogEndpo
     if (e.archivedAt !== null && !spec.archived) {
       out.archived = true;
       raises.push({ kind: "endpoint.unarchive", endpointKey: spec.key, line: `${spec.key}: unarchive` });
+    }
+    // A price lowered where a budget that stays live charges the endpoint: the prices in force stay, the file's are asked for.
+    const lowered = loweredPrices(e.parts, spec.parts);
+    const charging = budgets.filter((b) => b.budget.archivedAt === null && b.spec.members.includes(spec.key) && !file.budgets?.some((f) => f.key === b.budget.key && f.archived));
+    if (lowered.length > 0 && charging.length > 0) {
+      out.parts = e.parts.map((p) => ({ name: p.name, pricePico: p.pricePico }));
+      raises.push({ kind: "endpoint.prices", endpointKey: spec.key, parts: spec.parts, line: `${spec.key}: prices lowered (${lowered.join("; ")}), charged by budget ${charging.map((b) => b.budget.key).join(", ")}` });
     }
     const rows = new Map(existing.ceilings.map((c) => [ceilingIdentity(c), c]));
     const withheldAdds: CeilingSpec[] = [];
@@ -108,7 +130,13 @@ export function withholdRaises(file: CatalogFile, current: readonly CatalogEndpo
   });
   const tamedBudgets = file.budgets?.flatMap((spec) => {
     const existing = budgets.find((b) => b.budget.key === spec.key);
-    return existing ? [withholdBudget(existing, spec, raises, errors)] : newBudget(spec, raises, errors);
+    if (!existing) return newBudget(spec, raises, errors, looseness.looserNewBudgets.has(spec.key));
+    const looser = looseness.archivesLoosening?.get(spec.key);
+    if (looser !== undefined && spec.archived && existing.budget.archivedAt === null) {
+      raises.push({ kind: "budget.archive", budgetKey: spec.key, line: `budget ${spec.key}: archive while ${looser}, created in the last 24 hours over the same members, lets more through` });
+      return [withholdBudget(existing, { ...spec, archived: false }, raises, errors)];
+    }
+    return [withholdBudget(existing, spec, raises, errors)];
   });
   return { file: { ...file, endpoints, ...(tamedBudgets ? { budgets: tamedBudgets } : {}) }, raises, errors };
 }
@@ -169,13 +197,14 @@ function withholdCeiling(endpointKey: string, row: Ceiling, c: CeilingSpec, rais
 }
 
 /** A new budget above its default is asked for whole (budget.create): until approved it is not there. */
-function newBudget(spec: BudgetSpec, raises: FileRaise[], errors: string[]): BudgetSpec[] {
-  if (!newAboveDefault(spec)) return [spec];
+function newBudget(spec: BudgetSpec, raises: FileRaise[], errors: string[], looserThanArchived: boolean): BudgetSpec[] {
+  if (!newAboveDefault(spec) && !looserThanArchived) return [spec];
   if (spec.killed) {
     errors.push(`budget ${spec.key}: new, killed, with a value to restore above its default: ${KILLED_RAISE}`);
     return [spec];
   }
-  raises.push({ kind: "budget.create", budgetKey: spec.key, spec, line: `budget ${spec.key}: new budget at ${formatMoney(spec.value, spec.currency)} (its default ${formatMoney(spec.default, spec.currency)})` });
+  const why = looserThanArchived ? ", looser than a budget archived in the last 24 hours over the same members" : "";
+  raises.push({ kind: "budget.create", budgetKey: spec.key, spec, line: `budget ${spec.key}: new budget at ${formatMoney(spec.value, spec.currency)} (its default ${formatMoney(spec.default, spec.currency)})${why}` });
   return [];
 }
 
@@ -188,6 +217,12 @@ function withholdBudget(existing: CatalogBudget, spec: BudgetSpec, raises: FileR
   if (r.unarchive) {
     out.archived = true;
     raises.push({ kind: "budget.unarchive", budgetKey: spec.key, line: `${at}: unarchive` });
+  }
+  // A member removed from a budget that stays live: it stays a member until a second admin approves.
+  const lost = existing.spec.members.filter((m) => !spec.members.includes(m));
+  if (lost.length > 0 && row.archivedAt === null && !spec.archived) {
+    out.members = [...spec.members, ...lost];
+    raises.push({ kind: "budget.members", budgetKey: spec.key, members: [...spec.members].sort(), line: `${at}: members - ${lost.join(", - ")} (their calls would no longer count against it)` });
   }
   const valueWaits = r.value && r.max && r.after > row.maxValue;
   if (r.max) {
@@ -216,20 +251,21 @@ function withholdBudget(existing: CatalogBudget, spec: BudgetSpec, raises: FileR
 /** Which raises a planned change holds: the kinds it can carry, on its endpoint (or budget) and ceiling. */
 const KINDS_OF: Record<string, readonly FileRaise["kind"][]> = {
   "endpoint.create": ["ceiling.value"],
-  "endpoint.update": ["endpoint.per_call_max"],
+  "endpoint.update": ["endpoint.per_call_max", "endpoint.prices"],
   "endpoint.unarchive": ["endpoint.unarchive"],
   "ceiling.add": ["ceiling.add"],
   "ceiling.update": ["ceiling.value", "ceiling.bounds"],
   "ceiling.restore": ["ceiling.value", "ceiling.bounds"],
   "ceiling.kill": ["ceiling.bounds"],
   "budget.create": ["budget.create"],
-  "budget.update": ["budget.bounds", "budget.value"],
+  "budget.update": ["budget.bounds", "budget.value", "budget.members"],
   "budget.adjust": ["budget.value"],
   "budget.restore": ["budget.value"],
   "budget.unarchive": ["budget.unarchive"],
   "plan.value.set": ["plan.value"],
   "plan.value.remove": ["plan.value"],
   "plan.default": ["plan.default"],
+  "budget.archive": ["budget.archive"],
 };
 
 const keyOf = (r: FileRaise) => ("endpointKey" in r ? r.endpointKey : "planKey" in r ? r.planKey : r.budgetKey);

@@ -9,7 +9,8 @@ import { CONFIRM_RAISE_FACTOR } from "@/lib/ceilings/parse";
 import { type ChangeControl, requireApproval } from "@/lib/changes/context";
 import { isValueRaise } from "@/lib/changes/raise";
 import { CatalogError, requireCatalogReason } from "./errors";
-import { type FileRaise, markApprovals, standingValue, withholdRaises } from "./file-raises";
+import { type FileLooseness, type FileRaise, markApprovals, standingValue, withholdRaises } from "./file-raises";
+import { looserNewBudgets, looserRecentBudget } from "@/lib/budgets/re-add";
 import { ceilingSpecOf, readCatalog, type CatalogEndpoint } from "./read";
 import { CATALOG_FORMAT_VERSION, CatalogFile, type CatalogFileInput, type CeilingSpec, ceilingIdentity, describeIssues, type EndpointFields, type EndpointSpec } from "./spec";
 import { ceilingSentence, describeWorstCase, worstCases } from "./worst-case";
@@ -306,6 +307,17 @@ async function diffAll(db: Db, file: CatalogFile, current: CatalogEndpoint[], db
   return { endpoints, budgets, filePlans, errors, plans, changeCount: plans.reduce((n, p) => n + p.changes.length, 0) };
 }
 
+/** What the database says is looser in the file (lib/budgets/re-add.ts): new budgets against archived ones. */
+async function fileLooseness(db: Db, file: CatalogFile, dbBudgets: readonly CatalogBudget[]): Promise<FileLooseness> {
+  const archivesLoosening = new Map<string, string>();
+  for (const b of dbBudgets) {
+    if (b.budget.archivedAt !== null || !file.budgets?.some((f) => f.key === b.budget.key && f.archived)) continue;
+    const looser = await looserRecentBudget(db, b.budget);
+    if (looser !== null) archivesLoosening.set(b.budget.key, looser);
+  }
+  return { looserNewBudgets: await looserNewBudgets(db, file.budgets, dbBudgets.map((b) => ({ key: b.budget.key, archived: b.budget.archivedAt !== null }))), archivesLoosening };
+}
+
 /**
  * What applying the file would change, each change that needs a second admin marked (change
  * control: `raises` are what `apply` asks for; the rest it applies at once).
@@ -317,7 +329,7 @@ export async function planCatalog(db: Db, text: string): Promise<Plan> {
   const dbBudgets = await readBudgets(db);
   const all = await diffAll(db, parsed.file, current, dbBudgets);
   if (all.errors.length > 0) return { ok: false, errors: all.errors };
-  const withheld = withholdRaises(parsed.file, current, dbBudgets);
+  const withheld = withholdRaises(parsed.file, current, dbBudgets, await fileLooseness(db, parsed.file, dbBudgets));
   if (withheld.errors.length > 0) return { ok: false, errors: withheld.errors };
   // What apply would refuse while the raises wait, plan says now.
   if (withheld.raises.length > 0) {
@@ -384,7 +396,7 @@ export async function applyCatalog(db: Db, p: ApplyParams): Promise<ApplyResult>
     let file = parsed.file;
     let raises: FileRaise[] = [];
     if (p.onRaises) {
-      const withheld = withholdRaises(parsed.file, current, dbBudgets);
+      const withheld = withholdRaises(parsed.file, current, dbBudgets, await fileLooseness(tx, parsed.file, dbBudgets));
       if (withheld.errors.length > 0) throw invalid(withheld.errors);
       ({ file, raises } = withheld);
     }

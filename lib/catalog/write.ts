@@ -5,10 +5,10 @@ import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import type { NewAuditEvent } from "@/db/schema/audit-events";
 import { actorName } from "@/lib/ceilings/actor";
 import { sqlState } from "@/db/sql-state";
-import { checkMemberCurrency } from "@/lib/budgets/write";
+import { budgetKeysCharging, checkMemberCurrency } from "@/lib/budgets/write";
 import { controlDetails, isChangeControl, requireApproval, type ChangeControl } from "@/lib/changes/context";
 import { ChangeControlError } from "@/lib/changes/errors";
-import { isNewValueRaise } from "@/lib/changes/raise";
+import { isNewValueRaise, loweredPrices } from "@/lib/changes/raise";
 import { formatCount } from "@/lib/format";
 import { CatalogError } from "./errors";
 import { isAddRaise } from "./re-add";
@@ -138,6 +138,17 @@ export async function updateEndpointFields(p: Change, endpoint: Endpoint, next: 
       kind: "endpoint.per_call_max",
       change: { endpointKey: endpoint.key, perCallMax: next.perCallMax },
     });
+  }
+  // A price lowered where a live budget charges the endpoint: the same money admits more calls.
+  const lowered = loweredPrices(endpoint.parts, next.parts);
+  if (lowered.length > 0) {
+    const charging = await budgetKeysCharging(p.tx, endpoint.id);
+    if (charging.length > 0) {
+      requireApproval(p.changeControl, `${endpoint.key} prices lowered (${lowered.join("; ")}) while budget ${charging.join(", ")} charges it`, {
+        kind: "endpoint.prices",
+        change: { endpointKey: endpoint.key, parts: next.parts.map((x) => ({ name: x.name, pricePico: x.pricePico })) },
+      });
+    }
   }
   if (next.currency !== endpoint.currency) await checkMemberCurrency(p.tx, endpoint, next.currency);
   await p.tx

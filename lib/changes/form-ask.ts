@@ -1,6 +1,8 @@
 import type { Db } from "@/db/client";
 import { parseMoneyInput } from "@/lib/budgets/money";
+import type { BudgetSpecInput } from "@/lib/budgets/spec";
 import type { CeilingSpecInput } from "@/lib/catalog/spec";
+import type { EndpointPart } from "@/lib/vocabulary";
 import { parseLimitInput } from "@/lib/ceilings/parse";
 import { parsePlanValue } from "@/lib/plans/preview";
 import { breakGlass } from "./break-glass";
@@ -28,7 +30,11 @@ export type AskChange =
   | { kind: "account.unblock"; account: string }
   // An override as typed on the endpoint's or the budget's page (money for a budget).
   | { kind: "ceiling.override"; ceilingId: number; caller: string; input: string }
-  | { kind: "budget.override"; budgetKey: string; caller: string; input: string };
+  | { kind: "budget.override"; budgetKey: string; caller: string; input: string }
+  | { kind: "budget.create"; spec: BudgetSpecInput }
+  | { kind: "budget.members"; budgetKey: string; members: string[] }
+  | { kind: "budget.archive"; budgetKey: string }
+  | { kind: "endpoint.prices"; endpointKey: string; parts: EndpointPart[] };
 
 export type AskParams = {
   ask: AskChange;
@@ -83,6 +89,14 @@ function changeOf(ask: AskChange): { kind: ChangeKind; change: Record<string, un
       const money = parseMoneyInput(ask.input, "value");
       return { kind: ask.kind, change: { budgetKey: ask.budgetKey, caller: ask.caller, value: typed(money.ok ? { ok: true, value: money.micros } : money) } };
     }
+    case "budget.create":
+      return { kind: ask.kind, change: { spec: ask.spec } };
+    case "budget.members":
+      return { kind: ask.kind, change: { budgetKey: ask.budgetKey, members: ask.members } };
+    case "budget.archive":
+      return { kind: ask.kind, change: { budgetKey: ask.budgetKey } };
+    case "endpoint.prices":
+      return { kind: ask.kind, change: { endpointKey: ask.endpointKey, parts: ask.parts } };
   }
 }
 

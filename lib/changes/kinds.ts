@@ -1,8 +1,9 @@
-import { budgetBounds, budgetCreate, budgetUnarchive, budgetValue } from "./budget-kinds";
+import { budgetArchive, budgetBounds, budgetCreate, budgetMembers, budgetUnarchive, budgetValue } from "./budget-kinds";
 import { ceilingAdd, ceilingBounds, ceilingValue, endpointUnarchive, perCallMax } from "./ceiling-kinds";
 import { budgetOverride, ceilingOverride } from "./override-kinds";
 import { accountPlan, accountUnblock, planDefault, planKeyAssignable, planValue } from "./plan-kinds";
 import type { KindHandler } from "./prepared";
+import { endpointPrices } from "./price-kind";
 import { schedule } from "./schedule-kind";
 import type { ChangeKind } from "./types";
 
@@ -17,6 +18,9 @@ export const kindHandlers: Record<ChangeKind, KindHandler> = {
   "budget.bounds": budgetBounds,
   "budget.unarchive": budgetUnarchive,
   "budget.create": budgetCreate,
+  "budget.members": budgetMembers,
+  "budget.archive": budgetArchive,
+  "endpoint.prices": endpointPrices,
   schedule,
   "plan.value": planValue,
   "plan.default": planDefault,

@@ -6,11 +6,12 @@ import { alerts, auditEvents, budgets, ceilings, raiseEnds } from "@/db/schema";
 import { holdTransaction, skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { createEndpoint } from "@/lib/catalog/change";
-import { adjustCeiling, killEndpoint } from "@/lib/ceilings";
+import { adjustCeiling, killEndpoint, restoreEndpoint } from "@/lib/ceilings";
 import { setCeilingValue, startFixtureProcess } from "@/lib/enforcement/test-fixtures";
 import { makeBudget, setBudgetValue } from "@/lib/enforcement/budget-fixtures";
+import { adjustBudget } from "@/lib/budgets/change";
 import { breakGlass } from "./break-glass";
-import { approveChange } from "./decide";
+import { approveChange, rejectChange } from "./decide";
 import { requestChange } from "./request";
 import { activeRaiseEnds, endRaises, recordRaiseEnd } from "./raise-ends";
 import { staffMember } from "./test-fixtures";
@@ -97,23 +98,40 @@ describe.skipIf(skipWithoutDatabase())("raise ends", () => {
     expect(await activeRaiseEnds(t.db, { endpointId: r.endpointId })).toEqual([]);
   });
 
-  it("reverts nothing when the value was changed meanwhile: superseded, and one alert says so", async () => {
+  it("keeps its end when the value is lowered meanwhile: one person cannot make the raise permanent", async () => {
     const r = await raised({ value: 100, raisedTo: 500, endsInMs: 60_000 });
     const [c] = await t.db.select().from(ceilings).where(eq(ceilings.id, r.ceilingId));
-    await adjustCeiling(t.db, { ceilingId: r.ceilingId, input: "300", expectedVersion: c?.version ?? 0, actor: admin, reason: "launch went well" });
-    expect((await activeRaiseEnds(t.db, { endpointId: r.endpointId }))[0]?.inForce).toBe(false);
+    await adjustCeiling(t.db, { ceilingId: r.ceilingId, input: "300", expectedVersion: c?.version ?? 0, actor: admin, reason: "a bit less" });
+    expect((await activeRaiseEnds(t.db, { endpointId: r.endpointId }))[0]?.inForce).toBe(true);
     const at = new Date(r.endsAt.getTime() + 1);
     const results = await Promise.all([endRaises(t.db, at), endRaises(t.db, at), endRaises(t.db, at)]);
-    expect(results.reduce((sum, x) => sum + x.skipped, 0)).toBe(1);
+    expect(results.reduce((sum, x) => sum + x.reverted, 0)).toBe(1);
     expect(await endRaises(t.db, at)).toEqual({ reverted: 0, skipped: 0 });
-    expect(await valueOf(r.ceilingId)).toBe(300);
-    const end = await stateOf(r.raiseEndId);
-    expect(end?.state).toBe("superseded");
-    expect(end?.resolvedNote).toContain("was changed meanwhile to 300");
-    expect(await auditCount("ceiling.adjust", r.raiseEndId)).toBe(0);
-    expect(await alertsOf("revert_skipped", r.raiseEndId)).toBe(1);
-    const [alert] = await t.db.select().from(alerts).where(eq(alerts.dedupeKey, `revert_skipped:${r.raiseEndId}`));
-    expect(alert?.message).toContain("nothing was reverted");
+    expect(await valueOf(r.ceilingId)).toBe(100);
+    expect((await stateOf(r.raiseEndId))?.state).toBe("reverted");
+    expect(await auditCount("ceiling.adjust", r.raiseEndId)).toBe(1);
+    expect(await alertsOf("revert_skipped", r.raiseEndId)).toBe(0);
+  });
+
+  it("an approved raise 100 → 150 for an hour, lowered to 149 by one admin: at its end 100 is back", async () => {
+    const r = await raisedForever({ value: 100, raisedTo: 100 });
+    await t.db.update(raiseEnds).set({ state: "cancelled" }).where(eq(raiseEnds.state, "active"));
+    const operator = await staffMember(t.db, "operator");
+    const approver = await staffMember(t.db, "admin");
+    const now = new Date();
+    const temporary = await requestChange(t.db, { kind: "ceiling.value", change: { ceilingId: r.ceilingId, value: 150 }, requester: operator, reason: "one hour", endsAfterSeconds: 3600 });
+    expect((await approveChange(t.db, { id: temporary.id, approver, now })).applied).toBe(true);
+    const [c] = await t.db.select().from(ceilings).where(eq(ceilings.id, r.ceilingId));
+    await adjustCeiling(t.db, { ceilingId: r.ceilingId, input: "149", expectedVersion: c?.version ?? 0, actor: { type: "staff", email: approver.email }, reason: "one unit less" });
+    // Asking again (and being rejected) is not a decision to keep the raise.
+    const again = await requestChange(t.db, { kind: "ceiling.value", change: { ceilingId: r.ceilingId, value: 150 }, requester: operator, reason: "keep it" });
+    await rejectChange(t.db, { id: again.id, approver, note: "no" });
+    await requestChange(t.db, { kind: "ceiling.value", change: { ceilingId: r.ceilingId, value: 150 }, requester: operator, reason: "please keep it" });
+    const [end] = await activeRaiseEnds(t.db, { endpointId: r.endpointId });
+    expect(end).toMatchObject({ revertTo: 100, raisedTo: 150, inForce: true });
+    expect(await endRaises(t.db, new Date(now.getTime() + 3600_000 + 1000))).toEqual({ reverted: 1, skipped: 0 });
+    expect(await valueOf(r.ceilingId)).toBe(100);
+    expect((await stateOf(end?.id ?? 0))?.resolvedNote).toContain("149 → 100");
   });
 
   it("reverts nothing when the value was lowered and then raised back to the raised value by a later approval", async () => {
@@ -140,21 +158,29 @@ describe.skipIf(skipWithoutDatabase())("raise ends", () => {
     expect(await valueOf(r.ceilingId)).toBe(150);
     const resolved = await stateOf(end?.id ?? 0);
     expect(resolved?.state).toBe("superseded");
-    expect(resolved?.resolvedNote).toContain("changed meanwhile (it is at 150 again");
+    expect(resolved?.resolvedNote).toContain("changed by a later approved request (it is at 150 again");
     expect(await auditCount("ceiling.adjust", end?.id ?? 0)).toBe(0);
     expect(await alertsOf("revert_skipped", end?.id ?? 0)).toBe(1);
   });
 
-  it("counts a kill meanwhile as a change: nothing reverted, and the alert names what a restore brings back", async () => {
+  it("keeps its end through a kill: it stays killed, and a restore brings back the value from before the raise", async () => {
     const r = await raised({ value: 100, raisedTo: 500, endsInMs: 60_000 });
     await killEndpoint(t.db, { endpointKey: r.key, actor: admin, reason: "incident" });
-    expect(await endRaises(t.db, new Date(r.endsAt.getTime() + 1))).toEqual({ reverted: 0, skipped: 1 });
-    expect(await valueOf(r.ceilingId)).toBe(0);
-    const end = await stateOf(r.raiseEndId);
-    expect(end?.state).toBe("superseded");
-    expect(end?.resolvedNote).toContain("was killed meanwhile");
-    expect(end?.resolvedNote).toContain("a restore would bring back 500, the raised value");
-    expect(await alertsOf("revert_skipped", r.raiseEndId)).toBe(1);
+    expect(await endRaises(t.db, new Date(r.endsAt.getTime() + 1))).toEqual({ reverted: 1, skipped: 0 });
+    const [c] = await t.db.select().from(ceilings).where(eq(ceilings.id, r.ceilingId));
+    expect(c).toMatchObject({ value: 0, valueBeforeKill: 100 });
+    expect((await stateOf(r.raiseEndId))?.resolvedNote).toContain("a restore now brings back 100, not 500");
+    await restoreEndpoint(t.db, { endpointKey: r.key, actor: admin, reason: "over" });
+    expect(await valueOf(r.ceilingId)).toBe(100);
+  });
+
+  it("a killed and restored raise still ends: a kill and a restore are one person's, not a decision to keep it", async () => {
+    const r = await raised({ value: 100, raisedTo: 500, endsInMs: 60_000 });
+    await killEndpoint(t.db, { endpointKey: r.key, actor: admin, reason: "incident" });
+    await restoreEndpoint(t.db, { endpointKey: r.key, actor: admin, reason: "back" });
+    expect(await valueOf(r.ceilingId)).toBe(500);
+    expect(await endRaises(t.db, new Date(r.endsAt.getTime() + 1))).toEqual({ reverted: 1, skipped: 0 });
+    expect(await valueOf(r.ceilingId)).toBe(100);
   });
 
   it("ends a budget's temporary raise the same way, audited as budget.adjust", async () => {
@@ -170,6 +196,22 @@ describe.skipIf(skipWithoutDatabase())("raise ends", () => {
     expect(b?.value).toBe(2_000_000);
     const [row] = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "budget.adjust"), sql`${auditEvents.details}->>'raiseEndId' = ${String(id)}`));
     expect(row).toMatchObject({ actorType: "system", actor: "raise end", previousValue: 9_000_000, appliedValue: 2_000_000 });
+  });
+
+  it("a budget's temporary raise lowered meanwhile by one unit keeps its end", async () => {
+    const r = await raisedForever({ value: 100, raisedTo: 100 });
+    const budget = await makeBudget(t.db, { endpointIds: [r.endpointId], value: 100_000_000 });
+    await t.db.update(raiseEnds).set({ state: "cancelled" }).where(eq(raiseEnds.state, "active"));
+    const operator = await staffMember(t.db, "operator");
+    const approver = await staffMember(t.db, "admin");
+    const now = new Date();
+    const temporary = await requestChange(t.db, { kind: "budget.value", change: { budgetKey: budget.key, value: 150_000_000 }, requester: operator, reason: "one hour", endsAfterSeconds: 3600 });
+    expect((await approveChange(t.db, { id: temporary.id, approver, now })).applied).toBe(true);
+    const [b] = await t.db.select().from(budgets).where(eq(budgets.id, budget.id));
+    await adjustBudget(t.db, { key: budget.key, input: "149", expectedVersion: b?.version ?? 0, actor: { type: "staff", email: approver.email }, reason: "a little less" });
+    expect(await endRaises(t.db, new Date(now.getTime() + 3600_000 + 1000))).toEqual({ reverted: 1, skipped: 0 });
+    const [after] = await t.db.select().from(budgets).where(eq(budgets.id, budget.id));
+    expect(after?.value).toBe(100_000_000);
   });
 
   it("a break-glass raise for a while: core records its end in the applying transaction, the worker ends it", async () => {

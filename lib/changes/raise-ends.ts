@@ -1,24 +1,27 @@
-import { and, asc, eq, lte, sql } from "drizzle-orm";
-import type { Db } from "@/db/client";
-import { budgets, ceilings, endpoints, raiseEnds, type RaiseEnd } from "@/db/schema";
+import { and, asc, eq, lte, sql, type SQL } from "drizzle-orm";
+import { type Db, resultRows } from "@/db/client";
+import { budgets, endpoints, raiseEnds, type RaiseEnd } from "@/db/schema";
 import type { AuditActor } from "@/lib/audit/record";
 import { fireAlert } from "@/lib/alerts/fire";
 import { writeBudgetValue } from "@/lib/budgets/change";
 import { moneyInputText } from "@/lib/budgets/money";
-import { lockedBudget } from "@/lib/budgets/write";
+import { lockedBudget, recordBudgetChange, saveBudget } from "@/lib/budgets/write";
 import { writeCeilingValue } from "@/lib/ceilings/adjust";
-import { lockCeiling } from "@/lib/ceilings/lock";
+import { lockCeiling, saveCeiling } from "@/lib/ceilings/lock";
+import { auditOf, recordAudit } from "@/lib/audit/record";
 import { DomainError } from "@/lib/errors";
 import { formatCount, formatMoney } from "@/lib/format";
 import { logError } from "@/lib/log/redact";
 
 // A temporary raise: the approval (or break glass) that applies a raise with an end records here,
 // in its own transaction, what to put back. At the end the worker puts it back under the same
-// locks a direct edit takes, unless anything was written to the ceiling (or budget) since the raise:
-// its version is no longer the one recorded with the raise. Comparing the value alone is not enough:
-// 100 → 150 (temporary), lowered to 120, then an approved permanent raise to 150 shows the raised
-// value again, yet the end must not undo that later decision. Then nothing is reverted and an
-// alert says so.
+// locks a direct edit takes. One person may not make the raise permanent: a lowering meanwhile (to
+// 149 from 150, say), a kill and a restore are one person's edits, so the end still comes and puts
+// back the lower of `revert_to` and what is in force (on a killed row, the value a restore brings
+// back). Only a later decision taken by two people supersedes it: a change request applied to the
+// same ceiling or budget after the raise (approved, break glass, or an approved schedule's run), as
+// its audit rows say (`details.requestId`). 100 → 150 for an hour, lowered to 120, then a permanent
+// 120 → 150 approved: the end leaves 150, and an alert says so.
 
 /** Who the audit log names for a revert: no person pressed anything. */
 export const RAISE_END_ACTOR: AuditActor = { type: "system", name: "raise end" };
@@ -134,21 +137,61 @@ async function skipped(tx: Db, due: RaiseEnd, note: string): Promise<void> {
 
 type Resolution = { outcome: Outcome; note: string };
 
+/**
+ * A decision by two people on the raised row since the raise: an audit row of a write to it, after
+ * the raise was recorded, carrying a request id other than the raise's own. Only such a decision
+ * supersedes the end; a direct edit (a lowering, a kill, a restore) never does, nor a request's own
+ * life (change.request, change.reject, ...: asking is not deciding) or a schedule's bookkeeping.
+ */
+function decidedSince(due: Pick<RaiseEnd, "ceilingId" | "budgetId" | "requestId" | "createdAt">): SQL {
+  const target = due.ceilingId !== null ? sql`a.ceiling_id = ${due.ceilingId}` : sql`a.details->>'budgetId' = ${String(due.budgetId ?? 0)}`;
+  const own = due.requestId === null ? sql`true` : sql`a.details->>'requestId' <> ${String(due.requestId)}`;
+  return sql`exists (select 1 from audit_events a where ${target} and a.at >= ${due.createdAt.toISOString()}::timestamptz and a.details->>'requestId' is not null and ${own}
+    and a.action not like 'change.%' and a.action not like 'schedule.%')`;
+}
+
+async function supersededByDecision(tx: Db, due: Pick<RaiseEnd, "ceilingId" | "budgetId" | "requestId" | "createdAt">): Promise<boolean> {
+  const [row] = resultRows<{ decided: boolean }>(await tx.execute(sql`select ${decidedSince(due)} as decided`));
+  return row?.decided === true;
+}
+
+/** What the end puts back: never above what is in force now, never above what stood before the raise. */
+const putBack = (due: RaiseEnd, standing: number) => Math.min(due.revertTo, standing);
+
 async function revertCeiling(tx: Db, due: RaiseEnd, details: Record<string, unknown>): Promise<Resolution> {
   const locked = await lockCeiling(tx, due.ceilingId ?? 0);
   const { ceiling, endpoint } = locked;
   const what = `${endpoint.key} ceiling #${ceiling.id}`;
-  if (changedSince(due, ceiling)) return { outcome: "superseded", note: changedNote(what, ceiling.value, ceiling.valueBeforeKill, due, formatCount) };
-  if (due.revertTo === due.raisedTo) return { outcome: "reverted", note: `${what} is already at ${formatCount(due.revertTo)}` };
+  if (await supersededByDecision(tx, due)) return { outcome: "superseded", note: changedNote(what, ceiling.value, ceiling.valueBeforeKill, due, formatCount) };
+  const reason = `the temporary raise to ${formatCount(due.raisedTo)} ended`;
+  if (ceiling.value === 0) {
+    // Killed meanwhile: it stays killed; what a restore brings back is lowered to the value from before the raise.
+    const remembered = ceiling.valueBeforeKill;
+    if (remembered === null || remembered <= due.revertTo) return { outcome: "reverted", note: `${what} is killed; a restore brings back ${formatCount(remembered ?? ceiling.defaultValue)}: nothing to put back` };
+    const target = putBack(due, remembered);
+    await saveCeiling(tx, ceiling.id, { valueBeforeKill: target });
+    await recordAudit(tx, {
+      ...auditOf(RAISE_END_ACTOR, endpoint, ceiling.id),
+      action: "ceiling.update",
+      previousValue: 0,
+      appliedValue: 0,
+      clamped: false,
+      reason,
+      details: { changes: { valueBeforeKill: { before: remembered, after: target } }, ...details },
+    });
+    return { outcome: "reverted", note: `the temporary raise of ${what} ended while it is killed: a restore now brings back ${formatCount(target)}, not ${formatCount(remembered)}` };
+  }
+  const target = putBack(due, ceiling.value);
+  if (target === ceiling.value) return { outcome: "reverted", note: `${what} is already at ${formatCount(ceiling.value)}` };
   const applied = await writeCeilingValue(tx, locked, {
-    input: String(due.revertTo),
+    input: String(target),
     // A revert is a lowering; the retype a 5x change asks of a person does not apply to the system.
-    confirm: String(due.revertTo),
+    confirm: String(target),
     actor: RAISE_END_ACTOR,
-    reason: `the temporary raise to ${formatCount(due.raisedTo)} ended`,
+    reason,
     details,
   });
-  return { outcome: "reverted", note: `the temporary raise of ${what} ended: ${formatCount(due.raisedTo)} → ${formatCount(applied.applied)}` };
+  return { outcome: "reverted", note: `the temporary raise of ${what} ended: ${formatCount(ceiling.value)} → ${formatCount(applied.applied)}` };
 }
 
 async function revertBudget(tx: Db, due: RaiseEnd, details: Record<string, unknown>): Promise<Resolution> {
@@ -157,38 +200,45 @@ async function revertBudget(tx: Db, due: RaiseEnd, details: Record<string, unkno
   const { budget } = await lockedBudget(tx, row.key);
   const money = (n: number) => formatMoney(n, budget.currency);
   const what = `budget ${budget.key}`;
-  if (changedSince(due, budget)) return { outcome: "superseded", note: changedNote(what, budget.value, budget.valueBeforeKill, due, money) };
-  if (due.revertTo === due.raisedTo) return { outcome: "reverted", note: `${what} is already at ${money(due.revertTo)}` };
+  if (await supersededByDecision(tx, due)) return { outcome: "superseded", note: changedNote(what, budget.value, budget.valueBeforeKill, due, money) };
+  const reason = `the temporary raise to ${money(due.raisedTo)} ended`;
+  if (budget.value === 0) {
+    const remembered = budget.valueBeforeKill;
+    if (remembered === null || remembered <= due.revertTo) return { outcome: "reverted", note: `${what} is killed; a restore brings back ${money(remembered ?? budget.defaultValue)}: nothing to put back` };
+    const target = putBack(due, remembered);
+    await saveBudget(tx, budget.id, { valueBeforeKill: target });
+    await recordBudgetChange({ tx, actor: RAISE_END_ACTOR, reason, details }, budget, {
+      action: "budget.update",
+      previousValue: 0,
+      appliedValue: 0,
+      clamped: false,
+      details: { changes: { valueBeforeKill: { before: remembered, after: target } } },
+    });
+    return { outcome: "reverted", note: `the temporary raise of ${what} ended while it is killed: a restore now brings back ${money(target)}, not ${money(remembered)}` };
+  }
+  const target = putBack(due, budget.value);
+  if (target === budget.value) return { outcome: "reverted", note: `${what} is already at ${money(budget.value)}` };
   const applied = await writeBudgetValue(tx, budget, {
-    input: moneyInputText(due.revertTo),
-    confirm: moneyInputText(due.revertTo),
+    input: moneyInputText(target),
+    confirm: moneyInputText(target),
     actor: RAISE_END_ACTOR,
-    reason: `the temporary raise to ${money(due.raisedTo)} ended`,
+    reason,
     details,
   });
-  return { outcome: "reverted", note: `the temporary raise of ${what} ended: ${money(due.raisedTo)} → ${money(applied.applied)}` };
+  return { outcome: "reverted", note: `the temporary raise of ${what} ended: ${money(budget.value)} → ${money(applied.applied)}` };
 }
 
 /**
- * Whether anything was written to the ceiling (or budget) since the raise: every write bumps its
- * version. A row recorded without a version (none should be) falls back to comparing the value.
- */
-function changedSince(due: RaiseEnd, row: { value: number; version: number }): boolean {
-  if (row.value !== due.raisedTo) return true;
-  return due.raisedVersion !== null && row.version !== due.raisedVersion;
-}
-
-/**
- * Why nothing was put back. A kill since counts as a change (the person who killed decides what
- * comes next): the value a restore would bring back is named, since it may still be the raised one.
+ * Why nothing was put back: a change request was applied to it since the raise (two people
+ * decided). A restore of a killed one is named, since it may bring back the raised value.
  */
 function changedNote(what: string, value: number, valueBeforeKill: number | null, due: RaiseEnd, show: (n: number) => string): string {
   const plan = `the temporary raise to ${show(due.raisedTo)} was to end by putting back ${show(due.revertTo)}`;
   if (value === 0) {
-    const restore = valueBeforeKill === null ? "" : `; a restore would bring back ${show(valueBeforeKill)}${valueBeforeKill === due.raisedTo ? ", the raised value: lower it after restoring if the raise should end" : ""}`;
-    return `${what} was killed meanwhile: nothing was reverted (${plan})${restore}`;
+    const restore = valueBeforeKill === null ? "" : `; a restore would bring back ${show(valueBeforeKill)}`;
+    return `${what} is killed, and a later change request on it was approved: nothing was reverted (${plan})${restore}`;
   }
-  const now = value === due.raisedTo ? `changed meanwhile (it is at ${show(value)} again, by a later decision)` : `changed meanwhile to ${show(value)}`;
+  const now = value === due.raisedTo ? `changed by a later approved request (it is at ${show(value)} again)` : `changed by a later approved request to ${show(value)}`;
   return `${what} was ${now}: nothing was reverted (${plan}). Lower it by hand if the raise should end`;
 }
 
@@ -203,7 +253,7 @@ export type ActiveRaiseEnd = {
   raisedTo: number;
   endsAt: Date;
   createdBy: string;
-  /** False when the ceiling (or budget) was written since the raise: the end will revert nothing. */
+  /** False when a change request was applied to the ceiling (or budget) since the raise: the end will revert nothing. */
   inForce: boolean;
 };
 
@@ -221,19 +271,12 @@ export async function activeRaiseEnds(db: Db, p: { endpointId?: number } = {}): 
       raisedTo: raiseEnds.raisedTo,
       endsAt: raiseEnds.endsAt,
       createdBy: raiseEnds.createdBy,
-      raisedVersion: raiseEnds.raisedVersion,
-      current: sql<string | null>`coalesce(${ceilings.value}, ${budgets.value})`,
-      version: sql<number | null>`coalesce(${ceilings.version}, ${budgets.version})`,
+      createdAt: raiseEnds.createdAt,
     })
     .from(raiseEnds)
     .leftJoin(endpoints, eq(endpoints.id, raiseEnds.endpointId))
-    .leftJoin(ceilings, eq(ceilings.id, raiseEnds.ceilingId))
-    .leftJoin(budgets, eq(budgets.id, raiseEnds.budgetId))
     .where(and(eq(raiseEnds.state, "active"), p.endpointId === undefined ? undefined : eq(raiseEnds.endpointId, p.endpointId)))
     .orderBy(asc(raiseEnds.endsAt), asc(raiseEnds.id));
-  // Judged as endRaises judges it (changedSince): the raised value, and no write since.
-  return rows.map(({ current, version, raisedVersion, ...r }) => ({
-    ...r,
-    inForce: current !== null && Number(current) === r.raisedTo && (raisedVersion === null || Number(version) === raisedVersion),
-  }));
+  // Judged as endRaises judges it: only a change request applied since supersedes the end.
+  return Promise.all(rows.map(async ({ createdAt, ...r }) => ({ ...r, inForce: !(await supersededByDecision(db, { ...r, createdAt })) })));
 }

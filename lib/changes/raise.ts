@@ -41,3 +41,18 @@ export function isBoundsRaise(
 export function isNewValueRaise(spec: { value: number; default: number }): boolean {
   return spec.value > spec.default;
 }
+
+/**
+ * The part prices of an endpoint lowered: a part kept (by name) at a lower price, or a new part
+ * priced below every part in force. Where a budget charges the endpoint, the same money then admits
+ * more calls. Each as a line ("tokens 2,000 → 1,000 pico"); none: not lowered.
+ */
+export function loweredPrices(before: readonly { name: string; pricePico: number }[], after: readonly { name: string; pricePico: number }[]): string[] {
+  const was = new Map(before.map((p) => [p.name, p.pricePico]));
+  const cheapest = before.length === 0 ? null : Math.min(...before.map((p) => p.pricePico));
+  return after.flatMap((p) => {
+    const old = was.get(p.name);
+    if (old !== undefined) return p.pricePico < old ? [`${p.name} ${old} → ${p.pricePico} picos a unit`] : [];
+    return cheapest !== null && p.pricePico < cheapest ? [`new part ${p.name} at ${p.pricePico} picos a unit, below every part in force (${cheapest})`] : [];
+  });
+}

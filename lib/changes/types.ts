@@ -18,6 +18,9 @@ export const changeKinds = [
   "budget.bounds", //        change { budgetKey, min, max }         before { min, max, value }
   "budget.unarchive", //     change { budgetKey }                   before { archived: true }
   "budget.create", //        change { spec: <BudgetSpec input> }    before { exists: false }
+  "budget.members", //       change { budgetKey, members }          before { members, archived }
+  "budget.archive", //       change { budgetKey }                   before { archived: false, looser }
+  "endpoint.prices", //      change { endpointKey, parts }          before { parts }
   "schedule", //             change { scheduleId }                  before { state: "awaiting_approval" }
   "plan.value", //           change { planKey, ceilingId | budgetKey, value | null } before { value, own, min, max }
   "plan.default", //         change { planKey }                     before { default }
@@ -43,6 +46,9 @@ export const changeKindLabels: Record<ChangeKind, string> = {
   "budget.bounds": "Budget bounds",
   "budget.unarchive": "Unarchive budget",
   "budget.create": "New budget",
+  "budget.members": "Budget members",
+  "budget.archive": "Archive budget",
+  "endpoint.prices": "Part prices",
   schedule: "Scheduled change",
   "plan.value": "Plan value",
   "plan.default": "Default plan",

@@ -4,7 +4,9 @@ import { EndpointKeyField } from "@/app/_lib/action-fields";
 import { acknowledgeBreakGlass, approveChange, cancelChange, rejectChange, type Requester } from "@/lib/changes";
 import { type AskChange, askForChange } from "@/lib/changes/form-ask";
 import { invalidInput } from "@/lib/catalog/errors";
-import { FormReader, readCeiling } from "@/app/(dashboard)/endpoints/catalog-form";
+import { FormReader, readCeiling, readPartRows } from "@/app/(dashboard)/endpoints/catalog-form";
+import { BudgetFormReader, readBudgetSpec } from "@/app/(dashboard)/budgets/budget-form";
+import { PartList } from "@/lib/catalog/spec";
 import { decimalId } from "@/lib/http/strict-input";
 
 // Change control from the dashboard: operators and admins ask for a raise; admins approve, reject,
@@ -42,6 +44,12 @@ const AskKind = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("account.unblock"), account: AccountField }),
   z.object({ kind: z.literal("ceiling.override"), ceilingId: decimalId("ceiling id"), caller: AccountField, input: RawValue }),
   z.object({ kind: z.literal("budget.override"), key: BudgetKey, caller: AccountField, input: RawValue }),
+  // The new budget's fields are read by the budget form's reader, as its create form sends them.
+  z.object({ kind: z.literal("budget.create") }),
+  z.object({ kind: z.literal("budget.members"), key: BudgetKey, members: z.string().max(20_000) }),
+  z.object({ kind: z.literal("budget.archive"), key: BudgetKey }),
+  // The parts are read by the endpoint form's reader, as its edit form sends them.
+  z.object({ kind: z.literal("endpoint.prices"), key: EndpointKeyField }),
 ], { error: "unknown kind of change" });
 
 const MAX_END_SECONDS = 30 * 86_400;
@@ -133,6 +141,19 @@ export function readAskForm(fields: Record<string, string>): Ask {
         return { kind: kind.kind, ceilingId: kind.ceilingId, caller: kind.caller, input: kind.input };
       case "budget.override":
         return { kind: kind.kind, budgetKey: kind.key, caller: kind.caller, input: kind.input };
+      case "budget.create": {
+        const r = new BudgetFormReader(fields);
+        return r.done({ kind: kind.kind, spec: readBudgetSpec(r) });
+      }
+      case "budget.members":
+        return { kind: kind.kind, budgetKey: kind.key, members: kind.members.split(",").map((m) => m.trim()).filter((m) => m !== "") };
+      case "budget.archive":
+        return { kind: kind.kind, budgetKey: kind.key };
+      case "endpoint.prices": {
+        const r = new FormReader(fields);
+        const typed = PartList.safeParse(readPartRows(r, r.text("parts")));
+        return r.done({ kind: kind.kind, endpointKey: kind.key, parts: typed.success ? typed.data : [] });
+      }
     }
   })();
   return { ask, reason: common.reason, endsAfterSeconds: common.endsAfterSeconds, endsAt: common.endsAt };

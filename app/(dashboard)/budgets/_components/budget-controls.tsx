@@ -129,8 +129,10 @@ export function BudgetKillButton({ budgetKey, killed, restoresTo }: { budgetKey:
 
 /** Archive (it charges and refuses nothing; history stays) or unarchive; a reason is required. */
 // An unarchive is one of the changes change control holds for a second admin (or break glass).
-export function BudgetArchiveButton({ budgetKey, archived }: { budgetKey: string; archived: boolean }) {
+export function BudgetArchiveButton({ budgetKey, archived, looser = null }: { budgetKey: string; archived: boolean; looser?: string | null }) {
   if (archived) return <AskRaiseForm kind="budget.unarchive" fields={{ key: budgetKey }} canBreakGlass what="Unarchiving puts this budget back in force" />;
+  // A looser budget created in the last 24 hours over the same members would take its place: a raise.
+  if (looser !== null) return <AskRaiseForm kind="budget.archive" fields={{ key: budgetKey }} canBreakGlass what={`Budget ${looser}, created in the last 24 hours over the same members, lets more through: archiving this one`} />;
   return (
     <ConfirmActionButton
       action={archiveBudgetAction}

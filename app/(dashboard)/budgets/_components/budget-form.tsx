@@ -7,6 +7,7 @@ import { IDLE, type ActionState } from "@/app/_lib/action-state";
 import { runAction } from "@/app/(dashboard)/actions";
 import { FieldError } from "@/app/(dashboard)/endpoints/_components/field-error";
 import { ActionMessage } from "@/components/action-message";
+import { AskForApproval } from "@/components/ask-approval";
 import { ReasonField } from "@/components/reason-field";
 import { SubmitButton } from "@/components/submit-button";
 import { inputClass, labelClass } from "@/components/ui";
@@ -17,6 +18,7 @@ import { BUDGET_SCOPES, BUDGET_WINDOWS } from "@/lib/vocabulary";
 // the worst case is stated as it is typed, and every error comes back next to its field.
 
 const createBudgetAction = runAction.bind(null, "budget.create");
+const askKindOf = (state: ActionState) => (state.status === "error" && state.code === "approval_required" ? state.askKind : undefined);
 const updateBudgetAction = runAction.bind(null, "budget.update");
 
 /** An endpoint a budget may count: live ones join; an archived one only stays if it is a member. */
@@ -194,6 +196,8 @@ export function NewBudgetForm({ options }: { options: MemberOption[] }) {
       {/* What the new budget would have refused on its members' history ("no history" when they have none). */}
       <WhatIfPanel fields={{ target: "new-budget", scope: v.scope, window: v.window, billingDay: v.window === "billing_month" ? v.billingDay.trim() : "1", members: [...v.members].sort().join(",") }} value={newBudgetValue(v)} unit="money" />
       <ReasonField id={id} />
+      {/* Above its default, or looser than a budget archived in the last 24 hours over the same members: a raise. */}
+      {askKindOf(state) === "budget.create" ? <AskForApproval kind="budget.create" canBreakGlass what="This new budget is a raise" /> : null}
       <SubmitButton pending={pending} pendingLabel="Creating…" testId="create-budget">
         Create budget
       </SubmitButton>
@@ -234,6 +238,8 @@ export function EditBudgetForm({ initial, options }: { initial: EditBudgetInitia
         )}
       </p>
       <ReasonField id={id} />
+      {/* A member removed: its calls stop counting against the budget, a raise (asked alone: save the other fields without it). */}
+      {askKindOf(state) === "budget.members" ? <AskForApproval kind="budget.members" canBreakGlass what="Removing a member is a raise" /> : null}
       <SubmitButton pending={pending} pendingLabel="Saving…" testId="save-budget">
         Save budget
       </SubmitButton>

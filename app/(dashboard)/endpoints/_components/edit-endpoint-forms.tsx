@@ -43,7 +43,10 @@ export function EditEndpointForm({ endpointKey, version, initial }: { endpointKe
   const expected = state.status === "error" && state.currentVersion !== undefined ? state.currentVersion : version;
   // A larger per-call max needs a second admin; the server refuses it here too (approval_required).
   const typedMax = /^\d+$/.test(fields.perCallMax.trim()) ? Number(fields.perCallMax.trim()) : null;
-  const perCallMaxRaised = (typedMax !== null && typedMax > Number(initial.perCallMax)) || (state.status === "error" && state.code === "approval_required");
+  const askKind = state.status === "error" && state.code === "approval_required" ? state.askKind : undefined;
+  // A price lowered while a budget charges the endpoint is a raise too: the server names it (askKind).
+  const pricesLowered = askKind === "endpoint.prices";
+  const perCallMaxRaised = !pricesLowered && ((typedMax !== null && typedMax > Number(initial.perCallMax)) || askKind !== undefined);
   return (
     <form action={formAction} className="space-y-3" data-testid="edit-endpoint-form">
       <input type="hidden" name="key" value={endpointKey} />
@@ -53,6 +56,7 @@ export function EditEndpointForm({ endpointKey, version, initial }: { endpointKe
       {perCallMaxRaised ? (
         <AskForApproval kind="endpoint.per_call_max" canBreakGlass hasConfirm={state.status === "error" && state.code === "confirmation_required"} what="A larger per-call max is a raise (asked alone: save the other fields without it)" />
       ) : null}
+      {pricesLowered ? <AskForApproval kind="endpoint.prices" canBreakGlass what="A lower price where a budget charges this endpoint is a raise (asked alone: save the other fields without it)" /> : null}
       <SubmitButton pending={pending} pendingLabel="Saving…" testId="save-endpoint">Save endpoint</SubmitButton>
       <ActionMessage state={state} testId="save-endpoint" />
     </form>

@@ -4,7 +4,7 @@ import { notFound } from "next/navigation";
 import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
 import { cardClass } from "@/components/ui";
-import { budgetSentenceOf, type CatalogBudget, listMemberOptions, moneyInputText, readBudget } from "@/lib/budgets";
+import { budgetSentenceOf, type CatalogBudget, listMemberOptions, looserRecentBudget, moneyInputText, readBudget } from "@/lib/budgets";
 import { CatalogError } from "@/lib/catalog/errors";
 import { formatMoney } from "@/lib/format";
 import { AdjustBudgetForm, BudgetArchiveButton, BudgetKillButton, BudgetOverrideForm, RemoveBudgetOverrideButton } from "../../_components/budget-controls";
@@ -18,10 +18,12 @@ export async function generateMetadata({ params }: Params): Promise<Metadata> {
   return { title: `Edit budget ${decodeURIComponent((await params).key)} · Ceilings` };
 }
 
-async function load(key: string): Promise<[CatalogBudget, Awaited<ReturnType<typeof listMemberOptions>>] | null> {
+async function load(key: string): Promise<[CatalogBudget, Awaited<ReturnType<typeof listMemberOptions>>, string | null] | null> {
   const db = await getDb();
   try {
-    return await Promise.all([readBudget(db, key), listMemberOptions(db)]);
+    const [b, options] = await Promise.all([readBudget(db, key), listMemberOptions(db)]);
+    // Whether archiving it is a raise: the archive form then asks (lib/budgets/re-add.ts).
+    return [b, options, b.budget.archivedAt === null ? await looserRecentBudget(db, b.budget) : null];
   } catch (error) {
     if (error instanceof CatalogError && error.code === "not_found") return null;
     throw error;
@@ -33,7 +35,7 @@ export default async function EditBudgetPage({ params }: Params) {
   const key = decodeURIComponent((await params).key);
   const found = await load(key);
   if (!found) notFound();
-  const [b, options] = found;
+  const [b, options, looser] = found;
   const { budget, spec } = b;
   const killed = budget.value === 0;
   const archived = budget.archivedAt !== null;
@@ -116,7 +118,7 @@ export default async function EditBudgetPage({ params }: Params) {
         <p className="text-sm">
           {archived ? "It charges and refuses nothing. Unarchiving makes it count again from the next reservation." : "Archiving stops it counting and refusing from the next reservation; its history stays. Nothing is ever deleted."}
         </p>
-        <BudgetArchiveButton budgetKey={key} archived={archived} />
+        <BudgetArchiveButton budgetKey={key} archived={archived} looser={looser} />
       </section>
     </div>
   );

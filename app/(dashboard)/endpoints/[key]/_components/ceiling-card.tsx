@@ -44,8 +44,8 @@ export function CeilingCard({ ceiling: c, unit, isAdmin, canAsk, overrides, plan
             <dd>
               <RaiseCountdown endsAt={raiseEnd.endsAt.toISOString()} endsAtText={formatUtc(raiseEnd.endsAt)} />
               {raiseEnd.inForce
-                ? `, then back to ${formatCount(raiseEnd.revertTo)}`
-                : `; the value was changed since, so nothing will be put back (it was to be ${formatCount(raiseEnd.revertTo)})`}
+                ? `, then back to ${formatCount(raiseEnd.revertTo)} (or the value in force, if lower)`
+                : `; a change request approved since decided the value, so nothing will be put back (it was to be ${formatCount(raiseEnd.revertTo)})`}
             </dd>
           </>
         ) : null}
