@@ -32,6 +32,42 @@ LANGUAGE sql STABLE SET search_path = public, pg_temp AS $$
   WHERE b.id = p_budget AND b.scope = 'account'
 $$;
 --> statement-breakpoint
+-- Guarantees: whether a budget shaped `after` lets more money through than one shaped `before`,
+-- judged by the worst case in money each allows (whole micros of the budgets' one currency), so
+-- "looser" is decided here and nowhere else (lib/budgets/re-add.ts asks it of a budget created
+-- within 24 hours of archiving one over the same members). Looser when any of these rises:
+--   - the money a UTC day may take: a utc_day budget's value; a billing_month budget's value too
+--     (the whole month may go in one day);
+--   - the money a billing month may take: a utc_day budget's value times 31; a billing_month one's value;
+--   - the same two for the max (the most its value may be set to, and plan values and overrides
+--     within it);
+--   - the scope: per account (each account gets the value, with no total) after global.
+-- A per-account budget after global is looser at any value; global after per-account is compared by
+-- value (a global budget holds every account to its value, and all of them together too).
+-- The value a budget stands for is its value in force, or at 0 what a restore puts back (the value
+-- from before the kill, else its default). On the `after` side the default counts too, as for a new
+-- ceiling: a restore of it at 0 would put its default back.
+-- Locks: none (pure).
+CREATE OR REPLACE FUNCTION ceilings.budget_loosens(
+  before_scope text, before_window text, before_value bigint, before_value_before_kill bigint, before_default bigint, before_max bigint,
+  after_scope text, after_window text, after_value bigint, after_value_before_kill bigint, after_default bigint, after_max bigint
+) RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$
+  WITH s AS (
+    SELECT
+      CASE WHEN before_value > 0 THEN before_value ELSE coalesce(before_value_before_kill, before_default) END::numeric AS b_standing,
+      greatest(CASE WHEN after_value > 0 THEN after_value ELSE coalesce(after_value_before_kill, after_default) END, after_default)::numeric AS a_standing,
+      CASE WHEN before_window = 'utc_day' THEN 31 ELSE 1 END AS b_days,
+      CASE WHEN after_window = 'utc_day' THEN 31 ELSE 1 END AS a_days
+  )
+  SELECT (after_scope = 'account' AND before_scope = 'global')
+      OR a_standing > b_standing
+      OR a_standing * a_days > b_standing * b_days
+      OR after_max::numeric > before_max::numeric
+      OR after_max::numeric * a_days > before_max::numeric * b_days
+  FROM s
+$$;
+--> statement-breakpoint
 -- What binds one billing account on one per-caller ceiling, and why: the rule reserve_batch applies
 -- inline, for readers (the status API, the account page, digests). source: blocked (the account
 -- is), kill (the ceiling, or another ceiling of its endpoint, is switched off: the endpoint refuses
@@ -307,6 +343,84 @@ BEGIN
   END IF;
   RETURN NULL;
 END $$;
+--> statement-breakpoint
+-- What binds one account on one per-caller ceiling ('ceiling') or per-account budget ('budget')
+-- from its plan, before its override, a block and a kill: the plan's value (the account's plan, or
+-- the default plan when it was never assigned one), else the limit's own standing value (the one
+-- in force, or the one a restore puts back while killed: the value before the kill, else the
+-- default). Change control compares a per-account override with it: an override above what binds
+-- the account (its override in force, else this) is a raise, and so is removing an override below
+-- this. The same fallback as ceilings.plan_loosening. NULL: no such per-caller limit.
+-- Locks: none (read under the caller's locks: the ceiling or budget row).
+CREATE OR REPLACE FUNCTION ceilings.plan_limit(p_kind text, p_limit int, p_account text) RETURNS bigint
+LANGUAGE sql STABLE SET search_path = public, pg_temp AS $$
+  SELECT CASE p_kind
+    WHEN 'ceiling' THEN (
+      SELECT coalesce(pv.value, CASE WHEN c.value > 0 THEN c.value ELSE coalesce(c.value_before_kill, c.default_value) END)
+        FROM ceilings c
+        LEFT JOIN accounts a ON a.account = p_account
+        LEFT JOIN plan_ceiling_values pv ON pv.ceiling_id = c.id AND pv.plan_id = coalesce(a.plan_id, (SELECT d.id FROM plans d WHERE d.is_default))
+       WHERE c.id = p_limit AND c.scope = 'caller')
+    WHEN 'budget' THEN (
+      SELECT coalesce(pv.value, CASE WHEN b.value > 0 THEN b.value ELSE coalesce(b.value_before_kill, b.default_value) END)
+        FROM budgets b
+        LEFT JOIN accounts a ON a.account = p_account
+        LEFT JOIN plan_budget_values pv ON pv.budget_id = b.id AND pv.plan_id = coalesce(a.plan_id, (SELECT d.id FROM plans d WHERE d.is_default))
+       WHERE b.id = p_limit AND b.scope = 'account')
+  END
+$$;
+--> statement-breakpoint
+-- Which limits a move from one plan to another loosens: each per-caller ceiling and per-account
+-- budget whose binding value goes up. Change control calls it for every plan move (an account's
+-- plan assigned, one or in bulk; the default plan switched): a move it returns rows for is a raise,
+-- asked of a second admin (or, by an API key, allowed only to a plan marked key_assignable); a move
+-- it returns nothing for is one person's, as lowering is. The TypeScript never re-derives it.
+--
+-- Guarantees: the binding value on each side is the one reserve_batch applies, before a block and
+-- a kill (both are stops with their own rules, and neither is what the plan decides): for an
+-- account (p_account given) its override first, then the plan's value, then the limit's own
+-- standing value (the one in force, or the one a restore puts back while killed: the value before
+-- the kill, else the default). Without p_account (the default switch) overrides are not read. NULL
+-- for a plan means the default plan. The two sides are compared as the worst case one account can
+-- spend in one window, in the limit's measure: units for a ceiling (a ceiling of calls times the
+-- endpoint's per-call max, in numeric: no overflow), micros for a budget. A row is returned only when after > before.
+-- Locks: none (read under the caller's locks: the plan rows, the account rows).
+CREATE OR REPLACE FUNCTION ceilings.plan_loosening(p_from int, p_to int, p_account text DEFAULT NULL)
+RETURNS TABLE (limit_kind text, limit_id int, measure text, before_value bigint, after_value bigint, worst_before numeric, worst_after numeric)
+LANGUAGE sql STABLE SET search_path = public, pg_temp AS $$
+  WITH sides AS (
+    SELECT coalesce(p_from, (SELECT d.id FROM plans d WHERE d.is_default)) AS from_id,
+           coalesce(p_to, (SELECT d.id FROM plans d WHERE d.is_default)) AS to_id
+  ), limits AS (
+    SELECT 'ceiling'::text AS kind, c.id,
+           CASE WHEN c.metric = 'units' THEN 'units' ELSE 'calls' END AS measure,
+           CASE WHEN c.metric = 'units' THEN 1::bigint ELSE e.per_call_max END AS factor,
+           CASE WHEN c.value > 0 THEN c.value ELSE coalesce(c.value_before_kill, c.default_value) END AS own,
+           (SELECT o.value FROM ceiling_overrides o WHERE o.ceiling_id = c.id AND o.caller = p_account) AS override,
+           (SELECT v.value FROM plan_ceiling_values v, sides s WHERE v.ceiling_id = c.id AND v.plan_id = s.from_id) AS from_value,
+           (SELECT v.value FROM plan_ceiling_values v, sides s WHERE v.ceiling_id = c.id AND v.plan_id = s.to_id) AS to_value
+      FROM ceilings c JOIN endpoints e ON e.id = c.endpoint_id
+     WHERE c.scope = 'caller'
+    UNION ALL
+    SELECT 'budget', b.id, 'micros', 1::bigint,
+           CASE WHEN b.value > 0 THEN b.value ELSE coalesce(b.value_before_kill, b.default_value) END,
+           (SELECT o.value FROM budget_overrides o WHERE o.budget_id = b.id AND o.caller = p_account),
+           (SELECT v.value FROM plan_budget_values v, sides s WHERE v.budget_id = b.id AND v.plan_id = s.from_id),
+           (SELECT v.value FROM plan_budget_values v, sides s WHERE v.budget_id = b.id AND v.plan_id = s.to_id)
+      FROM budgets b
+     WHERE b.scope = 'account'
+  ), bound AS (
+    SELECT kind, id, measure, factor,
+           coalesce(override, from_value, own) AS before_value,
+           coalesce(override, to_value, own) AS after_value
+      FROM limits
+  )
+  SELECT kind, id, CASE WHEN measure = 'micros' THEN 'micros' ELSE 'units' END,
+         before_value, after_value, before_value::numeric * factor, after_value::numeric * factor
+    FROM bound
+   WHERE after_value::numeric * factor > before_value::numeric * factor
+   ORDER BY kind, id
+$$;
 --> statement-breakpoint
 -- Recounts refusal_hourly and refusal_daily from the refusal rows: after a bulk load that bypassed
 -- log_refusals (scripts/db-fill.ts) and on upgrade. The SHARE ROW EXCLUSIVE lock waits for transactions that
@@ -1581,6 +1695,68 @@ BEGIN
   RETURN jsonb_build_object('status', 'settled', 'replay', false, 'reservationId', res.id,
     'actual', actual, 'overrun', is_overrun);
 END $$;
+--> statement-breakpoint
+-- Guarantees: the chain of grants (staff_grants: created, promoted, password set) by which staff
+-- p_top controls staff p_bottom, directly or through others, as a JSON array of steps from the top
+-- down ([{"by": id, "kind": "create", "of": id}, ...]); '[]' when they are the same person; NULL
+-- when there is no such chain. A breadth-first walk that visits each staff member once, so it ends
+-- on any graph (a cycle of grants included) and finds a shortest chain.
+-- Locks: none; reads staff_grants as of the statement.
+CREATE OR REPLACE FUNCTION ceilings.staff_control_path(p_top int, p_bottom int) RETURNS jsonb
+LANGUAGE plpgsql STABLE SET search_path = public, pg_temp AS $$
+DECLARE
+  seen int[] := ARRAY[p_top];
+  frontier int[] := ARRAY[p_top];
+  reached int[];
+  via jsonb := '{}'::jsonb;
+  r record;
+  chain jsonb := '[]'::jsonb;
+  cur int;
+BEGIN
+  IF p_top IS NULL OR p_bottom IS NULL THEN
+    RETURN NULL;
+  END IF;
+  IF p_top = p_bottom THEN
+    RETURN chain;
+  END IF;
+  WHILE cardinality(frontier) > 0 AND NOT p_bottom = ANY(seen) LOOP
+    reached := ARRAY[]::int[];
+    -- One grant per newly reached member (the oldest), so the chain names how control began.
+    FOR r IN
+      SELECT DISTINCT ON (g.staff_id) g.staff_id, g.granted_by_id, g.kind
+      FROM staff_grants g
+      WHERE g.granted_by_id = ANY(frontier) AND NOT g.staff_id = ANY(seen)
+      ORDER BY g.staff_id, g.id
+    LOOP
+      seen := seen || r.staff_id;
+      reached := reached || r.staff_id;
+      via := via || jsonb_build_object(r.staff_id::text, jsonb_build_object('by', r.granted_by_id, 'kind', r.kind));
+    END LOOP;
+    frontier := reached;
+  END LOOP;
+  IF NOT p_bottom = ANY(seen) THEN
+    RETURN NULL;
+  END IF;
+  cur := p_bottom;
+  WHILE cur <> p_top LOOP
+    chain := jsonb_build_array(jsonb_build_object('by', (via -> cur::text ->> 'by')::int, 'kind', via -> cur::text ->> 'kind', 'of', cur)) || chain;
+    cur := (via -> cur::text ->> 'by')::int;
+  END LOOP;
+  RETURN chain;
+END $$;
+--> statement-breakpoint
+-- Guarantees: the one independence rule of change control. Staff a and b are independent when
+-- both are given, they are two people, and neither controls the other through any chain of
+-- staff_grants (created, promoted, or set the password of; directly or through others), in either
+-- direction. Two members made by the same third admin (siblings) ARE independent by this rule.
+-- The trigger change_requests_independent and lib/changes/who.ts both call this function.
+-- Locks: none; reads staff_grants as of the statement.
+CREATE OR REPLACE FUNCTION ceilings.staff_independent(a int, b int) RETURNS boolean
+LANGUAGE sql STABLE SET search_path = public, pg_temp AS $$
+  SELECT a IS NOT NULL AND b IS NOT NULL AND a <> b
+     AND ceilings.staff_control_path(a, b) IS NULL
+     AND ceilings.staff_control_path(b, a) IS NULL
+$$;
 --> statement-breakpoint
 -- Billing windows follow the provider's invoice. Arithmetic is done on UTC wall-clock timestamps so
 -- the session's TimeZone (and its daylight saving) can never stretch or shrink a day.
