@@ -120,8 +120,6 @@ CREATE TRIGGER change_requests_independent
 -- every plan; turning it on is a raise asked of two admins (lib/changes/plan-kinds.ts).
 ALTER TABLE "plans" ADD COLUMN "key_assignable" boolean DEFAULT false NOT NULL;
 --> statement-breakpoint
--- section: budgets, prices and raise ends
---> statement-breakpoint
 -- section: api key scopes
 -- A key carries explicit scopes (lib/api-keys/scopes.ts): `reserve` on the endpoints it is bound
 -- to, or `accounts:read` / `accounts:write` with no endpoint. Before this, every trusted key could
@@ -155,6 +153,3 @@ DROP TRIGGER "api_keys_changed" ON "api_keys";
 CREATE TRIGGER api_keys_changed
 AFTER INSERT OR DELETE OR UPDATE OF name, prefix, secret_hash, account, trusted, endpoint_keys, scopes, revoked_at ON api_keys
 FOR EACH STATEMENT EXECUTE FUNCTION notify_api_keys_changed();
---> statement-breakpoint
--- section: stops
-SELECT 1;
