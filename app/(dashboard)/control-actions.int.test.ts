@@ -57,7 +57,7 @@ describe.skipIf(skipWithoutDatabase())("ceiling server actions check the role th
     const admin: ActionDeps = { session: async () => ({ id: 1, email: "admin@t", role: "admin" }), db: async () => t.db, revalidate: () => {} };
     if (prepare === "kill") expect(await killEndpointCore(admin, form({ endpointKey: key, reason: "prep" }))).toMatchObject({ status: "ok" });
     if (prepare === "override") {
-      expect(await setOverrideCore(admin, form({ ceilingId: caller.id, caller: "acct_0", input: "2", reason: "prep" }))).toMatchObject({ status: "ok" });
+      expect(await setOverrideCore(admin, form({ ceilingId: caller.id, caller: "acct_0", input: "5", reason: "prep" }))).toMatchObject({ status: "ok" });
     }
     return { key, dailyId: daily.id, callerId: caller.id, version: daily.version };
   }

@@ -11,7 +11,7 @@ import { removeBudgetOverride, setBudgetOverride } from "@/lib/budgets/change";
 import { budgetOn } from "@/lib/plans/test-fixtures";
 import { handleAssignPlan, handleAssignPlans } from "@/app/api/v1/_lib/accounts-handler";
 import type { ApiDeps } from "@/app/api/v1/_lib/deps";
-import { apiRequest, makeKey } from "@/app/api/v1/_lib/test-support";
+import { apiRequest, makeAccountsKey } from "@/app/api/v1/_lib/test-support";
 import { accounts, budgetOverrides, ceilingOverrides, changeRequests, planCeilingValues, plans } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
@@ -172,8 +172,8 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts: a loosening takes tw
   });
 
   it("HTTP: a key's move to a looser plan is refused (plan_not_key_assignable, rows named); two admins mark the plan assignable once, then keys move accounts onto it", async () => {
-    const { e, tight, loose, a, b } = await world();
-    const key = (await makeKey(t.db, { endpoints: [e.key], trusted: true, name: "billing" })).secret;
+    const { tight, loose, a, b } = await world();
+    const key = (await makeAccountsKey(t.db)).secret;
     const put = async (account: string, plan: string) => {
       const r = await handleAssignPlan(apiRequest(`/api/v1/accounts/${account}`, { key, method: "PUT", body: { plan } }), account, api);
       return { status: r.status, body: JSON.parse(r.body) as { error?: { code: string }; rows?: { index: number; code: string }[] } };
@@ -206,8 +206,8 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts: a loosening takes tw
   });
 
   it("many parallel key moves to a looser plan not assignable by key: exactly 0 applied; parallel tighter moves: all applied", async () => {
-    const { e, tight, loose } = await world();
-    const key = (await makeKey(t.db, { endpoints: [e.key], trusted: true, name: "billing" })).secret;
+    const { tight, loose } = await world();
+    const key = (await makeAccountsKey(t.db)).secret;
     const up = Array.from({ length: 16 }, () => fresh("up"));
     const down = Array.from({ length: 16 }, () => fresh("down"));
     await assignPlans(t.db, { rows: down.map((account) => ({ account, plan: loose })), actor: setup, changeControl: control });
