@@ -6,6 +6,7 @@ import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/reco
 import { readReason } from "@/lib/audit/reason";
 import { actorName } from "@/lib/ceilings/actor";
 import { CallerKey } from "@/lib/ceilings/overrides";
+import { lockAccounts } from "@/lib/accounts/assign";
 import { clampToBounds, type Clamp } from "@/lib/ceilings/parse";
 import { CatalogError, invalidInput, requireCatalogReason } from "@/lib/catalog/errors";
 import { requireApproval, type ChangeControl } from "@/lib/changes/context";
@@ -395,7 +396,9 @@ export async function archiveLocked(p: BudgetChange, budget: Budget, archived: b
 // Change control: an override above what binds the account now (its override, else its plan's
 // value or the budget's own: ceilings.plan_limit) is a raise, asked as `budget.override`; so is
 // removing one below what its plan gives it. The check is in writeOverride and deleteOverride, so
-// a catalog file's overrides are held to it too.
+// a catalog file's overrides are held to it too. Both lock the account's row (lockAccounts) before
+// reading its override or plan, as a plan move does: see lib/ceilings/overrides.ts. Lock order:
+// the members' endpoints, the budget, then the account.
 export type SetBudgetOverrideParams = { key: string; caller: string; input: string; actor: AuditActor; reason: string; changeControl?: ChangeControl };
 export type RemoveBudgetOverrideParams = { key: string; caller: string; actor: AuditActor; reason: string; changeControl?: ChangeControl };
 export type BudgetOverrideResult = { key: string; caller: string; previous: number | null; applied: number | null; clamped: Clamp; currency: string };
@@ -425,6 +428,7 @@ export async function writeOverride(
   typed: { rawInput?: string; clamped?: Clamp } = {},
 ): Promise<number | null> {
   if (budget.scope !== "account") throw invalidInput([{ path: "caller", message: `${budget.key} is a global budget: overrides are for a per-account budget` }]);
+  await lockAccounts(p.tx, [o.caller]);
   const [existing] = await p.tx.select().from(budgetOverrides).where(and(eq(budgetOverrides.budgetId, budget.id), eq(budgetOverrides.caller, o.caller)));
   if (existing?.value === o.value) throw new CatalogError("unchanged", `${o.caller} already has ${money(budget, o.value)}: nothing to save`);
   const binding = existing?.value ?? (await planLimit(p.tx, { kind: "budget", limitId: budget.id, account: o.caller })) ?? budget.value;
@@ -462,6 +466,7 @@ export async function removeBudgetOverride(db: Db, p: RemoveBudgetOverrideParams
 }
 
 export async function deleteOverride(p: BudgetChange, budget: Budget, caller: string): Promise<number> {
+  await lockAccounts(p.tx, [caller]);
   const [removed] = await p.tx.delete(budgetOverrides).where(and(eq(budgetOverrides.budgetId, budget.id), eq(budgetOverrides.caller, caller))).returning();
   if (!removed) throw new CatalogError("not_found", `${caller} has no override on ${budget.key}`);
   const plan = (await planLimit(p.tx, { kind: "budget", limitId: budget.id, account: caller })) ?? budget.value;

@@ -3,6 +3,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
 import { ceilingOverrides, ceilings, type Ceiling, type Endpoint } from "@/db/schema";
+import { lockAccounts } from "@/lib/accounts/assign";
 import type { AuditActor } from "@/lib/audit/record";
 import { actorName } from "@/lib/ceilings/actor";
 import { CONFIRM_RAISE_FACTOR } from "@/lib/ceilings/parse";
@@ -404,6 +405,14 @@ export async function applyCatalog(db: Db, p: ApplyParams): Promise<ApplyResult>
     // A change that leans on a raise still waiting (a plan value above a max not yet approved) waits too: the whole file is refused.
     if (diff.errors.length > 0) throw invalid(diff.errors, WAITING);
     const change: Change = { tx, actor: p.actor, reason, details: { via: "catalog file", sha256 }, ...(p.changeControl ? { changeControl: p.changeControl } : {}) };
+    // Every account whose override the file sets or removes, locked at once in account order (as
+    // a plan move locks them) before any override is read: one by one, in file order, two writers
+    // could take them in opposite orders. Every endpoint lock is held already, so no writer can hold
+    // a ceiling or budget row this file still has to lock.
+    await lockAccounts(tx, [
+      ...[...diff.endpoints.steps.values()].flatMap((s) => [...s.overrides.set.map(({ o }) => o.caller), ...s.overrides.remove.map((o) => o.caller)]),
+      ...diff.budgets.steps.flatMap((s) => [...s.overrides.set.map(({ o }) => o.caller), ...s.overrides.remove.map((o) => o.caller)]),
+    ]);
     const byKey = new Map(current.map((c) => [c.endpoint.key, c]));
     for (const spec of file.endpoints) {
       if (!diff.plans.some((e) => e.key === spec.key)) continue;

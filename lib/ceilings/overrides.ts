@@ -2,6 +2,7 @@ import { and, eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
 import { ceilingOverrides } from "@/db/schema";
+import { lockAccounts } from "@/lib/accounts/assign";
 import { canonicalCaller, hasControlChars } from "@/lib/canonical";
 import { hasLoneSurrogate } from "@/lib/canonical/caller";
 import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
@@ -30,6 +31,10 @@ export const CallerKey = z
 // Change control: an override above what binds the account now (its override, else its plan's
 // value or the ceiling's own: ceilings.plan_limit) is a raise, asked as `ceiling.override`; so is
 // removing an override below what its plan would give it. Lowering stays one person's.
+// Both writers lock the account's row (lockAccounts, registering it if new) after the ceiling and
+// before reading its override or plan: a plan move (assignPlans) locks the same row, so an override
+// removal and a move to a looser plan, each no raise alone, cannot both commit on what the other
+// has not written yet. Lock order: endpoint, ceiling, then the account (as reserve_batch: 1, 2, 3c).
 export type SetOverrideParams = { ceilingId: number; caller: string; input: string; actor: AuditActor; reason: string; changeControl?: ChangeControl };
 export type RemoveOverrideParams = { ceilingId: number; caller: string; actor: AuditActor; reason: string; changeControl?: ChangeControl };
 export type OverrideResult = {
@@ -67,6 +72,7 @@ export async function setOverride(db: Db, p: SetOverrideParams): Promise<Overrid
     if (ceiling.scope !== "caller") {
       throw new CeilingError("not_per_caller", "overrides apply to per-caller ceilings only");
     }
+    await lockAccounts(tx, [caller]);
     const { applied, clamped } = clampToBounds(parsed.value, { min: ceiling.minValue, max: ceiling.maxValue });
     const [existing] = await tx
       .select()
@@ -109,6 +115,7 @@ export async function removeOverride(db: Db, p: RemoveOverrideParams): Promise<O
   const reason = requireReason(p.reason);
   return db.transaction(async (tx) => {
     const { ceiling, endpoint } = await lockCeiling(tx, p.ceilingId);
+    await lockAccounts(tx, [caller]);
     const [removed] = await tx
       .delete(ceilingOverrides)
       .where(and(eq(ceilingOverrides.ceilingId, ceiling.id), eq(ceilingOverrides.caller, caller)))
