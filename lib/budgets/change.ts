@@ -12,6 +12,7 @@ import { CatalogError, invalidInput, requireCatalogReason } from "@/lib/catalog/
 import { requireApproval, type ChangeControl } from "@/lib/changes/context";
 import { planLimit } from "@/lib/plans/loosening";
 import { isBoundsRaise, isNewValueRaise, isValueRaise } from "@/lib/changes/raise";
+import { activeRevertTo } from "@/lib/changes/raise-floor";
 import { zodIssues } from "@/lib/catalog/spec";
 import { sqlState } from "@/db/sql-state";
 import { clampPlanBudgetValues } from "@/lib/plans/clamp";
@@ -161,7 +162,8 @@ export async function updateBudgetFields(
   if (beforeKill !== budget.valueBeforeKill) add("valueBeforeKill", budget.valueBeforeKill, beforeKill);
   if (changes.length === 0) return [];
   // A default raised where a restore would bring it back (at 0, nothing remembered) is a raise too.
-  if (isBoundsRaise(budget, { max: next.max, value: value.applied, valueBeforeKill: beforeKill, default: next.default })) {
+  const revertTo = await activeRevertTo(p.tx, { budgetId: budget.id });
+  if (isBoundsRaise({ ...budget, revertTo }, { max: next.max, min: next.min, value: value.applied, valueBeforeKill: beforeKill, default: next.default })) {
     if (budget.minValue === next.min && budget.maxValue === next.max) {
       // There is no kind of request for a default alone: ask for the value instead (budget.value).
       requireApproval(p.changeControl, `${budget.key} default ${money(budget, budget.defaultValue)} → ${money(budget, next.default)} (a restore of the budget at 0 puts its default back)`);

@@ -2,6 +2,7 @@ import type { Db } from "@/db/client";
 import type { Ceiling, Endpoint } from "@/db/schema";
 import { controlDetails, requireApproval, type ChangeControl } from "@/lib/changes/context";
 import { isBoundsRaise } from "@/lib/changes/raise";
+import { activeRevertTo } from "@/lib/changes/raise-floor";
 import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { CeilingError, requireReason } from "./errors";
 import { lockCeilingAsSeen, saveCeiling } from "./lock";
@@ -77,7 +78,8 @@ export async function writeBounds(tx: Db, { ceiling, endpoint }: { ceiling: Ceil
   const beforeKill = ceiling.valueBeforeKill === null ? null : clampToBounds(ceiling.valueBeforeKill, bounds);
   // The default may be 0 only if the minimum is; otherwise it is pulled in like any value.
   const defaultValue = Math.min(Math.max(ceiling.defaultValue, bounds.min), bounds.max);
-  if (isBoundsRaise(ceiling, { max: bounds.max, value: value.applied, valueBeforeKill: beforeKill?.applied ?? null, default: defaultValue })) {
+  const revertTo = await activeRevertTo(tx, { ceilingId: ceiling.id });
+  if (isBoundsRaise({ ...ceiling, revertTo }, { max: bounds.max, min: bounds.min, value: value.applied, valueBeforeKill: beforeKill?.applied ?? null, default: defaultValue })) {
     requireApproval(p.changeControl, `${endpoint.key} #${ceiling.id} bounds ${formatCount(ceiling.minValue)}..${formatCount(ceiling.maxValue)} → ${formatCount(bounds.min)}..${formatCount(bounds.max)}`, {
       kind: "ceiling.bounds",
       change: { ceilingId: ceiling.id, min: bounds.min, max: bounds.max },

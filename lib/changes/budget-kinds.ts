@@ -17,6 +17,7 @@ import { parseChange, shownValue } from "./ceiling-kinds";
 import { ChangeControlError } from "./errors";
 import { type Applied, hasEnd, isKilled, KILLED_NO_END, type KindHandler, movedSince, type Prepared, staleMessage } from "./prepared";
 import { isBoundsRaise, isNewValueRaise, isValueRaise } from "./raise";
+import { activeRevertTo } from "./raise-floor";
 
 // The kinds on a budget: its value, its bounds, an unarchive, a new budget above its default.
 // Applied under the members' endpoint locks and the budget row (lockedBudget), through the budget
@@ -134,7 +135,7 @@ export const budgetBounds: KindHandler = {
       worstBefore: worstOf(budget),
       worstAfter: worstOf({ ...budget, value }),
       currency: budget.currency,
-      raise: isBoundsRaise(budget, { max: change.max, value, valueBeforeKill: beforeKill, default: fields.default }),
+      raise: isBoundsRaise({ ...budget, revertTo: await activeRevertTo(db, { budgetId: budget.id }) }, { max: change.max, min: change.min, value, valueBeforeKill: beforeKill, default: fields.default }),
     };
   },
   async apply({ tx, request, actor, control }) {

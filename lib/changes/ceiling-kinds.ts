@@ -18,6 +18,7 @@ import { ChangeControlError } from "./errors";
 import { type Applied, type ApplyContext, hasEnd, isKilled, KILLED_NO_END, type KindHandler, movedSince, type Prepared, staleMessage, type Worst } from "./prepared";
 import { isAddRaise } from "@/lib/catalog/re-add";
 import { isBoundsRaise, isValueRaise } from "./raise";
+import { activeRevertTo } from "./raise-floor";
 
 // The kinds on an endpoint and its ceilings: a ceiling's value and bounds, a new ceiling, the
 // per-call max, an unarchive. Applied under the endpoint lock the direct edit takes
@@ -180,7 +181,10 @@ export const ceilingBounds: KindHandler = {
       worstBefore: worstDay(rows, endpoint),
       worstAfter: worstDay(withValue(rows, ceiling.id, value), endpoint),
       currency: endpoint.currency,
-      raise: isBoundsRaise(ceiling, { max: change.max, value, valueBeforeKill: beforeKill, default: Math.min(Math.max(ceiling.defaultValue, change.min), change.max) }),
+      raise: isBoundsRaise(
+        { ...ceiling, revertTo: await activeRevertTo(db, { ceilingId: ceiling.id }) },
+        { max: change.max, min: change.min, value, valueBeforeKill: beforeKill, default: Math.min(Math.max(ceiling.defaultValue, change.min), change.max) },
+      ),
     };
   },
   async apply({ tx, request, actor, control }) {

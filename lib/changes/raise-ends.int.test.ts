@@ -9,7 +9,10 @@ import { createEndpoint } from "@/lib/catalog/change";
 import { adjustCeiling, killEndpoint, restoreEndpoint } from "@/lib/ceilings";
 import { setCeilingValue, startFixtureProcess } from "@/lib/enforcement/test-fixtures";
 import { makeBudget, setBudgetValue } from "@/lib/enforcement/budget-fixtures";
-import { adjustBudget } from "@/lib/budgets/change";
+import { adjustBudget, updateBudget } from "@/lib/budgets/change";
+import { readBudget } from "@/lib/budgets/read";
+import { setBounds } from "@/lib/ceilings/bounds";
+import { ChangeControlError } from "./errors";
 import { breakGlass } from "./break-glass";
 import { approveChange, rejectChange } from "./decide";
 import { requestChange } from "./request";
@@ -212,6 +215,47 @@ describe.skipIf(skipWithoutDatabase())("raise ends", () => {
     expect(await endRaises(t.db, new Date(now.getTime() + 3600_000 + 1000))).toEqual({ reverted: 1, skipped: 0 });
     const [after] = await t.db.select().from(budgets).where(eq(budgets.id, budget.id));
     expect(after?.value).toBe(100_000_000);
+  });
+
+  it("a min above the value a running raise puts back is a raise (asked, never one person's); one already there is lowered with the value at the end, audited", async () => {
+    const r = await raised({ value: 100, raisedTo: 150, endsInMs: 60_000 });
+    const version = async () => (await t.db.select({ v: ceilings.version }).from(ceilings).where(eq(ceilings.id, r.ceilingId)))[0]?.v ?? 0;
+    // min = 150 leaves the value where it is (150), but the end could no longer put 100 back.
+    const refused = await setBounds(t.db, { ceilingId: r.ceilingId, min: "150", max: "100000000", expectedVersion: await version(), actor: admin, reason: "keep it" }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ChangeControlError);
+    expect((refused as ChangeControlError).code).toBe("approval_required");
+    // At or below what the end puts back: one person's.
+    await setBounds(t.db, { ceilingId: r.ceilingId, min: "100", max: "100000000", expectedVersion: await version(), actor: admin, reason: "floor" });
+    // A min above it there anyway (written before the rule): the end lowers it with the value.
+    await t.db.update(ceilings).set({ minValue: 150, defaultValue: 150 }).where(eq(ceilings.id, r.ceilingId));
+    expect(await endRaises(t.db, new Date(r.endsAt.getTime() + 1))).toEqual({ reverted: 1, skipped: 0 });
+    const [c] = await t.db.select().from(ceilings).where(eq(ceilings.id, r.ceilingId));
+    expect({ value: c?.value, min: c?.minValue }).toEqual({ value: 100, min: 100 });
+    expect((await stateOf(r.raiseEndId))?.state).toBe("reverted");
+    const [bounds] = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "ceiling.bounds"), eq(auditEvents.ceilingId, r.ceilingId), eq(auditEvents.actor, "raise end")));
+    expect(bounds).toMatchObject({ actorType: "system", details: expect.objectContaining({ before: { min: 150, max: 100_000_000 }, after: { min: 100, max: 100_000_000 } }) });
+  });
+
+  it("a budget's min above the value a running raise puts back is a raise; one already there is lowered with the value at the end", async () => {
+    const r = await raisedForever({ value: 100, raisedTo: 100 });
+    const budget = await makeBudget(t.db, { endpointIds: [r.endpointId], value: 100_000_000 });
+    await t.db.update(raiseEnds).set({ state: "cancelled" }).where(eq(raiseEnds.state, "active"));
+    const operator = await staffMember(t.db, "operator");
+    const approver = await staffMember(t.db, "admin");
+    const now = new Date();
+    const temporary = await requestChange(t.db, { kind: "budget.value", change: { budgetKey: budget.key, value: 150_000_000 }, requester: operator, reason: "one hour", endsAfterSeconds: 3600 });
+    expect((await approveChange(t.db, { id: temporary.id, approver, now })).applied).toBe(true);
+    const { spec } = await readBudget(t.db, budget.key);
+    const version = async () => (await t.db.select({ v: budgets.version }).from(budgets).where(eq(budgets.id, budget.id)))[0]?.v ?? 0;
+    const fields = (min: number) => ({ name: spec.name, members: spec.members, alertThresholds: spec.alertThresholds, min, max: spec.max, default: 150_000_000 });
+    const refused = await updateBudget(t.db, { key: budget.key, expectedVersion: await version(), fields: fields(150_000_000), actor: { type: "staff", email: approver.email }, reason: "keep it" }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ChangeControlError);
+    expect((refused as ChangeControlError).code).toBe("approval_required");
+    await updateBudget(t.db, { key: budget.key, expectedVersion: await version(), fields: fields(100_000_000), actor: { type: "staff", email: approver.email }, reason: "floor" });
+    await t.db.update(budgets).set({ minValue: 150_000_000, defaultValue: 150_000_000 }).where(eq(budgets.id, budget.id));
+    expect(await endRaises(t.db, new Date(now.getTime() + 3600_000 + 1000))).toEqual({ reverted: 1, skipped: 0 });
+    const [after] = await t.db.select().from(budgets).where(eq(budgets.id, budget.id));
+    expect({ value: after?.value, min: after?.minValue }).toEqual({ value: 100_000_000, min: 100_000_000 });
   });
 
   it("a break-glass raise for a while: core records its end in the applying transaction, the worker ends it", async () => {

@@ -1,12 +1,15 @@
 import { and, asc, eq, lte, sql, type SQL } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
-import { budgets, endpoints, raiseEnds, type RaiseEnd } from "@/db/schema";
+import { budgets, endpoints, raiseEnds, type Budget, type Ceiling, type Endpoint, type RaiseEnd } from "@/db/schema";
 import type { AuditActor } from "@/lib/audit/record";
 import { fireAlert } from "@/lib/alerts/fire";
-import { writeBudgetValue } from "@/lib/budgets/change";
+import { updateBudgetFields, writeBudgetValue } from "@/lib/budgets/change";
+import { readBudget } from "@/lib/budgets/read";
+import { BudgetFields } from "@/lib/budgets/spec";
 import { moneyInputText } from "@/lib/budgets/money";
 import { lockedBudget, recordBudgetChange, saveBudget } from "@/lib/budgets/write";
 import { writeCeilingValue } from "@/lib/ceilings/adjust";
+import { writeBounds } from "@/lib/ceilings/bounds";
 import { lockCeiling, saveCeiling } from "@/lib/ceilings/lock";
 import { auditOf, recordAudit } from "@/lib/audit/record";
 import { DomainError } from "@/lib/errors";
@@ -22,6 +25,12 @@ import { logError } from "@/lib/log/redact";
 // same ceiling or budget after the raise (approved, break glass, or an approved schedule's run), as
 // its audit rows say (`details.requestId`). 100 → 150 for an hour, lowered to 120, then a permanent
 // 120 → 150 approved: the end leaves 150, and an alert says so.
+//
+// A bound set meanwhile never defeats the end: a min above revert_to is a raise while the end is
+// active (isBoundsRaise's `revertTo`), so one person cannot set it, and an approved one is a
+// decision that supersedes the end. Should one be there anyway (set before this rule), the end
+// lowers the min to the value it puts back, in the same transaction, audited as the raise end's
+// own bounds change (ceiling.bounds, budget.update), rather than let the revert be clamped away.
 
 /** Who the audit log names for a revert: no person pressed anything. */
 export const RAISE_END_ACTOR: AuditActor = { type: "system", name: "raise end" };
@@ -169,6 +178,7 @@ async function revertCeiling(tx: Db, due: RaiseEnd, details: Record<string, unkn
     const remembered = ceiling.valueBeforeKill;
     if (remembered === null || remembered <= due.revertTo) return { outcome: "reverted", note: `${what} is killed; a restore brings back ${formatCount(remembered ?? ceiling.defaultValue)}: nothing to put back` };
     const target = putBack(due, remembered);
+    await lowerCeilingMin(tx, locked, target, reason);
     await saveCeiling(tx, ceiling.id, { valueBeforeKill: target });
     await recordAudit(tx, {
       ...auditOf(RAISE_END_ACTOR, endpoint, ceiling.id),
@@ -183,7 +193,8 @@ async function revertCeiling(tx: Db, due: RaiseEnd, details: Record<string, unkn
   }
   const target = putBack(due, ceiling.value);
   if (target === ceiling.value) return { outcome: "reverted", note: `${what} is already at ${formatCount(ceiling.value)}` };
-  const applied = await writeCeilingValue(tx, locked, {
+  const lowered = await lowerCeilingMin(tx, locked, target, reason);
+  const applied = await writeCeilingValue(tx, lowered, {
     input: String(target),
     // A revert is a lowering; the retype a 5x change asks of a person does not apply to the system.
     confirm: String(target),
@@ -191,7 +202,19 @@ async function revertCeiling(tx: Db, due: RaiseEnd, details: Record<string, unkn
     reason,
     details,
   });
-  return { outcome: "reverted", note: `the temporary raise of ${what} ended: ${formatCount(ceiling.value)} → ${formatCount(applied.applied)}` };
+  const minNote = lowered.ceiling.minValue < ceiling.minValue ? ` (its min lowered ${formatCount(ceiling.minValue)} → ${formatCount(lowered.ceiling.minValue)} with it)` : "";
+  return { outcome: "reverted", note: `the temporary raise of ${what} ended: ${formatCount(ceiling.value)} → ${formatCount(applied.applied)}${minNote}` };
+}
+
+/**
+ * A min above the value the end puts back, lowered to it (audited as ceiling.bounds by the raise
+ * end) so the revert is not clamped back up; the ceiling as it is then, still locked.
+ */
+async function lowerCeilingMin(tx: Db, locked: { ceiling: Ceiling; endpoint: Endpoint }, target: number, reason: string): Promise<{ ceiling: Ceiling; endpoint: Endpoint }> {
+  const { ceiling } = locked;
+  if (target >= ceiling.minValue) return locked;
+  await writeBounds(tx, locked, { min: target, max: ceiling.maxValue }, { actor: RAISE_END_ACTOR, reason: `${reason}: the min set meanwhile is lowered to the value put back`, rawInput: `${target}..${ceiling.maxValue}` });
+  return lockCeiling(tx, ceiling.id);
 }
 
 async function revertBudget(tx: Db, due: RaiseEnd, details: Record<string, unknown>): Promise<Resolution> {
@@ -206,6 +229,7 @@ async function revertBudget(tx: Db, due: RaiseEnd, details: Record<string, unkno
     const remembered = budget.valueBeforeKill;
     if (remembered === null || remembered <= due.revertTo) return { outcome: "reverted", note: `${what} is killed; a restore brings back ${money(remembered ?? budget.defaultValue)}: nothing to put back` };
     const target = putBack(due, remembered);
+    await lowerBudgetMin(tx, budget, target, reason, details);
     await saveBudget(tx, budget.id, { valueBeforeKill: target });
     await recordBudgetChange({ tx, actor: RAISE_END_ACTOR, reason, details }, budget, {
       action: "budget.update",
@@ -218,14 +242,25 @@ async function revertBudget(tx: Db, due: RaiseEnd, details: Record<string, unkno
   }
   const target = putBack(due, budget.value);
   if (target === budget.value) return { outcome: "reverted", note: `${what} is already at ${money(budget.value)}` };
-  const applied = await writeBudgetValue(tx, budget, {
+  const lowered = await lowerBudgetMin(tx, budget, target, reason, details);
+  const applied = await writeBudgetValue(tx, lowered, {
     input: moneyInputText(target),
     confirm: moneyInputText(target),
     actor: RAISE_END_ACTOR,
     reason,
     details,
   });
-  return { outcome: "reverted", note: `the temporary raise of ${what} ended: ${money(budget.value)} → ${money(applied.applied)}` };
+  const minNote = lowered.minValue < budget.minValue ? ` (its min lowered ${money(budget.minValue)} → ${money(lowered.minValue)} with it)` : "";
+  return { outcome: "reverted", note: `the temporary raise of ${what} ended: ${money(budget.value)} → ${money(applied.applied)}${minNote}` };
+}
+
+/** lowerCeilingMin for a budget: audited as budget.update by the raise end; the budget as it is then, still locked. */
+async function lowerBudgetMin(tx: Db, budget: Budget, target: number, reason: string, details: Record<string, unknown>): Promise<Budget> {
+  if (target >= budget.minValue) return budget;
+  const { spec } = await readBudget(tx, budget.key);
+  const fields = BudgetFields.parse({ name: spec.name, members: spec.members, alertThresholds: spec.alertThresholds, min: target, max: spec.max, default: spec.default });
+  await updateBudgetFields({ tx, actor: RAISE_END_ACTOR, reason: `${reason}: the min set meanwhile is lowered to the value put back`, details }, budget.key, fields);
+  return (await lockedBudget(tx, budget.key)).budget;
 }
 
 /**

@@ -20,6 +20,16 @@ describe("what counts as a raise", () => {
     expect(isBoundsRaise({ maxValue: 150, value: 0, valueBeforeKill: 40 }, { max: 150, value: 0, valueBeforeKill: 60 })).toBe(true);
   });
 
+  it("bounds during a temporary raise: a min raised above the value its end puts back is a raise", () => {
+    // 100 → 150 running (revert_to 100): min 150 leaves the value at 150, but the end could not put 100 back.
+    const running = { maxValue: 1000, minValue: 0, value: 150, valueBeforeKill: null, revertTo: 100 };
+    expect(isBoundsRaise(running, { max: 1000, min: 150, value: 150, valueBeforeKill: null })).toBe(true);
+    expect(isBoundsRaise(running, { max: 1000, min: 100, value: 150, valueBeforeKill: null })).toBe(false);
+    // A min already above it (a decision by two people) is not raised again by keeping it.
+    expect(isBoundsRaise({ ...running, minValue: 120 }, { max: 900, min: 120, value: 150, valueBeforeKill: null })).toBe(false);
+    expect(isBoundsRaise({ ...running, revertTo: null }, { max: 1000, min: 150, value: 150, valueBeforeKill: null })).toBe(false);
+  });
+
   it("a new ceiling or budget above its default", () => {
     expect([isNewValueRaise({ value: 10, default: 10 }), isNewValueRaise({ value: 11, default: 10 }), isNewValueRaise({ value: 0, default: 10 })]).toEqual([false, true, false]);
   });

@@ -24,17 +24,21 @@ export function standingValue(row: { value: number; valueBeforeKill: number | nu
  * New bounds (or fields) raise when their max is above the one in force, or when they pull the value
  * in force (or the one a restore puts back) up: a min above the value raises it. A default pulled
  * up is a raise where a restore would bring it back (at 0 with nothing remembered): the standing
- * value rises, and a restore is one person's.
+ * value rises, and a restore is one person's. While a temporary raise is running (`revertTo`: the
+ * lowest revert_to of its active raise ends, lib/changes/raise-floor.ts), a min raised above the
+ * value it puts back is a raise too: the end could not lower the value below it.
  */
 export function isBoundsRaise(
-  current: { maxValue: number; value: number; valueBeforeKill: number | null; defaultValue?: number },
-  next: { max: number; value: number; valueBeforeKill: number | null; default?: number },
+  current: { maxValue: number; minValue?: number; value: number; valueBeforeKill: number | null; defaultValue?: number; revertTo?: number | null },
+  next: { max: number; min?: number; value: number; valueBeforeKill: number | null; default?: number },
 ): boolean {
+  const aboveRevert =
+    current.revertTo !== undefined && current.revertTo !== null && next.min !== undefined && next.min > current.revertTo && next.min > (current.minValue ?? 0);
   const standingRises =
     current.defaultValue !== undefined &&
     next.default !== undefined &&
     standingValue({ ...next, defaultValue: next.default }) > standingValue({ ...current, defaultValue: current.defaultValue });
-  return next.max > current.maxValue || next.value > current.value || (next.valueBeforeKill ?? 0) > (current.valueBeforeKill ?? 0) || standingRises;
+  return next.max > current.maxValue || next.value > current.value || (next.valueBeforeKill ?? 0) > (current.valueBeforeKill ?? 0) || standingRises || aboveRevert;
 }
 
 /** A new ceiling or budget raises when its value is above its default. */
