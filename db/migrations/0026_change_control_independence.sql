@@ -82,18 +82,26 @@ CREATE INDEX "staff_tokens_staff_idx" ON "staff_tokens" USING btree ("staff_id")
 -- The second person is independent of the requester, in the database: a decision (approve,
 -- reject, stale; a cancellation is the requester's own and stays allowed) or an acknowledgement by
 -- someone ceilings.staff_independent says is not independent of the requester is refused, whatever
--- path wrote it. Checked when the decider, the acknowledger or the requester is set or changed, or
--- a cancelled row is turned into a decision; not again on later updates of a decided row (a grant
--- made after a decision does not undo it). In public: the functions migrations drop every
+-- path wrote it. Checked on every INSERT, and on every UPDATE that changes the state, the decider,
+-- the acknowledger or the requester; not again on an update that changes none of them (a grant
+-- made after a decision does not undo it). A decided row is final: its state never changes again
+-- (a rejection turned into 'applied' would be a decision nobody took), so only a pending request
+-- becomes a decision. A decided state with no decider is the CHECK change_requests_decided_by
+-- (section locks). In public: the functions migrations drop every
 -- ceilings.* function, and a trigger depends on this one (it calls ceilings.* by name at run time).
 -- The old CHECKs change_requests_second_person and _ack_second_person stay as a backstop for the
 -- plainest case (they hold even with triggers disabled); this trigger fires first and subsumes them.
 CREATE FUNCTION change_requests_independent() RETURNS trigger
 LANGUAGE plpgsql SET search_path = public, pg_temp AS $$
 BEGIN
+  IF TG_OP = 'UPDATE' AND NEW.state IS DISTINCT FROM OLD.state AND OLD.state <> 'pending' THEN
+    RAISE EXCEPTION 'change request #% is % and stays so: only a pending request is decided (to %)',
+      OLD.id, OLD.state, NEW.state
+      USING ERRCODE = 'check_violation', CONSTRAINT = 'change_requests_decided_final', TABLE = 'change_requests';
+  END IF;
   IF NEW.decided_by_id IS NOT NULL AND NEW.state <> 'cancelled'
-     AND (TG_OP = 'INSERT' OR NEW.decided_by_id IS DISTINCT FROM OLD.decided_by_id
-          OR NEW.requested_by_id IS DISTINCT FROM OLD.requested_by_id OR OLD.state = 'cancelled')
+     AND (TG_OP = 'INSERT' OR NEW.state IS DISTINCT FROM OLD.state OR NEW.decided_by_id IS DISTINCT FROM OLD.decided_by_id
+          OR NEW.requested_by_id IS DISTINCT FROM OLD.requested_by_id)
      AND NOT ceilings.staff_independent(NEW.requested_by_id, NEW.decided_by_id) THEN
     RAISE EXCEPTION 'change request #%: staff #% may not decide it: they are not independent of its requester, staff #% (the same person, or one created, promoted or set the password of the other, directly or through others)',
       NEW.id, NEW.decided_by_id, NEW.requested_by_id
@@ -101,7 +109,7 @@ BEGIN
   END IF;
   IF NEW.acknowledged_by_id IS NOT NULL
      AND (TG_OP = 'INSERT' OR NEW.acknowledged_by_id IS DISTINCT FROM OLD.acknowledged_by_id
-          OR NEW.requested_by_id IS DISTINCT FROM OLD.requested_by_id)
+          OR NEW.requested_by_id IS DISTINCT FROM OLD.requested_by_id OR NEW.state IS DISTINCT FROM OLD.state)
      AND NOT ceilings.staff_independent(NEW.requested_by_id, NEW.acknowledged_by_id) THEN
     RAISE EXCEPTION 'change request #%: staff #% may not acknowledge it: they are not independent of staff #%, who broke glass (the same person, or one created, promoted or set the password of the other, directly or through others)',
       NEW.id, NEW.acknowledged_by_id, NEW.requested_by_id
@@ -153,3 +161,10 @@ DROP TRIGGER "api_keys_changed" ON "api_keys";
 CREATE TRIGGER api_keys_changed
 AFTER INSERT OR DELETE OR UPDATE OF name, prefix, secret_hash, account, trusted, endpoint_keys, scopes, revoked_at ON api_keys
 FOR EACH STATEMENT EXECUTE FUNCTION notify_api_keys_changed();
+--> statement-breakpoint
+-- section: locks
+-- A decision has a decider: applied or rejected names who decided it, unless it is a break glass
+-- (written applied by its requester alone, acknowledged later). The states the worker or the
+-- requester set stay valid without one: expired (the worker), stale, cancelled (the requester,
+-- who is then the decider), pending.
+ALTER TABLE "change_requests" ADD CONSTRAINT "change_requests_decided_by" CHECK ("change_requests"."state" not in ('applied', 'rejected') or "change_requests"."decided_by_id" is not null or "change_requests"."break_glass");

@@ -70,6 +70,8 @@ export const changeRequests = pgTable(
     check("change_requests_second_person", sql`${t.decidedById} is null or ${t.decidedById} <> ${t.requestedById} or ${t.state} = 'cancelled'`),
     check("change_requests_ack_second_person", sql`${t.acknowledgedById} is null or ${t.acknowledgedById} <> ${t.requestedById}`),
     check("change_requests_break_glass_applied", sql`not ${t.breakGlass} or ${t.state} = 'applied'`),
+    // A decision names its decider, unless it is a break glass; expired, stale and cancelled stay valid without one.
+    check("change_requests_decided_by", sql`${t.state} not in ('applied', 'rejected') or ${t.decidedById} is not null or ${t.breakGlass}`),
     check("change_requests_one_end", sql`${t.endsAfterSeconds} is null or ${t.endsAt} is null`),
     check("change_requests_ends_after_positive", sql`${t.endsAfterSeconds} is null or ${t.endsAfterSeconds} > 0`),
   ],

@@ -104,6 +104,31 @@ describe.skipIf(skipWithoutDatabase())("independence of the second person", () =
     await expect(t.db.execute(sql`update change_requests set state = 'applied' where id = ${id}`)).rejects.toMatchObject({ cause: { code: "23514" } });
   });
 
+  it("in SQL: a decided row is final (a rejection UPDATEd to applied, an expiry to applied: refused); a decision needs a decider unless it is a break glass", async () => {
+    const a = await member("admin");
+    const b = await member("admin");
+    const rejected = await requestRow(a);
+    await decide(rejected, b, "rejected");
+    // b is independent of a, so the independence rule alone would let this pass: the decision is final.
+    await expect(t.db.execute(sql`update change_requests set state = 'applied' where id = ${rejected}`)).rejects.toMatchObject({ cause: { code: "23514", constraint_name: "change_requests_decided_final" } });
+    const expired = await requestRow(a);
+    await t.db.execute(sql`update change_requests set state = 'expired', decided_at = now() where id = ${expired}`);
+    await expect(decide(expired, b)).rejects.toMatchObject({ cause: { code: "23514", constraint_name: "change_requests_decided_final" } });
+    // Written already decided with nobody deciding: refused, applied or rejected alike.
+    const row = (state: string, breakGlass: boolean, decidedBy: number | null = null) =>
+      t.db.execute(sql`
+        insert into change_requests (kind, change, before, after, summary, reason, requested_by_id, requested_by, expires_at, state, break_glass, decided_by_id)
+        values ('ceiling.value', '{}', '{}', '{}', 'sql', 'sql', ${a}, 'someone', now() + interval '1 day', ${state}::change_request_state, ${breakGlass}, ${decidedBy})`);
+    await expect(row("applied", false)).rejects.toMatchObject({ cause: { code: "23514", constraint_name: "change_requests_decided_by" } });
+    await expect(row("rejected", false)).rejects.toMatchObject({ cause: { code: "23514", constraint_name: "change_requests_decided_by" } });
+    // Written decided by someone not independent of the requester: refused on INSERT too.
+    const x = await member("admin", a);
+    await expect(row("applied", false, x)).rejects.toMatchObject(refused);
+    // What the worker and the requester write without a second person stays valid.
+    for (const state of ["pending", "expired", "stale"]) await row(state, false);
+    await row("applied", true);
+  });
+
   it("siblings made by the same admin ARE independent of each other (the rule as written); their maker is not", async () => {
     const a = await member("admin");
     const s1 = await member("admin", a);
