@@ -388,7 +388,7 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     const used = new Map(stamped.map((x) => [x.name, x.lastUsedAt !== null]));
     expect([used.get("after the password change"), used.get("spare"), used.get("old")]).toEqual([true, false, false]);
   });
-  it("the real command (scripts/ceilings.ts): a bare --as exits 2 saying how to get a token; a revoked token exits 1; the owner's token approves", { timeout: 120_000 }, async () => {
+  it("the real command (scripts/ceilings.ts): a bare --as (approve, cancel) exits 2 saying how to get a token; a revoked token exits 1; the owner's token approves", { timeout: 120_000 }, async () => {
     await fresh("cc.proc");
     await apply(await catalogWith(endpointSpec("cc.proc", { day: 150 })), { token: tokenOf(OPERATOR) });
     const id = String(must((await requestsOf("cc.proc"))[0]).id);
@@ -402,6 +402,9 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     const bare = await run(["approve", id, "--as", ADMIN2]);
     expect(bare.code).toBe(2);
     expect(bare.out).toContain("approve needs your own credential, not a name: --as alone is refused");
+    // Asking and cancelling are the same claim of a name: a bare --as exits 2 before the database is touched.
+    const cancel = await run(["cancel", id, "--as", OPERATOR]);
+    expect([cancel.code, cancel.out]).toEqual([2, expect.stringContaining("cancel needs your own credential, not a name: --as alone is refused")]);
     const [bea] = await t.db.select().from(staff).where(eq(staff.email, ADMIN2));
     const spare = await createStaffToken(t.db, { staffId: must(bea).id, name: "spare" });
     await revokeStaffToken(t.db, { id: spare.token.id, staffId: must(bea).id });

@@ -234,9 +234,9 @@ describe.skipIf(skipWithoutDatabase())("budget loosenings take two people", () =
     const current = await exportCatalog(t.db);
     const file = path.join(dir, `c${n}.json`);
     writeFileSync(file, JSON.stringify({ ...current, budgets: (current.budgets ?? []).map((bu) => (bu.key === old ? { ...bu, archived: true } : bu)) }));
-    const apply = (as?: string) => runApplyFile(t.db, { file, reason: "tidy up", confirmRaise: true, osUser: "ci", breakGlass: false, ...(as ? { as } : {}) }, () => {});
+    const apply = (token?: string) => runApplyFile(t.db, { file, reason: "tidy up", confirmRaise: true, osUser: "ci", breakGlass: false, ...(token ? { token } : {}) }, () => {});
     await expect(apply()).rejects.toMatchObject({ code: "approval_required" });
-    await apply(a.email);
+    await apply((await createStaffToken(t.db, { staffId: a.staffId, name: "laptop" })).secret);
     expect((await row(old)).archivedAt).toBeNull();
     const [request] = await t.db.select().from(changeRequests).where(sql`${changeRequests.kind} = 'budget.archive' and ${changeRequests.change}->>'budgetKey' = ${old}`);
     expect(request?.state).toBe("pending");
