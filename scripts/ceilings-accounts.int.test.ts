@@ -8,6 +8,7 @@ import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { AccountError } from "@/lib/accounts";
 import { staffMember } from "@/lib/changes/test-fixtures";
+import { createStaffToken } from "@/lib/staff-tokens";
 import { AccountRowsError, AccountsUsageError, describeAccountError, runAccounts } from "./ceilings-accounts";
 
 // `npm run ceilings -- accounts ...` on real Postgres, through the same function the CLI calls:
@@ -19,10 +20,11 @@ describe.skipIf(skipWithoutDatabase())("ceilings accounts", () => {
   const actor = { type: "cli", name: "ops-laptop" } as const;
   const dir = mkdtempSync(path.join(os.tmpdir(), "ceilings-accounts-"));
   const printed: string[] = [];
-  const run = async (args: string[], reason?: string, as?: string) => {
+  /** token: the asker's personal token (CEILINGS_STAFF_TOKEN), the one proof a raise is asked with. */
+  const run = async (args: string[], reason?: string, token?: string) => {
     const log = vi.spyOn(console, "log").mockImplementation((line: string) => void printed.push(line));
     try {
-      await runAccounts(t.db, args, { actor, reason, ...(as ? { as } : {}) });
+      await runAccounts(t.db, args, { actor, reason, ...(token ? { who: { token } } : {}) });
     } finally {
       log.mockRestore();
     }
@@ -55,11 +57,11 @@ describe.skipIf(skipWithoutDatabase())("ceilings accounts", () => {
     printed.length = 0;
     await run(["show", "acct_3"]);
     expect(printed).toEqual(["acct_3", expect.stringMatching(/^ {2}plan free \(Free\), set .* by ops-laptop$/), expect.stringMatching(/^ {2}BLOCKED since .* by ops-laptop: fraud$/)]);
-    // An unblock is a raise: refused alone, asked for with --as (a second admin applies it: lib/changes/plan-paths.int.test.ts).
-    await expect(run(["unblock", "acct_3"], "cleared")).rejects.toMatchObject({ code: "approval_required", message: expect.stringContaining("--as") });
+    // An unblock is a raise: refused alone, asked for with the asker's token (a second admin applies it: lib/changes/plan-paths.int.test.ts).
+    await expect(run(["unblock", "acct_3"], "cleared")).rejects.toMatchObject({ code: "approval_required", message: expect.stringContaining("CEILINGS_STAFF_TOKEN") });
     const admin = await staffMember(t.db, "admin", "cli");
     printed.length = 0;
-    await run(["unblock", "acct_3"], "cleared", admin.email);
+    await run(["unblock", "acct_3"], "cleared", (await createStaffToken(t.db, { staffId: admin.staffId, name: "laptop" })).secret);
     expect(printed[0]).toMatch(/^asked for approval: request #\d+ unblock account acct_3/);
     const kinds = (await t.db.select({ action: auditEvents.action }).from(auditEvents).where(eq(auditEvents.target, "acct_3"))).map((e) => e.action);
     expect(kinds).toEqual(["account.plan", "account.block"]);

@@ -1,10 +1,11 @@
 // `npm run ceilings -- accounts ...`: the account verbs of lib/accounts from the command line, as
 // the OS user (actor type cli). Kept beside scripts/ceilings.ts, which hands `accounts` here.
-//   accounts assign <account> <plan> [--reason "…"] [--as EMAIL]
-//   accounts bulk <file.csv|file.json> [--reason "…"] [--as EMAIL]
+//   accounts assign <account> <plan> [--reason "…"]
+//   accounts bulk <file.csv|file.json> [--reason "…"]
 //   accounts block <account> --reason "…"
-//   accounts unblock <account> --reason "…" --as EMAIL
-// A move to a looser plan and an unblock are raises: asked for as --as (scripts/ceilings-ask.ts).
+//   accounts unblock <account> --reason "…"
+// A move to a looser plan and an unblock are raises: asked for as the owner of the personal token in
+// CEILINGS_STAFF_TOKEN (scripts/ceilings-ask.ts); a bare --as is refused.
 //   accounts show <account>
 import { readFileSync } from "node:fs";
 import type { Db } from "@/db/client";
@@ -12,18 +13,20 @@ import { AccountError, assignPlan, assignPlans, blockAccount, getAccount, parseA
 import type { AuditActor } from "@/lib/audit/record";
 import { formatCount, formatMoney } from "@/lib/format";
 import { askOnRaise } from "./ceilings-ask";
+import type { Credential } from "./ceilings-changes";
 
-export const ACCOUNTS_USAGE = `  accounts assign <account> <plan> [--reason "why"] [--as <email>]
+export const ACCOUNTS_USAGE = `  accounts assign <account> <plan> [--reason "why"]
                                        put one billing account on a plan; to a looser plan it
-                                       is a raise, asked for as --as (a second admin approves)
-  accounts bulk <file.csv|file.json> [--reason "why"] [--as <email>]
+                                       is a raise, asked for as the owner of CEILINGS_STAFF_TOKEN
+                                       (a second admin approves; a bare --as is refused)
+  accounts bulk <file.csv|file.json> [--reason "why"]
                                        up to 10,000 accounts at once, all or nothing (CSV:
                                        account,plan per line; JSON: [{"account","plan"}, ...]);
                                        any looser row makes the whole file one change request
   accounts block <account> --reason "why"
                                        refuse the account on every endpoint
-  accounts unblock <account> --reason "why" --as <email>
-                                       a raise: asked of a second admin
+  accounts unblock <account> --reason "why"
+                                       a raise: asked of a second admin (by the token)
   accounts show <account>              its plan, block and what binds it on each ceiling and budget`;
 
 /** A mistake in the command line itself: scripts/ceilings.ts prints the usage. */
@@ -44,10 +47,12 @@ function expectArgs(args: string[], count: number, usage: string): void {
   if (args.length !== count) throw new AccountsUsageError(`expected: accounts ${usage}`);
 }
 
-export async function runAccounts(db: Db, args: string[], opts: { reason?: string; actor: AuditActor; as?: string }): Promise<void> {
+/** who: the personal token (and --as) a raise is asked with (scripts/ceilings.ts reads it with credentialOf). */
+export async function runAccounts(db: Db, args: string[], opts: { reason?: string; actor: AuditActor; who?: Credential }): Promise<void> {
+  const who = opts.who ?? {};
   const asking = (why: string) => {
-    if (opts.as && !opts.reason?.trim()) throw new AccountsUsageError(`${why} with --as asks a second admin: it needs --reason "why"`);
-    return { as: opts.as, reason: opts.reason ?? "" };
+    if (who.as !== undefined && !opts.reason?.trim()) throw new AccountsUsageError(`${why} with --as asks a second admin: it needs --reason "why"`);
+    return { who, reason: opts.reason ?? "" };
   };
   const [verb, ...rest] = args;
   switch (verb) {
@@ -86,7 +91,7 @@ export async function runAccounts(db: Db, args: string[], opts: { reason?: strin
       expectArgs(rest, 1, "unblock <account> --reason \"why\"");
       if (!opts.reason) throw new AccountsUsageError("accounts unblock needs --reason \"why\" for the audit log");
       const reason = opts.reason;
-      const r = await askOnRaise(db, { as: opts.as, reason }, () => unblockAccount(db, { account: rest[0] ?? "", actor: opts.actor, reason }));
+      const r = await askOnRaise(db, { who, reason }, () => unblockAccount(db, { account: rest[0] ?? "", actor: opts.actor, reason }));
       if (!r) return;
       console.log(`unblocked ${r.account} (blocked ${r.wasBlockedAt.toISOString()} by ${r.wasBlockedBy ?? "unknown"}: ${r.blockReason ?? "no reason"})`);
       return;

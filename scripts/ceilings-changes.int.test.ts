@@ -12,7 +12,7 @@ import { killEndpoint } from "@/lib/ceilings";
 import { requestChange } from "@/lib/changes";
 import { changeStaffRole, setStaffPassword } from "@/lib/auth/staff-admin";
 import { createStaffToken, revokeStaffToken } from "@/lib/staff-tokens";
-import { parseChangesArgs, runChanges, staffAs } from "./ceilings-changes";
+import { parseChangesArgs, runChanges } from "./ceilings-changes";
 import { parseApplyOptions, runApplyFile, runPlanFile } from "./ceilings-file";
 
 // Change control from the command line on real Postgres, through the functions scripts/ceilings.ts
@@ -131,7 +131,7 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     expect(out.at(-1)).toMatch(/^2 change\(s\) need approval \(2 change request\(s\)\)/);
   });
 
-  it("apply without --as refuses a file with raises: nothing of it is made, its lowering neither", async () => {
+  it("apply without a token refuses a file with raises: nothing of it is made, its lowering neither", async () => {
     await fresh("cc.noas");
     const file = await catalogWith(endpointSpec("cc.noas", { day: 150, month: 2000 }));
     await expect(apply(file, {})).rejects.toMatchObject({ code: "approval_required" });
@@ -140,10 +140,10 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     expect(await requestsOf("cc.noas")).toEqual([]);
   });
 
-  it("apply --as an operator makes the lowering at once and asks for the raise; applying again asks once", async () => {
+  it("apply with an operator's token makes the lowering at once and asks for the raise; applying again asks once", async () => {
     await fresh("cc.ask");
     const file = await catalogWith(endpointSpec("cc.ask", { day: 150, month: 2000 }));
-    const out = await apply(file, { as: OPERATOR, reason: "launch on Friday" });
+    const out = await apply(file, { token: tokenOf(OPERATOR), reason: "launch on Friday" });
     expect(await monthValue("cc.ask")).toBe(2000);
     expect((await dayCeiling("cc.ask")).value).toBe(100);
     const [request, ...more] = await requestsOf("cc.ask");
@@ -156,7 +156,7 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     const [applied] = await t.db.select().from(auditEvents).where(and(eq(auditEvents.endpointKey, "cc.ask"), eq(auditEvents.action, "ceiling.update")));
     expect(applied).toMatchObject({ actorType: "config", actor: OPERATOR });
 
-    const again = await apply(file, { as: OPERATOR });
+    const again = await apply(file, { token: tokenOf(OPERATOR) });
     expect(again.some((l) => l.includes(`#${must(request).id}`) && l.includes("already pending"))).toBe(true);
     expect(await requestsOf("cc.ask")).toHaveLength(1);
     const listed = await cli("requests");
@@ -182,7 +182,7 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     await fresh("cc.ends");
     const file = await catalogWith(endpointSpec("cc.ends", { day: 150 }));
     const until = new Date(Date.now() + 6 * 60 * 60 * 1000);
-    const asked = async (o: { endsAfterSeconds?: number; endsAt?: Date }) => (await apply(file, { as: OPERATOR, ...o })).some((l) => l.includes("already pending"));
+    const asked = async (o: { endsAfterSeconds?: number; endsAt?: Date }) => (await apply(file, { token: tokenOf(OPERATOR), ...o })).some((l) => l.includes("already pending"));
     // Each end asked for the first time is a new request, not "already pending".
     expect(await asked({ endsAfterSeconds: 7200 })).toBe(false);
     expect(await asked({})).toBe(false);
@@ -195,12 +195,12 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     const requests = await requestsOf("cc.ends");
     expect(requests.map((r) => [r.endsAfterSeconds, r.endsAt?.getTime() ?? null]).sort()).toEqual([[3600, null], [7200, null], [null, until.getTime()], [null, null]].sort());
     // Withdrawn, so later tests that list the operator's pending requests see only their own.
-    for (const r of requests) await cli("cancel", String(r.id), "--as", OPERATOR);
+    for (const r of requests) await by(OPERATOR)("cancel", String(r.id));
   });
 
   it("the requester can never approve their own request: asked from the CLI or from the dashboard", async () => {
     await fresh("cc.self");
-    await apply(await catalogWith(endpointSpec("cc.self", { day: 160 })), { as: ADMIN });
+    await apply(await catalogWith(endpointSpec("cc.self", { day: 160 })), { token: tokenOf(ADMIN) });
     const [fromCli] = await requestsOf("cc.self");
     await expect(by(ADMIN)("approve", String(must(fromCli).id))).rejects.toMatchObject({ code: "own_request" });
     expect((await dayCeiling("cc.self")).value).toBe(100);
@@ -208,8 +208,9 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     const refused = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "change.refused"), eq(auditEvents.actor, ADMIN)));
     expect(refused.length).toBeGreaterThan(0);
     // Withdrawn by its requester (cancel), then asked in the dashboard: still refused from the CLI.
-    expect(await cli("cancel", String(must(fromCli).id), "--as", ADMIN)).toEqual([expect.stringMatching(new RegExp(`^#${must(fromCli).id} cancelled: `))]);
-    const ada = { ...(await staffAs(t.db, ADMIN)), via: "dashboard" as const };
+    expect(await by(ADMIN)("cancel", String(must(fromCli).id))).toEqual([expect.stringMatching(new RegExp(`^#${must(fromCli).id} cancelled: `))]);
+    const [adaRow] = await t.db.select().from(staff).where(eq(staff.email, ADMIN));
+    const ada = { staffId: must(adaRow).id, email: ADMIN, role: "admin" as const, via: "dashboard" as const };
     const fromDashboard = await requestChange(t.db, { kind: "ceiling.value", change: { ceilingId: (await dayCeiling("cc.self")).id, value: 170 }, requester: ada, reason: "asked in the dashboard" });
     await expect(by(ADMIN)("approve", String(fromDashboard.id))).rejects.toMatchObject({ code: "own_request" });
     await expect(by(ADMIN)("reject", String(fromDashboard.id), "--reason", "mine")).rejects.toMatchObject({ code: "own_request" });
@@ -223,7 +224,7 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
 
   it("an unknown, an expired or a decided request is refused with a clear error; nothing changes", async () => {
     await fresh("cc.expired");
-    await apply(await catalogWith(endpointSpec("cc.expired", { day: 180 })), { as: OPERATOR });
+    await apply(await catalogWith(endpointSpec("cc.expired", { day: 180 })), { token: tokenOf(OPERATOR) });
     const [request] = await requestsOf("cc.expired");
     await expect(by(ADMIN)("approve", "999999")).rejects.toMatchObject({ code: "not_found" });
     // 24 h later: expired (the worker marks it; an approval before the worker ran is refused too).
@@ -239,7 +240,7 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
 
   it("a viewer cannot ask: the whole file is refused, its lowering too, and the refusal is logged", async () => {
     await fresh("cc.viewer");
-    await expect(apply(await catalogWith(endpointSpec("cc.viewer", { day: 150, month: 2000 })), { as: VIEWER })).rejects.toMatchObject({ code: "forbidden" });
+    await expect(apply(await catalogWith(endpointSpec("cc.viewer", { day: 150, month: 2000 })), { token: tokenOf(VIEWER) })).rejects.toMatchObject({ code: "forbidden" });
     expect(await monthValue("cc.viewer")).toBe(3000);
     expect((await dayCeiling("cc.viewer")).value).toBe(100);
     expect(await requestsOf("cc.viewer")).toEqual([]);
@@ -252,8 +253,11 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     expect(() => parseApplyOptions({ "break-glass": true, as: ADMIN }, env)).toThrow(/--break-glass needs --reason/);
     expect(() => parseApplyOptions({ "break-glass": true, reason: "the launch is now", as: ADMIN }, {})).toThrow(/--break-glass needs your own credential, not a name: --as alone is refused/);
     expect(parseApplyOptions({ "break-glass": true, reason: "the launch is now" }, env)).toMatchObject({ breakGlass: true, token: tokenOf(ADMIN) });
-    expect(() => parseApplyOptions({ for: "2h", until: "2026-12-02T18:00:00Z", as: ADMIN, reason: "r" }, {})).toThrow(/not both/);
-    expect(parseApplyOptions({ for: "1h30m", as: ADMIN, reason: "r" }, {})).toMatchObject({ endsAfterSeconds: 5400 });
+    expect(() => parseApplyOptions({ for: "2h", until: "2026-12-02T18:00:00Z", as: ADMIN, reason: "r" }, env)).toThrow(/not both/);
+    expect(parseApplyOptions({ for: "1h30m", as: ADMIN, reason: "r" }, env)).toMatchObject({ endsAfterSeconds: 5400 });
+    // Asking is acting as someone too: a bare --as (with an end or not) is refused before the database starts.
+    expect(() => parseApplyOptions({ for: "1h30m", as: ADMIN, reason: "r" }, {})).toThrow(/needs your own credential, not a name: --as alone is refused/);
+    expect(() => parseApplyOptions({ as: ADMIN, reason: "r" }, {})).toThrow(/apply --as \(asking for a raise\) needs your own credential, not a name/);
     await fresh("cc.glass");
     const file = await catalogWith(endpointSpec("cc.glass", { day: 190 }));
     // A name alone, even a real admin's, does not break glass (runApplyFile holds it as well as the parser).
@@ -292,7 +296,7 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     const planned = await lines((print) => runPlanFile(t.db, file, print));
     expect(planned.filter((l) => l.includes("NEEDS APPROVAL")).length).toBe(6);
     expect(planned.at(-1)).toMatch(/need approval \(6 change request\(s\)\)/);
-    await apply(file, { as: OPERATOR, reason: "the new tier" });
+    await apply(file, { token: tokenOf(OPERATOR), reason: "the new tier" });
     // Made at once: the month lowered, cc.new created at its default; the rest waits.
     expect(await monthValue("cc.kinds")).toBe(2500);
     expect((await dayCeiling("cc.new")).value).toBe(100);
@@ -303,7 +307,7 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     expect((await dayCeiling("cc.new")).value).toBe(150);
     expect((await dayCeiling("cc.kinds")).maxValue).toBe(300);
     // The day's value waited for its bounds: applied again, it is asked for, then nothing is left.
-    const again = await apply(await write(), { as: OPERATOR });
+    const again = await apply(await write(), { token: tokenOf(OPERATOR) });
     const [valueRequest] = (await requestsOf("cc.kinds")).filter((r) => r.state === "pending");
     expect(valueRequest).toMatchObject({ kind: "ceiling.value", change: { ceilingId: (await dayCeiling("cc.kinds")).id, value: 250 } });
     expect(again.some((l) => l.startsWith(`  #${must(valueRequest).id} `))).toBe(true);
@@ -315,9 +319,9 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
   it("a raise of 5x or more is retyped (--confirm-raise) before it is even asked for", async () => {
     await fresh("cc.five");
     const file = await catalogWith(endpointSpec("cc.five", { perCallMax: 5 }));
-    await expect(apply(file, { as: OPERATOR })).rejects.toMatchObject({ code: "confirmation_required" });
+    await expect(apply(file, { token: tokenOf(OPERATOR) })).rejects.toMatchObject({ code: "confirmation_required" });
     expect(await requestsOf("cc.five")).toEqual([]);
-    await apply(file, { as: OPERATOR, confirmRaise: true });
+    await apply(file, { token: tokenOf(OPERATOR), confirmRaise: true });
     const [request] = await requestsOf("cc.five");
     expect(request).toMatchObject({ kind: "endpoint.per_call_max", state: "pending", change: { endpointKey: "cc.five", perCallMax: 5 } });
   });
@@ -328,13 +332,13 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     spec.ceilings.push({ metric: "units", scope: "caller", window: "utc_day", value: 20, min: 0, max: 50, default: 10 });
     const file = await catalogWith({ ...spec, overrides: [{ metric: "units", window: "utc_day", caller: "acct_1", value: 30, reason: "big customer" }] });
     await expect(lines((print) => runPlanFile(t.db, file, print))).rejects.toMatchObject({ problems: [expect.stringContaining("is new and needs approval first")] });
-    await expect(apply(file, { as: OPERATOR })).rejects.toMatchObject({ problems: [expect.stringContaining("is new and needs approval first")] });
+    await expect(apply(file, { token: tokenOf(OPERATOR) })).rejects.toMatchObject({ problems: [expect.stringContaining("is new and needs approval first")] });
     expect(await requestsOf("cc.lean")).toEqual([]);
   });
 
   it("the CLI kill stays instant with a raise pending; approving the raise afterwards finds it stale", async () => {
     await fresh("cc.kill");
-    await apply(await catalogWith(endpointSpec("cc.kill", { day: 150 })), { as: OPERATOR, endsAfterSeconds: 7200 });
+    await apply(await catalogWith(endpointSpec("cc.kill", { day: 150 })), { token: tokenOf(OPERATOR), endsAfterSeconds: 7200 });
     const [request] = await requestsOf("cc.kill");
     expect(request).toMatchObject({ endsAfterSeconds: 7200 });
     await killEndpoint(t.db, { endpointKey: "cc.kill", actor: { type: "cli", name: "ops" }, reason: "incident" });
@@ -345,7 +349,7 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
   });
   it("approve, reject and acknowledge: a bare --as, an unknown, revoked, foreign or outdated token are refused; a valid one acts as its owner", async () => {
     await fresh("cc.token");
-    await apply(await catalogWith(endpointSpec("cc.token", { day: 150 })), { as: OPERATOR });
+    await apply(await catalogWith(endpointSpec("cc.token", { day: 150 })), { token: tokenOf(OPERATOR) });
     const [request] = await requestsOf("cc.token");
     const id = String(must(request).id);
     // A name is not a proof, whoever it names.
@@ -384,9 +388,9 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     const used = new Map(stamped.map((x) => [x.name, x.lastUsedAt !== null]));
     expect([used.get("after the password change"), used.get("spare"), used.get("old")]).toEqual([true, false, false]);
   });
-  it("the real command (scripts/ceilings.ts): a bare --as exits 2 saying how to get a token; a revoked token exits 1; the owner's token approves", { timeout: 120_000 }, async () => {
+  it("the real command (scripts/ceilings.ts): a bare --as (approve, cancel) exits 2 saying how to get a token; a revoked token exits 1; the owner's token approves", { timeout: 120_000 }, async () => {
     await fresh("cc.proc");
-    await apply(await catalogWith(endpointSpec("cc.proc", { day: 150 })), { as: OPERATOR });
+    await apply(await catalogWith(endpointSpec("cc.proc", { day: 150 })), { token: tokenOf(OPERATOR) });
     const id = String(must((await requestsOf("cc.proc"))[0]).id);
     const run = (args: string[], token?: string) =>
       new Promise<{ code: number | null; out: string }>((resolve) => {
@@ -398,6 +402,9 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     const bare = await run(["approve", id, "--as", ADMIN2]);
     expect(bare.code).toBe(2);
     expect(bare.out).toContain("approve needs your own credential, not a name: --as alone is refused");
+    // Asking and cancelling are the same claim of a name: a bare --as exits 2 before the database is touched.
+    const cancel = await run(["cancel", id, "--as", OPERATOR]);
+    expect([cancel.code, cancel.out]).toEqual([2, expect.stringContaining("cancel needs your own credential, not a name: --as alone is refused")]);
     const [bea] = await t.db.select().from(staff).where(eq(staff.email, ADMIN2));
     const spare = await createStaffToken(t.db, { staffId: must(bea).id, name: "spare" });
     await revokeStaffToken(t.db, { id: spare.token.id, staffId: must(bea).id });

@@ -1,14 +1,15 @@
 // `npm run ceilings -- requests | approve | reject | cancel | acknowledge`, and the change control of
 // `apply`: the same lib/changes verbs as the dashboard, acting as the staff member a personal token
-// proves (CEILINGS_STAFF_TOKEN, made on the dashboard's Personal tokens page). approve, reject,
-// acknowledge and apply --break-glass need that token: --as alone is a name anyone with the
-// database URL could type. Asking and cancelling (which loosen nothing) still take --as. lib checks
-// role and independence by staff id, so the CLI is no way round them. docs/change-control.md.
+// proves (CEILINGS_STAFF_TOKEN, made on the dashboard's Personal tokens page). Every verb that acts
+// as a staff member needs that token: approve, reject, acknowledge, cancel, apply --break-glass, and
+// asking for a raise (apply, plans, accounts). --as alone is a name anyone with the database URL
+// could type: asked as someone else, a raise would then be "approved by a second person" who is
+// the asker. lib checks role and independence by staff id, so the CLI is no way round them.
+// docs/change-control.md.
 import { parseArgs } from "node:util";
 import { and, eq, gt, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { changeRequests, staff } from "@/db/schema";
-import { isRole } from "@/lib/auth/roles";
+import { changeRequests } from "@/db/schema";
 import { moneyInputText } from "@/lib/budgets/money";
 import type { AskedRaise, RaiseHandler } from "@/lib/catalog/file";
 import type { FileRaise } from "@/lib/catalog/file-raises";
@@ -25,13 +26,13 @@ export const CHANGES_USAGE = `  requests [--state pending|all] [--json]
                                        requester, proven by ${STAFF_TOKEN_ENV} (a personal token
                                        from the dashboard's Personal tokens page, /tokens)
   reject <id> --reason "why"           refuse it (an independent admin, by ${STAFF_TOKEN_ENV})
-  cancel <id> --as <email>             withdraw your own pending request (or by ${STAFF_TOKEN_ENV})
+  cancel <id>                          withdraw your own pending request (by ${STAFF_TOKEN_ENV})
   acknowledge <id>                     an admin independent of the one who broke glass has seen
                                        it (by ${STAFF_TOKEN_ENV})`;
 
 export class ChangesUsageError extends Error {}
 
-/** Who runs a verb: a personal token (a proof), and --as (a name, which must match it when both are given). */
+/** Who runs a verb: a personal token (the proof), and --as (a name, which must match it; never enough alone). */
 export type Credential = { token?: string; as?: string };
 
 export type ChangesCommand =
@@ -53,6 +54,17 @@ export function needsToken(doing: string): ChangesUsageError {
     `${doing} needs your own credential, not a name: --as alone is refused. Sign in to the dashboard, create a personal token ` +
       `on Personal tokens (/tokens), and run with ${STAFF_TOKEN_ENV}=cst_… in the environment (--as may stay, and must then name the token's owner)`,
   );
+}
+
+/**
+ * The credential of a verb that acts as a staff member, read before the database starts: the token
+ * in the environment, and --as if given. A bare --as is refused here, saying how to get a token;
+ * cliStaff checks the token itself (and refuses again without one).
+ */
+export function credentialOf(as: string | undefined, env: Readonly<Record<string, string | undefined>>, doing: string): Credential {
+  const token = tokenFrom(env);
+  if (as !== undefined && token === undefined) throw needsToken(doing);
+  return { ...(token ? { token } : {}), ...(as !== undefined ? { as } : {}) };
 }
 
 export const CHANGE_VERBS = new Set(["requests", "approve", "reject", "cancel", "acknowledge"]);
@@ -88,14 +100,11 @@ export function parseChangesArgs(argv: string[], env: Readonly<Record<string, st
     return { verb, state, json: values.json === true };
   }
   if (values.state !== undefined || values.json !== undefined) throw new ChangesUsageError("--state and --json are options of requests only");
-  const token = tokenFrom(env);
-  const who: Credential = { ...(token ? { token } : {}), ...(values.as ? { as: values.as } : {}) };
-  /** Deciding and acknowledging need the proof; cancelling loosens nothing, so a name still does. */
+  /** Every verb here acts as a staff member: the token proves who, --as alone is refused. */
   const credential = (doing: string): Credential => {
-    if (token) return who;
-    if (doing === "cancel" && values.as) return who;
-    if (doing === "cancel") throw new ChangesUsageError(`cancel acts as the requester: --as <email> or ${STAFF_TOKEN_ENV}`);
-    throw needsToken(doing);
+    const who = credentialOf(values.as, env, doing);
+    if (who.token === undefined) throw needsToken(doing);
+    return who;
   };
   switch (verb) {
     case "approve": {
@@ -121,39 +130,24 @@ export function parseChangesArgs(argv: string[], env: Readonly<Record<string, st
 }
 
 /**
- * The staff member --as names, as lib/changes takes a person: an enabled staff row. lib reads the
- * row again for its role and the second person; this says clearly who is unknown or disabled.
+ * Who runs the verb, as lib/changes takes a person: the owner of the personal token, the one way
+ * the command line acts as a staff member (--as, if also given, must name them). No token is
+ * refused whatever --as says: a name is not a proof. A refused token (unknown, revoked, its owner
+ * disabled or their password or role changed) is a forbidden.
  */
-export async function staffAs(db: Db, email: string): Promise<Requester> {
-  const wanted = email.trim().toLowerCase();
-  const [row] = await db.select().from(staff).where(sql`lower(${staff.email}) = ${wanted}`);
-  if (!row) throw new ChangeControlError("not_found", `--as ${email}: no staff member with that email (npm run staff -- list)`);
-  if (row.disabledAt) throw new ChangeControlError("forbidden", `--as ${email}: that staff member is disabled`);
-  if (!isRole(row.role)) throw new ChangeControlError("forbidden", `--as ${email}: unknown role '${String(row.role)}'`);
-  return { staffId: row.id, email: row.email, role: row.role, via: "cli" };
-}
-
-/**
- * Who runs the verb, as lib/changes takes a person: the personal token's owner when a token is
- * given (--as, if also given, must name them), else the staff member --as names. A refused token
- * (unknown, revoked, its owner disabled or their password or role changed) is a forbidden.
- */
-export async function cliStaff(db: Db, who: Credential): Promise<Requester> {
-  if (who.token !== undefined) {
-    let owner;
-    try {
-      owner = await authenticateStaffToken(db, who.token);
-    } catch (error) {
-      if (error instanceof StaffTokenError) throw new ChangeControlError("forbidden", error.message);
-      throw error;
-    }
-    if (who.as !== undefined && who.as.trim().toLowerCase() !== owner.email.toLowerCase()) {
-      throw new ChangeControlError("forbidden", `--as ${who.as} is not who ${STAFF_TOKEN_ENV} proves (${owner.email}): drop --as, or use your own token`);
-    }
-    return { ...owner, via: "cli" };
+export async function cliStaff(db: Db, who: Credential, doing: string): Promise<Requester> {
+  if (who.token === undefined) throw needsToken(doing);
+  let owner;
+  try {
+    owner = await authenticateStaffToken(db, who.token);
+  } catch (error) {
+    if (error instanceof StaffTokenError) throw new ChangeControlError("forbidden", error.message);
+    throw error;
   }
-  if (who.as === undefined) throw needsToken("this command");
-  return staffAs(db, who.as);
+  if (who.as !== undefined && who.as.trim().toLowerCase() !== owner.email.toLowerCase()) {
+    throw new ChangeControlError("forbidden", `--as ${who.as} is not who ${STAFF_TOKEN_ENV} proves (${owner.email}): drop --as, or use your own token`);
+  }
+  return { ...owner, via: "cli" };
 }
 
 /** "2h", "90m", "45s", "1d", "1h30m": a temporary raise's length in seconds. */
@@ -339,9 +333,8 @@ export async function runChanges(db: Db, command: ChangesCommand, print: (line: 
     for (const r of rows) for (const line of requestLines(r)) print(line);
     return;
   }
-  // Checked again here, not only when parsing: a caller building the command itself gets no way round.
-  if (command.verb !== "cancel" && command.who.token === undefined) throw needsToken(command.verb);
-  const who = await cliStaff(db, command.who);
+  // cliStaff refuses a command without a token too: a caller building the command itself gets no way round.
+  const who = await cliStaff(db, command.who, command.verb);
   switch (command.verb) {
     case "approve": {
       const r = await approveChange(db, { id: command.id, approver: who, ...(command.note !== undefined ? { note: command.note } : {}) });

@@ -1,8 +1,8 @@
 // `npm run ceilings -- plan <file>` and `apply <file>`: a catalog file compared with the database and
 // applied, under change control (docs/change-control.md, "Command line"). What needs no approval is
-// applied at once in one transaction, as before; each raise becomes a change request asked by --as
-// (or the owner of CEILINGS_STAFF_TOKEN) in that same transaction, or with --break-glass (which
-// needs the token: a proof, not a name) is applied at once as break glass. Nothing is
+// applied at once in one transaction, as before; each raise becomes a change request asked by the
+// owner of CEILINGS_STAFF_TOKEN (a proof, not a name: a bare --as is refused) in that same
+// transaction, or with --break-glass is applied at once as break glass. Nothing is
 // half-done: if any request cannot be made (a viewer asking, a short break-glass reason, a request
 // lib/changes refuses), the whole file is rolled back, its changes that need no approval too.
 import { readFileSync } from "node:fs";
@@ -11,7 +11,7 @@ import { applyCatalog, CatalogError, type EndpointPlan, planCatalog } from "@/li
 import type { AskedRaise, RaiseHandler } from "@/lib/catalog/file";
 import { ChangeControlError, type Requester } from "@/lib/changes";
 import { recordRefusal } from "@/lib/changes/who";
-import { askRaises, ChangesUsageError, cliStaff, needsToken, parseDuration, parseUntil, tokenFrom as tokenOf } from "./ceilings-changes";
+import { askRaises, ChangesUsageError, cliStaff, credentialOf, needsToken, parseDuration, parseUntil, tokenFrom } from "./ceilings-changes";
 
 type Print = (line: string) => void;
 const stdout: Print = (line) => console.log(line);
@@ -51,7 +51,7 @@ function printApprovals(print: Print, endpoints: EndpointPlan[], raises: number)
     return;
   }
   print(
-    `${changes} change(s) need approval (${raises} change request(s)): apply makes the rest at once and asks for these as --as <email> (an operator or admin); a second admin approves each (npm run ceilings -- approve <id>), or an admin applies them at once with --break-glass`,
+    `${changes} change(s) need approval (${raises} change request(s)): apply makes the rest at once and asks for these as the owner of CEILINGS_STAFF_TOKEN (your personal token: an operator or admin); a second admin approves each (npm run ceilings -- approve <id>), or an admin applies them at once with --break-glass`,
   );
 }
 
@@ -72,11 +72,11 @@ function printAsked(print: Print, asked: AskedRaise[]): void {
   }
 }
 
-/** A file with raises and no --as: refused inside apply's transaction, so nothing of the file is made. */
+/** A file with raises and no token: refused inside apply's transaction, so nothing of the file is made. */
 const noRequester: RaiseHandler = async (_tx, raises) => {
   throw new ChangeControlError(
     "approval_required",
-    `${raises.length} change(s) in the file are raises and need a second admin:\n${raises.map((r) => `  ${r.line}`).join("\n")}\nrun again with --as <your email> to ask for them (and apply the rest), or as an admin with CEILINGS_STAFF_TOKEN set and --break-glass; nothing was changed`,
+    `${raises.length} change(s) in the file are raises and need a second admin:\n${raises.map((r) => `  ${r.line}`).join("\n")}\nrun again with your personal token in CEILINGS_STAFF_TOKEN=cst_… (made on the dashboard's Personal tokens page, /tokens) to ask for them (and apply the rest), or as an admin with it and --break-glass; nothing was changed`,
   );
 };
 
@@ -92,11 +92,13 @@ export function parseApplyOptions(
   v: { reason?: string; as?: string; "break-glass"?: boolean; for?: string; until?: string },
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): { breakGlass: boolean; endsAfterSeconds?: number; endsAt?: Date; token?: string } {
-  const token = tokenOf(env);
+  const token = tokenFrom(env);
   if (v["break-glass"] && !v.reason?.trim()) throw new ChangesUsageError('--break-glass needs --reason "why": a break-glass change is audited and alerted with it');
   if (v["break-glass"] && !token) throw needsToken("--break-glass");
   if (v.for !== undefined && v.until !== undefined) throw new ChangesUsageError("give --for or --until, not both");
-  if ((v.for !== undefined || v.until !== undefined) && !v.as && !token) throw new ChangesUsageError("--for and --until end a raise asked for: --as <email> (or CEILINGS_STAFF_TOKEN)");
+  if ((v.for !== undefined || v.until !== undefined) && !token) throw needsToken("--for and --until (ending a raise asked for)");
+  // A bare --as: a name is not a proof (cliStaff refuses it again when the file is applied).
+  credentialOf(v.as, env, "apply --as (asking for a raise)");
   return {
     ...(token ? { token } : {}),
     breakGlass: v["break-glass"] === true,
@@ -109,14 +111,14 @@ export type ApplyFileOptions = {
   file: string;
   reason: string;
   confirmRaise: boolean;
-  /** Who asks for the raises (an operator or admin), and whose name the file's other changes carry. */
+  /** Must name the token's owner when given; alone it is refused (a name is not a proof). */
   as?: string;
-  /** A personal token proving who asks (required for --break-glass); --as must then name its owner. */
+  /** The personal token of who asks for the raises (an operator or admin), whose name the file's other changes carry. */
   token?: string;
   breakGlass: boolean;
   endsAfterSeconds?: number;
   endsAt?: Date;
-  /** Without --as the file's changes are logged as the operating-system user, as before. */
+  /** Without a token the file's changes are logged as the operating-system user, as before. */
   osUser: string;
 };
 
@@ -124,7 +126,9 @@ export async function runApplyFile(db: Db, o: ApplyFileOptions, print: Print = s
   const text = readFileSync(o.file, "utf8");
   // Break glass applies alone: a name is not enough, the token proves who (parseApplyOptions says so first).
   if (o.breakGlass && o.token === undefined) throw needsToken("--break-glass");
-  const requester: Requester | null = o.token !== undefined || o.as !== undefined ? await cliStaff(db, { ...(o.token !== undefined ? { token: o.token } : {}), ...(o.as !== undefined ? { as: o.as } : {}) }) : null;
+  // A bare --as reaches cliStaff and is refused there: asking needs the token, the one proof of who.
+  const requester: Requester | null =
+    o.token !== undefined || o.as !== undefined ? await cliStaff(db, { ...(o.token !== undefined ? { token: o.token } : {}), ...(o.as !== undefined ? { as: o.as } : {}) }, "apply --as (asking for a raise)") : null;
   const onRaises = requester
     ? askRaises({ requester, reason: o.reason, breakGlass: o.breakGlass, endsAfterSeconds: o.endsAfterSeconds, endsAt: o.endsAt, confirmRaise: o.confirmRaise })
     : noRequester;

@@ -15,7 +15,7 @@ describe.skipIf(skipWithoutDatabase())("npm run ceilings -- plans", () => {
 
   async function run(...argv: string[]): Promise<string[]> {
     const lines: string[] = [];
-    await runPlans(t.db, parsePlansArgs(argv), cli, (l) => lines.push(l));
+    await runPlans(t.db, parsePlansArgs(argv, {}), cli, (l) => lines.push(l));
     return lines;
   }
 
@@ -24,11 +24,11 @@ describe.skipIf(skipWithoutDatabase())("npm run ceilings -- plans", () => {
     const b = await budgetOn(t.db);
     const key = planKey("pro");
     expect(await run("create", key, "--name", "Pro", "--reason", "tiers")).toEqual([`created plan ${key}: it sets no values yet (npm run ceilings -- plans set ${key} ...)`]);
-    // Below the own values: one person's. Above what binds: a raise, refused without --as (asked with it: lib/changes/plan-paths.int.test.ts).
+    // Below the own values: one person's. Above what binds: a raise, refused without a personal token (asked with one: lib/changes/plan-paths.int.test.ts).
     expect(await run("set", key, "--ceiling", `${e.key}/units/utc_day`, "4", "--reason", "r")).toEqual([`${key} on ${e.key} units/caller/utc_day: none (its own 10) → 4`]);
     expect(await run("set", key, "--budget", b.key, "1.50", "--reason", "r")).toEqual([`${key} on budget ${b.key}: none (its own $2.00) → $1.50`]);
     await expect(run("set", key, "--ceiling", `${e.key}/units/utc_day`, "500", "--reason", "r")).rejects.toMatchObject({ code: "confirmation_required" });
-    await expect(run("set", key, "--ceiling", `${e.key}/units/utc_day`, "500", "--confirm", "500", "--reason", "r")).rejects.toMatchObject({ code: "approval_required", message: expect.stringContaining("--as <your email>") });
+    await expect(run("set", key, "--ceiling", `${e.key}/units/utc_day`, "500", "--confirm", "500", "--reason", "r")).rejects.toMatchObject({ code: "approval_required", message: expect.stringContaining("CEILINGS_STAFF_TOKEN=cst_") });
     await expect(run("set", key, "--ceiling", `${e.key}/units/utc_day`, "1e9", "--reason", "r")).rejects.toMatchObject({ code: "invalid_input" });
     await expect(run("set", key, "--ceiling", `${e.key}/units/billing_month`, "5", "--reason", "r")).rejects.toMatchObject({ code: "not_found" });
     await expect(run("set", key, "--ceiling", `${e.key}/units/utc_day`.replace("units", "calls"), "5", "--reason", "r")).rejects.toMatchObject({ code: "not_found" });

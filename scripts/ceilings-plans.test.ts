@@ -37,4 +37,15 @@ describe("npm run ceilings -- plans: arguments", () => {
     expect(() => parsePlansArgs(argv)).toThrow(PlansUsageError);
     expect(() => parsePlansArgs(argv)).toThrow(message);
   });
+
+  it("asks for a raise only with the personal token: a bare --as (a name anyone could type) is refused, --as with the token is kept for cliStaff to match", () => {
+    const argv = ["set", "free", "--ceiling", "llm/units/utc_day", "40", "--reason", "x", "--as", "bob@example.com"];
+    expect(() => parsePlansArgs(argv, {})).toThrow(/plans set \(asking for a raise\) needs your own credential, not a name: --as alone is refused.*\/tokens.*CEILINGS_STAFF_TOKEN/);
+    for (const verb of [["default", "free"], ["key-assignable", "free", "--on"], ["unset", "free", "--budget", "b"]]) {
+      expect(() => parsePlansArgs([...verb, "--reason", "x", "--as", "bob@example.com"], {}), verb.join(" ")).toThrow(/--as alone is refused/);
+    }
+    const token = "cst_abcdefgh_0123456789012345678901234567890123456789012";
+    expect(parsePlansArgs(argv, { CEILINGS_STAFF_TOKEN: token })).toMatchObject({ verb: "set", who: { token, as: "bob@example.com" } });
+    expect(parsePlansArgs(argv.slice(0, -2), { CEILINGS_STAFF_TOKEN: token })).toMatchObject({ verb: "set", who: { token } });
+  });
 });

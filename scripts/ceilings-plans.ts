@@ -1,5 +1,6 @@
 // `npm run ceilings -- plans ...`: the plans from the command line, through the same lib/plans
-// verbs as the dashboard (same rules, same audit events, actor the operating-system user).
+// verbs as the dashboard (same rules, same audit events, actor the operating-system user); a raise
+// is asked as the owner of the personal token in CEILINGS_STAFF_TOKEN (scripts/ceilings-ask.ts).
 import { parseArgs } from "node:util";
 import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
@@ -9,6 +10,7 @@ import { CatalogError } from "@/lib/catalog/errors";
 import { formatCount, formatMoney } from "@/lib/format";
 import { createPlan, deletePlan, listPlans, readPlan, removePlanValue, setDefaultPlan, setPlanKeyAssignable, setPlanValue, updatePlan, type PlanTarget } from "@/lib/plans";
 import { askOnRaise } from "./ceilings-ask";
+import { type Credential, credentialOf } from "./ceilings-changes";
 
 export const PLANS_USAGE = `  plans                                every plan, its accounts, the default marked
   plans show <plan>                    the plan's value beside every per-caller ceiling and
@@ -16,21 +18,22 @@ export const PLANS_USAGE = `  plans                                every plan, i
   plans create <plan> --name "Pro" [--description "…"] --reason "why"
   plans update <plan> [--name "…"] [--description "…"] --reason "why"
   plans set <plan> (--ceiling <endpoint>/<metric>/<window> | --budget <budget>) <value>
-            [--confirm <value>] --reason "why" [--as <email>]
+            [--confirm <value>] --reason "why"
                                        the plan's value there: a whole number on a ceiling,
                                        money ("12.50") on a budget; 0 refuses the plan's accounts;
                                        a raise to 5x or more of what binds now needs --confirm;
-                                       above what binds now it is a raise: asked for as --as
-                                       (a change request a second admin approves), else refused
-  plans unset <plan> (--ceiling … | --budget …) [--confirm <own value>] --reason "why" [--as <email>]
+                                       above what binds now it is a raise: asked for as the owner
+                                       of CEILINGS_STAFF_TOKEN (a change request a second admin
+                                       approves), else refused; a bare --as is refused
+  plans unset <plan> (--ceiling … | --budget …) [--confirm <own value>] --reason "why"
                                        the ceiling's or budget's own value binds again (a raise
-                                       when the own value is higher: asked as --as)
-  plans default <plan> --reason "why" [--as <email>]
-                                       every account not assigned a plan is on it (to a looser
-                                       plan: a raise, asked as --as)
-  plans key-assignable <plan> (--on --as <email> | --off) --reason "why"
+                                       when the own value is higher: asked, by the token)
+  plans default <plan> --reason "why"  every account not assigned a plan is on it (to a looser
+                                       plan: a raise, asked, by the token)
+  plans key-assignable <plan> (--on | --off) --reason "why"
                                        whether API keys may move accounts onto it even when that
-                                       loosens them: --on is asked of a second admin, --off at once
+                                       loosens them: --on is asked of a second admin (by the
+                                       token), --off at once
   plans delete <plan> --reason "why"   only a plan no account is on, and not the default`;
 
 export class PlansUsageError extends Error {}
@@ -43,10 +46,10 @@ export type PlansCommand =
   | { verb: "show"; plan: string }
   | { verb: "create"; plan: string; name: string; description: string; reason: string }
   | { verb: "update"; plan: string; name?: string; description?: string; reason: string }
-  | { verb: "set"; plan: string; target: CliTarget; value: string; confirm?: string; reason: string; as?: string }
-  | { verb: "unset"; plan: string; target: CliTarget; confirm?: string; reason: string; as?: string }
-  | { verb: "default"; plan: string; reason: string; as?: string }
-  | { verb: "key-assignable"; plan: string; on: boolean; reason: string; as?: string }
+  | { verb: "set"; plan: string; target: CliTarget; value: string; confirm?: string; reason: string; who?: Credential }
+  | { verb: "unset"; plan: string; target: CliTarget; confirm?: string; reason: string; who?: Credential }
+  | { verb: "default"; plan: string; reason: string; who?: Credential }
+  | { verb: "key-assignable"; plan: string; on: boolean; reason: string; who?: Credential }
   | { verb: "delete"; plan: string; reason: string };
 
 function readTarget(values: { ceiling?: string; budget?: string }): CliTarget {
@@ -83,7 +86,7 @@ function readArgs(argv: string[]) {
 }
 
 /** Reads `plans ...` (the words after `plans`); every mistake is a usage error naming it. */
-export function parsePlansArgs(argv: string[]): PlansCommand {
+export function parsePlansArgs(argv: string[], env: Readonly<Record<string, string | undefined>> = process.env): PlansCommand {
   const { positionals, values } = readArgs(argv);
   const [verb = "list", plan, ...rest] = positionals;
   const need = (what: string) => {
@@ -99,7 +102,11 @@ export function parsePlansArgs(argv: string[]): PlansCommand {
     const extra = (Object.keys(values) as (keyof typeof values)[]).filter((k) => !names.includes(k));
     if (extra.length > 0) throw new PlansUsageError(`plans ${verb} takes no --${extra.join(", --")}`);
   };
-  const as = values.as === undefined ? {} : { as: values.as };
+  // A raise is asked as the owner of the personal token (--as alone is refused: a name is not a proof).
+  const as = () => {
+    const who = credentialOf(values.as, env, `plans ${verb} (asking for a raise)`);
+    return who.token === undefined ? {} : { who };
+  };
   switch (verb) {
     case "list":
       if (plan) throw new PlansUsageError("plans takes no argument; to see one: plans show <plan>");
@@ -122,18 +129,18 @@ export function parsePlansArgs(argv: string[]): PlansCommand {
       const [value, ...more] = rest;
       if (value === undefined) throw new PlansUsageError("plans set needs a value after the plan");
       if (more.length > 0) throw new PlansUsageError(`unexpected arguments: ${more.join(" ")}`);
-      return { verb, plan: p, target: readTarget(values), value, ...(values.confirm === undefined ? {} : { confirm: values.confirm }), reason: reason(), ...as };
+      return { verb, plan: p, target: readTarget(values), value, ...(values.confirm === undefined ? {} : { confirm: values.confirm }), reason: reason(), ...as() };
     }
     case "unset":
       allowed(["ceiling", "budget", "confirm", "reason", "as"]);
-      return { verb, plan: need("plan"), target: readTarget(values), ...(values.confirm === undefined ? {} : { confirm: values.confirm }), reason: reason(), ...as };
+      return { verb, plan: need("plan"), target: readTarget(values), ...(values.confirm === undefined ? {} : { confirm: values.confirm }), reason: reason(), ...as() };
     case "default":
       allowed(["reason", "as"]);
-      return { verb, plan: need("plan"), reason: reason(), ...as };
+      return { verb, plan: need("plan"), reason: reason(), ...as() };
     case "key-assignable":
       allowed(["on", "off", "reason", "as"]);
       if (values.on === values.off) throw new PlansUsageError("plans key-assignable needs --on or --off, one of them");
-      return { verb, plan: need("plan"), on: values.on === true, reason: reason(), ...as };
+      return { verb, plan: need("plan"), on: values.on === true, reason: reason(), ...as() };
     case "delete":
       allowed(["reason"]);
       return { verb, plan: need("plan"), reason: reason() };
@@ -190,7 +197,7 @@ export async function runPlans(db: Db, cmd: PlansCommand, actor: AuditActor, out
     }
     case "set": {
       const target = await resolveTarget(db, cmd.target);
-      const r = await askOnRaise(db, { as: cmd.as, reason: cmd.reason, confirm: cmd.confirm, out }, () => setPlanValue(db, { planKey: cmd.plan, target, input: cmd.value, confirm: cmd.confirm, actor, reason: cmd.reason }));
+      const r = await askOnRaise(db, { who: cmd.who ?? {}, reason: cmd.reason, confirm: cmd.confirm, out }, () => setPlanValue(db, { planKey: cmd.plan, target, input: cmd.value, confirm: cmd.confirm, actor, reason: cmd.reason }));
       if (!r) return;
       const amount = (v: number) => (r.currency ? formatMoney(v, r.currency) : formatCount(v));
       const show = (v: number | null) => (v === null ? `none (its own ${amount(r.own)})` : amount(v));
@@ -201,20 +208,20 @@ export async function runPlans(db: Db, cmd: PlansCommand, actor: AuditActor, out
     case "unset": {
       const target = await resolveTarget(db, cmd.target);
       const confirm = cmd.confirm === undefined ? {} : { confirm: cmd.confirm };
-      const r = await askOnRaise(db, { as: cmd.as, reason: cmd.reason, ...confirm, out }, () => removePlanValue(db, { planKey: cmd.plan, target, actor, reason: cmd.reason, ...confirm }));
+      const r = await askOnRaise(db, { who: cmd.who ?? {}, reason: cmd.reason, ...confirm, out }, () => removePlanValue(db, { planKey: cmd.plan, target, actor, reason: cmd.reason, ...confirm }));
       if (!r) return;
       const show = (v: number) => (r.currency ? formatMoney(v, r.currency) : formatCount(v));
       out(`${r.planKey} on ${r.on}: ${r.previous === null ? "none" : show(r.previous)} removed; its own ${show(r.own)} binds the plan's accounts`);
       return;
     }
     case "default": {
-      const r = await askOnRaise(db, { as: cmd.as, reason: cmd.reason, out }, () => setDefaultPlan(db, { planKey: cmd.plan, actor, reason: cmd.reason }));
+      const r = await askOnRaise(db, { who: cmd.who ?? {}, reason: cmd.reason, out }, () => setDefaultPlan(db, { planKey: cmd.plan, actor, reason: cmd.reason }));
       if (!r) return;
       out(`${r.key} is the default plan (was ${r.previous ?? "none"}): every account not assigned a plan is on it from the next reservation`);
       return;
     }
     case "key-assignable": {
-      const r = await askOnRaise(db, { as: cmd.as, reason: cmd.reason, out }, () => setPlanKeyAssignable(db, { planKey: cmd.plan, assignable: cmd.on, actor, reason: cmd.reason }));
+      const r = await askOnRaise(db, { who: cmd.who ?? {}, reason: cmd.reason, out }, () => setPlanKeyAssignable(db, { planKey: cmd.plan, assignable: cmd.on, actor, reason: cmd.reason }));
       if (!r) return;
       out(r.keyAssignable ? `API keys may move accounts onto ${r.key}` : `API keys may no longer move accounts onto ${r.key} when that loosens them`);
       return;

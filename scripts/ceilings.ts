@@ -5,9 +5,10 @@
 //   npm run ceilings -- restore <endpoint> [--reason "…"]
 //   npm run ceilings -- kill-all --reason "…"
 //   npm run ceilings -- kill-budget <budget> --reason "…" | restore-budget <budget> [--reason "…"]
-//   npm run ceilings -- export [--out ceilings.json] | schema | plan ceilings.json | apply ceilings.json --reason "…" [--as EMAIL] [--break-glass]
+//   npm run ceilings -- export [--out ceilings.json] | schema | plan ceilings.json | apply ceilings.json --reason "…" [--break-glass]
 //   npm run ceilings -- requests | approve <id> | reject <id> | cancel <id> | acknowledge <id> (scripts/ceilings-changes.ts);
-//     approve, reject, acknowledge and --break-glass need CEILINGS_STAFF_TOKEN (a personal token), not --as
+//     every verb that acts as a staff member (approve, reject, cancel, acknowledge, asking for a raise
+//     with apply, plans or accounts, --break-glass) needs CEILINGS_STAFF_TOKEN (a personal token): --as alone is refused
 //   npm run ceilings -- accounts assign|bulk|block|unblock|show ... (scripts/ceilings-accounts.ts)
 //   npm run ceilings -- plans [show|create|update|set|unset|default|delete] ... (scripts/ceilings-plans.ts)
 //   npm run ceilings -- usage sources | pull <source> | import <source> <file> (scripts/ceilings-usage.ts)
@@ -27,7 +28,7 @@ import { budgetStopHeadline } from "@/lib/budgets/stop-words";
 import { AccountError } from "@/lib/accounts";
 import { ACCOUNTS_USAGE, AccountRowsError, AccountsUsageError, describeAccountError, runAccounts } from "./ceilings-accounts";
 import { parsePlansArgs, PLANS_USAGE, PlansUsageError, runPlans } from "./ceilings-plans";
-import { CHANGE_VERBS, CHANGES_USAGE, ChangesUsageError, parseChangesArgs, runChanges } from "./ceilings-changes";
+import { CHANGE_VERBS, CHANGES_USAGE, ChangesUsageError, credentialOf, parseChangesArgs, runChanges } from "./ceilings-changes";
 import { FileError, parseApplyOptions, runApplyFile, runPlanFile } from "./ceilings-file";
 import { ChangeControlError } from "@/lib/changes";
 import { egressPolicyFrom } from "@/lib/alerts/egress";
@@ -49,13 +50,14 @@ const USAGE = `usage: npm run ceilings -- <command>
   schema                               the JSON Schema of the catalog file, on stdout
   plan <file>                          what applying the file would change (exit 1 if invalid);
                                        each raise marked "NEEDS APPROVAL", counted at the end
-  apply <file> --reason "why" [--confirm-raise] [--as <email>]
+  apply <file> --reason "why" [--confirm-raise]
         [--break-glass] [--for 2h | --until <ISO time>]
                                        apply the file in one transaction, or nothing: what
                                        needs no approval at once; each raise becomes a change
-                                       request asked by --as (an operator or admin), its id
-                                       printed; --break-glass (admin, proven by
-                                       CEILINGS_STAFF_TOKEN, a reason of 10+ characters)
+                                       request asked by the owner of CEILINGS_STAFF_TOKEN (an
+                                       operator or admin; a bare --as is refused), its id
+                                       printed; --break-glass (admin, by the token, a reason
+                                       of 10+ characters)
                                        applies the raises at once as break glass;
                                        --for/--until end a value raise (put back by the worker)
 ${CHANGES_USAGE}
@@ -136,10 +138,12 @@ async function main(argv: string[]): Promise<void> {
   const [command, endpoint, ...extra] = positionals;
   if (values.help || !command) throw new UsageError(values.help ? "" : "a command is required");
   if (command === "accounts") {
+    // A bare --as is refused before the database starts: a raise is asked by the token's owner only.
+    const who = credentialOf(values.as, process.env, `accounts ${positionals[1] ?? ""} (asking for a raise)`);
     await prepareDatabaseWithDemo();
     const db = await getDb();
     try {
-      await runAccounts(db, positionals.slice(1), { reason: values.reason, actor: cliActor(), ...(values.as === undefined ? {} : { as: values.as }) });
+      await runAccounts(db, positionals.slice(1), { reason: values.reason, actor: cliActor(), who });
     } catch (error) {
       if (error instanceof AccountsUsageError) throw new UsageError(error.message);
       throw error;
@@ -151,7 +155,7 @@ async function main(argv: string[]): Promise<void> {
   if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(" ")}`);
   if (values.out !== undefined && command !== "export") throw new UsageError("--out is an option of export only");
   if (command !== "apply" && (values.as !== undefined || values["break-glass"] !== undefined || values.for !== undefined || values.until !== undefined)) {
-    throw new UsageError("--as, --break-glass, --for and --until are options of apply (and --as of cancel)");
+    throw new UsageError("--as, --break-glass, --for and --until are options of apply");
   }
   const applyControl = command === "apply" ? parseApplyOptions(values) : { breakGlass: false };
   // The schema needs no database: an editor's file check must work anywhere.

@@ -15,6 +15,7 @@ import { useTestDatabase } from "@/db/testing-suite";
 import { createBudget, readBudget, setBudgetArchived, updateBudget } from "@/lib/budgets";
 import { exportCatalog, updateEndpoint } from "@/lib/catalog";
 import { createEndpoint } from "@/lib/catalog/change";
+import { createStaffToken } from "@/lib/staff-tokens";
 import { runApplyFile } from "@/scripts/ceilings-file";
 import { approveChange, type Requester, requestChange } from "./index";
 import { staffMember } from "./test-fixtures";
@@ -233,9 +234,9 @@ describe.skipIf(skipWithoutDatabase())("budget loosenings take two people", () =
     const current = await exportCatalog(t.db);
     const file = path.join(dir, `c${n}.json`);
     writeFileSync(file, JSON.stringify({ ...current, budgets: (current.budgets ?? []).map((bu) => (bu.key === old ? { ...bu, archived: true } : bu)) }));
-    const apply = (as?: string) => runApplyFile(t.db, { file, reason: "tidy up", confirmRaise: true, osUser: "ci", breakGlass: false, ...(as ? { as } : {}) }, () => {});
+    const apply = (token?: string) => runApplyFile(t.db, { file, reason: "tidy up", confirmRaise: true, osUser: "ci", breakGlass: false, ...(token ? { token } : {}) }, () => {});
     await expect(apply()).rejects.toMatchObject({ code: "approval_required" });
-    await apply(a.email);
+    await apply((await createStaffToken(t.db, { staffId: a.staffId, name: "laptop" })).secret);
     expect((await row(old)).archivedAt).toBeNull();
     const [request] = await t.db.select().from(changeRequests).where(sql`${changeRequests.kind} = 'budget.archive' and ${changeRequests.change}->>'budgetKey' = ${old}`);
     expect(request?.state).toBe("pending");
@@ -290,7 +291,7 @@ describe.skipIf(skipWithoutDatabase())("budget loosenings take two people", () =
 
   // ---- a catalog file, from the command line ----------------------------------------------------------
 
-  it("a catalog file: a member removed, a price lowered and a looser re-created budget are refused without --as, asked with it, applied when approved", async () => {
+  it("a catalog file: a member removed, a price lowered and a looser re-created budget are refused without a token, asked with the asker's token, applied when approved", async () => {
     const [x, y] = [await endpoint("0.002"), await endpoint()];
     const key = await budget({ members: [x, y] });
     const old = await budget({ members: [y], value: 10 * DOLLAR });
@@ -310,10 +311,10 @@ describe.skipIf(skipWithoutDatabase())("budget loosenings take two people", () =
         ],
       }),
     );
-    const apply = (as?: string) => runApplyFile(t.db, { file, reason: "file change", confirmRaise: true, osUser: "ci", breakGlass: false, ...(as ? { as } : {}) }, () => {});
+    const apply = (token?: string) => runApplyFile(t.db, { file, reason: "file change", confirmRaise: true, osUser: "ci", breakGlass: false, ...(token ? { token } : {}) }, () => {});
     await expect(apply()).rejects.toMatchObject({ code: "approval_required" });
     expect((await row(old)).archivedAt).toBeNull();
-    await apply(a.email);
+    await apply((await createStaffToken(t.db, { staffId: a.staffId, name: "laptop" })).secret);
     // The file's other change (the archive) is made; the three raises wait.
     expect((await row(old)).archivedAt).not.toBeNull();
     expect((await readBudget(t.db, key)).spec.members).toEqual([x, y].sort());

@@ -22,6 +22,8 @@ import { perCallerEndpoint, planKey } from "@/lib/plans/test-fixtures";
 import { runApplyFile } from "@/scripts/ceilings-file";
 import { runAccounts } from "@/scripts/ceilings-accounts";
 import { parsePlansArgs, runPlans } from "@/scripts/ceilings-plans";
+import { parseChangesArgs, runChanges } from "@/scripts/ceilings-changes";
+import { createStaffToken } from "@/lib/staff-tokens";
 import { approveChange, ChangeControlError, setupControl } from "./index";
 import { staffMember } from "./test-fixtures";
 import type { Requester } from "./types";
@@ -221,18 +223,20 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts: a loosening takes tw
     expect([onLoose?.n, onTight?.n]).toEqual([0, 16]);
   });
 
-  it("CLI: plans set and accounts bulk above what binds are refused without --as; with --as they are asked, and a second admin's approval applies them", async () => {
+  it("CLI: plans set and accounts bulk above what binds are refused without a token; with the asker's token they are asked, and a second admin's approval applies them", async () => {
     const { e, tight, loose, a, b } = await world();
     const cli = { type: "cli", name: "tester" } as const;
     const lines: string[] = [];
     const out = (l: string) => lines.push(l);
-    const set = (extra: string[]) => runPlans(t.db, parsePlansArgs(["set", loose, "--ceiling", String(e.caller.id), "900", "--reason", "more", ...extra]), cli, out);
-    const alone = await refused(set([]));
-    expect([alone.code, alone.message]).toEqual(["approval_required", expect.stringContaining("--as")]);
-    await set(["--as", a.email]);
+    const tokenA = (await createStaffToken(t.db, { staffId: a.staffId, name: "laptop" })).secret;
+    const set = (env: Record<string, string>) => runPlans(t.db, parsePlansArgs(["set", loose, "--ceiling", String(e.caller.id), "900", "--reason", "more"], env), cli, out);
+    const alone = await refused(set({}));
+    expect([alone.code, alone.message]).toEqual(["approval_required", expect.stringContaining("CEILINGS_STAFF_TOKEN=cst_")]);
+    await set({ CEILINGS_STAFF_TOKEN: tokenA });
     expect(lines.join("\n")).toContain("asked for approval: request #");
     expect(await planValue(loose, e.caller.id)).toBe(500);
     const request = await lastRequest("plan.value");
+    expect(request).toMatchObject({ requestedBy: a.email, requestedVia: "cli" });
     expect((await approveChange(t.db, { id: request?.id ?? 0, approver: b })).applied).toBe(true);
     expect(await planValue(loose, e.caller.id)).toBe(900);
 
@@ -241,16 +245,54 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts: a loosening takes tw
     writeFileSync(file, `account,plan\n${rows.map((r) => `${r},${loose}`).join("\n")}\n`);
     const bulkAlone = await refused(runAccounts(t.db, ["bulk", file], { reason: "upgrade", actor: cli }));
     expect(bulkAlone.code).toBe("approval_required");
-    await runAccounts(t.db, ["bulk", file], { reason: "upgrade", actor: cli, as: a.email });
+    // A bare --as (a name, no proof) is refused, even when the code building the call skips the parser.
+    await expect(runAccounts(t.db, ["bulk", file], { reason: "upgrade", actor: cli, who: { as: a.email } })).rejects.toThrow(/--as alone is refused/);
+    await runAccounts(t.db, ["bulk", file], { reason: "upgrade", actor: cli, who: { token: tokenA } });
     expect([await planOf(rows[0] ?? ""), await planOf(rows[1] ?? "")]).toEqual([null, null]);
     const bulk = await lastRequest("account.plan");
     expect(bulk?.summary).toContain("2 account(s)");
+    expect(bulk?.requestedBy).toBe(a.email);
     expect((await approveChange(t.db, { id: bulk?.id ?? 0, approver: b })).applied).toBe(true);
     expect([await planOf(rows[0] ?? ""), await planOf(rows[1] ?? "")]).toEqual([loose, loose]);
     expect(tight).toBeTruthy();
   });
 
-  it("catalog file: a plan value raised in the file is refused without --as, asked with it like the file's other raises, applied by a second admin", async () => {
+  it("CLI: one person cannot ask as someone else and approve it themselves (the reviewer's attack): asking proves who asks with the personal token", async () => {
+    const { e, loose, a: alice, b: bob } = await world();
+    const cli = { type: "cli", name: "tester" } as const;
+    const tokenOf = async (who: Requester) => (await createStaffToken(t.db, { staffId: who.staffId, name: "laptop" })).secret;
+    const [aliceToken, bobToken] = [await tokenOf(alice), await tokenOf(bob)];
+    const plansCli = (argv: string[], env: Record<string, string>) => runPlans(t.db, parsePlansArgs(argv, env), cli, () => undefined);
+    const decide = (argv: string[], token: string) => runChanges(t.db, parseChangesArgs(argv, { CEILINGS_STAFF_TOKEN: token }), () => undefined);
+    const setTo = (value: string) => ["set", loose, "--ceiling", String(e.caller.id), value, "--reason", "x", "--as", bob.email];
+    const before = await t.db.select({ n: count() }).from(changeRequests);
+
+    // 1. Ask as bob with no token: refused before anything is asked (the parser), and at run time too.
+    expect(() => parsePlansArgs(setTo("600"), {})).toThrow(/needs your own credential, not a name: --as alone is refused.*Personal tokens \(\/tokens\).*CEILINGS_STAFF_TOKEN/);
+    await expect(runPlans(t.db, { verb: "set", plan: loose, target: { ceilingId: e.caller.id }, value: "600", reason: "x", who: { as: bob.email } }, cli, () => undefined)).rejects.toThrow(/--as alone is refused/);
+    // Alice's token naming bob: refused, not mixed up.
+    await expect(plansCli(setTo("600"), { CEILINGS_STAFF_TOKEN: aliceToken })).rejects.toMatchObject({ code: "forbidden", message: expect.stringContaining(`(${alice.email})`) });
+    // Cancel and the catalog file's ask are the same claim of a name: refused alone.
+    expect(() => parseChangesArgs(["cancel", "1", "--as", bob.email], {})).toThrow(/cancel needs your own credential, not a name/);
+    expect(await t.db.select({ n: count() }).from(changeRequests)).toEqual(before);
+    expect(await planValue(loose, e.caller.id)).toBe(500);
+
+    // 2. Asked with bob's own token, approved with alice's: two people, applied.
+    await plansCli(setTo("600"), { CEILINGS_STAFF_TOKEN: bobToken });
+    const asked = await lastRequest("plan.value");
+    expect(asked).toMatchObject({ state: "pending", requestedBy: bob.email });
+    await decide(["approve", String(asked?.id ?? 0)], aliceToken);
+    expect(await planValue(loose, e.caller.id)).toBe(600);
+
+    // 3. Asked with alice's token, approved with alice's: one person, refused.
+    await plansCli(["set", loose, "--ceiling", String(e.caller.id), "700", "--reason", "x"], { CEILINGS_STAFF_TOKEN: aliceToken });
+    const own = await lastRequest("plan.value");
+    expect(own).toMatchObject({ state: "pending", requestedBy: alice.email });
+    await expect(decide(["approve", String(own?.id ?? 0)], aliceToken)).rejects.toMatchObject({ code: "own_request" });
+    expect(await planValue(loose, e.caller.id)).toBe(600);
+  });
+
+  it("catalog file: a plan value raised in the file is refused without a token (and with a bare --as), asked with the token like the file's other raises, applied by a second admin", async () => {
     const { e, loose, a, b } = await world();
     const catalog = await exportCatalog(t.db);
     const edited = {
@@ -259,10 +301,12 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts: a loosening takes tw
     };
     const file = `/tmp/plans-test/catalog-${Date.now().toString(36)}.json`;
     writeFileSync(file, JSON.stringify(edited));
-    const apply = (as?: string) => runApplyFile(t.db, { file, reason: "file raise", confirmRaise: false, breakGlass: false, osUser: "tester", ...(as ? { as } : {}) }, () => undefined);
-    expect((await refused(apply())).code).toBe("approval_required");
+    const apply = (who: { as?: string; token?: string }) => runApplyFile(t.db, { file, reason: "file raise", confirmRaise: false, breakGlass: false, osUser: "tester", ...who }, () => undefined);
+    expect((await refused(apply({}))).code).toBe("approval_required");
+    // A name alone does not ask: a bare --as is refused, nothing of the file is made.
+    await expect(apply({ as: a.email })).rejects.toThrow(/--as alone is refused/);
     expect(await planValue(loose, e.caller.id)).toBe(500);
-    await apply(a.email);
+    await apply({ token: (await createStaffToken(t.db, { staffId: a.staffId, name: "laptop" })).secret });
     expect(await planValue(loose, e.caller.id)).toBe(500);
     const request = await lastRequest("plan.value");
     expect(request).toMatchObject({ state: "pending", requestedVia: "cli" });

@@ -61,7 +61,7 @@ export const changeKindLabels: Record<ChangeKind, string> = {
 
 /**
  * Who asks, approves, rejects or acknowledges: a staff member, from a dashboard session or the CLI
- * (`--as EMAIL`). lib checks the staff row itself (enabled, same email; the role in force there),
+ * (the owner of a personal token, CEILINGS_STAFF_TOKEN). lib checks the staff row itself (enabled, same email; the role in force there),
  * so a second session or the CLI is the same person by staffId.
  */
 export type Requester = { staffId: number; email: string; role: Role; via: "dashboard" | "cli" };

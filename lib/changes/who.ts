@@ -7,7 +7,7 @@ import { ChangeControlError } from "./errors";
 import type { Requester } from "./types";
 
 // Who may do what is checked here against the staff row, not the role a caller passes: a session
-// or `--as EMAIL` names a person, and that person's row in force (enabled, same email, its role)
+// or the CLI's personal token (CEILINGS_STAFF_TOKEN) names a person, and that person's row in force (enabled, same email, its role)
 // decides. The second person is the same person whatever session or tool they use: by staff id.
 
 export type Verified = Requester & { role: Role };

@@ -42,7 +42,8 @@ export default async function TokensPage() {
       <div>
         <h1 className="text-2xl font-semibold">Personal tokens</h1>
         <p className="mt-1 max-w-3xl text-sm text-zinc-600 dark:text-zinc-400">
-          A personal token proves to the command line that it is you: <code>approve</code>, <code>reject</code>,{" "}
+          A personal token proves to the command line that it is you: asking for a raise (<code>apply</code>,{" "}
+          <code>plans</code>, <code>accounts</code>), <code>approve</code>, <code>reject</code>, <code>cancel</code>,{" "}
           <code>acknowledge</code> and <code>apply --break-glass</code> refuse a bare <code>--as</code>. Run them with{" "}
           <code>{STAFF_TOKEN_ENV}</code> set to one of your tokens. Only a hash is stored; the token is shown once. It ends when you
           revoke it, or when your password, role or state changes (as your sessions do).
