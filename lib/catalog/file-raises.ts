@@ -13,7 +13,8 @@ import { type CatalogFile, type CeilingSpec, ceilingIdentity, type EndpointSpec,
 // (what `apply` makes at once, as before) and the raises, each one change request of lib/changes.
 // A raise is what the dashboard would ask for: a value or a max above the one in force (a killed
 // one counts from its value before the kill), a larger per-call max, a new ceiling or budget whose
-// value is above its default, an unarchive. Pure: the caller reads the catalog under its locks.
+// value is above its default, an unarchive, a new billing day on an endpoint with a billing_month
+// ceiling. Pure: the caller reads the catalog (and what was removed lately) under its locks.
 
 /** One raise the file asks for. New endpoints and budgets are named by key: their ids exist after apply. */
 export type FileRaise =
