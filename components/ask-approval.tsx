@@ -29,7 +29,8 @@ export type AskKind =
   | "budget.create"
   | "budget.members"
   | "budget.archive"
-  | "endpoint.prices";
+  | "endpoint.prices"
+  | "endpoint.billing_day";
 
 type End = "none" | "for" | "until";
 

@@ -207,6 +207,8 @@ async function kindAndChange(tx: Db, raise: FileRaise): Promise<{ kind: ChangeKi
       return { kind: raise.kind, change: { budgetKey: raise.budgetKey } };
     case "endpoint.prices":
       return { kind: raise.kind, change: { endpointKey: raise.endpointKey, parts: raise.parts } };
+    case "endpoint.billing_day":
+      return { kind: raise.kind, change: { endpointKey: raise.endpointKey, billingDay: raise.billingDay } };
   }
 }
 

@@ -4,6 +4,7 @@ import type { BudgetSpec } from "@/lib/budgets/spec";
 import { loweredPrices } from "@/lib/changes/raise";
 import { formatCount, formatMoney } from "@/lib/format";
 import type { EndpointPart } from "@/lib/vocabulary";
+import { isBillingDayRaise } from "./billing-day";
 import type { CatalogEndpoint } from "./read";
 import { type CatalogFile, type CeilingSpec, ceilingIdentity, type EndpointSpec, hasGlobalCeiling } from "./spec";
 
@@ -12,7 +13,8 @@ import { type CatalogFile, type CeilingSpec, ceilingIdentity, type EndpointSpec,
 // (what `apply` makes at once, as before) and the raises, each one change request of lib/changes.
 // A raise is what the dashboard would ask for: a value or a max above the one in force (a killed
 // one counts from its value before the kill), a larger per-call max, a new ceiling or budget whose
-// value is above its default, an unarchive. Pure: the caller reads the catalog under its locks.
+// value is above its default, an unarchive, a new billing day on an endpoint with a billing_month
+// ceiling. Pure: the caller reads the catalog (and what was removed lately) under its locks.
 
 /** One raise the file asks for. New endpoints and budgets are named by key: their ids exist after apply. */
 export type FileRaise =
@@ -32,7 +34,8 @@ export type FileRaise =
   | { kind: "plan.default"; planKey: string; line: string }
   | { kind: "budget.members"; budgetKey: string; members: string[]; line: string }
   | { kind: "budget.archive"; budgetKey: string; line: string }
-  | { kind: "endpoint.prices"; endpointKey: string; parts: EndpointPart[]; line: string };
+  | { kind: "endpoint.prices"; endpointKey: string; parts: EndpointPart[]; line: string }
+  | { kind: "endpoint.billing_day"; endpointKey: string; billingDay: number; line: string };
 
 /**
  * What the database decided before the split (it owns "looser"): the keys of the file's new budgets
@@ -42,6 +45,8 @@ export type FileLooseness = {
   looserNewBudgets: ReadonlySet<string>;
   /** The budgets the file archives while a looser one created in the last 24 hours shares their members (by key, with that one's key). */
   archivesLoosening?: ReadonlyMap<string, string>;
+  /** Each endpoint's parts removed in the last 24 hours, by endpoint key (lib/catalog/re-add.ts recentlyRemovedParts). */
+  removedParts?: ReadonlyMap<string, readonly EndpointPart[]>;
 };
 
 export type Withheld = { file: CatalogFile; raises: FileRaise[]; errors: string[] };
@@ -98,11 +103,16 @@ export function withholdRaises(file: CatalogFile, current: readonly CatalogEndpo
       raises.push({ kind: "endpoint.unarchive", endpointKey: spec.key, line: `${spec.key}: unarchive` });
     }
     // A price lowered where a budget that stays live charges the endpoint: the prices in force stay, the file's are asked for.
-    const lowered = loweredPrices(e.parts, spec.parts);
+    const lowered = loweredPrices(e.parts, spec.parts, looseness.removedParts?.get(spec.key) ?? []);
     const charging = budgets.filter((b) => b.budget.archivedAt === null && b.spec.members.includes(spec.key) && !file.budgets?.some((f) => f.key === b.budget.key && f.archived));
     if (lowered.length > 0 && charging.length > 0) {
       out.parts = e.parts.map((p) => ({ name: p.name, pricePico: p.pricePico }));
       raises.push({ kind: "endpoint.prices", endpointKey: spec.key, parts: spec.parts, line: `${spec.key}: prices lowered (${lowered.join("; ")}), charged by budget ${charging.map((b) => b.budget.key).join(", ")}` });
+    }
+    // A new billing day restarts the month of the billing_month ceilings in force (lib/catalog/billing-day.ts).
+    if (isBillingDayRaise(existing.ceilings, e.billingDay, spec.billingDay)) {
+      out.billingDay = e.billingDay;
+      raises.push({ kind: "endpoint.billing_day", endpointKey: spec.key, billingDay: spec.billingDay, line: `${spec.key}: billing day ${e.billingDay} → ${spec.billingDay} (a new billing month for its billing_month ceilings: what they counted is forgiven)` });
     }
     const rows = new Map(existing.ceilings.map((c) => [ceilingIdentity(c), c]));
     const withheldAdds: CeilingSpec[] = [];
@@ -251,7 +261,7 @@ function withholdBudget(existing: CatalogBudget, spec: BudgetSpec, raises: FileR
 /** Which raises a planned change holds: the kinds it can carry, on its endpoint (or budget) and ceiling. */
 const KINDS_OF: Record<string, readonly FileRaise["kind"][]> = {
   "endpoint.create": ["ceiling.value"],
-  "endpoint.update": ["endpoint.per_call_max", "endpoint.prices"],
+  "endpoint.update": ["endpoint.per_call_max", "endpoint.prices", "endpoint.billing_day"],
   "endpoint.unarchive": ["endpoint.unarchive"],
   "ceiling.add": ["ceiling.add"],
   "ceiling.update": ["ceiling.value", "ceiling.bounds"],

@@ -13,6 +13,8 @@ import { CatalogError, requireCatalogReason } from "./errors";
 import { type FileLooseness, type FileRaise, markApprovals, standingValue, withholdRaises } from "./file-raises";
 import { looserNewBudgets, looserRecentBudget } from "@/lib/budgets/re-add";
 import { ceilingSpecOf, readCatalog, type CatalogEndpoint } from "./read";
+import { recentlyRemovedParts } from "./re-add";
+import type { EndpointPart } from "@/lib/vocabulary";
 import { CATALOG_FORMAT_VERSION, CatalogFile, type CatalogFileInput, type CeilingSpec, ceilingIdentity, describeIssues, type EndpointFields, type EndpointSpec } from "./spec";
 import { ceilingSentence, describeWorstCase, worstCases } from "./worst-case";
 import { type Change, deleteCeiling, fieldDiffers, fieldsOf, insertCeiling, insertEndpoint, recordCeilingChange, recordChange, setArchived, updateEndpointFields } from "./write";
@@ -309,14 +311,20 @@ async function diffAll(db: Db, file: CatalogFile, current: CatalogEndpoint[], db
 }
 
 /** What the database says is looser in the file (lib/budgets/re-add.ts): new budgets against archived ones. */
-async function fileLooseness(db: Db, file: CatalogFile, dbBudgets: readonly CatalogBudget[]): Promise<FileLooseness> {
+async function fileLooseness(db: Db, file: CatalogFile, current: readonly CatalogEndpoint[], dbBudgets: readonly CatalogBudget[]): Promise<FileLooseness> {
   const archivesLoosening = new Map<string, string>();
   for (const b of dbBudgets) {
     if (b.budget.archivedAt !== null || !file.budgets?.some((f) => f.key === b.budget.key && f.archived)) continue;
     const looser = await looserRecentBudget(db, b.budget);
     if (looser !== null) archivesLoosening.set(b.budget.key, looser);
   }
-  return { looserNewBudgets: await looserNewBudgets(db, file.budgets, dbBudgets.map((b) => ({ key: b.budget.key, archived: b.budget.archivedAt !== null }))), archivesLoosening };
+  // The parts removed lately, for the endpoints whose prices the file lowers (a part added back cheaper).
+  const removedParts = new Map<string, EndpointPart[]>();
+  for (const c of current) {
+    const spec = file.endpoints.find((e) => e.key === c.endpoint.key);
+    if (spec && fieldDiffers("parts", fieldsOf(c.endpoint), fieldsFromSpec(spec))) removedParts.set(c.endpoint.key, await recentlyRemovedParts(db, c.endpoint.id));
+  }
+  return { looserNewBudgets: await looserNewBudgets(db, file.budgets, dbBudgets.map((b) => ({ key: b.budget.key, archived: b.budget.archivedAt !== null }))), archivesLoosening, removedParts };
 }
 
 /**
@@ -330,7 +338,7 @@ export async function planCatalog(db: Db, text: string): Promise<Plan> {
   const dbBudgets = await readBudgets(db);
   const all = await diffAll(db, parsed.file, current, dbBudgets);
   if (all.errors.length > 0) return { ok: false, errors: all.errors };
-  const withheld = withholdRaises(parsed.file, current, dbBudgets, await fileLooseness(db, parsed.file, dbBudgets));
+  const withheld = withholdRaises(parsed.file, current, dbBudgets, await fileLooseness(db, parsed.file, current, dbBudgets));
   if (withheld.errors.length > 0) return { ok: false, errors: withheld.errors };
   // What apply would refuse while the raises wait, plan says now.
   if (withheld.raises.length > 0) {
@@ -397,7 +405,7 @@ export async function applyCatalog(db: Db, p: ApplyParams): Promise<ApplyResult>
     let file = parsed.file;
     let raises: FileRaise[] = [];
     if (p.onRaises) {
-      const withheld = withholdRaises(parsed.file, current, dbBudgets, await fileLooseness(tx, parsed.file, dbBudgets));
+      const withheld = withholdRaises(parsed.file, current, dbBudgets, await fileLooseness(tx, parsed.file, current, dbBudgets));
       if (withheld.errors.length > 0) throw invalid(withheld.errors);
       ({ file, raises } = withheld);
     }

@@ -37,3 +37,26 @@ export async function isAddRaise(db: Db, endpointId: number, spec: CeilingSpec, 
   const removed = await recentlyRemovedValue(db, endpointId, spec, now);
   return { raise: isNewValueRaise(spec) || (removed !== null && Math.max(spec.value, spec.default) > removed), removed };
 }
+
+// The same for an endpoint's parts: removing a part is instant (calls naming it are refused), so a
+// part added back cheaper (under its name or another) is compared with the parts removed in the last
+// 24 hours too (lib/changes/raise.ts loweredPrices). Every path that changes parts writes one
+// endpoint.update audit row holding the parts before and after (lib/catalog/write.ts).
+
+type PartRow = { name: string; pricePico: number };
+const isParts = (v: unknown): v is PartRow[] =>
+  Array.isArray(v) && v.every((p) => typeof p === "object" && p !== null && typeof (p as PartRow).name === "string" && typeof (p as PartRow).pricePico === "number");
+
+/** The parts removed from the endpoint in the last 24 hours, each at the price it had then (a name removed twice: each time). */
+export async function recentlyRemovedParts(db: Db, endpointId: number, now = new Date()): Promise<PartRow[]> {
+  const rows = await db
+    .select({ details: auditEvents.details })
+    .from(auditEvents)
+    .where(and(eq(auditEvents.endpointId, endpointId), eq(auditEvents.action, "endpoint.update"), gt(auditEvents.at, new Date(now.getTime() - RE_ADD_WINDOW_MS))));
+  return rows.flatMap((r) => {
+    const parts = (r.details as { changes?: { parts?: { before?: unknown; after?: unknown } } } | null)?.changes?.parts;
+    if (!parts || !isParts(parts.before) || !isParts(parts.after)) return [];
+    const after = new Set(parts.after.map((p) => p.name));
+    return parts.before.filter((p) => !after.has(p.name)).map((p) => ({ name: p.name, pricePico: p.pricePico }));
+  });
+}

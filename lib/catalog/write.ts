@@ -11,7 +11,8 @@ import { ChangeControlError } from "@/lib/changes/errors";
 import { isNewValueRaise, loweredPrices } from "@/lib/changes/raise";
 import { formatCount } from "@/lib/format";
 import { CatalogError } from "./errors";
-import { isAddRaise } from "./re-add";
+import { billingMonthCeilings, isBillingDayRaise } from "./billing-day";
+import { isAddRaise, recentlyRemovedParts } from "./re-add";
 import { planValuesOnCeiling } from "@/lib/plans/read";
 import { ceilingSpecOf } from "./read";
 import { type CeilingSpec, ceilingIdentity, type EndpointFields, type EndpointSpec } from "./spec";
@@ -140,13 +141,23 @@ export async function updateEndpointFields(p: Change, endpoint: Endpoint, next: 
     });
   }
   // A price lowered where a live budget charges the endpoint: the same money admits more calls.
-  const lowered = loweredPrices(endpoint.parts, next.parts);
+  const lowered = fieldDiffers("parts", before, next) ? loweredPrices(endpoint.parts, next.parts, await recentlyRemovedParts(p.tx, endpoint.id)) : [];
   if (lowered.length > 0) {
     const charging = await budgetKeysCharging(p.tx, endpoint.id);
     if (charging.length > 0) {
       requireApproval(p.changeControl, `${endpoint.key} prices lowered (${lowered.join("; ")}) while budget ${charging.join(", ")} charges it`, {
         kind: "endpoint.prices",
         change: { endpointKey: endpoint.key, parts: next.parts.map((x) => ({ name: x.name, pricePico: x.pricePico })) },
+      });
+    }
+  }
+  // A new billing day starts a new billing month for the endpoint's billing_month counters (lib/catalog/billing-day.ts).
+  if (next.billingDay !== endpoint.billingDay) {
+    const monthly = await billingMonthCeilings(p.tx, endpoint.id);
+    if (isBillingDayRaise(monthly, endpoint.billingDay, next.billingDay)) {
+      requireApproval(p.changeControl, `${endpoint.key} billing day ${endpoint.billingDay} → ${next.billingDay} (it starts a new billing month for its ${monthly.length} billing_month ceiling(s), forgiving what they counted this month)`, {
+        kind: "endpoint.billing_day",
+        change: { endpointKey: endpoint.key, billingDay: next.billingDay },
       });
     }
   }

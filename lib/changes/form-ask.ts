@@ -34,7 +34,8 @@ export type AskChange =
   | { kind: "budget.create"; spec: BudgetSpecInput }
   | { kind: "budget.members"; budgetKey: string; members: string[] }
   | { kind: "budget.archive"; budgetKey: string }
-  | { kind: "endpoint.prices"; endpointKey: string; parts: EndpointPart[] };
+  | { kind: "endpoint.prices"; endpointKey: string; parts: EndpointPart[] }
+  | { kind: "endpoint.billing_day"; endpointKey: string; billingDay: number };
 
 export type AskParams = {
   ask: AskChange;
@@ -97,6 +98,8 @@ function changeOf(ask: AskChange): { kind: ChangeKind; change: Record<string, un
       return { kind: ask.kind, change: { budgetKey: ask.budgetKey } };
     case "endpoint.prices":
       return { kind: ask.kind, change: { endpointKey: ask.endpointKey, parts: ask.parts } };
+    case "endpoint.billing_day":
+      return { kind: ask.kind, change: { endpointKey: ask.endpointKey, billingDay: ask.billingDay } };
   }
 }
 

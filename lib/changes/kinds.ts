@@ -1,3 +1,4 @@
+import { endpointBillingDay } from "./billing-day-kind";
 import { budgetArchive, budgetBounds, budgetCreate, budgetMembers, budgetUnarchive, budgetValue } from "./budget-kinds";
 import { ceilingAdd, ceilingBounds, ceilingValue, endpointUnarchive, perCallMax } from "./ceiling-kinds";
 import { budgetOverride, ceilingOverride } from "./override-kinds";
@@ -21,6 +22,7 @@ export const kindHandlers: Record<ChangeKind, KindHandler> = {
   "budget.members": budgetMembers,
   "budget.archive": budgetArchive,
   "endpoint.prices": endpointPrices,
+  "endpoint.billing_day": endpointBillingDay,
   schedule,
   "plan.value": planValue,
   "plan.default": planDefault,

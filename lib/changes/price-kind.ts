@@ -5,6 +5,7 @@ import { endpoints, type Endpoint } from "@/db/schema";
 import { budgetKeysCharging } from "@/lib/budgets/write";
 import { CatalogError } from "@/lib/catalog/errors";
 import { fieldsOf, lockedEndpoint, updateEndpointFields } from "@/lib/catalog/write";
+import { recentlyRemovedParts } from "@/lib/catalog/re-add";
 import { perCallMoneyIssue } from "@/lib/catalog/spec";
 import { issueLine } from "@/lib/errors";
 import { parseChange } from "./ceiling-kinds";
@@ -13,7 +14,8 @@ import { type KindHandler, movedSince, staleMessage } from "./prepared";
 import { loweredPrices } from "./raise";
 
 // endpoint.prices: an endpoint's part prices, asked for when one is lowered while a live budget
-// charges the endpoint (the same money then admits more calls). Applied under the endpoint's lock
+// charges the endpoint (the same money then admits more calls), or a part added back cheaper than
+// one removed in the last 24 hours (lib/changes/raise.ts loweredPrices). Applied under the endpoint's lock
 // through the endpoint edit's own write (updateEndpointFields), which refuses it without approval.
 
 const Key = z.string({ error: "an endpoint key is required" }).min(1, "an endpoint key is required").max(64);
@@ -38,7 +40,7 @@ export const endpointPrices: KindHandler = {
     const money = perCallMoneyIssue({ perCallMax: endpoint.perCallMax, parts: change.parts });
     if (money) throw new ChangeControlError("invalid_input", issueLine(money));
     if (show(partsOf(endpoint)) === show(change.parts)) throw new ChangeControlError("unchanged", "those are already its prices: nothing to ask");
-    const lowered = loweredPrices(partsOf(endpoint), change.parts);
+    const lowered = loweredPrices(partsOf(endpoint), change.parts, await recentlyRemovedParts(db, endpoint.id));
     const charging = await budgetKeysCharging(db, endpoint.id);
     return {
       endpointId: endpoint.id,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { isBoundsRaise, isNewValueRaise, isValueRaise } from "./raise";
+import { isBillingDayRaise } from "@/lib/catalog/billing-day";
+import { isBoundsRaise, isNewValueRaise, isValueRaise, loweredPrices } from "./raise";
 
 describe("what counts as a raise", () => {
   it("a value above the one in force; on a killed one, above what a restore puts back", () => {
@@ -32,5 +33,26 @@ describe("what counts as a raise", () => {
 
   it("a new ceiling or budget above its default", () => {
     expect([isNewValueRaise({ value: 10, default: 10 }), isNewValueRaise({ value: 11, default: 10 }), isNewValueRaise({ value: 0, default: 10 })]).toEqual([false, true, false]);
+  });
+
+  it("prices lowered: a kept part cheaper, a new part below every part in force or below a part removed (by this edit or in the last 24 hours)", () => {
+    const A = { name: "a", pricePico: 10 };
+    const B = { name: "b", pricePico: 5 };
+    expect(loweredPrices([A, B], [{ ...A, pricePico: 9 }, B])).toHaveLength(1);
+    expect(loweredPrices([A, B], [{ ...A, pricePico: 11 }, B])).toEqual([]);
+    expect(loweredPrices([A, B], [A, B, { name: "c", pricePico: 4 }])).toHaveLength(1);
+    expect(loweredPrices([A, B], [A, B, { name: "c", pricePico: 5 }])).toEqual([]);
+    // a removed earlier, added back at 5: not below b, but below what a was.
+    expect(loweredPrices([B], [B, { name: "a", pricePico: 5 }], [A])).toEqual(["new part a at 5 picos a unit, below part a (10) removed by this change or in the last 24 hours"]);
+    expect(loweredPrices([B], [B, { name: "a", pricePico: 10 }], [A])).toEqual([]);
+    // Renamed cheaper in one edit: a leaves, c comes at 7.
+    expect(loweredPrices([A, B], [B, { name: "c", pricePico: 7 }])).toHaveLength(1);
+    // Removing alone lowers nothing.
+    expect(loweredPrices([A, B], [B], [A])).toEqual([]);
+  });
+
+  it("a new billing day is a raise only with a billing_month ceiling", () => {
+    const month = [{ window: "utc_day" as const }, { window: "billing_month" as const }];
+    expect([isBillingDayRaise(month, 1, 2), isBillingDayRaise(month, 1, 1), isBillingDayRaise([{ window: "utc_day" }], 1, 2)]).toEqual([true, false, false]);
   });
 });

@@ -46,17 +46,29 @@ export function isNewValueRaise(spec: { value: number; default: number }): boole
   return spec.value > spec.default;
 }
 
+type Part = { name: string; pricePico: number };
+
 /**
  * The part prices of an endpoint lowered: a part kept (by name) at a lower price, or a new part
- * priced below every part in force. Where a budget charges the endpoint, the same money then admits
- * more calls. Each as a line ("tokens 2,000 → 1,000 pico"); none: not lowered.
+ * priced below every part in force, or below the dearest part removed in the last 24 hours or by
+ * this same edit (`removed`, read from the endpoint.update audit rows: lib/catalog/re-add.ts
+ * recentlyRemovedParts). Removing a part is instant (its calls are refused), so without the last
+ * test a part removed and added back cheaper, under its name or another, would be one person's.
+ * Where a budget charges the endpoint, the same money then admits more calls. Each as a line
+ * ("tokens 2,000 → 1,000 picos a unit"); none: not lowered.
  */
-export function loweredPrices(before: readonly { name: string; pricePico: number }[], after: readonly { name: string; pricePico: number }[]): string[] {
+export function loweredPrices(before: readonly Part[], after: readonly Part[], removed: readonly Part[] = []): string[] {
   const was = new Map(before.map((p) => [p.name, p.pricePico]));
   const cheapest = before.length === 0 ? null : Math.min(...before.map((p) => p.pricePico));
+  const kept = new Set(after.map((p) => p.name));
+  const gone = [...removed, ...before.filter((p) => !kept.has(p.name))];
+  const dearestGone = gone.reduce<Part | null>((d, p) => (d === null || p.pricePico > d.pricePico ? p : d), null);
   return after.flatMap((p) => {
     const old = was.get(p.name);
     if (old !== undefined) return p.pricePico < old ? [`${p.name} ${old} → ${p.pricePico} picos a unit`] : [];
+    if (dearestGone !== null && p.pricePico < dearestGone.pricePico) {
+      return [`new part ${p.name} at ${p.pricePico} picos a unit, below part ${dearestGone.name} (${dearestGone.pricePico}) removed by this change or in the last 24 hours`];
+    }
     return cheapest !== null && p.pricePico < cheapest ? [`new part ${p.name} at ${p.pricePico} picos a unit, below every part in force (${cheapest})`] : [];
   });
 }

@@ -21,6 +21,7 @@ export const changeKinds = [
   "budget.members", //       change { budgetKey, members }          before { members, archived }
   "budget.archive", //       change { budgetKey }                   before { archived: false, looser }
   "endpoint.prices", //      change { endpointKey, parts }          before { parts }
+  "endpoint.billing_day", // change { endpointKey, billingDay }     before { billingDay }
   "schedule", //             change { scheduleId }                  before { state: "awaiting_approval" }
   "plan.value", //           change { planKey, ceilingId | budgetKey, value | null } before { value, own, min, max }
   "plan.default", //         change { planKey }                     before { default }
@@ -49,6 +50,7 @@ export const changeKindLabels: Record<ChangeKind, string> = {
   "budget.members": "Budget members",
   "budget.archive": "Archive budget",
   "endpoint.prices": "Part prices",
+  "endpoint.billing_day": "Billing day",
   schedule: "Scheduled change",
   "plan.value": "Plan value",
   "plan.default": "Default plan",

@@ -50,6 +50,8 @@ const AskKind = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("budget.archive"), key: BudgetKey }),
   // The parts are read by the endpoint form's reader, as its edit form sends them.
   z.object({ kind: z.literal("endpoint.prices"), key: EndpointKeyField }),
+  // The billing day as the endpoint's edit form sends it; lib/changes checks its range.
+  z.object({ kind: z.literal("endpoint.billing_day"), key: EndpointKeyField, billingDay: z.string({ error: "billing day is required" }).trim().regex(/^\d{1,2}$/, "billing day must be a whole number from 1 to 28").transform(Number) }),
 ], { error: "unknown kind of change" });
 
 const MAX_END_SECONDS = 30 * 86_400;
@@ -154,6 +156,8 @@ export function readAskForm(fields: Record<string, string>): Ask {
         const typed = PartList.safeParse(readPartRows(r, r.text("parts")));
         return r.done({ kind: kind.kind, endpointKey: kind.key, parts: typed.success ? typed.data : [] });
       }
+      case "endpoint.billing_day":
+        return { kind: kind.kind, endpointKey: kind.key, billingDay: kind.billingDay };
     }
   })();
   return { ask, reason: common.reason, endsAfterSeconds: common.endsAfterSeconds, endsAt: common.endsAt };

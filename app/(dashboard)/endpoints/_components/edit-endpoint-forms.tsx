@@ -46,7 +46,9 @@ export function EditEndpointForm({ endpointKey, version, initial }: { endpointKe
   const askKind = state.status === "error" && state.code === "approval_required" ? state.askKind : undefined;
   // A price lowered while a budget charges the endpoint is a raise too: the server names it (askKind).
   const pricesLowered = askKind === "endpoint.prices";
-  const perCallMaxRaised = !pricesLowered && ((typedMax !== null && typedMax > Number(initial.perCallMax)) || askKind !== undefined);
+  // So is a new billing day on an endpoint with a billing_month ceiling: it restarts the month's counters.
+  const billingDayMoved = askKind === "endpoint.billing_day";
+  const perCallMaxRaised = askKind === undefined ? typedMax !== null && typedMax > Number(initial.perCallMax) : askKind === "endpoint.per_call_max";
   return (
     <form action={formAction} className="space-y-3" data-testid="edit-endpoint-form">
       <input type="hidden" name="key" value={endpointKey} />
@@ -57,6 +59,9 @@ export function EditEndpointForm({ endpointKey, version, initial }: { endpointKe
         <AskForApproval kind="endpoint.per_call_max" canBreakGlass hasConfirm={state.status === "error" && state.code === "confirmation_required"} what="A larger per-call max is a raise (asked alone: save the other fields without it)" />
       ) : null}
       {pricesLowered ? <AskForApproval kind="endpoint.prices" canBreakGlass what="A lower price where a budget charges this endpoint is a raise (asked alone: save the other fields without it)" /> : null}
+      {billingDayMoved ? (
+        <AskForApproval kind="endpoint.billing_day" canBreakGlass what="A new billing day starts a new billing month for this endpoint's monthly ceilings, forgiving what they counted: it is a raise (asked alone: save the other fields without it)" />
+      ) : null}
       <SubmitButton pending={pending} pendingLabel="Saving…" testId="save-endpoint">Save endpoint</SubmitButton>
       <ActionMessage state={state} testId="save-endpoint" />
     </form>
