@@ -15,6 +15,7 @@ import { exportCatalog, updateEndpoint } from "@/lib/catalog";
 import { createEndpoint } from "@/lib/catalog/change";
 import { recentlyRemovedParts } from "@/lib/catalog/re-add";
 import { reserve } from "@/lib/enforcement/reserve";
+import { createStaffToken } from "@/lib/staff-tokens";
 import { runApplyFile } from "@/scripts/ceilings-file";
 import { approveChange, type Requester, requestChange } from "./index";
 import { staffMember } from "./test-fixtures";
@@ -120,17 +121,17 @@ describe.skipIf(skipWithoutDatabase())("edits that forgive spend take two people
     expect((await row(key)).billingDay).toBe(9);
   });
 
-  it("a catalog file's new billing day is refused without --as, asked with it while the file's other changes apply, in force when approved", async () => {
+  it("a catalog file's new billing day is refused without a token, asked with the asker's while the file's other changes apply, in force when approved", async () => {
     const key = await endpoint({ monthly: true });
     const { a, b } = await pair();
     const current = await exportCatalog(t.db);
     n += 1;
     const file = path.join(dir, `day${n}.json`);
     writeFileSync(file, JSON.stringify({ ...current, endpoints: current.endpoints.map((e) => (e.key === key ? { ...e, name: "renamed", billingDay: 20 } : e)) }));
-    const apply = (as?: string) => runApplyFile(t.db, { file, reason: "file change", confirmRaise: false, osUser: "ci", breakGlass: false, ...(as ? { as } : {}) }, () => {});
+    const apply = (token?: string) => runApplyFile(t.db, { file, reason: "file change", confirmRaise: false, osUser: "ci", breakGlass: false, ...(token ? { token } : {}) }, () => {});
     await expect(apply()).rejects.toMatchObject({ code: "approval_required" });
     expect((await row(key)).name).toBe(key);
-    await apply(a.email);
+    await apply((await createStaffToken(t.db, { staffId: a.staffId, name: "laptop" })).secret);
     expect(await row(key)).toMatchObject({ name: "renamed", billingDay: 1 });
     const asked = await requestsOf("endpoint.billing_day", key);
     expect(asked.map((r) => r.change)).toEqual([{ endpointKey: key, billingDay: 20 }]);
@@ -202,7 +203,7 @@ describe.skipIf(skipWithoutDatabase())("edits that forgive spend take two people
     expect((await row(key)).parts).toEqual(pico(back));
   });
 
-  it("a catalog file adding a part back cheaper than one removed by an earlier file: refused without --as, asked with it, in force when approved", async () => {
+  it("a catalog file adding a part back cheaper than one removed by an earlier file: refused without a token, asked with the asker's, in force when approved", async () => {
     const key = await charged();
     const { a, b } = await pair();
     const write = async (parts: Part[]) => {
@@ -210,14 +211,14 @@ describe.skipIf(skipWithoutDatabase())("edits that forgive spend take two people
       n += 1;
       const file = path.join(dir, `parts${n}.json`);
       writeFileSync(file, JSON.stringify({ ...current, endpoints: current.endpoints.map((e) => (e.key === key ? { ...e, parts } : e)) }));
-      return (as?: string) => runApplyFile(t.db, { file, reason: "file change", confirmRaise: false, osUser: "ci", breakGlass: false, ...(as ? { as } : {}) }, () => {});
+      return (token?: string) => runApplyFile(t.db, { file, reason: "file change", confirmRaise: false, osUser: "ci", breakGlass: false, ...(token ? { token } : {}) }, () => {});
     };
     await (await write(B))();
     expect((await row(key)).parts).toEqual(pico(B));
     const back = [...B, { name: "a", price: "0.000005" }];
     const apply = await write(back);
     await expect(apply()).rejects.toMatchObject({ code: "approval_required" });
-    await apply(a.email);
+    await apply((await createStaffToken(t.db, { staffId: a.staffId, name: "laptop" })).secret);
     expect((await row(key)).parts).toEqual(pico(B));
     const asked = await requestsOf("endpoint.prices", key);
     expect(asked.map((r) => r.change)).toEqual([{ endpointKey: key, parts: pico(back) }]);
