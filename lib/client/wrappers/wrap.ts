@@ -19,7 +19,9 @@ export function guardMethods<C extends object>(client: C, paths: Record<string, 
           const original = (value as (...a: unknown[]) => unknown).bind(obj);
           return (...args: unknown[]) => guard(call, original, args);
         }
-        if (value !== null && typeof value === "object" && Object.keys(paths).some((p) => p.startsWith(`${path}.`))) return wrap(value, path);
+        // A resource may be an object or, as Twilio's lists are, a callable function with methods.
+        const resource = value !== null && (typeof value === "object" || typeof value === "function");
+        if (resource && Object.keys(paths).some((p) => p.startsWith(`${path}.`))) return wrap(value, path);
         return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(obj) : value;
       },
     });
