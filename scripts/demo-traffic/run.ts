@@ -1,5 +1,10 @@
 import { randomUUID } from "node:crypto";
+import OpenAI from "openai";
 import { canonicalDestination } from "@/lib/canonical";
+import { AuthenticationError, CeilingsError, createCeilingsClient, ForbiddenError, InvalidRequestError } from "@/lib/client/index";
+import { CeilingsRefusedError } from "@/lib/client/wrappers/guard";
+import { withCeilings } from "@/lib/client/wrappers/openai";
+import { startFakeModel } from "@/lib/demo/fake-model";
 import { inboxAliases, visitorAddress, visitorIp } from "./aliases";
 import type { TrafficArgs } from "./args";
 
@@ -93,69 +98,78 @@ async function abusive(ctx: Ctx, at: number): Promise<void> {
   }
 }
 
-function field(json: unknown, ...path: string[]): unknown {
-  let at: unknown = json;
-  for (const key of path) at = at && typeof at === "object" && key in at ? (at as Record<string, unknown>)[key] : undefined;
-  return at;
-}
-
-/** llm.chat through the HTTP API: a chat every so often, then a flood that the throttle turns away. */
+/**
+ * llm.chat as a service calls it: the `openai` SDK wrapped by Ceilings (reserve the worst case,
+ * call the model, settle from its usage, release when it fails), against a local fake model. A
+ * chat every so often, then a flood that the throttle turns away.
+ */
 async function api(ctx: Ctx): Promise<void> {
   const key = ctx.args.apiKey;
   const t = ctx.tally.api;
   if (!key) return;
-  const headers = { authorization: `Bearer ${key}` };
+  const model = await startFakeModel();
+  const ceilings = createCeilingsClient({ baseUrl: ctx.args.baseUrl.origin, apiKey: key, deadlineMs: REQUEST_TIMEOUT_MS });
+  // llm.chat has one price a token: the wrapper charges input and output tokens as its amount.
+  const openai = withCeilings(new OpenAI({ baseURL: `${model.url}/v1`, apiKey: "demo", maxRetries: 0 }), { ceilings, endpoint: "llm.chat", parts: "amount" });
   // A key bound to an account charges that account; a trusted-service key must name the caller.
   let caller: string | undefined;
   let stopped = false;
 
   const chat = async (i: number): Promise<void> => {
-    // Mostly ordinary chats; now and then one larger than the per-call max.
-    const amount = i % 40 === 39 ? 9000 : 200 + ((i * 379) % 2800);
-    const body = { endpoint: "llm.chat", amount, caller, idempotencyKey: `demo-${ctx.runTag}-${i}` };
-    let answer = await request(ctx, "/api/v1/reservations", { body, headers });
-    if (answer?.status === 400 && field(answer.json, "error", "code") === "caller_required") {
-      caller = "acct_demo_traffic";
-      answer = await request(ctx, "/api/v1/reservations", { body: { ...body, caller }, headers });
-    }
-    if (!answer) return;
+    if (ctx.budget.left <= 0 || Date.now() >= ctx.deadline) return;
+    ctx.budget.left -= 1;
+    // Mostly ordinary chats; now and then one whose output bound is over the per-call max; one in
+    // ten fails at the model (the wrapper releases it).
+    const maxTokens = i % 40 === 39 ? 9000 : 200 + ((i * 379) % 2800);
+    const content = i % 10 === 7 ? "Please fail this one." : `Summarise ticket ${i} in one line.`;
+    const call = async () => {
+      const client = openai.withCall({ idempotencyKey: `demo-${ctx.runTag}-${i}`, ...(caller === undefined ? {} : { caller }) });
+      return client.chat.completions.create({ model: "demo-chat", messages: [{ role: "user", content }], max_completion_tokens: maxTokens });
+    };
     t.sent += 1;
-    const id = field(answer.json, "reservationId");
-    if ((answer.status === 201 || answer.status === 200) && typeof id === "string") {
+    try {
+      try {
+        await call();
+      } catch (error) {
+        if (!(error instanceof InvalidRequestError && error.code === "caller_required")) throw error;
+        caller = "acct_demo_traffic";
+        await call();
+      }
       t.granted += 1;
-      await sleep(50 + (i % 5) * 40);
-      // One in ten chats fails at the model: release; the rest settle at what they used.
-      const release = i % 10 === 7;
-      const done = await request(ctx, `/api/v1/reservations/${encodeURIComponent(id)}/${release ? "release" : "settle"}`, {
-        body: release ? {} : { actual: Math.max(1, Math.floor(amount * 0.6)) },
-        headers,
-      });
-      if (done?.status === 200) t[release ? "released" : "settled"] += 1;
-    } else if (answer.status === 429 || answer.status === 503) {
-      const gate = String(field(answer.json, "gate") ?? field(answer.json, "error", "code") ?? "unknown");
-      t.refusedByGate[gate] = (t.refusedByGate[gate] ?? 0) + 1;
-    } else {
-      const code = `${answer.status} ${String(field(answer.json, "error", "code") ?? "")}`.trim();
-      t.errors[code] = (t.errors[code] ?? 0) + 1;
-      // A bad key or a key for another endpoint will not get better by retrying.
-      if (answer.status === 401 || answer.status === 403) stopped = true;
+      t.settled += 1;
+    } catch (error) {
+      if (error instanceof CeilingsRefusedError) {
+        t.refusedByGate[error.gate] = (t.refusedByGate[error.gate] ?? 0) + 1;
+      } else if (error instanceof OpenAI.APIError) {
+        t.granted += 1;
+        t.released += 1;
+      } else {
+        const code = error instanceof CeilingsError ? `${error.status} ${error.code}` : error instanceof Error ? error.name : "unknown";
+        t.errors[code] = (t.errors[code] ?? 0) + 1;
+        // A bad key or a key for another endpoint will not get better by retrying.
+        if (error instanceof AuthenticationError || error instanceof ForbiddenError) stopped = true;
+      }
     }
   };
 
   let i = 0;
   const floodAt = Date.now() + (ctx.deadline - Date.now()) * 0.6;
   const pending: Promise<void>[] = [];
-  while (!stopped && Date.now() < ctx.deadline && ctx.budget.left > 0) {
-    if (Date.now() >= floodAt && i < 1000) {
-      // 90 calls in a few seconds: over llm.chat's throttle of 60 a minute for one caller.
-      await Promise.all(Array.from({ length: 90 }, () => chat(i++)));
-      i = Math.max(i, 1000);
-    } else {
-      pending.push(chat(i++));
+  try {
+    while (!stopped && Date.now() < ctx.deadline && ctx.budget.left > 0) {
+      if (Date.now() >= floodAt && i < 1000) {
+        // 90 calls in a few seconds: over llm.chat's throttle of 60 a minute for one caller.
+        await Promise.all(Array.from({ length: 90 }, () => chat(i++)));
+        i = Math.max(i, 1000);
+      } else {
+        pending.push(chat(i++));
+      }
+      await sleep(500);
     }
-    await sleep(500);
+    await Promise.all(pending);
+  } finally {
+    await model.close();
   }
-  await Promise.all(pending);
 }
 
 export async function runTraffic(args: TrafficArgs): Promise<Tally> {
