@@ -143,12 +143,12 @@ describe.skipIf(skipWithoutDatabase())("SDK wrappers from the packed client, aga
 
   it("a stream cut short never settles below what it reported; an error before any token releases; no bound, no call", async () => {
     const outcomes = Object.fromEntries(
-      (await scenarios("oai-chat-stream-break", "oai-chat-stream-abandon", "ant-stream-break", "ant-stream-error", "ai-stream-break", "oai-chat-429", "ant-429", "oai-no-max")).map((o) => [o.name, o]),
+      (await scenarios("oai-chat-stream-break", "oai-chat-stream-error", "oai-chat-stream-abandon", "oai-idem", "ant-stream-break", "ant-stream-error", "ai-stream-break", "oai-chat-429", "ant-429", "oai-no-max")).map((o) => [o.name, o]),
     );
     expect(outcomes["oai-chat-stream-abandon"]).toMatchObject({ ok: true });
-    for (const name of ["oai-chat-stream-break", "ant-stream-break", "ant-stream-error", "oai-chat-429", "ant-429", "oai-no-max"]) expect(outcomes[name], name).toMatchObject({ ok: false });
+    for (const name of ["oai-chat-stream-break", "oai-chat-stream-error", "ant-stream-break", "ant-stream-error", "oai-chat-429", "ant-429", "oai-no-max"]) expect(outcomes[name], name).toMatchObject({ ok: false });
     // OpenAI reports usage only at the end: cut or abandoned, the reservation keeps its worst case.
-    for (const name of ["oai-chat-stream-break", "oai-chat-stream-abandon", "ai-stream-break"]) {
+    for (const name of ["oai-chat-stream-break", "oai-chat-stream-error", "oai-chat-stream-abandon", "ai-stream-break"]) {
       const [row, ...more] = await reservationsOf(name);
       expect(more, name).toHaveLength(0);
       expect(row?.state, name).toBe("settled");
@@ -169,6 +169,10 @@ describe.skipIf(skipWithoutDatabase())("SDK wrappers from the packed client, aga
       expect((await reservationsOf(name)).map((r) => r.state), name).toEqual(["released"]);
     }
     expect(outcomes["oai-no-max"]?.error).toMatchObject({ name: "WorstCaseError" });
+    // A retry with the call's idempotency key after it settled: refused as already resolved, never sent twice.
+    expect(outcomes["oai-idem"]).toMatchObject({ ok: false, error: { name: "ConflictError" } });
+    expect(billedOf("oai-idem")).toHaveLength(1);
+    expect((await reservationsOf("oai-idem")).map((r) => r.state)).toEqual(["settled"]);
     expect(await reservationsOf("oai-no-max")).toHaveLength(0);
     expect(billedOf("oai-no-max")).toHaveLength(0);
   }, 120_000);

@@ -44,6 +44,13 @@ const scenarios = {
     let seen = 0;
     for await (const _ of await c.chat.completions.create({ model: "gpt-4o", messages: prompt(n), max_completion_tokens: 64, stream: true })) if (++seen === 3) break;
   },
+  "oai-chat-stream-error": async (c, n) => drain(await c.chat.completions.create({ model: "gpt-4o:error", messages: prompt(n), max_completion_tokens: 64, stream: true })),
+  // The same call retried with its idempotency key: the second is never charged again.
+  "oai-idem": async (_, n) => {
+    const c = openai.withCall({ caller: n, idempotencyKey: `${n}-key-1` });
+    await c.chat.completions.create({ model: "gpt-4o", messages: prompt(n), max_completion_tokens: 64 });
+    return c.chat.completions.create({ model: "gpt-4o", messages: prompt(n), max_completion_tokens: 64 });
+  },
   "oai-chat-429": (c, n) => c.chat.completions.create({ model: "gpt-4o:429", messages: prompt(n), max_completion_tokens: 64 }),
   "oai-chat-429once": (c, n) => c.chat.completions.create({ model: "gpt-4o:429once", messages: prompt(n), max_completion_tokens: 64 }),
   "oai-no-max": (c, n) => c.chat.completions.create({ model: "gpt-4o", messages: prompt(n) }),
