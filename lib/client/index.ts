@@ -17,6 +17,7 @@ import type {
 } from "./types.js";
 
 export * from "./errors.js";
+export { CeilingsRefusedError, WorstCaseError, type CallOptions, type GuardOptions, type UnavailablePolicy } from "./wrappers/guard.js";
 export type * from "./types.js";
 
 /** What the work used: its units, or for an endpoint priced part by part the units of each part. */

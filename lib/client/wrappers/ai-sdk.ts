@@ -8,9 +8,12 @@
 // provider reads it). Worst case: the byte bound of the prompt and tools (tokens.ts) and
 // maxOutputTokens, required. A stream settles at its `finish` part's usage; one that breaks or is
 // cancelled after output began keeps the worst case; one that carried only an error is released.
+import type { LanguageModelV4Middleware, LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import { charge, hold, type CallOptions, type Charge, type GuardOptions, WorstCaseError } from "./guard.js";
 import { settledStream } from "./streams.js";
 import { inputBound, textsOf } from "./tokens.js";
+
+export { CeilingsRefusedError, WorstCaseError, type CallOptions } from "./guard.js";
 
 /** The AI SDK's usage fields, and the endpoint part each is charged to. */
 export type AiSdkParts = { input: string; cacheRead: string; cacheWrite: string; output: string };
@@ -28,7 +31,6 @@ export type AiSdkWrapOptions = GuardOptions & {
 type TokenCounts = { total?: number; noCache?: number; cacheRead?: number; cacheWrite?: number };
 type Usage = { inputTokens?: TokenCounts; outputTokens?: { total?: number } };
 type CallParams = { prompt?: unknown[]; tools?: unknown; maxOutputTokens?: number; providerOptions?: Record<string, unknown> };
-type StreamPart = { type: string; usage?: Usage };
 
 const DEFAULT_PARTS: AiSdkParts = { input: "input", cacheRead: "cache_read", cacheWrite: "cache_write", output: "output" };
 
@@ -54,13 +56,13 @@ function callOptions(params: CallParams): CallOptions | undefined {
 }
 
 /** A LanguageModel middleware for `wrapLanguageModel` (specification v4 of the AI SDK). */
-export function ceilingsMiddleware(options: AiSdkWrapOptions) {
+export function ceilingsMiddleware(options: AiSdkWrapOptions): LanguageModelV4Middleware {
   const parts = options.parts ?? DEFAULT_PARTS;
   return {
-    specificationVersion: "v4" as const,
-    async wrapGenerate<R extends { usage?: Usage }>({ doGenerate, params }: { doGenerate: () => PromiseLike<R>; params: CallParams }): Promise<R> {
+    specificationVersion: "v4",
+    async wrapGenerate({ doGenerate, params }) {
       const held = await hold(options, callOptions(params), worstCase(options, params));
-      let result: R;
+      let result;
       try {
         result = await doGenerate();
       } catch (error) {
@@ -70,9 +72,9 @@ export function ceilingsMiddleware(options: AiSdkWrapOptions) {
       await (result.usage ? held.settle(usageCharge(parts, result.usage)) : held.keepWorstCase());
       return result;
     },
-    async wrapStream<R extends { stream: ReadableStream<never> }>({ doStream, params }: { doStream: () => PromiseLike<R>; params: CallParams }): Promise<R> {
+    async wrapStream({ doStream, params }) {
       const held = await hold(options, callOptions(params), worstCase(options, params));
-      let result: R;
+      let result;
       try {
         result = await doStream();
       } catch (error) {
@@ -81,8 +83,7 @@ export function ceilingsMiddleware(options: AiSdkWrapOptions) {
       }
       let usage: Usage | undefined;
       let output = false;
-      const source = result.stream as unknown as ReadableStream<StreamPart>;
-      const parts$ = settledStream<StreamPart>(iterate(source), held, {
+      const parts$ = settledStream<LanguageModelV4StreamPart>(iterate(result.stream), held, {
         see(part) {
           if (part.type === "finish") usage = part.usage;
           else if (!["stream-start", "response-metadata", "error", "raw"].includes(part.type)) output = true;
@@ -90,7 +91,7 @@ export function ceilingsMiddleware(options: AiSdkWrapOptions) {
         final: () => (usage ? usageCharge(parts, usage) : output ? undefined : "release"),
         partial: () => (usage ? usageCharge(parts, usage) : held.worstCase),
       });
-      const stream = new ReadableStream<StreamPart>({
+      const stream = new ReadableStream<LanguageModelV4StreamPart>({
         async pull(controller) {
           const next = await parts$.next();
           if (next.done) controller.close();

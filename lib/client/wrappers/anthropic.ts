@@ -16,6 +16,8 @@ import { settledStream, likeStream } from "./streams.js";
 import { inputBound, textsOf } from "./tokens.js";
 import { withCallOptions, type Guarded, type WithCeilings } from "./wrap.js";
 
+export { CeilingsRefusedError, WorstCaseError, type CallOptions } from "./guard.js";
+
 /** Anthropic's usage fields, and the endpoint part each is charged to. */
 export type AnthropicParts = { input: string; cacheWrite: string; cacheRead: string; output: string };
 

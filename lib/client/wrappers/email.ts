@@ -8,6 +8,8 @@
 import { hold, type Hold, type GuardOptions } from "./guard.js";
 import { withCallOptions, type WithCeilings } from "./wrap.js";
 
+export { CeilingsRefusedError, WorstCaseError, type CallOptions } from "./guard.js";
+
 type Address = string | { address?: string; name?: string };
 type Mail = { to?: Address | Address[]; cc?: Address | Address[]; bcc?: Address | Address[] };
 type SentInfo = { accepted?: Address[]; rejected?: Address[] };

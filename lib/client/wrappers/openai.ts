@@ -15,6 +15,8 @@ import { settledStream, likeStream } from "./streams.js";
 import { inputBound, openAiEncoding, textsOf, tokenizerFor, type CountTokens } from "./tokens.js";
 import { withCallOptions, type Guarded, type WithCeilings } from "./wrap.js";
 
+export { CeilingsRefusedError, WorstCaseError, type CallOptions } from "./guard.js";
+
 /** The usage fields OpenAI reports, and the endpoint part each is charged to. */
 export type OpenAIParts = { input: string; cachedInput: string; output: string };
 

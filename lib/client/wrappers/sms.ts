@@ -12,6 +12,8 @@
 import { hold, type GuardOptions } from "./guard.js";
 import { withCallOptions, type WithCeilings } from "./wrap.js";
 
+export { CeilingsRefusedError, WorstCaseError, type CallOptions } from "./guard.js";
+
 const GSM_BASIC =
   "@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà";
 const GSM_EXTENDED = "^{}\\[~]|€\f";

@@ -23,7 +23,7 @@ import { type Billed, type FakeProviders, startFakeProviders } from "./fake-prov
 
 const execFileAsync = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, "../../..");
-const SDKS = ["openai", "@anthropic-ai/sdk", "ai", "@ai-sdk/openai-compatible", "twilio", "nodemailer", "gpt-tokenizer"];
+const SDKS = ["openai", "@anthropic-ai/sdk", "ai", "@ai-sdk/openai-compatible", "@ai-sdk/openai", "twilio", "nodemailer", "gpt-tokenizer", "@types/node", "@types/nodemailer"];
 
 type Outcome = { name: string; caller: string; ok: boolean; error?: { name?: string; message?: string; gate?: string; cause?: string } };
 type Row = { state: string; parts: Record<string, number> | null; amount: number; settled_parts: Record<string, number> | null; settled_amount: number | null; settled_money: number | null; destination: string | null };
@@ -109,6 +109,23 @@ describe.skipIf(skipWithoutDatabase())("SDK wrappers from the packed client, aga
   const reservationsOf = async (caller: string): Promise<Row[]> =>
     resultRows<Row>(await t.db.execute(sql`select state, parts, amount::float8 as amount, settled_parts, settled_amount::float8 as settled_amount, settled_money::float8 as settled_money, destination from reservations where caller = ${caller} order by created_at`));
   const billedOf = (scenario: string): Billed[] => fakes.billed.filter((b) => b.scenario === scenario);
+
+  it("type-checks every example of docs/calling.md's wrappers against the installed SDKs", async () => {
+    const page = readFileSync(path.join(ROOT, "docs", "calling.md"), "utf8");
+    const section = page.slice(page.indexOf("## Wrap the SDK you already call"), page.indexOf("## Four ways to ask"));
+    const examples = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
+    expect(examples).toHaveLength(5);
+    const files = examples.map((code, i) => {
+      const file = `example-${i}.ts`;
+      writeFileSync(path.join(project, file), `${code}\nexport {};\n`);
+      return file;
+    });
+    const tsc = path.join(ROOT, "node_modules", "typescript", "bin", "tsc");
+    const flags = ["--noEmit", "--strict", "--skipLibCheck", "--target", "es2022", "--module", "nodenext", "--moduleResolution", "nodenext", "--lib", "es2022,dom", "--types", "node"];
+    await execFileAsync(process.execPath, [tsc, ...flags, ...files], { cwd: project }).catch((error: { stdout?: string }) => {
+      throw new Error(`the examples do not type-check:\n${error.stdout ?? String(error)}`);
+    });
+  }, 120_000);
 
   it("settles every finished model call at what the provider billed, part by part and to the micro", async () => {
     const cases = {
