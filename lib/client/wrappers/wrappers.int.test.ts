@@ -110,11 +110,13 @@ describe.skipIf(skipWithoutDatabase())("SDK wrappers from the packed client, aga
     resultRows<Row>(await t.db.execute(sql`select state, parts, amount::float8 as amount, settled_parts, settled_amount::float8 as settled_amount, settled_money::float8 as settled_money, destination from reservations where caller = ${caller} order by created_at`));
   const billedOf = (scenario: string): Billed[] => fakes.billed.filter((b) => b.scenario === scenario);
 
-  it("type-checks every example of docs/calling.md's wrappers against the installed SDKs", async () => {
+  it("type-checks every example of docs/calling.md's wrappers and the README's tour against the installed SDKs", async () => {
     const page = readFileSync(path.join(ROOT, "docs", "calling.md"), "utf8");
     const section = page.slice(page.indexOf("## Wrap the SDK you already call"), page.indexOf("## Four ways to ask"));
-    const examples = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
-    expect(examples).toHaveLength(5);
+    const readme = readFileSync(path.join(ROOT, "README.md"), "utf8");
+    const tour = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => (m[1] ?? "").replace(/^ {3}/gm, "")).filter((code) => code.includes("@ceilings/client/"));
+    const examples = [...[...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1] ?? ""), ...tour];
+    expect(examples).toHaveLength(6);
     const files = examples.map((code, i) => {
       const file = `example-${i}.ts`;
       writeFileSync(path.join(project, file), `${code}\nexport {};\n`);
