@@ -40,7 +40,7 @@ const DEFAULT_PARTS: AnthropicParts = { input: "input", cacheWrite: "cache_write
 function worstCase(options: AnthropicWrapOptions, body: Body): Charge {
   const output = body.max_tokens;
   if (typeof output !== "number" || !Number.isSafeInteger(output) || output < 1) throw new WorstCaseError("set max_tokens: without it the call's worst case is unknown");
-  const input = options.maxInputTokens ?? inputBound({ messages: (body.messages?.length ?? 0) + 1, texts: textsOf([body.system, body.messages, body.tools]) });
+  const input = options.maxInputTokens ?? inputBound({ messages: (body.messages?.length ?? 0) + 1, texts: textsOf([body.system, body.messages, body.tools]), tools: body.tools });
   const caching = JSON.stringify(body).includes('"cache_control"');
   return charge(options.parts ?? DEFAULT_PARTS, caching ? { cacheWrite: input, output } : { input, output });
 }

@@ -62,7 +62,7 @@ async function worstCase(options: OpenAIWrapOptions, body: Body, api: "chat" | "
     const source = api === "chat" ? [body.messages, body.tools, body.response_format] : [body.instructions, body.input, body.tools, body.text];
     const messages = api === "chat" ? (Array.isArray(body.messages) ? body.messages.length : 1) : Array.isArray(body.input) ? body.input.length + 1 : 2;
     const count = options.countTokens ?? (await tokenizerFor(openAiEncoding(String(body.model ?? ""))));
-    input = inputBound({ messages, texts: textsOf(source) }, count);
+    input = inputBound({ messages, texts: textsOf(source), tools: body.tools }, count);
   }
   return charge(options.parts ?? DEFAULT_PARTS, { input, cachedInput: 0, output });
 }

@@ -16,6 +16,12 @@ export type CountTokens = (text: string) => number;
 /** Tokens the chat format adds per message (role, separators) and to prime the answer: above the documented 3 and 3. */
 const PER_MESSAGE = 8;
 const PER_REQUEST = 16;
+/**
+ * Tokens a provider adds, unseen, when a request defines tools: Anthropic documents a tool-use
+ * system prompt of up to 346 tokens (more for its server tools), OpenAI renders the definitions
+ * in a format of its own. Counted once per request that has any, generously.
+ */
+export const TOOLS_OVERHEAD = 1024;
 
 const MEDIA_TYPES = new Set(["image_url", "input_image", "image", "input_audio", "audio", "file", "input_file", "document"]);
 
@@ -40,8 +46,9 @@ export function textsOf(value: unknown, out: string[] = []): string[] {
 const utf8 = new TextEncoder();
 
 /** The most input tokens the call can bill: its texts counted (or bounded by bytes) plus the format's overhead. */
-export function inputBound(parts: { messages: number; texts: string[] }, count?: CountTokens): number {
-  let tokens = PER_REQUEST + PER_MESSAGE * parts.messages;
+export function inputBound(parts: { messages: number; texts: string[]; tools?: unknown }, count?: CountTokens): number {
+  const hasTools = Array.isArray(parts.tools) ? parts.tools.length > 0 : parts.tools !== undefined && parts.tools !== null;
+  let tokens = PER_REQUEST + PER_MESSAGE * parts.messages + (hasTools ? TOOLS_OVERHEAD : 0);
   for (const text of parts.texts) tokens += count ? count(text) + 1 : utf8.encode(text).length;
   return tokens;
 }

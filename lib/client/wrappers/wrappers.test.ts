@@ -6,7 +6,7 @@ import type { Decision, Settled, Unavailable } from "../types";
 import { recipients } from "./email";
 import { charge, CeilingsRefusedError, hold, WorstCaseError } from "./guard";
 import { smsSegments } from "./sms";
-import { inputBound, openAiEncoding, textsOf, tokenizerFor } from "./tokens";
+import { inputBound, openAiEncoding, textsOf, tokenizerFor, TOOLS_OVERHEAD } from "./tokens";
 
 describe("SMS segments", () => {
   it("counts GSM-7 at 160 in one segment and 153 a segment after, extension characters as two", () => {
@@ -56,6 +56,12 @@ describe("the input bound", () => {
       expect(bound).toBeGreaterThanOrEqual(cl100k(text));
       expect(inputBound({ messages: 1, texts: [text] }, o200k)).toBeGreaterThan(o200k(text));
     }
+  });
+
+  it("adds the tokens a provider adds unseen for tool definitions", () => {
+    const plain = inputBound({ messages: 1, texts: ["hi"] });
+    expect(inputBound({ messages: 1, texts: ["hi"], tools: [{ name: "f" }] })).toBe(plain + TOOLS_OVERHEAD);
+    expect(inputBound({ messages: 1, texts: ["hi"], tools: [] })).toBe(plain);
   });
 
   it("refuses media it cannot bound, and knows OpenAI's encodings by model family", async () => {
