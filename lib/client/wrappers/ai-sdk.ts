@@ -8,7 +8,7 @@
 // provider reads it). Worst case: the byte bound of the prompt and tools (tokens.ts) and
 // maxOutputTokens, required. A stream settles at its `finish` part's usage; one that breaks or is
 // cancelled after output began keeps the worst case; one that carried only an error is released.
-import type { LanguageModelV4Middleware, LanguageModelV4StreamPart } from "@ai-sdk/provider";
+import type { LanguageModelV3Middleware, LanguageModelV3StreamPart } from "@ai-sdk/provider";
 import { charge, hold, type CallOptions, type Charge, type GuardOptions, WorstCaseError } from "./guard.js";
 import { settledStream } from "./streams.js";
 import { inputBound, textsOf } from "./tokens.js";
@@ -55,11 +55,11 @@ function callOptions(params: CallParams): CallOptions | undefined {
   return ours !== null && typeof ours === "object" ? (ours as CallOptions) : undefined;
 }
 
-/** A LanguageModel middleware for `wrapLanguageModel` (specification v4 of the AI SDK). */
-export function ceilingsMiddleware(options: AiSdkWrapOptions): LanguageModelV4Middleware {
+/** A LanguageModel middleware for `wrapLanguageModel` (specification v3: the AI SDK 6). */
+export function ceilingsMiddleware(options: AiSdkWrapOptions): LanguageModelV3Middleware {
   const parts = options.parts ?? DEFAULT_PARTS;
   return {
-    specificationVersion: "v4",
+    specificationVersion: "v3",
     async wrapGenerate({ doGenerate, params }) {
       const held = await hold(options, callOptions(params), worstCase(options, params));
       let result;
@@ -83,7 +83,7 @@ export function ceilingsMiddleware(options: AiSdkWrapOptions): LanguageModelV4Mi
       }
       let usage: Usage | undefined;
       let output = false;
-      const parts$ = settledStream<LanguageModelV4StreamPart>(iterate(result.stream), held, {
+      const parts$ = settledStream<LanguageModelV3StreamPart>(iterate(result.stream), held, {
         see(part) {
           if (part.type === "finish") usage = part.usage;
           else if (!["stream-start", "response-metadata", "error", "raw"].includes(part.type)) output = true;
@@ -91,7 +91,7 @@ export function ceilingsMiddleware(options: AiSdkWrapOptions): LanguageModelV4Mi
         final: () => (usage ? usageCharge(parts, usage) : output ? undefined : "release"),
         partial: () => (usage ? usageCharge(parts, usage) : held.worstCase),
       });
-      const stream = new ReadableStream<LanguageModelV4StreamPart>({
+      const stream = new ReadableStream<LanguageModelV3StreamPart>({
         async pull(controller) {
           const next = await parts$.next();
           if (next.done) controller.close();
