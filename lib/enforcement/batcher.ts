@@ -1,12 +1,12 @@
 import { sql } from "drizzle-orm";
 import { type Db, preparedRunner, resultRows } from "@/db/client";
-import { replaceControlChars } from "@/lib/canonical/caller";
 import { Coalescer } from "./coalescer";
 import { ContractCheck } from "./contract";
 import { LanePool } from "./lanes";
 import { enforcementObserver } from "./observer";
 import { classifyFailure, noteUnavailable, type UnavailableReason } from "./unavailable";
 import type { BatchAnswer, BudgetRemaining, CeilingRemaining, Granted, Refused, Resolved, SqlResolved } from "./types";
+import { logUnavailable } from "./refusal-log";
 
 /** One request as the SQL batch function takes it. */
 export type BatchRequest = {
@@ -256,24 +256,3 @@ async function releaseQuietly(db: Db, reservationId: string): Promise<void> {
   }
 }
 
-// A refusal must be storable even when its request was what failed (a NUL in the caller).
-const storable = replaceControlChars;
-
-/** Best effort: when the database answers again, the refusals are stored like any other. */
-async function logUnavailable(db: Db, requests: BatchRequest[], reason: UnavailableReason): Promise<void> {
-  if (["connection", "not_configured", "contract_version", "deadline"].includes(reason) || requests.length === 0) return;
-  const items = requests.map((r) => ({
-    endpointKey: storable(r.endpoint),
-    gate: "unavailable",
-    caller: storable(r.caller ?? ""),
-    destination: storable(r.destinationKey ?? r.destination?.trim().toLowerCase() ?? ""),
-    amount: r.amount,
-    requestId: r.requestId === undefined ? undefined : storable(r.requestId),
-    detail: reason,
-  }));
-  try {
-    await db.execute(sql`select ceilings.log_refusals(${JSON.stringify(items)}::jsonb)`);
-  } catch {
-    // Already on stderr and in the in-process counters.
-  }
-}

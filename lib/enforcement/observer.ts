@@ -14,6 +14,8 @@ export type EnforcementObserver = {
   unavailable(reason: UnavailableReason, count: number): void;
   settled(overrun: boolean): void;
   expired(count: number): void;
+  /** Refusals that could not be stored in the refusal log (refusal-log.ts). */
+  refusalLogFailed(count: number): void;
 };
 
 const holder = globalThis as typeof globalThis & { __ceilingsEnforcementObserver?: EnforcementObserver };

@@ -12,6 +12,7 @@ export type Metrics = {
   unavailable: Counter<"reason">;
   overruns: Counter;
   expired: Counter;
+  refusalLogFailures: Counter;
   batchSize: Histogram;
   batchSeconds: Histogram<"outcome">;
   deliveries: Counter<"outcome">;
@@ -31,6 +32,7 @@ function build(process: "app" | "worker"): Metrics {
     unavailable: new Counter({ name: "ceilings_reservations_unavailable_total", help: "Reservations refused as unavailable (fail closed), by reason", labelNames: ["reason"], registers: r }),
     overruns: new Counter({ name: "ceilings_settle_overruns_total", help: "Settles whose actual was above the reservation", registers: r }),
     expired: new Counter({ name: "ceilings_reservations_expired_total", help: "Reservations expired by the sweeper (counted as spent)", registers: r }),
+    refusalLogFailures: new Counter({ name: "ceilings_refusal_log_failures_total", help: "Refusals this process could not store in the refusal log", registers: r }),
     batchSize: new Histogram({ name: "ceilings_reserve_batch_size", help: "Requests per reserve_batch database call", buckets: [1, 2, 4, 8, 16, 32, 64, 128], registers: r }),
     batchSeconds: new Histogram({
       name: "ceilings_reserve_batch_duration_seconds",
@@ -67,6 +69,7 @@ export function observerFor(m: Metrics): EnforcementObserver {
       if (overrun) m.overruns.inc();
     },
     expired: (count) => m.expired.inc(count),
+    refusalLogFailed: (count) => m.refusalLogFailures.inc(count),
   };
 }
 

@@ -59,7 +59,7 @@ describe.skipIf(skipWithoutDatabase())("the API server", () => {
 
   it("answers the edge as the dashboard's routes do: health, HEAD, the document, 404, 405 with Allow, 400 for a broken URL", async () => {
     const health = await send(agent, api.url, "GET", "/api/health");
-    expect(health).toMatchObject({ status: 200, body: JSON.stringify({ status: "ok" }) });
+    expect(health).toMatchObject({ status: 200, body: JSON.stringify({ status: "ok", refusalLogFailures: 0 }) });
     expect(health.headers["x-content-type-options"]).toBe("nosniff");
     expect(await send(agent, api.url, "HEAD", "/api/health")).toMatchObject({ status: 200, body: "" });
     const doc = await send(agent, api.url, "GET", "/api/v1/openapi.json");
