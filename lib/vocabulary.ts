@@ -51,6 +51,24 @@ export const DEFAULT_PART = "units";
 export const MAX_PARTS = 8;
 /** A part's name: `input`, `output`, `cached-input`. */
 export const PART_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
+
+/**
+ * The own keys of a parts object that no part can be named: a zod record skips `__proto__`
+ * silently (it would set the object's prototype), so parts are checked for these first and a bad
+ * name is refused, never dropped, by the library and HTTP alike, as the database refuses it.
+ */
+export function unnamedParts(raw: unknown): string[] {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return [];
+  return Object.keys(raw).filter((k) => !PART_NAME_PATTERN.test(k));
+}
+
+/** For z.preprocess before a parts record: an issue for each own key no part can be named (vocabulary only: no zod here). */
+export function refuseUnnamedParts(message: (name: string) => string) {
+  return (raw: unknown, ctx: { addIssue: (issue: { code: "custom"; message: string; path: string[]; input: unknown }) => void }): unknown => {
+    for (const name of unnamedParts(raw)) ctx.addIssue({ code: "custom", message: message(name), path: [name], input: raw });
+    return raw;
+  };
+}
 /** Millionths of a micro in one micro: prices are per unit in picos, money in whole micros. */
 export const PICOS_PER_MICRO = 1_000_000;
 /** The dearest price a unit may have: $1,000 (10^15 picos), so sums stay exact in a double. */

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { canonicalCaller, hasControlChars, hasLoneSurrogate } from "@/lib/canonical/caller";
 import { DomainError } from "@/lib/errors";
 
-import { type BudgetScope, type BudgetWindow, type CeilingMetric, type CeilingScope, type CeilingWindow, type Gate, PART_NAME_PATTERN } from "@/lib/vocabulary";
+import { type BudgetScope, type BudgetWindow, type CeilingMetric, type CeilingScope, type CeilingWindow, type Gate, PART_NAME_PATTERN, refuseUnnamedParts } from "@/lib/vocabulary";
 
 /** A string the database can take: no control characters (NUL would fail the whole batch), no lone surrogate. */
 function text(min: number, max: number) {
@@ -27,9 +27,10 @@ const Units = z
  * Units per priced part ({ input: 1200, output: 800 }): every part of the endpoint, each whole,
  * zero or more; the database checks the names against the endpoint's parts.
  */
-export const Parts = z.record(z.string().regex(PART_NAME_PATTERN, "a part's name is like input or output"), Units, {
-  error: "parts must be an object of units per part",
-});
+export const Parts = z.preprocess(
+  refuseUnnamedParts(() => "a part's name is like input or output"),
+  z.record(z.string().regex(PART_NAME_PATTERN, "a part's name is like input or output"), Units, { error: "parts must be an object of units per part" }),
+);
 export type Parts = z.infer<typeof Parts>;
 
 // Parsed at the library's boundary; the SQL function validates again for callers in other languages.

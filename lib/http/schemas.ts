@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { canonicalCaller, hasControlChars } from "@/lib/canonical/caller";
+import { refuseUnnamedParts } from "@/lib/vocabulary";
 
 // The bodies of the HTTP API. Unknown fields are rejected, not ignored: a misspelt
 // `idempotency_key` silently dropped would turn a safe retry into a second charge.
@@ -91,7 +92,7 @@ const PART_NAME = "^[a-z][a-z0-9_-]{0,31}$";
  * or more. The names are checked against the endpoint by the database (invalid_parts).
  */
 function partsObject(field: string) {
-  return z
+  return z.preprocess(refuseUnnamedParts((name) => `${field}.${name}: a part's name is lower case, like input or output`), z
     .record(
       z.string().regex(new RegExp(PART_NAME), `${field}: a part's name is lower case, like input or output`),
       z.unknown().transform((raw, ctx) => {
@@ -102,8 +103,7 @@ function partsObject(field: string) {
       { error: `${field} must be an object of units per part, e.g. {"input": 1200, "output": 800}` },
     )
     .refine((p) => Object.keys(p).length <= 8, `${field} names at most 8 parts`)
-    .meta({ propertyNames: { pattern: PART_NAME }, maxProperties: 8 })
-    .optional();
+    .meta({ propertyNames: { pattern: PART_NAME }, maxProperties: 8 })).optional();
 }
 
 export const ReserveBody = z.strictObject({

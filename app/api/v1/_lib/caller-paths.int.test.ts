@@ -4,6 +4,7 @@ import { resultRows } from "@/db/client";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { reserve } from "@/lib/enforcement";
+import { priceEndpoint } from "@/lib/enforcement/budget-fixtures";
 import { makeEndpoint } from "@/lib/enforcement/test-fixtures";
 import type { ApiDeps } from "./deps";
 import { handleReserve } from "./reserve-handler";
@@ -63,6 +64,30 @@ describe.skipIf(skipWithoutDatabase())("a caller is one account on every path", 
     }
     const [row] = resultRows<{ n: string }>(await t.db.execute(sql`select count(*) as n from reservations where endpoint_id = ${e.endpointId}`));
     expect(Number(row?.n)).toBe(0);
+  });
+
+  it("refuses a part no endpoint can name (__proto__, which a zod record would drop) on every path, and keeps a part named constructor", async () => {
+    const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1000 }] });
+    await priceEndpoint(t.db, e.endpointId, { constructor: 1_000_000, output: 2_000_000 });
+    const key = await makeKey(t.db, { endpoints: [e.key], trusted: true });
+    // JSON.parse makes "__proto__" an own key, as a request body from any language does.
+    const sneaky = JSON.parse('{"constructor": 1, "output": 1, "__proto__": 5}') as Record<string, number>;
+    const http = await read(await handleReserve(apiRequest("/api/v1/reservations", { key: key.secret, body: { endpoint: e.key, parts: sneaky, caller: "acct" } }), deps));
+    expect(http).toMatchObject({ status: 400, body: { error: { code: "invalid_input", message: expect.stringContaining("parts.__proto__") } } });
+    await expect(reserve(t.db, { endpoint: e.key, parts: sneaky, caller: "acct" })).rejects.toThrow(/parts\.__proto__/);
+    const viaSql = resultRows<{ result: { status: string; code?: string; message?: string } }>(
+      await t.db.execute(sql`select ceilings.reserve(${e.key}, null, 'acct', parts => ${JSON.stringify(sneaky)}::jsonb) as result`),
+    )[0]?.result;
+    expect(viaSql).toMatchObject({ status: "error", code: "invalid_parts", message: expect.stringContaining("parts.__proto__") });
+    // constructor is a part's name like any other: kept on every path.
+    const parts = { constructor: 3, output: 4 };
+    const granted = await Promise.all([
+      read(await handleReserve(apiRequest("/api/v1/reservations", { key: key.secret, body: { endpoint: e.key, parts, caller: "acct" } }), deps)),
+      reserve(t.db, { endpoint: e.key, parts, caller: "acct" }),
+    ]);
+    expect(granted.map((g) => g.status)).toEqual([201, "granted"]);
+    const stored = resultRows<{ parts: Record<string, number> }>(await t.db.execute(sql`select parts from reservations where endpoint_id = ${e.endpointId}`));
+    expect(stored.map((r) => r.parts)).toEqual([parts, parts]);
   });
 
   it("takes an idempotency key as sent on every path, so a retry through another path replays", async () => {
