@@ -1,4 +1,6 @@
-import { writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { and, count, eq, inArray } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import type { ActionDeps } from "@/app/_lib/action-deps";
@@ -241,7 +243,7 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts: a loosening takes tw
     expect(await planValue(loose, e.caller.id)).toBe(900);
 
     const rows = [fresh("cli"), fresh("cli")];
-    const file = `/tmp/plans-test/bulk-${Date.now().toString(36)}.csv`;
+    const file = join(mkdtempSync(join(tmpdir(), "plans-test-")), "bulk.csv");
     writeFileSync(file, `account,plan\n${rows.map((r) => `${r},${loose}`).join("\n")}\n`);
     const bulkAlone = await refused(runAccounts(t.db, ["bulk", file], { reason: "upgrade", actor: cli }));
     expect(bulkAlone.code).toBe("approval_required");
@@ -299,7 +301,7 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts: a loosening takes tw
       ...catalog,
       plans: (catalog.plans ?? []).map((p) => (p.key === loose ? { ...p, ceilings: (p.ceilings ?? []).map((c) => (c.endpoint === e.key ? { ...c, value: 700 } : c)) } : p)),
     };
-    const file = `/tmp/plans-test/catalog-${Date.now().toString(36)}.json`;
+    const file = join(mkdtempSync(join(tmpdir(), "plans-test-")), "catalog.json");
     writeFileSync(file, JSON.stringify(edited));
     const apply = (who: { as?: string; token?: string }) => runApplyFile(t.db, { file, reason: "file raise", confirmRaise: false, breakGlass: false, osUser: "tester", ...who }, () => undefined);
     expect((await refused(apply({}))).code).toBe("approval_required");
