@@ -89,7 +89,7 @@ DECLARE
   pair_window_key text[];
   budget_endpoints int[] := '{}';         -- endpoints in a budget
   account_budget_endpoints int[] := '{}'; -- endpoints in a per-account budget
-  endpoint_prices jsonb := '{}';          -- endpoint id -> {part: picos a unit}, for budgeted ones
+  endpoint_prices jsonb := '{}';          -- endpoint id -> {part: picos a unit}, for budgeted ones (the others' read when written)
   budget_overrides_map jsonb := '{}';
   -- the batch's callers (canonical, distinct), each with its plan; the blocked ones; the new ones
   batch_callers text[] := '{}';
@@ -729,7 +729,10 @@ BEGIN
       INSERT INTO reservations (id, endpoint_id, caller, destination, destination_key, amount, parts, money, prices,
                                 idempotency_key, charges, created_at, expires_at)
       SELECT g.id, req_endpoint[g.q], req_caller[g.q], req_destination[g.q], req_destination_key[g.q], req_amount[g.q],
-             req_parts[g.q], req_money[g.q], endpoint_prices -> req_endpoint[g.q]::text,
+             -- Every reservation keeps the prices it was granted at, budgeted or not: settle,
+             -- reconciliation and the what-if price it with them, whatever the catalog says later.
+             req_parts[g.q], req_money[g.q],
+             coalesce(endpoint_prices -> req_endpoint[g.q]::text, (SELECT ceilings.part_prices(s.parts) FROM unnest(batch_endpoints) s WHERE s.id = req_endpoint[g.q])),
              req_idempotency_key[g.q], g.ch, t_now, g.ex
       FROM unnest(grant_request, grant_id, grant_charges, grant_expires) AS g(q, id, ch, ex)
       ORDER BY req_endpoint[g.q], req_caller[g.q], req_idempotency_key[g.q]

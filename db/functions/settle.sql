@@ -59,7 +59,8 @@ BEGIN
       'message', format('%s is settled part by part: send parts (%s)', ep.key,
         (SELECT string_agg(k, ', ') FROM jsonb_object_keys(res.parts) k)));
   END IF;
-  -- Money at the prices the reservation was granted at (the endpoint's, for one that charged no budget).
+  -- Money at the prices the reservation was granted at (the endpoint's only for one granted before
+  -- every reservation kept its prices, and not backfilled: one resolved before migration 0028).
   -- In numeric first: units within the per-call max at a price of up to 10^15 picos can be more
   -- micros than a bigint holds, and more than 2^53 - 1 is more than a reservation may hold.
   v_money := CASE WHEN res.parts IS NULL

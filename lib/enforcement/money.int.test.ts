@@ -69,4 +69,19 @@ describe.skipIf(skipWithoutDatabase())("money", () => {
     expect(answers.filter((a) => a.status !== "granted").slice(0, 2)).toEqual([]);
     expect(BigInt((await budgetUsage(t.db, budget.id)).held)).toBe(expected);
   });
+
+  it("every reservation keeps the prices it was granted at, in a budget or not, and settles at them after the prices change", async () => {
+    const parted = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1e9 }] });
+    await priceEndpoint(t.db, parted.endpointId, { input: 1_000_000, output: 2_000_000 });
+    const answers = await Promise.all(Array.from({ length: 8 }, () => callReserveBatch(t.db, [{ endpoint: parted.key, parts: { input: 10, output: 10 } }])));
+    const ids = answers.flat().map((a) => (a.status === "granted" ? a.reservationId : ""));
+    expect(ids.filter((id) => id !== "")).toHaveLength(8);
+    // Every price raised since: the reservations keep what they were granted at.
+    await priceEndpoint(t.db, parted.endpointId, { input: 5_000_000, output: 9_000_000 });
+    await Promise.all(ids.map((id) => t.db.execute(sql`select ceilings.settle(${id}::uuid, null, actual_parts => ${JSON.stringify({ input: 4, output: 3 })}::jsonb)`)));
+    const rows = resultRows<{ prices: Record<string, number>; settled_money: string }>(
+      await t.db.execute(sql`select prices, settled_money::text from reservations where endpoint_id = ${parted.endpointId}`),
+    );
+    expect(rows).toEqual(Array(8).fill({ prices: { input: 1_000_000, output: 2_000_000 }, settled_money: String(4 * 1 + 3 * 2) }));
+  });
 });
