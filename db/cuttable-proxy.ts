@@ -7,7 +7,8 @@ import net from "node:net";
 export class CuttableProxy {
   private server = net.createServer((client) => this.accept(client));
   private cut = false;
-  private readonly pairs = new Set<{ silenced: boolean }>();
+  private muted = false;
+  private readonly pairs = new Set<{ silenced: boolean; muted: boolean }>();
 
   /**
    * `delayMs`: every chunk is passed on that much later, both ways (a slow path, not a cut one).
@@ -27,7 +28,7 @@ export class CuttableProxy {
 
   private accept(client: net.Socket): void {
     const upstream = net.connect(this.target.port, this.target.host);
-    const pair = { silenced: this.cut };
+    const pair = { silenced: this.cut, muted: this.muted };
     this.pairs.add(pair);
     // Bytes of a silenced connection are dropped, both ways, for good: it never recovers.
     const pass = (to: net.Socket, chunk: Buffer) => {
@@ -36,7 +37,7 @@ export class CuttableProxy {
       else setTimeout(() => !pair.silenced && !to.destroyed && to.write(chunk), this.delayMs);
     };
     client.on("data", (chunk: Buffer) => pass(upstream, chunk));
-    upstream.on("data", (chunk: Buffer) => pass(client, chunk));
+    upstream.on("data", (chunk: Buffer) => !pair.muted && pass(client, chunk));
     const end = () => {
       this.pairs.delete(pair);
       client.destroy();
@@ -59,9 +60,19 @@ export class CuttableProxy {
     for (const p of this.pairs) p.silenced = true;
   }
 
+  /**
+   * Every open connection, and every new one until heal, still carries what the client sends but
+   * drops what the server answers: a statement runs and commits, and its answer is lost.
+   */
+  muteAnswers(): void {
+    this.muted = true;
+    for (const p of this.pairs) p.muted = true;
+  }
+
   /** New connections pass again; the silenced ones stay dead. */
   heal(): void {
     this.cut = false;
+    this.muted = false;
   }
 
   close(): Promise<void> {

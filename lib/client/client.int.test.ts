@@ -164,7 +164,7 @@ describe.skipIf(skipWithoutDatabase())("the Ceilings client over HTTP", () => {
     failNext = 10;
     const decision = await client({ maxRetries: 2 }).reserve({ endpoint: endpoint.key, amount: 1 });
     failNext = 0;
-    expect(decision).toMatchObject({ status: "refused", gate: "unavailable", reason: "server" });
+    expect(decision).toMatchObject({ status: "refused", gate: "unavailable", reason: "server", mayHaveApplied: false });
     expect(seen.length - before).toBe(3);
   });
 
@@ -178,7 +178,7 @@ describe.skipIf(skipWithoutDatabase())("the Ceilings client over HTTP", () => {
 
   it("never throws for the network: a closed port and a silent server are `unavailable` by the deadline", async () => {
     const closed = createCeilingsClient({ baseUrl: "http://127.0.0.1:9", apiKey: secret, deadlineMs: 500, retryDelayMs: 10 });
-    expect(await closed.reserve({ endpoint: endpoint.key, amount: 1 })).toMatchObject({ status: "refused", gate: "unavailable", reason: "network" });
+    expect(await closed.reserve({ endpoint: endpoint.key, amount: 1 })).toMatchObject({ status: "refused", gate: "unavailable", reason: "network", mayHaveApplied: false });
     // A refused connection never sent the settle: it cannot have been applied.
     expect(await closed.settle("00000000-0000-4000-8000-000000000000", 1)).toMatchObject({ status: "unavailable", reason: "network", mayHaveApplied: false });
 

@@ -10,7 +10,6 @@ export const BAD_REQUEST_CODES = [
   "invalid_amount",
   "invalid_parts",
   "invalid_ttl",
-  "invalid_idempotency_key",
   "invalid_request_id",
   "unknown_field",
   "duplicate_field",
@@ -24,8 +23,7 @@ export const BAD_REQUEST_CODES = [
   "too_many",
 ] as const;
 export const UNAUTHORIZED_CODES = ["missing_api_key", "invalid_api_key", "revoked_api_key"] as const;
-// account_key_forbidden: what a server before API key scopes answered a key bound to an account.
-export const FORBIDDEN_CODES = ["insufficient_scope", "endpoint_not_allowed", "caller_not_allowed", "reservation_forbidden", "account_key_forbidden", "plan_not_key_assignable"] as const;
+export const FORBIDDEN_CODES = ["insufficient_scope", "endpoint_not_allowed", "caller_not_allowed", "reservation_forbidden", "plan_not_key_assignable"] as const;
 export const NOT_FOUND_CODES = ["unknown_endpoint", "reservation_not_found"] as const;
 export const GONE_CODES = ["endpoint_archived"] as const;
 export const CONFLICT_CODES = ["idempotency_conflict", "already_resolved"] as const;

@@ -65,8 +65,11 @@ const num = (v: unknown): number | undefined => (typeof v === "number" ? v : und
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
 function unavailableRefusal(outcome: Extract<Outcome, { kind: "unavailable" }>): Refused {
-  return { status: "refused", gate: "unavailable", reason: outcome.reason, message: outcome.message };
+  return { status: "refused", gate: "unavailable", reason: outcome.reason, message: outcome.message, mayHaveApplied: outcome.mayHaveApplied };
 }
+
+/** The server's deadline (ENFORCEMENT_DEADLINE_MS) and what waiting out its 503 takes: see ClientOptions.deadlineMs. */
+export const DEFAULT_DEADLINE_MS = 5000;
 
 function refusal(body: Record<string, unknown>): Refused {
   const gate = isGate(body.gate) ? body.gate : "unavailable";
@@ -94,7 +97,7 @@ export function createCeilingsClient(options: ClientOptions): CeilingsClient {
   const settings: TransportSettings = {
     baseUrl: options.baseUrl.endsWith("/") ? options.baseUrl : `${options.baseUrl}/`,
     apiKey: options.apiKey,
-    deadlineMs: options.deadlineMs ?? 2000,
+    deadlineMs: options.deadlineMs ?? DEFAULT_DEADLINE_MS,
     maxRetries: options.maxRetries ?? 3,
     retryDelayMs: options.retryDelayMs ?? 50,
     fetch: fetchImpl,

@@ -98,8 +98,10 @@ export async function send(settings: TransportSettings, call: Call): Promise<Out
       return { kind: "unavailable", reason: "bad_response", message: `${url} answered ${response.status} without a JSON object`, mayHaveApplied: true };
     }
     if (response.status === 503) {
-      const error = parsed.error as { message?: unknown; mayHaveApplied?: unknown } | undefined;
-      if (error?.mayHaveApplied === true) applied = true;
+      const error = parsed.error as { message?: unknown } | undefined;
+      // The server's word on this attempt (reserve, settle, release): it reached the database and
+      // its answer was lost. An earlier attempt that may have applied still counts.
+      if (parsed.mayHaveApplied === true) applied = true;
       last = {
         kind: "unavailable",
         reason: "server",
@@ -110,7 +112,10 @@ export async function send(settings: TransportSettings, call: Call): Promise<Out
       continue;
     }
     if (response.status >= 500) {
-      return { kind: "unavailable", reason: "server", message: `${url} answered ${response.status}`, mayHaveApplied: true };
+      // 500 internal: a bug in the server, not an outage; what it changed is unknown. Not retried.
+      const error = parsed.error as { message?: unknown } | undefined;
+      const said = typeof error?.message === "string" ? `: ${error.message}` : "";
+      return { kind: "unavailable", reason: "server", message: `${url} answered ${response.status}${said}`, mayHaveApplied: true };
     }
     if (response.status >= 400 && response.status !== 429) throw errorFor(response.status, parsed);
     return { kind: "answer", status: response.status, body: parsed, headers: response.headers };
@@ -118,9 +123,12 @@ export async function send(settings: TransportSettings, call: Call): Promise<Out
   return last;
 }
 
-/** Exponential backoff from retryDelayMs, never longer than the server's Retry-After or than the time left. */
+/**
+ * Waits before the next attempt: as long as the server's Retry-After says when it gave one (it
+ * knows when trying again is worth it), else an exponential backoff from retryDelayMs; never past
+ * the deadline.
+ */
 async function pause(settings: TransportSettings, attempt: number, serverHint: number | null, deadline: number): Promise<void> {
-  const backoff = settings.retryDelayMs * 2 ** attempt;
-  const wait = Math.min(serverHint === null ? backoff : Math.min(backoff, serverHint), Math.max(0, deadline - Date.now()));
+  const wait = Math.min(serverHint ?? settings.retryDelayMs * 2 ** attempt, Math.max(0, deadline - Date.now()));
   if (wait > 0) await sleep(wait);
 }

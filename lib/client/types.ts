@@ -67,6 +67,13 @@ export type Refused = {
   retryAt?: string;
   /** Only for gate `unavailable`. */
   reason?: UnavailableReason;
+  /**
+   * Only for gate `unavailable`: true when the reservation may have been granted (an attempt
+   * reached the server and its answer was lost, or the server said so). Retry with the same
+   * `idempotencyKey` (the decision's own, kept by `reserve`): the answer is that reservation, or
+   * a new decision if there was none. A grant nobody claims expires and counts as spent.
+   */
+  mayHaveApplied?: boolean;
 };
 
 export type Decision = Granted | Refused;
@@ -172,15 +179,23 @@ export type AccountView = {
 };
 
 export type ClientOptions = {
-  /** The dashboard's URL, e.g. `https://ceilings.example.com`. */
+  /**
+   * Where the API listens: the API server services are pointed at (`npm run api`, port 3001 by
+   * default, e.g. `https://ceilings-api.internal:3001`), or the dashboard, which serves /api/v1 too.
+   */
   baseUrl: string;
   /** `ck_<prefix>_<secret>`, created by an admin on /api-keys. */
   apiKey: string;
-  /** After this long an unanswered call is `unavailable` (fail closed). Default 2000 ms. */
+  /**
+   * After this long an unanswered call is `unavailable` (fail closed). Default 5000 ms: the
+   * server's own deadline (2000 ms, ENFORCEMENT_DEADLINE_MS) for its 503, the 1 s its Retry-After
+   * asks, and 2000 ms for the retry's answer. Set it below the server's and the client gives up as
+   * the server answers, never retrying and never hearing whether a settle was applied.
+   */
   deadlineMs?: number;
   /** Retries of a 503 or a network failure within the deadline, always with the same key. Default 3. */
   maxRetries?: number;
-  /** First retry delay; doubled each time, capped by the server's Retry-After and the deadline. Default 50 ms. */
+  /** First retry delay after a network failure; doubled each time. A 503's Retry-After is waited as given; never past the deadline. Default 50 ms. */
   retryDelayMs?: number;
   /** A fetch implementation; default `globalThis.fetch`. */
   fetch?: typeof fetch;

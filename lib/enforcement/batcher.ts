@@ -4,7 +4,7 @@ import { Coalescer } from "./coalescer";
 import { ContractCheck } from "./contract";
 import { LanePool } from "./lanes";
 import { enforcementObserver } from "./observer";
-import { classifyFailure, noteUnavailable, type UnavailableReason } from "./unavailable";
+import { classifyFailure, mayHaveApplied, noteUnavailable, type UnavailableReason } from "./unavailable";
 import type { BatchAnswer, BudgetRemaining, CeilingRemaining, Granted, Refused, Resolved, SqlResolved } from "./types";
 import { logUnavailable } from "./refusal-log";
 
@@ -39,6 +39,10 @@ type Pending = {
   request: BatchRequest;
   settle: (answer: BatchAnswer) => void;
   abandoned: boolean;
+  /** Its batch's statement is at the database now: what it decides is not known yet. */
+  inFlight: boolean;
+  /** An attempt of it failed after it was sent, without a rollback to prove nothing was granted. */
+  uncertain: boolean;
   deadlineAt: number;
   timer: NodeJS.Timeout;
 };
@@ -55,14 +59,17 @@ const BATCH_WIDE: ReadonlySet<UnavailableReason> = new Set([
   "lock_timeout",
 ]);
 
-function unavailable(reason: UnavailableReason, error?: unknown): Refused {
+/** `may`: the request may have been granted (it reached the database and no answer proved otherwise). */
+function unavailable(reason: UnavailableReason, error: unknown, may: boolean): Refused {
   const message =
     reason === "contract_version" && error instanceof Error
       ? `${error.message}; refused to be safe`
       : reason === "not_configured"
         ? "the enforcement schema or functions are missing (not_configured): run npm run db:migrate; refused to be safe"
-        : `the ceiling could not be read (${reason}); refused to be safe`;
-  return { status: "refused", gate: "unavailable", message };
+        : may
+          ? `no answer from the database in time (${reason}): the request was sent and may have been granted; retry with the same idempotencyKey to learn which (a request without one is given back when its answer comes)`
+          : `the ceiling could not be read (${reason}); refused to be safe, nothing was charged`;
+  return { status: "refused", gate: "unavailable", message, mayHaveApplied: may };
 }
 
 /**
@@ -97,6 +104,8 @@ export class ReservationBatcher {
         request,
         abandoned: false,
         settle: resolve,
+        inFlight: false,
+        uncertain: false,
         deadlineAt: Date.now() + deadlineMs,
         timer: setTimeout(() => {
           // Past the deadline the caller gets a refusal now; what the batch still decides for it
@@ -104,7 +113,7 @@ export class ReservationBatcher {
           pending.abandoned = true;
           this.pending.remove(pending);
           noteUnavailable("deadline", 1);
-          resolve(unavailable("deadline"));
+          resolve(unavailable("deadline", undefined, pending.inFlight || pending.uncertain));
         }, deadlineMs),
       };
       this.pending.add(pending);
@@ -130,10 +139,19 @@ export class ReservationBatcher {
     const requests = live.map((p) => p.request);
     const started = performance.now();
     try {
-      answers = await this.lanes.run(remainingMs(live), (db) => callReserveBatch(db, requests));
+      answers = await this.lanes.run(remainingMs(live), (db) => {
+        for (const p of live) p.inFlight = true;
+        return callReserveBatch(db, requests);
+      });
+      for (const p of live) p.inFlight = false;
       enforcementObserver()?.batch(requests, answers, (performance.now() - started) / 1000);
     } catch (error) {
       enforcementObserver()?.batch(requests, null, (performance.now() - started) / 1000);
+      // A statement the server answered with an error rolled back; one cut off may have committed.
+      for (const p of live) {
+        if (p.inFlight && mayHaveApplied(error, true)) p.uncertain = true;
+        p.inFlight = false;
+      }
       const reason = classifyFailure(error);
       if (BATCH_WIDE.has(reason) || !this.options.split) return this.fail(live, reason, error);
       // A deadlock or a serialization failure may not come back; a bad request will.
@@ -151,7 +169,7 @@ export class ReservationBatcher {
     batch.forEach((p, i) => {
       const answer = answers[i];
       if (!answer) {
-        finish(p, unavailable("unknown"));
+        finish(p, unavailable("unknown", undefined, true));
       } else if (!p.abandoned) {
         finish(p, answer);
       } else if (answer.status === "granted" && !answer.replay && p.request.idempotencyKey === undefined) {
@@ -168,7 +186,7 @@ export class ReservationBatcher {
     const live = batch.filter((p) => !p.abandoned);
     if (live.length === 0) return;
     noteUnavailable(reason, live.length, error);
-    for (const p of live) finish(p, unavailable(reason, error));
+    for (const p of live) finish(p, unavailable(reason, error, p.uncertain));
     void logUnavailable(
       this.db,
       live.map((p) => p.request),

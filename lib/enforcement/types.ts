@@ -108,6 +108,13 @@ export type Refused = {
   remaining?: number;
   /** The refusing window's end, when the call would pass then; absent for a kill, an account allowed nothing, or a call above the whole limit. */
   retryAt?: string;
+  /**
+   * Gate `unavailable` only: true when the request reached the database and its answer was lost
+   * (a deadline or a connection cut after it was sent), so it may have been granted: a request
+   * with an idempotency key stays held for its retry, which answers the reservation (replay); one
+   * without is given back when its late answer comes. False: it was never decided, nothing held.
+   */
+  mayHaveApplied?: boolean;
 };
 
 /**

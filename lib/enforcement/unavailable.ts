@@ -79,6 +79,8 @@ export function mayHaveApplied(error: unknown, sent: boolean): boolean {
   if (!sent) return false;
   const code = fieldOf(error, "code");
   if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return code.startsWith("08") || code.startsWith("57P");
+  // No connection was made, so nothing was sent on it.
+  if (typeof code === "string" && /^(ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|CONNECT_TIMEOUT)$/.test(code)) return false;
   return true;
 }
 

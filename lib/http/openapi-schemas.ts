@@ -55,7 +55,15 @@ export const API_ERROR_CODES = {
   throttle: { status: 429, meaning: "refused: the endpoint's calls per minute are spent" },
   budget: { status: 429, meaning: "refused: a budget the endpoint belongs to has not enough money left in its window for this call's worst case (or is killed, or the account is blocked on it); nothing was charged anywhere" },
   blocked: { status: 429, meaning: "refused: staff blocked this billing account; every endpoint refuses it until it is unblocked; nothing was charged" },
-  unavailable: { status: 503, meaning: "fail closed: the server cannot reach its database; nothing was charged, retry shortly" },
+  internal: {
+    status: 500,
+    meaning: "an unexpected error in the server (a bug, not an outage): logged under requestId; what it changed is unknown, so retry a reserve only with its idempotencyKey (a settle or release is safe to retry) and report the requestId",
+  },
+  unavailable: {
+    status: 503,
+    meaning:
+      "fail closed: the server could not get an answer from its database in time. mayHaveApplied false: nothing was charged, retry shortly; true (a reserve, settle or release that reached the database and whose answer was lost): it may have been applied, so retry the same call (a reserve with its idempotencyKey): its answer says which",
+  },
 } as const satisfies Record<string, ErrorCodeInfo>;
 
 export type ApiErrorCode = keyof typeof API_ERROR_CODES;
@@ -138,9 +146,15 @@ export const Unavailable = z.strictObject({
   gate: z.literal("unavailable").optional(),
   mayHaveApplied: z.boolean().optional().meta({
     description:
-      "settle and release: true when the change was sent to the database and its answer lost, or another call held the reservation at that moment, so it may have been applied; false or absent, it was not. Either way retry the same call (idempotent): its answer says which (replay: true)",
+      "reserve, settle and release: true when the call was sent to the database and its answer lost (or, for a settle or release, another call held the reservation at that moment), so it may have been applied: retry the same call, a reserve with the same idempotencyKey (a reserve without one is given back when its late answer comes), and its answer says which (replay: true). False or absent: it was not applied, nothing was charged",
   }),
   error: errorObject(z.literal("unavailable")),
+});
+
+/** An unexpected error: a bug, not an outage. */
+export const Internal = z.strictObject({
+  requestId: z.string().meta({ description: "the id this failure is logged under: report it" }),
+  error: errorObject(z.literal("internal")),
 });
 
 export const Settled = z.strictObject({ status: z.literal("settled"), reservationId: Uuid, actual: z.int(), overrun: z.boolean(), replay: z.boolean() });

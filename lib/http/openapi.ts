@@ -18,6 +18,7 @@ import {
   LooseningRefused,
   Settled,
   Unavailable,
+  Internal,
 } from "./openapi-schemas";
 import {
   ACCOUNT_PATTERN,
@@ -60,6 +61,7 @@ export const OPERATION_ERRORS = {
     410: ["endpoint_archived"],
     413: ["body_too_large"],
     429: ["per_call_max", "kill_switch", "ceiling", "cooldown", "throttle", "budget", "blocked"],
+    500: ["internal"],
     503: ["unavailable"],
   },
   settleReservation: {
@@ -69,6 +71,7 @@ export const OPERATION_ERRORS = {
     404: ["reservation_not_found"],
     409: ["already_resolved"],
     413: ["body_too_large"],
+    500: ["internal"],
     503: ["unavailable"],
   },
   releaseReservation: {
@@ -78,6 +81,7 @@ export const OPERATION_ERRORS = {
     404: ["reservation_not_found"],
     409: ["already_resolved"],
     413: ["body_too_large"],
+    500: ["internal"],
     503: ["unavailable"],
   },
   endpointStatus: {
@@ -85,6 +89,7 @@ export const OPERATION_ERRORS = {
     401: ["missing_api_key", "invalid_api_key", "revoked_api_key"],
     403: ["insufficient_scope", "endpoint_not_allowed", "caller_not_allowed"],
     404: ["unknown_endpoint"],
+    500: ["internal"],
     503: ["unavailable"],
   },
   assignPlan: {
@@ -92,6 +97,7 @@ export const OPERATION_ERRORS = {
     401: ["missing_api_key", "invalid_api_key", "revoked_api_key"],
     403: ["insufficient_scope", "plan_not_key_assignable"],
     413: ["body_too_large"],
+    500: ["internal"],
     503: ["unavailable"],
   },
   assignPlans: {
@@ -99,12 +105,14 @@ export const OPERATION_ERRORS = {
     401: ["missing_api_key", "invalid_api_key", "revoked_api_key"],
     403: ["insufficient_scope", "plan_not_key_assignable"],
     413: ["body_too_large"],
+    500: ["internal"],
     503: ["unavailable"],
   },
   getAccount: {
     400: ["invalid_input"],
     401: ["missing_api_key", "invalid_api_key", "revoked_api_key"],
     403: ["insufficient_scope", "caller_not_allowed"],
+    500: ["internal"],
     503: ["unavailable"],
   },
 } as const satisfies Record<string, Partial<Record<number, readonly ApiErrorCode[]>>>;
@@ -118,6 +126,7 @@ const COMPONENTS: Record<string, { schema: z.ZodType; io: "input" | "output" }> 
   Granted: { schema: Granted, io: "output" },
   Refusal: { schema: Refusal, io: "output" },
   Unavailable: { schema: Unavailable, io: "output" },
+  Internal: { schema: Internal, io: "output" },
   Settled: { schema: Settled, io: "output" },
   Released: { schema: Released, io: "output" },
   IdempotencyConflict: { schema: IdempotencyConflict, io: "output" },
@@ -162,7 +171,8 @@ const unauthorized = error("Unauthorized", E.reserve[401], "no valid API key", {
   "WWW-Authenticate": { required: true, schema: { type: "string", const: 'Bearer realm="ceilings"' } },
 });
 const tooLarge = error("TooLarge", E.reserve[413], "the body is too large");
-const unavailable = answer(`fail closed, nothing was charged: ${codes(["unavailable"])}`, ref("Unavailable"), RETRY_AFTER(true, "seconds: 1"));
+const unavailable = answer(`fail closed: ${codes(["unavailable"])}`, ref("Unavailable"), RETRY_AFTER(true, "seconds: 1"));
+const internal = answer(`an unexpected error, logged: ${codes(["internal"])}`, ref("Internal"));
 
 const reservationId = {
   name: "id",
@@ -209,6 +219,7 @@ function resolveOperation(verb: "settle" | "release") {
         ref("AlreadyResolved"),
       ),
       "413": tooLarge,
+      "500": internal,
       "503": unavailable,
     },
   };
@@ -271,6 +282,7 @@ export function openApiDocument(serverUrl?: string): Json {
               ref("Refusal"),
               RETRY_AFTER(false, "seconds until the refusing window ends, when the call would pass then (as retryAt); absent for a kill"),
             ),
+            "500": internal,
             "503": unavailable,
           },
         },
@@ -293,6 +305,7 @@ export function openApiDocument(serverUrl?: string): Json {
             "401": unauthorized,
             "403": assignForbidden,
             "413": tooLarge,
+            "500": internal,
             "503": unavailable,
           },
         },
@@ -306,6 +319,7 @@ export function openApiDocument(serverUrl?: string): Json {
             "400": error("GetAccountBadRequest", E.getAccount[400], "invalid account"),
             "401": unauthorized,
             "403": error("GetAccountForbidden", E.getAccount[403], "not this key's to read"),
+            "500": internal,
             "503": unavailable,
           },
         },
@@ -327,6 +341,7 @@ export function openApiDocument(serverUrl?: string): Json {
             "401": unauthorized,
             "403": assignForbidden,
             "413": tooLarge,
+            "500": internal,
             "503": unavailable,
           },
         },
@@ -351,6 +366,7 @@ export function openApiDocument(serverUrl?: string): Json {
             "401": unauthorized,
             "403": error("ReserveForbidden", E.endpointStatus[403], "not this key's to read"),
             "404": error("UnknownEndpoint", E.endpointStatus[404], "no such endpoint"),
+            "500": internal,
             "503": unavailable,
           },
         },

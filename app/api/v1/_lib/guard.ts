@@ -1,8 +1,10 @@
+import { randomUUID } from "node:crypto";
 import type { Db } from "@/db/client";
 import { allowsEndpoint, authenticateApiKey, type ApiKeyScope, type ApiPrincipal, hasScope } from "@/lib/api-keys";
 import { type ApiAnswer, type ApiRequest, endpointExists, errorAnswer } from "@/lib/http";
 import type { ApiDeps } from "./deps";
 import { answerBy } from "@/lib/enforcement";
+import { classifyFailure } from "@/lib/enforcement/unavailable";
 import { env } from "@/lib/env";
 import { logError } from "@/lib/log/redact";
 
@@ -16,10 +18,20 @@ export function withinDeadline<T>(read: Promise<T>): Promise<T> {
   return answerBy(read, env().ENFORCEMENT_DEADLINE_MS);
 }
 
-/** Logs a failure in full and answers 503 with a generic message: the caller should retry later. */
+/**
+ * The answer to an exception a handler did not expect, logged in full. A failure to reach the
+ * database (a connection, a timeout, a deadline: classifyFailure knows them) before anything was
+ * decided is a 503 the caller retries; anything else is a bug, not an outage: a 500 `internal`
+ * with the id it is logged under, so a client neither retries blindly nor takes it for a refusal.
+ */
 export function unavailableAnswer(what: string, error: unknown): ApiAnswer {
+  if (classifyFailure(error) === "unknown") {
+    const requestId = randomUUID();
+    logError(`api: ${what} failed unexpectedly (requestId ${requestId})`, error);
+    return errorAnswer(500, "internal", `an unexpected error in the server, logged as ${requestId}; what it changed is unknown: retry a reserve only with its idempotencyKey`, { requestId });
+  }
   logError(`api: ${what} failed`, error);
-  return errorAnswer(503, "unavailable", "the service cannot reach its database right now; nothing was charged, try again shortly", {}, {
+  return errorAnswer(503, "unavailable", "the service cannot reach its database right now; nothing was charged, try again shortly", { mayHaveApplied: false }, {
     "retry-after": "1",
   });
 }

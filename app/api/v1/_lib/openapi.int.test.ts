@@ -75,11 +75,14 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
   const deps: ApiDeps = { db: async () => t.db };
   let dead: Database;
   let deadDeps: ApiDeps;
+  let brokenDeps: ApiDeps;
   const problems: string[] = [];
 
   beforeAll(async () => {
     dead = openPostgres("postgres://postgres@127.0.0.1:9/nowhere", { max: 1, connectTimeoutSeconds: 1 });
     deadDeps = { db: async () => dead.db };
+    // A bug, not an outage: an exception no failure class knows is a 500 internal, never a 503.
+    brokenDeps = { db: async () => { throw new TypeError("a bug in the server"); } };
   });
   afterAll(async () => {
     await dead?.close();
@@ -173,6 +176,7 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
     expect(code(await reserve({ key: a, body: { endpoint: e.key, amount: 1 } }))).toBe("kill_switch");
     await setCeilingValue(t.db, e.ceilingIds[0] ?? 0, 24);
     expect(code(await reserve({ key: a, body: { endpoint: e.key, amount: 1 } }, deadDeps))).toBe("unavailable");
+    expect(code(await reserve({ key: a, body: { endpoint: e.key, amount: 1 } }, brokenDeps))).toBe("internal");
     // A blocked account: refused on every endpoint, then unblocked.
     await setBlocked(t.db, "acct_a", true);
     expect(code(await reserve({ key: a, body: { endpoint: slow.key, amount: 1 } }))).toBe("blocked");
@@ -228,6 +232,7 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
       expect(code(await resolve(target, verb, { key: revoked, body }))).toBe("revoked_api_key");
       expect(code(await resolve(target, verb, { key: a, raw: JSON.stringify({ x: "y".repeat(17_000) }) }))).toBe("body_too_large");
       expect(code(await resolve(target, verb, { key: a, body }, deadDeps))).toBe("unavailable");
+      expect(code(await resolve(target, verb, { key: a, body }, brokenDeps))).toBe("internal");
     }
     expect(code(await resolve(second, "settle", { key: a, body: { actual: 1 } }))).toBe("already_resolved");
     expect(code(await resolve(id, "release", { key: a, body: {} }))).toBe("already_resolved");
@@ -251,6 +256,7 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
     expect(code(await status(e.key, { key: billing }))).toBe("insufficient_scope");
     expect(code(await status("no.such", { key: a }))).toBe("unknown_endpoint");
     expect(code(await status(e.key, { key: a }, "", deadDeps))).toBe("unavailable");
+    expect(code(await status(e.key, { key: a }, "", brokenDeps))).toBe("internal");
 
     // PUT /api/v1/accounts/{account}, POST /api/v1/accounts:bulk, GET /api/v1/accounts/{account}
     await t.db.insert(plans).values({ key: "pro", name: "Pro" });
@@ -276,6 +282,7 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
     await t.db.insert(planCeilingValues).values({ planId: rich?.id ?? 0, ceilingId: e.ceilingIds[1] ?? 0, value: 200 });
     expect(code(await assign("acct_rich", { key: billing, body: { plan: "rich" } }))).toBe("plan_not_key_assignable");
     expect(code(await assign("acct_a", { key: billing, body: { plan: "pro" } }, deadDeps))).toBe("unavailable");
+    expect(code(await assign("acct_a", { key: billing, body: { plan: "pro" } }, brokenDeps))).toBe("internal");
 
     expect((await bulk({ key: billing, body: { accounts: [{ account: "acct_b", plan: "pro" }, { account: "acct_c", plan: "default" }] } })).body).toMatchObject({ assigned: 2, unchanged: 0 });
     const bulkErrors: [Send, string][] = [
@@ -296,6 +303,7 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
     expect(code(await bulk({ key: aReader, body: { accounts: [{ account: "acct_a", plan: "pro" }] } }))).toBe("insufficient_scope");
     expect(code(await bulk({ key: billing, body: { accounts: [{ account: "acct_rich", plan: "rich" }] } }))).toBe("plan_not_key_assignable");
     expect(code(await bulk({ key: billing, body: { accounts: [] } }, deadDeps))).toBe("unavailable");
+    expect(code(await bulk({ key: billing, body: { accounts: [] } }, brokenDeps))).toBe("internal");
 
     expect((await account("acct_a", { key: billing, method: "GET" })).body).toMatchObject({ account: "acct_a", plan: { key: "pro" }, blocked: null });
     expect((await account("acct_a", { key: aReader, method: "GET" })).status).toBe(200);
@@ -306,6 +314,7 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
     expect(code(await account("acct_a", { key: revoked, method: "GET" }))).toBe("revoked_api_key");
     expect(code(await account("acct_b", { key: aReader, method: "GET" }))).toBe("caller_not_allowed");
     expect(code(await account("acct_a", { key: billing, method: "GET" }, deadDeps))).toBe("unavailable");
+    expect(code(await account("acct_a", { key: billing, method: "GET" }, brokenDeps))).toBe("internal");
 
     expect(problems).toEqual([]);
     const listed = Object.values(doc.paths).flatMap((methods) => Object.values(methods).flatMap((op) => Object.keys(op.responses).map((s) => `${op.operationId} ${s}`)));

@@ -28,7 +28,8 @@ function decisionAnswer(decision: Decision, now: number): ApiAnswer {
   }
   const { status: _status, message, gate, ...details } = decision;
   if (gate === "unavailable") {
-    return errorAnswer(503, "unavailable", message, { gate }, { "retry-after": "1" });
+    // Sent and unanswered, it may have been granted: the client must not read "nothing charged".
+    return errorAnswer(503, "unavailable", message, { gate, mayHaveApplied: decision.mayHaveApplied ?? false }, { "retry-after": "1" });
   }
   const retry = retryAfterSeconds(decision.retryAt, now);
   return errorAnswer(429, gate, message, { gate, ...details }, retry === null ? {} : { "retry-after": String(retry) });
