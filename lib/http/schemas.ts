@@ -25,26 +25,29 @@ function wholeNumber(field: string, min: 0 | 1) {
   }).meta({ type: "integer", minimum: min, maximum: Number.MAX_SAFE_INTEGER }); // what the OpenAPI document says it accepts
 }
 
-// What the OpenAPI document says each text accepts, as JSON Schema patterns (ECMA-262, the
-// characters spelt out rather than \s, so that any validator reads them alike). They are the
+// What the OpenAPI document says each text accepts, as JSON Schema patterns. They are the
 // boundary's rules written once more, for clients: the conformance fuzzer
-// (app/api/v1/_lib/openapi-fuzz.int.test.ts) holds the server to them. A control character is C0
-// or C1 (U+0000-U+001F, U+007F-U+009F); a lone surrogate (U+D800-U+DFFF unpaired, as JSON 2020-12
-// patterns are read with Unicode semantics) is no character at all; whitespace is what
-// JavaScript's trim() removes.
-const CONTROL = String.raw`\u0000-\u001f\u007f-\u009f\ud800-\udfff`;
-const SPACE = String.raw` \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff`;
-/** Neither a control character (nor a lone surrogate) nor whitespace. */
+// (app/api/v1/_lib/openapi-fuzz.int.test.ts) holds the server to them. The characters are
+// written as themselves, never as a \uXXXX escape (which PCRE, Perl and RE2 refuse) nor as \s
+// (whose meaning varies): ECMAScript, PCRE, Perl and RE2 read them alike (patterns.test.ts compiles
+// them with RE2 and Perl). In the JSON document a control character is a JSON escape, which every
+// JSON parser decodes before a regex sees it. A control character is C0 or C1 (U+0000-U+001F,
+// U+007F-U+009F); whitespace is what JavaScript's trim() removes. A lone surrogate is no character
+// and cannot be written in a portable pattern: the body's reader refuses one before any schema
+// (400 invalid_characters).
+const CONTROL = "\u0000-\u001f\u007f-\u009f";
+const SPACE = " \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff";
+/** Neither a control character nor whitespace. */
 const SOLID = `[^${CONTROL}${SPACE}]`;
-/** Not a control character (nor a lone surrogate). */
+/** Not a control character. */
 const TEXT = `[^${CONTROL}]`;
 /** Whole text with something solid in it and no control character anywhere: taken as sent. */
 export const AS_SENT_PATTERN = `^${TEXT}*${SOLID}${TEXT}*$`;
 /** Trimmed first (whitespace and \t, \n, \r at either end), then as above with no control character. */
-const TRIMMED_EDGE = String.raw`[\t\n\r${SPACE}]*`;
+const TRIMMED_EDGE = `[\t\n\r${SPACE}]*`;
 export const TRIMMED_PATTERN = `^${TRIMMED_EDGE}${SOLID}(?:${TEXT}*${SOLID})?${TRIMMED_EDGE}$`;
 /** The caller is trimmed like a caller everywhere (canonicalCaller), which also drops \v, \f and U+0085 at its ends. */
-const CALLER_EDGE = String.raw`[\t\n\v\f\r\u0085${SPACE}]*`;
+const CALLER_EDGE = `[\t\n\v\f\r\u0085${SPACE}]*`;
 export const CALLER_PATTERN = `^${CALLER_EDGE}${SOLID}(?:${TEXT}*${SOLID})?${CALLER_EDGE}$`;
 /** A billing account named in a query (ApiKeyAccount): trimmed, then no whitespace or control character at all. */
 export const ACCOUNT_PATTERN = `^${TRIMMED_EDGE}${SOLID}+${TRIMMED_EDGE}$`;

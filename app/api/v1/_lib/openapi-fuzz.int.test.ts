@@ -190,12 +190,17 @@ function verdictOf(schemaName: string, text: string, required: boolean, cap = 16
   }
   const shape = shapeOf(text);
   if (shape.deep || shape.duplicate) return { valid: false, why: shape.deep ? "too deep" : "a repeated key" };
+  // No Unicode character, so no portable pattern can name it: the body's reader refuses it
+  // (invalid_characters), as it refuses a body too deep, before any schema.
+  if (!allWellFormed(value)) return { valid: false, why: "a lone surrogate" };
   const validate = schemaAt("components", "schemas", schemaName);
   return { valid: validate(value) === true, why: JSON.stringify(validate.errors ?? []).slice(0, 300) };
 }
 
 /** No lone surrogate (String.prototype.isWellFormed, which this TypeScript target does not know). */
 const wellFormed = (text: string) => !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text);
+const allWellFormed = (value: unknown): boolean =>
+  typeof value === "string" ? wellFormed(value) : typeof value === "object" && value !== null ? Object.entries(value).every(([k, v]) => wellFormed(k) && allWellFormed(v)) : true;
 
 const codeOf = (a: Answer) => (a.body as { error?: { code?: string } } | null)?.error?.code;
 
