@@ -124,6 +124,25 @@ export type CeilingStatus = {
   remaining: number | null;
 };
 
+/** A budget the endpoint belongs to, for the account asked about: amounts in micros (millionths) of `currency`. */
+export type BudgetStatus = {
+  budgetId: number;
+  /** The budget's key. */
+  budget: string;
+  name: string;
+  currency: string;
+  scope: "global" | "account";
+  value: number;
+  source: "budget" | "plan" | "override" | "kill" | "blocked";
+  killed: boolean;
+  window: { kind: "utc_day" | "billing_month"; start: string; end: string };
+  settled: number | null;
+  held: number | null;
+  used: number | null;
+  /** Micros left: a reservation whose worst case costs more is refused (gate `budget`). */
+  remaining: number | null;
+};
+
 export type EndpointStatus = {
   status: "ok";
   endpoint: { key: string; name: string; unit: string; perCallMax: number };
@@ -133,6 +152,8 @@ export type EndpointStatus = {
   blocked: boolean;
   killed: boolean;
   ceilings: CeilingStatus[];
+  /** The live budgets the endpoint belongs to, each charged by every reservation. */
+  budgets: BudgetStatus[];
 };
 
 // ---- accounts (trusted keys assign; a key bound to an account reads its own) ----

@@ -20,6 +20,26 @@ export type CeilingStatus = {
   remaining: number | null;
 };
 
+/** A budget the endpoint belongs to, in micros (millionths) of its currency, for the account asked about. */
+export type BudgetStatus = {
+  budgetId: number;
+  /** The budget's key. */
+  budget: string;
+  name: string;
+  currency: string;
+  scope: "global" | "account";
+  /** The value in force: a per-account budget's for the account (override, plan, block), else the budget's own; 0 when killed. */
+  value: number;
+  source: "budget" | "plan" | "override" | "kill" | "blocked";
+  killed: boolean;
+  window: { kind: "utc_day" | "billing_month"; start: string; end: string };
+  /** Counters of the current window, in micros; null for a per-account budget without an account. */
+  settled: number | null;
+  held: number | null;
+  used: number | null;
+  remaining: number | null;
+};
+
 export type EndpointStatus = {
   endpoint: { key: string; name: string; unit: string; perCallMax: number };
   account: string | null;
@@ -29,7 +49,66 @@ export type EndpointStatus = {
   blocked: boolean;
   killed: boolean;
   ceilings: CeilingStatus[];
+  /** The live budgets the endpoint belongs to: a reservation is refused (gate budget) when any has too little left. */
+  budgets: BudgetStatus[];
 };
+
+type BudgetRow = {
+  id: number;
+  key: string;
+  name: string;
+  currency: string;
+  scope: BudgetStatus["scope"];
+  window: BudgetStatus["window"]["kind"];
+  own_value: string | number;
+  bound_value: string | number | null;
+  bound_source: BudgetStatus["source"] | null;
+  window_start: string | Date;
+  window_end: string | Date;
+  held: string | number | null;
+  settled: string | number | null;
+};
+
+/** The live budgets of an endpoint with their current window's money, as enforcement reads them (account_budget_limit). */
+async function readBudgets(db: Db, endpointKey: string, account: string | null): Promise<BudgetStatus[]> {
+  const rows = resultRows<BudgetRow>(
+    await db.execute(sql`
+      select b.id, b.key, b.name, b.currency, b.scope, b.window, b.value as own_value,
+             l.value as bound_value, l.source as bound_source, w.window_start, w.window_end, u.held, u.settled
+      from endpoints e
+      join budget_members m on m.endpoint_id = e.id
+      join budgets b on b.id = m.budget_id and b.archived_at is null
+      cross join lateral ceilings.window_bounds(b.window, b.billing_day, null, now()) w
+      left join lateral ceilings.account_budget_limit(b.id, ${account}::text) l on b.scope = 'account' and ${account}::text is not null
+      left join budget_usage u on u.budget_id = b.id and u.window_start = w.window_start
+        and u.scope_key = case b.scope when 'global' then '' else ${account}::text end
+      where e.key = ${endpointKey}
+      order by b.id`),
+  );
+  return rows.map((r) => {
+    const own = Number(r.own_value);
+    const value = r.bound_value === null ? own : Number(r.bound_value);
+    const counted = r.scope === "global" || account !== null;
+    const held = counted ? Number(r.held ?? 0) : null;
+    const settled = counted ? Number(r.settled ?? 0) : null;
+    const used = held === null || settled === null ? null : held + settled;
+    return {
+      budgetId: r.id,
+      budget: r.key,
+      name: r.name,
+      currency: r.currency,
+      scope: r.scope,
+      value,
+      source: r.bound_source ?? (own === 0 ? "kill" : "budget"),
+      killed: own === 0,
+      window: { kind: r.window, start: new Date(r.window_start).toISOString(), end: new Date(r.window_end).toISOString() },
+      settled,
+      held,
+      used,
+      remaining: used === null ? null : Math.max(value - used, 0),
+    };
+  });
+}
 
 type Row = {
   key: string;
@@ -55,14 +134,14 @@ type Row = {
 const iso = (v: string | Date | null) => (v === null ? null : new Date(v).toISOString());
 
 /**
- * An endpoint's ceilings with the usage of their current windows, computed with the same window
- * function enforcement uses. Per-caller ceilings report `account`'s own counter and override.
- * Null for an unknown endpoint.
+ * An endpoint's ceilings and budgets with the usage of their current windows, computed with the
+ * same window function enforcement uses. Per-caller ceilings and per-account budgets report
+ * `account`'s own counter and the value that binds it. Null for an unknown endpoint.
  */
 export async function readEndpointStatus(db: Db, params: { endpointKey: string; account: string | null }): Promise<EndpointStatus | null> {
   const account = params.account;
-  const rows = resultRows<Row>(
-    await db.execute(sql`
+  const [ceilingRows, budgets] = await Promise.all([
+    db.execute(sql`
       select e.key, e.name, e.unit, e.per_call_max,
              c.id as ceiling_id, c.metric, c.scope, c.window, c.window_seconds, c.value as ceiling_value,
              l.value as bound_value, l.source as bound_source,
@@ -80,7 +159,9 @@ export async function readEndpointStatus(db: Db, params: { endpointKey: string; 
         and u.scope_key = case c.scope when 'global' then '' when 'caller' then ${account}::text end
       where e.key = ${params.endpointKey}
       order by c.id`),
-  );
+    readBudgets(db, params.endpointKey, account),
+  ]);
+  const rows = resultRows<Row>(ceilingRows);
   const first = rows[0];
   if (!first) return null;
   const ceilings: CeilingStatus[] = [];
@@ -117,6 +198,7 @@ export async function readEndpointStatus(db: Db, params: { endpointKey: string; 
     // Any ceiling at 0 refuses every call (gate kill_switch), exactly as enforcement decides.
     killed: ceilings.some((c) => c.killed),
     ceilings,
+    budgets,
   };
 }
 

@@ -212,6 +212,25 @@ export const EndpointStatusBody = z.strictObject({
       remaining: Counter,
     }),
   ),
+  budgets: z
+    .array(
+      z.strictObject({
+        budgetId: z.int(),
+        budget: z.string().meta({ description: "the budget's key" }),
+        name: z.string(),
+        currency: z.string().meta({ description: "ISO 4217; every amount of the budget is in micros (millionths) of it" }),
+        scope: z.enum(["global", "account"]),
+        value: z.int().meta({ description: "micros: what binds the account asked about (its override, its plan's value, 0 when blocked), else the budget's own; 0 when killed" }),
+        source: z.enum(["budget", "plan", "override", "kill", "blocked"]),
+        killed: z.boolean(),
+        window: z.strictObject({ kind: z.enum(["utc_day", "billing_month"]), start: Timestamp, end: Timestamp }),
+        settled: Counter.meta({ description: "micros settled in the current window; null for a per-account budget read without an account" }),
+        held: Counter.meta({ description: "micros held by reservations in flight" }),
+        used: Counter,
+        remaining: Counter.meta({ description: "micros left: a reservation whose worst case costs more is refused with gate budget" }),
+      }),
+    )
+    .meta({ description: "the live budgets the endpoint belongs to, for the caller's account: a reservation charges every one of them" }),
 });
 
 // ---- accounts ----------------------------------------------------------------------------------

@@ -2,9 +2,11 @@ import { describe, expect, it } from "vitest";
 import { ceilingOverrides } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
-import { assignAccount, makePlan, setBlocked, setPlanCeilingValue } from "@/lib/enforcement/plan-fixtures";
+import { makeBudget, priceEndpoint, setBudgetValue } from "@/lib/enforcement/budget-fixtures";
+import { assignAccount, makePlan, setBlocked, setPlanBudgetValue, setPlanCeilingValue } from "@/lib/enforcement/plan-fixtures";
 import { makeEndpoint, setCeilingValue } from "@/lib/enforcement/test-fixtures";
 import type { ApiDeps } from "./deps";
+import { schemaAt } from "./openapi-check";
 import { handleReserve } from "./reserve-handler";
 import { handleEndpointStatus } from "./status-handler";
 import { apiRequest, errorCode, makeKey, read } from "./test-support";
@@ -14,6 +16,35 @@ describe.skipIf(skipWithoutDatabase())("GET /api/v1/endpoints/{key} on real Post
   const deps: ApiDeps = { db: async () => t.db };
   const status = async (key: string | null, endpointKey: string, query = "") =>
     read(await handleEndpointStatus(apiRequest(`/api/v1/endpoints/${endpointKey}${query}`, { key, method: "GET" }), endpointKey, deps));
+
+  it("lists the budgets the endpoint belongs to, in money, with what binds the account asked about", async () => {
+    const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000 }] });
+    await priceEndpoint(t.db, e.endpointId, { units: 2_000_000 });
+    const global = await makeBudget(t.db, { endpointIds: [e.endpointId], value: 500 });
+    const perAccount = await makeBudget(t.db, { endpointIds: [e.endpointId], value: 100, scope: "account" });
+    const a = await makeKey(t.db, { endpoints: [e.key], account: "acct_budget_a" });
+    const service = await makeKey(t.db, { endpoints: [e.key], trusted: true });
+    const plan = await makePlan(t.db, "budgeted");
+    await setPlanBudgetValue(t.db, plan.id, perAccount.id, 60);
+    await assignAccount(t.db, "acct_budget_a", plan.id);
+    // 7 units at 2 micros each: 14 micros held on both budgets.
+    expect((await read(await handleReserve(apiRequest("/api/v1/reservations", { key: a.secret, body: { endpoint: e.key, amount: 7 } }), deps))).status).toBe(201);
+    const forA = await status(a.secret, e.key);
+    expect(forA.status).toBe(200);
+    expect(forA.body.budgets).toEqual([
+      expect.objectContaining({ budgetId: global.id, budget: global.key, currency: "USD", scope: "global", value: 500, source: "budget", held: 14, settled: 0, used: 14, remaining: 486, killed: false }),
+      expect.objectContaining({ budgetId: perAccount.id, scope: "account", value: 60, source: "plan", held: 14, used: 14, remaining: 46 }),
+    ]);
+    const documented = schemaAt("components", "schemas", "EndpointStatus");
+    expect(documented(forA.body), JSON.stringify(documented.errors)).toBe(true);
+    // A trusted service without ?caller= sees the per-account budget's own value and no counters.
+    const bare = (await status(service.secret, e.key)).body.budgets as Record<string, unknown>[];
+    expect(bare[1]).toMatchObject({ value: 100, source: "budget", held: null, used: null, remaining: null });
+    expect((await status(service.secret, e.key, "?caller=acct_budget_a")).body.budgets).toEqual(forA.body.budgets);
+    // Killed: 0 binds every account.
+    await setBudgetValue(t.db, global.id, 0);
+    expect(((await status(a.secret, e.key)).body.budgets as Record<string, unknown>[])[0]).toMatchObject({ value: 0, source: "kill", killed: true, remaining: 0 });
+  });
 
   it("reports each ceiling's value, used, held and remaining in its window, per-caller ones for the key's own account", async () => {
     const e = await makeEndpoint(t.db, {

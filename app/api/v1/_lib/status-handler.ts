@@ -5,8 +5,9 @@ import { authenticateRequest, checkEndpointAccess, unavailableAnswer, withinDead
 
 /**
  * GET /api/v1/endpoints/{key}: the endpoint's ceilings with value, used, held and remaining in
- * their current windows. Per-caller ceilings show the key's own account; a trusted service may
- * name one with `?caller=`, else those counters are null.
+ * their current windows, and the live budgets it belongs to in micros of their currency. Per-caller
+ * ceilings and per-account budgets show the key's own account; a trusted service may name one with
+ * `?caller=`, else those counters are null.
  */
 export async function handleEndpointStatus(request: ApiRequest, rawKey: string, deps: ApiDeps): Promise<ApiAnswer> {
   const auth = await authenticateRequest(request, deps, "reserve");
