@@ -225,20 +225,35 @@ function resolveOperation(verb: "settle" | "release") {
   };
 }
 
+/**
+ * Bodies that need one of two fields. Written as two whole objects, each requiring one, so a
+ * generator types them exactly: a bare `anyOf: [{ required: [a] }, { required: [b] }]` beside the
+ * properties reads as `{...} | unknown` to openapi-typescript, where a misspelt field compiles.
+ */
+const EITHER: Record<string, [string, string]> = { ReserveBody: ["amount", "parts"], SettleBody: ["actual", "parts"] };
+
+function eitherOf(base: Json, fields: [string, string]): Json {
+  const { description, ...object } = base;
+  const required = Array.isArray(object.required) ? (object.required as string[]) : [];
+  return {
+    ...(typeof description === "string" ? { description } : {}),
+    anyOf: fields.map((field) => ({ ...object, required: [...required, field] })),
+  };
+}
+
 /** The OpenAPI 3.1 document served at /api/v1/openapi.json. */
 export function openApiDocument(serverUrl?: string): Json {
   const schemas: Json = {};
-  for (const [name, c] of Object.entries(COMPONENTS)) schemas[name] = schema(c.schema, c.io);
-  schemas.ErrorCode = {
-    type: "string",
-    enum: API_ERROR_CODE_NAMES,
-    description: "every error code of the API; x-error-codes at the top of this document gives each one's status and meaning",
-  };
+  for (const [name, c] of Object.entries(COMPONENTS)) {
+    const either = EITHER[name];
+    schemas[name] = either ? eitherOf(schema(c.schema, c.io), either) : schema(c.schema, c.io);
+  }
   return {
     openapi: "3.1.0",
     info: {
       title: "Ceilings enforcement API",
       version: "1",
+      license: { name: "Proprietary: the API of your own Ceilings deployment", identifier: "LicenseRef-Proprietary" },
       description:
         "Reserve the worst case of a call before spending, then settle or release. Every error is `{ error: { code, message } }` and charges nothing. " +
         "A path answers a method it does not serve with 405 `method_not_allowed` and an Allow header, and OPTIONS with 204 and the same Allow.",

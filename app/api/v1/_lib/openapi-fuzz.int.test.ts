@@ -108,7 +108,9 @@ function fieldVariants(schema: Json, valid: string): { label: string; raw: strin
 
 /** Every generated body for a request schema, from a valid one. */
 function bodyCases(schema: Json, valid: Record<string, unknown>): Case[] {
-  const properties = (schema.properties ?? {}) as Record<string, Json>;
+  // A body that needs one of two fields is documented as two whole objects (anyOf): the same fields.
+  const members = Array.isArray(schema.anyOf) ? (schema.anyOf as Json[]) : [schema];
+  const properties = Object.assign({}, ...members.map((m) => m.properties ?? {})) as Record<string, Json>;
   const base = Object.entries(valid).map(([k, v]): [string, string] => [k, JSON.stringify(v)]);
   const cases: Case[] = [{ label: "the valid body", text: objectText(base) }];
   for (const [field, fieldSchema] of Object.entries(properties)) {

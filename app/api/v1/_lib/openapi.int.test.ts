@@ -41,11 +41,10 @@ describe("the OpenAPI document", () => {
     }
   });
 
-  it("lists every error code once with its status (x-error-codes and the ErrorCode enum), and each operation's codes under their own status", () => {
+  it("lists every error code once with its status (x-error-codes), and each operation's codes under their own status", () => {
     const listed = doc["x-error-codes"] as { code: string; status: number; meaning: string }[];
     expect(listed.map((c) => c.code)).toEqual(API_ERROR_CODE_NAMES);
     expect(new Set(listed.map((c) => c.code)).size).toBe(listed.length);
-    expect(doc.components.schemas.ErrorCode).toMatchObject({ enum: API_ERROR_CODE_NAMES });
     for (const c of listed) expect(c.meaning.length, c.code).toBeGreaterThan(10);
     const used = new Set<string>(["method_not_allowed", "not_found"]); // answered by proxy.ts and the method guard, on any path
     for (const [op, byStatus] of Object.entries(OPERATION_ERRORS)) {
@@ -60,7 +59,7 @@ describe("the OpenAPI document", () => {
   });
 
   it("documents the answers a path gives to a method it does not serve", () => {
-    const errorCode = ajv.compile({ $ref: "doc#/components/schemas/ErrorCode" });
+    const errorCode = ajv.compile({ enum: (doc["x-error-codes"] as { code: string }[]).map((c) => c.code) });
     for (const [path, method] of [["/api/v1/reservations", "PUT"], ["/api/v1/endpoints/x", "POST"], ["/api/v1/reservations/x/settle", "GET"], ["/api/v1/nope", "TRACE"]] as const) {
       const answer = answerMethod(path, method);
       const body = JSON.parse(answer?.body ?? "{}") as { error: { code: string } };
