@@ -174,6 +174,12 @@ const tooLarge = error("TooLarge", E.reserve[413], "the body is too large");
 const unavailable = answer(`fail closed: ${codes(["unavailable"])}`, ref("Unavailable"), RETRY_AFTER(true, "seconds: 1"));
 const internal = answer(`an unexpected error, logged: ${codes(["internal"])}`, ref("Internal"));
 
+/** What a grant leads to: its settle and its release, with the reservationId it answered (OpenAPI links, for stateful clients and fuzzers). */
+const GRANT_LINKS = {
+  settle: { operationId: "settleReservation", parameters: { id: "$response.body#/reservationId" }, description: "settle the reservation to the actual use" },
+  release: { operationId: "releaseReservation", parameters: { id: "$response.body#/reservationId" }, description: "give the reservation back: the work did not happen" },
+};
+
 const reservationId = {
   name: "id",
   in: "path",
@@ -280,8 +286,8 @@ export function openApiDocument(serverUrl?: string): Json {
           ],
           requestBody: { required: true, content: { "application/json": { schema: ref("ReserveBody") } } },
           responses: {
-            "201": answer("granted", ref("Granted")),
-            "200": answer("the same reservation, replayed for a repeated idempotencyKey while it is held", ref("Granted")),
+            "201": { ...answer("granted", ref("Granted")), links: GRANT_LINKS },
+            "200": { ...answer("the same reservation, replayed for a repeated idempotencyKey while it is held", ref("Granted")), links: GRANT_LINKS },
             "400": error("ReserveBadRequest", E.reserve[400], "invalid input, nothing charged"),
             "401": unauthorized,
             "403": error("ReserveForbidden", E.reserve[403], "not this key's to use"),

@@ -295,6 +295,43 @@ describe.skipIf(skipWithoutDatabase())("a schema-driven fuzzer against the OpenA
     expect(problems).toEqual([]);
   });
 
+  it("stateful: follows the links the document declares from a grant (settle, release) in every order, each answer documented", { timeout: 120_000 }, async () => {
+    const grant = operation(R, "post");
+    const links = (grant.responses["201"] as { links?: Record<string, { operationId: string; parameters: Record<string, string> }> }).links ?? {};
+    expect(Object.values(links).map((l) => l.operationId).sort()).toEqual(["releaseReservation", "settleReservation"]);
+    // Where each linked operation lives, found by its operationId as a generic client does.
+    const byId = new Map<string, { path: string; verb: "settle" | "release" }>();
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { operationId?: string }>>)) {
+      for (const op of Object.values(item)) if (op.operationId === "settleReservation" || op.operationId === "releaseReservation") byId.set(op.operationId, { path, verb: op.operationId === "settleReservation" ? "settle" : "release" });
+    }
+    const pointer = (body: unknown, expression: string) => {
+      const match = /^\$response\.body#(\/.*)$/.exec(expression);
+      if (!match?.[1]) throw new Error(`an expression this fuzzer does not read: ${expression}`);
+      return match[1].split("/").slice(1).reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], body);
+    };
+    const problems: string[] = [];
+    const follow = async (link: string, granted: Answer) => {
+      const { operationId, parameters } = links[link] ?? { operationId: "", parameters: {} };
+      const target = byId.get(operationId);
+      if (!target) throw new Error(`no operation ${operationId}`);
+      const id = String(pointer(granted.body, parameters.id ?? ""));
+      const answer = await serve(apiRequest(`${R}/${id}/${target.verb}`, { key: trusted, body: target.verb === "settle" ? { actual: 3 } : {} }), (r) => handleResolve(r, id, target.verb, deps));
+      problems.push(...conformance(target.path, "post", answer).map((p) => `${link}: ${p}`));
+      return answer;
+    };
+    // Every sequence of two links after a grant, and each link twice: the state machine as the document lets a client walk it.
+    for (const [first, second] of [["settle", "settle"], ["settle", "release"], ["release", "release"], ["release", "settle"]] as const) {
+      const granted = await reserveWith(JSON.stringify({ endpoint: endpointKey, amount: 10 }));
+      problems.push(...conformance(R, "post", granted));
+      const one = await follow(first, granted);
+      const two = await follow(second, granted);
+      expect([one.status, (one.body as { replay?: boolean }).replay], `${first} after a grant`).toEqual([200, false]);
+      if (first === second) expect([two.status, (two.body as { replay?: boolean }).replay], `${first} twice`).toEqual([200, true]);
+      else expect([two.status, codeOf(two)], `${second} after ${first}`).toEqual([409, "already_resolved"]);
+    }
+    expect(problems).toEqual([]);
+  });
+
   it("settle and release: every generated body and reservation id answers a documented status and agrees with the document", { timeout: 300_000 }, async () => {
     const problems: string[] = [];
     for (const verb of ["settle", "release"] as const) {
