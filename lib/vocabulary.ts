@@ -57,7 +57,7 @@ export const PART_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
  * silently (it would set the object's prototype), so parts are checked for these first and a bad
  * name is refused, never dropped, by the library and HTTP alike, as the database refuses it.
  */
-export function unnamedParts(raw: unknown): string[] {
+function unnamedParts(raw: unknown): string[] {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return [];
   return Object.keys(raw).filter((k) => !PART_NAME_PATTERN.test(k));
 }

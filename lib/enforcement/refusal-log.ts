@@ -23,12 +23,12 @@ export function refusalLogFailures(): number {
 }
 
 /** A request's units: its amount, or for an endpoint priced part by part the total of its parts. */
-export function requestUnits(r: Pick<BatchRequest, "amount" | "parts">): number {
+function requestUnits(r: Pick<BatchRequest, "amount" | "parts">): number {
   if (r.amount !== undefined) return r.amount;
   return Object.values(r.parts ?? {}).reduce((sum, n) => sum + (Number.isSafeInteger(n) && n > 0 ? n : 0), 0);
 }
 
-export function refusalItem(r: BatchRequest, reason: UnavailableReason) {
+function refusalItem(r: BatchRequest, reason: UnavailableReason) {
   return {
     endpointKey: storable(r.endpoint),
     gate: "unavailable",
@@ -53,20 +53,20 @@ export async function logUnavailable(db: Db, requests: readonly BatchRequest[], 
     await write(items);
     return;
   } catch (error) {
-    if (items.length === 1) return lost(1, error);
+    if (items.length === 1) return lost(error);
   }
   // One statement for all failed: each row alone, so only the rows that cannot be written are lost.
   for (const item of items) {
     try {
       await write([item]);
     } catch (error) {
-      lost(1, error);
+      lost(error);
     }
   }
 }
 
-function lost(count: number, error: unknown): void {
-  failures += count;
-  enforcementObserver()?.refusalLogFailed(count);
-  logError(`refusal log: ${count} refusal(s) could not be stored`, error);
+function lost(error: unknown): void {
+  failures += 1;
+  enforcementObserver()?.refusalLogFailed(1);
+  logError("refusal log: a refusal could not be stored", error);
 }

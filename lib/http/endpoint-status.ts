@@ -88,10 +88,6 @@ async function readBudgets(db: Db, endpointKey: string, account: string | null):
   return rows.map((r) => {
     const own = Number(r.own_value);
     const value = r.bound_value === null ? own : Number(r.bound_value);
-    const counted = r.scope === "global" || account !== null;
-    const held = counted ? Number(r.held ?? 0) : null;
-    const settled = counted ? Number(r.settled ?? 0) : null;
-    const used = held === null || settled === null ? null : held + settled;
     return {
       budgetId: r.id,
       budget: r.key,
@@ -102,10 +98,7 @@ async function readBudgets(db: Db, endpointKey: string, account: string | null):
       source: r.bound_source ?? (own === 0 ? "kill" : "budget"),
       killed: own === 0,
       window: { kind: r.window, start: new Date(r.window_start).toISOString(), end: new Date(r.window_end).toISOString() },
-      settled,
-      held,
-      used,
-      remaining: used === null ? null : Math.max(value - used, 0),
+      ...counters(r.scope === "global" || account !== null, r.held, r.settled, value),
     };
   });
 }
@@ -132,6 +125,14 @@ type Row = {
 };
 
 const iso = (v: string | Date | null) => (v === null ? null : new Date(v).toISOString());
+
+/** A window's counters against the value in force; all null when the window is not one counter (`counted` false). */
+function counters(counted: boolean, held: string | number | null, settled: string | number | null, value: number) {
+  if (!counted) return { settled: null, held: null, used: null, remaining: null };
+  const h = Number(held ?? 0);
+  const s = Number(settled ?? 0);
+  return { settled: s, held: h, used: h + s, remaining: Math.max(value - (h + s), 0) };
+}
 
 /**
  * An endpoint's ceilings and budgets with the usage of their current windows, computed with the
@@ -171,10 +172,6 @@ export async function readEndpointStatus(db: Db, params: { endpointKey: string; 
     // A per-caller ceiling for an account: what enforcement applies (caller_limit); otherwise its own value.
     const source: LimitSource = r.bound_source ?? (ceilingValue === 0 ? "kill" : "ceiling");
     const value = r.bound_value === null ? ceilingValue : Number(r.bound_value);
-    const counted = r.scope === "global" || (r.scope === "caller" && account !== null);
-    const held = counted ? Number(r.held ?? 0) : null;
-    const settled = counted ? Number(r.settled ?? 0) : null;
-    const used = held === null || settled === null ? null : held + settled;
     ceilings.push({
       ceilingId: r.ceiling_id,
       metric: r.metric,
@@ -184,10 +181,7 @@ export async function readEndpointStatus(db: Db, params: { endpointKey: string; 
       source,
       killed: ceilingValue === 0,
       window: { kind: r.window, start: iso(r.window_start), end: iso(r.window_end), seconds: r.window_seconds },
-      settled,
-      held,
-      used,
-      remaining: used === null ? null : Math.max(value - used, 0),
+      ...counters(r.scope === "global" || (r.scope === "caller" && account !== null), r.held, r.settled, value),
     });
   }
   return {

@@ -101,10 +101,8 @@ function create(options: AnthropicWrapOptions): Guarded {
  * reserved messages.create stream. A refusal reaches it as its `error`, an AnthropicError whose
  * `cause` is the CeilingsRefusedError.
  */
-function stream(options: AnthropicWrapOptions, clientOf: () => { messages: { create: (body: unknown, opts?: unknown) => Promise<unknown> } }): Guarded {
-  const guardedCreate = create(options);
+function stream(guardedCreate: Guarded, messages: { create: (body: unknown, opts?: unknown) => Promise<unknown> }): Guarded {
   return (call: CallOptions | undefined, _original, [rawBody, requestOptions]) => {
-    const messages = clientOf().messages;
     let events: AsyncIterator<unknown> | undefined;
     const encoder = new TextEncoder();
     const readable = new ReadableStream<Uint8Array>({
@@ -128,6 +126,7 @@ function stream(options: AnthropicWrapOptions, clientOf: () => { messages: { cre
 
 /** The Anthropic client with messages.create and messages.stream reserved and settled. */
 export function withCeilings<C extends object>(client: C, options: AnthropicWrapOptions): WithCeilings<C> {
-  const raw = client as unknown as { messages: { create: (body: unknown, opts?: unknown) => Promise<unknown> } };
-  return withCallOptions(client, { "messages.create": create(options), "messages.stream": stream(options, () => raw) });
+  const { messages } = client as unknown as { messages: { create: (body: unknown, opts?: unknown) => Promise<unknown> } };
+  const guardedCreate = create(options);
+  return withCallOptions(client, { "messages.create": guardedCreate, "messages.stream": stream(guardedCreate, messages) });
 }

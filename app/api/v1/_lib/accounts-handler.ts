@@ -7,7 +7,7 @@ import { apiKeyActor } from "@/lib/audit/record";
 import { type ApiAnswer, type ApiRequest, describeIssue, domainErrorAnswer, errorAnswer, jsonAnswer, parseJsonBody } from "@/lib/http";
 import { AssignPlanBody, BulkAssignBody, MAX_BULK_BODY_BYTES } from "@/lib/http/schemas";
 import type { ApiDeps } from "./deps";
-import { authenticateRequest, unavailableAnswer, withinDeadline } from "./guard";
+import { authenticateRequest, failureAnswer, withinDeadline } from "./guard";
 
 // The accounts routes: PUT /api/v1/accounts/{account} and POST /api/v1/accounts:bulk assign plans
 // (a trusted key with the accounts:write scope: the billing service calls them when a customer
@@ -92,7 +92,7 @@ export async function handleAssignPlan(request: ApiRequest, rawAccount: string, 
     return jsonAnswer(200, result);
   } catch (error) {
     if (error instanceof AccountError) return accountErrorAnswer(error);
-    return unavailableAnswer("assign plan", error);
+    return failureAnswer("assign plan", error);
   }
 }
 
@@ -114,7 +114,7 @@ export async function handleAssignPlans(request: ApiRequest, deps: ApiDeps): Pro
     return jsonAnswer(200, result);
   } catch (error) {
     if (error instanceof AccountError) return accountErrorAnswer(error);
-    return unavailableAnswer("assign plans", error);
+    return failureAnswer("assign plans", error);
   }
 }
 
@@ -143,6 +143,6 @@ export async function handleGetAccount(request: ApiRequest, rawAccount: string, 
     const view = await withinDeadline(getAccount(auth.db, account, principal.trusted ? undefined : principal.endpointKeys));
     return jsonAnswer(200, principal.trusted ? view : forAccountKey(view));
   } catch (error) {
-    return unavailableAnswer("account", error);
+    return failureAnswer("account", error);
   }
 }

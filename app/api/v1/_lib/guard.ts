@@ -24,7 +24,7 @@ export function withinDeadline<T>(read: Promise<T>): Promise<T> {
  * decided is a 503 the caller retries; anything else is a bug, not an outage: a 500 `internal`
  * with the id it is logged under, so a client neither retries blindly nor takes it for a refusal.
  */
-export function unavailableAnswer(what: string, error: unknown): ApiAnswer {
+export function failureAnswer(what: string, error: unknown): ApiAnswer {
   if (classifyFailure(error) === "unknown") {
     const requestId = randomUUID();
     logError(`api: ${what} failed unexpectedly (requestId ${requestId})`, error);
@@ -72,7 +72,7 @@ export async function authenticateRequest(request: ApiRequest, deps: ApiDeps, sc
     if (!hasScope(auth.principal.scopes, scope)) return insufficientScopeAnswer(auth.principal, scope);
     return { db, principal: auth.principal };
   } catch (error) {
-    return unavailableAnswer("authentication", error);
+    return failureAnswer("authentication", error);
   }
 }
 

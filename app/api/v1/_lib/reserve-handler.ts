@@ -2,7 +2,7 @@ import { type Decision, reserve, ReservationInputError } from "@/lib/enforcement
 import type { ApiPrincipal } from "@/lib/api-keys";
 import { type ApiAnswer, type ApiRequest, describeIssue, domainErrorAnswer, errorAnswer, jsonAnswer, parseJsonBody, RequestIdHeader, ReserveBody, retryAfterSeconds } from "@/lib/http";
 import type { ApiDeps } from "./deps";
-import { authenticateRequest, checkEndpointAccess, unavailableAnswer } from "./guard";
+import { authenticateRequest, checkEndpointAccess, failureAnswer } from "./guard";
 
 /**
  * The billing account charged for the call. A key bound to an account always charges that
@@ -70,6 +70,6 @@ export async function handleReserve(request: ApiRequest, deps: ApiDeps): Promise
     return decisionAnswer(decision, (deps.now?.() ?? new Date()).getTime());
   } catch (error) {
     if (error instanceof ReservationInputError) return domainErrorAnswer(error, error.reservationId ? { reservationId: error.reservationId } : {});
-    return unavailableAnswer("reserve", error);
+    return failureAnswer("reserve", error);
   }
 }

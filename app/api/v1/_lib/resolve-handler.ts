@@ -1,7 +1,7 @@
 import { releaseReservation, reservationEndpointKey, ReservationInputError, type Resolution, settleReservation } from "@/lib/enforcement";
 import { type ApiAnswer, type ApiRequest, describeIssue, domainErrorAnswer, errorAnswer, jsonAnswer, parseJsonBody, ReleaseBody, ReservationIdParam, SettleBody } from "@/lib/http";
 import type { ApiDeps } from "./deps";
-import { authenticateRequest, checkEndpointAccess, unavailableAnswer, withinDeadline } from "./guard";
+import { authenticateRequest, checkEndpointAccess, failureAnswer, withinDeadline } from "./guard";
 
 type Verb = "settle" | "release";
 
@@ -55,6 +55,6 @@ export async function handleResolve(request: ApiRequest, rawId: string, verb: Ve
     return resultAnswer(result);
   } catch (error) {
     if (error instanceof ReservationInputError) return domainErrorAnswer(error);
-    return unavailableAnswer(verb, error);
+    return failureAnswer(verb, error);
   }
 }

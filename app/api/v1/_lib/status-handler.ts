@@ -1,7 +1,7 @@
 import { ApiKeyAccount } from "@/lib/api-keys";
 import { type ApiAnswer, type ApiRequest, EndpointKeyParam, errorAnswer, jsonAnswer, readEndpointStatus } from "@/lib/http";
 import type { ApiDeps } from "./deps";
-import { authenticateRequest, checkEndpointAccess, unavailableAnswer, withinDeadline } from "./guard";
+import { authenticateRequest, checkEndpointAccess, failureAnswer, withinDeadline } from "./guard";
 
 /**
  * GET /api/v1/endpoints/{key}: the endpoint's ceilings with value, used, held and remaining in
@@ -31,6 +31,6 @@ export async function handleEndpointStatus(request: ApiRequest, rawKey: string, 
     if (!status) return errorAnswer(404, "unknown_endpoint", `unknown endpoint '${key.data}'`);
     return jsonAnswer(200, status);
   } catch (error) {
-    return unavailableAnswer("endpoint status", error);
+    return failureAnswer("endpoint status", error);
   }
 }
