@@ -1,8 +1,9 @@
-// npm run bench:dashboard -- [--runs 9] [--url http://127.0.0.1:3200]
+// npm run bench:dashboard -- [--runs 9] [--url http://127.0.0.1:3200] [--only what-if|reconciliation|pages]
 // Times every refusal-page query on the Postgres in DATABASE_URL (fill it first with
 // npm run db:fill -- --refusals 2000000), prints median and p95 and EXPLAIN (ANALYZE, BUFFERS) of
 // each, then, given --url of a server running on the same database (next start with the same
-// DATABASE_URL and NEXTAUTH_SECRET), times the server render of /refusals as a signed-in viewer.
+// DATABASE_URL and NEXTAUTH_SECRET), times the server render of every dashboard page as a signed-in
+// admin (the busiest endpoint, a killed one and the biggest budget among them).
 // Then a per-account budget's top accounts over 90 days and in its open window (db:fill makes one
 // of 100,000 accounts), and the account pages' reads (a busy account among a million, a search by
 // prefix, the top accounts of an endpoint and of a budget). Targets: each page query <= 50 ms, the
@@ -31,7 +32,7 @@ import { readBudgetDetail, topAccountsNow, topAccountsOver, windowsBack } from "
 import { accountCases } from "./bench-dashboard/accounts";
 import { whatIfCases } from "./bench-dashboard/what-if";
 import { reconciliationCases } from "./bench-dashboard/reconciliation";
-import { renderPage } from "./bench-dashboard/render";
+import { renderPages } from "./bench-dashboard/render";
 import { formatCount } from "@/lib/format";
 
 function arg(name: string): string | undefined {
@@ -74,6 +75,12 @@ async function main(): Promise<void> {
     // --only what-if | reconciliation: those rows alone (a database filled with db:fill -- --what-if N
     // only, or with --reservations N --days 7).
     const only = arg("only");
+    const renderUrl = arg("url");
+    if (only === "pages") {
+      if (!renderUrl) throw new Error("--only pages needs --url of a server on this DATABASE_URL");
+      console.log(`\n=== summary\n${(await renderPages(db, renderUrl, runs)).join("\n")}`);
+      return;
+    }
     if (only === "what-if" || only === "reconciliation") {
       const summary: string[] = [];
       await runCases(db, await (only === "what-if" ? whatIfCases : reconciliationCases)(db, new Date()), runs, summary);
@@ -153,9 +160,8 @@ async function main(): Promise<void> {
 
     const summary: string[] = [];
     await runCases(db, cases, runs, summary);
-    const renderUrl = arg("url");
-    if (renderUrl) summary.push(...(await renderPage(db, renderUrl, runs)));
-    else summary.push("page render: skipped (pass --url of a server started on this DATABASE_URL with the same NEXTAUTH_SECRET)");
+    if (renderUrl) summary.push(...(await renderPages(db, renderUrl, runs)));
+    else summary.push("pages: skipped (pass --url of a server started on this DATABASE_URL with the same NEXTAUTH_SECRET)");
     console.log(`\n=== summary (${formatCount((await countAllRefusals(db)).n)} refusal rows)`);
     for (const line of summary) console.log(line);
   } finally {

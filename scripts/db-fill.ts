@@ -1,8 +1,9 @@
 import { sql } from "drizzle-orm";
 import { z } from "zod";
-import { migrateDatabase, openPostgres, resultRows } from "@/db/client";
+import { migrateDatabase, openPostgres, resultRows, type Db } from "@/db/client";
 import { env } from "@/lib/env";
-import { ensureEndpoints } from "./db-fill/catalog";
+import { ensureEndpoints, FILL_ENDPOINTS } from "./db-fill/catalog";
+import { killEndpoint } from "@/lib/ceilings";
 import { fillReservations, fillUsage, prepareFillEndpoints } from "./db-fill/history";
 import { fillAccounts } from "./db-fill/accounts";
 import { fillBudget } from "./db-fill/budgets";
@@ -29,6 +30,13 @@ const Args = z.object({
   // Given: only the what-if bench's endpoint, with N reservations over the last 30 days.
   "what-if": Count(50_000_000).optional(),
 });
+
+async function isKilled(db: Db, key: string): Promise<boolean> {
+  const rows = resultRows<{ n: number }>(
+    await db.execute(sql`select count(*)::int as n from ceilings c join endpoints e on e.id = c.endpoint_id where e.key = ${key} and c.killed_at is not null`),
+  );
+  return (rows[0]?.n ?? 0) > 0;
+}
 
 function parseArgs(argv: string[]): z.output<typeof Args> {
   const raw: Record<string, string> = {};
@@ -80,13 +88,17 @@ async function main(): Promise<void> {
     // The load bypassed ceilings.log_refusals, which keeps refusal_hourly: recount it from the rows.
     const [hours] = resultRows<{ n: number | string }>(await db.execute(sql`select ceilings.rebuild_refusal_hourly() as n`));
     step(`${formatCount(Number(hours?.n ?? 0))} hourly rollup rows; vacuum and analyze`);
-    // Fresh statistics for the planner, and a visibility map so index-only scans stay index-only.
-    await db.execute(sql`vacuum analyze refusals`);
-    await db.execute(sql`vacuum analyze refusal_hourly`);
-    await db.execute(sql`analyze usage`);
-    await db.execute(sql`analyze reservations`);
-    await db.execute(sql`vacuum analyze accounts`);
-    await db.execute(sql`analyze budget_usage`);
+    // An incident in progress: one endpoint killed, as every page must stay fast with one (the
+    // kill banner and the killed endpoint's page read its refusals).
+    const killed = FILL_ENDPOINTS.at(-1)?.key;
+    if (killed && !(await isKilled(db, killed))) {
+      await killEndpoint(db, { endpointKey: killed, actor: { type: "cli", name: "db:fill" }, reason: "db:fill: an endpoint killed, as in an incident" });
+      step(`${killed} killed`);
+    }
+    // Fresh statistics for every table (the small catalog tables too, which autovacuum's row
+    // threshold never reaches after a bulk load), and a visibility map so index-only scans stay
+    // index-only.
+    await db.execute(sql`vacuum analyze`);
     step("done");
   } finally {
     await database.close();

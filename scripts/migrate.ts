@@ -61,6 +61,10 @@ async function main(): Promise<void> {
     } else {
       for (const e of applied) console.log(`${where}: applied ${e.tag}`);
       console.log(`${where}: ${applied.length} applied, ${after.size} in total`);
+      // A migration can add a table, an index or a column the planner has no statistics for until
+      // autovacuum comes by (docs/operations.md): analyse now, a few seconds even at production size.
+      await database.db.execute(sql`analyze`);
+      console.log(`${where}: analysed`);
     }
     const app: AppRole | string = embedded
       ? { role: EMBEDDED_APP_ROLE, password: embedded.appPassword }

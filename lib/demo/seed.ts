@@ -75,6 +75,10 @@ export async function seedDemoIfEmpty(db: Db, opts: SeedOptions = {}): Promise<b
     return seedDemo(tx, now, hash);
   });
   if (!summary) return false;
+  // Statistics for the tables just filled: autovacuum would analyse the big ones in a while and the
+  // small catalog ones never, and until then the planner guesses (docs/operations.md). A role that
+  // owns no table is warned and skips them: harmless.
+  await db.execute(sql`analyze`);
 
   log("");
   log("Ceilings demo data seeded:");
