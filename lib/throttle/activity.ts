@@ -47,6 +47,10 @@ export async function listThrottleActivity(db: Db, endpointId: number, options: 
   if (!endpoint) return null;
 
   const since = sql`date_trunc('minute', now()) - make_interval(mins => ${minutes - 1})`;
+  // A refusal row folds one 10-second bucket (log_refusals): its first time is at most 10 s before
+  // its last, so this bound changes no answer and lets refusals_endpoint_at_idx find the rows
+  // (no index has last_at: the filter alone read every refusal of the endpoint).
+  const refusedSince = sql`at > ${since} - interval '10 seconds'`;
   const callers = resultRows<CallerRow>(
     await db.execute(sql`
       with attempts as (
@@ -63,7 +67,7 @@ export async function listThrottleActivity(db: Db, endpointId: number, options: 
       refused as (
         select caller, sum(count) as refused
         from refusals
-        where endpoint_id = ${endpointId} and gate = 'throttle' and last_at >= ${since}
+        where endpoint_id = ${endpointId} and gate = 'throttle' and last_at >= ${since} and ${refusedSince}
         group by caller
       )
       select a.caller, a.attempts, coalesce(r.refused, 0) as refused, floor(a.estimate) as estimate, a.last_seen
@@ -75,7 +79,7 @@ export async function listThrottleActivity(db: Db, endpointId: number, options: 
     await db.execute(sql`
       select (select coalesce(sum(attempts), 0) from throttle_counters where endpoint_id = ${endpointId} and minute >= ${since}) as attempts,
              (select count(distinct caller) from throttle_counters where endpoint_id = ${endpointId} and minute >= ${since}) as callers,
-             (select coalesce(sum(count), 0) from refusals where endpoint_id = ${endpointId} and gate = 'throttle' and last_at >= ${since}) as refused`),
+             (select coalesce(sum(count), 0) from refusals where endpoint_id = ${endpointId} and gate = 'throttle' and last_at >= ${since} and ${refusedSince}) as refused`),
   );
 
   return {
