@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { bigint, index, integer, pgTable, text, timestamp, unique } from "drizzle-orm/pg-core";
 import { endpoints } from "./endpoints";
 import { refusalGate } from "./refusals";
@@ -26,6 +27,10 @@ export const refusalHourly = pgTable(
     // rows are updated, so that costs little.
     index("refusal_hourly_hour_idx").on(t.hour, t.gate, t.count),
     index("refusal_hourly_endpoint_hour_idx").on(t.endpointId, t.hour, t.gate, t.count),
+    // Readiness' week of unavailable refusals by endpoint key (a refusal logged while the database
+    // could not answer has no endpoint id): a few rows an hour, read without the rest of the gates'
+    // rows from the heap (56 ms at 2 M refusals without it).
+    index("refusal_hourly_unavailable_idx").on(t.hour, t.endpointKey, t.count).where(sql`${t.gate} = 'unavailable'`),
   ],
 );
 
