@@ -22,3 +22,4 @@ export * from "./usage";
 export * from "./worker-heartbeats";
 export * from "./reconciliation";
 export * from "./staff-lineage";
+export * from "./window-totals";

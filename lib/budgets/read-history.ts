@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { Db } from "@/db/client";
 import { windowFor, type WindowSpan } from "@/lib/ceilings/windows";
 import { DAY_MS, utcDay } from "@/lib/time";
+import { windowTotalsOf } from "@/lib/counters/window-totals";
 import { Int, parseRows } from "@/lib/spend/source";
 import type { BudgetScope, BudgetWindow } from "@/lib/vocabulary";
 
@@ -71,17 +72,15 @@ export async function budgetHistory(db: Db, b: HistoryBudget, now: Date): Promis
   const first = spans[0];
   const last = spans.at(-1);
   if (!first || !last) return { 30: { windows: [], total: 0 }, 90: { windows: [], total: 0 } };
-  const scopeFilter = b.scope === "global" ? sql`u.scope_key = ''` : sql`u.scope_key <> ''`;
+  // A per-account budget has a counter per account and window: the windows' sums come from the
+  // worker where it has them (lib/counters/window-totals.ts), in the budget's scope.
   const rows = parseRows(
     "budget history",
     Row,
     await db.execute(sql`
-      select u.window_start, sum(u.held + u.settled)::bigint as spend, max(u.held + u.settled) as busiest,
-        count(*) filter (where u.scope_key <> '') as accounts
-      from budget_usage u
-      where u.budget_id = ${b.id} and u.window_start >= ${first.start.toISOString()}::timestamptz
-        and u.window_start <= ${last.start.toISOString()}::timestamptz and ${scopeFilter}
-      group by u.window_start`),
+      select w.window_start, (w.held + w.settled)::bigint as spend, w.busiest, w.accounts
+      from (${windowTotalsOf("budget", [b.id], { from: first.start, to: new Date(last.start.getTime() + 1), now })}) w
+      where w.counters > 0`),
   );
   const events = parseRows(
     "budget value events",

@@ -2,6 +2,7 @@ import { sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
 import type { WindowSpan } from "@/lib/ceilings/windows";
+import { windowTotalsOf } from "@/lib/counters/window-totals";
 import { Int, NullableInt, parseRows } from "@/lib/spend/source";
 import { BUDGET_SCOPES, BUDGET_WINDOWS, type BudgetScope, type BudgetWindow } from "@/lib/vocabulary";
 import { topAccountsNow, type AccountSpend } from "./read-accounts";
@@ -102,8 +103,6 @@ export function openWindow(now: Date): SQL {
   return sql`ceilings.window_bounds(b."window", b.billing_day, 0, ${now.toISOString()}::timestamptz)`;
 }
 
-/** Whether a budget_usage row `u` counts for budget `b`: the one '' row of a global budget, the accounts' rows otherwise. */
-export const inScope = sql`(case when b.scope = 'global' then u.scope_key = '' else u.scope_key <> '' end)`;
 
 /** Accounts without an override of their own considered for the busiest: the ones that settled most. */
 const BUSIEST_CANDIDATES = 50;
@@ -121,12 +120,9 @@ async function readSummaries(db: Db, filter: SQL, now: Date): Promise<BudgetSumm
         x.scope_key as busiest_key, x.held as busiest_held, x.settled as busiest_settled, x.value as busiest_value
       from budgets b
       cross join lateral ${openWindow(now)} w
-      left join lateral (
-        select sum(u.held)::bigint as held, sum(u.settled)::bigint as settled,
-          count(*) filter (where u.scope_key <> '') as accounts
-        from budget_usage u
-        where u.budget_id = b.id and u.window_start = w.window_start and ${inScope}
-      ) s on true
+      -- The open window's sums: from the worker for a budget of many accounts (lib/counters/window-totals.ts).
+      left join (${windowTotalsOf("budget", sql`array(select b.id from budgets b where ${filter})`, { open: now })}) s
+        on s.limit_id = b.id and s.window_start = w.window_start
       -- The account nearest its own value (override, plan or the budget's) binds first; a value of 0
       -- (an override, a plan, a block) refuses, it is not "full".
       -- Candidates: the accounts that settled most (an index range, however many accounts there

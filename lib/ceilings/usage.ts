@@ -1,26 +1,26 @@
-import { and, desc, eq, gt, gte, inArray, lt, lte, sql } from "drizzle-orm";
-import type { Db } from "@/db/client";
+import { and, desc, eq, gt, gte, lt, lte, sql } from "drizzle-orm";
+import { type Db, resultRows } from "@/db/client";
+import { windowTotalsOf } from "@/lib/counters/window-totals";
 import { usage } from "@/db/schema";
 
 // Usage counters of the windows open at `now`. A range test on the window (rather than computing
-// each window's start) reads calendar windows and first-hit cooldowns the same way.
+// each window's start) reads calendar windows and first-hit cooldowns the same way. The totals of
+// a window with many counters come from the worker (lib/counters/window-totals.ts).
 
 export type UsageTotals = { scopes: number; settled: number; held: number; busiest: number };
 
 export async function currentUsageTotals(db: Db, ceilingIds: number[], now: Date): Promise<Map<number, UsageTotals>> {
   if (ceilingIds.length === 0) return new Map();
-  const rows = await db
-    .select({
-      ceilingId: usage.ceilingId,
-      scopes: sql<number>`count(*)`.mapWith(Number),
-      settled: sql<number>`coalesce(sum(${usage.settled}), 0)`.mapWith(Number),
-      held: sql<number>`coalesce(sum(${usage.held}), 0)`.mapWith(Number),
-      busiest: sql<number>`coalesce(max(${usage.settled} + ${usage.held}), 0)`.mapWith(Number),
-    })
-    .from(usage)
-    .where(and(inArray(usage.ceilingId, ceilingIds), lte(usage.windowStart, now), gt(usage.windowEnd, now)))
-    .groupBy(usage.ceilingId);
-  return new Map(rows.map((r) => [r.ceilingId, r]));
+  // A cooldown has several windows open at once (one per destination): summed per ceiling.
+  const rows = resultRows<{ limit_id: number; scopes: string; settled: string; held: string; busiest: string }>(
+    await db.execute(sql`
+      select w.limit_id, sum(w.counters) as scopes, sum(w.settled) as settled, sum(w.held) as held, max(w.busiest) as busiest
+      from (${windowTotalsOf("ceiling", ceilingIds, { open: now })}) w
+      group by w.limit_id`),
+  );
+  return new Map(
+    rows.map((r) => [r.limit_id, { scopes: Number(r.scopes), settled: Number(r.settled), held: Number(r.held), busiest: Number(r.busiest) }]),
+  );
 }
 
 export type ScopeUsage = { scopeKey: string; settled: number; held: number };

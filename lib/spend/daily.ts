@@ -94,7 +94,7 @@ export async function dailySpend(db: Db, params: DailySpendParams): Promise<Dail
     "dailySpend days",
     DayRow,
     await db.execute(sql`
-      with ${sourceSpend(p.endpointId, from, to)}, ${dayAxis(from, p.days)}
+      with ${sourceSpend(p.endpointId, from, to, now)}, ${dayAxis(from, p.days)}
       select ${dayText(dayStart)} as day,
         coalesce(sp.units, 0) as units,
         ${microsOf(sql`coalesce(sp.units, 0)`, sql`${endpoint.price_pico}::bigint`)} as money_micros,

@@ -104,7 +104,7 @@ export async function monthToDate(db: Db, params: MonthToDateParams): Promise<Mo
     "monthToDate days",
     DayRow,
     await db.execute(sql`
-      with ${sourceSpend(p.endpointId, from, tomorrow)}, ${dayAxis(from, monthDays)},
+      with ${sourceSpend(p.endpointId, from, tomorrow, now)}, ${dayAxis(from, monthDays)},
       daily as (
         select a.i, a.day_start,
           case when a.day_start <= ${today}::timestamptz then coalesce(sp.units, 0) end as units

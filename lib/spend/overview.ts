@@ -4,6 +4,7 @@ import type { Db } from "@/db/client";
 import { utcDayWindow } from "@/lib/ceilings/windows";
 import { dayText, Int, microsOf, parseRows, pricedByParts, sourceCeilings, unitPricePico } from "./source";
 import { DAY_MS } from "@/lib/time";
+import { windowTotalsOf } from "@/lib/counters/window-totals";
 
 export const TREND_DAYS = 14;
 
@@ -51,10 +52,12 @@ export async function overviewTrends(db: Db, opts: { now?: Date } = {}): Promise
         from generate_series(0, ${TREND_DAYS - 1}::int) as i
       ),
       spent as (
-        select s.endpoint_id, u.window_start, sum(u.settled + u.held)::bigint as units
-        from usage u join source s on s.id = u.ceiling_id
-        where u.window_start >= ${from}::timestamptz and u.window_start < ${to}::timestamptz
-        group by s.endpoint_id, u.window_start
+        -- Per-account ceilings have a counter per account and day: their days' sums come from the
+        -- worker where it has them (lib/counters/window-totals.ts).
+        select s.endpoint_id, w.window_start, sum(w.settled + w.held)::bigint as units
+        from (${windowTotalsOf("ceiling", sql`array(select id from source)`, { from: new Date(from), to: new Date(to), now })}) w
+        join source s on s.id = w.limit_id
+        group by s.endpoint_id, w.window_start
       )
       select e.id as endpoint_id, e.key, e.unit, e.currency, ${pricedByParts(sql`e`)} as by_parts,
         json_agg(json_build_object(

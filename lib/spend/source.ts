@@ -1,6 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { resultRows } from "@/db/client";
+import { windowTotalsOf } from "@/lib/counters/window-totals";
 import { PICOS_PER_MICRO } from "@/lib/vocabulary";
 
 // Where daily spend is read from. The endpoint's global utc_day units ceiling counts every caller
@@ -25,13 +26,14 @@ export function sourceCeilings(endpointFilter: SQL): SQL {
  * The CTEs `source` (the endpoint's source ceiling) and `spent` (its units, settled and held, per
  * UTC day from `from` up to `before`): where the daily chart and the month to date both start.
  */
-export function sourceSpend(endpointId: number, from: string, before: string): SQL {
+export function sourceSpend(endpointId: number, from: string, before: string, now: Date): SQL {
+  // A per-account source ceiling has a counter per account and day: the days' sums come from the
+  // worker where it has them (lib/counters/window-totals.ts).
   return sql`source as (${sourceCeilings(sql`c.endpoint_id = ${endpointId}`)}),
       spent as (
-        select u.window_start, sum(u.settled + u.held)::bigint as units
-        from usage u join source s on s.id = u.ceiling_id
-        where u.window_start >= ${from}::timestamptz and u.window_start < ${before}::timestamptz
-        group by u.window_start
+        select w.window_start, sum(w.settled + w.held)::bigint as units
+        from (${windowTotalsOf("ceiling", sql`array(select id from source)`, { from: new Date(from), to: new Date(before), now })}) w
+        group by w.window_start
       )`;
 }
 

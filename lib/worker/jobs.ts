@@ -3,6 +3,7 @@ import type { Db } from "@/db/client";
 import { expireChangeRequests } from "@/lib/changes";
 import { endRaises } from "@/lib/changes/raise-ends";
 import { runDueSchedules } from "@/lib/changes/schedule-run";
+import { CLOSED_EVERY_MS, countClosedWindows, countOpenWindows, OPEN_EVERY_MS } from "@/lib/counters/window-totals";
 import { expireReservations } from "@/lib/enforcement";
 import { metrics } from "@/lib/metrics";
 import { recompareRecent } from "@/lib/reconciliation/compare";
@@ -63,6 +64,19 @@ export const jobs: Job[] = [
     name: "ledger-days",
     everyMs: () => LEDGER_DAYS_EVERY_MS,
     run: async (db, _s, now) => ({ ...(await rollUpLedgerDays(db, now)) }),
+  },
+  {
+    // Each limit's counters summed per window, which the overview and the histories read instead
+    // of summing every account's counter on each load (lib/counters/window-totals.ts): windows that
+    // closed, recounted for three days; open windows of many counters, kept fresh.
+    name: "window-totals-closed",
+    everyMs: () => CLOSED_EVERY_MS,
+    run: async (db, _s, now) => ({ ceilings: await countClosedWindows(db, "ceiling", now), budgets: await countClosedWindows(db, "budget", now) }),
+  },
+  {
+    name: "window-totals-open",
+    everyMs: () => OPEN_EVERY_MS,
+    run: async (db, _s, now) => ({ ceilings: await countOpenWindows(db, "ceiling", now), budgets: await countOpenWindows(db, "budget", now) }),
   },
   {
     name: "rules",

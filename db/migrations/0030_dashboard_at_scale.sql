@@ -1,3 +1,23 @@
+CREATE TABLE "window_totals" (
+	"kind" text NOT NULL,
+	"limit_id" integer NOT NULL,
+	"window_start" timestamp with time zone NOT NULL,
+	"window_end" timestamp with time zone NOT NULL,
+	"counters" bigint NOT NULL,
+	"accounts" bigint NOT NULL,
+	"held" bigint NOT NULL,
+	"settled" bigint NOT NULL,
+	"busiest" bigint NOT NULL,
+	"computed_at" timestamp with time zone NOT NULL,
+	CONSTRAINT "window_totals_kind_limit_id_window_start_pk" PRIMARY KEY("kind","limit_id","window_start"),
+	CONSTRAINT "window_totals_kind" CHECK ("window_totals"."kind" in ('ceiling', 'budget'))
+);
+--> statement-breakpoint
+CREATE TABLE "window_totals_state" (
+	"kind" text PRIMARY KEY NOT NULL,
+	"closed_through" timestamp with time zone NOT NULL
+);
+--> statement-breakpoint
 CREATE INDEX "refusal_hourly_unavailable_idx" ON "refusal_hourly" USING btree ("hour","endpoint_key","count") WHERE "refusal_hourly"."gate" = 'unavailable';--> statement-breakpoint
 -- The catalog tables hold tens of rows and change a few rows at a time, so autovacuum's default
 -- (analyse after 50 changed rows plus a tenth of the table) never analyses them: the planner then

@@ -1,0 +1,167 @@
+import { sql, type SQL } from "drizzle-orm";
+import { type Db, resultRows } from "@/db/client";
+
+// Each limit's counters summed per window: what the overview, the sparklines and a budget's
+// history show. A per-account limit has a counter per account and window, and summing a hundred
+// thousand of them on every load (every 5 s on the overview) cost 100-150 ms a statement at
+// production size, so the worker keeps the sums (table window_totals) and readers combine them
+// with what the table does not hold yet, read live:
+//
+// - Closed windows ("window-totals-closed", every CLOSED_EVERY_MS): every window that ended at or
+//   before window_totals_state.closed_through has its row. Each run counts the windows that ended
+//   since RECOUNT_MS before the last run, so a settle or an expiry that lands after its window
+//   closed is in the row within one run; the first run counts the whole history.
+// - Open windows ("window-totals-open", every OPEN_EVERY_MS): only windows of at least
+//   BIG_WINDOW counters are counted, and a row is read only while younger than FRESH_MS; smaller
+//   open windows are read live, exactly, because they are cheap.
+//
+// Only calendar windows (utc_day, billing_month) are counted: a cooldown's windows open per
+// destination at any instant and are read live. Readers give the same numbers with or without the
+// table (a test compares them), but for what moved in the last run's interval.
+
+export type CounterKind = "ceiling" | "budget";
+
+export const CLOSED_EVERY_MS = 10 * 60_000;
+export const OPEN_EVERY_MS = 10_000;
+/** An open window's row is read while it is younger than this (a few missed runs of the job). */
+export const FRESH_MS = 60_000;
+/** A late settle moves a closed window's counters: closed windows are recounted for this long. */
+export const RECOUNT_MS = 3 * 86_400_000;
+/** Open windows with fewer counters than this are read live. */
+export const BIG_WINDOW = 10_000;
+
+/** The counter rows of a kind, as `u`, with the limit's id as `limit_id` and whether a row is in the limit's scope. */
+function counters(kind: CounterKind): { from: SQL; limitId: SQL; inScope: SQL } {
+  if (kind === "ceiling") {
+    return {
+      from: sql`usage u join ceilings c on c.id = u.ceiling_id`,
+      limitId: sql`u.ceiling_id`,
+      inScope: sql`true`,
+    };
+  }
+  // A budget's counters in its scope: a global budget's one counter, a per-account budget's
+  // accounts' (budget_usage keeps both for a budget whose scope changed).
+  return {
+    from: sql`budget_usage u join budgets c on c.id = u.budget_id`,
+    limitId: sql`u.budget_id`,
+    inScope: sql`(case when c.scope = 'global' then u.scope_key = '' else u.scope_key <> '' end)`,
+  };
+}
+
+const calendar = sql`c."window" in ('utc_day', 'billing_month')`;
+
+function aggregates(inScope: SQL): SQL {
+  return sql`count(*) filter (where ${inScope}) as counters,
+    count(*) filter (where ${inScope} and u.scope_key <> '') as accounts,
+    coalesce(sum(u.held) filter (where ${inScope}), 0)::bigint as held,
+    coalesce(sum(u.settled) filter (where ${inScope}), 0)::bigint as settled,
+    coalesce(max(u.held + u.settled) filter (where ${inScope}), 0)::bigint as busiest`;
+}
+
+function upsert(kind: CounterKind, select: SQL): SQL {
+  return sql`
+    insert into window_totals (kind, limit_id, window_start, window_end, counters, accounts, held, settled, busiest, computed_at)
+    ${select}
+    on conflict (kind, limit_id, window_start) do update set
+      window_end = excluded.window_end, counters = excluded.counters, accounts = excluded.accounts,
+      held = excluded.held, settled = excluded.settled, busiest = excluded.busiest, computed_at = excluded.computed_at`;
+}
+
+/** Counts the windows that closed since the last run (less RECOUNT_MS), then moves closed_through to `now`. */
+export async function countClosedWindows(db: Db, kind: CounterKind, now: Date): Promise<{ windows: number; skipped?: true }> {
+  return db.transaction(async (tx) => {
+    // Two workers: one counts, the other skips (the rows would be the same).
+    const [lock] = resultRows<{ ok: boolean }>(await tx.execute(sql`select pg_try_advisory_xact_lock(hashtext(${`window-totals-closed:${kind}`})) as ok`));
+    if (!lock?.ok) return { windows: 0, skipped: true as const };
+    const [state] = resultRows<{ closed_through: Date | string }>(
+      await tx.execute(sql`select closed_through from window_totals_state where kind = ${kind}`),
+    );
+    const at = now.toISOString();
+    const { from, limitId, inScope } = counters(kind);
+    // A window ends at most 31 days after it starts (a billing month), which bounds its start for the index.
+    const since = state ? new Date(new Date(state.closed_through).getTime() - RECOUNT_MS).toISOString() : null;
+    const range = since
+      ? sql`u.window_start > ${since}::timestamptz - interval '32 days' and u.window_end > ${since}::timestamptz and u.window_end <= ${at}::timestamptz`
+      : sql`u.window_end <= ${at}::timestamptz`;
+    const rows = resultRows<{ n: number }>(
+      await tx.execute(sql`
+        with written as (${upsert(
+          kind,
+          sql`select ${kind}, ${limitId}, u.window_start, max(u.window_end), ${aggregates(inScope)}, ${at}::timestamptz
+              from ${from} where ${calendar} and ${range}
+              group by ${limitId}, u.window_start`,
+        )} returning 1)
+        select count(*)::int as n from written`),
+    );
+    await tx.execute(sql`
+      insert into window_totals_state (kind, closed_through) values (${kind}, ${at}::timestamptz)
+      on conflict (kind) do update set closed_through = excluded.closed_through`);
+    return { windows: rows[0]?.n ?? 0 };
+  });
+}
+
+/** Counts the open windows of at least `big` counters (BIG_WINDOW). */
+export async function countOpenWindows(db: Db, kind: CounterKind, now: Date, big = BIG_WINDOW): Promise<{ windows: number }> {
+  const at = now.toISOString();
+  const { from, limitId, inScope } = counters(kind);
+  const rows = resultRows<{ n: number }>(
+    await db.execute(sql`
+      with written as (${upsert(
+        kind,
+        sql`select ${kind}, ${limitId}, u.window_start, max(u.window_end), ${aggregates(inScope)}, ${at}::timestamptz
+            from ${from}
+            where ${calendar} and u.window_start > ${at}::timestamptz - interval '32 days'
+              and u.window_start <= ${at}::timestamptz and u.window_end > ${at}::timestamptz
+            group by ${limitId}, u.window_start
+            having count(*) >= ${big}`,
+      )} returning 1)
+      select count(*)::int as n from written`),
+  );
+  return { windows: rows[0]?.n ?? 0 };
+}
+
+/** Which windows a read covers: those open at `open`, or those starting in [from, to). */
+export type WindowRange = { open: Date } | { from: Date; to: Date; now: Date };
+
+/**
+ * A select of one row per limit (of `ids`: ids, or an int[] expression) and window in `range`, with columns limit_id,
+ * window_start, window_end, counters, accounts, held, settled and busiest: the worker's row where
+ * it has one that holds (a closed window counted, an open one fresh), the counters summed live
+ * otherwise. The live part never reads a window the table holds: a big window is skipped by its
+ * limit's id before any of its counters is read.
+ */
+export function windowTotalsOf(kind: CounterKind, ids: number[] | SQL, range: WindowRange): SQL {
+  const now = ("open" in range ? range.open : range.now).toISOString();
+  const idList = Array.isArray(ids) ? sql.raw(`'{${ids.map(Number).join(",")}}'::int[]`) : ids;
+  const { from, limitId, inScope } = counters(kind);
+  const fresh = sql`t.window_start <= ${now}::timestamptz and t.window_end > ${now}::timestamptz
+    and t.computed_at > ${now}::timestamptz - make_interval(secs => ${FRESH_MS / 1000})`;
+  // The limits whose open window the table holds fresh: their open window is not read live.
+  const freshIds = sql`array(select t.limit_id from window_totals t where t.kind = ${kind} and t.limit_id = any(${idList}) and ${fresh})`;
+  const closedThrough = sql`coalesce((select s.closed_through from window_totals_state s where s.kind = ${kind}), '-infinity'::timestamptz)`;
+  if ("open" in range) {
+    return sql`
+      select t.limit_id, t.window_start, t.window_end, t.counters, t.accounts, t.held, t.settled, t.busiest
+      from window_totals t where t.kind = ${kind} and t.limit_id = any(${idList}) and ${fresh}
+      union all
+      select ${limitId} as limit_id, u.window_start, max(u.window_end) as window_end, ${aggregates(inScope)}
+      from ${from}
+      where ${limitId} = any(${idList}) and not (${limitId} = any(${freshIds}))
+        and u.window_start <= ${now}::timestamptz and u.window_end > ${now}::timestamptz
+      group by ${limitId}, u.window_start`;
+  }
+  const start = range.from.toISOString();
+  const end = range.to.toISOString();
+  return sql`
+    select t.limit_id, t.window_start, t.window_end, t.counters, t.accounts, t.held, t.settled, t.busiest
+    from window_totals t
+    where t.kind = ${kind} and t.limit_id = any(${idList}) and t.window_start >= ${start}::timestamptz and t.window_start < ${end}::timestamptz
+      and (t.window_end <= ${closedThrough} or (${fresh}))
+    union all
+    select ${limitId} as limit_id, u.window_start, max(u.window_end) as window_end, ${aggregates(inScope)}
+    from ${from}
+    where ${limitId} = any(${idList}) and u.window_start >= ${start}::timestamptz and u.window_start < ${end}::timestamptz
+      and (u.window_end > ${closedThrough} or not ${calendar})
+      and (u.window_end <= ${now}::timestamptz or not (${limitId} = any(${freshIds})))
+    group by ${limitId}, u.window_start`;
+}
