@@ -1,29 +1,15 @@
-import { readdirSync } from "node:fs";
-import path from "node:path";
 import { expect, type Page, test } from "@playwright/test";
 import { DEMO_BLOCKED } from "@/lib/demo/accounts";
 import { DEMO_ADMIN, DEMO_PASSWORD, LoginPage } from "./pages/login-page";
-import { chartsDrawn, expectNoSidewaysScroll } from "./pages/overflow";
-import { columnsOutOfSight } from "./pages/table-cells";
+import { checkPage, pageRoutes } from "./pages/page-checks";
 
-// No page scrolls sideways at phone width (390 px): wide tables scroll inside their own box.
+// No page scrolls sideways at phone width (390 px), wide tables scroll inside their own box, and
+// axe-core finds no accessibility violation (e2e/pages/page-checks.ts).
 // Every page of the app (the list is read from app/**/page.tsx, so a new page without a path here
 // fails), as an admin (who sees every control), plus the sign-in page: demo endpoints with a
 // month of history and an endpoint created here with none, whose charts draw 30 empty days.
 // Each page is measured after its charts have drawn, by the document's scroll width, and the
 // first row of each of its tables must show every column without scrolling sideways.
-
-/** Every page of the app as its route: app/(dashboard)/endpoints/[key]/page.tsx is /endpoints/[key]. */
-function pageRoutes(dir = "app", route = ""): string[] {
-  const routes: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (entry.isFile() && entry.name === "page.tsx") routes.push(route || "/");
-    if (!entry.isDirectory() || entry.name.startsWith("_") || entry.name === "api") continue;
-    // A route group, "(dashboard)", adds nothing to the path.
-    routes.push(...pageRoutes(path.join(dir, entry.name), entry.name.startsWith("(") ? route : `${route}/${entry.name}`));
-  }
-  return routes;
-}
 
 const FRESH = `phone.fresh-${Date.now().toString(36)}`;
 
@@ -55,25 +41,12 @@ async function createFreshEndpoint(page: Page, measure: (label: string) => Promi
   await expect(page).toHaveURL(new RegExp(`/endpoints/${FRESH.replaceAll(".", "\\.")}$`));
 }
 
-test("no page scrolls sideways at 390 px, a fresh endpoint's included", async ({ page }, testInfo) => {
-  test.setTimeout(180_000);
+test("no page scrolls sideways at 390 px or fails axe, a fresh endpoint's included", async ({ page }, testInfo) => {
+  // About 45 pages, each measured and run through axe (2-3 s a page on two busy cores).
+  test.setTimeout(420_000);
   await page.setViewportSize({ width: 390, height: 844 });
   const failures: string[] = [];
-  const measure = async (label: string) => {
-    await chartsDrawn(page);
-    try {
-      await expectNoSidewaysScroll(page, label);
-    } catch (error) {
-      failures.push(error instanceof Error ? error.message.split("\n")[0] ?? label : label);
-    }
-    // Every table's first row reads whole: no column of it is out of sight.
-    const tables = page.locator("[role=region] > table");
-    for (let i = 0; i < (await tables.count()); i++) {
-      const row = tables.nth(i).locator("tbody tr").first();
-      for (const problem of await columnsOutOfSight(row, "all")) failures.push(`${label}, table ${i + 1}: ${problem}`);
-    }
-    await testInfo.attach(`phone ${label}`, { body: await page.screenshot({ fullPage: true }), contentType: "image/png" });
-  };
+  const measure = (label: string) => checkPage(page, label, failures, testInfo);
 
   const login = new LoginPage(page);
   await login.goto("/");

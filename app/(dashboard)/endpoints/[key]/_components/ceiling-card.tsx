@@ -75,8 +75,11 @@ export function CeilingCard({ ceiling: c, unit, isAdmin, canAsk, overrides, plan
           <p className="font-medium">Busiest accounts in this window</p>
           <ul className="mt-1 space-y-0.5">
             {topCallers.map((t) => (
-              <li key={t.scopeKey} className="flex justify-between gap-4 tabular-nums">
-                <Link href={`/accounts/${encodeURIComponent(t.scopeKey)}`} className="font-mono underline">{t.scopeKey}</Link>
+              <li key={t.scopeKey} className="flex items-center justify-between gap-4 tabular-nums">
+                {/* 24 px tall: a finger's target on a phone (WCAG 2.2 target size). */}
+                <Link href={`/accounts/${encodeURIComponent(t.scopeKey)}`} className="inline-flex min-h-6 items-center font-mono underline">
+                  {t.scopeKey}
+                </Link>
                 <span>{formatCount(t.settled + t.held)}</span>
               </li>
             ))}
