@@ -7,7 +7,9 @@ import { formatPriceDecimal } from "@/lib/money/price";
 /** The value before and after; money (micros) as money when the event names its currency. */
 export function valueChange(e: Pick<AuditEvent, "previousValue" | "appliedValue" | "details">): string {
   if (e.previousValue === null && e.appliedValue === null) return "";
-  const currency = e.details?.currency;
+  // A budget's events name their currency (an older budget.create only inside its "after").
+  const after = e.details?.after;
+  const currency = e.details?.currency ?? (after && typeof after === "object" && "currency" in after ? after.currency : undefined);
   const show = (v: number) => (typeof currency === "string" ? formatMoney(v, currency) : formatCount(v));
   const from = e.previousValue === null ? "none" : show(e.previousValue);
   const to = e.appliedValue === null ? "none" : show(e.appliedValue);

@@ -4,7 +4,7 @@ import { useEffect, useState } from "react";
 import { IDLE } from "@/app/_lib/action-state";
 import { runAction } from "@/app/(dashboard)/actions";
 import type { WhatIfData } from "@/app/(dashboard)/what-if-action-core";
-import { formatCount } from "@/lib/format";
+import { formatCount, formatMoney } from "@/lib/format";
 import { WhatIfNumbers } from "./what-if-numbers";
 
 // What a value would have refused, replayed from the reservations ledger (lib/changes/what-if.ts),
@@ -18,13 +18,14 @@ type WhatIfPanelProps = {
   fields: Record<string, string>;
   /** The value to replay, or null to show nothing (not lower, not parsed yet). */
   value: number | null;
-  /** What one unit of the value is: "calls", "emails", or "money" for budgets. */
+  /** What one unit of the value is: "calls", "emails", or "money" for budgets (micros of `currency`). */
   unit: string;
+  currency?: string;
 };
 
 type Answer = { status: "idle" } | { status: "loading" } | { status: "error"; error: string } | { status: "ok"; data: WhatIfData };
 
-export function WhatIfPanel({ fields, value, unit }: WhatIfPanelProps) {
+export function WhatIfPanel({ fields, value, unit, currency = "USD" }: WhatIfPanelProps) {
   const [answer, setAnswer] = useState<Answer>({ status: "idle" });
   const key = JSON.stringify(fields);
 
@@ -53,7 +54,7 @@ export function WhatIfPanel({ fields, value, unit }: WhatIfPanelProps) {
   if (value === null) return null;
   return (
     <section aria-live="polite" data-testid="what-if" className="rounded-md border border-amber-300 bg-amber-50 p-3 text-sm text-zinc-900 dark:border-amber-800 dark:bg-amber-950/40 dark:text-zinc-100">
-      <h3 className="font-medium">What {formatCount(value)}{unit === "money" ? " micros" : ` ${unit}`} would have refused</h3>
+      <h3 className="font-medium">What {unit === "money" ? formatMoney(value, currency) : `${formatCount(value)} ${unit}`} would have refused</h3>
       {answer.status === "ok" ? <WhatIfNumbers data={answer.data} /> : null}
       {answer.status === "loading" || answer.status === "idle" ? <p className="mt-1 text-zinc-600 dark:text-zinc-400">Replaying the last 30 days of reservations…</p> : null}
       {answer.status === "error" ? <p className="mt-1 text-zinc-600 dark:text-zinc-400">What-if unavailable: {answer.error}. Saving is not affected.</p> : null}

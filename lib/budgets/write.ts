@@ -119,13 +119,14 @@ type BudgetEvent = Omit<NewAuditEvent, "actorType" | "actor" | "reason" | "targe
  * One audit event of a change to a budget: the target is the budget's key and the details carry
  * its id (the audit log names budgets as it names API keys and staff, by target).
  */
-export function recordBudgetChange(p: BudgetChange, budget: Pick<Budget, "id" | "key">, event: BudgetEvent): Promise<void> {
+export function recordBudgetChange(p: BudgetChange, budget: Pick<Budget, "id" | "key" | "currency">, event: BudgetEvent): Promise<void> {
   return recordAudit(p.tx, {
     ...auditActorFields(p.actor),
     target: budget.key,
     reason: p.reason,
     ...event,
-    details: { budgetId: budget.id, ...event.details, ...p.details, ...controlDetails(p.changeControl) },
+    // Every budget value is money: the currency lets the log show it as money, never as micros.
+    details: { budgetId: budget.id, currency: budget.currency, ...event.details, ...p.details, ...controlDetails(p.changeControl) },
   });
 }
 

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { ceilings, endpoints, refusals } from "@/db/schema";
+import { budgets, ceilings, endpoints, refusals } from "@/db/schema";
 import { describeGuarantee } from "@/lib/ceilings/guarantee";
 import type { CeilingMetric, CeilingScope, CeilingWindow } from "@/lib/vocabulary";
 import { refusalColumns, type RefusalRow } from "./list";
@@ -16,9 +16,13 @@ export type RefusalCeiling = {
   guarantee: string;
 };
 
+/** The budget that refused (gate budget): its remaining was money in its currency, not units. */
+export type RefusalBudget = { key: string; currency: string; valueNow: number };
+
 export type RefusalDetail = RefusalRow & {
   endpoint: { key: string; name: string; unit: string } | null;
   ceiling: RefusalCeiling | null;
+  budget: RefusalBudget | null;
 };
 
 /** One refusal with its endpoint and the ceiling that said no (null when the gate had none). */
@@ -38,14 +42,18 @@ export async function getRefusal(db: Db, id: number): Promise<RefusalDetail | nu
       cWindow: ceilings.window,
       cWindowSeconds: ceilings.windowSeconds,
       cValue: ceilings.value,
+      bKey: budgets.key,
+      bCurrency: budgets.currency,
+      bValue: budgets.value,
     })
     .from(refusals)
     .leftJoin(endpoints, eq(endpoints.id, refusals.endpointId))
     .leftJoin(ceilings, eq(ceilings.id, refusals.ceilingId))
+    .leftJoin(budgets, eq(budgets.id, refusals.budgetId))
     .where(eq(refusals.id, id))
     .limit(1);
   if (!row) return null;
-  const { epKey, epName, epUnit, epBillingDay, epPerCallMax, cId, cMetric, cScope, cWindow, cWindowSeconds, cValue, ...refusal } = row;
+  const { epKey, epName, epUnit, epBillingDay, epPerCallMax, cId, cMetric, cScope, cWindow, cWindowSeconds, cValue, bKey, bCurrency, bValue, ...refusal } = row;
   const endpoint = epKey !== null && epName !== null && epUnit !== null ? { key: epKey, name: epName, unit: epUnit } : null;
   let ceiling: RefusalCeiling | null = null;
   if (cId !== null && cMetric !== null && cScope !== null && cWindow !== null && cValue !== null) {
@@ -55,5 +63,6 @@ export async function getRefusal(db: Db, id: number): Promise<RefusalDetail | nu
       : `${cValue} ${cMetric}`;
     ceiling = { id: cId, metric: cMetric, scope: cScope, window: cWindow, valueNow: cValue, guarantee };
   }
-  return { ...refusal, endpoint, ceiling };
+  const budget = bKey !== null && bCurrency !== null && bValue !== null ? { key: bKey, currency: bCurrency, valueNow: bValue } : null;
+  return { ...refusal, endpoint, ceiling, budget };
 }

@@ -83,7 +83,7 @@ export function AdjustBudgetForm(props: AdjustBudgetFormProps) {
           <input id={`${id}-confirm`} name="confirm" type="text" inputMode="decimal" autoComplete="off" required value={confirm} onChange={(e) => setConfirm(e.target.value)} className={inputClass} data-testid="budget-adjust-confirm" />
         </div>
       ) : null}
-      <WhatIfPanel fields={{ target: "budget", budgetKey: props.budgetKey }} value={lower} unit="money" />
+      <WhatIfPanel fields={{ target: "budget", budgetKey: props.budgetKey }} value={lower} unit="money" currency={props.currency} />
       {raise ? (
         <AskForApproval kind="budget.value" canBreakGlass={props.isAdmin} hasConfirm={needsConfirmation} />
       ) : props.isAdmin ? (

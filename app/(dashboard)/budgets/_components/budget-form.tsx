@@ -194,7 +194,7 @@ export function NewBudgetForm({ options }: { options: MemberOption[] }) {
         {sentence ? `Guarantee: ${sentence}.` : "Choose members and a value to see what the budget guarantees."}
       </p>
       {/* What the new budget would have refused on its members' history ("no history" when they have none). */}
-      <WhatIfPanel fields={{ target: "new-budget", scope: v.scope, window: v.window, billingDay: v.window === "billing_month" ? v.billingDay.trim() : "1", members: [...v.members].sort().join(",") }} value={newBudgetValue(v)} unit="money" />
+      <WhatIfPanel fields={{ target: "new-budget", scope: v.scope, window: v.window, billingDay: v.window === "billing_month" ? v.billingDay.trim() : "1", members: [...v.members].sort().join(",") }} value={newBudgetValue(v)} unit="money" currency={v.currency || "USD"} />
       <ReasonField id={id} />
       {/* Above its default, or looser than a budget archived in the last 24 hours over the same members: a raise. */}
       {askKindOf(state) === "budget.create" ? <AskForApproval kind="budget.create" canBreakGlass what="This new budget is a raise" /> : null}

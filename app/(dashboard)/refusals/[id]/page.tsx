@@ -3,7 +3,7 @@ import Link from "next/link";
 import { notFound } from "next/navigation";
 import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
-import { formatCount, formatUtc } from "@/lib/format";
+import { formatCount, formatMoney, formatUtc } from "@/lib/format";
 import { getRefusal } from "@/lib/refusals";
 import type { ReactNode } from "react";
 import { HOUR_MS } from "@/lib/time";
@@ -59,8 +59,21 @@ export default async function RefusalPage({ params }: { params: Promise<{ id: st
             <span className="text-zinc-500">none: the {r.gate} gate refuses before any ceiling is charged</span>
           )}
         </Field>
+        {r.budget ? (
+          <Field label="Budget" testId="refusal-budget">
+            <Link href={`/budgets/${encodeURIComponent(r.budget.key)}`} className="font-mono text-sky-700 underline dark:text-sky-400">{r.budget.key}</Link>{" "}
+            <span className="text-zinc-500">(its value today: {formatMoney(r.budget.valueNow, r.budget.currency)})</span>
+          </Field>
+        ) : null}
         <Field label="Amount asked" testId="refusal-amount">{formatCount(r.amount)} {r.endpoint?.unit ?? "units"}</Field>
-        <Field label="Remaining at the time" testId="refusal-remaining">{r.remaining === null ? "not recorded for this gate" : `${formatCount(r.remaining)} ${r.endpoint?.unit ?? "units"}`}</Field>
+        {/* A budget counts money: what it had left is money in its currency, beside the units asked. */}
+        <Field label="Remaining at the time" testId="refusal-remaining">
+          {r.remaining === null
+            ? "not recorded for this gate"
+            : r.budget
+              ? `${formatMoney(r.remaining, r.budget.currency)} of the budget`
+              : `${formatCount(r.remaining)} ${r.endpoint?.unit ?? "units"}`}
+        </Field>
         <Field label="Caller">{r.caller ? <span className="font-mono">{r.caller}</span> : "none"}</Field>
         <Field label="Destination (canonical)">{r.destination ? <span className="font-mono">{r.destination}</span> : "none"}</Field>
         <Field label="Request id" testId="refusal-request-id">{r.requestId ? <span className="font-mono">{r.requestId}</span> : "none"}</Field>
