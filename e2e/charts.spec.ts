@@ -14,8 +14,10 @@ test.describe("spend charts", () => {
 
     await expect(charts.range(30)).toHaveAttribute("aria-pressed", "true");
     await expect(charts.dailyRows).toHaveCount(30);
-    // Every seeded day has traffic, so each of the 30 days has a bar.
-    await expect(charts.bars).toHaveCount(30);
+    // Every seeded day has traffic, so each of the 30 days has a bar; but a run that crosses UTC
+    // midnight after the seed has a new today with no traffic yet, and no bar for it.
+    const todayUnits = (await charts.dailyRows.last().locator("td").nth(0).innerText()).trim();
+    await expect(charts.bars).toHaveCount(/^0\b/.test(todayUnits) ? 29 : 30);
     await expect(charts.ceilingLine).toHaveCount(1);
     await expect(charts.ceilingLine).toHaveAttribute("d", /^M[\d.]+,[\d.]+(?:[HVL][\d.,]+)+$/);
     await expect(charts.daily.locator("figcaption")).toContainText("Daily ceiling now 100 emails");
