@@ -70,6 +70,13 @@ describe.skipIf(skipWithoutDatabase())("window totals: each limit's counters sum
     const h = await history();
     const live = await reads(h, NOW);
     expect(live.open).toHaveLength(2);
+    // Read per limit by its open window's start (and a cooldown's by the range its windows start
+    // in), they are what a plain sum over every counter open at NOW gives.
+    const plain = (await t.db.execute(sql`
+      select ceiling_id as id, count(*)::int as scopes, sum(settled)::int as settled, sum(held)::int as held, max(settled + held)::int as busiest
+      from usage where ceiling_id in (${h.perAccount}, ${h.cooldown}) and window_start <= ${NOW.toISOString()}::timestamptz and window_end > ${NOW.toISOString()}::timestamptz
+      group by ceiling_id order by ceiling_id`)) as unknown as { id: number; scopes: number; settled: number; held: number; busiest: number }[];
+    expect(live.open).toEqual(plain.map(({ id, ...totals }) => [id, totals]));
     expect(live.budgets.find((b) => b.key === h.accounts.key)?.accounts).toBeGreaterThan(2);
 
     // Closed windows counted, and the open ones as if they were big (2 counters or more).

@@ -30,21 +30,30 @@ export const RECOUNT_MS = 3 * 86_400_000;
 /** Open windows with fewer counters than this are read live. */
 export const BIG_WINDOW = 10_000;
 
-/** The counter rows of a kind, as `u`, with the limit's id as `limit_id` and whether a row is in the limit's scope. */
-function counters(kind: CounterKind): { from: SQL; limitId: SQL; inScope: SQL } {
+/**
+ * The counter rows of a kind, as `u` joined to their limit `c`, with the limit's id as `limit_id`,
+ * whether a row is in the limit's scope, and the limit's billing day (an endpoint's, a budget's).
+ */
+function counters(kind: CounterKind): { from: SQL; limits: SQL; counterTable: SQL; limitId: SQL; inScope: SQL; billingDay: SQL } {
   if (kind === "ceiling") {
     return {
       from: sql`usage u join ceilings c on c.id = u.ceiling_id`,
+      limits: sql`ceilings c`,
+      counterTable: sql`usage u`,
       limitId: sql`u.ceiling_id`,
       inScope: sql`true`,
+      billingDay: sql`(select e.billing_day from endpoints e where e.id = c.endpoint_id)`,
     };
   }
   // A budget's counters in its scope: a global budget's one counter, a per-account budget's
   // accounts' (budget_usage keeps both for a budget whose scope changed).
   return {
     from: sql`budget_usage u join budgets c on c.id = u.budget_id`,
+    limits: sql`budgets c`,
+    counterTable: sql`budget_usage u`,
     limitId: sql`u.budget_id`,
     inScope: sql`(case when c.scope = 'global' then u.scope_key = '' else u.scope_key <> '' end)`,
+    billingDay: sql`c.billing_day`,
   };
 }
 
@@ -140,15 +149,41 @@ export function windowTotalsOf(kind: CounterKind, ids: number[] | SQL, range: Wi
   const freshIds = sql`array(select t.limit_id from window_totals t where t.kind = ${kind} and t.limit_id = any(${idList}) and ${fresh})`;
   const closedThrough = sql`coalesce((select s.closed_through from window_totals_state s where s.kind = ${kind}), '-infinity'::timestamptz)`;
   if ("open" in range) {
+    // Each limit's open calendar window by its start, so the counters are an index range per
+    // limit; a first_hit cooldown's windows (one per destination) by the range they can start in.
+    const { limits, counterTable, billingDay } = counters(kind);
+    // A lateral subquery per limit: each is an index range of (limit, window start), never a scan of
+    // every counter.
+    const cooldowns =
+      kind === "ceiling"
+        ? sql`
+      union all
+      select c.id as limit_id, x.window_start, x.window_end, x.counters, x.accounts, x.held, x.settled, x.busiest
+      from ceilings c
+      cross join lateral (
+        select u.window_start, max(u.window_end) as window_end, ${aggregates(inScope)}
+        from usage u
+        where u.ceiling_id = c.id and u.window_start > ${now}::timestamptz - make_interval(secs => c.window_seconds)
+          and u.window_start <= ${now}::timestamptz and u.window_end > ${now}::timestamptz
+        group by u.window_start
+      ) x
+      where c.id = any(${idList}) and c."window" = 'first_hit'`
+        : sql``;
     return sql`
       select t.limit_id, t.window_start, t.window_end, t.counters, t.accounts, t.held, t.settled, t.busiest
       from window_totals t where t.kind = ${kind} and t.limit_id = any(${idList}) and ${fresh}
       union all
-      select ${limitId} as limit_id, u.window_start, max(u.window_end) as window_end, ${aggregates(inScope)}
-      from ${from}
-      where ${limitId} = any(${idList}) and not (${limitId} = any(${freshIds}))
-        and u.window_start <= ${now}::timestamptz and u.window_end > ${now}::timestamptz
-      group by ${limitId}, u.window_start`;
+      select c.id as limit_id, w.window_start, x.window_end, x.counters, x.accounts, x.held, x.settled, x.busiest
+      from ${limits}
+      cross join lateral ceilings.window_bounds(c."window", ${billingDay}, 0, ${now}::timestamptz) w
+      cross join lateral (
+        select max(u.window_end) as window_end, ${aggregates(inScope)}
+        from ${counterTable}
+        where ${limitId} = c.id and u.window_start = w.window_start
+        having count(*) > 0
+      ) x
+      where c.id = any(${idList}) and not (c.id = any(${freshIds})) and ${calendar}
+      ${cooldowns}`;
   }
   const start = range.from.toISOString();
   const end = range.to.toISOString();
