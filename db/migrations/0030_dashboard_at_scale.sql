@@ -19,6 +19,7 @@ CREATE TABLE "window_totals_state" (
 );
 --> statement-breakpoint
 CREATE INDEX "refusal_hourly_unavailable_idx" ON "refusal_hourly" USING btree ("hour","endpoint_key","count") WHERE "refusal_hourly"."gate" = 'unavailable';--> statement-breakpoint
+CREATE INDEX "refusals_endpoint_gate_at_idx" ON "refusals" USING btree ("endpoint_id","gate","at" DESC NULLS LAST,"id" DESC NULLS LAST);--> statement-breakpoint
 -- The catalog tables hold tens of rows and change a few rows at a time, so autovacuum's default
 -- (analyse after 50 changed rows plus a tenth of the table) never analyses them: the planner then
 -- guesses their size from empty pages and, joining them to the big tables, reads every

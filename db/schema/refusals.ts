@@ -40,6 +40,9 @@ export const refusals = pgTable(
     index("refusals_at_idx").on(t.at.desc(), t.id.desc(), t.gate, t.count),
     index("refusals_endpoint_at_idx").on(t.endpointId, t.at.desc(), t.id.desc()),
     index("refusals_gate_at_idx").on(t.gate, t.at.desc(), t.id.desc()),
+    // The log filtered by endpoint and gate: without it, a gate an endpoint never met read every
+    // refusal of the endpoint to find none (89 ms for 34,000 rows at 2 M refusals).
+    index("refusals_endpoint_gate_at_idx").on(t.endpointId, t.gate, t.at.desc(), t.id.desc()),
     index("refusals_caller_at_idx").on(t.caller, t.at.desc(), t.id.desc()),
     index("refusals_destination_idx").on(t.destination.op("text_pattern_ops"), t.at.desc()),
   ],
