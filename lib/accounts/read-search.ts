@@ -106,12 +106,22 @@ export async function searchAccounts(db: Db, query: string, limit: number): Prom
   };
 }
 
-/** How many accounts Ceilings knows, from the planner's estimate (a count of a million rows is not free). */
-export async function estimateAccounts(db: Db): Promise<number> {
+/** Below this many accounts (by the planner's estimate) they are counted exactly. */
+export const EXACT_ACCOUNTS_UP_TO = 100_000;
+
+/**
+ * How many accounts Ceilings knows. A count of a million rows is not free, so a big table is the
+ * planner's estimate (kept by autovacuum's analyze; `approximate`); a small one is counted, since a
+ * table never analysed estimates 0 (the page said "about 0 accounts" beside a table of four).
+ */
+export async function estimateAccounts(db: Db, exactUpTo = EXACT_ACCOUNTS_UP_TO): Promise<{ n: number; approximate: boolean }> {
   const [row] = parseRows(
     "accounts estimate",
     z.object({ n: Int }),
     await db.execute(sql`select greatest(reltuples, 0)::bigint as n from pg_class where oid = 'accounts'::regclass`),
   );
-  return row?.n ?? 0;
+  const estimate = row?.n ?? 0;
+  if (estimate >= exactUpTo) return { n: estimate, approximate: true };
+  const [exact] = parseRows("accounts count", z.object({ n: Int }), await db.execute(sql`select count(*)::bigint as n from accounts`));
+  return { n: exact?.n ?? 0, approximate: false };
 }

@@ -6,7 +6,7 @@ import { useTestDatabase } from "@/db/testing-suite";
 import { insertBudget, insertEndpoint, insertReservation } from "@/lib/budgets/read-fixtures";
 import { createEndpoint } from "@/lib/ceilings/test-fixtures";
 import { DAY_MS } from "@/lib/time";
-import { AccountReadError, readAccount, searchAccounts, topAccounts, listTopTargets, type TopTarget } from "./read";
+import { AccountReadError, estimateAccounts, readAccount, searchAccounts, topAccounts, listTopTargets, type TopTarget } from "./read";
 import { ceilingTopOver, ceilingTopOverQuery } from "./read-top";
 
 // The account page's reads on a real Postgres. Rows are inserted directly: the page must show
@@ -299,5 +299,19 @@ describe.skipIf(skipWithoutDatabase())("a ceiling's top accounts over 30 days", 
       for (const r of quick.accounts) expect(all.get(r.account)).toEqual(r);
       expect(quick.accounts).toHaveLength(10);
     }
+  });
+});
+
+describe.skipIf(skipWithoutDatabase())("how many accounts the page says there are", () => {
+  const t = useTestDatabase("account_estimate");
+
+  it("counts a small table exactly, never analysed, and estimates a big one", async () => {
+    // A table never analysed: its planner estimate is 0 (PostgreSQL 14+: -1, read as 0).
+    const before = await estimateAccounts(t.db);
+    await t.db.insert(accounts).values(["e1", "e2", "e3", "e4"].map((account) => ({ account: `${account}-${before.n}` })));
+    expect(await estimateAccounts(t.db)).toEqual({ n: before.n + 4, approximate: false });
+    // Past the threshold the estimate is taken as it is, and said to be one.
+    await t.ownerDb.execute(sql`analyze accounts`);
+    expect(await estimateAccounts(t.db, 1)).toEqual({ n: before.n + 4, approximate: true });
   });
 });

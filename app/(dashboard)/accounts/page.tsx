@@ -42,7 +42,7 @@ export default async function AccountsPage({ searchParams }: Props) {
       <div className="min-w-0">
         <h1 className="text-2xl font-semibold tracking-tight">Accounts</h1>
         <p className="text-sm text-zinc-600 dark:text-zinc-400">
-          Every billing account Ceilings has seen (about {formatCount(known)}): find one by its id or a prefix of it to see its plan, what binds it, what it spent and where it
+          Every billing account Ceilings has seen ({known.approximate ? "about " : ""}{formatCount(known.n)}): find one by its id or a prefix of it to see its plan, what binds it, what it spent and where it
           was refused.
         </p>
       </div>
