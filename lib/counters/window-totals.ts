@@ -67,13 +67,26 @@ function aggregates(inScope: SQL): SQL {
     coalesce(max(u.held + u.settled) filter (where ${inScope}), 0)::bigint as busiest`;
 }
 
-function upsert(kind: CounterKind, select: SQL): SQL {
-  return sql`
-    insert into window_totals (kind, limit_id, window_start, window_end, counters, accounts, held, settled, busiest, computed_at)
-    ${select}
-    on conflict (kind, limit_id, window_start) do update set
-      window_end = excluded.window_end, counters = excluded.counters, accounts = excluded.accounts,
-      held = excluded.held, settled = excluded.settled, busiest = excluded.busiest, computed_at = excluded.computed_at`;
+/**
+ * Writes the sums of the windows of `kind` that `where` picks (and `having`, on the group) into
+ * window_totals as of `at`; returns how many windows it wrote.
+ */
+async function writeTotals(db: Db, kind: CounterKind, at: string, where: SQL, having: SQL = sql``): Promise<number> {
+  const { from, limitId, inScope } = counters(kind);
+  const rows = resultRows<{ n: number }>(
+    await db.execute(sql`
+      with written as (
+        insert into window_totals (kind, limit_id, window_start, window_end, counters, accounts, held, settled, busiest, computed_at)
+        select ${kind}, ${limitId}, u.window_start, max(u.window_end), ${aggregates(inScope)}, ${at}::timestamptz
+        from ${from} where ${calendar} and ${where}
+        group by ${limitId}, u.window_start ${having}
+        on conflict (kind, limit_id, window_start) do update set
+          window_end = excluded.window_end, counters = excluded.counters, accounts = excluded.accounts,
+          held = excluded.held, settled = excluded.settled, busiest = excluded.busiest, computed_at = excluded.computed_at
+        returning 1)
+      select count(*)::int as n from written`),
+  );
+  return rows[0]?.n ?? 0;
 }
 
 /** Counts the windows that closed since the last run (less RECOUNT_MS), then moves closed_through to `now`. */
@@ -86,47 +99,24 @@ export async function countClosedWindows(db: Db, kind: CounterKind, now: Date): 
       await tx.execute(sql`select closed_through from window_totals_state where kind = ${kind}`),
     );
     const at = now.toISOString();
-    const { from, limitId, inScope } = counters(kind);
     // A window ends at most 31 days after it starts (a billing month), which bounds its start for the index.
     const since = state ? new Date(new Date(state.closed_through).getTime() - RECOUNT_MS).toISOString() : null;
     const range = since
       ? sql`u.window_start > ${since}::timestamptz - interval '32 days' and u.window_end > ${since}::timestamptz and u.window_end <= ${at}::timestamptz`
       : sql`u.window_end <= ${at}::timestamptz`;
-    const rows = resultRows<{ n: number }>(
-      await tx.execute(sql`
-        with written as (${upsert(
-          kind,
-          sql`select ${kind}, ${limitId}, u.window_start, max(u.window_end), ${aggregates(inScope)}, ${at}::timestamptz
-              from ${from} where ${calendar} and ${range}
-              group by ${limitId}, u.window_start`,
-        )} returning 1)
-        select count(*)::int as n from written`),
-    );
+    const windows = await writeTotals(tx, kind, at, range);
     await tx.execute(sql`
       insert into window_totals_state (kind, closed_through) values (${kind}, ${at}::timestamptz)
       on conflict (kind) do update set closed_through = excluded.closed_through`);
-    return { windows: rows[0]?.n ?? 0 };
+    return { windows };
   });
 }
 
 /** Counts the open windows of at least `big` counters (BIG_WINDOW). */
 export async function countOpenWindows(db: Db, kind: CounterKind, now: Date, big = BIG_WINDOW): Promise<{ windows: number }> {
   const at = now.toISOString();
-  const { from, limitId, inScope } = counters(kind);
-  const rows = resultRows<{ n: number }>(
-    await db.execute(sql`
-      with written as (${upsert(
-        kind,
-        sql`select ${kind}, ${limitId}, u.window_start, max(u.window_end), ${aggregates(inScope)}, ${at}::timestamptz
-            from ${from}
-            where ${calendar} and u.window_start > ${at}::timestamptz - interval '32 days'
-              and u.window_start <= ${at}::timestamptz and u.window_end > ${at}::timestamptz
-            group by ${limitId}, u.window_start
-            having count(*) >= ${big}`,
-      )} returning 1)
-      select count(*)::int as n from written`),
-  );
-  return { windows: rows[0]?.n ?? 0 };
+  const open = sql`u.window_start > ${at}::timestamptz - interval '32 days' and u.window_start <= ${at}::timestamptz and u.window_end > ${at}::timestamptz`;
+  return { windows: await writeTotals(db, kind, at, open, sql`having count(*) >= ${big}`) };
 }
 
 /** Which windows a read covers: those open at `open`, or those starting in [from, to). */
@@ -142,16 +132,16 @@ export type WindowRange = { open: Date } | { from: Date; to: Date; now: Date };
 export function windowTotalsOf(kind: CounterKind, ids: number[] | SQL, range: WindowRange): SQL {
   const now = ("open" in range ? range.open : range.now).toISOString();
   const idList = Array.isArray(ids) ? sql.raw(`'{${ids.map(Number).join(",")}}'::int[]`) : ids;
-  const { from, limitId, inScope } = counters(kind);
+  const { from, limits, counterTable, limitId, inScope, billingDay } = counters(kind);
   const fresh = sql`t.window_start <= ${now}::timestamptz and t.window_end > ${now}::timestamptz
     and t.computed_at > ${now}::timestamptz - make_interval(secs => ${FRESH_MS / 1000})`;
   // The limits whose open window the table holds fresh: their open window is not read live.
   const freshIds = sql`array(select t.limit_id from window_totals t where t.kind = ${kind} and t.limit_id = any(${idList}) and ${fresh})`;
+  const stored = sql`select t.limit_id, t.window_start, t.window_end, t.counters, t.accounts, t.held, t.settled, t.busiest from window_totals t`;
   const closedThrough = sql`coalesce((select s.closed_through from window_totals_state s where s.kind = ${kind}), '-infinity'::timestamptz)`;
   if ("open" in range) {
     // Each limit's open calendar window by its start, so the counters are an index range per
     // limit; a first_hit cooldown's windows (one per destination) by the range they can start in.
-    const { limits, counterTable, billingDay } = counters(kind);
     // A lateral subquery per limit: each is an index range of (limit, window start), never a scan of
     // every counter.
     const cooldowns =
@@ -170,8 +160,7 @@ export function windowTotalsOf(kind: CounterKind, ids: number[] | SQL, range: Wi
       where c.id = any(${idList}) and c."window" = 'first_hit'`
         : sql``;
     return sql`
-      select t.limit_id, t.window_start, t.window_end, t.counters, t.accounts, t.held, t.settled, t.busiest
-      from window_totals t where t.kind = ${kind} and t.limit_id = any(${idList}) and ${fresh}
+      ${stored} where t.kind = ${kind} and t.limit_id = any(${idList}) and ${fresh}
       union all
       select c.id as limit_id, w.window_start, x.window_end, x.counters, x.accounts, x.held, x.settled, x.busiest
       from ${limits}
@@ -188,8 +177,7 @@ export function windowTotalsOf(kind: CounterKind, ids: number[] | SQL, range: Wi
   const start = range.from.toISOString();
   const end = range.to.toISOString();
   return sql`
-    select t.limit_id, t.window_start, t.window_end, t.counters, t.accounts, t.held, t.settled, t.busiest
-    from window_totals t
+    ${stored}
     where t.kind = ${kind} and t.limit_id = any(${idList}) and t.window_start >= ${start}::timestamptz and t.window_start < ${end}::timestamptz
       and (t.window_end <= ${closedThrough} or (${fresh}))
     union all
