@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { bigint, boolean, check, date, index, integer, jsonb, pgEnum, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, boolean, check, date, index, integer, jsonb, pgEnum, pgTable, primaryKey, text, time, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 import { budgets } from "./budgets";
 import { endpoints } from "./endpoints";
 
@@ -10,7 +10,7 @@ import { endpoints } from "./endpoints";
 // names the time zone its days are counted in, and Ceilings counts its charges over that same
 // interval.
 
-export const usageSourceKind = pgEnum("usage_source_kind", ["openai", "anthropic", "twilio", "file"]);
+export const usageSourceKind = pgEnum("usage_source_kind", ["openai", "anthropic", "twilio", "file", "sendgrid", "postmark", "ses"]);
 
 export const usageSources = pgTable(
   "usage_sources",
@@ -38,6 +38,12 @@ export const usageSources = pgTable(
     // larger (basis points: 200 = 2 %) AND at least this much money (micros: 1,000,000 = $1).
     thresholdBasisPoints: integer("threshold_basis_points").notNull().default(200),
     thresholdMicros: bigint("threshold_micros", { mode: "number" }).notNull().default(1_000_000),
+    // The unmapped alert: money on items no rule maps, per provider day, at or above this (micros)
+    // raises `reconciliation_unmapped` once for that day. Nothing billed goes unseen.
+    unmappedThresholdMicros: bigint("unmapped_threshold_micros", { mode: "number" }).notNull().default(1_000_000),
+    // The morning report: the source is pulled each day at this local time in its time zone (after
+    // the provider publishes the day before), so a day that drifts is alerted that morning.
+    pullAt: time("pull_at").notNull().default("06:00"),
     // A paused source is not pulled (its rows and comparisons stay).
     enabled: boolean("enabled").notNull().default(true),
     // On demand: set by "Pull now"; the worker's fast lane pulls the source and clears it.
@@ -54,6 +60,7 @@ export const usageSources = pgTable(
   (t) => [
     check("usage_sources_lookback", sql`${t.lookbackDays} between 1 and 35`),
     check("usage_sources_threshold", sql`${t.thresholdBasisPoints} between 0 and 10000 and ${t.thresholdMicros} >= 0`),
+    check("usage_sources_unmapped_threshold", sql`${t.unmappedThresholdMicros} >= 0`),
   ],
 );
 
@@ -74,6 +81,9 @@ export const usageSourceRules = pgTable(
     endpointId: integer("endpoint_id").references(() => endpoints.id),
     budgetId: integer("budget_id").references(() => budgets.id),
     part: text("part"),
+    // Which of the endpoint's parts each provider usage field is priced at ({"cache_read":
+    // "cached"}): a field not named here is priced at the part of its own name, else at `part`.
+    fieldParts: jsonb("field_parts").$type<Record<string, string>>().notNull().default({}),
     createdBy: text("created_by").notNull(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
@@ -115,6 +125,15 @@ export const usageRows = pgTable(
     day: date("day", { mode: "string" }).notNull(),
     item: text("item").notNull(),
     units: bigint("units", { mode: "number" }).notNull().default(0),
+    // The provider's usage field the units count (input, output, cached_input, cache_read,
+    // cache_write_5m, cache_write_1h...), priced at the endpoint's part it maps to; null: one count.
+    field: text("field"),
+    // What the units are, as the provider says: Twilio's usage_unit (segments, minutes), FOCUS's
+    // ConsumedUnit; null when the provider does not say (tokens, messages).
+    unit: text("unit"),
+    // A provider's roll-up of other rows of the same day (Twilio's "sms" = inbound + outbound):
+    // kept as reported, never mapped, never counted as unmapped, so nothing is billed twice.
+    rollup: boolean("rollup").notNull().default(false),
     // Money the provider reported, in micros of the source's currency (rounded to the nearest
     // micro); null when it reports counts alone (SendGrid, Postmark, SES, a usage API).
     costMicros: bigint("cost_micros", { mode: "number" }),

@@ -27,6 +27,17 @@ export type ReportedRow = {
   units: number;
   costMicros: number | null;
   raw: Record<string, unknown>;
+  /**
+   * The provider's usage field the units count, when it reports an item's usage in parts priced
+   * apart: "input", "output", "cached_input" (OpenAI), "cache_read", "cache_write_5m",
+   * "cache_write_1h" (Anthropic). Priced at the endpoint's part of that name, or the part the rule
+   * maps it to. Absent: one count.
+   */
+  field?: string;
+  /** What the units are as the provider names them (Twilio's usage_unit, FOCUS's ConsumedUnit). */
+  unit?: string;
+  /** A roll-up of other rows of the day (Twilio's "sms"): kept as reported, never mapped nor billed. */
+  rollup?: boolean;
 };
 
 /** What one pull or import wrote: the days it replaced (each whole), rows and rows no rule maps. */
