@@ -11,7 +11,8 @@ import { formatCount } from "@/lib/format";
 import { dayBounds } from "@/lib/reconciliation/days";
 import { ReconciliationError } from "@/lib/reconciliation/errors";
 import { MAX_FILE_BYTES, type UsageFileFormat } from "@/lib/reconciliation/file";
-import { importUsageFile, pullSource, type PullOptions } from "@/lib/reconciliation/pull";
+import { importUsageFile, pullSourceNow, type PullOptions } from "@/lib/reconciliation/pull";
+import { recordCompareFailure } from "@/lib/reconciliation/run";
 import type { ProviderDay, PullResult, ReconciliationDay, UsageSource } from "@/lib/reconciliation/types";
 
 export const USAGE_SOURCES_USAGE = `  usage sources                        every usage source: kind, zone, last pull and its error
@@ -97,8 +98,14 @@ export async function runUsage(db: Db, cmd: UsageCommand, deps: UsageDeps): Prom
     case "pull": {
       const source = await findSource(db, cmd.source);
       const at = now();
-      const result = await pullSource(db, source.id, { ...deps, now: at });
-      const compared = await deps.compare(db, { sourceId: source.id, days: result.days, now: at });
+      const result = await pullSourceNow(db, source.id, { ...deps, now: at });
+      let compared: Awaited<ReturnType<typeof deps.compare>>;
+      try {
+        compared = await deps.compare(db, { sourceId: source.id, days: result.days, now: at });
+      } catch (error) {
+        await recordCompareFailure(db, source.id, error);
+        throw error;
+      }
       out(`pulled ${describeResult(source.name, result, compared)}`);
       return;
     }

@@ -23,11 +23,14 @@ export function emailMessage(a: OutgoingAlert, baseUrl?: string): EmailMessage {
   const subject = `[Ceilings] ${label}${a.endpointKey ? `: ${a.endpointKey}` : ""}`;
   const when = `${a.createdAt.toISOString().replace("T", " ").slice(0, 16)} UTC`;
   const lines = [a.message, "", `${label}, ${when} (alert #${a.id}).`];
-  if (links) lines.push("", `Spend chart for this window: ${links.chart}`, `Refusals in this window: ${links.refusals}`);
+  if (links?.mapIt !== undefined) lines.push("", `Map the items to endpoints: ${links.mapIt}`);
+  else if (links?.chart !== undefined) lines.push("", `Spend chart for this window: ${links.chart}`, `Refusals in this window: ${links.refusals}`);
   lines.push("", "— Ceilings");
-  const linkHtml = links
-    ? `<p><a href="${escapeHtml(links.chart)}">Spend chart for this window</a> · <a href="${escapeHtml(links.refusals)}">Refusals in this window</a></p>`
-    : "";
+  const linkHtml = !links
+    ? ""
+    : links.mapIt !== undefined
+      ? `<p><a href="${escapeHtml(links.mapIt)}">Map the items to endpoints</a></p>`
+      : `<p><a href="${escapeHtml(links.chart)}">Spend chart for this window</a> · <a href="${escapeHtml(links.refusals)}">Refusals in this window</a></p>`;
   const html = `<p style="font-size:16px"><strong>${escapeHtml(a.message)}</strong></p><p>${escapeHtml(label)}, ${escapeHtml(when)} (alert #${a.id}).</p>${linkHtml}<p style="color:#71717a">— Ceilings</p>`;
   return { subject, text: lines.join("\n"), html };
 }

@@ -28,8 +28,10 @@ export const alertKinds = [
   "raise_reverted",
   "revert_skipped",
   "schedule_failed",
-  // Reconciliation (lib/reconciliation): a day where the provider billed and Ceilings charged part.
+  // Reconciliation (lib/reconciliation): a day where the provider billed and Ceilings charged part,
+  // and a day whose bill holds money on items no rule maps (a new model, a leaked key).
   "reconciliation",
+  "reconciliation_unmapped",
 ] as const;
 export type AlertKind = (typeof alertKinds)[number];
 
@@ -55,6 +57,7 @@ export const alertKindLabels: Record<AlertKind, string> = {
   revert_skipped: "Raise end skipped",
   schedule_failed: "Scheduled change failed",
   reconciliation: "Ledger and bill disagree",
+  reconciliation_unmapped: "Billed on unmapped items",
 };
 
 export function isAlertKind(value: string): value is AlertKind {
@@ -72,7 +75,11 @@ export type AlertLinkInput = {
   budgetKey?: string | null;
 };
 
-export type AlertLinks = { chart: string; refusals: string } | null;
+/**
+ * Where an alert sends staff: an endpoint's (or budget's) chart and refusals around it, or, for
+ * money billed on items no rule maps, the source's unmapped items, each with its Map it button.
+ */
+export type AlertLinks = { chart: string; refusals: string; mapIt?: undefined } | { mapIt: string; chart?: undefined; refusals?: undefined } | null;
 
 
 function dateFrom(value: unknown): Date | null {
@@ -86,6 +93,10 @@ function dateFrom(value: unknown): Date | null {
  * (threshold, drift), the span a rule counted over when it says so, else the hour before it fired.
  */
 export function alertLinks(a: AlertLinkInput): AlertLinks {
+  if (a.kind === "reconciliation_unmapped") {
+    const sourceId = a.details?.sourceId;
+    return typeof sourceId === "number" && Number.isSafeInteger(sourceId) ? { mapIt: `/reconciliation/sources/${sourceId}#unmapped` } : null;
+  }
   const budgetKey = a.budgetKey ?? (a.kind?.startsWith("budget_") && typeof a.details?.budget === "string" ? a.details.budget : null);
   if (budgetKey) {
     const page = `/budgets/${encodeURIComponent(budgetKey)}`;

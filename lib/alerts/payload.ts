@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { alertKindLabels, alertLinks, isAlertKind } from "./kinds";
+import { alertKindLabels, alertLinks, isAlertKind, type AlertLinks } from "./kinds";
 
 // What a destination receives. Pure: the worker builds the request here and sends it elsewhere.
 
@@ -24,10 +24,11 @@ function label(kind: string): string {
   return isAlertKind(kind) ? alertKindLabels[kind] : kind;
 }
 
-export function absoluteLinks(a: OutgoingAlert, baseUrl: string | undefined): { chart: string; refusals: string } | null {
+export function absoluteLinks(a: OutgoingAlert, baseUrl: string | undefined): AlertLinks {
   const links = alertLinks(a);
   if (!links || !baseUrl) return links;
   const base = baseUrl.replace(/\/+$/, "");
+  if (links.mapIt !== undefined) return { mapIt: `${base}${links.mapIt}` };
   return { chart: `${base}${links.chart}`, refusals: `${base}${links.refusals}` };
 }
 
@@ -41,7 +42,8 @@ export function slackBody(a: OutgoingAlert, baseUrl?: string): string {
   const text = `${label(a.kind)}: ${a.message}`;
   const links = absoluteLinks(a, baseUrl);
   const context = [`Ceilings alert #${a.id}`, a.createdAt.toISOString()];
-  if (links && links.chart.startsWith("http")) {
+  if (links && links?.mapIt !== undefined && links.mapIt.startsWith("http")) context.push(`<${links.mapIt}|map the items>`);
+  else if (links?.chart !== undefined && links.chart.startsWith("http")) {
     context.push(`<${links.chart}|spend chart>`, `<${links.refusals}|refusals>`);
   }
   return JSON.stringify({

@@ -4,6 +4,7 @@ import { unitLabel } from "@/lib/ceilings/guarantee";
 import { formatCount, formatMoney } from "@/lib/format";
 import type { ReconciliationDay } from "./types";
 import type { Drift } from "./types";
+import { driftDirectionSentence, driftPercentText } from "./words";
 
 // The reconciliation alert: once per target and provider day (its dedupe key), however often the
 // day is compared and by however many workers, so a revised re-pull never alerts twice.
@@ -14,24 +15,16 @@ export function reconciliationDedupeKey(target: Pick<DriftTarget, "kind" | "id">
   return `reconciliation:${target.kind}:${target.id}:${day}`;
 }
 
-/** "+10.0 %", "−3.5 %". */
+/** "+10.0 %", "−3.5 %": as the dashboard writes it (words.ts). */
 export function formatDriftPercent(percent: number): string {
-  const text = Math.abs(percent).toFixed(1);
-  return percent > 0 ? `+${text} %` : percent < 0 ? `−${text} %` : "0.0 %";
-}
-
-/** What the drift means, in the words staff act on. */
-export function driftDirectionSentence(direction: Drift["direction"]): string {
-  if (direction === "billed_more") return "more billed than charged: calls bypass Ceilings or settle low";
-  if (direction === "charged_more") return "less billed than charged: settles overstate";
-  return "billed and charged agree";
+  return driftPercentText({ percent });
 }
 
 export function reconciliationMessage(target: DriftTarget, row: ReconciliationDay, drift: Drift, currency: string, zone: string): string {
   const side = (units: number, micros: number) => `${formatMoney(micros, currency)} (${formatCount(units)} ${unitLabel(target.unit, units)})`;
   return (
     `${target.kind === "budget" ? "Budget " : ""}${target.key} on ${row.day} (${zone} day): the provider billed ${side(row.billedUnits, row.billedMicros)}, ` +
-    `Ceilings charged ${side(row.chargedUnits, row.chargedMicros)}, ${formatDriftPercent(drift.percent)}: ${driftDirectionSentence(drift.direction)}.`
+    `Ceilings charged ${side(row.chargedUnits, row.chargedMicros)}, ${formatDriftPercent(drift.percent)}: ${driftDirectionSentence(drift)}.`
   );
 }
 

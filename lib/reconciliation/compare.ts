@@ -7,12 +7,14 @@ import { chargedBetween, type Charged } from "./charged";
 import { addDays, completeDays, dayBounds, dayIn, isProviderDay } from "./days";
 import { LATE_PROVIDER_MS, lateSql, providerMayBeLate } from "./final";
 import { driftOf } from "./drift";
+import { fireUnmappedAlerts } from "./unmapped";
 import type { ProviderDay, ReconciliationDay, UsageSource } from "./types";
 
 // The comparison of a source's pulled days: for every endpoint and budget the source mapped on a
 // day (by the rows it wrote then, or by a rule that existed when the day was pulled), billed beside
 // charged over the provider's own day, written to reconciliation_days (replacing that day's earlier
-// comparison) and alerted when over the source's threshold. Only days already over are compared
+// comparison) and alerted when over the source's threshold; money on items no rule maps is alerted
+// per day too (unmapped.ts). Only days already over are compared
 // (a file's today or a future day is stored, not compared). A day still holding reservations, or
 // one the provider may still report more of (providerMayBeLate: judged by when the day was
 // pulled), is not final: it is written, not alerted; recompareRecent compares it again once its
@@ -41,11 +43,14 @@ export async function compareSourceDaysDetailed(db: Db, p: { sourceId: number; d
     // Today (or a later day, in a file) is not over: its rows are stored, and compared once it is.
     const notOver = asked.filter((d) => dayBounds(d, source.timeZone).end.getTime() > p.now.getTime());
     const over = asked.filter((d) => !notOver.includes(d));
-    if (over.length === 0) return { source, written: [], late: new Set<ProviderDay>(), unitsOnly: new Set<string>(), notOver };
-    return { ...(await compareLocked(tx, source, over, p.now)), source, notOver };
+    if (over.length === 0) return { source, written: [], late: new Set<ProviderDay>(), unitsOnly: new Set<string>(), notOver, over };
+    return { ...(await compareLocked(tx, source, over, p.now)), source, notOver, over };
   });
   if (!done) return { rows: [], notOver: [] };
-  const { source, written, late, unitsOnly, notOver } = done;
+  const { source, written, late, unitsOnly, notOver, over } = done;
+  // Money no rule maps is billed whether or not the day is final: it only grows as the provider
+  // reports more, so it is alerted as soon as it passes the threshold.
+  await fireUnmappedAlerts(db, source, over);
   const threshold = { basisPoints: source.thresholdBasisPoints, micros: source.thresholdMicros };
   for (const { target, row } of written) {
     if (row.heldReservations > 0 || late.has(row.day)) continue;

@@ -26,11 +26,13 @@ export type FakeAnthropicRow = {
   cacheCreation1hInputTokens?: number;
   /** Cents as a decimal string, as the cost report sends it ("123.45" is $1.2345). */
   costCents?: string;
+  /** The cost row's token_type ("cache_read_input_tokens"); null when not given. */
+  tokenType?: string;
   description?: string;
   currency?: string;
   workspaceId?: string;
 };
-export type FakeTwilioRow = { day: string; category: string; count: number; usage?: number; price?: number | string; priceUnit?: string; countUnit?: string };
+export type FakeTwilioRow = { day: string; category: string; count: number; usage?: number | string; price?: number | string; priceUnit?: string; countUnit?: string; usageUnit?: string };
 export type FakeFailure = { status: 429; retryAfter: number | string } | { status: number; html: true } | { status: number; body: string };
 export type FakeRequest = { method: string; path: string; query: Record<string, string[]>; headers: IncomingHttpHeaders };
 
@@ -166,7 +168,7 @@ export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise
               context_window: null,
               model: groupBy.includes("description") ? r.model : null,
               service_tier: null,
-              token_type: null,
+              token_type: groupBy.includes("description") ? (r.tokenType ?? null) : null,
             }))
         : day.map((r) => ({
             uncached_input_tokens: r.uncachedInputTokens,
@@ -210,7 +212,7 @@ export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise
         subresource_uris: {},
         uri: `/2010-04-01/Accounts/${sid}/Usage/Records/Daily.json?Category=${r.category}&StartDate=${r.day}&EndDate=${r.day}`,
         usage: String(r.usage ?? r.count),
-        usage_unit: r.countUnit ?? "messages",
+        usage_unit: r.usageUnit ?? r.countUnit ?? "messages",
       }));
     const size = Math.max(1, Math.min(opts.pageSize ?? 50, Number(query.get("PageSize") ?? "50") || 50));
     const page = Number(query.get("Page") ?? "0");

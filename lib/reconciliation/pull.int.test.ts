@@ -71,19 +71,22 @@ describe.skipIf(skipWithoutDatabase())("pulling usage sources", () => {
       { day: "2026-11-02", model: "whisper-1", inputTokens: 7, outputTokens: 0 },
     ]);
     const result = await pullSource(t.db, s.id, options());
-    expect(result).toEqual({ sourceId: s.id, days: ["2026-10-31", "2026-11-01", "2026-11-02"], rows: 5, unmapped: 1 });
+    expect(result).toEqual({ sourceId: s.id, days: ["2026-10-31", "2026-11-01", "2026-11-02"], rows: 7, unmapped: 1 });
     const rows = await t.db.select().from(usageRows).where(eq(usageRows.sourceId, s.id)).orderBy(usageRows.id);
-    expect(rows.map((r) => [r.day, r.item, r.units, r.costMicros, r.endpointId, r.budgetId, r.part])).toEqual([
-      ["2026-10-31", "gpt-4o-2024-08-06", 1000, null, llm, null, "input"],
-      ["2026-10-31", "o1-preview", 20, null, null, budget, null],
-      ["2026-11-02", "whisper-1", 7, null, null, null, null],
-      ["2026-10-31", "gpt-4o, output", 0, 2_500_000, llm, null, "output"],
-      ["2026-10-31", "o1, input", 0, 750_000, null, budget, null],
+    // A model's tokens come per usage field, each priced at the endpoint's part of its name.
+    expect(rows.map((r) => [r.day, r.item, r.field, r.units, r.costMicros, r.endpointId, r.budgetId, r.part])).toEqual([
+      ["2026-10-31", "gpt-4o-2024-08-06", "input", 600, null, llm, null, "input"],
+      ["2026-10-31", "gpt-4o-2024-08-06", "output", 400, null, llm, null, "output"],
+      ["2026-10-31", "o1-preview", "input", 10, null, null, budget, null],
+      ["2026-10-31", "o1-preview", "output", 10, null, null, budget, null],
+      ["2026-11-02", "whisper-1", "input", 7, null, null, null, null],
+      ["2026-10-31", "gpt-4o, output", null, 0, 2_500_000, llm, null, "output"],
+      ["2026-10-31", "o1, input", null, 0, 750_000, null, budget, null],
     ]);
     expect(rows[0]?.raw).toMatchObject({ api: "usage/completions", model: "gpt-4o-2024-08-06", input_tokens: 600 });
     const pulls = await t.db.select().from(usagePulls).where(eq(usagePulls.sourceId, s.id)).orderBy(usagePulls.day);
     expect(pulls.map((p) => [p.day, p.via, p.rows, p.unmappedRows])).toEqual([
-      ["2026-10-31", "api", 4, 0],
+      ["2026-10-31", "api", 6, 0],
       ["2026-11-01", "api", 0, 0],
       ["2026-11-02", "api", 1, 1],
     ]);

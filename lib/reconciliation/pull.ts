@@ -1,7 +1,7 @@
 import { constants } from "node:fs";
 import { lstat, open, realpath } from "node:fs/promises";
 import path from "node:path";
-import { and, eq, isNotNull, isNull, lt, or, sql } from "drizzle-orm";
+import { and, eq, isNotNull, isNull, lt, or, sql, type SQL } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { usageSources } from "@/db/schema";
 import type { EgressPolicy } from "@/lib/alerts/egress";
@@ -177,6 +177,23 @@ export async function pullSource(db: Db, sourceId: number, opts: PullOptions): P
   return writeUsageDays(db, source.id, rows, { days, via: "api" });
 }
 
+/**
+ * Pulls one source now, outside the worker's schedule (the CLI's `usage pull`), and records the
+ * outcome on the source as the worker's pull does: a failure shows on the source's page with its
+ * error, wherever the pull was started. Throws the pull's error after recording it.
+ */
+export async function pullSourceNow(db: Db, sourceId: number, opts: PullOptions): Promise<PullResult> {
+  let result: PullResult;
+  try {
+    result = await pullSource(db, sourceId, opts);
+  } catch (error) {
+    await db.update(usageSources).set({ lastPullAt: opts.now, lastPullError: failureText(error) }).where(eq(usageSources.id, sourceId));
+    throw error;
+  }
+  await db.update(usageSources).set({ lastPullAt: opts.now, lastPullOk: opts.now, lastPullError: null }).where(eq(usageSources.id, sourceId));
+  return result;
+}
+
 /** Imports a usage file by hand into a file source: whole or not at all, audited (`usage.import`). */
 export async function importUsageFile(db: Db, sourceId: number, text: string, opts: { actor: AuditActor; now: Date; format?: UsageFileFormat }): Promise<PullResult> {
   const source = await loadSource(db, sourceId);
@@ -205,6 +222,17 @@ export async function importUsageFile(db: Db, sourceId: number, text: string, op
   });
 }
 
+/**
+ * The latest time at or before `at` the source was to be pulled: today's pull_at in its time zone
+ * when that has come, else yesterday's. The morning report: a source pulls at, say, 06:00 in its
+ * zone, after the provider publishes the day before, so a day that drifts is alerted that morning
+ * (and pulled again the next morning, with its lookback, for what the provider adds late).
+ */
+function lastScheduledPull(at: Date): SQL {
+  const local = sql`(${at.toISOString()}::timestamptz at time zone ${usageSources.timeZone})`;
+  return sql`(case when ${local}::time >= ${usageSources.pullAt} then ${local}::date + ${usageSources.pullAt} else ${local}::date - 1 + ${usageSources.pullAt} end) at time zone ${usageSources.timeZone}`;
+}
+
 /** A pull's failure as one line for last_pull_error: a domain error's own sentence, anything else described (redacted). */
 function failureText(error: unknown): string {
   const text = error instanceof DomainError ? error.message : `the pull failed: ${describeError(error)}`;
@@ -212,8 +240,9 @@ function failureText(error: unknown): string {
 }
 
 /**
- * Pulls every enabled source that is asked for ("Pull now") or due: not pulled in 24 hours, or its
- * last pull failed and its retry time has come. A failed pull is tried again after a backoff
+ * Pulls every enabled source that is asked for ("Pull now") or due: not pulled since its last
+ * scheduled time (lastScheduledPull: pull_at each day in its zone), or its last pull failed and its
+ * retry time has come. A failed pull is tried again after a backoff
  * derived from the rows' times (no failure count is kept): the failures began at about
  * `failing_since` = the earlier of the last pull and the day after the last good pull (or the
  * source's creation when it never pulled well), and the next try waits 15 minutes more than they
@@ -229,7 +258,7 @@ export async function pullDueSources(db: Db, opts: PullOptions & { afterPull?: (
   const started = Date.now();
   const clock = opts.clock ?? (() => new Date(opts.now.getTime() + (Date.now() - started)));
   const due = (at: Date) => {
-    const dueBefore = new Date(at.getTime() - PULL_EVERY_MS);
+    const dueBefore = lastScheduledPull(at);
     // (least() skips nulls, hence the case.)
     const failingSince = sql`least(${usageSources.lastPullAt}, case when ${usageSources.lastPullOk} is null then ${usageSources.createdAt} else ${usageSources.lastPullOk} + ${`${PULL_EVERY_MS} milliseconds`}::interval end)`;
     const retryAfter = sql`least(${`${RETRY_MAX_MS} milliseconds`}::interval, greatest(${`${RETRY_FIRST_MS} milliseconds`}::interval, ${usageSources.lastPullAt} - ${failingSince} + ${`${RETRY_FIRST_MS} milliseconds`}::interval))`;

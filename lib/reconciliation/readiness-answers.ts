@@ -15,10 +15,26 @@ export type ReservedFacts = {
   charged: Measure;
   threshold: DriftThreshold | null;
   currency: string;
+  /**
+   * Money the endpoint's source billed on items no rule maps over the same 7 days, when at least
+   * its unmapped threshold: it may be this endpoint's usage through a model nobody mapped.
+   */
+  unmapped?: { source: string; micros: number } | null;
 };
 
-/** Reserved before spending: what Ceilings charged as a share of what the provider billed, 7 days. */
+/**
+ * Reserved before spending, with the money its source billed on unmapped items: a green answer
+ * turns amber (the share is of what is mapped, and something is not), a red one says it too.
+ */
 export function reservedAnswer(f: ReservedFacts): ReadinessAnswer {
+  const answer = reservedShare(f);
+  if (!f.unmapped || f.unmapped.micros <= 0) return answer;
+  const sentence = `${f.unmapped.source} also billed ${formatMoney(f.unmapped.micros, f.currency)} on items no rule maps in the last 7 days: if this endpoint spends them, map them.`;
+  return { color: answer.color === "green" ? "amber" : answer.color, figure: `${answer.figure}, ${formatMoney(f.unmapped.micros, f.currency)} unmapped`, detail: `${answer.detail} ${sentence}` };
+}
+
+/** What Ceilings charged as a share of what the provider billed, 7 days. */
+function reservedShare(f: ReservedFacts): ReadinessAnswer {
   if (!f.mapped && f.days === 0) {
     return { color: "amber", figure: "not reconciled", detail: "No usage source maps this endpoint: connect one on the Reconciliation page to compare the provider's bill with what Ceilings charged." };
   }

@@ -121,8 +121,8 @@ describe.skipIf(skipWithoutDatabase())("readiness of every endpoint", () => {
     const one = await pricedEndpoint(t.db);
     const many = [one.id];
     for (let i = 0; i < 12; i++) many.push((await pricedEndpoint(t.db)).id);
-    expect(await count([one.id])).toBe(8);
-    expect(await count(many)).toBe(8);
+    expect(await count([one.id])).toBe(9);
+    expect(await count(many)).toBe(9);
   });
 
   it("someone told: red without an enabled destination, amber until one delivers or when the latest failed, green when it got through", async () => {

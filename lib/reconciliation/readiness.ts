@@ -28,7 +28,7 @@ export async function readinessOf(db: Db, p: { endpointIds?: number[]; now: Date
   const keys = list.map((e) => e.key);
   const since = new Date(p.now.getTime() - WEEK_MS);
 
-  const [ceilingRows, caps, mapped, reconciled, settled, unavailable, told] = await Promise.all([
+  const [ceilingRows, caps, mapped, reconciled, settled, unavailable, told, unmapped] = await Promise.all([
     db
       .select({ endpointId: ceilings.endpointId, metric: ceilings.metric, scope: ceilings.scope, window: ceilings.window, value: ceilings.value, valueBeforeKill: ceilings.valueBeforeKill })
       .from(ceilings)
@@ -39,6 +39,7 @@ export async function readinessOf(db: Db, p: { endpointIds?: number[]; now: Date
     ledgerWeek(db, ids, p.now),
     unavailableWeek(db, keys, since, p.now),
     toldFacts(db),
+    unmappedWeek(db, ids, p.now),
   ]);
 
   const mappedIds = new Set(mapped.map((m) => m.endpointId));
@@ -55,6 +56,7 @@ export async function readinessOf(db: Db, p: { endpointIds?: number[]; now: Date
       charged: week?.charged ?? { units: 0, micros: 0 },
       threshold: week?.threshold ?? null,
       currency: week?.currency ?? e.currency,
+      unmapped: unmapped.get(e.id) ?? null,
     };
     const answers = {
       reserved: reservedAnswer(reservedFacts),
@@ -120,6 +122,32 @@ async function reconciledWeek(db: Db, ids: number[], now: Date): Promise<Map<num
       threshold: newest ? { basisPoints: r.threshold_basis_points, micros: Number(r.threshold_micros) } : base.threshold,
       currency: newest ? r.currency : base.currency,
     });
+  }
+  return out;
+}
+
+/**
+ * Money on unmapped items of the last 7 complete days of each endpoint's mapping source, when at
+ * least that source's unmapped threshold (roll-ups are their leaves, and never counted).
+ */
+async function unmappedWeek(db: Db, ids: number[], now: Date): Promise<Map<number, { source: string; micros: number }>> {
+  const rows = resultRows<{ endpoint_id: number; name: string; micros: string }>(
+    await db.execute(sql`
+      select m.endpoint_id, s.name, sum(u.cost_micros)::text as micros
+      from (select distinct endpoint_id, source_id from usage_source_rules where endpoint_id in ${ids}) m
+      join usage_sources s on s.id = m.source_id
+      join usage_rows u on u.source_id = m.source_id
+        and u.day >= (${now.toISOString()}::timestamptz at time zone s.time_zone)::date - 7
+        and u.day < (${now.toISOString()}::timestamptz at time zone s.time_zone)::date
+        and u.endpoint_id is null and u.budget_id is null and not u.rollup
+      group by m.endpoint_id, s.id
+      having sum(u.cost_micros) > 0 and sum(u.cost_micros) >= s.unmapped_threshold_micros
+      order by m.endpoint_id, s.id`),
+  );
+  const out = new Map<number, { source: string; micros: number }>();
+  for (const r of rows) {
+    const prev = out.get(r.endpoint_id);
+    out.set(r.endpoint_id, { source: prev ? `${prev.source} and ${r.name}` : r.name, micros: (prev?.micros ?? 0) + Number(r.micros) });
   }
   return out;
 }

@@ -36,7 +36,7 @@ export type UsageRunResult = { pulled: number; failed: string[]; compared: numbe
  * the pull recorded success a moment before, and the days it wrote are not compared. A failure to
  * record it is logged; the job fails anyway.
  */
-async function recordCompareFailure(db: Db, sourceId: number, error: unknown): Promise<void> {
+export async function recordCompareFailure(db: Db, sourceId: number, error: unknown): Promise<void> {
   const text = `pulled, but the comparison failed: ${error instanceof DomainError ? error.message : describeError(error)}`;
   try {
     await db.update(usageSources).set({ lastPullError: text.length > 1000 ? `${text.slice(0, 1000)}…` : text }).where(eq(usageSources.id, sourceId));

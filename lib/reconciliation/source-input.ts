@@ -89,6 +89,7 @@ const TWILIO_SID = /^AC[0-9a-fA-F]{32}$/;
 const FILTER_ID = /^[A-Za-z0-9_-]{1,200}$/;
 const PERCENT = /^(\d{1,3})(?:\.(\d{1,2}))?$/;
 const WHOLE = /^\d{1,4}$/;
+const PULL_AT = /^([01]\d|2[0-3]):[0-5]\d$/;
 
 const text = (label: string, max: number) =>
   z
@@ -140,6 +141,9 @@ export const UsageSourceInput = z
     lookbackDays: text("lookback days", 10),
     thresholdPercent: text("threshold percent", 10),
     thresholdMoney: text("threshold money", 40),
+    // Optional for the CLI and older callers: the defaults a new source gets.
+    unmappedMoney: text("unmapped threshold", 40).default("1"),
+    pullAt: text("pull time", 10).default("06:00"),
   })
   .superRefine((v, ctx) => {
     const issue = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
@@ -178,6 +182,9 @@ export const UsageSourceInput = z
     if (!percent.ok) issue("thresholdPercent", percent.error);
     const money = parseMoneyInput(v.thresholdMoney, "threshold money");
     if (!money.ok) issue("thresholdMoney", money.error);
+    const unmapped = parseMoneyInput(v.unmappedMoney, "unmapped threshold");
+    if (!unmapped.ok) issue("unmappedMoney", unmapped.error);
+    if (!PULL_AT.test(v.pullAt)) issue("pullAt", `pull time must be a time of day as HH:MM from 00:00 to 23:59, in the source's time zone, got '${v.pullAt.slice(0, 20)}'`);
   })
   .transform((v) => ({
     name: v.name,
@@ -196,6 +203,12 @@ export const UsageSourceInput = z
       const m = parseMoneyInput(v.thresholdMoney, "threshold money");
       return m.ok ? m.micros : 0;
     })(),
+    unmappedThresholdMicros: (() => {
+      const m = parseMoneyInput(v.unmappedMoney, "unmapped threshold");
+      return m.ok ? m.micros : 0;
+    })(),
+    // As Postgres' time prints it back, so an unchanged setting compares equal.
+    pullAt: `${v.pullAt}:00`,
   }));
 
 /** The settings as typed: every field text. */

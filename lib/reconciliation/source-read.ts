@@ -36,10 +36,22 @@ export async function listUsageSources(db: Db): Promise<UsageSourceListItem[]> {
     .orderBy(asc(usageSources.name));
 }
 
-export type UsageRuleView = { id: number; match: string; endpointKey: string | null; budgetKey: string | null; part: string | null; createdBy: string; createdAt: Date };
+export type UsageRuleView = { id: number; match: string; endpointKey: string | null; budgetKey: string | null; part: string | null; fieldParts: Record<string, string>; createdBy: string; createdAt: Date };
 export type UsagePullView = { day: ProviderDay; pulledAt: Date; via: string; rows: number; unmappedRows: number };
-export type UnmappedItem = { item: string; rows: number; units: number; costMicros: number | null; lastDay: ProviderDay };
-export type RawUsageRow = { id: number; item: string; units: number; costMicros: number | null; endpointKey: string | null; budgetKey: string | null; part: string | null; raw: Record<string, unknown> };
+export type UnmappedItem = { item: string; rows: number; units: number; unit: string | null; costMicros: number | null; lastDay: ProviderDay };
+export type RawUsageRow = {
+  id: number;
+  item: string;
+  field: string | null;
+  units: number;
+  unit: string | null;
+  costMicros: number | null;
+  rollup: boolean;
+  endpointKey: string | null;
+  budgetKey: string | null;
+  part: string | null;
+  raw: Record<string, unknown>;
+};
 
 export type UsageSourceDetail = {
   source: UsageSource;
@@ -65,7 +77,7 @@ export async function getUsageSourceDetail(db: Db, id: number, opts: { now?: Dat
   const since = addDays(dayIn(now, source.timeZone), -UNMAPPED_DAYS);
   const [rules, pulls, unmapped] = await Promise.all([
     db
-      .select({ id: usageSourceRules.id, match: usageSourceRules.match, endpointKey: endpoints.key, budgetKey: budgets.key, part: usageSourceRules.part, createdBy: usageSourceRules.createdBy, createdAt: usageSourceRules.createdAt })
+      .select({ id: usageSourceRules.id, match: usageSourceRules.match, endpointKey: endpoints.key, budgetKey: budgets.key, part: usageSourceRules.part, fieldParts: usageSourceRules.fieldParts, createdBy: usageSourceRules.createdBy, createdAt: usageSourceRules.createdAt })
       .from(usageSourceRules)
       .leftJoin(endpoints, eq(endpoints.id, usageSourceRules.endpointId))
       .leftJoin(budgets, eq(budgets.id, usageSourceRules.budgetId))
@@ -82,12 +94,14 @@ export async function getUsageSourceDetail(db: Db, id: number, opts: { now?: Dat
         item: usageRows.item,
         rows: sql<number>`count(*)::int`,
         units: sql<number>`sum(${usageRows.units})::float8`,
+        // The provider's unit when every row of the item says the same one (Twilio's segments).
+        unit: sql<string | null>`case when count(distinct ${usageRows.unit}) = 1 and count(${usageRows.unit}) = count(*) then min(${usageRows.unit}) end`,
         // Null when no row of the item carried money: "no cost reported", not $0.
         costMicros: sql<number | null>`sum(${usageRows.costMicros})::float8`,
         lastDay: sql<string>`max(${usageRows.day})::text`,
       })
       .from(usageRows)
-      .where(and(eq(usageRows.sourceId, id), gte(usageRows.day, since), isNull(usageRows.endpointId), isNull(usageRows.budgetId)))
+      .where(and(eq(usageRows.sourceId, id), gte(usageRows.day, since), isNull(usageRows.endpointId), isNull(usageRows.budgetId), eq(usageRows.rollup, false)))
       .groupBy(usageRows.item)
       .orderBy(desc(sql`count(*)`), asc(usageRows.item))
       .limit(200),
@@ -98,7 +112,7 @@ export async function getUsageSourceDetail(db: Db, id: number, opts: { now?: Dat
 
 async function rawRowsOf(db: Db, sourceId: number, day: ProviderDay, after: number | null): Promise<{ rows: RawUsageRow[]; next: number | null }> {
   const rows = await db
-    .select({ id: usageRows.id, item: usageRows.item, units: usageRows.units, costMicros: usageRows.costMicros, endpointKey: endpoints.key, budgetKey: budgets.key, part: usageRows.part, raw: usageRows.raw })
+    .select({ id: usageRows.id, item: usageRows.item, field: usageRows.field, units: usageRows.units, unit: usageRows.unit, costMicros: usageRows.costMicros, rollup: usageRows.rollup, endpointKey: endpoints.key, budgetKey: budgets.key, part: usageRows.part, raw: usageRows.raw })
     .from(usageRows)
     .leftJoin(endpoints, eq(endpoints.id, usageRows.endpointId))
     .leftJoin(budgets, eq(budgets.id, usageRows.budgetId))

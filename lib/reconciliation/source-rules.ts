@@ -6,7 +6,9 @@ import { usageSourceRules, usageSources, type UsageSourceRule } from "@/db/schem
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { CatalogError, invalidInput, type Issue } from "@/lib/catalog/errors";
 import { hasControlCharacter } from "@/lib/http/strict-input";
+import { isTwilioRollup } from "./providers/twilio";
 import { RuleMatch } from "./source-input";
+import { usageFields } from "./types";
 import { lockUsageSource } from "./source-write";
 
 // A source's rules: which endpoint or budget a provider item counts for. A target is mapped by one
@@ -14,7 +16,16 @@ import { lockUsageSource } from "./source-write";
 // comparison would call the difference drift. A rule applies from the next pull (rows already
 // pulled keep what they were mapped to until their day is pulled again).
 
-export type AddUsageRuleParams = { sourceId: number; match: string; endpointKey?: string | null; budgetKey?: string | null; part?: string | null; actor: AuditActor };
+export type AddUsageRuleParams = {
+  sourceId: number;
+  match: string;
+  endpointKey?: string | null;
+  budgetKey?: string | null;
+  part?: string | null;
+  /** Which of the endpoint's parts a usage field is priced at, where its own name is not a part. */
+  fieldParts?: Record<string, string>;
+  actor: AuditActor;
+};
 
 const actorName = (actor: AuditActor) => (actor.type === "staff" ? actor.email : actor.name);
 const blank = (s: string | null | undefined) => (s ?? "").trim();
@@ -22,7 +33,7 @@ const blank = (s: string | null | undefined) => (s ?? "").trim();
 type Target = { kind: "endpoint"; id: number; key: string; currency: string } | { kind: "budget"; id: number; key: string; currency: string };
 
 /** The target named by key, checked: it exists, is live, counts the source's currency, and the part is its own. */
-async function readTarget(tx: Db, p: { endpointKey: string; budgetKey: string; part: string }, currency: string): Promise<Target> {
+async function readTarget(tx: Db, p: { endpointKey: string; budgetKey: string; part: string; fieldParts: Record<string, string> }, currency: string): Promise<Target> {
   const problems: Issue[] = [];
   if ((p.endpointKey === "") === (p.budgetKey === "")) throw invalidInput([{ path: "target", message: "name one target: an endpoint or a budget, not both and not neither" }]);
   for (const [path, value] of [["endpointKey", p.endpointKey], ["budgetKey", p.budgetKey], ["part", p.part]] as const) {
@@ -37,12 +48,18 @@ async function readTarget(tx: Db, p: { endpointKey: string; budgetKey: string; p
     if (p.part !== "" && !e.parts.some((part) => part.name === p.part)) {
       problems.push({ path: "part", message: `endpoint '${e.key}' has no part '${p.part.slice(0, 40)}' (its parts: ${e.parts.map((part) => part.name).join(", ")})` });
     }
+    for (const [field, part] of Object.entries(p.fieldParts)) {
+      if (!(usageFields as readonly string[]).includes(field)) problems.push({ path: `part_${field.slice(0, 40)}`, message: `'${field.slice(0, 40)}' is not a usage field (${usageFields.join(", ")})` });
+      else if (hasControlCharacter(part) || !e.parts.some((x) => x.name === part)) {
+        problems.push({ path: `part_${field}`, message: `endpoint '${e.key}' has no part '${part.slice(0, 40)}' to price ${field} at (its parts: ${e.parts.map((x) => x.name).join(", ")})` });
+      }
+    }
     if (problems.length > 0) throw invalidInput(problems);
     return { kind: "endpoint", id: e.id, key: e.key, currency: e.currency };
   }
   const [b] = await tx.select({ id: budgets.id, key: budgets.key, currency: budgets.currency, archivedAt: budgets.archivedAt }).from(budgets).where(eq(budgets.key, p.budgetKey));
   if (!b) throw invalidInput([{ path: "budgetKey", message: `no budget '${p.budgetKey.slice(0, 80)}'` }]);
-  if (p.part !== "") problems.push({ path: "part", message: "a budget has no parts: its rows must carry the provider's cost, so leave part blank" });
+  if (p.part !== "" || Object.keys(p.fieldParts).length > 0) problems.push({ path: "part", message: "a budget has no parts: its rows must carry the provider's cost, so leave part blank" });
   if (b.archivedAt !== null) problems.push({ path: "budgetKey", message: `budget '${b.key}' is archived: it is charged nothing, so there is nothing to compare` });
   if (b.currency !== currency) problems.push({ path: "budgetKey", message: `budget '${b.key}' counts ${b.currency}, the source reports ${currency}: one currency per comparison` });
   if (problems.length > 0) throw invalidInput(problems);
@@ -106,9 +123,14 @@ export async function refuseSplitBudget(tx: Db, sourceId: number, target: { kind
 export async function addUsageRule(db: Db, p: AddUsageRuleParams): Promise<UsageSourceRule & { targetKey: string; targetKind: "endpoint" | "budget" }> {
   const match = RuleMatch.safeParse(p.match ?? "");
   if (!match.success) throw invalidInput(match.error.issues.map((i) => ({ path: "match", message: i.message })));
-  const typed = { endpointKey: blank(p.endpointKey), budgetKey: blank(p.budgetKey), part: blank(p.part) };
+  const fieldParts = Object.fromEntries(Object.entries(p.fieldParts ?? {}).map(([field, part]) => [field, blank(part)]).filter(([, part]) => part !== ""));
+  const typed = { endpointKey: blank(p.endpointKey), budgetKey: blank(p.budgetKey), part: blank(p.part), fieldParts };
   return db.transaction(async (tx) => {
     const source = await lockUsageSource(tx, p.sourceId);
+    // A roll-up's rows are never mapped (its leaves are): a rule naming one would map nothing.
+    if (source.kind === "twilio" && isTwilioRollup(match.data)) {
+      throw invalidInput([{ path: "match", message: `'${match.data}' is a Twilio roll-up of other categories, never mapped so nothing is billed twice: map its leaves (such as ${match.data === "totalprice" ? "sms-outbound-longcode" : `${match.data}-outbound*`}) instead` }]);
+    }
     const target = await readTarget(tx, typed, source.currency);
     await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`usage_rule_target:${target.kind}:${target.id}`}))`);
     const column = target.kind === "endpoint" ? usageSourceRules.endpointId : usageSourceRules.budgetId;
@@ -128,7 +150,7 @@ export async function addUsageRule(db: Db, p: AddUsageRuleParams): Promise<Usage
     try {
       [row] = await tx
         .insert(usageSourceRules)
-        .values({ sourceId: source.id, match: match.data, endpointId: target.kind === "endpoint" ? target.id : null, budgetId: target.kind === "budget" ? target.id : null, part: typed.part === "" ? null : typed.part, createdBy: actorName(p.actor) })
+        .values({ sourceId: source.id, match: match.data, endpointId: target.kind === "endpoint" ? target.id : null, budgetId: target.kind === "budget" ? target.id : null, part: typed.part === "" ? null : typed.part, fieldParts, createdBy: actorName(p.actor) })
         .returning();
     } catch (error) {
       if (sqlState(error) === "23505") throw invalidInput([{ path: "match", message: `${source.name} already has a rule for '${match.data}': remove it first to map that item elsewhere` }]);
@@ -140,7 +162,7 @@ export async function addUsageRule(db: Db, p: AddUsageRuleParams): Promise<Usage
       action: "usage_rule.add",
       target: `usage_source:${source.id}`,
       ...(target.kind === "endpoint" ? { endpointId: target.id, endpointKey: target.key } : {}),
-      details: { source: source.name, ruleId: row.id, match: row.match, [target.kind]: target.key, part: row.part },
+      details: { source: source.name, ruleId: row.id, match: row.match, [target.kind]: target.key, part: row.part, ...(Object.keys(fieldParts).length > 0 ? { fieldParts } : {}) },
     });
     return { ...row, targetKey: target.key, targetKind: target.kind };
   });

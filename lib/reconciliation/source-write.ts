@@ -38,6 +38,8 @@ function settingsOf(s: UsageSource): UsageSourceSettings {
     lookbackDays: s.lookbackDays,
     thresholdBasisPoints: s.thresholdBasisPoints,
     thresholdMicros: s.thresholdMicros,
+    unmappedThresholdMicros: s.unmappedThresholdMicros,
+    pullAt: s.pullAt,
   };
 }
 

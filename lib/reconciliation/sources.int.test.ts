@@ -327,8 +327,8 @@ describe.skipIf(skipWithoutDatabase())("usage sources", () => {
     expect(d?.rules).toEqual([expect.objectContaining({ match: "gpt-4o", endpointKey: e.key, budgetKey: null })]);
     expect(d?.pulls.map((p) => p.day)).toEqual([day, "2026-11-30"]);
     expect(d?.unmapped).toEqual([
-      { item: "o3", rows: 2, units: 12, costMicros: null, lastDay: day },
-      { item: "o3-mini", rows: 1, units: 1, costMicros: 2_000_000, lastDay: day },
+      { item: "o3", rows: 2, units: 12, unit: null, costMicros: null, lastDay: day },
+      { item: "o3-mini", rows: 1, units: 1, unit: null, costMicros: 2_000_000, lastDay: day },
     ]);
     expect(d?.raw.day).toBe(day);
     expect(d?.raw.rows).toHaveLength(RAW_PAGE);

@@ -13,6 +13,10 @@ export const usageSourceKindLabels: Record<UsageSourceKind, string> = {
   file: "CSV or JSON file",
 };
 
+/** The usage fields the API sources report an item's tokens in, each priced apart (see ReportedRow.field). */
+export const usageFields = ["input", "output", "cached-input", "cache-read", "cache-write", "cache-write-1h"] as const;
+export type UsageField = (typeof usageFields)[number];
+
 /** A day as the provider counts it, in its source's time zone: "2026-12-01". */
 export type ProviderDay = string;
 
@@ -29,9 +33,10 @@ export type ReportedRow = {
   raw: Record<string, unknown>;
   /**
    * The provider's usage field the units count, when it reports an item's usage in parts priced
-   * apart: "input", "output", "cached_input" (OpenAI), "cache_read", "cache_write_5m",
-   * "cache_write_1h" (Anthropic). Priced at the endpoint's part of that name, or the part the rule
-   * maps it to. Absent: one count.
+   * apart (usageFields): "input", "output", "cached-input", "cache-write" (OpenAI); "input",
+   * "output", "cache-read", "cache-write", "cache-write-1h" (Anthropic). Named like an endpoint's
+   * parts, so a field is priced at the part of its own name unless the rule maps it to another.
+   * Absent: one count.
    */
   field?: string;
   /** What the units are as the provider names them (Twilio's usage_unit, FOCUS's ConsumedUnit). */

@@ -3,9 +3,14 @@ import type { Drift, ReadinessColor } from "./types";
 // Reconciliation as people read it, shared by the endpoint page, the Reconciliation page and the
 // chart (a client component: this file imports nothing but types).
 
-/** "+10.0 %", "−2.5 %", "0.0 %": signed, one decimal, so a small drift never reads as none. */
+/**
+ * "+10.0 %", "−2.5 %", "0.0 %": signed, one decimal, so a small drift never reads as none. Cut to
+ * the decimal, never rounded up: 1.96 % against a 2 % threshold reads "+1.9 % ok", not "+2.0 % ok"
+ * beside another day's "+2.0 % over".
+ */
 export function driftPercentText(d: Pick<Drift, "percent">): string {
-  const text = `${Math.abs(d.percent).toFixed(1)} %`;
+  // The epsilon keeps a percent computed as 1.9999999 from reading 1.9.
+  const text = `${(Math.floor(Math.abs(d.percent) * 10 + 1e-9) / 10).toFixed(1)} %`;
   return d.percent > 0 ? `+${text}` : d.percent < 0 ? `−${text}` : text;
 }
 

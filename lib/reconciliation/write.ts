@@ -6,7 +6,7 @@ import { isProviderDay } from "./days";
 import { ReconciliationError } from "./errors";
 import { matchRule } from "./rule-match";
 import { budgetMappedElsewhere } from "./source-rules";
-import type { ProviderDay, PullResult, ReportedRow, UsageSource } from "./types";
+import type { ProviderDay, PullResult, ReportedRow, UsageSource, UsageSourceRule } from "./types";
 
 // Writing what a provider reported: each pulled day is replaced whole, in one transaction with the
 // source row locked, so a day pulled twice (by two workers, or by the worker and an import) ends as
@@ -55,6 +55,7 @@ function refuseControlCharacters(source: UsageSource, rows: readonly ReportedRow
 }
 
 type Target = { endpointId: number | null; budgetId: number | null; part: string | null };
+const UNMAPPED: Target = { endpointId: null, budgetId: null, part: null };
 
 /** Replaces the source's rows and pull records of `days` with `rows` (all of which must fall on those days). */
 export async function writeUsageDays(db: Db, sourceId: number, rows: ReportedRow[], opts: WriteOptions): Promise<PullResult> {
@@ -76,13 +77,14 @@ export async function writeUsageDays(db: Db, sourceId: number, rows: ReportedRow
     }
     const perDay = new Map<ProviderDay, { rows: number; unmapped: number }>(days.map((d) => [d, { rows: 0, unmapped: 0 }]));
     const values = rows.map((row) => {
-      const target = targetOf(row.item);
+      // A roll-up sums rows it sits beside: never mapped, so it is billed once, through its leaves.
+      const target = row.rollup ? UNMAPPED : targetOf(row.item, row.field ?? null);
       const count = perDay.get(row.day);
       if (count) {
         count.rows += 1;
-        if (target.endpointId === null && target.budgetId === null) count.unmapped += 1;
+        if (!row.rollup && target.endpointId === null && target.budgetId === null) count.unmapped += 1;
       }
-      return { sourceId, day: row.day, item: row.item, units: row.units, costMicros: row.costMicros, ...target, raw: row.raw };
+      return { sourceId, day: row.day, item: row.item, units: row.units, costMicros: row.costMicros, field: row.field ?? null, unit: row.unit ?? null, rollup: row.rollup ?? false, ...target, raw: row.raw };
     });
     for (let i = 0; i < values.length; i += INSERT_CHUNK) await tx.insert(usageRows).values(values.slice(i, i + INSERT_CHUNK));
     // One record per day, also for a day with no rows: the provider reported zero, which is news.
@@ -100,19 +102,20 @@ export async function writeUsageDays(db: Db, sourceId: number, rows: ReportedRow
  * "one source per endpoint" holds for it too; when another source maps that endpoint already, or
  * another source maps a budget the endpoint is a member of, or the endpoint is archived or counts
  * another currency, the rows stay unmapped and a note says why.
- * A count-only row is priced at the rule's part, or the endpoint's first part.
+ * A count-only row is priced at partOf: the part the rule maps its field to, the endpoint's part
+ * named like its field, the rule's part, or the endpoint's first part.
  */
-async function mapper(tx: Db, source: UsageSource, rows: readonly ReportedRow[], actor: AuditActor, notes: string[]): Promise<(item: string) => Target> {
+async function mapper(tx: Db, source: UsageSource, rows: readonly ReportedRow[], actor: AuditActor, notes: string[]): Promise<(item: string, field: string | null) => Target> {
   const rules = await tx.select().from(usageSourceRules).where(eq(usageSourceRules.sourceId, source.id));
-  const unmatched = source.kind === "file" ? [...new Set(rows.map((r) => r.item))].filter((item) => matchRule(rules, item) === null) : [];
-  const byId = new Map<number, { id: number; key: string; firstPart: string | null }>();
+  const unmatched = source.kind === "file" ? [...new Set(rows.filter((r) => !r.rollup).map((r) => r.item))].filter((item) => matchRule(rules, item) === null) : [];
+  const byId = new Map<number, { id: number; key: string; parts: string[] }>();
   const ruleEndpointIds = rules.flatMap((r) => (r.endpointId === null ? [] : [r.endpointId]));
   if (ruleEndpointIds.length > 0) {
     for (const e of await tx.select({ id: endpoints.id, key: endpoints.key, parts: endpoints.parts }).from(endpoints).where(inArray(endpoints.id, ruleEndpointIds))) {
-      byId.set(e.id, { id: e.id, key: e.key, firstPart: e.parts[0]?.name ?? null });
+      byId.set(e.id, { id: e.id, key: e.key, parts: e.parts.map((p) => p.name) });
     }
   }
-  const implicit = new Map<string, Target>();
+  const implicit = new Map<string, Target & { parts: string[] }>();
   if (unmatched.length > 0) {
     const named = await tx
       .select({ id: endpoints.id, key: endpoints.key, parts: endpoints.parts, currency: endpoints.currency, archivedAt: endpoints.archivedAt })
@@ -157,19 +160,35 @@ async function mapper(tx: Db, source: UsageSource, rows: readonly ReportedRow[],
         endpointKey: e.key,
         details: { source: source.name, ruleId: rule.id, match: rule.match, endpoint: e.key, part: null, implicit: true },
       });
-      implicit.set(e.key, { endpointId: e.id, budgetId: null, part: e.parts[0]?.name ?? null });
+      implicit.set(e.key, { endpointId: e.id, budgetId: null, part: null, parts: e.parts.map((p) => p.name) });
     }
   }
   const memo = new Map<string, Target>();
-  return (item) => {
-    const known = memo.get(item);
+  return (item, field) => {
+    const key = `${field ?? ""}\u0000${item}`;
+    const known = memo.get(key);
     if (known) return known;
     const rule = matchRule(rules, item);
-    let target: Target = { endpointId: null, budgetId: null, part: null };
-    if (rule?.endpointId != null) target = { endpointId: rule.endpointId, budgetId: null, part: rule.part ?? byId.get(rule.endpointId)?.firstPart ?? null };
+    let target: Target = UNMAPPED;
+    if (rule?.endpointId != null) target = { endpointId: rule.endpointId, budgetId: null, part: partOf(byId.get(rule.endpointId)?.parts ?? [], field, rule) };
     else if (rule?.budgetId != null) target = { endpointId: null, budgetId: rule.budgetId, part: null };
-    else if (!rule) target = implicit.get(item) ?? target;
-    memo.set(item, target);
+    else if (!rule) {
+      const named = implicit.get(item);
+      if (named?.endpointId != null) target = { endpointId: named.endpointId, budgetId: null, part: partOf(named.parts, field, null) };
+    }
+    memo.set(key, target);
     return target;
   };
+}
+
+/**
+ * The endpoint's part a row's units are priced at: the part the rule maps the row's usage field
+ * to, else the part named like the field (an endpoint with parts input, output and cache-read
+ * prices Anthropic's fields without a word), else the rule's part, else the first part. A part
+ * since renamed falls through to the next choice, as billedOf falls back to the first part.
+ */
+export function partOf(parts: readonly string[], field: string | null, rule: Pick<UsageSourceRule, "part" | "fieldParts"> | null): string | null {
+  const mapped = field !== null && rule && Object.hasOwn(rule.fieldParts, field) ? rule.fieldParts[field] : undefined;
+  for (const choice of [mapped, field, rule?.part]) if (choice != null && parts.includes(choice)) return choice;
+  return parts[0] ?? null;
 }

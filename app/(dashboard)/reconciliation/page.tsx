@@ -9,13 +9,15 @@ import { formatAgo, formatCount, formatDay, formatMoney, formatUnits } from "@/l
 import { completeDays } from "@/lib/reconciliation/days";
 import { reconciliationGrid, reconciliationSources, type GridDay, type ReconGridRow, type UsageSourceListItem } from "@/lib/reconciliation/read";
 import { usageSourceKindLabels } from "@/lib/reconciliation/types";
+import { unmappedWeek, type UnmappedSourceWeek } from "@/lib/reconciliation/unmapped";
 import { driftDirectionSentence, driftPercentText } from "@/lib/reconciliation/words";
 
 export const metadata: Metadata = { title: "Reconciliation · Ceilings" };
 export const dynamic = "force-dynamic";
 
 // Does the ledger match the bill: every endpoint and budget a usage source maps, with the drift of
-// its last 7 provider days, then what nothing maps, then the sources themselves.
+// its last 7 provider days, then what nothing maps, then the sources themselves. Money billed on
+// items no rule maps leads: it is the surprise no comparison can show.
 
 function targetHref(r: ReconGridRow): string {
   return r.target === "endpoint" ? `/endpoints/${encodeURIComponent(r.key)}#reconciliation` : `/budgets/${encodeURIComponent(r.key)}`;
@@ -85,6 +87,38 @@ function gridTable(axis: string[]): TableSpec<ReconGridRow> {
   };
 }
 
+function unmappedTable(isAdmin: boolean): TableSpec<UnmappedSourceWeek> {
+  return {
+    testId: "unmapped-money-table",
+    rowKey: (u) => u.sourceId,
+    rowAttributes: (u) => ({ "data-source": u.name, "data-micros": String(u.micros) }),
+    empty: null,
+    columns: [
+      { header: "Source", cell: (u) => <Link href={`/reconciliation/sources/${u.sourceId}`} className="font-medium underline-offset-2 hover:underline">{u.name}</Link> },
+      { header: "Unmapped money", className: "text-right", cell: (u) => <span className="font-semibold text-red-800 dark:text-red-300">{formatMoney(u.micros, u.currency)}</span> },
+      {
+        header: "Days alerted",
+        className: "text-right",
+        cell: (u) => (
+          <span title={`a day alerts from ${formatMoney(u.thresholdMicros, u.currency)} on unmapped items`}>
+            {u.daysOver} of 7
+          </span>
+        ),
+      },
+      { header: "Costliest items", cell: (u) => <span className="break-all font-mono text-xs">{u.items.map((i) => `${i.item} (${formatMoney(i.micros, u.currency)})`).join(", ")}</span> },
+      {
+        header: <span className="sr-only">Map</span>,
+        label: "Map",
+        cell: (u) => (
+          <Link href={`/reconciliation/sources/${u.sourceId}#unmapped`} className="underline underline-offset-2" data-testid="unmapped-map-it">
+            {isAdmin ? "Map it" : "See the items"}
+          </Link>
+        ),
+      },
+    ],
+  };
+}
+
 function describePull(s: UsageSourceListItem, now: Date) {
   if (!s.enabled) return <span className="text-zinc-600 dark:text-zinc-400">paused</span>;
   const requested = s.pullRequestedAt ? <span className="block text-xs">pull requested {formatAgo(s.pullRequestedAt, now)}</span> : null;
@@ -124,7 +158,7 @@ export default async function ReconciliationPage() {
   const staff = await requirePageRole("viewer");
   const now = new Date();
   const db = await getDb();
-  const [grid, sources] = await Promise.all([reconciliationGrid(db, { now }), reconciliationSources(db)]);
+  const [grid, sources, unmapped] = await Promise.all([reconciliationGrid(db, { now }), reconciliationSources(db), unmappedWeek(db, now)]);
   const isAdmin = hasRole(staff.role, "admin");
   const reconciled = grid.filter((r) => r.source !== null);
   const notReconciled = grid.filter((r) => r.source === null);
@@ -142,6 +176,17 @@ export default async function ReconciliationPage() {
           <Link href="/reconciliation/sources/new" className={buttonClass} data-testid="add-usage-source">Add a source</Link>
         ) : null}
       </div>
+
+      {unmapped.length > 0 ? (
+        <section aria-labelledby="unmapped-title" className="space-y-3" data-testid="unmapped-money">
+          <h2 id="unmapped-title" className="text-lg font-semibold">Billed on unmapped items</h2>
+          <p className="text-sm text-zinc-600 dark:text-zinc-400">
+            Money the providers billed, last 7 days, on items no rule maps: nothing compares it with what Ceilings charged. A new model a team started using, or a key used
+            somewhere it should not be. Map each item to the endpoint that spends it.
+          </p>
+          <DataTable spec={unmappedTable(isAdmin)} caption="Money on unmapped items by source, last 7 provider days" rows={unmapped} />
+        </section>
+      ) : null}
 
       <section aria-labelledby="grid-title" className="space-y-3">
         <h2 id="grid-title" className="text-lg font-semibold">Last 7 days</h2>

@@ -1,13 +1,17 @@
 import { z } from "zod";
 import { getJson } from "../provider-http";
-import type { ProviderDay, ReportedRow, UsageSource } from "../types";
-import { baseUrl, bucketDay, guardCredentialHost, httpOptions, interval, MAX_PAGES, moneyOf, shapeError, unitsOf, type ProviderContext } from "./common";
+import type { ProviderDay, ReportedRow, UsageField, UsageSource } from "../types";
+import { baseUrl, bucketDay, fieldRows, guardCredentialHost, httpOptions, interval, MAX_PAGES, moneyOf, shapeError, unitsOf, type ProviderContext } from "./common";
 
 // Anthropic's Admin API usage and cost reports (an admin key in x-api-key, anthropic-version):
-//   GET /v1/organizations/usage_report/messages?bucket_width=1d&group_by[]=model → one row per model
-//       and day: units = uncached input + cache read + cache creation (5 m and 1 h) + output tokens;
+//   GET /v1/organizations/usage_report/messages?bucket_width=1d&group_by[]=model → rows per model
+//       and day, one per usage field priced apart: input (uncached_input_tokens), cache-read,
+//       cache-write (5-minute writes), cache-write-1h, output;
 //   GET /v1/organizations/cost_report?group_by[]=description → one row per cost description and day:
-//       `amount` is CENTS as a decimal string ("123.45" is $1.2345).
+//       `amount` is CENTS as a decimal string ("123.45" is $1.2345). Grouped by description, a row
+//       names its `model` ("Claude Sonnet 4 Usage - Input Tokens" is claude-sonnet-4-...): the row's
+//       item is that model, so the rule that maps a model's tokens maps its money too. A row with
+//       no model (web search, code execution) keeps its description.
 // Both page with `page` = the previous `next_page` while `has_more`. `account` filters one
 // workspace (the cost report has no such filter: it is grouped by workspace and filtered here).
 
@@ -27,6 +31,7 @@ const CostResult = z.looseObject({
   description: z.string().nullish(),
   model: z.string().nullish(),
   cost_type: z.string().nullish(),
+  token_type: z.string().nullish(),
   workspace_id: z.string().nullish(),
   amount: z.union([z.string(), z.number()]),
   currency: z.string().nullish(),
@@ -78,6 +83,18 @@ async function readAll<T extends z.ZodType<{ data: { starting_at: string; result
 
 const tokens = (field: string, v: number | string | null | undefined) => (v === null || v === undefined ? 0 : unitsOf(PROVIDER, field, v));
 
+/** The usage field a cost row's token_type names, so its money shows beside the tokens it prices. */
+function costField(tokenType: string): UsageField | undefined {
+  const fields: Record<string, UsageField> = {
+    uncached_input_tokens: "input",
+    output_tokens: "output",
+    cache_read_input_tokens: "cache-read",
+    "cache_creation.ephemeral_5m_input_tokens": "cache-write",
+    "cache_creation.ephemeral_1h_input_tokens": "cache-write-1h",
+  };
+  return Object.hasOwn(fields, tokenType) ? fields[tokenType] : undefined;
+}
+
 /** What Anthropic reported for the days: token counts per model, money per cost description. */
 export async function pullAnthropic(source: UsageSource, days: ProviderDay[], ctx: ProviderContext): Promise<ReportedRow[]> {
   guardCredentialHost(source, "anthropic", ctx);
@@ -85,18 +102,22 @@ export async function pullAnthropic(source: UsageSource, days: ProviderDay[], ct
   const costs = await readAll(source, days, ctx, "/v1/organizations/cost_report", source.account ? ["description", "workspace_id"] : ["description"], CostPage);
   const rows: ReportedRow[] = [];
   for (const { day, startingAt, result: r } of usage) {
-    const units =
-      tokens("uncached_input_tokens", r.uncached_input_tokens) +
-      tokens("cache_read_input_tokens", r.cache_read_input_tokens) +
-      tokens("cache_creation.ephemeral_5m_input_tokens", r.cache_creation?.ephemeral_5m_input_tokens) +
-      tokens("cache_creation.ephemeral_1h_input_tokens", r.cache_creation?.ephemeral_1h_input_tokens) +
-      tokens("output_tokens", r.output_tokens);
-    rows.push({ day, item: r.model ?? "(no model)", units, costMicros: null, raw: { api: "usage_report/messages", starting_at: startingAt, ...r } });
+    const base = { day, item: r.model ?? "(no model)", costMicros: null, raw: { api: "usage_report/messages", starting_at: startingAt, ...r } };
+    rows.push(
+      ...fieldRows(base, [
+        ["input", tokens("uncached_input_tokens", r.uncached_input_tokens)],
+        ["cache-read", tokens("cache_read_input_tokens", r.cache_read_input_tokens)],
+        ["cache-write", tokens("cache_creation.ephemeral_5m_input_tokens", r.cache_creation?.ephemeral_5m_input_tokens)],
+        ["cache-write-1h", tokens("cache_creation.ephemeral_1h_input_tokens", r.cache_creation?.ephemeral_1h_input_tokens)],
+        ["output", tokens("output_tokens", r.output_tokens)],
+      ]),
+    );
   }
   for (const { day, startingAt, result: r } of costs) {
     if (source.account && r.workspace_id !== source.account) continue;
     const costMicros = moneyOf(PROVIDER, r.amount, r.currency, source, -2);
-    rows.push({ day, item: r.description ?? r.model ?? r.cost_type ?? "(no description)", units: 0, costMicros, raw: { api: "cost_report", starting_at: startingAt, ...r } });
+    const field = r.token_type ? costField(r.token_type) : undefined;
+    rows.push({ day, item: r.model || r.description || r.cost_type || "(no description)", units: 0, costMicros, ...(field ? { field } : {}), raw: { api: "cost_report", starting_at: startingAt, ...r } });
   }
   return rows;
 }

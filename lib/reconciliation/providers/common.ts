@@ -4,7 +4,7 @@ import { decimalToMicros } from "../decimal";
 import { ReconciliationError } from "../errors";
 import type { HttpOptions } from "../provider-http";
 import { credentialHostProblem } from "../source-input";
-import type { ProviderDay, ReportedRow, UsageSource } from "../types";
+import type { ProviderDay, ReportedRow, UsageField, UsageSource } from "../types";
 
 // What the three API clients share: the days asked for as one interval, a provider's bucket read
 // back into a provider day, money in the source's currency, and a guard on endless pagination.
@@ -100,4 +100,14 @@ export function httpOptions(provider: string, headers: Record<string, string>, c
 export function shapeError(provider: string, what: string, issue: { path: PropertyKey[]; message: string } | undefined): ReconciliationError {
   const at = issue ? ` (${issue.path.map(String).join(".") || "the body"}: ${issue.message})` : "";
   return new ReconciliationError("provider_shape", `${provider} answered ${what} in a shape Ceilings does not read${at}`);
+}
+
+/**
+ * One row per usage field of an item with units (zero fields left out, so a row is usage that was
+ * billed), or a single row of zero units when every field is zero: the provider reported the item.
+ */
+export function fieldRows(base: Omit<ReportedRow, "units" | "field">, fields: readonly (readonly [UsageField, number])[]): ReportedRow[] {
+  const used = fields.filter(([, units]) => units > 0);
+  if (used.length === 0) return [{ ...base, units: 0, field: fields[0]?.[0] ?? "input" }];
+  return used.map(([field, units]) => ({ ...base, units, field }));
 }

@@ -1,18 +1,27 @@
 import { z } from "zod";
 import { getJson } from "../provider-http";
 import type { ProviderDay, ReportedRow, UsageSource } from "../types";
-import { baseUrl, bucketDay, guardCredentialHost, httpOptions, interval, MAX_PAGES, moneyOf, shapeError, unitsOf, type ProviderContext } from "./common";
+import { baseUrl, bucketDay, fieldRows, guardCredentialHost, httpOptions, interval, MAX_PAGES, moneyOf, shapeError, unitsOf, type ProviderContext } from "./common";
 
 // OpenAI's organization usage and costs APIs (an admin key, Bearer). Two reads per pull:
-//   GET /v1/organization/usage/completions?bucket_width=1d&group_by=model  → one row per model and
-//       day: units = input_tokens (cached included) + output_tokens, no money;
+//   GET /v1/organization/usage/completions?bucket_width=1d&group_by=model  → rows per model and day,
+//       one per usage field priced apart, no money: `input_tokens` counts cached and cache-write
+//       tokens too, so input = input_tokens − input_cached_tokens − input_cache_write_tokens,
+//       cached-input = input_cached_tokens, cache-write = input_cache_write_tokens, output =
+//       output_tokens. Summing them into one count priced at one part is how a day with cached prompts was priced wrong.
 //   GET /v1/organization/costs?bucket_width=1d&group_by=line_item          → one row per line item
 //       and day: money = amount.value in amount.currency, no units.
 // Both page with `page` = the previous `next_page` while `has_more`. `account` filters one project.
 
 const PROVIDER = "OpenAI";
 
-const UsageResult = z.looseObject({ model: z.string().nullish(), input_tokens: z.number(), output_tokens: z.number() });
+const UsageResult = z.looseObject({
+  model: z.string().nullish(),
+  input_tokens: z.number(),
+  input_cached_tokens: z.number().nullish(),
+  input_cache_write_tokens: z.number().nullish(),
+  output_tokens: z.number(),
+});
 const CostResult = z.looseObject({ line_item: z.string().nullish(), amount: z.looseObject({ value: z.union([z.number(), z.string()]), currency: z.string().nullish() }) });
 const page = <T extends z.ZodType>(result: T) =>
   z.looseObject({
@@ -66,8 +75,20 @@ export async function pullOpenAI(source: UsageSource, days: ProviderDay[], ctx: 
   const costs = await readAll(source, days, ctx, "/v1/organization/costs", "line_item", CostPage);
   const rows: ReportedRow[] = [];
   for (const { day, start, result } of usage) {
-    const units = unitsOf(PROVIDER, "input_tokens", result.input_tokens) + unitsOf(PROVIDER, "output_tokens", result.output_tokens);
-    rows.push({ day, item: result.model ?? "(no model)", units, costMicros: null, raw: { api: "usage/completions", bucket_start: start, ...result } });
+    const input = unitsOf(PROVIDER, "input_tokens", result.input_tokens);
+    const cached = result.input_cached_tokens == null ? 0 : unitsOf(PROVIDER, "input_cached_tokens", result.input_cached_tokens);
+    const written = result.input_cache_write_tokens == null ? 0 : unitsOf(PROVIDER, "input_cache_write_tokens", result.input_cache_write_tokens);
+    // The parts are inside input_tokens: more parts than the whole is a shape we cannot price.
+    if (cached + written > input) throw shapeError(PROVIDER, "usage/completions", { path: ["input_cached_tokens"], message: `cached (${cached}) and cache-write (${written}) tokens exceed input_tokens (${input})` });
+    const base = { day, item: result.model ?? "(no model)", costMicros: null, raw: { api: "usage/completions", bucket_start: start, ...result } };
+    rows.push(
+      ...fieldRows(base, [
+        ["input", input - cached - written],
+        ["cached-input", cached],
+        ["cache-write", written],
+        ["output", unitsOf(PROVIDER, "output_tokens", result.output_tokens)],
+      ]),
+    );
   }
   for (const { day, start, result } of costs) {
     const costMicros = moneyOf(PROVIDER, result.amount.value, result.amount.currency, source);

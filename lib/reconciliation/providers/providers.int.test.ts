@@ -27,6 +27,8 @@ function source(fake: FakeProvider, over: Partial<UsageSource>): UsageSource {
     lookbackDays: 3,
     thresholdBasisPoints: 200,
     thresholdMicros: 1_000_000,
+    unmappedThresholdMicros: 1_000_000,
+    pullAt: "06:00:00",
     enabled: true,
     pullRequestedAt: null,
     pullingUntil: null,
@@ -55,20 +57,25 @@ describe("provider clients on real HTTP", () => {
     fake.requests.length = 0;
   });
 
-  it("OpenAI: follows next_page across one-bucket pages, maps buckets to UTC days, units = input + output, costs per line item exactly", async () => {
+  it("OpenAI: follows next_page across one-bucket pages, maps buckets to UTC days, tokens per usage field (cached apart from input), costs per line item exactly", async () => {
     fake.setOpenAI([
       { day: "2026-10-30", model: "gpt-4o", inputTokens: 999, outputTokens: 1, costValue: 9 },
-      { day: "2026-10-31", model: "gpt-4o", inputTokens: 700, outputTokens: 300, costValue: 0.1, lineItem: "gpt-4o, input" },
+      { day: "2026-10-31", model: "gpt-4o", inputTokens: 700, inputCachedTokens: 200, outputTokens: 300, costValue: 0.1, lineItem: "gpt-4o, input" },
       { day: "2026-10-31", model: "gpt-4o-mini", inputTokens: 10, outputTokens: 5 },
       { day: "2026-11-02", model: "gpt-4o", inputTokens: 1, outputTokens: 2, costValue: 1.2345675, lineItem: "gpt-4o, output" },
       { day: "2026-11-03", model: "gpt-4o", inputTokens: 5, outputTokens: 5, costValue: 7 },
     ]);
     const rows = await pullOpenAI(source(fake, { kind: "openai" }), days, ctx(FAKE_KEYS.openai));
     const usage = rows.filter((r) => r.costMicros === null);
-    expect(usage.map((r) => [r.day, r.item, r.units])).toEqual([
-      ["2026-10-31", "gpt-4o", 1000],
-      ["2026-10-31", "gpt-4o-mini", 15],
-      ["2026-11-02", "gpt-4o", 3],
+    // input_tokens counts the cached ones: 700 of which 200 cached is 500 input and 200 cached-input.
+    expect(usage.map((r) => [r.day, r.item, r.field, r.units])).toEqual([
+      ["2026-10-31", "gpt-4o", "input", 500],
+      ["2026-10-31", "gpt-4o", "cached-input", 200],
+      ["2026-10-31", "gpt-4o", "output", 300],
+      ["2026-10-31", "gpt-4o-mini", "input", 10],
+      ["2026-10-31", "gpt-4o-mini", "output", 5],
+      ["2026-11-02", "gpt-4o", "input", 1],
+      ["2026-11-02", "gpt-4o", "output", 2],
     ]);
     const costs = rows.filter((r) => r.costMicros !== null);
     // 0.1 → 100,000 micros exactly (not 100,000.00000000001); 1.2345675 rounds half-up to 1,234,568.
@@ -95,21 +102,28 @@ describe("provider clients on real HTTP", () => {
     expect(fake.requests[0]?.query.project_ids).toEqual(["proj_a"]);
   });
 
-  it("Anthropic: units = uncached + cache read + cache creation + output per model; cost cents as decimal strings into micros", async () => {
+  it("Anthropic: tokens per usage field (input, cache read, both cache writes, output); cost rows named by their model, cents into micros", async () => {
     fake.setAnthropic([
-      { day: "2026-11-01", model: "claude-sonnet-4", uncachedInputTokens: 100, cacheReadInputTokens: 20, cacheCreation5mInputTokens: 3, cacheCreation1hInputTokens: 4, outputTokens: 50, costCents: "123.45", description: "Claude Sonnet 4 Usage - Input Tokens" },
-      { day: "2026-11-02", model: "claude-haiku", uncachedInputTokens: 1, outputTokens: 1, costCents: "0.00005", description: "Claude Haiku Usage - Output Tokens" },
+      { day: "2026-11-01", model: "claude-sonnet-4", uncachedInputTokens: 100, cacheReadInputTokens: 20, cacheCreation5mInputTokens: 3, cacheCreation1hInputTokens: 4, outputTokens: 50, costCents: "123.45", description: "Claude Sonnet 4 Usage - Input Tokens", tokenType: "uncached_input_tokens" },
+      { day: "2026-11-02", model: "claude-haiku", uncachedInputTokens: 1, outputTokens: 1, costCents: "0.00005", description: "Claude Haiku Usage - Output Tokens", tokenType: "cache_read_input_tokens" },
       { day: "2026-11-05", model: "claude-haiku", uncachedInputTokens: 500, outputTokens: 500 },
     ]);
     const rows = await pullAnthropic(source(fake, { kind: "anthropic" }), days, ctx(FAKE_KEYS.anthropic));
-    expect(rows.filter((r) => r.costMicros === null).map((r) => [r.day, r.item, r.units])).toEqual([
-      ["2026-11-01", "claude-sonnet-4", 177],
-      ["2026-11-02", "claude-haiku", 2],
+    expect(rows.filter((r) => r.costMicros === null).map((r) => [r.day, r.item, r.field, r.units])).toEqual([
+      ["2026-11-01", "claude-sonnet-4", "input", 100],
+      ["2026-11-01", "claude-sonnet-4", "cache-read", 20],
+      ["2026-11-01", "claude-sonnet-4", "cache-write", 3],
+      ["2026-11-01", "claude-sonnet-4", "cache-write-1h", 4],
+      ["2026-11-01", "claude-sonnet-4", "output", 50],
+      ["2026-11-02", "claude-haiku", "input", 1],
+      ["2026-11-02", "claude-haiku", "output", 1],
     ]);
-    // "123.45" cents = $1.2345 = 1,234,500 micros; "0.00005" cents = 0.5 micro, rounded half-up to 1.
-    expect(rows.filter((r) => r.costMicros !== null).map((r) => [r.day, r.item, r.costMicros])).toEqual([
-      ["2026-11-01", "Claude Sonnet 4 Usage - Input Tokens", 1_234_500],
-      ["2026-11-02", "Claude Haiku Usage - Output Tokens", 1],
+    // A cost row is named by the model its description is about ("Claude Sonnet 4 Usage - Input
+    // Tokens"), so the rule mapping a model's tokens maps its money. "123.45" cents = $1.2345 =
+    // 1,234,500 micros; "0.00005" cents = 0.5 micro, rounded half-up to 1.
+    expect(rows.filter((r) => r.costMicros !== null).map((r) => [r.day, r.item, r.field, r.costMicros, r.raw.description])).toEqual([
+      ["2026-11-01", "claude-sonnet-4", "input", 1_234_500, "Claude Sonnet 4 Usage - Input Tokens"],
+      ["2026-11-02", "claude-haiku", "cache-read", 1, "Claude Haiku Usage - Output Tokens"],
     ]);
     const first = fake.requests.find((r) => r.path.endsWith("/usage_report/messages"));
     expect(first?.headers["x-api-key"]).toBe(FAKE_KEYS.anthropic);
@@ -146,6 +160,28 @@ describe("provider clients on real HTTP", () => {
     expect(fake.requests[0]?.query).toMatchObject({ StartDate: ["2026-10-31"], EndDate: ["2026-11-02"] });
     expect(fake.requests[1]?.query.Page).toEqual(["1"]);
     expect(fake.requests[0]?.headers.authorization).toBe(`Basic ${Buffer.from(`${sid}:${FAKE_KEYS.twilio.authToken}`).toString("base64")}`);
+  });
+
+  it("Twilio: units are usage in its unit (segments, minutes), a fraction rounded up; roll-ups marked so only leaves are billed", async () => {
+    fake.setTwilio([
+      { day: "2026-11-01", category: "sms", count: 30, usage: 45, usageUnit: "segments", price: 0.36 },
+      { day: "2026-11-01", category: "sms-outbound", count: 20, usage: 35, usageUnit: "segments", price: 0.28 },
+      { day: "2026-11-01", category: "sms-outbound-longcode", count: 20, usage: 35, usageUnit: "segments", price: 0.28 },
+      { day: "2026-11-01", category: "sms-inbound", count: 10, usage: 10, usageUnit: "segments", price: 0.08 },
+      { day: "2026-11-01", category: "calls-outbound", count: 3, usage: "7.5", usageUnit: "minutes", countUnit: "calls", price: 0.1 },
+      { day: "2026-11-01", category: "totalprice", count: 0, usage: "0.46", usageUnit: "usd", price: 0.46 },
+    ]);
+    const rows = await pullTwilio(source(fake, { kind: "twilio", account: FAKE_KEYS.twilio.accountSid }), days, ctx(FAKE_KEYS.twilio.authToken));
+    expect(rows.map((r) => [r.item, r.units, r.unit, r.costMicros, r.rollup ?? false])).toEqual([
+      ["calls-outbound", 8, "minutes", 100_000, false],
+      ["sms", 45, "segments", 360_000, true],
+      ["sms-inbound", 10, "segments", 80_000, false],
+      ["sms-outbound", 35, "segments", 280_000, true],
+      ["sms-outbound-longcode", 35, "segments", 280_000, false],
+      ["totalprice", 1, "usd", 460_000, true],
+    ]);
+    // The leaves are the bill, as totalprice says; the roll-ups sms and sms-outbound would add 0.64 again.
+    expect(rows.filter((r) => !r.rollup).reduce((n, r) => n + (r.costMicros ?? 0), 0)).toBe(460_000);
   });
 
   it("Twilio: a price in another currency fails the pull, naming both", async () => {

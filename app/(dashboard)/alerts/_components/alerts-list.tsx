@@ -60,7 +60,11 @@ export function AlertsList({ alerts, canAcknowledge, acknowledge }: { alerts: In
                   #{a.id} · fired {formatDateTime(a.createdAt, { seconds: true })} UTC
                   {a.acknowledgedAt ? ` · acknowledged by ${a.acknowledgedBy ?? "unknown"} ${formatDateTime(a.acknowledgedAt, { seconds: true })} UTC` : ""}
                 </p>
-                {a.links ? (
+                {a.links?.mapIt !== undefined ? (
+                  <p className="flex gap-3 text-xs">
+                    <Link href={a.links.mapIt} className="underline" data-testid="alert-map-it">Map it</Link>
+                  </p>
+                ) : a.links?.chart !== undefined ? (
                   <p className="flex gap-3 text-xs">
                     <Link href={a.links.chart} className="underline">Spend chart</Link>
                     <Link href={a.links.refusals} className="underline">Refusals in this window</Link>

@@ -8,6 +8,7 @@ import { decimalId } from "@/lib/http/strict-input";
 import { importUsageFile } from "@/lib/reconciliation/pull";
 import { compareSourceDaysDetailed } from "@/lib/reconciliation/compare";
 import { ReconciliationError } from "@/lib/reconciliation/errors";
+import { usageFields } from "@/lib/reconciliation/types";
 import { CatalogError, type Issue } from "@/lib/catalog/errors";
 import { logError } from "@/lib/log/redact";
 
@@ -20,7 +21,7 @@ const SourceId = decimalId("source");
 const sourcePath = (id: number) => `/reconciliation/sources/${id}`;
 const pages = (id: number) => ["/reconciliation", sourcePath(id)];
 
-const SETTINGS = ["name", "kind", "location", "credentialRef", "account", "timeZone", "currency", "lookbackDays", "thresholdPercent", "thresholdMoney"] as const;
+const SETTINGS = ["name", "kind", "location", "credentialRef", "account", "timeZone", "currency", "lookbackDays", "thresholdPercent", "thresholdMoney", "unmappedMoney", "pullAt"] as const;
 
 /** The settings fields as typed, for lib to read (and refuse field by field); the id read strictly. */
 function settingsOf(fields: Record<string, string>): Record<string, string | undefined> {
@@ -91,9 +92,18 @@ const Target = z
 
 export const addUsageRuleCore = defineAction({
   role: "admin", boundary: "usage_rule.add", rejected: "usage_source.rejected",
-  input: z.object({ sourceId: SourceId, match: z.string({ error: "match is required" }).max(400, "match must be at most 200 characters"), target: Target, part: z.string().max(40, "part must be at most 32 characters").optional() }),
+  input: z.object({
+    sourceId: SourceId,
+    match: z.string({ error: "match is required" }).max(400, "match must be at most 200 characters"),
+    target: Target,
+    part: z.string().max(40, "part must be at most 32 characters").optional(),
+    // One select per usage field (part_input, part_cache-read...): blank keeps the default.
+    ...Object.fromEntries(usageFields.map((f) => [`part_${f}`, z.string().max(40, "part must be at most 32 characters").optional()])),
+  }),
   run: async ({ actor, db }, input) => {
-    const r = await addUsageRule(db, { sourceId: input.sourceId, match: input.match, ...input.target, part: input.part, actor });
+    const fields = input as Record<string, unknown>;
+    const fieldParts = Object.fromEntries(usageFields.flatMap((f) => (typeof fields[`part_${f}`] === "string" && fields[`part_${f}`] !== "" ? [[f, String(fields[`part_${f}`])]] : [])));
+    const r = await addUsageRule(db, { sourceId: input.sourceId, match: input.match, ...input.target, part: input.part, fieldParts, actor });
     return { message: `Mapped '${r.match}' to ${r.targetKind} ${r.targetKey}${r.part ? ` (priced at ${r.part})` : ""}. Rows already pulled keep their mapping until their day is pulled again.`, revalidate: pages(input.sourceId) };
   },
 });

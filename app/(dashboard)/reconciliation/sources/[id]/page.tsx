@@ -128,7 +128,7 @@ export default async function UsageSourcePage({ params, searchParams }: Props) {
         <RulesTable rules={d.rules} sourceId={s.id} isAdmin={isAdmin} />
         {isAdmin && targets ? (
           <div className={cardClass}>
-            <RuleForm sourceId={s.id} currency={s.currency} targets={targets} match={raw.map?.slice(0, 200) ?? ""} />
+            <RuleForm sourceId={s.id} kind={s.kind} currency={s.currency} targets={targets} match={raw.map?.slice(0, 200) ?? ""} />
           </div>
         ) : null}
       </section>
@@ -186,6 +186,8 @@ export default async function UsageSourcePage({ params, searchParams }: Props) {
                 lookbackDays: String(s.lookbackDays),
                 thresholdPercent: basisPointsText(s.thresholdBasisPoints),
                 thresholdMoney: moneyInputText(s.thresholdMicros),
+                unmappedMoney: moneyInputText(s.unmappedThresholdMicros),
+                pullAt: s.pullAt.slice(0, 5),
               }}
             />
           </div>

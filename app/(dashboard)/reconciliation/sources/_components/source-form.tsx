@@ -27,9 +27,11 @@ export type SourceFieldsText = {
   lookbackDays: string;
   thresholdPercent: string;
   thresholdMoney: string;
+  unmappedMoney: string;
+  pullAt: string;
 };
 
-export const emptySource: SourceFieldsText = { name: "", kind: "openai", location: "", credentialRef: "", account: "", timeZone: "UTC", currency: "USD", lookbackDays: "3", thresholdPercent: "2", thresholdMoney: "1" };
+export const emptySource: SourceFieldsText = { name: "", kind: "openai", location: "", credentialRef: "", account: "", timeZone: "UTC", currency: "USD", lookbackDays: "3", thresholdPercent: "2", thresholdMoney: "1", unmappedMoney: "1", pullAt: "06:00" };
 
 const locationHint: Record<UsageSourceKind, string> = {
   openai: "Blank: https://api.openai.com. Another host (a proxy) only if USAGE_SOURCE_ALLOW_HOSTS names it: the key goes nowhere else.",
@@ -149,6 +151,24 @@ export function SourceForm({ initial, source }: { initial: SourceFieldsText; sou
         <Field name="lookbackDays" label="Days pulled each time" value={v.lookbackDays} onChange={(lookbackDays) => set({ lookbackDays })} state={state} inputMode="numeric" hint="1 to 35 complete days before today: providers revise recent days, so each pull replaces them" />
         <Field name="thresholdPercent" label="Alert threshold (%)" value={v.thresholdPercent} onChange={(thresholdPercent) => set({ thresholdPercent })} state={state} inputMode="decimal" hint="A day drifts when billed and charged differ by at least this share of the larger…" />
         <Field name="thresholdMoney" label={`…and by at least (${v.currency || "USD"})`} value={v.thresholdMoney} onChange={(thresholdMoney) => set({ thresholdMoney })} state={state} inputMode="decimal" hint="Both must be passed: a 50 % drift on 2 cents is not worth an alert" />
+        <Field
+          name="unmappedMoney"
+          label={`Alert on unmapped items from (${v.currency || "USD"} a day)`}
+          value={v.unmappedMoney}
+          onChange={(unmappedMoney) => set({ unmappedMoney })}
+          state={state}
+          inputMode="decimal"
+          hint="Money billed on items no rule maps (a new model, a leaked key) is alerted once a day from this much; 0 alerts on any"
+        />
+        <Field
+          name="pullAt"
+          label="Pull each day at"
+          value={v.pullAt}
+          onChange={(pullAt) => set({ pullAt })}
+          state={state}
+          placeholder="06:00"
+          hint="HH:MM in the source's time zone, after the provider publishes the day before (the day is pulled again a day later for late data)"
+        />
       </div>
       <SubmitButton pending={pending} pendingLabel="Saving…" testId={source ? "save-source" : "create-source"}>
         {source ? "Save settings" : "Connect source"}

@@ -27,7 +27,19 @@ export function RulesTable({ rules, sourceId, isAdmin }: { rules: UsageRuleView[
     columns: [
       { header: "Provider item", cell: (r) => <span className="break-all font-mono">{r.match}</span> },
       { header: "Counts for", cell: (r) => <TargetLink endpointKey={r.endpointKey} budgetKey={r.budgetKey} /> },
-      { header: "Part", cell: (r) => r.part ?? (r.endpointKey ? <span className={muted}>first</span> : "") },
+      {
+        header: "Part",
+        cell: (r) => (
+          <span>
+            {r.part ?? (r.endpointKey ? <span className={muted}>first</span> : "")}
+            {Object.entries(r.fieldParts).map(([field, part]) => (
+              <span key={field} className={`block text-xs ${muted}`}>
+                {field} at {part}
+              </span>
+            ))}
+          </span>
+        ),
+      },
       { header: "Added", cell: (r) => <span className={muted}>{r.createdBy}, {formatDateTime(r.createdAt)}</span> },
       ...(isAdmin
         ? [{ header: <span className="sr-only">Remove</span>, label: "Remove", cell: (r: UsageRuleView) => <AlertsActionForm action={removeRuleAction} fields={{ sourceId, ruleId: r.id }} label="Remove" pendingLabel="Removing…" tone="danger" confirm={`Remove the rule '${r.match}'? Its items count as unmapped from the next pull.`} testId={`remove-rule-${r.id}`} /> }]
@@ -63,7 +75,7 @@ export function UnmappedTable({ items, currency, path, isAdmin }: { items: Unmap
     columns: [
       { header: "Provider item", cell: (u) => <span className="break-all font-mono">{u.item}</span> },
       { header: "Rows", className: "text-right", cell: (u) => formatCount(u.rows) },
-      { header: "Units", className: "text-right", cell: (u) => formatCount(u.units) },
+      { header: "Units", className: "text-right", cell: (u) => `${formatCount(u.units)}${u.unit ? ` ${u.unit}` : ""}` },
       { header: "Cost", className: "text-right", cell: (u) => cost(u.costMicros, currency) },
       { header: "Last day", cell: (u) => <span className="font-mono">{u.lastDay}</span> },
       ...(isAdmin
@@ -81,9 +93,21 @@ export function RawRowsTable({ rows, currency }: { rows: RawUsageRow[]; currency
     empty: <p className={`text-sm ${muted}`}>No rows that day: the provider reported nothing.</p>,
     columns: [
       { header: "Provider item", cell: (r) => <span className="break-all font-mono">{r.item}</span> },
-      { header: "Units", className: "text-right", cell: (r) => formatCount(r.units) },
+      { header: "Field", cell: (r) => (r.field ? <span className="font-mono">{r.field}</span> : "") },
+      { header: "Units", className: "text-right", cell: (r) => `${formatCount(r.units)}${r.unit ? ` ${r.unit}` : ""}` },
       { header: "Cost", className: "text-right", cell: (r) => cost(r.costMicros, currency) },
-      { header: "Counts for", cell: (r) => <TargetLink endpointKey={r.endpointKey} budgetKey={r.budgetKey} /> },
+      {
+        header: "Counts for",
+        cell: (r) =>
+          r.rollup ? (
+            <span className={muted}>roll-up: billed through its leaves</span>
+          ) : (
+            <span>
+              <TargetLink endpointKey={r.endpointKey} budgetKey={r.budgetKey} />
+              {r.endpointKey && r.part && r.costMicros === null ? <span className={`block text-xs ${muted}`}>priced at {r.part}</span> : null}
+            </span>
+          ),
+      },
       { header: "As reported", cell: (r) => <code className="block max-w-md break-all text-xs">{JSON.stringify(r.raw).slice(0, 300)}</code> },
     ],
   };
