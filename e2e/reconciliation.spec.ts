@@ -177,4 +177,63 @@ test.describe("reconciliation", () => {
     const fired = resultRows<{ n: number }>(await db.execute(sql`select count(*)::int as n from alerts a join endpoints e on e.id = a.endpoint_id where a.kind = 'reconciliation' and e.key = ${KEY} and a.details->>'day' = ${yesterday}`));
     expect(fired[0]?.n).toBe(1);
   });
+
+  test("a model nothing maps: one unmapped alert the next pull and none on re-pull; Map it, and the next comparison includes it", async ({ page }) => {
+    test.setTimeout(180_000);
+    const db = database?.db;
+    if (!db) throw new Error("no database");
+    const unmapped = () => (receiver?.received ?? []).map((r) => r.body).filter((body) => body.includes('"reconciliation_unmapped"'));
+    const [source] = resultRows<{ id: number }>(await db.execute(sql`select id from usage_sources where name = 'OpenAI e2e'`));
+    const sourcePage = `/reconciliation/sources/${String(source?.id)}`;
+    const pullNow = async () => {
+      await page.goto(sourcePage);
+      const before = provider?.requests.length ?? 0;
+      await page.getByTestId("pull-now").click();
+      await expect.poll(() => (provider?.requests.length ?? 0) > before, { timeout: 60_000 }).toBe(true);
+      await expect
+        .poll(async () => resultRows<{ requested: boolean }>(await db.execute(sql`select pull_requested_at is not null as requested from usage_sources where id = ${source?.id ?? 0}`))[0]?.requested, { timeout: 60_000 })
+        .toBe(false);
+    };
+    // The provider now also bills $20.00 yesterday on a model no rule maps (a key used elsewhere).
+    provider?.setOpenAI([
+      { day: yesterday, model: MODEL, inputTokens: 600, outputTokens: 400, costValue: "50.00", lineItem: `${MODEL}, input` },
+      { day: yesterday, model: "o9-e2e", inputTokens: 300, outputTokens: 100, costValue: "20.00", lineItem: "o9-e2e, output" },
+    ]);
+    await signedIn(page, DEMO_ADMIN, sourcePage);
+    await pullNow();
+    await expect.poll(() => unmapped().length, { timeout: 60_000 }).toBe(1);
+    expect(unmapped()[0]).toContain("o9-e2e, output ($20.00)");
+    expect(unmapped()[0]).toContain(`/reconciliation/sources/${String(source?.id)}#unmapped`);
+
+    // Pulled again: the day is the same day, alerted once.
+    await pullNow();
+    await page.waitForTimeout(3_000);
+    expect(unmapped()).toHaveLength(1);
+
+    // The Reconciliation page leads with the money; the alert's Map it opens the source's items.
+    await page.goto("/reconciliation");
+    await expect(page.getByTestId("unmapped-money-table").getByRole("row").filter({ hasText: "OpenAI e2e" })).toContainText("$20.00");
+    await page.goto("/alerts");
+    await page.getByTestId("alert-map-it").first().click();
+    await expect(page).toHaveURL(new RegExp(`/reconciliation/sources/${String(source?.id)}#unmapped$`));
+    const item = page.getByTestId("unmapped-table").locator('[data-item="o9-e2e, output"]');
+    await expect(item).toContainText("$20.00");
+    await item.getByTestId("map-it").click();
+    await expect(page.getByTestId("rule-match")).toHaveValue("o9-e2e, output");
+    // One prefix maps the model's tokens and its cost line items.
+    await page.getByTestId("rule-match").fill("o9-e2e*");
+    await page.getByTestId("rule-target").selectOption(`endpoint:${KEY}`);
+    await page.getByTestId("add-rule").click();
+    await expect(page.getByTestId("add-rule-ok")).toBeVisible();
+
+    await pullNow();
+    await expect
+      .poll(async () => resultRows<{ billed: string }>(await db.execute(sql`select d.billed_micros::text as billed from reconciliation_days d join endpoints e on e.id = d.endpoint_id where e.key = ${KEY} and d.day = ${yesterday}`))[0]?.billed, { timeout: 60_000 })
+      .toBe("70000000");
+    await page.goto(sourcePage);
+    await expect(page.getByTestId("unmapped-table").locator('[data-item^="o9-e2e"]')).toHaveCount(0);
+    await page.goto("/reconciliation");
+    await expect(page.getByTestId("unmapped-money")).toHaveCount(0);
+    expect(unmapped()).toHaveLength(1);
+  });
 });

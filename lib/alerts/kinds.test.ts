@@ -88,3 +88,19 @@ describe("budget alert links", () => {
     expect(alertLinks({ kind: "change_request", endpointKey: "sms.reset", windowStart: null, createdAt: new Date(), details: { budget: "x" } })?.chart).toBe("/endpoints/sms.reset#spend");
   });
 });
+
+describe("unmapped money alert links", () => {
+  it("open the source's unmapped items, in the inbox, Slack, a webhook and an email; nothing without a source", async () => {
+    const alert = { id: 9, kind: "reconciliation_unmapped", message: "OpenAI billed $500.00 on items no rule maps", endpointKey: null, ceilingId: null, windowStart: null, createdAt: new Date("2026-11-02T06:00:00Z"), details: { sourceId: 3 } };
+    expect(alertLinks(alert)).toEqual({ mapIt: "/reconciliation/sources/3#unmapped" });
+    expect(alertLinks({ ...alert, details: { sourceId: "3" } })).toBeNull();
+    const { absoluteLinks, slackBody, webhookBody } = await import("./payload");
+    const { emailMessage } = await import("./email");
+    expect(absoluteLinks(alert, "https://ceilings.example/")).toEqual({ mapIt: "https://ceilings.example/reconciliation/sources/3#unmapped" });
+    expect(slackBody(alert, "https://ceilings.example")).toContain("<https://ceilings.example/reconciliation/sources/3#unmapped|map the items>");
+    expect(JSON.parse(webhookBody(alert, "https://ceilings.example")).links).toEqual({ mapIt: "https://ceilings.example/reconciliation/sources/3#unmapped" });
+    const email = emailMessage(alert, "https://ceilings.example");
+    expect(email.text).toContain("Map the items to endpoints: https://ceilings.example/reconciliation/sources/3#unmapped");
+    expect(email.html).not.toContain("Spend chart");
+  });
+});

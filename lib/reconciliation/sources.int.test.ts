@@ -129,7 +129,7 @@ describe.skipIf(skipWithoutDatabase())("usage sources", () => {
     ["empty name", { name: "   " }, "name", /name is required/],
     ["long name", { name: "x".repeat(81) }, "name", /at most 80/],
     ["NUL in the name", { name: "a\u0000b" }, "name", /control characters/],
-    ["unknown kind", { kind: "sendgrid" }, "kind", /kind must be one of/],
+    ["unknown kind", { kind: "mailgun" }, "kind", /kind must be one of/],
     ["an ftp location", { location: "ftp://example.com" }, "location", /http or https URL/],
     ["a URL with a password", { location: "https://u:p@api.openai.com" }, "location", /user or password/],
     ["a relative path for an API", { location: "usage.csv" }, "location", /http or https URL/],
@@ -152,6 +152,14 @@ describe.skipIf(skipWithoutDatabase())("usage sources", () => {
     ["money 500abc", { thresholdMoney: "500abc" }, "thresholdMoney", /amount such as/],
     ["money -5", { thresholdMoney: "-5" }, "thresholdMoney", /0 or more/],
     ["money empty", { thresholdMoney: "" }, "thresholdMoney", /required/],
+    ["unmapped 1e9", { unmappedMoney: "1e9" }, "unmappedMoney", /amount such as/],
+    ["unmapped 500abc", { unmappedMoney: "500abc" }, "unmappedMoney", /amount such as/],
+    ["unmapped -5", { unmappedMoney: "-5" }, "unmappedMoney", /0 or more/],
+    ["unmapped empty", { unmappedMoney: "" }, "unmappedMoney", /required/],
+    ["pull time 24:00", { pullAt: "24:00" }, "pullAt", /HH:MM from 00:00 to 23:59/],
+    ["pull time 6:00", { pullAt: "6:00" }, "pullAt", /HH:MM/],
+    ["pull time 06:00:00", { pullAt: "06:00:00" }, "pullAt", /HH:MM/],
+    ["pull time empty", { pullAt: "" }, "pullAt", /HH:MM/],
   ];
   for (const [name, over, field, message] of bad) {
     it(`refuses ${name}, naming ${field}, and writes nothing`, async () => {
@@ -161,6 +169,17 @@ describe.skipIf(skipWithoutDatabase())("usage sources", () => {
       expect(await t.db.select().from(usageSources)).toEqual(before);
     });
   }
+
+  it("keeps the unmapped threshold and the pull time, $1 and 06:00 unless set; a change to either is saved and listed", async () => {
+    const s = await createUsageSource(t.db, { input: openai({ name: "Morning" }), actor });
+    expect(s).toMatchObject({ unmappedThresholdMicros: 1_000_000, pullAt: "06:00:00" });
+    const { source, changes } = await updateUsageSource(t.db, { sourceId: s.id, expectedVersion: sourceVersion(s), input: openai({ name: "Morning", unmappedMoney: "0.25", pullAt: "07:30" }), actor });
+    expect(source).toMatchObject({ unmappedThresholdMicros: 250_000, pullAt: "07:30:00" });
+    expect(changes).toEqual([
+      { field: "unmappedThresholdMicros", before: 1_000_000, after: 250_000 },
+      { field: "pullAt", before: "06:00:00", after: "07:30:00" },
+    ]);
+  });
 
   it("refuses a second source of the same name", async () => {
     await createUsageSource(t.db, { input: openai({ name: "Twin" }), actor });
