@@ -16,6 +16,9 @@ import { getText } from "./provider-http";
 import { pullAnthropic } from "./providers/anthropic";
 import type { ProviderClient } from "./providers/common";
 import { pullOpenAI } from "./providers/openai";
+import { pullPostmark } from "./providers/postmark";
+import { pullSendGrid } from "./providers/sendgrid";
+import { pullSes } from "./providers/ses";
 import { pullTwilio } from "./providers/twilio";
 import { credentialPrefixes, isCredentialNameOf, localPathProblem, NO_FILE_DIR, usageFileDir } from "./source-input";
 import type { ProviderDay, PullResult, UsageSource } from "./types";
@@ -56,7 +59,7 @@ export const RETRY_FIRST_MS = 15 * 60_000;
 /** ... up to this. */
 export const RETRY_MAX_MS = 6 * 60 * 60_000;
 
-const clients: Record<Exclude<UsageSource["kind"], "file">, ProviderClient> = { openai: pullOpenAI, anthropic: pullAnthropic, twilio: pullTwilio };
+const clients: Record<Exclude<UsageSource["kind"], "file">, ProviderClient> = { openai: pullOpenAI, anthropic: pullAnthropic, twilio: pullTwilio, sendgrid: pullSendGrid, postmark: pullPostmark, ses: pullSes };
 
 /**
  * The secret a source's credential_ref names: only the worker's variables of its kind's prefix
@@ -172,7 +175,7 @@ export async function pullSource(db: Db, sourceId: number, opts: PullOptions): P
   }
   const secret = resolveCredential(source, opts.secrets);
   const days = completeDays(opts.now, source.timeZone, source.lookbackDays);
-  const rows = await clients[source.kind](source, days, { secret, egress: opts.egress, signal, ...(opts.fetchImpl ? { fetchImpl: opts.fetchImpl } : {}), ...(opts.retryCapMs !== undefined ? { retryCapMs: opts.retryCapMs } : {}) });
+  const rows = await clients[source.kind](source, days, { secret, egress: opts.egress, signal, now: opts.now, ...(opts.fetchImpl ? { fetchImpl: opts.fetchImpl } : {}), ...(opts.retryCapMs !== undefined ? { retryCapMs: opts.retryCapMs } : {}) });
   inTime();
   return writeUsageDays(db, source.id, rows, { days, via: "api" });
 }

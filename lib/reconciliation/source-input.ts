@@ -12,25 +12,44 @@ import { usageSourceKinds, type UsageSourceKind } from "./types";
 // account SID; a file source reads a URL or a local path and holds no credential.
 
 /** The provider's own API base URL, used when an API source's location is left blank. */
-export const defaultLocations: Record<Exclude<UsageSourceKind, "file">, string> = {
+export const defaultLocations: Record<Exclude<UsageSourceKind, "file" | "ses">, string> = {
   openai: "https://api.openai.com",
   anthropic: "https://api.anthropic.com",
   twilio: "https://api.twilio.com",
+  sendgrid: "https://api.sendgrid.com",
+  postmark: "https://api.postmarkapp.com",
 };
+
+export type ApiSourceKind = Exclude<UsageSourceKind, "file">;
+
+/** An AWS region as SES names its endpoints: us-east-1, eu-west-2, ap-southeast-1. */
+export const AWS_REGION = /^[a-z]{2}(-[a-z]+)+-\d{1,2}$/;
+
+/** The provider's own API base URL for a source of `kind`: SES's is its region's (the source's account). */
+export function defaultLocationOf(kind: ApiSourceKind, account: string | null): string {
+  if (kind !== "ses") return defaultLocations[kind];
+  return `https://email.${account !== null && AWS_REGION.test(account) ? account : "us-east-1"}.amazonaws.com`;
+}
 
 /**
  * The secrets an API source may name, per kind: env:CEILINGS_SECRET_OPENAI or
  * env:CEILINGS_SECRET_OPENAI_..., and so on. Another feature's secret (the SMTP password) can
  * never be named by a usage source, and so never sent to a provider's host.
  */
-export const credentialPrefixes: Record<Exclude<UsageSourceKind, "file">, string> = {
+export const credentialPrefixes: Record<ApiSourceKind, string> = {
   openai: "CEILINGS_SECRET_OPENAI",
   anthropic: "CEILINGS_SECRET_ANTHROPIC",
   twilio: "CEILINGS_SECRET_TWILIO",
+  sendgrid: "CEILINGS_SECRET_SENDGRID",
+  postmark: "CEILINGS_SECRET_POSTMARK",
+  ses: "CEILINGS_SECRET_SES",
 };
 
+/** "an OpenAI source", for sentences about a kind. */
+export const apiKindNames: Record<ApiSourceKind, string> = { openai: "an OpenAI", anthropic: "an Anthropic", twilio: "a Twilio", sendgrid: "a SendGrid", postmark: "a Postmark", ses: "an Amazon SES" };
+
 /** Whether `name` (the variable, without env:) is one an API source of `kind` may name. */
-export function isCredentialNameOf(kind: Exclude<UsageSourceKind, "file">, name: string): boolean {
+export function isCredentialNameOf(kind: ApiSourceKind, name: string): boolean {
   const prefix = credentialPrefixes[kind];
   return (name === prefix || name.startsWith(`${prefix}_`)) && /^[A-Z0-9_]+$/.test(name);
 }
@@ -53,7 +72,7 @@ export const NO_FILE_DIR = "local paths are read only inside the directory named
  * to the provider's own host (api.openai.com, ...) or a host in USAGE_SOURCE_ALLOW_HOSTS (a
  * proxy, a test server), and never over plain http unless that host is allow-listed.
  */
-export function credentialHostProblem(kind: Exclude<UsageSourceKind, "file">, location: string, allowHosts: readonly string[]): string | null {
+export function credentialHostProblem(kind: ApiSourceKind, location: string, allowHosts: readonly string[], account: string | null = null): string | null {
   let url: URL;
   try {
     url = new URL(location);
@@ -62,9 +81,9 @@ export function credentialHostProblem(kind: Exclude<UsageSourceKind, "file">, lo
   }
   const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
   const listed = allowHosts.some((h) => h.toLowerCase() === host);
-  const own = new URL(defaultLocations[kind]).hostname;
+  const own = new URL(defaultLocationOf(kind, account)).hostname;
   if (!listed && host !== own) {
-    return `the key of ${{ openai: "an OpenAI", anthropic: "an Anthropic", twilio: "a Twilio" }[kind]} source is sent only to ${own} or a host named in USAGE_SOURCE_ALLOW_HOSTS, not to ${host.slice(0, 80)}`;
+    return `the key of ${apiKindNames[kind]} source is sent only to ${own} or a host named in USAGE_SOURCE_ALLOW_HOSTS, not to ${host.slice(0, 80)}`;
   }
   if (url.protocol !== "https:" && !listed) return `the key is not sent over plain http: use https://${host.slice(0, 80)}, or name the host in USAGE_SOURCE_ALLOW_HOSTS`;
   return null;
@@ -89,6 +108,9 @@ const TWILIO_SID = /^AC[0-9a-fA-F]{32}$/;
 const FILTER_ID = /^[A-Za-z0-9_-]{1,200}$/;
 const PERCENT = /^(\d{1,3})(?:\.(\d{1,2}))?$/;
 const WHOLE = /^\d{1,4}$/;
+/** The most days back an SES source may ask for: GetSendStatistics returns the last two weeks. */
+export const SES_LOOKBACK_MAX = 13;
+export const POSTMARK_ZONE = "America/New_York";
 const PULL_AT = /^([01]\d|2[0-3]):[0-5]\d$/;
 
 const text = (label: string, max: number) =>
@@ -149,7 +171,7 @@ export const UsageSourceInput = z
     const issue = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
     if (v.kind !== "file") {
       if (v.location !== "") {
-        const problem = urlProblem(v.location) ?? credentialHostProblem(v.kind, v.location, usageAllowHosts());
+        const problem = urlProblem(v.location) ?? credentialHostProblem(v.kind, v.location, usageAllowHosts(), v.account === "" ? null : v.account);
         if (problem) issue("location", problem);
       }
       const prefix = credentialPrefixes[v.kind];
@@ -171,6 +193,19 @@ export const UsageSourceInput = z
     if (v.kind === "twilio" && !TWILIO_SID.test(v.account)) {
       issue("account", v.account === "" ? "account is required for Twilio: the Account SID, AC followed by 32 hex digits" : `account must be a Twilio Account SID (AC followed by 32 hex digits), got '${v.account.slice(0, 80)}'`);
     }
+    if (v.kind === "ses" && !AWS_REGION.test(v.account)) {
+      issue("account", v.account === "" ? "account is required for Amazon SES: the region its statistics are read in, such as us-east-1" : `account must be an AWS region such as us-east-1, got '${v.account.slice(0, 80)}'`);
+    }
+    // SES keeps two weeks of sending statistics: an older day would read as a day without mail.
+    if (v.kind === "ses" && WHOLE.test(v.lookbackDays) && Number(v.lookbackDays) > SES_LOOKBACK_MAX) {
+      issue("lookbackDays", `lookback days of an Amazon SES source must be at most ${SES_LOOKBACK_MAX}: SES keeps two weeks of sending statistics, got '${v.lookbackDays}'`);
+    }
+    // Postmark counts US Eastern days (its statistics API says so); any other zone compares other intervals.
+    if (v.kind === "postmark" && v.timeZone !== POSTMARK_ZONE) issue("timeZone", `Postmark's statistics count US Eastern days: set the time zone to ${POSTMARK_ZONE}, got '${v.timeZone.slice(0, 64)}'`);
+    if (v.kind === "sendgrid" && v.timeZone !== "UTC" && isTimeZone(v.timeZone)) issue("timeZone", `SendGrid's statistics count UTC days: set the time zone to UTC, got '${v.timeZone.slice(0, 64)}'`);
+    if ((v.kind === "sendgrid" || v.kind === "postmark") && v.account !== "" && !FILTER_ID.test(v.account)) {
+      issue("account", `account must be ${v.kind === "sendgrid" ? "a subuser name" : "a message stream id"} (letters, digits, _ and -), got '${v.account.slice(0, 80)}'`);
+    }
     if ((v.kind === "openai" || v.kind === "anthropic") && v.account !== "" && !FILTER_ID.test(v.account)) {
       issue("account", `account must be a ${v.kind === "openai" ? "project" : "workspace"} id (letters, digits, _ and -), got '${v.account.slice(0, 80)}'`);
     }
@@ -189,7 +224,7 @@ export const UsageSourceInput = z
   .transform((v) => ({
     name: v.name,
     kind: v.kind,
-    location: v.location === "" ? (v.kind === "file" ? null : defaultLocations[v.kind]) : v.location.replace(/\/+$/, "") || v.location,
+    location: v.location === "" ? (v.kind === "file" ? null : defaultLocationOf(v.kind, v.account === "" ? null : v.account)) : v.location.replace(/\/+$/, "") || v.location,
     credentialRef: v.credentialRef === "" ? null : v.credentialRef,
     account: v.account === "" ? null : v.account,
     timeZone: v.timeZone,

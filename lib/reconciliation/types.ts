@@ -3,14 +3,17 @@
 
 export type { ProviderCap, ReconciliationDay, UsageSource, UsageSourceRule } from "@/db/schema/reconciliation";
 
-export const usageSourceKinds = ["openai", "anthropic", "twilio", "file"] as const;
+export const usageSourceKinds = ["openai", "anthropic", "twilio", "sendgrid", "postmark", "ses", "file"] as const;
 export type UsageSourceKind = (typeof usageSourceKinds)[number];
 
 export const usageSourceKindLabels: Record<UsageSourceKind, string> = {
   openai: "OpenAI organization usage and costs API",
   anthropic: "Anthropic usage and cost report API",
   twilio: "Twilio usage records",
-  file: "CSV or JSON file",
+  sendgrid: "SendGrid email statistics",
+  postmark: "Postmark outbound statistics",
+  ses: "Amazon SES sending statistics",
+  file: "CSV or JSON file (FOCUS exports too)",
 };
 
 /** The usage fields the API sources report an item's tokens in, each priced apart (see ReportedRow.field). */

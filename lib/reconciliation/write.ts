@@ -28,7 +28,7 @@ export type WriteOptions = {
   actor?: AuditActor;
 };
 
-const providerNames: Record<UsageSource["kind"], string> = { openai: "OpenAI", anthropic: "Anthropic", twilio: "Twilio", file: "The file" };
+const providerNames: Record<UsageSource["kind"], string> = { openai: "OpenAI", anthropic: "Anthropic", twilio: "Twilio", sendgrid: "SendGrid", postmark: "Postmark", ses: "Amazon SES", file: "The file" };
 // eslint-disable-next-line no-control-regex -- finding control characters is the point.
 const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
 const codePoint = (c: string) => `U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`;

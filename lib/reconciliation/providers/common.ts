@@ -3,7 +3,7 @@ import { addDays, dayIn, startOfDay } from "../days";
 import { decimalToMicros } from "../decimal";
 import { ReconciliationError } from "../errors";
 import type { HttpOptions } from "../provider-http";
-import { credentialHostProblem } from "../source-input";
+import { type ApiSourceKind, credentialHostProblem, defaultLocationOf } from "../source-input";
 import type { ProviderDay, ReportedRow, UsageField, UsageSource } from "../types";
 
 // What the three API clients share: the days asked for as one interval, a provider's bucket read
@@ -19,6 +19,8 @@ export type ProviderContext = {
   sleep?: (ms: number) => Promise<void>;
   /** The pull's deadline: aborts the request in flight and any Retry-After wait. */
   signal?: AbortSignal;
+  /** The pull's clock (the real time unless a test says): what SES's two weeks count back from, and what a signature is dated. */
+  now?: Date;
 };
 
 export type ProviderClient = (source: UsageSource, days: ProviderDay[], ctx: ProviderContext) => Promise<ReportedRow[]>;
@@ -26,15 +28,9 @@ export type ProviderClient = (source: UsageSource, days: ProviderDay[], ctx: Pro
 /** A provider is never asked for more pages than this in one pull: a cursor that loops is a bug there. */
 export const MAX_PAGES = 500;
 
-export const defaultBaseUrls = {
-  openai: "https://api.openai.com",
-  anthropic: "https://api.anthropic.com",
-  twilio: "https://api.twilio.com",
-} as const;
-
 /** The source's base URL without a trailing slash, so a proxy's path prefix is kept. */
-export function baseUrl(source: UsageSource, kind: keyof typeof defaultBaseUrls): string {
-  const base = source.location?.trim() || defaultBaseUrls[kind];
+export function baseUrl(source: UsageSource, kind: ApiSourceKind): string {
+  const base = source.location?.trim() || defaultLocationOf(kind, source.account);
   return base.replace(/\/+$/, "");
 }
 
@@ -42,9 +38,17 @@ export function baseUrl(source: UsageSource, kind: keyof typeof defaultBaseUrls)
  * Refuses, before any request, to send the key anywhere but the provider's own host or a host in
  * USAGE_SOURCE_ALLOW_HOSTS (the egress allow-list), or over plain http to a host not listed.
  */
-export function guardCredentialHost(source: UsageSource, kind: keyof typeof defaultBaseUrls, ctx: Pick<ProviderContext, "egress">): void {
-  const problem = credentialHostProblem(kind, baseUrl(source, kind), ctx.egress.allowHosts);
+export function guardCredentialHost(source: UsageSource, kind: ApiSourceKind, ctx: Pick<ProviderContext, "egress">): void {
+  const problem = credentialHostProblem(kind, baseUrl(source, kind), ctx.egress.allowHosts, source.account);
   if (problem) throw new ReconciliationError("host_refused", `the source '${source.name}' was not pulled: ${problem}`);
+}
+
+/**
+ * Refuses a source whose days are not the provider's: a provider that counts `zone` days compared
+ * over another zone's would compare other intervals, a false drift every day.
+ */
+export function requireZone(source: UsageSource, zone: string, provider: string, what: string): void {
+  if (source.timeZone !== zone) throw new ReconciliationError("day_mismatch", `${provider}'s ${what} count ${zone === "UTC" ? "UTC" : zone} days, but the source '${source.name}' counts days in ${source.timeZone}: set its time zone to ${zone}`);
 }
 
 /** [start, end) of the asked days, as instants in the source's zone; the days sorted. */

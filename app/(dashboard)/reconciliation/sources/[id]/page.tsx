@@ -90,6 +90,10 @@ export default async function UsageSourcePage({ params, searchParams }: Props) {
               </dd>
             </>
           ) : null}
+          <dt className="text-zinc-600 dark:text-zinc-400">Pulled</dt>
+          <dd data-testid="source-pull-at">
+            {s.kind === "file" && s.location === null ? "by hand (import below)" : `each day at ${s.pullAt.slice(0, 5)} ${s.timeZone}, and on Pull now`}
+          </dd>
           <dt className="text-zinc-600 dark:text-zinc-400">Each pull</dt>
           <dd>
             the {s.lookbackDays} complete day{s.lookbackDays === 1 ? "" : "s"} before today in {s.timeZone}, each replaced whole
@@ -97,7 +101,8 @@ export default async function UsageSourcePage({ params, searchParams }: Props) {
           </dd>
           <dt className="text-zinc-600 dark:text-zinc-400">Alerts when</dt>
           <dd>
-            billed and charged differ by at least {basisPointsText(s.thresholdBasisPoints)} % and {money(s.thresholdMicros)} on a day
+            billed and charged differ by at least {basisPointsText(s.thresholdBasisPoints)} % and {money(s.thresholdMicros)} on a day, or a day bills{" "}
+            {s.unmappedThresholdMicros === 0 ? "any money" : `${money(s.unmappedThresholdMicros)} or more`} on items no rule maps
           </dd>
         </dl>
         {s.pullRequestedAt ? (

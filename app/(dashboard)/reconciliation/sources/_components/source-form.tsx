@@ -37,6 +37,9 @@ const locationHint: Record<UsageSourceKind, string> = {
   openai: "Blank: https://api.openai.com. Another host (a proxy) only if USAGE_SOURCE_ALLOW_HOSTS names it: the key goes nowhere else.",
   anthropic: "Blank: https://api.anthropic.com. Another host (a proxy) only if USAGE_SOURCE_ALLOW_HOSTS names it: the key goes nowhere else.",
   twilio: "Blank: https://api.twilio.com. Another host (a proxy) only if USAGE_SOURCE_ALLOW_HOSTS names it: the token goes nowhere else.",
+  sendgrid: "Blank: https://api.sendgrid.com. Another host (a proxy) only if USAGE_SOURCE_ALLOW_HOSTS names it: the key goes nowhere else.",
+  postmark: "Blank: https://api.postmarkapp.com. Another host (a proxy) only if USAGE_SOURCE_ALLOW_HOSTS names it: the token goes nowhere else.",
+  ses: "Blank: https://email.<region>.amazonaws.com for the region below. Another host only if USAGE_SOURCE_ALLOW_HOSTS names it.",
   file: "An http(s) URL, or a path inside the server's USAGE_FILE_DIR, the worker reads every day; blank when files are only imported by hand.",
 };
 
@@ -44,6 +47,9 @@ const credentialHint: Record<UsageSourceKind, string> = {
   openai: "env:CEILINGS_SECRET_OPENAI or env:CEILINGS_SECRET_OPENAI_..., naming the worker's variable holding an organization admin key (sk-admin-...). The key itself is never stored.",
   anthropic: "env:CEILINGS_SECRET_ANTHROPIC or env:CEILINGS_SECRET_ANTHROPIC_..., naming the worker's variable holding an Admin API key (sk-ant-admin...). The key itself is never stored.",
   twilio: "env:CEILINGS_SECRET_TWILIO or env:CEILINGS_SECRET_TWILIO_..., naming the worker's variable holding the account's auth token. The token itself is never stored.",
+  sendgrid: "env:CEILINGS_SECRET_SENDGRID or env:CEILINGS_SECRET_SENDGRID_..., naming the worker's variable holding an API key with stats.read. The key itself is never stored.",
+  postmark: "env:CEILINGS_SECRET_POSTMARK or env:CEILINGS_SECRET_POSTMARK_..., naming the worker's variable holding the server's API token. The token itself is never stored.",
+  ses: "env:CEILINGS_SECRET_SES or env:CEILINGS_SECRET_SES_..., naming the worker's variable holding ACCESS_KEY_ID:SECRET_ACCESS_KEY of an IAM user allowed ses:GetSendStatistics. Never stored.",
   file: "A file source takes none: leave blank.",
 };
 
@@ -51,6 +57,9 @@ const accountHint: Record<UsageSourceKind, string> = {
   openai: "Optional: a project id (proj_...) when the key sees several projects.",
   anthropic: "Optional: a workspace id (wrkspc_...) when the key sees several workspaces.",
   twilio: "Required: the Account SID, AC followed by 32 hex digits.",
+  sendgrid: "Optional: a subuser's name, to count that subuser only. Days are UTC.",
+  postmark: "Optional: a message stream id (blank: outbound). Postmark's days are US Eastern: set the time zone to America/New_York.",
+  ses: "Required: the AWS region, such as us-east-1. SES keeps two weeks: at most 13 days pulled each time.",
   file: "A file source takes none: leave blank.",
 };
 
