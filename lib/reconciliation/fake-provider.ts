@@ -1,11 +1,13 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import { addDays, dayIn, isProviderDay, startOfDay } from "./days";
+import { signGet } from "./providers/sigv4";
 
 // A local stand-in for the providers' usage APIs, for tests and the e2e (the real ones cannot be
 // reached from here). It is a real HTTP server on 127.0.0.1 serving the documented shapes from a
 // dataset: OpenAI's usage/completions and costs pages of daily buckets (`next_page`, `has_more`),
 // Anthropic's usage_report/messages and cost_report (cents as decimal strings), Twilio's daily
-// usage records (`next_page_uri`). It checks each provider's credential the way the provider does
+// usage records (`next_page_uri`), SendGrid's daily stats (limit/offset), Postmark's outbound sends
+// (US Eastern days) and SES's GetSendStatistics XML, whose SigV4 signature it recomputes. It checks each provider's credential the way the provider does
 // (401 with the provider's JSON error otherwise), can fail the next requests on purpose (a 429
 // with Retry-After, an HTML 500 page), and keeps every request it saw.
 
@@ -13,7 +15,13 @@ export const FAKE_KEYS = {
   openai: "sk-admin-fake-openai-0123456789",
   anthropic: "sk-ant-admin01-fake-anthropic-0123456789",
   twilio: { accountSid: `AC${"a1".repeat(16)}`, authToken: "fake-twilio-auth-token-0123" },
+  sendgrid: "SG.fake-sendgrid-key.0123456789",
+  postmark: "fake-postmark-server-token-0123",
+  ses: { accessKeyId: "AKIAFAKESES0123456789", secretAccessKey: "fake/ses/secret+key0123456789" },
 } as const;
+
+/** The SES credential as a source's variable holds it. */
+export const FAKE_SES_SECRET = `${FAKE_KEYS.ses.accessKeyId}:${FAKE_KEYS.ses.secretAccessKey}`;
 
 export type FakeOpenAIRow = { day: string; model: string; inputTokens: number; outputTokens: number; inputCachedTokens?: number; costValue?: number | string; lineItem?: string; currency?: string; projectId?: string };
 export type FakeAnthropicRow = {
@@ -33,6 +41,10 @@ export type FakeAnthropicRow = {
   workspaceId?: string;
 };
 export type FakeTwilioRow = { day: string; category: string; count: number; usage?: number | string; price?: number | string; priceUnit?: string; countUnit?: string; usageUnit?: string };
+export type FakeSendGridDay = { day: string; requests: number; delivered?: number; subuser?: string };
+export type FakePostmarkDay = { day: string; sent: number; stream?: string };
+/** One 15-minute SES point: its start (UTC) and the messages sent in it. */
+export type FakeSesPoint = { at: string; deliveryAttempts: number; bounces?: number };
 export type FakeFailure = { status: 429; retryAfter: number | string } | { status: number; html: true } | { status: number; body: string };
 export type FakeRequest = { method: string; path: string; query: Record<string, string[]>; headers: IncomingHttpHeaders };
 
@@ -42,6 +54,9 @@ export type FakeProvider = {
   setOpenAI: (rows: FakeOpenAIRow[]) => void;
   setAnthropic: (rows: FakeAnthropicRow[]) => void;
   setTwilio: (rows: FakeTwilioRow[]) => void;
+  setSendGrid: (days: FakeSendGridDay[]) => void;
+  setPostmark: (days: FakePostmarkDay[]) => void;
+  setSes: (points: FakeSesPoint[]) => void;
   /** A usage file served at `${url}${path}`, for file sources with a URL location. */
   setFile: (path: string, text: string) => void;
   /** The next `n` requests, whatever their path, answer this failure. */
@@ -88,6 +103,9 @@ export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise
   let openai: FakeOpenAIRow[] = [];
   let anthropic: FakeAnthropicRow[] = [];
   let twilio: FakeTwilioRow[] = [];
+  let sendgrid: FakeSendGridDay[] = [];
+  let postmark: FakePostmarkDay[] = [];
+  let ses: FakeSesPoint[] = [];
   const files = new Map<string, string>();
   const failures: FakeFailure[] = [];
 
@@ -232,6 +250,52 @@ export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise
     });
   };
 
+  // SendGrid: an array of days between the dates (inclusive, UTC), paged by limit and offset.
+  const serveSendGrid = (res: ServerResponse, query: URLSearchParams, headers: IncomingHttpHeaders) => {
+    if (headers.authorization !== `Bearer ${FAKE_KEYS.sendgrid}`) return json(res, 401, { errors: [{ field: null, message: "authorization required" }] });
+    const from = query.get("start_date") ?? "";
+    const to = query.get("end_date") ?? from;
+    if (!isProviderDay(from) || !isProviderDay(to) || query.get("aggregated_by") !== "day") return json(res, 400, { errors: [{ field: "start_date", message: "start_date and aggregated_by=day are required" }] });
+    const who = typeof headers["on-behalf-of"] === "string" ? headers["on-behalf-of"] : null;
+    const entries: unknown[] = [];
+    for (let day = from; day <= to && entries.length < 400; day = addDays(day, 1)) {
+      const of = sendgrid.filter((d) => d.day === day && (d.subuser ?? null) === who);
+      const requests = of.reduce((n, d) => n + d.requests, 0);
+      entries.push({ date: day, stats: [{ metrics: { blocks: 0, bounce_drops: 0, bounces: 0, clicks: 0, deferred: 0, delivered: of.reduce((n, d) => n + (d.delivered ?? d.requests), 0), invalid_emails: 0, opens: 0, processed: requests, requests, spam_reports: 0, unique_clicks: 0, unique_opens: 0, unsubscribes: 0 } }] });
+    }
+    const limit = Math.min(Number(query.get("limit") ?? "500"), opts.pageSize ?? 500);
+    const offset = Number(query.get("offset") ?? "0");
+    return json(res, 200, entries.slice(offset, offset + limit));
+  };
+
+  // Postmark: the days with mail between the dates, its days US Eastern (the dataset's days are).
+  const servePostmark = (res: ServerResponse, query: URLSearchParams, headers: IncomingHttpHeaders) => {
+    if (headers["x-postmark-server-token"] !== FAKE_KEYS.postmark) return json(res, 401, { ErrorCode: 10, Message: "No Account or Server API tokens were supplied in the HTTP headers." });
+    const from = query.get("fromdate") ?? "";
+    const to = query.get("todate") ?? "";
+    const stream = query.get("messagestream") ?? "outbound";
+    const days = postmark.filter((d) => d.day >= from && d.day <= to && (d.stream ?? "outbound") === stream).sort((a, b) => a.day.localeCompare(b.day));
+    return json(res, 200, { Days: days.map((d) => ({ Date: d.day, Sent: d.sent })), Sent: days.reduce((n, d) => n + d.sent, 0) });
+  };
+
+  // SES: the Query API's XML, after recomputing the request's SigV4 signature with the fake key.
+  const serveSes = (res: ServerResponse, url: URL, headers: IncomingHttpHeaders) => {
+    const xmlError = (status: number, code: string, message: string) =>
+      res.writeHead(status, { "content-type": "text/xml" }).end(`<ErrorResponse xmlns="http://ses.amazonaws.com/doc/2010-12-01/"><Error><Type>Sender</Type><Code>${code}</Code><Message>${message}</Message></Error><RequestId>fake</RequestId></ErrorResponse>`);
+    const date = typeof headers["x-amz-date"] === "string" ? headers["x-amz-date"] : "";
+    const region = /Credential=[^/]+\/\d{8}\/([^/]+)\/ses\/aws4_request/.exec(headers.authorization ?? "")?.[1] ?? "";
+    const at = new Date(date.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, "$1-$2-$3T$4:$5:$6Z"));
+    const expected = Number.isNaN(at.getTime()) ? null : signGet({ url: new URL(`http://${headers.host ?? ""}${url.pathname}${url.search}`), region, service: "ses", credentials: FAKE_KEYS.ses, at }).authorization;
+    if (expected === null || headers.authorization !== expected) return xmlError(403, "SignatureDoesNotMatch", "The request signature we calculated does not match the signature you provided.");
+    if (url.searchParams.get("Action") !== "GetSendStatistics") return xmlError(400, "InvalidAction", "Could not find operation");
+    const members = ses
+      .map((p) => `<member><DeliveryAttempts>${p.deliveryAttempts}</DeliveryAttempts><Timestamp>${new Date(p.at).toISOString().replace(".000Z", "Z")}</Timestamp><Rejects>0</Rejects><Bounces>${p.bounces ?? 0}</Bounces><Complaints>0</Complaints></member>`)
+      .join("");
+    res.writeHead(200, { "content-type": "text/xml" }).end(
+      `<GetSendStatisticsResponse xmlns="http://ses.amazonaws.com/doc/2010-12-01/"><GetSendStatisticsResult><SendDataPoints>${members}</SendDataPoints></GetSendStatisticsResult><ResponseMetadata><RequestId>fake-request</RequestId></ResponseMetadata></GetSendStatisticsResponse>`,
+    );
+  };
+
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://fake.local");
     const query: Record<string, string[]> = {};
@@ -249,6 +313,9 @@ export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise
     if (url.pathname === "/v1/organizations/usage_report/messages" || url.pathname === "/v1/organizations/cost_report") return serveAnthropic(res, url.pathname, url.searchParams, req.headers);
     const twilioPath = /^\/2010-04-01\/Accounts\/([^/]+)\/Usage\/Records\/Daily\.json$/.exec(url.pathname);
     if (twilioPath) return serveTwilio(res, decodeURIComponent(twilioPath[1] ?? ""), url.searchParams, auth);
+    if (url.pathname === "/v3/stats") return serveSendGrid(res, url.searchParams, req.headers);
+    if (url.pathname === "/stats/outbound/sends") return servePostmark(res, url.searchParams, req.headers);
+    if (url.pathname === "/" && url.searchParams.has("Action")) return serveSes(res, url, req.headers);
     const file = files.get(url.pathname);
     if (file !== undefined) return void res.writeHead(200, { "content-type": url.pathname.endsWith(".json") ? "application/json" : "text/csv" }).end(file);
     return json(res, 404, { error: { message: `no route ${url.pathname}` } });
@@ -267,6 +334,15 @@ export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise
     },
     setTwilio: (rows) => {
       twilio = [...rows];
+    },
+    setSendGrid: (days) => {
+      sendgrid = [...days];
+    },
+    setPostmark: (days) => {
+      postmark = [...days];
+    },
+    setSes: (points) => {
+      ses = [...points];
     },
     setFile: (path, text) => {
       files.set(path.startsWith("/") ? path : `/${path}`, text);

@@ -148,7 +148,7 @@ export default async function UsageSourcePage({ params, searchParams }: Props) {
         <section aria-labelledby="import-title" className={`${cardClass} space-y-3`} id="import">
           <h2 id="import-title" className="text-lg font-semibold">Import a file</h2>
           <p className={muted}>
-            For providers without a usage API (SendGrid, Postmark, SES...): their export as CSV or JSON. A file with any bad line is refused whole, each bad line named. The same from a
+            For providers without a usage API: their export as CSV or JSON, or a FOCUS export of AWS, Google Cloud or Azure. A file with any bad line is refused whole, each bad line named. The same from a
             shell: <code className="font-mono">npm run ceilings -- usage import {JSON.stringify(s.name)} file.csv</code>
           </p>
           <ImportForm sourceId={s.id} />
