@@ -1,37 +1,24 @@
 import { isProviderDay } from "./days";
 import { decimalToMicros } from "./decimal";
 import type { BadLine } from "./errors";
+import { CONTROL, codePoint, csvRecords, Problems, show, WHOLE } from "./csv";
+import { isFocusHeader, parseFocus } from "./focus";
 import { JsonNumber, JsonSyntaxError, parseStrictJson, type JsonValue } from "./strict-json";
 import type { ReportedRow } from "./types";
 
-// A usage file, for every provider without a usage API (SendGrid, Postmark, SES, ...): one row per
+// A usage file, for every provider without a usage API: one row per
 // day and item (an endpoint key or the provider's own item name) with its units and, when the
 // provider reports money, its cost. It is refused whole when any line is bad, every bad line named
 // with its reason, so nothing is ever half-imported.
 //   CSV:  date,item,units,cost      (cost optional: a column left out or a cell left empty)
 //   JSON: [{"date": "...", "item": "...", "units": 12, "cost": "0.12"}, ...] or {"rows": [...]}
+// or a FOCUS export of a cloud's bill, as it is (focus.ts).
 
 export const MAX_FILE_BYTES = 5 * 1024 * 1024;
 export const MAX_FILE_ROWS = 100_000;
 export const MAX_ITEM_LENGTH = 200;
-/** Bad lines listed at most: past this, one more entry says how many more there were. */
-export const MAX_BAD_LINES = 500;
-
 export type UsageFileFormat = "csv" | "json";
 export type ParsedUsageFile = { ok: true; rows: ReportedRow[] } | { ok: false; errors: BadLine[] };
-
-// C0 controls (but tab inside a quoted CSV field is still refused: an item never holds one), DEL, C1.
-// eslint-disable-next-line no-control-regex -- finding control characters is the point.
-const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
-const WHOLE = /^\d+$/;
-// eslint-disable-next-line no-control-regex -- finding control characters is the point.
-const CONTROLS = /[\u0000-\u001F\u007F-\u009F]/g;
-/** A value quoted back in a reason: cut short, any control character written as its code point. */
-const show = (s: string) => (s.length > 40 ? `${s.slice(0, 40)}…` : s).replace(CONTROLS, (c) => `<U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}>`);
-const codePoint = (s: string) => {
-  const c = CONTROL.exec(s)?.[0] ?? "";
-  return `U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
-};
 
 type Cells = { date: string; item: string; units: string; cost: string | null };
 
@@ -67,93 +54,17 @@ function readRow(c: Cells): { row: Omit<ReportedRow, "raw"> } | { reasons: strin
   return reasons.length > 0 ? { reasons } : { row: { day: date, item, units: unitCount, costMicros } };
 }
 
-/** Collects bad lines, the first MAX_BAD_LINES named and the rest counted. */
-class Problems {
-  readonly list: BadLine[] = [];
-  private extra = 0;
-  add(line: number, reason: string) {
-    if (this.list.length < MAX_BAD_LINES) this.list.push({ line, reason });
-    else this.extra += 1;
-  }
-  get any() {
-    return this.list.length > 0;
-  }
-  done(): BadLine[] {
-    return this.extra > 0 ? [...this.list, { line: 0, reason: `and ${this.extra} more bad lines` }] : this.list;
-  }
-}
-
-/** CSV records with the line each starts on; RFC 4180 quotes ("" inside quotes is one "). */
-function csvRecords(text: string): { line: number; cells: string[]; error?: string }[] {
-  const out: { line: number; cells: string[]; error?: string }[] = [];
-  let line = 1;
-  let i = 0;
-  while (i < text.length) {
-    const start = line;
-    const cells: string[] = [];
-    let cell = "";
-    let error: string | undefined;
-    let quoted = false;
-    let fresh = true;
-    for (;;) {
-      const c = text[i];
-      if (quoted) {
-        if (c === undefined) {
-          error = "a quoted field is not closed";
-          break;
-        }
-        if (c === '"') {
-          if (text[i + 1] === '"') {
-            cell += '"';
-            i += 2;
-            continue;
-          }
-          quoted = false;
-          i++;
-          continue;
-        }
-        if (c === "\n") line++;
-        cell += c;
-        i++;
-        continue;
-      }
-      if (c === undefined || c === "\n" || (c === "\r" && text[i + 1] === "\n")) {
-        cells.push(cell);
-        i += c === undefined ? 0 : c === "\r" ? 2 : 1;
-        if (c !== undefined) line++;
-        break;
-      }
-      if (c === ",") {
-        cells.push(cell);
-        cell = "";
-        fresh = true;
-        i++;
-        continue;
-      }
-      if (c === '"' && fresh && cell.trim() === "") {
-        quoted = true;
-        cell = "";
-        fresh = false;
-        i++;
-        continue;
-      }
-      if (c === '"') error ??= "a quote inside an unquoted field (quote the whole field and double the quote)";
-      fresh = false;
-      cell += c;
-      i++;
-    }
-    // Blank lines (a trailing newline, a spacer) are not rows.
-    if (!(cells.length === 1 && (cells[0] ?? "").trim() === "" && !error)) out.push({ line: start, cells, ...(error ? { error } : {}) });
-  }
-  return out;
-}
-
 const COLUMNS = ["date", "item", "units", "cost"] as const;
 
-function parseCsv(text: string): ParsedUsageFile {
+function parseCsv(text: string, source: FileSourceContext): ParsedUsageFile {
   const problems = new Problems();
   const records = csvRecords(text);
   const [header, ...body] = records;
+  // A FOCUS export is read as it is (focus.ts): its header names ChargePeriodStart and BilledCost.
+  if (header && isFocusHeader(header.cells.map((c) => c.trim()))) {
+    if (body.length > MAX_FILE_ROWS) return { ok: false, errors: [{ line: 0, reason: `the file has ${body.length} rows; at most ${MAX_FILE_ROWS}` }] };
+    return parseFocus(records, { timeZone: source.timeZone ?? "UTC", currency: source.currency ?? null });
+  }
   if (!header) return { ok: false, errors: [{ line: 1, reason: "the file is empty: the first line must be the header date,item,units,cost" }] };
   const names = header.cells.map((c) => c.trim().toLowerCase());
   const at = new Map<string, number>();
@@ -288,10 +199,13 @@ export function sniffFormat(text: string): UsageFileFormat {
 }
 
 /** Reads a usage file whole: every row, or every bad line with its reason (nothing when any is bad). */
-export function parseUsageFile(text: string, opts: { format?: UsageFileFormat } = {}): ParsedUsageFile {
+/** What a FOCUS export needs of its source: the zone its instants fall into days in, the currency it must bill. */
+export type FileSourceContext = { timeZone?: string; currency?: string };
+
+export function parseUsageFile(text: string, opts: { format?: UsageFileFormat } & FileSourceContext = {}): ParsedUsageFile {
   const bytes = Buffer.byteLength(text, "utf8");
   if (bytes > MAX_FILE_BYTES) return { ok: false, errors: [{ line: 0, reason: `the file is ${(bytes / 1024 / 1024).toFixed(1)} MB; at most 5 MB` }] };
   const body = text.replace(/^\uFEFF/, "");
   const format = opts.format ?? sniffFormat(body);
-  return format === "json" ? parseJson(body) : parseCsv(body);
+  return format === "json" ? parseJson(body) : parseCsv(body, opts);
 }

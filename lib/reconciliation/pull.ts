@@ -168,7 +168,7 @@ export async function pullSource(db: Db, sourceId: number, opts: PullOptions): P
     if (!source.location) throw new ReconciliationError("no_location", `the source '${source.name}' has no file location: its files are imported by hand`);
     const text = await readLocation(source, source.location, opts, signal);
     const format = formatOf(source.location);
-    const parsed = parseUsageFile(text, format ? { format } : {});
+    const parsed = parseUsageFile(text, { ...(format ? { format } : {}), timeZone: source.timeZone, currency: source.currency });
     if (!parsed.ok) throw badFile(source, parsed.errors);
     inTime();
     return writeUsageDays(db, source.id, parsed.rows, { days: daysOf(parsed.rows), via: "file" });
@@ -203,7 +203,7 @@ export async function importUsageFile(db: Db, sourceId: number, text: string, op
   if (source.kind !== "file") {
     throw new ReconciliationError("wrong_kind", `'${source.name}' is a ${source.kind} source: its days come from the provider's API; import files into a file source`);
   }
-  const parsed = parseUsageFile(text, opts.format ? { format: opts.format } : {});
+  const parsed = parseUsageFile(text, { ...(opts.format ? { format: opts.format } : {}), timeZone: source.timeZone, currency: source.currency });
   if (!parsed.ok) throw badFile(source, parsed.errors);
   if (parsed.rows.length === 0) throw badFile(source, [{ line: 0, reason: "the file has a header but no rows" }]);
   const actor = auditActorFields(opts.actor);

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { alerts, endpoints, reconciliationDays, usageRows, usageSourceRules, usageSources } from "@/db/schema";
@@ -5,7 +7,7 @@ import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { compareSourceDays } from "./compare";
 import { FAKE_KEYS, startFakeProvider, type FakeProvider } from "./fake-provider";
-import { pullDueSources, pullSource, pullSourceNow, type PullOptions } from "./pull";
+import { importUsageFile, pullDueSources, pullSource, pullSourceNow, type PullOptions } from "./pull";
 import { readinessOf } from "./readiness";
 import { addUsageRule } from "./source-rules";
 import { unmappedDedupeKey, unmappedWeek } from "./unmapped";
@@ -67,7 +69,7 @@ describe.skipIf(skipWithoutDatabase())("reconciliation catches the surprise", ()
     await t.db.delete(usageSources);
   });
 
-  async function source(values: Partial<typeof usageSources.$inferInsert> & { name: string; kind: "openai" | "anthropic" | "twilio" }) {
+  async function source(values: Partial<typeof usageSources.$inferInsert> & { name: string; kind: "openai" | "anthropic" | "twilio" | "file" | "postmark" }) {
     const [row] = await t.db.insert(usageSources).values({ createdBy: "test", location: fake.url, ...values }).returning();
     if (!row) throw new Error("no source");
     return row;
@@ -232,5 +234,34 @@ describe.skipIf(skipWithoutDatabase())("reconciliation catches the surprise", ()
     await compareSourceDays(t.db, { sourceId: s.id, days: DAYS, now: pulledLate });
     const after = (await readinessOf(t.db, { endpointIds: [chat], now })).get(chat)?.reserved;
     expect(after).toMatchObject({ color: "amber", figure: expect.stringContaining("$12.00 unmapped"), detail: expect.stringContaining("readiness also billed $12.00 on items no rule maps") });
+  });
+
+  it("a FOCUS export (AWS's) imported as it is, or read from the source's URL: a prefix maps Bedrock's model and the day is compared to the micro", async () => {
+    const text = readFileSync(path.join(__dirname, "focus-samples", "aws.csv"), "utf8");
+    const s = await source({ name: "aws focus", kind: "file", location: null });
+    await addUsageRule(t.db, { sourceId: s.id, match: "Amazon Bedrock: Claude 3.5 Sonnet*", endpointKey: "llm.claude", actor: admin });
+    const imported = await importUsageFile(t.db, s.id, text, { actor: admin, now });
+    expect(imported).toMatchObject({ days: ["2026-11-01"], rows: 4, unmapped: 2 });
+    const compared = await compareSourceDays(t.db, { sourceId: s.id, days: imported.days, now });
+    // Input $0.60 and output $0.3150075 (to the micro, half up): BilledCost, as the invoice says.
+    expect(compared.find((r) => r.endpointId === claude)).toMatchObject({ day: "2026-11-01", billedUnits: 221_001, billedMicros: 915_008, billedMoney: "reported" });
+    // The tax and the credit are unmapped money: −$0.41 in all, nothing to alert.
+    expect(await unmappedAlerts()).toEqual([]);
+    // The same export at a URL the worker reads each day.
+    fake.setFile("/exports/focus.csv", text);
+    await t.db.update(usageSources).set({ location: `${fake.url}/exports/focus.csv` }).where(eq(usageSources.id, s.id));
+    const pulled = await pullSource(t.db, s.id, options());
+    expect(pulled).toMatchObject({ days: ["2026-11-01"], rows: 4 });
+  });
+
+  it("a Postmark source pulls its sends and prices them at the endpoint's part: counts compared in money", async () => {
+    const [mail] = await t.db.insert(endpoints).values({ key: "email.send", name: "Email", unit: "emails", parts: [{ name: "units", pricePico: 1_250_000_000 }], perCallMax: 1 }).returning({ id: endpoints.id });
+    const s = await source({ name: "postmark", kind: "postmark", credentialRef: "env:CEILINGS_SECRET_POSTMARK", timeZone: "America/New_York" });
+    await addUsageRule(t.db, { sourceId: s.id, match: "outbound", endpointKey: "email.send", actor: admin });
+    fake.setPostmark([{ day: "2026-11-01", sent: 800 }]);
+    const r = await pullSource(t.db, s.id, { ...options(), secrets: (name) => (name === "CEILINGS_SECRET_POSTMARK" ? FAKE_KEYS.postmark : undefined) });
+    const compared = await compareSourceDays(t.db, { sourceId: s.id, days: r.days, now });
+    // 800 emails at $0.00125: $1.00 billed, priced by Ceilings (the provider reports no money).
+    expect(compared.find((x) => x.endpointId === mail?.id && x.day === "2026-11-01")).toMatchObject({ billedUnits: 800, billedMicros: 1_000_000, billedMoney: "priced" });
   });
 });
