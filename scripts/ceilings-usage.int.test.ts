@@ -55,7 +55,13 @@ describe.skipIf(skipWithoutDatabase())("npm run ceilings -- usage", () => {
     expect(lines.pop()).toBe("pulled twilio: 3 days (2026-10-31 to 2026-11-02), 1 row, 1 no rule maps (map them on the source's page); compared 0 endpoint or budget days");
     expect(compared.pop()).toEqual({ sourceId: s?.id, days: ["2026-10-31", "2026-11-01", "2026-11-02"] });
     await runUsage(t.db, { verb: "sources" }, deps());
-    expect(lines.pop()).toMatch(/^#\d+ twilio {2}twilio, days in UTC, USD {2}last pull never/);
+    // A pull from the command line shows on the source as the worker's does.
+    expect(lines.pop()).toMatch(/^#\d+ twilio {2}twilio, days in UTC, USD {2}last pull 2026-11-03 12:00 UTC, last good 2026-11-03 12:00 UTC$/);
+    // And so does one that fails: the source's page and `usage sources` say why.
+    await t.db.update(usageSources).set({ location: `${fake.url}/nowhere` }).where(eq(usageSources.id, s?.id ?? 0));
+    await expect(runUsage(t.db, { verb: "pull", source: "twilio" }, deps())).rejects.toThrow(/answered 404/);
+    await runUsage(t.db, { verb: "sources" }, deps());
+    expect(lines.slice(-2)).toEqual([expect.stringMatching(/last pull 2026-11-03 12:00 UTC, last good 2026-11-03 12:00 UTC$/), expect.stringMatching(/^ {4}error: Twilio: .*answered 404/)]);
   });
 
   it("imports a file, and a bad one is refused with every bad line printed", async () => {
