@@ -1,6 +1,9 @@
 -- The sweeper: held reservations past their TTL count as fully spent (the safe direction) and are
 -- marked expired. SKIP LOCKED lets two sweepers, or a sweeper and a settle, run at once; the charges
 -- of all swept reservations are applied together in the fixed counter order, so no deadlock.
+-- The hot counters reservations wait on are taken last: the reservations are marked first, and
+-- resolve_charges updates each distinct counter once for the whole batch, so a batch of 500 on one
+-- endpoint holds its counter for one update until commit, not for 500.
 -- Lock order: held reservation rows (SKIP LOCKED), then usage rows (resolve_charges), then alerts.
 CREATE OR REPLACE FUNCTION ceilings.expire_reservations(max_rows int DEFAULT 500)
 RETURNS int LANGUAGE plpgsql SET search_path = public, pg_temp AS $$
@@ -21,8 +24,8 @@ BEGIN
     RETURN 0;
   END IF;
   SELECT array_agg(DISTINCT i) INTO ids FROM unnest(ids) i;
-  PERFORM ceilings.resolve_charges(all_charges, 'expire', 0);
   UPDATE reservations SET state = 'expired', resolved_at = now() WHERE id = ANY (ids);
+  PERFORM ceilings.resolve_charges(all_charges, 'expire', 0);
   FOR ep IN SELECT r.endpoint_id, e.key, count(*) AS n FROM reservations r JOIN endpoints e ON e.id = r.endpoint_id
             WHERE r.id = ANY (ids) GROUP BY r.endpoint_id, e.key LOOP
     PERFORM ceilings.fire_alert('expiry',
