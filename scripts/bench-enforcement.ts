@@ -1,6 +1,7 @@
 // Measures the reservation hot path against the database's own limit on one hot row.
 // Prints ratios measured in one run on this machine; nothing here is asserted by a test.
 //   npm run bench:enforcement -- [--seconds 3] [--callers 1,8,32,64] [--in-flight 2] [--max-batch 128]
+//                                 [--only sweep] [--expiring 20000]
 // Uses BENCH_DATABASE_URL, else TEST_DATABASE_URL, else DATABASE_URL (a server; a scratch database
 // is created on it and dropped afterwards).
 //
@@ -14,10 +15,15 @@
 // Then once more on plans (bench.planned): the same shape, its callers among 100,000 accounts on a
 // plan with values on its per-caller ceiling and per-account budget, out of 1,000,000 accounts: the
 // row to set beside bench.budgeted, whose callers are on the default plan.
+// Last (alone with --only sweep), the sweeper beside live calls: 64 callers reserve on the
+// three-ceiling endpoint through a pool with the enforcement pool's lock and statement timeouts,
+// once with nothing expiring and once while a sweeper (as the worker runs it) expires 20,000
+// reservations of the same endpoint (--expiring N): per second, p99 and the answers unavailable.
 import { sql } from "drizzle-orm";
 import { migrateDatabase, openPostgres } from "@/db/client";
 import { databaseUrl } from "@/db/testing";
-import { batcherFor, reserve } from "@/lib/enforcement";
+import { env } from "@/lib/env";
+import { batcherFor, expireReservations, reserve } from "@/lib/enforcement";
 import { metrics } from "@/lib/metrics";
 import { arg, drive, makeBenchEndpoint, pgbench, whole } from "./bench/measure";
 
@@ -94,7 +100,8 @@ async function main(): Promise<void> {
       from budgets b, generate_series(1000, 100999) g where b.key = 'bench.account'`);
 
     tpsA = pgbench(url, seconds, 64);
-    for (const mode of ["batched", "unbatched"] as const) {
+    const only = arg("only", "all");
+    for (const mode of only === "sweep" ? [] : (["batched", "unbatched"] as const)) {
       // Unbatched: one request per database call, 16 connections.
       const pool = openPostgres(url, { max: mode === "batched" ? inFlight : 16 });
       const batcher = batcherFor(pool.db, mode === "batched" ? { maxBatch, maxInFlight: inFlight } : { maxBatch: 1, maxInFlight: 16 });
@@ -140,58 +147,122 @@ async function main(): Promise<void> {
       }
     }
 
-    console.log(`\nEnforcement hot path, ${seconds} s a row, one database server, metrics ${process.argv.includes("--metrics") ? "on" : "off"}, in-flight ${inFlight}, max batch ${maxBatch}`);
-    console.log(`A: pgbench hot-row guarded UPDATE, 64 clients: ${tpsA ? tpsA.toFixed(0) : "n/a"} tps`);
-    console.log(
-      ["mode", "ceilings", "budgets", "plans", "callers", "per s", "p50 ms", "p99 ms", "x A", "batch", "node µs", "rest µs"]
-        .map((h, i) => (i === 0 ? h.padEnd(10) : h.padStart(9)))
-        .join(""),
-    );
-    for (const r of rows) {
+    const sweep = only === "sweep" || only === "all" ? await sweepRows(url, seconds, inFlight, maxBatch, whole("expiring", 20_000)) : null;
+
+    if (rows.length > 0) {
+      console.log(`\nEnforcement hot path, ${seconds} s a row, one database server, metrics ${process.argv.includes("--metrics") ? "on" : "off"}, in-flight ${inFlight}, max batch ${maxBatch}`);
+      console.log(`A: pgbench hot-row guarded UPDATE, 64 clients: ${tpsA ? tpsA.toFixed(0) : "n/a"} tps`);
       console.log(
-        [
-          r.mode.padEnd(10),
-          String(r.ceilings).padStart(9),
-          String(r.budgets).padStart(9),
-          (r.plans ? "yes" : "no").padStart(9),
-          String(r.callers).padStart(9),
-          r.perSecond.toFixed(0).padStart(9),
-          r.p50.toFixed(1).padStart(9),
-          r.p99.toFixed(1).padStart(9),
-          (r.ratioToA === null ? "n/a" : r.ratioToA.toFixed(2)).padStart(9),
-          r.meanBatch.toFixed(1).padStart(9),
-          r.nodeCpuUs.toFixed(0).padStart(9),
-          r.restCpuUs.toFixed(0).padStart(9),
-        ].join(""),
+        ["mode", "ceilings", "budgets", "plans", "callers", "per s", "p50 ms", "p99 ms", "x A", "batch", "node µs", "rest µs"]
+          .map((h, i) => (i === 0 ? h.padEnd(10) : h.padStart(9)))
+          .join(""),
       );
+      for (const r of rows) {
+        console.log(
+          [
+            r.mode.padEnd(10),
+            String(r.ceilings).padStart(9),
+            String(r.budgets).padStart(9),
+            (r.plans ? "yes" : "no").padStart(9),
+            String(r.callers).padStart(9),
+            r.perSecond.toFixed(0).padStart(9),
+            r.p50.toFixed(1).padStart(9),
+            r.p99.toFixed(1).padStart(9),
+            (r.ratioToA === null ? "n/a" : r.ratioToA.toFixed(2)).padStart(9),
+            r.meanBatch.toFixed(1).padStart(9),
+            r.nodeCpuUs.toFixed(0).padStart(9),
+            r.restCpuUs.toFixed(0).padStart(9),
+          ].join(""),
+        );
+      }
+      console.log();
+      for (const r of rows) {
+        const round = (v: number) => Math.round(v * 100) / 100;
+        console.log(
+          JSON.stringify({
+            bench: "enforcement",
+            at: new Date().toISOString(),
+            aTps: tpsA ?? null,
+            mode: r.mode,
+            ceilings: r.ceilings,
+            budgets: r.budgets,
+            plans: r.plans,
+            callers: r.callers,
+            perSecond: round(r.perSecond),
+            p50Ms: round(r.p50),
+            p99Ms: round(r.p99),
+            ratioToA: r.ratioToA === null ? null : round(r.ratioToA),
+            meanBatch: round(r.meanBatch),
+            nodeCpuUsPerRequest: round(r.nodeCpuUs),
+            restCpuUsPerRequest: round(r.restCpuUs),
+          }),
+        );
+      }
     }
-    console.log();
-    for (const r of rows) {
-      const round = (v: number) => Math.round(v * 100) / 100;
-      console.log(
-        JSON.stringify({
-          bench: "enforcement",
-          at: new Date().toISOString(),
-          aTps: tpsA ?? null,
-          mode: r.mode,
-          ceilings: r.ceilings,
-          budgets: r.budgets,
-          plans: r.plans,
-          callers: r.callers,
-          perSecond: round(r.perSecond),
-          p50Ms: round(r.p50),
-          p99Ms: round(r.p99),
-          ratioToA: r.ratioToA === null ? null : round(r.ratioToA),
-          meanBatch: round(r.meanBatch),
-          nodeCpuUsPerRequest: round(r.nodeCpuUs),
-          restCpuUsPerRequest: round(r.restCpuUs),
-        }),
-      );
+    if (sweep) {
+      console.log(`\nThe sweeper beside live calls (3 ceilings, 64 callers, ${seconds} s, lock timeout ${env().ENFORCEMENT_LOCK_TIMEOUT_MS} ms):`);
+      for (const r of [sweep.quiet, sweep.sweeping]) {
+        console.log(`  ${r.label.padEnd(34)} ${r.perSecond.toFixed(0).padStart(7)} per s  p99 ${r.p99.toFixed(1).padStart(6)} ms  unavailable ${r.unavailable}${r.expired === null ? "" : `  expired ${r.expired} (slowest sweep ${r.slowestSweepMs.toFixed(0)} ms)`}`);
+      }
+      console.log(`  p99 while sweeping: ${(sweep.sweeping.p99 / Math.max(sweep.quiet.p99, 0.001)).toFixed(2)} x quiet`);
+      console.log(JSON.stringify({ bench: "enforcement-sweep", at: new Date().toISOString(), quiet: sweep.quiet, sweeping: sweep.sweeping }));
     }
   } finally {
     await setup.close();
     await admin.db.execute(sql`drop database if exists ${sql.identifier(name)} with (force)`);
     await admin.close();
+  }
+}
+
+type SweepRow = { label: string; perSecond: number; p99: number; unavailable: number; expired: number | null; slowestSweepMs: number };
+
+/**
+ * 64 callers on bench.three, through a pool bounded as the enforcement pool is (db/client.ts), with
+ * nothing expiring, then while a sweeper expires `expiring` reservations of the same endpoint.
+ */
+async function sweepRows(url: string, seconds: number, inFlight: number, maxBatch: number, expiring: number): Promise<{ quiet: SweepRow; sweeping: SweepRow }> {
+  const e = env();
+  const pool = openPostgres(url, { max: inFlight + 2, connection: { lock_timeout: e.ENFORCEMENT_LOCK_TIMEOUT_MS, statement_timeout: e.ENFORCEMENT_STATEMENT_TIMEOUT_MS } });
+  const sweeper = openPostgres(url, { max: 1 });
+  batcherFor(pool.db, { maxBatch, maxInFlight: inFlight, deadlineMs: e.ENFORCEMENT_DEADLINE_MS });
+  try {
+    const run = async (label: string, sweep: boolean): Promise<SweepRow> => {
+      let unavailable = 0;
+      let expired = 0;
+      let slowest = 0;
+      let driving = true;
+      const sweeping = (async () => {
+        while (sweep && driving) {
+          const t0 = performance.now();
+          const n = await expireReservations(sweeper.db, 500);
+          slowest = Math.max(slowest, performance.now() - t0);
+          expired += n;
+          // The worker's loop: at once while there is a backlog, a pause when there is none.
+          if (n === 0) await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+      })();
+      const d = await drive(seconds, 64, async () => {
+        const answer = await reserve(pool.db, { endpoint: "bench.three", amount: 1, ttlSeconds: 3_600, caller: `acct_${Math.floor(Math.random() * 50)}` });
+        if (answer.status === "refused" && answer.gate === "unavailable") unavailable += 1;
+        return true;
+      });
+      driving = false;
+      await sweeping;
+      return { label, perSecond: d.perSecond, p99: d.p99, unavailable, expired: sweep ? expired : null, slowestSweepMs: slowest };
+    };
+    const quiet = await run("nothing expiring", false);
+    // The backlog: granted for real (their charges name the counters), then past their TTL.
+    for (let done = 0; done < expiring; done += 1_000) {
+      await Promise.all(Array.from({ length: Math.min(1_000, expiring - done) }, (_, i) => reserve(pool.db, { endpoint: "bench.three", amount: 1, ttlSeconds: 3_600, caller: `sweep_${i % 50}` })));
+    }
+    // Only the backlog (its own callers): the calls of the quiet run stay held.
+    await sweeper.db.execute(sql`update reservations r set expires_at = now() - interval '1 second' from endpoints e where e.id = r.endpoint_id and e.key = 'bench.three' and r.state = 'held' and r.caller like 'sweep\_%'`);
+    const sweeping = await run(`while ${expiring.toLocaleString("en-US")} expire`, true);
+    return { quiet, sweeping };
+  } finally {
+    await batcherFor(pool.db).close();
+    await pool.close();
+    await sweeper.close();
   }
 }
 
