@@ -88,6 +88,24 @@ describe("parseUsageFile: CSV", () => {
   });
 });
 
+describe("parseUsageFile: a FOCUS export", () => {
+  const source = { timeZone: "UTC", currency: "USD" };
+  const head = "ServiceName,ChargeDescription,ChargeCategory,BillingCurrency,BilledCost,ChargePeriodEnd,ChargePeriodStart";
+  const row = (i: number) => `Vertex AI,SKU ${i},Usage,USD,0.01,2026-11-01T01:00:00Z,2026-11-01T00:00:00Z`;
+
+  it("is told by its header (ChargePeriodStart and BilledCost), in any order, and read for the source", () => {
+    expect(parseUsageFile(`${head}\n${row(1)}\n`, source)).toMatchObject({ ok: true, rows: [{ day: "2026-11-01", item: "Vertex AI: SKU 1", units: 0, costMicros: 10_000 }] });
+    // Without both, it is Ceilings' own file, and its header is refused as one.
+    expect(parseUsageFile("ChargePeriodStart,ServiceName\n2026-11-01T00:00:00Z,x\n", source)).toMatchObject({ ok: false, errors: [{ line: 1, reason: expect.stringContaining("unknown column 'chargeperiodstart'") }, { line: 1, reason: expect.stringContaining("unknown column 'servicename'") }, { line: 1, reason: expect.stringContaining("no 'date' column") }, { line: 1, reason: expect.stringContaining("no 'item' column") }, { line: 1, reason: expect.stringContaining("no 'units' column") }] });
+  });
+
+  it("keeps the 5 MB of every file, refused as a whole (more rows than a file may hold are more than 5 MB of FOCUS)", () => {
+    const many = [head, ...Array.from({ length: MAX_FILE_ROWS + 1 }, (_, i) => row(i))].join("\n");
+    expect(parseUsageFile(many, source)).toEqual({ ok: false, errors: [{ line: 0, reason: expect.stringContaining("at most 5 MB") }] });
+    expect(parseUsageFile(`${head}\n${row(1)},${"x".repeat(5 * 1024 * 1024)}`, source)).toEqual({ ok: false, errors: [{ line: 0, reason: expect.stringContaining("at most 5 MB") }] });
+  });
+});
+
 describe("parseUsageFile: JSON", () => {
   it("reads an array or {rows}, numbers or strings, cost optional", () => {
     const rows = '[{"date":"2026-11-01","item":"sms","units":12,"cost":"0.0948"},{"date":"2026-11-01","item":"mms","units":"3"}]';

@@ -61,9 +61,11 @@ function parseCsv(text: string, source: FileSourceContext): ParsedUsageFile {
   const records = csvRecords(text);
   const [header, ...body] = records;
   // A FOCUS export is read as it is (focus.ts): its header names ChargePeriodStart and BilledCost.
-  if (header && isFocusHeader(header.cells.map((c) => c.trim()))) {
+  if (header && isFocusHeader(header.cells)) {
+    // Its instants fall into days in the source's zone and its money must be the source's: never guessed.
+    if (source.timeZone === undefined || source.currency === undefined) throw new Error("parseUsageFile: a FOCUS export is read for a source; pass its timeZone and currency");
     if (body.length > MAX_FILE_ROWS) return { ok: false, errors: [{ line: 0, reason: `the file has ${body.length} rows; at most ${MAX_FILE_ROWS}` }] };
-    return parseFocus(records, { timeZone: source.timeZone ?? "UTC", currency: source.currency ?? null });
+    return parseFocus(records, { timeZone: source.timeZone, currency: source.currency });
   }
   if (!header) return { ok: false, errors: [{ line: 1, reason: "the file is empty: the first line must be the header date,item,units,cost" }] };
   const names = header.cells.map((c) => c.trim().toLowerCase());
@@ -198,10 +200,13 @@ export function sniffFormat(text: string): UsageFileFormat {
   return /^\uFEFF?\s*[[{]/.test(text) ? "json" : "csv";
 }
 
-/** Reads a usage file whole: every row, or every bad line with its reason (nothing when any is bad). */
 /** What a FOCUS export needs of its source: the zone its instants fall into days in, the currency it must bill. */
 export type FileSourceContext = { timeZone?: string; currency?: string };
 
+/**
+ * Reads a usage file whole: every row, or every bad line with its reason (nothing when any is bad).
+ * A FOCUS export is read only with its source's `timeZone` and `currency`.
+ */
 export function parseUsageFile(text: string, opts: { format?: UsageFileFormat } & FileSourceContext = {}): ParsedUsageFile {
   const bytes = Buffer.byteLength(text, "utf8");
   if (bytes > MAX_FILE_BYTES) return { ok: false, errors: [{ line: 0, reason: `the file is ${(bytes / 1024 / 1024).toFixed(1)} MB; at most 5 MB` }] };

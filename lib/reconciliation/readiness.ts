@@ -128,12 +128,13 @@ async function reconciledWeek(db: Db, ids: number[], now: Date): Promise<Map<num
 
 /**
  * Money on unmapped items of the last 7 complete days of each endpoint's mapping source, when at
- * least that source's unmapped threshold (roll-ups are their leaves, and never counted).
+ * least that source's unmapped threshold (roll-ups are their leaves, and never counted; credits
+ * are not netted, as unmapped.ts says).
  */
 async function unmappedWeek(db: Db, ids: number[], now: Date): Promise<Map<number, { source: string; micros: number }>> {
   const rows = resultRows<{ endpoint_id: number; name: string; micros: string }>(
     await db.execute(sql`
-      select m.endpoint_id, s.name, sum(u.cost_micros)::text as micros
+      select m.endpoint_id, s.name, sum(greatest(u.cost_micros, 0))::text as micros
       from (select distinct endpoint_id, source_id from usage_source_rules where endpoint_id in ${ids}) m
       join usage_sources s on s.id = m.source_id
       join usage_rows u on u.source_id = m.source_id
@@ -141,7 +142,7 @@ async function unmappedWeek(db: Db, ids: number[], now: Date): Promise<Map<numbe
         and u.day < (${now.toISOString()}::timestamptz at time zone s.time_zone)::date
         and u.endpoint_id is null and u.budget_id is null and not u.rollup
       group by m.endpoint_id, s.id
-      having sum(u.cost_micros) > 0 and sum(u.cost_micros) >= s.unmapped_threshold_micros
+      having sum(greatest(u.cost_micros, 0)) > 0 and sum(greatest(u.cost_micros, 0)) >= s.unmapped_threshold_micros
       order by m.endpoint_id, s.id`),
   );
   const out = new Map<number, { source: string; micros: number }>();

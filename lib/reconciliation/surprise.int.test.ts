@@ -239,14 +239,25 @@ describe.skipIf(skipWithoutDatabase())("reconciliation catches the surprise", ()
   it("a FOCUS export (AWS's) imported as it is, or read from the source's URL: a prefix maps Bedrock's model and the day is compared to the micro", async () => {
     const text = readFileSync(path.join(__dirname, "focus-samples", "aws.csv"), "utf8");
     const s = await source({ name: "aws focus", kind: "file", location: null });
-    await addUsageRule(t.db, { sourceId: s.id, match: "Amazon Bedrock: Claude 3.5 Sonnet*", endpointKey: "llm.claude", actor: admin });
+    await addUsageRule(t.db, { sourceId: s.id, match: "Amazon Bedrock: USE1-Claude3.5Sonnet*", endpointKey: "llm.claude", actor: admin });
     const imported = await importUsageFile(t.db, s.id, text, { actor: admin, now });
     expect(imported).toMatchObject({ days: ["2026-11-01"], rows: 4, unmapped: 2 });
     const compared = await compareSourceDays(t.db, { sourceId: s.id, days: imported.days, now });
     // Input $0.60 and output $0.3150075 (to the micro, half up): BilledCost, as the invoice says.
     expect(compared.find((r) => r.endpointId === claude)).toMatchObject({ day: "2026-11-01", billedUnits: 221_001, billedMicros: 915_008, billedMoney: "reported" });
-    // The tax and the credit are unmapped money: −$0.41 in all, nothing to alert.
+    // The tax is unmapped money ($0.09, under the $1 threshold); the credit is not spend.
     expect(await unmappedAlerts()).toEqual([]);
+    // A credit never hides spend: $5.00 on a model nothing maps alerts beside a $10.00 credit.
+    const credited = [
+      "ChargePeriodStart,ChargePeriodEnd,BilledCost,BillingCurrency,ChargeCategory,ServiceName,x_UsageType,ConsumedQuantity,ConsumedUnit",
+      "2026-11-02T10:00:00Z,2026-11-02T11:00:00Z,5.00,USD,Usage,Amazon Bedrock,USE1-Llama3-70B-input-tokens,2000000,Tokens",
+      "2026-11-02T00:00:00Z,2026-11-03T00:00:00Z,-10.00,USD,Credit,Amazon Bedrock,USE1-Llama3-70B-input-tokens,,",
+    ].join("\n");
+    await importUsageFile(t.db, s.id, credited, { actor: admin, now });
+    await compareSourceDays(t.db, { sourceId: s.id, days: ["2026-11-02"], now });
+    const fired = await unmappedAlerts();
+    expect(fired.map((a) => a.dedupeKey)).toEqual([unmappedDedupeKey(s.id, "2026-11-02")]);
+    expect(fired[0]?.message).toContain("billed $5.00 on items no rule maps: Amazon Bedrock: USE1-Llama3-70B-input-tokens ($5.00).");
     // The same export at a URL the worker reads each day.
     fake.setFile("/exports/focus.csv", text);
     await t.db.update(usageSources).set({ location: `${fake.url}/exports/focus.csv` }).where(eq(usageSources.id, s.id));

@@ -37,8 +37,17 @@ export async function unmappedDays(db: Db, sourceId: number, days: readonly Prov
   const byDay = new Map<ProviderDay, UnmappedDayItem[]>();
   for (const r of rows) byDay.set(r.day, [...(byDay.get(r.day) ?? []), { item: r.item, micros: r.micros, units: r.units }]);
   return [...byDay.entries()]
-    .map(([day, items]) => ({ day, micros: items.reduce((n, i) => n + i.micros, 0), items: items.sort((a, b) => b.micros - a.micros || a.item.localeCompare(b.item)) }))
+    .map(([day, items]) => ({ day, micros: billedOn(items), items: items.sort((a, b) => b.micros - a.micros || a.item.localeCompare(b.item)) }))
     .sort((a, b) => a.day.localeCompare(b.day));
+}
+
+/**
+ * The money billed on unmapped items: each item's own, credits left out. A credit (FOCUS's
+ * Credit rows, negative) is not an item that spends, and netting it would let a large credit hide a
+ * new model's spend from the alert.
+ */
+export function billedOn(items: readonly { micros: number }[]): number {
+  return items.reduce((n, i) => n + Math.max(i.micros, 0), 0);
 }
 
 /** Over the source's unmapped threshold: some money, and at least the threshold (0: any money). */
@@ -111,8 +120,8 @@ export async function unmappedWeek(db: Db, now: Date): Promise<UnmappedSourceWee
   for (const r of rows) {
     const s = bySource.get(r.source_id) ?? { sourceId: r.source_id, name: r.name, currency: r.currency, thresholdMicros: Number(r.threshold), micros: 0, daysOver: 0, items: [], days: new Map(), itemMap: new Map() };
     const micros = Number(r.micros);
-    s.micros += micros;
-    s.days.set(r.day, (s.days.get(r.day) ?? 0) + micros);
+    s.micros += Math.max(micros, 0);
+    s.days.set(r.day, (s.days.get(r.day) ?? 0) + Math.max(micros, 0));
     const item = s.itemMap.get(r.item) ?? { item: r.item, micros: 0, units: 0 };
     item.micros += micros;
     item.units += Number(r.units);
