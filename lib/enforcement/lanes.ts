@@ -57,6 +57,8 @@ export class LanePool {
   constructor(
     private readonly db: Db,
     private readonly size: number,
+    /** The grace after a cancel (CANCEL_GRACE_MS); a test of the kept-lane path on a loaded machine gives it more. */
+    private readonly cancelGraceMs = CANCEL_GRACE_MS,
   ) {
     this.open = siblingOpener(db);
   }
@@ -123,7 +125,7 @@ export class LanePool {
     void canceller.db.execute(sql`select pg_cancel_backend(${pid})`).catch(() => {});
     let grace: NodeJS.Timeout | undefined;
     const gave = new Promise<{ settled: false }>((resolve) => {
-      grace = setTimeout(() => resolve({ settled: false }), CANCEL_GRACE_MS);
+      grace = setTimeout(() => resolve({ settled: false }), this.cancelGraceMs);
     });
     try {
       return await Promise.race([outcome, gave]);
