@@ -7,6 +7,7 @@ import { addDays, completeDays, dayIn } from "./days";
 import { driftOf } from "./drift";
 import { notFinalSql, unitsOnlySql } from "./final";
 import type { Drift, ProviderDay, UsageSourceKind } from "./types";
+import { usageSourceKinds } from "./types";
 
 // What the dashboard shows of reconciliation: an endpoint's billed and charged lines day by day, and
 // the grid of every target's last 7 provider days. Reads only the comparison rows compare.ts writes
@@ -124,7 +125,7 @@ export type ReconGridRow = {
   overDays: number;
 };
 
-const GridSource = z.object({ endpoint_id: z.number().nullable(), budget_id: z.number().nullable(), source_id: Int, name: z.string(), kind: z.enum(["openai", "anthropic", "twilio", "file"]), time_zone: z.string() });
+const GridSource = z.object({ endpoint_id: z.number().nullable(), budget_id: z.number().nullable(), source_id: Int, name: z.string(), kind: z.enum(usageSourceKinds), time_zone: z.string() });
 const GridRowDay = RowDay.extend({ endpoint_id: z.number().nullable(), budget_id: z.number().nullable(), source_id: Int, name: z.string(), kind: GridSource.shape.kind, time_zone: z.string() });
 
 const targetKey = (endpointId: number | null, budgetId: number | null) => (endpointId !== null ? `e${endpointId}` : `b${budgetId ?? 0}`);

@@ -8,6 +8,7 @@ import { useTestDatabase } from "@/db/testing-suite";
 import { compareSourceDays } from "./compare";
 import { FAKE_KEYS, startFakeProvider, type FakeProvider } from "./fake-provider";
 import { importUsageFile, pullDueSources, pullSource, pullSourceNow, type PullOptions } from "./pull";
+import { reconciliationGrid } from "./read";
 import { readinessOf } from "./readiness";
 import { addUsageRule } from "./source-rules";
 import { unmappedDedupeKey, unmappedWeek } from "./unmapped";
@@ -274,5 +275,7 @@ describe.skipIf(skipWithoutDatabase())("reconciliation catches the surprise", ()
     const compared = await compareSourceDays(t.db, { sourceId: s.id, days: r.days, now });
     // 800 emails at $0.00125: $1.00 billed, priced by Ceilings (the provider reports no money).
     expect(compared.find((x) => x.endpointId === mail?.id && x.day === "2026-11-01")).toMatchObject({ billedUnits: 800, billedMicros: 1_000_000, billedMoney: "priced" });
+    // The Reconciliation page's grid reads a source of the new kinds (it once knew only four).
+    expect((await reconciliationGrid(t.db, { now })).find((r) => r.key === "email.send")?.source).toMatchObject({ name: "postmark", kind: "postmark" });
   });
 });
