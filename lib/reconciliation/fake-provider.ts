@@ -1,15 +1,18 @@
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import { addDays, dayIn, isProviderDay, startOfDay } from "./days";
-import { signGet } from "./providers/sigv4";
 
 // A local stand-in for the providers' usage APIs, for tests and the e2e (the real ones cannot be
 // reached from here). It is a real HTTP server on 127.0.0.1 serving the documented shapes from a
 // dataset: OpenAI's usage/completions and costs pages of daily buckets (`next_page`, `has_more`),
 // Anthropic's usage_report/messages and cost_report (cents as decimal strings), Twilio's daily
 // usage records (`next_page_uri`), SendGrid's daily stats (limit/offset), Postmark's outbound sends
-// (US Eastern days) and SES's GetSendStatistics XML, whose SigV4 signature it recomputes. It checks each provider's credential the way the provider does
-// (401 with the provider's JSON error otherwise), can fail the next requests on purpose (a 429
-// with Retry-After, an HTML 500 page), and keeps every request it saw.
+// (US Eastern days, per stream or tag) and SES's GetSendStatistics XML behind a SigV4 signature it
+// verifies as AWS does, from the request as it arrived (sesSignatureProblem, written apart from the
+// client's signer so a mistake there is not repeated here). It checks each provider's credential
+// the way the provider does (401 with the provider's JSON error otherwise, 403 with SES's XML one),
+// can fail the next requests on purpose (a 429 with Retry-After, an HTML 500 page, any status and
+// body), and keeps every request it saw.
 
 export const FAKE_KEYS = {
   openai: "sk-admin-fake-openai-0123456789",
@@ -42,7 +45,8 @@ export type FakeAnthropicRow = {
 };
 export type FakeTwilioRow = { day: string; category: string; count: number; usage?: number | string; price?: number | string; priceUnit?: string; countUnit?: string; usageUnit?: string };
 export type FakeSendGridDay = { day: string; requests: number; delivered?: number; subuser?: string };
-export type FakePostmarkDay = { day: string; sent: number; stream?: string };
+/** Mail sent on a US Eastern day, in a message stream ("outbound" unless said), with a tag or none. */
+export type FakePostmarkDay = { day: string; sent: number; stream?: string; tag?: string };
 /** One 15-minute SES point: its start (UTC) and the messages sent in it. */
 export type FakeSesPoint = { at: string; deliveryAttempts: number; bounces?: number };
 export type FakeFailure = { status: 429; retryAfter: number | string } | { status: number; html: true } | { status: number; body: string };
@@ -94,6 +98,56 @@ function bucketsOf(start: Date, end: Date, zone: string): { day: string; start: 
     out.push({ day, start: startOfDay(day, zone), end: startOfDay(addDays(day, 1), zone) });
   }
   return out;
+}
+
+const sha256Hex = (data: string) => createHash("sha256").update(data, "utf8").digest("hex");
+
+/** RFC 3986 encoding byte by byte, as AWS canonicalises a query: only A-Z a-z 0-9 - _ . ~ stay. */
+function awsEncode(text: string): string {
+  let out = "";
+  for (const byte of Buffer.from(text, "utf8")) {
+    const c = String.fromCharCode(byte);
+    out += /[A-Za-z0-9\-_.~]/.test(c) ? c : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+  }
+  return out;
+}
+
+/**
+ * Why SES would refuse this request's signature, or null: AWS's check, from the request as it
+ * arrived. The Authorization header names the key, the scope and the signed headers; the canonical
+ * request is rebuilt from the method, the raw path, the raw query (each name and value decoded,
+ * encoded again, sorted by bytes) and the signed headers' values as received (the Host with its
+ * port), and its signature computed with the fake secret must be the one sent.
+ */
+function sesSignatureProblem(method: string, rawUrl: string, headers: IncomingHttpHeaders): { code: string; message: string } | null {
+  const mismatch = { code: "SignatureDoesNotMatch", message: "The request signature we calculated does not match the signature you provided." };
+  const auth = /^AWS4-HMAC-SHA256 Credential=([^/,\s]+)\/(\d{8})\/([a-z0-9-]+)\/([a-z0-9]+)\/aws4_request, SignedHeaders=([a-z0-9;-]+), Signature=([0-9a-f]{64})$/.exec(headers.authorization ?? "");
+  if (!auth) return { code: "IncompleteSignature", message: "Authorization header requires Credential, SignedHeaders and Signature." };
+  const [, keyId = "", day = "", region = "", service = "", signedHeaders = "", signature = ""] = auth;
+  if (keyId !== FAKE_KEYS.ses.accessKeyId) return { code: "InvalidClientTokenId", message: "The security token included in the request is invalid." };
+  const stamp = typeof headers["x-amz-date"] === "string" ? headers["x-amz-date"] : "";
+  if (!/^\d{8}T\d{6}Z$/.test(stamp) || !stamp.startsWith(day)) return { code: "IncompleteSignature", message: "Date must be in ISO-8601 'basic format' and match the credential scope." };
+  if (service !== "ses") return { code: "SignatureDoesNotMatch", message: `Credential should be scoped to correct service: 'ses'.` };
+  const names = signedHeaders.split(";");
+  if (!names.includes("host") || !names.includes("x-amz-date") || names.join(";") !== [...names].sort().join(";")) return mismatch;
+  const canonicalHeaders = names.map((n) => `${n}:${String(headers[n] ?? "").trim().replace(/\s+/g, " ")}\n`).join("");
+  const at = rawUrl.indexOf("?");
+  const path = at < 0 ? rawUrl : rawUrl.slice(0, at);
+  const pairs = (at < 0 ? "" : rawUrl.slice(at + 1))
+    .split("&")
+    .filter((p) => p !== "")
+    .map((p) => {
+      const eq = p.indexOf("=");
+      const decode = (x: string) => decodeURIComponent(x.replace(/\+/g, " "));
+      return [awsEncode(decode(eq < 0 ? p : p.slice(0, eq))), awsEncode(decode(eq < 0 ? "" : p.slice(eq + 1)))] as const;
+    })
+    .sort(([ka, va], [kb, vb]) => Buffer.compare(Buffer.from(ka), Buffer.from(kb)) || Buffer.compare(Buffer.from(va), Buffer.from(vb)));
+  const canonical = [method, path, pairs.map(([k, v]) => `${k}=${v}`).join("&"), canonicalHeaders, signedHeaders, sha256Hex("")].join("\n");
+  const toSign = ["AWS4-HMAC-SHA256", stamp, `${day}/${region}/${service}/aws4_request`, sha256Hex(canonical)].join("\n");
+  let key: Buffer = Buffer.from(`AWS4${FAKE_KEYS.ses.secretAccessKey}`, "utf8");
+  for (const part of [day, region, service, "aws4_request"]) key = createHmac("sha256", key).update(part, "utf8").digest();
+  const expected = createHmac("sha256", key).update(toSign, "utf8").digest();
+  return timingSafeEqual(expected, Buffer.from(signature, "hex")) ? null : mismatch;
 }
 
 export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise<FakeProvider> {
@@ -268,31 +322,35 @@ export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise
     return json(res, 200, entries.slice(offset, offset + limit));
   };
 
-  // Postmark: the days with mail between the dates, its days US Eastern (the dataset's days are).
+  // Postmark: the days with mail between the dates, its days US Eastern (the dataset's days are);
+  // every stream of the server unless messagestream names one, and only a tag's mail if tag does.
   const servePostmark = (res: ServerResponse, query: URLSearchParams, headers: IncomingHttpHeaders) => {
     if (headers["x-postmark-server-token"] !== FAKE_KEYS.postmark) return json(res, 401, { ErrorCode: 10, Message: "No Account or Server API tokens were supplied in the HTTP headers." });
     const from = query.get("fromdate") ?? "";
     const to = query.get("todate") ?? "";
-    const stream = query.get("messagestream") ?? "outbound";
-    const days = postmark.filter((d) => d.day >= from && d.day <= to && (d.stream ?? "outbound") === stream).sort((a, b) => a.day.localeCompare(b.day));
-    return json(res, 200, { Days: days.map((d) => ({ Date: d.day, Sent: d.sent })), Sent: days.reduce((n, d) => n + d.sent, 0) });
+    const stream = query.get("messagestream");
+    const tag = query.get("tag");
+    const sent = new Map<string, number>();
+    for (const d of postmark) {
+      if (d.day < from || d.day > to || (stream !== null && (d.stream ?? "outbound") !== stream) || (tag !== null && d.tag !== tag)) continue;
+      sent.set(d.day, (sent.get(d.day) ?? 0) + d.sent);
+    }
+    const days = [...sent.entries()].sort(([a], [b]) => a.localeCompare(b));
+    return json(res, 200, { Days: days.map(([Date, Sent]) => ({ Date, Sent })), Sent: days.reduce((n, [, v]) => n + v, 0) });
   };
 
-  // SES: the Query API's XML, after recomputing the request's SigV4 signature with the fake key.
-  const serveSes = (res: ServerResponse, url: URL, headers: IncomingHttpHeaders) => {
+  // SES: the Query API's XML, once the request's SigV4 signature checks out with the fake key.
+  const serveSes = (res: ServerResponse, method: string, rawUrl: string, url: URL, headers: IncomingHttpHeaders) => {
     const xmlError = (status: number, code: string, message: string) =>
-      res.writeHead(status, { "content-type": "text/xml" }).end(`<ErrorResponse xmlns="http://ses.amazonaws.com/doc/2010-12-01/"><Error><Type>Sender</Type><Code>${code}</Code><Message>${message}</Message></Error><RequestId>fake</RequestId></ErrorResponse>`);
-    const date = typeof headers["x-amz-date"] === "string" ? headers["x-amz-date"] : "";
-    const region = /Credential=[^/]+\/\d{8}\/([^/]+)\/ses\/aws4_request/.exec(headers.authorization ?? "")?.[1] ?? "";
-    const at = new Date(date.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, "$1-$2-$3T$4:$5:$6Z"));
-    const expected = Number.isNaN(at.getTime()) ? null : signGet({ url: new URL(`http://${headers.host ?? ""}${url.pathname}${url.search}`), region, service: "ses", credentials: FAKE_KEYS.ses, at }).authorization;
-    if (expected === null || headers.authorization !== expected) return xmlError(403, "SignatureDoesNotMatch", "The request signature we calculated does not match the signature you provided.");
+      res.writeHead(status, { "content-type": "text/xml" }).end(`<ErrorResponse xmlns="http://ses.amazonaws.com/doc/2010-12-01/"><Error><Type>Sender</Type><Code>${code}</Code><Message>${message}</Message></Error><RequestId>fake-error</RequestId></ErrorResponse>`);
+    const problem = sesSignatureProblem(method, rawUrl, headers);
+    if (problem) return xmlError(403, problem.code, problem.message);
     if (url.searchParams.get("Action") !== "GetSendStatistics") return xmlError(400, "InvalidAction", "Could not find operation");
     const members = ses
       .map((p) => `<member><DeliveryAttempts>${p.deliveryAttempts}</DeliveryAttempts><Timestamp>${new Date(p.at).toISOString().replace(".000Z", "Z")}</Timestamp><Rejects>0</Rejects><Bounces>${p.bounces ?? 0}</Bounces><Complaints>0</Complaints></member>`)
-      .join("");
+      .join("\n      ");
     res.writeHead(200, { "content-type": "text/xml" }).end(
-      `<GetSendStatisticsResponse xmlns="http://ses.amazonaws.com/doc/2010-12-01/"><GetSendStatisticsResult><SendDataPoints>${members}</SendDataPoints></GetSendStatisticsResult><ResponseMetadata><RequestId>fake-request</RequestId></ResponseMetadata></GetSendStatisticsResponse>`,
+      `<GetSendStatisticsResponse xmlns="http://ses.amazonaws.com/doc/2010-12-01/">\n  <GetSendStatisticsResult>\n    <SendDataPoints>\n      ${members}\n    </SendDataPoints>\n  </GetSendStatisticsResult>\n  <ResponseMetadata>\n    <RequestId>c2b66ee5-63c3-11e0-a8c9-ebb79d1d0d04</RequestId>\n  </ResponseMetadata>\n</GetSendStatisticsResponse>\n`,
     );
   };
 
@@ -315,7 +373,7 @@ export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise
     if (twilioPath) return serveTwilio(res, decodeURIComponent(twilioPath[1] ?? ""), url.searchParams, auth);
     if (url.pathname === "/v3/stats") return serveSendGrid(res, url.searchParams, req.headers);
     if (url.pathname === "/stats/outbound/sends") return servePostmark(res, url.searchParams, req.headers);
-    if (url.pathname === "/" && url.searchParams.has("Action")) return serveSes(res, url, req.headers);
+    if (url.pathname === "/" && url.searchParams.has("Action")) return serveSes(res, req.method ?? "GET", req.url ?? "/", url, req.headers);
     const file = files.get(url.pathname);
     if (file !== undefined) return void res.writeHead(200, { "content-type": url.pathname.endsWith(".json") ? "application/json" : "text/csv" }).end(file);
     return json(res, 404, { error: { message: `no route ${url.pathname}` } });

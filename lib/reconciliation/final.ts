@@ -8,7 +8,11 @@ import type { UsageSourceKind } from "./types";
 /** How long after its end a provider may still report a day (a bucket, or a day's costs). */
 export const LATE_PROVIDER_MS = 24 * 3_600_000;
 
-/** Sources whose usage and costs come as separate reports, the costs possibly later. */
+/**
+ * Sources whose usage and costs come as separate reports, the costs possibly later. Not Twilio (a
+ * record carries its price) nor the email providers (SendGrid, Postmark, SES report counts alone,
+ * never a cost row: waiting for one would leave every day not final).
+ */
 export const COST_LAGGING_KINDS: readonly UsageSourceKind[] = ["openai", "anthropic"];
 
 /**

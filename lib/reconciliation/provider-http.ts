@@ -115,8 +115,14 @@ function hide(text: string, secrets: readonly string[]): string {
   return out;
 }
 
-// OpenAI and Anthropic: {"error": {"message"}}; Twilio: {"code", "message"}.
-const ProviderErrorBody = z.union([z.object({ error: z.object({ message: z.string() }) }).transform((b) => b.error.message), z.object({ message: z.string() }).transform((b) => b.message)]);
+// OpenAI and Anthropic: {"error": {"message"}}; Twilio: {"code", "message"}; SendGrid: {"errors":
+// [{"field", "message"}]}; Postmark: {"ErrorCode", "Message"}.
+const ProviderErrorBody = z.union([
+  z.object({ error: z.object({ message: z.string() }) }).transform((b) => b.error.message),
+  z.object({ message: z.string() }).transform((b) => b.message),
+  z.object({ errors: z.array(z.object({ message: z.string() })).min(1) }).transform((b) => b.errors.map((e) => e.message).join("; ")),
+  z.object({ Message: z.string() }).transform((b) => b.Message),
+]);
 
 /** The provider's own error message when the body is its JSON error, else the body's text without markup. */
 function errorText(body: string): string {

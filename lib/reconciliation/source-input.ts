@@ -108,9 +108,14 @@ const TWILIO_SID = /^AC[0-9a-fA-F]{32}$/;
 const FILTER_ID = /^[A-Za-z0-9_-]{1,200}$/;
 const PERCENT = /^(\d{1,3})(?:\.(\d{1,2}))?$/;
 const WHOLE = /^\d{1,4}$/;
-/** The most days back an SES source may ask for: GetSendStatistics returns the last two weeks. */
-export const SES_LOOKBACK_MAX = 13;
+/**
+ * The most days back an SES source may ask for. GetSendStatistics returns the last two weeks, and
+ * a day partly before them would be read short. 12 complete days start at most 13 days and an hour
+ * before any pull (today and the 12 days before, one of them 25 hours long), inside the two weeks.
+ */
+export const SES_LOOKBACK_MAX = 12;
 export const POSTMARK_ZONE = "America/New_York";
+const POSTMARK_TAG = /^tag:\S(?:.{0,190}\S)?$/;
 const PULL_AT = /^([01]\d|2[0-3]):[0-5]\d$/;
 
 const text = (label: string, max: number) =>
@@ -203,8 +208,10 @@ export const UsageSourceInput = z
     // Postmark counts US Eastern days (its statistics API says so); any other zone compares other intervals.
     if (v.kind === "postmark" && v.timeZone !== POSTMARK_ZONE) issue("timeZone", `Postmark's statistics count US Eastern days: set the time zone to ${POSTMARK_ZONE}, got '${v.timeZone.slice(0, 64)}'`);
     if (v.kind === "sendgrid" && v.timeZone !== "UTC" && isTimeZone(v.timeZone)) issue("timeZone", `SendGrid's statistics count UTC days: set the time zone to UTC, got '${v.timeZone.slice(0, 64)}'`);
-    if ((v.kind === "sendgrid" || v.kind === "postmark") && v.account !== "" && !FILTER_ID.test(v.account)) {
-      issue("account", `account must be ${v.kind === "sendgrid" ? "a subuser name" : "a message stream id"} (letters, digits, _ and -), got '${v.account.slice(0, 80)}'`);
+    if (v.kind === "sendgrid" && v.account !== "" && !FILTER_ID.test(v.account)) issue("account", `account must be a subuser name (letters, digits, _ and -), got '${v.account.slice(0, 80)}'`);
+    // Postmark counts a message stream, or the mail of one tag (tags are free text), or blank: every stream.
+    if (v.kind === "postmark" && v.account !== "" && !FILTER_ID.test(v.account) && !POSTMARK_TAG.test(v.account)) {
+      issue("account", `account must be a message stream id (letters, digits, _ and -) or tag: followed by a tag, got '${v.account.slice(0, 80)}'`);
     }
     if ((v.kind === "openai" || v.kind === "anthropic") && v.account !== "" && !FILTER_ID.test(v.account)) {
       issue("account", `account must be a ${v.kind === "openai" ? "project" : "workspace"} id (letters, digits, _ and -), got '${v.account.slice(0, 80)}'`);

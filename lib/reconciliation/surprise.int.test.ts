@@ -93,7 +93,7 @@ describe.skipIf(skipWithoutDatabase())("reconciliation catches the surprise", ()
     await pullAndCompare(s.id);
     const fired = await unmappedAlerts();
     // The 1st is $500 over the $1 threshold; the 2nd's $0.40 is under it.
-    expect(fired.map((a) => a.dedupeKey)).toEqual([unmappedDedupeKey(s.id, "2026-11-01")]);
+    expect(fired.map((a) => a.dedupeKey)).toEqual([unmappedDedupeKey(s.id, "2026-11-01", ["o3-pro, output"])]);
     expect(fired[0]?.message).toContain("$500.00 on items no rule maps: o3-pro, output ($500.00)");
     expect(fired[0]?.details).toMatchObject({ sourceId: s.id, day: "2026-11-01", unmappedMicros: 500 * DOLLAR, thresholdMicros: DOLLAR });
     // The page leads with it: the source, its money and its costliest item.
@@ -113,6 +113,18 @@ describe.skipIf(skipWithoutDatabase())("reconciliation catches the surprise", ()
     expect(first?.billedMicros).toBe(500 * DOLLAR + 3_500);
     expect(await unmappedWeek(t.db, now)).toEqual([]);
     expect((await unmappedAlerts()).length).toBe(1);
+
+    // Another model nobody mapped shows up on the day already alerted: it alerts again, naming it.
+    fake.setOpenAI([
+      { day: "2026-11-01", model: "gpt-4o-2024-08-06", inputTokens: 1000, outputTokens: 100, costValue: "0.0035", lineItem: "gpt-4o-2024-08-06, input" },
+      { day: "2026-11-01", model: "o3-pro", inputTokens: 2_000_000, outputTokens: 500_000, costValue: 500, lineItem: "o3-pro, output" },
+      { day: "2026-11-01", model: "o4-mini", inputTokens: 10, outputTokens: 1, costValue: 3, lineItem: "o4-mini, output" },
+    ]);
+    await pullAndCompare(s.id);
+    await pullAndCompare(s.id);
+    const again = await unmappedAlerts();
+    expect(again.length).toBe(2);
+    expect(again[1]?.message).toContain("billed $3.00 on items no rule maps: o4-mini, output ($3.00)");
   });
 
   it("the unmapped threshold is the source's own: at it alerts, below it does not, 0 alerts on any money, and counts without money never alert", async () => {
@@ -257,7 +269,7 @@ describe.skipIf(skipWithoutDatabase())("reconciliation catches the surprise", ()
     await importUsageFile(t.db, s.id, credited, { actor: admin, now });
     await compareSourceDays(t.db, { sourceId: s.id, days: ["2026-11-02"], now });
     const fired = await unmappedAlerts();
-    expect(fired.map((a) => a.dedupeKey)).toEqual([unmappedDedupeKey(s.id, "2026-11-02")]);
+    expect(fired.map((a) => a.dedupeKey)).toEqual([unmappedDedupeKey(s.id, "2026-11-02", ["Amazon Bedrock: USE1-Llama3-70B-input-tokens"])]);
     expect(fired[0]?.message).toContain("billed $5.00 on items no rule maps: Amazon Bedrock: USE1-Llama3-70B-input-tokens ($5.00).");
     // The same export at a URL the worker reads each day.
     fake.setFile("/exports/focus.csv", text);
@@ -269,7 +281,7 @@ describe.skipIf(skipWithoutDatabase())("reconciliation catches the surprise", ()
   it("a Postmark source pulls its sends and prices them at the endpoint's part: counts compared in money", async () => {
     const [mail] = await t.db.insert(endpoints).values({ key: "email.send", name: "Email", unit: "emails", parts: [{ name: "units", pricePico: 1_250_000_000 }], perCallMax: 1 }).returning({ id: endpoints.id });
     const s = await source({ name: "postmark", kind: "postmark", credentialRef: "env:CEILINGS_SECRET_POSTMARK", timeZone: "America/New_York" });
-    await addUsageRule(t.db, { sourceId: s.id, match: "outbound", endpointKey: "email.send", actor: admin });
+    await addUsageRule(t.db, { sourceId: s.id, match: "Sent", endpointKey: "email.send", actor: admin });
     fake.setPostmark([{ day: "2026-11-01", sent: 800 }]);
     const r = await pullSource(t.db, s.id, { ...options(), secrets: (name) => (name === "CEILINGS_SECRET_POSTMARK" ? FAKE_KEYS.postmark : undefined) });
     const compared = await compareSourceDays(t.db, { sourceId: s.id, days: r.days, now });

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
 import { usageRows } from "@/db/schema";
@@ -17,8 +18,14 @@ export type UnmappedDay = { day: ProviderDay; micros: number; items: UnmappedDay
 /** How many items an alert names; the rest are counted ("and 4 more"). */
 const NAMED_ITEMS = 5;
 
-export function unmappedDedupeKey(sourceId: number, day: ProviderDay): string {
-  return `reconciliation_unmapped:${sourceId}:${day}`;
+/**
+ * Once per source, day and set of items billing money: pulled again with the same items, the day
+ * stays alerted once; a new item on a day already alerted (a second model nobody mapped, seen by a
+ * later pull) alerts again, naming it.
+ */
+export function unmappedDedupeKey(sourceId: number, day: ProviderDay, items: readonly string[]): string {
+  const set = createHash("sha256").update([...new Set(items)].sort().join("\u0000")).digest("hex").slice(0, 16);
+  return `reconciliation_unmapped:${sourceId}:${day}:${set}`;
 }
 
 /** The money on unmapped items of each of the days, the costliest items first. */
@@ -70,7 +77,7 @@ export async function fireUnmappedAlerts(db: Db, source: UsageSource, days: read
     if (!unmappedOver(d.micros, source.unmappedThresholdMicros)) continue;
     const ok = await fireAlert(db, {
       kind: "reconciliation_unmapped",
-      dedupeKey: unmappedDedupeKey(source.id, d.day),
+      dedupeKey: unmappedDedupeKey(source.id, d.day, d.items.filter((i) => i.micros > 0).map((i) => i.item)),
       message: unmappedMessage(source, d),
       details: {
         sourceId: source.id,

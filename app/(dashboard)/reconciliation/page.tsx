@@ -191,7 +191,7 @@ export default async function ReconciliationPage() {
       <section aria-labelledby="grid-title" className="space-y-3">
         <h2 id="grid-title" className="text-lg font-semibold">Last 7 days</h2>
         <p className="text-sm text-zinc-600 dark:text-zinc-400">
-          Each day is the provider&apos;s own (UTC for OpenAI, Anthropic and Twilio; a file source names its zone): Ceilings counts its charges over the same interval. Today is never
+          Each day is the provider&apos;s own (UTC for OpenAI, Anthropic, Twilio and SendGrid; US Eastern for Postmark; SES and a file source in the zone they name): Ceilings counts its charges over the same interval. Today is never
           complete, so it is never compared. &quot;over&quot; is past the source&apos;s threshold (by default 2 % and $1 together); &quot;not final&quot; is a day that may
           still move (reservations still held, or a provider that may still report it): it is neither alerted nor counted over until it is final.
         </p>

@@ -58,8 +58,8 @@ const accountHint: Record<UsageSourceKind, string> = {
   anthropic: "Optional: a workspace id (wrkspc_...) when the key sees several workspaces.",
   twilio: "Required: the Account SID, AC followed by 32 hex digits.",
   sendgrid: "Optional: a subuser's name, to count that subuser only. Days are UTC.",
-  postmark: "Optional: a message stream id (blank: outbound). Postmark's days are US Eastern: set the time zone to America/New_York.",
-  ses: "Required: the AWS region, such as us-east-1. SES keeps two weeks: at most 13 days pulled each time.",
+  postmark: "Optional: a message stream id (outbound) to count that stream, or tag: and a tag (tag:welcome); blank: every stream. Postmark's days are US Eastern: set the time zone to America/New_York.",
+  ses: "Required: the AWS region, such as us-east-1. SES keeps two weeks: at most 12 days pulled each time.",
   file: "A file source takes none: leave blank.",
 };
 
@@ -147,14 +147,14 @@ export function SourceForm({ initial, source }: { initial: SourceFieldsText; sou
         )}
         <Field name="location" label={api ? "API base URL" : "Location"} value={v.location} onChange={(location) => set({ location })} state={state} hint={locationHint[v.kind]} mono />
         <Field name="credentialRef" label="Credential reference" value={v.credentialRef} onChange={(credentialRef) => set({ credentialRef })} state={state} hint={credentialHint[v.kind]} mono placeholder={api ? `env:CEILINGS_SECRET_${v.kind.toUpperCase()}` : ""} />
-        <Field name="account" label={v.kind === "twilio" ? "Account SID" : "Account"} value={v.account} onChange={(account) => set({ account })} state={state} hint={accountHint[v.kind]} mono />
+        <Field name="account" label={v.kind === "twilio" ? "Account SID" : v.kind === "ses" ? "Region" : "Account"} value={v.account} onChange={(account) => set({ account })} state={state} hint={accountHint[v.kind]} mono />
         <Field
           name="timeZone"
           label="Time zone of the provider's days"
           value={v.timeZone}
           onChange={(timeZone) => set({ timeZone })}
           state={state}
-          hint="An IANA name: UTC for the OpenAI, Anthropic and Twilio APIs; America/New_York for Postmark. Ceilings counts its charges over the provider's day in this zone."
+          hint="An IANA name: UTC for the OpenAI, Anthropic, Twilio and SendGrid APIs; America/New_York for Postmark; any zone for SES. Ceilings counts its charges over the provider's day in this zone."
         />
         <Field name="currency" label="Currency" value={v.currency} onChange={(currency) => set({ currency: currency.toUpperCase() })} state={state} hint="The currency of the provider's costs; a rule maps only to endpoints and budgets in it" />
         <Field name="lookbackDays" label="Days pulled each time" value={v.lookbackDays} onChange={(lookbackDays) => set({ lookbackDays })} state={state} inputMode="numeric" hint="1 to 35 complete days before today: providers revise recent days, so each pull replaces them" />
