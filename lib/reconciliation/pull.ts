@@ -232,8 +232,13 @@ export async function importUsageFile(db: Db, sourceId: number, text: string, op
  * (and pulled again the next morning, with its lookback, for what the provider adds late).
  */
 function lastScheduledPull(at: Date): SQL {
-  const local = sql`(${at.toISOString()}::timestamptz at time zone ${usageSources.timeZone})`;
-  return sql`(case when ${local}::time >= ${usageSources.pullAt} then ${local}::date + ${usageSources.pullAt} else ${local}::date - 1 + ${usageSources.pullAt} end) at time zone ${usageSources.timeZone}`;
+  // Today's time as an instant, else yesterday's: compared as instants, so a pull time inside the
+  // hour a daylight-saving change skips or repeats never lands after `at` (a source due again and
+  // again until it passed).
+  const instant = sql`${at.toISOString()}::timestamptz`;
+  const today = sql`((${instant} at time zone ${usageSources.timeZone})::date + ${usageSources.pullAt}) at time zone ${usageSources.timeZone}`;
+  const yesterday = sql`((${instant} at time zone ${usageSources.timeZone})::date - 1 + ${usageSources.pullAt}) at time zone ${usageSources.timeZone}`;
+  return sql`(case when ${today} <= ${instant} then ${today} else ${yesterday} end)`;
 }
 
 /** A pull's failure as one line for last_pull_error: a domain error's own sentence, anything else described (redacted). */

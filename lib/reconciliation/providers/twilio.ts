@@ -90,7 +90,7 @@ export async function pullTwilio(source: UsageSource, days: ProviderDay[], ctx: 
 
 // Roll-ups Twilio documents with no leaf named after them (their leaves are other words): the
 // whole bill, and the totals of a product. Every other roll-up is found by its leaves (below).
-const NAMED_ROLLUPS = new Set(["totalprice", "calls", "sms", "mms", "phonenumbers", "recordings", "transcriptions"]);
+const NAMED_ROLLUPS = new Set(["totalprice", "calls", "sms", "mms", "phonenumbers"]);
 
 /**
  * A category that sums others: one of the named totals, or a category other categories extend
