@@ -231,7 +231,7 @@ export async function importUsageFile(db: Db, sourceId: number, text: string, op
  * zone, after the provider publishes the day before, so a day that drifts is alerted that morning
  * (and pulled again the next morning, with its lookback, for what the provider adds late).
  */
-function lastScheduledPull(at: Date): SQL {
+export function lastScheduledPull(at: Date): SQL {
   // Today's time as an instant, else yesterday's: compared as instants, so a pull time inside the
   // hour a daylight-saving change skips or repeats never lands after `at` (a source due again and
   // again until it passed).

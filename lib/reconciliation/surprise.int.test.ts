@@ -1,13 +1,13 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { alerts, endpoints, reconciliationDays, usageRows, usageSourceRules, usageSources } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { compareSourceDays } from "./compare";
 import { FAKE_KEYS, startFakeProvider, type FakeProvider } from "./fake-provider";
-import { importUsageFile, pullDueSources, pullSource, pullSourceNow, type PullOptions } from "./pull";
+import { importUsageFile, lastScheduledPull, pullDueSources, pullSource, pullSourceNow, type PullOptions } from "./pull";
 import { reconciliationGrid } from "./read";
 import { readinessOf } from "./readiness";
 import { addUsageRule } from "./source-rules";
@@ -219,6 +219,21 @@ describe.skipIf(skipWithoutDatabase())("reconciliation catches the surprise", ()
     const nyDue = async (iso: string) => (await pullDueSources(t.db, options(new Date(iso)))).map((o) => o.name);
     expect(await nyDue("2026-11-01T10:59:00Z")).toEqual([]);
     expect(await nyDue("2026-11-01T11:00:00Z")).toEqual(["new york"]);
+  });
+
+  it("a pull time inside the hour a daylight-saving change skips or repeats is never scheduled after now", async () => {
+    const s = await source({ name: "dst", kind: "openai", credentialRef: "env:CEILINGS_SECRET_OPENAI", timeZone: "America/New_York", pullAt: "02:30", enabled: false });
+    const last = async (iso: string) => {
+      const [row] = await t.db.select({ at: sql<string>`(${lastScheduledPull(new Date(iso))})::text` }).from(usageSources).where(eq(usageSources.id, s.id));
+      return new Date(row?.at ?? "").toISOString();
+    };
+    // 2027-03-14: 02:00 EST jumps to 03:00 EDT. At 03:05 EDT (07:05Z) today's 02:30 is read as 03:30
+    // EDT, still ahead: the last scheduled pull is yesterday's, not a time to come.
+    expect(await last("2027-03-14T07:05:00Z")).toBe("2027-03-13T07:30:00.000Z");
+    expect(await last("2027-03-14T07:31:00Z")).toBe("2027-03-14T07:30:00.000Z");
+    // 2026-11-01: 01:00-02:00 EDT repeats as EST; 02:30 is 07:30Z, after both 01:30s.
+    expect(await last("2026-11-01T06:40:00Z")).toBe("2026-10-31T06:30:00.000Z");
+    for (const iso of ["2027-03-14T07:05:00Z", "2026-11-01T06:40:00Z", "2026-11-03T12:00:00Z"]) expect(Date.parse(await last(iso))).toBeLessThanOrEqual(Date.parse(iso));
   });
 
   it("a pull from the command line that fails shows on the source with its error; a good one clears it", async () => {
