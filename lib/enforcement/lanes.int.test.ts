@@ -42,11 +42,12 @@ describe.skipIf(skipWithoutDatabase())("lanes", () => {
     // Past its deadline the statement is cancelled on this backend, its error comes back within the
     // grace, and the lane is kept: the next call runs on the same connection.
     const started = performance.now();
-    await expect(lanes.run(300, (db) => db.execute(sql`select pg_sleep(5)`))).rejects.toBeInstanceOf(DeadlineError);
+    // The statement sleeps far past the grace: only the cancel can end it in time.
+    await expect(lanes.run(300, (db) => db.execute(sql`select pg_sleep(30)`))).rejects.toBeInstanceOf(DeadlineError);
     expect(performance.now() - started).toBeLessThan(300 + grace);
     expect(await pidOf(lanes)).toBe(second);
     const sleeping = resultRows<{ n: number }>(
-      await t.ownerDb.execute(sql`select count(*)::int as n from pg_stat_activity where query like 'select pg_sleep(5)%' and state = 'active'`),
+      await t.ownerDb.execute(sql`select count(*)::int as n from pg_stat_activity where query like 'select pg_sleep(30)%' and state = 'active'`),
     );
     expect(sleeping[0]?.n).toBe(0);
     await lanes.close();
