@@ -18,6 +18,7 @@ import { counterTotals, countRows, makeEndpoint } from "./test-fixtures";
 const EXPIRING = 6_000;
 const CALLERS = 32;
 
+// Skipped only without a Postgres server to run on; npm test always starts one, and CI fails a skipped suite.
 describe.skipIf(skipWithoutDatabase())("the sweeper beside live reservations", () => {
   const t = useTestDatabase("sweeper", { max: 8 });
   // Four "processes" with the enforcement pool's own bounds (db/client.ts): each statement waits on

@@ -15,16 +15,11 @@ export function reconciliationDedupeKey(target: Pick<DriftTarget, "kind" | "id">
   return `reconciliation:${target.kind}:${target.id}:${day}`;
 }
 
-/** "+10.0 %", "−3.5 %": as the dashboard writes it (words.ts). */
-export function formatDriftPercent(percent: number): string {
-  return driftPercentText({ percent });
-}
-
 export function reconciliationMessage(target: DriftTarget, row: ReconciliationDay, drift: Drift, currency: string, zone: string): string {
   const side = (units: number, micros: number) => `${formatMoney(micros, currency)} (${formatCount(units)} ${unitLabel(target.unit, units)})`;
   return (
     `${target.kind === "budget" ? "Budget " : ""}${target.key} on ${row.day} (${zone} day): the provider billed ${side(row.billedUnits, row.billedMicros)}, ` +
-    `Ceilings charged ${side(row.chargedUnits, row.chargedMicros)}, ${formatDriftPercent(drift.percent)}: ${driftDirectionSentence(drift)}.`
+    `Ceilings charged ${side(row.chargedUnits, row.chargedMicros)}, ${driftPercentText(drift)}: ${driftDirectionSentence(drift)}.`
   );
 }
 

@@ -22,6 +22,7 @@ const admin = { type: "staff", email: "admin@test.local" } as const;
 const now = new Date("2026-11-03T12:00:00Z");
 const sample = (name: string) => path.join(__dirname, "focus-samples", name);
 
+// Skipped only without a Postgres server to run on; npm test always starts one, and CI fails a skipped suite.
 describe.skipIf(skipWithoutDatabase())("FOCUS exports reconciled", () => {
   const t = useTestDatabase("recon_focus", { max: 6 });
   let fake: FakeProvider;

@@ -1,5 +1,5 @@
 import { formatCount, formatMoney } from "@/lib/format";
-import { formatDriftPercent } from "./alert";
+import { driftPercentText } from "./words";
 import { driftOf, type DriftThreshold, type Measure } from "./drift";
 import type { ReadinessAnswer, ReadinessColor, SecondCapVerdict } from "./types";
 
@@ -49,10 +49,10 @@ function reservedShare(f: ReservedFacts): ReadinessAnswer {
   const span = `over ${formatCount(f.days)} compared ${f.days === 1 ? "day" : "days"} of the last 7`;
   const gap = inMoney ? formatMoney(Math.abs(drift.diffMicros), f.currency) : `${formatCount(Math.abs(drift.diffUnits))} units`;
   if (drift.over && drift.direction === "billed_more") {
-    return { color: "red", figure, detail: `The provider billed ${gap} (${formatDriftPercent(drift.percent)}) more than Ceilings charged ${span}: calls bypass Ceilings or settle low.` };
+    return { color: "red", figure, detail: `The provider billed ${gap} (${driftPercentText(drift)}) more than Ceilings charged ${span}: calls bypass Ceilings or settle low.` };
   }
   if (drift.over) {
-    return { color: "amber", figure, detail: `Ceilings charged ${gap} (${formatDriftPercent(drift.percent)}) more than the provider billed ${span}: settles overstate.` };
+    return { color: "amber", figure, detail: `Ceilings charged ${gap} (${driftPercentText(drift)}) more than the provider billed ${span}: settles overstate.` };
   }
   // Within the source's threshold is green, whatever the share (docs/reconciliation.md): the
   // threshold is the staff's own word for how close is close enough.

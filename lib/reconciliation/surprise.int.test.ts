@@ -25,6 +25,7 @@ const DAYS = ["2026-10-31", "2026-11-01", "2026-11-02"];
 const secrets = (name: string) => ({ CEILINGS_SECRET_OPENAI: FAKE_KEYS.openai, CEILINGS_SECRET_ANTHROPIC: FAKE_KEYS.anthropic, CEILINGS_SECRET_TWILIO: FAKE_KEYS.twilio.authToken })[name];
 const DOLLAR = 1_000_000;
 
+// Skipped only without a Postgres server to run on; npm test always starts one, and CI fails a skipped suite.
 describe.skipIf(skipWithoutDatabase())("reconciliation catches the surprise", () => {
   const t = useTestDatabase("recon_surprise", { max: 12 });
   let fake: FakeProvider;

@@ -18,6 +18,7 @@ const PRICE_PICO = 1_250_000_000; // $0.00125 an email
 const MICROS = PRICE_PICO / 1_000_000;
 const secrets = (name: string) => ({ CEILINGS_SECRET_SENDGRID: FAKE_KEYS.sendgrid, CEILINGS_SECRET_POSTMARK: FAKE_KEYS.postmark, CEILINGS_SECRET_SES: FAKE_SES_SECRET })[name];
 
+// Skipped only without a Postgres server to run on; npm test always starts one, and CI fails a skipped suite.
 describe.skipIf(skipWithoutDatabase())("email sources compared over the provider's own day", () => {
   const t = useTestDatabase("recon_email_days");
   let fake: FakeProvider;
