@@ -12,7 +12,8 @@
 --     charged the same way, the reservation keeps its state, and the answer is already_resolved
 --     with overrun: true and the units charged. Reporting it again charges nothing more.
 --   * p_caller, when given, must own the reservation (the HTTP API passes the key's account).
--- Lock order: the reservation row, then usage rows (resolve_charges); the alert last.
+-- Lock order: the reservation row, then (a late overrun) the what-if day's advisory lock, then
+-- usage rows (resolve_charges); the alert last.
 CREATE OR REPLACE FUNCTION ceilings.settle(reservation_id uuid, actual bigint, p_caller text DEFAULT NULL, actual_parts jsonb DEFAULT NULL)
 RETURNS jsonb LANGUAGE plpgsql SET search_path = public, pg_temp AS $$
 DECLARE
@@ -96,6 +97,12 @@ BEGIN
     WHERE id = res.id;
     charged := actual;
   ELSIF res.state IN ('expired', 'released') AND is_overrun AND NOT res.overrun THEN
+    -- The what-if's ledger of that closed day no longer says what the grant charged. The lock is
+    -- the one its builder holds while it reads the day, so a day read before this commits is
+    -- deleted here, and one read after reads the overrun (lib/changes/what-if-days.ts). Taken
+    -- before the counters: a build in progress is waited for with no counter held.
+    PERFORM pg_advisory_xact_lock(hashtext('what_if_days'), res.endpoint_id);
+    DELETE FROM what_if_days WHERE endpoint_id = res.endpoint_id AND day = (res.created_at AT TIME ZONE 'UTC')::date;
     -- The provider charged for work the ledger had closed: charge it to the reservation's window.
     PERFORM ceilings.resolve_charges(res.charges,
       CASE res.state WHEN 'expired' THEN 'overrun_after_expiry' ELSE 'overrun_after_release' END, actual, actual_money);

@@ -13,6 +13,7 @@ export * from "./refusal-daily";
 export * from "./refusal-hourly";
 export * from "./refusals";
 export * from "./reservation-days";
+export * from "./what-if-days";
 export * from "./reservations";
 export * from "./sign-in-failures";
 export * from "./staff";

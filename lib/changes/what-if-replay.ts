@@ -1,15 +1,13 @@
 import { sql, type SQL } from "drizzle-orm";
 import { resultRows, type Db } from "@/db/client";
+import { utcDay } from "@/lib/time";
+import { readGrants, type DayGrants, type GrantField } from "./what-if-days";
 
-// The replay of a ledger against a value (see what-if.ts for the model). This file holds the fast
-// path: one SQL pass decides every grant that can be decided from running sums, and only the
-// grants after a window's first refusal that could still fit are replayed one by one, in order.
-//
-// Why the split is exact: in one counter (scope key, window), every grant before the first refusal
-// is granted, so the counter before grant i is the plain running sum of the final charges before
-// it. At the first refusal the counter is C; it never goes down afterwards (a refused grant adds
-// nothing, a granted one adds its final charge >= 0), so a later grant whose check is above
-// value - C is refused whatever happens in between. Only the rest ("undecided") needs the counter.
+// The replay of a ledger against a value (see what-if.ts for the model) over calendar windows.
+// Days whose usage counters show they cannot refuse are skipped; the rest are read as columns
+// (lib/changes/what-if-days.ts: closed days from their written ledger) and replayed grant by grant
+// in one loop over typed arrays: a month of a million grants replays in tens of milliseconds,
+// whatever the value, so there is no shortcut to keep exact.
 
 export type ReplayScope = "global" | "caller" | "destination";
 export type ReplayWindow = "utc_day" | "billing_month";
@@ -63,37 +61,6 @@ export function accountsSince(r: ReplayResult, since: string): Map<string, Accou
   return out;
 }
 
-// What each grant is checked with, and what it finally charged (what the counters hold once it
-// resolved: resolve_charges' rules, overruns after expiry or release included).
-function checkOf(metric: ReplayMetric): SQL {
-  if (metric === "calls") return sql`1::bigint`;
-  return metric === "money" ? sql`r.money` : sql`r.amount`;
-}
-
-function finalOf(metric: ReplayMetric): SQL {
-  if (metric === "calls") return sql`(case when r.state = 'released' and r.settled_amount is null then 0 else 1 end)::bigint`;
-  if (metric === "money") return finalMoney;
-  return sql`(case r.state when 'settled' then r.settled_amount when 'held' then r.amount
-               when 'expired' then greatest(r.amount, coalesce(r.settled_amount, 0)) else coalesce(r.settled_amount, 0) end)::bigint`;
-}
-
-const finalMoney = sql`(case r.state when 'settled' then r.settled_money when 'held' then r.money
-  when 'expired' then greatest(r.money, coalesce(r.settled_money, 0)) else coalesce(r.settled_money, 0) end)::bigint`;
-
-function scopeKeyOf(scope: ReplayScope): SQL {
-  if (scope === "global") return sql`''`;
-  return scope === "caller" ? sql`r.caller` : sql`coalesce(r.destination_key, '')`;
-}
-
-// The window a grant counts in, as window_bounds computes it, inlined: a function call per row
-// would cost more than the rest of the pass.
-function windowOf(window: ReplayWindow, billingDay: number): SQL {
-  const utc = sql`(r.created_at at time zone 'UTC')`;
-  if (window === "utc_day") return sql`date_trunc('day', ${utc})`;
-  return sql`(date_trunc('month', ${utc}) - case when extract(day from ${utc}) < ${billingDay} then interval '1 month' else interval '0' end
-              + make_interval(days => ${billingDay}::int - 1))`;
-}
-
 // What binds each scope key: the value, unless the account has its own override or plan value
 // (as caller_limit and account_budget_limit say; 0 switches every account off, as a kill does).
 function limitsCte(q: ReplayQuery, keys: SQL): SQL {
@@ -116,95 +83,136 @@ function limitsCte(q: ReplayQuery, keys: SQL): SQL {
     left join plan_budget_values pv on pv.budget_id = ${id} and pv.plan_id = coalesce(a.plan_id, ${defaultPlan})`;
 }
 
-type Row = {
-  kind: "day" | "account" | "undecided";
-  k: string | null; w: string | null; ck: string | null; lim: string | null; chk: string | null; fin: string | null;
-  day: string | null; account: string | null; reported: boolean | null;
-  granted: string | null; refused: string | null; money: string | null;
-};
-
-/** The fast replay: the days that cannot refuse from the usage rows, one statement over the rest, then the undecided tail in TS. */
+/**
+ * The replay: the days that cannot refuse from the usage rows, the rest read as columns (written
+ * closed days from what_if_days, the others from the reservations) and replayed in order, one
+ * counter per scope key, reset when the window changes.
+ */
 export async function replayFast(db: Db, q: ReplayQuery): Promise<ReplayResult> {
   const result: ReplayResult = { days: new Map(), accounts: new Map() };
   const skipped = await skippableDays(db, q);
   for (const [day, granted] of skipped) result.days.set(day, { granted, refused: 0, refusedMoney: 0 });
-  const ranges = scanRanges(q, [...skipped.keys()]);
-  if (ranges.length === 0) return result;
-  const starts = sql.raw(`'{${ranges.map((r) => `"${r.start.toISOString()}"`).join(",")}}'::timestamptz[]`);
-  const ends = sql.raw(`'{${ranges.map((r) => `"${r.end.toISOString()}"`).join(",")}}'::timestamptz[]`);
-  // Counters are ordered by (created_at, id): reservation ids are time-ordered UUIDs, the tie-break
-  // within one microsecond is only needed to make the order total.
-  const limited = q.limits !== null && q.scope === "caller";
-  const statement = sql`
-    with g as (
-      select r.id, r.created_at, r.caller as account,
-             ${scopeKeyOf(q.scope)} as k, ${windowOf(q.window, q.billingDay)} as w,
-             ${checkOf(q.metric)} as chk, ${finalOf(q.metric)} as fin, ${finalMoney} as mon,
-             r.created_at >= ${q.since.toISOString()}::timestamptz as reported,
-             to_char(r.created_at at time zone 'UTC', 'YYYY-MM-DD') as day
-      from unnest(${starts}, ${ends}) as x(s, e)
-      join reservations r on r.endpoint_id = any(${sql.raw(`'{${q.endpointIds.map(Number).join(",")}}'::int[]`)})
-        and r.created_at >= x.s and r.created_at < x.e
-    ),
-    run as (
-      select g.*, ${limited ? sql`l.lim` : sql`${q.value}::bigint as lim`}, sum(g.fin) over o - g.fin as before
-      from g ${limited ? sql`join (${limitsCte(q, sql`select distinct k from g`)}) l using (k)` : sql``}
-      window o as (partition by g.k, g.w order by g.created_at, g.id rows unbounded preceding)
-    ), crossed as (      -- ck: the counter at the window's first refusal (running sums only grow, so the smallest
-      -- "before" among the crossings so far is the first one's); null before it.
-      select run.*, min(case when run.lim = 0 or run.before + run.chk > run.lim then run.before end)
-               over (partition by run.k, run.w order by run.created_at, run.id rows unbounded preceding) as ck
-      from run
-    ), fate as (
-      select crossed.*,
-             case when lim = 0 then 'refused' when ck is null then 'granted'
-                  when chk > lim - ck then 'refused' else 'undecided' end as f
-      from crossed
-    )
-    select 'day' as kind, null::text as k, null::text as w, null::text as ck, null::text as lim, null::text as chk, null::text as fin, day,
-           null::text as account, null::boolean as reported,
-           (count(*) filter (where f = 'granted'))::text as granted, (count(*) filter (where f = 'refused'))::text as refused,
-           coalesce(sum(mon) filter (where f = 'refused'), 0)::text as money
-    from fate where reported group by day
-    union all
-    select 'account', null, null, null, null, null, null, day, account, null,
-           null, count(*)::text, sum(mon)::text
-    from fate where reported and f = 'refused' group by day, account
-    union all
-    -- One row per counter with undecided grants: their fields packed into one string, in order
-    -- (a few hundred thousand rows of a month would cost more to send than to replay). Unit and
-    -- record separators: an account holds no control character (reserve refuses them).
-    select 'undecided', k, w::text, ck::text, lim::text, null::text, null::text, null::text, null::text, null::boolean,
-           null::text, null::text,
-           string_agg(concat_ws(chr(31), chk, fin, mon, day, reported::int, account), chr(30) order by created_at, id)
-    from fate where f = 'undecided' group by k, w, ck, lim`;
-  // The sort of a month of grants fits in memory instead of spilling to disk; compiling the plan
-  // (JIT) costs more than the query saves.
-  const rows = await db.transaction(async (tx) => {
-    await tx.execute(sql`set local work_mem = '128MB'`);
-    await tx.execute(sql`set local jit = off`);
-    return resultRows<Row>(await tx.execute(statement));
+  const days = daysToRead(q, skipped);
+  const fields = new Set<GrantField>(["finalMoney", "caller"]);
+  if (q.metric === "units") ["amount", "finalUnits"].forEach((f) => fields.add(f as GrantField));
+  if (q.metric === "money") fields.add("money");
+  if (q.metric === "calls") fields.add("free");
+  if (q.scope === "destination") fields.add("destination");
+  const read = await readGrants(db, q.endpointIds, days, q.until, fields);
+  const keys = scopeKeys(read, q.scope);
+  const limits = await limitsOf(db, q, keys.names);
+  const since = utcDay(q.since.getTime());
+  const counters = new Float64Array(keys.names.length);
+  const refusedCalls = new Float64Array(keys.callers.length);
+  const refusedMoney = new Float64Array(keys.callers.length);
+  let window = "";
+  read.forEach(({ day, grants: g }, d) => {
+    // Windows only move forward: a new one starts every counter at 0.
+    const w = windowOf(q, day);
+    if (w !== window) {
+      window = w;
+      counters.fill(0);
+    }
+    const key = keys.perDay[d] as Int32Array;
+    const caller = keys.callerPerDay[d] as Int32Array;
+    const check = q.metric === "units" ? g.amount : q.metric === "money" ? g.money : null;
+    const charge = q.metric === "units" ? g.finalUnits : q.metric === "money" ? g.finalMoney : null;
+    const touched: number[] = [];
+    let granted = 0;
+    let refused = 0;
+    let money = 0;
+    for (let i = 0; i < g.n; i += 1) {
+      const k = key[i] ?? 0;
+      const lim = limits[k] ?? 0;
+      const used = counters[k] ?? 0;
+      if (lim !== 0 && used + (check ? (check[i] ?? 0) : 1) <= lim) {
+        counters[k] = used + (charge ? (charge[i] ?? 0) : 1 - (g.free[i] ?? 0));
+        granted += 1;
+        continue;
+      }
+      refused += 1;
+      const m = g.finalMoney[i] ?? 0;
+      money += m;
+      const c = caller[i] ?? 0;
+      if (refusedCalls[c] === 0) touched.push(c);
+      refusedCalls[c] = (refusedCalls[c] ?? 0) + 1;
+      refusedMoney[c] = (refusedMoney[c] ?? 0) + m;
+    }
+    const reported = day >= since;
+    if (reported) result.days.set(day, { granted, refused, refusedMoney: money });
+    for (const c of touched) {
+      if (reported) accountsOf(result, day).set(keys.callers[c] ?? "", { refused: refusedCalls[c] ?? 0, refusedMoney: refusedMoney[c] ?? 0 });
+      refusedCalls[c] = 0;
+      refusedMoney[c] = 0;
+    }
   });
-  for (const r of rows) {
-    if (r.kind === "day") result.days.set(r.day ?? "", { granted: Number(r.granted), refused: Number(r.refused), refusedMoney: Number(r.money) });
-    else if (r.kind === "account") accountsOf(result, r.day ?? "").set(r.account ?? "", { refused: Number(r.refused), refusedMoney: Number(r.money) });
-    else replayTail({ ck: Number(r.ck), lim: Number(r.lim), packed: r.money ?? "" }, result);
-  }
   return result;
 }
 
-// The sequential part: a counter starts at its first refusal's value and takes, in order, the
-// grants that could still fit.
-function replayTail(c: { ck: number; lim: number; packed: string }, result: ReplayResult): void {
-  let counter = c.ck;
-  for (const row of c.packed.split("\u001e")) {
-    const f = row.split("\u001f");
-    const chk = Number(f[0]);
-    const refused = counter + chk > c.lim;
-    if (!refused) counter += Number(f[1]);
-    // The account is last and may be empty (no caller): concat_ws keeps the empty field.
-    if (f[4] === "1") tally(result, f[3] ?? "", f.slice(5).join("\u001f"), refused, Number(f[2]));
+/** The window a UTC day counts in, as window_bounds computes it: the day, or the billing month it opens in. */
+function windowOf(q: ReplayQuery, day: string): string {
+  if (q.window === "utc_day") return day;
+  const [y, m, d] = day.split("-").map(Number) as [number, number, number];
+  return new Date(Date.UTC(y, m - 1 - (d < q.billingDay ? 1 : 0), 1) + (q.billingDay - 1) * DAY).toISOString().slice(0, 10);
+}
+
+/**
+ * Every grant's counter as one index across the days (scope key: '' for global, the caller, the
+ * destination), and its caller's, for the refused per account.
+ */
+function scopeKeys(read: DayGrants[], scope: ReplayScope) {
+  const callers = new Dictionary();
+  const destinations = new Dictionary();
+  const callerPerDay = read.map(({ grants: g }) => callers.remap(g.callers, g.caller));
+  const perDay = read.map(({ grants: g }, d) =>
+    scope === "global" ? new Int32Array(g.n) : scope === "caller" ? (callerPerDay[d] as Int32Array) : destinations.remap(g.destinations, g.destination),
+  );
+  const names = scope === "global" ? [""] : scope === "caller" ? callers.names : destinations.names;
+  return { names, perDay, callers: callers.names, callerPerDay };
+}
+
+/** Names numbered in the order met, across days whose own numbering differs. */
+class Dictionary {
+  readonly names: string[] = [];
+  private readonly seen = new Map<string, number>();
+
+  /** A day's indexes (into its own `list`) as indexes into this dictionary. */
+  remap(list: string[], indexes: Float64Array): Int32Array {
+    const to = list.map((name) => {
+      let i = this.seen.get(name);
+      if (i === undefined) {
+        i = this.names.length;
+        this.seen.set(name, i);
+        this.names.push(name);
+      }
+      return i;
+    });
+    const out = new Int32Array(indexes.length);
+    for (let i = 0; i < out.length; i += 1) out[i] = to[indexes[i] ?? 0] ?? 0;
+    return out;
   }
+}
+
+/** What binds each scope key (limitsCte), by the key's index; 0 refuses everything. */
+async function limitsOf(db: Db, q: ReplayQuery, names: string[]): Promise<Float64Array> {
+  const out = new Float64Array(names.length).fill(q.value);
+  if (q.limits === null || q.scope !== "caller" || names.length === 0) return out;
+  const rows = resultRows<{ k: string; lim: string }>(
+    await db.execute(limitsCte(q, sql`select value as k from jsonb_array_elements_text(${JSON.stringify(names)}::jsonb)`)),
+  );
+  const at = new Map(names.map((k, i) => [k, i]));
+  for (const r of rows) out[at.get(r.k) ?? -1] = Number(r.lim);
+  return out;
+}
+
+/** The UTC days from `from` to the one `until` falls in, less the skipped ones. */
+function daysToRead(q: ReplayQuery, skipped: Map<string, number>): string[] {
+  const days: string[] = [];
+  for (let at = Math.floor(q.from.getTime() / DAY) * DAY; at < q.until.getTime(); at += DAY) {
+    const day = utcDay(at);
+    if (!skipped.has(day)) days.push(day);
+  }
+  return days;
 }
 
 /** Counts one reported grant: granted, or refused with its money, on its day and account. */
@@ -256,25 +264,6 @@ async function skippableDays(db: Db, q: ReplayQuery): Promise<Map<string, number
 
 const DAY = 86_400_000;
 const ceilDay = (ms: number) => Math.ceil(ms / DAY) * DAY;
-
-/** [from, until) less the skipped days, as contiguous ranges. */
-function scanRanges(q: ReplayQuery, skippedDays: string[]): { start: Date; end: Date }[] {
-  const skipped = new Set(skippedDays);
-  const ranges: { start: Date; end: Date }[] = [];
-  let at = q.from.getTime();
-  const until = q.until.getTime();
-  while (at < until) {
-    const dayStart = Math.floor(at / DAY) * DAY;
-    const end = Math.min(dayStart + DAY, until);
-    if (!skipped.has(new Date(dayStart).toISOString().slice(0, 10))) {
-      const last = ranges[ranges.length - 1];
-      if (last && last.end.getTime() === at) last.end = new Date(end);
-      else ranges.push({ start: new Date(at), end: new Date(end) });
-    }
-    at = end;
-  }
-  return ranges;
-}
 
 function accountsOf(result: ReplayResult, day: string): Map<string, AccountTotals> {
   const accounts = result.accounts.get(day) ?? new Map<string, AccountTotals>();

@@ -8,6 +8,7 @@ import { createEndpoint } from "@/lib/ceilings/test-fixtures";
 import { eq } from "drizzle-orm";
 import { periodStart, replayTarget, resolveTarget, whatIf, whatIfLast7And30, type WhatIfParams } from "./what-if";
 import { accountsSince } from "./what-if-replay";
+import { buildWhatIfDays } from "./what-if-days";
 
 // The what-if against a replay written plainly from the raw rows: one loop, one counter per
 // (scope key, window), the model of what-if.ts read off its comment, nothing shared with it.
@@ -109,14 +110,16 @@ async function fillHistory(owner: Db, endpointId: number, seed: number, n: numbe
   for (let i = 0; i < n; i += 1) {
     const amount = 1 + Math.floor(rand() * 10);
     const price = 3;
-    const state = pick(["held", "settled", "settled", "settled", "released", "expired"] as const);
+    // Several grants in one millisecond now and then: the id breaks the tie. Held only in the last
+    // two days, as a sweeper would have it: older days are closed, and written by buildWhatIfDays.
+    const at = new Date(NOW.getTime() - Math.floor(rand() * 40 * DAY) - (i % 7 === 0 ? 0 : Math.floor(rand() * 1000)));
+    const held = pick(["held", "settled", "settled", "settled", "released", "expired"] as const);
+    const state = held === "held" && at.getTime() < NOW.getTime() - 2 * DAY ? "expired" : held;
     const overrun = rand() < 0.1;
     const settledAmount =
       state === "settled" ? Math.floor(rand() * (amount + (overrun ? 4 : 1)))
       : (state === "expired" || state === "released") && overrun ? amount + 1 + Math.floor(rand() * 3)
       : null;
-    // Several grants in one millisecond now and then: the id breaks the tie.
-    const at = new Date(NOW.getTime() - Math.floor(rand() * 40 * DAY) - (i % 7 === 0 ? 0 : Math.floor(rand() * 1000)));
     rows.push({
       endpointId, caller: pick(callers), destinationKey: null, amount, money: amount * price, state, overrun,
       settledAmount, settledMoney: settledAmount === null ? null : settledAmount * price, charges: [],
@@ -195,6 +198,12 @@ describe.skipIf(skipWithoutDatabase())("whatIf", () => {
     // A second member endpoint for the budgets, with its own history.
     const other = await createEndpoint(t.db);
     await fillHistory(t.ownerDb, other.endpointId, 77, 250);
+    // Grants of both members in the same microsecond: a budget's merge orders them by id.
+    await t.ownerDb.execute(sql`
+      update reservations o set created_at = m.created_at
+      from (select row_number() over (order by id) as n, created_at from reservations where endpoint_id = ${endpointId}) m,
+           (select row_number() over (order by id) as n, id from reservations where endpoint_id = ${other.endpointId}) x
+      where x.id = o.id and m.n = x.n * 7 and x.n <= 30`);
     const [g] = await t.ownerDb.insert(budgets).values({ key: `wi.global-${endpointId}`, name: "g", scope: "global", window: "utc_day", value: 1_000_000, maxValue: 1_000_000, defaultValue: 1000 }).returning();
     const [acc] = await t.ownerDb.insert(budgets).values({ key: `wi.account-${endpointId}`, name: "a", scope: "account", window: "billing_month", billingDay: 3, value: 1_000_000, maxValue: 1_000_000, defaultValue: 1000 }).returning();
     budgetGlobal = must(g).id;
@@ -208,19 +217,34 @@ describe.skipIf(skipWithoutDatabase())("whatIf", () => {
     const target = await resolveTarget(t.db, params);
     const endpointRows = await rawRows(t.db, target.endpointIds);
     let refusedSomewhere = 0;
-    for (const days of [7, 30] as const) {
-      const since = periodStart(NOW, days);
-      for (const value of values) {
-        const brute = bruteForce(endpointRows, spec, value, overrides, since, NOW);
-        const fast = await replayTarget(t.db, target, value, since, NOW);
-        expect({ value, days, map: Object.fromEntries(fast.days) }).toEqual({ value, days, map: Object.fromEntries(brute.days) });
-        expect({ value, days, map: Object.fromEntries(accountsSince(fast, since.toISOString().slice(0, 10))) }).toEqual({ value, days, map: Object.fromEntries(brute.accounts) });
-        const summary = await whatIf(t.db, { ...params, value, days, now: NOW });
-        expect(summary.days).toHaveLength(days);
-        expect(summary.refused).toBe([...brute.days.values()].reduce((n, d) => n + d.refused, 0));
-        expect(summary.refusedMoney).toBe([...brute.days.values()].reduce((n, d) => n + d.refusedMoney, 0));
-        expect(summary.topAccounts).toEqual(topOf(brute));
-        refusedSomewhere += summary.refused > 0 && summary.refused < [...brute.days.values()].reduce((n, d) => n + d.refused + d.granted, 0) ? 1 : 0;
+    // Read from the reservations, then from the written closed days (the last two days hold held
+    // reservations and the day of NOW is cut at NOW: those are read from the reservations still).
+    for (const written of [false, true]) {
+      if (written) {
+        await buildWhatIfDays(t.ownerDb, NOW);
+        // Closed days written whole, and days a held reservation stops written up to it (the rest
+        // of such a day is read from the reservations).
+        const [rows] = resultRows<{ whole: number; part: number }>(await t.ownerDb.execute(sql`
+          select count(*) filter (where through = day + interval '1 day')::int as whole,
+                 count(*) filter (where through < day + interval '1 day' and grants > 0)::int as part from what_if_days`));
+        expect(must(rows).whole).toBeGreaterThan(20);
+        expect(must(rows).part).toBeGreaterThan(0);
+      }
+      else await t.ownerDb.execute(sql`delete from what_if_days`);
+      for (const days of [7, 30] as const) {
+        const since = periodStart(NOW, days);
+        for (const value of values) {
+          const brute = bruteForce(endpointRows, spec, value, overrides, since, NOW);
+          const fast = await replayTarget(t.db, target, value, since, NOW);
+          expect({ value, days, map: Object.fromEntries(fast.days) }).toEqual({ value, days, map: Object.fromEntries(brute.days) });
+          expect({ value, days, map: Object.fromEntries(accountsSince(fast, since.toISOString().slice(0, 10))) }).toEqual({ value, days, map: Object.fromEntries(brute.accounts) });
+          const summary = await whatIf(t.db, { ...params, value, days, now: NOW });
+          expect(summary.days).toHaveLength(days);
+          expect(summary.refused).toBe([...brute.days.values()].reduce((n, d) => n + d.refused, 0));
+          expect(summary.refusedMoney).toBe([...brute.days.values()].reduce((n, d) => n + d.refusedMoney, 0));
+          expect(summary.topAccounts).toEqual(topOf(brute));
+          refusedSomewhere += summary.refused > 0 && summary.refused < [...brute.days.values()].reduce((n, d) => n + d.refused + d.granted, 0) ? 1 : 0;
+        }
       }
     }
     // The panel's one replay for both periods answers what the two replays answer.
@@ -259,6 +283,25 @@ describe.skipIf(skipWithoutDatabase())("whatIf", () => {
 
   it("a per-account budget by billing month equals it", async () => {
     await compare({ budgetId: budgetAccount }, { metric: "money", scope: "caller", window: "billing_month", billingDay: 3 }, [100, 400, 900]);
+  });
+
+  it("a late overrun on a written day deletes it, and the replay counts the overrun", async () => {
+    await buildWhatIfDays(t.ownerDb, NOW);
+    const [late] = resultRows<{ id: string; day: string; amount: number }>(
+      await t.ownerDb.execute(sql`
+        select r.id, (r.created_at at time zone 'UTC')::date::text as day, r.amount from reservations r
+        join what_if_days w on w.endpoint_id = r.endpoint_id and w.day = (r.created_at at time zone 'UTC')::date
+        where r.endpoint_id = ${endpointId} and r.state = 'expired' and not r.overrun and r.amount < 10
+          and r.created_at >= ${periodStart(NOW, 7).toISOString()}::timestamptz
+        order by r.created_at limit 1`),
+    );
+    const row = must(late);
+    const [answer] = resultRows<{ a: { status: string; overrun: boolean } }>(await t.db.execute(sql`select ceilings.settle(${row.id}::uuid, ${Number(row.amount) + 1}) as a`));
+    expect(must(answer).a, JSON.stringify(must(answer).a)).toMatchObject({ status: "already_resolved", overrun: true });
+    const left = resultRows<{ n: number }>(await t.db.execute(sql`select count(*)::int as n from what_if_days where endpoint_id = ${endpointId} and day = ${row.day}::date`));
+    expect(must(left[0]).n).toBe(0);
+    // The day is read from the reservations now, then written again with the overrun in it.
+    await compare({ ceilingId: ceilingIds.globalUnitsDay }, { metric: "units", scope: "global", window: "utc_day", billingDay: BILLING_DAY }, [1, 15, 30, 45, 60]);
   });
 
   it("a value of 0 refuses every grant; a value above everything refuses none", async () => {

@@ -3,8 +3,9 @@ import { resultRows, type Db } from "@/db/client";
 import { budgetMembers, budgets, ceilings, endpoints } from "@/db/schema";
 import { DomainError } from "@/lib/errors";
 import { billingMonthWindow } from "@/lib/ceilings/windows";
-import { DAY_MS } from "@/lib/time";
+import { DAY_MS, utcDay } from "@/lib/time";
 import type { BudgetScope, CeilingMetric, CeilingScope, CeilingWindow } from "@/lib/vocabulary";
+import { readGrants, type GrantField } from "./what-if-days";
 import { accountsSince, replayFast, tally, type ReplayMetric, type ReplayQuery, type ReplayResult, type ReplayScope } from "./what-if-replay";
 
 // What a value would have refused: the reservations ledger replayed against it.
@@ -181,37 +182,31 @@ export async function replayTarget(db: Db, t: WhatIfTarget, value: number, since
   });
 }
 
-// Cooldowns (destination scope, first_hit windows) open at a grant, so their counters cannot be
-// found from running sums: the grants of the period are replayed one by one. Cooldown endpoints
-// are the low-volume ones (a message to a number), so this plain pass is enough.
+// Cooldowns (destination scope, first_hit windows) open at a grant, so a counter's window is
+// known only by replaying its destination's grants in order, from empty where the replay starts.
 async function replayCooldowns(db: Db, t: WhatIfTarget, value: number, since: Date, until: Date): Promise<ReplayResult> {
-  const rows = resultRows<{ k: string; at: Date; account: string; day: string; amount: string; fin: string; mon: string }>(
-    await db.execute(sql`
-      select coalesce(r.destination_key, '') as k, r.created_at as at, r.caller as account,
-             to_char(r.created_at at time zone 'UTC', 'YYYY-MM-DD') as day, r.amount::text,
-             (case when ${t.metric}::text = 'calls' then case when r.state = 'released' and r.settled_amount is null then 0 else 1 end
-                   else case r.state when 'settled' then r.settled_amount when 'held' then r.amount
-                        when 'expired' then greatest(r.amount, coalesce(r.settled_amount, 0)) else coalesce(r.settled_amount, 0) end end)::text as fin,
-             (case r.state when 'settled' then r.settled_money when 'held' then r.money
-                   when 'expired' then greatest(r.money, coalesce(r.settled_money, 0)) else coalesce(r.settled_money, 0) end)::text as mon
-      from reservations r
-      where r.endpoint_id = any(${sql.raw(`'{${t.endpointIds.map(Number).join(",")}}'::int[]`)})
-        and r.created_at >= ${since.toISOString()}::timestamptz and r.created_at < ${until.toISOString()}::timestamptz
-      order by r.created_at, r.id`),
-  );
+  const days: string[] = [];
+  for (let at = since.getTime(); at < until.getTime(); at += DAY_MS) days.push(utcDay(at));
+  const fields = new Set<GrantField>(["at", "destination", "caller", "finalMoney", t.metric === "calls" ? "free" : "amount"]);
+  if (t.metric !== "calls") fields.add("finalUnits");
+  const read = await readGrants(db, t.endpointIds, days, until, fields);
   const open = new Map<string, { end: number; used: number }>();
   const result: ReplayResult = { days: new Map(), accounts: new Map() };
-  for (const r of rows) {
-    const at = new Date(r.at).getTime();
-    let w = open.get(r.k);
-    if (!w || w.end <= at) {
-      w = { end: at + (t.windowSeconds ?? 0) * 1000, used: 0 };
-      open.set(r.k, w);
+  const lengthUs = (t.windowSeconds ?? 0) * 1_000_000;
+  for (const { day, grants: g } of read) {
+    for (let i = 0; i < g.n; i += 1) {
+      const at = g.at[i] ?? 0;
+      const destination = g.destinations[g.destination[i] ?? 0] ?? "";
+      let w = open.get(destination);
+      if (!w || w.end <= at) {
+        w = { end: at + lengthUs, used: 0 };
+        open.set(destination, w);
+      }
+      const check = t.metric === "calls" ? 1 : (g.amount[i] ?? 0);
+      const refused = value === 0 || w.used + check > value;
+      if (!refused) w.used += t.metric === "calls" ? 1 - (g.free[i] ?? 0) : (g.finalUnits[i] ?? 0);
+      tally(result, day, g.callers[g.caller[i] ?? 0] ?? "", refused, g.finalMoney[i] ?? 0);
     }
-    const check = t.metric === "calls" ? 1 : Number(r.amount);
-    const refused = value === 0 || w.used + check > value;
-    if (!refused) w.used += Number(r.fin);
-    tally(result, r.day, r.account, refused, Number(r.mon));
   }
   return result;
 }

@@ -2,6 +2,7 @@ import { deliverDueAlerts, fireQuotaDigest, raiseSilentWorkers, reconcileCounter
 import type { Db } from "@/db/client";
 import { expireChangeRequests } from "@/lib/changes";
 import { endRaises } from "@/lib/changes/raise-ends";
+import { buildWhatIfDays, WHAT_IF_DAYS_EVERY_MS } from "@/lib/changes/what-if-days";
 import { runDueSchedules } from "@/lib/changes/schedule-run";
 import { CLOSED_EVERY_MS, countClosedWindows, countOpenWindows, OPEN_EVERY_MS } from "@/lib/counters/window-totals";
 import { expireReservations } from "@/lib/enforcement";
@@ -64,6 +65,14 @@ export const jobs: Job[] = [
     name: "ledger-days",
     everyMs: () => LEDGER_DAYS_EVERY_MS,
     run: async (db, _s, now) => ({ ...(await rollUpLedgerDays(db, now)) }),
+  },
+  {
+    // The what-if's ledger of closed days (lib/changes/what-if-days.ts): each endpoint's day is
+    // written once it is over and nothing in it is held, so a what-if reads thirty rows instead of
+    // a month of reservations. A run reads at most two million grants; a backlog drains over runs.
+    name: "what-if-days",
+    everyMs: () => WHAT_IF_DAYS_EVERY_MS,
+    run: async (db, _s, now) => ({ ...(await buildWhatIfDays(db, now)) }),
   },
   {
     // Each limit's counters summed per window, which the overview and the histories read instead

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { resultRows, type Db } from "@/db/client";
+import { buildWhatIfDays } from "@/lib/changes/what-if-days";
 import { DEFAULT_PART } from "@/lib/vocabulary";
 
 // The what-if bench's endpoint: `n` reservations over the last 30 days on one LLM-like endpoint
@@ -18,8 +19,9 @@ export async function fillWhatIf(db: Db, n: number): Promise<number> {
     insert into ceilings (endpoint_id, metric, scope, "window", value, min_value, max_value, default_value)
     values (${id}, 'units', 'global', 'utc_day', 200000000, 0, 400000000, 200000000),
            (${id}, 'units', 'caller', 'utc_day', 2000000, 0, 8000000, 2000000)`);
-  // Amounts 1..8000 tokens (mean ~2,000); 80% settled below the reservation, 5% released, 5%
-  // expired, the rest held. Accounts squared-skewed: a few heavy ones, a long tail.
+  // Amounts 1..8000 tokens (mean ~2,000); 80% settled below the reservation, 5% released, the
+  // rest expired (held if still within its 5 minutes, as the sweeper would leave them). Accounts
+  // squared-skewed: a few heavy ones, a long tail.
   await db.execute(sql`
     insert into reservations (endpoint_id, caller, amount, money, state, settled_amount, settled_money, charges, created_at, expires_at)
     select ${id}, 'acct-' || lpad((floor(power(random(), 2) * 2000))::int::text, 4, '0'), a, ceil(a * 2.5)::bigint, st,
@@ -28,7 +30,8 @@ export async function fillWhatIf(db: Db, n: number): Promise<number> {
     from (select 1 + floor(power(random(), 3) * 8000)::bigint as a, random() as p,
                  now() - random() * interval '30 days' as at
           from generate_series(1, ${n}) order by 3) g
-    cross join lateral (select case when g.p < 0.8 then 'settled' when g.p < 0.85 then 'released' when g.p < 0.9 then 'expired' else 'held' end::reservation_state as st,
+    cross join lateral (select case when g.p < 0.8 then 'settled' when g.p < 0.85 then 'released'
+                                    when g.p < 0.9 or g.at < now() - interval '5 minutes' then 'expired' else 'held' end::reservation_state as st,
                                floor(g.a * (0.5 + random() * 0.5))::bigint as s) x`);
   // The usage counters reserve and resolve keep (held + settled: what each grant finally charged),
   // as if the ceilings had counted the whole month: whatIf skips the days they show cannot refuse.
@@ -45,5 +48,7 @@ export async function fillWhatIf(db: Db, n: number): Promise<number> {
     group by c.id, 2, x.d`);
   await db.execute(sql`vacuum analyze reservations`);
   await db.execute(sql`analyze usage`);
+  // What the worker's what-if-days job would have written by now: every closed day.
+  await buildWhatIfDays(db, new Date(), { endpointIds: [id], maxGrants: Infinity });
   return n;
 }
