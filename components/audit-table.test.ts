@@ -1,3 +1,4 @@
+import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
 import { detailChange, valueChange } from "./audit-table";
 
@@ -15,9 +16,15 @@ describe("detailChange", () => {
 
 // The Value column of a change in money (a budget's, or a plan's value on one): money, not micros.
 describe("valueChange", () => {
+  const words = (e: Parameters<typeof valueChange>[0]) => renderToStaticMarkup(valueChange(e)).replace(/<[^>]+>/g, "");
+
   it("shows micros as money when the event names its currency, and counts otherwise", () => {
-    expect(valueChange({ previousValue: null, appliedValue: 5_000_000, details: { currency: "USD" } })).toBe("none → $5.00");
-    expect(valueChange({ previousValue: 40, appliedValue: 1000, details: { on: "email.send units/caller/utc_day" } })).toBe("40 → 1,000");
-    expect(valueChange({ previousValue: null, appliedValue: null, details: null })).toBe("");
+    expect(words({ previousValue: null, appliedValue: 5_000_000, details: { currency: "USD" } })).toBe("none → $5.00");
+    expect(words({ previousValue: 40, appliedValue: 1000, details: { on: "email.send units/caller/utc_day" } })).toBe("40 → 1,000");
+    expect(valueChange({ previousValue: null, appliedValue: null, details: null })).toBeNull();
+  });
+
+  it("keeps the exact amount of a value under a cent in reach", () => {
+    expect(renderToStaticMarkup(valueChange({ previousValue: 2_000_000, appliedValue: 8_333, details: { currency: "USD" } }))).toContain('<data value="0.008333" title="Exactly $0.008333" class="whitespace-nowrap">$0.01</data>');
   });
 });

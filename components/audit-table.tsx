@@ -1,19 +1,23 @@
+import type { ReactNode } from "react";
 import type { AuditEvent } from "@/db/schema";
 import { auditSubject } from "@/components/audit-subject";
 import { DataTable, type TableSpec } from "@/components/data-table";
-import { formatCount, formatMoney, formatUtc } from "@/lib/format";
+import { Money } from "@/components/money";
+import { formatCount, formatUtc } from "@/lib/format";
 import { formatPriceDecimal } from "@/lib/money/price";
 
-/** The value before and after; money (micros) as money when the event names its currency. */
-export function valueChange(e: Pick<AuditEvent, "previousValue" | "appliedValue" | "details">): string {
-  if (e.previousValue === null && e.appliedValue === null) return "";
+/** The value before and after; money (micros) as money when the event names its currency. Null when the event has neither. */
+export function valueChange(e: Pick<AuditEvent, "previousValue" | "appliedValue" | "details">): ReactNode {
+  if (e.previousValue === null && e.appliedValue === null) return null;
   // A budget's events name their currency (an older budget.create only inside its "after").
   const after = e.details?.after;
   const currency = e.details?.currency ?? (after && typeof after === "object" && "currency" in after ? after.currency : undefined);
-  const show = (v: number) => (typeof currency === "string" ? formatMoney(v, currency) : formatCount(v));
-  const from = e.previousValue === null ? "none" : show(e.previousValue);
-  const to = e.appliedValue === null ? "none" : show(e.appliedValue);
-  return `${from} → ${to}`;
+  const show = (v: number) => (typeof currency === "string" ? <Money micros={v} currency={currency} /> : formatCount(v));
+  return (
+    <>
+      {e.previousValue === null ? "none" : show(e.previousValue)} → {e.appliedValue === null ? "none" : show(e.appliedValue)}
+    </>
+  );
 }
 
 const isPart = (p: unknown): p is { name: string; pricePico: number } =>
@@ -72,7 +76,7 @@ const auditTable: TableSpec<AuditEvent> = {
       },
     },
     { header: "Typed", cellClassName: "font-mono text-xs", cell: (e) => e.rawInput ?? "" },
-    { header: "Value", cellClassName: "tabular-nums", cell: (e) => valueChange(e) || detailChange(e) },
+    { header: "Value", cellClassName: "tabular-nums", cell: (e) => valueChange(e) ?? detailChange(e) },
     { header: "Clamped", cell: (e) => (e.clamped === null ? "" : e.clamped ? "yes" : "no") },
     { header: "Reason", cell: (e) => e.reason ?? <span className="text-zinc-500">no reason given</span> },
   ],

@@ -46,7 +46,8 @@ function budget(over: Partial<BudgetOverview> = {}): BudgetOverview {
   };
 }
 
-const text = (html: string) => html.replace(/<[^>]+>/g, " ").replaceAll("&#x27;", "'").replace(/\s+/g, " ");
+// An amount's <data> is inline: it adds no space, as in the browser.
+const text = (html: string) => html.replace(/<\/?data[^>]*>/g, "").replace(/<[^>]+>/g, " ").replaceAll("&#x27;", "'").replaceAll("&lt;", "<").replace(/\s+/g, " ");
 
 describe("budget views", () => {
   it("shows a budget with no spend yet", () => {
@@ -54,6 +55,14 @@ describe("budget views", () => {
     expect(html).toContain("$0.00 of $200.00");
     expect(html).toContain("No member has spent in this window yet.");
     expect(html).toContain("Even pace by now: $100.00.");
+  });
+
+  it("shows every amount of the bar in cents, a remainder under a cent as such, the exact in reach", () => {
+    const b = budget({ value: USD, settled: 956_109, held: 40_000, spend: 996_109 });
+    const html = renderToStaticMarkup(<BudgetWindow budget={b} now={NOW} />);
+    expect(text(html)).toContain("$1.00 of $1.00 · $0.04 held · < $0.01 remaining");
+    expect(html).toContain('title="Exactly $0.003891"');
+    expect(html).toContain('aria-label="Spend of llm.all: $0.96 settled, $0.04 held, &lt; $0.01 remaining of $1.00"');
   });
 
   it("says a per-account budget's value is each account's, and lists its top accounts", () => {

@@ -1,8 +1,9 @@
 import Link from "next/link";
 import { AccountLink } from "@/components/account-link";
 import type { BudgetOverview } from "@/lib/budgets";
-import { formatAgo, formatCount, formatMoney, formatPercent, formatUtc } from "@/lib/format";
+import { formatAgo, formatCount, formatPercent, formatUtc } from "@/lib/format";
 import { BudgetSharesChart } from "@/components/charts/budget-shares-chart";
+import { Money } from "@/components/money";
 import { MoneyBar } from "@/components/money-bar";
 
 // A budget in its open window: spend against the value, members' shares, pace and projection,
@@ -13,12 +14,17 @@ export function windowLabel(window: BudgetOverview["window"]): string {
 }
 
 /** "at most $200.00 per UTC day" or "at most $2.00 per UTC day for each account". */
-export function budgetLimitWords(b: Pick<BudgetOverview, "value" | "currency" | "window" | "scope">): string {
-  return `at most ${formatMoney(b.value, b.currency)} per ${windowLabel(b.window)}${b.scope === "account" ? " for each account" : ""}`;
+export function BudgetLimitWords({ budget: b }: { budget: Pick<BudgetOverview, "value" | "currency" | "window" | "scope"> }) {
+  return (
+    <>
+      at most <Money micros={b.value} currency={b.currency} /> per {windowLabel(b.window)}
+      {b.scope === "account" ? " for each account" : ""}
+    </>
+  );
 }
 
 export function BudgetWindow({ budget: b, now, showAccounts = true }: { budget: BudgetOverview; now: Date; showAccounts?: boolean }) {
-  const money = (n: number) => formatMoney(n, b.currency);
+  const money = (n: number) => <Money micros={n} currency={b.currency} />;
   const perAccount = b.scope === "account";
   return (
     <div className="min-w-0 space-y-3 text-sm">
@@ -38,7 +44,7 @@ export function BudgetWindow({ budget: b, now, showAccounts = true }: { budget: 
       ) : null}
       {perAccount ? (
         <p data-testid="budget-spend" data-spend={b.spend}>
-          <span className="font-medium">{money(b.spend)}</span> spent or held by {formatCount(b.accounts)} account{b.accounts === 1 ? "" : "s"} together
+          <Money micros={b.spend} currency={b.currency} className="font-medium" /> spent or held by {formatCount(b.accounts)} account{b.accounts === 1 ? "" : "s"} together
           in this window. The value, {money(b.value)}, is <strong>each account&apos;s</strong>{b.state === "killed" ? "" : " (or its override)"}.
         </p>
       ) : b.value > 0 ? (
@@ -56,7 +62,7 @@ export function BudgetWindow({ budget: b, now, showAccounts = true }: { budget: 
 }
 
 function Pace({ budget: b }: { budget: BudgetOverview }) {
-  const money = (n: number) => formatMoney(n, b.currency);
+  const money = (n: number) => <Money micros={n} currency={b.currency} />;
   if (b.state === "archived" || b.state === "killed") return null;
   const projection = b.progress.projection;
   if (b.scope === "account") {
@@ -66,20 +72,25 @@ function Pace({ budget: b }: { budget: BudgetOverview }) {
         {busy ? (
           <>
             Nearest its value: <span className="break-all font-mono">{busy.account}</span>, {money(busy.spend)} of {money(busy.value)}
-            {busy.projection === null ? "" : `, projected ${money(busy.projection)} by the window's end`}.{" "}
+            {busy.projection === null ? null : <>, projected {money(busy.projection)} by the window&apos;s end</>}.{" "}
           </>
         ) : null}
         Even pace for one account by now: {money(b.progress.pace)}.
-        {projection === null ? " Too early in the window to project." : ` Every account together, projected: ${money(projection)}.`}
+        {projection === null ? " Too early in the window to project." : <> Every account together, projected: {money(projection)}.</>}
       </p>
     );
   }
   return (
     <p className="text-xs text-zinc-600 dark:text-zinc-400" data-testid="budget-pace">
       Even pace by now: {money(b.progress.pace)}.{" "}
-      {projection === null
-        ? "Too early in the window to project."
-        : `Projected by the window's end: ${money(projection)}${projection > b.value ? ", above the value: it will refuse before then" : ", within the value"}.`}
+      {projection === null ? (
+        "Too early in the window to project."
+      ) : (
+        <>
+          Projected by the window&apos;s end: {money(projection)}
+          {projection > b.value ? ", above the value: it will refuse before then" : ", within the value"}.
+        </>
+      )}
     </p>
   );
 }
@@ -96,7 +107,7 @@ function TopAccountsNow({ budget: b }: { budget: BudgetOverview }) {
               <AccountLink account={a.account} />
             </p>
             {a.value === 0 ? (
-              <p className="text-xs text-red-800 dark:text-red-300">Blocked by an override of 0 · {formatMoney(a.spend, b.currency)} before it</p>
+              <p className="text-xs text-red-800 dark:text-red-300">Blocked by an override of 0 · <Money micros={a.spend} currency={b.currency} /> before it</p>
             ) : (
               <MoneyBar settled={a.settled} held={a.held} value={a.value} currency={b.currency} label={`${a.account} in ${b.key}`} />
             )}

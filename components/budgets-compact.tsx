@@ -1,7 +1,8 @@
 import type { BudgetSummary } from "@/lib/budgets";
-import { formatCount, formatMoney } from "@/lib/format";
+import { formatCount } from "@/lib/format";
 import { BudgetStateBadge } from "@/components/budget-state-badge";
-import { budgetLimitWords, BudgetLink } from "@/components/budget-window";
+import { BudgetLimitWords, BudgetLink } from "@/components/budget-window";
+import { Money } from "@/components/money";
 import { MoneyBar } from "@/components/money-bar";
 
 /**
@@ -16,7 +17,7 @@ export function BudgetsCompact({ budgets, label }: { budgets: BudgetSummary[]; l
           <div className="flex flex-wrap items-start justify-between gap-2">
             <div className="min-w-0">
               <p className="font-medium"><BudgetLink budget={b} /></p>
-              <p className="text-xs text-zinc-600 dark:text-zinc-400">{budgetLimitWords(b)}</p>
+              <p className="text-xs text-zinc-600 dark:text-zinc-400"><BudgetLimitWords budget={b} /></p>
             </div>
             <BudgetStateBadge state={b.state} crossed={b.crossed} />
           </div>
@@ -28,7 +29,7 @@ export function BudgetsCompact({ budgets, label }: { budgets: BudgetSummary[]; l
 }
 
 function CompactSpend({ budget: b }: { budget: BudgetSummary }) {
-  const money = (n: number) => formatMoney(n, b.currency);
+  const money = (n: number) => <Money micros={n} currency={b.currency} />;
   if (b.state === "archived") return <p className="text-xs text-zinc-600 dark:text-zinc-400">Archived: charges and refuses nothing.</p>;
   if (b.scope === "account") {
     return (

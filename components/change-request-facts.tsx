@@ -1,7 +1,9 @@
 import Link from "next/link";
+import type { ReactNode } from "react";
+import { Money } from "@/components/money";
 import type { ChangeRequest } from "@/db/schema";
 import { changeKindLabels } from "@/lib/changes/types";
-import { formatAge, formatCount, formatMoney, formatUtc } from "@/lib/format";
+import { formatAge, formatCount, formatUtc } from "@/lib/format";
 
 // What a change request asks, in the words an approver needs at 3am: what moves, from what to
 // what, what the worst case becomes in units and money, who asked, why, and how long it has left.
@@ -47,16 +49,16 @@ export function RequestStateBadge({ request }: { request: Pick<ChangeRequest, "s
 const MONEY_FIELDS = new Set(["value", "min", "max", "valueBeforeKill"]);
 
 /** A field's value as it reads: money for a budget's amounts, counts for numbers, words otherwise. */
-function shownValue(kind: string, field: string, value: unknown, currency: string): string {
+function shownValue(kind: string, field: string, value: unknown, currency: string): ReactNode {
   if (value === null || value === undefined) return "none";
-  if (typeof value === "number") return kind.startsWith("budget.") && MONEY_FIELDS.has(field) ? formatMoney(value, currency) : formatCount(value);
+  if (typeof value === "number") return kind.startsWith("budget.") && MONEY_FIELDS.has(field) ? <Money micros={value} currency={currency} /> : formatCount(value);
   if (typeof value === "boolean") return field === "archived" ? (value ? "archived" : "in service") : String(value);
   if (typeof value === "string") return value;
   if (Array.isArray(value)) return value.length === 0 ? "none" : value.map((v) => (typeof v === "string" ? v : JSON.stringify(v))).join(", ");
   return JSON.stringify(value);
 }
 
-export type FieldChange = { field: string; before: string; after: string };
+export type FieldChange = { field: string; before: ReactNode; after: ReactNode };
 
 /** Each field the request moves, before → after; fields the approval does not change are left out. */
 export function describeChange(r: Pick<ChangeRequest, "kind" | "before" | "after" | "currency">): FieldChange[] {
@@ -68,12 +70,12 @@ export function describeChange(r: Pick<ChangeRequest, "kind" | "before" | "after
 }
 
 /** "1,000 → 10,000 a day" in units and "$10.00 → $100.00" in money, each only when known. */
-export function worstCaseLines(r: Pick<ChangeRequest, "worstCaseBefore" | "worstCaseAfter" | "worstMoneyBefore" | "worstMoneyAfter" | "currency">): { units: string | null; money: string | null } {
+export function worstCaseLines(r: Pick<ChangeRequest, "worstCaseBefore" | "worstCaseAfter" | "worstMoneyBefore" | "worstMoneyAfter" | "currency">): { units: string | null; money: ReactNode } {
   const count = (v: number | null) => (v === null ? "unknown" : formatCount(v));
-  const money = (v: number | null) => (v === null ? "unknown" : formatMoney(v, r.currency ?? "USD"));
+  const money = (v: number | null) => (v === null ? "unknown" : <Money micros={v} currency={r.currency ?? "USD"} />);
   return {
     units: r.worstCaseBefore === null && r.worstCaseAfter === null ? null : `${count(r.worstCaseBefore)} → ${count(r.worstCaseAfter)}`,
-    money: r.worstMoneyBefore === null && r.worstMoneyAfter === null ? null : `${money(r.worstMoneyBefore)} → ${money(r.worstMoneyAfter)}`,
+    money: r.worstMoneyBefore === null && r.worstMoneyAfter === null ? null : <>{money(r.worstMoneyBefore)} → {money(r.worstMoneyAfter)}</>,
   };
 }
 

@@ -1,4 +1,5 @@
-import { formatMoney } from "@/lib/format";
+import { formatMoneyParts } from "@/lib/format";
+import { Money } from "@/components/money";
 
 type MoneyBarProps = { settled: number; held: number; value: number; currency: string; label: string };
 
@@ -12,8 +13,9 @@ export function MoneyBar({ settled, held, value, currency, label }: MoneyBarProp
   const heldPct = Math.min(100 - settledPct, share(held));
   const remaining = Math.max(0, value - settled - held);
   const full = value > 0 && settled + held >= value * 0.8;
-  const money = (n: number) => formatMoney(n, currency);
-  const summary = `${label}: ${money(settled)} settled, ${money(held)} held, ${money(remaining)} remaining of ${money(value)}`;
+  const text = (n: number) => formatMoneyParts(n, currency).text;
+  const money = (n: number) => <Money micros={n} currency={currency} />;
+  const summary = `${label}: ${text(settled)} settled, ${text(held)} held, ${text(remaining)} remaining of ${text(value)}`;
   return (
     <div>
       <div role="img" aria-label={summary} className="flex h-3 w-full overflow-hidden rounded-full bg-zinc-200 dark:bg-zinc-800">
@@ -21,7 +23,7 @@ export function MoneyBar({ settled, held, value, currency, label }: MoneyBarProp
         <div className="bg-sky-300 dark:bg-sky-800" style={{ width: `${heldPct}%` }} />
       </div>
       <p className="mt-1 break-words text-xs text-zinc-600 tabular-nums dark:text-zinc-400">
-        <span className="font-medium text-zinc-900 dark:text-zinc-100">{money(settled + held)}</span> of {money(value)} · {money(held)} held ·{" "}
+        <Money micros={settled + held} currency={currency} className="font-medium text-zinc-900 dark:text-zinc-100" /> of {money(value)} · {money(held)} held ·{" "}
         {money(remaining)} remaining
       </p>
     </div>

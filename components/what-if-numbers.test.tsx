@@ -25,8 +25,8 @@ describe("WhatIfNumbers", () => {
 
   it("shows the refused calls, their money and the accounts hit hardest", () => {
     const html = renderToStaticMarkup(<WhatIfNumbers data={{ d7: result(7, 6), d30: result(30, 29) }} />);
-    expect(html).toMatch(/data-testid="what-if-refused-7"[^>]*>3 calls refused, \$3\.00/);
-    expect(html).toMatch(/data-testid="what-if-refused-30"[^>]*>3 calls refused, \$3\.00/);
+    expect(html).toMatch(/data-testid="what-if-refused-7"[^>]*>3 calls refused, <data value="3.000000"[^>]*>\$3\.00</);
+    expect(html).toMatch(/data-testid="what-if-refused-30"[^>]*>3 calls refused, <data value="3.000000"[^>]*>\$3\.00</);
     expect(html).toContain("acct_big");
     // Phone width: the day table scrolls inside its box instead of widening the page.
     expect(html).toContain("overflow-x-auto");

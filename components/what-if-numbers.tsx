@@ -1,5 +1,6 @@
 import type { WhatIfData } from "@/app/(dashboard)/what-if-action-core";
-import { formatCount, formatDay, formatMoney } from "@/lib/format";
+import { Money } from "@/components/money";
+import { formatCount, formatDay } from "@/lib/format";
 
 // The what-if's numbers (the panel fetches them): totals for 7 and 30 days, a bar a day over 30,
 // the last 7 days in a table, and the five accounts hit hardest. Narrow screens: one column, the
@@ -8,7 +9,7 @@ import { formatCount, formatDay, formatMoney } from "@/lib/format";
 export function WhatIfNumbers({ data }: { data: WhatIfData }) {
   const { d7, d30 } = data;
   const grants = d30.days.reduce((n, d) => n + d.granted + d.refused, 0);
-  const money = (micros: number) => formatMoney(micros, d30.currency);
+  const money = (micros: number) => <Money micros={micros} currency={d30.currency} />;
   if (grants === 0) {
     return (
       <div className="mt-1">

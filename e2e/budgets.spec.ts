@@ -117,6 +117,18 @@ test.describe("a budget in money across two priced endpoints", () => {
     await expect(shares).toContainText("llm.beta");
     await expect(shares).toContainText("$0.53 (54%)");
 
+    // The budget's page: cents everywhere, the exact micros as text, and each refusal with the
+    // money the budget had left in its currency. 975,000 micros held reads $0.98; 25,000 left $0.03.
+    await page.goto(`${server?.url}/budgets/llm.daily`);
+    await expect(page.getByTestId("budget-spend")).toContainText("$0.98 of $1.00 · $0.98 held · $0.03 remaining");
+    await expect(page.getByTestId("budget-exact")).toHaveText("$0.000000 settled · $0.975000 held · $0.025000 left of $1.000000");
+    const refused = page.getByTestId("refusal-row").first();
+    const left = refused.locator('data[value="0.025000"]');
+    await expect(left).toHaveText("$0.03");
+    // The exact amount reaches a screen reader as the amount's description, not as a second reading.
+    await expect(left).toHaveAccessibleDescription("Exactly $0.025000");
+
+    await page.goto(`${server?.url}/budgets`);
     const kill = new ConfirmDialog(page, "budget-kill-llm.daily");
     await kill.open();
     await kill.confirmWith("runaway agent");

@@ -10,6 +10,8 @@ import {
   formatInstant,
   formatMoney,
   formatMoneyCompact,
+  formatMoneyParts,
+  formatMoneyText,
   formatPercent,
   formatUnits,
   formatUtc,
@@ -40,6 +42,61 @@ describe("money", () => {
   it("shows an amount in the chosen mode", () => {
     expect(formatAmount(1500, "units", "emails", "USD")).toBe("1,500 emails");
     expect(formatAmount(1_500_000, "money", "emails", "USD")).toBe("$1.50");
+  });
+});
+
+describe("money as the dashboard shows it", () => {
+  const text = (micros: number | bigint, currency?: string) => formatMoneyParts(micros, currency).text;
+  const exact = (micros: number | bigint, currency?: string) => formatMoneyParts(micros, currency).exact;
+
+  it("shows 0 as $0.00 and says so when an amount that is not 0 rounds to nothing", () => {
+    expect(formatMoneyParts(0)).toEqual({ text: "$0.00", exact: "$0.000000", value: "0.000000", rounded: false });
+    expect(formatMoneyParts(1)).toEqual({ text: "< $0.01", exact: "$0.000001", value: "0.000001", rounded: true });
+    expect(text(4_999)).toBe("< $0.01");
+    expect(exact(4_999)).toBe("$0.004999");
+  });
+
+  it("rounds to cents half away from zero", () => {
+    expect(formatMoneyParts(5_000)).toEqual({ text: "$0.01", exact: "$0.005000", value: "0.005000", rounded: true });
+    expect(formatMoneyParts(956_109)).toEqual({ text: "$0.96", exact: "$0.956109", value: "0.956109", rounded: true });
+    expect(text(1_994_999)).toBe("$1.99");
+    expect(formatMoneyParts(1_200_000)).toMatchObject({ text: "$1.20", rounded: false });
+  });
+
+  it("keeps the sign, and says a small negative is above minus one cent", () => {
+    expect(formatMoneyParts(-956_109)).toEqual({ text: "-$0.96", exact: "-$0.956109", value: "-0.956109", rounded: true });
+    expect(text(-5_000)).toBe("-$0.01");
+    expect(text(-4_999)).toBe("> -$0.01");
+    expect(exact(-1)).toBe("-$0.000001");
+  });
+
+  it("keeps every digit of a huge amount, beyond what a float division keeps", () => {
+    expect(formatMoneyParts(9e15)).toEqual({ text: "$9,000,000,000.00", exact: "$9,000,000,000.000000", value: "9000000000.000000", rounded: false });
+    // 2^53 + 1 micros: a float cannot hold it, the exact text still ends in ...993.
+    expect(exact(9_007_199_254_740_993n)).toBe("$9,007,199,254.740993");
+    expect(text(9_007_199_254_740_993n)).toBe("$9,007,199,254.74");
+    expect(formatMoneyParts(123_456_789_012_345_678_901n).value).toBe("123456789012345.678901");
+  });
+
+  it("uses the currency's own minor digits", () => {
+    expect(formatMoneyParts(1_500_000, "JPY")).toEqual({ text: "¥2", exact: "¥1.500000", value: "1.500000", rounded: true });
+    expect(text(12_345_000_000, "JPY")).toBe("¥12,345");
+    expect(text(400_000, "JPY")).toBe("< ¥1");
+    expect(text(2_500_000, "EUR")).toBe("€2.50");
+    // Three digits for the dinar; Intl puts a no-break space after the code.
+    expect(text(1_234_500, "BHD")).toBe("BHD\u00a01.235");
+  });
+
+  it("rounds a fraction of a micro (an average) to whole micros", () => {
+    expect(exact(2.5)).toBe("$0.000003");
+    expect(exact(-2.5)).toBe("-$0.000003");
+  });
+
+  it("writes the exact beside the rounded text in a sentence only when rounding hid digits", () => {
+    expect(formatMoneyText(2_000_000)).toBe("$2.00");
+    expect(formatMoneyText(1_956_109)).toBe("$1.96 (exactly $1.956109)");
+    expect(formatMoneyText(8_333)).toBe("$0.01 (exactly $0.008333)");
+    expect(formatMoneyText(4_999)).toBe("< $0.01 (exactly $0.004999)");
   });
 });
 

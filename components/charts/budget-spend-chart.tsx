@@ -2,7 +2,8 @@
 
 import { useId, useState } from "react";
 import { Bar, CartesianGrid, ComposedChart, Line, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
-import { formatDay, formatMoney, formatMoneyCompact } from "@/lib/format";
+import { Money } from "@/components/money";
+import { formatDay, formatMoneyCompact, formatMoneyParts } from "@/lib/format";
 import { axisTick, chartColors, chartMargin, chartThemeClass, lineSwatchClass, swatchClass, toggleButtonClass, toggleGroupClass, tooltipClass } from "./chart-theme";
 
 /** One window of a budget (a UTC day or a billing month), its money in micros. */
@@ -33,7 +34,7 @@ export function BudgetSpendChart({ ranges, value, currency, perAccount, windowLa
   const summary =
     total === 0
       ? `No spend in the last ${range} days.`
-      : `${formatMoney(total, currency)} in the last ${range} days${perAccount ? ", every account together" : ""}.` +
+      : `${formatMoneyParts(total, currency).text} in the last ${range} days${perAccount ? ", every account together" : ""}.` +
          ` ${over} ${windowLabel}${over === 1 ? "" : "s"} above the value then in force.`;
   return (
     <figure className={`${chartThemeClass} min-w-0 space-y-3`} aria-labelledby={captionId} data-testid="budget-spend-chart" data-range={range}>
@@ -72,9 +73,9 @@ export function BudgetSpendChart({ ranges, value, currency, perAccount, windowLa
                 return r ? (
                   <div className={tooltipClass}>
                     <p className="font-medium">{formatDay(r.day)} (UTC)</p>
-                    <p>Spend: {formatMoney(r.spend, currency)}</p>
-                    <p>Value: {formatMoney(r.value, currency)}{perAccount ? " for each account" : ""}</p>
-                    {perAccount ? <p>Busiest account: {formatMoney(r.busiest, currency)} of {r.accounts} account(s)</p> : null}
+                    <p>Spend: <Money micros={r.spend} currency={currency} /></p>
+                    <p>Value: <Money micros={r.value} currency={currency} />{perAccount ? " for each account" : ""}</p>
+                    {perAccount ? <p>Busiest account: <Money micros={r.busiest} currency={currency} /> of {r.accounts} account(s)</p> : null}
                   </div>
                 ) : null;
               }}
@@ -97,9 +98,9 @@ export function BudgetSpendChart({ ranges, value, currency, perAccount, windowLa
             {rows.map((r) => (
               <tr key={r.day}>
                 <th scope="row">{formatDay(r.day)}</th>
-                <td>{formatMoney(r.spend, currency)}</td>
-                <td>{formatMoney(r.value, currency)}</td>
-                {perAccount ? <td>{formatMoney(r.busiest, currency)}</td> : null}
+                <td><Money micros={r.spend} currency={currency} /></td>
+                <td><Money micros={r.value} currency={currency} /></td>
+                {perAccount ? <td><Money micros={r.busiest} currency={currency} /></td> : null}
               </tr>
             ))}
           </tbody>

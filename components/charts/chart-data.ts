@@ -1,6 +1,6 @@
 import type { KillPeriod, SpendDay } from "@/lib/spend/daily";
 import type { MonthToDateSpend } from "@/lib/spend/month";
-import { formatDay, formatInstant, formatMoney, formatUnits, type SpendMode } from "@/lib/format";
+import { formatDay, formatInstant, formatMoneyParts, formatUnits, type SpendMode } from "@/lib/format";
 import { microsOfUnits } from "@/lib/money/price";
 import { DAY_MS, utcDay } from "@/lib/time";
 
@@ -10,11 +10,13 @@ import { DAY_MS, utcDay } from "@/lib/time";
 export type KillBand = { x1: string; x2: string; label: string };
 
 /**
- * Money as a chart says it: "$1.20", or "at most $1.20" for an endpoint of several priced parts,
- * whose counters hold units of any part and are priced at the dearest.
+ * Money as a chart's sentence says it, in cents like the dashboard's other amounts: "$1.20", or
+ * "at most $1.20" for an endpoint of several priced parts, whose counters hold units of any part
+ * and are priced at the dearest.
  */
 export function moneyText(micros: number, currency: string, atMost: boolean): string {
-  return atMost ? `at most ${formatMoney(micros, currency)}` : formatMoney(micros, currency);
+  const text = formatMoneyParts(micros, currency).text;
+  return atMost ? `at most ${text}` : text;
 }
 
 /**

@@ -1,10 +1,11 @@
 "use client";
 
-import { useId, useState } from "react";
+import { type ReactNode, useId, useState } from "react";
 import { Bar, CartesianGrid, ComposedChart, Line, ReferenceArea, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import type { DailySpend } from "@/lib/spend/daily";
 import { formatCompact, formatDay, formatMoneyCompact, formatUnits, type SpendMode } from "@/lib/format";
-import { ceilingMoved, dailyRows, dailySummary, killBands, moneyText, type DailyRow } from "./chart-data";
+import { ceilingMoved, dailyRows, dailySummary, killBands, type DailyRow } from "./chart-data";
+import { ChartMoney } from "./chart-money";
 import { axisTick, chartColors, chartMargin, chartThemeClass, lineSwatchClass, swatchClass, toggleButtonClass, toggleGroupClass, tooltipClass } from "./chart-theme";
 
 export type DailySpendRanges = { 30: DailySpend; 90: DailySpend };
@@ -27,7 +28,7 @@ export function DailySpendChart({ ranges, initialRange = 30 }: Props) {
   const rows = dailyRows(data.days, data.kills, mode, data.pricePico);
   const bands = killBands(data.days.map((d) => d.day), data.kills);
   const hasCeiling = data.days.some((d) => d.ceiling !== null);
-  const amount = (v: number) => (mode === "units" ? formatUnits(v, data.unit) : moneyText(v, data.currency, data.moneyAtMost));
+  const amount = (v: number) => (mode === "units" ? formatUnits(v, data.unit) : <ChartMoney micros={v} currency={data.currency} atMost={data.moneyAtMost} />);
   const tick = (v: number) => (mode === "units" ? formatCompact(v) : formatMoneyCompact(v, data.currency));
 
   return (
@@ -131,7 +132,7 @@ function ChartLegend({ hasCeiling, hasKills, unit }: { hasCeiling: boolean; hasK
   );
 }
 
-function DayTooltip({ row, amount, unit }: { row: DailyRow | undefined; amount: (v: number) => string; unit: string }) {
+function DayTooltip({ row, amount, unit }: { row: DailyRow | undefined; amount: (v: number) => ReactNode; unit: string }) {
   if (!row) return null;
   const d = row.source;
   return (
@@ -170,7 +171,7 @@ function DailyTable({ rows, mode, unit, currency, atMost, caption, bands }: Tabl
           <tr key={r.day}>
             <th scope="row">{formatDay(r.day)}</th>
             <td>{formatUnits(r.source.units, unit)}</td>
-            <td>{moneyText(r.source.moneyMicros, currency, atMost)}</td>
+            <td><ChartMoney micros={r.source.moneyMicros} currency={currency} atMost={atMost} /></td>
             <td>
               {r.source.ceiling === null ? "none" : formatUnits(r.source.ceiling, unit)}
               {ceilingMoved(r.source) && r.source.ceilingAtStart !== null ? ` (from ${formatUnits(r.source.ceilingAtStart, unit)})` : ""}

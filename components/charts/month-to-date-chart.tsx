@@ -4,7 +4,8 @@ import { useId } from "react";
 import { CartesianGrid, ComposedChart, Line, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import type { MonthDay, MonthToDateSpend } from "@/lib/spend/month";
 import { formatCompact, formatDay, formatUnits } from "@/lib/format";
-import { moneyText, monthSummary } from "./chart-data";
+import { monthSummary } from "./chart-data";
+import { ChartMoney } from "./chart-money";
 import { axisTick, chartColors, chartMargin, chartThemeClass, lineSwatchClass, tooltipClass } from "./chart-theme";
 
 type Props = { data: MonthToDateSpend };
@@ -86,7 +87,7 @@ function MonthTooltip({ day, unit, currency, atMost }: { day: MonthDay | undefin
     units === null ? null : (
       <p>
         {label}: {formatUnits(units, unit)}
-        {micros === null ? "" : ` (${moneyText(micros, currency, atMost)})`}
+        {micros === null ? null : <> (<ChartMoney micros={micros} currency={currency} atMost={atMost} />)</>}
       </p>
     );
   return (

@@ -1,11 +1,12 @@
 "use client";
 
 import Link from "next/link";
-import { useId, useState } from "react";
+import { type ReactNode, useId, useState } from "react";
 import { CartesianGrid, Line, LineChart, ReferenceDot, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import type { ReconDay, ReconSeries } from "@/lib/reconciliation/read";
 import { driftDirectionSentence, driftPercentText } from "@/lib/reconciliation/words";
-import { formatCompact, formatDay, formatMoney, formatMoneyCompact, formatUnits, type SpendMode } from "@/lib/format";
+import { Money } from "@/components/money";
+import { formatCompact, formatDay, formatMoneyCompact, formatUnits, type SpendMode } from "@/lib/format";
 import { axisTick, chartColors, chartMargin, chartThemeClass, lineSwatchClass, swatchClass, toggleButtonClass, toggleGroupClass, tooltipClass } from "./chart-theme";
 
 export type ReconciliationRanges = { 30: ReconSeries; 90: ReconSeries };
@@ -61,7 +62,7 @@ export function ReconciliationChart({ ranges, hasSource, initialRange = 30 }: Pr
   }
 
   const rows = reconRows(data.days, mode);
-  const amount = (v: number) => (mode === "units" ? formatUnits(v, data.unit) : formatMoney(v, data.currency));
+  const amount = (v: number) => (mode === "units" ? formatUnits(v, data.unit) : <Money micros={v} currency={data.currency} />);
   const tick = (v: number) => (mode === "units" ? formatCompact(v) : formatMoneyCompact(v, data.currency));
   const overRows = rows.filter((r) => r.over && r.billed !== null);
 
@@ -119,7 +120,7 @@ export function ReconciliationChart({ ranges, hasSource, initialRange = 30 }: Pr
   );
 }
 
-function DayTooltip({ row, amount }: { row: ReconRow | undefined; amount: (v: number) => string }) {
+function DayTooltip({ row, amount }: { row: ReconRow | undefined; amount: (v: number) => ReactNode }) {
   if (!row) return null;
   const drift = row.source.drift;
   return (
@@ -134,7 +135,7 @@ function DayTooltip({ row, amount }: { row: ReconRow | undefined; amount: (v: nu
 }
 
 function ReconTable({ rows, mode, unit, currency, caption }: { rows: ReconRow[]; mode: SpendMode; unit: string; currency: string; caption: string }) {
-  const amount = (v: number) => (mode === "units" ? formatUnits(v, unit) : formatMoney(v, currency));
+  const amount = (v: number) => (mode === "units" ? formatUnits(v, unit) : <Money micros={v} currency={currency} />);
   return (
     <div className="sr-only">
       <table>

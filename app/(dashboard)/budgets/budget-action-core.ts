@@ -3,7 +3,7 @@ import { defineAction } from "@/app/_lib/define-action";
 import { OptionalReason, Reason } from "@/app/_lib/action-fields";
 import { adjustBudget, createBudget, killBudget, removeBudgetOverride, restoreBudget, setBudgetArchived, setBudgetOverride, updateBudget } from "@/lib/budgets";
 import { BudgetKey } from "@/lib/budgets/spec";
-import { formatMoney } from "@/lib/format";
+import { formatMoneyText } from "@/lib/format";
 import { decimalId } from "@/lib/http/strict-input";
 import { BudgetFormReader, readBudgetFields, readBudgetSpec } from "./budget-form";
 
@@ -45,7 +45,7 @@ export const updateBudgetCore = defineAction({
   run: async ({ actor, db }, input) => {
     const changes = await updateBudget(db, { ...input, actor });
     const moved = changes.find((c) => c.field === "value");
-    const note = moved ? ` The value moved to ${formatMoney(Number(moved.after))} to fit the new bounds.` : "";
+    const note = moved ? ` The value moved to ${formatMoneyText(Number(moved.after))} to fit the new bounds.` : "";
     return { message: `Saved ${input.key}: ${changes.map((c) => c.field).join(", ")} changed.${note}`, revalidate: everyPage };
   },
 });
@@ -55,7 +55,7 @@ export const adjustBudgetCore = defineAction({
   input: z.object({ key: KeyField, expectedVersion: decimalId("version"), input: RawMoney, reason: Reason, confirm: z.string().max(64).optional() }),
   run: async ({ actor, db }, input) => {
     const r = await adjustBudget(db, { ...input, actor });
-    const money = (m: number) => formatMoney(m, r.currency);
+    const money = (m: number) => formatMoneyText(m, r.currency);
     const clamp = r.clamped ? ` (you typed ${money(r.typed)}; clamped to the ${r.clamped === "max" ? "maximum" : "minimum"})` : "";
     const what = r.kind === "kill" ? "Budget killed: set to 0" : r.kind === "restore" ? `Budget restored to ${money(r.applied)}` : `Saved: ${money(r.previous)} → ${money(r.applied)}`;
     return { message: `${what}${clamp}.`, revalidate: everyPage };
@@ -66,7 +66,7 @@ export const killBudgetCore = defineAction({
   role: "operator", boundary: "budget.kill", input: z.object({ key: KeyField, reason: OptionalReason }),
   run: async ({ actor, db }, input) => {
     const r = await killBudget(db, { ...input, actor });
-    return { message: `${r.key} is killed (it was ${formatMoney(r.previous, r.currency)}): every call on its members is refused until it is restored.`, revalidate: everyPage };
+    return { message: `${r.key} is killed (it was ${formatMoneyText(r.previous, r.currency)}): every call on its members is refused until it is restored.`, revalidate: everyPage };
   },
 });
 
@@ -74,7 +74,7 @@ export const restoreBudgetCore = defineAction({
   role: "operator", boundary: "budget.restore", input: z.object({ key: KeyField, reason: OptionalReason }),
   run: async ({ actor, db }, input) => {
     const r = await restoreBudget(db, { ...input, actor });
-    return { message: `${r.key} is restored to ${formatMoney(r.applied, r.currency)}.`, revalidate: everyPage };
+    return { message: `${r.key} is restored to ${formatMoneyText(r.applied, r.currency)}.`, revalidate: everyPage };
   },
 });
 
@@ -97,7 +97,7 @@ export const setBudgetOverrideCore = defineAction({
     const applied = r.applied ?? 0;
     const clamp = r.clamped ? ` (clamped to the ${r.clamped === "max" ? "maximum" : "minimum"})` : "";
     return {
-      message: applied === 0 ? `${r.caller} is blocked on every member of ${r.key}.` : `${r.caller} now has ${formatMoney(applied, r.currency)} on ${r.key}${clamp}.`,
+      message: applied === 0 ? `${r.caller} is blocked on every member of ${r.key}.` : `${r.caller} now has ${formatMoneyText(applied, r.currency)} on ${r.key}${clamp}.`,
       revalidate: everyPage,
     };
   },

@@ -4,11 +4,11 @@ import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
 import { AutoRefresh } from "@/components/auto-refresh";
 import { BudgetStateBadge } from "@/components/budget-state-badge";
-import { BudgetLink, budgetLimitWords, BudgetWindow } from "@/components/budget-window";
+import { BudgetLimitWords, BudgetLink, BudgetWindow } from "@/components/budget-window";
 import { buttonClass, cardClass, secondaryButtonClass } from "@/components/ui";
 import { hasRole } from "@/lib/auth/roles";
 import { listBudgets, type BudgetOverview } from "@/lib/budgets";
-import { formatMoney } from "@/lib/format";
+import { formatMoneyText } from "@/lib/format";
 import { BudgetKillButton } from "./_components/budget-controls";
 
 export const metadata: Metadata = { title: "Budgets · Ceilings" };
@@ -88,7 +88,7 @@ function BudgetCard({ budget: b, now, canKill }: { budget: BudgetOverview; now: 
           </h2>
           <p className="break-all font-mono text-xs text-zinc-600 dark:text-zinc-400">{b.key}</p>
           <p className="text-sm text-zinc-700 dark:text-zinc-300">
-            {budgetLimitWords(b)} across {b.members.length} endpoint{b.members.length === 1 ? "" : "s"}
+            <BudgetLimitWords budget={b} /> across {b.members.length} endpoint{b.members.length === 1 ? "" : "s"}
           </p>
         </div>
         <BudgetStateBadge state={b.state} crossed={b.crossed} />
@@ -96,7 +96,7 @@ function BudgetCard({ budget: b, now, canKill }: { budget: BudgetOverview; now: 
       <BudgetWindow budget={b} now={now} />
       {canKill && b.archivedAt === null ? (
         <footer className="flex flex-wrap gap-2">
-          <BudgetKillButton budgetKey={b.key} killed={b.value === 0} restoresTo={formatMoney(b.valueBeforeKill ?? b.defaultValue, b.currency)} />
+          <BudgetKillButton budgetKey={b.key} killed={b.value === 0} restoresTo={formatMoneyText(b.valueBeforeKill ?? b.defaultValue, b.currency)} />
         </footer>
       ) : null}
     </article>

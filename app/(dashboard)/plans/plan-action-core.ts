@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineAction } from "@/app/_lib/define-action";
 import { Reason } from "@/app/_lib/action-fields";
-import { formatCount, formatMoney } from "@/lib/format";
+import { formatCount, formatMoneyText } from "@/lib/format";
 import { decimalId } from "@/lib/http/strict-input";
 import { createPlan, deletePlan, PlanKey, removePlanValue, setDefaultPlan, setPlanKeyAssignable, setPlanValue, updatePlan, type PlanTarget } from "@/lib/plans";
 
@@ -55,7 +55,7 @@ export const setPlanValueCore = defineAction({
   }),
   run: async ({ actor, db }, input) => {
     const r = await setPlanValue(db, { planKey: input.key, target: input.target, input: input.input, confirm: input.confirm, actor, reason: input.reason });
-    const show = (v: number) => (r.currency ? formatMoney(v, r.currency) : formatCount(v));
+    const show = (v: number) => (r.currency ? formatMoneyText(v, r.currency) : formatCount(v));
     const clamp = r.clamped && r.typed !== null ? ` (you typed ${show(r.typed)}; clamped to the ${r.clamped === "max" ? "maximum" : "minimum"})` : "";
     const applied = r.applied ?? 0;
     const what = applied === 0 ? `every account on ${r.planKey} is refused on ${r.on}` : `${r.planKey} has ${show(applied)} on ${r.on}`;
@@ -75,7 +75,7 @@ export const removePlanValueCore = defineAction({
   }),
   run: async ({ actor, db }, input) => {
     const r = await removePlanValue(db, { planKey: input.key, target: input.target, actor, reason: input.reason });
-    const own = r.currency ? formatMoney(r.own, r.currency) : formatCount(r.own);
+    const own = r.currency ? formatMoneyText(r.own, r.currency) : formatCount(r.own);
     return { message: `Removed: accounts on ${r.planKey} get ${r.on}'s own ${own} from the next reservation.`, revalidate: everyPage };
   },
 });

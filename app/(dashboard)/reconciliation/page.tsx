@@ -1,11 +1,13 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { Fragment } from "react";
 import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
 import { DataTable, type TableSpec } from "@/components/data-table";
+import { Money } from "@/components/money";
 import { buttonClass } from "@/components/ui";
 import { hasRole } from "@/lib/auth/roles";
-import { formatAgo, formatCount, formatDay, formatMoney, formatUnits } from "@/lib/format";
+import { formatAgo, formatCount, formatDay, formatMoneyText, formatUnits } from "@/lib/format";
 import { completeDays } from "@/lib/reconciliation/days";
 import { reconciliationGrid, reconciliationSources, type GridDay, type ReconGridRow, type UsageSourceListItem } from "@/lib/reconciliation/read";
 import { usageSourceKindLabels } from "@/lib/reconciliation/types";
@@ -34,7 +36,8 @@ function DayCell({ d, row, showDate }: { d: GridDay | undefined; row: ReconGridR
       </span>
     );
   }
-  const money = (m: number) => formatMoney(m, row.currency);
+  // A title has no tooltip of its own: the exact follows where cents hide a difference.
+  const money = (m: number) => formatMoneyText(m, row.currency);
   // A budget's day whose rows carry no money is compared in units alone: its units, not $0.
   const units = (n: number) => (row.unit ? formatUnits(n, row.unit) : `${formatCount(n)} units`);
   const side = (m: { units: number; micros: number }) => (d.unitsOnly ? units(m.units) : `${money(m.micros)}${row.unit ? ` (${units(m.units)})` : ""}`);
@@ -95,17 +98,29 @@ function unmappedTable(isAdmin: boolean): TableSpec<UnmappedSourceWeek> {
     empty: null,
     columns: [
       { header: "Source", cell: (u) => <Link href={`/reconciliation/sources/${u.sourceId}`} className="font-medium underline-offset-2 hover:underline">{u.name}</Link> },
-      { header: "Unmapped money", className: "text-right", cell: (u) => <span className="font-semibold text-red-800 dark:text-red-300">{formatMoney(u.micros, u.currency)}</span> },
+      { header: "Unmapped money", className: "text-right", cell: (u) => <Money micros={u.micros} currency={u.currency} className="font-semibold text-red-800 dark:text-red-300" /> },
       {
         header: "Days alerted",
         className: "text-right",
         cell: (u) => (
-          <span title={`a day alerts from ${formatMoney(u.thresholdMicros, u.currency)} on unmapped items`}>
+          <span title={`a day alerts from ${formatMoneyText(u.thresholdMicros, u.currency)} on unmapped items`}>
             {u.daysOver} of 7
           </span>
         ),
       },
-      { header: "Costliest items", cell: (u) => <span className="break-all font-mono text-xs">{u.items.map((i) => `${i.item} (${formatMoney(i.micros, u.currency)})`).join(", ")}</span> },
+      {
+        header: "Costliest items",
+        cell: (u) => (
+          <span className="break-all font-mono text-xs">
+            {u.items.map((i, n) => (
+              <Fragment key={i.item}>
+                {n > 0 ? ", " : ""}
+                {i.item} (<Money micros={i.micros} currency={u.currency} />)
+              </Fragment>
+            ))}
+          </span>
+        ),
+      },
       {
         header: <span className="sr-only">Map</span>,
         label: "Map",

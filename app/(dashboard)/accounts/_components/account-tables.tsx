@@ -1,10 +1,12 @@
 import Link from "next/link";
+import type { ReactNode } from "react";
 import { DataTable, type TableSpec } from "@/components/data-table";
 import { windowLabel } from "@/components/budget-window";
+import { Money } from "@/components/money";
 import type { AccountReservation, BudgetBinding, CeilingBinding } from "@/lib/accounts/read";
 import { bindingSourceLabel } from "@/lib/accounts/read";
 import type { ApiKeySummary } from "@/lib/api-keys/list";
-import { formatDateTime, formatMoney, formatUnits, formatUtc } from "@/lib/format";
+import { formatDateTime, formatUnits, formatUtc } from "@/lib/format";
 
 // The read side's tables on an account's page: what binds it on each per-caller ceiling and
 // per-account budget (and why), its reservations and its keys.
@@ -16,7 +18,7 @@ function ceilingUnit(c: CeilingBinding): string {
 }
 
 /** "100 (plan pro)", or "0 (killed ...)": the value that binds and where it comes from. */
-function Binds({ value, source, planKey, format }: { value: number; source: CeilingBinding["binding"]["source"]; planKey: string; format: (n: number) => string }) {
+function Binds({ value, source, planKey, format }: { value: number; source: CeilingBinding["binding"]["source"]; planKey: string; format: (n: number) => ReactNode }) {
   return (
     <span>
       <span className="tabular-nums font-medium">{format(value)}</span>{" "}
@@ -27,10 +29,10 @@ function Binds({ value, source, planKey, format }: { value: number; source: Ceil
   );
 }
 
-function Layers({ own, plan, override, format }: { own: number; plan: number | null; override: { value: number; reason: string } | null; format: (n: number) => string }) {
+function Layers({ own, plan, override, format }: { own: number; plan: number | null; override: { value: number; reason: string } | null; format: (n: number) => ReactNode }) {
   return (
     <span className={muted}>
-      own {format(own)} · plan {plan === null ? "sets none" : format(plan)} · override {override === null ? "none" : `${format(override.value)} (${override.reason})`}
+      own {format(own)} · plan {plan === null ? "sets none" : format(plan)} · override {override === null ? "none" : <>{format(override.value)} ({override.reason})</>}
     </span>
   );
 }
@@ -58,7 +60,12 @@ export function CeilingBindingsTable({ rows, planKey }: { rows: CeilingBinding[]
         header: "30 days",
         className: "text-right",
         cellClassName: "tabular-nums",
-        cell: (c) => `${formatUnits(c.last30.spend)}${c.money30 !== null && c.money30 > 0 ? ` ≈ ${c.upperBound ? "at most " : ""}${formatMoney(c.money30, c.currency)}` : ""}`,
+        cell: (c) => (
+          <>
+            {formatUnits(c.last30.spend)}
+            {c.money30 !== null && c.money30 > 0 ? <> ≈ {c.upperBound ? "at most " : ""}<Money micros={c.money30} currency={c.currency} /></> : null}
+          </>
+        ),
       },
       { header: "Values", label: "Values", cell: (c) => <Layers own={c.own} plan={c.planValue} override={c.override} format={(n) => formatUnits(n)} /> },
     ],
@@ -82,11 +89,21 @@ export function BudgetBindingsTable({ rows, planKey }: { rows: BudgetBinding[]; 
           </span>
         ),
       },
-      { header: "Binds", cell: (b) => <Binds value={b.binding.value} source={b.binding.source} planKey={planKey} format={(n) => formatMoney(n, b.currency)} /> },
-      { header: "This window", className: "text-right", cellClassName: "tabular-nums", cell: (b) => `${formatMoney(b.used, b.currency)}${b.held > 0 ? ` (${formatMoney(b.held, b.currency)} held)` : ""}` },
-      { header: "Left", className: "text-right", cellClassName: "tabular-nums", cell: (b) => formatMoney(b.remaining, b.currency) },
-      { header: "30 days", className: "text-right", cellClassName: "tabular-nums", cell: (b) => formatMoney(b.last30.spend, b.currency) },
-      { header: "Values", label: "Values", cell: (b) => <Layers own={b.own} plan={b.planValue} override={b.override} format={(n) => formatMoney(n, b.currency)} /> },
+      { header: "Binds", cell: (b) => <Binds value={b.binding.value} source={b.binding.source} planKey={planKey} format={(n) => <Money micros={n} currency={b.currency} />} /> },
+      {
+        header: "This window",
+        className: "text-right",
+        cellClassName: "tabular-nums",
+        cell: (b) => (
+          <>
+            <Money micros={b.used} currency={b.currency} />
+            {b.held > 0 ? <> (<Money micros={b.held} currency={b.currency} /> held)</> : null}
+          </>
+        ),
+      },
+      { header: "Left", className: "text-right", cellClassName: "tabular-nums", cell: (b) => <Money micros={b.remaining} currency={b.currency} /> },
+      { header: "30 days", className: "text-right", cellClassName: "tabular-nums", cell: (b) => <Money micros={b.last30.spend} currency={b.currency} /> },
+      { header: "Values", label: "Values", cell: (b) => <Layers own={b.own} plan={b.planValue} override={b.override} format={(n) => <Money micros={n} currency={b.currency} />} /> },
     ],
   };
   return <DataTable spec={spec} caption="Per-account budgets: what binds this account" rows={rows} />;
@@ -103,7 +120,7 @@ export function ReservationsTable({ rows }: { rows: AccountReservation[] }) {
       { header: "Endpoint", cellClassName: "break-all font-mono text-xs", cell: (r) => r.endpointKey },
       { header: "State", cell: (r) => `${r.state}${r.overrun ? " (overrun)" : ""}` },
       { header: "Amount", className: "text-right", cellClassName: "tabular-nums", cell: (r) => (r.settledAmount !== null ? `${formatUnits(r.settledAmount)} of ${formatUnits(r.amount)}` : formatUnits(r.amount)) },
-      { header: "Money", className: "text-right", cellClassName: "tabular-nums", cell: (r) => formatMoney(r.settledMoney ?? r.money, r.currency) },
+      { header: "Money", className: "text-right", cellClassName: "tabular-nums", cell: (r) => <Money micros={r.settledMoney ?? r.money} currency={r.currency} /> },
     ],
   };
   return <DataTable spec={spec} caption="Newest reservations of this account" rows={rows} />;

@@ -2,11 +2,12 @@ import Link from "next/link";
 import { AccountLink } from "@/components/account-link";
 import { windowLabel } from "@/components/budget-window";
 import { DataTable, type TableSpec } from "@/components/data-table";
+import { Money } from "@/components/money";
 import { secondaryButtonClass, inputClass, labelClass } from "@/components/ui";
 import type { Db } from "@/db/client";
 import { bindingSourceLabel, topAccounts, topTargetParam, type TopAccountNow, type TopAccountOver, type TopTarget } from "@/lib/accounts/read";
 import { WINDOW_TOP } from "@/lib/budgets";
-import { formatMoney, formatUnits } from "@/lib/format";
+import { formatUnits } from "@/lib/format";
 
 // The Top accounts view: one per-caller ceiling or one per-account budget at a time, chosen in a
 // plain GET form (it works before hydration, and each view is a link to share).
@@ -29,7 +30,7 @@ function exactHref(target: TopTarget, q: string): string {
 
 export async function TopAccountsView({ db, targets, target, now, q, exact }: ViewProps) {
   const top = await topAccounts(db, { target, now, limit: TOP_LIMIT, exhaustive: exact });
-  const amount = (n: number) => (target.kind === "budget" ? formatMoney(n, target.currency) : formatUnits(n, target.metric === "calls" ? "calls" : target.unit));
+  const amount = (n: number) => (target.kind === "budget" ? <Money micros={n} currency={target.currency} /> : formatUnits(n, target.metric === "calls" ? "calls" : target.unit));
   const nowSpec: TableSpec<TopAccountNow> = {
     testId: "top-accounts-now",
     rowKey: (r) => r.account,
@@ -37,8 +38,8 @@ export async function TopAccountsView({ db, targets, target, now, q, exact }: Vi
     empty: <p className="text-sm text-zinc-600 dark:text-zinc-400">No account has settled anything here this {windowLabel(target.window === "billing_month" ? "billing_month" : "utc_day")}.</p>,
     columns: [
       { header: "Account", cell: (r) => <AccountLink account={r.account} /> },
-      { header: "Settled", className: "text-right", cellClassName: "tabular-nums", cell: (r) => `${amount(r.settled)}${r.held > 0 ? ` (+${amount(r.held)} held)` : ""}` },
-      { header: "Binds", cell: (r) => `${amount(r.binding.value)}, ${bindingSourceLabel(r.binding.source, r.planKey ?? "default")}` },
+      { header: "Settled", className: "text-right", cellClassName: "tabular-nums", cell: (r) => <>{amount(r.settled)}{r.held > 0 ? <> (+{amount(r.held)} held)</> : null}</> },
+      { header: "Binds", cell: (r) => <>{amount(r.binding.value)}, {bindingSourceLabel(r.binding.source, r.planKey ?? "default")}</> },
     ],
   };
   const overSpec: TableSpec<TopAccountOver> = {

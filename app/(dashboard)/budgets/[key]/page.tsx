@@ -5,17 +5,19 @@ import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
 import { AuditTable } from "@/components/audit-table";
 import { BudgetStateBadge } from "@/components/budget-state-badge";
-import { budgetLimitWords, BudgetWindow, windowLabel } from "@/components/budget-window";
+import { BudgetLimitWords, BudgetWindow, windowLabel } from "@/components/budget-window";
 import { BudgetSpendChart } from "@/components/charts/budget-spend-chart";
+import { Money } from "@/components/money";
 import { RefusalsTable } from "@/components/refusals-table";
 import { cardClass, secondaryButtonClass } from "@/components/ui";
 import { hasRole } from "@/lib/auth/roles";
 import { readBudgetDetail } from "@/lib/budgets";
-import { formatMoney } from "@/lib/format";
+import { formatMoneyText } from "@/lib/format";
 import { KeysetCursor } from "@/lib/keyset";
 import { firstValues } from "@/lib/search-params";
 import { AdjustBudgetForm, BudgetKillButton } from "../_components/budget-controls";
 import { AccountsTable, AlertsList, MembersTable, OverridesTable } from "../_components/budget-tables";
+import { ExactSpend } from "../_components/exact-spend";
 
 export const dynamic = "force-dynamic";
 
@@ -39,7 +41,7 @@ export default async function BudgetPage({ params, searchParams }: Props) {
   if (!b) notFound();
   const path = `/budgets/${encodeURIComponent(b.key)}`;
   const perAccount = b.scope === "account";
-  const money = (n: number) => formatMoney(n, b.currency);
+  const money = (n: number) => <Money micros={n} currency={b.currency} />;
 
   return (
     <div className="space-y-8">
@@ -51,7 +53,7 @@ export default async function BudgetPage({ params, searchParams }: Props) {
           <h1 className="break-words text-2xl font-semibold tracking-tight">{b.name}</h1>
           <p className="break-all font-mono text-sm text-zinc-600 dark:text-zinc-400">{b.key}</p>
           <p className="break-words text-sm text-zinc-700 dark:text-zinc-300" data-testid="budget-sentence">
-            {budgetLimitWords(b)} across {b.members.map((m) => m.key).join(", ") || "no endpoint"}
+            <BudgetLimitWords budget={b} /> across {b.members.map((m) => m.key).join(", ") || "no endpoint"}
           </p>
         </div>
         <div className="flex flex-wrap items-center gap-2">
@@ -70,7 +72,7 @@ export default async function BudgetPage({ params, searchParams }: Props) {
           {canKill && b.archivedAt === null ? (
             <AdjustBudgetForm budgetKey={b.key} value={b.value} valueBeforeKill={b.valueBeforeKill} min={b.minValue} max={b.maxValue} defaultValue={b.defaultValue} currency={b.currency} version={b.version} isAdmin={isAdmin} />
           ) : null}
-          {b.archivedAt === null ? <BudgetKillButton budgetKey={b.key} killed={b.value === 0} restoresTo={money(b.valueBeforeKill ?? b.defaultValue)} /> : null}
+          {b.archivedAt === null ? <BudgetKillButton budgetKey={b.key} killed={b.value === 0} restoresTo={formatMoneyText(b.valueBeforeKill ?? b.defaultValue, b.currency)} /> : null}
         </section>
       ) : null}
 
@@ -79,6 +81,10 @@ export default async function BudgetPage({ params, searchParams }: Props) {
         {/* The top accounts are tables further down, with the 90 days beside them. */}
         <BudgetWindow budget={b} now={now} showAccounts={false} />
         <dl className="grid gap-x-6 gap-y-1 text-sm sm:grid-cols-[max-content_1fr]">
+          <dt className="text-zinc-600 dark:text-zinc-400">Exact</dt>
+          <dd>
+            <ExactSpend budget={b} />
+          </dd>
           <dt className="text-zinc-600 dark:text-zinc-400">Bounds</dt>
           <dd>{money(b.minValue)} to {money(b.maxValue)}, default {money(b.defaultValue)}</dd>
           <dt className="text-zinc-600 dark:text-zinc-400">Alerts at</dt>
@@ -121,7 +127,7 @@ export default async function BudgetPage({ params, searchParams }: Props) {
             <AccountsTable
               caption={`Settled most this ${windowLabel(b.window)}`}
               currency={b.currency}
-              rows={b.topAccounts.map((a) => ({ account: a.account, spend: a.spend, detail: a.value === 0 ? "blocked (override 0)" : `of ${money(a.value)}` }))}
+              rows={b.topAccounts.map((a) => ({ account: a.account, spend: a.spend, detail: a.value === 0 ? "blocked (override 0)" : <>of {money(a.value)}</> }))}
               testId="top-accounts-now"
             />
             <AccountsTable
@@ -151,7 +157,7 @@ export default async function BudgetPage({ params, searchParams }: Props) {
           <Link href="/refusals?gate=budget" className="text-sm underline underline-offset-2">Every budget&apos;s refusals</Link>
         </div>
         {cursor && !cursor.success ? <p role="alert" className="text-sm text-red-800 dark:text-red-300">That page link is not valid; showing the newest refusals.</p> : null}
-        <RefusalsTable rows={b.refusals.rows} caption={`Refusals by ${b.key}, newest first`} empty="This budget has refused nothing." />
+        <RefusalsTable rows={b.refusals.rows} caption={`Refusals by ${b.key}, newest first`} empty="This budget has refused nothing." budgetCurrency={b.currency} />
         <div className="flex flex-wrap gap-2">
           {raw.refusals_before ? <Link href={`${path}#refusals`} className={secondaryButtonClass} data-testid="budget-refusals-newest">Newest</Link> : null}
           {b.refusals.older ? (

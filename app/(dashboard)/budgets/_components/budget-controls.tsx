@@ -9,8 +9,8 @@ import { ReasonField } from "@/components/reason-field";
 import { SubmitButton } from "@/components/submit-button";
 import { inputClass, labelClass } from "@/components/ui";
 import { parseMoneyInput, previewBudgetAdjustment } from "@/lib/budgets/money";
+import { Money } from "@/components/money";
 import { WhatIfPanel } from "@/components/what-if-panel";
-import { formatMoney } from "@/lib/format";
 import { isValueRaise } from "@/lib/changes/raise";
 import { AskForApproval } from "@/components/ask-approval";
 import { AskRaiseForm } from "@/components/ask-raise-form";
@@ -51,7 +51,7 @@ export function AdjustBudgetForm(props: AdjustBudgetFormProps) {
   const version = state.status === "error" && state.currentVersion !== undefined ? state.currentVersion : props.version;
   const preview = input.trim() === "" ? null : previewBudgetAdjustment({ raw: input, current: props.value, valueBeforeKill: props.valueBeforeKill, min: props.min, max: props.max, currency: props.currency });
   const needsConfirmation = (preview?.ok === true && preview.needsConfirmation) || (state.status === "error" && state.code === "confirmation_required");
-  const money = (m: number) => formatMoney(m, props.currency);
+  const money = (m: number) => <Money micros={m} currency={props.currency} />;
   // A lower value (not a kill) shows what it would have refused over the last 30 days.
   const typed = input.trim() === "" ? null : parseMoneyInput(input, "value");
   const lower = typed?.ok === true && typed.micros > 0 && typed.micros < props.value ? typed.micros : null;
@@ -73,7 +73,15 @@ export function AdjustBudgetForm(props: AdjustBudgetFormProps) {
         <ReasonField id={id} testId="budget-adjust-reason" />
       </div>
       <p id={`${id}-preview`} aria-live="polite" data-testid="budget-adjust-preview" className={`text-sm ${preview?.ok === false ? "text-red-700 dark:text-red-400" : "text-zinc-700 dark:text-zinc-300"}`}>
-        {preview === null ? `An amount such as 200 or 1.50, from ${money(props.min)} to ${money(props.max)}; 0 kills this budget.` : preview.ok ? preview.message : preview.error}
+        {preview === null ? (
+          <>
+            An amount such as 200 or 1.50, from {money(props.min)} to {money(props.max)}; 0 kills this budget.
+          </>
+        ) : preview.ok ? (
+          preview.message
+        ) : (
+          preview.error
+        )}
       </p>
       {needsConfirmation ? (
         <div>
@@ -171,7 +179,7 @@ export function BudgetOverrideForm({ budgetKey, min, max, currency }: { budgetKe
         <ReasonField id={id} />
       </div>
       <p id={`${id}-hint`} className="text-xs text-zinc-600 dark:text-zinc-400">
-        From {formatMoney(min, currency)} to {formatMoney(max, currency)}, clamped otherwise; 0 blocks this account on every member without killing the budget.
+        From <Money micros={min} currency={currency} /> to <Money micros={max} currency={currency} />, clamped otherwise; 0 blocks this account on every member without killing the budget.
       </p>
       {/* Above what binds the account (its override, else its plan or the budget's own): a raise, asked of a second admin. */}
       {state.status === "error" && state.code === "approval_required" ? <AskForApproval kind="budget.override" canBreakGlass what="An override above what binds this account is a raise" /> : null}

@@ -1,11 +1,13 @@
 import Link from "next/link";
+import type { ReactNode } from "react";
 import { AccountLink } from "@/components/account-link";
 import { DataTable, type TableSpec } from "@/components/data-table";
+import { Money } from "@/components/money";
 import type { BudgetDetail, MemberShare } from "@/lib/budgets";
+import { formatCount, formatDateTime } from "@/lib/format";
 
 type BudgetOverride = BudgetDetail["overrides"]["rows"][number];
 type Alert = BudgetDetail["alerts"][number];
-import { formatCount, formatDateTime, formatMoney } from "@/lib/format";
 
 // The read side's tables on a budget's page: members, accounts, overrides and alerts.
 
@@ -27,7 +29,7 @@ export function MembersTable({ members, currency }: { members: MemberShare[]; cu
         ),
       },
       { header: "Name", cell: (m) => m.name },
-      { header: "This window", className: "text-right", cellClassName: "tabular-nums", cell: (m) => formatMoney(m.money, currency) },
+      { header: "This window", className: "text-right", cellClassName: "tabular-nums", cell: (m) => <Money micros={m.money} currency={currency} /> },
       { header: "Share", className: "text-right", cellClassName: "tabular-nums", cell: (m) => (total > 0 ? `${Math.round((m.money / total) * 100)}%` : "—") },
       { header: "Reservations", className: "text-right", cellClassName: "tabular-nums", cell: (m) => formatCount(m.reservations) },
     ],
@@ -35,7 +37,7 @@ export function MembersTable({ members, currency }: { members: MemberShare[]; cu
   return <DataTable spec={spec} caption="Members and their shares of this window" rows={members} />;
 }
 
-type AccountRow = { account: string; spend: number; detail: string };
+type AccountRow = { account: string; spend: number; detail: ReactNode };
 
 export function AccountsTable({ caption, rows, currency, testId }: { caption: string; rows: AccountRow[]; currency: string; testId: string }) {
   const spec: TableSpec<AccountRow> = {
@@ -45,7 +47,7 @@ export function AccountsTable({ caption, rows, currency, testId }: { caption: st
     empty: <p className="text-sm text-zinc-600 dark:text-zinc-400">No account has spent here yet.</p>,
     columns: [
       { header: "Account", cell: (a) => <AccountLink account={a.account} /> },
-      { header: "Spend", className: "text-right", cellClassName: "tabular-nums", cell: (a) => formatMoney(a.spend, currency) },
+      { header: "Spend", className: "text-right", cellClassName: "tabular-nums", cell: (a) => <Money micros={a.spend} currency={currency} /> },
       // A header a screen reader reads (axe: empty-table-header); sighted readers see the cells say it.
       { header: <span className="sr-only">Detail</span>, label: "Of", cellClassName: "text-xs text-zinc-600 dark:text-zinc-400", cell: (a) => a.detail },
     ],
@@ -65,7 +67,7 @@ export function OverridesTable({ overrides, currency }: { overrides: { rows: Bud
     empty: <p className="text-sm text-zinc-600 dark:text-zinc-400">No account has a value of its own.</p>,
     columns: [
       { header: "Account", cell: (o) => <AccountLink account={o.caller} /> },
-      { header: "Value", className: "text-right", cellClassName: "tabular-nums", cell: (o) => (o.value === 0 ? "0 (blocked)" : formatMoney(o.value, currency)) },
+      { header: "Value", className: "text-right", cellClassName: "tabular-nums", cell: (o) => (o.value === 0 ? "0 (blocked)" : <Money micros={o.value} currency={currency} />) },
       { header: "Reason", cell: (o) => o.reason },
     ],
   };

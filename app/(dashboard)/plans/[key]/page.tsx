@@ -5,10 +5,11 @@ import { notFound } from "next/navigation";
 import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
 import { AuditTable } from "@/components/audit-table";
+import { Money } from "@/components/money";
 import { cardClass } from "@/components/ui";
 import { hasRole } from "@/lib/auth/roles";
 import { CatalogError } from "@/lib/catalog/errors";
-import { formatCount, formatMoney } from "@/lib/format";
+import { formatCount } from "@/lib/format";
 import { listPlanEvents, readPlan, removalRaise, type PlanBudgetRow, type PlanCeilingRow, type PlanDetail } from "@/lib/plans";
 import { AskPlanButton, DeletePlanForm, EditPlanForm, KeyAssignableControl, MakeDefaultButton, PlanValueForm, RemovePlanValueButton } from "../_components/plan-controls";
 
@@ -122,7 +123,7 @@ export default async function PlanPage({ params }: Props) {
   );
 }
 
-function Facts({ items }: { items: [string, string][] }) {
+function Facts({ items }: { items: [string, ReactNode][] }) {
   return (
     <dl className="grid gap-x-6 gap-y-1 text-sm sm:grid-cols-[max-content_1fr]">
       {items.map(([k, v]) => (
@@ -172,7 +173,7 @@ function CeilingRow({ planKey, row: c, isAdmin }: { planKey: string; row: PlanCe
 }
 
 function BudgetRow({ planKey, row: b, isAdmin }: { planKey: string; row: PlanBudgetRow; isAdmin: boolean }) {
-  const money = (m: number) => formatMoney(m, b.currency);
+  const money = (m: number) => <Money micros={m} currency={b.currency} />;
   const testId = `plan-budget-${b.budgetKey}`;
   return (
     <div className="space-y-3" data-testid={testId}>
@@ -183,9 +184,9 @@ function BudgetRow({ planKey, row: b, isAdmin }: { planKey: string; row: PlanBud
       </h3>
       <Facts
         items={[
-          ["This plan", b.planValue === null ? `none: the budget's own ${money(b.budgetValue)} binds` : b.planValue === 0 ? "0: every account on this plan is refused on its members" : `${money(b.planValue)} per account`],
+          ["This plan", b.planValue === null ? <>none: the budget&apos;s own {money(b.budgetValue)} binds</> : b.planValue === 0 ? "0: every account on this plan is refused on its members" : <>{money(b.planValue)} per account</>],
           ["Budget's own", b.budgetValue === 0 ? "0 (killed: refuses everyone)" : money(b.budgetValue)],
-          ["Bounds", `${money(b.min)} to ${money(b.max)}`],
+          ["Bounds", <>{money(b.min)} to {money(b.max)}</>],
         ]}
       />
       {isAdmin ? (
@@ -194,7 +195,7 @@ function BudgetRow({ planKey, row: b, isAdmin }: { planKey: string; row: PlanBud
             <PlanValueForm planKey={planKey} target={{ budget: b.budgetKey }} of={{ kind: "money", currency: b.currency }} planValue={b.planValue} own={b.budgetValue} ownBeforeKill={b.budgetBeforeKill} min={b.min} max={b.max} testId={`${testId}-set`} />
           </div>
           {b.planValue !== null ? (
-            <RemoveOrRaise planValue={b.planValue} own={b.budgetValue} ownBeforeKill={b.budgetBeforeKill} show={(v) => formatMoney(v, b.currency)} testId={`${testId}-remove`}>
+            <RemoveOrRaise planValue={b.planValue} own={b.budgetValue} ownBeforeKill={b.budgetBeforeKill} show={money} testId={`${testId}-remove`}>
               <RemovePlanValueButton planKey={planKey} target={{ budget: b.budgetKey }} on={`budget ${b.budgetKey}`} testId={`${testId}-remove`} />
             </RemoveOrRaise>
           ) : null}
@@ -208,7 +209,7 @@ function BudgetRow({ planKey, row: b, isAdmin }: { planKey: string; row: PlanBud
  * The remove button, unless removing is a raise of 5x or more (the own value over the plan's): then
  * it says so, and the raise is made by setting the own value above, which asks for it twice.
  */
-function RemoveOrRaise(p: { planValue: number; own: number; ownBeforeKill: number | null; show: (v: number) => string; testId: string; children: ReactNode }) {
+function RemoveOrRaise(p: { planValue: number; own: number; ownBeforeKill: number | null; show: (v: number) => ReactNode; testId: string; children: ReactNode }) {
   const raise = removalRaise(p.planValue, p.own, p.ownBeforeKill);
   if (!raise.needsConfirmation) return <>{p.children}</>;
   return (

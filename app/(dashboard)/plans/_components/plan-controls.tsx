@@ -8,11 +8,12 @@ import { FieldError } from "@/app/(dashboard)/endpoints/_components/field-error"
 import { ActionMessage } from "@/components/action-message";
 import { AskForApproval } from "@/components/ask-approval";
 import { ConfirmActionButton } from "@/components/confirm-action-button";
+import { Money } from "@/components/money";
 import { ReasonField } from "@/components/reason-field";
 import { SubmitButton } from "@/components/submit-button";
 import { dangerButtonClass, inputClass, labelClass, secondaryButtonClass } from "@/components/ui";
 import { previewPlanValue, type PlanValueKind } from "@/lib/plans/preview";
-import { formatCount, formatMoney } from "@/lib/format";
+import { formatCount } from "@/lib/format";
 
 // The forms of the plans pages: a new plan, its name and description, its value on one per-caller
 // ceiling or per-account budget (clamp and 5x retype shown before saving), remove a value, make
@@ -142,7 +143,7 @@ export function PlanValueForm(props: PlanValueFormProps) {
   }, IDLE);
   const preview = input.trim() === "" ? null : previewPlanValue({ raw: input, of: props.of, previous: props.planValue, own: props.own, ownBeforeKill: props.ownBeforeKill, min: props.min, max: props.max });
   const needsConfirmation = (preview?.ok === true && preview.needsConfirmation) || (state.status === "error" && state.code === "confirmation_required");
-  const show = (v: number) => (props.of.kind === "money" ? formatMoney(v, props.of.currency) : formatCount(v));
+  const show = (v: number) => (props.of.kind === "money" ? <Money micros={v} currency={props.of.currency} /> : formatCount(v));
   return (
     <form action={formAction} className="space-y-2" data-testid={props.testId}>
       <input type="hidden" name="key" value={props.planKey} />
@@ -157,7 +158,7 @@ export function PlanValueForm(props: PlanValueFormProps) {
         <ReasonField id={id} testId={`${props.testId}-reason`} />
       </div>
       <p id={`${id}-preview`} aria-live="polite" className={`text-xs ${preview?.ok === false ? "text-red-700 dark:text-red-400" : "text-zinc-600 dark:text-zinc-400"}`} data-testid={`${props.testId}-preview`}>
-        {preview === null ? `From ${show(props.min)} to ${show(props.max)}, clamped otherwise; 0 refuses every account on this plan here.` : preview.ok ? preview.message : preview.error}
+        {preview === null ? <>From {show(props.min)} to {show(props.max)}, clamped otherwise; 0 refuses every account on this plan here.</> : preview.ok ? preview.message : preview.error}
       </p>
       {needsConfirmation ? (
         <div>

@@ -3,7 +3,8 @@ import Link from "next/link";
 import { notFound } from "next/navigation";
 import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
-import { formatCount, formatMoney, formatUtc } from "@/lib/format";
+import { Money } from "@/components/money";
+import { formatCount, formatMoneyText, formatUtc } from "@/lib/format";
 import { getRefusal } from "@/lib/refusals";
 import type { ReactNode } from "react";
 import { HOUR_MS } from "@/lib/time";
@@ -62,16 +63,17 @@ export default async function RefusalPage({ params }: { params: Promise<{ id: st
         {r.budget ? (
           <Field label="Budget" testId="refusal-budget">
             <Link href={`/budgets/${encodeURIComponent(r.budget.key)}`} className="font-mono text-sky-700 underline dark:text-sky-400">{r.budget.key}</Link>{" "}
-            <span className="text-zinc-500">(its value today: {formatMoney(r.budget.valueNow, r.budget.currency)})</span>
+            <span className="text-zinc-500">(its value today: <Money micros={r.budget.valueNow} currency={r.budget.currency} />)</span>
           </Field>
         ) : null}
         <Field label="Amount asked" testId="refusal-amount">{formatCount(r.amount)} {r.endpoint?.unit ?? "units"}</Field>
-        {/* A budget counts money: what it had left is money in its currency, beside the units asked. */}
+        {/* A budget counts money: what it had left is money in its currency, beside the units asked,
+            and to the micro, since the refusal turned on it. */}
         <Field label="Remaining at the time" testId="refusal-remaining">
           {r.remaining === null
             ? "not recorded for this gate"
             : r.budget
-              ? `${formatMoney(r.remaining, r.budget.currency)} of the budget`
+              ? `${formatMoneyText(r.remaining, r.budget.currency)} of the budget`
               : `${formatCount(r.remaining)} ${r.endpoint?.unit ?? "units"}`}
         </Field>
         <Field label="Caller">{r.caller ? <span className="font-mono">{r.caller}</span> : "none"}</Field>

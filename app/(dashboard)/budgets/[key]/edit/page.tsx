@@ -3,10 +3,11 @@ import Link from "next/link";
 import { notFound } from "next/navigation";
 import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
+import { Money } from "@/components/money";
 import { cardClass } from "@/components/ui";
 import { budgetSentenceOf, type CatalogBudget, listMemberOptions, looserRecentBudget, moneyInputText, readBudget } from "@/lib/budgets";
 import { CatalogError } from "@/lib/catalog/errors";
-import { formatMoney } from "@/lib/format";
+import { formatMoneyText } from "@/lib/format";
 import { AdjustBudgetForm, BudgetArchiveButton, BudgetKillButton, BudgetOverrideForm, RemoveBudgetOverrideButton } from "../../_components/budget-controls";
 import { EditBudgetForm, type EditBudgetInitial } from "../../_components/budget-form";
 
@@ -81,10 +82,17 @@ export default async function EditBudgetPage({ params }: Params) {
 
       <section aria-labelledby="value-title" className={`${cardClass} space-y-3`}>
         <h2 id="value-title" className="text-lg font-semibold">
-          Value: {killed ? `killed (restores to ${formatMoney(budget.valueBeforeKill ?? budget.defaultValue, budget.currency)})` : formatMoney(budget.value, budget.currency)}
+          Value:{" "}
+          {killed ? (
+            <>
+              killed (restores to <Money micros={budget.valueBeforeKill ?? budget.defaultValue} currency={budget.currency} />)
+            </>
+          ) : (
+            <Money micros={budget.value} currency={budget.currency} />
+          )}
         </h2>
         <AdjustBudgetForm budgetKey={key} value={budget.value} valueBeforeKill={budget.valueBeforeKill} min={budget.minValue} max={budget.maxValue} defaultValue={budget.defaultValue} currency={budget.currency} version={budget.version} isAdmin />
-        <BudgetKillButton budgetKey={key} killed={killed} restoresTo={formatMoney(budget.valueBeforeKill ?? budget.defaultValue, budget.currency)} />
+        <BudgetKillButton budgetKey={key} killed={killed} restoresTo={formatMoneyText(budget.valueBeforeKill ?? budget.defaultValue, budget.currency)} />
       </section>
 
       {spec.scope === "account" ? (
@@ -93,13 +101,13 @@ export default async function EditBudgetPage({ params }: Params) {
             Accounts with their own value
           </h2>
           {spec.overrides.length === 0 ? (
-            <p className="text-sm text-zinc-600 dark:text-zinc-400">None: every account has {formatMoney(budget.value, budget.currency)}.</p>
+            <p className="text-sm text-zinc-600 dark:text-zinc-400">None: every account has <Money micros={budget.value} currency={budget.currency} />.</p>
           ) : (
             <ul className="space-y-2" aria-label="Overrides of this budget">
               {spec.overrides.map((o) => (
                 <li key={o.caller} className="flex flex-wrap items-center justify-between gap-2 text-sm" data-testid={`budget-override-row-${o.caller}`}>
                   <span>
-                    <span className="font-mono">{o.caller}</span>: {o.value === 0 ? "blocked on every member" : formatMoney(o.value, budget.currency)}
+                    <span className="font-mono">{o.caller}</span>: {o.value === 0 ? "blocked on every member" : <Money micros={o.value} currency={budget.currency} />}
                     <span className="text-zinc-600 dark:text-zinc-400"> · {o.reason}</span>
                   </span>
                   <RemoveBudgetOverrideButton budgetKey={key} caller={o.caller} />

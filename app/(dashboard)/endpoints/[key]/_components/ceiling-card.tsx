@@ -99,7 +99,8 @@ export function CeilingCard({ ceiling: c, unit, isAdmin, canAsk, overrides, plan
             <ul className="space-y-0.5">
               {planValues.map((p) => (
                 <li key={p.planKey} className="flex justify-between gap-4 tabular-nums">
-                  <Link href={`/plans/${encodeURIComponent(p.planKey)}`} className="underline">
+                  {/* A 24 px target: the rows of this list sit 2 px apart (axe target-size). */}
+                  <Link href={`/plans/${encodeURIComponent(p.planKey)}`} className="inline-flex min-h-6 items-center underline">
                     {p.planName}
                     {p.isDefault ? " (default)" : ""}
                   </Link>

@@ -6,7 +6,8 @@ import { ReconciliationSection } from "./reconciliation-section";
 // The endpoint's Reconciliation section as the server sends it: the source it links to, the last
 // 7 days with their drift and which way, or where to connect a source when none maps it.
 
-const text = (html: string) => html.replace(/<[^>]+>/g, " ").replaceAll("&#x27;", "'").replace(/\s+/g, " ");
+// An amount's <data> is inline: it adds no space, as in the browser.
+const text = (html: string) => html.replace(/<\/?data[^>]*>/g, "").replace(/<[^>]+>/g, " ").replaceAll("&#x27;", "'").replaceAll("&lt;", "<").replace(/\s+/g, " ");
 const NOW = new Date("2026-03-10T12:00:00Z");
 
 function recon(days: Partial<ReconDay>[], source: EndpointReconciliation["source"]): EndpointReconciliation {
@@ -29,7 +30,9 @@ describe("reconciliation section", () => {
     expect(words).toContain("Reported by openai-prod (OpenAI organization usage and costs API; days in UTC). Last pulled 60 min ago.");
     expect(words).toContain("Mar 3 1,000 tokens · $10.00 900 tokens · $9.00 +10.0 % past the threshold more billed than charged: calls bypass Ceilings or settle low");
     expect(words).toContain("Mar 2 not reported not compared not compared");
-    expect(words).toContain("Mar 1 5 tokens · $0.00005 5 tokens · $0.00005 (2 still held)");
+    // 50 micros is not $0.00: it reads as under a cent, the exact amount in its title.
+    expect(words).toContain("Mar 1 5 tokens · < $0.01 5 tokens · < $0.01 (2 still held)");
+    expect(html).toContain('<data value="0.000050" title="Exactly $0.000050"');
     expect(html.indexOf('data-day="2026-03-03"')).toBeLessThan(html.indexOf('data-day="2026-03-02"'));
   });
 

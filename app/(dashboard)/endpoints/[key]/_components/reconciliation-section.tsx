@@ -1,8 +1,9 @@
 import Link from "next/link";
 import { ReconciliationChart } from "@/components/charts/reconciliation-chart";
 import { DataTable, type TableSpec } from "@/components/data-table";
+import { Money } from "@/components/money";
 import { cardClass } from "@/components/ui";
-import { formatAgo, formatDay, formatMoney, formatUnits } from "@/lib/format";
+import { formatAgo, formatDay, formatUnits } from "@/lib/format";
 import type { EndpointReconciliation, ReconDay } from "@/lib/reconciliation/read";
 import { usageSourceKindLabels } from "@/lib/reconciliation/types";
 import { driftDirectionSentence, driftPercentText } from "@/lib/reconciliation/words";
@@ -11,7 +12,8 @@ import { driftDirectionSentence, driftPercentText } from "@/lib/reconciliation/w
 // endpoint, drawn over 30 and 90 days, and the last 7 days written out with their drift.
 
 function daysTable(unit: string, currency: string): TableSpec<ReconDay> {
-  const both = (units: number | null, micros: number | null) => (units === null || micros === null ? "not reported" : `${formatUnits(units, unit)} · ${formatMoney(micros, currency)}`);
+  const both = (units: number | null, micros: number | null) =>
+    units === null || micros === null ? "not reported" : <>{formatUnits(units, unit)} · <Money micros={micros} currency={currency} /></>;
   return {
     testId: "reconciliation-days",
     rowKey: (d) => d.day,
@@ -20,7 +22,7 @@ function daysTable(unit: string, currency: string): TableSpec<ReconDay> {
     columns: [
       { header: "Provider day", cell: (d) => formatDay(d.day) },
       { header: "Billed by the provider", cell: (d) => both(d.billedUnits, d.billedMicros) },
-      { header: "Charged by Ceilings", cell: (d) => (d.chargedUnits === null ? "not compared" : `${both(d.chargedUnits, d.chargedMicros)}${d.held > 0 ? ` (${d.held} still held)` : ""}`) },
+      { header: "Charged by Ceilings", cell: (d) => (d.chargedUnits === null ? "not compared" : <>{both(d.chargedUnits, d.chargedMicros)}{d.held > 0 ? ` (${d.held} still held)` : ""}</>) },
       {
         header: "Drift",
         cell: (d) =>

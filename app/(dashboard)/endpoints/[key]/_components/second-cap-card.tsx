@@ -1,7 +1,8 @@
 import { runAction } from "@/app/(dashboard)/actions";
 import { ConfirmActionButton } from "@/components/confirm-action-button";
+import { Money } from "@/components/money";
 import { cardClass } from "@/components/ui";
-import { formatMoney, formatUnits, formatUtc } from "@/lib/format";
+import { formatUnits, formatUtc } from "@/lib/format";
 import type { ProviderCap, SecondCapVerdict } from "@/lib/reconciliation/types";
 import { ProviderCapForm } from "./provider-cap-form";
 
@@ -42,7 +43,7 @@ export function SecondCapCard({ endpointKey, unit, currency, cap, verdict, isAdm
         <dl className="grid gap-x-6 gap-y-1 text-sm sm:grid-cols-[max-content_1fr]">
           <dt className="text-zinc-600 dark:text-zinc-400">Limit</dt>
           <dd>
-            {cap.measure === "money" ? formatMoney(cap.amount, currency) : formatUnits(cap.amount, unit)} per {cap.window}
+            {cap.measure === "money" ? <Money micros={cap.amount} currency={currency} /> : formatUnits(cap.amount, unit)} per {cap.window}
           </dd>
           <dt className="text-zinc-600 dark:text-zinc-400">Where it is set</dt>
           <dd className="break-words">{cap.setAt}</dd>

@@ -6,10 +6,11 @@ import { runAction } from "@/app/(dashboard)/actions";
 import { requirePageRole } from "@/app/_lib/session";
 import { AlertsActionForm } from "@/components/alerts-action-form";
 import { AutoRefresh } from "@/components/auto-refresh";
+import { Money } from "@/components/money";
 import { cardClass, secondaryButtonClass } from "@/components/ui";
 import { hasRole } from "@/lib/auth/roles";
 import { moneyInputText } from "@/lib/budgets/money";
-import { formatCount, formatDateTime, formatMoney } from "@/lib/format";
+import { formatCount, formatDateTime } from "@/lib/format";
 import { isProviderDay } from "@/lib/reconciliation/days";
 import { basisPointsText, getUsageSourceDetail, listRuleTargets, sourceVersion } from "@/lib/reconciliation/sources";
 import { usageSourceKindLabels } from "@/lib/reconciliation/types";
@@ -50,7 +51,7 @@ export default async function UsageSourcePage({ params, searchParams }: Props) {
   if (!d) notFound();
   const s = d.source;
   const path = `/reconciliation/sources/${s.id}`;
-  const money = (m: number) => formatMoney(m, s.currency);
+  const money = (m: number) => <Money micros={m} currency={s.currency} />;
   const canPullNow = s.enabled && !(s.kind === "file" && s.location === null);
 
   return (
@@ -102,7 +103,7 @@ export default async function UsageSourcePage({ params, searchParams }: Props) {
           <dt className="text-zinc-600 dark:text-zinc-400">Alerts when</dt>
           <dd>
             billed and charged differ by at least {basisPointsText(s.thresholdBasisPoints)} % and {money(s.thresholdMicros)} on a day, or a day bills{" "}
-            {s.unmappedThresholdMicros === 0 ? "any money" : `${money(s.unmappedThresholdMicros)} or more`} on items no rule maps
+            {s.unmappedThresholdMicros === 0 ? "any money" : <>{money(s.unmappedThresholdMicros)} or more</>} on items no rule maps
           </dd>
         </dl>
         {s.pullRequestedAt ? (

@@ -2,7 +2,8 @@ import Link from "next/link";
 import { runAction } from "@/app/(dashboard)/actions";
 import { AlertsActionForm } from "@/components/alerts-action-form";
 import { DataTable, type TableSpec } from "@/components/data-table";
-import { formatCount, formatDateTime, formatMoney } from "@/lib/format";
+import { Money } from "@/components/money";
+import { formatCount, formatDateTime } from "@/lib/format";
 import type { RawUsageRow, UnmappedItem, UsagePullView, UsageRuleView } from "@/lib/reconciliation/sources";
 
 // The tables of a source's page. Each scrolls in its own box (DataTable); on a phone a row is a card.
@@ -16,7 +17,7 @@ function TargetLink({ endpointKey, budgetKey }: { endpointKey: string | null; bu
   return <span className={muted}>unmapped</span>;
 }
 
-const cost = (micros: number | null, currency: string) => (micros === null ? <span className={muted}>not reported</span> : formatMoney(micros, currency));
+const cost = (micros: number | null, currency: string) => (micros === null ? <span className={muted}>not reported</span> : <Money micros={micros} currency={currency} />);
 
 export function RulesTable({ rules, sourceId, isAdmin }: { rules: UsageRuleView[]; sourceId: number; isAdmin: boolean }) {
   const spec: TableSpec<UsageRuleView> = {
