@@ -4,11 +4,11 @@ import { endpoints } from "./endpoints";
 const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => "bytea" });
 
 // The what-if's ledger of one endpoint and UTC day (lib/changes/what-if-days.ts): every grant of
-// the day made before `through`, in (created_at, id) order, one column per field, each a run of
-// unsigned LEB128 varints. None of them is held, so none can change but by a late overrun
-// (ceilings.settle on an expired or released reservation), which deletes its day's row. Replaying
-// a month of a busy endpoint reads thirty rows of a few hundred kilobytes, and the grants since
-// `through`, instead of a million reservations.
+// the day made before `through`, in (created_at, id) order, one column per field, each an array of
+// whole numbers at the width its largest needs. None of them is held, so none can change but by a
+// late overrun (ceilings.settle on an expired or released reservation), which deletes its day's
+// row. Replaying a month of a busy endpoint reads thirty rows of a few hundred kilobytes, and the
+// grants since `through`, instead of a million reservations.
 export const whatIfDays = pgTable(
   "what_if_days",
   {

@@ -113,40 +113,66 @@ export async function replayFast(db: Db, q: ReplayQuery): Promise<ReplayResult> 
       window = w;
       counters.fill(0);
     }
-    const key = keys.perDay[d] as Int32Array;
-    const caller = keys.callerPerDay[d] as Int32Array;
-    const check = q.metric === "units" ? g.amount : q.metric === "money" ? g.money : null;
-    const charge = q.metric === "units" ? g.finalUnits : q.metric === "money" ? g.finalMoney : null;
-    const touched: number[] = [];
-    let granted = 0;
-    let refused = 0;
-    let money = 0;
-    for (let i = 0; i < g.n; i += 1) {
-      const k = key[i] ?? 0;
-      const lim = limits[k] ?? 0;
-      const used = counters[k] ?? 0;
-      if (lim !== 0 && used + (check ? (check[i] ?? 0) : 1) <= lim) {
-        counters[k] = used + (charge ? (charge[i] ?? 0) : 1 - (g.free[i] ?? 0));
-        granted += 1;
-        continue;
-      }
-      refused += 1;
-      const m = g.finalMoney[i] ?? 0;
-      money += m;
-      const c = caller[i] ?? 0;
-      if (refusedCalls[c] === 0) touched.push(c);
-      refusedCalls[c] = (refusedCalls[c] ?? 0) + 1;
-      refusedMoney[c] = (refusedMoney[c] ?? 0) + m;
-    }
+    const calls = q.metric === "calls";
+    const totals = replayDay({
+      n: g.n,
+      // A call checks 1 and charges 1, or nothing for a release with no overrun.
+      check: calls ? new Uint8Array(g.n).fill(1) : q.metric === "units" ? g.amount : g.money,
+      charge: calls ? Uint8Array.from(g.free, (free) => 1 - free) : q.metric === "units" ? g.finalUnits : g.finalMoney,
+      money: g.finalMoney,
+      // Day-local indexes to the replay's: the counter's (none for global) and the caller's.
+      key: q.scope === "caller" ? g.caller : q.scope === "destination" ? g.destination : null,
+      keyTo: keys.keyTo[d] as Int32Array,
+      caller: g.caller,
+      callerTo: keys.callerTo[d] as Int32Array,
+      limits, counters, refusedCalls, refusedMoney,
+    });
     const reported = day >= since;
-    if (reported) result.days.set(day, { granted, refused, refusedMoney: money });
-    for (const c of touched) {
+    if (reported) result.days.set(day, { granted: totals.granted, refused: totals.refused, refusedMoney: totals.money });
+    for (const c of totals.touched) {
       if (reported) accountsOf(result, day).set(keys.callers[c] ?? "", { refused: refusedCalls[c] ?? 0, refusedMoney: refusedMoney[c] ?? 0 });
       refusedCalls[c] = 0;
       refusedMoney[c] = 0;
     }
   });
   return result;
+}
+
+type Numbers = ArrayLike<number>;
+
+/**
+ * One day's grants in order against the counters: granted when the limit is not 0 and the counter
+ * plus the check fits it (the counter then takes the charge); refused otherwise, counted per caller
+ * in refusedCalls and refusedMoney (`touched` lists the callers it counted). One plain loop over
+ * typed arrays: it runs a million times for a busy month.
+ */
+function replayDay(a: {
+  n: number; check: Numbers; charge: Numbers; money: Numbers; key: Numbers | null; keyTo: Int32Array; caller: Numbers; callerTo: Int32Array;
+  limits: Float64Array; counters: Float64Array; refusedCalls: Float64Array; refusedMoney: Float64Array;
+}): { granted: number; refused: number; money: number; touched: number[] } {
+  const { n, check, charge, money, key, keyTo, caller, callerTo, limits, counters, refusedCalls, refusedMoney } = a;
+  const touched: number[] = [];
+  let granted = 0;
+  let refused = 0;
+  let refusedTotal = 0;
+  for (let i = 0; i < n; i += 1) {
+    const k = key === null ? 0 : (keyTo[key[i] ?? 0] ?? 0);
+    const lim = limits[k] ?? 0;
+    const used = counters[k] ?? 0;
+    if (lim !== 0 && used + (check[i] ?? 0) <= lim) {
+      counters[k] = used + (charge[i] ?? 0);
+      granted += 1;
+      continue;
+    }
+    refused += 1;
+    const m = money[i] ?? 0;
+    refusedTotal += m;
+    const c = callerTo[caller[i] ?? 0] ?? 0;
+    if (refusedCalls[c] === 0) touched.push(c);
+    refusedCalls[c] = (refusedCalls[c] ?? 0) + 1;
+    refusedMoney[c] = (refusedMoney[c] ?? 0) + m;
+  }
+  return { granted, refused, money: refusedTotal, touched };
 }
 
 /** The window a UTC day counts in, as window_bounds computes it: the day, or the billing month it opens in. */
@@ -157,18 +183,18 @@ function windowOf(q: ReplayQuery, day: string): string {
 }
 
 /**
- * Every grant's counter as one index across the days (scope key: '' for global, the caller, the
- * destination), and its caller's, for the refused per account.
+ * The counters (scope keys: '' for global, the callers, the destinations) and the callers of every
+ * day, numbered once across the days, and each day's own numbering mapped to them.
  */
 function scopeKeys(read: DayGrants[], scope: ReplayScope) {
   const callers = new Dictionary();
   const destinations = new Dictionary();
-  const callerPerDay = read.map(({ grants: g }) => callers.remap(g.callers, g.caller));
-  const perDay = read.map(({ grants: g }, d) =>
-    scope === "global" ? new Int32Array(g.n) : scope === "caller" ? (callerPerDay[d] as Int32Array) : destinations.remap(g.destinations, g.destination),
+  const callerTo = read.map(({ grants: g }) => callers.indexes(g.callers));
+  const keyTo = read.map(({ grants: g }, d) =>
+    scope === "caller" ? (callerTo[d] as Int32Array) : scope === "destination" ? destinations.indexes(g.destinations) : new Int32Array(0),
   );
   const names = scope === "global" ? [""] : scope === "caller" ? callers.names : destinations.names;
-  return { names, perDay, callers: callers.names, callerPerDay };
+  return { names, keyTo, callers: callers.names, callerTo };
 }
 
 /** Names numbered in the order met, across days whose own numbering differs. */
@@ -176,9 +202,9 @@ class Dictionary {
   readonly names: string[] = [];
   private readonly seen = new Map<string, number>();
 
-  /** A day's indexes (into its own `list`) as indexes into this dictionary. */
-  remap(list: string[], indexes: Float64Array): Int32Array {
-    const to = list.map((name) => {
+  /** The index of each of a day's names. */
+  indexes(list: string[]): Int32Array {
+    return Int32Array.from(list, (name) => {
       let i = this.seen.get(name);
       if (i === undefined) {
         i = this.names.length;
@@ -187,9 +213,6 @@ class Dictionary {
       }
       return i;
     });
-    const out = new Int32Array(indexes.length);
-    for (let i = 0; i < out.length; i += 1) out[i] = to[indexes[i] ?? 0] ?? 0;
-    return out;
   }
 }
 
