@@ -462,6 +462,14 @@ function textArray(values: string[]): string {
   return `'{${body.replaceAll("'", "''")}}'::text[]`;
 }
 
+/**
+ * Deletes the written days of these endpoints: after reservations are inserted with a creation
+ * time in the past (the demo's seed, db:fill), which reserve never does. The worker writes them anew.
+ */
+export async function forgetLedgerDays(db: Db, endpointIds: number[]): Promise<void> {
+  if (endpointIds.length > 0) await db.execute(sql`delete from what_if_days where endpoint_id = any(${idArray(endpointIds)})`);
+}
+
 export type WhatIfDaysRun = { written: number; grants: number };
 
 /**

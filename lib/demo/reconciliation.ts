@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
 import { providerCaps, reservations, usageSourceRules, usageSources } from "@/db/schema";
+import { forgetLedgerDays } from "@/lib/changes/what-if-days";
 import { compareSourceDays } from "@/lib/reconciliation/compare";
 import { addDays, dayBounds, dayIn } from "@/lib/reconciliation/days";
 import { importUsageFile } from "@/lib/reconciliation/pull";
@@ -52,6 +53,7 @@ export async function seedDemoReconciliation(tx: Db, eps: Endpoints, usageRows: 
     }
   }
   for (let i = 0; i < ledger.length; i += 500) await tx.insert(reservations).values(ledger.slice(i, i + 500));
+  await forgetLedgerDays(tx, [email.id]);
 
   // The provider's report: every send of the ledger (this week's and today's, seeded before this)
   // counted per US Eastern day, plus the bypass.

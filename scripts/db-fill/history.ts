@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { resultRows, type Db } from "@/db/client";
+import { forgetLedgerDays } from "@/lib/changes/what-if-days";
 import { FILL_ENDPOINTS } from "./catalog";
 
 // History in bulk SQL (INSERT ... SELECT generate_series), so millions of rows take minutes, not
@@ -74,4 +75,6 @@ export async function fillReservations(db: Db, count: number, days: number): Pro
     ) g
     join fill_ep f on f.idx = g.ei
     cross join lateral (select case when f.per_call_max = 1 then 1::bigint else greatest(1, floor(g.a * f.per_call_max))::bigint end as n) am`);
+  // History made after the what-if's ledger was written: it is written again (the worker's job).
+  await forgetLedgerDays(db, resultRows<{ id: number }>(await db.execute(sql`select id from fill_ep`)).map((r) => r.id));
 }
