@@ -473,14 +473,17 @@ export async function forgetLedgerDays(db: Db, endpointIds: number[]): Promise<v
 export type WhatIfDaysRun = { written: number; grants: number };
 
 /**
- * Writes, for every endpoint, each day of the last WHAT_IF_DAYS_BACK not written yet, and rewrites
- * a day written short of its end once `through` can move WHAT_IF_DAYS_EVERY_MS further (today,
- * or a day a held reservation stopped), until `maxGrants` grants have been read in this run. A day
- * with no reservation is written too: it says there is nothing to read.
+ * Writes, for every endpoint, each day of the last WHAT_IF_DAYS_BACK not written yet (older rows are
+ * deleted), and rewrites a day written short of its end once `through` can move
+ * WHAT_IF_DAYS_EVERY_MS further (today, or a day a held reservation stopped), until `maxGrants`
+ * grants have been read in this run. A day with no reservation is written too: it says there is
+ * nothing to read.
  */
 export async function buildWhatIfDays(db: Db, now: Date, opts: { endpointIds?: number[]; maxGrants?: number } = {}): Promise<WhatIfDaysRun> {
   const last = utcDay(now.getTime() - IN_FLIGHT_MS);
   const first = utcDay(now.getTime() - WHAT_IF_DAYS_BACK * DAY_MS);
+  // Older days are never replayed: their rows go.
+  await db.execute(sql`delete from what_if_days where day < ${first}::date`);
   const due = resultRows<{ endpoint_id: number; day: string }>(
     await db.execute(sql`
       select e.id as endpoint_id, d::date::text as day
