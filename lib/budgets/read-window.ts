@@ -225,11 +225,7 @@ async function readMemberShares(db: Db, filter: SQL, now: Date): Promise<Map<num
       spans as (select distinct endpoint_id, window_start, window_end from pairs where charging),
       spent as (
         select s.endpoint_id, s.window_start, (ch.value->>'b')::int as budget_id,
-          coalesce(sum(case r.state
-            when 'settled' then coalesce(r.settled_money, 0)
-            when 'released' then case when r.overrun then coalesce(r.settled_money, 0) else 0 end
-            when 'expired' then case when r.overrun then greatest(r.money, coalesce(r.settled_money, 0)) else r.money end
-            else r.money end), 0)::bigint as money,
+          coalesce(sum(ceilings.final_money(r)), 0)::bigint as money,
           count(*) as reservations
         from spans s
         join reservations r on r.endpoint_id = s.endpoint_id and r.created_at >= s.window_start and r.created_at < s.window_end

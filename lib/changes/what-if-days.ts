@@ -103,18 +103,14 @@ function emptyColumns(n: number): GrantColumns {
   };
 }
 
-// What a grant finally charged: what the counters hold once it resolved (resolve_charges' rules,
-// overruns after an expiry or a release included). A release with no overrun charged a call
-// nothing. Each grant's fields are packed into one string, grants in order, one string per
-// endpoint and day: tens of thousands of rows cost more to send and parse than one string. Unit and
-// record separators: a caller or destination holds no control character (reserve refuses them).
+// What a grant finally charged: ceilings.final_units and final_money. A release with no overrun
+// charged a call nothing. Each grant's fields are packed into one string, grants in order, one
+// string per endpoint and day: tens of thousands of rows cost more to send and parse than one
+// string. No field is null (concat_ws would drop it). Unit and record separators: a caller or
+// destination holds no control character (reserve refuses them).
 const packed = sql`
   string_agg(concat_ws(chr(31),
-    (extract(epoch from r.created_at) * 1000000)::bigint, r.amount, r.money,
-    case r.state when 'settled' then r.settled_amount when 'held' then r.amount
-         when 'expired' then greatest(r.amount, coalesce(r.settled_amount, 0)) else coalesce(r.settled_amount, 0) end,
-    case r.state when 'settled' then r.settled_money when 'held' then r.money
-         when 'expired' then greatest(r.money, coalesce(r.settled_money, 0)) else coalesce(r.settled_money, 0) end,
+    (extract(epoch from r.created_at) * 1000000)::bigint, r.amount, r.money, ceilings.final_units(r), ceilings.final_money(r),
     (r.state = 'released' and r.settled_amount is null)::int, coalesce(r.destination_key, ''), r.caller), chr(30) order by r.created_at, r.id)`;
 
 const idArray = (ids: number[]) => sql.raw(`'{${ids.map(Number).join(",")}}'::int[]`);

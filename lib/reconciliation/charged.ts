@@ -22,16 +22,10 @@ export async function chargedBetween(db: Db, endpointIds: number[], start: Date,
   const rows = await db
     .select({
       endpointId: reservations.endpointId,
-      units: sql<number>`coalesce(sum(case ${reservations.state}
-        when 'settled' then coalesce(${reservations.settledAmount}, ${reservations.amount})
-        when 'expired' then greatest(${reservations.amount}, coalesce(${reservations.settledAmount}, 0))
-        when 'released' then case when ${reservations.overrun} then coalesce(${reservations.settledAmount}, ${reservations.amount}) else 0 end
-        else 0 end), 0)::bigint`.mapWith(Number),
-      micros: sql<number>`coalesce(sum(case ${reservations.state}
-        when 'settled' then coalesce(${reservations.settledMoney}, ${reservations.money})
-        when 'expired' then greatest(${reservations.money}, coalesce(${reservations.settledMoney}, 0))
-        when 'released' then case when ${reservations.overrun} then coalesce(${reservations.settledMoney}, ${reservations.money}) else 0 end
-        else 0 end), 0)::bigint`.mapWith(Number),
+      // What each finally charged (ceilings.final_units and final_money, the one spelling of it);
+      // a held one is not final and counts nothing here.
+      units: sql<number>`coalesce(sum(ceilings.final_units(${reservations})) filter (where ${reservations.state} <> 'held'), 0)::bigint`.mapWith(Number),
+      micros: sql<number>`coalesce(sum(ceilings.final_money(${reservations})) filter (where ${reservations.state} <> 'held'), 0)::bigint`.mapWith(Number),
       held: sql<number>`count(*) filter (where ${reservations.state} = 'held')::int`.mapWith(Number),
     })
     .from(reservations)

@@ -168,6 +168,36 @@ BEGIN
   RETURN array_length(ids, 1);
 END $$;
 --> statement-breakpoint
+-- Guarantees: what a reservation finally charged in money, by final_units' rules. A settle from
+-- before reservations kept their money (migration 0028) counts the money reserved. The one
+-- spelling every reader of final money uses (the reconciliation ledger, a budget's spend by
+-- member, the what-if's ledger); plain SQL, so the planner inlines it.
+-- Locks: none.
+CREATE OR REPLACE FUNCTION ceilings.final_money(r reservations) RETURNS bigint
+LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE r.state
+    WHEN 'settled' THEN coalesce(r.settled_money, r.money)
+    WHEN 'held' THEN r.money
+    WHEN 'expired' THEN greatest(r.money, coalesce(r.settled_money, 0))
+    ELSE coalesce(r.settled_money, 0) END
+$$;
+--> statement-breakpoint
+-- Guarantees: what a reservation finally charged its counters in units, as reserve and
+-- resolve_charges leave them once it resolved: a settle its actual (overruns included), an expiry
+-- the greater of what was reserved and an overrun reported after it, a release nothing but an
+-- overrun reported after it, a held reservation its worst case (what the counters hold for it now).
+-- The one spelling every reader of final cost uses (the reconciliation ledger, the what-if's
+-- ledger; final_money for money); plain SQL, so the planner inlines it.
+-- Locks: none.
+CREATE OR REPLACE FUNCTION ceilings.final_units(r reservations) RETURNS bigint
+LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE r.state
+    WHEN 'settled' THEN coalesce(r.settled_amount, r.amount)
+    WHEN 'held' THEN r.amount
+    WHEN 'expired' THEN greatest(r.amount, coalesce(r.settled_amount, 0))
+    ELSE coalesce(r.settled_amount, 0) END
+$$;
+--> statement-breakpoint
 -- Records a threshold crossing once per ceiling (or budget), window and percent, and queues its deliveries in
 -- the same transaction (the outbox), so a crash between firing and sending loses nothing.
 -- Lock order: the alerts row (its dedupe key), then the new alert_deliveries rows.
