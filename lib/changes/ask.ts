@@ -10,7 +10,7 @@ import type { Verified } from "./who";
 // What asking and breaking glass share: the kind's reading of what is in force, and the checks
 // before anything is written (a raise, its end, the 5x confirmation).
 
-/** The longest a temporary raise may last: a raise for longer is a raise, asked as one. */
+/** The longest a temporary raise may last (every path reads this one): a raise for longer is a lasting raise, asked as one. */
 export const MAX_END_SECONDS = 31 * 24 * 60 * 60;
 
 export type Ask = { kind: ChangeKind; prepared: Prepared; endsAfterSeconds: number | null; endsAt: Date | null };

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { type ActionContext, defineAction } from "@/app/_lib/define-action";
 import { EndpointKeyField } from "@/app/_lib/action-fields";
 import { acknowledgeBreakGlass, approveChange, cancelChange, rejectChange, type Requester } from "@/lib/changes";
+import { MAX_END_SECONDS } from "@/lib/changes/ask";
 import { type AskChange, askForChange } from "@/lib/changes/form-ask";
 import { invalidInput } from "@/lib/catalog/errors";
 import { FormReader, readCeiling, readPartRows } from "@/app/(dashboard)/endpoints/catalog-form";
@@ -54,7 +55,6 @@ const AskKind = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("endpoint.billing_day"), key: EndpointKeyField, billingDay: z.string({ error: "billing day is required" }).trim().regex(/^\d{1,2}$/, "billing day must be a whole number from 1 to 28").transform(Number) }),
 ], { error: "unknown kind of change" });
 
-const MAX_END_SECONDS = 30 * 86_400;
 // "for N minutes/hours" or "until" a UTC date and time (a datetime-local field, read as UTC); neither is a lasting raise.
 const End = z
   .object({
@@ -76,7 +76,7 @@ const End = z
       }
       const seconds = Number(forText) * (e.endsUnit === "minutes" ? 60 : 3600);
       if (seconds > MAX_END_SECONDS) {
-        ctx.addIssue({ code: "custom", message: "a temporary raise lasts at most 30 days" });
+        ctx.addIssue({ code: "custom", message: `a temporary raise lasts at most ${MAX_END_SECONDS / 86_400} days` });
         return z.NEVER;
       }
       return { endsAfterSeconds: seconds };

@@ -133,6 +133,8 @@ describe.skipIf(skipWithoutDatabase())("change control server actions", () => {
       [{ endsAt: "2026-02-30T10:00" }, /UTC date and time/],
       [{ endsFor: "abc" }, /whole number above 0/],
       [{ endsFor: "2", endsAt: "2099-01-01T00:00" }, /one end/],
+      // The dashboard and lib/changes hold a raise to one longest end (31 days: 744 hours).
+      [{ endsFor: "745", endsUnit: "hours" }, /at most 31 days/],
       [{ reason: "why\u0007" }, /control/i],
     ];
     for (const [extra, message] of cases) {
@@ -141,6 +143,7 @@ describe.skipIf(skipWithoutDatabase())("change control server actions", () => {
     }
     expect(await approveChangeCore(as("bea"), form({ id: "999999" }))).toMatchObject({ status: "error", code: "not_found" });
     expect(await requestsOf(e.ceilingId)).toEqual([]);
+    expect(await askForApprovalCore(as("ola"), ask(e.ceilingId, "150", { endsFor: "744", endsUnit: "hours" }))).toMatchObject({ status: "ok" });
   });
 
   it("reads each edit form's ask: a budget value, a per-call max, bounds, an unarchive, a new ceiling; a second admin applies the unarchive", async () => {
