@@ -55,6 +55,8 @@ export const IN_FLIGHT_MS = 5 * MINUTE_MS;
 /** The days the worker keeps written: the longest replay (30 days from the start of a billing month). */
 export const WHAT_IF_DAYS_BACK = 62;
 export const WHAT_IF_DAYS_EVERY_MS = 10 * 60_000;
+/** The grants one run reads at most (a few seconds of the worker's loop, which expiry waits on). */
+export const WHAT_IF_DAYS_GRANTS_A_RUN = 500_000;
 
 // A column: whole numbers from 0 to 2^53 - 1, each in the narrowest of 1, 2, 4 or 8 bytes (a
 // float64, exact below 2^53) its largest needs, after an 8-byte header whose first byte is that
@@ -493,7 +495,7 @@ export async function buildWhatIfDays(db: Db, now: Date, opts: { endpointIds?: n
   );
   const run: WhatIfDaysRun = { written: 0, grants: 0 };
   for (const d of due) {
-    if (run.grants >= (opts.maxGrants ?? 2_000_000)) break;
+    if (run.grants >= (opts.maxGrants ?? WHAT_IF_DAYS_GRANTS_A_RUN)) break;
     const n = await buildDay(db, d.endpoint_id, d.day, now);
     if (n !== null) [run.written, run.grants] = [run.written + 1, run.grants + n];
   }

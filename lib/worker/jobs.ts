@@ -69,7 +69,7 @@ export const jobs: Job[] = [
   {
     // The what-if's ledger of closed days (lib/changes/what-if-days.ts): each endpoint's day is
     // written once it is over and nothing in it is held, so a what-if reads thirty rows instead of
-    // a month of reservations. A run reads at most two million grants; a backlog drains over runs.
+    // a month of reservations. A run reads at most half a million grants; a backlog drains over runs.
     name: "what-if-days",
     everyMs: () => WHAT_IF_DAYS_EVERY_MS,
     run: async (db, _s, now) => ({ ...(await buildWhatIfDays(db, now)) }),
