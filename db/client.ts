@@ -7,6 +7,7 @@ import postgres from "postgres";
 import { env } from "@/lib/env";
 import { EMBEDDED_APP_ROLE, EMBEDDED_DATABASE, type EmbeddedServer, ensureEmbeddedServer, stopEmbeddedServer } from "./embedded/server";
 import { multiHostOptions, PoolSockets, probeTimeoutFor } from "./multi-host";
+import { queryTiming } from "./query-timing";
 import * as schema from "./schema";
 
 export type Schema = typeof schema;
@@ -31,6 +32,8 @@ export type PostgresOptions = {
   fetchTypes?: boolean;
   /** Called with each notice or warning the server sends (default: dropped). */
   onNotice?: (notice: { message?: string }) => void;
+  /** A file each statement's time is appended to (db/query-timing.ts); default CEILINGS_QUERY_TIMING, null: never. */
+  queryTimingFile?: string | null;
 };
 
 // Pools opened beside a pool, with its URL and settings: enforcement runs each batch on a
@@ -46,13 +49,15 @@ export type SiblingOpener = (
 /** Opens a pool on a Postgres server. The only place a postgres.js client is created. */
 export function openPostgres(url: string, options: PostgresOptions = {}): Database {
   const sockets = new PoolSockets();
+  const timingFile = options.queryTimingFile === undefined ? env().CEILINGS_QUERY_TIMING : options.queryTimingFile;
+  const timing = timingFile ? queryTiming(timingFile, options.onNotice ?? (() => {})) : undefined;
   const client = postgres(url, {
     max: options.max ?? env().DB_POOL_MAX,
     connect_timeout: options.connectTimeoutSeconds ?? 10,
     idle_timeout: 30,
-    onnotice: options.onNotice ?? (() => {}),
+    onnotice: timing?.onNotice ?? options.onNotice ?? (() => {}),
     fetch_types: options.fetchTypes ?? true,
-    connection: { application_name: "ceilings", ...options.connection },
+    connection: { application_name: "ceilings", ...timing?.connection, ...options.connection },
     // A multi-host URL (a Patroni cluster) connects to its primary only: see db/multi-host.ts.
     ...multiHostOptions(url, {
       connectTimeoutSeconds: options.connectTimeoutSeconds ?? 10,

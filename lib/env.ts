@@ -88,6 +88,10 @@ export const Env = z.object({
   // The API server (npm run api): where it listens.
   API_PORT: z.string().regex(/^\d+$/, "must be a port number").transform(Number).pipe(z.number().int().min(1).max(65_535)).prefault("3001"),
   API_HOST: z.string().trim().min(1).default("127.0.0.1"),
+  // A file every statement's time (the server's, by auto_explain: a superuser's DATABASE_URL) is
+  // appended to, one JSON line each (db/query-timing.ts), for npm run bench:dashboard -- --queries
+  // <file>. Unset: statements are not timed.
+  CEILINGS_QUERY_TIMING: z.string().trim().min(1).optional(),
   WORKER_METRICS_PORT: z.string().regex(/^\d+$/, "must be a port number").transform(Number).pipe(z.number().int().min(1).max(65_535)).optional(),
 });
 export type Env = z.infer<typeof Env>;

@@ -1,9 +1,11 @@
-// npm run bench:dashboard -- [--runs 9] [--url http://127.0.0.1:3200] [--only what-if|reconciliation|pages]
+// npm run bench:dashboard -- [--runs 9] [--url http://127.0.0.1:3200 [--queries <file>] [--axe]] [--only what-if|reconciliation|pages]
 // Times every refusal-page query on the Postgres in DATABASE_URL (fill it first with
 // npm run db:fill -- --refusals 2000000), prints median and p95 and EXPLAIN (ANALYZE, BUFFERS) of
 // each, then, given --url of a server running on the same database (next start with the same
 // DATABASE_URL and NEXTAUTH_SECRET), times the server render of every dashboard page as a signed-in
-// admin (the busiest endpoint, a killed one and the biggest budget among them).
+// admin (the busiest endpoint, a killed one and the biggest budget among them). With the server
+// started with CEILINGS_QUERY_TIMING=<file> and --queries <file> (or the same variable set here),
+// each page's statements with their times; --axe then runs axe-core on every page.
 // Then a per-account budget's top accounts over 90 days and in its open window (db:fill makes one
 // of 100,000 accounts), and the account pages' reads (a busy account among a million, a search by
 // prefix, the top accounts of an endpoint and of a budget). Targets: each page query <= 50 ms, the
@@ -69,16 +71,19 @@ async function main(): Promise<void> {
   const url = env().DATABASE_URL;
   if (!url) throw new Error("DATABASE_URL is not set: point it at a database filled by npm run db:fill");
   const runs = Number(arg("runs") ?? 9);
-  const database = openPostgres(url, { max: 2 });
+  // Never timed itself: with CEILINGS_QUERY_TIMING set for the server too, the bench's own reads
+  // would land among a page's statements.
+  const database = openPostgres(url, { max: 2, queryTimingFile: null });
   const db: Db = database.db;
   try {
     // --only what-if | reconciliation: those rows alone (a database filled with db:fill -- --what-if N
     // only, or with --reservations N --days 7).
     const only = arg("only");
     const renderUrl = arg("url");
+    const render = { runs, queries: arg("queries") ?? env().CEILINGS_QUERY_TIMING, axe: process.argv.includes("--axe") };
     if (only === "pages") {
       if (!renderUrl) throw new Error("--only pages needs --url of a server on this DATABASE_URL");
-      console.log(`\n=== summary\n${(await renderPages(db, renderUrl, runs)).join("\n")}`);
+      console.log(`\n=== summary\n${(await renderPages(db, renderUrl, render)).join("\n")}`);
       return;
     }
     if (only === "what-if" || only === "reconciliation") {
@@ -160,7 +165,7 @@ async function main(): Promise<void> {
 
     const summary: string[] = [];
     await runCases(db, cases, runs, summary);
-    if (renderUrl) summary.push(...(await renderPages(db, renderUrl, runs)));
+    if (renderUrl) summary.push(...(await renderPages(db, renderUrl, render)));
     else summary.push("pages: skipped (pass --url of a server started on this DATABASE_URL with the same NEXTAUTH_SECRET)");
     console.log(`\n=== summary (${formatCount((await countAllRefusals(db)).n)} refusal rows)`);
     for (const line of summary) console.log(line);

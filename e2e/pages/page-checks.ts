@@ -10,6 +10,9 @@ import { columnsOutOfSight } from "./table-cells";
 // first row in sight, and no accessibility violation axe-core can find (WCAG 2.2 A and AA rules and
 // its best practices).
 
+/** The rules every page is held to; bench:dashboard --axe runs the same ones at production size. */
+export const AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"];
+
 /** Every page of the app as its route: app/(dashboard)/endpoints/[key]/page.tsx is /endpoints/[key]. */
 export function pageRoutes(dir = "app", route = ""): string[] {
   const routes: string[] = [];
@@ -36,7 +39,7 @@ export async function checkPage(page: Page, label: string, failures: string[], t
     const row = tables.nth(i).locator("tbody tr").first();
     for (const problem of await columnsOutOfSight(row, "all")) failures.push(`${label}, table ${i + 1}: ${problem}`);
   }
-  const axe = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]).analyze();
+  const axe = await new AxeBuilder({ page }).withTags(AXE_TAGS).analyze();
   for (const v of axe.violations) {
     const where = v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join("; ");
     failures.push(`${label}: axe ${v.id} (${v.impact ?? "?"}): ${v.help} at ${where}`);

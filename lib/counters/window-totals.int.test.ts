@@ -130,6 +130,76 @@ describe.skipIf(skipWithoutDatabase())("window totals: each limit's counters sum
     expect(r?.n).toBe(r?.d);
   });
 
+  // Sums per limit and window of every counter in the range, for comparing a read against.
+  async function plainSums(table: "usage" | "budget_usage", id: number, from: Date, to: Date) {
+    const limit = sql.raw(table === "usage" ? "ceiling_id" : "budget_id");
+    const rows = (await t.db.execute(sql`
+      select window_start, count(*)::int as counters, sum(held + settled)::int as spend from ${sql.raw(table)}
+      where ${limit} = ${id} and window_start >= ${from.toISOString()}::timestamptz and window_start < ${to.toISOString()}::timestamptz
+      group by window_start order by window_start`)) as unknown as { window_start: Date | string; counters: number; spend: number }[];
+    return rows.map((r) => ({ start: new Date(r.window_start).toISOString(), counters: r.counters, spend: r.spend }));
+  }
+  // A worker that never ran: the tests above moved closed_through past NOW.
+  async function freshWorker() {
+    await t.ownerDb.execute(sql`delete from window_totals_state`);
+    await t.ownerDb.execute(sql`delete from window_totals`);
+  }
+  async function readSums(kind: "ceiling" | "budget", id: number, from: Date, to: Date, now: Date) {
+    const rows = (await t.db.execute(sql`
+      select window_start, counters::int, (held + settled)::int as spend from (${windowTotalsOf(kind, [id], { from, to, now })}) w
+      where counters > 0 order by window_start`)) as unknown as { window_start: Date | string; counters: number; spend: number }[];
+    return rows.map((r) => ({ start: new Date(r.window_start).toISOString(), counters: r.counters, spend: r.spend }));
+  }
+
+  it("reads live a billing month that began a month before the last count, and a cooldown's windows in full", async () => {
+    const e = await makeEndpoint(t.db, { ceilings: [{ metric: "calls", scope: "destination", window: "first_hit", windowSeconds: 40 * 86_400, value: 1 }] });
+    const cooldown = e.ceilingIds[0] ?? 0;
+    const monthly = await insertBudget(t.db, { scope: "account", window: "billing_month", billingDay: 21, members: [e.endpointId] });
+    // A month closed before the count, and the open one, which began 30 days and 15 hours before it.
+    const [closed, open, next] = [new Date("2026-09-21T00:00:00Z"), new Date("2026-10-21T00:00:00Z"), new Date("2026-11-21T00:00:00Z")];
+    await t.db.insert(budgetUsage).values([
+      { budgetId: monthly.id, scopeKey: "acct_a", windowStart: closed, windowEnd: open, held: 0, settled: 700, reservations: 1 },
+      { budgetId: monthly.id, scopeKey: "acct_a", windowStart: open, windowEnd: next, held: 0, settled: 11, reservations: 1 },
+      { budgetId: monthly.id, scopeKey: "acct_b", windowStart: open, windowEnd: next, held: 3, settled: 20, reservations: 1 },
+    ]);
+    // Cooldowns of 40 days: one began 39 days ago and is still open, one closed long ago.
+    await t.db.insert(usage).values([
+      { ceilingId: cooldown, scopeKey: "a@x.test", windowStart: day(39), windowEnd: new Date(day(39).getTime() + 40 * DAY_MS), held: 0, settled: 1, reservations: 1 },
+      { ceilingId: cooldown, scopeKey: "b@x.test", windowStart: day(85), windowEnd: new Date(day(85).getTime() + 40 * DAY_MS), held: 0, settled: 1, reservations: 1 },
+    ]);
+    await freshWorker();
+    await countClosedWindows(t.db, "budget", NOW);
+    await countClosedWindows(t.db, "ceiling", NOW);
+    const from = day(89);
+    expect(await readSums("budget", monthly.id, from, NOW, NOW)).toEqual(await plainSums("budget_usage", monthly.id, from, NOW));
+    expect(await readSums("ceiling", cooldown, from, NOW, NOW)).toEqual(await plainSums("usage", cooldown, from, NOW));
+    expect((await readSums("ceiling", cooldown, from, NOW, NOW)).length).toBe(2);
+  });
+
+  it("reads live only the windows the worker has not counted, however long the history (an index range)", async () => {
+    const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "caller", window: "utc_day", value: 1_000_000 }] });
+    const budget = await insertBudget(t.db, { scope: "account", members: [e.endpointId] });
+    for (let back = 0; back < 90; back++) {
+      const start = day(back);
+      const end = new Date(start.getTime() + DAY_MS);
+      await t.db.insert(budgetUsage).values(["acct_x", "acct_y"].map((k) => ({ budgetId: budget.id, scopeKey: k, windowStart: start, windowEnd: end, held: 0, settled: back + 1, reservations: 1 })));
+    }
+    await freshWorker();
+    await countClosedWindows(t.db, "budget", NOW);
+    const from = day(89);
+    expect(await readSums("budget", budget.id, from, NOW, NOW)).toEqual(await plainSums("budget_usage", budget.id, from, NOW));
+    // Counters read from the table, seen in the plan; without seq scans, as the planner reads a
+    // table of millions of counters (this one is too small for an index to pay).
+    const plan = await t.db.transaction(async (tx) => {
+      await tx.execute(sql`set local enable_seqscan = off`);
+      const [row] = (await tx.execute(sql`explain (analyze, format json) select * from (${windowTotalsOf("budget", [budget.id], { from, to: NOW, now: NOW })}) w`)) as unknown as { "QUERY PLAN": unknown }[];
+      return row?.["QUERY PLAN"];
+    });
+    // The day the count left open, two accounts: not the 90 days' 180 counters (nor 32 days' 64,
+    // the bound a billing month needs).
+    expect(countersRead(plan, "budget_usage")).toBeLessThanOrEqual(4);
+  });
+
   it("lets one of two workers count at a time (the other skips)", async () => {
     await history();
     const both = await Promise.all([countClosedWindows(t.db, "budget", NOW), countClosedWindows(t.db, "budget", NOW)]);
@@ -137,3 +207,14 @@ describe.skipIf(skipWithoutDatabase())("window totals: each limit's counters sum
     expect(both.some((r) => !r.skipped && r.windows > 0)).toBe(true);
   });
 });
+
+type PlanNode = { "Relation Name"?: string; "Actual Rows"?: number; "Actual Loops"?: number; "Rows Removed by Filter"?: number; Plans?: PlanNode[] };
+
+/** Rows of `table` a plan (EXPLAIN ANALYZE, FORMAT JSON) read: those it kept and those its filters dropped. */
+function countersRead(plan: unknown, table: string): number {
+  const walk = (node: PlanNode): number =>
+    (node["Relation Name"] === table ? ((node["Actual Rows"] ?? 0) + (node["Rows Removed by Filter"] ?? 0)) * (node["Actual Loops"] ?? 1) : 0) +
+    (node.Plans ?? []).reduce((n, child) => n + walk(child), 0);
+  const [top] = plan as { Plan: PlanNode }[];
+  return top ? walk(top.Plan) : Number.NaN;
+}
