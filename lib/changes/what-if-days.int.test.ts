@@ -60,4 +60,26 @@ describe.skipIf(skipWithoutDatabase())("the what-if's ledger", () => {
     expect(written?.grants.n).toBe(4000);
     expect([...(written?.grants.finalUnits ?? [])]).toEqual([...(live?.grants.finalUnits ?? [])]);
   });
+
+  it("a day written up to a held reservation's microsecond reads each grant once", async () => {
+    const ep = await createEndpoint(t.db);
+    const now = new Date();
+    const day = utcDay(now.getTime() - 2 * DAY_MS);
+    // Microseconds a Date cannot hold: the held one at .123456 is where the day is written up to.
+    const at = (us: string) => sql`${`${day}T10:00:00.${us}Z`}::timestamptz`;
+    for (const [us, state] of [["123100", "settled"], ["123456", "held"], ["123457", "settled"], ["500000", "expired"]] as const) {
+      await t.ownerDb.execute(sql`
+        insert into reservations (endpoint_id, caller, amount, money, state, settled_amount, settled_money, charges, created_at, expires_at)
+        values (${ep.endpointId}, 'acct-us', 2, 6, ${state}, ${state === "settled" ? 1 : null}, ${state === "settled" ? 3 : null}, '[]'::jsonb, ${at(us)}, now())`);
+    }
+    expect((await buildWhatIfDays(t.db, now, { endpointIds: [ep.endpointId] })).written).toBeGreaterThan(0);
+    const [row] = resultRows<{ through: string; grants: number }>(await t.db.execute(sql`
+      select to_char(through at time zone 'UTC', 'HH24:MI:SS.US') as through, grants from what_if_days where endpoint_id = ${ep.endpointId} and day = ${day}::date`));
+    expect(row).toEqual({ through: "10:00:00.123456", grants: 1 });
+    forgetWrittenDays();
+    const fields = new Set(["finalUnits", "caller", "at"] as const);
+    const [read] = await readGrants(t.db, [ep.endpointId], [day], now, fields);
+    expect(read?.grants.n).toBe(4);
+    expect([...(read?.grants.finalUnits ?? [])]).toEqual([1, 2, 1, 2]);
+  });
 });

@@ -57,6 +57,8 @@ export const WHAT_IF_DAYS_BACK = 62;
 export const WHAT_IF_DAYS_EVERY_MS = 10 * 60_000;
 /** The grants one run reads at most (a few seconds of the worker's loop, which expiry waits on). */
 export const WHAT_IF_DAYS_GRANTS_A_RUN = 500_000;
+/** What a day costs the cap at least, in grants: a transaction and a look at its held reservations. */
+const DAY_WORK = 200;
 
 // A column: whole numbers from 0 to 2^53 - 1, each in the narrowest of 1, 2, 4 or 8 bytes (a
 // float64, exact below 2^53) its largest needs, after an 8-byte header whose first byte is that
@@ -116,7 +118,8 @@ const packed = sql`
     (r.state = 'released' and r.settled_amount is null)::int, coalesce(r.destination_key, ''), r.caller), chr(30) order by r.created_at, r.id)`;
 
 const idArray = (ids: number[]) => sql.raw(`'{${ids.map(Number).join(",")}}'::int[]`);
-const instantArray = (ms: number[]) => sql.raw(`'{${ms.map((t) => `"${new Date(t).toISOString()}"`).join(",")}}'::timestamptz[]`);
+// Instants in microseconds since the epoch, exactly: a Date would cut them to the millisecond.
+const instantArray = (us: number[]) => sql.raw(`'{${us.map((t) => `"${usToIso(t)}"`).join(",")}}'::timestamptz[]`);
 const dayStart = (day: string) => Date.parse(`${day}T00:00:00Z`);
 
 /** One endpoint's packed grants as columns; `callers` and `destinations` are the distinct values met. */
@@ -125,8 +128,11 @@ function unpack(n: number, text: string): GrantColumns {
   if (n === 0) return c;
   const callers = new Map<string, number>();
   const destinations = new Map<string, number>();
-  text.split("\u001e").forEach((grant, i) => {
+  const grants = text.split("\u001e");
+  if (grants.length !== n) throw new Error(`a packed day holds ${grants.length} grants, not ${n}: a separator in a caller or destination?`);
+  grants.forEach((grant, i) => {
     const f = grant.split("\u001f");
+    if (f.length < 8) throw new Error(`a packed grant holds ${f.length} fields, not 8`);
     c.at[i] = Number(f[0]);
     c.amount[i] = Number(f[1]);
     c.money[i] = Number(f[2]);
@@ -150,6 +156,7 @@ function indexIn(seen: Map<string, number>, list: string[], name: string): numbe
   return i;
 }
 
+/** One endpoint's grants from `from` to `until`, microseconds since the epoch, within one UTC day. */
 type Range = { endpointId: number; from: number; until: number };
 
 /** The grants of each range (one endpoint, within one UTC day) from the reservations, by `endpoint:day`. */
@@ -224,6 +231,7 @@ function remember(key: string, version: string, columns: GrantColumns): void {
   }
 }
 
+/** A written row: its grants, and the instant (microseconds) they were written up to. */
 type Stored = { through: number; columns: GrantColumns };
 
 /**
@@ -235,7 +243,8 @@ async function readStored(db: Db, endpointIds: number[], days: string[], until: 
   // Keyed by the database too: one process may read several (tests do).
   const listed = resultRows<{ endpoint_id: number; day: string; version: string; through: string; db: string }>(
     await db.execute(sql`
-      select w.endpoint_id, w.day::text as day, w.built_at::text as version, (extract(epoch from w.through) * 1000)::float8 as through,
+      select w.endpoint_id, to_char(w.day, 'YYYY-MM-DD') as day, w.built_at::text as version,
+             (extract(epoch from w.through) * 1000000)::bigint::text as through,
              current_database() as db
       from what_if_days w
       where w.endpoint_id = any(${idArray(endpointIds)}) and w.day = any(${sql.raw(`'{${days.join(",")}}'::date[]`)})
@@ -250,7 +259,7 @@ async function readStored(db: Db, endpointIds: number[], days: string[], until: 
   if (missing.length > 0) {
     const rows = resultRows<StoredRow>(
       await db.execute(sql`
-        select w.endpoint_id, w.day::text as day, w.grants, w.built_at::text as version, w.callers, w.destinations,
+        select w.endpoint_id, to_char(w.day, 'YYYY-MM-DD') as day, w.grants, w.built_at::text as version, w.callers, w.destinations,
                ${sql.join(need.map((f) => sql.raw(`encode(w.${columnOf(f)}, 'base64') as ${columnOf(f)}`)), sql`, `)}
         from what_if_days w
         join unnest(${idArray(missing.map((r) => r.endpoint_id))}, ${sql.raw(`'{${missing.map((r) => r.day).join(",")}}'::date[]`)}) m(e, d)
@@ -264,7 +273,11 @@ async function readStored(db: Db, endpointIds: number[], days: string[], until: 
   for (const r of listed) {
     // Rewritten or deleted since the list was read: its grants are read from the reservations.
     const c = complete(r);
-    if (c) out.set(`${r.endpoint_id}:${r.day}`, { through: Number(r.through), columns: c.columns });
+    if (!c) continue;
+    // Read again: last out of the cache.
+    cache.delete(keyOf(r));
+    cache.set(keyOf(r), c);
+    out.set(`${r.endpoint_id}:${r.day}`, { through: Number(r.through), columns: c.columns });
   }
   return out;
 }
@@ -278,14 +291,16 @@ async function readStored(db: Db, endpointIds: number[], days: string[], until: 
 export async function readGrants(db: Db, endpointIds: number[], days: string[], until: Date, fields: Set<GrantField>): Promise<DayGrants[]> {
   const sorted = [...new Set(endpointIds)].sort((a, b) => a - b);
   if (sorted.length === 0 || days.length === 0) return [];
+  const bad = days.find((d) => !/^\d{4}-\d\d-\d\d$/.test(d));
+  if (bad !== undefined) throw new Error(`a what-if day is YYYY-MM-DD, got '${bad.slice(0, 20)}'`);
   const need = new Set(fields);
   if (sorted.length > 1) need.add("at");
   const stored = await readStored(db, sorted, days, until, [...need]);
   const ranges: Range[] = [];
   for (const day of days) {
     for (const endpointId of sorted) {
-      const from = stored.get(`${endpointId}:${day}`)?.through ?? dayStart(day);
-      const end = Math.min(dayStart(day) + DAY_MS, until.getTime());
+      const from = stored.get(`${endpointId}:${day}`)?.through ?? dayStart(day) * 1000;
+      const end = Math.min(dayStart(day) + DAY_MS, until.getTime()) * 1000;
       if (from < end) ranges.push({ endpointId, from, until: end });
     }
   }
@@ -416,33 +431,40 @@ function gather(parts: GrantColumns[], [partOf, indexOf]: Int32Array[]): GrantCo
 }
 
 /**
- * One endpoint's day written up to the earliest of its end, IN_FLIGHT_MS before now and its first
- * held reservation, under the lock a late overrun takes to delete it. Null when that is no later
- * than what is written already.
+ * One endpoint's day written up to the earliest of its end, IN_FLIGHT_MS before now (the
+ * database's clock: a reservation's created_at is) and its first held reservation, under the lock
+ * a late overrun takes to delete it. Null when that is no later than what is written already
+ * (found before the day's grants are read).
  */
 async function buildDay(db: Db, endpointId: number, day: string, now: Date): Promise<number | null> {
   return db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(hashtext('what_if_days'), ${endpointId})`);
     const from = new Date(dayStart(day)).toISOString();
     const cap = new Date(Math.min(dayStart(day) + DAY_MS, now.getTime() - IN_FLIGHT_MS)).toISOString();
-    const [d] = resultRows<{ through: string; n: number; packed: string | null; written: boolean }>(
+    // The held reservations are few, and the held partial index finds them without the day's rows.
+    const [bound] = resultRows<{ through: string; written: boolean }>(
       await tx.execute(sql`
-        with held as (
-          select min(r.created_at) as at from reservations r
-          where r.endpoint_id = ${endpointId} and r.created_at >= ${from}::timestamptz and r.created_at < ${cap}::timestamptz and r.state = 'held'
-        ), bound as (select least(${cap}::timestamptz, coalesce((select at from held), ${cap}::timestamptz)) as through)
-        select (select through from bound)::text as through, count(r.id)::int as n, ${packed} as packed,
-               exists (select 1 from what_if_days w where w.endpoint_id = ${endpointId} and w.day = ${day}::date
-                         and w.through >= (select through from bound)) as written
-        from reservations r
-        where r.endpoint_id = ${endpointId} and r.created_at >= ${from}::timestamptz and r.created_at < (select through from bound)`),
+        with b as (
+          select least(${cap}::timestamptz, now() - ${sql.raw(`interval '${IN_FLIGHT_MS / 1000} seconds'`)},
+                       coalesce((select min(r.created_at) from reservations r
+                                 where r.state = 'held' and r.endpoint_id = ${endpointId}
+                                   and r.created_at >= ${from}::timestamptz and r.created_at < ${cap}::timestamptz), ${cap}::timestamptz)) as through)
+        select (extract(epoch from b.through) * 1000000)::bigint::text as through,
+               b.through <= ${from}::timestamptz or exists (select 1 from what_if_days w where w.endpoint_id = ${endpointId}
+                 and w.day = ${day}::date and w.through >= b.through) as written
+        from b`),
     );
-    if (!d || d.written) return null;
-    const c = unpack(d.n, d.packed ?? "");
+    if (!bound || bound.written) return null;
+    const [d] = resultRows<{ n: number; packed: string | null }>(
+      await tx.execute(sql`
+        select count(*)::int as n, ${packed} as packed from reservations r
+        where r.endpoint_id = ${endpointId} and r.created_at >= ${from}::timestamptz and r.created_at < ${usToIso(Number(bound.through))}::timestamptz`),
+    );
+    const c = unpack(d?.n ?? 0, d?.packed ?? "");
     const steps = c.at.map((t, i) => t - (i === 0 ? dayStart(day) * 1000 : (c.at[i - 1] ?? 0)));
     await tx.execute(sql`
       insert into what_if_days (endpoint_id, day, grants, through, at, amount, money, final_units, final_money, free, caller, destination, callers, destinations)
-      values (${endpointId}, ${day}, ${c.n}, ${d.through}::timestamptz, ${encodeColumn(steps)}, ${encodeColumn(c.amount)}, ${encodeColumn(c.money)},
+      values (${endpointId}, ${day}, ${c.n}, ${usToIso(Number(bound.through))}::timestamptz, ${encodeColumn(steps)}, ${encodeColumn(c.amount)}, ${encodeColumn(c.money)},
               ${encodeColumn(c.finalUnits)}, ${encodeColumn(c.finalMoney)}, ${encodeColumn(c.free)}, ${encodeColumn(c.caller)},
               ${encodeColumn(c.destination)}, ${sql.raw(textArray(c.callers))}, ${sql.raw(textArray(c.destinations))})
       on conflict (endpoint_id, day) do update set
@@ -482,21 +504,26 @@ export async function buildWhatIfDays(db: Db, now: Date, opts: { endpointIds?: n
   const first = utcDay(now.getTime() - WHAT_IF_DAYS_BACK * DAY_MS);
   // Older days are never replayed: their rows go.
   await db.execute(sql`delete from what_if_days where day < ${first}::date`);
+  // Dates, not timestamps: a day's end is its UTC midnight whatever the session's time zone.
   const due = resultRows<{ endpoint_id: number; day: string }>(
     await db.execute(sql`
-      select e.id as endpoint_id, d::date::text as day
+      select e.id as endpoint_id, to_char(d.day, 'YYYY-MM-DD') as day
       from endpoints e
-      cross join generate_series(${first}::date, ${last}::date, interval '1 day') d
-      left join what_if_days w on w.endpoint_id = e.id and w.day = d::date
+      cross join lateral (select ${first}::date + i as day from generate_series(0, ${last}::date - ${first}::date) i) d
+      left join what_if_days w on w.endpoint_id = e.id and w.day = d.day
       where ${opts.endpointIds ? sql`e.id = any(${idArray(opts.endpointIds)})` : sql`true`}
-        and (w.endpoint_id is null or (w.through < d + interval '1 day'
+        and (w.endpoint_id is null or (w.through < (d.day + 1)::timestamp at time zone 'UTC'
              and w.through < ${new Date(now.getTime() - IN_FLIGHT_MS - WHAT_IF_DAYS_EVERY_MS).toISOString()}::timestamptz))
-      order by d desc, e.id`),
+      order by d.day desc, e.id`),
   );
+  // The cap counts work, not only grants: a day with nothing new or nothing in it still costs a
+  // transaction and a look at its held reservations.
   const run: WhatIfDaysRun = { written: 0, grants: 0 };
+  let work = 0;
   for (const d of due) {
-    if (run.grants >= (opts.maxGrants ?? WHAT_IF_DAYS_GRANTS_A_RUN)) break;
+    if (work >= (opts.maxGrants ?? WHAT_IF_DAYS_GRANTS_A_RUN)) break;
     const n = await buildDay(db, d.endpoint_id, d.day, now);
+    work += Math.max(n ?? 0, DAY_WORK);
     if (n !== null) [run.written, run.grants] = [run.written + 1, run.grants + n];
   }
   return run;
