@@ -146,7 +146,8 @@ function unpack(n: number, text: string): GrantColumns {
   return c;
 }
 
-function indexIn(seen: Map<string, number>, list: string[], name: string): number {
+/** The index of `name` in `list`, added at the end when it is new (`seen` indexes `list`). */
+export function indexIn(seen: Map<string, number>, list: string[], name: string): number {
   let i = seen.get(name);
   if (i === undefined) {
     i = list.length;
@@ -406,16 +407,7 @@ function gather(parts: GrantColumns[], [partOf, indexOf]: Int32Array[]): GrantCo
   const c = emptyColumns(total);
   const callers = new Map<string, number>();
   const destinations = new Map<string, number>();
-  const remap = (list: string[], m: Map<string, number>, into: string[]) =>
-    list.map((k) => {
-      let i = m.get(k);
-      if (i === undefined) {
-        i = into.length;
-        m.set(k, i);
-        into.push(k);
-      }
-      return i;
-    });
+  const remap = (list: string[], seen: Map<string, number>, into: string[]) => list.map((name) => indexIn(seen, into, name));
   const callerMaps = parts.map((p) => remap(p.callers, callers, c.callers));
   const destinationMaps = parts.map((p) => remap(p.destinations, destinations, c.destinations));
   const numeric = ["at", "amount", "money", "finalUnits", "finalMoney", "free"] as const;

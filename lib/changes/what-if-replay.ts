@@ -1,7 +1,8 @@
 import { sql, type SQL } from "drizzle-orm";
 import { resultRows, type Db } from "@/db/client";
-import { utcDay } from "@/lib/time";
-import { readGrants, type DayGrants, type GrantField } from "./what-if-days";
+import { DAY_MS, utcDay } from "@/lib/time";
+import { billingMonthWindow } from "@/lib/ceilings/windows";
+import { indexIn, readGrants, type DayGrants, type GrantField } from "./what-if-days";
 
 // The replay of a ledger against a value (see what-if.ts for the model) over calendar windows.
 // Days whose usage counters show they cannot refuse are skipped; the rest are read as columns
@@ -175,11 +176,10 @@ function replayDay(a: {
   return { granted, refused, money: refusedTotal, touched };
 }
 
-/** The window a UTC day counts in, as window_bounds computes it: the day, or the billing month it opens in. */
+/** The window a UTC day counts in: the day, or the billing month it falls in. */
 function windowOf(q: ReplayQuery, day: string): string {
   if (q.window === "utc_day") return day;
-  const [y, m, d] = day.split("-").map(Number) as [number, number, number];
-  return new Date(Date.UTC(y, m - 1 - (d < q.billingDay ? 1 : 0), 1) + (q.billingDay - 1) * DAY).toISOString().slice(0, 10);
+  return utcDay(billingMonthWindow(new Date(`${day}T00:00:00Z`), q.billingDay).start.getTime());
 }
 
 /**
@@ -204,15 +204,7 @@ class Dictionary {
 
   /** The index of each of a day's names. */
   indexes(list: string[]): Int32Array {
-    return Int32Array.from(list, (name) => {
-      let i = this.seen.get(name);
-      if (i === undefined) {
-        i = this.names.length;
-        this.seen.set(name, i);
-        this.names.push(name);
-      }
-      return i;
-    });
+    return Int32Array.from(list, (name) => indexIn(this.seen, this.names, name));
   }
 }
 
@@ -231,7 +223,7 @@ async function limitsOf(db: Db, q: ReplayQuery, names: string[]): Promise<Float6
 /** The UTC days from `from` to the one `until` falls in, less the skipped ones. */
 function daysToRead(q: ReplayQuery, skipped: Map<string, number>): string[] {
   const days: string[] = [];
-  for (let at = Math.floor(q.from.getTime() / DAY) * DAY; at < q.until.getTime(); at += DAY) {
+  for (let at = Math.floor(q.from.getTime() / DAY_MS) * DAY_MS; at < q.until.getTime(); at += DAY_MS) {
     const day = utcDay(at);
     if (!skipped.has(day)) days.push(day);
   }
@@ -261,7 +253,7 @@ async function skippableDays(db: Db, q: ReplayQuery): Promise<Map<string, number
   if (q.skip === null || q.window !== "utc_day" || q.value === 0) return out;
   const first = Math.max(q.since.getTime(), ceilDay(q.skip.completeFrom.getTime()));
   const days: string[] = [];
-  for (let d = first; d + DAY < q.until.getTime() + 1; d += DAY) days.push(new Date(d).toISOString().slice(0, 10));
+  for (let d = first; d + DAY_MS < q.until.getTime() + 1; d += DAY_MS) days.push(new Date(d).toISOString().slice(0, 10));
   if (days.length === 0) return out;
   const rows = resultRows<{ day: string; grants: string; safe: boolean }>(
     await db.execute(sql`
@@ -285,8 +277,7 @@ async function skippableDays(db: Db, q: ReplayQuery): Promise<Map<string, number
   return out;
 }
 
-const DAY = 86_400_000;
-const ceilDay = (ms: number) => Math.ceil(ms / DAY) * DAY;
+const ceilDay = (ms: number) => Math.ceil(ms / DAY_MS) * DAY_MS;
 
 function accountsOf(result: ReplayResult, day: string): Map<string, AccountTotals> {
   const accounts = result.accounts.get(day) ?? new Map<string, AccountTotals>();
