@@ -10,6 +10,7 @@ import { classifyFailure, mayHaveApplied } from "./unavailable";
 // connection is replaced (the server ended it, or it idled out), the pid must be read again, or
 // the cancel goes to a backend that is gone (or, once its pid is reused, to somebody else's).
 
+// Skipped only without a Postgres server to run on; npm test always starts one, and CI fails a skipped suite.
 describe.skipIf(skipWithoutDatabase())("lanes", () => {
   const t = useTestDatabase("lanes", { max: 2 });
   const opened: Database[] = [];

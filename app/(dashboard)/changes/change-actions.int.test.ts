@@ -16,6 +16,7 @@ import { acknowledgeBreakGlassCore, approveChangeCore, askForApprovalCore, break
 // operators ask but never decide, and whoever asked can never approve or reject their own request,
 // even by posting the form by hand; such a try changes nothing and leaves an audit row.
 
+// Skipped only without a Postgres server to run on; npm test always starts one, and CI fails a skipped suite.
 describe.skipIf(skipWithoutDatabase())("change control server actions", () => {
   const t = useTestDatabase("change_actions");
   const ids: Record<string, number> = {};
