@@ -6,6 +6,7 @@ import { ensureEndpoints, FILL_ENDPOINTS } from "./db-fill/catalog";
 import { killEndpoint } from "@/lib/ceilings";
 import { fillReservations, fillUsage, prepareFillEndpoints } from "./db-fill/history";
 import { fillAccounts } from "./db-fill/accounts";
+import { forgetCallerTotals } from "@/lib/counters/caller-totals";
 import { fillBudget } from "./db-fill/budgets";
 import { fillRefusals } from "./db-fill/refusals";
 import { fillWhatIf, WHAT_IF_ENDPOINT } from "./db-fill/what-if";
@@ -83,6 +84,8 @@ async function main(): Promise<void> {
     step(
       `${formatCount(filled.accounts)} accounts registered, ${formatCount(filled.assigned)} assigned to plans free/pro/enterprise, ${formatCount(filled.blocked)} blocked; ${formatCount(filled.counters)} per-account counters on the busiest per-caller ceilings`,
     );
+    // Counters written for past windows after the worker may have totalled them: totalled again.
+    await forgetCallerTotals(db, resultRows<{ id: number }>(await db.execute(sql`select id from fill_ep`)).map((r) => r.id));
     const refusals = await fillRefusals(db, args.refusals, args.days, step);
     step(`${formatCount(refusals)} refusals; recounting the hourly rollup`);
     // The load bypassed ceilings.log_refusals, which keeps refusal_hourly: recount it from the rows.

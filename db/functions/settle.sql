@@ -12,7 +12,7 @@
 --     charged the same way, the reservation keeps its state, and the answer is already_resolved
 --     with overrun: true and the units charged. Reporting it again charges nothing more.
 --   * p_caller, when given, must own the reservation (the HTTP API passes the key's account).
--- Lock order: the reservation row, then (a late overrun) the what-if day's advisory lock, then
+-- Lock order: the reservation row, then (a late overrun) the endpoint's closed-windows advisory lock, then
 -- usage rows (resolve_charges); the alert last.
 CREATE OR REPLACE FUNCTION ceilings.settle(reservation_id uuid, actual bigint, p_caller text DEFAULT NULL, actual_parts jsonb DEFAULT NULL)
 RETURNS jsonb LANGUAGE plpgsql SET search_path = public, pg_temp AS $$
@@ -97,12 +97,15 @@ BEGIN
     WHERE id = res.id;
     charged := actual;
   ELSIF res.state IN ('expired', 'released') AND is_overrun AND NOT res.overrun THEN
-    -- The what-if's ledger of that closed day no longer says what the grant charged. The lock is
-    -- the one its builder holds while it reads the day, so a day read before this commits is
-    -- deleted here, and one read after reads the overrun (lib/changes/what-if-days.ts). Taken
-    -- before the counters: a build in progress is waited for with no counter held.
-    PERFORM pg_advisory_xact_lock(hashtext('what_if_days'), res.endpoint_id);
+    -- The ledgers of closed windows no longer say what the grant charged: the what-if's day and the
+    -- accounts' 30-day totals of the endpoint's ceilings that hold its window. The lock is the one
+    -- their builders hold while they read the endpoint, so what was read before this commits is
+    -- deleted here, and what is read after reads the overrun (lib/counters/closed-windows.ts).
+    -- Taken before the counters: a build in progress is waited for with no counter held.
+    PERFORM pg_advisory_xact_lock(hashtext('closed_windows'), res.endpoint_id);
     DELETE FROM what_if_days WHERE endpoint_id = res.endpoint_id AND day = (res.created_at AT TIME ZONE 'UTC')::date;
+    DELETE FROM caller_totals_state s USING ceilings c
+    WHERE c.endpoint_id = res.endpoint_id AND s.ceiling_id = c.id AND res.created_at < s.through_start;
     -- The provider charged for work the ledger had closed: charge it to the reservation's window.
     PERFORM ceilings.resolve_charges(res.charges,
       CASE res.state WHEN 'expired' THEN 'overrun_after_expiry' ELSE 'overrun_after_release' END, actual, actual_money);

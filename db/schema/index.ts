@@ -5,6 +5,7 @@ export * from "./accounts-and-plans";
 export * from "./api-keys";
 export * from "./audit-events";
 export * from "./budgets";
+export * from "./caller-totals";
 export * from "./ceiling-overrides";
 export * from "./ceilings";
 export * from "./changes";

@@ -25,11 +25,12 @@ export function topTargetParam(t: TopTarget): string {
 export type TopAccountNow = { account: string; held: number; settled: number; planKey: string | null; binding: Binding };
 export type TopAccountOver = { account: string; settled: number; windows: number };
 /**
- * How the 30 days were ranked: proved from each window's top accounts, by summing every row, or
+ * How the 30 days were ranked: proved from the totals the worker keeps (ceilingTopFromTotals), from
+ * each window's top accounts, by summing every row, or
  * (when the proof fails and summing every row was not asked for) among each window's top accounts
  * only, where an account outside every window's top may have settled up to `bound`.
  */
-export type OverRead = { read: "window tops" | "every row" } | { read: "unproved"; bound: number };
+export type OverRead = { read: "kept totals" | "window tops" | "every row" } | { read: "unproved"; bound: number };
 export type TopAccounts = { target: TopTarget; span: WindowSpan; now: TopAccountNow[]; over30: TopAccountOver[]; over30Read: OverRead; since: Date };
 
 const TargetRow = z.object({
@@ -145,12 +146,85 @@ function ceilingCandidateTotalsQuery(ceilingId: number, from: Date, through: Dat
 }
 
 const TopRow = z.object({ window_start: z.coerce.date(), scope_key: z.string(), settled: Int });
-/** Accounts per row of the limit whose exact totals an unproved ranking reads. */
-const UNPROVED_READ = 5;
 const byTotal = (a: TopAccountOver, b: TopAccountOver) => b.settled - a.settled || (a.account < b.account ? -1 : a.account > b.account ? 1 : 0);
+const ListRow = z.object({ list: Int, scope_key: z.string(), settled: Int });
+const KeptRange = z.object({ from_start: z.coerce.date(), through_start: z.coerce.date() });
+/** Accounts read from the top of each list first, and at most (growing 4 times a round while the bound is not beaten). */
+const KEPT_FIRST = 40;
+const KEPT_MOST = 2_560;
 
 /**
- * A ceiling's top accounts over a range of windows, read as lib/budgets' topAccountsOver reads a
+ * A ceiling's top accounts over windows starting in [first, last] from the totals the worker keeps
+ * (lib/counters/caller-totals.ts) and the windows after them, with the threshold algorithm: the
+ * first k accounts of the kept totals and of each later window are candidates, and an account
+ * outside them all has settled at most the sum of each list's k-th (its kept total counts every
+ * window it holds, and windows before `first` only add). The candidates' exact totals are read from
+ * their counters; the answer stands when the limit-th beats that bound, else k grows. Null when no
+ * kept totals cover the range's start, or the bound is never beaten (ties all the way down).
+ * One snapshot throughout: the kept totals and the counters are read as of one instant.
+ */
+export async function ceilingTopFromTotals(db: Db, p: { ceilingId: number; starts: Date[]; limit: number }): Promise<TopAccountOver[] | null> {
+  const first = p.starts[0];
+  const last = p.starts.at(-1);
+  if (!first || !last) return [];
+  return db.transaction(
+    async (tx) => {
+      const [kept] = parseRows(
+        "caller totals range",
+        KeptRange,
+        await tx.execute(sql`select s.from_start, s.through_start from caller_totals_state s where s.ceiling_id = ${p.ceilingId}`),
+      );
+      if (!kept || kept.from_start > first || kept.through_start <= first) return null;
+      // Windows the totals do not hold yet: the open one, and any closed since the last build.
+      const after = p.starts.filter((s) => s >= kept.through_start);
+      for (let k = KEPT_FIRST; k <= KEPT_MOST; k *= 4) {
+        const lists = parseRows(
+          "caller totals lists",
+          ListRow,
+          await tx.execute(sql`
+            select -1 as list, t.scope_key, t.settled from (
+              select k.scope_key, k.settled from caller_totals k
+              where k.ceiling_id = ${p.ceilingId}
+              order by k.settled desc nulls last, k.scope_key
+              limit ${k}) t
+            ${after.length > 0 ? sql`union all
+            select s.i::int as list, x.scope_key, x.settled
+            from unnest(${timestamps(after)}) with ordinality as s(ws, i)
+            cross join lateral (
+              select u.scope_key, u.settled from usage u
+              where u.ceiling_id = ${p.ceilingId} and u.window_start = s.ws and u.scope_key <> ''
+              order by u.settled desc
+              limit ${k}
+            ) x` : sql``}`),
+        );
+        const byList = new Map<number, number[]>();
+        for (const r of lists) byList.set(r.list, [...(byList.get(r.list) ?? []), r.settled]);
+        // A list shorter than k holds every account it has: it adds nothing to one outside it.
+        const bound = [...byList.values()].reduce((sum, v) => sum + (v.length === k ? Math.min(...v) : 0), 0);
+        const exhausted = [...byList.values()].every((v) => v.length < k);
+        const candidates = [...new Set(lists.map((r) => r.scope_key))];
+        const totals =
+          candidates.length === 0
+            ? []
+            : parseRows("ceiling candidate totals", OverRow, await tx.execute(ceilingCandidateTotalsQuery(p.ceilingId, first, last, candidates)))
+                .filter((r) => r.windows > 0)
+                .map((r) => ({ account: r.scope_key, settled: r.settled, windows: r.windows }))
+                .sort(byTotal);
+        const limitTh = totals[p.limit - 1];
+        if (exhausted || (limitTh && limitTh.settled > bound)) return totals.slice(0, p.limit);
+      }
+      return null;
+    },
+    { isolationLevel: "repeatable read", accessMode: "read only" },
+  );
+}
+
+/** Accounts per row of the limit whose exact totals an unproved ranking reads. */
+const UNPROVED_READ = 5;
+
+/**
+ * A ceiling's top accounts over a range of windows: from the totals the worker keeps when they
+ * cover the range (ceilingTopFromTotals); else as lib/budgets' topAccountsOver reads a
  * budget's (and with its proof, windowTopCandidates): each window's WINDOW_TOP accounts are
  * candidates with exact totals, and the answer stands when no account outside every window's top
  * can reach the limit-th; otherwise every row of the range is summed, which reads every counter
@@ -162,6 +236,8 @@ export async function ceilingTopOver(db: Db, p: { ceilingId: number; starts: Dat
   const first = p.starts[0];
   const last = p.starts.at(-1);
   if (!first || !last) return { accounts: [], read: "every row" };
+  const kept = await ceilingTopFromTotals(db, p);
+  if (kept) return { accounts: kept, read: "kept totals" };
   const tops = parseRows("ceiling window tops", TopRow, await db.execute(ceilingWindowTopsQuery(p.ceilingId, p.starts)));
   const { bound, candidates, provable } = windowTopCandidates(
     tops.map((r) => ({ window: r.window_start.getTime(), account: r.scope_key, settled: r.settled })),

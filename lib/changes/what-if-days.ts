@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { resultRows, type Db } from "@/db/client";
-import { DAY_MS, MINUTE_MS, utcDay } from "@/lib/time";
+import { IN_FLIGHT_MS, lockClosedWindows } from "@/lib/counters/closed-windows";
+import { DAY_MS, utcDay } from "@/lib/time";
 
 // The grants a what-if replays, as columns (lib/changes/what-if-replay.ts reads them), and the
 // ledger it reads them from (what_if_days, migration 0033).
@@ -47,11 +48,6 @@ const COLUMNS: Record<Exclude<GrantField, "at">, string> = {
   destination: "destination",
 };
 
-/**
- * A day is written up to this long before now at most: a reservation still being made has a
- * created_at (its transaction's start) a little in the past, and must not land before `through`.
- */
-export const IN_FLIGHT_MS = 5 * MINUTE_MS;
 /** The days the worker keeps written: the longest replay (30 days from the start of a billing month). */
 export const WHAT_IF_DAYS_BACK = 62;
 export const WHAT_IF_DAYS_EVERY_MS = 10 * 60_000;
@@ -430,7 +426,7 @@ function gather(parts: GrantColumns[], [partOf, indexOf]: Int32Array[]): GrantCo
  */
 async function buildDay(db: Db, endpointId: number, day: string, now: Date): Promise<number | null> {
   return db.transaction(async (tx) => {
-    await tx.execute(sql`select pg_advisory_xact_lock(hashtext('what_if_days'), ${endpointId})`);
+    await lockClosedWindows(tx, endpointId);
     const from = new Date(dayStart(day)).toISOString();
     const cap = new Date(Math.min(dayStart(day) + DAY_MS, now.getTime() - IN_FLIGHT_MS)).toISOString();
     // The held reservations are few, and the held partial index finds them without the day's rows.

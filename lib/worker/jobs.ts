@@ -4,6 +4,7 @@ import { expireChangeRequests } from "@/lib/changes";
 import { endRaises } from "@/lib/changes/raise-ends";
 import { buildWhatIfDays, WHAT_IF_DAYS_EVERY_MS } from "@/lib/changes/what-if-days";
 import { runDueSchedules } from "@/lib/changes/schedule-run";
+import { buildCallerTotals, CALLER_TOTALS_EVERY_MS } from "@/lib/counters/caller-totals";
 import { CLOSED_EVERY_MS, countClosedWindows, countOpenWindows, OPEN_EVERY_MS } from "@/lib/counters/window-totals";
 import { expireReservations } from "@/lib/enforcement";
 import { metrics } from "@/lib/metrics";
@@ -73,6 +74,14 @@ export const jobs: Job[] = [
     name: "what-if-days",
     everyMs: () => WHAT_IF_DAYS_EVERY_MS,
     run: async (db, _s, now) => ({ ...(await buildWhatIfDays(db, now)) }),
+  },
+  {
+    // Each account's settled units per per-caller ceiling over the closed windows of the last 30
+    // days (lib/counters/caller-totals.ts), which rank the accounts that spent most over 30 days
+    // from a few index entries: a ceiling is rebuilt when its range can move, once a day.
+    name: "caller-totals",
+    everyMs: () => CALLER_TOTALS_EVERY_MS,
+    run: async (db, _s, now) => ({ ...(await buildCallerTotals(db, now)) }),
   },
   {
     // Each limit's counters summed per window, which the overview and the histories read instead
