@@ -1,5 +1,7 @@
 // Sums test counts from Vitest's and Playwright's JSON reports into one closing line:
 // "N passed, N failed, N skipped". A missing report (its runner crashed) counts as one failure.
+// An e2e test that failed and then passed on CI's one retry is named above that line, so a flake is
+// seen and fixed rather than hidden.
 import { existsSync, readFileSync } from "node:fs";
 
 let passed = 0;
@@ -15,6 +17,7 @@ for (const file of process.argv.slice(2)) {
   if (report.stats && "expected" in report.stats) {
     // Playwright: expected = passed, unexpected = failed, flaky passed on retry.
     passed += report.stats.expected + (report.stats.flaky ?? 0);
+    for (const title of flakyTitles(report.suites ?? [], [])) console.log(`  flaky (failed, then passed on its retry): ${title}`);
     failed += report.stats.unexpected;
     skipped += report.stats.skipped;
   } else {
@@ -24,3 +27,16 @@ for (const file of process.argv.slice(2)) {
   }
 }
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
+
+/** The titles of Playwright's tests whose outcome is "flaky", walking nested suites. */
+function flakyTitles(suites, path) {
+  const out = [];
+  for (const suite of suites) {
+    const here = suite.title ? [...path, suite.title] : path;
+    for (const spec of suite.specs ?? []) {
+      if ((spec.tests ?? []).some((t) => t.status === "flaky")) out.push([...here, spec.title].join(" › "));
+    }
+    out.push(...flakyTitles(suite.suites ?? [], here));
+  }
+  return out;
+}
