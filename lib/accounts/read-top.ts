@@ -147,6 +147,8 @@ function ceilingCandidateTotalsQuery(ceilingId: number, from: Date, through: Dat
 
 const TopRow = z.object({ window_start: z.coerce.date(), scope_key: z.string(), settled: Int });
 const byTotal = (a: TopAccountOver, b: TopAccountOver) => b.settled - a.settled || (a.account < b.account ? -1 : a.account > b.account ? 1 : 0);
+/** Accounts per row of the limit whose exact totals an unproved ranking reads. */
+const UNPROVED_READ = 5;
 const ListRow = z.object({ list: Int, scope_key: z.string(), settled: Int });
 const KeptRange = z.object({ from_start: z.coerce.date(), through_start: z.coerce.date() });
 /** Accounts read from the top of each list first, and at most (growing 4 times a round while the bound is not beaten). */
@@ -159,14 +161,18 @@ const KEPT_MOST = 2_560;
  * first k accounts of the kept totals and of each later window are candidates, and an account
  * outside them all has settled at most the sum of each list's k-th (its kept total counts every
  * window it holds, and windows before `first` only add). The candidates' exact totals are read from
- * their counters; the answer stands when the limit-th beats that bound, else k grows. Null when no
- * kept totals cover the range's start, or the bound is never beaten (ties all the way down).
+ * their counters; the answer stands when the limit-th beats that bound, else k grows, up to
+ * KEPT_MOST: past it (ties deeper than that) the likeliest candidates' exact totals come back
+ * unproved, with the bound. Null when no kept totals cover the range's start.
  * One snapshot throughout: the kept totals and the counters are read as of one instant.
  */
-export async function ceilingTopFromTotals(db: Db, p: { ceilingId: number; starts: Date[]; limit: number }): Promise<TopAccountOver[] | null> {
+export async function ceilingTopFromTotals(
+  db: Db,
+  p: { ceilingId: number; starts: Date[]; limit: number },
+): Promise<({ accounts: TopAccountOver[] } & OverRead) | null> {
   const first = p.starts[0];
   const last = p.starts.at(-1);
-  if (!first || !last) return [];
+  if (!first || !last) return { accounts: [], read: "kept totals" };
   return db.transaction(
     async (tx) => {
       const [kept] = parseRows(
@@ -177,7 +183,14 @@ export async function ceilingTopFromTotals(db: Db, p: { ceilingId: number; start
       if (!kept || kept.from_start > first || kept.through_start <= first) return null;
       // Windows the totals do not hold yet: the open one, and any closed since the last build.
       const after = p.starts.filter((s) => s >= kept.through_start);
-      for (let k = KEPT_FIRST; k <= KEPT_MOST; k *= 4) {
+      const totalsOf = async (accounts: string[]) =>
+        accounts.length === 0
+          ? []
+          : parseRows("ceiling candidate totals", OverRow, await tx.execute(ceilingCandidateTotalsQuery(p.ceilingId, first, last, accounts)))
+              .filter((r) => r.windows > 0)
+              .map((r) => ({ account: r.scope_key, settled: r.settled, windows: r.windows }))
+              .sort(byTotal);
+      for (let k = KEPT_FIRST; ; k *= 4) {
         const lists = parseRows(
           "caller totals lists",
           ListRow,
@@ -198,29 +211,38 @@ export async function ceilingTopFromTotals(db: Db, p: { ceilingId: number; start
             ) x` : sql``}`),
         );
         const byList = new Map<number, number[]>();
-        for (const r of lists) byList.set(r.list, [...(byList.get(r.list) ?? []), r.settled]);
-        // A list shorter than k holds every account it has: it adds nothing to one outside it.
-        const bound = [...byList.values()].reduce((sum, v) => sum + (v.length === k ? Math.min(...v) : 0), 0);
+        for (const r of lists) {
+          const list = byList.get(r.list) ?? [];
+          list.push(r.settled);
+          byList.set(r.list, list);
+        }
+        // Each list's k-th, the most an account outside its first k has in it; a list shorter than
+        // k holds every account it has, and adds nothing to one outside it.
+        const kth = new Map([...byList].map(([list, v]) => [list, v.length === k ? Math.min(...v) : 0]));
+        const bound = [...kth.values()].reduce((sum, v) => sum + v, 0);
         const exhausted = [...byList.values()].every((v) => v.length < k);
-        const candidates = [...new Set(lists.map((r) => r.scope_key))];
-        const totals =
-          candidates.length === 0
-            ? []
-            : parseRows("ceiling candidate totals", OverRow, await tx.execute(ceilingCandidateTotalsQuery(p.ceilingId, first, last, candidates)))
-                .filter((r) => r.windows > 0)
-                .map((r) => ({ account: r.scope_key, settled: r.settled, windows: r.windows }))
-                .sort(byTotal);
-        const limitTh = totals[p.limit - 1];
-        if (exhausted || (limitTh && limitTh.settled > bound)) return totals.slice(0, p.limit);
+        // A candidate has at most what was seen of it plus each other list's k-th. When the
+        // limit-th of those cannot beat the bound, no total read now could: read further first.
+        const most = new Map<string, number>();
+        for (const r of lists) most.set(r.scope_key, (most.get(r.scope_key) ?? bound) + r.settled - (kth.get(r.list) ?? 0));
+        const byMost = [...most].sort((a, b) => b[1] - a[1]);
+        const final = k * 4 > KEPT_MOST;
+        if (exhausted || (byMost[p.limit - 1]?.[1] ?? 0) > bound) {
+          const totals = await totalsOf([...most.keys()]);
+          const limitTh = totals[p.limit - 1];
+          if (exhausted || (limitTh && limitTh.settled > bound)) return { accounts: totals.slice(0, p.limit), read: "kept totals" };
+          if (final) return { accounts: totals.slice(0, p.limit), read: "unproved", bound };
+        } else if (final) {
+          // Unproved (ties deeper than any list read): the exact totals of the likeliest few.
+          const likely = byMost.slice(0, p.limit * UNPROVED_READ).map(([account]) => account);
+          return { accounts: (await totalsOf(likely)).slice(0, p.limit), read: "unproved", bound };
+        }
       }
-      return null;
     },
     { isolationLevel: "repeatable read", accessMode: "read only" },
   );
 }
 
-/** Accounts per row of the limit whose exact totals an unproved ranking reads. */
-const UNPROVED_READ = 5;
 
 /**
  * A ceiling's top accounts over a range of windows: from the totals the worker keeps when they
@@ -236,8 +258,16 @@ export async function ceilingTopOver(db: Db, p: { ceilingId: number; starts: Dat
   const first = p.starts[0];
   const last = p.starts.at(-1);
   if (!first || !last) return { accounts: [], read: "every row" };
+  const everyRow = async () =>
+    parseRows("ceiling top accounts over a range", OverRow, await db.execute(ceilingTopOverQuery(p.ceilingId, first, last, p.limit))).map((r) => ({
+      account: r.scope_key,
+      settled: r.settled,
+      windows: r.windows,
+    }));
+  // Kept totals that cannot prove the ranking leave nothing for the window tops to prove.
   const kept = await ceilingTopFromTotals(db, p);
-  if (kept) return { accounts: kept, read: "kept totals" };
+  if (kept && (kept.read !== "unproved" || p.exhaustive === false)) return kept;
+  if (kept) return { accounts: await everyRow(), read: "every row" };
   const tops = parseRows("ceiling window tops", TopRow, await db.execute(ceilingWindowTopsQuery(p.ceilingId, p.starts)));
   const { bound, candidates, provable } = windowTopCandidates(
     tops.map((r) => ({ window: r.window_start.getTime(), account: r.scope_key, settled: r.settled })),
@@ -261,8 +291,7 @@ export async function ceilingTopOver(db: Db, p: { ceilingId: number; starts: Dat
     const likely = [...seen].sort((a, b) => b[1] - a[1]).slice(0, p.limit * UNPROVED_READ).map(([account]) => account);
     return { accounts: (await totalsOf(likely)).slice(0, p.limit), read: "unproved", bound };
   }
-  const rows = parseRows("ceiling top accounts over a range", OverRow, await db.execute(ceilingTopOverQuery(p.ceilingId, first, last, p.limit)));
-  return { accounts: rows.map((r) => ({ account: r.scope_key, settled: r.settled, windows: r.windows })), read: "every row" };
+  return { accounts: await everyRow(), read: "every row" };
 }
 
 type TopParams = { now: Date; limit: number; exhaustive: boolean };
