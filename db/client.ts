@@ -9,6 +9,7 @@ import { EMBEDDED_APP_ROLE, EMBEDDED_DATABASE, type EmbeddedServer, ensureEmbedd
 import { multiHostOptions, PoolSockets, probeTimeoutFor } from "./multi-host";
 import { queryTiming } from "./query-timing";
 import * as schema from "./schema";
+import { applyFunctions } from "./functions";
 
 export type Schema = typeof schema;
 /** The database, or a transaction on it. */
@@ -121,8 +122,10 @@ export function listenOn(db: Db, channel: string, onNotify: (payload: string) =>
   return clients.get(db)?.listen(channel, onNotify, onListen);
 }
 
-export async function migrateDatabase(database: Database): Promise<void> {
+/** The versioned migrations (schema), then the SQL functions of db/functions/ when they changed. */
+export async function migrateDatabase(database: Database): Promise<{ functionsApplied: boolean }> {
   await migrate(database.db, { migrationsFolder });
+  return { functionsApplied: await applyFunctions(database.db) };
 }
 
 /** db.execute on postgres.js returns the rows as an array; this gives them a row type. */

@@ -52,10 +52,11 @@ async function main(): Promise<void> {
   const database = openPostgres(url, { max: 1 });
   try {
     const before = await appliedTimes(database.db);
-    await migrateDatabase(database);
+    const { functionsApplied } = await migrateDatabase(database);
     const after = await appliedTimes(database.db);
     const applied = journal.entries.filter((e) => !before.has(e.when) && after.has(e.when));
     const where = describeDatabaseUrl(url);
+    if (functionsApplied) console.log(`${where}: applied the SQL functions of db/functions/`);
     if (applied.length === 0) {
       console.log(`${where}: already up to date (${after.size} migrations applied)`);
     } else {

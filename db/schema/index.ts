@@ -10,6 +10,7 @@ export * from "./ceiling-overrides";
 export * from "./ceilings";
 export * from "./changes";
 export * from "./endpoints";
+export * from "./function-applies";
 export * from "./refusal-daily";
 export * from "./refusal-hourly";
 export * from "./refusals";
