@@ -28,7 +28,15 @@ export default tseslint.config(
     rules: {
       "@typescript-eslint/no-restricted-imports": [
         "error",
-        { patterns: [{ group: ["@/db/*", "drizzle-orm", "drizzle-orm/*", "postgres"], allowTypeImports: true, message: "components/ is presentation only: load data in app/ and pass it as props." }] },
+        {
+          patterns: [
+            {
+              group: ["@/db/*", "drizzle-orm", "drizzle-orm/*", "postgres"],
+              allowTypeImports: true,
+              message: "components/ is presentation only: load data in app/ and pass it as props.",
+            },
+          ],
+        },
       ],
     },
   },
@@ -38,7 +46,14 @@ export default tseslint.config(
     rules: {
       "@typescript-eslint/no-restricted-imports": [
         "error",
-        { patterns: [{ group: ["drizzle-orm", "drizzle-orm/*", "@/db/schema", "@/db/schema/*", "**/db/schema", "**/db/schema/*"], message: "app/ reads and writes through lib/: add a named function in lib/<domain>/ and call it." }] },
+        {
+          patterns: [
+            {
+              group: ["drizzle-orm", "drizzle-orm/*", "@/db/schema", "@/db/schema/*", "**/db/schema", "**/db/schema/*"],
+              message: "app/ reads and writes through lib/: add a named function in lib/<domain>/ and call it.",
+            },
+          ],
+        },
       ],
     },
   },
@@ -48,7 +63,14 @@ export default tseslint.config(
     rules: {
       "@typescript-eslint/no-restricted-imports": [
         "error",
-        { patterns: [{ group: ["next", "next/*", "next-auth", "next-auth/*", "react", "react/*", "react-dom", "react-dom/*"], message: "lib/ knows no framework: keep Next, next-auth and React in app/ and components/." }] },
+        {
+          patterns: [
+            {
+              group: ["next", "next/*", "next-auth", "next-auth/*", "react", "react/*", "react-dom", "react-dom/*"],
+              message: "lib/ knows no framework: keep Next, next-auth and React in app/ and components/.",
+            },
+          ],
+        },
       ],
     },
   },

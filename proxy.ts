@@ -67,7 +67,10 @@ export function proxy(request: NextRequest) {
   const refused = methodsOf(pathname)?.kind === "page" ? pagePostRefusal(request) : null;
   if (refused) {
     const text = `${refused.status === 403 ? "Forbidden" : "Bad request"}: ${refused.message}\n`;
-    return withHeaders(new NextResponse(text, { status: refused.status, headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" } }), headers);
+    return withHeaders(
+      new NextResponse(text, { status: refused.status, headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" } }),
+      headers,
+    );
   }
 
   if (needsSignIn(pathname) && !hasSessionCookie(request)) {

@@ -46,7 +46,6 @@ async function snapshot(db: Db): Promise<string> {
 
 type FormCore = (deps: ActionDeps, formData: FormData) => Promise<{ status: string; error?: string }>;
 
-
 describe.skipIf(skipWithoutDatabase())("one strict input boundary: every bad input refused, nothing changed", () => {
   const t = useTestDatabase("bad_input");
   let key = "";
@@ -128,7 +127,9 @@ describe.skipIf(skipWithoutDatabase())("one strict input boundary: every bad inp
     const result = await addStaffCore(deps(), form({ email: "new@test.local", role: "viewer", password }));
     expect(result).toMatchObject({ status: "error", code: "invalid_input", error: expect.stringContaining("password") });
     const rows = resultRows<{ target: string; raw: string; details: string }>(
-      await t.db.execute(sql`select target, raw_input as raw, details::text as details from audit_events where action = 'staff.add.rejected' order by id desc limit 1`),
+      await t.db.execute(
+        sql`select target, raw_input as raw, details::text as details from audit_events where action = 'staff.add.rejected' order by id desc limit 1`,
+      ),
     );
     expect(rows[0]).toMatchObject({ target: "password", raw: "(secret not recorded)" });
     expect(JSON.stringify(rows[0])).not.toContain("correct-horse");
@@ -157,7 +158,11 @@ describe.skipIf(skipWithoutDatabase())("one strict input boundary: every bad inp
 
   it("refuses a forged call whose form is not a form", async () => {
     for (const notAForm of [{}, "x", null, [["endpointKey", key]]]) {
-      expect(await killEndpointCore(deps(), notAForm as unknown as FormData)).toEqual({ status: "error", error: "the action takes a form", code: "invalid_input" });
+      expect(await killEndpointCore(deps(), notAForm as unknown as FormData)).toEqual({
+        status: "error",
+        error: "the action takes a form",
+        code: "invalid_input",
+      });
     }
   });
 
@@ -179,14 +184,25 @@ describe.skipIf(skipWithoutDatabase())("one strict input boundary: every bad inp
     await handleReserve(apiRequest("/api/v1/reservations", { key: apiKey, raw: "{" }), { db: async () => t.db });
     const before = await snapshot(t.db);
     for (const [what, raw] of jsonCases) {
-      const answer = await read(await handleReserve(apiRequest("/api/v1/reservations", { key: apiKey, raw: raw.replaceAll('"E"', JSON.stringify(key)) }), { db: async () => t.db }));
+      const answer = await read(
+        await handleReserve(apiRequest("/api/v1/reservations", { key: apiKey, raw: raw.replaceAll('"E"', JSON.stringify(key)) }), { db: async () => t.db }),
+      );
       expect(answer.status, what).toBe(400);
       expect(errorCode(answer), what).toMatch(/^(duplicate_field|invalid_characters)$/);
     }
-    const dup = await read(await handleReserve(apiRequest("/api/v1/reservations", { key: apiKey, raw: `{"endpoint":${JSON.stringify(key)},"amount":100000,"amount":1}` }), { db: async () => t.db }));
+    const dup = await read(
+      await handleReserve(apiRequest("/api/v1/reservations", { key: apiKey, raw: `{"endpoint":${JSON.stringify(key)},"amount":100000,"amount":1}` }), {
+        db: async () => t.db,
+      }),
+    );
     expect(errorCode(dup)).toBe("duplicate_field");
     const settle = await read(
-      await handleResolve(apiRequest("/api/v1/reservations/00000000-0000-4000-8000-000000000000/settle", { key: apiKey, raw: `{"actual":1,"actual":2}` }), "00000000-0000-4000-8000-000000000000", "settle", { db: async () => t.db }),
+      await handleResolve(
+        apiRequest("/api/v1/reservations/00000000-0000-4000-8000-000000000000/settle", { key: apiKey, raw: `{"actual":1,"actual":2}` }),
+        "00000000-0000-4000-8000-000000000000",
+        "settle",
+        { db: async () => t.db },
+      ),
     );
     expect(settle.status).toBe(400);
     expect(await snapshot(t.db)).toBe(before);
@@ -226,7 +242,11 @@ describe.skipIf(skipWithoutDatabase())("one strict input boundary: every bad inp
     for (const field of ["caller", "destination", "endpoint", "gate", "from", "to"]) {
       const response = await exportRefusalsRequest(
         { session: async () => admin, db: async () => t.db },
-        new Request("http://127.0.0.1:3000/refusals/export", { method: "POST", headers: { host: "127.0.0.1:3000", "sec-fetch-site": "same-origin" }, body: new URLSearchParams({ [field]: `a${NUL}` }) }),
+        new Request("http://127.0.0.1:3000/refusals/export", {
+          method: "POST",
+          headers: { host: "127.0.0.1:3000", "sec-fetch-site": "same-origin" },
+          body: new URLSearchParams({ [field]: `a${NUL}` }),
+        }),
       );
       expect(response.status, field).toBe(400);
     }

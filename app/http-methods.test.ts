@@ -31,7 +31,10 @@ function routeFiles(dir = APP): { route: string; file: string }[] {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) return routeFiles(full);
     if (entry.name !== "route.ts") return [];
-    const segments = path.relative(APP, dir).split(path.sep).filter((s) => !/^\(.*\)$/.test(s));
+    const segments = path
+      .relative(APP, dir)
+      .split(path.sep)
+      .filter((s) => !/^\(.*\)$/.test(s));
     return [{ route: `/${segments.join("/")}`, file: full }];
   });
 }
@@ -113,9 +116,7 @@ describe("HTTP methods on every route", () => {
   });
 
   it("the table of methods is the route files' own: every file listed, each with the methods it exports", () => {
-    const exported = Object.fromEntries(
-      FILES.map(({ route }) => [route, ROUTE_HANDLER_METHODS.filter((m) => typeof modules.get(route)?.[m] === "function")]),
-    );
+    const exported = Object.fromEntries(FILES.map(({ route }) => [route, ROUTE_HANDLER_METHODS.filter((m) => typeof modules.get(route)?.[m] === "function")]));
     // /refusals/export exports GET only to answer it with 405 itself (a link must not export).
     exported["/refusals/export"] = (exported["/refusals/export"] ?? []).filter((m) => m !== "GET");
     expect(Object.fromEntries(Object.entries(ROUTE_METHODS).map(([r, m]) => [r, [...m]]))).toEqual(exported);
@@ -143,7 +144,9 @@ describe("HTTP methods on every route", () => {
       if (method !== "HEAD") {
         if (json) {
           expect(answer.headers["content-type"]).toContain("application/json");
-          expect(JSON.parse(answer.body)).toEqual({ error: { code: "method_not_allowed", message: `${method} is not allowed here; this route answers ${allow}` } });
+          expect(JSON.parse(answer.body)).toEqual({
+            error: { code: "method_not_allowed", message: `${method} is not allowed here; this route answers ${allow}` },
+          });
         } else {
           expect(answer.body).toBe(`Method not allowed: ${method} is not allowed here; this page answers ${allow}\n`);
         }

@@ -37,7 +37,12 @@ export function AlertsActionForm(props: {
       {Object.entries(props.fields).flatMap(([name, value]) =>
         (Array.isArray(value) ? value : [value]).map((v, i) => <input key={`${name}-${i}`} type="hidden" name={name} value={String(v)} />),
       )}
-      <SubmitButton pending={pending} pendingLabel={props.pendingLabel ?? "Saving…"} className={`rounded-md border px-2.5 py-1 text-xs font-medium disabled:opacity-50 ${tone}`} testId={props.testId}>
+      <SubmitButton
+        pending={pending}
+        pendingLabel={props.pendingLabel ?? "Saving…"}
+        className={`rounded-md border px-2.5 py-1 text-xs font-medium disabled:opacity-50 ${tone}`}
+        testId={props.testId}
+      >
         {props.label}
       </SubmitButton>
       <ActionMessage state={state} testId={props.testId} />

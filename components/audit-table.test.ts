@@ -5,12 +5,24 @@ import { detailChange, valueChange } from "./audit-table";
 // The audit log's Value column for a catalog change: each field's before and after as people read them.
 describe("detailChange", () => {
   it("shows a change of priced parts as their decimals, not as picos", () => {
-    const details = { changes: { parts: { before: [{ name: "units", pricePico: 7_900_000_000 }], after: [{ name: "input", pricePico: 2_500_000 }, { name: "output", pricePico: 10_000_000 }] } } };
+    const details = {
+      changes: {
+        parts: {
+          before: [{ name: "units", pricePico: 7_900_000_000 }],
+          after: [
+            { name: "input", pricePico: 2_500_000 },
+            { name: "output", pricePico: 10_000_000 },
+          ],
+        },
+      },
+    };
     expect(detailChange({ action: "endpoint.update", details })).toBe("parts units 0.0079 → input 0.0000025, output 0.00001");
   });
 
   it("keeps numbers and other values as before", () => {
-    expect(detailChange({ action: "endpoint.update", details: { changes: { perCallMax: { before: 1, after: 8000 }, name: { before: "a", after: "b" } } } })).toBe("perCallMax 1 → 8,000; name a → b");
+    expect(
+      detailChange({ action: "endpoint.update", details: { changes: { perCallMax: { before: 1, after: 8000 }, name: { before: "a", after: "b" } } } }),
+    ).toBe("perCallMax 1 → 8,000; name a → b");
   });
 });
 
@@ -25,6 +37,8 @@ describe("valueChange", () => {
   });
 
   it("keeps the exact amount of a value under a cent in reach", () => {
-    expect(renderToStaticMarkup(valueChange({ previousValue: 2_000_000, appliedValue: 8_333, details: { currency: "USD" } }))).toContain('<data value="0.008333" title="Exactly $0.008333" class="whitespace-nowrap">$0.01</data>');
+    expect(renderToStaticMarkup(valueChange({ previousValue: 2_000_000, appliedValue: 8_333, details: { currency: "USD" } }))).toContain(
+      '<data value="0.008333" title="Exactly $0.008333" class="whitespace-nowrap">$0.01</data>',
+    );
   });
 });

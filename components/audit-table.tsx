@@ -25,11 +25,15 @@ const isPart = (p: unknown): p is { name: string; pricePico: number } =>
 
 /** A value as the log shows it; priced parts as their decimals, "input 0.0000025, output 0.00001". */
 const shown = (v: unknown): string =>
-  typeof v === "number" ? formatCount(v)
-  : v === null || v === undefined ? "none"
-  : typeof v === "string" ? v
-  : Array.isArray(v) && v.length > 0 && v.every(isPart) ? v.map((p) => `${p.name} ${formatPriceDecimal(p.pricePico)}`).join(", ")
-  : JSON.stringify(v);
+  typeof v === "number"
+    ? formatCount(v)
+    : v === null || v === undefined
+      ? "none"
+      : typeof v === "string"
+        ? v
+        : Array.isArray(v) && v.length > 0 && v.every(isPart)
+          ? v.map((p) => `${p.name} ${formatPriceDecimal(p.pricePico)}`).join(", ")
+          : JSON.stringify(v);
 
 /** A catalog change's before and after, from its details: "parts units 0.0079 → units 0.008". */
 export function detailChange(e: Pick<AuditEvent, "action" | "details">): string {
@@ -51,7 +55,11 @@ const auditTable: TableSpec<AuditEvent> = {
   rowAttributes: () => ({ "data-testid": "audit-row" }),
   empty: <p className="text-sm text-zinc-600 dark:text-zinc-400">No audit events match.</p>,
   columns: [
-    { header: "When (UTC)", cellClassName: "whitespace-nowrap tabular-nums", cell: (e) => <time dateTime={e.at.toISOString()}>{formatUtc(e.at).replace(" UTC", "")}</time> },
+    {
+      header: "When (UTC)",
+      cellClassName: "whitespace-nowrap tabular-nums",
+      cell: (e) => <time dateTime={e.at.toISOString()}>{formatUtc(e.at).replace(" UTC", "")}</time>,
+    },
     {
       header: "Who",
       cell: (e) => (
@@ -69,8 +77,7 @@ const auditTable: TableSpec<AuditEvent> = {
         const subject = auditSubject(e);
         return subject ? (
           <span data-subject-kind={subject.kind}>
-            <span className="text-xs text-zinc-600 dark:text-zinc-400">{subject.kind}</span>{" "}
-            <span className="break-all font-mono text-xs">{subject.name}</span>
+            <span className="text-xs text-zinc-600 dark:text-zinc-400">{subject.kind}</span> <span className="break-all font-mono text-xs">{subject.name}</span>
           </span>
         ) : null;
       },

@@ -47,7 +47,13 @@ function budget(over: Partial<BudgetOverview> = {}): BudgetOverview {
 }
 
 // An amount's <data> is inline: it adds no space, as in the browser.
-const text = (html: string) => html.replace(/<\/?data[^>]*>/g, "").replace(/<[^>]+>/g, " ").replaceAll("&#x27;", "'").replaceAll("&lt;", "<").replace(/\s+/g, " ");
+const text = (html: string) =>
+  html
+    .replace(/<\/?data[^>]*>/g, "")
+    .replace(/<[^>]+>/g, " ")
+    .replaceAll("&#x27;", "'")
+    .replaceAll("&lt;", "<")
+    .replace(/\s+/g, " ");
 
 describe("budget views", () => {
   it("shows a budget with no spend yet", () => {

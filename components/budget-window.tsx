@@ -44,17 +44,25 @@ export function BudgetWindow({ budget: b, now, showAccounts = true }: { budget: 
       ) : null}
       {perAccount ? (
         <p data-testid="budget-spend" data-spend={b.spend}>
-          <Money micros={b.spend} currency={b.currency} className="font-medium" /> spent or held by {formatCount(b.accounts)} account{b.accounts === 1 ? "" : "s"} together
-          in this window. The value, {money(b.value)}, is <strong>each account&apos;s</strong>{b.state === "killed" ? "" : " (or its override)"}.
+          <Money micros={b.spend} currency={b.currency} className="font-medium" /> spent or held by {formatCount(b.accounts)} account
+          {b.accounts === 1 ? "" : "s"} together in this window. The value, {money(b.value)}, is <strong>each account&apos;s</strong>
+          {b.state === "killed" ? "" : " (or its override)"}.
         </p>
       ) : b.value > 0 ? (
         <div data-testid="budget-spend" data-spend={b.spend}>
           <MoneyBar settled={b.settled} held={b.held} value={b.value} currency={b.currency} label={`Spend of ${b.key}`} />
         </div>
       ) : (
-        <p data-testid="budget-spend" data-spend={b.spend}>{money(b.spend)} spent or held in this window.</p>
+        <p data-testid="budget-spend" data-spend={b.spend}>
+          {money(b.spend)} spent or held in this window.
+        </p>
       )}
-      <BudgetSharesChart members={b.members.map((m) => ({ key: m.key, money: m.money }))} currency={b.currency} value={perAccount ? null : b.value} spend={b.spend} />
+      <BudgetSharesChart
+        members={b.members.map((m) => ({ key: m.key, money: m.money }))}
+        currency={b.currency}
+        value={perAccount ? null : b.value}
+        spend={b.spend}
+      />
       <Pace budget={b} />
       {perAccount && showAccounts ? <TopAccountsNow budget={b} /> : null}
     </div>
@@ -107,7 +115,9 @@ function TopAccountsNow({ budget: b }: { budget: BudgetOverview }) {
               <AccountLink account={a.account} />
             </p>
             {a.value === 0 ? (
-              <p className="text-xs text-red-800 dark:text-red-300">Blocked by an override of 0 · <Money micros={a.spend} currency={b.currency} /> before it</p>
+              <p className="text-xs text-red-800 dark:text-red-300">
+                Blocked by an override of 0 · <Money micros={a.spend} currency={b.currency} /> before it
+              </p>
             ) : (
               <MoneyBar settled={a.settled} held={a.held} value={a.value} currency={b.currency} label={`${a.account} in ${b.key}`} />
             )}

@@ -16,8 +16,12 @@ export function BudgetsCompact({ budgets, label }: { budgets: BudgetSummary[]; l
         <li key={b.id} className="min-w-0 space-y-1 rounded-md border border-zinc-200 p-3 text-sm dark:border-zinc-800" data-testid={`budget-${b.key}`}>
           <div className="flex flex-wrap items-start justify-between gap-2">
             <div className="min-w-0">
-              <p className="font-medium"><BudgetLink budget={b} /></p>
-              <p className="text-xs text-zinc-600 dark:text-zinc-400"><BudgetLimitWords budget={b} /></p>
+              <p className="font-medium">
+                <BudgetLink budget={b} />
+              </p>
+              <p className="text-xs text-zinc-600 dark:text-zinc-400">
+                <BudgetLimitWords budget={b} />
+              </p>
             </div>
             <BudgetStateBadge state={b.state} crossed={b.crossed} />
           </div>
@@ -43,7 +47,12 @@ function CompactSpend({ budget: b }: { budget: BudgetSummary }) {
       </p>
     );
   }
-  if (b.value === 0) return <p className="text-xs text-red-800 dark:text-red-300" data-testid="budget-spend" data-spend={b.spend}>Killed: every call on its members is refused.</p>;
+  if (b.value === 0)
+    return (
+      <p className="text-xs text-red-800 dark:text-red-300" data-testid="budget-spend" data-spend={b.spend}>
+        Killed: every call on its members is refused.
+      </p>
+    );
   return (
     <div data-testid="budget-spend" data-spend={b.spend}>
       <MoneyBar settled={b.settled} held={b.held} value={b.value} currency={b.currency} label={`Spend of ${b.key}`} />

@@ -40,7 +40,11 @@ const stateTone: Record<RequestState, string> = {
 export function RequestStateBadge({ request }: { request: Pick<ChangeRequest, "state" | "breakGlass"> }) {
   const tone = request.breakGlass ? "bg-red-100 text-red-900 dark:bg-red-950 dark:text-red-200" : stateTone[request.state];
   return (
-    <span className={`rounded-full px-2 py-0.5 text-xs font-medium ${tone}`} data-testid="request-state" data-state={request.breakGlass ? "break_glass" : request.state}>
+    <span
+      className={`rounded-full px-2 py-0.5 text-xs font-medium ${tone}`}
+      data-testid="request-state"
+      data-state={request.breakGlass ? "break_glass" : request.state}
+    >
       {requestStateLabel(request)}
     </span>
   );
@@ -51,7 +55,8 @@ const MONEY_FIELDS = new Set(["value", "min", "max", "valueBeforeKill"]);
 /** A field's value as it reads: money for a budget's amounts, counts for numbers, words otherwise. */
 function shownValue(kind: string, field: string, value: unknown, currency: string): ReactNode {
   if (value === null || value === undefined) return "none";
-  if (typeof value === "number") return kind.startsWith("budget.") && MONEY_FIELDS.has(field) ? <Money micros={value} currency={currency} /> : formatCount(value);
+  if (typeof value === "number")
+    return kind.startsWith("budget.") && MONEY_FIELDS.has(field) ? <Money micros={value} currency={currency} /> : formatCount(value);
   if (typeof value === "boolean") return field === "archived" ? (value ? "archived" : "in service") : String(value);
   if (typeof value === "string") return value;
   if (Array.isArray(value)) return value.length === 0 ? "none" : value.map((v) => (typeof v === "string" ? v : JSON.stringify(v))).join(", ");
@@ -70,12 +75,20 @@ export function describeChange(r: Pick<ChangeRequest, "kind" | "before" | "after
 }
 
 /** "1,000 → 10,000 a day" in units and "$10.00 → $100.00" in money, each only when known. */
-export function worstCaseLines(r: Pick<ChangeRequest, "worstCaseBefore" | "worstCaseAfter" | "worstMoneyBefore" | "worstMoneyAfter" | "currency">): { units: string | null; money: ReactNode } {
+export function worstCaseLines(r: Pick<ChangeRequest, "worstCaseBefore" | "worstCaseAfter" | "worstMoneyBefore" | "worstMoneyAfter" | "currency">): {
+  units: string | null;
+  money: ReactNode;
+} {
   const count = (v: number | null) => (v === null ? "unknown" : formatCount(v));
   const money = (v: number | null) => (v === null ? "unknown" : <Money micros={v} currency={r.currency ?? "USD"} />);
   return {
     units: r.worstCaseBefore === null && r.worstCaseAfter === null ? null : `${count(r.worstCaseBefore)} → ${count(r.worstCaseAfter)}`,
-    money: r.worstMoneyBefore === null && r.worstMoneyAfter === null ? null : <>{money(r.worstMoneyBefore)} → {money(r.worstMoneyAfter)}</>,
+    money:
+      r.worstMoneyBefore === null && r.worstMoneyAfter === null ? null : (
+        <>
+          {money(r.worstMoneyBefore)} → {money(r.worstMoneyAfter)}
+        </>
+      ),
   };
 }
 
@@ -115,7 +128,9 @@ export function ChangeRequestFacts({ request: r, now, link = false }: { request:
             #{r.id} {r.summary}
           </Link>
         ) : (
-          <span className="font-medium">#{r.id} {r.summary}</span>
+          <span className="font-medium">
+            #{r.id} {r.summary}
+          </span>
         )}
       </div>
       <dl className="grid gap-x-6 gap-y-1 sm:grid-cols-[max-content_1fr]">
@@ -124,9 +139,13 @@ export function ChangeRequestFacts({ request: r, now, link = false }: { request:
             <dt className="text-zinc-600 dark:text-zinc-400">On</dt>
             <dd className="break-all">
               {r.endpointKey ? (
-                <Link href={`/endpoints/${encodeURIComponent(r.endpointKey)}`} className="font-mono underline underline-offset-2">{r.endpointKey}</Link>
+                <Link href={`/endpoints/${encodeURIComponent(r.endpointKey)}`} className="font-mono underline underline-offset-2">
+                  {r.endpointKey}
+                </Link>
               ) : r.budgetKey ? (
-                <Link href={`/budgets/${encodeURIComponent(r.budgetKey)}`} className="font-mono underline underline-offset-2">budget {r.budgetKey}</Link>
+                <Link href={`/budgets/${encodeURIComponent(r.budgetKey)}`} className="font-mono underline underline-offset-2">
+                  budget {r.budgetKey}
+                </Link>
               ) : null}
             </dd>
           </>
@@ -134,23 +153,32 @@ export function ChangeRequestFacts({ request: r, now, link = false }: { request:
         {changes.map((c) => (
           <div key={c.field} className="contents">
             <dt className="text-zinc-600 dark:text-zinc-400">{c.field}</dt>
-            <dd className="tabular-nums" data-testid="request-change">{c.before} → {c.after}</dd>
+            <dd className="tabular-nums" data-testid="request-change">
+              {c.before} → {c.after}
+            </dd>
           </div>
         ))}
         {worst.units ? (
           <>
             <dt className="text-zinc-600 dark:text-zinc-400">Worst case (units)</dt>
-            <dd className="tabular-nums" data-testid="request-worst-units">{worst.units}</dd>
+            <dd className="tabular-nums" data-testid="request-worst-units">
+              {worst.units}
+            </dd>
           </>
         ) : null}
         {worst.money ? (
           <>
             <dt className="text-zinc-600 dark:text-zinc-400">Worst case (money)</dt>
-            <dd className="tabular-nums" data-testid="request-worst-money">{worst.money}</dd>
+            <dd className="tabular-nums" data-testid="request-worst-money">
+              {worst.money}
+            </dd>
           </>
         ) : null}
         <dt className="text-zinc-600 dark:text-zinc-400">Asked by</dt>
-        <dd className="break-all">{r.requestedBy}{r.requestedVia === "cli" ? " (command line)" : ""}</dd>
+        <dd className="break-all">
+          {r.requestedBy}
+          {r.requestedVia === "cli" ? " (command line)" : ""}
+        </dd>
         <dt className="text-zinc-600 dark:text-zinc-400">Reason</dt>
         <dd className="break-words">{r.reason}</dd>
         <dt className="text-zinc-600 dark:text-zinc-400">When</dt>
@@ -164,13 +192,20 @@ export function ChangeRequestFacts({ request: r, now, link = false }: { request:
         {r.decidedBy || (r.state !== "pending" && r.decisionNote) ? (
           <>
             <dt className="text-zinc-600 dark:text-zinc-400">Decided by</dt>
-            <dd className="break-words">{r.decidedBy ?? "nobody"}{r.decisionNote ? `: ${r.decisionNote}` : ""}</dd>
+            <dd className="break-words">
+              {r.decidedBy ?? "nobody"}
+              {r.decisionNote ? `: ${r.decisionNote}` : ""}
+            </dd>
           </>
         ) : null}
         {r.breakGlass ? (
           <>
             <dt className="text-zinc-600 dark:text-zinc-400">Acknowledged</dt>
-            <dd data-testid="request-acknowledged">{r.acknowledgedBy ? `by ${r.acknowledgedBy}${r.acknowledgedAt ? ` ${formatUtc(r.acknowledgedAt)}` : ""}` : "not yet: another admin must acknowledge it"}</dd>
+            <dd data-testid="request-acknowledged">
+              {r.acknowledgedBy
+                ? `by ${r.acknowledgedBy}${r.acknowledgedAt ? ` ${formatUtc(r.acknowledgedAt)}` : ""}`
+                : "not yet: another admin must acknowledge it"}
+            </dd>
           </>
         ) : null}
       </dl>

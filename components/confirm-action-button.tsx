@@ -45,7 +45,13 @@ export function ConfirmActionButton(props: ConfirmActionButtonProps) {
   const openClass = props.tone === "danger" ? dangerButtonClass : secondaryButtonClass;
   return (
     <div className="inline-flex flex-col items-start gap-1">
-      <button type="button" className={openClass} disabled={!hydrated} data-testid={props.testId} onClick={() => (built ? dialogRef.current?.showModal() : setBuilt(true))}>
+      <button
+        type="button"
+        className={openClass}
+        disabled={!hydrated}
+        data-testid={props.testId}
+        onClick={() => (built ? dialogRef.current?.showModal() : setBuilt(true))}
+      >
         {props.label}
       </button>
       {state.status === "ok" ? <ActionMessage state={state} testId={props.testId} /> : null}
@@ -57,8 +63,12 @@ export function ConfirmActionButton(props: ConfirmActionButtonProps) {
           className="m-auto w-[min(32rem,calc(100vw-2rem))] rounded-lg border border-zinc-300 bg-white p-0 text-zinc-900 shadow-xl backdrop:bg-black/50 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100"
         >
           <form action={formAction} className="space-y-4 p-5">
-            <h2 id={`${id}-title`} className="text-lg font-semibold">{props.title}</h2>
-            <p id={`${id}-desc`} className="text-sm text-zinc-700 dark:text-zinc-300">{props.description}</p>
+            <h2 id={`${id}-title`} className="text-lg font-semibold">
+              {props.title}
+            </h2>
+            <p id={`${id}-desc`} className="text-sm text-zinc-700 dark:text-zinc-300">
+              {props.description}
+            </p>
             {Object.entries(props.fields).map(([name, value]) => (
               <input key={name} type="hidden" name={name} value={value} />
             ))}
@@ -82,7 +92,12 @@ export function ConfirmActionButton(props: ConfirmActionButtonProps) {
               <button type="button" className={secondaryButtonClass} onClick={() => dialogRef.current?.close()}>
                 Cancel
               </button>
-              <button type="submit" disabled={pending} className={props.tone === "danger" ? dangerButtonClass : buttonClass} data-testid={`${props.testId}-confirm`}>
+              <button
+                type="submit"
+                disabled={pending}
+                className={props.tone === "danger" ? dangerButtonClass : buttonClass}
+                data-testid={`${props.testId}-confirm`}
+              >
                 {pending ? "Working…" : props.confirmLabel}
               </button>
             </div>

@@ -8,10 +8,7 @@ export function CopySecret({ secret, testId }: { secret: string; testId: string 
   const [copied, setCopied] = useState<"idle" | "copied" | "failed">("idle");
   return (
     <div className="flex flex-wrap items-center gap-2">
-      <code
-        data-testid={testId}
-        className="select-all break-all rounded bg-zinc-100 px-2 py-1 font-mono text-zinc-900 dark:bg-zinc-800 dark:text-zinc-100"
-      >
+      <code data-testid={testId} className="select-all break-all rounded bg-zinc-100 px-2 py-1 font-mono text-zinc-900 dark:bg-zinc-800 dark:text-zinc-100">
         {secret}
       </code>
       <button

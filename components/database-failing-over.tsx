@@ -11,9 +11,8 @@ export function DatabaseFailingOver({ message }: { message: string }) {
       <div className={cardClass} role="alert" data-testid="database-failing-over">
         <h1 className="text-xl font-semibold tracking-tight">The database is failing over</h1>
         <p className="mt-2 text-sm text-zinc-700 dark:text-zinc-300">
-          No database node accepts connections right now. On a highly available cluster a new primary takes over within
-          seconds; until then every reservation is refused as unavailable, and nothing already granted is lost. This page
-          reloads by itself.
+          No database node accepts connections right now. On a highly available cluster a new primary takes over within seconds; until then every reservation is
+          refused as unavailable, and nothing already granted is lost. This page reloads by itself.
         </p>
         <p className="mt-2 font-mono text-xs text-zinc-500">{message}</p>
         <div className="mt-4">

@@ -7,7 +7,12 @@ import { buttonClass, inputClass, labelClass, secondaryButtonClass } from "./ui"
 
 export function FilterForm({ action, label, columns, children }: { action: string; label: string; columns: string; children: ReactNode }) {
   return (
-    <form method="get" action={action} aria-label={label} className={`grid gap-3 rounded-lg border border-zinc-200 p-4 sm:grid-cols-2 ${columns} dark:border-zinc-800`}>
+    <form
+      method="get"
+      action={action}
+      aria-label={label}
+      className={`grid gap-3 rounded-lg border border-zinc-200 p-4 sm:grid-cols-2 ${columns} dark:border-zinc-800`}
+    >
       {children}
       <div className="flex items-end gap-2">
         <button type="submit" className={buttonClass}>
@@ -22,7 +27,12 @@ export function FilterForm({ action, label, columns, children }: { action: strin
 }
 
 /** A choice among known values, or All; an option is its value, or a value shown under another label. */
-export function FilterSelect(props: { name: string; label: string; value: string | undefined; options: readonly (string | { value: string; label: string })[] }) {
+export function FilterSelect(props: {
+  name: string;
+  label: string;
+  value: string | undefined;
+  options: readonly (string | { value: string; label: string })[];
+}) {
   return (
     <div>
       <label htmlFor={`f-${props.name}`} className={labelClass}>
@@ -49,7 +59,14 @@ export function FilterInput(props: { name: string; label: string; value: string 
       <label htmlFor={`f-${props.name}`} className={labelClass}>
         {props.label}
       </label>
-      <input id={`f-${props.name}`} name={props.name} type={props.type ?? "text"} defaultValue={props.value ?? ""} placeholder={props.placeholder} className={inputClass} />
+      <input
+        id={`f-${props.name}`}
+        name={props.name}
+        type={props.type ?? "text"}
+        defaultValue={props.value ?? ""}
+        placeholder={props.placeholder}
+        className={inputClass}
+      />
     </div>
   );
 }

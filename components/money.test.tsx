@@ -7,7 +7,9 @@ import { Money } from "./money";
 
 describe("Money", () => {
   it("shows cents and carries the exact amount", () => {
-    expect(renderToStaticMarkup(<Money micros={956_109} currency="USD" />)).toBe('<data value="0.956109" title="Exactly $0.956109" class="whitespace-nowrap">$0.96</data>');
+    expect(renderToStaticMarkup(<Money micros={956_109} currency="USD" />)).toBe(
+      '<data value="0.956109" title="Exactly $0.956109" class="whitespace-nowrap">$0.96</data>',
+    );
   });
 
   it("never reads $0.00 for an amount that is not 0", () => {
@@ -18,6 +20,8 @@ describe("Money", () => {
   });
 
   it("uses the currency's own digits", () => {
-    expect(renderToStaticMarkup(<Money micros={12_345_678_901n} currency="JPY" />)).toContain('value="12345.678901" title="Exactly ¥12,345.678901" class="whitespace-nowrap">¥12,346<');
+    expect(renderToStaticMarkup(<Money micros={12_345_678_901n} currency="JPY" />)).toContain(
+      'value="12345.678901" title="Exactly ¥12,345.678901" class="whitespace-nowrap">¥12,346<',
+    );
   });
 });

@@ -5,7 +5,11 @@ import { ReadinessBadge, ReadinessCard } from "./readiness-card";
 
 // The readiness card says each answer in words beside its color: never color alone.
 
-const text = (html: string) => html.replace(/<[^>]+>/g, " ").replaceAll("&#x27;", "'").replace(/\s+/g, " ");
+const text = (html: string) =>
+  html
+    .replace(/<[^>]+>/g, " ")
+    .replaceAll("&#x27;", "'")
+    .replace(/\s+/g, " ");
 
 const answer = (color: ReadinessColor, figure: string, detail = "why"): ReadinessAnswer => ({ color, figure, detail });
 
@@ -42,7 +46,9 @@ describe("readiness card", () => {
   });
 
   it("the overview badge: worst color in words, n of 5 green, linked to the card", () => {
-    const html = renderToStaticMarkup(<ReadinessBadge readiness={readiness({ overall: "amber", reserved: answer("amber", "not reconciled") })} href="/endpoints/sms.send#readiness" />);
+    const html = renderToStaticMarkup(
+      <ReadinessBadge readiness={readiness({ overall: "amber", reserved: answer("amber", "not reconciled") })} href="/endpoints/sms.send#readiness" />,
+    );
     expect(html).toContain('href="/endpoints/sms.send#readiness"');
     expect(html).toContain('data-color="amber"');
     expect(text(html)).toContain("Check Readiness: 3 of 5 green");

@@ -33,7 +33,9 @@ export function ReadinessCard({ readiness, id = "readiness" }: { readiness: Read
   return (
     <section id={id} aria-labelledby={`${id}-title`} className={`${cardClass} space-y-3`} data-testid="readiness-card" data-color={readiness.overall}>
       <div className="flex flex-wrap items-baseline justify-between gap-2">
-        <h2 id={`${id}-title`} className="text-lg font-semibold">Readiness</h2>
+        <h2 id={`${id}-title`} className="text-lg font-semibold">
+          Readiness
+        </h2>
         <p className="text-sm">
           <ColorWord color={readiness.overall} /> <span className="text-zinc-600 dark:text-zinc-400">{greens} of 5 green</span>
         </p>
@@ -46,7 +48,9 @@ export function ReadinessCard({ readiness, id = "readiness" }: { readiness: Read
               <span className="text-sm font-medium">{readinessQuestionLabels[q]}</span>
               <ColorWord color={a.color} />
               <span className="text-sm">
-                <span className="font-medium" data-testid={`readiness-figure-${q}`}>{a.figure}</span>
+                <span className="font-medium" data-testid={`readiness-figure-${q}`}>
+                  {a.figure}
+                </span>
                 <span className="block text-zinc-600 dark:text-zinc-400">{a.detail}</span>
               </span>
             </li>
@@ -62,7 +66,12 @@ export function ReadinessBadge({ readiness, href }: { readiness: Readiness | und
   if (!readiness) return <span className="text-xs text-zinc-600 dark:text-zinc-400">readiness not known</span>;
   const greens = readinessQuestions.filter((q) => readiness[q].color === "green").length;
   return (
-    <Link href={href} className="inline-flex items-center gap-2 underline-offset-2 hover:underline" data-testid="readiness-badge" data-color={readiness.overall}>
+    <Link
+      href={href}
+      className="inline-flex items-center gap-2 underline-offset-2 hover:underline"
+      data-testid="readiness-badge"
+      data-color={readiness.overall}
+    >
       <ColorWord color={readiness.overall} />
       <span className="text-xs text-zinc-600 dark:text-zinc-400">Readiness: {greens} of 5 green</span>
     </Link>

@@ -19,7 +19,11 @@ export type RefusalsTableRow = {
 };
 
 const firstColumns: Column<RefusalsTableRow>[] = [
-  { header: "First (UTC)", cellClassName: "whitespace-nowrap tabular-nums", cell: (r) => <time dateTime={r.at.toISOString()}>{formatUtc(r.at).replace(" UTC", "")}</time> },
+  {
+    header: "First (UTC)",
+    cellClassName: "whitespace-nowrap tabular-nums",
+    cell: (r) => <time dateTime={r.at.toISOString()}>{formatUtc(r.at).replace(" UTC", "")}</time>,
+  },
   { header: "Endpoint", cellClassName: "font-mono text-xs", cell: (r) => r.endpointKey },
   { header: "Gate", cellClassName: "font-mono text-xs", cell: (r) => r.gate },
   { header: "Caller", cellClassName: "font-mono text-xs", cell: (r) => (r.caller ? <AccountLink account={r.caller} /> : "—") },
@@ -81,7 +85,11 @@ export function RefusalsTable({
     testId: "refusals-table",
     rowKey: (r) => r.id,
     rowAttributes: (r) => ({ "data-testid": "refusal-row", "data-gate": r.gate, "data-endpoint": r.endpointKey }),
-    empty: <p className="text-sm text-zinc-600 dark:text-zinc-400" data-testid="refusals-empty">{empty}</p>,
+    empty: (
+      <p className="text-sm text-zinc-600 dark:text-zinc-400" data-testid="refusals-empty">
+        {empty}
+      </p>
+    ),
   };
   return <DataTable spec={spec} caption={caption} rows={rows} />;
 }

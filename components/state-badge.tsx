@@ -13,7 +13,10 @@ const labels: Record<EndpointState, string> = { killed: "killed", stopped: "stop
 /** The state in words as well as colour, so it reads without colour vision. */
 export function StateBadge({ state }: { state: EndpointState }) {
   return (
-    <span data-testid="state-badge" className={`inline-flex items-center rounded-full px-2 py-0.5 text-xs font-semibold uppercase tracking-wide ring-1 ring-inset ${styles[state]}`}>
+    <span
+      data-testid="state-badge"
+      className={`inline-flex items-center rounded-full px-2 py-0.5 text-xs font-semibold uppercase tracking-wide ring-1 ring-inset ${styles[state]}`}
+    >
       {labels[state]}
     </span>
   );
@@ -22,7 +25,10 @@ export function StateBadge({ state }: { state: EndpointState }) {
 /** An archived endpoint refuses every reserve (endpoint_archived); its history stays readable. */
 export function ArchivedBadge() {
   return (
-    <span data-testid="state-badge" className="inline-flex items-center rounded-full bg-zinc-100 px-2 py-0.5 text-xs font-semibold uppercase tracking-wide text-zinc-700 ring-1 ring-inset ring-zinc-300 dark:bg-zinc-800 dark:text-zinc-200 dark:ring-zinc-600">
+    <span
+      data-testid="state-badge"
+      className="inline-flex items-center rounded-full bg-zinc-100 px-2 py-0.5 text-xs font-semibold uppercase tracking-wide text-zinc-700 ring-1 ring-inset ring-zinc-300 dark:bg-zinc-800 dark:text-zinc-200 dark:ring-zinc-600"
+    >
       archived
     </span>
   );

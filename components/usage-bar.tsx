@@ -20,8 +20,8 @@ export function UsageBar({ used, held, value, label }: UsageBarProps) {
         <div className="bg-sky-300 dark:bg-sky-800" style={{ width: `${heldPct}%` }} />
       </div>
       <p className="mt-1 text-xs text-zinc-600 tabular-nums dark:text-zinc-400">
-        <span className="font-medium text-zinc-900 dark:text-zinc-100">{formatCount(used)}</span> used ·{" "}
-        {formatCount(held)} held · {formatCount(remaining)} remaining of {formatCount(value)}
+        <span className="font-medium text-zinc-900 dark:text-zinc-100">{formatCount(used)}</span> used · {formatCount(held)} held · {formatCount(remaining)}{" "}
+        remaining of {formatCount(value)}
       </p>
     </div>
   );

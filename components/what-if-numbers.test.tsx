@@ -10,14 +10,25 @@ const day = (i: number, refused = 0) => ({ day: `2026-11-${String(i + 1).padStar
 function result(days: number, refusedOn: number): WhatIfResult {
   const list = Array.from({ length: days }, (_, i) => day(i, i === refusedOn ? 3 : 0));
   return {
-    days: list, refused: list.reduce((n, d) => n + d.refused, 0), refusedMoney: list.reduce((n, d) => n + d.refusedMoney, 0), currency: "USD",
-    topAccounts: refusedOn >= 0 ? [{ account: "acct_big", refused: 3, refusedMoney: 3_000_000 }] : [], ms: 1,
+    days: list,
+    refused: list.reduce((n, d) => n + d.refused, 0),
+    refusedMoney: list.reduce((n, d) => n + d.refusedMoney, 0),
+    currency: "USD",
+    topAccounts: refusedOn >= 0 ? [{ account: "acct_big", refused: 3, refusedMoney: 3_000_000 }] : [],
+    ms: 1,
   };
 }
 
 describe("WhatIfNumbers", () => {
   it("says there is no history when no grant was made", () => {
-    const empty = (n: number): WhatIfResult => ({ days: Array.from({ length: n }, (_, i) => ({ ...day(i), granted: 0 })), refused: 0, refusedMoney: 0, currency: "USD", topAccounts: [], ms: 0 });
+    const empty = (n: number): WhatIfResult => ({
+      days: Array.from({ length: n }, (_, i) => ({ ...day(i), granted: 0 })),
+      refused: 0,
+      refusedMoney: 0,
+      currency: "USD",
+      topAccounts: [],
+      ms: 0,
+    });
     const html = renderToStaticMarkup(<WhatIfNumbers data={{ d7: empty(7), d30: empty(30) }} />);
     expect(html).toContain("No history: nothing would have been refused.");
     for (const id of ["what-if-refused-7", "what-if-refused-30", "what-if-top-accounts"]) expect(html).toContain(`data-testid="${id}"`);

@@ -14,8 +14,12 @@ export function WhatIfNumbers({ data }: { data: WhatIfData }) {
     return (
       <div className="mt-1">
         <p data-testid="what-if-refused-7">No history: nothing would have been refused.</p>
-        <span data-testid="what-if-refused-30" className="sr-only">0 refused over 30 days</span>
-        <span data-testid="what-if-top-accounts" className="sr-only">no accounts</span>
+        <span data-testid="what-if-refused-30" className="sr-only">
+          0 refused over 30 days
+        </span>
+        <span data-testid="what-if-top-accounts" className="sr-only">
+          no accounts
+        </span>
       </div>
     );
   }
@@ -25,17 +29,26 @@ export function WhatIfNumbers({ data }: { data: WhatIfData }) {
       <dl className="grid grid-cols-1 gap-2 sm:grid-cols-2">
         <div>
           <dt className="text-zinc-600 dark:text-zinc-400">Last 7 days</dt>
-          <dd data-testid="what-if-refused-7" className="font-medium">{formatCount(d7.refused)} calls refused, {money(d7.refusedMoney)}</dd>
+          <dd data-testid="what-if-refused-7" className="font-medium">
+            {formatCount(d7.refused)} calls refused, {money(d7.refusedMoney)}
+          </dd>
         </div>
         <div>
           <dt className="text-zinc-600 dark:text-zinc-400">Last 30 days</dt>
-          <dd data-testid="what-if-refused-30" className="font-medium">{formatCount(d30.refused)} calls refused, {money(d30.refusedMoney)}</dd>
+          <dd data-testid="what-if-refused-30" className="font-medium">
+            {formatCount(d30.refused)} calls refused, {money(d30.refusedMoney)}
+          </dd>
         </div>
       </dl>
       {/* Thirty bars, one a day: how the refusals fall over the month. */}
       <div aria-hidden="true" className="flex h-10 items-end gap-px">
         {d30.days.map((d) => (
-          <div key={d.day} title={`${d.day}: ${d.refused} refused`} className="flex-1 bg-amber-600 dark:bg-amber-500" style={{ height: `${d.refused === 0 ? 0 : Math.max(6, (d.refused / peak) * 100)}%` }} />
+          <div
+            key={d.day}
+            title={`${d.day}: ${d.refused} refused`}
+            className="flex-1 bg-amber-600 dark:bg-amber-500"
+            style={{ height: `${d.refused === 0 ? 0 : Math.max(6, (d.refused / peak) * 100)}%` }}
+          />
         ))}
       </div>
       <div className="overflow-x-auto">
@@ -43,10 +56,18 @@ export function WhatIfNumbers({ data }: { data: WhatIfData }) {
           <caption className="sr-only">Refused per day, last 7 days</caption>
           <thead>
             <tr className="text-zinc-600 dark:text-zinc-400">
-              <th scope="col" className="pr-3 font-normal">Day</th>
-              <th scope="col" className="pr-3 font-normal">Granted</th>
-              <th scope="col" className="pr-3 font-normal">Refused</th>
-              <th scope="col" className="font-normal">Money</th>
+              <th scope="col" className="pr-3 font-normal">
+                Day
+              </th>
+              <th scope="col" className="pr-3 font-normal">
+                Granted
+              </th>
+              <th scope="col" className="pr-3 font-normal">
+                Refused
+              </th>
+              <th scope="col" className="font-normal">
+                Money
+              </th>
             </tr>
           </thead>
           <tbody>

@@ -54,10 +54,18 @@ export function WhatIfPanel({ fields, value, unit, currency = "USD" }: WhatIfPan
 
   if (value === null) return null;
   return (
-    <section aria-live="polite" data-testid="what-if" className="rounded-md border border-amber-300 bg-amber-50 p-3 text-sm text-zinc-900 dark:border-amber-800 dark:bg-amber-950/40 dark:text-zinc-100">
-      <h3 className="font-medium">What {unit === "money" ? <Money micros={value} currency={currency} /> : `${formatCount(value)} ${unit}`} would have refused</h3>
+    <section
+      aria-live="polite"
+      data-testid="what-if"
+      className="rounded-md border border-amber-300 bg-amber-50 p-3 text-sm text-zinc-900 dark:border-amber-800 dark:bg-amber-950/40 dark:text-zinc-100"
+    >
+      <h3 className="font-medium">
+        What {unit === "money" ? <Money micros={value} currency={currency} /> : `${formatCount(value)} ${unit}`} would have refused
+      </h3>
       {answer.status === "ok" ? <WhatIfNumbers data={answer.data} /> : null}
-      {answer.status === "loading" || answer.status === "idle" ? <p className="mt-1 text-zinc-600 dark:text-zinc-400">Replaying the last 30 days of reservations…</p> : null}
+      {answer.status === "loading" || answer.status === "idle" ? (
+        <p className="mt-1 text-zinc-600 dark:text-zinc-400">Replaying the last 30 days of reservations…</p>
+      ) : null}
       {answer.status === "error" ? <p className="mt-1 text-zinc-600 dark:text-zinc-400">What-if unavailable: {answer.error}. Saving is not affected.</p> : null}
     </section>
   );

@@ -41,11 +41,7 @@ export type PostgresOptions = {
 // one-connection pool of its own, so a batch past its deadline can be destroyed alone.
 const siblingOpeners = new WeakMap<Db, SiblingOpener>();
 const clients = new WeakMap<Db, postgres.Sql>();
-export type SiblingOpener = (
-  max: number,
-  connection?: Record<string, string | number>,
-  onNotice?: PostgresOptions["onNotice"],
-) => Database;
+export type SiblingOpener = (max: number, connection?: Record<string, string | number>, onNotice?: PostgresOptions["onNotice"]) => Database;
 
 /** Opens a pool on a Postgres server. The only place a postgres.js client is created. */
 export function openPostgres(url: string, options: PostgresOptions = {}): Database {
@@ -118,7 +114,12 @@ export function preparedRunner(db: Db): ((text: string, params: string[]) => Pro
  * opens it again after it drops, calling `onListen` each time it listens); undefined for a handle
  * not opened here.
  */
-export function listenOn(db: Db, channel: string, onNotify: (payload: string) => void, onListen: () => void): Promise<{ unlisten: () => Promise<void> }> | undefined {
+export function listenOn(
+  db: Db,
+  channel: string,
+  onNotify: (payload: string) => void,
+  onListen: () => void,
+): Promise<{ unlisten: () => Promise<void> }> | undefined {
   return clients.get(db)?.listen(channel, onNotify, onListen);
 }
 

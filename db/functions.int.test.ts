@@ -34,7 +34,8 @@ describe("db/functions", () => {
   it("no migration after 0036 creates or drops a function: migrations hold schema changes, db/functions/ the functions", () => {
     const journal = JSON.parse(readFileSync(path.join(migrationsFolder, "meta", "_journal.json"), "utf8")) as { entries: { idx: number; tag: string }[] };
     const later = journal.entries.filter((e) => e.idx > 36);
-    for (const e of later) expect(readFileSync(path.join(migrationsFolder, `${e.tag}.sql`), "utf8"), e.tag).not.toMatch(/\b(create (or replace )?|drop )function\b/i);
+    for (const e of later)
+      expect(readFileSync(path.join(migrationsFolder, `${e.tag}.sql`), "utf8"), e.tag).not.toMatch(/\b(create (or replace )?|drop )function\b/i);
   });
 });
 
@@ -48,7 +49,11 @@ describe.skipIf(skipWithoutDatabase())("applying the functions", () => {
   });
 
   it("a migrated database holds exactly the folder's functions, at the library's contract version, with the folder's hash recorded", async () => {
-    expect(await functionNames(fresh.db)).toEqual(functionFiles().map((f) => f.name).sort());
+    expect(await functionNames(fresh.db)).toEqual(
+      functionFiles()
+        .map((f) => f.name)
+        .sort(),
+    );
     const version = resultRows<{ v: number }>(await fresh.db.execute(sql`select ceilings.contract_version() as v`));
     expect(version[0]?.v).toBe(CONTRACT_VERSION);
     expect(await recorded(fresh.ownerDb)).toEqual([functionsHash()]);

@@ -61,7 +61,10 @@ describe.skipIf(skipWithoutDatabase())("multi-host URLs on a real server", () =>
     const database = openPostgres(withHosts(base, "127.0.0.1:1,127.0.0.1:2"), { max: 1, connectTimeoutSeconds: 2 });
     const started = Date.now();
     try {
-      const error = await database.db.execute(sql`select 1`).then(() => undefined, (e: unknown) => e);
+      const error = await database.db.execute(sql`select 1`).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(classifyFailure(error)).toBe("connection");
       expect(Date.now() - started).toBeLessThan(5000);
     } finally {

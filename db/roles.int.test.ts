@@ -74,8 +74,12 @@ describe.skipIf(skipWithoutDatabase())("the app role cannot rewrite the audit lo
 
   it("refuses, without altering it, a role that owns tables or holds privileged attributes", async () => {
     // Probe roles of this suite only; never the server's own superuser.
-    await t.ownerDb.execute(sql`do $$ begin create role ceilings_test_probe_privileged createdb nologin; exception when duplicate_object or unique_violation then null; end $$`);
-    await t.ownerDb.execute(sql`do $$ begin create role ceilings_test_probe_owner nologin; exception when duplicate_object or unique_violation then null; end $$`);
+    await t.ownerDb.execute(
+      sql`do $$ begin create role ceilings_test_probe_privileged createdb nologin; exception when duplicate_object or unique_violation then null; end $$`,
+    );
+    await t.ownerDb.execute(
+      sql`do $$ begin create role ceilings_test_probe_owner nologin; exception when duplicate_object or unique_violation then null; end $$`,
+    );
     await t.ownerDb.execute(sql`create table probe_owned (id int)`);
     await t.ownerDb.execute(sql`alter table probe_owned owner to ceilings_test_probe_owner`);
     await expect(ensureAppRole(t.ownerDb, { role: "ceilings_test_probe_privileged" })).rejects.toThrow(AppRoleError);

@@ -65,7 +65,8 @@ export async function ensureAppRole(ownerDb: Db, params: AppRole): Promise<void>
       from pg_roles where rolname = ${role}`),
   );
   if (existing?.me) throw new AppRoleError(`role ${role} is the one running the migrations; the app role must be another`);
-  if (existing?.privileged) throw new AppRoleError(`role ${role} has superuser, createdb, createrole, replication or bypassrls; refusing to use or alter it as the app role`);
+  if (existing?.privileged)
+    throw new AppRoleError(`role ${role} has superuser, createdb, createrole, replication or bypassrls; refusing to use or alter it as the app role`);
   const [owned] = resultRows<{ n: number }>(
     await ownerDb.execute(sql`
       select count(*)::int as n from pg_class c join pg_roles r on r.oid = c.relowner
@@ -140,7 +141,10 @@ export async function warnAboutAppRoleWhenReachable(db: Db, log: (line: string) 
       if (warning) log(`WARNING: ${warning}`);
       return;
     } catch (error) {
-      if (attempt === 0) log(`the database did not answer the app role check yet (${error instanceof Error ? error.message : String(error)}); checking again every ${retryMs} ms`);
+      if (attempt === 0)
+        log(
+          `the database did not answer the app role check yet (${error instanceof Error ? error.message : String(error)}); checking again every ${retryMs} ms`,
+        );
       // Unreferenced: a process that is otherwise done does not wait for the next try.
       await new Promise((resolve) => setTimeout(resolve, retryMs).unref());
     }

@@ -60,7 +60,12 @@ export function databaseUrl(base: string, database: string): string {
 }
 
 function testDatabaseName(label: string): string {
-  const clean = label.toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 30) || "suite";
+  const clean =
+    label
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "_")
+      .replace(/^_+|_+$/g, "")
+      .slice(0, 30) || "suite";
   const stamp = Date.now().toString(36);
   const random = randomBytes(4).toString("hex");
   return `${TEST_DATABASE_PREFIX}${clean}_${stamp}_${random}`;
@@ -156,9 +161,7 @@ export function roleUrl(base: string, login: { role: string; password?: string |
 /** Drops test databases left behind by runs that started over an hour ago. Returns their names. */
 export async function dropStaleTestDatabases(now = new Date()): Promise<string[]> {
   return withServerAdmin(async (admin) => {
-    const rows = resultRows<{ datname: string }>(
-      await admin.execute(sql`select datname from pg_database where datname like 'ceilings\_t\_%'`),
-    );
+    const rows = resultRows<{ datname: string }>(await admin.execute(sql`select datname from pg_database where datname like 'ceilings\_t\_%'`));
     const stale = rows
       .map((r) => r.datname)
       .filter((name) => {

@@ -34,7 +34,13 @@ test.describe("plans and an account's page", () => {
     t = await createTestDatabase("e2e_accounts", { max: 2 });
     await addStaff(t.db, { email: "admin@team.example", role: "admin", password: PASSWORD, actor: { type: "system", name: "e2e" }, bcryptCost: 4 });
     // The second admin who approves the first one's raises (a plan's values, a looser default, keys assigning pro).
-    const made = await addStaff(t.db, { email: "second@team.example", role: "admin", password: PASSWORD, actor: { type: "system", name: "e2e" }, bcryptCost: 4 });
+    const made = await addStaff(t.db, {
+      email: "second@team.example",
+      role: "admin",
+      password: PASSWORD,
+      actor: { type: "system", name: "e2e" },
+      bcryptCost: 4,
+    });
     second = { staffId: made.staff.id, email: made.staff.email, role: "admin", via: "dashboard" };
     const actor = { type: "system", name: "e2e" } as const;
     // An SMS endpoint with a per-account daily ceiling (own value 5, bounds 0 to 1,000), and an
@@ -83,7 +89,12 @@ test.describe("plans and an account's page", () => {
   /** The second admin approves the newest pending request of a kind (as from the Changes page). */
   async function approveNewest(kind: string): Promise<void> {
     if (!t) throw new Error("no test database");
-    const [row] = await t.db.select({ id: changeRequests.id }).from(changeRequests).where(and(eq(changeRequests.kind, kind), eq(changeRequests.state, "pending"))).orderBy(desc(changeRequests.id)).limit(1);
+    const [row] = await t.db
+      .select({ id: changeRequests.id })
+      .from(changeRequests)
+      .where(and(eq(changeRequests.kind, kind), eq(changeRequests.state, "pending")))
+      .orderBy(desc(changeRequests.id))
+      .limit(1);
     expect(row, `a pending ${kind} request`).toBeTruthy();
     expect((await approveChange(t.db, { id: row?.id ?? 0, approver: second })).applied).toBe(true);
   }
@@ -113,7 +124,9 @@ test.describe("plans and an account's page", () => {
     await expect(page.getByTestId(`plan-ceiling-${perCaller}`)).toContainText(value);
   }
 
-  test("a free plan at 10 and a pro plan at 100: the billing service upgrades one account, each is bounded by its plan, its page shows it, and Block refuses it everywhere", async ({ page }) => {
+  test("a free plan at 10 and a pro plan at 100: the billing service upgrades one account, each is bounded by its plan, its page shows it, and Block refuses it everywhere", async ({
+    page,
+  }) => {
     test.setTimeout(180_000);
     const login = new LoginPage(page);
     await page.goto(`${server?.url}/login`);

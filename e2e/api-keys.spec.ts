@@ -50,7 +50,10 @@ test.describe("API keys", () => {
     await expect(audit.rows.first()).toContainText(`ck_${prefix}`);
   });
 
-  test("keys carry scopes: the billing service's accounts key reads accounts but cannot spend, an endpoint key cannot read or move accounts", async ({ page, request }, testInfo) => {
+  test("keys carry scopes: the billing service's accounts key reads accounts but cannot spend, an endpoint key cannot read or move accounts", async ({
+    page,
+    request,
+  }, testInfo) => {
     await signedIn(page, DEMO_ADMIN, "/api-keys");
     const keys = new ApiKeysPage(page);
     const billing = await keys.createForAccounts("e2e billing service", ["accounts:read", "accounts:write"]);

@@ -51,7 +51,17 @@ test.describe("a budget's kill and restore", () => {
       });
     }
     await createBudget(db, {
-      spec: { key: BUDGET, name: "Both models", scope: "global", window: "utc_day", value: 50_000_000, min: 0, max: 100_000_000, default: 50_000_000, members: MEMBERS },
+      spec: {
+        key: BUDGET,
+        name: "Both models",
+        scope: "global",
+        window: "utc_day",
+        value: 50_000_000,
+        min: 0,
+        max: 100_000_000,
+        default: 50_000_000,
+        members: MEMBERS,
+      },
       actor,
       reason: "e2e",
     });

@@ -40,10 +40,16 @@ test.describe("a budget in money across two priced endpoints", () => {
     await form.getByLabel("Unit (plural)").fill("tokens");
     const parts = form.getByTestId("part-rows");
     await parts.getByTestId("part-row-0").getByLabel("Part").fill("input");
-    await parts.getByTestId("part-row-0").getByLabel(/Price of one unit/).fill(input);
+    await parts
+      .getByTestId("part-row-0")
+      .getByLabel(/Price of one unit/)
+      .fill(input);
     await parts.getByTestId("add-part").click();
     await parts.getByTestId("part-row-1").getByLabel("Part").fill("output");
-    await parts.getByTestId("part-row-1").getByLabel(/Price of one unit/).fill(output);
+    await parts
+      .getByTestId("part-row-1")
+      .getByLabel(/Price of one unit/)
+      .fill(output);
     await expect(parts.getByTestId("part-price-preview-0")).toContainText("per 1M");
     await form.getByLabel("Plan allowance per billing month").fill("30000000");
     await form.getByLabel("Per-call max").fill("20000");
@@ -53,7 +59,9 @@ test.describe("a budget in money across two priced endpoints", () => {
     await expect(page).toHaveURL(new RegExp(`/endpoints/${key.replace(".", "\\.")}$`));
   }
 
-  test("an admin prices two models and budgets $1.00 a day over both; the service is refused by the budget, and its kill binds the next call", async ({ page }) => {
+  test("an admin prices two models and budgets $1.00 a day over both; the service is refused by the budget, and its kill binds the next call", async ({
+    page,
+  }) => {
     test.setTimeout(120_000);
     const login = new LoginPage(page);
     await page.goto(`${server?.url}/login`);

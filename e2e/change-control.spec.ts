@@ -131,7 +131,9 @@ test.describe("change control", () => {
     expect(await reserve(page, 1)).toEqual({ status: 429, gate: "ceiling" });
   });
 
-  test("an operator asks for a raise; the requester cannot approve it, even forged; a second admin approves and the next reservation sees it", async ({ browser }, testInfo) => {
+  test("an operator asks for a raise; the requester cannot approve it, even forged; a second admin approves and the next reservation sees it", async ({
+    browser,
+  }, testInfo) => {
     const operator = await signedInPage(browser, OPERATOR, `/endpoints/${KEY}`);
     const request = await operatorAsks(operator, "15", "the launch needs 15 a day");
 

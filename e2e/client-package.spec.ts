@@ -38,10 +38,25 @@ test("the packed client installs into a project outside the repository and reser
         "export { d, ConflictError };",
       ].join("\n"),
     );
-    execFileSync(process.execPath, [path.join(ROOT, "node_modules", "typescript", "bin", "tsc"), "--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--lib", "es2022,dom", "check.ts"], {
-      cwd: project,
-      stdio: "pipe",
-    });
+    execFileSync(
+      process.execPath,
+      [
+        path.join(ROOT, "node_modules", "typescript", "bin", "tsc"),
+        "--noEmit",
+        "--strict",
+        "--module",
+        "nodenext",
+        "--moduleResolution",
+        "nodenext",
+        "--lib",
+        "es2022,dom",
+        "check.ts",
+      ],
+      {
+        cwd: project,
+        stdio: "pipe",
+      },
+    );
 
     writeFileSync(
       path.join(project, "run.mjs"),
@@ -56,7 +71,10 @@ console.log(JSON.stringify({ grant, settle, refusal }));
     const api = startApiProcess(await freePort());
     try {
       await waitHealthy(api);
-      for (const [target, url] of [["npm run api", api.url], ["the dashboard", baseURL ?? ""]] as const) {
+      for (const [target, url] of [
+        ["npm run api", api.url],
+        ["the dashboard", baseURL ?? ""],
+      ] as const) {
         const output = execFileSync(process.execPath, ["run.mjs"], {
           cwd: project,
           encoding: "utf8",

@@ -64,15 +64,18 @@ test("every route and page answers every method with its own status, 204 or a 40
         if (answer.status !== 204 || answer.headers.allow !== allow) failures.push(`${seen} (want 204, Allow: ${allow})`);
       } else if (!allowed) {
         if (answer.status !== 405 || answer.headers.allow !== allow) failures.push(`${seen} (want 405, Allow: ${allow})`);
-        else if (json && method !== "HEAD" && (JSON.parse(answer.body) as { error?: { code?: string } }).error?.code !== "method_not_allowed") failures.push(`${seen} (want a JSON method_not_allowed)`);
+        else if (json && method !== "HEAD" && (JSON.parse(answer.body) as { error?: { code?: string } }).error?.code !== "method_not_allowed")
+          failures.push(`${seen} (want a JSON method_not_allowed)`);
       } else if (json) {
         const want = REACHED[`${method === "HEAD" ? "GET" : method} ${route}`];
-        if (want ? !want.includes(answer.status) : answer.status === 405) failures.push(`${seen} (want ${want ? `one of ${want.join(", ")}` : "the route's own answer"})`);
+        if (want ? !want.includes(answer.status) : answer.status === 405)
+          failures.push(`${seen} (want ${want ? `one of ${want.join(", ")}` : "the route's own answer"})`);
       } else if (answer.status === 405) failures.push(`${seen} (a page answers ${method})`);
     }
   }
   const connect = await rawRequest(port, "CONNECT", "example.com:443");
-  if (connect.status !== 405 || connect.headers.allow !== allowOf(PAGE_METHODS)) failures.push(`CONNECT example.com:443: ${connect.status} allow=${connect.headers.allow ?? "-"}`);
+  if (connect.status !== 405 || connect.headers.allow !== allowOf(PAGE_METHODS))
+    failures.push(`CONNECT example.com:443: ${connect.status} allow=${connect.headers.allow ?? "-"}`);
   const unknown = await rawRequest(port, "TRACE", "/api/v1/no/such/route");
   if (unknown.status !== 404) failures.push(`TRACE /api/v1/no/such/route: ${unknown.status}`);
   expect(failures).toEqual([]);

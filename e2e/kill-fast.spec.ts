@@ -15,7 +15,10 @@ async function reserveOnce(request: APIRequestContext, secret: string) {
   return { status: response.status(), body: (await response.json()) as Record<string, unknown> };
 }
 
-test("overview → committed kill in two clicks without a reason; the next reservation is refused; restore stays deliberate", async ({ page, request }, testInfo) => {
+test("overview → committed kill in two clicks without a reason; the next reservation is refused; restore stays deliberate", async ({
+  page,
+  request,
+}, testInfo) => {
   const secret = await adminCreatesKey(page, `kill e2e ${Date.now()}`, "acct_kill_e2e", [ENDPOINT]);
   const before = await reserveOnce(request, secret);
   expect(before.status).toBe(201);

@@ -85,7 +85,10 @@ test.describe("form posts to a page", () => {
     await new Promise<void>((resolve) => foreign.listen(0, "127.0.0.1", resolve));
     try {
       const origin = `http://127.0.0.1:${(foreign.address() as AddressInfo).port}`;
-      for (const [id, target] of [["url", `${base}/`], ["multi", `${base}/endpoints/x`]] as const) {
+      for (const [id, target] of [
+        ["url", `${base}/`],
+        ["multi", `${base}/endpoints/x`],
+      ] as const) {
         await page.goto(origin);
         const [response] = await Promise.all([
           page.waitForResponse((r) => r.url() === target && r.request().method() === "POST"),

@@ -95,7 +95,10 @@ test("no page scrolls sideways at 390 px or fails axe, a fresh endpoint's includ
     "/forbidden": ["/forbidden"],
   };
   const routes = pageRoutes();
-  expect(routes.filter((r) => !(r in paths)), "pages with no path in this test").toEqual([]);
+  expect(
+    routes.filter((r) => !(r in paths)),
+    "pages with no path in this test",
+  ).toEqual([]);
 
   for (const p of [...routes.flatMap((r) => paths[r] ?? []), "/endpoints/no.such-endpoint"]) {
     await page.goto(p);

@@ -55,15 +55,24 @@ test.describe("reconciliation", () => {
     await db.insert(reservations).values(
       Array.from({ length: 9 }, (_, i) => {
         const at = new Date(start + (i + 1) * 3_600_000);
-        return { endpointId: endpoint.id, amount: 100, money: 5_000_000, state: "settled" as const, settledAmount: 100, settledMoney: 5_000_000, charges: [], createdAt: at, expiresAt: new Date(at.getTime() + 300_000), resolvedAt: at };
+        return {
+          endpointId: endpoint.id,
+          amount: 100,
+          money: 5_000_000,
+          state: "settled" as const,
+          settledAmount: 100,
+          settledMoney: 5_000_000,
+          charges: [],
+          createdAt: at,
+          expiresAt: new Date(at.getTime() + 300_000),
+          resolvedAt: at,
+        };
       }),
     );
 
     provider = await startFakeProvider({ pageSize: 1 });
     // The provider's own numbers for yesterday: 1,000 tokens, $50.00 (and a quiet day before it).
-    provider.setOpenAI([
-      { day: yesterday, model: MODEL, inputTokens: 600, outputTokens: 400, costValue: "50.00", lineItem: `${MODEL}, input` },
-    ]);
+    provider.setOpenAI([{ day: yesterday, model: MODEL, inputTokens: 600, outputTokens: 400, costValue: "50.00", lineItem: `${MODEL}, input` }]);
 
     receiver = await startReceiver();
     // Alerts go to every enabled destination: this receiver is the one this test counts.
@@ -86,10 +95,7 @@ test.describe("reconciliation", () => {
     await database?.close();
   });
 
-  const reconciliationAlerts = () =>
-    (receiver?.received ?? [])
-      .map((r) => r.body)
-      .filter((body) => body.includes("reconciliation") && body.includes(KEY));
+  const reconciliationAlerts = () => (receiver?.received ?? []).map((r) => r.body).filter((body) => body.includes("reconciliation") && body.includes(KEY));
 
   test("the provider billed 1,000 where Ceilings charged 900: 10 % drift, both lines, one alert, readiness red", async ({ page }, testInfo) => {
     test.setTimeout(180_000);
@@ -114,10 +120,13 @@ test.describe("reconciliation", () => {
     await page.getByTestId("pull-now").click();
     await expect(page.getByTestId("pull-requested")).toBeVisible();
     await expect
-      .poll(async () => {
-        await page.reload();
-        return (await page.getByTestId("source-last-pull").textContent()) ?? "";
-      }, { timeout: 90_000, intervals: [1000] })
+      .poll(
+        async () => {
+          await page.reload();
+          return (await page.getByTestId("source-last-pull").textContent()) ?? "";
+        },
+        { timeout: 90_000, intervals: [1000] },
+      )
       .not.toMatch(/never/);
     await expect(page.getByTestId("source-last-error")).toHaveCount(0);
     // Every page of the stand-in was followed (one bucket a page), with the admin key.
@@ -164,17 +173,30 @@ test.describe("reconciliation", () => {
     await page.getByTestId("pull-now").click();
     await expect.poll(() => (provider?.requests.length ?? 0) > before, { timeout: 60_000 }).toBe(true);
     await expect
-      .poll(async () => {
-        const rows = resultRows<{ requested: boolean }>(await db.execute(sql`select pull_requested_at is not null as requested from usage_sources where name = 'OpenAI e2e'`));
-        return rows[0]?.requested;
-      }, { timeout: 60_000 })
+      .poll(
+        async () => {
+          const rows = resultRows<{ requested: boolean }>(
+            await db.execute(sql`select pull_requested_at is not null as requested from usage_sources where name = 'OpenAI e2e'`),
+          );
+          return rows[0]?.requested;
+        },
+        { timeout: 60_000 },
+      )
       .toBe(false);
-    const days = resultRows<{ n: number }>(await db.execute(sql`select count(*)::int as n from usage_pulls p join usage_sources s on s.id = p.source_id where s.name = 'OpenAI e2e' and p.day = ${yesterday}`));
+    const days = resultRows<{ n: number }>(
+      await db.execute(
+        sql`select count(*)::int as n from usage_pulls p join usage_sources s on s.id = p.source_id where s.name = 'OpenAI e2e' and p.day = ${yesterday}`,
+      ),
+    );
     expect(days[0]?.n).toBe(1);
     // A few more worker loops: still the one alert.
     await page.waitForTimeout(5_000);
     expect(reconciliationAlerts()).toHaveLength(1);
-    const fired = resultRows<{ n: number }>(await db.execute(sql`select count(*)::int as n from alerts a join endpoints e on e.id = a.endpoint_id where a.kind = 'reconciliation' and e.key = ${KEY} and a.details->>'day' = ${yesterday}`));
+    const fired = resultRows<{ n: number }>(
+      await db.execute(
+        sql`select count(*)::int as n from alerts a join endpoints e on e.id = a.endpoint_id where a.kind = 'reconciliation' and e.key = ${KEY} and a.details->>'day' = ${yesterday}`,
+      ),
+    );
     expect(fired[0]?.n).toBe(1);
   });
 
@@ -184,7 +206,8 @@ test.describe("reconciliation", () => {
     if (!db) throw new Error("no database");
     // Only this model's: a pull the worker made before the first test's rule existed may have
     // alerted that model's money as unmapped (a new source is pulled at once).
-    const unmapped = () => (receiver?.received ?? []).map((r) => r.body).filter((body) => body.includes('"reconciliation_unmapped"') && body.includes("o9-e2e"));
+    const unmapped = () =>
+      (receiver?.received ?? []).map((r) => r.body).filter((body) => body.includes('"reconciliation_unmapped"') && body.includes("o9-e2e"));
     const [source] = resultRows<{ id: number }>(await db.execute(sql`select id from usage_sources where name = 'OpenAI e2e'`));
     const sourcePage = `/reconciliation/sources/${String(source?.id)}`;
     const pullNow = async () => {
@@ -193,7 +216,13 @@ test.describe("reconciliation", () => {
       await page.getByTestId("pull-now").click();
       await expect.poll(() => (provider?.requests.length ?? 0) > before, { timeout: 60_000 }).toBe(true);
       await expect
-        .poll(async () => resultRows<{ requested: boolean }>(await db.execute(sql`select pull_requested_at is not null as requested from usage_sources where id = ${source?.id ?? 0}`))[0]?.requested, { timeout: 60_000 })
+        .poll(
+          async () =>
+            resultRows<{ requested: boolean }>(
+              await db.execute(sql`select pull_requested_at is not null as requested from usage_sources where id = ${source?.id ?? 0}`),
+            )[0]?.requested,
+          { timeout: 60_000 },
+        )
         .toBe(false);
     };
     // The provider now also bills $20.00 yesterday on a model no rule maps (a key used elsewhere).
@@ -230,7 +259,15 @@ test.describe("reconciliation", () => {
 
     await pullNow();
     await expect
-      .poll(async () => resultRows<{ billed: string }>(await db.execute(sql`select d.billed_micros::text as billed from reconciliation_days d join endpoints e on e.id = d.endpoint_id where e.key = ${KEY} and d.day = ${yesterday}`))[0]?.billed, { timeout: 60_000 })
+      .poll(
+        async () =>
+          resultRows<{ billed: string }>(
+            await db.execute(
+              sql`select d.billed_micros::text as billed from reconciliation_days d join endpoints e on e.id = d.endpoint_id where e.key = ${KEY} and d.day = ${yesterday}`,
+            ),
+          )[0]?.billed,
+        { timeout: 60_000 },
+      )
       .toBe("70000000");
     await page.goto(sourcePage);
     await expect(page.getByTestId("unmapped-table").locator('[data-item^="o9-e2e"]')).toHaveCount(0);

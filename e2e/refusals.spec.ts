@@ -27,7 +27,10 @@ test.describe("refusal log", () => {
     const destination = (await rows.first().locator("td").nth(4).innerText()).trim();
     expect(destination).toMatch(/^[^*]+@example\.(com|org|net)$/);
 
-    await rows.first().getByRole("link", { name: /details/ }).click();
+    await rows
+      .first()
+      .getByRole("link", { name: /details/ })
+      .click();
     await expect(page).toHaveURL(/\/refusals\/\d+$/);
     await expect(page.getByRole("heading", { level: 1 })).toContainText("cooldown");
     await expect(page.getByTestId("refusal-ceiling")).toContainText("per inbox");

@@ -25,10 +25,7 @@ test.describe("security headers", () => {
     const base = baseURL ?? "";
     await signInAs(page, DEMO_ADMIN, "admin");
 
-    const foreign = await startForeignSite(
-      (b) => `<iframe id="own" src="/inner"></iframe><iframe id="victim" src="${b}/"></iframe>`,
-      base,
-    );
+    const foreign = await startForeignSite((b) => `<iframe id="own" src="/inner"></iframe><iframe id="victim" src="${b}/"></iframe>`, base);
     try {
       await page.goto(foreign.origin);
       // The foreign site's own frame loads, so a frame that does not is refused, not slow.
@@ -106,16 +103,16 @@ test.describe("no state change on GET", () => {
     const direct = await page.request.get("/refusals/export");
     expect(direct.status()).toBe(405);
 
-    const foreign = await startForeignSite(
-      (b) => `<form id="f" method="post" action="${b}/refusals/export"><input name="gate" value="ceiling"></form>`,
-      base,
-    );
+    const foreign = await startForeignSite((b) => `<form id="f" method="post" action="${b}/refusals/export"><input name="gate" value="ceiling"></form>`, base);
     try {
       await page.goto(foreign.origin);
-      const [response] = await Promise.all([page.waitForResponse(`${base}/refusals/export`), page.evaluate(() => {
-        const f = document.getElementById("f");
-        if (f instanceof HTMLFormElement) f.submit();
-      })]);
+      const [response] = await Promise.all([
+        page.waitForResponse(`${base}/refusals/export`),
+        page.evaluate(() => {
+          const f = document.getElementById("f");
+          if (f instanceof HTMLFormElement) f.submit();
+        }),
+      ]);
       expect(response.status()).toBe(403);
       expect(response.headers()["content-type"] ?? "").not.toContain("text/csv");
     } finally {
@@ -127,7 +124,14 @@ test.describe("no state change on GET", () => {
 test.describe("input boundary and sign-in failures", () => {
   test("broken percent-encoding and control characters in URLs answer 400, not 500", async ({ page }) => {
     await signInAs(page, DEMO_ADMIN, "admin");
-    for (const path of ["/endpoints/%00", "/endpoints/%E0%A4%A", "/refusals?caller=%00", "/refusals?destination=%00", "/audit?actor=%00", "/refusals?endpoint=%00"]) {
+    for (const path of [
+      "/endpoints/%00",
+      "/endpoints/%E0%A4%A",
+      "/refusals?caller=%00",
+      "/refusals?destination=%00",
+      "/audit?actor=%00",
+      "/refusals?endpoint=%00",
+    ]) {
       const response = await page.request.get(path);
       expect(response.status(), path).toBe(400);
       expect(response.headers()["x-frame-options"], path).toBe("DENY");

@@ -6,9 +6,7 @@ import { type Db, resultRows } from "@/db/client";
 // accepts the pool's connections and a query waits until one does. The dashboard asks here first,
 // with a short bound, and shows "failing over" instead of waiting into an error page.
 
-export type DatabaseStatus =
-  | { ok: true; role: "primary" | "standby"; server: string }
-  | { ok: false; message: string };
+export type DatabaseStatus = { ok: true; role: "primary" | "standby"; server: string } | { ok: false; message: string };
 
 export const PROBE_TIMEOUT_MS = 2000;
 

@@ -4,24 +4,12 @@ import { z } from "zod";
 // The environment is parsed once, here. A bad value stops start-up with a message naming the
 // variable; nothing falls back silently to a default it cannot justify.
 const wholeMs = (fallback: number) =>
-  z
-    .string()
-    .regex(/^\d+$/, "must be a whole number of milliseconds")
-    .transform(Number)
-    .pipe(z.number().int().min(1).max(600_000))
-    .prefault(String(fallback));
+  z.string().regex(/^\d+$/, "must be a whole number of milliseconds").transform(Number).pipe(z.number().int().min(1).max(600_000)).prefault(String(fallback));
 
 const wholeCount = (fallback: number, min: number, max: number) =>
-  z
-    .string()
-    .regex(/^\d+$/, "must be a whole number")
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max))
-    .prefault(String(fallback));
+  z.string().regex(/^\d+$/, "must be a whole number").transform(Number).pipe(z.number().int().min(min).max(max)).prefault(String(fallback));
 
-const postgresUrl = z
-  .string()
-  .regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL");
+const postgresUrl = z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL");
 
 export const Env = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
@@ -40,9 +28,23 @@ export const Env = z.object({
     .prefault("US"),
   // The demo service (app/api/demo): its fake email provider and the floor every answer is padded to.
   DEMO_SERVICE: z.enum(["on", "off"]).default("on"),
-  DEMO_PROVIDER_LATENCY_MS: z.string().regex(/^\d+$/, "must be a whole number of milliseconds").transform(Number).pipe(z.number().int().min(0).max(60_000)).prefault("150"),
-  DEMO_PROVIDER_FAILURE_RATE: z.string().regex(/^(0(\.\d+)?|1(\.0+)?)$/, "must be a number from 0 to 1, e.g. 0.05").transform(Number).prefault("0.05"),
-  DEMO_SUBSCRIBE_MIN_MS: z.string().regex(/^\d+$/, "must be a whole number of milliseconds").transform(Number).pipe(z.number().int().min(0).max(10_000)).prefault("400"),
+  DEMO_PROVIDER_LATENCY_MS: z
+    .string()
+    .regex(/^\d+$/, "must be a whole number of milliseconds")
+    .transform(Number)
+    .pipe(z.number().int().min(0).max(60_000))
+    .prefault("150"),
+  DEMO_PROVIDER_FAILURE_RATE: z
+    .string()
+    .regex(/^(0(\.\d+)?|1(\.0+)?)$/, "must be a number from 0 to 1, e.g. 0.05")
+    .transform(Number)
+    .prefault("0.05"),
+  DEMO_SUBSCRIBE_MIN_MS: z
+    .string()
+    .regex(/^\d+$/, "must be a whole number of milliseconds")
+    .transform(Number)
+    .pipe(z.number().int().min(0).max(10_000))
+    .prefault("400"),
   DB_POOL_MAX: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(90)).prefault("10"),
   ENFORCEMENT_POOL_MAX: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(90)).prefault("8"),
   ENFORCEMENT_DEADLINE_MS: wholeMs(2000),
@@ -81,7 +83,12 @@ export const Env = z.object({
   // The directory a file source's local path must be inside (symlinks and `..` resolved); unset,
   // local paths are refused and file sources read https URLs or are imported by hand. Read at the
   // moment of use (lib/reconciliation/source-input.ts usageFileDir), checked here at start-up.
-  USAGE_FILE_DIR: z.string().trim().max(1000).regex(/^(\/.*)?$/, "must be an absolute path").optional(),
+  USAGE_FILE_DIR: z
+    .string()
+    .trim()
+    .max(1000)
+    .regex(/^(\/.*)?$/, "must be an absolute path")
+    .optional(),
   // Prometheus: /api/metrics of the app needs this bearer token; the worker's own port (off when
   // unset) listens on loopback and also takes the token when it is set.
   METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),

@@ -180,7 +180,14 @@ export function formatDateTime(date: Date, options: { seconds?: boolean } = {}):
 }
 
 const dayFormatter = new Intl.DateTimeFormat("en-US", { month: "short", day: "numeric", timeZone: "UTC" });
-const instantFormatter = new Intl.DateTimeFormat("en-US", { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZone: "UTC" });
+const instantFormatter = new Intl.DateTimeFormat("en-US", {
+  month: "short",
+  day: "numeric",
+  hour: "2-digit",
+  minute: "2-digit",
+  hourCycle: "h23",
+  timeZone: "UTC",
+});
 
 /** "Mar 5" from "2025-03-05", read as a UTC calendar day (never shifted by the viewer's zone). */
 export function formatDay(day: string): string {

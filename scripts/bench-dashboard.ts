@@ -113,7 +113,10 @@ async function main(): Promise<void> {
       ["page: by gate (unavailable)", f({ gate: "unavailable" })],
       ["page: by caller", f({ caller: hotCaller?.caller ?? top.caller })],
       ["page: by destination prefix", f({ destination: "maria.1" })],
-      ["page: by time range (a day, 30 days ago)", f({ from: new Date(now.getTime() - 31 * day).toISOString(), to: new Date(now.getTime() - 30 * day).toISOString() })],
+      [
+        "page: by time range (a day, 30 days ago)",
+        f({ from: new Date(now.getTime() - 31 * day).toISOString(), to: new Date(now.getTime() - 30 * day).toISOString() }),
+      ],
       ["page: endpoint + gate", f({ endpoint: top.key, gate: "per_call_max" })],
       ["page: deep keyset (100,000 rows down)", f({}), deep ? { before: KeysetCursor.parse(deep.c) } : undefined],
     ];
@@ -154,7 +157,11 @@ async function main(): Promise<void> {
     if (budget) {
       const starts = windowsBack({ window: "utc_day", billingDay: 1 }, now, 90).map((w) => w.start);
       const accounts = formatCount(budget.accounts);
-      cases.push({ label: `budget: top accounts over 90 days (${accounts} accounts)`, target: 50, run: () => topAccountsOver(db, { budgetId: budget.id, starts, limit: 10 }) });
+      cases.push({
+        label: `budget: top accounts over 90 days (${accounts} accounts)`,
+        target: 50,
+        run: () => topAccountsOver(db, { budgetId: budget.id, starts, limit: 10 }),
+      });
       cases.push({ label: `budget: top accounts in the open window`, target: 50, run: () => topAccountsNow(db, sql`b.id = ${budget.id}`, now, 10) });
       cases.push({ label: `budget: a budget's page, all of its reads`, target: 300, run: () => readBudgetDetail(db, { key: budget.key, now }) });
     }
@@ -191,13 +198,14 @@ async function runCases(db: Db, cases: Case[], runs: number, summary: string[]):
         const plan = resultRows<{ "QUERY PLAN": string }>(await db.execute(sql.raw(`explain (analyze, buffers) ${c.text()}`)));
         console.log(plan.map((p) => `  ${p["QUERY PLAN"]}`).join("\n"));
       }
-      summary.push(`${c.label.padEnd(56)} median ${median.toFixed(1).padStart(7)} ms  p95 ${p95.toFixed(1).padStart(7)} ms  ${p95 <= c.target ? "ok" : `OVER ${c.target} ms`}`);
+      summary.push(
+        `${c.label.padEnd(56)} median ${median.toFixed(1).padStart(7)} ms  p95 ${p95.toFixed(1).padStart(7)} ms  ${p95 <= c.target ? "ok" : `OVER ${c.target} ms`}`,
+      );
     }
   }
 }
 
-
 main().catch((error: unknown) => {
-  console.error(`bench:dashboard failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+  console.error(`bench:dashboard failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   process.exitCode = 1;
 });

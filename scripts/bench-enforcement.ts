@@ -67,7 +67,9 @@ async function main(): Promise<void> {
     await makeBenchEndpoint(setup.db, "bench.budgeted", 3);
     await makeBenchEndpoint(setup.db, "bench.global-budgeted", 3);
     await makeBenchEndpoint(setup.db, "bench.planned", 3);
-    await setup.db.execute(sql`update endpoints set parts = '[{"name":"units","pricePico":2500000}]' where key like 'bench.%budgeted' or key = 'bench.planned'`);
+    await setup.db.execute(
+      sql`update endpoints set parts = '[{"name":"units","pricePico":2500000}]' where key like 'bench.%budgeted' or key = 'bench.planned'`,
+    );
     for (const scope of ["global", "account"]) {
       await setup.db.execute(sql`
         insert into budgets (key, name, scope, "window", value, max_value, default_value)
@@ -127,7 +129,13 @@ async function main(): Promise<void> {
               return true;
             });
             // This process, and the rest of the machine (the database, mostly).
-            const m = { perSecond: d.perSecond, p50: d.p50, p99: d.p99, nodeCpuUs: d.generatorCpuUs, restCpuUs: Math.max(0, d.machineCpuUs - d.generatorCpuUs) };
+            const m = {
+              perSecond: d.perSecond,
+              p50: d.p50,
+              p99: d.p99,
+              nodeCpuUs: d.generatorCpuUs,
+              restCpuUs: Math.max(0, d.machineCpuUs - d.generatorCpuUs),
+            };
             const calls = batcher.stats.calls - calls0;
             rows.push({
               callers,
@@ -150,7 +158,9 @@ async function main(): Promise<void> {
     const sweep = only === "sweep" || only === "all" ? await sweepRows(url, seconds, inFlight, maxBatch, whole("expiring", 20_000)) : null;
 
     if (rows.length > 0) {
-      console.log(`\nEnforcement hot path, ${seconds} s a row, one database server, metrics ${process.argv.includes("--metrics") ? "on" : "off"}, in-flight ${inFlight}, max batch ${maxBatch}`);
+      console.log(
+        `\nEnforcement hot path, ${seconds} s a row, one database server, metrics ${process.argv.includes("--metrics") ? "on" : "off"}, in-flight ${inFlight}, max batch ${maxBatch}`,
+      );
       console.log(`A: pgbench hot-row guarded UPDATE, 64 clients: ${tpsA ? tpsA.toFixed(0) : "n/a"} tps`);
       console.log(
         ["mode", "ceilings", "budgets", "plans", "callers", "per s", "p50 ms", "p99 ms", "x A", "batch", "node µs", "rest µs"]
@@ -202,7 +212,9 @@ async function main(): Promise<void> {
     if (sweep) {
       console.log(`\nThe sweeper beside live calls (3 ceilings, 64 callers, ${seconds} s, lock timeout ${env().ENFORCEMENT_LOCK_TIMEOUT_MS} ms):`);
       for (const r of [sweep.quiet, sweep.sweeping]) {
-        console.log(`  ${r.label.padEnd(34)} ${r.perSecond.toFixed(0).padStart(7)} per s  p99 ${r.p99.toFixed(1).padStart(6)} ms  unavailable ${r.unavailable}${r.expired === null ? "" : `  expired ${r.expired} (slowest sweep ${r.slowestSweepMs.toFixed(0)} ms)`}`);
+        console.log(
+          `  ${r.label.padEnd(34)} ${r.perSecond.toFixed(0).padStart(7)} per s  p99 ${r.p99.toFixed(1).padStart(6)} ms  unavailable ${r.unavailable}${r.expired === null ? "" : `  expired ${r.expired} (slowest sweep ${r.slowestSweepMs.toFixed(0)} ms)`}`,
+        );
       }
       console.log(`  p99 while sweeping: ${(sweep.sweeping.p99 / Math.max(sweep.quiet.p99, 0.001)).toFixed(2)} x quiet`);
       console.log(JSON.stringify({ bench: "enforcement-sweep", at: new Date().toISOString(), quiet: sweep.quiet, sweeping: sweep.sweeping }));
@@ -222,7 +234,10 @@ type SweepRow = { label: string; perSecond: number; p99: number; unavailable: nu
  */
 async function sweepRows(url: string, seconds: number, inFlight: number, maxBatch: number, expiring: number): Promise<{ quiet: SweepRow; sweeping: SweepRow }> {
   const e = env();
-  const pool = openPostgres(url, { max: inFlight + 2, connection: { lock_timeout: e.ENFORCEMENT_LOCK_TIMEOUT_MS, statement_timeout: e.ENFORCEMENT_STATEMENT_TIMEOUT_MS } });
+  const pool = openPostgres(url, {
+    max: inFlight + 2,
+    connection: { lock_timeout: e.ENFORCEMENT_LOCK_TIMEOUT_MS, statement_timeout: e.ENFORCEMENT_STATEMENT_TIMEOUT_MS },
+  });
   const sweeper = openPostgres(url, { max: 1 });
   batcherFor(pool.db, { maxBatch, maxInFlight: inFlight, deadlineMs: e.ENFORCEMENT_DEADLINE_MS });
   try {
@@ -253,10 +268,16 @@ async function sweepRows(url: string, seconds: number, inFlight: number, maxBatc
     const quiet = await run("nothing expiring", false);
     // The backlog: granted for real (their charges name the counters), then past their TTL.
     for (let done = 0; done < expiring; done += 1_000) {
-      await Promise.all(Array.from({ length: Math.min(1_000, expiring - done) }, (_, i) => reserve(pool.db, { endpoint: "bench.three", amount: 1, ttlSeconds: 3_600, caller: `sweep_${i % 50}` })));
+      await Promise.all(
+        Array.from({ length: Math.min(1_000, expiring - done) }, (_, i) =>
+          reserve(pool.db, { endpoint: "bench.three", amount: 1, ttlSeconds: 3_600, caller: `sweep_${i % 50}` }),
+        ),
+      );
     }
     // Only the backlog (its own callers): the calls of the quiet run stay held.
-    await sweeper.db.execute(sql`update reservations r set expires_at = now() - interval '1 second' from endpoints e where e.id = r.endpoint_id and e.key = 'bench.three' and r.state = 'held' and r.caller like 'sweep\_%'`);
+    await sweeper.db.execute(
+      sql`update reservations r set expires_at = now() - interval '1 second' from endpoints e where e.id = r.endpoint_id and e.key = 'bench.three' and r.state = 'held' and r.caller like 'sweep\_%'`,
+    );
     const sweeping = await run(`while ${expiring.toLocaleString("en-US")} expire`, true);
     return { quiet, sweeping };
   } finally {

@@ -47,12 +47,22 @@ type Answer = { status: number; body: string };
 
 function call(agent: Agent, port: number, method: string, path: string, headers: Record<string, string>, body?: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ agent, host: "127.0.0.1", port, method, path, headers: body === undefined ? headers : { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
-      res.on("error", reject);
-    });
+    const req = httpRequest(
+      {
+        agent,
+        host: "127.0.0.1",
+        port,
+        method,
+        path,
+        headers: body === undefined ? headers : { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
+        res.on("error", reject);
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });
@@ -130,32 +140,52 @@ async function main(): Promise<void> {
     const auth = { authorization: `Bearer ${key.secret}` };
     const held: string[] = [];
     // Warm the connections and the server's code paths (its JIT) before measuring.
-    await drive(2, connections, async () => {
-      const body = JSON.stringify({ endpoint: "bench.one", amount: 1, caller: "acct_warm" });
-      return (await call(agent, port, "POST", "/api/v1/reservations", auth, body)).status === 201;
-    }, apiPid);
+    await drive(
+      2,
+      connections,
+      async () => {
+        const body = JSON.stringify({ endpoint: "bench.one", amount: 1, caller: "acct_warm" });
+        return (await call(agent, port, "POST", "/api/v1/reservations", auth, body)).status === 201;
+      },
+      apiPid,
+    );
 
     for (const count of [1, 3] as const) {
       const endpoint = count === 1 ? "bench.one" : "bench.three";
-      const m = await drive(seconds, connections, async () => {
-        const body = JSON.stringify({ endpoint, amount: 1, caller: `acct_${Math.floor(Math.random() * 50)}`, idempotencyKey: randomUUID() });
-        const a = await call(agent, port, "POST", "/api/v1/reservations", auth, body);
-        if (a.status === 201) held.push((JSON.parse(a.body) as { reservationId: string }).reservationId);
-        return a.status === 201;
-      }, apiPid);
+      const m = await drive(
+        seconds,
+        connections,
+        async () => {
+          const body = JSON.stringify({ endpoint, amount: 1, caller: `acct_${Math.floor(Math.random() * 50)}`, idempotencyKey: randomUUID() });
+          const a = await call(agent, port, "POST", "/api/v1/reservations", auth, body);
+          if (a.status === 201) held.push((JSON.parse(a.body) as { reservationId: string }).reservationId);
+          return a.status === 201;
+        },
+        apiPid,
+      );
       rows.push({ path: "HTTP POST /api/v1/reservations", ceilings: count, ...m });
     }
-    const settleMeasured = await drive(seconds, connections, async () => {
-      const id = held.pop();
-      if (!id) return false;
-      const a = await call(agent, port, "POST", `/api/v1/reservations/${id}/settle`, auth, JSON.stringify({ actual: 1 }));
-      return a.status === 200;
-    }, apiPid);
+    const settleMeasured = await drive(
+      seconds,
+      connections,
+      async () => {
+        const id = held.pop();
+        if (!id) return false;
+        const a = await call(agent, port, "POST", `/api/v1/reservations/${id}/settle`, auth, JSON.stringify({ actual: 1 }));
+        return a.status === 200;
+      },
+      apiPid,
+    );
     rows.push({ path: "HTTP POST .../settle", ceilings: null, ...settleMeasured });
-    const refused = await drive(seconds, connections, async () => {
-      const a = await call(agent, port, "POST", "/api/v1/reservations", auth, JSON.stringify({ endpoint: "bench.full", amount: 1, caller: "acct_1" }));
-      return a.status === 429 || a.status === 201;
-    }, apiPid);
+    const refused = await drive(
+      seconds,
+      connections,
+      async () => {
+        const a = await call(agent, port, "POST", "/api/v1/reservations", auth, JSON.stringify({ endpoint: "bench.full", amount: 1, caller: "acct_1" }));
+        return a.status === 429 || a.status === 201;
+      },
+      apiPid,
+    );
     rows.push({ path: "HTTP reserve refused (429)", ceilings: 1, ...refused });
     // The server's own floor: a constant answer from its edge (the method table's 204), no
     // database, a few hundred bytes. (The OpenAPI document is about 100 KB: a test of writing.)

@@ -45,20 +45,33 @@ describe.skipIf(skipWithoutDatabase())("ceilings accounts", () => {
     ]);
     await run(["assign", "acct_1", "pro"], "upgrade by phone");
     expect(printed).toEqual(["acct_1: default (the default, unassigned) → pro"]);
-    const [event] = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "account.plan"), eq(auditEvents.target, "acct_1")));
+    const [event] = await t.db
+      .select()
+      .from(auditEvents)
+      .where(and(eq(auditEvents.action, "account.plan"), eq(auditEvents.target, "acct_1")));
     expect(event).toMatchObject({ actorType: "cli", actor: "ops-laptop", reason: "upgrade by phone" });
 
     await run(["bulk", file("up.csv", 'account,plan\nacct_1,pro\n"acct,2",free\n')]);
     await run(["bulk", file("up.json", JSON.stringify([{ account: "acct_3", plan: "free" }]))]);
-    expect(printed.slice(1).map((l) => l.replace(/\(batch .*\)/, ""))).toEqual(["assigned 1 account(s), 1 already on their plan ", "assigned 1 account(s), 0 already on their plan "]);
+    expect(printed.slice(1).map((l) => l.replace(/\(batch .*\)/, ""))).toEqual([
+      "assigned 1 account(s), 1 already on their plan ",
+      "assigned 1 account(s), 0 already on their plan ",
+    ]);
     expect((await t.db.select().from(accounts)).map((a) => a.account).sort()).toEqual(["acct,2", "acct_1", "acct_3"]);
 
     await run(["block", "acct_3"], "fraud");
     printed.length = 0;
     await run(["show", "acct_3"]);
-    expect(printed).toEqual(["acct_3", expect.stringMatching(/^ {2}plan free \(Free\), set .* by ops-laptop$/), expect.stringMatching(/^ {2}BLOCKED since .* by ops-laptop: fraud$/)]);
+    expect(printed).toEqual([
+      "acct_3",
+      expect.stringMatching(/^ {2}plan free \(Free\), set .* by ops-laptop$/),
+      expect.stringMatching(/^ {2}BLOCKED since .* by ops-laptop: fraud$/),
+    ]);
     // An unblock is a raise: refused alone, asked for with the asker's token (a second admin applies it: lib/changes/plan-paths.int.test.ts).
-    await expect(run(["unblock", "acct_3"], "cleared")).rejects.toMatchObject({ code: "approval_required", message: expect.stringContaining("CEILINGS_STAFF_TOKEN") });
+    await expect(run(["unblock", "acct_3"], "cleared")).rejects.toMatchObject({
+      code: "approval_required",
+      message: expect.stringContaining("CEILINGS_STAFF_TOKEN"),
+    });
     const admin = await staffMember(t.db, "admin", "cli");
     printed.length = 0;
     await run(["unblock", "acct_3"], "cleared", (await createStaffToken(t.db, { staffId: admin.staffId, name: "laptop" })).secret);
@@ -72,7 +85,7 @@ describe.skipIf(skipWithoutDatabase())("ceilings accounts", () => {
     const error = await run(["bulk", file("bad.csv", "account,plan\nacct_9,pro\nacct_10,gold\nacct_11,free\n")]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AccountRowsError);
     const rows = error as AccountRowsError;
-    expect(describeAccountError(rows.error, rows.lines).slice(1)).toEqual(['  row 1 (line 3) "acct_10": unknown plan \'gold\'']);
+    expect(describeAccountError(rows.error, rows.lines).slice(1)).toEqual(["  row 1 (line 3) \"acct_10\": unknown plan 'gold'"]);
     expect(await t.db.select().from(accounts)).toEqual(before);
   });
 

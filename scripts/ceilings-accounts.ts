@@ -81,15 +81,17 @@ export async function runAccounts(db: Db, args: string[], opts: { reason?: strin
       return;
     }
     case "block": {
-      expectArgs(rest, 1, "block <account> --reason \"why\"");
-      if (!opts.reason) throw new AccountsUsageError("accounts block needs --reason \"why\" for the audit log");
+      expectArgs(rest, 1, 'block <account> --reason "why"');
+      if (!opts.reason) throw new AccountsUsageError('accounts block needs --reason "why" for the audit log');
       const r = await blockAccount(db, { account: rest[0] ?? "", actor: opts.actor, reason: opts.reason });
-      console.log(`blocked ${r.account}: every endpoint refuses it (gate blocked); unblock with: npm run ceilings -- accounts unblock ${JSON.stringify(r.account)} --reason "…"`);
+      console.log(
+        `blocked ${r.account}: every endpoint refuses it (gate blocked); unblock with: npm run ceilings -- accounts unblock ${JSON.stringify(r.account)} --reason "…"`,
+      );
       return;
     }
     case "unblock": {
-      expectArgs(rest, 1, "unblock <account> --reason \"why\"");
-      if (!opts.reason) throw new AccountsUsageError("accounts unblock needs --reason \"why\" for the audit log");
+      expectArgs(rest, 1, 'unblock <account> --reason "why"');
+      if (!opts.reason) throw new AccountsUsageError('accounts unblock needs --reason "why" for the audit log');
       const reason = opts.reason;
       const r = await askOnRaise(db, { who, reason }, () => unblockAccount(db, { account: rest[0] ?? "", actor: opts.actor, reason }));
       if (!r) return;
@@ -102,7 +104,9 @@ export async function runAccounts(db: Db, args: string[], opts: { reason?: strin
       console.log(`${v.account}${v.known ? "" : "  (never seen: no reservation or assignment has named it)"}`);
       const set = v.planSetAt ? `, set ${v.planSetAt.toISOString()} by ${v.planSetBy ?? "unknown"}` : "";
       console.log(`  plan ${v.plan.key} (${v.plan.name})${v.planAssigned ? set : ", the default: none assigned"}`);
-      console.log(v.blocked ? `  BLOCKED since ${v.blocked.at.toISOString()} by ${v.blocked.by ?? "unknown"}: ${v.blocked.reason ?? "no reason"}` : "  not blocked");
+      console.log(
+        v.blocked ? `  BLOCKED since ${v.blocked.at.toISOString()} by ${v.blocked.by ?? "unknown"}: ${v.blocked.reason ?? "no reason"}` : "  not blocked",
+      );
       for (const c of v.ceilings) console.log(`  ceiling #${c.ceilingId} ${c.endpoint} ${c.metric}/${c.window}: ${formatCount(c.value)} (${c.source})`);
       for (const b of v.budgets) console.log(`  budget ${b.budget} ${b.window}: ${formatMoney(b.value, b.currency)} (${b.source})`);
       return;

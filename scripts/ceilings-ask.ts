@@ -26,9 +26,17 @@ export async function askOnRaise<T>(db: Db, o: AskOnRaise, work: () => Promise<T
       );
     }
     const requester = await cliStaff(db, o.who, "asking for a raise");
-    const r = await requestChange(db, { kind: error.ask.kind, change: error.ask.change, requester, reason: o.reason, ...(o.confirm === undefined ? {} : { confirm: o.confirm }) });
+    const r = await requestChange(db, {
+      kind: error.ask.kind,
+      change: error.ask.change,
+      requester,
+      reason: o.reason,
+      ...(o.confirm === undefined ? {} : { confirm: o.confirm }),
+    });
     out(`asked for approval: request #${r.id} ${r.summary}; approvers alerted`);
-    out(`a second admin approves it with their own token: ${STAFF_TOKEN_ENV}=cst_… npm run ceilings -- approve ${r.id} (or rejects it: reject ${r.id} --reason "why"); it expires in 24 hours`);
+    out(
+      `a second admin approves it with their own token: ${STAFF_TOKEN_ENV}=cst_… npm run ceilings -- approve ${r.id} (or rejects it: reject ${r.id} --reason "why"); it expires in 24 hours`,
+    );
     return null;
   }
 }

@@ -70,11 +70,24 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     if (!token) throw new Error(`no token for ${email}`);
     return token;
   };
-  const apply = (file: string, o: { as?: string; token?: string; breakGlass?: boolean; reason?: string; endsAfterSeconds?: number; endsAt?: Date; confirmRaise?: boolean }) =>
+  const apply = (
+    file: string,
+    o: { as?: string; token?: string; breakGlass?: boolean; reason?: string; endsAfterSeconds?: number; endsAt?: Date; confirmRaise?: boolean },
+  ) =>
     lines((print) =>
       runApplyFile(
         t.db,
-        { file, reason: o.reason ?? "file change", confirmRaise: o.confirmRaise ?? false, osUser: "ci", breakGlass: o.breakGlass ?? false, ...(o.as ? { as: o.as } : {}), ...(o.token ? { token: o.token } : {}), ...(o.endsAfterSeconds ? { endsAfterSeconds: o.endsAfterSeconds } : {}), ...(o.endsAt ? { endsAt: o.endsAt } : {}) },
+        {
+          file,
+          reason: o.reason ?? "file change",
+          confirmRaise: o.confirmRaise ?? false,
+          osUser: "ci",
+          breakGlass: o.breakGlass ?? false,
+          ...(o.as ? { as: o.as } : {}),
+          ...(o.token ? { token: o.token } : {}),
+          ...(o.endsAfterSeconds ? { endsAfterSeconds: o.endsAfterSeconds } : {}),
+          ...(o.endsAt ? { endsAt: o.endsAt } : {}),
+        },
         print,
       ),
     );
@@ -86,15 +99,28 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     (...argv: string[]) =>
       lines((print) => runChanges(t.db, parseChangesArgs(argv, { CEILINGS_STAFF_TOKEN: tokenOf(email) }), print));
   const dayCeiling = async (key: string) => {
-    const [row] = await t.db.select({ c: ceilings }).from(ceilings).innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId)).where(and(eq(endpoints.key, key), eq(ceilings.window, "utc_day")));
+    const [row] = await t.db
+      .select({ c: ceilings })
+      .from(ceilings)
+      .innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId))
+      .where(and(eq(endpoints.key, key), eq(ceilings.window, "utc_day")));
     return must(row).c;
   };
   const monthValue = async (key: string) => {
-    const [row] = await t.db.select({ v: ceilings.value }).from(ceilings).innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId)).where(and(eq(endpoints.key, key), eq(ceilings.window, "billing_month")));
+    const [row] = await t.db
+      .select({ v: ceilings.value })
+      .from(ceilings)
+      .innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId))
+      .where(and(eq(endpoints.key, key), eq(ceilings.window, "billing_month")));
     return must(row).v;
   };
   const requestsOf = (key: string) =>
-    t.db.select({ r: changeRequests }).from(changeRequests).innerJoin(endpoints, eq(endpoints.id, changeRequests.endpointId)).where(eq(endpoints.key, key)).then((rows) => rows.map((x) => x.r));
+    t.db
+      .select({ r: changeRequests })
+      .from(changeRequests)
+      .innerJoin(endpoints, eq(endpoints.id, changeRequests.endpointId))
+      .where(eq(endpoints.key, key))
+      .then((rows) => rows.map((x) => x.r));
 
   /** A new endpoint at its defaults (no raise), applied from a file by the OS user as before. */
   async function fresh(key: string): Promise<EndpointSpecInput> {
@@ -153,7 +179,10 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     expect(out).toContain(`asked for approval (1); approvers alerted:`);
     expect(out.some((l) => l.startsWith(`  #${must(request).id} `))).toBe(true);
     // The month was applied by the operator, named in the audit log.
-    const [applied] = await t.db.select().from(auditEvents).where(and(eq(auditEvents.endpointKey, "cc.ask"), eq(auditEvents.action, "ceiling.update")));
+    const [applied] = await t.db
+      .select()
+      .from(auditEvents)
+      .where(and(eq(auditEvents.endpointKey, "cc.ask"), eq(auditEvents.action, "ceiling.update")));
     expect(applied).toMatchObject({ actorType: "config", actor: OPERATOR });
 
     const again = await apply(file, { token: tokenOf(OPERATOR) });
@@ -167,7 +196,9 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     // An operator cannot approve; the requester (by staff id) cannot either.
     await expect(by(OPERATOR)("approve", String(must(request).id))).rejects.toMatchObject({ code: expect.stringMatching(/^(forbidden|own_request)$/) });
     // A second admin approves: the value is in force, audited as the direct edit with the request.
-    expect(await by(ADMIN)("approve", `#${must(request).id}`, "--note", "ok for the launch")).toEqual([expect.stringMatching(new RegExp(`^#${must(request).id} applied: `))]);
+    expect(await by(ADMIN)("approve", `#${must(request).id}`, "--note", "ok for the launch")).toEqual([
+      expect.stringMatching(new RegExp(`^#${must(request).id} applied: `)),
+    ]);
     expect((await dayCeiling("cc.ask")).value).toBe(150);
     const [approved] = await requestsOf("cc.ask");
     expect(approved).toMatchObject({ state: "applied", decidedBy: ADMIN, decisionNote: "ok for the launch" });
@@ -182,7 +213,8 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     await fresh("cc.ends");
     const file = await catalogWith(endpointSpec("cc.ends", { day: 150 }));
     const until = new Date(Date.now() + 6 * 60 * 60 * 1000);
-    const asked = async (o: { endsAfterSeconds?: number; endsAt?: Date }) => (await apply(file, { token: tokenOf(OPERATOR), ...o })).some((l) => l.includes("already pending"));
+    const asked = async (o: { endsAfterSeconds?: number; endsAt?: Date }) =>
+      (await apply(file, { token: tokenOf(OPERATOR), ...o })).some((l) => l.includes("already pending"));
     // Each end asked for the first time is a new request, not "already pending".
     expect(await asked({ endsAfterSeconds: 7200 })).toBe(false);
     expect(await asked({})).toBe(false);
@@ -193,7 +225,14 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     expect(await asked({})).toBe(true);
     expect(await asked({ endsAt: until })).toBe(true);
     const requests = await requestsOf("cc.ends");
-    expect(requests.map((r) => [r.endsAfterSeconds, r.endsAt?.getTime() ?? null]).sort()).toEqual([[3600, null], [7200, null], [null, until.getTime()], [null, null]].sort());
+    expect(requests.map((r) => [r.endsAfterSeconds, r.endsAt?.getTime() ?? null]).sort()).toEqual(
+      [
+        [3600, null],
+        [7200, null],
+        [null, until.getTime()],
+        [null, null],
+      ].sort(),
+    );
     // Withdrawn, so later tests that list the operator's pending requests see only their own.
     for (const r of requests) await by(OPERATOR)("cancel", String(r.id));
   });
@@ -205,18 +244,28 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     await expect(by(ADMIN)("approve", String(must(fromCli).id))).rejects.toMatchObject({ code: "own_request" });
     expect((await dayCeiling("cc.self")).value).toBe(100);
     // The refusal is logged.
-    const refused = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "change.refused"), eq(auditEvents.actor, ADMIN)));
+    const refused = await t.db
+      .select()
+      .from(auditEvents)
+      .where(and(eq(auditEvents.action, "change.refused"), eq(auditEvents.actor, ADMIN)));
     expect(refused.length).toBeGreaterThan(0);
     // Withdrawn by its requester (cancel), then asked in the dashboard: still refused from the CLI.
     expect(await by(ADMIN)("cancel", String(must(fromCli).id))).toEqual([expect.stringMatching(new RegExp(`^#${must(fromCli).id} cancelled: `))]);
     const [adaRow] = await t.db.select().from(staff).where(eq(staff.email, ADMIN));
     const ada = { staffId: must(adaRow).id, email: ADMIN, role: "admin" as const, via: "dashboard" as const };
-    const fromDashboard = await requestChange(t.db, { kind: "ceiling.value", change: { ceilingId: (await dayCeiling("cc.self")).id, value: 170 }, requester: ada, reason: "asked in the dashboard" });
+    const fromDashboard = await requestChange(t.db, {
+      kind: "ceiling.value",
+      change: { ceilingId: (await dayCeiling("cc.self")).id, value: 170 },
+      requester: ada,
+      reason: "asked in the dashboard",
+    });
     await expect(by(ADMIN)("approve", String(fromDashboard.id))).rejects.toMatchObject({ code: "own_request" });
     await expect(by(ADMIN)("reject", String(fromDashboard.id), "--reason", "mine")).rejects.toMatchObject({ code: "own_request" });
     expect((await dayCeiling("cc.self")).value).toBe(100);
     // Another admin rejects it: nothing is raised.
-    expect(await by(ADMIN2)("reject", String(fromDashboard.id), "--reason", "not this week")).toEqual([expect.stringMatching(new RegExp(`^#${fromDashboard.id} rejected: `))]);
+    expect(await by(ADMIN2)("reject", String(fromDashboard.id), "--reason", "not this week")).toEqual([
+      expect.stringMatching(new RegExp(`^#${fromDashboard.id} rejected: `)),
+    ]);
     const rejected = (await requestsOf("cc.self")).find((r) => r.id === fromDashboard.id);
     expect(rejected).toMatchObject({ state: "rejected", decidedBy: ADMIN2, decisionNote: "not this week" });
     expect((await dayCeiling("cc.self")).value).toBe(100);
@@ -228,7 +277,10 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     const [request] = await requestsOf("cc.expired");
     await expect(by(ADMIN)("approve", "999999")).rejects.toMatchObject({ code: "not_found" });
     // 24 h later: expired (the worker marks it; an approval before the worker ran is refused too).
-    await t.ownerDb.update(changeRequests).set({ requestedAt: new Date(Date.now() - 25 * 3600_000), expiresAt: new Date(Date.now() - 3600_000) }).where(eq(changeRequests.id, must(request).id));
+    await t.ownerDb
+      .update(changeRequests)
+      .set({ requestedAt: new Date(Date.now() - 25 * 3600_000), expiresAt: new Date(Date.now() - 3600_000) })
+      .where(eq(changeRequests.id, must(request).id));
     await expect(by(ADMIN)("approve", String(must(request).id))).rejects.toMatchObject({ code: "expired", message: expect.stringContaining("expired") });
     expect((await dayCeiling("cc.expired")).value).toBe(100);
     await expect(by(ADMIN)("approve", "x12")).rejects.toThrow(/request id/);
@@ -240,18 +292,25 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
 
   it("a viewer cannot ask: the whole file is refused, its lowering too, and the refusal is logged", async () => {
     await fresh("cc.viewer");
-    await expect(apply(await catalogWith(endpointSpec("cc.viewer", { day: 150, month: 2000 })), { token: tokenOf(VIEWER) })).rejects.toMatchObject({ code: "forbidden" });
+    await expect(apply(await catalogWith(endpointSpec("cc.viewer", { day: 150, month: 2000 })), { token: tokenOf(VIEWER) })).rejects.toMatchObject({
+      code: "forbidden",
+    });
     expect(await monthValue("cc.viewer")).toBe(3000);
     expect((await dayCeiling("cc.viewer")).value).toBe(100);
     expect(await requestsOf("cc.viewer")).toEqual([]);
-    const refused = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "change.refused"), eq(auditEvents.actor, VIEWER)));
+    const refused = await t.db
+      .select()
+      .from(auditEvents)
+      .where(and(eq(auditEvents.action, "change.refused"), eq(auditEvents.actor, VIEWER)));
     expect(refused).toHaveLength(1);
   });
 
   it("--break-glass: needs --reason and the admin's own token (--as alone is refused); an operator may not; an admin applies at once, another acknowledges", async () => {
     const env = { CEILINGS_STAFF_TOKEN: tokenOf(ADMIN) };
     expect(() => parseApplyOptions({ "break-glass": true, as: ADMIN }, env)).toThrow(/--break-glass needs --reason/);
-    expect(() => parseApplyOptions({ "break-glass": true, reason: "the launch is now", as: ADMIN }, {})).toThrow(/--break-glass needs your own credential, not a name: --as alone is refused/);
+    expect(() => parseApplyOptions({ "break-glass": true, reason: "the launch is now", as: ADMIN }, {})).toThrow(
+      /--break-glass needs your own credential, not a name: --as alone is refused/,
+    );
     expect(parseApplyOptions({ "break-glass": true, reason: "the launch is now" }, env)).toMatchObject({ breakGlass: true, token: tokenOf(ADMIN) });
     expect(() => parseApplyOptions({ for: "2h", until: "2026-12-02T18:00:00Z", as: ADMIN, reason: "r" }, env)).toThrow(/not both/);
     expect(parseApplyOptions({ for: "1h30m", as: ADMIN, reason: "r" }, env)).toMatchObject({ endsAfterSeconds: 5400 });
@@ -263,9 +322,14 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     // A name alone, even a real admin's, does not break glass (runApplyFile holds it as well as the parser).
     await expect(apply(file, { as: ADMIN, breakGlass: true, reason: "launch moved up, nobody else awake" })).rejects.toThrow(/--as alone is refused/);
     // Someone else's token with --as naming the admin: refused, not mixed up.
-    await expect(apply(file, { as: ADMIN, token: tokenOf(ADMIN2), breakGlass: true, reason: "launch moved up, nobody else awake" })).rejects.toMatchObject({ code: "forbidden", message: expect.stringContaining(`(${ADMIN2})`) });
+    await expect(apply(file, { as: ADMIN, token: tokenOf(ADMIN2), breakGlass: true, reason: "launch moved up, nobody else awake" })).rejects.toMatchObject({
+      code: "forbidden",
+      message: expect.stringContaining(`(${ADMIN2})`),
+    });
     await expect(apply(file, { token: tokenOf(OPERATOR), breakGlass: true, reason: "no admin awake tonight" })).rejects.toMatchObject({ code: "forbidden" });
-    await expect(apply(file, { token: tokenOf(ADMIN), breakGlass: true, reason: "now" })).rejects.toMatchObject({ code: expect.stringMatching(/reason_required|invalid_input/) });
+    await expect(apply(file, { token: tokenOf(ADMIN), breakGlass: true, reason: "now" })).rejects.toMatchObject({
+      code: expect.stringMatching(/reason_required|invalid_input/),
+    });
     expect((await dayCeiling("cc.glass")).value).toBe(100);
     const out = await apply(file, { token: tokenOf(ADMIN), breakGlass: true, reason: "launch moved up, nobody else awake" });
     expect((await dayCeiling("cc.glass")).value).toBe(190);
@@ -280,7 +344,17 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     await fresh("cc.kinds");
     await fresh("cc.arch");
     await apply(await catalogWith({ ...endpointSpec("cc.arch"), archived: true }), {});
-    const budget = { key: "b.kinds", name: "Kinds", scope: "global", window: "utc_day", value: 4_000_000, min: 0, max: 10_000_000, default: 1_000_000, members: ["cc.kinds"] } as const;
+    const budget = {
+      key: "b.kinds",
+      name: "Kinds",
+      scope: "global",
+      window: "utc_day",
+      value: 4_000_000,
+      min: 0,
+      max: 10_000_000,
+      default: 1_000_000,
+      members: ["cc.kinds"],
+    } as const;
     const kinds = endpointSpec("cc.kinds", { perCallMax: 2, day: 250, dayMax: 300, month: 2500 });
     kinds.ceilings.push({ metric: "calls", scope: "global", window: "utc_day", value: 40, min: 0, max: 100, default: 10 });
     const newOne = endpointSpec("cc.new", { day: 150 });
@@ -289,7 +363,14 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
       const others = current.endpoints.filter((e) => !["cc.kinds", "cc.arch", "cc.new"].includes(e.key));
       n += 1;
       const file = path.join(dir, `c${n}.json`);
-      writeFileSync(file, JSON.stringify({ ...current, endpoints: [...others, kinds, endpointSpec("cc.arch"), newOne], budgets: [...(current.budgets ?? []).filter((b) => b.key !== budget.key), budget] }));
+      writeFileSync(
+        file,
+        JSON.stringify({
+          ...current,
+          endpoints: [...others, kinds, endpointSpec("cc.arch"), newOne],
+          budgets: [...(current.budgets ?? []).filter((b) => b.key !== budget.key), budget],
+        }),
+      );
       return file;
     };
     const file = await write();
@@ -301,8 +382,17 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     expect(await monthValue("cc.kinds")).toBe(2500);
     expect((await dayCeiling("cc.new")).value).toBe(100);
     expect((await dayCeiling("cc.kinds")).maxValue).toBe(200);
-    const pending = (await cli("requests", "--json")).flatMap((l) => JSON.parse(l) as { id: number; kind: string; requestedBy: string }[]).filter((r) => r.requestedBy === OPERATOR);
-    expect(pending.map((r) => r.kind).sort()).toEqual(["budget.create", "ceiling.add", "ceiling.bounds", "ceiling.value", "endpoint.per_call_max", "endpoint.unarchive"]);
+    const pending = (await cli("requests", "--json"))
+      .flatMap((l) => JSON.parse(l) as { id: number; kind: string; requestedBy: string }[])
+      .filter((r) => r.requestedBy === OPERATOR);
+    expect(pending.map((r) => r.kind).sort()).toEqual([
+      "budget.create",
+      "ceiling.add",
+      "ceiling.bounds",
+      "ceiling.value",
+      "endpoint.per_call_max",
+      "endpoint.unarchive",
+    ]);
     for (const r of pending) await by(ADMIN2)("approve", String(r.id));
     expect((await dayCeiling("cc.new")).value).toBe(150);
     expect((await dayCeiling("cc.kinds")).maxValue).toBe(300);
@@ -331,7 +421,9 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     const spec = endpointSpec("cc.lean");
     spec.ceilings.push({ metric: "units", scope: "caller", window: "utc_day", value: 20, min: 0, max: 50, default: 10 });
     const file = await catalogWith({ ...spec, overrides: [{ metric: "units", window: "utc_day", caller: "acct_1", value: 30, reason: "big customer" }] });
-    await expect(lines((print) => runPlanFile(t.db, file, print))).rejects.toMatchObject({ problems: [expect.stringContaining("is new and needs approval first")] });
+    await expect(lines((print) => runPlanFile(t.db, file, print))).rejects.toMatchObject({
+      problems: [expect.stringContaining("is new and needs approval first")],
+    });
     await expect(apply(file, { token: tokenOf(OPERATOR) })).rejects.toMatchObject({ problems: [expect.stringContaining("is new and needs approval first")] });
     expect(await requestsOf("cc.lean")).toEqual([]);
   });
@@ -353,15 +445,28 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     const [request] = await requestsOf("cc.token");
     const id = String(must(request).id);
     // A name is not a proof, whoever it names.
-    for (const argv of [["approve", id, "--as", ADMIN], ["reject", id, "--reason", "no", "--as", ADMIN], ["acknowledge", id, "--as", ADMIN]]) {
+    for (const argv of [
+      ["approve", id, "--as", ADMIN],
+      ["reject", id, "--reason", "no", "--as", ADMIN],
+      ["acknowledge", id, "--as", ADMIN],
+    ]) {
       await expect(cli(...argv)).rejects.toThrow(/needs your own credential, not a name: --as alone is refused/);
     }
     const run = (token: string, ...argv: string[]) => lines((print) => runChanges(t.db, parseChangesArgs(argv, { CEILINGS_STAFF_TOKEN: token }), print));
     // Unknown (never made here) and malformed.
-    await expect(run("cst_abcdefgh_0123456789012345678901234567890123456789012", "approve", id)).rejects.toMatchObject({ code: "forbidden", message: expect.stringContaining("is not known here") });
-    await expect(run("ck_abcdefgh_0123456789012345678901234567890123456789012", "approve", id)).rejects.toMatchObject({ code: "forbidden", message: expect.stringContaining("not a personal token") });
+    await expect(run("cst_abcdefgh_0123456789012345678901234567890123456789012", "approve", id)).rejects.toMatchObject({
+      code: "forbidden",
+      message: expect.stringContaining("is not known here"),
+    });
+    await expect(run("ck_abcdefgh_0123456789012345678901234567890123456789012", "approve", id)).rejects.toMatchObject({
+      code: "forbidden",
+      message: expect.stringContaining("not a personal token"),
+    });
     // Foreign: ADMIN2's token with --as naming ADMIN.
-    await expect(run(tokenOf(ADMIN2), "approve", id, "--as", ADMIN)).rejects.toMatchObject({ code: "forbidden", message: expect.stringContaining(`is not who CEILINGS_STAFF_TOKEN proves (${ADMIN2})`) });
+    await expect(run(tokenOf(ADMIN2), "approve", id, "--as", ADMIN)).rejects.toMatchObject({
+      code: "forbidden",
+      message: expect.stringContaining(`is not who CEILINGS_STAFF_TOKEN proves (${ADMIN2})`),
+    });
     // Revoked.
     const [ada] = await t.db.select().from(staff).where(eq(staff.email, ADMIN));
     const spare = await createStaffToken(t.db, { staffId: must(ada).id, name: "spare" });
@@ -370,7 +475,10 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     // Outdated: made before the owner's password changed, or before a demotion.
     const old = await createStaffToken(t.db, { staffId: must(ada).id, name: "old" });
     await setStaffPassword(t.db, { email: ADMIN, password: "a brand new password", actor: { type: "cli", name: "ops" }, bcryptCost: 4 });
-    await expect(run(old.secret, "approve", id)).rejects.toMatchObject({ code: "forbidden", message: expect.stringContaining("ended when their password, role or state changed") });
+    await expect(run(old.secret, "approve", id)).rejects.toMatchObject({
+      code: "forbidden",
+      message: expect.stringContaining("ended when their password, role or state changed"),
+    });
     await expect(run(tokenOf(ADMIN), "approve", id)).rejects.toMatchObject({ code: "forbidden" });
     tokens.set(ADMIN, (await createStaffToken(t.db, { staffId: must(ada).id, name: "after the password change" })).secret);
     const [bea] = await t.db.select().from(staff).where(eq(staff.email, ADMIN2));
@@ -384,36 +492,43 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     // Valid: the owner acts, with or without a matching --as; last used is stamped.
     expect(await run(tokenOf(ADMIN), "approve", id, "--as", ADMIN.toUpperCase())).toEqual([expect.stringMatching(new RegExp(`^#${id} applied: `))]);
     expect(await requestsOf("cc.token")).toMatchObject([{ state: "applied", decidedBy: ADMIN }]);
-    const stamped = await t.db.select().from(staffTokens).where(eq(staffTokens.staffId, must(ada).id));
+    const stamped = await t.db
+      .select()
+      .from(staffTokens)
+      .where(eq(staffTokens.staffId, must(ada).id));
     const used = new Map(stamped.map((x) => [x.name, x.lastUsedAt !== null]));
     expect([used.get("after the password change"), used.get("spare"), used.get("old")]).toEqual([true, false, false]);
   });
-  it("the real command (scripts/ceilings.ts): a bare --as (approve, cancel) exits 2 saying how to get a token; a revoked token exits 1; the owner's token approves", { timeout: 120_000 }, async () => {
-    await fresh("cc.proc");
-    await apply(await catalogWith(endpointSpec("cc.proc", { day: 150 })), { token: tokenOf(OPERATOR) });
-    const id = String(must((await requestsOf("cc.proc"))[0]).id);
-    const run = (args: string[], token?: string) =>
-      new Promise<{ code: number | null; out: string }>((resolve) => {
-        const env = { ...process.env, DATABASE_URL: t.url, CEILINGS_STAFF_TOKEN: token ?? "" };
-        execFile(path.join(process.cwd(), "node_modules/.bin/tsx"), ["scripts/ceilings.ts", ...args], { env, timeout: 60_000 }, (error, stdout, stderr) => {
-          resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, out: `${stdout}${stderr}` });
+  it(
+    "the real command (scripts/ceilings.ts): a bare --as (approve, cancel) exits 2 saying how to get a token; a revoked token exits 1; the owner's token approves",
+    { timeout: 120_000 },
+    async () => {
+      await fresh("cc.proc");
+      await apply(await catalogWith(endpointSpec("cc.proc", { day: 150 })), { token: tokenOf(OPERATOR) });
+      const id = String(must((await requestsOf("cc.proc"))[0]).id);
+      const run = (args: string[], token?: string) =>
+        new Promise<{ code: number | null; out: string }>((resolve) => {
+          const env = { ...process.env, DATABASE_URL: t.url, CEILINGS_STAFF_TOKEN: token ?? "" };
+          execFile(path.join(process.cwd(), "node_modules/.bin/tsx"), ["scripts/ceilings.ts", ...args], { env, timeout: 60_000 }, (error, stdout, stderr) => {
+            resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, out: `${stdout}${stderr}` });
+          });
         });
-      });
-    const bare = await run(["approve", id, "--as", ADMIN2]);
-    expect(bare.code).toBe(2);
-    expect(bare.out).toContain("approve needs your own credential, not a name: --as alone is refused");
-    // Asking and cancelling are the same claim of a name: a bare --as exits 2 before the database is touched.
-    const cancel = await run(["cancel", id, "--as", OPERATOR]);
-    expect([cancel.code, cancel.out]).toEqual([2, expect.stringContaining("cancel needs your own credential, not a name: --as alone is refused")]);
-    const [bea] = await t.db.select().from(staff).where(eq(staff.email, ADMIN2));
-    const spare = await createStaffToken(t.db, { staffId: must(bea).id, name: "spare" });
-    await revokeStaffToken(t.db, { id: spare.token.id, staffId: must(bea).id });
-    const revoked = await run(["approve", id], spare.secret);
-    expect(revoked.code).toBe(1);
-    expect(revoked.out).toContain("was revoked");
-    expect((await dayCeiling("cc.proc")).value).toBe(100);
-    const ok = await run(["approve", id, "--note", "from a shell"], tokenOf(ADMIN2));
-    expect(ok).toMatchObject({ code: 0, out: expect.stringContaining(`#${id} applied: `) });
-    expect(await requestsOf("cc.proc")).toMatchObject([{ state: "applied", decidedBy: ADMIN2, decisionNote: "from a shell" }]);
-  });
+      const bare = await run(["approve", id, "--as", ADMIN2]);
+      expect(bare.code).toBe(2);
+      expect(bare.out).toContain("approve needs your own credential, not a name: --as alone is refused");
+      // Asking and cancelling are the same claim of a name: a bare --as exits 2 before the database is touched.
+      const cancel = await run(["cancel", id, "--as", OPERATOR]);
+      expect([cancel.code, cancel.out]).toEqual([2, expect.stringContaining("cancel needs your own credential, not a name: --as alone is refused")]);
+      const [bea] = await t.db.select().from(staff).where(eq(staff.email, ADMIN2));
+      const spare = await createStaffToken(t.db, { staffId: must(bea).id, name: "spare" });
+      await revokeStaffToken(t.db, { id: spare.token.id, staffId: must(bea).id });
+      const revoked = await run(["approve", id], spare.secret);
+      expect(revoked.code).toBe(1);
+      expect(revoked.out).toContain("was revoked");
+      expect((await dayCeiling("cc.proc")).value).toBe(100);
+      const ok = await run(["approve", id, "--note", "from a shell"], tokenOf(ADMIN2));
+      expect(ok).toMatchObject({ code: 0, out: expect.stringContaining(`#${id} applied: `) });
+      expect(await requestsOf("cc.proc")).toMatchObject([{ state: "applied", decidedBy: ADMIN2, decisionNote: "from a shell" }]);
+    },
+  );
 });

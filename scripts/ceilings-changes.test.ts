@@ -18,8 +18,17 @@ describe("ceilings requests | approve | reject | cancel | acknowledge: the comma
   });
 
   it("refuses approve, reject, cancel and acknowledge with --as alone (a name is not a proof), saying how to get a token", () => {
-    for (const argv of [["approve", "12", "--as", "a@example.com"], ["reject", "12", "--reason", "no", "--as", "a@example.com"], ["cancel", "12", "--as", "a@example.com"], ["acknowledge", "12", "--as", "a@example.com"], ["approve", "12"], ["cancel", "12"]]) {
-      expect(() => parseChangesArgs(argv, {}), argv.join(" ")).toThrow(/needs your own credential, not a name: --as alone is refused.*Personal tokens \(\/tokens\).*CEILINGS_STAFF_TOKEN/);
+    for (const argv of [
+      ["approve", "12", "--as", "a@example.com"],
+      ["reject", "12", "--reason", "no", "--as", "a@example.com"],
+      ["cancel", "12", "--as", "a@example.com"],
+      ["acknowledge", "12", "--as", "a@example.com"],
+      ["approve", "12"],
+      ["cancel", "12"],
+    ]) {
+      expect(() => parseChangesArgs(argv, {}), argv.join(" ")).toThrow(
+        /needs your own credential, not a name: --as alone is refused.*Personal tokens \(\/tokens\).*CEILINGS_STAFF_TOKEN/,
+      );
       expect(() => parseChangesArgs(argv, { CEILINGS_STAFF_TOKEN: "  " }), argv.join(" ")).toThrow(ChangesUsageError);
     }
   });

@@ -15,7 +15,19 @@ import type { AskedRaise, RaiseHandler } from "@/lib/catalog/file";
 import type { FileRaise } from "@/lib/catalog/file-raises";
 import { readCatalog } from "@/lib/catalog/read";
 import { ceilingIdentity } from "@/lib/catalog/spec";
-import { acknowledgeBreakGlass, approveChange, breakGlass, cancelChange, ChangeControlError, type ChangeKind, type ChangeRequest, listChangeRequests, rejectChange, type Requester, requestChange } from "@/lib/changes";
+import {
+  acknowledgeBreakGlass,
+  approveChange,
+  breakGlass,
+  cancelChange,
+  ChangeControlError,
+  type ChangeKind,
+  type ChangeRequest,
+  listChangeRequests,
+  rejectChange,
+  type Requester,
+  requestChange,
+} from "@/lib/changes";
 import { calendarTextIsReal } from "@/lib/changes/schedule-time";
 import { authenticateStaffToken, STAFF_TOKEN_ENV, StaffTokenError } from "@/lib/staff-tokens";
 import { raiseChange } from "@/lib/plans/file";
@@ -72,7 +84,8 @@ export const CHANGE_VERBS = new Set(["requests", "approve", "reject", "cancel", 
 /** A request id: a whole number, as printed by `apply` and `requests`; "#12" reads as 12. */
 function parseId(text: string | undefined, verb: string): number {
   const digits = (text ?? "").replace(/^#/, "");
-  if (!/^[1-9][0-9]{0,9}$/.test(digits) || Number(digits) > 2_147_483_647) throw new ChangesUsageError(`${verb} needs a request id (a whole number, e.g. ${verb} 12), got '${text ?? ""}'`);
+  if (!/^[1-9][0-9]{0,9}$/.test(digits) || Number(digits) > 2_147_483_647)
+    throw new ChangesUsageError(`${verb} needs a request id (a whole number, e.g. ${verb} 12), got '${text ?? ""}'`);
   return Number(digits);
 }
 
@@ -83,7 +96,14 @@ export function parseChangesArgs(argv: string[], env: Readonly<Record<string, st
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { as: { type: "string" }, note: { type: "string" }, reason: { type: "string" }, state: { type: "string" }, json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+      options: {
+        as: { type: "string" },
+        note: { type: "string" },
+        reason: { type: "string" },
+        state: { type: "string" },
+        json: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
     });
   } catch (error) {
     // An unknown option or one without its value: the usage, not a stack trace.
@@ -109,13 +129,13 @@ export function parseChangesArgs(argv: string[], env: Readonly<Record<string, st
   switch (verb) {
     case "approve": {
       const requestId = parseId(id, verb);
-      if (values.reason !== undefined) throw new ChangesUsageError("approve takes --note \"…\", not --reason");
+      if (values.reason !== undefined) throw new ChangesUsageError('approve takes --note "…", not --reason');
       return { verb, id: requestId, who: credential(verb), ...(values.note !== undefined ? { note: values.note } : {}) };
     }
     case "reject": {
       const requestId = parseId(id, verb);
       const reason = values.reason ?? values.note;
-      if (!reason) throw new ChangesUsageError("reject needs --reason \"why\": the requester reads it");
+      if (!reason) throw new ChangesUsageError('reject needs --reason "why": the requester reads it');
       return { verb, id: requestId, reason, who: credential(verb) };
     }
     case "cancel":
@@ -154,7 +174,13 @@ export async function cliStaff(db: Db, who: Credential, doing: string): Promise<
 export function parseDuration(text: string): number {
   const t = text.trim();
   const parts = [...t.matchAll(/([0-9]+)\s*([dhms])/g)];
-  if (parts.length === 0 || parts.map((m) => m[0]).join("").replace(/\s/g, "") !== t.replace(/\s/g, "")) {
+  if (
+    parts.length === 0 ||
+    parts
+      .map((m) => m[0])
+      .join("")
+      .replace(/\s/g, "") !== t.replace(/\s/g, "")
+  ) {
     throw new ChangesUsageError(`--for must be a length such as 2h, 90m or 1h30m, got '${text}'`);
   }
   const unit = { d: 86_400, h: 3_600, m: 60, s: 1 } as const;
@@ -165,7 +191,8 @@ export function parseDuration(text: string): number {
 
 /** "2026-12-02T18:00:00Z": a temporary raise's end; a time zone is required, so it is never read as local by surprise. */
 export function parseUntil(text: string): Date {
-  if (!/(Z|[+-][0-9]{2}:?[0-9]{2})$/.test(text.trim())) throw new ChangesUsageError(`--until needs a time with its zone, e.g. 2026-12-02T18:00:00Z, got '${text}'`);
+  if (!/(Z|[+-][0-9]{2}:?[0-9]{2})$/.test(text.trim()))
+    throw new ChangesUsageError(`--until needs a time with its zone, e.g. 2026-12-02T18:00:00Z, got '${text}'`);
   const at = new Date(text.trim());
   // 2027-02-30 or 24:00 would roll over to another day: a date must read back as typed.
   if (Number.isNaN(at.getTime()) || calendarTextIsReal(text) === false) throw new ChangesUsageError(`--until is not a time: '${text}'`);
@@ -217,7 +244,13 @@ async function kindAndChange(tx: Db, raise: FileRaise): Promise<{ kind: ChangeKi
  * asks once. The same means its end too: a raise for 2 hours and the same raise for good are two
  * different requests (an approver of one has not agreed to the other).
  */
-async function pendingTwin(tx: Db, kind: ChangeKind, change: Record<string, unknown>, end: { endsAfterSeconds?: number | undefined; endsAt?: Date | undefined }, now: Date): Promise<ChangeRequest | undefined> {
+async function pendingTwin(
+  tx: Db,
+  kind: ChangeKind,
+  change: Record<string, unknown>,
+  end: { endsAfterSeconds?: number | undefined; endsAt?: Date | undefined },
+  now: Date,
+): Promise<ChangeRequest | undefined> {
   const [row] = await tx
     .select()
     .from(changeRequests)
@@ -307,7 +340,12 @@ export function lasting(seconds: number): string {
     [Math.floor((seconds % 3_600) / 60), "m"],
     [seconds % 60, "s"],
   ];
-  return parts.filter(([n]) => n > 0).map(([n, u]) => `${n}${u}`).join("") || "0s";
+  return (
+    parts
+      .filter(([n]) => n > 0)
+      .map(([n, u]) => `${n}${u}`)
+      .join("") || "0s"
+  );
 }
 
 const when = (d: Date | null | undefined) => (d ? d.toISOString().replace(/\.\d{3}Z$/, "Z") : "-");
@@ -317,7 +355,9 @@ export function requestLines(r: ChangeRequest): string[] {
   const flags = [r.breakGlass ? "BREAK GLASS" : null, r.breakGlass && !r.acknowledgedAt ? "unacknowledged" : null].filter(Boolean).join(", ");
   const end = r.endsAt ? `, until ${when(r.endsAt)}` : r.endsAfterSeconds ? `, for ${lasting(r.endsAfterSeconds)} once applied` : "";
   const lines = [`#${r.id}  ${r.state}${flags ? ` (${flags})` : ""}  ${r.kind}  ${r.summary}${end}`];
-  lines.push(`    asked by ${r.requestedBy} via ${r.requestedVia} at ${when(r.requestedAt)}${r.state === "pending" ? `, expires ${when(r.expiresAt)}` : ""}: ${r.reason}`);
+  lines.push(
+    `    asked by ${r.requestedBy} via ${r.requestedVia} at ${when(r.requestedAt)}${r.state === "pending" ? `, expires ${when(r.expiresAt)}` : ""}: ${r.reason}`,
+  );
   if (r.decidedBy) lines.push(`    ${r.state} by ${r.decidedBy} at ${when(r.decidedAt)}${r.decisionNote ? `: ${r.decisionNote}` : ""}`);
   if (r.acknowledgedBy) lines.push(`    acknowledged by ${r.acknowledgedBy} at ${when(r.acknowledgedAt)}`);
   return lines;

@@ -68,7 +68,9 @@ function printAsked(print: Print, asked: AskedRaise[]): void {
   if (waiting.length > 0) {
     print(`asked for approval (${waiting.length}); approvers alerted:`);
     for (const a of waiting) print(`  #${a.requestId} ${a.summary}${a.outcome === "already_pending" ? " — already pending, not asked again" : ""}`);
-    print("an independent admin approves each with their personal token: CEILINGS_STAFF_TOKEN=cst_… npm run ceilings -- approve <id> (or reject <id> --reason \"why\"); then apply the file again: nothing is left to change");
+    print(
+      'an independent admin approves each with their personal token: CEILINGS_STAFF_TOKEN=cst_… npm run ceilings -- approve <id> (or reject <id> --reason "why"); then apply the file again: nothing is left to change',
+    );
   }
 }
 
@@ -93,7 +95,8 @@ export function parseApplyOptions(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): { breakGlass: boolean; endsAfterSeconds?: number; endsAt?: Date; token?: string } {
   const token = tokenFrom(env);
-  if (v["break-glass"] && !v.reason?.trim()) throw new ChangesUsageError('--break-glass needs --reason "why": a break-glass change is audited and alerted with it');
+  if (v["break-glass"] && !v.reason?.trim())
+    throw new ChangesUsageError('--break-glass needs --reason "why": a break-glass change is audited and alerted with it');
   if (v["break-glass"] && !token) throw needsToken("--break-glass");
   if (v.for !== undefined && v.until !== undefined) throw new ChangesUsageError("give --for or --until, not both");
   if ((v.for !== undefined || v.until !== undefined) && !token) throw needsToken("--for and --until (ending a raise asked for)");
@@ -128,7 +131,13 @@ export async function runApplyFile(db: Db, o: ApplyFileOptions, print: Print = s
   if (o.breakGlass && o.token === undefined) throw needsToken("--break-glass");
   // A bare --as reaches cliStaff and is refused there: asking needs the token, the one proof of who.
   const requester: Requester | null =
-    o.token !== undefined || o.as !== undefined ? await cliStaff(db, { ...(o.token !== undefined ? { token: o.token } : {}), ...(o.as !== undefined ? { as: o.as } : {}) }, "apply --as (asking for a raise)") : null;
+    o.token !== undefined || o.as !== undefined
+      ? await cliStaff(
+          db,
+          { ...(o.token !== undefined ? { token: o.token } : {}), ...(o.as !== undefined ? { as: o.as } : {}) },
+          "apply --as (asking for a raise)",
+        )
+      : null;
   const onRaises = requester
     ? askRaises({ requester, reason: o.reason, breakGlass: o.breakGlass, endsAfterSeconds: o.endsAfterSeconds, endsAt: o.endsAt, confirmRaise: o.confirmRaise })
     : noRequester;
@@ -145,7 +154,9 @@ export async function runApplyFile(db: Db, o: ApplyFileOptions, print: Print = s
     // lib/changes logs a refusal (a viewer asking, a short break-glass reason) in the transaction
     // the file just rolled back: logged again here, after it, so the refusal stays in the audit log.
     if (error instanceof ChangeControlError && requester && error.code !== "stale") {
-      await recordRefusal(db, requester, o.breakGlass ? "break glass (catalog file)" : "request (catalog file)", error, { file: o.file }).catch(() => undefined);
+      await recordRefusal(db, requester, o.breakGlass ? "break glass (catalog file)" : "request (catalog file)", error, { file: o.file }).catch(
+        () => undefined,
+      );
     }
     throw error;
   }

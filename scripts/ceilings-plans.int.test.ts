@@ -23,22 +23,33 @@ describe.skipIf(skipWithoutDatabase())("npm run ceilings -- plans", () => {
     const e = await perCallerEndpoint(t.db);
     const b = await budgetOn(t.db);
     const key = planKey("pro");
-    expect(await run("create", key, "--name", "Pro", "--reason", "tiers")).toEqual([`created plan ${key}: it sets no values yet (npm run ceilings -- plans set ${key} ...)`]);
+    expect(await run("create", key, "--name", "Pro", "--reason", "tiers")).toEqual([
+      `created plan ${key}: it sets no values yet (npm run ceilings -- plans set ${key} ...)`,
+    ]);
     // Below the own values: one person's. Above what binds: a raise, refused without a personal token (asked with one: lib/changes/plan-paths.int.test.ts).
-    expect(await run("set", key, "--ceiling", `${e.key}/units/utc_day`, "4", "--reason", "r")).toEqual([`${key} on ${e.key} units/caller/utc_day: none (its own 10) → 4`]);
+    expect(await run("set", key, "--ceiling", `${e.key}/units/utc_day`, "4", "--reason", "r")).toEqual([
+      `${key} on ${e.key} units/caller/utc_day: none (its own 10) → 4`,
+    ]);
     expect(await run("set", key, "--budget", b.key, "1.50", "--reason", "r")).toEqual([`${key} on budget ${b.key}: none (its own $2.00) → $1.50`]);
     await expect(run("set", key, "--ceiling", `${e.key}/units/utc_day`, "500", "--reason", "r")).rejects.toMatchObject({ code: "confirmation_required" });
-    await expect(run("set", key, "--ceiling", `${e.key}/units/utc_day`, "500", "--confirm", "500", "--reason", "r")).rejects.toMatchObject({ code: "approval_required", message: expect.stringContaining("CEILINGS_STAFF_TOKEN=cst_") });
+    await expect(run("set", key, "--ceiling", `${e.key}/units/utc_day`, "500", "--confirm", "500", "--reason", "r")).rejects.toMatchObject({
+      code: "approval_required",
+      message: expect.stringContaining("CEILINGS_STAFF_TOKEN=cst_"),
+    });
     await expect(run("set", key, "--ceiling", `${e.key}/units/utc_day`, "1e9", "--reason", "r")).rejects.toMatchObject({ code: "invalid_input" });
     await expect(run("set", key, "--ceiling", `${e.key}/units/billing_month`, "5", "--reason", "r")).rejects.toMatchObject({ code: "not_found" });
-    await expect(run("set", key, "--ceiling", `${e.key}/units/utc_day`.replace("units", "calls"), "5", "--reason", "r")).rejects.toMatchObject({ code: "not_found" });
+    await expect(run("set", key, "--ceiling", `${e.key}/units/utc_day`.replace("units", "calls"), "5", "--reason", "r")).rejects.toMatchObject({
+      code: "not_found",
+    });
     const show = await run("show", key);
     expect(show[0]).toContain(`${key}  Pro`);
     expect(show).toContain(`  #${e.caller.id} ${e.key}/units/utc_day  plan 4  (ceiling 10, bounds 1..1,000)`);
     // Removing a value below the own one raises the plan's accounts: refused alone.
     await expect(run("unset", key, "--budget", b.key, "--reason", "r")).rejects.toMatchObject({ code: "approval_required" });
     expect((await run("list")).find((l) => l.startsWith(`${key} `))).toBe(`${key}  Pro  0 account(s)`);
-    expect(await run("default", key, "--reason", "r")).toEqual([`${key} is the default plan (was default): every account not assigned a plan is on it from the next reservation`]);
+    expect(await run("default", key, "--reason", "r")).toEqual([
+      `${key} is the default plan (was default): every account not assigned a plan is on it from the next reservation`,
+    ]);
     await expect(run("delete", key, "--reason", "r")).rejects.toMatchObject({ code: "in_use" });
     // Back to the seeded default (looser than this plan): a raise, refused alone; put back as setup.
     await expect(run("default", "default", "--reason", "back")).rejects.toMatchObject({ code: "approval_required" });
@@ -47,7 +58,15 @@ describe.skipIf(skipWithoutDatabase())("npm run ceilings -- plans", () => {
     expect(await run("delete", key, "--reason", "retired")).toEqual([`deleted plan ${key}`]);
     const events = await planAudit(t.db, key);
     expect(events.every((x) => x.actorType === "cli" && x.actor === "ops")).toBe(true);
-    expect(events.map((x) => x.action)).toEqual(["plan.create", "plan.value.set", "plan.value.set", "plan.rejected", "plan.default", "plan.update", "plan.delete"]);
+    expect(events.map((x) => x.action)).toEqual([
+      "plan.create",
+      "plan.value.set",
+      "plan.value.set",
+      "plan.rejected",
+      "plan.default",
+      "plan.update",
+      "plan.delete",
+    ]);
     await expect(readPlan(t.db, key)).rejects.toMatchObject({ code: "not_found" });
   });
 });

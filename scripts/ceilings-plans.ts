@@ -8,7 +8,18 @@ import { ceilings, endpoints } from "@/db/schema";
 import type { AuditActor } from "@/lib/audit/record";
 import { CatalogError } from "@/lib/catalog/errors";
 import { formatCount, formatMoney } from "@/lib/format";
-import { createPlan, deletePlan, listPlans, readPlan, removePlanValue, setDefaultPlan, setPlanKeyAssignable, setPlanValue, updatePlan, type PlanTarget } from "@/lib/plans";
+import {
+  createPlan,
+  deletePlan,
+  listPlans,
+  readPlan,
+  removePlanValue,
+  setDefaultPlan,
+  setPlanKeyAssignable,
+  setPlanValue,
+  updatePlan,
+  type PlanTarget,
+} from "@/lib/plans";
 import { askOnRaise } from "./ceilings-ask";
 import { type Credential, credentialOf } from "./ceilings-changes";
 
@@ -55,10 +66,12 @@ export type PlansCommand =
 function readTarget(values: { ceiling?: string; budget?: string }): CliTarget {
   if (values.ceiling !== undefined && values.budget !== undefined) throw new PlansUsageError("give --ceiling or --budget, not both");
   if (values.budget !== undefined) return { budgetKey: values.budget };
-  if (values.ceiling === undefined) throw new PlansUsageError("say where: --ceiling <endpoint>/<metric>/<window> (e.g. email.send/units/utc_day) or --budget <budget>");
+  if (values.ceiling === undefined)
+    throw new PlansUsageError("say where: --ceiling <endpoint>/<metric>/<window> (e.g. email.send/units/utc_day) or --budget <budget>");
   if (/^\d+$/.test(values.ceiling)) return { ceilingId: Number(values.ceiling) };
   const [endpoint, metric, window, ...rest] = values.ceiling.split("/");
-  if (!endpoint || !metric || !window || rest.length > 0) throw new PlansUsageError(`--ceiling must be <endpoint>/<metric>/<window> such as email.send/units/utc_day, got '${values.ceiling}'`);
+  if (!endpoint || !metric || !window || rest.length > 0)
+    throw new PlansUsageError(`--ceiling must be <endpoint>/<metric>/<window> such as email.send/units/utc_day, got '${values.ceiling}'`);
   return { ceiling: { endpoint, metric, window } };
 }
 
@@ -122,18 +135,39 @@ export function parsePlansArgs(argv: string[], env: Readonly<Record<string, stri
     case "update":
       allowed(["name", "description", "reason"]);
       if (values.name === undefined && values.description === undefined) throw new PlansUsageError("plans update needs --name or --description");
-      return { verb, plan: need("plan"), ...(values.name === undefined ? {} : { name: values.name }), ...(values.description === undefined ? {} : { description: values.description }), reason: reason() };
+      return {
+        verb,
+        plan: need("plan"),
+        ...(values.name === undefined ? {} : { name: values.name }),
+        ...(values.description === undefined ? {} : { description: values.description }),
+        reason: reason(),
+      };
     case "set": {
       allowed(["ceiling", "budget", "confirm", "reason", "as"]);
       const p = need("value");
       const [value, ...more] = rest;
       if (value === undefined) throw new PlansUsageError("plans set needs a value after the plan");
       if (more.length > 0) throw new PlansUsageError(`unexpected arguments: ${more.join(" ")}`);
-      return { verb, plan: p, target: readTarget(values), value, ...(values.confirm === undefined ? {} : { confirm: values.confirm }), reason: reason(), ...as() };
+      return {
+        verb,
+        plan: p,
+        target: readTarget(values),
+        value,
+        ...(values.confirm === undefined ? {} : { confirm: values.confirm }),
+        reason: reason(),
+        ...as(),
+      };
     }
     case "unset":
       allowed(["ceiling", "budget", "confirm", "reason", "as"]);
-      return { verb, plan: need("plan"), target: readTarget(values), ...(values.confirm === undefined ? {} : { confirm: values.confirm }), reason: reason(), ...as() };
+      return {
+        verb,
+        plan: need("plan"),
+        target: readTarget(values),
+        ...(values.confirm === undefined ? {} : { confirm: values.confirm }),
+        reason: reason(),
+        ...as(),
+      };
     case "default":
       allowed(["reason", "as"]);
       return { verb, plan: need("plan"), reason: reason(), ...as() };
@@ -167,20 +201,27 @@ async function resolveTarget(db: Db, target: CliTarget): Promise<PlanTarget> {
 export async function runPlans(db: Db, cmd: PlansCommand, actor: AuditActor, out: (line: string) => void = console.log): Promise<void> {
   switch (cmd.verb) {
     case "list": {
-      for (const p of await listPlans(db)) out(`${p.key}${p.isDefault ? "  (default)" : ""}  ${p.name}  ${p.approximate ? "about " : ""}${formatCount(p.accounts)} account(s)`);
+      for (const p of await listPlans(db))
+        out(`${p.key}${p.isDefault ? "  (default)" : ""}  ${p.name}  ${p.approximate ? "about " : ""}${formatCount(p.accounts)} account(s)`);
       return;
     }
     case "show": {
       const d = await readPlan(db, cmd.plan);
-      out(`${d.plan.key}  ${d.plan.name}${d.plan.isDefault ? "  (default: every account not assigned a plan)" : ""}  ${d.approximate ? "about " : ""}${formatCount(d.accounts)} account(s)  version ${d.plan.version}`);
+      out(
+        `${d.plan.key}  ${d.plan.name}${d.plan.isDefault ? "  (default: every account not assigned a plan)" : ""}  ${d.approximate ? "about " : ""}${formatCount(d.accounts)} account(s)  version ${d.plan.version}`,
+      );
       if (d.plan.description) out(`  ${d.plan.description}`);
       for (const c of d.ceilings) {
         const plan = c.planValue === null ? "-" : formatCount(c.planValue);
-        out(`  #${c.ceilingId} ${c.endpointKey}/${c.metric}/${c.window}  plan ${plan}  (ceiling ${formatCount(c.ceilingValue)}, bounds ${formatCount(c.min)}..${formatCount(c.max)})${c.archived ? "  [archived endpoint]" : ""}`);
+        out(
+          `  #${c.ceilingId} ${c.endpointKey}/${c.metric}/${c.window}  plan ${plan}  (ceiling ${formatCount(c.ceilingValue)}, bounds ${formatCount(c.min)}..${formatCount(c.max)})${c.archived ? "  [archived endpoint]" : ""}`,
+        );
       }
       for (const b of d.budgets) {
         const money = (m: number) => formatMoney(m, b.currency);
-        out(`  budget ${b.budgetKey}  plan ${b.planValue === null ? "-" : money(b.planValue)}  (budget ${money(b.budgetValue)}, bounds ${money(b.min)}..${money(b.max)})${b.archived ? "  [archived]" : ""}`);
+        out(
+          `  budget ${b.budgetKey}  plan ${b.planValue === null ? "-" : money(b.planValue)}  (budget ${money(b.budgetValue)}, bounds ${money(b.min)}..${money(b.max)})${b.archived ? "  [archived]" : ""}`,
+        );
       }
       return;
     }
@@ -191,13 +232,22 @@ export async function runPlans(db: Db, cmd: PlansCommand, actor: AuditActor, out
     }
     case "update": {
       const { plan } = await readPlan(db, cmd.plan);
-      const changes = await updatePlan(db, { planKey: plan.key, expectedVersion: plan.version, name: cmd.name ?? plan.name, description: cmd.description ?? plan.description, actor, reason: cmd.reason });
+      const changes = await updatePlan(db, {
+        planKey: plan.key,
+        expectedVersion: plan.version,
+        name: cmd.name ?? plan.name,
+        description: cmd.description ?? plan.description,
+        actor,
+        reason: cmd.reason,
+      });
       out(`saved ${plan.key}: ${changes.map((c) => c.field).join(", ")} changed`);
       return;
     }
     case "set": {
       const target = await resolveTarget(db, cmd.target);
-      const r = await askOnRaise(db, { who: cmd.who ?? {}, reason: cmd.reason, confirm: cmd.confirm, out }, () => setPlanValue(db, { planKey: cmd.plan, target, input: cmd.value, confirm: cmd.confirm, actor, reason: cmd.reason }));
+      const r = await askOnRaise(db, { who: cmd.who ?? {}, reason: cmd.reason, confirm: cmd.confirm, out }, () =>
+        setPlanValue(db, { planKey: cmd.plan, target, input: cmd.value, confirm: cmd.confirm, actor, reason: cmd.reason }),
+      );
       if (!r) return;
       const amount = (v: number) => (r.currency ? formatMoney(v, r.currency) : formatCount(v));
       const show = (v: number | null) => (v === null ? `none (its own ${amount(r.own)})` : amount(v));
@@ -208,20 +258,26 @@ export async function runPlans(db: Db, cmd: PlansCommand, actor: AuditActor, out
     case "unset": {
       const target = await resolveTarget(db, cmd.target);
       const confirm = cmd.confirm === undefined ? {} : { confirm: cmd.confirm };
-      const r = await askOnRaise(db, { who: cmd.who ?? {}, reason: cmd.reason, ...confirm, out }, () => removePlanValue(db, { planKey: cmd.plan, target, actor, reason: cmd.reason, ...confirm }));
+      const r = await askOnRaise(db, { who: cmd.who ?? {}, reason: cmd.reason, ...confirm, out }, () =>
+        removePlanValue(db, { planKey: cmd.plan, target, actor, reason: cmd.reason, ...confirm }),
+      );
       if (!r) return;
       const show = (v: number) => (r.currency ? formatMoney(v, r.currency) : formatCount(v));
       out(`${r.planKey} on ${r.on}: ${r.previous === null ? "none" : show(r.previous)} removed; its own ${show(r.own)} binds the plan's accounts`);
       return;
     }
     case "default": {
-      const r = await askOnRaise(db, { who: cmd.who ?? {}, reason: cmd.reason, out }, () => setDefaultPlan(db, { planKey: cmd.plan, actor, reason: cmd.reason }));
+      const r = await askOnRaise(db, { who: cmd.who ?? {}, reason: cmd.reason, out }, () =>
+        setDefaultPlan(db, { planKey: cmd.plan, actor, reason: cmd.reason }),
+      );
       if (!r) return;
       out(`${r.key} is the default plan (was ${r.previous ?? "none"}): every account not assigned a plan is on it from the next reservation`);
       return;
     }
     case "key-assignable": {
-      const r = await askOnRaise(db, { who: cmd.who ?? {}, reason: cmd.reason, out }, () => setPlanKeyAssignable(db, { planKey: cmd.plan, assignable: cmd.on, actor, reason: cmd.reason }));
+      const r = await askOnRaise(db, { who: cmd.who ?? {}, reason: cmd.reason, out }, () =>
+        setPlanKeyAssignable(db, { planKey: cmd.plan, assignable: cmd.on, actor, reason: cmd.reason }),
+      );
       if (!r) return;
       out(r.keyAssignable ? `API keys may move accounts onto ${r.key}` : `API keys may no longer move accounts onto ${r.key} when that loosens them`);
       return;

@@ -15,7 +15,12 @@ describe("parseUsageArgs", () => {
   it("reads the three verbs and refuses what they do not take", () => {
     expect(parseUsageArgs([])).toEqual({ verb: "sources" });
     expect(parseUsageArgs(["pull", "openai"])).toEqual({ verb: "pull", source: "openai" });
-    expect(parseUsageArgs(["import", "postmark", "usage.csv", "--format", "csv"])).toEqual({ verb: "import", source: "postmark", file: "usage.csv", format: "csv" });
+    expect(parseUsageArgs(["import", "postmark", "usage.csv", "--format", "csv"])).toEqual({
+      verb: "import",
+      source: "postmark",
+      file: "usage.csv",
+      format: "csv",
+    });
     expect(() => parseUsageArgs(["pull"])).toThrow(UsageCliError);
     expect(() => parseUsageArgs(["import", "x"])).toThrow(/needs a source and a file/);
     expect(() => parseUsageArgs(["import", "x", "f", "--format", "xml"])).toThrow(/csv or json/);
@@ -49,19 +54,37 @@ describe.skipIf(skipWithoutDatabase())("npm run ceilings -- usage", () => {
   });
 
   it("pulls a source by name and compares the days pulled; lists sources with their last pull", async () => {
-    const [s] = await t.db.insert(usageSources).values({ name: "twilio", kind: "twilio", location: fake.url, credentialRef: "env:CEILINGS_SECRET_TWILIO_CLI", account: FAKE_KEYS.twilio.accountSid, createdBy: "t" }).returning();
+    const [s] = await t.db
+      .insert(usageSources)
+      .values({
+        name: "twilio",
+        kind: "twilio",
+        location: fake.url,
+        credentialRef: "env:CEILINGS_SECRET_TWILIO_CLI",
+        account: FAKE_KEYS.twilio.accountSid,
+        createdBy: "t",
+      })
+      .returning();
     fake.setTwilio([{ day: "2026-11-02", category: "sms-outbound", count: 4, price: 0.04 }]);
     await runUsage(t.db, { verb: "pull", source: "twilio" }, deps());
-    expect(lines.pop()).toBe("pulled twilio: 3 days (2026-10-31 to 2026-11-02), 1 row, 1 no rule maps (map them on the source's page); compared 0 endpoint or budget days");
+    expect(lines.pop()).toBe(
+      "pulled twilio: 3 days (2026-10-31 to 2026-11-02), 1 row, 1 no rule maps (map them on the source's page); compared 0 endpoint or budget days",
+    );
     expect(compared.pop()).toEqual({ sourceId: s?.id, days: ["2026-10-31", "2026-11-01", "2026-11-02"] });
     await runUsage(t.db, { verb: "sources" }, deps());
     // A pull from the command line shows on the source as the worker's does.
     expect(lines.pop()).toMatch(/^#\d+ twilio {2}twilio, days in UTC, USD {2}last pull 2026-11-03 12:00 UTC, last good 2026-11-03 12:00 UTC$/);
     // And so does one that fails: the source's page and `usage sources` say why.
-    await t.db.update(usageSources).set({ location: `${fake.url}/nowhere` }).where(eq(usageSources.id, s?.id ?? 0));
+    await t.db
+      .update(usageSources)
+      .set({ location: `${fake.url}/nowhere` })
+      .where(eq(usageSources.id, s?.id ?? 0));
     await expect(runUsage(t.db, { verb: "pull", source: "twilio" }, deps())).rejects.toThrow(/answered 404/);
     await runUsage(t.db, { verb: "sources" }, deps());
-    expect(lines.slice(-2)).toEqual([expect.stringMatching(/last pull 2026-11-03 12:00 UTC, last good 2026-11-03 12:00 UTC$/), expect.stringMatching(/^ {4}error: Twilio: .*answered 404/)]);
+    expect(lines.slice(-2)).toEqual([
+      expect.stringMatching(/last pull 2026-11-03 12:00 UTC, last good 2026-11-03 12:00 UTC$/),
+      expect.stringMatching(/^ {4}error: Twilio: .*answered 404/),
+    ]);
   });
 
   it("imports a file, and a bad one is refused with every bad line printed", async () => {
@@ -79,7 +102,14 @@ describe.skipIf(skipWithoutDatabase())("npm run ceilings -- usage", () => {
       "  line 2: units must be a whole number 0 or more, got 'x'",
       "  line 4: duplicate of line 3: 2026-11-01 b appears twice",
     ]);
-    expect((await t.db.select().from(usageRows).where(eq(usageRows.sourceId, s?.id ?? 0))).map((r) => r.units)).toEqual([10]);
+    expect(
+      (
+        await t.db
+          .select()
+          .from(usageRows)
+          .where(eq(usageRows.sourceId, s?.id ?? 0))
+      ).map((r) => r.units),
+    ).toEqual([10]);
     // Today in New York (the clock is 2026-11-03 07:00 there) is stored and said to wait.
     const today = path.join(dir, "today.csv");
     await writeFile(today, "date,item,units\n2026-11-02,sms.send,3\n2026-11-03,sms.send,1\n");

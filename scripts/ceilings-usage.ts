@@ -53,7 +53,8 @@ export function parseUsageArgs(argv: string[]): UsageCommand {
       return { verb, source };
     case "import": {
       if (!source || !file) throw new UsageCliError("usage import needs a source and a file: usage import <source> <file>");
-      if (values.format !== undefined && values.format !== "csv" && values.format !== "json") throw new UsageCliError(`--format must be csv or json, got '${values.format}'`);
+      if (values.format !== undefined && values.format !== "csv" && values.format !== "json")
+        throw new UsageCliError(`--format must be csv or json, got '${values.format}'`);
       return { verb, source, file, ...(values.format ? { format: values.format } : {}) };
     }
     default:
@@ -65,7 +66,13 @@ export function parseUsageArgs(argv: string[]): UsageCommand {
 async function findSource(db: Db, ref: string): Promise<UsageSource> {
   const id = /^#?(\d+)$/.exec(ref)?.[1];
   const [byName] = await db.select().from(usageSources).where(eq(usageSources.name, ref));
-  const [byId] = !byName && id ? await db.select().from(usageSources).where(eq(usageSources.id, Number(id))) : [];
+  const [byId] =
+    !byName && id
+      ? await db
+          .select()
+          .from(usageSources)
+          .where(eq(usageSources.id, Number(id)))
+      : [];
   const found = byName ?? byId;
   if (!found) throw new ReconciliationError("not_found", `no usage source named '${ref}' (see: npm run ceilings -- usage sources)`);
   return found;
@@ -74,7 +81,8 @@ async function findSource(db: Db, ref: string): Promise<UsageSource> {
 const when = (d: Date | null) => (d ? `${d.toISOString().replace("T", " ").slice(0, 16)} UTC` : "never");
 
 function describeResult(name: string, r: PullResult, compared: ReconciliationDay[]): string {
-  const span = r.days.length === 0 ? "no days" : r.days.length === 1 ? `1 day (${r.days[0]})` : `${r.days.length} days (${r.days[0]} to ${r.days[r.days.length - 1]})`;
+  const span =
+    r.days.length === 0 ? "no days" : r.days.length === 1 ? `1 day (${r.days[0]})` : `${r.days.length} days (${r.days[0]} to ${r.days[r.days.length - 1]})`;
   const unmapped = r.unmapped > 0 ? `, ${formatCount(r.unmapped)} no rule maps (map them on the source's page)` : "";
   const notes = r.notes && r.notes.length > 0 ? ` (${r.notes.join("; ")})` : "";
   return `${name}: ${span}, ${formatCount(r.rows)} row${r.rows === 1 ? "" : "s"}${unmapped}${notes}; compared ${formatCount(compared.length)} endpoint or budget days`;
@@ -90,7 +98,9 @@ export async function runUsage(db: Db, cmd: UsageCommand, deps: UsageDeps): Prom
       for (const s of sources) {
         const state = s.enabled ? "" : "  [paused]";
         const requested = s.pullRequestedAt ? `, pull requested ${when(s.pullRequestedAt)}` : "";
-        out(`#${s.id} ${s.name}  ${s.kind}, days in ${s.timeZone}, ${s.currency}${state}  last pull ${when(s.lastPullAt)}, last good ${when(s.lastPullOk)}${requested}`);
+        out(
+          `#${s.id} ${s.name}  ${s.kind}, days in ${s.timeZone}, ${s.currency}${state}  last pull ${when(s.lastPullAt)}, last good ${when(s.lastPullOk)}${requested}`,
+        );
         if (s.lastPullError) out(`    error: ${s.lastPullError}`);
       }
       return;
@@ -125,7 +135,10 @@ export async function runUsage(db: Db, cmd: UsageCommand, deps: UsageDeps): Prom
       out(`imported ${describeResult(source.name, result, compared)}`);
       // A file may hold today (or a later day): stored, but compared only once the day is over.
       const notOver = result.days.filter((d) => dayBounds(d, source.timeZone).end.getTime() > at.getTime());
-      if (notOver.length > 0) out(`  ${notOver.join(", ")} ${notOver.length === 1 ? "is" : "are"} not over yet in ${source.timeZone}: stored, and compared once over (import the file again then)`);
+      if (notOver.length > 0)
+        out(
+          `  ${notOver.join(", ")} ${notOver.length === 1 ? "is" : "are"} not over yet in ${source.timeZone}: stored, and compared once over (import the file again then)`,
+        );
       return;
     }
   }

@@ -115,7 +115,12 @@ async function main(argv: string[]): Promise<void> {
     const db = await getDb();
     try {
       // The worker's secrets and egress rules, so a pull from here behaves as the worker's would.
-      await runUsage(db, command, { actor: cliActor(), secrets: readSecret, egress: egressPolicyFrom(env().USAGE_SOURCE_ALLOW_HOSTS), compare: compareSourceDays });
+      await runUsage(db, command, {
+        actor: cliActor(),
+        secrets: readSecret,
+        egress: egressPolicyFrom(env().USAGE_SOURCE_ALLOW_HOSTS),
+        compare: compareSourceDays,
+      });
     } finally {
       await closeDb();
     }
@@ -195,7 +200,7 @@ async function main(argv: string[]): Promise<void> {
       }
       case "kill": {
         if (!endpoint) throw new UsageError("kill needs an endpoint");
-        if (!values.reason) throw new UsageError("kill needs --reason \"why\" for the audit log");
+        if (!values.reason) throw new UsageError('kill needs --reason "why" for the audit log');
         const changes = await killEndpoint(db, { endpointKey: endpoint, actor: cliActor(), reason: values.reason });
         console.log(`killed ${endpoint}: ${changes.map((c) => `#${c.ceilingId} ${formatCount(c.previous)} → 0`).join(", ")}`);
         return;
@@ -208,14 +213,14 @@ async function main(argv: string[]): Promise<void> {
       }
       case "kill-all": {
         if (endpoint) throw new UsageError("kill-all takes no endpoint");
-        if (!values.reason) throw new UsageError("kill-all needs --reason \"why\" for the audit log");
+        if (!values.reason) throw new UsageError('kill-all needs --reason "why" for the audit log');
         const changes = await killAll(db, { actor: cliActor(), reason: values.reason });
         console.log(`killed ${new Set(changes.map((c) => c.endpointKey)).size} endpoint(s); restore each with: npm run ceilings -- restore <endpoint>`);
         return;
       }
       case "kill-budget": {
         if (!endpoint) throw new UsageError("kill-budget needs a budget");
-        if (!values.reason) throw new UsageError("kill-budget needs --reason \"why\" for the audit log");
+        if (!values.reason) throw new UsageError('kill-budget needs --reason "why" for the audit log');
         const r = await killBudget(db, { key: endpoint, actor: cliActor(), reason: values.reason });
         console.log(`killed budget ${r.key}: ${formatMoney(r.previous, r.currency)} → 0; restore with: npm run ceilings -- restore-budget ${r.key}`);
         return;
@@ -247,8 +252,15 @@ async function main(argv: string[]): Promise<void> {
       }
       case "apply": {
         if (!endpoint) throw new UsageError("apply needs a catalog file");
-        if (!values.reason) throw new UsageError("apply needs --reason \"why\" for the audit log");
-        await runApplyFile(db, { file: endpoint, reason: values.reason, confirmRaise: values["confirm-raise"] === true, osUser: os.userInfo().username, ...applyControl, ...(values.as ? { as: values.as } : {}) });
+        if (!values.reason) throw new UsageError('apply needs --reason "why" for the audit log');
+        await runApplyFile(db, {
+          file: endpoint,
+          reason: values.reason,
+          confirmRaise: values["confirm-raise"] === true,
+          osUser: os.userInfo().username,
+          ...applyControl,
+          ...(values.as ? { as: values.as } : {}),
+        });
         return;
       }
       default:

@@ -85,7 +85,10 @@ async function main(): Promise<void> {
       `${formatCount(filled.accounts)} accounts registered, ${formatCount(filled.assigned)} assigned to plans free/pro/enterprise, ${formatCount(filled.blocked)} blocked; ${formatCount(filled.counters)} per-account counters on the busiest per-caller ceilings`,
     );
     // Counters written for past windows after the worker may have totalled them: totalled again.
-    await forgetCallerTotals(db, resultRows<{ id: number }>(await db.execute(sql`select id from fill_ep`)).map((r) => r.id));
+    await forgetCallerTotals(
+      db,
+      resultRows<{ id: number }>(await db.execute(sql`select id from fill_ep`)).map((r) => r.id),
+    );
     const refusals = await fillRefusals(db, args.refusals, args.days, step);
     step(`${formatCount(refusals)} refusals; recounting the hourly rollup`);
     // The load bypassed ceilings.log_refusals, which keeps refusal_hourly: recount it from the rows.

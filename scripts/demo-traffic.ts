@@ -18,8 +18,14 @@ function report(tally: Tally, seconds: number): string {
   if (api.skipped) {
     lines.push(`  HTTP API (llm.chat): skipped, ${api.skipped}. Create a key for llm.chat on the API keys page and pass --api-key ck_...`);
   } else {
-    const gates = Object.entries(api.refusedByGate).map(([g, n]) => `${g} ${n}`).join(", ") || "none";
-    const errors = Object.entries(api.errors).map(([c, n]) => `${c} x${n}`).join(", ") || "none";
+    const gates =
+      Object.entries(api.refusedByGate)
+        .map(([g, n]) => `${g} ${n}`)
+        .join(", ") || "none";
+    const errors =
+      Object.entries(api.errors)
+        .map(([c, n]) => `${c} x${n}`)
+        .join(", ") || "none";
     lines.push(`  HTTP API (llm.chat): sent ${api.sent}, granted ${api.granted} (settled ${api.settled}, released ${api.released})`);
     lines.push(`    refused by gate: ${gates}`);
     lines.push(`    errors: ${errors}`);
@@ -47,7 +53,9 @@ async function main(): Promise<void> {
     console.error(`no healthy dashboard at ${args.baseUrl.origin} (GET /api/health). Start it first, e.g. npm run dev.`);
     process.exit(1);
   }
-  console.log(`demo:traffic: ${args.seconds} s against ${args.baseUrl.origin}, at most ${args.maxRequests} requests${args.apiKey ? "" : " (no --api-key: the HTTP API part is skipped)"}`);
+  console.log(
+    `demo:traffic: ${args.seconds} s against ${args.baseUrl.origin}, at most ${args.maxRequests} requests${args.apiKey ? "" : " (no --api-key: the HTTP API part is skipped)"}`,
+  );
   const started = Date.now();
   const tally = await runTraffic(args);
   console.log(report(tally, Math.round((Date.now() - started) / 1000)));

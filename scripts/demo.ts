@@ -47,7 +47,9 @@ async function main(): Promise<number> {
   // Two demos on one folder would build into one .next and race for port 3000: the second stops here.
   const lock = tryPidLock(path.join(e.DATA_DIR, "demo.lock"));
   if ("heldBy" in lock) {
-    console.error(`demo: another \`npm run demo\` (pid ${lock.heldBy}) is already running on ${path.resolve(e.DATA_DIR)}. Stop it first (Ctrl-C in its terminal).`);
+    console.error(
+      `demo: another \`npm run demo\` (pid ${lock.heldBy}) is already running on ${path.resolve(e.DATA_DIR)}. Stop it first (Ctrl-C in its terminal).`,
+    );
     return 1;
   }
   // Signals are handled from the start: Ctrl-C during the build stops the build too.
@@ -67,7 +69,8 @@ async function main(): Promise<number> {
   let embedded: EmbeddedServer | undefined;
   try {
     embedded = (await prepareDatabaseWithDemo()).embedded;
-    if (embedded) console.log(`demo: embedded database ready (${embedded.startedHere ? "started now" : "already running"}); psql "$(npm run -s db:url)" connects to it`);
+    if (embedded)
+      console.log(`demo: embedded database ready (${embedded.startedHere ? "started now" : "already running"}); psql "$(npm run -s db:url)" connects to it`);
     const built = await exited(start("next build", [NEXT, "build"]));
     if (built !== 0 || stopping) return built;
     const children = [

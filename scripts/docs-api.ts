@@ -56,7 +56,7 @@ function typeOf(schema: Json): string {
   const parts: string[] = [];
   if (type === "array") {
     const items = asObject(schema.items);
-    parts.push(isObject(schema.items) && (items.type === "object" && !items.$ref) ? "array of objects" : `array of ${typeOf(items)}`);
+    parts.push(isObject(schema.items) && items.type === "object" && !items.$ref ? "array of objects" : `array of ${typeOf(items)}`);
   } else if (Array.isArray(type)) {
     parts.push(type.map(String).join(" or "));
   } else if (typeof type === "string") {
@@ -91,7 +91,12 @@ function fieldRows(schema: Json, prefix = ""): Row[] {
     const options = [...asArray(field.anyOf), ...asArray(field.oneOf)].map(asObject);
     const description = str(field.description) ?? options.map((o) => str(o.description)).find(Boolean) ?? "";
     const pattern = str(field.pattern) ?? options.map((o) => str(o.pattern)).find(Boolean);
-    rows.push({ name: full, type: typeOf(field), required: required.has(name), description: description || (pattern ? "matches a pattern (see the document)" : "") });
+    rows.push({
+      name: full,
+      type: typeOf(field),
+      required: required.has(name),
+      description: description || (pattern ? "matches a pattern (see the document)" : ""),
+    });
     if (field.type === "object" && isObject(field.properties)) rows.push(...fieldRows(field, `${full}.`));
     const items = asObject(field.items);
     if (field.type === "array" && items.type === "object" && isObject(items.properties)) rows.push(...fieldRows(items, `${full}[].`));
@@ -141,7 +146,9 @@ function operationSection(method: string, route: string, op: Json): string[] {
   if (parameters.length > 0) {
     lines.push("| parameter | in | required | type | description |", "|---|---|---|---|---|");
     for (const p of parameters) {
-      lines.push(`| ${code(String(p.name))} | ${String(p.in)} | ${p.required === true ? "yes" : ""} | ${cell(typeOf(asObject(p.schema)))} | ${cell(str(p.description) ?? "")} |`);
+      lines.push(
+        `| ${code(String(p.name))} | ${String(p.in)} | ${p.required === true ? "yes" : ""} | ${cell(typeOf(asObject(p.schema)))} | ${cell(str(p.description) ?? "")} |`,
+      );
     }
     lines.push("");
   }
@@ -240,13 +247,16 @@ export function renderApiReference(doc: Json): string {
   lines.push("");
   for (const [method, route, op] of operations) lines.push(...operationSection(method, route, op));
   const codes = errorCodes(doc);
-  lines.push("## Error codes", "", "Every error is `{ \"error\": { \"code\", \"message\" } }` and charges nothing; a refusal (429) also names its gate.", "");
+  lines.push("## Error codes", "", 'Every error is `{ "error": { "code", "message" } }` and charges nothing; a refusal (429) also names its gate.', "");
   lines.push("| code | status | meaning |", "|---|---|---|");
   for (const c of codes) lines.push(`| ${code(c.code)} | ${c.status} | ${cell(c.meaning)} |`);
   lines.push("");
   lines.push("## Schemas", "");
   for (const [name, schema] of Object.entries(asObject(asObject(doc.components).schemas))) lines.push(...schemaSection(name, asObject(schema)));
-  return `${lines.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd()}\n`;
+  return `${lines
+    .join("\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .trimEnd()}\n`;
 }
 
 export function generatedApiReference(): string {

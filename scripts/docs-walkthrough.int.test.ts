@@ -14,7 +14,9 @@ const docs = readdirSync(path.join(root, "docs"))
 
 describe("walkthrough blocks", () => {
   it("are read from fenced blocks marked walkthrough, with the output each must show", () => {
-    const page = ["text", "```sh walkthrough", "echo hi", "# → hi", "```", "```sh", "not run", "```", "```json walkthrough file=a.json", "{}", "```"].join("\n");
+    const page = ["text", "```sh walkthrough", "echo hi", "# → hi", "```", "```sh", "not run", "```", "```json walkthrough file=a.json", "{}", "```"].join(
+      "\n",
+    );
     expect(walkthroughBlocks(page, "p.md")).toEqual([
       { page: "p.md", line: 2, lang: "sh", file: undefined, code: "echo hi\n# → hi", expects: ["hi"] },
       { page: "p.md", line: 9, lang: "json", file: "a.json", code: "{}", expects: [] },

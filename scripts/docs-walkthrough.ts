@@ -81,7 +81,10 @@ function scratchCheckout(): string {
   // `@/…` resolves into the project from here, and `@ceilings/client` to its source.
   writeFileSync(
     path.join(dir, "tsconfig.json"),
-    JSON.stringify({ extends: path.join(ROOT, "tsconfig.json"), compilerOptions: { paths: { "@/*": [`${ROOT}/*`], "@ceilings/client": [`${ROOT}/lib/client/index.ts`] } } }),
+    JSON.stringify({
+      extends: path.join(ROOT, "tsconfig.json"),
+      compilerOptions: { paths: { "@/*": [`${ROOT}/*`], "@ceilings/client": [`${ROOT}/lib/client/index.ts`] } },
+    }),
   );
   return dir;
 }
@@ -130,7 +133,8 @@ async function runPage(page: string, blocks: Block[], cwd: string, env: NodeJS.P
     let from = 0;
     for (const expected of b.expects) {
       const at = seen.indexOf(expected, from);
-      if (at === -1) return { page, output, failure: `${where}: expected the output to contain (after what came before)\n  ${expected}\n--- output ---\n${seen}` };
+      if (at === -1)
+        return { page, output, failure: `${where}: expected the output to contain (after what came before)\n  ${expected}\n--- output ---\n${seen}` };
       from = at + expected.length;
     }
   }
@@ -185,7 +189,12 @@ export async function runWalkthroughs(options: { log?: (line: string) => void; p
         // and a server answering the HTTP API on the same database.
         app = openPostgres(appUrl, { max: 4 });
         const appDb = app.db;
-        const key = await createApiKey(appDb, { name: "walkthrough", binding: { kind: "account", account: "acct_42" }, endpointKeys: ["sms.otp"], actor: { type: "system", name: "walkthrough" } });
+        const key = await createApiKey(appDb, {
+          name: "walkthrough",
+          binding: { kind: "account", account: "acct_42" },
+          endpointKeys: ["sms.otp"],
+          actor: { type: "system", name: "walkthrough" },
+        });
         server = await startApiServer({ deps: { db: async () => appDb }, port: 0, host: "127.0.0.1" });
         env.CEILINGS_URL = server.url;
         env.CEILINGS_KEY = key.secret;

@@ -13,7 +13,10 @@ const readJson = (file: string): unknown => JSON.parse(readFileSync(path.join(ro
 type Version = [number, number, number];
 
 function parseVersion(text: string): { v: Version; parts: number } {
-  const pieces = text.replace(/^v/, "").split(".").filter((p) => p !== "" && p !== "x" && p !== "*");
+  const pieces = text
+    .replace(/^v/, "")
+    .split(".")
+    .filter((p) => p !== "" && p !== "x" && p !== "*");
   const n = pieces.map((p) => Number.parseInt(p, 10));
   if (n.some((x) => Number.isNaN(x))) throw new Error(`cannot read version '${text}'`);
   return { v: [n[0] ?? 0, n[1] ?? 0, n[2] ?? 0], parts: n.length };
@@ -23,7 +26,10 @@ const cmp = (a: Version, b: Version): number => a[0] - b[0] || a[1] - b[1] || a[
 
 /** Whether `version` satisfies one comparator set of an npm range (the forms package locks use). */
 function satisfiesSet(version: Version, set: string): boolean {
-  const comparators = set.replace(/(>=|<=|>|<|=|\^|~)\s+/g, "$1").trim().split(/\s+/);
+  const comparators = set
+    .replace(/(>=|<=|>|<|=|\^|~)\s+/g, "$1")
+    .trim()
+    .split(/\s+/);
   return comparators.every((c) => {
     if (c === "" || c === "*" || c === "x") return true;
     const [, op = "", rest = ""] = /^(>=|<=|>|<|=|\^|~)?(.*)$/.exec(c) ?? [];

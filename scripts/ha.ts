@@ -56,7 +56,9 @@ async function main(): Promise<void> {
     const mode = state.config.synchronous ? `synchronous${state.config.strict ? " (strict)" : ""}` : "asynchronous";
     console.log(`cluster ${state.config.scope} in ${state.config.dir}, ${mode} replication`);
     for (const m of ms) {
-      console.log(`  ${m.name.padEnd(6)} ${`${m.host}:${m.port}`.padEnd(16)} ${m.role.padEnd(13)} ${m.state.padEnd(10)} timeline ${m.timeline ?? "?"} lag ${m.lag ?? 0}`);
+      console.log(
+        `  ${m.name.padEnd(6)} ${`${m.host}:${m.port}`.padEnd(16)} ${m.role.padEnd(13)} ${m.state.padEnd(10)} timeline ${m.timeline ?? "?"} lag ${m.lag ?? 0}`,
+      );
     }
     console.log(`URL: ${connectionUrl(state.config)}`);
   }

@@ -2,7 +2,16 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { sql } from "drizzle-orm";
 import { z } from "zod";
-import { createEmbeddedDatabase, type Db, migrateDatabase, migrationsFolder, openPostgres, resolveDatabaseUrl, resultRows, stopEmbeddedIfUnused } from "@/db/client";
+import {
+  createEmbeddedDatabase,
+  type Db,
+  migrateDatabase,
+  migrationsFolder,
+  openPostgres,
+  resolveDatabaseUrl,
+  resultRows,
+  stopEmbeddedIfUnused,
+} from "@/db/client";
 import { EMBEDDED_APP_ROLE, type EmbeddedServer } from "@/db/embedded/server";
 import { type AppRole, ensureAppRole } from "@/db/roles";
 import { describeDatabaseUrl } from "@/db/multi-host";
@@ -16,13 +25,9 @@ import { env } from "@/lib/env";
 const Journal = z.object({ entries: z.array(z.object({ tag: z.string(), when: z.number() })) });
 
 async function appliedTimes(db: Db): Promise<Set<number>> {
-  const exists = resultRows<{ t: string | null }>(
-    await db.execute(sql`select to_regclass('drizzle.__drizzle_migrations')::text as t`),
-  );
+  const exists = resultRows<{ t: string | null }>(await db.execute(sql`select to_regclass('drizzle.__drizzle_migrations')::text as t`));
   if (!exists[0]?.t) return new Set();
-  const rows = resultRows<{ created_at: string | number }>(
-    await db.execute(sql`select created_at from drizzle.__drizzle_migrations`),
-  );
+  const rows = resultRows<{ created_at: string | number }>(await db.execute(sql`select created_at from drizzle.__drizzle_migrations`));
   return new Set(rows.map((r) => Number(r.created_at)));
 }
 
@@ -73,7 +78,9 @@ async function main(): Promise<void> {
         ? appRoleOf(e.DATABASE_URL, e.MIGRATION_DATABASE_URL)
         : "only one URL is set";
     if (typeof app === "string") {
-      console.warn(`${where}: WARNING: ${app}; the app will run as the owner, which can disable the audit log's trigger. Set MIGRATION_DATABASE_URL to the owner and DATABASE_URL to an app role.`);
+      console.warn(
+        `${where}: WARNING: ${app}; the app will run as the owner, which can disable the audit log's trigger. Set MIGRATION_DATABASE_URL to the owner and DATABASE_URL to an app role.`,
+      );
     } else {
       await ensureAppRole(database.db, app);
       console.log(`${where}: app role ${app.role} granted (owns nothing; the audit log is insert and select only)`);

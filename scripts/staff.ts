@@ -1,15 +1,6 @@
 import os from "node:os";
 import type { Db } from "@/db/client";
-import {
-  addStaff,
-  changeStaffRole,
-  disableStaff,
-  enableStaff,
-  listStaff,
-  setStaffPassword,
-  StaffAdminError,
-  StaffPassword,
-} from "@/lib/auth";
+import { addStaff, changeStaffRole, disableStaff, enableStaff, listStaff, setStaffPassword, StaffAdminError, StaffPassword } from "@/lib/auth";
 import { PasswordPolicyError } from "@/lib/auth/password";
 import type { AuditActor } from "@/lib/audit/record";
 import { parseStaffArgs, type PasswordSource, type StaffCommand, USAGE, UsageError } from "./staff-cli/args";
@@ -22,7 +13,9 @@ async function readStdinPassword(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
   // Only the final newline is dropped: the rest of the input is the password as typed.
-  const text = Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "");
+  const text = Buffer.concat(chunks)
+    .toString("utf8")
+    .replace(/\r?\n$/, "");
   const parsed = StaffPassword.safeParse(text);
   if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => i.message).join("; "));
   return parsed.data;

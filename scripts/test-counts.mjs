@@ -24,7 +24,8 @@ for (const file of process.argv.slice(2)) {
   } else {
     passed += report.numPassedTests ?? 0;
     for (const file of report.testResults ?? []) {
-      for (const test of file.assertionResults ?? []) if (test.status === "failed") console.log(`  failed: ${file.name?.replace(`${process.cwd()}/`, "")} › ${test.fullName}`);
+      for (const test of file.assertionResults ?? [])
+        if (test.status === "failed") console.log(`  failed: ${file.name?.replace(`${process.cwd()}/`, "")} › ${test.fullName}`);
     }
     failed += report.numFailedTests ?? 0;
     skipped += (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);

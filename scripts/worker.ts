@@ -20,7 +20,9 @@ async function main(): Promise<void> {
   }
   await prepareDatabaseWithDemo();
   const db = await getDb();
-  console.log(`worker ${settings.name}: running every ${settings.intervalMs} ms, schedules and raise ends every ${settings.fastIntervalMs} ms (pid ${process.pid})`);
+  console.log(
+    `worker ${settings.name}: running every ${settings.intervalMs} ms, schedules and raise ends every ${settings.fastIntervalMs} ms (pid ${process.pid})`,
+  );
   // The worker's own metrics port (pulled by Prometheus), when WORKER_METRICS_PORT is set.
   const m = metrics("worker");
   const e = env();

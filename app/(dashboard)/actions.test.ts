@@ -20,7 +20,19 @@ import * as whatIf from "./what-if-action-core";
 
 describe("runAction, the dashboard's one server action", () => {
   it("refuses a name that is no action, without reading the session or the form", async () => {
-    const forged: unknown[] = ["nope", "constructor", "__proto__", "ceiling.kill ", "ceiling.kill\u0000", "CEILING.KILL", "", ["ceiling.kill"], { toString: () => "ceiling.kill" }, 7, null];
+    const forged: unknown[] = [
+      "nope",
+      "constructor",
+      "__proto__",
+      "ceiling.kill ",
+      "ceiling.kill\u0000",
+      "CEILING.KILL",
+      "",
+      ["ceiling.kill"],
+      { toString: () => "ceiling.kill" },
+      7,
+      null,
+    ];
     for (const name of forged) {
       expect(await runAction(name as ActionName, IDLE, new FormData())).toEqual({
         status: "error",
@@ -31,7 +43,23 @@ describe("runAction, the dashboard's one server action", () => {
   });
 
   it("names every action once", () => {
-    const cores = [accounts, alerts, apiKeys, budgets, changes, control, ceiling, catalog, plans, providerCap, sources, schedules, staff, tokens, whatIf].flatMap((m) => Object.values(m).filter(isActionCore));
+    const cores = [
+      accounts,
+      alerts,
+      apiKeys,
+      budgets,
+      changes,
+      control,
+      ceiling,
+      catalog,
+      plans,
+      providerCap,
+      sources,
+      schedules,
+      staff,
+      tokens,
+      whatIf,
+    ].flatMap((m) => Object.values(m).filter(isActionCore));
     const names = cores.map((c) => c.boundary);
     expect(names.length).toBe(64);
     expect(new Set(names).size).toBe(names.length);

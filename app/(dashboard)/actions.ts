@@ -24,7 +24,22 @@ import * as whatIf from "./what-if-action-core";
 // first. A name that is not here (a forged request) is refused without touching anything.
 
 type NameOf<Module> = { [K in keyof Module]: Module[K] extends ActionCore<infer Name> ? Name : never }[keyof Module];
-type Modules = typeof accounts | typeof alerts | typeof apiKeys | typeof budgets | typeof changes | typeof control | typeof ceiling | typeof catalog | typeof plans | typeof providerCap | typeof sources | typeof schedules | typeof staff | typeof tokens | typeof whatIf;
+type Modules =
+  | typeof accounts
+  | typeof alerts
+  | typeof apiKeys
+  | typeof budgets
+  | typeof changes
+  | typeof control
+  | typeof ceiling
+  | typeof catalog
+  | typeof plans
+  | typeof providerCap
+  | typeof sources
+  | typeof schedules
+  | typeof staff
+  | typeof tokens
+  | typeof whatIf;
 type Each<M> = M extends unknown ? NameOf<M> : never;
 export type ActionName = Each<Modules>;
 

@@ -10,7 +10,9 @@ import { EndpointKeyField, OptionalReason } from "@/app/_lib/action-fields";
 const everyPage = ["/"];
 
 export const killEndpointCore = defineAction({
-  role: "operator", boundary: "ceiling.kill", input: z.object({ endpointKey: EndpointKeyField, reason: OptionalReason }),
+  role: "operator",
+  boundary: "ceiling.kill",
+  input: z.object({ endpointKey: EndpointKeyField, reason: OptionalReason }),
   run: async ({ actor, db }, input) => {
     const changes = await killEndpoint(db, { ...input, actor });
     return { message: `${input.endpointKey} is killed: ${changes.length} ceiling(s) set to 0. Every call is refused until restored.`, revalidate: everyPage };
@@ -18,7 +20,9 @@ export const killEndpointCore = defineAction({
 });
 
 export const restoreEndpointCore = defineAction({
-  role: "operator", boundary: "ceiling.restore", input: z.object({ endpointKey: EndpointKeyField, reason: OptionalReason }),
+  role: "operator",
+  boundary: "ceiling.restore",
+  input: z.object({ endpointKey: EndpointKeyField, reason: OptionalReason }),
   run: async ({ actor, db }, input) => {
     const changes = await restoreEndpoint(db, { ...input, actor });
     const values = changes.map((c) => formatCount(c.applied)).join(", ");
@@ -27,7 +31,9 @@ export const restoreEndpointCore = defineAction({
 });
 
 export const killAllCore = defineAction({
-  role: "operator", boundary: "ceiling.kill_all", input: z.object({ reason: OptionalReason }),
+  role: "operator",
+  boundary: "ceiling.kill_all",
+  input: z.object({ reason: OptionalReason }),
   run: async ({ actor, db }, input) => {
     const changes = await killAll(db, { ...input, actor });
     const endpoints = new Set(changes.map((c) => c.endpointKey)).size;

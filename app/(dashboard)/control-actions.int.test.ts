@@ -14,12 +14,16 @@ import { form } from "@/app/_lib/test-form";
 type Core = (deps: ActionDeps, formData: FormData) => Promise<ActionState>;
 type Setup = { key: string; dailyId: number; callerId: number; version: number };
 
-
 // Each action with the least role allowed, and a form that succeeds for that role on a fresh endpoint.
 const actions: { name: string; core: Core; min: Role; form: (s: Setup) => FormData; prepare?: "kill" | "override" }[] = [
   // A lowering: a raise is a change request (lib/changes), refused here below.
   { name: "adjust", core: adjustCeilingCore, min: "admin", form: (s) => form({ ceilingId: s.dailyId, expectedVersion: s.version, input: "80", reason: "r" }) },
-  { name: "bounds", core: setBoundsCore, min: "admin", form: (s) => form({ ceilingId: s.dailyId, expectedVersion: s.version, min: "0", max: "90", reason: "r" }) },
+  {
+    name: "bounds",
+    core: setBoundsCore,
+    min: "admin",
+    form: (s) => form({ ceilingId: s.dailyId, expectedVersion: s.version, min: "0", max: "90", reason: "r" }),
+  },
   { name: "set override", core: setOverrideCore, min: "admin", form: (s) => form({ ceilingId: s.callerId, caller: "acct_1", input: "0", reason: "r" }) },
   {
     name: "remove override",

@@ -51,7 +51,9 @@ export default async function OverviewPage() {
         <div>
           <h1 className="text-2xl font-semibold tracking-tight">Overview</h1>
           <p className="text-sm text-zinc-600 dark:text-zinc-400">Spend in each open window against its ceiling; killed and fullest first.</p>
-          <p className="text-xs text-zinc-500" data-testid="database-node">{describeDatabase(database)}</p>
+          <p className="text-xs text-zinc-500" data-testid="database-node">
+            {describeDatabase(database)}
+          </p>
         </div>
         <div className="flex flex-wrap items-center gap-2">
           <AutoRefresh />
@@ -82,8 +84,12 @@ export default async function OverviewPage() {
       {budgets.length > 0 ? (
         <section aria-labelledby="overview-budgets-title" className="space-y-3" data-testid="overview-budgets">
           <div className="flex flex-wrap items-baseline justify-between gap-2">
-            <h2 id="overview-budgets-title" className="text-lg font-semibold">Budgets</h2>
-            <Link href="/budgets" className="text-sm underline underline-offset-2">All budgets</Link>
+            <h2 id="overview-budgets-title" className="text-lg font-semibold">
+              Budgets
+            </h2>
+            <Link href="/budgets" className="text-sm underline underline-offset-2">
+              All budgets
+            </Link>
           </div>
           <BudgetsCompact budgets={budgets} label="Budgets" />
         </section>
@@ -165,7 +171,9 @@ function EndpointCard({ endpoint: e, canKill, now, trend, readiness }: CardProps
           <li key={c.id} className="text-sm">
             <div className="flex flex-wrap items-baseline justify-between gap-x-2">
               <span className="font-medium">{c.guarantee}</span>
-              {c.state === "near_limit" ? <span className="text-xs font-semibold text-amber-800 dark:text-amber-300">{formatPercent(c.ratio)} used</span> : null}
+              {c.state === "near_limit" ? (
+                <span className="text-xs font-semibold text-amber-800 dark:text-amber-300">{formatPercent(c.ratio)} used</span>
+              ) : null}
             </div>
             {c.scope === "destination" ? (
               <p className="text-xs text-zinc-600 dark:text-zinc-400">{formatCount(c.scopes)} in cooldown now</p>

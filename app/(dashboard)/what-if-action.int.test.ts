@@ -26,8 +26,16 @@ describe.skipIf(skipWithoutDatabase())("whatif.read", () => {
     // Ten grants of 30 units today: at a value of 100, the fourth and later are refused.
     await t.ownerDb.insert(reservations).values(
       Array.from({ length: 10 }, (_, i) => ({
-        endpointId: ep.endpointId, caller: i % 2 ? "acct-odd" : "acct-even", amount: 30, money: 30, state: "settled" as const,
-        settledAmount: 30, settledMoney: 30, charges: [], createdAt: new Date(now - (10 - i) * 1000), expiresAt: new Date(now + 300_000),
+        endpointId: ep.endpointId,
+        caller: i % 2 ? "acct-odd" : "acct-even",
+        amount: 30,
+        money: 30,
+        state: "settled" as const,
+        settledAmount: 30,
+        settledMoney: 30,
+        charges: [],
+        createdAt: new Date(now - (10 - i) * 1000),
+        expiresAt: new Date(now + 300_000),
       })),
     );
     return ep;
@@ -46,7 +54,10 @@ describe.skipIf(skipWithoutDatabase())("whatif.read", () => {
 
   it("answers a new ceiling on a fresh endpoint with no refusals", async () => {
     const ep = await createEndpoint(t.db);
-    const result = await whatIfCore(deps("admin"), form({ target: "new-ceiling", endpointKey: ep.key, metric: "calls", scope: "caller", window: "utc_day", value: "1" }));
+    const result = await whatIfCore(
+      deps("admin"),
+      form({ target: "new-ceiling", endpointKey: ep.key, metric: "calls", scope: "caller", window: "utc_day", value: "1" }),
+    );
     const data = (result as { data: WhatIfData }).data;
     expect(data.d30).toMatchObject({ refused: 0, refusedMoney: 0, topAccounts: [] });
   });
@@ -64,9 +75,15 @@ describe.skipIf(skipWithoutDatabase())("whatif.read", () => {
     const ep = await endpointWithHistory();
     const id = ep.ceilings[0]?.id ?? 0;
     const audited = async (action: string) => (await t.db.select({ n: count() }).from(auditEvents).where(eq(auditEvents.action, action)))[0]?.n ?? 0;
-    expect(await whatIfCore(deps("operator"), form({ target: "ceiling", ceilingId: id, value: "-5" }))).toMatchObject({ status: "error", error: expect.stringMatching(/whole number/) });
+    expect(await whatIfCore(deps("operator"), form({ target: "ceiling", ceilingId: id, value: "-5" }))).toMatchObject({
+      status: "error",
+      error: expect.stringMatching(/whole number/),
+    });
     expect(await audited("whatif.rejected")).toBe(1);
-    expect(await whatIfCore(deps("operator"), form({ target: "ceiling", ceilingId: 99_999_999, value: "5" }))).toMatchObject({ status: "error", error: expect.stringMatching(/no ceiling/) });
+    expect(await whatIfCore(deps("operator"), form({ target: "ceiling", ceilingId: 99_999_999, value: "5" }))).toMatchObject({
+      status: "error",
+      error: expect.stringMatching(/no ceiling/),
+    });
     expect(await whatIfCore(deps("operator"), form({ target: "ceiling\u0007", ceilingId: id, value: "5" }))).toMatchObject({ status: "error" });
     expect(await audited("whatif.read.rejected")).toBe(1);
   });

@@ -18,7 +18,13 @@ describe.skipIf(skipWithoutDatabase())("sessions checked against the database on
   const t = useTestDatabase("auth_sessions");
   let deps: AuthDeps;
   beforeAll(async () => {
-    deps = { db: async () => t.db, secret: "x".repeat(40), verifyOptions: { bcryptCost: 4, sleep: async () => {} }, lifetimes: defaultSessionLifetimes, now: () => clock };
+    deps = {
+      db: async () => t.db,
+      secret: "x".repeat(40),
+      verifyOptions: { bcryptCost: 4, sleep: async () => {} },
+      lifetimes: defaultSessionLifetimes,
+      now: () => clock,
+    };
     // Keeps an admin around so demotions and disables in these tests are allowed.
     await addStaff(t.db, { email: "root@example.com", role: "admin", password: PASSWORD, actor: cli, bcryptCost: 4 });
   });

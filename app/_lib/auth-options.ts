@@ -49,11 +49,7 @@ export type AuthDeps = {
 };
 
 /** The credentials check behind the sign-in form: null for every failure, as next-auth expects. */
-export async function authorizeStaff(
-  deps: AuthDeps,
-  credentials: unknown,
-  headers: Record<string, unknown>,
-): Promise<User | null> {
+export async function authorizeStaff(deps: AuthDeps, credentials: unknown, headers: Record<string, unknown>): Promise<User | null> {
   const parsed = Credentials.safeParse(credentials);
   if (!parsed.success) return null;
   const address = clientAddress(headers, deps.trustedProxyHops ?? 0);

@@ -82,7 +82,12 @@ export function actionFailure(error: unknown): ActionState {
     logError("server action failed", error);
     return { status: "error", error: "The change could not be saved. The error was logged; try again." };
   }
-  const state = { status: "error" as const, error: error.message, code: error.code, ...(error instanceof ChangeControlError && error.ask ? { askKind: error.ask.kind } : {}) };
+  const state = {
+    status: "error" as const,
+    error: error.message,
+    code: error.code,
+    ...(error instanceof ChangeControlError && error.ask ? { askKind: error.ask.kind } : {}),
+  };
   if (error instanceof CatalogConflictError) return { ...state, currentVersion: error.currentVersion };
   if (error instanceof CatalogError) return { ...state, fieldErrors: fieldErrorsOf(error.problems) };
   if (error instanceof CeilingConflictError) return { ...state, current: { value: error.currentValue, version: error.currentVersion } };

@@ -34,7 +34,13 @@ export function BudgetSharesChart({ members, currency, value, spend }: Props) {
   return (
     <figure className={`${chartThemeClass} min-w-0 space-y-2`} aria-labelledby={captionId} data-testid="budget-shares">
       <figcaption id={captionId} className="text-xs text-zinc-600 dark:text-zinc-400">
-        {total === 0 ? "No member has spent in this window yet." : <>Members&apos; shares of <Money micros={total} currency={currency} /> reserved or spent in this window:</>}
+        {total === 0 ? (
+          "No member has spent in this window yet."
+        ) : (
+          <>
+            Members&apos; shares of <Money micros={total} currency={currency} /> reserved or spent in this window:
+          </>
+        )}
       </figcaption>
       <div className="h-8 w-full" aria-hidden="true">
         <ResponsiveContainer width="100%" height="100%" minWidth={0}>
@@ -51,7 +57,8 @@ export function BudgetSharesChart({ members, currency, value, spend }: Props) {
       <ul className="flex flex-wrap gap-x-4 gap-y-1 text-xs text-zinc-700 dark:text-zinc-300" aria-label="Members' shares">
         {members.map((m, i) => (
           <li key={m.key} className="min-w-0 break-all" data-testid="member-share" data-member={m.key} data-money={m.money}>
-            <span className={swatchClass} style={{ background: color(i) }} /> <span className="font-mono">{m.key}</span> <Money micros={m.money} currency={currency} />
+            <span className={swatchClass} style={{ background: color(i) }} /> <span className="font-mono">{m.key}</span>{" "}
+            <Money micros={m.money} currency={currency} />
             {total > 0 ? ` (${formatPercent(m.money / total)})` : ""}
           </li>
         ))}

@@ -4,7 +4,17 @@ import { useId, useState } from "react";
 import { Bar, CartesianGrid, ComposedChart, Line, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { Money } from "@/components/money";
 import { formatDay, formatMoneyCompact, formatMoneyParts } from "@/lib/format";
-import { axisTick, chartColors, chartMargin, chartThemeClass, lineSwatchClass, swatchClass, toggleButtonClass, toggleGroupClass, tooltipClass } from "./chart-theme";
+import {
+  axisTick,
+  chartColors,
+  chartMargin,
+  chartThemeClass,
+  lineSwatchClass,
+  swatchClass,
+  toggleButtonClass,
+  toggleGroupClass,
+  tooltipClass,
+} from "./chart-theme";
 
 /** One window of a budget (a UTC day or a billing month), its money in micros. */
 export type BudgetSpendPoint = { day: string; spend: number; busiest: number; accounts: number; /** The value in force at the window's end. */ value: number };
@@ -35,7 +45,7 @@ export function BudgetSpendChart({ ranges, value, currency, perAccount, windowLa
     total === 0
       ? `No spend in the last ${range} days.`
       : `${formatMoneyParts(total, currency).text} in the last ${range} days${perAccount ? ", every account together" : ""}.` +
-         ` ${over} ${windowLabel}${over === 1 ? "" : "s"} above the value then in force.`;
+        ` ${over} ${windowLabel}${over === 1 ? "" : "s"} above the value then in force.`;
   return (
     <figure className={`${chartThemeClass} min-w-0 space-y-3`} aria-labelledby={captionId} data-testid="budget-spend-chart" data-range={range}>
       <div className="flex flex-wrap items-center justify-between gap-2">
@@ -52,19 +62,45 @@ export function BudgetSpendChart({ ranges, value, currency, perAccount, windowLa
         </div>
       </div>
       <ul className="flex flex-wrap gap-x-4 gap-y-1 text-xs text-zinc-700 dark:text-zinc-300" aria-label="Legend">
-        <li><span className={swatchClass} style={{ background: chartColors.spend }} /> spend per {windowLabel}{perAccount ? ", every account together" : ""}</li>
-        {perAccount ? <li><span className={lineSwatchClass} style={{ borderColor: chartColors.pace }} /> the account that spent most</li> : null}
-        <li><span className={lineSwatchClass} style={{ borderColor: chartColors.ceiling }} /> value in force at the end of each {windowLabel}{perAccount ? ", for each account" : ""}</li>
+        <li>
+          <span className={swatchClass} style={{ background: chartColors.spend }} /> spend per {windowLabel}
+          {perAccount ? ", every account together" : ""}
+        </li>
+        {perAccount ? (
+          <li>
+            <span className={lineSwatchClass} style={{ borderColor: chartColors.pace }} /> the account that spent most
+          </li>
+        ) : null}
+        <li>
+          <span className={lineSwatchClass} style={{ borderColor: chartColors.ceiling }} /> value in force at the end of each {windowLabel}
+          {perAccount ? ", for each account" : ""}
+        </li>
       </ul>
       <div className="h-56 w-full sm:h-72" aria-hidden="true">
         <ResponsiveContainer width="100%" height="100%" minWidth={0}>
           <ComposedChart data={rows} margin={chartMargin} accessibilityLayer={false}>
             <CartesianGrid vertical={false} stroke={chartColors.grid} />
             <XAxis dataKey="day" tickFormatter={formatDay} tick={axisTick} tickLine={false} minTickGap={16} interval="preserveStartEnd" />
-            <YAxis tickFormatter={(v: number) => formatMoneyCompact(v, currency)} tick={axisTick} tickLine={false} axisLine={false} width={64} domain={[0, (max: number) => Math.max(max, value, 1)]} />
+            <YAxis
+              tickFormatter={(v: number) => formatMoneyCompact(v, currency)}
+              tick={axisTick}
+              tickLine={false}
+              axisLine={false}
+              width={64}
+              domain={[0, (max: number) => Math.max(max, value, 1)]}
+            />
             <Bar dataKey="spend" fill={chartColors.spend} isAnimationActive={false} maxBarSize={24} className="spend-bars" />
             {perAccount ? <Line dataKey="busiest" type="monotone" stroke={chartColors.pace} strokeWidth={2} dot={false} isAnimationActive={false} /> : null}
-            <Line dataKey="value" type="stepAfter" stroke={chartColors.ceiling} strokeWidth={2} dot={false} activeDot={false} isAnimationActive={false} className="value-line" />
+            <Line
+              dataKey="value"
+              type="stepAfter"
+              stroke={chartColors.ceiling}
+              strokeWidth={2}
+              dot={false}
+              activeDot={false}
+              isAnimationActive={false}
+              className="value-line"
+            />
             <Tooltip
               cursor={{ fill: chartColors.grid, fillOpacity: 0.4 }}
               isAnimationActive={false}
@@ -73,9 +109,18 @@ export function BudgetSpendChart({ ranges, value, currency, perAccount, windowLa
                 return r ? (
                   <div className={tooltipClass}>
                     <p className="font-medium">{formatDay(r.day)} (UTC)</p>
-                    <p>Spend: <Money micros={r.spend} currency={currency} /></p>
-                    <p>Value: <Money micros={r.value} currency={currency} />{perAccount ? " for each account" : ""}</p>
-                    {perAccount ? <p>Busiest account: <Money micros={r.busiest} currency={currency} /> of {r.accounts} account(s)</p> : null}
+                    <p>
+                      Spend: <Money micros={r.spend} currency={currency} />
+                    </p>
+                    <p>
+                      Value: <Money micros={r.value} currency={currency} />
+                      {perAccount ? " for each account" : ""}
+                    </p>
+                    {perAccount ? (
+                      <p>
+                        Busiest account: <Money micros={r.busiest} currency={currency} /> of {r.accounts} account(s)
+                      </p>
+                    ) : null}
                   </div>
                 ) : null;
               }}
@@ -98,9 +143,17 @@ export function BudgetSpendChart({ ranges, value, currency, perAccount, windowLa
             {rows.map((r) => (
               <tr key={r.day}>
                 <th scope="row">{formatDay(r.day)}</th>
-                <td><Money micros={r.spend} currency={currency} /></td>
-                <td><Money micros={r.value} currency={currency} /></td>
-                {perAccount ? <td><Money micros={r.busiest} currency={currency} /></td> : null}
+                <td>
+                  <Money micros={r.spend} currency={currency} />
+                </td>
+                <td>
+                  <Money micros={r.value} currency={currency} />
+                </td>
+                {perAccount ? (
+                  <td>
+                    <Money micros={r.busiest} currency={currency} />
+                  </td>
+                ) : null}
               </tr>
             ))}
           </tbody>

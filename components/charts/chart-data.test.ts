@@ -53,8 +53,14 @@ describe("killedOn and dailyRows", () => {
 
   it("converts spend and the ceiling to money with the unit price", () => {
     const days = [day("2025-03-15", 30, 80), day("2025-03-16", 0, null)];
-    expect(dailyRows(days, kills, "units", 400).map((r) => [r.spend, r.ceiling, r.killed])).toEqual([[30, 80, true], [0, null, false]]);
-    expect(dailyRows(days, kills, "money", 400_000_000).map((r) => [r.spend, r.ceiling])).toEqual([[12_000, 32_000], [0, null]]);
+    expect(dailyRows(days, kills, "units", 400).map((r) => [r.spend, r.ceiling, r.killed])).toEqual([
+      [30, 80, true],
+      [0, null, false],
+    ]);
+    expect(dailyRows(days, kills, "money", 400_000_000).map((r) => [r.spend, r.ceiling])).toEqual([
+      [12_000, 32_000],
+      [0, null],
+    ]);
     // $2.50 per 1M tokens: a ceiling of 3 tokens is 7.5 micros, shown as 8 (never less than it may cost).
     expect(dailyRows([day("2025-03-15", 0, 3)], [], "money", 2_500_000)[0]?.ceiling).toBe(8);
   });
@@ -71,7 +77,10 @@ describe("summaries", () => {
   });
 
   it("summarises a sparkline, and an empty one", () => {
-    const points = [{ day: "2025-03-19", units: 8, moneyMicros: 63_200 }, { day: "2025-03-20", units: 2, moneyMicros: 15_800 }];
+    const points = [
+      { day: "2025-03-19", units: 8, moneyMicros: 63_200 },
+      { day: "2025-03-20", units: 2, moneyMicros: 15_800 },
+    ];
     expect(sparklineSummary(points, "messages", "USD", 10, 79_000)).toBe(
       "Last 2 days: 10 messages ($0.08); busiest Mar 19 with 8 messages; today so far 2 messages.",
     );
@@ -79,23 +88,49 @@ describe("summaries", () => {
   });
 
   it("says money of an endpoint with several priced parts is at most", () => {
-    const points = [{ day: "2025-03-19", units: 0, moneyMicros: 0 }, { day: "2025-03-20", units: 1_000_000, moneyMicros: 10_000_000 }];
+    const points = [
+      { day: "2025-03-19", units: 0, moneyMicros: 0 },
+      { day: "2025-03-20", units: 1_000_000, moneyMicros: 10_000_000 },
+    ];
     expect(sparklineSummary(points, "tokens", "USD", 1_000_000, 10_000_000, true)).toBe(
       "Last 2 days: 1,000,000 tokens (at most $10.00); busiest Mar 20 with 1,000,000 tokens; today so far 1,000,000 tokens.",
     );
     const days = [day("2025-03-20", 1_000_000, null)];
-    expect(dailySummary({ days, kills: [], unit: "tokens", currency: "USD", totalUnits: 1_000_000, totalMoneyMicros: 10_000_000, moneyAtMost: true })).toContain(
-      "1,000,000 tokens, at most $10.00.",
-    );
+    expect(
+      dailySummary({ days, kills: [], unit: "tokens", currency: "USD", totalUnits: 1_000_000, totalMoneyMicros: 10_000_000, moneyAtMost: true }),
+    ).toContain("1,000,000 tokens, at most $10.00.");
     expect(moneyText(10_000_000, "USD", false)).toBe("$10.00");
   });
 
   it("says the projection is a straight line and flags one above the allowance", () => {
     const m: MonthToDateSpend = {
-      endpointId: 1, unit: "emails", pricePico: 400_000_000, moneyAtMost: false, currency: "USD", billingDay: 15, source: "global",
-      start: "2025-03-15", end: "2025-04-15", allowance: 500, allowanceMicros: 200_000, spentUnits: 100, spentMicros: 40_000,
-      averageDailyUnits: 18, projectedUnits: 564, projectedMicros: 225_600,
-      days: [{ day: "2025-04-14", cumulativeUnits: null, cumulativeMicros: null, paceUnits: 500, paceMicros: 200_000, projectedUnits: 564, projectedMicros: 225_600 }],
+      endpointId: 1,
+      unit: "emails",
+      pricePico: 400_000_000,
+      moneyAtMost: false,
+      currency: "USD",
+      billingDay: 15,
+      source: "global",
+      start: "2025-03-15",
+      end: "2025-04-15",
+      allowance: 500,
+      allowanceMicros: 200_000,
+      spentUnits: 100,
+      spentMicros: 40_000,
+      averageDailyUnits: 18,
+      projectedUnits: 564,
+      projectedMicros: 225_600,
+      days: [
+        {
+          day: "2025-04-14",
+          cumulativeUnits: null,
+          cumulativeMicros: null,
+          paceUnits: 500,
+          paceMicros: 200_000,
+          projectedUnits: 564,
+          projectedMicros: 225_600,
+        },
+      ],
     };
     expect(monthSummary(m)).toBe(
       "Billing month Mar 15 to Apr 14 (UTC, from day 15): 100 emails ($0.04) so far of a 500 emails plan allowance. At the average so far (18 emails a day) the month ends near 564 emails ($0.23), above the allowance.",

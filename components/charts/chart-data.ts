@@ -103,7 +103,14 @@ export function dailySummary(s: DailySummaryInput): string {
 
 export type SparkPoint = { day: string; units: number; moneyMicros: number };
 
-export function sparklineSummary(points: readonly SparkPoint[], unit: string, currency: string, totalUnits: number, totalMoneyMicros: number, moneyAtMost = false): string {
+export function sparklineSummary(
+  points: readonly SparkPoint[],
+  unit: string,
+  currency: string,
+  totalUnits: number,
+  totalMoneyMicros: number,
+  moneyAtMost = false,
+): string {
   const first = points[0];
   const last = points[points.length - 1];
   if (!first || !last) return "No spend history.";

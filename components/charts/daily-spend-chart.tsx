@@ -6,7 +6,17 @@ import type { DailySpend } from "@/lib/spend/daily";
 import { formatCompact, formatDay, formatMoneyCompact, formatUnits, type SpendMode } from "@/lib/format";
 import { ceilingMoved, dailyRows, dailySummary, killBands, type DailyRow } from "./chart-data";
 import { ChartMoney } from "./chart-money";
-import { axisTick, chartColors, chartMargin, chartThemeClass, lineSwatchClass, swatchClass, toggleButtonClass, toggleGroupClass, tooltipClass } from "./chart-theme";
+import {
+  axisTick,
+  chartColors,
+  chartMargin,
+  chartThemeClass,
+  lineSwatchClass,
+  swatchClass,
+  toggleButtonClass,
+  toggleGroupClass,
+  tooltipClass,
+} from "./chart-theme";
 
 export type DailySpendRanges = { 30: DailySpend; 90: DailySpend };
 
@@ -26,7 +36,10 @@ export function DailySpendChart({ ranges, initialRange = 30 }: Props) {
   const captionId = useId();
   const data = ranges[range];
   const rows = dailyRows(data.days, data.kills, mode, data.pricePico);
-  const bands = killBands(data.days.map((d) => d.day), data.kills);
+  const bands = killBands(
+    data.days.map((d) => d.day),
+    data.kills,
+  );
   const hasCeiling = data.days.some((d) => d.ceiling !== null);
   const amount = (v: number) => (mode === "units" ? formatUnits(v, data.unit) : <ChartMoney micros={v} currency={data.currency} atMost={data.moneyAtMost} />);
   const tick = (v: number) => (mode === "units" ? formatCompact(v) : formatMoneyCompact(v, data.currency));
@@ -115,7 +128,15 @@ export function DailySpendChart({ ranges, initialRange = 30 }: Props) {
         </p>
       ) : null}
 
-      <DailyTable rows={rows} mode={mode} unit={data.unit} currency={data.currency} atMost={data.moneyAtMost} caption={dailySummary(data)} bands={bands.map((b) => b.label)} />
+      <DailyTable
+        rows={rows}
+        mode={mode}
+        unit={data.unit}
+        currency={data.currency}
+        atMost={data.moneyAtMost}
+        caption={dailySummary(data)}
+        bands={bands.map((b) => b.label)}
+      />
     </figure>
   );
 }
@@ -123,11 +144,19 @@ export function DailySpendChart({ ranges, initialRange = 30 }: Props) {
 function ChartLegend({ hasCeiling, hasKills, unit }: { hasCeiling: boolean; hasKills: boolean; unit: string }) {
   return (
     <ul className="flex flex-wrap gap-x-4 gap-y-1 text-xs text-zinc-700 dark:text-zinc-300" aria-label="Legend">
-      <li><span className={swatchClass} style={{ background: chartColors.spend }} /> spend per UTC day ({unit})</li>
+      <li>
+        <span className={swatchClass} style={{ background: chartColors.spend }} /> spend per UTC day ({unit})
+      </li>
       {hasCeiling ? (
-        <li><span className={lineSwatchClass} style={{ borderColor: chartColors.ceiling }} /> daily ceiling in force at the end of each day</li>
+        <li>
+          <span className={lineSwatchClass} style={{ borderColor: chartColors.ceiling }} /> daily ceiling in force at the end of each day
+        </li>
       ) : null}
-      {hasKills ? <li><span className={swatchClass} style={{ background: chartColors.kill, outline: `1px solid ${chartColors.killEdge}` }} /> killed</li> : null}
+      {hasKills ? (
+        <li>
+          <span className={swatchClass} style={{ background: chartColors.kill, outline: `1px solid ${chartColors.killEdge}` }} /> killed
+        </li>
+      ) : null}
     </ul>
   );
 }
@@ -156,31 +185,35 @@ function DailyTable({ rows, mode, unit, currency, atMost, caption, bands }: Tabl
   return (
     <div className="sr-only">
       <table>
-      <caption>{caption} {bands.join("; ")}</caption>
-      <thead>
-        <tr>
-          <th scope="col">Day (UTC)</th>
-          <th scope="col">Spend ({mode === "units" ? unit : currency})</th>
-          <th scope="col">Money</th>
-          <th scope="col">Daily ceiling at the end of the day</th>
-          <th scope="col">Killed</th>
-        </tr>
-      </thead>
-      <tbody>
-        {rows.map((r) => (
-          <tr key={r.day}>
-            <th scope="row">{formatDay(r.day)}</th>
-            <td>{formatUnits(r.source.units, unit)}</td>
-            <td><ChartMoney micros={r.source.moneyMicros} currency={currency} atMost={atMost} /></td>
-            <td>
-              {r.source.ceiling === null ? "none" : formatUnits(r.source.ceiling, unit)}
-              {ceilingMoved(r.source) && r.source.ceilingAtStart !== null ? ` (from ${formatUnits(r.source.ceilingAtStart, unit)})` : ""}
-            </td>
-            <td>{r.killed ? "yes" : "no"}</td>
+        <caption>
+          {caption} {bands.join("; ")}
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Day (UTC)</th>
+            <th scope="col">Spend ({mode === "units" ? unit : currency})</th>
+            <th scope="col">Money</th>
+            <th scope="col">Daily ceiling at the end of the day</th>
+            <th scope="col">Killed</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
-      </div>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr key={r.day}>
+              <th scope="row">{formatDay(r.day)}</th>
+              <td>{formatUnits(r.source.units, unit)}</td>
+              <td>
+                <ChartMoney micros={r.source.moneyMicros} currency={currency} atMost={atMost} />
+              </td>
+              <td>
+                {r.source.ceiling === null ? "none" : formatUnits(r.source.ceiling, unit)}
+                {ceilingMoved(r.source) && r.source.ceilingAtStart !== null ? ` (from ${formatUnits(r.source.ceilingAtStart, unit)})` : ""}
+              </td>
+              <td>{r.killed ? "yes" : "no"}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }

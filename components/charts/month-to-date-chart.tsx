@@ -24,12 +24,22 @@ export function MonthToDateChart({ data }: Props) {
         {summary}
       </figcaption>
       <ul className="flex flex-wrap gap-x-4 gap-y-1 text-xs text-zinc-700 dark:text-zinc-300" aria-label="Legend">
-        <li><span className={lineSwatchClass} style={{ borderColor: chartColors.spend }} /> spent, cumulative</li>
-        <li><span className={lineSwatchClass} style={{ borderColor: chartColors.projection, borderTopStyle: "dashed" }} /> projection: the average daily spend so far, continued in a straight line</li>
+        <li>
+          <span className={lineSwatchClass} style={{ borderColor: chartColors.spend }} /> spent, cumulative
+        </li>
+        <li>
+          <span className={lineSwatchClass} style={{ borderColor: chartColors.projection, borderTopStyle: "dashed" }} /> projection: the average daily spend so
+          far, continued in a straight line
+        </li>
         {data.allowance !== null ? (
           <>
-            <li><span className={lineSwatchClass} style={{ borderColor: chartColors.pace, borderTopStyle: "dotted" }} /> pace: the allowance spread evenly over the month</li>
-            <li><span className={lineSwatchClass} style={{ borderColor: chartColors.allowance }} /> plan allowance</li>
+            <li>
+              <span className={lineSwatchClass} style={{ borderColor: chartColors.pace, borderTopStyle: "dotted" }} /> pace: the allowance spread evenly over
+              the month
+            </li>
+            <li>
+              <span className={lineSwatchClass} style={{ borderColor: chartColors.allowance }} /> plan allowance
+            </li>
           </>
         ) : null}
       </ul>
@@ -43,39 +53,76 @@ export function MonthToDateChart({ data }: Props) {
               <ReferenceLine y={data.allowance} stroke={chartColors.allowance} strokeWidth={2} ifOverflow="extendDomain" className="allowance-line" />
             ) : null}
             {data.allowance !== null ? (
-              <Line dataKey="paceUnits" name="pace" type="linear" stroke={chartColors.pace} strokeDasharray="2 4" strokeWidth={2} dot={false} activeDot={false} isAnimationActive={false} className="pace-line" />
+              <Line
+                dataKey="paceUnits"
+                name="pace"
+                type="linear"
+                stroke={chartColors.pace}
+                strokeDasharray="2 4"
+                strokeWidth={2}
+                dot={false}
+                activeDot={false}
+                isAnimationActive={false}
+                className="pace-line"
+              />
             ) : null}
-            <Line dataKey="projectedUnits" name="projection" type="linear" stroke={chartColors.projection} strokeDasharray="6 4" strokeWidth={2} dot={false} activeDot={false} connectNulls={false} isAnimationActive={false} className="projection-line" />
-            <Line dataKey="cumulativeUnits" name="spent" type="linear" stroke={chartColors.spend} strokeWidth={2.5} dot={false} connectNulls={false} isAnimationActive={false} className="cumulative-line" />
+            <Line
+              dataKey="projectedUnits"
+              name="projection"
+              type="linear"
+              stroke={chartColors.projection}
+              strokeDasharray="6 4"
+              strokeWidth={2}
+              dot={false}
+              activeDot={false}
+              connectNulls={false}
+              isAnimationActive={false}
+              className="projection-line"
+            />
+            <Line
+              dataKey="cumulativeUnits"
+              name="spent"
+              type="linear"
+              stroke={chartColors.spend}
+              strokeWidth={2.5}
+              dot={false}
+              connectNulls={false}
+              isAnimationActive={false}
+              className="cumulative-line"
+            />
             <Tooltip
               isAnimationActive={false}
-              content={({ active, label }) => (active ? <MonthTooltip day={data.days.find((d) => d.day === label)} unit={data.unit} currency={data.currency} atMost={data.moneyAtMost} /> : null)}
+              content={({ active, label }) =>
+                active ? (
+                  <MonthTooltip day={data.days.find((d) => d.day === label)} unit={data.unit} currency={data.currency} atMost={data.moneyAtMost} />
+                ) : null
+              }
             />
           </ComposedChart>
         </ResponsiveContainer>
       </div>
       <div className="sr-only">
-      <table>
-        <caption>{summary}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Day (UTC)</th>
-            <th scope="col">Spent so far</th>
-            <th scope="col">Pace</th>
-            <th scope="col">Projection</th>
-          </tr>
-        </thead>
-        <tbody>
-          {data.days.map((d) => (
-            <tr key={d.day}>
-              <th scope="row">{formatDay(d.day)}</th>
-              <td>{d.cumulativeUnits === null ? "" : formatUnits(d.cumulativeUnits, data.unit)}</td>
-              <td>{d.paceUnits === null ? "" : formatUnits(d.paceUnits, data.unit)}</td>
-              <td>{d.projectedUnits === null ? "" : formatUnits(d.projectedUnits, data.unit)}</td>
+        <table>
+          <caption>{summary}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Day (UTC)</th>
+              <th scope="col">Spent so far</th>
+              <th scope="col">Pace</th>
+              <th scope="col">Projection</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {data.days.map((d) => (
+              <tr key={d.day}>
+                <th scope="row">{formatDay(d.day)}</th>
+                <td>{d.cumulativeUnits === null ? "" : formatUnits(d.cumulativeUnits, data.unit)}</td>
+                <td>{d.paceUnits === null ? "" : formatUnits(d.paceUnits, data.unit)}</td>
+                <td>{d.projectedUnits === null ? "" : formatUnits(d.projectedUnits, data.unit)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
       </div>
     </figure>
   );
@@ -87,7 +134,12 @@ function MonthTooltip({ day, unit, currency, atMost }: { day: MonthDay | undefin
     units === null ? null : (
       <p>
         {label}: {formatUnits(units, unit)}
-        {micros === null ? null : <> (<ChartMoney micros={micros} currency={currency} atMost={atMost} />)</>}
+        {micros === null ? null : (
+          <>
+            {" "}
+            (<ChartMoney micros={micros} currency={currency} atMost={atMost} />)
+          </>
+        )}
       </p>
     );
   return (

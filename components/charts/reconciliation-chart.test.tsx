@@ -6,14 +6,28 @@ import { ReconciliationChart, reconRows, reconSummary } from "./reconciliation-c
 // The chart says when there is nothing to compare, and carries its numbers in words (the drawing
 // itself is sized by the browser, so it is the e2e's to see).
 
-const text = (html: string) => html.replace(/<[^>]+>/g, " ").replaceAll("&#x27;", "'").replace(/\s+/g, " ");
+const text = (html: string) =>
+  html
+    .replace(/<[^>]+>/g, " ")
+    .replaceAll("&#x27;", "'")
+    .replace(/\s+/g, " ");
 
 function series(days: Partial<ReconDay>[]): ReconSeries {
   return {
     unit: "tokens",
     currency: "USD",
     timeZone: "UTC",
-    days: days.map((d, i) => ({ day: `2026-03-0${i + 1}`, billedUnits: null, billedMicros: null, chargedUnits: null, chargedMicros: null, drift: null, held: 0, final: true, ...d })),
+    days: days.map((d, i) => ({
+      day: `2026-03-0${i + 1}`,
+      billedUnits: null,
+      billedMicros: null,
+      chargedUnits: null,
+      chargedMicros: null,
+      drift: null,
+      held: 0,
+      final: true,
+      ...d,
+    })),
   };
 }
 
@@ -42,10 +56,24 @@ describe("reconciliation chart", () => {
   });
 
   it("rows leave a gap in both lines on a day nothing compared; the summary counts compared days", () => {
-    const s = series([{}, { billedUnits: 4, billedMicros: 40, chargedUnits: 4, chargedMicros: 40, drift: { diffUnits: 0, diffMicros: 0, percent: 0, over: false, direction: "even" } }]);
-    expect(reconRows(s.days, "units").map((r) => [r.billed, r.charged, r.over])).toEqual([[null, null, false], [4, 4, false]]);
+    const s = series([
+      {},
+      {
+        billedUnits: 4,
+        billedMicros: 40,
+        chargedUnits: 4,
+        chargedMicros: 40,
+        drift: { diffUnits: 0, diffMicros: 0, percent: 0, over: false, direction: "even" },
+      },
+    ]);
+    expect(reconRows(s.days, "units").map((r) => [r.billed, r.charged, r.over])).toEqual([
+      [null, null, false],
+      [4, 4, false],
+    ]);
     expect(reconSummary(s)).toBe("1 of the last 2 days compared (UTC days); none past the threshold.");
-    expect(reconSummary({ ...series([{}]), timeZone: "America/New_York" })).toBe("No day of the last 1 has the provider's numbers yet (days in America/New_York, the provider's).");
+    expect(reconSummary({ ...series([{}]), timeZone: "America/New_York" })).toBe(
+      "No day of the last 1 has the provider's numbers yet (days in America/New_York, the provider's).",
+    );
   });
 });
 

@@ -7,7 +7,17 @@ import type { ReconDay, ReconSeries } from "@/lib/reconciliation/read";
 import { driftDirectionSentence, driftPercentText } from "@/lib/reconciliation/words";
 import { Money } from "@/components/money";
 import { formatCompact, formatDay, formatMoneyCompact, formatUnits, type SpendMode } from "@/lib/format";
-import { axisTick, chartColors, chartMargin, chartThemeClass, lineSwatchClass, swatchClass, toggleButtonClass, toggleGroupClass, tooltipClass } from "./chart-theme";
+import {
+  axisTick,
+  chartColors,
+  chartMargin,
+  chartThemeClass,
+  lineSwatchClass,
+  swatchClass,
+  toggleButtonClass,
+  toggleGroupClass,
+  tooltipClass,
+} from "./chart-theme";
 
 export type ReconciliationRanges = { 30: ReconSeries; 90: ReconSeries };
 
@@ -56,7 +66,11 @@ export function ReconciliationChart({ ranges, hasSource, initialRange = 30 }: Pr
   if (!hasSource && !anyBilled) {
     return (
       <div data-testid="reconciliation-chart" data-state="empty" className="text-sm text-zinc-600 dark:text-zinc-400">
-        No source reports this endpoint&apos;s usage yet: connect one on the <Link href="/reconciliation" className="underline underline-offset-2">Reconciliation page</Link>.
+        No source reports this endpoint&apos;s usage yet: connect one on the{" "}
+        <Link href="/reconciliation" className="underline underline-offset-2">
+          Reconciliation page
+        </Link>
+        .
       </div>
     );
   }
@@ -67,7 +81,14 @@ export function ReconciliationChart({ ranges, hasSource, initialRange = 30 }: Pr
   const overRows = rows.filter((r) => r.over && r.billed !== null);
 
   return (
-    <figure className={`${chartThemeClass} space-y-3`} aria-labelledby={captionId} data-testid="reconciliation-chart" data-state="drawn" data-range={range} data-mode={mode}>
+    <figure
+      className={`${chartThemeClass} space-y-3`}
+      aria-labelledby={captionId}
+      data-testid="reconciliation-chart"
+      data-state="drawn"
+      data-range={range}
+      data-mode={mode}
+    >
       <div className="flex flex-wrap items-center justify-between gap-2">
         <figcaption id={captionId} className="text-sm text-zinc-700 dark:text-zinc-300">
           <span className="font-medium text-zinc-900 dark:text-zinc-100">Billed beside charged. </span>
@@ -92,9 +113,17 @@ export function ReconciliationChart({ ranges, hasSource, initialRange = 30 }: Pr
       </div>
 
       <ul className="flex flex-wrap gap-x-4 gap-y-1 text-xs text-zinc-700 dark:text-zinc-300" aria-label="Legend">
-        <li><span className={lineSwatchClass} style={{ borderColor: colors.billed }} /> billed by the provider</li>
-        <li><span className={lineSwatchClass} style={{ borderColor: colors.charged }} /> charged by Ceilings</li>
-        {overRows.length > 0 ? <li><span className={`${swatchClass} rounded-full`} style={{ background: colors.over }} /> past the threshold</li> : null}
+        <li>
+          <span className={lineSwatchClass} style={{ borderColor: colors.billed }} /> billed by the provider
+        </li>
+        <li>
+          <span className={lineSwatchClass} style={{ borderColor: colors.charged }} /> charged by Ceilings
+        </li>
+        {overRows.length > 0 ? (
+          <li>
+            <span className={`${swatchClass} rounded-full`} style={{ background: colors.over }} /> past the threshold
+          </li>
+        ) : null}
       </ul>
 
       {/* The table below carries the same numbers for screen readers, so the drawing is hidden from them. */}
@@ -105,12 +134,35 @@ export function ReconciliationChart({ ranges, hasSource, initialRange = 30 }: Pr
             <XAxis dataKey="day" tickFormatter={formatDay} tick={axisTick} tickLine={false} minTickGap={16} interval="preserveStartEnd" />
             <YAxis tickFormatter={tick} tick={axisTick} tickLine={false} axisLine={false} width={56} allowDecimals={false} />
             {/* Gaps stay gaps in both lines: a day nothing compared is not a day of zero. */}
-            <Line dataKey="charged" name="charged by Ceilings" stroke={colors.charged} strokeWidth={2} dot={false} activeDot={false} connectNulls={false} isAnimationActive={false} className="charged-line" />
-            <Line dataKey="billed" name="billed by the provider" stroke={colors.billed} strokeWidth={2} dot={false} activeDot={false} connectNulls={false} isAnimationActive={false} className="billed-line" />
+            <Line
+              dataKey="charged"
+              name="charged by Ceilings"
+              stroke={colors.charged}
+              strokeWidth={2}
+              dot={false}
+              activeDot={false}
+              connectNulls={false}
+              isAnimationActive={false}
+              className="charged-line"
+            />
+            <Line
+              dataKey="billed"
+              name="billed by the provider"
+              stroke={colors.billed}
+              strokeWidth={2}
+              dot={false}
+              activeDot={false}
+              connectNulls={false}
+              isAnimationActive={false}
+              className="billed-line"
+            />
             {overRows.map((r) => (
               <ReferenceDot key={r.day} x={r.day} y={r.billed ?? 0} r={5} fill={colors.over} stroke="none" ifOverflow="extendDomain" className="drift-over" />
             ))}
-            <Tooltip isAnimationActive={false} content={({ active, label }) => (active ? <DayTooltip row={rows.find((r) => r.day === label)} amount={amount} /> : null)} />
+            <Tooltip
+              isAnimationActive={false}
+              content={({ active, label }) => (active ? <DayTooltip row={rows.find((r) => r.day === label)} amount={amount} /> : null)}
+            />
           </LineChart>
         </ResponsiveContainer>
       </div>
@@ -128,7 +180,12 @@ function DayTooltip({ row, amount }: { row: ReconRow | undefined; amount: (v: nu
       <p className="font-medium">{formatDay(row.day)}</p>
       <p>Billed: {row.billed === null ? "not reported yet" : amount(row.billed)}</p>
       <p>Charged: {row.charged === null ? "not compared yet" : amount(row.charged)}</p>
-      {drift ? <p className={row.over ? "font-medium text-red-700 dark:text-red-300" : ""}>{driftPercentText(drift)}: {driftDirectionSentence(drift)}{row.source.final ? "" : " (not final)"}</p> : null}
+      {drift ? (
+        <p className={row.over ? "font-medium text-red-700 dark:text-red-300" : ""}>
+          {driftPercentText(drift)}: {driftDirectionSentence(drift)}
+          {row.source.final ? "" : " (not final)"}
+        </p>
+      ) : null}
       {row.source.held > 0 ? <p>{row.source.held} reservation(s) still held: not final</p> : null}
     </div>
   );
@@ -154,7 +211,11 @@ function ReconTable({ rows, mode, unit, currency, caption }: { rows: ReconRow[];
               <th scope="row">{formatDay(r.day)}</th>
               <td>{r.billed === null ? "not reported" : amount(r.billed)}</td>
               <td>{r.charged === null ? "not compared" : amount(r.charged)}</td>
-              <td>{r.source.drift ? `${driftPercentText(r.source.drift)}${!r.source.final ? ", not final" : r.source.drift.over ? ", past the threshold" : ""}` : "not compared"}</td>
+              <td>
+                {r.source.drift
+                  ? `${driftPercentText(r.source.drift)}${!r.source.final ? ", not final" : r.source.drift.over ? ", past the threshold" : ""}`
+                  : "not compared"}
+              </td>
             </tr>
           ))}
         </tbody>

@@ -32,7 +32,6 @@ type Props = {
   totals: Record<Gate, number>;
 };
 
-
 function formatTick(iso: string, bucketMs: number): string {
   const s = iso.replace("T", " ");
   return bucketMs >= DAY_MS ? s.slice(5, 10) : s.slice(5, 16);

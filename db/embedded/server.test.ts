@@ -107,9 +107,7 @@ describe("the embedded Postgres server", () => {
       await migrateDatabase(database);
       await seedDemoIfEmpty(database.db, { log: () => {}, bcryptCost: 4 });
       const answers = await Promise.all(
-        Array.from({ length: 40 }, (_, i) =>
-          database.db.execute(sql`select ceilings.reserve('llm.chat', 10, ${`acct_${i % 4}`}, null)::text as answer`),
-        ),
+        Array.from({ length: 40 }, (_, i) => database.db.execute(sql`select ceilings.reserve('llm.chat', 10, ${`acct_${i % 4}`}, null)::text as answer`)),
       );
       const granted = answers.filter((r) => resultRows<{ answer: string }>(r)[0]?.answer.includes('"granted"')).length;
       await database.db.execute(sql`insert into audit_events (actor_type, actor, action, details) values ('cli', 'crash-test', 'test.marker', '{}'::jsonb)`);

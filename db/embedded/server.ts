@@ -249,9 +249,7 @@ async function freePortNot5432(): Promise<number> {
 
 async function start(files: EmbeddedFiles, config: EmbeddedConfig, pgCtl: string, ids: RunAs): Promise<void> {
   if (await portInUse(config.port)) {
-    throw new EmbeddedServerError(
-      `port ${config.port} of the embedded database (${files.config}) is taken by another program: stop it, or set DATABASE_URL`,
-    );
+    throw new EmbeddedServerError(`port ${config.port} of the embedded database (${files.config}) is taken by another program: stop it, or set DATABASE_URL`);
   }
   // After a kill -9 the pid in postmaster.pid may belong to another process by now, which makes
   // postgres refuse to start; runningPostmaster() said no postgres holds it, so it is stale.

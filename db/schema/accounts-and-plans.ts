@@ -28,7 +28,9 @@ export const plans = pgTable(
   (t) => [
     check("plans_key_format", sql`${t.key} ~ ${sql.raw(`'${ENDPOINT_KEY_PATTERN.source}'`)}`),
     // At most one default; the write path keeps it exactly one (a switch is one transaction).
-    uniqueIndex("plans_one_default_idx").on(t.isDefault).where(sql`${t.isDefault}`),
+    uniqueIndex("plans_one_default_idx")
+      .on(t.isDefault)
+      .where(sql`${t.isDefault}`),
   ],
 );
 
@@ -93,8 +95,12 @@ export const accounts = pgTable(
     // Search by prefix (LIKE 'acct_4a%'), whatever the database's collation.
     index("accounts_account_prefix_idx").on(t.account.op("text_pattern_ops")),
     // The accounts of one plan, and how many there are.
-    index("accounts_plan_idx").on(t.planId, t.account).where(sql`${t.planId} is not null`),
-    index("accounts_blocked_idx").on(t.blockedAt).where(sql`${t.blockedAt} is not null`),
+    index("accounts_plan_idx")
+      .on(t.planId, t.account)
+      .where(sql`${t.planId} is not null`),
+    index("accounts_blocked_idx")
+      .on(t.blockedAt)
+      .where(sql`${t.blockedAt} is not null`),
     check("accounts_account_length", sql`char_length(${t.account}) between 1 and 200`),
   ],
 );

@@ -23,7 +23,9 @@ export const alertDeliveries = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.alertId, t.destinationId] }),
-    index("alert_deliveries_due_idx").on(t.nextAttemptAt).where(sql`state = 'pending'`),
+    index("alert_deliveries_due_idx")
+      .on(t.nextAttemptAt)
+      .where(sql`state = 'pending'`),
   ],
 );
 

@@ -15,7 +15,11 @@ export const apiKeys = pgTable(
     endpointKeys: text("endpoint_keys").array().notNull(),
     // What the key may do (lib/api-keys/scopes.ts): reserve on its endpoints, or read and move
     // accounts with no endpoint. The default is the narrowest, for rows inserted without scopes.
-    scopes: text("scopes").array().$type<("reserve" | "accounts:read" | "accounts:write")[]>().notNull().default(sql`'{reserve}'::text[]`),
+    scopes: text("scopes")
+      .array()
+      .$type<("reserve" | "accounts:read" | "accounts:write")[]>()
+      .notNull()
+      .default(sql`'{reserve}'::text[]`),
     createdBy: text("created_by").notNull(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
@@ -25,7 +29,10 @@ export const apiKeys = pgTable(
     check("api_keys_account_or_trusted", sql`${t.trusted} or ${t.account} is not null`),
     check("api_keys_scopes_known", sql`cardinality(${t.scopes}) >= 1 and ${t.scopes} <@ array['reserve', 'accounts:read', 'accounts:write']::text[]`),
     // A key bound to endpoints reserves on them and does nothing else; a key for accounts has none.
-    check("api_keys_scopes_endpoints", sql`('reserve' = any(${t.scopes})) = (cardinality(${t.endpointKeys}) > 0) and (cardinality(${t.endpointKeys}) = 0 or ${t.scopes} = array['reserve']::text[])`),
+    check(
+      "api_keys_scopes_endpoints",
+      sql`('reserve' = any(${t.scopes})) = (cardinality(${t.endpointKeys}) > 0) and (cardinality(${t.endpointKeys}) = 0 or ${t.scopes} = array['reserve']::text[])`,
+    ),
     check("api_keys_scopes_write_trusted", sql`${t.trusted} or not ('accounts:write' = any(${t.scopes}))`),
   ],
 );

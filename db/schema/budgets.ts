@@ -26,7 +26,10 @@ export const budgets = pgTable(
     minValue: bigint("min_value", { mode: "number" }).notNull().default(0),
     maxValue: bigint("max_value", { mode: "number" }).notNull(),
     defaultValue: bigint("default_value", { mode: "number" }).notNull(),
-    alertThresholds: smallint("alert_thresholds").array().notNull().default(sql`'{50,80,100}'::smallint[]`),
+    alertThresholds: smallint("alert_thresholds")
+      .array()
+      .notNull()
+      .default(sql`'{50,80,100}'::smallint[]`),
     killedAt: timestamp("killed_at", { withTimezone: true }),
     killedBy: text("killed_by"),
     // Archived: charges nothing and refuses nothing; its history stays.

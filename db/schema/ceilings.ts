@@ -29,7 +29,10 @@ export const ceilings = pgTable(
     minValue: bigint("min_value", { mode: "number" }).notNull().default(0),
     maxValue: bigint("max_value", { mode: "number" }).notNull(),
     defaultValue: bigint("default_value", { mode: "number" }).notNull(),
-    alertThresholds: smallint("alert_thresholds").array().notNull().default(sql`'{50,80,100}'::smallint[]`),
+    alertThresholds: smallint("alert_thresholds")
+      .array()
+      .notNull()
+      .default(sql`'{50,80,100}'::smallint[]`),
     killedAt: timestamp("killed_at", { withTimezone: true }),
     killedBy: text("killed_by"),
     // Bumped by every edit so two staff saving the same ceiling get a conflict, not an overwrite.
@@ -42,10 +45,7 @@ export const ceilings = pgTable(
     check("ceilings_bounds_ordered", sql`0 <= ${t.minValue} and ${t.minValue} <= ${t.maxValue}`),
     check("ceilings_value_in_bounds", sql`${t.value} = 0 or ${t.value} between ${t.minValue} and ${t.maxValue}`),
     check("ceilings_default_in_bounds", sql`${t.defaultValue} between ${t.minValue} and ${t.maxValue}`),
-    check(
-      "ceilings_window_seconds",
-      sql`(${t.window} = 'first_hit') = (${t.windowSeconds} is not null and ${t.windowSeconds} > 0)`,
-    ),
+    check("ceilings_window_seconds", sql`(${t.window} = 'first_hit') = (${t.windowSeconds} is not null and ${t.windowSeconds} > 0)`),
     check("ceilings_cooldown_scope", sql`${t.window} <> 'first_hit' or ${t.scope} = 'destination'`),
     check("ceilings_destination_kind_scope", sql`${t.destinationKind} is null or ${t.scope} = 'destination'`),
   ],

@@ -61,10 +61,14 @@ export const changeRequests = pgTable(
     acknowledgedAt: timestamp("acknowledged_at", { withTimezone: true }),
   },
   (t) => [
-    index("change_requests_pending_idx").on(t.expiresAt).where(sql`${t.state} = 'pending'`),
+    index("change_requests_pending_idx")
+      .on(t.expiresAt)
+      .where(sql`${t.state} = 'pending'`),
     index("change_requests_endpoint_idx").on(t.endpointId, t.requestedAt.desc()),
     index("change_requests_requested_idx").on(t.requestedAt.desc(), t.id.desc()),
-    index("change_requests_unacknowledged_idx").on(t.decidedAt).where(sql`${t.breakGlass} and ${t.acknowledgedAt} is null`),
+    index("change_requests_unacknowledged_idx")
+      .on(t.decidedAt)
+      .where(sql`${t.breakGlass} and ${t.acknowledgedAt} is null`),
     // The second person, held by the database too: whoever decides or acknowledges is never the
     // requester (a requester withdrawing their own request is `cancelled`).
     check("change_requests_second_person", sql`${t.decidedById} is null or ${t.decidedById} <> ${t.requestedById} or ${t.state} = 'cancelled'`),
@@ -107,8 +111,12 @@ export const raiseEnds = pgTable(
     resolvedNote: text("resolved_note"),
   },
   (t) => [
-    index("raise_ends_due_idx").on(t.endsAt).where(sql`${t.state} = 'active'`),
-    index("raise_ends_ceiling_idx").on(t.ceilingId).where(sql`${t.state} = 'active'`),
+    index("raise_ends_due_idx")
+      .on(t.endsAt)
+      .where(sql`${t.state} = 'active'`),
+    index("raise_ends_ceiling_idx")
+      .on(t.ceilingId)
+      .where(sql`${t.state} = 'active'`),
     check("raise_ends_one_target", sql`(${t.ceilingId} is null) <> (${t.budgetId} is null)`),
   ],
 );
@@ -148,7 +156,9 @@ export const scheduledChanges = pgTable(
     cancelledAt: timestamp("cancelled_at", { withTimezone: true }),
   },
   (t) => [
-    index("scheduled_changes_due_idx").on(t.runAt).where(sql`${t.state} = 'scheduled'`),
+    index("scheduled_changes_due_idx")
+      .on(t.runAt)
+      .where(sql`${t.state} = 'scheduled'`),
     index("scheduled_changes_endpoint_idx").on(t.endpointId, t.runAt),
     check("scheduled_changes_value", sql`(${t.action} = 'value') = (${t.value} is not null)`),
     check("scheduled_changes_value_nonneg", sql`${t.value} is null or ${t.value} >= 0`),

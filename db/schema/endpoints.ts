@@ -13,7 +13,10 @@ export const endpoints = pgTable(
     // The priced parts of a call (one, or input and output tokens, ...), each with the price of one
     // unit in millionths of a micro (10^-12 of the currency), so $2.50 per million tokens is exact:
     // 2,500,000. A reservation's money is the sum over parts, rounded up once to a whole micro.
-    parts: jsonb("parts").$type<EndpointPart[]>().notNull().default(sql`'[{"name":"units","pricePico":0}]'::jsonb`),
+    parts: jsonb("parts")
+      .$type<EndpointPart[]>()
+      .notNull()
+      .default(sql`'[{"name":"units","pricePico":0}]'::jsonb`),
     currency: text("currency").notNull().default("USD"),
     perCallMax: bigint("per_call_max", { mode: "number" }).notNull(),
     planAllowance: bigint("plan_allowance", { mode: "number" }),

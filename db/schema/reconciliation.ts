@@ -145,8 +145,12 @@ export const usageRows = pgTable(
   },
   (t) => [
     index("usage_rows_source_day_idx").on(t.sourceId, t.day),
-    index("usage_rows_endpoint_day_idx").on(t.endpointId, t.day).where(sql`${t.endpointId} is not null`),
-    index("usage_rows_budget_day_idx").on(t.budgetId, t.day).where(sql`${t.budgetId} is not null`),
+    index("usage_rows_endpoint_day_idx")
+      .on(t.endpointId, t.day)
+      .where(sql`${t.endpointId} is not null`),
+    index("usage_rows_budget_day_idx")
+      .on(t.budgetId, t.day)
+      .where(sql`${t.budgetId} is not null`),
     check("usage_rows_units_nonneg", sql`${t.units} >= 0`),
   ],
 );
@@ -177,8 +181,12 @@ export const reconciliationDays = pgTable(
     computedAt: timestamp("computed_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    uniqueIndex("reconciliation_days_endpoint_idx").on(t.endpointId, t.day).where(sql`${t.endpointId} is not null`),
-    uniqueIndex("reconciliation_days_budget_idx").on(t.budgetId, t.day).where(sql`${t.budgetId} is not null`),
+    uniqueIndex("reconciliation_days_endpoint_idx")
+      .on(t.endpointId, t.day)
+      .where(sql`${t.endpointId} is not null`),
+    uniqueIndex("reconciliation_days_budget_idx")
+      .on(t.budgetId, t.day)
+      .where(sql`${t.budgetId} is not null`),
     index("reconciliation_days_day_idx").on(t.day),
     check("reconciliation_days_one_target", sql`(${t.endpointId} is null) <> (${t.budgetId} is null)`),
     check("reconciliation_days_billed_money", sql`${t.billedMoney} in ('reported', 'priced')`),

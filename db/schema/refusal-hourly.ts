@@ -30,7 +30,9 @@ export const refusalHourly = pgTable(
     // Readiness' week of unavailable refusals by endpoint key (a refusal logged while the database
     // could not answer has no endpoint id): a few rows an hour, read without the rest of the gates'
     // rows from the heap (56 ms at 2 M refusals without it).
-    index("refusal_hourly_unavailable_idx").on(t.hour, t.endpointKey, t.count).where(sql`${t.gate} = 'unavailable'`),
+    index("refusal_hourly_unavailable_idx")
+      .on(t.hour, t.endpointKey, t.count)
+      .where(sql`${t.gate} = 'unavailable'`),
   ],
 );
 

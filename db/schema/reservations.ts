@@ -13,7 +13,9 @@ export type ReservationCharge = { c: number; k: string; w: string; n: number; m:
 export const reservations = pgTable(
   "reservations",
   {
-    id: uuid("id").primaryKey().default(sql`gen_random_uuid()`),
+    id: uuid("id")
+      .primaryKey()
+      .default(sql`gen_random_uuid()`),
     endpointId: integer("endpoint_id")
       .notNull()
       .references(() => endpoints.id),
@@ -44,10 +46,14 @@ export const reservations = pgTable(
     uniqueIndex("reservations_idempotency_idx")
       .on(t.endpointId, t.caller, t.idempotencyKey)
       .where(sql`${t.idempotencyKey} is not null`),
-    index("reservations_held_expiry_idx").on(t.expiresAt).where(sql`${t.state} = 'held'`),
+    index("reservations_held_expiry_idx")
+      .on(t.expiresAt)
+      .where(sql`${t.state} = 'held'`),
     index("reservations_endpoint_created_idx").on(t.endpointId, t.createdAt),
     // An account's latest reservations (its page): a range instead of a scan of the ledger.
-    index("reservations_caller_created_idx").on(t.caller, t.createdAt.desc(), t.id.desc()).where(sql`${t.caller} <> ''`),
+    index("reservations_caller_created_idx")
+      .on(t.caller, t.createdAt.desc(), t.id.desc())
+      .where(sql`${t.caller} <> ''`),
     check("reservations_amount_positive", sql`${t.amount} > 0`),
   ],
 );

@@ -14,28 +14,32 @@ export type AppServer = { url: string; child: ChildProcess; output: () => string
 
 export function startServer(port: number, databaseUrl: string): AppServer {
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [path.join("node_modules", "next", "dist", "bin", "next"), "start", "--hostname", "127.0.0.1", "--port", String(port)], {
-    env: {
-      // The child needs this process's whole environment (PATH, HOME), with its own database on top.
-      // eslint-disable-next-line no-restricted-syntax
-      ...process.env,
-      NODE_ENV: "production",
-      DATABASE_URL: databaseUrl,
-      NEXT_DIST_DIR: DIST_DIR,
-      NEXTAUTH_URL: url,
-      NEXTAUTH_SECRET: "e2e-only-secret-0123456789abcdefghijklmnopqrstuvwxyz",
-      DB_POOL_MAX: "3",
-      ENFORCEMENT_POOL_MAX: "4",
-      // A patient deadline: this test is about exactness, and a loaded two-core machine must not
-      // turn grants into "unavailable" refusals.
-      ENFORCEMENT_DEADLINE_MS: "20000",
-      ENFORCEMENT_STATEMENT_TIMEOUT_MS: "15000",
-      ENFORCEMENT_LOCK_TIMEOUT_MS: "15000",
+  const child = spawn(
+    process.execPath,
+    [path.join("node_modules", "next", "dist", "bin", "next"), "start", "--hostname", "127.0.0.1", "--port", String(port)],
+    {
+      env: {
+        // The child needs this process's whole environment (PATH, HOME), with its own database on top.
+        // eslint-disable-next-line no-restricted-syntax
+        ...process.env,
+        NODE_ENV: "production",
+        DATABASE_URL: databaseUrl,
+        NEXT_DIST_DIR: DIST_DIR,
+        NEXTAUTH_URL: url,
+        NEXTAUTH_SECRET: "e2e-only-secret-0123456789abcdefghijklmnopqrstuvwxyz",
+        DB_POOL_MAX: "3",
+        ENFORCEMENT_POOL_MAX: "4",
+        // A patient deadline: this test is about exactness, and a loaded two-core machine must not
+        // turn grants into "unavailable" refusals.
+        ENFORCEMENT_DEADLINE_MS: "20000",
+        ENFORCEMENT_STATEMENT_TIMEOUT_MS: "15000",
+        ENFORCEMENT_LOCK_TIMEOUT_MS: "15000",
+      },
+      // Its own process group, so stopping it also stops anything it started.
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
     },
-    // Its own process group, so stopping it also stops anything it started.
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  );
   let output = "";
   child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));

@@ -58,5 +58,8 @@ export async function measureOverflow(page: Page): Promise<Overflow> {
 /** Fails unless the page is no wider than the viewport, naming what sticks out. */
 export async function expectNoSidewaysScroll(page: Page, label: string): Promise<void> {
   const o = await measureOverflow(page);
-  expect(o.scrollWidth, `${label} is ${o.scrollWidth}px wide in a ${o.viewport}px viewport: ${o.culprits.join("; ") || "no element named"}`).toBeLessThanOrEqual(o.viewport);
+  expect(
+    o.scrollWidth,
+    `${label} is ${o.scrollWidth}px wide in a ${o.viewport}px viewport: ${o.culprits.join("; ") || "no element named"}`,
+  ).toBeLessThanOrEqual(o.viewport);
 }

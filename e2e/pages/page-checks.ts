@@ -31,7 +31,7 @@ export async function checkPage(page: Page, label: string, failures: string[], t
   try {
     await expectNoSidewaysScroll(page, label);
   } catch (error) {
-    failures.push(error instanceof Error ? error.message.split("\n")[0] ?? label : label);
+    failures.push(error instanceof Error ? (error.message.split("\n")[0] ?? label) : label);
   }
   // Every table's first row reads whole: no column of it is out of sight.
   const tables = page.locator("[role=region] > table");
@@ -41,7 +41,10 @@ export async function checkPage(page: Page, label: string, failures: string[], t
   }
   const axe = await new AxeBuilder({ page }).withTags(AXE_TAGS).analyze();
   for (const v of axe.violations) {
-    const where = v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join("; ");
+    const where = v.nodes
+      .slice(0, 3)
+      .map((n) => n.target.join(" "))
+      .join("; ");
     failures.push(`${label}: axe ${v.id} (${v.impact ?? "?"}): ${v.help} at ${where}`);
   }
   await testInfo.attach(`phone ${label}`, { body: await page.screenshot({ fullPage: true }), contentType: "image/png" });

@@ -57,7 +57,12 @@ describe.skipIf(skipWithoutDatabase())("accounts on Postgres", () => {
     expect(result).toEqual({ account, plan: "pro", previous: "default", previousWasDefault: true, changed: true });
     expect(await row(account)).toMatchObject({ planId: pro, planSetBy: "ck_abcd1234 (billing service)" });
     const [event] = await events("account.plan", account);
-    expect(event).toMatchObject({ actorType: "api_key", actor: "ck_abcd1234 (billing service)", rawInput: "pro", details: { plan: "pro", previous: "default", previousWasDefault: true } });
+    expect(event).toMatchObject({
+      actorType: "api_key",
+      actor: "ck_abcd1234 (billing service)",
+      rawInput: "pro",
+      details: { plan: "pro", previous: "default", previousWasDefault: true },
+    });
 
     const again = await assignPlan(t.db, { account, planKey: "pro", actor: billing });
     expect(again.changed).toBe(false);
@@ -66,7 +71,12 @@ describe.skipIf(skipWithoutDatabase())("accounts on Postgres", () => {
     await plan("free");
     const down = await assignPlan(t.db, { account, planKey: "free", actor: admin, reason: "downgrade" });
     expect([down.previous, down.plan, down.previousWasDefault]).toEqual(["pro", "free", false]);
-    expect((await events("account.plan", account)).at(-1)).toMatchObject({ actorType: "staff", actor: "admin@example.com", reason: "downgrade", details: { previous: "pro", plan: "free" } });
+    expect((await events("account.plan", account)).at(-1)).toMatchObject({
+      actorType: "staff",
+      actor: "admin@example.com",
+      reason: "downgrade",
+      details: { previous: "pro", plan: "free" },
+    });
   });
 
   it("assigning the default plan's key stores that plan, so a later switch of the default leaves the account where it was put", async () => {
@@ -92,7 +102,9 @@ describe.skipIf(skipWithoutDatabase())("accounts on Postgres", () => {
     expect(blank.code).toBe("invalid_input");
     expect(await accountCount()).toBe(before);
     const rejected = await events("account.rejected");
-    expect(rejected.map((e) => (e.details as { error: string }).error)).toEqual(expect.arrayContaining(["unknown plan 'platinum'", "the billing account must not contain control characters"]));
+    expect(rejected.map((e) => (e.details as { error: string }).error)).toEqual(
+      expect.arrayContaining(["unknown plan 'platinum'", "the billing account must not contain control characters"]),
+    );
     expect(rejected.every((e) => e.actorType === "api_key")).toBe(true);
     // A control character is stored replaced, never as itself.
     expect(rejected.map((e) => e.target)).toContain("acct\uFFFDevil");
@@ -123,7 +135,17 @@ describe.skipIf(skipWithoutDatabase())("accounts on Postgres", () => {
     expect(error.rows[2]?.message).toContain("row 0");
     expect(error.message).toMatch(/^4 of 54 row\(s\) refused, nothing was assigned: row 10/);
     expect(await accountCount()).toBe(before);
-    expect(await t.db.select().from(accounts).where(inArray(accounts.account, good.map((g) => g.account)))).toEqual([]);
+    expect(
+      await t.db
+        .select()
+        .from(accounts)
+        .where(
+          inArray(
+            accounts.account,
+            good.map((g) => g.account),
+          ),
+        ),
+    ).toEqual([]);
     const [rejected] = (await events("account.rejected")).slice(-1);
     expect(rejected?.details).toMatchObject({ rows: 54, refused: 4 });
   });
@@ -148,25 +170,32 @@ describe.skipIf(skipWithoutDatabase())("accounts on Postgres", () => {
     const result = await assignPlans(t.db, { rows: ten, actor: billing, reason: "nightly sync" });
     expect([result.assigned, result.unchanged]).toEqual([MAX_BULK_ROWS - 1, 1]);
     expect((await t.db.select({ n: count() }).from(accounts).where(eq(accounts.planId, pro)))[0]?.n).toBeGreaterThanOrEqual(MAX_BULK_ROWS);
-    const audited = await t.db.select({ n: count() }).from(auditEvents).where(and(eq(auditEvents.action, "account.plan"), eq(auditEvents.reason, "nightly sync")));
+    const audited = await t.db
+      .select({ n: count() })
+      .from(auditEvents)
+      .where(and(eq(auditEvents.action, "account.plan"), eq(auditEvents.reason, "nightly sync")));
     expect(audited[0]?.n).toBe(MAX_BULK_ROWS - 1);
   });
 
-  it("two bulk bodies over the same accounts in opposite orders, again and again at once: no deadlock, the last commit wins whole", { timeout: 60_000 }, async () => {
-    await plan("pro");
-    await plan("free");
-    for (let round = 0; round < 6; round++) {
-      const names = Array.from({ length: 400 }, (_, i) => `acct_race_${round}_${String(i).padStart(4, "0")}`);
-      // Half exist already, half are new: both the insert and the update path are raced.
-      await assignPlans(t.db, { rows: names.filter((_, i) => i % 2 === 0).map((account) => ({ account, plan: "free" })), actor: billing });
-      const forward = names.map((account) => ({ account, plan: "pro" }));
-      const backward = [...names].reverse().map((account) => ({ account, plan: "free" }));
-      const results = await Promise.allSettled([assignPlans(t.db, { rows: forward, actor: billing }), assignPlans(t.db, { rows: backward, actor: admin })]);
-      expect(results.map((r) => (r.status === "rejected" ? String(r.reason) : "ok"))).toEqual(["ok", "ok"]);
-      const planIds = new Set((await t.db.select({ planId: accounts.planId }).from(accounts).where(inArray(accounts.account, names))).map((r) => r.planId));
-      expect(planIds.size).toBe(1);
-    }
-  });
+  it(
+    "two bulk bodies over the same accounts in opposite orders, again and again at once: no deadlock, the last commit wins whole",
+    { timeout: 60_000 },
+    async () => {
+      await plan("pro");
+      await plan("free");
+      for (let round = 0; round < 6; round++) {
+        const names = Array.from({ length: 400 }, (_, i) => `acct_race_${round}_${String(i).padStart(4, "0")}`);
+        // Half exist already, half are new: both the insert and the update path are raced.
+        await assignPlans(t.db, { rows: names.filter((_, i) => i % 2 === 0).map((account) => ({ account, plan: "free" })), actor: billing });
+        const forward = names.map((account) => ({ account, plan: "pro" }));
+        const backward = [...names].reverse().map((account) => ({ account, plan: "free" }));
+        const results = await Promise.allSettled([assignPlans(t.db, { rows: forward, actor: billing }), assignPlans(t.db, { rows: backward, actor: admin })]);
+        expect(results.map((r) => (r.status === "rejected" ? String(r.reason) : "ok"))).toEqual(["ok", "ok"]);
+        const planIds = new Set((await t.db.select({ planId: accounts.planId }).from(accounts).where(inArray(accounts.account, names))).map((r) => r.planId));
+        expect(planIds.size).toBe(1);
+      }
+    },
+  );
 
   it("block and unblock: audited with a reason, registered if unseen, refused when there is nothing to do", async () => {
     const account = fresh("block");
@@ -224,7 +253,13 @@ describe.skipIf(skipWithoutDatabase())("accounts on Postgres", () => {
 
   it("refuses a lone surrogate in a bulk row by naming the row, instead of failing the whole body in the database", async () => {
     await plan("surrogate");
-    const error = await assignPlans(t.db, { rows: [{ account: fresh("ok"), plan: "surrogate" }, { account: "bad\ud800x", plan: "surrogate" }], actor: admin }).catch((e: unknown) => e);
+    const error = await assignPlans(t.db, {
+      rows: [
+        { account: fresh("ok"), plan: "surrogate" },
+        { account: "bad\ud800x", plan: "surrogate" },
+      ],
+      actor: admin,
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AccountError);
     expect((error as AccountError).rows.map((r) => [r.index, r.code])).toEqual([[1, "invalid_input"]]);
   });

@@ -73,7 +73,12 @@ function checkRows(rows: readonly AssignmentRow[]): { checked: CheckedRow[]; pro
       const planKey = parsePlanKey(row.plan);
       const first = firstIndex.get(account);
       if (first !== undefined) {
-        problems.push({ index, account: shown(row.account), code: "duplicate_account", message: `account '${shown(account)}' is also in row ${first}: one row per account` });
+        problems.push({
+          index,
+          account: shown(row.account),
+          code: "duplicate_account",
+          message: `account '${shown(account)}' is also in row ${first}: one row per account`,
+        });
         return;
       }
       firstIndex.set(account, index);
@@ -90,7 +95,13 @@ function checkRows(rows: readonly AssignmentRow[]): { checked: CheckedRow[]; pro
  * A refused assignment saves nothing but is logged as account.rejected, so staff see what the
  * billing service (or a person) tried: the rows named in the error, how many there were in all.
  */
-async function recordRejected(db: Db, p: { actor: AuditActor; reason?: string }, target: string | null, message: string, details: Record<string, unknown>): Promise<void> {
+async function recordRejected(
+  db: Db,
+  p: { actor: AuditActor; reason?: string },
+  target: string | null,
+  message: string,
+  details: Record<string, unknown>,
+): Promise<void> {
   await recordAudit(db, {
     ...auditActorFields(p.actor),
     action: "account.rejected",
@@ -104,7 +115,10 @@ async function recordRejected(db: Db, p: { actor: AuditActor; reason?: string },
  * An assignment the HTTP boundary refused before the verb ran (a body that is no JSON, of the wrong
  * shape, too large), logged as account.rejected as the verb's own refusals are.
  */
-export async function recordRefusedAssignment(db: Db, p: { actor: AuditActor; target: string | null; message: string; details?: Record<string, unknown> }): Promise<void> {
+export async function recordRefusedAssignment(
+  db: Db,
+  p: { actor: AuditActor; target: string | null; message: string; details?: Record<string, unknown> },
+): Promise<void> {
   await recordRejected(db, { actor: p.actor }, p.target === null ? null : shown(p.target, 200), p.message, p.details ?? {});
 }
 
@@ -124,7 +138,12 @@ function rowsError(problems: RowProblem[], total: number): AccountError {
   const first = problems[0];
   const head = first ? `row ${first.index} (${first.account}): ${first.message}` : "";
   const more = problems.length > 1 ? ` and ${problems.length - 1} more row(s)` : "";
-  return new AccountError("invalid_input", `${problems.length} of ${total} row(s) refused, nothing was assigned: ${head}${more}`, problems.slice(0, MAX_NAMED_ROWS), problems.length);
+  return new AccountError(
+    "invalid_input",
+    `${problems.length} of ${total} row(s) refused, nothing was assigned: ${head}${more}`,
+    problems.slice(0, MAX_NAMED_ROWS),
+    problems.length,
+  );
 }
 
 /**
@@ -132,7 +151,12 @@ function rowsError(problems: RowProblem[], total: number): AccountError {
  * against a key_assignable flip or a value edit between the looseness check and the write.
  */
 export async function lockPlans(tx: Db, keys: string[]): Promise<Map<string, PlanRow>> {
-  const found = await tx.select({ id: plans.id, key: plans.key, keyAssignable: plans.keyAssignable }).from(plans).where(inArray(plans.key, keys)).orderBy(plans.id).for("share");
+  const found = await tx
+    .select({ id: plans.id, key: plans.key, keyAssignable: plans.keyAssignable })
+    .from(plans)
+    .where(inArray(plans.key, keys))
+    .orderBy(plans.id)
+    .for("share");
   return new Map(found.map((p) => [p.key, p]));
 }
 
@@ -165,9 +189,17 @@ const looseLine = (r: LooseRow) =>
  * ChangeControl: an approved request, break glass, setup; an API key moving only to key-assignable
  * plans), or it is refused: a key with plan_not_key_assignable, staff with approval_required.
  */
-async function checkLoosening(tx: Db, p: { actor: AuditActor; changeControl?: ChangeControl }, rows: readonly CheckedRow[], found: Map<string, PlanRow>): Promise<void> {
+async function checkLoosening(
+  tx: Db,
+  p: { actor: AuditActor; changeControl?: ChangeControl },
+  rows: readonly CheckedRow[],
+  found: Map<string, PlanRow>,
+): Promise<void> {
   if (isChangeControl(p.changeControl)) return;
-  const loose = await accountsLoosening(tx, rows.map((r) => ({ account: r.account, planId: found.get(r.planKey)?.id ?? 0 })));
+  const loose = await accountsLoosening(
+    tx,
+    rows.map((r) => ({ account: r.account, planId: found.get(r.planKey)?.id ?? 0 })),
+  );
   if (loose.size === 0) return;
   const looseRows: LooseRow[] = rows.flatMap((r) => {
     const limits = loose.get(r.account);
@@ -176,7 +208,12 @@ async function checkLoosening(tx: Db, p: { actor: AuditActor; changeControl?: Ch
   if (p.actor.type === "api_key") {
     const refused = looseRows.filter((r) => !found.get(r.plan)?.keyAssignable);
     if (refused.length === 0) return;
-    const problems: RowProblem[] = refused.map((r) => ({ index: r.index, account: shown(r.account), code: "loosens", message: `${looseLine(r)}: ${r.plan} is not assignable by key; an admin moves it (a second admin approves)` }));
+    const problems: RowProblem[] = refused.map((r) => ({
+      index: r.index,
+      account: shown(r.account),
+      code: "loosens",
+      message: `${looseLine(r)}: ${r.plan} is not assignable by key; an admin moves it (a second admin approves)`,
+    }));
     const first = problems[0];
     throw new AccountError(
       "plan_not_key_assignable",
@@ -247,37 +284,50 @@ export async function assignPlans(db: Db, p: AssignPlansParams): Promise<AssignP
   const reason = optionalReason(p.reason);
   const { checked, problems } = checkRows(p.rows);
   const batch = randomUUID();
-  const outcome = await refusedLogged(db, p, null, () => db.transaction(async (tx) => {
-    const wanted = [...new Set(checked.map((r) => r.planKey))];
-    const found = wanted.length ? await lockPlans(tx, wanted) : new Map<string, PlanRow>();
-    for (const row of checked) {
-      if (!found.has(row.planKey)) problems.push({ index: row.index, account: shown(row.account), code: "unknown_plan", message: `unknown plan '${row.planKey}'` });
-    }
-    if (problems.length > 0) return { ok: false as const };
-    await lockAccounts(tx, checked.map((r) => r.account));
-    await checkLoosening(tx, p, checked, found);
-    const byAccount = new Map(checked.map((r) => [r.account, r]));
-    const written = await writeRows(
-      tx,
-      checked.map((r) => ({ account: r.account, planId: found.get(r.planKey)?.id ?? 0 })),
-      actorName(p.actor),
-    );
-    const fallback = written.some((w) => w.previous === null) ? await defaultPlanKey(tx) : null;
-    const events: NewAuditEvent[] = written.map((w) => {
-      const row = byAccount.get(w.account);
-      return {
-        ...auditActorFields(p.actor),
-        action: "account.plan",
-        target: w.account,
-        rawInput: row?.raw ?? null,
-        reason,
-        details: { plan: row?.planKey, previous: w.previous ?? fallback, previousWasDefault: w.previous === null, batch, rows: checked.length, ...controlDetails(p.changeControl) },
-      };
-    });
-    // In slices: one INSERT of 10,000 audit rows would pass more bind parameters than Postgres takes.
-    for (let i = 0; i < events.length; i += 1000) await tx.insert(auditEvents).values(events.slice(i, i + 1000));
-    return { ok: true as const, assigned: written.length };
-  }));
+  const outcome = await refusedLogged(db, p, null, () =>
+    db.transaction(async (tx) => {
+      const wanted = [...new Set(checked.map((r) => r.planKey))];
+      const found = wanted.length ? await lockPlans(tx, wanted) : new Map<string, PlanRow>();
+      for (const row of checked) {
+        if (!found.has(row.planKey))
+          problems.push({ index: row.index, account: shown(row.account), code: "unknown_plan", message: `unknown plan '${row.planKey}'` });
+      }
+      if (problems.length > 0) return { ok: false as const };
+      await lockAccounts(
+        tx,
+        checked.map((r) => r.account),
+      );
+      await checkLoosening(tx, p, checked, found);
+      const byAccount = new Map(checked.map((r) => [r.account, r]));
+      const written = await writeRows(
+        tx,
+        checked.map((r) => ({ account: r.account, planId: found.get(r.planKey)?.id ?? 0 })),
+        actorName(p.actor),
+      );
+      const fallback = written.some((w) => w.previous === null) ? await defaultPlanKey(tx) : null;
+      const events: NewAuditEvent[] = written.map((w) => {
+        const row = byAccount.get(w.account);
+        return {
+          ...auditActorFields(p.actor),
+          action: "account.plan",
+          target: w.account,
+          rawInput: row?.raw ?? null,
+          reason,
+          details: {
+            plan: row?.planKey,
+            previous: w.previous ?? fallback,
+            previousWasDefault: w.previous === null,
+            batch,
+            rows: checked.length,
+            ...controlDetails(p.changeControl),
+          },
+        };
+      });
+      // In slices: one INSERT of 10,000 audit rows would pass more bind parameters than Postgres takes.
+      for (let i = 0; i < events.length; i += 1000) await tx.insert(auditEvents).values(events.slice(i, i + 1000));
+      return { ok: true as const, assigned: written.length };
+    }),
+  );
   if (!outcome.ok) {
     problems.sort((a, b) => a.index - b.index);
     const error = rowsError(problems, p.rows.length);
@@ -299,25 +349,27 @@ export async function assignPlan(db: Db, p: AssignPlanParams): Promise<AssignPla
     throw error;
   }
   const reason = optionalReason(p.reason);
-  const outcome = await refusedLogged(db, p, account, () => db.transaction(async (tx) => {
-    const found = await lockPlans(tx, [planKey]);
-    const plan = found.get(planKey);
-    if (!plan) return null;
-    await lockAccounts(tx, [account]);
-    await checkLoosening(tx, p, [{ index: 0, account, planKey, raw: p.planKey }], found);
-    const [written] = await writeRows(tx, [{ account, planId: plan.id }], actorName(p.actor));
-    if (!written) return { account, plan: plan.key, previous: plan.key, previousWasDefault: false, changed: false };
-    const previous = written.previous ?? (await defaultPlanKey(tx));
-    await recordAudit(tx, {
-      ...auditActorFields(p.actor),
-      action: "account.plan",
-      target: account,
-      rawInput: p.planKey,
-      reason,
-      details: { plan: plan.key, previous, previousWasDefault: written.previous === null, ...controlDetails(p.changeControl) },
-    });
-    return { account, plan: plan.key, previous, previousWasDefault: written.previous === null, changed: true };
-  }));
+  const outcome = await refusedLogged(db, p, account, () =>
+    db.transaction(async (tx) => {
+      const found = await lockPlans(tx, [planKey]);
+      const plan = found.get(planKey);
+      if (!plan) return null;
+      await lockAccounts(tx, [account]);
+      await checkLoosening(tx, p, [{ index: 0, account, planKey, raw: p.planKey }], found);
+      const [written] = await writeRows(tx, [{ account, planId: plan.id }], actorName(p.actor));
+      if (!written) return { account, plan: plan.key, previous: plan.key, previousWasDefault: false, changed: false };
+      const previous = written.previous ?? (await defaultPlanKey(tx));
+      await recordAudit(tx, {
+        ...auditActorFields(p.actor),
+        action: "account.plan",
+        target: account,
+        rawInput: p.planKey,
+        reason,
+        details: { plan: plan.key, previous, previousWasDefault: written.previous === null, ...controlDetails(p.changeControl) },
+      });
+      return { account, plan: plan.key, previous, previousWasDefault: written.previous === null, changed: true };
+    }),
+  );
   if (!outcome) {
     const message = `unknown plan '${planKey}'`;
     await recordRejected(db, p, account, message, { plan: planKey });

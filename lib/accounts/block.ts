@@ -58,10 +58,19 @@ export async function unblockAccount(db: Db, p: UnblockParams): Promise<UnblockR
   return db.transaction(async (tx) => {
     const [current] = await tx.select().from(accounts).where(eq(accounts.account, account)).for("update");
     if (!current?.blockedAt) throw new AccountError("unchanged", `${account} is not blocked: nothing to unblock`);
-    requireApproval(p.changeControl, `unblocking ${account} (blocked by ${current.blockedBy ?? "unknown"}: ${current.blockReason ?? "no reason"})`, { kind: "account.unblock", change: { account } });
+    requireApproval(p.changeControl, `unblocking ${account} (blocked by ${current.blockedBy ?? "unknown"}: ${current.blockReason ?? "no reason"})`, {
+      kind: "account.unblock",
+      change: { account },
+    });
     await tx.update(accounts).set({ blockedAt: null, blockedBy: null, blockReason: null }).where(eq(accounts.account, account));
     const was = { blockedAt: current.blockedAt.toISOString(), blockedBy: current.blockedBy, blockReason: current.blockReason };
-    await recordAudit(tx, { ...auditActorFields(p.actor), action: "account.unblock", target: account, reason, details: { was, ...controlDetails(p.changeControl) } });
+    await recordAudit(tx, {
+      ...auditActorFields(p.actor),
+      action: "account.unblock",
+      target: account,
+      reason,
+      details: { was, ...controlDetails(p.changeControl) },
+    });
     return { account, wasBlockedAt: current.blockedAt, wasBlockedBy: current.blockedBy, blockReason: current.blockReason };
   });
 }

@@ -43,7 +43,9 @@ describe("assignment files", () => {
     const rows = [{ account: "acct_1", plan: "pro" }];
     expect(parseAssignmentFile("a.json", JSON.stringify(rows)).rows).toEqual(rows);
     expect(parseAssignmentFile("a.JSON", JSON.stringify({ accounts: rows })).rows).toEqual(rows);
-    const error = failure(() => parseAssignmentFile("a.json", JSON.stringify([...rows, { account: 1, plan: "pro" }, { account: "a", plan: "b", x: 1 }, "acct"])));
+    const error = failure(() =>
+      parseAssignmentFile("a.json", JSON.stringify([...rows, { account: 1, plan: "pro" }, { account: "a", plan: "b", x: 1 }, "acct"])),
+    );
     expect(error.rows.map((r) => r.index)).toEqual([1, 2, 3]);
     expect(failure(() => parseAssignmentFile("a.json", "{")).message).toMatch(/^the file is not valid JSON/);
     expect(failure(() => parseAssignmentFile("a.json", '{"rows":[]}')).code).toBe("invalid_input");

@@ -57,7 +57,12 @@ function parseCsv(text: string): AssignmentFile {
     if (line.trim() === "") return;
     const fields = csvFields(line);
     if (typeof fields === "string" || fields.length !== 2) {
-      problems.push({ index: rows.length + problems.length, account: line.slice(0, 60), code: "invalid_input", message: `line ${n + 1}: ${typeof fields === "string" ? fields : `expected 2 fields (account,plan), got ${fields.length}`}` });
+      problems.push({
+        index: rows.length + problems.length,
+        account: line.slice(0, 60),
+        code: "invalid_input",
+        message: `line ${n + 1}: ${typeof fields === "string" ? fields : `expected 2 fields (account,plan), got ${fields.length}`}`,
+      });
       return;
     }
     const [account = "", plan = ""] = fields;
@@ -66,7 +71,13 @@ function parseCsv(text: string): AssignmentFile {
     rows.push({ account, plan });
     lines.push(n + 1);
   });
-  if (problems.length > 0) throw new AccountError("invalid_input", `${problems.length} line(s) of the file are not account,plan: nothing was assigned`, problems.slice(0, MAX_NAMED_ROWS), problems.length);
+  if (problems.length > 0)
+    throw new AccountError(
+      "invalid_input",
+      `${problems.length} line(s) of the file are not account,plan: nothing was assigned`,
+      problems.slice(0, MAX_NAMED_ROWS),
+      problems.length,
+    );
   return { rows, lines };
 }
 
@@ -90,12 +101,23 @@ function parseJson(text: string): AssignmentFile {
   const problems: RowProblem[] = [];
   list.forEach((row: unknown, index) => {
     if (!isRow(row)) {
-      problems.push({ index, account: JSON.stringify(row)?.slice(0, 60) ?? "", code: "invalid_input", message: 'each row must be {"account": "<text>", "plan": "<key>"} and nothing else' });
+      problems.push({
+        index,
+        account: JSON.stringify(row)?.slice(0, 60) ?? "",
+        code: "invalid_input",
+        message: 'each row must be {"account": "<text>", "plan": "<key>"} and nothing else',
+      });
       return;
     }
     rows.push({ account: row.account, plan: row.plan });
   });
-  if (problems.length > 0) throw new AccountError("invalid_input", `${problems.length} row(s) of the file are not {account, plan}: nothing was assigned`, problems.slice(0, MAX_NAMED_ROWS), problems.length);
+  if (problems.length > 0)
+    throw new AccountError(
+      "invalid_input",
+      `${problems.length} row(s) of the file are not {account, plan}: nothing was assigned`,
+      problems.slice(0, MAX_NAMED_ROWS),
+      problems.length,
+    );
   return { rows, lines: rows.map(() => null) };
 }
 

@@ -1,6 +1,18 @@
 // The door to accounts: a billing account's plan (assigned one by one or in bulk), its block, and
 // how it binds. H3's reads of the dashboard's account page live beside these (read*.ts).
-export { assignPlan, assignPlans, lockAccounts, lockPlans, recordRefusedAssignment, refuseTooMany, type AssignmentRow, type AssignPlanParams, type AssignPlanResult, type AssignPlansParams, type AssignPlansResult } from "./assign";
+export {
+  assignPlan,
+  assignPlans,
+  lockAccounts,
+  lockPlans,
+  recordRefusedAssignment,
+  refuseTooMany,
+  type AssignmentRow,
+  type AssignPlanParams,
+  type AssignPlanResult,
+  type AssignPlansParams,
+  type AssignPlansResult,
+} from "./assign";
 export { blockAccount, unblockAccount, type BlockParams, type BlockResult, type UnblockParams, type UnblockResult } from "./block";
 export { AccountError, MAX_NAMED_ROWS, type AccountErrorCode, type RowProblem } from "./errors";
 export { parseAssignmentFile, type AssignmentFile } from "./file";

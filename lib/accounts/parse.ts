@@ -27,7 +27,10 @@ export function parsePlanKey(raw: string): string {
   if (key === "") throw new AccountError("invalid_input", "the plan is required");
   if (hasControlChars(key)) throw new AccountError("invalid_input", "the plan must not contain control characters");
   if (!ENDPOINT_KEY_PATTERN.test(key)) {
-    throw new AccountError("invalid_input", "the plan must be a plan's key: 1 to 64 lower case letters, digits, '.', '_' or '-', starting with a letter or digit");
+    throw new AccountError(
+      "invalid_input",
+      "the plan must be a plan's key: 1 to 64 lower case letters, digits, '.', '_' or '-', starting with a letter or digit",
+    );
   }
   return key;
 }

@@ -33,4 +33,3 @@ describe("parseAccountQuery", () => {
     expect(() => parseAccountQuery("x".repeat(201))).toThrow("200 characters or fewer");
   });
 });
-

@@ -60,9 +60,11 @@ export async function listTopTargets(db: Db): Promise<TopTarget[]> {
   );
   const out: TopTarget[] = [];
   for (const r of rows) {
-    if (r.kind === "ceiling" && r.metric) out.push({ kind: "ceiling", id: r.id, endpointKey: r.key, metric: r.metric, window: r.window, unit: r.unit, billingDay: r.billing_day });
+    if (r.kind === "ceiling" && r.metric)
+      out.push({ kind: "ceiling", id: r.id, endpointKey: r.key, metric: r.metric, window: r.window, unit: r.unit, billingDay: r.billing_day });
     const budgetWindow = BUDGET_WINDOWS.find((w) => w === r.window);
-    if (r.kind === "budget" && budgetWindow) out.push({ kind: "budget", id: r.id, key: r.key, name: r.name, window: budgetWindow, currency: r.unit, billingDay: r.billing_day });
+    if (r.kind === "budget" && budgetWindow)
+      out.push({ kind: "budget", id: r.id, key: r.key, name: r.name, window: budgetWindow, currency: r.unit, billingDay: r.billing_day });
   }
   return out;
 }
@@ -73,7 +75,10 @@ const BindingRow = z.object({ account: z.string(), plan_key: z.string().nullable
 async function bindingsFor(db: Db, target: TopTarget, accounts: string[]): Promise<Map<string, { planKey: string | null; binding: Binding }>> {
   const out = new Map<string, { planKey: string | null; binding: Binding }>();
   if (accounts.length === 0) return out;
-  const list = sql`array[${sql.join(accounts.map((a) => sql`${a}`), sql`, `)}]::text[]`;
+  const list = sql`array[${sql.join(
+    accounts.map((a) => sql`${a}`),
+    sql`, `,
+  )}]::text[]`;
   const limit = target.kind === "ceiling" ? sql`ceilings.caller_limit(${target.id}, k.account)` : sql`ceilings.account_budget_limit(${target.id}, k.account)`;
   const rows = parseRows(
     "top account bindings",
@@ -118,7 +123,11 @@ export function ceilingTopOverQuery(ceilingId: number, from: Date, through: Date
     limit ${limit}`;
 }
 
-const timestamps = (starts: Date[]) => sql`array[${sql.join(starts.map((d) => sql`${d.toISOString()}::timestamptz`), sql`, `)}]`;
+const timestamps = (starts: Date[]) =>
+  sql`array[${sql.join(
+    starts.map((d) => sql`${d.toISOString()}::timestamptz`),
+    sql`, `,
+  )}]`;
 
 /** The WINDOW_TOP accounts that settled most in each window: one short range per window once usage is indexed by (ceiling, window, settled). */
 export function ceilingWindowTopsQuery(ceilingId: number, starts: Date[]) {
@@ -137,7 +146,10 @@ export function ceilingWindowTopsQuery(ceilingId: number, starts: Date[]) {
 function ceilingCandidateTotalsQuery(ceilingId: number, from: Date, through: Date, accounts: string[]) {
   return sql`
     select c.k as scope_key, t.settled, t.windows
-    from unnest(array[${sql.join(accounts.map((a) => sql`${a}`), sql`, `)}]::text[]) as c(k)
+    from unnest(array[${sql.join(
+      accounts.map((a) => sql`${a}`),
+      sql`, `,
+    )}]::text[]) as c(k)
     cross join lateral (
       select coalesce(sum(u.settled), 0)::numeric as settled, count(*) as windows from usage u
       where u.ceiling_id = ${ceilingId} and u.scope_key = c.k
@@ -200,7 +212,9 @@ export async function ceilingTopFromTotals(
               where k.ceiling_id = ${p.ceilingId}
               order by k.settled desc nulls last, k.scope_key
               limit ${k}) t
-            ${after.length > 0 ? sql`union all
+            ${
+              after.length > 0
+                ? sql`union all
             select s.i::int as list, x.scope_key, x.settled
             from unnest(${timestamps(after)}) with ordinality as s(ws, i)
             cross join lateral (
@@ -208,7 +222,9 @@ export async function ceilingTopFromTotals(
               where u.ceiling_id = ${p.ceilingId} and u.window_start = s.ws and u.scope_key <> ''
               order by u.settled desc
               limit ${k}
-            ) x` : sql``}`),
+            ) x`
+                : sql``
+            }`),
         );
         const byList = new Map<number, number[]>();
         for (const r of lists) {
@@ -243,7 +259,6 @@ export async function ceilingTopFromTotals(
   );
 }
 
-
 /**
  * A ceiling's top accounts over a range of windows: from the totals the worker keeps when they
  * cover the range (ceilingTopFromTotals); else as lib/budgets' topAccountsOver reads a
@@ -254,7 +269,10 @@ export async function ceilingTopFromTotals(
  * with `exhaustive` false it is not, and the candidates' exact totals come back unproved, with the
  * most an account outside them could have settled.
  */
-export async function ceilingTopOver(db: Db, p: { ceilingId: number; starts: Date[]; limit: number; exhaustive?: boolean }): Promise<{ accounts: TopAccountOver[] } & OverRead> {
+export async function ceilingTopOver(
+  db: Db,
+  p: { ceilingId: number; starts: Date[]; limit: number; exhaustive?: boolean },
+): Promise<{ accounts: TopAccountOver[] } & OverRead> {
   const first = p.starts[0];
   const last = p.starts.at(-1);
   if (!first || !last) return { accounts: [], read: "every row" };
@@ -288,7 +306,10 @@ export async function ceilingTopOver(db: Db, p: { ceilingId: number; starts: Dat
     // few times the limit), not of every candidate, which is each window's top when spend is spread thin.
     const seen = new Map<string, number>();
     for (const r of tops) seen.set(r.scope_key, (seen.get(r.scope_key) ?? 0) + r.settled);
-    const likely = [...seen].sort((a, b) => b[1] - a[1]).slice(0, p.limit * UNPROVED_READ).map(([account]) => account);
+    const likely = [...seen]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, p.limit * UNPROVED_READ)
+      .map(([account]) => account);
     return { accounts: (await totalsOf(likely)).slice(0, p.limit), read: "unproved", bound };
   }
   return { accounts: await everyRow(), read: "every row" };
@@ -296,22 +317,34 @@ export async function ceilingTopOver(db: Db, p: { ceilingId: number; starts: Dat
 
 type TopParams = { now: Date; limit: number; exhaustive: boolean };
 
-async function ceilingTop(db: Db, target: Extract<TopTarget, { kind: "ceiling" }>, { now, limit, exhaustive }: TopParams): Promise<Omit<TopAccounts, "target" | "since">> {
+async function ceilingTop(
+  db: Db,
+  target: Extract<TopTarget, { kind: "ceiling" }>,
+  { now, limit, exhaustive }: TopParams,
+): Promise<Omit<TopAccounts, "target" | "since">> {
   const span = windowFor(target.window, { billingDay: target.billingDay }, now);
-  const starts = windowsBack({ window: target.window === "billing_month" ? "billing_month" : "utc_day", billingDay: target.billingDay }, now, 30).map((w) => w.start);
-  const [state] = parseRows(
-    "top account ceiling",
-    CeilingState,
-    await db.execute(sql`select c.value from ceilings c where c.id = ${target.id}`),
+  const starts = windowsBack({ window: target.window === "billing_month" ? "billing_month" : "utc_day", billingDay: target.billingDay }, now, 30).map(
+    (w) => w.start,
   );
+  const [state] = parseRows("top account ceiling", CeilingState, await db.execute(sql`select c.value from ceilings c where c.id = ${target.id}`));
   const [nowRows, overRows] = await Promise.all([
     db.execute(ceilingTopNowQuery(target.id, span.start, limit)).then((r) => parseRows("ceiling top accounts now", NowRow, r)),
     ceilingTopOver(db, { ceilingId: target.id, starts, limit, exhaustive }),
   ]);
-  const bindings = await bindingsFor(db, target, nowRows.map((r) => r.scope_key));
+  const bindings = await bindingsFor(
+    db,
+    target,
+    nowRows.map((r) => r.scope_key),
+  );
   return {
     span,
-    now: nowRows.map((r) => ({ account: r.scope_key, held: r.held, settled: r.settled, planKey: bindings.get(r.scope_key)?.planKey ?? null, binding: bindings.get(r.scope_key)?.binding ?? { value: state?.value ?? 0, source: "ceiling" } })),
+    now: nowRows.map((r) => ({
+      account: r.scope_key,
+      held: r.held,
+      settled: r.settled,
+      planKey: bindings.get(r.scope_key)?.planKey ?? null,
+      binding: bindings.get(r.scope_key)?.binding ?? { value: state?.value ?? 0, source: "ceiling" },
+    })),
     over30: overRows.accounts,
     over30Read: overRows.read === "unproved" ? { read: "unproved", bound: overRows.bound } : { read: overRows.read },
   };
@@ -320,13 +353,26 @@ async function ceilingTop(db: Db, target: Extract<TopTarget, { kind: "ceiling" }
 async function budgetTop(db: Db, target: Extract<TopTarget, { kind: "budget" }>, { now, limit }: TopParams): Promise<Omit<TopAccounts, "target" | "since">> {
   const span = windowFor(target.window, { billingDay: target.billingDay }, now);
   const starts = windowsBack(target, now, 30).map((w) => w.start);
-  const [byBudget, over] = await Promise.all([topAccountsNow(db, sql`b.id = ${target.id}`, now, limit), topAccountsOver(db, { budgetId: target.id, starts, limit })]);
+  const [byBudget, over] = await Promise.all([
+    topAccountsNow(db, sql`b.id = ${target.id}`, now, limit),
+    topAccountsOver(db, { budgetId: target.id, starts, limit }),
+  ]);
   const rows = byBudget.get(target.id) ?? [];
   // topAccountsNow gives what binds each (account_budget_limit) without its source; the source and plan are read here.
-  const bindings = await bindingsFor(db, target, rows.map((r) => r.account));
+  const bindings = await bindingsFor(
+    db,
+    target,
+    rows.map((r) => r.account),
+  );
   return {
     span,
-    now: rows.map((r) => ({ account: r.account, held: r.held, settled: r.settled, planKey: bindings.get(r.account)?.planKey ?? null, binding: bindings.get(r.account)?.binding ?? { value: r.value, source: "ceiling" } })),
+    now: rows.map((r) => ({
+      account: r.account,
+      held: r.held,
+      settled: r.settled,
+      planKey: bindings.get(r.account)?.planKey ?? null,
+      binding: bindings.get(r.account)?.binding ?? { value: r.value, source: "ceiling" },
+    })),
     over30: over.accounts.map((a) => ({ account: a.account, settled: a.settled, windows: a.windows })),
     // lib/budgets' read always answers exactly (it sums every row when its proof fails).
     over30Read: { read: over.read },

@@ -1,6 +1,18 @@
 import { eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { accounts, apiKeys, budgetOverrides, budgetUsage, ceilingOverrides, ceilings, planBudgetValues, planCeilingValues, plans, refusals, usage } from "@/db/schema";
+import {
+  accounts,
+  apiKeys,
+  budgetOverrides,
+  budgetUsage,
+  ceilingOverrides,
+  ceilings,
+  planBudgetValues,
+  planCeilingValues,
+  plans,
+  refusals,
+  usage,
+} from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { insertBudget, insertEndpoint, insertReservation } from "@/lib/budgets/read-fixtures";
@@ -36,7 +48,9 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
 
   /** An endpoint with one per-caller ceiling of 50 a day (bounds 0..200) and a per-account budget of $2. */
   async function world() {
-    const e = await createEndpoint(t.db, { ceilings: [{ metric: "units", scope: "caller", window: "utc_day", value: 50, defaultValue: 50, minValue: 0, maxValue: 200 }] });
+    const e = await createEndpoint(t.db, {
+      ceilings: [{ metric: "units", scope: "caller", window: "utc_day", value: 50, defaultValue: 50, minValue: 0, maxValue: 200 }],
+    });
     const ceiling = e.ceilings.find((c) => c.scope === "caller");
     if (!ceiling) throw new Error("no per-caller ceiling");
     const budget = await insertBudget(t.db, { members: [e.endpointId], scope: "account", value: 2_000_000 });
@@ -50,7 +64,15 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
     expect(view.plan).toMatchObject({ key: "default", isDefault: true, onDefault: true, setAt: null });
     expect(view.since).toEqual(daysAgo(29));
     const c = view.ceilings.find((x) => x.ceilingId === w.ceilingId);
-    expect(c).toMatchObject({ own: 50, planValue: null, override: null, binding: { value: 50, source: "ceiling" }, used: 0, remaining: 50, last30: { spend: 0, windows: 0 } });
+    expect(c).toMatchObject({
+      own: 50,
+      planValue: null,
+      override: null,
+      binding: { value: 50, source: "ceiling" },
+      used: 0,
+      remaining: 50,
+      last30: { spend: 0, windows: 0 },
+    });
     expect(c?.span).toEqual({ start: TODAY, end: TOMORROW });
     const b = view.budgets.find((x) => x.budgetId === w.budget.id);
     expect(b).toMatchObject({ own: 2_000_000, binding: { value: 2_000_000, source: "ceiling" }, used: 0, archived: false });
@@ -60,16 +82,16 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
     const w = await world();
     const pro = await plan(unique("pro"));
     await t.db.insert(planCeilingValues).values({ planId: pro, ceilingId: w.ceilingId, value: 100 });
-    await t.db.insert(accounts).values([
-      { account: "c-plan", planId: pro },
-      { account: "c-override", planId: pro },
-      { account: "c-default" },
-    ]);
+    await t.db.insert(accounts).values([{ account: "c-plan", planId: pro }, { account: "c-override", planId: pro }, { account: "c-default" }]);
     await t.db.insert(ceilingOverrides).values({ ceilingId: w.ceilingId, caller: "c-override", value: 7, reason: "support ticket" });
     const binding = async (account: string) => (await readAccount(t.db, account, NOW)).ceilings.find((c) => c.ceilingId === w.ceilingId);
 
     expect(await binding("c-plan")).toMatchObject({ planValue: 100, override: null, binding: { value: 100, source: "plan" } });
-    expect(await binding("c-override")).toMatchObject({ planValue: 100, override: { value: 7, reason: "support ticket" }, binding: { value: 7, source: "override" } });
+    expect(await binding("c-override")).toMatchObject({
+      planValue: 100,
+      override: { value: 7, reason: "support ticket" },
+      binding: { value: 7, source: "override" },
+    });
     expect(await binding("c-default")).toMatchObject({ planValue: null, binding: { value: 50, source: "ceiling" } });
     // The default plan's value binds the accounts never assigned, and those Ceilings has not seen.
     await t.db.insert(planCeilingValues).values({ planId: await defaultPlanId(), ceilingId: w.ceilingId, value: 10 });
@@ -81,7 +103,8 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
     expect(await binding("c-override")).toMatchObject({ binding: { value: 7, source: "override" } });
 
     await t.db.update(ceilings).set({ value: 0, valueBeforeKill: 50, killedAt: NOW }).where(eq(ceilings.id, w.ceilingId));
-    for (const account of ["c-plan", "c-override", "c-default"]) expect(await binding(account)).toMatchObject({ own: 0, binding: { value: 0, source: "kill" }, remaining: 0 });
+    for (const account of ["c-plan", "c-override", "c-default"])
+      expect(await binding(account)).toMatchObject({ own: 0, binding: { value: 0, source: "kill" }, remaining: 0 });
   });
 
   it("a killed sibling ceiling kills the endpoint for every account, override or not", async () => {
@@ -103,7 +126,10 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
     const w = await world();
     const pro = await plan(unique("pro"));
     await t.db.insert(planBudgetValues).values({ planId: pro, budgetId: w.budget.id, value: 5_000_000 });
-    await t.db.insert(accounts).values([{ account: "b-plan", planId: pro }, { account: "b-override", planId: pro }]);
+    await t.db.insert(accounts).values([
+      { account: "b-plan", planId: pro },
+      { account: "b-override", planId: pro },
+    ]);
     await t.db.insert(budgetOverrides).values({ budgetId: w.budget.id, caller: "b-override", value: 1_000, reason: "trial" });
     const binding = async (account: string) => (await readAccount(t.db, account, NOW)).budgets.find((b) => b.budgetId === w.budget.id);
     expect(await binding("b-plan")).toMatchObject({ planValue: 5_000_000, binding: { value: 5_000_000, source: "plan" } });
@@ -120,7 +146,11 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
     await t.db.insert(accounts).values({ account: "blocked-1", planId: pro, blockedAt: NOW, blockedBy: "ops", blockReason: "fraud" });
     await t.db.insert(ceilingOverrides).values({ ceilingId: w.ceilingId, caller: "blocked-1", value: 9, reason: "r" });
     const view = await readAccount(t.db, "blocked-1", NOW);
-    expect(view.ceilings.find((c) => c.ceilingId === w.ceilingId)).toMatchObject({ override: { value: 9 }, binding: { value: 0, source: "blocked" }, remaining: 0 });
+    expect(view.ceilings.find((c) => c.ceilingId === w.ceilingId)).toMatchObject({
+      override: { value: 9 },
+      binding: { value: 0, source: "blocked" },
+      remaining: 0,
+    });
     expect(view.budgets.find((b) => b.budgetId === w.budget.id)).toMatchObject({ planValue: 5_000_000, binding: { value: 0, source: "blocked" } });
     await t.db.update(accounts).set({ blockedAt: null, blockedBy: null, blockReason: null }).where(eq(accounts.account, "blocked-1"));
     const after = await readAccount(t.db, "blocked-1", NOW);
@@ -144,7 +174,13 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
       { budgetId: w.budget.id, scopeKey: a, windowStart: daysAgo(45), windowEnd: daysAgo(44), settled: 99_999 },
     ]);
     const view = await readAccount(t.db, a, NOW);
-    expect(view.ceilings.find((c) => c.ceilingId === w.ceilingId)).toMatchObject({ held: 3, settled: 20, used: 23, remaining: 27, last30: { spend: 28, windows: 2 } });
+    expect(view.ceilings.find((c) => c.ceilingId === w.ceilingId)).toMatchObject({
+      held: 3,
+      settled: 20,
+      used: 23,
+      remaining: 27,
+      last30: { spend: 28, windows: 2 },
+    });
     expect(view.budgets.find((b) => b.budgetId === w.budget.id)).toMatchObject({ held: 100, settled: 900, used: 1_000, last30: { spend: 5_000, windows: 2 } });
   });
 
@@ -152,11 +188,25 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
     const e = await insertEndpoint(t.db);
     const a = unique("acct_busy");
     const bucket = (i: number) => new Date(NOW.getTime() - i * 60_000);
-    await t.db.insert(refusals).values(
-      Array.from({ length: 25 }, (_, i) => ({ at: bucket(i), lastAt: bucket(i), bucket: bucket(i), endpointKey: e.key, endpointId: e.id, gate: "ceiling" as const, caller: a, amount: i + 1 })),
-    );
-    await t.db.insert(refusals).values({ at: NOW, lastAt: NOW, bucket: NOW, endpointKey: e.key, endpointId: e.id, gate: "blocked", caller: "other", amount: 1 });
-    for (let i = 0; i < 3; i += 1) await insertReservation(t.db, { endpointId: e.id, createdAt: bucket(i), state: "settled", money: 10, settledMoney: 5 + i, caller: a });
+    await t.db
+      .insert(refusals)
+      .values(
+        Array.from({ length: 25 }, (_, i) => ({
+          at: bucket(i),
+          lastAt: bucket(i),
+          bucket: bucket(i),
+          endpointKey: e.key,
+          endpointId: e.id,
+          gate: "ceiling" as const,
+          caller: a,
+          amount: i + 1,
+        })),
+      );
+    await t.db
+      .insert(refusals)
+      .values({ at: NOW, lastAt: NOW, bucket: NOW, endpointKey: e.key, endpointId: e.id, gate: "blocked", caller: "other", amount: 1 });
+    for (let i = 0; i < 3; i += 1)
+      await insertReservation(t.db, { endpointId: e.id, createdAt: bucket(i), state: "settled", money: 10, settledMoney: 5 + i, caller: a });
     await insertReservation(t.db, { endpointId: e.id, createdAt: NOW, state: "held", money: 10, caller: "other" });
     await t.db.insert(apiKeys).values([
       { name: "mobile app", prefix: "ck_aaaa", secretHash: unique("h"), account: a, endpointKeys: [e.key], createdBy: "admin@test" },
@@ -174,7 +224,17 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
 
   it("shows the assignment and the block as the accounts row holds them", async () => {
     const pro = await plan(unique("pro"));
-    await t.db.insert(accounts).values({ account: "assigned", planId: pro, planSetAt: NOW, planSetBy: "billing (api key)", blockedAt: NOW, blockedBy: "ops@test", blockReason: "card fraud" });
+    await t.db
+      .insert(accounts)
+      .values({
+        account: "assigned",
+        planId: pro,
+        planSetAt: NOW,
+        planSetBy: "billing (api key)",
+        blockedAt: NOW,
+        blockedBy: "ops@test",
+        blockReason: "card fraud",
+      });
     const view = await readAccount(t.db, "assigned", NOW);
     expect(view.registered).toBe(true);
     expect(view.plan).toMatchObject({ id: pro, isDefault: false, onDefault: false, setAt: NOW, setBy: "billing (api key)" });
@@ -191,7 +251,10 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
   describe("search by prefix", () => {
     const ids = ["srch_1", "srch_10", "srch_2", "srchX1", "srch%off", "srchabc", "srch_%", "srch\u00e9", "srch\u{10ffff}z", "srci"];
     async function seed() {
-      await t.db.insert(accounts).values(ids.map((account) => ({ account }))).onConflictDoNothing();
+      await t.db
+        .insert(accounts)
+        .values(ids.map((account) => ({ account })))
+        .onConflictDoNothing();
     }
 
     it("finds the exact id first, then the ids it prefixes, in bytewise order; none beyond the prefix", async () => {
@@ -212,7 +275,17 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
     it("matches past the ASCII range, up to the last code point, and pages with `more`", async () => {
       await seed();
       const all = await searchAccounts(t.db, "srch", 100);
-      expect(all.matches.map((m) => m.account)).toEqual(["srch%off", "srchX1", "srch_%", "srch_1", "srch_10", "srch_2", "srchabc", "srch\u00e9", "srch\u{10ffff}z"]);
+      expect(all.matches.map((m) => m.account)).toEqual([
+        "srch%off",
+        "srchX1",
+        "srch_%",
+        "srch_1",
+        "srch_10",
+        "srch_2",
+        "srchabc",
+        "srch\u00e9",
+        "srch\u{10ffff}z",
+      ]);
       const first = await searchAccounts(t.db, "srch", 3);
       expect(first.matches).toHaveLength(3);
       expect(first.more).toBe(true);
@@ -224,7 +297,9 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
       await seed();
       await t.db.execute(sql`set enable_seqscan = off`);
       try {
-        const plan = await t.db.execute(sql`explain select account from accounts where account ~>=~ ${"srch_"} and account ~<~ ${"srch`"} order by account using ~<~ limit 5`);
+        const plan = await t.db.execute(
+          sql`explain select account from accounts where account ~>=~ ${"srch_"} and account ~<~ ${"srch`"} order by account using ~<~ limit 5`,
+        );
         expect(JSON.stringify(plan)).toContain("accounts_account_prefix_idx");
       } finally {
         await t.db.execute(sql`reset enable_seqscan`);
@@ -257,10 +332,16 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
       ["top-pro", 90, 150, "plan"],
       ["top-over", 3, 3, "override"],
     ]);
-    expect(c.over30.map((r) => [r.account, r.settled])).toEqual([["top-plain", 500], ["top-pro", 90], ["top-over", 3]]);
+    expect(c.over30.map((r) => [r.account, r.settled])).toEqual([
+      ["top-plain", 500],
+      ["top-pro", 90],
+      ["top-over", 3],
+    ]);
     expect(c.over30Read).toEqual({ read: "window tops" });
     const b = await topAccounts(t.db, { target: budgetTarget, now: NOW });
-    expect(b.now.map((r) => [r.account, r.settled, r.planKey, r.binding.value, r.binding.source])).toEqual([["top-pro", 700, expect.stringMatching(/^pro/), 9_000_000, "plan"]]);
+    expect(b.now.map((r) => [r.account, r.settled, r.planKey, r.binding.value, r.binding.source])).toEqual([
+      ["top-pro", 700, expect.stringMatching(/^pro/), 9_000_000, "plan"],
+    ]);
     expect(b.over30).toEqual([{ account: "top-pro", settled: 700, windows: 1 }]);
   });
 });
@@ -273,18 +354,26 @@ describe.skipIf(skipWithoutDatabase())("a ceiling's top accounts over 30 days", 
     const first = starts[0] ?? TODAY;
     const last = starts.at(-1) ?? TODAY;
     const rows = await t.db.execute(ceilingTopOverQuery(ceilingId, first, last, limit));
-    return (rows as unknown as { scope_key: string; settled: string | number; windows: string | number }[]).map((r) => ({ account: r.scope_key, settled: Number(r.settled), windows: Number(r.windows) }));
+    return (rows as unknown as { scope_key: string; settled: string | number; windows: string | number }[]).map((r) => ({
+      account: r.scope_key,
+      settled: Number(r.settled),
+      windows: Number(r.windows),
+    }));
   }
 
   it.each([
     ["a few heavy accounts among 60", "window tops", 60, (a: number, d: number) => (a < 12 ? 100_000 + a * 1000 + d : ((a * 7919 + d * 104_729) % 997) + 1)],
     ["units spread thin over 200 accounts", "every row", 200, (a: number, d: number) => ((a * 31 + d * 17) % 50) + 1],
   ] as const)("%s: read from the %s, the same answer as summing every row", async (_what, read, accounts, settled) => {
-    const e = await createEndpoint(t.db, { ceilings: [{ metric: "units", scope: "caller", window: "utc_day", value: 50, defaultValue: 50, minValue: 0, maxValue: 2_000_000 }] });
+    const e = await createEndpoint(t.db, {
+      ceilings: [{ metric: "units", scope: "caller", window: "utc_day", value: 50, defaultValue: 50, minValue: 0, maxValue: 2_000_000 }],
+    });
     const ceiling = e.ceilings.find((c) => c.scope === "caller");
     if (!ceiling) throw new Error("no per-caller ceiling");
     const rows = [];
-    for (let d = 0; d < 30; d += 1) for (let a = 0; a < accounts; a += 1) rows.push({ ceilingId: ceiling.id, scopeKey: `over-${a}`, windowStart: daysAgo(d), windowEnd: daysAgo(d - 1), settled: settled(a, d) });
+    for (let d = 0; d < 30; d += 1)
+      for (let a = 0; a < accounts; a += 1)
+        rows.push({ ceilingId: ceiling.id, scopeKey: `over-${a}`, windowStart: daysAgo(d), windowEnd: daysAgo(d - 1), settled: settled(a, d) });
     await t.db.insert(usage).values(rows);
     const starts = Array.from({ length: 30 }, (_, i) => daysAgo(29 - i));
     const exact = await everyRow(ceiling.id, starts, 10);

@@ -16,7 +16,18 @@ import { parseAccountQuery } from "./read-search";
 export { AccountReadError, estimateAccounts, parseAccountQuery, prefixRange, searchAccounts, type AccountMatch, type AccountSearch } from "./read-search";
 export { bindingSourceLabel, thirtyDaysFrom, type Binding } from "./read-binding";
 export type { BudgetBinding, CeilingBinding } from "./read-bindings";
-export { listPlanOptions, listTopTargets, topAccounts, topTargetParam, type OverRead, type PlanOption, type TopAccountNow, type TopAccountOver, type TopAccounts, type TopTarget } from "./read-top";
+export {
+  listPlanOptions,
+  listTopTargets,
+  topAccounts,
+  topTargetParam,
+  type OverRead,
+  type PlanOption,
+  type TopAccountNow,
+  type TopAccountOver,
+  type TopAccounts,
+  type TopTarget,
+} from "./read-top";
 
 /** Refusals and reservations listed on the account page, newest first. */
 export const ACCOUNT_LATEST = 20;
@@ -194,7 +205,15 @@ export async function readAccount(db: Db, account: string, now: Date): Promise<A
   ]);
   const plan =
     row.plan_id !== null && row.plan_key !== null && row.plan_name !== null
-      ? { id: row.plan_id, key: row.plan_key, name: row.plan_name, isDefault: row.is_default ?? false, onDefault: row.on_default, setAt: row.plan_set_at, setBy: row.plan_set_by }
+      ? {
+          id: row.plan_id,
+          key: row.plan_key,
+          name: row.plan_name,
+          isDefault: row.is_default ?? false,
+          onDefault: row.on_default,
+          setAt: row.plan_set_at,
+          setBy: row.plan_set_by,
+        }
       : null;
   return {
     account: id,

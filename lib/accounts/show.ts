@@ -71,7 +71,9 @@ export async function getAccount(db: Db, account: string, onlyEndpoints?: readon
       and(
         eq(budgets.scope, "account"),
         isNull(budgets.archivedAt),
-        keys ? sql`exists (select 1 from budget_members m join endpoints x on x.id = m.endpoint_id where m.budget_id = ${budgets.id} and x.key = any(${keys}))` : undefined,
+        keys
+          ? sql`exists (select 1 from budget_members m join endpoints x on x.id = m.endpoint_id where m.budget_id = ${budgets.id} and x.key = any(${keys}))`
+          : undefined,
       ),
     )
     .orderBy(sql`${budgets.key}`);
@@ -85,7 +87,14 @@ export async function getAccount(db: Db, account: string, onlyEndpoints?: readon
     planSetBy: row?.planSetBy ?? null,
     blocked: row?.blockedAt ? { at: row.blockedAt, by: row.blockedBy, reason: row.blockReason } : null,
     firstSeenAt: row?.firstSeenAt ?? null,
-    ceilings: ceilingRows.map((c) => ({ ceilingId: c.ceilingId, endpoint: c.endpoint, metric: c.metric, window: c.window, value: Number(c.value), source: c.source })),
+    ceilings: ceilingRows.map((c) => ({
+      ceilingId: c.ceilingId,
+      endpoint: c.endpoint,
+      metric: c.metric,
+      window: c.window,
+      value: Number(c.value),
+      source: c.source,
+    })),
     budgets: budgetRows.map((b) => ({ budget: b.key, currency: b.currency, window: b.window, value: Number(b.value), source: b.source })),
   };
 }

@@ -40,7 +40,9 @@ describe.skipIf(skipWithoutDatabase())("an account ranking over 30 days from the
   const t = useTestDatabase("accounts_top_over");
 
   async function callerCeiling() {
-    const ep = await createEndpoint(t.db, { ceilings: [{ metric: "units", scope: "caller", window: "utc_day", value: 1_000_000, maxValue: 1_000_000, defaultValue: 1_000_000 }] });
+    const ep = await createEndpoint(t.db, {
+      ceilings: [{ metric: "units", scope: "caller", window: "utc_day", value: 1_000_000, maxValue: 1_000_000, defaultValue: 1_000_000 }],
+    });
     await t.ownerDb.update(endpoints).set({ perCallMax: 100 }).where(eq(endpoints.id, ep.endpointId));
     return { endpointId: ep.endpointId, ceilingId: (ep.ceilings[0] as { id: number }).id };
   }
@@ -75,7 +77,9 @@ describe.skipIf(skipWithoutDatabase())("an account ranking over 30 days from the
       {
         // Spread thin over 4,000 accounts, 1,200 a day (31 days: the first is outside the 30).
         name: "spread thin",
-        counters: Array.from({ length: 31 }, (_, day) => [...new Set(Array.from({ length: 1200 }, () => next(4000)))].map((a) => ({ account: `acct-${a}`, day, settled: next(1000) }))).flat(),
+        counters: Array.from({ length: 31 }, (_, day) =>
+          [...new Set(Array.from({ length: 1200 }, () => next(4000)))].map((a) => ({ account: `acct-${a}`, day, settled: next(1000) })),
+        ).flat(),
         proves: true,
       },
       {
@@ -144,7 +148,9 @@ describe.skipIf(skipWithoutDatabase())("an account ranking over 30 days from the
   it("stops the range at a held reservation's window, and a late overrun in the range deletes it until the next build", async () => {
     const now = new Date();
     const { endpointId, ceilingId } = await callerCeiling();
-    const counters = Array.from({ length: 10 }, (_, day) => Array.from({ length: 30 }, (_, a) => ({ account: `acct-${a}`, day, settled: a * 10 + day }))).flat();
+    const counters = Array.from({ length: 10 }, (_, day) =>
+      Array.from({ length: 30 }, (_, a) => ({ account: `acct-${a}`, day, settled: a * 10 + day })),
+    ).flat();
     await writeCounters(ceilingId, now, counters);
     const reservation = (ago: number, state: "held" | "expired", account: string) => sql`
       insert into reservations (endpoint_id, caller, amount, money, state, charges, created_at, expires_at)
@@ -153,7 +159,9 @@ describe.skipIf(skipWithoutDatabase())("an account ranking over 30 days from the
               ${new Date(dayStart(now, ago).getTime() + 3_600_000).toISOString()}::timestamptz, now() + interval '1 hour')
       returning id`;
     const [held] = resultRows<{ id: string }>(await t.ownerDb.execute(reservation(4, "held", "acct-0")));
-    await t.ownerDb.execute(sql`update usage set held = held + 5 where ceiling_id = ${ceilingId} and scope_key = 'acct-0' and window_start = ${dayStart(now, 4).toISOString()}::timestamptz`);
+    await t.ownerDb.execute(
+      sql`update usage set held = held + 5 where ceiling_id = ${ceilingId} and scope_key = 'acct-0' and window_start = ${dayStart(now, 4).toISOString()}::timestamptz`,
+    );
     await buildCallerTotals(t.db, now, { ceilingIds: [ceilingId] });
     const range = async () => (await t.db.select().from(callerTotalsState).where(eq(callerTotalsState.ceilingId, ceilingId)))[0];
     expect((await range())?.throughStart.getTime()).toBe(dayStart(now, 4).getTime());
@@ -168,7 +176,9 @@ describe.skipIf(skipWithoutDatabase())("an account ranking over 30 days from the
     // An expired reservation 3 days ago, settled late at 95 on an account at the bottom: the overrun
     // (90 more) moves a window the totals hold, so they are set aside, and the ranking still holds it.
     const [expired] = resultRows<{ id: string }>(await t.ownerDb.execute(reservation(3, "expired", "acct-1")));
-    await t.ownerDb.execute(sql`update usage set settled = settled + 5 where ceiling_id = ${ceilingId} and scope_key = 'acct-1' and window_start = ${dayStart(now, 3).toISOString()}::timestamptz`);
+    await t.ownerDb.execute(
+      sql`update usage set settled = settled + 5 where ceiling_id = ${ceilingId} and scope_key = 'acct-1' and window_start = ${dayStart(now, 3).toISOString()}::timestamptz`,
+    );
     await buildCallerTotals(t.db, now, { ceilingIds: [ceilingId] });
     const answer = await t.db.execute(sql`select ceilings.settle(${expired?.id}::uuid, 95) as a`);
     expect(resultRows<{ a: { status: string; charged: number } }>(answer)[0]?.a).toMatchObject({ status: "already_resolved", charged: 90 });
@@ -185,7 +195,9 @@ describe.skipIf(skipWithoutDatabase())("an account ranking over 30 days from the
     const now = new Date();
     const { endpointId, ceilingId } = await callerCeiling();
     // Enough counters that the build takes a moment: 2,000 accounts over 20 days.
-    const counters = Array.from({ length: 20 }, (_, day) => Array.from({ length: 2000 }, (_, a) => ({ account: `acct-${a}`, day: day + 1, settled: 1 }))).flat();
+    const counters = Array.from({ length: 20 }, (_, day) =>
+      Array.from({ length: 2000 }, (_, a) => ({ account: `acct-${a}`, day: day + 1, settled: 1 })),
+    ).flat();
     await writeCounters(ceilingId, now, counters);
     const ids = resultRows<{ id: string }>(
       await t.ownerDb.execute(sql`

@@ -30,7 +30,16 @@ describe.skipIf(skipWithoutDatabase())("a budget's kill, restore and large adjus
   it("a kill and its restore alert once each, with every worker racing, to the inbox and every destination", async () => {
     await t.db.insert(alertDestinations).values([
       { name: "hook", kind: "webhook", target: "https://hooks.example.com/a", createdBy: "test" },
-      { name: "mail", kind: "email", target: "ops@example.com", createdBy: "test", smtpHost: "smtp.example.com", smtpPort: 587, smtpTls: "starttls", emailFrom: "c@example.com" },
+      {
+        name: "mail",
+        kind: "email",
+        target: "ops@example.com",
+        createdBy: "test",
+        smtpHost: "smtp.example.com",
+        smtpPort: 587,
+        smtpTls: "starttls",
+        emailFrom: "c@example.com",
+      },
     ]);
     const a = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1000 }] });
     const b = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1000 }] });
@@ -41,7 +50,9 @@ describe.skipIf(skipWithoutDatabase())("a budget's kill, restore and large adjus
     expect(await fireBudgetKillRestoreAlerts(t.db)).toBe(0);
     const [kill] = await alertsOfBudget(budget.id);
     expect(kill?.kind).toBe("budget_kill");
-    expect(kill?.message).toBe(`budget ${budget.key} was killed by ops@example.com: every call on its 2 member(s) is refused (${[a.key, b.key].sort().join(", ")}) (bill spike)`);
+    expect(kill?.message).toBe(
+      `budget ${budget.key} was killed by ops@example.com: every call on its 2 member(s) is refused (${[a.key, b.key].sort().join(", ")}) (bill spike)`,
+    );
     expect(kill?.details).toMatchObject({ budget: budget.key, budgetId: budget.id, members: [a.key, b.key].sort() });
 
     await restoreBudget(t.db, { key: budget.key, actor });
@@ -67,7 +78,12 @@ describe.skipIf(skipWithoutDatabase())("a budget's kill, restore and large adjus
     const deliveries = await t.db
       .select({ alertId: alertDeliveries.alertId, n: sql<number>`count(*)`.mapWith(Number) })
       .from(alertDeliveries)
-      .where(inArray(alertDeliveries.alertId, all.map((x) => x.id)))
+      .where(
+        inArray(
+          alertDeliveries.alertId,
+          all.map((x) => x.id),
+        ),
+      )
       .groupBy(alertDeliveries.alertId);
     expect(deliveries.map((d) => d.n)).toEqual([2, 2, 2]);
   });
@@ -78,7 +94,15 @@ describe.skipIf(skipWithoutDatabase())("a budget's kill, restore and large adjus
     await t.db.update(budgets).set({ maxValue: 1_000_000_000 }).where(eq(budgets.id, budget.id));
     const adjust = async (input: string) =>
       // The raises stand for approved ones (change control); the rule reads the budget.adjust events.
-      adjustBudget(t.db, { key: budget.key, input, confirm: input, expectedVersion: await version(budget.id), actor, reason: "test", changeControl: setupControl("test") });
+      adjustBudget(t.db, {
+        key: budget.key,
+        input,
+        confirm: input,
+        expectedVersion: await version(budget.id),
+        actor,
+        reason: "test",
+        changeControl: setupControl("test"),
+      });
 
     await adjust("40"); // 4x
     expect(await race(() => fireBudgetAdjustmentAlerts(t.db, 5))).toBe(0);
@@ -88,8 +112,14 @@ describe.skipIf(skipWithoutDatabase())("a budget's kill, restore and large adjus
     await restoreBudget(t.db, { key: budget.key, actor });
     expect(await race(() => fireBudgetAdjustmentAlerts(t.db, 5))).toBe(2);
     expect(await fireBudgetAdjustmentAlerts(t.db, 5)).toBe(0);
-    const fired = (await alertsOfBudget(budget.id)).filter((x) => x.kind === "budget_adjustment").map((x) => x.message).sort();
-    expect(fired).toEqual([`budget ${budget.key} lowered from $200.00 to $20.00 by ops@example.com (test)`, `budget ${budget.key} raised from $40.00 to $200.00 by ops@example.com (test)`]);
+    const fired = (await alertsOfBudget(budget.id))
+      .filter((x) => x.kind === "budget_adjustment")
+      .map((x) => x.message)
+      .sort();
+    expect(fired).toEqual([
+      `budget ${budget.key} lowered from $200.00 to $20.00 by ops@example.com (test)`,
+      `budget ${budget.key} raised from $40.00 to $200.00 by ops@example.com (test)`,
+    ]);
   });
 
   it("the worker's loop runs the budget rules: all of it at once from several workers fires each alert once", async () => {

@@ -27,7 +27,10 @@ async function fire(db: TestDatabase["db"], message = "test alert"): Promise<num
 async function drain(db: TestDatabase["db"], s: DeliverySettings, rounds = 40): Promise<void> {
   for (let i = 0; i < rounds; i++) {
     await deliverDueAlerts(db, s);
-    const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(alertDeliveries).where(eq(alertDeliveries.state, "pending"));
+    const [row] = await db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(alertDeliveries)
+      .where(eq(alertDeliveries.state, "pending"));
     if ((row?.n ?? 0) === 0) return;
     await new Promise((r) => setTimeout(r, 15));
   }
@@ -78,7 +81,15 @@ describe.skipIf(skipWithoutDatabase())("alert delivery through the outbox to a r
       });
       expect(ok).toBe(true);
       // A changed body, or the right body signed with another secret, does not verify.
-      expect(verifySignature({ secret: SECRET, timestamp: header(TIMESTAMP_HEADER), signature: header(SIGNATURE_HEADER), body: `${got.body} `, nowSeconds: Math.floor(Date.now() / 1000) })).toBe(false);
+      expect(
+        verifySignature({
+          secret: SECRET,
+          timestamp: header(TIMESTAMP_HEADER),
+          signature: header(SIGNATURE_HEADER),
+          body: `${got.body} `,
+          nowSeconds: Math.floor(Date.now() / 1000),
+        }),
+      ).toBe(false);
       expect(JSON.parse(got.body)).toMatchObject({ id: alertId, kind: "threshold", message: "email.subscribe reached 80%" });
     } finally {
       await receiver.close();
@@ -124,7 +135,10 @@ describe.skipIf(skipWithoutDatabase())("alert delivery through the outbox to a r
       expect(pending).toMatchObject({ state: "pending", attempts: 0 });
       // A worker dies after claiming it (its lease is in the future) and before sending: the next
       // worker takes it over when the lease runs out.
-      await t.db.update(alertDeliveries).set({ attempts: 1, nextAttemptAt: sql`now() + interval '300 ms'` }).where(eq(alertDeliveries.alertId, alertId));
+      await t.db
+        .update(alertDeliveries)
+        .set({ attempts: 1, nextAttemptAt: sql`now() + interval '300 ms'` })
+        .where(eq(alertDeliveries.alertId, alertId));
       const fresh = openPostgres(t.url, { max: 2 });
       try {
         await deliverDueAlerts(fresh.db, fast);

@@ -77,7 +77,10 @@ async function send(url: string, body: string, headers: Record<string, string>, 
 async function recordOutcome(db: Db, c: Claimed, error: string | null, s: DeliverySettings): Promise<keyof DeliveryRunResult> {
   const key = and(eq(alertDeliveries.alertId, c.alertId), eq(alertDeliveries.destinationId, c.destinationId), eq(alertDeliveries.state, "pending"));
   if (error === null) {
-    await db.update(alertDeliveries).set({ state: "delivered", deliveredAt: sql`now()`, lastError: null }).where(key);
+    await db
+      .update(alertDeliveries)
+      .set({ state: "delivered", deliveredAt: sql`now()`, lastError: null })
+      .where(key);
     return "delivered";
   }
   if (c.attempts >= s.maxAttempts) {

@@ -44,11 +44,25 @@ export const EmailDestinationInput = z.object({
     .trim()
     .min(1, "at least one recipient is required")
     .max(2000)
-    .transform((v) => v.split(",").map((a) => a.trim()).filter((a) => a !== ""))
+    .transform((v) =>
+      v
+        .split(",")
+        .map((a) => a.trim())
+        .filter((a) => a !== ""),
+    )
     .pipe(z.array(Address).min(1, "at least one recipient is required").max(20, "at most 20 recipients"))
     .transform((list) => list.join(", ")),
-  smtpHost: z.string().trim().min(1, "the SMTP host is required").max(253).regex(/^[A-Za-z0-9.-]+$|^\[[0-9a-fA-F:.]+\]$/, "the SMTP host must be a host name or an IP address"),
-  smtpPort: z.coerce.number({ error: "the SMTP port must be a number" }).int("the SMTP port must be a whole number").min(1, "the SMTP port must be 1-65535").max(65_535, "the SMTP port must be 1-65535"),
+  smtpHost: z
+    .string()
+    .trim()
+    .min(1, "the SMTP host is required")
+    .max(253)
+    .regex(/^[A-Za-z0-9.-]+$|^\[[0-9a-fA-F:.]+\]$/, "the SMTP host must be a host name or an IP address"),
+  smtpPort: z.coerce
+    .number({ error: "the SMTP port must be a number" })
+    .int("the SMTP port must be a whole number")
+    .min(1, "the SMTP port must be 1-65535")
+    .max(65_535, "the SMTP port must be 1-65535"),
   smtpTls: z.enum(["tls", "starttls", "none"], { error: "TLS must be tls, starttls or none" }),
   smtpUsername: z.string().trim().max(200).optional(),
   // The password itself is never stored: only the name of the worker's environment variable holding it.
@@ -120,7 +134,10 @@ async function insertDestination(
   details: Record<string, unknown>,
 ): Promise<AlertDestination> {
   return db.transaction(async (tx) => {
-    const [row] = await tx.insert(alertDestinations).values({ ...values, createdBy: actorName(actor) }).returning();
+    const [row] = await tx
+      .insert(alertDestinations)
+      .values({ ...values, createdBy: actorName(actor) })
+      .returning();
     if (!row) throw new Error("destination insert returned nothing");
     await recordDestination(tx, actor, "alert_destination.create", row, details);
     return row;
@@ -129,7 +146,12 @@ async function insertDestination(
 
 /** One event about a destination, named by its id, with its name and kind. */
 function recordDestination(tx: Db, actor: AuditActor, action: string, row: AlertDestination, details: Record<string, unknown> = {}): Promise<void> {
-  return recordAudit(tx, { ...auditActorFields(actor), action, target: `alert_destination:${row.id}`, details: { name: row.name, kind: row.kind, ...details } });
+  return recordAudit(tx, {
+    ...auditActorFields(actor),
+    action,
+    target: `alert_destination:${row.id}`,
+    details: { name: row.name, kind: row.kind, ...details },
+  });
 }
 
 export async function setDestinationEnabled(db: Db, p: { id: number; enabled: boolean; actor: AuditActor }): Promise<AlertDestination> {

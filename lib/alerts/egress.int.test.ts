@@ -13,7 +13,24 @@ const admin = { type: "staff", email: "admin@test.local" } as const;
 
 describe("isForbiddenAddress", () => {
   it("refuses loopback, link-local, private, metadata and mapped forms of them", () => {
-    for (const a of ["127.0.0.1", "127.9.9.9", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "::1", "::", "fe80::1", "fd00:ec2::254", "::ffff:127.0.0.1", "::ffff:10.0.0.1", "not-an-ip"]) {
+    for (const a of [
+      "127.0.0.1",
+      "127.9.9.9",
+      "10.1.2.3",
+      "172.16.0.1",
+      "172.31.255.255",
+      "192.168.1.1",
+      "169.254.169.254",
+      "100.64.0.1",
+      "0.0.0.0",
+      "::1",
+      "::",
+      "fe80::1",
+      "fd00:ec2::254",
+      "::ffff:127.0.0.1",
+      "::ffff:10.0.0.1",
+      "not-an-ip",
+    ]) {
       expect(isForbiddenAddress(a), a).toBe(true);
     }
     for (const a of ["93.184.216.34", "8.8.8.8", "172.32.0.1", "2606:4700::1111"]) expect(isForbiddenAddress(a), a).toBe(false);
@@ -22,7 +39,7 @@ describe("isForbiddenAddress", () => {
   it("keeps only a short printable excerpt of a response, personal data masked", () => {
     const excerpt = sanitiseExcerpt(`{"secret":"x"}\u0000\n\r${"A".repeat(5000)} jane@example.com`);
     expect(excerpt.length).toBeLessThanOrEqual(MAX_EXCERPT + 1);
-    expect([...excerpt].every((c) => c >= " " && c <= "~" || c === "…")).toBe(true);
+    expect([...excerpt].every((c) => (c >= " " && c <= "~") || c === "…")).toBe(true);
     expect(sanitiseExcerpt("error for jane@example.com")).toBe("error for j***@e***.com");
   });
 });

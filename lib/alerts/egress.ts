@@ -92,7 +92,9 @@ export async function resolveChecked(host: string, policy: EgressPolicy, opts: {
     addresses = await (policy.resolve ?? systemResolve)(host);
   } catch (error) {
     if (!opts.refuseUnresolved) throw error;
-    throw new EgressRefused(`${host} could not be resolved (${error instanceof Error ? ((error as { code?: unknown }).code ?? error.message) : String(error)}), so it is not reached`);
+    throw new EgressRefused(
+      `${host} could not be resolved (${error instanceof Error ? ((error as { code?: unknown }).code ?? error.message) : String(error)}), so it is not reached`,
+    );
   }
   if (addresses.length === 0) throw new EgressRefused(`${host} does not resolve`);
   const bad = addresses.find(isForbiddenAddress);
@@ -142,7 +144,10 @@ export const MAX_EXCERPT = 120;
 
 /** A response body cut to a short single line of printable text, personal data masked. */
 export function sanitiseExcerpt(body: string): string {
-  const printable = body.replace(/[^\x20-\x7E]+/g, " ").replace(/\s+/g, " ").trim();
+  const printable = body
+    .replace(/[^\x20-\x7E]+/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
   const cut = printable.length > MAX_EXCERPT ? `${printable.slice(0, MAX_EXCERPT)}…` : printable;
   return redact(cut);
 }
@@ -153,7 +158,12 @@ export type PostResult = { status: number; excerpt: string };
  * POSTs to a destination, refusing at connect time any address the checks above refuse, and
  * reads at most a few KB of the answer. Redirects are not followed.
  */
-export function postChecked(target: string, body: string, headers: Record<string, string>, opts: { policy: EgressPolicy; timeoutMs: number }): Promise<PostResult> {
+export function postChecked(
+  target: string,
+  body: string,
+  headers: Record<string, string>,
+  opts: { policy: EgressPolicy; timeoutMs: number },
+): Promise<PostResult> {
   const url = new URL(target);
   let lookup: LookupFunction;
   try {
@@ -162,7 +172,12 @@ export function postChecked(target: string, body: string, headers: Record<string
     return Promise.reject(error instanceof Error ? error : new Error(String(error)));
   }
   const send = url.protocol === "https:" ? httpsRequest : httpRequest;
-  const options: RequestOptions = { method: "POST", headers: { ...headers, "content-length": String(Buffer.byteLength(body)) }, lookup, timeout: opts.timeoutMs };
+  const options: RequestOptions = {
+    method: "POST",
+    headers: { ...headers, "content-length": String(Buffer.byteLength(body)) },
+    lookup,
+    timeout: opts.timeoutMs,
+  };
   return new Promise((resolve, reject) => {
     const req = send(url, options, (res) => {
       const chunks: Buffer[] = [];
@@ -182,5 +197,10 @@ export function postChecked(target: string, body: string, headers: Record<string
 
 /** The egress policy of this server: ALERT_WEBHOOK_ALLOW_HOSTS, comma-separated. */
 export function egressPolicyFrom(allowHosts: string | undefined): EgressPolicy {
-  return { allowHosts: (allowHosts ?? "").split(",").map((h) => h.trim().toLowerCase()).filter((h) => h.length > 0) };
+  return {
+    allowHosts: (allowHosts ?? "")
+      .split(",")
+      .map((h) => h.trim().toLowerCase())
+      .filter((h) => h.length > 0),
+  };
 }

@@ -76,7 +76,9 @@ describe.skipIf(skipWithoutDatabase())("e-mail alerts through a real SMTP server
     const key = `email:${Date.now()}:${Math.random()}`;
     const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 100 }] });
     const windowStart = new Date(new Date().toISOString().slice(0, 10));
-    expect(await fireAlert(t.db, { kind: "threshold", dedupeKey: key, endpointId: e.endpointId, ceilingId: e.ceilingIds[0], windowStart, message, details: {} })).toBe(true);
+    expect(
+      await fireAlert(t.db, { kind: "threshold", dedupeKey: key, endpointId: e.endpointId, ceilingId: e.ceilingIds[0], windowStart, message, details: {} }),
+    ).toBe(true);
     const [row] = await t.db.select({ id: alerts.id }).from(alerts).where(eq(alerts.dedupeKey, key));
     if (!row) throw new Error("alert not stored");
     return row.id;
@@ -110,7 +112,10 @@ describe.skipIf(skipWithoutDatabase())("e-mail alerts through a real SMTP server
       expect(await delivery(alertId)).toMatchObject({ state: "pending", attempts: 1, lastError: expect.stringContaining("mailbox busy") });
       expect(smtp.received).toHaveLength(0);
 
-      await t.db.update(alertDeliveries).set({ nextAttemptAt: sql`now()` }).where(eq(alertDeliveries.alertId, alertId));
+      await t.db
+        .update(alertDeliveries)
+        .set({ nextAttemptAt: sql`now()` })
+        .where(eq(alertDeliveries.alertId, alertId));
       expect(await deliverDueAlerts(t.db, s)).toMatchObject({ delivered: 1 });
       expect(await delivery(alertId)).toMatchObject({ state: "delivered", attempts: 2, lastError: null });
       expect(smtp.received).toHaveLength(1);
@@ -155,7 +160,16 @@ describe.skipIf(skipWithoutDatabase())("e-mail alerts through a real SMTP server
 describe("e-mail message and secret references", () => {
   it("links to the window's chart and refusals, and escapes HTML", () => {
     const m = emailMessage(
-      { id: 7, kind: "threshold", message: "a <b> reached 100%", endpointKey: "llm.chat", ceilingId: 1, windowStart: new Date("2026-12-01T00:00:00Z"), createdAt: new Date("2026-12-01T09:00:00Z"), details: {} },
+      {
+        id: 7,
+        kind: "threshold",
+        message: "a <b> reached 100%",
+        endpointKey: "llm.chat",
+        ceilingId: 1,
+        windowStart: new Date("2026-12-01T00:00:00Z"),
+        createdAt: new Date("2026-12-01T09:00:00Z"),
+        details: {},
+      },
       "https://c.example",
     );
     expect(m.subject).toBe("[Ceilings] Threshold crossed: llm.chat");

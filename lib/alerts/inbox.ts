@@ -86,7 +86,14 @@ export async function listInbox(db: Db, filters: InboxFilters): Promise<InboxPag
       endpointKey: endpointKey ?? null,
       budgetKey: budgetKey ?? null,
       // An alert about a budget and no endpoint links to the budget's page.
-      links: alertLinks({ endpointKey: endpointKey ?? null, budgetKey: endpointKey ? null : (budgetKey ?? null), windowStart: alert.windowStart, createdAt: alert.createdAt, details: alert.details, kind: alert.kind }),
+      links: alertLinks({
+        endpointKey: endpointKey ?? null,
+        budgetKey: endpointKey ? null : (budgetKey ?? null),
+        windowStart: alert.windowStart,
+        createdAt: alert.createdAt,
+        details: alert.details,
+        kind: alert.kind,
+      }),
       deliveries: byAlert.get(alert.id) ?? [],
     })),
     unacknowledged: counts?.open ?? 0,

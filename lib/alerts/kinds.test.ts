@@ -20,7 +20,12 @@ describe("alert links", () => {
   });
 
   it("use the span a rule counted over, else the hour before the alert", () => {
-    const ruled = alertLinks({ endpointKey: "sms.reset", windowStart: null, createdAt: new Date("2025-03-04T15:00:00Z"), details: { from: "2025-03-04T14:55:00Z", to: "2025-03-04T15:00:00Z" } });
+    const ruled = alertLinks({
+      endpointKey: "sms.reset",
+      windowStart: null,
+      createdAt: new Date("2025-03-04T15:00:00Z"),
+      details: { from: "2025-03-04T14:55:00Z", to: "2025-03-04T15:00:00Z" },
+    });
     expect(new URL(ruled?.refusals ?? "", "http://x").searchParams.get("from")).toBe("2025-03-04T14:55:00.000Z");
     const plain = alertLinks({ endpointKey: "sms.reset", windowStart: null, createdAt: new Date("2025-03-04T15:00:00Z"), details: null });
     expect(new URL(plain?.refusals ?? "", "http://x").searchParams.get("from")).toBe("2025-03-04T14:00:00.000Z");
@@ -29,7 +34,13 @@ describe("alert links", () => {
   it("are absent for alerts about no endpoint (a silent worker)", () => {
     expect(alertLinks({ endpointKey: null, windowStart: null, createdAt: new Date(), details: null })).toBeNull();
     // A reconciliation alert opens the endpoint's billed-beside-charged chart, on the provider's day.
-    const recon = alertLinks({ kind: "reconciliation", endpointKey: "llm.chat", windowStart: null, createdAt: new Date("2025-03-05T09:00:00Z"), details: { from: "2025-03-04T05:00:00Z", to: "2025-03-05T05:00:00Z" } });
+    const recon = alertLinks({
+      kind: "reconciliation",
+      endpointKey: "llm.chat",
+      windowStart: null,
+      createdAt: new Date("2025-03-05T09:00:00Z"),
+      details: { from: "2025-03-04T05:00:00Z", to: "2025-03-05T05:00:00Z" },
+    });
     expect(recon?.chart).toBe("/endpoints/llm.chat#reconciliation");
     expect(recon?.refusals).toContain(encodeURIComponent("2025-03-04T05:00:00.000Z"));
   });
@@ -60,7 +71,18 @@ describe("alert kinds", () => {
 
   it("name every kind the SQL functions and the rules fire, each with a label and a filter entry", () => {
     const fired = firedKinds();
-    for (const kind of ["threshold", "budget_threshold", "overrun", "expiry", "kill", "restore", "budget_kill", "budget_restore", "budget_adjustment", "worker_silent"]) {
+    for (const kind of [
+      "threshold",
+      "budget_threshold",
+      "overrun",
+      "expiry",
+      "kill",
+      "restore",
+      "budget_kill",
+      "budget_restore",
+      "budget_adjustment",
+      "worker_silent",
+    ]) {
       expect(fired, `the scan finds ${kind}`).toContain(kind);
     }
     for (const kind of fired) {
@@ -80,18 +102,41 @@ describe("alert kinds", () => {
 
 describe("budget alert links", () => {
   it("point to the budget's page, its spend chart and its refusals", () => {
-    const links = alertLinks({ kind: "budget_kill", endpointKey: null, windowStart: null, createdAt: new Date(), details: { budget: "llm-daily", budgetId: 3 } });
+    const links = alertLinks({
+      kind: "budget_kill",
+      endpointKey: null,
+      windowStart: null,
+      createdAt: new Date(),
+      details: { budget: "llm-daily", budgetId: 3 },
+    });
     expect(links).toEqual({ chart: "/budgets/llm-daily#spend", refusals: "/budgets/llm-daily#refusals" });
-    const threshold = alertLinks({ kind: "budget_threshold", endpointKey: null, windowStart: new Date(), createdAt: new Date(), details: { budget: "llm-daily" } });
+    const threshold = alertLinks({
+      kind: "budget_threshold",
+      endpointKey: null,
+      windowStart: new Date(),
+      createdAt: new Date(),
+      details: { budget: "llm-daily" },
+    });
     expect(threshold?.chart).toBe("/budgets/llm-daily#spend");
     // Another kind's details may name a budget; its links stay the endpoint's.
-    expect(alertLinks({ kind: "change_request", endpointKey: "sms.reset", windowStart: null, createdAt: new Date(), details: { budget: "x" } })?.chart).toBe("/endpoints/sms.reset#spend");
+    expect(alertLinks({ kind: "change_request", endpointKey: "sms.reset", windowStart: null, createdAt: new Date(), details: { budget: "x" } })?.chart).toBe(
+      "/endpoints/sms.reset#spend",
+    );
   });
 });
 
 describe("unmapped money alert links", () => {
   it("open the source's unmapped items, in the inbox, Slack, a webhook and an email; nothing without a source", async () => {
-    const alert = { id: 9, kind: "reconciliation_unmapped", message: "OpenAI billed $500.00 on items no rule maps", endpointKey: null, ceilingId: null, windowStart: null, createdAt: new Date("2026-11-02T06:00:00Z"), details: { sourceId: 3 } };
+    const alert = {
+      id: 9,
+      kind: "reconciliation_unmapped",
+      message: "OpenAI billed $500.00 on items no rule maps",
+      endpointKey: null,
+      ceilingId: null,
+      windowStart: null,
+      createdAt: new Date("2026-11-02T06:00:00Z"),
+      details: { sourceId: 3 },
+    };
     expect(alertLinks(alert)).toEqual({ mapIt: "/reconciliation/sources/3#unmapped" });
     expect(alertLinks({ ...alert, details: { sourceId: "3" } })).toBeNull();
     const { absoluteLinks, slackBody, webhookBody } = await import("./payload");

@@ -81,7 +81,6 @@ export type AlertLinkInput = {
  */
 export type AlertLinks = { chart: string; refusals: string; mapIt?: undefined } | { mapIt: string; chart?: undefined; refusals?: undefined } | null;
 
-
 function dateFrom(value: unknown): Date | null {
   if (typeof value !== "string") return null;
   const d = new Date(value);

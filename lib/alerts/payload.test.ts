@@ -15,14 +15,20 @@ const alert: OutgoingAlert = {
 
 describe("webhook signature", () => {
   it("is the hex HMAC-SHA256 of '<timestamp>.<raw body>' with the destination's secret", () => {
-    const expected = createHmac("sha256", "secret-1").update("1700000000.{\"a\":1}").digest("hex");
+    const expected = createHmac("sha256", "secret-1").update('1700000000.{"a":1}').digest("hex");
     expect(signPayload("secret-1", 1_700_000_000, '{"a":1}')).toBe(`sha256=${expected}`);
   });
 
   it("signs the exact body sent, with the timestamp header that was signed", () => {
     const r = buildRequest({ kind: "webhook", alert, destinationId: 2, signingSecret: "k".repeat(32), nowSeconds: 1_700_000_000 });
     expect(r.headers[TIMESTAMP_HEADER]).toBe("1700000000");
-    const ok = verifySignature({ secret: "k".repeat(32), timestamp: "1700000000", signature: r.headers[SIGNATURE_HEADER] ?? null, body: r.body, nowSeconds: 1_700_000_010 });
+    const ok = verifySignature({
+      secret: "k".repeat(32),
+      timestamp: "1700000000",
+      signature: r.headers[SIGNATURE_HEADER] ?? null,
+      body: r.body,
+      nowSeconds: 1_700_000_010,
+    });
     expect(ok).toBe(true);
   });
 

@@ -20,7 +20,10 @@ describe.skipIf(skipWithoutDatabase())("alert rules fire once each, on real Post
   const t = useTestDatabase("alert_rules", { max: 4 });
 
   const alertsOf = (endpointId: number, kind: string) =>
-    t.db.select().from(alerts).where(and(eq(alerts.endpointId, endpointId), eq(alerts.kind, kind)));
+    t.db
+      .select()
+      .from(alerts)
+      .where(and(eq(alerts.endpointId, endpointId), eq(alerts.kind, kind)));
 
   it("kill and restore each alert once per endpoint, however many ceilings they change", async () => {
     const e = await makeEndpoint(t.db, {
@@ -49,7 +52,15 @@ describe.skipIf(skipWithoutDatabase())("alert rules fire once each, on real Post
     const adjust = async (input: string) => {
       const c = await readCeiling(t.db, id);
       // The raises stand for approved ones (change control); the rule reads the ceiling.adjust events.
-      await adjustCeiling(t.db, { ceilingId: id, input, expectedVersion: c.version, actor, reason: "test", confirm: input, changeControl: setupControl("test") });
+      await adjustCeiling(t.db, {
+        ceilingId: id,
+        input,
+        expectedVersion: c.version,
+        actor,
+        reason: "test",
+        confirm: input,
+        changeControl: setupControl("test"),
+      });
     };
     await adjust("400"); // 4x: below the factor
     expect(await fireAdjustmentAlerts(t.db, 5)).toBe(0);
@@ -123,7 +134,10 @@ describe.skipIf(skipWithoutDatabase())("alert rules fire once each, on real Post
     expect(await mine()).toEqual([]);
 
     const [units] = e.ceilingIds;
-    await t.db.update(usage).set({ held: sql`${usage.held} + 5` }).where(and(eq(usage.ceilingId, units ?? 0), eq(usage.scopeKey, "")));
+    await t.db
+      .update(usage)
+      .set({ held: sql`${usage.held} + 5` })
+      .where(and(eq(usage.ceilingId, units ?? 0), eq(usage.scopeKey, "")));
     const drift = await mine();
     expect(drift).toHaveLength(1);
     expect(drift[0]).toMatchObject({ ceilingId: units, held: 95, heldByReservations: 90, settled: 17, settledByReservations: 17 });
@@ -140,10 +154,16 @@ describe.skipIf(skipWithoutDatabase())("alert rules fire once each, on real Post
     const id = e.ceilingIds[0] ?? 0;
     const mine = async () => (await findDrift(t.db)).filter((x) => x.endpointId === e.endpointId);
     // Settled spend with no reservation row is drift while the grant count says every grant has one...
-    await t.db.update(usage).set({ settled: sql`${usage.settled} + 50` }).where(eq(usage.ceilingId, id));
+    await t.db
+      .update(usage)
+      .set({ settled: sql`${usage.settled} + 50` })
+      .where(eq(usage.ceilingId, id));
     expect(await mine()).toHaveLength(1);
     // ...and history (imported or seeded, 5 more grants than rows) where it does not.
-    await t.db.update(usage).set({ reservations: sql`${usage.reservations} + 5` }).where(eq(usage.ceilingId, id));
+    await t.db
+      .update(usage)
+      .set({ reservations: sql`${usage.reservations} + 5` })
+      .where(eq(usage.ceilingId, id));
     expect(await mine()).toEqual([]);
   });
 
@@ -158,9 +178,17 @@ describe.skipIf(skipWithoutDatabase())("alert rules fire once each, on real Post
     expect(await raiseSilentWorkers(t.db, { silentAfterSeconds: 60 })).toBe(1);
     expect(await raiseSilentWorkers(t.db, { silentAfterSeconds: 60 })).toBe(0);
     // It beat again and went silent again: a new silence, a new alert.
-    await t.db.update(workerHeartbeats).set({ beatAt: sql`now() - interval '2 minutes'` }).where(eq(workerHeartbeats.name, name));
+    await t.db
+      .update(workerHeartbeats)
+      .set({ beatAt: sql`now() - interval '2 minutes'` })
+      .where(eq(workerHeartbeats.name, name));
     expect(await raiseSilentWorkers(t.db, { silentAfterSeconds: 60 })).toBe(1);
-    expect(await t.db.select().from(alerts).where(like(alerts.dedupeKey, `worker_silent:${name}:%`))).toHaveLength(2);
+    expect(
+      await t.db
+        .select()
+        .from(alerts)
+        .where(like(alerts.dedupeKey, `worker_silent:${name}:%`)),
+    ).toHaveLength(2);
   });
 
   it("the daily digest counts accounts that hit a per-caller quota yesterday, once per day", async () => {
@@ -176,7 +204,9 @@ describe.skipIf(skipWithoutDatabase())("alert rules fire once each, on real Post
     const yesterday = new Date(today.getTime() - 86_400_000);
     const at = new Date(yesterday.getTime() + 3_600_000);
     const refused = (caller: string, ceilingId: number | undefined, when: Date) =>
-      t.db.insert(refusals).values({ endpointId: e.endpointId, endpointKey: e.key, ceilingId, gate: "ceiling", caller, amount: 5, count: 3, bucket: when, at: when });
+      t.db
+        .insert(refusals)
+        .values({ endpointId: e.endpointId, endpointKey: e.key, ceilingId, gate: "ceiling", caller, amount: 5, count: 3, bucket: when, at: when });
     await refused("acct_a", callerId, at);
     await refused("acct_b", callerId, at);
     await refused("acct_b", callerId, new Date(at.getTime() + 60_000));
@@ -193,6 +223,11 @@ describe.skipIf(skipWithoutDatabase())("alert rules fire once each, on real Post
     expect(first.fired).toBe(true);
     const again = await fireQuotaDigest(t.db, { now: new Date(now.getTime() + 60_000) });
     expect(again.fired).toBe(false);
-    expect(await t.db.select().from(alerts).where(eq(alerts.dedupeKey, `digest:${yesterday.toISOString().slice(0, 10)}`))).toHaveLength(1);
+    expect(
+      await t.db
+        .select()
+        .from(alerts)
+        .where(eq(alerts.dedupeKey, `digest:${yesterday.toISOString().slice(0, 10)}`)),
+    ).toHaveLength(1);
   });
 });

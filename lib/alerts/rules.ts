@@ -159,7 +159,10 @@ function fireRefusalFlood(
   db: Db,
   p: { kind: Extract<AlertKind, "fail_closed" | "refusal_spike">; gates: string[]; threshold: number; windowMinutes: number; what: string },
 ): Promise<number> {
-  const gates = sql.join(p.gates.map((g) => sql`${g}::refusal_gate`), sql`, `);
+  const gates = sql.join(
+    p.gates.map((g) => sql`${g}::refusal_gate`),
+    sql`, `,
+  );
   return firedCount(
     db,
     sql`with flood as (

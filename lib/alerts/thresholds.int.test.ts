@@ -39,9 +39,7 @@ describe.skipIf(skipWithoutDatabase())("threshold alerts fire exactly once under
           ],
         });
         const decisions = await Promise.all(
-          Array.from({ length: 100 }, (_, i) =>
-            reserve(pools.dbs[i % 4] ?? t.db, { endpoint: e.key, amount: 1, caller: `acct_${i % 10}` }),
-          ),
+          Array.from({ length: 100 }, (_, i) => reserve(pools.dbs[i % 4] ?? t.db, { endpoint: e.key, amount: 1, caller: `acct_${i % 10}` })),
         );
         expect(decisions.filter((d) => d.status === "granted")).toHaveLength(100);
 
@@ -62,13 +60,21 @@ describe.skipIf(skipWithoutDatabase())("threshold alerts fire exactly once under
         const queued = await t.db
           .select()
           .from(alertDeliveries)
-          .where(inArray(alertDeliveries.alertId, fired.map((a) => a.id)));
+          .where(
+            inArray(
+              alertDeliveries.alertId,
+              fired.map((a) => a.id),
+            ),
+          );
         expect(queued).toHaveLength(fired.length * enabled.length);
         expect(queued.every((d) => d.state === "pending")).toBe(true);
 
         // More reservations in the same window cross nothing again.
         await Promise.all(Array.from({ length: 20 }, (_, i) => reserve(pools.dbs[i % 4] ?? t.db, { endpoint: e.key, amount: 1, caller: "acct_x" })));
-        const after = await t.db.select().from(alerts).where(and(eq(alerts.endpointId, e.endpointId), eq(alerts.kind, "threshold")));
+        const after = await t.db
+          .select()
+          .from(alerts)
+          .where(and(eq(alerts.endpointId, e.endpointId), eq(alerts.kind, "threshold")));
         expect(after).toHaveLength(4);
       } finally {
         await pools.close();

@@ -57,7 +57,15 @@ export async function lookUpKey(db: Db, secretHash: string): Promise<Authenticat
   if (row.revokedAt) return { ok: false, code: "revoked_api_key", message: `the API key ck_${row.prefix} was revoked` };
   return {
     ok: true,
-    principal: { keyId: row.id, name: row.name, prefix: row.prefix, account: row.account, trusted: row.trusted, endpointKeys: row.endpointKeys, scopes: row.scopes },
+    principal: {
+      keyId: row.id,
+      name: row.name,
+      prefix: row.prefix,
+      account: row.account,
+      trusted: row.trusted,
+      endpointKeys: row.endpointKeys,
+      scopes: row.scopes,
+    },
   };
 }
 

@@ -22,7 +22,11 @@ function post(agent: Agent, url: string, secret: string, body: unknown): Promise
   return new Promise((resolve, reject) => {
     const req = request(
       `${url}/api/v1/reservations`,
-      { agent, method: "POST", headers: { authorization: `Bearer ${secret}`, "content-type": "application/json", "content-length": String(Buffer.byteLength(text)) } },
+      {
+        agent,
+        method: "POST",
+        headers: { authorization: `Bearer ${secret}`, "content-type": "application/json", "content-length": String(Buffer.byteLength(text)) },
+      },
       (res) => {
         res.resume();
         res.on("end", () => resolve(res.statusCode ?? 0));

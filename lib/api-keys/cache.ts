@@ -153,7 +153,12 @@ export class ApiKeyCache implements KeySource {
       this.connecting = database;
       const on = database?.db ?? this.listenDb;
       try {
-        const subscribed = listenOn(on, API_KEYS_CHANNEL, (payload) => this.heard(payload), () => this.clear());
+        const subscribed = listenOn(
+          on,
+          API_KEYS_CHANNEL,
+          (payload) => this.heard(payload),
+          () => this.clear(),
+        );
         if (!subscribed) throw new Error("no server pool to listen on");
         // A connection's start takes a few round trips: give it time, whatever staleMs is.
         const { unlisten } = await answerBy(subscribed, LISTEN_TIMEOUT_MS);

@@ -25,7 +25,8 @@ export async function createApiKey(db: Db, params: CreateApiKeyInput & { actor: 
   const actor = auditActorFields(params.actor);
   const generated = generateToken();
   const key = await db.transaction(async (tx) => {
-    const known = input.endpointKeys.length === 0 ? [] : await tx.select({ key: endpoints.key }).from(endpoints).where(inArray(endpoints.key, input.endpointKeys));
+    const known =
+      input.endpointKeys.length === 0 ? [] : await tx.select({ key: endpoints.key }).from(endpoints).where(inArray(endpoints.key, input.endpointKeys));
     const missing = input.endpointKeys.filter((k) => !known.some((e) => e.key === k));
     if (missing.length > 0) throw new ApiKeyError("unknown_endpoint", `unknown endpoint(s): ${missing.join(", ")}`);
     const [row] = await tx

@@ -45,7 +45,11 @@ export const CreateApiKeyInput = z
       ctx.addIssue({ code: "custom", path: ["endpointKeys"], message: "a key for accounts has no endpoints: endpoints are for a key with the reserve scope" });
     }
     if (key.scopes.includes("accounts:write") && key.binding.kind !== "trusted") {
-      ctx.addIssue({ code: "custom", path: ["scopes"], message: "only a trusted-service key may have accounts:write: a key bound to an account must not move any account, its own included" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["scopes"],
+        message: "only a trusted-service key may have accounts:write: a key bound to an account must not move any account, its own included",
+      });
     }
   });
 export type CreateApiKeyInput = z.input<typeof CreateApiKeyInput>;

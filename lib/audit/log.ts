@@ -13,7 +13,11 @@ export const AuditFilters = z.object({
   endpoint: z.string().trim().min(1).max(64).optional(),
   actor: z.string().trim().min(1).max(200).optional(),
   // A kind may have several parts (budget.override.set); a family is its first part (budget).
-  action: z.string().trim().regex(/^[a-z_]+(\.[a-z_]+)*$/, "unknown kind").optional(),
+  action: z
+    .string()
+    .trim()
+    .regex(/^[a-z_]+(\.[a-z_]+)*$/, "unknown kind")
+    .optional(),
   from: isoInstant.optional(),
   to: isoInstant.optional(),
   cursor: KeysetCursor.optional(),

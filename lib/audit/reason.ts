@@ -12,7 +12,10 @@ const MAX_REASON = 500;
  */
 export function readReason(reason: string | undefined, required: boolean): { ok: true; text: string | null } | { ok: false; problem: ReasonProblem } {
   const text = (reason ?? "").trim();
-  if (text === "") return required ? { ok: false, problem: { code: "reason_required", message: "a reason is required: say why, for the audit log" } } : { ok: true, text: null };
+  if (text === "")
+    return required
+      ? { ok: false, problem: { code: "reason_required", message: "a reason is required: say why, for the audit log" } }
+      : { ok: true, text: null };
   if (text.length > MAX_REASON) return { ok: false, problem: { code: "invalid_input", message: `the reason must be ${MAX_REASON} characters or fewer` } };
   if (hasControlChars(text)) return { ok: false, problem: { code: "invalid_input", message: "the reason must not contain control characters" } };
   return { ok: true, text };

@@ -22,9 +22,7 @@ export function apiKeyActor(key: { prefix: string; name: string }): AuditActor {
 }
 
 export function auditActorFields(actor: AuditActor): Pick<NewAuditEvent, "actorType" | "actor"> {
-  return actor.type === "staff"
-    ? { actorType: "staff", actor: actor.email }
-    : { actorType: actor.type, actor: actor.name };
+  return actor.type === "staff" ? { actorType: "staff", actor: actor.email } : { actorType: actor.type, actor: actor.name };
 }
 
 /**

@@ -9,7 +9,10 @@ export function clientAddress(headers: Record<string, unknown>, trustedProxyHops
   if (trustedProxyHops <= 0) return null;
   const forwarded = headerValue(headers["x-forwarded-for"]);
   if (!forwarded) return null;
-  const hops = forwarded.split(",").map((h) => h.trim()).filter((h) => h.length > 0);
+  const hops = forwarded
+    .split(",")
+    .map((h) => h.trim())
+    .filter((h) => h.length > 0);
   // Fewer entries than trusted proxies: the request did not come through all of them.
   if (hops.length < trustedProxyHops) return null;
   const address = hops[hops.length - trustedProxyHops];

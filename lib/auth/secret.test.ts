@@ -21,9 +21,7 @@ describe("resolveAuthSecret", () => {
   });
 
   it("refuses to start against a real database without a secret", () => {
-    expect(() => resolveAuthSecret({ nextAuthSecret: undefined, databaseUrl: "postgres://x/y", dataDir: tempDir() })).toThrow(
-      AuthSecretError,
-    );
+    expect(() => resolveAuthSecret({ nextAuthSecret: undefined, databaseUrl: "postgres://x/y", dataDir: tempDir() })).toThrow(AuthSecretError);
   });
 
   it("makes a demo secret once, private to its owner, and reuses it", () => {

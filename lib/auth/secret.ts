@@ -14,11 +14,7 @@ const MIN_SECRET_LENGTH = 32;
  * `<dataDir>/auth-secret` (mode 600) so sessions survive restarts. Against a real database a
  * missing secret is a start-up error: a made-up one would differ between servers.
  */
-export function resolveAuthSecret(params: {
-  nextAuthSecret: string | undefined;
-  databaseUrl: string | undefined;
-  dataDir: string;
-}): string {
+export function resolveAuthSecret(params: { nextAuthSecret: string | undefined; databaseUrl: string | undefined; dataDir: string }): string {
   if (params.nextAuthSecret) return params.nextAuthSecret;
   if (params.databaseUrl) {
     throw new AuthSecretError(

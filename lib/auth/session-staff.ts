@@ -13,10 +13,7 @@ export type AuthenticatedStaff = SessionStaff & { sessionVersion: number };
  * Re-reads the staff row behind a session. Null when the member is gone, disabled, or their
  * session version moved on (disabled, demoted or password changed since the session began).
  */
-export async function loadSessionStaff(
-  db: Db,
-  params: { id: number; sessionVersion: number },
-): Promise<AuthenticatedStaff | null> {
+export async function loadSessionStaff(db: Db, params: { id: number; sessionVersion: number }): Promise<AuthenticatedStaff | null> {
   const [row] = await db
     .select({
       id: staff.id,

@@ -23,10 +23,7 @@ export async function startSession(db: Db, params: { staffId: number; now?: Date
  * Marks an open, live session seen and returns its member's id; null when it was ended, idled
  * out or outlived its absolute lifetime. One statement, so the check and the touch cannot race.
  */
-export async function touchSession(
-  db: Db,
-  params: { id: string; now?: Date; lifetimes?: SessionLifetimes },
-): Promise<number | null> {
+export async function touchSession(db: Db, params: { id: string; now?: Date; lifetimes?: SessionLifetimes }): Promise<number | null> {
   const now = params.now ?? new Date();
   const { idleMs, absoluteMs } = params.lifetimes ?? defaultSessionLifetimes;
   const [row] = await db
@@ -46,5 +43,8 @@ export async function touchSession(
 
 /** Sign-out: the session ends here, whatever copy of the cookie survives in a browser. */
 export async function endSession(db: Db, id: string, now: Date = new Date()): Promise<void> {
-  await db.update(staffSessions).set({ endedAt: now }).where(and(eq(staffSessions.id, id), isNull(staffSessions.endedAt)));
+  await db
+    .update(staffSessions)
+    .set({ endedAt: now })
+    .where(and(eq(staffSessions.id, id), isNull(staffSessions.endedAt)));
 }

@@ -21,8 +21,7 @@ describe.skipIf(skipWithoutDatabase())("staff administration on Postgres", () =>
     if (!r) throw new Error(`no row for ${email}`);
     return r;
   };
-  const auditFor = (email: string) =>
-    t.db.select().from(auditEvents).where(eq(auditEvents.target, email)).orderBy(asc(auditEvents.id));
+  const auditFor = (email: string) => t.db.select().from(auditEvents).where(eq(auditEvents.target, email)).orderBy(asc(auditEvents.id));
 
   it("writes an audit row for every change, naming who made it", async () => {
     const added = await addStaff(t.db, { email: "Ann@Example.com", role: "admin", password: "correct horse battery", actor: cli, bcryptCost: COST });

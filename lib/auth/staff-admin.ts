@@ -86,10 +86,7 @@ async function keepOneActiveAdmin(tx: Db, member: Staff, verb: string): Promise<
 
 const bumpVersion = sql`${staff.sessionVersion} + 1`;
 
-export async function changeStaffRole(
-  db: Db,
-  params: { email: string; role: Role; actor: AuditActor },
-): Promise<StaffSummary> {
+export async function changeStaffRole(db: Db, params: { email: string; role: Role; actor: AuditActor }): Promise<StaffSummary> {
   const email = normalizeEmail(params.email);
   return db.transaction(async (tx) => {
     const member = await lockAdminsThenMember(tx, email);
@@ -155,11 +152,18 @@ export async function setStaffPassword(
  * parent; the CLI or setup (no staff member acting) records no parent. Setting one's own password
  * gives nobody new control and is not recorded; a demotion gives none either.
  */
-async function recordGrant(tx: Db, p: { actor: AuditActor; member: { id: number }; kind: "create" | "promote" | "password"; role: Role | null }): Promise<void> {
+async function recordGrant(
+  tx: Db,
+  p: { actor: AuditActor; member: { id: number }; kind: "create" | "promote" | "password"; role: Role | null },
+): Promise<void> {
   const named = auditActorFields(p.actor).actor;
   let grantedById: number | null = null;
   if (p.actor.type === "staff") {
-    const [by] = await tx.select({ id: staff.id }).from(staff).where(sql`lower(${staff.email}) = lower(${p.actor.email})`).limit(1);
+    const [by] = await tx
+      .select({ id: staff.id })
+      .from(staff)
+      .where(sql`lower(${staff.email}) = lower(${p.actor.email})`)
+      .limit(1);
     grantedById = by?.id ?? null;
   }
   if (grantedById === p.member.id) {

@@ -106,9 +106,7 @@ describe.skipIf(skipWithoutDatabase())("verifyCredentials on Postgres", () => {
   });
 
   it("counts concurrent guesses exactly: only five of twenty from one address reach the password check", async () => {
-    const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => attempt(`guess${i}@example.com`, `wrong password ${i}`, "10.0.0.1")),
-    );
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => attempt(`guess${i}@example.com`, `wrong password ${i}`, "10.0.0.1")));
     const reasons = results.map((r) => (r.ok ? "ok" : r.reason));
     expect(reasons.filter((r) => r === "invalid")).toHaveLength(5);
     expect(reasons.filter((r) => r === "throttled")).toHaveLength(15);

@@ -3,16 +3,7 @@ import type { Db } from "@/db/client";
 import { staff } from "@/db/schema/staff";
 import { PRODUCTION_BCRYPT_COST, timingDummyHash, verifyPassword } from "./password";
 import type { AuthenticatedStaff } from "./session-staff";
-import {
-  accountKey,
-  addressKey,
-  chargeAttempt,
-  decideAttempt,
-  defaultThrottlePolicy,
-  forgiveAttempt,
-  throttleKeys,
-  type ThrottlePolicy,
-} from "./throttle";
+import { accountKey, addressKey, chargeAttempt, decideAttempt, defaultThrottlePolicy, forgiveAttempt, throttleKeys, type ThrottlePolicy } from "./throttle";
 
 /** The one message every failed sign-in gets, so an attacker learns nothing about why. */
 export const GENERIC_SIGN_IN_ERROR = "Email or password is incorrect";

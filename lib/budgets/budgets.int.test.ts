@@ -42,7 +42,14 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
     n += 1;
     const [row] = await t.db
       .insert(endpoints)
-      .values({ key: `llm.m${n}`, name: `model ${n}`, unit: "tokens", perCallMax: 4000, currency: extra.currency ?? "USD", archivedAt: extra.archived ? new Date() : null })
+      .values({
+        key: `llm.m${n}`,
+        name: `model ${n}`,
+        unit: "tokens",
+        perCallMax: 4000,
+        currency: extra.currency ?? "USD",
+        archivedAt: extra.archived ? new Date() : null,
+      })
       .returning();
     if (!row) throw new Error("no endpoint");
     return row;
@@ -51,7 +58,18 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
   async function budget(overrides: Partial<BudgetSpecInput> = {}) {
     n += 1;
     const members = overrides.members ?? [(await endpoint()).key, (await endpoint()).key];
-    const spec: BudgetSpecInput = { key: `llm.budget-${n}`, name: "LLM spend", scope: "global", window: "utc_day", value: 200 * DOLLAR, min: 0, max: 500 * DOLLAR, default: 200 * DOLLAR, members, ...overrides };
+    const spec: BudgetSpecInput = {
+      key: `llm.budget-${n}`,
+      name: "LLM spend",
+      scope: "global",
+      window: "utc_day",
+      value: 200 * DOLLAR,
+      min: 0,
+      max: 500 * DOLLAR,
+      default: 200 * DOLLAR,
+      members,
+      ...overrides,
+    };
     const row = await createBudget(t.db, { spec, actor: admin, reason: "setup" });
     return { row, members, key: row.key };
   }
@@ -77,16 +95,23 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
     expect(found.spec.members).toEqual([a.key, b.key, c.key].sort());
     const event = await lastEvent(key);
     expect(event).toMatchObject({ action: "budget.create", actorType: "staff", actor: admin.email, target: key, appliedValue: 200 * DOLLAR, reason: "setup" });
-    expect(event?.details).toMatchObject({ budgetId: row.id, worstCase: `at most $200.00 a day across ${[a.key, b.key, c.key].join(", ").replace(/, ([^,]*)$/, " and $1")}` });
+    expect(event?.details).toMatchObject({
+      budgetId: row.id,
+      worstCase: `at most $200.00 a day across ${[a.key, b.key, c.key].join(", ").replace(/, ([^,]*)$/, " and $1")}`,
+    });
   });
 
   it("states the worst case in money, global and per account", () => {
     const members = ["llm.gpt-4o", "llm.claude-sonnet", "llm.embed"];
-    expect(budgetSentence({ scope: "global", window: "utc_day", billingDay: 1, value: 200 * DOLLAR, currency: "USD", members })).toBe("at most $200.00 a day across llm.gpt-4o, llm.claude-sonnet and llm.embed");
+    expect(budgetSentence({ scope: "global", window: "utc_day", billingDay: 1, value: 200 * DOLLAR, currency: "USD", members })).toBe(
+      "at most $200.00 a day across llm.gpt-4o, llm.claude-sonnet and llm.embed",
+    );
     expect(budgetSentence({ scope: "account", window: "utc_day", billingDay: 1, value: 2 * DOLLAR, currency: "USD", members })).toBe(
       "at most $2.00 a day for each account across llm.gpt-4o, llm.claude-sonnet and llm.embed",
     );
-    expect(budgetSentence({ scope: "global", window: "billing_month", billingDay: 15, value: 5000 * DOLLAR, currency: "USD", members: ["sms.otp"] })).toBe("at most $5,000.00 a billing month (from the 15th) across sms.otp");
+    expect(budgetSentence({ scope: "global", window: "billing_month", billingDay: 15, value: 5000 * DOLLAR, currency: "USD", members: ["sms.otp"] })).toBe(
+      "at most $5,000.00 a billing month (from the 15th) across sms.otp",
+    );
   });
 
   describe("bad input is an error naming the field, and changes nothing", () => {
@@ -107,7 +132,24 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
       const extra = await patch();
       const before = await snapshot();
       const members = extra.members ?? [(await endpoint()).key];
-      const error = await failure(createBudget(t.db, { spec: { key: `bad.b${(n += 1)}`, name: "x", scope: "global", window: "utc_day", value: DOLLAR, min: 0, max: 500 * DOLLAR, default: DOLLAR, members, ...extra }, actor: admin, reason: "r" }));
+      const error = await failure(
+        createBudget(t.db, {
+          spec: {
+            key: `bad.b${(n += 1)}`,
+            name: "x",
+            scope: "global",
+            window: "utc_day",
+            value: DOLLAR,
+            min: 0,
+            max: 500 * DOLLAR,
+            default: DOLLAR,
+            members,
+            ...extra,
+          },
+          actor: admin,
+          reason: "r",
+        }),
+      );
       expect(error.code).toBe("invalid_input");
       expect(error.problems.map((p) => p.path)).toContain(path);
       const after = await snapshot();
@@ -116,14 +158,36 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
 
     it("a reason is required", async () => {
       const e = await endpoint();
-      const error = await failure(createBudget(t.db, { spec: { key: `bad.r${(n += 1)}`, name: "x", scope: "global", window: "utc_day", value: DOLLAR, min: 0, max: 2 * DOLLAR, default: DOLLAR, members: [e.key] }, actor: admin, reason: " " }));
+      const error = await failure(
+        createBudget(t.db, {
+          spec: {
+            key: `bad.r${(n += 1)}`,
+            name: "x",
+            scope: "global",
+            window: "utc_day",
+            value: DOLLAR,
+            min: 0,
+            max: 2 * DOLLAR,
+            default: DOLLAR,
+            members: [e.key],
+          },
+          actor: admin,
+          reason: " ",
+        }),
+      );
       expect(error.code).toBe("reason_required");
     });
 
     it("a duplicate key", async () => {
       const { key, members } = await budget();
       const before = await snapshot();
-      const error = await failure(createBudget(t.db, { spec: { key, name: "x", scope: "global", window: "utc_day", value: DOLLAR, min: 0, max: 2 * DOLLAR, default: DOLLAR, members }, actor: admin, reason: "r" }));
+      const error = await failure(
+        createBudget(t.db, {
+          spec: { key, name: "x", scope: "global", window: "utc_day", value: DOLLAR, min: 0, max: 2 * DOLLAR, default: DOLLAR, members },
+          actor: admin,
+          reason: "r",
+        }),
+      );
       expect(error.code).toBe("duplicate_key");
       expect(await snapshot()).toEqual(before);
     });
@@ -142,14 +206,28 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
     });
     expect(changes.map((c) => c.field).sort()).toEqual(["alertThresholds", "default", "max", "members", "name", "value"]);
     const after = await readBudget(t.db, key);
-    expect(after.spec).toMatchObject({ name: "LLM spend, all models", members: [...members, added.key].sort(), alertThresholds: [50, 80], value: 100 * DOLLAR, max: 100 * DOLLAR });
+    expect(after.spec).toMatchObject({
+      name: "LLM spend, all models",
+      members: [...members, added.key].sort(),
+      alertThresholds: [50, 80],
+      value: 100 * DOLLAR,
+      max: 100 * DOLLAR,
+    });
     expect(after.budget.version).toBe(row.version + 1);
     const event = await lastEvent(key);
     expect(event).toMatchObject({ action: "budget.update", previousValue: 200 * DOLLAR, appliedValue: 100 * DOLLAR, clamped: true });
     expect(event?.details).toMatchObject({ budgetId: row.id, changes: { members: { before: [...members].sort(), after: [...members, added.key].sort() } } });
 
     const before = await snapshot();
-    const stale = await failure(updateBudget(t.db, { key, expectedVersion: row.version, fields: { name: "again", members: after.spec.members, min: 0, max: DOLLAR * 100, default: DOLLAR }, actor: admin, reason: "r" }));
+    const stale = await failure(
+      updateBudget(t.db, {
+        key,
+        expectedVersion: row.version,
+        fields: { name: "again", members: after.spec.members, min: 0, max: DOLLAR * 100, default: DOLLAR },
+        actor: admin,
+        reason: "r",
+      }),
+    );
     expect(stale).toBeInstanceOf(CatalogConflictError);
     expect((stale as CatalogConflictError).currentVersion).toBe(row.version + 1);
     expect(await snapshot()).toEqual(before);
@@ -179,14 +257,28 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
       expect(r).toMatchObject({ kind: "lower", previous: 200 * DOLLAR, applied: 150 * DOLLAR, clamped: null });
       const under = await adjustBudget(t.db, { key, input: "10.5", expectedVersion: r.version, actor: admin, reason: "less" });
       expect(under).toMatchObject({ applied: 50 * DOLLAR, typed: 10_500_000, clamped: "min" });
-      expect(await lastEvent(key)).toMatchObject({ action: "budget.adjust", rawInput: "10.5", previousValue: 150 * DOLLAR, appliedValue: 50 * DOLLAR, clamped: true, reason: "less" });
+      expect(await lastEvent(key)).toMatchObject({
+        action: "budget.adjust",
+        rawInput: "10.5",
+        previousValue: 150 * DOLLAR,
+        appliedValue: 50 * DOLLAR,
+        clamped: true,
+        reason: "less",
+      });
       // Raises need a second admin (lib/changes); the setup path stands in for the approval here.
       const approved = { actor: admin, changeControl: setupControl("test") };
       const clamp = await adjustBudget(t.db, { key, input: "99.999999", expectedVersion: under.version, reason: "r", ...approved });
       expect(clamp.applied).toBe(99_999_999);
       const over = await adjustBudget(t.db, { key, input: "900.5", confirm: "900.5", expectedVersion: clamp.version, reason: "more", ...approved });
       expect(over).toMatchObject({ applied: 500 * DOLLAR, typed: 900_500_000, clamped: "max" });
-      expect(await lastEvent(key)).toMatchObject({ action: "budget.adjust", rawInput: "900.5", previousValue: 99_999_999, appliedValue: 500 * DOLLAR, clamped: true, reason: "more" });
+      expect(await lastEvent(key)).toMatchObject({
+        action: "budget.adjust",
+        rawInput: "900.5",
+        previousValue: 99_999_999,
+        appliedValue: 500 * DOLLAR,
+        clamped: true,
+        reason: "more",
+      });
     });
 
     it("a raise to 5x or more is typed twice", async () => {
@@ -195,15 +287,29 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
       const error = await failure(adjustBudget(t.db, { key, input: "50", expectedVersion: row.version, actor: admin, reason: "r" }));
       expect(error.code).toBe("confirmation_required");
       expect(await snapshot()).toEqual(before);
-      expect((await failure(adjustBudget(t.db, { key, input: "50", confirm: "49", expectedVersion: row.version, actor: admin, reason: "r" }))).code).toBe("confirmation_required");
+      expect((await failure(adjustBudget(t.db, { key, input: "50", confirm: "49", expectedVersion: row.version, actor: admin, reason: "r" }))).code).toBe(
+        "confirmation_required",
+      );
       // Confirmed, it is still a raise: a second admin on top of the retyping.
-      await expect(adjustBudget(t.db, { key, input: "50", confirm: "50.00", expectedVersion: row.version, actor: admin, reason: "r" })).rejects.toMatchObject({ code: "approval_required" });
+      await expect(adjustBudget(t.db, { key, input: "50", confirm: "50.00", expectedVersion: row.version, actor: admin, reason: "r" })).rejects.toMatchObject({
+        code: "approval_required",
+      });
       expect(await snapshot()).toEqual(before);
       const approved = setupControl("test");
-      const r = await adjustBudget(t.db, { key, input: "50", confirm: "50.00", expectedVersion: row.version, actor: admin, reason: "r", changeControl: approved });
+      const r = await adjustBudget(t.db, {
+        key,
+        input: "50",
+        confirm: "50.00",
+        expectedVersion: row.version,
+        actor: admin,
+        reason: "r",
+        changeControl: approved,
+      });
       expect(r.applied).toBe(50 * DOLLAR);
       // Just under 5x needs no confirmation.
-      expect((await adjustBudget(t.db, { key, input: "249.99", expectedVersion: r.version, actor: admin, reason: "r", changeControl: approved })).applied).toBe(249_990_000);
+      expect((await adjustBudget(t.db, { key, input: "249.99", expectedVersion: r.version, actor: admin, reason: "r", changeControl: approved })).applied).toBe(
+        249_990_000,
+      );
     });
 
     it.each(["1e9", "500abc", "-5", "", "1,000", "0.0000001"])("refuses %j: nothing saved, the attempt audited as budget.rejected", async (input) => {
@@ -256,7 +362,10 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
     expect((await lastEvent(key))?.action).toBe("budget.archive");
     expect((await failure(setBudgetArchived(t.db, { key, archived: true, actor: admin, reason: "old" }))).code).toBe("unchanged");
     // An unarchive takes a second admin (change control).
-    await expect(setBudgetArchived(t.db, { key, archived: false, actor: admin, reason: "back" })).rejects.toMatchObject({ code: "approval_required", ask: { kind: "budget.unarchive" } });
+    await expect(setBudgetArchived(t.db, { key, archived: false, actor: admin, reason: "back" })).rejects.toMatchObject({
+      code: "approval_required",
+      ask: { kind: "budget.unarchive" },
+    });
     expect((await readBudget(t.db, key)).spec.archived).toBe(true);
     await setBudgetArchived(t.db, { key, archived: false, actor: admin, reason: "back", changeControl: setupControl("test") });
     expect((await lastEvent(key))?.action).toBe("budget.unarchive");
@@ -277,7 +386,14 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
   it("overrides: per account only, clamped into the bounds, 0 blocks, remove returns the account to the budget's value", async () => {
     const { key } = await budget({ scope: "account", value: 2 * DOLLAR, max: 10 * DOLLAR, default: 2 * DOLLAR });
     // Above the budget's own $2 (a raise: lib/changes/plan-paths.int.test.ts): built here as setup.
-    const set = await setBudgetOverride(t.db, { key, caller: "  acme ", input: "25", actor: admin, reason: "big customer", changeControl: setupControl("test") });
+    const set = await setBudgetOverride(t.db, {
+      key,
+      caller: "  acme ",
+      input: "25",
+      actor: admin,
+      reason: "big customer",
+      changeControl: setupControl("test"),
+    });
     expect(set).toMatchObject({ caller: "acme", previous: null, applied: 10 * DOLLAR, clamped: "max" });
     expect(await lastEvent(key)).toMatchObject({ action: "budget.override.set", rawInput: "25", appliedValue: 10 * DOLLAR, clamped: true });
     expect((await lastEvent(key))?.details).toMatchObject({ caller: "acme" });
@@ -307,8 +423,13 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
 
   it("an edit waits for a reservation in flight on any member (its endpoint lock, shared) and commits after it", async () => {
     const { key, members } = await budget();
-    const [member] = await t.db.select().from(endpoints).where(eq(endpoints.key, members[1] ?? ""));
-    const reservation = await holdTransaction(t.db, (tx) => tx.execute(sql`select pg_advisory_xact_lock_shared(ceilings.endpoint_lock_key(${member?.id ?? 0}))`));
+    const [member] = await t.db
+      .select()
+      .from(endpoints)
+      .where(eq(endpoints.key, members[1] ?? ""));
+    const reservation = await holdTransaction(t.db, (tx) =>
+      tx.execute(sql`select pg_advisory_xact_lock_shared(ceilings.endpoint_lock_key(${member?.id ?? 0}))`),
+    );
     let done = false;
     const kill = killBudget(t.db, { key, actor: admin, reason: "stop" }).then((r) => {
       done = true;
@@ -327,7 +448,13 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
     const gained = await endpoint();
     const reservation = await holdTransaction(t.db, (tx) => tx.execute(sql`select pg_advisory_xact_lock_shared(ceilings.endpoint_lock_key(${gained.id}))`));
     let done = false;
-    const update = updateBudget(t.db, { key, expectedVersion: row.version, fields: { name: "x", members: [...members, gained.key], min: 0, max: 500 * DOLLAR, default: DOLLAR }, actor: admin, reason: "r" }).then(() => (done = true));
+    const update = updateBudget(t.db, {
+      key,
+      expectedVersion: row.version,
+      fields: { name: "x", members: [...members, gained.key], min: 0, max: 500 * DOLLAR, default: DOLLAR },
+      actor: admin,
+      reason: "r",
+    }).then(() => (done = true));
     await new Promise((r) => setTimeout(r, 300));
     expect(done).toBe(false);
     await reservation.release();
@@ -337,7 +464,10 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
 
   it("an endpoint's currency cannot change while a budget in another currency counts it", async () => {
     const { members } = await budget();
-    const [e] = await t.db.select().from(endpoints).where(eq(endpoints.key, members[0] ?? ""));
+    const [e] = await t.db
+      .select()
+      .from(endpoints)
+      .where(eq(endpoints.key, members[0] ?? ""));
     if (!e) throw new Error("no endpoint");
     const fields = { name: e.name, unit: e.unit, currency: "EUR", perCallMax: e.perCallMax, parts: [{ name: "units", price: "0" }] };
     expect(EndpointFields.safeParse(fields).success).toBe(true);

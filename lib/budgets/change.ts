@@ -63,15 +63,26 @@ export async function createBudget(db: Db, p: CreateBudgetParams): Promise<Budge
  */
 export async function insertBudget(p: BudgetChange, spec: BudgetSpec, mayBeArchived: ReadonlySet<string> = new Set()): Promise<Budget> {
   if (isNewValueRaise(spec)) {
-    requireApproval(p.changeControl, `a new budget ${spec.key} at ${money(spec, spec.value)}, above its default ${money(spec, spec.default)},`, { kind: "budget.create", change: { spec } });
+    requireApproval(p.changeControl, `a new budget ${spec.key} at ${money(spec, spec.value)}, above its default ${money(spec, spec.default)},`, {
+      kind: "budget.create",
+      change: { spec },
+    });
   }
   const locked = [...(await endpointsByKey(p.tx, spec.members)).values()].map((e) => e.id);
   await lockMembers(p.tx, locked);
   const members = await lockedMembers(p.tx, spec.members, spec.currency, mayBeArchived, locked);
   // Archived in the last 24 hours and re-created looser over the same members: a raise (re-add.ts).
-  const loosened = await loosenedArchivedBudget(p.tx, spec, members.map((m) => m.id));
+  const loosened = await loosenedArchivedBudget(
+    p.tx,
+    spec,
+    members.map((m) => m.id),
+  );
   if (loosened !== null) {
-    requireApproval(p.changeControl, `a new budget ${spec.key} looser than budget ${loosened} (archived in the last ${BUDGET_RE_ADD_WINDOW_HOURS} hours, over the same members)`, { kind: "budget.create", change: { spec } });
+    requireApproval(
+      p.changeControl,
+      `a new budget ${spec.key} looser than budget ${loosened} (archived in the last ${BUDGET_RE_ADD_WINDOW_HOURS} hours, over the same members)`,
+      { kind: "budget.create", change: { spec } },
+    );
   }
   const killed = spec.killed === true && spec.value > 0;
   const now = new Date();
@@ -99,11 +110,16 @@ export async function insertBudget(p: BudgetChange, spec: BudgetSpec, mayBeArchi
       })
       .returning();
   } catch (error) {
-    if (sqlState(error) === "23505") throw new CatalogError("duplicate_key", `a budget with key '${spec.key}' already exists (keys are unique, also among archived budgets)`);
+    if (sqlState(error) === "23505")
+      throw new CatalogError("duplicate_key", `a budget with key '${spec.key}' already exists (keys are unique, also among archived budgets)`);
     throw error;
   }
   if (!row) throw new Error("insert returned no budget");
-  await setMembers(p.tx, row.id, members.map((m) => m.id));
+  await setMembers(
+    p.tx,
+    row.id,
+    members.map((m) => m.id),
+  );
   if (spec.overrides.length > 0) await p.tx.insert(budgetOverrides).values(spec.overrides.map((o) => ({ budgetId: row.id, ...o })));
   const { key: _key, ...after } = spec;
   await recordBudgetChange(p, row, {
@@ -117,19 +133,26 @@ export async function insertBudget(p: BudgetChange, spec: BudgetSpec, mayBeArchi
 // ---- update: name, members, thresholds, bounds ---------------------------------------------------
 
 export type UpdateBudgetParams = { key: string; expectedVersion: number; fields: unknown; actor: AuditActor; reason: string; changeControl?: ChangeControl };
-export type BudgetFieldChange = { field: "name" | "members" | "alertThresholds" | "min" | "max" | "default" | "value" | "valueBeforeKill"; before: unknown; after: unknown };
+export type BudgetFieldChange = {
+  field: "name" | "members" | "alertThresholds" | "min" | "max" | "default" | "value" | "valueBeforeKill";
+  before: unknown;
+  after: unknown;
+};
 
 export async function updateBudget(db: Db, p: UpdateBudgetParams): Promise<BudgetFieldChange[]> {
   const fields = parse(BudgetFields, p.fields);
   const reason = requireCatalogReason(p.reason);
   return db.transaction(async (tx) => {
-    const changes = await updateBudgetFields({ tx, actor: p.actor, reason, changeControl: p.changeControl }, p.key, fields, { expectedVersion: p.expectedVersion });
+    const changes = await updateBudgetFields({ tx, actor: p.actor, reason, changeControl: p.changeControl }, p.key, fields, {
+      expectedVersion: p.expectedVersion,
+    });
     if (changes.length === 0) throw new CatalogError("unchanged", "nothing changed: every field already has that value");
     return changes;
   });
 }
 
-const sameList = (a: readonly (string | number)[], b: readonly (string | number)[]) => a.length === b.length && [...a].sort().join("\n") === [...b].sort().join("\n");
+const sameList = (a: readonly (string | number)[], b: readonly (string | number)[]) =>
+  a.length === b.length && [...a].sort().join("\n") === [...b].sort().join("\n");
 
 /**
  * Changes what may change on a budget, under the locks of its old and new members. New bounds
@@ -144,7 +167,9 @@ export async function updateBudgetFields(
 ): Promise<BudgetFieldChange[]> {
   const wanted = [...(await endpointsByKey(p.tx, next.members)).values()].map((e) => e.id);
   const { budget, memberIds } = await lockedBudget(p.tx, key, { expectedVersion: opts.expectedVersion, alsoLock: wanted });
-  const currentKeys = memberIds.length ? (await p.tx.select({ key: endpoints.key }).from(endpoints).where(inArray(endpoints.id, memberIds))).map((e) => e.key) : [];
+  const currentKeys = memberIds.length
+    ? (await p.tx.select({ key: endpoints.key }).from(endpoints).where(inArray(endpoints.id, memberIds))).map((e) => e.key)
+    : [];
   // A member that was archived after it joined stays until it is removed; a new one must be live.
   const members = await lockedMembers(p.tx, next.members, budget.currency, new Set([...currentKeys, ...(opts.mayBeArchived ?? [])]), [...wanted, ...memberIds]);
   const value = clampToBounds(budget.value, next);
@@ -166,20 +191,31 @@ export async function updateBudgetFields(
   if (isBoundsRaise({ ...budget, revertTo }, { max: next.max, min: next.min, value: value.applied, valueBeforeKill: beforeKill, default: next.default })) {
     if (budget.minValue === next.min && budget.maxValue === next.max) {
       // There is no kind of request for a default alone: ask for the value instead (budget.value).
-      requireApproval(p.changeControl, `${budget.key} default ${money(budget, budget.defaultValue)} → ${money(budget, next.default)} (a restore of the budget at 0 puts its default back)`);
+      requireApproval(
+        p.changeControl,
+        `${budget.key} default ${money(budget, budget.defaultValue)} → ${money(budget, next.default)} (a restore of the budget at 0 puts its default back)`,
+      );
     }
-    requireApproval(p.changeControl, `${budget.key} bounds ${money(budget, budget.minValue)}..${money(budget, budget.maxValue)} → ${money(budget, next.min)}..${money(budget, next.max)}`, {
-      kind: "budget.bounds",
-      change: { budgetKey: budget.key, min: next.min, max: next.max },
-    });
+    requireApproval(
+      p.changeControl,
+      `${budget.key} bounds ${money(budget, budget.minValue)}..${money(budget, budget.maxValue)} → ${money(budget, next.min)}..${money(budget, next.max)}`,
+      {
+        kind: "budget.bounds",
+        change: { budgetKey: budget.key, min: next.min, max: next.max },
+      },
+    );
   }
   // A member removed from a live budget: its calls stop counting against the budget (a raise).
   const removed = currentKeys.filter((k) => !next.members.includes(k));
   if (removed.length > 0 && budget.archivedAt === null) {
-    requireApproval(p.changeControl, `removing ${removed.join(", ")} from budget ${budget.key} (its calls would no longer count against ${money(budget, budget.value)})`, {
-      kind: "budget.members",
-      change: { budgetKey: budget.key, members: [...next.members].sort() },
-    });
+    requireApproval(
+      p.changeControl,
+      `removing ${removed.join(", ")} from budget ${budget.key} (its calls would no longer count against ${money(budget, budget.value)})`,
+      {
+        kind: "budget.members",
+        change: { budgetKey: budget.key, members: [...next.members].sort() },
+      },
+    );
   }
   const saved = await saveBudget(p.tx, budget.id, {
     name: next.name,
@@ -190,8 +226,14 @@ export async function updateBudgetFields(
     value: value.applied,
     valueBeforeKill: beforeKill,
   });
-  if (changes.some((c) => c.field === "members")) await setMembers(p.tx, budget.id, members.map((m) => m.id));
-  const shape = (v: number, keys: readonly string[]) => budgetSentence({ ...budget, window: budget.window as BudgetWindow, value: v, members: [...keys].sort() });
+  if (changes.some((c) => c.field === "members"))
+    await setMembers(
+      p.tx,
+      budget.id,
+      members.map((m) => m.id),
+    );
+  const shape = (v: number, keys: readonly string[]) =>
+    budgetSentence({ ...budget, window: budget.window as BudgetWindow, value: v, members: [...keys].sort() });
   await recordBudgetChange(p, budget, {
     action: "budget.update",
     previousValue: budget.value,
@@ -222,7 +264,17 @@ export type AdjustBudgetParams = {
   changeControl?: ChangeControl;
 };
 
-export type AdjustBudgetResult = { key: string; kind: Exclude<BudgetAdjustmentKind, "unchanged">; previous: number; applied: number; typed: number; clamped: Clamp; version: number; currency: string; message: string };
+export type AdjustBudgetResult = {
+  key: string;
+  kind: Exclude<BudgetAdjustmentKind, "unchanged">;
+  previous: number;
+  applied: number;
+  typed: number;
+  clamped: Clamp;
+  version: number;
+  currency: string;
+  message: string;
+};
 
 /**
  * Changes a budget's value: clamped into its bounds (the clamp is logged), 0 kills it (its value
@@ -252,7 +304,14 @@ export type BudgetValueEdit = Pick<AdjustBudgetParams, "input" | "actor" | "reas
  * and what an approved budget.value request applies. A raise needs a ChangeControl.
  */
 export async function writeBudgetValue(tx: Db, budget: Budget, p: BudgetValueEdit): Promise<AdjustBudgetResult> {
-  const preview = previewBudgetAdjustment({ raw: p.input, current: budget.value, valueBeforeKill: budget.valueBeforeKill, min: budget.minValue, max: budget.maxValue, currency: budget.currency });
+  const preview = previewBudgetAdjustment({
+    raw: p.input,
+    current: budget.value,
+    valueBeforeKill: budget.valueBeforeKill,
+    min: budget.minValue,
+    max: budget.maxValue,
+    currency: budget.currency,
+  });
   if (!preview.ok) throw invalidInput([{ path: "input", message: preview.error }]);
   if (preview.kind === "unchanged") throw new CatalogError("unchanged", preview.message);
   if (preview.needsConfirmation) {
@@ -262,13 +321,18 @@ export async function writeBudgetValue(tx: Db, budget: Budget, p: BudgetValueEdi
     }
   }
   if (isValueRaise(budget, preview.applied)) {
-    requireApproval(p.changeControl, `${budget.key} ${money(budget, budget.value)} → ${money(budget, preview.applied)}`, { kind: "budget.value", change: { budgetKey: budget.key, value: preview.typed } });
+    requireApproval(p.changeControl, `${budget.key} ${money(budget, budget.value)} → ${money(budget, preview.applied)}`, {
+      kind: "budget.value",
+      change: { budgetKey: budget.key, value: preview.typed },
+    });
   }
   const kind = preview.kind;
   const now = new Date();
   const saved = await saveBudget(tx, budget.id, {
     value: preview.applied,
-    ...(kind === "kill" ? { valueBeforeKill: budget.value, killedAt: now, killedBy: actorName(p.actor) } : { valueBeforeKill: null, killedAt: null, killedBy: null }),
+    ...(kind === "kill"
+      ? { valueBeforeKill: budget.value, killedAt: now, killedBy: actorName(p.actor) }
+      : { valueBeforeKill: null, killedAt: null, killedBy: null }),
     updatedAt: now,
   });
   await recordBudgetChange({ tx, actor: p.actor, reason: p.reason, changeControl: p.changeControl, details: p.details }, budget, {
@@ -286,7 +350,17 @@ export async function writeBudgetValue(tx: Db, budget: Budget, p: BudgetValueEdi
       ...(kind === "restore" ? { valueBeforeKill: budget.valueBeforeKill } : {}),
     },
   });
-  return { key: budget.key, kind, previous: budget.value, applied: preview.applied, typed: preview.typed, clamped: preview.clamped, version: saved.version, currency: budget.currency, message: preview.message };
+  return {
+    key: budget.key,
+    kind,
+    previous: budget.value,
+    applied: preview.applied,
+    typed: preview.typed,
+    clamped: preview.clamped,
+    version: saved.version,
+    currency: budget.currency,
+    message: preview.message,
+  };
 }
 
 /**
@@ -335,7 +409,13 @@ export async function killBudget(db: Db, p: KillBudgetParams): Promise<BudgetVal
 export async function killLocked(p: BudgetChange, budget: Budget, restoreTo: number): Promise<void> {
   const now = new Date();
   await saveBudget(p.tx, budget.id, { value: 0, valueBeforeKill: restoreTo, killedAt: now, killedBy: actorName(p.actor), updatedAt: now });
-  await recordBudgetChange(p, budget, { action: "budget.kill", previousValue: budget.value, appliedValue: 0, clamped: false, details: { valueBeforeKill: restoreTo } });
+  await recordBudgetChange(p, budget, {
+    action: "budget.kill",
+    previousValue: budget.value,
+    appliedValue: 0,
+    clamped: false,
+    details: { valueBeforeKill: restoreTo },
+  });
 }
 
 /** Puts back the value from before the kill (its default if it had none), inside the bounds in force. */
@@ -372,7 +452,8 @@ export async function setBudgetArchived(db: Db, p: ArchiveBudgetParams): Promise
   const reason = requireCatalogReason(p.reason);
   await db.transaction(async (tx) => {
     const { budget } = await lockedBudget(tx, p.key);
-    if ((budget.archivedAt !== null) === p.archived) throw new CatalogError("unchanged", `${budget.key} is already ${p.archived ? "archived" : "live (not archived)"}`);
+    if ((budget.archivedAt !== null) === p.archived)
+      throw new CatalogError("unchanged", `${budget.key} is already ${p.archived ? "archived" : "live (not archived)"}`);
     await archiveLocked({ tx, actor: p.actor, reason, changeControl: p.changeControl }, budget, p.archived);
   });
 }
@@ -384,10 +465,14 @@ export async function archiveLocked(p: BudgetChange, budget: Budget, archived: b
   // Archived while a looser budget created in the last 24 hours shares its members: that one takes its place (re-add.ts).
   const looser = archived ? await looserRecentBudget(p.tx, budget) : null;
   if (looser !== null) {
-    requireApproval(p.changeControl, `archiving budget ${budget.key} while budget ${looser}, created in the last ${BUDGET_RE_ADD_WINDOW_HOURS} hours over the same members, lets more through`, {
-      kind: "budget.archive",
-      change: { budgetKey: budget.key },
-    });
+    requireApproval(
+      p.changeControl,
+      `archiving budget ${budget.key} while budget ${looser}, created in the last ${BUDGET_RE_ADD_WINDOW_HOURS} hours over the same members, lets more through`,
+      {
+        kind: "budget.archive",
+        change: { budgetKey: budget.key },
+      },
+    );
   }
   await saveBudget(p.tx, budget.id, { archivedAt: archived ? new Date() : null, archivedBy: archived ? actorName(p.actor) : null });
   await recordBudgetChange(p, budget, { action: archived ? "budget.archive" : "budget.unarchive", details: {} });
@@ -417,7 +502,12 @@ export async function setBudgetOverride(db: Db, p: SetBudgetOverrideParams): Pro
   return db.transaction(async (tx) => {
     const { budget } = await lockedBudget(tx, p.key);
     const { applied, clamped } = clampToBounds(parsed.micros, { min: budget.minValue, max: budget.maxValue });
-    const existing = await writeOverride({ tx, actor: p.actor, reason, changeControl: p.changeControl }, budget, { caller, value: applied, reason }, { rawInput: p.input, clamped });
+    const existing = await writeOverride(
+      { tx, actor: p.actor, reason, changeControl: p.changeControl },
+      budget,
+      { caller, value: applied, reason },
+      { rawInput: p.input, clamped },
+    );
     return { key: budget.key, caller, previous: existing, applied, clamped, currency: budget.currency };
   });
 }
@@ -431,14 +521,21 @@ export async function writeOverride(
 ): Promise<number | null> {
   if (budget.scope !== "account") throw invalidInput([{ path: "caller", message: `${budget.key} is a global budget: overrides are for a per-account budget` }]);
   await lockAccounts(p.tx, [o.caller]);
-  const [existing] = await p.tx.select().from(budgetOverrides).where(and(eq(budgetOverrides.budgetId, budget.id), eq(budgetOverrides.caller, o.caller)));
+  const [existing] = await p.tx
+    .select()
+    .from(budgetOverrides)
+    .where(and(eq(budgetOverrides.budgetId, budget.id), eq(budgetOverrides.caller, o.caller)));
   if (existing?.value === o.value) throw new CatalogError("unchanged", `${o.caller} already has ${money(budget, o.value)}: nothing to save`);
   const binding = existing?.value ?? (await planLimit(p.tx, { kind: "budget", limitId: budget.id, account: o.caller })) ?? budget.value;
   if (o.value > binding) {
-    requireApproval(p.changeControl, `an override of ${money(budget, o.value)} for ${o.caller} on budget ${budget.key} (${money(budget, binding)} binds it now)`, {
-      kind: "budget.override",
-      change: { budgetKey: budget.key, caller: o.caller, value: o.value },
-    });
+    requireApproval(
+      p.changeControl,
+      `an override of ${money(budget, o.value)} for ${o.caller} on budget ${budget.key} (${money(budget, binding)} binds it now)`,
+      {
+        kind: "budget.override",
+        change: { budgetKey: budget.key, caller: o.caller, value: o.value },
+      },
+    );
   }
   await p.tx
     .insert(budgetOverrides)
@@ -469,16 +566,29 @@ export async function removeBudgetOverride(db: Db, p: RemoveBudgetOverrideParams
 
 export async function deleteOverride(p: BudgetChange, budget: Budget, caller: string): Promise<number> {
   await lockAccounts(p.tx, [caller]);
-  const [removed] = await p.tx.delete(budgetOverrides).where(and(eq(budgetOverrides.budgetId, budget.id), eq(budgetOverrides.caller, caller))).returning();
+  const [removed] = await p.tx
+    .delete(budgetOverrides)
+    .where(and(eq(budgetOverrides.budgetId, budget.id), eq(budgetOverrides.caller, caller)))
+    .returning();
   if (!removed) throw new CatalogError("not_found", `${caller} has no override on ${budget.key}`);
   const plan = (await planLimit(p.tx, { kind: "budget", limitId: budget.id, account: caller })) ?? budget.value;
   if (plan > removed.value) {
-    requireApproval(p.changeControl, `removing ${caller}'s override of ${money(budget, removed.value)} on budget ${budget.key} (its plan gives it ${money(budget, plan)})`, {
-      kind: "budget.override",
-      change: { budgetKey: budget.key, caller, value: null },
-    });
+    requireApproval(
+      p.changeControl,
+      `removing ${caller}'s override of ${money(budget, removed.value)} on budget ${budget.key} (its plan gives it ${money(budget, plan)})`,
+      {
+        kind: "budget.override",
+        change: { budgetKey: budget.key, caller, value: null },
+      },
+    );
   }
   await saveBudget(p.tx, budget.id, {});
-  await recordBudgetChange(p, budget, { action: "budget.override.remove", previousValue: removed.value, appliedValue: null, clamped: false, details: { caller } });
+  await recordBudgetChange(p, budget, {
+    action: "budget.override.remove",
+    previousValue: removed.value,
+    appliedValue: null,
+    clamped: false,
+    details: { caller },
+  });
   return removed.value;
 }

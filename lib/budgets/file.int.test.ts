@@ -42,7 +42,18 @@ function endpoint(key: string, extra: Json = {}): Json {
 }
 
 function budget(key: string, members: string[], extra: Json = {}): Json {
-  return { key, name: `budget ${key}`, scope: "global", window: "utc_day", value: 200 * DOLLAR, min: 0, max: 500 * DOLLAR, default: 200 * DOLLAR, members, ...extra };
+  return {
+    key,
+    name: `budget ${key}`,
+    scope: "global",
+    window: "utc_day",
+    value: 200 * DOLLAR,
+    min: 0,
+    max: 500 * DOLLAR,
+    default: 200 * DOLLAR,
+    members,
+    ...extra,
+  };
 }
 
 /** The catalog in force as a file (every endpoint and budget), for a test to add to. */
@@ -69,18 +80,38 @@ describe.skipIf(skipWithoutDatabase())("budgets in the catalog file", () => {
     file.endpoints.push(endpoint(a), endpoint(b), endpoint(c), endpoint(gone, { archived: true }));
     file.budgets.push(
       budget(`llm.all${n}`, [a, b, c, gone]),
-      budget(`llm.each${n}`, [a, b], { scope: "account", window: "billing_month", billingDay: 15, value: 2 * DOLLAR, max: 10 * DOLLAR, default: 2 * DOLLAR, overrides: [{ caller: "acme", value: 0, reason: "abuse" }] }),
+      budget(`llm.each${n}`, [a, b], {
+        scope: "account",
+        window: "billing_month",
+        billingDay: 15,
+        value: 2 * DOLLAR,
+        max: 10 * DOLLAR,
+        default: 2 * DOLLAR,
+        overrides: [{ caller: "acme", value: 0, reason: "abuse" }],
+      }),
       budget(`llm.off${n}`, [c], { killed: true }),
     );
     const applied = await applyCatalog(t.db, { text: JSON.stringify(file), actor: config, reason: "from file", confirmRaise: false });
-    expect(applied.endpoints.filter((e) => e.key.startsWith("budget ")).map((e) => e.changes.map((x) => x.action))).toEqual([["budget.create"], ["budget.create"], ["budget.create"]]);
+    expect(applied.endpoints.filter((e) => e.key.startsWith("budget ")).map((e) => e.changes.map((x) => x.action))).toEqual([
+      ["budget.create"],
+      ["budget.create"],
+      ["budget.create"],
+    ]);
     expect((await readBudget(t.db, `llm.off${n}`)).budget).toMatchObject({ value: 0, valueBeforeKill: 200 * DOLLAR });
-    const [created] = await t.db.select().from(auditEvents).where(eq(auditEvents.target, `llm.all${n}`));
+    const [created] = await t.db
+      .select()
+      .from(auditEvents)
+      .where(eq(auditEvents.target, `llm.all${n}`));
     expect(created).toMatchObject({ action: "budget.create", actorType: "config", actor: "ci" });
     expect(created?.details).toMatchObject({ via: "catalog file", sha256: applied.sha256 });
 
     const exported = await current(t.db);
-    expect(exported.budgets.find((x) => x.key === `llm.each${n}`)).toMatchObject({ scope: "account", billingDay: 15, members: [a, b], overrides: [{ caller: "acme", value: 0, reason: "abuse" }] });
+    expect(exported.budgets.find((x) => x.key === `llm.each${n}`)).toMatchObject({
+      scope: "account",
+      billingDay: 15,
+      members: [a, b],
+      overrides: [{ caller: "acme", value: 0, reason: "abuse" }],
+    });
     expect(await budgetChanges(t.db, JSON.stringify(exported))).toEqual([]);
 
     const fresh = await createTestDatabase("budgets_file_fresh");
@@ -127,10 +158,14 @@ describe.skipIf(skipWithoutDatabase())("budgets in the catalog file", () => {
     // A raise to 5x or more needs --confirm-raise; without it nothing applies.
     Object.assign(target, { value: 500 * DOLLAR, max: 2000 * DOLLAR, name: "Bigger" });
     Object.assign(target, { value: 1500 * DOLLAR });
-    await expect(applyCatalog(t.db, { text: JSON.stringify(next), actor: config, reason: "r", confirmRaise: false })).rejects.toMatchObject({ code: "confirmation_required" });
+    await expect(applyCatalog(t.db, { text: JSON.stringify(next), actor: config, reason: "r", confirmRaise: false })).rejects.toMatchObject({
+      code: "confirmation_required",
+    });
     expect((await readBudget(t.db, key)).spec.name).toBe("All models");
     // Confirmed, it is still a raise: it needs a second admin (change control), and nothing applies.
-    await expect(applyCatalog(t.db, { text: JSON.stringify(next), actor: config, reason: "r", confirmRaise: true })).rejects.toMatchObject({ code: "approval_required" });
+    await expect(applyCatalog(t.db, { text: JSON.stringify(next), actor: config, reason: "r", confirmRaise: true })).rejects.toMatchObject({
+      code: "approval_required",
+    });
     expect((await readBudget(t.db, key)).budget.value).toBe(150 * DOLLAR);
   });
 
@@ -157,13 +192,41 @@ describe.skipIf(skipWithoutDatabase())("budgets in the catalog file", () => {
 
   const badFiles: [string, (f: Awaited<ReturnType<typeof current>>, k: string) => void, string][] = [
     ["a budget with no members", (f, k) => void Object.assign(f.budgets.find((b) => b.key === k) ?? {}, { members: [] }), "members"],
-    ["a member that is not in the file", (f, k) => void Object.assign(f.budgets.find((b) => b.key === k) ?? {}, { members: ["llm.nowhere"] }), ".members[0]: no endpoint 'llm.nowhere' in this file"],
-    ["members in two currencies", (f) => void (f.endpoints.push(endpoint("llm.euro", { currency: "EUR" })), f.budgets.push(budget("llm.mixed", [String(f.endpoints[0]?.key), "llm.euro"]))), ".members[1]: endpoint 'llm.euro' is priced in EUR"],
-    ["an unknown window", (f, k) => void Object.assign(f.budgets.find((b) => b.key === k) ?? {}, { window: "first_hit" }), "window must be utc_day or billing_month"],
-    ["a budget left out", (f, k) => void f.budgets.splice(f.budgets.findIndex((b) => b.key === k), 1), "is in the database but not in the file"],
+    [
+      "a member that is not in the file",
+      (f, k) => void Object.assign(f.budgets.find((b) => b.key === k) ?? {}, { members: ["llm.nowhere"] }),
+      ".members[0]: no endpoint 'llm.nowhere' in this file",
+    ],
+    [
+      "members in two currencies",
+      (f) => void (f.endpoints.push(endpoint("llm.euro", { currency: "EUR" })), f.budgets.push(budget("llm.mixed", [String(f.endpoints[0]?.key), "llm.euro"]))),
+      ".members[1]: endpoint 'llm.euro' is priced in EUR",
+    ],
+    [
+      "an unknown window",
+      (f, k) => void Object.assign(f.budgets.find((b) => b.key === k) ?? {}, { window: "first_hit" }),
+      "window must be utc_day or billing_month",
+    ],
+    [
+      "a budget left out",
+      (f, k) =>
+        void f.budgets.splice(
+          f.budgets.findIndex((b) => b.key === k),
+          1,
+        ),
+      "is in the database but not in the file",
+    ],
     ["a budget listed twice", (f, k) => void f.budgets.push({ ...f.budgets.find((b) => b.key === k) }), "is listed twice"],
-    ["a window that changes", (f, k) => void Object.assign(f.budgets.find((b) => b.key === k) ?? {}, { window: "billing_month" }), "a budget's window cannot change"],
-    ["overrides on a global budget", (f, k) => void Object.assign(f.budgets.find((b) => b.key === k) ?? {}, { overrides: [{ caller: "a", value: 0, reason: "r" }] }), "overrides are for a per-account budget"],
+    [
+      "a window that changes",
+      (f, k) => void Object.assign(f.budgets.find((b) => b.key === k) ?? {}, { window: "billing_month" }),
+      "a budget's window cannot change",
+    ],
+    [
+      "overrides on a global budget",
+      (f, k) => void Object.assign(f.budgets.find((b) => b.key === k) ?? {}, { overrides: [{ caller: "a", value: 0, reason: "r" }] }),
+      "overrides are for a per-account budget",
+    ],
     [
       "an archived endpoint joining a live budget",
       (f, k) => {

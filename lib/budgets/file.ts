@@ -68,7 +68,10 @@ export function diffBudgets(
   const byKey = new Map(current.map((b) => [b.budget.key, b]));
   const listed = new Set(wanted.map((b) => b.key));
   for (const b of current) {
-    if (!listed.has(b.budget.key)) errors.push(`budgets: '${b.budget.key}' is in the database but not in the file; list it (with "archived": true to archive it): nothing is ever deleted by a file`);
+    if (!listed.has(b.budget.key))
+      errors.push(
+        `budgets: '${b.budget.key}' is in the database but not in the file; list it (with "archived": true to archive it): nothing is ever deleted by a file`,
+      );
   }
   const archivedInFile = new Set(endpoints.filter((e) => e.archived).map((e) => e.key));
   const plans: EndpointPlan[] = [];
@@ -80,7 +83,8 @@ export function diffBudgets(
     // it (export then apply on a fresh database); it may not join a live budget anew.
     const had = new Set(existing?.spec.members ?? []);
     spec.members.forEach((m, j) => {
-      if (archivedInFile.has(m) && !had.has(m) && !created.has(m)) errors.push(`budgets[${i}].members[${j}]: endpoint '${m}' is archived: it refuses every call and cannot join a budget`);
+      if (archivedInFile.has(m) && !had.has(m) && !created.has(m))
+        errors.push(`budgets[${i}].members[${j}]: endpoint '${m}' is archived: it refuses every call and cannot join a budget`);
     });
     const changes: PlannedChange[] = [];
     const add = (action: string, lines: string[], needsConfirmation = false) => changes.push({ action, endpointKey: spec.key, lines, needsConfirmation });
@@ -88,23 +92,30 @@ export function diffBudgets(
     if (!existing) {
       add(
         "budget.create",
-        [`+ new budget ${spec.key} (${spec.name}), ${spec.scope}${spec.archived ? ", archived" : ""}${spec.killed && spec.value > 0 ? `, killed (restores to ${money(spec.value)})` : ""}`],
+        [
+          `+ new budget ${spec.key} (${spec.name}), ${spec.scope}${spec.archived ? ", archived" : ""}${spec.killed && spec.value > 0 ? `, killed (restores to ${money(spec.value)})` : ""}`,
+        ],
         raise(spec.default, spec.value),
       );
     } else {
       const row = existing.budget;
       for (const [field, label] of IMMUTABLE) {
-        if (existing.spec[field] !== spec[field]) errors.push(`budgets[${i}].${field}: a budget's ${label} cannot change (${String(existing.spec[field])} → ${String(spec[field])}): archive it and add another under a new key`);
+        if (existing.spec[field] !== spec[field])
+          errors.push(
+            `budgets[${i}].${field}: a budget's ${label} cannot change (${String(existing.spec[field])} → ${String(spec[field])}): archive it and add another under a new key`,
+          );
       }
       const lines: string[] = [];
       if (row.name !== spec.name) lines.push(`~ name: ${JSON.stringify(row.name)} → ${JSON.stringify(spec.name)}`);
       const gained = spec.members.filter((m) => !had.has(m));
       const lost = existing.spec.members.filter((m) => !spec.members.includes(m));
       if (gained.length || lost.length) lines.push(`~ members: ${[...gained.map((m) => `+ ${m}`), ...lost.map((m) => `- ${m}`)].join(", ")}`);
-      if (row.minValue !== spec.min || row.maxValue !== spec.max) lines.push(`~ bounds [${money(row.minValue)}, ${money(row.maxValue)}] → [${money(spec.min)}, ${money(spec.max)}]`);
+      if (row.minValue !== spec.min || row.maxValue !== spec.max)
+        lines.push(`~ bounds [${money(row.minValue)}, ${money(row.maxValue)}] → [${money(spec.min)}, ${money(spec.max)}]`);
       if (row.defaultValue !== spec.default) lines.push(`~ default ${money(row.defaultValue)} → ${money(spec.default)}`);
       const thresholds = [...row.alertThresholds].sort((a, b) => a - b);
-      if (thresholds.join(",") !== spec.alertThresholds.join(",")) lines.push(`~ alert thresholds ${thresholds.join("/")}% → ${spec.alertThresholds.join("/")}%`);
+      if (thresholds.join(",") !== spec.alertThresholds.join(","))
+        lines.push(`~ alert thresholds ${thresholds.join("/")}% → ${spec.alertThresholds.join("/")}%`);
       if (lines.length > 0) {
         step.fields = true;
         add("budget.update", lines);
@@ -134,7 +145,9 @@ export function diffBudgets(
       }
       if (spec.archived !== existing.spec.archived) {
         step.archive = spec.archived;
-        add(spec.archived ? "budget.archive" : "budget.unarchive", [spec.archived ? "archive: it charges and refuses nothing" : "unarchive: it charges and refuses again"]);
+        add(spec.archived ? "budget.archive" : "budget.unarchive", [
+          spec.archived ? "archive: it charges and refuses nothing" : "unarchive: it charges and refuses again",
+        ]);
       }
     }
     if (changes.length === 0) return;
@@ -142,7 +155,11 @@ export function diffBudgets(
     const live = (s: Pick<BudgetSpec, "value" | "killed">) => (s.killed ? 0 : s.value);
     const before = existing ? budgetSentence({ ...existing.spec, value: existing.budget.value }) : "(new)";
     // Members in key order on both sides, so only a real change reads as one.
-    const after = budgetSentence({ ...spec, members: [...spec.members].sort(), value: step.value ? step.value.value : existing ? existing.budget.value : live(spec) });
+    const after = budgetSentence({
+      ...spec,
+      members: [...spec.members].sort(),
+      value: step.value ? step.value.value : existing ? existing.budget.value : live(spec),
+    });
     plans.push({ key: `budget ${spec.key}`, changes, worstCase: [`worst case: ${before} → ${after}`] });
   });
   return { plans, steps, errors };
@@ -169,7 +186,10 @@ async function applyValue(p: BudgetChange, budget: Budget, next: NextValue): Pro
   // A raise (the value, or the value a kill in the file restores to) needs a second admin.
   const after = next.value > 0 ? next.value : (next.valueBeforeKill ?? 0);
   if (isValueRaise(budget, after)) {
-    requireApproval(p.changeControl, `budget ${budget.key} ${formatMoney(budget.value, budget.currency)} → ${formatMoney(after, budget.currency)}`, { kind: "budget.value", change: { budgetKey: budget.key, value: after } });
+    requireApproval(p.changeControl, `budget ${budget.key} ${formatMoney(budget.value, budget.currency)} → ${formatMoney(after, budget.currency)}`, {
+      kind: "budget.value",
+      change: { budgetKey: budget.key, value: after },
+    });
   }
   if (budget.value > 0 && next.value === 0) return killLocked(p, budget, next.valueBeforeKill ?? budget.value);
   if (budget.value === 0 && next.value > 0) return restoreLocked(p, budget, next.value);
@@ -180,6 +200,9 @@ async function applyValue(p: BudgetChange, budget: Budget, next: NextValue): Pro
     previousValue: budget.value,
     appliedValue: next.value,
     clamped: false,
-    details: budget.value !== next.value ? { kind: next.value > budget.value ? "raise" : "lower" } : { changes: { valueBeforeKill: { before: budget.valueBeforeKill, after: next.valueBeforeKill } } },
+    details:
+      budget.value !== next.value
+        ? { kind: next.value > budget.value ? "raise" : "lower" }
+        : { changes: { valueBeforeKill: { before: budget.valueBeforeKill, after: next.valueBeforeKill } } },
   });
 }

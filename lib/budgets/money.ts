@@ -35,7 +35,9 @@ export function parseMoneyInput(raw: string, label = "amount"): ParsedMoney {
 /** Micros as the text a person would type back: 200000000 → "200", 1500000 → "1.5". */
 export function moneyInputText(micros: number): string {
   const whole = Math.floor(micros / MICROS_PER_UNIT);
-  const fraction = String(micros % MICROS_PER_UNIT).padStart(6, "0").replace(/0+$/, "");
+  const fraction = String(micros % MICROS_PER_UNIT)
+    .padStart(6, "0")
+    .replace(/0+$/, "");
   return fraction ? `${whole}.${fraction}` : String(whole);
 }
 
@@ -86,7 +88,14 @@ function listOf(keys: readonly string[]): string {
   return `${keys.slice(0, -1).join(", ")} and ${keys[keys.length - 1]}`;
 }
 
-export type BudgetShape = { scope: "global" | "account"; window: "utc_day" | "billing_month"; billingDay: number; value: number; currency: string; members: readonly string[] };
+export type BudgetShape = {
+  scope: "global" | "account";
+  window: "utc_day" | "billing_month";
+  billingDay: number;
+  value: number;
+  currency: string;
+  members: readonly string[];
+};
 
 /**
  * A budget's worst case in money, as the sentence the UI and `plan` print: "at most $200.00 a day

@@ -43,7 +43,11 @@ export async function loosenedArchivedBudget(db: Db, spec: BudgetSpec, memberIds
 }
 
 /** The keys of a catalog file's new budgets that loosen a budget archived in the last 24 hours, or one the file archives. */
-export async function looserNewBudgets(db: Db, wanted: readonly BudgetSpec[] | undefined, existing: readonly { key: string; archived: boolean }[]): Promise<Set<string>> {
+export async function looserNewBudgets(
+  db: Db,
+  wanted: readonly BudgetSpec[] | undefined,
+  existing: readonly { key: string; archived: boolean }[],
+): Promise<Set<string>> {
   const out = new Set<string>();
   if (!wanted) return out;
   const byKey = new Map(existing.map((b) => [b.key, b]));

@@ -112,7 +112,9 @@ describe.skipIf(skipWithoutDatabase())("top accounts of a per-account budget at 
         `top accounts in the open window, ${ACCOUNTS} accounts in it: median of 5 calls ${nowMs.toFixed(1)} ms; EXPLAIN ANALYZE ${described(planNow)}`,
         `readBudgetDetail with ${ACCOUNTS} accounts in the open window (its sum, busiest, top now, 90 days): median ${page.toFixed(1)} ms`,
         `listBudgets over the three budgets: median ${list.toFixed(1)} ms; with ${ACCOUNTS} reservations of their member in the window: ${listShares.toFixed(1)} ms`,
-        `(load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(", ")} on ${availableParallelism()} cores)`,
+        `(load average at the end: ${loadavg()
+          .map((l) => l.toFixed(1))
+          .join(", ")} on ${availableParallelism()} cores)`,
       ].join("\n"),
     );
   });

@@ -10,7 +10,13 @@ const full = (window: number, first: { account: string; settled: number }[], res
 
 describe("window top candidates", () => {
   it("proves nothing is missed when the windows are not full", () => {
-    const r = windowTopCandidates([{ window: 1, account: "a", settled: 5 }, { window: 2, account: "b", settled: 3 }], 10);
+    const r = windowTopCandidates(
+      [
+        { window: 1, account: "a", settled: 5 },
+        { window: 2, account: "b", settled: 3 },
+      ],
+      10,
+    );
     expect(r).toEqual({ bound: 0, candidates: ["a", "b"], provable: true });
   });
 

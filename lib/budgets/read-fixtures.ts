@@ -9,15 +9,15 @@ let counter = 0;
 export async function insertEndpoint(db: Db, key?: string): Promise<{ id: number; key: string }> {
   counter += 1;
   const k = key ?? `llm.t${counter}-${Date.now().toString(36)}`;
-  const [row] = await db.insert(endpoints).values({ key: k, name: `Test ${k}`, unit: "tokens", perCallMax: 10_000 }).returning({ id: endpoints.id, key: endpoints.key });
+  const [row] = await db
+    .insert(endpoints)
+    .values({ key: k, name: `Test ${k}`, unit: "tokens", perCallMax: 10_000 })
+    .returning({ id: endpoints.id, key: endpoints.key });
   if (!row) throw new Error("endpoint not inserted");
   return row;
 }
 
-export async function insertBudget(
-  db: Db,
-  p: Partial<NewBudget> & { members: number[] },
-): Promise<{ id: number; key: string }> {
+export async function insertBudget(db: Db, p: Partial<NewBudget> & { members: number[] }): Promise<{ id: number; key: string }> {
   counter += 1;
   const { members, ...fields } = p;
   const [row] = await db

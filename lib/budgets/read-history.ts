@@ -93,7 +93,11 @@ export async function budgetHistory(db: Db, b: HistoryBudget, now: Date): Promis
       )}) and ae.applied_value is not null
       order by ae.at, ae.id`),
   );
-  const values = valuesAt(events, b.value, spans.map((s) => (s.end.getTime() > now.getTime() ? now : s.end)));
+  const values = valuesAt(
+    events,
+    b.value,
+    spans.map((s) => (s.end.getTime() > now.getTime() ? now : s.end)),
+  );
   const windows: BudgetWindowSpend[] = spans.map((s, i) => ({
     day: utcDay(s.start.getTime()),
     start: s.start,

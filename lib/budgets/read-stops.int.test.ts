@@ -118,12 +118,16 @@ describe.skipIf(skipWithoutDatabase())("endpoints stopped by a budget", () => {
     const plan = await t.db.transaction(async (tx) => {
       await tx.execute(sql`set local enable_seqscan = off`);
       const q = budgetStopsQuery({ endpointIds: [a.endpointId], now: new Date() });
-      return resultRows<{ "QUERY PLAN": string }>(await tx.execute(sql`explain ${q}`)).map((r) => r["QUERY PLAN"]).join("\n");
+      return resultRows<{ "QUERY PLAN": string }>(await tx.execute(sql`explain ${q}`))
+        .map((r) => r["QUERY PLAN"])
+        .join("\n");
     });
     expect(plan).not.toMatch(/Seq Scan on (budget_members|budget_usage|budgets)/);
     expect(plan).toMatch(/budget_members_endpoint_idx|budget_members_pkey/);
     // The counter of the open window by its whole key: not a filter over the budget's history.
-    expect(plan).toMatch(/Index (Only )?Scan using budget_usage_\w+ on budget_usage c[^\n]*\n\s+Index Cond: \(\(budget_id = b\.id\) AND .*window_start = w\.window_start\)\)/);
+    expect(plan).toMatch(
+      /Index (Only )?Scan using budget_usage_\w+ on budget_usage c[^\n]*\n\s+Index Cond: \(\(budget_id = b\.id\) AND .*window_start = w\.window_start\)\)/,
+    );
     expect(plan).not.toContain("reservations");
   });
 });

@@ -46,7 +46,10 @@ export type ReadBudgetStopsParams = { endpointIds: number[]; now: Date };
 
 /** The one statement readBudgetStops runs (exported for the test that reads its plan). */
 export function budgetStopsQuery(p: ReadBudgetStopsParams): SQL {
-  const ids = sql.join(p.endpointIds.map((id) => sql`${id}::int`), sql`, `);
+  const ids = sql.join(
+    p.endpointIds.map((id) => sql`${id}::int`),
+    sql`, `,
+  );
   return sql`
       select m.endpoint_id, b.id as budget_id, b.key, b.currency, b.scope::text as scope, b.value, b.killed_at, b.killed_by,
              u.settled, u.held, w.window_end

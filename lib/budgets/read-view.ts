@@ -38,12 +38,7 @@ export function crossedThreshold(spend: number, value: number, thresholds: reado
   return crossed.length === 0 ? null : Math.max(...crossed);
 }
 
-export function budgetState(p: {
-  value: number;
-  killedAt: Date | null;
-  archivedAt: Date | null;
-  crossed: number | null;
-}): BudgetState {
+export function budgetState(p: { value: number; killedAt: Date | null; archivedAt: Date | null; crossed: number | null }): BudgetState {
   if (p.archivedAt !== null) return "archived";
   if (p.value === 0 || p.killedAt !== null) return "killed";
   return p.crossed !== null ? "alerting" : "live";

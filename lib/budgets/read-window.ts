@@ -103,7 +103,6 @@ export function openWindow(now: Date): SQL {
   return sql`ceilings.window_bounds(b."window", b.billing_day, 0, ${now.toISOString()}::timestamptz)`;
 }
 
-
 /** Accounts without an override of their own considered for the busiest: the ones that settled most. */
 const BUSIEST_CANDIDATES = 50;
 
@@ -286,10 +285,6 @@ export async function readBudgetOverview(db: Db, p: { key: string; now?: Date; t
 
 /** The budgets an endpoint is a member of, each with its spend in its open window; archived last. */
 export async function budgetsOfEndpoint(db: Db, p: { endpointId: number; now?: Date }): Promise<BudgetSummary[]> {
-  const rows = await readSummaries(
-    db,
-    sql`b.id in (select bm.budget_id from budget_members bm where bm.endpoint_id = ${p.endpointId})`,
-    p.now ?? new Date(),
-  );
+  const rows = await readSummaries(db, sql`b.id in (select bm.budget_id from budget_members bm where bm.endpoint_id = ${p.endpointId})`, p.now ?? new Date());
   return rows.sort((a, b) => stateRank[a.state] - stateRank[b.state] || a.key.localeCompare(b.key));
 }

@@ -60,7 +60,15 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
 
     // Lowered from 150 to 100 two days ago, at noon: the windows before carry 150.
     await t.db.insert(auditEvents).values([
-      { actorType: "staff", actor: "admin@test.local", action: "budget.adjust", target: b.key, previousValue: 150 * USD, appliedValue: 100 * USD, at: new Date(daysAgo(2).getTime() + DAY_MS / 2) },
+      {
+        actorType: "staff",
+        actor: "admin@test.local",
+        action: "budget.adjust",
+        target: b.key,
+        previousValue: 150 * USD,
+        appliedValue: 100 * USD,
+        at: new Date(daysAgo(2).getTime() + DAY_MS / 2),
+      },
       { actorType: "staff", actor: "admin@test.local", action: "budget.override.set", target: b.key, previousValue: null, appliedValue: 1, at: daysAgo(1) },
     ]);
     const detail = await readBudgetDetail(t.db, { key: b.key, now: NOW });
@@ -116,7 +124,14 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
     const e = await insertEndpoint(t.db);
     const live = await insertBudget(t.db, { members: [e.id], key: "z.live", value: 100 * USD });
     const fuller = await insertBudget(t.db, { members: [e.id], key: "y.fuller", value: 100 * USD });
-    const killed = await insertBudget(t.db, { members: [e.id], key: "x.killed", value: 0, valueBeforeKill: 100 * USD, killedAt: NOW, killedBy: "ops@test.local" });
+    const killed = await insertBudget(t.db, {
+      members: [e.id],
+      key: "x.killed",
+      value: 0,
+      valueBeforeKill: 100 * USD,
+      killedAt: NOW,
+      killedBy: "ops@test.local",
+    });
     const archived = await insertBudget(t.db, { members: [e.id], key: "a.archived", archivedAt: NOW, archivedBy: "ops@test.local" });
     const alerting = await insertBudget(t.db, { members: [e.id], key: "w.alerting", value: 100 * USD });
     await t.db.insert(budgetUsage).values([
@@ -133,7 +148,9 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
       ["a.archived", "archived"],
     ]);
     expect(views[0]).toMatchObject({ ratio: 1, valueBeforeKill: 100 * USD, killedBy: "ops@test.local" });
-    const listed = (await listBudgets(t.db, { now: NOW })).map((v) => v.key).filter((k) => [live.key, fuller.key, killed.key, archived.key, alerting.key].includes(k));
+    const listed = (await listBudgets(t.db, { now: NOW }))
+      .map((v) => v.key)
+      .filter((k) => [live.key, fuller.key, killed.key, archived.key, alerting.key].includes(k));
     expect(listed).toEqual(["x.killed", "w.alerting", "y.fuller", "z.live", "a.archived"]);
     const summaries = (await listBudgetSummaries(t.db, { now: NOW })).map((v) => v.key).filter((k) => listed.includes(k));
     expect(summaries).toEqual(listed);
@@ -175,15 +192,17 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
       settled: settled * USD,
       held: held * USD,
     });
-    await t.db.insert(budgetUsage).values([
-      row("acct-a", 60),
-      row("acct-b", 70, 10),
-      row("acct-c", 45),
-      row("acct-d", 5),
-      row("acct-a", 300, 0, daysAgo(10)),
-      row("acct-e", 90, 0, daysAgo(40)),
-      row("acct-old", 999, 0, daysAgo(95)),
-    ]);
+    await t.db
+      .insert(budgetUsage)
+      .values([
+        row("acct-a", 60),
+        row("acct-b", 70, 10),
+        row("acct-c", 45),
+        row("acct-d", 5),
+        row("acct-a", 300, 0, daysAgo(10)),
+        row("acct-e", 90, 0, daysAgo(40)),
+        row("acct-old", 999, 0, daysAgo(95)),
+      ]);
     const detail = await readBudgetDetail(t.db, { key: b.key, now: NOW });
     expect(detail).toMatchObject({ spend: 190 * USD, held: 10 * USD, settled: 180 * USD, accounts: 4, crossed: 80, state: "alerting", ratio: 0.9 });
     // acct-c at 45 of its 50 binds before acct-b at 80 of 100; acct-d's override of 0 blocks it, it is not full.
@@ -216,9 +235,11 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
   it("finds the account nearest its own value beyond the 50 that settled most when an override makes it so", async () => {
     const e = await insertEndpoint(t.db);
     const b = await insertBudget(t.db, { members: [e.id], scope: "account", value: 100 * USD });
-    await t.db.insert(budgetUsage).values(
-      Array.from({ length: 60 }, (_, i) => ({ budgetId: b.id, scopeKey: `big-${i}`, windowStart: TODAY, windowEnd: TOMORROW, settled: (10 + i) * USD })),
-    );
+    await t.db
+      .insert(budgetUsage)
+      .values(
+        Array.from({ length: 60 }, (_, i) => ({ budgetId: b.id, scopeKey: `big-${i}`, windowStart: TODAY, windowEnd: TOMORROW, settled: (10 + i) * USD })),
+      );
     // Settled less than all 60, but 2 of its own 2: it is the one at its limit.
     await t.db.insert(budgetUsage).values({ budgetId: b.id, scopeKey: "small-plan", windowStart: TODAY, windowEnd: TOMORROW, settled: 2 * USD });
     await t.db.insert(budgetOverrides).values({ budgetId: b.id, caller: "small-plan", value: 2 * USD, reason: "trial" });
@@ -253,11 +274,7 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
       caller: `acct-${budgetId}-${i}-${gate}`,
       amount: 1,
     });
-    await t.db.insert(refusals).values([
-      ...Array.from({ length: 25 }, (_, i) => refusal(b.id, i)),
-      refusal(other.id, 100),
-      refusal(b.id, 101, "ceiling"),
-    ]);
+    await t.db.insert(refusals).values([...Array.from({ length: 25 }, (_, i) => refusal(b.id, i)), refusal(other.id, 100), refusal(b.id, 101, "ceiling")]);
 
     const detail = await readBudgetDetail(t.db, { key: b.key, now: NOW });
     expect(detail?.adjustments.map((a) => a.action)).toEqual(["budget.adjust", "budget.create"]);
@@ -286,4 +303,3 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
     expect(detail?.history[30].windows.at(-1)?.spend).toBeGreaterThan(max);
   });
 });
-

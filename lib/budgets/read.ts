@@ -77,6 +77,9 @@ export async function budgetKeysOfEndpoint(db: Db, endpointId: number): Promise<
 
 /** Every endpoint a budget form offers as a member, archived ones marked, in key order. */
 export async function listMemberOptions(db: Db): Promise<{ key: string; name: string; currency: string; archived: boolean }[]> {
-  const rows = await db.select({ key: endpoints.key, name: endpoints.name, currency: endpoints.currency, archivedAt: endpoints.archivedAt }).from(endpoints).orderBy(asc(endpoints.key));
+  const rows = await db
+    .select({ key: endpoints.key, name: endpoints.name, currency: endpoints.currency, archivedAt: endpoints.archivedAt })
+    .from(endpoints)
+    .orderBy(asc(endpoints.key));
   return rows.map(({ archivedAt, ...r }) => ({ ...r, archived: archivedAt !== null }));
 }

@@ -36,9 +36,16 @@ export const BudgetScope = z.enum(BUDGET_SCOPES, { error: "scope must be global 
 export const BudgetWindow = z.enum(BUDGET_WINDOWS, { error: "window must be utc_day or billing_month" });
 
 export const BudgetAlertThresholds = z
-  .array(z.number({ error: "threshold must be a whole number" }).int("threshold must be a whole number").min(1, "threshold must be 1 or more").max(100, "threshold must be at most 100"), {
-    error: "alert thresholds must be a list of percentages",
-  })
+  .array(
+    z
+      .number({ error: "threshold must be a whole number" })
+      .int("threshold must be a whole number")
+      .min(1, "threshold must be 1 or more")
+      .max(100, "threshold must be at most 100"),
+    {
+      error: "alert thresholds must be a list of percentages",
+    },
+  )
   .max(10, "at most 10 alert thresholds")
   .refine((t) => new Set(t).size === t.length, "alert thresholds must not repeat")
   .transform((t) => [...t].sort((a, b) => a - b));
@@ -96,10 +103,18 @@ export const BudgetSpec = z
   .strictObject({
     key: BudgetKey,
     name: Text("name", 120),
-    currency: z.string({ error: "currency is required" }).regex(/^[A-Z]{3}$/, "currency must be a three-letter code such as USD").default("USD"),
+    currency: z
+      .string({ error: "currency is required" })
+      .regex(/^[A-Z]{3}$/, "currency must be a three-letter code such as USD")
+      .default("USD"),
     scope: BudgetScope,
     window: BudgetWindow,
-    billingDay: z.number({ error: "billing day must be a whole number" }).int("billing day must be a whole number").min(1, "billing day must be 1 or more").max(28, "billing day must be at most 28").default(1),
+    billingDay: z
+      .number({ error: "billing day must be a whole number" })
+      .int("billing day must be a whole number")
+      .min(1, "billing day must be 1 or more")
+      .max(28, "billing day must be at most 28")
+      .default(1),
     value: Micros("value", 0),
     min: Micros("min", 0),
     max: Micros("max", 1),
@@ -117,10 +132,14 @@ export const BudgetSpec = z
     boundsIssues(b, ctx);
     // 0 is always allowed: it is the kill switch. A definition is not an adjustment: nothing is clamped.
     if (b.value !== 0 && (b.value < b.min || b.value > b.max)) {
-      issue(["value"], `value (${formatMoney(b.value, b.currency)}) must be between min (${formatMoney(b.min, b.currency)}) and max (${formatMoney(b.max, b.currency)}), or 0 to kill`);
+      issue(
+        ["value"],
+        `value (${formatMoney(b.value, b.currency)}) must be between min (${formatMoney(b.min, b.currency)}) and max (${formatMoney(b.max, b.currency)}), or 0 to kill`,
+      );
     }
     if (b.window === "utc_day" && b.billingDay !== 1) issue(["billingDay"], "billing day is only for a billing_month window");
-    if (b.scope === "global" && b.overrides.length > 0) issue(["overrides"], "overrides are for a per-account budget (scope account): a global budget counts everyone together");
+    if (b.scope === "global" && b.overrides.length > 0)
+      issue(["overrides"], "overrides are for a per-account budget (scope account): a global budget counts everyone together");
     const seen = new Map<string, number>();
     b.overrides.forEach((o, i) => {
       const first = seen.get(o.caller);
@@ -139,7 +158,10 @@ export type BudgetSpecInput = z.input<typeof BudgetSpec>;
  * each member is one of them, in the budget's currency; no budget key twice. Paths in the file's
  * terms (`budgets[0].members[2]`).
  */
-export function budgetFileIssues(endpoints: readonly { key: string; currency: string }[], list: readonly BudgetSpec[]): { path: (string | number)[]; message: string }[] {
+export function budgetFileIssues(
+  endpoints: readonly { key: string; currency: string }[],
+  list: readonly BudgetSpec[],
+): { path: (string | number)[]; message: string }[] {
   const byKey = new Map(endpoints.map((e) => [e.key, e]));
   const issues: { path: (string | number)[]; message: string }[] = [];
   const seen = new Map<string, number>();
@@ -151,7 +173,8 @@ export function budgetFileIssues(endpoints: readonly { key: string; currency: st
       const e = byKey.get(m);
       const path = ["budgets", i, "members", j];
       if (!e) issues.push({ path, message: `no endpoint '${m}' in this file` });
-      else if (e.currency !== b.currency) issues.push({ path, message: `endpoint '${m}' is priced in ${e.currency}, the budget counts ${b.currency}: one currency per budget` });
+      else if (e.currency !== b.currency)
+        issues.push({ path, message: `endpoint '${m}' is priced in ${e.currency}, the budget counts ${b.currency}: one currency per budget` });
     });
   });
   return issues;

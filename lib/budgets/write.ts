@@ -24,7 +24,11 @@ export async function lockMembers(tx: Db, endpointIds: readonly number[]): Promi
 }
 
 export async function memberIdsOf(tx: Db, budgetId: number): Promise<number[]> {
-  const rows = await tx.select({ id: budgetMembers.endpointId }).from(budgetMembers).where(eq(budgetMembers.budgetId, budgetId)).orderBy(asc(budgetMembers.endpointId));
+  const rows = await tx
+    .select({ id: budgetMembers.endpointId })
+    .from(budgetMembers)
+    .where(eq(budgetMembers.budgetId, budgetId))
+    .orderBy(asc(budgetMembers.endpointId));
   return rows.map((r) => r.id);
 }
 
@@ -55,8 +59,10 @@ export async function checkMembers(
     const e = found.get(key);
     const path = `members[${i}]`;
     if (!e) problems.push({ path, message: `no endpoint '${key}'` });
-    else if (e.archivedAt !== null && !mayBeArchived.has(key)) problems.push({ path, message: `endpoint '${key}' is archived: it refuses every call and cannot join a budget` });
-    else if (e.currency !== currency) problems.push({ path, message: `endpoint '${key}' is priced in ${e.currency}, the budget counts ${currency}: one currency per budget` });
+    else if (e.archivedAt !== null && !mayBeArchived.has(key))
+      problems.push({ path, message: `endpoint '${key}' is archived: it refuses every call and cannot join a budget` });
+    else if (e.currency !== currency)
+      problems.push({ path, message: `endpoint '${key}' is priced in ${e.currency}, the budget counts ${currency}: one currency per budget` });
     else out.push(e);
   });
   if (problems.length > 0) throw invalidInput(problems);
@@ -68,10 +74,17 @@ export async function checkMembers(
  * created under one of those keys in between is not locked, so the edit is not made (rare: the
  * person saves again).
  */
-export async function lockedMembers(tx: Db, keys: readonly string[], currency: string, mayBeArchived: ReadonlySet<string>, locked: readonly number[]): Promise<MemberEndpoint[]> {
+export async function lockedMembers(
+  tx: Db,
+  keys: readonly string[],
+  currency: string,
+  mayBeArchived: ReadonlySet<string>,
+  locked: readonly number[],
+): Promise<MemberEndpoint[]> {
   const members = await checkMembers(tx, keys, currency, mayBeArchived);
   const missed = members.filter((m) => !locked.includes(m.id));
-  if (missed.length > 0) throw new CatalogError("conflict", `${missed.map((m) => m.key).join(", ")} was created while this was saved. Nothing was saved; try again`);
+  if (missed.length > 0)
+    throw new CatalogError("conflict", `${missed.map((m) => m.key).join(", ")} was created while this was saved. Nothing was saved; try again`);
   return members;
 }
 
@@ -80,7 +93,11 @@ export async function lockedMembers(tx: Db, keys: readonly string[], currency: s
  * about to gain) and then its row FOR UPDATE, so what is checked is what is in force. A version
  * other than the one the person saw is a conflict.
  */
-export async function lockedBudget(tx: Db, key: string, opts: { expectedVersion?: number; alsoLock?: readonly number[] } = {}): Promise<{ budget: Budget; memberIds: number[] }> {
+export async function lockedBudget(
+  tx: Db,
+  key: string,
+  opts: { expectedVersion?: number; alsoLock?: readonly number[] } = {},
+): Promise<{ budget: Budget; memberIds: number[] }> {
   const [found] = await tx.select({ id: budgets.id }).from(budgets).where(eq(budgets.key, key));
   if (!found) throw new CatalogError("not_found", `no budget '${key}'`);
   const seen = await memberIdsOf(tx, found.id);
@@ -90,7 +107,8 @@ export async function lockedBudget(tx: Db, key: string, opts: { expectedVersion?
   const memberIds = await memberIdsOf(tx, budget.id);
   // A membership saved between the read and the locks: its new members are not locked. Rare; the
   // person retries against what is in force.
-  if (memberIds.some((id) => !seen.includes(id))) throw new CatalogConflictError(budget.version, `someone else changed the members of ${key} first. Nothing was saved; try again`);
+  if (memberIds.some((id) => !seen.includes(id)))
+    throw new CatalogConflictError(budget.version, `someone else changed the members of ${key} first. Nothing was saved; try again`);
   if (opts.expectedVersion !== undefined && budget.version !== opts.expectedVersion) {
     throw new CatalogConflictError(budget.version, `someone else changed ${key} first. Nothing was saved; the form now shows the values in force`);
   }
@@ -144,7 +162,10 @@ export async function checkMemberCurrency(tx: Db, endpoint: { id: number; key: s
   const other = rows.filter((b) => b.currency !== currency);
   if (other.length === 0) return;
   throw invalidInput([
-    { path: "currency", message: `currency cannot become ${currency}: ${endpoint.key} counts in budget ${other.map((b) => `${b.key} (${b.currency})`).join(", ")}; remove it from there first (one currency per budget)` },
+    {
+      path: "currency",
+      message: `currency cannot become ${currency}: ${endpoint.key} counts in budget ${other.map((b) => `${b.key} (${b.currency})`).join(", ")}; remove it from there first (one currency per budget)`,
+    },
   ]);
 }
 

@@ -12,7 +12,6 @@ const BUDGET = { metric: "units", scope: "global", window: "utc_day", value: 100
 describe.skipIf(skipWithoutDatabase())("reserve folds destinations to canonical identities for the cooldown", () => {
   const t = useTestDatabase("canonical_cooldown");
 
-
   it("gives one send to every alias of one gmail inbox, and keeps the original for delivery", async () => {
     const e = await makeEndpoint(t.db, { ceilings: [BUDGET, COOLDOWN] });
     const aliases = ["J.Doe+news@GoogleMail.com", "jdoe@gmail.com", "j.d.o.e@gmail.com", " JDOE+x@googlemail.com ", "jdoe+y@gmail.com"];
@@ -23,7 +22,9 @@ describe.skipIf(skipWithoutDatabase())("reserve folds destinations to canonical 
     const [row] = resultRows(await t.db.execute(sql`select destination, destination_key from reservations where endpoint_id = ${e.endpointId}`));
     expect(row).toEqual({ destination: "J.Doe+news@GoogleMail.com", destination_key: "jdoe@gmail.com" });
     // The refusals are logged under the canonical identity, so staff see one inbox, not five.
-    const refusals = resultRows(await t.db.execute(sql`select destination, sum(count)::int as n from refusals where endpoint_id = ${e.endpointId} group by destination`));
+    const refusals = resultRows(
+      await t.db.execute(sql`select destination, sum(count)::int as n from refusals where endpoint_id = ${e.endpointId} group by destination`),
+    );
     expect(refusals).toEqual([{ destination: "jdoe@gmail.com", n: 4 }]);
   });
 

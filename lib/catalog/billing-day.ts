@@ -13,7 +13,11 @@ import { ceilings, type Ceiling } from "@/db/schema";
 
 /** The endpoint's billing_month ceilings, in id order: the counters a billing-day change would restart. */
 export async function billingMonthCeilings(db: Db, endpointId: number): Promise<Ceiling[]> {
-  return db.select().from(ceilings).where(and(eq(ceilings.endpointId, endpointId), eq(ceilings.window, "billing_month"))).orderBy(asc(ceilings.id));
+  return db
+    .select()
+    .from(ceilings)
+    .where(and(eq(ceilings.endpointId, endpointId), eq(ceilings.window, "billing_month")))
+    .orderBy(asc(ceilings.id));
 }
 
 /** Whether moving the billing day from `before` to `after` is a raise, given the endpoint's ceilings. */

@@ -99,10 +99,28 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
     ["a price of 1e9", { parts: [{ name: "units", price: "1e9" }] }, "parts[0].price"],
     ["a price of 0.5abc", { parts: [{ name: "units", price: "0.5abc" }] }, "parts[0].price"],
     ["an empty price", { parts: [{ name: "units", price: "" }] }, "parts[0].price"],
-    ["a price finer than a pico", { parts: [{ name: "input", price: "0.0000025" }, { name: "output", price: "0.0000000000001" }] }, "parts[1].price"],
+    [
+      "a price finer than a pico",
+      {
+        parts: [
+          { name: "input", price: "0.0000025" },
+          { name: "output", price: "0.0000000000001" },
+        ],
+      },
+      "parts[1].price",
+    ],
     ["a price above $1,000 a unit", { parts: [{ name: "units", price: "1000.01" }] }, "parts[0].price"],
     ["a price as a JSON number", { parts: [{ name: "units", price: 0.0079 as unknown as string }] }, "parts[0].price"],
-    ["a part named twice", { parts: [{ name: "input", price: "0.1" }, { name: "input", price: "0.2" }] }, "parts[1].name"],
+    [
+      "a part named twice",
+      {
+        parts: [
+          { name: "input", price: "0.1" },
+          { name: "input", price: "0.2" },
+        ],
+      },
+      "parts[1].name",
+    ],
     ["a part name in upper case", { parts: [{ name: "Input", price: "0.1" }] }, "parts[0].name"],
     ["a part name with a space", { parts: [{ name: "cached input", price: "0.1" }] }, "parts[0].name"],
     ["no parts", { parts: [] }, "parts"],
@@ -111,15 +129,36 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
     ["a billing day of 29", { billingDay: 29 }, "billingDay"],
     ["a billing day of 0", { billingDay: 0 }, "billingDay"],
     ["a name with a NUL", { name: "OTP\u0000" }, "name"],
-    ["bounds with min > max", { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 5, min: 10, max: 5, default: 5 }] }, "ceilings[0].min"],
-    ["a default outside its bounds", { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 5, min: 0, max: 10, default: 50 }] }, "ceilings[0].default"],
-    ["a value outside its bounds", { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 500, min: 0, max: 10, default: 5 }] }, "ceilings[0].value"],
+    [
+      "bounds with min > max",
+      { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 5, min: 10, max: 5, default: 5 }] },
+      "ceilings[0].min",
+    ],
+    [
+      "a default outside its bounds",
+      { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 5, min: 0, max: 10, default: 50 }] },
+      "ceilings[0].default",
+    ],
+    [
+      "a value outside its bounds",
+      { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 500, min: 0, max: 10, default: 5 }] },
+      "ceilings[0].value",
+    ],
     [
       "a cooldown without a window",
-      { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 5, min: 0, max: 10, default: 5 }, { metric: "calls", scope: "destination", window: "first_hit", value: 1, min: 0, max: 5, default: 1 }] },
+      {
+        ceilings: [
+          { metric: "units", scope: "global", window: "utc_day", value: 5, min: 0, max: 10, default: 5 },
+          { metric: "calls", scope: "destination", window: "first_hit", value: 1, min: 0, max: 5, default: 1 },
+        ],
+      },
       "ceilings[1].windowSeconds",
     ],
-    ["a ceiling of an unknown metric", { ceilings: [{ metric: "dollars" as "units", scope: "global", window: "utc_day", value: 5, min: 0, max: 10, default: 5 }] }, "ceilings[0].metric"],
+    [
+      "a ceiling of an unknown metric",
+      { ceilings: [{ metric: "dollars" as "units", scope: "global", window: "utc_day", value: 5, min: 0, max: 10, default: 5 }] },
+      "ceilings[0].metric",
+    ],
     ["an unknown field", { colour: "red" } as Partial<EndpointSpecInput>, "colour"],
   ];
   it.each(badInputs)("refuses %s, naming the field", async (_what, patch, field) => {
@@ -146,7 +185,15 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
 
   it("edits under an optimistic version: the second of two edits is a conflict", async () => {
     const row = await createEndpoint(t.db, { spec: smsOtp(), actor: admin, reason: "r" });
-    const fields = { name: "OTP", unit: "messages", parts: [{ name: "units", price: "0.008" }], perCallMax: 1, billingDay: 15, planAllowance: 3000, throttlePerMinute: 30 };
+    const fields = {
+      name: "OTP",
+      unit: "messages",
+      parts: [{ name: "units", price: "0.008" }],
+      perCallMax: 1,
+      billingDay: 15,
+      planAllowance: 3000,
+      throttlePerMinute: 30,
+    };
     const results = await Promise.allSettled([
       updateEndpoint(t.db, { key: row.key, expectedVersion: row.version, fields: { ...fields, name: "first" }, actor: admin, reason: "a" }),
       updateEndpoint(t.db, { key: row.key, expectedVersion: row.version, fields: { ...fields, name: "second" }, actor: admin, reason: "b" }),
@@ -156,15 +203,29 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
     expect(rejected?.status === "rejected" && rejected.reason instanceof CatalogConflictError).toBe(true);
     const events = await t.db.select().from(auditEvents).where(eq(auditEvents.endpointId, row.id));
     const update = events.find((e) => e.action === "endpoint.update");
-    expect(update?.details).toMatchObject({ changes: { parts: { before: [{ name: "units", pricePico: 7_900_000_000 }], after: [{ name: "units", pricePico: 8_000_000_000 }] } } });
+    expect(update?.details).toMatchObject({
+      changes: { parts: { before: [{ name: "units", pricePico: 7_900_000_000 }], after: [{ name: "units", pricePico: 8_000_000_000 }] } },
+    });
   });
 
   it("asks to retype a per-call max raised 5x or more", async () => {
     const row = await createEndpoint(t.db, { spec: smsOtp(), actor: admin, reason: "r" });
-    const fields = { name: "OTP", unit: "messages", parts: [{ name: "units", price: "0.0079" }], perCallMax: 5, billingDay: 15, planAllowance: 3000, throttlePerMinute: 30 };
-    expect((await catalogError(updateEndpoint(t.db, { key: row.key, expectedVersion: 1, fields, actor: admin, reason: "bulk" }))).code).toBe("confirmation_required");
+    const fields = {
+      name: "OTP",
+      unit: "messages",
+      parts: [{ name: "units", price: "0.0079" }],
+      perCallMax: 5,
+      billingDay: 15,
+      planAllowance: 3000,
+      throttlePerMinute: 30,
+    };
+    expect((await catalogError(updateEndpoint(t.db, { key: row.key, expectedVersion: 1, fields, actor: admin, reason: "bulk" }))).code).toBe(
+      "confirmation_required",
+    );
     // Confirmed, a larger per-call max is still a raise: a second admin (change control) on top.
-    await expect(updateEndpoint(t.db, { key: row.key, expectedVersion: 1, fields, actor: admin, reason: "bulk", confirm: "5" })).rejects.toMatchObject({ code: "approval_required" });
+    await expect(updateEndpoint(t.db, { key: row.key, expectedVersion: 1, fields, actor: admin, reason: "bulk", confirm: "5" })).rejects.toMatchObject({
+      code: "approval_required",
+    });
     expect((await readCatalogEndpoint(t.db, row.key)).endpoint.perCallMax).toBe(1);
     await updateEndpoint(t.db, { key: row.key, expectedVersion: 1, fields, actor: admin, reason: "bulk", confirm: "5", changeControl: setupControl("test") });
     expect((await readCatalogEndpoint(t.db, row.key)).endpoint.perCallMax).toBe(5);
@@ -173,7 +234,12 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
   it("adds and removes ceilings, but never the last global one", async () => {
     const spec = smsOtp({ ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 100, min: 0, max: 150, default: 100 }] });
     const row = await createEndpoint(t.db, { spec, actor: admin, reason: "r" });
-    const caller = await addCeiling(t.db, { key: row.key, ceiling: { metric: "units", scope: "caller", window: "utc_day", value: 5, min: 0, max: 20, default: 5 }, actor: admin, reason: "per account" });
+    const caller = await addCeiling(t.db, {
+      key: row.key,
+      ceiling: { metric: "units", scope: "caller", window: "utc_day", value: 5, min: 0, max: 20, default: 5 },
+      actor: admin,
+      reason: "per account",
+    });
     const [global] = (await readCatalogEndpoint(t.db, row.key)).ceilings.filter((c) => c.scope === "global");
     if (!global) throw new Error("no global ceiling");
     const last = await catalogError(removeCeiling(t.db, { key: row.key, ceilingId: global.id, actor: admin, reason: "r" }));
@@ -185,7 +251,9 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
     // A value 5x above its default needs the retype; the same ceiling twice is refused.
     const big = { metric: "units", scope: "global", window: "billing_month", value: 600, min: 0, max: 1000, default: 100 } as const;
     expect((await catalogError(addCeiling(t.db, { key: row.key, ceiling: big, actor: admin, reason: "r" }))).code).toBe("confirmation_required");
-    await expect(addCeiling(t.db, { key: row.key, ceiling: big, actor: admin, reason: "r", confirm: "600" })).rejects.toMatchObject({ code: "approval_required" });
+    await expect(addCeiling(t.db, { key: row.key, ceiling: big, actor: admin, reason: "r", confirm: "600" })).rejects.toMatchObject({
+      code: "approval_required",
+    });
     await addCeiling(t.db, { key: row.key, ceiling: big, actor: admin, reason: "r", confirm: "600", changeControl: setupControl("test") });
     expect((await catalogError(addCeiling(t.db, { key: row.key, ceiling: { ...big, value: 100 }, actor: admin, reason: "r" }))).code).toBe("invalid_input");
   });
@@ -201,9 +269,17 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
       try {
         // Rebuilding a database from its export is setup: an earlier test's ceiling above its default
         // (added under setupControl) is created as it was, not asked for.
-        const result = await applyCatalog(fresh.db, { text, actor: config, reason: "restore from file", confirmRaise: true, changeControl: setupControl("restore from file") });
+        const result = await applyCatalog(fresh.db, {
+          text,
+          actor: config,
+          reason: "restore from file",
+          confirmRaise: true,
+          changeControl: setupControl("restore from file"),
+        });
         expect(result.changeCount).toBe(exported.endpoints.length);
-        expect(result.endpoints.find((e) => e.key === spec.key)?.changes[0]?.lines[0]).toBe(`+ new endpoint ${spec.key} (One-time code SMS); parts: units 0.0079`);
+        expect(result.endpoints.find((e) => e.key === spec.key)?.changes[0]?.lines[0]).toBe(
+          `+ new endpoint ${spec.key} (One-time code SMS); parts: units 0.0079`,
+        );
         expect(await exportCatalog(fresh.db)).toEqual(exported);
         const again = await planCatalog(fresh.db, text);
         expect(again).toMatchObject({ ok: true, changeCount: 0 });
@@ -215,7 +291,10 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
         expect(created).toMatchObject({ actorType: "config", actor: "ci", action: "endpoint.create" });
         expect(created?.details).toMatchObject({ sha256: result.sha256 });
         // The kill came along, and the file keeps it: restore is explicit.
-        const killed = await fresh.db.select().from(ceilings).where(eq(ceilings.endpointId, (await readCatalogEndpoint(fresh.db, spec.key)).endpoint.id));
+        const killed = await fresh.db
+          .select()
+          .from(ceilings)
+          .where(eq(ceilings.endpointId, (await readCatalogEndpoint(fresh.db, spec.key)).endpoint.id));
         expect(killed.every((c) => c.value === 0 && c.valueBeforeKill !== null)).toBe(true);
       } finally {
         await fresh.drop();
@@ -223,14 +302,24 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
     });
 
     it("writes each part's price as the exact decimal, and reads it back to the pico", async () => {
-      const spec = smsOtp({ unit: "tokens", perCallMax: 8000, parts: [{ name: "input", price: "0.0000025" }, { name: "output", price: "0.00001" }] });
+      const spec = smsOtp({
+        unit: "tokens",
+        perCallMax: 8000,
+        parts: [
+          { name: "input", price: "0.0000025" },
+          { name: "output", price: "0.00001" },
+        ],
+      });
       await createEndpoint(t.db, { spec, actor: admin, reason: "r" });
       expect((await readCatalogEndpoint(t.db, spec.key)).endpoint.parts).toEqual([
         { name: "input", pricePico: 2_500_000 },
         { name: "output", pricePico: 10_000_000 },
       ]);
       const exported = (await exportCatalog(t.db)).endpoints.find((e) => e.key === spec.key);
-      expect(exported?.parts).toEqual([{ name: "input", price: "0.0000025" }, { name: "output", price: "0.00001" }]);
+      expect(exported?.parts).toEqual([
+        { name: "input", price: "0.0000025" },
+        { name: "output", price: "0.00001" },
+      ]);
       expect(exported).not.toHaveProperty("unitPriceMicros");
     });
 
@@ -242,14 +331,23 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
       const old = { ...file, endpoints: file.endpoints.map(({ parts: _p, ...e }) => ({ ...e, unitPriceMicros: e.key === spec.key ? 8000 : 7900 })) };
       const fresh = await createTestDatabase("catalog_legacy");
       try {
-        await applyCatalog(fresh.db, { text: JSON.stringify(old), actor: config, reason: "old file", confirmRaise: true, changeControl: setupControl("old file") });
+        await applyCatalog(fresh.db, {
+          text: JSON.stringify(old),
+          actor: config,
+          reason: "old file",
+          confirmRaise: true,
+          changeControl: setupControl("old file"),
+        });
         expect((await readCatalogEndpoint(fresh.db, spec.key)).endpoint.parts).toEqual([{ name: "units", pricePico: 8_000_000_000 }]);
         expect(await planCatalog(fresh.db, JSON.stringify(old))).toMatchObject({ ok: true, changeCount: 0 });
         const exported = await exportCatalog(fresh.db);
         expect(exported.endpoints.find((e) => e.key === spec.key)?.parts).toEqual([{ name: "units", price: "0.008" }]);
         expect(await planCatalog(fresh.db, JSON.stringify(exported))).toMatchObject({ ok: true, changeCount: 0 });
         // A new price plans as a change of parts, said in decimals.
-        const cheaper = { ...exported, endpoints: exported.endpoints.map((e) => (e.key === spec.key ? { ...e, parts: [{ name: "units", price: "0.0075" }] } : e)) };
+        const cheaper = {
+          ...exported,
+          endpoints: exported.endpoints.map((e) => (e.key === spec.key ? { ...e, parts: [{ name: "units", price: "0.0075" }] } : e)),
+        };
         const plan = await planCatalog(fresh.db, JSON.stringify(cheaper));
         if (!plan.ok) throw new Error(plan.errors.join("\n"));
         expect(plan.endpoints.flatMap((e) => e.changes.flatMap((c) => c.lines))).toEqual(["~ parts: units 0.008 → units 0.0075"]);
@@ -273,13 +371,18 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
       const file = await exportCatalog(t.db);
       const strip = (killed?: boolean) => ({
         ...file,
-        endpoints: file.endpoints.map((e) => (e.key === spec.key ? { ...e, ceilings: e.ceilings.map(({ killed: _k, ...c }) => (killed === undefined ? c : { ...c, killed })) } : e)),
+        endpoints: file.endpoints.map((e) =>
+          e.key === spec.key ? { ...e, ceilings: e.ceilings.map(({ killed: _k, ...c }) => (killed === undefined ? c : { ...c, killed })) } : e,
+        ),
       });
       // Written before the kill (no `killed` field): applying it keeps the endpoint killed.
       expect(await planCatalog(t.db, JSON.stringify(strip()))).toMatchObject({ ok: true, changeCount: 0 });
       const restore = await applyCatalog(t.db, { text: JSON.stringify(strip(false)), actor: config, reason: "incident over", confirmRaise: false });
       expect(restore.endpoints[0]?.changes.map((c) => c.action)).toEqual(["ceiling.restore", "ceiling.restore", "ceiling.restore"]);
-      const rows = await t.db.select().from(ceilings).where(eq(ceilings.endpointId, (await readCatalogEndpoint(t.db, spec.key)).endpoint.id));
+      const rows = await t.db
+        .select()
+        .from(ceilings)
+        .where(eq(ceilings.endpointId, (await readCatalogEndpoint(t.db, spec.key)).endpoint.id));
       expect(rows.map((c) => c.value).sort((a, b) => a - b)).toEqual([1, 100, 3000]);
     });
 
@@ -290,9 +393,27 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
       ["a value outside its bounds (an error, not a clamp)", (f) => patchFirstCeiling(f, { value: 999_999 }), "endpoints[0].ceilings[0].value"],
       ["a ceiling of an unknown metric", (f) => patchFirstCeiling(f, { metric: "dollars" }), "endpoints[0].ceilings[0].metric"],
       ["a price of 1e9", (f) => patchFirstEndpoint(f, { parts: [{ name: "units", price: "1e9" }] }), "endpoints[0].parts[0].price must be a plain decimal"],
-      ["a price finer than a pico", (f) => patchFirstEndpoint(f, { parts: [{ name: "units", price: "0.0000000000001" }] }), "endpoints[0].parts[0].price must have at most 12 decimal places"],
-      ["a part named twice", (f) => patchFirstEndpoint(f, { parts: [{ name: "input", price: "1" }, { name: "input", price: "2" }] }), "part 'input' is listed twice"],
-      ["an old price that is not whole", (f) => patchFirstEndpoint(f, { parts: undefined, unitPriceMicros: 0.5 }), "endpoints[0]: unit price (micros) must be a whole number"],
+      [
+        "a price finer than a pico",
+        (f) => patchFirstEndpoint(f, { parts: [{ name: "units", price: "0.0000000000001" }] }),
+        "endpoints[0].parts[0].price must have at most 12 decimal places",
+      ],
+      [
+        "a part named twice",
+        (f) =>
+          patchFirstEndpoint(f, {
+            parts: [
+              { name: "input", price: "1" },
+              { name: "input", price: "2" },
+            ],
+          }),
+        "part 'input' is listed twice",
+      ],
+      [
+        "an old price that is not whole",
+        (f) => patchFirstEndpoint(f, { parts: undefined, unitPriceMicros: 0.5 }),
+        "endpoints[0]: unit price (micros) must be a whole number",
+      ],
       ["an endpoint left out", (f) => ({ ...f, endpoints: (f.endpoints as unknown[]).slice(1) }), "is in the database but not in the file"],
     ];
     it.each(badFiles)("refuses %s with its path, and applies nothing", async (_what, mutate, expected) => {
@@ -321,13 +442,27 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
       expect(lines).toContain('"at most 100 messages per UTC day" → "at most 120 messages per UTC day"');
       expect(lines).toContain("worst case per day: $0.79 a day (100 messages) → $0.95 a day (120 messages)");
       // A raise of 5x in the same file: without --confirm-raise nothing applies, not even the name.
-      target.ceilings[1] = { ...target.ceilings[1], value: 3000, max: 20_000, default: 3000, metric: "units", scope: "global", window: "billing_month", min: 0, alertThresholds: [50, 80, 100] };
+      target.ceilings[1] = {
+        ...target.ceilings[1],
+        value: 3000,
+        max: 20_000,
+        default: 3000,
+        metric: "units",
+        scope: "global",
+        window: "billing_month",
+        min: 0,
+        alertThresholds: [50, 80, 100],
+      };
       const perCall = { ...target, perCallMax: 10 };
       const raised = { ...file, endpoints: file.endpoints.map((e) => (e.key === spec.key ? perCall : e)) };
-      await expect(applyCatalog(t.db, { text: JSON.stringify(raised), actor: config, reason: "r", confirmRaise: false })).rejects.toMatchObject({ code: "confirmation_required" });
+      await expect(applyCatalog(t.db, { text: JSON.stringify(raised), actor: config, reason: "r", confirmRaise: false })).rejects.toMatchObject({
+        code: "confirmation_required",
+      });
       expect((await readCatalogEndpoint(t.db, spec.key)).endpoint.name).toBe("One-time code SMS");
       // Confirmed, its raises still need a second admin (change control): still nothing applies.
-      await expect(applyCatalog(t.db, { text: JSON.stringify(raised), actor: config, reason: "r", confirmRaise: true })).rejects.toMatchObject({ code: "approval_required" });
+      await expect(applyCatalog(t.db, { text: JSON.stringify(raised), actor: config, reason: "r", confirmRaise: true })).rejects.toMatchObject({
+        code: "approval_required",
+      });
       expect((await readCatalogEndpoint(t.db, spec.key)).endpoint).toMatchObject({ name: "One-time code SMS", perCallMax: 1 });
       // Without the raises (a lower day ceiling, the name), the file applies in one go.
       const lowered = await exportCatalog(t.db);
@@ -338,7 +473,12 @@ describe.skipIf(skipWithoutDatabase())("the endpoint catalog on Postgres", () =>
       await applyCatalog(t.db, { text: JSON.stringify(lowered), actor: config, reason: "r", confirmRaise: false });
       expect((await readCatalogEndpoint(t.db, spec.key)).endpoint).toMatchObject({ name: "OTP by SMS", perCallMax: 1 });
       const changed = await t.db.select().from(auditEvents).where(like(auditEvents.endpointKey, spec.key));
-      expect(changed.filter((e) => e.actorType === "config").map((e) => e.action).sort()).toEqual(["ceiling.update", "endpoint.update"]);
+      expect(
+        changed
+          .filter((e) => e.actorType === "config")
+          .map((e) => e.action)
+          .sort(),
+      ).toEqual(["ceiling.update", "endpoint.update"]);
     });
   });
 });

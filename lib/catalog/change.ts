@@ -7,7 +7,16 @@ import type { ChangeControl } from "@/lib/changes/context";
 import { CONFIRM_RAISE_FACTOR } from "@/lib/ceilings/parse";
 import { CatalogConflictError, CatalogError, invalidInput, requireCatalogReason } from "./errors";
 import { AlertThresholds, CeilingSpec, ceilingIdentity, EndpointFields, EndpointSpec, perCallMoneyIssue, UNBOUNDED_SENTENCE, zodIssues } from "./spec";
-import { deleteCeiling, type FieldChange, insertCeiling, insertEndpoint, lockedEndpoint, recordCeilingChange, setArchived, updateEndpointFields } from "./write";
+import {
+  deleteCeiling,
+  type FieldChange,
+  insertCeiling,
+  insertEndpoint,
+  lockedEndpoint,
+  recordCeilingChange,
+  setArchived,
+  updateEndpointFields,
+} from "./write";
 import { formatCount } from "@/lib/format";
 
 // The catalog verbs the dashboard calls. Each parses its input with the catalog's schemas, takes
@@ -49,7 +58,15 @@ export async function createEndpoint(db: Db, p: CreateEndpointParams): Promise<E
   return db.transaction((tx) => insertEndpoint({ tx, actor: p.actor, reason, ...(p.changeControl ? { changeControl: p.changeControl } : {}) }, spec));
 }
 
-export type UpdateEndpointParams = { key: string; expectedVersion: number; fields: unknown; actor: AuditActor; reason: string; confirm?: string; changeControl?: ChangeControl };
+export type UpdateEndpointParams = {
+  key: string;
+  expectedVersion: number;
+  fields: unknown;
+  actor: AuditActor;
+  reason: string;
+  confirm?: string;
+  changeControl?: ChangeControl;
+};
 
 export async function updateEndpoint(db: Db, p: UpdateEndpointParams): Promise<FieldChange[]> {
   const fields = parse(EndpointFields, p.fields);
@@ -66,7 +83,15 @@ export async function updateEndpoint(db: Db, p: UpdateEndpointParams): Promise<F
   });
 }
 
-export type AddCeilingParams = { key: string; expectedVersion?: number; ceiling: unknown; actor: AuditActor; reason: string; confirm?: string; changeControl?: ChangeControl };
+export type AddCeilingParams = {
+  key: string;
+  expectedVersion?: number;
+  ceiling: unknown;
+  actor: AuditActor;
+  reason: string;
+  confirm?: string;
+  changeControl?: ChangeControl;
+};
 
 export async function addCeiling(db: Db, p: AddCeilingParams): Promise<Ceiling> {
   const spec = parse(CeilingSpec, p.ceiling);
@@ -95,7 +120,10 @@ export async function removeCeiling(db: Db, p: RemoveCeilingParams): Promise<voi
     const target = own.find((c) => c.id === p.ceilingId);
     if (!target) throw new CatalogError("not_found", `${endpoint.key} has no ceiling #${p.ceilingId}`);
     if (target.scope === "global" && own.filter((c) => c.scope === "global").length === 1) {
-      throw new CatalogError("last_global_ceiling", `#${target.id} is the last global ceiling of ${endpoint.key}, and ${UNBOUNDED_SENTENCE}. Add another global ceiling first, or archive the endpoint`);
+      throw new CatalogError(
+        "last_global_ceiling",
+        `#${target.id} is the last global ceiling of ${endpoint.key}, and ${UNBOUNDED_SENTENCE}. Add another global ceiling first, or archive the endpoint`,
+      );
     }
     await deleteCeiling({ tx, actor: p.actor, reason }, endpoint, target);
   });
@@ -123,7 +151,11 @@ export async function setAlertThresholds(db: Db, p: SetAlertThresholdsParams): P
   const reason = requireCatalogReason(p.reason);
   return db.transaction(async (tx) => {
     const endpoint = await lockedEndpoint(tx, p.key);
-    const [row] = await tx.select().from(ceilings).where(and(eq(ceilings.id, p.ceilingId), eq(ceilings.endpointId, endpoint.id))).for("update");
+    const [row] = await tx
+      .select()
+      .from(ceilings)
+      .where(and(eq(ceilings.id, p.ceilingId), eq(ceilings.endpointId, endpoint.id)))
+      .for("update");
     if (!row) throw new CatalogError("not_found", `${endpoint.key} has no ceiling #${p.ceilingId}`);
     const before = [...row.alertThresholds].sort((a, b) => a - b);
     if (before.join(",") === thresholds.join(",")) throw new CatalogError("unchanged", `alerts already fire at ${before.join("/")}%`);

@@ -106,7 +106,8 @@ describe.skipIf(skipWithoutDatabase())("catalog changes under load from two proc
 
   it("a removed ceiling stops charging: no reservation committed after the removal carries a charge for it", async () => {
     const e = await endpoint([{ metric: "units", scope: "caller", window: "utc_day", value: 10_000_000, min: 0, max: 10_000_000, default: 10_000_000 }]);
-    const callerCeiling = resultRows<{ id: number }>(await t.db.execute(sql`select id from ceilings where endpoint_id = ${e.id} and scope = 'caller'`))[0]?.id ?? 0;
+    const callerCeiling =
+      resultRows<{ id: number }>(await t.db.execute(sql`select id from ceilings where endpoint_id = ${e.id} and scope = 'caller'`))[0]?.id ?? 0;
     const { result: charged } = await underLoad(e.key, async () => {
       await pause(100);
       await removeCeiling(t.db, { key: e.key, ceilingId: callerCeiling, actor: admin, reason: "not needed" });

@@ -13,7 +13,8 @@ describe("a catalog file with a key twice in one object", () => {
   it("is refused, naming the key, for a part's price and for a budget's value", () => {
     const demo = JSON.parse(demoText) as { endpoints: Record<string, unknown>[] };
     const first = demo.endpoints[0] ?? {};
-    const withEndpoint = (endpointText: string) => JSON.stringify({ ...demo, endpoints: ["__E__", ...demo.endpoints.slice(1)] }).replace('"__E__"', endpointText);
+    const withEndpoint = (endpointText: string) =>
+      JSON.stringify({ ...demo, endpoints: ["__E__", ...demo.endpoints.slice(1)] }).replace('"__E__"', endpointText);
     // The price a reviewer reads is $0.0079 a unit; JSON.parse would apply 0.
     const firstText = JSON.stringify({ ...first, parts: ["__P__"] }).replace('"__P__"', '{"name":"units","price":"0.0079","price":"0"}');
     const price = parseCatalogText(withEndpoint(firstText));

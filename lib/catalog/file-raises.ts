@@ -65,7 +65,10 @@ const clamp = (v: number, min: number, max: number) => Math.min(Math.max(v, min)
  * A ceiling row under a file's spec: whether its value (counted from the value before a kill) or its
  * max goes up. `after` is the standing value the file asks for.
  */
-export function ceilingRaise(row: Pick<Ceiling, "value" | "valueBeforeKill" | "maxValue" | "defaultValue">, spec: Pick<CeilingSpec, "value" | "max" | "killed">): { value: boolean; max: boolean; after: number; staysKilled: boolean } {
+export function ceilingRaise(
+  row: Pick<Ceiling, "value" | "valueBeforeKill" | "maxValue" | "defaultValue">,
+  spec: Pick<CeilingSpec, "value" | "max" | "killed">,
+): { value: boolean; max: boolean; after: number; staysKilled: boolean } {
   const killedNow = row.value === 0 && row.valueBeforeKill !== null;
   const staysKilled = spec.value === 0 || (spec.killed ?? killedNow);
   // Typing 0 is a kill: the standing value stays the one in force.
@@ -74,7 +77,10 @@ export function ceilingRaise(row: Pick<Ceiling, "value" | "valueBeforeKill" | "m
 }
 
 /** The same for a budget row. */
-export function budgetRaise(row: CatalogBudget["budget"], spec: Pick<BudgetSpec, "value" | "max" | "killed" | "archived">): { value: boolean; max: boolean; after: number; staysKilled: boolean; unarchive: boolean } {
+export function budgetRaise(
+  row: CatalogBudget["budget"],
+  spec: Pick<BudgetSpec, "value" | "max" | "killed" | "archived">,
+): { value: boolean; max: boolean; after: number; staysKilled: boolean; unarchive: boolean } {
   const staysKilled = spec.value === 0 || (spec.killed ?? isKilled(row));
   const after = spec.value === 0 ? standingValue(row) : spec.value;
   return { value: after > standingValue(row), max: spec.max > row.maxValue, after, staysKilled, unarchive: row.archivedAt !== null && !spec.archived };
@@ -83,9 +89,15 @@ export function budgetRaise(row: CatalogBudget["budget"], spec: Pick<BudgetSpec,
 /** A new ceiling or budget asks for approval when its value is above its default. */
 export const newAboveDefault = (spec: { value: number; default: number }) => spec.value > spec.default;
 
-const KILLED_RAISE = "stays killed with a value to restore above the one in force: an approval puts a value in force, so a raise cannot wait behind a kill; lift the kill in the file (it is then asked for) or keep the value to restore";
+const KILLED_RAISE =
+  "stays killed with a value to restore above the one in force: an approval puts a value in force, so a raise cannot wait behind a kill; lift the kill in the file (it is then asked for) or keep the value to restore";
 
-export function withholdRaises(file: CatalogFile, current: readonly CatalogEndpoint[], budgets: readonly CatalogBudget[], looseness: FileLooseness = { looserNewBudgets: new Set() }): Withheld {
+export function withholdRaises(
+  file: CatalogFile,
+  current: readonly CatalogEndpoint[],
+  budgets: readonly CatalogBudget[],
+  looseness: FileLooseness = { looserNewBudgets: new Set() },
+): Withheld {
   const raises: FileRaise[] = [];
   const errors: string[] = [];
   const byKey = new Map(current.map((c) => [c.endpoint.key, c]));
@@ -96,7 +108,12 @@ export function withholdRaises(file: CatalogFile, current: readonly CatalogEndpo
     const out: EndpointSpec = { ...spec };
     if (spec.perCallMax > e.perCallMax) {
       out.perCallMax = e.perCallMax;
-      raises.push({ kind: "endpoint.per_call_max", endpointKey: spec.key, perCallMax: spec.perCallMax, line: `${spec.key}: per-call max ${formatCount(e.perCallMax)} → ${formatCount(spec.perCallMax)}` });
+      raises.push({
+        kind: "endpoint.per_call_max",
+        endpointKey: spec.key,
+        perCallMax: spec.perCallMax,
+        line: `${spec.key}: per-call max ${formatCount(e.perCallMax)} → ${formatCount(spec.perCallMax)}`,
+      });
     }
     if (e.archivedAt !== null && !spec.archived) {
       out.archived = true;
@@ -104,15 +121,27 @@ export function withholdRaises(file: CatalogFile, current: readonly CatalogEndpo
     }
     // A price lowered where a budget that stays live charges the endpoint: the prices in force stay, the file's are asked for.
     const lowered = loweredPrices(e.parts, spec.parts, looseness.removedParts?.get(spec.key) ?? []);
-    const charging = budgets.filter((b) => b.budget.archivedAt === null && b.spec.members.includes(spec.key) && !file.budgets?.some((f) => f.key === b.budget.key && f.archived));
+    const charging = budgets.filter(
+      (b) => b.budget.archivedAt === null && b.spec.members.includes(spec.key) && !file.budgets?.some((f) => f.key === b.budget.key && f.archived),
+    );
     if (lowered.length > 0 && charging.length > 0) {
       out.parts = e.parts.map((p) => ({ name: p.name, pricePico: p.pricePico }));
-      raises.push({ kind: "endpoint.prices", endpointKey: spec.key, parts: spec.parts, line: `${spec.key}: prices lowered (${lowered.join("; ")}), charged by budget ${charging.map((b) => b.budget.key).join(", ")}` });
+      raises.push({
+        kind: "endpoint.prices",
+        endpointKey: spec.key,
+        parts: spec.parts,
+        line: `${spec.key}: prices lowered (${lowered.join("; ")}), charged by budget ${charging.map((b) => b.budget.key).join(", ")}`,
+      });
     }
     // A new billing day restarts the month of the billing_month ceilings in force (lib/catalog/billing-day.ts).
     if (isBillingDayRaise(existing.ceilings, e.billingDay, spec.billingDay)) {
       out.billingDay = e.billingDay;
-      raises.push({ kind: "endpoint.billing_day", endpointKey: spec.key, billingDay: spec.billingDay, line: `${spec.key}: billing day ${e.billingDay} → ${spec.billingDay} (a new billing month for its billing_month ceilings: what they counted is forgiven)` });
+      raises.push({
+        kind: "endpoint.billing_day",
+        endpointKey: spec.key,
+        billingDay: spec.billingDay,
+        line: `${spec.key}: billing day ${e.billingDay} → ${spec.billingDay} (a new billing month for its billing_month ceilings: what they counted is forgiven)`,
+      });
     }
     const rows = new Map(existing.ceilings.map((c) => [ceilingIdentity(c), c]));
     const withheldAdds: CeilingSpec[] = [];
@@ -124,14 +153,22 @@ export function withholdRaises(file: CatalogFile, current: readonly CatalogEndpo
         if (!newAboveDefault(c)) return [c];
         // Killed or not: the request carries the spec, and its approval adds the ceiling as it is.
         withheldAdds.push(c);
-        raises.push({ kind: "ceiling.add", endpointKey: spec.key, ceiling: c, line: `${at}: new ceiling at ${formatCount(c.value)} (its default ${formatCount(c.default)})` });
+        raises.push({
+          kind: "ceiling.add",
+          endpointKey: spec.key,
+          ceiling: c,
+          line: `${at}: new ceiling at ${formatCount(c.value)} (its default ${formatCount(c.default)})`,
+        });
         return [];
       }
       return [withholdCeiling(spec.key, row, c, raises, errors)];
     });
     for (const c of withheldAdds) {
       const o = spec.overrides.find((x) => c.scope === "caller" && x.metric === c.metric && x.window === c.window);
-      if (o) errors.push(`${spec.key} override ${o.metric}/${o.window}/${o.caller}: its ceiling ${ceilingIdentity(c)} is new and needs approval first: apply the file without the override, then again once the ceiling is approved`);
+      if (o)
+        errors.push(
+          `${spec.key} override ${o.metric}/${o.window}/${o.caller}: its ceiling ${ceilingIdentity(c)} is new and needs approval first: apply the file without the override, then again once the ceiling is approved`,
+        );
     }
     if (withheldAdds.length > 0 && !hasGlobalCeiling(out.ceilings)) {
       errors.push(`${spec.key}: its only global ceiling would be the new one waiting for approval: keep a global ceiling in force until it is approved`);
@@ -143,7 +180,11 @@ export function withholdRaises(file: CatalogFile, current: readonly CatalogEndpo
     if (!existing) return newBudget(spec, raises, errors, looseness.looserNewBudgets.has(spec.key));
     const looser = looseness.archivesLoosening?.get(spec.key);
     if (looser !== undefined && spec.archived && existing.budget.archivedAt === null) {
-      raises.push({ kind: "budget.archive", budgetKey: spec.key, line: `budget ${spec.key}: archive while ${looser}, created in the last 24 hours over the same members, lets more through` });
+      raises.push({
+        kind: "budget.archive",
+        budgetKey: spec.key,
+        line: `budget ${spec.key}: archive while ${looser}, created in the last 24 hours over the same members, lets more through`,
+      });
       return [withholdBudget(existing, { ...spec, archived: false }, raises, errors)];
     }
     return [withholdBudget(existing, spec, raises, errors)];
@@ -162,13 +203,20 @@ function newEndpoint(spec: EndpointSpec, raises: FileRaise[], errors: string[]):
         errors.push(`${spec.key} ${identity}: new, killed, with a value to restore above its default: ${KILLED_RAISE}`);
         return c;
       }
-      raises.push({ kind: "ceiling.value", endpointKey: spec.key, identity, value: c.value, line: `${spec.key} ${identity}: new, created at its default ${formatCount(c.default)}; value → ${formatCount(c.value)}` });
+      raises.push({
+        kind: "ceiling.value",
+        endpointKey: spec.key,
+        identity,
+        value: c.value,
+        line: `${spec.key} ${identity}: new, created at its default ${formatCount(c.default)}; value → ${formatCount(c.value)}`,
+      });
       return { ...c, value: c.default };
     }),
   };
 }
 
-const DEFAULT_RAISE = "is at 0 with nothing to restore, so a restore puts its default back: raising that default is a raise, and there is no request for a default; keep the default and ask for the value instead";
+const DEFAULT_RAISE =
+  "is at 0 with nothing to restore, so a restore puts its default back: raising that default is a raise, and there is no request for a default; keep the default and ask for the value instead";
 
 function withholdCeiling(endpointKey: string, row: Ceiling, c: CeilingSpec, raises: FileRaise[], errors: string[]): CeilingSpec {
   // At 0 with nothing remembered, the default is the standing value (what a restore brings back).
@@ -187,7 +235,14 @@ function withholdCeiling(endpointKey: string, row: Ceiling, c: CeilingSpec, rais
   if (r.max) {
     out.max = row.maxValue;
     const then = valueWaits ? `; value ${formatCount(r.after)} is asked for once these are approved: apply the file again` : "";
-    raises.push({ kind: "ceiling.bounds", endpointKey, identity, min: c.min, max: c.max, line: `${at}: bounds [${formatCount(row.minValue)}, ${formatCount(row.maxValue)}] → [${formatCount(c.min)}, ${formatCount(c.max)}]${then}` });
+    raises.push({
+      kind: "ceiling.bounds",
+      endpointKey,
+      identity,
+      min: c.min,
+      max: c.max,
+      line: `${at}: bounds [${formatCount(row.minValue)}, ${formatCount(row.maxValue)}] → [${formatCount(c.min)}, ${formatCount(c.max)}]${then}`,
+    });
   }
   if (r.value) {
     if (r.staysKilled) {
@@ -198,7 +253,14 @@ function withholdCeiling(endpointKey: string, row: Ceiling, c: CeilingSpec, rais
     const killedNow = row.value === 0 && row.valueBeforeKill !== null;
     out.value = standingValue(row);
     out.killed = killedNow;
-    if (!valueWaits) raises.push({ kind: "ceiling.value", endpointKey, identity, value: r.after, line: `${at}: value ${formatCount(standingValue(row))}${killedNow ? " (killed)" : ""} → ${formatCount(r.after)}` });
+    if (!valueWaits)
+      raises.push({
+        kind: "ceiling.value",
+        endpointKey,
+        identity,
+        value: r.after,
+        line: `${at}: value ${formatCount(standingValue(row))}${killedNow ? " (killed)" : ""} → ${formatCount(r.after)}`,
+      });
   }
   // The standing value and the default must fit the bounds kept: a min raised past them waits with the max.
   out.min = Math.min(out.min, out.max, out.value === 0 ? out.min : out.value);
@@ -214,7 +276,12 @@ function newBudget(spec: BudgetSpec, raises: FileRaise[], errors: string[], loos
     return [spec];
   }
   const why = looserThanArchived ? ", looser than a budget archived in the last 24 hours over the same members" : "";
-  raises.push({ kind: "budget.create", budgetKey: spec.key, spec, line: `budget ${spec.key}: new budget at ${formatMoney(spec.value, spec.currency)} (its default ${formatMoney(spec.default, spec.currency)})${why}` });
+  raises.push({
+    kind: "budget.create",
+    budgetKey: spec.key,
+    spec,
+    line: `budget ${spec.key}: new budget at ${formatMoney(spec.value, spec.currency)} (its default ${formatMoney(spec.default, spec.currency)})${why}`,
+  });
   return [];
 }
 
@@ -232,13 +299,24 @@ function withholdBudget(existing: CatalogBudget, spec: BudgetSpec, raises: FileR
   const lost = existing.spec.members.filter((m) => !spec.members.includes(m));
   if (lost.length > 0 && row.archivedAt === null && !spec.archived) {
     out.members = [...spec.members, ...lost];
-    raises.push({ kind: "budget.members", budgetKey: spec.key, members: [...spec.members].sort(), line: `${at}: members - ${lost.join(", - ")} (their calls would no longer count against it)` });
+    raises.push({
+      kind: "budget.members",
+      budgetKey: spec.key,
+      members: [...spec.members].sort(),
+      line: `${at}: members - ${lost.join(", - ")} (their calls would no longer count against it)`,
+    });
   }
   const valueWaits = r.value && r.max && r.after > row.maxValue;
   if (r.max) {
     out.max = row.maxValue;
     const then = valueWaits ? `; value ${money(r.after)} is asked for once these are approved: apply the file again` : "";
-    raises.push({ kind: "budget.bounds", budgetKey: spec.key, min: spec.min, max: spec.max, line: `${at}: bounds [${money(row.minValue)}, ${money(row.maxValue)}] → [${money(spec.min)}, ${money(spec.max)}]${then}` });
+    raises.push({
+      kind: "budget.bounds",
+      budgetKey: spec.key,
+      min: spec.min,
+      max: spec.max,
+      line: `${at}: bounds [${money(row.minValue)}, ${money(row.maxValue)}] → [${money(spec.min)}, ${money(spec.max)}]${then}`,
+    });
   }
   if (r.value) {
     if (r.staysKilled) {
@@ -247,13 +325,21 @@ function withholdBudget(existing: CatalogBudget, spec: BudgetSpec, raises: FileR
     }
     out.value = standingValue(row);
     out.killed = isKilled(row);
-    if (!valueWaits) raises.push({ kind: "budget.value", budgetKey: spec.key, value: r.after, line: `${at}: value ${money(standingValue(row))}${isKilled(row) ? " (killed)" : ""} → ${money(r.after)}` });
+    if (!valueWaits)
+      raises.push({
+        kind: "budget.value",
+        budgetKey: spec.key,
+        value: r.after,
+        line: `${at}: value ${money(standingValue(row))}${isKilled(row) ? " (killed)" : ""} → ${money(r.after)}`,
+      });
   }
   if (r.max || r.value) {
     out.min = Math.min(out.min, out.max, out.value === 0 ? out.min : out.value);
     out.default = clamp(out.default, out.min, out.max);
     // An override above the max kept would be refused: it waits with the bounds.
-    for (const o of out.overrides) if (o.value > out.max) errors.push(`${at} override ${o.caller}: ${money(o.value)} is above the max in force until the bounds are approved: apply it afterwards`);
+    for (const o of out.overrides)
+      if (o.value > out.max)
+        errors.push(`${at} override ${o.caller}: ${money(o.value)} is above the max in force until the bounds are approved: apply it afterwards`);
   }
   return out;
 }
@@ -282,10 +368,15 @@ const keyOf = (r: FileRaise) => ("endpointKey" in r ? r.endpointKey : "planKey" 
 const identityOf = (r: FileRaise) => ("identity" in r ? r.identity : r.kind === "ceiling.add" ? ceilingIdentity(r.ceiling) : undefined);
 
 /** Marks each planned change with the raises it holds (`needsApproval`, one line each), for `plan`. */
-export function markApprovals(plans: { changes: { action: string; endpointKey: string; ceiling?: string; needsApproval?: string[] }[] }[], raises: readonly FileRaise[]): void {
+export function markApprovals(
+  plans: { changes: { action: string; endpointKey: string; ceiling?: string; needsApproval?: string[] }[] }[],
+  raises: readonly FileRaise[],
+): void {
   for (const change of plans.flatMap((p) => p.changes)) {
     const kinds = KINDS_OF[change.action] ?? [];
-    const held = raises.filter((r) => kinds.includes(r.kind) && keyOf(r) === change.endpointKey && (change.ceiling === undefined || identityOf(r) === change.ceiling));
+    const held = raises.filter(
+      (r) => kinds.includes(r.kind) && keyOf(r) === change.endpointKey && (change.ceiling === undefined || identityOf(r) === change.ceiling),
+    );
     if (held.length > 0) change.needsApproval = held.map((r) => r.line);
   }
 }

@@ -15,9 +15,29 @@ import { looserNewBudgets, looserRecentBudget } from "@/lib/budgets/re-add";
 import { ceilingSpecOf, readCatalog, type CatalogEndpoint } from "./read";
 import { recentlyRemovedParts } from "./re-add";
 import type { EndpointPart } from "@/lib/vocabulary";
-import { CATALOG_FORMAT_VERSION, CatalogFile, type CatalogFileInput, type CeilingSpec, ceilingIdentity, describeIssues, type EndpointFields, type EndpointSpec } from "./spec";
+import {
+  CATALOG_FORMAT_VERSION,
+  CatalogFile,
+  type CatalogFileInput,
+  type CeilingSpec,
+  ceilingIdentity,
+  describeIssues,
+  type EndpointFields,
+  type EndpointSpec,
+} from "./spec";
 import { ceilingSentence, describeWorstCase, worstCases } from "./worst-case";
-import { type Change, deleteCeiling, fieldDiffers, fieldsOf, insertCeiling, insertEndpoint, recordCeilingChange, recordChange, setArchived, updateEndpointFields } from "./write";
+import {
+  type Change,
+  deleteCeiling,
+  fieldDiffers,
+  fieldsOf,
+  insertCeiling,
+  insertEndpoint,
+  recordCeilingChange,
+  recordChange,
+  setArchived,
+  updateEndpointFields,
+} from "./write";
 import { formatCount } from "@/lib/format";
 import { applyBudgetSteps, diffBudgets } from "@/lib/budgets/file";
 import { readBudgets, type CatalogBudget } from "@/lib/budgets/read";
@@ -82,8 +102,17 @@ function diffFileBudgets(file: CatalogFile, current: CatalogEndpoint[], budgets:
  */
 async function diffFilePlans(db: Db, file: CatalogFile, budgets: CatalogBudget[]) {
   const targets: PlanTargets = {
-    ceilings: file.endpoints.flatMap((e) => e.ceilings.map((c) => ({ endpoint: e.key, metric: c.metric, scope: c.scope, window: c.window, value: c.killed ? 0 : c.value, min: c.min, max: c.max }))),
-    budgets: (file.budgets ?? budgets.map((b) => b.spec)).map((b) => ({ key: b.key, scope: b.scope, currency: b.currency, value: b.killed ? 0 : b.value, min: b.min, max: b.max })),
+    ceilings: file.endpoints.flatMap((e) =>
+      e.ceilings.map((c) => ({ endpoint: e.key, metric: c.metric, scope: c.scope, window: c.window, value: c.killed ? 0 : c.value, min: c.min, max: c.max })),
+    ),
+    budgets: (file.budgets ?? budgets.map((b) => b.spec)).map((b) => ({
+      key: b.key,
+      scope: b.scope,
+      currency: b.currency,
+      value: b.killed ? 0 : b.value,
+      min: b.min,
+      max: b.max,
+    })),
   };
   return diffPlans(file.plans, file.plans === undefined ? [] : await readPlanSpecs(db), targets);
 }
@@ -114,7 +143,11 @@ export function parseCatalogText(text: string): { ok: true; file: CatalogFile } 
   }
   // A reviewer reads the first of two equal keys; JSON.parse applies the last. Refused, as the HTTP API refuses it.
   const duplicate = findDuplicateKey(text);
-  if (duplicate !== null) return { ok: false, errors: [`the file has the field ${JSON.stringify(duplicate).slice(0, 60)} twice in one object: a reviewer would read one value and apply another`] };
+  if (duplicate !== null)
+    return {
+      ok: false,
+      errors: [`the file has the field ${JSON.stringify(duplicate).slice(0, 60)} twice in one object: a reviewer would read one value and apply another`],
+    };
   const parsed = CatalogFile.safeParse(json);
   return parsed.success ? { ok: true, file: parsed.data } : { ok: false, errors: describeIssues(parsed.error) };
 }
@@ -142,9 +175,7 @@ function raise(before: number, after: number): boolean {
 }
 
 type CeilingStep =
-  | { kind: "add"; spec: CeilingSpec }
-  | { kind: "remove"; row: Ceiling }
-  | { kind: "update"; row: Ceiling; spec: CeilingSpec; next: NextCeiling };
+  { kind: "add"; spec: CeilingSpec } | { kind: "remove"; row: Ceiling } | { kind: "update"; row: Ceiling; spec: CeilingSpec; next: NextCeiling };
 
 /** What a ceiling row becomes under a file's spec; a kill is changed only by an explicit field. */
 type NextCeiling = { value: number; valueBeforeKill: number | null; min: number; max: number; default: number; alertThresholds: number[] };
@@ -164,8 +195,10 @@ function ceilingDiff(row: Ceiling, next: NextCeiling): string[] {
   if (row.value > 0 && next.value === 0) out.push(`killed (value ${show(row.value)}; restores to ${show(next.valueBeforeKill)})`);
   else if (row.value === 0 && next.value > 0 && row.valueBeforeKill !== null) out.push(`kill lifted: restored to ${show(next.value)}`);
   else if (row.value !== next.value) out.push(`value ${show(row.value)} → ${show(next.value)}`);
-  if (row.valueBeforeKill !== next.valueBeforeKill && next.value === 0 && row.value === 0) out.push(`value to restore ${show(row.valueBeforeKill)} → ${show(next.valueBeforeKill)}`);
-  if (row.minValue !== next.min || row.maxValue !== next.max) out.push(`bounds [${show(row.minValue)}, ${show(row.maxValue)}] → [${show(next.min)}, ${show(next.max)}]`);
+  if (row.valueBeforeKill !== next.valueBeforeKill && next.value === 0 && row.value === 0)
+    out.push(`value to restore ${show(row.valueBeforeKill)} → ${show(next.valueBeforeKill)}`);
+  if (row.minValue !== next.min || row.maxValue !== next.max)
+    out.push(`bounds [${show(row.minValue)}, ${show(row.maxValue)}] → [${show(next.min)}, ${show(next.max)}]`);
   if (row.defaultValue !== next.default) out.push(`default ${show(row.defaultValue)} → ${show(next.default)}`);
   const before = [...row.alertThresholds].sort((a, b) => a - b);
   if (before.join(",") !== next.alertThresholds.join(",")) out.push(`alert thresholds ${before.join("/")}% → ${next.alertThresholds.join("/")}%`);
@@ -217,7 +250,9 @@ function diffCatalog(file: CatalogFile, current: CatalogEndpoint[]): { plans: En
   const listed = new Set(file.endpoints.map((e) => e.key));
   for (const c of current) {
     if (!listed.has(c.endpoint.key)) {
-      errors.push(`endpoints: '${c.endpoint.key}' is in the database but not in the file; list it (with "archived": true to archive it): nothing is ever deleted by a file`);
+      errors.push(
+        `endpoints: '${c.endpoint.key}' is in the database but not in the file; list it (with "archived": true to archive it): nothing is ever deleted by a file`,
+      );
     }
   }
   const plans: EndpointPlan[] = [];
@@ -231,7 +266,10 @@ function diffCatalog(file: CatalogFile, current: CatalogEndpoint[]): { plans: En
     if (!existing) {
       add(
         "endpoint.create",
-        [`+ new endpoint ${spec.key} (${spec.name})${spec.archived ? ", archived" : ""}; parts: ${showParts(spec.parts)}`, ...spec.ceilings.map((c) => `  + ${sentenceLine(c, spec)}`)],
+        [
+          `+ new endpoint ${spec.key} (${spec.name})${spec.archived ? ", archived" : ""}; parts: ${showParts(spec.parts)}`,
+          ...spec.ceilings.map((c) => `  + ${sentenceLine(c, spec)}`),
+        ],
         spec.ceilings.some((c) => raise(c.default, c.value)),
       );
     } else {
@@ -247,7 +285,8 @@ function diffCatalog(file: CatalogFile, current: CatalogEndpoint[]): { plans: En
       const endpointSteps = { ceilings: ceilingSteps(existing.ceilings, spec.ceilings), overrides: overrideSteps(existing.spec.overrides, spec.overrides) };
       steps.set(spec.key, endpointSteps);
       for (const step of endpointSteps.ceilings) {
-        if (step.kind === "add") add("ceiling.add", [`+ ${sentenceLine(step.spec, spec)}`], raise(step.spec.default, step.spec.value), ceilingIdentity(step.spec));
+        if (step.kind === "add")
+          add("ceiling.add", [`+ ${sentenceLine(step.spec, spec)}`], raise(step.spec.default, step.spec.value), ceilingIdentity(step.spec));
         else if (step.kind === "remove") {
           add("ceiling.remove", [`- #${step.row.id} ${sentenceLine(ceilingSpecOf(step.row), { ...fieldsOf(existing.endpoint), key: spec.key })}`]);
         } else {
@@ -267,15 +306,20 @@ function diffCatalog(file: CatalogFile, current: CatalogEndpoint[]): { plans: En
           );
         }
       }
-      for (const { o, had } of endpointSteps.overrides.set) add("override.set", [`~ override ${overrideId(o)}: ${had ? show(had.value) : "none"} → ${show(o.value)}`]);
+      for (const { o, had } of endpointSteps.overrides.set)
+        add("override.set", [`~ override ${overrideId(o)}: ${had ? show(had.value) : "none"} → ${show(o.value)}`]);
       for (const o of endpointSteps.overrides.remove) add("override.remove", [`- override ${overrideId(o)} (${show(o.value)})`]);
-      if (spec.archived !== (existing.endpoint.archivedAt !== null)) add(spec.archived ? "endpoint.archive" : "endpoint.unarchive", [spec.archived ? "archive: every reserve will answer endpoint_archived" : "unarchive: reserves are decided again"]);
+      if (spec.archived !== (existing.endpoint.archivedAt !== null))
+        add(spec.archived ? "endpoint.archive" : "endpoint.unarchive", [
+          spec.archived ? "archive: every reserve will answer endpoint_archived" : "unarchive: reserves are decided again",
+        ]);
     }
     if (changes.length === 0) continue;
     const before = existing ? { fields: fieldsOf(existing.endpoint), cases: worstCases(existing.spec.ceilings.map(live), fieldsOf(existing.endpoint)) } : null;
     const afterCase = worstCases(spec.ceilings.map(live), fields);
     const worstCase = (["day", "month"] as const).map(
-      (per) => `worst case per ${per}: ${before ? describeWorstCase(before.cases[per], per, before.fields) : "(new)"} → ${describeWorstCase(afterCase[per], per, fields)}`,
+      (per) =>
+        `worst case per ${per}: ${before ? describeWorstCase(before.cases[per], per, before.fields) : "(new)"} → ${describeWorstCase(afterCase[per], per, fields)}`,
     );
     plans.push({ key: spec.key, changes, worstCase });
   }
@@ -322,9 +366,18 @@ async function fileLooseness(db: Db, file: CatalogFile, current: readonly Catalo
   const removedParts = new Map<string, EndpointPart[]>();
   for (const c of current) {
     const spec = file.endpoints.find((e) => e.key === c.endpoint.key);
-    if (spec && fieldDiffers("parts", fieldsOf(c.endpoint), fieldsFromSpec(spec))) removedParts.set(c.endpoint.key, await recentlyRemovedParts(db, c.endpoint.id));
+    if (spec && fieldDiffers("parts", fieldsOf(c.endpoint), fieldsFromSpec(spec)))
+      removedParts.set(c.endpoint.key, await recentlyRemovedParts(db, c.endpoint.id));
   }
-  return { looserNewBudgets: await looserNewBudgets(db, file.budgets, dbBudgets.map((b) => ({ key: b.budget.key, archived: b.budget.archivedAt !== null }))), archivesLoosening, removedParts };
+  return {
+    looserNewBudgets: await looserNewBudgets(
+      db,
+      file.budgets,
+      dbBudgets.map((b) => ({ key: b.budget.key, archived: b.budget.archivedAt !== null })),
+    ),
+    archivesLoosening,
+    removedParts,
+  };
 }
 
 /**
@@ -384,8 +437,18 @@ export async function applyCatalog(db: Db, p: ApplyParams): Promise<ApplyResult>
   const reason = requireCatalogReason(p.reason);
   const sha256 = createHash("sha256").update(p.text).digest("hex");
   const parsed = parseCatalogText(p.text);
-  if (!parsed.ok) throw new CatalogError("invalid_input", `the file is invalid:\n${parsed.errors.join("\n")}`, parsed.errors.map((message) => ({ path: "", message })));
-  const invalid = (errors: string[], prefix = "") => new CatalogError("invalid_input", errors.map((e) => prefix + e).join("\n"), errors.map((message) => ({ path: "", message: prefix + message })));
+  if (!parsed.ok)
+    throw new CatalogError(
+      "invalid_input",
+      `the file is invalid:\n${parsed.errors.join("\n")}`,
+      parsed.errors.map((message) => ({ path: "", message })),
+    );
+  const invalid = (errors: string[], prefix = "") =>
+    new CatalogError(
+      "invalid_input",
+      errors.map((e) => prefix + e).join("\n"),
+      errors.map((message) => ({ path: "", message: prefix + message })),
+    );
   return db.transaction(async (tx) => {
     const ids = (await readCatalog(tx)).map((c) => c.endpoint.id);
     await tx.execute(sql`select ceilings.lock_endpoints_for_change(${`{${ids.join(",")}}`}::int[])`);
@@ -412,7 +475,13 @@ export async function applyCatalog(db: Db, p: ApplyParams): Promise<ApplyResult>
     const diff = file === parsed.file ? whole : await diffAll(tx, file, current, dbBudgets);
     // A change that leans on a raise still waiting (a plan value above a max not yet approved) waits too: the whole file is refused.
     if (diff.errors.length > 0) throw invalid(diff.errors, WAITING);
-    const change: Change = { tx, actor: p.actor, reason, details: { via: "catalog file", sha256 }, ...(p.changeControl ? { changeControl: p.changeControl } : {}) };
+    const change: Change = {
+      tx,
+      actor: p.actor,
+      reason,
+      details: { via: "catalog file", sha256 },
+      ...(p.changeControl ? { changeControl: p.changeControl } : {}),
+    };
     // Every account whose override the file sets or removes, locked at once in account order (as
     // a plan move locks them) before any override is read: one by one, in file order, two writers
     // could take them in opposite orders. Every endpoint lock is held already, so no writer can hold
@@ -461,7 +530,12 @@ async function applyEndpoint(change: Change, existing: CatalogEndpoint, spec: En
     // Above what binds the account (its override, else its plan or the ceiling's own): a raise for
     // one account, refused in a file (the whole file is undone); ask for it from the dashboard.
     const binding = had?.value ?? (await planLimit(tx, { kind: "ceiling", limitId: target.id, account: o.caller })) ?? target.value;
-    if (o.value > binding) requireApproval(change.changeControl, `the file's override of ${formatCount(o.value)} for ${o.caller} on ${endpoint.key} #${target.id} (${formatCount(binding)} binds it now)`, { kind: "ceiling.override", change: { ceilingId: target.id, caller: o.caller, value: o.value } });
+    if (o.value > binding)
+      requireApproval(
+        change.changeControl,
+        `the file's override of ${formatCount(o.value)} for ${o.caller} on ${endpoint.key} #${target.id} (${formatCount(binding)} binds it now)`,
+        { kind: "ceiling.override", change: { ceilingId: target.id, caller: o.caller, value: o.value } },
+      );
     await tx
       .insert(ceilingOverrides)
       .values({ ceilingId: target.id, caller: o.caller, value: o.value, reason: o.reason })
@@ -478,7 +552,12 @@ async function applyEndpoint(change: Change, existing: CatalogEndpoint, spec: En
     const target = ceilingFor(o);
     if (!target) continue;
     const plan = (await planLimit(tx, { kind: "ceiling", limitId: target.id, account: o.caller })) ?? target.value;
-    if (plan > o.value) requireApproval(change.changeControl, `the file's removal of ${o.caller}'s override of ${formatCount(o.value)} on ${endpoint.key} #${target.id} (its plan gives it ${formatCount(plan)})`, { kind: "ceiling.override", change: { ceilingId: target.id, caller: o.caller, value: null } });
+    if (plan > o.value)
+      requireApproval(
+        change.changeControl,
+        `the file's removal of ${o.caller}'s override of ${formatCount(o.value)} on ${endpoint.key} #${target.id} (its plan gives it ${formatCount(plan)})`,
+        { kind: "ceiling.override", change: { ceilingId: target.id, caller: o.caller, value: null } },
+      );
     await tx.delete(ceilingOverrides).where(and(eq(ceilingOverrides.ceilingId, target.id), eq(ceilingOverrides.caller, o.caller)));
     await recordChange(change, endpoint, {
       action: "override.remove",
@@ -496,18 +575,31 @@ async function updateCeiling(change: Change, endpoint: Endpoint, row: Ceiling, n
   // above the one in force. `ceilings apply` turns these into change requests.
   const after = next.value > 0 ? next.value : (next.valueBeforeKill ?? 0);
   if (next.max > row.maxValue) {
-    requireApproval(change.changeControl, `${endpoint.key} #${row.id} bounds ${formatCount(row.minValue)}..${formatCount(row.maxValue)} → ${formatCount(next.min)}..${formatCount(next.max)}`, {
-      kind: "ceiling.bounds",
-      change: { ceilingId: row.id, min: next.min, max: next.max },
-    });
+    requireApproval(
+      change.changeControl,
+      `${endpoint.key} #${row.id} bounds ${formatCount(row.minValue)}..${formatCount(row.maxValue)} → ${formatCount(next.min)}..${formatCount(next.max)}`,
+      {
+        kind: "ceiling.bounds",
+        change: { ceilingId: row.id, min: next.min, max: next.max },
+      },
+    );
   }
   if (isValueRaise(row, after)) {
-    requireApproval(change.changeControl, `${endpoint.key} #${row.id} ${formatCount(row.value)} → ${formatCount(after)}`, { kind: "ceiling.value", change: { ceilingId: row.id, value: after } });
+    requireApproval(change.changeControl, `${endpoint.key} #${row.id} ${formatCount(row.value)} → ${formatCount(after)}`, {
+      kind: "ceiling.value",
+      change: { ceilingId: row.id, value: after },
+    });
   }
   // At 0 with nothing remembered a restore puts the default back: a default raised there is a raise
   // (withholdRaises refuses it in a file; this holds it for any other caller).
-  if (standingValue({ value: next.value, valueBeforeKill: next.valueBeforeKill, defaultValue: next.default }) > standingValue(row) && !isValueRaise(row, after)) {
-    requireApproval(change.changeControl, `${endpoint.key} #${row.id} default ${formatCount(row.defaultValue)} → ${formatCount(next.default)} (a restore of it at 0 puts the default back)`);
+  if (
+    standingValue({ value: next.value, valueBeforeKill: next.valueBeforeKill, defaultValue: next.default }) > standingValue(row) &&
+    !isValueRaise(row, after)
+  ) {
+    requireApproval(
+      change.changeControl,
+      `${endpoint.key} #${row.id} default ${formatCount(row.defaultValue)} → ${formatCount(next.default)} (a restore of it at 0 puts the default back)`,
+    );
   }
   const wasLive = row.value > 0;
   const killing = wasLive && next.value === 0;

@@ -23,7 +23,12 @@ function repeatsItsPrefix(line: string): boolean {
   for (let at = line.indexOf(": "); at >= 0; at = line.indexOf(": ", at + 2)) {
     const prefix = line.slice(0, at).split(/; |\n/).pop() ?? "";
     const rest = words(line.slice(at + 2));
-    const last = words(prefix.split(/[.\s]/).pop()?.replace(/\[\d+\]/g, "") ?? "");
+    const last = words(
+      prefix
+        .split(/[.\s]/)
+        .pop()
+        ?.replace(/\[\d+\]/g, "") ?? "",
+    );
     if (last !== "" && (rest === last || rest.startsWith(`${last} `))) return true;
     const phrase = words(prefix);
     if (phrase.split(" ").length >= 3 && rest.includes(phrase)) return true;
@@ -33,7 +38,15 @@ function repeatsItsPrefix(line: string): boolean {
 
 const ceiling = { metric: "units", scope: "global", window: "utc_day", value: 5, min: 0, max: 10, default: 5 } as const;
 const spec = (patch: Record<string, unknown> = {}): EndpointSpecInput =>
-  ({ key: "sms.otp", name: "OTP", unit: "messages", parts: [{ name: "units", price: "0.0079" }], perCallMax: 1, ceilings: [ceiling], ...patch }) as EndpointSpecInput;
+  ({
+    key: "sms.otp",
+    name: "OTP",
+    unit: "messages",
+    parts: [{ name: "units", price: "0.0079" }],
+    perCallMax: 1,
+    ceilings: [ceiling],
+    ...patch,
+  }) as EndpointSpecInput;
 
 const BAD_SPECS: Record<string, unknown>[] = [
   { key: "" },
@@ -42,8 +55,18 @@ const BAD_SPECS: Record<string, unknown>[] = [
   { name: "x".repeat(200) },
   { unit: "a\u0000" },
   { parts: [{ name: "units", price: "-1" }] },
-  { parts: [{ name: "units", price: "0.5abc" }, { name: "units", price: "1e9" }] },
-  { parts: [{ name: "Input", price: "" }, { name: "output", price: 0.5 }] },
+  {
+    parts: [
+      { name: "units", price: "0.5abc" },
+      { name: "units", price: "1e9" },
+    ],
+  },
+  {
+    parts: [
+      { name: "Input", price: "" },
+      { name: "output", price: 0.5 },
+    ],
+  },
   { parts: [] },
   { parts: [{ name: "units", price: "0.0000000000001" }] },
   { currency: "dollars" },
@@ -74,11 +97,22 @@ const BAD_SPECS: Record<string, unknown>[] = [
 const BAD_FORMS: Record<string, string>[] = [
   {},
   { name: "", unit: "", parts: "", billingDay: "", perCallMax: "", planAllowance: "1e9", throttlePerMinute: "-5" },
-  { parts: JSON.stringify([{ name: "units", price: "500abc" }, { name: "units", price: "" }]), billingDay: "0.5", perCallMax: "x".repeat(80) },
+  {
+    parts: JSON.stringify([
+      { name: "units", price: "500abc" },
+      { name: "units", price: "" },
+    ]),
+    billingDay: "0.5",
+    perCallMax: "x".repeat(80),
+  },
   { parts: "[]" },
   { parts: "not json" },
   { ceilings: "not json" },
-  { ceilings: JSON.stringify([{ metric: "units", scope: "global", window: "first_hit", windowSeconds: "", value: "", min: "", max: "", default: "", alertThresholds: "50, x, 100%" }]) },
+  {
+    ceilings: JSON.stringify([
+      { metric: "units", scope: "global", window: "first_hit", windowSeconds: "", value: "", min: "", max: "", default: "", alertThresholds: "50, x, 100%" },
+    ]),
+  },
 ];
 
 function formLines(fields: Record<string, string>): string[] {
@@ -99,7 +133,11 @@ describe("issueLine joins a path and a message once", () => {
     ["unitPriceMicros", "unit price (micros) must be 0 or more", "unit price (micros) must be 0 or more"],
     ["parts[1].price", "price must be 0 or more, got '-1'", "parts[1].price must be 0 or more, got '-1'"],
     ["parts[0].name", "part name is required", "parts[0].name: part name is required"],
-    ["endpoints[1].ceilings[0].windowSeconds", "windowSeconds is only for a cooldown (window first_hit)", "endpoints[1].ceilings[0].windowSeconds is only for a cooldown (window first_hit)"],
+    [
+      "endpoints[1].ceilings[0].windowSeconds",
+      "windowSeconds is only for a cooldown (window first_hit)",
+      "endpoints[1].ceilings[0].windowSeconds is only for a cooldown (window first_hit)",
+    ],
     ["endpoints[2].billingDay", "billing day must be 28 or less", "endpoints[2]: billing day must be 28 or less"],
     ["ceilings", "an endpoint needs at least one global ceiling", "ceilings: an endpoint needs at least one global ceiling"],
     ["ceilings[0].windowSeconds", "cooldown seconds is required", "ceilings[0].windowSeconds: cooldown seconds is required"],
@@ -112,7 +150,12 @@ describe("issueLine joins a path and a message once", () => {
   });
 
   it("the oracle sees what the old joins said", () => {
-    for (const line of ["name: name is required", "ceilings[2].value: value is required: type a whole number", `Needs at least one global ceiling: ${"an endpoint needs at least one global ceiling: without one"}`, "amount: amount must be positive"]) {
+    for (const line of [
+      "name: name is required",
+      "ceilings[2].value: value is required: type a whole number",
+      `Needs at least one global ceiling: ${"an endpoint needs at least one global ceiling: without one"}`,
+      "amount: amount must be positive",
+    ]) {
       expect(repeatsItsPrefix(line), line).toBe(true);
     }
   });
@@ -151,7 +194,13 @@ describe("no error message repeats its prefix", () => {
 
   it("in the library's reserve", async () => {
     const lines: string[] = [];
-    for (const params of [{ endpoint: "", amount: 1 }, { endpoint: "e", amount: 1.5 }, { endpoint: "e", amount: -1 }, { endpoint: "e", amount: 1, ttlSeconds: 0 }, { endpoint: "e", amount: 1, caller: "" }]) {
+    for (const params of [
+      { endpoint: "", amount: 1 },
+      { endpoint: "e", amount: 1.5 },
+      { endpoint: "e", amount: -1 },
+      { endpoint: "e", amount: 1, ttlSeconds: 0 },
+      { endpoint: "e", amount: 1, caller: "" },
+    ]) {
       // Parsed before anything touches the database.
       const error = await reserve({} as Db, params).then(
         () => null,

@@ -15,7 +15,14 @@ describe.skipIf(skipWithoutDatabase())("a per-call worst case in money past 2^53
   const t = useTestDatabase("per_call_money");
 
   it("is refused on create and on edit, naming the per-call max, and a countable one is taken", async () => {
-    const spec = (key: string, perCallMax: number, price: string) => ({ key, name: key, unit: "tokens", parts: [{ name: "units", price }], perCallMax, ceilings });
+    const spec = (key: string, perCallMax: number, price: string) => ({
+      key,
+      name: key,
+      unit: "tokens",
+      parts: [{ name: "units", price }],
+      perCallMax,
+      ceilings,
+    });
     // 2^53 - 1 units at $1000 each: about 9 * 10^24 micros.
     await expect(createEndpoint(t.db, { spec: spec("t.dear", Number.MAX_SAFE_INTEGER, "1000"), actor, reason: "test" })).rejects.toMatchObject({
       code: "invalid_input",
@@ -24,7 +31,9 @@ describe.skipIf(skipWithoutDatabase())("a per-call worst case in money past 2^53
     const ok = await createEndpoint(t.db, { spec: spec("t.fine", 9_000_000, "1000"), actor, reason: "test" });
     expect(ok.perCallMax).toBe(9_000_000);
     const { key: _key, ceilings: _ceilings, ...fields } = spec("t.fine", 10_000_000, "1000");
-    await expect(updateEndpoint(t.db, { key: "t.fine", expectedVersion: ok.version, fields, actor, reason: "test", confirm: "10000000" })).rejects.toMatchObject({
+    await expect(
+      updateEndpoint(t.db, { key: "t.fine", expectedVersion: ok.version, fields, actor, reason: "test", confirm: "10000000" }),
+    ).rejects.toMatchObject({
       code: "invalid_input",
       message: expect.stringContaining("perCallMax"),
     });

@@ -23,7 +23,9 @@ export async function recentlyRemovedValue(db: Db, endpointId: number, spec: Cei
   const rows = await db
     .select({ details: auditEvents.details })
     .from(auditEvents)
-    .where(and(eq(auditEvents.endpointId, endpointId), eq(auditEvents.action, "ceiling.remove"), gt(auditEvents.at, new Date(now.getTime() - RE_ADD_WINDOW_MS))));
+    .where(
+      and(eq(auditEvents.endpointId, endpointId), eq(auditEvents.action, "ceiling.remove"), gt(auditEvents.at, new Date(now.getTime() - RE_ADD_WINDOW_MS))),
+    );
   const values = rows
     .map((r) => (r.details as { before?: Removed } | null)?.before)
     .filter((b): b is Removed => !!b && typeof b.metric === "string" && sameCeiling(b, spec))
@@ -45,14 +47,17 @@ export async function isAddRaise(db: Db, endpointId: number, spec: CeilingSpec, 
 
 type PartRow = { name: string; pricePico: number };
 const isParts = (v: unknown): v is PartRow[] =>
-  Array.isArray(v) && v.every((p) => typeof p === "object" && p !== null && typeof (p as PartRow).name === "string" && typeof (p as PartRow).pricePico === "number");
+  Array.isArray(v) &&
+  v.every((p) => typeof p === "object" && p !== null && typeof (p as PartRow).name === "string" && typeof (p as PartRow).pricePico === "number");
 
 /** The parts removed from the endpoint in the last 24 hours, each at the price it had then (a name removed twice: each time). */
 export async function recentlyRemovedParts(db: Db, endpointId: number, now = new Date()): Promise<PartRow[]> {
   const rows = await db
     .select({ details: auditEvents.details })
     .from(auditEvents)
-    .where(and(eq(auditEvents.endpointId, endpointId), eq(auditEvents.action, "endpoint.update"), gt(auditEvents.at, new Date(now.getTime() - RE_ADD_WINDOW_MS))));
+    .where(
+      and(eq(auditEvents.endpointId, endpointId), eq(auditEvents.action, "endpoint.update"), gt(auditEvents.at, new Date(now.getTime() - RE_ADD_WINDOW_MS))),
+    );
   return rows.flatMap((r) => {
     const parts = (r.details as { changes?: { parts?: { before?: unknown; after?: unknown } } } | null)?.changes?.parts;
     if (!parts || !isParts(parts.before) || !isParts(parts.after)) return [];

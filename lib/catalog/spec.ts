@@ -1,6 +1,17 @@
 import { z } from "zod";
 import { hasControlChars } from "@/lib/canonical/caller";
-import { CEILING_METRICS, CEILING_SCOPES, CEILING_WINDOWS, DEFAULT_PART, DESTINATION_KINDS, ENDPOINT_KEY_PATTERN, MAX_PARTS, PART_NAME_PATTERN, PICOS_PER_MICRO, type EndpointPart } from "@/lib/vocabulary";
+import {
+  CEILING_METRICS,
+  CEILING_SCOPES,
+  CEILING_WINDOWS,
+  DEFAULT_PART,
+  DESTINATION_KINDS,
+  ENDPOINT_KEY_PATTERN,
+  MAX_PARTS,
+  PART_NAME_PATTERN,
+  PICOS_PER_MICRO,
+  type EndpointPart,
+} from "@/lib/vocabulary";
 import { formatCount } from "@/lib/format";
 import { parsePrice } from "@/lib/money/price";
 import { type Issue, issueLine } from "@/lib/errors";
@@ -11,7 +22,6 @@ import { planFileIssues, PlanSpec } from "@/lib/plans/spec";
 // The dashboard's forms, the catalog file (`ceilings apply`) and the demo seed all parse through
 // these, so a rule holds the same everywhere. Numbers are whole and safe; text has no control
 // characters; unknown fields are errors, not silently dropped.
-
 
 const Text = (what: string, max: number) =>
   z
@@ -84,7 +94,8 @@ export const CeilingSpec = z
     if (c.default < c.min || c.default > c.max) issue("default", `default (${c.default}) must be between min (${c.min}) and max (${c.max})`);
     // 0 is always allowed: it is the kill switch. Anything else must fit the bounds: a definition
     // is not an adjustment, so nothing is clamped here.
-    if (c.value !== 0 && (c.value < c.min || c.value > c.max)) issue("value", `value (${c.value}) must be between min (${c.min}) and max (${c.max}), or 0 to kill`);
+    if (c.value !== 0 && (c.value < c.min || c.value > c.max))
+      issue("value", `value (${c.value}) must be between min (${c.min}) and max (${c.max}), or 0 to kill`);
   });
 export type CeilingSpec = z.infer<typeof CeilingSpec>;
 export type CeilingSpecInput = z.input<typeof CeilingSpec>;
@@ -96,7 +107,7 @@ export type CeilingSpecInput = z.input<typeof CeilingSpec>;
 export const PartPrice = z
   .string({ error: 'price must be a decimal in quotes, such as "0.0079", so it stays exact' })
   .meta({
-    description: "The price of one unit in the currency, a decimal in quotes with at most 12 places, 0 to 1000: \"0.0000025\" is $2.50 per million tokens.",
+    description: 'The price of one unit in the currency, a decimal in quotes with at most 12 places, 0 to 1000: "0.0000025" is $2.50 per million tokens.',
     examples: ["0.0079", "0.0000025"],
     pattern: "^[0-9]+(\\.[0-9]{1,12}0*)?$",
   })
@@ -185,7 +196,12 @@ const endpointExtras = {
     .default([]),
 };
 
-type EndpointRules = { ceilings: CeilingSpec[]; overrides: { metric: CeilingMetric; window: CeilingWindow }[]; perCallMax?: number; parts?: readonly EndpointPart[] };
+type EndpointRules = {
+  ceilings: CeilingSpec[];
+  overrides: { metric: CeilingMetric; window: CeilingWindow }[];
+  perCallMax?: number;
+  parts?: readonly EndpointPart[];
+};
 
 /**
  * The worst case of one call in money, its per-call max at the dearest part's price, must be
@@ -205,7 +221,13 @@ export function perCallMoneyIssue(e: { perCallMax: number; parts: readonly Pick<
 
 function checkEndpoint(e: EndpointRules, ctx: z.RefinementCtx): void {
   // Only when both read: a refinement also runs over fields that failed their own checks.
-  if (Number.isSafeInteger(e.perCallMax) && Array.isArray(e.parts) && e.parts.every((p) => Number.isSafeInteger(p?.pricePico)) && e.perCallMax !== undefined && e.parts !== undefined) {
+  if (
+    Number.isSafeInteger(e.perCallMax) &&
+    Array.isArray(e.parts) &&
+    e.parts.every((p) => Number.isSafeInteger(p?.pricePico)) &&
+    e.perCallMax !== undefined &&
+    e.parts !== undefined
+  ) {
     const issue = perCallMoneyIssue({ perCallMax: e.perCallMax, parts: e.parts });
     if (issue) ctx.addIssue({ code: "custom", path: [issue.path], message: issue.message });
   }
@@ -214,7 +236,12 @@ function checkEndpoint(e: EndpointRules, ctx: z.RefinementCtx): void {
   e.ceilings.forEach((c, i) => {
     const id = ceilingIdentity(c);
     const first = seen.get(id);
-    if (first !== undefined) ctx.addIssue({ code: "custom", path: ["ceilings", i], message: `the same ceiling as ceilings[${first}] (${id}): one ceiling per metric, scope and window` });
+    if (first !== undefined)
+      ctx.addIssue({
+        code: "custom",
+        path: ["ceilings", i],
+        message: `the same ceiling as ceilings[${first}] (${id}): one ceiling per metric, scope and window`,
+      });
     else seen.set(id, i);
   });
   e.overrides.forEach((o, i) => {
@@ -239,7 +266,10 @@ export const FileEndpointSpec = EndpointFields.extend({
   parts: PartList.optional(),
   unitPriceMicros: Whole("unit price (micros)", 0, MAX_LEGACY_PRICE_MICROS)
     .optional()
-    .meta({ deprecated: true, description: `Files written before priced parts: whole micros a unit, read as the one part '${DEFAULT_PART}'. Write parts instead.` }),
+    .meta({
+      deprecated: true,
+      description: `Files written before priced parts: whole micros a unit, read as the one part '${DEFAULT_PART}'. Write parts instead.`,
+    }),
 })
   .superRefine((e, ctx) => {
     checkEndpoint(e, ctx);
@@ -269,7 +299,8 @@ export const CatalogFile = z
     const seen = new Map<string, number>();
     f.endpoints.forEach((e, i) => {
       const first = seen.get(e.key);
-      if (first !== undefined) ctx.addIssue({ code: "custom", path: ["endpoints", i, "key"], message: `endpoint '${e.key}' is listed twice (also endpoints[${first}])` });
+      if (first !== undefined)
+        ctx.addIssue({ code: "custom", path: ["endpoints", i, "key"], message: `endpoint '${e.key}' is listed twice (also endpoints[${first}])` });
       else seen.set(e.key, i);
     });
     for (const issue of budgetFileIssues(f.endpoints, f.budgets ?? [])) ctx.addIssue({ code: "custom", ...issue });

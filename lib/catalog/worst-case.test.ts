@@ -2,7 +2,16 @@ import { describe, expect, it } from "vitest";
 import { ceilingSentence, describeWorstCase, worstCases } from "./worst-case";
 import type { CeilingSpec, EndpointFields } from "./spec";
 
-const day = (value: number, metric: "units" | "calls" = "units"): CeilingSpec => ({ metric, scope: "global", window: "utc_day", value, min: 0, max: value, default: value, alertThresholds: [] });
+const day = (value: number, metric: "units" | "calls" = "units"): CeilingSpec => ({
+  metric,
+  scope: "global",
+  window: "utc_day",
+  value,
+  min: 0,
+  max: value,
+  default: value,
+  alertThresholds: [],
+});
 
 const llm: EndpointFields & { key: string } = {
   key: "llm.gpt-4o",

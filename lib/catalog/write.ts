@@ -64,8 +64,17 @@ function ceilingRow(endpointId: number, c: CeilingSpec, actor: AuditActor): NewC
 }
 
 /** Records one event of a change to an endpoint, with the change's actor, reason and details. */
-export function recordChange(p: Change, endpoint: Pick<Endpoint, "id" | "key">, event: Omit<NewAuditEvent, "actorType" | "actor" | "reason" | "endpointId" | "endpointKey">) {
-  return recordAudit(p.tx, { ...auditOf(p.actor, endpoint), reason: p.reason, ...event, details: { ...event.details, ...p.details, ...controlDetails(p.changeControl) } });
+export function recordChange(
+  p: Change,
+  endpoint: Pick<Endpoint, "id" | "key">,
+  event: Omit<NewAuditEvent, "actorType" | "actor" | "reason" | "endpointId" | "endpointKey">,
+) {
+  return recordAudit(p.tx, {
+    ...auditOf(p.actor, endpoint),
+    reason: p.reason,
+    ...event,
+    details: { ...event.details, ...p.details, ...controlDetails(p.changeControl) },
+  });
 }
 
 export function fieldsOf(e: Endpoint): EndpointFields {
@@ -103,11 +112,15 @@ export async function insertEndpoint(p: Change, spec: EndpointSpec): Promise<End
       .values({ key, ...fields, archivedAt: archived ? new Date() : null, archivedBy: archived ? actorName(p.actor) : null })
       .returning();
   } catch (error) {
-    if (sqlState(error) === "23505") throw new CatalogError("duplicate_key", `an endpoint with key '${key}' already exists (keys are unique, also among archived endpoints)`);
+    if (sqlState(error) === "23505")
+      throw new CatalogError("duplicate_key", `an endpoint with key '${key}' already exists (keys are unique, also among archived endpoints)`);
     throw error;
   }
   if (!row) throw new Error("insert returned no endpoint");
-  const created = await p.tx.insert(ceilings).values(specs.map((c) => ceilingRow(row.id, c, p.actor))).returning();
+  const created = await p.tx
+    .insert(ceilings)
+    .values(specs.map((c) => ceilingRow(row.id, c, p.actor)))
+    .returning();
   for (const o of overrides) {
     const target = created.find((c) => c.scope === "caller" && c.metric === o.metric && c.window === o.window);
     if (target) await p.tx.insert(ceilingOverrides).values({ ceilingId: target.id, caller: o.caller, value: o.value, reason: o.reason });
@@ -155,10 +168,14 @@ export async function updateEndpointFields(p: Change, endpoint: Endpoint, next: 
   if (next.billingDay !== endpoint.billingDay) {
     const monthly = await billingMonthCeilings(p.tx, endpoint.id);
     if (isBillingDayRaise(monthly, endpoint.billingDay, next.billingDay)) {
-      requireApproval(p.changeControl, `${endpoint.key} billing day ${endpoint.billingDay} → ${next.billingDay} (it starts a new billing month for its ${monthly.length} billing_month ceiling(s), forgiving what they counted this month)`, {
-        kind: "endpoint.billing_day",
-        change: { endpointKey: endpoint.key, billingDay: next.billingDay },
-      });
+      requireApproval(
+        p.changeControl,
+        `${endpoint.key} billing day ${endpoint.billingDay} → ${next.billingDay} (it starts a new billing month for its ${monthly.length} billing_month ceiling(s), forgiving what they counted this month)`,
+        {
+          kind: "endpoint.billing_day",
+          change: { endpointKey: endpoint.key, billingDay: next.billingDay },
+        },
+      );
     }
   }
   if (next.currency !== endpoint.currency) await checkMemberCurrency(p.tx, endpoint, next.currency);
@@ -178,7 +195,10 @@ export async function updateEndpointFields(p: Change, endpoint: Endpoint, next: 
  * opened on the endpoint before it sees a conflict instead of saving over it.
  */
 export async function recordCeilingChange(p: Change, endpoint: Endpoint, event: Parameters<typeof recordChange>[2]): Promise<void> {
-  await p.tx.update(endpoints).set({ version: sql`${endpoints.version} + 1`, updatedAt: new Date() }).where(eq(endpoints.id, endpoint.id));
+  await p.tx
+    .update(endpoints)
+    .set({ version: sql`${endpoints.version} + 1`, updatedAt: new Date() })
+    .where(eq(endpoints.id, endpoint.id));
   await recordChange(p, endpoint, event);
 }
 
@@ -187,13 +207,19 @@ export async function insertCeiling(p: Change, endpoint: Endpoint, spec: Ceiling
   // a ceiling of the same identity removed in the last 24 hours (lib/catalog/re-add.ts).
   const added = isChangeControl(p.changeControl) ? { raise: false, removed: null } : await isAddRaise(p.tx, endpoint.id, spec);
   if (added.raise) {
-    const why = isNewValueRaise(spec) || added.removed === null ? `above its default ${formatCount(spec.default)}` : `default ${formatCount(spec.default)}, where one removed in the last 24 hours stood at ${formatCount(added.removed)}`;
+    const why =
+      isNewValueRaise(spec) || added.removed === null
+        ? `above its default ${formatCount(spec.default)}`
+        : `default ${formatCount(spec.default)}, where one removed in the last 24 hours stood at ${formatCount(added.removed)}`;
     requireApproval(p.changeControl, `a new ceiling on ${endpoint.key} at ${formatCount(spec.value)}, ${why},`, {
       kind: "ceiling.add",
       change: { endpointKey: endpoint.key, ceiling: spec },
     });
   }
-  const [row] = await p.tx.insert(ceilings).values(ceilingRow(endpoint.id, spec, p.actor)).returning();
+  const [row] = await p.tx
+    .insert(ceilings)
+    .values(ceilingRow(endpoint.id, spec, p.actor))
+    .returning();
   if (!row) throw new Error("insert returned no ceiling");
   await recordCeilingChange(p, endpoint, {
     action: "ceiling.add",

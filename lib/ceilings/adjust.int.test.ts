@@ -70,7 +70,15 @@ describe.skipIf(skipWithoutDatabase())("adjustCeiling", () => {
     expect(result).toMatchObject({ applied: 10, clamped: "min" });
     expect(first(await auditOf(t.db, c.id))).toMatchObject({ rawInput: "3", previousValue: 100, appliedValue: 10, clamped: true });
     // Clamped to the max is still a raise: it needs a second admin (here the setup path stands in for the approval).
-    const raised = await adjustCeiling(t.db, { ceilingId: c.id, input: "1000", confirm: "1000", expectedVersion: result.version, actor, reason: "busy day", changeControl: setupControl("test") });
+    const raised = await adjustCeiling(t.db, {
+      ceilingId: c.id,
+      input: "1000",
+      confirm: "1000",
+      expectedVersion: result.version,
+      actor,
+      reason: "busy day",
+      changeControl: setupControl("test"),
+    });
     expect(raised).toMatchObject({ applied: 150, clamped: "max" });
   });
 
@@ -133,9 +141,7 @@ describe.skipIf(skipWithoutDatabase())("adjustCeiling", () => {
   it("reports an unchanged value without writing", async () => {
     const { ceilings } = await createEndpoint(t.db);
     const c = first(ceilings);
-    await expect(adjustCeiling(t.db, { ceilingId: c.id, input: "100", expectedVersion: c.version, actor, reason: "x" })).rejects.toBeInstanceOf(
-      CeilingError,
-    );
+    await expect(adjustCeiling(t.db, { ceilingId: c.id, input: "100", expectedVersion: c.version, actor, reason: "x" })).rejects.toBeInstanceOf(CeilingError);
     expect(await auditOf(t.db, c.id)).toHaveLength(0);
   });
 

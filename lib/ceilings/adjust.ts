@@ -68,7 +68,11 @@ export type CeilingValueEdit = Pick<AdjustCeilingParams, "input" | "actor" | "re
  * and what an approved ceiling.value request applies (lib/changes/apply.ts). A raise needs a
  * ChangeControl; a lowering, a kill and a restore to the value from before the kill do not.
  */
-export async function writeCeilingValue(tx: Db, { ceiling, endpoint }: { ceiling: Ceiling; endpoint: Endpoint }, p: CeilingValueEdit): Promise<AdjustCeilingResult> {
+export async function writeCeilingValue(
+  tx: Db,
+  { ceiling, endpoint }: { ceiling: Ceiling; endpoint: Endpoint },
+  p: CeilingValueEdit,
+): Promise<AdjustCeilingResult> {
   const preview = previewAdjustment({
     raw: p.input,
     current: ceiling.value,
@@ -81,10 +85,7 @@ export async function writeCeilingValue(tx: Db, { ceiling, endpoint }: { ceiling
   if (preview.needsConfirmation) {
     const confirm = parseLimitInput(p.confirm ?? "");
     if (!confirm.ok || confirm.value !== preview.typed) {
-      throw new CeilingError(
-        "confirmation_required",
-        `${preview.message}. The confirmation must be exactly ${formatCount(preview.typed)}`,
-      );
+      throw new CeilingError("confirmation_required", `${preview.message}. The confirmation must be exactly ${formatCount(preview.typed)}`);
     }
   }
   if (isValueRaise(ceiling, preview.applied)) {

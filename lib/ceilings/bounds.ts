@@ -43,10 +43,7 @@ export async function setBounds(db: Db, p: SetBoundsParams): Promise<SetBoundsRe
   if (!max.ok) throw new CeilingError("invalid_input", max.error);
   if (max.value === 0) throw new CeilingError("invalid_input", "the maximum must be above 0: 0 is the kill switch, not a bound");
   if (min.value > max.value) {
-    throw new CeilingError(
-      "invalid_input",
-      `the minimum (${formatCount(min.value)}) must not be above the maximum (${formatCount(max.value)})`,
-    );
+    throw new CeilingError("invalid_input", `the minimum (${formatCount(min.value)}) must not be above the maximum (${formatCount(max.value)})`);
   }
   const reason = requireReason(p.reason);
   const bounds = { min: min.value, max: max.value };
@@ -69,7 +66,12 @@ export type BoundsEdit = { actor: AuditActor; reason: string; rawInput: string; 
  * pulled inside them, and the plans' values on it: what setBounds does after its lock, and what an
  * approved ceiling.bounds request applies.
  */
-export async function writeBounds(tx: Db, { ceiling, endpoint }: { ceiling: Ceiling; endpoint: Endpoint }, bounds: { min: number; max: number }, p: BoundsEdit): Promise<SetBoundsResult> {
+export async function writeBounds(
+  tx: Db,
+  { ceiling, endpoint }: { ceiling: Ceiling; endpoint: Endpoint },
+  bounds: { min: number; max: number },
+  p: BoundsEdit,
+): Promise<SetBoundsResult> {
   const reason = p.reason;
   if (ceiling.minValue === bounds.min && ceiling.maxValue === bounds.max) {
     throw new CeilingError("unchanged", "those are already the bounds: nothing to save");
@@ -79,11 +81,20 @@ export async function writeBounds(tx: Db, { ceiling, endpoint }: { ceiling: Ceil
   // The default may be 0 only if the minimum is; otherwise it is pulled in like any value.
   const defaultValue = Math.min(Math.max(ceiling.defaultValue, bounds.min), bounds.max);
   const revertTo = await activeRevertTo(tx, { ceilingId: ceiling.id });
-  if (isBoundsRaise({ ...ceiling, revertTo }, { max: bounds.max, min: bounds.min, value: value.applied, valueBeforeKill: beforeKill?.applied ?? null, default: defaultValue })) {
-    requireApproval(p.changeControl, `${endpoint.key} #${ceiling.id} bounds ${formatCount(ceiling.minValue)}..${formatCount(ceiling.maxValue)} → ${formatCount(bounds.min)}..${formatCount(bounds.max)}`, {
-      kind: "ceiling.bounds",
-      change: { ceilingId: ceiling.id, min: bounds.min, max: bounds.max },
-    });
+  if (
+    isBoundsRaise(
+      { ...ceiling, revertTo },
+      { max: bounds.max, min: bounds.min, value: value.applied, valueBeforeKill: beforeKill?.applied ?? null, default: defaultValue },
+    )
+  ) {
+    requireApproval(
+      p.changeControl,
+      `${endpoint.key} #${ceiling.id} bounds ${formatCount(ceiling.minValue)}..${formatCount(ceiling.maxValue)} → ${formatCount(bounds.min)}..${formatCount(bounds.max)}`,
+      {
+        kind: "ceiling.bounds",
+        change: { ceilingId: ceiling.id, min: bounds.min, max: bounds.max },
+      },
+    );
   }
 
   const version = await saveCeiling(tx, ceiling.id, {

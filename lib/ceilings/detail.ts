@@ -38,7 +38,13 @@ export async function getEndpointDetail(db: Db, key: string, now = new Date()): 
     ceilingIds.length === 0
       ? []
       : await db
-          .select({ ceilingId: planCeilingValues.ceilingId, planKey: plans.key, planName: plans.name, isDefault: plans.isDefault, value: planCeilingValues.value })
+          .select({
+            ceilingId: planCeilingValues.ceilingId,
+            planKey: plans.key,
+            planName: plans.name,
+            isDefault: plans.isDefault,
+            value: planCeilingValues.value,
+          })
           .from(planCeilingValues)
           .innerJoin(plans, eq(plans.id, planCeilingValues.planId))
           .where(inArray(planCeilingValues.ceilingId, ceilingIds))

@@ -3,15 +3,7 @@ import { DomainError } from "@/lib/errors";
 
 /** What went wrong, as a code the UI and CLI can branch on and a message a person can act on. */
 export type CeilingErrorCode =
-  | "invalid_input"
-  | "reason_required"
-  | "not_found"
-  | "conflict"
-  | "confirmation_required"
-  | "unchanged"
-  | "not_killed"
-  | "already_killed"
-  | "not_per_caller";
+  "invalid_input" | "reason_required" | "not_found" | "conflict" | "confirmation_required" | "unchanged" | "not_killed" | "already_killed" | "not_per_caller";
 
 export class CeilingError extends DomainError<CeilingErrorCode> {
   override name = "CeilingError";

@@ -11,11 +11,7 @@ describe("describeGuarantee", () => {
       email,
       "at most 3,000 emails per billing month (from the 1st)",
     ],
-    [
-      { metric: "calls", scope: "destination", window: "first_hit", windowSeconds: 86_400, value: 1 },
-      email,
-      "at most 1 email per inbox per 24 hours",
-    ],
+    [{ metric: "calls", scope: "destination", window: "first_hit", windowSeconds: 86_400, value: 1 }, email, "at most 1 email per inbox per 24 hours"],
     [
       { metric: "units", scope: "caller", window: "utc_day", windowSeconds: null, value: 50_000 },
       { key: "llm.chat", unit: "tokens", billingDay: 15, perCallMax: 8000 },
@@ -39,20 +35,10 @@ describe("describeGuarantee", () => {
 
 describe("labels", () => {
   it("pluralises units", () => {
-    expect([unitLabel("emails", 1), unitLabel("email", 2), unitLabel("SMS", 1), unitLabel("codes", 300)]).toEqual([
-      "email",
-      "emails",
-      "SMS",
-      "codes",
-    ]);
+    expect([unitLabel("emails", 1), unitLabel("email", 2), unitLabel("SMS", 1), unitLabel("codes", 300)]).toEqual(["email", "emails", "SMS", "codes"]);
   });
   it("names durations and ordinals", () => {
-    expect([durationLabel(86_400), durationLabel(60), durationLabel(90), durationLabel(604_800)]).toEqual([
-      "24 hours",
-      "minute",
-      "90 seconds",
-      "week",
-    ]);
+    expect([durationLabel(86_400), durationLabel(60), durationLabel(90), durationLabel(604_800)]).toEqual(["24 hours", "minute", "90 seconds", "week"]);
     expect([1, 2, 3, 4, 11, 12, 13, 21, 22, 28].map(ordinal)).toEqual(["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "28th"]);
   });
 });

@@ -5,6 +5,14 @@ export { getEndpointDetail, getKillState, type EndpointDetail, type KillState, t
 export { CeilingConflictError, CeilingError, type CeilingErrorCode } from "./errors";
 export { describeGuarantee, derivedDefault, unitLabel } from "./guarantee";
 export { killAll, killCeilings, killEndpoint, restoreCeilings, restoreEndpoint, type CeilingChange } from "./kill";
-export { listEndpointsOverview, NEAR_LIMIT_RATIO, type CeilingState, type EndpointState, type CeilingView, type EndpointOverview, type MonthToDate } from "./overview";
+export {
+  listEndpointsOverview,
+  NEAR_LIMIT_RATIO,
+  type CeilingState,
+  type EndpointState,
+  type CeilingView,
+  type EndpointOverview,
+  type MonthToDate,
+} from "./overview";
 export { CallerKey, removeOverride, setOverride, type OverrideResult } from "./overrides";
 export { clampToBounds, parseLimitInput, previewAdjustment, type AdjustmentPreview } from "./parse";

@@ -98,7 +98,9 @@ describe.skipIf(skipWithoutDatabase())("kill switch and overrides", () => {
       ceilings: [{ metric: "units", scope: "caller", window: "utc_day", value: 5, defaultValue: 5, minValue: 1, maxValue: 20 }],
     });
     const c = first(ceilings);
-    await expect(setOverride(t.db, { ceilingId: c.id, caller: "acct_typo", input, actor: operator, reason: "vip" })).rejects.toMatchObject({ code: "invalid_input" });
+    await expect(setOverride(t.db, { ceilingId: c.id, caller: "acct_typo", input, actor: operator, reason: "vip" })).rejects.toMatchObject({
+      code: "invalid_input",
+    });
     expect(first(await auditOf(t.db, c.id))).toMatchObject({
       action: "ceiling.rejected",
       rawInput: input,
@@ -109,9 +111,9 @@ describe.skipIf(skipWithoutDatabase())("kill switch and overrides", () => {
 
   it("refuses overrides on a global ceiling", async () => {
     const { ceilings } = await createEndpoint(t.db);
-    await expect(
-      setOverride(t.db, { ceilingId: first(ceilings).id, caller: "acct", input: "0", actor: operator, reason: "x" }),
-    ).rejects.toMatchObject({ code: "not_per_caller" });
+    await expect(setOverride(t.db, { ceilingId: first(ceilings).id, caller: "acct", input: "0", actor: operator, reason: "x" })).rejects.toMatchObject({
+      code: "not_per_caller",
+    });
   });
 
   it("the next reserve after a kill is refused by the kill switch, and the restore lets calls through", async () => {
@@ -133,8 +135,8 @@ describe.skipIf(skipWithoutDatabase())("kill switch and overrides", () => {
     expect((await killAll(t.db, { actor: operator, reason: "" })).length).toBeGreaterThan(0);
     expect((await auditOf(t.db, first(ceilings).id)).at(-1)).toMatchObject({ action: "ceiling.kill", reason: null, details: { via: "all" } });
     const c = await readCeiling(t.db, first(ceilings).id);
-    await expect(
-      adjustCeiling(t.db, { ceilingId: c.id, input: "120", expectedVersion: c.version, actor: operator, reason: " " }),
-    ).rejects.toMatchObject({ code: "reason_required" });
+    await expect(adjustCeiling(t.db, { ceilingId: c.id, input: "120", expectedVersion: c.version, actor: operator, reason: " " })).rejects.toMatchObject({
+      code: "reason_required",
+    });
   });
 });

@@ -81,10 +81,14 @@ export async function setOverride(db: Db, p: SetOverrideParams): Promise<Overrid
     if (existing?.value === applied) throw new CeilingError("unchanged", `${caller} already has ${applied}: nothing to save`);
     const binding = existing?.value ?? (await planLimit(tx, { kind: "ceiling", limitId: ceiling.id, account: caller })) ?? ceiling.value;
     if (applied > binding) {
-      requireApproval(p.changeControl, `an override of ${formatCount(applied)} for ${caller} on ${endpoint.key} #${ceiling.id} (${formatCount(binding)} binds it now)`, {
-        kind: "ceiling.override",
-        change: { ceilingId: ceiling.id, caller, value: applied },
-      });
+      requireApproval(
+        p.changeControl,
+        `an override of ${formatCount(applied)} for ${caller} on ${endpoint.key} #${ceiling.id} (${formatCount(binding)} binds it now)`,
+        {
+          kind: "ceiling.override",
+          change: { ceilingId: ceiling.id, caller, value: applied },
+        },
+      );
     }
     const now = new Date();
     await tx
@@ -124,10 +128,14 @@ export async function removeOverride(db: Db, p: RemoveOverrideParams): Promise<O
     // Read after the delete, in the same transaction: what binds the account from its plan now.
     const plan = (await planLimit(tx, { kind: "ceiling", limitId: ceiling.id, account: caller })) ?? ceiling.value;
     if (plan > removed.value) {
-      requireApproval(p.changeControl, `removing ${caller}'s override of ${formatCount(removed.value)} on ${endpoint.key} #${ceiling.id} (its plan gives it ${formatCount(plan)})`, {
-        kind: "ceiling.override",
-        change: { ceilingId: ceiling.id, caller, value: null },
-      });
+      requireApproval(
+        p.changeControl,
+        `removing ${caller}'s override of ${formatCount(removed.value)} on ${endpoint.key} #${ceiling.id} (its plan gives it ${formatCount(plan)})`,
+        {
+          kind: "ceiling.override",
+          change: { ceilingId: ceiling.id, caller, value: null },
+        },
+      );
     }
     await recordAudit(tx, {
       ...auditOf(p.actor, endpoint, ceiling.id),

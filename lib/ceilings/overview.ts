@@ -133,12 +133,13 @@ export async function buildOverviews(db: Db, rows: Endpoint[], now: Date): Promi
 
   const result: EndpointOverview[] = [];
   for (const e of rows) {
-    const views = allCeilings
-      .filter((c) => c.endpointId === e.id)
-      .map((c) => ceilingView(c, e, totals.get(c.id), overridesOf.get(c.id) ?? 0, now));
+    const views = allCeilings.filter((c) => c.endpointId === e.id).map((c) => ceilingView(c, e, totals.get(c.id), overridesOf.get(c.id) ?? 0, now));
     const killed = views.filter((c) => c.state === "killed");
     const urgency = Math.max(0, ...views.map((c) => c.ratio));
-    const firstKill = killed.map((c) => c.killedAt).filter((d): d is Date => d !== null).sort((a, b) => a.getTime() - b.getTime())[0];
+    const firstKill = killed
+      .map((c) => c.killedAt)
+      .filter((d): d is Date => d !== null)
+      .sort((a, b) => a.getTime() - b.getTime())[0];
     // A used-up budget refuses only calls that cost money: an endpoint with no price passes it.
     const priced = e.parts.some((part) => part.pricePico > 0);
     const budgetStops = (stopsOf.get(e.id) ?? []).filter((s) => s.reason === "killed" || priced);

@@ -78,8 +78,7 @@ export function previewAdjustment(p: PreviewParams): AdjustmentPreview {
 
   // A restore is compared with the value from before the kill, so un-killing is not itself a "raise".
   const base = killed ? (p.valueBeforeKill ?? 0) : p.current;
-  const needsConfirmation =
-    (kind === "raise" || kind === "restore") && (base === 0 || applied >= base * CONFIRM_RAISE_FACTOR);
+  const needsConfirmation = (kind === "raise" || kind === "restore") && (base === 0 || applied >= base * CONFIRM_RAISE_FACTOR);
 
   const clampNote =
     clamped === "max"

@@ -29,7 +29,9 @@ describe.skipIf(skipWithoutDatabase())("overview, detail and audit log reads", (
       { ceilingId: busyDaily.id, scopeKey: "", windowStart: new Date(day.start.getTime() - 86_400_000), windowEnd: day.start, settled: 99 },
       { ceilingId: first(calm.ceilings).id, scopeKey: "", windowStart: day.start, windowEnd: day.end, settled: 10 },
     ]);
-    await t.db.insert(usage).values({ ceilingId: busy.ceilings[1]?.id ?? 0, scopeKey: "", windowStart: month.start, windowEnd: month.end, settled: 900, held: 15 });
+    await t.db
+      .insert(usage)
+      .values({ ceilingId: busy.ceilings[1]?.id ?? 0, scopeKey: "", windowStart: month.start, windowEnd: month.end, settled: 900, held: 15 });
     await killEndpoint(t.db, { endpointKey: dead.key, actor: admin, reason: "test" });
 
     const overview = await listEndpointsOverview(t.db, now);

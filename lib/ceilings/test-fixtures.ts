@@ -33,16 +33,18 @@ export async function createEndpoint(
       parts: [{ name: "units", price: "0" }],
       perCallMax: 1,
       planAllowance: 3000,
-      ceilings: specs.map((c) => ({
-        metric: c.metric,
-        scope: c.scope,
-        window: c.window,
-        ...(c.windowSeconds ? { windowSeconds: c.windowSeconds } : {}),
-        value: c.value,
-        min: c.minValue ?? 0,
-        max: c.maxValue,
-        default: c.defaultValue,
-      })).concat(backstop),
+      ceilings: specs
+        .map((c) => ({
+          metric: c.metric,
+          scope: c.scope,
+          window: c.window,
+          ...(c.windowSeconds ? { windowSeconds: c.windowSeconds } : {}),
+          value: c.value,
+          min: c.minValue ?? 0,
+          max: c.maxValue,
+          default: c.defaultValue,
+        }))
+        .concat(backstop),
     },
     actor: { type: "system", name: "test fixture" },
     reason: "test fixture",

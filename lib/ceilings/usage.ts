@@ -18,9 +18,7 @@ export async function currentUsageTotals(db: Db, ceilingIds: number[], now: Date
       from (${windowTotalsOf("ceiling", ceilingIds, { open: now })}) w
       group by w.limit_id`),
   );
-  return new Map(
-    rows.map((r) => [r.limit_id, { scopes: Number(r.scopes), settled: Number(r.settled), held: Number(r.held), busiest: Number(r.busiest) }]),
-  );
+  return new Map(rows.map((r) => [r.limit_id, { scopes: Number(r.scopes), settled: Number(r.settled), held: Number(r.held), busiest: Number(r.busiest) }]));
 }
 
 export type ScopeUsage = { scopeKey: string; settled: number; held: number };

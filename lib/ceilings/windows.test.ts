@@ -5,10 +5,7 @@ const iso = (s: { start: Date; end: Date }) => [s.start.toISOString(), s.end.toI
 
 describe("utc_day", () => {
   it("runs from UTC midnight to the next UTC midnight", () => {
-    expect(iso(windowFor("utc_day", {}, new Date("2025-03-10T17:45:12.345Z")))).toEqual([
-      "2025-03-10T00:00:00.000Z",
-      "2025-03-11T00:00:00.000Z",
-    ]);
+    expect(iso(windowFor("utc_day", {}, new Date("2025-03-10T17:45:12.345Z")))).toEqual(["2025-03-10T00:00:00.000Z", "2025-03-11T00:00:00.000Z"]);
   });
 
   it("puts midnight itself in the day it starts, and the last millisecond in the day before", () => {
@@ -39,21 +36,12 @@ describe("billing_month", () => {
 
   it("starts on the billing day: on and after it, this month; before it, the previous month", () => {
     const p = { billingDay: 15 };
-    expect(iso(windowFor("billing_month", p, new Date("2025-05-15T00:00:00Z")))).toEqual([
-      "2025-05-15T00:00:00.000Z",
-      "2025-06-15T00:00:00.000Z",
-    ]);
-    expect(iso(windowFor("billing_month", p, new Date("2025-05-14T23:59:59.999Z")))).toEqual([
-      "2025-04-15T00:00:00.000Z",
-      "2025-05-15T00:00:00.000Z",
-    ]);
+    expect(iso(windowFor("billing_month", p, new Date("2025-05-15T00:00:00Z")))).toEqual(["2025-05-15T00:00:00.000Z", "2025-06-15T00:00:00.000Z"]);
+    expect(iso(windowFor("billing_month", p, new Date("2025-05-14T23:59:59.999Z")))).toEqual(["2025-04-15T00:00:00.000Z", "2025-05-15T00:00:00.000Z"]);
   });
 
   it("rolls back across the year end", () => {
-    expect(iso(billingMonthWindow(new Date("2025-01-03T00:00:00Z"), 10))).toEqual([
-      "2024-12-10T00:00:00.000Z",
-      "2025-01-10T00:00:00.000Z",
-    ]);
+    expect(iso(billingMonthWindow(new Date("2025-01-03T00:00:00Z"), 10))).toEqual(["2024-12-10T00:00:00.000Z", "2025-01-10T00:00:00.000Z"]);
   });
 
   it("rolls forward across the year end", () => {
@@ -61,14 +49,8 @@ describe("billing_month", () => {
   });
 
   it("handles February with billing day 28 in leap and common years", () => {
-    expect(iso(billingMonthWindow(new Date("2024-02-29T10:00:00Z"), 28))).toEqual([
-      "2024-02-28T00:00:00.000Z",
-      "2024-03-28T00:00:00.000Z",
-    ]);
-    expect(iso(billingMonthWindow(new Date("2025-03-01T10:00:00Z"), 28))).toEqual([
-      "2025-02-28T00:00:00.000Z",
-      "2025-03-28T00:00:00.000Z",
-    ]);
+    expect(iso(billingMonthWindow(new Date("2024-02-29T10:00:00Z"), 28))).toEqual(["2024-02-28T00:00:00.000Z", "2024-03-28T00:00:00.000Z"]);
+    expect(iso(billingMonthWindow(new Date("2025-03-01T10:00:00Z"), 28))).toEqual(["2025-02-28T00:00:00.000Z", "2025-03-28T00:00:00.000Z"]);
   });
 
   it("refuses billing days outside 1..28 and fractions", () => {

@@ -17,7 +17,6 @@ export type WindowParams = {
   windowSeconds?: number | null;
 };
 
-
 export class WindowError extends DomainError<"invalid_input"> {
   override name = "WindowError";
   constructor(message: string) {

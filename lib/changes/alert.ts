@@ -11,7 +11,11 @@ import { formatCount, formatMoney } from "@/lib/format";
 function worstLine(r: ChangeRequest): string | null {
   if (r.worstMoneyBefore === null && r.worstMoneyAfter === null && r.worstCaseBefore === null && r.worstCaseAfter === null) return null;
   const side = (units: number | null, micros: number | null) =>
-    micros === null && units === null ? "unbounded" : [micros !== null && r.currency ? formatMoney(micros, r.currency) : null, units !== null ? `${formatCount(units)} units` : null].filter(Boolean).join(", ");
+    micros === null && units === null
+      ? "unbounded"
+      : [micros !== null && r.currency ? formatMoney(micros, r.currency) : null, units !== null ? `${formatCount(units)} units` : null]
+          .filter(Boolean)
+          .join(", ");
   return `worst case a day ${side(r.worstCaseBefore, r.worstMoneyBefore)} → ${side(r.worstCaseAfter, r.worstMoneyAfter)}`;
 }
 

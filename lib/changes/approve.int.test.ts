@@ -34,19 +34,37 @@ describe.skipIf(skipWithoutDatabase())("change requests: asking and deciding a c
     const { ceilings } = await createEndpoint(t.db);
     const c = first(ceilings);
     const operator = await staffMember(t.db, "operator");
-    const request = await requestChange(t.db, { kind: "ceiling.value", change: { ceilingId: c.id, value }, requester: operator, reason: "launch on Friday", ...opts });
+    const request = await requestChange(t.db, {
+      kind: "ceiling.value",
+      change: { ceilingId: c.id, value },
+      requester: operator,
+      reason: "launch on Friday",
+      ...opts,
+    });
     return { c, operator, request };
   }
 
   it("a direct raise is refused with approval_required and what to ask instead; nothing changes", async () => {
     const { ceilings } = await createEndpoint(t.db);
     const c = first(ceilings);
-    const refused = adjustCeiling(t.db, { ceilingId: c.id, input: "120", expectedVersion: c.version, actor: { type: "staff", email: "a@test.local" }, reason: "launch" });
+    const refused = adjustCeiling(t.db, {
+      ceilingId: c.id,
+      input: "120",
+      expectedVersion: c.version,
+      actor: { type: "staff", email: "a@test.local" },
+      reason: "launch",
+    });
     await expect(refused).rejects.toBeInstanceOf(ChangeControlError);
     await expect(refused).rejects.toMatchObject({ code: "approval_required", ask: { kind: "ceiling.value", change: { ceilingId: c.id, value: 120 } } });
     expect(await readCeiling(t.db, c.id)).toMatchObject({ value: 100, version: c.version });
     // Lowering stays instant and one person's.
-    await adjustCeiling(t.db, { ceilingId: c.id, input: "90", expectedVersion: c.version, actor: { type: "staff", email: "a@test.local" }, reason: "quiet week" });
+    await adjustCeiling(t.db, {
+      ceilingId: c.id,
+      input: "90",
+      expectedVersion: c.version,
+      actor: { type: "staff", email: "a@test.local" },
+      reason: "quiet week",
+    });
     expect(await readCeiling(t.db, c.id)).toMatchObject({ value: 90 });
   });
 
@@ -82,15 +100,21 @@ describe.skipIf(skipWithoutDatabase())("change requests: asking and deciding a c
     const { ceilings } = await createEndpoint(t.db);
     const c = first(ceilings);
     const viewer = await staffMember(t.db, "viewer");
-    await expect(requestChange(t.db, { kind: "ceiling.value", change: { ceilingId: c.id, value: 120 }, requester: viewer, reason: "x" })).rejects.toMatchObject({ code: "forbidden" });
+    await expect(requestChange(t.db, { kind: "ceiling.value", change: { ceilingId: c.id, value: 120 }, requester: viewer, reason: "x" })).rejects.toMatchObject(
+      { code: "forbidden" },
+    );
     // A role claimed by the caller is not believed: the staff row decides.
-    await expect(requestChange(t.db, { kind: "ceiling.value", change: { ceilingId: c.id, value: 120 }, requester: { ...viewer, role: "admin" }, reason: "x" })).rejects.toMatchObject({ code: "forbidden" });
+    await expect(
+      requestChange(t.db, { kind: "ceiling.value", change: { ceilingId: c.id, value: 120 }, requester: { ...viewer, role: "admin" }, reason: "x" }),
+    ).rejects.toMatchObject({ code: "forbidden" });
     const { request } = await raiseAsked(120);
     const otherOperator = await staffMember(t.db, "operator");
     await expect(approveChange(t.db, { id: request.id, approver: otherOperator })).rejects.toMatchObject({ code: "forbidden" });
     await expect(approveChange(t.db, { id: request.id, approver: { ...otherOperator, role: "admin" } })).rejects.toMatchObject({ code: "forbidden" });
     expect(await getChangeRequest(t.db, request.id)).toMatchObject({ state: "pending" });
-    const refused = await t.db.execute(sql`select count(*)::int as n from audit_events where action = 'change.refused' and actor in (${viewer.email}, ${otherOperator.email})`);
+    const refused = await t.db.execute(
+      sql`select count(*)::int as n from audit_events where action = 'change.refused' and actor in (${viewer.email}, ${otherOperator.email})`,
+    );
     expect(refused[0]).toMatchObject({ n: 4 });
   });
 
@@ -115,7 +139,9 @@ describe.skipIf(skipWithoutDatabase())("change requests: asking and deciding a c
     const { operator, request } = await raiseAsked(125);
     // As the app role, the way a bug in lib (or a forged path around it) would write.
     await expect(
-      t.db.execute(sql`update change_requests set state = 'applied', decided_by_id = ${operator.staffId}, decided_by = ${operator.email} where id = ${request.id}`),
+      t.db.execute(
+        sql`update change_requests set state = 'applied', decided_by_id = ${operator.staffId}, decided_by = ${operator.email} where id = ${request.id}`,
+      ),
     ).rejects.toMatchObject({ cause: { constraint_name: "change_requests_independent" } });
     await expect(t.db.execute(sql`update change_requests set acknowledged_by_id = ${operator.staffId} where id = ${request.id}`)).rejects.toMatchObject({
       cause: { constraint_name: "change_requests_independent" },
@@ -127,10 +153,19 @@ describe.skipIf(skipWithoutDatabase())("change requests: asking and deciding a c
     const { c, operator, request } = await raiseAsked(120);
     const admin = await staffMember(t.db, "admin");
     const result = await approveChange(t.db, { id: request.id, approver: admin, note: "ok for the launch" });
-    expect(result).toMatchObject({ applied: true, request: { state: "applied", decidedById: admin.staffId, decidedBy: admin.email, decisionNote: "ok for the launch" } });
+    expect(result).toMatchObject({
+      applied: true,
+      request: { state: "applied", decidedById: admin.staffId, decidedBy: admin.email, decisionNote: "ok for the launch" },
+    });
     expect(await readCeiling(t.db, c.id)).toMatchObject({ value: 120 });
     const [adjust] = await ceilingEvents(t.db, c.id, "ceiling.adjust");
-    expect(adjust).toMatchObject({ actor: admin.email, previousValue: 100, appliedValue: 120, reason: "launch on Friday", details: { requestId: request.id, requestedBy: operator.email } });
+    expect(adjust).toMatchObject({
+      actor: admin.email,
+      previousValue: 100,
+      appliedValue: 120,
+      reason: "launch on Friday",
+      details: { requestId: request.id, requestedBy: operator.email },
+    });
     expect((await requestEvents(t.db, request.id)).map((e) => e.action)).toEqual(["change.request", "change.approve"]);
   });
 
@@ -148,7 +183,10 @@ describe.skipIf(skipWithoutDatabase())("change requests: asking and deciding a c
       for (let round = 0; round < 5; round += 1) {
         const { c, request } = await raiseAsked(110 + round);
         const [a, b] = [await staffMember(t.db, "admin"), await staffMember(t.db, "admin")];
-        const results = await Promise.allSettled([approveChange(t.db, { id: request.id, approver: a }), approveChange(other.db, { id: request.id, approver: b })]);
+        const results = await Promise.allSettled([
+          approveChange(t.db, { id: request.id, approver: a }),
+          approveChange(other.db, { id: request.id, approver: b }),
+        ]);
         const applied = results.filter((r) => r.status === "fulfilled" && r.value.applied);
         const refused = results.filter((r) => r.status === "rejected");
         expect(applied).toHaveLength(1);
@@ -185,7 +223,13 @@ describe.skipIf(skipWithoutDatabase())("change requests: asking and deciding a c
   it("an approval after a lowering committed also goes stale", async () => {
     const { c, request } = await raiseAsked(120);
     const now = await readCeiling(t.db, c.id);
-    await adjustCeiling(t.db, { ceilingId: c.id, input: "90", expectedVersion: now.version, actor: { type: "staff", email: "oncall@test.local" }, reason: "cost spike" });
+    await adjustCeiling(t.db, {
+      ceilingId: c.id,
+      input: "90",
+      expectedVersion: now.version,
+      actor: { type: "staff", email: "oncall@test.local" },
+      reason: "cost spike",
+    });
     const result = await approveChange(t.db, { id: request.id, approver: await staffMember(t.db, "admin") });
     expect(result).toMatchObject({ applied: false, request: { state: "stale" } });
     expect(await readCeiling(t.db, c.id)).toMatchObject({ value: 90 });
@@ -195,7 +239,10 @@ describe.skipIf(skipWithoutDatabase())("change requests: asking and deciding a c
     const asked = new Date(Date.now() - 25 * HOUR);
     const { c, request } = await raiseAsked(120, { now: asked });
     const admin = await staffMember(t.db, "admin");
-    await expect(approveChange(t.db, { id: request.id, approver: admin })).rejects.toMatchObject({ code: "expired", message: expect.stringMatching(/expired .* nothing was applied/) });
+    await expect(approveChange(t.db, { id: request.id, approver: admin })).rejects.toMatchObject({
+      code: "expired",
+      message: expect.stringMatching(/expired .* nothing was applied/),
+    });
     expect(await getChangeRequest(t.db, request.id)).toMatchObject({ state: "expired" });
     expect(await readCeiling(t.db, c.id)).toMatchObject({ value: 100 });
 

@@ -6,10 +6,18 @@ import { readReason } from "@/lib/audit/reason";
 import { ChangeControlError } from "./errors";
 
 /** change.request, change.approve, change.reject, change.cancel, change.stale, change.expire, change.break_glass, change.acknowledge. */
-export type LifecycleAction = "change.request" | "change.approve" | "change.reject" | "change.cancel" | "change.stale" | "change.expire" | "change.break_glass" | "change.acknowledge";
+export type LifecycleAction =
+  "change.request" | "change.approve" | "change.reject" | "change.cancel" | "change.stale" | "change.expire" | "change.break_glass" | "change.acknowledge";
 
 /** One event of a request's life, named by the request and on its endpoint's log when it has one. */
-export async function recordLifecycle(tx: Db, r: ChangeRequest, action: LifecycleAction, actor: AuditActor, reason: string | null, details: Record<string, unknown> = {}): Promise<void> {
+export async function recordLifecycle(
+  tx: Db,
+  r: ChangeRequest,
+  action: LifecycleAction,
+  actor: AuditActor,
+  reason: string | null,
+  details: Record<string, unknown> = {},
+): Promise<void> {
   const [endpoint] = r.endpointId === null ? [] : await tx.select({ key: endpoints.key }).from(endpoints).where(eq(endpoints.id, r.endpointId));
   await recordAudit(tx, {
     ...auditActorFields(actor),

@@ -27,7 +27,11 @@ import { type KindHandler, movedSince, staleMessage, type Worst } from "./prepar
 const Key = z.string({ error: "an endpoint key is required" }).min(1, "an endpoint key is required").max(64);
 const BillingDay = z.strictObject({
   endpointKey: Key,
-  billingDay: z.number({ error: "billing day must be a whole number" }).int("billing day must be a whole number").min(1, "billing day must be 1 or more").max(28, "billing day must be at most 28"),
+  billingDay: z
+    .number({ error: "billing day must be a whole number" })
+    .int("billing day must be a whole number")
+    .min(1, "billing day must be 1 or more")
+    .max(28, "billing day must be at most 28"),
 });
 
 const day = (d: Date) => d.toISOString().slice(0, 10);
@@ -38,7 +42,15 @@ async function countedIn(db: Db, rows: readonly Ceiling[], start: Date): Promise
   const counted = await db
     .select({ ceilingId: usage.ceilingId, n: sql<number>`coalesce(sum(${usage.settled} + ${usage.held}), 0)`.mapWith(Number) })
     .from(usage)
-    .where(and(inArray(usage.ceilingId, rows.map((r) => r.id)), eq(usage.windowStart, start)))
+    .where(
+      and(
+        inArray(
+          usage.ceilingId,
+          rows.map((r) => r.id),
+        ),
+        eq(usage.windowStart, start),
+      ),
+    )
     .groupBy(usage.ceilingId);
   return new Map(counted.map((r) => [r.ceilingId, r.n]));
 }
@@ -92,7 +104,10 @@ export const endpointBillingDay: KindHandler = {
     }
     const moved = movedSince(request.before, { billingDay: endpoint.billingDay });
     if (moved.length > 0) return { stale: staleMessage(moved) };
-    await updateEndpointFields({ tx, actor, reason: request.reason, changeControl: control }, endpoint, { ...fieldsOf(endpoint), billingDay: change.billingDay });
+    await updateEndpointFields({ tx, actor, reason: request.reason, changeControl: control }, endpoint, {
+      ...fieldsOf(endpoint),
+      billingDay: change.billingDay,
+    });
     return { stale: null, raised: null };
   },
 };

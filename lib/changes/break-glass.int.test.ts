@@ -21,7 +21,12 @@ describe.skipIf(skipWithoutDatabase())("break glass", () => {
     const [one, two] = [await startReceiver(), await startReceiver()];
     try {
       const dest = async (name: string, url: string, enabled = true) =>
-        first(await t.db.insert(alertDestinations).values({ name, kind: "webhook", target: url, signingSecret: "0123456789abcdef0123456789abcdef", createdBy: "test", enabled }).returning());
+        first(
+          await t.db
+            .insert(alertDestinations)
+            .values({ name, kind: "webhook", target: url, signingSecret: "0123456789abcdef0123456789abcdef", createdBy: "test", enabled })
+            .returning(),
+        );
       const a = await dest("ops", one.url);
       const b = await dest("finance", two.url);
       const off = await dest("off", one.url, false);
@@ -29,13 +34,25 @@ describe.skipIf(skipWithoutDatabase())("break glass", () => {
       const { ceilings } = await createEndpoint(t.db);
       const c = first(ceilings);
       const admin = await staffMember(t.db, "admin");
-      const row = await breakGlass(t.db, { kind: "ceiling.value", change: { ceilingId: c.id, value: 140 }, requester: admin, reason: "launch, nobody else awake" });
+      const row = await breakGlass(t.db, {
+        kind: "ceiling.value",
+        change: { ceilingId: c.id, value: 140 },
+        requester: admin,
+        reason: "launch, nobody else awake",
+      });
       expect(row).toMatchObject({ state: "applied", breakGlass: true, decidedById: null, requestedById: admin.staffId, acknowledgedAt: null });
       expect(await readCeiling(t.db, c.id)).toMatchObject({ value: 140 });
-      expect(await ceilingEvents(t.db, c.id, "ceiling.adjust")).toMatchObject([{ actor: admin.email, appliedValue: 140, details: { requestId: row.id, breakGlass: true } }]);
+      expect(await ceilingEvents(t.db, c.id, "ceiling.adjust")).toMatchObject([
+        { actor: admin.email, appliedValue: 140, details: { requestId: row.id, breakGlass: true } },
+      ]);
       expect((await requestEvents(t.db, row.id)).map((e) => e.action)).toEqual(["change.break_glass"]);
 
-      const alert = first(await t.db.select().from(alerts).where(eq(alerts.dedupeKey, `break_glass:${row.id}`)));
+      const alert = first(
+        await t.db
+          .select()
+          .from(alerts)
+          .where(eq(alerts.dedupeKey, `break_glass:${row.id}`)),
+      );
       expect(alert).toMatchObject({ kind: "break_glass" });
       const queued = await t.db.select().from(alertDeliveries).where(eq(alertDeliveries.alertId, alert.id));
       expect(queued.map((d) => d.destinationId).sort()).toEqual([a.id, b.id].sort());
@@ -76,7 +93,10 @@ describe.skipIf(skipWithoutDatabase())("break glass", () => {
     await expect(glass({ reason: "launch\u0000 now, nobody" })).rejects.toMatchObject({ code: "invalid_input" });
     await expect(glass({ change: { ceilingId: c.id, value: 60 } })).rejects.toMatchObject({ code: "not_a_raise" });
     expect(await readCeiling(t.db, c.id)).toMatchObject({ value: 100 });
-    const [row] = await t.db.select({ n: sql<number>`count(*)::int` }).from(changeRequests).where(eq(changeRequests.requestedById, admin.staffId));
+    const [row] = await t.db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(changeRequests)
+      .where(eq(changeRequests.requestedById, admin.staffId));
     expect(row?.n).toBe(0);
   });
 });

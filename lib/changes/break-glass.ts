@@ -22,7 +22,10 @@ export async function breakGlass(db: Db, p: RequestChangeParams): Promise<Change
     const who = await verifyStaff(db, p.requester, "admin", "break glass");
     const reason = readText(p.reason, true) ?? "";
     if (reason.length < BREAK_GLASS_MIN_REASON) {
-      throw new ChangeControlError("invalid_input", `break glass needs a reason of at least ${BREAK_GLASS_MIN_REASON} characters: say why no second admin could approve it`);
+      throw new ChangeControlError(
+        "invalid_input",
+        `break glass needs a reason of at least ${BREAK_GLASS_MIN_REASON} characters: say why no second admin could approve it`,
+      );
     }
     const now = p.now ?? new Date();
     const ask = await prepareAsk(db, p, now);
@@ -52,7 +55,8 @@ export async function acknowledgeBreakGlass(db: Db, p: { id: number; admin: Requ
     return db.transaction(async (tx) => {
       const request = await lockRequest(tx, p.id);
       if (!request.breakGlass) throw new ChangeControlError("not_pending", `request #${request.id} is not a break glass: nothing to acknowledge`);
-      if (request.requestedById === who.staffId) throw new ChangeControlError("own_request", `${who.email} broke glass on #${request.id}: another admin must acknowledge it`);
+      if (request.requestedById === who.staffId)
+        throw new ChangeControlError("own_request", `${who.email} broke glass on #${request.id}: another admin must acknowledge it`);
       await requireIndependent(tx, request, who, "acknowledge");
       if (request.acknowledgedAt !== null) throw new ChangeControlError("not_pending", `#${request.id} was already acknowledged by ${request.acknowledgedBy}`);
       const [row] = await tx

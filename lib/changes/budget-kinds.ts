@@ -24,7 +24,11 @@ import { activeRevertTo } from "./raise-floor";
 // verbs' own writes. A budget counts money: its worst case is its value in micros, no units.
 
 const Micros = (what: string, min: number) =>
-  z.number({ error: `${what} must be a whole number of micros` }).int(`${what} must be a whole number of micros`).min(min, `${what} must be ${min} or more`).max(Number.MAX_SAFE_INTEGER, `${what} is too large`);
+  z
+    .number({ error: `${what} must be a whole number of micros` })
+    .int(`${what} must be a whole number of micros`)
+    .min(min, `${what} must be ${min} or more`)
+    .max(Number.MAX_SAFE_INTEGER, `${what} is too large`);
 const Key = z.string({ error: "a budget key is required" }).min(1, "a budget key is required").max(64);
 
 const money = (b: Pick<Budget, "currency">, micros: number) => formatMoney(micros, b.currency);
@@ -58,10 +62,18 @@ export const budgetValue: KindHandler = {
   async prepare(db, raw): Promise<Prepared> {
     const change = parseChange(BudgetValue, raw);
     const budget = await budgetByKey(db, change.budgetKey);
-    const preview = previewBudgetAdjustment({ raw: moneyInputText(change.value), current: budget.value, valueBeforeKill: budget.valueBeforeKill, min: budget.minValue, max: budget.maxValue, currency: budget.currency });
+    const preview = previewBudgetAdjustment({
+      raw: moneyInputText(change.value),
+      current: budget.value,
+      valueBeforeKill: budget.valueBeforeKill,
+      min: budget.minValue,
+      max: budget.maxValue,
+      currency: budget.currency,
+    });
     if (!preview.ok) throw new ChangeControlError("invalid_input", preview.error);
     if (preview.kind === "unchanged") throw new ChangeControlError("unchanged", preview.message);
-    const was = budget.value === 0 && budget.valueBeforeKill !== null ? `killed (restores to ${money(budget, budget.valueBeforeKill)})` : money(budget, budget.value);
+    const was =
+      budget.value === 0 && budget.valueBeforeKill !== null ? `killed (restores to ${money(budget, budget.valueBeforeKill)})` : money(budget, budget.value);
     return {
       ...base,
       change,
@@ -121,7 +133,8 @@ export const budgetBounds: KindHandler = {
   async prepare(db, raw) {
     const change = parseChange(BudgetBounds, raw);
     const budget = await budgetByKey(db, change.budgetKey);
-    if (budget.minValue === change.min && budget.maxValue === change.max) throw new ChangeControlError("unchanged", "those are already the bounds: nothing to ask");
+    if (budget.minValue === change.min && budget.maxValue === change.max)
+      throw new ChangeControlError("unchanged", "those are already the bounds: nothing to ask");
     const fields = await fieldsWithBounds(db, budget.key, change);
     const value = clampToBounds(budget.value, change).applied;
     const beforeKill = budget.valueBeforeKill === null ? null : clampToBounds(budget.valueBeforeKill, change).applied;
@@ -135,7 +148,10 @@ export const budgetBounds: KindHandler = {
       worstBefore: worstOf(budget),
       worstAfter: worstOf({ ...budget, value }),
       currency: budget.currency,
-      raise: isBoundsRaise({ ...budget, revertTo: await activeRevertTo(db, { budgetId: budget.id }) }, { max: change.max, min: change.min, value, valueBeforeKill: beforeKill, default: fields.default }),
+      raise: isBoundsRaise(
+        { ...budget, revertTo: await activeRevertTo(db, { budgetId: budget.id }) },
+        { max: change.max, min: change.min, value, valueBeforeKill: beforeKill, default: fields.default },
+      ),
     };
   },
   async apply({ tx, request, actor, control }) {
@@ -189,7 +205,13 @@ const Create = z.strictObject({ spec: z.unknown() });
 
 function parseSpec(raw: unknown): BudgetSpec {
   const parsed = BudgetSpec.safeParse(raw);
-  if (!parsed.success) throw new ChangeControlError("invalid_input", zodIssues(parsed.error).map((i) => issueLine({ ...i, path: i.path ? `spec.${i.path}` : "spec" })).join("; "));
+  if (!parsed.success)
+    throw new ChangeControlError(
+      "invalid_input",
+      zodIssues(parsed.error)
+        .map((i) => issueLine({ ...i, path: i.path ? `spec.${i.path}` : "spec" }))
+        .join("; "),
+    );
   return parsed.data;
 }
 
@@ -259,7 +281,14 @@ export const budgetMembers: KindHandler = {
     const { spec } = await readBudget(tx, budget.key);
     const moved = movedSince(request.before, { members: sorted(spec.members), archived: budget.archivedAt !== null });
     if (moved.length > 0) return { stale: staleMessage(moved) };
-    const parsed = BudgetFields.safeParse({ name: spec.name, members: change.members, alertThresholds: spec.alertThresholds, min: spec.min, max: spec.max, default: spec.default });
+    const parsed = BudgetFields.safeParse({
+      name: spec.name,
+      members: change.members,
+      alertThresholds: spec.alertThresholds,
+      min: spec.min,
+      max: spec.max,
+      default: spec.default,
+    });
     if (!parsed.success) throw new ChangeControlError("invalid_input", zodIssues(parsed.error).map(issueLine).join("; "));
     await updateBudgetFields({ tx, actor, reason: request.reason, changeControl: control }, budget.key, parsed.data);
     return { stale: null, raised: null };

@@ -15,7 +15,18 @@ import { durationLabel } from "@/lib/ceilings/guarantee";
 import { formatCount } from "@/lib/format";
 import { issueLine } from "@/lib/errors";
 import { ChangeControlError } from "./errors";
-import { type Applied, type ApplyContext, hasEnd, isKilled, KILLED_NO_END, type KindHandler, movedSince, type Prepared, staleMessage, type Worst } from "./prepared";
+import {
+  type Applied,
+  type ApplyContext,
+  hasEnd,
+  isKilled,
+  KILLED_NO_END,
+  type KindHandler,
+  movedSince,
+  type Prepared,
+  staleMessage,
+  type Worst,
+} from "./prepared";
 import { isAddRaise } from "@/lib/catalog/re-add";
 import { isBoundsRaise, isValueRaise } from "./raise";
 import { activeRevertTo } from "./raise-floor";
@@ -27,7 +38,11 @@ import { activeRevertTo } from "./raise-floor";
 
 const Id = z.number({ error: "an id must be a whole number" }).int("an id must be a whole number").positive("an id must be positive");
 const Units = (what: string, min: number) =>
-  z.number({ error: `${what} must be a whole number` }).int(`${what} must be a whole number`).min(min, `${what} must be ${min} or more`).max(Number.MAX_SAFE_INTEGER, `${what} is too large`);
+  z
+    .number({ error: `${what} must be a whole number` })
+    .int(`${what} must be a whole number`)
+    .min(min, `${what} must be ${min} or more`)
+    .max(Number.MAX_SAFE_INTEGER, `${what} is too large`);
 const Key = z.string({ error: "an endpoint key is required" }).min(1, "an endpoint key is required").max(64);
 
 export function parseChange<T extends z.ZodType>(schema: T, change: unknown): z.infer<T> {
@@ -112,7 +127,13 @@ export const ceilingValue: KindHandler = {
   async prepare(db, raw): Promise<Prepared> {
     const change = parseChange(CeilingValue, raw);
     const { ceiling, endpoint, rows } = await ceilingById(db, change.ceilingId);
-    const preview = previewAdjustment({ raw: String(change.value), current: ceiling.value, valueBeforeKill: ceiling.valueBeforeKill, min: ceiling.minValue, max: ceiling.maxValue });
+    const preview = previewAdjustment({
+      raw: String(change.value),
+      current: ceiling.value,
+      valueBeforeKill: ceiling.valueBeforeKill,
+      min: ceiling.minValue,
+      max: ceiling.maxValue,
+    });
     if (!preview.ok) throw new ChangeControlError("invalid_input", preview.error);
     if (preview.kind === "unchanged") throw new ChangeControlError("unchanged", preview.message);
     return {
@@ -147,9 +168,19 @@ export const ceilingValue: KindHandler = {
     const input = String(change.value);
     const c = locked.ceiling;
     const preview = previewAdjustment({ raw: input, current: c.value, valueBeforeKill: c.valueBeforeKill, min: c.minValue, max: c.maxValue });
-    if (!preview.ok || preview.applied !== shownValue(request.after)) return { stale: `nothing was applied: ${input} would not apply as ${formatCount(shownValue(request.after))} now` };
+    if (!preview.ok || preview.applied !== shownValue(request.after))
+      return { stale: `nothing was applied: ${input} would not apply as ${formatCount(shownValue(request.after))} now` };
     const result = await writeCeilingValue(tx, locked, { input, confirm: input, actor, reason: request.reason, changeControl: control });
-    return { stale: null, raised: { endpointId: locked.endpoint.id, ceilingId: locked.ceiling.id, revertTo: locked.ceiling.value, raisedTo: result.applied, raisedVersion: result.version } };
+    return {
+      stale: null,
+      raised: {
+        endpointId: locked.endpoint.id,
+        ceilingId: locked.ceiling.id,
+        revertTo: locked.ceiling.value,
+        raisedTo: result.applied,
+        raisedVersion: result.version,
+      },
+    };
   },
 };
 
@@ -166,7 +197,8 @@ export const ceilingBounds: KindHandler = {
   async prepare(db, raw) {
     const change = parseChange(CeilingBounds, raw);
     const { ceiling, endpoint, rows } = await ceilingById(db, change.ceilingId);
-    if (ceiling.minValue === change.min && ceiling.maxValue === change.max) throw new ChangeControlError("unchanged", "those are already the bounds: nothing to ask");
+    if (ceiling.minValue === change.min && ceiling.maxValue === change.max)
+      throw new ChangeControlError("unchanged", "those are already the bounds: nothing to ask");
     const value = clampToBounds(ceiling.value, change).applied;
     const beforeKill = ceiling.valueBeforeKill === null ? null : clampToBounds(ceiling.valueBeforeKill, change).applied;
     return {
@@ -206,7 +238,13 @@ const identitiesOf = (rows: readonly Ceiling[]) => rows.map((r) => ceilingIdenti
 
 function parseSpec(raw: unknown): CeilingSpec {
   const parsed = CeilingSpec.safeParse(raw);
-  if (!parsed.success) throw new ChangeControlError("invalid_input", zodIssues(parsed.error).map((i) => issueLine({ ...i, path: i.path ? `ceiling.${i.path}` : "ceiling" })).join("; "));
+  if (!parsed.success)
+    throw new ChangeControlError(
+      "invalid_input",
+      zodIssues(parsed.error)
+        .map((i) => issueLine({ ...i, path: i.path ? `ceiling.${i.path}` : "ceiling" }))
+        .join("; "),
+    );
   return parsed.data;
 }
 
@@ -216,7 +254,8 @@ export const ceilingAdd: KindHandler = {
     const spec = parseSpec((raw as { ceiling?: unknown }).ceiling);
     const { endpoint, rows } = await endpointByKey(db, endpointKey);
     const identity = ceilingIdentity(spec);
-    if (rows.some((r) => ceilingIdentity(r) === identity)) throw new ChangeControlError("invalid_input", `${endpoint.key} already has this ceiling (${identity}): change its value instead`);
+    if (rows.some((r) => ceilingIdentity(r) === identity))
+      throw new ChangeControlError("invalid_input", `${endpoint.key} already has this ceiling (${identity}): change its value instead`);
     const live = spec.killed ? 0 : spec.value;
     const needsConfirm = spec.value > spec.default && (spec.default === 0 || spec.value >= spec.default * CONFIRM_RAISE_FACTOR);
     return {
@@ -278,7 +317,10 @@ export const perCallMax: KindHandler = {
     if (isGone(endpoint)) return { stale: endpoint.gone };
     const moved = movedSince(request.before, { perCallMax: endpoint.perCallMax });
     if (moved.length > 0) return { stale: staleMessage(moved) };
-    await updateEndpointFields({ tx, actor, reason: request.reason, changeControl: control }, endpoint, { ...fieldsOf(endpoint), perCallMax: change.perCallMax });
+    await updateEndpointFields({ tx, actor, reason: request.reason, changeControl: control }, endpoint, {
+      ...fieldsOf(endpoint),
+      perCallMax: change.perCallMax,
+    });
     return { stale: null, raised: null };
   },
 };

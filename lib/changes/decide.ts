@@ -68,11 +68,17 @@ export async function approveChange(db: Db, p: { id: number; approver: Requester
         return { expired: null, result: { request: row, applied: false, message: `request #${row.id} is stale: ${applied.message}` } };
       }
       const row = await decided(tx, request.id, { ...decision, state: "applied" });
-      await recordLifecycle(tx, row, "change.approve", actor, note, { via: who.via, ...(applied.raiseEndId !== null ? { raiseEndId: applied.raiseEndId } : {}) });
+      await recordLifecycle(tx, row, "change.approve", actor, note, {
+        via: who.via,
+        ...(applied.raiseEndId !== null ? { raiseEndId: applied.raiseEndId } : {}),
+      });
       return { expired: null, result: { request: row, applied: true, message: `applied: ${row.summary}` } };
     });
     if (outcome.expired) {
-      throw new ChangeControlError("expired", `request #${outcome.expired.id} expired at ${outcome.expired.expiresAt.toISOString()} (24 hours after it was asked): nothing was applied; ask again`);
+      throw new ChangeControlError(
+        "expired",
+        `request #${outcome.expired.id} expired at ${outcome.expired.expiresAt.toISOString()} (24 hours after it was asked): nothing was applied; ask again`,
+      );
     }
     if (!outcome.result) throw new Error("approval decided nothing");
     return outcome.result;
@@ -104,7 +110,8 @@ export async function cancelChange(db: Db, p: { id: number; requester: Requester
     const now = p.now ?? new Date();
     return db.transaction(async (tx) => {
       const request = await lockRequest(tx, p.id);
-      if (request.requestedById !== who.staffId) throw new ChangeControlError("forbidden", `only ${request.requestedBy}, who asked for #${request.id}, may cancel it; an admin may reject it`);
+      if (request.requestedById !== who.staffId)
+        throw new ChangeControlError("forbidden", `only ${request.requestedBy}, who asked for #${request.id}, may cancel it; an admin may reject it`);
       checkPending(request);
       const row = await decided(tx, request.id, { state: "cancelled", decidedById: who.staffId, decidedBy: who.email, decidedAt: now });
       await recordLifecycle(tx, row, "change.cancel", staffActor(who), null, { via: who.via });

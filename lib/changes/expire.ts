@@ -32,7 +32,15 @@ export async function expireChangeRequests(db: Db, now: Date = new Date()): Prom
       .limit(500)
       .for("update", { skipLocked: true });
     if (due.length === 0) return 0;
-    await tx.update(changeRequests).set({ state: "expired", decidedAt: now }).where(inArray(changeRequests.id, due.map((r) => r.id)));
+    await tx
+      .update(changeRequests)
+      .set({ state: "expired", decidedAt: now })
+      .where(
+        inArray(
+          changeRequests.id,
+          due.map((r) => r.id),
+        ),
+      );
     for (const r of due) await recordLifecycle(tx, { ...r, state: "expired" }, "change.expire", SYSTEM, null, { expiresAt: r.expiresAt.toISOString() });
     return due.length;
   });

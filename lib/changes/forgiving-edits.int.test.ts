@@ -44,7 +44,15 @@ describe.skipIf(skipWithoutDatabase())("edits that forgive spend take two people
       ...(p.monthly ? [{ metric: "units", scope: "global", window: "billing_month", value: 1000, min: 0, max: 100_000, default: 1000 }] : []),
     ] as const;
     await createEndpoint(t.db, {
-      spec: { key, name: key, unit: "units", parts: p.parts ?? [{ name: "units", price: "0.000001" }], perCallMax: 1000, billingDay: 1, ceilings: [...ceilings] },
+      spec: {
+        key,
+        name: key,
+        unit: "units",
+        parts: p.parts ?? [{ name: "units", price: "0.000001" }],
+        perCallMax: 1000,
+        billingDay: 1,
+        ceilings: [...ceilings],
+      },
       actor: { type: "staff", email: admin.email },
       reason: "fixture",
     });
@@ -57,7 +65,11 @@ describe.skipIf(skipWithoutDatabase())("edits that forgive spend take two people
     return e;
   };
   const actor = (r: Requester) => ({ type: "staff", email: r.email }) as const;
-  const deps = (r: Requester): ActionDeps => ({ session: async () => ({ id: r.staffId, email: r.email, role: r.role }), db: async () => t.db, revalidate: () => {} });
+  const deps = (r: Requester): ActionDeps => ({
+    session: async () => ({ id: r.staffId, email: r.email, role: r.role }),
+    db: async () => t.db,
+    revalidate: () => {},
+  });
   const pair = async () => ({ a: await staffMember(t.db, "admin"), b: await staffMember(t.db, "admin") });
   const edit = async (key: string, r: Requester, over: { billingDay?: number; parts?: Part[] }) => {
     const e = await row(key);
@@ -65,12 +77,26 @@ describe.skipIf(skipWithoutDatabase())("edits that forgive spend take two people
     return updateEndpoint(t.db, {
       key,
       expectedVersion: e.version,
-      fields: { name: key, unit: "units", parts, currency: "USD", planAllowance: null, billingDay: over.billingDay ?? e.billingDay, perCallMax: e.perCallMax, throttlePerMinute: null, throttleFailOpen: false },
+      fields: {
+        name: key,
+        unit: "units",
+        parts,
+        currency: "USD",
+        planAllowance: null,
+        billingDay: over.billingDay ?? e.billingDay,
+        perCallMax: e.perCallMax,
+        throttlePerMinute: null,
+        throttleFailOpen: false,
+      },
       actor: actor(r),
       reason: "edit",
     });
   };
-  const requestsOf = (kind: string, key: string) => t.db.select().from(changeRequests).where(sql`${changeRequests.kind} = ${kind} and ${changeRequests.change}->>'endpointKey' = ${key}`);
+  const requestsOf = (kind: string, key: string) =>
+    t.db
+      .select()
+      .from(changeRequests)
+      .where(sql`${changeRequests.kind} = ${kind} and ${changeRequests.change}->>'endpointKey' = ${key}`);
 
   // ---- the billing day ---------------------------------------------------------------------------
 
@@ -87,7 +113,12 @@ describe.skipIf(skipWithoutDatabase())("edits that forgive spend take two people
     expect((await row(key)).billingDay).toBe(1);
     // Any other day moves the month's start too (it starts on the billing day): each is refused.
     await expect(edit(key, a, { billingDay: 28 })).rejects.toMatchObject({ code: "approval_required" });
-    const r = await requestChange(t.db, { kind: "endpoint.billing_day", change: { endpointKey: key, billingDay: 2 }, requester: a, reason: "the provider moved our invoice" });
+    const r = await requestChange(t.db, {
+      kind: "endpoint.billing_day",
+      change: { endpointKey: key, billingDay: 2 },
+      requester: a,
+      reason: "the provider moved our invoice",
+    });
     expect(r).toMatchObject({ state: "pending", endpointId: (await row(key)).id, before: { billingDay: 1 }, after: { billingDay: 2 } });
     expect(r.summary).toContain("forgives units/month 1,000 counted");
     // The worst case a day: nothing left of the month before (the day's 5,000 is bound by it); a whole month after.
@@ -97,7 +128,9 @@ describe.skipIf(skipWithoutDatabase())("edits that forgive spend take two people
     // What the change forgave: the month starts again.
     expect((await reserve(t.db, { endpoint: key, amount: 1 })).status).toBe("granted");
     // Asking for the day in force is nothing to ask.
-    await expect(requestChange(t.db, { kind: "endpoint.billing_day", change: { endpointKey: key, billingDay: 2 }, requester: a, reason: "r" })).rejects.toMatchObject({ code: "unchanged" });
+    await expect(
+      requestChange(t.db, { kind: "endpoint.billing_day", change: { endpointKey: key, billingDay: 2 }, requester: a, reason: "r" }),
+    ).rejects.toMatchObject({ code: "unchanged" });
   });
 
   it("a new billing day on an endpoint without a billing_month ceiling is instant (nothing counted by the month), and not a raise to ask", async () => {
@@ -105,14 +138,28 @@ describe.skipIf(skipWithoutDatabase())("edits that forgive spend take two people
     const { a } = await pair();
     await edit(key, a, { billingDay: 15 });
     expect((await row(key)).billingDay).toBe(15);
-    await expect(requestChange(t.db, { kind: "endpoint.billing_day", change: { endpointKey: key, billingDay: 3 }, requester: a, reason: "r" })).rejects.toMatchObject({ code: "not_a_raise" });
+    await expect(
+      requestChange(t.db, { kind: "endpoint.billing_day", change: { endpointKey: key, billingDay: 3 }, requester: a, reason: "r" }),
+    ).rejects.toMatchObject({ code: "not_a_raise" });
   });
 
   it("a new billing day from the dashboard: the save is refused (approval_required, askKind), the ask goes through with the form's day, a second admin approves", async () => {
     const key = await endpoint({ monthly: true });
     const { a, b } = await pair();
     const e = await row(key);
-    const fields = { key, expectedVersion: String(e.version), name: key, unit: "units", parts: JSON.stringify([{ name: "units", price: "0.000001" }]), currency: "USD", planAllowance: "", billingDay: "9", perCallMax: "1000", throttlePerMinute: "", reason: "invoice moved" };
+    const fields = {
+      key,
+      expectedVersion: String(e.version),
+      name: key,
+      unit: "units",
+      parts: JSON.stringify([{ name: "units", price: "0.000001" }]),
+      currency: "USD",
+      planAllowance: "",
+      billingDay: "9",
+      perCallMax: "1000",
+      throttlePerMinute: "",
+      reason: "invoice moved",
+    };
     expect(await updateEndpointCore(deps(a), form(fields))).toMatchObject({ status: "error", code: "approval_required", askKind: "endpoint.billing_day" });
     expect(await askForApprovalCore(deps(a), form({ ...fields, kind: "endpoint.billing_day" }))).toMatchObject({ status: "ok" });
     const [request] = await requestsOf("endpoint.billing_day", key);
@@ -127,8 +174,12 @@ describe.skipIf(skipWithoutDatabase())("edits that forgive spend take two people
     const current = await exportCatalog(t.db);
     n += 1;
     const file = path.join(dir, `day${n}.json`);
-    writeFileSync(file, JSON.stringify({ ...current, endpoints: current.endpoints.map((e) => (e.key === key ? { ...e, name: "renamed", billingDay: 20 } : e)) }));
-    const apply = (token?: string) => runApplyFile(t.db, { file, reason: "file change", confirmRaise: false, osUser: "ci", breakGlass: false, ...(token ? { token } : {}) }, () => {});
+    writeFileSync(
+      file,
+      JSON.stringify({ ...current, endpoints: current.endpoints.map((e) => (e.key === key ? { ...e, name: "renamed", billingDay: 20 } : e)) }),
+    );
+    const apply = (token?: string) =>
+      runApplyFile(t.db, { file, reason: "file change", confirmRaise: false, osUser: "ci", breakGlass: false, ...(token ? { token } : {}) }, () => {});
     await expect(apply()).rejects.toMatchObject({ code: "approval_required" });
     expect((await row(key)).name).toBe(key);
     await apply((await createStaffToken(t.db, { staffId: a.staffId, name: "laptop" })).secret);
@@ -152,7 +203,17 @@ describe.skipIf(skipWithoutDatabase())("edits that forgive spend take two people
     const key = await endpoint({ parts: AB });
     n += 1;
     await createBudget(t.db, {
-      spec: { key: `fg.b${n}`, name: `fg.b${n}`, scope: "global", window: "utc_day", value: 10 * DOLLAR, min: 0, max: 100 * DOLLAR, default: 10 * DOLLAR, members: [key] },
+      spec: {
+        key: `fg.b${n}`,
+        name: `fg.b${n}`,
+        scope: "global",
+        window: "utc_day",
+        value: 10 * DOLLAR,
+        min: 0,
+        max: 100 * DOLLAR,
+        default: 10 * DOLLAR,
+        members: [key],
+      },
       actor: { type: "system", name: "fixture" },
       reason: "fixture",
     });
@@ -165,9 +226,15 @@ describe.skipIf(skipWithoutDatabase())("edits that forgive spend take two people
     // Removing a part only tightens (calls naming it are refused): instant.
     await edit(key, a, { parts: B });
     const back = [...B, { name: "a", price: "0.000005" }];
-    await expect(edit(key, a, { parts: back })).rejects.toMatchObject({ code: "approval_required", ask: { kind: "endpoint.prices", change: { endpointKey: key, parts: pico(back) } } });
+    await expect(edit(key, a, { parts: back })).rejects.toMatchObject({
+      code: "approval_required",
+      ask: { kind: "endpoint.prices", change: { endpointKey: key, parts: pico(back) } },
+    });
     // Under another name: the same price cut.
-    await expect(edit(key, a, { parts: [...B, { name: "c", price: "0.000005" }] })).rejects.toMatchObject({ code: "approval_required", ask: { kind: "endpoint.prices" } });
+    await expect(edit(key, a, { parts: [...B, { name: "c", price: "0.000005" }] })).rejects.toMatchObject({
+      code: "approval_required",
+      ask: { kind: "endpoint.prices" },
+    });
     expect((await row(key)).parts).toEqual(pico(B));
     const r = await requestChange(t.db, { kind: "endpoint.prices", change: { endpointKey: key, parts: pico(back) }, requester: a, reason: "a is cheaper now" });
     expect(r.summary).toContain("below part a (10000000) removed");
@@ -186,7 +253,10 @@ describe.skipIf(skipWithoutDatabase())("edits that forgive spend take two people
   it("a part renamed cheaper in one edit (a removed, c added below it) is a raise too", async () => {
     const key = await charged();
     const { a } = await pair();
-    await expect(edit(key, a, { parts: [...B, { name: "c", price: "0.000007" }] })).rejects.toMatchObject({ code: "approval_required", ask: { kind: "endpoint.prices" } });
+    await expect(edit(key, a, { parts: [...B, { name: "c", price: "0.000007" }] })).rejects.toMatchObject({
+      code: "approval_required",
+      ask: { kind: "endpoint.prices" },
+    });
   });
 
   it("a part added back cheaper from the dashboard: refused with askKind, asked with the form's parts, approved", async () => {
@@ -195,7 +265,19 @@ describe.skipIf(skipWithoutDatabase())("edits that forgive spend take two people
     await edit(key, a, { parts: B });
     const e = await row(key);
     const back = [...B, { name: "a", price: "0.000005" }];
-    const fields = { key, expectedVersion: String(e.version), name: key, unit: "units", parts: JSON.stringify(back), currency: "USD", planAllowance: "", billingDay: "1", perCallMax: "1000", throttlePerMinute: "", reason: "a back" };
+    const fields = {
+      key,
+      expectedVersion: String(e.version),
+      name: key,
+      unit: "units",
+      parts: JSON.stringify(back),
+      currency: "USD",
+      planAllowance: "",
+      billingDay: "1",
+      perCallMax: "1000",
+      throttlePerMinute: "",
+      reason: "a back",
+    };
     expect(await updateEndpointCore(deps(a), form(fields))).toMatchObject({ status: "error", code: "approval_required", askKind: "endpoint.prices" });
     expect(await askForApprovalCore(deps(a), form({ ...fields, kind: "endpoint.prices" }))).toMatchObject({ status: "ok" });
     const [request] = await requestsOf("endpoint.prices", key);
@@ -211,9 +293,12 @@ describe.skipIf(skipWithoutDatabase())("edits that forgive spend take two people
       n += 1;
       const file = path.join(dir, `parts${n}.json`);
       writeFileSync(file, JSON.stringify({ ...current, endpoints: current.endpoints.map((e) => (e.key === key ? { ...e, parts } : e)) }));
-      return (token?: string) => runApplyFile(t.db, { file, reason: "file change", confirmRaise: false, osUser: "ci", breakGlass: false, ...(token ? { token } : {}) }, () => {});
+      return (token?: string) =>
+        runApplyFile(t.db, { file, reason: "file change", confirmRaise: false, osUser: "ci", breakGlass: false, ...(token ? { token } : {}) }, () => {});
     };
-    await (await write(B))();
+    await (
+      await write(B)
+    )();
     expect((await row(key)).parts).toEqual(pico(B));
     const back = [...B, { name: "a", price: "0.000005" }];
     const apply = await write(back);

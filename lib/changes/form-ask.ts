@@ -75,7 +75,11 @@ function changeOf(ask: AskChange): { kind: ChangeKind; change: Record<string, un
     case "plan.value": {
       // Money is read as the budget's own edit reads it ("1.50"): the currency only names it.
       const of = "ceilingId" in ask.target ? ({ kind: "count" } as const) : ({ kind: "money", currency: "" } as const);
-      return { kind: ask.kind, change: { planKey: ask.planKey, ...ask.target, value: ask.input === null ? null : typed(parsePlanValue(ask.input, of)) }, confirm: ask.confirm };
+      return {
+        kind: ask.kind,
+        change: { planKey: ask.planKey, ...ask.target, value: ask.input === null ? null : typed(parsePlanValue(ask.input, of)) },
+        confirm: ask.confirm,
+      };
     }
     case "plan.default":
     case "plan.key_assignable":

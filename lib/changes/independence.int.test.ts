@@ -25,7 +25,10 @@ describe.skipIf(skipWithoutDatabase())("independence of the second person", () =
   /** A staff row; with `by`, a grant from that member, as lib/auth/staff-admin.ts writes it. */
   async function member(role: "operator" | "admin", by?: number, kind: "create" | "promote" | "password" = "create"): Promise<number> {
     n += 1;
-    const [row] = await t.db.insert(staff).values({ email: `m${n}-${Date.now().toString(36)}@ind.local`, role, passwordHash: "x" }).returning({ id: staff.id });
+    const [row] = await t.db
+      .insert(staff)
+      .values({ email: `m${n}-${Date.now().toString(36)}@ind.local`, role, passwordHash: "x" })
+      .returning({ id: staff.id });
     if (!row) throw new Error("no staff row");
     if (by !== undefined) await grant(row.id, by, kind);
     return row.id;
@@ -48,8 +51,11 @@ describe.skipIf(skipWithoutDatabase())("independence of the second person", () =
   }
 
   const decide = (id: number, by: number, state = "applied") =>
-    t.db.execute(sql`update change_requests set state = ${state}::change_request_state, decided_by_id = ${by}, decided_by = 'x', decided_at = now() where id = ${id}`);
-  const acknowledge = (id: number, by: number) => t.db.execute(sql`update change_requests set acknowledged_by_id = ${by}, acknowledged_by = 'x', acknowledged_at = now() where id = ${id}`);
+    t.db.execute(
+      sql`update change_requests set state = ${state}::change_request_state, decided_by_id = ${by}, decided_by = 'x', decided_at = now() where id = ${id}`,
+    );
+  const acknowledge = (id: number, by: number) =>
+    t.db.execute(sql`update change_requests set acknowledged_by_id = ${by}, acknowledged_by = 'x', acknowledged_at = now() where id = ${id}`);
   const refused = { cause: { constraint_name: "change_requests_independent", code: "23514" } };
 
   async function independent(a: number, b: number): Promise<boolean> {
@@ -110,7 +116,9 @@ describe.skipIf(skipWithoutDatabase())("independence of the second person", () =
     const rejected = await requestRow(a);
     await decide(rejected, b, "rejected");
     // b is independent of a, so the independence rule alone would let this pass: the decision is final.
-    await expect(t.db.execute(sql`update change_requests set state = 'applied' where id = ${rejected}`)).rejects.toMatchObject({ cause: { code: "23514", constraint_name: "change_requests_decided_final" } });
+    await expect(t.db.execute(sql`update change_requests set state = 'applied' where id = ${rejected}`)).rejects.toMatchObject({
+      cause: { code: "23514", constraint_name: "change_requests_decided_final" },
+    });
     const expired = await requestRow(a);
     await t.db.execute(sql`update change_requests set state = 'expired', decided_at = now() where id = ${expired}`);
     await expect(decide(expired, b)).rejects.toMatchObject({ cause: { code: "23514", constraint_name: "change_requests_decided_final" } });
@@ -153,20 +161,48 @@ describe.skipIf(skipWithoutDatabase())("independence of the second person", () =
   it("staff_grants is append-only for the app role", async () => {
     const a = await member("admin");
     await member("admin", a);
-    await expect(t.db.execute(sql`update staff_grants set granted_by_id = null where granted_by_id = ${a}`)).rejects.toMatchObject({ cause: { code: "42501" } });
+    await expect(t.db.execute(sql`update staff_grants set granted_by_id = null where granted_by_id = ${a}`)).rejects.toMatchObject({
+      cause: { code: "42501" },
+    });
     await expect(t.db.execute(sql`delete from staff_grants where granted_by_id = ${a}`)).rejects.toMatchObject({ cause: { code: "42501" } });
     // The owner is bound by the trigger too.
     await expect(t.ownerDb.execute(sql`delete from staff_grants where granted_by_id = ${a}`)).rejects.toMatchObject({ cause: { code: "42501" } });
   });
 
   it("the staff verbs record the grants in their transaction: add (create), role up (promote), password (by someone else); the CLI is a root", async () => {
-    const root = await addStaff(t.db, { email: `root${Date.now()}@ind.local`, role: "admin", password: "correct horse battery", actor: { type: "cli", name: "ops" }, bcryptCost: 4 });
-    const made = await addStaff(t.db, { email: `made${Date.now()}@ind.local`, role: "operator", password: "correct horse battery", actor: { type: "staff", email: root.staff.email }, bcryptCost: 4 });
+    const root = await addStaff(t.db, {
+      email: `root${Date.now()}@ind.local`,
+      role: "admin",
+      password: "correct horse battery",
+      actor: { type: "cli", name: "ops" },
+      bcryptCost: 4,
+    });
+    const made = await addStaff(t.db, {
+      email: `made${Date.now()}@ind.local`,
+      role: "operator",
+      password: "correct horse battery",
+      actor: { type: "staff", email: root.staff.email },
+      bcryptCost: 4,
+    });
     await changeStaffRole(t.db, { email: made.staff.email, role: "admin", actor: { type: "staff", email: root.staff.email } });
     await changeStaffRole(t.db, { email: made.staff.email, role: "operator", actor: { type: "staff", email: root.staff.email } });
-    await setStaffPassword(t.db, { email: root.staff.email, password: "another good password", actor: { type: "staff", email: made.staff.email }, bcryptCost: 4 });
-    await setStaffPassword(t.db, { email: made.staff.email, password: "my own new password", actor: { type: "staff", email: made.staff.email }, bcryptCost: 4 });
-    const grants = await t.db.select().from(staffGrants).where(sql`${staffGrants.staffId} in (${root.staff.id}, ${made.staff.id})`).orderBy(staffGrants.id);
+    await setStaffPassword(t.db, {
+      email: root.staff.email,
+      password: "another good password",
+      actor: { type: "staff", email: made.staff.email },
+      bcryptCost: 4,
+    });
+    await setStaffPassword(t.db, {
+      email: made.staff.email,
+      password: "my own new password",
+      actor: { type: "staff", email: made.staff.email },
+      bcryptCost: 4,
+    });
+    const grants = await t.db
+      .select()
+      .from(staffGrants)
+      .where(sql`${staffGrants.staffId} in (${root.staff.id}, ${made.staff.id})`)
+      .orderBy(staffGrants.id);
     expect(grants.map((g) => [g.staffId, g.grantedById, g.kind, g.role])).toEqual([
       [root.staff.id, null, "create", "admin"],
       [made.staff.id, root.staff.id, "create", "operator"],
@@ -184,8 +220,20 @@ describe.skipIf(skipWithoutDatabase())("independence of the second person", () =
     const { ceilings } = await createEndpoint(t.db);
     const c = first(ceilings);
     const a = await staffMember(t.db, "admin");
-    const x = await addStaff(t.db, { email: `x${Date.now()}@ind.local`, role: "admin", password: "correct horse battery", actor: { type: "staff", email: a.email }, bcryptCost: 4 });
-    const z = await addStaff(t.db, { email: `z${Date.now()}@ind.local`, role: "admin", password: "correct horse battery", actor: { type: "staff", email: x.staff.email }, bcryptCost: 4 });
+    const x = await addStaff(t.db, {
+      email: `x${Date.now()}@ind.local`,
+      role: "admin",
+      password: "correct horse battery",
+      actor: { type: "staff", email: a.email },
+      bcryptCost: 4,
+    });
+    const z = await addStaff(t.db, {
+      email: `z${Date.now()}@ind.local`,
+      role: "admin",
+      password: "correct horse battery",
+      actor: { type: "staff", email: x.staff.email },
+      bcryptCost: 4,
+    });
     const zAs = { staffId: z.staff.id, email: z.staff.email, role: "admin" as const, via: "cli" as const };
     const r = await requestChange(t.db, { kind: "ceiling.value", change: { ceilingId: c.id, value: 120 }, requester: a, reason: "need more" });
     await expect(approveChange(t.db, { id: r.id, approver: zAs })).rejects.toMatchObject({
@@ -200,12 +248,26 @@ describe.skipIf(skipWithoutDatabase())("independence of the second person", () =
 
     // The other way round: Z asks, A (who made Z's maker) may not approve.
     const r2 = await requestChange(t.db, { kind: "ceiling.value", change: { ceilingId: c.id, value: 130 }, requester: zAs, reason: "need more" });
-    await expect(approveChange(t.db, { id: r2.id, approver: a })).rejects.toMatchObject({ code: "own_request", message: expect.stringContaining(`who was created by ${a.email}, and asked for`) });
+    await expect(approveChange(t.db, { id: r2.id, approver: a })).rejects.toMatchObject({
+      code: "own_request",
+      message: expect.stringContaining(`who was created by ${a.email}, and asked for`),
+    });
 
     // A break glass by Z is not A's to acknowledge, nor X's; a sibling of X's line is independent.
-    const bg = await breakGlass(t.db, { kind: "ceiling.value", change: { ceilingId: c.id, value: 140 }, requester: zAs, reason: "incident: need headroom now" });
+    const bg = await breakGlass(t.db, {
+      kind: "ceiling.value",
+      change: { ceilingId: c.id, value: 140 },
+      requester: zAs,
+      reason: "incident: need headroom now",
+    });
     await expect(acknowledgeBreakGlass(t.db, { id: bg.id, admin: a })).rejects.toMatchObject({ code: "own_request" });
-    const sibling = await addStaff(t.db, { email: `s${Date.now()}@ind.local`, role: "admin", password: "correct horse battery", actor: { type: "staff", email: x.staff.email }, bcryptCost: 4 });
+    const sibling = await addStaff(t.db, {
+      email: `s${Date.now()}@ind.local`,
+      role: "admin",
+      password: "correct horse battery",
+      actor: { type: "staff", email: x.staff.email },
+      bcryptCost: 4,
+    });
     const sAs = { staffId: sibling.staff.id, email: sibling.staff.email, role: "admin" as const, via: "dashboard" as const };
     expect((await acknowledgeBreakGlass(t.db, { id: bg.id, admin: sAs })).acknowledgedById).toBe(sibling.staff.id);
     expect(await readCeiling(t.db, c.id)).toMatchObject({ value: 140 });

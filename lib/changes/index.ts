@@ -6,7 +6,15 @@ export { approveChange, cancelChange, rejectChange } from "./decide";
 export { ChangeControlError, type AskInstead, type ChangeControlErrorCode } from "./errors";
 export { expireChangeRequests } from "./expire";
 export { isBoundsRaise, isNewValueRaise, isValueRaise } from "./raise";
-export { getChangeRequest, listChangeRequests, pendingChangeRequests, pendingForEndpoint, unacknowledgedBreakGlass, type ChangeRequestView, type ListChangeRequestsParams } from "./read";
+export {
+  getChangeRequest,
+  listChangeRequests,
+  pendingChangeRequests,
+  pendingForEndpoint,
+  unacknowledgedBreakGlass,
+  type ChangeRequestView,
+  type ListChangeRequestsParams,
+} from "./read";
 export { requestChange } from "./request";
 export {
   BREAK_GLASS_MIN_REASON,
@@ -24,7 +32,16 @@ export {
 } from "./types";
 // Timing: raises that end and scheduled changes (the worker runs them: lib/worker/jobs.ts).
 export { activeRaiseEnds, endRaises, recordRaiseEnd, type ActiveRaiseEnd, type RecordRaiseEndParams } from "./raise-ends";
-export { activateSchedule, cancelSchedule, createSchedule, listSchedules, runDueSchedules, type CreateScheduleParams, type CreatedSchedule, type ScheduleView } from "./schedules";
+export {
+  activateSchedule,
+  cancelSchedule,
+  createSchedule,
+  listSchedules,
+  runDueSchedules,
+  type CreateScheduleParams,
+  type CreatedSchedule,
+  type ScheduleView,
+} from "./schedules";
 export { parseTimeOfDay, timeOfDayOf } from "./schedule-time";
 // What a lower value would have refused, replayed from the reservations ledger.
 export { whatIf, whatIfLast7And30, WhatIfError, type WhatIfParams, type WhatIfResult } from "./what-if";

@@ -52,7 +52,17 @@ describe.skipIf(skipWithoutDatabase())("change request kinds", () => {
     const e = await endpoint();
     n += 1;
     const row = await createBudget(t.db, {
-      spec: { key: `llm.kb${n}-${Date.now().toString(36)}`, name: "b", scope: "global", window: "utc_day", value: 200 * DOLLAR, min: 0, max: 500 * DOLLAR, default: 200 * DOLLAR, members: [e.key] },
+      spec: {
+        key: `llm.kb${n}-${Date.now().toString(36)}`,
+        name: "b",
+        scope: "global",
+        window: "utc_day",
+        value: 200 * DOLLAR,
+        min: 0,
+        max: 500 * DOLLAR,
+        default: 200 * DOLLAR,
+        members: [e.key],
+      },
       actor,
       reason: "setup",
     });
@@ -73,7 +83,14 @@ describe.skipIf(skipWithoutDatabase())("change request kinds", () => {
     const e = await endpoint();
     const { request, approve } = await ask("ceiling.value", { ceilingId: e.day.id, value: 120 }, { endsAfterSeconds: 7200 });
     // 100 messages at $0.01 = $1.00 a day; 120 = $1.20.
-    expect(request).toMatchObject({ worstCaseBefore: 100, worstCaseAfter: 120, worstMoneyBefore: 1 * DOLLAR, worstMoneyAfter: 1.2 * DOLLAR, currency: "USD", endsAfterSeconds: 7200 });
+    expect(request).toMatchObject({
+      worstCaseBefore: 100,
+      worstCaseAfter: 120,
+      worstMoneyBefore: 1 * DOLLAR,
+      worstMoneyAfter: 1.2 * DOLLAR,
+      currency: "USD",
+      endsAfterSeconds: 7200,
+    });
     expect(request.summary).toBe(`${e.key} units/day 100 → 120`);
     const before = Date.now();
     expect(await approve()).toMatchObject({ applied: true });
@@ -90,7 +107,9 @@ describe.skipIf(skipWithoutDatabase())("change request kinds", () => {
     await t.db.update(ceilings).set({ value: 0, valueBeforeKill: 100 }).where(eq(ceilings.id, e.day.id));
     const { asker } = await people();
     // Back to 100 or below: a restore, not a raise.
-    await expect(requestChange(t.db, { kind: "ceiling.value", change: { ceilingId: e.day.id, value: 100 }, requester: asker, reason: "r" })).rejects.toMatchObject({ code: "not_a_raise" });
+    await expect(
+      requestChange(t.db, { kind: "ceiling.value", change: { ceilingId: e.day.id, value: 100 }, requester: asker, reason: "r" }),
+    ).rejects.toMatchObject({ code: "not_a_raise" });
     const { request } = await ask("ceiling.value", { ceilingId: e.day.id, value: 140 });
     expect(request.summary).toBe(`${e.key} units/day killed (restores to 100) → 140`);
     expect(request).toMatchObject({ worstCaseBefore: 0, worstCaseAfter: 140 });
@@ -154,7 +173,14 @@ describe.skipIf(skipWithoutDatabase())("change request kinds", () => {
   it("budget.value: the worst case is the value in money; a lowering meanwhile makes it stale; an end is recorded", async () => {
     const b = await budget();
     const first = await ask("budget.value", { budgetKey: b.key, value: 300 * DOLLAR }, { endsAt: new Date(Date.now() + 3_600_000) });
-    expect(first.request).toMatchObject({ worstCaseBefore: null, worstCaseAfter: null, worstMoneyBefore: 200 * DOLLAR, worstMoneyAfter: 300 * DOLLAR, currency: "USD", budgetId: b.id });
+    expect(first.request).toMatchObject({
+      worstCaseBefore: null,
+      worstCaseAfter: null,
+      worstMoneyBefore: 200 * DOLLAR,
+      worstMoneyAfter: 300 * DOLLAR,
+      currency: "USD",
+      budgetId: b.id,
+    });
     expect(first.request.summary).toBe(`budget ${b.key} $200.00 → $300.00`);
     // Waiting, it shows on its members' pages.
     const member = await readCatalogEndpoint(t.db, b.member);
@@ -163,7 +189,9 @@ describe.skipIf(skipWithoutDatabase())("change request kinds", () => {
     expect((await readBudget(t.db, b.key)).budget.value).toBe(300 * DOLLAR);
     expect(await pendingForEndpoint(t.db, member.endpoint.id)).toEqual([]);
     const raisedVersion = (await readBudget(t.db, b.key)).budget.version;
-    expect(await t.db.select().from(raiseEnds).where(eq(raiseEnds.requestId, first.request.id))).toMatchObject([{ budgetId: b.id, revertTo: 200 * DOLLAR, raisedTo: 300 * DOLLAR, raisedVersion }]);
+    expect(await t.db.select().from(raiseEnds).where(eq(raiseEnds.requestId, first.request.id))).toMatchObject([
+      { budgetId: b.id, revertTo: 200 * DOLLAR, raisedTo: 300 * DOLLAR, raisedVersion },
+    ]);
     const second = await ask("budget.value", { budgetKey: b.key, value: 400 * DOLLAR });
     const { budget: row } = await readBudget(t.db, b.key);
     await adjustBudget(t.db, { key: b.key, input: "250", expectedVersion: row.version, actor, reason: "cost" });
@@ -178,7 +206,13 @@ describe.skipIf(skipWithoutDatabase())("change request kinds", () => {
     expect((await readBudget(t.db, b.key)).budget.maxValue).toBe(1000 * DOLLAR);
     const second = await ask("budget.bounds", { budgetKey: b.key, min: 0, max: 2000 * DOLLAR });
     const now = await readBudget(t.db, b.key);
-    await updateBudget(t.db, { key: b.key, expectedVersion: now.budget.version, fields: { name: "b", members: [b.member], min: 0, max: 800 * DOLLAR, default: 200 * DOLLAR }, actor, reason: "tighter" });
+    await updateBudget(t.db, {
+      key: b.key,
+      expectedVersion: now.budget.version,
+      fields: { name: "b", members: [b.member], min: 0, max: 800 * DOLLAR, default: 200 * DOLLAR },
+      actor,
+      reason: "tighter",
+    });
     expect(await second.approve()).toMatchObject({ applied: false, request: { state: "stale" } });
     expect((await readBudget(t.db, b.key)).budget.maxValue).toBe(800 * DOLLAR);
   });
@@ -191,7 +225,17 @@ describe.skipIf(skipWithoutDatabase())("change request kinds", () => {
     expect((await readBudget(t.db, b.key)).spec.archived).toBe(false);
 
     const e = await endpoint();
-    const spec = { key: `llm.new${(n += 1)}`, name: "new", scope: "global", window: "utc_day", value: 300 * DOLLAR, min: 0, max: 500 * DOLLAR, default: 100 * DOLLAR, members: [e.key] };
+    const spec = {
+      key: `llm.new${(n += 1)}`,
+      name: "new",
+      scope: "global",
+      window: "utc_day",
+      value: 300 * DOLLAR,
+      min: 0,
+      max: 500 * DOLLAR,
+      default: 100 * DOLLAR,
+      members: [e.key],
+    };
     await expect(createBudget(t.db, { spec, actor, reason: "r" })).rejects.toMatchObject({ code: "approval_required", ask: { kind: "budget.create" } });
     const create = await ask("budget.create", { spec });
     expect(create.request).toMatchObject({ worstMoneyBefore: null, worstMoneyAfter: 300 * DOLLAR });
@@ -210,7 +254,16 @@ describe.skipIf(skipWithoutDatabase())("change request kinds", () => {
     const schedule = async () => {
       const rows = await t.db
         .insert(scheduledChanges)
-        .values({ endpointId: e.id, ceilingId: e.day.id, action: "value", value: 140, runAt: new Date(Date.now() + 3_600_000), state: "awaiting_approval", reason: "night", createdBy: "x@test.local" })
+        .values({
+          endpointId: e.id,
+          ceilingId: e.day.id,
+          action: "value",
+          value: 140,
+          runAt: new Date(Date.now() + 3_600_000),
+          state: "awaiting_approval",
+          reason: "night",
+          createdBy: "x@test.local",
+        })
         .returning();
       return only(rows);
     };
@@ -233,9 +286,18 @@ describe.skipIf(skipWithoutDatabase())("change request kinds", () => {
     await expect(
       adjustCeiling(t.db, { ceilingId: e.day.id, input: "120", expectedVersion: e.day.version, actor, reason: "r", changeControl: forged as never }),
     ).rejects.toMatchObject({ code: "approval_required" });
-    const done = await adjustCeiling(t.db, { ceilingId: e.day.id, input: "120", expectedVersion: e.day.version, actor, reason: "r", changeControl: setupControl("test") });
+    const done = await adjustCeiling(t.db, {
+      ceilingId: e.day.id,
+      input: "120",
+      expectedVersion: e.day.version,
+      actor,
+      reason: "r",
+      changeControl: setupControl("test"),
+    });
     expect(done.applied).toBe(120);
-    const [event] = (await t.db.execute(sql`select details from audit_events where ceiling_id = ${e.day.id} and action = 'ceiling.adjust'`)) as unknown as { details: Record<string, unknown> }[];
+    const [event] = (await t.db.execute(sql`select details from audit_events where ceiling_id = ${e.day.id} and action = 'ceiling.adjust'`)) as unknown as {
+      details: Record<string, unknown>;
+    }[];
     expect(event?.details).toMatchObject({ changeControl: "setup: test" });
   });
 });

@@ -36,28 +36,40 @@ const base = { budgetId: null, confirm: null, mayEnd: false } as const;
 
 /** The override in force and what the account's plan gives it: the approval compares both. */
 async function ceilingState(db: Db, ceilingId: number, caller: string) {
-  const [o] = await db.select({ value: ceilingOverrides.value }).from(ceilingOverrides).where(and(eq(ceilingOverrides.ceilingId, ceilingId), eq(ceilingOverrides.caller, caller)));
+  const [o] = await db
+    .select({ value: ceilingOverrides.value })
+    .from(ceilingOverrides)
+    .where(and(eq(ceilingOverrides.ceilingId, ceilingId), eq(ceilingOverrides.caller, caller)));
   return { override: o?.value ?? null, plan: await planLimit(db, { kind: "ceiling", limitId: ceilingId, account: caller }) };
 }
 
 async function budgetState(db: Db, budgetId: number, caller: string) {
-  const [o] = await db.select({ value: budgetOverrides.value }).from(budgetOverrides).where(and(eq(budgetOverrides.budgetId, budgetId), eq(budgetOverrides.caller, caller)));
+  const [o] = await db
+    .select({ value: budgetOverrides.value })
+    .from(budgetOverrides)
+    .where(and(eq(budgetOverrides.budgetId, budgetId), eq(budgetOverrides.caller, caller)));
   return { override: o?.value ?? null, plan: await planLimit(db, { kind: "budget", limitId: budgetId, account: caller }) };
 }
 
-const gone = (error: unknown): string | null => ((error instanceof CatalogError || error instanceof CeilingError) && (error.code === "not_found" || error.code === "conflict") ? error.message : null);
+const gone = (error: unknown): string | null =>
+  (error instanceof CatalogError || error instanceof CeilingError) && (error.code === "not_found" || error.code === "conflict") ? error.message : null;
 
 export const ceilingOverride: KindHandler = {
   async prepare(db, raw): Promise<Prepared> {
     const change = parseChange(CeilingOverride, raw);
     const caller = callerOf(change.caller);
-    const [row] = await db.select({ ceiling: ceilings, endpoint: endpoints }).from(ceilings).innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId)).where(eq(ceilings.id, change.ceilingId));
+    const [row] = await db
+      .select({ ceiling: ceilings, endpoint: endpoints })
+      .from(ceilings)
+      .innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId))
+      .where(eq(ceilings.id, change.ceilingId));
     if (!row) throw new ChangeControlError("not_found", `no ceiling #${change.ceilingId}`);
     if (row.ceiling.scope !== "caller") throw new ChangeControlError("invalid_input", "overrides apply to per-caller ceilings only");
     const state = await ceilingState(db, row.ceiling.id, caller);
     const before = state.override ?? state.plan ?? row.ceiling.value;
     if (change.value === null && state.override === null) throw new ChangeControlError("unchanged", `${caller} has no override on this ceiling`);
-    const after = change.value === null ? (state.plan ?? row.ceiling.value) : clampToBounds(change.value, { min: row.ceiling.minValue, max: row.ceiling.maxValue }).applied;
+    const after =
+      change.value === null ? (state.plan ?? row.ceiling.value) : clampToBounds(change.value, { min: row.ceiling.minValue, max: row.ceiling.maxValue }).applied;
     const worst = (v: number) => ({ units: row.ceiling.metric === "units" ? v : v * row.endpoint.perCallMax, micros: null });
     return {
       ...base,

@@ -43,7 +43,15 @@ describe.skipIf(skipWithoutDatabase())("an override removal and a plan move of o
     const free = (await createPlan(t.db, { key: planKey("free"), name: "Free", actor: setup, reason: "setup" })).key;
     const pro = (await createPlan(t.db, { key: planKey("pro"), name: "Pro", actor: setup, reason: "setup" })).key;
     await setPlanValue(t.db, { planKey: free, target: { ceilingId: e.caller.id }, input: "10", actor: setup, reason: "setup" });
-    await setPlanValue(t.db, { planKey: pro, target: { ceilingId: e.caller.id }, input: "1000", confirm: "1000", actor: setup, reason: "setup", changeControl: control });
+    await setPlanValue(t.db, {
+      planKey: pro,
+      target: { ceilingId: e.caller.id },
+      input: "1000",
+      confirm: "1000",
+      actor: setup,
+      reason: "setup",
+      changeControl: control,
+    });
     for (let round = 0; round < ROUNDS; round++) {
       const account = `acct_skew_c${++n}_${Date.now().toString(36)}`;
       await assignPlans(t.db, { rows: [{ account, plan: free }], actor: setup });
@@ -52,7 +60,10 @@ describe.skipIf(skipWithoutDatabase())("an override removal and a plan move of o
         removeOverride(t.db, { ceilingId: e.caller.id, caller: account, actor: setup, reason: "back to plan" }),
         assignPlans(t.db, { rows: [{ account, plan: pro }], actor: setup }),
       ]);
-      const [override] = await t.db.select().from(ceilingOverrides).where(and(eq(ceilingOverrides.ceilingId, e.caller.id), eq(ceilingOverrides.caller, account)));
+      const [override] = await t.db
+        .select()
+        .from(ceilingOverrides)
+        .where(and(eq(ceilingOverrides.ceilingId, e.caller.id), eq(ceilingOverrides.caller, account)));
       const on = await planOf(account);
       expect({ round, applied, loose: on === pro && !override }).toEqual({ round, applied: 1, loose: false });
     }
@@ -63,7 +74,15 @@ describe.skipIf(skipWithoutDatabase())("an override removal and a plan move of o
     const free = (await createPlan(t.db, { key: planKey("free"), name: "Free", actor: setup, reason: "setup" })).key;
     const pro = (await createPlan(t.db, { key: planKey("pro"), name: "Pro", actor: setup, reason: "setup" })).key;
     await setPlanValue(t.db, { planKey: free, target: { budgetKey: budget.key }, input: "1.50", actor: setup, reason: "setup" });
-    await setPlanValue(t.db, { planKey: pro, target: { budgetKey: budget.key }, input: "9", confirm: "9", actor: setup, reason: "setup", changeControl: control });
+    await setPlanValue(t.db, {
+      planKey: pro,
+      target: { budgetKey: budget.key },
+      input: "9",
+      confirm: "9",
+      actor: setup,
+      reason: "setup",
+      changeControl: control,
+    });
     for (let round = 0; round < ROUNDS; round++) {
       const account = `acct_skew_b${++n}_${Date.now().toString(36)}`;
       await assignPlans(t.db, { rows: [{ account, plan: free }], actor: setup });
@@ -72,7 +91,10 @@ describe.skipIf(skipWithoutDatabase())("an override removal and a plan move of o
         removeBudgetOverride(t.db, { key: budget.key, caller: account, actor: setup, reason: "back to plan" }),
         assignPlans(t.db, { rows: [{ account, plan: pro }], actor: setup }),
       ]);
-      const [override] = await t.db.select().from(budgetOverrides).where(and(eq(budgetOverrides.budgetId, budget.id), eq(budgetOverrides.caller, account)));
+      const [override] = await t.db
+        .select()
+        .from(budgetOverrides)
+        .where(and(eq(budgetOverrides.budgetId, budget.id), eq(budgetOverrides.caller, account)));
       const on = await planOf(account);
       expect({ round, applied, loose: on === pro && !override }).toEqual({ round, applied: 1, loose: false });
     }

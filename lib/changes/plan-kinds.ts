@@ -1,7 +1,19 @@
 import { and, eq, inArray } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
-import { accounts, budgets, ceilings, endpoints, planBudgetValues, planCeilingValues, plans, type Budget, type Ceiling, type Endpoint, type Plan } from "@/db/schema";
+import {
+  accounts,
+  budgets,
+  ceilings,
+  endpoints,
+  planBudgetValues,
+  planCeilingValues,
+  plans,
+  type Budget,
+  type Ceiling,
+  type Endpoint,
+  type Plan,
+} from "@/db/schema";
 import { AccountError, assignPlans, lockAccounts, lockPlans, MAX_BULK_ROWS, parseAccountId, parsePlanKey, unblockAccount } from "@/lib/accounts";
 import { moneyInputText, parseMoneyInput } from "@/lib/budgets/money";
 import { CatalogError } from "@/lib/catalog/errors";
@@ -35,7 +47,8 @@ async function orGone<T>(work: () => Promise<T>): Promise<T | { gone: string }> 
   try {
     return await work();
   } catch (error) {
-    if (error instanceof CatalogError && (error.code === "not_found" || error.code === "conflict" || error.code === "not_per_caller")) return { gone: error.message };
+    if (error instanceof CatalogError && (error.code === "not_found" || error.code === "conflict" || error.code === "not_per_caller"))
+      return { gone: error.message };
     throw error;
   }
 }
@@ -43,7 +56,8 @@ const isGone = (v: unknown): v is { gone: string } => typeof v === "object" && v
 
 /** As `before` keeps them: one string a limit (jsonb reorders an object's keys, never a string's text). */
 const loosensKey = (l: readonly Loosening[]) => l.map((x) => `${x.limitKind} #${x.limitId} ${x.before} → ${x.after}`);
-const loosensLine = (l: readonly Loosening[]) => l.map((x) => `${x.limitKind} #${x.limitId} ${formatCount(x.before)} → ${formatCount(x.after)}${x.measure === "micros" ? " micros" : ""}`).join(", ");
+const loosensLine = (l: readonly Loosening[]) =>
+  l.map((x) => `${x.limitKind} #${x.limitId} ${formatCount(x.before)} → ${formatCount(x.after)}${x.measure === "micros" ? " micros" : ""}`).join(", ");
 
 // ---- plan.value ----------------------------------------------------------------------------------
 
@@ -63,23 +77,35 @@ type Read = { kind: "ceiling"; ceiling: Ceiling; endpoint: Endpoint } | { kind: 
 
 async function readTarget(db: Db, t: PlanTarget): Promise<Read> {
   if ("ceilingId" in t) {
-    const [row] = await db.select({ ceiling: ceilings, endpoint: endpoints }).from(ceilings).innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId)).where(eq(ceilings.id, t.ceilingId));
+    const [row] = await db
+      .select({ ceiling: ceilings, endpoint: endpoints })
+      .from(ceilings)
+      .innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId))
+      .where(eq(ceilings.id, t.ceilingId));
     if (!row) throw new ChangeControlError("not_found", `no ceiling #${t.ceilingId}`);
-    if (row.ceiling.scope !== "caller") throw new ChangeControlError("invalid_input", `ceiling #${t.ceilingId} is not per caller: a plan sets values on per-caller ceilings only`);
+    if (row.ceiling.scope !== "caller")
+      throw new ChangeControlError("invalid_input", `ceiling #${t.ceilingId} is not per caller: a plan sets values on per-caller ceilings only`);
     return { kind: "ceiling", ...row };
   }
   const [budget] = await db.select().from(budgets).where(eq(budgets.key, t.budgetKey));
   if (!budget) throw new ChangeControlError("not_found", `no budget '${t.budgetKey}'`);
-  if (budget.scope !== "account") throw new ChangeControlError("invalid_input", `budget ${budget.key} is global: a plan sets values on per-account budgets only`);
+  if (budget.scope !== "account")
+    throw new ChangeControlError("invalid_input", `budget ${budget.key} is global: a plan sets values on per-account budgets only`);
   return { kind: "budget", budget };
 }
 
 async function planValueOf(db: Db, planId: number, t: Read): Promise<number | null> {
   if (t.kind === "ceiling") {
-    const [row] = await db.select({ value: planCeilingValues.value }).from(planCeilingValues).where(and(eq(planCeilingValues.planId, planId), eq(planCeilingValues.ceilingId, t.ceiling.id)));
+    const [row] = await db
+      .select({ value: planCeilingValues.value })
+      .from(planCeilingValues)
+      .where(and(eq(planCeilingValues.planId, planId), eq(planCeilingValues.ceilingId, t.ceiling.id)));
     return row?.value ?? null;
   }
-  const [row] = await db.select({ value: planBudgetValues.value }).from(planBudgetValues).where(and(eq(planBudgetValues.planId, planId), eq(planBudgetValues.budgetId, t.budget.id)));
+  const [row] = await db
+    .select({ value: planBudgetValues.value })
+    .from(planBudgetValues)
+    .where(and(eq(planBudgetValues.planId, planId), eq(planBudgetValues.budgetId, t.budget.id)));
   return row?.value ?? null;
 }
 
@@ -90,7 +116,8 @@ const valueBefore = (planValue: number | null, t: Read | LockedTarget) => {
   return { value: planValue, own: planBinding(null, own), min: own.minValue, max: own.maxValue };
 };
 /** As one account on the plan can spend in a window: units (a ceiling of calls times the per-call max) or micros. */
-const worstOf = (t: Read, binding: number): Worst => (t.kind === "ceiling" ? { units: t.ceiling.metric === "units" ? binding : binding * t.endpoint.perCallMax, micros: null } : { units: null, micros: binding });
+const worstOf = (t: Read, binding: number): Worst =>
+  t.kind === "ceiling" ? { units: t.ceiling.metric === "units" ? binding : binding * t.endpoint.perCallMax, micros: null } : { units: null, micros: binding };
 const textOf = (t: Read | LockedTarget, v: number) => (t.kind === "budget" ? moneyInputText(v) : String(v));
 const showOf = (t: Read, v: number) => (t.kind === "budget" ? formatMoney(v, t.budget.currency) : formatCount(v));
 
@@ -108,7 +135,12 @@ export const planValue: KindHandler = {
       if (current === null) throw new ChangeControlError("unchanged", `plan ${plan.key} sets no value on ${nameOf(t)}: nothing to remove`);
       after = planBinding(null, own);
       const r = removalRaise(current, own.value, own.valueBeforeKill);
-      if (r.needsConfirmation) confirm = { expected: showOf(t, r.to), matches: (typed) => typed.trim() === textOf(t, r.to) || (t.kind === "budget" && ((m) => m.ok && m.micros === r.to)(parseMoneyInput(typed, "confirmation"))) };
+      if (r.needsConfirmation)
+        confirm = {
+          expected: showOf(t, r.to),
+          matches: (typed) =>
+            typed.trim() === textOf(t, r.to) || (t.kind === "budget" && ((m) => m.ok && m.micros === r.to)(parseMoneyInput(typed, "confirmation"))),
+        };
     } else {
       const preview = previewPlanValue({
         raw: textOf(t, change.value),
@@ -123,7 +155,11 @@ export const planValue: KindHandler = {
       if (preview.unchanged) throw new ChangeControlError("unchanged", preview.message);
       after = preview.applied;
       const typed = preview.typed;
-      if (preview.needsConfirmation) confirm = { expected: showOf(t, typed), matches: (s) => s.trim() === textOf(t, typed) || (t.kind === "budget" && ((m) => m.ok && m.micros === typed)(parseMoneyInput(s, "confirmation"))) };
+      if (preview.needsConfirmation)
+        confirm = {
+          expected: showOf(t, typed),
+          matches: (s) => s.trim() === textOf(t, typed) || (t.kind === "budget" && ((m) => m.ok && m.micros === typed)(parseMoneyInput(s, "confirmation"))),
+        };
     }
     return {
       ...none,
@@ -259,12 +295,18 @@ function readRows(raw: unknown): Row[] {
  */
 async function inForce(db: Db, rows: readonly Row[]): Promise<{ on: Record<string, string | null>; default: string | null; versions: Record<string, number> }> {
   const names = rows.map((r) => r.account);
-  const found = await db.select({ account: accounts.account, plan: plans.key }).from(accounts).leftJoin(plans, eq(plans.id, accounts.planId)).where(inArray(accounts.account, names));
+  const found = await db
+    .select({ account: accounts.account, plan: plans.key })
+    .from(accounts)
+    .leftJoin(plans, eq(plans.id, accounts.planId))
+    .where(inArray(accounts.account, names));
   const on: Record<string, string | null> = Object.fromEntries(names.map((a) => [a, null]));
   for (const f of found) on[f.account] = f.plan;
   const dflt = await defaultKey(db);
   const keys = [...new Set([...rows.map((r) => r.plan), ...found.flatMap((f) => (f.plan ? [f.plan] : [])), ...(dflt ? [dflt] : [])])].sort();
-  const versions = Object.fromEntries((await db.select({ key: plans.key, version: plans.version }).from(plans).where(inArray(plans.key, keys))).map((p) => [p.key, p.version]));
+  const versions = Object.fromEntries(
+    (await db.select({ key: plans.key, version: plans.version }).from(plans).where(inArray(plans.key, keys))).map((p) => [p.key, p.version]),
+  );
   return { on, default: dflt, versions };
 }
 
@@ -287,7 +329,10 @@ export const accountPlan: KindHandler = {
     const ids = new Map((await db.select({ id: plans.id, key: plans.key }).from(plans).where(inArray(plans.key, keys))).map((p) => [p.key, p.id]));
     const unknown = keys.filter((k) => !ids.has(k));
     if (unknown.length > 0) throw new ChangeControlError("invalid_input", `unknown plan(s): ${unknown.join(", ")}`);
-    const loose = await accountsLoosening(db, rows.map((r) => ({ account: r.account, planId: ids.get(r.plan) ?? 0 })));
+    const loose = await accountsLoosening(
+      db,
+      rows.map((r) => ({ account: r.account, planId: ids.get(r.plan) ?? 0 })),
+    );
     const now = await inForce(db, rows);
     const first = rows[0];
     const summary =
@@ -302,7 +347,10 @@ export const accountPlan: KindHandler = {
     const found = await lockPlans(tx, [...new Set(rows.map((r) => r.plan))]);
     const gone = rows.find((r) => !found.has(r.plan));
     if (gone) return { stale: `plan ${gone.plan} no longer exists: nothing was applied` };
-    await lockAccounts(tx, rows.map((r) => r.account));
+    await lockAccounts(
+      tx,
+      rows.map((r) => r.account),
+    );
     const moved = movedRows(request.before, await inForce(tx, rows));
     if (moved.length > 0) return { stale: staleMessage(moved) };
     await assignPlans(tx, { rows, actor, reason: request.reason, changeControl: control });

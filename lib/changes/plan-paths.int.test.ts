@@ -45,7 +45,11 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts: a loosening takes tw
   const t = useTestDatabase("plan_paths", { max: 12 });
   const api: ApiDeps = { db: async () => t.db };
 
-  const deps = (who: Requester): ActionDeps => ({ session: async () => ({ id: who.staffId, email: who.email, role: who.role }), db: async () => t.db, revalidate: () => {} });
+  const deps = (who: Requester): ActionDeps => ({
+    session: async () => ({ id: who.staffId, email: who.email, role: who.role }),
+    db: async () => t.db,
+    revalidate: () => {},
+  });
 
   /** A per-caller ceiling (own 10), a tight plan (5) and a loose one (500). */
   async function world() {
@@ -53,11 +57,23 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts: a loosening takes tw
     const tight = (await createPlan(t.db, { key: planKey("tight"), name: "Tight", actor: setup, reason: "setup" })).key;
     const loose = (await createPlan(t.db, { key: planKey("loose"), name: "Loose", actor: setup, reason: "setup" })).key;
     await setPlanValue(t.db, { planKey: tight, target: { ceilingId: e.caller.id }, input: "5", actor: setup, reason: "setup" });
-    await setPlanValue(t.db, { planKey: loose, target: { ceilingId: e.caller.id }, input: "500", confirm: "500", actor: setup, reason: "setup", changeControl: control });
+    await setPlanValue(t.db, {
+      planKey: loose,
+      target: { ceilingId: e.caller.id },
+      input: "500",
+      confirm: "500",
+      actor: setup,
+      reason: "setup",
+      changeControl: control,
+    });
     return { e, tight, loose, a: await staffMember(t.db, "admin"), b: await staffMember(t.db, "admin") };
   }
   const planValue = async (key: string, ceilingId: number) => {
-    const [row] = await t.db.select({ value: planCeilingValues.value }).from(planCeilingValues).innerJoin(plans, eq(plans.id, planCeilingValues.planId)).where(and(eq(plans.key, key), eq(planCeilingValues.ceilingId, ceilingId)));
+    const [row] = await t.db
+      .select({ value: planCeilingValues.value })
+      .from(planCeilingValues)
+      .innerJoin(plans, eq(plans.id, planCeilingValues.planId))
+      .where(and(eq(plans.key, key), eq(planCeilingValues.ceilingId, ceilingId)));
     return row?.value ?? null;
   };
   const planOf = async (account: string) => {
@@ -85,9 +101,19 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts: a loosening takes tw
     expect(direct).toMatchObject({ status: "error", code: "approval_required" });
     expect(await planValue(loose, e.caller.id)).toBe(500);
     // 5x or more of what binds is typed twice on the ask too.
-    expect(await askForApprovalCore(deps(a), form({ kind: "plan.value", key: tight, ceilingId: String(e.caller.id), input: "50", reason: "much bigger" }))).toMatchObject({ status: "error", code: "confirmation_required" });
-    expect(await askForApprovalCore(deps(a), form({ kind: "plan.value", key: tight, ceilingId: String(e.caller.id), input: "50", confirm: "50", reason: "much bigger" }))).toMatchObject({ status: "ok" });
-    const asked = await askForApprovalCore(deps(a), form({ kind: "plan.value", key: loose, ceilingId: String(e.caller.id), input: "800", reason: "bigger customers" }));
+    expect(
+      await askForApprovalCore(deps(a), form({ kind: "plan.value", key: tight, ceilingId: String(e.caller.id), input: "50", reason: "much bigger" })),
+    ).toMatchObject({ status: "error", code: "confirmation_required" });
+    expect(
+      await askForApprovalCore(
+        deps(a),
+        form({ kind: "plan.value", key: tight, ceilingId: String(e.caller.id), input: "50", confirm: "50", reason: "much bigger" }),
+      ),
+    ).toMatchObject({ status: "ok" });
+    const asked = await askForApprovalCore(
+      deps(a),
+      form({ kind: "plan.value", key: loose, ceilingId: String(e.caller.id), input: "800", reason: "bigger customers" }),
+    );
     expect(asked.status, JSON.stringify(asked)).toBe("ok");
     const request = await lastRequest("plan.value");
     expect(request).toMatchObject({ state: "pending", requestedById: a.staffId, worstCaseBefore: 500, worstCaseAfter: 800 });
@@ -95,7 +121,9 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts: a loosening takes tw
     expect(await approveChangeCore(deps(a), form({ id: String(request?.id) }))).toMatchObject({ status: "error", code: "own_request" });
     expect(await approveChangeCore(deps(b), form({ id: String(request?.id) }))).toMatchObject({ status: "ok" });
     expect(await planValue(loose, e.caller.id)).toBe(800);
-    expect(await setPlanValueCore(deps(a), form({ key: loose, ceilingId: String(e.caller.id), input: "300", reason: "back down" }))).toMatchObject({ status: "ok" });
+    expect(await setPlanValueCore(deps(a), form({ key: loose, ceilingId: String(e.caller.id), input: "300", reason: "back down" }))).toMatchObject({
+      status: "ok",
+    });
     expect(await planValue(loose, e.caller.id)).toBe(300);
   });
 
@@ -134,23 +162,50 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts: a loosening takes tw
     const { e, loose, a, b } = await world();
     const account = fresh("ovr");
     await assignPlans(t.db, { rows: [{ account, plan: loose }], actor: setup, changeControl: control });
-    const override = async () => (await t.db.select().from(ceilingOverrides).where(and(eq(ceilingOverrides.ceilingId, e.caller.id), eq(ceilingOverrides.caller, account))))[0]?.value ?? null;
+    const override = async () =>
+      (
+        await t.db
+          .select()
+          .from(ceilingOverrides)
+          .where(and(eq(ceilingOverrides.ceilingId, e.caller.id), eq(ceilingOverrides.caller, account)))
+      )[0]?.value ?? null;
     // Its plan gives it 500: 300 is lower, one person's; 900 is above, a raise.
-    expect(await setOverrideCore(deps(a), form({ ceilingId: String(e.caller.id), caller: account, input: "300", reason: "trial" }))).toMatchObject({ status: "ok" });
-    expect(await setOverrideCore(deps(a), form({ ceilingId: String(e.caller.id), caller: account, input: "900", reason: "big" }))).toMatchObject({ status: "error", code: "approval_required" });
+    expect(await setOverrideCore(deps(a), form({ ceilingId: String(e.caller.id), caller: account, input: "300", reason: "trial" }))).toMatchObject({
+      status: "ok",
+    });
+    expect(await setOverrideCore(deps(a), form({ ceilingId: String(e.caller.id), caller: account, input: "900", reason: "big" }))).toMatchObject({
+      status: "error",
+      code: "approval_required",
+    });
     expect(await override()).toBe(300);
-    expect((await askForApprovalCore(deps(a), form({ kind: "ceiling.override", ceilingId: String(e.caller.id), caller: account, input: "900", reason: "big" }))).status).toBe("ok");
+    expect(
+      (await askForApprovalCore(deps(a), form({ kind: "ceiling.override", ceilingId: String(e.caller.id), caller: account, input: "900", reason: "big" })))
+        .status,
+    ).toBe("ok");
     const asked = await lastRequest("ceiling.override");
     expect(await approveChangeCore(deps(b), form({ id: String(asked?.id) }))).toMatchObject({ status: "ok" });
     expect(await override()).toBe(900);
-    expect(await setOverrideCore(deps(a), form({ ceilingId: String(e.caller.id), caller: account, input: "100", reason: "calm down" }))).toMatchObject({ status: "ok" });
+    expect(await setOverrideCore(deps(a), form({ ceilingId: String(e.caller.id), caller: account, input: "100", reason: "calm down" }))).toMatchObject({
+      status: "ok",
+    });
     // Removing 100 puts the plan's 500 back: a raise.
-    expect(await removeOverrideCore(deps(a), form({ ceilingId: String(e.caller.id), caller: account, reason: "back to plan" }))).toMatchObject({ status: "error", code: "approval_required" });
+    expect(await removeOverrideCore(deps(a), form({ ceilingId: String(e.caller.id), caller: account, reason: "back to plan" }))).toMatchObject({
+      status: "error",
+      code: "approval_required",
+    });
     expect(await override()).toBe(100);
 
     const budget = await budgetOn(t.db);
-    const money = async () => (await t.db.select().from(budgetOverrides).where(and(eq(budgetOverrides.budgetId, budget.id), eq(budgetOverrides.caller, account))))[0]?.value ?? null;
-    expect((await refused(setBudgetOverride(t.db, { key: budget.key, caller: account, input: "5", actor: setup, reason: "big" }))).code).toBe("approval_required");
+    const money = async () =>
+      (
+        await t.db
+          .select()
+          .from(budgetOverrides)
+          .where(and(eq(budgetOverrides.budgetId, budget.id), eq(budgetOverrides.caller, account)))
+      )[0]?.value ?? null;
+    expect((await refused(setBudgetOverride(t.db, { key: budget.key, caller: account, input: "5", actor: setup, reason: "big" }))).code).toBe(
+      "approval_required",
+    );
     await setBudgetOverride(t.db, { key: budget.key, caller: account, input: "1.50", actor: setup, reason: "small" });
     expect((await refused(removeBudgetOverride(t.db, { key: budget.key, caller: account, actor: setup, reason: "r" }))).code).toBe("approval_required");
     expect(await money()).toBe(1_500_000);
@@ -190,14 +245,26 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts: a loosening takes tw
 
     const x = fresh("bulk");
     const y = fresh("bulk");
-    const bulkBody = { accounts: [{ account: x, plan: tight }, { account: y, plan: loose }] };
+    const bulkBody = {
+      accounts: [
+        { account: x, plan: tight },
+        { account: y, plan: loose },
+      ],
+    };
     const bulk = await handleAssignPlans(apiRequest("/api/v1/accounts:bulk", { key, body: bulkBody }), api);
     const bulkAnswer = JSON.parse(bulk.body) as { error?: { code: string }; rows?: { index: number; code: string }[]; refused?: number };
-    expect([bulk.status, bulkAnswer.error?.code, bulkAnswer.rows, bulkAnswer.refused]).toEqual([403, "plan_not_key_assignable", [expect.objectContaining({ index: 1, code: "loosens" })], 1]);
+    expect([bulk.status, bulkAnswer.error?.code, bulkAnswer.rows, bulkAnswer.refused]).toEqual([
+      403,
+      "plan_not_key_assignable",
+      [expect.objectContaining({ index: 1, code: "loosens" })],
+      1,
+    ]);
     expect([await planOf(x), await planOf(y)]).toEqual([null, null]);
 
     // Marking the plan assignable by key is itself a raise: refused alone, asked, approved once.
-    expect((await refused(setPlanKeyAssignable(t.db, { planKey: loose, assignable: true, actor: setup, reason: "billing upgrades" }))).code).toBe("approval_required");
+    expect((await refused(setPlanKeyAssignable(t.db, { planKey: loose, assignable: true, actor: setup, reason: "billing upgrades" }))).code).toBe(
+      "approval_required",
+    );
     expect((await askForApprovalCore(deps(a), form({ kind: "plan.key_assignable", key: loose, reason: "billing upgrades" }))).status).toBe("ok");
     const mark = await lastRequest("plan.key_assignable");
     expect((await approveChange(t.db, { id: mark?.id ?? 0, approver: b })).applied).toBe(true);
@@ -215,13 +282,22 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts: a loosening takes tw
     const up = Array.from({ length: 16 }, () => fresh("up"));
     const down = Array.from({ length: 16 }, () => fresh("down"));
     await assignPlans(t.db, { rows: down.map((account) => ({ account, plan: loose })), actor: setup, changeControl: control });
-    const put = (account: string, plan: string) => handleAssignPlan(apiRequest(`/api/v1/accounts/${account}`, { key, method: "PUT", body: { plan } }), account, api);
+    const put = (account: string, plan: string) =>
+      handleAssignPlan(apiRequest(`/api/v1/accounts/${account}`, { key, method: "PUT", body: { plan } }), account, api);
     const answers = await Promise.all([...up.map((a) => put(a, loose)), ...down.map((a) => put(a, tight))]);
     const statuses = answers.map((r) => r.status);
     expect(statuses.slice(0, 16).filter((s) => s === 403).length).toBe(16);
     expect(statuses.slice(16).filter((s) => s === 200).length).toBe(16);
-    const [onLoose] = await t.db.select({ n: count() }).from(accounts).innerJoin(plans, eq(plans.id, accounts.planId)).where(and(inArray(accounts.account, up), eq(plans.key, loose)));
-    const [onTight] = await t.db.select({ n: count() }).from(accounts).innerJoin(plans, eq(plans.id, accounts.planId)).where(and(inArray(accounts.account, down), eq(plans.key, tight)));
+    const [onLoose] = await t.db
+      .select({ n: count() })
+      .from(accounts)
+      .innerJoin(plans, eq(plans.id, accounts.planId))
+      .where(and(inArray(accounts.account, up), eq(plans.key, loose)));
+    const [onTight] = await t.db
+      .select({ n: count() })
+      .from(accounts)
+      .innerJoin(plans, eq(plans.id, accounts.planId))
+      .where(and(inArray(accounts.account, down), eq(plans.key, tight)));
     expect([onLoose?.n, onTight?.n]).toEqual([0, 16]);
   });
 
@@ -231,7 +307,8 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts: a loosening takes tw
     const lines: string[] = [];
     const out = (l: string) => lines.push(l);
     const tokenA = (await createStaffToken(t.db, { staffId: a.staffId, name: "laptop" })).secret;
-    const set = (env: Record<string, string>) => runPlans(t.db, parsePlansArgs(["set", loose, "--ceiling", String(e.caller.id), "900", "--reason", "more"], env), cli, out);
+    const set = (env: Record<string, string>) =>
+      runPlans(t.db, parsePlansArgs(["set", loose, "--ceiling", String(e.caller.id), "900", "--reason", "more"], env), cli, out);
     const alone = await refused(set({}));
     expect([alone.code, alone.message]).toEqual(["approval_required", expect.stringContaining("CEILINGS_STAFF_TOKEN=cst_")]);
     await set({ CEILINGS_STAFF_TOKEN: tokenA });
@@ -270,10 +347,17 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts: a loosening takes tw
     const before = await t.db.select({ n: count() }).from(changeRequests);
 
     // 1. Ask as bob with no token: refused before anything is asked (the parser), and at run time too.
-    expect(() => parsePlansArgs(setTo("600"), {})).toThrow(/needs your own credential, not a name: --as alone is refused.*Personal tokens \(\/tokens\).*CEILINGS_STAFF_TOKEN/);
-    await expect(runPlans(t.db, { verb: "set", plan: loose, target: { ceilingId: e.caller.id }, value: "600", reason: "x", who: { as: bob.email } }, cli, () => undefined)).rejects.toThrow(/--as alone is refused/);
+    expect(() => parsePlansArgs(setTo("600"), {})).toThrow(
+      /needs your own credential, not a name: --as alone is refused.*Personal tokens \(\/tokens\).*CEILINGS_STAFF_TOKEN/,
+    );
+    await expect(
+      runPlans(t.db, { verb: "set", plan: loose, target: { ceilingId: e.caller.id }, value: "600", reason: "x", who: { as: bob.email } }, cli, () => undefined),
+    ).rejects.toThrow(/--as alone is refused/);
     // Alice's token naming bob: refused, not mixed up.
-    await expect(plansCli(setTo("600"), { CEILINGS_STAFF_TOKEN: aliceToken })).rejects.toMatchObject({ code: "forbidden", message: expect.stringContaining(`(${alice.email})`) });
+    await expect(plansCli(setTo("600"), { CEILINGS_STAFF_TOKEN: aliceToken })).rejects.toMatchObject({
+      code: "forbidden",
+      message: expect.stringContaining(`(${alice.email})`),
+    });
     // Cancel and the catalog file's ask are the same claim of a name: refused alone.
     expect(() => parseChangesArgs(["cancel", "1", "--as", bob.email], {})).toThrow(/cancel needs your own credential, not a name/);
     expect(await t.db.select({ n: count() }).from(changeRequests)).toEqual(before);
@@ -299,11 +383,14 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts: a loosening takes tw
     const catalog = await exportCatalog(t.db);
     const edited = {
       ...catalog,
-      plans: (catalog.plans ?? []).map((p) => (p.key === loose ? { ...p, ceilings: (p.ceilings ?? []).map((c) => (c.endpoint === e.key ? { ...c, value: 700 } : c)) } : p)),
+      plans: (catalog.plans ?? []).map((p) =>
+        p.key === loose ? { ...p, ceilings: (p.ceilings ?? []).map((c) => (c.endpoint === e.key ? { ...c, value: 700 } : c)) } : p,
+      ),
     };
     const file = join(mkdtempSync(join(tmpdir(), "plans-test-")), "catalog.json");
     writeFileSync(file, JSON.stringify(edited));
-    const apply = (who: { as?: string; token?: string }) => runApplyFile(t.db, { file, reason: "file raise", confirmRaise: false, breakGlass: false, osUser: "tester", ...who }, () => undefined);
+    const apply = (who: { as?: string; token?: string }) =>
+      runApplyFile(t.db, { file, reason: "file raise", confirmRaise: false, breakGlass: false, osUser: "tester", ...who }, () => undefined);
     expect((await refused(apply({}))).code).toBe("approval_required");
     // A name alone does not ask: a bare --as is refused, nothing of the file is made.
     await expect(apply({ as: a.email })).rejects.toThrow(/--as alone is refused/);

@@ -41,7 +41,16 @@ describe.skipIf(skipWithoutDatabase())("raise ends", () => {
     const endsAt = new Date(Date.now() + ms);
     // The version the raise left, as writeCeilingValue returns it to the applier.
     const [c] = await t.db.select({ version: ceilings.version }).from(ceilings).where(eq(ceilings.id, r.ceilingId));
-    const raiseEndId = await recordRaiseEnd(t.db, { requestId: null, endpointId: r.endpointId, ceilingId: r.ceilingId, revertTo: r.value, raisedTo: r.raisedTo, raisedVersion: c?.version ?? 0, endsAt, createdBy: admin.email });
+    const raiseEndId = await recordRaiseEnd(t.db, {
+      requestId: null,
+      endpointId: r.endpointId,
+      ceilingId: r.ceilingId,
+      revertTo: r.value,
+      raisedTo: r.raisedTo,
+      raisedVersion: c?.version ?? 0,
+      endsAt,
+      createdBy: admin.email,
+    });
     return { raiseEndId, endsAt };
   }
 
@@ -70,15 +79,28 @@ describe.skipIf(skipWithoutDatabase())("raise ends", () => {
   const valueOf = async (ceilingId: number) => (await t.db.select({ v: ceilings.value }).from(ceilings).where(eq(ceilings.id, ceilingId)))[0]?.v;
   const stateOf = async (id: number) => (await t.db.select().from(raiseEnds).where(eq(raiseEnds.id, id)))[0];
   const auditCount = async (action: string, raiseEndId: number) =>
-    (await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, action), sql`${auditEvents.details}->>'raiseEndId' = ${String(raiseEndId)}`))).length;
-  const alertsOf = async (kind: string, raiseEndId: number) => (await t.db.select().from(alerts).where(and(eq(alerts.kind, kind), eq(alerts.dedupeKey, `${kind}:${raiseEndId}`)))).length;
+    (
+      await t.db
+        .select()
+        .from(auditEvents)
+        .where(and(eq(auditEvents.action, action), sql`${auditEvents.details}->>'raiseEndId' = ${String(raiseEndId)}`))
+    ).length;
+  const alertsOf = async (kind: string, raiseEndId: number) =>
+    (
+      await t.db
+        .select()
+        .from(alerts)
+        .where(and(eq(alerts.kind, kind), eq(alerts.dedupeKey, `${kind}:${raiseEndId}`)))
+    ).length;
 
   it("is not due before its end, and is shown with its end for the countdown", async () => {
     const r = await raised({ value: 100, raisedTo: 500, endsInMs: 60_000 });
     expect(await endRaises(t.db)).toEqual({ reverted: 0, skipped: 0 });
     expect(await valueOf(r.ceilingId)).toBe(500);
     const shown = await activeRaiseEnds(t.db, { endpointId: r.endpointId });
-    expect(shown).toEqual([expect.objectContaining({ id: r.raiseEndId, ceilingId: r.ceilingId, raisedTo: 500, revertTo: 100, inForce: true, endsAt: r.endsAt })]);
+    expect(shown).toEqual([
+      expect.objectContaining({ id: r.raiseEndId, ceilingId: r.ceilingId, raisedTo: 500, revertTo: 100, inForce: true, endsAt: r.endsAt }),
+    ]);
   });
 
   it("puts the old value back at its end, once, with three workers at it, audited as a lowering by the system", async () => {
@@ -94,7 +116,10 @@ describe.skipIf(skipWithoutDatabase())("raise ends", () => {
     expect(await auditCount("ceiling.adjust", r.raiseEndId)).toBe(1);
     expect(await valueOf(r.ceilingId)).toBe(100);
     expect((await stateOf(r.raiseEndId))?.state).toBe("reverted");
-    const [row] = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "ceiling.adjust"), sql`${auditEvents.details}->>'raiseEndId' = ${String(r.raiseEndId)}`));
+    const [row] = await t.db
+      .select()
+      .from(auditEvents)
+      .where(and(eq(auditEvents.action, "ceiling.adjust"), sql`${auditEvents.details}->>'raiseEndId' = ${String(r.raiseEndId)}`));
     expect(row).toMatchObject({ actorType: "system", actor: "raise end", previousValue: 500, appliedValue: 100 });
     expect(row?.details).toMatchObject({ kind: "lower", raiseEndId: r.raiseEndId, requestId: null });
     expect(await alertsOf("raise_reverted", r.raiseEndId)).toBe(1);
@@ -122,10 +147,22 @@ describe.skipIf(skipWithoutDatabase())("raise ends", () => {
     const operator = await staffMember(t.db, "operator");
     const approver = await staffMember(t.db, "admin");
     const now = new Date();
-    const temporary = await requestChange(t.db, { kind: "ceiling.value", change: { ceilingId: r.ceilingId, value: 150 }, requester: operator, reason: "one hour", endsAfterSeconds: 3600 });
+    const temporary = await requestChange(t.db, {
+      kind: "ceiling.value",
+      change: { ceilingId: r.ceilingId, value: 150 },
+      requester: operator,
+      reason: "one hour",
+      endsAfterSeconds: 3600,
+    });
     expect((await approveChange(t.db, { id: temporary.id, approver, now })).applied).toBe(true);
     const [c] = await t.db.select().from(ceilings).where(eq(ceilings.id, r.ceilingId));
-    await adjustCeiling(t.db, { ceilingId: r.ceilingId, input: "149", expectedVersion: c?.version ?? 0, actor: { type: "staff", email: approver.email }, reason: "one unit less" });
+    await adjustCeiling(t.db, {
+      ceilingId: r.ceilingId,
+      input: "149",
+      expectedVersion: c?.version ?? 0,
+      actor: { type: "staff", email: approver.email },
+      reason: "one unit less",
+    });
     // Asking again (and being rejected) is not a decision to keep the raise.
     const again = await requestChange(t.db, { kind: "ceiling.value", change: { ceilingId: r.ceilingId, value: 150 }, requester: operator, reason: "keep it" });
     await rejectChange(t.db, { id: again.id, approver, note: "no" });
@@ -146,13 +183,24 @@ describe.skipIf(skipWithoutDatabase())("raise ends", () => {
     const operator = await staffMember(t.db, "operator");
     const approver = await staffMember(t.db, "admin");
     const now = new Date();
-    const temporary = await requestChange(t.db, { kind: "ceiling.value", change: { ceilingId: r.ceilingId, value: 150 }, requester: operator, reason: "one hour", endsAfterSeconds: 3600 });
+    const temporary = await requestChange(t.db, {
+      kind: "ceiling.value",
+      change: { ceilingId: r.ceilingId, value: 150 },
+      requester: operator,
+      reason: "one hour",
+      endsAfterSeconds: 3600,
+    });
     expect((await approveChange(t.db, { id: temporary.id, approver, now })).applied).toBe(true);
     const [end] = await activeRaiseEnds(t.db, { endpointId: r.endpointId });
     expect(end).toMatchObject({ revertTo: 100, raisedTo: 150, inForce: true });
     const [c] = await t.db.select().from(ceilings).where(eq(ceilings.id, r.ceilingId));
     await adjustCeiling(t.db, { ceilingId: r.ceilingId, input: "120", expectedVersion: c?.version ?? 0, actor: admin, reason: "lower" });
-    const permanent = await requestChange(t.db, { kind: "ceiling.value", change: { ceilingId: r.ceilingId, value: 150 }, requester: operator, reason: "for good" });
+    const permanent = await requestChange(t.db, {
+      kind: "ceiling.value",
+      change: { ceilingId: r.ceilingId, value: 150 },
+      requester: operator,
+      reason: "for good",
+    });
     expect((await approveChange(t.db, { id: permanent.id, approver })).applied).toBe(true);
     expect((await activeRaiseEnds(t.db, { endpointId: r.endpointId }))[0]?.inForce).toBe(false);
     const at = new Date(now.getTime() + 3600_000 + 1000);
@@ -193,11 +241,23 @@ describe.skipIf(skipWithoutDatabase())("raise ends", () => {
     await t.db.update(raiseEnds).set({ state: "cancelled" }).where(eq(raiseEnds.state, "active"));
     const endsAt = new Date(Date.now() + 60_000);
     const [raisedBudget] = await t.db.select({ version: budgets.version }).from(budgets).where(eq(budgets.id, budget.id));
-    const id = await recordRaiseEnd(t.db, { requestId: null, endpointId: null, budgetId: budget.id, revertTo: 2_000_000, raisedTo: 9_000_000, raisedVersion: raisedBudget?.version ?? 0, endsAt, createdBy: admin.email });
+    const id = await recordRaiseEnd(t.db, {
+      requestId: null,
+      endpointId: null,
+      budgetId: budget.id,
+      revertTo: 2_000_000,
+      raisedTo: 9_000_000,
+      raisedVersion: raisedBudget?.version ?? 0,
+      endsAt,
+      createdBy: admin.email,
+    });
     expect(await endRaises(t.db, new Date(endsAt.getTime() + 1))).toEqual({ reverted: 1, skipped: 0 });
     const [b] = await t.db.select().from(budgets).where(eq(budgets.id, budget.id));
     expect(b?.value).toBe(2_000_000);
-    const [row] = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "budget.adjust"), sql`${auditEvents.details}->>'raiseEndId' = ${String(id)}`));
+    const [row] = await t.db
+      .select()
+      .from(auditEvents)
+      .where(and(eq(auditEvents.action, "budget.adjust"), sql`${auditEvents.details}->>'raiseEndId' = ${String(id)}`));
     expect(row).toMatchObject({ actorType: "system", actor: "raise end", previousValue: 9_000_000, appliedValue: 2_000_000 });
   });
 
@@ -208,10 +268,22 @@ describe.skipIf(skipWithoutDatabase())("raise ends", () => {
     const operator = await staffMember(t.db, "operator");
     const approver = await staffMember(t.db, "admin");
     const now = new Date();
-    const temporary = await requestChange(t.db, { kind: "budget.value", change: { budgetKey: budget.key, value: 150_000_000 }, requester: operator, reason: "one hour", endsAfterSeconds: 3600 });
+    const temporary = await requestChange(t.db, {
+      kind: "budget.value",
+      change: { budgetKey: budget.key, value: 150_000_000 },
+      requester: operator,
+      reason: "one hour",
+      endsAfterSeconds: 3600,
+    });
     expect((await approveChange(t.db, { id: temporary.id, approver, now })).applied).toBe(true);
     const [b] = await t.db.select().from(budgets).where(eq(budgets.id, budget.id));
-    await adjustBudget(t.db, { key: budget.key, input: "149", expectedVersion: b?.version ?? 0, actor: { type: "staff", email: approver.email }, reason: "a little less" });
+    await adjustBudget(t.db, {
+      key: budget.key,
+      input: "149",
+      expectedVersion: b?.version ?? 0,
+      actor: { type: "staff", email: approver.email },
+      reason: "a little less",
+    });
     expect(await endRaises(t.db, new Date(now.getTime() + 3600_000 + 1000))).toEqual({ reverted: 1, skipped: 0 });
     const [after] = await t.db.select().from(budgets).where(eq(budgets.id, budget.id));
     expect(after?.value).toBe(100_000_000);
@@ -221,7 +293,14 @@ describe.skipIf(skipWithoutDatabase())("raise ends", () => {
     const r = await raised({ value: 100, raisedTo: 150, endsInMs: 60_000 });
     const version = async () => (await t.db.select({ v: ceilings.version }).from(ceilings).where(eq(ceilings.id, r.ceilingId)))[0]?.v ?? 0;
     // min = 150 leaves the value where it is (150), but the end could no longer put 100 back.
-    const refused = await setBounds(t.db, { ceilingId: r.ceilingId, min: "150", max: "100000000", expectedVersion: await version(), actor: admin, reason: "keep it" }).catch((e: unknown) => e);
+    const refused = await setBounds(t.db, {
+      ceilingId: r.ceilingId,
+      min: "150",
+      max: "100000000",
+      expectedVersion: await version(),
+      actor: admin,
+      reason: "keep it",
+    }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(ChangeControlError);
     expect((refused as ChangeControlError).code).toBe("approval_required");
     // At or below what the end puts back: one person's.
@@ -232,8 +311,14 @@ describe.skipIf(skipWithoutDatabase())("raise ends", () => {
     const [c] = await t.db.select().from(ceilings).where(eq(ceilings.id, r.ceilingId));
     expect({ value: c?.value, min: c?.minValue }).toEqual({ value: 100, min: 100 });
     expect((await stateOf(r.raiseEndId))?.state).toBe("reverted");
-    const [bounds] = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "ceiling.bounds"), eq(auditEvents.ceilingId, r.ceilingId), eq(auditEvents.actor, "raise end")));
-    expect(bounds).toMatchObject({ actorType: "system", details: expect.objectContaining({ before: { min: 150, max: 100_000_000 }, after: { min: 100, max: 100_000_000 } }) });
+    const [bounds] = await t.db
+      .select()
+      .from(auditEvents)
+      .where(and(eq(auditEvents.action, "ceiling.bounds"), eq(auditEvents.ceilingId, r.ceilingId), eq(auditEvents.actor, "raise end")));
+    expect(bounds).toMatchObject({
+      actorType: "system",
+      details: expect.objectContaining({ before: { min: 150, max: 100_000_000 }, after: { min: 100, max: 100_000_000 } }),
+    });
   });
 
   it("a budget's min above the value a running raise puts back is a raise; one already there is lowered with the value at the end", async () => {
@@ -243,15 +328,40 @@ describe.skipIf(skipWithoutDatabase())("raise ends", () => {
     const operator = await staffMember(t.db, "operator");
     const approver = await staffMember(t.db, "admin");
     const now = new Date();
-    const temporary = await requestChange(t.db, { kind: "budget.value", change: { budgetKey: budget.key, value: 150_000_000 }, requester: operator, reason: "one hour", endsAfterSeconds: 3600 });
+    const temporary = await requestChange(t.db, {
+      kind: "budget.value",
+      change: { budgetKey: budget.key, value: 150_000_000 },
+      requester: operator,
+      reason: "one hour",
+      endsAfterSeconds: 3600,
+    });
     expect((await approveChange(t.db, { id: temporary.id, approver, now })).applied).toBe(true);
     const { spec } = await readBudget(t.db, budget.key);
     const version = async () => (await t.db.select({ v: budgets.version }).from(budgets).where(eq(budgets.id, budget.id)))[0]?.v ?? 0;
-    const fields = (min: number) => ({ name: spec.name, members: spec.members, alertThresholds: spec.alertThresholds, min, max: spec.max, default: 150_000_000 });
-    const refused = await updateBudget(t.db, { key: budget.key, expectedVersion: await version(), fields: fields(150_000_000), actor: { type: "staff", email: approver.email }, reason: "keep it" }).catch((e: unknown) => e);
+    const fields = (min: number) => ({
+      name: spec.name,
+      members: spec.members,
+      alertThresholds: spec.alertThresholds,
+      min,
+      max: spec.max,
+      default: 150_000_000,
+    });
+    const refused = await updateBudget(t.db, {
+      key: budget.key,
+      expectedVersion: await version(),
+      fields: fields(150_000_000),
+      actor: { type: "staff", email: approver.email },
+      reason: "keep it",
+    }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(ChangeControlError);
     expect((refused as ChangeControlError).code).toBe("approval_required");
-    await updateBudget(t.db, { key: budget.key, expectedVersion: await version(), fields: fields(100_000_000), actor: { type: "staff", email: approver.email }, reason: "floor" });
+    await updateBudget(t.db, {
+      key: budget.key,
+      expectedVersion: await version(),
+      fields: fields(100_000_000),
+      actor: { type: "staff", email: approver.email },
+      reason: "floor",
+    });
     await t.db.update(budgets).set({ minValue: 150_000_000, defaultValue: 150_000_000 }).where(eq(budgets.id, budget.id));
     expect(await endRaises(t.db, new Date(now.getTime() + 3600_000 + 1000))).toEqual({ reverted: 1, skipped: 0 });
     const [after] = await t.db.select().from(budgets).where(eq(budgets.id, budget.id));
@@ -262,13 +372,22 @@ describe.skipIf(skipWithoutDatabase())("raise ends", () => {
     const r = await raisedForever({ value: 100, raisedTo: 100 });
     await t.db.update(raiseEnds).set({ state: "cancelled" }).where(eq(raiseEnds.state, "active"));
     const boss = await staffMember(t.db, "admin");
-    const request = await breakGlass(t.db, { kind: "ceiling.value", change: { ceilingId: r.ceilingId, value: 300 }, requester: boss, reason: "launch traffic, nobody else awake", endsAfterSeconds: 60 });
+    const request = await breakGlass(t.db, {
+      kind: "ceiling.value",
+      change: { ceilingId: r.ceilingId, value: 300 },
+      requester: boss,
+      reason: "launch traffic, nobody else awake",
+      endsAfterSeconds: 60,
+    });
     expect(await valueOf(r.ceilingId)).toBe(300);
     const [end] = await activeRaiseEnds(t.db, { endpointId: r.endpointId });
     expect(end).toMatchObject({ requestId: request.id, ceilingId: r.ceilingId, revertTo: 100, raisedTo: 300, inForce: true });
     expect(await endRaises(t.db, new Date((end?.endsAt.getTime() ?? 0) + 1))).toEqual({ reverted: 1, skipped: 0 });
     expect(await valueOf(r.ceilingId)).toBe(100);
-    const [row] = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "ceiling.adjust"), sql`${auditEvents.details}->>'raiseEndId' = ${String(end?.id)}`));
+    const [row] = await t.db
+      .select()
+      .from(auditEvents)
+      .where(and(eq(auditEvents.action, "ceiling.adjust"), sql`${auditEvents.details}->>'raiseEndId' = ${String(end?.id)}`));
     expect(row?.details).toMatchObject({ requestId: request.id, kind: "lower" });
   });
 
@@ -276,7 +395,8 @@ describe.skipIf(skipWithoutDatabase())("raise ends", () => {
     const raisedOne = await raisedForever({ value: 50, raisedTo: 10_000_000 });
     const fixture = path.join(__dirname, "..", "catalog", "reserve-load.fixture.ts");
     const loads = [0, 1].map(() => startFixtureProcess<Record<string, number>>(fixture, [t.url, raisedOne.key]));
-    const count = async () => resultRows<{ n: number }>(await t.db.execute(sql`select count(*)::int as n from reservations where endpoint_id = ${raisedOne.endpointId}`))[0]?.n ?? 0;
+    const count = async () =>
+      resultRows<{ n: number }>(await t.db.execute(sql`select count(*)::int as n from reservations where endpoint_id = ${raisedOne.endpointId}`))[0]?.n ?? 0;
     let r = { ...raisedOne, raiseEndId: 0, endsAt: new Date() };
     try {
       await Promise.all(loads.map((l) => l.ready));
@@ -311,7 +431,9 @@ describe.skipIf(skipWithoutDatabase())("raise ends", () => {
     expect(told["refused:ceiling"]).toBeGreaterThan(0);
     expect(await valueOf(raisedOne.ceilingId)).toBe(50);
     // The ledger agrees with the counter: nothing was granted that the counter does not hold.
-    const [usage] = resultRows<{ held: number }>(await t.db.execute(sql`select coalesce(sum(held + settled), 0)::int as held from usage where ceiling_id = ${raisedOne.ceilingId}`));
+    const [usage] = resultRows<{ held: number }>(
+      await t.db.execute(sql`select coalesce(sum(held + settled), 0)::int as held from usage where ceiling_id = ${raisedOne.ceilingId}`),
+    );
     expect(usage?.held).toBe(await count());
   }, 30_000);
 });

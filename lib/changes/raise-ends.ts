@@ -129,7 +129,10 @@ async function resolveRaiseEnd(tx: Db, due: RaiseEnd): Promise<Outcome> {
 }
 
 async function resolve(tx: Db, due: RaiseEnd, state: Outcome, note: string): Promise<void> {
-  await tx.update(raiseEnds).set({ state, resolvedAt: sql`now()`, resolvedNote: note }).where(eq(raiseEnds.id, due.id));
+  await tx
+    .update(raiseEnds)
+    .set({ state, resolvedAt: sql`now()`, resolvedNote: note })
+    .where(eq(raiseEnds.id, due.id));
 }
 
 /** Once per raise end (its id is the dedupe key): staff decide whether the raise should stay. */
@@ -176,7 +179,8 @@ async function revertCeiling(tx: Db, due: RaiseEnd, details: Record<string, unkn
   if (ceiling.value === 0) {
     // Killed meanwhile: it stays killed; what a restore brings back is lowered to the value from before the raise.
     const remembered = ceiling.valueBeforeKill;
-    if (remembered === null || remembered <= due.revertTo) return { outcome: "reverted", note: `${what} is killed; a restore brings back ${formatCount(remembered ?? ceiling.defaultValue)}: nothing to put back` };
+    if (remembered === null || remembered <= due.revertTo)
+      return { outcome: "reverted", note: `${what} is killed; a restore brings back ${formatCount(remembered ?? ceiling.defaultValue)}: nothing to put back` };
     const target = putBack(due, remembered);
     await lowerCeilingMin(tx, locked, target, reason);
     await saveCeiling(tx, ceiling.id, { valueBeforeKill: target });
@@ -189,7 +193,10 @@ async function revertCeiling(tx: Db, due: RaiseEnd, details: Record<string, unkn
       reason,
       details: { changes: { valueBeforeKill: { before: remembered, after: target } }, ...details },
     });
-    return { outcome: "reverted", note: `the temporary raise of ${what} ended while it is killed: a restore now brings back ${formatCount(target)}, not ${formatCount(remembered)}` };
+    return {
+      outcome: "reverted",
+      note: `the temporary raise of ${what} ended while it is killed: a restore now brings back ${formatCount(target)}, not ${formatCount(remembered)}`,
+    };
   }
   const target = putBack(due, ceiling.value);
   if (target === ceiling.value) return { outcome: "reverted", note: `${what} is already at ${formatCount(ceiling.value)}` };
@@ -202,7 +209,8 @@ async function revertCeiling(tx: Db, due: RaiseEnd, details: Record<string, unkn
     reason,
     details,
   });
-  const minNote = lowered.ceiling.minValue < ceiling.minValue ? ` (its min lowered ${formatCount(ceiling.minValue)} → ${formatCount(lowered.ceiling.minValue)} with it)` : "";
+  const minNote =
+    lowered.ceiling.minValue < ceiling.minValue ? ` (its min lowered ${formatCount(ceiling.minValue)} → ${formatCount(lowered.ceiling.minValue)} with it)` : "";
   return { outcome: "reverted", note: `the temporary raise of ${what} ended: ${formatCount(ceiling.value)} → ${formatCount(applied.applied)}${minNote}` };
 }
 
@@ -210,15 +218,28 @@ async function revertCeiling(tx: Db, due: RaiseEnd, details: Record<string, unkn
  * A min above the value the end puts back, lowered to it (audited as ceiling.bounds by the raise
  * end) so the revert is not clamped back up; the ceiling as it is then, still locked.
  */
-async function lowerCeilingMin(tx: Db, locked: { ceiling: Ceiling; endpoint: Endpoint }, target: number, reason: string): Promise<{ ceiling: Ceiling; endpoint: Endpoint }> {
+async function lowerCeilingMin(
+  tx: Db,
+  locked: { ceiling: Ceiling; endpoint: Endpoint },
+  target: number,
+  reason: string,
+): Promise<{ ceiling: Ceiling; endpoint: Endpoint }> {
   const { ceiling } = locked;
   if (target >= ceiling.minValue) return locked;
-  await writeBounds(tx, locked, { min: target, max: ceiling.maxValue }, { actor: RAISE_END_ACTOR, reason: `${reason}: the min set meanwhile is lowered to the value put back`, rawInput: `${target}..${ceiling.maxValue}` });
+  await writeBounds(
+    tx,
+    locked,
+    { min: target, max: ceiling.maxValue },
+    { actor: RAISE_END_ACTOR, reason: `${reason}: the min set meanwhile is lowered to the value put back`, rawInput: `${target}..${ceiling.maxValue}` },
+  );
   return lockCeiling(tx, ceiling.id);
 }
 
 async function revertBudget(tx: Db, due: RaiseEnd, details: Record<string, unknown>): Promise<Resolution> {
-  const [row] = await tx.select({ key: budgets.key }).from(budgets).where(eq(budgets.id, due.budgetId ?? 0));
+  const [row] = await tx
+    .select({ key: budgets.key })
+    .from(budgets)
+    .where(eq(budgets.id, due.budgetId ?? 0));
   if (!row) return { outcome: "superseded", note: `budget #${due.budgetId} no longer exists: nothing reverted` };
   const { budget } = await lockedBudget(tx, row.key);
   const money = (n: number) => formatMoney(n, budget.currency);
@@ -227,7 +248,8 @@ async function revertBudget(tx: Db, due: RaiseEnd, details: Record<string, unkno
   const reason = `the temporary raise to ${money(due.raisedTo)} ended`;
   if (budget.value === 0) {
     const remembered = budget.valueBeforeKill;
-    if (remembered === null || remembered <= due.revertTo) return { outcome: "reverted", note: `${what} is killed; a restore brings back ${money(remembered ?? budget.defaultValue)}: nothing to put back` };
+    if (remembered === null || remembered <= due.revertTo)
+      return { outcome: "reverted", note: `${what} is killed; a restore brings back ${money(remembered ?? budget.defaultValue)}: nothing to put back` };
     const target = putBack(due, remembered);
     await lowerBudgetMin(tx, budget, target, reason, details);
     await saveBudget(tx, budget.id, { valueBeforeKill: target });
@@ -238,7 +260,10 @@ async function revertBudget(tx: Db, due: RaiseEnd, details: Record<string, unkno
       clamped: false,
       details: { changes: { valueBeforeKill: { before: remembered, after: target } } },
     });
-    return { outcome: "reverted", note: `the temporary raise of ${what} ended while it is killed: a restore now brings back ${money(target)}, not ${money(remembered)}` };
+    return {
+      outcome: "reverted",
+      note: `the temporary raise of ${what} ended while it is killed: a restore now brings back ${money(target)}, not ${money(remembered)}`,
+    };
   }
   const target = putBack(due, budget.value);
   if (target === budget.value) return { outcome: "reverted", note: `${what} is already at ${money(budget.value)}` };
@@ -258,8 +283,19 @@ async function revertBudget(tx: Db, due: RaiseEnd, details: Record<string, unkno
 async function lowerBudgetMin(tx: Db, budget: Budget, target: number, reason: string, details: Record<string, unknown>): Promise<Budget> {
   if (target >= budget.minValue) return budget;
   const { spec } = await readBudget(tx, budget.key);
-  const fields = BudgetFields.parse({ name: spec.name, members: spec.members, alertThresholds: spec.alertThresholds, min: target, max: spec.max, default: spec.default });
-  await updateBudgetFields({ tx, actor: RAISE_END_ACTOR, reason: `${reason}: the min set meanwhile is lowered to the value put back`, details }, budget.key, fields);
+  const fields = BudgetFields.parse({
+    name: spec.name,
+    members: spec.members,
+    alertThresholds: spec.alertThresholds,
+    min: target,
+    max: spec.max,
+    default: spec.default,
+  });
+  await updateBudgetFields(
+    { tx, actor: RAISE_END_ACTOR, reason: `${reason}: the min set meanwhile is lowered to the value put back`, details },
+    budget.key,
+    fields,
+  );
   return (await lockedBudget(tx, budget.key)).budget;
 }
 
@@ -273,7 +309,8 @@ function changedNote(what: string, value: number, valueBeforeKill: number | null
     const restore = valueBeforeKill === null ? "" : `; a restore would bring back ${show(valueBeforeKill)}`;
     return `${what} is killed, and a later change request on it was approved: nothing was reverted (${plan})${restore}`;
   }
-  const now = value === due.raisedTo ? `changed by a later approved request (it is at ${show(value)} again)` : `changed by a later approved request to ${show(value)}`;
+  const now =
+    value === due.raisedTo ? `changed by a later approved request (it is at ${show(value)} again)` : `changed by a later approved request to ${show(value)}`;
   return `${what} was ${now}: nothing was reverted (${plan}). Lower it by hand if the raise should end`;
 }
 

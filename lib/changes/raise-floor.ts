@@ -10,6 +10,9 @@ import { raiseEnds } from "@/db/schema";
 /** The lowest revert_to of the active raise ends on a ceiling or a budget; null when none is active. */
 export async function activeRevertTo(db: Db, target: { ceilingId: number } | { budgetId: number }): Promise<number | null> {
   const on = "ceilingId" in target ? eq(raiseEnds.ceilingId, target.ceilingId) : eq(raiseEnds.budgetId, target.budgetId);
-  const [row] = await db.select({ revertTo: min(raiseEnds.revertTo) }).from(raiseEnds).where(and(eq(raiseEnds.state, "active"), on));
+  const [row] = await db
+    .select({ revertTo: min(raiseEnds.revertTo) })
+    .from(raiseEnds)
+    .where(and(eq(raiseEnds.state, "active"), on));
   return row?.revertTo ?? null;
 }

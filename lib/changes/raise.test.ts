@@ -32,7 +32,11 @@ describe("what counts as a raise", () => {
   });
 
   it("a new ceiling or budget above its default", () => {
-    expect([isNewValueRaise({ value: 10, default: 10 }), isNewValueRaise({ value: 11, default: 10 }), isNewValueRaise({ value: 0, default: 10 })]).toEqual([false, true, false]);
+    expect([isNewValueRaise({ value: 10, default: 10 }), isNewValueRaise({ value: 11, default: 10 }), isNewValueRaise({ value: 0, default: 10 })]).toEqual([
+      false,
+      true,
+      false,
+    ]);
   });
 
   it("prices lowered: a kept part cheaper, a new part below every part in force or below a part removed (by this edit or in the last 24 hours)", () => {
@@ -43,7 +47,9 @@ describe("what counts as a raise", () => {
     expect(loweredPrices([A, B], [A, B, { name: "c", pricePico: 4 }])).toHaveLength(1);
     expect(loweredPrices([A, B], [A, B, { name: "c", pricePico: 5 }])).toEqual([]);
     // a removed earlier, added back at 5: not below b, but below what a was.
-    expect(loweredPrices([B], [B, { name: "a", pricePico: 5 }], [A])).toEqual(["new part a at 5 picos a unit, below part a (10) removed by this change or in the last 24 hours"]);
+    expect(loweredPrices([B], [B, { name: "a", pricePico: 5 }], [A])).toEqual([
+      "new part a at 5 picos a unit, below part a (10) removed by this change or in the last 24 hours",
+    ]);
     expect(loweredPrices([B], [B, { name: "a", pricePico: 10 }], [A])).toEqual([]);
     // Renamed cheaper in one edit: a leaves, c comes at 7.
     expect(loweredPrices([A, B], [B, { name: "c", pricePico: 7 }])).toHaveLength(1);

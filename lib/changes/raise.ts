@@ -38,7 +38,9 @@ export function isBoundsRaise(
     current.defaultValue !== undefined &&
     next.default !== undefined &&
     standingValue({ ...next, defaultValue: next.default }) > standingValue({ ...current, defaultValue: current.defaultValue });
-  return next.max > current.maxValue || next.value > current.value || (next.valueBeforeKill ?? 0) > (current.valueBeforeKill ?? 0) || standingRises || aboveRevert;
+  return (
+    next.max > current.maxValue || next.value > current.value || (next.valueBeforeKill ?? 0) > (current.valueBeforeKill ?? 0) || standingRises || aboveRevert
+  );
 }
 
 /** A new ceiling or budget raises when its value is above its default. */
@@ -67,7 +69,9 @@ export function loweredPrices(before: readonly Part[], after: readonly Part[], r
     const old = was.get(p.name);
     if (old !== undefined) return p.pricePico < old ? [`${p.name} ${old} → ${p.pricePico} picos a unit`] : [];
     if (dearestGone !== null && p.pricePico < dearestGone.pricePico) {
-      return [`new part ${p.name} at ${p.pricePico} picos a unit, below part ${dearestGone.name} (${dearestGone.pricePico}) removed by this change or in the last 24 hours`];
+      return [
+        `new part ${p.name} at ${p.pricePico} picos a unit, below part ${dearestGone.name} (${dearestGone.pricePico}) removed by this change or in the last 24 hours`,
+      ];
     }
     return cheapest !== null && p.pricePico < cheapest ? [`new part ${p.name} at ${p.pricePico} picos a unit, below every part in force (${cheapest})`] : [];
   });

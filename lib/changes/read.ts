@@ -16,7 +16,11 @@ function viewQuery(db: Db) {
     .leftJoin(budgets, eq(budgets.id, changeRequests.budgetId));
 }
 
-const toView = (r: { request: ChangeRequest; endpointKey: string | null; budgetKey: string | null }): ChangeRequestView => ({ ...r.request, endpointKey: r.endpointKey, budgetKey: r.budgetKey });
+const toView = (r: { request: ChangeRequest; endpointKey: string | null; budgetKey: string | null }): ChangeRequestView => ({
+  ...r.request,
+  endpointKey: r.endpointKey,
+  budgetKey: r.budgetKey,
+});
 
 export type ListChangeRequestsParams = { state?: ChangeRequestState; endpointId?: number; budgetId?: number; limit?: number; cursor?: number };
 
@@ -49,7 +53,13 @@ export async function getChangeRequest(db: Db, id: number): Promise<ChangeReques
 export async function pendingForEndpoint(db: Db, endpointId: number, now: Date = new Date()): Promise<ChangeRequestView[]> {
   const memberOf = db.select({ id: budgetMembers.budgetId }).from(budgetMembers).where(eq(budgetMembers.endpointId, endpointId));
   const rows = await viewQuery(db)
-    .where(and(or(eq(changeRequests.endpointId, endpointId), inArray(changeRequests.budgetId, memberOf)), eq(changeRequests.state, "pending"), gt(changeRequests.expiresAt, now)))
+    .where(
+      and(
+        or(eq(changeRequests.endpointId, endpointId), inArray(changeRequests.budgetId, memberOf)),
+        eq(changeRequests.state, "pending"),
+        gt(changeRequests.expiresAt, now),
+      ),
+    )
     .orderBy(asc(changeRequests.id));
   return rows.map(toView);
 }

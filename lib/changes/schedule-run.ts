@@ -73,7 +73,16 @@ async function runOne(tx: Db, s: ScheduledChange, now: Date): Promise<Outcome> {
     action: "schedule.apply",
     appliedValue: s.value,
     reason: s.reason,
-    details: { scheduleId: s.id, scheduledBy: s.createdBy, requestId: s.requestId, action: s.action, runAt: s.runAt.toISOString(), outcome: outcome.state, note: outcome.note, nextRunAt: next?.toISOString() ?? null },
+    details: {
+      scheduleId: s.id,
+      scheduledBy: s.createdBy,
+      requestId: s.requestId,
+      action: s.action,
+      runAt: s.runAt.toISOString(),
+      outcome: outcome.state,
+      note: outcome.note,
+      nextRunAt: next?.toISOString() ?? null,
+    },
   });
   if (outcome.state === "failed") {
     await fireAlert(tx, {
@@ -120,16 +129,23 @@ async function applyValue(tx: Db, s: ScheduledChange, p: { reason: string; detai
   const scheduled = s.value ?? 0;
   if (ceiling.value === 0) {
     if (scheduled === 0) return { state: "nothing", note: "nothing to do: already killed" };
-    return { state: "failed", note: "did nothing: the ceiling is killed, and whoever killed decides what comes next (restore it; the schedule runs again at its next time)" };
+    return {
+      state: "failed",
+      note: "did nothing: the ceiling is killed, and whoever killed decides what comes next (restore it; the schedule runs again at its next time)",
+    };
   }
   const { applied } = clampToBounds(scheduled, { min: ceiling.minValue, max: ceiling.maxValue });
   const standing = await standingValue(tx, ceiling);
   let control: ChangeControl | undefined;
   if (applied > standing) {
     if (!(await approvedRequest(tx, s))) {
-      return { state: "failed", note: `did nothing: ${formatCount(standing)} → ${formatCount(applied)} is a raise and needs a second admin's approval (schedule it again to ask)` };
+      return {
+        state: "failed",
+        note: `did nothing: ${formatCount(standing)} → ${formatCount(applied)} is a raise and needs a second admin's approval (schedule it again to ask)`,
+      };
     }
-    if (applied > scheduled) return { state: "failed", note: `did nothing: the bounds would put ${formatCount(applied)}, above the ${formatCount(scheduled)} approved` };
+    if (applied > scheduled)
+      return { state: "failed", note: `did nothing: the bounds would put ${formatCount(applied)}, above the ${formatCount(scheduled)} approved` };
     // Approved when it was scheduled: it is not asked again, up to the value approved.
     control = scheduleControl(s);
   }

@@ -49,8 +49,12 @@ export function timeOfDayOf(d: Date): string {
 export function isRealDateTime(year: number, month: number, day: number, hour: number, minute: number, second = 0): boolean {
   const d = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
   return (
-    d.getUTCFullYear() === year && d.getUTCMonth() === month - 1 && d.getUTCDate() === day &&
-    d.getUTCHours() === hour && d.getUTCMinutes() === minute && d.getUTCSeconds() === second
+    d.getUTCFullYear() === year &&
+    d.getUTCMonth() === month - 1 &&
+    d.getUTCDate() === day &&
+    d.getUTCHours() === hour &&
+    d.getUTCMinutes() === minute &&
+    d.getUTCSeconds() === second
   );
 }
 

@@ -44,7 +44,10 @@ describe.skipIf(skipWithoutDatabase())("schedules with three workers", () => {
       }
       const deadline = runAt.getTime() + 8_000;
       while (Date.now() < deadline) {
-        const [row] = await t.db.select({ n: sql<number>`count(*)::int` }).from(scheduledChanges).where(and(sql`${scheduledChanges.id} in ${ids}`, sql`${scheduledChanges.runs} > 0`));
+        const [row] = await t.db
+          .select({ n: sql<number>`count(*)::int` })
+          .from(scheduledChanges)
+          .where(and(sql`${scheduledChanges.id} in ${ids}`, sql`${scheduledChanges.runs} > 0`));
         if (row?.n === ids.length) break;
         await pause(100);
       }
@@ -60,15 +63,24 @@ describe.skipIf(skipWithoutDatabase())("schedules with three workers", () => {
       expect(s?.runs).toBe(1);
       expect(s?.state).toBe(i === ids.length - 1 ? "scheduled" : "done");
       const byId = sql`${auditEvents.details}->>'scheduleId' = ${String(id)}`;
-      const applies = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "schedule.apply"), byId));
-      const kills = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "ceiling.kill"), byId));
+      const applies = await t.db
+        .select()
+        .from(auditEvents)
+        .where(and(eq(auditEvents.action, "schedule.apply"), byId));
+      const kills = await t.db
+        .select()
+        .from(auditEvents)
+        .where(and(eq(auditEvents.action, "ceiling.kill"), byId));
       expect(applies).toHaveLength(1);
       expect(kills).toHaveLength(1);
       const late = (kills[0]?.at.getTime() ?? Infinity) - runAt.getTime();
       expect(late).toBeGreaterThanOrEqual(-50);
       expect(late).toBeLessThan(5_000);
     }
-    const [daily] = await t.db.select().from(scheduledChanges).where(eq(scheduledChanges.id, ids[ids.length - 1] ?? 0));
+    const [daily] = await t.db
+      .select()
+      .from(scheduledChanges)
+      .where(eq(scheduledChanges.id, ids[ids.length - 1] ?? 0));
     expect(daily?.runAt.getTime()).toBe(runAt.getTime() + 86_400_000);
   }, 40_000);
 });

@@ -24,7 +24,10 @@ describe.skipIf(skipWithoutDatabase())("schedules", () => {
 
   // Each test's schedules are the only ones due: earlier tests' are set aside. Bounds up to 10M.
   async function endpoint() {
-    await t.db.update(scheduledChanges).set({ state: "cancelled" }).where(sql`${scheduledChanges.state} in ('scheduled', 'awaiting_approval')`);
+    await t.db
+      .update(scheduledChanges)
+      .set({ state: "cancelled" })
+      .where(sql`${scheduledChanges.state} in ('scheduled', 'awaiting_approval')`);
     const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1000 }] });
     await t.db.update(ceilings).set({ maxValue: 10_000_000 }).where(eq(ceilings.endpointId, e.endpointId));
     return e;
@@ -32,7 +35,11 @@ describe.skipIf(skipWithoutDatabase())("schedules", () => {
   const ceilingOf = async (id: number) => (await t.db.select().from(ceilings).where(eq(ceilings.id, id)))[0];
   const schedulesOf = (endpointId: number) => t.db.select().from(scheduledChanges).where(eq(scheduledChanges.endpointId, endpointId));
   const eventsOf = (endpointId: number, action: string) =>
-    t.db.select().from(auditEvents).where(and(eq(auditEvents.endpointId, endpointId), eq(auditEvents.action, action))).orderBy(auditEvents.id);
+    t.db
+      .select()
+      .from(auditEvents)
+      .where(and(eq(auditEvents.endpointId, endpointId), eq(auditEvents.action, action)))
+      .orderBy(auditEvents.id);
 
   async function refused(p: Parameters<typeof createSchedule>[1], message: RegExp) {
     const error = await createSchedule(t.db, p).then(
@@ -55,7 +62,10 @@ describe.skipIf(skipWithoutDatabase())("schedules", () => {
     await refused({ ...base, repeat: "daily", timeOfDay: "" }, /the time of day is required/);
     await refused({ ...base, repeat: "daily", timeOfDay: "22:00", reason: "night\u0007shift" }, /must not contain control characters/);
     await refused({ ...base, repeat: "daily", timeOfDay: "22:00", reason: "  " }, /a reason is required/);
-    await refused({ ...base, repeat: "once", runAt: new Date(now.getTime() + MINUTE), action: "value", ceilingId: e.ceilingIds[0], value: "1e9" }, /must be a whole number, got '1e9'/);
+    await refused(
+      { ...base, repeat: "once", runAt: new Date(now.getTime() + MINUTE), action: "value", ceilingId: e.ceilingIds[0], value: "1e9" },
+      /must be a whole number, got '1e9'/,
+    );
     await refused({ ...base, repeat: "once", runAt: new Date(now.getTime() + MINUTE), action: "value", value: "10" }, /choose which/);
     expect(await schedulesOf(e.endpointId)).toEqual([]);
     const rejected = await eventsOf(e.endpointId, "schedule.rejected");
@@ -69,9 +79,21 @@ describe.skipIf(skipWithoutDatabase())("schedules", () => {
     const [viewer, operator] = [await staffMember(t.db, "viewer"), await staffMember(t.db, "operator")];
     const runAt = new Date(Date.now() + MINUTE);
     await refused({ endpointKey: e.key, action: "kill", repeat: "once", runAt, reason: "x", by: viewer }, /viewer/);
-    await refused({ endpointKey: e.key, ceilingId: e.ceilingIds[0], action: "value", value: "10", repeat: "once", runAt, reason: "x", by: operator }, /only an admin may schedule a new value/);
+    await refused(
+      { endpointKey: e.key, ceilingId: e.ceilingIds[0], action: "value", value: "10", repeat: "once", runAt, reason: "x", by: operator },
+      /only an admin may schedule a new value/,
+    );
     // A raise an operator may ask for: it waits for an admin's approval.
-    const ask = await createSchedule(t.db, { endpointKey: e.key, ceilingId: e.ceilingIds[0], action: "value", value: "2000", repeat: "once", runAt, reason: "launch", by: operator });
+    const ask = await createSchedule(t.db, {
+      endpointKey: e.key,
+      ceilingId: e.ceilingIds[0],
+      action: "value",
+      value: "2000",
+      repeat: "once",
+      runAt,
+      reason: "launch",
+      by: operator,
+    });
     expect(ask.state).toBe("awaiting_approval");
     const kill = await createSchedule(t.db, { endpointKey: e.key, action: "kill", repeat: "once", runAt, reason: "maintenance", by: operator });
     expect(kill).toMatchObject({ state: "scheduled", action: "kill", ceilingId: null, createdBy: operator.email });
@@ -88,7 +110,17 @@ describe.skipIf(skipWithoutDatabase())("schedules", () => {
     await t.db.update(ceilings).set({ minValue: 100 }).where(eq(ceilings.id, ceilingId));
     const admin = await staffMember(t.db, "admin");
     const now = new Date();
-    const s = await createSchedule(t.db, { endpointKey: e.key, ceilingId, action: "value", value: "5", repeat: "once", runAt: new Date(now.getTime() + MINUTE), reason: "quiet hours", by: admin, now });
+    const s = await createSchedule(t.db, {
+      endpointKey: e.key,
+      ceilingId,
+      action: "value",
+      value: "5",
+      repeat: "once",
+      runAt: new Date(now.getTime() + MINUTE),
+      reason: "quiet hours",
+      by: admin,
+      now,
+    });
     expect(s.value).toBe(100);
     expect(s.message).toContain("you typed 5; 100 is scheduled, the minimum");
     expect(await runDueSchedules(t.db, now)).toEqual({ applied: 0, nothing: 0, failed: 0 });
@@ -107,7 +139,15 @@ describe.skipIf(skipWithoutDatabase())("schedules", () => {
     const admin = await staffMember(t.db, "admin");
     const now = new Date("2030-01-10T12:00:00Z");
     const kill = await createSchedule(t.db, { endpointKey: e.key, action: "kill", repeat: "daily", timeOfDay: "22:00", reason: "nights off", by: admin, now });
-    const restore = await createSchedule(t.db, { endpointKey: e.key, action: "restore", repeat: "daily", timeOfDay: "06:00", reason: "mornings on", by: admin, now });
+    const restore = await createSchedule(t.db, {
+      endpointKey: e.key,
+      action: "restore",
+      repeat: "daily",
+      timeOfDay: "06:00",
+      reason: "mornings on",
+      by: admin,
+      now,
+    });
     expect(kill.runAt.toISOString()).toBe("2030-01-10T22:00:00.000Z");
     expect(restore.runAt.toISOString()).toBe("2030-01-11T06:00:00.000Z");
 
@@ -131,7 +171,15 @@ describe.skipIf(skipWithoutDatabase())("schedules", () => {
     const e = await endpoint();
     const admin = await staffMember(t.db, "admin");
     const now = new Date();
-    const s = await createSchedule(t.db, { endpointKey: e.key, action: "kill", repeat: "once", runAt: new Date(now.getTime() + 1000), reason: "once", by: admin, now });
+    const s = await createSchedule(t.db, {
+      endpointKey: e.key,
+      action: "kill",
+      repeat: "once",
+      runAt: new Date(now.getTime() + 1000),
+      reason: "once",
+      by: admin,
+      now,
+    });
     // An edit in flight holds the endpoint lock, so all three reach the schedule before any applies.
     const edit = await holdTransaction(t.db, (tx) => tx.execute(sql`select ceilings.lock_endpoints_for_change(${`{${e.endpointId}}`}::int[])`));
     const at = new Date(now.getTime() + 2000);
@@ -159,12 +207,36 @@ describe.skipIf(skipWithoutDatabase())("schedules", () => {
     const ceilingId = e.ceilingIds[0] ?? 0;
     const [operator, admin] = [await staffMember(t.db, "operator"), await staffMember(t.db, "admin")];
     const now = new Date();
-    const s = await createSchedule(t.db, { endpointKey: e.key, ceilingId, action: "value", value: "500", repeat: "once", runAt: new Date(now.getTime() + 1000), reason: "launch", by: admin, now });
+    const s = await createSchedule(t.db, {
+      endpointKey: e.key,
+      ceilingId,
+      action: "value",
+      value: "500",
+      repeat: "once",
+      runAt: new Date(now.getTime() + 1000),
+      reason: "launch",
+      by: admin,
+      now,
+    });
     expect(s.state).toBe("scheduled");
-    const raise = await createSchedule(t.db, { endpointKey: e.key, ceilingId, action: "value", value: "1000000", confirm: "1000000", repeat: "once", runAt: new Date(now.getTime() + 2000), reason: "launch day", by: operator, now });
+    const raise = await createSchedule(t.db, {
+      endpointKey: e.key,
+      ceilingId,
+      action: "value",
+      value: "1000000",
+      confirm: "1000000",
+      repeat: "once",
+      runAt: new Date(now.getTime() + 2000),
+      reason: "launch day",
+      by: operator,
+      now,
+    });
     expect(raise.state).toBe("awaiting_approval");
     expect(raise.message).toContain(`second admin approves request #${raise.requestId}`);
-    const [request] = await t.db.select().from(changeRequests).where(eq(changeRequests.id, raise.requestId ?? 0));
+    const [request] = await t.db
+      .select()
+      .from(changeRequests)
+      .where(eq(changeRequests.id, raise.requestId ?? 0));
     expect(request).toMatchObject({ kind: "schedule", state: "pending", requestedBy: operator.email, change: { scheduleId: raise.id } });
 
     // Not before it is approved (the lower value, an admin's, applies at once).
@@ -183,8 +255,27 @@ describe.skipIf(skipWithoutDatabase())("schedules", () => {
     const ceilingId = e.ceilingIds[0] ?? 0;
     const [operator, admin] = [await staffMember(t.db, "operator"), await staffMember(t.db, "admin")];
     const now = new Date();
-    const kill = await createSchedule(t.db, { endpointKey: e.key, action: "kill", repeat: "once", runAt: new Date(now.getTime() + 1000), reason: "x", by: admin, now });
-    const raise = await createSchedule(t.db, { endpointKey: e.key, ceilingId, action: "value", value: "5000", confirm: "5000", repeat: "daily", timeOfDay: "08:00", reason: "y", by: admin, now });
+    const kill = await createSchedule(t.db, {
+      endpointKey: e.key,
+      action: "kill",
+      repeat: "once",
+      runAt: new Date(now.getTime() + 1000),
+      reason: "x",
+      by: admin,
+      now,
+    });
+    const raise = await createSchedule(t.db, {
+      endpointKey: e.key,
+      ceilingId,
+      action: "value",
+      value: "5000",
+      confirm: "5000",
+      repeat: "daily",
+      timeOfDay: "08:00",
+      reason: "y",
+      by: admin,
+      now,
+    });
     expect((await listSchedules(t.db, { endpointId: e.endpointId })).map((s) => [s.id, s.state])).toEqual([
       [kill.id, "scheduled"],
       [raise.id, "awaiting_approval"],
@@ -203,25 +294,50 @@ describe.skipIf(skipWithoutDatabase())("schedules", () => {
       [operator.email, "not needed"],
       [operator.email, "launch moved"],
     ]);
-    expect(await t.db.select().from(auditEvents).where(sql`${auditEvents.details}->>'scheduleId' = ${String(kill.id)} and ${auditEvents.action} = 'ceiling.kill'`)).toEqual([]);
+    expect(
+      await t.db
+        .select()
+        .from(auditEvents)
+        .where(sql`${auditEvents.details}->>'scheduleId' = ${String(kill.id)} and ${auditEvents.action} = 'ceiling.kill'`),
+    ).toEqual([]);
   });
 
   // --- The rules a schedule is judged by on the day it runs, not only when it is scheduled. ---
 
   const HOUR = 60 * MINUTE;
-  const failedAlerts = (scheduleId: number) => t.db.select().from(alerts).where(and(eq(alerts.kind, "schedule_failed"), sql`${alerts.dedupeKey} like ${`schedule_failed:${scheduleId}:%`}`));
+  const failedAlerts = (scheduleId: number) =>
+    t.db
+      .select()
+      .from(alerts)
+      .where(and(eq(alerts.kind, "schedule_failed"), sql`${alerts.dedupeKey} like ${`schedule_failed:${scheduleId}:%`}`));
   const timeOfDay = (d: Date) => d.toISOString().slice(11, 16);
 
   it("a value scheduled during a temporary raise is judged against what its end puts back: it waits for approval and never keeps the raise alone", async () => {
     const e = await endpoint();
     const ceilingId = e.ceilingIds[0] ?? 0;
     const [a, b] = [await staffMember(t.db, "admin"), await staffMember(t.db, "admin")];
-    const r = await requestChange(t.db, { kind: "ceiling.value", change: { ceilingId, value: 4000 }, requester: a, reason: "launch, one hour only", endsAfterSeconds: 3600 });
+    const r = await requestChange(t.db, {
+      kind: "ceiling.value",
+      change: { ceilingId, value: 4000 },
+      requester: a,
+      reason: "launch, one hour only",
+      endsAfterSeconds: 3600,
+    });
     const now = new Date();
     await approveChange(t.db, { id: r.id, approver: b, now });
     expect((await ceilingOf(ceilingId))?.value).toBe(4000);
     // 4,000 is the value in force, but 1,000 is what stands: scheduling 4,000 is a raise.
-    const s = await createSchedule(t.db, { endpointKey: e.key, ceilingId, action: "value", value: "4000", repeat: "once", runAt: new Date(now.getTime() + 2 * HOUR), reason: "keep it", by: a, now });
+    const s = await createSchedule(t.db, {
+      endpointKey: e.key,
+      ceilingId,
+      action: "value",
+      value: "4000",
+      repeat: "once",
+      runAt: new Date(now.getTime() + 2 * HOUR),
+      reason: "keep it",
+      by: a,
+      now,
+    });
     expect(s.state).toBe("awaiting_approval");
     await endRaises(t.db, new Date(now.getTime() + HOUR + 1000));
     expect((await ceilingOf(ceilingId))?.value).toBe(1000);
@@ -234,7 +350,17 @@ describe.skipIf(skipWithoutDatabase())("schedules", () => {
     const ceilingId = e.ceilingIds[0] ?? 0;
     const admin = await staffMember(t.db, "admin");
     const now = new Date();
-    const s = await createSchedule(t.db, { endpointKey: e.key, ceilingId, action: "value", value: "500", repeat: "once", runAt: new Date(now.getTime() + 1000), reason: "quieter", by: admin, now });
+    const s = await createSchedule(t.db, {
+      endpointKey: e.key,
+      ceilingId,
+      action: "value",
+      value: "500",
+      repeat: "once",
+      runAt: new Date(now.getTime() + 1000),
+      reason: "quieter",
+      by: admin,
+      now,
+    });
     expect(s.state).toBe("scheduled");
     // Lowered meanwhile (an instant, one-person change): 500 is now above what is in force.
     await t.db.update(ceilings).set({ value: 100 }).where(eq(ceilings.id, ceilingId));
@@ -253,10 +379,30 @@ describe.skipIf(skipWithoutDatabase())("schedules", () => {
     const ceilingId = e.ceilingIds[0] ?? 0;
     const [a, b] = [await staffMember(t.db, "admin"), await staffMember(t.db, "admin")];
     const now = new Date();
-    const night = await createSchedule(t.db, { endpointKey: e.key, ceilingId, action: "value", value: "50", repeat: "daily", timeOfDay: timeOfDay(new Date(now.getTime() + HOUR)), reason: "night", by: a, now });
+    const night = await createSchedule(t.db, {
+      endpointKey: e.key,
+      ceilingId,
+      action: "value",
+      value: "50",
+      repeat: "daily",
+      timeOfDay: timeOfDay(new Date(now.getTime() + HOUR)),
+      reason: "night",
+      by: a,
+      now,
+    });
     expect(night.state).toBe("scheduled");
     // Not below the value in force: the morning value raises back, every day, so it is asked.
-    const morning = await createSchedule(t.db, { endpointKey: e.key, ceilingId, action: "value", value: "1000", repeat: "daily", timeOfDay: timeOfDay(new Date(now.getTime() + 2 * HOUR)), reason: "day", by: a, now });
+    const morning = await createSchedule(t.db, {
+      endpointKey: e.key,
+      ceilingId,
+      action: "value",
+      value: "1000",
+      repeat: "daily",
+      timeOfDay: timeOfDay(new Date(now.getTime() + 2 * HOUR)),
+      reason: "day",
+      by: a,
+      now,
+    });
     expect(morning.state).toBe("awaiting_approval");
     await approveChange(t.db, { id: morning.requestId ?? 0, approver: b });
     for (const day of [0, 1]) {
@@ -275,7 +421,20 @@ describe.skipIf(skipWithoutDatabase())("schedules", () => {
     const a = await staffMember(t.db, "admin");
     const now = new Date();
     // A schedule row forced to "scheduled" with no approved request is never a raise's permission.
-    const [forged] = await t.db.insert(scheduledChanges).values({ endpointId: e.endpointId, ceilingId, action: "value", value: 5000, repeat: "once", runAt: now, state: "scheduled", reason: "forged", createdBy: a.email }).returning();
+    const [forged] = await t.db
+      .insert(scheduledChanges)
+      .values({
+        endpointId: e.endpointId,
+        ceilingId,
+        action: "value",
+        value: 5000,
+        repeat: "once",
+        runAt: now,
+        state: "scheduled",
+        reason: "forged",
+        createdBy: a.email,
+      })
+      .returning();
     expect(await runDueSchedules(t.db, new Date(now.getTime() + 1000))).toEqual({ applied: 0, nothing: 0, failed: 1 });
     expect((await ceilingOf(ceilingId))?.value).toBe(1000);
     expect(await failedAlerts(forged?.id ?? 0)).toHaveLength(1);
@@ -286,7 +445,17 @@ describe.skipIf(skipWithoutDatabase())("schedules", () => {
     const ceilingId = e.ceilingIds[0] ?? 0;
     const admin = await staffMember(t.db, "admin");
     const now = new Date();
-    const s = await createSchedule(t.db, { endpointKey: e.key, ceilingId, action: "value", value: "50", repeat: "daily", timeOfDay: timeOfDay(new Date(now.getTime() + HOUR)), reason: "night-time ceiling", by: admin, now });
+    const s = await createSchedule(t.db, {
+      endpointKey: e.key,
+      ceilingId,
+      action: "value",
+      value: "50",
+      repeat: "daily",
+      timeOfDay: timeOfDay(new Date(now.getTime() + HOUR)),
+      reason: "night-time ceiling",
+      by: admin,
+      now,
+    });
     await killEndpoint(t.db, { endpointKey: e.key, actor: { type: "staff", email: "oncall@test.local" }, reason: "incident: runaway loop" });
     expect(await runDueSchedules(t.db, new Date(now.getTime() + HOUR + MINUTE))).toEqual({ applied: 0, nothing: 0, failed: 1 });
     // Whoever killed decides what comes next.
@@ -306,13 +475,24 @@ describe.skipIf(skipWithoutDatabase())("schedules", () => {
     const ceilingId = e.ceilingIds[0] ?? 0;
     const [viewer, operator] = [await staffMember(t.db, "viewer"), await staffMember(t.db, "operator")];
     const runAt = new Date(Date.now() + HOUR);
-    await expect(createSchedule(t.db, { endpointKey: e.key, ceilingId, action: "value", value: 50, repeat: "daily", timeOfDay: "22:00", reason: "night", by: operator })).rejects.toMatchObject({ code: "forbidden" });
-    await expect(createSchedule(t.db, { endpointKey: e.key, action: "kill", repeat: "once", runAt, reason: "night", by: viewer })).rejects.toMatchObject({ code: "forbidden" });
-    await expect(createSchedule(t.db, { endpointKey: `${e.key}.nope`, action: "kill", repeat: "once", runAt, reason: "night", by: operator })).rejects.toMatchObject({ code: "not_found" });
+    await expect(
+      createSchedule(t.db, { endpointKey: e.key, ceilingId, action: "value", value: 50, repeat: "daily", timeOfDay: "22:00", reason: "night", by: operator }),
+    ).rejects.toMatchObject({ code: "forbidden" });
+    await expect(createSchedule(t.db, { endpointKey: e.key, action: "kill", repeat: "once", runAt, reason: "night", by: viewer })).rejects.toMatchObject({
+      code: "forbidden",
+    });
+    await expect(
+      createSchedule(t.db, { endpointKey: `${e.key}.nope`, action: "kill", repeat: "once", runAt, reason: "night", by: operator }),
+    ).rejects.toMatchObject({ code: "not_found" });
     const kill = await createSchedule(t.db, { endpointKey: e.key, action: "kill", repeat: "once", runAt, reason: "night", by: operator });
     await expect(cancelSchedule(t.db, { id: kill.id, by: viewer, reason: "no" })).rejects.toMatchObject({ code: "forbidden" });
     await expect(cancelSchedule(t.db, { id: 987_654_321, by: operator, reason: "no" })).rejects.toMatchObject({ code: "not_found" });
-    const rejected = async (actor: string) => t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "schedule.rejected"), eq(auditEvents.actor, actor))).orderBy(auditEvents.id);
+    const rejected = async (actor: string) =>
+      t.db
+        .select()
+        .from(auditEvents)
+        .where(and(eq(auditEvents.action, "schedule.rejected"), eq(auditEvents.actor, actor)))
+        .orderBy(auditEvents.id);
     expect((await rejected(operator.email)).map((r) => r.details?.code)).toEqual(["forbidden", "not_found", "not_found"]);
     expect((await rejected(viewer.email)).map((r) => [r.details?.code, r.endpointId])).toEqual([
       ["forbidden", e.endpointId],
@@ -325,8 +505,20 @@ describe.skipIf(skipWithoutDatabase())("schedules", () => {
     const e = await endpoint();
     const ceilingId = e.ceilingIds[0] ?? 0;
     const admin = await staffMember(t.db, "admin");
-    const base = { endpointKey: e.key, ceilingId, action: "value" as const, value: "5000", repeat: "once" as const, runAt: new Date(Date.now() + HOUR), reason: "launch", by: admin };
-    await expect(createSchedule(t.db, base)).rejects.toMatchObject({ code: "confirmation_required", message: expect.stringMatching(/1,000 → 5,000 is 5× or more: type 5,000 again/) });
+    const base = {
+      endpointKey: e.key,
+      ceilingId,
+      action: "value" as const,
+      value: "5000",
+      repeat: "once" as const,
+      runAt: new Date(Date.now() + HOUR),
+      reason: "launch",
+      by: admin,
+    };
+    await expect(createSchedule(t.db, base)).rejects.toMatchObject({
+      code: "confirmation_required",
+      message: expect.stringMatching(/1,000 → 5,000 is 5× or more: type 5,000 again/),
+    });
     await expect(createSchedule(t.db, { ...base, confirm: "500" })).rejects.toMatchObject({ code: "confirmation_required" });
     expect(await schedulesOf(e.endpointId)).toEqual([]);
     expect(await eventsOf(e.endpointId, "schedule.rejected")).toHaveLength(2);

@@ -86,14 +86,20 @@ function readValue(p: CreateScheduleParams): number | null {
 type Target = { endpoint: { id: number; key: string; archivedAt: Date | null }; ceiling: Ceiling | null };
 
 async function readTarget(db: Db, p: CreateScheduleParams): Promise<Target> {
-  const [endpoint] = await db.select({ id: endpoints.id, key: endpoints.key, archivedAt: endpoints.archivedAt }).from(endpoints).where(eq(endpoints.key, p.endpointKey));
+  const [endpoint] = await db
+    .select({ id: endpoints.id, key: endpoints.key, archivedAt: endpoints.archivedAt })
+    .from(endpoints)
+    .where(eq(endpoints.key, p.endpointKey));
   if (!endpoint) throw new ChangeControlError("not_found", `no endpoint '${p.endpointKey.slice(0, 80)}'`);
   if (endpoint.archivedAt !== null) throw invalid(`${endpoint.key} is archived: it refuses every call, there is nothing to schedule`);
   if (p.ceilingId === undefined || p.ceilingId === null) {
     if (p.action === "value") throw invalid("a scheduled value is for one ceiling: choose which");
     return { endpoint, ceiling: null };
   }
-  const [ceiling] = await db.select().from(ceilings).where(and(eq(ceilings.id, p.ceilingId), eq(ceilings.endpointId, endpoint.id)));
+  const [ceiling] = await db
+    .select()
+    .from(ceilings)
+    .where(and(eq(ceilings.id, p.ceilingId), eq(ceilings.endpointId, endpoint.id)));
   if (!ceiling) throw new ChangeControlError("not_found", `${endpoint.key} has no ceiling #${p.ceilingId}`);
   return { endpoint, ceiling };
 }
@@ -142,7 +148,10 @@ async function scheduleChecked(db: Db, p: CreateScheduleParams): Promise<Created
     if (raise && (standing === 0 || applied >= standing * CONFIRM_RAISE_FACTOR)) {
       const confirm = parseLimitInput(String(p.confirm ?? ""));
       if (!confirm.ok || confirm.value !== typed) {
-        throw new ChangeControlError("confirmation_required", `${formatCount(standing)} → ${formatCount(applied)} is ${CONFIRM_RAISE_FACTOR}× or more: type ${formatCount(typed)} again to confirm`);
+        throw new ChangeControlError(
+          "confirmation_required",
+          `${formatCount(standing)} → ${formatCount(applied)} is ${CONFIRM_RAISE_FACTOR}× or more: type ${formatCount(typed)} again to confirm`,
+        );
       }
     }
   }
@@ -172,7 +181,16 @@ async function scheduleChecked(db: Db, p: CreateScheduleParams): Promise<Created
       appliedValue: value,
       clamped: clampNote !== null,
       reason,
-      details: { scheduleId: row.id, action: row.action, repeat: row.repeat, runAt: row.runAt.toISOString(), timeOfDay: when.timeOfDay, state: row.state, typed, via: who.via },
+      details: {
+        scheduleId: row.id,
+        action: row.action,
+        repeat: row.repeat,
+        runAt: row.runAt.toISOString(),
+        timeOfDay: when.timeOfDay,
+        state: row.state,
+        typed,
+        via: who.via,
+      },
     });
     let scheduled = row;
     if (raise) {
@@ -181,7 +199,8 @@ async function scheduleChecked(db: Db, p: CreateScheduleParams): Promise<Created
       const [linked] = await tx.update(scheduledChanges).set({ requestId: request.id }).where(eq(scheduledChanges.id, row.id)).returning();
       if (linked) scheduled = linked;
     }
-    const whenText = p.repeat === "daily" ? `every day at ${when.timeOfDay} UTC, first ${scheduled.runAt.toISOString()}` : `at ${scheduled.runAt.toISOString()}`;
+    const whenText =
+      p.repeat === "daily" ? `every day at ${when.timeOfDay} UTC, first ${scheduled.runAt.toISOString()}` : `at ${scheduled.runAt.toISOString()}`;
     const what = p.action === "value" ? `value ${formatCount(value ?? 0)}` : p.action;
     const parts = [clampNote, `${endpoint.key}: ${what} scheduled ${whenText}`];
     if (raise) parts.push(`that is a raise: it runs once a second admin approves request #${scheduled.requestId}`);
@@ -192,7 +211,9 @@ async function scheduleChecked(db: Db, p: CreateScheduleParams): Promise<Created
 async function recordRejected(db: Db, p: CreateScheduleParams, error: ChangeControlError): Promise<void> {
   const [endpoint] = await db.select({ id: endpoints.id, key: endpoints.key }).from(endpoints).where(eq(endpoints.key, p.endpointKey));
   await recordAudit(db, {
-    ...(endpoint ? auditOf(staffActor(p.by), endpoint, p.ceilingId ?? undefined) : { actorType: "staff" as const, actor: p.by.email, target: p.endpointKey.slice(0, 200) }),
+    ...(endpoint
+      ? auditOf(staffActor(p.by), endpoint, p.ceilingId ?? undefined)
+      : { actorType: "staff" as const, actor: p.by.email, target: p.endpointKey.slice(0, 200) }),
     action: "schedule.rejected",
     rawInput: p.value === undefined || p.value === null ? null : String(p.value).slice(0, 200),
     reason: (p.reason ?? "").trim().slice(0, 500) || null,
@@ -235,10 +256,16 @@ export async function cancelSchedule(db: Db, p: { id: number; by: Requester; rea
 /** A refused cancel, on the schedule's endpoint log when the schedule exists. */
 async function recordCancelRejected(db: Db, p: { id: number; by: Requester; reason: string }, error: ChangeControlError): Promise<void> {
   const [row] = Number.isSafeInteger(p.id)
-    ? await db.select({ id: endpoints.id, key: endpoints.key, ceilingId: scheduledChanges.ceilingId }).from(scheduledChanges).innerJoin(endpoints, eq(endpoints.id, scheduledChanges.endpointId)).where(eq(scheduledChanges.id, p.id))
+    ? await db
+        .select({ id: endpoints.id, key: endpoints.key, ceilingId: scheduledChanges.ceilingId })
+        .from(scheduledChanges)
+        .innerJoin(endpoints, eq(endpoints.id, scheduledChanges.endpointId))
+        .where(eq(scheduledChanges.id, p.id))
     : [];
   await recordAudit(db, {
-    ...(row ? auditOf(staffActor(p.by), row, row.ceilingId ?? undefined) : { actorType: "staff" as const, actor: p.by.email, target: `schedule:${String(p.id).slice(0, 40)}` }),
+    ...(row
+      ? auditOf(staffActor(p.by), row, row.ceilingId ?? undefined)
+      : { actorType: "staff" as const, actor: p.by.email, target: `schedule:${String(p.id).slice(0, 40)}` }),
     action: "schedule.rejected",
     reason: (p.reason ?? "").trim().slice(0, 500) || null,
     details: { attempt: "cancel", scheduleId: p.id, code: error.code, error: error.message, via: p.by.via },
@@ -253,7 +280,8 @@ async function cancelChecked(db: Db, p: { id: number; by: Requester; reason: str
   return db.transaction(async (tx) => {
     const [row] = await tx.select().from(scheduledChanges).where(eq(scheduledChanges.id, p.id)).for("update");
     if (!row) throw new ChangeControlError("not_found", `no schedule #${p.id}`);
-    if (row.state === "done" || row.state === "cancelled") throw new ChangeControlError("invalid_input", `schedule #${p.id} is already ${row.state}: nothing to cancel`);
+    if (row.state === "done" || row.state === "cancelled")
+      throw new ChangeControlError("invalid_input", `schedule #${p.id} is already ${row.state}: nothing to cancel`);
     const [cancelled] = await tx
       .update(scheduledChanges)
       .set({ state: "cancelled", cancelledBy: who.email, cancelledAt: sql`now()` })
@@ -267,7 +295,15 @@ async function cancelChecked(db: Db, p: { id: number; by: Requester; reason: str
       reason,
       appliedValue: row.value,
       // A pending request for it goes stale when someone approves it: the schedule is no longer waiting.
-      details: { scheduleId: row.id, action: row.action, repeat: row.repeat, runAt: row.runAt.toISOString(), state: row.state, requestId: row.requestId, via: who.via },
+      details: {
+        scheduleId: row.id,
+        action: row.action,
+        repeat: row.repeat,
+        runAt: row.runAt.toISOString(),
+        state: row.state,
+        requestId: row.requestId,
+        via: who.via,
+      },
     });
     return cancelled;
   });

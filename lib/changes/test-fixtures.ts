@@ -19,10 +19,18 @@ export async function staffMember(db: Db, role: Role, via: Requester["via"] = "d
 
 /** The audit events of one request, oldest first. */
 export async function requestEvents(db: Db, requestId: number) {
-  return db.select().from(auditEvents).where(eq(auditEvents.target, `change_request:${requestId}`)).orderBy(auditEvents.id);
+  return db
+    .select()
+    .from(auditEvents)
+    .where(eq(auditEvents.target, `change_request:${requestId}`))
+    .orderBy(auditEvents.id);
 }
 
 /** Every audit event with this action on a ceiling, oldest first. */
 export async function ceilingEvents(db: Db, ceilingId: number, action: string) {
-  return db.select().from(auditEvents).where(and(eq(auditEvents.ceilingId, ceilingId), like(auditEvents.action, action))).orderBy(auditEvents.id);
+  return db
+    .select()
+    .from(auditEvents)
+    .where(and(eq(auditEvents.ceilingId, ceilingId), like(auditEvents.action, action)))
+    .orderBy(auditEvents.id);
 }

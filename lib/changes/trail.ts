@@ -16,12 +16,7 @@ export async function listRequestTrail(db: Db, request: { id: number; requestedA
   return db
     .select()
     .from(auditEvents)
-    .where(
-      and(
-        gte(auditEvents.at, since),
-        sql`(${auditEvents.target} = ${target} or ${auditEvents.details}->>'requestId' = ${id})`,
-      ),
-    )
+    .where(and(gte(auditEvents.at, since), sql`(${auditEvents.target} = ${target} or ${auditEvents.details}->>'requestId' = ${id})`))
     .orderBy(auditEvents.at, auditEvents.id)
     .limit(limit);
 }

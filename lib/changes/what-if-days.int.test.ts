@@ -28,8 +28,14 @@ describe.skipIf(skipWithoutDatabase())("the what-if's ledger", () => {
     const rows = Array.from({ length: 4000 }, (_, i) => {
       const at = new Date(start + i * 20_000);
       return {
-        endpointId: ep.endpointId, caller: `acct-${i % 50}`, amount: 5, money: 15, state: "expired" as const,
-        charges: [], createdAt: at, expiresAt: new Date(at.getTime() + 300_000),
+        endpointId: ep.endpointId,
+        caller: `acct-${i % 50}`,
+        amount: 5,
+        money: 15,
+        state: "expired" as const,
+        charges: [],
+        createdAt: at,
+        expiresAt: new Date(at.getTime() + 300_000),
       };
     });
     for (let i = 0; i < rows.length; i += 1000) await t.ownerDb.insert(reservations).values(rows.slice(i, i + 1000));
@@ -68,14 +74,21 @@ describe.skipIf(skipWithoutDatabase())("the what-if's ledger", () => {
     const day = utcDay(now.getTime() - 2 * DAY_MS);
     // Microseconds a Date cannot hold: the held one at .123456 is where the day is written up to.
     const at = (us: string) => sql`${`${day}T10:00:00.${us}Z`}::timestamptz`;
-    for (const [us, state] of [["123100", "settled"], ["123456", "held"], ["123457", "settled"], ["500000", "expired"]] as const) {
+    for (const [us, state] of [
+      ["123100", "settled"],
+      ["123456", "held"],
+      ["123457", "settled"],
+      ["500000", "expired"],
+    ] as const) {
       await t.ownerDb.execute(sql`
         insert into reservations (endpoint_id, caller, amount, money, state, settled_amount, settled_money, charges, created_at, expires_at)
         values (${ep.endpointId}, 'acct-us', 2, 6, ${state}, ${state === "settled" ? 1 : null}, ${state === "settled" ? 3 : null}, '[]'::jsonb, ${at(us)}, now())`);
     }
     expect((await buildWhatIfDays(t.db, now, { endpointIds: [ep.endpointId] })).written).toBeGreaterThan(0);
-    const [row] = resultRows<{ through: string; grants: number }>(await t.db.execute(sql`
-      select to_char(through at time zone 'UTC', 'HH24:MI:SS.US') as through, grants from what_if_days where endpoint_id = ${ep.endpointId} and day = ${day}::date`));
+    const [row] = resultRows<{ through: string; grants: number }>(
+      await t.db.execute(sql`
+      select to_char(through at time zone 'UTC', 'HH24:MI:SS.US') as through, grants from what_if_days where endpoint_id = ${ep.endpointId} and day = ${day}::date`),
+    );
     expect(row).toEqual({ through: "10:00:00.123456", grants: 1 });
     forgetWrittenDays();
     const fields = new Set(["finalUnits", "caller", "at"] as const);

@@ -98,8 +98,17 @@ export function decodeColumn(bytes: Uint8Array, n: number): Column {
 function emptyColumns(n: number): GrantColumns {
   const col = () => new Float64Array(n);
   return {
-    n, at: col(), amount: col(), money: col(), finalUnits: col(), finalMoney: col(), free: col(), caller: col(), destination: col(),
-    callers: [], destinations: [],
+    n,
+    at: col(),
+    amount: col(),
+    money: col(),
+    finalUnits: col(),
+    finalMoney: col(),
+    free: col(),
+    caller: col(),
+    destination: col(),
+    callers: [],
+    destinations: [],
   };
 }
 
@@ -171,7 +180,9 @@ async function readLive(db: Db, ranges: Range[]): Promise<Map<string, GrantColum
   return out;
 }
 
-type StoredRow = { endpoint_id: number; day: string; grants: number; version: string; callers: string[]; destinations: string[] } & Partial<Record<string, string>>;
+type StoredRow = { endpoint_id: number; day: string; grants: number; version: string; callers: string[]; destinations: string[] } & Partial<
+  Record<string, string>
+>;
 
 const columnOf = (f: GrantField) => (f === "at" ? "at" : COLUMNS[f]);
 
@@ -257,7 +268,10 @@ async function readStored(db: Db, endpointIds: number[], days: string[], until: 
     const rows = resultRows<StoredRow>(
       await db.execute(sql`
         select w.endpoint_id, to_char(w.day, 'YYYY-MM-DD') as day, w.grants, w.built_at::text as version, w.callers, w.destinations,
-               ${sql.join(need.map((f) => sql.raw(`encode(w.${columnOf(f)}, 'base64') as ${columnOf(f)}`)), sql`, `)}
+               ${sql.join(
+                 need.map((f) => sql.raw(`encode(w.${columnOf(f)}, 'base64') as ${columnOf(f)}`)),
+                 sql`, `,
+               )}
         from what_if_days w
         join unnest(${idArray(missing.map((r) => r.endpoint_id))}, ${sql.raw(`'{${missing.map((r) => r.day).join(",")}}'::date[]`)}) m(e, d)
           on w.endpoint_id = m.e and w.day = m.d`),

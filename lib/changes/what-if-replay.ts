@@ -126,7 +126,10 @@ export async function replayFast(db: Db, q: ReplayQuery): Promise<ReplayResult> 
       keyTo: keys.keyTo[d] as Int32Array,
       caller: g.caller,
       callerTo: keys.callerTo[d] as Int32Array,
-      limits, counters, refusedCalls, refusedMoney,
+      limits,
+      counters,
+      refusedCalls,
+      refusedMoney,
     });
     const reported = day >= since;
     if (reported) result.days.set(day, { granted: totals.granted, refused: totals.refused, refusedMoney: totals.money });
@@ -148,8 +151,18 @@ type Numbers = ArrayLike<number>;
  * typed arrays: it runs a million times for a busy month.
  */
 function replayDay(a: {
-  n: number; check: Numbers; charge: Numbers; money: Numbers; key: Numbers | null; keyTo: Int32Array; caller: Numbers; callerTo: Int32Array;
-  limits: Float64Array; counters: Float64Array; refusedCalls: Float64Array; refusedMoney: Float64Array;
+  n: number;
+  check: Numbers;
+  charge: Numbers;
+  money: Numbers;
+  key: Numbers | null;
+  keyTo: Int32Array;
+  caller: Numbers;
+  callerTo: Int32Array;
+  limits: Float64Array;
+  counters: Float64Array;
+  refusedCalls: Float64Array;
+  refusedMoney: Float64Array;
 }): { granted: number; refused: number; money: number; touched: number[] } {
   const { n, check, charge, money, key, keyTo, caller, callerTo, limits, counters, refusedCalls, refusedMoney } = a;
   const touched: number[] = [];
@@ -271,7 +284,8 @@ async function skippableDays(db: Db, q: ReplayQuery): Promise<Map<string, number
   const byDay = new Map(rows.map((r) => [r.day, r]));
   for (const day of days) {
     const r = byDay.get(day);
-    if (!r) out.set(day, 0); // no counter: no grant that day
+    if (!r)
+      out.set(day, 0); // no counter: no grant that day
     else if (r.safe) out.set(day, Number(r.grants));
   }
   return out;

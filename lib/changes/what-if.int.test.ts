@@ -34,13 +34,24 @@ function prng(seed: number): () => number {
 }
 
 type Raw = {
-  id: string; caller: string; destination_key: string | null; amount: number; money: number; state: string;
-  settled_amount: number | null; settled_money: number | null; at: string; ms: number;
+  id: string;
+  caller: string;
+  destination_key: string | null;
+  amount: number;
+  money: number;
+  state: string;
+  settled_amount: number | null;
+  settled_money: number | null;
+  at: string;
+  ms: number;
 };
 
 type Spec = { metric: "units" | "calls" | "money"; scope: "global" | "caller"; window: "utc_day" | "billing_month"; billingDay: number };
 
-type Brute = { days: Map<string, { granted: number; refused: number; refusedMoney: number }>; accounts: Map<string, { refused: number; refusedMoney: number }> };
+type Brute = {
+  days: Map<string, { granted: number; refused: number; refusedMoney: number }>;
+  accounts: Map<string, { refused: number; refusedMoney: number }>;
+};
 
 function bruteForce(rows: Raw[], spec: Spec, value: number, overrides: Map<string, number>, since: Date, until: Date): Brute {
   const sorted = [...rows].sort((a, b) => a.ms - b.ms || (a.at < b.at ? -1 : a.at > b.at ? 1 : 0) || (a.id < b.id ? -1 : 1));
@@ -50,10 +61,16 @@ function bruteForce(rows: Raw[], spec: Spec, value: number, overrides: Map<strin
     let y = d.getUTCFullYear();
     let m = d.getUTCMonth();
     if (d.getUTCDate() < spec.billingDay) m -= 1;
-    if (m < 0) { m = 11; y -= 1; }
+    if (m < 0) {
+      m = 11;
+      y -= 1;
+    }
     return `${y}-${m}-${spec.billingDay}`;
   };
-  const first = spec.window === "utc_day" ? since.getTime() : new Date(Date.UTC(since.getUTCFullYear(), since.getUTCMonth() - (since.getUTCDate() < spec.billingDay ? 1 : 0), spec.billingDay)).getTime();
+  const first =
+    spec.window === "utc_day"
+      ? since.getTime()
+      : new Date(Date.UTC(since.getUTCFullYear(), since.getUTCMonth() - (since.getUTCDate() < spec.billingDay ? 1 : 0), spec.billingDay)).getTime();
   const counters = new Map<string, number>();
   const out: Brute = { days: new Map(), accounts: new Map() };
   for (const r of sorted) {
@@ -104,7 +121,7 @@ function bruteForce(rows: Raw[], spec: Spec, value: number, overrides: Map<strin
 /** A random history: `n` reservations over the last 40 days, every state, overruns included. */
 async function fillHistory(owner: Db, endpointId: number, seed: number, n: number): Promise<void> {
   const rand = prng(seed);
-  const pick = <T,>(xs: readonly T[]): T => must(xs[Math.floor(rand() * xs.length)]);
+  const pick = <T>(xs: readonly T[]): T => must(xs[Math.floor(rand() * xs.length)]);
   const callers = ["", "acct-a", "acct-b", "acct-c", "acct-d", "acct-e", "acct-f", "acct-g"];
   const rows = [];
   for (let i = 0; i < n; i += 1) {
@@ -117,13 +134,24 @@ async function fillHistory(owner: Db, endpointId: number, seed: number, n: numbe
     const state = held === "held" && at.getTime() < NOW.getTime() - 2 * DAY ? "expired" : held;
     const overrun = rand() < 0.1;
     const settledAmount =
-      state === "settled" ? Math.floor(rand() * (amount + (overrun ? 4 : 1)))
-      : (state === "expired" || state === "released") && overrun ? amount + 1 + Math.floor(rand() * 3)
-      : null;
+      state === "settled"
+        ? Math.floor(rand() * (amount + (overrun ? 4 : 1)))
+        : (state === "expired" || state === "released") && overrun
+          ? amount + 1 + Math.floor(rand() * 3)
+          : null;
     rows.push({
-      endpointId, caller: pick(callers), destinationKey: null, amount, money: amount * price, state, overrun,
-      settledAmount, settledMoney: settledAmount === null ? null : settledAmount * price, charges: [],
-      createdAt: at, expiresAt: new Date(at.getTime() + 300_000),
+      endpointId,
+      caller: pick(callers),
+      destinationKey: null,
+      amount,
+      money: amount * price,
+      state,
+      overrun,
+      settledAmount,
+      settledMoney: settledAmount === null ? null : settledAmount * price,
+      charges: [],
+      createdAt: at,
+      expiresAt: new Date(at.getTime() + 300_000),
     });
   }
   // Ties on created_at: copy a few timestamps onto other rows.
@@ -139,7 +167,10 @@ async function rawRows(db: Db, endpointIds: number[]): Promise<Raw[]> {
       from reservations where endpoint_id = any(${sql.raw(`'{${endpointIds.join(",")}}'::int[]`)})`),
   );
   return rows.map((r) => ({
-    ...r, amount: Number(r.amount), money: Number(r.money), ms: Math.floor(Number(r.ms)),
+    ...r,
+    amount: Number(r.amount),
+    money: Number(r.money),
+    ms: Math.floor(Number(r.ms)),
     settled_amount: r.settled_amount === null ? null : Number(r.settled_amount),
     settled_money: r.settled_money === null ? null : Number(r.settled_money),
   }));
@@ -148,9 +179,10 @@ async function rawRows(db: Db, endpointIds: number[]): Promise<Raw[]> {
 // The usage rows reserve and resolve would have left for a UTC-day ceiling, and the ceiling dated
 // before the history: whatIf may then skip the days whose counters cannot refuse.
 async function fillUsage(owner: Db, ceilingId: number, scope: "global" | "caller", metric: "units" | "calls"): Promise<void> {
-  const charged = metric === "calls"
-    ? sql`case when state = 'released' and settled_amount is null then 0 else 1 end`
-    : sql`case state when 'settled' then settled_amount when 'held' then 0 when 'expired' then greatest(amount, coalesce(settled_amount, 0)) else coalesce(settled_amount, 0) end`;
+  const charged =
+    metric === "calls"
+      ? sql`case when state = 'released' and settled_amount is null then 0 else 1 end`
+      : sql`case state when 'settled' then settled_amount when 'held' then 0 when 'expired' then greatest(amount, coalesce(settled_amount, 0)) else coalesce(settled_amount, 0) end`;
   const held = metric === "calls" ? sql`case when state = 'held' then 1 else 0 end` : sql`case when state = 'held' then amount else 0 end`;
   await owner.execute(sql`
     insert into usage (ceiling_id, scope_key, window_start, window_end, held, settled, reservations)
@@ -163,8 +195,10 @@ async function fillUsage(owner: Db, ceilingId: number, scope: "global" | "caller
 }
 
 function topOf(b: Brute) {
-  return [...b.accounts.entries()].map(([account, a]) => ({ account, ...a }))
-    .sort((x, y) => y.refusedMoney - x.refusedMoney || y.refused - x.refused || (x.account < y.account ? -1 : 1)).slice(0, 5);
+  return [...b.accounts.entries()]
+    .map(([account, a]) => ({ account, ...a }))
+    .sort((x, y) => y.refusedMoney - x.refusedMoney || y.refused - x.refused || (x.account < y.account ? -1 : 1))
+    .slice(0, 5);
 }
 
 // Skipped only without a Postgres server to run on; npm test always starts one, and CI fails a skipped suite.
@@ -205,12 +239,30 @@ describe.skipIf(skipWithoutDatabase())("whatIf", () => {
       from (select row_number() over (order by id) as n, created_at from reservations where endpoint_id = ${endpointId}) m,
            (select row_number() over (order by id) as n, id from reservations where endpoint_id = ${other.endpointId}) x
       where x.id = o.id and m.n = x.n * 7 and x.n <= 30`);
-    const [g] = await t.ownerDb.insert(budgets).values({ key: `wi.global-${endpointId}`, name: "g", scope: "global", window: "utc_day", value: 1_000_000, maxValue: 1_000_000, defaultValue: 1000 }).returning();
-    const [acc] = await t.ownerDb.insert(budgets).values({ key: `wi.account-${endpointId}`, name: "a", scope: "account", window: "billing_month", billingDay: 3, value: 1_000_000, maxValue: 1_000_000, defaultValue: 1000 }).returning();
+    const [g] = await t.ownerDb
+      .insert(budgets)
+      .values({ key: `wi.global-${endpointId}`, name: "g", scope: "global", window: "utc_day", value: 1_000_000, maxValue: 1_000_000, defaultValue: 1000 })
+      .returning();
+    const [acc] = await t.ownerDb
+      .insert(budgets)
+      .values({
+        key: `wi.account-${endpointId}`,
+        name: "a",
+        scope: "account",
+        window: "billing_month",
+        billingDay: 3,
+        value: 1_000_000,
+        maxValue: 1_000_000,
+        defaultValue: 1000,
+      })
+      .returning();
     budgetGlobal = must(g).id;
     budgetAccount = must(acc).id;
     for (const b of [budgetGlobal, budgetAccount]) {
-      await t.ownerDb.insert(budgetMembers).values([{ budgetId: b, endpointId }, { budgetId: b, endpointId: other.endpointId }]);
+      await t.ownerDb.insert(budgetMembers).values([
+        { budgetId: b, endpointId },
+        { budgetId: b, endpointId: other.endpointId },
+      ]);
     }
   });
 
@@ -225,20 +277,25 @@ describe.skipIf(skipWithoutDatabase())("whatIf", () => {
         await buildWhatIfDays(t.ownerDb, NOW);
         // Closed days written whole, and days a held reservation stops written up to it (the rest
         // of such a day is read from the reservations).
-        const [rows] = resultRows<{ whole: number; part: number }>(await t.ownerDb.execute(sql`
+        const [rows] = resultRows<{ whole: number; part: number }>(
+          await t.ownerDb.execute(sql`
           select count(*) filter (where through = day + interval '1 day')::int as whole,
-                 count(*) filter (where through < day + interval '1 day' and grants > 0)::int as part from what_if_days`));
+                 count(*) filter (where through < day + interval '1 day' and grants > 0)::int as part from what_if_days`),
+        );
         expect(must(rows).whole).toBeGreaterThan(20);
         expect(must(rows).part).toBeGreaterThan(0);
-      }
-      else await t.ownerDb.execute(sql`delete from what_if_days`);
+      } else await t.ownerDb.execute(sql`delete from what_if_days`);
       for (const days of [7, 30] as const) {
         const since = periodStart(NOW, days);
         for (const value of values) {
           const brute = bruteForce(endpointRows, spec, value, overrides, since, NOW);
           const fast = await replayTarget(t.db, target, value, since, NOW);
           expect({ value, days, map: Object.fromEntries(fast.days) }).toEqual({ value, days, map: Object.fromEntries(brute.days) });
-          expect({ value, days, map: Object.fromEntries(accountsSince(fast, since.toISOString().slice(0, 10))) }).toEqual({ value, days, map: Object.fromEntries(brute.accounts) });
+          expect({ value, days, map: Object.fromEntries(accountsSince(fast, since.toISOString().slice(0, 10))) }).toEqual({
+            value,
+            days,
+            map: Object.fromEntries(brute.accounts),
+          });
           const summary = await whatIf(t.db, { ...params, value, days, now: NOW });
           expect(summary.days).toHaveLength(days);
           expect(summary.refused).toBe([...brute.days.values()].reduce((n, d) => n + d.refused, 0));
@@ -250,7 +307,10 @@ describe.skipIf(skipWithoutDatabase())("whatIf", () => {
     }
     // The panel's one replay for both periods answers what the two replays answer.
     const both = await whatIfLast7And30(t.db, { ...params, value: values[0] ?? 0, now: NOW });
-    const [d7, d30] = [await whatIf(t.db, { ...params, value: values[0] ?? 0, days: 7, now: NOW }), await whatIf(t.db, { ...params, value: values[0] ?? 0, days: 30, now: NOW })];
+    const [d7, d30] = [
+      await whatIf(t.db, { ...params, value: values[0] ?? 0, days: 7, now: NOW }),
+      await whatIf(t.db, { ...params, value: values[0] ?? 0, days: 30, now: NOW }),
+    ];
     expect({ ...both.d7, ms: 0 }).toEqual({ ...d7, ms: 0 });
     expect({ ...both.d30, ms: 0 }).toEqual({ ...d30, ms: 0 });
     // The values chosen make some, not all, grants refused: the comparison is not trivially empty.
@@ -258,7 +318,11 @@ describe.skipIf(skipWithoutDatabase())("whatIf", () => {
   }
 
   it("a global units ceiling by UTC day equals the brute-force replay", async () => {
-    await compare({ ceilingId: ceilingIds.globalUnitsDay }, { metric: "units", scope: "global", window: "utc_day", billingDay: BILLING_DAY }, [1, 15, 30, 45, 60, 90]);
+    await compare(
+      { ceilingId: ceilingIds.globalUnitsDay },
+      { metric: "units", scope: "global", window: "utc_day", billingDay: BILLING_DAY },
+      [1, 15, 30, 45, 60, 90],
+    );
   });
 
   it("a per-caller calls ceiling by UTC day equals it", async () => {
@@ -266,16 +330,28 @@ describe.skipIf(skipWithoutDatabase())("whatIf", () => {
   });
 
   it("a per-caller units ceiling by billing month (one account overridden) equals it", async () => {
-    await compare({ ceilingId: ceilingIds.callerUnitsMonth }, { metric: "units", scope: "caller", window: "billing_month", billingDay: BILLING_DAY },
-      [20, 60, 120, 250, 400], new Map([["acct-b", 40]]));
+    await compare(
+      { ceilingId: ceilingIds.callerUnitsMonth },
+      { metric: "units", scope: "caller", window: "billing_month", billingDay: BILLING_DAY },
+      [20, 60, 120, 250, 400],
+      new Map([["acct-b", 40]]),
+    );
   });
 
   it("a global calls ceiling by billing month equals it", async () => {
-    await compare({ ceilingId: ceilingIds.globalCallsMonth }, { metric: "calls", scope: "global", window: "billing_month", billingDay: BILLING_DAY }, [50, 200, 400]);
+    await compare(
+      { ceilingId: ceilingIds.globalCallsMonth },
+      { metric: "calls", scope: "global", window: "billing_month", billingDay: BILLING_DAY },
+      [50, 200, 400],
+    );
   });
 
   it("a new ceiling on the endpoint replays its spec", async () => {
-    await compare({ endpointKey, newCeiling: { metric: "units", scope: "caller", window: "utc_day" } }, { metric: "units", scope: "caller", window: "utc_day", billingDay: BILLING_DAY }, [3, 8, 15]);
+    await compare(
+      { endpointKey, newCeiling: { metric: "units", scope: "caller", window: "utc_day" } },
+      { metric: "units", scope: "caller", window: "utc_day", billingDay: BILLING_DAY },
+      [3, 8, 15],
+    );
   });
 
   it("a global budget (money over two endpoints, by day) equals it", async () => {
@@ -297,12 +373,20 @@ describe.skipIf(skipWithoutDatabase())("whatIf", () => {
         order by r.created_at limit 1`),
     );
     const row = must(late);
-    const [answer] = resultRows<{ a: { status: string; overrun: boolean } }>(await t.db.execute(sql`select ceilings.settle(${row.id}::uuid, ${Number(row.amount) + 1}) as a`));
+    const [answer] = resultRows<{ a: { status: string; overrun: boolean } }>(
+      await t.db.execute(sql`select ceilings.settle(${row.id}::uuid, ${Number(row.amount) + 1}) as a`),
+    );
     expect(must(answer).a, JSON.stringify(must(answer).a)).toMatchObject({ status: "already_resolved", overrun: true });
-    const left = resultRows<{ n: number }>(await t.db.execute(sql`select count(*)::int as n from what_if_days where endpoint_id = ${endpointId} and day = ${row.day}::date`));
+    const left = resultRows<{ n: number }>(
+      await t.db.execute(sql`select count(*)::int as n from what_if_days where endpoint_id = ${endpointId} and day = ${row.day}::date`),
+    );
     expect(must(left[0]).n).toBe(0);
     // The day is read from the reservations now, then written again with the overrun in it.
-    await compare({ ceilingId: ceilingIds.globalUnitsDay }, { metric: "units", scope: "global", window: "utc_day", billingDay: BILLING_DAY }, [1, 15, 30, 45, 60]);
+    await compare(
+      { ceilingId: ceilingIds.globalUnitsDay },
+      { metric: "units", scope: "global", window: "utc_day", billingDay: BILLING_DAY },
+      [1, 15, 30, 45, 60],
+    );
   });
 
   it("a value of 0 refuses every grant; a value above everything refuses none", async () => {
@@ -330,15 +414,34 @@ describe.skipIf(skipWithoutDatabase())("whatIf", () => {
     const ep = await createEndpoint(t.db);
     const at = (s: number) => new Date(NOW.getTime() - DAY + s * 1000);
     const grant = (s: number, dest: string, caller: string) => ({
-      endpointId: ep.endpointId, caller, destination: dest, destinationKey: dest, amount: 1, money: 5, state: "settled" as const,
-      settledAmount: 1, settledMoney: 5, charges: [], createdAt: at(s), expiresAt: at(s + 300),
+      endpointId: ep.endpointId,
+      caller,
+      destination: dest,
+      destinationKey: dest,
+      amount: 1,
+      money: 5,
+      state: "settled" as const,
+      settledAmount: 1,
+      settledMoney: 5,
+      charges: [],
+      createdAt: at(s),
+      expiresAt: at(s + 300),
     });
     // d1: 0 opens [0, 60): 10 is refused; 100 opens the next window. d2: its own window from 20.
     await t.ownerDb.insert(reservations).values([grant(0, "d1", "a"), grant(10, "d1", "b"), grant(20, "d2", "b"), grant(100, "d1", "b"), grant(50, "d2", "c")]);
-    const r = await whatIf(t.db, { endpointKey: ep.key, newCeiling: { metric: "calls", scope: "destination", window: "first_hit", windowSeconds: 60 }, value: 1, days: 7, now: NOW });
+    const r = await whatIf(t.db, {
+      endpointKey: ep.key,
+      newCeiling: { metric: "calls", scope: "destination", window: "first_hit", windowSeconds: 60 },
+      value: 1,
+      days: 7,
+      now: NOW,
+    });
     expect(r.refused).toBe(2);
     expect(r.refusedMoney).toBe(10);
-    expect(r.topAccounts).toEqual([{ account: "b", refused: 1, refusedMoney: 5 }, { account: "c", refused: 1, refusedMoney: 5 }]);
+    expect(r.topAccounts).toEqual([
+      { account: "b", refused: 1, refusedMoney: 5 },
+      { account: "c", refused: 1, refusedMoney: 5 },
+    ]);
   });
 
   it("bad input is a clear error", async () => {

@@ -84,7 +84,12 @@ export type WhatIfTarget = {
 const TOP_ACCOUNTS = 5;
 
 export async function resolveTarget(db: Db, p: Omit<WhatIfParams, "value" | "days" | "now">): Promise<WhatIfTarget> {
-  const given = [p.ceilingId !== undefined, p.budgetId !== undefined || p.budgetKey !== undefined, p.newCeiling !== undefined, p.newBudget !== undefined].filter(Boolean).length;
+  const given = [
+    p.ceilingId !== undefined,
+    p.budgetId !== undefined || p.budgetKey !== undefined,
+    p.newCeiling !== undefined,
+    p.newBudget !== undefined,
+  ].filter(Boolean).length;
   if (given !== 1) throw new WhatIfError("invalid_input", "name one of a ceiling, a budget, a new ceiling or a new budget");
   if (p.ceilingId !== undefined) {
     const [row] = await db
@@ -95,21 +100,36 @@ export async function resolveTarget(db: Db, p: Omit<WhatIfParams, "value" | "day
     if (!row) throw new WhatIfError("not_found", `no ceiling ${p.ceilingId}`);
     const { c } = row;
     return {
-      endpointIds: [c.endpointId], metric: c.metric, scope: c.scope, window: c.window, windowSeconds: c.windowSeconds,
-      billingDay: row.billingDay, currency: row.currency, limits: c.scope === "caller" ? { ceilingId: c.id } : null,
+      endpointIds: [c.endpointId],
+      metric: c.metric,
+      scope: c.scope,
+      window: c.window,
+      windowSeconds: c.windowSeconds,
+      billingDay: row.billingDay,
+      currency: row.currency,
+      limits: c.scope === "caller" ? { ceilingId: c.id } : null,
       // Its usage rows let whole days be skipped; a reservation's amount was at most the per-call
       // max when it was granted (a per-call max lowered within the period makes this bound low).
       skip: c.window === "utc_day" ? { ceilingId: c.id, maxCheck: c.metric === "calls" ? 1 : row.perCallMax, completeFrom: c.createdAt } : null,
     };
   }
   if (p.budgetId !== undefined || p.budgetKey !== undefined) {
-    const [b] = await db.select().from(budgets).where(p.budgetId !== undefined ? eq(budgets.id, p.budgetId) : eq(budgets.key, p.budgetKey ?? ""));
+    const [b] = await db
+      .select()
+      .from(budgets)
+      .where(p.budgetId !== undefined ? eq(budgets.id, p.budgetId) : eq(budgets.key, p.budgetKey ?? ""));
     if (!b) throw new WhatIfError("not_found", `no budget ${p.budgetId ?? p.budgetKey}`);
     const members = await db.select({ id: budgetMembers.endpointId }).from(budgetMembers).where(eq(budgetMembers.budgetId, b.id));
     return {
-      endpointIds: members.map((m) => m.id), metric: "money", scope: b.scope === "account" ? "caller" : "global",
-      window: b.window, windowSeconds: null, billingDay: b.billingDay, currency: b.currency,
-      limits: b.scope === "account" ? { budgetId: b.id } : null, skip: null,
+      endpointIds: members.map((m) => m.id),
+      metric: "money",
+      scope: b.scope === "account" ? "caller" : "global",
+      window: b.window,
+      windowSeconds: null,
+      billingDay: b.billingDay,
+      currency: b.currency,
+      limits: b.scope === "account" ? { budgetId: b.id } : null,
+      skip: null,
     };
   }
   if (p.newCeiling !== undefined) {
@@ -121,8 +141,15 @@ export async function resolveTarget(db: Db, p: Omit<WhatIfParams, "value" | "day
       throw new WhatIfError("invalid_input", "a first_hit window needs a whole positive number of seconds");
     }
     return {
-      endpointIds: [ep.id], metric: s.metric, scope: s.scope, window: s.window, windowSeconds: s.window === "first_hit" ? (s.windowSeconds ?? null) : null,
-      billingDay: ep.billingDay, currency: ep.currency, limits: null, skip: null,
+      endpointIds: [ep.id],
+      metric: s.metric,
+      scope: s.scope,
+      window: s.window,
+      windowSeconds: s.window === "first_hit" ? (s.windowSeconds ?? null) : null,
+      billingDay: ep.billingDay,
+      currency: ep.currency,
+      limits: null,
+      skip: null,
     };
   }
   const s = p.newBudget;
@@ -130,8 +157,15 @@ export async function resolveTarget(db: Db, p: Omit<WhatIfParams, "value" | "day
   const eps = s.endpointKeys.length ? await db.select().from(endpoints).where(inArray(endpoints.key, s.endpointKeys)) : [];
   if (eps.length !== new Set(s.endpointKeys).size) throw new WhatIfError("not_found", "a budget member is not a known endpoint");
   return {
-    endpointIds: eps.map((e) => e.id), metric: "money", scope: s.scope === "account" ? "caller" : "global", window: s.window,
-    windowSeconds: null, billingDay: s.billingDay ?? 1, currency: s.currency ?? eps[0]?.currency ?? "USD", limits: null, skip: null,
+    endpointIds: eps.map((e) => e.id),
+    metric: "money",
+    scope: s.scope === "account" ? "caller" : "global",
+    window: s.window,
+    windowSeconds: null,
+    billingDay: s.billingDay ?? 1,
+    currency: s.currency ?? eps[0]?.currency ?? "USD",
+    limits: null,
+    skip: null,
   };
 }
 
@@ -177,8 +211,17 @@ export async function replayTarget(db: Db, t: WhatIfTarget, value: number, since
   if (t.window === "first_hit") return replayCooldowns(db, t, value, since, until);
   const from = t.window === "billing_month" ? billingMonthWindow(since, t.billingDay).start : since;
   return replayFast(db, {
-    endpointIds: t.endpointIds, metric: t.metric, scope: t.scope, window: t.window, billingDay: t.billingDay,
-    value, from, since, until, limits: t.limits, skip: t.skip,
+    endpointIds: t.endpointIds,
+    metric: t.metric,
+    scope: t.scope,
+    window: t.window,
+    billingDay: t.billingDay,
+    value,
+    from,
+    since,
+    until,
+    limits: t.limits,
+    skip: t.skip,
   });
 }
 
@@ -242,4 +285,3 @@ export async function hasHistory(db: Db, endpointIds: number[], now = new Date()
   );
   return rows.length > 0;
 }
-

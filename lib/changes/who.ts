@@ -19,7 +19,11 @@ export async function verifyStaff(db: Db, who: Requester, need: Role, doing: str
   if (!row || row.disabledAt !== null || row.email.toLowerCase() !== who.email.toLowerCase()) {
     throw new ChangeControlError("forbidden", `${who.email} is not an enabled staff member: only staff may ${doing}`);
   }
-  if (!hasRole(row.role, need)) throw new ChangeControlError("forbidden", `${row.email} is ${WHAT[row.role]}: only ${need === "admin" ? "an admin" : "an operator or an admin"} may ${doing}`);
+  if (!hasRole(row.role, need))
+    throw new ChangeControlError(
+      "forbidden",
+      `${row.email} is ${WHAT[row.role]}: only ${need === "admin" ? "an admin" : "an operator or an admin"} may ${doing}`,
+    );
   return { ...who, email: row.email, role: row.role };
 }
 
@@ -31,7 +35,13 @@ export function staffActor(who: Pick<Requester, "email">): AuditActor {
  * A refused attempt (someone else's role, their own request, an expired or unknown one, a bad
  * reason) changes nothing but is logged, as the other *.rejected events are: change.refused.
  */
-export async function recordRefusal(db: Db, who: Pick<Requester, "email" | "via">, attempt: string, error: ChangeControlError, details: Record<string, unknown> = {}): Promise<void> {
+export async function recordRefusal(
+  db: Db,
+  who: Pick<Requester, "email" | "via">,
+  attempt: string,
+  error: ChangeControlError,
+  details: Record<string, unknown> = {},
+): Promise<void> {
   await recordAudit(db, {
     actorType: "staff",
     actor: who.email,
@@ -43,7 +53,13 @@ export async function recordRefusal(db: Db, who: Pick<Requester, "email" | "via"
 }
 
 /** Runs `work`; a ChangeControlError it throws (but stale, which is an outcome) is logged first. */
-export async function refusing<T>(db: Db, who: Pick<Requester, "email" | "via">, attempt: string, details: Record<string, unknown>, work: () => Promise<T>): Promise<T> {
+export async function refusing<T>(
+  db: Db,
+  who: Pick<Requester, "email" | "via">,
+  attempt: string,
+  details: Record<string, unknown>,
+  work: () => Promise<T>,
+): Promise<T> {
   try {
     return await work();
   } catch (error) {
@@ -85,13 +101,20 @@ export async function isIndependent(db: Db, a: number, b: number): Promise<boole
  * change_requests_independent trigger, so the dashboard, the CLI and SQL all meet the same one;
  * this answers first with the chain in words.
  */
-export async function requireIndependent(db: Db, request: { id: number; requestedById: number; requestedBy: string }, who: Verified, doing: string): Promise<void> {
+export async function requireIndependent(
+  db: Db,
+  request: { id: number; requestedById: number; requestedBy: string },
+  who: Verified,
+  doing: string,
+): Promise<void> {
   if (await isIndependent(db, request.requestedById, who.staffId)) return;
   if (request.requestedById === who.staffId) {
     throw new ChangeControlError("own_request", `${who.email} asked for #${request.id}: the requester never ${doing}s their own request; another admin must`);
   }
   const [paths] = resultRows<{ down: Step[] | null; up: Step[] | null }>(
-    await db.execute(sql`select ceilings.staff_control_path(${request.requestedById}::int, ${who.staffId}::int) as down, ceilings.staff_control_path(${who.staffId}::int, ${request.requestedById}::int) as up`),
+    await db.execute(
+      sql`select ceilings.staff_control_path(${request.requestedById}::int, ${who.staffId}::int) as down, ceilings.staff_control_path(${who.staffId}::int, ${request.requestedById}::int) as up`,
+    ),
   );
   const steps = paths?.down ?? paths?.up ?? [];
   const ids = [...new Set(steps.flatMap((s) => [s.by, s.of]))];

@@ -11,15 +11,7 @@ import { type RunningApiServer, startApiServer } from "@/app/api/v1/_lib/api-ser
 import { MAX_BODY_BYTES } from "@/lib/http";
 import { budgetUsage, makeBudget, priceEndpoint } from "@/lib/enforcement/budget-fixtures";
 import { counterTotals, makeEndpoint, setCeilingValue } from "@/lib/enforcement/test-fixtures";
-import {
-  AuthenticationError,
-  ConflictError,
-  createCeilingsClient,
-  ForbiddenError,
-  InvalidRequestError,
-  NotFoundError,
-  PayloadTooLargeError,
-} from "./index";
+import { AuthenticationError, ConflictError, createCeilingsClient, ForbiddenError, InvalidRequestError, NotFoundError, PayloadTooLargeError } from "./index";
 
 // The client against the real /api/v1 handlers on a loopback HTTP server and real Postgres. A
 // dead database (a closed port) makes the server answer 503 exactly as in production.
@@ -64,7 +56,8 @@ describe.skipIf(skipWithoutDatabase())("the Ceilings client over HTTP", () => {
   const client = (extra: Partial<Parameters<typeof createCeilingsClient>[0]> = {}) =>
     createCeilingsClient({ baseUrl: api.url, apiKey: secret, deadlineMs: 5000, retryDelayMs: 10, ...extra });
   // The server reads a body only up to one byte past its limit (the 413 case is cut short).
-  const reserveBodies = () => seen.filter((r) => r.path === "/api/v1/reservations" && r.body.length <= MAX_BODY_BYTES).map((r) => JSON.parse(r.body) as Record<string, unknown>);
+  const reserveBodies = () =>
+    seen.filter((r) => r.path === "/api/v1/reservations" && r.body.length <= MAX_BODY_BYTES).map((r) => JSON.parse(r.body) as Record<string, unknown>);
 
   it("reserves, settles and replays; a key is generated per call, so two calls are two reservations", async () => {
     const c = client();
@@ -101,11 +94,17 @@ describe.skipIf(skipWithoutDatabase())("the Ceilings client over HTTP", () => {
     const llm = await makeEndpoint(t.db, { perCallMax: 100_000, ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000 }] });
     await priceEndpoint(t.db, llm.endpointId, { input: 2_500_000, output: 10_000_000 });
     const budget = await makeBudget(t.db, { endpointIds: [llm.endpointId], value: 20_000 });
-    const c = createCeilingsClient({ baseUrl: api.url, apiKey: (await makeKey(t.db, { endpoints: [llm.key], account: "acct_parts" })).secret, deadlineMs: 5000 });
+    const c = createCeilingsClient({
+      baseUrl: api.url,
+      apiKey: (await makeKey(t.db, { endpoints: [llm.key], account: "acct_parts" })).secret,
+      deadlineMs: 5000,
+    });
     // 1,200 input and 800 output tokens: $0.011 of the $0.02 budget.
     const grant = await c.reserve({ endpoint: llm.key, parts: { input: 1200, output: 800 } });
     if (grant.status !== "granted") throw new Error(`not granted: ${JSON.stringify(grant)}`);
-    expect(grant.remaining).toContainEqual(expect.objectContaining({ budgetId: budget.id, budget: budget.key, metric: "money", currency: "USD", limit: 20_000, used: 11_000, remaining: 9_000 }));
+    expect(grant.remaining).toContainEqual(
+      expect.objectContaining({ budgetId: budget.id, budget: budget.key, metric: "money", currency: "USD", limit: 20_000, used: 11_000, remaining: 9_000 }),
+    );
     expect(await c.reserve({ endpoint: llm.key, parts: { input: 1200, output: 800 } })).toMatchObject({
       status: "refused",
       gate: "budget",
@@ -127,7 +126,11 @@ describe.skipIf(skipWithoutDatabase())("the Ceilings client over HTTP", () => {
     await c.release(granted.reservationId);
     const cases: [() => Promise<unknown>, new (...a: never[]) => Error, string][] = [
       [() => c.reserve({ endpoint: endpoint.key, amount: 1.5 }), InvalidRequestError, "invalid_amount"],
-      [() => createCeilingsClient({ baseUrl: api.url, apiKey: "ck_nope" }).reserve({ endpoint: endpoint.key, amount: 1 }), AuthenticationError, "invalid_api_key"],
+      [
+        () => createCeilingsClient({ baseUrl: api.url, apiKey: "ck_nope" }).reserve({ endpoint: endpoint.key, amount: 1 }),
+        AuthenticationError,
+        "invalid_api_key",
+      ],
       [() => c.reserve({ endpoint: other.key, amount: 1 }), ForbiddenError, "endpoint_not_allowed"],
       [() => c.reserve({ endpoint: "no.such", amount: 1 }), NotFoundError, "unknown_endpoint"],
       [() => c.reserve({ endpoint: endpoint.key, amount: 2, idempotencyKey: "typed-1" }), ConflictError, "idempotency_conflict"],
@@ -136,7 +139,10 @@ describe.skipIf(skipWithoutDatabase())("the Ceilings client over HTTP", () => {
       [() => c.reserve({ endpoint: endpoint.key, amount: 1, destination: "x".repeat(17_000) }), PayloadTooLargeError, "body_too_large"],
     ];
     for (const [promise, kind, code] of cases) {
-      const error = await promise().then(() => null, (e: unknown) => e);
+      const error = await promise().then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(error, code).toBeInstanceOf(kind);
       expect(error).toMatchObject({ code });
     }
@@ -155,7 +161,10 @@ describe.skipIf(skipWithoutDatabase())("the Ceilings client over HTTP", () => {
     expect(keys.size).toBe(1);
     const [key] = [...keys];
     expect(typeof key).toBe("string");
-    const rows = await t.db.select({ id: reservations.id }).from(reservations).where(eq(reservations.idempotencyKey, String(key)));
+    const rows = await t.db
+      .select({ id: reservations.id })
+      .from(reservations)
+      .where(eq(reservations.idempotencyKey, String(key)));
     expect(rows).toHaveLength(1);
   });
 
@@ -178,7 +187,12 @@ describe.skipIf(skipWithoutDatabase())("the Ceilings client over HTTP", () => {
 
   it("never throws for the network: a closed port and a silent server are `unavailable` by the deadline", async () => {
     const closed = createCeilingsClient({ baseUrl: "http://127.0.0.1:9", apiKey: secret, deadlineMs: 500, retryDelayMs: 10 });
-    expect(await closed.reserve({ endpoint: endpoint.key, amount: 1 })).toMatchObject({ status: "refused", gate: "unavailable", reason: "network", mayHaveApplied: false });
+    expect(await closed.reserve({ endpoint: endpoint.key, amount: 1 })).toMatchObject({
+      status: "refused",
+      gate: "unavailable",
+      reason: "network",
+      mayHaveApplied: false,
+    });
     // A refused connection never sent the settle: it cannot have been applied.
     expect(await closed.settle("00000000-0000-4000-8000-000000000000", 1)).toMatchObject({ status: "unavailable", reason: "network", mayHaveApplied: false });
 
@@ -220,17 +234,56 @@ describe.skipIf(skipWithoutDatabase())("the Ceilings client over HTTP", () => {
     ]);
     const billing = client({ apiKey: (await makeAccountsKey(t.db, { name: "billing" })).secret });
     const portal = client({ apiKey: (await makeAccountsKey(t.db, { name: "portal", account: "acct_client", scopes: ["accounts:read"] })).secret });
-    expect(await billing.setAccountPlan("acct_client", "pro")).toEqual({ status: "assigned", account: "acct_client", plan: "pro", previous: "default", previousWasDefault: true, changed: true });
+    expect(await billing.setAccountPlan("acct_client", "pro")).toEqual({
+      status: "assigned",
+      account: "acct_client",
+      plan: "pro",
+      previous: "default",
+      previousWasDefault: true,
+      changed: true,
+    });
     expect(await billing.setAccountPlan("acct_client", "pro")).toMatchObject({ changed: false });
-    expect(await billing.setAccountPlans([{ account: "acct_one", plan: "free" }, { account: "acct_client", plan: "pro" }])).toMatchObject({ status: "assigned", assigned: 1, unchanged: 1 });
-    const refused = await billing.setAccountPlans([{ account: "acct_two", plan: "free" }, { account: "acct_three", plan: "gold" }]).catch((e: unknown) => e);
+    expect(
+      await billing.setAccountPlans([
+        { account: "acct_one", plan: "free" },
+        { account: "acct_client", plan: "pro" },
+      ]),
+    ).toMatchObject({ status: "assigned", assigned: 1, unchanged: 1 });
+    const refused = await billing
+      .setAccountPlans([
+        { account: "acct_two", plan: "free" },
+        { account: "acct_three", plan: "gold" },
+      ])
+      .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(InvalidRequestError);
-    expect([(refused as InvalidRequestError).code, (refused as InvalidRequestError).rows]).toEqual(["invalid_rows", [{ index: 1, account: "acct_three", code: "unknown_plan", message: "unknown plan 'gold'" }]]);
-    const forbidden = await client().setAccountPlan("acct_client", "free").catch((e: unknown) => e);
+    expect([(refused as InvalidRequestError).code, (refused as InvalidRequestError).rows]).toEqual([
+      "invalid_rows",
+      [{ index: 1, account: "acct_three", code: "unknown_plan", message: "unknown plan 'gold'" }],
+    ]);
+    const forbidden = await client()
+      .setAccountPlan("acct_client", "free")
+      .catch((e: unknown) => e);
     expect([forbidden instanceof ForbiddenError, (forbidden as ForbiddenError).code]).toEqual([true, "insufficient_scope"]);
-    expect(await portal.getAccount("acct_client")).toMatchObject({ status: "ok", account: "acct_client", plan: { key: "pro", name: "Pro" }, planAssigned: true, blocked: null });
-    expect(await billing.getAccount("acct_one")).toMatchObject({ status: "ok", plan: { key: "free" }, planSetBy: expect.stringMatching(/^ck_\w+ \(billing\)$/) });
+    expect(await portal.getAccount("acct_client")).toMatchObject({
+      status: "ok",
+      account: "acct_client",
+      plan: { key: "pro", name: "Pro" },
+      planAssigned: true,
+      blocked: null,
+    });
+    expect(await billing.getAccount("acct_one")).toMatchObject({
+      status: "ok",
+      plan: { key: "free" },
+      planSetBy: expect.stringMatching(/^ck_\w+ \(billing\)$/),
+    });
     failNext = 1;
-    expect(await billing.setAccountPlan("acct_one", "pro")).toEqual({ status: "assigned", account: "acct_one", plan: "pro", previous: "free", previousWasDefault: false, changed: true });
+    expect(await billing.setAccountPlan("acct_one", "pro")).toEqual({
+      status: "assigned",
+      account: "acct_one",
+      plan: "pro",
+      previous: "free",
+      previousWasDefault: false,
+      changed: true,
+    });
   });
 });

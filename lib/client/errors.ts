@@ -23,7 +23,13 @@ export const BAD_REQUEST_CODES = [
   "too_many",
 ] as const;
 export const UNAUTHORIZED_CODES = ["missing_api_key", "invalid_api_key", "revoked_api_key"] as const;
-export const FORBIDDEN_CODES = ["insufficient_scope", "endpoint_not_allowed", "caller_not_allowed", "reservation_forbidden", "plan_not_key_assignable"] as const;
+export const FORBIDDEN_CODES = [
+  "insufficient_scope",
+  "endpoint_not_allowed",
+  "caller_not_allowed",
+  "reservation_forbidden",
+  "plan_not_key_assignable",
+] as const;
 export const NOT_FOUND_CODES = ["unknown_endpoint", "reservation_not_found"] as const;
 export const GONE_CODES = ["endpoint_archived"] as const;
 export const CONFLICT_CODES = ["idempotency_conflict", "already_resolved"] as const;

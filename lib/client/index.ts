@@ -23,9 +23,7 @@ export type * from "./types.js";
 /** What the work used: its units, or for an endpoint priced part by part the units of each part. */
 export type WorkResult<T> = { actual: number | Parts; result: T };
 
-export type WithReservationResult<T> =
-  | { status: "done"; result: T; reservationId: string; settlement: Settled | Unavailable }
-  | Refused;
+export type WithReservationResult<T> = { status: "done"; result: T; reservationId: string; settlement: Settled | Unavailable } | Refused;
 
 export type CeilingsClient = {
   /** Reserve the worst case of one call. Never throws for the network: fail closed as gate `unavailable`. */
@@ -58,7 +56,16 @@ export type CeilingsClient = {
 
 // A record, not a list, so the compiler refuses a Gate missing here (vocabulary.test.ts ties Gate
 // to the server's).
-const KNOWN_GATES: Record<Gate, true> = { kill_switch: true, per_call_max: true, ceiling: true, cooldown: true, throttle: true, unavailable: true, budget: true, blocked: true };
+const KNOWN_GATES: Record<Gate, true> = {
+  kill_switch: true,
+  per_call_max: true,
+  ceiling: true,
+  cooldown: true,
+  throttle: true,
+  unavailable: true,
+  budget: true,
+  blocked: true,
+};
 const isGate = (v: unknown): v is Gate => typeof v === "string" && Object.hasOwn(KNOWN_GATES, v);
 
 const num = (v: unknown): number | undefined => (typeof v === "number" ? v : undefined);
@@ -81,7 +88,11 @@ function refusal(body: Record<string, unknown>): Refused {
     budget: str(body.budget),
     currency: str(body.currency),
     cost: num(body.cost),
-    limit: num(body.limit), used: num(body.used), remaining: num(body.remaining), retryAt: str(body.retryAt) };
+    limit: num(body.limit),
+    used: num(body.used),
+    remaining: num(body.remaining),
+    retryAt: str(body.retryAt),
+  };
   for (const [k, v] of Object.entries(optional)) if (v !== undefined) Object.assign(out, { [k]: v });
   return out;
 }
@@ -127,7 +138,11 @@ export function createCeilingsClient(options: ClientOptions): CeilingsClient {
   }
 
   // Settle and release are idempotent on the server (a repeat is a replay), so their retries are safe too.
-  async function resolve(reservationId: string, verb: "settle" | "release", body: unknown): Promise<{ status: "answer"; body: Record<string, unknown> } | Unavailable> {
+  async function resolve(
+    reservationId: string,
+    verb: "settle" | "release",
+    body: unknown,
+  ): Promise<{ status: "answer"; body: Record<string, unknown> } | Unavailable> {
     const outcome = await send(settings, { method: "POST", path: `api/v1/reservations/${encodeURIComponent(reservationId)}/${verb}`, body });
     if (outcome.kind === "unavailable") {
       return { status: "unavailable", reason: outcome.reason, message: outcome.message, mayHaveApplied: outcome.mayHaveApplied };
@@ -172,7 +187,10 @@ export function createCeilingsClient(options: ClientOptions): CeilingsClient {
   async function setAccountPlans(rows: readonly AccountPlanRow[], opts: { deadlineMs?: number } = {}): Promise<PlanAssignments | Unavailable> {
     // 10,000 rows are written and audited in one transaction: longer than a reservation's 2 s.
     const deadlineMs = opts.deadlineMs ?? Math.max(settings.deadlineMs, 30_000);
-    const outcome = await send({ ...settings, deadlineMs }, { method: "POST", path: "api/v1/accounts:bulk", body: { accounts: rows.map((r) => ({ account: r.account, plan: r.plan })) } });
+    const outcome = await send(
+      { ...settings, deadlineMs },
+      { method: "POST", path: "api/v1/accounts:bulk", body: { accounts: rows.map((r) => ({ account: r.account, plan: r.plan })) } },
+    );
     if (outcome.kind === "unavailable") return unavailable(outcome);
     return { status: "assigned", ...(outcome.body as Omit<PlanAssignments, "status">) };
   }

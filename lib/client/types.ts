@@ -194,7 +194,14 @@ export type AccountView = {
   blocked: { at: string; by: string | null; reason: string | null } | null;
   firstSeenAt: string | null;
   /** The value that binds the account on each per-caller ceiling, and where it comes from. */
-  ceilings: { ceilingId: number; endpoint: string; metric: "units" | "calls"; window: "utc_day" | "billing_month" | "first_hit"; value: number; source: BindingSource }[];
+  ceilings: {
+    ceilingId: number;
+    endpoint: string;
+    metric: "units" | "calls";
+    window: "utc_day" | "billing_month" | "first_hit";
+    value: number;
+    source: BindingSource;
+  }[];
   /** The value (micros) that binds it on each per-account budget. */
   budgets: { budget: string; currency: string; window: "utc_day" | "billing_month"; value: number; source: BindingSource }[];
 };

@@ -38,26 +38,67 @@ describe.skipIf(skipWithoutDatabase())("window totals: each limit's counters sum
       const start = day(back);
       const end = new Date(start.getTime() + DAY_MS);
       const keys = Array.from({ length: 3 + (next() % 5) }, (_, i) => `acct_${back}_${i}`);
-      await t.db.insert(usage).values(keys.map((k) => ({ ceilingId: perAccount, scopeKey: k, windowStart: start, windowEnd: end, held: back === 0 ? next() % 50 : 0, settled: next() % 1000, reservations: 1 })));
-      await t.db.insert(budgetUsage).values([
-        ...keys.map((k) => ({ budgetId: accounts.id, scopeKey: k, windowStart: start, windowEnd: end, held: 0, settled: next() % 10_000, reservations: 1 })),
-        { budgetId: accounts.id, scopeKey: "", windowStart: start, windowEnd: end, held: 0, settled: 999_999, reservations: 1 },
-        { budgetId: global.id, scopeKey: "", windowStart: start, windowEnd: end, held: 5, settled: next() % 100_000, reservations: 1 },
-        { budgetId: global.id, scopeKey: "acct_old", windowStart: start, windowEnd: end, held: 0, settled: 888_888, reservations: 1 },
-      ]);
+      await t.db
+        .insert(usage)
+        .values(
+          keys.map((k) => ({
+            ceilingId: perAccount,
+            scopeKey: k,
+            windowStart: start,
+            windowEnd: end,
+            held: back === 0 ? next() % 50 : 0,
+            settled: next() % 1000,
+            reservations: 1,
+          })),
+        );
+      await t.db
+        .insert(budgetUsage)
+        .values([
+          ...keys.map((k) => ({ budgetId: accounts.id, scopeKey: k, windowStart: start, windowEnd: end, held: 0, settled: next() % 10_000, reservations: 1 })),
+          { budgetId: accounts.id, scopeKey: "", windowStart: start, windowEnd: end, held: 0, settled: 999_999, reservations: 1 },
+          { budgetId: global.id, scopeKey: "", windowStart: start, windowEnd: end, held: 5, settled: next() % 100_000, reservations: 1 },
+          { budgetId: global.id, scopeKey: "acct_old", windowStart: start, windowEnd: end, held: 0, settled: 888_888, reservations: 1 },
+        ]);
     }
     // Two destinations cooling down now, one whose window closed.
     await t.db.insert(usage).values([
-      { ceilingId: cooldown, scopeKey: "a@x.test", windowStart: new Date(NOW.getTime() - 60_000), windowEnd: new Date(NOW.getTime() + 3_540_000), held: 0, settled: 1, reservations: 1 },
-      { ceilingId: cooldown, scopeKey: "b@x.test", windowStart: new Date(NOW.getTime() - 120_000), windowEnd: new Date(NOW.getTime() + 3_480_000), held: 1, settled: 0, reservations: 1 },
-      { ceilingId: cooldown, scopeKey: "c@x.test", windowStart: new Date(NOW.getTime() - 7_200_000), windowEnd: new Date(NOW.getTime() - 3_600_000), held: 0, settled: 1, reservations: 1 },
+      {
+        ceilingId: cooldown,
+        scopeKey: "a@x.test",
+        windowStart: new Date(NOW.getTime() - 60_000),
+        windowEnd: new Date(NOW.getTime() + 3_540_000),
+        held: 0,
+        settled: 1,
+        reservations: 1,
+      },
+      {
+        ceilingId: cooldown,
+        scopeKey: "b@x.test",
+        windowStart: new Date(NOW.getTime() - 120_000),
+        windowEnd: new Date(NOW.getTime() + 3_480_000),
+        held: 1,
+        settled: 0,
+        reservations: 1,
+      },
+      {
+        ceilingId: cooldown,
+        scopeKey: "c@x.test",
+        windowStart: new Date(NOW.getTime() - 7_200_000),
+        windowEnd: new Date(NOW.getTime() - 3_600_000),
+        held: 0,
+        settled: 1,
+        reservations: 1,
+      },
     ]);
     return { e, perAccount, cooldown, accounts, global };
   }
 
   // Everything the readers built on window totals show.
   async function reads(h: Awaited<ReturnType<typeof history>>, now: Date) {
-    const [perAccountDetail, globalDetail] = await Promise.all([readBudgetDetail(t.db, { key: h.accounts.key, now }), readBudgetDetail(t.db, { key: h.global.key, now })]);
+    const [perAccountDetail, globalDetail] = await Promise.all([
+      readBudgetDetail(t.db, { key: h.accounts.key, now }),
+      readBudgetDetail(t.db, { key: h.global.key, now }),
+    ]);
     return {
       open: [...(await currentUsageTotals(t.db, [h.perAccount, h.cooldown], now)).entries()].sort(),
       trend: (await overviewTrends(t.db, { now })).get(h.e.endpointId)?.points,
@@ -105,7 +146,9 @@ describe.skipIf(skipWithoutDatabase())("window totals: each limit's counters sum
     await t.db.execute(sql`update window_totals set settled = 0`);
     const later = new Date(NOW.getTime() + FRESH_MS + 1);
     const open = await currentUsageTotals(t.db, [h.perAccount], later);
-    const counted = await t.db.execute(sql`select coalesce(sum(settled), 0)::bigint as s from usage where ceiling_id = ${h.perAccount} and window_start = ${TODAY.toISOString()}::timestamptz`);
+    const counted = await t.db.execute(
+      sql`select coalesce(sum(settled), 0)::bigint as s from usage where ceiling_id = ${h.perAccount} and window_start = ${TODAY.toISOString()}::timestamptz`,
+    );
     expect(open.get(h.perAccount)?.settled).toBe(Number((counted as unknown as { s: string }[])[0]?.s));
   });
 
@@ -113,19 +156,29 @@ describe.skipIf(skipWithoutDatabase())("window totals: each limit's counters sum
     const h = await history();
     await countClosedWindows(t.db, "ceiling", NOW);
     // Yesterday's counter of one account moves after its window closed (a late settle).
-    await t.db.execute(sql`update usage set settled = settled + 500 where ceiling_id = ${h.perAccount} and window_start = ${day(1).toISOString()}::timestamptz and scope_key = 'acct_1_0'`);
+    await t.db.execute(
+      sql`update usage set settled = settled + 500 where ceiling_id = ${h.perAccount} and window_start = ${day(1).toISOString()}::timestamptz and scope_key = 'acct_1_0'`,
+    );
     const before = (await overviewTrends(t.db, { now: NOW })).get(h.e.endpointId)?.points.at(-2)?.units ?? 0;
     const next = new Date(NOW.getTime() + 10 * 60_000);
     await countClosedWindows(t.db, "ceiling", next);
     const after = (await overviewTrends(t.db, { now: next })).get(h.e.endpointId)?.points.at(-2)?.units ?? 0;
     expect(after).toBe(before + 500);
     // Beyond the recount, a window keeps its row as it was.
-    const old = await t.db.select().from(windowTotals).where(sql`${windowTotals.limitId} = ${h.perAccount} and ${windowTotals.windowStart} = ${day(10).toISOString()}::timestamptz`);
+    const old = await t.db
+      .select()
+      .from(windowTotals)
+      .where(sql`${windowTotals.limitId} = ${h.perAccount} and ${windowTotals.windowStart} = ${day(10).toISOString()}::timestamptz`);
     await countClosedWindows(t.db, "ceiling", new Date(next.getTime() + RECOUNT_MS));
-    const same = await t.db.select().from(windowTotals).where(sql`${windowTotals.limitId} = ${h.perAccount} and ${windowTotals.windowStart} = ${day(10).toISOString()}::timestamptz`);
+    const same = await t.db
+      .select()
+      .from(windowTotals)
+      .where(sql`${windowTotals.limitId} = ${h.perAccount} and ${windowTotals.windowStart} = ${day(10).toISOString()}::timestamptz`);
     expect(same).toEqual(old);
     // Each window once, however it was read.
-    const rows = await t.db.execute(sql`select count(*)::int as n, count(distinct window_start)::int as d from (${windowTotalsOf("ceiling", [h.perAccount], { from: day(30), to: NOW, now: next })}) w`);
+    const rows = await t.db.execute(
+      sql`select count(*)::int as n, count(distinct window_start)::int as d from (${windowTotalsOf("ceiling", [h.perAccount], { from: day(30), to: NOW, now: next })}) w`,
+    );
     const [r] = rows as unknown as { n: number; d: number }[];
     expect(r?.n).toBe(r?.d);
   });
@@ -164,8 +217,24 @@ describe.skipIf(skipWithoutDatabase())("window totals: each limit's counters sum
     ]);
     // Cooldowns of 40 days: one began 39 days ago and is still open, one closed long ago.
     await t.db.insert(usage).values([
-      { ceilingId: cooldown, scopeKey: "a@x.test", windowStart: day(39), windowEnd: new Date(day(39).getTime() + 40 * DAY_MS), held: 0, settled: 1, reservations: 1 },
-      { ceilingId: cooldown, scopeKey: "b@x.test", windowStart: day(85), windowEnd: new Date(day(85).getTime() + 40 * DAY_MS), held: 0, settled: 1, reservations: 1 },
+      {
+        ceilingId: cooldown,
+        scopeKey: "a@x.test",
+        windowStart: day(39),
+        windowEnd: new Date(day(39).getTime() + 40 * DAY_MS),
+        held: 0,
+        settled: 1,
+        reservations: 1,
+      },
+      {
+        ceilingId: cooldown,
+        scopeKey: "b@x.test",
+        windowStart: day(85),
+        windowEnd: new Date(day(85).getTime() + 40 * DAY_MS),
+        held: 0,
+        settled: 1,
+        reservations: 1,
+      },
     ]);
     await freshWorker();
     await countClosedWindows(t.db, "budget", NOW);
@@ -182,7 +251,19 @@ describe.skipIf(skipWithoutDatabase())("window totals: each limit's counters sum
     for (let back = 0; back < 90; back++) {
       const start = day(back);
       const end = new Date(start.getTime() + DAY_MS);
-      await t.db.insert(budgetUsage).values(["acct_x", "acct_y"].map((k) => ({ budgetId: budget.id, scopeKey: k, windowStart: start, windowEnd: end, held: 0, settled: back + 1, reservations: 1 })));
+      await t.db
+        .insert(budgetUsage)
+        .values(
+          ["acct_x", "acct_y"].map((k) => ({
+            budgetId: budget.id,
+            scopeKey: k,
+            windowStart: start,
+            windowEnd: end,
+            held: 0,
+            settled: back + 1,
+            reservations: 1,
+          })),
+        );
     }
     await freshWorker();
     await countClosedWindows(t.db, "budget", NOW);
@@ -192,7 +273,9 @@ describe.skipIf(skipWithoutDatabase())("window totals: each limit's counters sum
     // table of millions of counters (this one is too small for an index to pay).
     const plan = await t.db.transaction(async (tx) => {
       await tx.execute(sql`set local enable_seqscan = off`);
-      const [row] = (await tx.execute(sql`explain (analyze, format json) select * from (${windowTotalsOf("budget", [budget.id], { from, to: NOW, now: NOW })}) w`)) as unknown as { "QUERY PLAN": unknown }[];
+      const [row] = (await tx.execute(
+        sql`explain (analyze, format json) select * from (${windowTotalsOf("budget", [budget.id], { from, to: NOW, now: NOW })}) w`,
+      )) as unknown as { "QUERY PLAN": unknown }[];
       return row?.["QUERY PLAN"];
     });
     // The day the count left open, two accounts: not the 90 days' 180 counters (nor 32 days' 64,

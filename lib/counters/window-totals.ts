@@ -95,9 +95,7 @@ export async function countClosedWindows(db: Db, kind: CounterKind, now: Date): 
     // Two workers: one counts, the other skips (the rows would be the same).
     const [lock] = resultRows<{ ok: boolean }>(await tx.execute(sql`select pg_try_advisory_xact_lock(hashtext(${`window-totals-closed:${kind}`})) as ok`));
     if (!lock?.ok) return { windows: 0, skipped: true as const };
-    const [state] = resultRows<{ closed_through: Date | string }>(
-      await tx.execute(sql`select closed_through from window_totals_state where kind = ${kind}`),
-    );
+    const [state] = resultRows<{ closed_through: Date | string }>(await tx.execute(sql`select closed_through from window_totals_state where kind = ${kind}`));
     const at = now.toISOString();
     // A window ends at most 31 days after it starts (a billing month), which bounds its start for the index.
     const since = state ? new Date(new Date(state.closed_through).getTime() - RECOUNT_MS).toISOString() : null;

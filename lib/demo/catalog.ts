@@ -99,9 +99,7 @@ const LAST = ["lopez", "baker", "chen", "okafor", "novak", "silva", "kim", "hadd
 const DOMAINS = ["example.com", "example.org", "example.net"];
 
 /** Inboxes on the reserved example domains, never a real address. */
-export const DEMO_INBOXES: readonly string[] = FIRST.flatMap((f, i) =>
-  LAST.slice(0, 4).map((l, j) => `${f}.${l}@${DOMAINS[(i + j) % DOMAINS.length]}`),
-);
+export const DEMO_INBOXES: readonly string[] = FIRST.flatMap((f, i) => LAST.slice(0, 4).map((l, j) => `${f}.${l}@${DOMAINS[(i + j) % DOMAINS.length]}`));
 
 /** Phone numbers in the 555-01xx range, reserved for fiction. */
 export const DEMO_PHONES: readonly string[] = Array.from(

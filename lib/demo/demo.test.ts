@@ -144,8 +144,14 @@ describe("demo prices", () => {
   const partsOf = (key: DemoEndpoint["key"]) => eps[key].def.parts;
 
   it("prices LLM calls per model the way providers bill: input and output tokens apart", () => {
-    expect(partsOf("llm.gpt-4o")).toEqual([{ name: "input", pricePico: 2_500_000 }, { name: "output", pricePico: 10_000_000 }]);
-    expect(partsOf("llm.claude-sonnet")).toEqual([{ name: "input", pricePico: 3_000_000 }, { name: "output", pricePico: 15_000_000 }]);
+    expect(partsOf("llm.gpt-4o")).toEqual([
+      { name: "input", pricePico: 2_500_000 },
+      { name: "output", pricePico: 10_000_000 },
+    ]);
+    expect(partsOf("llm.claude-sonnet")).toEqual([
+      { name: "input", pricePico: 3_000_000 },
+      { name: "output", pricePico: 15_000_000 },
+    ]);
     expect(partsOf("llm.embed")).toEqual([{ name: "units", pricePico: 20_000 }]);
     expect(partsOf("sms.password-reset")).toEqual([{ name: "units", pricePico: 7_900_000_000 }]);
   });
@@ -183,9 +189,7 @@ describe("demo incidents", () => {
 
   it("has a few hundred refusals across all six gates, none in the future", () => {
     expect(refusals.length).toBeGreaterThan(200);
-    expect(new Set(refusals.map((r) => r.gate))).toEqual(
-      new Set(["kill_switch", "per_call_max", "ceiling", "cooldown", "throttle", "unavailable"]),
-    );
+    expect(new Set(refusals.map((r) => r.gate))).toEqual(new Set(["kill_switch", "per_call_max", "ceiling", "cooldown", "throttle", "unavailable"]));
     for (const r of refusals) expect(r.at && r.at.getTime()).toBeLessThan(now.getTime());
   });
 

@@ -23,7 +23,9 @@ export async function startFakeModel(): Promise<FakeModel> {
       }
       const prompt = JSON.stringify(body.messages ?? []);
       if (req.url !== "/v1/chat/completions" || prompt.includes("fail")) {
-        res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "The server had an error while processing your request.", type: "server_error" } }));
+        res
+          .writeHead(500, { "content-type": "application/json" })
+          .end(JSON.stringify({ error: { message: "The server had an error while processing your request.", type: "server_error" } }));
         return;
       }
       const promptTokens = Math.ceil(prompt.length / 4);

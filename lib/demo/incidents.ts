@@ -63,8 +63,13 @@ export function demoRefusals(eps: Endpoints, now: Date, random: Random): Refusal
     for (let i = 0; i < n; i++) {
       const a = amount();
       list.push({
-        ep, gate: "ceiling", at: during(dayAgo(ago) + capAt, DAY_MS - capAt - MINUTE_MS), caller: random.pick(DEMO_CALLERS.slice(0, 30)),
-        destination: destination(), amount: a, ceilingId: ceilingId(ep, "day_units"),
+        ep,
+        gate: "ceiling",
+        at: during(dayAgo(ago) + capAt, DAY_MS - capAt - MINUTE_MS),
+        caller: random.pick(DEMO_CALLERS.slice(0, 30)),
+        destination: destination(),
+        amount: a,
+        ceilingId: ceilingId(ep, "day_units"),
         remaining: a > 1 ? random.int(0, Math.min(a - 1, 900)) : 0,
         detail: `at most ${value} ${ep.def.unit} per UTC day: the day's budget is spent`,
       });
@@ -74,47 +79,79 @@ export function demoRefusals(eps: Endpoints, now: Date, random: Random): Refusal
   for (let i = 0; i < 40; i++) {
     const a = random.pick([2000, 4000, 8000]);
     list.push({
-      ep: llm, gate: "ceiling", at: during(dayAgo(pastDay()) + 18 * HOUR_MS, 6 * HOUR_MS - MINUTE_MS),
-      caller: random.pick(DEMO_CALLERS.slice(0, 3)), amount: a, ceilingId: ceilingId(llm, "caller_day_units"),
-      remaining: random.int(0, a - 1), detail: "at most 50000 tokens per account per UTC day",
+      ep: llm,
+      gate: "ceiling",
+      at: during(dayAgo(pastDay()) + 18 * HOUR_MS, 6 * HOUR_MS - MINUTE_MS),
+      caller: random.pick(DEMO_CALLERS.slice(0, 3)),
+      amount: a,
+      ceilingId: ceilingId(llm, "caller_day_units"),
+      remaining: random.int(0, a - 1),
+      detail: "at most 50000 tokens per account per UTC day",
     });
   }
   // The same inbox or phone asked again inside its cooldown.
   for (let i = 0; i < 50; i++) {
     list.push({
-      ep: email, gate: "cooldown", at: during(dayAgo(pastDay()), DAY_MS), caller: random.pick(DEMO_CALLERS),
-      destination: random.pick(DEMO_INBOXES), amount: 1, ceilingId: ceilingId(email, "destination_cooldown"),
-      remaining: 0, detail: "one confirmation per inbox per 24 hours",
+      ep: email,
+      gate: "cooldown",
+      at: during(dayAgo(pastDay()), DAY_MS),
+      caller: random.pick(DEMO_CALLERS),
+      destination: random.pick(DEMO_INBOXES),
+      amount: 1,
+      ceilingId: ceilingId(email, "destination_cooldown"),
+      remaining: 0,
+      detail: "one confirmation per inbox per 24 hours",
     });
   }
   for (let i = 0; i < 25; i++) {
     list.push({
-      ep: sms, gate: "cooldown", at: during(dayAgo(pastDay()), DAY_MS), caller: random.pick(DEMO_CALLERS.slice(10, 40)),
-      destination: random.pick(DEMO_PHONES.slice(0, 8)), amount: 1, ceilingId: ceilingId(sms, "destination_cooldown"),
-      remaining: 0, detail: "at most 3 messages per number per hour",
+      ep: sms,
+      gate: "cooldown",
+      at: during(dayAgo(pastDay()), DAY_MS),
+      caller: random.pick(DEMO_CALLERS.slice(10, 40)),
+      destination: random.pick(DEMO_PHONES.slice(0, 8)),
+      amount: 1,
+      ceilingId: ceilingId(sms, "destination_cooldown"),
+      remaining: 0,
+      detail: "at most 3 messages per number per hour",
     });
   }
   // Calls asking for more than one call may ever take.
   for (let i = 0; i < 25; i++) {
     const a = random.pick([9000, 12_000, 16_000, 32_000, 64_000]);
     list.push({
-      ep: llm, gate: "per_call_max", at: during(dayAgo(pastDay()), DAY_MS), caller: random.pick(DEMO_CALLERS.slice(0, 12)),
-      amount: a, detail: `asked for ${a} tokens; one call may take at most 8000`,
+      ep: llm,
+      gate: "per_call_max",
+      at: during(dayAgo(pastDay()), DAY_MS),
+      caller: random.pick(DEMO_CALLERS.slice(0, 12)),
+      amount: a,
+      detail: `asked for ${a} tokens; one call may take at most 8000`,
     });
   }
   for (let i = 0; i < 5; i++) {
     const a = random.int(2, 5);
     list.push({
-      ep: sms, gate: "per_call_max", at: during(dayAgo(pastDay()), DAY_MS), caller: random.pick(DEMO_CALLERS.slice(10, 40)),
-      destination: random.pick(DEMO_PHONES), amount: a, detail: `asked for ${a} messages; one call may send at most 1`,
+      ep: sms,
+      gate: "per_call_max",
+      at: during(dayAgo(pastDay()), DAY_MS),
+      caller: random.pick(DEMO_CALLERS.slice(10, 40)),
+      destination: random.pick(DEMO_PHONES),
+      amount: a,
+      detail: `asked for ${a} messages; one call may send at most 1`,
     });
   }
   // webhook.notify was killed for 45 minutes while its provider delivered duplicates.
   const killStart = dayAgo(KILL_DAY) + 14 * HOUR_MS + 5 * MINUTE_MS;
   for (let i = 0; i < 40; i++) {
     list.push({
-      ep: webhook, gate: "kill_switch", at: during(killStart, 45 * MINUTE_MS), caller: random.pick(DEMO_CALLERS),
-      amount: 1, ceilingId: ceilingId(webhook, "day_units"), remaining: 0, count: random.int(5, 40),
+      ep: webhook,
+      gate: "kill_switch",
+      at: during(killStart, 45 * MINUTE_MS),
+      caller: random.pick(DEMO_CALLERS),
+      amount: 1,
+      ceilingId: ceilingId(webhook, "day_units"),
+      remaining: 0,
+      count: random.int(5, 40),
       detail: "webhook.notify is killed: every ceiling is at 0",
     });
   }
@@ -123,8 +160,14 @@ export function demoRefusals(eps: Endpoints, now: Date, random: Random): Refusal
   const floodStart = dayAgo(5) + 2 * HOUR_MS + 10 * MINUTE_MS;
   for (let i = 0; i < 30; i++) {
     list.push({
-      ep: sms, gate: "throttle", at: during(floodStart, 15 * MINUTE_MS), caller: flooder, destination: random.pick(DEMO_PHONES),
-      amount: 1, count: random.int(1, 6), detail: "more than 20 requests per minute from this account",
+      ep: sms,
+      gate: "throttle",
+      at: during(floodStart, 15 * MINUTE_MS),
+      caller: flooder,
+      destination: random.pick(DEMO_PHONES),
+      amount: 1,
+      count: random.int(1, 6),
+      detail: "more than 20 requests per minute from this account",
     });
   }
   // A database failover: every endpoint failed closed for three minutes.
@@ -132,8 +175,12 @@ export function demoRefusals(eps: Endpoints, now: Date, random: Random): Refusal
   for (let i = 0; i < 20; i++) {
     const ep = random.pick([email, sms, llm, webhook]);
     list.push({
-      ep, gate: "unavailable", at: during(outage, 3 * MINUTE_MS), caller: random.pick(DEMO_CALLERS),
-      amount: ep.def.key === "llm.chat" ? 2000 : 1, count: random.int(1, 12),
+      ep,
+      gate: "unavailable",
+      at: during(outage, 3 * MINUTE_MS),
+      caller: random.pick(DEMO_CALLERS),
+      amount: ep.def.key === "llm.chat" ? 2000 : 1,
+      count: random.int(1, 12),
       detail: "the database did not answer within 2000 ms: refused, failing closed",
     });
   }
@@ -154,9 +201,20 @@ function fold(list: readonly Refusal[]): RefusalRow[] {
       continue;
     }
     rows.set(key, {
-      at: r.at, lastAt: r.at, bucket, endpointId: r.ep.id, endpointKey: r.ep.def.key, ceilingId: r.ceilingId ?? null,
-      gate: r.gate, caller, destination, amount: r.amount, remaining: r.remaining ?? null, count: r.count ?? 1,
-      requestId: `req_${Math.floor(r.at.getTime() / 7).toString(36)}`, detail: r.detail,
+      at: r.at,
+      lastAt: r.at,
+      bucket,
+      endpointId: r.ep.id,
+      endpointKey: r.ep.def.key,
+      ceilingId: r.ceilingId ?? null,
+      gate: r.gate,
+      caller,
+      destination,
+      amount: r.amount,
+      remaining: r.remaining ?? null,
+      count: r.count ?? 1,
+      requestId: `req_${Math.floor(r.at.getTime() / 7).toString(36)}`,
+      detail: r.detail,
     });
   }
   return [...rows.values()];
@@ -168,7 +226,10 @@ const total = (rs: readonly RefusalRow[]) => rs.reduce((a, r) => a + (r.count ??
 export function demoAlerts(eps: Endpoints, now: Date, refusals: readonly RefusalRow[]): AlertRow[] {
   const today = utcDayWindow(now).start.getTime();
   const rows: AlertRow[] = [];
-  for (const [key, at] of [["email.subscribe", 16 * HOUR_MS + 20 * MINUTE_MS], ["llm.chat", 19 * HOUR_MS + 5 * MINUTE_MS]] as const) {
+  for (const [key, at] of [
+    ["email.subscribe", 16 * HOUR_MS + 20 * MINUTE_MS],
+    ["llm.chat", 19 * HOUR_MS + 5 * MINUTE_MS],
+  ] as const) {
     const ep = eps[key];
     const c = ep.ceilings.day_units;
     const ago = CAP_DAYS[key];
@@ -210,11 +271,7 @@ export function demoAlerts(eps: Endpoints, now: Date, refusals: readonly Refusal
 }
 
 /** The audit trail the seed leaves: the kill and restore of webhook.notify, then the seeding. */
-export function demoAuditEvents(
-  eps: Endpoints,
-  now: Date,
-  staff: readonly { email: string; role: string }[],
-): NewAuditEvent[] {
+export function demoAuditEvents(eps: Endpoints, now: Date, staff: readonly { email: string; role: string }[]): NewAuditEvent[] {
   const webhook = eps["webhook.notify"];
   const day = utcDayWindow(now).start.getTime() - KILL_DAY * DAY_MS;
   const killedAt = new Date(day + 14 * HOUR_MS + 5 * MINUTE_MS);
@@ -223,10 +280,24 @@ export function demoAuditEvents(
   const events: NewAuditEvent[] = [];
   for (const c of Object.values(webhook.ceilings)) {
     const base = { ...seed, endpointId: webhook.id, endpointKey: webhook.def.key, ceilingId: c.id };
-    events.push({ ...base, at: killedAt, action: "ceiling.kill", previousValue: c.value, appliedValue: 0, clamped: false,
-      reason: "demo history: the webhook provider was delivering duplicates" });
-    events.push({ ...base, at: restoredAt, action: "ceiling.restore", previousValue: 0, appliedValue: c.value, clamped: false,
-      reason: "demo history: the provider confirmed the fix" });
+    events.push({
+      ...base,
+      at: killedAt,
+      action: "ceiling.kill",
+      previousValue: c.value,
+      appliedValue: 0,
+      clamped: false,
+      reason: "demo history: the webhook provider was delivering duplicates",
+    });
+    events.push({
+      ...base,
+      at: restoredAt,
+      action: "ceiling.restore",
+      previousValue: 0,
+      appliedValue: c.value,
+      clamped: false,
+      reason: "demo history: the provider confirmed the fix",
+    });
   }
   for (const s of staff) events.push({ ...seed, at: now, action: "staff.add", target: s.email, details: { role: s.role } });
   events.push({ ...seed, at: now, action: "seed.demo", details: { endpoints: Object.keys(eps), staff: staff.map((s) => s.email) } });

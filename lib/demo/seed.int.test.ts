@@ -53,7 +53,10 @@ describe.skipIf(skipWithoutDatabase())("demo seed on Postgres", () => {
 
   it("seeds the LLM endpoints priced by input and output tokens, and today's reservations with their parts and money", async () => {
     const [gpt] = await t.db.select().from(endpoints).where(eq(endpoints.key, "llm.gpt-4o"));
-    expect(gpt?.parts).toEqual([{ name: "input", pricePico: 2_500_000 }, { name: "output", pricePico: 10_000_000 }]);
+    expect(gpt?.parts).toEqual([
+      { name: "input", pricePico: 2_500_000 },
+      { name: "output", pricePico: 10_000_000 },
+    ]);
     const rows = resultRows<{ parts: Record<string, number>; amount: number; money: number }>(
       await t.db.execute(sql`select r.parts, r.amount::int as amount, r.money::int as money from reservations r where r.endpoint_id = ${gpt?.id ?? 0}`),
     );
@@ -71,7 +74,10 @@ describe.skipIf(skipWithoutDatabase())("demo seed on Postgres", () => {
         left join budget_overrides o on o.budget_id = b.id and o.caller = u.scope_key
         group by b.id order by b.key`),
     );
-    expect(rows.map((r) => [r.key, r.scope, r.members])).toEqual([["llm-daily", "global", 4], ["llm-per-account", "account", 4]]);
+    expect(rows.map((r) => [r.key, r.scope, r.members])).toEqual([
+      ["llm-daily", "global", 4],
+      ["llm-per-account", "account", 4],
+    ]);
     for (const r of rows) {
       expect(r.days).toBeGreaterThanOrEqual(35);
       expect(r.over).toBe(0);
@@ -97,7 +103,11 @@ describe.skipIf(skipWithoutDatabase())("demo seed on Postgres", () => {
     expect(row?.enterprise).toBe(2);
     expect(row?.blocked).toEqual([DEMO_BLOCKED]);
     const plans = resultRows<{ key: string; is_default: boolean }>(await t.db.execute(sql`select key, is_default from plans order by key`));
-    expect(plans).toEqual([{ key: "default", is_default: true }, { key: "enterprise", is_default: false }, { key: "pro", is_default: false }]);
+    expect(plans).toEqual([
+      { key: "default", is_default: true },
+      { key: "enterprise", is_default: false },
+      { key: "pro", is_default: false },
+    ]);
   });
 
   it("leaves counters and reservations in agreement, so the reconcile job reports no drift", async () => {

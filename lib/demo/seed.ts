@@ -83,7 +83,9 @@ export async function seedDemoIfEmpty(db: Db, opts: SeedOptions = {}): Promise<b
   log("");
   log("Ceilings demo data seeded:");
   log(`  ${summary.endpoints} endpoints, ${summary.ceilings} ceilings, ${summary.usage} usage rows, ${summary.budgetUsage} budget counter rows,`);
-  log(`  ${summary.accounts} accounts on three plans, ${summary.reservations} reservations today, ${summary.refusals} refusal rows, ${summary.alerts} alerts, ${summary.changeRequests} change request waiting for a second admin.`);
+  log(
+    `  ${summary.accounts} accounts on three plans, ${summary.reservations} reservations today, ${summary.refusals} refusal rows, ${summary.alerts} alerts, ${summary.changeRequests} change request waiting for a second admin.`,
+  );
   if (summary.staff.length > 0) {
     log(`Demo staff, all with the password "${DEMO_PASSWORD}":`);
     for (const email of summary.staff) {
@@ -100,7 +102,13 @@ async function seedDemo(tx: Db, now: Date, passwordHash: string): Promise<SeedSu
   const random = seededRandom(1_234_567);
   // The catalog goes in through the same code as any team's catalog file (`ceilings apply`).
   // Built on purpose: the demo plans' values above the own ones are set up, not raised by a person.
-  await applyCatalog(tx, { text: DEMO_CATALOG_TEXT, actor: { type: "system", name: "demo seed" }, reason: "the demo catalog (lib/demo/ceilings.json)", confirmRaise: true, changeControl: setupControl("demo seed") });
+  await applyCatalog(tx, {
+    text: DEMO_CATALOG_TEXT,
+    actor: { type: "system", name: "demo seed" },
+    reason: "the demo catalog (lib/demo/ceilings.json)",
+    confirmRaise: true,
+    changeControl: setupControl("demo seed"),
+  });
   const insertedEndpoints = await tx.select({ id: endpoints.id, key: endpoints.key }).from(endpoints);
   const insertedCeilings = await tx.select().from(ceilings);
   const idOf = new Map(insertedEndpoints.map((e) => [e.key, e.id]));
@@ -110,9 +118,7 @@ async function seedDemo(tx: Db, now: Date, passwordHash: string): Promise<SeedSu
     const byRef: Partial<Record<CeilingRef, SeededCeiling>> = {};
     for (const c of def.ceilings) {
       // Metric, scope and window identify a ceiling within one demo endpoint.
-      const row = insertedCeilings.find(
-        (r) => r.endpointId === id && r.metric === c.metric && r.scope === c.scope && r.window === c.window,
-      );
+      const row = insertedCeilings.find((r) => r.endpointId === id && r.metric === c.metric && r.scope === c.scope && r.window === c.window);
       if (!row) throw new Error(`demo ceiling ${def.key}/${c.ref} was not inserted`);
       byRef[c.ref] = { ...c, id: row.id };
     }
@@ -142,7 +148,10 @@ async function seedDemo(tx: Db, now: Date, passwordHash: string): Promise<SeedSu
     .onConflictDoNothing({ target: staff.email })
     .returning({ id: staff.id, email: staff.email, role: staff.role });
   // Made by the seed, not by a staff member: roots of the independence rule, as `npm run staff` makes.
-  if (addedStaff.length > 0) await tx.insert(staffGrants).values(addedStaff.map((s) => ({ staffId: s.id, grantedById: null, grantedBy: "seed", kind: "create" as const, role: s.role })));
+  if (addedStaff.length > 0)
+    await tx
+      .insert(staffGrants)
+      .values(addedStaff.map((s) => ({ staffId: s.id, grantedById: null, grantedBy: "seed", kind: "create" as const, role: s.role })));
   await insertChunked(tx, auditEvents, demoAuditEvents(eps, now, addedStaff));
   const changeRequests = await seedDemoChangeRequest(tx);
   await seedDemoReconciliation(tx, eps, usageRows, now, random);
@@ -176,6 +185,13 @@ function completeEndpoints(seeded: Partial<Endpoints>): Endpoints {
   const embed = seeded["llm.embed"];
   const webhook = seeded["webhook.notify"];
   if (!email || !sms || !llm || !gpt || !claude || !embed || !webhook) throw new Error("demo seed: an endpoint is missing from the catalog");
-  return { "email.subscribe": email, "sms.password-reset": sms, "llm.chat": llm, "llm.gpt-4o": gpt, "llm.claude-sonnet": claude, "llm.embed": embed, "webhook.notify": webhook };
+  return {
+    "email.subscribe": email,
+    "sms.password-reset": sms,
+    "llm.chat": llm,
+    "llm.gpt-4o": gpt,
+    "llm.claude-sonnet": claude,
+    "llm.embed": embed,
+    "webhook.notify": webhook,
+  };
 }
-

@@ -56,7 +56,14 @@ export async function handleSubscribe(request: Request, deps: SubscribeHandlerDe
     if (outcome.kind === "accepted") {
       deps.defer(
         outcome.delivery.then(
-          (d) => deps.log({ event: "delivery", requestId, outcome: d.kind, settledOrReleased: d.kind === "delivered" ? d.settled : d.released, ...(d.kind === "provider_failed" ? { error: d.error } : {}) }),
+          (d) =>
+            deps.log({
+              event: "delivery",
+              requestId,
+              outcome: d.kind,
+              settledOrReleased: d.kind === "delivered" ? d.settled : d.released,
+              ...(d.kind === "provider_failed" ? { error: d.error } : {}),
+            }),
           (error: unknown) => deps.log({ event: "error", requestId, message: "delivery failed", error }),
         ),
       );

@@ -16,7 +16,6 @@ type Answer = { status: number; body: string; headers: [string, string][]; ms: n
 describe.skipIf(skipWithoutDatabase())("demo subscribe: one reserve, then the send, and a uniform answer", () => {
   const t = useTestDatabase("demo_subscribe");
 
-
   function harness(endpoint: string, provider: FakeProvider, db = t.db) {
     const log: SubscribeLogEntry[] = [];
     const deferred: Promise<unknown>[] = [];
@@ -122,7 +121,10 @@ describe.skipIf(skipWithoutDatabase())("demo subscribe: one reserve, then the se
 
   it("answers 400 to a body that is not declared as JSON", async () => {
     const e = await makeEndpoint(t.db, { perCallMax: 1, ceilings: [DAY, COOLDOWN] });
-    const answer = await harness(e.key, createFakeProvider({ latencyMs: 0, failureRate: 0 })).post({ email: "a@example.com" }, { "content-type": "text/plain" });
+    const answer = await harness(e.key, createFakeProvider({ latencyMs: 0, failureRate: 0 })).post(
+      { email: "a@example.com" },
+      { "content-type": "text/plain" },
+    );
     expect(answer.status).toBe(400);
   });
 });

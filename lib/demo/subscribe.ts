@@ -23,9 +23,7 @@ export type SubscribeOutcome =
   | { kind: "refused"; gate: Gate; message: string }
   | { kind: "failed"; message: string };
 
-export type DeliveryOutcome =
-  | { kind: "delivered"; messageId: string; settled: boolean }
-  | { kind: "provider_failed"; error: string; released: boolean };
+export type DeliveryOutcome = { kind: "delivered"; messageId: string; settled: boolean } | { kind: "provider_failed"; error: string; released: boolean };
 
 export class SubscribeInputError extends DomainError<"invalid_input" | "invalid_email"> {
   override name = "SubscribeInputError";
@@ -52,11 +50,7 @@ export function parseSubscribeBody(value: unknown): { email: string; key: string
  * Reserves one confirmation email for the inbox and, when granted, returns the send as a promise
  * the caller runs after answering, so the answer never waits on the provider.
  */
-export async function subscribe(
-  db: Db,
-  request: SubscribeRequest,
-  deps: { provider: EmailProvider; endpoint?: string },
-): Promise<SubscribeOutcome> {
+export async function subscribe(db: Db, request: SubscribeRequest, deps: { provider: EmailProvider; endpoint?: string }): Promise<SubscribeOutcome> {
   let decision;
   try {
     decision = await reserve(db, {

@@ -88,8 +88,7 @@ export function todaysReservations(ep: SeededEndpoint, today: DaySpend, now: Dat
   const added = new Map<string, { units: number; calls: number }>();
   // A caller with room left under its own daily ceiling for what this call settles.
   const pickCaller = (settled: number): string | undefined => {
-    const fits = (c: string) =>
-      perCallerCap === undefined || (today.byCaller.get(c) ?? 0) + (added.get(c)?.units ?? 0) + settled <= perCallerCap;
+    const fits = (c: string) => perCallerCap === undefined || (today.byCaller.get(c) ?? 0) + (added.get(c)?.units ?? 0) + settled <= perCallerCap;
     const candidates = active.filter(fits);
     const fallback = candidates.length > 0 ? candidates : callerPool(def).filter(fits);
     return fallback.length > 0 ? random.pick(fallback) : undefined;

@@ -273,4 +273,3 @@ async function releaseQuietly(db: Db, reservationId: string): Promise<void> {
     // It expires after its TTL and counts as spent: the safe direction.
   }
 }
-

@@ -23,7 +23,10 @@ describe.skipIf(skipWithoutDatabase())("budgets and parts at the edges", () => {
   });
 
   async function dear(prices: Record<string, number>) {
-    const e = await makeEndpoint(t.db, { perCallMax: 1_000_000_000_000, ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000_000_000 }] });
+    const e = await makeEndpoint(t.db, {
+      perCallMax: 1_000_000_000_000,
+      ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000_000_000 }],
+    });
     await priceEndpoint(t.db, e.endpointId, prices);
     const budget = await makeBudget(t.db, { endpointIds: [e.endpointId], value: 1_000_000_000_000_000 });
     return { e, budget };
@@ -36,7 +39,9 @@ describe.skipIf(skipWithoutDatabase())("budgets and parts at the edges", () => {
       { endpoint: e.key, parts: { input: 1, output: 0 } },
       { endpoint: e.key, parts: { input: 10_000_000_000, output: 0 } },
     ];
-    const [row] = resultRows<{ a: { status: string; code?: string }[] }>(await t.db.execute(sql`select ceilings.reserve_batch(${JSON.stringify(batch)}::jsonb) as a`));
+    const [row] = resultRows<{ a: { status: string; code?: string }[] }>(
+      await t.db.execute(sql`select ceilings.reserve_batch(${JSON.stringify(batch)}::jsonb) as a`),
+    );
     expect(row?.a[0]).toMatchObject({ status: "granted" });
     expect(row?.a[1]).toMatchObject({ status: "error", code: "invalid_amount" });
     expect(await budgetUsage(t.db, budget.id)).toEqual({ held: 1_000_000_000, settled: 0 });
@@ -65,7 +70,9 @@ describe.skipIf(skipWithoutDatabase())("budgets and parts at the edges", () => {
       { id: a.reservationId, verb: "settle", parts: { input: 1, output: 0 } },
       { id: b.reservationId, verb: "settle", parts: { input: 10_000_000_000, output: 0 } },
     ];
-    const [row] = resultRows<{ a: { status: string; code?: string }[] }>(await t.db.execute(sql`select ceilings.resolve_batch(${JSON.stringify(items)}::jsonb) as a`));
+    const [row] = resultRows<{ a: { status: string; code?: string }[] }>(
+      await t.db.execute(sql`select ceilings.resolve_batch(${JSON.stringify(items)}::jsonb) as a`),
+    );
     expect(row?.a[0]).toMatchObject({ status: "settled" });
     expect(row?.a[1]).toMatchObject({ status: "error", code: "invalid_actual" });
     expect(await budgetUsage(t.db, budget.id)).toEqual({ held: 1_000_000_000, settled: 1_000_000_000 });
@@ -104,8 +111,9 @@ describe.skipIf(skipWithoutDatabase())("budgets and parts at the edges", () => {
     await t.db.execute(sql`delete from budget_overrides where budget_id = ${perAccount.id}`);
     await setBudgetValue(t.db, global.id, 0);
     expect(await reserve(t.db, { endpoint: e.key, amount: 1, caller: "acct_x" })).toMatchObject({ status: "refused", gate: "budget", budget: global.key });
-    const [mine] = resultRows<{ n: number }>(await t.db.execute(sql`select count(*)::int as n from refusals where gate = 'budget' and budget_id = ${perAccount.id}`));
+    const [mine] = resultRows<{ n: number }>(
+      await t.db.execute(sql`select count(*)::int as n from refusals where gate = 'budget' and budget_id = ${perAccount.id}`),
+    );
     expect(mine?.n).toBe(1);
   });
 });
-

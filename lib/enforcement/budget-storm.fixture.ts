@@ -19,7 +19,6 @@ type Plan = {
   settle?: boolean;
 };
 
-
 async function main(): Promise<void> {
   const [url, planText] = process.argv.slice(2);
   if (!url || !planText) throw new Error("usage: <url> <plan as JSON>");

@@ -55,52 +55,62 @@ describe.skipIf(skipWithoutDatabase())("budgets", () => {
     ];
     // Each process on one endpoint, so no ceiling's counter is shared between them: only the
     // budget's row lock stands between two batches deciding on the same money.
-    const results = await runStorms(t.url, [0, 1, 2, 3].map((p) => ({ endpoints: [], uniform: [uniform[p % 3]], count: 2_500, seed: p })));
+    const results = await runStorms(
+      t.url,
+      [0, 1, 2, 3].map((p) => ({ endpoints: [], uniform: [uniform[p % 3]], count: 2_500, seed: p })),
+    );
     expect(results.reduce((n, r) => n + r.unavailable, 0)).toBe(0);
     expect(results.reduce((n, r) => n + r.granted, 0)).toBe(8_333);
     expect(await budgetUsage(t.db, budget.id)).toEqual({ held: 8_333 * 6_000, settled: 0 });
   });
 
-  it("never holds and settles more than $50.00 at any snapshot while four processes reserve random parts and settle or release", { timeout: 120_000 }, async () => {
-    const endpoints = await llmEndpoints();
-    const budget = await makeBudget(t.db, { endpointIds: endpoints.map((e) => e.endpointId), value: 50_000_000 });
-    const plan = (seed: number) => ({
-      endpoints: [
-        { key: endpoints[0].key, parts: ["input", "output"] },
-        { key: endpoints[1].key, parts: ["input", "output"] },
-        { key: endpoints[2].key, parts: ["units"] },
-      ],
-      count: 1_500,
-      seed,
-      maxUnits: 4_000,
-      settle: true,
-    });
-    let snapshots = 0;
-    let worst = 0;
-    let running = true;
-    const watcher = (async () => {
-      while (running) {
-        const { held, settled } = await budgetUsage(t.db, budget.id);
-        worst = Math.max(worst, held + settled);
-        snapshots += 1;
-        await new Promise((r) => setTimeout(r, 5));
-      }
-    })();
-    const results = await runStorms(t.url, [11, 12, 13, 14].map(plan));
-    running = false;
-    await watcher;
-    expect(snapshots).toBeGreaterThan(10);
-    expect(worst).toBeLessThanOrEqual(50_000_000);
-    expect(results.reduce((n, r) => n + r.granted, 0)).toBeGreaterThan(0);
-    // The counter is the ledger: money held by held reservations, settled money of settled ones.
-    const [ledger] = resultRows<{ held: string; settled: string }>(
-      await t.db.execute(sql`
+  it(
+    "never holds and settles more than $50.00 at any snapshot while four processes reserve random parts and settle or release",
+    { timeout: 120_000 },
+    async () => {
+      const endpoints = await llmEndpoints();
+      const budget = await makeBudget(t.db, { endpointIds: endpoints.map((e) => e.endpointId), value: 50_000_000 });
+      const plan = (seed: number) => ({
+        endpoints: [
+          { key: endpoints[0].key, parts: ["input", "output"] },
+          { key: endpoints[1].key, parts: ["input", "output"] },
+          { key: endpoints[2].key, parts: ["units"] },
+        ],
+        count: 1_500,
+        seed,
+        maxUnits: 4_000,
+        settle: true,
+      });
+      let snapshots = 0;
+      let worst = 0;
+      let running = true;
+      const watcher = (async () => {
+        while (running) {
+          const { held, settled } = await budgetUsage(t.db, budget.id);
+          worst = Math.max(worst, held + settled);
+          snapshots += 1;
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      })();
+      const results = await runStorms(t.url, [11, 12, 13, 14].map(plan));
+      running = false;
+      await watcher;
+      expect(snapshots).toBeGreaterThan(10);
+      expect(worst).toBeLessThanOrEqual(50_000_000);
+      expect(results.reduce((n, r) => n + r.granted, 0)).toBeGreaterThan(0);
+      // The counter is the ledger: money held by held reservations, settled money of settled ones.
+      const [ledger] = resultRows<{ held: string; settled: string }>(
+        await t.db.execute(sql`
         select coalesce(sum(money) filter (where state = 'held'), 0) as held,
                coalesce(sum(settled_money) filter (where state = 'settled'), 0) as settled
-        from reservations where endpoint_id in (${sql.join(endpoints.map((e) => sql`${e.endpointId}`), sql`, `)})`),
-    );
-    expect(await budgetUsage(t.db, budget.id)).toEqual({ held: Number(ledger?.held), settled: Number(ledger?.settled) });
-  });
+        from reservations where endpoint_id in (${sql.join(
+          endpoints.map((e) => sql`${e.endpointId}`),
+          sql`, `,
+        )})`),
+      );
+      expect(await budgetUsage(t.db, budget.id)).toEqual({ held: Number(ledger?.held), settled: Number(ledger?.settled) });
+    },
+  );
 
   it("charges nothing anywhere on a refusal: a budget's charges no ceiling, a ceiling's no budget", async () => {
     const e = await makeEndpoint(t.db, { perCallMax: 1_000_000, ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 3_000 }] });
@@ -108,7 +118,12 @@ describe.skipIf(skipWithoutDatabase())("budgets", () => {
     const budget = await makeBudget(t.db, { endpointIds: [e.endpointId], value: 10_000 });
     // 1,000 output tokens: 10,000 micros, all of the budget; then the budget refuses.
     expect((await reserve(t.db, { endpoint: e.key, parts: { input: 0, output: 1000 } })).status).toBe("granted");
-    expect(await reserve(t.db, { endpoint: e.key, parts: { input: 1, output: 0 } })).toMatchObject({ status: "refused", gate: "budget", budget: budget.key, cost: 3 });
+    expect(await reserve(t.db, { endpoint: e.key, parts: { input: 1, output: 0 } })).toMatchObject({
+      status: "refused",
+      gate: "budget",
+      budget: budget.key,
+      cost: 3,
+    });
     expect(await counterTotals(t.db, e.ceilingIds[0] ?? 0)).toEqual({ held: 1000, settled: 0 });
     // A ceiling's refusal (2,001 units above the 2,000 left) charges no budget.
     await setBudgetValue(t.db, budget.id, 1_000_000);
@@ -153,7 +168,10 @@ describe.skipIf(skipWithoutDatabase())("budgets", () => {
     const storms = [21, 22, 23].map((seed) => startStorm(t.url, plan(seed)));
     await Promise.all(storms.map((s) => s.ready));
     for (const s of storms) s.send("go\n");
-    const members = sql.join(endpoints.map((e) => sql`${e.endpointId}`), sql`, `);
+    const members = sql.join(
+      endpoints.map((e) => sql`${e.endpointId}`),
+      sql`, `,
+    );
     // Wait until the load is on, then kill.
     while ((await countRows(t.db, sql`select count(*) as n from reservations where endpoint_id in (${members})`)) < 300) {
       await new Promise((r) => setTimeout(r, 10));
@@ -164,7 +182,10 @@ describe.skipIf(skipWithoutDatabase())("budgets", () => {
     const granted = results.reduce((n, r) => n + r.granted, 0);
     expect(granted).toBeGreaterThan(0);
     expect(granted).toBeLessThan(12_000);
-    const after = await countRows(t.db, sql`select count(*) as n from reservations where endpoint_id in (${members}) and created_at > ${killed?.at}::timestamptz`);
+    const after = await countRows(
+      t.db,
+      sql`select count(*) as n from reservations where endpoint_id in (${members}) and created_at > ${killed?.at}::timestamptz`,
+    );
     expect(after).toBe(0);
     const refusedAfter = await countRows(t.db, sql`select coalesce(sum(count), 0) as n from refusals where budget_id = ${budget.id}`);
     expect(refusedAfter).toBeGreaterThan(0);
@@ -178,7 +199,11 @@ describe.skipIf(skipWithoutDatabase())("budgets", () => {
     // 1000 x 2.500001 + 500 x 10 = 7,500.001 micros: rounded up once, to 7,501.
     expect(await budgetUsage(t.db, budget.id)).toEqual({ held: 7_501, settled: 0 });
     if (first.status !== "granted") throw new Error("not granted");
-    expect(await settleReservation(t.db, { reservationId: first.reservationId, parts: { input: 999, output: 3 } })).toMatchObject({ status: "settled", actual: 1002, overrun: false });
+    expect(await settleReservation(t.db, { reservationId: first.reservationId, parts: { input: 999, output: 3 } })).toMatchObject({
+      status: "settled",
+      actual: 1002,
+      overrun: false,
+    });
     // 999 x 2.500001 + 3 x 10 = 2,527.500999 micros: 2,528.
     expect(await budgetUsage(t.db, budget.id)).toEqual({ held: 0, settled: 2_528 });
     // Same total units, shifted to the dearer part: an overrun in money after expiry.
@@ -187,7 +212,10 @@ describe.skipIf(skipWithoutDatabase())("budgets", () => {
     await t.db.execute(sql`update reservations set expires_at = now() - interval '1 second' where id = ${second.reservationId}`);
     expect(await expireReservations(t.db)).toBe(1);
     expect(await budgetUsage(t.db, budget.id)).toEqual({ held: 0, settled: 2_528 + 251 });
-    expect(await settleReservation(t.db, { reservationId: second.reservationId, parts: { input: 0, output: 100 } })).toMatchObject({ status: "already_resolved", overrun: true });
+    expect(await settleReservation(t.db, { reservationId: second.reservationId, parts: { input: 0, output: 100 } })).toMatchObject({
+      status: "already_resolved",
+      overrun: true,
+    });
     // The expiry counted 251; the actual 1,000 is charged in full: 749 more.
     expect(await budgetUsage(t.db, budget.id)).toEqual({ held: 0, settled: 2_528 + 1_000 });
     const alerts = await countRows(t.db, sql`select count(*) as n from alerts where kind = 'overrun' and details->>'reservationId' = ${second.reservationId}`);

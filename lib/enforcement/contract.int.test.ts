@@ -15,7 +15,6 @@ import { unavailableCounts } from "./unavailable";
 describe.skipIf(skipWithoutDatabase())("contract version", () => {
   const t = useTestDatabase("contract", { max: 4 });
 
-
   it("refuses every reservation on another contract version, naming npm run db:migrate", async () => {
     const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 100 }] });
     const current = openPostgres(t.url, { max: 2 });
@@ -39,7 +38,9 @@ describe.skipIf(skipWithoutDatabase())("contract version", () => {
       const older = await reserve(stale.db, { endpoint: e.key, amount: 1 });
       expect(older.status === "refused" && older.message).toContain("npm run db:migrate");
     } finally {
-      await t.ownerDb.execute(sql.raw(`create or replace function ceilings.contract_version() returns int language sql immutable as 'select ${CONTRACT_VERSION}'`));
+      await t.ownerDb.execute(
+        sql.raw(`create or replace function ceilings.contract_version() returns int language sql immutable as 'select ${CONTRACT_VERSION}'`),
+      );
       await current.close();
       await stale.close();
     }

@@ -31,7 +31,8 @@ describe.skipIf(skipWithoutDatabase())("a cooldown's destination kind binds", ()
     );
     const refusedInput = outcomes.filter((o) => o.status === "rejected");
     expect(refusedInput).toHaveLength(30);
-    for (const o of refusedInput) expect(o.status === "rejected" && o.reason).toMatchObject({ code: "invalid_destination", message: expect.stringContaining("email address") });
+    for (const o of refusedInput)
+      expect(o.status === "rejected" && o.reason).toMatchObject({ code: "invalid_destination", message: expect.stringContaining("email address") });
     const decisions = outcomes.flatMap((o) => (o.status === "fulfilled" ? [o.value] : []));
     expect(decisions.filter((d) => d.status === "granted")).toHaveLength(1);
     expect(decisions.filter((d) => d.status === "refused" && d.gate === "cooldown")).toHaveLength(29);

@@ -57,7 +57,11 @@ describe.skipIf(skipWithoutDatabase())("fail closed", () => {
     const dead = openPostgres(`postgres://postgres@127.0.0.1:${await closedPort()}/x`, { max: 2, connectTimeoutSeconds: 1 });
     const reservationId = "00000000-0000-4000-8000-000000000000";
     try {
-      expect(await settleReservation(dead.db, { reservationId, actual: 1 })).toMatchObject({ status: "unavailable", reason: "connection", mayHaveApplied: false });
+      expect(await settleReservation(dead.db, { reservationId, actual: 1 })).toMatchObject({
+        status: "unavailable",
+        reason: "connection",
+        mayHaveApplied: false,
+      });
       expect(await releaseReservation(dead.db, { reservationId })).toMatchObject({ status: "unavailable", reason: "connection", mayHaveApplied: false });
     } finally {
       await dead.close();
@@ -97,9 +101,7 @@ describe.skipIf(skipWithoutDatabase())("fail closed", () => {
       expect(value).toMatchObject({ status: "refused", gate: "unavailable" });
       expect(ms).toBeLessThan(2_000);
       // The database answered again, so the refusal is stored like any other (best effort, async).
-      await expect
-        .poll(() => countRows(t.db, sql`select count(*) as n from refusals where gate = 'unavailable' and request_id = 'lock-test'`))
-        .toBe(1);
+      await expect.poll(() => countRows(t.db, sql`select count(*) as n from refusals where gate = 'unavailable' and request_id = 'lock-test'`)).toBe(1);
       expect(await counterTotals(t.db, ceilingId)).toEqual({ held: 1, settled: 0 });
     } finally {
       await bounded.close();

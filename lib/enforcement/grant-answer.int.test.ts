@@ -125,13 +125,15 @@ describe.skipIf(skipWithoutDatabase())("grant answers and canonical callers", ()
     await t.db.insert(ceilingOverrides).values({ ceilingId: perCaller, caller: "acct", value: 0, reason: "blocked" });
     for (const caller of ["acct", "acct ", "acct\t", " acct", "\u00a0acct\u2003", "acct\n"]) {
       const d = await reserve(t.db, { endpoint: e.key, amount: 1, caller });
-      expect(d, JSON.stringify(caller)).toMatchObject({ status: "refused", gate: "ceiling", message: `ceiling ${perCaller} allows this account nothing: its override or its plan is 0` });
+      expect(d, JSON.stringify(caller)).toMatchObject({
+        status: "refused",
+        gate: "ceiling",
+        message: `ceiling ${perCaller} allows this account nothing: its override or its plan is 0`,
+      });
     }
     // The same through SQL, for callers in other languages.
     for (const caller of ["acct ", "acct\t", " acct"]) {
-      const rows = resultRows<{ d: { status: string; gate?: string } }>(
-        await t.db.execute(sql`select ceilings.reserve(${e.key}, 1, ${caller}) as d`),
-      );
+      const rows = resultRows<{ d: { status: string; gate?: string } }>(await t.db.execute(sql`select ceilings.reserve(${e.key}, 1, ${caller}) as d`));
       expect(rows[0]?.d, JSON.stringify(caller)).toMatchObject({ status: "refused", gate: "ceiling" });
     }
     // Control characters inside the name are an input error, not another account.

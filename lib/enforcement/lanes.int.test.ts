@@ -33,7 +33,7 @@ describe.skipIf(skipWithoutDatabase())("lanes", () => {
     // The server ends the lane's connection; calls fail until postgres.js has opened a new one.
     await t.ownerDb.execute(sql`select pg_terminate_backend(${first}::int)`);
     let second: number | undefined;
-    for (const until = Date.now() + 10_000; second === undefined && Date.now() < until; ) {
+    for (const until = Date.now() + 10_000; second === undefined && Date.now() < until;) {
       second = await pidOf(lanes).catch(() => undefined);
       if (second === undefined) await new Promise((r) => setTimeout(r, 100));
     }

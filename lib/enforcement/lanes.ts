@@ -69,9 +69,12 @@ export class LanePool {
     let lane: Lane | undefined;
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        reject(new DeadlineError(deadlineMs));
-      }, Math.max(0, until - Date.now()));
+      timer = setTimeout(
+        () => {
+          reject(new DeadlineError(deadlineMs));
+        },
+        Math.max(0, until - Date.now()),
+      );
     });
     const acquiring = this.acquire();
     let destroy = false;

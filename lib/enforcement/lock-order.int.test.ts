@@ -22,7 +22,6 @@ const DESTINATIONS = 5;
 describe.skipIf(skipWithoutDatabase())("lock order", () => {
   const t = useTestDatabase("lock_order", { max: 2 });
 
-
   it("runs opposite-order batches on every lockable kind with no deadlock in 10,000 calls", async () => {
     // Endpoint locks (two endpoints), ceilings, budgets, overrides of both, throttle counters,
     // cooldown locks, usage and budget counters, refusal and rollup rows: each batch touches all.
@@ -40,18 +39,18 @@ describe.skipIf(skipWithoutDatabase())("lock order", () => {
       throttlePerMinute: 1_000_000,
       ceilings: [{ metric: "units", scope: "caller", window: "utc_day", value: 200 }],
     });
-    await t.db.insert(ceilingOverrides).values(
-      Array.from({ length: CALLERS }, (_, c) => ({ ceilingId: throttled.ceilingIds[2] ?? 0, caller: `acct_${c}`, value: 250, reason: "test" })),
-    );
+    await t.db
+      .insert(ceilingOverrides)
+      .values(Array.from({ length: CALLERS }, (_, c) => ({ ceilingId: throttled.ceilingIds[2] ?? 0, caller: `acct_${c}`, value: 250, reason: "test" })));
     // Budget rows, budget overrides and budget counters: a global budget and a per-account one
     // over both endpoints, priced so that the per-account one refuses some calls too.
     await priceEndpoint(t.db, throttled.endpointId, { units: 1_000_000 });
     await priceEndpoint(t.db, other.endpointId, { units: 2_000_000 });
     await makeBudget(t.db, { endpointIds: [throttled.endpointId, other.endpointId], value: 1_000_000_000 });
     const perAccount = await makeBudget(t.db, { endpointIds: [throttled.endpointId, other.endpointId], value: 400, scope: "account" });
-    await t.db.insert(budgetOverrides).values(
-      Array.from({ length: CALLERS / 2 }, (_, c) => ({ budgetId: perAccount.id, caller: `acct_${c * 2}`, value: 300, reason: "test" })),
-    );
+    await t.db
+      .insert(budgetOverrides)
+      .values(Array.from({ length: CALLERS / 2 }, (_, c) => ({ budgetId: perAccount.id, caller: `acct_${c * 2}`, value: 300, reason: "test" })));
 
     // Every worker names the same idempotency keys in the same round, half of them in the other
     // order: reservations' key entries are contended too. Only some requests carry one, so the
@@ -62,7 +61,14 @@ describe.skipIf(skipWithoutDatabase())("lock order", () => {
         for (let d = 0; d < DESTINATIONS; d++) {
           const endpoint = d === DESTINATIONS - 1 ? other.key : throttled.key;
           const destination = `user${d}@example.com`;
-          requests.push({ endpoint, amount: 1, caller: `acct_${c}`, destination, destinationKey: destination, idempotencyKey: d % 2 === 0 ? `k${round}_${c}_${d}` : undefined });
+          requests.push({
+            endpoint,
+            amount: 1,
+            caller: `acct_${c}`,
+            destination,
+            destinationKey: destination,
+            idempotencyKey: d % 2 === 0 ? `k${round}_${c}_${d}` : undefined,
+          });
         }
       }
       return requests;
@@ -163,7 +169,9 @@ describe.skipIf(skipWithoutDatabase())("lock order", () => {
     // Every key was granted once, and every worker that named it was answered with that one hold.
     expect(granted.size).toBe(60 * 40);
     expect([...granted.values()].every((ids) => ids.size === 1)).toBe(true);
-    const [{ held }] = (await t.db.execute(sql`select sum(held)::int as held from usage u join ceilings c on c.id = u.ceiling_id where c.endpoint_id = ${plain.endpointId}`)) as unknown as [{ held: number }];
+    const [{ held }] = (await t.db.execute(
+      sql`select sum(held)::int as held from usage u join ceilings c on c.id = u.ceiling_id where c.endpoint_id = ${plain.endpointId}`,
+    )) as unknown as [{ held: number }];
     expect(held).toBe(60 * 40);
   }, 120_000);
 
@@ -205,7 +213,10 @@ describe.skipIf(skipWithoutDatabase())("lock order", () => {
 
   it("answers a settle whose reservation another transaction holds as unavailable at once, and settles the rest of its batch", async () => {
     const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000 }] });
-    const granted = await callReserveBatch(t.db, Array.from({ length: 3 }, () => ({ endpoint: e.key, amount: 5 })));
+    const granted = await callReserveBatch(
+      t.db,
+      Array.from({ length: 3 }, () => ({ endpoint: e.key, amount: 5 })),
+    );
     const ids = granted.map((a) => (a.status === "granted" ? a.reservationId : ""));
     const holder = openPostgres(t.url, { max: 1 });
     const settler = openPostgres(t.url, { max: 1 });
@@ -215,7 +226,10 @@ describe.skipIf(skipWithoutDatabase())("lock order", () => {
         await tx.execute(sql`select 1 from reservations where id = ${ids[0]}::uuid for update`);
         const started = performance.now();
         const answers = await Promise.race([
-          callResolveBatch(settler.db, ids.map((id) => ({ id, verb: "settle", actual: 2 }))),
+          callResolveBatch(
+            settler.db,
+            ids.map((id) => ({ id, verb: "settle", actual: 2 })),
+          ),
           new Promise<"waited">((r) => setTimeout(() => r("waited"), 3000)),
         ]);
         expect(answers === "waited" ? "waited for the held row" : answers.map((a) => a.status)).toEqual(["unavailable", "settled", "settled"]);

@@ -12,7 +12,6 @@ import { makeEndpoint } from "./test-fixtures";
 // (BigInt) over random prices, parts and amounts, in the function the batch and settle use
 // (money_of) and in the batch's own one-part arithmetic.
 
-
 /** ceil(sum(units * picos) / 10^6), exactly. */
 function exactMicros(parts: Record<string, number>, prices: Record<string, number>): bigint {
   let picos = 0n;
@@ -78,7 +77,9 @@ describe.skipIf(skipWithoutDatabase())("money", () => {
     expect(ids.filter((id) => id !== "")).toHaveLength(8);
     // Every price raised since: the reservations keep what they were granted at.
     await priceEndpoint(t.db, parted.endpointId, { input: 5_000_000, output: 9_000_000 });
-    await Promise.all(ids.map((id) => t.db.execute(sql`select ceilings.settle(${id}::uuid, null, actual_parts => ${JSON.stringify({ input: 4, output: 3 })}::jsonb)`)));
+    await Promise.all(
+      ids.map((id) => t.db.execute(sql`select ceilings.settle(${id}::uuid, null, actual_parts => ${JSON.stringify({ input: 4, output: 3 })}::jsonb)`)),
+    );
     const rows = resultRows<{ prices: Record<string, number>; settled_money: string }>(
       await t.db.execute(sql`select prices, settled_money::text from reservations where endpoint_id = ${parted.endpointId}`),
     );

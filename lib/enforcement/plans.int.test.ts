@@ -53,7 +53,10 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts in enforcement", () =
   }
 
   async function heldOn(ceilingId: number, caller: string): Promise<number> {
-    return countRows(t.db, sql`select coalesce(sum(held + settled), 0) as n from usage where ceiling_id = ${ceilingId} and scope_key = ${caller} and window_end > now()`);
+    return countRows(
+      t.db,
+      sql`select coalesce(sum(held + settled), 0) as n from usage where ceiling_id = ${ceilingId} and scope_key = ${caller} and window_end > now()`,
+    );
   }
 
   it("admits each account exactly what binds it (override, else plan, else own value) from four processes", { timeout: 120_000 }, async () => {
@@ -76,15 +79,26 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts in enforcement", () =
       { endpoint: s.priced.key, caller, amount: 1 },
     ]);
     // 12 kinds of request, 200 of each: twice what the most generous plan admits.
-    const storms = await runStorms(t.url, [0, 1, 2, 3].map((p) => ({ requests: [...requests.slice(p * 3), ...requests.slice(0, p * 3)], count: 600 })));
+    const storms = await runStorms(
+      t.url,
+      [0, 1, 2, 3].map((p) => ({ requests: [...requests.slice(p * 3), ...requests.slice(0, p * 3)], count: 600 })),
+    );
     expect(storms.reduce((n, r) => n + r.unavailable, 0)).toBe(0);
     const expected = { free: 10, pro: 100, plain: 5, special: 7 };
     expect(sumGrants(storms)).toEqual({
-      [acct.free1]: 2 * expected.free, [acct.free2]: 2 * expected.free,
-      [acct.pro1]: 2 * expected.pro, [acct.pro2]: 2 * expected.pro,
-      [acct.plain]: 2 * expected.plain, [acct.special]: 2 * expected.special,
+      [acct.free1]: 2 * expected.free,
+      [acct.free2]: 2 * expected.free,
+      [acct.pro1]: 2 * expected.pro,
+      [acct.pro2]: 2 * expected.pro,
+      [acct.plain]: 2 * expected.plain,
+      [acct.special]: 2 * expected.special,
     });
-    for (const [caller, n] of [[acct.free1, 10], [acct.pro2, 100], [acct.plain, 5], [acct.special, 7]] as const) {
+    for (const [caller, n] of [
+      [acct.free1, 10],
+      [acct.pro2, 100],
+      [acct.plain, 5],
+      [acct.special, 7],
+    ] as const) {
       expect(await heldOn(s.perCaller, caller)).toBe(n);
       expect(await budgetUsage(t.db, s.budget.id, caller)).toEqual({ held: n, settled: 0 });
     }
@@ -114,13 +128,17 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts in enforcement", () =
       { endpoint: s.capped.key, caller: shrunk, amount: 1 },
     ];
     const at: Record<string, Date> = {};
-    const storms = await runStorms(t.url, [0, 1, 2].map(() => ({ requests, durationMs: 5_000, concurrency: 20 })), async () => {
-      await sleep(1_500);
-      at.down = await assignAccount(t.db, down, tiny.id);
-      at.up = await assignAccount(t.db, up, mid.id);
-      at.blocked = await setBlocked(t.db, blocked, true);
-      at.shrunk = await setPlanCeilingValue(t.db, shrinking.id, s.perCaller, 1);
-    });
+    const storms = await runStorms(
+      t.url,
+      [0, 1, 2].map(() => ({ requests, durationMs: 5_000, concurrency: 20 })),
+      async () => {
+        await sleep(1_500);
+        at.down = await assignAccount(t.db, down, tiny.id);
+        at.up = await assignAccount(t.db, up, mid.id);
+        at.blocked = await setBlocked(t.db, blocked, true);
+        at.shrunk = await setPlanCeilingValue(t.db, shrinking.id, s.perCaller, 1);
+      },
+    );
     expect(storms.reduce((n, r) => n + r.unavailable, 0)).toBe(0);
     const grantsAfter = (caller: string, after: Date) =>
       countRows(t.db, sql`select count(*) as n from reservations where caller = ${caller} and created_at > ${after.toISOString()}::timestamptz`);
@@ -152,10 +170,14 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts in enforcement", () =
       const c = await reserve(t.db, { endpoint: s.capped.key, caller, amount: 1_000 }).catch((e: unknown) => e);
       const b = await reserve(t.db, { endpoint: s.priced.key, caller, amount: 1_000 }).catch((e: unknown) => e);
       const [readers] = resultRows<{ c: string; cs: string; b: string; bs: string }>(
-        await t.db.execute(sql`select (ceilings.caller_limit(${s.perCaller}, ${caller})).value as c, (ceilings.caller_limit(${s.perCaller}, ${caller})).source as cs,
+        await t.db
+          .execute(sql`select (ceilings.caller_limit(${s.perCaller}, ${caller})).value as c, (ceilings.caller_limit(${s.perCaller}, ${caller})).source as cs,
                                       (ceilings.account_budget_limit(${s.budget.id}, ${caller})).value as b, (ceilings.account_budget_limit(${s.budget.id}, ${caller})).source as bs`),
       );
-      const gateLimit = (d: unknown) => (d && typeof d === "object" && "status" in d && d.status === "refused" && "gate" in d ? `${String(d.gate)}:${"limit" in d ? String(d.limit) : ""}` : JSON.stringify(d));
+      const gateLimit = (d: unknown) =>
+        d && typeof d === "object" && "status" in d && d.status === "refused" && "gate" in d
+          ? `${String(d.gate)}:${"limit" in d ? String(d.limit) : ""}`
+          : JSON.stringify(d);
       return { ceiling: gateLimit(c), budget: gateLimit(b), readers: `${readers?.c}:${readers?.cs} ${readers?.b}:${readers?.bs}` };
     };
 
@@ -227,30 +249,36 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts in enforcement", () =
     expect(await countRows(t.db, sql`select count(*) as n from accounts where account = ${`ghost-${run}`}`)).toBe(0);
   });
 
-  it("does not wait on an account another transaction is inserting: the batch is decided, the registration left to that transaction", { timeout: 30_000 }, async () => {
-    const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: BIG }] });
-    const run = Date.now().toString(36);
-    const pending = `pending-${run}`;
-    // A bulk assignment's transaction, holding its new account uncommitted.
-    const bulk = await holdTransaction(t.db, (tx) => tx.execute(sql`insert into accounts (account) values (${pending})`));
-    try {
-      const started = Date.now();
-      const [row] = resultRows<{ d: { status: string }[] }>(
-        await t.db.execute(sql`select ceilings.reserve_batch(${JSON.stringify([
-          { endpoint: e.key, amount: 1, caller: `other-${run}` },
-          { endpoint: e.key, amount: 1, caller: pending },
-        ])}::jsonb) as d`),
-      );
-      expect(row?.d.map((d) => d.status)).toEqual(["granted", "granted"]);
-      // Well under the enforcement lock_timeout (1 s) a wait would have run into.
-      expect(Date.now() - started).toBeLessThan(900);
-    } finally {
-      await bulk.release();
-    }
-    // The held transaction registered its account; the other new caller of that batch is registered
-    // by its next batch (the skipped insert was one statement for both).
-    expect(await countRows(t.db, sql`select count(*) as n from accounts where account = ${pending}`)).toBe(1);
-    await reserve(t.db, { endpoint: e.key, amount: 1, caller: `other-${run}` });
-    expect(await countRows(t.db, sql`select count(*) as n from accounts where account = ${`other-${run}`}`)).toBe(1);
-  });
+  it(
+    "does not wait on an account another transaction is inserting: the batch is decided, the registration left to that transaction",
+    { timeout: 30_000 },
+    async () => {
+      const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: BIG }] });
+      const run = Date.now().toString(36);
+      const pending = `pending-${run}`;
+      // A bulk assignment's transaction, holding its new account uncommitted.
+      const bulk = await holdTransaction(t.db, (tx) => tx.execute(sql`insert into accounts (account) values (${pending})`));
+      try {
+        const started = Date.now();
+        const [row] = resultRows<{ d: { status: string }[] }>(
+          await t.db.execute(
+            sql`select ceilings.reserve_batch(${JSON.stringify([
+              { endpoint: e.key, amount: 1, caller: `other-${run}` },
+              { endpoint: e.key, amount: 1, caller: pending },
+            ])}::jsonb) as d`,
+          ),
+        );
+        expect(row?.d.map((d) => d.status)).toEqual(["granted", "granted"]);
+        // Well under the enforcement lock_timeout (1 s) a wait would have run into.
+        expect(Date.now() - started).toBeLessThan(900);
+      } finally {
+        await bulk.release();
+      }
+      // The held transaction registered its account; the other new caller of that batch is registered
+      // by its next batch (the skipped insert was one statement for both).
+      expect(await countRows(t.db, sql`select count(*) as n from accounts where account = ${pending}`)).toBe(1);
+      await reserve(t.db, { endpoint: e.key, amount: 1, caller: `other-${run}` });
+      expect(await countRows(t.db, sql`select count(*) as n from accounts where account = ${`other-${run}`}`)).toBe(1);
+    },
+  );
 });

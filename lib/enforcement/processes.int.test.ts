@@ -8,7 +8,12 @@ import { counterTotals, makeEndpoint, startFixtureProcess } from "./test-fixture
 // nothing in a process can coordinate them, only the database.
 
 function startStorm(url: string, endpoint: string, count: number, amount: number) {
-  const storm = startFixtureProcess<{ granted: number; unavailable: number }>(path.join(__dirname, "reserve-storm.fixture.ts"), [url, endpoint, String(count), String(amount)]);
+  const storm = startFixtureProcess<{ granted: number; unavailable: number }>(path.join(__dirname, "reserve-storm.fixture.ts"), [
+    url,
+    endpoint,
+    String(count),
+    String(amount),
+  ]);
   return { ready: storm.ready, go: () => storm.send("go\n"), done: storm.done };
 }
 

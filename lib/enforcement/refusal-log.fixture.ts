@@ -11,7 +11,9 @@ async function main(): Promise<void> {
   process.stdout.write("ready\n");
   await new Promise<void>((resolve) => process.stdin.once("data", () => resolve()));
   const decisions = await Promise.all(
-    Array.from({ length: 12 }, (_, i) => reserve(bounded.db, { endpoint, parts: { input: 100, output: 600 }, caller: `acct_${tag}${i % 3}`, requestId: `${tag}-${i}` })),
+    Array.from({ length: 12 }, (_, i) =>
+      reserve(bounded.db, { endpoint, parts: { input: 100, output: 600 }, caller: `acct_${tag}${i % 3}`, requestId: `${tag}-${i}` }),
+    ),
   );
   // The log is written after the answer (asynchronously): give it time before closing.
   await new Promise((r) => setTimeout(r, 1_500));

@@ -28,7 +28,9 @@ describe.skipIf(skipWithoutDatabase())("the refusal log of requests the database
     });
     try {
       await new Promise((r) => setTimeout(r, 100));
-      const children = ["a", "b"].map((tag) => startFixtureProcess<{ unavailable: number }>(path.join(import.meta.dirname, "refusal-log.fixture.ts"), [t.url, e.key, tag]));
+      const children = ["a", "b"].map((tag) =>
+        startFixtureProcess<{ unavailable: number }>(path.join(import.meta.dirname, "refusal-log.fixture.ts"), [t.url, e.key, tag]),
+      );
       await Promise.all(children.map((c) => c.ready));
       for (const c of children) c.send("go\n");
       expect(await Promise.all(children.map((c) => c.done))).toEqual([{ unavailable: 12 }, { unavailable: 12 }]);
@@ -38,10 +40,13 @@ describe.skipIf(skipWithoutDatabase())("the refusal log of requests the database
       await holder.close();
     }
     await expect
-      .poll(async () =>
-        resultRows<{ count: number; amount: number }>(
-          await t.db.execute(sql`select sum(count)::int as count, max(amount)::int as amount from refusals where endpoint_key = ${e.key} and gate = 'unavailable'`),
-        )[0],
+      .poll(
+        async () =>
+          resultRows<{ count: number; amount: number }>(
+            await t.db.execute(
+              sql`select sum(count)::int as count, max(amount)::int as amount from refusals where endpoint_key = ${e.key} and gate = 'unavailable'`,
+            ),
+          )[0],
       )
       .toEqual({ count: 24, amount: 700 });
   }, 60_000);
@@ -60,7 +65,9 @@ describe.skipIf(skipWithoutDatabase())("the refusal log of requests the database
       "lock_timeout",
     );
     expect(refusalLogFailures()).toBe(before + 1);
-    const rows = resultRows<{ caller: string; amount: number }>(await t.db.execute(sql`select caller, amount::int as amount from refusals where endpoint_key = ${e.key} order by caller`));
+    const rows = resultRows<{ caller: string; amount: number }>(
+      await t.db.execute(sql`select caller, amount::int as amount from refusals where endpoint_key = ${e.key} order by caller`),
+    );
     expect(rows).toEqual([
       { caller: "acct_one", amount: 3 },
       { caller: "acct_three", amount: 7 },

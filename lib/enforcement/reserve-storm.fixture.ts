@@ -12,9 +12,7 @@ async function main(): Promise<void> {
   // Say ready, then wait for the go signal on stdin so every process starts firing at once.
   process.stdout.write("ready\n");
   await new Promise<void>((resolve) => process.stdin.once("data", () => resolve()));
-  const decisions = await Promise.all(
-    Array.from({ length: Number(count) }, () => reserve(database.db, { endpoint, amount: Number(amount) })),
-  );
+  const decisions = await Promise.all(Array.from({ length: Number(count) }, () => reserve(database.db, { endpoint, amount: Number(amount) })));
   const granted = decisions.filter((d) => d.status === "granted").length;
   const unavailable = decisions.filter((d) => d.status === "refused" && d.gate === "unavailable").length;
   process.stdout.write(JSON.stringify({ granted, unavailable }) + "\n");

@@ -29,9 +29,7 @@ describe.skipIf(skipWithoutDatabase())("reserve: one atomic step on real Postgre
     const single = openPools(t.url, 3, 8, { maxBatch: 1, maxInFlight: 8 });
     try {
       const e = await makeEndpoint(t.db, { ceilings: [{ metric: "calls", scope: "global", window: "utc_day", value: 50 }] });
-      const decisions = await Promise.all(
-        Array.from({ length: 150 }, (_, i) => reserve(single.dbs[i % 3] ?? t.db, { endpoint: e.key, amount: 7 })),
-      );
+      const decisions = await Promise.all(Array.from({ length: 150 }, (_, i) => reserve(single.dbs[i % 3] ?? t.db, { endpoint: e.key, amount: 7 })));
       expect(granted(decisions)).toBe(50);
     } finally {
       await single.close();
@@ -48,9 +46,7 @@ describe.skipIf(skipWithoutDatabase())("reserve: one atomic step on real Postgre
     });
     // 3 callers x 40 calls of 1 unit, interleaved across pools: each caller may get 10.
     const decisions = await Promise.all(
-      Array.from({ length: 120 }, (_, i) =>
-        reserve(pools.dbs[i % 4] ?? t.db, { endpoint: e.key, amount: 1, caller: `acct_${i % 3}` }),
-      ),
+      Array.from({ length: 120 }, (_, i) => reserve(pools.dbs[i % 4] ?? t.db, { endpoint: e.key, amount: 1, caller: `acct_${i % 3}` })),
     );
     expect(granted(decisions)).toBe(30);
     const refusedGates = new Set(decisions.filter((d) => d.status === "refused").map((d) => d.status === "refused" && d.gate));
@@ -135,9 +131,7 @@ describe.skipIf(skipWithoutDatabase())("reserve: one atomic step on real Postgre
       ],
     });
     expect(await reserve(t.db, { endpoint: e.key, amount: 6, caller: "a" })).toMatchObject({ status: "refused", gate: "per_call_max" });
-    await t.db.execute(
-      sql`insert into ceiling_overrides (ceiling_id, caller, value, reason) values (${e.ceilingIds[1] ?? 0}, 'blocked', 0, 'abuse')`,
-    );
+    await t.db.execute(sql`insert into ceiling_overrides (ceiling_id, caller, value, reason) values (${e.ceilingIds[1] ?? 0}, 'blocked', 0, 'abuse')`);
     expect(await reserve(t.db, { endpoint: e.key, amount: 1, caller: "blocked" })).toMatchObject({ status: "refused", gate: "ceiling" });
     expect((await reserve(t.db, { endpoint: e.key, amount: 1, caller: "other" })).status).toBe("granted");
     expect(await counterTotals(t.db, e.ceilingIds[0] ?? 0)).toEqual({ held: 1, settled: 0 });

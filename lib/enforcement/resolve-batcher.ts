@@ -50,7 +50,12 @@ export class ResolveBatcher {
     try {
       const answers = await this.lanes.run(remaining, (db) => {
         sent = batch.filter((p) => p.onSent?.() !== false);
-        return sent.length === 0 ? Promise.resolve([]) : callResolveBatch(db, sent.map((p) => p.item));
+        return sent.length === 0
+          ? Promise.resolve([])
+          : callResolveBatch(
+              db,
+              sent.map((p) => p.item),
+            );
       });
       sent.forEach((p, i) => {
         const answer = answers[i];

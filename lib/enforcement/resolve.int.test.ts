@@ -96,7 +96,10 @@ describe.skipIf(skipWithoutDatabase())("settle, release and expiry on real Postg
       expect(retried.filter((o, i) => o.status !== [s, r][i]?.status && (o.status === "settled" || o.status === "released"))).toEqual([]);
     }
     const units = await counterTotals(t.db, e.ceilingIds[0] ?? 0);
-    const settled = await countRows(t.db, sql`select coalesce(sum(case state when 'settled' then settled_amount when 'expired' then amount else 0 end), 0) as n from reservations where endpoint_id = ${e.endpointId}`);
+    const settled = await countRows(
+      t.db,
+      sql`select coalesce(sum(case state when 'settled' then settled_amount when 'expired' then amount else 0 end), 0) as n from reservations where endpoint_id = ${e.endpointId}`,
+    );
     expect(units).toEqual({ held: 0, settled });
   });
 
@@ -104,7 +107,11 @@ describe.skipIf(skipWithoutDatabase())("settle, release and expiry on real Postg
     const e = await makeEndpoint(t.db, { ceilings: [...unitsAndCalls] });
     const grants = await Promise.all(Array.from({ length: 40 }, () => grant(e.key, 7)));
     await t.db.execute(sql`update reservations set expires_at = now() - interval '1 second' where endpoint_id = ${e.endpointId}`);
-    const swept = await Promise.all([expireReservations(pools.dbs[0] ?? t.db, 7), expireReservations(pools.dbs[1] ?? t.db, 7), expireReservations(pools.dbs[2] ?? t.db)]);
+    const swept = await Promise.all([
+      expireReservations(pools.dbs[0] ?? t.db, 7),
+      expireReservations(pools.dbs[1] ?? t.db, 7),
+      expireReservations(pools.dbs[2] ?? t.db),
+    ]);
     let total = swept.reduce((a, b) => a + b, 0);
     while (total < grants.length) {
       const more = await expireReservations(t.db);
@@ -126,8 +133,12 @@ describe.skipIf(skipWithoutDatabase())("settle, release and expiry on real Postg
     const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 100 }] });
     const g = await grant(e.key, 20);
     // Move the reservation's counter to yesterday, as if midnight passed before the settle.
-    await t.db.execute(sql`update usage set window_start = window_start - interval '1 day', window_end = window_end - interval '1 day' where ceiling_id = ${e.ceilingIds[0] ?? 0}`);
-    await t.db.execute(sql`update reservations set charges = jsonb_set(charges, '{0,w}', to_jsonb((charges->0->>'w')::timestamptz - interval '1 day')) where id = ${g.reservationId}`);
+    await t.db.execute(
+      sql`update usage set window_start = window_start - interval '1 day', window_end = window_end - interval '1 day' where ceiling_id = ${e.ceilingIds[0] ?? 0}`,
+    );
+    await t.db.execute(
+      sql`update reservations set charges = jsonb_set(charges, '{0,w}', to_jsonb((charges->0->>'w')::timestamptz - interval '1 day')) where id = ${g.reservationId}`,
+    );
     await settleReservation(t.db, { reservationId: g.reservationId, actual: 5 });
     const rows = resultRows(await t.db.execute(sql`select held::int, settled::int from usage where ceiling_id = ${e.ceilingIds[0] ?? 0}`));
     expect(rows).toEqual([{ held: 0, settled: 5 }]);

@@ -135,11 +135,7 @@ export async function settleReservation(
 }
 
 /** Gives a held reservation back (units and the call). Releasing twice is harmless. */
-export async function releaseReservation(
-  db: Db,
-  params: { reservationId: string; caller?: string },
-  options: ResolveOptions = {},
-): Promise<Resolution> {
+export async function releaseReservation(db: Db, params: { reservationId: string; caller?: string }, options: ResolveOptions = {}): Promise<Resolution> {
   const id = parseId(params.reservationId);
   const caller = parseCaller(params.caller);
   return call(db, { id, verb: "release", ...(caller === null ? {} : { caller }) }, options);
@@ -154,9 +150,7 @@ function parseCaller(caller: string | undefined): string | null {
 
 /** The expiry sweeper: held reservations past their TTL count as fully spent. Safe to run twice at once. */
 export async function expireReservations(db: Db, maxRows = 500): Promise<number> {
-  const row = resultRows<{ expired: number }>(
-    await db.execute(sql`select ceilings.expire_reservations(${maxRows}::int) as expired`),
-  )[0];
+  const row = resultRows<{ expired: number }>(await db.execute(sql`select ceilings.expire_reservations(${maxRows}::int) as expired`))[0];
   const expired = Number(row?.expired ?? 0);
   if (expired > 0) enforcementObserver()?.expired(expired);
   return expired;

@@ -44,9 +44,7 @@ describe.skipIf(skipWithoutDatabase())("refusals land in the hourly rollup", () 
   it("counts 200 concurrent refusals from independent pools once each, folded or not", async () => {
     const e = await makeEndpoint(t.db, { perCallMax: 10, ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 0 }] });
     const decisions = await Promise.all(
-      Array.from({ length: 200 }, (_, i) =>
-        reserve(pools.dbs[i % 4] ?? t.db, { endpoint: e.key, amount: i % 4 === 0 ? 20 : 1, caller: `acct_${i % 5}` }),
-      ),
+      Array.from({ length: 200 }, (_, i) => reserve(pools.dbs[i % 4] ?? t.db, { endpoint: e.key, amount: i % 4 === 0 ? 20 : 1, caller: `acct_${i % 5}` })),
     );
     expect(decisions.filter((d) => d.status === "refused")).toHaveLength(200);
     const [rows] = resultRows<{ rows: string; total: string }>(

@@ -81,7 +81,10 @@ describe.skipIf(skipWithoutDatabase())("a silent host in a multi-host URL", () =
             const d = await reserve(pool.db, { endpoint: e.key, amount: 1, caller: `c${caller}` });
             answers.push({ status: d.status, ms: Date.now() - started });
             if (d.status !== "granted") continue;
-            const r = i % 2 === 0 ? await settleReservation(pool.db, { reservationId: d.reservationId, actual: 1 }) : await releaseReservation(pool.db, { reservationId: d.reservationId });
+            const r =
+              i % 2 === 0
+                ? await settleReservation(pool.db, { reservationId: d.reservationId, actual: 1 })
+                : await releaseReservation(pool.db, { reservationId: d.reservationId });
             expect(r.status === "settled" || r.status === "released").toBe(true);
           }
         }),

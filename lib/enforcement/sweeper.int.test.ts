@@ -26,7 +26,9 @@ describe.skipIf(skipWithoutDatabase())("the sweeper beside live reservations", (
   const pools: { dbs: Db[]; close: () => Promise<unknown> } = { dbs: [], close: async () => undefined };
   beforeAll(() => {
     const e = env();
-    const opened = Array.from({ length: 4 }, () => openPostgres(t.url, { max: 6, connection: { lock_timeout: e.ENFORCEMENT_LOCK_TIMEOUT_MS, statement_timeout: e.ENFORCEMENT_STATEMENT_TIMEOUT_MS } }));
+    const opened = Array.from({ length: 4 }, () =>
+      openPostgres(t.url, { max: 6, connection: { lock_timeout: e.ENFORCEMENT_LOCK_TIMEOUT_MS, statement_timeout: e.ENFORCEMENT_STATEMENT_TIMEOUT_MS } }),
+    );
     for (const p of opened) batcherFor(p.db, { deadlineMs: e.ENFORCEMENT_DEADLINE_MS });
     pools.dbs = opened.map((p) => p.db);
     pools.close = () => Promise.all(opened.map((p) => p.close()));

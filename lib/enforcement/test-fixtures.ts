@@ -36,13 +36,26 @@ export async function makeEndpoint(
     default: c.value,
   }));
   const unbounded = !specs.some((c) => c.scope === "global");
-  const extra = unbounded ? [{ metric: "calls", scope: "global", window: "billing_month", value: BACKSTOP, min: 0, max: BACKSTOP, default: BACKSTOP } as const] : [];
+  const extra = unbounded
+    ? [{ metric: "calls", scope: "global", window: "billing_month", value: BACKSTOP, min: 0, max: BACKSTOP, default: BACKSTOP } as const]
+    : [];
   const endpoint = await createEndpoint(db, {
-    spec: { key, name: key, unit: "units", parts: [{ name: "units", price: "0" }], perCallMax: opts.perCallMax ?? 1_000_000, throttlePerMinute: opts.throttlePerMinute ?? null, ceilings: [...specs, ...extra] },
+    spec: {
+      key,
+      name: key,
+      unit: "units",
+      parts: [{ name: "units", price: "0" }],
+      perCallMax: opts.perCallMax ?? 1_000_000,
+      throttlePerMinute: opts.throttlePerMinute ?? null,
+      ceilings: [...specs, ...extra],
+    },
     actor: { type: "system", name: "test fixture" },
     reason: "test fixture",
   });
-  const rows = await db.select({ id: ceilings.id, value: ceilings.value, scope: ceilings.scope, metric: ceilings.metric, window: ceilings.window }).from(ceilings).where(eq(ceilings.endpointId, endpoint.id));
+  const rows = await db
+    .select({ id: ceilings.id, value: ceilings.value, scope: ceilings.scope, metric: ceilings.metric, window: ceilings.window })
+    .from(ceilings)
+    .where(eq(ceilings.endpointId, endpoint.id));
   const own = rows.filter((r) => !(unbounded && r.scope === "global" && r.metric === "calls" && r.window === "billing_month" && r.value === BACKSTOP));
   return { key, endpointId: endpoint.id, ceilingIds: own.map((r) => r.id).sort((a, b) => a - b) };
 }
@@ -67,7 +80,10 @@ export async function setCeilingValue(db: Db, ceilingId: number, value: number):
   await db.transaction(async (tx) => {
     await tx.execute(sql`select ceilings.lock_endpoints_for_change(array(select endpoint_id from ceilings where id = ${ceilingId}))`);
     await tx.execute(sql`select id from ceilings where id = ${ceilingId} for update`);
-    await tx.update(ceilings).set({ value, maxValue: sql`greatest(${ceilings.maxValue}, ${value})` }).where(eq(ceilings.id, ceilingId));
+    await tx
+      .update(ceilings)
+      .set({ value, maxValue: sql`greatest(${ceilings.maxValue}, ${value})` })
+      .where(eq(ceilings.id, ceilingId));
   });
 }
 

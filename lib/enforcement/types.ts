@@ -2,7 +2,16 @@ import { z } from "zod";
 import { canonicalCaller, hasControlChars, hasLoneSurrogate } from "@/lib/canonical/caller";
 import { DomainError } from "@/lib/errors";
 
-import { type BudgetScope, type BudgetWindow, type CeilingMetric, type CeilingScope, type CeilingWindow, type Gate, PART_NAME_PATTERN, refuseUnnamedParts } from "@/lib/vocabulary";
+import {
+  type BudgetScope,
+  type BudgetWindow,
+  type CeilingMetric,
+  type CeilingScope,
+  type CeilingWindow,
+  type Gate,
+  PART_NAME_PATTERN,
+  refuseUnnamedParts,
+} from "@/lib/vocabulary";
 
 /** A string the database can take: no control characters (NUL would fail the whole batch), no lone surrogate. */
 function text(min: number, max: number) {
@@ -17,11 +26,7 @@ function text(min: number, max: number) {
 /** A billing account: trimmed of Unicode whitespace, then no control characters (canonicalCaller). */
 export const Caller = z.string().transform(canonicalCaller).pipe(text(1, 200));
 
-const Units = z
-  .number({ error: "must be a number" })
-  .int("must be a whole number")
-  .min(0, "must be zero or more")
-  .max(Number.MAX_SAFE_INTEGER, "is too large");
+const Units = z.number({ error: "must be a number" }).int("must be a whole number").min(0, "must be zero or more").max(Number.MAX_SAFE_INTEGER, "is too large");
 
 /**
  * Units per priced part ({ input: 1200, output: 800 }): every part of the endpoint, each whole,
@@ -34,24 +39,26 @@ export const Parts = z.preprocess(
 export type Parts = z.infer<typeof Parts>;
 
 // Parsed at the library's boundary; the SQL function validates again for callers in other languages.
-export const ReserveParams = z.object({
-  endpoint: text(1, 64),
-  /** The units of the call; for an endpoint priced part by part, send `parts` instead (or both, equal). */
-  amount: z
-    .number({ error: "amount must be a number" })
-    .int("amount must be a whole number")
-    .positive("amount must be positive")
-    .max(Number.MAX_SAFE_INTEGER, "amount is too large")
-    .optional(),
-  parts: Parts.optional(),
-  caller: Caller.optional(),
-  destination: text(1, 320).optional(),
-  /** The canonical identity for the cooldown; derived from destination when absent. */
-  destinationKey: text(1, 320).optional(),
-  idempotencyKey: text(1, 200).optional(),
-  ttlSeconds: z.number().int().min(1).max(86_400).optional(),
-  requestId: text(0, 100).optional(),
-}).refine((p) => p.amount !== undefined || p.parts !== undefined, { path: ["amount"], message: "amount (or parts) is required" });
+export const ReserveParams = z
+  .object({
+    endpoint: text(1, 64),
+    /** The units of the call; for an endpoint priced part by part, send `parts` instead (or both, equal). */
+    amount: z
+      .number({ error: "amount must be a number" })
+      .int("amount must be a whole number")
+      .positive("amount must be positive")
+      .max(Number.MAX_SAFE_INTEGER, "amount is too large")
+      .optional(),
+    parts: Parts.optional(),
+    caller: Caller.optional(),
+    destination: text(1, 320).optional(),
+    /** The canonical identity for the cooldown; derived from destination when absent. */
+    destinationKey: text(1, 320).optional(),
+    idempotencyKey: text(1, 200).optional(),
+    ttlSeconds: z.number().int().min(1).max(86_400).optional(),
+    requestId: text(0, 100).optional(),
+  })
+  .refine((p) => p.amount !== undefined || p.parts !== undefined, { path: ["amount"], message: "amount (or parts) is required" });
 export type ReserveParams = z.input<typeof ReserveParams>;
 
 export type CeilingRemaining = {

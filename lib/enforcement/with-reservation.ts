@@ -6,10 +6,7 @@ import type { Granted, Parts, Refused, ReserveParams, Resolved, Resolution } fro
 /** The work's result and what it used: its units, or the units of each part of an endpoint priced part by part. */
 export type Work<T> = (grant: Granted) => Promise<{ actual: number | Parts; result: T }>;
 
-export type WithReservationResult<T> =
-  | { status: "done"; result: T; reservationId: string; settlement: Resolution }
-  | Refused
-  | Resolved;
+export type WithReservationResult<T> = { status: "done"; result: T; reservationId: string; settlement: Resolution } | Refused | Resolved;
 
 /**
  * Reserve, run, settle with the reported actual; release if the work throws (the work did not

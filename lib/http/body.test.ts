@@ -29,8 +29,16 @@ describe("readJsonBody", () => {
   });
 
   it("refuses a control character or a lone surrogate in any string, key or value, with invalid_characters", async () => {
-    expect(await readJsonBody(request('{"a":"x\\u0000"}'))).toMatchObject({ status: 400, code: "invalid_characters", message: "a must not contain control characters" });
-    expect(await readJsonBody(request('{"a":["x\\ud800"]}'))).toMatchObject({ status: 400, code: "invalid_characters", message: expect.stringContaining("a[0] must not contain a lone surrogate") });
+    expect(await readJsonBody(request('{"a":"x\\u0000"}'))).toMatchObject({
+      status: 400,
+      code: "invalid_characters",
+      message: "a must not contain control characters",
+    });
+    expect(await readJsonBody(request('{"a":["x\\ud800"]}'))).toMatchObject({
+      status: 400,
+      code: "invalid_characters",
+      message: expect.stringContaining("a[0] must not contain a lone surrogate"),
+    });
     expect(await readJsonBody(request('{"\\udc00":1}'))).toMatchObject({ status: 400, code: "invalid_characters" });
     // A pair is one character (U+1F600), whether escaped or sent as UTF-8.
     expect(await readJsonBody(request('{"a":"\\ud83d\\ude00"}'))).toEqual({ ok: true, value: { a: "\u{1f600}" }, empty: false });

@@ -106,5 +106,9 @@ export function answerMethod(pathname: string, method: string): MethodAnswer | n
   if (paths.allow.includes(method)) return null;
   const message = `${method.slice(0, 20)} is not allowed here; this ${paths.kind === "page" ? "page" : "route"} answers ${allow}`;
   if (paths.kind === "api" || paths.kind === "route") return jsonError(405, "method_not_allowed", message, { allow });
-  return { status: 405, headers: { allow, "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" }, body: `Method not allowed: ${message}\n` };
+  return {
+    status: 405,
+    headers: { allow, "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" },
+    body: `Method not allowed: ${message}\n`,
+  };
 }

@@ -38,7 +38,12 @@ describe("the OpenAPI document for client generators", () => {
         ].join("\n"),
       );
       const tsc = path.join(ROOT, "node_modules", "typescript", "bin", "tsc");
-      const run = () => execFileSync(process.execPath, [tsc, "--noEmit", "--strict", "--target", "es2022", "--module", "nodenext", "--moduleResolution", "nodenext", "client.ts"], { cwd: dir, encoding: "utf8", stdio: "pipe" });
+      const run = () =>
+        execFileSync(
+          process.execPath,
+          [tsc, "--noEmit", "--strict", "--target", "es2022", "--module", "nodenext", "--moduleResolution", "nodenext", "client.ts"],
+          { cwd: dir, encoding: "utf8", stdio: "pipe" },
+        );
       expect(run).not.toThrow();
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -47,7 +52,11 @@ describe("the OpenAPI document for client generators", () => {
 
   it("passes Redocly's recommended rules with no error and no warning", async () => {
     const config = await createConfig({ extends: ["recommended"] });
-    const problems = await lintFromString({ source: JSON.stringify(openApiDocument("https://ceilings-api.internal:3001")), absoluteRef: "openapi.json", config });
+    const problems = await lintFromString({
+      source: JSON.stringify(openApiDocument("https://ceilings-api.internal:3001")),
+      absoluteRef: "openapi.json",
+      config,
+    });
     expect(problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer ?? ""}`)).toEqual([]);
   }, 60_000);
 });

@@ -13,11 +13,21 @@ export const API_ERROR_CODES = {
   invalid_json: { status: 400, meaning: "the body is not valid JSON, or not UTF-8" },
   nesting_too_deep: { status: 400, meaning: "the body nests arrays and objects more than 32 levels deep" },
   duplicate_field: { status: 400, meaning: "a field appears twice in one object of the body" },
-  invalid_characters: { status: 400, meaning: "a string of the body (a key or a value) holds a control character or a lone surrogate (an unpaired \\ud800-\\udfff escape)" },
+  invalid_characters: {
+    status: 400,
+    meaning: "a string of the body (a key or a value) holds a control character or a lone surrogate (an unpaired \\ud800-\\udfff escape)",
+  },
   unknown_field: { status: 400, meaning: "the body has a field the call does not take (a misspelt idempotencyKey must not turn a retry into a second charge)" },
-  invalid_input: { status: 400, meaning: "a field, a path segment or a query parameter breaks its rule (type, length, blank, control characters); the message names it" },
+  invalid_input: {
+    status: 400,
+    meaning: "a field, a path segment or a query parameter breaks its rule (type, length, blank, control characters); the message names it",
+  },
   invalid_amount: { status: 400, meaning: "amount or actual is not a JSON number that is a safe whole number (at least 1 for amount, 0 for actual)" },
-  invalid_parts: { status: 400, meaning: "parts do not name every priced part of the endpoint and only those (the message names the part), or an endpoint priced part by part got one amount, or a single-part call's amount is not the parts' total" },
+  invalid_parts: {
+    status: 400,
+    meaning:
+      "parts do not name every priced part of the endpoint and only those (the message names the part), or an endpoint priced part by part got one amount, or a single-part call's amount is not the parts' total",
+  },
   invalid_ttl: { status: 400, meaning: "ttlSeconds is not a whole number from 1 to 86400" },
   invalid_request_id: { status: 400, meaning: "the X-Request-Id header is longer than 100 characters or holds a control character" },
   caller_required: { status: 400, meaning: "the endpoint has a per-caller ceiling and a trusted key named no caller" },
@@ -26,12 +36,20 @@ export const API_ERROR_CODES = {
   invalid_reservation_id: { status: 400, meaning: "the reservation id in the path is not a UUID" },
   invalid_actual: { status: 400, meaning: "actual is above the endpoint's per-call max; nothing changed" },
   unknown_plan: { status: 400, meaning: "the plan named is a plan key no plan has; nothing was assigned" },
-  invalid_rows: { status: 400, meaning: "rows of a bulk assignment were refused (a bad account, an unknown plan, an account twice): rows names each, the first 100, with its index; refused counts them all; nothing was assigned" },
+  invalid_rows: {
+    status: 400,
+    meaning:
+      "rows of a bulk assignment were refused (a bad account, an unknown plan, an account twice): rows names each, the first 100, with its index; refused counts them all; nothing was assigned",
+  },
   too_many: { status: 400, meaning: "a bulk assignment of more than 10,000 rows; nothing was read or assigned" },
   missing_api_key: { status: 401, meaning: "no 'Authorization: Bearer ck_...' header" },
   invalid_api_key: { status: 401, meaning: "the API key is not one the server knows" },
   revoked_api_key: { status: 401, meaning: "the API key was revoked" },
-  insufficient_scope: { status: 403, meaning: "the API key lacks the scope this call needs (reserve for reservations and endpoint status, accounts:read to read an account, accounts:write to assign plans); the message and WWW-Authenticate name it; nothing changed" },
+  insufficient_scope: {
+    status: 403,
+    meaning:
+      "the API key lacks the scope this call needs (reserve for reservations and endpoint status, accounts:read to read an account, accounts:write to assign plans); the message and WWW-Authenticate name it; nothing changed",
+  },
   endpoint_not_allowed: { status: 403, meaning: "the API key may not use this endpoint" },
   caller_not_allowed: { status: 403, meaning: "a key bound to an account named another account as caller" },
   reservation_forbidden: { status: 403, meaning: "the reservation belongs to another account" },
@@ -53,11 +71,16 @@ export const API_ERROR_CODES = {
   ceiling: { status: 429, meaning: "refused: a ceiling's window has not enough left" },
   cooldown: { status: 429, meaning: "refused: the destination is cooling down" },
   throttle: { status: 429, meaning: "refused: the endpoint's calls per minute are spent" },
-  budget: { status: 429, meaning: "refused: a budget the endpoint belongs to has not enough money left in its window for this call's worst case (or is killed, or the account is blocked on it); nothing was charged anywhere" },
+  budget: {
+    status: 429,
+    meaning:
+      "refused: a budget the endpoint belongs to has not enough money left in its window for this call's worst case (or is killed, or the account is blocked on it); nothing was charged anywhere",
+  },
   blocked: { status: 429, meaning: "refused: staff blocked this billing account; every endpoint refuses it until it is unblocked; nothing was charged" },
   internal: {
     status: 500,
-    meaning: "an unexpected error in the server (a bug, not an outage): logged under requestId; what it changed is unknown, so retry a reserve only with its idempotencyKey (a settle or release is safe to retry) and report the requestId",
+    meaning:
+      "an unexpected error in the server (a bug, not an outage): logged under requestId; what it changed is unknown, so retry a reserve only with its idempotencyKey (a settle or release is safe to retry) and report the requestId",
   },
   unavailable: {
     status: 503,
@@ -77,7 +100,8 @@ for (const code of API_ERROR_CODE_NAMES) (ERROR_CODES[API_ERROR_CODES[code].stat
 const RefusalGate = z.enum(GATES).exclude(["unavailable"]);
 
 const errorObject = (code: z.ZodType) => z.strictObject({ code, message: z.string() });
-const codeOf = (codes: readonly ApiErrorCode[]) => (codes.length === 1 ? z.literal(codes[0] as ApiErrorCode) : z.enum(codes as [ApiErrorCode, ...ApiErrorCode[]]));
+const codeOf = (codes: readonly ApiErrorCode[]) =>
+  codes.length === 1 ? z.literal(codes[0] as ApiErrorCode) : z.enum(codes as [ApiErrorCode, ...ApiErrorCode[]]);
 const described = (codes: readonly ApiErrorCode[]) => codes.map((c) => `${c}: ${API_ERROR_CODES[c].meaning}`).join("; ");
 
 /** `{ error: { code, message } }` with exactly these codes, nothing else in it. */
@@ -186,7 +210,10 @@ export const AlreadyResolved = z.union([
       replay: z.boolean(),
       error: resolvedError,
     })
-    .meta({ description: "a settle above the reserved amount after expiry or release: the overrun was recorded and charged; the same settle again is a replay that charges nothing more" }),
+    .meta({
+      description:
+        "a settle above the reserved amount after expiry or release: the overrun was recorded and charged; the same settle again is a replay that charges nothing more",
+    }),
 ]);
 
 const Counter = z.int().nullable();
@@ -220,7 +247,11 @@ export const EndpointStatusBody = z.strictObject({
         name: z.string(),
         currency: z.string().meta({ description: "ISO 4217; every amount of the budget is in micros (millionths) of it" }),
         scope: z.enum(["global", "account"]),
-        value: z.int().meta({ description: "micros: what binds the account asked about (its override, its plan's value, 0 when blocked), else the budget's own; 0 when killed" }),
+        value: z
+          .int()
+          .meta({
+            description: "micros: what binds the account asked about (its override, its plan's value, 0 when blocked), else the budget's own; 0 when killed",
+          }),
         source: z.enum(["budget", "plan", "override", "kill", "blocked"]),
         killed: z.boolean(),
         window: z.strictObject({ kind: z.enum(["utc_day", "billing_month"]), start: Timestamp, end: Timestamp }),
@@ -271,7 +302,8 @@ export const RowsRefused = z.strictObject({
 });
 
 const Binding = z.enum(["kill", "blocked", "override", "plan", "ceiling", "budget"]).meta({
-  description: "where the value comes from: the ceiling or budget is killed (0 binds everyone), the account is blocked (0 everywhere), the account's override, its plan's value, or the ceiling's or budget's own",
+  description:
+    "where the value comes from: the ceiling or budget is killed (0 binds everyone), the account is blocked (0 everywhere), the account's override, its plan's value, or the ceiling's or budget's own",
 });
 
 export const AccountBody = z.strictObject({
@@ -286,10 +318,18 @@ export const AccountBody = z.strictObject({
     .nullable()
     .meta({ description: "staff blocked the account: every endpoint refuses it (gate blocked). by and reason are null for a key bound to the account" }),
   firstSeenAt: Timestamp.nullable(),
-  ceilings: z.array(
-    z.strictObject({ ceilingId: z.int(), endpoint: z.string(), metric: Metric, window: WindowKind, value: z.int(), source: Binding }),
-  ).meta({ description: "each per-caller ceiling of a live endpoint and the value that binds this account on it" }),
-  budgets: z.array(
-    z.strictObject({ budget: z.string(), currency: z.string(), window: z.enum(BUDGET_WINDOWS), value: z.int().meta({ description: "micros of currency" }), source: Binding }),
-  ).meta({ description: "each live per-account budget and the value that binds this account on it" }),
+  ceilings: z
+    .array(z.strictObject({ ceilingId: z.int(), endpoint: z.string(), metric: Metric, window: WindowKind, value: z.int(), source: Binding }))
+    .meta({ description: "each per-caller ceiling of a live endpoint and the value that binds this account on it" }),
+  budgets: z
+    .array(
+      z.strictObject({
+        budget: z.string(),
+        currency: z.string(),
+        window: z.enum(BUDGET_WINDOWS),
+        value: z.int().meta({ description: "micros of currency" }),
+        source: Binding,
+      }),
+    )
+    .meta({ description: "each live per-account budget and the value that binds this account on it" }),
 });

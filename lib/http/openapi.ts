@@ -53,7 +53,21 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 /** The error codes each operation answers, by status (429 answers with a gate, see Refusal). */
 export const OPERATION_ERRORS = {
   reserve: {
-    400: ["invalid_json", "nesting_too_deep", "duplicate_field", "invalid_characters", "unknown_field", "invalid_input", "invalid_amount", "invalid_parts", "invalid_ttl", "invalid_request_id", "caller_required", "destination_required", "invalid_destination"],
+    400: [
+      "invalid_json",
+      "nesting_too_deep",
+      "duplicate_field",
+      "invalid_characters",
+      "unknown_field",
+      "invalid_input",
+      "invalid_amount",
+      "invalid_parts",
+      "invalid_ttl",
+      "invalid_request_id",
+      "caller_required",
+      "destination_required",
+      "invalid_destination",
+    ],
     401: ["missing_api_key", "invalid_api_key", "revoked_api_key"],
     403: ["insufficient_scope", "endpoint_not_allowed", "caller_not_allowed"],
     404: ["unknown_endpoint"],
@@ -65,7 +79,18 @@ export const OPERATION_ERRORS = {
     503: ["unavailable"],
   },
   settleReservation: {
-    400: ["invalid_reservation_id", "invalid_json", "nesting_too_deep", "duplicate_field", "invalid_characters", "unknown_field", "invalid_input", "invalid_amount", "invalid_parts", "invalid_actual"],
+    400: [
+      "invalid_reservation_id",
+      "invalid_json",
+      "nesting_too_deep",
+      "duplicate_field",
+      "invalid_characters",
+      "unknown_field",
+      "invalid_input",
+      "invalid_amount",
+      "invalid_parts",
+      "invalid_actual",
+    ],
     401: ["missing_api_key", "invalid_api_key", "revoked_api_key"],
     403: ["insufficient_scope", "endpoint_not_allowed", "reservation_forbidden"],
     404: ["reservation_not_found"],
@@ -177,7 +202,11 @@ const internal = answer(`an unexpected error, logged: ${codes(["internal"])}`, r
 /** What a grant leads to: its settle and its release, with the reservationId it answered (OpenAPI links, for stateful clients and fuzzers). */
 const GRANT_LINKS = {
   settle: { operationId: "settleReservation", parameters: { id: "$response.body#/reservationId" }, description: "settle the reservation to the actual use" },
-  release: { operationId: "releaseReservation", parameters: { id: "$response.body#/reservationId" }, description: "give the reservation back: the work did not happen" },
+  release: {
+    operationId: "releaseReservation",
+    parameters: { id: "$response.body#/reservationId" },
+    description: "give the reservation back: the work did not happen",
+  },
 };
 
 const reservationId = {
@@ -378,7 +407,8 @@ export function openApiDocument(serverUrl?: string): Json {
               in: "query",
               required: false,
               schema: { type: "string", minLength: 1, maxLength: 200, pattern: ACCOUNT_PATTERN },
-              description: "a trusted key may name an account (trimmed; no whitespace or control character inside); a key bound to an account may name only its own",
+              description:
+                "a trusted key may name an account (trimmed; no whitespace or control character inside); a key bound to an account may name only its own",
             },
           ],
           responses: {

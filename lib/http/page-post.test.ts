@@ -22,7 +22,11 @@ describe("a POST to a page", () => {
     ["a text/plain form of this origin", { "sec-fetch-site": "same-origin", "content-type": "text/plain" }, 400],
     ["a form from a script without Origin (curl)", { ...FORM }, 400],
     ["a server action of our own page", { "sec-fetch-site": "same-origin", origin: `http://${HOST}`, ...ACTION, ...MULTIPART }, null],
-    ["a server action behind a proxy (X-Forwarded-Host)", { origin: "https://ceilings.example", "x-forwarded-host": "ceilings.example", ...ACTION, "content-type": "text/plain;charset=UTF-8" }, null],
+    [
+      "a server action behind a proxy (X-Forwarded-Host)",
+      { origin: "https://ceilings.example", "x-forwarded-host": "ceilings.example", ...ACTION, "content-type": "text/plain;charset=UTF-8" },
+      null,
+    ],
     ["a POST with no form body and no origin", {}, null],
   ];
   it.each(cases)("%s", (_what, headers, status) => {

@@ -21,8 +21,30 @@ function patternsOf(value: unknown, out = new Set<string>()): Set<string> {
 }
 
 const SAMPLES = [
-  "acct_1", "order-7", " acct ", "acct\t", "\u00a0acct\u3000", "\ufeffx", "a b", "日本語", "😀", "x\u2028", "\u2028",
-  "", " ", "\t", "a\u0000b", "a\u0007", "\u001b[0m", "a\u007fb", "a\u0085", "a\u009fb", "a\u000bb", "\u000bacct", "acct\u0085", "a\u200bb",
+  "acct_1",
+  "order-7",
+  " acct ",
+  "acct\t",
+  "\u00a0acct\u3000",
+  "\ufeffx",
+  "a b",
+  "日本語",
+  "😀",
+  "x\u2028",
+  "\u2028",
+  "",
+  " ",
+  "\t",
+  "a\u0000b",
+  "a\u0007",
+  "\u001b[0m",
+  "a\u007fb",
+  "a\u0085",
+  "a\u009fb",
+  "a\u000bb",
+  "\u000bacct",
+  "acct\u0085",
+  "a\u200bb",
 ];
 const endsWithNewline = (s: string) => s.endsWith("\n");
 

@@ -35,7 +35,10 @@ describe("HTTP API bodies", () => {
   });
 
   it("names unknown fields, blank strings and non-objects", () => {
-    expect(issue(ReserveBody, { endpoint: "e", amount: 1, idempotency_key: "k" })).toEqual({ code: "unknown_field", message: "unknown field(s): idempotency_key" });
+    expect(issue(ReserveBody, { endpoint: "e", amount: 1, idempotency_key: "k" })).toEqual({
+      code: "unknown_field",
+      message: "unknown field(s): idempotency_key",
+    });
     expect(issue(ReserveBody, { endpoint: "e", amount: 1, caller: "  " })).toEqual({ code: "invalid_input", message: "caller must not be blank" });
     expect(issue(ReserveBody, [])).toEqual({ code: "invalid_input", message: "the request body must be a JSON object" });
     expect(issue(ReserveBody, { endpoint: "e", amount: 1, ttlSeconds: 86_401 })?.code).toBe("invalid_ttl");

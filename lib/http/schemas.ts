@@ -14,15 +14,16 @@ function show(raw: unknown): string {
 /** A JSON number that is a safe whole number of at least `min`. Strings such as "1e9" are refused. */
 function wholeNumber(field: string, min: 0 | 1) {
   const wanted = min === 1 ? "a positive whole number" : "a whole number, zero or more,";
-  return z.unknown().transform((raw, ctx) => {
-    if (typeof raw === "number" && Number.isSafeInteger(raw) && raw >= min) return raw;
-    const message =
-      raw === undefined
-        ? `${field} is required`
-        : `${field} must be ${wanted} (a JSON number up to ${Number.MAX_SAFE_INTEGER}), got ${show(raw)}`;
-    ctx.addIssue({ code: "custom", message });
-    return z.NEVER;
-  }).meta({ type: "integer", minimum: min, maximum: Number.MAX_SAFE_INTEGER }); // what the OpenAPI document says it accepts
+  return z
+    .unknown()
+    .transform((raw, ctx) => {
+      if (typeof raw === "number" && Number.isSafeInteger(raw) && raw >= min) return raw;
+      const message =
+        raw === undefined ? `${field} is required` : `${field} must be ${wanted} (a JSON number up to ${Number.MAX_SAFE_INTEGER}), got ${show(raw)}`;
+      ctx.addIssue({ code: "custom", message });
+      return z.NEVER;
+    })
+    .meta({ type: "integer", minimum: min, maximum: Number.MAX_SAFE_INTEGER }); // what the OpenAPI document says it accepts
 }
 
 // What the OpenAPI document says each text accepts, as JSON Schema patterns. They are the
@@ -95,37 +96,56 @@ const PART_NAME = "^[a-z][a-z0-9_-]{0,31}$";
  * or more. The names are checked against the endpoint by the database (invalid_parts).
  */
 function partsObject(field: string) {
-  return z.preprocess(refuseUnnamedParts((name) => `${field}.${name}: a part's name is lower case, like input or output`), z
-    .record(
-      z.string().regex(new RegExp(PART_NAME), `${field}: a part's name is lower case, like input or output`),
-      z.unknown().transform((raw, ctx) => {
-        if (typeof raw === "number" && Number.isSafeInteger(raw) && raw >= 0) return raw;
-        ctx.addIssue({ code: "custom", message: `each of ${field} must be a whole number, zero or more (a JSON number up to ${Number.MAX_SAFE_INTEGER}), got ${show(raw)}` });
-        return z.NEVER;
-      }).meta({ type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
-      { error: `${field} must be an object of units per part, e.g. {"input": 1200, "output": 800}` },
+  return z
+    .preprocess(
+      refuseUnnamedParts((name) => `${field}.${name}: a part's name is lower case, like input or output`),
+      z
+        .record(
+          z.string().regex(new RegExp(PART_NAME), `${field}: a part's name is lower case, like input or output`),
+          z
+            .unknown()
+            .transform((raw, ctx) => {
+              if (typeof raw === "number" && Number.isSafeInteger(raw) && raw >= 0) return raw;
+              ctx.addIssue({
+                code: "custom",
+                message: `each of ${field} must be a whole number, zero or more (a JSON number up to ${Number.MAX_SAFE_INTEGER}), got ${show(raw)}`,
+              });
+              return z.NEVER;
+            })
+            .meta({ type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+          { error: `${field} must be an object of units per part, e.g. {"input": 1200, "output": 800}` },
+        )
+        .refine((p) => Object.keys(p).length <= 8, `${field} names at most 8 parts`)
+        .meta({ propertyNames: { pattern: PART_NAME }, maxProperties: 8 }),
     )
-    .refine((p) => Object.keys(p).length <= 8, `${field} names at most 8 parts`)
-    .meta({ propertyNames: { pattern: PART_NAME }, maxProperties: 8 })).optional();
+    .optional();
 }
 
-export const ReserveBody = z.strictObject({
-  endpoint: EndpointKeyParam,
-  amount: wholeNumber("amount", 1).optional().meta({ description: "the units of the call; an endpoint priced part by part takes parts instead (or both, equal)" }),
-  parts: partsObject("parts").meta({ description: "units per priced part of the endpoint (its worst case: the prompt's input tokens, max_tokens of output); every part named" }),
-  caller: optionalText("caller", 200, true),
-  destination: optionalText("destination", 320, false),
-  idempotencyKey: optionalText("idempotencyKey", 200, false),
-  ttlSeconds: z
-    .number({ error: "ttlSeconds must be a number" })
-    .int("ttlSeconds must be a whole number")
-    .min(1, "ttlSeconds must be at least 1")
-    .max(86_400, "ttlSeconds must be at most 86400 (one day)")
-    .nullish()
-    .transform((v) => v ?? undefined),
-})
+export const ReserveBody = z
+  .strictObject({
+    endpoint: EndpointKeyParam,
+    amount: wholeNumber("amount", 1)
+      .optional()
+      .meta({ description: "the units of the call; an endpoint priced part by part takes parts instead (or both, equal)" }),
+    parts: partsObject("parts").meta({
+      description: "units per priced part of the endpoint (its worst case: the prompt's input tokens, max_tokens of output); every part named",
+    }),
+    caller: optionalText("caller", 200, true),
+    destination: optionalText("destination", 320, false),
+    idempotencyKey: optionalText("idempotencyKey", 200, false),
+    ttlSeconds: z
+      .number({ error: "ttlSeconds must be a number" })
+      .int("ttlSeconds must be a whole number")
+      .min(1, "ttlSeconds must be at least 1")
+      .max(86_400, "ttlSeconds must be at most 86400 (one day)")
+      .nullish()
+      .transform((v) => v ?? undefined),
+  })
   // The document says "amount or parts" as two whole objects (openapi.ts, EITHER).
-  .refine((b) => b.amount !== undefined || b.parts !== undefined, { path: ["amount"], message: "amount is required (or parts, for an endpoint priced part by part)" });
+  .refine((b) => b.amount !== undefined || b.parts !== undefined, {
+    path: ["amount"],
+    message: "amount is required (or parts, for an endpoint priced part by part)",
+  });
 export type ReserveBody = z.infer<typeof ReserveBody>;
 
 export const SettleBody = z
@@ -133,7 +153,10 @@ export const SettleBody = z
     actual: wholeNumber("actual", 0).optional().meta({ description: "the units used; an endpoint priced part by part is settled with parts" }),
     parts: partsObject("parts").meta({ description: "the units each priced part used; every part named" }),
   })
-  .refine((b) => b.actual !== undefined || b.parts !== undefined, { path: ["actual"], message: "actual is required (or parts, for an endpoint priced part by part)" });
+  .refine((b) => b.actual !== undefined || b.parts !== undefined, {
+    path: ["actual"],
+    message: "actual is required (or parts, for an endpoint priced part by part)",
+  });
 export const ReleaseBody = z.strictObject({});
 
 export const ReservationIdParam = z.uuid("the reservation id must be a UUID");
@@ -186,7 +209,8 @@ const ACCOUNT_DOC = {
   minLength: 1,
   maxLength: 200,
   pattern: TRIMMED_PATTERN,
-  description: "a billing account, as a per-caller ceiling counts it: trimmed of whitespace at both ends, then 1 to 200 characters, none of them a control character",
+  description:
+    "a billing account, as a per-caller ceiling counts it: trimmed of whitespace at both ends, then 1 to 200 characters, none of them a control character",
 };
 /** A bulk row's account: trimmed as a reservation's caller is (\v, \f and U+0085 at an edge too); a path refuses those at the edge (proxy.ts). */
 const ROW_ACCOUNT_DOC = { ...ACCOUNT_DOC, pattern: CALLER_PATTERN };

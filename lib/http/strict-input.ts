@@ -43,10 +43,14 @@ export function checkTextFields(fields: Iterable<[string, string]>, maxLength = 
  * A form's fields as strings, past the boundary rules: files refused (no form here uploads
  * anything), then checkTextFields. The first refusal, naming its field, or every entry in order.
  */
-export function strictFormEntries(formData: FormData, maxLength = MAX_FIELD_LENGTH): { ok: true; entries: [string, string][] } | { ok: false; rejection: InputRejection } {
+export function strictFormEntries(
+  formData: FormData,
+  maxLength = MAX_FIELD_LENGTH,
+): { ok: true; entries: [string, string][] } | { ok: false; rejection: InputRejection } {
   const entries: [string, string][] = [];
   for (const [name, value] of formData.entries()) {
-    if (typeof value !== "string") return { ok: false, rejection: { field: name.slice(0, 60), message: `${name.slice(0, 60)} must be text, not a file`, raw: "" } };
+    if (typeof value !== "string")
+      return { ok: false, rejection: { field: name.slice(0, 60), message: `${name.slice(0, 60)} must be text, not a file`, raw: "" } };
     entries.push([name, value]);
   }
   const rejection = checkTextFields(entries, maxLength);
@@ -79,7 +83,8 @@ export function decodeStrict(raw: string): string | null {
 export function checkUrl(pathname: string, search: string): InputRejection | null {
   for (const segment of pathname.split("/")) {
     if (segment === "") continue;
-    if (decodeStrict(segment) === null) return { field: "path", message: `the path segment '${segment.slice(0, 40)}' has invalid percent-encoding or a control character`, raw: segment };
+    if (decodeStrict(segment) === null)
+      return { field: "path", message: `the path segment '${segment.slice(0, 40)}' has invalid percent-encoding or a control character`, raw: segment };
   }
   const query = search.startsWith("?") ? search.slice(1) : search;
   if (query === "") return null;

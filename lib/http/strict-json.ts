@@ -147,7 +147,10 @@ export function checkStrictJson(text: string, value: unknown, edgeTrimmed: reado
   const bad = findBadText(withTrimmedFields(value, edgeTrimmed), "");
   if (bad !== null) {
     const field = bad.field.slice(0, 60);
-    const message = bad.what === "control" ? `${field} must not contain control characters` : `${field} must not contain a lone surrogate (an unpaired \\ud800-\\udfff escape is no character)`;
+    const message =
+      bad.what === "control"
+        ? `${field} must not contain control characters`
+        : `${field} must not contain a lone surrogate (an unpaired \\ud800-\\udfff escape is no character)`;
     return { code: "invalid_characters", message };
   }
   return null;

@@ -27,13 +27,37 @@ function build(process: "app" | "worker"): Metrics {
   const r = [registry];
   return {
     registry,
-    granted: new Counter({ name: "ceilings_reservations_granted_total", help: "Reservations granted (new, not replays)", labelNames: ["endpoint"], registers: r }),
-    refused: new Counter({ name: "ceilings_reservations_refused_total", help: "Reservations refused by a gate", labelNames: ["endpoint", "gate"], registers: r }),
-    unavailable: new Counter({ name: "ceilings_reservations_unavailable_total", help: "Reservations refused as unavailable (fail closed), by reason", labelNames: ["reason"], registers: r }),
+    granted: new Counter({
+      name: "ceilings_reservations_granted_total",
+      help: "Reservations granted (new, not replays)",
+      labelNames: ["endpoint"],
+      registers: r,
+    }),
+    refused: new Counter({
+      name: "ceilings_reservations_refused_total",
+      help: "Reservations refused by a gate",
+      labelNames: ["endpoint", "gate"],
+      registers: r,
+    }),
+    unavailable: new Counter({
+      name: "ceilings_reservations_unavailable_total",
+      help: "Reservations refused as unavailable (fail closed), by reason",
+      labelNames: ["reason"],
+      registers: r,
+    }),
     overruns: new Counter({ name: "ceilings_settle_overruns_total", help: "Settles whose actual was above the reservation", registers: r }),
     expired: new Counter({ name: "ceilings_reservations_expired_total", help: "Reservations expired by the sweeper (counted as spent)", registers: r }),
-    refusalLogFailures: new Counter({ name: "ceilings_refusal_log_failures_total", help: "Refusals this process could not store in the refusal log", registers: r }),
-    batchSize: new Histogram({ name: "ceilings_reserve_batch_size", help: "Requests per reserve_batch database call", buckets: [1, 2, 4, 8, 16, 32, 64, 128], registers: r }),
+    refusalLogFailures: new Counter({
+      name: "ceilings_refusal_log_failures_total",
+      help: "Refusals this process could not store in the refusal log",
+      registers: r,
+    }),
+    batchSize: new Histogram({
+      name: "ceilings_reserve_batch_size",
+      help: "Requests per reserve_batch database call",
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128],
+      registers: r,
+    }),
     batchSeconds: new Histogram({
       name: "ceilings_reserve_batch_duration_seconds",
       help: "Duration of one reserve_batch database call",
@@ -41,10 +65,25 @@ function build(process: "app" | "worker"): Metrics {
       buckets: [0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: r,
     }),
-    deliveries: new Counter({ name: "ceilings_alert_delivery_attempts_total", help: "Alert delivery attempts by this process, by outcome", labelNames: ["outcome"], registers: r }),
-    heartbeatAge: new Gauge({ name: "ceilings_worker_heartbeat_age_seconds", help: "Seconds since each worker's last heartbeat", labelNames: ["worker"], registers: r }),
+    deliveries: new Counter({
+      name: "ceilings_alert_delivery_attempts_total",
+      help: "Alert delivery attempts by this process, by outcome",
+      labelNames: ["outcome"],
+      registers: r,
+    }),
+    heartbeatAge: new Gauge({
+      name: "ceilings_worker_heartbeat_age_seconds",
+      help: "Seconds since each worker's last heartbeat",
+      labelNames: ["worker"],
+      registers: r,
+    }),
     alertDeliveries: new Gauge({ name: "ceilings_alert_deliveries", help: "Alert deliveries in the outbox, by state", labelNames: ["state"], registers: r }),
-    dbConnections: new Gauge({ name: "ceilings_db_connections", help: "Connections to this database by state (pg_stat_activity); 'active' is the pool in use", labelNames: ["state"], registers: r }),
+    dbConnections: new Gauge({
+      name: "ceilings_db_connections",
+      help: "Connections to this database by state (pg_stat_activity); 'active' is the pool in use",
+      labelNames: ["state"],
+      registers: r,
+    }),
   };
 }
 

@@ -1,6 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { MAX_PRICE_PICO } from "@/lib/vocabulary";
-import { dearestPrice, describeParts, describePrice, formatPrice, formatPriceDecimal, formatPricePerMillion, microsOfUnits, moneyOf, parsePrice } from "./price";
+import {
+  dearestPrice,
+  describeParts,
+  describePrice,
+  formatPrice,
+  formatPriceDecimal,
+  formatPricePerMillion,
+  microsOfUnits,
+  moneyOf,
+  parsePrice,
+} from "./price";
 
 describe("parsePrice", () => {
   it.each([
@@ -70,9 +80,17 @@ describe("formatting a price", () => {
 
   it("says an endpoint's prices, one part or several", () => {
     expect(describeParts([{ name: "units", pricePico: 7_900_000_000 }], "USD", "messages", "message")).toBe("$0.0079 per message");
-    expect(describeParts([{ name: "input", pricePico: 2_500_000 }, { name: "output", pricePico: 10_000_000 }], "USD", "tokens", "token")).toBe(
-      "input $2.50 per 1M tokens, output $10.00 per 1M tokens",
-    );
+    expect(
+      describeParts(
+        [
+          { name: "input", pricePico: 2_500_000 },
+          { name: "output", pricePico: 10_000_000 },
+        ],
+        "USD",
+        "tokens",
+        "token",
+      ),
+    ).toBe("input $2.50 per 1M tokens, output $10.00 per 1M tokens");
   });
 
   it("takes the dearest part", () => {
@@ -133,7 +151,8 @@ describe("moneyOf", () => {
         prices.push({ name: `p${i}`, text });
       }
       const amounts: Record<string, bigint> = {};
-      for (const p of prices) if (next() < 0.85) amounts[p.name] = BigInt(int(0, 3) === 0 ? int(0, 2 ** 31) : int(0, 10_000)) * BigInt(int(1, 3) === 1 ? 2 ** 20 : 1);
+      for (const p of prices)
+        if (next() < 0.85) amounts[p.name] = BigInt(int(0, 3) === 0 ? int(0, 2 ** 31) : int(0, 10_000)) * BigInt(int(1, 3) === 1 ? 2 ** 20 : 1);
       const parts = prices.map((p) => {
         const parsed = parsePrice(p.text);
         if (!parsed.ok) throw new Error(parsed.error);
@@ -152,7 +171,9 @@ describe("moneyOf", () => {
         den *= pDen;
       }
       // micros >= exact, and micros - exact < 1.
-      expect(micros * den >= num, `${JSON.stringify(prices)} ${JSON.stringify(amounts, (_k, v: unknown) => (typeof v === "bigint" ? String(v) : v))}`).toBe(true);
+      expect(micros * den >= num, `${JSON.stringify(prices)} ${JSON.stringify(amounts, (_k, v: unknown) => (typeof v === "bigint" ? String(v) : v))}`).toBe(
+        true,
+      );
       expect((micros - 1n) * den < num || (micros === 0n && num === 0n)).toBe(true);
     }
   });

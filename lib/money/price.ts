@@ -31,7 +31,10 @@ export function parsePrice(raw: string, label = "price"): ParsedPrice {
   const whole = match[1] ?? "0";
   const fraction = (match[2] ?? "").replace(/0+$/, "");
   if (fraction.length > PRICE_DECIMALS) {
-    return { ok: false, error: `${label} must have at most ${PRICE_DECIMALS} decimal places (the resolution is one millionth of a micro), got '${show(text)}'` };
+    return {
+      ok: false,
+      error: `${label} must have at most ${PRICE_DECIMALS} decimal places (the resolution is one millionth of a micro), got '${show(text)}'`,
+    };
   }
   const pico = BigInt(whole) * PICOS_PER_CURRENCY + BigInt(fraction.padEnd(PRICE_DECIMALS, "0") || "0");
   if (pico > BigInt(MAX_PRICE_PICO)) return { ok: false, error: `${label} must be at most 1000 a unit, got '${show(text)}'` };
@@ -112,7 +115,9 @@ function whole(n: bigint | number, what: string): bigint {
  */
 export function moneyOf(parts: Readonly<Record<string, bigint | number>>, prices: Readonly<Record<string, bigint | number>> | readonly EndpointPart[]): bigint {
   const priceOf = new Map<string, bigint>(
-    Array.isArray(prices) ? prices.map((p: EndpointPart) => [p.name, BigInt(p.pricePico)]) : Object.entries(prices).map(([name, price]) => [name, BigInt(price)]),
+    Array.isArray(prices)
+      ? prices.map((p: EndpointPart) => [p.name, BigInt(p.pricePico)])
+      : Object.entries(prices).map(([name, price]) => [name, BigInt(price)]),
   );
   let picos = 0n;
   for (const [name, units] of Object.entries(parts)) {

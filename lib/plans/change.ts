@@ -86,7 +86,10 @@ export async function updatePlanFields(p: PlanChange, plan: Plan, next: { name: 
   if (plan.description !== next.description) changes.push({ field: "description", before: plan.description, after: next.description });
   if (changes.length === 0) return [];
   await savePlan(p.tx, plan.id, { name: next.name, description: next.description });
-  await recordPlanChange(p, plan, { action: "plan.update", details: { changes: Object.fromEntries(changes.map((c) => [c.field, { before: c.before, after: c.after }])) } });
+  await recordPlanChange(p, plan, {
+    action: "plan.update",
+    details: { changes: Object.fromEntries(changes.map((c) => [c.field, { before: c.before, after: c.after }])) },
+  });
   return changes;
 }
 
@@ -127,7 +130,10 @@ export async function makeDefaultLocked(p: PlanChange, plan: Plan, control?: Cha
   const loose = await defaultSwitchLoosening(p.tx, plan);
   if (loose.length > 0) {
     const what = loose.map((l) => `${l.limitKind} #${l.limitId} ${l.before} → ${l.after}`).join(", ");
-    requireApproval(control, `making ${plan.key} the default plan (looser for every account not assigned a plan: ${what})`, { kind: "plan.default", change: { planKey: plan.key } });
+    requireApproval(control, `making ${plan.key} the default plan (looser for every account not assigned a plan: ${what})`, {
+      kind: "plan.default",
+      change: { planKey: plan.key },
+    });
   }
   const [old] = await p.tx.select().from(plans).where(eq(plans.isDefault, true)).for("no key update");
   if (old) await savePlan(p.tx, old.id, { isDefault: false });
@@ -153,10 +159,16 @@ export async function setPlanKeyAssignable(db: Db, p: PlanKeyAssignableParams): 
     const plan = await lockedPlan(tx, key);
     if (plan.keyAssignable === p.assignable) throw new CatalogError("unchanged", `${plan.key} is already ${p.assignable ? "" : "not "}assignable by key`);
     if (p.assignable) {
-      requireApproval(p.changeControl, `marking ${plan.key} assignable by key (any key with accounts:write may then move accounts onto it)`, { kind: "plan.key_assignable", change: { planKey: plan.key } });
+      requireApproval(p.changeControl, `marking ${plan.key} assignable by key (any key with accounts:write may then move accounts onto it)`, {
+        kind: "plan.key_assignable",
+        change: { planKey: plan.key },
+      });
     }
     await savePlan(tx, plan.id, { keyAssignable: p.assignable });
-    await recordPlanChange({ tx, actor: p.actor, reason, details: controlDetails(p.changeControl) }, plan, { action: "plan.key_assignable", details: { keyAssignable: p.assignable } });
+    await recordPlanChange({ tx, actor: p.actor, reason, details: controlDetails(p.changeControl) }, plan, {
+      action: "plan.key_assignable",
+      details: { keyAssignable: p.assignable },
+    });
     return { key: plan.key, keyAssignable: p.assignable };
   });
 }
@@ -176,7 +188,9 @@ export async function deletePlan(db: Db, p: PlanVerbParams): Promise<{ key: stri
     // FOR UPDATE also waits for assignments in flight to this plan (their key-share lock on the
     // row). With every endpoint lock held, a wait would hold up every batch on those endpoints
     // (a bulk of 10,000 takes seconds): past 100 ms the delete gives up instead and says why.
-    const [setting] = resultRows<{ was: string }>(await tx.execute(sql`select current_setting('lock_timeout') as was, set_config('lock_timeout', '100ms', true)`));
+    const [setting] = resultRows<{ was: string }>(
+      await tx.execute(sql`select current_setting('lock_timeout') as was, set_config('lock_timeout', '100ms', true)`),
+    );
     let plan: Plan;
     try {
       // In a savepoint, so a lock timeout leaves the transaction usable to answer.
@@ -190,8 +204,14 @@ export async function deletePlan(db: Db, p: PlanVerbParams): Promise<{ key: stri
     const [on] = await tx.select({ n: count() }).from(accounts).where(eq(accounts.planId, plan.id));
     const n = on?.n ?? 0;
     if (n > 0) throw new CatalogError("in_use", `${n} account(s) are on ${plan.key}: assign them another plan first`);
-    const ceilingValues = await tx.select({ ceilingId: planCeilingValues.ceilingId, value: planCeilingValues.value }).from(planCeilingValues).where(eq(planCeilingValues.planId, plan.id));
-    const budgetValues = await tx.select({ budgetId: planBudgetValues.budgetId, value: planBudgetValues.value }).from(planBudgetValues).where(eq(planBudgetValues.planId, plan.id));
+    const ceilingValues = await tx
+      .select({ ceilingId: planCeilingValues.ceilingId, value: planCeilingValues.value })
+      .from(planCeilingValues)
+      .where(eq(planCeilingValues.planId, plan.id));
+    const budgetValues = await tx
+      .select({ budgetId: planBudgetValues.budgetId, value: planBudgetValues.value })
+      .from(planBudgetValues)
+      .where(eq(planBudgetValues.planId, plan.id));
     try {
       await tx.delete(plans).where(eq(plans.id, plan.id));
     } catch (error) {

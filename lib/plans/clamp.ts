@@ -18,12 +18,21 @@ export async function clampPlanCeilingValues(p: Clamper, ceiling: { id: number; 
     .select({ planId: planCeilingValues.planId, planKey: plans.key, value: planCeilingValues.value })
     .from(planCeilingValues)
     .innerJoin(plans, eq(plans.id, planCeilingValues.planId))
-    .where(and(eq(planCeilingValues.ceilingId, ceiling.id), ne(planCeilingValues.value, 0), or(lt(planCeilingValues.value, bounds.min), gt(planCeilingValues.value, bounds.max))))
+    .where(
+      and(
+        eq(planCeilingValues.ceilingId, ceiling.id),
+        ne(planCeilingValues.value, 0),
+        or(lt(planCeilingValues.value, bounds.min), gt(planCeilingValues.value, bounds.max)),
+      ),
+    )
     .orderBy(planCeilingValues.planId)
     .for("update", { of: planCeilingValues });
   for (const row of rows) {
     const { applied, clamped } = clampToBounds(row.value, bounds);
-    await p.tx.update(planCeilingValues).set({ value: applied, updatedAt: new Date() }).where(and(eq(planCeilingValues.planId, row.planId), eq(planCeilingValues.ceilingId, ceiling.id)));
+    await p.tx
+      .update(planCeilingValues)
+      .set({ value: applied, updatedAt: new Date() })
+      .where(and(eq(planCeilingValues.planId, row.planId), eq(planCeilingValues.ceilingId, ceiling.id)));
     // A form open on the plan's old value must not save over the clamp unseen.
     await savePlan(p.tx, row.planId, {});
     await recordAudit(p.tx, {
@@ -46,12 +55,21 @@ export async function clampPlanBudgetValues(p: Clamper, budget: { id: number; ke
     .select({ planId: planBudgetValues.planId, planKey: plans.key, value: planBudgetValues.value })
     .from(planBudgetValues)
     .innerJoin(plans, eq(plans.id, planBudgetValues.planId))
-    .where(and(eq(planBudgetValues.budgetId, budget.id), ne(planBudgetValues.value, 0), or(lt(planBudgetValues.value, bounds.min), gt(planBudgetValues.value, bounds.max))))
+    .where(
+      and(
+        eq(planBudgetValues.budgetId, budget.id),
+        ne(planBudgetValues.value, 0),
+        or(lt(planBudgetValues.value, bounds.min), gt(planBudgetValues.value, bounds.max)),
+      ),
+    )
     .orderBy(planBudgetValues.planId)
     .for("update", { of: planBudgetValues });
   for (const row of rows) {
     const { applied, clamped } = clampToBounds(row.value, bounds);
-    await p.tx.update(planBudgetValues).set({ value: applied, updatedAt: new Date() }).where(and(eq(planBudgetValues.planId, row.planId), eq(planBudgetValues.budgetId, budget.id)));
+    await p.tx
+      .update(planBudgetValues)
+      .set({ value: applied, updatedAt: new Date() })
+      .where(and(eq(planBudgetValues.planId, row.planId), eq(planBudgetValues.budgetId, budget.id)));
     await savePlan(p.tx, row.planId, {});
     await recordAudit(p.tx, {
       ...auditActorFields(p.actor),

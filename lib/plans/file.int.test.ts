@@ -74,7 +74,13 @@ describe.skipIf(skipWithoutDatabase())("plans in the catalog file", () => {
     expect(file.plans).toContainEqual({ key: "default", name: "Default", description: expect.any(String), default: true, ceilings: [], budgets: [] });
     file.plans.push(
       { key: `free${n}`, name: "Free", ceilings: [{ endpoint: e, metric: "units", window: "utc_day", value: 10 }], budgets: [{ budget: b, value: DOLLAR }] },
-      { key: `pro${n}`, name: "Pro", description: "paid", ceilings: [{ endpoint: e, metric: "units", window: "utc_day", value: 40 }], budgets: [{ budget: b, value: 8 * DOLLAR }] },
+      {
+        key: `pro${n}`,
+        name: "Pro",
+        description: "paid",
+        ceilings: [{ endpoint: e, metric: "units", window: "utc_day", value: 40 }],
+        budgets: [{ budget: b, value: 8 * DOLLAR }],
+      },
     );
     const applied = await applyCatalog(t.db, { text: JSON.stringify(file), actor: config, reason: "tiers", confirmRaise: false, changeControl: control });
     expect(applied.endpoints.filter((x) => x.key.startsWith("plan ")).map((x) => x.changes.map((c) => c.action))).toEqual([
@@ -85,12 +91,29 @@ describe.skipIf(skipWithoutDatabase())("plans in the catalog file", () => {
     expect(pro.plan).toMatchObject({ name: "Pro", description: "paid", isDefault: false });
     expect(pro.ceilings.find((c) => c.endpointKey === e)?.planValue).toBe(40);
     expect(pro.budgets.find((x) => x.budgetKey === b)?.planValue).toBe(8 * DOLLAR);
-    const events = await t.db.select().from(auditEvents).where(eq(auditEvents.target, `pro${n}`)).orderBy(auditEvents.id);
+    const events = await t.db
+      .select()
+      .from(auditEvents)
+      .where(eq(auditEvents.target, `pro${n}`))
+      .orderBy(auditEvents.id);
     expect(events.map((x) => x.action)).toEqual(["plan.create", "plan.value.set", "plan.value.set"]);
-    expect(events[1]).toMatchObject({ actorType: "config", actor: "ci", endpointKey: e, appliedValue: 40, reason: "tiers", details: { via: "catalog file", sha256: applied.sha256 } });
+    expect(events[1]).toMatchObject({
+      actorType: "config",
+      actor: "ci",
+      endpointKey: e,
+      appliedValue: 40,
+      reason: "tiers",
+      details: { via: "catalog file", sha256: applied.sha256 },
+    });
 
     const exported = await current(t.db);
-    expect(exported.plans.find((p) => p.key === `pro${n}`)).toEqual({ key: `pro${n}`, name: "Pro", description: "paid", ceilings: [{ endpoint: e, metric: "units", window: "utc_day", value: 40 }], budgets: [{ budget: b, value: 8 * DOLLAR }] });
+    expect(exported.plans.find((p) => p.key === `pro${n}`)).toEqual({
+      key: `pro${n}`,
+      name: "Pro",
+      description: "paid",
+      ceilings: [{ endpoint: e, metric: "units", window: "utc_day", value: 40 }],
+      budgets: [{ budget: b, value: 8 * DOLLAR }],
+    });
     expect(await planChanges(t.db, JSON.stringify(exported))).toEqual([]);
 
     const fresh = await createTestDatabase("plans_file_fresh");
@@ -107,7 +130,12 @@ describe.skipIf(skipWithoutDatabase())("plans in the catalog file", () => {
     const { e, b } = await setup();
     const key = `tier${n}`;
     const file = await current(t.db);
-    file.plans.push({ key, name: "Tier", ceilings: [{ endpoint: e, metric: "units", window: "utc_day", value: 20 }], budgets: [{ budget: b, value: 3 * DOLLAR }] });
+    file.plans.push({
+      key,
+      name: "Tier",
+      ceilings: [{ endpoint: e, metric: "units", window: "utc_day", value: 20 }],
+      budgets: [{ budget: b, value: 3 * DOLLAR }],
+    });
     await applyCatalog(t.db, { text: JSON.stringify(file), actor: config, reason: "r", confirmRaise: false, changeControl: control });
 
     const next = await current(t.db);
@@ -131,8 +159,13 @@ describe.skipIf(skipWithoutDatabase())("plans in the catalog file", () => {
 
     // 30 → 300 is a raise of 10x: refused without --confirm-raise, and nothing applies.
     const raise = await current(t.db);
-    Object.assign(raise.plans.find((p) => p.key === key) ?? {}, { name: "Tier 3", ceilings: [{ endpoint: e, metric: "units", window: "utc_day", value: 300 }] });
-    await expect(applyCatalog(t.db, { text: JSON.stringify(raise), actor: config, reason: "r", confirmRaise: false, changeControl: control })).rejects.toMatchObject({ code: "confirmation_required" });
+    Object.assign(raise.plans.find((p) => p.key === key) ?? {}, {
+      name: "Tier 3",
+      ceilings: [{ endpoint: e, metric: "units", window: "utc_day", value: 300 }],
+    });
+    await expect(
+      applyCatalog(t.db, { text: JSON.stringify(raise), actor: config, reason: "r", confirmRaise: false, changeControl: control }),
+    ).rejects.toMatchObject({ code: "confirmation_required" });
     expect((await readPlan(t.db, key)).plan.name).toBe("Tier 2");
     await applyCatalog(t.db, { text: JSON.stringify(raise), actor: config, reason: "r", confirmRaise: true, changeControl: control });
     expect((await readPlan(t.db, key)).ceilings.find((c) => c.endpointKey === e)?.planValue).toBe(300);
@@ -165,17 +198,53 @@ describe.skipIf(skipWithoutDatabase())("plans in the catalog file", () => {
   });
 
   const badFiles: [string, (f: File, k: { e: string; b: string }) => void, string][] = [
-    ["a plan left out", (f) => void f.plans.splice(f.plans.findIndex((p) => p.key === "default"), 1), "plans: 'default' is in the database but not in the file"],
+    [
+      "a plan left out",
+      (f) =>
+        void f.plans.splice(
+          f.plans.findIndex((p) => p.key === "default"),
+          1,
+        ),
+      "plans: 'default' is in the database but not in the file",
+    ],
     ["a plan listed twice", (f) => void f.plans.push({ key: "default", name: "again" }), "plan 'default' is listed twice (also plans["],
     ["two defaults", (f) => void f.plans.push({ key: `two${n}`, name: "x", default: true }), "only one plan can be the default"],
-    ["a value on a global ceiling", (f, k) => void f.plans.push({ key: `g${n}`, name: "x", ceilings: [{ endpoint: k.e, metric: "calls", window: "utc_day", value: 5 }] }), "has no per-caller ceiling of calls per utc_day"],
-    ["a value on a global budget", (f, k) => void f.plans.push({ key: `gb${n}`, name: "x", budgets: [{ budget: `${k.b}-all`, value: DOLLAR }] }), "is global: a plan sets values on per-account budgets only"],
-    ["an unknown budget", (f) => void f.plans.push({ key: `ub${n}`, name: "x", budgets: [{ budget: "llm.nowhere", value: DOLLAR }] }), "no budget 'llm.nowhere'"],
-    ["a value above the ceiling's max", (f, k) => void f.plans.push({ key: `hi${n}`, name: "x", ceilings: [{ endpoint: k.e, metric: "units", window: "utc_day", value: 1001 }] }), "1,001 must be between the ceiling's min (1) and max (1,000)"],
-    ["a value below the budget's min", (f, k) => void f.plans.push({ key: `lo${n}`, name: "x", budgets: [{ budget: k.b, value: 1 }] }), "must be between the budget's min ($1.00)"],
-    ["a value in dollars instead of micros", (f, k) => void f.plans.push({ key: `d${n}`, name: "x", budgets: [{ budget: k.b, value: "12.50" }] }), "value (micros) must be a whole number"],
+    [
+      "a value on a global ceiling",
+      (f, k) => void f.plans.push({ key: `g${n}`, name: "x", ceilings: [{ endpoint: k.e, metric: "calls", window: "utc_day", value: 5 }] }),
+      "has no per-caller ceiling of calls per utc_day",
+    ],
+    [
+      "a value on a global budget",
+      (f, k) => void f.plans.push({ key: `gb${n}`, name: "x", budgets: [{ budget: `${k.b}-all`, value: DOLLAR }] }),
+      "is global: a plan sets values on per-account budgets only",
+    ],
+    [
+      "an unknown budget",
+      (f) => void f.plans.push({ key: `ub${n}`, name: "x", budgets: [{ budget: "llm.nowhere", value: DOLLAR }] }),
+      "no budget 'llm.nowhere'",
+    ],
+    [
+      "a value above the ceiling's max",
+      (f, k) => void f.plans.push({ key: `hi${n}`, name: "x", ceilings: [{ endpoint: k.e, metric: "units", window: "utc_day", value: 1001 }] }),
+      "1,001 must be between the ceiling's min (1) and max (1,000)",
+    ],
+    [
+      "a value below the budget's min",
+      (f, k) => void f.plans.push({ key: `lo${n}`, name: "x", budgets: [{ budget: k.b, value: 1 }] }),
+      "must be between the budget's min ($1.00)",
+    ],
+    [
+      "a value in dollars instead of micros",
+      (f, k) => void f.plans.push({ key: `d${n}`, name: "x", budgets: [{ budget: k.b, value: "12.50" }] }),
+      "value (micros) must be a whole number",
+    ],
     ["a bad plan key", (f) => void f.plans.push({ key: "Pro Plan", name: "x" }), "key must look like pro"],
-    ["a per-destination window", (f, k) => void f.plans.push({ key: `w${n}`, name: "x", ceilings: [{ endpoint: k.e, metric: "units", window: "first_hit", value: 5 }] }), "window must be utc_day or billing_month"],
+    [
+      "a per-destination window",
+      (f, k) => void f.plans.push({ key: `w${n}`, name: "x", ceilings: [{ endpoint: k.e, metric: "units", window: "first_hit", value: 5 }] }),
+      "window must be utc_day or billing_month",
+    ],
   ];
 
   it.each(badFiles)("refuses %s with its path, and applies nothing", async (_what, mutate, expected) => {

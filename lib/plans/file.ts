@@ -79,14 +79,23 @@ function raise(before: number, after: number): boolean {
 }
 
 /** Compares a file's plans with those in the database: the changes, or the rules it breaks. */
-export function diffPlans(wanted: readonly PlanSpec[] | undefined, current: readonly CatalogPlan[], targets: PlanTargets): { plans: EndpointPlan[]; steps: PlanStep[]; errors: string[] } {
+export function diffPlans(
+  wanted: readonly PlanSpec[] | undefined,
+  current: readonly CatalogPlan[],
+  targets: PlanTargets,
+): { plans: EndpointPlan[]; steps: PlanStep[]; errors: string[] } {
   if (wanted === undefined) return { plans: [], steps: [], errors: [] };
   const errors: string[] = [];
   const listed = new Set(wanted.map((p) => p.key));
   for (const c of current) {
-    if (!listed.has(c.plan.key)) errors.push(`plans: '${c.plan.key}' is in the database but not in the file; list it: a file never deletes a plan (delete it with npm run ceilings -- plans delete)`);
+    if (!listed.has(c.plan.key))
+      errors.push(
+        `plans: '${c.plan.key}' is in the database but not in the file; list it: a file never deletes a plan (delete it with npm run ceilings -- plans delete)`,
+      );
   }
-  const ceilingOf = new Map(targets.ceilings.filter((c) => c.scope === "caller").map((c) => [planCeilingId({ endpoint: c.endpoint, metric: c.metric, window: c.window }), c]));
+  const ceilingOf = new Map(
+    targets.ceilings.filter((c) => c.scope === "caller").map((c) => [planCeilingId({ endpoint: c.endpoint, metric: c.metric, window: c.window }), c]),
+  );
   const budgetOf = new Map(targets.budgets.map((b) => [b.key, b]));
   const byKey = new Map(current.map((c) => [c.plan.key, c]));
   const plansOut: EndpointPlan[] = [];
@@ -96,14 +105,20 @@ export function diffPlans(wanted: readonly PlanSpec[] | undefined, current: read
       const c = ceilingOf.get(planCeilingId(v));
       const at = `plans[${i}].ceilings[${j}]`;
       if (!c) errors.push(`${at}: ${v.endpoint} has no per-caller ceiling of ${v.metric} per ${v.window}: a plan sets values on per-caller ceilings only`);
-      else if (v.value !== 0 && (v.value < c.min || v.value > c.max)) errors.push(`${at}.value: ${formatCount(v.value)} must be between the ceiling's min (${formatCount(c.min)}) and max (${formatCount(c.max)}), or 0 to refuse the plan's accounts`);
+      else if (v.value !== 0 && (v.value < c.min || v.value > c.max))
+        errors.push(
+          `${at}.value: ${formatCount(v.value)} must be between the ceiling's min (${formatCount(c.min)}) and max (${formatCount(c.max)}), or 0 to refuse the plan's accounts`,
+        );
     });
     spec.budgets.forEach((v, j) => {
       const b = budgetOf.get(v.budget);
       const at = `plans[${i}].budgets[${j}]`;
       if (!b) errors.push(`${at}: no budget '${v.budget}'`);
       else if (b.scope !== "account") errors.push(`${at}: budget '${v.budget}' is global: a plan sets values on per-account budgets only`);
-      else if (v.value !== 0 && (v.value < b.min || v.value > b.max)) errors.push(`${at}.value: ${formatMoney(v.value, b.currency)} must be between the budget's min (${formatMoney(b.min, b.currency)}) and max (${formatMoney(b.max, b.currency)}), or 0`);
+      else if (v.value !== 0 && (v.value < b.min || v.value > b.max))
+        errors.push(
+          `${at}.value: ${formatMoney(v.value, b.currency)} must be between the budget's min (${formatMoney(b.min, b.currency)}) and max (${formatMoney(b.max, b.currency)}), or 0`,
+        );
     });
     const existing = byKey.get(spec.key) ?? null;
     const changes: PlannedChange[] = [];
@@ -113,12 +128,20 @@ export function diffPlans(wanted: readonly PlanSpec[] | undefined, current: read
       const last = changes[changes.length - 1];
       if (is && last) last.needsApproval = [line];
     };
-    const step: PlanStep = { spec, existing, fields: false, makeDefault: spec.default === true && !existing?.plan.isDefault, ceilings: { set: [], remove: [] }, budgets: { set: [], remove: [] } };
+    const step: PlanStep = {
+      spec,
+      existing,
+      fields: false,
+      makeDefault: spec.default === true && !existing?.plan.isDefault,
+      ceilings: { set: [], remove: [] },
+      budgets: { set: [], remove: [] },
+    };
     if (!existing) add("plan.create", [`+ new plan ${spec.key} (${spec.name})`]);
     else {
       const lines: string[] = [];
       if (existing.plan.name !== spec.name) lines.push(`~ name: ${JSON.stringify(existing.plan.name)} → ${JSON.stringify(spec.name)}`);
-      if (existing.plan.description !== spec.description) lines.push(`~ description: ${JSON.stringify(existing.plan.description)} → ${JSON.stringify(spec.description)}`);
+      if (existing.plan.description !== spec.description)
+        lines.push(`~ description: ${JSON.stringify(existing.plan.description)} → ${JSON.stringify(spec.description)}`);
       if (lines.length > 0) {
         step.fields = true;
         add("plan.update", lines);
@@ -131,14 +154,22 @@ export function diffPlans(wanted: readonly PlanSpec[] | undefined, current: read
       if (had === v.value) continue;
       step.ceilings.set.push(v);
       const own = ceilingOf.get(id)?.value ?? 0;
-      add("plan.value.set", [`~ ${id}: ${had === undefined ? `none (the ceiling's ${formatCount(own)})` : formatCount(had)} → ${formatCount(v.value)}`], raise(had ?? own, v.value));
+      add(
+        "plan.value.set",
+        [`~ ${id}: ${had === undefined ? `none (the ceiling's ${formatCount(own)})` : formatCount(had)} → ${formatCount(v.value)}`],
+        raise(had ?? own, v.value),
+      );
       approval(v.value > (had ?? own), `plan ${spec.key} ${id}: ${formatCount(had ?? own)} → ${formatCount(v.value)}`);
     }
     const inFile = new Set(spec.ceilings.map(planCeilingId));
     for (const v of existing?.spec.ceilings ?? []) {
       if (inFile.has(planCeilingId(v))) continue;
       step.ceilings.remove.push(v);
-      add("plan.value.remove", [`- ${planCeilingId(v)} (${formatCount(v.value)}): the ceiling's own value binds`], raise(v.value, ceilingOf.get(planCeilingId(v))?.value ?? 0));
+      add(
+        "plan.value.remove",
+        [`- ${planCeilingId(v)} (${formatCount(v.value)}): the ceiling's own value binds`],
+        raise(v.value, ceilingOf.get(planCeilingId(v))?.value ?? 0),
+      );
       approval((ceilingOf.get(planCeilingId(v))?.value ?? 0) > v.value, `plan ${spec.key} ${planCeilingId(v)}: removed, the own value is higher`);
     }
     const hadBudget = new Map((existing?.spec.budgets ?? []).map((v) => [v.budget, v.value]));
@@ -148,7 +179,11 @@ export function diffPlans(wanted: readonly PlanSpec[] | undefined, current: read
       step.budgets.set.push(v);
       const b = budgetOf.get(v.budget);
       const money = (m: number) => formatMoney(m, b?.currency ?? "USD");
-      add("plan.value.set", [`~ budget ${v.budget}: ${had === undefined ? `none (the budget's ${money(b?.value ?? 0)})` : money(had)} → ${money(v.value)}`], raise(had ?? b?.value ?? 0, v.value));
+      add(
+        "plan.value.set",
+        [`~ budget ${v.budget}: ${had === undefined ? `none (the budget's ${money(b?.value ?? 0)})` : money(had)} → ${money(v.value)}`],
+        raise(had ?? b?.value ?? 0, v.value),
+      );
       approval(v.value > (had ?? b?.value ?? 0), `plan ${spec.key} budget ${v.budget}: ${money(had ?? b?.value ?? 0)} → ${money(v.value)}`);
     }
     const inFileBudgets = new Set(spec.budgets.map((v) => v.budget));
@@ -156,7 +191,11 @@ export function diffPlans(wanted: readonly PlanSpec[] | undefined, current: read
       if (inFileBudgets.has(v.budget)) continue;
       step.budgets.remove.push(v);
       const b = budgetOf.get(v.budget);
-      add("plan.value.remove", [`- budget ${v.budget} (${formatMoney(v.value, b?.currency ?? "USD")}): the budget's own value binds`], raise(v.value, b?.value ?? 0));
+      add(
+        "plan.value.remove",
+        [`- budget ${v.budget} (${formatMoney(v.value, b?.currency ?? "USD")}): the budget's own value binds`],
+        raise(v.value, b?.value ?? 0),
+      );
       approval((b?.value ?? 0) > v.value, `plan ${spec.key} budget ${v.budget}: removed, the own value is higher`);
     }
     if (step.makeDefault) {
@@ -232,7 +271,11 @@ export async function applyPlanSteps(p: PlanChange & { changeControl?: ChangeCon
       plan = await lockedPlan(p.tx, spec.key);
       // Read after the file's values: the switch is looser or not against what the file leaves in force.
       const loose = await defaultSwitchLoosening(p.tx, plan);
-      if (loose.length > 0 && !mayWrite({ kind: "plan.default", planKey: spec.key, line: `the default plan → ${spec.key} (looser on ${loose.length} limit(s))` })) continue;
+      if (
+        loose.length > 0 &&
+        !mayWrite({ kind: "plan.default", planKey: spec.key, line: `the default plan → ${spec.key} (looser on ${loose.length} limit(s))` })
+      )
+        continue;
       await makeDefaultLocked(p, plan, p.changeControl);
     }
   }
@@ -241,7 +284,8 @@ export async function applyPlanSteps(p: PlanChange & { changeControl?: ChangeCon
 
 /** A plan raise as lib/changes takes it. */
 export function raiseChange(raise: FileRaise): Record<string, unknown> {
-  if (raise.kind === "plan.value") return { planKey: raise.planKey, ...(raise.ceilingId !== undefined ? { ceilingId: raise.ceilingId } : { budgetKey: raise.budgetKey }), value: raise.value };
+  if (raise.kind === "plan.value")
+    return { planKey: raise.planKey, ...(raise.ceilingId !== undefined ? { ceilingId: raise.ceilingId } : { budgetKey: raise.budgetKey }), value: raise.value };
   if (raise.kind === "plan.default") return { planKey: raise.planKey };
   throw new Error(`not a plan raise: ${raise.kind}`);
 }

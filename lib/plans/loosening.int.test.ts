@@ -46,7 +46,9 @@ describe.skipIf(skipWithoutDatabase())("ceilings.plan_loosening", () => {
     // a → p: the ceiling 20 → 50 loosens; the budget (own $2 → p's $1) tightens: not returned.
     expect(await loosening(a, p)).toEqual([{ kind: "ceiling", id: e.caller.id, measure: "units", before: 20, after: 50, worstBefore: 20, worstAfter: 50 }]);
     // p → a: the budget $1 → the own $2 loosens, in micros; the ceiling tightens.
-    expect(await loosening(p, a)).toEqual([{ kind: "budget", id: b.id, measure: "micros", before: DOLLAR, after: 2 * DOLLAR, worstBefore: DOLLAR, worstAfter: 2 * DOLLAR }]);
+    expect(await loosening(p, a)).toEqual([
+      { kind: "budget", id: b.id, measure: "micros", before: DOLLAR, after: 2 * DOLLAR, worstBefore: DOLLAR, worstAfter: 2 * DOLLAR },
+    ]);
     // The same plan both sides: nothing.
     expect(await loosening(p, p)).toEqual([]);
   });

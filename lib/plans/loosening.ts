@@ -17,7 +17,15 @@ export type Loosening = {
   worstAfter: number;
 };
 
-type Row = { limit_kind: string; limit_id: number; measure: string; before_value: string | number; after_value: string | number; worst_before: string | number; worst_after: string | number };
+type Row = {
+  limit_kind: string;
+  limit_id: number;
+  measure: string;
+  before_value: string | number;
+  after_value: string | number;
+  worst_before: string | number;
+  worst_after: string | number;
+};
 
 const toLoosening = (r: Row): Loosening => ({
   limitKind: r.limit_kind === "budget" ? "budget" : "ceiling",
@@ -31,7 +39,9 @@ const toLoosening = (r: Row): Loosening => ({
 
 /** The limits moving from one plan to another raises (null: the default plan); with `account`, its overrides first. */
 export async function planLoosening(db: Db, p: { fromPlanId: number | null; toPlanId: number | null; account?: string }): Promise<Loosening[]> {
-  const rows = resultRows<Row>(await db.execute(sql`select * from ceilings.plan_loosening(${p.fromPlanId}::int, ${p.toPlanId}::int, ${p.account ?? null}::text)`));
+  const rows = resultRows<Row>(
+    await db.execute(sql`select * from ceilings.plan_loosening(${p.fromPlanId}::int, ${p.toPlanId}::int, ${p.account ?? null}::text)`),
+  );
   return rows.map(toLoosening);
 }
 
@@ -66,6 +76,8 @@ export async function accountsLoosening(db: Db, rows: readonly { account: string
  * removing one below this. Null: no such per-caller limit.
  */
 export async function planLimit(db: Db, p: { kind: "ceiling" | "budget"; limitId: number; account: string }): Promise<number | null> {
-  const [row] = resultRows<{ v: string | number | null }>(await db.execute(sql`select ceilings.plan_limit(${p.kind}, ${p.limitId}::int, ${p.account}::text) as v`));
+  const [row] = resultRows<{ v: string | number | null }>(
+    await db.execute(sql`select ceilings.plan_limit(${p.kind}, ${p.limitId}::int, ${p.account}::text) as v`),
+  );
   return row?.v === null || row?.v === undefined ? null : Number(row.v);
 }

@@ -35,7 +35,10 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
     expect(p).toMatchObject({ isDefault: false, version: 1, description: "" });
     expect((await planAudit(t.db, p.key)).map((e) => e.action)).toEqual(["plan.create"]);
     await expect(createPlan(t.db, { key: p.key, name: "again", actor, reason: "r" })).rejects.toMatchObject({ code: "duplicate_key" });
-    await expect(createPlan(t.db, { key: "Pro Plan", name: "", actor, reason: "r" })).rejects.toMatchObject({ code: "invalid_input", problems: [{ path: "key" }, { path: "name" }] });
+    await expect(createPlan(t.db, { key: "Pro Plan", name: "", actor, reason: "r" })).rejects.toMatchObject({
+      code: "invalid_input",
+      problems: [{ path: "key" }, { path: "name" }],
+    });
     await expect(createPlan(t.db, { key: planKey(), name: "x", actor, reason: " " })).rejects.toMatchObject({ code: "reason_required" });
   });
 
@@ -43,31 +46,71 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
     const p = await plan();
     const changes = await updatePlan(t.db, { planKey: p.key, expectedVersion: p.version, name: "Pro 2024", description: "paid", actor, reason: "r" });
     expect(changes.map((c) => c.field)).toEqual(["name", "description"]);
-    await expect(updatePlan(t.db, { planKey: p.key, expectedVersion: p.version, name: "Other", actor, reason: "r" })).rejects.toMatchObject({ code: "conflict", currentVersion: p.version + 1 });
-    await expect(updatePlan(t.db, { planKey: p.key, expectedVersion: p.version + 1, name: "Pro 2024", description: "paid", actor, reason: "r" })).rejects.toMatchObject({ code: "unchanged" });
+    await expect(updatePlan(t.db, { planKey: p.key, expectedVersion: p.version, name: "Other", actor, reason: "r" })).rejects.toMatchObject({
+      code: "conflict",
+      currentVersion: p.version + 1,
+    });
+    await expect(
+      updatePlan(t.db, { planKey: p.key, expectedVersion: p.version + 1, name: "Pro 2024", description: "paid", actor, reason: "r" }),
+    ).rejects.toMatchObject({ code: "unchanged" });
     expect((await readPlan(t.db, p.key)).plan).toMatchObject({ name: "Pro 2024", description: "paid" });
   });
 
   it("sets a value on a per-caller ceiling inside its bounds, clamped and logged; removes it", async () => {
     const p = await plan();
     const e = await perCallerEndpoint(t.db);
-    const set = await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "40", actor, changeControl: control, reason: "pro is 40" });
+    const set = await setPlanValue(t.db, {
+      planKey: p.key,
+      target: { ceilingId: e.caller.id },
+      input: "40",
+      actor,
+      changeControl: control,
+      reason: "pro is 40",
+    });
     expect(set).toMatchObject({ previous: null, applied: 40, clamped: null, own: 10 });
     // 40 → 5000 is a raise past 5x: typed twice; clamped to the max 1000.
-    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "5000", actor, changeControl: control, reason: "r" })).rejects.toMatchObject({ code: "confirmation_required" });
-    const clamped = await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "5000", confirm: "5000", actor, changeControl: control, reason: "r" });
+    await expect(
+      setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "5000", actor, changeControl: control, reason: "r" }),
+    ).rejects.toMatchObject({ code: "confirmation_required" });
+    const clamped = await setPlanValue(t.db, {
+      planKey: p.key,
+      target: { ceilingId: e.caller.id },
+      input: "5000",
+      confirm: "5000",
+      actor,
+      changeControl: control,
+      reason: "r",
+    });
     expect(clamped).toMatchObject({ previous: 40, applied: 1000, clamped: "max" });
     const detail = await readPlan(t.db, p.key);
     expect(detail.ceilings.find((c) => c.ceilingId === e.caller.id)).toMatchObject({ planValue: 1000, ceilingValue: 10, min: 1, max: 1000 });
     // The global ceiling is not listed: a plan sets nothing there.
     expect(detail.ceilings.some((c) => c.ceilingId === e.global.id)).toBe(false);
-    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "1000", actor, changeControl: control, reason: "r" })).rejects.toMatchObject({ code: "unchanged" });
-    const removed = await removePlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, actor, changeControl: control, reason: "back to the ceiling's" });
+    await expect(
+      setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "1000", actor, changeControl: control, reason: "r" }),
+    ).rejects.toMatchObject({ code: "unchanged" });
+    const removed = await removePlanValue(t.db, {
+      planKey: p.key,
+      target: { ceilingId: e.caller.id },
+      actor,
+      changeControl: control,
+      reason: "back to the ceiling's",
+    });
     expect(removed).toMatchObject({ previous: 1000, applied: null });
-    await expect(removePlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, actor, changeControl: control, reason: "r" })).rejects.toMatchObject({ code: "not_found" });
+    await expect(
+      removePlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, actor, changeControl: control, reason: "r" }),
+    ).rejects.toMatchObject({ code: "not_found" });
     const events = await planAudit(t.db, p.key);
     expect(events.map((x) => x.action)).toEqual(["plan.create", "plan.value.set", "plan.value.set", "plan.value.remove"]);
-    expect(events[2]).toMatchObject({ rawInput: "5000", previousValue: 40, appliedValue: 1000, clamped: true, endpointKey: e.key, ceilingId: e.caller.id, reason: "r" });
+    expect(events[2]).toMatchObject({
+      rawInput: "5000",
+      previousValue: 40,
+      appliedValue: 1000,
+      clamped: true,
+      endpointKey: e.key,
+      ceilingId: e.caller.id,
+      reason: "r",
+    });
     expect((await readPlan(t.db, p.key)).plan.version).toBe(p.version + 3);
   });
 
@@ -75,19 +118,31 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
     const p = await plan();
     const e = await perCallerEndpoint(t.db);
     // The ceiling's own is 10: 49 is under 5x, 50 is 5x.
-    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "50", actor, changeControl: control, reason: "r" })).rejects.toMatchObject({ code: "confirmation_required" });
-    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "50", confirm: "49", actor, changeControl: control, reason: "r" })).rejects.toMatchObject({ code: "confirmation_required" });
-    expect(await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "49", actor, changeControl: control, reason: "r" })).toMatchObject({ applied: 49 });
+    await expect(
+      setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "50", actor, changeControl: control, reason: "r" }),
+    ).rejects.toMatchObject({ code: "confirmation_required" });
+    await expect(
+      setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "50", confirm: "49", actor, changeControl: control, reason: "r" }),
+    ).rejects.toMatchObject({ code: "confirmation_required" });
+    expect(
+      await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "49", actor, changeControl: control, reason: "r" }),
+    ).toMatchObject({ applied: 49 });
     // 0 refuses the plan's accounts; a raise from 0 is typed twice.
-    expect(await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "0", actor, changeControl: control, reason: "r" })).toMatchObject({ applied: 0 });
-    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "5", actor, changeControl: control, reason: "r" })).rejects.toMatchObject({ code: "confirmation_required" });
+    expect(
+      await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "0", actor, changeControl: control, reason: "r" }),
+    ).toMatchObject({ applied: 0 });
+    await expect(
+      setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "5", actor, changeControl: control, reason: "r" }),
+    ).rejects.toMatchObject({ code: "confirmation_required" });
   });
 
   it.each(["1e9", "500abc", "-5", "", "12.5"])("refuses %j on a ceiling: nothing saved, the attempt audited as plan.rejected", async (input) => {
     const p = await plan();
     const e = await perCallerEndpoint(t.db);
     const before = await planSnapshot(t.db);
-    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input, actor, changeControl: control, reason: "typo" })).rejects.toMatchObject({ code: "invalid_input", problems: [{ path: "input" }] });
+    await expect(
+      setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input, actor, changeControl: control, reason: "typo" }),
+    ).rejects.toMatchObject({ code: "invalid_input", problems: [{ path: "input" }] });
     expect(await planSnapshot(t.db)).toEqual(before);
     const rejected = (await planAudit(t.db, p.key)).filter((x) => x.action === "plan.rejected");
     expect(rejected).toHaveLength(1);
@@ -98,7 +153,9 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
     const p = await plan();
     const b = await budgetOn(t.db);
     const before = await planSnapshot(t.db);
-    await expect(setPlanValue(t.db, { planKey: p.key, target: { budgetKey: b.key }, input, actor, changeControl: control, reason: "typo" })).rejects.toMatchObject({ code: "invalid_input" });
+    await expect(
+      setPlanValue(t.db, { planKey: p.key, target: { budgetKey: b.key }, input, actor, changeControl: control, reason: "typo" }),
+    ).rejects.toMatchObject({ code: "invalid_input" });
     expect(await planSnapshot(t.db)).toEqual(before);
     expect((await planAudit(t.db, p.key)).filter((x) => x.action === "plan.rejected")).toMatchObject([{ rawInput: input, details: { budgetKey: b.key } }]);
   });
@@ -106,8 +163,12 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
   it("sets money on a per-account budget, clamped into its bounds", async () => {
     const p = await plan();
     const b = await budgetOn(t.db);
-    expect(await setPlanValue(t.db, { planKey: p.key, target: { budgetKey: b.key }, input: "5.50", actor, changeControl: control, reason: "r" })).toMatchObject({ previous: null, applied: 5_500_000, currency: "USD" });
-    expect(await setPlanValue(t.db, { planKey: p.key, target: { budgetKey: b.key }, input: "0.25", actor, changeControl: control, reason: "r" })).toMatchObject({ applied: DOLLAR, clamped: "min" });
+    expect(await setPlanValue(t.db, { planKey: p.key, target: { budgetKey: b.key }, input: "5.50", actor, changeControl: control, reason: "r" })).toMatchObject(
+      { previous: null, applied: 5_500_000, currency: "USD" },
+    );
+    expect(await setPlanValue(t.db, { planKey: p.key, target: { budgetKey: b.key }, input: "0.25", actor, changeControl: control, reason: "r" })).toMatchObject(
+      { applied: DOLLAR, clamped: "min" },
+    );
     expect((await readPlan(t.db, p.key)).budgets.find((x) => x.budgetKey === b.key)).toMatchObject({ planValue: DOLLAR, budgetValue: 2 * DOLLAR });
   });
 
@@ -116,19 +177,33 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
     const e = await perCallerEndpoint(t.db);
     const g = await budgetOn(t.db, "global");
     const before = await planSnapshot(t.db);
-    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.global.id }, input: "20", actor, changeControl: control, reason: "r" })).rejects.toMatchObject({ code: "not_per_caller" });
-    await expect(setPlanValue(t.db, { planKey: p.key, target: { budgetKey: g.key }, input: "3", actor, changeControl: control, reason: "r" })).rejects.toMatchObject({ code: "not_per_caller" });
-    await expect(setPlanValue(t.db, { planKey: "nope", target: { ceilingId: e.caller.id }, input: "20", actor, changeControl: control, reason: "r" })).rejects.toMatchObject({ code: "not_found", message: "no plan 'nope'" });
-    await expect(setPlanValue(t.db, { planKey: p.key, target: { ceilingId: 9_999_999 }, input: "20", actor, changeControl: control, reason: "r" })).rejects.toMatchObject({ code: "not_found" });
-    await expect(setPlanValue(t.db, { planKey: p.key, target: { budgetKey: "llm.nowhere" }, input: "3", actor, changeControl: control, reason: "r" })).rejects.toMatchObject({ code: "not_found" });
-    await expect(removePlanValue(t.db, { planKey: "nope", target: { ceilingId: e.caller.id }, actor, changeControl: control, reason: "r" })).rejects.toMatchObject({ code: "not_found" });
+    await expect(
+      setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.global.id }, input: "20", actor, changeControl: control, reason: "r" }),
+    ).rejects.toMatchObject({ code: "not_per_caller" });
+    await expect(
+      setPlanValue(t.db, { planKey: p.key, target: { budgetKey: g.key }, input: "3", actor, changeControl: control, reason: "r" }),
+    ).rejects.toMatchObject({ code: "not_per_caller" });
+    await expect(
+      setPlanValue(t.db, { planKey: "nope", target: { ceilingId: e.caller.id }, input: "20", actor, changeControl: control, reason: "r" }),
+    ).rejects.toMatchObject({ code: "not_found", message: "no plan 'nope'" });
+    await expect(
+      setPlanValue(t.db, { planKey: p.key, target: { ceilingId: 9_999_999 }, input: "20", actor, changeControl: control, reason: "r" }),
+    ).rejects.toMatchObject({ code: "not_found" });
+    await expect(
+      setPlanValue(t.db, { planKey: p.key, target: { budgetKey: "llm.nowhere" }, input: "3", actor, changeControl: control, reason: "r" }),
+    ).rejects.toMatchObject({ code: "not_found" });
+    await expect(
+      removePlanValue(t.db, { planKey: "nope", target: { ceilingId: e.caller.id }, actor, changeControl: control, reason: "r" }),
+    ).rejects.toMatchObject({ code: "not_found" });
     expect(await planSnapshot(t.db)).toEqual(before);
   });
 
   it("switching the default keeps exactly one default, and counts accounts on each plan", async () => {
     const a = await plan("a");
     const b = await plan("b");
-    await t.db.insert(accounts).values([{ account: `acct-${a.key}-1`, planId: a.id }, { account: `acct-${a.key}-2`, planId: a.id }, { account: `acct-${a.key}-3` }]);
+    await t.db
+      .insert(accounts)
+      .values([{ account: `acct-${a.key}-1`, planId: a.id }, { account: `acct-${a.key}-2`, planId: a.id }, { account: `acct-${a.key}-3` }]);
     const initial = (await listPlans(t.db)).find((x) => x.isDefault);
     expect(initial?.key).toBe("default");
     expect((await listPlans(t.db)).find((x) => x.key === a.key)?.accounts).toBe(2);
@@ -136,11 +211,20 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
     expect(r).toEqual({ key: b.key, previous: "default" });
     await expect(setDefaultPlan(t.db, { planKey: b.key, actor, changeControl: control, reason: "r" })).rejects.toMatchObject({ code: "unchanged" });
     // Two switches at once: one default after both.
-    await Promise.all([setDefaultPlan(t.db, { planKey: a.key, actor, changeControl: control, reason: "r" }), setDefaultPlan(t.db, { planKey: "default", actor, changeControl: control, reason: "r" })]);
+    await Promise.all([
+      setDefaultPlan(t.db, { planKey: a.key, actor, changeControl: control, reason: "r" }),
+      setDefaultPlan(t.db, { planKey: "default", actor, changeControl: control, reason: "r" }),
+    ]);
     const defaults = await t.db.select().from(plans).where(eq(plans.isDefault, true));
     expect(defaults).toHaveLength(1);
     const listed = await listPlans(t.db);
-    const unassigned = (await t.db.select({ n: sql<number>`count(*)::int` }).from(accounts).where(sql`${accounts.planId} is null`))[0]?.n ?? 0;
+    const unassigned =
+      (
+        await t.db
+          .select({ n: sql<number>`count(*)::int` })
+          .from(accounts)
+          .where(sql`${accounts.planId} is null`)
+      )[0]?.n ?? 0;
     const def = listed.find((x) => x.isDefault);
     expect(def?.accounts).toBe(unassigned + (def?.key === a.key ? 2 : 0));
     expect((await planAudit(t.db, b.key)).map((x) => x.action)).toEqual(["plan.create", "plan.default"]);
@@ -149,7 +233,13 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
 
   it("counts the default plan's accounts exactly on a small table, and estimates them from the table's statistics on a large one", async () => {
     expect((await listPlans(t.db)).find((x) => x.isDefault)?.approximate).toBe(false);
-    const count = async (where: ReturnType<typeof sql>) => (await t.db.select({ n: sql<number>`count(*)::int` }).from(accounts).where(where))[0]?.n ?? 0;
+    const count = async (where: ReturnType<typeof sql>) =>
+      (
+        await t.db
+          .select({ n: sql<number>`count(*)::int` })
+          .from(accounts)
+          .where(where)
+      )[0]?.n ?? 0;
     await t.db.insert(accounts).values([{ account: "acct-estimated-1" }, { account: "acct-estimated-2" }]);
     // Autovacuum's analyze, as the owner (the app role may not analyze a table it does not own).
     await t.ownerDb.execute(sql`analyze accounts`);
@@ -165,11 +255,17 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
     await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "20", actor, changeControl: control, reason: "r" });
     await t.db.insert(accounts).values({ account: `acct-${p.key}`, planId: p.id });
     const before = await planSnapshot(t.db);
-    await expect(deletePlan(t.db, { planKey: p.key, actor, reason: "r" })).rejects.toMatchObject({ code: "in_use", message: `1 account(s) are on ${p.key}: assign them another plan first` });
+    await expect(deletePlan(t.db, { planKey: p.key, actor, reason: "r" })).rejects.toMatchObject({
+      code: "in_use",
+      message: `1 account(s) are on ${p.key}: assign them another plan first`,
+    });
     await expect(deletePlan(t.db, { planKey: "default", actor, reason: "r" })).rejects.toMatchObject({ code: "in_use" });
     await expect(deletePlan(t.db, { planKey: "nope", actor, reason: "r" })).rejects.toMatchObject({ code: "not_found" });
     expect(await planSnapshot(t.db)).toEqual(before);
-    await t.db.update(accounts).set({ planId: null }).where(eq(accounts.account, `acct-${p.key}`));
+    await t.db
+      .update(accounts)
+      .set({ planId: null })
+      .where(eq(accounts.account, `acct-${p.key}`));
     await deletePlan(t.db, { planKey: p.key, actor, reason: "retired" });
     expect(await t.db.select().from(planCeilingValues).where(eq(planCeilingValues.planId, p.id))).toEqual([]);
     const [deleted] = (await planAudit(t.db, p.key)).filter((x) => x.action === "plan.delete");
@@ -188,7 +284,14 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
     // 0 stays 0: it refuses, it is not a value to clamp.
     expect((await readPlan(t.db, q.key)).ceilings.find((c) => c.ceilingId === e.caller.id)?.planValue).toBe(0);
     const [clamped] = (await planAudit(t.db, p.key)).filter((x) => x.action === "plan.value.clamped");
-    expect(clamped).toMatchObject({ previousValue: 40, appliedValue: 20, clamped: true, ceilingId: e.caller.id, reason: "tighter", details: { clampedTo: "max" } });
+    expect(clamped).toMatchObject({
+      previousValue: 40,
+      appliedValue: 20,
+      clamped: true,
+      ceilingId: e.caller.id,
+      reason: "tighter",
+      details: { clampedTo: "max" },
+    });
     expect((await planAudit(t.db, q.key)).some((x) => x.action === "plan.value.clamped")).toBe(false);
   });
 
@@ -198,9 +301,17 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
     await setPlanValue(t.db, { planKey: p.key, target: { budgetKey: b.key }, input: "1.50", actor, changeControl: control, reason: "r" });
     const { budget, spec } = await readBudget(t.db, b.key);
     const members = spec.members;
-    await updateBudget(t.db, { key: b.key, expectedVersion: budget.version, fields: { name: "LLM", members, min: 2 * DOLLAR, max: 10 * DOLLAR, default: 2 * DOLLAR }, actor, reason: "floor" });
+    await updateBudget(t.db, {
+      key: b.key,
+      expectedVersion: budget.version,
+      fields: { name: "LLM", members, min: 2 * DOLLAR, max: 10 * DOLLAR, default: 2 * DOLLAR },
+      actor,
+      reason: "floor",
+    });
     expect((await readPlan(t.db, p.key)).budgets.find((x) => x.budgetKey === b.key)?.planValue).toBe(2 * DOLLAR);
-    expect((await planAudit(t.db, p.key)).filter((x) => x.action === "plan.value.clamped")).toMatchObject([{ previousValue: 1_500_000, appliedValue: 2 * DOLLAR, details: { budgetKey: b.key, clampedTo: "min" } }]);
+    expect((await planAudit(t.db, p.key)).filter((x) => x.action === "plan.value.clamped")).toMatchObject([
+      { previousValue: 1_500_000, appliedValue: 2 * DOLLAR, details: { budgetKey: b.key, clampedTo: "min" } },
+    ]);
   });
 
   /**
@@ -223,22 +334,38 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
   it("a value on a ceiling waits for a batch in flight on its endpoint", async () => {
     const p = await plan();
     const e = await perCallerEndpoint(t.db);
-    await waitsForBatchOn(e.endpointId, () => setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "20", actor, changeControl: control, reason: "r" }), async () => (await readPlan(t.db, p.key)).plan.version);
+    await waitsForBatchOn(
+      e.endpointId,
+      () => setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "20", actor, changeControl: control, reason: "r" }),
+      async () => (await readPlan(t.db, p.key)).plan.version,
+    );
   });
 
   it("a value on a budget waits for a batch in flight on a member", async () => {
     const p = await plan();
     const b = await budgetOn(t.db);
     const [member] = (await readBudget(t.db, b.key)).members;
-    await waitsForBatchOn(member?.id ?? 0, () => setPlanValue(t.db, { planKey: p.key, target: { budgetKey: b.key }, input: "3", actor, changeControl: control, reason: "r" }), async () => (await readPlan(t.db, p.key)).plan.version);
+    await waitsForBatchOn(
+      member?.id ?? 0,
+      () => setPlanValue(t.db, { planKey: p.key, target: { budgetKey: b.key }, input: "3", actor, changeControl: control, reason: "r" }),
+      async () => (await readPlan(t.db, p.key)).plan.version,
+    );
   });
 
   it("switching the default and deleting a plan wait for a batch in flight on any endpoint a plan can bind", async () => {
     const p = await plan();
     const e = await perCallerEndpoint(t.db);
-    await waitsForBatchOn(e.endpointId, () => setDefaultPlan(t.db, { planKey: p.key, actor, changeControl: control, reason: "r" }), async () => (await listPlans(t.db)).find((x) => x.isDefault)?.key);
+    await waitsForBatchOn(
+      e.endpointId,
+      () => setDefaultPlan(t.db, { planKey: p.key, actor, changeControl: control, reason: "r" }),
+      async () => (await listPlans(t.db)).find((x) => x.isDefault)?.key,
+    );
     await setDefaultPlan(t.db, { planKey: "default", actor, changeControl: control, reason: "back" });
-    await waitsForBatchOn(e.endpointId, () => deletePlan(t.db, { planKey: p.key, actor, reason: "r" }), async () => (await listPlans(t.db)).some((x) => x.key === p.key));
+    await waitsForBatchOn(
+      e.endpointId,
+      () => deletePlan(t.db, { planKey: p.key, actor, reason: "r" }),
+      async () => (await listPlans(t.db)).some((x) => x.key === p.key),
+    );
   });
 
   it("removing a ceiling takes the plans' values on it, and its event keeps them", async () => {
@@ -247,7 +374,10 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
     await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "25", actor, changeControl: control, reason: "r" });
     await removeCeiling(t.db, { key: e.key, ceilingId: e.caller.id, actor, reason: "gone" });
     expect(await t.db.select().from(planCeilingValues).where(eq(planCeilingValues.ceilingId, e.caller.id))).toEqual([]);
-    const [removed] = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "ceiling.remove"), eq(auditEvents.ceilingId, e.caller.id)));
+    const [removed] = await t.db
+      .select()
+      .from(auditEvents)
+      .where(and(eq(auditEvents.action, "ceiling.remove"), eq(auditEvents.ceilingId, e.caller.id)));
     expect(removed?.details).toMatchObject({ planValues: [{ plan: p.key, value: 25 }] });
   });
 
@@ -266,10 +396,16 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
     // would hold up every batch); it is refused at once, and after the commit the account is on it.
     const assignment = await holdTransaction(t.db, (tx) => tx.insert(accounts).values({ account: `acct-late-${p.key}`, planId: p.id }));
     const started = Date.now();
-    await expect(deletePlan(t.db, { planKey: p.key, actor, reason: "r" })).rejects.toMatchObject({ code: "in_use", message: expect.stringContaining("being written") });
+    await expect(deletePlan(t.db, { planKey: p.key, actor, reason: "r" })).rejects.toMatchObject({
+      code: "in_use",
+      message: expect.stringContaining("being written"),
+    });
     expect(Date.now() - started).toBeLessThan(900);
     await assignment.release();
-    await expect(deletePlan(t.db, { planKey: p.key, actor, reason: "r" })).rejects.toMatchObject({ code: "in_use", message: expect.stringContaining("account(s) are on") });
+    await expect(deletePlan(t.db, { planKey: p.key, actor, reason: "r" })).rejects.toMatchObject({
+      code: "in_use",
+      message: expect.stringContaining("account(s) are on"),
+    });
   });
 
   it("asks for the own value twice when removing a plan's value raises its accounts 5x or more, as setting it would", async () => {
@@ -277,12 +413,23 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
     const p = await plan("low");
     // The ceiling's own value is 10; the plan is at 2: removing it is a 5x raise.
     await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "2", actor, changeControl: control, reason: "trial" });
-    await expect(removePlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, actor, changeControl: control, reason: "r" })).rejects.toMatchObject({
+    await expect(
+      removePlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, actor, changeControl: control, reason: "r" }),
+    ).rejects.toMatchObject({
       code: "confirmation_required",
       message: expect.stringContaining("must be exactly 10"),
     });
-    await expect(removePlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, actor, changeControl: control, reason: "r", confirm: "9" })).rejects.toMatchObject({ code: "confirmation_required" });
-    const removed = await removePlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, actor, changeControl: control, reason: "r", confirm: "10" });
+    await expect(
+      removePlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, actor, changeControl: control, reason: "r", confirm: "9" }),
+    ).rejects.toMatchObject({ code: "confirmation_required" });
+    const removed = await removePlanValue(t.db, {
+      planKey: p.key,
+      target: { ceilingId: e.caller.id },
+      actor,
+      changeControl: control,
+      reason: "r",
+      confirm: "10",
+    });
     expect(removed).toMatchObject({ previous: 2, applied: null, own: 10 });
     // Below 5x no retype: 3 -> 10.
     await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "3", actor, changeControl: control, reason: "trial" });

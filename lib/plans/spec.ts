@@ -79,7 +79,10 @@ export const PlanSpec = z
     description: PlanDescription.default(""),
     // Only on one plan of a file: that plan becomes the default. On none: the default stays.
     default: z.boolean({ error: "default must be true or false" }).optional(),
-    ceilings: z.array(PlanCeilingValueSpec, { error: "ceilings must be a list of { endpoint, metric, window, value }" }).max(1000, "at most 1,000 ceiling values").default([]),
+    ceilings: z
+      .array(PlanCeilingValueSpec, { error: "ceilings must be a list of { endpoint, metric, window, value }" })
+      .max(1000, "at most 1,000 ceiling values")
+      .default([]),
     budgets: z.array(PlanBudgetValueSpec, { error: "budgets must be a list of { budget, value }" }).max(1000, "at most 1,000 budget values").default([]),
   })
   .superRefine((p, ctx) => {
@@ -93,7 +96,8 @@ export const PlanSpec = z
     const budgets = new Map<string, number>();
     p.budgets.forEach((b, i) => {
       const first = budgets.get(b.budget);
-      if (first !== undefined) ctx.addIssue({ code: "custom", path: ["budgets", i, "budget"], message: `budget '${b.budget}' has two values (also budgets[${first}])` });
+      if (first !== undefined)
+        ctx.addIssue({ code: "custom", path: ["budgets", i, "budget"], message: `budget '${b.budget}' has two values (also budgets[${first}])` });
       else budgets.set(b.budget, i);
     });
   });
@@ -110,6 +114,7 @@ export function planFileIssues(list: readonly PlanSpec[]): { path: (string | num
     else seen.set(p.key, i);
   });
   const defaults = list.flatMap((p, i) => (p.default === true ? [i] : []));
-  if (defaults.length > 1) issues.push({ path: ["plans", defaults[1] ?? 0, "default"], message: `only one plan can be the default (also plans[${defaults[0] ?? 0}])` });
+  if (defaults.length > 1)
+    issues.push({ path: ["plans", defaults[1] ?? 0, "default"], message: `only one plan can be the default (also plans[${defaults[0] ?? 0}])` });
   return issues;
 }

@@ -30,7 +30,17 @@ export async function budgetOn(db: Db, scope: "account" | "global" = "account") 
   n += 1;
   const e = await perCallerEndpoint(db);
   return createBudget(db, {
-    spec: { key: `llm.plan-b${n}-${Date.now().toString(36)}`, name: "LLM", scope, window: "utc_day", value: 2 * DOLLAR, min: DOLLAR, max: 10 * DOLLAR, default: 2 * DOLLAR, members: [e.key] },
+    spec: {
+      key: `llm.plan-b${n}-${Date.now().toString(36)}`,
+      name: "LLM",
+      scope,
+      window: "utc_day",
+      value: 2 * DOLLAR,
+      min: DOLLAR,
+      max: 10 * DOLLAR,
+      default: 2 * DOLLAR,
+      members: [e.key],
+    },
     actor: setup,
     reason: "setup",
   });

@@ -111,7 +111,11 @@ async function recordRejectedInput(db: Db, p: SetPlanValueParams, planKey: strin
 }
 
 async function ceilingRef(db: Db, ceilingId: number): Promise<{ endpoint: { id: number; key: string }; ceilingId: number } | null> {
-  const [row] = await db.select({ id: endpoints.id, key: endpoints.key }).from(ceilings).innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId)).where(eq(ceilings.id, ceilingId));
+  const [row] = await db
+    .select({ id: endpoints.id, key: endpoints.key })
+    .from(ceilings)
+    .innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId))
+    .where(eq(ceilings.id, ceilingId));
   return row ? { endpoint: row, ceilingId } : null;
 }
 
@@ -161,7 +165,16 @@ export async function setPlanValue(db: Db, p: SetPlanValueParams): Promise<PlanV
     const typed = { rawInput: p.input, typed: preview.typed, clamped: preview.clamped };
     if (target.kind === "ceiling") await writeCeilingValue({ ...c, details: controlDetails(p.changeControl) }, plan, target, preview.applied, previous, typed);
     else await writeBudgetValue({ ...c, details: controlDetails(p.changeControl) }, plan, target.budget, preview.applied, previous, typed);
-    return { planKey: plan.key, on: nameOf(target), previous, applied: preview.applied, typed: preview.typed, clamped: preview.clamped, own: own.value, currency: target.kind === "budget" ? target.budget.currency : null };
+    return {
+      planKey: plan.key,
+      on: nameOf(target),
+      previous,
+      applied: preview.applied,
+      typed: preview.typed,
+      clamped: preview.clamped,
+      own: own.value,
+      currency: target.kind === "budget" ? target.budget.currency : null,
+    };
   });
 }
 
@@ -196,11 +209,21 @@ export async function removePlanValue(db: Db, p: RemovePlanValueParams): Promise
     }
     const previous = target.kind === "ceiling" ? await deleteCeilingValue(c, plan, target) : await deleteBudgetValue(c, plan, target.budget);
     const own = target.kind === "ceiling" ? target.ceiling.value : target.budget.value;
-    return { planKey: plan.key, on: nameOf(target), previous, applied: null, typed: null, clamped: null, own, currency: target.kind === "budget" ? target.budget.currency : null };
+    return {
+      planKey: plan.key,
+      on: nameOf(target),
+      previous,
+      applied: null,
+      typed: null,
+      clamped: null,
+      own,
+      currency: target.kind === "budget" ? target.budget.currency : null,
+    };
   });
 }
 
-const targetRef = (t: LockedTarget): { ceilingId: number } | { budgetKey: string } => (t.kind === "ceiling" ? { ceilingId: t.ceiling.id } : { budgetKey: t.budget.key });
+const targetRef = (t: LockedTarget): { ceilingId: number } | { budgetKey: string } =>
+  t.kind === "ceiling" ? { ceilingId: t.ceiling.id } : { budgetKey: t.budget.key };
 
 export type LockedTarget = { kind: "ceiling"; ceiling: Ceiling; endpoint: Endpoint } | { kind: "budget"; budget: Budget };
 
@@ -211,7 +234,10 @@ export async function lockTarget(tx: Db, target: PlanTarget): Promise<LockedTarg
   if (isCeiling(target)) {
     const { ceiling, endpoint } = await lockCeiling(tx, target.ceilingId);
     if (ceiling.scope !== "caller") {
-      throw new CatalogError("not_per_caller", `${ceilingName(endpoint, ceiling)} is not per caller: a plan sets values on per-caller ceilings only (a ${ceiling.scope} ceiling counts no account)`);
+      throw new CatalogError(
+        "not_per_caller",
+        `${ceilingName(endpoint, ceiling)} is not per caller: a plan sets values on per-caller ceilings only (a ${ceiling.scope} ceiling counts no account)`,
+      );
     }
     return { kind: "ceiling", ceiling, endpoint };
   }
@@ -222,17 +248,30 @@ export async function lockTarget(tx: Db, target: PlanTarget): Promise<LockedTarg
 
 export async function valueOf(tx: Db, plan: Plan, target: LockedTarget): Promise<number | null> {
   if (target.kind === "ceiling") {
-    const [row] = await tx.select({ value: planCeilingValues.value }).from(planCeilingValues).where(and(eq(planCeilingValues.planId, plan.id), eq(planCeilingValues.ceilingId, target.ceiling.id)));
+    const [row] = await tx
+      .select({ value: planCeilingValues.value })
+      .from(planCeilingValues)
+      .where(and(eq(planCeilingValues.planId, plan.id), eq(planCeilingValues.ceilingId, target.ceiling.id)));
     return row?.value ?? null;
   }
-  const [row] = await tx.select({ value: planBudgetValues.value }).from(planBudgetValues).where(and(eq(planBudgetValues.planId, plan.id), eq(planBudgetValues.budgetId, target.budget.id)));
+  const [row] = await tx
+    .select({ value: planBudgetValues.value })
+    .from(planBudgetValues)
+    .where(and(eq(planBudgetValues.planId, plan.id), eq(planBudgetValues.budgetId, target.budget.id)));
   return row?.value ?? null;
 }
 
 type Typed = { rawInput?: string | null; typed?: number; clamped?: Clamp };
 
 /** Writes a plan's value on a locked per-caller ceiling (value inside its bounds or 0), with plan.value.set. */
-export async function writeCeilingValue(p: PlanChange, plan: Plan, target: { ceiling: Ceiling; endpoint: Endpoint }, value: number, previous: number | null, typed: Typed = {}): Promise<void> {
+export async function writeCeilingValue(
+  p: PlanChange,
+  plan: Plan,
+  target: { ceiling: Ceiling; endpoint: Endpoint },
+  value: number,
+  previous: number | null,
+  typed: Typed = {},
+): Promise<void> {
   const { ceiling, endpoint } = target;
   const now = new Date();
   await p.tx
@@ -247,13 +286,22 @@ export async function writeCeilingValue(p: PlanChange, plan: Plan, target: { cei
     previousValue: previous,
     appliedValue: value,
     clamped: (typed.clamped ?? null) !== null,
-    details: { on: ceilingName(endpoint, ceiling), ceilingValue: ceiling.value, bounds: { min: ceiling.minValue, max: ceiling.maxValue }, typed: typed.typed ?? value, clampedTo: typed.clamped ?? null },
+    details: {
+      on: ceilingName(endpoint, ceiling),
+      ceilingValue: ceiling.value,
+      bounds: { min: ceiling.minValue, max: ceiling.maxValue },
+      typed: typed.typed ?? value,
+      clampedTo: typed.clamped ?? null,
+    },
   });
 }
 
 export async function deleteCeilingValue(p: PlanChange, plan: Plan, target: { ceiling: Ceiling; endpoint: Endpoint }): Promise<number> {
   const { ceiling, endpoint } = target;
-  const [removed] = await p.tx.delete(planCeilingValues).where(and(eq(planCeilingValues.planId, plan.id), eq(planCeilingValues.ceilingId, ceiling.id))).returning();
+  const [removed] = await p.tx
+    .delete(planCeilingValues)
+    .where(and(eq(planCeilingValues.planId, plan.id), eq(planCeilingValues.ceilingId, ceiling.id)))
+    .returning();
   if (!removed) throw new CatalogError("not_found", `plan ${plan.key} sets no value on ${ceilingName(endpoint, ceiling)}`);
   await savePlan(p.tx, plan.id, {});
   await recordPlanChange(p, plan, {
@@ -280,12 +328,24 @@ export async function writeBudgetValue(p: PlanChange, plan: Plan, budget: Budget
     previousValue: previous,
     appliedValue: value,
     clamped: (typed.clamped ?? null) !== null,
-    details: { on: `budget ${budget.key}`, budgetId: budget.id, budgetKey: budget.key, currency: budget.currency, budgetValue: budget.value, bounds: { min: budget.minValue, max: budget.maxValue }, typed: typed.typed ?? value, clampedTo: typed.clamped ?? null },
+    details: {
+      on: `budget ${budget.key}`,
+      budgetId: budget.id,
+      budgetKey: budget.key,
+      currency: budget.currency,
+      budgetValue: budget.value,
+      bounds: { min: budget.minValue, max: budget.maxValue },
+      typed: typed.typed ?? value,
+      clampedTo: typed.clamped ?? null,
+    },
   });
 }
 
 export async function deleteBudgetValue(p: PlanChange, plan: Plan, budget: Budget): Promise<number> {
-  const [removed] = await p.tx.delete(planBudgetValues).where(and(eq(planBudgetValues.planId, plan.id), eq(planBudgetValues.budgetId, budget.id))).returning();
+  const [removed] = await p.tx
+    .delete(planBudgetValues)
+    .where(and(eq(planBudgetValues.planId, plan.id), eq(planBudgetValues.budgetId, budget.id)))
+    .returning();
   if (!removed) throw new CatalogError("not_found", `plan ${plan.key} sets no value on budget ${budget.key}`);
   await savePlan(p.tx, plan.id, {});
   await recordPlanChange(p, plan, {

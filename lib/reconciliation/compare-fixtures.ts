@@ -12,7 +12,10 @@ let counter = 0;
 /** An endpoint of `unit` priced at `pricePico` a unit (10,000,000,000: one cent). */
 export async function pricedEndpoint(db: Db, pricePico = 10_000_000_000): Promise<{ id: number; key: string }> {
   const e = await insertEndpoint(db);
-  await db.update(endpoints).set({ parts: [{ name: "units", pricePico }] }).where(eq(endpoints.id, e.id));
+  await db
+    .update(endpoints)
+    .set({ parts: [{ name: "units", pricePico }] })
+    .where(eq(endpoints.id, e.id));
   return e;
 }
 
@@ -46,12 +49,32 @@ export async function writeDays(
     await tx.delete(usagePulls).where(and(eq(usagePulls.sourceId, sourceId), inArray(usagePulls.day, days)));
     for (const day of days) {
       const ofDay = rows.filter((r) => r.day === day);
-      await tx.insert(usagePulls).values({ sourceId, day, via: "test", ...(opts.pulledAt ? { pulledAt: opts.pulledAt } : {}), rows: ofDay.length, unmappedRows: ofDay.filter((r) => !r.endpointId && !r.budgetId).length });
+      await tx
+        .insert(usagePulls)
+        .values({
+          sourceId,
+          day,
+          via: "test",
+          ...(opts.pulledAt ? { pulledAt: opts.pulledAt } : {}),
+          rows: ofDay.length,
+          unmappedRows: ofDay.filter((r) => !r.endpointId && !r.budgetId).length,
+        });
     }
     if (rows.length > 0) {
-      await tx.insert(usageRows).values(
-        rows.map((r) => ({ sourceId, day: r.day, item: r.item, units: r.units, costMicros: r.costMicros, endpointId: r.endpointId ?? null, budgetId: r.budgetId ?? null, raw: { item: r.item } })),
-      );
+      await tx
+        .insert(usageRows)
+        .values(
+          rows.map((r) => ({
+            sourceId,
+            day: r.day,
+            item: r.item,
+            units: r.units,
+            costMicros: r.costMicros,
+            endpointId: r.endpointId ?? null,
+            budgetId: r.budgetId ?? null,
+            raw: { item: r.item },
+          })),
+        );
     }
   });
 }

@@ -13,7 +13,9 @@ async function main(): Promise<void> {
   process.stdout.write("ready\n");
   await go;
   const now = new Date("2026-11-14T12:00:00Z");
-  const results = await Promise.allSettled(Array.from({ length: Number(times) }, () => compareSourceDays(database.db, { sourceId: Number(sourceId), days: days.split(","), now })));
+  const results = await Promise.allSettled(
+    Array.from({ length: Number(times) }, () => compareSourceDays(database.db, { sourceId: Number(sourceId), days: days.split(","), now })),
+  );
   const rows = results.reduce((n, r) => n + (r.status === "fulfilled" ? r.value.length : 0), 0);
   const errors = results.flatMap((r) => (r.status === "rejected" ? [String(r.reason)] : []));
   process.stdout.write(`${JSON.stringify({ rows, errors })}\n`);

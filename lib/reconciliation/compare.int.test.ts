@@ -17,7 +17,10 @@ const CENT = 10_000;
 
 /** Rules written before the (back-dated) pulls of a test: they map the day's targets. */
 async function backdateRules(db: Parameters<typeof chargedBetween>[0], sourceId: number) {
-  await db.update(usageSourceRules).set({ createdAt: new Date("2026-11-01T00:00:00Z") }).where(eq(usageSourceRules.sourceId, sourceId));
+  await db
+    .update(usageSourceRules)
+    .set({ createdAt: new Date("2026-11-01T00:00:00Z") })
+    .where(eq(usageSourceRules.sourceId, sourceId));
 }
 
 async function alertsOf(db: Parameters<typeof chargedBetween>[0], dedupe: string) {
@@ -49,14 +52,32 @@ describe.skipIf(skipWithoutDatabase())("reconciliation comparison", () => {
     // the state unchanged, overrun = true, settled_amount/settled_money = the actual.
     for (const state of ["released", "expired"] as const) {
       await t.db.insert(reservations).values({
-        endpointId: e.id, amount: 100, money: 100 * CENT, state, overrun: true, settledAmount: 150, settledMoney: 150 * CENT,
-        charges: [], createdAt: at, expiresAt: new Date(at.getTime() + 60_000), resolvedAt: at,
+        endpointId: e.id,
+        amount: 100,
+        money: 100 * CENT,
+        state,
+        overrun: true,
+        settledAmount: 150,
+        settledMoney: 150 * CENT,
+        charges: [],
+        createdAt: at,
+        expiresAt: new Date(at.getTime() + 60_000),
+        resolvedAt: at,
       });
     }
     // An expired one whose late report was below the reservation: the reservation still counts whole.
     await t.db.insert(reservations).values({
-      endpointId: e.id, amount: 100, money: 100 * CENT, state: "expired", overrun: true, settledAmount: 60, settledMoney: 60 * CENT,
-      charges: [], createdAt: at, expiresAt: new Date(at.getTime() + 60_000), resolvedAt: at,
+      endpointId: e.id,
+      amount: 100,
+      money: 100 * CENT,
+      state: "expired",
+      overrun: true,
+      settledAmount: 60,
+      settledMoney: 60 * CENT,
+      charges: [],
+      createdAt: at,
+      expiresAt: new Date(at.getTime() + 60_000),
+      resolvedAt: at,
     });
     const { start, end } = dayBounds("2026-11-02", "UTC");
     // released + overrun: the actual, 150; expired + overrun: 100 + (150 − 100) = 150; the last: 100.
@@ -88,7 +109,16 @@ describe.skipIf(skipWithoutDatabase())("reconciliation comparison", () => {
     await writeDays(t.db, sourceId, [day], [{ day, item: "email-send", units: 1000, costMicros: null, endpointId: e.id }]);
 
     const [row] = await compareSourceDays(t.db, { sourceId, days: [day], now: NOW });
-    expect(row).toMatchObject({ endpointId: e.id, day, billedUnits: 1000, billedMicros: 1000 * CENT, billedMoney: "priced", chargedUnits: 900, chargedMicros: 900 * CENT, heldReservations: 0 });
+    expect(row).toMatchObject({
+      endpointId: e.id,
+      day,
+      billedUnits: 1000,
+      billedMicros: 1000 * CENT,
+      billedMoney: "priced",
+      chargedUnits: 900,
+      chargedMicros: 900 * CENT,
+      heldReservations: 0,
+    });
     expect(row?.dayStart.toISOString()).toBe("2026-11-10T05:00:00.000Z");
 
     const key = `reconciliation:endpoint:${e.id}:${day}`;
@@ -152,14 +182,27 @@ describe.skipIf(skipWithoutDatabase())("reconciliation comparison", () => {
     const day = "2026-11-09";
     await reservation(t.db, { endpointId: a.id, at: new Date("2026-11-09T01:00:00Z"), state: "settled", amount: 100, money: 3_000_000 });
     await reservation(t.db, { endpointId: b.id, at: new Date("2026-11-09T23:00:00Z"), state: "expired", amount: 50, money: 2_000_000 });
-    await writeDays(t.db, sourceId, [day], [
-      { day, item: "line-a", units: 100, costMicros: 2_000_000, budgetId: budget.id },
-      { day, item: "line-b", units: 40, costMicros: 1_000_000, budgetId: budget.id },
-      { day, item: "unmapped", units: 5, costMicros: 9_000_000 },
-    ]);
+    await writeDays(
+      t.db,
+      sourceId,
+      [day],
+      [
+        { day, item: "line-a", units: 100, costMicros: 2_000_000, budgetId: budget.id },
+        { day, item: "line-b", units: 40, costMicros: 1_000_000, budgetId: budget.id },
+        { day, item: "unmapped", units: 5, costMicros: 9_000_000 },
+      ],
+    );
     const rows = await compareSourceDays(t.db, { sourceId, days: [day], now: NOW });
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ budgetId: budget.id, endpointId: null, billedUnits: 140, billedMicros: 3_000_000, billedMoney: "reported", chargedUnits: 150, chargedMicros: 5_000_000 });
+    expect(rows[0]).toMatchObject({
+      budgetId: budget.id,
+      endpointId: null,
+      billedUnits: 140,
+      billedMicros: 3_000_000,
+      billedMoney: "reported",
+      chargedUnits: 150,
+      chargedMicros: 5_000_000,
+    });
     const [alert] = await alertsOf(t.db, `reconciliation:budget:${budget.id}:${day}`);
     expect(alert?.endpointId).toBeNull();
     expect(alert?.budgetId).toBe(budget.id);
@@ -178,13 +221,23 @@ describe.skipIf(skipWithoutDatabase())("reconciliation comparison", () => {
     const day = "2026-11-09";
     await reservation(t.db, { endpointId: a.id, at: new Date("2026-11-09T10:00:00Z"), state: "settled", amount: 100, money: 5_000_000 });
     await reservation(t.db, { endpointId: b.id, at: new Date("2026-11-09T11:00:00Z"), state: "settled", amount: 100, money: 5_000_000 });
-    await writeDays(t.db, sourceId, [day], [
-      { day, item: "gpt-4o", units: 100, costMicros: 5_000_000, endpointId: a.id },
-      { day, item: "embeddings", units: 100, costMicros: 5_000_000, budgetId: budget.id },
-    ]);
+    await writeDays(
+      t.db,
+      sourceId,
+      [day],
+      [
+        { day, item: "gpt-4o", units: 100, costMicros: 5_000_000, endpointId: a.id },
+        { day, item: "embeddings", units: 100, costMicros: 5_000_000, budgetId: budget.id },
+      ],
+    );
     const rows = await compareSourceDays(t.db, { sourceId, days: [day], now: NOW });
     // Ledger and bill agree ($10 both): without a's rows the budget would say $5 against $10, −50 %.
-    expect(rows.find((r) => r.budgetId === budget.id)).toMatchObject({ billedUnits: 200, billedMicros: 10_000_000, billedMoney: "reported", chargedMicros: 10_000_000 });
+    expect(rows.find((r) => r.budgetId === budget.id)).toMatchObject({
+      billedUnits: 200,
+      billedMicros: 10_000_000,
+      billedMoney: "reported",
+      chargedMicros: 10_000_000,
+    });
     expect(rows.find((r) => r.endpointId === a.id)).toMatchObject({ billedMicros: 5_000_000, chargedMicros: 5_000_000 });
     expect(await alertsOf(t.db, `reconciliation:budget:${budget.id}:${day}`)).toHaveLength(0);
   });
@@ -199,10 +252,15 @@ describe.skipIf(skipWithoutDatabase())("reconciliation comparison", () => {
     const held = await reservation(t.db, { endpointId: a.id, at: new Date("2026-11-09T10:00:00Z"), state: "held", amount: 100, money: 1_000_000 });
     await reservation(t.db, { endpointId: b.id, at: new Date("2026-11-09T10:00:00Z"), state: "settled", amount: 500, money: 5_000_000 });
     // The provider billed b exactly what Ceilings charged it; no rule mapped item-b at pull time.
-    await writeDays(t.db, sourceId, [day], [
-      { day, item: "item-a", units: 100, costMicros: null, endpointId: a.id },
-      { day, item: "item-b", units: 500, costMicros: null },
-    ]);
+    await writeDays(
+      t.db,
+      sourceId,
+      [day],
+      [
+        { day, item: "item-a", units: 100, costMicros: null, endpointId: a.id },
+        { day, item: "item-b", units: 500, costMicros: null },
+      ],
+    );
     await compareSourceDays(t.db, { sourceId, days: [day], now });
     // Staff map item-b (the page says: "rows already pulled keep their mapping until their day is pulled again").
     await addRule(t.db, sourceId, "item-b", { endpointId: b.id });
@@ -212,10 +270,15 @@ describe.skipIf(skipWithoutDatabase())("reconciliation comparison", () => {
     expect((await alertsOf(t.db, key)).map((f) => f.message)).toEqual([]);
     expect(await t.db.select().from(reconciliationDays).where(eq(reconciliationDays.endpointId, b.id))).toHaveLength(0);
     // Pulled again, the day's rows carry the new mapping and b is compared: they agree.
-    await writeDays(t.db, sourceId, [day], [
-      { day, item: "item-a", units: 100, costMicros: null, endpointId: a.id },
-      { day, item: "item-b", units: 500, costMicros: null, endpointId: b.id },
-    ]);
+    await writeDays(
+      t.db,
+      sourceId,
+      [day],
+      [
+        { day, item: "item-a", units: 100, costMicros: null, endpointId: a.id },
+        { day, item: "item-b", units: 500, costMicros: null, endpointId: b.id },
+      ],
+    );
     const rows = await compareSourceDays(t.db, { sourceId, days: [day], now });
     expect(rows.find((r) => r.endpointId === b.id)).toMatchObject({ billedUnits: 500, chargedUnits: 500 });
     expect(await alertsOf(t.db, key)).toHaveLength(0);
@@ -231,7 +294,8 @@ describe.skipIf(skipWithoutDatabase())("reconciliation comparison", () => {
     const reportedSource = await makeSource(t.db, { lookbackDays: 3 });
     await addRule(t.db, reportedSource, "sms", { endpointId: reported.id });
     for (const s of [lateSource, reportedSource]) await backdateRules(t.db, s);
-    for (const e of [late, reported]) await reservation(t.db, { endpointId: e.id, at: new Date("2026-11-13T10:00:00Z"), state: "settled", amount: 300, money: 300 * CENT });
+    for (const e of [late, reported])
+      await reservation(t.db, { endpointId: e.id, at: new Date("2026-11-13T10:00:00Z"), state: "settled", amount: 300, money: 300 * CENT });
     // No bucket yet from one provider; the other reported the day (another item), none of it sms.
     await writeDays(t.db, lateSource, [day], [], { pulledAt: pulledEarly });
     await writeDays(t.db, reportedSource, [day], [{ day, item: "voice", units: 9, costMicros: null }], { pulledAt: pulledEarly });
@@ -242,7 +306,8 @@ describe.skipIf(skipWithoutDatabase())("reconciliation comparison", () => {
     expect(await alertsOf(t.db, lateKey)).toHaveLength(0);
     await compareSourceDays(t.db, { sourceId: reportedSource, days: [day], now: NOW });
     expect(await alertsOf(t.db, `reconciliation:endpoint:${reported.id}:${day}`)).toHaveLength(1);
-    const requested = async () => (await t.db.select({ at: usageSources.pullRequestedAt }).from(usageSources).where(eq(usageSources.id, lateSource)))[0]?.at ?? null;
+    const requested = async () =>
+      (await t.db.select({ at: usageSources.pullRequestedAt }).from(usageSources).where(eq(usageSources.id, lateSource)))[0]?.at ?? null;
 
     // Still within the 24 h: no alert, no pull asked for.
     await recompareRecent(t.db, new Date("2026-11-14T23:59:00Z"));
@@ -256,10 +321,15 @@ describe.skipIf(skipWithoutDatabase())("reconciliation comparison", () => {
     // A fresh pull is asked for (once: asked again, nothing changes), and that pull decides.
     expect((await requested())?.toISOString()).toBe(final.toISOString());
     expect((await recompareRecent(t.db, new Date("2026-11-15T00:10:00Z"))).pullsRequested).toBe(0);
-    await t.db.update(usageSources).set({ pullRequestedAt: null, lastPullAt: new Date("2026-11-15T01:00:00Z") }).where(eq(usageSources.id, lateSource));
+    await t.db
+      .update(usageSources)
+      .set({ pullRequestedAt: null, lastPullAt: new Date("2026-11-15T01:00:00Z") })
+      .where(eq(usageSources.id, lateSource));
     expect((await recompareRecent(t.db, new Date("2026-11-15T02:00:00Z"))).pullsRequested).toBe(0);
     // The fresh pull reports the day: billed what was charged, no alert.
-    await writeDays(t.db, lateSource, [day], [{ day, item: "sms", units: 300, costMicros: 3_000_000, endpointId: late.id }], { pulledAt: new Date("2026-11-15T01:00:00Z") });
+    await writeDays(t.db, lateSource, [day], [{ day, item: "sms", units: 300, costMicros: 3_000_000, endpointId: late.id }], {
+      pulledAt: new Date("2026-11-15T01:00:00Z"),
+    });
     const [fresh] = await compareSourceDays(t.db, { sourceId: lateSource, days: [day], now: new Date("2026-11-15T01:00:00Z") });
     expect(fresh).toMatchObject({ billedUnits: 300, chargedUnits: 300 });
     expect(await alertsOf(t.db, lateKey)).toHaveLength(0);
@@ -287,14 +357,22 @@ describe.skipIf(skipWithoutDatabase())("reconciliation comparison", () => {
       await reservation(t.db, { endpointId: e.id, at: new Date("2026-11-12T10:00:00Z"), state: "settled", amount: 1000, money: 5_000_000 });
       const key = `reconciliation:endpoint:${e.id}:${day}`;
       // Tokens reported, their cost not yet: priced at the first part, a false drift if alerted.
-      await writeDays(t.db, sourceId, [day], [{ day, item: "gpt-4o", units: 1000, costMicros: null, endpointId: e.id }], { pulledAt: new Date("2026-11-13T02:00:00Z") });
+      await writeDays(t.db, sourceId, [day], [{ day, item: "gpt-4o", units: 1000, costMicros: null, endpointId: e.id }], {
+        pulledAt: new Date("2026-11-13T02:00:00Z"),
+      });
       await compareSourceDays(t.db, { sourceId, days: [day], now: NOW });
       expect(await alertsOf(t.db, key)).toHaveLength(0);
       // The cost row arrives with the next pull: final, and compared in the provider's money.
-      await writeDays(t.db, sourceId, [day], [
-        { day, item: "gpt-4o", units: 1000, costMicros: null, endpointId: e.id },
-        { day, item: "gpt-4o", units: 0, costMicros: 9_000_000, endpointId: e.id },
-      ], { pulledAt: new Date("2026-11-13T02:00:00Z") });
+      await writeDays(
+        t.db,
+        sourceId,
+        [day],
+        [
+          { day, item: "gpt-4o", units: 1000, costMicros: null, endpointId: e.id },
+          { day, item: "gpt-4o", units: 0, costMicros: 9_000_000, endpointId: e.id },
+        ],
+        { pulledAt: new Date("2026-11-13T02:00:00Z") },
+      );
       const [row] = await compareSourceDays(t.db, { sourceId, days: [day], now: NOW });
       expect(row).toMatchObject({ billedMicros: 9_000_000, billedMoney: "reported" });
       expect(await alertsOf(t.db, key)).toHaveLength(1);
@@ -303,7 +381,9 @@ describe.skipIf(skipWithoutDatabase())("reconciliation comparison", () => {
     const e = await pricedEndpoint(t.db);
     const fileSource = await makeSource(t.db, { lookbackDays: 3 });
     await addRule(t.db, fileSource, "x", { endpointId: e.id });
-    await writeDays(t.db, fileSource, [day], [{ day, item: "x", units: 1000, costMicros: null, endpointId: e.id }], { pulledAt: new Date("2026-11-13T02:00:00Z") });
+    await writeDays(t.db, fileSource, [day], [{ day, item: "x", units: 1000, costMicros: null, endpointId: e.id }], {
+      pulledAt: new Date("2026-11-13T02:00:00Z"),
+    });
     await compareSourceDays(t.db, { sourceId: fileSource, days: [day], now: NOW });
     expect(await alertsOf(t.db, `reconciliation:endpoint:${e.id}:${day}`)).toHaveLength(1);
   });
@@ -314,7 +394,12 @@ describe.skipIf(skipWithoutDatabase())("reconciliation comparison", () => {
     await addRule(t.db, sourceId, "x", { endpointId: e.id });
     // NOW is 2026-11-14T12:00Z, 07:00 in New York: the 14th is today there, the 13th is over.
     const days = ["2026-11-13", "2026-11-14", "2026-11-15"];
-    await writeDays(t.db, sourceId, days, days.map((day) => ({ day, item: "x", units: 1000, costMicros: null, endpointId: e.id })));
+    await writeDays(
+      t.db,
+      sourceId,
+      days,
+      days.map((day) => ({ day, item: "x", units: 1000, costMicros: null, endpointId: e.id })),
+    );
     const out = await compareSourceDaysDetailed(t.db, { sourceId, days, now: NOW });
     expect(out.rows.map((r) => r.day)).toEqual(["2026-11-13"]);
     expect(out.notOver).toEqual(["2026-11-14", "2026-11-15"]);
@@ -332,10 +417,15 @@ describe.skipIf(skipWithoutDatabase())("reconciliation comparison", () => {
     await addRule(t.db, sourceId, "sends", { budgetId: budget.id });
     await reservation(t.db, { endpointId: a.id, at: new Date("2026-11-09T10:00:00Z"), state: "settled", amount: 1000, money: 10_000_000 });
     await reservation(t.db, { endpointId: a.id, at: new Date("2026-11-10T10:00:00Z"), state: "settled", amount: 1000, money: 10_000_000 });
-    await writeDays(t.db, sourceId, ["2026-11-09", "2026-11-10"], [
-      { day: "2026-11-09", item: "sends", units: 1000, costMicros: null, budgetId: budget.id },
-      { day: "2026-11-10", item: "sends", units: 1500, costMicros: null, budgetId: budget.id },
-    ]);
+    await writeDays(
+      t.db,
+      sourceId,
+      ["2026-11-09", "2026-11-10"],
+      [
+        { day: "2026-11-09", item: "sends", units: 1000, costMicros: null, budgetId: budget.id },
+        { day: "2026-11-10", item: "sends", units: 1500, costMicros: null, budgetId: budget.id },
+      ],
+    );
     const rows = await compareSourceDays(t.db, { sourceId, days: ["2026-11-09", "2026-11-10"], now: NOW });
     expect(rows.map((r) => [r.day, r.billedUnits, r.billedMicros, r.chargedUnits, r.chargedMicros])).toEqual([
       ["2026-11-09", 1000, 0, 1000, 10_000_000],
@@ -414,11 +504,17 @@ describe.skipIf(skipWithoutDatabase())("reconciliation comparison", () => {
     // Expired: the whole reservation counts as spent, 500 of 1,000 billed, and now it alerts.
     await resolveReservation(t.db, held, "expired");
     await recompareRecent(t.db, NOW);
-    const [after] = await t.db.select().from(reconciliationDays).where(and(eq(reconciliationDays.endpointId, e.id), eq(reconciliationDays.day, day)));
+    const [after] = await t.db
+      .select()
+      .from(reconciliationDays)
+      .where(and(eq(reconciliationDays.endpointId, e.id), eq(reconciliationDays.day, day)));
     expect(after).toMatchObject({ chargedUnits: 500, heldReservations: 0 });
     expect(await alertsOf(t.db, key)).toHaveLength(1);
     // Nothing left open for this source.
-    const open = await t.db.select({ n: sql<number>`count(*)::int` }).from(reconciliationDays).where(and(eq(reconciliationDays.sourceId, sourceId), sql`held_reservations > 0`));
+    const open = await t.db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(reconciliationDays)
+      .where(and(eq(reconciliationDays.sourceId, sourceId), sql`held_reservations > 0`));
     expect(open[0]?.n).toBe(0);
   });
 
@@ -428,9 +524,19 @@ describe.skipIf(skipWithoutDatabase())("reconciliation comparison", () => {
     await addRule(t.db, sourceId, "race", { endpointId: e.id });
     const days = ["2026-11-11", "2026-11-12"];
     await reservation(t.db, { endpointId: e.id, at: new Date("2026-11-11T10:00:00Z"), state: "settled", amount: 100, money: 100 * CENT });
-    await writeDays(t.db, sourceId, days, days.map((day) => ({ day, item: "race", units: 1000, costMicros: null, endpointId: e.id })));
+    await writeDays(
+      t.db,
+      sourceId,
+      days,
+      days.map((day) => ({ day, item: "race", units: 1000, costMicros: null, endpointId: e.id })),
+    );
 
-    const other = startFixtureProcess<{ rows: number; errors: string[] }>(path.join(__dirname, "compare.fixture.ts"), [t.url, String(sourceId), days.join(","), "8"]);
+    const other = startFixtureProcess<{ rows: number; errors: string[] }>(path.join(__dirname, "compare.fixture.ts"), [
+      t.url,
+      String(sourceId),
+      days.join(","),
+      "8",
+    ]);
     await other.ready;
     other.send();
     const here = await Promise.allSettled(Array.from({ length: 8 }, () => compareSourceDays(t.db, { sourceId, days, now: NOW })));

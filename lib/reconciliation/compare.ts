@@ -54,7 +54,9 @@ export async function compareSourceDaysDetailed(db: Db, p: { sourceId: number; d
   const threshold = { basisPoints: source.thresholdBasisPoints, micros: source.thresholdMicros };
   for (const { target, row } of written) {
     if (row.heldReservations > 0 || late.has(row.day)) continue;
-    const drift = driftOf({ units: row.billedUnits, micros: row.billedMicros }, { units: row.chargedUnits, micros: row.chargedMicros }, threshold, { unitsOnly: unitsOnly.has(`${target.kind}:${target.id}:${row.day}`) });
+    const drift = driftOf({ units: row.billedUnits, micros: row.billedMicros }, { units: row.chargedUnits, micros: row.chargedMicros }, threshold, {
+      unitsOnly: unitsOnly.has(`${target.kind}:${target.id}:${row.day}`),
+    });
     if (drift.over) await fireReconciliationAlert(db, { target, row, drift, currency: source.currency, zone: source.timeZone });
   }
   return { rows: written.map((w) => w.row), notOver };
@@ -71,13 +73,26 @@ async function compareLocked(tx: Db, source: UsageSource, asked: ProviderDay[], 
   if (days.length === 0) return { written: [], late: new Set<ProviderDay>(), unitsOnly: new Set<string>() };
 
   const [rules, rows, costed] = await Promise.all([
-    tx.select({ endpointId: usageSourceRules.endpointId, budgetId: usageSourceRules.budgetId, createdAt: usageSourceRules.createdAt }).from(usageSourceRules).where(eq(usageSourceRules.sourceId, source.id)),
     tx
-      .select({ day: usageRows.day, endpointId: usageRows.endpointId, budgetId: usageRows.budgetId, part: usageRows.part, units: usageRows.units, costMicros: usageRows.costMicros })
+      .select({ endpointId: usageSourceRules.endpointId, budgetId: usageSourceRules.budgetId, createdAt: usageSourceRules.createdAt })
+      .from(usageSourceRules)
+      .where(eq(usageSourceRules.sourceId, source.id)),
+    tx
+      .select({
+        day: usageRows.day,
+        endpointId: usageRows.endpointId,
+        budgetId: usageRows.budgetId,
+        part: usageRows.part,
+        units: usageRows.units,
+        costMicros: usageRows.costMicros,
+      })
       .from(usageRows)
       .where(and(eq(usageRows.sourceId, source.id), inArray(usageRows.day, days), or(isNotNull(usageRows.endpointId), isNotNull(usageRows.budgetId)))),
     // Days with any cost row, mapped or not: OpenAI's and Anthropic's costs come apart from usage.
-    tx.selectDistinct({ day: usageRows.day }).from(usageRows).where(and(eq(usageRows.sourceId, source.id), inArray(usageRows.day, days), isNotNull(usageRows.costMicros))),
+    tx
+      .selectDistinct({ day: usageRows.day })
+      .from(usageRows)
+      .where(and(eq(usageRows.sourceId, source.id), inArray(usageRows.day, days), isNotNull(usageRows.costMicros))),
   ]);
   const hasCost = new Set(costed.map((r) => r.day));
   // A day's rows keep the mapping they were pulled with: a target is compared on a day when rows of
@@ -93,7 +108,12 @@ async function compareLocked(tx: Db, source: UsageSource, asked: ProviderDay[], 
   const members = budgetIds.length === 0 ? [] : await tx.select().from(budgetMembers).where(inArray(budgetMembers.budgetId, budgetIds));
   const allEndpointIds = ids([...endpointIds, ...members.map((m) => m.endpointId)]);
   const [endpointRows, budgetRows] = await Promise.all([
-    allEndpointIds.length === 0 ? [] : tx.select({ id: endpoints.id, key: endpoints.key, unit: endpoints.unit, parts: endpoints.parts }).from(endpoints).where(inArray(endpoints.id, allEndpointIds)),
+    allEndpointIds.length === 0
+      ? []
+      : tx
+          .select({ id: endpoints.id, key: endpoints.key, unit: endpoints.unit, parts: endpoints.parts })
+          .from(endpoints)
+          .where(inArray(endpoints.id, allEndpointIds)),
     budgetIds.length === 0 ? [] : tx.select({ id: budgets.id, key: budgets.key }).from(budgets).where(inArray(budgets.id, budgetIds)),
   ]);
 
@@ -110,7 +130,10 @@ async function compareLocked(tx: Db, source: UsageSource, asked: ProviderDay[], 
     const dayEndpoints = targetsOf(day, "endpointId");
     const dayBudgets = targetsOf(day, "budgetId");
     for (const e of endpointRows.filter((x) => dayEndpoints.includes(x.id))) {
-      const billed = billedOf(ofDay.filter((r) => r.endpointId === e.id), e.parts);
+      const billed = billedOf(
+        ofDay.filter((r) => r.endpointId === e.id),
+        e.parts,
+      );
       const c = charged.get(e.id) ?? ZERO;
       values.push({ target: { kind: "endpoint", id: e.id, key: e.key, unit: e.unit }, row: { ...base, endpointId: e.id, ...sides(billed, c) } });
     }
@@ -121,7 +144,14 @@ async function compareLocked(tx: Db, source: UsageSource, asked: ProviderDay[], 
       const own = ofDay.filter((r) => r.budgetId === b.id);
       const billed = sumBilled([
         billedOf(own, null),
-        ...endpointRows.filter((e) => memberIds.includes(e.id)).map((e) => billedOf(ofDay.filter((r) => r.endpointId === e.id), e.parts)),
+        ...endpointRows
+          .filter((e) => memberIds.includes(e.id))
+          .map((e) =>
+            billedOf(
+              ofDay.filter((r) => r.endpointId === e.id),
+              e.parts,
+            ),
+          ),
       ]);
       // Its own rows carry no money (counts alone): a budget has no price for them, so the day is
       // compared in units only (unitsOnlySql says the same to the readers).
@@ -173,7 +203,12 @@ async function writeDays(db: Db, sourceId: number, days: ProviderDay[], values: 
   const byKind = (kind: DriftTarget["kind"]) => sorted.filter((v) => v.target.kind === kind);
   // What each day keeps, by kind: the targets compared on that day (they differ by day, with the
   // rules that existed when each day was pulled).
-  const keptOn = (kind: DriftTarget["kind"], day: ProviderDay) => ids(byKind(kind).filter((v) => v.row.day === day).map((v) => v.target.id));
+  const keptOn = (kind: DriftTarget["kind"], day: ProviderDay) =>
+    ids(
+      byKind(kind)
+        .filter((v) => v.row.day === day)
+        .map((v) => v.target.id),
+    );
   const update = {
     sourceId: sql`excluded.source_id`,
     dayStart: sql`excluded.day_start`,
@@ -191,14 +226,9 @@ async function writeDays(db: Db, sourceId: number, days: ProviderDay[], values: 
     const stale = (kind: DriftTarget["kind"], column: typeof reconciliationDays.endpointId | typeof reconciliationDays.budgetId) => {
       const keptDays = days.map((day) => ({ day, keep: keptOn(kind, day) })).filter((d) => d.keep.length > 0);
       const kept = or(...keptDays.map((d) => and(eq(reconciliationDays.day, d.day), inArray(column, d.keep))));
-      return tx.delete(reconciliationDays).where(
-        and(
-          eq(reconciliationDays.sourceId, sourceId),
-          inArray(reconciliationDays.day, days),
-          isNotNull(column),
-          ...(kept ? [not(kept)] : []),
-        ),
-      );
+      return tx
+        .delete(reconciliationDays)
+        .where(and(eq(reconciliationDays.sourceId, sourceId), inArray(reconciliationDays.day, days), isNotNull(column), ...(kept ? [not(kept)] : [])));
     };
     await stale("endpoint", reconciliationDays.endpointId);
     await stale("budget", reconciliationDays.budgetId);
@@ -245,7 +275,12 @@ export async function recompareRecent(db: Db, now: Date): Promise<{ sources: num
   // 36 days covers the longest lookback (35) in any zone.
   const since = addDays(dayIn(now, "UTC"), -37);
   const open = await db
-    .selectDistinct({ sourceId: reconciliationDays.sourceId, day: reconciliationDays.day, timeZone: usageSources.timeZone, lookbackDays: usageSources.lookbackDays })
+    .selectDistinct({
+      sourceId: reconciliationDays.sourceId,
+      day: reconciliationDays.day,
+      timeZone: usageSources.timeZone,
+      lookbackDays: usageSources.lookbackDays,
+    })
     .from(reconciliationDays)
     .innerJoin(usageSources, eq(usageSources.id, reconciliationDays.sourceId))
     .where(and(gte(reconciliationDays.day, since), eq(usageSources.enabled, true), gt(reconciliationDays.heldReservations, 0)));

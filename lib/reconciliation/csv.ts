@@ -14,7 +14,8 @@ export const WHOLE = /^\d+$/;
 // eslint-disable-next-line no-control-regex -- finding control characters is the point.
 const CONTROLS = /[\u0000-\u001F\u007F-\u009F]/g;
 /** A value quoted back in a reason: cut short, any control character written as its code point. */
-export const show = (s: string) => (s.length > 40 ? `${s.slice(0, 40)}…` : s).replace(CONTROLS, (c) => `<U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}>`);
+export const show = (s: string) =>
+  (s.length > 40 ? `${s.slice(0, 40)}…` : s).replace(CONTROLS, (c) => `<U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}>`);
 export const codePoint = (s: string) => {
   const c = CONTROL.exec(s)?.[0] ?? "";
   return `U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
@@ -100,4 +101,3 @@ export function csvRecords(text: string): { line: number; cells: string[]; error
   }
   return out;
 }
-

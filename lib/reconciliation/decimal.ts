@@ -15,7 +15,8 @@ export type MicrosResult = { ok: true; micros: number } | { ok: false; error: st
 export function decimalToMicros(value: string | number, opts: { unitExponent?: number; exponents?: boolean; negative?: boolean } = {}): MicrosResult {
   const text = typeof value === "number" ? (Number.isFinite(value) ? String(value) : "") : value;
   const m = DECIMAL.exec(text);
-  if (!m || (m[4] !== undefined && !(opts.exponents ?? typeof value === "number"))) return { ok: false, error: `'${text.slice(0, 40)}' is not a plain decimal amount` };
+  if (!m || (m[4] !== undefined && !(opts.exponents ?? typeof value === "number")))
+    return { ok: false, error: `'${text.slice(0, 40)}' is not a plain decimal amount` };
   const negative = m[1] === "-";
   if (negative && !opts.negative) return { ok: false, error: `'${text.slice(0, 40)}' is negative` };
   const fraction = m[3] ?? "";

@@ -26,7 +26,17 @@ export const FAKE_KEYS = {
 /** The SES credential as a source's variable holds it. */
 export const FAKE_SES_SECRET = `${FAKE_KEYS.ses.accessKeyId}:${FAKE_KEYS.ses.secretAccessKey}`;
 
-export type FakeOpenAIRow = { day: string; model: string; inputTokens: number; outputTokens: number; inputCachedTokens?: number; costValue?: number | string; lineItem?: string; currency?: string; projectId?: string };
+export type FakeOpenAIRow = {
+  day: string;
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+  inputCachedTokens?: number;
+  costValue?: number | string;
+  lineItem?: string;
+  currency?: string;
+  projectId?: string;
+};
 export type FakeAnthropicRow = {
   day: string;
   model: string;
@@ -43,7 +53,16 @@ export type FakeAnthropicRow = {
   currency?: string;
   workspaceId?: string;
 };
-export type FakeTwilioRow = { day: string; category: string; count: number; usage?: number | string; price?: number | string; priceUnit?: string; countUnit?: string; usageUnit?: string };
+export type FakeTwilioRow = {
+  day: string;
+  category: string;
+  count: number;
+  usage?: number | string;
+  price?: number | string;
+  priceUnit?: string;
+  countUnit?: string;
+  usageUnit?: string;
+};
 export type FakeSendGridDay = { day: string; requests: number; delivered?: number; subuser?: string };
 /** Mail sent on a US Eastern day, in a message stream ("outbound" unless said), with a tag or none. */
 export type FakePostmarkDay = { day: string; sent: number; stream?: string; tag?: string };
@@ -121,16 +140,27 @@ function awsEncode(text: string): string {
  */
 function sesSignatureProblem(method: string, rawUrl: string, headers: IncomingHttpHeaders): { code: string; message: string } | null {
   const mismatch = { code: "SignatureDoesNotMatch", message: "The request signature we calculated does not match the signature you provided." };
-  const auth = /^AWS4-HMAC-SHA256 Credential=([^/,\s]+)\/(\d{8})\/([a-z0-9-]+)\/([a-z0-9]+)\/aws4_request, SignedHeaders=([a-z0-9;-]+), Signature=([0-9a-f]{64})$/.exec(headers.authorization ?? "");
+  const auth =
+    /^AWS4-HMAC-SHA256 Credential=([^/,\s]+)\/(\d{8})\/([a-z0-9-]+)\/([a-z0-9]+)\/aws4_request, SignedHeaders=([a-z0-9;-]+), Signature=([0-9a-f]{64})$/.exec(
+      headers.authorization ?? "",
+    );
   if (!auth) return { code: "IncompleteSignature", message: "Authorization header requires Credential, SignedHeaders and Signature." };
   const [, keyId = "", day = "", region = "", service = "", signedHeaders = "", signature = ""] = auth;
   if (keyId !== FAKE_KEYS.ses.accessKeyId) return { code: "InvalidClientTokenId", message: "The security token included in the request is invalid." };
   const stamp = typeof headers["x-amz-date"] === "string" ? headers["x-amz-date"] : "";
-  if (!/^\d{8}T\d{6}Z$/.test(stamp) || !stamp.startsWith(day)) return { code: "IncompleteSignature", message: "Date must be in ISO-8601 'basic format' and match the credential scope." };
+  if (!/^\d{8}T\d{6}Z$/.test(stamp) || !stamp.startsWith(day))
+    return { code: "IncompleteSignature", message: "Date must be in ISO-8601 'basic format' and match the credential scope." };
   if (service !== "ses") return { code: "SignatureDoesNotMatch", message: `Credential should be scoped to correct service: 'ses'.` };
   const names = signedHeaders.split(";");
   if (!names.includes("host") || !names.includes("x-amz-date") || names.join(";") !== [...names].sort().join(";")) return mismatch;
-  const canonicalHeaders = names.map((n) => `${n}:${String(headers[n] ?? "").trim().replace(/\s+/g, " ")}\n`).join("");
+  const canonicalHeaders = names
+    .map(
+      (n) =>
+        `${n}:${String(headers[n] ?? "")
+          .trim()
+          .replace(/\s+/g, " ")}\n`,
+    )
+    .join("");
   const at = rawUrl.indexOf("?");
   const path = at < 0 ? rawUrl : rawUrl.slice(0, at);
   const pairs = (at < 0 ? "" : rawUrl.slice(at + 1))
@@ -151,7 +181,11 @@ function sesSignatureProblem(method: string, rawUrl: string, headers: IncomingHt
 }
 
 export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise<FakeProvider> {
-  const keys = { openai: opts.keys?.openai ?? FAKE_KEYS.openai, anthropic: opts.keys?.anthropic ?? FAKE_KEYS.anthropic, twilio: opts.keys?.twilio ?? FAKE_KEYS.twilio };
+  const keys = {
+    openai: opts.keys?.openai ?? FAKE_KEYS.openai,
+    anthropic: opts.keys?.anthropic ?? FAKE_KEYS.anthropic,
+    twilio: opts.keys?.twilio ?? FAKE_KEYS.twilio,
+  };
   const zone = opts.timeZone ?? "UTC";
   const requests: FakeRequest[] = [];
   let openai: FakeOpenAIRow[] = [];
@@ -174,12 +208,21 @@ export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise
     if (auth !== `Bearer ${keys.openai}`) {
       // OpenAI names the key it was given in its message: the client must never repeat it.
       const given = (auth ?? "").replace(/^Bearer /, "");
-      return json(res, 401, { error: { message: `Incorrect API key provided: ${given}. You can find your API key at https://platform.openai.com/account/api-keys.`, type: "invalid_request_error", param: null, code: "invalid_api_key" } });
+      return json(res, 401, {
+        error: {
+          message: `Incorrect API key provided: ${given}. You can find your API key at https://platform.openai.com/account/api-keys.`,
+          type: "invalid_request_error",
+          param: null,
+          code: "invalid_api_key",
+        },
+      });
     }
     const start = new Date(Number(query.get("start_time")) * 1000);
     const end = query.get("end_time") ? new Date(Number(query.get("end_time")) * 1000) : new Date(start.getTime() + 7 * 86_400_000);
-    if (Number.isNaN(start.getTime()) || Number.isNaN(end.getTime())) return json(res, 400, { error: { message: "start_time is required", type: "invalid_request_error" } });
-    if (query.get("bucket_width") !== null && query.get("bucket_width") !== "1d") return json(res, 400, { error: { message: "only 1d buckets here", type: "invalid_request_error" } });
+    if (Number.isNaN(start.getTime()) || Number.isNaN(end.getTime()))
+      return json(res, 400, { error: { message: "start_time is required", type: "invalid_request_error" } });
+    if (query.get("bucket_width") !== null && query.get("bucket_width") !== "1d")
+      return json(res, 400, { error: { message: "only 1d buckets here", type: "invalid_request_error" } });
     const projects = query.getAll("project_ids");
     const rows = openai.filter((r) => projects.length === 0 || projects.includes(r.projectId ?? "proj_default"));
     const costs = path.endsWith("/costs");
@@ -190,7 +233,12 @@ export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise
       const results = costs
         ? day
             .filter((r) => r.costValue !== undefined)
-            .map((r) => ({ object: "organization.costs.result", amount: { value: typeof r.costValue === "string" ? Number(r.costValue) : r.costValue, currency: r.currency ?? "usd" }, line_item: query.getAll("group_by").includes("line_item") ? (r.lineItem ?? r.model) : null, project_id: null }))
+            .map((r) => ({
+              object: "organization.costs.result",
+              amount: { value: typeof r.costValue === "string" ? Number(r.costValue) : r.costValue, currency: r.currency ?? "usd" },
+              line_item: query.getAll("group_by").includes("line_item") ? (r.lineItem ?? r.model) : null,
+              project_id: null,
+            }))
         : [...new Set(day.map((r) => r.model))].map((model) => {
             const of = day.filter((r) => r.model === model);
             const sum = (f: (r: FakeOpenAIRow) => number) => of.reduce((n, r) => n + f(r), 0);
@@ -215,11 +263,14 @@ export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise
   };
 
   const serveAnthropic = (res: ServerResponse, path: string, query: URLSearchParams, headers: IncomingHttpHeaders) => {
-    if (headers["x-api-key"] !== keys.anthropic) return json(res, 401, { type: "error", error: { type: "authentication_error", message: "invalid x-api-key" } });
-    if (!headers["anthropic-version"]) return json(res, 400, { type: "error", error: { type: "invalid_request_error", message: "anthropic-version: header is required" } });
+    if (headers["x-api-key"] !== keys.anthropic)
+      return json(res, 401, { type: "error", error: { type: "authentication_error", message: "invalid x-api-key" } });
+    if (!headers["anthropic-version"])
+      return json(res, 400, { type: "error", error: { type: "invalid_request_error", message: "anthropic-version: header is required" } });
     const start = new Date(query.get("starting_at") ?? "");
     const end = query.get("ending_at") ? new Date(query.get("ending_at") ?? "") : new Date(start.getTime() + 7 * 86_400_000);
-    if (Number.isNaN(start.getTime()) || Number.isNaN(end.getTime())) return json(res, 400, { type: "error", error: { type: "invalid_request_error", message: "starting_at: a RFC 3339 timestamp is required" } });
+    if (Number.isNaN(start.getTime()) || Number.isNaN(end.getTime()))
+      return json(res, 400, { type: "error", error: { type: "invalid_request_error", message: "starting_at: a RFC 3339 timestamp is required" } });
     const groupBy = query.getAll("group_by[]");
     const workspaces = query.getAll("workspace_ids[]");
     const rows = anthropic.filter((r) => workspaces.length === 0 || workspaces.includes(r.workspaceId ?? "wrkspc_default"));
@@ -262,10 +313,17 @@ export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise
   const serveTwilio = (res: ServerResponse, sid: string, query: URLSearchParams, auth: string | undefined) => {
     const expected = `Basic ${Buffer.from(`${keys.twilio.accountSid}:${keys.twilio.authToken}`).toString("base64")}`;
     if (auth !== expected) return json(res, 401, { code: 20003, message: "Authenticate", more_info: "https://www.twilio.com/docs/errors/20003", status: 401 });
-    if (sid !== keys.twilio.accountSid) return json(res, 404, { code: 20404, message: `The requested resource /2010-04-01/Accounts/${sid}/Usage/Records/Daily.json was not found`, more_info: "https://www.twilio.com/docs/errors/20404", status: 404 });
+    if (sid !== keys.twilio.accountSid)
+      return json(res, 404, {
+        code: 20404,
+        message: `The requested resource /2010-04-01/Accounts/${sid}/Usage/Records/Daily.json was not found`,
+        more_info: "https://www.twilio.com/docs/errors/20404",
+        status: 404,
+      });
     const startDate = query.get("StartDate") ?? "";
     const endDate = query.get("EndDate") ?? "";
-    if (!isProviderDay(startDate) || !isProviderDay(endDate)) return json(res, 400, { code: 20001, message: "StartDate and EndDate must be YYYY-MM-DD", status: 400 });
+    if (!isProviderDay(startDate) || !isProviderDay(endDate))
+      return json(res, 400, { code: 20001, message: "StartDate and EndDate must be YYYY-MM-DD", status: 400 });
     const records = twilio
       .filter((r) => r.day >= startDate && r.day <= endDate)
       .sort((a, b) => (a.day === b.day ? a.category.localeCompare(b.category) : a.day.localeCompare(b.day)))
@@ -309,13 +367,36 @@ export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise
     if (headers.authorization !== `Bearer ${FAKE_KEYS.sendgrid}`) return json(res, 401, { errors: [{ field: null, message: "authorization required" }] });
     const from = query.get("start_date") ?? "";
     const to = query.get("end_date") ?? from;
-    if (!isProviderDay(from) || !isProviderDay(to) || query.get("aggregated_by") !== "day") return json(res, 400, { errors: [{ field: "start_date", message: "start_date and aggregated_by=day are required" }] });
+    if (!isProviderDay(from) || !isProviderDay(to) || query.get("aggregated_by") !== "day")
+      return json(res, 400, { errors: [{ field: "start_date", message: "start_date and aggregated_by=day are required" }] });
     const who = typeof headers["on-behalf-of"] === "string" ? headers["on-behalf-of"] : null;
     const entries: unknown[] = [];
     for (let day = from; day <= to && entries.length < 400; day = addDays(day, 1)) {
       const of = sendgrid.filter((d) => d.day === day && (d.subuser ?? null) === who);
       const requests = of.reduce((n, d) => n + d.requests, 0);
-      entries.push({ date: day, stats: [{ metrics: { blocks: 0, bounce_drops: 0, bounces: 0, clicks: 0, deferred: 0, delivered: of.reduce((n, d) => n + (d.delivered ?? d.requests), 0), invalid_emails: 0, opens: 0, processed: requests, requests, spam_reports: 0, unique_clicks: 0, unique_opens: 0, unsubscribes: 0 } }] });
+      entries.push({
+        date: day,
+        stats: [
+          {
+            metrics: {
+              blocks: 0,
+              bounce_drops: 0,
+              bounces: 0,
+              clicks: 0,
+              deferred: 0,
+              delivered: of.reduce((n, d) => n + (d.delivered ?? d.requests), 0),
+              invalid_emails: 0,
+              opens: 0,
+              processed: requests,
+              requests,
+              spam_reports: 0,
+              unique_clicks: 0,
+              unique_opens: 0,
+              unsubscribes: 0,
+            },
+          },
+        ],
+      });
     }
     const limit = Math.min(Number(query.get("limit") ?? "500"), opts.pageSize ?? 500);
     const offset = Number(query.get("offset") ?? "0");
@@ -325,7 +406,8 @@ export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise
   // Postmark: the days with mail between the dates, its days US Eastern (the dataset's days are);
   // every stream of the server unless messagestream names one, and only a tag's mail if tag does.
   const servePostmark = (res: ServerResponse, query: URLSearchParams, headers: IncomingHttpHeaders) => {
-    if (headers["x-postmark-server-token"] !== FAKE_KEYS.postmark) return json(res, 401, { ErrorCode: 10, Message: "No Account or Server API tokens were supplied in the HTTP headers." });
+    if (headers["x-postmark-server-token"] !== FAKE_KEYS.postmark)
+      return json(res, 401, { ErrorCode: 10, Message: "No Account or Server API tokens were supplied in the HTTP headers." });
     const from = query.get("fromdate") ?? "";
     const to = query.get("todate") ?? "";
     const stream = query.get("messagestream");
@@ -342,16 +424,25 @@ export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise
   // SES: the Query API's XML, once the request's SigV4 signature checks out with the fake key.
   const serveSes = (res: ServerResponse, method: string, rawUrl: string, url: URL, headers: IncomingHttpHeaders) => {
     const xmlError = (status: number, code: string, message: string) =>
-      res.writeHead(status, { "content-type": "text/xml" }).end(`<ErrorResponse xmlns="http://ses.amazonaws.com/doc/2010-12-01/"><Error><Type>Sender</Type><Code>${code}</Code><Message>${message}</Message></Error><RequestId>fake-error</RequestId></ErrorResponse>`);
+      res
+        .writeHead(status, { "content-type": "text/xml" })
+        .end(
+          `<ErrorResponse xmlns="http://ses.amazonaws.com/doc/2010-12-01/"><Error><Type>Sender</Type><Code>${code}</Code><Message>${message}</Message></Error><RequestId>fake-error</RequestId></ErrorResponse>`,
+        );
     const problem = sesSignatureProblem(method, rawUrl, headers);
     if (problem) return xmlError(403, problem.code, problem.message);
     if (url.searchParams.get("Action") !== "GetSendStatistics") return xmlError(400, "InvalidAction", "Could not find operation");
     const members = ses
-      .map((p) => `<member><DeliveryAttempts>${p.deliveryAttempts}</DeliveryAttempts><Timestamp>${new Date(p.at).toISOString().replace(".000Z", "Z")}</Timestamp><Rejects>0</Rejects><Bounces>${p.bounces ?? 0}</Bounces><Complaints>0</Complaints></member>`)
+      .map(
+        (p) =>
+          `<member><DeliveryAttempts>${p.deliveryAttempts}</DeliveryAttempts><Timestamp>${new Date(p.at).toISOString().replace(".000Z", "Z")}</Timestamp><Rejects>0</Rejects><Bounces>${p.bounces ?? 0}</Bounces><Complaints>0</Complaints></member>`,
+      )
       .join("\n      ");
-    res.writeHead(200, { "content-type": "text/xml" }).end(
-      `<GetSendStatisticsResponse xmlns="http://ses.amazonaws.com/doc/2010-12-01/">\n  <GetSendStatisticsResult>\n    <SendDataPoints>\n      ${members}\n    </SendDataPoints>\n  </GetSendStatisticsResult>\n  <ResponseMetadata>\n    <RequestId>c2b66ee5-63c3-11e0-a8c9-ebb79d1d0d04</RequestId>\n  </ResponseMetadata>\n</GetSendStatisticsResponse>\n`,
-    );
+    res
+      .writeHead(200, { "content-type": "text/xml" })
+      .end(
+        `<GetSendStatisticsResponse xmlns="http://ses.amazonaws.com/doc/2010-12-01/">\n  <GetSendStatisticsResult>\n    <SendDataPoints>\n      ${members}\n    </SendDataPoints>\n  </GetSendStatisticsResult>\n  <ResponseMetadata>\n    <RequestId>c2b66ee5-63c3-11e0-a8c9-ebb79d1d0d04</RequestId>\n  </ResponseMetadata>\n</GetSendStatisticsResponse>\n`,
+      );
   };
 
   const server = createServer((req, res) => {
@@ -361,14 +452,17 @@ export async function startFakeProvider(opts: FakeProviderOptions = {}): Promise
     requests.push({ method: req.method ?? "GET", path: url.pathname, query, headers: req.headers });
     const failure = failures.shift();
     if (failure) {
-      if ("retryAfter" in failure) return json(res, 429, { error: { message: "Rate limit reached", type: "rate_limit_error" } }, { "retry-after": String(failure.retryAfter) });
+      if ("retryAfter" in failure)
+        return json(res, 429, { error: { message: "Rate limit reached", type: "rate_limit_error" } }, { "retry-after": String(failure.retryAfter) });
       if ("html" in failure) return void res.writeHead(failure.status, { "content-type": "text/html" }).end(HTML_500);
       return void res.writeHead(failure.status, { "content-type": "text/plain" }).end(failure.body);
     }
     if (req.method !== "GET") return json(res, 405, { error: { message: "GET only" } });
     const auth = req.headers.authorization;
-    if (url.pathname === "/v1/organization/usage/completions" || url.pathname === "/v1/organization/costs") return serveOpenAI(res, url.pathname, url.searchParams, auth);
-    if (url.pathname === "/v1/organizations/usage_report/messages" || url.pathname === "/v1/organizations/cost_report") return serveAnthropic(res, url.pathname, url.searchParams, req.headers);
+    if (url.pathname === "/v1/organization/usage/completions" || url.pathname === "/v1/organization/costs")
+      return serveOpenAI(res, url.pathname, url.searchParams, auth);
+    if (url.pathname === "/v1/organizations/usage_report/messages" || url.pathname === "/v1/organizations/cost_report")
+      return serveAnthropic(res, url.pathname, url.searchParams, req.headers);
     const twilioPath = /^\/2010-04-01\/Accounts\/([^/]+)\/Usage\/Records\/Daily\.json$/.exec(url.pathname);
     if (twilioPath) return serveTwilio(res, decodeURIComponent(twilioPath[1] ?? ""), url.searchParams, auth);
     if (url.pathname === "/v3/stats") return serveSendGrid(res, url.searchParams, req.headers);

@@ -5,14 +5,33 @@ import { MAX_FILE_ROWS, parseUsageFile } from "./file";
 
 describe("parseUsageFile: CSV", () => {
   it("reads rows with and without cost, quoted fields and CRLF, cost into micros exactly", () => {
-    const text = 'date,item,units,cost\r\n2026-11-01,email.send,1000,12.50\r\n2026-11-01,"postmark, outbound ""eu""",3,\r\n2026-11-02,email.send,0,0.0000005\r\n';
+    const text =
+      'date,item,units,cost\r\n2026-11-01,email.send,1000,12.50\r\n2026-11-01,"postmark, outbound ""eu""",3,\r\n2026-11-02,email.send,0,0.0000005\r\n';
     const parsed = parseUsageFile(text);
     expect(parsed).toEqual({
       ok: true,
       rows: [
-        { day: "2026-11-01", item: "email.send", units: 1000, costMicros: 12_500_000, raw: { line: 2, date: "2026-11-01", item: "email.send", units: "1000", cost: "12.50" } },
-        { day: "2026-11-01", item: 'postmark, outbound "eu"', units: 3, costMicros: null, raw: { line: 3, date: "2026-11-01", item: 'postmark, outbound "eu"', units: "3", cost: "" } },
-        { day: "2026-11-02", item: "email.send", units: 0, costMicros: 1, raw: { line: 4, date: "2026-11-02", item: "email.send", units: "0", cost: "0.0000005" } },
+        {
+          day: "2026-11-01",
+          item: "email.send",
+          units: 1000,
+          costMicros: 12_500_000,
+          raw: { line: 2, date: "2026-11-01", item: "email.send", units: "1000", cost: "12.50" },
+        },
+        {
+          day: "2026-11-01",
+          item: 'postmark, outbound "eu"',
+          units: 3,
+          costMicros: null,
+          raw: { line: 3, date: "2026-11-01", item: 'postmark, outbound "eu"', units: "3", cost: "" },
+        },
+        {
+          day: "2026-11-02",
+          item: "email.send",
+          units: 0,
+          costMicros: 1,
+          raw: { line: 4, date: "2026-11-02", item: "email.send", units: "0", cost: "0.0000005" },
+        },
       ],
     });
   });
@@ -73,18 +92,33 @@ describe("parseUsageFile: CSV", () => {
 
   it("names a control character in a header cell or a JSON field name by its code point, never echoing it", () => {
     const csv = parseUsageFile("date,item,units,co\u0000st\n2026-11-02,x,1,\n");
-    expect(csv).toEqual({ ok: false, errors: [{ line: 1, reason: "column 4 of the header contains a control character (U+0000): the header must be date,item,units,cost" }] });
+    expect(csv).toEqual({
+      ok: false,
+      errors: [{ line: 1, reason: "column 4 of the header contains a control character (U+0000): the header must be date,item,units,cost" }],
+    });
     const json = parseUsageFile('[{"date":"2026-11-02","item":"x","units":1,"c\\u001bost":"1"}]');
     expect(json).toEqual({ ok: false, errors: [{ line: 1, reason: "a field name contains a control character (U+001B)" }] });
     expect(JSON.stringify([csv, json])).not.toMatch(/\\u0000|\\u001b/);
   });
 
   it("refuses a bad header, an empty file, too many rows and too many bytes", () => {
-    expect(parseUsageFile("day,item,units\n2026-11-01,a,1\n")).toMatchObject({ ok: false, errors: [{ line: 1, reason: expect.stringContaining("unknown column 'day'") }, { line: 1, reason: expect.stringContaining("no 'date' column") }] });
+    expect(parseUsageFile("day,item,units\n2026-11-01,a,1\n")).toMatchObject({
+      ok: false,
+      errors: [
+        { line: 1, reason: expect.stringContaining("unknown column 'day'") },
+        { line: 1, reason: expect.stringContaining("no 'date' column") },
+      ],
+    });
     expect(parseUsageFile("")).toMatchObject({ ok: false, errors: [{ line: 1 }] });
     const many = ["date,item,units", ...Array.from({ length: MAX_FILE_ROWS + 1 }, (_, i) => `2026-11-01,i${i},1`)].join("\n");
-    expect(parseUsageFile(many)).toMatchObject({ ok: false, errors: [{ line: 0, reason: `the file has ${MAX_FILE_ROWS + 1} rows; at most ${MAX_FILE_ROWS}` }] });
-    expect(parseUsageFile(`date,item,units\n${"x".repeat(5 * 1024 * 1024)}`)).toMatchObject({ ok: false, errors: [{ line: 0, reason: expect.stringContaining("at most 5 MB") }] });
+    expect(parseUsageFile(many)).toMatchObject({
+      ok: false,
+      errors: [{ line: 0, reason: `the file has ${MAX_FILE_ROWS + 1} rows; at most ${MAX_FILE_ROWS}` }],
+    });
+    expect(parseUsageFile(`date,item,units\n${"x".repeat(5 * 1024 * 1024)}`)).toMatchObject({
+      ok: false,
+      errors: [{ line: 0, reason: expect.stringContaining("at most 5 MB") }],
+    });
   });
 });
 
@@ -94,22 +128,43 @@ describe("parseUsageFile: a FOCUS export", () => {
   const row = (i: number) => `Vertex AI,SKU ${i},Usage,USD,0.01,2026-11-01T01:00:00Z,2026-11-01T00:00:00Z`;
 
   it("is told by its header (ChargePeriodStart and BilledCost), in any order, and read for the source", () => {
-    expect(parseUsageFile(`${head}\n${row(1)}\n`, source)).toMatchObject({ ok: true, rows: [{ day: "2026-11-01", item: "Vertex AI: SKU 1", units: 0, costMicros: 10_000 }] });
+    expect(parseUsageFile(`${head}\n${row(1)}\n`, source)).toMatchObject({
+      ok: true,
+      rows: [{ day: "2026-11-01", item: "Vertex AI: SKU 1", units: 0, costMicros: 10_000 }],
+    });
     // Without both, it is Ceilings' own file, and its header is refused as one.
-    expect(parseUsageFile("ChargePeriodStart,ServiceName\n2026-11-01T00:00:00Z,x\n", source)).toMatchObject({ ok: false, errors: [{ line: 1, reason: expect.stringContaining("unknown column 'chargeperiodstart'") }, { line: 1, reason: expect.stringContaining("unknown column 'servicename'") }, { line: 1, reason: expect.stringContaining("no 'date' column") }, { line: 1, reason: expect.stringContaining("no 'item' column") }, { line: 1, reason: expect.stringContaining("no 'units' column") }] });
+    expect(parseUsageFile("ChargePeriodStart,ServiceName\n2026-11-01T00:00:00Z,x\n", source)).toMatchObject({
+      ok: false,
+      errors: [
+        { line: 1, reason: expect.stringContaining("unknown column 'chargeperiodstart'") },
+        { line: 1, reason: expect.stringContaining("unknown column 'servicename'") },
+        { line: 1, reason: expect.stringContaining("no 'date' column") },
+        { line: 1, reason: expect.stringContaining("no 'item' column") },
+        { line: 1, reason: expect.stringContaining("no 'units' column") },
+      ],
+    });
   });
 
   it("keeps the 5 MB of every file, refused as a whole (more rows than a file may hold are more than 5 MB of FOCUS)", () => {
     const many = [head, ...Array.from({ length: MAX_FILE_ROWS + 1 }, (_, i) => row(i))].join("\n");
     expect(parseUsageFile(many, source)).toEqual({ ok: false, errors: [{ line: 0, reason: expect.stringContaining("at most 5 MB") }] });
-    expect(parseUsageFile(`${head}\n${row(1)},${"x".repeat(5 * 1024 * 1024)}`, source)).toEqual({ ok: false, errors: [{ line: 0, reason: expect.stringContaining("at most 5 MB") }] });
+    expect(parseUsageFile(`${head}\n${row(1)},${"x".repeat(5 * 1024 * 1024)}`, source)).toEqual({
+      ok: false,
+      errors: [{ line: 0, reason: expect.stringContaining("at most 5 MB") }],
+    });
   });
 });
 
 describe("parseUsageFile: JSON", () => {
   it("reads an array or {rows}, numbers or strings, cost optional", () => {
     const rows = '[{"date":"2026-11-01","item":"sms","units":12,"cost":"0.0948"},{"date":"2026-11-01","item":"mms","units":"3"}]';
-    expect(parseUsageFile(rows)).toMatchObject({ ok: true, rows: [{ day: "2026-11-01", item: "sms", units: 12, costMicros: 94_800 }, { item: "mms", units: 3, costMicros: null }] });
+    expect(parseUsageFile(rows)).toMatchObject({
+      ok: true,
+      rows: [
+        { day: "2026-11-01", item: "sms", units: 12, costMicros: 94_800 },
+        { item: "mms", units: 3, costMicros: null },
+      ],
+    });
     expect(parseUsageFile(`{"rows":${rows}}`, { format: "json" })).toMatchObject({ ok: true, rows: [{ item: "sms" }, { item: "mms" }] });
   });
 

@@ -63,7 +63,8 @@ function parseCsv(text: string, source: FileSourceContext): ParsedUsageFile {
   // A FOCUS export is read as it is (focus.ts): its header names ChargePeriodStart and BilledCost.
   if (header && isFocusHeader(header.cells)) {
     // Its instants fall into days in the source's zone and its money must be the source's: never guessed.
-    if (source.timeZone === undefined || source.currency === undefined) throw new Error("parseUsageFile: a FOCUS export is read for a source; pass its timeZone and currency");
+    if (source.timeZone === undefined || source.currency === undefined)
+      throw new Error("parseUsageFile: a FOCUS export is read for a source; pass its timeZone and currency");
     if (body.length > MAX_FILE_ROWS) return { ok: false, errors: [{ line: 0, reason: `the file has ${body.length} rows; at most ${MAX_FILE_ROWS}` }] };
     return parseFocus(records, { timeZone: source.timeZone, currency: source.currency });
   }
@@ -72,12 +73,15 @@ function parseCsv(text: string, source: FileSourceContext): ParsedUsageFile {
   const at = new Map<string, number>();
   for (const [index, name] of names.entries()) {
     // A control character is named by its code point, never echoed (as in the rows).
-    if (CONTROL.test(name)) problems.add(header.line, `column ${index + 1} of the header contains a control character (${codePoint(name)}): the header must be date,item,units,cost`);
-    else if (!(COLUMNS as readonly string[]).includes(name)) problems.add(header.line, `unknown column '${show(name)}': the header must be date,item,units,cost (cost may be left out)`);
+    if (CONTROL.test(name))
+      problems.add(header.line, `column ${index + 1} of the header contains a control character (${codePoint(name)}): the header must be date,item,units,cost`);
+    else if (!(COLUMNS as readonly string[]).includes(name))
+      problems.add(header.line, `unknown column '${show(name)}': the header must be date,item,units,cost (cost may be left out)`);
     else if (at.has(name)) problems.add(header.line, `column '${name}' appears twice`);
     else at.set(name, index);
   }
-  for (const need of ["date", "item", "units"]) if (!at.has(need)) problems.add(header.line, `the header has no '${need}' column: it must be date,item,units,cost`);
+  for (const need of ["date", "item", "units"])
+    if (!at.has(need)) problems.add(header.line, `the header has no '${need}' column: it must be date,item,units,cost`);
   if (problems.any) return { ok: false, errors: problems.done() };
   if (body.length > MAX_FILE_ROWS) return { ok: false, errors: [{ line: 0, reason: `the file has ${body.length} rows; at most ${MAX_FILE_ROWS}` }] };
   const cell = (cells: string[], name: string) => {
@@ -96,7 +100,12 @@ function parseCsv(text: string, source: FileSourceContext): ParsedUsageFile {
       continue;
     }
     const raw = Object.fromEntries(names.map((n, k) => [n, r.cells[k] ?? ""]));
-    const checked = readRow({ date: cell(r.cells, "date") ?? "", item: cell(r.cells, "item") ?? "", units: cell(r.cells, "units") ?? "", cost: cell(r.cells, "cost") });
+    const checked = readRow({
+      date: cell(r.cells, "date") ?? "",
+      item: cell(r.cells, "item") ?? "",
+      units: cell(r.cells, "units") ?? "",
+      cost: cell(r.cells, "cost"),
+    });
     if ("reasons" in checked) {
       problems.add(r.line, checked.reasons.join("; "));
       continue;

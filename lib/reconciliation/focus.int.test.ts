@@ -33,7 +33,15 @@ describe.skipIf(skipWithoutDatabase())("FOCUS exports reconciled", () => {
     fake = await startFakeProvider();
     const rows = await t.db
       .insert(endpoints)
-      .values(["llm.bedrock", "llm.vertex", "llm.azure"].map((key) => ({ key, name: key, unit: "tokens", parts: [{ name: "units", pricePico: 3_000_000 }], perCallMax: 100_000 })))
+      .values(
+        ["llm.bedrock", "llm.vertex", "llm.azure"].map((key) => ({
+          key,
+          name: key,
+          unit: "tokens",
+          parts: [{ name: "units", pricePico: 3_000_000 }],
+          perCallMax: 100_000,
+        })),
+      )
       .returning({ id: endpoints.id, key: endpoints.key });
     for (const r of rows) ids[r.key] = r.id;
   });
@@ -47,12 +55,16 @@ describe.skipIf(skipWithoutDatabase())("FOCUS exports reconciled", () => {
   });
 
   async function fileSource(values: Partial<typeof usageSources.$inferInsert> & { name: string }) {
-    const [row] = await t.db.insert(usageSources).values({ createdBy: "test", kind: "file", ...values }).returning();
+    const [row] = await t.db
+      .insert(usageSources)
+      .values({ createdBy: "test", kind: "file", ...values })
+      .returning();
     if (!row) throw new Error("no source");
     return row;
   }
   /** The ledger's side: one reservation settled at these units and micros, inside the day. */
-  const charge = (key: string, at: string, units: number, micros: number) => reservation(t.db, { endpointId: ids[key] ?? 0, at: new Date(at), state: "settled", amount: units, money: micros });
+  const charge = (key: string, at: string, units: number, micros: number) =>
+    reservation(t.db, { endpointId: ids[key] ?? 0, at: new Date(at), state: "settled", amount: units, money: micros });
   const drifts = () => t.db.select().from(alerts).where(eq(alerts.kind, "reconciliation"));
 
   it("an AWS export imported by hand: a prefix maps Claude's usage types to an endpoint, compared exactly with the ledger", async () => {
@@ -64,9 +76,21 @@ describe.skipIf(skipWithoutDatabase())("FOCUS exports reconciled", () => {
     // BilledCost of the four Claude rows: 0.36 + 0.24 + 0.30 + 0.0150075 = $0.9150075, to the micro (half up).
     await charge("llm.bedrock", "2026-11-01T13:30:00Z", 221_001, 915_008);
     const [day] = await compareSourceDays(t.db, { sourceId: s.id, days: imported.days, now });
-    expect(day).toMatchObject({ endpointId: ids["llm.bedrock"], day: "2026-11-01", billedUnits: 221_001, billedMicros: 915_008, billedMoney: "reported", chargedUnits: 221_001, chargedMicros: 915_008 });
+    expect(day).toMatchObject({
+      endpointId: ids["llm.bedrock"],
+      day: "2026-11-01",
+      billedUnits: 221_001,
+      billedMicros: 915_008,
+      billedMoney: "reported",
+      chargedUnits: 221_001,
+      chargedMicros: 915_008,
+    });
     expect(await drifts()).toEqual([]);
-    const stored = await t.db.select({ item: usageRows.item, units: usageRows.units, costMicros: usageRows.costMicros, unit: usageRows.unit, endpointId: usageRows.endpointId }).from(usageRows).where(eq(usageRows.sourceId, s.id)).orderBy(usageRows.item);
+    const stored = await t.db
+      .select({ item: usageRows.item, units: usageRows.units, costMicros: usageRows.costMicros, unit: usageRows.unit, endpointId: usageRows.endpointId })
+      .from(usageRows)
+      .where(eq(usageRows.sourceId, s.id))
+      .orderBy(usageRows.item);
     expect(stored).toEqual([
       { item: "Amazon Bedrock: USE1-Claude3.5Sonnet-input-tokens", units: 200_000, costMicros: 600_000, unit: "Tokens", endpointId: ids["llm.bedrock"] },
       { item: "Amazon Bedrock: USE1-Claude3.5Sonnet-output-tokens", units: 21_001, costMicros: 315_008, unit: "Tokens", endpointId: ids["llm.bedrock"] },
@@ -104,7 +128,11 @@ describe.skipIf(skipWithoutDatabase())("FOCUS exports reconciled", () => {
     const [day] = await compareSourceDays(t.db, { sourceId: s.id, days: pulled.days, now });
     expect(day).toMatchObject({ endpointId: ids["llm.azure"], day: "2026-11-01", billedUnits: 2_100_400, billedMicros: 6_001_000, chargedMicros: 6_001_000 });
     expect(await drifts()).toEqual([]);
-    const unmapped = await t.db.select({ item: usageRows.item, costMicros: usageRows.costMicros }).from(usageRows).where(and(eq(usageRows.sourceId, s.id), eq(usageRows.day, "2026-11-01"))).orderBy(usageRows.item);
+    const unmapped = await t.db
+      .select({ item: usageRows.item, costMicros: usageRows.costMicros })
+      .from(usageRows)
+      .where(and(eq(usageRows.sourceId, s.id), eq(usageRows.day, "2026-11-01")))
+      .orderBy(usageRows.item);
     expect(unmapped.filter((r) => !r.item.startsWith("Azure OpenAI: gpt"))).toEqual([
       { item: "Azure OpenAI: Provisioned Managed Global Hours", costMicros: 0 },
       { item: "Correction: Adjustment: Azure OpenAI: gpt-4o-0806 Inp glbl Tokens", costMicros: -2_500_000 },

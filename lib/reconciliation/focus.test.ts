@@ -24,10 +24,36 @@ const summary = (text: string, opts: Opts = utc) =>
     .sort((a, b) => String(a[0]).localeCompare(String(b[0])) || String(a[1]).localeCompare(String(b[1])) || String(a[4]).localeCompare(String(b[4])));
 
 /** A FOCUS file of the columns Ceilings reads, one line a row; a row's missing fields are empty. */
-const HEAD = ["ChargePeriodStart", "ChargePeriodEnd", "BilledCost", "BillingCurrency", "ChargeCategory", "ChargeClass", "BillingPeriodStart", "ServiceName", "ChargeDescription", "ConsumedQuantity", "ConsumedUnit", "Tags"] as const;
+const HEAD = [
+  "ChargePeriodStart",
+  "ChargePeriodEnd",
+  "BilledCost",
+  "BillingCurrency",
+  "ChargeCategory",
+  "ChargeClass",
+  "BillingPeriodStart",
+  "ServiceName",
+  "ChargeDescription",
+  "ConsumedQuantity",
+  "ConsumedUnit",
+  "Tags",
+] as const;
 type Row = Partial<Record<(typeof HEAD)[number], string>>;
-const focus = (rows: Row[]) => [HEAD.join(","), ...rows.map((r) => HEAD.map((h) => r[h] ?? { BillingCurrency: "USD", ChargeCategory: "Usage", ServiceName: "Vertex AI", ChargeDescription: "Gemini Input" }[h as string] ?? "").join(","))].join("\n");
-const hour = (startIso: string, cost = "0.01", quantity = "1"): Row => ({ ChargePeriodStart: startIso, ChargePeriodEnd: new Date(Date.parse(startIso) + 3_600_000).toISOString(), BilledCost: cost, ConsumedQuantity: quantity });
+const focus = (rows: Row[]) =>
+  [
+    HEAD.join(","),
+    ...rows.map((r) =>
+      HEAD.map(
+        (h) => r[h] ?? { BillingCurrency: "USD", ChargeCategory: "Usage", ServiceName: "Vertex AI", ChargeDescription: "Gemini Input" }[h as string] ?? "",
+      ).join(","),
+    ),
+  ].join("\n");
+const hour = (startIso: string, cost = "0.01", quantity = "1"): Row => ({
+  ChargePeriodStart: startIso,
+  ChargePeriodEnd: new Date(Date.parse(startIso) + 3_600_000).toISOString(),
+  BilledCost: cost,
+  ConsumedQuantity: quantity,
+});
 
 describe("FOCUS exports", () => {
   it("AWS: Bedrock's hourly rows summed per day and usage type, BilledCost to the micro, tax and a credit items of their own", () => {
@@ -43,7 +69,11 @@ describe("FOCUS exports", () => {
       format: "FOCUS",
       lines: [2, 3],
       sum: { BilledCost: "0.6", EffectiveCost: "0.6", ConsumedQuantity: "200000" },
-      first: { ChargeDescription: "$0.003 per 1K input tokens for Claude 3.5 Sonnet in US East (N. Virginia)", Tags: '{"team":"growth","feature":"chat, summaries"}', x_UsageType: "USE1-Claude3.5Sonnet-input-tokens" },
+      first: {
+        ChargeDescription: "$0.003 per 1K input tokens for Claude 3.5 Sonnet in US East (N. Virginia)",
+        Tags: '{"team":"growth","feature":"chat, summaries"}',
+        x_UsageType: "USE1-Claude3.5Sonnet-input-tokens",
+      },
     });
   });
 
@@ -66,7 +96,13 @@ describe("FOCUS exports", () => {
     const rows = rowsOf(sample("gcp.csv"));
     // Each record is named by the line it starts on: x_Project spans 11 lines.
     expect(rows.map((r) => r.raw.lines)).toEqual([[2, 14], [26], [38], [50]]);
-    expect(rows[2]?.raw).toMatchObject({ sum: { BilledCost: "0", EffectiveCost: "0.4" }, first: { x_Project: expect.stringContaining('\n  "number": "123456789012",\n'), x_Labels: '[{"key":"env","value":"prod"},{"key":"team","value":"search, \\"beta\\""}]' } });
+    expect(rows[2]?.raw).toMatchObject({
+      sum: { BilledCost: "0", EffectiveCost: "0.4" },
+      first: {
+        x_Project: expect.stringContaining('\n  "number": "123456789012",\n'),
+        x_Labels: '[{"key":"env","value":"prod"},{"key":"team","value":"search, \\"beta\\""}]',
+      },
+    });
   });
 
   it("Azure: a byte order mark, CRLF lines, a day a row; two accounts' rows summed, hours rounded up, a purchase and a correction items of their own", () => {
@@ -84,16 +120,28 @@ describe("FOCUS exports", () => {
     expect(byItem(summary(sample("azure.csv"), newYork))).toEqual(byItem(expected));
     expect(byItem(summary(sample("azure.csv"), { timeZone: "America/Los_Angeles", currency: "USD" }))).toEqual(byItem(expected));
     const tokens = rowsOf(sample("azure.csv")).find((r) => r.item === "Azure OpenAI: gpt-4o-0806 Inp glbl Tokens");
-    expect(tokens?.raw).toMatchObject({ lines: [2, 3], sum: { BilledCost: "5.001", ConsumedQuantity: "2000400" }, first: { Tags: '{"costcenter":"ai","note":"quoted ""here"", with a comma"}', ResourceName: "acme-openai" } });
+    expect(tokens?.raw).toMatchObject({
+      lines: [2, 3],
+      sum: { BilledCost: "5.001", ConsumedQuantity: "2000400" },
+      first: { Tags: '{"costcenter":"ai","note":"quoted ""here"", with a comma"}', ResourceName: "acme-openai" },
+    });
   });
 
   it("days in New York across both clock changes: the fall's day has 25 hours, the spring's 23", () => {
     const hours = (fromIso: string, n: number) => Array.from({ length: n }, (_, i) => hour(new Date(Date.parse(fromIso) + i * 3_600_000).toISOString()));
     const perDay = (rows: ReturnType<typeof rowsOf>) => Object.fromEntries(rows.map((r) => [r.day, [r.units, r.costMicros]]));
     // 2026-11-01 runs 04:00 UTC (00:00 EDT) to 05:00 UTC the next day (00:00 EST); 01:00 comes twice.
-    expect(perDay(rowsOf(focus(hours("2026-11-01T00:00:00Z", 30)), newYork))).toEqual({ "2026-10-31": [4, 40_000], "2026-11-01": [25, 250_000], "2026-11-02": [1, 10_000] });
+    expect(perDay(rowsOf(focus(hours("2026-11-01T00:00:00Z", 30)), newYork))).toEqual({
+      "2026-10-31": [4, 40_000],
+      "2026-11-01": [25, 250_000],
+      "2026-11-02": [1, 10_000],
+    });
     // 2026-03-08 runs 05:00 UTC (00:00 EST) to 04:00 UTC the next day (00:00 EDT); 02:00 never comes.
-    expect(perDay(rowsOf(focus(hours("2026-03-08T00:00:00Z", 48)), newYork))).toEqual({ "2026-03-07": [5, 50_000], "2026-03-08": [23, 230_000], "2026-03-09": [20, 200_000] });
+    expect(perDay(rowsOf(focus(hours("2026-03-08T00:00:00Z", 48)), newYork))).toEqual({
+      "2026-03-07": [5, 50_000],
+      "2026-03-08": [23, 230_000],
+      "2026-03-09": [20, 200_000],
+    });
     // A row of the UTC day across the change is that date; a month's row the month's first day.
     const long = focus([
       { ChargePeriodStart: "2026-11-01T00:00:00Z", ChargePeriodEnd: "2026-11-02T00:00:00Z", BilledCost: "1" },
@@ -106,7 +154,9 @@ describe("FOCUS exports", () => {
   });
 
   it("sums money and quantities exactly, rounding once: two half micros are one micro, three 0.4 hours one whole hour more", () => {
-    const rows = rowsOf(focus([hour("2026-11-01T00:00:00Z", "0.0000005", "0.4"), hour("2026-11-01T01:00:00Z", "5E-7", "0.4"), hour("2026-11-01T02:00:00Z", "0", "0.4")]));
+    const rows = rowsOf(
+      focus([hour("2026-11-01T00:00:00Z", "0.0000005", "0.4"), hour("2026-11-01T01:00:00Z", "5E-7", "0.4"), hour("2026-11-01T02:00:00Z", "0", "0.4")]),
+    );
     expect(rows.map((r) => [r.units, r.costMicros, r.raw.sum])).toEqual([[2, 1, { BilledCost: "0.000001", ConsumedQuantity: "1.2" }]]);
     // A float's noise in the export is not a unit more; a hundredth is.
     expect(rowsOf(focus([hour("2026-11-01T00:00:00Z", "1", "12.000000000000002")]))[0]?.units).toBe(12);
@@ -116,7 +166,13 @@ describe("FOCUS exports", () => {
   });
 
   it("keeps two units of one item and day apart instead of adding tokens to requests", () => {
-    const text = focus([hour("2026-11-01T00:00:00Z", "1", "1000"), { ...hour("2026-11-01T01:00:00Z", "2", "3"), ConsumedUnit: "Requests" }, hour("2026-11-01T02:00:00Z", "1", "500")].map((r) => ({ ConsumedUnit: "Tokens", ...r })));
+    const text = focus(
+      [
+        hour("2026-11-01T00:00:00Z", "1", "1000"),
+        { ...hour("2026-11-01T01:00:00Z", "2", "3"), ConsumedUnit: "Requests" },
+        hour("2026-11-01T02:00:00Z", "1", "500"),
+      ].map((r) => ({ ConsumedUnit: "Tokens", ...r })),
+    );
     expect(summary(text)).toEqual([
       ["2026-11-01", "Vertex AI: Gemini Input", 3, 2_000_000, "Requests"],
       ["2026-11-01", "Vertex AI: Gemini Input", 1500, 2_000_000, "Tokens"],
@@ -153,9 +209,15 @@ describe("FOCUS exports", () => {
         { line: 5, reason: "BilledCost must be a decimal such as 0.36, got ''" },
         { line: 6, reason: "ConsumedQuantity must be a number 0 or more, got '-3'" },
         { line: 7, reason: "ServiceName contains a control character (U+0007)" },
-        { line: 8, reason: "ChargeCategory must be Usage, Purchase, Tax, Credit, Adjustment, got 'Refund'; ChargeClass must be empty or Correction, got 'Reversal'" },
+        {
+          line: 8,
+          reason: "ChargeCategory must be Usage, Purchase, Tax, Credit, Adjustment, got 'Refund'; ChargeClass must be empty or Correction, got 'Reversal'",
+        },
         { line: 9, reason: "ChargePeriodEnd (2026-11-01T04:00:00Z) must be after ChargePeriodStart (2026-11-01T05:00:00Z)" },
-        { line: 10, reason: "a correction counts on the first day of its billing period: BillingPeriodStart must be a time such as 2026-11-01T00:00:00Z, got ''" },
+        {
+          line: 10,
+          reason: "a correction counts on the first day of its billing period: BillingPeriodStart must be a time such as 2026-11-01T00:00:00Z, got ''",
+        },
         { line: 11, reason: "ChargePeriodStart must be a time such as 2026-11-01T00:00:00Z, got '2026-02-30T00:00:00Z'" },
         { line: 12, reason: "Tags contains a NUL character (U+0000)" },
         { line: 14, reason: "a quoted field is not closed" },
@@ -191,9 +253,22 @@ describe("FOCUS exports", () => {
     expect(focusInstant("2026-11-01T05:00Z")?.toISOString()).toBe("2026-11-01T05:00:00.000Z");
     expect(focusInstant("2026-11-01T00:00:00-0500")?.toISOString()).toBe("2026-11-01T05:00:00.000Z");
     expect(focusInstant("2026-11-01T00:00:00.1234567+01:00")?.toISOString()).toBe("2026-10-31T23:00:00.123Z");
-    for (const bad of ["2026-11-01", "2026-13-01T00:00:00Z", "2026-02-29T00:00:00Z", "2026-11-01T24:00:00Z", "tomorrow", "2026-11-01T00:00:00 PST"]) expect(focusInstant(bad), bad).toBeNull();
-    expect(["0.36", "1.5E-5", "-0.5", "0", "123456789.000000000000000001", "1e-30"].map((t) => decimalText(exactDecimal(t) ?? 999n))).toEqual(["0.36", "0.000015", "-0.5", "0", "123456789.000000000000000001", "0"]);
+    for (const bad of ["2026-11-01", "2026-13-01T00:00:00Z", "2026-02-29T00:00:00Z", "2026-11-01T24:00:00Z", "tomorrow", "2026-11-01T00:00:00 PST"])
+      expect(focusInstant(bad), bad).toBeNull();
+    expect(["0.36", "1.5E-5", "-0.5", "0", "123456789.000000000000000001", "1e-30"].map((t) => decimalText(exactDecimal(t) ?? 999n))).toEqual([
+      "0.36",
+      "0.000015",
+      "-0.5",
+      "0",
+      "123456789.000000000000000001",
+      "0",
+    ]);
     for (const bad of ["", "1,5", "NaN", "+1", "1e400", ".5", "0x10"]) expect(exactDecimal(bad), bad).toBeNull();
-    expect([wholeUnits(12n * 10n ** 18n), wholeUnits(exactDecimal("12.01") ?? 0n), wholeUnits(exactDecimal("0.000000001") ?? 0n), wholeUnits(exactDecimal("0.0000000011") ?? 0n)]).toEqual([12n, 13n, 0n, 1n]);
+    expect([
+      wholeUnits(12n * 10n ** 18n),
+      wholeUnits(exactDecimal("12.01") ?? 0n),
+      wholeUnits(exactDecimal("0.000000001") ?? 0n),
+      wholeUnits(exactDecimal("0.0000000011") ?? 0n),
+    ]).toEqual([12n, 13n, 0n, 1n]);
   });
 });

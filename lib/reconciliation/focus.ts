@@ -114,13 +114,26 @@ export function wholeUnits(quantity: bigint): bigint {
 }
 
 type Records = { line: number; cells: string[]; error?: string }[];
-type Group = { day: string; item: string; unit: string | null; correction: boolean; billed: bigint; effective: bigint | null; quantity: bigint | null; lines: number[]; first: Record<string, string> };
+type Group = {
+  day: string;
+  item: string;
+  unit: string | null;
+  correction: boolean;
+  billed: bigint;
+  effective: bigint | null;
+  quantity: bigint | null;
+  lines: number[];
+  first: Record<string, string>;
+};
 
 /**
  * The rows of a FOCUS export in the source's zone and currency, summed per day, item and unit; or
  * every bad line with its reason. `records` are the CSV's records, the header first.
  */
-export function parseFocus(records: Records, opts: { timeZone: string; currency: string }): { ok: true; rows: ReportedRow[] } | { ok: false; errors: BadLine[] } {
+export function parseFocus(
+  records: Records,
+  opts: { timeZone: string; currency: string },
+): { ok: true; rows: ReportedRow[] } | { ok: false; errors: BadLine[] } {
   const problems = new Problems();
   const [header, ...body] = records;
   if (!header) return { ok: false, errors: [{ line: 1, reason: "the file is empty" }] };
@@ -158,7 +171,8 @@ export function parseFocus(records: Records, opts: { timeZone: string; currency:
     if (!start) reasons.push(`ChargePeriodStart must be a time such as 2026-11-01T00:00:00Z, got '${show(cell("ChargePeriodStart"))}'`);
     const end = focusInstant(cell("ChargePeriodEnd"));
     if (!end) reasons.push(`ChargePeriodEnd must be a time such as 2026-11-02T00:00:00Z, got '${show(cell("ChargePeriodEnd"))}'`);
-    else if (start && end.getTime() <= start.getTime()) reasons.push(`ChargePeriodEnd (${cell("ChargePeriodEnd")}) must be after ChargePeriodStart (${cell("ChargePeriodStart")})`);
+    else if (start && end.getTime() <= start.getTime())
+      reasons.push(`ChargePeriodEnd (${cell("ChargePeriodEnd")}) must be after ChargePeriodStart (${cell("ChargePeriodStart")})`);
     const currency = cell("BillingCurrency").toUpperCase();
     if (!/^[A-Z]{3}$/.test(currency)) reasons.push(`BillingCurrency must be a currency code such as USD, got '${show(cell("BillingCurrency"))}'`);
     else if (currency !== opts.currency) reasons.push(`BillingCurrency is ${currency}, the source counts ${opts.currency}`);
@@ -172,12 +186,16 @@ export function parseFocus(records: Records, opts: { timeZone: string; currency:
     const correction = chargeClass.toLowerCase() === "correction";
     if (chargeClass !== "" && !correction) reasons.push(`ChargeClass must be empty or Correction, got '${show(chargeClass)}'`);
     const quantity = cell("ConsumedQuantity") === "" ? null : exactDecimal(cell("ConsumedQuantity"));
-    if (cell("ConsumedQuantity") !== "" && (quantity === null || (quantity < 0n && !correction))) reasons.push(`ConsumedQuantity must be a number 0 or more, got '${show(cell("ConsumedQuantity"))}'`);
+    if (cell("ConsumedQuantity") !== "" && (quantity === null || (quantity < 0n && !correction)))
+      reasons.push(`ConsumedQuantity must be a number 0 or more, got '${show(cell("ConsumedQuantity"))}'`);
     // A correction counts on its billing period's first day (see above), an ordinary charge in its own period.
     let anchor: Date | null = null;
     if (correction) {
       const billing = focusInstant(cell("BillingPeriodStart"));
-      if (!billing) reasons.push(`a correction counts on the first day of its billing period: BillingPeriodStart must be a time such as 2026-11-01T00:00:00Z, got '${show(cell("BillingPeriodStart"))}'`);
+      if (!billing)
+        reasons.push(
+          `a correction counts on the first day of its billing period: BillingPeriodStart must be a time such as 2026-11-01T00:00:00Z, got '${show(cell("BillingPeriodStart"))}'`,
+        );
       else anchor = new Date(billing.getTime() + HALF_DAY_MS);
     } else if (start && end) {
       anchor = new Date(start.getTime() + Math.min((end.getTime() - start.getTime()) / 2, HALF_DAY_MS));
@@ -186,7 +204,12 @@ export function parseFocus(records: Records, opts: { timeZone: string; currency:
     const what = ITEM_COLUMNS.map((c) => cell(c)).find((v) => v !== "") ?? "";
     const unit = cell("ConsumedUnit");
     // A control character is named by its code point, never echoed (a NUL would end a log line).
-    for (const [name, value] of [["ServiceName", service], ["the item's name", what], ["ChargeCategory", cell("ChargeCategory")], ["ConsumedUnit", unit]] as const) {
+    for (const [name, value] of [
+      ["ServiceName", service],
+      ["the item's name", what],
+      ["ChargeCategory", cell("ChargeCategory")],
+      ["ConsumedUnit", unit],
+    ] as const) {
       if (CONTROL.test(value)) reasons.push(`${name} contains a control character (${codePoint(value)})`);
     }
     if (service === "") reasons.push("ServiceName is empty");
@@ -205,7 +228,17 @@ export function parseFocus(records: Records, opts: { timeZone: string; currency:
       if (quantity !== null) group.quantity = (group.quantity ?? 0n) + quantity;
       group.lines.push(r.line);
     } else {
-      groups.set(key, { day, item, unit: unit === "" ? null : unit, correction, billed, effective, quantity, lines: [r.line], first: Object.fromEntries(names.map((n, k) => [n, r.cells[k] ?? ""])) });
+      groups.set(key, {
+        day,
+        item,
+        unit: unit === "" ? null : unit,
+        correction,
+        billed,
+        effective,
+        quantity,
+        lines: [r.line],
+        first: Object.fromEntries(names.map((n, k) => [n, r.cells[k] ?? ""])),
+      });
     }
   }
   if (problems.any) return { ok: false, errors: problems.done() };
@@ -214,7 +247,8 @@ export function parseFocus(records: Records, opts: { timeZone: string; currency:
     const units = g.correction || g.quantity === null ? 0n : wholeUnits(g.quantity);
     const cost = decimalToMicros(decimalText(g.billed), { negative: true });
     const line = g.lines[0] ?? 0;
-    if (units > BigInt(Number.MAX_SAFE_INTEGER)) problems.add(line, `the ConsumedQuantity of ${g.day} ${show(g.item)} adds up to more than ${Number.MAX_SAFE_INTEGER} units`);
+    if (units > BigInt(Number.MAX_SAFE_INTEGER))
+      problems.add(line, `the ConsumedQuantity of ${g.day} ${show(g.item)} adds up to more than ${Number.MAX_SAFE_INTEGER} units`);
     if (!cost.ok) problems.add(line, `the BilledCost of ${g.day} ${show(g.item)} adds up to ${show(decimalText(g.billed))}, too large an amount`);
     if (units > BigInt(Number.MAX_SAFE_INTEGER) || !cost.ok) continue;
     rows.push({
@@ -227,7 +261,11 @@ export function parseFocus(records: Records, opts: { timeZone: string; currency:
       raw: {
         format: "FOCUS",
         lines: g.lines.length > LINES_KEPT ? [...g.lines.slice(0, LINES_KEPT), `and ${g.lines.length - LINES_KEPT} more`] : g.lines,
-        sum: { BilledCost: decimalText(g.billed), ...(g.effective === null ? {} : { EffectiveCost: decimalText(g.effective) }), ...(g.quantity === null ? {} : { ConsumedQuantity: decimalText(g.quantity) }) },
+        sum: {
+          BilledCost: decimalText(g.billed),
+          ...(g.effective === null ? {} : { EffectiveCost: decimalText(g.effective) }),
+          ...(g.quantity === null ? {} : { ConsumedQuantity: decimalText(g.quantity) }),
+        },
         first: g.first,
       },
     });

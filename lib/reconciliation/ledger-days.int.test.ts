@@ -55,7 +55,8 @@ describe.skipIf(skipWithoutDatabase())("the ledger per endpoint and UTC day (led
     let statements = 0;
     const counting = new Proxy(t.db, {
       get: (target, prop, receiver) => {
-        if (prop === "select" || prop === "selectDistinct" || prop === "execute" || prop === "insert" || prop === "update" || prop === "transaction") statements += 1;
+        if (prop === "select" || prop === "selectDistinct" || prop === "execute" || prop === "insert" || prop === "update" || prop === "transaction")
+          statements += 1;
         return Reflect.get(target, prop, receiver);
       },
     });
@@ -65,8 +66,10 @@ describe.skipIf(skipWithoutDatabase())("the ledger per endpoint and UTC day (led
 
   it("readiness' settle discipline is the rollup's last 7 UTC days, with 'as of' once it is older than a run", async () => {
     const e = await pricedEndpoint(t.db);
-    for (let i = 0; i < 96; i++) await reservation(t.db, { endpointId: e.id, at: new Date(NOW.getTime() - (i + 1) * HOUR), state: "settled", amount: 1, money: CENT });
-    for (let i = 0; i < 4; i++) await reservation(t.db, { endpointId: e.id, at: new Date(NOW.getTime() - (i + 1) * HOUR), state: "expired", amount: 1, money: CENT });
+    for (let i = 0; i < 96; i++)
+      await reservation(t.db, { endpointId: e.id, at: new Date(NOW.getTime() - (i + 1) * HOUR), state: "settled", amount: 1, money: CENT });
+    for (let i = 0; i < 4; i++)
+      await reservation(t.db, { endpointId: e.id, at: new Date(NOW.getTime() - (i + 1) * HOUR), state: "expired", amount: 1, money: CENT });
     // The 8th UTC day back is rolled up but outside readiness' 7 days.
     await reservation(t.db, { endpointId: e.id, at: at("2026-11-07T10:00:00Z"), state: "expired", amount: 1, money: CENT });
     const settled = async (now: Date) => (await readinessOf(t.db, { endpointIds: [e.id], now })).get(e.id)?.settled;
@@ -133,4 +136,3 @@ describe.skipIf(skipWithoutDatabase())("the ledger per endpoint and UTC day (led
     expect(await daysOf(e.id)).toMatchObject([{ day: "2026-11-14", reservations: 1, settled: 1 }]);
   });
 });
-

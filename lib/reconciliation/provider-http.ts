@@ -89,7 +89,13 @@ export function checkedFetch(policy: EgressPolicy): typeof fetch {
         const noBody = status === 204 || status === 205 || status === 304;
         if (noBody) res.resume();
         try {
-          resolve(new Response(noBody ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>), { status: status < 200 || status > 599 ? 502 : status, statusText: res.statusMessage ?? "", headers: responseHeaders }));
+          resolve(
+            new Response(noBody ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>), {
+              status: status < 200 || status > 599 ? 502 : status,
+              statusText: res.statusMessage ?? "",
+              headers: responseHeaders,
+            }),
+          );
         } catch (error) {
           res.destroy();
           reject(error instanceof Error ? error : new Error(String(error)));
@@ -201,13 +207,20 @@ export async function getText(target: string, opts: HttpOptions & { accept?: str
         method: "GET",
         headers: { accept: opts.accept ?? "application/json", ...opts.headers },
         redirect: "manual",
-        signal: opts.signal ? AbortSignal.any([opts.signal, AbortSignal.timeout(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS)]) : AbortSignal.timeout(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS),
+        signal: opts.signal
+          ? AbortSignal.any([opts.signal, AbortSignal.timeout(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS)])
+          : AbortSignal.timeout(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS),
       });
     } catch (error) {
       if (opts.signal?.aborted) return fail(opts.provider, `${where(url)}: the pull ran out of time (its deadline passed)`);
       // Refused at connect time: the address is inside the network; trying again changes nothing.
       if (error instanceof EgressRefused) return fail(opts.provider, `refused to reach ${url.host}: ${error.message}`);
-      const why = error instanceof Error ? (error.name === "TimeoutError" ? "timed out" : `${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ""}`) : String(error);
+      const why =
+        error instanceof Error
+          ? error.name === "TimeoutError"
+            ? "timed out"
+            : `${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ""}`
+          : String(error);
       if (attempt < MAX_ATTEMPTS) {
         await pause(sleep, Math.min(cap, BACKOFF_MS[attempt - 1] ?? cap), opts.signal, opts.provider);
         continue;
@@ -216,7 +229,12 @@ export async function getText(target: string, opts: HttpOptions & { accept?: str
     }
     if (response.ok) {
       const text = await boundedText(response, MAX_BODY_BYTES).catch((error: unknown) =>
-        fail(opts.provider, opts.signal?.aborted ? `${where(url)}: the pull ran out of time (its deadline passed)` : `${where(url)}: the answer broke off: ${hide(error instanceof Error ? error.message : String(error), secrets)}`),
+        fail(
+          opts.provider,
+          opts.signal?.aborted
+            ? `${where(url)}: the pull ran out of time (its deadline passed)`
+            : `${where(url)}: the answer broke off: ${hide(error instanceof Error ? error.message : String(error), secrets)}`,
+        ),
       );
       if (text === null) return fail(opts.provider, `${where(url)} answered more than ${MAX_BODY_BYTES / 1024 / 1024} MB`);
       return text;

@@ -12,8 +12,14 @@ async function main(): Promise<void> {
   process.stdin.resume();
   process.stdout.write("ready\n");
   await go;
-  const outcomes = await pullDueSources(database.db, { now: new Date(now), secrets: (name) => (name === "CEILINGS_SECRET_TWILIO" ? token : undefined), egress: { allowHosts: ["127.0.0.1"] } });
-  process.stdout.write(`${JSON.stringify({ pulled: outcomes.filter((o) => o.ok).map((o) => o.name), failed: outcomes.filter((o) => !o.ok).map((o) => o.error) })}\n`);
+  const outcomes = await pullDueSources(database.db, {
+    now: new Date(now),
+    secrets: (name) => (name === "CEILINGS_SECRET_TWILIO" ? token : undefined),
+    egress: { allowHosts: ["127.0.0.1"] },
+  });
+  process.stdout.write(
+    `${JSON.stringify({ pulled: outcomes.filter((o) => o.ok).map((o) => o.name), failed: outcomes.filter((o) => !o.ok).map((o) => o.error) })}\n`,
+  );
   await database.close();
 }
 

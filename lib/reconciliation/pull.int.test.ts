@@ -35,13 +35,25 @@ describe.skipIf(skipWithoutDatabase())("pulling usage sources", () => {
     const rows = await t.db
       .insert(endpoints)
       .values([
-        { key: "llm.chat", name: "Chat", unit: "tokens", parts: [{ name: "input", pricePico: 2_500_000 }, { name: "output", pricePico: 10_000_000 }], perCallMax: 100_000 },
+        {
+          key: "llm.chat",
+          name: "Chat",
+          unit: "tokens",
+          parts: [
+            { name: "input", pricePico: 2_500_000 },
+            { name: "output", pricePico: 10_000_000 },
+          ],
+          perCallMax: 100_000,
+        },
         { key: "sms.send", name: "SMS", unit: "messages", parts: [{ name: "units", pricePico: 7_900_000_000 }], perCallMax: 1 },
       ])
       .returning({ id: endpoints.id, key: endpoints.key });
     llm = rows.find((r) => r.key === "llm.chat")?.id ?? 0;
     sms = rows.find((r) => r.key === "sms.send")?.id ?? 0;
-    const [b] = await t.db.insert(budgets).values({ key: "ai.month", name: "AI", scope: "global", window: "billing_month", value: 1_000_000, maxValue: 10_000_000, defaultValue: 1_000_000 }).returning({ id: budgets.id });
+    const [b] = await t.db
+      .insert(budgets)
+      .values({ key: "ai.month", name: "AI", scope: "global", window: "billing_month", value: 1_000_000, maxValue: 10_000_000, defaultValue: 1_000_000 })
+      .returning({ id: budgets.id });
     budget = b?.id ?? 0;
   });
   afterAll(async () => {
@@ -53,7 +65,10 @@ describe.skipIf(skipWithoutDatabase())("pulling usage sources", () => {
   });
 
   async function source(values: Partial<typeof usageSources.$inferInsert> & { name: string; kind: "openai" | "anthropic" | "twilio" | "file" }) {
-    const [row] = await t.db.insert(usageSources).values({ createdBy: "test", location: fake.url, ...values }).returning();
+    const [row] = await t.db
+      .insert(usageSources)
+      .values({ createdBy: "test", location: fake.url, ...values })
+      .returning();
     if (!row) throw new Error("no source");
     return row;
   }
@@ -123,7 +138,15 @@ describe.skipIf(skipWithoutDatabase())("pulling usage sources", () => {
     const s = await source({ name: "race", kind: "file", location: null });
     await Promise.all(
       Array.from({ length: 8 }, (_, k) =>
-        writeUsageDays(t.db, s.id, [{ day: "2026-11-01", item: "x", units: k, costMicros: null, raw: {} }, { day: "2026-11-01", item: "y", units: k, costMicros: null, raw: {} }], { days: ["2026-11-01"], via: "api" }),
+        writeUsageDays(
+          t.db,
+          s.id,
+          [
+            { day: "2026-11-01", item: "x", units: k, costMicros: null, raw: {} },
+            { day: "2026-11-01", item: "y", units: k, costMicros: null, raw: {} },
+          ],
+          { days: ["2026-11-01"], via: "api" },
+        ),
       ),
     );
     const rows = await t.db.select().from(usageRows).where(eq(usageRows.sourceId, s.id));
@@ -135,7 +158,10 @@ describe.skipIf(skipWithoutDatabase())("pulling usage sources", () => {
   it("imports a file whole, mapping endpoint keys and rules, replacing only the days it holds, audited", async () => {
     const s = await source({ name: "postmark", kind: "file", location: null, timeZone: "America/New_York" });
     await writeUsageDays(t.db, s.id, [{ day: "2026-10-30", item: "sms.send", units: 9, costMicros: null, raw: {} }], { days: ["2026-10-30"], via: "api" });
-    const result = await importUsageFile(t.db, s.id, "date,item,units,cost\n2026-11-01,sms.send,900,\n2026-11-01,unknown.thing,4,0.50\n", { actor: admin, now });
+    const result = await importUsageFile(t.db, s.id, "date,item,units,cost\n2026-11-01,sms.send,900,\n2026-11-01,unknown.thing,4,0.50\n", {
+      actor: admin,
+      now,
+    });
     expect(result).toEqual({ sourceId: s.id, days: ["2026-11-01"], rows: 2, unmapped: 1 });
     const rows = await t.db.select().from(usageRows).where(eq(usageRows.sourceId, s.id)).orderBy(usageRows.day, usageRows.item);
     expect(rows.map((r) => [r.day, r.item, r.units, r.costMicros, r.endpointId, r.part])).toEqual([
@@ -144,10 +170,17 @@ describe.skipIf(skipWithoutDatabase())("pulling usage sources", () => {
       ["2026-11-01", "sms.send", 900, null, sms, "units"],
       ["2026-11-01", "unknown.thing", 4, 500_000, null, null],
     ]);
-    const [pull] = await t.db.select().from(usagePulls).where(and(eq(usagePulls.sourceId, s.id), eq(usagePulls.day, "2026-11-01")));
+    const [pull] = await t.db
+      .select()
+      .from(usagePulls)
+      .where(and(eq(usagePulls.sourceId, s.id), eq(usagePulls.day, "2026-11-01")));
     expect(pull?.via).toBe("file (admin@test.local)");
     const [event] = await t.db.select().from(auditEvents).where(eq(auditEvents.action, "usage.import"));
-    expect(event).toMatchObject({ actor: "admin@test.local", target: "postmark", details: { sourceId: s.id, source: "postmark", days: ["2026-11-01"], rows: 2, unmapped: 1 } });
+    expect(event).toMatchObject({
+      actor: "admin@test.local",
+      target: "postmark",
+      details: { sourceId: s.id, source: "postmark", days: ["2026-11-01"], rows: 2, unmapped: 1 },
+    });
   });
 
   it("an endpoint key in a file is not mapped when another source's rule claims that endpoint", async () => {
@@ -161,7 +194,10 @@ describe.skipIf(skipWithoutDatabase())("pulling usage sources", () => {
   it("a file with bad lines is refused whole, every bad line named, nothing written and nothing audited", async () => {
     const s = await source({ name: "bad-file", kind: "file", location: null });
     const before = (await t.db.select().from(auditEvents)).length;
-    const error: unknown = await importUsageFile(t.db, s.id, "date,item,units\n2026-11-01,a,1\n2026-11-31,b,1\n2026-11-01,c,1e9\n", { actor: admin, now }).catch((e: unknown) => e);
+    const error: unknown = await importUsageFile(t.db, s.id, "date,item,units\n2026-11-01,a,1\n2026-11-31,b,1\n2026-11-01,c,1e9\n", {
+      actor: admin,
+      now,
+    }).catch((e: unknown) => e);
     expect(error).toMatchObject({
       code: "bad_file",
       message: "the file for 'bad-file' was not imported: 2 bad lines; nothing was written",
@@ -178,18 +214,28 @@ describe.skipIf(skipWithoutDatabase())("pulling usage sources", () => {
   it("refuses to import into an API source, and says a pull's missing credential plainly", async () => {
     const s = await source({ name: "api", kind: "openai", credentialRef: "env:CEILINGS_SECRET_OPENAI_NOT_SET" });
     await expect(importUsageFile(t.db, s.id, "date,item,units\n2026-11-01,a,1\n", { actor: admin, now })).rejects.toMatchObject({ code: "wrong_kind" });
-    await expect(pullSource(t.db, s.id, options())).rejects.toMatchObject({ code: "credential_missing", message: "CEILINGS_SECRET_OPENAI_NOT_SET is not set in the worker's environment (the key of 'api')" });
+    await expect(pullSource(t.db, s.id, options())).rejects.toMatchObject({
+      code: "credential_missing",
+      message: "CEILINGS_SECRET_OPENAI_NOT_SET is not set in the worker's environment (the key of 'api')",
+    });
   });
 
   it("an API source reads only its kind's secrets: never another feature's (the SMTP password), whatever its row says", async () => {
     const lookup = (name: string) => ({ CEILINGS_SECRET_SMTP_PASSWORD: "smtp-password-of-the-alerts", CEILINGS_SECRET_TWILIO_MAIN: "tw" })[name];
     const exfil = { name: "exfil", kind: "openai", credentialRef: "env:CEILINGS_SECRET_SMTP_PASSWORD" } as const;
-    expect(() => resolveCredential(exfil, lookup)).toThrow("the openai source 'exfil' must name its key as env:CEILINGS_SECRET_OPENAI or env:CEILINGS_SECRET_OPENAI_..., got 'env:CEILINGS_SECRET_SMTP_PASSWORD'");
-    expect(() => resolveCredential({ name: "x", kind: "anthropic", credentialRef: "env:CEILINGS_SECRET_TWILIO_MAIN" }, lookup)).toThrow(/CEILINGS_SECRET_ANTHROPIC/);
+    expect(() => resolveCredential(exfil, lookup)).toThrow(
+      "the openai source 'exfil' must name its key as env:CEILINGS_SECRET_OPENAI or env:CEILINGS_SECRET_OPENAI_..., got 'env:CEILINGS_SECRET_SMTP_PASSWORD'",
+    );
+    expect(() => resolveCredential({ name: "x", kind: "anthropic", credentialRef: "env:CEILINGS_SECRET_TWILIO_MAIN" }, lookup)).toThrow(
+      /CEILINGS_SECRET_ANTHROPIC/,
+    );
     expect(resolveCredential({ name: "x", kind: "twilio", credentialRef: "env:CEILINGS_SECRET_TWILIO_MAIN" }, lookup)).toBe("tw");
     // Its row pointed at another host, a pull refuses before any request (the key stays home).
     const s = await source({ name: "elsewhere", kind: "openai", credentialRef: "env:CEILINGS_SECRET_OPENAI" });
-    await expect(pullSource(t.db, s.id, { ...options(), egress: { allowHosts: [] } })).rejects.toMatchObject({ code: "host_refused", message: expect.stringContaining("sent only to api.openai.com") });
+    await expect(pullSource(t.db, s.id, { ...options(), egress: { allowHosts: [] } })).rejects.toMatchObject({
+      code: "host_refused",
+      message: expect.stringContaining("sent only to api.openai.com"),
+    });
     expect(fake.requests).toHaveLength(0);
   });
 
@@ -200,7 +246,9 @@ describe.skipIf(skipWithoutDatabase())("pulling usage sources", () => {
     fake.setOpenAI([]);
     expect(outcomes.map((o) => o.ok)).toEqual([false]);
     const [after] = await t.db.select().from(usageSources).where(eq(usageSources.id, s.id));
-    expect(after?.lastPullError).toBe("OpenAI reported an item on 2026-11-02 holding a control character (U+0000): 'gpt-4o<U+0000>evil'; nothing was written for 'openai-nul'");
+    expect(after?.lastPullError).toBe(
+      "OpenAI reported an item on 2026-11-02 holding a control character (U+0000): 'gpt-4o<U+0000>evil'; nothing was written for 'openai-nul'",
+    );
   });
 
   it("a file source reads its location, a URL or a local path, and replaces the days the file holds", async () => {
@@ -213,7 +261,10 @@ describe.skipIf(skipWithoutDatabase())("pulling usage sources", () => {
     const byPath = await source({ name: "by-path", kind: "file", location: file });
     expect(await pullSource(t.db, byPath.id, { ...options(), fileDir: dir })).toMatchObject({ days: ["2026-11-02"], rows: 1 });
     // Without USAGE_FILE_DIR no local path is read.
-    await expect(pullSource(t.db, byPath.id, { ...options(), fileDir: null })).rejects.toMatchObject({ code: "no_location", message: expect.stringContaining("USAGE_FILE_DIR, which is not set") });
+    await expect(pullSource(t.db, byPath.id, { ...options(), fileDir: null })).rejects.toMatchObject({
+      code: "no_location",
+      message: expect.stringContaining("USAGE_FILE_DIR, which is not set"),
+    });
   });
 
   it("a local file location: only a regular file inside USAGE_FILE_DIR, no symlink or .. escape, and a FIFO never hangs the pull", async () => {
@@ -239,8 +290,21 @@ describe.skipIf(skipWithoutDatabase())("pulling usage sources", () => {
 
   it("pullDueSources: pulls the requested and the due, records failures (old rows kept), clears the request, never throws", async () => {
     const ok = await source({ name: "due", kind: "twilio", credentialRef: "env:CEILINGS_SECRET_TWILIO", account: FAKE_KEYS.twilio.accountSid });
-    const fresh = await source({ name: "fresh", kind: "twilio", credentialRef: "env:CEILINGS_SECRET_TWILIO", account: FAKE_KEYS.twilio.accountSid, lastPullAt: new Date(now.getTime() - 3_600_000) });
-    const asked = await source({ name: "asked", kind: "twilio", credentialRef: "env:CEILINGS_SECRET_TWILIO", account: FAKE_KEYS.twilio.accountSid, lastPullAt: new Date(now.getTime() - 3_600_000), pullRequestedAt: new Date(now.getTime() - 1000) });
+    const fresh = await source({
+      name: "fresh",
+      kind: "twilio",
+      credentialRef: "env:CEILINGS_SECRET_TWILIO",
+      account: FAKE_KEYS.twilio.accountSid,
+      lastPullAt: new Date(now.getTime() - 3_600_000),
+    });
+    const asked = await source({
+      name: "asked",
+      kind: "twilio",
+      credentialRef: "env:CEILINGS_SECRET_TWILIO",
+      account: FAKE_KEYS.twilio.accountSid,
+      lastPullAt: new Date(now.getTime() - 3_600_000),
+      pullRequestedAt: new Date(now.getTime() - 1000),
+    });
     const broken = await source({ name: "broken", kind: "openai", credentialRef: "env:CEILINGS_SECRET_OPENAI", location: `${fake.url}/nowhere` });
     await writeUsageDays(t.db, broken.id, [{ day: "2026-11-01", item: "kept", units: 1, costMicros: null, raw: {} }], { days: ["2026-11-01"], via: "api" });
     await source({ name: "paused", kind: "twilio", enabled: false });
@@ -272,7 +336,8 @@ describe.skipIf(skipWithoutDatabase())("pulling usage sources", () => {
     const at = (minutes: number) => new Date(now.getTime() + minutes * 60_000);
     let down = true;
     const fetchImpl: typeof fetch = async (url, init) => (down ? new Response("<html>down</html>", { status: 500 }) : fetch(url, init));
-    const pullAt = async (minutes: number) => (await pullDueSources(t.db, { ...options(), fetchImpl, now: at(minutes), clock: () => at(minutes) })).map((o) => o.ok);
+    const pullAt = async (minutes: number) =>
+      (await pullDueSources(t.db, { ...options(), fetchImpl, now: at(minutes), clock: () => at(minutes) })).map((o) => o.ok);
     expect(await pullAt(0)).toEqual([false]);
     expect(await pullAt(14)).toEqual([]);
     expect(await pullAt(15)).toEqual([false]); // 15 min after the first failure
@@ -295,14 +360,27 @@ describe.skipIf(skipWithoutDatabase())("pulling usage sources", () => {
 
   it("a pull whose comparison failed is not retried early (the pull itself was good)", async () => {
     await source({ name: "cmp", kind: "openai", credentialRef: "env:CEILINGS_SECRET_OPENAI" });
-    const outcomes = await pullDueSources(t.db, { ...options(), afterPull: async () => { throw new Error("comparison broke"); } });
+    const outcomes = await pullDueSources(t.db, {
+      ...options(),
+      afterPull: async () => {
+        throw new Error("comparison broke");
+      },
+    });
     expect(outcomes.map((o) => o.ok)).toEqual([false]);
     const later = new Date(now.getTime() + 60 * 60_000);
     expect(await pullDueSources(t.db, { ...options(), now: later, clock: () => later })).toEqual([]);
   });
 
   it("Pull now pressed while a pull runs is kept: the source is pulled again next round", async () => {
-    const s = await source({ name: "again", kind: "twilio", credentialRef: "env:CEILINGS_SECRET_TWILIO", account: FAKE_KEYS.twilio.accountSid, lastPullAt: now, lastPullOk: now, pullRequestedAt: new Date(now.getTime() - 60_000) });
+    const s = await source({
+      name: "again",
+      kind: "twilio",
+      credentialRef: "env:CEILINGS_SECRET_TWILIO",
+      account: FAKE_KEYS.twilio.accountSid,
+      lastPullAt: now,
+      lastPullOk: now,
+      pullRequestedAt: new Date(now.getTime() - 60_000),
+    });
     const { requestPull } = await import("./source-write");
     let pressed = false;
     const first = await pullDueSources(t.db, {
@@ -363,21 +441,37 @@ describe.skipIf(skipWithoutDatabase())("pulling usage sources", () => {
     const audit = (await t.db.select().from(auditEvents)).filter((e) => e.action === "usage_rule.add" && e.target === `usage_source:${a.id}`);
     expect(audit).toHaveLength(1);
     const second = await importUsageFile(t.db, b.id, csv, { actor: admin, now });
-    expect(second).toMatchObject({ rows: 1, unmapped: 1, notes: ["'sms.send' names an endpoint the source 'file-a' maps (rule 'sms.send'): its rows are left unmapped (one source per endpoint)"] });
+    expect(second).toMatchObject({
+      rows: 1,
+      unmapped: 1,
+      notes: ["'sms.send' names an endpoint the source 'file-a' maps (rule 'sms.send'): its rows are left unmapped (one source per endpoint)"],
+    });
     const mapped = await t.db.select({ sourceId: usageRows.sourceId }).from(usageRows).where(eq(usageRows.endpointId, sms));
     expect(new Set(mapped.map((m) => m.sourceId))).toEqual(new Set([a.id]));
   });
 
   it("a file's item naming an endpoint in a budget another source maps is left unmapped, saying so", async () => {
-    const [e] = await t.db.insert(endpoints).values({ key: "mail.send", name: "Mail", unit: "emails", parts: [{ name: "units", pricePico: 1_000_000_000 }], perCallMax: 1 }).returning({ id: endpoints.id });
-    const [b] = await t.db.insert(budgets).values({ key: "mail.month", name: "Mail", scope: "global", window: "billing_month", value: 1_000_000, maxValue: 10_000_000, defaultValue: 1_000_000 }).returning({ id: budgets.id });
+    const [e] = await t.db
+      .insert(endpoints)
+      .values({ key: "mail.send", name: "Mail", unit: "emails", parts: [{ name: "units", pricePico: 1_000_000_000 }], perCallMax: 1 })
+      .returning({ id: endpoints.id });
+    const [b] = await t.db
+      .insert(budgets)
+      .values({ key: "mail.month", name: "Mail", scope: "global", window: "billing_month", value: 1_000_000, maxValue: 10_000_000, defaultValue: 1_000_000 })
+      .returning({ id: budgets.id });
     if (!e || !b) throw new Error("not inserted");
     await t.db.insert(budgetMembers).values({ budgetId: b.id, endpointId: e.id });
     const other = await source({ name: "mail-budget", kind: "file", location: null });
     await t.db.insert(usageSourceRules).values({ sourceId: other.id, match: "all*", budgetId: b.id, createdBy: "test" });
     const s = await source({ name: "mail-file", kind: "file", location: null });
     const result = await importUsageFile(t.db, s.id, "date,item,units\n2026-11-02,mail.send,5\n", { actor: admin, now });
-    expect(result).toMatchObject({ rows: 1, unmapped: 1, notes: ["'mail.send' names an endpoint in the budget 'mail.month', which the source 'mail-budget' maps (rule 'all*'): its rows are left unmapped (a budget's members are billed by its source)"] });
+    expect(result).toMatchObject({
+      rows: 1,
+      unmapped: 1,
+      notes: [
+        "'mail.send' names an endpoint in the budget 'mail.month', which the source 'mail-budget' maps (rule 'all*'): its rows are left unmapped (a budget's members are billed by its source)",
+      ],
+    });
     expect(await t.db.select().from(usageSourceRules).where(eq(usageSourceRules.sourceId, s.id))).toEqual([]);
   });
 
@@ -409,15 +503,30 @@ describe.skipIf(skipWithoutDatabase())("pulling usage sources", () => {
         return fetch(url, init);
       },
     });
-    expect(outcomes).toMatchObject([{ name: "overtaken", ok: false, error: "the claim on 'overtaken' expired before this pull ended and another worker holds the source: this pull's outcome was not recorded on it" }]);
+    expect(outcomes).toMatchObject([
+      {
+        name: "overtaken",
+        ok: false,
+        error: "the claim on 'overtaken' expired before this pull ended and another worker holds the source: this pull's outcome was not recorded on it",
+      },
+    ]);
     const [after] = await t.db.select().from(usageSources).where(eq(usageSources.id, s.id));
     expect(after).toMatchObject({ pullingUntil: theirs, lastPullAt: null, lastPullOk: null, lastPullError: null });
   });
 
   it("a claim held by another worker is skipped until it expires", async () => {
-    const s = await source({ name: "claimed", kind: "twilio", credentialRef: "env:CEILINGS_SECRET_TWILIO", account: FAKE_KEYS.twilio.accountSid, pullingUntil: new Date(now.getTime() + 60_000) });
+    const s = await source({
+      name: "claimed",
+      kind: "twilio",
+      credentialRef: "env:CEILINGS_SECRET_TWILIO",
+      account: FAKE_KEYS.twilio.accountSid,
+      pullingUntil: new Date(now.getTime() + 60_000),
+    });
     expect(await pullDueSources(t.db, options())).toEqual([]);
-    await t.db.update(usageSources).set({ pullingUntil: new Date(now.getTime() - 1) }).where(eq(usageSources.id, s.id));
+    await t.db
+      .update(usageSources)
+      .set({ pullingUntil: new Date(now.getTime() - 1) })
+      .where(eq(usageSources.id, s.id));
     expect((await pullDueSources(t.db, options())).map((o) => o.name)).toEqual(["claimed"]);
   });
 });

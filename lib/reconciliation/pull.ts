@@ -59,7 +59,14 @@ export const RETRY_FIRST_MS = 15 * 60_000;
 /** ... up to this. */
 export const RETRY_MAX_MS = 6 * 60 * 60_000;
 
-const clients: Record<Exclude<UsageSource["kind"], "file">, ProviderClient> = { openai: pullOpenAI, anthropic: pullAnthropic, twilio: pullTwilio, sendgrid: pullSendGrid, postmark: pullPostmark, ses: pullSes };
+const clients: Record<Exclude<UsageSource["kind"], "file">, ProviderClient> = {
+  openai: pullOpenAI,
+  anthropic: pullAnthropic,
+  twilio: pullTwilio,
+  sendgrid: pullSendGrid,
+  postmark: pullPostmark,
+  ses: pullSes,
+};
 
 /**
  * The secret a source's credential_ref names: only the worker's variables of its kind's prefix
@@ -71,10 +78,14 @@ export function resolveCredential(source: Pick<UsageSource, "name" | "credential
   if (source.kind === "file") throw new ReconciliationError("credential_missing", `the source '${source.name}' is a file source: it has no key`);
   if (!isCredentialNameOf(source.kind, name)) {
     const prefix = credentialPrefixes[source.kind];
-    throw new ReconciliationError("credential_missing", `the ${source.kind} source '${source.name}' must name its key as env:${prefix} or env:${prefix}_..., got '${ref.slice(0, 60)}'`);
+    throw new ReconciliationError(
+      "credential_missing",
+      `the ${source.kind} source '${source.name}' must name its key as env:${prefix} or env:${prefix}_..., got '${ref.slice(0, 60)}'`,
+    );
   }
   const value = lookup(name);
-  if (value === undefined || value.trim() === "") throw new ReconciliationError("credential_missing", `${name} is not set in the worker's environment (the key of '${source.name}')`);
+  if (value === undefined || value.trim() === "")
+    throw new ReconciliationError("credential_missing", `${name} is not set in the worker's environment (the key of '${source.name}')`);
   return value.trim();
 }
 
@@ -129,7 +140,10 @@ async function readLocalFile(source: UsageSource, location: string, dir: string 
   try {
     const opened = await handle.stat();
     if (!opened.isFile()) throw cannot("it is not a regular file");
-    if (opened.size > MAX_FILE_BYTES) throw new ReconciliationError("bad_file", `${location} is ${(opened.size / 1024 / 1024).toFixed(1)} MB; at most 5 MB`, [{ line: 0, reason: "the file is larger than 5 MB" }]);
+    if (opened.size > MAX_FILE_BYTES)
+      throw new ReconciliationError("bad_file", `${location} is ${(opened.size / 1024 / 1024).toFixed(1)} MB; at most 5 MB`, [
+        { line: 0, reason: "the file is larger than 5 MB" },
+      ]);
     const text = await boundedRead(handle, MAX_FILE_BYTES);
     if (text === null) throw new ReconciliationError("bad_file", `${location} holds more than 5 MB`, [{ line: 0, reason: "the file is larger than 5 MB" }]);
     return text;
@@ -144,15 +158,31 @@ async function readLocalFile(source: UsageSource, location: string, dir: string 
 /** A file source's file: an http(s) URL through the egress checks, or a local path inside USAGE_FILE_DIR. */
 async function readLocation(source: UsageSource, location: string, opts: PullOptions, signal: AbortSignal): Promise<string> {
   if (/^https?:\/\//i.test(location)) {
-    return getText(location, { provider: `the file of '${source.name}'`, headers: {}, egress: opts.egress, signal, accept: "text/csv, application/json, text/plain", ...(opts.fetchImpl ? { fetchImpl: opts.fetchImpl } : {}), ...(opts.retryCapMs !== undefined ? { retryCapMs: opts.retryCapMs } : {}) });
+    return getText(location, {
+      provider: `the file of '${source.name}'`,
+      headers: {},
+      egress: opts.egress,
+      signal,
+      accept: "text/csv, application/json, text/plain",
+      ...(opts.fetchImpl ? { fetchImpl: opts.fetchImpl } : {}),
+      ...(opts.retryCapMs !== undefined ? { retryCapMs: opts.retryCapMs } : {}),
+    });
   }
-  if (!location.startsWith("/")) throw new ReconciliationError("no_location", `the file location of '${source.name}' must be an http(s) URL or an absolute path, got '${location.slice(0, 100)}'`);
+  if (!location.startsWith("/"))
+    throw new ReconciliationError(
+      "no_location",
+      `the file location of '${source.name}' must be an http(s) URL or an absolute path, got '${location.slice(0, 100)}'`,
+    );
   return readLocalFile(source, location, opts.fileDir === undefined ? usageFileDir() : opts.fileDir);
 }
 
 function badFile(source: UsageSource, errors: { line: number; reason: string }[]): ReconciliationError {
   const n = errors.filter((e) => e.line > 0).length;
-  return new ReconciliationError("bad_file", `the file for '${source.name}' was not imported: ${n === 0 ? errors[0]?.reason ?? "it is not a usage file" : `${n} bad line${n === 1 ? "" : "s"}`}; nothing was written`, errors);
+  return new ReconciliationError(
+    "bad_file",
+    `the file for '${source.name}' was not imported: ${n === 0 ? (errors[0]?.reason ?? "it is not a usage file") : `${n} bad line${n === 1 ? "" : "s"}`}; nothing was written`,
+    errors,
+  );
 }
 
 const daysOf = (rows: readonly { day: ProviderDay }[]): ProviderDay[] => [...new Set(rows.map((r) => r.day))].sort();
@@ -162,7 +192,11 @@ export async function pullSource(db: Db, sourceId: number, opts: PullOptions): P
   const source = await loadSource(db, sourceId);
   const signal = AbortSignal.timeout(opts.deadlineMs ?? PULL_DEADLINE_MS);
   const inTime = () => {
-    if (signal.aborted) throw new ReconciliationError("provider_error", `the pull of '${source.name}' ran out of time (${Math.round((opts.deadlineMs ?? PULL_DEADLINE_MS) / 1000)} s); nothing was written`);
+    if (signal.aborted)
+      throw new ReconciliationError(
+        "provider_error",
+        `the pull of '${source.name}' ran out of time (${Math.round((opts.deadlineMs ?? PULL_DEADLINE_MS) / 1000)} s); nothing was written`,
+      );
   };
   if (source.kind === "file") {
     if (!source.location) throw new ReconciliationError("no_location", `the source '${source.name}' has no file location: its files are imported by hand`);
@@ -175,7 +209,14 @@ export async function pullSource(db: Db, sourceId: number, opts: PullOptions): P
   }
   const secret = resolveCredential(source, opts.secrets);
   const days = completeDays(opts.now, source.timeZone, source.lookbackDays);
-  const rows = await clients[source.kind](source, days, { secret, egress: opts.egress, signal, now: opts.now, ...(opts.fetchImpl ? { fetchImpl: opts.fetchImpl } : {}), ...(opts.retryCapMs !== undefined ? { retryCapMs: opts.retryCapMs } : {}) });
+  const rows = await clients[source.kind](source, days, {
+    secret,
+    egress: opts.egress,
+    signal,
+    now: opts.now,
+    ...(opts.fetchImpl ? { fetchImpl: opts.fetchImpl } : {}),
+    ...(opts.retryCapMs !== undefined ? { retryCapMs: opts.retryCapMs } : {}),
+  });
   inTime();
   return writeUsageDays(db, source.id, rows, { days, via: "api" });
 }
@@ -190,7 +231,10 @@ export async function pullSourceNow(db: Db, sourceId: number, opts: PullOptions)
   try {
     result = await pullSource(db, sourceId, opts);
   } catch (error) {
-    await db.update(usageSources).set({ lastPullAt: opts.now, lastPullError: failureText(error) }).where(eq(usageSources.id, sourceId));
+    await db
+      .update(usageSources)
+      .set({ lastPullAt: opts.now, lastPullError: failureText(error) })
+      .where(eq(usageSources.id, sourceId));
     throw error;
   }
   await db.update(usageSources).set({ lastPullAt: opts.now, lastPullOk: opts.now, lastPullError: null }).where(eq(usageSources.id, sourceId));
@@ -198,10 +242,18 @@ export async function pullSourceNow(db: Db, sourceId: number, opts: PullOptions)
 }
 
 /** Imports a usage file by hand into a file source: whole or not at all, audited (`usage.import`). */
-export async function importUsageFile(db: Db, sourceId: number, text: string, opts: { actor: AuditActor; now: Date; format?: UsageFileFormat }): Promise<PullResult> {
+export async function importUsageFile(
+  db: Db,
+  sourceId: number,
+  text: string,
+  opts: { actor: AuditActor; now: Date; format?: UsageFileFormat },
+): Promise<PullResult> {
   const source = await loadSource(db, sourceId);
   if (source.kind !== "file") {
-    throw new ReconciliationError("wrong_kind", `'${source.name}' is a ${source.kind} source: its days come from the provider's API; import files into a file source`);
+    throw new ReconciliationError(
+      "wrong_kind",
+      `'${source.name}' is a ${source.kind} source: its days come from the provider's API; import files into a file source`,
+    );
   }
   const parsed = parseUsageFile(text, { ...(opts.format ? { format: opts.format } : {}), timeZone: source.timeZone, currency: source.currency });
   if (!parsed.ok) throw badFile(source, parsed.errors);
@@ -216,7 +268,15 @@ export async function importUsageFile(db: Db, sourceId: number, text: string, op
         ...actor,
         action: "usage.import",
         target: source.name,
-        details: { sourceId: source.id, source: source.name, days: result.days, rows: result.rows, unmapped: result.unmapped, ...(result.notes ? { notes: result.notes } : {}), importedAt: opts.now.toISOString() },
+        details: {
+          sourceId: source.id,
+          source: source.name,
+          days: result.days,
+          rows: result.rows,
+          unmapped: result.unmapped,
+          ...(result.notes ? { notes: result.notes } : {}),
+          importedAt: opts.now.toISOString(),
+        },
       });
       // An import is how a file source without a location gets its days: its page and the
       // Reconciliation page show it as the source's last good pull.
@@ -270,7 +330,11 @@ export async function pullDueSources(db: Db, opts: PullOptions & { afterPull?: (
     // (least() skips nulls, hence the case.)
     const failingSince = sql`least(${usageSources.lastPullAt}, case when ${usageSources.lastPullOk} is null then ${usageSources.createdAt} else ${usageSources.lastPullOk} + ${`${PULL_EVERY_MS} milliseconds`}::interval end)`;
     const retryAfter = sql`least(${`${RETRY_MAX_MS} milliseconds`}::interval, greatest(${`${RETRY_FIRST_MS} milliseconds`}::interval, ${usageSources.lastPullAt} - ${failingSince} + ${`${RETRY_FIRST_MS} milliseconds`}::interval))`;
-    const failed = and(isNotNull(usageSources.lastPullError), or(isNull(usageSources.lastPullOk), lt(usageSources.lastPullOk, usageSources.lastPullAt)), sql`${usageSources.lastPullAt} + ${retryAfter} <= ${at.toISOString()}::timestamptz`);
+    const failed = and(
+      isNotNull(usageSources.lastPullError),
+      or(isNull(usageSources.lastPullOk), lt(usageSources.lastPullOk, usageSources.lastPullAt)),
+      sql`${usageSources.lastPullAt} + ${retryAfter} <= ${at.toISOString()}::timestamptz`,
+    );
     return or(isNotNull(usageSources.pullRequestedAt), isNull(usageSources.lastPullAt), lt(usageSources.lastPullAt, dueBefore), failed);
   };
   const pullable = or(sql`${usageSources.kind} <> 'file'`, isNotNull(usageSources.location));
@@ -286,7 +350,15 @@ export async function pullDueSources(db: Db, opts: PullOptions & { afterPull?: (
       const [claim] = await db
         .update(usageSources)
         .set({ pullingUntil: new Date(claimedAt.getTime() + CLAIM_MS) })
-        .where(and(eq(usageSources.id, candidate.id), eq(usageSources.enabled, true), due(claimedAt), pullable, or(isNull(usageSources.pullingUntil), lt(usageSources.pullingUntil, claimedAt))))
+        .where(
+          and(
+            eq(usageSources.id, candidate.id),
+            eq(usageSources.enabled, true),
+            due(claimedAt),
+            pullable,
+            or(isNull(usageSources.pullingUntil), lt(usageSources.pullingUntil, claimedAt)),
+          ),
+        )
         // As text: a timestamp read into a Date loses its microseconds and would never compare equal.
         .returning({ requested: sql<string | null>`${usageSources.pullRequestedAt}::text`, until: sql<string>`${usageSources.pullingUntil}::text` });
       if (!claim) continue;
@@ -300,16 +372,30 @@ export async function pullDueSources(db: Db, opts: PullOptions & { afterPull?: (
       const pulledAt = clock();
       // A "Pull now" asked while this pull ran is kept (requestPull always moves the time on): the
       // source is pulled again next round. One asked before the claim is served by this pull.
-      const served = claim.requested === null ? sql`${usageSources.pullRequestedAt}` : sql`case when ${usageSources.pullRequestedAt} <= ${claim.requested}::timestamptz then null else ${usageSources.pullRequestedAt} end`;
+      const served =
+        claim.requested === null
+          ? sql`${usageSources.pullRequestedAt}`
+          : sql`case when ${usageSources.pullRequestedAt} <= ${claim.requested}::timestamptz then null else ${usageSources.pullRequestedAt} end`;
       // Recorded and released only while the claim is still ours: had it expired and another worker
       // claimed the source, that worker's pull is the one to record (and its claim is not ours to clear).
       const [recorded] = await db
         .update(usageSources)
-        .set({ lastPullAt: pulledAt, ...(result ? { lastPullOk: pulledAt, lastPullError: null } : { lastPullError: error ?? "the pull failed" }), pullingUntil: null, pullRequestedAt: served })
+        .set({
+          lastPullAt: pulledAt,
+          ...(result ? { lastPullOk: pulledAt, lastPullError: null } : { lastPullError: error ?? "the pull failed" }),
+          pullingUntil: null,
+          pullRequestedAt: served,
+        })
         .where(and(eq(usageSources.id, candidate.id), sql`${usageSources.pullingUntil} = ${claim.until}::timestamptz`))
         .returning({ id: usageSources.id });
       if (!recorded) {
-        outcomes.push({ sourceId: candidate.id, name: candidate.name, ok: false, ...(result ? { result } : {}), error: `the claim on '${candidate.name}' expired before this pull ended and another worker holds the source: this pull's outcome was not recorded on it` });
+        outcomes.push({
+          sourceId: candidate.id,
+          name: candidate.name,
+          ok: false,
+          ...(result ? { result } : {}),
+          error: `the claim on '${candidate.name}' expired before this pull ended and another worker holds the source: this pull's outcome was not recorded on it`,
+        });
         continue;
       }
       if (result && opts.afterPull) {
@@ -322,7 +408,11 @@ export async function pullDueSources(db: Db, opts: PullOptions & { afterPull?: (
           continue;
         }
       }
-      outcomes.push(result ? { sourceId: candidate.id, name: candidate.name, ok: true, result } : { sourceId: candidate.id, name: candidate.name, ok: false, error: error ?? "the pull failed" });
+      outcomes.push(
+        result
+          ? { sourceId: candidate.id, name: candidate.name, ok: true, result }
+          : { sourceId: candidate.id, name: candidate.name, ok: false, error: error ?? "the pull failed" },
+      );
     } catch (e) {
       outcomes.push({ sourceId: candidate.id, name: candidate.name, ok: false, error: failureText(e) });
     }

@@ -23,7 +23,13 @@ vi.mock("./drift", async (importOriginal) => {
         const top = money ? Math.max(billed.micros, charged.micros) : Math.max(billed.units, charged.units);
         const percent = top === 0 ? 0 : ((money ? diffMicros : diffUnits) / top) * 100;
         const over = Math.abs(percent) * 100 >= t.basisPoints && Math.abs(diffMicros) >= t.micros;
-        return { diffUnits, diffMicros, percent, over, direction: diffMicros > 0 || (!money && diffUnits > 0) ? "billed_more" : diffMicros < 0 || diffUnits < 0 ? "charged_more" : "even" };
+        return {
+          diffUnits,
+          diffMicros,
+          percent,
+          over,
+          direction: diffMicros > 0 || (!money && diffUnits > 0) ? "billed_more" : diffMicros < 0 || diffUnits < 0 ? "charged_more" : "even",
+        };
       },
     };
   }
@@ -40,12 +46,27 @@ describe.skipIf(skipWithoutDatabase())("reconciliation reads", () => {
 
   async function source(owner: Db, over: Partial<typeof usageSources.$inferInsert> = {}) {
     sources += 1;
-    const [s] = await owner.insert(usageSources).values({ name: `src-${sources}`, kind: "openai", createdBy: "test", ...over }).returning();
+    const [s] = await owner
+      .insert(usageSources)
+      .values({ name: `src-${sources}`, kind: "openai", createdBy: "test", ...over })
+      .returning();
     if (!s) throw new Error("no source");
     return s;
   }
 
-  async function compared(owner: Db, p: { sourceId: number; endpointId?: number; budgetId?: number; day: string; zone?: string; billed: [number, number]; charged: [number, number]; held?: number }) {
+  async function compared(
+    owner: Db,
+    p: {
+      sourceId: number;
+      endpointId?: number;
+      budgetId?: number;
+      day: string;
+      zone?: string;
+      billed: [number, number];
+      charged: [number, number];
+      held?: number;
+    },
+  ) {
     const { start, end } = dayBounds(p.day, p.zone ?? "UTC");
     await owner.insert(reconciliationDays).values({
       sourceId: p.sourceId,
@@ -81,7 +102,14 @@ describe.skipIf(skipWithoutDatabase())("reconciliation reads", () => {
     const e = await endpoint();
     const s = await source(t.ownerDb);
     await t.ownerDb.insert(usageSourceRules).values({ sourceId: s.id, match: "gpt-4o", endpointId: e.endpointId, createdBy: "test" });
-    await compared(t.ownerDb, { sourceId: s.id, endpointId: e.endpointId, day: "2026-03-09", billed: [1000, 10 * MICROS], charged: [900, 9 * MICROS], held: 2 });
+    await compared(t.ownerDb, {
+      sourceId: s.id,
+      endpointId: e.endpointId,
+      day: "2026-03-09",
+      billed: [1000, 10 * MICROS],
+      charged: [900, 9 * MICROS],
+      held: 2,
+    });
     await compared(t.ownerDb, { sourceId: s.id, endpointId: e.endpointId, day: "2026-03-07", billed: [0, 0], charged: [0, 0] });
     // 2026-03-08 has no comparison: its reservations are not read (a gap, not the ledger's numbers).
     await reserve(t.ownerDb, e.endpointId, "2026-03-08T01:00:00Z", "settled", 100, 120);
@@ -97,9 +125,25 @@ describe.skipIf(skipWithoutDatabase())("reconciliation reads", () => {
     expect(r.ranges[90].days.at(-1)?.day).toBe("2026-03-09");
     expect(r.ranges[30]).toMatchObject({ unit: "units", currency: "USD", timeZone: "UTC" });
     const byDay = new Map(r.ranges[30].days.map((d) => [d.day, d]));
-    expect(byDay.get("2026-03-09")).toMatchObject({ billedUnits: 1000, billedMicros: 10 * MICROS, chargedUnits: 900, chargedMicros: 9 * MICROS, held: 2, final: false });
+    expect(byDay.get("2026-03-09")).toMatchObject({
+      billedUnits: 1000,
+      billedMicros: 10 * MICROS,
+      chargedUnits: 900,
+      chargedMicros: 9 * MICROS,
+      held: 2,
+      final: false,
+    });
     expect(byDay.get("2026-03-09")?.drift).toMatchObject({ diffUnits: 100, diffMicros: MICROS, percent: 10, over: true, direction: "billed_more" });
-    expect(byDay.get("2026-03-08")).toEqual({ day: "2026-03-08", billedUnits: null, billedMicros: null, chargedUnits: null, chargedMicros: null, drift: null, held: 0, final: true });
+    expect(byDay.get("2026-03-08")).toEqual({
+      day: "2026-03-08",
+      billedUnits: null,
+      billedMicros: null,
+      chargedUnits: null,
+      chargedMicros: null,
+      drift: null,
+      held: 0,
+      final: true,
+    });
     expect(byDay.get("2026-03-07")).toMatchObject({ billedUnits: 0, chargedUnits: 0, drift: { percent: 0, over: false } });
     expect(byDay.get("2026-03-06")).toMatchObject({ billedUnits: null, chargedUnits: null, chargedMicros: null, held: 0 });
   });
@@ -149,7 +193,10 @@ describe.skipIf(skipWithoutDatabase())("reconciliation reads", () => {
     const lonely = await endpoint();
     const archived = await endpoint();
     await t.ownerDb.update(endpoints).set({ archivedAt: NOW, archivedBy: "test" }).where(eq(endpoints.id, archived.endpointId));
-    const [budget] = await t.ownerDb.insert(budgets).values({ key: `grid.budget-${over.endpointId}`, name: "LLM", scope: "global", window: "utc_day", value: MICROS, maxValue: MICROS, defaultValue: MICROS }).returning();
+    const [budget] = await t.ownerDb
+      .insert(budgets)
+      .values({ key: `grid.budget-${over.endpointId}`, name: "LLM", scope: "global", window: "utc_day", value: MICROS, maxValue: MICROS, defaultValue: MICROS })
+      .returning();
     if (!budget) throw new Error("no budget");
     const utc = await source(t.ownerDb);
     const ny = await source(t.ownerDb, { kind: "file", timeZone: "America/New_York", lastPullError: "HTTP 500" });
@@ -159,7 +206,14 @@ describe.skipIf(skipWithoutDatabase())("reconciliation reads", () => {
       { sourceId: utc.id, match: "claude*", budgetId: budget.id, createdBy: "test" },
     ]);
     await compared(t.ownerDb, { sourceId: utc.id, endpointId: fine.endpointId, day: "2026-03-09", billed: [100, 1000], charged: [100, 1000] });
-    await compared(t.ownerDb, { sourceId: ny.id, endpointId: over.endpointId, zone: "America/New_York", day: "2026-03-09", billed: [1000, 10 * MICROS], charged: [900, 9 * MICROS] });
+    await compared(t.ownerDb, {
+      sourceId: ny.id,
+      endpointId: over.endpointId,
+      zone: "America/New_York",
+      day: "2026-03-09",
+      billed: [1000, 10 * MICROS],
+      charged: [900, 9 * MICROS],
+    });
     await compared(t.ownerDb, { sourceId: utc.id, budgetId: budget.id, day: "2026-03-05", billed: [0, 5 * MICROS], charged: [0, 7 * MICROS], held: 2 });
     // Outside the 7 days: not shown.
     await compared(t.ownerDb, { sourceId: utc.id, endpointId: fine.endpointId, day: "2026-03-02", billed: [1, 1], charged: [0, 0] });
@@ -176,13 +230,22 @@ describe.skipIf(skipWithoutDatabase())("reconciliation reads", () => {
     ]);
     const first = ours[0];
     expect(first?.days.map((d) => d.day)).toEqual(["2026-03-03", "2026-03-04", "2026-03-05", "2026-03-06", "2026-03-07", "2026-03-08", "2026-03-09"]);
-    expect(first?.days.at(-1)).toMatchObject({ billed: { units: 1000, micros: 10 * MICROS }, charged: { units: 900, micros: 9 * MICROS }, drift: { percent: 10, over: true } });
+    expect(first?.days.at(-1)).toMatchObject({
+      billed: { units: 1000, micros: 10 * MICROS },
+      charged: { units: 900, micros: 9 * MICROS },
+      drift: { percent: 10, over: true },
+    });
     expect(first?.days.at(-1)?.final).toBe(true);
     expect(first?.days[0]).toEqual({ day: "2026-03-03", billed: null, charged: null, held: 0, drift: null, final: true, unitsOnly: false });
     const b = ours.find((r) => r.target === "budget");
     expect(b?.unit).toBeNull();
     expect(b?.days.find((d) => d.day === "2026-03-05")).toMatchObject({ held: 2, final: false, drift: { direction: "charged_more", over: true } });
-    expect(ours.find((r) => r.id === fine.endpointId)?.days.filter((d) => d.billed !== null).map((d) => d.day)).toEqual(["2026-03-09"]);
+    expect(
+      ours
+        .find((r) => r.id === fine.endpointId)
+        ?.days.filter((d) => d.billed !== null)
+        .map((d) => d.day),
+    ).toEqual(["2026-03-09"]);
     expect(ours.find((r) => r.id === lonely.endpointId)).toMatchObject({ source: null, days: [] });
 
     const list = await reconciliationSources(t.db);

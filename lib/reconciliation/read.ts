@@ -39,7 +39,17 @@ export type ReconSeries = { unit: string; currency: string; timeZone: string; da
 export type EndpointReconciliation = { source: ReconSourceSummary | null; ranges: { 30: ReconSeries; 90: ReconSeries } };
 
 const Threshold = { threshold_basis_points: Int, threshold_micros: Int };
-const RowDay = z.object({ day: z.string(), billed_units: Int, billed_micros: Int, charged_units: Int, charged_micros: Int, held: Int, not_final: z.boolean(), units_only: z.boolean(), ...Threshold });
+const RowDay = z.object({
+  day: z.string(),
+  billed_units: Int,
+  billed_micros: Int,
+  charged_units: Int,
+  charged_micros: Int,
+  held: Int,
+  not_final: z.boolean(),
+  units_only: z.boolean(),
+  ...Threshold,
+});
 
 /** The day's drift as compare.ts judged it: in units alone for a budget whose rows carry no money. */
 function driftOfRow(r: z.infer<typeof RowDay>): Drift {
@@ -57,7 +67,14 @@ const judged = sql`${notFinalSql} as not_final, ${unitsOnlySql} as units_only`;
 /** The source that reports an endpoint: the one whose rule maps it, else the one that last compared it. */
 async function sourceOfEndpoint(db: Db, endpointId: number): Promise<ReconSourceSummary | null> {
   const [s] = await db
-    .select({ id: usageSources.id, name: usageSources.name, kind: usageSources.kind, timeZone: usageSources.timeZone, lastPullOkAt: usageSources.lastPullOk, lastPullError: usageSources.lastPullError })
+    .select({
+      id: usageSources.id,
+      name: usageSources.name,
+      kind: usageSources.kind,
+      timeZone: usageSources.timeZone,
+      lastPullOkAt: usageSources.lastPullOk,
+      lastPullError: usageSources.lastPullError,
+    })
     .from(usageSources)
     .where(
       sql`${usageSources.id} = coalesce(
@@ -91,7 +108,17 @@ export async function endpointReconciliation(db: Db, p: { endpointId: number; no
   const days: ReconDay[] = axis.map((day) => {
     const row = rows.get(day);
     // The compared row's charged numbers are the ones its drift (and any alert) was judged on.
-    if (row) return { day, billedUnits: row.billed_units, billedMicros: row.billed_micros, chargedUnits: row.charged_units, chargedMicros: row.charged_micros, drift: driftOfRow(row), held: row.held, final: !row.not_final };
+    if (row)
+      return {
+        day,
+        billedUnits: row.billed_units,
+        billedMicros: row.billed_micros,
+        chargedUnits: row.charged_units,
+        chargedMicros: row.charged_micros,
+        drift: driftOfRow(row),
+        held: row.held,
+        final: !row.not_final,
+      };
     return { day, billedUnits: null, billedMicros: null, chargedUnits: null, chargedMicros: null, drift: null, held: 0, final: true };
   });
   const series = (n: number): ReconSeries => ({ unit: endpoint.unit, currency: endpoint.currency, timeZone: zone, days: days.slice(-n) });
@@ -125,8 +152,22 @@ export type ReconGridRow = {
   overDays: number;
 };
 
-const GridSource = z.object({ endpoint_id: z.number().nullable(), budget_id: z.number().nullable(), source_id: Int, name: z.string(), kind: z.enum(usageSourceKinds), time_zone: z.string() });
-const GridRowDay = RowDay.extend({ endpoint_id: z.number().nullable(), budget_id: z.number().nullable(), source_id: Int, name: z.string(), kind: GridSource.shape.kind, time_zone: z.string() });
+const GridSource = z.object({
+  endpoint_id: z.number().nullable(),
+  budget_id: z.number().nullable(),
+  source_id: Int,
+  name: z.string(),
+  kind: z.enum(usageSourceKinds),
+  time_zone: z.string(),
+});
+const GridRowDay = RowDay.extend({
+  endpoint_id: z.number().nullable(),
+  budget_id: z.number().nullable(),
+  source_id: Int,
+  name: z.string(),
+  kind: GridSource.shape.kind,
+  time_zone: z.string(),
+});
 
 const targetKey = (endpointId: number | null, budgetId: number | null) => (endpointId !== null ? `e${endpointId}` : `b${budgetId ?? 0}`);
 
@@ -148,7 +189,17 @@ export async function reconciliationGrid(db: Db, p: { now: Date }): Promise<Reco
         s.id as source_id, s.name, s.kind::text as kind, s.time_zone, s.threshold_basis_points, s.threshold_micros, ${judged}
       from reconciliation_days d join usage_sources s on s.id = d.source_id
       where d.day >= ${addDays(utcToday, -9)}::date and d.day <= ${addDays(utcToday, 1)}::date`),
-    db.select({ id: endpoints.id, key: endpoints.key, name: endpoints.name, unit: endpoints.unit, currency: endpoints.currency, archivedAt: endpoints.archivedAt }).from(endpoints).orderBy(asc(endpoints.key)),
+    db
+      .select({
+        id: endpoints.id,
+        key: endpoints.key,
+        name: endpoints.name,
+        unit: endpoints.unit,
+        currency: endpoints.currency,
+        archivedAt: endpoints.archivedAt,
+      })
+      .from(endpoints)
+      .orderBy(asc(endpoints.key)),
   ]);
   const sources = new Map<string, z.infer<typeof GridSource>>();
   for (const s of parseRows("reconciliationGrid rules", GridSource, mapped)) sources.set(targetKey(s.endpoint_id, s.budget_id), s);
@@ -162,7 +213,13 @@ export async function reconciliationGrid(db: Db, p: { now: Date }): Promise<Reco
     byTarget.set(k, days);
   }
   const budgetIds = [...sources.values()].flatMap((s) => (s.budget_id === null ? [] : [s.budget_id]));
-  const budgetRows = budgetIds.length === 0 ? [] : await db.select({ id: budgets.id, key: budgets.key, name: budgets.name, currency: budgets.currency }).from(budgets).where(inArray(budgets.id, budgetIds));
+  const budgetRows =
+    budgetIds.length === 0
+      ? []
+      : await db
+          .select({ id: budgets.id, key: budgets.key, name: budgets.name, currency: budgets.currency })
+          .from(budgets)
+          .where(inArray(budgets.id, budgetIds));
 
   const rowOf = (k: string, base: Omit<ReconGridRow, "source" | "days" | "overDays">): ReconGridRow => {
     const s = sources.get(k);
@@ -171,10 +228,23 @@ export async function reconciliationGrid(db: Db, p: { now: Date }): Promise<Reco
     const days = completeDays(p.now, s.time_zone, 7).map((day): GridDay => {
       const r = compared?.get(day);
       if (!r) return { day, billed: null, charged: null, held: 0, drift: null, final: true, unitsOnly: false };
-      return { day, billed: { units: r.billed_units, micros: r.billed_micros }, charged: { units: r.charged_units, micros: r.charged_micros }, held: r.held, drift: driftOfRow(r), final: !r.not_final, unitsOnly: r.units_only };
+      return {
+        day,
+        billed: { units: r.billed_units, micros: r.billed_micros },
+        charged: { units: r.charged_units, micros: r.charged_micros },
+        held: r.held,
+        drift: driftOfRow(r),
+        final: !r.not_final,
+        unitsOnly: r.units_only,
+      };
     });
     // A day not final is not counted over: compare.ts has not alerted it, and may never.
-    return { ...base, source: { id: s.source_id, name: s.name, kind: s.kind, timeZone: s.time_zone }, days, overDays: days.filter((d) => d.final && d.drift?.over).length };
+    return {
+      ...base,
+      source: { id: s.source_id, name: s.name, kind: s.kind, timeZone: s.time_zone },
+      days,
+      overDays: days.filter((d) => d.final && d.drift?.over).length,
+    };
   };
 
   const reconciled: ReconGridRow[] = [];
@@ -183,9 +253,11 @@ export async function reconciliationGrid(db: Db, p: { now: Date }): Promise<Reco
     const k = targetKey(e.id, null);
     if (sources.has(k)) reconciled.push(rowOf(k, { target: "endpoint", id: e.id, key: e.key, name: e.name, unit: e.unit, currency: e.currency }));
     // An archived endpoint spends nothing: it needs no source.
-    else if (e.archivedAt === null) notReconciled.push(rowOf(k, { target: "endpoint", id: e.id, key: e.key, name: e.name, unit: e.unit, currency: e.currency }));
+    else if (e.archivedAt === null)
+      notReconciled.push(rowOf(k, { target: "endpoint", id: e.id, key: e.key, name: e.name, unit: e.unit, currency: e.currency }));
   }
-  for (const b of budgetRows) reconciled.push(rowOf(targetKey(null, b.id), { target: "budget", id: b.id, key: b.key, name: b.name, unit: null, currency: b.currency }));
+  for (const b of budgetRows)
+    reconciled.push(rowOf(targetKey(null, b.id), { target: "budget", id: b.id, key: b.key, name: b.name, unit: null, currency: b.currency }));
   // Days over the threshold first, then by key: what needs a look leads.
   reconciled.sort((a, b) => b.overDays - a.overDays || a.key.localeCompare(b.key));
   return [...reconciled, ...notReconciled];

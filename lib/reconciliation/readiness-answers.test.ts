@@ -49,7 +49,10 @@ describe("reserved before spending", () => {
   });
 
   it("compares units when neither side has money", () => {
-    expect(reservedAnswer({ ...facts(0, 0), billed: { units: 1000, micros: 0 }, charged: { units: 900, micros: 0 } })).toMatchObject({ color: "red", figure: "90.0 %" });
+    expect(reservedAnswer({ ...facts(0, 0), billed: { units: 1000, micros: 0 }, charged: { units: 900, micros: 0 } })).toMatchObject({
+      color: "red",
+      figure: "90.0 %",
+    });
   });
 });
 
@@ -61,7 +64,10 @@ describe("settle discipline", () => {
   });
 
   it("says 'as of' when the worker's counts are older than one of its runs", () => {
-    expect(settledAnswer({ settled: 990, released: 0, expired: 10, held: 0 }, "14:20 UTC")).toMatchObject({ color: "green", figure: "10 expired of 1,000 as of 14:20 UTC" });
+    expect(settledAnswer({ settled: 990, released: 0, expired: 10, held: 0 }, "14:20 UTC")).toMatchObject({
+      color: "green",
+      figure: "10 expired of 1,000 as of 14:20 UTC",
+    });
     expect(settledAnswer({ settled: 0, released: 0, expired: 0, held: 0 }, "14:20 UTC").figure).toBe("no reservations as of 14:20 UTC");
   });
 
@@ -81,7 +87,10 @@ describe("fail-closed health", () => {
 
 describe("second cap", () => {
   it("green above, amber below or unbounded, red missing", () => {
-    expect(secondCapAnswer({ state: "above", capText: "$50.00 a month", worstText: "$37.20 a month" })).toMatchObject({ color: "green", figure: "$50.00 a month" });
+    expect(secondCapAnswer({ state: "above", capText: "$50.00 a month", worstText: "$37.20 a month" })).toMatchObject({
+      color: "green",
+      figure: "$50.00 a month",
+    });
     expect(secondCapAnswer({ state: "below", capText: "$5.00 a month", worstText: "$37.20 a month" }).color).toBe("amber");
     expect(secondCapAnswer({ state: "unbounded", capText: "$5.00 a day" }).color).toBe("amber");
     expect(secondCapAnswer({ state: "missing" })).toMatchObject({ color: "red", figure: "none recorded" });

@@ -30,16 +30,28 @@ export function reservedAnswer(f: ReservedFacts): ReadinessAnswer {
   const answer = reservedShare(f);
   if (!f.unmapped || f.unmapped.micros <= 0) return answer;
   const sentence = `${f.unmapped.source} also billed ${formatMoney(f.unmapped.micros, f.currency)} on items no rule maps in the last 7 days: if this endpoint spends them, map them.`;
-  return { color: answer.color === "green" ? "amber" : answer.color, figure: `${answer.figure}, ${formatMoney(f.unmapped.micros, f.currency)} unmapped`, detail: `${answer.detail} ${sentence}` };
+  return {
+    color: answer.color === "green" ? "amber" : answer.color,
+    figure: `${answer.figure}, ${formatMoney(f.unmapped.micros, f.currency)} unmapped`,
+    detail: `${answer.detail} ${sentence}`,
+  };
 }
 
 /** What Ceilings charged as a share of what the provider billed, 7 days. */
 function reservedShare(f: ReservedFacts): ReadinessAnswer {
   if (!f.mapped && f.days === 0) {
-    return { color: "amber", figure: "not reconciled", detail: "No usage source maps this endpoint: connect one on the Reconciliation page to compare the provider's bill with what Ceilings charged." };
+    return {
+      color: "amber",
+      figure: "not reconciled",
+      detail: "No usage source maps this endpoint: connect one on the Reconciliation page to compare the provider's bill with what Ceilings charged.",
+    };
   }
   if (f.days === 0 || f.threshold === null) {
-    return { color: "amber", figure: "not reconciled", detail: "No final day yet: a provider day counts once it is over, the provider has reported it and its reservations are no longer held." };
+    return {
+      color: "amber",
+      figure: "not reconciled",
+      detail: "No final day yet: a provider day counts once it is over, the provider has reported it and its reservations are no longer held.",
+    };
   }
   const inMoney = f.billed.micros !== 0 || f.charged.micros !== 0;
   const billed = inMoney ? f.billed.micros : f.billed.units;
@@ -49,14 +61,23 @@ function reservedShare(f: ReservedFacts): ReadinessAnswer {
   const span = `over ${formatCount(f.days)} compared ${f.days === 1 ? "day" : "days"} of the last 7`;
   const gap = inMoney ? formatMoney(Math.abs(drift.diffMicros), f.currency) : `${formatCount(Math.abs(drift.diffUnits))} units`;
   if (drift.over && drift.direction === "billed_more") {
-    return { color: "red", figure, detail: `The provider billed ${gap} (${driftPercentText(drift)}) more than Ceilings charged ${span}: calls bypass Ceilings or settle low.` };
+    return {
+      color: "red",
+      figure,
+      detail: `The provider billed ${gap} (${driftPercentText(drift)}) more than Ceilings charged ${span}: calls bypass Ceilings or settle low.`,
+    };
   }
   if (drift.over) {
     return { color: "amber", figure, detail: `Ceilings charged ${gap} (${driftPercentText(drift)}) more than the provider billed ${span}: settles overstate.` };
   }
   // Within the source's threshold is green, whatever the share (docs/reconciliation.md): the
   // threshold is the staff's own word for how close is close enough.
-  const what = billed === 0 ? (charged === 0 ? "Ceilings charged as much as the provider billed" : "Ceilings charged a little while the provider billed nothing") : `Ceilings charged ${figure} of what the provider billed`;
+  const what =
+    billed === 0
+      ? charged === 0
+        ? "Ceilings charged as much as the provider billed"
+        : "Ceilings charged a little while the provider billed nothing"
+      : `Ceilings charged ${figure} of what the provider billed`;
   return { color: "green", figure, detail: `${what} ${span}, within the source's threshold.` };
 }
 
@@ -90,20 +111,40 @@ export function failClosedAnswer(unavailable: number): ReadinessAnswer {
   const figure = `${formatCount(unavailable)} unavailable ${unavailable === 1 ? "refusal" : "refusals"} in 7 days`;
   if (unavailable === 0) return { color: "green", figure, detail: "Every call in the last 7 days got an answer from Ceilings." };
   const color: ReadinessColor = unavailable >= 100 ? "red" : "amber";
-  return { color, figure, detail: "Calls were refused because Ceilings could not be reached in time: it failed closed, as it should, but the service lost those calls." };
+  return {
+    color,
+    figure,
+    detail: "Calls were refused because Ceilings could not be reached in time: it failed closed, as it should, but the service lost those calls.",
+  };
 }
 
 /** Second cap at the provider, from its verdict. */
 export function secondCapAnswer(v: SecondCapVerdict): ReadinessAnswer {
   switch (v.state) {
     case "missing":
-      return { color: "red", figure: "none recorded", detail: "No limit at the provider is recorded: if Ceilings were bypassed or misconfigured, nothing else would stop spend. Set one and record it." };
+      return {
+        color: "red",
+        figure: "none recorded",
+        detail: "No limit at the provider is recorded: if Ceilings were bypassed or misconfigured, nothing else would stop spend. Set one and record it.",
+      };
     case "above":
-      return { color: "green", figure: v.capText, detail: `The provider's cap is at or above Ceilings' worst case (${v.worstText}): a backstop, as it should be.` };
+      return {
+        color: "green",
+        figure: v.capText,
+        detail: `The provider's cap is at or above Ceilings' worst case (${v.worstText}): a backstop, as it should be.`,
+      };
     case "below":
-      return { color: "amber", figure: v.capText, detail: `The provider's cap is below Ceilings' worst case (${v.worstText}): the provider binds first, so a ceiling would never be what stops spend.` };
+      return {
+        color: "amber",
+        figure: v.capText,
+        detail: `The provider's cap is below Ceilings' worst case (${v.worstText}): the provider binds first, so a ceiling would never be what stops spend.`,
+      };
     case "unbounded":
-      return { color: "amber", figure: v.capText, detail: "No global ceiling bounds that window, so Ceilings has no worst case to compare the provider's cap with." };
+      return {
+        color: "amber",
+        figure: v.capText,
+        detail: "No global ceiling bounds that window, so Ceilings has no worst case to compare the provider's cap with.",
+      };
   }
 }
 

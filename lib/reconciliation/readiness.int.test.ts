@@ -16,7 +16,9 @@ describe.skipIf(skipWithoutDatabase())("readiness of every endpoint", () => {
   const t = useTestDatabase("recon_readiness");
 
   async function dailyCeiling(endpointId: number, value: number) {
-    await t.db.insert(ceilings).values({ endpointId, metric: "units", scope: "global", window: "utc_day", value, minValue: 0, maxValue: value, defaultValue: value });
+    await t.db
+      .insert(ceilings)
+      .values({ endpointId, metric: "units", scope: "global", window: "utc_day", value, minValue: 0, maxValue: value, defaultValue: value });
   }
 
   async function compared(endpointId: number, day: string, billed: number, charged: number) {
@@ -28,7 +30,9 @@ describe.skipIf(skipWithoutDatabase())("readiness of every endpoint", () => {
   }
 
   async function unavailable(key: string, count: number, at: Date) {
-    await t.db.insert(refusalHourly).values({ hour: new Date(Math.floor(at.getTime() / HOUR) * HOUR), endpointId: null, endpointKey: key, gate: "unavailable", count });
+    await t.db
+      .insert(refusalHourly)
+      .values({ hour: new Date(Math.floor(at.getTime() / HOUR) * HOUR), endpointId: null, endpointKey: key, gate: "unavailable", count });
   }
 
   it("answers each question green, amber or red from its own numbers, in one batch", async () => {
@@ -36,7 +40,9 @@ describe.skipIf(skipWithoutDatabase())("readiness of every endpoint", () => {
     const green = await pricedEndpoint(t.db);
     await dailyCeiling(green.id, 1000);
     await compared(green.id, "2026-11-12", 1000, 995);
-    await t.db.insert(providerCaps).values({ endpointId: green.id, measure: "money", window: "month", amount: 500_000_000, setAt: "provider", recordedBy: "t" });
+    await t.db
+      .insert(providerCaps)
+      .values({ endpointId: green.id, measure: "money", window: "month", amount: 500_000_000, setAt: "provider", recordedBy: "t" });
     // Out of the week: neither counts.
     await unavailable(green.key, 1000, new Date(NOW.getTime() - 8 * 24 * HOUR));
     await compared(green.id, "2026-11-01", 1000, 0);
@@ -53,14 +59,22 @@ describe.skipIf(skipWithoutDatabase())("readiness of every endpoint", () => {
     const amber = await pricedEndpoint(t.db);
     await dailyCeiling(amber.id, 1000);
     for (let i = 0; i < 100; i++) {
-      await reservation(t.db, { endpointId: amber.id, at: new Date(NOW.getTime() - (i + 1) * HOUR), state: i < 4 ? "expired" : i < 50 ? "settled" : "released", amount: 1, money: CENT });
+      await reservation(t.db, {
+        endpointId: amber.id,
+        at: new Date(NOW.getTime() - (i + 1) * HOUR),
+        state: i < 4 ? "expired" : i < 50 ? "settled" : "released",
+        amount: 1,
+        money: CENT,
+      });
     }
     await unavailable(amber.key, 5, new Date(NOW.getTime() - HOUR));
     await t.db.insert(providerCaps).values({ endpointId: amber.id, measure: "units", window: "day", amount: 999, setAt: "provider", recordedBy: "t" });
 
     // No global ceiling: a recorded cap has nothing to compare with.
     const unbounded = await pricedEndpoint(t.db);
-    await t.db.insert(providerCaps).values({ endpointId: unbounded.id, measure: "money", window: "day", amount: 1_000_000, setAt: "provider", recordedBy: "t" });
+    await t.db
+      .insert(providerCaps)
+      .values({ endpointId: unbounded.id, measure: "money", window: "day", amount: 1_000_000, setAt: "provider", recordedBy: "t" });
 
     // Archived endpoints are left out unless asked for.
     const archived = await pricedEndpoint(t.db);
@@ -129,14 +143,20 @@ describe.skipIf(skipWithoutDatabase())("readiness of every endpoint", () => {
     const e = await pricedEndpoint(t.db);
     const told = async () => (await readinessOf(t.db, { endpointIds: [e.id], now: NOW })).get(e.id)?.told;
     const destination = async (enabled: boolean) => {
-      const [d] = await t.db.insert(alertDestinations).values({ name: "hook", kind: "webhook", target: "https://example.com/hook", enabled, createdBy: "t" }).returning();
+      const [d] = await t.db
+        .insert(alertDestinations)
+        .values({ name: "hook", kind: "webhook", target: "https://example.com/hook", enabled, createdBy: "t" })
+        .returning();
       if (!d) throw new Error("no destination");
       return d.id;
     };
     let n = 0;
     const delivered = async (destinationId: number, state: "delivered" | "failed" | "pending") => {
       n += 1;
-      const [a] = await t.db.insert(alerts).values({ kind: "digest", dedupeKey: `told-${n}-${Date.now()}`, message: "m" }).returning();
+      const [a] = await t.db
+        .insert(alerts)
+        .values({ kind: "digest", dedupeKey: `told-${n}-${Date.now()}`, message: "m" })
+        .returning();
       if (!a) throw new Error("no alert");
       await t.db.insert(alertDeliveries).values({ alertId: a.id, destinationId, state });
     };
@@ -173,7 +193,10 @@ describe.skipIf(skipWithoutDatabase())("readiness of every endpoint", () => {
     // Pulled 1 h after its end with no bucket yet: billed 0 of 700 charged, and may still come.
     const lateSource = await makeSource(t.db, { kind: "openai" });
     await addRule(t.db, lateSource, "late", { endpointId: e.id });
-    await t.db.update(usageSourceRules).set({ createdAt: new Date("2026-11-01T00:00:00Z") }).where(eq(usageSourceRules.sourceId, lateSource));
+    await t.db
+      .update(usageSourceRules)
+      .set({ createdAt: new Date("2026-11-01T00:00:00Z") })
+      .where(eq(usageSourceRules.sourceId, lateSource));
     await reservation(t.db, { endpointId: e.id, at: new Date("2026-11-13T12:00:00Z"), state: "settled", amount: 700, money: 700 * CENT });
     await writeDays(t.db, lateSource, ["2026-11-13"], [], { pulledAt: new Date("2026-11-14T01:00:00Z") });
     await compareSourceDays(t.db, { sourceId: lateSource, days: ["2026-11-13"], now: NOW });

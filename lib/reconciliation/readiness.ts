@@ -2,7 +2,16 @@ import { and, asc, eq, inArray, isNotNull, isNull, sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
 import { ceilings, endpoints, providerCaps, usageSourceRules } from "@/db/schema";
 import { worstCases } from "@/lib/catalog/worst-case";
-import { failClosedAnswer, reservedAnswer, secondCapAnswer, settledAnswer, toldAnswer, worstColor, type ReservedFacts, type ToldFacts } from "./readiness-answers";
+import {
+  failClosedAnswer,
+  reservedAnswer,
+  secondCapAnswer,
+  settledAnswer,
+  toldAnswer,
+  worstColor,
+  type ReservedFacts,
+  type ToldFacts,
+} from "./readiness-answers";
 import { LEDGER_DAYS_EVERY_MS, ledgerWeek, type LedgerWeek } from "./ledger-days";
 import { notFinalSql } from "./final";
 import { secondCapVerdict } from "./second-cap";
@@ -18,7 +27,14 @@ type EndpointFacts = { id: number; key: string; unit: string; currency: string; 
 
 export async function readinessOf(db: Db, p: { endpointIds?: number[]; now: Date }): Promise<Map<number, Readiness>> {
   const list: EndpointFacts[] = await db
-    .select({ id: endpoints.id, key: endpoints.key, unit: endpoints.unit, currency: endpoints.currency, perCallMax: endpoints.perCallMax, parts: endpoints.parts })
+    .select({
+      id: endpoints.id,
+      key: endpoints.key,
+      unit: endpoints.unit,
+      currency: endpoints.currency,
+      perCallMax: endpoints.perCallMax,
+      parts: endpoints.parts,
+    })
     .from(endpoints)
     .where(p.endpointIds ? inArray(endpoints.id, p.endpointIds.length > 0 ? p.endpointIds : [-1]) : isNull(endpoints.archivedAt))
     .orderBy(asc(endpoints.id));
@@ -30,11 +46,21 @@ export async function readinessOf(db: Db, p: { endpointIds?: number[]; now: Date
 
   const [ceilingRows, caps, mapped, reconciled, settled, unavailable, told, unmapped] = await Promise.all([
     db
-      .select({ endpointId: ceilings.endpointId, metric: ceilings.metric, scope: ceilings.scope, window: ceilings.window, value: ceilings.value, valueBeforeKill: ceilings.valueBeforeKill })
+      .select({
+        endpointId: ceilings.endpointId,
+        metric: ceilings.metric,
+        scope: ceilings.scope,
+        window: ceilings.window,
+        value: ceilings.value,
+        valueBeforeKill: ceilings.valueBeforeKill,
+      })
       .from(ceilings)
       .where(and(inArray(ceilings.endpointId, ids), eq(ceilings.scope, "global"))),
     db.select().from(providerCaps).where(inArray(providerCaps.endpointId, ids)),
-    db.selectDistinct({ endpointId: usageSourceRules.endpointId }).from(usageSourceRules).where(and(isNotNull(usageSourceRules.endpointId), inArray(usageSourceRules.endpointId, ids))),
+    db
+      .selectDistinct({ endpointId: usageSourceRules.endpointId })
+      .from(usageSourceRules)
+      .where(and(isNotNull(usageSourceRules.endpointId), inArray(usageSourceRules.endpointId, ids))),
     reconciledWeek(db, ids, p.now),
     ledgerWeek(db, ids, p.now),
     unavailableWeek(db, keys, since, p.now),

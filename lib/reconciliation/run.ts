@@ -39,7 +39,10 @@ export type UsageRunResult = { pulled: number; failed: string[]; compared: numbe
 export async function recordCompareFailure(db: Db, sourceId: number, error: unknown): Promise<void> {
   const text = `pulled, but the comparison failed: ${error instanceof DomainError ? error.message : describeError(error)}`;
   try {
-    await db.update(usageSources).set({ lastPullError: text.length > 1000 ? `${text.slice(0, 1000)}…` : text }).where(eq(usageSources.id, sourceId));
+    await db
+      .update(usageSources)
+      .set({ lastPullError: text.length > 1000 ? `${text.slice(0, 1000)}…` : text })
+      .where(eq(usageSources.id, sourceId));
   } catch (e) {
     logError(`reconciliation: recording source #${sourceId}'s failed comparison failed`, e);
   }

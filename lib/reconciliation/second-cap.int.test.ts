@@ -12,15 +12,35 @@ const actor = { type: "staff", email: "admin@test.local" } as const;
 describe.skipIf(skipWithoutDatabase())("the second cap", () => {
   const t = useTestDatabase("recon_second_cap");
 
-  const events = (endpointId: number) => t.db.select().from(auditEvents).where(and(eq(auditEvents.endpointId, endpointId))).orderBy(auditEvents.id);
+  const events = (endpointId: number) =>
+    t.db
+      .select()
+      .from(auditEvents)
+      .where(and(eq(auditEvents.endpointId, endpointId)))
+      .orderBy(auditEvents.id);
 
   it("records, replaces and removes a cap, each audited with before and after", async () => {
     const e = await insertEndpoint(t.db);
     expect(await getProviderCap(t.db, e.id)).toBeNull();
 
-    const first = await recordProviderCap(t.db, { endpointKey: e.key, input: { measure: "money", window: "month", amount: "50.25", setAt: "OpenAI project llm-prod, Limits" }, actor });
-    expect(first).toMatchObject({ endpointId: e.id, measure: "money", window: "month", amount: 50_250_000, setAt: "OpenAI project llm-prod, Limits", recordedBy: actor.email });
-    const second = await recordProviderCap(t.db, { endpointKey: e.key, input: { measure: "units", window: "day", amount: "20000", setAt: "Twilio console" }, actor: { type: "cli", name: "ops" } });
+    const first = await recordProviderCap(t.db, {
+      endpointKey: e.key,
+      input: { measure: "money", window: "month", amount: "50.25", setAt: "OpenAI project llm-prod, Limits" },
+      actor,
+    });
+    expect(first).toMatchObject({
+      endpointId: e.id,
+      measure: "money",
+      window: "month",
+      amount: 50_250_000,
+      setAt: "OpenAI project llm-prod, Limits",
+      recordedBy: actor.email,
+    });
+    const second = await recordProviderCap(t.db, {
+      endpointKey: e.key,
+      input: { measure: "units", window: "day", amount: "20000", setAt: "Twilio console" },
+      actor: { type: "cli", name: "ops" },
+    });
     expect(second).toMatchObject({ measure: "units", window: "day", amount: 20_000, recordedBy: "ops" });
     expect(await getProviderCap(t.db, e.id)).toEqual(second);
 
@@ -33,7 +53,10 @@ describe.skipIf(skipWithoutDatabase())("the second cap", () => {
       ["provider_cap.record", "ops", e.key, 50_250_000, 20_000],
       ["provider_cap.remove", actor.email, e.key, 20_000, null],
     ]);
-    expect(log[0]?.details).toEqual({ before: null, after: { measure: "money", window: "month", amount: 50_250_000, setAt: "OpenAI project llm-prod, Limits", currency: "USD" } });
+    expect(log[0]?.details).toEqual({
+      before: null,
+      after: { measure: "money", window: "month", amount: 50_250_000, setAt: "OpenAI project llm-prod, Limits", currency: "USD" },
+    });
     expect(log[1]?.details).toEqual({
       before: { measure: "money", window: "month", amount: 50_250_000, setAt: "OpenAI project llm-prod, Limits", currency: "USD" },
       after: { measure: "units", window: "day", amount: 20_000, setAt: "Twilio console" },
@@ -46,12 +69,19 @@ describe.skipIf(skipWithoutDatabase())("the second cap", () => {
     const bad = recordProviderCap(t.db, { endpointKey: e.key, input: { measure: "units", window: "day", amount: "1e9", setAt: "x" }, actor });
     await expect(bad).rejects.toThrow(CatalogError);
     await expect(bad).rejects.toMatchObject({ code: "invalid_input", message: "amount must be a whole number of units, such as 100000, got '1e9'" });
-    await expect(recordProviderCap(t.db, { endpointKey: e.key, input: { measure: "money", window: "day", amount: "0", setAt: "" }, actor })).rejects.toMatchObject({ code: "invalid_input" });
-    await expect(recordProviderCap(t.db, { endpointKey: "no.such", input: { measure: "units", window: "day", amount: "5", setAt: "x" }, actor })).rejects.toMatchObject({
+    await expect(
+      recordProviderCap(t.db, { endpointKey: e.key, input: { measure: "money", window: "day", amount: "0", setAt: "" }, actor }),
+    ).rejects.toMatchObject({ code: "invalid_input" });
+    await expect(
+      recordProviderCap(t.db, { endpointKey: "no.such", input: { measure: "units", window: "day", amount: "5", setAt: "x" }, actor }),
+    ).rejects.toMatchObject({
       code: "not_found",
       message: "no endpoint 'no.such'",
     });
-    await expect(removeProviderCap(t.db, { endpointKey: e.key, actor })).rejects.toMatchObject({ code: "not_found", message: `no second cap is recorded for '${e.key}'` });
+    await expect(removeProviderCap(t.db, { endpointKey: e.key, actor })).rejects.toMatchObject({
+      code: "not_found",
+      message: `no second cap is recorded for '${e.key}'`,
+    });
     expect(await t.db.select().from(providerCaps).where(eq(providerCaps.endpointId, e.id))).toHaveLength(0);
     expect(await events(e.id)).toHaveLength(0);
   });

@@ -11,7 +11,12 @@ const messages = (raw: unknown) => {
 
 describe("ProviderCapInput", () => {
   it("reads money as micros and units as a whole number", () => {
-    expect(ProviderCapInput.parse(input({ amount: "12.5" }))).toEqual({ measure: "money", window: "month", amount: 12_500_000, setAt: "OpenAI project llm-prod, Limits" });
+    expect(ProviderCapInput.parse(input({ amount: "12.5" }))).toEqual({
+      measure: "money",
+      window: "month",
+      amount: 12_500_000,
+      setAt: "OpenAI project llm-prod, Limits",
+    });
     expect(ProviderCapInput.parse(input({ amount: "0.000001" })).amount).toBe(1);
     expect(ProviderCapInput.parse(input({ measure: "units", window: "day", amount: " 100000 " })).amount).toBe(100_000);
   });
@@ -47,7 +52,16 @@ describe("ProviderCapInput", () => {
 describe("secondCapVerdict", () => {
   const e = { unit: "emails", currency: "USD" };
   const worst = { day: { units: 1000, micros: 1_200_000 }, month: { units: 31_000, micros: 37_200_000 } };
-  const cap = (c: Partial<ProviderCap>): ProviderCap => ({ endpointId: 1, measure: "money", window: "month", amount: 50_000_000, setAt: "x", recordedBy: "a", recordedAt: new Date(0), ...c });
+  const cap = (c: Partial<ProviderCap>): ProviderCap => ({
+    endpointId: 1,
+    measure: "money",
+    window: "month",
+    amount: 50_000_000,
+    setAt: "x",
+    recordedBy: "a",
+    recordedAt: new Date(0),
+    ...c,
+  });
 
   it("no cap recorded is missing", () => {
     expect(secondCapVerdict(null, worst, e)).toEqual({ state: "missing" });
@@ -57,7 +71,11 @@ describe("secondCapVerdict", () => {
     expect(secondCapVerdict(cap({}), worst, e)).toEqual({ state: "above", capText: "$50.00 a month", worstText: "$37.20 a month (31,000 emails)" });
     expect(secondCapVerdict(cap({ amount: 37_200_000 }), worst, e).state).toBe("above");
     expect(secondCapVerdict(cap({ amount: 37_199_999 }), worst, e).state).toBe("below");
-    expect(secondCapVerdict(cap({ measure: "units", window: "day", amount: 999 }), worst, e)).toEqual({ state: "below", capText: "999 emails a day", worstText: "$1.20 a day (1,000 emails)" });
+    expect(secondCapVerdict(cap({ measure: "units", window: "day", amount: 999 }), worst, e)).toEqual({
+      state: "below",
+      capText: "999 emails a day",
+      worstText: "$1.20 a day (1,000 emails)",
+    });
     expect(secondCapVerdict(cap({ measure: "units", window: "day", amount: 1000 }), worst, e).state).toBe("above");
   });
 

@@ -29,8 +29,10 @@ export function parseCapAmount(raw: string, measure: "units" | "money"): { ok: t
   const match = measure === "units" ? /^(\d+)()$/.exec(text) : /^(\d+)(?:\.(\d+))?$/.exec(text);
   if (!match) return { ok: false, error: `amount must be ${what}, got '${show(text)}'` };
   const fraction = (match[2] ?? "").replace(/0+$/, "");
-  if (fraction.length > MONEY_DECIMALS) return { ok: false, error: `amount must have at most ${MONEY_DECIMALS} decimal places (one micro), got '${show(text)}'` };
-  const value = BigInt(match[1] ?? "0") * (measure === "money" ? 1_000_000n : 1n) + BigInt(fraction.padEnd(measure === "money" ? MONEY_DECIMALS : 0, "0") || "0");
+  if (fraction.length > MONEY_DECIMALS)
+    return { ok: false, error: `amount must have at most ${MONEY_DECIMALS} decimal places (one micro), got '${show(text)}'` };
+  const value =
+    BigInt(match[1] ?? "0") * (measure === "money" ? 1_000_000n : 1n) + BigInt(fraction.padEnd(measure === "money" ? MONEY_DECIMALS : 0, "0") || "0");
   if (value === 0n) return { ok: false, error: `amount must be more than 0 (a cap of nothing is a kill switch, not a cap), got '${show(text)}'` };
   if (value > BigInt(Number.MAX_SAFE_INTEGER)) return { ok: false, error: `amount is too large, got '${show(text)}'` };
   return { ok: true, amount: Number(value) };
@@ -40,7 +42,7 @@ export const ProviderCapInput = z
   .object({
     measure: z.enum(["units", "money"], { error: (i) => `measure must be 'units' or 'money', got '${String(i.input).slice(0, 40)}'` }),
     window: z.enum(["day", "month"], { error: (i) => `window must be 'day' or 'month', got '${String(i.input).slice(0, 40)}'` }),
-    amount: z.string({ error: "amount must be text, such as \"100000\" or \"50.00\"" }),
+    amount: z.string({ error: 'amount must be text, such as "100000" or "50.00"' }),
     setAt: z
       .string({ error: "where it is set must be text" })
       .trim()
@@ -147,5 +149,12 @@ export function standingSecondCapVerdict(
   ceilings: readonly (Parameters<typeof worstCases>[0][number] & { valueBeforeKill: number | null })[],
   e: Parameters<typeof worstCases>[1] & { unit: string; currency: string },
 ): SecondCapVerdict {
-  return secondCapVerdict(cap, worstCases(ceilings.map((c) => ({ ...c, value: c.valueBeforeKill ?? c.value })), e), e);
+  return secondCapVerdict(
+    cap,
+    worstCases(
+      ceilings.map((c) => ({ ...c, value: c.valueBeforeKill ?? c.value })),
+      e,
+    ),
+    e,
+  );
 }

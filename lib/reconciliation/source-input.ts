@@ -46,7 +46,14 @@ export const credentialPrefixes: Record<ApiSourceKind, string> = {
 };
 
 /** "an OpenAI source", for sentences about a kind. */
-export const apiKindNames: Record<ApiSourceKind, string> = { openai: "an OpenAI", anthropic: "an Anthropic", twilio: "a Twilio", sendgrid: "a SendGrid", postmark: "a Postmark", ses: "an Amazon SES" };
+export const apiKindNames: Record<ApiSourceKind, string> = {
+  openai: "an OpenAI",
+  anthropic: "an Anthropic",
+  twilio: "a Twilio",
+  sendgrid: "a SendGrid",
+  postmark: "a Postmark",
+  ses: "an Amazon SES",
+};
 
 /** Whether `name` (the variable, without env:) is one an API source of `kind` may name. */
 export function isCredentialNameOf(kind: ApiSourceKind, name: string): boolean {
@@ -65,7 +72,8 @@ export function usageFileDir(): string | null {
 }
 
 /** The sentence saying local paths need USAGE_FILE_DIR. */
-export const NO_FILE_DIR = "local paths are read only inside the directory named by USAGE_FILE_DIR, which is not set: set it in the worker's (and the dashboard's) environment, or use an https URL";
+export const NO_FILE_DIR =
+  "local paths are read only inside the directory named by USAGE_FILE_DIR, which is not set: set it in the worker's (and the dashboard's) environment, or use an https URL";
 
 /**
  * Why an API source of `kind` may not send its credential to `location`, or null: the key goes only
@@ -85,7 +93,8 @@ export function credentialHostProblem(kind: ApiSourceKind, location: string, all
   if (!listed && host !== own) {
     return `the key of ${apiKindNames[kind]} source is sent only to ${own} or a host named in USAGE_SOURCE_ALLOW_HOSTS, not to ${host.slice(0, 80)}`;
   }
-  if (url.protocol !== "https:" && !listed) return `the key is not sent over plain http: use https://${host.slice(0, 80)}, or name the host in USAGE_SOURCE_ALLOW_HOSTS`;
+  if (url.protocol !== "https:" && !listed)
+    return `the key is not sent over plain http: use https://${host.slice(0, 80)}, or name the host in USAGE_SOURCE_ALLOW_HOSTS`;
   return null;
 }
 
@@ -138,7 +147,9 @@ export function percentToBasisPoints(raw: string): { ok: true; basisPoints: numb
 /** Basis points as the percent a person would type back: 200 → "2", 250 → "2.5". */
 export function basisPointsText(bp: number): string {
   const whole = Math.floor(bp / 100);
-  const fraction = String(bp % 100).padStart(2, "0").replace(/0+$/, "");
+  const fraction = String(bp % 100)
+    .padStart(2, "0")
+    .replace(/0+$/, "");
   return fraction ? `${whole}.${fraction}` : String(whole);
 }
 
@@ -151,7 +162,8 @@ function urlProblem(raw: string): string | null {
     return `location must be an http or https URL, got '${raw.slice(0, 80)}'`;
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") return `location must be an http or https URL, got '${raw.slice(0, 80)}'`;
-  if (url.username !== "" || url.password !== "") return "location must not carry a user or password: put the credential in an environment variable and name it in the credential reference";
+  if (url.username !== "" || url.password !== "")
+    return "location must not carry a user or password: put the credential in an environment variable and name it in the credential reference";
   if (url.hostname === "") return `location must name a host, got '${raw.slice(0, 80)}'`;
   return null;
 }
@@ -180,9 +192,13 @@ export const UsageSourceInput = z
         if (problem) issue("location", problem);
       }
       const prefix = credentialPrefixes[v.kind];
-      if (v.credentialRef === "") issue("credentialRef", `credential reference is required: env:${prefix}_... names the worker's environment variable holding the key`);
+      if (v.credentialRef === "")
+        issue("credentialRef", `credential reference is required: env:${prefix}_... names the worker's environment variable holding the key`);
       else if (!v.credentialRef.startsWith("env:") || !isCredentialNameOf(v.kind, v.credentialRef.slice(4))) {
-        issue("credentialRef", `credential reference of a ${v.kind} source must be env:${prefix} or env:${prefix}_ followed by capital letters, digits or _ (each kind its own prefix), got '${v.credentialRef.slice(0, 80)}'`);
+        issue(
+          "credentialRef",
+          `credential reference of a ${v.kind} source must be env:${prefix} or env:${prefix}_ followed by capital letters, digits or _ (each kind its own prefix), got '${v.credentialRef.slice(0, 80)}'`,
+        );
       }
     } else {
       if (v.location !== "" && !v.location.startsWith("/")) {
@@ -196,19 +212,35 @@ export const UsageSourceInput = z
       if (v.account !== "") issue("account", "a file source takes no account: leave it blank");
     }
     if (v.kind === "twilio" && !TWILIO_SID.test(v.account)) {
-      issue("account", v.account === "" ? "account is required for Twilio: the Account SID, AC followed by 32 hex digits" : `account must be a Twilio Account SID (AC followed by 32 hex digits), got '${v.account.slice(0, 80)}'`);
+      issue(
+        "account",
+        v.account === ""
+          ? "account is required for Twilio: the Account SID, AC followed by 32 hex digits"
+          : `account must be a Twilio Account SID (AC followed by 32 hex digits), got '${v.account.slice(0, 80)}'`,
+      );
     }
     if (v.kind === "ses" && !AWS_REGION.test(v.account)) {
-      issue("account", v.account === "" ? "account is required for Amazon SES: the region its statistics are read in, such as us-east-1" : `account must be an AWS region such as us-east-1, got '${v.account.slice(0, 80)}'`);
+      issue(
+        "account",
+        v.account === ""
+          ? "account is required for Amazon SES: the region its statistics are read in, such as us-east-1"
+          : `account must be an AWS region such as us-east-1, got '${v.account.slice(0, 80)}'`,
+      );
     }
     // SES keeps two weeks of sending statistics: an older day would read as a day without mail.
     if (v.kind === "ses" && WHOLE.test(v.lookbackDays) && Number(v.lookbackDays) > SES_LOOKBACK_MAX) {
-      issue("lookbackDays", `lookback days of an Amazon SES source must be at most ${SES_LOOKBACK_MAX}: SES keeps two weeks of sending statistics, got '${v.lookbackDays}'`);
+      issue(
+        "lookbackDays",
+        `lookback days of an Amazon SES source must be at most ${SES_LOOKBACK_MAX}: SES keeps two weeks of sending statistics, got '${v.lookbackDays}'`,
+      );
     }
     // Postmark counts US Eastern days (its statistics API says so); any other zone compares other intervals.
-    if (v.kind === "postmark" && v.timeZone !== POSTMARK_ZONE) issue("timeZone", `Postmark's statistics count US Eastern days: set the time zone to ${POSTMARK_ZONE}, got '${v.timeZone.slice(0, 64)}'`);
-    if (v.kind === "sendgrid" && v.timeZone !== "UTC" && isTimeZone(v.timeZone)) issue("timeZone", `SendGrid's statistics count UTC days: set the time zone to UTC, got '${v.timeZone.slice(0, 64)}'`);
-    if (v.kind === "sendgrid" && v.account !== "" && !FILTER_ID.test(v.account)) issue("account", `account must be a subuser name (letters, digits, _ and -), got '${v.account.slice(0, 80)}'`);
+    if (v.kind === "postmark" && v.timeZone !== POSTMARK_ZONE)
+      issue("timeZone", `Postmark's statistics count US Eastern days: set the time zone to ${POSTMARK_ZONE}, got '${v.timeZone.slice(0, 64)}'`);
+    if (v.kind === "sendgrid" && v.timeZone !== "UTC" && isTimeZone(v.timeZone))
+      issue("timeZone", `SendGrid's statistics count UTC days: set the time zone to UTC, got '${v.timeZone.slice(0, 64)}'`);
+    if (v.kind === "sendgrid" && v.account !== "" && !FILTER_ID.test(v.account))
+      issue("account", `account must be a subuser name (letters, digits, _ and -), got '${v.account.slice(0, 80)}'`);
     // Postmark counts a message stream, or the mail of one tag (tags are free text), or blank: every stream.
     if (v.kind === "postmark" && v.account !== "" && !FILTER_ID.test(v.account) && !POSTMARK_TAG.test(v.account)) {
       issue("account", `account must be a message stream id (letters, digits, _ and -) or tag: followed by a tag, got '${v.account.slice(0, 80)}'`);
@@ -226,12 +258,18 @@ export const UsageSourceInput = z
     if (!money.ok) issue("thresholdMoney", money.error);
     const unmapped = parseMoneyInput(v.unmappedMoney, "unmapped threshold");
     if (!unmapped.ok) issue("unmappedMoney", unmapped.error);
-    if (!PULL_AT.test(v.pullAt)) issue("pullAt", `pull time must be a time of day as HH:MM from 00:00 to 23:59, in the source's time zone, got '${v.pullAt.slice(0, 20)}'`);
+    if (!PULL_AT.test(v.pullAt))
+      issue("pullAt", `pull time must be a time of day as HH:MM from 00:00 to 23:59, in the source's time zone, got '${v.pullAt.slice(0, 20)}'`);
   })
   .transform((v) => ({
     name: v.name,
     kind: v.kind,
-    location: v.location === "" ? (v.kind === "file" ? null : defaultLocationOf(v.kind, v.account === "" ? null : v.account)) : v.location.replace(/\/+$/, "") || v.location,
+    location:
+      v.location === ""
+        ? v.kind === "file"
+          ? null
+          : defaultLocationOf(v.kind, v.account === "" ? null : v.account)
+        : v.location.replace(/\/+$/, "") || v.location,
     credentialRef: v.credentialRef === "" ? null : v.credentialRef,
     account: v.account === "" ? null : v.account,
     timeZone: v.timeZone,

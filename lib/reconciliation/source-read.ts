@@ -8,7 +8,10 @@ import type { ProviderDay } from "./types";
 // What the sources' pages read: the list with each source's state, and one source in full (its
 // rules, recent pulls, the items no rule maps, and its raw rows of one day, a page at a time).
 
-export type UsageSourceListItem = Pick<UsageSource, "id" | "name" | "kind" | "enabled" | "timeZone" | "currency" | "pullRequestedAt" | "lastPullAt" | "lastPullOk" | "lastPullError"> & {
+export type UsageSourceListItem = Pick<
+  UsageSource,
+  "id" | "name" | "kind" | "enabled" | "timeZone" | "currency" | "pullRequestedAt" | "lastPullAt" | "lastPullOk" | "lastPullError"
+> & {
   rules: number;
   /** Provider days held (pulled or imported). */
   days: number;
@@ -36,7 +39,16 @@ export async function listUsageSources(db: Db): Promise<UsageSourceListItem[]> {
     .orderBy(asc(usageSources.name));
 }
 
-export type UsageRuleView = { id: number; match: string; endpointKey: string | null; budgetKey: string | null; part: string | null; fieldParts: Record<string, string>; createdBy: string; createdAt: Date };
+export type UsageRuleView = {
+  id: number;
+  match: string;
+  endpointKey: string | null;
+  budgetKey: string | null;
+  part: string | null;
+  fieldParts: Record<string, string>;
+  createdBy: string;
+  createdAt: Date;
+};
 export type UsagePullView = { day: ProviderDay; pulledAt: Date; via: string; rows: number; unmappedRows: number };
 export type UnmappedItem = { item: string; rows: number; units: number; unit: string | null; costMicros: number | null; lastDay: ProviderDay };
 export type RawUsageRow = {
@@ -70,14 +82,27 @@ const UNMAPPED_DAYS = 30;
  * One source in full, or null. `day` picks the raw rows' day (else the latest pulled); `after`
  * is the id the previous page of that day ended at.
  */
-export async function getUsageSourceDetail(db: Db, id: number, opts: { now?: Date; day?: ProviderDay | null; after?: number | null } = {}): Promise<UsageSourceDetail | null> {
+export async function getUsageSourceDetail(
+  db: Db,
+  id: number,
+  opts: { now?: Date; day?: ProviderDay | null; after?: number | null } = {},
+): Promise<UsageSourceDetail | null> {
   const [source] = await db.select().from(usageSources).where(eq(usageSources.id, id));
   if (!source) return null;
   const now = opts.now ?? new Date();
   const since = addDays(dayIn(now, source.timeZone), -UNMAPPED_DAYS);
   const [rules, pulls, unmapped] = await Promise.all([
     db
-      .select({ id: usageSourceRules.id, match: usageSourceRules.match, endpointKey: endpoints.key, budgetKey: budgets.key, part: usageSourceRules.part, fieldParts: usageSourceRules.fieldParts, createdBy: usageSourceRules.createdBy, createdAt: usageSourceRules.createdAt })
+      .select({
+        id: usageSourceRules.id,
+        match: usageSourceRules.match,
+        endpointKey: endpoints.key,
+        budgetKey: budgets.key,
+        part: usageSourceRules.part,
+        fieldParts: usageSourceRules.fieldParts,
+        createdBy: usageSourceRules.createdBy,
+        createdAt: usageSourceRules.createdAt,
+      })
       .from(usageSourceRules)
       .leftJoin(endpoints, eq(endpoints.id, usageSourceRules.endpointId))
       .leftJoin(budgets, eq(budgets.id, usageSourceRules.budgetId))
@@ -112,7 +137,19 @@ export async function getUsageSourceDetail(db: Db, id: number, opts: { now?: Dat
 
 async function rawRowsOf(db: Db, sourceId: number, day: ProviderDay, after: number | null): Promise<{ rows: RawUsageRow[]; next: number | null }> {
   const rows = await db
-    .select({ id: usageRows.id, item: usageRows.item, field: usageRows.field, units: usageRows.units, unit: usageRows.unit, costMicros: usageRows.costMicros, rollup: usageRows.rollup, endpointKey: endpoints.key, budgetKey: budgets.key, part: usageRows.part, raw: usageRows.raw })
+    .select({
+      id: usageRows.id,
+      item: usageRows.item,
+      field: usageRows.field,
+      units: usageRows.units,
+      unit: usageRows.unit,
+      costMicros: usageRows.costMicros,
+      rollup: usageRows.rollup,
+      endpointKey: endpoints.key,
+      budgetKey: budgets.key,
+      part: usageRows.part,
+      raw: usageRows.raw,
+    })
     .from(usageRows)
     .leftJoin(endpoints, eq(endpoints.id, usageRows.endpointId))
     .leftJoin(budgets, eq(budgets.id, usageRows.budgetId))
@@ -131,7 +168,11 @@ export type RuleTargetOptions = {
 /** The live endpoints (with their parts) and budgets a rule may name, for the add-rule form. */
 export async function listRuleTargets(db: Db): Promise<RuleTargetOptions> {
   const [e, b] = await Promise.all([
-    db.select({ key: endpoints.key, name: endpoints.name, currency: endpoints.currency, parts: endpoints.parts }).from(endpoints).where(isNull(endpoints.archivedAt)).orderBy(asc(endpoints.key)),
+    db
+      .select({ key: endpoints.key, name: endpoints.name, currency: endpoints.currency, parts: endpoints.parts })
+      .from(endpoints)
+      .where(isNull(endpoints.archivedAt))
+      .orderBy(asc(endpoints.key)),
     db.select({ key: budgets.key, name: budgets.name, currency: budgets.currency }).from(budgets).where(isNull(budgets.archivedAt)).orderBy(asc(budgets.key)),
   ]);
   return { endpoints: e.map((x) => ({ ...x, parts: x.parts.map((p) => p.name) })), budgets: b };

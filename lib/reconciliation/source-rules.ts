@@ -33,41 +33,75 @@ const blank = (s: string | null | undefined) => (s ?? "").trim();
 type Target = { kind: "endpoint"; id: number; key: string; currency: string } | { kind: "budget"; id: number; key: string; currency: string };
 
 /** The target named by key, checked: it exists, is live, counts the source's currency, and the part is its own. */
-async function readTarget(tx: Db, p: { endpointKey: string; budgetKey: string; part: string; fieldParts: Record<string, string> }, currency: string): Promise<Target> {
+async function readTarget(
+  tx: Db,
+  p: { endpointKey: string; budgetKey: string; part: string; fieldParts: Record<string, string> },
+  currency: string,
+): Promise<Target> {
   const problems: Issue[] = [];
-  if ((p.endpointKey === "") === (p.budgetKey === "")) throw invalidInput([{ path: "target", message: "name one target: an endpoint or a budget, not both and not neither" }]);
-  for (const [path, value] of [["endpointKey", p.endpointKey], ["budgetKey", p.budgetKey], ["part", p.part]] as const) {
+  if ((p.endpointKey === "") === (p.budgetKey === ""))
+    throw invalidInput([{ path: "target", message: "name one target: an endpoint or a budget, not both and not neither" }]);
+  for (const [path, value] of [
+    ["endpointKey", p.endpointKey],
+    ["budgetKey", p.budgetKey],
+    ["part", p.part],
+  ] as const) {
     if (hasControlCharacter(value)) problems.push({ path, message: `${path === "part" ? "part" : "the key"} must not contain control characters` });
   }
   if (problems.length > 0) throw invalidInput(problems);
   if (p.endpointKey !== "") {
-    const [e] = await tx.select({ id: endpoints.id, key: endpoints.key, currency: endpoints.currency, parts: endpoints.parts, archivedAt: endpoints.archivedAt }).from(endpoints).where(eq(endpoints.key, p.endpointKey));
+    const [e] = await tx
+      .select({ id: endpoints.id, key: endpoints.key, currency: endpoints.currency, parts: endpoints.parts, archivedAt: endpoints.archivedAt })
+      .from(endpoints)
+      .where(eq(endpoints.key, p.endpointKey));
     if (!e) throw invalidInput([{ path: "endpointKey", message: `no endpoint '${p.endpointKey.slice(0, 80)}'` }]);
-    if (e.archivedAt !== null) problems.push({ path: "endpointKey", message: `endpoint '${e.key}' is archived: it is charged nothing, so there is nothing to compare` });
-    if (e.currency !== currency) problems.push({ path: "endpointKey", message: `endpoint '${e.key}' is priced in ${e.currency}, the source reports ${currency}: one currency per comparison` });
+    if (e.archivedAt !== null)
+      problems.push({ path: "endpointKey", message: `endpoint '${e.key}' is archived: it is charged nothing, so there is nothing to compare` });
+    if (e.currency !== currency)
+      problems.push({
+        path: "endpointKey",
+        message: `endpoint '${e.key}' is priced in ${e.currency}, the source reports ${currency}: one currency per comparison`,
+      });
     if (p.part !== "" && !e.parts.some((part) => part.name === p.part)) {
-      problems.push({ path: "part", message: `endpoint '${e.key}' has no part '${p.part.slice(0, 40)}' (its parts: ${e.parts.map((part) => part.name).join(", ")})` });
+      problems.push({
+        path: "part",
+        message: `endpoint '${e.key}' has no part '${p.part.slice(0, 40)}' (its parts: ${e.parts.map((part) => part.name).join(", ")})`,
+      });
     }
     for (const [field, part] of Object.entries(p.fieldParts)) {
-      if (!(usageFields as readonly string[]).includes(field)) problems.push({ path: `part_${field.slice(0, 40)}`, message: `'${field.slice(0, 40)}' is not a usage field (${usageFields.join(", ")})` });
+      if (!(usageFields as readonly string[]).includes(field))
+        problems.push({ path: `part_${field.slice(0, 40)}`, message: `'${field.slice(0, 40)}' is not a usage field (${usageFields.join(", ")})` });
       else if (hasControlCharacter(part) || !e.parts.some((x) => x.name === part)) {
-        problems.push({ path: `part_${field}`, message: `endpoint '${e.key}' has no part '${part.slice(0, 40)}' to price ${field} at (its parts: ${e.parts.map((x) => x.name).join(", ")})` });
+        problems.push({
+          path: `part_${field}`,
+          message: `endpoint '${e.key}' has no part '${part.slice(0, 40)}' to price ${field} at (its parts: ${e.parts.map((x) => x.name).join(", ")})`,
+        });
       }
     }
     if (problems.length > 0) throw invalidInput(problems);
     return { kind: "endpoint", id: e.id, key: e.key, currency: e.currency };
   }
-  const [b] = await tx.select({ id: budgets.id, key: budgets.key, currency: budgets.currency, archivedAt: budgets.archivedAt }).from(budgets).where(eq(budgets.key, p.budgetKey));
+  const [b] = await tx
+    .select({ id: budgets.id, key: budgets.key, currency: budgets.currency, archivedAt: budgets.archivedAt })
+    .from(budgets)
+    .where(eq(budgets.key, p.budgetKey));
   if (!b) throw invalidInput([{ path: "budgetKey", message: `no budget '${p.budgetKey.slice(0, 80)}'` }]);
-  if (p.part !== "" || Object.keys(p.fieldParts).length > 0) problems.push({ path: "part", message: "a budget has no parts: its rows must carry the provider's cost, so leave part blank" });
-  if (b.archivedAt !== null) problems.push({ path: "budgetKey", message: `budget '${b.key}' is archived: it is charged nothing, so there is nothing to compare` });
-  if (b.currency !== currency) problems.push({ path: "budgetKey", message: `budget '${b.key}' counts ${b.currency}, the source reports ${currency}: one currency per comparison` });
+  if (p.part !== "" || Object.keys(p.fieldParts).length > 0)
+    problems.push({ path: "part", message: "a budget has no parts: its rows must carry the provider's cost, so leave part blank" });
+  if (b.archivedAt !== null)
+    problems.push({ path: "budgetKey", message: `budget '${b.key}' is archived: it is charged nothing, so there is nothing to compare` });
+  if (b.currency !== currency)
+    problems.push({ path: "budgetKey", message: `budget '${b.key}' counts ${b.currency}, the source reports ${currency}: one currency per comparison` });
   if (problems.length > 0) throw invalidInput(problems);
   return { kind: "budget", id: b.id, key: b.key, currency: b.currency };
 }
 
 /** A budget the endpoint is a member of that a source other than `sourceId` maps, with that rule; or undefined. */
-export async function budgetMappedElsewhere(tx: Db, sourceId: number, endpointId: number): Promise<{ name: string; match: string; budget: string } | undefined> {
+export async function budgetMappedElsewhere(
+  tx: Db,
+  sourceId: number,
+  endpointId: number,
+): Promise<{ name: string; match: string; budget: string } | undefined> {
   const [other] = await tx
     .select({ name: usageSources.name, match: usageSourceRules.match, budget: budgets.key })
     .from(budgetMembers)
@@ -89,7 +123,9 @@ export async function budgetMappedElsewhere(tx: Db, sourceId: number, endpointId
  */
 export async function refuseSplitBudget(tx: Db, sourceId: number, target: { kind: "endpoint" | "budget"; id: number; key: string }): Promise<void> {
   if (target.kind === "budget") {
-    const memberIds = (await tx.select({ id: budgetMembers.endpointId }).from(budgetMembers).where(eq(budgetMembers.budgetId, target.id))).map((m) => m.id).sort((a, b) => a - b);
+    const memberIds = (await tx.select({ id: budgetMembers.endpointId }).from(budgetMembers).where(eq(budgetMembers.budgetId, target.id)))
+      .map((m) => m.id)
+      .sort((a, b) => a - b);
     for (const id of memberIds) await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`usage_rule_target:endpoint:${id}`}))`);
     if (memberIds.length === 0) return;
     const [other] = await tx
@@ -102,7 +138,10 @@ export async function refuseSplitBudget(tx: Db, sourceId: number, target: { kind
       .limit(1);
     if (other) {
       throw invalidInput([
-        { path: "budgetKey", message: `budget '${target.key}' has the member '${other.member}', which the source '${other.name}' maps (rule '${other.match}'): the budget would be billed without that member's usage; map the budget on '${other.name}', or remove that rule first` },
+        {
+          path: "budgetKey",
+          message: `budget '${target.key}' has the member '${other.member}', which the source '${other.name}' maps (rule '${other.match}'): the budget would be billed without that member's usage; map the budget on '${other.name}', or remove that rule first`,
+        },
       ]);
     }
     return;
@@ -110,7 +149,10 @@ export async function refuseSplitBudget(tx: Db, sourceId: number, target: { kind
   const other = await budgetMappedElsewhere(tx, sourceId, target.id);
   if (other) {
     throw invalidInput([
-      { path: "endpointKey", message: `endpoint '${target.key}' is a member of the budget '${other.budget}', which the source '${other.name}' maps (rule '${other.match}'): that budget would be billed without this endpoint's usage; map it on '${other.name}', or remove that rule first` },
+      {
+        path: "endpointKey",
+        message: `endpoint '${target.key}' is a member of the budget '${other.budget}', which the source '${other.name}' maps (rule '${other.match}'): that budget would be billed without this endpoint's usage; map it on '${other.name}', or remove that rule first`,
+      },
     ]);
   }
 }
@@ -123,13 +165,22 @@ export async function refuseSplitBudget(tx: Db, sourceId: number, target: { kind
 export async function addUsageRule(db: Db, p: AddUsageRuleParams): Promise<UsageSourceRule & { targetKey: string; targetKind: "endpoint" | "budget" }> {
   const match = RuleMatch.safeParse(p.match ?? "");
   if (!match.success) throw invalidInput(match.error.issues.map((i) => ({ path: "match", message: i.message })));
-  const fieldParts = Object.fromEntries(Object.entries(p.fieldParts ?? {}).map(([field, part]) => [field, blank(part)]).filter(([, part]) => part !== ""));
+  const fieldParts = Object.fromEntries(
+    Object.entries(p.fieldParts ?? {})
+      .map(([field, part]) => [field, blank(part)])
+      .filter(([, part]) => part !== ""),
+  );
   const typed = { endpointKey: blank(p.endpointKey), budgetKey: blank(p.budgetKey), part: blank(p.part), fieldParts };
   return db.transaction(async (tx) => {
     const source = await lockUsageSource(tx, p.sourceId);
     // A roll-up's rows are never mapped (its leaves are): a rule naming one would map nothing.
     if (source.kind === "twilio" && isTwilioRollup(match.data)) {
-      throw invalidInput([{ path: "match", message: `'${match.data}' is a Twilio roll-up of other categories, never mapped so nothing is billed twice: map its leaves (such as ${match.data === "totalprice" ? "sms-outbound-longcode" : `${match.data}-outbound*`}) instead` }]);
+      throw invalidInput([
+        {
+          path: "match",
+          message: `'${match.data}' is a Twilio roll-up of other categories, never mapped so nothing is billed twice: map its leaves (such as ${match.data === "totalprice" ? "sms-outbound-longcode" : `${match.data}-outbound*`}) instead`,
+        },
+      ]);
     }
     const target = await readTarget(tx, typed, source.currency);
     await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`usage_rule_target:${target.kind}:${target.id}`}))`);
@@ -142,7 +193,10 @@ export async function addUsageRule(db: Db, p: AddUsageRuleParams): Promise<Usage
       .limit(1);
     if (other) {
       throw invalidInput([
-        { path: target.kind === "endpoint" ? "endpointKey" : "budgetKey", message: `${target.kind} '${target.key}' is already mapped by the source '${other.name}' (rule '${other.match}'): one source per ${target.kind}, or its usage would be counted twice` },
+        {
+          path: target.kind === "endpoint" ? "endpointKey" : "budgetKey",
+          message: `${target.kind} '${target.key}' is already mapped by the source '${other.name}' (rule '${other.match}'): one source per ${target.kind}, or its usage would be counted twice`,
+        },
       ]);
     }
     await refuseSplitBudget(tx, source.id, target);
@@ -150,10 +204,19 @@ export async function addUsageRule(db: Db, p: AddUsageRuleParams): Promise<Usage
     try {
       [row] = await tx
         .insert(usageSourceRules)
-        .values({ sourceId: source.id, match: match.data, endpointId: target.kind === "endpoint" ? target.id : null, budgetId: target.kind === "budget" ? target.id : null, part: typed.part === "" ? null : typed.part, fieldParts, createdBy: actorName(p.actor) })
+        .values({
+          sourceId: source.id,
+          match: match.data,
+          endpointId: target.kind === "endpoint" ? target.id : null,
+          budgetId: target.kind === "budget" ? target.id : null,
+          part: typed.part === "" ? null : typed.part,
+          fieldParts,
+          createdBy: actorName(p.actor),
+        })
         .returning();
     } catch (error) {
-      if (sqlState(error) === "23505") throw invalidInput([{ path: "match", message: `${source.name} already has a rule for '${match.data}': remove it first to map that item elsewhere` }]);
+      if (sqlState(error) === "23505")
+        throw invalidInput([{ path: "match", message: `${source.name} already has a rule for '${match.data}': remove it first to map that item elsewhere` }]);
       throw error;
     }
     if (!row) throw new Error("insert returned no rule");
@@ -162,7 +225,14 @@ export async function addUsageRule(db: Db, p: AddUsageRuleParams): Promise<Usage
       action: "usage_rule.add",
       target: `usage_source:${source.id}`,
       ...(target.kind === "endpoint" ? { endpointId: target.id, endpointKey: target.key } : {}),
-      details: { source: source.name, ruleId: row.id, match: row.match, [target.kind]: target.key, part: row.part, ...(Object.keys(fieldParts).length > 0 ? { fieldParts } : {}) },
+      details: {
+        source: source.name,
+        ruleId: row.id,
+        match: row.match,
+        [target.kind]: target.key,
+        part: row.part,
+        ...(Object.keys(fieldParts).length > 0 ? { fieldParts } : {}),
+      },
     });
     return { ...row, targetKey: target.key, targetKind: target.kind };
   });
@@ -176,15 +246,25 @@ export async function removeUsageRule(db: Db, p: { sourceId: number; ruleId: num
       .where(and(eq(usageSourceRules.id, p.ruleId), eq(usageSourceRules.sourceId, source.id)))
       .returning();
     if (!row) throw new CatalogError("not_found", `${source.name} has no rule ${p.ruleId}`);
-    const [target] = row.endpointId !== null
-      ? await tx.select({ key: endpoints.key }).from(endpoints).where(eq(endpoints.id, row.endpointId))
-      : await tx.select({ key: budgets.key }).from(budgets).where(eq(budgets.id, row.budgetId ?? 0));
+    const [target] =
+      row.endpointId !== null
+        ? await tx.select({ key: endpoints.key }).from(endpoints).where(eq(endpoints.id, row.endpointId))
+        : await tx
+            .select({ key: budgets.key })
+            .from(budgets)
+            .where(eq(budgets.id, row.budgetId ?? 0));
     await recordAudit(tx, {
       ...auditActorFields(p.actor),
       action: "usage_rule.remove",
       target: `usage_source:${source.id}`,
       ...(row.endpointId !== null ? { endpointId: row.endpointId, endpointKey: target?.key ?? null } : {}),
-      details: { source: source.name, ruleId: row.id, match: row.match, [row.endpointId !== null ? "endpoint" : "budget"]: target?.key ?? null, part: row.part },
+      details: {
+        source: source.name,
+        ruleId: row.id,
+        match: row.match,
+        [row.endpointId !== null ? "endpoint" : "budget"]: target?.key ?? null,
+        part: row.part,
+      },
     });
     return { match: row.match, source: source.name };
   });

@@ -43,12 +43,22 @@ function settingsOf(s: UsageSource): UsageSourceSettings {
   };
 }
 
-async function audit(tx: Db, actor: AuditActor, source: Pick<UsageSource, "id" | "name">, action: string, details: Record<string, unknown>, reason: string | null = null) {
+async function audit(
+  tx: Db,
+  actor: AuditActor,
+  source: Pick<UsageSource, "id" | "name">,
+  action: string,
+  details: Record<string, unknown>,
+  reason: string | null = null,
+) {
   await recordAudit(tx, { ...auditActorFields(actor), action, target: `usage_source:${source.id}`, reason, details: { source: source.name, ...details } });
 }
 
 function duplicateName(error: unknown, name: string): never {
-  if (sqlState(error) === "23505") throw new CatalogError("duplicate_key", `a usage source named '${name}' already exists`, [{ path: "name", message: `a usage source named '${name}' already exists` }]);
+  if (sqlState(error) === "23505")
+    throw new CatalogError("duplicate_key", `a usage source named '${name}' already exists`, [
+      { path: "name", message: `a usage source named '${name}' already exists` },
+    ]);
   throw error;
 }
 
@@ -65,7 +75,10 @@ export async function createUsageSource(db: Db, p: { input: unknown; actor: Audi
   return db.transaction(async (tx) => {
     let row: UsageSource | undefined;
     try {
-      [row] = await tx.insert(usageSources).values({ ...settings, createdBy: actorName(p.actor), createdAt: now, updatedAt: now }).returning();
+      [row] = await tx
+        .insert(usageSources)
+        .values({ ...settings, createdBy: actorName(p.actor), createdAt: now, updatedAt: now })
+        .returning();
     } catch (error) {
       duplicateName(error, settings.name);
     }
@@ -81,13 +94,19 @@ export type UsageSourceChange = { field: keyof UsageSourceSettings; before: unkn
  * Saves a source's settings against the version the form showed. Its kind is fixed: its rules
  * name the provider's items, which mean nothing to another provider.
  */
-export async function updateUsageSource(db: Db, p: { sourceId: number; expectedVersion: string; input: unknown; actor: AuditActor; now?: Date }): Promise<{ source: UsageSource; changes: UsageSourceChange[] }> {
+export async function updateUsageSource(
+  db: Db,
+  p: { sourceId: number; expectedVersion: string; input: unknown; actor: AuditActor; now?: Date },
+): Promise<{ source: UsageSource; changes: UsageSourceChange[] }> {
   const settings = readUsageSourceInput(p.input);
   const now = p.now ?? new Date();
   return db.transaction(async (tx) => {
     const current = await lockUsageSource(tx, p.sourceId);
     if (sourceVersion(current) !== p.expectedVersion) {
-      throw new CatalogError("conflict", `${current.name} was changed by someone else since this form was loaded (by the version it showed). Nothing was saved: reload and try again`);
+      throw new CatalogError(
+        "conflict",
+        `${current.name} was changed by someone else since this form was loaded (by the version it showed). Nothing was saved: reload and try again`,
+      );
     }
     if (settings.kind !== current.kind) {
       throw invalidInput([{ path: "kind", message: `the kind of a source is fixed (${current.kind}): create a new source for another provider` }]);
@@ -102,7 +121,11 @@ export async function updateUsageSource(db: Db, p: { sourceId: number; expectedV
     const updatedAt = new Date(Math.max(now.getTime(), current.updatedAt.getTime() + 1));
     let row: UsageSource | undefined;
     try {
-      [row] = await tx.update(usageSources).set({ ...settings, updatedAt }).where(eq(usageSources.id, current.id)).returning();
+      [row] = await tx
+        .update(usageSources)
+        .set({ ...settings, updatedAt })
+        .where(eq(usageSources.id, current.id))
+        .returning();
     } catch (error) {
       duplicateName(error, settings.name);
     }
@@ -119,15 +142,20 @@ export async function updateUsageSource(db: Db, p: { sourceId: number; expectedV
  * so no rule is added meanwhile.
  */
 async function refuseCurrencyOfTargets(tx: Db, source: UsageSource, currency: string): Promise<void> {
-  const others = resultRows<{ kind: "endpoint" | "budget"; key: string; currency: string }>(await tx.execute(sql`
+  const others = resultRows<{ kind: "endpoint" | "budget"; key: string; currency: string }>(
+    await tx.execute(sql`
     select 'endpoint' as kind, e.key, e.currency from usage_source_rules r join endpoints e on e.id = r.endpoint_id
      where r.source_id = ${source.id} and e.currency <> ${currency}
     union
     select 'budget' as kind, b.key, b.currency from usage_source_rules r join budgets b on b.id = r.budget_id
      where r.source_id = ${source.id} and b.currency <> ${currency}
-    order by kind, key limit 6`));
+    order by kind, key limit 6`),
+  );
   if (others.length === 0) return;
-  const named = others.slice(0, 5).map((o) => `${o.kind} '${o.key}' (${o.currency})`).join(", ");
+  const named = others
+    .slice(0, 5)
+    .map((o) => `${o.kind} '${o.key}' (${o.currency})`)
+    .join(", ");
   throw invalidInput([
     {
       path: "currency",
@@ -140,11 +168,13 @@ async function refuseCurrencyOfTargets(tx: Db, source: UsageSource, currency: st
 export async function deleteUsageSource(db: Db, p: { sourceId: number; actor: AuditActor; reason?: string | null }): Promise<{ name: string; days: number }> {
   return db.transaction(async (tx) => {
     const current = await lockUsageSource(tx, p.sourceId);
-    const [held] = resultRows<{ days: number; rows: number; compared: number; rules: number }>(await tx.execute(sql`
+    const [held] = resultRows<{ days: number; rows: number; compared: number; rules: number }>(
+      await tx.execute(sql`
       select (select count(*)::int from usage_pulls where source_id = ${current.id}) as days,
              (select count(*)::int from usage_rows where source_id = ${current.id}) as rows,
              (select count(*)::int from reconciliation_days where source_id = ${current.id}) as compared,
-             (select count(*)::int from usage_source_rules where source_id = ${current.id}) as rules`));
+             (select count(*)::int from usage_source_rules where source_id = ${current.id}) as rules`),
+    );
     await tx.delete(usageSources).where(eq(usageSources.id, current.id));
     await audit(tx, p.actor, current, "usage_source.delete", { before: settingsOf(current), removed: held ?? null }, p.reason?.trim() || null);
     return { name: current.name, days: held?.days ?? 0 };
@@ -182,7 +212,10 @@ export async function requestPull(db: Db, p: { sourceId: number; actor: AuditAct
     const requestedAt = new Date(Math.max((p.now ?? new Date()).getTime(), (current.pullRequestedAt?.getTime() ?? 0) + 1));
     const [row] = await tx.update(usageSources).set({ pullRequestedAt: requestedAt }).where(eq(usageSources.id, current.id)).returning();
     if (!row) throw new Error("update returned no usage source");
-    await audit(tx, p.actor, row, "usage_source.pull_requested", { requestedAt: requestedAt.toISOString(), alreadyRequested: current.pullRequestedAt !== null });
+    await audit(tx, p.actor, row, "usage_source.pull_requested", {
+      requestedAt: requestedAt.toISOString(),
+      alreadyRequested: current.pullRequestedAt !== null,
+    });
     return { source: row, requestedAt };
   });
 }

@@ -59,7 +59,17 @@ describe.skipIf(skipWithoutDatabase())("usage sources", () => {
     n += 1;
     const [row] = await t.db
       .insert(endpoints)
-      .values({ key: `llm.s${n}`, name: "m", unit: "tokens", perCallMax: 100, currency, parts: [{ name: "input", pricePico: 1 }, { name: "output", pricePico: 2 }] })
+      .values({
+        key: `llm.s${n}`,
+        name: "m",
+        unit: "tokens",
+        perCallMax: 100,
+        currency,
+        parts: [
+          { name: "input", pricePico: 1 },
+          { name: "output", pricePico: 2 },
+        ],
+      })
       .returning();
     if (!row) throw new Error("no endpoint");
     return row;
@@ -67,7 +77,10 @@ describe.skipIf(skipWithoutDatabase())("usage sources", () => {
 
   async function budget() {
     n += 1;
-    const [row] = await t.db.insert(budgets).values({ key: `llm.b${n}`, name: "b", scope: "global", window: "utc_day", value: 1, minValue: 0, maxValue: 10, defaultValue: 1 }).returning();
+    const [row] = await t.db
+      .insert(budgets)
+      .values({ key: `llm.b${n}`, name: "b", scope: "global", window: "utc_day", value: 1, minValue: 0, maxValue: 10, defaultValue: 1 })
+      .returning();
     if (!row) throw new Error("no budget");
     return row;
   }
@@ -76,9 +89,22 @@ describe.skipIf(skipWithoutDatabase())("usage sources", () => {
 
   it("creates an API source with the provider's default URL and audits the settings", async () => {
     const s = await createUsageSource(t.db, { input: openai({ name: "  OpenAI prod  ", thresholdPercent: "2.5", thresholdMoney: "0.50" }), actor });
-    expect(s).toMatchObject({ name: "OpenAI prod", location: "https://api.openai.com", credentialRef: "env:CEILINGS_SECRET_OPENAI_ADMIN", account: null, thresholdBasisPoints: 250, thresholdMicros: 500_000, lookbackDays: 3, enabled: true, createdBy: actor.email });
+    expect(s).toMatchObject({
+      name: "OpenAI prod",
+      location: "https://api.openai.com",
+      credentialRef: "env:CEILINGS_SECRET_OPENAI_ADMIN",
+      account: null,
+      thresholdBasisPoints: 250,
+      thresholdMicros: 500_000,
+      lookbackDays: 3,
+      enabled: true,
+      createdBy: actor.email,
+    });
     const [a] = (await audits("usage_source.create")).filter((e) => e.target === `usage_source:${s.id}`);
-    expect(a).toMatchObject({ actor: actor.email, details: { source: "OpenAI prod", after: { credentialRef: "env:CEILINGS_SECRET_OPENAI_ADMIN", thresholdBasisPoints: 250 } } });
+    expect(a).toMatchObject({
+      actor: actor.email,
+      details: { source: "OpenAI prod", after: { credentialRef: "env:CEILINGS_SECRET_OPENAI_ADMIN", thresholdBasisPoints: 250 } },
+    });
   });
 
   const withEnv = async (name: string, value: string | undefined, run: () => Promise<void>) => {
@@ -96,18 +122,31 @@ describe.skipIf(skipWithoutDatabase())("usage sources", () => {
     await withEnv("USAGE_FILE_DIR", "/var/usage", async () => {
       const b = await createUsageSource(t.db, { input: openai({ kind: "file", credentialRef: "", location: "/var/usage/postmark.csv" }), actor });
       expect(b.location).toBe("/var/usage/postmark.csv");
-      expect((await fieldErrors(createUsageSource(t.db, { input: openai({ kind: "file", credentialRef: "", location: "/var/usage/../../proc/self/environ" }), actor }))).location).toMatch(/inside USAGE_FILE_DIR/);
-      expect((await fieldErrors(createUsageSource(t.db, { input: openai({ kind: "file", credentialRef: "", location: "/dev/zero" }), actor }))).location).toMatch(/inside USAGE_FILE_DIR/);
+      expect(
+        (
+          await fieldErrors(
+            createUsageSource(t.db, { input: openai({ kind: "file", credentialRef: "", location: "/var/usage/../../proc/self/environ" }), actor }),
+          )
+        ).location,
+      ).toMatch(/inside USAGE_FILE_DIR/);
+      expect(
+        (await fieldErrors(createUsageSource(t.db, { input: openai({ kind: "file", credentialRef: "", location: "/dev/zero" }), actor }))).location,
+      ).toMatch(/inside USAGE_FILE_DIR/);
     });
     await withEnv("USAGE_FILE_DIR", undefined, async () => {
-      expect((await fieldErrors(createUsageSource(t.db, { input: openai({ kind: "file", credentialRef: "", location: "/var/usage/postmark.csv" }), actor }))).location).toMatch(/set it/);
+      expect(
+        (await fieldErrors(createUsageSource(t.db, { input: openai({ kind: "file", credentialRef: "", location: "/var/usage/postmark.csv" }), actor })))
+          .location,
+      ).toMatch(/set it/);
     });
   });
 
   it("creates a Twilio source with its Account SID and a trailing slash trimmed from its URL (an http host only when allow-listed)", async () => {
     const input = openai({ kind: "twilio", account: SID, location: "http://127.0.0.1:4010/", credentialRef: "env:CEILINGS_SECRET_TWILIO" });
     await withEnv("USAGE_SOURCE_ALLOW_HOSTS", undefined, async () => {
-      expect((await fieldErrors(createUsageSource(t.db, { input, actor }))).location).toMatch(/only to api\.twilio\.com or a host named in USAGE_SOURCE_ALLOW_HOSTS/);
+      expect((await fieldErrors(createUsageSource(t.db, { input, actor }))).location).toMatch(
+        /only to api\.twilio\.com or a host named in USAGE_SOURCE_ALLOW_HOSTS/,
+      );
     });
     await withEnv("USAGE_SOURCE_ALLOW_HOSTS", "127.0.0.1", async () => {
       const s = await createUsageSource(t.db, { input, actor });
@@ -117,10 +156,14 @@ describe.skipIf(skipWithoutDatabase())("usage sources", () => {
 
   it("an API source's key goes only to its provider's host, named by its kind's own prefix", async () => {
     await withEnv("USAGE_SOURCE_ALLOW_HOSTS", undefined, async () => {
-      const exfil = await fieldErrors(createUsageSource(t.db, { input: openai({ location: "https://collector.example", credentialRef: "env:CEILINGS_SECRET_SMTP_PASSWORD" }), actor }));
+      const exfil = await fieldErrors(
+        createUsageSource(t.db, { input: openai({ location: "https://collector.example", credentialRef: "env:CEILINGS_SECRET_SMTP_PASSWORD" }), actor }),
+      );
       expect(exfil.location).toMatch(/sent only to api\.openai\.com or a host named in USAGE_SOURCE_ALLOW_HOSTS, not to collector\.example/);
       expect(exfil.credentialRef).toMatch(/env:CEILINGS_SECRET_OPENAI or env:CEILINGS_SECRET_OPENAI_/);
-      expect((await fieldErrors(createUsageSource(t.db, { input: openai({ location: "http://api.openai.com" }), actor }))).location).toMatch(/not sent over plain http/);
+      expect((await fieldErrors(createUsageSource(t.db, { input: openai({ location: "http://api.openai.com" }), actor }))).location).toMatch(
+        /not sent over plain http/,
+      );
       expect((await fieldErrors(createUsageSource(t.db, { input: openai({ kind: "anthropic" }), actor }))).credentialRef).toMatch(/CEILINGS_SECRET_ANTHROPIC/);
     });
   });
@@ -173,7 +216,12 @@ describe.skipIf(skipWithoutDatabase())("usage sources", () => {
   it("keeps the unmapped threshold and the pull time, $1 and 06:00 unless set; a change to either is saved and listed", async () => {
     const s = await createUsageSource(t.db, { input: openai({ name: "Morning" }), actor });
     expect(s).toMatchObject({ unmappedThresholdMicros: 1_000_000, pullAt: "06:00:00" });
-    const { source, changes } = await updateUsageSource(t.db, { sourceId: s.id, expectedVersion: sourceVersion(s), input: openai({ name: "Morning", unmappedMoney: "0.25", pullAt: "07:30" }), actor });
+    const { source, changes } = await updateUsageSource(t.db, {
+      sourceId: s.id,
+      expectedVersion: sourceVersion(s),
+      input: openai({ name: "Morning", unmappedMoney: "0.25", pullAt: "07:30" }),
+      actor,
+    });
     expect(source).toMatchObject({ unmappedThresholdMicros: 250_000, pullAt: "07:30:00" });
     expect(changes).toEqual([
       { field: "unmappedThresholdMicros", before: 1_000_000, after: 250_000 },
@@ -183,19 +231,38 @@ describe.skipIf(skipWithoutDatabase())("usage sources", () => {
 
   it("refuses a second source of the same name", async () => {
     await createUsageSource(t.db, { input: openai({ name: "Twin" }), actor });
-    await expect(createUsageSource(t.db, { input: openai({ name: "Twin" }), actor })).rejects.toMatchObject({ code: "duplicate_key", message: "a usage source named 'Twin' already exists" });
+    await expect(createUsageSource(t.db, { input: openai({ name: "Twin" }), actor })).rejects.toMatchObject({
+      code: "duplicate_key",
+      message: "a usage source named 'Twin' already exists",
+    });
   });
 
   it("updates against the version shown: a stale version is a conflict; the kind is fixed", async () => {
     const s = await createUsageSource(t.db, { input: openai(), actor });
     const version = sourceVersion(s);
-    const { source, changes } = await updateUsageSource(t.db, { sourceId: s.id, expectedVersion: version, input: openai({ name: s.name, lookbackDays: "7" }), actor });
+    const { source, changes } = await updateUsageSource(t.db, {
+      sourceId: s.id,
+      expectedVersion: version,
+      input: openai({ name: s.name, lookbackDays: "7" }),
+      actor,
+    });
     expect(changes).toEqual([{ field: "lookbackDays", before: 3, after: 7 }]);
     expect(sourceVersion(source)).not.toBe(version);
-    await expect(updateUsageSource(t.db, { sourceId: s.id, expectedVersion: version, input: openai({ name: s.name, lookbackDays: "9" }), actor })).rejects.toMatchObject({ code: "conflict" });
-    const errors = await fieldErrors(updateUsageSource(t.db, { sourceId: s.id, expectedVersion: sourceVersion(source), input: openai({ name: s.name, kind: "anthropic", credentialRef: "env:CEILINGS_SECRET_ANTHROPIC" }), actor }));
+    await expect(
+      updateUsageSource(t.db, { sourceId: s.id, expectedVersion: version, input: openai({ name: s.name, lookbackDays: "9" }), actor }),
+    ).rejects.toMatchObject({ code: "conflict" });
+    const errors = await fieldErrors(
+      updateUsageSource(t.db, {
+        sourceId: s.id,
+        expectedVersion: sourceVersion(source),
+        input: openai({ name: s.name, kind: "anthropic", credentialRef: "env:CEILINGS_SECRET_ANTHROPIC" }),
+        actor,
+      }),
+    );
     expect(errors.kind).toMatch(/fixed/);
-    await expect(updateUsageSource(t.db, { sourceId: s.id, expectedVersion: sourceVersion(source), input: openai({ name: s.name, lookbackDays: "7" }), actor })).rejects.toMatchObject({ code: "unchanged" });
+    await expect(
+      updateUsageSource(t.db, { sourceId: s.id, expectedVersion: sourceVersion(source), input: openai({ name: s.name, lookbackDays: "7" }), actor }),
+    ).rejects.toMatchObject({ code: "unchanged" });
     const [a] = (await audits("usage_source.update")).filter((e) => e.target === `usage_source:${s.id}`);
     expect(a?.details).toMatchObject({ changes: [{ field: "lookbackDays", before: 3, after: 7 }] });
   });
@@ -206,7 +273,9 @@ describe.skipIf(skipWithoutDatabase())("usage sources", () => {
     const e = await endpoint("USD");
     const rule = await addUsageRule(t.db, { sourceId: s.id, match: "x", endpointKey: e.key, actor });
     // EUR bills would be compared with USD charges, micros for micros.
-    const errors = await fieldErrors(updateUsageSource(t.db, { sourceId: s.id, expectedVersion: sourceVersion(s), input: { ...input, currency: "EUR" }, actor }));
+    const errors = await fieldErrors(
+      updateUsageSource(t.db, { sourceId: s.id, expectedVersion: sourceVersion(s), input: { ...input, currency: "EUR" }, actor }),
+    );
     expect(errors.currency).toContain(`endpoint '${e.key}' (USD)`);
     expect((await t.db.select().from(usageSources).where(eq(usageSources.id, s.id)))[0]?.currency).toBe("USD");
     // Without the rule, the currency is the source's to change.
@@ -295,7 +364,9 @@ describe.skipIf(skipWithoutDatabase())("usage sources", () => {
       expect((await fieldErrors(addUsageRule(t.db, { sourceId: b.id, match: "x", endpointKey: e.key, actor }))).endpointKey).toBe(
         `endpoint '${e.key}' is already mapped by the source 'First' (rule 'gpt-4o*'): one source per endpoint, or its usage would be counted twice`,
       );
-      expect((await fieldErrors(addUsageRule(t.db, { sourceId: b.id, match: "x", budgetKey: bu.key, actor }))).budgetKey).toMatch(/already mapped by the source 'First'/);
+      expect((await fieldErrors(addUsageRule(t.db, { sourceId: b.id, match: "x", budgetKey: bu.key, actor }))).budgetKey).toMatch(
+        /already mapped by the source 'First'/,
+      );
     });
 
     it("refuses a budget whose member another source maps, and an endpoint whose budget another source maps, naming that source", async () => {
@@ -304,7 +375,10 @@ describe.skipIf(skipWithoutDatabase())("usage sources", () => {
       const member = await endpoint();
       const loose = await endpoint();
       const bu = await budget();
-      await t.db.insert(budgetMembers).values([{ budgetId: bu.id, endpointId: member.id }, { budgetId: bu.id, endpointId: loose.id }]);
+      await t.db.insert(budgetMembers).values([
+        { budgetId: bu.id, endpointId: member.id },
+        { budgetId: bu.id, endpointId: loose.id },
+      ]);
       await addUsageRule(t.db, { sourceId: b.id, match: "gpt-4o", endpointKey: member.key, actor });
       // The budget on source a would be charged its member's usage but billed none of it.
       expect((await fieldErrors(addUsageRule(t.db, { sourceId: a.id, match: "all", budgetKey: bu.key, actor }))).budgetKey).toBe(
@@ -333,13 +407,18 @@ describe.skipIf(skipWithoutDatabase())("usage sources", () => {
     const e = await endpoint();
     await addUsageRule(t.db, { sourceId: s.id, match: "gpt-4o", endpointKey: e.key, actor });
     const day = "2026-12-01";
-    await t.db.insert(usagePulls).values([{ sourceId: s.id, day, via: "api", rows: RAW_PAGE + 3, unmappedRows: 3 }, { sourceId: s.id, day: "2026-11-30", via: "api", rows: 0 }]);
-    await t.db.insert(usageRows).values([
-      ...Array.from({ length: RAW_PAGE }, (_, i) => ({ sourceId: s.id, day, item: `gpt-4o#${i}`, units: 10, costMicros: 5, endpointId: e.id, raw: { i } })),
-      { sourceId: s.id, day, item: "o3", units: 7, costMicros: null, raw: {} },
-      { sourceId: s.id, day, item: "o3-mini", units: 1, costMicros: 2_000_000, raw: {} },
-      { sourceId: s.id, day: "2026-11-30", item: "o3", units: 5, costMicros: null, raw: {} },
+    await t.db.insert(usagePulls).values([
+      { sourceId: s.id, day, via: "api", rows: RAW_PAGE + 3, unmappedRows: 3 },
+      { sourceId: s.id, day: "2026-11-30", via: "api", rows: 0 },
     ]);
+    await t.db
+      .insert(usageRows)
+      .values([
+        ...Array.from({ length: RAW_PAGE }, (_, i) => ({ sourceId: s.id, day, item: `gpt-4o#${i}`, units: 10, costMicros: 5, endpointId: e.id, raw: { i } })),
+        { sourceId: s.id, day, item: "o3", units: 7, costMicros: null, raw: {} },
+        { sourceId: s.id, day, item: "o3-mini", units: 1, costMicros: 2_000_000, raw: {} },
+        { sourceId: s.id, day: "2026-11-30", item: "o3", units: 5, costMicros: null, raw: {} },
+      ]);
     const listed = (await listUsageSources(t.db)).find((x) => x.id === s.id);
     expect(listed).toMatchObject({ rules: 1, days: 2, lastDay: day });
     const d = await getUsageSourceDetail(t.db, s.id, { now: new Date("2026-12-02T06:00:00Z") });
@@ -363,10 +442,27 @@ describe.skipIf(skipWithoutDatabase())("usage sources", () => {
     await addUsageRule(t.db, { sourceId: s.id, match: "gpt-4o", endpointKey: e.key, actor });
     await t.db.insert(usagePulls).values({ sourceId: s.id, day: "2026-12-01", via: "api", rows: 1 });
     await t.db.insert(usageRows).values({ sourceId: s.id, day: "2026-12-01", item: "gpt-4o", units: 1, endpointId: e.id, raw: {} });
-    await t.db.insert(reconciliationDays).values({ sourceId: s.id, endpointId: e.id, day: "2026-12-01", dayStart: new Date("2026-12-01T00:00:00Z"), dayEnd: new Date("2026-12-02T00:00:00Z"), billedUnits: 1, billedMicros: 0, billedMoney: "priced", chargedUnits: 0, chargedMicros: 0 });
+    await t.db
+      .insert(reconciliationDays)
+      .values({
+        sourceId: s.id,
+        endpointId: e.id,
+        day: "2026-12-01",
+        dayStart: new Date("2026-12-01T00:00:00Z"),
+        dayEnd: new Date("2026-12-02T00:00:00Z"),
+        billedUnits: 1,
+        billedMicros: 0,
+        billedMoney: "priced",
+        chargedUnits: 0,
+        chargedMicros: 0,
+      });
     expect(await deleteUsageSource(t.db, { sourceId: s.id, actor, reason: "moved to a proxy" })).toEqual({ name: s.name, days: 1 });
-    for (const table of [usageSourceRules, usagePulls, usageRows, reconciliationDays]) expect(await t.db.select().from(table).where(eq(table.sourceId, s.id))).toEqual([]);
-    expect((await audits("usage_source.delete")).at(-1)).toMatchObject({ reason: "moved to a proxy", details: { source: s.name, removed: { days: 1, rows: 1, compared: 1, rules: 1 } } });
+    for (const table of [usageSourceRules, usagePulls, usageRows, reconciliationDays])
+      expect(await t.db.select().from(table).where(eq(table.sourceId, s.id))).toEqual([]);
+    expect((await audits("usage_source.delete")).at(-1)).toMatchObject({
+      reason: "moved to a proxy",
+      details: { source: s.name, removed: { days: 1, rows: 1, compared: 1, rules: 1 } },
+    });
     await expect(deleteUsageSource(t.db, { sourceId: s.id, actor })).rejects.toMatchObject({ code: "not_found" });
   });
 });

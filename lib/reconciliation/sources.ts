@@ -3,7 +3,17 @@
 // is lib/reconciliation/pull.ts (the worker's), the comparison lib/reconciliation/compare.ts.
 
 export { basisPointsText, defaultLocations, percentToBasisPoints, RuleMatch, UsageSourceInput, type UsageSourceSettings } from "./source-input";
-export { createUsageSource, deleteUsageSource, lockUsageSource, readUsageSourceInput, requestPull, setUsageSourceEnabled, sourceVersion, updateUsageSource, type UsageSourceChange } from "./source-write";
+export {
+  createUsageSource,
+  deleteUsageSource,
+  lockUsageSource,
+  readUsageSourceInput,
+  requestPull,
+  setUsageSourceEnabled,
+  sourceVersion,
+  updateUsageSource,
+  type UsageSourceChange,
+} from "./source-write";
 export { addUsageRule, removeUsageRule, type AddUsageRuleParams } from "./source-rules";
 export {
   getUsageSourceDetail,

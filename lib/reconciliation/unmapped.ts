@@ -24,7 +24,10 @@ const NAMED_ITEMS = 5;
  * later pull) alerts again, naming it.
  */
 export function unmappedDedupeKey(sourceId: number, day: ProviderDay, items: readonly string[]): string {
-  const set = createHash("sha256").update([...new Set(items)].sort().join("\u0000")).digest("hex").slice(0, 16);
+  const set = createHash("sha256")
+    .update([...new Set(items)].sort().join("\u0000"))
+    .digest("hex")
+    .slice(0, 16);
   return `reconciliation_unmapped:${sourceId}:${day}:${set}`;
 }
 
@@ -39,7 +42,15 @@ export async function unmappedDays(db: Db, sourceId: number, days: readonly Prov
       units: sql<number>`sum(${usageRows.units})::float8`,
     })
     .from(usageRows)
-    .where(and(eq(usageRows.sourceId, sourceId), inArray(usageRows.day, [...days]), isNull(usageRows.endpointId), isNull(usageRows.budgetId), eq(usageRows.rollup, false)))
+    .where(
+      and(
+        eq(usageRows.sourceId, sourceId),
+        inArray(usageRows.day, [...days]),
+        isNull(usageRows.endpointId),
+        isNull(usageRows.budgetId),
+        eq(usageRows.rollup, false),
+      ),
+    )
     .groupBy(usageRows.day, usageRows.item);
   const byDay = new Map<ProviderDay, UnmappedDayItem[]>();
   for (const r of rows) byDay.set(r.day, [...(byDay.get(r.day) ?? []), { item: r.item, micros: r.micros, units: r.units }]);
@@ -77,7 +88,11 @@ export async function fireUnmappedAlerts(db: Db, source: UsageSource, days: read
     if (!unmappedOver(d.micros, source.unmappedThresholdMicros)) continue;
     const ok = await fireAlert(db, {
       kind: "reconciliation_unmapped",
-      dedupeKey: unmappedDedupeKey(source.id, d.day, d.items.filter((i) => i.micros > 0).map((i) => i.item)),
+      dedupeKey: unmappedDedupeKey(
+        source.id,
+        d.day,
+        d.items.filter((i) => i.micros > 0).map((i) => i.item),
+      ),
       message: unmappedMessage(source, d),
       details: {
         sourceId: source.id,
@@ -125,7 +140,17 @@ export async function unmappedWeek(db: Db, now: Date): Promise<UnmappedSourceWee
   );
   const bySource = new Map<number, UnmappedSourceWeek & { days: Map<string, number>; itemMap: Map<string, UnmappedDayItem> }>();
   for (const r of rows) {
-    const s = bySource.get(r.source_id) ?? { sourceId: r.source_id, name: r.name, currency: r.currency, thresholdMicros: Number(r.threshold), micros: 0, daysOver: 0, items: [], days: new Map(), itemMap: new Map() };
+    const s = bySource.get(r.source_id) ?? {
+      sourceId: r.source_id,
+      name: r.name,
+      currency: r.currency,
+      thresholdMicros: Number(r.threshold),
+      micros: 0,
+      daysOver: 0,
+      items: [],
+      days: new Map(),
+      itemMap: new Map(),
+    };
     const micros = Number(r.micros);
     s.micros += Math.max(micros, 0);
     s.days.set(r.day, (s.days.get(r.day) ?? 0) + Math.max(micros, 0));
@@ -140,7 +165,10 @@ export async function unmappedWeek(db: Db, now: Date): Promise<UnmappedSourceWee
     .map(({ days, itemMap, ...s }) => ({
       ...s,
       daysOver: [...days.values()].filter((m) => unmappedOver(m, s.thresholdMicros)).length,
-      items: [...itemMap.values()].filter((i) => i.micros > 0).sort((a, b) => b.micros - a.micros || a.item.localeCompare(b.item)).slice(0, NAMED_ITEMS),
+      items: [...itemMap.values()]
+        .filter((i) => i.micros > 0)
+        .sort((a, b) => b.micros - a.micros || a.item.localeCompare(b.item))
+        .slice(0, NAMED_ITEMS),
     }))
     .sort((a, b) => b.micros - a.micros || a.name.localeCompare(b.name));
 }

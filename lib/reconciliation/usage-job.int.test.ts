@@ -44,7 +44,12 @@ const settings: WorkerSettings = {
   refusalRetentionDays: 90,
   rules: { unavailableBurst: 1000, unavailableWindowMinutes: 5, refusalSpike: 100_000, refusalSpikeWindowMinutes: 5, adjustFactor: 1000 },
   delivery: { retryBaseMs: 5, retryCapMs: 20, maxAttempts: 5, timeoutMs: 2000, egress: { allowHosts: ["127.0.0.1"] } },
-  usage: { secrets: (name) => (name === "CEILINGS_SECRET_TEST" ? "k" : undefined), egress: { allowHosts: ["127.0.0.1"] }, recompareEveryMs: 600_000, retryCapMs: 1000 },
+  usage: {
+    secrets: (name) => (name === "CEILINGS_SECRET_TEST" ? "k" : undefined),
+    egress: { allowHosts: ["127.0.0.1"] },
+    recompareEveryMs: 600_000,
+    retryCapMs: 1000,
+  },
 };
 
 describe.skipIf(skipWithoutDatabase())("the usage-sources job", () => {
@@ -80,7 +85,12 @@ describe.skipIf(skipWithoutDatabase())("the usage-sources job", () => {
     expect(call?.egress.allowHosts).toEqual(["127.0.0.1"]);
     expect(call?.retryCapMs).toBe(1000);
     expect(await t.db.select().from(reconciliationDays).where(eq(reconciliationDays.endpointId, e.id))).toHaveLength(1);
-    expect(await t.db.select().from(alerts).where(eq(alerts.dedupeKey, `reconciliation:endpoint:${e.id}:${day}`))).toHaveLength(1);
+    expect(
+      await t.db
+        .select()
+        .from(alerts)
+        .where(eq(alerts.dedupeKey, `reconciliation:endpoint:${e.id}:${day}`)),
+    ).toHaveLength(1);
   });
 
   it("compares each pulled source's days right after its pull, with the settings it was given", async () => {
@@ -106,7 +116,12 @@ describe.skipIf(skipWithoutDatabase())("the usage-sources job", () => {
     expect(seen[0]?.secrets("CEILINGS_SECRET_TEST")).toBe("k");
     expect(seen[0]?.egress.allowHosts).toEqual(["127.0.0.1"]);
     expect(seen[0]?.retryCapMs).toBe(1000);
-    expect(await t.db.select().from(alerts).where(eq(alerts.dedupeKey, `reconciliation:endpoint:${e.id}:${day}`))).toHaveLength(1);
+    expect(
+      await t.db
+        .select()
+        .from(alerts)
+        .where(eq(alerts.dedupeKey, `reconciliation:endpoint:${e.id}:${day}`)),
+    ).toHaveLength(1);
   });
 
   it("a comparison that fails does not undo the pull: the other sources go on and the job fails after them", async () => {
@@ -115,7 +130,12 @@ describe.skipIf(skipWithoutDatabase())("the usage-sources job", () => {
     // A database error is what fails a comparison (a source that vanished compares to nothing).
     const broken = new Proxy(t.db, {
       // (The comparison reads inside a transaction of its own, under the source's lock.)
-      get: (target, prop, receiver) => (prop === "select" || prop === "transaction" ? () => { throw new Error("database went away"); } : Reflect.get(target, prop, receiver)),
+      get: (target, prop, receiver) =>
+        prop === "select" || prop === "transaction"
+          ? () => {
+              throw new Error("database went away");
+            }
+          : Reflect.get(target, prop, receiver),
     });
     const pull: PullDueSources = async (_db, opts) => {
       await opts.afterPull?.({ sourceId, days: ["2026-11-10"], rows: 0, unmapped: 0 });
@@ -146,7 +166,12 @@ describe.skipIf(skipWithoutDatabase())("the usage-sources job", () => {
       seen += 1;
       return [{ sourceId, name: "s", ok: true }];
     };
-    const outcomes = await runWorkerOnce(t.db, settings, undefined, jobs.filter((j) => j.name === "usage-sources"));
+    const outcomes = await runWorkerOnce(
+      t.db,
+      settings,
+      undefined,
+      jobs.filter((j) => j.name === "usage-sources"),
+    );
     expect(outcomes[0]).toMatchObject({ ok: true, result: { pulled: 1, compared: 1 } });
     expect(seen).toBe(1);
     const [beat] = await t.db.select().from(workerHeartbeats).where(eq(workerHeartbeats.name, settings.name));

@@ -28,7 +28,15 @@ export type WriteOptions = {
   actor?: AuditActor;
 };
 
-const providerNames: Record<UsageSource["kind"], string> = { openai: "OpenAI", anthropic: "Anthropic", twilio: "Twilio", sendgrid: "SendGrid", postmark: "Postmark", ses: "Amazon SES", file: "The file" };
+const providerNames: Record<UsageSource["kind"], string> = {
+  openai: "OpenAI",
+  anthropic: "Anthropic",
+  twilio: "Twilio",
+  sendgrid: "SendGrid",
+  postmark: "Postmark",
+  ses: "Amazon SES",
+  file: "The file",
+};
 // eslint-disable-next-line no-control-regex -- finding control characters is the point.
 const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
 const codePoint = (c: string) => `U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
@@ -48,9 +56,16 @@ function refuseControlCharacters(source: UsageSource, rows: readonly ReportedRow
     const c = CONTROL.exec(row.item)?.[0];
     if (c !== undefined) {
       const shown = row.item.replace(new RegExp(CONTROL.source, "g"), (x) => `<${codePoint(x)}>`).slice(0, 80);
-      throw new ReconciliationError("provider_shape", `${who} reported an item on ${row.day} holding a control character (${codePoint(c)}): '${shown}'; nothing was written for '${source.name}'`);
+      throw new ReconciliationError(
+        "provider_shape",
+        `${who} reported an item on ${row.day} holding a control character (${codePoint(c)}): '${shown}'; nothing was written for '${source.name}'`,
+      );
     }
-    if (nulIn(row.raw)) throw new ReconciliationError("provider_shape", `${who} reported a row on ${row.day} (${row.item.slice(0, 80)}) holding a NUL character (U+0000); nothing was written for '${source.name}'`);
+    if (nulIn(row.raw))
+      throw new ReconciliationError(
+        "provider_shape",
+        `${who} reported a row on ${row.day} (${row.item.slice(0, 80)}) holding a NUL character (U+0000); nothing was written for '${source.name}'`,
+      );
   }
 }
 
@@ -63,7 +78,8 @@ export async function writeUsageDays(db: Db, sourceId: number, rows: ReportedRow
   for (const day of days) if (!isProviderDay(day)) throw new ReconciliationError("day_mismatch", `'${day}' is not a day`);
   const asked = new Set(days);
   for (const row of rows) {
-    if (!asked.has(row.day)) throw new ReconciliationError("day_mismatch", `a row of ${row.day} (${row.item}) is outside the days written (${days.join(", ")})`);
+    if (!asked.has(row.day))
+      throw new ReconciliationError("day_mismatch", `a row of ${row.day} (${row.item}) is outside the days written (${days.join(", ")})`);
   }
   return db.transaction(async (tx) => {
     const [source] = await tx.select().from(usageSources).where(eq(usageSources.id, sourceId)).for("update");
@@ -84,12 +100,32 @@ export async function writeUsageDays(db: Db, sourceId: number, rows: ReportedRow
         count.rows += 1;
         if (!row.rollup && target.endpointId === null && target.budgetId === null) count.unmapped += 1;
       }
-      return { sourceId, day: row.day, item: row.item, units: row.units, costMicros: row.costMicros, field: row.field ?? null, unit: row.unit ?? null, rollup: row.rollup ?? false, ...target, raw: row.raw };
+      return {
+        sourceId,
+        day: row.day,
+        item: row.item,
+        units: row.units,
+        costMicros: row.costMicros,
+        field: row.field ?? null,
+        unit: row.unit ?? null,
+        rollup: row.rollup ?? false,
+        ...target,
+        raw: row.raw,
+      };
     });
     for (let i = 0; i < values.length; i += INSERT_CHUNK) await tx.insert(usageRows).values(values.slice(i, i + INSERT_CHUNK));
     // One record per day, also for a day with no rows: the provider reported zero, which is news.
-    if (days.length > 0) await tx.insert(usagePulls).values(days.map((day) => ({ sourceId, day, via: opts.via, rows: perDay.get(day)?.rows ?? 0, unmappedRows: perDay.get(day)?.unmapped ?? 0 })));
-    const result: PullResult = { sourceId, days, rows: rows.length, unmapped: [...perDay.values()].reduce((n, d) => n + d.unmapped, 0), ...(notes.length > 0 ? { notes } : {}) };
+    if (days.length > 0)
+      await tx
+        .insert(usagePulls)
+        .values(days.map((day) => ({ sourceId, day, via: opts.via, rows: perDay.get(day)?.rows ?? 0, unmappedRows: perDay.get(day)?.unmapped ?? 0 })));
+    const result: PullResult = {
+      sourceId,
+      days,
+      rows: rows.length,
+      unmapped: [...perDay.values()].reduce((n, d) => n + d.unmapped, 0),
+      ...(notes.length > 0 ? { notes } : {}),
+    };
     await opts.onWritten?.(tx, result, source);
     return result;
   });
@@ -105,13 +141,23 @@ export async function writeUsageDays(db: Db, sourceId: number, rows: ReportedRow
  * A count-only row is priced at partOf: the part the rule maps its field to, the endpoint's part
  * named like its field, the rule's part, or the endpoint's first part.
  */
-async function mapper(tx: Db, source: UsageSource, rows: readonly ReportedRow[], actor: AuditActor, notes: string[]): Promise<(item: string, field: string | null) => Target> {
+async function mapper(
+  tx: Db,
+  source: UsageSource,
+  rows: readonly ReportedRow[],
+  actor: AuditActor,
+  notes: string[],
+): Promise<(item: string, field: string | null) => Target> {
   const rules = await tx.select().from(usageSourceRules).where(eq(usageSourceRules.sourceId, source.id));
-  const unmatched = source.kind === "file" ? [...new Set(rows.filter((r) => !r.rollup).map((r) => r.item))].filter((item) => matchRule(rules, item) === null) : [];
+  const unmatched =
+    source.kind === "file" ? [...new Set(rows.filter((r) => !r.rollup).map((r) => r.item))].filter((item) => matchRule(rules, item) === null) : [];
   const byId = new Map<number, { id: number; key: string; parts: string[] }>();
   const ruleEndpointIds = rules.flatMap((r) => (r.endpointId === null ? [] : [r.endpointId]));
   if (ruleEndpointIds.length > 0) {
-    for (const e of await tx.select({ id: endpoints.id, key: endpoints.key, parts: endpoints.parts }).from(endpoints).where(inArray(endpoints.id, ruleEndpointIds))) {
+    for (const e of await tx
+      .select({ id: endpoints.id, key: endpoints.key, parts: endpoints.parts })
+      .from(endpoints)
+      .where(inArray(endpoints.id, ruleEndpointIds))) {
       byId.set(e.id, { id: e.id, key: e.key, parts: e.parts.map((p) => p.name) });
     }
   }
@@ -140,17 +186,24 @@ async function mapper(tx: Db, source: UsageSource, rows: readonly ReportedRow[],
         .where(and(eq(usageSourceRules.endpointId, e.id), ne(usageSourceRules.sourceId, source.id), isNotNull(usageSourceRules.endpointId)))
         .limit(1);
       if (other) {
-        notes.push(`'${e.key}' names an endpoint the source '${other.name}' maps (rule '${other.match}'): its rows are left unmapped (one source per endpoint)`);
+        notes.push(
+          `'${e.key}' names an endpoint the source '${other.name}' maps (rule '${other.match}'): its rows are left unmapped (one source per endpoint)`,
+        );
         continue;
       }
       // Nor one in a budget another source maps: that budget would be billed without these rows.
       const budgetRule = await budgetMappedElsewhere(tx, source.id, e.id);
       if (budgetRule) {
-        notes.push(`'${e.key}' names an endpoint in the budget '${budgetRule.budget}', which the source '${budgetRule.name}' maps (rule '${budgetRule.match}'): its rows are left unmapped (a budget's members are billed by its source)`);
+        notes.push(
+          `'${e.key}' names an endpoint in the budget '${budgetRule.budget}', which the source '${budgetRule.name}' maps (rule '${budgetRule.match}'): its rows are left unmapped (a budget's members are billed by its source)`,
+        );
         continue;
       }
       const actorFields = auditActorFields(actor);
-      const [rule] = await tx.insert(usageSourceRules).values({ sourceId: source.id, match: e.key, endpointId: e.id, budgetId: null, part: null, createdBy: actorFields.actor }).returning();
+      const [rule] = await tx
+        .insert(usageSourceRules)
+        .values({ sourceId: source.id, match: e.key, endpointId: e.id, budgetId: null, part: null, createdBy: actorFields.actor })
+        .returning();
       if (!rule) throw new Error("insert returned no rule");
       await recordAudit(tx, {
         ...actorFields,

@@ -42,6 +42,10 @@ export async function countMatchingRefusals(db: Db, filters: RefusalFilters): Pr
 /** When the oldest refusal still kept happened, or null for an empty log. */
 export async function oldestRefusalAt(db: Db): Promise<Date | null> {
   // NULLS FIRST: the at index read backwards (it is DESC NULLS LAST), not a scan of the table.
-  const [row] = await db.select({ at: refusals.at }).from(refusals).orderBy(sql`${refusals.at} asc nulls first`).limit(1);
+  const [row] = await db
+    .select({ at: refusals.at })
+    .from(refusals)
+    .orderBy(sql`${refusals.at} asc nulls first`)
+    .limit(1);
   return row?.at ?? null;
 }

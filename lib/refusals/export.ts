@@ -10,10 +10,7 @@ export const EXPORT_BATCH_SIZE = 2_000;
  * The filtered log as CSV, newest first, one keyset batch at a time: memory stays at one batch
  * however many rows match, and each batch is a short indexed query, not a long-held cursor.
  */
-export async function* refusalCsvChunks(
-  db: Db,
-  params: { filters: RefusalFilters; mask: boolean; batchSize?: number },
-): AsyncGenerator<string> {
+export async function* refusalCsvChunks(db: Db, params: { filters: RefusalFilters; mask: boolean; batchSize?: number }): AsyncGenerator<string> {
   yield csvLine([...CSV_HEADER]);
   let before: KeysetCursor | undefined;
   for (;;) {

@@ -25,7 +25,16 @@ describe.skipIf(skipWithoutDatabase())("refusal log filters on real Postgres", (
     const e = { endpointId: email.endpointId, endpointKey: email.key };
     const s = { endpointId: sms.endpointId, endpointKey: sms.key };
     const rows = {
-      e1: { ...e, at: minutesAgo(now, 10), gate: "ceiling", caller: "acct_1", destination: "maria.lopez@example.com", count: 7, ceilingId: dailyCeiling, remaining: 0 },
+      e1: {
+        ...e,
+        at: minutesAgo(now, 10),
+        gate: "ceiling",
+        caller: "acct_1",
+        destination: "maria.lopez@example.com",
+        count: 7,
+        ceilingId: dailyCeiling,
+        remaining: 0,
+      },
       e2: { ...e, at: minutesAgo(now, 20), gate: "cooldown", caller: "acct_10", destination: "maria.baker@example.org" },
       e3: { ...e, at: minutesAgo(now, 30), gate: "kill_switch", caller: "acct_1", destination: "sam_x%@example.com" },
       s1: { ...s, at: minutesAgo(now, 40), gate: "throttle", caller: "acct_2", destination: "+14155550101" },

@@ -34,9 +34,7 @@ const optional = <T extends z.ZodType>(schema: T) => z.preprocess(blankToUndefin
 
 export const RefusalFilters = z
   .object({
-    endpoint: optional(
-      z.string().trim().regex(ENDPOINT_KEY_PATTERN, "endpoint must be an endpoint key such as email.subscribe"),
-    ),
+    endpoint: optional(z.string().trim().regex(ENDPOINT_KEY_PATTERN, "endpoint must be an endpoint key such as email.subscribe")),
     gate: optional(z.enum(GATES, { error: `gate must be one of ${GATES.join(", ")}` })),
     caller: optional(z.string().trim().max(200, "caller is at most 200 characters")),
     destination: optional(z.string().trim().max(320, "destination is at most 320 characters")),
@@ -55,9 +53,7 @@ export type RefusalPosition = z.output<typeof RefusalPosition>;
 
 export type { SearchParams } from "@/lib/search-params";
 
-export type ParsedRefusalQuery =
-  | { ok: true; filters: RefusalFilters; position: RefusalPosition }
-  | { ok: false; errors: string[] };
+export type ParsedRefusalQuery = { ok: true; filters: RefusalFilters; position: RefusalPosition } | { ok: false; errors: string[] };
 
 /** Parses URL search params; errors name the parameter so the page can say what to fix. */
 export function parseRefusalQuery(params: SearchParams): ParsedRefusalQuery {

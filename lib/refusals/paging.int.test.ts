@@ -32,7 +32,10 @@ describe.skipIf(skipWithoutDatabase())("refusal paging, export and purge on real
       const result = await listRefusals(t.db, { filters, position: { before }, limit: 4 });
       seen.push(...result.rows.map((r) => r.id));
       // New refusals land between page fetches, as they do while someone reads the log.
-      await insertRefusals(t.db, [{ ...e, at: new Date() }, { ...e, at: new Date() }]);
+      await insertRefusals(t.db, [
+        { ...e, at: new Date() },
+        { ...e, at: new Date() },
+      ]);
       if (!result.older) break;
       before = KeysetCursor.parse(result.older);
     }
@@ -46,7 +49,10 @@ describe.skipIf(skipWithoutDatabase())("refusal paging, export and purge on real
     const ep = await createEndpoint(t.db);
     const e = { endpointId: ep.endpointId, endpointKey: ep.key };
     const base = new Date();
-    const ids = await insertRefusals(t.db, Array.from({ length: 7 }, (_, i) => ({ ...e, at: minutesAgo(base, 10 + i) })));
+    const ids = await insertRefusals(
+      t.db,
+      Array.from({ length: 7 }, (_, i) => ({ ...e, at: minutesAgo(base, 10 + i) })),
+    );
     const filters = RefusalFilters.parse({ endpoint: ep.key });
     const first = await listRefusals(t.db, { filters, limit: 3 });
     expect(first.rows.map((r) => r.id)).toEqual(ids.slice(0, 3));
@@ -67,7 +73,10 @@ describe.skipIf(skipWithoutDatabase())("refusal paging, export and purge on real
     const ep = await createEndpoint(t.db);
     const e = { endpointId: ep.endpointId, endpointKey: ep.key };
     const base = new Date();
-    await insertRefusals(t.db, Array.from({ length: 11 }, (_, i) => ({ ...e, at: minutesAgo(base, i), caller: "acct_7h3k9q89", destination: `maria.${i}@example.com` })));
+    await insertRefusals(
+      t.db,
+      Array.from({ length: 11 }, (_, i) => ({ ...e, at: minutesAgo(base, i), caller: "acct_7h3k9q89", destination: `maria.${i}@example.com` })),
+    );
     const filters = RefusalFilters.parse({ endpoint: ep.key });
     const collect = async (mask: boolean) => {
       let text = "";
@@ -90,7 +99,10 @@ describe.skipIf(skipWithoutDatabase())("refusal paging, export and purge on real
     const e = { endpointId: ep.endpointId, endpointKey: ep.key };
     const now = new Date();
     const day = 86_400_000;
-    await insertRefusals(t.db, Array.from({ length: 23 }, (_, i) => ({ ...e, at: new Date(now.getTime() - (91 + i) * day) })));
+    await insertRefusals(
+      t.db,
+      Array.from({ length: 23 }, (_, i) => ({ ...e, at: new Date(now.getTime() - (91 + i) * day) })),
+    );
     const kept = await insertRefusals(t.db, [
       { ...e, at: new Date(now.getTime() - 89 * day) },
       { ...e, at: new Date(now.getTime() - 60_000) },

@@ -114,9 +114,9 @@ describe.skipIf(skipWithoutDatabase())("hourly refusal rollup on real Postgres",
       { ...e, at: at(HOUR) },
     ]);
     const hours = async () =>
-      resultRows<{ hour: Date | string }>(
-        await t.db.execute(sql`select hour from refusal_hourly where endpoint_id = ${ep.endpointId} order by hour`),
-      ).map((r) => new Date(r.hour).toISOString());
+      resultRows<{ hour: Date | string }>(await t.db.execute(sql`select hour from refusal_hourly where endpoint_id = ${ep.endpointId} order by hour`)).map(
+        (r) => new Date(r.hour).toISOString(),
+      );
     expect(await hours()).toHaveLength(14);
     // The other tests' rows are in the database too: count every hour before the cutoff's.
     const oldHours = async () =>

@@ -8,7 +8,6 @@ import { DAY_MS, HOUR_MS } from "@/lib/time";
 // not millions of refusal rows. Each refusal counts in the UTC day and hour of its row's `at`,
 // exactly as the raw chart places it, so all three give the same numbers.
 
-
 /**
  * The rollup has no callers or destinations, and a bucket shorter than an hour would split its
  * rows; those charts stay on the raw log.
@@ -22,8 +21,22 @@ const floorTo = (d: Date, unit: number) => new Date(Math.floor(d.getTime() / uni
 
 /** A rollup table: its time, endpoint, gate and count columns, and how long one of its rows spans. */
 type Level = { table: typeof refusalHourly | typeof refusalDaily; time: SQL; endpointId: SQL; gate: SQL; count: SQL; unitMs: number };
-const HOURLY: Level = { table: refusalHourly, time: sql`${refusalHourly.hour}`, endpointId: sql`${refusalHourly.endpointId}`, gate: sql`${refusalHourly.gate}`, count: sql`${refusalHourly.count}`, unitMs: HOUR_MS };
-const DAILY: Level = { table: refusalDaily, time: sql`${refusalDaily.day}`, endpointId: sql`${refusalDaily.endpointId}`, gate: sql`${refusalDaily.gate}`, count: sql`${refusalDaily.count}`, unitMs: DAY_MS };
+const HOURLY: Level = {
+  table: refusalHourly,
+  time: sql`${refusalHourly.hour}`,
+  endpointId: sql`${refusalHourly.endpointId}`,
+  gate: sql`${refusalHourly.gate}`,
+  count: sql`${refusalHourly.count}`,
+  unitMs: HOUR_MS,
+};
+const DAILY: Level = {
+  table: refusalDaily,
+  time: sql`${refusalDaily.day}`,
+  endpointId: sql`${refusalDaily.endpointId}`,
+  gate: sql`${refusalDaily.gate}`,
+  count: sql`${refusalDaily.count}`,
+  unitMs: DAY_MS,
+};
 
 /**
  * Per-bucket, per-gate sums over [from, to): whole UTC days from refusal_daily when the bars are

@@ -3,7 +3,22 @@ import { z } from "zod";
 import type { Db } from "@/db/client";
 import { utcDayWindow } from "@/lib/ceilings/windows";
 import { microsOfUnits } from "@/lib/money/price";
-import { dayAxis, dayText, epochMs, Int, microsOf, NullableInt, parseRows, pricedByParts, sourceCeilings, sourceSpend, unitPricePico, VALUE_ACTIONS, valueAt, type SpendSource } from "./source";
+import {
+  dayAxis,
+  dayText,
+  epochMs,
+  Int,
+  microsOf,
+  NullableInt,
+  parseRows,
+  pricedByParts,
+  sourceCeilings,
+  sourceSpend,
+  unitPricePico,
+  VALUE_ACTIONS,
+  valueAt,
+  type SpendSource,
+} from "./source";
 import { SpendNotFoundError } from "./errors";
 import { DAY_MS } from "@/lib/time";
 
@@ -65,7 +80,13 @@ const DayRow = z.object({
   total_units: Int,
 });
 const KillRow = z.object({ start_ms: Int, end_ms: NullableInt });
-const EndpointRow = z.object({ unit: z.string(), price_pico: Int, by_parts: z.boolean(), currency: z.string(), source_scope: z.union([z.null(), z.enum(["global", "caller"])]) });
+const EndpointRow = z.object({
+  unit: z.string(),
+  price_pico: Int,
+  by_parts: z.boolean(),
+  currency: z.string(),
+  source_scope: z.union([z.null(), z.enum(["global", "caller"])]),
+});
 
 /**
  * Units and money per UTC day over the last 30 or 90 days (today included, so far), with the daily
@@ -112,11 +133,7 @@ export async function dailySpend(db: Db, params: DailySpendParams): Promise<Dail
       order by a.day_start`),
   );
 
-  const kills = parseRows(
-    "dailySpend kills",
-    KillRow,
-    await db.execute(killPeriodsQuery(p.endpointId, from, now.toISOString())),
-  );
+  const kills = parseRows("dailySpend kills", KillRow, await db.execute(killPeriodsQuery(p.endpointId, from, now.toISOString())));
 
   return {
     endpointId: p.endpointId,
@@ -173,4 +190,3 @@ function killPeriodsQuery(endpointId: number, from: string, now: string) {
     where end_at > ${from}::timestamptz and start_at < ${now}::timestamptz
     order by start_at`;
 }
-

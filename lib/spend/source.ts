@@ -102,4 +102,3 @@ export function parseRows<T extends z.ZodType>(label: string, schema: T, result:
   if (!parsed.success) throw new Error(`${label}: unexpected row shape: ${parsed.error.message}`);
   return parsed.data;
 }
-

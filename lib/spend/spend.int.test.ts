@@ -25,7 +25,18 @@ async function seedHistory(t: TestDatabase): Promise<Ids> {
       // No ceilings at all.
       { key: "c.none", name: "C", unit: "calls", parts: [{ name: "units", pricePico: 100_000_000 }], perCallMax: 1, planAllowance: 1000, billingDay: 1 },
       // Input and output tokens at $2.50 and $10 per 1M: money read from units is at most 10 micros a token.
-      { key: "d.llm", name: "D", unit: "tokens", parts: [{ name: "input", pricePico: 2_500_000 }, { name: "output", pricePico: 10_000_000 }], perCallMax: 8000, planAllowance: 100_000, billingDay: 1 },
+      {
+        key: "d.llm",
+        name: "D",
+        unit: "tokens",
+        parts: [
+          { name: "input", pricePico: 2_500_000 },
+          { name: "output", pricePico: 10_000_000 },
+        ],
+        perCallMax: 8000,
+        planAllowance: 100_000,
+        billingDay: 1,
+      },
       // $0.02 per 1M tokens: 0.02 micros a token, so a day's money is a fraction of a micro, rounded up.
       { key: "e.embed", name: "E", unit: "tokens", parts: [{ name: "units", pricePico: 20_000 }], perCallMax: 8000, planAllowance: null, billingDay: 1 },
     ])
@@ -77,8 +88,15 @@ async function seedHistory(t: TestDatabase): Promise<Ids> {
   ]);
 
   const event = (ceilingId: number, action: string, iso: string, previousValue: number, appliedValue: number): NewAuditEvent => ({
-    actorType: "staff", actor: "admin@test.local", action, endpointId: a.id, endpointKey: "a.email",
-    ceilingId, previousValue, appliedValue, at: at(iso),
+    actorType: "staff",
+    actor: "admin@test.local",
+    action,
+    endpointId: a.id,
+    endpointKey: "a.email",
+    ceilingId,
+    previousValue,
+    appliedValue,
+    at: at(iso),
   });
   await t.db.insert(auditEvents).values([
     // The daily ceiling: 100 → 80 on the 12th, killed on the 16th, restored on the 17th, 120 on the 19th.
@@ -116,7 +134,13 @@ describe.skipIf(skipWithoutDatabase())("spend aggregations", () => {
     expect(s.days[29]?.day).toBe("2025-03-20");
     const units = Object.fromEntries(s.days.filter((d) => d.units > 0).map((d) => [d.day, d.units]));
     expect(units).toEqual({
-      "2025-02-19": 10, "2025-03-10": 55, "2025-03-14": 80, "2025-03-15": 30, "2025-03-16": 40, "2025-03-18": 20, "2025-03-20": 10,
+      "2025-02-19": 10,
+      "2025-03-10": 55,
+      "2025-03-14": 80,
+      "2025-03-15": 30,
+      "2025-03-16": 40,
+      "2025-03-18": 20,
+      "2025-03-20": 10,
     });
     expect(s.days.find((d) => d.day === "2025-03-10")?.moneyMicros).toBe(55 * 400);
     // 10 + 55 + 80 + 30 + 40 + 20 + 10
@@ -171,7 +195,10 @@ describe.skipIf(skipWithoutDatabase())("spend aggregations", () => {
     expect(s.totalUnits).toBe(245 + 999);
     expect(s.days[0]?.ceiling).toBe(100);
     expect(s.kills.map((k) => k.start)).toEqual([
-      ms("2025-01-05T00:00:00Z"), ms("2025-02-10T00:00:00Z"), ms("2025-03-16T14:00:00Z"), ms("2025-03-20T10:00:00Z"),
+      ms("2025-01-05T00:00:00Z"),
+      ms("2025-02-10T00:00:00Z"),
+      ms("2025-03-16T14:00:00Z"),
+      ms("2025-03-20T10:00:00Z"),
     ]);
   });
 
@@ -190,7 +217,10 @@ describe.skipIf(skipWithoutDatabase())("spend aggregations", () => {
     const s = await dailySpend(t.db, { endpointId: ids.e, days: 30, now: NOW });
     expect([s.pricePico, s.moneyAtMost]).toEqual([20_000, false]);
     // 55 tokens at 0.02 micros: 1.1 micros, shown as 2; 8000 tokens: 160 micros exactly.
-    expect(s.days.slice(-2).map((d) => [d.units, d.moneyMicros])).toEqual([[55, 2], [8000, 160]]);
+    expect(s.days.slice(-2).map((d) => [d.units, d.moneyMicros])).toEqual([
+      [55, 2],
+      [8000, 160],
+    ]);
     // 8055 tokens: 161.1 micros, rounded up once over the range.
     expect(s.totalMoneyMicros).toBe(162);
     const m = await monthToDate(t.db, { endpointId: ids.e, now: NOW });
@@ -201,7 +231,10 @@ describe.skipIf(skipWithoutDatabase())("spend aggregations", () => {
   it("prices an endpoint of several parts at its dearest part, and says the money is at most", async () => {
     const s = await dailySpend(t.db, { endpointId: ids.d, days: 30, now: NOW });
     expect([s.pricePico, s.moneyAtMost]).toEqual([10_000_000, true]);
-    expect(s.days.slice(-2).map((d) => [d.units, d.moneyMicros])).toEqual([[1200, 12_000], [3, 30]]);
+    expect(s.days.slice(-2).map((d) => [d.units, d.moneyMicros])).toEqual([
+      [1200, 12_000],
+      [3, 30],
+    ]);
     expect(s.totalMoneyMicros).toBe(12_030);
     const m = await monthToDate(t.db, { endpointId: ids.d, now: NOW });
     expect([m.spentMicros, m.allowanceMicros, m.moneyAtMost]).toEqual([12_030, 1_000_000, true]);
@@ -257,7 +290,12 @@ describe.skipIf(skipWithoutDatabase())("spend aggregations", () => {
     expect(a?.points.map((p) => p.units)).toEqual([0, 0, 0, 55, 0, 0, 0, 80, 30, 40, 0, 20, 0, 10]);
     expect(a?.totalUnits).toBe(235);
     expect(a?.totalMoneyMicros).toBe(235 * 400);
-    expect(trends.get(ids.b)?.points.map((p) => p.units).slice(-2)).toEqual([8, 2]);
+    expect(
+      trends
+        .get(ids.b)
+        ?.points.map((p) => p.units)
+        .slice(-2),
+    ).toEqual([8, 2]);
     expect(trends.get(ids.b)?.points[13]?.moneyMicros).toBe(2 * 7900);
     expect(trends.get(ids.c)?.points).toHaveLength(14);
     expect(trends.get(ids.c)?.totalUnits).toBe(0);

@@ -18,7 +18,16 @@ export async function authenticateStaffToken(db: Db, token: string): Promise<Tok
   const prefix = staffTokenPrefix(token.trim());
   if (prefix === null) throw new StaffTokenError("invalid_token", `${STAFF_TOKEN_ENV} is not a personal token (cst_…): ${HOW}`);
   const [row] = await db
-    .select({ id: staffTokens.id, revokedAt: staffTokens.revokedAt, version: staffTokens.sessionVersion, staffId: staff.id, email: staff.email, role: staff.role, disabledAt: staff.disabledAt, current: staff.sessionVersion })
+    .select({
+      id: staffTokens.id,
+      revokedAt: staffTokens.revokedAt,
+      version: staffTokens.sessionVersion,
+      staffId: staff.id,
+      email: staff.email,
+      role: staff.role,
+      disabledAt: staff.disabledAt,
+      current: staff.sessionVersion,
+    })
     .from(staffTokens)
     .innerJoin(staff, eq(staff.id, staffTokens.staffId))
     .where(eq(staffTokens.secretHash, hashToken(token.trim())));
@@ -26,7 +35,10 @@ export async function authenticateStaffToken(db: Db, token: string): Promise<Tok
   if (row.revokedAt) throw new StaffTokenError("invalid_token", `personal token cst_${prefix}_… was revoked at ${row.revokedAt.toISOString()}: ${HOW}`);
   if (row.disabledAt) throw new StaffTokenError("invalid_token", `personal token cst_${prefix}_… belongs to ${row.email}, who is disabled`);
   if (row.version !== row.current) {
-    throw new StaffTokenError("invalid_token", `personal token cst_${prefix}_… of ${row.email} ended when their password, role or state changed after it was made: ${HOW}`);
+    throw new StaffTokenError(
+      "invalid_token",
+      `personal token cst_${prefix}_… of ${row.email} ended when their password, role or state changed after it was made: ${HOW}`,
+    );
   }
   await db.update(staffTokens).set({ lastUsedAt: new Date() }).where(eq(staffTokens.id, row.id));
   return { staffId: row.staffId, email: row.email, role: row.role };

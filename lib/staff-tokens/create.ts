@@ -7,7 +7,11 @@ import { StaffTokenError } from "./errors";
 import type { StaffTokenSummary } from "./list";
 import { generateStaffToken } from "./token";
 
-export const StaffTokenName = z.string({ error: "a name is required" }).trim().min(1, "a name is required").max(100, "the name must be 100 characters or fewer");
+export const StaffTokenName = z
+  .string({ error: "a name is required" })
+  .trim()
+  .min(1, "a name is required")
+  .max(100, "the name must be 100 characters or fewer");
 
 export type CreatedStaffToken = {
   token: StaffTokenSummary;

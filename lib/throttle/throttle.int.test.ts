@@ -19,7 +19,6 @@ async function attempts(db: TestDatabase["db"], endpoint: string, caller: string
 describe.skipIf(skipWithoutDatabase())("throttle: a soft per-caller rate in front of the ceilings", () => {
   const t = useTestDatabase("throttle");
 
-
   it("refuses a caller over the rate with gate throttle while another caller is let through", async () => {
     const e = await makeEndpoint(t.db, { throttlePerMinute: LIMIT, ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1000 }] });
     // The estimate weighs the previous minute by overlap: a flood split by a minute boundary reads

@@ -34,7 +34,10 @@ describe.skipIf(skipWithoutDatabase())("the worker loop", () => {
       const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 100 }] });
       const d = await reserve(t.db, { endpoint: e.key, amount: 5, ttlSeconds: 1 });
       if (d.status !== "granted") throw new Error("expected a grant");
-      await t.db.update(reservations).set({ expiresAt: sql`now() - interval '1 second'` }).where(eq(reservations.id, d.reservationId));
+      await t.db
+        .update(reservations)
+        .set({ expiresAt: sql`now() - interval '1 second'` })
+        .where(eq(reservations.id, d.reservationId));
       await killEndpoint(t.db, { endpointKey: e.key, actor: { type: "cli", name: "root" }, reason: "test" });
 
       const outcomes = await runWorkerOnce(t.db, settings("loop-a"));
@@ -60,7 +63,10 @@ describe.skipIf(skipWithoutDatabase())("the worker loop", () => {
       { name: "broken", everyMs: () => 0, run: async () => Promise.reject(new Error("boom")) },
       { name: "next", everyMs: () => 0, run: async () => (ran.push("next"), {}) },
     ]);
-    expect(outcomes.map((o) => [o.job, o.ok])).toEqual([["broken", false], ["next", true]]);
+    expect(outcomes.map((o) => [o.job, o.ok])).toEqual([
+      ["broken", false],
+      ["next", true],
+    ]);
     expect(ran).toEqual(["next"]);
     const [beat] = await t.db.select().from(workerHeartbeats).where(eq(workerHeartbeats.name, "loop-b"));
     expect(beat?.detail).toContain("broken: boom");

@@ -20,12 +20,7 @@ function failure(error: unknown): string {
  * One loop: every job that is due, each on its own so one failing job does not stop the others,
  * then the heartbeat with what happened.
  */
-export async function runWorkerOnce(
-  db: Db,
-  s: WorkerSettings,
-  state: WorkerState = newWorkerState(),
-  jobs: Job[] = defaultJobs,
-): Promise<JobOutcome[]> {
+export async function runWorkerOnce(db: Db, s: WorkerSettings, state: WorkerState = newWorkerState(), jobs: Job[] = defaultJobs): Promise<JobOutcome[]> {
   const outcomes: JobOutcome[] = [];
   for (const job of jobs) {
     const now = Date.now();

@@ -33,7 +33,12 @@ export async function accountCases(db: Db, now: Date, inline: (query: { sql: str
   const cases: BenchCase[] = [];
   if (account) {
     cases.push({ label: `account: a busy account's page (${n} accounts)`, target: 50, run: () => readAccount(db, account, now) });
-    cases.push({ label: "account: its latest reservations", target: 50, run: () => db.execute(latestReservationsQuery(account, 20)), text: text(latestReservationsQuery(account, 20)) });
+    cases.push({
+      label: "account: its latest reservations",
+      target: 50,
+      run: () => db.execute(latestReservationsQuery(account, 20)),
+      text: text(latestReservationsQuery(account, 20)),
+    });
   }
   // A prefix of the busy account's id that many accounts share, and the exact id.
   const prefix = (account ?? "acct_").slice(0, 7);
@@ -53,10 +58,24 @@ export async function accountCases(db: Db, now: Date, inline: (query: { sql: str
   if (ranked.ceiling) {
     const t = ranked.ceiling;
     const start = windowFor(t.window, { billingDay: t.billingDay }, now).start;
-    cases.push({ label: `accounts: top per endpoint (${t.endpointKey}, ${formatCount(ranked.ceilingRows)} today)`, target: 50, run: () => topAccounts(db, { target: t, now }) });
-    cases.push({ label: "accounts: top per endpoint, open window query", target: 50, run: () => db.execute(ceilingTopNowQuery(t.id, start, 10)), text: text(ceilingTopNowQuery(t.id, start, 10)) });
+    cases.push({
+      label: `accounts: top per endpoint (${t.endpointKey}, ${formatCount(ranked.ceilingRows)} today)`,
+      target: 50,
+      run: () => topAccounts(db, { target: t, now }),
+    });
+    cases.push({
+      label: "accounts: top per endpoint, open window query",
+      target: 50,
+      run: () => db.execute(ceilingTopNowQuery(t.id, start, 10)),
+      text: text(ceilingTopNowQuery(t.id, start, 10)),
+    });
     const from = new Date(start.getTime() - 29 * 86_400_000);
-    cases.push({ label: "accounts: top per endpoint, 30 days, every row (?exact=1)", target: 50, run: () => db.execute(ceilingTopOverQuery(t.id, from, start, 10)), text: text(ceilingTopOverQuery(t.id, from, start, 10)) });
+    cases.push({
+      label: "accounts: top per endpoint, 30 days, every row (?exact=1)",
+      target: 50,
+      run: () => db.execute(ceilingTopOverQuery(t.id, from, start, 10)),
+      text: text(ceilingTopOverQuery(t.id, from, start, 10)),
+    });
   }
   if (ranked.budget) {
     const t = ranked.budget;
@@ -66,11 +85,17 @@ export async function accountCases(db: Db, now: Date, inline: (query: { sql: str
 }
 
 /** The per-caller ceiling with the most accounts counted today, and the first per-account budget. */
-async function busiestTargets(db: Db, targets: TopTarget[], now: Date): Promise<{ ceiling?: Extract<TopTarget, { kind: "ceiling" }>; ceilingRows: number; budget?: Extract<TopTarget, { kind: "budget" }> }> {
+async function busiestTargets(
+  db: Db,
+  targets: TopTarget[],
+  now: Date,
+): Promise<{ ceiling?: Extract<TopTarget, { kind: "ceiling" }>; ceilingRows: number; budget?: Extract<TopTarget, { kind: "budget" }> }> {
   const ceilings = targets.filter((t): t is Extract<TopTarget, { kind: "ceiling" }> => t.kind === "ceiling");
   const today = windowFor("utc_day", {}, now).start.toISOString();
   const [top] = resultRows<{ ceiling_id: number; n: number | string }>(
-    await db.execute(sql`select ceiling_id, count(*) as n from usage where window_start = ${today}::timestamptz and scope_key <> '' group by 1 order by 2 desc limit 1`),
+    await db.execute(
+      sql`select ceiling_id, count(*) as n from usage where window_start = ${today}::timestamptz and scope_key <> '' group by 1 order by 2 desc limit 1`,
+    ),
   );
   return {
     ceiling: ceilings.find((c) => c.id === Number(top?.ceiling_id)) ?? ceilings[0],

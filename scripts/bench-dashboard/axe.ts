@@ -29,7 +29,10 @@ export async function axePages(baseUrl: string, paths: string[], session: Sessio
       await chartsDrawn(page);
       const { violations } = await new AxeBuilder({ page }).withTags(AXE_TAGS).analyze();
       const found = violations.map((v) => {
-        const where = v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join("; ");
+        const where = v.nodes
+          .slice(0, 3)
+          .map((n) => n.target.join(" "))
+          .join("; ");
         return `axe: ${path}: ${v.id} (${v.impact ?? "?"}, ${v.nodes.length} element${v.nodes.length === 1 ? "" : "s"}): ${v.help} at ${where}`;
       });
       console.log(found.length ? found.join("\n") : `axe: ${path}: no violations`);

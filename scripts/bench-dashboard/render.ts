@@ -35,10 +35,14 @@ async function pagesOf(db: Db): Promise<string[]> {
   };
   const busiest = await one(sql`select e.key as v from endpoints e where e.archived_at is null
     order by (select count(*) from reservations r where r.endpoint_id = e.id and r.created_at > now() - interval '1 day') desc, e.key limit 1`);
-  const killed = await one(sql`select e.key as v from endpoints e join ceilings c on c.endpoint_id = e.id where c.killed_at is not null order by e.key limit 1`);
+  const killed = await one(
+    sql`select e.key as v from endpoints e join ceilings c on c.endpoint_id = e.id where c.killed_at is not null order by e.key limit 1`,
+  );
   const budget = await one(sql`select b.key as v from budgets b where b.archived_at is null
     order by (select count(*) from budget_members m where m.budget_id = b.id) desc, b.scope = 'account' desc, b.key limit 1`);
-  const account = await one(sql`select caller as v from refusals where caller <> '' and at > now() - interval '30 days' group by 1 order by count(*) desc limit 1`);
+  const account = await one(
+    sql`select caller as v from refusals where caller <> '' and at > now() - interval '30 days' group by 1 order by count(*) desc limit 1`,
+  );
   const refusal = await one(sql`select id as v from refusals order by at desc nulls last, id desc nulls last limit 1`);
   const plan = await one(sql`select key as v from plans order by key limit 1`);
   // The top accounts view of the per-caller ceiling with the most accounts today, and of a per-account budget.
@@ -146,7 +150,9 @@ async function timePage(baseUrl: string, path: string, session: Session, runs: n
     const body = await response.text();
     const elapsed = performance.now() - start;
     if (response.status !== 200) {
-      throw new Error(`GET ${path} answered ${response.status} ${response.headers.get("location") ?? ""}: is the server on this DATABASE_URL and NEXTAUTH_SECRET?`);
+      throw new Error(
+        `GET ${path} answered ${response.status} ${response.headers.get("location") ?? ""}: is the server on this DATABASE_URL and NEXTAUTH_SECRET?`,
+      );
     }
     timed.bytes = Buffer.byteLength(body);
     if (i === 0) continue; // the first request warms the route

@@ -31,9 +31,24 @@ describe("bench:dashboard's statements of a page", () => {
 
   it("groups a statement's runs across renders and flags a median over 50 ms, not one slow run", () => {
     const renders = [
-      [{ ms: 60, sql: "slow" }, { ms: 1, sql: "twice" }, { ms: 3, sql: "twice" }, { ms: 200, sql: "unlucky" }],
-      [{ ms: 70, sql: "slow" }, { ms: 2, sql: "twice" }, { ms: 4, sql: "twice" }, { ms: 1, sql: "unlucky" }],
-      [{ ms: 55, sql: "slow" }, { ms: 2, sql: "twice" }, { ms: 2, sql: "twice" }, { ms: 1, sql: "unlucky" }],
+      [
+        { ms: 60, sql: "slow" },
+        { ms: 1, sql: "twice" },
+        { ms: 3, sql: "twice" },
+        { ms: 200, sql: "unlucky" },
+      ],
+      [
+        { ms: 70, sql: "slow" },
+        { ms: 2, sql: "twice" },
+        { ms: 4, sql: "twice" },
+        { ms: 1, sql: "unlucky" },
+      ],
+      [
+        { ms: 55, sql: "slow" },
+        { ms: 2, sql: "twice" },
+        { ms: 2, sql: "twice" },
+        { ms: 1, sql: "unlucky" },
+      ],
     ];
     const stats = statementStats(renders);
     expect(stats.find((s) => s.sql === "twice")).toMatchObject({ perRender: 2, median: 2, p95: 4 });

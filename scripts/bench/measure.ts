@@ -67,7 +67,24 @@ export function pgbench(url: string, seconds: number, clients: number): number |
   writeFileSync(script, "update bench_counter set n = n + 1 where id = 1 and n < 9000000000000000;\n");
   const res = spawnSync(
     "pgbench",
-    ["-n", "-h", u.hostname, "-p", u.port || "5432", "-U", u.username || "postgres", "-c", String(clients), "-j", "2", "-T", String(seconds), "-f", script, u.pathname.slice(1)],
+    [
+      "-n",
+      "-h",
+      u.hostname,
+      "-p",
+      u.port || "5432",
+      "-U",
+      u.username || "postgres",
+      "-c",
+      String(clients),
+      "-j",
+      "2",
+      "-T",
+      String(seconds),
+      "-f",
+      script,
+      u.pathname.slice(1),
+    ],
     { encoding: "utf8" },
   );
   const m = /tps = ([\d.]+)/.exec(res.stdout ?? "");
@@ -81,9 +98,9 @@ export async function makeBenchEndpoint(db: Db, key: string, count: 1 | 3, value
   if (!e) throw new Error("no endpoint");
   const specs: { metric: CeilingMetric; scope: Exclude<CeilingScope, "destination"> }[] = [{ metric: "units", scope: "global" }];
   if (count === 3) specs.push({ metric: "calls", scope: "global" }, { metric: "units", scope: "caller" });
-  await db.insert(ceilings).values(
-    specs.map((s) => ({ ...s, endpointId: e.id, window: "utc_day" as const, value, maxValue: Math.max(value, 1), defaultValue: value })),
-  );
+  await db
+    .insert(ceilings)
+    .values(specs.map((s) => ({ ...s, endpointId: e.id, window: "utc_day" as const, value, maxValue: Math.max(value, 1), defaultValue: value })));
 }
 
 /**

@@ -55,7 +55,8 @@ async function main(): Promise<void> {
     line("the call itself, before phase 1", rows[0]?.us ?? 0);
     for (let i = 1; i < rows.length; i++) line(`phase ${rows[i - 1]?.stop}`, (rows[i]?.us ?? 0) - (rows[i - 1]?.us ?? 0));
     line("whole call", rows.at(-1)?.us ?? 0);
-    for (const r of rows) console.log(JSON.stringify({ bench: "profile-batch", batch: size, ceilings: count, returnsBefore: r.stop, usPerCall: Math.round(r.us) }));
+    for (const r of rows)
+      console.log(JSON.stringify({ bench: "profile-batch", batch: size, ceilings: count, returnsBefore: r.stop, usPerCall: Math.round(r.us) }));
   } finally {
     await db.close();
     await admin.db.execute(sql`drop database if exists ${sql.identifier(name)} with (force)`);

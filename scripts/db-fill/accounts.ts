@@ -31,7 +31,9 @@ export type AccountsFill = { accounts: number; assigned: number; blocked: number
 export async function fillAccounts(db: Db, p: { accounts: number; callerUsage: number }): Promise<AccountsFill> {
   // Registered in key order, the order the primary key and the prefix index keep: pages fill as
   // they are built instead of splitting at random.
-  const registered = await counted(db, sql`
+  const registered = await counted(
+    db,
+    sql`
     insert into accounts (account, first_seen_at)
     select a.account, now() - (random() * 400) * interval '1 day'
     from (
@@ -41,7 +43,8 @@ export async function fillAccounts(db: Db, p: { accounts: number; callerUsage: n
       where b.key = ${FILL_BUDGET} and u.scope_key <> ''
     ) a
     order by a.account
-    on conflict do nothing returning 1`);
+    on conflict do nothing returning 1`,
+  );
   const accounts = registered;
 
   await db.execute(sql`
@@ -65,7 +68,9 @@ export async function fillAccounts(db: Db, p: { accounts: number; callerUsage: n
     on conflict do nothing`);
 
   // Every tenth account on a plan: 60 % pro, 30 % free, 10 % enterprise.
-  const assigned = await counted(db, sql`
+  const assigned = await counted(
+    db,
+    sql`
     update accounts a set plan_id = p.id, plan_set_at = now(), plan_set_by = 'db:fill'
     from (
       select ${sql.raw(CALLER("n"))} as account,
@@ -74,12 +79,16 @@ export async function fillAccounts(db: Db, p: { accounts: number; callerUsage: n
     ) s
     join plans p on p.key = s.plan
     where a.account = s.account and a.plan_id is null
-    returning 1`);
-  const blocked = await counted(db, sql`
+    returning 1`,
+  );
+  const blocked = await counted(
+    db,
+    sql`
     update accounts a set blocked_at = now() - interval '3 days', blocked_by = 'db:fill', block_reason = 'filled: chargebacks'
     from (select ${sql.raw(CALLER("n"))} as account from generate_series(5, ${p.accounts - 1}::int, 10000) n) s
     where a.account = s.account and a.blocked_at is null
-    returning 1`);
+    returning 1`,
+  );
 
   const counters = await fillCallerCounters(db, p);
   await fillBusyAccount(db);
@@ -93,22 +102,28 @@ export async function fillAccounts(db: Db, p: { accounts: number; callerUsage: n
  */
 async function fillCallerCounters(db: Db, p: { accounts: number; callerUsage: number }): Promise<number> {
   const spread = (k: string) => `((${k})::bigint * 7919 % ${p.accounts})`;
-  const today = await counted(db, sql`
+  const today = await counted(
+    db,
+    sql`
     insert into usage (ceiling_id, scope_key, window_start, window_end, settled, reservations)
     select f.caller_c, ${sql.raw(CALLER(spread("k")))}, ${TODAY}, ${TODAY} + interval '1 day',
       floor(f.caller_value * power(random(), 2))::bigint, 1
     from (select caller_c, caller_value, row_number() over (order by idx) as r from fill_ep where caller_c is not null) f
     cross join lateral generate_series(1, case when f.r = 1 then ${p.callerUsage}::int else ${Math.floor(p.callerUsage / 5)}::int end) k
     where f.r <= 3
-    on conflict do nothing returning 1`);
-  const history = await counted(db, sql`
+    on conflict do nothing returning 1`,
+  );
+  const history = await counted(
+    db,
+    sql`
     insert into usage (ceiling_id, scope_key, window_start, window_end, settled, reservations)
     select f.caller_c, ${sql.raw(CALLER(spread("k + d * 104729")))}, ${TODAY} - d * interval '1 day', ${TODAY} - (d - 1) * interval '1 day',
       floor(f.caller_value * power(random(), 2))::bigint, 1
     from (select caller_c, caller_value from fill_ep where caller_c is not null order by idx limit 1) f
     cross join generate_series(1, 29) d
     cross join lateral generate_series(1, ${Math.floor(p.callerUsage / 10)}::int) k
-    on conflict do nothing returning 1`);
+    on conflict do nothing returning 1`,
+  );
   return today + history;
 }
 

@@ -35,10 +35,12 @@ export async function ensureEndpoints(db: Db): Promise<number> {
   let created = 0;
   for (const { key, family } of FILL_ENDPOINTS) {
     const s = SPECS[family];
-    const [inserted] = resultRows<{ id: number }>(await db.execute(sql`
+    const [inserted] = resultRows<{ id: number }>(
+      await db.execute(sql`
       insert into endpoints (key, name, unit, parts, per_call_max, plan_allowance, throttle_per_minute)
       values (${key}, ${`Fill ${key}`}, ${s.unit}, ${JSON.stringify([{ name: DEFAULT_PART, pricePico: s.pricePico }])}::jsonb, ${s.perCallMax}, ${s.allowance}, ${family === "webhook" ? null : 60})
-      on conflict (key) do nothing returning id`));
+      on conflict (key) do nothing returning id`),
+    );
     if (!inserted) continue;
     const id = inserted.id;
     created += 1;

@@ -76,5 +76,8 @@ export async function fillReservations(db: Db, count: number, days: number): Pro
     join fill_ep f on f.idx = g.ei
     cross join lateral (select case when f.per_call_max = 1 then 1::bigint else greatest(1, floor(g.a * f.per_call_max))::bigint end as n) am`);
   // History made after the what-if's ledger was written: it is written again (the worker's job).
-  await forgetLedgerDays(db, resultRows<{ id: number }>(await db.execute(sql`select id from fill_ep`)).map((r) => r.id));
+  await forgetLedgerDays(
+    db,
+    resultRows<{ id: number }>(await db.execute(sql`select id from fill_ep`)).map((r) => r.id),
+  );
 }

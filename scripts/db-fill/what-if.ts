@@ -9,10 +9,12 @@ import { DEFAULT_PART } from "@/lib/vocabulary";
 export const WHAT_IF_ENDPOINT = "llm.whatif-bench";
 
 export async function fillWhatIf(db: Db, n: number): Promise<number> {
-  const [inserted] = resultRows<{ id: number }>(await db.execute(sql`
+  const [inserted] = resultRows<{ id: number }>(
+    await db.execute(sql`
     insert into endpoints (key, name, unit, parts, per_call_max)
     values (${WHAT_IF_ENDPOINT}, 'What-if bench', 'tokens', ${JSON.stringify([{ name: DEFAULT_PART, pricePico: 2_500_000 }])}::jsonb, 8000)
-    on conflict (key) do nothing returning id`));
+    on conflict (key) do nothing returning id`),
+  );
   if (!inserted) return 0;
   const id = inserted.id;
   await db.execute(sql`

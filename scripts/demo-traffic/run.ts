@@ -84,7 +84,9 @@ async function steady(ctx: Ctx): Promise<void> {
 /** A launch-day burst: many new visitors at once, enough to cross the daily ceiling's alerts. */
 async function burst(ctx: Ctx, at: number, size: number): Promise<void> {
   await sleep(Math.max(0, at - Date.now()));
-  await Promise.all(Array.from({ length: size }, (_, i) => subscribeOnce(ctx, visitorAddress(10_000 + i, ctx.runTag), visitorIp(500 + i), ctx.tally.subscribe)));
+  await Promise.all(
+    Array.from({ length: size }, (_, i) => subscribeOnce(ctx, visitorAddress(10_000 + i, ctx.runTag), visitorIp(500 + i), ctx.tally.subscribe)),
+  );
 }
 
 /** One caller, one inbox, many spellings: the cooldown must let at most one through. */

@@ -23,7 +23,12 @@ const applied = (r: Resolved) => (r.status === "unavailable" && r.mayHaveApplied
 
 /** What a caller does, through the library or over HTTP, in the library's terms. */
 type Calls = {
-  reserve(p: { endpoint: string; amount: number; caller: string; requestId: string }): Promise<{ status: "granted"; reservationId: string } | { status: "refused"; gate: string; reason?: string } | { status: "other" }>;
+  reserve(p: {
+    endpoint: string;
+    amount: number;
+    caller: string;
+    requestId: string;
+  }): Promise<{ status: "granted"; reservationId: string } | { status: "refused"; gate: string; reason?: string } | { status: "other" }>;
   settle(id: string, actual: number): Promise<Resolved>;
   release(id: string): Promise<Resolved>;
   /** Unavailable answers so far, by reason. */
@@ -49,7 +54,8 @@ function httpCalls(baseUrl: string, apiKey: string): Calls {
   const client = createCeilingsClient({ baseUrl, apiKey, deadlineMs: 2000 });
   const counts: Record<string, number> = {};
   const count = <T extends { status: string; reason?: string }>(answer: T): T => {
-    if (answer.status === "unavailable" || ("gate" in answer && answer.gate === "unavailable")) counts[answer.reason ?? "unknown"] = (counts[answer.reason ?? "unknown"] ?? 0) + 1;
+    if (answer.status === "unavailable" || ("gate" in answer && answer.gate === "unavailable"))
+      counts[answer.reason ?? "unknown"] = (counts[answer.reason ?? "unknown"] ?? 0) + 1;
     return answer;
   };
   return {
@@ -162,7 +168,11 @@ async function main(): Promise<void> {
   summary.unavailableReasons = Object.fromEntries(Object.entries(now).filter(([, v]) => v > 0));
   if (marked) {
     const before = marked;
-    summary.afterRecovery = Object.fromEntries(Object.entries(now).map(([k, v]) => [k, v - (before[k] ?? 0)] as const).filter(([, v]) => v > 0));
+    summary.afterRecovery = Object.fromEntries(
+      Object.entries(now)
+        .map(([k, v]) => [k, v - (before[k] ?? 0)] as const)
+        .filter(([, v]) => v > 0),
+    );
   }
   await calls.close();
   process.stdout.write(JSON.stringify(summary) + "\n");

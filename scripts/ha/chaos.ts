@@ -303,7 +303,10 @@ function unavailableSeconds(grantTimes: number[], from: number, to: number): num
 /** The same gap, for each client's own grants: the failover as that process saw it. */
 function windowsByClient(records: Records, from: number, to: number): { client: string; seconds: number }[] {
   return workers.map((w) => {
-    const times = [...records.grants.values()].filter((g) => g.client === w.name).map((g) => g.at).sort((a, b) => a - b);
+    const times = [...records.grants.values()]
+      .filter((g) => g.client === w.name)
+      .map((g) => g.at)
+      .sort((a, b) => a - b);
     return { client: w.name, seconds: unavailableSeconds(times, from, to) };
   });
 }
@@ -438,19 +441,23 @@ type DashboardWatch = { pages: number; failingOver: number; normal: number; erro
 function watchDashboard(): { stop: () => Promise<DashboardWatch> } | undefined {
   if (!existsSync(path.join(BUILD_DIR, "BUILD_ID"))) return undefined;
   const logFd = openSync(DASHBOARD_LOG(), "w");
-  const web = spawn(process.execPath, [path.join("node_modules", "next", "dist", "bin", "next"), "start", "--hostname", "127.0.0.1", "--port", String(WEB_PORT)], {
-    cwd: path.resolve(__dirname, "..", ".."),
-    env: {
-      ...process.env,
-      DATABASE_URL: url,
-      NEXT_DIST_DIR: BUILD_DIR,
-      NEXTAUTH_URL: `http://127.0.0.1:${WEB_PORT}`,
-      NEXTAUTH_SECRET: createHash("sha256").update(String(Date.now())).digest("hex"),
-      WORKER_IN_SERVER: "false",
+  const web = spawn(
+    process.execPath,
+    [path.join("node_modules", "next", "dist", "bin", "next"), "start", "--hostname", "127.0.0.1", "--port", String(WEB_PORT)],
+    {
+      cwd: path.resolve(__dirname, "..", ".."),
+      env: {
+        ...process.env,
+        DATABASE_URL: url,
+        NEXT_DIST_DIR: BUILD_DIR,
+        NEXTAUTH_URL: `http://127.0.0.1:${WEB_PORT}`,
+        NEXTAUTH_SECRET: createHash("sha256").update(String(Date.now())).digest("hex"),
+        WORKER_IN_SERVER: "false",
+      },
+      // Kept in the cluster's folder: a dashboard answering 500 says why there (printed on failure).
+      stdio: ["ignore", logFd, logFd],
     },
-    // Kept in the cluster's folder: a dashboard answering 500 says why there (printed on failure).
-    stdio: ["ignore", logFd, logFd],
-  });
+  );
   closeSync(logFd);
   dashboard = web;
   const seen: DashboardWatch = { pages: 0, failingOver: 0, normal: 0, errors: [] };
@@ -619,7 +626,9 @@ async function main(): Promise<number> {
   });
   const slow = perKill
     .filter((k) => k.kind === "primary")
-    .flatMap((k) => k.byClient.filter((w) => w.seconds * 1000 > GRANT_WITHIN_MS).map((w) => `${w.client} ${w.seconds.toFixed(1)} s after the kill of ${k.node}`));
+    .flatMap((k) =>
+      k.byClient.filter((w) => w.seconds * 1000 > GRANT_WITHIN_MS).map((w) => `${w.client} ${w.seconds.toFixed(1)} s after the kill of ${k.node}`),
+    );
   // An unavailable settle or release that said it was not applied must have left the reservation held.
   const dishonest = [...records.notApplied].filter((id) => {
     const state = found.get(id)?.state;
@@ -637,17 +646,24 @@ async function main(): Promise<number> {
 
   console.log("\n==> test:ha report");
   console.log(`  replication: ${config.synchronous ? `synchronous${config.strict ? " (strict)" : ""}` : "asynchronous"}`);
-  console.log(`  ops: ${total("reserves")} reserves (${total("granted")} granted, ${total("unavailable")} unavailable, ${total("refused")} refused by a ceiling), ${total("settled")} settled, ${total("released")} released, ${total("settleUnavailable")} settle/release unavailable`);
+  console.log(
+    `  ops: ${total("reserves")} reserves (${total("granted")} granted, ${total("unavailable")} unavailable, ${total("refused")} refused by a ceiling), ${total("settled")} settled, ${total("released")} released, ${total("settleUnavailable")} settle/release unavailable`,
+  );
   console.log(`  client exits: ${codes.join(", ")}; unavailable reasons: ${JSON.stringify(summaries.map((s) => s.unavailableReasons ?? {}))}`);
   for (const k of perKill) {
-    console.log(`  kill ${k.kind.padEnd(7)} ${k.node}: ${k.newLeader ? `${k.newLeader} elected in ${((k.electedMs ?? 0) / 1000).toFixed(1)} s, ` : ""}grants again after ${k.grantsAfterMs === undefined ? "?" : ((k.grantsAfterMs) / 1000).toFixed(1)} s, answers unavailable ${k.unavailableS.toFixed(1)} s`);
+    console.log(
+      `  kill ${k.kind.padEnd(7)} ${k.node}: ${k.newLeader ? `${k.newLeader} elected in ${((k.electedMs ?? 0) / 1000).toFixed(1)} s, ` : ""}grants again after ${k.grantsAfterMs === undefined ? "?" : (k.grantsAfterMs / 1000).toFixed(1)} s, answers unavailable ${k.unavailableS.toFixed(1)} s`,
+    );
     console.log(`    window (longest gap between grants) by client: ${k.byClient.map((w) => `${w.client} ${w.seconds.toFixed(1)} s`).join(", ")}`);
     for (const line of k.connections) console.log(`    connections ${line}`);
   }
   console.log(`  connections at most, per process (bound ${allowed}): ${[...peaks].map(([name, n]) => `${name} ${n}`).join(", ")}`);
   console.log(`  primary kills not answered by a grant to every client within ${GRANT_WITHIN_MS / 1000} s: ${slow.length ? slow.join("; ") : "none"}`);
-  console.log(`  settles/releases answered unavailable with mayHaveApplied: false: ${records.notApplied.size}, of which applied all the same: ${dishonest.length}`);
-  if (down_.length > 0) console.log(`  primary failovers: ${primaries.length}; unavailable seconds p50 ${percentile(down_, 50).toFixed(1)}, max ${Math.max(...down_).toFixed(1)}`);
+  console.log(
+    `  settles/releases answered unavailable with mayHaveApplied: false: ${records.notApplied.size}, of which applied all the same: ${dishonest.length}`,
+  );
+  if (down_.length > 0)
+    console.log(`  primary failovers: ${primaries.length}; unavailable seconds p50 ${percentile(down_, 50).toFixed(1)}, max ${Math.max(...down_).toFixed(1)}`);
   console.log(`  unavailable answers in the 5 s after recovery (not deadline or lock_timeout): ${leftovers.length ? leftovers.join(", ") : "none"}`);
   console.log(
     pages
@@ -660,7 +676,9 @@ async function main(): Promise<number> {
   console.log(`  grants by client (client-a the library, client-b HTTP through npm run api): ${byClient.join(", ")}`);
   console.log(`  grants recorded: ${ids.length}; lost: ${lost.length}${lost.length ? ` (${lost.slice(0, 5).join(", ")}…)` : ""}`);
   console.log(`  settles told, not in the ledger: ${lostSettles.length}; releases told, not in the ledger: ${lostReleases.length}`);
-  console.log(`  overspent counters: ${overspent.length}; ledger spend above ${TIGHT_VALUE} on the tight ceiling: ${ledgerOver.length} (days ${JSON.stringify(tightDays)})`);
+  console.log(
+    `  overspent counters: ${overspent.length}; ledger spend above ${TIGHT_VALUE} on the tight ceiling: ${ledgerOver.length} (days ${JSON.stringify(tightDays)})`,
+  );
   console.log(`  counter-vs-ledger drift after reconcile: ${drift.length}`);
   if (!syncOff) console.log(`  kill switch right after each failover, next call: ${switchVerdicts.join(", ")}`);
   if (syncOffNote) console.log(`  ${syncOffNote}`);
@@ -679,7 +697,11 @@ async function main(): Promise<number> {
   if (lost.length > 0) failures.push(`${lost.length} lost grants`);
   if (pages && (pages.errors.length > 0 || pages.failingOver === 0 || pages.normal === 0)) {
     failures.push(`dashboard: ${pages.errors.length} errors, ${pages.failingOver} "failing over" pages, ${pages.normal} normal`);
-    const output = existsSync(DASHBOARD_LOG()) ? readFileSync(DASHBOARD_LOG(), "utf8").split("\n").filter((l) => !l.startsWith("Cannot stat file")) : [];
+    const output = existsSync(DASHBOARD_LOG())
+      ? readFileSync(DASHBOARD_LOG(), "utf8")
+          .split("\n")
+          .filter((l) => !l.startsWith("Cannot stat file"))
+      : [];
     log(`the dashboard's last lines (${DASHBOARD_LOG()}):\n${output.slice(-40).join("\n")}`);
   }
   if (onStandby.length > 0) failures.push(`pool connections on a standby in ${onStandby.length} samples`);

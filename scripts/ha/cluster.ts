@@ -270,12 +270,7 @@ async function sleep(ms: number): Promise<void> {
 }
 
 /** Waits until `check` passes on the members, or throws after timeoutMs. */
-export async function waitForMembers(
-  config: ClusterConfig,
-  what: string,
-  check: (ms: Member[]) => boolean,
-  timeoutMs: number,
-): Promise<Member[]> {
+export async function waitForMembers(config: ClusterConfig, what: string, check: (ms: Member[]) => boolean, timeoutMs: number): Promise<Member[]> {
   const until = Date.now() + timeoutMs;
   let last: Member[] | undefined;
   while (Date.now() < until) {
@@ -314,20 +309,32 @@ function startEtcd(config: ClusterConfig, i: number): EtcdState {
   ownedByPostgres(dataDir);
   const initialCluster = config.etcdPorts.map((q, j) => `etcd${j + 1}=http://127.0.0.1:${q.peer}`).join(",");
   const args = [
-    "--name", name,
-    "--data-dir", dataDir,
-    "--listen-client-urls", `http://127.0.0.1:${p.client}`,
-    "--advertise-client-urls", `http://127.0.0.1:${p.client}`,
-    "--listen-peer-urls", `http://127.0.0.1:${p.peer}`,
-    "--initial-advertise-peer-urls", `http://127.0.0.1:${p.peer}`,
-    "--initial-cluster", initialCluster,
-    "--initial-cluster-token", `${config.scope}-${path.basename(config.dir)}`,
-    "--initial-cluster-state", "new",
+    "--name",
+    name,
+    "--data-dir",
+    dataDir,
+    "--listen-client-urls",
+    `http://127.0.0.1:${p.client}`,
+    "--advertise-client-urls",
+    `http://127.0.0.1:${p.client}`,
+    "--listen-peer-urls",
+    `http://127.0.0.1:${p.peer}`,
+    "--initial-advertise-peer-urls",
+    `http://127.0.0.1:${p.peer}`,
+    "--initial-cluster",
+    initialCluster,
+    "--initial-cluster-token",
+    `${config.scope}-${path.basename(config.dir)}`,
+    "--initial-cluster-state",
+    "new",
     // Two cores shared with other work: the default 100 ms heartbeat / 1 s election timeout
     // calls spurious elections when a member is starved for a moment.
-    "--heartbeat-interval", "200",
-    "--election-timeout", "2000",
-    "--logger", "zap",
+    "--heartbeat-interval",
+    "200",
+    "--election-timeout",
+    "2000",
+    "--logger",
+    "zap",
   ];
   const pid = startAs("etcd", args, path.join(config.dir, "logs", `${name}.log`), config.dir);
   return { name, client: p.client, peer: p.peer, pid, dataDir };
@@ -514,7 +521,12 @@ export async function down(dir: string, log: (line: string) => void = console.lo
   }
   const patroni = state.nodes.filter((n) => isAlive(n.pid));
   for (const n of patroni) signalGroup(n.pid, "SIGTERM");
-  if (!(await waitGone(patroni.map((n) => n.pid), 20_000))) {
+  if (
+    !(await waitGone(
+      patroni.map((n) => n.pid),
+      20_000,
+    ))
+  ) {
     for (const n of patroni) signalGroup(n.pid, "SIGKILL");
   }
   // Patroni detaches its postmaster; one left behind (Patroni killed, or stopped too fast) is
@@ -524,7 +536,13 @@ export async function down(dir: string, log: (line: string) => void = console.lo
   if (!(await waitGone(postmasters, 10_000))) for (const pid of postmasters) signalPid(pid, "SIGKILL");
   const etcd = state.etcd.filter((e) => isAlive(e.pid));
   for (const e of etcd) signalGroup(e.pid, "SIGTERM");
-  if (!(await waitGone(etcd.map((e) => e.pid), 10_000))) for (const e of etcd) signalGroup(e.pid, "SIGKILL");
+  if (
+    !(await waitGone(
+      etcd.map((e) => e.pid),
+      10_000,
+    ))
+  )
+    for (const e of etcd) signalGroup(e.pid, "SIGKILL");
   await waitGone(runningPids(state), 5_000);
   const left = runningPids(state);
   if (left.length > 0) throw new Error(`still running after down: pids ${left.join(", ")}`);

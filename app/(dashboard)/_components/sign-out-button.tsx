@@ -7,7 +7,11 @@ const noSubscribe = () => () => {};
 
 export function SignOutButton() {
   // Disabled until hydrated: before that a click does nothing and the person stays signed in.
-  const hydrated = useSyncExternalStore(noSubscribe, () => true, () => false);
+  const hydrated = useSyncExternalStore(
+    noSubscribe,
+    () => true,
+    () => false,
+  );
   const [pending, setPending] = useState(false);
   async function onClick() {
     setPending(true);

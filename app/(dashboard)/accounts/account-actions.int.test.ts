@@ -49,7 +49,12 @@ describe.skipIf(skipWithoutDatabase())("account server actions", () => {
   const cases: { name: string; core: Core; role: Role; blocked?: boolean; form: (account: string) => Promise<FormData> }[] = [
     { name: "block", core: blockAccountCore, role: "operator", form: async (account) => form({ account, reason: "card fraud" }) },
     { name: "unblock", core: unblockAccountCore, role: "admin", blocked: true, form: async (account) => form({ account, reason: "cleared by billing" }) },
-    { name: "change plan", core: assignPlanCore, role: "admin", form: async (account) => form({ account, plan: await proPlan(), reason: "upgraded by phone" }) },
+    {
+      name: "change plan",
+      core: assignPlanCore,
+      role: "admin",
+      form: async (account) => form({ account, plan: await proPlan(), reason: "upgraded by phone" }),
+    },
   ];
 
   for (const c of cases) {

@@ -42,34 +42,51 @@ export default async function AccountsPage({ searchParams }: Props) {
       <div className="min-w-0">
         <h1 className="text-2xl font-semibold tracking-tight">Accounts</h1>
         <p className="text-sm text-zinc-600 dark:text-zinc-400">
-          Every billing account Ceilings has seen ({known.approximate ? "about " : ""}{formatCount(known.n)}): find one by its id or a prefix of it to see its plan, what binds it, what it spent and where it
-          was refused.
+          Every billing account Ceilings has seen ({known.approximate ? "about " : ""}
+          {formatCount(known.n)}): find one by its id or a prefix of it to see its plan, what binds it, what it spent and where it was refused.
         </p>
       </div>
 
       <section aria-labelledby="search-title" className="space-y-3">
-        <h2 id="search-title" className="sr-only">Search</h2>
+        <h2 id="search-title" className="sr-only">
+          Search
+        </h2>
         <form method="get" action="/accounts" role="search" className={`${cardClass} flex flex-wrap items-end gap-3`}>
           {raw.top ? <input type="hidden" name="top" value={raw.top} /> : null}
           <div className="min-w-0 flex-1 basis-64">
             <label htmlFor="account-q" className={labelClass}>
               Account id or prefix
             </label>
-            <input id="account-q" name="q" type="search" defaultValue={q} maxLength={400} autoComplete="off" spellCheck={false} placeholder="acct_4a" className={inputClass} data-testid="account-search" />
+            <input
+              id="account-q"
+              name="q"
+              type="search"
+              defaultValue={q}
+              maxLength={400}
+              autoComplete="off"
+              spellCheck={false}
+              placeholder="acct_4a"
+              className={inputClass}
+              data-testid="account-search"
+            />
           </div>
           <button type="submit" className={buttonClass} data-testid="account-search-submit">
             Search
           </button>
         </form>
         {searchError ? (
-          <p role="alert" className="text-sm text-red-700 dark:text-red-400" data-testid="account-search-error">{searchError}</p>
+          <p role="alert" className="text-sm text-red-700 dark:text-red-400" data-testid="account-search-error">
+            {searchError}
+          </p>
         ) : search ? (
           <SearchResults search={search} />
         ) : null}
       </section>
 
       <section aria-labelledby="top-title" className="space-y-3">
-        <h2 id="top-title" className="text-lg font-semibold">Top accounts</h2>
+        <h2 id="top-title" className="text-lg font-semibold">
+          Top accounts
+        </h2>
         {target === null ? (
           <p className="text-sm text-zinc-600 dark:text-zinc-400" data-testid="top-accounts-none">
             No endpoint has a per-caller ceiling and no budget is kept per account: there is nothing counted per account to rank yet.
@@ -91,7 +108,10 @@ function SearchResults({ search }: { search: AccountSearch }) {
     empty: (
       <p className="text-sm text-zinc-600 dark:text-zinc-400" data-testid="account-results-empty">
         No account starts with <span className="font-mono">{search.query}</span>.{" "}
-        <Link href={accountPath(search.query)} className="underline underline-offset-2">Open {search.query} anyway</Link> to assign it a plan or block it before its first call.
+        <Link href={accountPath(search.query)} className="underline underline-offset-2">
+          Open {search.query} anyway
+        </Link>{" "}
+        to assign it a plan or block it before its first call.
       </p>
     ),
     columns: [

@@ -10,7 +10,10 @@ const Id = decimalId("id");
 const DESTINATIONS = ["/alerts/destinations"];
 
 export const acknowledgeAlertsCore = defineAction({
-  role: "operator", boundary: "alert.acknowledge", lists: ["alertId"], input: z.object({ alertId: z.array(Id).min(1, "choose at least one alert to acknowledge").max(500, "at most 500 alerts at once") }),
+  role: "operator",
+  boundary: "alert.acknowledge",
+  lists: ["alertId"],
+  input: z.object({ alertId: z.array(Id).min(1, "choose at least one alert to acknowledge").max(500, "at most 500 alerts at once") }),
   run: async ({ actor, db }, input) => {
     const changed = await acknowledgeAlerts(db, { alertIds: input.alertId, actor });
     // The count in the navigation is in the layout.
@@ -24,7 +27,9 @@ const blankOptionalsDropped = (fields: unknown) =>
   Object.fromEntries(Object.entries(fields as Record<string, string>).filter(([name, value]) => value !== "" || !OPTIONAL.has(name)));
 
 export const createDestinationCore = defineAction({
-  role: "admin", boundary: "alert_destination.create", input: z.preprocess(blankOptionalsDropped, DestinationInput),
+  role: "admin",
+  boundary: "alert_destination.create",
+  input: z.preprocess(blankOptionalsDropped, DestinationInput),
   // A Slack or webhook URL carries its token; the SMTP fields name the mail account.
   secrets: ["target", "signingSecret", "smtpUsername", "smtpPasswordRef"],
   run: async ({ actor, db }, input) => {
@@ -34,7 +39,9 @@ export const createDestinationCore = defineAction({
 });
 
 export const setDestinationEnabledCore = defineAction({
-  role: "admin", boundary: "alert_destination.enable", input: z.object({ id: Id, enabled: z.enum(["true", "false"], { error: "enabled must be true or false" }) }),
+  role: "admin",
+  boundary: "alert_destination.enable",
+  input: z.object({ id: Id, enabled: z.enum(["true", "false"], { error: "enabled must be true or false" }) }),
   run: async ({ actor, db }, input) => {
     const row = await setDestinationEnabled(db, { id: input.id, enabled: input.enabled === "true", actor });
     return { message: `"${row.name}" is ${row.enabled ? "enabled" : "disabled"}.`, revalidate: DESTINATIONS };
@@ -42,7 +49,9 @@ export const setDestinationEnabledCore = defineAction({
 });
 
 export const deleteDestinationCore = defineAction({
-  role: "admin", boundary: "alert_destination.delete", input: z.object({ id: Id }),
+  role: "admin",
+  boundary: "alert_destination.delete",
+  input: z.object({ id: Id }),
   run: async ({ actor, db }, input) => {
     await deleteDestination(db, { id: input.id, actor });
     return { message: "Destination deleted.", revalidate: DESTINATIONS };

@@ -9,7 +9,6 @@ import type { ActionDeps } from "@/app/_lib/action-deps";
 import { acknowledgeAlertsCore, createDestinationCore, deleteDestinationCore, setDestinationEnabledCore } from "./alert-action-core";
 import { form } from "@/app/_lib/test-form";
 
-
 const rank: Record<Role, number> = { viewer: 0, operator: 1, admin: 2 };
 
 describe.skipIf(skipWithoutDatabase())("alert server actions check the role themselves", () => {
@@ -25,7 +24,10 @@ describe.skipIf(skipWithoutDatabase())("alert server actions check the role them
   async function newAlert(): Promise<number> {
     n += 1;
     await fireAlert(t.db, { kind: "kill", dedupeKey: `kill:test:${n}`, message: `test ${n}` });
-    const [row] = await t.db.select().from(alerts).where(eq(alerts.dedupeKey, `kill:test:${n}`));
+    const [row] = await t.db
+      .select()
+      .from(alerts)
+      .where(eq(alerts.dedupeKey, `kill:test:${n}`));
     if (!row) throw new Error("no alert");
     return row.id;
   }
@@ -37,7 +39,10 @@ describe.skipIf(skipWithoutDatabase())("alert server actions check the role them
       const revalidated: string[] = [];
       const result = await acknowledgeAlertsCore(deps(who, revalidated), form({ alertId: id }));
       const [row] = await t.db.select().from(alerts).where(eq(alerts.id, id));
-      const audit = await t.db.select().from(auditEvents).where(eq(auditEvents.target, `alert:${id}`));
+      const audit = await t.db
+        .select()
+        .from(auditEvents)
+        .where(eq(auditEvents.target, `alert:${id}`));
       if (allowed) {
         expect(result).toEqual({ status: "ok", message: "Acknowledged 1 alert(s)." });
         expect(row?.acknowledgedBy).toBe(`${who}@t`);
@@ -59,16 +64,29 @@ describe.skipIf(skipWithoutDatabase())("alert server actions check the role them
     expect(await acknowledgeAlertsCore(deps("admin"), form({ alertId: [id] }))).toEqual({ status: "ok", message: "Already acknowledged." });
     const [row] = await t.db.select().from(alerts).where(eq(alerts.id, id));
     expect(row?.acknowledgedBy).toBe("operator@t");
-    expect(await t.db.select().from(auditEvents).where(eq(auditEvents.target, `alert:${id}`))).toHaveLength(1);
+    expect(
+      await t.db
+        .select()
+        .from(auditEvents)
+        .where(eq(auditEvents.target, `alert:${id}`)),
+    ).toHaveLength(1);
   });
 
   it("acknowledges several at once, and refuses unknown or malformed ids clearly", async () => {
     const a = await newAlert();
     const b = await newAlert();
     expect(await acknowledgeAlertsCore(deps("operator"), form({ alertId: [a, b] }))).toEqual({ status: "ok", message: "Acknowledged 2 alert(s)." });
-    expect(await acknowledgeAlertsCore(deps("operator"), form({ alertId: 999_999 }))).toEqual({ status: "error", error: "no alert with id 999999", code: "not_found" });
+    expect(await acknowledgeAlertsCore(deps("operator"), form({ alertId: 999_999 }))).toEqual({
+      status: "error",
+      error: "no alert with id 999999",
+      code: "not_found",
+    });
     expect(await acknowledgeAlertsCore(deps("operator"), form({ alertId: "x" }))).toMatchObject({ status: "error" });
-    expect(await acknowledgeAlertsCore(deps("operator"), form({}))).toEqual({ status: "error", error: "choose at least one alert to acknowledge", code: "invalid_input" });
+    expect(await acknowledgeAlertsCore(deps("operator"), form({}))).toEqual({
+      status: "error",
+      error: "choose at least one alert to acknowledge",
+      code: "invalid_input",
+    });
   });
 
   for (const who of [null, "viewer", "operator", "admin"] as const) {
@@ -81,10 +99,16 @@ describe.skipIf(skipWithoutDatabase())("alert server actions check the role them
         expect(created).toMatchObject({ status: "error" });
         expect(rows).toHaveLength(0);
         // Even against a destination that exists, nothing changes.
-        const [other] = await t.db.insert(alertDestinations).values({ name: `${name} x`, kind: "slack", target: "https://example.com/s", createdBy: "t" }).returning();
+        const [other] = await t.db
+          .insert(alertDestinations)
+          .values({ name: `${name} x`, kind: "slack", target: "https://example.com/s", createdBy: "t" })
+          .returning();
         expect(await setDestinationEnabledCore(deps(who), form({ id: other?.id ?? 0, enabled: "false" }))).toMatchObject({ status: "error" });
         expect(await deleteDestinationCore(deps(who), form({ id: other?.id ?? 0 }))).toMatchObject({ status: "error" });
-        const [still] = await t.db.select().from(alertDestinations).where(eq(alertDestinations.id, other?.id ?? 0));
+        const [still] = await t.db
+          .select()
+          .from(alertDestinations)
+          .where(eq(alertDestinations.id, other?.id ?? 0));
         expect(still?.enabled).toBe(true);
         return;
       }
@@ -95,7 +119,10 @@ describe.skipIf(skipWithoutDatabase())("alert server actions check the role them
       expect(row.signingSecret).toMatch(/^[0-9a-f]{64}$/);
       expect(await setDestinationEnabledCore(deps(who), form({ id: row.id, enabled: "false" }))).toMatchObject({ status: "ok" });
       expect(await deleteDestinationCore(deps(who), form({ id: row.id }))).toMatchObject({ status: "ok" });
-      const audit = await t.db.select().from(auditEvents).where(eq(auditEvents.target, `alert_destination:${row.id}`));
+      const audit = await t.db
+        .select()
+        .from(auditEvents)
+        .where(eq(auditEvents.target, `alert_destination:${row.id}`));
       expect(audit.map((a) => a.action)).toEqual(["alert_destination.create", "alert_destination.disable", "alert_destination.delete"]);
       expect(JSON.stringify(audit)).not.toContain(row.signingSecret ?? "never");
     });
@@ -125,4 +152,3 @@ describe.skipIf(skipWithoutDatabase())("alert server actions check the role them
     expect(refused).toMatchObject({ status: "error", error: expect.stringContaining("CEILINGS_SECRET_") });
   });
 });
-

@@ -42,7 +42,9 @@ export default async function AlertsPage({ searchParams }: { searchParams: Searc
           </p>
         </div>
         {hasRole(staff.role, "admin") ? (
-          <Link href="/alerts/destinations" className="text-sm underline">Delivery destinations</Link>
+          <Link href="/alerts/destinations" className="text-sm underline">
+            Delivery destinations
+          </Link>
         ) : null}
       </div>
 
@@ -69,7 +71,9 @@ export default async function AlertsPage({ searchParams }: { searchParams: Searc
               <option value="acknowledged">Acknowledged</option>
             </select>
           </label>
-          <button type="submit" className="rounded-md border border-zinc-300 px-3 py-1.5 text-sm dark:border-zinc-700">Filter</button>
+          <button type="submit" className="rounded-md border border-zinc-300 px-3 py-1.5 text-sm dark:border-zinc-700">
+            Filter
+          </button>
         </form>
         {canAcknowledge && openShown.length > 1 ? (
           <AlertsActionForm

@@ -29,16 +29,25 @@ const CreateForm = z
   });
 
 export const createApiKeyCore = defineAction({
-  role: "admin", boundary: "api_key.create", lists: ["scopes", "endpointKeys"], input: CreateForm,
+  role: "admin",
+  boundary: "api_key.create",
+  lists: ["scopes", "endpointKeys"],
+  input: CreateForm,
   run: async ({ actor, db }, input) => {
     const { key, secret } = await createApiKey(db, { ...input, actor });
     const owner = key.trusted ? "a trusted service" : `account ${key.account}`;
-    return { message: `Created ${key.name} (ck_${key.prefix}) for ${owner}, scopes ${key.scopes.join(", ")}. Copy the key now: it is shown only once.`, secret, revalidate: [API_KEYS_PATH] };
+    return {
+      message: `Created ${key.name} (ck_${key.prefix}) for ${owner}, scopes ${key.scopes.join(", ")}. Copy the key now: it is shown only once.`,
+      secret,
+      revalidate: [API_KEYS_PATH],
+    };
   },
 });
 
 export const revokeApiKeyCore = defineAction({
-  role: "admin", boundary: "api_key.revoke", input: z.object({ id: decimalId("id") }),
+  role: "admin",
+  boundary: "api_key.revoke",
+  input: z.object({ id: decimalId("id") }),
   run: async ({ actor, db }, input) => {
     const key = await revokeApiKey(db, { id: input.id, actor });
     return { message: `Revoked ${key.name} (ck_${key.prefix}). Its next request is refused.`, revalidate: [API_KEYS_PATH] };

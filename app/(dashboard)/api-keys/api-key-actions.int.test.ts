@@ -12,7 +12,6 @@ import type { ActionState } from "@/app/_lib/action-state";
 import { createApiKeyCore, revokeApiKeyCore } from "./api-key-action-core";
 import { form } from "@/app/_lib/test-form";
 
-
 describe.skipIf(skipWithoutDatabase())("API key server actions", () => {
   const t = useTestDatabase("api_key_actions", { max: 4 });
   let endpointKey: string;
@@ -35,15 +34,26 @@ describe.skipIf(skipWithoutDatabase())("API key server actions", () => {
   });
 
   it("creates a key for an admin: the secret is returned once, only its hash is stored, the audit row is written", async () => {
-    const state = await createApiKeyCore(as("admin"), form({ name: "newsletter", binding: "account", account: "acct_9", scopes: ["reserve"], endpointKeys: [endpointKey] }));
+    const state = await createApiKeyCore(
+      as("admin"),
+      form({ name: "newsletter", binding: "account", account: "acct_9", scopes: ["reserve"], endpointKeys: [endpointKey] }),
+    );
     const secret = created(state);
     expect(secret).toMatch(/^ck_[a-z0-9]{8}_/);
     const rows = await t.db.select().from(apiKeys);
     const row = rows.find((r) => r.name === "newsletter");
-    expect(row).toMatchObject({ account: "acct_9", trusted: false, endpointKeys: [endpointKey], createdBy: "admin@example.com", secretHash: hashToken(secret ?? "") });
+    expect(row).toMatchObject({
+      account: "acct_9",
+      trusted: false,
+      endpointKeys: [endpointKey],
+      createdBy: "admin@example.com",
+      secretHash: hashToken(secret ?? ""),
+    });
     expect(JSON.stringify(rows)).not.toContain(secret?.slice(12));
     const audit = await t.db.select().from(auditEvents).where(eq(auditEvents.action, "api_key.create"));
-    expect(audit).toEqual([expect.objectContaining({ actorType: "staff", actor: "admin@example.com", details: expect.objectContaining({ apiKeyId: row?.id, account: "acct_9" }) })]);
+    expect(audit).toEqual([
+      expect.objectContaining({ actorType: "staff", actor: "admin@example.com", details: expect.objectContaining({ apiKeyId: row?.id, account: "acct_9" }) }),
+    ]);
     expect(JSON.stringify(audit)).not.toContain(secret?.slice(12));
     expect(revalidated).toContain("/api-keys");
     const auth = await authenticateApiKey(t.db, `Bearer ${secret}`);
@@ -51,13 +61,19 @@ describe.skipIf(skipWithoutDatabase())("API key server actions", () => {
   });
 
   it("creates a trusted-service key without an account", async () => {
-    const state = await createApiKeyCore(as("admin"), form({ name: "billing backend", binding: "trusted", account: "ignored", scopes: ["reserve"], endpointKeys: [endpointKey] }));
+    const state = await createApiKeyCore(
+      as("admin"),
+      form({ name: "billing backend", binding: "trusted", account: "ignored", scopes: ["reserve"], endpointKeys: [endpointKey] }),
+    );
     const auth = await authenticateApiKey(t.db, `Bearer ${created(state)}`);
     expect(auth).toMatchObject({ ok: true, principal: { account: null, trusted: true } });
   });
 
   it("creates a billing service's key: trusted, accounts:read and accounts:write, no endpoint; the message names its scopes", async () => {
-    const state = await createApiKeyCore(as("admin"), form({ name: "billing accounts", binding: "trusted", scopes: ["accounts:write", "accounts:read"], endpointKeys: [] }));
+    const state = await createApiKeyCore(
+      as("admin"),
+      form({ name: "billing accounts", binding: "trusted", scopes: ["accounts:write", "accounts:read"], endpointKeys: [] }),
+    );
     expect(state.status === "ok" ? state.message : state).toContain("scopes accounts:read, accounts:write");
     const auth = await authenticateApiKey(t.db, `Bearer ${created(state)}`);
     expect(auth).toMatchObject({ ok: true, principal: { trusted: true, endpointKeys: [], scopes: ["accounts:read", "accounts:write"] } });
@@ -66,7 +82,10 @@ describe.skipIf(skipWithoutDatabase())("API key server actions", () => {
   it.each([null, "viewer", "operator"] as const)("refuses %s to create or revoke, and changes nothing", async (role) => {
     const target = await createApiKeyCore(as("admin"), form({ name: `target-${role}`, binding: "trusted", scopes: ["reserve"], endpointKeys: [endpointKey] }));
     expect(target.status).toBe("ok");
-    const [row] = await t.db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.name, `target-${role}`));
+    const [row] = await t.db
+      .select({ id: apiKeys.id })
+      .from(apiKeys)
+      .where(eq(apiKeys.name, `target-${role}`));
     const before = await snapshot();
     const create = await createApiKeyCore(as(role), form({ name: "sneaky", binding: "trusted", scopes: ["reserve"], endpointKeys: [endpointKey] }));
     const revoke = await revokeApiKeyCore(as(role), form({ id: String(row?.id) }));
@@ -84,7 +103,10 @@ describe.skipIf(skipWithoutDatabase())("API key server actions", () => {
       [{ name: "x", binding: "trusted", scopes: ["reserve"] }, "choose at least one endpoint"],
       [{ name: "x", binding: "trusted", endpointKeys: [endpointKey] }, "choose at least one scope"],
       [{ name: "x", binding: "trusted", scopes: ["reserve", "accounts:root"], endpointKeys: [endpointKey] }, "unknown scope 'accounts:root'"],
-      [{ name: "x", binding: "trusted", scopes: ["reserve", "accounts:write"], endpointKeys: [endpointKey] }, "a key bound to endpoints cannot read or move accounts"],
+      [
+        { name: "x", binding: "trusted", scopes: ["reserve", "accounts:write"], endpointKeys: [endpointKey] },
+        "a key bound to endpoints cannot read or move accounts",
+      ],
       [{ name: "x", binding: "trusted", scopes: ["accounts:read"], endpointKeys: [endpointKey] }, "a key for accounts has no endpoints"],
       [{ name: "x", binding: "account", account: "acct_1", scopes: ["accounts:write"] }, "only a trusted-service key may have accounts:write"],
       [{ name: "x", binding: "nobody", scopes: ["reserve"], endpointKeys: [endpointKey] }, "choose a billing account or trusted service"],
@@ -98,7 +120,9 @@ describe.skipIf(skipWithoutDatabase())("API key server actions", () => {
   });
 
   it("revokes a key with its audit row; the key fails at once; a second revoke is refused", async () => {
-    const secret = created(await createApiKeyCore(as("admin"), form({ name: "to revoke", binding: "account", account: "acct_r", scopes: ["reserve"], endpointKeys: [endpointKey] })));
+    const secret = created(
+      await createApiKeyCore(as("admin"), form({ name: "to revoke", binding: "account", account: "acct_r", scopes: ["reserve"], endpointKeys: [endpointKey] })),
+    );
     const [row] = await t.db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.name, "to revoke"));
     const revoked = await revokeApiKeyCore(as("admin"), form({ id: String(row?.id) }));
     expect(revoked.status).toBe("ok");

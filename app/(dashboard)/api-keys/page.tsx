@@ -15,11 +15,17 @@ function apiKeyTable(admin: boolean): TableSpec<ApiKeySummary> {
   return {
     rowKey: (k) => k.id,
     rowAttributes: (k) => ({ "data-testid": "api-key-row", "data-prefix": k.prefix, className: k.revokedAt ? "text-zinc-500" : undefined }),
-    empty: <p className="rounded-lg border border-dashed border-zinc-300 p-6 text-sm text-zinc-600 dark:border-zinc-700 dark:text-zinc-400">No API keys yet.</p>,
+    empty: (
+      <p className="rounded-lg border border-dashed border-zinc-300 p-6 text-sm text-zinc-600 dark:border-zinc-700 dark:text-zinc-400">No API keys yet.</p>
+    ),
     columns: [
       { header: "Name", cellClassName: "align-top", cell: (k) => k.name },
       { header: "Key", cellClassName: "align-top font-mono", cell: (k) => `ck_${k.prefix}_…` },
-      { header: "Spends for", cellClassName: "align-top", cell: (k) => (k.trusted ? <span className="italic">trusted service</span> : <span className="font-mono">{k.account}</span>) },
+      {
+        header: "Spends for",
+        cellClassName: "align-top",
+        cell: (k) => (k.trusted ? <span className="italic">trusted service</span> : <span className="font-mono">{k.account}</span>),
+      },
       {
         header: "Scopes",
         cellClassName: "align-top",
@@ -33,7 +39,11 @@ function apiKeyTable(admin: boolean): TableSpec<ApiKeySummary> {
           </ul>
         ),
       },
-      { header: "Endpoints", cellClassName: "align-top font-mono text-xs", cell: (k) => (k.endpointKeys.length > 0 ? k.endpointKeys.join(", ") : <span className="font-sans text-zinc-500">none</span>) },
+      {
+        header: "Endpoints",
+        cellClassName: "align-top font-mono text-xs",
+        cell: (k) => (k.endpointKeys.length > 0 ? k.endpointKeys.join(", ") : <span className="font-sans text-zinc-500">none</span>),
+      },
       {
         header: "Created (UTC)",
         cellClassName: "align-top",
@@ -44,7 +54,11 @@ function apiKeyTable(admin: boolean): TableSpec<ApiKeySummary> {
           </>
         ),
       },
-      { header: "Last used (UTC)", cellClassName: "align-top", cell: (k) => (k.lastUsedAt ? formatDateTime(k.lastUsedAt) : <span className="text-zinc-500">never</span>) },
+      {
+        header: "Last used (UTC)",
+        cellClassName: "align-top",
+        cell: (k) => (k.lastUsedAt ? formatDateTime(k.lastUsedAt) : <span className="text-zinc-500">never</span>),
+      },
       {
         header: "Status",
         cellClassName: "align-top",
@@ -74,12 +88,11 @@ export default async function ApiKeysPage() {
       <div>
         <h1 className="text-2xl font-semibold">API keys</h1>
         <p className="mt-1 max-w-3xl text-sm text-zinc-600 dark:text-zinc-400">
-          Services that cannot reach the database call the HTTP API with one of these keys. A key spends for one billing
-          account (all keys of an account share its per-caller ceilings) or is a trusted service that names the account on
-          each call. A key&apos;s scopes say what it may do: <span className="font-mono">reserve</span> on the endpoints it
-          is bound to, or, with no endpoint, <span className="font-mono">accounts:read</span> and{" "}
-          <span className="font-mono">accounts:write</span> (a billing service reading and moving accounts between plans).
-          Only a hash of each key is stored; the key itself is shown once, when it is created.
+          Services that cannot reach the database call the HTTP API with one of these keys. A key spends for one billing account (all keys of an account share
+          its per-caller ceilings) or is a trusted service that names the account on each call. A key&apos;s scopes say what it may do:{" "}
+          <span className="font-mono">reserve</span> on the endpoints it is bound to, or, with no endpoint, <span className="font-mono">accounts:read</span> and{" "}
+          <span className="font-mono">accounts:write</span> (a billing service reading and moving accounts between plans). Only a hash of each key is stored;
+          the key itself is shown once, when it is created.
           {admin ? null : " Admins create and revoke keys."}
         </p>
       </div>

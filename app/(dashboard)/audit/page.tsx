@@ -73,13 +73,23 @@ export default async function AuditPage({ searchParams }: { searchParams: Search
     <div className="space-y-6">
       <div>
         <h1 className="text-2xl font-semibold tracking-tight">Audit log</h1>
-        <p className="text-sm text-zinc-600 dark:text-zinc-400">Every adjustment, kill, restore, bounds change, override, API key and staff change. Nobody can edit it.</p>
+        <p className="text-sm text-zinc-600 dark:text-zinc-400">
+          Every adjustment, kill, restore, bounds change, override, API key and staff change. Nobody can edit it.
+        </p>
       </div>
       <FilterForm action="/audit" label="Filter the audit log" columns="lg:grid-cols-6">
         <FilterSelect name="endpoint" label="Endpoint" value={q.endpoint} options={endpointKeys} />
         <FilterSelect name="actor" label="Actor" value={q.actor} options={facets.actors} />
         {/* A family (ceiling.*) first, then each action in it. */}
-        <FilterSelect name="action" label="Kind" value={q.action} options={[...[...new Set(facets.actions.map((a) => a.split(".")[0] ?? a))].map((family) => ({ value: family, label: `${family}.*` })), ...facets.actions]} />
+        <FilterSelect
+          name="action"
+          label="Kind"
+          value={q.action}
+          options={[
+            ...[...new Set(facets.actions.map((a) => a.split(".")[0] ?? a))].map((family) => ({ value: family, label: `${family}.*` })),
+            ...facets.actions,
+          ]}
+        />
         <FilterInput name="from" label="From (UTC)" type="datetime-local" value={q.from} />
         <FilterInput name="to" label="Before (UTC)" type="datetime-local" value={q.to} />
       </FilterForm>
@@ -91,8 +101,16 @@ export default async function AuditPage({ searchParams }: { searchParams: Search
         <>
           <AuditTable events={page.events} caption="Audit events, newest first" />
           <nav aria-label="Audit log pages" className="flex gap-2">
-            {q.cursor ? <Link href={pageHref(q, undefined)} className={secondaryButtonClass}>Newest</Link> : null}
-            {page.nextCursor ? <Link href={pageHref(q, page.nextCursor)} className={secondaryButtonClass} data-testid="audit-older">Older</Link> : null}
+            {q.cursor ? (
+              <Link href={pageHref(q, undefined)} className={secondaryButtonClass}>
+                Newest
+              </Link>
+            ) : null}
+            {page.nextCursor ? (
+              <Link href={pageHref(q, page.nextCursor)} className={secondaryButtonClass} data-testid="audit-older">
+                Older
+              </Link>
+            ) : null}
           </nav>
         </>
       )}

@@ -25,7 +25,9 @@ function key(r: BudgetFormReader): string {
 }
 
 export const createBudgetCore = defineAction({
-  role: "admin", boundary: "budget.create", rejected: "budget.rejected",
+  role: "admin",
+  boundary: "budget.create",
+  rejected: "budget.rejected",
   input: (fields) => {
     const r = new BudgetFormReader(fields);
     return r.done({ spec: readBudgetSpec(r), reason: r.text("reason") });
@@ -37,7 +39,9 @@ export const createBudgetCore = defineAction({
 });
 
 export const updateBudgetCore = defineAction({
-  role: "admin", boundary: "budget.update", rejected: "budget.rejected",
+  role: "admin",
+  boundary: "budget.update",
+  rejected: "budget.rejected",
   input: (fields) => {
     const r = new BudgetFormReader(fields);
     return r.done({ key: key(r), expectedVersion: r.whole("expectedVersion", "version") ?? 0, fields: readBudgetFields(r), reason: r.text("reason") });
@@ -51,27 +55,40 @@ export const updateBudgetCore = defineAction({
 });
 
 export const adjustBudgetCore = defineAction({
-  role: "admin", boundary: "budget.adjust",
+  role: "admin",
+  boundary: "budget.adjust",
   input: z.object({ key: KeyField, expectedVersion: decimalId("version"), input: RawMoney, reason: Reason, confirm: z.string().max(64).optional() }),
   run: async ({ actor, db }, input) => {
     const r = await adjustBudget(db, { ...input, actor });
     const money = (m: number) => formatMoneyText(m, r.currency);
     const clamp = r.clamped ? ` (you typed ${money(r.typed)}; clamped to the ${r.clamped === "max" ? "maximum" : "minimum"})` : "";
-    const what = r.kind === "kill" ? "Budget killed: set to 0" : r.kind === "restore" ? `Budget restored to ${money(r.applied)}` : `Saved: ${money(r.previous)} → ${money(r.applied)}`;
+    const what =
+      r.kind === "kill"
+        ? "Budget killed: set to 0"
+        : r.kind === "restore"
+          ? `Budget restored to ${money(r.applied)}`
+          : `Saved: ${money(r.previous)} → ${money(r.applied)}`;
     return { message: `${what}${clamp}.`, revalidate: everyPage };
   },
 });
 
 export const killBudgetCore = defineAction({
-  role: "operator", boundary: "budget.kill", input: z.object({ key: KeyField, reason: OptionalReason }),
+  role: "operator",
+  boundary: "budget.kill",
+  input: z.object({ key: KeyField, reason: OptionalReason }),
   run: async ({ actor, db }, input) => {
     const r = await killBudget(db, { ...input, actor });
-    return { message: `${r.key} is killed (it was ${formatMoneyText(r.previous, r.currency)}): every call on its members is refused until it is restored.`, revalidate: everyPage };
+    return {
+      message: `${r.key} is killed (it was ${formatMoneyText(r.previous, r.currency)}): every call on its members is refused until it is restored.`,
+      revalidate: everyPage,
+    };
   },
 });
 
 export const restoreBudgetCore = defineAction({
-  role: "operator", boundary: "budget.restore", input: z.object({ key: KeyField, reason: OptionalReason }),
+  role: "operator",
+  boundary: "budget.restore",
+  input: z.object({ key: KeyField, reason: OptionalReason }),
   run: async ({ actor, db }, input) => {
     const r = await restoreBudget(db, { ...input, actor });
     return { message: `${r.key} is restored to ${formatMoneyText(r.applied, r.currency)}.`, revalidate: everyPage };
@@ -80,10 +97,17 @@ export const restoreBudgetCore = defineAction({
 
 const archiveCore = (archived: boolean) =>
   defineAction({
-    role: "admin", boundary: archived ? "budget.archive" : "budget.unarchive", input: z.object({ key: KeyField, reason: Reason }),
+    role: "admin",
+    boundary: archived ? "budget.archive" : "budget.unarchive",
+    input: z.object({ key: KeyField, reason: Reason }),
     run: async ({ actor, db }, input) => {
       await setBudgetArchived(db, { ...input, archived, actor });
-      return { message: archived ? `${input.key} is archived: it charges and refuses nothing; its history stays.` : `${input.key} counts again from the next reservation.`, revalidate: everyPage };
+      return {
+        message: archived
+          ? `${input.key} is archived: it charges and refuses nothing; its history stays.`
+          : `${input.key} counts again from the next reservation.`,
+        revalidate: everyPage,
+      };
     },
   });
 
@@ -91,20 +115,27 @@ export const archiveBudgetCore = archiveCore(true);
 export const unarchiveBudgetCore = archiveCore(false);
 
 export const setBudgetOverrideCore = defineAction({
-  role: "admin", boundary: "budget.override", input: z.object({ key: KeyField, caller: z.string().max(200), input: RawMoney, reason: Reason }),
+  role: "admin",
+  boundary: "budget.override",
+  input: z.object({ key: KeyField, caller: z.string().max(200), input: RawMoney, reason: Reason }),
   run: async ({ actor, db }, input) => {
     const r = await setBudgetOverride(db, { ...input, actor });
     const applied = r.applied ?? 0;
     const clamp = r.clamped ? ` (clamped to the ${r.clamped === "max" ? "maximum" : "minimum"})` : "";
     return {
-      message: applied === 0 ? `${r.caller} is blocked on every member of ${r.key}.` : `${r.caller} now has ${formatMoneyText(applied, r.currency)} on ${r.key}${clamp}.`,
+      message:
+        applied === 0
+          ? `${r.caller} is blocked on every member of ${r.key}.`
+          : `${r.caller} now has ${formatMoneyText(applied, r.currency)} on ${r.key}${clamp}.`,
       revalidate: everyPage,
     };
   },
 });
 
 export const removeBudgetOverrideCore = defineAction({
-  role: "admin", boundary: "budget.override_remove", input: z.object({ key: KeyField, caller: z.string().max(200), reason: Reason }),
+  role: "admin",
+  boundary: "budget.override_remove",
+  input: z.object({ key: KeyField, caller: z.string().max(200), reason: Reason }),
   run: async ({ actor, db }, input) => {
     const r = await removeBudgetOverride(db, { ...input, actor });
     return { message: `${r.caller} is back on the budget's own value.`, revalidate: everyPage };

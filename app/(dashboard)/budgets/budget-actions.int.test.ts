@@ -49,7 +49,10 @@ describe.skipIf(skipWithoutDatabase())("budget server actions", () => {
 
   async function endpoint() {
     n += 1;
-    const [row] = await t.db.insert(endpoints).values({ key: `llm.e${n}`, name: "m", unit: "tokens", perCallMax: 100 }).returning();
+    const [row] = await t.db
+      .insert(endpoints)
+      .values({ key: `llm.e${n}`, name: "m", unit: "tokens", perCallMax: 100 })
+      .returning();
     return row?.key ?? "";
   }
 
@@ -69,14 +72,49 @@ describe.skipIf(skipWithoutDatabase())("budget server actions", () => {
     return { key: row.key, version: budget.version, members };
   }
 
-  const newBudget = async () => ({ key: `llm.new${(n += 1)}`, name: "All LLM", scope: "global", window: "utc_day", billingDay: "", currency: "USD", value: "200", min: "0", max: "500.00", default: "200", alertThresholds: "50, 80, 100", members: [await endpoint(), await endpoint()].join(","), reason: "r" });
+  const newBudget = async () => ({
+    key: `llm.new${(n += 1)}`,
+    name: "All LLM",
+    scope: "global",
+    window: "utc_day",
+    billingDay: "",
+    currency: "USD",
+    value: "200",
+    min: "0",
+    max: "500.00",
+    default: "200",
+    alertThresholds: "50, 80, 100",
+    members: [await endpoint(), await endpoint()].join(","),
+    reason: "r",
+  });
 
   type Existing = Awaited<ReturnType<typeof existing>>;
   const cases: { name: string; core: Core; role: Role; killed?: boolean; form: (e: Existing) => Promise<FormData> | FormData }[] = [
     { name: "create", core: createBudgetCore, role: "admin", form: async () => form(await newBudget()) },
-    { name: "update", core: updateBudgetCore, role: "admin", form: (e) => form({ key: e.key, expectedVersion: String(e.version), name: "Renamed", members: e.members.join(","), min: "0", max: "10", default: "2", alertThresholds: "80", reason: "r" }) },
+    {
+      name: "update",
+      core: updateBudgetCore,
+      role: "admin",
+      form: (e) =>
+        form({
+          key: e.key,
+          expectedVersion: String(e.version),
+          name: "Renamed",
+          members: e.members.join(","),
+          min: "0",
+          max: "10",
+          default: "2",
+          alertThresholds: "80",
+          reason: "r",
+        }),
+    },
     // A lowering: a raise is a change request (lib/changes).
-    { name: "adjust", core: adjustBudgetCore, role: "admin", form: (e) => form({ key: e.key, expectedVersion: String(e.version), input: "1.50", reason: "r" }) },
+    {
+      name: "adjust",
+      core: adjustBudgetCore,
+      role: "admin",
+      form: (e) => form({ key: e.key, expectedVersion: String(e.version), input: "1.50", reason: "r" }),
+    },
     { name: "archive", core: archiveBudgetCore, role: "admin", form: (e) => form({ key: e.key, reason: "r" }) },
     { name: "override", core: setBudgetOverrideCore, role: "admin", form: (e) => form({ key: e.key, caller: "globex", input: "0", reason: "abuse" }) },
     { name: "override remove", core: removeBudgetOverrideCore, role: "admin", form: (e) => form({ key: e.key, caller: "acme", reason: "r" }) },

@@ -26,7 +26,8 @@ export default async function BudgetsPage() {
         <div className="min-w-0">
           <h1 className="text-2xl font-semibold tracking-tight">Budgets</h1>
           <p className="text-sm text-zinc-600 dark:text-zinc-400">
-            Hard limits in money across several endpoints: each budget&apos;s spend in its open window, its members&apos; shares, pace and projection. Killed and alerting first.
+            Hard limits in money across several endpoints: each budget&apos;s spend in its open window, its members&apos; shares, pace and projection. Killed
+            and alerting first.
           </p>
         </div>
         <div className="flex flex-wrap items-center gap-2">

@@ -28,32 +28,61 @@ const PlanKeyField = z.string({ error: "plan is required" }).trim().min(1, "plan
 const AccountField = z.string({ error: "account is required" }).max(400, "that account id is too long");
 
 /** What a form may ask for; each kind carries the fields its edit form already has (`key` names the endpoint or budget). */
-const AskKind = z.discriminatedUnion("kind", [
-  z.object({ kind: z.literal("ceiling.value"), ceilingId: decimalId("ceiling id"), input: RawValue, confirm: Confirm }),
-  z.object({ kind: z.literal("ceiling.bounds"), ceilingId: decimalId("ceiling id"), min: RawValue, max: RawValue }),
-  z.object({ kind: z.literal("budget.value"), key: BudgetKey, input: RawValue, confirm: Confirm }),
-  z.object({ kind: z.literal("endpoint.per_call_max"), key: EndpointKeyField, perCallMax: z.string().trim().regex(/^\d{1,15}$/, "per-call max must be a whole number").transform(Number), confirm: Confirm }),
-  z.object({ kind: z.literal("endpoint.unarchive"), key: EndpointKeyField }),
-  z.object({ kind: z.literal("budget.unarchive"), key: BudgetKey }),
-  // The new ceiling's own fields are read by the catalog form's reader (readAskForm).
-  z.object({ kind: z.literal("ceiling.add"), key: EndpointKeyField, confirm: Confirm }),
-  // The plan page's value form: a ceiling by id or a budget by key; `remove` asks to remove the plan's value.
-  z.object({ kind: z.literal("plan.value"), key: PlanKeyField, ceilingId: z.string().optional(), budget: z.string().trim().max(64).optional(), input: RawValue.optional(), remove: z.string().optional(), confirm: Confirm }),
-  z.object({ kind: z.literal("plan.default"), key: PlanKeyField }),
-  z.object({ kind: z.literal("plan.key_assignable"), key: PlanKeyField }),
-  z.object({ kind: z.literal("account.plan"), account: AccountField, plan: PlanKeyField }),
-  z.object({ kind: z.literal("account.unblock"), account: AccountField }),
-  z.object({ kind: z.literal("ceiling.override"), ceilingId: decimalId("ceiling id"), caller: AccountField, input: RawValue }),
-  z.object({ kind: z.literal("budget.override"), key: BudgetKey, caller: AccountField, input: RawValue }),
-  // The new budget's fields are read by the budget form's reader, as its create form sends them.
-  z.object({ kind: z.literal("budget.create") }),
-  z.object({ kind: z.literal("budget.members"), key: BudgetKey, members: z.string().max(20_000) }),
-  z.object({ kind: z.literal("budget.archive"), key: BudgetKey }),
-  // The parts are read by the endpoint form's reader, as its edit form sends them.
-  z.object({ kind: z.literal("endpoint.prices"), key: EndpointKeyField }),
-  // The billing day as the endpoint's edit form sends it; lib/changes checks its range.
-  z.object({ kind: z.literal("endpoint.billing_day"), key: EndpointKeyField, billingDay: z.string({ error: "billing day is required" }).trim().regex(/^\d{1,2}$/, "billing day must be a whole number from 1 to 28").transform(Number) }),
-], { error: "unknown kind of change" });
+const AskKind = z.discriminatedUnion(
+  "kind",
+  [
+    z.object({ kind: z.literal("ceiling.value"), ceilingId: decimalId("ceiling id"), input: RawValue, confirm: Confirm }),
+    z.object({ kind: z.literal("ceiling.bounds"), ceilingId: decimalId("ceiling id"), min: RawValue, max: RawValue }),
+    z.object({ kind: z.literal("budget.value"), key: BudgetKey, input: RawValue, confirm: Confirm }),
+    z.object({
+      kind: z.literal("endpoint.per_call_max"),
+      key: EndpointKeyField,
+      perCallMax: z
+        .string()
+        .trim()
+        .regex(/^\d{1,15}$/, "per-call max must be a whole number")
+        .transform(Number),
+      confirm: Confirm,
+    }),
+    z.object({ kind: z.literal("endpoint.unarchive"), key: EndpointKeyField }),
+    z.object({ kind: z.literal("budget.unarchive"), key: BudgetKey }),
+    // The new ceiling's own fields are read by the catalog form's reader (readAskForm).
+    z.object({ kind: z.literal("ceiling.add"), key: EndpointKeyField, confirm: Confirm }),
+    // The plan page's value form: a ceiling by id or a budget by key; `remove` asks to remove the plan's value.
+    z.object({
+      kind: z.literal("plan.value"),
+      key: PlanKeyField,
+      ceilingId: z.string().optional(),
+      budget: z.string().trim().max(64).optional(),
+      input: RawValue.optional(),
+      remove: z.string().optional(),
+      confirm: Confirm,
+    }),
+    z.object({ kind: z.literal("plan.default"), key: PlanKeyField }),
+    z.object({ kind: z.literal("plan.key_assignable"), key: PlanKeyField }),
+    z.object({ kind: z.literal("account.plan"), account: AccountField, plan: PlanKeyField }),
+    z.object({ kind: z.literal("account.unblock"), account: AccountField }),
+    z.object({ kind: z.literal("ceiling.override"), ceilingId: decimalId("ceiling id"), caller: AccountField, input: RawValue }),
+    z.object({ kind: z.literal("budget.override"), key: BudgetKey, caller: AccountField, input: RawValue }),
+    // The new budget's fields are read by the budget form's reader, as its create form sends them.
+    z.object({ kind: z.literal("budget.create") }),
+    z.object({ kind: z.literal("budget.members"), key: BudgetKey, members: z.string().max(20_000) }),
+    z.object({ kind: z.literal("budget.archive"), key: BudgetKey }),
+    // The parts are read by the endpoint form's reader, as its edit form sends them.
+    z.object({ kind: z.literal("endpoint.prices"), key: EndpointKeyField }),
+    // The billing day as the endpoint's edit form sends it; lib/changes checks its range.
+    z.object({
+      kind: z.literal("endpoint.billing_day"),
+      key: EndpointKeyField,
+      billingDay: z
+        .string({ error: "billing day is required" })
+        .trim()
+        .regex(/^\d{1,2}$/, "billing day must be a whole number from 1 to 28")
+        .transform(Number),
+    }),
+  ],
+  { error: "unknown kind of change" },
+);
 
 // "for N minutes/hours" or "until" a UTC date and time (a datetime-local field, read as UTC); neither is a lasting raise.
 const End = z
@@ -148,7 +177,14 @@ export function readAskForm(fields: Record<string, string>): Ask {
         return r.done({ kind: kind.kind, spec: readBudgetSpec(r) });
       }
       case "budget.members":
-        return { kind: kind.kind, budgetKey: kind.key, members: kind.members.split(",").map((m) => m.trim()).filter((m) => m !== "") };
+        return {
+          kind: kind.kind,
+          budgetKey: kind.key,
+          members: kind.members
+            .split(",")
+            .map((m) => m.trim())
+            .filter((m) => m !== ""),
+        };
       case "budget.archive":
         return { kind: kind.kind, budgetKey: kind.key };
       case "endpoint.prices": {
@@ -167,25 +203,41 @@ export function readAskForm(fields: Record<string, string>): Ask {
 const everyPage = ["/"];
 
 export const askForApprovalCore = defineAction({
-  role: "operator", boundary: "change.request", rejected: "change.rejected", input: readAskForm,
+  role: "operator",
+  boundary: "change.request",
+  rejected: "change.rejected",
+  input: readAskForm,
   run: async ({ staff, db }, input) => {
     const r = await askForChange(db, { ...input, requester: requester(staff) });
-    return { message: `Asked for approval: request #${r.id}, ${r.summary}. Another admin must approve it within 24 hours; approvers are alerted.`, link: { href: `/changes/${r.id}`, label: `Request #${r.id}` }, revalidate: everyPage };
+    return {
+      message: `Asked for approval: request #${r.id}, ${r.summary}. Another admin must approve it within 24 hours; approvers are alerted.`,
+      link: { href: `/changes/${r.id}`, label: `Request #${r.id}` },
+      revalidate: everyPage,
+    };
   },
 });
 
 export const breakGlassCore = defineAction({
-  role: "admin", boundary: "change.break_glass", rejected: "change.rejected", input: readAskForm,
+  role: "admin",
+  boundary: "change.break_glass",
+  rejected: "change.rejected",
+  input: readAskForm,
   run: async ({ staff, db }, input) => {
     const r = await askForChange(db, { ...input, requester: requester(staff), breakGlass: true });
-    return { message: `Break glass: ${r.summary} is in force now. Every alert destination is told, and it stays on the overview until another admin acknowledges it.`, link: { href: `/changes/${r.id}`, label: `Request #${r.id}` }, revalidate: everyPage };
+    return {
+      message: `Break glass: ${r.summary} is in force now. Every alert destination is told, and it stays on the overview until another admin acknowledges it.`,
+      link: { href: `/changes/${r.id}`, label: `Request #${r.id}` },
+      revalidate: everyPage,
+    };
   },
 });
 
 const request = (id: number) => `/changes/${id}`;
 
 export const approveChangeCore = defineAction({
-  role: "admin", boundary: "change.approve", input: z.object({ id: RequestId, note: Note }),
+  role: "admin",
+  boundary: "change.approve",
+  input: z.object({ id: RequestId, note: Note }),
   run: async (ctx, input) => {
     const r = await approveChange(ctx.db, { id: input.id, approver: requester(ctx.staff), note: input.note || undefined });
     // Stale is an outcome, not a failure: the request is closed and the answer says what moved.
@@ -195,7 +247,9 @@ export const approveChangeCore = defineAction({
 });
 
 export const rejectChangeCore = defineAction({
-  role: "admin", boundary: "change.reject", input: z.object({ id: RequestId, note: z.string({ error: "say why it is rejected" }).trim().min(1, "say why it is rejected, for the requester").max(500) }),
+  role: "admin",
+  boundary: "change.reject",
+  input: z.object({ id: RequestId, note: z.string({ error: "say why it is rejected" }).trim().min(1, "say why it is rejected, for the requester").max(500) }),
   run: async (ctx, input) => {
     const r = await rejectChange(ctx.db, { id: input.id, approver: requester(ctx.staff), note: input.note });
     return { message: `Request #${r.id} is rejected: nothing changed.`, revalidate: [...everyPage, request(input.id)] };
@@ -203,7 +257,9 @@ export const rejectChangeCore = defineAction({
 });
 
 export const cancelChangeCore = defineAction({
-  role: "operator", boundary: "change.cancel", input: z.object({ id: RequestId }),
+  role: "operator",
+  boundary: "change.cancel",
+  input: z.object({ id: RequestId }),
   run: async (ctx, input) => {
     const r = await cancelChange(ctx.db, { id: input.id, requester: requester(ctx.staff) });
     return { message: `Request #${r.id} is cancelled: nothing changed.`, revalidate: [...everyPage, request(input.id)] };
@@ -211,7 +267,9 @@ export const cancelChangeCore = defineAction({
 });
 
 export const acknowledgeBreakGlassCore = defineAction({
-  role: "admin", boundary: "change.acknowledge", input: z.object({ id: RequestId }),
+  role: "admin",
+  boundary: "change.acknowledge",
+  input: z.object({ id: RequestId }),
   run: async (ctx, input) => {
     const r = await acknowledgeBreakGlass(ctx.db, { id: input.id, admin: requester(ctx.staff) });
     return { message: `Break glass #${r.id} is acknowledged.`, revalidate: [...everyPage, request(input.id)] };

@@ -29,7 +29,13 @@ describe.skipIf(skipWithoutDatabase())("change control server actions", () => {
   beforeAll(async () => {
     const rows = await t.db
       .insert(staff)
-      .values(["vic", "ola", "oz", "ann", "bea"].map((n) => ({ email: `${n}@t`, role: (n === "vic" ? "viewer" : n.startsWith("o") ? "operator" : "admin") as Role, passwordHash: "x" })))
+      .values(
+        ["vic", "ola", "oz", "ann", "bea"].map((n) => ({
+          email: `${n}@t`,
+          role: (n === "vic" ? "viewer" : n.startsWith("o") ? "operator" : "admin") as Role,
+          passwordHash: "x",
+        })),
+      )
       .returning({ id: staff.id, email: staff.email });
     for (const r of rows) ids[r.email.split("@")[0] ?? ""] = r.id;
   });
@@ -41,8 +47,10 @@ describe.skipIf(skipWithoutDatabase())("change control server actions", () => {
     return { key, ceilingId: first(rows).id };
   }
   const valueOf = async (id: number) => (await t.db.select({ v: ceilings.value }).from(ceilings).where(eq(ceilings.id, id)))[0]?.v;
-  const requestsOf = async (ceilingId: number) => t.db.select().from(changeRequests).where(eq(changeRequests.ceilingId, ceilingId)).orderBy(asc(changeRequests.id));
-  const ask = (ceilingId: number, input = "150", extra: Record<string, string> = {}) => form({ kind: "ceiling.value", ceilingId, input, reason: "launch tonight", ...extra });
+  const requestsOf = async (ceilingId: number) =>
+    t.db.select().from(changeRequests).where(eq(changeRequests.ceilingId, ceilingId)).orderBy(asc(changeRequests.id));
+  const ask = (ceilingId: number, input = "150", extra: Record<string, string> = {}) =>
+    form({ kind: "ceiling.value", ceilingId, input, reason: "launch tonight", ...extra });
 
   async function pendingRequest(by: "ola" | "ann" = "ola") {
     const e = await endpoint();
@@ -115,7 +123,9 @@ describe.skipIf(skipWithoutDatabase())("change control server actions", () => {
     const glass = form({ kind: "ceiling.value", ceilingId: e.ceilingId, input: "200", reason: "outage, nobody reachable" });
     expect(await breakGlassCore(as("ola"), glass)).toEqual({ status: "error", error: "Your role (operator) cannot do this" });
     expect(await valueOf(e.ceilingId)).toBe(100);
-    expect(await breakGlassCore(as("ann"), form({ kind: "ceiling.value", ceilingId: e.ceilingId, input: "200", reason: "outage, nobody reachable" }))).toMatchObject({ status: "ok" });
+    expect(
+      await breakGlassCore(as("ann"), form({ kind: "ceiling.value", ceilingId: e.ceilingId, input: "200", reason: "outage, nobody reachable" })),
+    ).toMatchObject({ status: "ok" });
     expect(await valueOf(e.ceilingId)).toBe(200);
     const [r] = await requestsOf(e.ceilingId);
     if (!r) throw new Error("no break glass row");
@@ -151,7 +161,17 @@ describe.skipIf(skipWithoutDatabase())("change control server actions", () => {
     const e = await endpoint();
     const system = { type: "system", name: "test" } as const;
     const budget = await createBudget(t.db, {
-      spec: { key: `llm.b${e.ceilingId}`, name: "LLM", scope: "global", window: "utc_day", value: 2_000_000, min: 0, max: 10_000_000, default: 2_000_000, members: [e.key] },
+      spec: {
+        key: `llm.b${e.ceilingId}`,
+        name: "LLM",
+        scope: "global",
+        window: "utc_day",
+        value: 2_000_000,
+        min: 0,
+        max: 10_000_000,
+        default: 2_000_000,
+        members: [e.key],
+      },
       actor: system,
       reason: "setup",
     });
@@ -159,13 +179,29 @@ describe.skipIf(skipWithoutDatabase())("change control server actions", () => {
       { kind: "budget.value", key: budget.key, input: "3.50" },
       { kind: "endpoint.per_call_max", key: e.key, perCallMax: "5", confirm: "5" },
       { kind: "ceiling.bounds", ceilingId: String(e.ceilingId), min: "0", max: "20000" },
-      { kind: "ceiling.add", key: e.key, metric: "units", scope: "caller", window: "utc_day", value: "50", min: "0", max: "100", default: "20", alertThresholds: "" },
+      {
+        kind: "ceiling.add",
+        key: e.key,
+        metric: "units",
+        scope: "caller",
+        window: "utc_day",
+        value: "50",
+        min: "0",
+        max: "100",
+        default: "20",
+        alertThresholds: "",
+      },
     ];
     for (const fields of asks) {
       const result = await askForApprovalCore(as("ola"), form({ ...fields, reason: "launch" }));
       expect(result, `${fields.kind}: ${JSON.stringify(result)}`).toMatchObject({ status: "ok" });
     }
-    const kinds = (await t.db.select({ kind: changeRequests.kind, budgetId: changeRequests.budgetId }).from(changeRequests).where(eq(changeRequests.requestedById, ids.ola ?? 0))).map((r) => r.kind);
+    const kinds = (
+      await t.db
+        .select({ kind: changeRequests.kind, budgetId: changeRequests.budgetId })
+        .from(changeRequests)
+        .where(eq(changeRequests.requestedById, ids.ola ?? 0))
+    ).map((r) => r.kind);
     expect(kinds).toEqual(expect.arrayContaining(["budget.value", "endpoint.per_call_max", "ceiling.bounds", "ceiling.add"]));
     expect((await t.db.select({ v: budgets.value }).from(budgets).where(eq(budgets.key, budget.key)))[0]?.v).toBe(2_000_000);
 
@@ -180,15 +216,28 @@ describe.skipIf(skipWithoutDatabase())("change control server actions", () => {
   it("answers an approval after the value moved as stale, raising nothing; an expired one is refused", async () => {
     const r = await pendingRequest("ola");
     const [c] = await t.db.select().from(ceilings).where(eq(ceilings.id, r.ceilingId));
-    await adjustCeiling(t.db, { ceilingId: r.ceilingId, input: "80", expectedVersion: c?.version ?? 0, actor: { type: "staff", email: "oz@t" }, reason: "cheaper" });
+    await adjustCeiling(t.db, {
+      ceilingId: r.ceilingId,
+      input: "80",
+      expectedVersion: c?.version ?? 0,
+      actor: { type: "staff", email: "oz@t" },
+      reason: "cheaper",
+    });
     const stale = await approveChangeCore(as("bea"), form({ id: r.id }));
     expect(stale).toMatchObject({ status: "ok", message: expect.stringMatching(/^Not applied: request #\d+ is stale: .*100.*80/) });
     expect((await requestsOf(r.ceilingId))[0]?.state).toBe("stale");
     expect(await valueOf(r.ceilingId)).toBe(80);
 
     const old = await pendingRequest("ola");
-    await t.db.update(changeRequests).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(changeRequests.id, old.id));
-    expect(await approveChangeCore(as("bea"), form({ id: old.id }))).toMatchObject({ status: "error", code: "expired", error: expect.stringContaining("expired") });
+    await t.db
+      .update(changeRequests)
+      .set({ expiresAt: new Date(Date.now() - 1000) })
+      .where(eq(changeRequests.id, old.id));
+    expect(await approveChangeCore(as("bea"), form({ id: old.id }))).toMatchObject({
+      status: "error",
+      code: "expired",
+      error: expect.stringContaining("expired"),
+    });
     expect(await valueOf(old.ceilingId)).toBe(100);
   });
 });

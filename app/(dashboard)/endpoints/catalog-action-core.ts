@@ -15,7 +15,9 @@ function key(r: FormReader): string {
 const pages = (k: string) => ["/", `/endpoints/${k}`];
 
 export const createEndpointCore = defineAction({
-  role: "admin", boundary: "endpoint.create", rejected: "endpoint.rejected",
+  role: "admin",
+  boundary: "endpoint.create",
+  rejected: "endpoint.rejected",
   input: (fields) => {
     const r = new FormReader(fields);
     const spec = { key: key(r), ...readEndpointFields(r), ceilings: readCeilingRows(r, r.text("ceilings")) };
@@ -23,15 +25,27 @@ export const createEndpointCore = defineAction({
   },
   run: async ({ actor, db }, input) => {
     const row = await createEndpoint(db, { spec: input.spec, actor, reason: input.reason });
-    return { message: `Created ${row.key} with ${input.spec.ceilings.length} ceiling(s): it answers reservations now.`, revalidate: pages(row.key), redirectTo: `/endpoints/${row.key}` };
+    return {
+      message: `Created ${row.key} with ${input.spec.ceilings.length} ceiling(s): it answers reservations now.`,
+      revalidate: pages(row.key),
+      redirectTo: `/endpoints/${row.key}`,
+    };
   },
 });
 
 export const updateEndpointCore = defineAction({
-  role: "admin", boundary: "endpoint.update", rejected: "endpoint.rejected",
+  role: "admin",
+  boundary: "endpoint.update",
+  rejected: "endpoint.rejected",
   input: (fields) => {
     const r = new FormReader(fields);
-    const input = { key: key(r), expectedVersion: r.whole("expectedVersion", "version") ?? 0, fields: readEndpointFields(r), reason: r.text("reason"), confirm: r.text("confirm") };
+    const input = {
+      key: key(r),
+      expectedVersion: r.whole("expectedVersion", "version") ?? 0,
+      fields: readEndpointFields(r),
+      reason: r.text("reason"),
+      confirm: r.text("confirm"),
+    };
     return r.done(input);
   },
   run: async ({ actor, db }, input) => {
@@ -41,7 +55,9 @@ export const updateEndpointCore = defineAction({
 });
 
 export const addCeilingCore = defineAction({
-  role: "admin", boundary: "ceiling.add", rejected: "ceiling.rejected",
+  role: "admin",
+  boundary: "ceiling.add",
+  rejected: "ceiling.rejected",
   input: (fields) => {
     const r = new FormReader(fields);
     const ceiling = readCeiling(r, fields, "ceiling");
@@ -54,7 +70,8 @@ export const addCeilingCore = defineAction({
 });
 
 export const removeCeilingCore = defineAction({
-  role: "admin", boundary: "ceiling.remove",
+  role: "admin",
+  boundary: "ceiling.remove",
   input: (fields) => {
     const r = new FormReader(fields);
     return r.done({ key: key(r), ceilingId: r.whole("ceilingId", "ceiling id") ?? 0, reason: r.text("reason") });
@@ -66,20 +83,25 @@ export const removeCeilingCore = defineAction({
 });
 
 export const setAlertThresholdsCore = defineAction({
-  role: "admin", boundary: "ceiling.update",
+  role: "admin",
+  boundary: "ceiling.update",
   input: (fields) => {
     const r = new FormReader(fields);
     return r.done({ key: key(r), ceilingId: r.whole("ceilingId", "ceiling id") ?? 0, thresholds: r.thresholds("alertThresholds"), reason: r.text("reason") });
   },
   run: async ({ actor, db }, input) => {
     const applied = await setAlertThresholds(db, { ...input, actor });
-    return { message: applied.length ? `Alerts for #${input.ceilingId} fire at ${applied.join("/")}%.` : `No threshold alerts for #${input.ceilingId}.`, revalidate: pages(input.key) };
+    return {
+      message: applied.length ? `Alerts for #${input.ceilingId} fire at ${applied.join("/")}%.` : `No threshold alerts for #${input.ceilingId}.`,
+      revalidate: pages(input.key),
+    };
   },
 });
 
 const archiveCore = (archived: boolean) =>
   defineAction({
-    role: "admin", boundary: archived ? "endpoint.archive" : "endpoint.unarchive",
+    role: "admin",
+    boundary: archived ? "endpoint.archive" : "endpoint.unarchive",
     input: (fields) => {
       const r = new FormReader(fields);
       return r.done({ key: key(r), reason: r.text("reason") });

@@ -15,9 +15,17 @@ import { form } from "@/app/_lib/test-form";
 
 type Core = (deps: ActionDeps, formData: FormData) => Promise<ActionState>;
 
-
 const parts = (...rows: { name: string; price: string }[]) => JSON.stringify(rows);
-const fields = { name: "OTP", unit: "messages", parts: parts({ name: "units", price: "0.0079" }), currency: "USD", planAllowance: "3000", billingDay: "1", perCallMax: "1", throttlePerMinute: "" };
+const fields = {
+  name: "OTP",
+  unit: "messages",
+  parts: parts({ name: "units", price: "0.0079" }),
+  currency: "USD",
+  planAllowance: "3000",
+  billingDay: "1",
+  perCallMax: "1",
+  throttlePerMinute: "",
+};
 const day = { metric: "units", scope: "global", window: "utc_day", value: "100", min: "0", max: "150", default: "100", alertThresholds: "50, 80, 100" };
 let n = 0;
 
@@ -96,8 +104,13 @@ describe.skipIf(skipWithoutDatabase())("catalog server actions", () => {
   it("a larger per-call max or a new ceiling above its default, even from an admin, needs a second admin", async () => {
     const e = await existing();
     const before = await snapshot();
-    expect(await updateEndpointCore(deps("admin"), form({ key: e.key, expectedVersion: String(e.version), ...fields, perCallMax: "2", reason: "r" }))).toMatchObject({ status: "error", code: "approval_required" });
-    expect(await addCeilingCore(deps("admin"), form({ key: e.key, ...day, scope: "caller", value: "6", default: "5", reason: "r" }))).toMatchObject({ status: "error", code: "approval_required" });
+    expect(
+      await updateEndpointCore(deps("admin"), form({ key: e.key, expectedVersion: String(e.version), ...fields, perCallMax: "2", reason: "r" })),
+    ).toMatchObject({ status: "error", code: "approval_required" });
+    expect(await addCeilingCore(deps("admin"), form({ key: e.key, ...day, scope: "caller", value: "6", default: "5", reason: "r" }))).toMatchObject({
+      status: "error",
+      code: "approval_required",
+    });
     expect(await snapshot()).toEqual(before);
   });
 
@@ -121,7 +134,10 @@ describe.skipIf(skipWithoutDatabase())("catalog server actions", () => {
   ];
   it.each(typos)("create refuses %s, naming the field", async (_what, patch, field) => {
     const before = await snapshot();
-    const state = await createEndpointCore(deps("admin"), form({ key: `sms.typo${(n += 1)}`, ...fields, ...patch, ceilings: JSON.stringify([day]), reason: "r" }));
+    const state = await createEndpointCore(
+      deps("admin"),
+      form({ key: `sms.typo${(n += 1)}`, ...fields, ...patch, ceilings: JSON.stringify([day]), reason: "r" }),
+    );
     expect(state.status).toBe("error");
     if (state.status === "error") expect(Object.keys(state.fieldErrors ?? {})).toContain(field);
     const after = await snapshot();
@@ -134,7 +150,10 @@ describe.skipIf(skipWithoutDatabase())("catalog server actions", () => {
 
   it("refuses a control character at the form boundary, before the catalog sees it, and audits the raw value", async () => {
     const before = await snapshot();
-    const state = await createEndpointCore(deps("admin"), form({ key: `sms.nul${(n += 1)}`, ...fields, name: "OTP\u0000", ceilings: JSON.stringify([day]), reason: "r" }));
+    const state = await createEndpointCore(
+      deps("admin"),
+      form({ key: `sms.nul${(n += 1)}`, ...fields, name: "OTP\u0000", ceilings: JSON.stringify([day]), reason: "r" }),
+    );
     expect(state).toMatchObject({ status: "error", code: "invalid_input" });
     const after = await snapshot();
     expect(after.endpoints).toEqual(before.endpoints);
@@ -143,22 +162,61 @@ describe.skipIf(skipWithoutDatabase())("catalog server actions", () => {
   });
 
   it("reports a bad price and a bad number together, each at its field", async () => {
-    const state = await createEndpointCore(deps("admin"), form({ key: `sms.two${(n += 1)}`, ...fields, perCallMax: "x", parts: parts({ name: "units", price: "1e9" }), ceilings: JSON.stringify([day]), reason: "r" }));
-    expect(state.status === "error" && state.fieldErrors).toMatchObject({ perCallMax: expect.stringContaining("got 'x'"), "parts[0].price": expect.stringContaining("got '1e9'") });
+    const state = await createEndpointCore(
+      deps("admin"),
+      form({
+        key: `sms.two${(n += 1)}`,
+        ...fields,
+        perCallMax: "x",
+        parts: parts({ name: "units", price: "1e9" }),
+        ceilings: JSON.stringify([day]),
+        reason: "r",
+      }),
+    );
+    expect(state.status === "error" && state.fieldErrors).toMatchObject({
+      perCallMax: expect.stringContaining("got 'x'"),
+      "parts[0].price": expect.stringContaining("got '1e9'"),
+    });
   });
 
   it("saves priced parts from the form exactly, and an edit of a price is one audited change", async () => {
     const key = `llm.parts${(n += 1)}`;
-    const created = await createEndpointCore(deps("admin"), form({ key, ...fields, unit: "tokens", parts: parts({ name: "input", price: "0.0000025" }, { name: "output", price: "0.00001" }), ceilings: JSON.stringify([day]), reason: "r" }));
+    const created = await createEndpointCore(
+      deps("admin"),
+      form({
+        key,
+        ...fields,
+        unit: "tokens",
+        parts: parts({ name: "input", price: "0.0000025" }, { name: "output", price: "0.00001" }),
+        ceilings: JSON.stringify([day]),
+        reason: "r",
+      }),
+    );
     expect(created.status, JSON.stringify(created)).toBe("ok");
     const [row] = await t.db.select().from(endpoints).where(eq(endpoints.key, key));
-    expect(row?.parts).toEqual([{ name: "input", pricePico: 2_500_000 }, { name: "output", pricePico: 10_000_000 }]);
-    const updated = await updateEndpointCore(deps("admin"), form({ key, expectedVersion: String(row?.version), ...fields, unit: "tokens", parts: parts({ name: "input", price: "0.000003" }, { name: "output", price: "0.00001" }), reason: "new price" }));
+    expect(row?.parts).toEqual([
+      { name: "input", pricePico: 2_500_000 },
+      { name: "output", pricePico: 10_000_000 },
+    ]);
+    const updated = await updateEndpointCore(
+      deps("admin"),
+      form({
+        key,
+        expectedVersion: String(row?.version),
+        ...fields,
+        unit: "tokens",
+        parts: parts({ name: "input", price: "0.000003" }, { name: "output", price: "0.00001" }),
+        reason: "new price",
+      }),
+    );
     expect(updated).toMatchObject({ status: "ok", message: `Saved ${key}: parts changed.` });
   });
 
   it("names a bad ceiling number by its row", async () => {
-    const state = await createEndpointCore(deps("admin"), form({ key: `sms.row${(n += 1)}`, ...fields, ceilings: JSON.stringify([{ ...day, max: "1e3" }]), reason: "r" }));
+    const state = await createEndpointCore(
+      deps("admin"),
+      form({ key: `sms.row${(n += 1)}`, ...fields, ceilings: JSON.stringify([{ ...day, max: "1e3" }]), reason: "r" }),
+    );
     expect(state.status === "error" && state.fieldErrors?.["ceilings[0].max"]).toContain("must be a whole number, got '1e3'");
   });
 });

@@ -81,7 +81,10 @@ export function readPartRows(r: FormReader, raw: string): PartSpecInput[] {
   }
   const parts = rows.map((row) => ({ name: rowText(row, "name").trim(), price: rowText(row, "price").trim() }));
   const parsed = PartList.safeParse(parts);
-  if (!parsed.success) r.issues.push(...zodIssues(parsed.error).map((i) => ({ path: i.path === "" ? "parts" : `parts${i.path.startsWith("[") ? "" : "."}${i.path}`, message: i.message })));
+  if (!parsed.success)
+    r.issues.push(
+      ...zodIssues(parsed.error).map((i) => ({ path: i.path === "" ? "parts" : `parts${i.path.startsWith("[") ? "" : "."}${i.path}`, message: i.message })),
+    );
   return parts;
 }
 
@@ -100,7 +103,9 @@ export function readCeiling(r: FormReader, row: CeilingRow, path: string): Ceili
     scope: scope as CeilingSpecInput["scope"],
     window: window as CeilingSpecInput["window"],
     ...(window === "first_hit" ? { windowSeconds: n(r.whole(`${path}.windowSeconds`, "cooldown seconds", rowText(row, "windowSeconds"))) } : {}),
-    ...(scope === "destination" && rowText(row, "destinationKind") ? { destinationKind: rowText(row, "destinationKind") as CeilingSpecInput["destinationKind"] } : {}),
+    ...(scope === "destination" && rowText(row, "destinationKind")
+      ? { destinationKind: rowText(row, "destinationKind") as CeilingSpecInput["destinationKind"] }
+      : {}),
     value: n(r.whole(`${path}.value`, "value", rowText(row, "value"))),
     min: n(r.whole(`${path}.min`, "min", rowText(row, "min"))),
     max: n(r.whole(`${path}.max`, "max", rowText(row, "max"))),

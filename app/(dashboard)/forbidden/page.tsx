@@ -12,8 +12,7 @@ export default async function ForbiddenPage({ searchParams }: { searchParams: Pr
     <section className="max-w-xl">
       <h1 className="text-2xl font-semibold">Not allowed</h1>
       <p className="mt-3 text-zinc-700 dark:text-zinc-300">
-        Your role ({staff.role}) can {roleAbilities[staff.role]}.
-        {isRole(need) ? ` That page needs the ${need} role, which can ${roleAbilities[need]}.` : null}
+        Your role ({staff.role}) can {roleAbilities[staff.role]}.{isRole(need) ? ` That page needs the ${need} role, which can ${roleAbilities[need]}.` : null}
       </p>
       <p className="mt-3 text-zinc-700 dark:text-zinc-300">Ask an admin if you need more access.</p>
       <Link href="/" className="mt-6 inline-block text-sm font-medium text-sky-700 underline dark:text-sky-400">

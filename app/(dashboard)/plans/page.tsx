@@ -20,8 +20,8 @@ export default async function PlansPage() {
         <div className="min-w-0">
           <h1 className="text-2xl font-semibold tracking-tight">Plans</h1>
           <p className="text-sm text-zinc-600 dark:text-zinc-400">
-            A customer tier&apos;s own values on per-caller ceilings and per-account budgets. What binds an account: its override, else its plan&apos;s value, else the
-            ceiling&apos;s or budget&apos;s own. Every account is on the default plan until it is assigned another.
+            A customer tier&apos;s own values on per-caller ceilings and per-account budgets. What binds an account: its override, else its plan&apos;s value,
+            else the ceiling&apos;s or budget&apos;s own. Every account is on the default plan until it is assigned another.
           </p>
         </div>
         {isAdmin ? (
@@ -35,9 +35,15 @@ export default async function PlansPage() {
           <caption className="sr-only">Plans, with the accounts on each</caption>
           <thead className="text-left text-zinc-600 dark:text-zinc-400">
             <tr>
-              <th scope="col" className="px-4 py-2 font-medium">Plan</th>
-              <th scope="col" className="px-4 py-2 font-medium">Description</th>
-              <th scope="col" className="px-4 py-2 text-right font-medium">Accounts</th>
+              <th scope="col" className="px-4 py-2 font-medium">
+                Plan
+              </th>
+              <th scope="col" className="px-4 py-2 font-medium">
+                Description
+              </th>
+              <th scope="col" className="px-4 py-2 text-right font-medium">
+                Accounts
+              </th>
             </tr>
           </thead>
           <tbody>

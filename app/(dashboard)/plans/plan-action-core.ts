@@ -26,33 +26,64 @@ const Target = z
   .transform((t): PlanTarget => (t.ceilingId !== undefined ? { ceilingId: t.ceilingId } : { budgetKey: t.budget ?? "" }));
 
 export const createPlanCore = defineAction({
-  role: "admin", boundary: "plan.create", rejected: "plan.rejected",
+  role: "admin",
+  boundary: "plan.create",
+  rejected: "plan.rejected",
   input: z.object({ key: Raw("key", 200), name: Raw("name", 500), description: Raw("description", 2000).optional(), reason: Reason }),
   run: async ({ actor, db }, input) => {
     const plan = await createPlan(db, { ...input, key: input.key.trim(), actor });
-    return { message: `Created plan ${plan.key}. It sets no values yet: every account on it gets the ceilings' and budgets' own.`, revalidate: everyPage, redirectTo: `/plans/${plan.key}` };
+    return {
+      message: `Created plan ${plan.key}. It sets no values yet: every account on it gets the ceilings' and budgets' own.`,
+      revalidate: everyPage,
+      redirectTo: `/plans/${plan.key}`,
+    };
   },
 });
 
 export const updatePlanCore = defineAction({
-  role: "admin", boundary: "plan.update", rejected: "plan.rejected",
-  input: z.object({ key: KeyField, expectedVersion: decimalId("version"), name: Raw("name", 500), description: Raw("description", 2000).optional(), reason: Reason }),
+  role: "admin",
+  boundary: "plan.update",
+  rejected: "plan.rejected",
+  input: z.object({
+    key: KeyField,
+    expectedVersion: decimalId("version"),
+    name: Raw("name", 500),
+    description: Raw("description", 2000).optional(),
+    reason: Reason,
+  }),
   run: async ({ actor, db }, input) => {
-    const changes = await updatePlan(db, { planKey: input.key, expectedVersion: input.expectedVersion, name: input.name, description: input.description, actor, reason: input.reason });
+    const changes = await updatePlan(db, {
+      planKey: input.key,
+      expectedVersion: input.expectedVersion,
+      name: input.name,
+      description: input.description,
+      actor,
+      reason: input.reason,
+    });
     return { message: `Saved ${input.key}: ${changes.map((c) => c.field).join(" and ")} changed.`, revalidate: everyPage };
   },
 });
 
 export const setPlanValueCore = defineAction({
-  role: "admin", boundary: "plan.value.set",
-  input: z.object({ key: KeyField, ceilingId: z.string().optional(), budget: z.string().optional(), input: RawValue, confirm: z.string().max(64).optional(), reason: Reason }).transform(({ ceilingId, budget, ...rest }, ctx) => {
-    const target = Target.safeParse({ ceilingId: ceilingId || undefined, budget: budget || undefined });
-    if (!target.success) {
-      ctx.addIssue({ code: "custom", message: target.error.issues[0]?.message ?? "say which ceiling or which budget" });
-      return z.NEVER;
-    }
-    return { ...rest, target: target.data };
-  }),
+  role: "admin",
+  boundary: "plan.value.set",
+  input: z
+    .object({
+      key: KeyField,
+      ceilingId: z.string().optional(),
+      budget: z.string().optional(),
+      input: RawValue,
+      confirm: z.string().max(64).optional(),
+      reason: Reason,
+    })
+    .transform(({ ceilingId, budget, ...rest }, ctx) => {
+      const target = Target.safeParse({ ceilingId: ceilingId || undefined, budget: budget || undefined });
+      if (!target.success) {
+        ctx.addIssue({ code: "custom", message: target.error.issues[0]?.message ?? "say which ceiling or which budget" });
+        return z.NEVER;
+      }
+      return { ...rest, target: target.data };
+    }),
   run: async ({ actor, db }, input) => {
     const r = await setPlanValue(db, { planKey: input.key, target: input.target, input: input.input, confirm: input.confirm, actor, reason: input.reason });
     const show = (v: number) => (r.currency ? formatMoneyText(v, r.currency) : formatCount(v));
@@ -64,15 +95,18 @@ export const setPlanValueCore = defineAction({
 });
 
 export const removePlanValueCore = defineAction({
-  role: "admin", boundary: "plan.value.remove",
-  input: z.object({ key: KeyField, ceilingId: z.string().optional(), budget: z.string().optional(), reason: Reason }).transform(({ ceilingId, budget, ...rest }, ctx) => {
-    const target = Target.safeParse({ ceilingId: ceilingId || undefined, budget: budget || undefined });
-    if (!target.success) {
-      ctx.addIssue({ code: "custom", message: target.error.issues[0]?.message ?? "say which ceiling or which budget" });
-      return z.NEVER;
-    }
-    return { ...rest, target: target.data };
-  }),
+  role: "admin",
+  boundary: "plan.value.remove",
+  input: z
+    .object({ key: KeyField, ceilingId: z.string().optional(), budget: z.string().optional(), reason: Reason })
+    .transform(({ ceilingId, budget, ...rest }, ctx) => {
+      const target = Target.safeParse({ ceilingId: ceilingId || undefined, budget: budget || undefined });
+      if (!target.success) {
+        ctx.addIssue({ code: "custom", message: target.error.issues[0]?.message ?? "say which ceiling or which budget" });
+        return z.NEVER;
+      }
+      return { ...rest, target: target.data };
+    }),
   run: async ({ actor, db }, input) => {
     const r = await removePlanValue(db, { planKey: input.key, target: input.target, actor, reason: input.reason });
     const own = r.currency ? formatMoneyText(r.own, r.currency) : formatCount(r.own);
@@ -81,23 +115,35 @@ export const removePlanValueCore = defineAction({
 });
 
 export const setDefaultPlanCore = defineAction({
-  role: "admin", boundary: "plan.default", input: z.object({ key: KeyField, reason: Reason }),
+  role: "admin",
+  boundary: "plan.default",
+  input: z.object({ key: KeyField, reason: Reason }),
   run: async ({ actor, db }, input) => {
     const r = await setDefaultPlan(db, { planKey: input.key, actor, reason: input.reason });
-    return { message: `${r.key} is the default plan (was ${r.previous ?? "none"}): every account not assigned a plan is on it from the next reservation.`, revalidate: everyPage };
+    return {
+      message: `${r.key} is the default plan (was ${r.previous ?? "none"}): every account not assigned a plan is on it from the next reservation.`,
+      revalidate: everyPage,
+    };
   },
 });
 
 export const setPlanKeyAssignableCore = defineAction({
-  role: "admin", boundary: "plan.key_assignable", input: z.object({ key: KeyField, assignable: z.enum(["true", "false"], { error: "assignable is true or false" }), reason: Reason }),
+  role: "admin",
+  boundary: "plan.key_assignable",
+  input: z.object({ key: KeyField, assignable: z.enum(["true", "false"], { error: "assignable is true or false" }), reason: Reason }),
   run: async ({ actor, db }, input) => {
     const r = await setPlanKeyAssignable(db, { planKey: input.key, assignable: input.assignable === "true", actor, reason: input.reason });
-    return { message: r.keyAssignable ? `API keys may move accounts onto ${r.key}.` : `API keys may no longer move accounts onto ${r.key} when that loosens them.`, revalidate: everyPage };
+    return {
+      message: r.keyAssignable ? `API keys may move accounts onto ${r.key}.` : `API keys may no longer move accounts onto ${r.key} when that loosens them.`,
+      revalidate: everyPage,
+    };
   },
 });
 
 export const deletePlanCore = defineAction({
-  role: "admin", boundary: "plan.delete", input: z.object({ key: KeyField, reason: Reason }),
+  role: "admin",
+  boundary: "plan.delete",
+  input: z.object({ key: KeyField, reason: Reason }),
   run: async ({ actor, db }, input) => {
     const r = await deletePlan(db, { planKey: input.key, actor, reason: input.reason });
     return { message: `Deleted plan ${r.key}; its values are kept in the audit log.`, revalidate: everyPage, redirectTo: "/plans" };

@@ -44,7 +44,11 @@ describe.skipIf(skipWithoutDatabase())("plan server actions", () => {
   type Existing = Awaited<ReturnType<typeof existing>>;
   const cases: { name: string; core: Core; form: (e: Existing) => FormData }[] = [
     { name: "create", core: createPlanCore, form: () => form({ key: planKey("new"), name: "Free", description: "", reason: "r" }) },
-    { name: "update", core: updatePlanCore, form: (e) => form({ key: e.key, expectedVersion: String(e.version), name: "Pro 2", description: "paid", reason: "r" }) },
+    {
+      name: "update",
+      core: updatePlanCore,
+      form: (e) => form({ key: e.key, expectedVersion: String(e.version), name: "Pro 2", description: "paid", reason: "r" }),
+    },
     // Lowering: one admin's (a raise is asked: lib/changes/plan-paths.int.test.ts).
     { name: "set a ceiling value", core: setPlanValueCore, form: (e) => form({ key: e.key, ceilingId: String(e.ceilingId), input: "15", reason: "r" }) },
     { name: "set a budget value", core: setPlanValueCore, form: (e) => form({ key: e.key, budget: e.budget, input: "2.50", reason: "r" }) },
@@ -83,7 +87,11 @@ describe.skipIf(skipWithoutDatabase())("plan server actions", () => {
   it("create names a bad key and an empty name next to their fields, audits the attempt, saves nothing, and redirects on success", async () => {
     const before = await t.db.select().from(plans);
     const bad = await createPlanCore(deps("admin"), form({ key: "Pro Plan", name: " ", reason: "r" }));
-    expect(bad).toMatchObject({ status: "error", code: "invalid_input", fieldErrors: { key: expect.stringContaining("key must look like pro"), name: "name is required" } });
+    expect(bad).toMatchObject({
+      status: "error",
+      code: "invalid_input",
+      fieldErrors: { key: expect.stringContaining("key must look like pro"), name: "name is required" },
+    });
     expect(await t.db.select().from(plans)).toEqual(before);
     const [rejected] = await t.db.select().from(auditEvents).where(eq(auditEvents.action, "plan.rejected")).orderBy(desc(auditEvents.id)).limit(1);
     expect(rejected?.rawInput).toContain("Pro Plan");
@@ -104,12 +112,23 @@ describe.skipIf(skipWithoutDatabase())("plan server actions", () => {
   it("set asks to retype a 5x raise, then answers it approval_required; refuses a global ceiling or no target", async () => {
     const e = await existing();
     // Above what binds: a raise, asked of a second admin (lib/changes/plan-paths.int.test.ts), typed twice first when 5x.
-    expect(await setPlanValueCore(deps("admin"), form({ key: e.key, ceilingId: String(e.ceilingId), input: "5000", reason: "r" }))).toMatchObject({ status: "error", code: "confirmation_required" });
-    expect(await setPlanValueCore(deps("admin"), form({ key: e.key, ceilingId: String(e.ceilingId), input: "5000", confirm: "5000", reason: "r" }))).toMatchObject({ status: "error", code: "approval_required" });
+    expect(await setPlanValueCore(deps("admin"), form({ key: e.key, ceilingId: String(e.ceilingId), input: "5000", reason: "r" }))).toMatchObject({
+      status: "error",
+      code: "confirmation_required",
+    });
+    expect(
+      await setPlanValueCore(deps("admin"), form({ key: e.key, ceilingId: String(e.ceilingId), input: "5000", confirm: "5000", reason: "r" })),
+    ).toMatchObject({ status: "error", code: "approval_required" });
     const global = (await perCallerEndpoint(t.db)).global;
-    expect(await setPlanValueCore(deps("admin"), form({ key: e.key, ceilingId: String(global.id), input: "10", reason: "r" }))).toMatchObject({ status: "error", code: "not_per_caller" });
+    expect(await setPlanValueCore(deps("admin"), form({ key: e.key, ceilingId: String(global.id), input: "10", reason: "r" }))).toMatchObject({
+      status: "error",
+      code: "not_per_caller",
+    });
     expect(await setPlanValueCore(deps("admin"), form({ key: e.key, input: "10", reason: "r" }))).toMatchObject({ status: "error", code: "invalid_input" });
-    expect(await setPlanValueCore(deps("admin"), form({ key: "nope", ceilingId: String(e.ceilingId), input: "10", reason: "r" }))).toMatchObject({ status: "error", code: "not_found" });
+    expect(await setPlanValueCore(deps("admin"), form({ key: "nope", ceilingId: String(e.ceilingId), input: "10", reason: "r" }))).toMatchObject({
+      status: "error",
+      code: "not_found",
+    });
   });
 
   it("delete is refused while accounts are on the plan, and for the default", async () => {

@@ -55,7 +55,12 @@ function DayCell({ d, row, showDate }: { d: GridDay | undefined; row: ReconGridR
     );
   }
   return (
-    <span data-day={d.day} data-state={d.drift.over ? "over" : "within"} title={title} className={d.drift.over ? "font-semibold text-red-800 dark:text-red-300" : "text-emerald-800 dark:text-emerald-300"}>
+    <span
+      data-day={d.day}
+      data-state={d.drift.over ? "over" : "within"}
+      title={title}
+      className={d.drift.over ? "font-semibold text-red-800 dark:text-red-300" : "text-emerald-800 dark:text-emerald-300"}
+    >
       {date}
       {driftPercentText(d.drift)} <span className="text-xs font-normal">{d.drift.over ? "over" : "ok"}</span>
       {note}
@@ -68,18 +73,32 @@ function gridTable(axis: string[]): TableSpec<ReconGridRow> {
     testId: "reconciliation-grid",
     rowKey: (r) => `${r.target}-${r.id}`,
     rowAttributes: (r) => ({ "data-target": r.target, "data-key": r.key, "data-over-days": String(r.overDays) }),
-    empty: <p className="text-sm text-zinc-600 dark:text-zinc-400">No source maps any endpoint or budget yet: add a source, then a rule for each provider item.</p>,
+    empty: (
+      <p className="text-sm text-zinc-600 dark:text-zinc-400">No source maps any endpoint or budget yet: add a source, then a rule for each provider item.</p>
+    ),
     columns: [
       {
         header: "Endpoint or budget",
         cell: (r) => (
           <span>
-            <Link href={targetHref(r)} className="font-mono underline-offset-2 hover:underline">{r.key}</Link>
+            <Link href={targetHref(r)} className="font-mono underline-offset-2 hover:underline">
+              {r.key}
+            </Link>
             {r.target === "budget" ? <span className="ml-1 text-xs text-zinc-600 dark:text-zinc-400">(budget)</span> : null}
           </span>
         ),
       },
-      { header: "Source", cell: (r) => (r.source ? <Link href={`/reconciliation/sources/${r.source.id}`} className="underline-offset-2 hover:underline">{r.source.name}</Link> : "none") },
+      {
+        header: "Source",
+        cell: (r) =>
+          r.source ? (
+            <Link href={`/reconciliation/sources/${r.source.id}`} className="underline-offset-2 hover:underline">
+              {r.source.name}
+            </Link>
+          ) : (
+            "none"
+          ),
+      },
       // A source in another zone may be a day behind UTC: its cells then say their own date.
       ...axis.map((day, i) => ({
         header: formatDay(day),
@@ -97,16 +116,23 @@ function unmappedTable(isAdmin: boolean): TableSpec<UnmappedSourceWeek> {
     rowAttributes: (u) => ({ "data-source": u.name, "data-micros": String(u.micros) }),
     empty: null,
     columns: [
-      { header: "Source", cell: (u) => <Link href={`/reconciliation/sources/${u.sourceId}`} className="font-medium underline-offset-2 hover:underline">{u.name}</Link> },
-      { header: "Unmapped money", className: "text-right", cell: (u) => <Money micros={u.micros} currency={u.currency} className="font-semibold text-red-800 dark:text-red-300" /> },
+      {
+        header: "Source",
+        cell: (u) => (
+          <Link href={`/reconciliation/sources/${u.sourceId}`} className="font-medium underline-offset-2 hover:underline">
+            {u.name}
+          </Link>
+        ),
+      },
+      {
+        header: "Unmapped money",
+        className: "text-right",
+        cell: (u) => <Money micros={u.micros} currency={u.currency} className="font-semibold text-red-800 dark:text-red-300" />,
+      },
       {
         header: "Days alerted",
         className: "text-right",
-        cell: (u) => (
-          <span title={`a day alerts from ${formatMoneyText(u.thresholdMicros, u.currency)} on unmapped items`}>
-            {u.daysOver} of 7
-          </span>
-        ),
+        cell: (u) => <span title={`a day alerts from ${formatMoneyText(u.thresholdMicros, u.currency)} on unmapped items`}>{u.daysOver} of 7</span>,
       },
       {
         header: "Costliest items",
@@ -160,7 +186,14 @@ function sourcesTable(now: Date): TableSpec<UsageSourceListItem> {
     rowAttributes: (s) => ({ "data-source": s.name }),
     empty: <p className="text-sm text-zinc-600 dark:text-zinc-400">No usage source yet.</p>,
     columns: [
-      { header: "Source", cell: (s) => <Link href={`/reconciliation/sources/${s.id}`} className="font-medium underline-offset-2 hover:underline">{s.name}</Link> },
+      {
+        header: "Source",
+        cell: (s) => (
+          <Link href={`/reconciliation/sources/${s.id}`} className="font-medium underline-offset-2 hover:underline">
+            {s.name}
+          </Link>
+        ),
+      },
       { header: "Kind", cell: (s) => usageSourceKindLabels[s.kind] },
       { header: "Days in", cell: (s) => s.timeZone },
       { header: "Rules", className: "text-right", cell: (s) => String(s.rules) },
@@ -184,43 +217,58 @@ export default async function ReconciliationPage() {
         <div className="min-w-0">
           <h1 className="text-2xl font-semibold tracking-tight">Reconciliation</h1>
           <p className="text-sm text-zinc-600 dark:text-zinc-400">
-            What each provider billed beside what Ceilings charged, per provider day. More billed than charged means calls bypass Ceilings or settle low; less means settles overstate.
+            What each provider billed beside what Ceilings charged, per provider day. More billed than charged means calls bypass Ceilings or settle low; less
+            means settles overstate.
           </p>
         </div>
         {isAdmin ? (
-          <Link href="/reconciliation/sources/new" className={buttonClass} data-testid="add-usage-source">Add a source</Link>
+          <Link href="/reconciliation/sources/new" className={buttonClass} data-testid="add-usage-source">
+            Add a source
+          </Link>
         ) : null}
       </div>
 
       {unmapped.length > 0 ? (
         <section aria-labelledby="unmapped-title" className="space-y-3" data-testid="unmapped-money">
-          <h2 id="unmapped-title" className="text-lg font-semibold">Billed on unmapped items</h2>
+          <h2 id="unmapped-title" className="text-lg font-semibold">
+            Billed on unmapped items
+          </h2>
           <p className="text-sm text-zinc-600 dark:text-zinc-400">
-            Money the providers billed, last 7 days, on items no rule maps: nothing compares it with what Ceilings charged. A new model a team started using, or a key used
-            somewhere it should not be. Map each item to the endpoint that spends it.
+            Money the providers billed, last 7 days, on items no rule maps: nothing compares it with what Ceilings charged. A new model a team started using, or
+            a key used somewhere it should not be. Map each item to the endpoint that spends it.
           </p>
           <DataTable spec={unmappedTable(isAdmin)} caption="Money on unmapped items by source, last 7 provider days" rows={unmapped} />
         </section>
       ) : null}
 
       <section aria-labelledby="grid-title" className="space-y-3">
-        <h2 id="grid-title" className="text-lg font-semibold">Last 7 days</h2>
+        <h2 id="grid-title" className="text-lg font-semibold">
+          Last 7 days
+        </h2>
         <p className="text-sm text-zinc-600 dark:text-zinc-400">
-          Each day is the provider&apos;s own (UTC for OpenAI, Anthropic, Twilio and SendGrid; US Eastern for Postmark; SES and a file source in the zone they name): Ceilings counts its charges over the same interval. Today is never
-          complete, so it is never compared. &quot;over&quot; is past the source&apos;s threshold (by default 2 % and $1 together); &quot;not final&quot; is a day that may
-          still move (reservations still held, or a provider that may still report it): it is neither alerted nor counted over until it is final.
+          Each day is the provider&apos;s own (UTC for OpenAI, Anthropic, Twilio and SendGrid; US Eastern for Postmark; SES and a file source in the zone they
+          name): Ceilings counts its charges over the same interval. Today is never complete, so it is never compared. &quot;over&quot; is past the
+          source&apos;s threshold (by default 2 % and $1 together); &quot;not final&quot; is a day that may still move (reservations still held, or a provider
+          that may still report it): it is neither alerted nor counted over until it is final.
         </p>
         <DataTable spec={gridTable(axis)} caption="Drift of every reconciled endpoint and budget, last 7 provider days" rows={reconciled} />
       </section>
 
       {notReconciled.length > 0 ? (
         <section aria-labelledby="unreconciled-title" className="space-y-3" data-testid="not-reconciled">
-          <h2 id="unreconciled-title" className="text-lg font-semibold">Not reconciled</h2>
-          <p className="text-sm text-zinc-600 dark:text-zinc-400">No source maps these endpoints: nothing checks what they spend against the provider&apos;s bill.</p>
+          <h2 id="unreconciled-title" className="text-lg font-semibold">
+            Not reconciled
+          </h2>
+          <p className="text-sm text-zinc-600 dark:text-zinc-400">
+            No source maps these endpoints: nothing checks what they spend against the provider&apos;s bill.
+          </p>
           <ul className="flex flex-wrap gap-2 text-sm">
             {notReconciled.map((r) => (
               <li key={r.id} data-key={r.key} className="rounded-md border border-zinc-200 px-2 py-1 dark:border-zinc-800">
-                <Link href={targetHref(r)} className="font-mono underline-offset-2 hover:underline">{r.key}</Link> <span className="text-xs text-zinc-600 dark:text-zinc-400">not reconciled</span>
+                <Link href={targetHref(r)} className="font-mono underline-offset-2 hover:underline">
+                  {r.key}
+                </Link>{" "}
+                <span className="text-xs text-zinc-600 dark:text-zinc-400">not reconciled</span>
               </li>
             ))}
           </ul>
@@ -228,7 +276,9 @@ export default async function ReconciliationPage() {
       ) : null}
 
       <section aria-labelledby="sources-title" className="space-y-3">
-        <h2 id="sources-title" className="text-lg font-semibold">Usage sources</h2>
+        <h2 id="sources-title" className="text-lg font-semibold">
+          Usage sources
+        </h2>
         {/* Named apart from its section: two landmarks called "Usage sources" are one too many (axe: landmark-unique). */}
         <DataTable spec={sourcesTable(now)} caption="Each usage source and its last pull" rows={sources} />
       </section>

@@ -48,7 +48,9 @@ export default async function RefusalsPage({ searchParams }: { searchParams: Sea
     <div className="space-y-6">
       <div>
         <h1 className="text-2xl font-semibold tracking-tight">Refusals</h1>
-        <p className="text-sm text-zinc-600 dark:text-zinc-400" data-testid="refusals-count">{countSentence(view)}</p>
+        <p className="text-sm text-zinc-600 dark:text-zinc-400" data-testid="refusals-count">
+          {countSentence(view)}
+        </p>
       </div>
       <RefusalsFilters values={view.raw} endpointKeys={view.endpointKeys} />
       {view.errors.length > 0 ? (
@@ -57,9 +59,7 @@ export default async function RefusalsPage({ searchParams }: { searchParams: Sea
         </p>
       ) : (
         <>
-          {chart ? (
-            <RefusalsByGateChart buckets={chart.buckets} bucketMs={chart.bucketMs} totals={chart.totals} caption={chartCaption(view)} />
-          ) : null}
+          {chart ? <RefusalsByGateChart buckets={chart.buckets} bucketMs={chart.bucketMs} totals={chart.totals} caption={chartCaption(view)} /> : null}
           <div className="flex flex-wrap items-center justify-between gap-3">
             <p className="text-sm text-zinc-700 dark:text-zinc-300" data-testid="refusals-matching">
               {matching
@@ -84,13 +84,19 @@ export default async function RefusalsPage({ searchParams }: { searchParams: Sea
           <RefusalsTable rows={page.rows} caption="Refusals, newest first" />
           <nav aria-label="Refusal pages" className="flex gap-2">
             {page.newer !== null || view.raw.before || view.raw.after ? (
-              <Link href={href("/refusals", filters)} className={secondaryButtonClass}>Newest</Link>
+              <Link href={href("/refusals", filters)} className={secondaryButtonClass}>
+                Newest
+              </Link>
             ) : null}
             {page.newer ? (
-              <Link href={href("/refusals", filters, { after: page.newer })} className={secondaryButtonClass} data-testid="refusals-newer">Newer</Link>
+              <Link href={href("/refusals", filters, { after: page.newer })} className={secondaryButtonClass} data-testid="refusals-newer">
+                Newer
+              </Link>
             ) : null}
             {page.older ? (
-              <Link href={href("/refusals", filters, { before: page.older })} className={secondaryButtonClass} data-testid="refusals-older">Older</Link>
+              <Link href={href("/refusals", filters, { before: page.older })} className={secondaryButtonClass} data-testid="refusals-older">
+                Older
+              </Link>
             ) : null}
           </nav>
         </>

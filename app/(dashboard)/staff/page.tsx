@@ -38,7 +38,9 @@ function staffTable(myId: number, grants: Map<number, GrantLine[]>): TableSpec<S
         cell: (m) => (
           <>
             {formatDateTime(m.createdAt)}
-            <div className="text-xs text-zinc-500" data-testid="staff-lineage">{lineageText(grants.get(m.id))}</div>
+            <div className="text-xs text-zinc-500" data-testid="staff-lineage">
+              {lineageText(grants.get(m.id))}
+            </div>
           </>
         ),
       },
@@ -51,7 +53,11 @@ const failureTable: TableSpec<SignInFailureRow> = {
   testId: "sign-in-failures",
   rowKey: (f) => f.key,
   rowAttributes: () => ({ "data-testid": "sign-in-failure-row" }),
-  empty: <p className="text-sm text-zinc-600 dark:text-zinc-400" data-testid="sign-in-failures-none">No failed sign-ins.</p>,
+  empty: (
+    <p className="text-sm text-zinc-600 dark:text-zinc-400" data-testid="sign-in-failures-none">
+      No failed sign-ins.
+    </p>
+  ),
   columns: [
     { header: "Account or address", cellClassName: "font-mono", cell: (f) => f.key },
     { header: "Failures", cell: (f) => f.failures },
@@ -69,20 +75,20 @@ export default async function StaffPage() {
       <div>
         <h1 className="text-2xl font-semibold">Staff</h1>
         <p className="mt-1 text-sm text-zinc-600 dark:text-zinc-400">
-          Viewers read; operators also kill, restore and acknowledge alerts; admins also change values, bounds, API keys
-          and staff. Disabling or demoting someone ends their open sessions at once. Under each date: who created,
-          promoted or set the password of the member. A raise&apos;s second admin must be independent of who asked:
-          neither made by them nor their maker, through any chain; an admin added with <code>npm run staff</code> has
-          no parent.
+          Viewers read; operators also kill, restore and acknowledge alerts; admins also change values, bounds, API keys and staff. Disabling or demoting
+          someone ends their open sessions at once. Under each date: who created, promoted or set the password of the member. A raise&apos;s second admin must
+          be independent of who asked: neither made by them nor their maker, through any chain; an admin added with <code>npm run staff</code> has no parent.
         </p>
       </div>
       <DataTable spec={staffTable(me.id, grants)} caption="Staff" rows={members} />
       <AddStaffForm />
       <section aria-labelledby="sign-in-failures-title" className="space-y-2">
-        <h2 id="sign-in-failures-title" className="text-lg font-semibold">Failed sign-ins (last 15 minutes)</h2>
+        <h2 id="sign-in-failures-title" className="text-lg font-semibold">
+          Failed sign-ins (last 15 minutes)
+        </h2>
         <p className="text-sm text-zinc-600 dark:text-zinc-400">
-          Per account and per address. A locked account is refused only to addresses that failed themselves; the right
-          password from anywhere else still signs in, after a delay.
+          Per account and per address. A locked account is refused only to addresses that failed themselves; the right password from anywhere else still signs
+          in, after a delay.
         </p>
         <DataTable spec={failureTable} caption="Failed sign-ins" rows={failures} />
       </section>

@@ -20,7 +20,9 @@ const AddStaffForm = z.object({
 });
 
 export const addStaffCore = defineAction({
-  role: "admin", boundary: "staff.add", input: AddStaffForm,
+  role: "admin",
+  boundary: "staff.add",
+  input: AddStaffForm,
   run: async ({ actor, db, deps }, input) => {
     const { staff, generatedPassword } = await addStaff(db, { ...input, actor, bcryptCost: deps.bcryptCost });
     return generatedPassword
@@ -30,7 +32,9 @@ export const addStaffCore = defineAction({
 });
 
 export const changeRoleCore = defineAction({
-  role: "admin", boundary: "staff.role", input: z.object({ email: StaffEmail, role: StaffRoleInput }),
+  role: "admin",
+  boundary: "staff.role",
+  input: z.object({ email: StaffEmail, role: StaffRoleInput }),
   run: async ({ actor, db }, input) => {
     const staff = await changeStaffRole(db, { ...input, actor });
     return { message: `${staff.email} is now ${staff.role}.`, revalidate: STAFF };
@@ -38,9 +42,11 @@ export const changeRoleCore = defineAction({
 });
 
 export const setDisabledCore = defineAction({
-  role: "admin", boundary: "staff.disable", input: z.object({ email: StaffEmail, disabled: z.enum(["true", "false"], { error: "disabled must be 'true' or 'false'" }) }),
+  role: "admin",
+  boundary: "staff.disable",
+  input: z.object({ email: StaffEmail, disabled: z.enum(["true", "false"], { error: "disabled must be 'true' or 'false'" }) }),
   run: async ({ actor, db }, input) => {
-        const staff = input.disabled === "true" ? await disableStaff(db, { email: input.email, actor }) : await enableStaff(db, { email: input.email, actor });
+    const staff = input.disabled === "true" ? await disableStaff(db, { email: input.email, actor }) : await enableStaff(db, { email: input.email, actor });
     return { message: `${staff.email} is ${staff.disabledAt ? "disabled" : "enabled"}.`, revalidate: STAFF };
   },
 });

@@ -11,7 +11,6 @@ import { form } from "@/app/_lib/test-form";
 
 const PASSWORD = "correct horse battery";
 
-
 describe.skipIf(skipWithoutDatabase())("staff server actions", () => {
   const t = useTestDatabase("staff_actions");
   let viewer: SessionStaff;

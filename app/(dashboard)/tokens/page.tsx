@@ -23,12 +23,20 @@ function status(t: StaffTokenListed) {
 const tokenTable: TableSpec<StaffTokenListed> = {
   rowKey: (t) => t.id,
   rowAttributes: (t) => ({ "data-testid": "token-row", "data-prefix": t.prefix, className: t.live ? undefined : "text-zinc-500" }),
-  empty: <p className="rounded-lg border border-dashed border-zinc-300 p-6 text-sm text-zinc-600 dark:border-zinc-700 dark:text-zinc-400">You have no personal tokens yet.</p>,
+  empty: (
+    <p className="rounded-lg border border-dashed border-zinc-300 p-6 text-sm text-zinc-600 dark:border-zinc-700 dark:text-zinc-400">
+      You have no personal tokens yet.
+    </p>
+  ),
   columns: [
     { header: "Name", cellClassName: "align-top", cell: (t) => t.name },
     { header: "Token", cellClassName: "align-top font-mono", cell: (t) => `cst_${t.prefix}_…` },
     { header: "Created (UTC)", cellClassName: "align-top", cell: (t) => formatDateTime(t.createdAt) },
-    { header: "Last used (UTC)", cellClassName: "align-top", cell: (t) => (t.lastUsedAt ? formatDateTime(t.lastUsedAt) : <span className="text-zinc-500">never</span>) },
+    {
+      header: "Last used (UTC)",
+      cellClassName: "align-top",
+      cell: (t) => (t.lastUsedAt ? formatDateTime(t.lastUsedAt) : <span className="text-zinc-500">never</span>),
+    },
     { header: "Status", cellClassName: "align-top", cell: status },
   ],
 };
@@ -42,11 +50,10 @@ export default async function TokensPage() {
       <div>
         <h1 className="text-2xl font-semibold">Personal tokens</h1>
         <p className="mt-1 max-w-3xl text-sm text-zinc-600 dark:text-zinc-400">
-          A personal token proves to the command line that it is you: asking for a raise (<code>apply</code>,{" "}
-          <code>plans</code>, <code>accounts</code>), <code>approve</code>, <code>reject</code>, <code>cancel</code>,{" "}
-          <code>acknowledge</code> and <code>apply --break-glass</code> refuse a bare <code>--as</code>. Run them with{" "}
-          <code>{STAFF_TOKEN_ENV}</code> set to one of your tokens. Only a hash is stored; the token is shown once. It ends when you
-          revoke it, or when your password, role or state changes (as your sessions do).
+          A personal token proves to the command line that it is you: asking for a raise (<code>apply</code>, <code>plans</code>, <code>accounts</code>),{" "}
+          <code>approve</code>, <code>reject</code>, <code>cancel</code>, <code>acknowledge</code> and <code>apply --break-glass</code> refuse a bare{" "}
+          <code>--as</code>. Run them with <code>{STAFF_TOKEN_ENV}</code> set to one of your tokens. Only a hash is stored; the token is shown once. It ends
+          when you revoke it, or when your password, role or state changes (as your sessions do).
         </p>
       </div>
       <DataTable spec={tokenTable} caption="Your personal tokens" rows={tokens} />

@@ -9,7 +9,9 @@ import { createStaffToken, revokeStaffToken, STAFF_TOKEN_ENV, StaffTokenName } f
 export const TOKENS_PATH = "/tokens";
 
 export const createStaffTokenCore = defineAction({
-  role: "operator", boundary: "staff_token.create", input: z.object({ name: StaffTokenName }),
+  role: "operator",
+  boundary: "staff_token.create",
+  input: z.object({ name: StaffTokenName }),
   run: async ({ staff, db }, input) => {
     const { token, secret } = await createStaffToken(db, { staffId: staff.id, name: input.name });
     return {
@@ -21,7 +23,9 @@ export const createStaffTokenCore = defineAction({
 });
 
 export const revokeStaffTokenCore = defineAction({
-  role: "operator", boundary: "staff_token.revoke", input: z.object({ id: decimalId("id") }),
+  role: "operator",
+  boundary: "staff_token.revoke",
+  input: z.object({ id: decimalId("id") }),
   run: async ({ staff, db }, input) => {
     const token = await revokeStaffToken(db, { id: input.id, staffId: staff.id });
     return { message: `Revoked ${token.name} (cst_${token.prefix}). Its next use is refused.`, revalidate: [TOKENS_PATH] };

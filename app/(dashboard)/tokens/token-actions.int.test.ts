@@ -43,11 +43,21 @@ describe.skipIf(skipWithoutDatabase())("personal token server actions", () => {
     expect(state).toMatchObject({ status: "ok", message: expect.stringContaining("CEILINGS_STAFF_TOKEN") });
     const secret = secretOf(state);
     expect(secret).toMatch(/^cst_[a-z0-9]{8}_[A-Za-z0-9_-]{43}$/);
-    const [row] = await t.db.select().from(staffTokens).where(eq(staffTokens.secretHash, hashToken(secret)));
+    const [row] = await t.db
+      .select()
+      .from(staffTokens)
+      .where(eq(staffTokens.secretHash, hashToken(secret)));
     expect(row).toMatchObject({ name: "laptop", staffId: members.get("op@t.local")?.id, revokedAt: null });
     expect(JSON.stringify(await t.db.select().from(staffTokens))).not.toContain(secret.slice(13));
     const audit = await t.db.select().from(auditEvents).where(eq(auditEvents.action, "staff_token.create"));
-    expect(audit).toEqual([expect.objectContaining({ actorType: "staff", actor: "op@t.local", target: `laptop (cst_${row?.prefix ?? ""})`, details: expect.objectContaining({ tokenId: row?.id, name: "laptop" }) })]);
+    expect(audit).toEqual([
+      expect.objectContaining({
+        actorType: "staff",
+        actor: "op@t.local",
+        target: `laptop (cst_${row?.prefix ?? ""})`,
+        details: expect.objectContaining({ tokenId: row?.id, name: "laptop" }),
+      }),
+    ]);
     expect(JSON.stringify(audit)).not.toContain(secret.slice(13));
     expect(revalidated).toContain("/tokens");
     expect(await authenticateStaffToken(t.db, secret)).toMatchObject({ email: "op@t.local", role: "operator" });
@@ -64,13 +74,25 @@ describe.skipIf(skipWithoutDatabase())("personal token server actions", () => {
   it("revokes only one's own token, once, audited; a revoked token proves nobody", async () => {
     const mine = secretOf(await createStaffTokenCore(as("ad@t.local"), form({ name: "desk" })));
     const theirs = secretOf(await createStaffTokenCore(as("op@t.local"), form({ name: "phone" })));
-    const idOf = async (secret: string) => (await t.db.select().from(staffTokens).where(eq(staffTokens.secretHash, hashToken(secret))))[0]?.id ?? 0;
+    const idOf = async (secret: string) =>
+      (
+        await t.db
+          .select()
+          .from(staffTokens)
+          .where(eq(staffTokens.secretHash, hashToken(secret)))
+      )[0]?.id ?? 0;
     // Another member's token reads as not found, and stays live; a viewer may not revoke at all.
     expect(await revokeStaffTokenCore(as("ad@t.local"), form({ id: String(await idOf(theirs)) }))).toMatchObject({ status: "error", code: "not_found" });
-    expect(await revokeStaffTokenCore(as("vi@t.local"), form({ id: String(await idOf(theirs)) }))).toMatchObject({ status: "error", error: expect.stringContaining("viewer") });
+    expect(await revokeStaffTokenCore(as("vi@t.local"), form({ id: String(await idOf(theirs)) }))).toMatchObject({
+      status: "error",
+      error: expect.stringContaining("viewer"),
+    });
     expect(await authenticateStaffToken(t.db, theirs)).toMatchObject({ email: "op@t.local" });
 
-    expect(await revokeStaffTokenCore(as("ad@t.local"), form({ id: String(await idOf(mine)) }))).toMatchObject({ status: "ok", message: expect.stringContaining("Revoked desk") });
+    expect(await revokeStaffTokenCore(as("ad@t.local"), form({ id: String(await idOf(mine)) }))).toMatchObject({
+      status: "ok",
+      message: expect.stringContaining("Revoked desk"),
+    });
     expect(await revokeStaffTokenCore(as("ad@t.local"), form({ id: String(await idOf(mine)) }))).toMatchObject({ status: "error", code: "already_revoked" });
     await expect(authenticateStaffToken(t.db, mine)).rejects.toMatchObject({ code: "invalid_token", message: expect.stringContaining("revoked") });
     const audit = await t.db.select().from(auditEvents).where(eq(auditEvents.action, "staff_token.revoke"));
@@ -82,10 +104,19 @@ describe.skipIf(skipWithoutDatabase())("personal token server actions", () => {
   });
   it("three revokes of one token at once: exactly one is done and audited, the others say already revoked", async () => {
     const secret = secretOf(await createStaffTokenCore(as("op@t.local"), form({ name: "race" })));
-    const [row] = await t.db.select().from(staffTokens).where(eq(staffTokens.secretHash, hashToken(secret)));
+    const [row] = await t.db
+      .select()
+      .from(staffTokens)
+      .where(eq(staffTokens.secretHash, hashToken(secret)));
     const id = String(row?.id ?? 0);
     // The row held locked while four revokes start: each has read it before any of them writes.
-    const held = await holdTransaction(t.db, (tx) => tx.select().from(staffTokens).where(eq(staffTokens.id, row?.id ?? 0)).for("update"));
+    const held = await holdTransaction(t.db, (tx) =>
+      tx
+        .select()
+        .from(staffTokens)
+        .where(eq(staffTokens.id, row?.id ?? 0))
+        .for("update"),
+    );
     const racing = Promise.all(Array.from({ length: 3 }, () => revokeStaffTokenCore(as("op@t.local"), form({ id }))));
     await new Promise((r) => setTimeout(r, 300));
     await held.release();

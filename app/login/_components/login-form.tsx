@@ -70,7 +70,9 @@ export function LoginForm({ next }: { next: string }) {
           {error}
         </p>
       ) : null}
-      <SubmitButton pending={pending} pendingLabel="Signing in…" className={`w-full ${buttonClass}`}>Sign in</SubmitButton>
+      <SubmitButton pending={pending} pendingLabel="Signing in…" className={`w-full ${buttonClass}`}>
+        Sign in
+      </SubmitButton>
     </form>
   );
 }

@@ -36,8 +36,10 @@ const DEFAULT_PARTS: AiSdkParts = { input: "input", cacheRead: "cache_read", cac
 
 function worstCase(options: AiSdkWrapOptions, params: CallParams): Charge {
   const output = params.maxOutputTokens;
-  if (typeof output !== "number" || !Number.isSafeInteger(output) || output < 1) throw new WorstCaseError("set maxOutputTokens: without it the call's worst case is unknown");
-  const input = options.maxInputTokens ?? inputBound({ messages: params.prompt?.length ?? 1, texts: textsOf([params.prompt, params.tools]), tools: params.tools });
+  if (typeof output !== "number" || !Number.isSafeInteger(output) || output < 1)
+    throw new WorstCaseError("set maxOutputTokens: without it the call's worst case is unknown");
+  const input =
+    options.maxInputTokens ?? inputBound({ messages: params.prompt?.length ?? 1, texts: textsOf([params.prompt, params.tools]), tools: params.tools });
   const caching = /"cache_?control"/i.test(JSON.stringify(params.prompt ?? []));
   return charge(options.parts ?? DEFAULT_PARTS, caching ? { cacheWrite: input, output } : { input, output });
 }

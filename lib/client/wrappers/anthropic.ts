@@ -31,7 +31,12 @@ export type AnthropicWrapOptions = GuardOptions & {
   maxInputTokens?: number;
 };
 
-type Usage = { input_tokens?: number | null; output_tokens?: number | null; cache_creation_input_tokens?: number | null; cache_read_input_tokens?: number | null };
+type Usage = {
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+};
 type Body = Record<string, unknown> & { max_tokens?: number; messages?: unknown[]; stream?: boolean };
 type Event = { type?: string; message?: { usage?: Usage }; usage?: Usage };
 
@@ -39,8 +44,11 @@ const DEFAULT_PARTS: AnthropicParts = { input: "input", cacheWrite: "cache_write
 
 function worstCase(options: AnthropicWrapOptions, body: Body): Charge {
   const output = body.max_tokens;
-  if (typeof output !== "number" || !Number.isSafeInteger(output) || output < 1) throw new WorstCaseError("set max_tokens: without it the call's worst case is unknown");
-  const input = options.maxInputTokens ?? inputBound({ messages: (body.messages?.length ?? 0) + 1, texts: textsOf([body.system, body.messages, body.tools]), tools: body.tools });
+  if (typeof output !== "number" || !Number.isSafeInteger(output) || output < 1)
+    throw new WorstCaseError("set max_tokens: without it the call's worst case is unknown");
+  const input =
+    options.maxInputTokens ??
+    inputBound({ messages: (body.messages?.length ?? 0) + 1, texts: textsOf([body.system, body.messages, body.tools]), tools: body.tools });
   const caching = JSON.stringify(body).includes('"cache_control"');
   return charge(options.parts ?? DEFAULT_PARTS, caching ? { cacheWrite: input, output } : { input, output });
 }
@@ -109,7 +117,10 @@ function stream(guardedCreate: Guarded, messages: { create: (body: unknown, opts
       async pull(controller) {
         if (events === undefined) {
           const body = { ...(rawBody as Body), stream: true };
-          const s = (await guardedCreate(call, messages.create.bind(messages) as (...a: unknown[]) => unknown, [body, requestOptions])) as AsyncIterable<unknown>;
+          const s = (await guardedCreate(call, messages.create.bind(messages) as (...a: unknown[]) => unknown, [
+            body,
+            requestOptions,
+          ])) as AsyncIterable<unknown>;
           events = s[Symbol.asyncIterator]();
         }
         const next = await events.next();

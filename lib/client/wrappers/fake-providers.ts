@@ -69,16 +69,35 @@ export async function startFakeProviders(): Promise<FakeProviders> {
 
   async function chat(req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>, api: "chat" | "responses"): Promise<void> {
     const model = String(body.model ?? "");
-    const messages = api === "chat" ? (body.messages as { content: unknown }[]) : typeof body.input === "string" ? [{ content: body.input }] : (body.input as { content: unknown }[]);
+    const messages =
+      api === "chat"
+        ? (body.messages as { content: unknown }[])
+        : typeof body.input === "string"
+          ? [{ content: body.input }]
+          : (body.input as { content: unknown }[]);
     const scenario = scenarioOf(allText(messages));
-    const prompt = messages.reduce((n, m) => n + countTokens(allText(m.content)) + 3, 3) + (api === "responses" && typeof body.instructions === "string" ? countTokens(body.instructions) : 0);
+    const prompt =
+      messages.reduce((n, m) => n + countTokens(allText(m.content)) + 3, 3) +
+      (api === "responses" && typeof body.instructions === "string" ? countTokens(body.instructions) : 0);
     const cached = model.includes(":cached") ? Math.floor(prompt / 2) : 0;
     const max = Number(body.max_completion_tokens ?? body.max_tokens ?? body.max_output_tokens);
     const output = Math.min(max, OUTPUT_TOKENS);
     const usageOf = (n: number) =>
       api === "chat"
-        ? { prompt_tokens: prompt, completion_tokens: n, total_tokens: prompt + n, prompt_tokens_details: { cached_tokens: cached, audio_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 } }
-        : { input_tokens: prompt, input_tokens_details: { cached_tokens: cached }, output_tokens: n, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: prompt + n };
+        ? {
+            prompt_tokens: prompt,
+            completion_tokens: n,
+            total_tokens: prompt + n,
+            prompt_tokens_details: { cached_tokens: cached, audio_tokens: 0 },
+            completion_tokens_details: { reasoning_tokens: 0 },
+          }
+        : {
+            input_tokens: prompt,
+            input_tokens_details: { cached_tokens: cached },
+            output_tokens: n,
+            output_tokens_details: { reasoning_tokens: 0 },
+            total_tokens: prompt + n,
+          };
     const bill = (n: number, complete: boolean) => billed.push({ scenario, api, parts: { input: prompt - cached, cached_input: cached, output: n }, complete });
     if (model.includes(":hold")) await new Promise<void>((r) => waiting.push(r));
     const created = Math.floor(Date.now() / 1000);
@@ -86,21 +105,47 @@ export async function startFakeProviders(): Promise<FakeProviders> {
       bill(output, true);
       const text = "tok ".repeat(output);
       if (api === "chat") {
-        json(res, 200, { id: "chatcmpl-fake", object: "chat.completion", created, model, choices: [{ index: 0, message: { role: "assistant", content: text, refusal: null }, finish_reason: "stop", logprobs: null }], usage: usageOf(output) });
+        json(res, 200, {
+          id: "chatcmpl-fake",
+          object: "chat.completion",
+          created,
+          model,
+          choices: [{ index: 0, message: { role: "assistant", content: text, refusal: null }, finish_reason: "stop", logprobs: null }],
+          usage: usageOf(output),
+        });
       } else {
-        json(res, 200, { id: "resp_fake", object: "response", created_at: created, status: "completed", model, output: [{ type: "message", id: "msg_fake", status: "completed", role: "assistant", content: [{ type: "output_text", text, annotations: [] }] }], usage: usageOf(output) });
+        json(res, 200, {
+          id: "resp_fake",
+          object: "response",
+          created_at: created,
+          status: "completed",
+          model,
+          output: [{ type: "message", id: "msg_fake", status: "completed", role: "assistant", content: [{ type: "output_text", text, annotations: [] }] }],
+          usage: usageOf(output),
+        });
       }
       return;
     }
     const send = sse(res);
     if (api === "chat") {
-      const chunk = (delta: object, finish: string | null) => ({ id: "chatcmpl-fake", object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }] });
+      const chunk = (delta: object, finish: string | null) => ({
+        id: "chatcmpl-fake",
+        object: "chat.completion.chunk",
+        created,
+        model,
+        choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+      });
       send(null, chunk({ role: "assistant", content: "" }, null));
       for (let i = 0; i < output; i++) {
         send(null, chunk({ content: "tok " }, null));
         await tick();
         if (i === 2 && model.includes(":break")) return void (bill(i + 1, false), res.destroy());
-        if (i === 2 && model.includes(":error")) return void (bill(i + 1, false), send(null, { error: { message: "The server had an error while processing your request.", type: "server_error" } }), res.end());
+        if (i === 2 && model.includes(":error"))
+          return void (
+            bill(i + 1, false),
+            send(null, { error: { message: "The server had an error while processing your request.", type: "server_error" } }),
+            res.end()
+          );
       }
       send(null, chunk({}, "stop"));
       const include = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
@@ -134,9 +179,25 @@ export async function startFakeProviders(): Promise<FakeProviders> {
     const cacheRead = model.includes(":cacheread") ? Math.floor(total * 0.6) : 0;
     const input = total - cacheWrite - cacheRead;
     const output = Math.min(Number(body.max_tokens), OUTPUT_TOKENS);
-    const usage = (n: number) => ({ input_tokens: input, cache_creation_input_tokens: cacheWrite, cache_read_input_tokens: cacheRead, output_tokens: n, service_tier: "standard" });
-    const bill = (n: number, complete: boolean) => billed.push({ scenario, api: "messages", parts: { input, cache_write: cacheWrite, cache_read: cacheRead, output: n }, complete });
-    const message = (content: unknown[], stop: string | null, n: number) => ({ id: "msg_fake", type: "message", role: "assistant", model, content, stop_reason: stop, stop_sequence: null, usage: usage(n) });
+    const usage = (n: number) => ({
+      input_tokens: input,
+      cache_creation_input_tokens: cacheWrite,
+      cache_read_input_tokens: cacheRead,
+      output_tokens: n,
+      service_tier: "standard",
+    });
+    const bill = (n: number, complete: boolean) =>
+      billed.push({ scenario, api: "messages", parts: { input, cache_write: cacheWrite, cache_read: cacheRead, output: n }, complete });
+    const message = (content: unknown[], stop: string | null, n: number) => ({
+      id: "msg_fake",
+      type: "message",
+      role: "assistant",
+      model,
+      content,
+      stop_reason: stop,
+      stop_sequence: null,
+      usage: usage(n),
+    });
     if (body.stream !== true) {
       bill(output, true);
       json(res, 200, message([{ type: "text", text: "tok ".repeat(output), citations: null }], "end_turn", output));
@@ -174,7 +235,22 @@ export async function startFakeProviders(): Promise<FakeProviders> {
         const body = form.get("SmartEncoded") === "true" ? (form.get("Body") ?? "").replaceAll("’", "'") : (form.get("Body") ?? "");
         const segments = twilioSegments(body);
         billed.push({ scenario: scenarioOf(body), api: "sms", parts: { units: segments }, complete: true });
-        return json(res, 201, { sid: `SM${Math.random().toString(16).slice(2).padEnd(32, "0")}`, account_sid: sid, to: form.get("To"), from: form.get("From"), body, status: "queued", num_segments: String(segments), num_media: "0", direction: "outbound-api", price: null, price_unit: "USD", api_version: "2010-04-01", date_created: new Date().toUTCString(), uri: `/2010-04-01/Accounts/${sid}/Messages/SMfake.json` });
+        return json(res, 201, {
+          sid: `SM${Math.random().toString(16).slice(2).padEnd(32, "0")}`,
+          account_sid: sid,
+          to: form.get("To"),
+          from: form.get("From"),
+          body,
+          status: "queued",
+          num_segments: String(segments),
+          num_media: "0",
+          direction: "outbound-api",
+          price: null,
+          price_unit: "USD",
+          api_version: "2010-04-01",
+          date_created: new Date().toUTCString(),
+          uri: `/2010-04-01/Accounts/${sid}/Messages/SMfake.json`,
+        });
       }
       const body = JSON.parse(raw || "{}") as Record<string, unknown>;
       const model = String(body.model ?? "");
@@ -182,7 +258,9 @@ export async function startFakeProviders(): Promise<FakeProviders> {
         const n = (seen.get(allText(body)) ?? 0) + 1;
         seen.set(allText(body), n);
         if (model.includes(":429once") ? n === 1 : true) {
-          const error = url.startsWith("/anthropic") ? { type: "error", error: { type: "rate_limit_error", message: "Number of requests has exceeded your rate limit" } } : { error: { message: "Rate limit reached for requests", type: "requests", param: null, code: "rate_limit_exceeded" } };
+          const error = url.startsWith("/anthropic")
+            ? { type: "error", error: { type: "rate_limit_error", message: "Number of requests has exceeded your rate limit" } }
+            : { error: { message: "Rate limit reached for requests", type: "requests", param: null, code: "rate_limit_exceeded" } };
           return json(res, 429, error, { "retry-after": "0", "retry-after-ms": "10" });
         }
       }
@@ -206,9 +284,10 @@ export async function startFakeProviders(): Promise<FakeProviders> {
       waiting = [];
       for (const r of go) r();
     },
-    close: () => new Promise((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }

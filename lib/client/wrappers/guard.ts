@@ -108,8 +108,7 @@ export async function hold(options: GuardOptions, call: CallOptions | undefined,
     }
     if (answer.status === "unavailable") options.onResolveFailed?.({ reservationId, verb, answer });
   }
-  const settleTo = (actual: Charge) =>
-    resolve("settle", () => options.ceilings.settle(reservationId, "amount" in actual ? actual.amount : actual.parts));
+  const settleTo = (actual: Charge) => resolve("settle", () => options.ceilings.settle(reservationId, "amount" in actual ? actual.amount : actual.parts));
   return {
     reservationId,
     worstCase,

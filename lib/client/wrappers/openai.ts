@@ -34,7 +34,14 @@ export type OpenAIWrapOptions = GuardOptions & {
   maxInputTokens?: number;
 };
 
-type Usage = { prompt_tokens?: number; completion_tokens?: number; input_tokens?: number; output_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } | null; input_tokens_details?: { cached_tokens?: number } | null };
+type Usage = {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  input_tokens?: number;
+  output_tokens?: number;
+  prompt_tokens_details?: { cached_tokens?: number } | null;
+  input_tokens_details?: { cached_tokens?: number } | null;
+};
 type Body = Record<string, unknown> & { model?: string; stream?: boolean | null };
 
 const DEFAULT_PARTS: OpenAIParts = { input: "input", cachedInput: "cached_input", output: "output" };
@@ -54,7 +61,9 @@ async function worstCase(options: OpenAIWrapOptions, body: Body, api: "chat" | "
   } else if (typeof body.max_output_tokens === "number") output = body.max_output_tokens;
   if (output === undefined || !Number.isSafeInteger(output) || output < 1) {
     throw new WorstCaseError(
-      api === "chat" ? "set max_completion_tokens (or max_tokens): without an output bound the call's worst case is unknown" : "set max_output_tokens: without an output bound the call's worst case is unknown",
+      api === "chat"
+        ? "set max_completion_tokens (or max_tokens): without an output bound the call's worst case is unknown"
+        : "set max_output_tokens: without an output bound the call's worst case is unknown",
     );
   }
   let input = options.maxInputTokens;

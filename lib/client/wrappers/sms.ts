@@ -14,8 +14,7 @@ import { withCallOptions, type WithCeilings } from "./wrap.js";
 
 export { CeilingsRefusedError, WorstCaseError, type CallOptions } from "./guard.js";
 
-const GSM_BASIC =
-  "@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà";
+const GSM_BASIC = "@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà";
 const GSM_EXTENDED = "^{}\\[~]|€\f";
 const basic = new Set(GSM_BASIC);
 const extended = new Set(GSM_EXTENDED);
@@ -29,7 +28,14 @@ export function smsSegments(body: string): { encoding: Encoding; segments: numbe
     const sizes = chars.map((c) => (extended.has(c) ? 2 : 1));
     return { encoding: "GSM-7", segments: pack(sizes, 160, 153) };
   }
-  return { encoding: "UCS-2", segments: pack(chars.map((c) => c.length), 70, 67) };
+  return {
+    encoding: "UCS-2",
+    segments: pack(
+      chars.map((c) => c.length),
+      70,
+      67,
+    ),
+  };
 }
 
 /** Segments for characters of the given sizes: one if all fit in `single`, else packed `multi` a segment without splitting one. */

@@ -23,10 +23,29 @@ import { type Billed, type FakeProviders, startFakeProviders } from "./fake-prov
 
 const execFileAsync = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, "../../..");
-const SDKS = ["openai", "@anthropic-ai/sdk", "ai", "@ai-sdk/openai-compatible", "@ai-sdk/openai", "twilio", "nodemailer", "gpt-tokenizer", "@types/node", "@types/nodemailer"];
+const SDKS = [
+  "openai",
+  "@anthropic-ai/sdk",
+  "ai",
+  "@ai-sdk/openai-compatible",
+  "@ai-sdk/openai",
+  "twilio",
+  "nodemailer",
+  "gpt-tokenizer",
+  "@types/node",
+  "@types/nodemailer",
+];
 
 type Outcome = { name: string; caller: string; ok: boolean; error?: { name?: string; message?: string; gate?: string; cause?: string } };
-type Row = { state: string; parts: Record<string, number> | null; amount: number; settled_parts: Record<string, number> | null; settled_amount: number | null; settled_money: number | null; destination: string | null };
+type Row = {
+  state: string;
+  parts: Record<string, number> | null;
+  amount: number;
+  settled_parts: Record<string, number> | null;
+  settled_amount: number | null;
+  settled_money: number | null;
+  destination: string | null;
+};
 
 // Prices in picodollars a unit: whole micros for every count, so the money compares exactly.
 const OAI_PRICES = { input: 2_000_000, cached_input: 1_000_000, output: 8_000_000 };
@@ -37,7 +56,8 @@ const CONC_PRICES = { input: 1_000_000, cached_input: 1_000_000, output: 2_000_0
 /** The concurrency endpoint's worst case: 100 input tokens (maxInputTokens) and 50 output at 1 and 2 micros. */
 const CONC_WORST = 100 * 1 + 50 * 2;
 
-const money = (parts: Record<string, number>, prices: Record<string, number>) => Object.entries(parts).reduce((sum, [k, n]) => sum + (n * (prices[k] ?? NaN)) / 1_000_000, 0);
+const money = (parts: Record<string, number>, prices: Record<string, number>) =>
+  Object.entries(parts).reduce((sum, [k, n]) => sum + (n * (prices[k] ?? NaN)) / 1_000_000, 0);
 
 describe.skipIf(skipWithoutDatabase())("SDK wrappers from the packed client, against the providers' wire formats", () => {
   const t = useTestDatabase("wrappers", { max: 10 });
@@ -56,9 +76,16 @@ describe.skipIf(skipWithoutDatabase())("SDK wrappers from the packed client, aga
     const oai = await makeEndpoint(t.db, { ceilings: [...units] });
     const ant = await makeEndpoint(t.db, { ceilings: [...units] });
     const ai = await makeEndpoint(t.db, { ceilings: [...units] });
-    const cooldown = (kind: "phone" | "email") => ({ metric: "calls", scope: "destination", window: "first_hit", windowSeconds: 3600, value: 1, destinationKind: kind }) as const;
-    const sms = await makeEndpoint(t.db, { perCallMax: 10, ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1000 }, cooldown("phone")] });
-    const mail = await makeEndpoint(t.db, { perCallMax: 1, ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1000 }, cooldown("email")] });
+    const cooldown = (kind: "phone" | "email") =>
+      ({ metric: "calls", scope: "destination", window: "first_hit", windowSeconds: 3600, value: 1, destinationKind: kind }) as const;
+    const sms = await makeEndpoint(t.db, {
+      perCallMax: 10,
+      ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1000 }, cooldown("phone")],
+    });
+    const mail = await makeEndpoint(t.db, {
+      perCallMax: 1,
+      ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1000 }, cooldown("email")],
+    });
     const conc = await makeEndpoint(t.db, { ceilings: [...units] });
     await priceEndpoint(t.db, oai.endpointId, OAI_PRICES);
     await priceEndpoint(t.db, ant.endpointId, ANT_PRICES);
@@ -73,11 +100,18 @@ describe.skipIf(skipWithoutDatabase())("SDK wrappers from the packed client, aga
 
     const tarball = execFileSync("npm", ["run", "-s", "build:client"], { cwd: ROOT, encoding: "utf8" }).trim().split("\n").pop() ?? "";
     project = mkdtempSync(path.join(tmpdir(), "ceilings-wrappers-user-"));
-    const dev = (JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { devDependencies: Record<string, string>; dependencies: Record<string, string> });
+    const dev = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as {
+      devDependencies: Record<string, string>;
+      dependencies: Record<string, string>;
+    };
     const version = (name: string) => dev.devDependencies[name] ?? dev.dependencies[name];
     writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "some-service", version: "1.0.0", private: true, type: "module" }));
     // The SDKs at this repository's versions (from npm's cache when it has them), and the tarball.
-    await execFileAsync("npm", ["install", "--no-audit", "--no-fund", "--no-package-lock", "--prefer-offline", tarball, ...SDKS.map((s) => `${s}@${version(s)}`)], { cwd: project });
+    await execFileAsync(
+      "npm",
+      ["install", "--no-audit", "--no-fund", "--no-package-lock", "--prefer-offline", tarball, ...SDKS.map((s) => `${s}@${version(s)}`)],
+      { cwd: project },
+    );
     copyFileSync(path.join(import.meta.dirname, "scratch", "scenarios.mjs"), path.join(project, "scenarios.mjs"));
     env = {
       NODE_ENV: "production",
@@ -104,17 +138,26 @@ describe.skipIf(skipWithoutDatabase())("SDK wrappers from the packed client, aga
 
   async function scenarios(...args: string[]): Promise<Outcome[]> {
     const { stdout } = await execFileAsync(process.execPath, ["scenarios.mjs", ...args], { cwd: project, env, maxBuffer: 1 << 24 });
-    return stdout.trim().split("\n").map((l) => JSON.parse(l) as Outcome);
+    return stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Outcome);
   }
   const reservationsOf = async (caller: string): Promise<Row[]> =>
-    resultRows<Row>(await t.db.execute(sql`select state, parts, amount::float8 as amount, settled_parts, settled_amount::float8 as settled_amount, settled_money::float8 as settled_money, destination from reservations where caller = ${caller} order by created_at`));
+    resultRows<Row>(
+      await t.db.execute(
+        sql`select state, parts, amount::float8 as amount, settled_parts, settled_amount::float8 as settled_amount, settled_money::float8 as settled_money, destination from reservations where caller = ${caller} order by created_at`,
+      ),
+    );
   const billedOf = (scenario: string): Billed[] => fakes.billed.filter((b) => b.scenario === scenario);
 
   it("type-checks every example of docs/calling.md's wrappers and the README's tour against the installed SDKs", async () => {
     const page = readFileSync(path.join(ROOT, "docs", "calling.md"), "utf8");
     const section = page.slice(page.indexOf("## Wrap the SDK you already call"), page.indexOf("## Four ways to ask"));
     const readme = readFileSync(path.join(ROOT, "README.md"), "utf8");
-    const tour = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => (m[1] ?? "").replace(/^ {3}/gm, "")).filter((code) => code.includes("@ceilings/client/"));
+    const tour = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)]
+      .map((m) => (m[1] ?? "").replace(/^ {3}/gm, ""))
+      .filter((code) => code.includes("@ceilings/client/"));
     const examples = [...[...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1] ?? ""), ...tour];
     expect(examples).toHaveLength(6);
     const files = examples.map((code, i) => {
@@ -123,7 +166,21 @@ describe.skipIf(skipWithoutDatabase())("SDK wrappers from the packed client, aga
       return file;
     });
     const tsc = path.join(ROOT, "node_modules", "typescript", "bin", "tsc");
-    const flags = ["--noEmit", "--strict", "--skipLibCheck", "--target", "es2022", "--module", "nodenext", "--moduleResolution", "nodenext", "--lib", "es2022,dom", "--types", "node"];
+    const flags = [
+      "--noEmit",
+      "--strict",
+      "--skipLibCheck",
+      "--target",
+      "es2022",
+      "--module",
+      "nodenext",
+      "--moduleResolution",
+      "nodenext",
+      "--lib",
+      "es2022,dom",
+      "--types",
+      "node",
+    ];
     await execFileAsync(process.execPath, [tsc, ...flags, ...files], { cwd: project }).catch((error: { stdout?: string }) => {
       throw new Error(`the examples do not type-check:\n${error.stdout ?? String(error)}`);
     });
@@ -131,9 +188,19 @@ describe.skipIf(skipWithoutDatabase())("SDK wrappers from the packed client, aga
 
   it("settles every finished model call at what the provider billed, part by part and to the micro", async () => {
     const cases = {
-      "oai-chat": OAI_PRICES, "oai-chat-cached": OAI_PRICES, "oai-chat-stream": OAI_PRICES, "oai-chat-429once": OAI_PRICES, "oai-responses": OAI_PRICES, "oai-responses-stream": OAI_PRICES,
-      "ant-create": ANT_PRICES, "ant-create-cachewrite": ANT_PRICES, "ant-create-cacheread": ANT_PRICES, "ant-create-stream": ANT_PRICES, "ant-stream": ANT_PRICES,
-      "ai-generate": AI_PRICES, "ai-stream": AI_PRICES,
+      "oai-chat": OAI_PRICES,
+      "oai-chat-cached": OAI_PRICES,
+      "oai-chat-stream": OAI_PRICES,
+      "oai-chat-429once": OAI_PRICES,
+      "oai-responses": OAI_PRICES,
+      "oai-responses-stream": OAI_PRICES,
+      "ant-create": ANT_PRICES,
+      "ant-create-cachewrite": ANT_PRICES,
+      "ant-create-cacheread": ANT_PRICES,
+      "ant-create-stream": ANT_PRICES,
+      "ant-stream": ANT_PRICES,
+      "ai-generate": AI_PRICES,
+      "ai-stream": AI_PRICES,
     } as const;
     const outcomes = await scenarios(...Object.keys(cases));
     for (const o of outcomes) expect(o, o.name).toMatchObject({ ok: true });
@@ -142,7 +209,9 @@ describe.skipIf(skipWithoutDatabase())("SDK wrappers from the packed client, aga
       expect(billed, name).toHaveLength(1);
       const [{ parts: provider }] = billed as [Billed];
       // The AI SDK names OpenAI's cached input cacheRead.
-      const expected: Record<string, number> = name.startsWith("ai-") ? { input: provider.input ?? NaN, cache_read: provider.cached_input ?? NaN, cache_write: 0, output: provider.output ?? NaN } : provider;
+      const expected: Record<string, number> = name.startsWith("ai-")
+        ? { input: provider.input ?? NaN, cache_read: provider.cached_input ?? NaN, cache_write: 0, output: provider.output ?? NaN }
+        : provider;
       const rows = await reservationsOf(name);
       expect(rows, name).toHaveLength(1);
       const [row] = rows as [Row];
@@ -162,10 +231,24 @@ describe.skipIf(skipWithoutDatabase())("SDK wrappers from the packed client, aga
 
   it("a stream cut short never settles below what it reported; an error before any token releases; no bound, no call", async () => {
     const outcomes = Object.fromEntries(
-      (await scenarios("oai-chat-stream-break", "oai-chat-stream-error", "oai-chat-stream-abandon", "oai-idem", "ant-stream-break", "ant-stream-error", "ai-stream-break", "oai-chat-429", "ant-429", "oai-no-max")).map((o) => [o.name, o]),
+      (
+        await scenarios(
+          "oai-chat-stream-break",
+          "oai-chat-stream-error",
+          "oai-chat-stream-abandon",
+          "oai-idem",
+          "ant-stream-break",
+          "ant-stream-error",
+          "ai-stream-break",
+          "oai-chat-429",
+          "ant-429",
+          "oai-no-max",
+        )
+      ).map((o) => [o.name, o]),
     );
     expect(outcomes["oai-chat-stream-abandon"]).toMatchObject({ ok: true });
-    for (const name of ["oai-chat-stream-break", "oai-chat-stream-error", "ant-stream-break", "ant-stream-error", "oai-chat-429", "ant-429", "oai-no-max"]) expect(outcomes[name], name).toMatchObject({ ok: false });
+    for (const name of ["oai-chat-stream-break", "oai-chat-stream-error", "ant-stream-break", "ant-stream-error", "oai-chat-429", "ant-429", "oai-no-max"])
+      expect(outcomes[name], name).toMatchObject({ ok: false });
     // OpenAI reports usage only at the end: cut or abandoned, the reservation keeps its worst case.
     for (const name of ["oai-chat-stream-break", "oai-chat-stream-error", "oai-chat-stream-abandon", "ai-stream-break"]) {
       const [row, ...more] = await reservationsOf(name);
@@ -185,7 +268,10 @@ describe.skipIf(skipWithoutDatabase())("SDK wrappers from the packed client, aga
     // Rate limited by the provider on every attempt: nothing was generated, the reservation is released.
     for (const name of ["oai-chat-429", "ant-429"]) {
       expect(billedOf(name), name).toHaveLength(0);
-      expect((await reservationsOf(name)).map((r) => r.state), name).toEqual(["released"]);
+      expect(
+        (await reservationsOf(name)).map((r) => r.state),
+        name,
+      ).toEqual(["released"]);
     }
     expect(outcomes["oai-no-max"]?.error).toMatchObject({ name: "WorstCaseError" });
     // A retry with the call's idempotency key after it settled: refused as already resolved, never sent twice.
@@ -202,8 +288,15 @@ describe.skipIf(skipWithoutDatabase())("SDK wrappers from the packed client, aga
     for (const [name, [reserved, settled]] of Object.entries(expected)) {
       expect(outcomes[name], JSON.stringify(outcomes[name])).toMatchObject({ ok: true });
       const [row] = await reservationsOf(name);
-      expect({ amount: row?.amount, settled: row?.settled_amount, money: row?.settled_money }, name).toEqual({ amount: reserved, settled, money: (settled * SMS_PRICE) / 1_000_000 });
-      expect(billedOf(name).map((b) => b.parts.units), name).toEqual([settled]);
+      expect({ amount: row?.amount, settled: row?.settled_amount, money: row?.settled_money }, name).toEqual({
+        amount: reserved,
+        settled,
+        money: (settled * SMS_PRICE) / 1_000_000,
+      });
+      expect(
+        billedOf(name).map((b) => b.parts.units),
+        name,
+      ).toEqual([settled]);
       expect(row?.destination, name).toMatch(/^\+1415555010/);
     }
     expect(outcomes["sms-cooldown"]).toMatchObject({ ok: false, error: { name: "CeilingsRefusedError", gate: "cooldown" } });
@@ -225,7 +318,9 @@ describe.skipIf(skipWithoutDatabase())("SDK wrappers from the packed client, aga
       ["fresh@example.com", "released"],
     ]);
     expect(smtp.received.filter((m) => m.subject.includes("mail-all-or-none")).map((m) => m.to)).toEqual([["once@example.com"]]);
-    expect(smtp.received.filter((m) => m.subject.includes("mail-many")).map((m) => m.to.sort())).toEqual([["ada@example.com", "grace@example.com", "lin@example.com"]]);
+    expect(smtp.received.filter((m) => m.subject.includes("mail-many")).map((m) => m.to.sort())).toEqual([
+      ["ada@example.com", "grace@example.com", "lin@example.com"],
+    ]);
   }, 120_000);
 
   it("64 wrapped calls at once from two processes against a budget with room for 20 grant exactly 20", async () => {
@@ -247,7 +342,9 @@ describe.skipIf(skipWithoutDatabase())("SDK wrappers from the packed client, aga
     expect(outcomes.filter((o) => !o.ok).map((o) => `${o.error?.name}:${o.error?.gate}`)).toEqual(Array(44).fill("CeilingsRefusedError:budget"));
     expect(fakes.billed.filter((b) => b.scenario.startsWith("conc-"))).toHaveLength(20);
     const rows = resultRows<{ settled: number; money: number }>(
-      await t.db.execute(sql`select count(*)::int as settled, coalesce(sum(settled_money), 0)::int as money from reservations where endpoint_id = ${ids.conc} and state = 'settled'`),
+      await t.db.execute(
+        sql`select count(*)::int as settled, coalesce(sum(settled_money), 0)::int as money from reservations where endpoint_id = ${ids.conc} and state = 'settled'`,
+      ),
     );
     const billedMoney = fakes.billed.filter((b) => b.scenario.startsWith("conc-")).reduce((sum, b) => sum + money(b.parts, CONC_PRICES), 0);
     expect(rows[0]).toEqual({ settled: 20, money: billedMoney });

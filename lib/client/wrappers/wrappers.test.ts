@@ -34,22 +34,33 @@ describe("SMS segments", () => {
 
 describe("e-mail recipients", () => {
   it("reads to, cc and bcc in every form nodemailer takes, each address once", () => {
-    expect(recipients({ to: '"Doe, Jane" <Jane@Example.com>, bob@example.com', cc: [{ name: "Lin", address: "lin@example.com" }, "bob@example.com"], bcc: "audit@example.com" })).toEqual([
-      "jane@example.com",
-      "bob@example.com",
-      "lin@example.com",
-      "audit@example.com",
-    ]);
+    expect(
+      recipients({
+        to: '"Doe, Jane" <Jane@Example.com>, bob@example.com',
+        cc: [{ name: "Lin", address: "lin@example.com" }, "bob@example.com"],
+        bcc: "audit@example.com",
+      }),
+    ).toEqual(["jane@example.com", "bob@example.com", "lin@example.com", "audit@example.com"]);
     expect(recipients({})).toEqual([]);
   });
 });
 
 describe("the input bound", () => {
   it("is never below gpt-tokenizer's count in either encoding, for texts of every script", () => {
-    const samples = ["Hello, world!", "   many    spaces   ", "日本語のテキストです。", "Привет, как дела?", "🙂🙃😀 emoji", "a".repeat(5000), "x\u0000y\u200bz", JSON.stringify({ type: "object", properties: { city: { type: "string" } } })];
+    const samples = [
+      "Hello, world!",
+      "   many    spaces   ",
+      "日本語のテキストです。",
+      "Привет, как дела?",
+      "🙂🙃😀 emoji",
+      "a".repeat(5000),
+      "x\u0000y\u200bz",
+      JSON.stringify({ type: "object", properties: { city: { type: "string" } } }),
+    ];
     let seed = 7;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-    for (let i = 0; i < 200; i++) samples.push(Array.from({ length: 1 + Math.floor(random() * 200) }, () => String.fromCodePoint(32 + Math.floor(random() * 0x2fff))).join(""));
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    for (let i = 0; i < 200; i++)
+      samples.push(Array.from({ length: 1 + Math.floor(random() * 200) }, () => String.fromCodePoint(32 + Math.floor(random() * 0x2fff))).join(""));
     for (const text of samples) {
       const bound = inputBound({ messages: 1, texts: [text] });
       expect(bound).toBeGreaterThanOrEqual(o200k(text));
@@ -76,8 +87,12 @@ describe("the input bound", () => {
 
 describe("charges mapped onto an endpoint's parts", () => {
   it("names every part mapped, adds fields mapped to one part, and sums all for an amount", () => {
-    expect(charge({ input: "input", cachedInput: "cached_input", output: "output" }, { input: 10, output: 5 })).toEqual({ parts: { input: 10, cached_input: 0, output: 5 } });
-    expect(charge({ input: "input", cachedInput: "input", output: "output" }, { input: 10, cachedInput: 4, output: 5 })).toEqual({ parts: { input: 14, output: 5 } });
+    expect(charge({ input: "input", cachedInput: "cached_input", output: "output" }, { input: 10, output: 5 })).toEqual({
+      parts: { input: 10, cached_input: 0, output: 5 },
+    });
+    expect(charge({ input: "input", cachedInput: "input", output: "output" }, { input: 10, cachedInput: 4, output: 5 })).toEqual({
+      parts: { input: 14, output: 5 },
+    });
     expect(charge("amount", { input: 10, cachedInput: 4, output: 5 })).toEqual({ amount: 19 });
   });
 });
@@ -116,7 +131,11 @@ describe("the reservation around a call", () => {
     const lost: Unavailable = { status: "unavailable", reason: "deadline", message: "no answer" };
     const { client, calls } = scripted(granted, [lost, lost]);
     const failures: string[] = [];
-    const held = await hold({ ceilings: client, endpoint: "e", resolveAttempts: 2, onResolveFailed: (f) => failures.push(`${f.verb} ${f.reservationId}`) }, undefined, { amount: 9 });
+    const held = await hold(
+      { ceilings: client, endpoint: "e", resolveAttempts: 2, onResolveFailed: (f) => failures.push(`${f.verb} ${f.reservationId}`) },
+      undefined,
+      { amount: 9 },
+    );
     await held.keepWorstCase();
     expect(calls).toEqual(["settle r1 9", "settle r1 9"]);
     expect(failures).toEqual(["settle r1"]);

@@ -1,7 +1,19 @@
 import { z } from "zod";
 import { getJson } from "../provider-http";
 import type { ProviderDay, ReportedRow, UsageField, UsageSource } from "../types";
-import { baseUrl, bucketDay, fieldRows, guardCredentialHost, httpOptions, interval, MAX_PAGES, moneyOf, shapeError, unitsOf, type ProviderContext } from "./common";
+import {
+  baseUrl,
+  bucketDay,
+  fieldRows,
+  guardCredentialHost,
+  httpOptions,
+  interval,
+  MAX_PAGES,
+  moneyOf,
+  shapeError,
+  unitsOf,
+  type ProviderContext,
+} from "./common";
 
 // Anthropic's Admin API usage and cost reports (an admin key in x-api-key, anthropic-version):
 //   GET /v1/organizations/usage_report/messages?bucket_width=1d&group_by[]=model → rows per model
@@ -117,7 +129,14 @@ export async function pullAnthropic(source: UsageSource, days: ProviderDay[], ct
     if (source.account && r.workspace_id !== source.account) continue;
     const costMicros = moneyOf(PROVIDER, r.amount, r.currency, source, -2);
     const field = r.token_type ? costField(r.token_type) : undefined;
-    rows.push({ day, item: r.model || r.description || r.cost_type || "(no description)", units: 0, costMicros, ...(field ? { field } : {}), raw: { api: "cost_report", starting_at: startingAt, ...r } });
+    rows.push({
+      day,
+      item: r.model || r.description || r.cost_type || "(no description)",
+      units: 0,
+      costMicros,
+      ...(field ? { field } : {}),
+      raw: { api: "cost_report", starting_at: startingAt, ...r },
+    });
   }
   return rows;
 }

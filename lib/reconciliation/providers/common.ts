@@ -48,7 +48,11 @@ export function guardCredentialHost(source: UsageSource, kind: ApiSourceKind, ct
  * over another zone's would compare other intervals, a false drift every day.
  */
 export function requireZone(source: UsageSource, zone: string, provider: string, what: string): void {
-  if (source.timeZone !== zone) throw new ReconciliationError("day_mismatch", `${provider}'s ${what} count ${zone === "UTC" ? "UTC" : zone} days, but the source '${source.name}' counts days in ${source.timeZone}: set its time zone to ${zone}`);
+  if (source.timeZone !== zone)
+    throw new ReconciliationError(
+      "day_mismatch",
+      `${provider}'s ${what} count ${zone === "UTC" ? "UTC" : zone} days, but the source '${source.name}' counts days in ${source.timeZone}: set its time zone to ${zone}`,
+    );
 }
 
 /** [start, end) of the asked days, as instants in the source's zone; the days sorted. */
@@ -79,7 +83,10 @@ export function bucketDay(start: Date, zone: string, provider: string): Provider
 /** Provider money into micros of the source's currency; a row in another currency fails the pull. */
 export function moneyOf(provider: string, value: string | number, currency: string | null | undefined, source: UsageSource, unitExponent = 0): number {
   if (currency && currency.toUpperCase() !== source.currency.toUpperCase()) {
-    throw new ReconciliationError("currency_mismatch", `${provider} reported money in ${currency.toUpperCase()}, but the source '${source.name}' counts ${source.currency}: fix the source's currency`);
+    throw new ReconciliationError(
+      "currency_mismatch",
+      `${provider} reported money in ${currency.toUpperCase()}, but the source '${source.name}' counts ${source.currency}: fix the source's currency`,
+    );
   }
   const parsed = decimalToMicros(value, { unitExponent, negative: true, exponents: typeof value === "number" });
   if (!parsed.ok) throw new ReconciliationError("provider_shape", `${provider} sent an amount that is not a decimal: ${parsed.error}`);
@@ -97,7 +104,16 @@ export function unitsOf(provider: string, field: string, value: unknown): number
 
 /** HTTP options of one provider for one pull. */
 export function httpOptions(provider: string, headers: Record<string, string>, ctx: ProviderContext, secrets: string[]): HttpOptions {
-  return { provider, headers, egress: ctx.egress, secrets, ...(ctx.signal ? { signal: ctx.signal } : {}), ...(ctx.fetchImpl ? { fetchImpl: ctx.fetchImpl } : {}), ...(ctx.retryCapMs !== undefined ? { retryCapMs: ctx.retryCapMs } : {}), ...(ctx.sleep ? { sleep: ctx.sleep } : {}) };
+  return {
+    provider,
+    headers,
+    egress: ctx.egress,
+    secrets,
+    ...(ctx.signal ? { signal: ctx.signal } : {}),
+    ...(ctx.fetchImpl ? { fetchImpl: ctx.fetchImpl } : {}),
+    ...(ctx.retryCapMs !== undefined ? { retryCapMs: ctx.retryCapMs } : {}),
+    ...(ctx.sleep ? { sleep: ctx.sleep } : {}),
+  };
 }
 
 /** A shape error naming the provider and the first problem zod found. */

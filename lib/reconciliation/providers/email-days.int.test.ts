@@ -16,7 +16,8 @@ import { reconciliationGrid } from "../read";
 const now = new Date("2026-11-03T12:00:00Z");
 const PRICE_PICO = 1_250_000_000; // $0.00125 an email
 const MICROS = PRICE_PICO / 1_000_000;
-const secrets = (name: string) => ({ CEILINGS_SECRET_SENDGRID: FAKE_KEYS.sendgrid, CEILINGS_SECRET_POSTMARK: FAKE_KEYS.postmark, CEILINGS_SECRET_SES: FAKE_SES_SECRET })[name];
+const secrets = (name: string) =>
+  ({ CEILINGS_SECRET_SENDGRID: FAKE_KEYS.sendgrid, CEILINGS_SECRET_POSTMARK: FAKE_KEYS.postmark, CEILINGS_SECRET_SES: FAKE_SES_SECRET })[name];
 
 // Skipped only without a Postgres server to run on; npm test always starts one, and CI fails a skipped suite.
 describe.skipIf(skipWithoutDatabase())("email sources compared over the provider's own day", () => {
@@ -28,7 +29,8 @@ describe.skipIf(skipWithoutDatabase())("email sources compared over the provider
     const e = await pricedEndpoint(t.db, PRICE_PICO);
     const sourceId = await makeSource(t.db, { kind, location: fake.url, credentialRef: `env:CEILINGS_SECRET_${kind.toUpperCase()}`, ...over });
     await addRule(t.db, sourceId, item, { endpointId: e.id });
-    for (const [at, emails] of charges) await reservation(t.db, { endpointId: e.id, at: new Date(at), state: "settled", amount: emails, money: emails * MICROS });
+    for (const [at, emails] of charges)
+      await reservation(t.db, { endpointId: e.id, at: new Date(at), state: "settled", amount: emails, money: emails * MICROS });
     return { endpointId: e.id, sourceId };
   }
   const pullAndCompare = async (sourceId: number) => {

@@ -6,7 +6,18 @@ import { UsageSourceInput, type UsageSourceInput as Typed } from "../source-inpu
 // UsageSourceInput): each kind's own secret prefix, the provider's own host, the zone its days are
 // counted in, what its account means, and SES's two weeks.
 
-const base: Typed = { name: "mail", kind: "sendgrid", location: "", credentialRef: "env:CEILINGS_SECRET_SENDGRID", account: "", timeZone: "UTC", currency: "USD", lookbackDays: "3", thresholdPercent: "2", thresholdMoney: "1" };
+const base: Typed = {
+  name: "mail",
+  kind: "sendgrid",
+  location: "",
+  credentialRef: "env:CEILINGS_SECRET_SENDGRID",
+  account: "",
+  timeZone: "UTC",
+  currency: "USD",
+  lookbackDays: "3",
+  thresholdPercent: "2",
+  thresholdMoney: "1",
+};
 const ses: Typed = { ...base, kind: "ses", credentialRef: "env:CEILINGS_SECRET_SES_PROD", account: "eu-west-1", timeZone: "Europe/Paris" };
 const postmark: Typed = { ...base, kind: "postmark", credentialRef: "env:CEILINGS_SECRET_POSTMARK", timeZone: "America/New_York" };
 
@@ -31,7 +42,9 @@ describe("an email source's settings", () => {
   });
 
   it("each names a secret of its own prefix only", () => {
-    expect(problems({ ...base, credentialRef: "env:CEILINGS_SECRET_OPENAI" }).credentialRef).toMatch(/env:CEILINGS_SECRET_SENDGRID or env:CEILINGS_SECRET_SENDGRID_/);
+    expect(problems({ ...base, credentialRef: "env:CEILINGS_SECRET_OPENAI" }).credentialRef).toMatch(
+      /env:CEILINGS_SECRET_SENDGRID or env:CEILINGS_SECRET_SENDGRID_/,
+    );
     expect(problems({ ...postmark, credentialRef: "env:SMTP_PASSWORD" }).credentialRef).toMatch(/CEILINGS_SECRET_POSTMARK/);
     expect(problems({ ...ses, credentialRef: "env:CEILINGS_SECRET_SESX" }).credentialRef).toMatch(/CEILINGS_SECRET_SES/);
     const lookup = (name: string) => (name === "CEILINGS_SECRET_SES_PROD" ? "AKIAEXAMPLE000000000:secret" : name === "SMTP_PASSWORD" ? "smtp" : undefined);
@@ -40,7 +53,9 @@ describe("an email source's settings", () => {
   });
 
   it("the key goes only to the provider's host (SES: the account's region's), or one USAGE_SOURCE_ALLOW_HOSTS names", () => {
-    expect(problems({ ...base, location: "https://sendgrid.example.com" }).location).toMatch(/sent only to api\.sendgrid\.com .* not to sendgrid\.example\.com/);
+    expect(problems({ ...base, location: "https://sendgrid.example.com" }).location).toMatch(
+      /sent only to api\.sendgrid\.com .* not to sendgrid\.example\.com/,
+    );
     expect(problems({ ...postmark, location: "http://api.postmarkapp.com" }).location).toMatch(/plain http/);
     expect(problems({ ...ses, location: "https://email.us-east-1.amazonaws.com" }).location).toMatch(/sent only to email\.eu-west-1\.amazonaws\.com/);
     expect(problems({ ...ses, location: "https://email.eu-west-1.amazonaws.com" })).toEqual({});

@@ -19,9 +19,29 @@ const days = ["2026-10-31", "2026-11-01", "2026-11-02"];
 
 function source(fake: FakeProvider, over: Partial<UsageSource>): UsageSource {
   return {
-    id: 1, name: "mail", kind: "sendgrid", location: fake.url, credentialRef: "env:CEILINGS_SECRET_TEST", account: null, timeZone: "UTC", currency: "USD", lookbackDays: 3,
-    thresholdBasisPoints: 200, thresholdMicros: 1_000_000, unmappedThresholdMicros: 1_000_000, pullAt: "06:00:00", enabled: true, pullRequestedAt: null, pullingUntil: null,
-    lastPullAt: null, lastPullOk: null, lastPullError: null, createdBy: "test", createdAt: now, updatedAt: now, ...over,
+    id: 1,
+    name: "mail",
+    kind: "sendgrid",
+    location: fake.url,
+    credentialRef: "env:CEILINGS_SECRET_TEST",
+    account: null,
+    timeZone: "UTC",
+    currency: "USD",
+    lookbackDays: 3,
+    thresholdBasisPoints: 200,
+    thresholdMicros: 1_000_000,
+    unmappedThresholdMicros: 1_000_000,
+    pullAt: "06:00:00",
+    enabled: true,
+    pullRequestedAt: null,
+    pullingUntil: null,
+    lastPullAt: null,
+    lastPullOk: null,
+    lastPullError: null,
+    createdBy: "test",
+    createdAt: now,
+    updatedAt: now,
+    ...over,
   };
 }
 const ctx = (secret: string, over: Partial<ProviderContext> = {}): ProviderContext => ({ secret, egress, retryCapMs: 50, now, ...over });
@@ -81,17 +101,25 @@ describe("email provider clients on real HTTP", () => {
 
     it("a 401 names SendGrid and its reason, never the key; a zone other than UTC is refused before any request", async () => {
       const denied = failure(await pullSendGrid(source(fake, {}), days, ctx("SG.wrong-key-abcdef")).catch((e: unknown) => e));
-      expect(denied).toMatch(/^SendGrid: http:\/\/127\.0\.0\.1:\d+\/v3\/stats answered 401 Unauthorized \(check the source's credential[^)]*\): authorization required$/);
+      expect(denied).toMatch(
+        /^SendGrid: http:\/\/127\.0\.0\.1:\d+\/v3\/stats answered 401 Unauthorized \(check the source's credential[^)]*\): authorization required$/,
+      );
       expect(denied).not.toContain("SG.wrong-key-abcdef");
       fake.requests.length = 0;
-      await expect(pullSendGrid(source(fake, { timeZone: "Europe/Paris" }), days, ctx(FAKE_KEYS.sendgrid))).rejects.toMatchObject({ code: "day_mismatch", message: expect.stringMatching(/UTC/) });
+      await expect(pullSendGrid(source(fake, { timeZone: "Europe/Paris" }), days, ctx(FAKE_KEYS.sendgrid))).rejects.toMatchObject({
+        code: "day_mismatch",
+        message: expect.stringMatching(/UTC/),
+      });
       expect(fake.requests).toEqual([]);
     });
 
     it("a page that repeats a day (an offset not honoured) is refused, not counted twice", async () => {
       const entry = (date: string, requests: number) => ({ date, stats: [{ metrics: { requests, processed: requests, delivered: requests } }] });
       fake.failNext(2, { status: 200, body: JSON.stringify([entry("2026-10-31", 1), entry("2026-11-01", 2)]) });
-      await expect(pullSendGrid(source(fake, {}), days, ctx(FAKE_KEYS.sendgrid))).rejects.toMatchObject({ code: "provider_shape", message: expect.stringMatching(/SendGrid .*2026-10-31 after 2026-11-01/) });
+      await expect(pullSendGrid(source(fake, {}), days, ctx(FAKE_KEYS.sendgrid))).rejects.toMatchObject({
+        code: "provider_shape",
+        message: expect.stringMatching(/SendGrid .*2026-10-31 after 2026-11-01/),
+      });
       fake.failNext(1, { status: 200, body: JSON.stringify([entry("2026-10-31", 1), entry("2026-10-31", 1)]) });
       await expect(pullSendGrid(source(fake, {}), days, ctx(FAKE_KEYS.sendgrid))).rejects.toThrow(/SendGrid .*1\.date: 2026-10-31 after 2026-10-31/);
     });
@@ -119,16 +147,26 @@ describe("email provider clients on real HTTP", () => {
       // The source's days as Postmark's dates, and no stream: Postmark then counts every stream.
       expect(fake.requests[0]?.query).toEqual({ fromdate: ["2026-10-31"], todate: ["2026-11-02"] });
       expect(fake.requests[0]?.headers["x-postmark-server-token"]).toBe(FAKE_KEYS.postmark);
-      expect((await pullPostmark(ny(fake, { account: "broadcast" }), days, ctx(FAKE_KEYS.postmark))).map((r) => [r.day, r.item, r.units])).toEqual([["2026-11-01", "broadcast", 9]]);
+      expect((await pullPostmark(ny(fake, { account: "broadcast" }), days, ctx(FAKE_KEYS.postmark))).map((r) => [r.day, r.item, r.units])).toEqual([
+        ["2026-11-01", "broadcast", 9],
+      ]);
       expect(fake.requests.at(-1)?.query.messagestream).toEqual(["broadcast"]);
-      expect((await pullPostmark(ny(fake, { account: "outbound" }), days, ctx(FAKE_KEYS.postmark))).map((r) => [r.day, r.units])).toEqual([["2026-10-31", 120], ["2026-11-01", 250]]);
-      expect((await pullPostmark(ny(fake, { account: "tag:welcome" }), days, ctx(FAKE_KEYS.postmark))).map((r) => [r.day, r.item, r.units])).toEqual([["2026-11-01", "tag:welcome", 250]]);
+      expect((await pullPostmark(ny(fake, { account: "outbound" }), days, ctx(FAKE_KEYS.postmark))).map((r) => [r.day, r.units])).toEqual([
+        ["2026-10-31", 120],
+        ["2026-11-01", 250],
+      ]);
+      expect((await pullPostmark(ny(fake, { account: "tag:welcome" }), days, ctx(FAKE_KEYS.postmark))).map((r) => [r.day, r.item, r.units])).toEqual([
+        ["2026-11-01", "tag:welcome", 250],
+      ]);
       expect(fake.requests.at(-1)?.query).toEqual({ fromdate: ["2026-10-31"], todate: ["2026-11-02"], tag: ["welcome"] });
     });
 
     it("only a New York source: another zone would compare other intervals, refused before any request", async () => {
       for (const timeZone of ["UTC", "America/Chicago", "EST"]) {
-        await expect(pullPostmark(ny(fake, { timeZone }), days, ctx(FAKE_KEYS.postmark))).rejects.toMatchObject({ code: "day_mismatch", message: expect.stringMatching(/Postmark's statistics count America\/New_York days.*set its time zone to America\/New_York/) });
+        await expect(pullPostmark(ny(fake, { timeZone }), days, ctx(FAKE_KEYS.postmark))).rejects.toMatchObject({
+          code: "day_mismatch",
+          message: expect.stringMatching(/Postmark's statistics count America\/New_York days.*set its time zone to America\/New_York/),
+        });
       }
       expect(fake.requests).toEqual([]);
     });
@@ -139,12 +177,23 @@ describe("email provider clients on real HTTP", () => {
       expect((await pullPostmark(ny(fake), days, c)).map((r) => r.units)).toEqual([120, 259]);
       expect(waits).toEqual([3_000]);
       const denied = failure(await pullPostmark(ny(fake), days, ctx("wrong-postmark-token-0123")).catch((e: unknown) => e));
-      expect(denied).toMatch(/^Postmark: http:\/\/127\.0\.0\.1:\d+\/stats\/outbound\/sends answered 401 Unauthorized \(check the source's credential[^)]*\): No Account or Server API tokens were supplied in the HTTP headers\.$/);
+      expect(denied).toMatch(
+        /^Postmark: http:\/\/127\.0\.0\.1:\d+\/stats\/outbound\/sends answered 401 Unauthorized \(check the source's credential[^)]*\): No Account or Server API tokens were supplied in the HTTP headers\.$/,
+      );
       expect(denied).not.toContain("wrong-postmark-token-0123");
     });
 
     it("a day twice, or a date that is not a day, fails the pull naming it", async () => {
-      fake.failNext(1, { status: 200, body: JSON.stringify({ Sent: 3, Days: [{ Date: "2026-11-01", Sent: 1 }, { Date: "2026-11-01", Sent: 2 }] }) });
+      fake.failNext(1, {
+        status: 200,
+        body: JSON.stringify({
+          Sent: 3,
+          Days: [
+            { Date: "2026-11-01", Sent: 1 },
+            { Date: "2026-11-01", Sent: 2 },
+          ],
+        }),
+      });
       await expect(pullPostmark(ny(fake), days, ctx(FAKE_KEYS.postmark))).rejects.toThrow(/Postmark .*Days\.1\.Date: 2026-11-01 after 2026-11-01/);
       fake.failNext(1, { status: 200, body: JSON.stringify({ Sent: 1, Days: [{ Date: "2026-11-01T05:00:00", Sent: 1 }] }) });
       await expect(pullPostmark(ny(fake), days, ctx(FAKE_KEYS.postmark))).rejects.toThrow(/not a day: '2026-11-01T05:00:00'/);
@@ -154,7 +203,8 @@ describe("email provider clients on real HTTP", () => {
   });
 
   describe("Amazon SES", () => {
-    const ses = (fake: FakeProvider, over: Partial<UsageSource> = {}) => source(fake, { kind: "ses", account: "us-east-1", timeZone: "America/New_York", ...over });
+    const ses = (fake: FakeProvider, over: Partial<UsageSource> = {}) =>
+      source(fake, { kind: "ses", account: "us-east-1", timeZone: "America/New_York", ...over });
 
     it("15-minute points summed into the source's days (New York across the DST change), signed so SES accepts it", async () => {
       fake.setSes([
@@ -171,9 +221,15 @@ describe("email provider clients on real HTTP", () => {
         ["2026-11-01", "DeliveryAttempts", 30, null, 2],
         ["2026-11-02", "DeliveryAttempts", 19, null, 1],
       ]);
-      expect(rows[1]?.raw).toMatchObject({ requestId: "c2b66ee5-63c3-11e0-a8c9-ebb79d1d0d04", from: "2026-11-01T04:00:00.000Z", to: "2026-11-02T05:00:00.000Z" });
+      expect(rows[1]?.raw).toMatchObject({
+        requestId: "c2b66ee5-63c3-11e0-a8c9-ebb79d1d0d04",
+        from: "2026-11-01T04:00:00.000Z",
+        to: "2026-11-02T05:00:00.000Z",
+      });
       expect(fake.requests[0]?.query).toEqual({ Action: ["GetSendStatistics"], Version: ["2010-12-01"] });
-      expect(fake.requests[0]?.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIAFAKESES0123456789\/20261103\/us-east-1\/ses\/aws4_request, SignedHeaders=host;x-amz-date, Signature=[0-9a-f]{64}$/);
+      expect(fake.requests[0]?.headers.authorization).toMatch(
+        /^AWS4-HMAC-SHA256 Credential=AKIAFAKESES0123456789\/20261103\/us-east-1\/ses\/aws4_request, SignedHeaders=host;x-amz-date, Signature=[0-9a-f]{64}$/,
+      );
       expect(fake.requests[0]?.headers["x-amz-date"]).toBe("20261103T120000Z");
     });
 
@@ -184,7 +240,10 @@ describe("email provider clients on real HTTP", () => {
         { at: "2026-11-01T18:15:00Z", deliveryAttempts: 5 }, // 23:45 on the 1st
       ]);
       const rows = await pullSes(ses(fake, { timeZone: "Asia/Kolkata" }), ["2026-10-31", "2026-11-01"], ctx(FAKE_SES_SECRET));
-      expect(rows.map((r) => [r.day, r.units])).toEqual([["2026-10-31", 3], ["2026-11-01", 9]]);
+      expect(rows.map((r) => [r.day, r.units])).toEqual([
+        ["2026-10-31", 3],
+        ["2026-11-01", 9],
+      ]);
     });
 
     it("another secret or key is refused by SES; the error names SES and its reason, never the secret", async () => {
@@ -200,7 +259,8 @@ describe("email provider clients on real HTTP", () => {
     it("the fake checks the signature as SES does: over the host, the query and the date actually sent", async () => {
       const url = new URL(`${fake.url}/?Action=GetSendStatistics&Version=2010-12-01`);
       const send = async (headers: Record<string, string>, target = url) => (await fetch(target, { headers })).status;
-      const signed = (over: { url?: URL; at?: Date } = {}) => signGet({ url: over.url ?? url, region: "us-east-1", service: "ses", credentials: FAKE_KEYS.ses, at: over.at ?? now });
+      const signed = (over: { url?: URL; at?: Date } = {}) =>
+        signGet({ url: over.url ?? url, region: "us-east-1", service: "ses", credentials: FAKE_KEYS.ses, at: over.at ?? now });
       expect(await send(signed())).toBe(200);
       // Signed for SES's own host, sent to another: the Host differs from the one signed.
       expect(await send(signed({ url: new URL("https://email.us-east-1.amazonaws.com/?Action=GetSendStatistics&Version=2010-12-01") }))).toBe(403);
@@ -229,7 +289,10 @@ describe("email provider clients on real HTTP", () => {
       const twelve = Array.from({ length: 12 }, (_, i) => new Date(Date.UTC(2026, 9, 22 + i)).toISOString().slice(0, 10));
       fake.setSes([]);
       await expect(pullSes(ses(fake, { timeZone: "UTC" }), twelve, ctx(FAKE_SES_SECRET))).resolves.toEqual([]);
-      await expect(pullSes(ses(fake), ["2026-10-19", "2026-10-20"], ctx(FAKE_SES_SECRET))).rejects.toMatchObject({ code: "day_mismatch", message: expect.stringMatching(/two weeks.*lookback days to 12 or fewer/) });
+      await expect(pullSes(ses(fake), ["2026-10-19", "2026-10-20"], ctx(FAKE_SES_SECRET))).rejects.toMatchObject({
+        code: "day_mismatch",
+        message: expect.stringMatching(/two weeks.*lookback days to 12 or fewer/),
+      });
       expect(fake.requests.length).toBe(1);
     });
   });
@@ -239,8 +302,18 @@ describe("email provider clients on real HTTP", () => {
     const closed = { egress: { allowHosts: [] }, now };
     await refused(pullSendGrid(source(fake, { location: "https://sendgrid.example.com" }), days, { secret: FAKE_KEYS.sendgrid, ...closed }));
     await refused(pullSendGrid(source(fake, {}), days, { secret: FAKE_KEYS.sendgrid, ...closed }));
-    await refused(pullPostmark(source(fake, { kind: "postmark", timeZone: "America/New_York", location: "https://api.postmarkapp.com.example.com" }), days, { secret: FAKE_KEYS.postmark, ...closed }));
-    await expect(pullSes(source(fake, { kind: "ses", account: "eu-west-1", location: "https://email.us-east-1.amazonaws.com" }), days, { secret: FAKE_SES_SECRET, ...closed })).rejects.toMatchObject({
+    await refused(
+      pullPostmark(source(fake, { kind: "postmark", timeZone: "America/New_York", location: "https://api.postmarkapp.com.example.com" }), days, {
+        secret: FAKE_KEYS.postmark,
+        ...closed,
+      }),
+    );
+    await expect(
+      pullSes(source(fake, { kind: "ses", account: "eu-west-1", location: "https://email.us-east-1.amazonaws.com" }), days, {
+        secret: FAKE_SES_SECRET,
+        ...closed,
+      }),
+    ).rejects.toMatchObject({
       code: "host_refused",
       message: expect.stringMatching(/email\.eu-west-1\.amazonaws\.com/),
     });
@@ -286,15 +359,33 @@ describe("SES's XML, read strictly", () => {
     });
     expect(sesDataPoints(doc("").replace("<SendDataPoints></SendDataPoints>", "<SendDataPoints/>")).points).toEqual([]);
     // The counts are documented optional: an absent one is none.
-    expect(sesDataPoints(doc(point("<Timestamp>2026-11-01T00:00:00Z</Timestamp>"))).points).toEqual([{ at: new Date("2026-11-01T00:00:00Z"), deliveryAttempts: 0 }]);
+    expect(sesDataPoints(doc(point("<Timestamp>2026-11-01T00:00:00Z</Timestamp>"))).points).toEqual([
+      { at: new Date("2026-11-01T00:00:00Z"), deliveryAttempts: 0 },
+    ]);
   });
 
   it.each([
-    ["an element it does not document", doc(point("<Timestamp>2026-11-01T00:00:00Z</Timestamp><DeliveryAttempts>1</DeliveryAttempts><Cost>9</Cost>")), /an element SES does not document here: <Cost>/],
-    ["an element twice", doc(point("<Timestamp>2026-11-01T00:00:00Z</Timestamp><DeliveryAttempts>1</DeliveryAttempts><DeliveryAttempts>2</DeliveryAttempts>")), /<DeliveryAttempts> twice/],
+    [
+      "an element it does not document",
+      doc(point("<Timestamp>2026-11-01T00:00:00Z</Timestamp><DeliveryAttempts>1</DeliveryAttempts><Cost>9</Cost>")),
+      /an element SES does not document here: <Cost>/,
+    ],
+    [
+      "an element twice",
+      doc(point("<Timestamp>2026-11-01T00:00:00Z</Timestamp><DeliveryAttempts>1</DeliveryAttempts><DeliveryAttempts>2</DeliveryAttempts>")),
+      /<DeliveryAttempts> twice/,
+    ],
     ["a point without its time", doc(point("<DeliveryAttempts>1</DeliveryAttempts>")), /Timestamp: not an ISO 8601 instant/],
-    ["a time that is not an instant", doc(point("<Timestamp>yesterday</Timestamp><DeliveryAttempts>1</DeliveryAttempts>")), /not an ISO 8601 instant: 'yesterday'/],
-    ["a count that is not whole", doc(point("<Timestamp>2026-11-01T00:00:00Z</Timestamp><DeliveryAttempts>1.5</DeliveryAttempts>")), /DeliveryAttempts that is not a whole number/],
+    [
+      "a time that is not an instant",
+      doc(point("<Timestamp>yesterday</Timestamp><DeliveryAttempts>1</DeliveryAttempts>")),
+      /not an ISO 8601 instant: 'yesterday'/,
+    ],
+    [
+      "a count that is not whole",
+      doc(point("<Timestamp>2026-11-01T00:00:00Z</Timestamp><DeliveryAttempts>1.5</DeliveryAttempts>")),
+      /DeliveryAttempts that is not a whole number/,
+    ],
     ["text beside the members", doc(`${point("<Timestamp>2026-11-01T00:00:00Z</Timestamp>")}stray`), /something other than members: stray/],
     ["a member nested in a member", doc(point("<Timestamp>2026-11-01T00:00:00Z</Timestamp><member></member>")), /something other than its elements/],
     ["CDATA", doc(point("<Timestamp>2026-11-01T00:00:00Z</Timestamp><DeliveryAttempts><![CDATA[1]]></DeliveryAttempts>")), /CDATA/],

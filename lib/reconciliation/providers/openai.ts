@@ -1,7 +1,19 @@
 import { z } from "zod";
 import { getJson } from "../provider-http";
 import type { ProviderDay, ReportedRow, UsageSource } from "../types";
-import { baseUrl, bucketDay, fieldRows, guardCredentialHost, httpOptions, interval, MAX_PAGES, moneyOf, shapeError, unitsOf, type ProviderContext } from "./common";
+import {
+  baseUrl,
+  bucketDay,
+  fieldRows,
+  guardCredentialHost,
+  httpOptions,
+  interval,
+  MAX_PAGES,
+  moneyOf,
+  shapeError,
+  unitsOf,
+  type ProviderContext,
+} from "./common";
 
 // OpenAI's organization usage and costs APIs (an admin key, Bearer). Two reads per pull:
 //   GET /v1/organization/usage/completions?bucket_width=1d&group_by=model  → rows per model and day,
@@ -22,7 +34,10 @@ const UsageResult = z.looseObject({
   input_cache_write_tokens: z.number().nullish(),
   output_tokens: z.number(),
 });
-const CostResult = z.looseObject({ line_item: z.string().nullish(), amount: z.looseObject({ value: z.union([z.number(), z.string()]), currency: z.string().nullish() }) });
+const CostResult = z.looseObject({
+  line_item: z.string().nullish(),
+  amount: z.looseObject({ value: z.union([z.number(), z.string()]), currency: z.string().nullish() }),
+});
 const page = <T extends z.ZodType>(result: T) =>
   z.looseObject({
     data: z.array(z.looseObject({ start_time: z.number(), end_time: z.number(), results: z.array(result) })),
@@ -34,7 +49,9 @@ const CostPage = page(CostResult);
 
 type Bucket<R> = { day: ProviderDay; start: number; result: R };
 
-async function readAll<T extends z.ZodType<{ data: { start_time: number; end_time: number; results: unknown[] }[]; has_more: boolean; next_page?: string | null }>>(
+async function readAll<
+  T extends z.ZodType<{ data: { start_time: number; end_time: number; results: unknown[] }[]; has_more: boolean; next_page?: string | null }>,
+>(
   source: UsageSource,
   days: ProviderDay[],
   ctx: ProviderContext,
@@ -48,7 +65,13 @@ async function readAll<T extends z.ZodType<{ data: { start_time: number; end_tim
   let cursor: string | null = null;
   const seen = new Set<string>();
   for (let n = 0; n < MAX_PAGES; n++) {
-    const query = new URLSearchParams({ start_time: String(start.getTime() / 1000), end_time: String(end.getTime() / 1000), bucket_width: "1d", group_by: groupBy, limit: "31" });
+    const query = new URLSearchParams({
+      start_time: String(start.getTime() / 1000),
+      end_time: String(end.getTime() / 1000),
+      bucket_width: "1d",
+      group_by: groupBy,
+      limit: "31",
+    });
     if (source.account) query.set("project_ids", source.account);
     if (cursor) query.set("page", cursor);
     const body = await getJson(`${baseUrl(source, "openai")}${path}?${query.toString()}`, http);
@@ -79,7 +102,11 @@ export async function pullOpenAI(source: UsageSource, days: ProviderDay[], ctx: 
     const cached = result.input_cached_tokens == null ? 0 : unitsOf(PROVIDER, "input_cached_tokens", result.input_cached_tokens);
     const written = result.input_cache_write_tokens == null ? 0 : unitsOf(PROVIDER, "input_cache_write_tokens", result.input_cache_write_tokens);
     // The parts are inside input_tokens: more parts than the whole is a shape we cannot price.
-    if (cached + written > input) throw shapeError(PROVIDER, "usage/completions", { path: ["input_cached_tokens"], message: `cached (${cached}) and cache-write (${written}) tokens exceed input_tokens (${input})` });
+    if (cached + written > input)
+      throw shapeError(PROVIDER, "usage/completions", {
+        path: ["input_cached_tokens"],
+        message: `cached (${cached}) and cache-write (${written}) tokens exceed input_tokens (${input})`,
+      });
     const base = { day, item: result.model ?? "(no model)", costMicros: null, raw: { api: "usage/completions", bucket_start: start, ...result } };
     rows.push(
       ...fieldRows(base, [

@@ -48,7 +48,11 @@ export async function pullPostmark(source: UsageSource, days: ProviderDay[], ctx
     const day = /^(\d{4}-\d{2}-\d{2})(?:T00:00:00)?$/.exec(d.Date)?.[1];
     if (day === undefined) throw shapeError(PROVIDER, "/stats/outbound/sends", { path: ["Days", i, "Date"], message: `not a day: '${d.Date.slice(0, 40)}'` });
     // The days come once each, in order: a day twice would be counted twice.
-    if (day <= previous) throw shapeError(PROVIDER, "/stats/outbound/sends", { path: ["Days", i, "Date"], message: `${day} after ${previous}: the days are not once each in order` });
+    if (day <= previous)
+      throw shapeError(PROVIDER, "/stats/outbound/sends", {
+        path: ["Days", i, "Date"],
+        message: `${day} after ${previous}: the days are not once each in order`,
+      });
     previous = day;
     const units = d.Sent === null || d.Sent === undefined ? 0 : unitsOf(PROVIDER, `Days[${i}].Sent`, d.Sent);
     if (!asked.has(day)) continue;

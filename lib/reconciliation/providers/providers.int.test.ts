@@ -86,7 +86,12 @@ describe("provider clients on real HTTP", () => {
     const usageRequests = fake.requests.filter((r) => r.path.endsWith("/usage/completions"));
     // Three days at one bucket a page: three pages, the 2nd and 3rd asked with the cursor.
     expect(usageRequests).toHaveLength(3);
-    expect(usageRequests[0]?.query).toMatchObject({ bucket_width: ["1d"], group_by: ["model"], start_time: [String(Date.parse("2026-10-31T00:00:00Z") / 1000)], end_time: [String(Date.parse("2026-11-03T00:00:00Z") / 1000)] });
+    expect(usageRequests[0]?.query).toMatchObject({
+      bucket_width: ["1d"],
+      group_by: ["model"],
+      start_time: [String(Date.parse("2026-10-31T00:00:00Z") / 1000)],
+      end_time: [String(Date.parse("2026-11-03T00:00:00Z") / 1000)],
+    });
     expect(usageRequests[1]?.query.page?.[0]).toMatch(/^page_/);
     expect(usageRequests[0]?.headers.authorization).toBe(`Bearer ${FAKE_KEYS.openai}`);
     expect(sum(rows)).toBe(1018);
@@ -104,8 +109,27 @@ describe("provider clients on real HTTP", () => {
 
   it("Anthropic: tokens per usage field (input, cache read, both cache writes, output); cost rows named by their model, cents into micros", async () => {
     fake.setAnthropic([
-      { day: "2026-11-01", model: "claude-sonnet-4", uncachedInputTokens: 100, cacheReadInputTokens: 20, cacheCreation5mInputTokens: 3, cacheCreation1hInputTokens: 4, outputTokens: 50, costCents: "123.45", description: "Claude Sonnet 4 Usage - Input Tokens", tokenType: "uncached_input_tokens" },
-      { day: "2026-11-02", model: "claude-haiku", uncachedInputTokens: 1, outputTokens: 1, costCents: "0.00005", description: "Claude Haiku Usage - Output Tokens", tokenType: "cache_read_input_tokens" },
+      {
+        day: "2026-11-01",
+        model: "claude-sonnet-4",
+        uncachedInputTokens: 100,
+        cacheReadInputTokens: 20,
+        cacheCreation5mInputTokens: 3,
+        cacheCreation1hInputTokens: 4,
+        outputTokens: 50,
+        costCents: "123.45",
+        description: "Claude Sonnet 4 Usage - Input Tokens",
+        tokenType: "uncached_input_tokens",
+      },
+      {
+        day: "2026-11-02",
+        model: "claude-haiku",
+        uncachedInputTokens: 1,
+        outputTokens: 1,
+        costCents: "0.00005",
+        description: "Claude Haiku Usage - Output Tokens",
+        tokenType: "cache_read_input_tokens",
+      },
       { day: "2026-11-05", model: "claude-haiku", uncachedInputTokens: 500, outputTokens: 500 },
     ]);
     const rows = await pullAnthropic(source(fake, { kind: "anthropic" }), days, ctx(FAKE_KEYS.anthropic));
@@ -128,7 +152,12 @@ describe("provider clients on real HTTP", () => {
     const first = fake.requests.find((r) => r.path.endsWith("/usage_report/messages"));
     expect(first?.headers["x-api-key"]).toBe(FAKE_KEYS.anthropic);
     expect(first?.headers["anthropic-version"]).toBe("2023-06-01");
-    expect(first?.query).toMatchObject({ "group_by[]": ["model"], bucket_width: ["1d"], starting_at: ["2026-10-31T00:00:00.000Z"], ending_at: ["2026-11-03T00:00:00.000Z"] });
+    expect(first?.query).toMatchObject({
+      "group_by[]": ["model"],
+      bucket_width: ["1d"],
+      starting_at: ["2026-10-31T00:00:00.000Z"],
+      ending_at: ["2026-11-03T00:00:00.000Z"],
+    });
     expect(fake.requests.filter((r) => r.path.endsWith("/cost_report")).length).toBe(3);
   });
 
@@ -186,7 +215,9 @@ describe("provider clients on real HTTP", () => {
 
   it("Twilio: a price in another currency fails the pull, naming both", async () => {
     fake.setTwilio([{ day: "2026-11-01", category: "sms-outbound", count: 3, price: 1, priceUnit: "eur" }]);
-    await expect(pullTwilio(source(fake, { kind: "twilio", account: FAKE_KEYS.twilio.accountSid }), days, ctx(FAKE_KEYS.twilio.authToken))).rejects.toMatchObject({
+    await expect(
+      pullTwilio(source(fake, { kind: "twilio", account: FAKE_KEYS.twilio.accountSid }), days, ctx(FAKE_KEYS.twilio.authToken)),
+    ).rejects.toMatchObject({
       code: "currency_mismatch",
       message: expect.stringMatching(/EUR.*USD/),
     });
@@ -197,11 +228,15 @@ describe("provider clients on real HTTP", () => {
     const error: unknown = await pullOpenAI(source(fake, {}), days, ctx(wrong)).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "provider_error" });
     const message = error instanceof Error ? error.message : "";
-    expect(message).toMatch(/^OpenAI: http:\/\/127\.0\.0\.1:\d+\/v1\/organization\/usage\/completions answered 401 Unauthorized \(check the source's credential/);
+    expect(message).toMatch(
+      /^OpenAI: http:\/\/127\.0\.0\.1:\d+\/v1\/organization\/usage\/completions answered 401 Unauthorized \(check the source's credential/,
+    );
     expect(message).toContain("Incorrect API key provided: ***");
     expect(message).not.toContain(wrong);
     await expect(pullAnthropic(source(fake, { kind: "anthropic" }), days, ctx("nope-nope"))).rejects.toThrow(/answered 401.*invalid x-api-key/);
-    await expect(pullTwilio(source(fake, { kind: "twilio", account: FAKE_KEYS.twilio.accountSid }), days, ctx("bad-token"))).rejects.toThrow(/answered 401.*Authenticate/);
+    await expect(pullTwilio(source(fake, { kind: "twilio", account: FAKE_KEYS.twilio.accountSid }), days, ctx("bad-token"))).rejects.toThrow(
+      /answered 401.*Authenticate/,
+    );
   });
 
   it("a 429 waits as long as Retry-After says (seconds or an HTTP date), capped, then goes on", async () => {
@@ -212,7 +247,12 @@ describe("provider clients on real HTTP", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(950);
     expect(sum(rows)).toBe(2);
     // The 429, then the three one-bucket pages again from the start of the same request.
-    expect(fake.requests.filter((r) => r.path.endsWith("/usage/completions")).map((r) => r.query.page?.[0] ?? "first")).toEqual(["first", "first", expect.stringMatching(/^page_/), expect.stringMatching(/^page_/)]);
+    expect(fake.requests.filter((r) => r.path.endsWith("/usage/completions")).map((r) => r.query.page?.[0] ?? "first")).toEqual([
+      "first",
+      "first",
+      expect.stringMatching(/^page_/),
+      expect.stringMatching(/^page_/),
+    ]);
 
     const waits: number[] = [];
     fake.failNext(1, { status: 429, retryAfter: new Date(Date.now() + 30_000).toUTCString() });
@@ -223,11 +263,15 @@ describe("provider clients on real HTTP", () => {
 
   it("a 429 that never ends, and an HTML 500 page, end in a sentence with the status and a clean excerpt", async () => {
     fake.failNext(4, { status: 429, retryAfter: 0 });
-    await expect(pullOpenAI(source(fake, {}), days, ctx(FAKE_KEYS.openai))).rejects.toThrow(/answered 429 Too Many Requests \(after 4 attempts\): Rate limit reached/);
+    await expect(pullOpenAI(source(fake, {}), days, ctx(FAKE_KEYS.openai))).rejects.toThrow(
+      /answered 429 Too Many Requests \(after 4 attempts\): Rate limit reached/,
+    );
     fake.failNext(4, { status: 500, html: true });
     const error: unknown = await pullAnthropic(source(fake, { kind: "anthropic" }), days, ctx(FAKE_KEYS.anthropic)).catch((e: unknown) => e);
     const message = error instanceof Error ? error.message : "";
-    expect(message).toMatch(/^Anthropic: .* answered 500 Internal Server Error \(after 4 attempts\): 500 Internal Server Error Internal Server Error The upstream server crashed/);
+    expect(message).toMatch(
+      /^Anthropic: .* answered 500 Internal Server Error \(after 4 attempts\): 500 Internal Server Error Internal Server Error The upstream server crashed/,
+    );
     expect(message).not.toMatch(/<|script|var trace/);
   });
 
@@ -244,18 +288,25 @@ describe("provider clients on real HTTP", () => {
       asked.push(String(input));
       return Response.json({ usage_records: [], next_page_uri: "https://elsewhere.example/2010-04-01/steal" });
     };
-    await expect(pullTwilio(source(fake, { kind: "twilio", account: FAKE_KEYS.twilio.accountSid }), days, ctx(FAKE_KEYS.twilio.authToken, { fetchImpl }))).rejects.toThrow(/a next page on another host \(elsewhere\.example\)/);
+    await expect(
+      pullTwilio(source(fake, { kind: "twilio", account: FAKE_KEYS.twilio.accountSid }), days, ctx(FAKE_KEYS.twilio.authToken, { fetchImpl })),
+    ).rejects.toThrow(/a next page on another host \(elsewhere\.example\)/);
     expect(asked).toHaveLength(1);
   });
 
   it("a page in a shape it does not know fails the pull, naming the field", async () => {
     const fetchImpl: typeof fetch = async () => Response.json({ data: [{ start_time: "yesterday", results: [] }], has_more: false });
-    await expect(pullOpenAI(source(fake, {}), days, ctx(FAKE_KEYS.openai, { fetchImpl }))).rejects.toMatchObject({ code: "provider_shape", message: expect.stringContaining("data.0.start_time") });
+    await expect(pullOpenAI(source(fake, {}), days, ctx(FAKE_KEYS.openai, { fetchImpl }))).rejects.toMatchObject({
+      code: "provider_shape",
+      message: expect.stringContaining("data.0.start_time"),
+    });
   });
 
   it("refuses to send the key to a host that is not the provider's own nor allow-listed, before any request", async () => {
     const before = fake.requests.length;
-    await expect(pullOpenAI(source(fake, {}), days, ctx(FAKE_KEYS.openai, { egress: { allowHosts: [] } }))).rejects.toThrow(/sent only to api\.openai\.com or a host named in USAGE_SOURCE_ALLOW_HOSTS, not to 127\.0\.0\.1/);
+    await expect(pullOpenAI(source(fake, {}), days, ctx(FAKE_KEYS.openai, { egress: { allowHosts: [] } }))).rejects.toThrow(
+      /sent only to api\.openai\.com or a host named in USAGE_SOURCE_ALLOW_HOSTS, not to 127\.0\.0\.1/,
+    );
     expect(fake.requests.length).toBe(before);
     expect(fake.requests).toHaveLength(0);
   });
@@ -263,13 +314,25 @@ describe("provider clients on real HTTP", () => {
 
 describe("the credential stays with the provider", () => {
   it("Twilio: a 401 page echoing the Authorization header shows neither the base64 SID:token nor the header", async () => {
-    const twilio = { id: 1, name: "twilio", kind: "twilio", location: "https://api.twilio.com", account: FAKE_KEYS.twilio.accountSid, timeZone: "UTC", currency: "USD" } as unknown as UsageSource;
+    const twilio = {
+      id: 1,
+      name: "twilio",
+      kind: "twilio",
+      location: "https://api.twilio.com",
+      account: FAKE_KEYS.twilio.accountSid,
+      timeZone: "UTC",
+      currency: "USD",
+    } as unknown as UsageSource;
     const fetchImpl = (async (_url: URL, init?: RequestInit) => {
       const auth = new Headers(init?.headers).get("authorization") ?? "";
       return new Response(`<html><body>401 Unauthorized. You sent: ${auth}</body></html>`, { status: 401 });
     }) as unknown as typeof fetch;
     const basic = Buffer.from(`${FAKE_KEYS.twilio.accountSid}:${FAKE_KEYS.twilio.authToken}`).toString("base64");
-    const error = await pullTwilio(twilio, ["2026-11-02"], { secret: FAKE_KEYS.twilio.authToken, egress: { allowHosts: [], resolve: async () => ["93.184.216.34"] }, fetchImpl }).catch((e: unknown) => e);
+    const error = await pullTwilio(twilio, ["2026-11-02"], {
+      secret: FAKE_KEYS.twilio.authToken,
+      egress: { allowHosts: [], resolve: async () => ["93.184.216.34"] },
+      fetchImpl,
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
     // Decodes to AC...:<auth token>: the token in all but name, shown to every viewer as last_pull_error.
     expect((error as Error).message).not.toContain(basic.slice(0, 20));
@@ -277,13 +340,27 @@ describe("the credential stays with the provider", () => {
   });
 
   it("an OpenAI source pointed at another host does not send its key there (nor any key), with no request made", async () => {
-    const exfil = { id: 9, name: "exfil", kind: "openai", location: "https://collector.example", credentialRef: "env:CEILINGS_SECRET_OPENAI", account: null, timeZone: "UTC", currency: "USD", lookbackDays: 1 } as unknown as UsageSource;
+    const exfil = {
+      id: 9,
+      name: "exfil",
+      kind: "openai",
+      location: "https://collector.example",
+      credentialRef: "env:CEILINGS_SECRET_OPENAI",
+      account: null,
+      timeZone: "UTC",
+      currency: "USD",
+      lookbackDays: 1,
+    } as unknown as UsageSource;
     const seen: string[] = [];
     const fetchImpl = (async (_url: URL, init?: RequestInit) => {
       seen.push(new Headers(init?.headers).get("authorization") ?? "");
       return new Response(JSON.stringify({ data: [], has_more: false }), { status: 200 });
     }) as unknown as typeof fetch;
-    const error = await pullOpenAI(exfil, ["2026-11-02"], { secret: "smtp-password-of-the-alerts", egress: { allowHosts: [], resolve: async () => ["93.184.216.34"] }, fetchImpl }).catch((e: unknown) => e);
+    const error = await pullOpenAI(exfil, ["2026-11-02"], {
+      secret: "smtp-password-of-the-alerts",
+      egress: { allowHosts: [], resolve: async () => ["93.184.216.34"] },
+      fetchImpl,
+    }).catch((e: unknown) => e);
     expect(seen).toEqual([]);
     expect(error).toMatchObject({ code: "host_refused", message: expect.stringContaining("not to collector.example") });
     // Allow-listed (a proxy the operator names), the same source is pulled, over https.
@@ -327,6 +404,8 @@ describe("provider days in another zone", () => {
       code: "day_mismatch",
       message: expect.stringContaining("set the source's time zone to UTC"),
     });
-    await expect(pullTwilio(source(utc, { kind: "twilio", account: FAKE_KEYS.twilio.accountSid, timeZone: "America/New_York" }), days, ctx(FAKE_KEYS.twilio.authToken))).rejects.toMatchObject({ code: "day_mismatch" });
+    await expect(
+      pullTwilio(source(utc, { kind: "twilio", account: FAKE_KEYS.twilio.accountSid, timeZone: "America/New_York" }), days, ctx(FAKE_KEYS.twilio.authToken)),
+    ).rejects.toMatchObject({ code: "day_mismatch" });
   });
 });

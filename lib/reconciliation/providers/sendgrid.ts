@@ -45,7 +45,8 @@ export async function pullSendGrid(source: UsageSource, days: ProviderDay[], ctx
     if (!parsed.success) throw shapeError(PROVIDER, "/v3/stats", parsed.error.issues[0]);
     offset += parsed.data.length;
     for (const [i, entry] of parsed.data.entries()) {
-      if (entry.date <= previous) throw shapeError(PROVIDER, "/v3/stats", { path: [i, "date"], message: `${entry.date} after ${previous}: the days are not once each in order` });
+      if (entry.date <= previous)
+        throw shapeError(PROVIDER, "/v3/stats", { path: [i, "date"], message: `${entry.date} after ${previous}: the days are not once each in order` });
       previous = entry.date;
       if (!asked.has(entry.date)) continue;
       const units = entry.stats.reduce((sum, s, j) => sum + unitsOf(PROVIDER, `stats[${j}].metrics.requests`, s.metrics.requests), 0);

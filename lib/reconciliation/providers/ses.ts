@@ -31,7 +31,10 @@ export function sesCredentials(source: Pick<UsageSource, "name">, secret: string
   const accessKeyId = at < 0 ? "" : secret.slice(0, at).trim();
   const secretAccessKey = at < 0 ? "" : secret.slice(at + 1).trim();
   if (!/^[A-Z0-9]{16,128}$/.test(accessKeyId) || secretAccessKey === "") {
-    throw new ReconciliationError("credential_missing", `the key of '${source.name}' must be ACCESS_KEY_ID:SECRET_ACCESS_KEY (an IAM user's key allowed ses:GetSendStatistics)`);
+    throw new ReconciliationError(
+      "credential_missing",
+      `the key of '${source.name}' must be ACCESS_KEY_ID:SECRET_ACCESS_KEY (an IAM user's key allowed ses:GetSendStatistics)`,
+    );
   }
   return { accessKeyId, secretAccessKey };
 }
@@ -53,9 +56,15 @@ const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]
  */
 export function sesDataPoints(xml: string): { points: Point[]; requestId: string } {
   const bad = (path: string[], message: string) => shapeError(PROVIDER, "GetSendStatistics", { path, message });
-  const text = xml.replace(/^\uFEFF/, "").replace(/^\s*<\?xml\s[^?>]*\?>/, "").trim();
+  const text = xml
+    .replace(/^\uFEFF/, "")
+    .replace(/^\s*<\?xml\s[^?>]*\?>/, "")
+    .trim();
   if (/<!|<\?|&/.test(text)) throw bad([], "it holds a declaration, comment, CDATA section or entity reference");
-  const doc = /^<GetSendStatisticsResponse(?:\s+xmlns="[^"<>]*")?\s*>\s*<GetSendStatisticsResult>\s*(?:<SendDataPoints>([\s\S]*)<\/SendDataPoints>|<SendDataPoints\s*\/>)\s*<\/GetSendStatisticsResult>\s*<ResponseMetadata>\s*<RequestId>([\w-]{1,100})<\/RequestId>\s*<\/ResponseMetadata>\s*<\/GetSendStatisticsResponse>$/.exec(text);
+  const doc =
+    /^<GetSendStatisticsResponse(?:\s+xmlns="[^"<>]*")?\s*>\s*<GetSendStatisticsResult>\s*(?:<SendDataPoints>([\s\S]*)<\/SendDataPoints>|<SendDataPoints\s*\/>)\s*<\/GetSendStatisticsResult>\s*<ResponseMetadata>\s*<RequestId>([\w-]{1,100})<\/RequestId>\s*<\/ResponseMetadata>\s*<\/GetSendStatisticsResponse>$/.exec(
+      text,
+    );
   if (!doc) throw bad([], "not GetSendStatisticsResponse > GetSendStatisticsResult > SendDataPoints, then ResponseMetadata > RequestId");
   const points: Point[] = [];
   const list = doc[1] ?? "";
@@ -70,7 +79,8 @@ export function sesDataPoints(xml: string): { points: Point[]; requestId: string
     let end = 0;
     for (let e = element.exec(body); e; e = element.exec(body)) {
       const [, name = "", value = ""] = e;
-      if (name !== "Timestamp" && !(COUNTS as readonly string[]).includes(name)) throw bad(path, `an element SES does not document here: <${name.slice(0, 40)}>`);
+      if (name !== "Timestamp" && !(COUNTS as readonly string[]).includes(name))
+        throw bad(path, `an element SES does not document here: <${name.slice(0, 40)}>`);
       if (fields.has(name)) throw bad(path, `<${name}> twice`);
       fields.set(name, value.trim());
       end = element.lastIndex;
@@ -93,7 +103,8 @@ export function sesDataPoints(xml: string): { points: Point[]; requestId: string
 /** What SES reported for the days: messages sent, its 15-minute points summed into the source's days. */
 export async function pullSes(source: UsageSource, days: ProviderDay[], ctx: ProviderContext): Promise<ReportedRow[]> {
   const region = source.account ?? "";
-  if (!AWS_REGION.test(region)) throw new ReconciliationError("provider_shape", `the Amazon SES source '${source.name}' needs its region (such as us-east-1) as its account`);
+  if (!AWS_REGION.test(region))
+    throw new ReconciliationError("provider_shape", `the Amazon SES source '${source.name}' needs its region (such as us-east-1) as its account`);
   guardCredentialHost(source, "ses", ctx);
   const credentials = sesCredentials(source, ctx.secret);
   const { start, days: asked } = interval(days, source.timeZone);
@@ -131,6 +142,12 @@ export async function pullSes(source: UsageSource, days: ProviderDay[], ctx: Pro
       units: sum.units,
       costMicros: null,
       unit: "messages",
-      raw: { api: "GetSendStatistics", requestId, points: sum.points, from: startOfDay(day, source.timeZone).toISOString(), to: startOfDay(addDays(day, 1), source.timeZone).toISOString() },
+      raw: {
+        api: "GetSendStatistics",
+        requestId,
+        points: sum.points,
+        from: startOfDay(day, source.timeZone).toISOString(),
+        to: startOfDay(addDays(day, 1), source.timeZone).toISOString(),
+      },
     }));
 }

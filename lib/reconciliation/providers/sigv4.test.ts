@@ -10,12 +10,17 @@ import { signGet } from "./sigv4";
 const credentials = { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY" };
 const at = new Date("2015-08-30T12:36:00Z");
 const UNRESERVED = "-._~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-const suite = (pathAndQuery: string) => signGet({ url: new URL(`https://example.amazonaws.com${pathAndQuery}`), region: "us-east-1", service: "service", credentials, at });
-const authorization = (signature: string) => `AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/service/aws4_request, SignedHeaders=host;x-amz-date, Signature=${signature}`;
+const suite = (pathAndQuery: string) =>
+  signGet({ url: new URL(`https://example.amazonaws.com${pathAndQuery}`), region: "us-east-1", service: "service", credentials, at });
+const authorization = (signature: string) =>
+  `AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/service/aws4_request, SignedHeaders=host;x-amz-date, Signature=${signature}`;
 
 describe("SigV4", () => {
   it("signs get-vanilla as AWS does", () => {
-    expect(suite("/")).toEqual({ "x-amz-date": "20150830T123600Z", authorization: authorization("5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31") });
+    expect(suite("/")).toEqual({
+      "x-amz-date": "20150830T123600Z",
+      authorization: authorization("5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31"),
+    });
   });
 
   it.each([
@@ -32,7 +37,11 @@ describe("SigV4", () => {
 
   it("signs a query whatever order it is written in, and a changed parameter changes the signature", () => {
     const sign = (url: string) => signGet({ url: new URL(url), region: "us-east-1", service: "ses", credentials, at }).authorization;
-    expect(sign("https://email.us-east-1.amazonaws.com/?Version=2010-12-01&Action=GetSendStatistics")).toBe(sign("https://email.us-east-1.amazonaws.com/?Action=GetSendStatistics&Version=2010-12-01"));
-    expect(sign("https://email.us-east-1.amazonaws.com/?Action=GetSendQuota&Version=2010-12-01")).not.toBe(sign("https://email.us-east-1.amazonaws.com/?Action=GetSendStatistics&Version=2010-12-01"));
+    expect(sign("https://email.us-east-1.amazonaws.com/?Version=2010-12-01&Action=GetSendStatistics")).toBe(
+      sign("https://email.us-east-1.amazonaws.com/?Action=GetSendStatistics&Version=2010-12-01"),
+    );
+    expect(sign("https://email.us-east-1.amazonaws.com/?Action=GetSendQuota&Version=2010-12-01")).not.toBe(
+      sign("https://email.us-east-1.amazonaws.com/?Action=GetSendStatistics&Version=2010-12-01"),
+    );
   });
 });

@@ -16,7 +16,10 @@ function encode(value: string): string {
 
 /** "20150830T123600Z" and "20150830". */
 export function amzDate(at: Date): { stamp: string; day: string } {
-  const stamp = at.toISOString().replace(/[-:]/g, "").replace(/\.\d{3}/, "");
+  const stamp = at
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d{3}/, "");
   return { stamp, day: stamp.slice(0, 8) };
 }
 
@@ -33,7 +36,10 @@ function canonicalQuery(url: URL): string {
  * The headers that sign a GET of `url` (no body): x-amz-date and authorization; the host header
  * is signed as the URL names it (fetch sends exactly that).
  */
-export function signGet(p: { url: URL; region: string; service: string; credentials: AwsCredentials; at: Date }): { "x-amz-date": string; authorization: string } {
+export function signGet(p: { url: URL; region: string; service: string; credentials: AwsCredentials; at: Date }): {
+  "x-amz-date": string;
+  authorization: string;
+} {
   const { stamp, day } = amzDate(p.at);
   const signedHeaders = "host;x-amz-date";
   const canonical = ["GET", p.url.pathname || "/", canonicalQuery(p.url), `host:${p.url.host}\nx-amz-date:${stamp}\n`, signedHeaders, sha256("")].join("\n");
@@ -41,5 +47,8 @@ export function signGet(p: { url: URL; region: string; service: string; credenti
   const toSign = ["AWS4-HMAC-SHA256", stamp, scope, sha256(canonical)].join("\n");
   const key = hmac(hmac(hmac(hmac(`AWS4${p.credentials.secretAccessKey}`, day), p.region), p.service), "aws4_request");
   const signature = createHmac("sha256", key).update(toSign, "utf8").digest("hex");
-  return { "x-amz-date": stamp, authorization: `AWS4-HMAC-SHA256 Credential=${p.credentials.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}` };
+  return {
+    "x-amz-date": stamp,
+    authorization: `AWS4-HMAC-SHA256 Credential=${p.credentials.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`,
+  };
 }

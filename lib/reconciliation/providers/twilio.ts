@@ -35,7 +35,8 @@ const RecordsPage = z.looseObject({ usage_records: z.array(UsageRecord), next_pa
 /** What Twilio reported for the days: count and price per usage category (zero rows left out). */
 export async function pullTwilio(source: UsageSource, days: ProviderDay[], ctx: ProviderContext): Promise<ReportedRow[]> {
   const sid = source.account ?? "";
-  if (!SID.test(sid)) throw new ReconciliationError("provider_shape", `the Twilio source '${source.name}' needs its Account SID (AC followed by 32 hex digits) as its account`);
+  if (!SID.test(sid))
+    throw new ReconciliationError("provider_shape", `the Twilio source '${source.name}' needs its Account SID (AC followed by 32 hex digits) as its account`);
   guardCredentialHost(source, "twilio", ctx);
   const { days: asked } = interval(days, source.timeZone);
   const sorted = [...asked].sort();
@@ -44,7 +45,10 @@ export async function pullTwilio(source: UsageSource, days: ProviderDay[], ctx: 
   // Twilio's dates are GMT days: a source counting another zone's days would compare other intervals.
   for (const day of [first, last]) {
     if (startOfDay(day, source.timeZone).getTime() !== Date.parse(`${day}T00:00:00Z`)) {
-      throw new ReconciliationError("day_mismatch", `Twilio's usage records count GMT days, but the source '${source.name}' counts days in ${source.timeZone}: set its time zone to UTC`);
+      throw new ReconciliationError(
+        "day_mismatch",
+        `Twilio's usage records count GMT days, but the source '${source.name}' counts days in ${source.timeZone}: set its time zone to UTC`,
+      );
     }
   }
   const base = baseUrl(source, "twilio");
@@ -116,7 +120,8 @@ function markRollups(rows: ReportedRow[]): ReportedRow[] {
  */
 function usageUnits(value: string | number): number {
   const text = String(value).trim();
-  if (!/^\d+(\.\d+)?$/.test(text)) throw shapeError(PROVIDER, "Usage/Records/Daily.json", { path: ["usage"], message: `not a number 0 or more: ${JSON.stringify(value).slice(0, 40)}` });
+  if (!/^\d+(\.\d+)?$/.test(text))
+    throw shapeError(PROVIDER, "Usage/Records/Daily.json", { path: ["usage"], message: `not a number 0 or more: ${JSON.stringify(value).slice(0, 40)}` });
   const [whole = "0", fraction = ""] = text.split(".");
   const units = Number(whole) + (/[1-9]/.test(fraction) ? 1 : 0);
   if (!Number.isSafeInteger(units)) throw shapeError(PROVIDER, "Usage/Records/Daily.json", { path: ["usage"], message: `too large: ${text.slice(0, 40)}` });

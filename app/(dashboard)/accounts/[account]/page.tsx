@@ -45,10 +45,14 @@ function BadAccount({ message }: { message: string }) {
   return (
     <div className="space-y-3">
       <p className="text-sm">
-        <Link href="/accounts" className="text-zinc-600 underline-offset-2 hover:underline dark:text-zinc-400">Accounts</Link>
+        <Link href="/accounts" className="text-zinc-600 underline-offset-2 hover:underline dark:text-zinc-400">
+          Accounts
+        </Link>
       </p>
       <h1 className="text-2xl font-semibold tracking-tight">Not an account id</h1>
-      <p role="alert" className="text-sm text-red-700 dark:text-red-400" data-testid="account-invalid">{message}</p>
+      <p role="alert" className="text-sm text-red-700 dark:text-red-400" data-testid="account-invalid">
+        {message}
+      </p>
     </div>
   );
 }

@@ -79,10 +79,13 @@ export function ChangePlanForm({ account, current, plans }: { account: string; c
         </div>
       </div>
       <p className="text-xs text-zinc-600 dark:text-zinc-400">
-        The new plan binds the next reservation; what the account used in the open windows stays counted (an upgrade mid-day gives the new value minus what was used).
+        The new plan binds the next reservation; what the account used in the open windows stays counted (an upgrade mid-day gives the new value minus what was
+        used).
       </p>
       {/* A looser plan (the database's reading) is a raise: the server answers approval_required, then it can be asked. */}
-      {state.status === "error" && state.code === "approval_required" ? <AskForApproval kind="account.plan" canBreakGlass what="Moving this account to a looser plan is a raise" /> : null}
+      {state.status === "error" && state.code === "approval_required" ? (
+        <AskForApproval kind="account.plan" canBreakGlass what="Moving this account to a looser plan is a raise" />
+      ) : null}
       <SubmitButton pending={pending} pendingLabel="Saving…" testId="account-plan-save">
         Change plan
       </SubmitButton>

@@ -13,23 +13,52 @@ const TOMORROW = new Date("2026-03-11T00:00:00Z");
 
 function ceiling(over: Partial<CeilingBinding> = {}): CeilingBinding {
   return {
-    ceilingId: 7, endpointId: 3, endpointKey: "llm.chat", endpointName: "Chat", endpointArchived: false, unit: "tokens", currency: "USD", metric: "units", window: "utc_day",
-    own: 50, planValue: null, override: null, binding: { value: 50, source: "ceiling" }, span: { start: TODAY, end: TOMORROW },
-    held: 0, settled: 0, used: 0, remaining: 50, last30: { spend: 0, windows: 0 }, money30: 0, upperBound: false,
+    ceilingId: 7,
+    endpointId: 3,
+    endpointKey: "llm.chat",
+    endpointName: "Chat",
+    endpointArchived: false,
+    unit: "tokens",
+    currency: "USD",
+    metric: "units",
+    window: "utc_day",
+    own: 50,
+    planValue: null,
+    override: null,
+    binding: { value: 50, source: "ceiling" },
+    span: { start: TODAY, end: TOMORROW },
+    held: 0,
+    settled: 0,
+    used: 0,
+    remaining: 50,
+    last30: { spend: 0, windows: 0 },
+    money30: 0,
+    upperBound: false,
     ...over,
   };
 }
 
 function view(over: Partial<AccountView> = {}): AccountView {
   return {
-    account: "acct_fresh", registered: false, firstSeenAt: null,
+    account: "acct_fresh",
+    registered: false,
+    firstSeenAt: null,
     plan: { id: 1, key: "default", name: "Default", isDefault: true, onDefault: true, setAt: null, setBy: null },
-    blocked: null, since: new Date("2026-02-09T00:00:00Z"), ceilings: [ceiling()], budgets: [], refusals: [], reservations: [], apiKeys: [],
+    blocked: null,
+    since: new Date("2026-02-09T00:00:00Z"),
+    ceilings: [ceiling()],
+    budgets: [],
+    refusals: [],
+    reservations: [],
+    apiKeys: [],
     ...over,
   };
 }
 
-const plans = [{ key: "default", name: "Default", isDefault: true }, { key: "pro", name: "Pro", isDefault: false }];
+const plans = [
+  { key: "default", name: "Default", isDefault: true },
+  { key: "pro", name: "Pro", isDefault: false },
+];
 const render = (v: AccountView, role: "viewer" | "operator" | "admin") =>
   renderToStaticMarkup(<AccountPageView view={v} canBlock={role !== "viewer"} isAdmin={role === "admin"} plans={role === "admin" ? plans : []} />);
 
@@ -48,7 +77,8 @@ describe("the account page", () => {
 
   it("names the source that binds each limit", () => {
     const v = view({
-      registered: true, firstSeenAt: NOW,
+      registered: true,
+      firstSeenAt: NOW,
       plan: { id: 2, key: "pro", name: "Pro", isDefault: false, onDefault: false, setAt: NOW, setBy: "billing" },
       ceilings: [
         ceiling({ ceilingId: 1, planValue: 100, binding: { value: 100, source: "plan" } }),

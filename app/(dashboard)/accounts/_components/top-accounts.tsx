@@ -16,7 +16,8 @@ import { formatUnits } from "@/lib/format";
 const TOP_LIMIT = 10;
 
 function targetLabel(t: TopTarget): string {
-  if (t.kind === "ceiling") return `${t.endpointKey}: ${t.metric === "calls" ? "calls" : t.unit} per ${windowLabel(t.window === "billing_month" ? "billing_month" : "utc_day")} per account`;
+  if (t.kind === "ceiling")
+    return `${t.endpointKey}: ${t.metric === "calls" ? "calls" : t.unit} per ${windowLabel(t.window === "billing_month" ? "billing_month" : "utc_day")} per account`;
   return `Budget ${t.key}: ${t.currency} per ${windowLabel(t.window)} per account`;
 }
 
@@ -30,16 +31,38 @@ function exactHref(target: TopTarget, q: string): string {
 
 export async function TopAccountsView({ db, targets, target, now, q, exact }: ViewProps) {
   const top = await topAccounts(db, { target, now, limit: TOP_LIMIT, exhaustive: exact });
-  const amount = (n: number) => (target.kind === "budget" ? <Money micros={n} currency={target.currency} /> : formatUnits(n, target.metric === "calls" ? "calls" : target.unit));
+  const amount = (n: number) =>
+    target.kind === "budget" ? <Money micros={n} currency={target.currency} /> : formatUnits(n, target.metric === "calls" ? "calls" : target.unit);
   const nowSpec: TableSpec<TopAccountNow> = {
     testId: "top-accounts-now",
     rowKey: (r) => r.account,
     rowAttributes: (r) => ({ "data-testid": "top-account", "data-account": r.account }),
-    empty: <p className="text-sm text-zinc-600 dark:text-zinc-400">No account has settled anything here this {windowLabel(target.window === "billing_month" ? "billing_month" : "utc_day")}.</p>,
+    empty: (
+      <p className="text-sm text-zinc-600 dark:text-zinc-400">
+        No account has settled anything here this {windowLabel(target.window === "billing_month" ? "billing_month" : "utc_day")}.
+      </p>
+    ),
     columns: [
       { header: "Account", cell: (r) => <AccountLink account={r.account} /> },
-      { header: "Settled", className: "text-right", cellClassName: "tabular-nums", cell: (r) => <>{amount(r.settled)}{r.held > 0 ? <> (+{amount(r.held)} held)</> : null}</> },
-      { header: "Binds", cell: (r) => <>{amount(r.binding.value)}, {bindingSourceLabel(r.binding.source, r.planKey ?? "default")}</> },
+      {
+        header: "Settled",
+        className: "text-right",
+        cellClassName: "tabular-nums",
+        cell: (r) => (
+          <>
+            {amount(r.settled)}
+            {r.held > 0 ? <> (+{amount(r.held)} held)</> : null}
+          </>
+        ),
+      },
+      {
+        header: "Binds",
+        cell: (r) => (
+          <>
+            {amount(r.binding.value)}, {bindingSourceLabel(r.binding.source, r.planKey ?? "default")}
+          </>
+        ),
+      },
     ],
   };
   const overSpec: TableSpec<TopAccountOver> = {
@@ -74,8 +97,8 @@ export async function TopAccountsView({ db, targets, target, now, q, exact }: Vi
         </button>
       </form>
       <p className="text-sm text-zinc-600 dark:text-zinc-400">
-        Ranked by what each account settled (held is in flight for the length of a call), this window from {top.span.start.toISOString().slice(0, 16).replace("T", " ")} UTC and over the 30
-        UTC days since {top.since.toISOString().slice(0, 10)}.
+        Ranked by what each account settled (held is in flight for the length of a call), this window from{" "}
+        {top.span.start.toISOString().slice(0, 16).replace("T", " ")} UTC and over the 30 UTC days since {top.since.toISOString().slice(0, 10)}.
       </p>
       <div className="grid gap-4 lg:grid-cols-2">
         <div className="min-w-0 space-y-2">
@@ -86,9 +109,11 @@ export async function TopAccountsView({ db, targets, target, now, q, exact }: Vi
           <h3 className="text-sm font-medium">Last 30 days</h3>
           {top.over30Read.read === "unproved" ? (
             <p className="text-xs text-zinc-600 dark:text-zinc-400" data-testid="top-accounts-30-unproved">
-              Ranked among each day&apos;s {WINDOW_TOP} busiest accounts, with their exact totals: spend is spread over many accounts, so one outside every day&apos;s top could
-              have settled up to {amount(top.over30Read.bound)}.{" "}
-              <Link href={exactHref(target, q)} className="underline underline-offset-2">Rank every account (slower)</Link>
+              Ranked among each day&apos;s {WINDOW_TOP} busiest accounts, with their exact totals: spend is spread over many accounts, so one outside every
+              day&apos;s top could have settled up to {amount(top.over30Read.bound)}.{" "}
+              <Link href={exactHref(target, q)} className="underline underline-offset-2">
+                Rank every account (slower)
+              </Link>
             </p>
           ) : null}
           <DataTable spec={overSpec} caption={`Top accounts over 30 days: ${targetLabel(target)}`} rows={top.over30} />

@@ -34,7 +34,9 @@ function DeliveryLine({ d }: { d: DeliveryView }) {
 /** The inbox: each alert with its links, its deliveries and, for operators, an acknowledge button. */
 export function AlertsList({ alerts, canAcknowledge, acknowledge }: { alerts: InboxAlert[]; canAcknowledge: boolean; acknowledge: FormAction }) {
   if (alerts.length === 0) {
-    return <p className="rounded-lg border border-dashed border-zinc-300 p-6 text-sm text-zinc-600 dark:border-zinc-700 dark:text-zinc-400">No alerts match.</p>;
+    return (
+      <p className="rounded-lg border border-dashed border-zinc-300 p-6 text-sm text-zinc-600 dark:border-zinc-700 dark:text-zinc-400">No alerts match.</p>
+    );
   }
   return (
     <ol className="space-y-3">
@@ -55,19 +57,27 @@ export function AlertsList({ alerts, canAcknowledge, acknowledge }: { alerts: In
                   {a.endpointKey ? <span className="ml-2 font-mono normal-case">{a.endpointKey}</span> : null}
                   {a.budgetKey && !a.endpointKey ? <span className="ml-2 font-mono normal-case">budget {a.budgetKey}</span> : null}
                 </p>
-                <p className="text-sm" data-testid="alert-message">{a.message}</p>
+                <p className="text-sm" data-testid="alert-message">
+                  {a.message}
+                </p>
                 <p className="text-xs text-zinc-500">
                   #{a.id} · fired {formatDateTime(a.createdAt, { seconds: true })} UTC
                   {a.acknowledgedAt ? ` · acknowledged by ${a.acknowledgedBy ?? "unknown"} ${formatDateTime(a.acknowledgedAt, { seconds: true })} UTC` : ""}
                 </p>
                 {a.links?.mapIt !== undefined ? (
                   <p className="flex gap-3 text-xs">
-                    <Link href={a.links.mapIt} className="underline" data-testid="alert-map-it">Map it</Link>
+                    <Link href={a.links.mapIt} className="underline" data-testid="alert-map-it">
+                      Map it
+                    </Link>
                   </p>
                 ) : a.links?.chart !== undefined ? (
                   <p className="flex gap-3 text-xs">
-                    <Link href={a.links.chart} className="underline">Spend chart</Link>
-                    <Link href={a.links.refusals} className="underline">Refusals in this window</Link>
+                    <Link href={a.links.chart} className="underline">
+                      Spend chart
+                    </Link>
+                    <Link href={a.links.refusals} className="underline">
+                      Refusals in this window
+                    </Link>
                   </p>
                 ) : null}
               </div>
@@ -82,7 +92,9 @@ export function AlertsList({ alerts, canAcknowledge, acknowledge }: { alerts: In
                 ))}
               </ul>
             ) : (
-              <p className="mt-2 border-t border-zinc-200 pt-2 text-xs text-zinc-500 dark:border-zinc-800">Not sent anywhere: no destination was enabled when it fired.</p>
+              <p className="mt-2 border-t border-zinc-200 pt-2 text-xs text-zinc-500 dark:border-zinc-800">
+                Not sent anywhere: no destination was enabled when it fired.
+              </p>
             )}
           </li>
         );

@@ -5,7 +5,9 @@ import { formatAge, formatDateTime } from "@/lib/format";
 export function AlertsWorkerStatus({ workers, silentAfterSeconds }: { workers: WorkerHealth[]; silentAfterSeconds: number }) {
   return (
     <section aria-labelledby="worker-heading" className="rounded-lg border border-zinc-200 p-4 dark:border-zinc-800" data-testid="worker-status">
-      <h2 id="worker-heading" className="text-base font-semibold">Worker</h2>
+      <h2 id="worker-heading" className="text-base font-semibold">
+        Worker
+      </h2>
       <p className="mt-1 text-sm text-zinc-600 dark:text-zinc-400">
         The worker expires reservations, reconciles counters, runs the alert rules and delivers alerts. Silent after {silentAfterSeconds} s without a heartbeat.
       </p>

@@ -33,7 +33,9 @@ const destinationTable: TableSpec<DestinationView> = {
         d.signingSecret ? (
           <details>
             <summary className="cursor-pointer text-xs">show</summary>
-            <code className="break-all font-mono text-xs" data-testid="signing-secret">{d.signingSecret}</code>
+            <code className="break-all font-mono text-xs" data-testid="signing-secret">
+              {d.signingSecret}
+            </code>
           </details>
         ) : (
           <span className="text-zinc-500">none</span>
@@ -46,7 +48,11 @@ const destinationTable: TableSpec<DestinationView> = {
       cell: (d) => (
         <>
           <span className={d.enabled ? "text-emerald-800 dark:text-emerald-300" : "text-zinc-500"}>{d.enabled ? "enabled" : "disabled"}</span>
-          <AlertsActionForm action={setDestinationEnabledAction} fields={{ id: d.id, enabled: d.enabled ? "false" : "true" }} label={d.enabled ? "Disable" : "Enable"} />
+          <AlertsActionForm
+            action={setDestinationEnabledAction}
+            fields={{ id: d.id, enabled: d.enabled ? "false" : "true" }}
+            label={d.enabled ? "Disable" : "Enable"}
+          />
           <AlertsActionForm
             action={deleteDestinationAction}
             fields={{ id: d.id }}
@@ -66,13 +72,16 @@ export default async function AlertDestinationsPage() {
   return (
     <section className="space-y-6">
       <div>
-        <p className="text-sm"><Link href="/alerts" className="underline">Alerts</Link></p>
+        <p className="text-sm">
+          <Link href="/alerts" className="underline">
+            Alerts
+          </Link>
+        </p>
         <h1 className="text-2xl font-semibold">Alert destinations</h1>
         <p className="mt-1 max-w-3xl text-sm text-zinc-600 dark:text-zinc-400">
-          Every alert is queued for each enabled destination in the transaction that fires it, then sent by the worker with
-          retries (exponential backoff) until delivered or given up. Slack destinations get <code>{"{ text, blocks }"}</code>.
-          Generic webhooks get a JSON body with headers <code>X-Ceilings-Timestamp</code> and{" "}
-          <code>X-Ceilings-Signature: sha256=HMAC(secret, timestamp + &quot;.&quot; + body)</code>; deduplicate on{" "}
+          Every alert is queued for each enabled destination in the transaction that fires it, then sent by the worker with retries (exponential backoff) until
+          delivered or given up. Slack destinations get <code>{"{ text, blocks }"}</code>. Generic webhooks get a JSON body with headers{" "}
+          <code>X-Ceilings-Timestamp</code> and <code>X-Ceilings-Signature: sha256=HMAC(secret, timestamp + &quot;.&quot; + body)</code>; deduplicate on{" "}
           <code>X-Ceilings-Delivery</code>.
         </p>
       </div>

@@ -31,7 +31,9 @@ export function CreateApiKeyForm({ endpoints }: { endpoints: EndpointChoice[] })
     <form method="post" action={action} className="max-w-2xl space-y-4 rounded-lg border border-zinc-200 p-4 dark:border-zinc-800">
       <h2 className="text-lg font-semibold">Create an API key</h2>
       <div>
-        <label htmlFor="key-name" className="block text-sm font-medium">Name</label>
+        <label htmlFor="key-name" className="block text-sm font-medium">
+          Name
+        </label>
         <input id="key-name" name="name" type="text" required maxLength={100} placeholder="newsletter service (production)" className={input} />
       </div>
       <fieldset className="space-y-2">
@@ -42,7 +44,9 @@ export function CreateApiKeyForm({ endpoints }: { endpoints: EndpointChoice[] })
         </label>
         {binding === "account" ? (
           <div className="pl-6">
-            <label htmlFor="key-account" className="block text-sm font-medium">Billing account</label>
+            <label htmlFor="key-account" className="block text-sm font-medium">
+              Billing account
+            </label>
             <input id="key-account" name="account" type="text" required maxLength={200} placeholder="acct_123" className={input} />
           </div>
         ) : null}
@@ -96,7 +100,9 @@ export function CreateApiKeyForm({ endpoints }: { endpoints: EndpointChoice[] })
           )}
         </fieldset>
       ) : null}
-      <SubmitButton pending={pending} pendingLabel="Creating…">Create API key</SubmitButton>
+      <SubmitButton pending={pending} pendingLabel="Creating…">
+        Create API key
+      </SubmitButton>
       <ActionMessage state={state} testId="api-key-action" secretTestId="api-key-secret" />
     </form>
   );

@@ -48,7 +48,9 @@ export default async function BudgetPage({ params, searchParams }: Props) {
       <div className="flex flex-wrap items-start justify-between gap-3">
         <div className="min-w-0">
           <p className="text-sm">
-            <Link href="/budgets" className="text-zinc-600 underline-offset-2 hover:underline dark:text-zinc-400">Budgets</Link>
+            <Link href="/budgets" className="text-zinc-600 underline-offset-2 hover:underline dark:text-zinc-400">
+              Budgets
+            </Link>
           </p>
           <h1 className="break-words text-2xl font-semibold tracking-tight">{b.name}</h1>
           <p className="break-all font-mono text-sm text-zinc-600 dark:text-zinc-400">{b.key}</p>
@@ -70,14 +72,28 @@ export default async function BudgetPage({ params, searchParams }: Props) {
       {canKill || isAdmin ? (
         <section aria-label="Budget controls" data-testid="budget-controls-slot" className={`${cardClass} space-y-3`}>
           {canKill && b.archivedAt === null ? (
-            <AdjustBudgetForm budgetKey={b.key} value={b.value} valueBeforeKill={b.valueBeforeKill} min={b.minValue} max={b.maxValue} defaultValue={b.defaultValue} currency={b.currency} version={b.version} isAdmin={isAdmin} />
+            <AdjustBudgetForm
+              budgetKey={b.key}
+              value={b.value}
+              valueBeforeKill={b.valueBeforeKill}
+              min={b.minValue}
+              max={b.maxValue}
+              defaultValue={b.defaultValue}
+              currency={b.currency}
+              version={b.version}
+              isAdmin={isAdmin}
+            />
           ) : null}
-          {b.archivedAt === null ? <BudgetKillButton budgetKey={b.key} killed={b.value === 0} restoresTo={formatMoneyText(b.valueBeforeKill ?? b.defaultValue, b.currency)} /> : null}
+          {b.archivedAt === null ? (
+            <BudgetKillButton budgetKey={b.key} killed={b.value === 0} restoresTo={formatMoneyText(b.valueBeforeKill ?? b.defaultValue, b.currency)} />
+          ) : null}
         </section>
       ) : null}
 
       <section aria-labelledby="now-title" className={`${cardClass} space-y-3`}>
-        <h2 id="now-title" className="text-lg font-semibold">This {windowLabel(b.window)}</h2>
+        <h2 id="now-title" className="text-lg font-semibold">
+          This {windowLabel(b.window)}
+        </h2>
         {/* The top accounts are tables further down, with the 90 days beside them. */}
         <BudgetWindow budget={b} now={now} showAccounts={false} />
         <dl className="grid gap-x-6 gap-y-1 text-sm sm:grid-cols-[max-content_1fr]">
@@ -86,7 +102,9 @@ export default async function BudgetPage({ params, searchParams }: Props) {
             <ExactSpend budget={b} />
           </dd>
           <dt className="text-zinc-600 dark:text-zinc-400">Bounds</dt>
-          <dd>{money(b.minValue)} to {money(b.maxValue)}, default {money(b.defaultValue)}</dd>
+          <dd>
+            {money(b.minValue)} to {money(b.maxValue)}, default {money(b.defaultValue)}
+          </dd>
           <dt className="text-zinc-600 dark:text-zinc-400">Alerts at</dt>
           <dd>{b.alertThresholds.length === 0 ? "no thresholds" : b.alertThresholds.map((t) => `${t}%`).join(", ")}</dd>
           {b.window === "billing_month" ? (
@@ -99,7 +117,9 @@ export default async function BudgetPage({ params, searchParams }: Props) {
       </section>
 
       <section aria-labelledby="history-title" className="space-y-3" id="spend">
-        <h2 id="history-title" className="text-lg font-semibold">Spend over time</h2>
+        <h2 id="history-title" className="text-lg font-semibold">
+          Spend over time
+        </h2>
         <div className={cardClass}>
           <BudgetSpendChart
             ranges={{ 30: b.history[30].windows.map(point), 90: b.history[90].windows.map(point) }}
@@ -112,7 +132,9 @@ export default async function BudgetPage({ params, searchParams }: Props) {
       </section>
 
       <section aria-labelledby="members-title" className="space-y-3">
-        <h2 id="members-title" className="text-lg font-semibold">Members</h2>
+        <h2 id="members-title" className="text-lg font-semibold">
+          Members
+        </h2>
         <p className="text-sm text-zinc-600 dark:text-zinc-400">
           Shares of this window from each member&apos;s reservations in it: the worst case while held or expired, the actual once settled.
         </p>
@@ -121,19 +143,29 @@ export default async function BudgetPage({ params, searchParams }: Props) {
 
       {perAccount ? (
         <section aria-labelledby="accounts-title" className="space-y-4">
-          <h2 id="accounts-title" className="text-lg font-semibold">Top accounts</h2>
+          <h2 id="accounts-title" className="text-lg font-semibold">
+            Top accounts
+          </h2>
           <p className="text-sm text-zinc-600 dark:text-zinc-400">The value, {money(b.value)}, is each account&apos;s own unless an override says otherwise.</p>
           <div className="grid gap-4 lg:grid-cols-2">
             <AccountsTable
               caption={`Settled most this ${windowLabel(b.window)}`}
               currency={b.currency}
-              rows={b.topAccounts.map((a) => ({ account: a.account, spend: a.spend, detail: a.value === 0 ? "blocked (override 0)" : <>of {money(a.value)}</> }))}
+              rows={b.topAccounts.map((a) => ({
+                account: a.account,
+                spend: a.spend,
+                detail: a.value === 0 ? "blocked (override 0)" : <>of {money(a.value)}</>,
+              }))}
               testId="top-accounts-now"
             />
             <AccountsTable
               caption="Settled most over 90 days"
               currency={b.currency}
-              rows={b.topAccounts90.accounts.map((a) => ({ account: a.account, spend: a.settled, detail: `in ${a.windows} ${windowLabel(b.window)}${a.windows === 1 ? "" : "s"}` }))}
+              rows={b.topAccounts90.accounts.map((a) => ({
+                account: a.account,
+                spend: a.settled,
+                detail: `in ${a.windows} ${windowLabel(b.window)}${a.windows === 1 ? "" : "s"}`,
+              }))}
               testId="top-accounts-90"
             />
           </div>
@@ -142,26 +174,51 @@ export default async function BudgetPage({ params, searchParams }: Props) {
       ) : null}
 
       <section aria-labelledby="adjustments-title" className="space-y-3">
-        <h2 id="adjustments-title" className="text-lg font-semibold">Adjustments</h2>
+        <h2 id="adjustments-title" className="text-lg font-semibold">
+          Adjustments
+        </h2>
         <AuditTable events={b.adjustments} caption={`Recent adjustments of ${b.key}`} />
       </section>
 
       <section aria-labelledby="alerts-title" className="space-y-3">
-        <h2 id="alerts-title" className="text-lg font-semibold">Alerts</h2>
+        <h2 id="alerts-title" className="text-lg font-semibold">
+          Alerts
+        </h2>
         <AlertsList alerts={b.alerts} />
       </section>
 
       <section aria-labelledby="refusals-title" className="space-y-3" id="refusals">
         <div className="flex flex-wrap items-baseline justify-between gap-2">
-          <h2 id="refusals-title" className="text-lg font-semibold">Refusals</h2>
-          <Link href="/refusals?gate=budget" className="text-sm underline underline-offset-2">Every budget&apos;s refusals</Link>
+          <h2 id="refusals-title" className="text-lg font-semibold">
+            Refusals
+          </h2>
+          <Link href="/refusals?gate=budget" className="text-sm underline underline-offset-2">
+            Every budget&apos;s refusals
+          </Link>
         </div>
-        {cursor && !cursor.success ? <p role="alert" className="text-sm text-red-800 dark:text-red-300">That page link is not valid; showing the newest refusals.</p> : null}
-        <RefusalsTable rows={b.refusals.rows} caption={`Refusals by ${b.key}, newest first`} empty="This budget has refused nothing." budgetCurrency={b.currency} />
+        {cursor && !cursor.success ? (
+          <p role="alert" className="text-sm text-red-800 dark:text-red-300">
+            That page link is not valid; showing the newest refusals.
+          </p>
+        ) : null}
+        <RefusalsTable
+          rows={b.refusals.rows}
+          caption={`Refusals by ${b.key}, newest first`}
+          empty="This budget has refused nothing."
+          budgetCurrency={b.currency}
+        />
         <div className="flex flex-wrap gap-2">
-          {raw.refusals_before ? <Link href={`${path}#refusals`} className={secondaryButtonClass} data-testid="budget-refusals-newest">Newest</Link> : null}
+          {raw.refusals_before ? (
+            <Link href={`${path}#refusals`} className={secondaryButtonClass} data-testid="budget-refusals-newest">
+              Newest
+            </Link>
+          ) : null}
           {b.refusals.older ? (
-            <Link href={`${path}?refusals_before=${encodeURIComponent(b.refusals.older)}#refusals`} className={secondaryButtonClass} data-testid="budget-refusals-older">
+            <Link
+              href={`${path}?refusals_before=${encodeURIComponent(b.refusals.older)}#refusals`}
+              className={secondaryButtonClass}
+              data-testid="budget-refusals-older"
+            >
               Older
             </Link>
           ) : null}

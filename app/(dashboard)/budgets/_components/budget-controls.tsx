@@ -27,7 +27,14 @@ const setOverrideAction = runAction.bind(null, "budget.override");
 const removeOverrideAction = runAction.bind(null, "budget.override_remove");
 
 export type AdjustBudgetFormProps = {
-  budgetKey: string; value: number; valueBeforeKill: number | null; min: number; max: number; defaultValue: number; currency: string; version: number;
+  budgetKey: string;
+  value: number;
+  valueBeforeKill: number | null;
+  min: number;
+  max: number;
+  defaultValue: number;
+  currency: string;
+  version: number;
   /** Admins save a lower value and may break glass; operators reach the form only to ask for a raise. */
   isAdmin: boolean;
 };
@@ -49,7 +56,17 @@ export function AdjustBudgetForm(props: AdjustBudgetFormProps) {
     return result;
   }, IDLE);
   const version = state.status === "error" && state.currentVersion !== undefined ? state.currentVersion : props.version;
-  const preview = input.trim() === "" ? null : previewBudgetAdjustment({ raw: input, current: props.value, valueBeforeKill: props.valueBeforeKill, min: props.min, max: props.max, currency: props.currency });
+  const preview =
+    input.trim() === ""
+      ? null
+      : previewBudgetAdjustment({
+          raw: input,
+          current: props.value,
+          valueBeforeKill: props.valueBeforeKill,
+          min: props.min,
+          max: props.max,
+          currency: props.currency,
+        });
   const needsConfirmation = (preview?.ok === true && preview.needsConfirmation) || (state.status === "error" && state.code === "confirmation_required");
   const money = (m: number) => <Money micros={m} currency={props.currency} />;
   // A lower value (not a kill) shows what it would have refused over the last 30 days.
@@ -68,11 +85,27 @@ export function AdjustBudgetForm(props: AdjustBudgetFormProps) {
           <label htmlFor={`${id}-value`} className={labelClass}>
             New value ({props.currency})
           </label>
-          <input id={`${id}-value`} name="input" type="text" inputMode="decimal" autoComplete="off" value={input} onChange={(e) => setInput(e.target.value)} aria-describedby={`${id}-preview`} className={inputClass} data-testid="budget-adjust-value" />
+          <input
+            id={`${id}-value`}
+            name="input"
+            type="text"
+            inputMode="decimal"
+            autoComplete="off"
+            value={input}
+            onChange={(e) => setInput(e.target.value)}
+            aria-describedby={`${id}-preview`}
+            className={inputClass}
+            data-testid="budget-adjust-value"
+          />
         </div>
         <ReasonField id={id} testId="budget-adjust-reason" />
       </div>
-      <p id={`${id}-preview`} aria-live="polite" data-testid="budget-adjust-preview" className={`text-sm ${preview?.ok === false ? "text-red-700 dark:text-red-400" : "text-zinc-700 dark:text-zinc-300"}`}>
+      <p
+        id={`${id}-preview`}
+        aria-live="polite"
+        data-testid="budget-adjust-preview"
+        className={`text-sm ${preview?.ok === false ? "text-red-700 dark:text-red-400" : "text-zinc-700 dark:text-zinc-300"}`}
+      >
         {preview === null ? (
           <>
             An amount such as 200 or 1.50, from {money(props.min)} to {money(props.max)}; 0 kills this budget.
@@ -88,7 +121,18 @@ export function AdjustBudgetForm(props: AdjustBudgetFormProps) {
           <label htmlFor={`${id}-confirm`} className={labelClass}>
             Type the value again to confirm
           </label>
-          <input id={`${id}-confirm`} name="confirm" type="text" inputMode="decimal" autoComplete="off" required value={confirm} onChange={(e) => setConfirm(e.target.value)} className={inputClass} data-testid="budget-adjust-confirm" />
+          <input
+            id={`${id}-confirm`}
+            name="confirm"
+            type="text"
+            inputMode="decimal"
+            autoComplete="off"
+            required
+            value={confirm}
+            onChange={(e) => setConfirm(e.target.value)}
+            className={inputClass}
+            data-testid="budget-adjust-confirm"
+          />
         </div>
       ) : null}
       <WhatIfPanel fields={{ target: "budget", budgetKey: props.budgetKey }} value={lower} unit="money" currency={props.currency} />
@@ -140,7 +184,15 @@ export function BudgetKillButton({ budgetKey, killed, restoresTo }: { budgetKey:
 export function BudgetArchiveButton({ budgetKey, archived, looser = null }: { budgetKey: string; archived: boolean; looser?: string | null }) {
   if (archived) return <AskRaiseForm kind="budget.unarchive" fields={{ key: budgetKey }} canBreakGlass what="Unarchiving puts this budget back in force" />;
   // A looser budget created in the last 24 hours over the same members would take its place: a raise.
-  if (looser !== null) return <AskRaiseForm kind="budget.archive" fields={{ key: budgetKey }} canBreakGlass what={`Budget ${looser}, created in the last 24 hours over the same members, lets more through: archiving this one`} />;
+  if (looser !== null)
+    return (
+      <AskRaiseForm
+        kind="budget.archive"
+        fields={{ key: budgetKey }}
+        canBreakGlass
+        what={`Budget ${looser}, created in the last 24 hours over the same members, lets more through: archiving this one`}
+      />
+    );
   return (
     <ConfirmActionButton
       action={archiveBudgetAction}
@@ -168,21 +220,43 @@ export function BudgetOverrideForm({ budgetKey, min, max, currency }: { budgetKe
           <label htmlFor={`${id}-caller`} className={labelClass}>
             Billing account
           </label>
-          <input id={`${id}-caller`} name="caller" type="text" required maxLength={200} autoComplete="off" className={inputClass} data-testid="budget-override-caller" />
+          <input
+            id={`${id}-caller`}
+            name="caller"
+            type="text"
+            required
+            maxLength={200}
+            autoComplete="off"
+            className={inputClass}
+            data-testid="budget-override-caller"
+          />
         </div>
         <div>
           <label htmlFor={`${id}-value`} className={labelClass}>
             Value for this account ({currency})
           </label>
-          <input id={`${id}-value`} name="input" type="text" inputMode="decimal" required autoComplete="off" aria-describedby={`${id}-hint`} className={inputClass} data-testid="budget-override-value" />
+          <input
+            id={`${id}-value`}
+            name="input"
+            type="text"
+            inputMode="decimal"
+            required
+            autoComplete="off"
+            aria-describedby={`${id}-hint`}
+            className={inputClass}
+            data-testid="budget-override-value"
+          />
         </div>
         <ReasonField id={id} />
       </div>
       <p id={`${id}-hint`} className="text-xs text-zinc-600 dark:text-zinc-400">
-        From <Money micros={min} currency={currency} /> to <Money micros={max} currency={currency} />, clamped otherwise; 0 blocks this account on every member without killing the budget.
+        From <Money micros={min} currency={currency} /> to <Money micros={max} currency={currency} />, clamped otherwise; 0 blocks this account on every member
+        without killing the budget.
       </p>
       {/* Above what binds the account (its override, else its plan or the budget's own): a raise, asked of a second admin. */}
-      {state.status === "error" && state.code === "approval_required" ? <AskForApproval kind="budget.override" canBreakGlass what="An override above what binds this account is a raise" /> : null}
+      {state.status === "error" && state.code === "approval_required" ? (
+        <AskForApproval kind="budget.override" canBreakGlass what="An override above what binds this account is a raise" />
+      ) : null}
       <SubmitButton pending={pending} pendingLabel="Saving…" testId="budget-override-save">
         Set override
       </SubmitButton>

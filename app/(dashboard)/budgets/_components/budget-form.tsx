@@ -27,16 +27,44 @@ export type MemberOption = { key: string; name: string; currency: string; archiv
 export type BudgetFieldsText = { name: string; members: string[]; min: string; max: string; default: string; alertThresholds: string };
 export type BudgetSpecText = BudgetFieldsText & { key: string; currency: string; scope: string; window: string; billingDay: string; value: string };
 
-export const emptyBudget: BudgetSpecText = { key: "", name: "", currency: "USD", scope: "global", window: "utc_day", billingDay: "1", value: "", min: "0", max: "", default: "", alertThresholds: "50, 80, 100", members: [] };
+export const emptyBudget: BudgetSpecText = {
+  key: "",
+  name: "",
+  currency: "USD",
+  scope: "global",
+  window: "utc_day",
+  billingDay: "1",
+  value: "",
+  min: "0",
+  max: "",
+  default: "",
+  alertThresholds: "50, 80, 100",
+  members: [],
+};
 
-function MemberPicker({ options, value, currency, onChange, state, initial }: { options: MemberOption[]; value: string[]; currency: string; onChange: (v: string[]) => void; state: ActionState; initial: string[] }) {
+function MemberPicker({
+  options,
+  value,
+  currency,
+  onChange,
+  state,
+  initial,
+}: {
+  options: MemberOption[];
+  value: string[];
+  currency: string;
+  onChange: (v: string[]) => void;
+  state: ActionState;
+  initial: string[];
+}) {
   const memberError = state.status === "error" ? Object.entries(state.fieldErrors ?? {}).filter(([k]) => k === "members" || k.startsWith("members[")) : [];
   const shown = options.filter((o) => !o.archived || initial.includes(o.key));
   return (
     <fieldset className="space-y-1 sm:col-span-2">
       <legend className={labelClass}>Members</legend>
       <p className="text-xs text-zinc-600 dark:text-zinc-400">
-        The endpoints this budget counts, each named: a new endpoint never joins a budget by itself, so its worst case changes only when it is edited. One currency per budget.
+        The endpoints this budget counts, each named: a new endpoint never joins a budget by itself, so its worst case changes only when it is edited. One
+        currency per budget.
       </p>
       <input type="hidden" name="members" value={value.join(",")} />
       <ul className="grid max-h-64 gap-1 overflow-y-auto sm:grid-cols-2" data-testid="budget-members">
@@ -72,7 +100,23 @@ function MemberPicker({ options, value, currency, onChange, state, initial }: { 
   );
 }
 
-function MoneyInput({ name, label, value, onChange, currency, state, hint }: { name: string; label: string; value: string; onChange: (v: string) => void; currency: string; state: ActionState; hint?: string }) {
+function MoneyInput({
+  name,
+  label,
+  value,
+  onChange,
+  currency,
+  state,
+  hint,
+}: {
+  name: string;
+  label: string;
+  value: string;
+  onChange: (v: string) => void;
+  currency: string;
+  state: ActionState;
+  hint?: string;
+}) {
   const id = useId();
   const parsed = value.trim() === "" ? null : parseMoneyInput(value, label);
   return (
@@ -80,8 +124,22 @@ function MoneyInput({ name, label, value, onChange, currency, state, hint }: { n
       <label htmlFor={id} className={labelClass}>
         {label} ({currency || "USD"})
       </label>
-      <input id={id} name={name} type="text" inputMode="decimal" autoComplete="off" value={value} onChange={(e) => onChange(e.target.value)} className={inputClass} data-testid={`budget-${name}`} />
-      {parsed && !parsed.ok ? <p className="text-xs text-red-700 dark:text-red-400">{parsed.error}</p> : hint ? <p className="text-xs text-zinc-600 dark:text-zinc-400">{hint}</p> : null}
+      <input
+        id={id}
+        name={name}
+        type="text"
+        inputMode="decimal"
+        autoComplete="off"
+        value={value}
+        onChange={(e) => onChange(e.target.value)}
+        className={inputClass}
+        data-testid={`budget-${name}`}
+      />
+      {parsed && !parsed.ok ? (
+        <p className="text-xs text-red-700 dark:text-red-400">{parsed.error}</p>
+      ) : hint ? (
+        <p className="text-xs text-zinc-600 dark:text-zinc-400">{hint}</p>
+      ) : null}
       <FieldError state={state} name={name} />
     </div>
   );
@@ -91,10 +149,29 @@ function sentenceOf(v: BudgetSpecText, value: string): string | null {
   const money = parseMoneyInput(value, "value");
   if (!money.ok || v.members.length === 0) return null;
   if (!(BUDGET_SCOPES as readonly string[]).includes(v.scope) || !(BUDGET_WINDOWS as readonly string[]).includes(v.window)) return null;
-  return budgetSentence({ scope: v.scope as "global", window: v.window as "utc_day", billingDay: Number(v.billingDay) || 1, value: money.micros, currency: v.currency || "USD", members: [...v.members].sort() });
+  return budgetSentence({
+    scope: v.scope as "global",
+    window: v.window as "utc_day",
+    billingDay: Number(v.billingDay) || 1,
+    value: money.micros,
+    currency: v.currency || "USD",
+    members: [...v.members].sort(),
+  });
 }
 
-function CommonFields({ v, set, state, options, initialMembers }: { v: BudgetSpecText; set: (patch: Partial<BudgetSpecText>) => void; state: ActionState; options: MemberOption[]; initialMembers: string[] }) {
+function CommonFields({
+  v,
+  set,
+  state,
+  options,
+  initialMembers,
+}: {
+  v: BudgetSpecText;
+  set: (patch: Partial<BudgetSpecText>) => void;
+  state: ActionState;
+  options: MemberOption[];
+  initialMembers: string[];
+}) {
   const id = useId();
   return (
     <>
@@ -102,20 +179,61 @@ function CommonFields({ v, set, state, options, initialMembers }: { v: BudgetSpe
         <label htmlFor={`${id}-name`} className={labelClass}>
           Name
         </label>
-        <input id={`${id}-name`} name="name" type="text" maxLength={120} autoComplete="off" value={v.name} onChange={(e) => set({ name: e.target.value })} className={inputClass} data-testid="budget-name" />
+        <input
+          id={`${id}-name`}
+          name="name"
+          type="text"
+          maxLength={120}
+          autoComplete="off"
+          value={v.name}
+          onChange={(e) => set({ name: e.target.value })}
+          className={inputClass}
+          data-testid="budget-name"
+        />
         <FieldError state={state} name="name" />
       </div>
       <div>
         <label htmlFor={`${id}-alerts`} className={labelClass}>
           Alerts at %
         </label>
-        <input id={`${id}-alerts`} name="alertThresholds" type="text" autoComplete="off" value={v.alertThresholds} onChange={(e) => set({ alertThresholds: e.target.value })} className={inputClass} />
+        <input
+          id={`${id}-alerts`}
+          name="alertThresholds"
+          type="text"
+          autoComplete="off"
+          value={v.alertThresholds}
+          onChange={(e) => set({ alertThresholds: e.target.value })}
+          className={inputClass}
+        />
         <FieldError state={state} name="alertThresholds" />
       </div>
-      <MoneyInput name="min" label="Minimum" value={v.min} onChange={(min) => set({ min })} currency={v.currency} state={state} hint="The lowest value it may be set to (0 stays allowed: the kill switch)" />
-      <MoneyInput name="max" label="Maximum" value={v.max} onChange={(max) => set({ max })} currency={v.currency} state={state} hint="The highest value it may be set to; more is clamped" />
+      <MoneyInput
+        name="min"
+        label="Minimum"
+        value={v.min}
+        onChange={(min) => set({ min })}
+        currency={v.currency}
+        state={state}
+        hint="The lowest value it may be set to (0 stays allowed: the kill switch)"
+      />
+      <MoneyInput
+        name="max"
+        label="Maximum"
+        value={v.max}
+        onChange={(max) => set({ max })}
+        currency={v.currency}
+        state={state}
+        hint="The highest value it may be set to; more is clamped"
+      />
       <MoneyInput name="default" label="Default" value={v.default} onChange={(d) => set({ default: d })} currency={v.currency} state={state} />
-      <MemberPicker options={options} value={v.members} currency={v.currency || "USD"} onChange={(members) => set({ members })} state={state} initial={initialMembers} />
+      <MemberPicker
+        options={options}
+        value={v.members}
+        currency={v.currency || "USD"}
+        onChange={(members) => set({ members })}
+        state={state}
+        initial={initialMembers}
+      />
     </>
   );
 }
@@ -146,7 +264,14 @@ export function NewBudgetForm({ options }: { options: MemberOption[] }) {
       <label htmlFor={`${id}-${name}`} className={labelClass}>
         {label}
       </label>
-      <select id={`${id}-${name}`} name={name} value={v[name]} onChange={(e) => set({ [name]: e.target.value })} className={inputClass} data-testid={`budget-${name}`}>
+      <select
+        id={`${id}-${name}`}
+        name={name}
+        value={v[name]}
+        onChange={(e) => set({ [name]: e.target.value })}
+        className={inputClass}
+        data-testid={`budget-${name}`}
+      >
         {choices.map((c) => (
           <option key={c} value={c}>
             {words[c] ?? c}
@@ -163,7 +288,17 @@ export function NewBudgetForm({ options }: { options: MemberOption[] }) {
           <label htmlFor={`${id}-key`} className={labelClass}>
             Key
           </label>
-          <input id={`${id}-key`} name="key" type="text" maxLength={64} autoComplete="off" value={v.key} onChange={(e) => set({ key: e.target.value })} className={`${inputClass} font-mono`} data-testid="budget-key" />
+          <input
+            id={`${id}-key`}
+            name="key"
+            type="text"
+            maxLength={64}
+            autoComplete="off"
+            value={v.key}
+            onChange={(e) => set({ key: e.target.value })}
+            className={`${inputClass} font-mono`}
+            data-testid="budget-key"
+          />
           <p className="text-xs text-zinc-600 dark:text-zinc-400">Like llm.daily; it never changes</p>
           <FieldError state={state} name="key" />
         </div>
@@ -171,7 +306,16 @@ export function NewBudgetForm({ options }: { options: MemberOption[] }) {
           <label htmlFor={`${id}-currency`} className={labelClass}>
             Currency
           </label>
-          <input id={`${id}-currency`} name="currency" type="text" maxLength={3} autoComplete="off" value={v.currency} onChange={(e) => set({ currency: e.target.value.toUpperCase(), members: [] })} className={inputClass} />
+          <input
+            id={`${id}-currency`}
+            name="currency"
+            type="text"
+            maxLength={3}
+            autoComplete="off"
+            value={v.currency}
+            onChange={(e) => set({ currency: e.target.value.toUpperCase(), members: [] })}
+            className={inputClass}
+          />
           <FieldError state={state} name="currency" />
         </div>
         {select("scope", "Scope", BUDGET_SCOPES, { global: "Global: everyone together", account: "Per account: each billing account its own" })}
@@ -181,20 +325,48 @@ export function NewBudgetForm({ options }: { options: MemberOption[] }) {
             <label htmlFor={`${id}-day`} className={labelClass}>
               Billing day (1-28)
             </label>
-            <input id={`${id}-day`} name="billingDay" type="text" inputMode="numeric" autoComplete="off" value={v.billingDay} onChange={(e) => set({ billingDay: e.target.value })} className={inputClass} />
+            <input
+              id={`${id}-day`}
+              name="billingDay"
+              type="text"
+              inputMode="numeric"
+              autoComplete="off"
+              value={v.billingDay}
+              onChange={(e) => set({ billingDay: e.target.value })}
+              className={inputClass}
+            />
             <FieldError state={state} name="billingDay" />
           </div>
         ) : (
           <input type="hidden" name="billingDay" value="1" />
         )}
-        <MoneyInput name="value" label="Value" value={v.value} onChange={(value) => set({ value })} currency={v.currency} state={state} hint="0 creates it killed" />
+        <MoneyInput
+          name="value"
+          label="Value"
+          value={v.value}
+          onChange={(value) => set({ value })}
+          currency={v.currency}
+          state={state}
+          hint="0 creates it killed"
+        />
         <CommonFields v={v} set={set} state={state} options={options} initialMembers={[]} />
       </div>
       <p className="text-sm font-medium" aria-live="polite" data-testid="budget-sentence">
         {sentence ? `Guarantee: ${sentence}.` : "Choose members and a value to see what the budget guarantees."}
       </p>
       {/* What the new budget would have refused on its members' history ("no history" when they have none). */}
-      <WhatIfPanel fields={{ target: "new-budget", scope: v.scope, window: v.window, billingDay: v.window === "billing_month" ? v.billingDay.trim() : "1", members: [...v.members].sort().join(",") }} value={newBudgetValue(v)} unit="money" currency={v.currency || "USD"} />
+      <WhatIfPanel
+        fields={{
+          target: "new-budget",
+          scope: v.scope,
+          window: v.window,
+          billingDay: v.window === "billing_month" ? v.billingDay.trim() : "1",
+          members: [...v.members].sort().join(","),
+        }}
+        value={newBudgetValue(v)}
+        unit="money"
+        currency={v.currency || "USD"}
+      />
       <ReasonField id={id} />
       {/* Above its default, or looser than a budget archived in the last 24 hours over the same members: a raise. */}
       {askKindOf(state) === "budget.create" ? <AskForApproval kind="budget.create" canBreakGlass what="This new budget is a raise" /> : null}

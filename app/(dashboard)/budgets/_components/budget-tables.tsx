@@ -23,7 +23,9 @@ export function MembersTable({ members, currency }: { members: MemberShare[]; cu
         header: "Endpoint",
         cell: (m) => (
           <span className="break-all">
-            <Link href={`/endpoints/${encodeURIComponent(m.key)}`} className="font-mono text-xs underline underline-offset-2">{m.key}</Link>
+            <Link href={`/endpoints/${encodeURIComponent(m.key)}`} className="font-mono text-xs underline underline-offset-2">
+              {m.key}
+            </Link>
             {m.archived ? <span className="ml-1 text-xs text-zinc-500">(archived)</span> : null}
           </span>
         ),
@@ -67,7 +69,12 @@ export function OverridesTable({ overrides, currency }: { overrides: { rows: Bud
     empty: <p className="text-sm text-zinc-600 dark:text-zinc-400">No account has a value of its own.</p>,
     columns: [
       { header: "Account", cell: (o) => <AccountLink account={o.caller} /> },
-      { header: "Value", className: "text-right", cellClassName: "tabular-nums", cell: (o) => (o.value === 0 ? "0 (blocked)" : <Money micros={o.value} currency={currency} />) },
+      {
+        header: "Value",
+        className: "text-right",
+        cellClassName: "tabular-nums",
+        cell: (o) => (o.value === 0 ? "0 (blocked)" : <Money micros={o.value} currency={currency} />),
+      },
       { header: "Reason", cell: (o) => o.reason },
     ],
   };
@@ -87,7 +94,9 @@ export function AlertsList({ alerts }: { alerts: Alert[] }) {
     <ul className="space-y-2 text-sm" aria-label="Budget alerts">
       {alerts.map((a) => (
         <li key={a.id} className="break-words" data-testid="budget-alert">
-          <time className="text-xs tabular-nums text-zinc-600 dark:text-zinc-400" dateTime={a.createdAt.toISOString()}>{formatDateTime(a.createdAt)}</time>{" "}
+          <time className="text-xs tabular-nums text-zinc-600 dark:text-zinc-400" dateTime={a.createdAt.toISOString()}>
+            {formatDateTime(a.createdAt)}
+          </time>{" "}
           {a.message}
           {a.acknowledgedAt ? <span className="text-xs text-zinc-500"> · acknowledged by {a.acknowledgedBy ?? "unknown"}</span> : null}
         </li>

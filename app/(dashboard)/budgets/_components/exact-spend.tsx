@@ -21,10 +21,16 @@ export function ExactSpend({ budget: b }: ExactSpendProps) {
       {b.scope === "account" ? (
         ", every account together"
       ) : left >= 0 ? (
-        <> · {exact(left)} left of {exact(b.value)}</>
+        <>
+          {" "}
+          · {exact(left)} left of {exact(b.value)}
+        </>
       ) : (
         // An overrun may settle past the value: say by how much rather than "0 left".
-        <> · {exact(-left)} above the value of {exact(b.value)}</>
+        <>
+          {" "}
+          · {exact(-left)} above the value of {exact(b.value)}
+        </>
       )}
     </span>
   );

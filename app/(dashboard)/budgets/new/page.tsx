@@ -22,8 +22,8 @@ export default async function NewBudgetPage() {
         <h1 className="text-2xl font-semibold tracking-tight">New budget</h1>
         <p className="text-sm text-zinc-600 dark:text-zinc-400">
           A hard limit in money across several endpoints, charged in the same step as their ceilings: a call it refuses costs nothing anywhere. The same can be
-          done as a reviewed file: the catalog file&apos;s <code className="font-mono">budgets</code> list, then <code className="font-mono">npm run ceilings -- plan</code>{" "}
-          and <code className="font-mono">apply</code>.
+          done as a reviewed file: the catalog file&apos;s <code className="font-mono">budgets</code> list, then{" "}
+          <code className="font-mono">npm run ceilings -- plan</code> and <code className="font-mono">apply</code>.
         </p>
       </div>
       <NewBudgetForm options={options} />

@@ -12,7 +12,12 @@ export type ChangesView = { pending: ChangeRequestView[]; decided: ChangeRequest
 export function RequestCard({ request, now }: { request: ChangeRequestView; now: Date }) {
   const attention = request.state === "pending" || (request.breakGlass && request.acknowledgedAt === null);
   return (
-    <article className={`${cardClass} ${attention ? "border-amber-300 dark:border-amber-800" : ""}`} data-testid="change-request-row" data-request-id={request.id} data-state={request.state}>
+    <article
+      className={`${cardClass} ${attention ? "border-amber-300 dark:border-amber-800" : ""}`}
+      data-testid="change-request-row"
+      data-request-id={request.id}
+      data-state={request.state}
+    >
       <ChangeRequestFacts request={request} now={now} link />
     </article>
   );
@@ -24,39 +29,56 @@ export function ChangesPageView({ view, now }: { view: ChangesView; now: Date })
       <div>
         <h1 className="text-2xl font-semibold tracking-tight">Change requests</h1>
         <p className="text-sm text-zinc-600 dark:text-zinc-400">
-          Lowering spend takes one person; raising it takes two. A raise is asked here and applied when a second admin approves it; a request expires 24 hours after it is asked.
+          Lowering spend takes one person; raising it takes two. A raise is asked here and applied when a second admin approves it; a request expires 24 hours
+          after it is asked.
         </p>
       </div>
       {view.cursor === null ? (
         <section aria-labelledby="pending-title" className="space-y-3">
-          <h2 id="pending-title" className="text-lg font-semibold">Pending ({view.pending.length})</h2>
+          <h2 id="pending-title" className="text-lg font-semibold">
+            Pending ({view.pending.length})
+          </h2>
           {view.pending.length === 0 ? (
-            <p className="text-sm text-zinc-600 dark:text-zinc-400" data-testid="no-pending-requests">Nothing is waiting for a second admin.</p>
+            <p className="text-sm text-zinc-600 dark:text-zinc-400" data-testid="no-pending-requests">
+              Nothing is waiting for a second admin.
+            </p>
           ) : (
             <ul className="space-y-3" aria-label="Pending requests">
               {view.pending.map((r) => (
-                <li key={r.id}><RequestCard request={r} now={now} /></li>
+                <li key={r.id}>
+                  <RequestCard request={r} now={now} />
+                </li>
               ))}
             </ul>
           )}
         </section>
       ) : null}
       <section aria-labelledby="decided-title" className="space-y-3">
-        <h2 id="decided-title" className="text-lg font-semibold">Decided</h2>
+        <h2 id="decided-title" className="text-lg font-semibold">
+          Decided
+        </h2>
         <p className="text-sm text-zinc-600 dark:text-zinc-400">Applied, rejected, stale, expired, cancelled and break glass, newest first.</p>
         {view.decided.length === 0 ? (
           <p className="text-sm text-zinc-600 dark:text-zinc-400">{view.cursor ? "No older requests." : "No request has been decided yet."}</p>
         ) : (
           <ul className="space-y-3" aria-label="Decided requests">
             {view.decided.map((r) => (
-              <li key={r.id}><RequestCard request={r} now={now} /></li>
+              <li key={r.id}>
+                <RequestCard request={r} now={now} />
+              </li>
             ))}
           </ul>
         )}
         <div className="flex gap-2">
-          {view.cursor ? <Link href="/changes" className={secondaryButtonClass}>Newest</Link> : null}
+          {view.cursor ? (
+            <Link href="/changes" className={secondaryButtonClass}>
+              Newest
+            </Link>
+          ) : null}
           {view.nextCursor ? (
-            <Link href={`/changes?before=${view.nextCursor}`} className={secondaryButtonClass} data-testid="changes-older">Older</Link>
+            <Link href={`/changes?before=${view.nextCursor}`} className={secondaryButtonClass} data-testid="changes-older">
+              Older
+            </Link>
           ) : null}
         </div>
       </section>

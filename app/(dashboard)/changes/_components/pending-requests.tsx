@@ -10,16 +10,29 @@ import { RequestButton } from "./request-controls";
 export function PendingRequests({ requests, now, title = "Waiting for a second admin" }: { requests: ChangeRequestView[]; now: Date; title?: string }) {
   if (requests.length === 0) return null;
   return (
-    <section aria-label={title} className={`${cardClass} space-y-2 border-amber-300 dark:border-amber-800`} data-testid="pending-requests" data-count={requests.length}>
+    <section
+      aria-label={title}
+      className={`${cardClass} space-y-2 border-amber-300 dark:border-amber-800`}
+      data-testid="pending-requests"
+      data-count={requests.length}
+    >
       <div className="flex flex-wrap items-baseline justify-between gap-2">
-        <h2 className="text-base font-semibold">{title}: {requests.length}</h2>
-        <Link href="/changes" className="text-sm underline underline-offset-2">All change requests</Link>
+        <h2 className="text-base font-semibold">
+          {title}: {requests.length}
+        </h2>
+        <Link href="/changes" className="text-sm underline underline-offset-2">
+          All change requests
+        </Link>
       </div>
       <ul className="space-y-1 text-sm">
         {requests.map((r) => (
           <li key={r.id} className="flex flex-wrap justify-between gap-x-3" data-testid="change-request-row" data-request-id={r.id}>
-            <Link href={`/changes/${r.id}`} className="break-words font-medium underline underline-offset-2">#{r.id} {r.summary}</Link>
-            <span className="text-zinc-600 dark:text-zinc-400">by {r.requestedBy}, {timingText(r, now)}</span>
+            <Link href={`/changes/${r.id}`} className="break-words font-medium underline underline-offset-2">
+              #{r.id} {r.summary}
+            </Link>
+            <span className="text-zinc-600 dark:text-zinc-400">
+              by {r.requestedBy}, {timingText(r, now)}
+            </span>
           </li>
         ))}
       </ul>
@@ -39,7 +52,9 @@ export function UnacknowledgedBreakGlass({ requests, viewerId, isAdmin }: { requ
           return (
             <li key={r.id} className="flex flex-wrap items-start justify-between gap-2" data-testid="break-glass-row" data-request-id={r.id}>
               <div className="min-w-0">
-                <Link href={`/changes/${r.id}`} className="break-words font-medium underline underline-offset-2">#{r.id} {r.summary}</Link>
+                <Link href={`/changes/${r.id}`} className="break-words font-medium underline underline-offset-2">
+                  #{r.id} {r.summary}
+                </Link>
                 <p className="break-words text-zinc-600 dark:text-zinc-400">
                   by {r.requestedBy}: {r.reason}
                   {end ? ` (${end})` : ""}

@@ -39,8 +39,18 @@ function DecisionForm({ id, decision }: { id: number; decision: "approve" | "rej
     <form action={action} className="space-y-2">
       <input type="hidden" name="id" value={id} />
       <div>
-        <label htmlFor={`${field}-note`} className={labelClass}>{approve ? "Note (optional)" : "Why it is rejected (required)"}</label>
-        <input id={`${field}-note`} name="note" type="text" maxLength={500} autoComplete="off" className={inputClass} data-testid={approve ? "approve-note" : "decision-note"} />
+        <label htmlFor={`${field}-note`} className={labelClass}>
+          {approve ? "Note (optional)" : "Why it is rejected (required)"}
+        </label>
+        <input
+          id={`${field}-note`}
+          name="note"
+          type="text"
+          maxLength={500}
+          autoComplete="off"
+          className={inputClass}
+          data-testid={approve ? "approve-note" : "decision-note"}
+        />
       </div>
       <button type="submit" disabled={!hydrated || acting} className={approve ? buttonClass : dangerButtonClass} data-testid={`${decision}-request`}>
         {approve ? (acting ? "Approving…" : "Approve and apply") : acting ? "Rejecting…" : "Reject"}

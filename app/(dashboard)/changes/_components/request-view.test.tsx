@@ -16,14 +16,39 @@ const OLA = 3;
 
 function request(over: Partial<ChangeRequest> = {}): ChangeRequest {
   return {
-    id: 42, kind: "ceiling.value", endpointId: 5, ceilingId: 9, budgetId: null,
-    change: { ceilingId: 9, value: 1000 }, before: { value: 100, valueBeforeKill: null }, after: { value: 1000, valueBeforeKill: null },
+    id: 42,
+    kind: "ceiling.value",
+    endpointId: 5,
+    ceilingId: 9,
+    budgetId: null,
+    change: { ceilingId: 9, value: 1000 },
+    before: { value: 100, valueBeforeKill: null },
+    after: { value: 1000, valueBeforeKill: null },
     summary: "email.send units/day 100 → 1,000",
-    worstCaseBefore: 100, worstCaseAfter: 1000, worstMoneyBefore: 1_000_000, worstMoneyAfter: 10_000_000, currency: "USD",
-    endsAfterSeconds: 7200, endsAt: null, reason: "launch", requestedById: ANN, requestedBy: "ann@t", requestedVia: "dashboard",
-    requestedAt: new Date("2026-03-10T11:00:00Z"), expiresAt: new Date("2026-03-11T11:00:00Z"), state: "pending", breakGlass: false,
-    decidedById: null, decidedBy: null, decidedAt: null, decisionNote: null, acknowledgedById: null, acknowledgedBy: null, acknowledgedAt: null,
-    endpointKey: "email.send", budgetKey: null,
+    worstCaseBefore: 100,
+    worstCaseAfter: 1000,
+    worstMoneyBefore: 1_000_000,
+    worstMoneyAfter: 10_000_000,
+    currency: "USD",
+    endsAfterSeconds: 7200,
+    endsAt: null,
+    reason: "launch",
+    requestedById: ANN,
+    requestedBy: "ann@t",
+    requestedVia: "dashboard",
+    requestedAt: new Date("2026-03-10T11:00:00Z"),
+    expiresAt: new Date("2026-03-11T11:00:00Z"),
+    state: "pending",
+    breakGlass: false,
+    decidedById: null,
+    decidedBy: null,
+    decidedAt: null,
+    decisionNote: null,
+    acknowledgedById: null,
+    acknowledgedBy: null,
+    acknowledgedAt: null,
+    endpointKey: "email.send",
+    budgetKey: null,
     ...over,
   };
 }
@@ -63,7 +88,16 @@ describe("a change request's page", () => {
   });
 
   it("says plainly that a stale or expired request applied nothing, with what changed", () => {
-    const stale = render(request({ state: "stale", decidedById: BEA, decidedBy: "bea@t", decidedAt: NOW, decisionNote: "what was in force changed since it was asked (value 100 → 80): nothing was applied" }), { staffId: BEA, role: "admin" });
+    const stale = render(
+      request({
+        state: "stale",
+        decidedById: BEA,
+        decidedBy: "bea@t",
+        decidedAt: NOW,
+        decisionNote: "what was in force changed since it was asked (value 100 → 80): nothing was applied",
+      }),
+      { staffId: BEA, role: "admin" },
+    );
     expect(stale).toContain("Stale: what was in force changed since it was asked (value 100 → 80)");
     expect(stale).not.toContain('data-testid="approve-request"');
     const expired = render(request({ state: "expired" }), { staffId: BEA, role: "admin" });
@@ -85,7 +119,15 @@ describe("a change request's page", () => {
 describe("the change requests page", () => {
   it("lists pending first, then decided, each a row", () => {
     const html = renderToStaticMarkup(
-      <ChangesPageView view={{ pending: [request()], decided: [request({ id: 7, state: "rejected", decidedBy: "bea@t", decisionNote: "too much" })], nextCursor: 7, cursor: null }} now={NOW} />,
+      <ChangesPageView
+        view={{
+          pending: [request()],
+          decided: [request({ id: 7, state: "rejected", decidedBy: "bea@t", decisionNote: "too much" })],
+          nextCursor: 7,
+          cursor: null,
+        }}
+        now={NOW}
+      />,
     );
     expect(html.split('data-testid="change-request-row"').length - 1).toBe(2);
     expect(html.indexOf("#42")).toBeLessThan(html.indexOf("#7"));
@@ -104,7 +146,8 @@ describe("the overview's change control", () => {
 
   it("lists every unacknowledged break glass, with Acknowledge for admins other than who broke it", () => {
     const glass = [request({ state: "applied", breakGlass: true, decidedAt: NOW })];
-    const ack = (viewerId: number, isAdmin: boolean) => renderToStaticMarkup(<UnacknowledgedBreakGlass requests={glass} viewerId={viewerId} isAdmin={isAdmin} />);
+    const ack = (viewerId: number, isAdmin: boolean) =>
+      renderToStaticMarkup(<UnacknowledgedBreakGlass requests={glass} viewerId={viewerId} isAdmin={isAdmin} />);
     expect(ack(BEA, true)).toContain('data-testid="acknowledge-break-glass"');
     expect(ack(ANN, true)).not.toContain('data-testid="acknowledge-break-glass"');
     expect(ack(OLA, false)).not.toContain('data-testid="acknowledge-break-glass"');

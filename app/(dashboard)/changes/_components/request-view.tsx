@@ -39,7 +39,9 @@ function outcome(r: ChangeRequest): string | null {
   switch (r.state) {
     case "stale":
       // lib/changes keeps what moved as the decision's note when the approver wrote none.
-      return r.decisionNote ? `Stale: ${r.decisionNote}.` : "Stale: what was in force changed after it was asked, so nothing was applied. Ask again against what is in force now.";
+      return r.decisionNote
+        ? `Stale: ${r.decisionNote}.`
+        : "Stale: what was in force changed after it was asked, so nothing was applied. Ask again against what is in force now.";
     case "expired":
       return `Expired ${formatUtc(r.expiresAt)}: nobody decided within 24 hours, so nothing was applied. Ask again if it is still needed.`;
     case "rejected":
@@ -58,7 +60,9 @@ export function RequestPageView({ request: r, trail, viewer, now }: { request: C
     <div className="space-y-6">
       <div>
         <p className="text-sm">
-          <Link href="/changes" className="text-zinc-600 underline-offset-2 hover:underline dark:text-zinc-400">Change requests</Link>
+          <Link href="/changes" className="text-zinc-600 underline-offset-2 hover:underline dark:text-zinc-400">
+            Change requests
+          </Link>
         </p>
         <h1 className="break-words text-2xl font-semibold tracking-tight">
           {r.breakGlass ? "Break glass" : "Request"} #{r.id}: {kindLabels[r.kind] ?? r.kind}
@@ -66,7 +70,13 @@ export function RequestPageView({ request: r, trail, viewer, now }: { request: C
       </div>
 
       {said ? (
-        <p role="status" className="rounded-md border border-zinc-300 bg-zinc-100 p-3 text-sm dark:border-zinc-700 dark:bg-zinc-800" data-testid="request-outcome">{said}</p>
+        <p
+          role="status"
+          className="rounded-md border border-zinc-300 bg-zinc-100 p-3 text-sm dark:border-zinc-700 dark:bg-zinc-800"
+          data-testid="request-outcome"
+        >
+          {said}
+        </p>
       ) : null}
 
       <section className={cardClass} aria-label="What is asked">
@@ -74,11 +84,15 @@ export function RequestPageView({ request: r, trail, viewer, now }: { request: C
       </section>
 
       <section aria-labelledby="decide-title" className={`${cardClass} space-y-3`}>
-        <h2 id="decide-title" className="text-lg font-semibold">Decision</h2>
+        <h2 id="decide-title" className="text-lg font-semibold">
+          Decision
+        </h2>
         {controls.decide ? <DecideRequestForm id={r.id} /> : null}
         {controls.cancel ? (
           <div className="space-y-2">
-            <p className="text-sm" data-testid="own-request-note">You asked for this: a second admin must approve it. You can withdraw it.</p>
+            <p className="text-sm" data-testid="own-request-note">
+              You asked for this: a second admin must approve it. You can withdraw it.
+            </p>
             <RequestButton id={r.id} kind="cancel" />
           </div>
         ) : null}
@@ -89,12 +103,16 @@ export function RequestPageView({ request: r, trail, viewer, now }: { request: C
           </div>
         ) : null}
         {!controls.decide && !controls.cancel && !controls.acknowledge ? (
-          <p className="text-sm text-zinc-600 dark:text-zinc-400" data-testid="no-decision">{noControlText(r, controls, viewer, now)}</p>
+          <p className="text-sm text-zinc-600 dark:text-zinc-400" data-testid="no-decision">
+            {noControlText(r, controls, viewer, now)}
+          </p>
         ) : null}
       </section>
 
       <section aria-labelledby="trail-title" className="space-y-3">
-        <h2 id="trail-title" className="text-lg font-semibold">Audit trail</h2>
+        <h2 id="trail-title" className="text-lg font-semibold">
+          Audit trail
+        </h2>
         <AuditTable events={trail} caption={`Audit trail of request #${r.id}`} />
       </section>
     </div>
@@ -105,12 +123,14 @@ function noControlText(r: ChangeRequest, c: RequestControls, viewer: Viewer, now
   if (r.state === "pending" && r.expiresAt <= now) return "It has expired: it can no longer be approved.";
   if (r.state === "pending") {
     if (c.ownRequest) return "You asked for this: a second admin must approve it.";
-    if (c.notIndependent && hasRole(viewer.role, "admin")) return `You are not independent of ${r.requestedBy} (${NOT_INDEPENDENT}): another admin must approve or reject it.`;
+    if (c.notIndependent && hasRole(viewer.role, "admin"))
+      return `You are not independent of ${r.requestedBy} (${NOT_INDEPENDENT}): another admin must approve or reject it.`;
     return hasRole(viewer.role, "admin") ? "" : "Waiting for an admin other than who asked to approve or reject it.";
   }
   if (r.breakGlass && r.acknowledgedAt === null) {
     if (c.ownRequest) return "You broke glass: another admin must acknowledge it.";
-    if (c.notIndependent && hasRole(viewer.role, "admin")) return `You are not independent of ${r.requestedBy} (${NOT_INDEPENDENT}): another admin must acknowledge it.`;
+    if (c.notIndependent && hasRole(viewer.role, "admin"))
+      return `You are not independent of ${r.requestedBy} (${NOT_INDEPENDENT}): another admin must acknowledge it.`;
     return "Waiting for an admin to acknowledge it.";
   }
   return "Decided: nothing more to do.";

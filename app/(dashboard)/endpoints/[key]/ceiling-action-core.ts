@@ -28,7 +28,9 @@ const RemoveOverrideForm = z.object({ ceilingId: Id, caller: z.string().max(200)
 const pages = (endpointKey: string) => ["/", `/endpoints/${endpointKey}`];
 
 export const adjustCeilingCore = defineAction({
-  role: "admin", boundary: "ceiling.adjust", input: AdjustForm,
+  role: "admin",
+  boundary: "ceiling.adjust",
+  input: AdjustForm,
   run: async ({ actor, db }, input) => {
     const r = await adjustCeiling(db, { ...input, actor });
     const clamp = r.clamped ? ` (you typed ${input.input.trim()}; clamped to the ${r.clamped === "max" ? "maximum" : "minimum"})` : "";
@@ -43,7 +45,9 @@ export const adjustCeilingCore = defineAction({
 });
 
 export const setBoundsCore = defineAction({
-  role: "admin", boundary: "ceiling.bounds", input: BoundsForm,
+  role: "admin",
+  boundary: "ceiling.bounds",
+  input: BoundsForm,
   run: async ({ actor, db }, input) => {
     const r = await setBounds(db, { ...input, actor });
     const moved = r.valueClamped ? ` The value moved from ${formatCount(r.previousValue)} to ${formatCount(r.value)} to fit.` : "";
@@ -52,7 +56,9 @@ export const setBoundsCore = defineAction({
 });
 
 export const setOverrideCore = defineAction({
-  role: "admin", boundary: "ceiling.override", input: OverrideForm,
+  role: "admin",
+  boundary: "ceiling.override",
+  input: OverrideForm,
   run: async ({ actor, db }, input) => {
     const r = await setOverride(db, { ...input, actor });
     const applied = r.applied ?? 0;
@@ -65,7 +71,9 @@ export const setOverrideCore = defineAction({
 });
 
 export const removeOverrideCore = defineAction({
-  role: "admin", boundary: "ceiling.override_remove", input: RemoveOverrideForm,
+  role: "admin",
+  boundary: "ceiling.override_remove",
+  input: RemoveOverrideForm,
   run: async ({ actor, db }, input) => {
     const r = await removeOverride(db, { ...input, actor });
     return { message: `${r.caller} is back on the ceiling's own value.`, revalidate: pages(r.endpointKey) };

@@ -32,7 +32,6 @@ import { getProviderCap, standingSecondCapVerdict } from "@/lib/reconciliation/s
 import { ReconciliationSection } from "./_components/reconciliation-section";
 import { SecondCapCard } from "./_components/second-cap-card";
 
-
 export const dynamic = "force-dynamic";
 
 type Params = { params: Promise<{ key: string }> };
@@ -74,7 +73,9 @@ export default async function EndpointPage({ params }: Params) {
       <div className="flex flex-wrap items-start justify-between gap-3">
         <div className="min-w-0">
           <p className="text-sm">
-            <Link href="/" className="text-zinc-600 underline-offset-2 hover:underline dark:text-zinc-400">Overview</Link>
+            <Link href="/" className="text-zinc-600 underline-offset-2 hover:underline dark:text-zinc-400">
+              Overview
+            </Link>
           </p>
           <h1 className="break-all font-mono text-2xl font-semibold tracking-tight">{detail.key}</h1>
           <p className="text-sm text-zinc-600 dark:text-zinc-400">{detail.name}</p>
@@ -91,14 +92,23 @@ export default async function EndpointPage({ params }: Params) {
       </div>
 
       {archived ? (
-        <p role="status" className="rounded-md border border-zinc-300 bg-zinc-100 p-3 text-sm dark:border-zinc-700 dark:bg-zinc-800" data-testid="archived-banner">
+        <p
+          role="status"
+          className="rounded-md border border-zinc-300 bg-zinc-100 p-3 text-sm dark:border-zinc-700 dark:bg-zinc-800"
+          data-testid="archived-banner"
+        >
           Archived{detail.archivedAt ? ` on ${formatUtc(detail.archivedAt)}` : ""} by {detail.archivedBy ?? "unknown"}: every reservation is refused as{" "}
           <code className="font-mono">endpoint_archived</code> (HTTP 410) and nothing is charged. Its history, charts and refusals stay below.
         </p>
       ) : null}
 
       {!archived && detail.budgetStops.length > 0 ? (
-        <section role="status" aria-label="Stopped by a budget" className="rounded-md border border-red-300 bg-red-50 p-3 dark:border-red-800 dark:bg-red-950/40" data-testid="budget-stops">
+        <section
+          role="status"
+          aria-label="Stopped by a budget"
+          className="rounded-md border border-red-300 bg-red-50 p-3 dark:border-red-800 dark:bg-red-950/40"
+          data-testid="budget-stops"
+        >
           <BudgetStops stops={detail.budgetStops} now={now} />
         </section>
       ) : null}
@@ -109,19 +119,29 @@ export default async function EndpointPage({ params }: Params) {
       {endpointReadiness ? <ReadinessCard readiness={endpointReadiness} /> : null}
 
       <section aria-labelledby="plan-title" className={`${cardClass} space-y-2 text-sm`}>
-        <h2 id="plan-title" className="text-lg font-semibold">Plan</h2>
+        <h2 id="plan-title" className="text-lg font-semibold">
+          Plan
+        </h2>
         <dl className="grid gap-x-6 gap-y-1 sm:grid-cols-[max-content_1fr]">
           <dt className="text-zinc-600 dark:text-zinc-400">Plan allowance</dt>
-          <dd>{detail.planAllowance === null ? "none set" : `${formatCount(detail.planAllowance)} ${unitLabel(detail.unit, detail.planAllowance)} per billing month`}</dd>
+          <dd>
+            {detail.planAllowance === null
+              ? "none set"
+              : `${formatCount(detail.planAllowance)} ${unitLabel(detail.unit, detail.planAllowance)} per billing month`}
+          </dd>
           <dt className="text-zinc-600 dark:text-zinc-400">Default daily ceiling</dt>
           <dd data-testid="derived-default">{detail.derivedDefault ? detail.derivedDefault.sentence : "no plan allowance to derive one from"}</dd>
           <dt className="text-zinc-600 dark:text-zinc-400">Price</dt>
           <dd data-testid="endpoint-price">
             {describeParts(detail.parts, detail.currency, detail.unit, unitLabel(detail.unit, 1))}
-            {detail.parts.length > 1 ? <span className="text-zinc-600 dark:text-zinc-400"> (money from units alone is at most: every unit at the dearest part)</span> : null}
+            {detail.parts.length > 1 ? (
+              <span className="text-zinc-600 dark:text-zinc-400"> (money from units alone is at most: every unit at the dearest part)</span>
+            ) : null}
           </dd>
           <dt className="text-zinc-600 dark:text-zinc-400">Largest single call</dt>
-          <dd>{formatCount(detail.perCallMax)} {unitLabel(detail.unit, detail.perCallMax)}</dd>
+          <dd>
+            {formatCount(detail.perCallMax)} {unitLabel(detail.unit, detail.perCallMax)}
+          </dd>
         </dl>
         {detail.monthToDate ? (
           <div>
@@ -132,9 +152,13 @@ export default async function EndpointPage({ params }: Params) {
       </section>
 
       <section aria-labelledby="ceilings-title" className="space-y-4">
-        <h2 id="ceilings-title" className="text-lg font-semibold">Ceilings</h2>
+        <h2 id="ceilings-title" className="text-lg font-semibold">
+          Ceilings
+        </h2>
         {!isAdmin ? (
-          <p className="text-sm text-zinc-600 dark:text-zinc-400">Bounds and overrides are changed by admins; operators kill, restore and ask for a higher value, which a second admin approves.</p>
+          <p className="text-sm text-zinc-600 dark:text-zinc-400">
+            Bounds and overrides are changed by admins; operators kill, restore and ask for a higher value, which a second admin approves.
+          </p>
         ) : null}
         {detail.ceilings.map((c) => (
           <CeilingCard
@@ -162,12 +186,16 @@ export default async function EndpointPage({ params }: Params) {
       )}
 
       <section aria-labelledby="budgets-title" className="space-y-3" data-testid="endpoint-budgets">
-        <h2 id="budgets-title" className="text-lg font-semibold">Budgets</h2>
+        <h2 id="budgets-title" className="text-lg font-semibold">
+          Budgets
+        </h2>
         {budgets.length === 0 ? (
           <p className="text-sm text-zinc-600 dark:text-zinc-400">This endpoint belongs to no budget: only its own ceilings bound it.</p>
         ) : (
           <>
-            <p className="text-sm text-zinc-600 dark:text-zinc-400">Every reservation here is also charged, in money, to each of these budgets; any of them can refuse it.</p>
+            <p className="text-sm text-zinc-600 dark:text-zinc-400">
+              Every reservation here is also charged, in money, to each of these budgets; any of them can refuse it.
+            </p>
             <BudgetsCompact budgets={budgets} label={`Budgets of ${detail.key}`} />
           </>
         )}
@@ -176,15 +204,23 @@ export default async function EndpointPage({ params }: Params) {
       {/* Throttle: soft, per caller, shown apart from the ceilings because it bounds no spend. */}
       {throttle ? (
         <section aria-labelledby="throttle-title" className="space-y-3">
-          <h2 id="throttle-title" className="text-lg font-semibold">Throttle</h2>
+          <h2 id="throttle-title" className="text-lg font-semibold">
+            Throttle
+          </h2>
           <ThrottlePanel activity={throttle} />
         </section>
       ) : null}
 
       <section aria-labelledby="charts-title" id="spend" className="space-y-4">
-        <h2 id="charts-title" className="text-lg font-semibold">Spend over time</h2>
-        <div className={cardClass}><DailySpendChart ranges={spend.daily} /></div>
-        <div className={cardClass}><MonthToDateChart data={spend.month} /></div>
+        <h2 id="charts-title" className="text-lg font-semibold">
+          Spend over time
+        </h2>
+        <div className={cardClass}>
+          <DailySpendChart ranges={spend.daily} />
+        </div>
+        <div className={cardClass}>
+          <MonthToDateChart data={spend.month} />
+        </div>
       </section>
 
       <ReconciliationSection endpointKey={detail.key} reconciliation={reconciliation} now={now} />
@@ -193,16 +229,24 @@ export default async function EndpointPage({ params }: Params) {
 
       <section aria-labelledby="adjustments-title" className="space-y-3">
         <div className="flex flex-wrap items-baseline justify-between gap-2">
-          <h2 id="adjustments-title" className="text-lg font-semibold">Recent adjustments</h2>
-          <Link href={`/audit?endpoint=${encodeURIComponent(detail.key)}`} className="text-sm underline underline-offset-2">Full audit log</Link>
+          <h2 id="adjustments-title" className="text-lg font-semibold">
+            Recent adjustments
+          </h2>
+          <Link href={`/audit?endpoint=${encodeURIComponent(detail.key)}`} className="text-sm underline underline-offset-2">
+            Full audit log
+          </Link>
         </div>
         <AuditTable events={detail.adjustments} caption={`Recent adjustments of ${detail.key}`} />
       </section>
 
       <section aria-labelledby="refusals-title" className="space-y-3">
         <div className="flex flex-wrap items-baseline justify-between gap-2">
-          <h2 id="refusals-title" className="text-lg font-semibold">Recent refusals</h2>
-          <Link href={`/refusals?endpoint=${encodeURIComponent(detail.key)}`} className="text-sm underline underline-offset-2">All refusals</Link>
+          <h2 id="refusals-title" className="text-lg font-semibold">
+            Recent refusals
+          </h2>
+          <Link href={`/refusals?endpoint=${encodeURIComponent(detail.key)}`} className="text-sm underline underline-offset-2">
+            All refusals
+          </Link>
         </div>
         <RefusalsTable rows={detail.refusals} caption={`Recent refusals of ${detail.key}`} empty="No refusals recorded for this endpoint." />
       </section>

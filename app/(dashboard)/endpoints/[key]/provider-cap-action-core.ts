@@ -27,13 +27,17 @@ async function asDomainError<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (error instanceof z.ZodError) throw new DomainError("invalid_input", error.issues.map((i) => issueLine({ path: i.path.join("."), message: i.message })).join("; "));
+    if (error instanceof z.ZodError)
+      throw new DomainError("invalid_input", error.issues.map((i) => issueLine({ path: i.path.join("."), message: i.message })).join("; "));
     throw error;
   }
 }
 
 export const recordProviderCapCore = defineAction({
-  role: "admin", boundary: "provider_cap.record", rejected: "provider_cap.rejected", input: RecordForm,
+  role: "admin",
+  boundary: "provider_cap.record",
+  rejected: "provider_cap.rejected",
+  input: RecordForm,
   run: async ({ db, actor }, input) => {
     const { endpointKey, ...cap } = input;
     await asDomainError(() => recordProviderCap(db, { endpointKey, input: cap, actor }));
@@ -42,7 +46,9 @@ export const recordProviderCapCore = defineAction({
 });
 
 export const removeProviderCapCore = defineAction({
-  role: "admin", boundary: "provider_cap.remove", input: RemoveForm,
+  role: "admin",
+  boundary: "provider_cap.remove",
+  input: RemoveForm,
   run: async ({ db, actor }, input) => {
     await asDomainError(() => removeProviderCap(db, { endpointKey: input.endpointKey, actor }));
     return { message: `Second cap record of ${input.endpointKey} removed: readiness now says none is recorded.`, revalidate: pages(input.endpointKey) };

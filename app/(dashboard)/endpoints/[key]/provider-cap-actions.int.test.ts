@@ -55,7 +55,14 @@ describe.skipIf(skipWithoutDatabase())("second cap server actions", () => {
   }
   const endpoint = () => makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1000 }] });
   const capOf = async (endpointId: number) => (await t.db.select().from(providerCaps).where(eq(providerCaps.endpointId, endpointId)))[0] ?? null;
-  const fields = (key: string, over: Record<string, string> = {}) => ({ endpointKey: key, measure: "money", window: "month", amount: "250.50", setAt: "OpenAI project llm-prod, Settings > Limits", ...over });
+  const fields = (key: string, over: Record<string, string> = {}) => ({
+    endpointKey: key,
+    measure: "money",
+    window: "month",
+    amount: "250.50",
+    setAt: "OpenAI project llm-prod, Settings > Limits",
+    ...over,
+  });
 
   it("a viewer and an operator can neither record nor remove; nothing changes", async () => {
     const e = await endpoint();
@@ -73,8 +80,15 @@ describe.skipIf(skipWithoutDatabase())("second cap server actions", () => {
     const e = await endpoint();
     const admin = await as("admin");
     expect(await recordProviderCapCore(admin, form(fields(e.key)))).toMatchObject({ status: "ok" });
-    expect(await capOf(e.endpointId)).toMatchObject({ measure: "money", window: "month", amount: 250_500_000, setAt: "OpenAI project llm-prod, Settings > Limits" });
-    expect(await recordProviderCapCore(admin, form(fields(e.key, { measure: "units", window: "day", amount: "5000", setAt: "  Twilio console  " })))).toMatchObject({ status: "ok" });
+    expect(await capOf(e.endpointId)).toMatchObject({
+      measure: "money",
+      window: "month",
+      amount: 250_500_000,
+      setAt: "OpenAI project llm-prod, Settings > Limits",
+    });
+    expect(
+      await recordProviderCapCore(admin, form(fields(e.key, { measure: "units", window: "day", amount: "5000", setAt: "  Twilio console  " }))),
+    ).toMatchObject({ status: "ok" });
     expect(await capOf(e.endpointId)).toMatchObject({ measure: "units", window: "day", amount: 5000, setAt: "Twilio console" });
     expect(await removeProviderCapCore(admin, form({ endpointKey: e.key }))).toMatchObject({ status: "ok", message: expect.stringContaining("removed") });
     expect(await capOf(e.endpointId)).toBeNull();

@@ -47,7 +47,10 @@ const CancelForm = z.object({ scheduleId: decimalId("schedule id"), reason: Reas
 const pages = (endpointKey: string) => [`/endpoints/${endpointKey}`];
 
 export const createScheduleCore = defineAction({
-  role: "operator", boundary: "schedule.create", rejected: "schedule.rejected", input: CreateForm,
+  role: "operator",
+  boundary: "schedule.create",
+  rejected: "schedule.rejected",
+  input: CreateForm,
   run: async ({ staff, db }, input) => {
     const s = await createSchedule(db, {
       endpointKey: input.endpointKey,
@@ -66,7 +69,9 @@ export const createScheduleCore = defineAction({
 });
 
 export const cancelScheduleCore = defineAction({
-  role: "operator", boundary: "schedule.cancel", input: CancelForm,
+  role: "operator",
+  boundary: "schedule.cancel",
+  input: CancelForm,
   run: async ({ staff, db }, input) => {
     const s = await cancelSchedule(db, { id: input.scheduleId, by: requester(staff), reason: input.reason });
     return { message: `Schedule #${s.id} cancelled: it will not run.`, revalidate: ["/"] };

@@ -28,7 +28,9 @@ describe.skipIf(skipWithoutDatabase())("schedule server actions", () => {
   it("a viewer can neither schedule nor cancel; nothing changes", async () => {
     const e = await endpoint();
     const viewer = await as("viewer");
-    expect(await createScheduleCore(viewer, form({ endpointKey: e.key, action: "kill", repeat: "once", runAt: later(), reason: "r" }))).toMatchObject({ status: "error" });
+    expect(await createScheduleCore(viewer, form({ endpointKey: e.key, action: "kill", repeat: "once", runAt: later(), reason: "r" }))).toMatchObject({
+      status: "error",
+    });
     const s = await createScheduleCore(await as("operator"), form({ endpointKey: e.key, action: "kill", repeat: "once", runAt: later(), reason: "r" }));
     expect(s).toMatchObject({ status: "ok" });
     const [row] = await schedulesOf(e.endpointId);
@@ -40,14 +42,27 @@ describe.skipIf(skipWithoutDatabase())("schedule server actions", () => {
     const e = await endpoint();
     const operator = await as("operator");
     const ceilingId = String(e.ceilingIds[0]);
-    expect(await createScheduleCore(operator, form({ endpointKey: e.key, ceilingId, action: "value", value: "10", repeat: "daily", timeOfDay: "22:00", reason: "nights" }))).toMatchObject({
+    expect(
+      await createScheduleCore(
+        operator,
+        form({ endpointKey: e.key, ceilingId, action: "value", value: "10", repeat: "daily", timeOfDay: "22:00", reason: "nights" }),
+      ),
+    ).toMatchObject({
       status: "error",
       error: expect.stringContaining("only an admin may schedule a new value"),
     });
     expect(await schedulesOf(e.endpointId)).toEqual([]);
     const admin = await as("admin");
-    expect(await createScheduleCore(admin, form({ endpointKey: e.key, ceilingId, action: "value", value: "10", repeat: "daily", timeOfDay: "22:00", reason: "nights" }))).toMatchObject({ status: "ok" });
-    const kill = await createScheduleCore(operator, form({ endpointKey: e.key, ceilingId: "", action: "kill", repeat: "once", runAt: later(), reason: "maintenance" }));
+    expect(
+      await createScheduleCore(
+        admin,
+        form({ endpointKey: e.key, ceilingId, action: "value", value: "10", repeat: "daily", timeOfDay: "22:00", reason: "nights" }),
+      ),
+    ).toMatchObject({ status: "ok" });
+    const kill = await createScheduleCore(
+      operator,
+      form({ endpointKey: e.key, ceilingId: "", action: "kill", repeat: "once", runAt: later(), reason: "maintenance" }),
+    );
     expect(kill).toMatchObject({ status: "ok", message: expect.stringContaining("kill scheduled at") });
     const [row] = (await schedulesOf(e.endpointId)).filter((s) => s.action === "kill");
     expect(await cancelScheduleCore(operator, form({ scheduleId: String(row?.id), reason: "done early" }))).toMatchObject({ status: "ok" });
@@ -73,7 +88,12 @@ describe.skipIf(skipWithoutDatabase())("schedule server actions", () => {
     expect(await schedulesOf(e.endpointId)).toEqual([]);
     const rejected = await t.db.select().from(auditEvents).where(eq(auditEvents.action, "schedule.rejected"));
     expect(rejected.length).toBeGreaterThanOrEqual(3);
-    expect(await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "schedule.rejected"), eq(auditEvents.endpointId, e.endpointId)))).not.toEqual([]);
+    expect(
+      await t.db
+        .select()
+        .from(auditEvents)
+        .where(and(eq(auditEvents.action, "schedule.rejected"), eq(auditEvents.endpointId, e.endpointId))),
+    ).not.toEqual([]);
   });
 
   it("a scheduled raise of 5x or more is typed twice in the form too", async () => {

@@ -109,7 +109,16 @@ export function CeilingRowFields({
       <label htmlFor={`${id}-${field}`} className={labelClass}>
         {label}
       </label>
-      <input id={`${id}-${field}`} type="text" inputMode="numeric" autoComplete="off" value={row[field]} onChange={set(field)} className={inputClass} aria-describedby={hint ? `${id}-${field}-hint` : undefined} />
+      <input
+        id={`${id}-${field}`}
+        type="text"
+        inputMode="numeric"
+        autoComplete="off"
+        value={row[field]}
+        onChange={set(field)}
+        className={inputClass}
+        aria-describedby={hint ? `${id}-${field}-hint` : undefined}
+      />
       {hint ? (
         <p id={`${id}-${field}-hint`} className="text-xs text-zinc-600 dark:text-zinc-400">
           {hint}
@@ -123,14 +132,18 @@ export function CeilingRowFields({
       <legend className="px-1 text-sm font-medium">Ceiling</legend>
       <div className="grid gap-3 sm:grid-cols-3">
         <div>
-          <label htmlFor={`${id}-metric`} className={labelClass}>Metric</label>
+          <label htmlFor={`${id}-metric`} className={labelClass}>
+            Metric
+          </label>
           <select id={`${id}-metric`} value={row.metric} onChange={set("metric")} className={inputClass}>
             <option value="units">units</option>
             <option value="calls">calls</option>
           </select>
         </div>
         <div>
-          <label htmlFor={`${id}-scope`} className={labelClass}>Scope</label>
+          <label htmlFor={`${id}-scope`} className={labelClass}>
+            Scope
+          </label>
           <select id={`${id}-scope`} value={row.scope} onChange={set("scope")} className={inputClass}>
             <option value="global">global (all callers)</option>
             <option value="caller">per caller (billing account)</option>
@@ -138,7 +151,9 @@ export function CeilingRowFields({
           </select>
         </div>
         <div>
-          <label htmlFor={`${id}-window`} className={labelClass}>Window</label>
+          <label htmlFor={`${id}-window`} className={labelClass}>
+            Window
+          </label>
           <select id={`${id}-window`} value={row.window} onChange={set("window")} className={inputClass}>
             <option value="utc_day">UTC day</option>
             <option value="billing_month">billing month</option>
@@ -150,7 +165,9 @@ export function CeilingRowFields({
         <div className="grid gap-3 sm:grid-cols-3">
           {input("windowSeconds", "Cooldown seconds", "86400 is 24 hours")}
           <div>
-            <label htmlFor={`${id}-destinationKind`} className={labelClass}>Destination is</label>
+            <label htmlFor={`${id}-destinationKind`} className={labelClass}>
+              Destination is
+            </label>
             <select id={`${id}-destinationKind`} value={row.destinationKind} onChange={set("destinationKind")} className={inputClass}>
               <option value="">recognised from the value</option>
               <option value="email">an email address</option>

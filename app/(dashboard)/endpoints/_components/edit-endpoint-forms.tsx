@@ -17,7 +17,6 @@ const addCeilingAction = runAction.bind(null, "ceiling.add");
 const setAlertThresholdsAction = runAction.bind(null, "ceiling.update");
 const updateEndpointAction = runAction.bind(null, "endpoint.update");
 
-
 function ReasonAndConfirm({ state, id }: { state: ActionState; id: string }) {
   const needsConfirm = state.status === "error" && state.code === "confirmation_required";
   return (
@@ -56,20 +55,44 @@ export function EditEndpointForm({ endpointKey, version, initial }: { endpointKe
       <EndpointFieldInputs value={fields} onChange={setFields} state={state} />
       <ReasonAndConfirm state={state} id={id} />
       {perCallMaxRaised ? (
-        <AskForApproval kind="endpoint.per_call_max" canBreakGlass hasConfirm={state.status === "error" && state.code === "confirmation_required"} what="A larger per-call max is a raise (asked alone: save the other fields without it)" />
+        <AskForApproval
+          kind="endpoint.per_call_max"
+          canBreakGlass
+          hasConfirm={state.status === "error" && state.code === "confirmation_required"}
+          what="A larger per-call max is a raise (asked alone: save the other fields without it)"
+        />
       ) : null}
-      {pricesLowered ? <AskForApproval kind="endpoint.prices" canBreakGlass what="A lower price where a budget charges this endpoint is a raise (asked alone: save the other fields without it)" /> : null}
+      {pricesLowered ? (
+        <AskForApproval
+          kind="endpoint.prices"
+          canBreakGlass
+          what="A lower price where a budget charges this endpoint is a raise (asked alone: save the other fields without it)"
+        />
+      ) : null}
       {billingDayMoved ? (
-        <AskForApproval kind="endpoint.billing_day" canBreakGlass what="A new billing day starts a new billing month for this endpoint's monthly ceilings, forgiving what they counted: it is a raise (asked alone: save the other fields without it)" />
+        <AskForApproval
+          kind="endpoint.billing_day"
+          canBreakGlass
+          what="A new billing day starts a new billing month for this endpoint's monthly ceilings, forgiving what they counted: it is a raise (asked alone: save the other fields without it)"
+        />
       ) : null}
-      <SubmitButton pending={pending} pendingLabel="Saving…" testId="save-endpoint">Save endpoint</SubmitButton>
+      <SubmitButton pending={pending} pendingLabel="Saving…" testId="save-endpoint">
+        Save endpoint
+      </SubmitButton>
       <ActionMessage state={state} testId="save-endpoint" />
     </form>
   );
 }
 
 function whatIfFields(endpointKey: string, row: CeilingRowText): Record<string, string> {
-  return { target: "new-ceiling", endpointKey, metric: row.metric, scope: row.scope, window: row.window, ...(row.window === "first_hit" ? { windowSeconds: row.windowSeconds.trim() } : {}) };
+  return {
+    target: "new-ceiling",
+    endpointKey,
+    metric: row.metric,
+    scope: row.scope,
+    window: row.window,
+    ...(row.window === "first_hit" ? { windowSeconds: row.windowSeconds.trim() } : {}),
+  };
 }
 
 export function AddCeilingForm({ endpointKey, preview }: { endpointKey: string; preview: EndpointFieldsText }) {
@@ -88,11 +111,19 @@ export function AddCeilingForm({ endpointKey, preview }: { endpointKey: string; 
         ceiling and remove the old one: a window in progress is never reinterpreted.
       </p>
       {/* What the new ceiling would have refused on this endpoint's history ("no history" on a fresh one). */}
-      <WhatIfPanel fields={whatIfFields(endpointKey, row)} value={/^[1-9]\d{0,15}$/.test(row.value.trim()) ? Number(row.value.trim()) : null} unit={row.metric === "calls" ? "calls" : preview.unit || "units"} />
+      <WhatIfPanel
+        fields={whatIfFields(endpointKey, row)}
+        value={/^[1-9]\d{0,15}$/.test(row.value.trim()) ? Number(row.value.trim()) : null}
+        unit={row.metric === "calls" ? "calls" : preview.unit || "units"}
+      />
       <ReasonAndConfirm state={state} id={id} />
       {/* A new ceiling above its default is a raise: the server says so (approval_required), then it can be asked. */}
-      {state.status === "error" && state.code === "approval_required" ? <AskForApproval kind="ceiling.add" canBreakGlass hasConfirm={false} what="A new ceiling above its default is a raise" /> : null}
-      <SubmitButton pending={pending} pendingLabel="Adding…" testId="add-ceiling">Add ceiling</SubmitButton>
+      {state.status === "error" && state.code === "approval_required" ? (
+        <AskForApproval kind="ceiling.add" canBreakGlass hasConfirm={false} what="A new ceiling above its default is a raise" />
+      ) : null}
+      <SubmitButton pending={pending} pendingLabel="Adding…" testId="add-ceiling">
+        Add ceiling
+      </SubmitButton>
       <ActionMessage state={state} testId="add-ceiling" />
     </form>
   );

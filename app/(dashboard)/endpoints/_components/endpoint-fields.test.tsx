@@ -27,7 +27,11 @@ describe("the endpoint form's priced parts", () => {
       <EndpointFieldInputs
         value={fields}
         onChange={() => {}}
-        state={{ status: "error", error: "parts[1].price must be …", fieldErrors: { "parts[1].price": "price must be a plain decimal of the currency per unit, such as 0.0000025, got '0.5abc'" } }}
+        state={{
+          status: "error",
+          error: "parts[1].price must be …",
+          fieldErrors: { "parts[1].price": "price must be a plain decimal of the currency per unit, such as 0.0000025, got '0.5abc'" },
+        }}
       />,
     );
     expect(html).toContain("$2.50 per 1M tokens");
@@ -39,19 +43,35 @@ describe("the endpoint form's priced parts", () => {
   });
 
   it("keeps at least one part: the only part cannot be removed", () => {
-    const html = renderToStaticMarkup(<EndpointFieldInputs value={{ ...fields, parts: [{ name: "units", price: "0.0079" }], unit: "messages" }} onChange={() => {}} state={{ status: "idle" }} />);
+    const html = renderToStaticMarkup(
+      <EndpointFieldInputs
+        value={{ ...fields, parts: [{ name: "units", price: "0.0079" }], unit: "messages" }}
+        onChange={() => {}}
+        state={{ status: "idle" }}
+      />,
+    );
     expect(html).toContain("$0.0079 per message");
     expect(html).toMatch(/<button[^>]*disabled=""[^>]*data-testid="remove-part-0"/);
   });
 
   it("fills the edit form from the database exactly, and previews only prices that read", () => {
-    expect(partRowsOf([{ name: "input", pricePico: 3_000_000 }, { name: "output", pricePico: 15_000_000 }])).toEqual([
+    expect(
+      partRowsOf([
+        { name: "input", pricePico: 3_000_000 },
+        { name: "output", pricePico: 15_000_000 },
+      ]),
+    ).toEqual([
       { name: "input", price: "0.000003" },
       { name: "output", price: "0.000015" },
     ]);
     // A worst case is never stated from a part left out: no preview until every price reads.
     expect(previewParts(fields.parts)).toBeUndefined();
-    expect(previewParts([{ name: "input", price: "0.0000025" }, { name: "output", price: "0.00001" }])).toEqual([
+    expect(
+      previewParts([
+        { name: "input", price: "0.0000025" },
+        { name: "output", price: "0.00001" },
+      ]),
+    ).toEqual([
       { name: "input", pricePico: 2_500_000 },
       { name: "output", pricePico: 10_000_000 },
     ]);

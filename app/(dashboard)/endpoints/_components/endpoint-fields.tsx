@@ -80,13 +80,14 @@ function PartRows({ value, onChange, state }: { value: EndpointFieldsText; onCha
   const rows = value.parts;
   const unit = value.unit.trim() || "units";
   const currency = /^[A-Z]{3}$/.test(value.currency) ? value.currency : "USD";
-  const set = (i: number, field: keyof PartRowText) => (e: { target: { value: string } }) => onChange(rows.map((r, j) => (j === i ? { ...r, [field]: e.target.value } : r)));
+  const set = (i: number, field: keyof PartRowText) => (e: { target: { value: string } }) =>
+    onChange(rows.map((r, j) => (j === i ? { ...r, [field]: e.target.value } : r)));
   return (
     <fieldset className="space-y-2 sm:col-span-2" data-testid="part-rows">
       <legend className={labelClass}>Price per unit, by part</legend>
       <p className="text-xs text-zinc-600 dark:text-zinc-400">
-        A decimal of the currency for one unit, exact to 12 places: 0.0079 an SMS, 0.0000025 a token ($2.50 per 1M). Several parts (input and output tokens)
-        are priced apart; a worst case counts every unit at the dearest part.
+        A decimal of the currency for one unit, exact to 12 places: 0.0079 an SMS, 0.0000025 a token ($2.50 per 1M). Several parts (input and output tokens) are
+        priced apart; a worst case counts every unit at the dearest part.
       </p>
       {rows.map((row, i) => {
         const parsed = parsePrice(row.price);
@@ -97,21 +98,44 @@ function PartRows({ value, onChange, state }: { value: EndpointFieldsText; onCha
               <label htmlFor={`${id}-name-${i}`} className="block text-xs font-medium">
                 Part
               </label>
-              <input id={`${id}-name-${i}`} type="text" autoComplete="off" value={row.name} onChange={set(i, "name")} className={`${inputClass} font-mono`} placeholder="input" />
+              <input
+                id={`${id}-name-${i}`}
+                type="text"
+                autoComplete="off"
+                value={row.name}
+                onChange={set(i, "name")}
+                className={`${inputClass} font-mono`}
+                placeholder="input"
+              />
               <FieldError state={state} name={`parts[${i}].name`} />
             </div>
             <div>
               <label htmlFor={`${id}-price-${i}`} className="block text-xs font-medium">
                 Price of one unit ({currency})
               </label>
-              <input id={`${id}-price-${i}`} type="text" inputMode="decimal" autoComplete="off" value={row.price} onChange={set(i, "price")} className={inputClass} placeholder="0.0000025" />
+              <input
+                id={`${id}-price-${i}`}
+                type="text"
+                inputMode="decimal"
+                autoComplete="off"
+                value={row.price}
+                onChange={set(i, "price")}
+                className={inputClass}
+                placeholder="0.0000025"
+              />
               <p className="text-xs text-zinc-600 dark:text-zinc-400" data-testid={`part-price-preview-${i}`} aria-live="polite">
                 {preview ?? "Type a decimal such as 0.0079"}
               </p>
               <FieldError state={state} name={`parts[${i}].price`} />
             </div>
             <div className="flex items-end">
-              <button type="button" className={secondaryButtonClass} disabled={rows.length <= 1} onClick={() => onChange(rows.filter((_, j) => j !== i))} data-testid={`remove-part-${i}`}>
+              <button
+                type="button"
+                className={secondaryButtonClass}
+                disabled={rows.length <= 1}
+                onClick={() => onChange(rows.filter((_, j) => j !== i))}
+                data-testid={`remove-part-${i}`}
+              >
                 Remove
               </button>
             </div>

@@ -18,7 +18,6 @@ import { ReasonField } from "@/components/reason-field";
 
 const createEndpointAction = runAction.bind(null, "endpoint.create");
 
-
 /** The endpoint fields as numbers where they read, for the live sentences. */
 export function previewFields(f: EndpointFieldsText, key: string): (EndpointFields & { key: string }) | undefined {
   const perCallMax = previewWhole(f.perCallMax);
@@ -78,8 +77,19 @@ export function NewEndpointForm() {
           <label htmlFor={`${id}-key`} className={labelClass}>
             Key
           </label>
-          <input id={`${id}-key`} name="key" type="text" autoComplete="off" value={key} onChange={(e) => setKey(e.target.value)} className={`${inputClass} font-mono`} placeholder="sms.otp" />
-          <p className="text-xs text-zinc-600 dark:text-zinc-400">Lower case, like email.subscribe; what services name in every reservation. It cannot change later.</p>
+          <input
+            id={`${id}-key`}
+            name="key"
+            type="text"
+            autoComplete="off"
+            value={key}
+            onChange={(e) => setKey(e.target.value)}
+            className={`${inputClass} font-mono`}
+            placeholder="sms.otp"
+          />
+          <p className="text-xs text-zinc-600 dark:text-zinc-400">
+            Lower case, like email.subscribe; what services name in every reservation. It cannot change later.
+          </p>
           <FieldError state={state} name="key" />
         </div>
         <EndpointFieldInputs value={fields} onChange={setFields} state={state} />
@@ -89,10 +99,22 @@ export function NewEndpointForm() {
         <div className="flex flex-wrap items-center justify-between gap-2">
           <h2 className="text-base font-semibold">Ceilings</h2>
           <div className="flex flex-wrap gap-2">
-            <button type="button" className={secondaryButtonClass} disabled={!hydrated || allowance === undefined} onClick={propose} data-testid="propose-ceilings">
+            <button
+              type="button"
+              className={secondaryButtonClass}
+              disabled={!hydrated || allowance === undefined}
+              onClick={propose}
+              data-testid="propose-ceilings"
+            >
               Propose from the plan
             </button>
-            <button type="button" className={secondaryButtonClass} disabled={!hydrated} onClick={() => setRows([...rows, { ...emptyCeilingRow }])} data-testid="add-ceiling-row">
+            <button
+              type="button"
+              className={secondaryButtonClass}
+              disabled={!hydrated}
+              onClick={() => setRows([...rows, { ...emptyCeilingRow }])}
+              data-testid="add-ceiling-row"
+            >
               Add a ceiling
             </button>
           </div>
@@ -127,7 +149,9 @@ export function NewEndpointForm() {
 
       <section className={`${cardClass} space-y-3`}>
         <ReasonField id={id} />
-        <SubmitButton pending={pending} pendingLabel="Creating…" testId="create-endpoint">Create endpoint</SubmitButton>
+        <SubmitButton pending={pending} pendingLabel="Creating…" testId="create-endpoint">
+          Create endpoint
+        </SubmitButton>
         <ActionMessage state={state} testId="create-endpoint" />
       </section>
     </form>

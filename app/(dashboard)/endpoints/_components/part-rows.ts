@@ -26,4 +26,3 @@ export function previewParts(rows: readonly PartRowText[]): EndpointPart[] | und
   }
   return parts.length > 0 ? parts : undefined;
 }
-

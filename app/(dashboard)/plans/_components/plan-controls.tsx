@@ -35,7 +35,11 @@ export function NewPlanForm() {
   const router = useRouter();
   // Controlled: a form action resets uncontrolled fields, and a refused key must not cost the rest.
   const [fields, setFields] = useState({ key: "", name: "", description: "", reason: "" });
-  const bind = (name: keyof typeof fields) => ({ name, value: fields[name], onChange: (e: { target: { value: string } }) => setFields((f) => ({ ...f, [name]: e.target.value })) });
+  const bind = (name: keyof typeof fields) => ({
+    name,
+    value: fields[name],
+    onChange: (e: { target: { value: string } }) => setFields((f) => ({ ...f, [name]: e.target.value })),
+  });
   const [state, formAction, pending] = useActionState(createPlanAction, IDLE);
   useEffect(() => {
     if (state.status === "ok" && state.redirectTo) router.push(state.redirectTo);
@@ -47,15 +51,37 @@ export function NewPlanForm() {
           <label htmlFor={`${id}-key`} className={labelClass}>
             Key
           </label>
-          <input id={`${id}-key`} {...bind("key")} type="text" required maxLength={64} autoComplete="off" placeholder="pro" className={`${inputClass} font-mono`} data-testid="plan-key" />
-          <p className="mt-1 text-xs text-zinc-600 dark:text-zinc-400">What the billing service sends to assign it. Lower case letters, digits, &apos;.&apos;, &apos;-&apos;, &apos;_&apos;; it never changes.</p>
+          <input
+            id={`${id}-key`}
+            {...bind("key")}
+            type="text"
+            required
+            maxLength={64}
+            autoComplete="off"
+            placeholder="pro"
+            className={`${inputClass} font-mono`}
+            data-testid="plan-key"
+          />
+          <p className="mt-1 text-xs text-zinc-600 dark:text-zinc-400">
+            What the billing service sends to assign it. Lower case letters, digits, &apos;.&apos;, &apos;-&apos;, &apos;_&apos;; it never changes.
+          </p>
           <FieldError state={state} name="key" />
         </div>
         <div>
           <label htmlFor={`${id}-name`} className={labelClass}>
             Name
           </label>
-          <input id={`${id}-name`} {...bind("name")} type="text" required maxLength={120} autoComplete="off" placeholder="Pro" className={inputClass} data-testid="plan-name" />
+          <input
+            id={`${id}-name`}
+            {...bind("name")}
+            type="text"
+            required
+            maxLength={120}
+            autoComplete="off"
+            placeholder="Pro"
+            className={inputClass}
+            data-testid="plan-name"
+          />
           <FieldError state={state} name="name" />
         </div>
       </div>
@@ -70,7 +96,16 @@ export function NewPlanForm() {
         <label htmlFor={`${id}-reason`} className={labelClass}>
           Reason
         </label>
-        <input id={`${id}-reason`} {...bind("reason")} type="text" required maxLength={500} autoComplete="off" className={inputClass} data-testid="plan-reason" />
+        <input
+          id={`${id}-reason`}
+          {...bind("reason")}
+          type="text"
+          required
+          maxLength={500}
+          autoComplete="off"
+          className={inputClass}
+          data-testid="plan-reason"
+        />
       </div>
       <SubmitButton pending={pending} pendingLabel="Creating…" testId="plan-create">
         Create plan
@@ -95,7 +130,17 @@ export function EditPlanForm({ planKey, name, description, version }: { planKey:
           <label htmlFor={`${id}-name`} className={labelClass}>
             Name
           </label>
-          <input id={`${id}-name`} name="name" type="text" required maxLength={120} value={text.name} onChange={(e) => setText((t) => ({ ...t, name: e.target.value }))} className={inputClass} data-testid="plan-edit-name" />
+          <input
+            id={`${id}-name`}
+            name="name"
+            type="text"
+            required
+            maxLength={120}
+            value={text.name}
+            onChange={(e) => setText((t) => ({ ...t, name: e.target.value }))}
+            className={inputClass}
+            data-testid="plan-edit-name"
+          />
           <FieldError state={state} name="name" />
         </div>
         <ReasonField id={id} />
@@ -104,7 +149,16 @@ export function EditPlanForm({ planKey, name, description, version }: { planKey:
         <label htmlFor={`${id}-description`} className={labelClass}>
           Description
         </label>
-        <textarea id={`${id}-description`} name="description" maxLength={500} rows={2} value={text.description} onChange={(e) => setText((t) => ({ ...t, description: e.target.value }))} className={inputClass} data-testid="plan-edit-description" />
+        <textarea
+          id={`${id}-description`}
+          name="description"
+          maxLength={500}
+          rows={2}
+          value={text.description}
+          onChange={(e) => setText((t) => ({ ...t, description: e.target.value }))}
+          className={inputClass}
+          data-testid="plan-edit-description"
+        />
         <FieldError state={state} name="description" />
       </div>
       <SubmitButton pending={pending} pendingLabel="Saving…" className={secondaryButtonClass} testId="plan-edit-save">
@@ -141,35 +195,87 @@ export function PlanValueForm(props: PlanValueFormProps) {
     }
     return result;
   }, IDLE);
-  const preview = input.trim() === "" ? null : previewPlanValue({ raw: input, of: props.of, previous: props.planValue, own: props.own, ownBeforeKill: props.ownBeforeKill, min: props.min, max: props.max });
+  const preview =
+    input.trim() === ""
+      ? null
+      : previewPlanValue({
+          raw: input,
+          of: props.of,
+          previous: props.planValue,
+          own: props.own,
+          ownBeforeKill: props.ownBeforeKill,
+          min: props.min,
+          max: props.max,
+        });
   const needsConfirmation = (preview?.ok === true && preview.needsConfirmation) || (state.status === "error" && state.code === "confirmation_required");
   const show = (v: number) => (props.of.kind === "money" ? <Money micros={v} currency={props.of.currency} /> : formatCount(v));
   return (
     <form action={formAction} className="space-y-2" data-testid={props.testId}>
       <input type="hidden" name="key" value={props.planKey} />
-      {"ceilingId" in props.target ? <input type="hidden" name="ceilingId" value={props.target.ceilingId} /> : <input type="hidden" name="budget" value={props.target.budget} />}
+      {"ceilingId" in props.target ? (
+        <input type="hidden" name="ceilingId" value={props.target.ceilingId} />
+      ) : (
+        <input type="hidden" name="budget" value={props.target.budget} />
+      )}
       <div className="grid gap-2 sm:grid-cols-2">
         <div>
           <label htmlFor={`${id}-value`} className={labelClass}>
             Plan value{props.of.kind === "money" ? ` (${props.of.currency})` : ""}
           </label>
-          <input id={`${id}-value`} name="input" type="text" inputMode={props.of.kind === "money" ? "decimal" : "numeric"} autoComplete="off" required value={input} onChange={(e) => setInput(e.target.value)} aria-describedby={`${id}-preview`} className={inputClass} data-testid={`${props.testId}-value`} />
+          <input
+            id={`${id}-value`}
+            name="input"
+            type="text"
+            inputMode={props.of.kind === "money" ? "decimal" : "numeric"}
+            autoComplete="off"
+            required
+            value={input}
+            onChange={(e) => setInput(e.target.value)}
+            aria-describedby={`${id}-preview`}
+            className={inputClass}
+            data-testid={`${props.testId}-value`}
+          />
         </div>
         <ReasonField id={id} testId={`${props.testId}-reason`} />
       </div>
-      <p id={`${id}-preview`} aria-live="polite" className={`text-xs ${preview?.ok === false ? "text-red-700 dark:text-red-400" : "text-zinc-600 dark:text-zinc-400"}`} data-testid={`${props.testId}-preview`}>
-        {preview === null ? <>From {show(props.min)} to {show(props.max)}, clamped otherwise; 0 refuses every account on this plan here.</> : preview.ok ? preview.message : preview.error}
+      <p
+        id={`${id}-preview`}
+        aria-live="polite"
+        className={`text-xs ${preview?.ok === false ? "text-red-700 dark:text-red-400" : "text-zinc-600 dark:text-zinc-400"}`}
+        data-testid={`${props.testId}-preview`}
+      >
+        {preview === null ? (
+          <>
+            From {show(props.min)} to {show(props.max)}, clamped otherwise; 0 refuses every account on this plan here.
+          </>
+        ) : preview.ok ? (
+          preview.message
+        ) : (
+          preview.error
+        )}
       </p>
       {needsConfirmation ? (
         <div>
           <label htmlFor={`${id}-confirm`} className={labelClass}>
             Type the value again to confirm
           </label>
-          <input id={`${id}-confirm`} name="confirm" type="text" autoComplete="off" required value={confirm} onChange={(e) => setConfirm(e.target.value)} className={inputClass} data-testid={`${props.testId}-confirm`} />
+          <input
+            id={`${id}-confirm`}
+            name="confirm"
+            type="text"
+            autoComplete="off"
+            required
+            value={confirm}
+            onChange={(e) => setConfirm(e.target.value)}
+            className={inputClass}
+            data-testid={`${props.testId}-confirm`}
+          />
         </div>
       ) : null}
       {/* Above what binds the plan's accounts now: a raise, asked of a second admin. */}
-      {state.status === "error" && state.code === "approval_required" ? <AskForApproval kind="plan.value" canBreakGlass hasConfirm={needsConfirmation} what="A plan value above the one in force is a raise" /> : null}
+      {state.status === "error" && state.code === "approval_required" ? (
+        <AskForApproval kind="plan.value" canBreakGlass hasConfirm={needsConfirmation} what="A plan value above the one in force is a raise" />
+      ) : null}
       <SubmitButton pending={pending} pendingLabel="Saving…" className={secondaryButtonClass} testId={`${props.testId}-save`}>
         Set value
       </SubmitButton>
@@ -179,7 +285,23 @@ export function PlanValueForm(props: PlanValueFormProps) {
 }
 
 /** Asks a second admin for a raise the direct button refused (approval_required): the removal, the default switch, the key flag. */
-export function AskPlanButton({ kind, planKey, extra = {}, label, title, description, testId }: { kind: "plan.value" | "plan.default" | "plan.key_assignable"; planKey: string; extra?: Record<string, string>; label: string; title: string; description: string; testId: string }) {
+export function AskPlanButton({
+  kind,
+  planKey,
+  extra = {},
+  label,
+  title,
+  description,
+  testId,
+}: {
+  kind: "plan.value" | "plan.default" | "plan.key_assignable";
+  planKey: string;
+  extra?: Record<string, string>;
+  label: string;
+  title: string;
+  description: string;
+  testId: string;
+}) {
   return (
     <ConfirmActionButton
       action={askAction}
@@ -225,8 +347,19 @@ export function KeyAssignableControl({ planKey, keyAssignable }: { planKey: stri
 }
 
 /** Removes the plan's value: its accounts get the ceiling's or budget's own again. */
-export function RemovePlanValueButton({ planKey, target, on, testId }: { planKey: string; target: { ceilingId: number } | { budget: string }; on: string; testId: string }) {
-  const fields: Record<string, string> = "ceilingId" in target ? { key: planKey, ceilingId: String(target.ceilingId) } : { key: planKey, budget: target.budget };
+export function RemovePlanValueButton({
+  planKey,
+  target,
+  on,
+  testId,
+}: {
+  planKey: string;
+  target: { ceilingId: number } | { budget: string };
+  on: string;
+  testId: string;
+}) {
+  const fields: Record<string, string> =
+    "ceilingId" in target ? { key: planKey, ceilingId: String(target.ceilingId) } : { key: planKey, budget: target.budget };
   return (
     <ConfirmActionButton
       action={removeValueAction}
@@ -274,7 +407,9 @@ export function DeletePlanForm({ planKey }: { planKey: string }) {
   return (
     <form action={formAction} className="space-y-2" data-testid={`plan-delete-${planKey}`}>
       <input type="hidden" name="key" value={planKey} />
-      <p className="text-xs text-zinc-600 dark:text-zinc-400">The plan and its values are deleted; the audit log keeps what they were. Only a plan no account is on, and not the default.</p>
+      <p className="text-xs text-zinc-600 dark:text-zinc-400">
+        The plan and its values are deleted; the audit log keeps what they were. Only a plan no account is on, and not the default.
+      </p>
       <ReasonField id={id} testId={`plan-delete-${planKey}-reason`} />
       <SubmitButton pending={pending} pendingLabel="Deleting…" className={dangerButtonClass} testId={`plan-delete-${planKey}-save`}>
         Delete plan

@@ -19,8 +19,8 @@ export default async function NewPlanPage() {
         <h1 className="text-2xl font-semibold tracking-tight">New plan</h1>
         <p className="text-sm text-zinc-600 dark:text-zinc-400">
           A plan starts with no values: its accounts get the ceilings&apos; and budgets&apos; own until values are set on its page. The same can be done as a
-          reviewed file: the catalog file&apos;s <code className="font-mono">plans</code> list, then <code className="font-mono">npm run ceilings -- plan</code> and{" "}
-          <code className="font-mono">apply</code>.
+          reviewed file: the catalog file&apos;s <code className="font-mono">plans</code> list, then <code className="font-mono">npm run ceilings -- plan</code>{" "}
+          and <code className="font-mono">apply</code>.
         </p>
       </div>
       <NewPlanForm />

@@ -2,7 +2,15 @@ import { z } from "zod";
 import { OptionalReason } from "@/app/_lib/action-fields";
 import { type ActionContext, type ActionCore, type ActionResult, defineAction } from "@/app/_lib/define-action";
 import { rejectedForm } from "@/app/_lib/rejected-input";
-import { addUsageRule, createUsageSource, deleteUsageSource, removeUsageRule, requestPull, setUsageSourceEnabled, updateUsageSource } from "@/lib/reconciliation/sources";
+import {
+  addUsageRule,
+  createUsageSource,
+  deleteUsageSource,
+  removeUsageRule,
+  requestPull,
+  setUsageSourceEnabled,
+  updateUsageSource,
+} from "@/lib/reconciliation/sources";
 import { formatDateTime } from "@/lib/format";
 import { decimalId } from "@/lib/http/strict-input";
 import { importUsageFile } from "@/lib/reconciliation/pull";
@@ -21,7 +29,20 @@ const SourceId = decimalId("source");
 const sourcePath = (id: number) => `/reconciliation/sources/${id}`;
 const pages = (id: number) => ["/reconciliation", sourcePath(id)];
 
-const SETTINGS = ["name", "kind", "location", "credentialRef", "account", "timeZone", "currency", "lookbackDays", "thresholdPercent", "thresholdMoney", "unmappedMoney", "pullAt"] as const;
+const SETTINGS = [
+  "name",
+  "kind",
+  "location",
+  "credentialRef",
+  "account",
+  "timeZone",
+  "currency",
+  "lookbackDays",
+  "thresholdPercent",
+  "thresholdMoney",
+  "unmappedMoney",
+  "pullAt",
+] as const;
 
 /** The settings fields as typed, for lib to read (and refuse field by field); the id read strictly. */
 function settingsOf(fields: Record<string, string>): Record<string, string | undefined> {
@@ -30,21 +51,32 @@ function settingsOf(fields: Record<string, string>): Record<string, string | und
 
 function sourceIdOf(fields: Record<string, string>): number {
   const parsed = SourceId.safeParse(fields.sourceId);
-  if (!parsed.success) throw new CatalogError("invalid_input", parsed.error.issues[0]?.message ?? "source must be a whole number", [{ path: "sourceId", message: "source must be a whole number written in digits" }]);
+  if (!parsed.success)
+    throw new CatalogError("invalid_input", parsed.error.issues[0]?.message ?? "source must be a whole number", [
+      { path: "sourceId", message: "source must be a whole number written in digits" },
+    ]);
   return parsed.data;
 }
 
 export const createUsageSourceCore = defineAction({
-  role: "admin", boundary: "usage_source.create", rejected: "usage_source.rejected",
+  role: "admin",
+  boundary: "usage_source.create",
+  rejected: "usage_source.rejected",
   input: (fields) => ({ settings: settingsOf(fields) }),
   run: async ({ actor, db }, input) => {
     const s = await createUsageSource(db, { input: input.settings, actor });
-    return { message: `Connected ${s.name}. Add rules to map its items to endpoints; the worker pulls it within a few seconds and then daily.`, revalidate: ["/reconciliation"], redirectTo: sourcePath(s.id) };
+    return {
+      message: `Connected ${s.name}. Add rules to map its items to endpoints; the worker pulls it within a few seconds and then daily.`,
+      revalidate: ["/reconciliation"],
+      redirectTo: sourcePath(s.id),
+    };
   },
 });
 
 export const updateUsageSourceCore = defineAction({
-  role: "admin", boundary: "usage_source.update", rejected: "usage_source.rejected",
+  role: "admin",
+  boundary: "usage_source.update",
+  rejected: "usage_source.rejected",
   input: (fields) => ({ sourceId: sourceIdOf(fields), expectedVersion: (fields.version ?? "").slice(0, 40), settings: settingsOf(fields) }),
   run: async ({ actor, db }, input) => {
     const { source, changes } = await updateUsageSource(db, { sourceId: input.sourceId, expectedVersion: input.expectedVersion, input: input.settings, actor });
@@ -53,7 +85,9 @@ export const updateUsageSourceCore = defineAction({
 });
 
 export const deleteUsageSourceCore = defineAction({
-  role: "admin", boundary: "usage_source.delete", input: z.object({ sourceId: SourceId, reason: OptionalReason }),
+  role: "admin",
+  boundary: "usage_source.delete",
+  input: z.object({ sourceId: SourceId, reason: OptionalReason }),
   run: async ({ actor, db }, input) => {
     const r = await deleteUsageSource(db, { sourceId: input.sourceId, actor, reason: input.reason });
     return { message: `Deleted ${r.name} with its rules, ${r.days} pulled days and their comparisons.`, revalidate: ["/"], redirectTo: "/reconciliation" };
@@ -62,10 +96,15 @@ export const deleteUsageSourceCore = defineAction({
 
 const enabledCore = (enabled: boolean) =>
   defineAction({
-    role: "admin", boundary: enabled ? "usage_source.resume" : "usage_source.pause", input: z.object({ sourceId: SourceId }),
+    role: "admin",
+    boundary: enabled ? "usage_source.resume" : "usage_source.pause",
+    input: z.object({ sourceId: SourceId }),
     run: async ({ actor, db }, input) => {
       const s = await setUsageSourceEnabled(db, { sourceId: input.sourceId, enabled, actor });
-      return { message: enabled ? `${s.name} runs again: the worker pulls it when due.` : `${s.name} is paused: not pulled; its days and comparisons stay.`, revalidate: pages(s.id) };
+      return {
+        message: enabled ? `${s.name} runs again: the worker pulls it when due.` : `${s.name} is paused: not pulled; its days and comparisons stay.`,
+        revalidate: pages(s.id),
+      };
     },
   });
 
@@ -73,10 +112,15 @@ export const pauseUsageSourceCore = enabledCore(false);
 export const resumeUsageSourceCore = enabledCore(true);
 
 export const requestPullCore = defineAction({
-  role: "operator", boundary: "usage_source.pull", input: z.object({ sourceId: SourceId }),
+  role: "operator",
+  boundary: "usage_source.pull",
+  input: z.object({ sourceId: SourceId }),
   run: async ({ actor, db }, input) => {
     const r = await requestPull(db, { sourceId: input.sourceId, actor });
-    return { message: `Pull requested at ${formatDateTime(r.requestedAt, { seconds: true })} (the worker pulls within a few seconds).`, revalidate: pages(r.source.id) };
+    return {
+      message: `Pull requested at ${formatDateTime(r.requestedAt, { seconds: true })} (the worker pulls within a few seconds).`,
+      revalidate: pages(r.source.id),
+    };
   },
 });
 
@@ -91,7 +135,9 @@ const Target = z
   });
 
 export const addUsageRuleCore = defineAction({
-  role: "admin", boundary: "usage_rule.add", rejected: "usage_source.rejected",
+  role: "admin",
+  boundary: "usage_rule.add",
+  rejected: "usage_source.rejected",
   input: z.object({
     sourceId: SourceId,
     match: z.string({ error: "match is required" }).max(400, "match must be at most 200 characters"),
@@ -102,14 +148,21 @@ export const addUsageRuleCore = defineAction({
   }),
   run: async ({ actor, db }, input) => {
     const fields = input as Record<string, unknown>;
-    const fieldParts = Object.fromEntries(usageFields.flatMap((f) => (typeof fields[`part_${f}`] === "string" && fields[`part_${f}`] !== "" ? [[f, String(fields[`part_${f}`])]] : [])));
+    const fieldParts = Object.fromEntries(
+      usageFields.flatMap((f) => (typeof fields[`part_${f}`] === "string" && fields[`part_${f}`] !== "" ? [[f, String(fields[`part_${f}`])]] : [])),
+    );
     const r = await addUsageRule(db, { sourceId: input.sourceId, match: input.match, ...input.target, part: input.part, fieldParts, actor });
-    return { message: `Mapped '${r.match}' to ${r.targetKind} ${r.targetKey}${r.part ? ` (priced at ${r.part})` : ""}. Rows already pulled keep their mapping until their day is pulled again.`, revalidate: pages(input.sourceId) };
+    return {
+      message: `Mapped '${r.match}' to ${r.targetKind} ${r.targetKey}${r.part ? ` (priced at ${r.part})` : ""}. Rows already pulled keep their mapping until their day is pulled again.`,
+      revalidate: pages(input.sourceId),
+    };
   },
 });
 
 export const removeUsageRuleCore = defineAction({
-  role: "admin", boundary: "usage_rule.remove", input: z.object({ sourceId: SourceId, ruleId: decimalId("rule") }),
+  role: "admin",
+  boundary: "usage_rule.remove",
+  input: z.object({ sourceId: SourceId, ruleId: decimalId("rule") }),
   run: async ({ actor, db }, input) => {
     const r = await removeUsageRule(db, { ...input, actor });
     return { message: `Removed the rule '${r.match}' of ${r.source}: its items count as unmapped from the next pull.`, revalidate: pages(input.sourceId) };
@@ -137,16 +190,25 @@ export function badFileError(lines: readonly { line: number; reason: string }[])
   for (const { line, reason } of lines) byLine.set(line, [...(byLine.get(line) ?? []), reason]);
   const sorted = [...byLine.entries()].sort(([a], [b]) => a - b);
   // Line 0 is the file as a whole (no rows, too large).
-  const problems: Issue[] = sorted.slice(0, MAX_LISTED_LINES).map(([line, reasons]) => ({ path: line === 0 ? "file" : `line ${line}`, message: reasons.join("; ") }));
+  const problems: Issue[] = sorted
+    .slice(0, MAX_LISTED_LINES)
+    .map(([line, reasons]) => ({ path: line === 0 ? "file" : `line ${line}`, message: reasons.join("; ") }));
   const more = sorted.length - problems.length;
   if (more > 0) problems.push({ path: "lines", message: `and ${more} more bad line${more === 1 ? "" : "s"} not listed here` });
   const bad = sorted.filter(([line]) => line !== 0).length;
   const count = bad === 0 ? "the file as a whole" : `${bad} bad line${bad === 1 ? "" : "s"}`;
-  return new CatalogError("invalid_input", `The file was not imported (${count}; nothing was written). Fix what is listed below and import it again.`, problems);
+  return new CatalogError(
+    "invalid_input",
+    `The file was not imported (${count}; nothing was written). Fix what is listed below and import it again.`,
+    problems,
+  );
 }
 
 async function runImport({ actor, db }: ActionContext, input: z.output<typeof ImportFields>, text: string): Promise<ActionResult> {
-  if (text.trim() === "") throw new CatalogError("invalid_input", "the file is empty: choose a file or paste its rows", [{ path: "text", message: "the file is empty: choose a file or paste its rows" }]);
+  if (text.trim() === "")
+    throw new CatalogError("invalid_input", "the file is empty: choose a file or paste its rows", [
+      { path: "text", message: "the file is empty: choose a file or paste its rows" },
+    ]);
   if (text.length > MAX_IMPORT_CHARS) {
     const message = `the file is too large for the dashboard (${text.length} characters, at most ${MAX_IMPORT_CHARS}): import it with npm run ceilings -- usage import`;
     throw new CatalogError("invalid_input", message, [{ path: "text", message }]);
@@ -163,8 +225,14 @@ async function runImport({ actor, db }: ActionContext, input: z.output<typeof Im
   try {
     const { rows: compared, notOver } = await compareSourceDaysDetailed(db, { sourceId: input.sourceId, days: result.days, now });
     // A day not over yet in the source's zone (today, or a later day) is stored, not compared.
-    const later = notOver.length === 0 ? "" : `; ${notOver.join(", ")} ${notOver.length === 1 ? "is" : "are"} not over yet: stored, and compared once over (import the file again then)`;
-    return { message: `${imported}; compared ${compared.length} target-day${compared.length === 1 ? "" : "s"} with what Ceilings charged${later}.`, revalidate: ["/"] };
+    const later =
+      notOver.length === 0
+        ? ""
+        : `; ${notOver.join(", ")} ${notOver.length === 1 ? "is" : "are"} not over yet: stored, and compared once over (import the file again then)`;
+    return {
+      message: `${imported}; compared ${compared.length} target-day${compared.length === 1 ? "" : "s"} with what Ceilings charged${later}.`,
+      revalidate: ["/"],
+    };
   } catch (error) {
     // The import is committed: say so, and that the comparison is what failed.
     logError("comparison after a usage import failed", error);
@@ -187,7 +255,13 @@ export const importUsageFileCore: ActionCore<"usage_source.import"> = Object.ass
     if (typeof text !== "string") return rejectedForm("text must be the file's text, not a file");
     const rest = new FormData();
     for (const [name, value] of formData.entries()) if (name !== "text") rest.append(name, value);
-    const core = defineAction({ role: "admin", boundary: "usage_source.import", rejected: "usage_source.rejected", input: ImportFields, run: (ctx, input) => runImport(ctx, input, text) });
+    const core = defineAction({
+      role: "admin",
+      boundary: "usage_source.import",
+      rejected: "usage_source.rejected",
+      input: ImportFields,
+      run: (ctx, input) => runImport(ctx, input, text),
+    });
     return core(deps, rest);
   },
   { boundary: "usage_source.import" as const },

@@ -66,7 +66,10 @@ describe.skipIf(skipWithoutDatabase())("usage source server actions", () => {
 
   async function endpoint() {
     n += 1;
-    const [row] = await t.db.insert(endpoints).values({ key: `llm.a${n}`, name: "m", unit: "tokens", perCallMax: 100, parts: [{ name: "input", pricePico: 1 }] }).returning();
+    const [row] = await t.db
+      .insert(endpoints)
+      .values({ key: `llm.a${n}`, name: "m", unit: "tokens", perCallMax: 100, parts: [{ name: "input", pricePico: 1 }] })
+      .returning();
     return row?.key ?? "";
   }
 
@@ -81,13 +84,29 @@ describe.skipIf(skipWithoutDatabase())("usage source server actions", () => {
   type Existing = Awaited<ReturnType<typeof existing>>;
   const cases: { name: string; core: Core; role: Role; kind?: string; paused?: boolean; form: (e: Existing) => Promise<FormData> | FormData }[] = [
     { name: "create", core: createUsageSourceCore, role: "admin", form: () => form(settings()) },
-    { name: "update", core: updateUsageSourceCore, role: "admin", form: (e) => form({ ...settings({ name: e.name, lookbackDays: "5" }), sourceId: e.id, version: e.version }) },
+    {
+      name: "update",
+      core: updateUsageSourceCore,
+      role: "admin",
+      form: (e) => form({ ...settings({ name: e.name, lookbackDays: "5" }), sourceId: e.id, version: e.version }),
+    },
     { name: "delete", core: deleteUsageSourceCore, role: "admin", form: (e) => form({ sourceId: e.id, reason: "" }) },
     { name: "pause", core: pauseUsageSourceCore, role: "admin", form: (e) => form({ sourceId: e.id }) },
     { name: "resume", core: resumeUsageSourceCore, role: "admin", paused: true, form: (e) => form({ sourceId: e.id }) },
-    { name: "add rule", core: addUsageRuleCore, role: "admin", form: async (e) => form({ sourceId: e.id, match: "o3*", target: `endpoint:${e.endpoint}`, part: "" }) },
+    {
+      name: "add rule",
+      core: addUsageRuleCore,
+      role: "admin",
+      form: async (e) => form({ sourceId: e.id, match: "o3*", target: `endpoint:${e.endpoint}`, part: "" }),
+    },
     { name: "remove rule", core: removeUsageRuleCore, role: "admin", form: (e) => form({ sourceId: e.id, ruleId: e.ruleId }) },
-    { name: "import", core: importUsageFileCore, role: "admin", kind: "file", form: (e) => form({ sourceId: e.id, format: "csv", text: "date,item,units,cost\n2026-12-01,gpt-4o,1000,\n" }) },
+    {
+      name: "import",
+      core: importUsageFileCore,
+      role: "admin",
+      kind: "file",
+      form: (e) => form({ sourceId: e.id, format: "csv", text: "date,item,units,cost\n2026-12-01,gpt-4o,1000,\n" }),
+    },
     { name: "pull now", core: requestPullCore, role: "operator", form: (e) => form({ sourceId: e.id }) },
   ];
 
@@ -133,9 +152,17 @@ describe.skipIf(skipWithoutDatabase())("usage source server actions", () => {
   });
 
   it("refuses control characters and NUL at the boundary, naming the field, and audits it", async () => {
-    for (const [field, value] of [["name", "a\u0000b"], ["location", "https://x\u0007.com"], ["account", "proj\u001b"]] as const) {
+    for (const [field, value] of [
+      ["name", "a\u0000b"],
+      ["location", "https://x\u0007.com"],
+      ["account", "proj\u001b"],
+    ] as const) {
       const before = await snapshot();
-      expect(await createUsageSourceCore(deps("admin"), form(settings({ [field]: value })))).toEqual({ status: "error", error: `${field} must not contain control characters`, code: "invalid_input" });
+      expect(await createUsageSourceCore(deps("admin"), form(settings({ [field]: value })))).toEqual({
+        status: "error",
+        error: `${field} must not contain control characters`,
+        code: "invalid_input",
+      });
       expect((await snapshot()).sources).toEqual(before.sources);
     }
     expect(await t.db.select().from(auditEvents).where(eq(auditEvents.action, "usage_source.create.rejected"))).toHaveLength(3);
@@ -143,8 +170,12 @@ describe.skipIf(skipWithoutDatabase())("usage source server actions", () => {
 
   it("refuses a stale version: someone saved first", async () => {
     const e = await existing();
-    expect((await updateUsageSourceCore(deps("admin"), form({ ...settings({ name: e.name, lookbackDays: "5" }), sourceId: e.id, version: e.version }))).status).toBe("ok");
-    expect(await updateUsageSourceCore(deps("admin"), form({ ...settings({ name: e.name, lookbackDays: "6" }), sourceId: e.id, version: e.version }))).toMatchObject({ status: "error", code: "conflict" });
+    expect(
+      (await updateUsageSourceCore(deps("admin"), form({ ...settings({ name: e.name, lookbackDays: "5" }), sourceId: e.id, version: e.version }))).status,
+    ).toBe("ok");
+    expect(
+      await updateUsageSourceCore(deps("admin"), form({ ...settings({ name: e.name, lookbackDays: "6" }), sourceId: e.id, version: e.version })),
+    ).toMatchObject({ status: "error", code: "conflict" });
   });
 
   it("add rule: a duplicate match, an unknown endpoint, a part not on it and a target mapped elsewhere, each by its field", async () => {
@@ -160,18 +191,30 @@ describe.skipIf(skipWithoutDatabase())("usage source server actions", () => {
     expect((await errors({ match: "gpt-4o  ", target: `endpoint:${e.endpoint}` })).match).toMatch(/already has a rule for 'gpt-4o'/);
     expect((await errors({ match: "o3", target: "endpoint:llm.nope" })).endpointKey).toBe("no endpoint 'llm.nope'");
     expect((await errors({ match: "o3", target: `endpoint:${e.endpoint}`, part: "output" })).part).toMatch(/has no part 'output' \(its parts: input\)/);
-    expect((await errors({ match: "o3", target: `endpoint:${other.endpoint}` })).endpointKey).toMatch(new RegExp(`already mapped by the source '${other.name}'`));
+    expect((await errors({ match: "o3", target: `endpoint:${other.endpoint}` })).endpointKey).toMatch(
+      new RegExp(`already mapped by the source '${other.name}'`),
+    );
     expect((await errors({ match: "o3", target: "" })).target).toMatch(/an endpoint or a budget/);
-    expect((await add({ match: "o3\u0000", target: `endpoint:${e.endpoint}` }))).toEqual({ status: "error", error: "match must not contain control characters", code: "invalid_input" });
+    expect(await add({ match: "o3\u0000", target: `endpoint:${e.endpoint}` })).toEqual({
+      status: "error",
+      error: "match must not contain control characters",
+      code: "invalid_input",
+    });
     expect((await snapshot()).rules).toEqual(before.rules);
     expect((await t.db.select().from(auditEvents).where(eq(auditEvents.action, "usage_source.rejected"))).length).toBeGreaterThanOrEqual(5);
   });
 
   it("pull now says when it was requested and that the worker pulls; a paused source is refused", async () => {
     const e = await existing();
-    expect(await requestPullCore(deps("operator"), form({ sourceId: e.id }))).toMatchObject({ status: "ok", message: expect.stringMatching(/^Pull requested at .*\(the worker pulls within a few seconds\)\.$/) });
+    expect(await requestPullCore(deps("operator"), form({ sourceId: e.id }))).toMatchObject({
+      status: "ok",
+      message: expect.stringMatching(/^Pull requested at .*\(the worker pulls within a few seconds\)\.$/),
+    });
     const paused = await existing({ paused: true });
-    expect(await requestPullCore(deps("operator"), form({ sourceId: paused.id }))).toMatchObject({ status: "error", error: expect.stringMatching(/is paused/) });
+    expect(await requestPullCore(deps("operator"), form({ sourceId: paused.id }))).toMatchObject({
+      status: "error",
+      error: expect.stringMatching(/is paused/),
+    });
   });
 
   it("delete redirects to the Reconciliation page; an unknown source is not found", async () => {
@@ -184,10 +227,21 @@ describe.skipIf(skipWithoutDatabase())("usage source server actions", () => {
   describe("import", () => {
     it("refuses a file with bad lines whole, listing every bad line by its number, and writes nothing", async () => {
       const e = await existing({ kind: "file" });
-      const text = ["date,item,units,cost", "2026-12-01,gpt-4o,100,", "2026-13-01,gpt-4o,100,", "2026-12-02,gpt-4o,1e9,", "2026-12-03,gpt-4o,100,", "2026-12-04,gpt-4o,-5,"].join("\n");
+      const text = [
+        "date,item,units,cost",
+        "2026-12-01,gpt-4o,100,",
+        "2026-13-01,gpt-4o,100,",
+        "2026-12-02,gpt-4o,1e9,",
+        "2026-12-03,gpt-4o,100,",
+        "2026-12-04,gpt-4o,-5,",
+      ].join("\n");
       const before = await snapshot();
       const state = await importUsageFileCore(deps("admin"), form({ sourceId: e.id, format: "", text }));
-      expect(state).toMatchObject({ status: "error", code: "invalid_input", error: expect.stringMatching(/^The file was not imported \(3 bad lines; nothing was written\)/) });
+      expect(state).toMatchObject({
+        status: "error",
+        code: "invalid_input",
+        error: expect.stringMatching(/^The file was not imported \(3 bad lines; nothing was written\)/),
+      });
       const lines = Object.keys(state.status === "error" ? (state.fieldErrors ?? {}) : {}).filter((k) => k.startsWith("line "));
       expect(lines).toHaveLength(3);
       const after = await snapshot();
@@ -206,7 +260,10 @@ describe.skipIf(skipWithoutDatabase())("usage source server actions", () => {
 
     it("refuses a CSV header with a NUL in a column name line by line (the code point named), not a server error", async () => {
       const id = (await createUsageSource(t.db, { input: settings({ kind: "file", credentialRef: "" }), actor })).id;
-      const state = await importUsageFileCore(deps("admin"), form({ sourceId: String(id), format: "csv", text: "date,item,units,co\u0000st\n2026-11-02,x,1,\n" }));
+      const state = await importUsageFileCore(
+        deps("admin"),
+        form({ sourceId: String(id), format: "csv", text: "date,item,units,co\u0000st\n2026-11-02,x,1,\n" }),
+      );
       expect(state).toMatchObject({ status: "error", code: "invalid_input" });
       expect(JSON.stringify(state)).toContain("U+0000");
       expect(JSON.stringify(state)).not.toContain("\\u0000");
@@ -229,14 +286,21 @@ describe.skipIf(skipWithoutDatabase())("usage source server actions", () => {
       const state = await importUsageFileCore(deps("admin"), form({ sourceId: String(s.id), text }));
       expect(state).toEqual({
         status: "ok",
-        message: "Imported 2 rows over 2 days (0 unmapped); compared 1 target-day with what Ceilings charged; 2099-01-01 is not over yet: stored, and compared once over (import the file again then).",
+        message:
+          "Imported 2 rows over 2 days (0 unmapped); compared 1 target-day with what Ceilings charged; 2099-01-01 is not over yet: stored, and compared once over (import the file again then).",
       });
     });
 
     it("refuses an empty file, a file sent twice and a file sent as a file", async () => {
       const e = await existing({ kind: "file" });
-      expect(await importUsageFileCore(deps("admin"), form({ sourceId: e.id, text: "  \n" }))).toMatchObject({ status: "error", fieldErrors: { text: expect.stringMatching(/empty/) } });
-      expect(await importUsageFileCore(deps("admin"), form({ sourceId: e.id, text: ["a", "b"] }))).toMatchObject({ status: "error", error: "text was sent more than once" });
+      expect(await importUsageFileCore(deps("admin"), form({ sourceId: e.id, text: "  \n" }))).toMatchObject({
+        status: "error",
+        fieldErrors: { text: expect.stringMatching(/empty/) },
+      });
+      expect(await importUsageFileCore(deps("admin"), form({ sourceId: e.id, text: ["a", "b"] }))).toMatchObject({
+        status: "error",
+        error: "text was sent more than once",
+      });
       const f = form({ sourceId: e.id });
       f.append("text", new Blob(["date,item,units\n"]), "usage.csv");
       expect(await importUsageFileCore(deps("admin"), f)).toMatchObject({ status: "error", error: "text must be the file's text, not a file" });
@@ -249,7 +313,10 @@ describe.skipIf(skipWithoutDatabase())("usage source server actions", () => {
     expect(e.problems[0]).toEqual({ path: "line 2", message: "bad date; units must be a whole number" });
     expect(e.problems).toHaveLength(MAX_LISTED_LINES + 1);
     expect(e.problems.at(-1)).toEqual({ path: "lines", message: "and 5 more bad lines not listed here" });
-    expect(badFileError([{ line: 0, reason: "the file has a header but no rows" }])).toMatchObject({ message: expect.stringMatching(/^The file was not imported \(the file as a whole;/), problems: [{ path: "file", message: "the file has a header but no rows" }] });
+    expect(badFileError([{ line: 0, reason: "the file has a header but no rows" }])).toMatchObject({
+      message: expect.stringMatching(/^The file was not imported \(the file as a whole;/),
+      problems: [{ path: "file", message: "the file has a header but no rows" }],
+    });
     expect(formatOf("", ' [{"date":"2026-12-01"}]')).toBe("json");
     expect(formatOf("", "date,item,units")).toBe("csv");
   });

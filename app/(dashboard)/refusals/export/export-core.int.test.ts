@@ -17,7 +17,14 @@ describe.skipIf(skipWithoutDatabase())("refusal export checks the role itself an
     key = ep.key;
     await insertRefusals(t.db, [
       { endpointId: ep.endpointId, endpointKey: ep.key, at: new Date(), gate: "cooldown", caller: "acct_7h3k9q89", destination: "+14155554567", count: 3 },
-      { endpointId: ep.endpointId, endpointKey: ep.key, at: new Date(Date.now() - 1000), gate: "ceiling", caller: "john.doe@gmail.com", destination: "+14155550000" },
+      {
+        endpointId: ep.endpointId,
+        endpointKey: ep.key,
+        at: new Date(Date.now() - 1000),
+        gate: "ceiling",
+        caller: "john.doe@gmail.com",
+        destination: "+14155550000",
+      },
     ]);
   });
 
@@ -103,7 +110,11 @@ describe.skipIf(skipWithoutDatabase())("refusal export changes nothing on a GET 
   it("exports and audits a POST from its own page", async () => {
     const response = await exportRefusalsRequest(
       deps,
-      new Request(url, { method: "POST", headers: { host: "127.0.0.1:3000", origin: "http://127.0.0.1:3000", "sec-fetch-site": "same-origin" }, body: form({ gate: "cooldown" }) }),
+      new Request(url, {
+        method: "POST",
+        headers: { host: "127.0.0.1:3000", origin: "http://127.0.0.1:3000", "sec-fetch-site": "same-origin" },
+        body: form({ gate: "cooldown" }),
+      }),
     );
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toContain("text/csv");

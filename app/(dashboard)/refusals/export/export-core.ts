@@ -40,9 +40,7 @@ export async function exportRefusalsCore(deps: ExportDeps, params: SearchParams)
     target: query || "all refusals",
     details: { masked: mask, filters: Object.fromEntries(filterParams(parsed.filters)) },
   });
-  const stream = refusalCsvStream(refusalCsvChunks(db, { filters: parsed.filters, mask }), (error) =>
-    logError("refusal export failed mid-stream", error),
-  );
+  const stream = refusalCsvStream(refusalCsvChunks(db, { filters: parsed.filters, mask }), (error) => logError("refusal export failed mid-stream", error));
   return new Response(stream, {
     headers: {
       "content-type": "text/csv; charset=utf-8",

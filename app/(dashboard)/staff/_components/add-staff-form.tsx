@@ -17,23 +17,33 @@ export function AddStaffForm() {
       <h2 className="text-lg font-semibold">Add a staff member</h2>
       <div className="grid gap-4 sm:grid-cols-2">
         <div>
-          <label htmlFor="add-email" className="block text-sm font-medium">Email</label>
+          <label htmlFor="add-email" className="block text-sm font-medium">
+            Email
+          </label>
           <input id="add-email" name="email" type="email" required className={input} />
         </div>
         <div>
-          <label htmlFor="add-name" className="block text-sm font-medium">Name (optional)</label>
+          <label htmlFor="add-name" className="block text-sm font-medium">
+            Name (optional)
+          </label>
           <input id="add-name" name="name" type="text" maxLength={200} className={input} />
         </div>
         <div>
-          <label htmlFor="add-role" className="block text-sm font-medium">Role</label>
+          <label htmlFor="add-role" className="block text-sm font-medium">
+            Role
+          </label>
           <select id="add-role" name="role" defaultValue="viewer" className={input}>
             {roles.map((r) => (
-              <option key={r} value={r}>{r}</option>
+              <option key={r} value={r}>
+                {r}
+              </option>
             ))}
           </select>
         </div>
         <div>
-          <label htmlFor="add-password" className="block text-sm font-medium">Password (blank: generate one)</label>
+          <label htmlFor="add-password" className="block text-sm font-medium">
+            Password (blank: generate one)
+          </label>
           <input id="add-password" name="password" type="password" autoComplete="new-password" minLength={12} className={input} />
         </div>
       </div>

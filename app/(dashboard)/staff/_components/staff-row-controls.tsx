@@ -19,13 +19,24 @@ export function StaffRowControls({ email, role, disabled }: { email: string; rol
       <div className="flex flex-wrap items-center gap-2">
         <form action={roleAction} className="flex items-center gap-2">
           <input type="hidden" name="email" value={email} />
-          <label className="sr-only" htmlFor={`role-${email}`}>Role of {email}</label>
-          <select id={`role-${email}`} name="role" defaultValue={role} className="rounded-md border border-zinc-300 bg-white px-2 py-1 text-xs dark:border-zinc-700 dark:bg-zinc-950">
+          <label className="sr-only" htmlFor={`role-${email}`}>
+            Role of {email}
+          </label>
+          <select
+            id={`role-${email}`}
+            name="role"
+            defaultValue={role}
+            className="rounded-md border border-zinc-300 bg-white px-2 py-1 text-xs dark:border-zinc-700 dark:bg-zinc-950"
+          >
             {roles.map((r) => (
-              <option key={r} value={r}>{r}</option>
+              <option key={r} value={r}>
+                {r}
+              </option>
             ))}
           </select>
-          <button type="submit" disabled={rolePending} className={button}>Change role</button>
+          <button type="submit" disabled={rolePending} className={button}>
+            Change role
+          </button>
         </form>
         <form
           action={accessAction}
@@ -35,7 +46,9 @@ export function StaffRowControls({ email, role, disabled }: { email: string; rol
         >
           <input type="hidden" name="email" value={email} />
           <input type="hidden" name="disabled" value={disabled ? "false" : "true"} />
-          <button type="submit" disabled={accessPending} className={button}>{disabled ? "Enable" : "Disable"}</button>
+          <button type="submit" disabled={accessPending} className={button}>
+            {disabled ? "Enable" : "Disable"}
+          </button>
         </form>
       </div>
       <ActionMessage state={roleState} testId="staff-action" />

@@ -48,9 +48,13 @@ describe.skipIf(skipWithoutDatabase())("the accounts routes", () => {
     const a = await serve(apiRequest(`/api/v1/accounts/${encodeURIComponent(account)}`, { ...send, method: "PUT" }), (r) => handleAssignPlan(r, account, deps));
     return a as { status: number; body: Body };
   };
-  const bulk = async (send: Send) => (await serve(apiRequest("/api/v1/accounts:bulk", send), (r) => handleAssignPlans(r, deps))) as { status: number; body: Body };
+  const bulk = async (send: Send) =>
+    (await serve(apiRequest("/api/v1/accounts:bulk", send), (r) => handleAssignPlans(r, deps))) as { status: number; body: Body };
   const get = async (account: string, key: string) =>
-    (await serve(apiRequest(`/api/v1/accounts/${encodeURIComponent(account)}`, { key, method: "GET" }), (r) => handleGetAccount(r, account, deps))) as { status: number; body: Body };
+    (await serve(apiRequest(`/api/v1/accounts/${encodeURIComponent(account)}`, { key, method: "GET" }), (r) => handleGetAccount(r, account, deps))) as {
+      status: number;
+      body: Body;
+    };
   const code = (a: { body: Body }) => (a.body.error as { code?: string } | undefined)?.code;
   const planOf = async (account: string) => {
     const [row] = await t.db.select({ key: plans.key }).from(accounts).innerJoin(plans, eq(plans.id, accounts.planId)).where(eq(accounts.account, account));
@@ -73,7 +77,10 @@ describe.skipIf(skipWithoutDatabase())("the accounts routes", () => {
     const done = await put("acct_owner", { key: trusted, body: { plan: "pro" } });
     expect([done.status, done.body]).toEqual([200, { account: "acct_owner", plan: "pro", previous: "default", previousWasDefault: true, changed: true }]);
     expect(await planOf("acct_owner")).toBe("pro");
-    const [event] = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "account.plan"), eq(auditEvents.target, "acct_owner")));
+    const [event] = await t.db
+      .select()
+      .from(auditEvents)
+      .where(and(eq(auditEvents.action, "account.plan"), eq(auditEvents.target, "acct_owner")));
     expect(event).toMatchObject({ actorType: "api_key", actor: `ck_${trustedPrefix} (billing)` });
     const retry = await put("acct_owner", { key: trusted, body: { plan: "pro" } });
     expect([retry.status, retry.body.changed]).toEqual([200, false]);
@@ -98,7 +105,13 @@ describe.skipIf(skipWithoutDatabase())("the accounts routes", () => {
 
   it("a bulk body with one bad row assigns nothing and names the row; 10,001 rows are refused before anything is read", async () => {
     const rows = Array.from({ length: 20 }, (_, i) => ({ account: `acct_bulk_${i}`, plan: "pro" }));
-    const bad = [...rows.slice(0, 7), { account: "x".repeat(300), plan: "pro" }, ...rows.slice(7), { account: "acct_bulk_3", plan: "free" }, { account: "acct_z", plan: "gold" }];
+    const bad = [
+      ...rows.slice(0, 7),
+      { account: "x".repeat(300), plan: "pro" },
+      ...rows.slice(7),
+      { account: "acct_bulk_3", plan: "free" },
+      { account: "acct_z", plan: "gold" },
+    ];
     const answer = await bulk({ key: trusted, body: { accounts: bad } });
     expect([answer.status, code(answer), answer.body.refused]).toEqual([400, "invalid_rows", 3]);
     expect((answer.body.rows as { index: number; code: string }[]).map((r) => [r.index, r.code])).toEqual([
@@ -108,7 +121,10 @@ describe.skipIf(skipWithoutDatabase())("the accounts routes", () => {
     ]);
     expect(await t.db.select().from(accounts).where(like(accounts.account, "acct_bulk_%"))).toEqual([]);
 
-    const shape = await bulk({ key: trusted, body: { accounts: [...rows.slice(0, 2), { account: "acct_q" }, 7, { account: "acct_r", plan: "pro", note: "x" }] } });
+    const shape = await bulk({
+      key: trusted,
+      body: { accounts: [...rows.slice(0, 2), { account: "acct_q" }, 7, { account: "acct_r", plan: "pro", note: "x" }] },
+    });
     expect([shape.status, code(shape)]).toEqual([400, "invalid_rows"]);
     expect((shape.body.rows as { index: number; code: string }[]).map((r) => [r.index, r.code])).toEqual([
       [2, "invalid_input"],
@@ -119,7 +135,10 @@ describe.skipIf(skipWithoutDatabase())("the accounts routes", () => {
     const many = await bulk({ key: trusted, body: { accounts: Array.from({ length: 10_001 }, (_, i) => ({ account: `acct_bulk_${i}`, plan: "pro" })) } });
     expect([many.status, code(many)]).toEqual([400, "too_many"]);
     expect(await t.db.select().from(accounts).where(like(accounts.account, "acct_bulk_%"))).toEqual([]);
-    const rejected = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "account.rejected"), sql`${auditEvents.details}->>'rows' = '10001'`));
+    const rejected = await t.db
+      .select()
+      .from(auditEvents)
+      .where(and(eq(auditEvents.action, "account.rejected"), sql`${auditEvents.details}->>'rows' = '10001'`));
     expect(rejected).toHaveLength(1);
     expect(rejected[0]).toMatchObject({ actorType: "api_key", details: { error: "at most 10000 accounts at once, got 10001: nothing was assigned" } });
 
@@ -141,7 +160,11 @@ describe.skipIf(skipWithoutDatabase())("the accounts routes", () => {
 
   it("over HTTP on the API server: accounts:bulk takes a body past 16 KiB, up to 4 MiB; PUT and GET route by the path", async () => {
     const send = (method: string, path: string, body?: unknown, key = trusted) =>
-      fetch(`${server.url}${path}`, { method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+      fetch(`${server.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
     const rows = Array.from({ length: 2_000 }, (_, i) => ({ account: `acct_http_${String(i).padStart(5, "0")}`, plan: "free" }));
     expect(JSON.stringify({ accounts: rows }).length).toBeGreaterThan(16 * 1024);
     const big = await send("POST", "/api/v1/accounts:bulk", { accounts: rows });
@@ -166,7 +189,15 @@ describe.skipIf(skipWithoutDatabase())("the accounts routes", () => {
     expect(code(await bulk({ key: trusted, body: { accounts: [{ account: "acct_a" }] } }))).toBe("invalid_rows");
     expect(await rejected()).toBe(before + 3);
     // \v, \f and U+0085 at an edge are whitespace to canonical_caller: the row names acct_trimmed.
-    const trimmed = await bulk({ key: trusted, body: { accounts: [{ account: "acct_trimmed\u000b", plan: "pro" }, { account: "\u0085acct_trimmed2\u000c", plan: "pro" }] } });
+    const trimmed = await bulk({
+      key: trusted,
+      body: {
+        accounts: [
+          { account: "acct_trimmed\u000b", plan: "pro" },
+          { account: "\u0085acct_trimmed2\u000c", plan: "pro" },
+        ],
+      },
+    });
     expect(trimmed.status).toBe(200);
     expect([await planOf("acct_trimmed"), await planOf("acct_trimmed2")]).toEqual(["pro", "pro"]);
   });

@@ -1,6 +1,17 @@
 import type { z } from "zod";
 import type { Db } from "@/db/client";
-import { AccountError, type AccountView, assignPlan, assignPlans, getAccount, MAX_BULK_ROWS, MAX_NAMED_ROWS, parseAccountId, recordRefusedAssignment, refuseTooMany } from "@/lib/accounts";
+import {
+  AccountError,
+  type AccountView,
+  assignPlan,
+  assignPlans,
+  getAccount,
+  MAX_BULK_ROWS,
+  MAX_NAMED_ROWS,
+  parseAccountId,
+  recordRefusedAssignment,
+  refuseTooMany,
+} from "@/lib/accounts";
 import type { AuditActor } from "@/lib/audit/record";
 import { logError } from "@/lib/log/redact";
 import { apiKeyActor } from "@/lib/audit/record";
@@ -31,7 +42,12 @@ function writeDb(deps: ApiDeps): Promise<Db> {
 async function refusedBody(deps: ApiDeps, actor: AuditActor, target: string | null, answer: ApiAnswer): Promise<ApiAnswer> {
   const error = (answer.body as { error?: { code?: string; message?: string } }).error;
   try {
-    await recordRefusedAssignment(await writeDb(deps), { actor, target, message: `${answer.status} ${error?.code ?? ""}: ${error?.message ?? ""}`, details: { status: answer.status, code: error?.code } });
+    await recordRefusedAssignment(await writeDb(deps), {
+      actor,
+      target,
+      message: `${answer.status} ${error?.code ?? ""}: ${error?.message ?? ""}`,
+      details: { status: answer.status, code: error?.code },
+    });
   } catch (e) {
     logError("api: logging a refused assignment failed", e);
   }
@@ -66,7 +82,11 @@ function bulkShapeAnswer(error: z.ZodError, value: unknown): ApiAnswer {
     const row: unknown = sent[index];
     const account = row !== null && typeof row === "object" && "account" in row ? shownValue(row.account) : "";
     const unknown = issue.code === "unrecognized_keys";
-    const message = unknown ? `unknown field(s): ${issue.keys.join(", ")}` : issue.path.length > 2 ? issue.message : "each row must be an object {account, plan}";
+    const message = unknown
+      ? `unknown field(s): ${issue.keys.join(", ")}`
+      : issue.path.length > 2
+        ? issue.message
+        : "each row must be an object {account, plan}";
     byRow.set(index, { index, account, code: unknown ? "unknown_field" : "invalid_input", message });
   }
   const rows = [...byRow.values()].sort((a, b) => a.index - b.index);

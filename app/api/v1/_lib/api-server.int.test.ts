@@ -84,7 +84,11 @@ describe.skipIf(skipWithoutDatabase())("the API server", () => {
     // A path a proxy in front would read as another one: refused, not served.
     for (const path of ["//evil.example/api/v1/reservations", "/api\\v1\\reservations", "/api/./health", "/api/v1/../health", "/api/%2e%2e/api/health"]) {
       const answer = await send(agent, api.url, "POST", path, {}, "{}");
-      expect({ path, status: answer.status, code: (JSON.parse(answer.body) as { error?: { code?: string } }).error?.code }).toEqual({ path, status: 400, code: "invalid_input" });
+      expect({ path, status: answer.status, code: (JSON.parse(answer.body) as { error?: { code?: string } }).error?.code }).toEqual({
+        path,
+        status: 400,
+        code: "invalid_input",
+      });
     }
     // The absolute form of a request target (RFC 9112) names the same resource.
     expect((await send(agent, api.url, "GET", "http://api.example/api/health")).status).toBe(200);

@@ -22,7 +22,11 @@ import { handleEndpointStatus } from "./status-handler";
 /** The OpenAPI document, built once: it holds no data. */
 let openApiAnswer: ApiAnswer | undefined;
 function openApi(): ApiAnswer {
-  openApiAnswer ??= { status: 200, headers: { "content-type": "application/json", "cache-control": "public, max-age=300" }, body: JSON.stringify(openApiDocument()) };
+  openApiAnswer ??= {
+    status: 200,
+    headers: { "content-type": "application/json", "cache-control": "public, max-age=300" },
+    body: JSON.stringify(openApiDocument()),
+  };
   return openApiAnswer;
 }
 
@@ -156,7 +160,13 @@ export function apiRequestListener(options: ApiServerOptions): (req: IncomingMes
     })().catch((error: unknown) => {
       if (clientGone(error)) return void res.destroy();
       logError("api server: request failed", error);
-      if (!res.headersSent) send(res, {}, { status: 500, headers: { "content-type": "application/json" }, body: JSON.stringify({ error: { code: "internal", message: "internal error" } }) }, false);
+      if (!res.headersSent)
+        send(
+          res,
+          {},
+          { status: 500, headers: { "content-type": "application/json" }, body: JSON.stringify({ error: { code: "internal", message: "internal error" } }) },
+          false,
+        );
       else res.destroy();
     });
   };

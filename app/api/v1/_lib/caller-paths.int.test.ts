@@ -60,7 +60,8 @@ describe.skipIf(skipWithoutDatabase())("a caller is one account on every path", 
       await expect(reserve(t.db, { endpoint: e.key, amount: 1, caller }), JSON.stringify(caller)).rejects.toThrow();
       const blank = caller.replace(/[\s\u0085]/g, "") === "";
       // Nor a lone surrogate: no UTF-8 text can hold one.
-      if (!blank && !caller.includes("\u0000") && !/[\ud800-\udfff]/.test(caller)) expect((await sqlReserve(e.key, caller))?.status, JSON.stringify(caller)).toBe("error");
+      if (!blank && !caller.includes("\u0000") && !/[\ud800-\udfff]/.test(caller))
+        expect((await sqlReserve(e.key, caller))?.status, JSON.stringify(caller)).toBe("error");
     }
     const [row] = resultRows<{ n: string }>(await t.db.execute(sql`select count(*) as n from reservations where endpoint_id = ${e.endpointId}`));
     expect(Number(row?.n)).toBe(0);
@@ -72,7 +73,9 @@ describe.skipIf(skipWithoutDatabase())("a caller is one account on every path", 
     const key = await makeKey(t.db, { endpoints: [e.key], trusted: true });
     // JSON.parse makes "__proto__" an own key, as a request body from any language does.
     const sneaky = JSON.parse('{"constructor": 1, "output": 1, "__proto__": 5}') as Record<string, number>;
-    const http = await read(await handleReserve(apiRequest("/api/v1/reservations", { key: key.secret, body: { endpoint: e.key, parts: sneaky, caller: "acct" } }), deps));
+    const http = await read(
+      await handleReserve(apiRequest("/api/v1/reservations", { key: key.secret, body: { endpoint: e.key, parts: sneaky, caller: "acct" } }), deps),
+    );
     expect(http).toMatchObject({ status: 400, body: { error: { code: "invalid_input", message: expect.stringContaining("parts.__proto__") } } });
     await expect(reserve(t.db, { endpoint: e.key, parts: sneaky, caller: "acct" })).rejects.toThrow(/parts\.__proto__/);
     const viaSql = resultRows<{ result: { status: string; code?: string; message?: string } }>(
@@ -96,13 +99,19 @@ describe.skipIf(skipWithoutDatabase())("a caller is one account on every path", 
     const first = await reserve(t.db, { endpoint: e.key, amount: 1, caller: "acct", idempotencyKey: " order-7 " });
     expect(first).toMatchObject({ status: "granted", replay: false });
     const http = await read(
-      await handleReserve(apiRequest("/api/v1/reservations", { key: key.secret, body: { endpoint: e.key, amount: 1, caller: "acct", idempotencyKey: " order-7 " } }), deps),
+      await handleReserve(
+        apiRequest("/api/v1/reservations", { key: key.secret, body: { endpoint: e.key, amount: 1, caller: "acct", idempotencyKey: " order-7 " } }),
+        deps,
+      ),
     );
     expect(http).toMatchObject({ status: 200, body: { replay: true, reservationId: first.status === "granted" ? first.reservationId : "" } });
     expect(await sqlReserve(e.key, "acct", " order-7 ")).toMatchObject({ status: "granted", replay: true });
     // Trimmed, it is another key: a new reservation, on every path alike.
     const other = await read(
-      await handleReserve(apiRequest("/api/v1/reservations", { key: key.secret, body: { endpoint: e.key, amount: 1, caller: "acct", idempotencyKey: "order-7" } }), deps),
+      await handleReserve(
+        apiRequest("/api/v1/reservations", { key: key.secret, body: { endpoint: e.key, amount: 1, caller: "acct", idempotencyKey: "order-7" } }),
+        deps,
+      ),
     );
     expect(other).toMatchObject({ status: 201, body: { replay: false } });
   });

@@ -28,12 +28,23 @@ export function failureAnswer(what: string, error: unknown): ApiAnswer {
   if (classifyFailure(error) === "unknown") {
     const requestId = randomUUID();
     logError(`api: ${what} failed unexpectedly (requestId ${requestId})`, error);
-    return errorAnswer(500, "internal", `an unexpected error in the server, logged as ${requestId}; what it changed is unknown: retry a reserve only with its idempotencyKey`, { requestId });
+    return errorAnswer(
+      500,
+      "internal",
+      `an unexpected error in the server, logged as ${requestId}; what it changed is unknown: retry a reserve only with its idempotencyKey`,
+      { requestId },
+    );
   }
   logError(`api: ${what} failed`, error);
-  return errorAnswer(503, "unavailable", "the service cannot reach its database right now; nothing was charged, try again shortly", { mayHaveApplied: false }, {
-    "retry-after": "1",
-  });
+  return errorAnswer(
+    503,
+    "unavailable",
+    "the service cannot reach its database right now; nothing was charged, try again shortly",
+    { mayHaveApplied: false },
+    {
+      "retry-after": "1",
+    },
+  );
 }
 
 /** What each route is, as a refusal names it. */

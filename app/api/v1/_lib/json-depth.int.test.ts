@@ -36,8 +36,14 @@ describe.skipIf(skipWithoutDatabase())("deeply nested JSON bodies on every route
   const routes = () =>
     [
       ["POST /api/v1/reservations", (raw: string) => handleReserve(apiRequest("/api/v1/reservations", { key, raw }), deps)],
-      ["POST /api/v1/reservations/{id}/settle", (raw: string) => handleResolve(apiRequest(`/api/v1/reservations/${id}/settle`, { key, raw }), id, "settle", deps)],
-      ["POST /api/v1/reservations/{id}/release", (raw: string) => handleResolve(apiRequest(`/api/v1/reservations/${id}/release`, { key, raw }), id, "release", deps)],
+      [
+        "POST /api/v1/reservations/{id}/settle",
+        (raw: string) => handleResolve(apiRequest(`/api/v1/reservations/${id}/settle`, { key, raw }), id, "settle", deps),
+      ],
+      [
+        "POST /api/v1/reservations/{id}/release",
+        (raw: string) => handleResolve(apiRequest(`/api/v1/reservations/${id}/release`, { key, raw }), id, "release", deps),
+      ],
     ] as const;
 
   it("answers 8,000 levels of arrays, 3,000 of objects and a deep field value with 400 nesting_too_deep, charging nothing", async () => {
@@ -47,7 +53,10 @@ describe.skipIf(skipWithoutDatabase())("deeply nested JSON bodies on every route
         expect(raw.length, "fits the 16 KiB cap, so the depth check is what answers").toBeLessThanOrEqual(16 * 1024);
         const answer = await read(await send(raw));
         expect([name, raw.length, answer.status, errorCode(answer)]).toEqual([name, raw.length, 400, "nesting_too_deep"]);
-        expect(answer.body.error).toEqual({ code: "nesting_too_deep", message: `the request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep` });
+        expect(answer.body.error).toEqual({
+          code: "nesting_too_deep",
+          message: `the request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`,
+        });
       }
       // 100,000 levels is 200 KB: over the size cap, which is checked first.
       for (const raw of [arrays(100_000), objects(100_000)]) {
@@ -64,7 +73,14 @@ describe.skipIf(skipWithoutDatabase())("deeply nested JSON bodies on every route
   it("the demo subscribe route answers a deep body with 400 nesting_too_deep too", async () => {
     const answer = await handleSubscribe(
       new Request("http://127.0.0.1/api/demo/subscribe", { method: "POST", headers: { "content-type": "application/json" }, body: arrays(1_000) }),
-      { db: async () => t.db, provider: createFakeProvider({ latencyMs: 0, failureRate: 0 }), minMs: 0, defer: () => undefined, log: () => undefined, endpoint: endpointKey },
+      {
+        db: async () => t.db,
+        provider: createFakeProvider({ latencyMs: 0, failureRate: 0 }),
+        minMs: 0,
+        defer: () => undefined,
+        log: () => undefined,
+        endpoint: endpointKey,
+      },
     );
     expect(answer.status).toBe(400);
     expect(((await answer.json()) as { error: { code: string } }).error.code).toBe("nesting_too_deep");

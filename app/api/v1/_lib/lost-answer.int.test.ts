@@ -51,12 +51,16 @@ describe.skipIf(skipWithoutDatabase())("a reserve whose answer is lost", () => {
       expect(lost).toMatchObject({ status: 503, body: { gate: "unavailable", mayHaveApplied: true, error: { code: "unavailable" } } });
       expect(JSON.stringify(lost.body)).not.toMatch(/nothing was charged/);
       // It did commit: held under its key.
-      const held = resultRows<{ id: string; state: string }>(await t.db.execute(sql`select id, state::text from reservations where idempotency_key = 'order-lost-1'`));
+      const held = resultRows<{ id: string; state: string }>(
+        await t.db.execute(sql`select id, state::text from reservations where idempotency_key = 'order-lost-1'`),
+      );
       expect(held).toEqual([{ id: expect.any(String), state: "held" }]);
       // The retry through a healthy connection answers that reservation, charging nothing again.
       const retry = await read(await handleReserve(apiRequest("/api/v1/reservations", { key: key.secret, body }), { db: async () => t.db }));
       expect(retry).toMatchObject({ status: 200, body: { replay: true, reservationId: held[0]?.id } });
-      const [used] = resultRows<{ n: number }>(await t.db.execute(sql`select coalesce(sum(amount), 0)::int as n from reservations where endpoint_id = ${e.endpointId}`));
+      const [used] = resultRows<{ n: number }>(
+        await t.db.execute(sql`select coalesce(sum(amount), 0)::int as n from reservations where endpoint_id = ${e.endpointId}`),
+      );
       expect(used?.n).toBe(1 + 7);
     } finally {
       proxy.heal();
@@ -71,7 +75,9 @@ describe.skipIf(skipWithoutDatabase())("a reserve whose answer is lost", () => {
     try {
       batcherFor(closed.db, { deadlineMs: 1500, maxInFlight: 1, maxBatch: 64 });
       const deps = { db: async () => closed.db, keys };
-      const refused = await read(await handleReserve(apiRequest("/api/v1/reservations", { key: key.secret, body: { endpoint: e.key, amount: 3, idempotencyKey: "never-sent" } }), deps));
+      const refused = await read(
+        await handleReserve(apiRequest("/api/v1/reservations", { key: key.secret, body: { endpoint: e.key, amount: 3, idempotencyKey: "never-sent" } }), deps),
+      );
       expect(refused).toMatchObject({ status: 503, body: { mayHaveApplied: false } });
     } finally {
       await closed.close();

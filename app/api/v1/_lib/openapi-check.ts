@@ -14,7 +14,12 @@ import type { SentRequest } from "./test-support";
 type Json = Record<string, unknown>;
 type Header = { required?: boolean; schema: Json };
 type ResponseDoc = { headers?: Record<string, Header>; content?: { "application/json"?: { schema: Json } } };
-type Operation = { operationId: string; responses: Record<string, ResponseDoc>; parameters?: { name: string; in: string; schema: Json }[]; requestBody?: { content: { "application/json": { schema: Json } } } };
+type Operation = {
+  operationId: string;
+  responses: Record<string, ResponseDoc>;
+  parameters?: { name: string; in: string; schema: Json }[];
+  requestBody?: { content: { "application/json": { schema: Json } } };
+};
 
 export const doc = openApiDocument() as Json & { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, Json> } };
 

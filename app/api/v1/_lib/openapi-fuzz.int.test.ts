@@ -56,7 +56,8 @@ function fieldVariants(schema: Json, valid: string): { label: string; raw: strin
     ["an array", "[1]"],
     ["an object", '{"a":1}'],
   ];
-  for (const [label, raw] of wrong) if (!(label === "a string" && types.includes("string")) && !(label === "a number" && types.includes("integer"))) out.push({ label, raw });
+  for (const [label, raw] of wrong)
+    if (!(label === "a string" && types.includes("string")) && !(label === "a number" && types.includes("integer"))) out.push({ label, raw });
   if (types.includes("string")) {
     const s = stringSchema(schema);
     const max = typeof s.maxLength === "number" ? s.maxLength : 100;
@@ -202,7 +203,11 @@ function verdictOf(schemaName: string, text: string, required: boolean, cap = 16
 /** No lone surrogate (String.prototype.isWellFormed, which this TypeScript target does not know). */
 const wellFormed = (text: string) => !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text);
 const allWellFormed = (value: unknown): boolean =>
-  typeof value === "string" ? wellFormed(value) : typeof value === "object" && value !== null ? Object.entries(value).every(([k, v]) => wellFormed(k) && allWellFormed(v)) : true;
+  typeof value === "string"
+    ? wellFormed(value)
+    : typeof value === "object" && value !== null
+      ? Object.entries(value).every(([k, v]) => wellFormed(k) && allWellFormed(v))
+      : true;
 
 const codeOf = (a: Answer) => (a.body as { error?: { code?: string } } | null)?.error?.code;
 
@@ -213,7 +218,8 @@ function agreement(label: string, verdict: Verdict, answer: Answer): string | nu
   if (verdict.valid === "unknown") return null;
   const refused = answer.status === 413 || (answer.status === 400 && !SEMANTIC_400.has(codeOf(answer) ?? ""));
   if (verdict.valid && refused) return `${label}: valid by the document, refused ${answer.status} ${JSON.stringify(answer.body)}`;
-  if (!verdict.valid && !refused) return `${label}: invalid by the document (${verdict.why}), answered ${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}`;
+  if (!verdict.valid && !refused)
+    return `${label}: invalid by the document (${verdict.why}), answered ${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}`;
   return null;
 }
 
@@ -227,7 +233,10 @@ describe.skipIf(skipWithoutDatabase())("a schema-driven fuzzer against the OpenA
   const R = "/api/v1/reservations";
 
   beforeAll(async () => {
-    const e = await makeEndpoint(t.db, { perCallMax: 1_000_000_000, ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000_000_000 }] });
+    const e = await makeEndpoint(t.db, {
+      perCallMax: 1_000_000_000,
+      ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000_000_000 }],
+    });
     endpointKey = e.key;
     trusted = (await makeKey(t.db, { endpoints: [e.key], trusted: true })).secret;
     account = (await makeKey(t.db, { endpoints: [e.key], account: "acct_fuzz" })).secret;
@@ -295,42 +304,62 @@ describe.skipIf(skipWithoutDatabase())("a schema-driven fuzzer against the OpenA
     expect(problems).toEqual([]);
   });
 
-  it("stateful: follows the links the document declares from a grant (settle, release) in every order, each answer documented", { timeout: 120_000 }, async () => {
-    const grant = operation(R, "post");
-    const links = (grant.responses["201"] as { links?: Record<string, { operationId: string; parameters: Record<string, string> }> }).links ?? {};
-    expect(Object.values(links).map((l) => l.operationId).sort()).toEqual(["releaseReservation", "settleReservation"]);
-    // Where each linked operation lives, found by its operationId as a generic client does.
-    const byId = new Map<string, { path: string; verb: "settle" | "release" }>();
-    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { operationId?: string }>>)) {
-      for (const op of Object.values(item)) if (op.operationId === "settleReservation" || op.operationId === "releaseReservation") byId.set(op.operationId, { path, verb: op.operationId === "settleReservation" ? "settle" : "release" });
-    }
-    const pointer = (body: unknown, expression: string) => {
-      const match = /^\$response\.body#(\/.*)$/.exec(expression);
-      if (!match?.[1]) throw new Error(`an expression this fuzzer does not read: ${expression}`);
-      return match[1].split("/").slice(1).reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], body);
-    };
-    const problems: string[] = [];
-    const follow = async (link: string, granted: Answer) => {
-      const { operationId, parameters } = links[link] ?? { operationId: "", parameters: {} };
-      const target = byId.get(operationId);
-      if (!target) throw new Error(`no operation ${operationId}`);
-      const id = String(pointer(granted.body, parameters.id ?? ""));
-      const answer = await serve(apiRequest(`${R}/${id}/${target.verb}`, { key: trusted, body: target.verb === "settle" ? { actual: 3 } : {} }), (r) => handleResolve(r, id, target.verb, deps));
-      problems.push(...conformance(target.path, "post", answer).map((p) => `${link}: ${p}`));
-      return answer;
-    };
-    // Every sequence of two links after a grant, and each link twice: the state machine as the document lets a client walk it.
-    for (const [first, second] of [["settle", "settle"], ["settle", "release"], ["release", "release"], ["release", "settle"]] as const) {
-      const granted = await reserveWith(JSON.stringify({ endpoint: endpointKey, amount: 10 }));
-      problems.push(...conformance(R, "post", granted));
-      const one = await follow(first, granted);
-      const two = await follow(second, granted);
-      expect([one.status, (one.body as { replay?: boolean }).replay], `${first} after a grant`).toEqual([200, false]);
-      if (first === second) expect([two.status, (two.body as { replay?: boolean }).replay], `${first} twice`).toEqual([200, true]);
-      else expect([two.status, codeOf(two)], `${second} after ${first}`).toEqual([409, "already_resolved"]);
-    }
-    expect(problems).toEqual([]);
-  });
+  it(
+    "stateful: follows the links the document declares from a grant (settle, release) in every order, each answer documented",
+    { timeout: 120_000 },
+    async () => {
+      const grant = operation(R, "post");
+      const links = (grant.responses["201"] as { links?: Record<string, { operationId: string; parameters: Record<string, string> }> }).links ?? {};
+      expect(
+        Object.values(links)
+          .map((l) => l.operationId)
+          .sort(),
+      ).toEqual(["releaseReservation", "settleReservation"]);
+      // Where each linked operation lives, found by its operationId as a generic client does.
+      const byId = new Map<string, { path: string; verb: "settle" | "release" }>();
+      for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { operationId?: string }>>)) {
+        for (const op of Object.values(item))
+          if (op.operationId === "settleReservation" || op.operationId === "releaseReservation")
+            byId.set(op.operationId, { path, verb: op.operationId === "settleReservation" ? "settle" : "release" });
+      }
+      const pointer = (body: unknown, expression: string) => {
+        const match = /^\$response\.body#(\/.*)$/.exec(expression);
+        if (!match?.[1]) throw new Error(`an expression this fuzzer does not read: ${expression}`);
+        return match[1]
+          .split("/")
+          .slice(1)
+          .reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], body);
+      };
+      const problems: string[] = [];
+      const follow = async (link: string, granted: Answer) => {
+        const { operationId, parameters } = links[link] ?? { operationId: "", parameters: {} };
+        const target = byId.get(operationId);
+        if (!target) throw new Error(`no operation ${operationId}`);
+        const id = String(pointer(granted.body, parameters.id ?? ""));
+        const answer = await serve(apiRequest(`${R}/${id}/${target.verb}`, { key: trusted, body: target.verb === "settle" ? { actual: 3 } : {} }), (r) =>
+          handleResolve(r, id, target.verb, deps),
+        );
+        problems.push(...conformance(target.path, "post", answer).map((p) => `${link}: ${p}`));
+        return answer;
+      };
+      // Every sequence of two links after a grant, and each link twice: the state machine as the document lets a client walk it.
+      for (const [first, second] of [
+        ["settle", "settle"],
+        ["settle", "release"],
+        ["release", "release"],
+        ["release", "settle"],
+      ] as const) {
+        const granted = await reserveWith(JSON.stringify({ endpoint: endpointKey, amount: 10 }));
+        problems.push(...conformance(R, "post", granted));
+        const one = await follow(first, granted);
+        const two = await follow(second, granted);
+        expect([one.status, (one.body as { replay?: boolean }).replay], `${first} after a grant`).toEqual([200, false]);
+        if (first === second) expect([two.status, (two.body as { replay?: boolean }).replay], `${first} twice`).toEqual([200, true]);
+        else expect([two.status, codeOf(two)], `${second} after ${first}`).toEqual([409, "already_resolved"]);
+      }
+      expect(problems).toEqual([]);
+    },
+  );
 
   it("settle and release: every generated body and reservation id answers a documented status and agrees with the document", { timeout: 300_000 }, async () => {
     const problems: string[] = [];
@@ -357,7 +386,9 @@ describe.skipIf(skipWithoutDatabase())("a schema-driven fuzzer against the OpenA
         ["a tab", "\t"],
       ];
       for (const [label, id] of ids) {
-        const answer = await serve(apiRequest(`${R}/${encodeURIComponent(id)}/${verb}`, { key: trusted, body: verb === "settle" ? { actual: 1 } : {} }), (r) => handleResolve(r, id, verb, deps));
+        const answer = await serve(apiRequest(`${R}/${encodeURIComponent(id)}/${verb}`, { key: trusted, body: verb === "settle" ? { actual: 1 } : {} }), (r) =>
+          handleResolve(r, id, verb, deps),
+        );
         problems.push(...conformance(path, "post", answer).map((p) => `${verb} id ${label}: ${p}`));
         const disagreement = agreement(`${verb} id ${label}`, { valid: idSchema(id) === true, why: "id" }, answer);
         if (disagreement) problems.push(disagreement);
@@ -379,7 +410,9 @@ describe.skipIf(skipWithoutDatabase())("a schema-driven fuzzer against the OpenA
       const key = JSON.parse(v.raw) as unknown;
       // A path segment is text (a URL cannot carry a lone surrogate), and an empty one is another path.
       if (typeof key !== "string" || key === "" || !wellFormed(key)) continue;
-      const answer = await serve(apiRequest(`/api/v1/endpoints/${encodeURIComponent(key)}`, { key: trusted, method: "GET" }), (r) => handleEndpointStatus(r, key, deps));
+      const answer = await serve(apiRequest(`/api/v1/endpoints/${encodeURIComponent(key)}`, { key: trusted, method: "GET" }), (r) =>
+        handleEndpointStatus(r, key, deps),
+      );
       problems.push(...conformance(path, "get", answer).map((p) => `key ${v.label}: ${p}`));
       // A valid key that names no endpoint is a 404, which is not a refusal of its shape.
       const disagreement = agreement(`key ${v.label}`, { valid: keyValid(key) === true, why: "key" }, answer);
@@ -389,9 +422,8 @@ describe.skipIf(skipWithoutDatabase())("a schema-driven fuzzer against the OpenA
       const caller = JSON.parse(v.raw) as unknown;
       if (typeof caller !== "string" || !wellFormed(caller)) continue; // a query parameter is text
       for (const key of [trusted, account]) {
-        const answer = await serve(
-          apiRequest(`/api/v1/endpoints/${endpointKey}?caller=${encodeURIComponent(caller)}`, { key, method: "GET" }),
-          (r) => handleEndpointStatus(r, endpointKey, deps),
+        const answer = await serve(apiRequest(`/api/v1/endpoints/${endpointKey}?caller=${encodeURIComponent(caller)}`, { key, method: "GET" }), (r) =>
+          handleEndpointStatus(r, endpointKey, deps),
         );
         problems.push(...conformance(path, "get", answer).map((p) => `caller ${v.label}: ${p}`));
         const disagreement = agreement(`caller ${v.label}`, { valid: callerValid(caller) === true, why: "caller" }, answer);
@@ -401,45 +433,63 @@ describe.skipIf(skipWithoutDatabase())("a schema-driven fuzzer against the OpenA
     expect(problems).toEqual([]);
   });
 
-  it("PUT, GET /api/v1/accounts/{account} and POST /api/v1/accounts:bulk: every generated body, row and account answers a documented status and agrees with the document", { timeout: 300_000 }, async () => {
-    const A = "/api/v1/accounts/{account}";
-    const B = "/api/v1/accounts:bulk";
-    const problems: string[] = [];
-    let checked = 0;
-    const check = (label: string, path: string, method: string, verdict: Verdict, answer: Answer) => {
-      checked += 1;
-      problems.push(...conformance(path, method, answer).map((p) => `${label}: ${p}`));
-      const disagreement = agreement(label, verdict, answer);
-      if (disagreement) problems.push(disagreement);
-    };
-    // PUT bodies.
-    for (const c of bodyCases(doc.components.schemas.AssignPlanBody as Json, { plan: "pro" })) {
-      const answer = await serve(apiRequest("/api/v1/accounts/acct_fuzz_put", { key: billing, raw: c.text, method: "PUT" }), (r) => handleAssignPlan(r, "acct_fuzz_put", deps));
-      check(`PUT ${c.label}`, A, "put", verdictOf("AssignPlanBody", c.text, true), answer);
-    }
-    // The account in the path, for PUT and GET.
-    const accountSchema = operation(A, "put").parameters?.find((p) => p.name === "account")?.schema ?? {};
-    const accountValid = ajv.compile(accountSchema);
-    for (const v of fieldVariants(accountSchema, "acct_fuzz")) {
-      const id = JSON.parse(v.raw) as unknown;
-      if (typeof id !== "string" || id === "" || !wellFormed(id)) continue; // a path segment is text, and an empty one is another path
-      const path = `/api/v1/accounts/${encodeURIComponent(id)}`;
-      const verdict = { valid: accountValid(id) === true, why: "account" };
-      check(`PUT account ${v.label}`, A, "put", verdict, await serve(apiRequest(path, { key: billing, body: { plan: "pro" }, method: "PUT" }), (r) => handleAssignPlan(r, id, deps)));
-      check(`GET account ${v.label}`, A, "get", verdict, await serve(apiRequest(path, { key: billing, method: "GET" }), (r) => handleGetAccount(r, id, deps)));
-    }
-    // Bulk bodies, then each field of one row.
-    const bulk = (text: string) => serve(apiRequest(B, { key: billing, raw: text }), (r) => handleAssignPlans(r, deps));
-    for (const c of bodyCases(doc.components.schemas.BulkAssignBody as Json, { accounts: [{ account: "acct_fuzz_bulk", plan: "pro" }] })) {
-      check(`bulk ${c.label}`, B, "post", verdictOf("BulkAssignBody", c.text, true, MAX_BULK_BODY_BYTES), await bulk(c.text));
-    }
-    const rowSchema = { properties: { account: accountSchema, plan: { type: "string" } } };
-    for (const c of bodyCases(rowSchema, { account: "acct_fuzz_row", plan: "pro" })) {
-      if (c.text.length > 1 && !c.text.startsWith("{")) continue; // bodies that are no object are the bulk body's cases above
-      const text = `{"accounts":[${c.text || "null"}]}`;
-      check(`bulk row ${c.label}`, B, "post", verdictOf("BulkAssignBody", text, true, MAX_BULK_BODY_BYTES), await bulk(text));
-    }
-    expect(checked).toBeGreaterThan(350);
-    expect(problems).toEqual([]);
-  });
+  it(
+    "PUT, GET /api/v1/accounts/{account} and POST /api/v1/accounts:bulk: every generated body, row and account answers a documented status and agrees with the document",
+    { timeout: 300_000 },
+    async () => {
+      const A = "/api/v1/accounts/{account}";
+      const B = "/api/v1/accounts:bulk";
+      const problems: string[] = [];
+      let checked = 0;
+      const check = (label: string, path: string, method: string, verdict: Verdict, answer: Answer) => {
+        checked += 1;
+        problems.push(...conformance(path, method, answer).map((p) => `${label}: ${p}`));
+        const disagreement = agreement(label, verdict, answer);
+        if (disagreement) problems.push(disagreement);
+      };
+      // PUT bodies.
+      for (const c of bodyCases(doc.components.schemas.AssignPlanBody as Json, { plan: "pro" })) {
+        const answer = await serve(apiRequest("/api/v1/accounts/acct_fuzz_put", { key: billing, raw: c.text, method: "PUT" }), (r) =>
+          handleAssignPlan(r, "acct_fuzz_put", deps),
+        );
+        check(`PUT ${c.label}`, A, "put", verdictOf("AssignPlanBody", c.text, true), answer);
+      }
+      // The account in the path, for PUT and GET.
+      const accountSchema = operation(A, "put").parameters?.find((p) => p.name === "account")?.schema ?? {};
+      const accountValid = ajv.compile(accountSchema);
+      for (const v of fieldVariants(accountSchema, "acct_fuzz")) {
+        const id = JSON.parse(v.raw) as unknown;
+        if (typeof id !== "string" || id === "" || !wellFormed(id)) continue; // a path segment is text, and an empty one is another path
+        const path = `/api/v1/accounts/${encodeURIComponent(id)}`;
+        const verdict = { valid: accountValid(id) === true, why: "account" };
+        check(
+          `PUT account ${v.label}`,
+          A,
+          "put",
+          verdict,
+          await serve(apiRequest(path, { key: billing, body: { plan: "pro" }, method: "PUT" }), (r) => handleAssignPlan(r, id, deps)),
+        );
+        check(
+          `GET account ${v.label}`,
+          A,
+          "get",
+          verdict,
+          await serve(apiRequest(path, { key: billing, method: "GET" }), (r) => handleGetAccount(r, id, deps)),
+        );
+      }
+      // Bulk bodies, then each field of one row.
+      const bulk = (text: string) => serve(apiRequest(B, { key: billing, raw: text }), (r) => handleAssignPlans(r, deps));
+      for (const c of bodyCases(doc.components.schemas.BulkAssignBody as Json, { accounts: [{ account: "acct_fuzz_bulk", plan: "pro" }] })) {
+        check(`bulk ${c.label}`, B, "post", verdictOf("BulkAssignBody", c.text, true, MAX_BULK_BODY_BYTES), await bulk(c.text));
+      }
+      const rowSchema = { properties: { account: accountSchema, plan: { type: "string" } } };
+      for (const c of bodyCases(rowSchema, { account: "acct_fuzz_row", plan: "pro" })) {
+        if (c.text.length > 1 && !c.text.startsWith("{")) continue; // bodies that are no object are the bulk body's cases above
+        const text = `{"accounts":[${c.text || "null"}]}`;
+        check(`bulk row ${c.label}`, B, "post", verdictOf("BulkAssignBody", text, true, MAX_BULK_BODY_BYTES), await bulk(text));
+      }
+      expect(checked).toBeGreaterThan(350);
+      expect(problems).toEqual([]);
+    },
+  );
 });

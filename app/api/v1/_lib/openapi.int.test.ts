@@ -36,7 +36,8 @@ describe("the OpenAPI document", () => {
     expect(served.servers).toEqual([expect.objectContaining({ url: "/" })]);
     for (const [p, methods] of Object.entries(doc.paths)) {
       for (const [m, op] of Object.entries(methods)) {
-        for (const status of Object.keys(op.responses)) expect(typeof schemaAt("paths", p, m, "responses", status, "content", "application/json", "schema")).toBe("function");
+        for (const status of Object.keys(op.responses))
+          expect(typeof schemaAt("paths", p, m, "responses", status, "content", "application/json", "schema")).toBe("function");
       }
     }
   });
@@ -60,7 +61,12 @@ describe("the OpenAPI document", () => {
 
   it("documents the answers a path gives to a method it does not serve", () => {
     const errorCode = ajv.compile({ enum: (doc["x-error-codes"] as { code: string }[]).map((c) => c.code) });
-    for (const [path, method] of [["/api/v1/reservations", "PUT"], ["/api/v1/endpoints/x", "POST"], ["/api/v1/reservations/x/settle", "GET"], ["/api/v1/nope", "TRACE"]] as const) {
+    for (const [path, method] of [
+      ["/api/v1/reservations", "PUT"],
+      ["/api/v1/endpoints/x", "POST"],
+      ["/api/v1/reservations/x/settle", "GET"],
+      ["/api/v1/nope", "TRACE"],
+    ] as const) {
       const answer = answerMethod(path, method);
       const body = JSON.parse(answer?.body ?? "{}") as { error: { code: string } };
       expect(errorCode(body.error.code), `${method} ${path}`).toBe(true);
@@ -81,7 +87,11 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
     dead = openPostgres("postgres://postgres@127.0.0.1:9/nowhere", { max: 1, connectTimeoutSeconds: 1 });
     deadDeps = { db: async () => dead.db };
     // A bug, not an outage: an exception no failure class knows is a 500 internal, never a 503.
-    brokenDeps = { db: async () => { throw new TypeError("a bug in the server"); } };
+    brokenDeps = {
+      db: async () => {
+        throw new TypeError("a bug in the server");
+      },
+    };
   });
   afterAll(async () => {
     await dead?.close();
@@ -102,8 +112,7 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
   const assign = (account: string, send: Send, d = deps) =>
     run(`${A}/{account}`, "put", `${A}/${encodeURIComponent(account)}`, send, (r) => handleAssignPlan(r, account, d));
   const bulk = (send: Send, d = deps) => run(`${A}:bulk`, "post", `${A}:bulk`, send, (r) => handleAssignPlans(r, d));
-  const account = (id: string, send: Send, d = deps) =>
-    run(`${A}/{account}`, "get", `${A}/${encodeURIComponent(id)}`, send, (r) => handleGetAccount(r, id, d));
+  const account = (id: string, send: Send, d = deps) => run(`${A}/{account}`, "get", `${A}/${encodeURIComponent(id)}`, send, (r) => handleGetAccount(r, id, d));
   const code = (a: { body: Record<string, unknown> }) => (a.body.error as { code?: string } | undefined)?.code;
 
   it("every route, every status and every error code the document lists", { timeout: 120_000 }, async () => {
@@ -116,7 +125,9 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
       ],
     });
     const other = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 10 }] });
-    const cool = await makeEndpoint(t.db, { ceilings: [{ metric: "calls", scope: "destination", window: "first_hit", windowSeconds: 3600, value: 1, destinationKind: "email" }] });
+    const cool = await makeEndpoint(t.db, {
+      ceilings: [{ metric: "calls", scope: "destination", window: "first_hit", windowSeconds: 3600, value: 1, destinationKind: "email" }],
+    });
     const slow = await makeEndpoint(t.db, { throttlePerMinute: 1, ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1000 }] });
     const a = (await makeKey(t.db, { endpoints: [e.key, cool.key, slow.key], account: "acct_a" })).secret;
     const b = (await makeKey(t.db, { endpoints: [e.key], account: "acct_b" })).secret;
@@ -161,7 +172,13 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
     expect(code(await reserve({ key: a, body: { endpoint: "no.such", amount: 1 } }))).toBe("unknown_endpoint");
     await setEndpointArchived(t.db, { key: e.key, archived: true, actor: admin, reason: "openapi test" });
     expect(code(await reserve({ key: a, body: { endpoint: e.key, amount: 1 } }))).toBe("endpoint_archived");
-    await setEndpointArchived(t.db, { key: e.key, archived: false, actor: admin, reason: "openapi test", changeControl: setupControl("test: an unarchive is a raise, approved elsewhere") });
+    await setEndpointArchived(t.db, {
+      key: e.key,
+      archived: false,
+      actor: admin,
+      reason: "openapi test",
+      changeControl: setupControl("test: an unarchive is a raise, approved elsewhere"),
+    });
     expect(code(await reserve({ key: a, body: { endpoint: e.key, amount: 1, destination: "x".repeat(17_000) } }))).toBe("body_too_large");
     expect(code(await reserve({ key: a, body: { endpoint: e.key, amount: 21 } }))).toBe("per_call_max");
     expect(code(await reserve({ key: a, body: { endpoint: e.key, amount: 20 } }))).toBe("ceiling");
@@ -225,7 +242,9 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
       expect(code(await resolve(unknown, verb, { key: a, body }))).toBe("reservation_not_found");
       expect(code(await resolve("abc", verb, { key: a, body }))).toBe("invalid_reservation_id");
       // The input boundary of proxy.ts: a control character in a path segment.
-      expect(code(await run(`${R}/{id}/${verb}`, "post", `${R}/%00/${verb}`, { key: a, body }, () => Promise.reject(new Error("must not reach the handler"))))).toBe("invalid_input");
+      expect(
+        code(await run(`${R}/{id}/${verb}`, "post", `${R}/%00/${verb}`, { key: a, body }, () => Promise.reject(new Error("must not reach the handler")))),
+      ).toBe("invalid_input");
       expect(code(await resolve(target, verb, { body }))).toBe("missing_api_key");
       expect(code(await resolve(target, verb, { key: bogus, body }))).toBe("invalid_api_key");
       expect(code(await resolve(target, verb, { key: revoked, body }))).toBe("revoked_api_key");
@@ -259,7 +278,12 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
 
     // PUT /api/v1/accounts/{account}, POST /api/v1/accounts:bulk, GET /api/v1/accounts/{account}
     await t.db.insert(plans).values({ key: "pro", name: "Pro" });
-    expect((await assign("acct_a", { key: billing, body: { plan: "pro" } })).body).toMatchObject({ account: "acct_a", plan: "pro", previous: "default", changed: true });
+    expect((await assign("acct_a", { key: billing, body: { plan: "pro" } })).body).toMatchObject({
+      account: "acct_a",
+      plan: "pro",
+      previous: "default",
+      changed: true,
+    });
     const assignErrors: [Send, string][] = [
       [{ raw: "{" }, "invalid_json"],
       [{ raw: `{"plan":${"[".repeat(40)}${"]".repeat(40)}}` }, "nesting_too_deep"],
@@ -283,7 +307,19 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
     expect(code(await assign("acct_a", { key: billing, body: { plan: "pro" } }, deadDeps))).toBe("unavailable");
     expect(code(await assign("acct_a", { key: billing, body: { plan: "pro" } }, brokenDeps))).toBe("internal");
 
-    expect((await bulk({ key: billing, body: { accounts: [{ account: "acct_b", plan: "pro" }, { account: "acct_c", plan: "default" }] } })).body).toMatchObject({ assigned: 2, unchanged: 0 });
+    expect(
+      (
+        await bulk({
+          key: billing,
+          body: {
+            accounts: [
+              { account: "acct_b", plan: "pro" },
+              { account: "acct_c", plan: "default" },
+            ],
+          },
+        })
+      ).body,
+    ).toMatchObject({ assigned: 2, unchanged: 0 });
     const bulkErrors: [Send, string][] = [
       [{ raw: "{" }, "invalid_json"],
       [{ raw: `{"accounts":${"[".repeat(40)}${"]".repeat(40)}}` }, "nesting_too_deep"],
@@ -291,7 +327,17 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
       [{ raw: '{"accounts":[{"account":"a\\u0007","plan":"pro"}]}' }, "invalid_characters"],
       [{ body: { accounts: [], dryRun: true } }, "unknown_field"],
       [{ body: { accounts: [] } }, "invalid_input"],
-      [{ body: { accounts: [{ account: "acct_d", plan: "pro" }, { account: "acct_e", plan: "platinum" }] } }, "invalid_rows"],
+      [
+        {
+          body: {
+            accounts: [
+              { account: "acct_d", plan: "pro" },
+              { account: "acct_e", plan: "platinum" },
+            ],
+          },
+        },
+        "invalid_rows",
+      ],
       [{ body: { accounts: Array.from({ length: 10_001 }, (_, i) => ({ account: `acct_${i}`, plan: "pro" })) } }, "too_many"],
       [{ raw: JSON.stringify({ accounts: [{ account: "a", plan: "p".repeat(4 * 1024 * 1024) }] }) }, "body_too_large"],
     ];
@@ -316,7 +362,9 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
     expect(code(await account("acct_a", { key: billing, method: "GET" }, brokenDeps))).toBe("internal");
 
     expect(problems).toEqual([]);
-    const listed = Object.values(doc.paths).flatMap((methods) => Object.values(methods).flatMap((op) => Object.keys(op.responses).map((s) => `${op.operationId} ${s}`)));
+    const listed = Object.values(doc.paths).flatMap((methods) =>
+      Object.values(methods).flatMap((op) => Object.keys(op.responses).map((s) => `${op.operationId} ${s}`)),
+    );
     expect(listed.filter((l) => !seen.statuses.has(l))).toEqual([]);
     const codes = Object.entries(OPERATION_ERRORS).flatMap(([op, byStatus]) =>
       (Object.entries(byStatus) as [string, readonly ApiErrorCode[]][]).flatMap(([s, list]) => list.map((c) => `${op} ${s} ${c}`)),

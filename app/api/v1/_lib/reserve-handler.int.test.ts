@@ -49,7 +49,13 @@ describe.skipIf(skipWithoutDatabase())("POST /api/v1/reservations on real Postgr
     expect(archived.status).toBe(410);
     expect(errorCode(archived)).toBe("endpoint_archived");
     expect(await counterTotals(t.db, e.ceilingIds[0] ?? 0)).toEqual({ held: 0, settled: 0 });
-    await setEndpointArchived(t.db, { key: e.key, archived: false, actor: admin, reason: "back", changeControl: setupControl("test: an unarchive is a raise, approved elsewhere") });
+    await setEndpointArchived(t.db, {
+      key: e.key,
+      archived: false,
+      actor: admin,
+      reason: "back",
+      changeControl: setupControl("test: an unarchive is a raise, approved elsewhere"),
+    });
     expect((await post({ key: key.secret, body: { endpoint: e.key, amount: 1 } })).status).toBe(201);
   });
 
@@ -108,7 +114,12 @@ describe.skipIf(skipWithoutDatabase())("POST /api/v1/reservations on real Postgr
     const seen = [];
     for (const c of cases) {
       const answer = await post(c.send);
-      seen.push({ name: c.name, status: answer.status, code: errorCode(answer), hasMessage: typeof (answer.body.error as { message?: unknown })?.message === "string" });
+      seen.push({
+        name: c.name,
+        status: answer.status,
+        code: errorCode(answer),
+        hasMessage: typeof (answer.body.error as { message?: unknown })?.message === "string",
+      });
     }
     expect(seen).toEqual(cases.map((c) => ({ name: c.name, status: c.status, code: c.code, hasMessage: true })));
     expect(await chargeSnapshot(t.db)).toBe(before);
@@ -170,7 +181,9 @@ describe.skipIf(skipWithoutDatabase())("POST /api/v1/reservations on real Postgr
     // A closed port: the same failure as a dead database, without touching the shared server.
     const dead = openPostgres("postgres://postgres@127.0.0.1:9/nowhere", { max: 1, connectTimeoutSeconds: 1 });
     try {
-      const answer = await read(await handleReserve(apiRequest("/api/v1/reservations", { key: `ck_abcdefgh_${"A".repeat(43)}`, body: {} }), { db: async () => dead.db }));
+      const answer = await read(
+        await handleReserve(apiRequest("/api/v1/reservations", { key: `ck_abcdefgh_${"A".repeat(43)}`, body: {} }), { db: async () => dead.db }),
+      );
       expect([answer.status, errorCode(answer)]).toEqual([503, "unavailable"]);
     } finally {
       await dead.close();

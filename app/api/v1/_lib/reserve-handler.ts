@@ -1,6 +1,17 @@
 import { type Decision, reserve, ReservationInputError } from "@/lib/enforcement";
 import type { ApiPrincipal } from "@/lib/api-keys";
-import { type ApiAnswer, type ApiRequest, describeIssue, domainErrorAnswer, errorAnswer, jsonAnswer, parseJsonBody, RequestIdHeader, ReserveBody, retryAfterSeconds } from "@/lib/http";
+import {
+  type ApiAnswer,
+  type ApiRequest,
+  describeIssue,
+  domainErrorAnswer,
+  errorAnswer,
+  jsonAnswer,
+  parseJsonBody,
+  RequestIdHeader,
+  ReserveBody,
+  retryAfterSeconds,
+} from "@/lib/http";
 import type { ApiDeps } from "./deps";
 import { authenticateRequest, checkEndpointAccess, failureAnswer } from "./guard";
 

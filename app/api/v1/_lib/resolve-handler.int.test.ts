@@ -61,7 +61,9 @@ describe.skipIf(skipWithoutDatabase())("settle and release over HTTP on real Pos
     expect([overrun.status, overrun.body.overrun]).toEqual([200, true]);
     const replay = await reserveBounded("k1");
     expect([replay.status, errorCode(replay), replay.body.state]).toEqual([409, "already_resolved", "settled"]);
-    const control = read(await handleReserve(apiRequest("/api/v1/reservations", { key: service, body: { endpoint: bounded.key, amount: 1, caller: "a\u0000b" } }), deps));
+    const control = read(
+      await handleReserve(apiRequest("/api/v1/reservations", { key: service, body: { endpoint: bounded.key, amount: 1, caller: "a\u0000b" } }), deps),
+    );
     // Refused at the strict JSON boundary, before any schema or batch.
     expect([(await control).status, errorCode(await control)]).toEqual([400, "invalid_characters"]);
   });

@@ -1,5 +1,16 @@
 import { releaseReservation, reservationEndpointKey, ReservationInputError, type Resolution, settleReservation } from "@/lib/enforcement";
-import { type ApiAnswer, type ApiRequest, describeIssue, domainErrorAnswer, errorAnswer, jsonAnswer, parseJsonBody, ReleaseBody, ReservationIdParam, SettleBody } from "@/lib/http";
+import {
+  type ApiAnswer,
+  type ApiRequest,
+  describeIssue,
+  domainErrorAnswer,
+  errorAnswer,
+  jsonAnswer,
+  parseJsonBody,
+  ReleaseBody,
+  ReservationIdParam,
+  SettleBody,
+} from "@/lib/http";
 import type { ApiDeps } from "./deps";
 import { authenticateRequest, checkEndpointAccess, failureAnswer, withinDeadline } from "./guard";
 

@@ -43,7 +43,10 @@ describe.skipIf(skipWithoutDatabase())("API key scopes on every route", () => {
     keys.write = (await makeAccountsKey(t.db, { name: "mover", scopes: ["accounts:write"] })).secret;
     keys.both = (await makeAccountsKey(t.db, { name: "billing" })).secret;
     keys.ownRead = (await makeAccountsKey(t.db, { name: "portal", account: "acct_scoped", scopes: ["accounts:read"] })).secret;
-    await t.db.insert(plans).values([{ key: "pro", name: "Pro" }, { key: "enterprise", name: "Enterprise" }]);
+    await t.db.insert(plans).values([
+      { key: "pro", name: "Pro" },
+      { key: "enterprise", name: "Enterprise" },
+    ]);
     server = await startApiServer({ deps, port: 0, host: "127.0.0.1" });
   });
   afterAll(async () => {
@@ -58,17 +61,29 @@ describe.skipIf(skipWithoutDatabase())("API key scopes on every route", () => {
 
   // Each route as the dashboard serves it (proxy.ts, then the handler) ...
   const routes = {
-    put: (key: string, account = "acct_scoped") => serve(apiRequest(`/api/v1/accounts/${account}`, { key, method: "PUT", body: { plan: "enterprise" } }), (r) => handleAssignPlan(r, account, deps)),
-    bulk: (key: string) => serve(apiRequest("/api/v1/accounts:bulk", { key, body: { accounts: [{ account: "acct_scoped", plan: "enterprise" }] } }), (r) => handleAssignPlans(r, deps)),
-    get: (key: string, account = "acct_scoped") => serve(apiRequest(`/api/v1/accounts/${account}`, { key, method: "GET" }), (r) => handleGetAccount(r, account, deps)),
-    reserve: (key: string) => serve(apiRequest("/api/v1/reservations", { key, body: { endpoint, amount: 1, caller: "acct_scoped" } }), (r) => handleReserve(r, deps)),
-    settle: (key: string, id: string) => serve(apiRequest(`/api/v1/reservations/${id}/settle`, { key, body: { actual: 1 } }), (r) => handleResolve(r, id, "settle", deps)),
-    release: (key: string, id: string) => serve(apiRequest(`/api/v1/reservations/${id}/release`, { key, body: {} }), (r) => handleResolve(r, id, "release", deps)),
+    put: (key: string, account = "acct_scoped") =>
+      serve(apiRequest(`/api/v1/accounts/${account}`, { key, method: "PUT", body: { plan: "enterprise" } }), (r) => handleAssignPlan(r, account, deps)),
+    bulk: (key: string) =>
+      serve(apiRequest("/api/v1/accounts:bulk", { key, body: { accounts: [{ account: "acct_scoped", plan: "enterprise" }] } }), (r) =>
+        handleAssignPlans(r, deps),
+      ),
+    get: (key: string, account = "acct_scoped") =>
+      serve(apiRequest(`/api/v1/accounts/${account}`, { key, method: "GET" }), (r) => handleGetAccount(r, account, deps)),
+    reserve: (key: string) =>
+      serve(apiRequest("/api/v1/reservations", { key, body: { endpoint, amount: 1, caller: "acct_scoped" } }), (r) => handleReserve(r, deps)),
+    settle: (key: string, id: string) =>
+      serve(apiRequest(`/api/v1/reservations/${id}/settle`, { key, body: { actual: 1 } }), (r) => handleResolve(r, id, "settle", deps)),
+    release: (key: string, id: string) =>
+      serve(apiRequest(`/api/v1/reservations/${id}/release`, { key, body: {} }), (r) => handleResolve(r, id, "release", deps)),
     status: (key: string) => serve(apiRequest(`/api/v1/endpoints/${endpoint}`, { key, method: "GET" }), (r) => handleEndpointStatus(r, endpoint, deps)),
   };
   // ... and over HTTP on the API server.
   const overHttp = async (method: string, route: string, key: string, body?: unknown): Promise<Answer> => {
-    const res = await fetch(`${server.url}${route}`, { method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(`${server.url}${route}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     return { status: res.status, body: (await res.json()) as Body, headers: res.headers };
   };
   const refused = (a: Answer, scope: ApiKeyScope) => {
@@ -148,7 +163,10 @@ describe.skipIf(skipWithoutDatabase())("API key scopes on every route", () => {
     const make = (binding: { kind: "trusted" } | { kind: "account"; account: string }, scopes: string[], endpointKeys: string[]) =>
       createApiKey(t.db, { name: "bad", binding, scopes, endpointKeys, actor });
     const cases: [Promise<unknown>, string][] = [
-      [make({ kind: "trusted" }, ["reserve", "accounts:admin"], [endpoint]), "unknown scope 'accounts:admin': a key's scopes are reserve, accounts:read, accounts:write"],
+      [
+        make({ kind: "trusted" }, ["reserve", "accounts:admin"], [endpoint]),
+        "unknown scope 'accounts:admin': a key's scopes are reserve, accounts:read, accounts:write",
+      ],
       [make({ kind: "trusted" }, ["reserve", "accounts:write"], [endpoint]), "a key bound to endpoints cannot read or move accounts"],
       [make({ kind: "trusted" }, ["accounts:read"], [endpoint]), "a key for accounts has no endpoints"],
       [make({ kind: "trusted" }, ["reserve"], []), "choose at least one endpoint"],
@@ -158,9 +176,18 @@ describe.skipIf(skipWithoutDatabase())("API key scopes on every route", () => {
     for (const [attempt, message] of cases) await expect(attempt).rejects.toThrow(message);
     const [{ n: after } = { n: 0 }] = await t.db.select({ n: count() }).from(apiKeys);
     expect(after).toBe(before);
-    const made = await createApiKey(t.db, { name: "billing 2", binding: { kind: "trusted" }, scopes: ["accounts:write", "accounts:read", "accounts:read"], endpointKeys: [], actor });
+    const made = await createApiKey(t.db, {
+      name: "billing 2",
+      binding: { kind: "trusted" },
+      scopes: ["accounts:write", "accounts:read", "accounts:read"],
+      endpointKeys: [],
+      actor,
+    });
     expect(made.key.scopes).toEqual(["accounts:read", "accounts:write"]);
-    const [audit] = await t.db.select().from(auditEvents).where(and(eq(auditEvents.action, "api_key.create"), sql`${auditEvents.details}->>'apiKeyId' = ${String(made.key.id)}`));
+    const [audit] = await t.db
+      .select()
+      .from(auditEvents)
+      .where(and(eq(auditEvents.action, "api_key.create"), sql`${auditEvents.details}->>'apiKeyId' = ${String(made.key.id)}`));
     expect(audit?.details).toMatchObject({ scopes: ["accounts:read", "accounts:write"], endpointKeys: [] });
   });
 
@@ -169,7 +196,10 @@ describe.skipIf(skipWithoutDatabase())("API key scopes on every route", () => {
       t.db.execute(sql`insert into api_keys (name, prefix, secret_hash, account, trusted, endpoint_keys, scopes, created_by)
         values ('by hand', 'byhand00', md5(random()::text), ${trusted ? null : "acct_h"}, ${trusted}, ${endpointKeys}::text[], ${scopes}::text[], 'sql')`);
     const check = async (scopes: string, endpointKeys: string, constraint: string, trusted = true) => {
-      const error = await insert(scopes, endpointKeys, trusted).then(() => null, (e: unknown) => e);
+      const error = await insert(scopes, endpointKeys, trusted).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(String((error as { cause?: unknown } | null)?.cause ?? error)).toContain(constraint);
     };
     await check(`{reserve,accounts:write}`, `{${endpoint}}`, "api_keys_scopes_endpoints");
@@ -192,7 +222,10 @@ describe.skipIf(skipWithoutDatabase())("API key scopes on every route", () => {
       const hits = cache.stats.hits;
       expect(await auth()).toMatchObject({ ok: true });
       expect(cache.stats.hits).toBe(hits + 1);
-      await t.db.update(apiKeys).set({ scopes: ["accounts:read"] }).where(eq(apiKeys.id, key.id));
+      await t.db
+        .update(apiKeys)
+        .set({ scopes: ["accounts:read"] })
+        .where(eq(apiKeys.id, key.id));
       await new Promise((r) => setTimeout(r, 300));
       expect(await auth()).toMatchObject({ ok: true, principal: { scopes: ["accounts:read"] } });
     } finally {
@@ -220,10 +253,12 @@ describe.skipIf(skipWithoutDatabase())("migration 0026's backfill of API key sco
   it("gives a key bound to endpoints reserve only, a trusted key with no endpoint (the billing service) accounts:read and accounts:write, an account key with no endpoint accounts:read", async () => {
     const e = (await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 10 }] })).key;
     // The table as it was before 0026: no scopes, the trigger of 0015.
-    await t.ownerDb.execute(sql.raw(`DROP TRIGGER api_keys_changed ON api_keys;
+    await t.ownerDb.execute(
+      sql.raw(`DROP TRIGGER api_keys_changed ON api_keys;
       ALTER TABLE api_keys DROP COLUMN scopes;
       CREATE TRIGGER api_keys_changed AFTER INSERT OR DELETE OR UPDATE OF name, prefix, secret_hash, account, trusted, endpoint_keys, revoked_at ON api_keys
-      FOR EACH STATEMENT EXECUTE FUNCTION notify_api_keys_changed();`));
+      FOR EACH STATEMENT EXECUTE FUNCTION notify_api_keys_changed();`),
+    );
     const rows: [string, string | null, boolean, string[]][] = [
       ["trusted on an endpoint (the issue's email.subscribe key)", null, true, [e]],
       ["account on an endpoint", "acct_1", false, [e]],
@@ -243,7 +278,9 @@ describe.skipIf(skipWithoutDatabase())("migration 0026's backfill of API key sco
       { name: "billing service", scopes: ["accounts:read", "accounts:write"] },
       { name: "account reader", scopes: ["accounts:read"] },
     ]);
-    const trigger = resultRows<{ def: string }>(await t.db.execute(sql`select pg_get_triggerdef(oid) as def from pg_trigger where tgname = 'api_keys_changed'`));
+    const trigger = resultRows<{ def: string }>(
+      await t.db.execute(sql`select pg_get_triggerdef(oid) as def from pg_trigger where tgname = 'api_keys_changed'`),
+    );
     expect(trigger[0]?.def).toContain("scopes");
   });
 });

@@ -28,11 +28,25 @@ describe.skipIf(skipWithoutDatabase())("GET /api/v1/endpoints/{key} on real Post
     await setPlanBudgetValue(t.db, plan.id, perAccount.id, 60);
     await assignAccount(t.db, "acct_budget_a", plan.id);
     // 7 units at 2 micros each: 14 micros held on both budgets.
-    expect((await read(await handleReserve(apiRequest("/api/v1/reservations", { key: a.secret, body: { endpoint: e.key, amount: 7 } }), deps))).status).toBe(201);
+    expect((await read(await handleReserve(apiRequest("/api/v1/reservations", { key: a.secret, body: { endpoint: e.key, amount: 7 } }), deps))).status).toBe(
+      201,
+    );
     const forA = await status(a.secret, e.key);
     expect(forA.status).toBe(200);
     expect(forA.body.budgets).toEqual([
-      expect.objectContaining({ budgetId: global.id, budget: global.key, currency: "USD", scope: "global", value: 500, source: "budget", held: 14, settled: 0, used: 14, remaining: 486, killed: false }),
+      expect.objectContaining({
+        budgetId: global.id,
+        budget: global.key,
+        currency: "USD",
+        scope: "global",
+        value: 500,
+        source: "budget",
+        held: 14,
+        settled: 0,
+        used: 14,
+        remaining: 486,
+        killed: false,
+      }),
       expect.objectContaining({ budgetId: perAccount.id, scope: "account", value: 60, source: "plan", held: 14, used: 14, remaining: 46 }),
     ]);
     const documented = schemaAt("components", "schemas", "EndpointStatus");
@@ -43,7 +57,12 @@ describe.skipIf(skipWithoutDatabase())("GET /api/v1/endpoints/{key} on real Post
     expect((await status(service.secret, e.key, "?caller=acct_budget_a")).body.budgets).toEqual(forA.body.budgets);
     // Killed: 0 binds every account.
     await setBudgetValue(t.db, global.id, 0);
-    expect(((await status(a.secret, e.key)).body.budgets as Record<string, unknown>[])[0]).toMatchObject({ value: 0, source: "kill", killed: true, remaining: 0 });
+    expect(((await status(a.secret, e.key)).body.budgets as Record<string, unknown>[])[0]).toMatchObject({
+      value: 0,
+      source: "kill",
+      killed: true,
+      remaining: 0,
+    });
   });
 
   it("reports each ceiling's value, used, held and remaining in its window, per-caller ones for the key's own account", async () => {
@@ -58,7 +77,9 @@ describe.skipIf(skipWithoutDatabase())("GET /api/v1/endpoints/{key} on real Post
     const b = await makeKey(t.db, { endpoints: [e.key], account: "acct_b" });
     const service = await makeKey(t.db, { endpoints: [e.key], trusted: true });
     await t.db.insert(ceilingOverrides).values({ ceilingId: e.ceilingIds[1] ?? 0, caller: "acct_b", value: 5, reason: "test" });
-    const granted = await read(await handleReserve(apiRequest("/api/v1/reservations", { key: a.secret, body: { endpoint: e.key, amount: 7, destination: "x@example.com" } }), deps));
+    const granted = await read(
+      await handleReserve(apiRequest("/api/v1/reservations", { key: a.secret, body: { endpoint: e.key, amount: 7, destination: "x@example.com" } }), deps),
+    );
     expect(granted.status).toBe(201);
 
     const forA = await status(a.secret, e.key);
@@ -68,7 +89,12 @@ describe.skipIf(skipWithoutDatabase())("GET /api/v1/endpoints/{key} on real Post
     const dayStart = new Date();
     dayStart.setUTCHours(0, 0, 0, 0);
     expect(global).toMatchObject({ scope: "global", metric: "units", value: 100, held: 7, settled: 0, used: 7, remaining: 93, killed: false });
-    expect(global?.window).toEqual({ kind: "utc_day", start: dayStart.toISOString(), end: new Date(dayStart.getTime() + 86_400_000).toISOString(), seconds: null });
+    expect(global?.window).toEqual({
+      kind: "utc_day",
+      start: dayStart.toISOString(),
+      end: new Date(dayStart.getTime() + 86_400_000).toISOString(),
+      seconds: null,
+    });
     expect(perCaller).toMatchObject({ scope: "caller", value: 20, override: false, used: 7, remaining: 13 });
     expect(cooldown).toMatchObject({ scope: "destination", value: 1, used: null, window: { kind: "first_hit", seconds: 86_400 } });
 

@@ -62,7 +62,13 @@ export async function makeKey(
 
 /** The billing service's key: trusted, no endpoint, reads and moves accounts. */
 export function makeAccountsKey(db: Db, opts: { name?: string; scopes?: ApiKeyScope[]; account?: string } = {}): Promise<{ id: number; secret: string }> {
-  return makeKey(db, { endpoints: [], trusted: opts.account === undefined, account: opts.account, name: opts.name ?? "billing", scopes: opts.scopes ?? ["accounts:read", "accounts:write"] });
+  return makeKey(db, {
+    endpoints: [],
+    trusted: opts.account === undefined,
+    account: opts.account,
+    name: opts.name ?? "billing",
+    scopes: opts.scopes ?? ["accounts:read", "accounts:write"],
+  });
 }
 
 /** Every counter, reservation and refusal: what "nothing was charged" compares. */

@@ -27,7 +27,10 @@ const aiModel = (id) => wrapLanguageModel({ model: compatible.chatModel(id), mid
 const twilioClient = twilio(`AC${"0".repeat(32)}`, "fake-token");
 twilioClient.api.baseUrl = `${P}/twilio`;
 const sms = withTwilio(twilioClient, { ceilings, endpoint: env.E_SMS });
-const mailer = withMailer(nodemailer.createTransport({ host: "127.0.0.1", port: Number(env.SMTP_PORT), secure: false, ignoreTLS: true }), { ceilings, endpoint: env.E_MAIL });
+const mailer = withMailer(nodemailer.createTransport({ host: "127.0.0.1", port: Number(env.SMTP_PORT), secure: false, ignoreTLS: true }), {
+  ceilings,
+  endpoint: env.E_MAIL,
+});
 const conc = withOpenAI(new OpenAI({ baseURL: `${P}/openai/v1`, apiKey: "sk-fake", maxRetries: 0 }), { ceilings, endpoint: env.E_CONC, maxInputTokens: 100 });
 
 const prompt = (name) => [{ role: "user", content: `[${name}] Write a haiku about a ceiling that holds.` }];
@@ -39,12 +42,15 @@ const scenarios = {
   "oai-chat": (c, n) => c.chat.completions.create({ model: "gpt-4o", messages: prompt(n), max_completion_tokens: 64 }),
   "oai-chat-cached": (c, n) => c.chat.completions.create({ model: "gpt-4o:cached", messages: prompt(n), max_tokens: 64 }),
   "oai-chat-stream": async (c, n) => drain(await c.chat.completions.create({ model: "gpt-4o", messages: prompt(n), max_completion_tokens: 64, stream: true })),
-  "oai-chat-stream-break": async (c, n) => drain(await c.chat.completions.create({ model: "gpt-4o:break", messages: prompt(n), max_completion_tokens: 64, stream: true })),
+  "oai-chat-stream-break": async (c, n) =>
+    drain(await c.chat.completions.create({ model: "gpt-4o:break", messages: prompt(n), max_completion_tokens: 64, stream: true })),
   "oai-chat-stream-abandon": async (c, n) => {
     let seen = 0;
-    for await (const _ of await c.chat.completions.create({ model: "gpt-4o", messages: prompt(n), max_completion_tokens: 64, stream: true })) if (++seen === 3) break;
+    for await (const _ of await c.chat.completions.create({ model: "gpt-4o", messages: prompt(n), max_completion_tokens: 64, stream: true }))
+      if (++seen === 3) break;
   },
-  "oai-chat-stream-error": async (c, n) => drain(await c.chat.completions.create({ model: "gpt-4o:error", messages: prompt(n), max_completion_tokens: 64, stream: true })),
+  "oai-chat-stream-error": async (c, n) =>
+    drain(await c.chat.completions.create({ model: "gpt-4o:error", messages: prompt(n), max_completion_tokens: 64, stream: true })),
   // The same call retried with its idempotency key: the second is never charged again.
   "oai-idem": async (_, n) => {
     const c = openai.withCall({ caller: n, idempotencyKey: `${n}-key-1` });
@@ -57,7 +63,13 @@ const scenarios = {
   "oai-responses": (c, n) => c.responses.create({ model: "gpt-4o", input: prompt(n), max_output_tokens: 64 }),
   "oai-responses-stream": async (c, n) => drain(await c.responses.create({ model: "gpt-4o:cached", input: prompt(n), max_output_tokens: 64, stream: true })),
   "ant-create": (a, n) => a.messages.create({ model: "claude-sonnet-4-5", max_tokens: 64, messages: prompt(n) }),
-  "ant-create-cachewrite": (a, n) => a.messages.create({ model: "claude-sonnet-4-5:cachewrite", max_tokens: 64, system: [{ type: "text", text: "You are terse.", cache_control: { type: "ephemeral" } }], messages: prompt(n) }),
+  "ant-create-cachewrite": (a, n) =>
+    a.messages.create({
+      model: "claude-sonnet-4-5:cachewrite",
+      max_tokens: 64,
+      system: [{ type: "text", text: "You are terse.", cache_control: { type: "ephemeral" } }],
+      messages: prompt(n),
+    }),
   "ant-create-cacheread": (a, n) => a.messages.create({ model: "claude-sonnet-4-5:cacheread", max_tokens: 64, messages: prompt(n) }),
   "ant-create-stream": async (a, n) => drain(await a.messages.create({ model: "claude-sonnet-4-5", max_tokens: 64, messages: prompt(n), stream: true })),
   "ant-stream": async (a, n) => a.messages.stream({ model: "claude-sonnet-4-5:cacheread", max_tokens: 64, messages: prompt(n) }).finalMessage(),
@@ -71,18 +83,37 @@ const scenarios = {
     return result.usage;
   },
   "ai-stream-break": async (_, n) => {
-    const result = streamText({ model: aiModel("gpt-4o:break"), messages: prompt(n), maxOutputTokens: 64, providerOptions: { ceilings: { caller: n } }, onError: () => undefined });
+    const result = streamText({
+      model: aiModel("gpt-4o:break"),
+      messages: prompt(n),
+      maxOutputTokens: 64,
+      providerOptions: { ceilings: { caller: n } },
+      onError: () => undefined,
+    });
     await drain(result.textStream);
   },
   "sms-gsm": (t, n) => t.messages.create({ to: "+14155550101", from: "+14155552671", body: `[${n}] Your code is 123456` }),
   "sms-long": (t, n) => t.messages.create({ to: "+14155550102", from: "+14155552671", body: `[${n}] ${"Your sign-in code is 123456. ".repeat(7)}` }),
   "sms-ucs2": (t, n) => t.messages.create({ to: "+14155550103", from: "+14155552671", body: `[${n}] ${"Ваш код 123456. ".repeat(5)}` }),
-  "sms-smart": (t, n) => t.messages.create({ to: "+14155550104", from: "+14155552671", smartEncoded: true, body: `[${n}] It’s your code: 123456. ${"Use it within ten minutes. ".repeat(2)}` }),
+  "sms-smart": (t, n) =>
+    t.messages.create({
+      to: "+14155550104",
+      from: "+14155552671",
+      smartEncoded: true,
+      body: `[${n}] It’s your code: 123456. ${"Use it within ten minutes. ".repeat(2)}`,
+    }),
   "sms-cooldown": async (t, n) => {
     await t.messages.create({ to: "+14155550105", from: "+14155552671", body: `[${n}] first` });
     return t.messages.create({ to: "+14155550105", from: "+14155552671", body: `[${n}] second` });
   },
-  "mail-many": (m, n) => m.sendMail({ from: "app@example.com", to: "ada@example.com, \"Grace, H\" <grace@example.com>", cc: [{ name: "Lin", address: "lin@example.com" }], subject: `[${n}] hello`, text: "hi" }),
+  "mail-many": (m, n) =>
+    m.sendMail({
+      from: "app@example.com",
+      to: 'ada@example.com, "Grace, H" <grace@example.com>',
+      cc: [{ name: "Lin", address: "lin@example.com" }],
+      subject: `[${n}] hello`,
+      text: "hi",
+    }),
   "mail-all-or-none": async (m, n) => {
     await m.sendMail({ from: "app@example.com", to: "once@example.com", subject: `[${n}] first`, text: "hi" });
     return m.sendMail({ from: "app@example.com", to: ["fresh@example.com", "once@example.com"], subject: `[${n}] second`, text: "hi" });
@@ -105,7 +136,12 @@ async function run(name, caller = name) {
     return { name, caller, ok: true };
   } catch (error) {
     const cause = error?.cause;
-    return { name, caller, ok: false, error: { name: error?.name, message: String(error?.message), gate: error?.gate ?? cause?.gate, cause: cause?.name, retryAt: error?.retryAt } };
+    return {
+      name,
+      caller,
+      ok: false,
+      error: { name: error?.name, message: String(error?.message), gate: error?.gate ?? cause?.gate, cause: cause?.name, retryAt: error?.retryAt },
+    };
   }
 }
 

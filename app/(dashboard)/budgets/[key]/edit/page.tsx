@@ -91,7 +91,17 @@ export default async function EditBudgetPage({ params }: Params) {
             <Money micros={budget.value} currency={budget.currency} />
           )}
         </h2>
-        <AdjustBudgetForm budgetKey={key} value={budget.value} valueBeforeKill={budget.valueBeforeKill} min={budget.minValue} max={budget.maxValue} defaultValue={budget.defaultValue} currency={budget.currency} version={budget.version} isAdmin />
+        <AdjustBudgetForm
+          budgetKey={key}
+          value={budget.value}
+          valueBeforeKill={budget.valueBeforeKill}
+          min={budget.minValue}
+          max={budget.maxValue}
+          defaultValue={budget.defaultValue}
+          currency={budget.currency}
+          version={budget.version}
+          isAdmin
+        />
         <BudgetKillButton budgetKey={key} killed={killed} restoresTo={formatMoneyText(budget.valueBeforeKill ?? budget.defaultValue, budget.currency)} />
       </section>
 
@@ -101,13 +111,16 @@ export default async function EditBudgetPage({ params }: Params) {
             Accounts with their own value
           </h2>
           {spec.overrides.length === 0 ? (
-            <p className="text-sm text-zinc-600 dark:text-zinc-400">None: every account has <Money micros={budget.value} currency={budget.currency} />.</p>
+            <p className="text-sm text-zinc-600 dark:text-zinc-400">
+              None: every account has <Money micros={budget.value} currency={budget.currency} />.
+            </p>
           ) : (
             <ul className="space-y-2" aria-label="Overrides of this budget">
               {spec.overrides.map((o) => (
                 <li key={o.caller} className="flex flex-wrap items-center justify-between gap-2 text-sm" data-testid={`budget-override-row-${o.caller}`}>
                   <span>
-                    <span className="font-mono">{o.caller}</span>: {o.value === 0 ? "blocked on every member" : <Money micros={o.value} currency={budget.currency} />}
+                    <span className="font-mono">{o.caller}</span>:{" "}
+                    {o.value === 0 ? "blocked on every member" : <Money micros={o.value} currency={budget.currency} />}
                     <span className="text-zinc-600 dark:text-zinc-400"> · {o.reason}</span>
                   </span>
                   <RemoveBudgetOverrideButton budgetKey={key} caller={o.caller} />
@@ -124,7 +137,9 @@ export default async function EditBudgetPage({ params }: Params) {
           {archived ? "Archived" : "Archive"}
         </h2>
         <p className="text-sm">
-          {archived ? "It charges and refuses nothing. Unarchiving makes it count again from the next reservation." : "Archiving stops it counting and refusing from the next reservation; its history stays. Nothing is ever deleted."}
+          {archived
+            ? "It charges and refuses nothing. Unarchiving makes it count again from the next reservation."
+            : "Archiving stops it counting and refusing from the next reservation; its history stays. Nothing is ever deleted."}
         </p>
         <BudgetArchiveButton budgetKey={key} archived={archived} looser={looser} />
       </section>

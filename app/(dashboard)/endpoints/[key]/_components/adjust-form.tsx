@@ -51,7 +51,8 @@ export function AdjustForm(props: AdjustFormProps) {
   const conflict = state.status === "error" ? state.current : undefined;
   const version = conflict?.version ?? props.version;
   const current = conflict?.value ?? props.value;
-  const preview = input.trim() === "" ? null : previewAdjustment({ raw: input, current, valueBeforeKill: props.valueBeforeKill, min: props.min, max: props.max });
+  const preview =
+    input.trim() === "" ? null : previewAdjustment({ raw: input, current, valueBeforeKill: props.valueBeforeKill, min: props.min, max: props.max });
   const needsConfirmation = preview?.ok === true && preview.needsConfirmation;
   // A lower value (not a kill) shows what it would have refused over the last 30 days.
   const typed = input.trim() === "" ? null : parseLimitInput(input);
@@ -67,27 +68,66 @@ export function AdjustForm(props: AdjustFormProps) {
       <input type="hidden" name="expectedVersion" value={version} />
       <div className="grid gap-3 sm:grid-cols-2">
         <div>
-          <label htmlFor={`${id}-value`} className={labelClass}>New value</label>
-          <input id={`${id}-value`} name="input" type="text" inputMode="numeric" autoComplete="off" value={input} onChange={(e) => setInput(e.target.value)} aria-describedby={`${id}-preview`} className={inputClass} data-testid="adjust-value" />
+          <label htmlFor={`${id}-value`} className={labelClass}>
+            New value
+          </label>
+          <input
+            id={`${id}-value`}
+            name="input"
+            type="text"
+            inputMode="numeric"
+            autoComplete="off"
+            value={input}
+            onChange={(e) => setInput(e.target.value)}
+            aria-describedby={`${id}-preview`}
+            className={inputClass}
+            data-testid="adjust-value"
+          />
         </div>
         <ReasonField id={id} testId="adjust-reason" />
       </div>
-      <p id={`${id}-preview`} aria-live="polite" data-testid="adjust-preview" className={`text-sm ${preview?.ok === false ? "text-red-700 dark:text-red-400" : "text-zinc-700 dark:text-zinc-300"}`}>
-        {preview === null ? `Whole numbers only, from ${formatCount(props.min)} to ${formatCount(props.max)}; 0 kills this ceiling.` : preview.ok ? preview.message : preview.error}
+      <p
+        id={`${id}-preview`}
+        aria-live="polite"
+        data-testid="adjust-preview"
+        className={`text-sm ${preview?.ok === false ? "text-red-700 dark:text-red-400" : "text-zinc-700 dark:text-zinc-300"}`}
+      >
+        {preview === null
+          ? `Whole numbers only, from ${formatCount(props.min)} to ${formatCount(props.max)}; 0 kills this ceiling.`
+          : preview.ok
+            ? preview.message
+            : preview.error}
       </p>
       {needsConfirmation ? (
         <div>
-          <label htmlFor={`${id}-confirm`} className={labelClass}>Type the value again to confirm</label>
-          <input id={`${id}-confirm`} name="confirm" type="text" inputMode="numeric" autoComplete="off" required value={confirm} onChange={(e) => setConfirm(e.target.value)} className={inputClass} data-testid="adjust-confirm" />
+          <label htmlFor={`${id}-confirm`} className={labelClass}>
+            Type the value again to confirm
+          </label>
+          <input
+            id={`${id}-confirm`}
+            name="confirm"
+            type="text"
+            inputMode="numeric"
+            autoComplete="off"
+            required
+            value={confirm}
+            onChange={(e) => setConfirm(e.target.value)}
+            className={inputClass}
+            data-testid="adjust-confirm"
+          />
         </div>
       ) : null}
       <WhatIfPanel fields={{ target: "ceiling", ceilingId: String(props.ceilingId) }} value={lower} unit={props.unit ?? "units"} />
       {raise ? (
         <AskForApproval kind="ceiling.value" canBreakGlass={props.isAdmin} hasConfirm={needsConfirmation} />
       ) : props.isAdmin ? (
-        <SubmitButton pending={pending} pendingLabel="Saving…" testId="adjust-save">Save value</SubmitButton>
+        <SubmitButton pending={pending} pendingLabel="Saving…" testId="adjust-save">
+          Save value
+        </SubmitButton>
       ) : (
-        <p className="text-sm text-zinc-600 dark:text-zinc-400" data-testid="adjust-operator-note">Operators ask for a raise here; an admin lowers a value, and anyone on call can kill.</p>
+        <p className="text-sm text-zinc-600 dark:text-zinc-400" data-testid="adjust-operator-note">
+          Operators ask for a raise here; an admin lowers a value, and anyone on call can kill.
+        </p>
       )}
       <ActionMessage state={state} testId="adjust" />
     </form>

@@ -30,9 +30,17 @@ type CeilingCardProps = {
 export function CeilingCard({ ceiling: c, unit, isAdmin, canAsk, overrides, planValues, topCallers, raiseEnd }: CeilingCardProps) {
   const what = c.metric === "calls" ? "calls" : unitLabel(unit, 2);
   return (
-    <article aria-labelledby={`ceiling-${c.id}`} className={`${cardClass} space-y-4`} data-ceiling-window={c.window} data-ceiling-scope={c.scope} data-ceiling-metric={c.metric}>
+    <article
+      aria-labelledby={`ceiling-${c.id}`}
+      className={`${cardClass} space-y-4`}
+      data-ceiling-window={c.window}
+      data-ceiling-scope={c.scope}
+      data-ceiling-metric={c.metric}
+    >
       <header className="flex flex-wrap items-start justify-between gap-2">
-        <h3 id={`ceiling-${c.id}`} className="text-base font-semibold" data-testid="guarantee">{c.guarantee}</h3>
+        <h3 id={`ceiling-${c.id}`} className="text-base font-semibold" data-testid="guarantee">
+          {c.guarantee}
+        </h3>
         <StateBadge state={c.state} />
       </header>
       <dl className="grid gap-x-6 gap-y-1 text-sm sm:grid-cols-[max-content_1fr]">
@@ -147,7 +155,17 @@ export function CeilingCard({ ceiling: c, unit, isAdmin, canAsk, overrides, plan
       {canAsk ? (
         <div>
           <h4 className="mb-2 text-sm font-medium">{isAdmin ? "Adjust the value" : "Ask for a higher value"}</h4>
-          <AdjustForm ceilingId={c.id} value={c.value} valueBeforeKill={c.valueBeforeKill} min={c.minValue} max={c.maxValue} defaultValue={c.defaultValue} version={c.version} isAdmin={isAdmin} unit={what} />
+          <AdjustForm
+            ceilingId={c.id}
+            value={c.value}
+            valueBeforeKill={c.valueBeforeKill}
+            min={c.minValue}
+            max={c.maxValue}
+            defaultValue={c.defaultValue}
+            version={c.version}
+            isAdmin={isAdmin}
+            unit={what}
+          />
         </div>
       ) : null}
       {isAdmin ? (

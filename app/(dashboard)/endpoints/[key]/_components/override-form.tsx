@@ -21,12 +21,25 @@ export function OverrideForm({ ceilingId, min, max }: { ceilingId: number; min: 
       <input type="hidden" name="ceilingId" value={ceilingId} />
       <div className="grid gap-3 sm:grid-cols-3">
         <div>
-          <label htmlFor={`${id}-caller`} className={labelClass}>Billing account</label>
+          <label htmlFor={`${id}-caller`} className={labelClass}>
+            Billing account
+          </label>
           <input id={`${id}-caller`} name="caller" type="text" required maxLength={200} autoComplete="off" className={inputClass} />
         </div>
         <div>
-          <label htmlFor={`${id}-value`} className={labelClass}>Value for this account</label>
-          <input id={`${id}-value`} name="input" type="text" inputMode="numeric" required autoComplete="off" aria-describedby={`${id}-hint`} className={inputClass} />
+          <label htmlFor={`${id}-value`} className={labelClass}>
+            Value for this account
+          </label>
+          <input
+            id={`${id}-value`}
+            name="input"
+            type="text"
+            inputMode="numeric"
+            required
+            autoComplete="off"
+            aria-describedby={`${id}-hint`}
+            className={inputClass}
+          />
         </div>
         <ReasonField id={id} />
       </div>
@@ -34,8 +47,12 @@ export function OverrideForm({ ceilingId, min, max }: { ceilingId: number; min: 
         From {formatCount(min)} to {formatCount(max)}, clamped otherwise; 0 blocks this account alone without killing the endpoint.
       </p>
       {/* Above what binds the account (its override, else its plan or the ceiling's own): a raise, asked of a second admin. */}
-      {state.status === "error" && state.code === "approval_required" ? <AskForApproval kind="ceiling.override" canBreakGlass what="An override above what binds this account is a raise" /> : null}
-      <SubmitButton pending={pending} pendingLabel="Saving…">Set override</SubmitButton>
+      {state.status === "error" && state.code === "approval_required" ? (
+        <AskForApproval kind="ceiling.override" canBreakGlass what="An override above what binds this account is a raise" />
+      ) : null}
+      <SubmitButton pending={pending} pendingLabel="Saving…">
+        Set override
+      </SubmitButton>
       <ActionMessage state={state} testId="override" />
     </form>
   );

@@ -13,7 +13,13 @@ import { driftDirectionSentence, driftPercentText } from "@/lib/reconciliation/w
 
 function daysTable(unit: string, currency: string): TableSpec<ReconDay> {
   const both = (units: number | null, micros: number | null) =>
-    units === null || micros === null ? "not reported" : <>{formatUnits(units, unit)} · <Money micros={micros} currency={currency} /></>;
+    units === null || micros === null ? (
+      "not reported"
+    ) : (
+      <>
+        {formatUnits(units, unit)} · <Money micros={micros} currency={currency} />
+      </>
+    );
   return {
     testId: "reconciliation-days",
     rowKey: (d) => d.day,
@@ -22,7 +28,18 @@ function daysTable(unit: string, currency: string): TableSpec<ReconDay> {
     columns: [
       { header: "Provider day", cell: (d) => formatDay(d.day) },
       { header: "Billed by the provider", cell: (d) => both(d.billedUnits, d.billedMicros) },
-      { header: "Charged by Ceilings", cell: (d) => (d.chargedUnits === null ? "not compared" : <>{both(d.chargedUnits, d.chargedMicros)}{d.held > 0 ? ` (${d.held} still held)` : ""}</>) },
+      {
+        header: "Charged by Ceilings",
+        cell: (d) =>
+          d.chargedUnits === null ? (
+            "not compared"
+          ) : (
+            <>
+              {both(d.chargedUnits, d.chargedMicros)}
+              {d.held > 0 ? ` (${d.held} still held)` : ""}
+            </>
+          ),
+      },
       {
         header: "Drift",
         cell: (d) =>
@@ -52,14 +69,21 @@ export function ReconciliationSection({ endpointKey, reconciliation, now }: { en
   return (
     <section aria-labelledby="reconciliation-title" id="reconciliation" className="space-y-4">
       <div className="flex flex-wrap items-baseline justify-between gap-2">
-        <h2 id="reconciliation-title" className="text-lg font-semibold">Reconciliation</h2>
-        <Link href="/reconciliation" className="text-sm underline underline-offset-2">All endpoints</Link>
+        <h2 id="reconciliation-title" className="text-lg font-semibold">
+          Reconciliation
+        </h2>
+        <Link href="/reconciliation" className="text-sm underline underline-offset-2">
+          All endpoints
+        </Link>
       </div>
       <p className="text-sm text-zinc-600 dark:text-zinc-400" data-testid="reconciliation-source">
         {source ? (
           <>
             Reported by{" "}
-            <Link href={`/reconciliation/sources/${source.id}`} className="font-medium underline underline-offset-2">{source.name}</Link> ({usageSourceKindLabels[source.kind]}; days in {source.timeZone}).{" "}
+            <Link href={`/reconciliation/sources/${source.id}`} className="font-medium underline underline-offset-2">
+              {source.name}
+            </Link>{" "}
+            ({usageSourceKindLabels[source.kind]}; days in {source.timeZone}).{" "}
             {source.lastPullError ? (
               <span className="text-red-800 dark:text-red-300">Last pull failed: {source.lastPullError}</span>
             ) : source.lastPullOkAt ? (
@@ -71,7 +95,10 @@ export function ReconciliationSection({ endpointKey, reconciliation, now }: { en
         ) : (
           <>
             No usage source maps {endpointKey}: what the provider bills for it is not compared with what Ceilings charged. Connect one on the{" "}
-            <Link href="/reconciliation" className="underline underline-offset-2">Reconciliation page</Link>.
+            <Link href="/reconciliation" className="underline underline-offset-2">
+              Reconciliation page
+            </Link>
+            .
           </>
         )}
       </p>

@@ -31,12 +31,26 @@ const base: ScheduleView = {
   ceiling: { metric: "units", scope: "global", window: "utc_day", windowSeconds: null },
   requestState: null,
 };
-const raise: ScheduleView = { ...base, id: 8, action: "value", value: 5000, repeat: "once", runAt: new Date("2030-01-11T06:00:00Z"), state: "awaiting_approval", requestId: 12, requestState: "pending", runs: 0, lastOutcome: null };
+const raise: ScheduleView = {
+  ...base,
+  id: 8,
+  action: "value",
+  value: 5000,
+  repeat: "once",
+  runAt: new Date("2030-01-11T06:00:00Z"),
+  state: "awaiting_approval",
+  requestId: 12,
+  requestState: "pending",
+  runs: 0,
+  lastOutcome: null,
+};
 const ceilings = [{ id: 3, label: "at most 100 emails per UTC day" }];
 
 describe("the schedules section", () => {
   it("lists each schedule with its next run, repeat, change, state and who, and lets operators cancel", () => {
-    const html = renderToStaticMarkup(<SchedulesSection endpointKey="email.subscribe" schedules={[base, raise]} ceilings={ceilings} canSchedule isAdmin={false} />);
+    const html = renderToStaticMarkup(
+      <SchedulesSection endpointKey="email.subscribe" schedules={[base, raise]} ceilings={ceilings} canSchedule isAdmin={false} />,
+    );
     expect(html.match(/data-testid="schedule-row"/g)).toHaveLength(2);
     expect(html.match(/data-testid="cancel-schedule"/g)).toHaveLength(2);
     expect(html).toContain('data-testid="new-schedule"');
@@ -49,14 +63,18 @@ describe("the schedules section", () => {
   });
 
   it("shows a viewer the list without cancel or the form", () => {
-    const html = renderToStaticMarkup(<SchedulesSection endpointKey="email.subscribe" schedules={[base]} ceilings={ceilings} canSchedule={false} isAdmin={false} />);
+    const html = renderToStaticMarkup(
+      <SchedulesSection endpointKey="email.subscribe" schedules={[base]} ceilings={ceilings} canSchedule={false} isAdmin={false} />,
+    );
     expect(html).toContain('data-testid="schedule-row"');
     expect(html).not.toContain('data-testid="cancel-schedule"');
     expect(html).not.toContain('data-testid="new-schedule"');
   });
 
   it("says when nothing is scheduled", () => {
-    expect(renderToStaticMarkup(<SchedulesSection endpointKey="x" schedules={[]} ceilings={[]} canSchedule isAdmin />)).toContain("Nothing is scheduled for this endpoint.");
+    expect(renderToStaticMarkup(<SchedulesSection endpointKey="x" schedules={[]} ceilings={[]} canSchedule isAdmin />)).toContain(
+      "Nothing is scheduled for this endpoint.",
+    );
   });
 
   it("renders a raise's end as a time first; the countdown ticks once hydrated", () => {

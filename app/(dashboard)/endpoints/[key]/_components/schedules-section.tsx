@@ -36,7 +36,16 @@ function spec(ceilings: ScheduleCeilingOption[], canCancel: boolean): TableSpec<
         cell: (s) => (
           <span>
             {STATE[s.state]}
-            {s.state === "awaiting_approval" && s.requestId !== null ? <> (<a href={`/changes/${s.requestId}`} className="underline">request #{s.requestId}</a>)</> : null}
+            {s.state === "awaiting_approval" && s.requestId !== null ? (
+              <>
+                {" "}
+                (
+                <a href={`/changes/${s.requestId}`} className="underline">
+                  request #{s.requestId}
+                </a>
+                )
+              </>
+            ) : null}
             {s.lastOutcome ? <span className="block text-xs text-zinc-600 dark:text-zinc-400">last run: {s.lastOutcome}</span> : null}
           </span>
         ),
@@ -65,10 +74,18 @@ function spec(ceilings: ScheduleCeilingOption[], canCancel: boolean): TableSpec<
 }
 
 /** The endpoint's schedules, soonest first, and (operators and admins) a form for a new one. */
-export function SchedulesSection(p: { endpointKey: string; schedules: ScheduleView[]; ceilings: ScheduleCeilingOption[]; canSchedule: boolean; isAdmin: boolean }) {
+export function SchedulesSection(p: {
+  endpointKey: string;
+  schedules: ScheduleView[];
+  ceilings: ScheduleCeilingOption[];
+  canSchedule: boolean;
+  isAdmin: boolean;
+}) {
   return (
     <section aria-labelledby="schedules-title" className="space-y-3" data-testid="endpoint-schedules">
-      <h2 id="schedules-title" className="text-lg font-semibold">Schedules</h2>
+      <h2 id="schedules-title" className="text-lg font-semibold">
+        Schedules
+      </h2>
       <DataTable spec={spec(p.ceilings, p.canSchedule)} caption={`Schedules of ${p.endpointKey}`} rows={p.schedules} />
       {p.canSchedule ? (
         <details className={`${cardClass} text-sm`}>

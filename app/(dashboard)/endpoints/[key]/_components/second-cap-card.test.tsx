@@ -8,9 +8,22 @@ import { SecondCapCard, secondCapSentence } from "./second-cap-card";
 // record, and the form for admins only. The actions' own tests are provider-cap-actions.int.test.ts.
 vi.mock("../provider-cap-action-core", () => ({}));
 
-const text = (html: string) => html.replace(/<[^>]+>/g, " ").replaceAll("&#x27;", "'").replaceAll("&gt;", ">").replace(/\s+/g, " ");
+const text = (html: string) =>
+  html
+    .replace(/<[^>]+>/g, " ")
+    .replaceAll("&#x27;", "'")
+    .replaceAll("&gt;", ">")
+    .replace(/\s+/g, " ");
 
-const cap: ProviderCap = { endpointId: 1, measure: "money", window: "month", amount: 250_500_000, setAt: "OpenAI project llm-prod, Settings > Limits", recordedBy: "ada@example.com", recordedAt: new Date("2026-03-01T10:00:00Z") };
+const cap: ProviderCap = {
+  endpointId: 1,
+  measure: "money",
+  window: "month",
+  amount: 250_500_000,
+  setAt: "OpenAI project llm-prod, Settings > Limits",
+  recordedBy: "ada@example.com",
+  recordedAt: new Date("2026-03-01T10:00:00Z"),
+};
 
 describe("second cap card", () => {
   it("says each verdict as a sentence", () => {
@@ -18,12 +31,20 @@ describe("second cap card", () => {
     expect(secondCapSentence({ state: "above", capText: "$250.50 a month", worstText: "$31.00 a month" })).toBe(
       "The provider stops at $250.50 a month, above Ceilings' worst case of $31.00 a month: a backstop, as it should be.",
     );
-    expect(secondCapSentence({ state: "below", capText: "$10.00 a month", worstText: "$31.00 a month" })).toContain("below Ceilings' worst case of $31.00 a month: the provider binds first");
+    expect(secondCapSentence({ state: "below", capText: "$10.00 a month", worstText: "$31.00 a month" })).toContain(
+      "below Ceilings' worst case of $31.00 a month: the provider binds first",
+    );
     expect(secondCapSentence({ state: "unbounded", capText: "$10.00 a day" })).toContain("no global ceiling bounds that window");
   });
 
   it("shows the record to everyone and the form to admins only", () => {
-    const props = { endpointKey: "llm.gpt-4o", unit: "tokens", currency: "USD", cap, verdict: { state: "above", capText: "$250.50 a month", worstText: "$31.00 a month" } as const };
+    const props = {
+      endpointKey: "llm.gpt-4o",
+      unit: "tokens",
+      currency: "USD",
+      cap,
+      verdict: { state: "above", capText: "$250.50 a month", worstText: "$31.00 a month" } as const,
+    };
     const viewer = renderToStaticMarkup(<SecondCapCard {...props} isAdmin={false} />);
     expect(viewer).toContain('data-state="above"');
     expect(text(viewer)).toContain("Limit $250.50 per month Where it is set OpenAI project llm-prod, Settings > Limits");

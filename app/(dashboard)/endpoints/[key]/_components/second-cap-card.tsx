@@ -37,8 +37,12 @@ type Props = { endpointKey: string; unit: string; currency: string; cap: Provide
 export function SecondCapCard({ endpointKey, unit, currency, cap, verdict, isAdmin }: Props) {
   return (
     <section aria-labelledby="second-cap-title" id="second-cap" className={`${cardClass} space-y-3`} data-testid="second-cap" data-state={verdict.state}>
-      <h2 id="second-cap-title" className="text-lg font-semibold">Second cap at the provider</h2>
-      <p className={`text-sm font-medium ${tone[verdict.state]}`} data-testid="second-cap-verdict">{secondCapSentence(verdict)}</p>
+      <h2 id="second-cap-title" className="text-lg font-semibold">
+        Second cap at the provider
+      </h2>
+      <p className={`text-sm font-medium ${tone[verdict.state]}`} data-testid="second-cap-verdict">
+        {secondCapSentence(verdict)}
+      </p>
       {cap ? (
         <dl className="grid gap-x-6 gap-y-1 text-sm sm:grid-cols-[max-content_1fr]">
           <dt className="text-zinc-600 dark:text-zinc-400">Limit</dt>
@@ -48,12 +52,19 @@ export function SecondCapCard({ endpointKey, unit, currency, cap, verdict, isAdm
           <dt className="text-zinc-600 dark:text-zinc-400">Where it is set</dt>
           <dd className="break-words">{cap.setAt}</dd>
           <dt className="text-zinc-600 dark:text-zinc-400">Recorded</dt>
-          <dd>{formatUtc(cap.recordedAt)} by {cap.recordedBy}</dd>
+          <dd>
+            {formatUtc(cap.recordedAt)} by {cap.recordedBy}
+          </dd>
         </dl>
       ) : null}
       {isAdmin ? (
         <div className="space-y-3 border-t border-zinc-200 pt-3 dark:border-zinc-800">
-          <ProviderCapForm endpointKey={endpointKey} unit={unit} currency={currency} current={cap ? { measure: cap.measure, window: cap.window, amount: cap.amount, setAt: cap.setAt } : null} />
+          <ProviderCapForm
+            endpointKey={endpointKey}
+            unit={unit}
+            currency={currency}
+            current={cap ? { measure: cap.measure, window: cap.window, amount: cap.amount, setAt: cap.setAt } : null}
+          />
           {cap ? (
             <ConfirmActionButton
               action={removeAction}

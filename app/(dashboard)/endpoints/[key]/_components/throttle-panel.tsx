@@ -30,17 +30,19 @@ export function ThrottlePanel({ activity, now = new Date() }: { activity: Thrott
   const { perMinute, totals, callers, minutes } = activity;
   return (
     <div className={`${cardClass} space-y-3 border-dashed text-sm`} data-testid="throttle-panel">
-      <p className="font-medium" data-testid="throttle-sentence">{describeThrottle(perMinute)}</p>
+      <p className="font-medium" data-testid="throttle-sentence">
+        {describeThrottle(perMinute)}
+      </p>
       {perMinute === null ? null : (
         <>
           <p className="text-zinc-600 dark:text-zinc-400">
-            Approximate by design: the rate is this minute&apos;s attempts plus last minute&apos;s, weighted by how much of
-            it is still inside the last 60 seconds, so a caller may get a few more or fewer than {formatCount(perMinute)} in
-            any 60 seconds. Refused attempts still count. {describeFailureMode(activity.failOpen)}
+            Approximate by design: the rate is this minute&apos;s attempts plus last minute&apos;s, weighted by how much of it is still inside the last 60
+            seconds, so a caller may get a few more or fewer than {formatCount(perMinute)} in any 60 seconds. Refused attempts still count.{" "}
+            {describeFailureMode(activity.failOpen)}
           </p>
           <p>
-            Last {minutes} minutes: {formatCount(totals.attempts)} {totals.attempts === 1 ? "attempt" : "attempts"} from{" "}
-            {formatCount(totals.callers)} {totals.callers === 1 ? "caller" : "callers"}, {formatCount(totals.refused)} turned away by the throttle.
+            Last {minutes} minutes: {formatCount(totals.attempts)} {totals.attempts === 1 ? "attempt" : "attempts"} from {formatCount(totals.callers)}{" "}
+            {totals.callers === 1 ? "caller" : "callers"}, {formatCount(totals.refused)} turned away by the throttle.
           </p>
           <DataTable spec={throttleTable(perMinute, minutes, now)} caption={`Busiest callers at the throttle, last ${minutes} minutes`} rows={callers} />
         </>

@@ -67,38 +67,48 @@ export default async function EditEndpointPage({ params }: Params) {
       </div>
 
       <section aria-labelledby="fields-title" className={`${cardClass} space-y-3`}>
-        <h2 id="fields-title" className="text-lg font-semibold">Endpoint</h2>
+        <h2 id="fields-title" className="text-lg font-semibold">
+          Endpoint
+        </h2>
         <EditEndpointForm endpointKey={key} version={endpoint.version} initial={text} />
       </section>
 
       <section aria-labelledby="ceilings-title" className={`${cardClass} space-y-3`}>
-        <h2 id="ceilings-title" className="text-lg font-semibold">Ceilings</h2>
+        <h2 id="ceilings-title" className="text-lg font-semibold">
+          Ceilings
+        </h2>
         <ul className="space-y-3" aria-label="Ceilings of this endpoint">
           {ceilings.map((c) => {
             const sentence = ceilingSentence({ ...ceilingSpecOf(c), value: c.value }, { ...endpoint, key });
             const lastGlobal = c.scope === "global" && globals === 1;
             return (
-              <li key={c.id} className="space-y-2 border-b border-zinc-200 pb-3 text-sm last:border-0 dark:border-zinc-800" data-testid={`catalog-ceiling-${c.id}`}>
+              <li
+                key={c.id}
+                className="space-y-2 border-b border-zinc-200 pb-3 text-sm last:border-0 dark:border-zinc-800"
+                data-testid={`catalog-ceiling-${c.id}`}
+              >
                 <div className="flex flex-wrap items-center justify-between gap-2">
-                <span>
-                  <span className="font-medium">#{c.id} {sentence.guarantee}</span>
-                  {sentence.worstCase ? <span className="text-zinc-600 dark:text-zinc-400"> · {sentence.worstCase}</span> : null}
-                </span>
-                {lastGlobal ? (
-                  <span className="text-xs text-zinc-600 dark:text-zinc-400">the last global ceiling: it bounds the worst case and stays</span>
-                ) : (
-                  <ConfirmActionButton
-                    action={removeCeilingAction}
-                    label="Remove"
-                    title={`Remove ceiling #${c.id}?`}
-                    description={`"${sentence.guarantee}" stops counting from the next reservation. Its counters go with it; the audit log keeps its definition.`}
-                    confirmLabel="Remove ceiling"
-                    fields={{ key, ceilingId: String(c.id) }}
-                    reason="required"
-                    tone="danger"
-                    testId={`remove-ceiling-${c.id}`}
-                  />
-                )}
+                  <span>
+                    <span className="font-medium">
+                      #{c.id} {sentence.guarantee}
+                    </span>
+                    {sentence.worstCase ? <span className="text-zinc-600 dark:text-zinc-400"> · {sentence.worstCase}</span> : null}
+                  </span>
+                  {lastGlobal ? (
+                    <span className="text-xs text-zinc-600 dark:text-zinc-400">the last global ceiling: it bounds the worst case and stays</span>
+                  ) : (
+                    <ConfirmActionButton
+                      action={removeCeilingAction}
+                      label="Remove"
+                      title={`Remove ceiling #${c.id}?`}
+                      description={`"${sentence.guarantee}" stops counting from the next reservation. Its counters go with it; the audit log keeps its definition.`}
+                      confirmLabel="Remove ceiling"
+                      fields={{ key, ceilingId: String(c.id) }}
+                      reason="required"
+                      tone="danger"
+                      testId={`remove-ceiling-${c.id}`}
+                    />
+                  )}
                 </div>
                 <AlertThresholdsForm endpointKey={key} ceilingId={c.id} thresholds={c.alertThresholds} />
               </li>
@@ -110,7 +120,9 @@ export default async function EditEndpointPage({ params }: Params) {
       </section>
 
       <section aria-labelledby="archive-title" className={`${cardClass} space-y-3`}>
-        <h2 id="archive-title" className="text-lg font-semibold">{archived ? "Archived" : "Archive"}</h2>
+        <h2 id="archive-title" className="text-lg font-semibold">
+          {archived ? "Archived" : "Archive"}
+        </h2>
         <p className="text-sm">
           {archived
             ? "Every reservation is refused as endpoint_archived. Unarchiving lets reservations be decided again, under the ceilings in force."

@@ -59,9 +59,13 @@ export default async function UsageSourcePage({ params, searchParams }: Props) {
       <div className="flex flex-wrap items-start justify-between gap-3">
         <div className="min-w-0">
           <p className="text-sm">
-            <Link href="/reconciliation" className="text-zinc-600 underline-offset-2 hover:underline dark:text-zinc-400">Reconciliation</Link>
+            <Link href="/reconciliation" className="text-zinc-600 underline-offset-2 hover:underline dark:text-zinc-400">
+              Reconciliation
+            </Link>
           </p>
-          <h1 className="break-words text-2xl font-semibold tracking-tight" data-testid="source-name">{s.name}</h1>
+          <h1 className="break-words text-2xl font-semibold tracking-tight" data-testid="source-name">
+            {s.name}
+          </h1>
           <p className={muted}>
             {usageSourceKindLabels[s.kind]} · days in {s.timeZone} · {s.currency}
           </p>
@@ -75,7 +79,9 @@ export default async function UsageSourcePage({ params, searchParams }: Props) {
       </div>
 
       <section aria-labelledby="pull-title" className={`${cardClass} space-y-3`}>
-        <h2 id="pull-title" className="text-lg font-semibold">Pulls</h2>
+        <h2 id="pull-title" className="text-lg font-semibold">
+          Pulls
+        </h2>
         <dl className="grid gap-x-6 gap-y-1 text-sm sm:grid-cols-[max-content_1fr]">
           <dt className="text-zinc-600 dark:text-zinc-400">Last pull</dt>
           <dd data-testid="source-last-pull">
@@ -115,7 +121,9 @@ export default async function UsageSourcePage({ params, searchParams }: Props) {
           </div>
         ) : null}
         <div className="flex flex-wrap items-start gap-2">
-          {canPull && canPullNow ? <AlertsActionForm action={pullAction} fields={{ sourceId: s.id }} label="Pull now" pendingLabel="Asking…" tone="primary" testId="pull-now" /> : null}
+          {canPull && canPullNow ? (
+            <AlertsActionForm action={pullAction} fields={{ sourceId: s.id }} label="Pull now" pendingLabel="Asking…" tone="primary" testId="pull-now" />
+          ) : null}
           {isAdmin ? (
             s.enabled ? (
               <AlertsActionForm action={pauseAction} fields={{ sourceId: s.id }} label="Pause" pendingLabel="Pausing…" testId="pause-source" />
@@ -127,7 +135,9 @@ export default async function UsageSourcePage({ params, searchParams }: Props) {
       </section>
 
       <section aria-labelledby="rules-title" className="space-y-3" id="rules">
-        <h2 id="rules-title" className="text-lg font-semibold">Rules</h2>
+        <h2 id="rules-title" className="text-lg font-semibold">
+          Rules
+        </h2>
         <p className={muted}>
           Which endpoint or budget each item the provider reports counts for. A rule applies from the next pull; Pull now re-maps the recent days.
         </p>
@@ -140,33 +150,50 @@ export default async function UsageSourcePage({ params, searchParams }: Props) {
       </section>
 
       <section aria-labelledby="unmapped-title" className="space-y-3" id="unmapped">
-        <h2 id="unmapped-title" className="text-lg font-semibold">Unmapped items</h2>
+        <h2 id="unmapped-title" className="text-lg font-semibold">
+          Unmapped items
+        </h2>
         <p className={muted}>Items of the last 30 days no rule maps: their usage is compared with nothing. Map each, or leave it if no endpoint spends it.</p>
         <UnmappedTable items={d.unmapped} currency={s.currency} path={path} isAdmin={isAdmin} />
       </section>
 
       {isAdmin && s.kind === "file" ? (
         <section aria-labelledby="import-title" className={`${cardClass} space-y-3`} id="import">
-          <h2 id="import-title" className="text-lg font-semibold">Import a file</h2>
+          <h2 id="import-title" className="text-lg font-semibold">
+            Import a file
+          </h2>
           <p className={muted}>
-            For providers without a usage API: their export as CSV or JSON, or a FOCUS export of AWS, Google Cloud or Azure. A file with any bad line is refused whole, each bad line named. The same from a
-            shell: <code className="font-mono">npm run ceilings -- usage import {JSON.stringify(s.name)} file.csv</code>
+            For providers without a usage API: their export as CSV or JSON, or a FOCUS export of AWS, Google Cloud or Azure. A file with any bad line is refused
+            whole, each bad line named. The same from a shell:{" "}
+            <code className="font-mono">npm run ceilings -- usage import {JSON.stringify(s.name)} file.csv</code>
           </p>
           <ImportForm sourceId={s.id} />
         </section>
       ) : null}
 
       <section aria-labelledby="days-title" className="space-y-3" id="days">
-        <h2 id="days-title" className="text-lg font-semibold">Pulled days</h2>
+        <h2 id="days-title" className="text-lg font-semibold">
+          Pulled days
+        </h2>
         <PullsTable pulls={d.pulls} path={path} shownDay={d.raw.day} />
       </section>
 
       <section aria-labelledby="raw-title" className="space-y-3" id="raw">
-        <h2 id="raw-title" className="text-lg font-semibold">Raw rows{d.raw.day ? ` of ${d.raw.day}` : ""}</h2>
-        {raw.day && !day ? <p role="alert" className="text-sm text-red-800 dark:text-red-300">That day is not a real date; showing the latest pulled day.</p> : null}
+        <h2 id="raw-title" className="text-lg font-semibold">
+          Raw rows{d.raw.day ? ` of ${d.raw.day}` : ""}
+        </h2>
+        {raw.day && !day ? (
+          <p role="alert" className="text-sm text-red-800 dark:text-red-300">
+            That day is not a real date; showing the latest pulled day.
+          </p>
+        ) : null}
         {d.raw.day === null ? <p className={muted}>Nothing pulled yet.</p> : <RawRowsTable rows={d.raw.rows} currency={s.currency} />}
         <div className="flex flex-wrap gap-2">
-          {after !== null && d.raw.day ? <Link href={`${path}?day=${d.raw.day}#raw`} className={secondaryButtonClass} data-testid="raw-first">First rows</Link> : null}
+          {after !== null && d.raw.day ? (
+            <Link href={`${path}?day=${d.raw.day}#raw`} className={secondaryButtonClass} data-testid="raw-first">
+              First rows
+            </Link>
+          ) : null}
           {d.raw.next !== null && d.raw.day ? (
             <Link href={`${path}?day=${d.raw.day}&after=${d.raw.next}#raw`} className={secondaryButtonClass} data-testid="raw-next">
               Next rows
@@ -176,7 +203,9 @@ export default async function UsageSourcePage({ params, searchParams }: Props) {
       </section>
 
       <section aria-labelledby="settings-title" className="space-y-3" id="settings">
-        <h2 id="settings-title" className="text-lg font-semibold">Settings</h2>
+        <h2 id="settings-title" className="text-lg font-semibold">
+          Settings
+        </h2>
         {isAdmin ? (
           <div className={cardClass}>
             <SourceForm
@@ -206,7 +235,9 @@ export default async function UsageSourcePage({ params, searchParams }: Props) {
             <dt className="text-zinc-600 dark:text-zinc-400">Account</dt>
             <dd className="break-all font-mono">{s.account ?? "none"}</dd>
             <dt className="text-zinc-600 dark:text-zinc-400">Created</dt>
-            <dd>{s.createdBy}, {formatDateTime(s.createdAt)}</dd>
+            <dd>
+              {s.createdBy}, {formatDateTime(s.createdAt)}
+            </dd>
           </dl>
         )}
         {isAdmin ? (

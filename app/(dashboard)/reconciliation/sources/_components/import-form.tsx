@@ -49,14 +49,28 @@ export function ImportForm({ sourceId }: { sourceId: number }) {
             File
           </label>
           {/* No name: the file is read into the text below; the form itself sends text only. */}
-          <input id={`${id}-file`} type="file" accept=".csv,.json,text/csv,application/json,text/plain" onChange={(e) => void read(e.target.files?.[0])} className="mt-1 block w-full text-sm" data-testid="import-file" />
+          <input
+            id={`${id}-file`}
+            type="file"
+            accept=".csv,.json,text/csv,application/json,text/plain"
+            onChange={(e) => void read(e.target.files?.[0])}
+            className="mt-1 block w-full text-sm"
+            data-testid="import-file"
+          />
           {readError ? <p className="mt-1 text-xs text-red-700 dark:text-red-400">{readError}</p> : null}
         </div>
         <div>
           <label htmlFor={`${id}-format`} className={labelClass}>
             Format
           </label>
-          <select id={`${id}-format`} name="format" value={format} onChange={(e) => setFormat(e.target.value)} className={inputClass} data-testid="import-format">
+          <select
+            id={`${id}-format`}
+            name="format"
+            value={format}
+            onChange={(e) => setFormat(e.target.value)}
+            className={inputClass}
+            data-testid="import-format"
+          >
             <option value="">As it looks</option>
             <option value="csv">CSV</option>
             <option value="json">JSON</option>
@@ -79,8 +93,9 @@ export function ImportForm({ sourceId }: { sourceId: number }) {
           data-testid="import-text"
         />
         <p className="mt-1 text-xs text-zinc-600 dark:text-zinc-400">
-          CSV with the header <code className="font-mono">date,item,units,cost</code> (cost optional), or a JSON array of {"{date, item, units, cost}"}. Dates are the provider&apos;s days;
-          each day in the file replaces that day whole. {text.length > 0 ? `${text.length.toLocaleString("en-US")} characters.` : ""}
+          CSV with the header <code className="font-mono">date,item,units,cost</code> (cost optional), or a JSON array of {"{date, item, units, cost}"}. Dates
+          are the provider&apos;s days; each day in the file replaces that day whole.{" "}
+          {text.length > 0 ? `${text.length.toLocaleString("en-US")} characters.` : ""}
         </p>
         <FieldError state={state} name="text" />
       </div>
@@ -89,7 +104,12 @@ export function ImportForm({ sourceId }: { sourceId: number }) {
       </SubmitButton>
       <ActionMessage state={state} testId="import-usage" />
       {lines.length > 0 ? (
-        <div className="max-h-80 overflow-y-auto rounded-md border border-red-200 p-2 dark:border-red-900" tabIndex={0} role="region" aria-label="Bad lines of the file">
+        <div
+          className="max-h-80 overflow-y-auto rounded-md border border-red-200 p-2 dark:border-red-900"
+          tabIndex={0}
+          role="region"
+          aria-label="Bad lines of the file"
+        >
           <ol className="space-y-1 text-sm text-red-800 dark:text-red-300" data-testid="import-bad-lines">
             {lines.map(([line, reason]) => (
               <li key={line} data-line={line}>

@@ -21,7 +21,19 @@ const fieldsOf: Partial<Record<UsageSourceKind, readonly UsageField[]>> = {
   anthropic: ["input", "cache-read", "cache-write", "cache-write-1h", "output"],
 };
 
-export function RuleForm({ sourceId, kind, currency, targets, match }: { sourceId: number; kind: UsageSourceKind; currency: string; targets: RuleTargetOptions; match: string }) {
+export function RuleForm({
+  sourceId,
+  kind,
+  currency,
+  targets,
+  match,
+}: {
+  sourceId: number;
+  kind: UsageSourceKind;
+  currency: string;
+  targets: RuleTargetOptions;
+  match: string;
+}) {
   const id = useId();
   const [state, formAction, pending] = useActionState(addRuleAction, IDLE);
   const [target, setTarget] = useState("");
@@ -35,11 +47,24 @@ export function RuleForm({ sourceId, kind, currency, targets, match }: { sourceI
           <label htmlFor={`${id}-match`} className={labelClass}>
             Provider item
           </label>
-          <input id={`${id}-match`} name="match" type="text" maxLength={200} autoComplete="off" defaultValue={match} key={match} className={`${inputClass} font-mono`} data-testid="rule-match" />
-          <p className="mt-1 text-xs text-zinc-600 dark:text-zinc-400">Exact, or a prefix ending in * (gpt-4o*). Exact beats prefix; the longest prefix wins.</p>
+          <input
+            id={`${id}-match`}
+            name="match"
+            type="text"
+            maxLength={200}
+            autoComplete="off"
+            defaultValue={match}
+            key={match}
+            className={`${inputClass} font-mono`}
+            data-testid="rule-match"
+          />
+          <p className="mt-1 text-xs text-zinc-600 dark:text-zinc-400">
+            Exact, or a prefix ending in * (gpt-4o*). Exact beats prefix; the longest prefix wins.
+          </p>
           {kind === "twilio" ? (
             <p className="mt-1 text-xs text-zinc-600 dark:text-zinc-400" data-testid="rule-rollup-hint">
-              Roll-ups (sms, calls, totalprice, and any category others extend, such as sms-outbound beside sms-outbound-longcode) are never mapped: their leaves are, so nothing is billed twice.
+              Roll-ups (sms, calls, totalprice, and any category others extend, such as sms-outbound beside sms-outbound-longcode) are never mapped: their
+              leaves are, so nothing is billed twice.
             </p>
           ) : null}
           <FieldError state={state} name="match" />
@@ -65,7 +90,9 @@ export function RuleForm({ sourceId, kind, currency, targets, match }: { sourceI
               ))}
             </optgroup>
           </select>
-          <p className="mt-1 text-xs text-zinc-600 dark:text-zinc-400">Only those in {currency}. One source per endpoint or budget, else its usage is counted twice.</p>
+          <p className="mt-1 text-xs text-zinc-600 dark:text-zinc-400">
+            Only those in {currency}. One source per endpoint or budget, else its usage is counted twice.
+          </p>
           {(["target", "endpointKey", "budgetKey"] as const).map((name) => (
             <FieldError key={name} state={state} name={name} />
           ))}
@@ -90,7 +117,8 @@ export function RuleForm({ sourceId, kind, currency, targets, match }: { sourceI
         <fieldset className="space-y-2" data-testid="rule-field-parts">
           <legend className={labelClass}>Each usage field priced at</legend>
           <p className="text-xs text-zinc-600 dark:text-zinc-400">
-            The provider reports an item&apos;s tokens per field, each at its own price when it reports no money. A field goes to the part of its own name, else the part above: choose another here (cache reads at a cached part, say).
+            The provider reports an item&apos;s tokens per field, each at its own price when it reports no money. A field goes to the part of its own name, else
+            the part above: choose another here (cache reads at a cached part, say).
           </p>
           <div className="grid gap-3 sm:grid-cols-3">
             {(fieldsOf[kind] ?? []).map((field) => (

@@ -31,7 +31,20 @@ export type SourceFieldsText = {
   pullAt: string;
 };
 
-export const emptySource: SourceFieldsText = { name: "", kind: "openai", location: "", credentialRef: "", account: "", timeZone: "UTC", currency: "USD", lookbackDays: "3", thresholdPercent: "2", thresholdMoney: "1", unmappedMoney: "1", pullAt: "06:00" };
+export const emptySource: SourceFieldsText = {
+  name: "",
+  kind: "openai",
+  location: "",
+  credentialRef: "",
+  account: "",
+  timeZone: "UTC",
+  currency: "USD",
+  lookbackDays: "3",
+  thresholdPercent: "2",
+  thresholdMoney: "1",
+  unmappedMoney: "1",
+  pullAt: "06:00",
+};
 
 const locationHint: Record<UsageSourceKind, string> = {
   openai: "Blank: https://api.openai.com. Another host (a proxy) only if USAGE_SOURCE_ALLOW_HOSTS names it: the key goes nowhere else.",
@@ -44,11 +57,16 @@ const locationHint: Record<UsageSourceKind, string> = {
 };
 
 const credentialHint: Record<UsageSourceKind, string> = {
-  openai: "env:CEILINGS_SECRET_OPENAI or env:CEILINGS_SECRET_OPENAI_..., naming the worker's variable holding an organization admin key (sk-admin-...). The key itself is never stored.",
-  anthropic: "env:CEILINGS_SECRET_ANTHROPIC or env:CEILINGS_SECRET_ANTHROPIC_..., naming the worker's variable holding an Admin API key (sk-ant-admin...). The key itself is never stored.",
-  twilio: "env:CEILINGS_SECRET_TWILIO or env:CEILINGS_SECRET_TWILIO_..., naming the worker's variable holding the account's auth token. The token itself is never stored.",
-  sendgrid: "env:CEILINGS_SECRET_SENDGRID or env:CEILINGS_SECRET_SENDGRID_..., naming the worker's variable holding an API key with stats.read. The key itself is never stored.",
-  postmark: "env:CEILINGS_SECRET_POSTMARK or env:CEILINGS_SECRET_POSTMARK_..., naming the worker's variable holding the server's API token. The token itself is never stored.",
+  openai:
+    "env:CEILINGS_SECRET_OPENAI or env:CEILINGS_SECRET_OPENAI_..., naming the worker's variable holding an organization admin key (sk-admin-...). The key itself is never stored.",
+  anthropic:
+    "env:CEILINGS_SECRET_ANTHROPIC or env:CEILINGS_SECRET_ANTHROPIC_..., naming the worker's variable holding an Admin API key (sk-ant-admin...). The key itself is never stored.",
+  twilio:
+    "env:CEILINGS_SECRET_TWILIO or env:CEILINGS_SECRET_TWILIO_..., naming the worker's variable holding the account's auth token. The token itself is never stored.",
+  sendgrid:
+    "env:CEILINGS_SECRET_SENDGRID or env:CEILINGS_SECRET_SENDGRID_..., naming the worker's variable holding an API key with stats.read. The key itself is never stored.",
+  postmark:
+    "env:CEILINGS_SECRET_POSTMARK or env:CEILINGS_SECRET_POSTMARK_..., naming the worker's variable holding the server's API token. The token itself is never stored.",
   ses: "env:CEILINGS_SECRET_SES or env:CEILINGS_SECRET_SES_..., naming the worker's variable holding ACCESS_KEY_ID:SECRET_ACCESS_KEY of an IAM user allowed ses:GetSendStatistics. Never stored.",
   file: "A file source takes none: leave blank.",
 };
@@ -58,12 +76,23 @@ const accountHint: Record<UsageSourceKind, string> = {
   anthropic: "Optional: a workspace id (wrkspc_...) when the key sees several workspaces.",
   twilio: "Required: the Account SID, AC followed by 32 hex digits.",
   sendgrid: "Optional: a subuser's name, to count that subuser only. Days are UTC.",
-  postmark: "Optional: a message stream id (outbound) to count that stream, or tag: and a tag (tag:welcome); blank: every stream. Postmark's days are US Eastern: set the time zone to America/New_York.",
+  postmark:
+    "Optional: a message stream id (outbound) to count that stream, or tag: and a tag (tag:welcome); blank: every stream. Postmark's days are US Eastern: set the time zone to America/New_York.",
   ses: "Required: the AWS region, such as us-east-1. SES keeps two weeks: at most 12 days pulled each time.",
   file: "A file source takes none: leave blank.",
 };
 
-function Field(props: { name: keyof SourceFieldsText; label: string; value: string; onChange: (v: string) => void; state: ActionState; hint?: string; mono?: boolean; inputMode?: "decimal" | "numeric"; placeholder?: string }) {
+function Field(props: {
+  name: keyof SourceFieldsText;
+  label: string;
+  value: string;
+  onChange: (v: string) => void;
+  state: ActionState;
+  hint?: string;
+  mono?: boolean;
+  inputMode?: "decimal" | "numeric";
+  placeholder?: string;
+}) {
   const id = useId();
   return (
     <div>
@@ -145,9 +174,34 @@ export function SourceForm({ initial, source }: { initial: SourceFieldsText; sou
             <FieldError state={state} name="kind" />
           </div>
         )}
-        <Field name="location" label={api ? "API base URL" : "Location"} value={v.location} onChange={(location) => set({ location })} state={state} hint={locationHint[v.kind]} mono />
-        <Field name="credentialRef" label="Credential reference" value={v.credentialRef} onChange={(credentialRef) => set({ credentialRef })} state={state} hint={credentialHint[v.kind]} mono placeholder={api ? `env:CEILINGS_SECRET_${v.kind.toUpperCase()}` : ""} />
-        <Field name="account" label={v.kind === "twilio" ? "Account SID" : v.kind === "ses" ? "Region" : "Account"} value={v.account} onChange={(account) => set({ account })} state={state} hint={accountHint[v.kind]} mono />
+        <Field
+          name="location"
+          label={api ? "API base URL" : "Location"}
+          value={v.location}
+          onChange={(location) => set({ location })}
+          state={state}
+          hint={locationHint[v.kind]}
+          mono
+        />
+        <Field
+          name="credentialRef"
+          label="Credential reference"
+          value={v.credentialRef}
+          onChange={(credentialRef) => set({ credentialRef })}
+          state={state}
+          hint={credentialHint[v.kind]}
+          mono
+          placeholder={api ? `env:CEILINGS_SECRET_${v.kind.toUpperCase()}` : ""}
+        />
+        <Field
+          name="account"
+          label={v.kind === "twilio" ? "Account SID" : v.kind === "ses" ? "Region" : "Account"}
+          value={v.account}
+          onChange={(account) => set({ account })}
+          state={state}
+          hint={accountHint[v.kind]}
+          mono
+        />
         <Field
           name="timeZone"
           label="Time zone of the provider's days"
@@ -156,10 +210,41 @@ export function SourceForm({ initial, source }: { initial: SourceFieldsText; sou
           state={state}
           hint="An IANA name: UTC for the OpenAI, Anthropic, Twilio and SendGrid APIs; America/New_York for Postmark; any zone for SES. Ceilings counts its charges over the provider's day in this zone."
         />
-        <Field name="currency" label="Currency" value={v.currency} onChange={(currency) => set({ currency: currency.toUpperCase() })} state={state} hint="The currency of the provider's costs; a rule maps only to endpoints and budgets in it" />
-        <Field name="lookbackDays" label="Days pulled each time" value={v.lookbackDays} onChange={(lookbackDays) => set({ lookbackDays })} state={state} inputMode="numeric" hint="1 to 35 complete days before today: providers revise recent days, so each pull replaces them" />
-        <Field name="thresholdPercent" label="Alert threshold (%)" value={v.thresholdPercent} onChange={(thresholdPercent) => set({ thresholdPercent })} state={state} inputMode="decimal" hint="A day drifts when billed and charged differ by at least this share of the larger…" />
-        <Field name="thresholdMoney" label={`…and by at least (${v.currency || "USD"})`} value={v.thresholdMoney} onChange={(thresholdMoney) => set({ thresholdMoney })} state={state} inputMode="decimal" hint="Both must be passed: a 50 % drift on 2 cents is not worth an alert" />
+        <Field
+          name="currency"
+          label="Currency"
+          value={v.currency}
+          onChange={(currency) => set({ currency: currency.toUpperCase() })}
+          state={state}
+          hint="The currency of the provider's costs; a rule maps only to endpoints and budgets in it"
+        />
+        <Field
+          name="lookbackDays"
+          label="Days pulled each time"
+          value={v.lookbackDays}
+          onChange={(lookbackDays) => set({ lookbackDays })}
+          state={state}
+          inputMode="numeric"
+          hint="1 to 35 complete days before today: providers revise recent days, so each pull replaces them"
+        />
+        <Field
+          name="thresholdPercent"
+          label="Alert threshold (%)"
+          value={v.thresholdPercent}
+          onChange={(thresholdPercent) => set({ thresholdPercent })}
+          state={state}
+          inputMode="decimal"
+          hint="A day drifts when billed and charged differ by at least this share of the larger…"
+        />
+        <Field
+          name="thresholdMoney"
+          label={`…and by at least (${v.currency || "USD"})`}
+          value={v.thresholdMoney}
+          onChange={(thresholdMoney) => set({ thresholdMoney })}
+          state={state}
+          inputMode="decimal"
+          hint="Both must be passed: a 50 % drift on 2 cents is not worth an alert"
+        />
         <Field
           name="unmappedMoney"
           label={`Alert on unmapped items from (${v.currency || "USD"} a day)`}

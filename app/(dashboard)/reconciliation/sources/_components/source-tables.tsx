@@ -12,12 +12,26 @@ const removeRuleAction = runAction.bind(null, "usage_rule.remove");
 const muted = "text-zinc-600 dark:text-zinc-400";
 
 function TargetLink({ endpointKey, budgetKey }: { endpointKey: string | null; budgetKey: string | null }) {
-  if (endpointKey) return <Link href={`/endpoints/${encodeURIComponent(endpointKey)}`} className="break-all font-mono underline underline-offset-2">{endpointKey}</Link>;
-  if (budgetKey) return <span>budget <Link href={`/budgets/${encodeURIComponent(budgetKey)}`} className="break-all font-mono underline underline-offset-2">{budgetKey}</Link></span>;
+  if (endpointKey)
+    return (
+      <Link href={`/endpoints/${encodeURIComponent(endpointKey)}`} className="break-all font-mono underline underline-offset-2">
+        {endpointKey}
+      </Link>
+    );
+  if (budgetKey)
+    return (
+      <span>
+        budget{" "}
+        <Link href={`/budgets/${encodeURIComponent(budgetKey)}`} className="break-all font-mono underline underline-offset-2">
+          {budgetKey}
+        </Link>
+      </span>
+    );
   return <span className={muted}>unmapped</span>;
 }
 
-const cost = (micros: number | null, currency: string) => (micros === null ? <span className={muted}>not reported</span> : <Money micros={micros} currency={currency} />);
+const cost = (micros: number | null, currency: string) =>
+  micros === null ? <span className={muted}>not reported</span> : <Money micros={micros} currency={currency} />;
 
 export function RulesTable({ rules, sourceId, isAdmin }: { rules: UsageRuleView[]; sourceId: number; isAdmin: boolean }) {
   const spec: TableSpec<UsageRuleView> = {
@@ -41,9 +55,32 @@ export function RulesTable({ rules, sourceId, isAdmin }: { rules: UsageRuleView[
           </span>
         ),
       },
-      { header: "Added", cell: (r) => <span className={muted}>{r.createdBy}, {formatDateTime(r.createdAt)}</span> },
+      {
+        header: "Added",
+        cell: (r) => (
+          <span className={muted}>
+            {r.createdBy}, {formatDateTime(r.createdAt)}
+          </span>
+        ),
+      },
       ...(isAdmin
-        ? [{ header: <span className="sr-only">Remove</span>, label: "Remove", cell: (r: UsageRuleView) => <AlertsActionForm action={removeRuleAction} fields={{ sourceId, ruleId: r.id }} label="Remove" pendingLabel="Removing…" tone="danger" confirm={`Remove the rule '${r.match}'? Its items count as unmapped from the next pull.`} testId={`remove-rule-${r.id}`} /> }]
+        ? [
+            {
+              header: <span className="sr-only">Remove</span>,
+              label: "Remove",
+              cell: (r: UsageRuleView) => (
+                <AlertsActionForm
+                  action={removeRuleAction}
+                  fields={{ sourceId, ruleId: r.id }}
+                  label="Remove"
+                  pendingLabel="Removing…"
+                  tone="danger"
+                  confirm={`Remove the rule '${r.match}'? Its items count as unmapped from the next pull.`}
+                  testId={`remove-rule-${r.id}`}
+                />
+              ),
+            },
+          ]
         : []),
     ],
   };
@@ -57,11 +94,22 @@ export function PullsTable({ pulls, path, shownDay }: { pulls: UsagePullView[]; 
     rowAttributes: (p) => ({ "data-day": p.day, className: p.day === shownDay ? "bg-zinc-50 dark:bg-zinc-800/50" : undefined }),
     empty: <p className={`text-sm ${muted}`}>Nothing pulled yet.</p>,
     columns: [
-      { header: "Provider day", cell: (p) => <Link href={`${path}?day=${p.day}#raw`} className="font-mono underline underline-offset-2">{p.day}</Link> },
+      {
+        header: "Provider day",
+        cell: (p) => (
+          <Link href={`${path}?day=${p.day}#raw`} className="font-mono underline underline-offset-2">
+            {p.day}
+          </Link>
+        ),
+      },
       { header: "Pulled", cell: (p) => formatDateTime(p.pulledAt) },
       { header: "Via", cell: (p) => p.via },
       { header: "Rows", className: "text-right", cell: (p) => formatCount(p.rows) },
-      { header: "Unmapped", className: "text-right", cell: (p) => (p.unmappedRows > 0 ? <span className="font-medium text-amber-800 dark:text-amber-300">{formatCount(p.unmappedRows)}</span> : "0") },
+      {
+        header: "Unmapped",
+        className: "text-right",
+        cell: (p) => (p.unmappedRows > 0 ? <span className="font-medium text-amber-800 dark:text-amber-300">{formatCount(p.unmappedRows)}</span> : "0"),
+      },
     ],
   };
   return <DataTable spec={spec} caption="Recent pulled days, newest first" rows={pulls} />;
@@ -80,7 +128,17 @@ export function UnmappedTable({ items, currency, path, isAdmin }: { items: Unmap
       { header: "Cost", className: "text-right", cell: (u) => cost(u.costMicros, currency) },
       { header: "Last day", cell: (u) => <span className="font-mono">{u.lastDay}</span> },
       ...(isAdmin
-        ? [{ header: <span className="sr-only">Map</span>, label: "Map", cell: (u: UnmappedItem) => <Link href={`${path}?map=${encodeURIComponent(u.item)}#add-rule`} className="underline underline-offset-2" data-testid="map-it">Map it</Link> }]
+        ? [
+            {
+              header: <span className="sr-only">Map</span>,
+              label: "Map",
+              cell: (u: UnmappedItem) => (
+                <Link href={`${path}?map=${encodeURIComponent(u.item)}#add-rule`} className="underline underline-offset-2" data-testid="map-it">
+                  Map it
+                </Link>
+              ),
+            },
+          ]
         : []),
     ],
   };

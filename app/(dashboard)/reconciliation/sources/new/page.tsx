@@ -18,8 +18,8 @@ export default async function NewUsageSourcePage() {
         </p>
         <h1 className="text-2xl font-semibold tracking-tight">Connect a usage source</h1>
         <p className="text-sm text-zinc-600 dark:text-zinc-400">
-          Where a provider reports its own usage: the worker pulls it every day (and on demand), and each day is compared with what Ceilings charged over the same interval of the
-          provider&apos;s day. Credentials stay in the worker&apos;s environment: name the variable, never paste the key.
+          Where a provider reports its own usage: the worker pulls it every day (and on demand), and each day is compared with what Ceilings charged over the
+          same interval of the provider&apos;s day. Credentials stay in the worker&apos;s environment: name the variable, never paste the key.
         </p>
       </div>
       <SourceForm initial={emptySource} />
