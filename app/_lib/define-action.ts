@@ -2,7 +2,6 @@ import type { z } from "zod";
 import type { Db } from "@/db/client";
 import type { Role } from "@/lib/auth/roles";
 import type { AuditActor } from "@/lib/audit/record";
-import { AccountError } from "@/lib/accounts/errors";
 import { CatalogConflictError, CatalogError, type Issue } from "@/lib/catalog/errors";
 import { CeilingConflictError } from "@/lib/ceilings/errors";
 import { ChangeControlError } from "@/lib/changes/errors";
@@ -149,7 +148,9 @@ export function defineAction<Input, const Name extends string>(definition: Actio
       }
       result = await definition.run({ staff: auth.staff, actor, db: await deps.db(), deps }, read.input);
     } catch (error) {
-      if (definition.rejected && (error instanceof CatalogError || error instanceof AccountError) && error.code === "invalid_input") {
+      // An input error of any domain (its code invalid_*: a raise's end in the past, an unknown
+      // plan, a bad phone number) is a refused input: staff see what was tried.
+      if (definition.rejected && error instanceof DomainError && error.code.startsWith("invalid_")) {
         await auditRejectedInput(deps, { action: definition.rejected, field: null, fields: stringFields(entries), message: error.message, secrets });
       }
       return actionFailure(error);

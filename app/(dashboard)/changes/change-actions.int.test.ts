@@ -1,5 +1,5 @@
 import { describe, expect, it, beforeAll } from "vitest";
-import { asc, eq } from "drizzle-orm";
+import { asc, desc, eq, inArray } from "drizzle-orm";
 import type { ActionDeps } from "@/app/_lib/action-deps";
 import { form } from "@/app/_lib/test-form";
 import { auditEvents, budgets, ceilings, changeRequests, endpoints, staff } from "@/db/schema";
@@ -151,6 +151,15 @@ describe.skipIf(skipWithoutDatabase())("change control server actions", () => {
     for (const [extra, message] of cases) {
       const result = await askForApprovalCore(as("ola"), ask(e.ceilingId, "150", extra));
       expect(result, JSON.stringify(extra)).toMatchObject({ status: "error", error: expect.stringMatching(message) });
+      // Refused at the boundary (a control character), by the form or deep in lib/changes (an end in
+      // the past), it is audited either way.
+      const [audited] = await t.db
+        .select()
+        .from(auditEvents)
+        .where(inArray(auditEvents.action, ["change.rejected", "change.request.rejected"]))
+        .orderBy(desc(auditEvents.id))
+        .limit(1);
+      expect(JSON.stringify(audited?.details ?? null), JSON.stringify(extra)).toMatch(message);
     }
     expect(await approveChangeCore(as("bea"), form({ id: "999999" }))).toMatchObject({ status: "error", code: "not_found" });
     expect(await requestsOf(e.ceilingId)).toEqual([]);
