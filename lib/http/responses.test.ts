@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { AlertError } from "@/lib/alerts/errors";
 import { ApiKeyError } from "@/lib/api-keys/errors";
@@ -9,7 +11,7 @@ import { ReservationInputError } from "@/lib/enforcement/types";
 import { DomainError } from "@/lib/errors";
 import { SpendNotFoundError } from "@/lib/spend/errors";
 import { ERROR_CODES } from "./openapi-schemas";
-import { domainErrorAnswer, statusOf } from "./responses";
+import { domainErrorAnswer, registeredStatus, statusOf } from "./responses";
 
 describe("one error family, mapped once to HTTP", () => {
   const cases: [DomainError, number][] = [
@@ -39,5 +41,32 @@ describe("one error family, mapped once to HTTP", () => {
 
   it("answers authorization codes with 401 and 403, and any other code as the caller's input to fix", () => {
     expect([statusOf("unauthenticated"), statusOf("forbidden"), statusOf("reason_required")]).toEqual([401, 403, 400]);
+  });
+});
+
+/** Every code a DomainError of lib/ can carry, read from the source: its code types and its DomainError<...> generics. */
+function codesInSource(): Map<string, string> {
+  const found = new Map<string, string>();
+  const files = (readdirSync("lib", { recursive: true }) as string[]).filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts"));
+  const literals = (text: string) => [...text.matchAll(/"([a-z_]+)"/g)].map((m) => m[1] as string);
+  for (const file of files) {
+    const source = readFileSync(path.join("lib", file), "utf8");
+    const declared = [
+      ...[...source.matchAll(/type \w*ErrorCode =\s*([^;]+);/g)].map((m) => m[1] ?? ""),
+      ...[...source.matchAll(/extends DomainError<([^>]+)>/g)].map((m) => m[1] ?? ""),
+      ...[...source.matchAll(/ERROR_CODES = \[([^\]]+)\]/g)].map((m) => m[1] ?? ""),
+    ];
+    for (const text of declared) for (const code of literals(text)) if (!found.has(code)) found.set(code, file);
+  }
+  return found;
+}
+
+describe("the registry of error codes", () => {
+  it("names every code a DomainError of lib/ can carry, so none is answered 400 by default", () => {
+    const codes = codesInSource();
+    // The read finds the families it must: a catalog code, an input code of the SQL contract, a change-control code.
+    expect([...codes.keys()]).toEqual(expect.arrayContaining(["duplicate_key", "invalid_amount", "approval_required", "egress_refused"]));
+    const unregistered = [...codes].filter(([code]) => registeredStatus(code) === undefined).map(([code, file]) => `${code} (lib/${file})`);
+    expect(unregistered).toEqual([]);
   });
 });
