@@ -38,18 +38,16 @@ test.describe("HTTP reservations from two app processes", () => {
     const db = t.db;
     const [endpoint] = await db.insert(endpoints).values({ key: "race.http", name: "HTTP race", unit: "units", perCallMax: 10 }).returning();
     if (!endpoint) throw new Error("no endpoint");
-    await db
-      .insert(ceilings)
-      .values({
-        endpointId: endpoint.id,
-        metric: "units",
-        scope: "global",
-        window: "utc_day",
-        value: BUDGET,
-        minValue: 0,
-        maxValue: BUDGET,
-        defaultValue: BUDGET,
-      });
+    await db.insert(ceilings).values({
+      endpointId: endpoint.id,
+      metric: "units",
+      scope: "global",
+      window: "utc_day",
+      value: BUDGET,
+      minValue: 0,
+      maxValue: BUDGET,
+      defaultValue: BUDGET,
+    });
     // Two keys of one account, one per process: the quota follows the account.
     const keys = await Promise.all(
       ["one", "two"].map((name) =>

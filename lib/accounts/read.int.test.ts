@@ -188,20 +188,18 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
     const e = await insertEndpoint(t.db);
     const a = unique("acct_busy");
     const bucket = (i: number) => new Date(NOW.getTime() - i * 60_000);
-    await t.db
-      .insert(refusals)
-      .values(
-        Array.from({ length: 25 }, (_, i) => ({
-          at: bucket(i),
-          lastAt: bucket(i),
-          bucket: bucket(i),
-          endpointKey: e.key,
-          endpointId: e.id,
-          gate: "ceiling" as const,
-          caller: a,
-          amount: i + 1,
-        })),
-      );
+    await t.db.insert(refusals).values(
+      Array.from({ length: 25 }, (_, i) => ({
+        at: bucket(i),
+        lastAt: bucket(i),
+        bucket: bucket(i),
+        endpointKey: e.key,
+        endpointId: e.id,
+        gate: "ceiling" as const,
+        caller: a,
+        amount: i + 1,
+      })),
+    );
     await t.db
       .insert(refusals)
       .values({ at: NOW, lastAt: NOW, bucket: NOW, endpointKey: e.key, endpointId: e.id, gate: "blocked", caller: "other", amount: 1 });
@@ -224,17 +222,15 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
 
   it("shows the assignment and the block as the accounts row holds them", async () => {
     const pro = await plan(unique("pro"));
-    await t.db
-      .insert(accounts)
-      .values({
-        account: "assigned",
-        planId: pro,
-        planSetAt: NOW,
-        planSetBy: "billing (api key)",
-        blockedAt: NOW,
-        blockedBy: "ops@test",
-        blockReason: "card fraud",
-      });
+    await t.db.insert(accounts).values({
+      account: "assigned",
+      planId: pro,
+      planSetAt: NOW,
+      planSetBy: "billing (api key)",
+      blockedAt: NOW,
+      blockedBy: "ops@test",
+      blockReason: "card fraud",
+    });
     const view = await readAccount(t.db, "assigned", NOW);
     expect(view.registered).toBe(true);
     expect(view.plan).toMatchObject({ id: pro, isDefault: false, onDefault: false, setAt: NOW, setBy: "billing (api key)" });

@@ -38,19 +38,17 @@ describe.skipIf(skipWithoutDatabase())("window totals: each limit's counters sum
       const start = day(back);
       const end = new Date(start.getTime() + DAY_MS);
       const keys = Array.from({ length: 3 + (next() % 5) }, (_, i) => `acct_${back}_${i}`);
-      await t.db
-        .insert(usage)
-        .values(
-          keys.map((k) => ({
-            ceilingId: perAccount,
-            scopeKey: k,
-            windowStart: start,
-            windowEnd: end,
-            held: back === 0 ? next() % 50 : 0,
-            settled: next() % 1000,
-            reservations: 1,
-          })),
-        );
+      await t.db.insert(usage).values(
+        keys.map((k) => ({
+          ceilingId: perAccount,
+          scopeKey: k,
+          windowStart: start,
+          windowEnd: end,
+          held: back === 0 ? next() % 50 : 0,
+          settled: next() % 1000,
+          reservations: 1,
+        })),
+      );
       await t.db
         .insert(budgetUsage)
         .values([
@@ -251,19 +249,17 @@ describe.skipIf(skipWithoutDatabase())("window totals: each limit's counters sum
     for (let back = 0; back < 90; back++) {
       const start = day(back);
       const end = new Date(start.getTime() + DAY_MS);
-      await t.db
-        .insert(budgetUsage)
-        .values(
-          ["acct_x", "acct_y"].map((k) => ({
-            budgetId: budget.id,
-            scopeKey: k,
-            windowStart: start,
-            windowEnd: end,
-            held: 0,
-            settled: back + 1,
-            reservations: 1,
-          })),
-        );
+      await t.db.insert(budgetUsage).values(
+        ["acct_x", "acct_y"].map((k) => ({
+          budgetId: budget.id,
+          scopeKey: k,
+          windowStart: start,
+          windowEnd: end,
+          held: 0,
+          settled: back + 1,
+          reservations: 1,
+        })),
+      );
     }
     await freshWorker();
     await countClosedWindows(t.db, "budget", NOW);

@@ -247,11 +247,9 @@ export const EndpointStatusBody = z.strictObject({
         name: z.string(),
         currency: z.string().meta({ description: "ISO 4217; every amount of the budget is in micros (millionths) of it" }),
         scope: z.enum(["global", "account"]),
-        value: z
-          .int()
-          .meta({
-            description: "micros: what binds the account asked about (its override, its plan's value, 0 when blocked), else the budget's own; 0 when killed",
-          }),
+        value: z.int().meta({
+          description: "micros: what binds the account asked about (its override, its plan's value, 0 when blocked), else the budget's own; 0 when killed",
+        }),
         source: z.enum(["budget", "plan", "override", "kill", "blocked"]),
         killed: z.boolean(),
         window: z.strictObject({ kind: z.enum(["utc_day", "billing_month"]), start: Timestamp, end: Timestamp }),

@@ -49,32 +49,28 @@ export async function writeDays(
     await tx.delete(usagePulls).where(and(eq(usagePulls.sourceId, sourceId), inArray(usagePulls.day, days)));
     for (const day of days) {
       const ofDay = rows.filter((r) => r.day === day);
-      await tx
-        .insert(usagePulls)
-        .values({
-          sourceId,
-          day,
-          via: "test",
-          ...(opts.pulledAt ? { pulledAt: opts.pulledAt } : {}),
-          rows: ofDay.length,
-          unmappedRows: ofDay.filter((r) => !r.endpointId && !r.budgetId).length,
-        });
+      await tx.insert(usagePulls).values({
+        sourceId,
+        day,
+        via: "test",
+        ...(opts.pulledAt ? { pulledAt: opts.pulledAt } : {}),
+        rows: ofDay.length,
+        unmappedRows: ofDay.filter((r) => !r.endpointId && !r.budgetId).length,
+      });
     }
     if (rows.length > 0) {
-      await tx
-        .insert(usageRows)
-        .values(
-          rows.map((r) => ({
-            sourceId,
-            day: r.day,
-            item: r.item,
-            units: r.units,
-            costMicros: r.costMicros,
-            endpointId: r.endpointId ?? null,
-            budgetId: r.budgetId ?? null,
-            raw: { item: r.item },
-          })),
-        );
+      await tx.insert(usageRows).values(
+        rows.map((r) => ({
+          sourceId,
+          day: r.day,
+          item: r.item,
+          units: r.units,
+          costMicros: r.costMicros,
+          endpointId: r.endpointId ?? null,
+          budgetId: r.budgetId ?? null,
+          raw: { item: r.item },
+        })),
+      );
     }
   });
 }

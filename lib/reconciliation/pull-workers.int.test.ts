@@ -17,18 +17,16 @@ describe.skipIf(skipWithoutDatabase())("pullDueSources from three processes", ()
     try {
       fake.setTwilio([{ day: "2026-11-01", category: "sms-outbound", count: 2, price: 0.02 }]);
       const names = Array.from({ length: 6 }, (_, i) => `src-${i}`);
-      await t.db
-        .insert(usageSources)
-        .values(
-          names.map((name) => ({
-            name,
-            kind: "twilio" as const,
-            location: fake.url,
-            credentialRef: "env:CEILINGS_SECRET_TWILIO",
-            account: FAKE_KEYS.twilio.accountSid,
-            createdBy: "t",
-          })),
-        );
+      await t.db.insert(usageSources).values(
+        names.map((name) => ({
+          name,
+          kind: "twilio" as const,
+          location: fake.url,
+          credentialRef: "env:CEILINGS_SECRET_TWILIO",
+          account: FAKE_KEYS.twilio.accountSid,
+          createdBy: "t",
+        })),
+      );
       const workers = [1, 2, 3].map(() =>
         startFixtureProcess<{ pulled: string[]; failed: string[] }>(path.join(__dirname, "pull-worker.fixture.ts"), [
           t.url,

@@ -442,20 +442,18 @@ describe.skipIf(skipWithoutDatabase())("usage sources", () => {
     await addUsageRule(t.db, { sourceId: s.id, match: "gpt-4o", endpointKey: e.key, actor });
     await t.db.insert(usagePulls).values({ sourceId: s.id, day: "2026-12-01", via: "api", rows: 1 });
     await t.db.insert(usageRows).values({ sourceId: s.id, day: "2026-12-01", item: "gpt-4o", units: 1, endpointId: e.id, raw: {} });
-    await t.db
-      .insert(reconciliationDays)
-      .values({
-        sourceId: s.id,
-        endpointId: e.id,
-        day: "2026-12-01",
-        dayStart: new Date("2026-12-01T00:00:00Z"),
-        dayEnd: new Date("2026-12-02T00:00:00Z"),
-        billedUnits: 1,
-        billedMicros: 0,
-        billedMoney: "priced",
-        chargedUnits: 0,
-        chargedMicros: 0,
-      });
+    await t.db.insert(reconciliationDays).values({
+      sourceId: s.id,
+      endpointId: e.id,
+      day: "2026-12-01",
+      dayStart: new Date("2026-12-01T00:00:00Z"),
+      dayEnd: new Date("2026-12-02T00:00:00Z"),
+      billedUnits: 1,
+      billedMicros: 0,
+      billedMoney: "priced",
+      chargedUnits: 0,
+      chargedMicros: 0,
+    });
     expect(await deleteUsageSource(t.db, { sourceId: s.id, actor, reason: "moved to a proxy" })).toEqual({ name: s.name, days: 1 });
     for (const table of [usageSourceRules, usagePulls, usageRows, reconciliationDays])
       expect(await t.db.select().from(table).where(eq(table.sourceId, s.id))).toEqual([]);
