@@ -13,6 +13,9 @@
 -- the order a single settle takes them, so batches, settles, reserve batches and the sweeper
 -- cannot wait on each other in a cycle:
 --   1. reservations rows, FOR UPDATE SKIP LOCKED    by id
+--   1b. closed-windows advisory locks of the endpoints of late overruns, by endpoint id (what
+--       settle takes before the counters: taken after them, a batch waited for the worker's
+--       ledger builds while holding hot counters, and two batches could deadlock)
 --   2. usage rows the held (or overrun) items charge by (ceiling id, scope key, window start)
 --   2b. budget_usage rows they charge                by (budget id, scope key, window start)
 --   3. alerts (fire_alert, an overrun's)            as each item fires it
@@ -40,6 +43,13 @@ BEGIN
   -- The counters of reservations a settle or release will charge: held ones, and closed ones a
   -- settle above their amount reports as an overrun. Rows the items only answer about stay free.
   -- A settle by parts may be an overrun in money alone: its counters are locked too.
+  PERFORM pg_advisory_xact_lock(hashtext('closed_windows'), e.endpoint_id)
+  FROM (SELECT DISTINCT r.endpoint_id
+        FROM reservations r
+        JOIN jsonb_array_elements(items) x ON lower(x->>'id') = r.id::text
+        WHERE r.id = ANY (locked) AND x->>'verb' = 'settle' AND r.state IN ('expired', 'released') AND NOT r.overrun
+          AND ((jsonb_typeof(x->'actual') = 'number' AND (x->>'actual')::numeric > r.amount) OR jsonb_typeof(x->'parts') = 'object')
+        ORDER BY 1) e;
   SELECT coalesce(jsonb_agg(DISTINCT ch), '[]') INTO charges
   FROM reservations r
   JOIN jsonb_array_elements(items) x ON lower(x->>'id') = r.id::text

@@ -101,7 +101,8 @@ BEGIN
     -- accounts' 30-day totals of the endpoint's ceilings that hold its window. The lock is the one
     -- their builders hold while they read the endpoint, so what was read before this commits is
     -- deleted here, and what is read after reads the overrun (lib/counters/closed-windows.ts).
-    -- Taken before the counters: a build in progress is waited for with no counter held.
+    -- Taken before the counters: a build in progress is waited for with no counter held (a batch,
+    -- resolve_batch, takes it for all its late overruns before it locks any counter).
     PERFORM pg_advisory_xact_lock(hashtext('closed_windows'), res.endpoint_id);
     DELETE FROM what_if_days WHERE endpoint_id = res.endpoint_id AND day = (res.created_at AT TIME ZONE 'UTC')::date;
     DELETE FROM caller_totals_state s USING ceilings c

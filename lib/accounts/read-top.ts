@@ -161,7 +161,8 @@ const TopRow = z.object({ window_start: z.coerce.date(), scope_key: z.string(), 
 const byTotal = (a: TopAccountOver, b: TopAccountOver) => b.settled - a.settled || (a.account < b.account ? -1 : a.account > b.account ? 1 : 0);
 /** Accounts per row of the limit whose exact totals an unproved ranking reads. */
 const UNPROVED_READ = 5;
-const ListRow = z.object({ list: Int, scope_key: z.string(), settled: Int });
+// A kept total sums up to 30 windows: past 2^53 it is read as the nearest double, never refused.
+const ListRow = z.object({ list: Int, scope_key: z.string(), settled: z.coerce.number() });
 const KeptRange = z.object({ from_start: z.coerce.date(), through_start: z.coerce.date() });
 /** Accounts read from the top of each list first, and at most (growing 4 times a round while the bound is not beaten). */
 const KEPT_FIRST = 40;
@@ -193,8 +194,21 @@ export async function ceilingTopFromTotals(
         await tx.execute(sql`select s.from_start, s.through_start from caller_totals_state s where s.ceiling_id = ${p.ceilingId}`),
       );
       if (!kept || kept.from_start > first || kept.through_start <= first) return null;
-      // Windows the totals do not hold yet: the open one, and any closed since the last build.
-      const after = p.starts.filter((s) => s >= kept.through_start);
+      // Windows the totals do not hold yet (the open one, any closed since the last build), as the
+      // counters have them: every row the candidates' totals count is then in the totals or in a
+      // list, even after the endpoint's billing day moved its months. A skip scan of
+      // usage_ceiling_window_settled_idx: one index probe per window.
+      const after = parseRows(
+        "caller totals windows after",
+        z.object({ ws: z.coerce.date() }),
+        await tx.execute(sql`
+          with recursive w(ws) as (
+            select (select min(u.window_start) from usage u where u.ceiling_id = ${p.ceilingId} and u.window_start >= ${kept.through_start.toISOString()}::timestamptz)
+            union all
+            select (select min(u.window_start) from usage u where u.ceiling_id = ${p.ceilingId} and u.window_start > w.ws)
+            from w where w.ws is not null and w.ws <= ${last.toISOString()}::timestamptz)
+          select ws from w where ws is not null and ws <= ${last.toISOString()}::timestamptz`),
+      ).map((r) => r.ws);
       const totalsOf = async (accounts: string[]) =>
         accounts.length === 0
           ? []

@@ -5,9 +5,11 @@ import { callerTotalsState, endpoints } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { createEndpoint } from "@/lib/ceilings/test-fixtures";
+import { windowsBack } from "@/lib/budgets";
+import { windowFor } from "@/lib/ceilings/windows";
 import { buildCallerTotals } from "@/lib/counters/caller-totals";
 import { DAY_MS } from "@/lib/time";
-import { ceilingTopOver } from "./read-top";
+import { ceilingTopOver, ceilingTopOverQuery } from "./read-top";
 
 // The 30-day ranking of a per-caller ceiling's accounts from the totals the worker keeps
 // (lib/counters/caller-totals.ts), against a brute-force sum of the counters written, on shapes
@@ -189,6 +191,56 @@ describe.skipIf(skipWithoutDatabase())("an account ranking over 30 days from the
     await buildCallerTotals(t.db, now, { ceilingIds: [ceilingId] });
     read = await ceilingTopOver(t.db, { ceilingId, starts: starts(now), limit: 30 });
     expect(read).toEqual({ accounts: bruteForce(after, 30), read: "kept totals" });
+  });
+
+  it("ranks exactly after the billing day moved the months under totals built by the old day, and past 2^53", async () => {
+    const now = new Date();
+    const ep = await createEndpoint(t.db, {
+      ceilings: [{ metric: "units", scope: "caller", window: "billing_month", value: 1_000_000, maxValue: 1_000_000, defaultValue: 1_000_000 }],
+    });
+    const ceilingId = (ep.ceilings[0] as { id: number }).id;
+    const today = now.getUTCDate();
+    const [oldDay, newDay] = today >= 2 ? [1, Math.min(today, 28)] : [2, 1];
+    const month = (billingDay: number, at: Date) => windowFor("billing_month", { billingDay }, at);
+    const write = async (account: string, w: { start: Date; end: Date }, settled: number) =>
+      t.ownerDb.execute(sql`insert into usage (ceiling_id, scope_key, window_start, window_end, settled, reservations)
+        values (${ceilingId}, ${account}, ${w.start.toISOString()}::timestamptz, ${w.end.toISOString()}::timestamptz, ${settled}, 1)`);
+    await t.ownerDb.update(endpoints).set({ billingDay: oldDay }).where(eq(endpoints.id, ep.endpointId));
+    const oldMonth = month(oldDay, now);
+    const before = month(oldDay, new Date(oldMonth.start.getTime() - 1));
+    for (let a = 0; a < 50; a++) await write(`kept-${a}`, before, 1 + a);
+    // Spend in the month in force before the change, which the totals built by the old day do not hold.
+    await write("star", oldMonth, 20_000);
+    expect((await buildCallerTotals(t.db, now, { ceilingIds: [ceilingId] })).built).toBe(1);
+    // The billing day moves, as endpoint.billing_day's apply writes it (here without the catalog, so
+    // the totals stay: the reader alone must hold); a new month has spend.
+    await t.ownerDb.update(endpoints).set({ billingDay: newDay }).where(eq(endpoints.id, ep.endpointId));
+    for (let a = 0; a < 50; a++) await write(`new-${a}`, month(newDay, now), 10_000 + a);
+    const monthStarts = windowsBack({ window: "billing_month", billingDay: newDay }, now, 30).map((w) => w.start);
+    const everyRow = async (limit: number) =>
+      resultRows<{ scope_key: string; settled: string; windows: string }>(
+        await t.db.execute(ceilingTopOverQuery(ceilingId, monthStarts[0] as Date, monthStarts.at(-1) as Date, limit)),
+      ).map((r) => ({ account: r.scope_key, settled: Number(r.settled), windows: Number(r.windows) }));
+    const read = await ceilingTopOver(t.db, { ceilingId, starts: monthStarts, limit: 10, exhaustive: true });
+    expect(read.accounts).toEqual(await everyRow(10));
+    expect(read.accounts[0]?.account).toBe("star");
+
+    // A kept total past 2^53 (two days of 5e15) is read as the nearest double, never refused.
+    const daily = await callerCeiling();
+    await writeCounters(daily.ceilingId, now, [
+      { account: "huge", day: 1, settled: 5e15 },
+      { account: "huge", day: 2, settled: 5e15 },
+      { account: "small", day: 1, settled: 3 },
+    ]);
+    expect((await buildCallerTotals(t.db, now, { ceilingIds: [daily.ceilingId] })).built).toBe(1);
+    const huge = await ceilingTopOver(t.db, { ceilingId: daily.ceilingId, starts: starts(now), limit: 3 });
+    expect(huge).toEqual({
+      accounts: [
+        { account: "huge", settled: 1e16, windows: 2 },
+        { account: "small", settled: 3, windows: 1 },
+      ],
+      read: "kept totals",
+    });
   });
 
   it("a late overrun racing the build never leaves totals that miss it", async () => {

@@ -9,6 +9,8 @@ import { budgetKeysCharging, checkMemberCurrency } from "@/lib/budgets/write";
 import { controlDetails, isChangeControl, requireApproval, type ChangeControl } from "@/lib/changes/context";
 import { ChangeControlError } from "@/lib/changes/errors";
 import { isNewValueRaise, loweredPrices } from "@/lib/changes/raise";
+import { forgetCallerTotals } from "@/lib/counters/caller-totals";
+import { lockClosedWindows } from "@/lib/counters/closed-windows";
 import { formatCount } from "@/lib/format";
 import { CatalogError } from "./errors";
 import { billingMonthCeilings, isBillingDayRaise } from "./billing-day";
@@ -179,6 +181,12 @@ export async function updateEndpointFields(p: Change, endpoint: Endpoint, next: 
     }
   }
   if (next.currency !== endpoint.currency) await checkMemberCurrency(p.tx, endpoint, next.currency);
+  if (next.billingDay !== endpoint.billingDay) {
+    // The accounts' 30-day totals of its billing_month ceilings hold months by the old day: set
+    // aside, under the lock a build holds, so none built by the old day is written after this.
+    await lockClosedWindows(p.tx, endpoint.id);
+    await forgetCallerTotals(p.tx, [endpoint.id]);
+  }
   await p.tx
     .update(endpoints)
     .set({ ...next, version: sql`${endpoints.version} + 1`, updatedAt: new Date() })
