@@ -1,8 +1,9 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { openApiDocument } from "@/lib/http";
-import { API_REFERENCE_PATH, generatedApiReference, renderApiReference } from "./docs-api";
+import { API_ERROR_CODES } from "@/lib/http/openapi-schemas";
+import { API_REFERENCE_PATH, ERROR_PAGES_DIR, generatedApiReference, generatedErrorPages, renderApiReference } from "./docs-api";
 import { anchorsOf, githubSlug } from "./docs-links";
 
 // docs/http-api.md is generated from the OpenAPI document: a change to the API that is not
@@ -36,6 +37,20 @@ describe("the HTTP API reference (docs/http-api.md)", () => {
   it("lists every error code of the document", () => {
     const page = generatedApiReference();
     const codes = JSON.stringify(openApiDocument()).match(/"code":\s*"[a-z_]+"/g) ?? [];
-    for (const c of new Set(codes.map((m) => m.replace(/^"code":\s*"|"$/g, "")))) expect(page).toContain(`| \`${c}\` |`);
+    for (const c of new Set(codes.map((m) => m.replace(/^"code":\s*"|"$/g, "")))) expect(page).toContain(`| [\`${c}\`](errors/${c}.md) |`);
+  });
+
+  it("has a page per error code in docs/errors, exactly as npm run docs:api generates it, and no other", () => {
+    const pages = generatedErrorPages();
+    expect([...pages.keys()].sort()).toEqual(
+      Object.keys(API_ERROR_CODES)
+        .map((c) => `${ERROR_PAGES_DIR}/${c}.md`)
+        .sort(),
+    );
+    const committed = readdirSync(path.join(root, ERROR_PAGES_DIR)).map((f) => `${ERROR_PAGES_DIR}/${f}`);
+    expect(committed.sort()).toEqual([...pages.keys()].sort());
+    for (const [file, text] of pages) expect(readFileSync(path.join(root, file), "utf8") === text, `${file} is out of date: run npm run docs:api`).toBe(true);
+    // Each code in the reference's table links to its page.
+    for (const c of Object.keys(API_ERROR_CODES)) expect(generatedApiReference()).toContain(`| [\`${c}\`](errors/${c}.md) |`);
   });
 });
