@@ -243,6 +243,15 @@ describe.skipIf(skipWithoutDatabase())("an account ranking over 30 days from the
     });
   });
 
+  it("a run builds for its time at most: the ceilings past it are built by the next run", async () => {
+    const now = new Date();
+    const ids = [(await callerCeiling()).ceilingId, (await callerCeiling()).ceilingId];
+    for (const id of ids) await writeCounters(id, now, [{ account: "acct-1", day: 2, settled: 5 }]);
+    expect(await buildCallerTotals(t.db, now, { ceilingIds: ids, maxMs: 0 })).toMatchObject({ built: 1, left: 1, failed: 0 });
+    expect(await buildCallerTotals(t.db, now, { ceilingIds: ids, maxMs: 0 })).toMatchObject({ built: 1, left: 0, failed: 0 });
+    expect(await buildCallerTotals(t.db, now, { ceilingIds: ids })).toMatchObject({ built: 0, left: 0 });
+  });
+
   it("a late overrun racing the build never leaves totals that miss it", async () => {
     const now = new Date();
     const { endpointId, ceilingId } = await callerCeiling();

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { resultRows, type Db } from "@/db/client";
+import { logError } from "@/lib/log/redact";
 import { DAY_MS } from "@/lib/time";
 import { IN_FLIGHT_MS, lockClosedWindows } from "./closed-windows";
 
@@ -20,13 +21,16 @@ export const CALLER_TOTALS_EVERY_MS = 10 * 60_000;
 /** The days a ranking reads back, today included (lib/accounts/read-top.ts's "last 30 days"). */
 export const CALLER_TOTALS_DAYS = 30;
 
-export type CallerTotalsRun = { built: number; accounts: number };
+/** The time one run builds for at most: a run is part of the worker's loop, which expiry waits on. */
+export const CALLER_TOTALS_MS_A_RUN = 5_000;
+
+export type CallerTotalsRun = { built: number; accounts: number; failed: number; left: number };
 
 /**
  * Rebuilds the totals of every per-caller ceiling on a calendar window whose range can move (or of
  * `ceilingIds` only), each in its own short transaction.
  */
-export async function buildCallerTotals(db: Db, now: Date, opts: { ceilingIds?: number[] } = {}): Promise<CallerTotalsRun> {
+export async function buildCallerTotals(db: Db, now: Date, opts: { ceilingIds?: number[]; maxMs?: number } = {}): Promise<CallerTotalsRun> {
   const firstDay = new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS - (CALLER_TOTALS_DAYS - 1) * DAY_MS).toISOString();
   const only = opts.ceilingIds ? sql`and c.id = any(${sql.raw(`'{${opts.ceilingIds.map(Number).join(",")}}'::int[]`)})` : sql``;
   // Due: no totals, or totals whose range starts elsewhere or stops before the window that is open
@@ -44,12 +48,24 @@ export async function buildCallerTotals(db: Db, now: Date, opts: { ceilingIds?: 
         and (s.ceiling_id is null or s.from_start <> f.window_start or s.through_start < t.window_start)
       order by c.id`),
   );
-  const run: CallerTotalsRun = { built: 0, accounts: 0 };
+  const run: CallerTotalsRun = { built: 0, accounts: 0, failed: 0, left: 0 };
+  const started = Date.now();
   for (const d of due) {
-    const accounts = await buildCeiling(db, d.ceiling_id, d.endpoint_id, firstDay);
-    if (accounts === null) continue;
-    run.built += 1;
-    run.accounts += accounts;
+    // Past the run's time, the rest wait for the next run; their rankings are read without totals meanwhile.
+    if (Date.now() - started > (opts.maxMs ?? CALLER_TOTALS_MS_A_RUN)) {
+      run.left += 1;
+      continue;
+    }
+    try {
+      const accounts = await buildCeiling(db, d.ceiling_id, d.endpoint_id, firstDay);
+      if (accounts === null) continue;
+      run.built += 1;
+      run.accounts += accounts;
+    } catch (error) {
+      // One ceiling (deleted meanwhile, say) does not stop the others'.
+      run.failed += 1;
+      logError(`caller totals: ceiling ${d.ceiling_id} failed`, error);
+    }
   }
   return run;
 }
