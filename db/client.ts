@@ -2,7 +2,7 @@ import path from "node:path";
 import { sql } from "drizzle-orm";
 import type { PgDatabase } from "drizzle-orm/pg-core";
 import { drizzle, type PostgresJsQueryResultHKT } from "drizzle-orm/postgres-js";
-import { migrate } from "drizzle-orm/postgres-js/migrator";
+import { readMigrationFiles } from "drizzle-orm/migrator";
 import postgres from "postgres";
 import { env } from "@/lib/env";
 import { EMBEDDED_APP_ROLE, EMBEDDED_DATABASE, type EmbeddedServer, ensureEmbeddedServer, stopEmbeddedServer } from "./embedded/server";
@@ -123,10 +123,36 @@ export function listenOn(
   return clients.get(db)?.listen(channel, onNotify, onListen);
 }
 
-/** The versioned migrations (schema), then the SQL functions of db/functions/ when they changed. */
-export async function migrateDatabase(database: Database): Promise<{ functionsApplied: boolean }> {
-  await migrate(database.db, { migrationsFolder });
-  return { functionsApplied: await applyFunctions(database.db) };
+// Any fixed number: two migrators of one database run one after the other.
+const MIGRATION_TX_LOCK = 726_345_103;
+
+/**
+ * The versioned migrations (schema), then the SQL functions of db/functions/ when they changed,
+ * in one transaction: a new schema never commits beside functions written for the old one, and a
+ * failed apply leaves both as they were. The migrations are read and recorded as drizzle's
+ * migrate() does (its table drizzle.__drizzle_migrations, by each file's time), which runs them in
+ * a transaction of its own.
+ */
+export async function migrateDatabase(
+  database: Database,
+  /** Other folders, for tests of the migration itself. */
+  folders: { migrations?: string; functions?: string } = {},
+): Promise<{ functionsApplied: boolean }> {
+  const migrations = readMigrationFiles({ migrationsFolder: folders.migrations ?? migrationsFolder });
+  return database.db.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(${MIGRATION_TX_LOCK})`);
+    await tx.execute(sql`create schema if not exists drizzle`);
+    await tx.execute(sql`create table if not exists drizzle.__drizzle_migrations (id serial primary key, hash text not null, created_at bigint)`);
+    const [last] = resultRows<{ created_at: string | number | null }>(
+      await tx.execute(sql`select created_at from drizzle.__drizzle_migrations order by created_at desc limit 1`),
+    );
+    for (const migration of migrations) {
+      if (last && Number(last.created_at) >= migration.folderMillis) continue;
+      for (const statement of migration.sql) await tx.execute(sql.raw(statement));
+      await tx.execute(sql`insert into drizzle.__drizzle_migrations ("hash", "created_at") values (${migration.hash}, ${migration.folderMillis})`);
+    }
+    return { functionsApplied: await applyFunctions(tx, folders.functions) };
+  });
 }
 
 /** db.execute on postgres.js returns the rows as an array; this gives them a row type. */

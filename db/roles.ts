@@ -101,6 +101,9 @@ export async function ensureAppRole(ownerDb: Db, params: AppRole): Promise<void>
       for (const table of APPEND_ONLY_TABLES) {
         await tx.execute(sql`revoke update, delete on ${sql.identifier(table)} from ${id}`);
       }
+      // The migrations' own record: a forged hash there would keep the next migrate from applying
+      // the SQL functions (db/functions.ts). Read only.
+      await tx.execute(sql`revoke insert, update, delete, truncate on function_applies from ${id}`);
     }),
   );
 }
