@@ -1,4 +1,15 @@
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+
+/** A lock file without a pid is being written for this long at most; older, its writer crashed. */
+const HALF_WRITTEN_MS = 5_000;
+
+function createdWithin(file: string, ms: number): boolean {
+  try {
+    return Date.now() - statSync(file).mtimeMs < ms;
+  } catch {
+    return false;
+  }
+}
 
 // A lock file holding the pid of its owner. A lock whose owner died (kill -9) is stale and is taken
 // over, so a crash never leaves the data folder locked for good.
@@ -46,7 +57,10 @@ export function tryPidLock(file: string): { release: () => void } | { heldBy: nu
     }
     const pid = holder(file);
     if (pid !== undefined && pid !== process.pid && alive(pid)) return { heldBy: pid };
-    // Stale (its owner is gone) or half-written: remove and try again.
+    // Created a moment ago and its pid not written yet: another process is taking it. Removing it
+    // then let two first starts both initialise the folder (EEXIST on its mkdir).
+    if (pid === undefined && createdWithin(file, HALF_WRITTEN_MS)) return { heldBy: 0 };
+    // Stale (its owner is gone) or left half-written by a crash: remove and try again.
     rmSync(file, { force: true });
   }
   throw new Error(`could not take the lock ${file}`);
