@@ -159,6 +159,15 @@ function ceilingCandidateTotalsQuery(ceilingId: number, from: Date, through: Dat
 
 const TopRow = z.object({ window_start: z.coerce.date(), scope_key: z.string(), settled: Int });
 const byTotal = (a: TopAccountOver, b: TopAccountOver) => b.settled - a.settled || (a.account < b.account ? -1 : a.account > b.account ? 1 : 0);
+/** Candidates' exact totals over windows starting in [first, last], highest first; an account with no window there is none. */
+async function candidateTotals(db: Db, ceilingId: number, first: Date, last: Date, accounts: string[]): Promise<TopAccountOver[]> {
+  if (accounts.length === 0) return [];
+  return parseRows("ceiling candidate totals", OverRow, await db.execute(ceilingCandidateTotalsQuery(ceilingId, first, last, accounts)))
+    .filter((r) => r.windows > 0)
+    .map((r) => ({ account: r.scope_key, settled: r.settled, windows: r.windows }))
+    .sort(byTotal);
+}
+
 /** Accounts per row of the limit whose exact totals an unproved ranking reads. */
 const UNPROVED_READ = 5;
 // A kept total sums up to 30 windows: past 2^53 it is read as the nearest double, never refused.
@@ -209,13 +218,7 @@ export async function ceilingTopFromTotals(
             from w where w.ws is not null and w.ws <= ${last.toISOString()}::timestamptz)
           select ws from w where ws is not null and ws <= ${last.toISOString()}::timestamptz`),
       ).map((r) => r.ws);
-      const totalsOf = async (accounts: string[]) =>
-        accounts.length === 0
-          ? []
-          : parseRows("ceiling candidate totals", OverRow, await tx.execute(ceilingCandidateTotalsQuery(p.ceilingId, first, last, accounts)))
-              .filter((r) => r.windows > 0)
-              .map((r) => ({ account: r.scope_key, settled: r.settled, windows: r.windows }))
-              .sort(byTotal);
+      const totalsOf = (accounts: string[]) => candidateTotals(tx, p.ceilingId, first, last, accounts);
       for (let k = KEPT_FIRST; ; k *= 4) {
         const lists = parseRows(
           "caller totals lists",
@@ -306,10 +309,7 @@ export async function ceilingTopOver(
     p.limit,
   );
   if (candidates.length === 0 && bound === 0) return { accounts: [], read: "window tops" };
-  const totalsOf = async (accounts: string[]) =>
-    parseRows("ceiling candidate totals", OverRow, await db.execute(ceilingCandidateTotalsQuery(p.ceilingId, first, last, accounts)))
-      .map((r) => ({ account: r.scope_key, settled: r.settled, windows: r.windows }))
-      .sort(byTotal);
+  const totalsOf = (accounts: string[]) => candidateTotals(db, p.ceilingId, first, last, accounts);
   if (provable && candidates.length > 0) {
     const totals = await totalsOf(candidates);
     const limitTh = totals[p.limit - 1];
