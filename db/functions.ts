@@ -39,9 +39,9 @@ export function functionsStatements(folder = functionsFolder): string[] {
 }
 
 /** The hash recorded when the folder is applied: of every statement, in order. */
-export function functionsHash(folder = functionsFolder): string {
+export function functionsHash(folder = functionsFolder, statements = functionsStatements(folder)): string {
   const hash = createHash("sha256");
-  for (const statement of functionsStatements(folder)) hash.update(statement).update("\0");
+  for (const statement of statements) hash.update(statement).update("\0");
   return hash.digest("hex");
 }
 
@@ -50,12 +50,14 @@ export function functionsHash(folder = functionsFolder): string {
  * processes migrating at once queue on the table's lock, and the second finds the hash recorded.
  */
 export async function applyFunctions(db: Db, folder = functionsFolder): Promise<boolean> {
-  const hash = functionsHash(folder);
+  // The folder read once: the statements run are the ones hashed.
+  const statements = functionsStatements(folder);
+  const hash = functionsHash(folder, statements);
   return db.transaction(async (tx) => {
     await tx.execute(sql`lock table function_applies in exclusive mode`);
     const [last] = (await tx.execute(sql`select hash from function_applies order by id desc limit 1`)) as unknown as { hash: string }[];
     if (last?.hash === hash) return false;
-    for (const statement of functionsStatements(folder)) await tx.execute(sql.raw(statement));
+    for (const statement of statements) await tx.execute(sql.raw(statement));
     await tx.execute(sql`insert into function_applies (hash, files) values (${hash}, ${functionFiles(folder).length})`);
     return true;
   });
