@@ -28,14 +28,21 @@
 --   3c. accounts rows, inserted if missing        by account (only callers seen for the first time)
 --   4. throttle_counters rows (upsert)            by (endpoint id, caller)
 --   5. cooldown advisory locks                    by (ceiling id, hashtext(scope key), scope key)
---   6. usage rows (insert if missing, FOR UPDATE) by (ceiling id, scope key, window start)
---   6b. budget_usage rows (the same)              by (budget id, scope key, window start)
+--   6. usage rows, inserted if missing            by (ceiling id, scope key, window start)
+--   6b. budget_usage rows, inserted if missing    by (budget id, scope key, window start)
 --   7. reservations idempotency index entries     by (endpoint id, caller, key)
+--   7b. usage rows, FOR UPDATE                    by (ceiling id, scope key, window start)
+--   7c. budget_usage rows, FOR UPDATE             by (budget id, scope key, window start)
+--   7d. reservations written late (phase 9)       by (endpoint id, caller, key)
 --   8. alerts (dedupe key, via fire_alert)        by counter order
 --   9. refusals and refusal_hourly rows           by their keys (log_refusals)
 -- Ceiling edits take 1 exclusively (lock_endpoints_for_change) then 2; budget edits take 1 on every
--- member exclusively, then 2b; settle, release and the sweeper lock the reservation row, then 6 and
--- 6b in the same order (resolve_charges).
+-- member exclusively, then 2b; settle, release and the sweeper lock the reservation row, then 7b and
+-- 7c in the same order (resolve_charges). The reservations are written before the counters are
+-- locked (7 before 7b), so the longest write of a batch is not part of the time its counters are
+-- held; a batch waiting on a key another batch wrote holds no counter. Only when a counter is too
+-- near its limit for the whole batch are they written after the decision (7d): then a storm of
+-- refusals on a spent ceiling writes nothing it would have to delete.
 --
 -- Input: [{endpoint, amount | parts, caller?, destination?, destinationKey?, idempotencyKey?, ttlSeconds?, requestId?}]
 -- parts: units per priced part ({"input": 1200, "output": 800}); every part of the endpoint named,
@@ -89,7 +96,7 @@ DECLARE
   pair_window_key text[];
   budget_endpoints int[] := '{}';         -- endpoints in a budget
   account_budget_endpoints int[] := '{}'; -- endpoints in a per-account budget
-  endpoint_prices jsonb := '{}';          -- endpoint id -> {part: picos a unit}, for budgeted ones (the others' read when written)
+  endpoint_prices jsonb := '{}';          -- endpoint id -> {part: picos a unit}
   budget_overrides_map jsonb := '{}';
   -- the batch's callers (canonical, distinct), each with its plan; the blocked ones; the new ones
   batch_callers text[] := '{}';
@@ -137,11 +144,20 @@ DECLARE
   throttle_attempts bigint[];     -- attempts counted before this batch, then one per request
   throttle_previous bigint[];     -- attempts of the previous minute
   throttle_failed boolean := false;
-  -- grants to write
-  grant_request int[] := '{}';
-  grant_id uuid[] := '{}';
-  grant_charges jsonb[] := '{}';
-  grant_expires timestamptz[] := '{}';
+  -- the reservations: each request's id, expiry and (compact) grant answer, made before the
+  -- counters are locked; written before them (req_written) or, late, after the decision
+  req_id uuid[];
+  req_expires timestamptz[];
+  req_grant jsonb[];
+  req_repeat_of int[] := array_fill(NULL::int, ARRAY[n]);  -- the earlier request of this batch with the same key
+  req_written boolean[] := array_fill(false, ARRAY[n]);
+  write_early boolean;
+  missing int[];                   -- counters without a row yet
+  locked int;                      -- counters locked
+  every_written boolean := false;  -- every request still to decide was written early, none repeats a key
+  fits boolean := false;
+  unwritten uuid[] := '{}';       -- written early, then refused
+  grant_request int[] := '{}';    -- granted, to write late
   first_with_key jsonb := '{}';   -- idempotency key -> first request of the batch that used it
   inserted uuid[];
   refused jsonb := '[]';
@@ -162,8 +178,6 @@ DECLARE
   v_remaining jsonb;
   v_existing reservations;
   v_pct int;
-  v_id uuid;
-  v_expires timestamptz;
   rec record;
 BEGIN
   IF jsonb_typeof(requests) <> 'array' THEN
@@ -184,7 +198,8 @@ BEGIN
   END LOOP;
   -- Read the rows again under the locks: a catalog change (archive, per-call max) that committed
   -- while this batch waited for them binds this batch, not the next one.
-  SELECT coalesce(array_agg(s ORDER BY s.id), '{}') INTO batch_endpoints
+  SELECT coalesce(array_agg(s ORDER BY s.id), '{}'), coalesce(jsonb_object_agg(s.id::text, ceilings.part_prices(s.parts)), '{}')
+  INTO batch_endpoints, endpoint_prices
   FROM endpoints s WHERE s.id IN (SELECT u.id FROM unnest(batch_endpoints) u);
 
   -- The ceilings, locked in id order inside the subquery, each with its current window: one
@@ -219,11 +234,8 @@ BEGIN
            array_agg(bb.id ORDER BY bb.ordinality, m.endpoint_id), array_agg(bb.scope = 'account' ORDER BY bb.ordinality, m.endpoint_id),
            array_agg(bb.value ORDER BY bb.ordinality, m.endpoint_id),
            array_agg(extract(epoch FROM budget_window_start[bb.ordinality])::text ORDER BY bb.ordinality, m.endpoint_id),
-           array_agg(DISTINCT m.endpoint_id), coalesce(array_agg(DISTINCT m.endpoint_id) FILTER (WHERE bb.scope = 'account'), '{}'),
-           (SELECT jsonb_object_agg(s.id::text, ceilings.part_prices(s.parts)) FROM unnest(batch_endpoints) s
-            WHERE s.id IN (SELECT m2.endpoint_id FROM budget_members m2 WHERE m2.budget_id IN (SELECT u.id FROM unnest(batch_budgets) u)))
-    INTO pair_budget, pair_endpoint, pair_id, pair_per_account, pair_value, pair_window_key, budget_endpoints, account_budget_endpoints,
-         endpoint_prices
+           array_agg(DISTINCT m.endpoint_id), coalesce(array_agg(DISTINCT m.endpoint_id) FILTER (WHERE bb.scope = 'account'), '{}')
+    INTO pair_budget, pair_endpoint, pair_id, pair_per_account, pair_value, pair_window_key, budget_endpoints, account_budget_endpoints
     FROM unnest(batch_budgets) WITH ORDINALITY AS bb
     JOIN budget_members m ON m.budget_id = bb.id
     WHERE m.endpoint_id IN (SELECT u.id FROM unnest(batch_endpoints) u);
@@ -589,14 +601,86 @@ BEGIN
   END LOOP;
   charge_used := array_fill(0::bigint, ARRAY[greatest(coalesce(array_length(charge_counter, 1), 0), 1)]);
 
-  -- Phase 7, lock the counters (6), creating missing rows first, all in key order.
-  IF coalesce(array_length(counter_key, 1), 0) > 0 THEN
+  -- Phase 7, the counters read without a lock, and the missing ones made (6, 6b), in key order.
+  -- An existing row is not inserted again: that insert would wait for a batch that has updated it
+  -- to commit, and this batch could not get its work done while that one holds the counters.
+  -- The reservations are written early only when every counter has room for the whole batch as
+  -- read here: then a refusal below (another batch took the room meanwhile) is rare, and deletes
+  -- its row.
+  SELECT coalesce(array_agg(q.k) FILTER (WHERE NOT q.found), '{}'), coalesce(bool_and(q.lim > 0 AND q.used + q.added <= q.lim), true)
+  INTO missing, write_early
+  FROM (SELECT k.idx AS k, coalesce(u.held + u.settled, g.held + g.settled, 0) AS used, u.ceiling_id IS NOT NULL OR g.budget_id IS NOT NULL AS found,
+               ch.added, ch.lim
+        FROM unnest(counter_ceiling, counter_budget, counter_scope, counter_start) WITH ORDINALITY AS k(c, b, s, w, idx)
+        JOIN (SELECT cc.k, sum(cc.n) AS added, min(cc.lim) AS lim FROM unnest(charge_counter, charge_amount, charge_limit) AS cc(k, n, lim) GROUP BY cc.k) ch
+          ON ch.k = k.idx
+        LEFT JOIN usage u ON u.ceiling_id = k.c AND u.scope_key = k.s AND u.window_start = k.w
+        LEFT JOIN budget_usage g ON g.budget_id = k.b AND g.scope_key = k.s AND g.window_start = k.w) q;
+  IF cardinality(missing) > 0 THEN
     INSERT INTO usage (ceiling_id, scope_key, window_start, window_end)
-    SELECT k.c, k.s, k.w, k.e FROM unnest(counter_ceiling, counter_scope, counter_start, counter_end) AS k(c, s, w, e)
-    WHERE k.c IS NOT NULL
-    ORDER BY k.c, k.s, k.w
+    SELECT counter_ceiling[m], counter_scope[m], counter_start[m], counter_end[m] FROM unnest(missing) AS m
+    WHERE counter_ceiling[m] IS NOT NULL
+    ORDER BY counter_ceiling[m], counter_scope[m], counter_start[m]
     ON CONFLICT DO NOTHING;
+    INSERT INTO budget_usage (budget_id, scope_key, window_start, window_end)
+    SELECT counter_budget[m], counter_scope[m], counter_start[m], counter_end[m] FROM unnest(missing) AS m
+    WHERE counter_budget[m] IS NOT NULL
+    ORDER BY counter_budget[m], counter_scope[m], counter_start[m]
+    ON CONFLICT DO NOTHING;
+  END IF;
 
+  -- Phase 7a, the reservations written before the counters are locked (7). Every request gets its
+  -- id (UUID version 7: milliseconds, then 74 random bits, so each new reservation lands at the
+  -- right edge of the primary key) and its expiry here, and in compact form its grant answer. A
+  -- repeat of an earlier request's key in this batch is not written: it follows that request.
+  FOR i IN 1 .. n LOOP
+    CONTINUE WHEN answers[i] IS NOT NULL OR req_idempotency_key[i] IS NULL;
+    v_key := req_endpoint[i] || '|' || req_caller[i] || '|' || req_idempotency_key[i];
+    IF first_with_key ? v_key THEN
+      req_repeat_of[i] := (first_with_key ->> v_key)::int;
+    ELSE
+      first_with_key := first_with_key || jsonb_build_object(v_key, i);
+    END IF;
+  END LOOP;
+  every_written := first_with_key IS NOT DISTINCT FROM '{}'::jsonb
+    OR NOT EXISTS (SELECT 1 FROM unnest(req_repeat_of) AS rp(o) WHERE rp.o IS NOT NULL);
+  first_with_key := '{}';
+  SELECT array_agg(encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid())
+           placing substring(int8send((extract(epoch FROM t_now) * 1000)::bigint) FROM 3) FROM 1 FOR 6), 52, 1), 53, 1), 'hex')::uuid ORDER BY t.o),
+         array_agg(t_now + make_interval(secs => t.ttl) ORDER BY t.o)
+  INTO req_id, req_expires
+  FROM unnest(req_ttl) WITH ORDINALITY AS t(ttl, o);
+  IF compact THEN
+    SELECT array_agg(CASE WHEN answers[t.o] IS NULL THEN jsonb_build_object('status', 'granted', 'replay', false, 'reservationId', req_id[t.o],
+             'expiresAt', req_expires[t.o], 'charges', jsonb_build_array(req_first_charge[t.o], req_last_charge[t.o])) END ORDER BY t.o)
+    INTO req_grant
+    FROM generate_series(1, n) AS t(o);
+  END IF;
+  IF write_early THEN
+    SELECT coalesce(array_agg(t.o), '{}') INTO grant_request
+    FROM generate_series(1, n) AS t(o) WHERE answers[t.o] IS NULL AND req_repeat_of[t.o] IS NULL;
+    inserted := ceilings.write_reservations(grant_request, req_id, req_endpoint, req_caller, req_destination, req_destination_key, req_amount,
+      req_parts, req_money, endpoint_prices, req_idempotency_key, req_charges, t_now, req_expires);
+    FOREACH i IN ARRAY grant_request LOOP
+      IF req_id[i] = ANY (inserted) THEN
+        req_written[i] := true;
+      ELSE
+        -- A key a concurrent batch wrote a moment ago: answered from its reservation.
+        SELECT * INTO v_existing FROM reservations
+        WHERE endpoint_id = req_endpoint[i] AND caller = req_caller[i] AND idempotency_key = req_idempotency_key[i];
+        answers[i] := ceilings.replay_answer(v_existing, req_amount[i], req_destination_key[i], req_parts[i]);
+        every_written := false;
+      END IF;
+    END LOOP;
+    grant_request := '{}';
+  ELSE
+    every_written := false;
+  END IF;
+
+  -- Phase 7b, lock the counters (7b, 7c) in key order. Every counter has its row by now (none is
+  -- ever deleted); one not found would be charged nowhere, so the batch fails closed instead.
+  locked := 0;
+  IF coalesce(array_length(counter_key, 1), 0) > 0 THEN
     FOR rec IN SELECT k.idx, u.held + u.settled AS used
                FROM usage u
                JOIN unnest(counter_ceiling, counter_scope, counter_start) WITH ORDINALITY AS k(c, s, w, idx)
@@ -604,16 +688,10 @@ BEGIN
                ORDER BY u.ceiling_id, u.scope_key, u.window_start
                FOR UPDATE OF u LOOP
       counter_used[rec.idx] := rec.used;
+      locked := locked + 1;
     END LOOP;
   END IF;
-  -- The budgets' counters (6b), after the ceilings' and in the same key order.
   IF cardinality(batch_budgets) > 0 AND cardinality(array_remove(counter_budget, NULL)) > 0 THEN
-    INSERT INTO budget_usage (budget_id, scope_key, window_start, window_end)
-    SELECT k.b, k.s, k.w, k.e FROM unnest(counter_budget, counter_scope, counter_start, counter_end) AS k(b, s, w, e)
-    WHERE k.b IS NOT NULL
-    ORDER BY k.b, k.s, k.w
-    ON CONFLICT DO NOTHING;
-
     FOR rec IN SELECT k.idx, u.held + u.settled AS used
                FROM budget_usage u
                JOIN unnest(counter_budget, counter_scope, counter_start) WITH ORDINALITY AS k(b, s, w, idx)
@@ -621,11 +699,35 @@ BEGIN
                ORDER BY u.budget_id, u.scope_key, u.window_start
                FOR UPDATE OF u LOOP
       counter_used[rec.idx] := rec.used;
+      locked := locked + 1;
     END LOOP;
+  END IF;
+  IF locked <> coalesce(array_length(counter_key, 1), 0) THEN
+    RAISE EXCEPTION 'reserve_batch: % of % counters found to lock', locked, coalesce(array_length(counter_key, 1), 0);
   END IF;
 
   -- Phase 8, decide in arrival order against the live values; all-or-nothing per request.
-  FOR i IN 1 .. n LOOP
+  -- When every counter has room for all of the batch's charges on it, arrival order cannot change
+  -- a decision: every request is granted, each charge seeing the counter after the charges before
+  -- it, in a few statements over the arrays instead of a loop over the requests (compact answers,
+  -- every reservation written early, no key repeated: the loop handles the rest).
+  IF compact AND every_written AND cardinality(charge_counter) > 0 THEN
+    SELECT coalesce(bool_and(q.lim > 0 AND counter_used[q.k] + q.added <= q.lim), true) INTO fits
+    FROM (SELECT ch.k, sum(ch.n) AS added, min(ch.lim) AS lim
+          FROM unnest(charge_counter, charge_amount, charge_limit) AS ch(k, n, lim) GROUP BY ch.k) q;
+  END IF;
+  IF fits THEN
+    SELECT array_agg(coalesce(t.added, 0) ORDER BY k.k), array_agg(coalesce(t.grants, 0) ORDER BY k.k)
+    INTO counter_added, counter_grants
+    FROM generate_series(1, cardinality(counter_key)) AS k(k)
+    LEFT JOIN (SELECT ch.k, sum(ch.n)::bigint AS added, count(*) AS grants
+               FROM unnest(charge_counter, charge_amount) AS ch(k, n) GROUP BY ch.k) t ON t.k = k.k;
+    SELECT array_agg(u.used ORDER BY u.x) INTO charge_used
+    FROM (SELECT ch.x, counter_used[ch.k] + sum(ch.n) OVER (PARTITION BY ch.k ORDER BY ch.x) AS used
+          FROM unnest(charge_counter, charge_amount) WITH ORDINALITY AS ch(k, n, x)) u;
+    SELECT array_agg(coalesce(answers[t.o], req_grant[t.o]) ORDER BY t.o) INTO answers FROM generate_series(1, n) AS t(o);
+  END IF;
+  FOR i IN 1 .. CASE WHEN fits THEN 0 ELSE n END LOOP
     CONTINUE WHEN answers[i] IS NOT NULL;
     v_key := CASE WHEN req_idempotency_key[i] IS NOT NULL THEN req_endpoint[i] || '|' || req_caller[i] || '|' || req_idempotency_key[i] END;
     IF v_key IS NOT NULL AND first_with_key ? v_key THEN
@@ -650,6 +752,9 @@ BEGIN
         EXIT;
       END IF;
     END LOOP;
+    IF v_failed IS NOT NULL AND req_written[i] THEN
+      unwritten := unwritten || req_id[i];
+    END IF;
 
     -- A refusal carries retryAt (its window's end) only when the call would fit in the next
     -- window: a limit of 0 (a budget killed, an account's override or plan at 0) or a call costing
@@ -700,21 +805,13 @@ BEGIN
           'remaining', charge_limit[x] - charge_used[x]));
       END IF;
     END LOOP;
-    -- Time-ordered (UUID version 7: milliseconds, then 74 random bits): each new reservation
-    -- lands at the right edge of the primary key instead of on a random page of it, which made
-    -- up about 40% of writing a batch's reservations.
-    v_id := encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid())
-              placing substring(int8send((extract(epoch FROM t_now) * 1000)::bigint) FROM 3) FROM 1 FOR 6), 52, 1), 53, 1), 'hex')::uuid;
-    v_expires := t_now + make_interval(secs => req_ttl[i]);
-    grant_request := grant_request || i;
-    grant_id := grant_id || v_id;
-    grant_charges := grant_charges || req_charges[i];
-    grant_expires := grant_expires || v_expires;
+    IF NOT req_written[i] THEN
+      grant_request := grant_request || i;
+    END IF;
     IF compact THEN
-      answers[i] := jsonb_build_object('status', 'granted', 'replay', false, 'reservationId', v_id, 'expiresAt', v_expires,
-        'charges', jsonb_build_array(req_first_charge[i], req_last_charge[i]));
+      answers[i] := req_grant[i];
     ELSE
-      answers[i] := jsonb_build_object('status', 'granted', 'replay', false, 'reservationId', v_id, 'expiresAt', v_expires,
+      answers[i] := jsonb_build_object('status', 'granted', 'replay', false, 'reservationId', req_id[i], 'expiresAt', req_expires[i],
         'remaining', v_remaining);
     END IF;
     IF req_idempotency_key[i] IS NOT NULL THEN
@@ -722,29 +819,19 @@ BEGIN
     END IF;
   END LOOP;
 
-  -- Phase 9, write the reservations (7). A key taken a moment ago by a concurrent batch conflicts
-  -- on the unique index: that grant is undone and answered from the stored reservation.
-  IF coalesce(array_length(grant_id, 1), 0) > 0 THEN
-    WITH ins AS (
-      INSERT INTO reservations (id, endpoint_id, caller, destination, destination_key, amount, parts, money, prices,
-                                idempotency_key, charges, created_at, expires_at)
-      SELECT g.id, req_endpoint[g.q], req_caller[g.q], req_destination[g.q], req_destination_key[g.q], req_amount[g.q],
-             -- Every reservation keeps the prices it was granted at, budgeted or not: settle,
-             -- reconciliation and the what-if price it with them, whatever the catalog says later.
-             req_parts[g.q], req_money[g.q],
-             coalesce(endpoint_prices -> req_endpoint[g.q]::text, (SELECT ceilings.part_prices(s.parts) FROM unnest(batch_endpoints) s WHERE s.id = req_endpoint[g.q])),
-             req_idempotency_key[g.q], g.ch, t_now, g.ex
-      FROM unnest(grant_request, grant_id, grant_charges, grant_expires) AS g(q, id, ch, ex)
-      ORDER BY req_endpoint[g.q], req_caller[g.q], req_idempotency_key[g.q]
-      ON CONFLICT (endpoint_id, caller, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-      RETURNING id
-    )
-    SELECT array_agg(id) INTO inserted FROM ins;
-
+  -- Phase 9, the reservations not written early: a refused one's row is deleted, then the grants
+  -- not yet written are (7d). A key taken a moment ago by a concurrent batch conflicts on the
+  -- unique index: that grant is undone and answered from the stored reservation.
+  IF cardinality(unwritten) > 0 THEN
+    DELETE FROM reservations WHERE id = ANY (unwritten);
+  END IF;
+  IF cardinality(grant_request) > 0 THEN
+    inserted := ceilings.write_reservations(grant_request, req_id, req_endpoint, req_caller, req_destination, req_destination_key, req_amount,
+      req_parts, req_money, endpoint_prices, req_idempotency_key, req_charges, t_now, req_expires);
     -- Nothing to undo when every grant was written (no key was taken meanwhile): skip the loop.
-    FOR x IN 1 .. CASE WHEN cardinality(inserted) = array_length(grant_id, 1) THEN 0 ELSE array_length(grant_id, 1) END LOOP
-      CONTINUE WHEN grant_id[x] = ANY (coalesce(inserted, '{}'));
+    FOR x IN 1 .. CASE WHEN cardinality(inserted) = cardinality(grant_request) THEN 0 ELSE cardinality(grant_request) END LOOP
       i := grant_request[x];
+      CONTINUE WHEN req_id[i] = ANY (inserted);
       FOR j IN req_first_charge[i] .. req_last_charge[i] LOOP
         counter_added[charge_counter[j]] := counter_added[charge_counter[j]] - charge_amount[j];
         counter_grants[charge_counter[j]] := counter_grants[charge_counter[j]] - 1;
@@ -754,7 +841,7 @@ BEGIN
       answers[i] := ceilings.replay_answer(v_existing, req_amount[i], req_destination_key[i], req_parts[i]);
       -- Same-batch replays of the undone grant follow it.
       FOR j IN 1 .. n LOOP
-        IF j <> i AND answers[j]->>'reservationId' = grant_id[x]::text THEN
+        IF j <> i AND answers[j]->>'reservationId' = req_id[i]::text THEN
           answers[j] := answers[i] || jsonb_build_object('replay', true);
         END IF;
       END LOOP;
