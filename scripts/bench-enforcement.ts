@@ -1,7 +1,7 @@
 // Measures the reservation hot path against the database's own limit on one hot row.
 // Prints ratios measured in one run on this machine; nothing here is asserted by a test.
 //   npm run bench:enforcement -- [--seconds 3] [--callers 1,8,32,64] [--in-flight 2] [--max-batch 128]
-//                                 [--only sweep] [--expiring 20000]
+//                                 [--only sweep|settle] [--expiring 20000]
 // Uses BENCH_DATABASE_URL, else TEST_DATABASE_URL, else DATABASE_URL (a server; a scratch database
 // is created on it and dropped afterwards).
 //
@@ -19,13 +19,15 @@
 // three-ceiling endpoint through a pool with the enforcement pool's lock and statement timeouts,
 // once with nothing expiring and once while a sweeper (as the worker runs it) expires 20,000
 // reservations of the same endpoint (--expiring N): per second, p99 and the answers unavailable.
+// And settle (alone with --only settle): 64 callers on the three-ceiling endpoint each reserve and
+// then settle what they reserved, through the library's batchers: settles per second and their p99.
 import { sql } from "drizzle-orm";
 import { migrateDatabase, openPostgres } from "@/db/client";
 import { databaseUrl } from "@/db/testing";
 import { env } from "@/lib/env";
-import { batcherFor, expireReservations, reserve } from "@/lib/enforcement";
+import { batcherFor, expireReservations, reserve, settleReservation } from "@/lib/enforcement";
 import { metrics } from "@/lib/metrics";
-import { arg, drive, makeBenchEndpoint, pgbench, whole } from "./bench/measure";
+import { arg, drive, makeBenchEndpoint, percentile, pgbench, whole } from "./bench/measure";
 
 type Row = {
   callers: number;
@@ -103,7 +105,7 @@ async function main(): Promise<void> {
 
     tpsA = pgbench(url, seconds, 64);
     const only = arg("only", "all");
-    for (const mode of only === "sweep" ? [] : (["batched", "unbatched"] as const)) {
+    for (const mode of only === "all" ? (["batched", "unbatched"] as const) : []) {
       // Unbatched: one request per database call, 16 connections.
       const pool = openPostgres(url, { max: mode === "batched" ? inFlight : 16 });
       const batcher = batcherFor(pool.db, mode === "batched" ? { maxBatch, maxInFlight: inFlight } : { maxBatch: 1, maxInFlight: 16 });
@@ -156,6 +158,7 @@ async function main(): Promise<void> {
     }
 
     const sweep = only === "sweep" || only === "all" ? await sweepRows(url, seconds, inFlight, maxBatch, whole("expiring", 20_000)) : null;
+    const settle = only === "settle" || only === "all" ? await settleRow(url, seconds, inFlight, maxBatch) : null;
 
     if (rows.length > 0) {
       console.log(
@@ -218,6 +221,13 @@ async function main(): Promise<void> {
       }
       console.log(`  p99 while sweeping: ${(sweep.sweeping.p99 / Math.max(sweep.quiet.p99, 0.001)).toFixed(2)} x quiet`);
       console.log(JSON.stringify({ bench: "enforcement-sweep", at: new Date().toISOString(), quiet: sweep.quiet, sweeping: sweep.sweeping }));
+    }
+    if (settle) {
+      console.log(`\nReserve, then settle what was reserved (3 ceilings, 64 callers, ${seconds} s):`);
+      console.log(
+        `  settled ${settle.perSecond.toFixed(0).padStart(7)} per s  settle p50 ${settle.settleP50.toFixed(1)} ms  p99 ${settle.settleP99.toFixed(1)} ms  reserve + settle p99 ${settle.pairP99.toFixed(1)} ms  not settled ${settle.notSettled}`,
+      );
+      console.log(JSON.stringify({ bench: "enforcement-settle", at: new Date().toISOString(), ...settle }));
     }
   } finally {
     await setup.close();
@@ -284,6 +294,35 @@ async function sweepRows(url: string, seconds: number, inFlight: number, maxBatc
     await batcherFor(pool.db).close();
     await pool.close();
     await sweeper.close();
+  }
+}
+
+type SettleRow = { perSecond: number; settleP50: number; settleP99: number; pairP99: number; notSettled: number };
+
+/** 64 callers on bench.three, each reserving and then settling it at 1 unit, as a service does. */
+async function settleRow(url: string, seconds: number, inFlight: number, maxBatch: number): Promise<SettleRow> {
+  const pool = openPostgres(url, { max: inFlight * 2 + 2 });
+  batcherFor(pool.db, { maxBatch, maxInFlight: inFlight });
+  try {
+    const settleMs: number[] = [];
+    let notSettled = 0;
+    const d = await drive(seconds, 64, async () => {
+      const answer = await reserve(pool.db, { endpoint: "bench.three", amount: 2, caller: `acct_${Math.floor(Math.random() * 50)}` });
+      if (answer.status !== "granted") {
+        notSettled += 1;
+        return false;
+      }
+      const t0 = performance.now();
+      const result = await settleReservation(pool.db, { reservationId: answer.reservationId, actual: 1 });
+      settleMs.push(performance.now() - t0);
+      if (result.status !== "settled") notSettled += 1;
+      return result.status === "settled";
+    });
+    settleMs.sort((a, b) => a - b);
+    return { perSecond: settleMs.length / seconds, settleP50: percentile(settleMs, 50), settleP99: percentile(settleMs, 99), pairP99: d.p99, notSettled };
+  } finally {
+    await batcherFor(pool.db).close();
+    await pool.close();
   }
 }
 

@@ -21,8 +21,7 @@
 -- Lock order. Every batch, settle, release and sweep takes locks in this one order, each kind
 -- sorted by its key, so two batches can never wait on each other in a cycle:
 --   1. endpoint advisory locks, shared            by endpoint id
---   2. ceilings rows, FOR SHARE                   by ceiling id
---   2b. budgets rows, FOR SHARE                   by budget id
+--   (ceilings and budgets rows are read, not locked: 1 binds every edit of them)
 --   3. ceiling_overrides rows, FOR SHARE          by (ceiling id, caller)
 --   3b. budget_overrides rows, FOR SHARE          by (budget id, caller)
 --   3c. accounts rows, inserted if missing        by account (only callers seen for the first time)
@@ -36,8 +35,9 @@
 --   7d. reservations written late (phase 9)       by (endpoint id, caller, key)
 --   8. alerts (dedupe key, via fire_alert)        by counter order
 --   9. refusals and refusal_hourly rows           by their keys (log_refusals)
--- Ceiling edits take 1 exclusively (lock_endpoints_for_change) then 2; budget edits take 1 on every
--- member exclusively, then 2b; settle, release and the sweeper lock the reservation row, then 7b and
+-- Every edit of a ceiling, a budget or a budget's members takes 1 exclusively (on every member, for
+-- a budget), by a trigger whatever path makes it (migration 0038): a batch reads those rows once it
+-- holds 1, so it sees every edit committed before it and none after; settle, release and the sweeper lock the reservation row, then 7b and
 -- 7c in the same order (resolve_charges). The reservations are written before the counters are
 -- locked (7 before 7b), so the longest write of a batch is not part of the time its counters are
 -- held; a batch waiting on a key another batch wrote holds no counter. Only when a counter is too
@@ -202,15 +202,14 @@ BEGIN
   INTO batch_endpoints, endpoint_prices
   FROM endpoints s WHERE s.id IN (SELECT u.id FROM unnest(batch_endpoints) u);
 
-  -- The ceilings, locked in id order inside the subquery, each with its current window: one
-  -- statement rather than one more per ceiling.
+  -- The ceilings, each with its current window: one statement rather than one more per ceiling.
   SELECT coalesce(array_agg(l ORDER BY l.id), '{}'), array_agg(b.window_start ORDER BY l.id),
          array_agg(b.window_end ORDER BY l.id),
          array_agg(CASE WHEN l.window = 'first_hit' THEN '' ELSE extract(epoch FROM b.window_start)::text END ORDER BY l.id),
          coalesce(bool_or(l.scope = 'caller'), false)
   INTO batch_ceilings, ceiling_window_start, ceiling_window_end, ceiling_window_key, has_caller_ceiling
   FROM (SELECT * FROM ceilings WHERE endpoint_id IN (SELECT u.id FROM unnest(batch_endpoints) u)
-        ORDER BY id FOR SHARE) l
+        ORDER BY id) l
   JOIN unnest(batch_endpoints) s ON s.id = l.endpoint_id
   CROSS JOIN LATERAL ceilings.window_bounds(l.window, s.billing_day, l.window_seconds, t_now) b;
 
@@ -220,14 +219,14 @@ BEGIN
     IF c.value = 0 THEN killed_endpoints := killed_endpoints || c.endpoint_id; END IF;
   END LOOP;
 
-  -- The budgets (2b), locked in id order like the ceilings, each with its current window. A batch
+  -- The budgets, each with its current window. A batch
   -- on endpoints in no budget pays this one statement, an index probe that finds nothing.
   SELECT coalesce(array_agg(l ORDER BY l.id), '{}'), array_agg(w.window_start ORDER BY l.id), array_agg(w.window_end ORDER BY l.id)
   INTO batch_budgets, budget_window_start, budget_window_end
   FROM (SELECT * FROM budgets
         WHERE archived_at IS NULL
           AND id IN (SELECT m.budget_id FROM budget_members m WHERE m.endpoint_id IN (SELECT u.id FROM unnest(batch_endpoints) u))
-        ORDER BY id FOR SHARE) l
+        ORDER BY id) l
   CROSS JOIN LATERAL ceilings.window_bounds(l.window, l.billing_day, NULL, t_now) w;
   IF cardinality(batch_budgets) > 0 THEN
     SELECT array_agg(bb.ordinality::int ORDER BY bb.ordinality, m.endpoint_id), array_agg(m.endpoint_id ORDER BY bb.ordinality, m.endpoint_id),

@@ -1,7 +1,9 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { openPostgres } from "@/db/client";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
+import { makeBudget } from "./budget-fixtures";
 import { reserve } from "./reserve";
 import { releaseReservation, settleReservation } from "./resolve";
 import { counterTotals, countRows, makeEndpoint, openPools, setCeilingValue } from "./test-fixtures";
@@ -120,6 +122,64 @@ describe.skipIf(skipWithoutDatabase())("reserve: one atomic step on real Postgre
     await Promise.all(load);
     expect(await count()).toBeGreaterThan(0);
     expect(inKill).toBe(0);
+  });
+
+  it("grants nothing that commits after a kill typed by hand as one UPDATE, under load", async () => {
+    // No lock taken by the editor: the trigger on ceilings takes the endpoint's lock for it.
+    const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000 }] });
+    const id = e.ceilingIds[0] ?? 0;
+    let stop = false;
+    const load = pools.dbs.map(async (db) => {
+      while (!stop) await Promise.all(Array.from({ length: 16 }, () => reserve(db, { endpoint: e.key, amount: 1 })));
+    });
+    const count = () => countRows(t.db, sql`select count(*) as n from reservations where endpoint_id = ${e.endpointId}`);
+    let inKill = 0;
+    for (let round = 0; round < 8; round++) {
+      await new Promise((r) => setTimeout(r, 40));
+      await t.db.execute(sql`update ceilings set value = 0 where id = ${id}`);
+      const atKill = await count();
+      await new Promise((r) => setTimeout(r, 40));
+      inKill += (await count()) - atKill;
+      await t.db.execute(sql`update ceilings set value = 1000000 where id = ${id}`);
+    }
+    stop = true;
+    await Promise.all(load);
+    expect(await count()).toBeGreaterThan(0);
+    expect(inKill).toBe(0);
+  });
+
+  it("makes every edit of a ceiling, a budget or a budget's members wait for the batches in flight, however it is typed", async () => {
+    const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 100 }] });
+    const other = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 100 }] });
+    const budget = await makeBudget(t.db, { endpointIds: [e.endpointId], value: 1_000 });
+    const edits = [
+      sql`update ceilings set value = 50 where id = ${e.ceilingIds[0] ?? 0}`,
+      sql`update budgets set value = 500 where id = ${budget.id}`,
+      sql`insert into budget_members (budget_id, endpoint_id) values (${budget.id}, ${other.endpointId})`,
+      sql`delete from budget_members where budget_id = ${budget.id} and endpoint_id = ${other.endpointId}`,
+    ];
+    const batch = openPostgres(t.url, { max: 1 });
+    const editor = openPostgres(t.url, { max: 1 });
+    try {
+      for (const edit of edits) {
+        let done = false;
+        let editing: Promise<unknown> | undefined;
+        await batch.db.transaction(async (tx) => {
+          // What a batch in flight holds on this endpoint.
+          await tx.execute(sql`select pg_advisory_xact_lock_shared(ceilings.endpoint_lock_key(${e.endpointId}))`);
+          await tx.execute(sql`select pg_advisory_xact_lock_shared(ceilings.endpoint_lock_key(${other.endpointId}))`);
+          editing = editor.db.execute(edit).then(() => {
+            done = true;
+          });
+          await new Promise((r) => setTimeout(r, 300));
+          expect(done).toBe(false);
+        });
+        await editing;
+        expect(done).toBe(true);
+      }
+    } finally {
+      await Promise.all([batch.close(), editor.close()]);
+    }
   });
 
   it("refuses above the per-call max and at a per-account override of 0, charging nothing", async () => {
