@@ -25,7 +25,7 @@ BEGIN
   END IF;
   SELECT array_agg(DISTINCT i) INTO ids FROM unnest(ids) i;
   UPDATE reservations SET state = 'expired', resolved_at = now() WHERE id = ANY (ids);
-  PERFORM ceilings.resolve_charges(all_charges, 'expire', 0);
+  PERFORM ceilings.resolve_charges(jsonb_build_array(jsonb_build_object('charges', all_charges, 'kind', 'expire')));
   FOR ep IN SELECT r.endpoint_id, e.key, count(*) AS n FROM reservations r JOIN endpoints e ON e.id = r.endpoint_id
             WHERE r.id = ANY (ids) GROUP BY r.endpoint_id, e.key LOOP
     PERFORM ceilings.fire_alert('expiry',

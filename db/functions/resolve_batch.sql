@@ -19,7 +19,9 @@
 --   2. usage rows the held (or overrun) items charge by (ceiling id, scope key, window start)
 --   2b. budget_usage rows they charge                by (budget id, scope key, window start)
 --   3. alerts (fire_alert, an overrun's)            as each item fires it
--- The per-item functions then find their rows already locked by this transaction.
+-- The per-item functions then find their rows already locked by this transaction, and leave the
+-- counters to the batch: each is updated once, with the sum of every item's change to it, so a hot
+-- counter gets one new row version a batch instead of one an item.
 --
 -- Input: [{id, verb: "settle"|"release", actual?, parts?, caller?}] (caller: the account that must own the
 -- reservation, or absent). Output: one answer per input, in order, as ceilings.settle and
@@ -32,6 +34,8 @@ DECLARE
   busy uuid[];
   charges jsonb;
   item jsonb;
+  answer jsonb;
+  applies jsonb := '[]';
   answers jsonb := '[]';
 BEGIN
   SELECT coalesce(array_agg(DISTINCT (x->>'id')::uuid), '{}') INTO ids
@@ -74,8 +78,17 @@ BEGIN
       answers := answers || jsonb_build_array(jsonb_build_object('status', 'unavailable', 'reason', 'locked', 'retryable', true,
         'message', 'the reservation is being resolved by another call right now; retry'));
     ELSE
-      answers := answers || jsonb_build_array(ceilings.resolve_item(item));
+      answer := ceilings.resolve_item(item);
+      IF answer ? 'apply' THEN
+        applies := applies || jsonb_build_array(answer->'apply');
+        answer := answer - 'apply';
+      END IF;
+      answers := answers || jsonb_build_array(answer);
     END IF;
   END LOOP;
+  -- The counters, once each for the whole batch (they are locked above).
+  IF jsonb_array_length(applies) > 0 THEN
+    PERFORM ceilings.resolve_charges(applies);
+  END IF;
   RETURN answers;
 END $$;

@@ -1,5 +1,7 @@
 -- One item of resolve_batch: its shape checked, then ceilings.settle or ceilings.release.
 -- A settle names its actual, or its parts ({"input": 1180, "output": 412}), or both.
+-- Its counters are left to resolve_batch: the answer of a settle or release that changes them
+-- carries `apply` (ceilings.settle_deferred, ceilings.release_deferred).
 -- Locks: those of settle or release (already held by resolve_batch when called from there).
 CREATE OR REPLACE FUNCTION ceilings.resolve_item(item jsonb)
 RETURNS jsonb LANGUAGE plpgsql SET search_path = public, pg_temp AS $$
@@ -14,7 +16,7 @@ BEGIN
     RETURN jsonb_build_object('status', 'error', 'code', 'invalid_input', 'message', 'caller must be a string');
   END IF;
   IF item->>'verb' = 'release' THEN
-    RETURN ceilings.release(id_text::uuid, item->>'caller');
+    RETURN ceilings.release_deferred(id_text::uuid, item->>'caller');
   ELSIF item->>'verb' = 'settle' THEN
     -- parts (an endpoint priced part by part) may stand for the actual.
     IF jsonb_typeof(item->'parts') NOT IN ('object', 'null') THEN
@@ -24,8 +26,8 @@ BEGIN
        AND (jsonb_typeof(item->'actual') IS DISTINCT FROM 'number' OR item->>'actual' !~ '^[0-9]{1,16}$') THEN
       RETURN jsonb_build_object('status', 'error', 'code', 'invalid_amount', 'message', 'actual must be a whole number, zero or more');
     END IF;
-    RETURN ceilings.settle(id_text::uuid, (item->>'actual')::bigint, item->>'caller',
-                           CASE WHEN jsonb_typeof(item->'parts') = 'object' THEN item->'parts' END);
+    RETURN ceilings.settle_deferred(id_text::uuid, (item->>'actual')::bigint, item->>'caller',
+                                    CASE WHEN jsonb_typeof(item->'parts') = 'object' THEN item->'parts' END);
   END IF;
   RETURN jsonb_build_object('status', 'error', 'code', 'invalid_input', 'message', 'verb must be settle or release');
 END $$;
