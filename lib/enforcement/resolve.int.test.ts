@@ -4,7 +4,7 @@ import { resultRows } from "@/db/client";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { reserve } from "./reserve";
-import { expireReservations, releaseReservation, settleReservation } from "./resolve";
+import { expireReservations, releaseReservation, reservationEndpointKey, settleReservation } from "./resolve";
 import { counterTotals, countRows, makeEndpoint } from "./test-fixtures";
 import { useRacingPools } from "./test-suite";
 import type { Granted } from "./types";
@@ -23,6 +23,18 @@ describe.skipIf(skipWithoutDatabase())("settle, release and expiry on real Postg
     { metric: "units", scope: "global", window: "utc_day", value: 1000 },
     { metric: "calls", scope: "global", window: "utc_day", value: 100 },
   ] as const;
+
+  it("names the endpoint of each of many reservations looked up at once, an unknown one as none", async () => {
+    const one = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000 }] });
+    const two = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000 }] });
+    const granted = await Promise.all(Array.from({ length: 40 }, (_, i) => reserve(t.db, { endpoint: (i % 2 ? two : one).key, amount: 1 })));
+    const ids = granted.map((d) => (d.status === "granted" ? d.reservationId : ""));
+    const unknown = "00000000-0000-7000-8000-000000000000";
+    // Concurrent lookups share a query; each gets its own answer, an id in capitals too.
+    const keys = await Promise.all([...ids, unknown, (ids[1] ?? "").toUpperCase()].map((id) => reservationEndpointKey(t.db, id)));
+    expect(keys).toEqual([...ids.map((_, i) => (i % 2 ? two : one).key), null, two.key]);
+    await expect(reservationEndpointKey(t.db, "not-a-uuid")).rejects.toThrow(/UUID/);
+  });
 
   it("settle keeps the call counted and corrects the units; an overrun is recorded and flagged", async () => {
     const e = await makeEndpoint(t.db, { ceilings: [...unitsAndCalls] });

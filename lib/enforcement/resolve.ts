@@ -6,6 +6,7 @@ import { Caller, Parts, ReservationInputError, type Resolution } from "./types";
 import { enforcementLanes } from "@/lib/connection-bound";
 import { env } from "@/lib/env";
 import { issueLine } from "@/lib/errors";
+import { Coalescer } from "./coalescer";
 import { answerBy, LanePool } from "./lanes";
 import { type ResolveItem, ResolveBatcher } from "./resolve-batcher";
 import { enforcementObserver } from "./observer";
@@ -87,18 +88,39 @@ function parseId(id: string): string {
   return parsed.data;
 }
 
+type EndpointKeyLookup = { id: string; resolve: (key: string | null) => void; reject: (error: unknown) => void };
+
+const endpointKeyLookups = new WeakMap<Db, Coalescer<EndpointKeyLookup>>();
+
 /**
  * The key of the endpoint a reservation was made on, or null when there is no such reservation:
- * what an API key's endpoint list is checked against before it may settle or release.
+ * what an API key's endpoint list is checked against before it may settle or release. Concurrent
+ * lookups share one query (a query each was most of an HTTP settle's database time).
  */
 export async function reservationEndpointKey(db: Db, reservationId: string): Promise<string | null> {
-  const [row] = await db
-    .select({ endpointKey: endpoints.key })
-    .from(reservations)
-    .innerJoin(endpoints, eq(endpoints.id, reservations.endpointId))
-    .where(eq(reservations.id, parseId(reservationId)))
-    .limit(1);
-  return row?.endpointKey ?? null;
+  const id = parseId(reservationId).toLowerCase();
+  let lookups = endpointKeyLookups.get(db);
+  if (!lookups) {
+    lookups = new Coalescer<EndpointKeyLookup>({ maxBatch: 256, maxInFlight: 2, send: (batch) => lookUpEndpointKeys(db, batch) });
+    endpointKeyLookups.set(db, lookups);
+  }
+  const queue = lookups;
+  return new Promise((resolve, reject) => queue.add({ id, resolve, reject }));
+}
+
+async function lookUpEndpointKeys(db: Db, batch: EndpointKeyLookup[]): Promise<void> {
+  try {
+    const ids = [...new Set(batch.map((l) => l.id))];
+    const rows = await db
+      .select({ id: reservations.id, endpointKey: endpoints.key })
+      .from(reservations)
+      .innerJoin(endpoints, eq(endpoints.id, reservations.endpointId))
+      .where(sql`${reservations.id} = any(${`{${ids.join(",")}}`}::uuid[])`);
+    const keys = new Map(rows.map((r) => [r.id.toLowerCase(), r.endpointKey]));
+    for (const l of batch) l.resolve(keys.get(l.id) ?? null);
+  } catch (error) {
+    for (const l of batch) l.reject(error);
+  }
 }
 
 /**
