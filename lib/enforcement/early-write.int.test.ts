@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { openPostgres, resultRows } from "@/db/client";
+import { openPostgres } from "@/db/client";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { type BatchRequest, callReserveBatch } from "./batcher";
