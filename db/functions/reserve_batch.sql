@@ -153,6 +153,9 @@ DECLARE
   req_written boolean[] := array_fill(false, ARRAY[n]);
   write_early boolean;
   missing int[];                   -- counters without a row yet
+  counter_demand bigint[];         -- per counter: the batch's charges on it, summed
+  counter_charges bigint[];        -- their number
+  counter_limit bigint[];          -- their smallest limit
   locked int;                      -- counters locked
   every_written boolean := false;  -- every request still to decide was written early, none repeats a key
   fits boolean := false;
@@ -605,13 +608,16 @@ BEGIN
   -- to commit, and this batch could not get its work done while that one holds the counters.
   -- The reservations are written early only when every counter has room for the whole batch as
   -- read here: then a refusal below (another batch took the room meanwhile) is rare, and deletes
-  -- its row.
-  SELECT coalesce(array_agg(q.k) FILTER (WHERE NOT q.found), '{}'), coalesce(bool_and(q.lim > 0 AND q.used + q.added <= q.lim), true)
-  INTO missing, write_early
+  -- its row. Each counter's demand (the sum of the batch's charges on it, their number, their
+  -- smallest limit) is kept for the decision's fast path.
+  SELECT coalesce(array_agg(q.k) FILTER (WHERE NOT q.found), '{}'), coalesce(bool_and(q.lim > 0 AND q.used + q.added <= q.lim), true),
+         coalesce(array_agg(q.added ORDER BY q.k), '{}'), coalesce(array_agg(q.charges ORDER BY q.k), '{}'), coalesce(array_agg(q.lim ORDER BY q.k), '{}')
+  INTO missing, write_early, counter_demand, counter_charges, counter_limit
   FROM (SELECT k.idx AS k, coalesce(u.held + u.settled, g.held + g.settled, 0) AS used, u.ceiling_id IS NOT NULL OR g.budget_id IS NOT NULL AS found,
-               ch.added, ch.lim
+               ch.added, ch.charges, ch.lim
         FROM unnest(counter_ceiling, counter_budget, counter_scope, counter_start) WITH ORDINALITY AS k(c, b, s, w, idx)
-        JOIN (SELECT cc.k, sum(cc.n) AS added, min(cc.lim) AS lim FROM unnest(charge_counter, charge_amount, charge_limit) AS cc(k, n, lim) GROUP BY cc.k) ch
+        JOIN (SELECT cc.k, sum(cc.n)::bigint AS added, count(*) AS charges, min(cc.lim) AS lim
+              FROM unnest(charge_counter, charge_amount, charge_limit) AS cc(k, n, lim) GROUP BY cc.k) ch
           ON ch.k = k.idx
         LEFT JOIN usage u ON u.ceiling_id = k.c AND u.scope_key = k.s AND u.window_start = k.w
         LEFT JOIN budget_usage g ON g.budget_id = k.b AND g.scope_key = k.s AND g.window_start = k.w) q;
@@ -711,16 +717,12 @@ BEGIN
   -- it, in a few statements over the arrays instead of a loop over the requests (compact answers,
   -- every reservation written early, no key repeated: the loop handles the rest).
   IF compact AND every_written AND cardinality(charge_counter) > 0 THEN
-    SELECT coalesce(bool_and(q.lim > 0 AND counter_used[q.k] + q.added <= q.lim), true) INTO fits
-    FROM (SELECT ch.k, sum(ch.n) AS added, min(ch.lim) AS lim
-          FROM unnest(charge_counter, charge_amount, charge_limit) AS ch(k, n, lim) GROUP BY ch.k) q;
+    SELECT coalesce(bool_and(d.lim > 0 AND d.used + d.added <= d.lim), true) INTO fits
+    FROM unnest(counter_used, counter_demand, counter_limit) AS d(used, added, lim);
   END IF;
   IF fits THEN
-    SELECT array_agg(coalesce(t.added, 0) ORDER BY k.k), array_agg(coalesce(t.grants, 0) ORDER BY k.k)
-    INTO counter_added, counter_grants
-    FROM generate_series(1, cardinality(counter_key)) AS k(k)
-    LEFT JOIN (SELECT ch.k, sum(ch.n)::bigint AS added, count(*) AS grants
-               FROM unnest(charge_counter, charge_amount) AS ch(k, n) GROUP BY ch.k) t ON t.k = k.k;
+    counter_added := counter_demand;
+    counter_grants := counter_charges;
     SELECT array_agg(u.used ORDER BY u.x) INTO charge_used
     FROM (SELECT ch.x, counter_used[ch.k] + sum(ch.n) OVER (PARTITION BY ch.k ORDER BY ch.x) AS used
           FROM unnest(charge_counter, charge_amount) WITH ORDINALITY AS ch(k, n, x)) u;
