@@ -99,6 +99,8 @@ test.describe("reconciliation", () => {
 
   test("the provider billed 1,000 where Ceilings charged 900: 10 % drift, both lines, one alert, readiness red", async ({ page }, testInfo) => {
     test.setTimeout(180_000);
+    const db = database?.db;
+    if (!db) throw new Error("no database");
     await signedIn(page, DEMO_ADMIN, "/reconciliation/sources/new");
 
     // Connect the source: OpenAI's organization usage and costs API, at the stand-in's address.
@@ -133,6 +135,18 @@ test.describe("reconciliation", () => {
     expect(provider?.requests.some((r) => r.path === "/v1/organization/costs")).toBe(true);
     expect(provider?.requests.every((r) => r.headers.authorization === `Bearer ${FAKE_KEYS.openai}`)).toBe(true);
 
+    // The pull is recorded before its comparison runs: wait for the compared day, then read the page.
+    await expect
+      .poll(
+        async () =>
+          resultRows<{ billed: string }>(
+            await db.execute(
+              sql`select d.billed_micros::text as billed from reconciliation_days d join endpoints e on e.id = d.endpoint_id where e.key = ${KEY} and d.day = ${yesterday}`,
+            ),
+          )[0]?.billed,
+        { timeout: 60_000 },
+      )
+      .toBe("50000000");
     await page.goto(`/endpoints/${KEY}`);
     const section = page.locator("#reconciliation");
     const row = section.getByRole("row").filter({ hasText: "1,000 tokens" });
