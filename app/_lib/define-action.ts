@@ -4,7 +4,7 @@ import type { Role } from "@/lib/auth/roles";
 import type { AuditActor } from "@/lib/audit/record";
 import { CatalogConflictError, CatalogError, type Issue } from "@/lib/catalog/errors";
 import { CeilingConflictError } from "@/lib/ceilings/errors";
-import { ChangeControlError } from "@/lib/changes/errors";
+import { ChangeControlError } from "@/lib/control/errors";
 import { DomainError } from "@/lib/errors";
 import { strictFormEntries } from "@/lib/http/strict-input";
 import { logError } from "@/lib/log/redact";

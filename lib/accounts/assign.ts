@@ -5,7 +5,7 @@ import { auditEvents, plans, type NewAuditEvent } from "@/db/schema";
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { replaceControlChars } from "@/lib/canonical";
 import { actorName } from "@/lib/ceilings/actor";
-import { type ChangeControl, controlDetails, isChangeControl, requireApproval } from "@/lib/changes/context";
+import { type ChangeControl, controlDetails, isChangeControl, requireApproval } from "@/lib/control/context";
 import { accountsLoosening, type Loosening } from "@/lib/plans/loosening";
 import { AccountError, MAX_NAMED_ROWS, optionalReason, type RowProblem } from "./errors";
 import { MAX_BULK_ROWS, parseAccountId, parsePlanKey } from "./parse";

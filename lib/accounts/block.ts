@@ -3,7 +3,7 @@ import type { Db } from "@/db/client";
 import { accounts } from "@/db/schema";
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { actorName } from "@/lib/ceilings/actor";
-import { type ChangeControl, controlDetails, requireApproval } from "@/lib/changes/context";
+import { type ChangeControl, controlDetails, requireApproval } from "@/lib/control/context";
 import { AccountError, requireReason } from "./errors";
 import { parseAccountId } from "./parse";
 

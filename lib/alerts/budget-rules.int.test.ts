@@ -5,7 +5,7 @@ import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import type { AuditActor } from "@/lib/audit/record";
 import { adjustBudget, killBudget, restoreBudget } from "@/lib/budgets/change";
-import { setupControl } from "@/lib/changes/context";
+import { setupControl } from "@/lib/control/context";
 import { makeBudget } from "@/lib/enforcement/budget-fixtures";
 import { makeEndpoint } from "@/lib/enforcement/test-fixtures";
 import { InboxFilters, listInbox } from "./inbox";

@@ -5,7 +5,7 @@ import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import type { AuditActor } from "@/lib/audit/record";
 import { adjustCeiling, killEndpoint, restoreEndpoint } from "@/lib/ceilings";
-import { setupControl } from "@/lib/changes/context";
+import { setupControl } from "@/lib/control/context";
 import { readCeiling } from "@/lib/ceilings/test-fixtures";
 import { reserve, settleReservation, releaseReservation } from "@/lib/enforcement";
 import { makeEndpoint } from "@/lib/enforcement/test-fixtures";

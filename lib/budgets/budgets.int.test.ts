@@ -4,7 +4,7 @@ import { auditEvents, budgetMembers, budgetOverrides, budgets, endpoints } from 
 import { holdTransaction, skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { CatalogConflictError, CatalogError } from "@/lib/catalog/errors";
-import { setupControl } from "@/lib/changes/context";
+import { setupControl } from "@/lib/control/context";
 import { EndpointFields, updateEndpoint } from "@/lib/catalog";
 import { listAuditEvents } from "@/lib/audit/log";
 import {

@@ -9,10 +9,10 @@ import { CallerKey } from "@/lib/ceilings/overrides";
 import { lockAccounts } from "@/lib/accounts/assign";
 import { clampToBounds, type Clamp } from "@/lib/ceilings/parse";
 import { CatalogError, invalidInput, requireCatalogReason } from "@/lib/catalog/errors";
-import { requireApproval, type ChangeControl } from "@/lib/changes/context";
+import { requireApproval, type ChangeControl } from "@/lib/control/context";
 import { planLimit } from "@/lib/plans/loosening";
-import { isBoundsRaise, isNewValueRaise, isValueRaise } from "@/lib/changes/raise";
-import { activeRevertTo } from "@/lib/changes/raise-floor";
+import { isBoundsRaise, isNewValueRaise, isValueRaise } from "@/lib/control/raise";
+import { activeRevertTo } from "@/lib/control/raise-floor";
 import { zodIssues } from "@/lib/catalog/spec";
 import { sqlState } from "@/db/sql-state";
 import { clampPlanBudgetValues } from "@/lib/plans/clamp";
@@ -260,7 +260,7 @@ export type AdjustBudgetParams = {
   reason: string;
   /** The value typed a second time, required for a raise to 5x or more. */
   confirm?: string;
-  /** A raise needs one (lib/changes/context.ts). */
+  /** A raise needs one (lib/control/context.ts). */
   changeControl?: ChangeControl;
 };
 

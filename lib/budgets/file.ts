@@ -1,8 +1,8 @@
 import type { Budget } from "@/db/schema";
 import { CONFIRM_RAISE_FACTOR } from "@/lib/ceilings/parse";
 import type { EndpointPlan, PlannedChange } from "@/lib/catalog/file";
-import { requireApproval } from "@/lib/changes/context";
-import { isValueRaise } from "@/lib/changes/raise";
+import { requireApproval } from "@/lib/control/context";
+import { isValueRaise } from "@/lib/control/raise";
 import { formatMoney } from "@/lib/format";
 import { archiveLocked, deleteOverride, insertBudget, killLocked, restoreLocked, updateBudgetFields, writeOverride } from "./change";
 import { budgetSentence } from "./money";

@@ -3,7 +3,7 @@ import type { Db } from "@/db/client";
 import { budgetMembers, budgets, endpoints, type Budget, type NewBudget } from "@/db/schema";
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
 import type { NewAuditEvent } from "@/db/schema/audit-events";
-import { controlDetails, type ChangeControl } from "@/lib/changes/context";
+import { controlDetails, type ChangeControl } from "@/lib/control/context";
 import { CatalogConflictError, CatalogError, invalidInput, type Issue } from "@/lib/catalog/errors";
 
 // The budgets' writes, each inside the caller's transaction with its audit event. Every change
@@ -12,7 +12,7 @@ import { CatalogConflictError, CatalogError, invalidInput, type Issue } from "@/
 // budget row FOR UPDATE. A reservation batch holds those endpoint locks shared while it reads and
 // charges the budget, so an edit waits for the batches in flight on any member and binds the next.
 
-/** As a catalog Change: `changeControl` is the permission to raise (lib/changes/context.ts). */
+/** As a catalog Change: `changeControl` is the permission to raise (lib/control/context.ts). */
 export type BudgetChange = { tx: Db; actor: AuditActor; reason: string | null; details?: Record<string, unknown>; changeControl?: ChangeControl };
 
 export type MemberEndpoint = { id: number; key: string; currency: string; archivedAt: Date | null };

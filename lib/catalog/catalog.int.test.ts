@@ -5,7 +5,7 @@ import { auditEvents, ceilings, endpoints } from "@/db/schema";
 import { createTestDatabase, skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { killEndpoint } from "@/lib/ceilings";
-import { setupControl } from "@/lib/changes/context";
+import { setupControl } from "@/lib/control/context";
 import {
   addCeiling,
   applyCatalog,

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
-import { setupControl } from "@/lib/changes/context";
+import { setupControl } from "@/lib/control/context";
 import { startFixtureProcess } from "@/lib/enforcement/test-fixtures";
 import { addCeiling, createEndpoint, removeCeiling, setEndpointArchived } from "./index";
 

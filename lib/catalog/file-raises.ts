@@ -1,7 +1,7 @@
 import type { Ceiling } from "@/db/schema";
 import { type CatalogBudget, isKilled } from "@/lib/budgets/read";
 import type { BudgetSpec } from "@/lib/budgets/spec";
-import { loweredPrices } from "@/lib/changes/raise";
+import { loweredPrices } from "@/lib/control/raise";
 import { formatCount, formatMoney } from "@/lib/format";
 import type { EndpointPart } from "@/lib/vocabulary";
 import { isBillingDayRaise } from "./billing-day";

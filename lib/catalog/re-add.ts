@@ -1,7 +1,7 @@
 import { and, eq, gt } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { auditEvents } from "@/db/schema";
-import { isNewValueRaise } from "@/lib/changes/raise";
+import { isNewValueRaise } from "@/lib/control/raise";
 import { type CeilingSpec, ceilingIdentity } from "./spec";
 
 // Removing a ceiling is instant and one person's (it lowers nothing, but the rules keep it simple);
@@ -42,7 +42,7 @@ export async function isAddRaise(db: Db, endpointId: number, spec: CeilingSpec, 
 
 // The same for an endpoint's parts: removing a part is instant (calls naming it are refused), so a
 // part added back cheaper (under its name or another) is compared with the parts removed in the last
-// 24 hours too (lib/changes/raise.ts loweredPrices). Every path that changes parts writes one
+// 24 hours too (lib/control/raise.ts loweredPrices). Every path that changes parts writes one
 // endpoint.update audit row holding the parts before and after (lib/catalog/write.ts).
 
 type PartRow = { name: string; pricePico: number };

@@ -6,9 +6,9 @@ import type { NewAuditEvent } from "@/db/schema/audit-events";
 import { actorName } from "@/lib/ceilings/actor";
 import { sqlState } from "@/db/sql-state";
 import { budgetKeysCharging, checkMemberCurrency } from "@/lib/budgets/write";
-import { controlDetails, isChangeControl, requireApproval, type ChangeControl } from "@/lib/changes/context";
-import { ChangeControlError } from "@/lib/changes/errors";
-import { isNewValueRaise, loweredPrices } from "@/lib/changes/raise";
+import { controlDetails, isChangeControl, requireApproval, type ChangeControl } from "@/lib/control/context";
+import { ChangeControlError } from "@/lib/control/errors";
+import { isNewValueRaise, loweredPrices } from "@/lib/control/raise";
 import { forgetCallerTotals } from "@/lib/counters/caller-totals";
 import { lockClosedWindows } from "@/lib/counters/closed-windows";
 import { formatCount } from "@/lib/format";
@@ -25,7 +25,7 @@ import { type CeilingSpec, ceilingIdentity, type EndpointFields, type EndpointSp
 
 /**
  * A change's transaction, who makes it and why. `changeControl`: the permission to raise (an
- * approved request, break glass, or setup code; lib/changes/context.ts); without it a raise here
+ * approved request, break glass, or setup code; lib/control/context.ts); without it a raise here
  * is refused with approval_required, whichever verb or file apply called the write.
  */
 export type Change = { tx: Db; actor: AuditActor; reason: string; details?: Record<string, unknown>; changeControl?: ChangeControl };

@@ -5,7 +5,7 @@ import { useTestDatabase } from "@/db/testing-suite";
 import { eq, sql } from "drizzle-orm";
 import { adjustCeiling } from "./adjust";
 import { setBounds } from "./bounds";
-import { setupControl } from "@/lib/changes/context";
+import { setupControl } from "@/lib/control/context";
 import { CeilingConflictError, CeilingError } from "./errors";
 import { auditOf, createEndpoint, first, readCeiling } from "./test-fixtures";
 

@@ -1,8 +1,8 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { ceilings, endpoints, type Ceiling, type Endpoint } from "@/db/schema";
-import { controlDetails, requireApproval, type ChangeControl } from "@/lib/changes/context";
-import { isValueRaise } from "@/lib/changes/raise";
+import { controlDetails, requireApproval, type ChangeControl } from "@/lib/control/context";
+import { isValueRaise } from "@/lib/control/raise";
 import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { actorName } from "./actor";
 import { CeilingError, requireReason } from "./errors";
@@ -20,7 +20,7 @@ export type AdjustCeilingParams = {
   reason: string;
   /** The value typed a second time, required for a raise of 5x or more. */
   confirm?: string;
-  /** A raise needs one (lib/changes/context.ts): only an approved request or setup code has it. */
+  /** A raise needs one (lib/control/context.ts): only an approved request or setup code has it. */
   changeControl?: ChangeControl;
 };
 

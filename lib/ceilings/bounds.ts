@@ -1,8 +1,8 @@
 import type { Db } from "@/db/client";
 import type { Ceiling, Endpoint } from "@/db/schema";
-import { controlDetails, requireApproval, type ChangeControl } from "@/lib/changes/context";
-import { isBoundsRaise } from "@/lib/changes/raise";
-import { activeRevertTo } from "@/lib/changes/raise-floor";
+import { controlDetails, requireApproval, type ChangeControl } from "@/lib/control/context";
+import { isBoundsRaise } from "@/lib/control/raise";
+import { activeRevertTo } from "@/lib/control/raise-floor";
 import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { CeilingError, requireReason } from "./errors";
 import { lockCeilingAsSeen, saveCeiling } from "./lock";

@@ -6,7 +6,7 @@ import { adjustCeiling } from "./adjust";
 import { getKillState } from "./detail";
 import { killAll, killEndpoint, restoreEndpoint } from "./kill";
 import { removeOverride, setOverride } from "./overrides";
-import { setupControl } from "@/lib/changes/context";
+import { setupControl } from "@/lib/control/context";
 
 const control = setupControl("test");
 import { auditOf, createEndpoint, first, readCeiling } from "./test-fixtures";

@@ -6,7 +6,7 @@ import { lockAccounts } from "@/lib/accounts/assign";
 import { canonicalCaller, hasControlChars } from "@/lib/canonical";
 import { hasLoneSurrogate } from "@/lib/canonical/caller";
 import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
-import { type ChangeControl, controlDetails, requireApproval } from "@/lib/changes/context";
+import { type ChangeControl, controlDetails, requireApproval } from "@/lib/control/context";
 import { formatCount } from "@/lib/format";
 import { planLimit } from "@/lib/plans/loosening";
 import { CeilingError, requireReason } from "./errors";

@@ -3,7 +3,7 @@ import type { Db } from "@/db/client";
 import { auditEvents, ceilings, type Ceiling, type NewCeiling } from "@/db/schema";
 import { createEndpoint as createCatalogEndpoint } from "@/lib/catalog/change";
 import { BACKSTOP } from "@/lib/enforcement/test-fixtures";
-import { setupControl } from "@/lib/changes/context";
+import { setupControl } from "@/lib/control/context";
 
 // Small, explicit endpoints for integration tests: each test creates its own so none shares rows.
 

@@ -1,9 +1,9 @@
 import type { Db } from "@/db/client";
 import type { ChangeRequest } from "@/db/schema";
 import type { AuditActor } from "@/lib/audit/record";
-import { approvalControl } from "./context";
+import { approvalControl } from "@/lib/control/context";
 import { isChangeKind } from "./types";
-import { ChangeControlError } from "./errors";
+import { ChangeControlError } from "@/lib/control/errors";
 import { kindHandlers } from "./kinds";
 import { recordRaiseEnd } from "./raise-ends";
 

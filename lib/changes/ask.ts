@@ -1,7 +1,7 @@
 import type { Db } from "@/db/client";
 import { changeRequests, type ChangeRequest } from "@/db/schema";
 import { formatCount } from "@/lib/format";
-import { ChangeControlError } from "./errors";
+import { ChangeControlError } from "@/lib/control/errors";
 import { kindHandlers } from "./kinds";
 import type { Prepared } from "./prepared";
 import { type ChangeKind, isChangeKind, REQUEST_TTL_MS, type RequestChangeParams } from "./types";

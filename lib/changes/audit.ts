@@ -3,7 +3,7 @@ import type { Db } from "@/db/client";
 import { endpoints, type ChangeRequest } from "@/db/schema";
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { readReason } from "@/lib/audit/reason";
-import { ChangeControlError } from "./errors";
+import { ChangeControlError } from "@/lib/control/errors";
 
 /** change.request, change.approve, change.reject, change.cancel, change.stale, change.expire, change.break_glass, change.acknowledge. */
 export type LifecycleAction =

@@ -9,7 +9,7 @@ import { fieldsOf, lockedEndpoint, updateEndpointFields } from "@/lib/catalog/wr
 import { billingMonthWindow } from "@/lib/ceilings/windows";
 import { formatCount } from "@/lib/format";
 import { ceilingLabel, parseChange } from "./ceiling-kinds";
-import { ChangeControlError } from "./errors";
+import { ChangeControlError } from "@/lib/control/errors";
 import { type KindHandler, movedSince, staleMessage, type Worst } from "./prepared";
 
 // endpoint.billing_day: an endpoint's billing day, asked for when the endpoint has a billing_month

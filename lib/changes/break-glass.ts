@@ -6,7 +6,7 @@ import { applyRequest } from "./apply";
 import { insertRequest, prepareAsk } from "./ask";
 import { readText, recordLifecycle } from "./audit";
 import { lockRequest } from "./decide";
-import { ChangeControlError } from "./errors";
+import { ChangeControlError } from "@/lib/control/errors";
 import { BREAK_GLASS_MIN_REASON, type Requester, type RequestChangeParams } from "./types";
 import { refusing, requireIndependent, independenceRefusal, staffActor, verifyStaff } from "./who";
 

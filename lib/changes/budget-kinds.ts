@@ -14,10 +14,10 @@ import { clampToBounds } from "@/lib/ceilings/parse";
 import { issueLine } from "@/lib/errors";
 import { formatMoney } from "@/lib/format";
 import { parseChange, shownValue } from "./ceiling-kinds";
-import { ChangeControlError } from "./errors";
+import { ChangeControlError } from "@/lib/control/errors";
 import { type Applied, hasEnd, isKilled, KILLED_NO_END, type KindHandler, movedSince, type Prepared, staleMessage } from "./prepared";
-import { isBoundsRaise, isNewValueRaise, isValueRaise } from "./raise";
-import { activeRevertTo } from "./raise-floor";
+import { isBoundsRaise, isNewValueRaise, isValueRaise } from "@/lib/control/raise";
+import { activeRevertTo } from "@/lib/control/raise-floor";
 
 // The kinds on a budget: its value, its bounds, an unarchive, a new budget above its default.
 // Applied under the members' endpoint locks and the budget row (lockedBudget), through the budget

@@ -14,7 +14,7 @@ import { clampToBounds, CONFIRM_RAISE_FACTOR, parseLimitInput, previewAdjustment
 import { durationLabel } from "@/lib/ceilings/guarantee";
 import { formatCount } from "@/lib/format";
 import { issueLine } from "@/lib/errors";
-import { ChangeControlError } from "./errors";
+import { ChangeControlError } from "@/lib/control/errors";
 import {
   type Applied,
   type ApplyContext,
@@ -28,8 +28,8 @@ import {
   type Worst,
 } from "./prepared";
 import { isAddRaise } from "@/lib/catalog/re-add";
-import { isBoundsRaise, isValueRaise } from "./raise";
-import { activeRevertTo } from "./raise-floor";
+import { isBoundsRaise, isValueRaise } from "@/lib/control/raise";
+import { activeRevertTo } from "@/lib/control/raise-floor";
 
 // The kinds on an endpoint and its ceilings: a ceiling's value and bounds, a new ceiling, the
 // per-call max, an unarchive. Applied under the endpoint lock the direct edit takes

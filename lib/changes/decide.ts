@@ -3,7 +3,7 @@ import type { Db } from "@/db/client";
 import { changeRequests, type ChangeRequest } from "@/db/schema";
 import { applyRequest } from "./apply";
 import { readText, recordLifecycle } from "./audit";
-import { ChangeControlError } from "./errors";
+import { ChangeControlError } from "@/lib/control/errors";
 import { expireLocked } from "./expire";
 import type { ApproveResult, Requester } from "./types";
 import { refusing, requireIndependent, independenceRefusal, staffActor, type Verified, verifyStaff } from "./who";

@@ -6,7 +6,7 @@ import type { EndpointPart } from "@/lib/vocabulary";
 import { parseLimitInput } from "@/lib/ceilings/parse";
 import { parsePlanValue } from "@/lib/plans/preview";
 import { breakGlass } from "./break-glass";
-import { ChangeControlError } from "./errors";
+import { ChangeControlError } from "@/lib/control/errors";
 import { requestChange } from "./request";
 import type { ChangeKind, Requester } from "./types";
 

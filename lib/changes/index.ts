@@ -1,11 +1,11 @@
 // The door to change control: a raise takes two people, lowering takes one. What the dashboard,
 // the CLI and tests call (docs/change-control.md).
 export { acknowledgeBreakGlass, breakGlass } from "./break-glass";
-export { isChangeControl, setupControl, type ChangeControl } from "./context";
+export { isChangeControl, setupControl, type ChangeControl } from "@/lib/control/context";
 export { approveChange, cancelChange, rejectChange } from "./decide";
-export { ChangeControlError, type AskInstead, type ChangeControlErrorCode } from "./errors";
+export { ChangeControlError, type AskInstead, type ChangeControlErrorCode } from "@/lib/control/errors";
 export { expireChangeRequests } from "./expire";
-export { isBoundsRaise, isNewValueRaise, isValueRaise } from "./raise";
+export { isBoundsRaise, isNewValueRaise, isValueRaise } from "@/lib/control/raise";
 export {
   getChangeRequest,
   listChangeRequests,

@@ -9,7 +9,7 @@ import { addCeiling, createEndpoint, setEndpointArchived, updateEndpoint } from 
 import { readCatalogEndpoint } from "@/lib/catalog/read";
 import { setBounds } from "@/lib/ceilings/bounds";
 import { first as only, readCeiling } from "@/lib/ceilings/test-fixtures";
-import { setupControl } from "./context";
+import { setupControl } from "@/lib/control/context";
 import { approveChange, pendingForEndpoint, requestChange, type ChangeKind, type Requester } from "./index";
 import { staffMember } from "./test-fixtures";
 

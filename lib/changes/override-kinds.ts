@@ -13,7 +13,7 @@ import { clampToBounds } from "@/lib/ceilings/parse";
 import { formatCount, formatMoney } from "@/lib/format";
 import { planLimit } from "@/lib/plans/loosening";
 import { parseChange } from "./ceiling-kinds";
-import { ChangeControlError } from "./errors";
+import { ChangeControlError } from "@/lib/control/errors";
 import { type Applied, type KindHandler, movedSince, type Prepared, staleMessage } from "./prepared";
 
 // A per-account override above what binds the account (its override in force, else its plan's

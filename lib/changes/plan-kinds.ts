@@ -24,7 +24,7 @@ import { previewPlanValue } from "@/lib/plans/preview";
 import { lockedPlan, lockPlanEndpoints } from "@/lib/plans/write";
 import { lockTarget, nameOf, planBinding, removalRaise, removePlanValue, setPlanValue, valueOf, type LockedTarget, type PlanTarget } from "@/lib/plans/values";
 import { parseChange } from "./ceiling-kinds";
-import { ChangeControlError } from "./errors";
+import { ChangeControlError } from "@/lib/control/errors";
 import { type Applied, type KindHandler, movedSince, type Prepared, staleMessage, type Worst } from "./prepared";
 
 // The kinds on plans and accounts (docs/change-control.md, "What is a raise"): a plan's value above

@@ -1,7 +1,7 @@
 import type { Db } from "@/db/client";
 import type { ChangeRequest } from "@/db/schema";
 import type { AuditActor } from "@/lib/audit/record";
-import type { ChangeControl } from "./context";
+import type { ChangeControl } from "@/lib/control/context";
 
 // What each kind of request knows how to do: `prepare` reads what is in force when it is asked
 // (before, after, the worst case both ways, a one-line summary, whether it is a raise), `apply`

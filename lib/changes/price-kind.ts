@@ -9,13 +9,13 @@ import { recentlyRemovedParts } from "@/lib/catalog/re-add";
 import { perCallMoneyIssue } from "@/lib/catalog/spec";
 import { issueLine } from "@/lib/errors";
 import { parseChange } from "./ceiling-kinds";
-import { ChangeControlError } from "./errors";
+import { ChangeControlError } from "@/lib/control/errors";
 import { type KindHandler, movedSince, staleMessage } from "./prepared";
-import { loweredPrices } from "./raise";
+import { loweredPrices } from "@/lib/control/raise";
 
 // endpoint.prices: an endpoint's part prices, asked for when one is lowered while a live budget
 // charges the endpoint (the same money then admits more calls), or a part added back cheaper than
-// one removed in the last 24 hours (lib/changes/raise.ts loweredPrices). Applied under the endpoint's lock
+// one removed in the last 24 hours (lib/control/raise.ts loweredPrices). Applied under the endpoint's lock
 // through the endpoint edit's own write (updateEndpointFields), which refuses it without approval.
 
 const Key = z.string({ error: "an endpoint key is required" }).min(1, "an endpoint key is required").max(64);

@@ -12,7 +12,7 @@ import { makeBudget, setBudgetValue } from "@/lib/enforcement/budget-fixtures";
 import { adjustBudget, updateBudget } from "@/lib/budgets/change";
 import { readBudget } from "@/lib/budgets/read";
 import { setBounds } from "@/lib/ceilings/bounds";
-import { ChangeControlError } from "./errors";
+import { ChangeControlError } from "@/lib/control/errors";
 import { breakGlass } from "./break-glass";
 import { approveChange, rejectChange } from "./decide";
 import { requestChange } from "./request";

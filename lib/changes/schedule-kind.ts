@@ -3,7 +3,7 @@ import { z } from "zod";
 import { ceilings, endpoints, scheduledChanges } from "@/db/schema";
 import { formatCount } from "@/lib/format";
 import { ceilingLabel, parseChange } from "./ceiling-kinds";
-import { ChangeControlError } from "./errors";
+import { ChangeControlError } from "@/lib/control/errors";
 import type { KindHandler } from "./prepared";
 import { activateSchedule } from "./schedules";
 

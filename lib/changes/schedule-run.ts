@@ -10,7 +10,7 @@ import { lockCeiling, lockCeilings } from "@/lib/ceilings/lock";
 import { DomainError } from "@/lib/errors";
 import { formatCount } from "@/lib/format";
 import { logError } from "@/lib/log/redact";
-import { type ChangeControl, scheduleControl } from "./context";
+import { type ChangeControl, scheduleControl } from "@/lib/control/context";
 import { standingValue } from "./schedule-standing";
 import { nextDailyRun } from "./schedule-time";
 

@@ -8,7 +8,7 @@ import { makeEndpoint } from "@/lib/enforcement/test-fixtures";
 import { approveChange } from "./decide";
 import { endRaises } from "./raise-ends";
 import { requestChange } from "./request";
-import { ChangeControlError } from "./errors";
+import { ChangeControlError } from "@/lib/control/errors";
 import { runDueSchedules } from "./schedule-run";
 import { cancelSchedule, createSchedule, listSchedules } from "./schedules";
 import { staffMember } from "./test-fixtures";

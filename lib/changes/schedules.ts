@@ -6,7 +6,7 @@ import { auditOf, recordAudit } from "@/lib/audit/record";
 import { hasRole } from "@/lib/auth/roles";
 import { clampToBounds, CONFIRM_RAISE_FACTOR, parseLimitInput } from "@/lib/ceilings/parse";
 import { formatCount } from "@/lib/format";
-import { ChangeControlError } from "./errors";
+import { ChangeControlError } from "@/lib/control/errors";
 import { requestChange } from "./request";
 import { standingValue } from "./schedule-standing";
 import { nextAtTimeOfDay, nextDailyRun, parseTimeOfDay } from "./schedule-time";

@@ -3,7 +3,7 @@ import { type Db, resultRows } from "@/db/client";
 import { staff } from "@/db/schema";
 import { recordAudit, type AuditActor } from "@/lib/audit/record";
 import { hasRole, type Role } from "@/lib/auth/roles";
-import { ChangeControlError } from "./errors";
+import { ChangeControlError } from "@/lib/control/errors";
 import type { Requester } from "./types";
 
 // Who may do what is checked here against the staff row, not the role a caller passes: a session

@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
 import { assignPlans, blockAccount } from "@/lib/accounts";
-import { setupControl } from "@/lib/changes/context";
+import { setupControl } from "@/lib/control/context";
 import { DEMO_CALLERS } from "./catalog";
 
 // The demo's customers as accounts: every caller its history names is registered with the time it

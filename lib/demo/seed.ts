@@ -3,7 +3,7 @@ import type { PgTable } from "drizzle-orm/pg-core";
 import { hashPassword, PRODUCTION_BCRYPT_COST } from "@/lib/auth/password";
 import type { Db } from "@/db/client";
 import { applyCatalog } from "@/lib/catalog/file";
-import { setupControl } from "@/lib/changes/context";
+import { setupControl } from "@/lib/control/context";
 import { DEMO_CATALOG_TEXT, DEMO_ENDPOINTS, DEMO_PASSWORD, DEMO_STAFF, type CeilingRef } from "./catalog";
 import type { SeededCeiling, UsageRow } from "./history";
 import { demoAlerts, demoAuditEvents, demoRefusals, type Endpoints } from "./incidents";

@@ -6,7 +6,7 @@ import type { AuditActor } from "@/lib/audit/record";
 import { CatalogError, invalidInput, requireCatalogReason, type Issue } from "@/lib/catalog/errors";
 import { zodIssues } from "@/lib/catalog/spec";
 import { sqlState } from "@/db/sql-state";
-import { type ChangeControl, controlDetails, requireApproval } from "@/lib/changes/context";
+import { type ChangeControl, controlDetails, requireApproval } from "@/lib/control/context";
 import { planLoosening } from "./loosening";
 import { NewPlanKey, PlanDescription, PlanKey, PlanName } from "./spec";
 import { lockedPlan, lockPlanEndpoints, recordPlanChange, savePlan, type PlanChange } from "./write";

@@ -7,7 +7,7 @@ import { CONFIRM_RAISE_FACTOR } from "@/lib/ceilings/parse";
 import { lockCeiling } from "@/lib/ceilings/lock";
 import { formatCount, formatMoney } from "@/lib/format";
 import type { FileRaise } from "@/lib/catalog/file-raises";
-import { type ChangeControl, isChangeControl, requireApproval } from "@/lib/changes/context";
+import { type ChangeControl, isChangeControl, requireApproval } from "@/lib/control/context";
 import { defaultSwitchLoosening, insertPlan, makeDefaultLocked, updatePlanFields } from "./change";
 import { planCeilingId, type PlanBudgetValueSpec, type PlanCeilingValueSpec, type PlanSpec, type PlanSpecInput } from "./spec";
 import { deleteBudgetValue, deleteCeilingValue, planBinding, writeBudgetValue, writeCeilingValue } from "./values";

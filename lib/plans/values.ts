@@ -3,7 +3,7 @@ import type { Db } from "@/db/client";
 import { budgets, ceilings, endpoints, planBudgetValues, planCeilingValues, plans, type Budget, type Ceiling, type Endpoint, type Plan } from "@/db/schema";
 import { auditOf, auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { lockedBudget } from "@/lib/budgets/write";
-import { type ChangeControl, controlDetails, requireApproval } from "@/lib/changes/context";
+import { type ChangeControl, controlDetails, requireApproval } from "@/lib/control/context";
 import { CatalogError, invalidInput, requireCatalogReason } from "@/lib/catalog/errors";
 import { CONFIRM_RAISE_FACTOR, type Clamp } from "@/lib/ceilings/parse";
 import { lockCeiling } from "@/lib/ceilings/lock";

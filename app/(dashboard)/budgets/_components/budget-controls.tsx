@@ -11,7 +11,7 @@ import { inputClass, labelClass } from "@/components/ui";
 import { parseMoneyInput, previewBudgetAdjustment } from "@/lib/budgets/money";
 import { Money } from "@/components/money";
 import { WhatIfPanel } from "@/components/what-if-panel";
-import { isValueRaise } from "@/lib/changes/raise";
+import { isValueRaise } from "@/lib/control/raise";
 import { AskForApproval } from "@/components/ask-approval";
 import { AskRaiseForm } from "@/components/ask-raise-form";
 

@@ -4,7 +4,7 @@ import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { revokeApiKey } from "@/lib/api-keys";
 import { setEndpointArchived } from "@/lib/catalog";
-import { setupControl } from "@/lib/changes/context";
+import { setupControl } from "@/lib/control/context";
 import { makeBudget, priceEndpoint } from "@/lib/enforcement/budget-fixtures";
 import { setBlocked } from "@/lib/enforcement/plan-fixtures";
 import { makeEndpoint, setCeilingValue } from "@/lib/enforcement/test-fixtures";

@@ -10,7 +10,7 @@ import { runAction } from "@/app/(dashboard)/actions";
 import { SubmitButton } from "@/components/submit-button";
 import { ReasonField } from "@/components/reason-field";
 import { formatCount } from "@/lib/format";
-import { isValueRaise } from "@/lib/changes/raise";
+import { isValueRaise } from "@/lib/control/raise";
 import { AskForApproval } from "@/components/ask-approval";
 
 const adjustCeilingAction = runAction.bind(null, "ceiling.adjust");

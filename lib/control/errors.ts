@@ -1,5 +1,5 @@
 import { DomainError } from "@/lib/errors";
-import type { ChangeKind } from "./types";
+import type { ChangeKind } from "./change-kinds";
 
 /** What went wrong with a change request: a code the UI and CLI branch on, a message to act on. */
 export type ChangeControlErrorCode =

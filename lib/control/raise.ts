@@ -25,7 +25,7 @@ export function standingValue(row: { value: number; valueBeforeKill: number | nu
  * in force (or the one a restore puts back) up: a min above the value raises it. A default pulled
  * up is a raise where a restore would bring it back (at 0 with nothing remembered): the standing
  * value rises, and a restore is one person's. While a temporary raise is running (`revertTo`: the
- * lowest revert_to of its active raise ends, lib/changes/raise-floor.ts), a min raised above the
+ * lowest revert_to of its active raise ends, lib/control/raise-floor.ts), a min raised above the
  * value it puts back is a raise too: the end could not lower the value below it.
  */
 export function isBoundsRaise(
