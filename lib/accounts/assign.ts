@@ -4,7 +4,7 @@ import { type Db, resultRows } from "@/db/client";
 import { auditEvents, plans, type NewAuditEvent } from "@/db/schema";
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { replaceControlChars } from "@/lib/canonical";
-import { actorName } from "@/lib/ceilings/actor";
+import { actorName } from "@/lib/audit/actor";
 import { type ChangeControl, controlDetails, isChangeControl, requireApproval } from "@/lib/control/context";
 import { accountsLoosening, type Loosening } from "@/lib/plans/loosening";
 import { AccountError, MAX_NAMED_ROWS, optionalReason, type RowProblem } from "./errors";

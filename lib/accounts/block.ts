@@ -2,7 +2,7 @@ import { eq, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { accounts } from "@/db/schema";
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
-import { actorName } from "@/lib/ceilings/actor";
+import { actorName } from "@/lib/audit/actor";
 import { type ChangeControl, controlDetails, requireApproval } from "@/lib/control/context";
 import { AccountError, requireReason } from "./errors";
 import { parseAccountId } from "./parse";

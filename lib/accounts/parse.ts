@@ -1,4 +1,4 @@
-import { CallerKey } from "@/lib/ceilings/overrides";
+import { CallerKey } from "@/lib/canonical/caller";
 import { hasControlChars } from "@/lib/canonical";
 import { ENDPOINT_KEY_PATTERN } from "@/lib/vocabulary";
 import { AccountError } from "./errors";

@@ -1,7 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
-import type { WindowSpan } from "@/lib/ceilings/windows";
+import type { WindowSpan } from "@/lib/limits/windows";
 import { Int, microsOf, NullableInt, parseRows, pricedByParts, unitPricePico } from "@/lib/spend/source";
 import { BUDGET_WINDOWS, CEILING_METRICS, CEILING_WINDOWS, type BudgetWindow, type CeilingMetric, type CeilingWindow } from "@/lib/vocabulary";
 import { LimitSourceColumn, type Binding } from "./read-binding";

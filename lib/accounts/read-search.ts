@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
-import { CallerKey } from "@/lib/ceilings/overrides";
+import { CallerKey } from "@/lib/canonical/caller";
 import { DomainError } from "@/lib/errors";
 import { Int, parseRows } from "@/lib/spend/source";
 

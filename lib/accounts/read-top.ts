@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { Db } from "@/db/client";
 import { topAccountsNow, topAccountsOver, WINDOW_TOP, windowsBack } from "@/lib/budgets";
 import { windowTopCandidates } from "@/lib/budgets/read-accounts";
-import { windowFor, type WindowSpan } from "@/lib/ceilings/windows";
+import { windowFor, type WindowSpan } from "@/lib/limits/windows";
 import { Int, parseRows } from "@/lib/spend/source";
 import { BUDGET_WINDOWS, CEILING_METRICS, CEILING_WINDOWS, type BudgetWindow, type CeilingMetric, type CeilingWindow } from "@/lib/vocabulary";
 import { LimitSourceColumn, thirtyDaysFrom, type Binding } from "./read-binding";

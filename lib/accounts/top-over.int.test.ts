@@ -6,7 +6,7 @@ import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { createEndpoint } from "@/lib/ceilings/test-fixtures";
 import { windowsBack } from "@/lib/budgets";
-import { windowFor } from "@/lib/ceilings/windows";
+import { windowFor } from "@/lib/limits/windows";
 import { buildCallerTotals } from "@/lib/counters/caller-totals";
 import { DAY_MS } from "@/lib/time";
 import { ceilingTopOver, ceilingTopOverQuery } from "./read-top";

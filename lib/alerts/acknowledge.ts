@@ -2,7 +2,7 @@ import { and, inArray, isNull, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { alerts } from "@/db/schema";
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
-import { actorName } from "@/lib/ceilings/actor";
+import { actorName } from "@/lib/audit/actor";
 import { AlertError } from "./errors";
 
 /**

@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { Db } from "@/db/client";
 import { alertDestinations, type AlertDestination } from "@/db/schema";
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
-import { actorName } from "@/lib/ceilings/actor";
+import { actorName } from "@/lib/audit/actor";
 import { env } from "@/lib/env";
 import { checkDestinationUrl, EgressRefused, egressPolicyFrom, type EgressPolicy } from "./egress";
 import { AlertError } from "./errors";

@@ -1,5 +1,5 @@
 import type { Budget } from "@/db/schema";
-import { CONFIRM_RAISE_FACTOR } from "@/lib/ceilings/parse";
+import { CONFIRM_RAISE_FACTOR } from "@/lib/limits/parse";
 import type { EndpointPlan, PlannedChange } from "@/lib/catalog/file";
 import { requireApproval } from "@/lib/control/context";
 import { isValueRaise } from "@/lib/control/raise";

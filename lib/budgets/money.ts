@@ -1,7 +1,7 @@
 // Money typed by a person, and what saving it would do: pure functions shared by the server (which
 // decides) and the budget forms (which preview). No database, no React: the browser imports this.
 
-import { clampToBounds, CONFIRM_RAISE_FACTOR, type Clamp } from "@/lib/ceilings/parse";
+import { clampToBounds, CONFIRM_RAISE_FACTOR, type Clamp } from "@/lib/limits/parse";
 import { ordinal } from "@/lib/ceilings/guarantee";
 import { formatMoney } from "@/lib/format";
 

@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
-import { windowFor, type WindowSpan } from "@/lib/ceilings/windows";
+import { windowFor, type WindowSpan } from "@/lib/limits/windows";
 import { DAY_MS, utcDay } from "@/lib/time";
 import { windowTotalsOf } from "@/lib/counters/window-totals";
 import { Int, parseRows } from "@/lib/spend/source";

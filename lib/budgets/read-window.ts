@@ -1,7 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
-import type { WindowSpan } from "@/lib/ceilings/windows";
+import type { WindowSpan } from "@/lib/limits/windows";
 import { windowTotalsOf } from "@/lib/counters/window-totals";
 import { Int, NullableInt, parseRows } from "@/lib/spend/source";
 import { BUDGET_SCOPES, BUDGET_WINDOWS, type BudgetScope, type BudgetWindow } from "@/lib/vocabulary";

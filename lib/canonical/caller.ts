@@ -1,3 +1,5 @@
+import { z } from "zod";
+
 // One billing account is one string everywhere: the override, the counter, the reservation and
 // the refusal must name the same account, so every boundary (HTTP, library, dashboard, SQL)
 // trims the same whitespace and refuses the same control characters. SQL twin:
@@ -31,3 +33,17 @@ export function hasLoneSurrogate(text: string): boolean {
 export function replaceControlChars(text: string): string {
   return text.replace(CONTROL, "\uFFFD").replace(LONE_SURROGATES, "\uFFFD");
 }
+
+/** A billing account, as enforcement keys per-caller ceilings: never an API token. */
+export const CallerKey = z
+  .string()
+  .transform(canonicalCaller)
+  .pipe(
+    z
+      .string()
+      .min(1, "the billing account is required")
+      .max(200, "the billing account must be 200 characters or fewer")
+      .refine((v) => !hasControlChars(v), "the billing account must not contain control characters")
+      // The database cannot store one: a bulk of 10,000 would fail whole with a driver error.
+      .refine((v) => !hasLoneSurrogate(v), "the billing account must not contain a lone surrogate (an unpaired \\ud800-\\udfff is no character)"),
+  );

@@ -4,7 +4,7 @@ import type { Db } from "@/db/client";
 import { ceilings, type Ceiling, type Endpoint } from "@/db/schema";
 import type { AuditActor } from "@/lib/audit/record";
 import type { ChangeControl } from "@/lib/control/context";
-import { CONFIRM_RAISE_FACTOR } from "@/lib/ceilings/parse";
+import { CONFIRM_RAISE_FACTOR } from "@/lib/limits/parse";
 import { CatalogConflictError, CatalogError, invalidInput, requireCatalogReason } from "./errors";
 import { AlertThresholds, CeilingSpec, ceilingIdentity, EndpointFields, EndpointSpec, perCallMoneyIssue, UNBOUNDED_SENTENCE, zodIssues } from "./spec";
 import {

@@ -3,7 +3,7 @@ import type { Db } from "@/db/client";
 import { ceilingOverrides, ceilings, endpoints, type Ceiling, type Endpoint, type NewCeiling } from "@/db/schema";
 import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import type { NewAuditEvent } from "@/db/schema/audit-events";
-import { actorName } from "@/lib/ceilings/actor";
+import { actorName } from "@/lib/audit/actor";
 import { sqlState } from "@/db/sql-state";
 import { budgetKeysCharging, checkMemberCurrency } from "@/lib/budgets/write";
 import { controlDetails, isChangeControl, requireApproval, type ChangeControl } from "@/lib/control/context";

@@ -4,10 +4,10 @@ import { ceilings, endpoints, type Ceiling, type Endpoint } from "@/db/schema";
 import { controlDetails, requireApproval, type ChangeControl } from "@/lib/control/context";
 import { isValueRaise } from "@/lib/control/raise";
 import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
-import { actorName } from "./actor";
+import { actorName } from "@/lib/audit/actor";
 import { CeilingError, requireReason } from "./errors";
 import { lockCeilingAsSeen, saveCeiling } from "./lock";
-import { parseLimitInput, previewAdjustment, type AdjustmentKind, type Clamp } from "./parse";
+import { parseLimitInput, previewAdjustment, type AdjustmentKind, type Clamp } from "@/lib/limits/parse";
 import { formatCount } from "@/lib/format";
 
 export type AdjustCeilingParams = {

@@ -6,7 +6,7 @@ import { activeRevertTo } from "@/lib/control/raise-floor";
 import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { CeilingError, requireReason } from "./errors";
 import { lockCeilingAsSeen, saveCeiling } from "./lock";
-import { clampToBounds, parseLimitInput } from "./parse";
+import { clampToBounds, parseLimitInput } from "@/lib/limits/parse";
 import { formatCount } from "@/lib/format";
 import { clampPlanCeilingValues } from "@/lib/plans/clamp";
 

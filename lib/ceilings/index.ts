@@ -14,5 +14,6 @@ export {
   type EndpointOverview,
   type MonthToDate,
 } from "./overview";
-export { CallerKey, removeOverride, setOverride, type OverrideResult } from "./overrides";
-export { clampToBounds, parseLimitInput, previewAdjustment, type AdjustmentPreview } from "./parse";
+export { removeOverride, setOverride, type OverrideResult } from "./overrides";
+export { CallerKey } from "@/lib/canonical/caller";
+export { clampToBounds, parseLimitInput, previewAdjustment, type AdjustmentPreview } from "@/lib/limits/parse";

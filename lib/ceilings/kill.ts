@@ -1,10 +1,10 @@
 import type { Db } from "@/db/client";
 import type { Ceiling, Endpoint } from "@/db/schema";
 import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
-import { actorName } from "./actor";
+import { actorName } from "@/lib/audit/actor";
 import { CeilingError, optionalReason } from "./errors";
 import { endpointsById, lockCeilings, lockEndpointCeilings, saveCeiling } from "./lock";
-import { clampToBounds } from "./parse";
+import { clampToBounds } from "@/lib/limits/parse";
 
 export type KillParams = { endpointKey: string; actor: AuditActor; reason?: string };
 export type RestoreParams = { endpointKey: string; actor: AuditActor; reason?: string };

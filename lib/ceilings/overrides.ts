@@ -3,8 +3,7 @@ import { z } from "zod";
 import type { Db } from "@/db/client";
 import { ceilingOverrides } from "@/db/schema";
 import { lockAccounts } from "@/lib/accounts/assign";
-import { canonicalCaller, hasControlChars } from "@/lib/canonical";
-import { hasLoneSurrogate } from "@/lib/canonical/caller";
+import { CallerKey } from "@/lib/canonical/caller";
 import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { type ChangeControl, controlDetails, requireApproval } from "@/lib/control/context";
 import { formatCount } from "@/lib/format";
@@ -12,21 +11,7 @@ import { planLimit } from "@/lib/plans/loosening";
 import { CeilingError, requireReason } from "./errors";
 import { recordRejectedInput } from "./adjust";
 import { lockCeiling } from "./lock";
-import { clampToBounds, parseLimitInput, type Clamp } from "./parse";
-
-/** A billing account, as enforcement keys per-caller ceilings: never an API token. */
-export const CallerKey = z
-  .string()
-  .transform(canonicalCaller)
-  .pipe(
-    z
-      .string()
-      .min(1, "the billing account is required")
-      .max(200, "the billing account must be 200 characters or fewer")
-      .refine((v) => !hasControlChars(v), "the billing account must not contain control characters")
-      // The database cannot store one: a bulk of 10,000 would fail whole with a driver error.
-      .refine((v) => !hasLoneSurrogate(v), "the billing account must not contain a lone surrogate (an unpaired \\ud800-\\udfff is no character)"),
-  );
+import { clampToBounds, parseLimitInput, type Clamp } from "@/lib/limits/parse";
 
 // Change control: an override above what binds the account now (its override, else its plan's
 // value or the ceiling's own: ceilings.plan_limit) is a raise, asked as `ceiling.override`; so is

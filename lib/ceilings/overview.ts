@@ -4,7 +4,7 @@ import { readBudgetStops, type BudgetStop } from "@/lib/budgets/read-stops";
 import { ceilingOverrides, ceilings, endpoints, type Ceiling, type Endpoint } from "@/db/schema";
 import { describeGuarantee } from "./guarantee";
 import { currentUsageTotals, usageSince, type UsageTotals } from "./usage";
-import { billingMonthWindow, windowFor, type WindowSpan } from "./windows";
+import { billingMonthWindow, windowFor, type WindowSpan } from "@/lib/limits/windows";
 
 /** At this share of a ceiling used (settled + held), it is shown as near its limit. */
 export const NEAR_LIMIT_RATIO = 0.8;

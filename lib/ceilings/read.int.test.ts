@@ -8,7 +8,7 @@ import { getEndpointDetail } from "./detail";
 import { killEndpoint } from "./kill";
 import { listEndpointsOverview } from "./overview";
 import { createEndpoint, first } from "./test-fixtures";
-import { billingMonthWindow, utcDayWindow } from "./windows";
+import { billingMonthWindow, utcDayWindow } from "@/lib/limits/windows";
 
 const admin = { type: "staff", email: "admin@test.local" } as const;
 

@@ -6,7 +6,7 @@ import { isBillingDayRaise } from "@/lib/catalog/billing-day";
 import { CatalogError } from "@/lib/catalog/errors";
 import { worstCases } from "@/lib/catalog/worst-case";
 import { fieldsOf, lockedEndpoint, updateEndpointFields } from "@/lib/catalog/write";
-import { billingMonthWindow } from "@/lib/ceilings/windows";
+import { billingMonthWindow } from "@/lib/limits/windows";
 import { formatCount } from "@/lib/format";
 import { ceilingLabel, parseChange } from "./ceiling-kinds";
 import { ChangeControlError } from "@/lib/control/errors";

@@ -10,7 +10,7 @@ import { readBudget } from "@/lib/budgets/read";
 import { BudgetFields, BudgetSpec } from "@/lib/budgets/spec";
 import { BUDGET_RE_ADD_WINDOW_HOURS, loosenedArchivedBudget, looserRecentBudget } from "@/lib/budgets/re-add";
 import { endpointsByKey, lockedBudget } from "@/lib/budgets/write";
-import { clampToBounds } from "@/lib/ceilings/parse";
+import { clampToBounds } from "@/lib/limits/parse";
 import { issueLine } from "@/lib/errors";
 import { formatMoney } from "@/lib/format";
 import { parseChange, shownValue } from "./ceiling-kinds";

@@ -10,7 +10,7 @@ import { writeCeilingValue } from "@/lib/ceilings/adjust";
 import { writeBounds } from "@/lib/ceilings/bounds";
 import { CeilingError } from "@/lib/ceilings/errors";
 import { lockCeiling } from "@/lib/ceilings/lock";
-import { clampToBounds, CONFIRM_RAISE_FACTOR, parseLimitInput, previewAdjustment } from "@/lib/ceilings/parse";
+import { clampToBounds, CONFIRM_RAISE_FACTOR, parseLimitInput, previewAdjustment } from "@/lib/limits/parse";
 import { durationLabel } from "@/lib/ceilings/guarantee";
 import { formatCount } from "@/lib/format";
 import { issueLine } from "@/lib/errors";

@@ -3,7 +3,7 @@ import { parseMoneyInput } from "@/lib/budgets/money";
 import type { BudgetSpecInput } from "@/lib/budgets/spec";
 import type { CeilingSpecInput } from "@/lib/catalog/spec";
 import type { EndpointPart } from "@/lib/vocabulary";
-import { parseLimitInput } from "@/lib/ceilings/parse";
+import { parseLimitInput } from "@/lib/limits/parse";
 import { parsePlanValue } from "@/lib/plans/preview";
 import { breakGlass } from "./break-glass";
 import { ChangeControlError } from "@/lib/control/errors";

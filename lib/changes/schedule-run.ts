@@ -4,7 +4,7 @@ import { ceilings, changeRequests, endpoints, scheduledChanges, type ScheduledCh
 import { fireAlert } from "@/lib/alerts/fire";
 import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { writeCeilingValue } from "@/lib/ceilings/adjust";
-import { clampToBounds } from "@/lib/ceilings/parse";
+import { clampToBounds } from "@/lib/limits/parse";
 import { killCeilings, restoreCeilings } from "@/lib/ceilings/kill";
 import { lockCeiling, lockCeilings } from "@/lib/ceilings/lock";
 import { DomainError } from "@/lib/errors";

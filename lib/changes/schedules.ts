@@ -4,7 +4,7 @@ import { ceilings, changeRequests, endpoints, scheduledChanges, type Ceiling, ty
 import { readReason } from "@/lib/audit/reason";
 import { auditOf, recordAudit } from "@/lib/audit/record";
 import { hasRole } from "@/lib/auth/roles";
-import { clampToBounds, CONFIRM_RAISE_FACTOR, parseLimitInput } from "@/lib/ceilings/parse";
+import { clampToBounds, CONFIRM_RAISE_FACTOR, parseLimitInput } from "@/lib/limits/parse";
 import { formatCount } from "@/lib/format";
 import { ChangeControlError } from "@/lib/control/errors";
 import { requestChange } from "./request";

@@ -1,7 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { resultRows, type Db } from "@/db/client";
 import { DAY_MS, utcDay } from "@/lib/time";
-import { billingMonthWindow } from "@/lib/ceilings/windows";
+import { billingMonthWindow } from "@/lib/limits/windows";
 import { indexIn, readGrants, type DayGrants, type GrantField } from "./what-if-days";
 
 // The replay of a ledger against a value (see what-if.ts for the model) over calendar windows.

@@ -2,7 +2,7 @@ import { eq, inArray, sql } from "drizzle-orm";
 import { resultRows, type Db } from "@/db/client";
 import { budgetMembers, budgets, ceilings, endpoints } from "@/db/schema";
 import { DomainError } from "@/lib/errors";
-import { billingMonthWindow } from "@/lib/ceilings/windows";
+import { billingMonthWindow } from "@/lib/limits/windows";
 import { DAY_MS, utcDay } from "@/lib/time";
 import type { BudgetScope, CeilingMetric, CeilingScope, CeilingWindow } from "@/lib/vocabulary";
 import { readGrants, type GrantField } from "./what-if-days";

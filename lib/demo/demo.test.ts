@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { billingMonthWindow } from "@/lib/ceilings/windows";
+import { billingMonthWindow } from "@/lib/limits/windows";
 import { DEMO_CALLERS, DEMO_ENDPOINTS, DEMO_INBOXES, DEMO_PHONES, type DemoEndpoint } from "./catalog";
 import { CAP_DAYS, calendarUsageRows, dailySpend, HISTORY_DAYS, type SeededEndpoint } from "./history";
 import { demoAlerts, demoRefusals, type Endpoints } from "./incidents";

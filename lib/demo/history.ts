@@ -1,4 +1,4 @@
-import { billingMonthWindow, utcDayWindow } from "@/lib/ceilings/windows";
+import { billingMonthWindow, utcDayWindow } from "@/lib/limits/windows";
 import type { usage } from "@/db/schema/usage";
 import type { CeilingRef, DemoCeiling, DemoEndpoint } from "./catalog";
 import { DEMO_CALLERS } from "./catalog";

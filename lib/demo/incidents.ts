@@ -1,4 +1,4 @@
-import { utcDayWindow } from "@/lib/ceilings/windows";
+import { utcDayWindow } from "@/lib/limits/windows";
 import type { alerts } from "@/db/schema/alerts";
 import type { NewAuditEvent } from "@/db/schema/audit-events";
 import type { refusals } from "@/db/schema/refusals";

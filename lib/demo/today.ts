@@ -1,4 +1,4 @@
-import { billingMonthWindow, utcDayWindow } from "@/lib/ceilings/windows";
+import { billingMonthWindow, utcDayWindow } from "@/lib/limits/windows";
 import type { ReservationCharge, reservations } from "@/db/schema/reservations";
 import { moneyOf } from "@/lib/money/price";
 import { DEFAULT_PART } from "@/lib/vocabulary";

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
-import { windowFor } from "@/lib/ceilings/windows";
+import { windowFor } from "@/lib/limits/windows";
 import type { CeilingWindow } from "@/lib/vocabulary";
 
 // Enforcement computes windows in SQL; the dashboard and charts in TypeScript. They must agree on

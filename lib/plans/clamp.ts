@@ -2,7 +2,7 @@ import { and, eq, gt, lt, ne, or } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { planBudgetValues, planCeilingValues, plans } from "@/db/schema";
 import { auditOf, auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
-import { clampToBounds, type Bounds } from "@/lib/ceilings/parse";
+import { clampToBounds, type Bounds } from "@/lib/limits/parse";
 import { savePlan } from "./write";
 
 // New bounds on a ceiling or a budget pull the plans' values on it inside them, in the transaction

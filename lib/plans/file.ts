@@ -3,7 +3,7 @@ import type { Db } from "@/db/client";
 import { budgets, ceilings, endpoints, planBudgetValues, planCeilingValues, plans, type Plan } from "@/db/schema";
 import type { EndpointPlan, PlannedChange } from "@/lib/catalog/file";
 import { lockedBudget } from "@/lib/budgets/write";
-import { CONFIRM_RAISE_FACTOR } from "@/lib/ceilings/parse";
+import { CONFIRM_RAISE_FACTOR } from "@/lib/limits/parse";
 import { lockCeiling } from "@/lib/ceilings/lock";
 import { formatCount, formatMoney } from "@/lib/format";
 import type { FileRaise } from "@/lib/catalog/file-raises";

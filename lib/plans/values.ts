@@ -5,7 +5,7 @@ import { auditOf, auditActorFields, recordAudit, type AuditActor } from "@/lib/a
 import { lockedBudget } from "@/lib/budgets/write";
 import { type ChangeControl, controlDetails, requireApproval } from "@/lib/control/context";
 import { CatalogError, invalidInput, requireCatalogReason } from "@/lib/catalog/errors";
-import { CONFIRM_RAISE_FACTOR, type Clamp } from "@/lib/ceilings/parse";
+import { CONFIRM_RAISE_FACTOR, type Clamp } from "@/lib/limits/parse";
 import { lockCeiling } from "@/lib/ceilings/lock";
 import { formatCount, formatMoney } from "@/lib/format";
 import { parsePlanValue, previewPlanValue, type PlanValueKind } from "./preview";

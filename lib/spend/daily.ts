@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
-import { utcDayWindow } from "@/lib/ceilings/windows";
+import { utcDayWindow } from "@/lib/limits/windows";
 import { microsOfUnits } from "@/lib/money/price";
 import {
   dayAxis,

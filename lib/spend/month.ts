@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
-import { billingMonthWindow, utcDayWindow } from "@/lib/ceilings/windows";
+import { billingMonthWindow, utcDayWindow } from "@/lib/limits/windows";
 import { SpendNotFoundError } from "./errors";
 import { microsOfUnits } from "@/lib/money/price";
 import { dayAxis, dayText, Int, NullableInt, parseRows, pricedByParts, sourceCeilings, sourceSpend, unitPricePico, type SpendSource } from "./source";

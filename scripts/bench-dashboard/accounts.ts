@@ -3,7 +3,7 @@ import { PgDialect } from "drizzle-orm/pg-core";
 import { resultRows, type Db } from "@/db/client";
 import { latestReservationsQuery, listTopTargets, prefixRange, readAccount, searchAccounts, topAccounts, type TopTarget } from "@/lib/accounts/read";
 import { ceilingTopNowQuery, ceilingTopOverQuery } from "@/lib/accounts/read-top";
-import { windowFor } from "@/lib/ceilings/windows";
+import { windowFor } from "@/lib/limits/windows";
 import { listPlans } from "@/lib/plans";
 import { formatCount } from "@/lib/format";
 import { BUSY_ACCOUNT_SQL } from "../db-fill/accounts";

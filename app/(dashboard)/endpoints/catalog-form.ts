@@ -1,5 +1,5 @@
 import { type Issue, invalidInput } from "@/lib/catalog/errors";
-import { parseLimitInput } from "@/lib/ceilings/parse";
+import { parseLimitInput } from "@/lib/limits/parse";
 import { type CeilingSpecInput, type EndpointFieldsInput, PartList, type PartSpecInput, zodIssues } from "@/lib/catalog/spec";
 import { MAX_PARTS } from "@/lib/vocabulary";
 

@@ -5,7 +5,7 @@ import { inputClass, labelClass, secondaryButtonClass } from "@/components/ui";
 import type { ActionState } from "@/app/_lib/action-state";
 import type { CeilingSpec, EndpointFields } from "@/lib/catalog/spec";
 import { ceilingSentence } from "@/lib/catalog/worst-case";
-import { parseLimitInput } from "@/lib/ceilings/parse";
+import { parseLimitInput } from "@/lib/limits/parse";
 import { FieldError } from "./field-error";
 
 // The ceiling rows of the catalog forms, as typed text; each row states its guarantee as soon as

@@ -4,7 +4,7 @@ import { IDLE, type ActionState } from "@/app/_lib/action-state";
 import { useActionState, useId, useState } from "react";
 import { ActionMessage } from "@/components/action-message";
 import { inputClass, labelClass } from "@/components/ui";
-import { parseLimitInput, previewAdjustment } from "@/lib/ceilings/parse";
+import { parseLimitInput, previewAdjustment } from "@/lib/limits/parse";
 import { WhatIfPanel } from "@/components/what-if-panel";
 import { runAction } from "@/app/(dashboard)/actions";
 import { SubmitButton } from "@/components/submit-button";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { clampToBounds, parseLimitInput, previewAdjustment } from "./parse";
+import { clampToBounds, parseLimitInput, previewAdjustment } from "@/lib/limits/parse";
 
 describe("parseLimitInput", () => {
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { billingMonthWindow, windowFor, WindowError } from "./windows";
+import { billingMonthWindow, windowFor, WindowError } from "@/lib/limits/windows";
 
 const iso = (s: { start: Date; end: Date }) => [s.start.toISOString(), s.end.toISOString()];
 
