@@ -1,9 +1,84 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 import reactHooks from "eslint-plugin-react-hooks";
+import path from "node:path";
 
 // lib/ modules that import nothing of the project, so the layers below lib/ may read them.
 const LIB_LEAVES = ["env", "vocabulary", "ci"];
+
+// lib/'s domains (a folder, or a file at lib/'s top), bottom first. A domain imports only domains
+// of the layers below its own, so no two domains import each other, directly or round a loop: a
+// newcomer can change a domain knowing what it can break (the layers above it) and what it stands
+// on. When two domains need each other, what both need moves down (the limits kernel holds what a
+// ceiling and a budget share; control holds change control's rule, changes its request machinery).
+// A new domain is placed here, or lint refuses its files. Tests and their fixtures are exempt: they
+// look at a domain from outside.
+const LIB_LAYERS = [
+  ["ci", "client", "database-status", "env", "errors", "format", "search-params", "security", "time", "vocabulary"],
+  ["canonical", "connection-bound", "control", "money", "throttle"],
+  ["http"],
+  ["keyset"],
+  ["audit"],
+  ["auth", "limits"],
+  ["refusals"],
+  ["log"],
+  ["alerts", "counters"],
+  ["spend"],
+  ["budgets"],
+  ["ceilings", "enforcement"],
+  ["api-keys", "metrics", "plans"],
+  ["accounts", "catalog", "staff-tokens"],
+  ["changes", "reconciliation"],
+  ["demo", "worker"],
+];
+const layerOf = new Map(LIB_LAYERS.flatMap((domains, layer) => domains.map((domain) => [domain, layer])));
+const LIB_ROOT = path.join(import.meta.dirname, "lib");
+
+/** The domain of a path inside lib/ (its first folder, or the file's name at the top), else null. */
+function libDomain(file) {
+  const rel = path.relative(LIB_ROOT, file);
+  if (rel.startsWith("..") || path.isAbsolute(rel)) return null;
+  const [first, ...rest] = rel.split(path.sep);
+  return rest.length > 0 ? first : first.replace(/\.(ts|tsx|mjs|js)$/, "");
+}
+
+const domainLayers = {
+  meta: { type: "problem", schema: [], docs: { description: "lib/'s domains import only the layers below their own (LIB_LAYERS)" } },
+  create(context) {
+    const from = libDomain(context.filename);
+    if (from === null) return {};
+    const fromLayer = layerOf.get(from);
+    const check = (node, spec) => {
+      if (typeof spec !== "string") return;
+      const target = spec.startsWith("@/lib/")
+        ? libDomain(path.join(LIB_ROOT, spec.slice("@/lib/".length)))
+        : spec.startsWith(".")
+          ? libDomain(path.resolve(path.dirname(context.filename), spec))
+          : null;
+      if (target === null || target === from || fromLayer === undefined) return;
+      const targetLayer = layerOf.get(target);
+      if (targetLayer === undefined) {
+        context.report({ node, message: `lib/${target} has no layer: place it in LIB_LAYERS (eslint.config.mjs) before importing it.` });
+      } else if (targetLayer >= fromLayer) {
+        context.report({
+          node,
+          message:
+            `lib/${from} (layer ${fromLayer}) may not import lib/${target} (layer ${targetLayer}): a domain imports only the layers below its own, ` +
+            `so no two domains import each other. Move what both need down a layer, or move lib/${target} down in LIB_LAYERS if nothing it imports sits at or above lib/${from}.`,
+        });
+      }
+    };
+    return {
+      Program(node) {
+        if (fromLayer === undefined) context.report({ node, message: `lib/${from} has no layer: place it in LIB_LAYERS (eslint.config.mjs).` });
+      },
+      ImportDeclaration: (node) => check(node, node.source.value),
+      ExportNamedDeclaration: (node) => node.source && check(node, node.source.value),
+      ExportAllDeclaration: (node) => check(node, node.source.value),
+      ImportExpression: (node) => node.source.type === "Literal" && check(node, node.source.value),
+    };
+  },
+};
 
 export default tseslint.config(
   { ignores: [".next*/", ".client-build/", "node_modules/", ".data/", ".data-*/", "playwright-report/", "test-results/", "db/migrations/", "next-env.d.ts"] },
@@ -73,6 +148,12 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    files: ["lib/**/*.ts", "lib/**/*.tsx"],
+    ignores: ["lib/**/*.test.ts", "lib/**/*.test.tsx", "lib/**/*.fixture.ts", "lib/**/test-fixtures.ts"],
+    plugins: { ceilings: { rules: { "domain-layers": domainLayers } } },
+    rules: { "ceilings/domain-layers": "error" },
   },
   {
     // Layers: db/ is the bottom (connections, tables, SQL functions) and knows nothing of the domain.

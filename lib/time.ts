@@ -1,6 +1,6 @@
 // Lengths of time in milliseconds, and the UTC calendar day of an instant (every window is UTC).
 // Reading and writing times for people is lib/format.ts; the windows themselves are
-// lib/ceilings/windows.ts. No imports: client components use this file too.
+// lib/limits/windows.ts. No imports: client components use this file too.
 
 export const MINUTE_MS = 60_000;
 export const HOUR_MS = 60 * MINUTE_MS;

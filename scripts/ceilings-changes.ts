@@ -30,7 +30,7 @@ import {
 } from "@/lib/changes";
 import { calendarTextIsReal } from "@/lib/changes/schedule-time";
 import { authenticateStaffToken, STAFF_TOKEN_ENV, StaffTokenError } from "@/lib/staff-tokens";
-import { raiseChange } from "@/lib/plans/file";
+import { raiseChange } from "@/lib/catalog/file-plans";
 
 export const CHANGES_USAGE = `  requests [--state pending|all] [--json]
                                        change requests, newest first (pending by default)

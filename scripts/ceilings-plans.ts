@@ -6,7 +6,7 @@ import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { ceilings, endpoints } from "@/db/schema";
 import type { AuditActor } from "@/lib/audit/record";
-import { CatalogError } from "@/lib/catalog/errors";
+import { CatalogError } from "@/lib/limits/errors";
 import { formatCount, formatMoney } from "@/lib/format";
 import {
   createPlan,

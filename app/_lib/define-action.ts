@@ -2,7 +2,7 @@ import type { z } from "zod";
 import type { Db } from "@/db/client";
 import type { Role } from "@/lib/auth/roles";
 import type { AuditActor } from "@/lib/audit/record";
-import { CatalogConflictError, CatalogError, type Issue } from "@/lib/catalog/errors";
+import { CatalogConflictError, CatalogError, type Issue } from "@/lib/limits/errors";
 import { CeilingConflictError } from "@/lib/ceilings/errors";
 import { ChangeControlError } from "@/lib/control/errors";
 import { DomainError } from "@/lib/errors";

@@ -1,3 +1,4 @@
+import { lockAccounts } from "@/lib/limits/lock-accounts";
 import { randomUUID } from "node:crypto";
 import { eq, inArray, sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
@@ -6,7 +7,7 @@ import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/reco
 import { replaceControlChars } from "@/lib/canonical";
 import { actorName } from "@/lib/audit/actor";
 import { type ChangeControl, controlDetails, isChangeControl, requireApproval } from "@/lib/control/context";
-import { accountsLoosening, type Loosening } from "@/lib/plans/loosening";
+import { accountsLoosening, type Loosening } from "@/lib/limits/loosening";
 import { AccountError, MAX_NAMED_ROWS, optionalReason, type RowProblem } from "./errors";
 import { MAX_BULK_ROWS, parseAccountId, parsePlanKey } from "./parse";
 
@@ -158,25 +159,6 @@ export async function lockPlans(tx: Db, keys: string[]): Promise<Map<string, Pla
     .orderBy(plans.id)
     .for("share");
   return new Map(found.map((p) => [p.key, p]));
-}
-
-/**
- * The accounts named, registered if new (on the default plan, as a first reservation registers
- * them) and locked FOR UPDATE in account order, so the plan each is on cannot move between the
- * looseness check and the write, and two bodies over the same accounts cannot deadlock. The
- * override writers (lib/ceilings/overrides.ts, lib/budgets/change.ts, a catalog file) take the same
- * locks, after their endpoints and ceiling or budget: a move and an override edit of one account
- * are serialised, so each reads what the other wrote.
- */
-export async function lockAccounts(tx: Db, names: readonly string[]): Promise<void> {
-  if (names.length === 0) return;
-  const list = JSON.stringify([...new Set(names)].sort());
-  await tx.execute(sql`
-    insert into accounts (account)
-    select a from jsonb_array_elements_text(${list}::jsonb) as a order by a
-    on conflict (account) do nothing`);
-  await tx.execute(sql`
-    select account from accounts where account in (select jsonb_array_elements_text(${list}::jsonb)) order by account for update`);
 }
 
 export type LooseRow = { index: number; account: string; plan: string; limits: Loosening[] };

@@ -3,7 +3,6 @@
 export {
   assignPlan,
   assignPlans,
-  lockAccounts,
   lockPlans,
   recordRefusedAssignment,
   refuseTooMany,
@@ -18,3 +17,4 @@ export { AccountError, MAX_NAMED_ROWS, type AccountErrorCode, type RowProblem } 
 export { parseAssignmentFile, type AssignmentFile } from "./file";
 export { MAX_BULK_ROWS, parseAccountId, parsePlanKey } from "./parse";
 export { getAccount, type AccountView, type BindingSource, type BudgetBinding, type CeilingBinding } from "./show";
+export { lockAccounts } from "@/lib/limits/lock-accounts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CatalogError, requireCatalogReason } from "@/lib/catalog/errors";
+import { CatalogError, requireCatalogReason } from "@/lib/limits/errors";
 import { CeilingError, optionalReason, requireReason } from "@/lib/ceilings/errors";
 import { readReason } from "./reason";
 

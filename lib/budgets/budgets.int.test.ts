@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { auditEvents, budgetMembers, budgetOverrides, budgets, endpoints } from "@/db/schema";
 import { holdTransaction, skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
-import { CatalogConflictError, CatalogError } from "@/lib/catalog/errors";
+import { CatalogConflictError, CatalogError } from "@/lib/limits/errors";
 import { setupControl } from "@/lib/control/context";
 import { EndpointFields, updateEndpoint } from "@/lib/catalog";
 import { listAuditEvents } from "@/lib/audit/log";

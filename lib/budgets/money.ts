@@ -2,7 +2,7 @@
 // decides) and the budget forms (which preview). No database, no React: the browser imports this.
 
 import { clampToBounds, CONFIRM_RAISE_FACTOR, type Clamp } from "@/lib/limits/parse";
-import { ordinal } from "@/lib/ceilings/guarantee";
+import { ordinal } from "@/lib/limits/guarantee";
 import { formatMoney } from "@/lib/format";
 
 const MICROS_PER_UNIT = 1_000_000;

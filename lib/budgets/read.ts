@@ -1,7 +1,7 @@
 import { asc, eq, inArray } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { budgetMembers, budgetOverrides, budgets, endpoints, type Budget } from "@/db/schema";
-import { CatalogError } from "@/lib/catalog/errors";
+import { CatalogError } from "@/lib/limits/errors";
 import { budgetSentence } from "./money";
 import type { BudgetSpec } from "./spec";
 

@@ -4,7 +4,7 @@ import { budgetMembers, budgets, endpoints, type Budget, type NewBudget } from "
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
 import type { NewAuditEvent } from "@/db/schema/audit-events";
 import { controlDetails, type ChangeControl } from "@/lib/control/context";
-import { CatalogConflictError, CatalogError, invalidInput, type Issue } from "@/lib/catalog/errors";
+import { CatalogConflictError, CatalogError, invalidInput, type Issue } from "@/lib/limits/errors";
 
 // The budgets' writes, each inside the caller's transaction with its audit event. Every change
 // takes the exclusive endpoint locks of all the budget's members first (old and new ones on a

@@ -9,7 +9,7 @@ import { ceilings, type Ceiling } from "@/db/schema";
 // month had already counted is forgiven, and it could be forgiven again each day. So a billing-day
 // change is a raise on an endpoint with a billing_month ceiling (any scope: per-caller counters,
 // their plans' values and overrides are keyed the same way); elsewhere it moves nothing counted and
-// stays instant. Budgets keep their own billing day, which never changes (lib/budgets/file.ts).
+// stays instant. Budgets keep their own billing day, which never changes (lib/catalog/file-budgets.ts).
 
 /** The endpoint's billing_month ceilings, in id order: the counters a billing-day change would restart. */
 export async function billingMonthCeilings(db: Db, endpointId: number): Promise<Ceiling[]> {

@@ -5,8 +5,9 @@ import { ceilings, type Ceiling, type Endpoint } from "@/db/schema";
 import type { AuditActor } from "@/lib/audit/record";
 import type { ChangeControl } from "@/lib/control/context";
 import { CONFIRM_RAISE_FACTOR } from "@/lib/limits/parse";
-import { CatalogConflictError, CatalogError, invalidInput, requireCatalogReason } from "./errors";
-import { AlertThresholds, CeilingSpec, ceilingIdentity, EndpointFields, EndpointSpec, perCallMoneyIssue, UNBOUNDED_SENTENCE, zodIssues } from "./spec";
+import { CatalogConflictError, CatalogError, invalidInput, requireCatalogReason } from "@/lib/limits/errors";
+import { zodIssues } from "@/lib/limits/errors";
+import { AlertThresholds, CeilingSpec, ceilingIdentity, EndpointFields, EndpointSpec, perCallMoneyIssue, UNBOUNDED_SENTENCE } from "./spec";
 import {
   deleteCeiling,
   type FieldChange,

@@ -29,7 +29,7 @@ export type FileRaise =
   | { kind: "budget.create"; budgetKey: string; spec: BudgetSpec; line: string }
   // A plan's value above what binds its accounts (or removed below the own value), and the default
   // switched to a looser plan (the database's reading): found while the plans are applied, under
-  // their locks, and asked for like the rest (lib/plans/file.ts applyPlanSteps).
+  // their locks, and asked for like the rest (lib/catalog/file-plans.ts applyPlanSteps).
   | { kind: "plan.value"; planKey: string; ceilingId?: number; budgetKey?: string; value: number | null; line: string }
   | { kind: "plan.default"; planKey: string; line: string }
   | { kind: "budget.members"; budgetKey: string; members: string[]; line: string }

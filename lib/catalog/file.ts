@@ -3,13 +3,13 @@ import { and, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
 import { ceilingOverrides, ceilings, type Ceiling, type Endpoint } from "@/db/schema";
-import { lockAccounts } from "@/lib/accounts/assign";
+import { lockAccounts } from "@/lib/limits/lock-accounts";
 import type { AuditActor } from "@/lib/audit/record";
 import { actorName } from "@/lib/audit/actor";
 import { CONFIRM_RAISE_FACTOR } from "@/lib/limits/parse";
 import { type ChangeControl, requireApproval } from "@/lib/control/context";
 import { isValueRaise } from "@/lib/control/raise";
-import { CatalogError, requireCatalogReason } from "./errors";
+import { CatalogError, requireCatalogReason } from "@/lib/limits/errors";
 import { type FileLooseness, type FileRaise, markApprovals, standingValue, withholdRaises } from "./file-raises";
 import { looserNewBudgets, looserRecentBudget } from "@/lib/budgets/re-add";
 import { ceilingSpecOf, readCatalog, type CatalogEndpoint } from "./read";
@@ -39,13 +39,13 @@ import {
   updateEndpointFields,
 } from "./write";
 import { formatCount } from "@/lib/format";
-import { applyBudgetSteps, diffBudgets } from "@/lib/budgets/file";
+import { applyBudgetSteps, diffBudgets } from "@/lib/catalog/file-budgets";
 import { readBudgets, type CatalogBudget } from "@/lib/budgets/read";
 import { formatPriceDecimal } from "@/lib/money/price";
 import { findDuplicateKey } from "@/lib/http/strict-json";
-import { clampPlanCeilingValues } from "@/lib/plans/clamp";
-import { planLimit } from "@/lib/plans/loosening";
-import { applyPlanSteps, diffPlans, exportPlans, readPlanSpecs, type PlanTargets } from "@/lib/plans/file";
+import { clampPlanCeilingValues } from "@/lib/limits/plan-values";
+import { planLimit } from "@/lib/limits/loosening";
+import { applyPlanSteps, diffPlans, exportPlans, readPlanSpecs, type PlanTargets } from "@/lib/catalog/file-plans";
 
 // Ceilings as code: the whole catalog as one reviewed file. `plan` compares a file with the
 // database change by change; `apply` makes exactly those changes in one transaction under the same
@@ -88,7 +88,7 @@ export async function exportCatalog(db: Db): Promise<CatalogFileInput & { endpoi
   };
 }
 
-/** The file's budgets against those in the database (lib/budgets/file.ts), with the endpoints the file creates. */
+/** The file's budgets against those in the database (lib/catalog/file-budgets.ts), with the endpoints the file creates. */
 function diffFileBudgets(file: CatalogFile, current: CatalogEndpoint[], budgets: CatalogBudget[]) {
   const existing = new Set(current.map((c) => c.endpoint.key));
   const created = new Set(file.endpoints.filter((e) => !existing.has(e.key)).map((e) => e.key));
@@ -96,7 +96,7 @@ function diffFileBudgets(file: CatalogFile, current: CatalogEndpoint[], budgets:
 }
 
 /**
- * The file's plans against those in the database (lib/plans/file.ts), checked against the catalog
+ * The file's plans against those in the database (lib/catalog/file-plans.ts), checked against the catalog
  * as it will be after apply: the file's endpoints, and its budgets (or, without a budgets list,
  * those in the database).
  */

@@ -1,6 +1,6 @@
 // The door to the endpoint catalog: what the dashboard, the CLI, the demo seed and tests call.
 export { addCeiling, createEndpoint, removeCeiling, setAlertThresholds, setEndpointArchived, updateEndpoint } from "./change";
-export { CatalogConflictError, CatalogError, type CatalogErrorCode } from "./errors";
+export { CatalogConflictError, CatalogError, type CatalogErrorCode } from "@/lib/limits/errors";
 export {
   applyCatalog,
   CATALOG_SCHEMA_FILE,

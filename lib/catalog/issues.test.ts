@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { FormReader, readCeilingRows, readEndpointFields } from "@/app/(dashboard)/endpoints/catalog-form";
 import type { Db } from "@/db/client";
 import { reserve } from "@/lib/enforcement/reserve";
-import { CatalogError, issueLine } from "./errors";
+import { CatalogError, issueLine } from "@/lib/limits/errors";
 import { parseCatalogText } from "./file";
 import { describeIssues, EndpointSpec, type EndpointSpecInput, NEEDS_GLOBAL_HINT } from "./spec";
 

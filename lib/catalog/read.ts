@@ -1,7 +1,7 @@
 import { asc, eq, inArray } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { ceilingOverrides, ceilings, endpoints, type Ceiling, type Endpoint } from "@/db/schema";
-import { CatalogError } from "./errors";
+import { CatalogError } from "@/lib/limits/errors";
 import type { CeilingSpec, EndpointSpec } from "./spec";
 
 // The catalog as it is in the database, in the spec's terms: what export writes, what plan compares

@@ -1,3 +1,4 @@
+import { zodIssues } from "@/lib/limits/errors";
 import { z } from "zod";
 import { hasControlChars } from "@/lib/canonical/caller";
 import {
@@ -290,9 +291,9 @@ export const CatalogFile = z
     $schema: z.string().optional(),
     version: z.literal(CATALOG_FORMAT_VERSION, { error: `version must be ${CATALOG_FORMAT_VERSION}` }),
     endpoints: z.array(FileEndpointSpec, { error: "endpoints must be a list" }),
-    // Absent: the file says nothing about budgets and leaves them as they are (lib/budgets/file.ts).
+    // Absent: the file says nothing about budgets and leaves them as they are (lib/catalog/file-budgets.ts).
     budgets: z.array(BudgetSpec, { error: "budgets must be a list" }).optional(),
-    // Absent: the file says nothing about plans and leaves them as they are (lib/plans/file.ts).
+    // Absent: the file says nothing about plans and leaves them as they are (lib/catalog/file-plans.ts).
     plans: z.array(PlanSpec, { error: "plans must be a list" }).max(1000, "at most 1,000 plans").optional(),
   })
   .superRefine((f, ctx) => {
@@ -308,14 +309,6 @@ export const CatalogFile = z
   });
 export type CatalogFile = z.infer<typeof CatalogFile>;
 export type CatalogFileInput = z.input<typeof CatalogFile>;
-
-/** Every problem with its path in the file's own terms (`endpoints[2].ceilings[0].max`). */
-export function zodIssues(error: z.ZodError): Issue[] {
-  return error.issues.map((i) => ({
-    path: i.path.reduce<string>((acc, part) => (typeof part === "number" ? `${acc}[${part}]` : acc ? `${acc}.${String(part)}` : String(part)), ""),
-    message: i.message,
-  }));
-}
 
 /** Every problem as the line a person reads (issueLine): `endpoints[2].ceilings[0]: max must be 0 or more`. */
 export function describeIssues(error: z.ZodError): string[] {

@@ -1,4 +1,4 @@
-import { describeGuarantee, unitLabel } from "@/lib/ceilings/guarantee";
+import { describeGuarantee, unitLabel } from "@/lib/limits/guarantee";
 import { formatCount, formatMoney } from "@/lib/format";
 import { dearestPrice, microsOfUnits } from "@/lib/money/price";
 import { PICOS_PER_MICRO } from "@/lib/vocabulary";

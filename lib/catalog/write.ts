@@ -12,7 +12,7 @@ import { isNewValueRaise, loweredPrices } from "@/lib/control/raise";
 import { forgetCallerTotals } from "@/lib/counters/caller-totals";
 import { lockClosedWindows } from "@/lib/counters/closed-windows";
 import { formatCount } from "@/lib/format";
-import { CatalogError } from "./errors";
+import { CatalogError } from "@/lib/limits/errors";
 import { billingMonthCeilings, isBillingDayRaise } from "./billing-day";
 import { isAddRaise, recentlyRemovedParts } from "./re-add";
 import { planValuesOnCeiling } from "@/lib/plans/read";

@@ -8,7 +8,7 @@ import { CeilingError, requireReason } from "./errors";
 import { lockCeilingAsSeen, saveCeiling } from "./lock";
 import { clampToBounds, parseLimitInput } from "@/lib/limits/parse";
 import { formatCount } from "@/lib/format";
-import { clampPlanCeilingValues } from "@/lib/plans/clamp";
+import { clampPlanCeilingValues } from "@/lib/limits/plan-values";
 
 export type SetBoundsParams = {
   ceilingId: number;

@@ -2,7 +2,7 @@ import { asc, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { ceilingOverrides, ceilings, endpoints, planCeilingValues, plans, refusals, type AuditEvent, type CeilingOverride, type Refusal } from "@/db/schema";
 import { listAuditEvents } from "@/lib/audit/log";
-import { derivedDefault } from "./guarantee";
+import { derivedDefault } from "@/lib/limits/guarantee";
 import { buildOverviews, type EndpointOverview } from "./overview";
 import { topScopes, type ScopeUsage } from "./usage";
 

@@ -3,7 +3,7 @@ export { adjustCeiling, type AdjustCeilingParams, type AdjustCeilingResult } fro
 export { setBounds, type SetBoundsParams, type SetBoundsResult } from "./bounds";
 export { getEndpointDetail, getKillState, type EndpointDetail, type KillState, type KilledEndpoint } from "./detail";
 export { CeilingConflictError, CeilingError, type CeilingErrorCode } from "./errors";
-export { describeGuarantee, derivedDefault, unitLabel } from "./guarantee";
+export { describeGuarantee, derivedDefault, unitLabel } from "@/lib/limits/guarantee";
 export { killAll, killCeilings, killEndpoint, restoreCeilings, restoreEndpoint, type CeilingChange } from "./kill";
 export {
   listEndpointsOverview,

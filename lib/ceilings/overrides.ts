@@ -1,13 +1,12 @@
 import { and, eq } from "drizzle-orm";
-import { z } from "zod";
 import type { Db } from "@/db/client";
 import { ceilingOverrides } from "@/db/schema";
-import { lockAccounts } from "@/lib/accounts/assign";
+import { lockAccounts } from "@/lib/limits/lock-accounts";
 import { CallerKey } from "@/lib/canonical/caller";
 import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { type ChangeControl, controlDetails, requireApproval } from "@/lib/control/context";
 import { formatCount } from "@/lib/format";
-import { planLimit } from "@/lib/plans/loosening";
+import { planLimit } from "@/lib/limits/loosening";
 import { CeilingError, requireReason } from "./errors";
 import { recordRejectedInput } from "./adjust";
 import { lockCeiling } from "./lock";

@@ -2,7 +2,7 @@ import { asc, count, inArray } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { readBudgetStops, type BudgetStop } from "@/lib/budgets/read-stops";
 import { ceilingOverrides, ceilings, endpoints, type Ceiling, type Endpoint } from "@/db/schema";
-import { describeGuarantee } from "./guarantee";
+import { describeGuarantee } from "@/lib/limits/guarantee";
 import { currentUsageTotals, usageSince, type UsageTotals } from "./usage";
 import { billingMonthWindow, windowFor, type WindowSpan } from "@/lib/limits/windows";
 

@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { Db } from "@/db/client";
 import { ceilings, endpoints, usage, type Ceiling, type Endpoint } from "@/db/schema";
 import { isBillingDayRaise } from "@/lib/catalog/billing-day";
-import { CatalogError } from "@/lib/catalog/errors";
+import { CatalogError } from "@/lib/limits/errors";
 import { worstCases } from "@/lib/catalog/worst-case";
 import { fieldsOf, lockedEndpoint, updateEndpointFields } from "@/lib/catalog/write";
 import { billingMonthWindow } from "@/lib/limits/windows";

@@ -5,14 +5,14 @@ import { budgetOverrides, budgets, ceilingOverrides, ceilings, endpoints } from 
 import { moneyInputText } from "@/lib/budgets/money";
 import { removeBudgetOverride, setBudgetOverride } from "@/lib/budgets/change";
 import { lockedBudget } from "@/lib/budgets/write";
-import { CatalogError } from "@/lib/catalog/errors";
+import { CatalogError } from "@/lib/limits/errors";
 import { CeilingError } from "@/lib/ceilings/errors";
 import { lockCeiling } from "@/lib/ceilings/lock";
 import { CallerKey } from "@/lib/canonical/caller";
 import { removeOverride, setOverride } from "@/lib/ceilings/overrides";
 import { clampToBounds } from "@/lib/limits/parse";
 import { formatCount, formatMoney } from "@/lib/format";
-import { planLimit } from "@/lib/plans/loosening";
+import { planLimit } from "@/lib/limits/loosening";
 import { parseChange } from "./ceiling-kinds";
 import { ChangeControlError } from "@/lib/control/errors";
 import { type Applied, type KindHandler, movedSince, type Prepared, staleMessage } from "./prepared";

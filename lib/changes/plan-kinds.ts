@@ -16,10 +16,10 @@ import {
 } from "@/db/schema";
 import { AccountError, assignPlans, lockAccounts, lockPlans, MAX_BULK_ROWS, parseAccountId, parsePlanKey, unblockAccount } from "@/lib/accounts";
 import { moneyInputText, parseMoneyInput } from "@/lib/budgets/money";
-import { CatalogError } from "@/lib/catalog/errors";
+import { CatalogError } from "@/lib/limits/errors";
 import { formatCount, formatMoney } from "@/lib/format";
 import { defaultSwitchLoosening, setDefaultPlan, setPlanKeyAssignable } from "@/lib/plans/change";
-import { accountsLoosening, type Loosening } from "@/lib/plans/loosening";
+import { accountsLoosening, type Loosening } from "@/lib/limits/loosening";
 import { previewPlanValue } from "@/lib/plans/preview";
 import { lockedPlan, lockPlanEndpoints } from "@/lib/plans/write";
 import { lockTarget, nameOf, planBinding, removalRaise, removePlanValue, setPlanValue, valueOf, type LockedTarget, type PlanTarget } from "@/lib/plans/values";

@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { Db } from "@/db/client";
 import { endpoints, type Endpoint } from "@/db/schema";
 import { budgetKeysCharging } from "@/lib/budgets/write";
-import { CatalogError } from "@/lib/catalog/errors";
+import { CatalogError } from "@/lib/limits/errors";
 import { fieldsOf, lockedEndpoint, updateEndpointFields } from "@/lib/catalog/write";
 import { recentlyRemovedParts } from "@/lib/catalog/re-add";
 import { perCallMoneyIssue } from "@/lib/catalog/spec";

@@ -5,7 +5,7 @@ import { AlertError } from "@/lib/alerts/errors";
 import { ApiKeyError } from "@/lib/api-keys/errors";
 import { PasswordPolicyError } from "@/lib/auth/password";
 import { StaffAdminError } from "@/lib/auth/staff-errors";
-import { CatalogConflictError, CatalogError } from "@/lib/catalog/errors";
+import { CatalogConflictError, CatalogError } from "@/lib/limits/errors";
 import { CeilingConflictError } from "@/lib/ceilings/errors";
 import { ReservationInputError } from "@/lib/enforcement/types";
 import { DomainError } from "@/lib/errors";

@@ -3,13 +3,14 @@ import type { z } from "zod";
 import { type Db, resultRows } from "@/db/client";
 import { accounts, planBudgetValues, planCeilingValues, plans, type Plan } from "@/db/schema";
 import type { AuditActor } from "@/lib/audit/record";
-import { CatalogError, invalidInput, requireCatalogReason, type Issue } from "@/lib/catalog/errors";
-import { zodIssues } from "@/lib/catalog/spec";
+import { CatalogError, invalidInput, requireCatalogReason, type Issue } from "@/lib/limits/errors";
+import { zodIssues } from "@/lib/limits/errors";
 import { sqlState } from "@/db/sql-state";
 import { type ChangeControl, controlDetails, requireApproval } from "@/lib/control/context";
-import { planLoosening } from "./loosening";
+import { planLoosening } from "@/lib/limits/loosening";
 import { NewPlanKey, PlanDescription, PlanKey, PlanName } from "./spec";
-import { lockedPlan, lockPlanEndpoints, recordPlanChange, savePlan, type PlanChange } from "./write";
+import { savePlan } from "@/lib/limits/plan-values";
+import { lockedPlan, lockPlanEndpoints, recordPlanChange, type PlanChange } from "./write";
 
 // The plan verbs the dashboard and the CLI call (and the catalog file, through the same writes):
 // create, rename, make the default, delete. Each is one transaction with its one audit event.

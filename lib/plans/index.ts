@@ -12,8 +12,8 @@ export {
   type PlanVerbParams,
   type UpdatePlanParams,
 } from "./change";
-export { accountsLoosening, planLoosening, type Loosening } from "./loosening";
-export { clampPlanBudgetValues, clampPlanCeilingValues } from "./clamp";
+export { accountsLoosening, planLoosening, type Loosening } from "@/lib/limits/loosening";
+export { clampPlanBudgetValues, clampPlanCeilingValues } from "@/lib/limits/plan-values";
 export { parsePlanValue, previewPlanValue, type PlanValueKind, type PlanValuePreview } from "./preview";
 export { listPlanEvents, listPlans, readPlan, type PlanBudgetRow, type PlanCeilingRow, type PlanDetail, type PlanSummary } from "./read";
 export { PlanKey, PlanSpec, type PlanSpecInput } from "./spec";

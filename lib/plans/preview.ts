@@ -34,7 +34,7 @@ export function parsePlanValue(raw: string, of: PlanValueKind): { ok: true; valu
 /**
  * What binds the plan's accounts before the change: the plan's value, else the ceiling's (or the
  * budget's) own, or the value it had before a kill. A raise to 5x or more of that, or any raise
- * from 0, is typed twice, as a ceiling's own raise is (lib/ceilings/parse.ts previewAdjustment).
+ * from 0, is typed twice, as a ceiling's own raise is (lib/limits/parse.ts previewAdjustment).
  */
 export function previewPlanValue(p: PlanValuePreviewParams): PlanValuePreview {
   const parsed = parsePlanValue(p.raw, p.of);

@@ -1,7 +1,7 @@
 import { and, asc, count, desc, eq, isNotNull, isNull, like, sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
 import { accounts, auditEvents, budgets, ceilings, endpoints, planBudgetValues, planCeilingValues, plans, type AuditEvent, type Plan } from "@/db/schema";
-import { CatalogError } from "@/lib/catalog/errors";
+import { CatalogError } from "@/lib/limits/errors";
 
 // What the plans page, a plan's page, the CLI and the catalog export read.
 

@@ -4,13 +4,14 @@ import { budgets, ceilings, endpoints, planBudgetValues, planCeilingValues, plan
 import { auditOf, auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { lockedBudget } from "@/lib/budgets/write";
 import { type ChangeControl, controlDetails, requireApproval } from "@/lib/control/context";
-import { CatalogError, invalidInput, requireCatalogReason } from "@/lib/catalog/errors";
+import { CatalogError, invalidInput, requireCatalogReason } from "@/lib/limits/errors";
 import { CONFIRM_RAISE_FACTOR, type Clamp } from "@/lib/limits/parse";
 import { lockCeiling } from "@/lib/ceilings/lock";
 import { formatCount, formatMoney } from "@/lib/format";
 import { parsePlanValue, previewPlanValue, type PlanValueKind } from "./preview";
 import { PlanKey } from "./spec";
-import { lockedPlan, recordPlanChange, savePlan, type PlanChange } from "./write";
+import { savePlan } from "@/lib/limits/plan-values";
+import { lockedPlan, recordPlanChange, type PlanChange } from "./write";
 
 // A plan's values: its own value on a per-caller ceiling (units or calls) or on a per-account budget
 // (money), for every account on the plan that has no override. Under the same rules as the

@@ -1,9 +1,9 @@
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { budgetMembers, budgets, ceilings, plans, type NewPlan, type Plan } from "@/db/schema";
+import { budgetMembers, budgets, ceilings, plans, type Plan } from "@/db/schema";
 import type { NewAuditEvent } from "@/db/schema/audit-events";
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
-import { CatalogConflictError, CatalogError } from "@/lib/catalog/errors";
+import { CatalogConflictError, CatalogError } from "@/lib/limits/errors";
 
 // The plans' writes, each inside the caller's transaction with its audit event. Lock order, the
 // one of every catalog edit: endpoint advisory locks (exclusive, by id), then the ceiling or budget
@@ -39,17 +39,6 @@ export async function lockedPlan(tx: Db, key: string, expectedVersion?: number, 
     throw new CatalogConflictError(plan.version, `someone else changed plan ${key} first. Nothing was saved; the form now shows what is in force`);
   }
   return plan;
-}
-
-/** Writes fields of a locked plan as its next version (a value edit bumps it too). */
-export async function savePlan(tx: Db, planId: number, fields: Partial<NewPlan>): Promise<Plan> {
-  const [row] = await tx
-    .update(plans)
-    .set({ updatedAt: new Date(), ...fields, version: sql`${plans.version} + 1` })
-    .where(eq(plans.id, planId))
-    .returning();
-  if (!row) throw new CatalogError("not_found", `no plan #${planId}`);
-  return row;
 }
 
 type PlanEvent = Omit<NewAuditEvent, "actorType" | "actor" | "reason" | "target">;

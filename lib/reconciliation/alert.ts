@@ -1,6 +1,6 @@
 import type { Db } from "@/db/client";
 import { fireAlert } from "@/lib/alerts/fire";
-import { unitLabel } from "@/lib/ceilings/guarantee";
+import { unitLabel } from "@/lib/limits/guarantee";
 import { formatCount, formatMoney } from "@/lib/format";
 import type { ReconciliationDay } from "./types";
 import type { Drift } from "./types";

@@ -4,7 +4,7 @@ import { auditEvents, providerCaps } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { insertEndpoint } from "@/lib/budgets/read-fixtures";
-import { CatalogError } from "@/lib/catalog/errors";
+import { CatalogError } from "@/lib/limits/errors";
 import { getProviderCap, recordProviderCap, removeProviderCap } from "./second-cap";
 
 const actor = { type: "staff", email: "admin@test.local" } as const;

@@ -3,10 +3,10 @@ import { z } from "zod";
 import type { Db } from "@/db/client";
 import { providerCaps } from "@/db/schema";
 import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
-import { invalidInput, CatalogError } from "@/lib/catalog/errors";
+import { invalidInput, CatalogError } from "@/lib/limits/errors";
 import { lockedEndpoint } from "@/lib/catalog/write";
 import { worstCases, type WorstCases } from "@/lib/catalog/worst-case";
-import { unitLabel } from "@/lib/ceilings/guarantee";
+import { unitLabel } from "@/lib/limits/guarantee";
 import { formatCount, formatMoney } from "@/lib/format";
 import type { ProviderCap, SecondCapVerdict } from "./types";
 

@@ -4,7 +4,7 @@ import { sqlState } from "@/db/sql-state";
 import { budgetMembers, budgets, endpoints } from "@/db/schema";
 import { usageSourceRules, usageSources, type UsageSourceRule } from "@/db/schema/reconciliation";
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
-import { CatalogError, invalidInput, type Issue } from "@/lib/catalog/errors";
+import { CatalogError, invalidInput, type Issue } from "@/lib/limits/errors";
 import { hasControlCharacter } from "@/lib/http/strict-input";
 import { isTwilioRollup } from "./providers/twilio";
 import { RuleMatch } from "./source-input";

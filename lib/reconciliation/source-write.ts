@@ -3,7 +3,7 @@ import { type Db, resultRows } from "@/db/client";
 import { sqlState } from "@/db/sql-state";
 import { usageSources, type UsageSource } from "@/db/schema/reconciliation";
 import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
-import { CatalogError, invalidInput, type Issue } from "@/lib/catalog/errors";
+import { CatalogError, invalidInput, type Issue } from "@/lib/limits/errors";
 import { UsageSourceInput, type UsageSourceSettings } from "./source-input";
 
 // The usage sources' writes: each one transaction with its audit event. A source's credential is

@@ -4,7 +4,7 @@ import { auditEvents, budgetMembers, budgets, endpoints } from "@/db/schema";
 import { reconciliationDays, usagePulls, usageRows, usageSourceRules, usageSources } from "@/db/schema/reconciliation";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
-import { CatalogError } from "@/lib/catalog/errors";
+import { CatalogError } from "@/lib/limits/errors";
 import {
   addUsageRule,
   createUsageSource,

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { budgets, ceilings, endpoints, refusals } from "@/db/schema";
-import { describeGuarantee } from "@/lib/ceilings/guarantee";
+import { describeGuarantee } from "@/lib/limits/guarantee";
 import type { CeilingMetric, CeilingScope, CeilingWindow } from "@/lib/vocabulary";
 import { refusalColumns, type RefusalRow } from "./list";
 

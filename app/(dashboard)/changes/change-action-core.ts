@@ -4,7 +4,7 @@ import { EndpointKeyField } from "@/app/_lib/action-fields";
 import { acknowledgeBreakGlass, approveChange, cancelChange, rejectChange, type Requester } from "@/lib/changes";
 import { MAX_END_SECONDS } from "@/lib/changes/ask";
 import { type AskChange, askForChange } from "@/lib/changes/form-ask";
-import { invalidInput } from "@/lib/catalog/errors";
+import { invalidInput } from "@/lib/limits/errors";
 import { FormReader, readCeiling, readPartRows } from "@/app/(dashboard)/endpoints/catalog-form";
 import { BudgetFormReader, readBudgetSpec } from "@/app/(dashboard)/budgets/budget-form";
 import { PartList } from "@/lib/catalog/spec";

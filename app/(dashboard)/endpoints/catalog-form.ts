@@ -1,6 +1,7 @@
-import { type Issue, invalidInput } from "@/lib/catalog/errors";
+import { type Issue, invalidInput } from "@/lib/limits/errors";
 import { parseLimitInput } from "@/lib/limits/parse";
-import { type CeilingSpecInput, type EndpointFieldsInput, PartList, type PartSpecInput, zodIssues } from "@/lib/catalog/spec";
+import { zodIssues } from "@/lib/limits/errors";
+import { type CeilingSpecInput, type EndpointFieldsInput, PartList, type PartSpecInput } from "@/lib/catalog/spec";
 import { MAX_PARTS } from "@/lib/vocabulary";
 
 // Reads the catalog forms. Every number is typed by a person, so only plain whole numbers pass, by
@@ -19,7 +20,7 @@ export class FormReader {
     return this.fields[name] ?? "";
   }
 
-  /** A whole number by the one rule ceiling values follow (lib/ceilings/parse), or the issue recorded. */
+  /** A whole number by the one rule ceiling values follow (lib/limits/parse), or the issue recorded. */
   whole(name: string, label: string, raw = this.text(name)): number | undefined {
     const parsed = parseLimitInput(raw, label);
     if (parsed.ok) return parsed.value;

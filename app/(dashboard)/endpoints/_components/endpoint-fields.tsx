@@ -3,7 +3,7 @@
 import { useId } from "react";
 import type { ActionState } from "@/app/_lib/action-state";
 import { inputClass, labelClass, secondaryButtonClass } from "@/components/ui";
-import { unitLabel } from "@/lib/ceilings/guarantee";
+import { unitLabel } from "@/lib/limits/guarantee";
 import { describePrice, parsePrice } from "@/lib/money/price";
 import { DEFAULT_PART, MAX_PARTS } from "@/lib/vocabulary";
 import { FieldError } from "./field-error";

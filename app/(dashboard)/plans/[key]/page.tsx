@@ -8,7 +8,7 @@ import { AuditTable } from "@/components/audit-table";
 import { Money } from "@/components/money";
 import { cardClass } from "@/components/ui";
 import { hasRole } from "@/lib/auth/roles";
-import { CatalogError } from "@/lib/catalog/errors";
+import { CatalogError } from "@/lib/limits/errors";
 import { formatCount } from "@/lib/format";
 import { listPlanEvents, readPlan, removalRaise, type PlanBudgetRow, type PlanCeilingRow, type PlanDetail } from "@/lib/plans";
 import {

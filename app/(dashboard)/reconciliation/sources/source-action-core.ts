@@ -17,7 +17,7 @@ import { importUsageFile } from "@/lib/reconciliation/pull";
 import { compareSourceDaysDetailed } from "@/lib/reconciliation/compare";
 import { ReconciliationError } from "@/lib/reconciliation/errors";
 import { usageFields } from "@/lib/reconciliation/types";
-import { CatalogError, type Issue } from "@/lib/catalog/errors";
+import { CatalogError, type Issue } from "@/lib/limits/errors";
 import { logError } from "@/lib/log/redact";
 
 // The usage sources' server actions. Admins connect, edit, pause, delete sources, set their rules

@@ -6,7 +6,7 @@ import { requirePageRole } from "@/app/_lib/session";
 import { Money } from "@/components/money";
 import { cardClass } from "@/components/ui";
 import { budgetSentenceOf, type CatalogBudget, listMemberOptions, looserRecentBudget, moneyInputText, readBudget } from "@/lib/budgets";
-import { CatalogError } from "@/lib/catalog/errors";
+import { CatalogError } from "@/lib/limits/errors";
 import { formatMoneyText } from "@/lib/format";
 import { AdjustBudgetForm, BudgetArchiveButton, BudgetKillButton, BudgetOverrideForm, RemoveBudgetOverrideButton } from "../../_components/budget-controls";
 import { EditBudgetForm, type EditBudgetInitial } from "../../_components/budget-form";

@@ -8,10 +8,10 @@ import { lockCeiling } from "@/lib/ceilings/lock";
 import { formatCount, formatMoney } from "@/lib/format";
 import type { FileRaise } from "@/lib/catalog/file-raises";
 import { type ChangeControl, isChangeControl, requireApproval } from "@/lib/control/context";
-import { defaultSwitchLoosening, insertPlan, makeDefaultLocked, updatePlanFields } from "./change";
-import { planCeilingId, type PlanBudgetValueSpec, type PlanCeilingValueSpec, type PlanSpec, type PlanSpecInput } from "./spec";
-import { deleteBudgetValue, deleteCeilingValue, planBinding, writeBudgetValue, writeCeilingValue } from "./values";
-import { lockedPlan, lockPlanEndpoints, type PlanChange } from "./write";
+import { defaultSwitchLoosening, insertPlan, makeDefaultLocked, updatePlanFields } from "@/lib/plans/change";
+import { planCeilingId, type PlanBudgetValueSpec, type PlanCeilingValueSpec, type PlanSpec, type PlanSpecInput } from "@/lib/plans/spec";
+import { deleteBudgetValue, deleteCeilingValue, planBinding, writeBudgetValue, writeCeilingValue } from "@/lib/plans/values";
+import { lockedPlan, lockPlanEndpoints, type PlanChange } from "@/lib/plans/write";
 
 // A catalog file's plans: export writes them, `plan` compares them with the database change by
 // change, `apply` makes exactly those changes inside the catalog's one transaction, after its

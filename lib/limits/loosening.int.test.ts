@@ -4,7 +4,7 @@ import { resultRows } from "@/db/client";
 import { accounts, budgetOverrides, ceilingOverrides, ceilings, endpoints, planBudgetValues, planCeilingValues, plans } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
-import { budgetOn, DOLLAR, perCallerEndpoint, planKey } from "./test-fixtures";
+import { budgetOn, DOLLAR, perCallerEndpoint, planKey } from "@/lib/plans/test-fixtures";
 
 // ceilings.plan_loosening (and ceilings.plan_limit, its one-account, one-limit sibling) called as SQL, the one reading of "looser" every plan move and default
 // switch goes by: a limit is returned only when its binding value goes up, the account's override

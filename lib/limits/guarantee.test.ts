@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { derivedDefault, describeGuarantee, durationLabel, ordinal, unitLabel } from "./guarantee";
+import { derivedDefault, describeGuarantee, durationLabel, ordinal, unitLabel } from "@/lib/limits/guarantee";
 
 const email = { key: "email.subscribe", unit: "emails", billingDay: 1, perCallMax: 1 };
 

@@ -5,7 +5,7 @@ import { createTestDatabase, skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import type { Db } from "@/db/client";
 import { applyCatalog, CatalogError, EndpointSpec, exportCatalog, planCatalog } from "@/lib/catalog";
-import { readBudget } from "./read";
+import { readBudget } from "@/lib/budgets/read";
 
 // Budgets in the catalog file: export writes them, plan prints each change with the money worst
 // case before and after, apply makes them through the budget writes and their audit events (actor

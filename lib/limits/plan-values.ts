@@ -1,9 +1,9 @@
-import { and, eq, gt, lt, ne, or } from "drizzle-orm";
+import { and, eq, gt, lt, ne, or, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { planBudgetValues, planCeilingValues, plans } from "@/db/schema";
+import { planBudgetValues, planCeilingValues, plans, type NewPlan, type Plan } from "@/db/schema";
+import { CatalogError } from "@/lib/limits/errors";
 import { auditOf, auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { clampToBounds, type Bounds } from "@/lib/limits/parse";
-import { savePlan } from "./write";
 
 // New bounds on a ceiling or a budget pull the plans' values on it inside them, in the transaction
 // that changes the bounds (which holds the endpoint locks already), as they pull the value in force:
@@ -83,4 +83,15 @@ export async function clampPlanBudgetValues(p: Clamper, budget: { id: number; ke
     });
   }
   return rows.length;
+}
+
+/** Writes fields of a locked plan as its next version (a value edit bumps it too). */
+export async function savePlan(tx: Db, planId: number, fields: Partial<NewPlan>): Promise<Plan> {
+  const [row] = await tx
+    .update(plans)
+    .set({ updatedAt: new Date(), ...fields, version: sql`${plans.version} + 1` })
+    .where(eq(plans.id, planId))
+    .returning();
+  if (!row) throw new CatalogError("not_found", `no plan #${planId}`);
+  return row;
 }

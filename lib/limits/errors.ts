@@ -1,3 +1,4 @@
+import type { z } from "zod";
 import { readReason } from "@/lib/audit/reason";
 import { DomainError, type Issue, issueLine } from "@/lib/errors";
 
@@ -56,4 +57,12 @@ export function requireCatalogReason(reason: string | undefined): string {
   const read = readReason(reason, true);
   if (!read.ok) throw new CatalogError(read.problem.code, read.problem.message);
   return read.text ?? "";
+}
+
+/** Every problem with its path in the file's own terms (`endpoints[2].ceilings[0].max`). */
+export function zodIssues(error: z.ZodError): Issue[] {
+  return error.issues.map((i) => ({
+    path: i.path.reduce<string>((acc, part) => (typeof part === "number" ? `${acc}[${part}]` : acc ? `${acc}.${String(part)}` : String(part)), ""),
+    message: i.message,
+  }));
 }

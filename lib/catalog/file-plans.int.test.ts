@@ -6,8 +6,8 @@ import { useTestDatabase } from "@/db/testing-suite";
 import type { Db } from "@/db/client";
 import { applyCatalog, CatalogError, exportCatalog, planCatalog } from "@/lib/catalog";
 import { setupControl } from "@/lib/changes";
-import { readPlan } from "./read";
-import { planSnapshot } from "./test-fixtures";
+import { readPlan } from "@/lib/plans/read";
+import { planSnapshot } from "@/lib/plans/test-fixtures";
 
 // Plans in the catalog file: export writes them (values on per-caller ceilings by endpoint, metric
 // and window; on per-account budgets by key, in micros), plan prints each change, apply makes them

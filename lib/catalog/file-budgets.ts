@@ -4,11 +4,11 @@ import type { EndpointPlan, PlannedChange } from "@/lib/catalog/file";
 import { requireApproval } from "@/lib/control/context";
 import { isValueRaise } from "@/lib/control/raise";
 import { formatMoney } from "@/lib/format";
-import { archiveLocked, deleteOverride, insertBudget, killLocked, restoreLocked, updateBudgetFields, writeOverride } from "./change";
-import { budgetSentence } from "./money";
-import { type CatalogBudget, isKilled } from "./read";
-import type { BudgetFields, BudgetOverride, BudgetSpec } from "./spec";
-import { type BudgetChange, lockedBudget, saveBudget, recordBudgetChange } from "./write";
+import { archiveLocked, deleteOverride, insertBudget, killLocked, restoreLocked, updateBudgetFields, writeOverride } from "@/lib/budgets/change";
+import { budgetSentence } from "@/lib/budgets/money";
+import { type CatalogBudget, isKilled } from "@/lib/budgets/read";
+import type { BudgetFields, BudgetOverride, BudgetSpec } from "@/lib/budgets/spec";
+import { type BudgetChange, lockedBudget, saveBudget, recordBudgetChange } from "@/lib/budgets/write";
 
 // A catalog file's budgets: `plan` compares them with the database change by change, with the
 // money worst case before and after; `apply` makes exactly those changes inside the catalog's one
