@@ -10,7 +10,7 @@ import { parseArgs } from "node:util";
 import { and, eq, gt, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { changeRequests } from "@/db/schema";
-import { moneyInputText } from "@/lib/budgets/money";
+import { moneyInputText } from "@/lib/limits/parse";
 import type { AskedRaise, RaiseHandler } from "@/lib/catalog/file";
 import type { FileRaise } from "@/lib/catalog/file-raises";
 import { readCatalog } from "@/lib/catalog/read";

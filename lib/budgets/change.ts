@@ -7,18 +7,17 @@ import { readReason } from "@/lib/audit/reason";
 import { actorName } from "@/lib/audit/actor";
 import { CallerKey } from "@/lib/canonical/caller";
 import { lockAccounts } from "@/lib/limits/lock-accounts";
-import { clampToBounds, type Clamp } from "@/lib/limits/parse";
-import { CatalogError, invalidInput, requireCatalogReason } from "@/lib/limits/errors";
+import { clampToBounds, parseMoneyInput, previewAdjustment, type AdjustmentKind, type Clamp } from "@/lib/limits/parse";
+import { CatalogError, invalidInput, requireCatalogReason, zodIssues } from "@/lib/limits/errors";
 import { requireApproval, type ChangeControl } from "@/lib/control/context";
 import { planLimit } from "@/lib/limits/loosening";
 import { isBoundsRaise, isNewValueRaise, isValueRaise } from "@/lib/control/raise";
 import { activeRevertTo } from "@/lib/control/raise-floor";
-import { zodIssues } from "@/lib/limits/errors";
 import { sqlState } from "@/db/sql-state";
-import { clampPlanBudgetValues } from "@/lib/limits/plan-values";
+import { clampPlanValues } from "@/lib/limits/plan-values";
 import { formatMoney } from "@/lib/format";
 import type { BudgetWindow } from "@/lib/vocabulary";
-import { budgetSentence, parseMoneyInput, previewBudgetAdjustment, type BudgetAdjustmentKind } from "./money";
+import { budgetSentence } from "./money";
 import { BUDGET_RE_ADD_WINDOW_HOURS, loosenedArchivedBudget, looserRecentBudget } from "./re-add";
 import { BudgetFields, BudgetSpec } from "./spec";
 import { type BudgetChange, endpointsByKey, lockedBudget, lockedMembers, lockMembers, recordBudgetChange, saveBudget, setMembers } from "./write";
@@ -245,7 +244,8 @@ export async function updateBudgetFields(
     },
   });
   // The plans' values on this budget live inside its bounds too (each moved one logged).
-  if (budget.minValue !== next.min || budget.maxValue !== next.max) await clampPlanBudgetValues(p, budget, next);
+  if (budget.minValue !== next.min || budget.maxValue !== next.max)
+    await clampPlanValues(p, { kind: "budget", id: budget.id, key: budget.key, currency: budget.currency }, next);
   return changes;
 }
 
@@ -266,7 +266,7 @@ export type AdjustBudgetParams = {
 
 export type AdjustBudgetResult = {
   key: string;
-  kind: Exclude<BudgetAdjustmentKind, "unchanged">;
+  kind: Exclude<AdjustmentKind, "unchanged">;
   previous: number;
   applied: number;
   typed: number;
@@ -304,7 +304,7 @@ export type BudgetValueEdit = Pick<AdjustBudgetParams, "input" | "actor" | "reas
  * and what an approved budget.value request applies. A raise needs a ChangeControl.
  */
 export async function writeBudgetValue(tx: Db, budget: Budget, p: BudgetValueEdit): Promise<AdjustBudgetResult> {
-  const preview = previewBudgetAdjustment({
+  const preview = previewAdjustment({
     raw: p.input,
     current: budget.value,
     valueBeforeKill: budget.valueBeforeKill,

@@ -15,7 +15,8 @@ export {
   type BudgetOverrideResult,
   type BudgetValueChange,
 } from "./change";
-export { budgetSentence, moneyInputText, parseMoneyInput, previewBudgetAdjustment, type BudgetAdjustmentPreview } from "./money";
+export { budgetSentence } from "./money";
+export { moneyInputText, parseMoneyInput } from "@/lib/limits/parse";
 export { budgetKeysOfEndpoint, budgetSentenceOf, listMemberOptions, readBudget, readBudgets, type CatalogBudget } from "./read";
 export { BudgetFields, BudgetSpec, type BudgetFieldsInput, type BudgetSpecInput } from "./spec";
 export * from "./dashboard";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { budgetSentence, moneyInputText, parseMoneyInput, previewBudgetAdjustment } from "./money";
+import { parseMoneyInput, moneyInputText, previewAdjustment } from "@/lib/limits/parse";
+import { budgetSentence } from "./money";
 
 describe("money typed by a person", () => {
   it.each([
@@ -22,20 +23,20 @@ describe("money typed by a person", () => {
 
   it("previews the clamp, the kill, the restore and the 5x retype", () => {
     const base = { current: 10_000_000, valueBeforeKill: null, min: 1_000_000, max: 100_000_000, currency: "USD" };
-    expect(previewBudgetAdjustment({ ...base, raw: "500" })).toMatchObject({
+    expect(previewAdjustment({ ...base, raw: "500" })).toMatchObject({
       ok: true,
       applied: 100_000_000,
       clamped: "max",
       needsConfirmation: true,
       message: expect.stringContaining("you typed $500.00; $100.00 will apply, the maximum"),
     });
-    expect(previewBudgetAdjustment({ ...base, raw: "49.99" })).toMatchObject({ kind: "raise", needsConfirmation: false });
-    expect(previewBudgetAdjustment({ ...base, raw: "0" })).toMatchObject({ kind: "kill" });
-    expect(previewBudgetAdjustment({ ...base, current: 0, valueBeforeKill: 10_000_000, raw: "10" })).toMatchObject({
+    expect(previewAdjustment({ ...base, raw: "49.99" })).toMatchObject({ kind: "raise", needsConfirmation: false });
+    expect(previewAdjustment({ ...base, raw: "0" })).toMatchObject({ kind: "kill" });
+    expect(previewAdjustment({ ...base, current: 0, valueBeforeKill: 10_000_000, raw: "10" })).toMatchObject({
       kind: "restore",
       needsConfirmation: false,
     });
-    expect(previewBudgetAdjustment({ ...base, raw: "0.5" })).toMatchObject({ applied: 1_000_000, clamped: "min", kind: "lower" });
+    expect(previewAdjustment({ ...base, raw: "0.5" })).toMatchObject({ applied: 1_000_000, clamped: "min", kind: "lower" });
   });
 
   it("says a killed budget refuses everything", () => {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { hasControlChars } from "@/lib/canonical/caller";
+import { Text } from "@/lib/limits/text";
 import { BUDGET_SCOPES, BUDGET_WINDOWS, ENDPOINT_KEY_PATTERN } from "@/lib/vocabulary";
 import { formatMoney } from "@/lib/format";
 
@@ -8,14 +8,6 @@ import { formatMoney } from "@/lib/format";
 // the budget's currency. The checks that need the database (members exist, are live, share the
 // budget's currency) are made by the verbs, under the members' locks (lib/budgets/members.ts).
 // Kept free of lib/catalog imports: lib/catalog/spec.ts lists budgets in the catalog file.
-
-const Text = (what: string, max: number) =>
-  z
-    .string({ error: `${what} is required` })
-    .trim()
-    .min(1, `${what} is required`)
-    .max(max, `${what} must be ${max} characters or fewer`)
-    .refine((s) => !hasControlChars(s), `${what} must not contain control characters`);
 
 const Micros = (what: string, min: number) =>
   z

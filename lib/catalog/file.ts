@@ -43,7 +43,7 @@ import { applyBudgetSteps, diffBudgets } from "@/lib/catalog/file-budgets";
 import { readBudgets, type CatalogBudget } from "@/lib/budgets/read";
 import { formatPriceDecimal } from "@/lib/money/price";
 import { findDuplicateKey } from "@/lib/http/strict-json";
-import { clampPlanCeilingValues } from "@/lib/limits/plan-values";
+import { clampPlanValues } from "@/lib/limits/plan-values";
 import { planLimit } from "@/lib/limits/loosening";
 import { applyPlanSteps, diffPlans, exportPlans, readPlanSpecs, type PlanTargets } from "@/lib/catalog/file-plans";
 
@@ -627,5 +627,6 @@ async function updateCeiling(change: Change, endpoint: Endpoint, row: Ceiling, n
     clamped: false,
     details: { before: ceilingSpecOf(row), changes: ceilingDiff(row, next) },
   });
-  if (row.minValue !== next.min || row.maxValue !== next.max) await clampPlanCeilingValues(change, { id: row.id, endpoint }, { min: next.min, max: next.max });
+  if (row.minValue !== next.min || row.maxValue !== next.max)
+    await clampPlanValues(change, { kind: "ceiling", id: row.id, endpoint }, { min: next.min, max: next.max });
 }

@@ -1,6 +1,6 @@
 import { zodIssues } from "@/lib/limits/errors";
 import { z } from "zod";
-import { hasControlChars } from "@/lib/canonical/caller";
+import { Text } from "@/lib/limits/text";
 import {
   CEILING_METRICS,
   CEILING_SCOPES,
@@ -23,14 +23,6 @@ import { planFileIssues, PlanSpec } from "@/lib/plans/spec";
 // The dashboard's forms, the catalog file (`ceilings apply`) and the demo seed all parse through
 // these, so a rule holds the same everywhere. Numbers are whole and safe; text has no control
 // characters; unknown fields are errors, not silently dropped.
-
-const Text = (what: string, max: number) =>
-  z
-    .string({ error: `${what} is required` })
-    .trim()
-    .min(1, `${what} is required`)
-    .max(max, `${what} must be ${max} characters or fewer`)
-    .refine((s) => !hasControlChars(s), `${what} must not contain control characters`);
 
 /** The dearest old whole-micro price that is still a price today: $1,000 a unit. */
 const MAX_LEGACY_PRICE_MICROS = 1_000_000_000;

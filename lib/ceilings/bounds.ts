@@ -8,7 +8,7 @@ import { CeilingError, requireReason } from "./errors";
 import { lockCeilingAsSeen, saveCeiling } from "./lock";
 import { clampToBounds, parseLimitInput } from "@/lib/limits/parse";
 import { formatCount } from "@/lib/format";
-import { clampPlanCeilingValues } from "@/lib/limits/plan-values";
+import { clampPlanValues } from "@/lib/limits/plan-values";
 
 export type SetBoundsParams = {
   ceilingId: number;
@@ -122,7 +122,7 @@ export async function writeBounds(
     },
   });
   // The plans' values on this ceiling live inside its bounds too (each moved one logged).
-  await clampPlanCeilingValues({ tx, actor: p.actor, reason }, { id: ceiling.id, endpoint }, bounds);
+  await clampPlanValues({ tx, actor: p.actor, reason }, { kind: "ceiling", id: ceiling.id, endpoint }, bounds);
   return {
     ceilingId: ceiling.id,
     endpointKey: endpoint.key,

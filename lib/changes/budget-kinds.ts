@@ -2,15 +2,13 @@ import { eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
 import { budgets, type Budget } from "@/db/schema";
-import { CatalogError } from "@/lib/limits/errors";
-import { zodIssues } from "@/lib/limits/errors";
+import { CatalogError, zodIssues } from "@/lib/limits/errors";
 import { archiveLocked, insertBudget, updateBudgetFields, writeBudgetValue } from "@/lib/budgets/change";
-import { moneyInputText, parseMoneyInput, previewBudgetAdjustment } from "@/lib/budgets/money";
+import { clampToBounds, moneyInputText, parseMoneyInput, previewAdjustment } from "@/lib/limits/parse";
 import { readBudget } from "@/lib/budgets/read";
 import { BudgetFields, BudgetSpec } from "@/lib/budgets/spec";
 import { BUDGET_RE_ADD_WINDOW_HOURS, loosenedArchivedBudget, looserRecentBudget } from "@/lib/budgets/re-add";
 import { endpointsByKey, lockedBudget } from "@/lib/budgets/write";
-import { clampToBounds } from "@/lib/limits/parse";
 import { issueLine } from "@/lib/errors";
 import { formatMoney } from "@/lib/format";
 import { parseChange, shownValue } from "./ceiling-kinds";
@@ -62,7 +60,7 @@ export const budgetValue: KindHandler = {
   async prepare(db, raw): Promise<Prepared> {
     const change = parseChange(BudgetValue, raw);
     const budget = await budgetByKey(db, change.budgetKey);
-    const preview = previewBudgetAdjustment({
+    const preview = previewAdjustment({
       raw: moneyInputText(change.value),
       current: budget.value,
       valueBeforeKill: budget.valueBeforeKill,

@@ -1,9 +1,8 @@
 import type { Db } from "@/db/client";
-import { parseMoneyInput } from "@/lib/budgets/money";
+import { parseMoneyInput, parseLimitInput } from "@/lib/limits/parse";
 import type { BudgetSpecInput } from "@/lib/budgets/spec";
 import type { CeilingSpecInput } from "@/lib/catalog/spec";
 import type { EndpointPart } from "@/lib/vocabulary";
-import { parseLimitInput } from "@/lib/limits/parse";
 import { parsePlanValue } from "@/lib/plans/preview";
 import { breakGlass } from "./break-glass";
 import { ChangeControlError } from "@/lib/control/errors";

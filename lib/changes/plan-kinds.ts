@@ -15,7 +15,7 @@ import {
   type Plan,
 } from "@/db/schema";
 import { AccountError, assignPlans, lockAccounts, lockPlans, MAX_BULK_ROWS, parseAccountId, parsePlanKey, unblockAccount } from "@/lib/accounts";
-import { moneyInputText, parseMoneyInput } from "@/lib/budgets/money";
+import { parseMoneyInput, moneyInputText } from "@/lib/limits/parse";
 import { CatalogError } from "@/lib/limits/errors";
 import { formatCount, formatMoney } from "@/lib/format";
 import { defaultSwitchLoosening, setDefaultPlan, setPlanKeyAssignable } from "@/lib/plans/change";

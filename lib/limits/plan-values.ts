@@ -1,5 +1,5 @@
-import { and, eq, gt, lt, ne, or, sql } from "drizzle-orm";
-import type { Db } from "@/db/client";
+import { eq, sql } from "drizzle-orm";
+import { type Db, resultRows } from "@/db/client";
 import { planBudgetValues, planCeilingValues, plans, type NewPlan, type Plan } from "@/db/schema";
 import { CatalogError } from "@/lib/limits/errors";
 import { auditOf, auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
@@ -12,74 +12,43 @@ import { clampToBounds, type Bounds } from "@/lib/limits/parse";
 
 type Clamper = { tx: Db; actor: AuditActor; reason: string | null; details?: Record<string, unknown> };
 
-/** Clamps every plan's value on one per-caller ceiling into `bounds`; returns how many moved. */
-export async function clampPlanCeilingValues(p: Clamper, ceiling: { id: number; endpoint: { id: number; key: string } }, bounds: Bounds): Promise<number> {
-  const rows = await p.tx
-    .select({ planId: planCeilingValues.planId, planKey: plans.key, value: planCeilingValues.value })
-    .from(planCeilingValues)
-    .innerJoin(plans, eq(plans.id, planCeilingValues.planId))
-    .where(
-      and(
-        eq(planCeilingValues.ceilingId, ceiling.id),
-        ne(planCeilingValues.value, 0),
-        or(lt(planCeilingValues.value, bounds.min), gt(planCeilingValues.value, bounds.max)),
-      ),
-    )
-    .orderBy(planCeilingValues.planId)
-    .for("update", { of: planCeilingValues });
+/** The limit whose bounds moved: a per-caller ceiling (on its endpoint) or a per-account budget. */
+export type PlanValuesLimit =
+  { kind: "ceiling"; id: number; endpoint: { id: number; key: string } } | { kind: "budget"; id: number; key: string; currency: string };
+
+/** Clamps every plan's value on one limit into `bounds`; returns how many moved. */
+export async function clampPlanValues(p: Clamper, limit: PlanValuesLimit, bounds: Bounds): Promise<number> {
+  const [table, limitColumn] = limit.kind === "ceiling" ? [planCeilingValues, planCeilingValues.ceilingId] : [planBudgetValues, planBudgetValues.budgetId];
+  const rows = resultRows<{ planId: number; planKey: string; value: number }>(
+    await p.tx.execute(sql`
+      select v.plan_id as "planId", ${plans.key} as "planKey", v.value
+      from ${table} v join ${plans} on ${plans.id} = v.plan_id
+      where v.${sql.identifier(limitColumn.name)} = ${limit.id} and v.value <> 0 and (v.value < ${bounds.min} or v.value > ${bounds.max})
+      order by v.plan_id
+      for update of v`),
+  );
   for (const row of rows) {
-    const { applied, clamped } = clampToBounds(row.value, bounds);
-    await p.tx
-      .update(planCeilingValues)
-      .set({ value: applied, updatedAt: new Date() })
-      .where(and(eq(planCeilingValues.planId, row.planId), eq(planCeilingValues.ceilingId, ceiling.id)));
+    const { applied, clamped } = clampToBounds(Number(row.value), bounds);
+    await p.tx.execute(sql`
+      update ${table} set value = ${applied}, updated_at = ${new Date()}
+      where plan_id = ${row.planId} and ${sql.identifier(limitColumn.name)} = ${limit.id}`);
     // A form open on the plan's old value must not save over the clamp unseen.
     await savePlan(p.tx, row.planId, {});
     await recordAudit(p.tx, {
-      ...auditOf(p.actor, ceiling.endpoint, ceiling.id),
+      ...(limit.kind === "ceiling" ? auditOf(p.actor, limit.endpoint, limit.id) : auditActorFields(p.actor)),
       action: "plan.value.clamped",
       target: row.planKey,
-      previousValue: row.value,
+      previousValue: Number(row.value),
       appliedValue: applied,
       clamped: true,
       reason: p.reason,
-      details: { planId: row.planId, clampedTo: clamped, bounds, ...p.details },
-    });
-  }
-  return rows.length;
-}
-
-/** Clamps every plan's value on one per-account budget into `bounds`; returns how many moved. */
-export async function clampPlanBudgetValues(p: Clamper, budget: { id: number; key: string; currency: string }, bounds: Bounds): Promise<number> {
-  const rows = await p.tx
-    .select({ planId: planBudgetValues.planId, planKey: plans.key, value: planBudgetValues.value })
-    .from(planBudgetValues)
-    .innerJoin(plans, eq(plans.id, planBudgetValues.planId))
-    .where(
-      and(
-        eq(planBudgetValues.budgetId, budget.id),
-        ne(planBudgetValues.value, 0),
-        or(lt(planBudgetValues.value, bounds.min), gt(planBudgetValues.value, bounds.max)),
-      ),
-    )
-    .orderBy(planBudgetValues.planId)
-    .for("update", { of: planBudgetValues });
-  for (const row of rows) {
-    const { applied, clamped } = clampToBounds(row.value, bounds);
-    await p.tx
-      .update(planBudgetValues)
-      .set({ value: applied, updatedAt: new Date() })
-      .where(and(eq(planBudgetValues.planId, row.planId), eq(planBudgetValues.budgetId, budget.id)));
-    await savePlan(p.tx, row.planId, {});
-    await recordAudit(p.tx, {
-      ...auditActorFields(p.actor),
-      action: "plan.value.clamped",
-      target: row.planKey,
-      previousValue: row.value,
-      appliedValue: applied,
-      clamped: true,
-      reason: p.reason,
-      details: { planId: row.planId, budgetId: budget.id, budgetKey: budget.key, currency: budget.currency, clampedTo: clamped, bounds, ...p.details },
+      details: {
+        planId: row.planId,
+        ...(limit.kind === "budget" ? { budgetId: limit.id, budgetKey: limit.key, currency: limit.currency } : {}),
+        clampedTo: clamped,
+        bounds,
+        ...p.details,
+      },
     });
   }
   return rows.length;

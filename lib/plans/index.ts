@@ -13,7 +13,7 @@ export {
   type UpdatePlanParams,
 } from "./change";
 export { accountsLoosening, planLoosening, type Loosening } from "@/lib/limits/loosening";
-export { clampPlanBudgetValues, clampPlanCeilingValues } from "@/lib/limits/plan-values";
+export { clampPlanValues, type PlanValuesLimit } from "@/lib/limits/plan-values";
 export { parsePlanValue, previewPlanValue, type PlanValueKind, type PlanValuePreview } from "./preview";
 export { listPlanEvents, listPlans, readPlan, type PlanBudgetRow, type PlanCeilingRow, type PlanDetail, type PlanSummary } from "./read";
 export { PlanKey, PlanSpec, type PlanSpecInput } from "./spec";

@@ -1,8 +1,7 @@
 // What saving a plan value would do, in words, before anything is saved: pure, shared by the server
 // (which decides) and the plan page's form (which previews). No database, no React.
 
-import { parseMoneyInput } from "@/lib/budgets/money";
-import { clampToBounds, CONFIRM_RAISE_FACTOR, parseLimitInput, type Clamp } from "@/lib/limits/parse";
+import { parseMoneyInput, clampToBounds, CONFIRM_RAISE_FACTOR, parseLimitInput, type Clamp } from "@/lib/limits/parse";
 import { formatCount, formatMoney } from "@/lib/format";
 
 /** A per-caller ceiling counts units or calls; a per-account budget counts money (micros). */

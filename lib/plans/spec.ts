@@ -1,18 +1,11 @@
 import { z } from "zod";
+import { Text } from "@/lib/limits/text";
 import { hasControlChars } from "@/lib/canonical/caller";
 import { CEILING_METRICS, ENDPOINT_KEY_PATTERN } from "@/lib/vocabulary";
 
 // A plan's definition, as zod schemas the verbs, the dashboard's forms and the catalog file parse
 // through, so a rule holds the same everywhere. Kept free of lib/catalog imports: lib/catalog/spec.ts
 // lists plans in the catalog file.
-
-const Text = (what: string, max: number) =>
-  z
-    .string({ error: `${what} is required` })
-    .trim()
-    .min(1, `${what} is required`)
-    .max(max, `${what} must be ${max} characters or fewer`)
-    .refine((s) => !hasControlChars(s), `${what} must not contain control characters`);
 
 /** `free`, `pro`, `enterprise-2024`: the same shape as an endpoint's or a budget's key. */
 export const PlanKey = z

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
-import { parseMoneyInput } from "@/lib/budgets/money";
+import { parseMoneyInput } from "@/lib/limits/parse";
 import { readUsageSourceEnv } from "@/lib/env";
 import { hasControlCharacter } from "@/lib/http/strict-input";
 import { isTimeZone } from "./days";

@@ -1,5 +1,5 @@
 import { FormReader } from "@/app/(dashboard)/endpoints/catalog-form";
-import { parseMoneyInput } from "@/lib/budgets/money";
+import { parseMoneyInput } from "@/lib/limits/parse";
 import type { BudgetFieldsInput, BudgetSpecInput } from "@/lib/budgets/spec";
 
 // Reads the budget forms. Money is typed in the currency's units ("200", "200.00", "1.5") and

@@ -8,7 +8,7 @@ import { ConfirmActionButton } from "@/components/confirm-action-button";
 import { ReasonField } from "@/components/reason-field";
 import { SubmitButton } from "@/components/submit-button";
 import { inputClass, labelClass } from "@/components/ui";
-import { parseMoneyInput, previewBudgetAdjustment } from "@/lib/budgets/money";
+import { parseMoneyInput, previewAdjustment } from "@/lib/limits/parse";
 import { Money } from "@/components/money";
 import { WhatIfPanel } from "@/components/what-if-panel";
 import { isValueRaise } from "@/lib/control/raise";
@@ -59,7 +59,7 @@ export function AdjustBudgetForm(props: AdjustBudgetFormProps) {
   const preview =
     input.trim() === ""
       ? null
-      : previewBudgetAdjustment({
+      : previewAdjustment({
           raw: input,
           current: props.value,
           valueBeforeKill: props.valueBeforeKill,

@@ -11,7 +11,8 @@ import { AskForApproval } from "@/components/ask-approval";
 import { ReasonField } from "@/components/reason-field";
 import { SubmitButton } from "@/components/submit-button";
 import { inputClass, labelClass } from "@/components/ui";
-import { budgetSentence, parseMoneyInput } from "@/lib/budgets/money";
+import { parseMoneyInput } from "@/lib/limits/parse";
+import { budgetSentence } from "@/lib/budgets/money";
 import { BUDGET_SCOPES, BUDGET_WINDOWS } from "@/lib/vocabulary";
 
 // The new-budget and edit-budget forms. Money is typed in the currency's units ("200", "1.50");

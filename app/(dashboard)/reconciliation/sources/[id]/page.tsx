@@ -9,7 +9,7 @@ import { AutoRefresh } from "@/components/auto-refresh";
 import { Money } from "@/components/money";
 import { cardClass, secondaryButtonClass } from "@/components/ui";
 import { hasRole } from "@/lib/auth/roles";
-import { moneyInputText } from "@/lib/budgets/money";
+import { moneyInputText } from "@/lib/limits/parse";
 import { formatCount, formatDateTime } from "@/lib/format";
 import { isProviderDay } from "@/lib/reconciliation/days";
 import { basisPointsText, getUsageSourceDetail, listRuleTargets, sourceVersion } from "@/lib/reconciliation/sources";
