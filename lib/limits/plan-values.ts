@@ -30,7 +30,7 @@ export async function clampPlanValues(p: Clamper, limit: PlanValuesLimit, bounds
   for (const row of rows) {
     const { applied, clamped } = clampToBounds(Number(row.value), bounds);
     await p.tx.execute(sql`
-      update ${table} set value = ${applied}, updated_at = ${new Date()}
+      update ${table} set value = ${applied}, updated_at = ${new Date().toISOString()}::timestamptz
       where plan_id = ${row.planId} and ${sql.identifier(limitColumn.name)} = ${limit.id}`);
     // A form open on the plan's old value must not save over the clamp unseen.
     await savePlan(p.tx, row.planId, {});
