@@ -2,11 +2,11 @@ import { and, eq, inArray } from "drizzle-orm";
 import type { z } from "zod";
 import type { Db } from "@/db/client";
 import { budgetOverrides, budgets, endpoints, type Budget } from "@/db/schema";
-import { auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
+import type { AuditActor } from "@/lib/audit/record";
 import { readReason } from "@/lib/audit/reason";
 import { actorName } from "@/lib/audit/actor";
-import { CallerKey } from "@/lib/canonical/caller";
 import { lockAccounts } from "@/lib/limits/lock-accounts";
+import { parseCaller, recordRejectedInput } from "@/lib/limits/rejected";
 import { clampToBounds, parseMoneyInput, previewAdjustment, type AdjustmentKind, type Clamp } from "@/lib/limits/parse";
 import { CatalogError, invalidInput, requireCatalogReason, zodIssues } from "@/lib/limits/errors";
 import { requireApproval, type ChangeControl } from "@/lib/control/context";
@@ -36,12 +36,6 @@ function optionalReason(reason: string | undefined): string | null {
   const read = readReason(reason, false);
   if (!read.ok) throw new CatalogError(read.problem.code, read.problem.message);
   return read.text;
-}
-
-function parseCaller(raw: string): string {
-  const parsed = CallerKey.safeParse(raw);
-  if (!parsed.success) throw invalidInput([{ path: "caller", message: parsed.error.issues[0]?.message ?? "invalid billing account" }]);
-  return parsed.data;
 }
 
 const money = (b: Pick<Budget, "currency">, micros: number | null) => (micros === null ? "none" : formatMoney(micros, b.currency));
@@ -284,7 +278,7 @@ export type AdjustBudgetResult = {
 export async function adjustBudget(db: Db, p: AdjustBudgetParams): Promise<AdjustBudgetResult> {
   const parsed = parseMoneyInput(p.input, "value");
   if (!parsed.ok) {
-    await recordRejectedInput(db, p, parsed.error);
+    await recordRejectedInput(db, { kind: "budget", key: p.key }, p, parsed.error);
     throw invalidInput([{ path: "input", message: parsed.error }]);
   }
   const reason = requireCatalogReason(p.reason);
@@ -361,31 +355,6 @@ export async function writeBudgetValue(tx: Db, budget: Budget, p: BudgetValueEdi
     currency: budget.currency,
     message: preview.message,
   };
-}
-
-/**
- * A value refused as typed ("1e9", "500abc") saves nothing, but is logged as budget.rejected: the
- * budget's own value, or an account's override of it (details say which account).
- */
-async function recordRejectedInput(
-  db: Db,
-  p: Pick<AdjustBudgetParams, "key" | "input" | "actor" | "reason">,
-  error: string,
-  extra: Record<string, unknown> = {},
-): Promise<void> {
-  const [row] = await db.select({ id: budgets.id, key: budgets.key, value: budgets.value }).from(budgets).where(eq(budgets.key, p.key));
-  if (!row) return;
-  await recordAudit(db, {
-    ...auditActorFields(p.actor),
-    action: "budget.rejected",
-    target: row.key,
-    rawInput: p.input,
-    previousValue: row.value,
-    appliedValue: null,
-    clamped: false,
-    reason: p.reason.trim() || null,
-    details: { budgetId: row.id, error, ...extra },
-  });
 }
 
 // ---- kill and restore ----------------------------------------------------------------------------
@@ -495,7 +464,7 @@ export async function setBudgetOverride(db: Db, p: SetBudgetOverrideParams): Pro
   const caller = parseCaller(p.caller);
   const parsed = parseMoneyInput(p.input, "value");
   if (!parsed.ok) {
-    await recordRejectedInput(db, p, parsed.error, { caller, override: true });
+    await recordRejectedInput(db, { kind: "budget", key: p.key }, p, parsed.error, { caller, override: true });
     throw invalidInput([{ path: "input", message: parsed.error }]);
   }
   const reason = requireCatalogReason(p.reason);

@@ -1,6 +1,5 @@
-import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { ceilings, endpoints, type Ceiling, type Endpoint } from "@/db/schema";
+import type { Ceiling, Endpoint } from "@/db/schema";
 import { controlDetails, requireApproval, type ChangeControl } from "@/lib/control/context";
 import { isValueRaise } from "@/lib/control/raise";
 import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
@@ -9,6 +8,7 @@ import { CeilingError, requireReason } from "./errors";
 import { lockCeilingAsSeen, saveCeiling } from "./lock";
 import { parseLimitInput, previewAdjustment, type AdjustmentKind, type Clamp } from "@/lib/limits/parse";
 import { formatCount } from "@/lib/format";
+import { recordRejectedInput } from "@/lib/limits/rejected";
 
 export type AdjustCeilingParams = {
   ceilingId: number;
@@ -42,7 +42,7 @@ export type AdjustCeilingResult = {
 export async function adjustCeiling(db: Db, p: AdjustCeilingParams): Promise<AdjustCeilingResult> {
   const parsed = parseLimitInput(p.input);
   if (!parsed.ok) {
-    await recordRejectedInput(db, p, parsed.error);
+    await recordRejectedInput(db, { kind: "ceiling", ceilingId: p.ceilingId }, p, parsed.error);
     throw new CeilingError("invalid_input", parsed.error);
   }
   const reason = requireReason(p.reason);
@@ -131,32 +131,4 @@ export async function writeCeilingValue(
     version,
     message: preview.message,
   };
-}
-
-/**
- * A value refused as typed ("1e9", "500abc") saves nothing, but staff can still see that someone
- * tried it: it is logged as ceiling.rejected with the raw input and the reason it was refused.
- */
-export async function recordRejectedInput(
-  db: Db,
-  p: Pick<AdjustCeilingParams, "ceilingId" | "input" | "actor" | "reason">,
-  error: string,
-  extra: Record<string, unknown> = {},
-): Promise<void> {
-  const [row] = await db
-    .select({ endpoint: { id: endpoints.id, key: endpoints.key }, value: ceilings.value })
-    .from(ceilings)
-    .innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId))
-    .where(eq(ceilings.id, p.ceilingId));
-  if (!row) return;
-  await recordAudit(db, {
-    ...auditOf(p.actor, row.endpoint, p.ceilingId),
-    action: "ceiling.rejected",
-    rawInput: p.input,
-    previousValue: row.value,
-    appliedValue: null,
-    clamped: false,
-    reason: p.reason.trim() || null,
-    details: { error, ...extra },
-  });
 }

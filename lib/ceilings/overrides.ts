@@ -2,13 +2,12 @@ import { and, eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { ceilingOverrides } from "@/db/schema";
 import { lockAccounts } from "@/lib/limits/lock-accounts";
-import { CallerKey } from "@/lib/canonical/caller";
 import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { type ChangeControl, controlDetails, requireApproval } from "@/lib/control/context";
 import { formatCount } from "@/lib/format";
 import { planLimit } from "@/lib/limits/loosening";
 import { CeilingError, requireReason } from "./errors";
-import { recordRejectedInput } from "./adjust";
+import { parseCaller, recordRejectedInput } from "@/lib/limits/rejected";
 import { lockCeiling } from "./lock";
 import { clampToBounds, parseLimitInput, type Clamp } from "@/lib/limits/parse";
 
@@ -30,12 +29,6 @@ export type OverrideResult = {
   clamped: Clamp;
 };
 
-function parseCaller(raw: string): string {
-  const parsed = CallerKey.safeParse(raw);
-  if (!parsed.success) throw new CeilingError("invalid_input", parsed.error.issues[0]?.message ?? "invalid billing account");
-  return parsed.data;
-}
-
 /**
  * Gives one billing account its own value on a per-caller ceiling, inside the ceiling's bounds.
  * 0 blocks that account alone without killing the endpoint.
@@ -45,7 +38,7 @@ export async function setOverride(db: Db, p: SetOverrideParams): Promise<Overrid
   const parsed = parseLimitInput(p.input);
   if (!parsed.ok) {
     // Refused as typed, saved nowhere, but visible: an override attempt is audited like a value's.
-    await recordRejectedInput(db, { ceilingId: p.ceilingId, input: p.input, actor: p.actor, reason: p.reason }, parsed.error, { caller, override: true });
+    await recordRejectedInput(db, { kind: "ceiling", ceilingId: p.ceilingId }, p, parsed.error, { caller, override: true });
     throw new CeilingError("invalid_input", parsed.error);
   }
   const reason = requireReason(p.reason);
