@@ -15,10 +15,11 @@ import {
 import type { AuditActor } from "@/lib/audit/record";
 import { logError } from "@/lib/log/redact";
 import { apiKeyActor } from "@/lib/audit/record";
-import { type ApiAnswer, type ApiRequest, describeIssue, domainErrorAnswer, errorAnswer, jsonAnswer, parseJsonBody } from "@/lib/http";
+import { type ApiAnswer, describeIssue, domainErrorAnswer, errorAnswer, jsonAnswer, parseJsonBody } from "@/lib/http";
 import { AssignPlanBody, BulkAssignBody, MAX_BULK_BODY_BYTES } from "@/lib/http/schemas";
+import { withinDeadline } from "./guard";
 import type { ApiDeps } from "./deps";
-import { authenticateRequest, failureAnswer, withinDeadline } from "./guard";
+import { apiRoute } from "./route";
 
 // The accounts routes: PUT /api/v1/accounts/{account} and POST /api/v1/accounts:bulk assign plans
 // (a trusted key with the accounts:write scope: the billing service calls them when a customer
@@ -96,35 +97,34 @@ function bulkShapeAnswer(error: z.ZodError, value: unknown): ApiAnswer {
 }
 
 /** PUT /api/v1/accounts/{account} with {"plan": "<key>"}. */
-export async function handleAssignPlan(request: ApiRequest, rawAccount: string, deps: ApiDeps): Promise<ApiAnswer> {
-  const auth = await authenticateRequest(request, deps, "accounts:write");
-  if ("status" in auth) return auth;
-  const actor = apiKeyActor(auth.principal);
-  const body = parseJsonBody(request);
-  if (!body.ok) return refusedBody(deps, actor, rawAccount, errorAnswer(body.status, body.code, body.message));
-  const parsed = AssignPlanBody.safeParse(body.value);
-  if (!parsed.success) {
-    const issue = describeIssue(parsed.error);
-    return refusedBody(deps, actor, rawAccount, errorAnswer(400, issue.code, issue.message));
-  }
-  try {
+export const handleAssignPlan = apiRoute({
+  name: "assign plan",
+  scope: "accounts:write",
+  answerError: (error) => (error instanceof AccountError ? accountErrorAnswer(error) : null),
+  handle: async ({ request, deps, principal }, rawAccount: string): Promise<ApiAnswer> => {
+    const actor = apiKeyActor(principal);
+    const body = parseJsonBody(request);
+    if (!body.ok) return refusedBody(deps, actor, rawAccount, errorAnswer(body.status, body.code, body.message));
+    const parsed = AssignPlanBody.safeParse(body.value);
+    if (!parsed.success) {
+      const issue = describeIssue(parsed.error);
+      return refusedBody(deps, actor, rawAccount, errorAnswer(400, issue.code, issue.message));
+    }
     const result = await assignPlan(await writeDb(deps), { account: rawAccount, planKey: parsed.data.plan, actor });
     return jsonAnswer(200, result);
-  } catch (error) {
-    if (error instanceof AccountError) return accountErrorAnswer(error);
-    return failureAnswer("assign plan", error);
-  }
-}
+  },
+});
 
 /** POST /api/v1/accounts:bulk with {"accounts": [{"account", "plan"}, ...]}: all or nothing. */
-export async function handleAssignPlans(request: ApiRequest, deps: ApiDeps): Promise<ApiAnswer> {
-  const auth = await authenticateRequest(request, deps, "accounts:write");
-  if ("status" in auth) return auth;
-  // Each row's account is trimmed as a caller is: "acct\u000b" names acct here as in a reservation.
-  const actor = apiKeyActor(auth.principal);
-  const body = parseJsonBody(request, MAX_BULK_BODY_BYTES, ["accounts[].account"]);
-  if (!body.ok) return refusedBody(deps, actor, null, errorAnswer(body.status, body.code, body.message));
-  try {
+export const handleAssignPlans = apiRoute({
+  name: "assign plans",
+  scope: "accounts:write",
+  answerError: (error) => (error instanceof AccountError ? accountErrorAnswer(error) : null),
+  handle: async ({ request, deps, principal }): Promise<ApiAnswer> => {
+    // Each row's account is trimmed as a caller is: "acct\u000b" names acct here as in a reservation.
+    const actor = apiKeyActor(principal);
+    const body = parseJsonBody(request, MAX_BULK_BODY_BYTES, ["accounts[].account"]);
+    if (!body.ok) return refusedBody(deps, actor, null, errorAnswer(body.status, body.code, body.message));
     // Counted before any row is read: 10,001 rows are refused whatever is in them.
     const sent = body.value !== null && typeof body.value === "object" ? (body.value as { accounts?: unknown }).accounts : undefined;
     if (Array.isArray(sent) && sent.length > MAX_BULK_ROWS) return accountErrorAnswer(await refuseTooMany(await writeDb(deps), { rows: sent.length, actor }));
@@ -132,11 +132,8 @@ export async function handleAssignPlans(request: ApiRequest, deps: ApiDeps): Pro
     if (!parsed.success) return refusedBody(deps, actor, null, bulkShapeAnswer(parsed.error, body.value));
     const result = await assignPlans(await writeDb(deps), { rows: parsed.data.accounts, actor });
     return jsonAnswer(200, result);
-  } catch (error) {
-    if (error instanceof AccountError) return accountErrorAnswer(error);
-    return failureAnswer("assign plans", error);
-  }
-}
+  },
+});
 
 /** What a key bound to the account sees: not who on staff set its plan or blocked it, nor why. */
 function forAccountKey(view: AccountView): AccountView {
@@ -144,25 +141,17 @@ function forAccountKey(view: AccountView): AccountView {
 }
 
 /** GET /api/v1/accounts/{account}. */
-export async function handleGetAccount(request: ApiRequest, rawAccount: string, deps: ApiDeps): Promise<ApiAnswer> {
-  const auth = await authenticateRequest(request, deps, "accounts:read");
-  if ("status" in auth) return auth;
-  let account: string;
-  try {
-    account = parseAccountId(rawAccount);
-  } catch (error) {
-    if (error instanceof AccountError) return domainErrorAnswer(error);
-    throw error;
-  }
-  const { principal } = auth;
-  if (!principal.trusted && principal.account !== account) {
-    return errorAnswer(403, "caller_not_allowed", `the API key ck_${principal.prefix} may only read its own account`);
-  }
-  try {
+export const handleGetAccount = apiRoute({
+  name: "account",
+  scope: "accounts:read",
+  answerError: (error) => (error instanceof AccountError ? domainErrorAnswer(error) : null),
+  handle: async ({ db, principal }, rawAccount: string): Promise<ApiAnswer> => {
+    const account = parseAccountId(rawAccount);
+    if (!principal.trusted && principal.account !== account) {
+      return errorAnswer(403, "caller_not_allowed", `the API key ck_${principal.prefix} may only read its own account`);
+    }
     // A trusted key sees every ceiling and budget; a key bound to the account, those of its endpoints.
-    const view = await withinDeadline(getAccount(auth.db, account, principal.trusted ? undefined : principal.endpointKeys));
+    const view = await withinDeadline(getAccount(db, account, principal.trusted ? undefined : principal.endpointKeys));
     return jsonAnswer(200, principal.trusted ? view : forAccountKey(view));
-  } catch (error) {
-    return failureAnswer("account", error);
-  }
-}
+  },
+});

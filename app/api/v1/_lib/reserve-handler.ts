@@ -2,7 +2,6 @@ import { type Decision, reserve, ReservationInputError } from "@/lib/enforcement
 import type { ApiPrincipal } from "@/lib/api-keys";
 import {
   type ApiAnswer,
-  type ApiRequest,
   describeIssue,
   domainErrorAnswer,
   errorAnswer,
@@ -12,8 +11,8 @@ import {
   ReserveBody,
   retryAfterSeconds,
 } from "@/lib/http";
-import type { ApiDeps } from "./deps";
-import { authenticateRequest, checkEndpointAccess, failureAnswer } from "./guard";
+import { checkEndpointAccess } from "./guard";
+import { apiRoute } from "./route";
 
 /**
  * The billing account charged for the call. A key bound to an account always charges that
@@ -47,28 +46,30 @@ function decisionAnswer(decision: Decision, now: number): ApiAnswer {
 }
 
 /** POST /api/v1/reservations */
-export async function handleReserve(request: ApiRequest, deps: ApiDeps): Promise<ApiAnswer> {
-  const auth = await authenticateRequest(request, deps, "reserve");
-  if ("status" in auth) return auth;
-  // The caller is trimmed as the library and SQL trim it: a trailing \v names the same account.
-  const body = parseJsonBody(request, undefined, ["caller"]);
-  if (!body.ok) return errorAnswer(body.status, body.code, body.message);
-  const parsed = ReserveBody.safeParse(body.value);
-  if (!parsed.success) {
-    const issue = describeIssue(parsed.error);
-    return errorAnswer(400, issue.code, issue.message);
-  }
-  const input = parsed.data;
-  // Refused rather than cut: a cut id would no longer match the caller's own logs.
-  const requestIdHeader = RequestIdHeader.safeParse(request.header("x-request-id") ?? "");
-  if (!requestIdHeader.success) return errorAnswer(400, "invalid_request_id", requestIdHeader.error.issues[0]?.message ?? "invalid X-Request-Id");
-  const requestId = requestIdHeader.data || undefined;
-  try {
-    const denied = await checkEndpointAccess(auth.db, auth.principal, input.endpoint);
+export const handleReserve = apiRoute({
+  name: "reserve",
+  scope: "reserve",
+  answerError: (error) =>
+    error instanceof ReservationInputError ? domainErrorAnswer(error, error.reservationId ? { reservationId: error.reservationId } : {}) : null,
+  handle: async ({ request, deps, db, principal }): Promise<ApiAnswer> => {
+    // The caller is trimmed as the library and SQL trim it: a trailing \v names the same account.
+    const body = parseJsonBody(request, undefined, ["caller"]);
+    if (!body.ok) return errorAnswer(body.status, body.code, body.message);
+    const parsed = ReserveBody.safeParse(body.value);
+    if (!parsed.success) {
+      const issue = describeIssue(parsed.error);
+      return errorAnswer(400, issue.code, issue.message);
+    }
+    const input = parsed.data;
+    // Refused rather than cut: a cut id would no longer match the caller's own logs.
+    const requestIdHeader = RequestIdHeader.safeParse(request.header("x-request-id") ?? "");
+    if (!requestIdHeader.success) return errorAnswer(400, "invalid_request_id", requestIdHeader.error.issues[0]?.message ?? "invalid X-Request-Id");
+    const requestId = requestIdHeader.data || undefined;
+    const denied = await checkEndpointAccess(db, principal, input.endpoint);
     if (denied) return denied;
-    const caller = resolveCaller(auth.principal, input.caller);
+    const caller = resolveCaller(principal, input.caller);
     if ("status" in caller) return caller;
-    const decision = await reserve(auth.db, {
+    const decision = await reserve(db, {
       endpoint: input.endpoint,
       amount: input.amount,
       parts: input.parts,
@@ -79,8 +80,5 @@ export async function handleReserve(request: ApiRequest, deps: ApiDeps): Promise
       requestId,
     });
     return decisionAnswer(decision, (deps.now?.() ?? new Date()).getTime());
-  } catch (error) {
-    if (error instanceof ReservationInputError) return domainErrorAnswer(error, error.reservationId ? { reservationId: error.reservationId } : {});
-    return failureAnswer("reserve", error);
-  }
-}
+  },
+});

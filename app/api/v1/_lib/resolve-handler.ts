@@ -1,7 +1,6 @@
 import { releaseReservation, reservationEndpointKey, ReservationInputError, type Resolution, settleReservation } from "@/lib/enforcement";
 import {
   type ApiAnswer,
-  type ApiRequest,
   describeIssue,
   domainErrorAnswer,
   errorAnswer,
@@ -11,8 +10,8 @@ import {
   ReservationIdParam,
   SettleBody,
 } from "@/lib/http";
-import type { ApiDeps } from "./deps";
-import { authenticateRequest, checkEndpointAccess, failureAnswer, withinDeadline } from "./guard";
+import { checkEndpointAccess, withinDeadline } from "./guard";
+import { apiRoute } from "./route";
 
 type Verb = "settle" | "release";
 
@@ -41,31 +40,29 @@ function resultAnswer(result: Resolution): ApiAnswer {
  * that account's reservations (the database checks it on the locked row); a trusted service may
  * resolve any. Either way the reservation's endpoint must be one the key is allowed to use.
  */
-export async function handleResolve(request: ApiRequest, rawId: string, verb: Verb, deps: ApiDeps): Promise<ApiAnswer> {
-  const auth = await authenticateRequest(request, deps, "reserve");
-  if ("status" in auth) return auth;
-  const id = ReservationIdParam.safeParse(rawId);
-  if (!id.success) return errorAnswer(400, "invalid_reservation_id", `the reservation id must be a UUID, got '${rawId.slice(0, 60)}'`);
-  const body = parseJsonBody(request);
-  if (!body.ok) return errorAnswer(body.status, body.code, body.message);
-  const parsed = verb === "settle" ? SettleBody.safeParse(body.value) : ReleaseBody.safeParse(body.value);
-  if (!parsed.success) {
-    const issue = describeIssue(parsed.error);
-    return errorAnswer(400, issue.code, issue.message);
-  }
-  try {
-    const endpointKey = await withinDeadline(reservationEndpointKey(auth.db, id.data));
+export const handleResolve = apiRoute({
+  name: "settle or release",
+  scope: "reserve",
+  answerError: (error) => (error instanceof ReservationInputError ? domainErrorAnswer(error) : null),
+  handle: async ({ request, db, principal }, rawId: string, verb: Verb): Promise<ApiAnswer> => {
+    const id = ReservationIdParam.safeParse(rawId);
+    if (!id.success) return errorAnswer(400, "invalid_reservation_id", `the reservation id must be a UUID, got '${rawId.slice(0, 60)}'`);
+    const body = parseJsonBody(request);
+    if (!body.ok) return errorAnswer(body.status, body.code, body.message);
+    const parsed = verb === "settle" ? SettleBody.safeParse(body.value) : ReleaseBody.safeParse(body.value);
+    if (!parsed.success) {
+      const issue = describeIssue(parsed.error);
+      return errorAnswer(400, issue.code, issue.message);
+    }
+    const endpointKey = await withinDeadline(reservationEndpointKey(db, id.data));
     if (endpointKey === null) return errorAnswer(404, "reservation_not_found", "no such reservation");
-    const denied = await checkEndpointAccess(auth.db, auth.principal, endpointKey);
+    const denied = await checkEndpointAccess(db, principal, endpointKey);
     if (denied) return denied;
-    const caller = auth.principal.trusted ? undefined : (auth.principal.account ?? undefined);
+    const caller = principal.trusted ? undefined : (principal.account ?? undefined);
     const result =
       verb === "settle" && ("actual" in parsed.data || "parts" in parsed.data)
-        ? await settleReservation(auth.db, { reservationId: id.data, ...parsed.data, caller })
-        : await releaseReservation(auth.db, { reservationId: id.data, caller });
+        ? await settleReservation(db, { reservationId: id.data, ...parsed.data, caller })
+        : await releaseReservation(db, { reservationId: id.data, caller });
     return resultAnswer(result);
-  } catch (error) {
-    if (error instanceof ReservationInputError) return domainErrorAnswer(error);
-    return failureAnswer(verb, error);
-  }
-}
+  },
+});

@@ -1,7 +1,7 @@
 import { ApiKeyAccount } from "@/lib/api-keys";
-import { type ApiAnswer, type ApiRequest, EndpointKeyParam, errorAnswer, jsonAnswer, readEndpointStatus } from "@/lib/http";
-import type { ApiDeps } from "./deps";
-import { authenticateRequest, checkEndpointAccess, failureAnswer, withinDeadline } from "./guard";
+import { type ApiAnswer, EndpointKeyParam, errorAnswer, jsonAnswer, readEndpointStatus } from "@/lib/http";
+import { checkEndpointAccess, withinDeadline } from "./guard";
+import { apiRoute } from "./route";
 
 /**
  * GET /api/v1/endpoints/{key}: the endpoint's ceilings with value, used, held and remaining in
@@ -9,28 +9,26 @@ import { authenticateRequest, checkEndpointAccess, failureAnswer, withinDeadline
  * ceilings and per-account budgets show the key's own account; a trusted service may name one with
  * `?caller=`, else those counters are null.
  */
-export async function handleEndpointStatus(request: ApiRequest, rawKey: string, deps: ApiDeps): Promise<ApiAnswer> {
-  const auth = await authenticateRequest(request, deps, "reserve");
-  if ("status" in auth) return auth;
-  const key = EndpointKeyParam.safeParse(rawKey);
-  if (!key.success) return errorAnswer(400, "invalid_input", key.error.issues[0]?.message ?? "invalid endpoint key");
-  const queryCaller = new URLSearchParams(request.search).get("caller");
-  let account = auth.principal.account;
-  if (queryCaller !== null) {
-    const parsed = ApiKeyAccount.safeParse(queryCaller);
-    if (!parsed.success) return errorAnswer(400, "invalid_input", `caller: ${parsed.error.issues[0]?.message ?? "invalid"}`);
-    if (!auth.principal.trusted && parsed.data !== account) {
-      return errorAnswer(403, "caller_not_allowed", `the API key ck_${auth.principal.prefix} may only read its own account`);
+export const handleEndpointStatus = apiRoute({
+  name: "endpoint status",
+  scope: "reserve",
+  handle: async ({ request, db, principal }, rawKey: string): Promise<ApiAnswer> => {
+    const key = EndpointKeyParam.safeParse(rawKey);
+    if (!key.success) return errorAnswer(400, "invalid_input", key.error.issues[0]?.message ?? "invalid endpoint key");
+    const queryCaller = new URLSearchParams(request.search).get("caller");
+    let account = principal.account;
+    if (queryCaller !== null) {
+      const parsed = ApiKeyAccount.safeParse(queryCaller);
+      if (!parsed.success) return errorAnswer(400, "invalid_input", `caller: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+      if (!principal.trusted && parsed.data !== account) {
+        return errorAnswer(403, "caller_not_allowed", `the API key ck_${principal.prefix} may only read its own account`);
+      }
+      account = parsed.data;
     }
-    account = parsed.data;
-  }
-  try {
-    const denied = await checkEndpointAccess(auth.db, auth.principal, key.data);
+    const denied = await checkEndpointAccess(db, principal, key.data);
     if (denied) return denied;
-    const status = await withinDeadline(readEndpointStatus(auth.db, { endpointKey: key.data, account }));
+    const status = await withinDeadline(readEndpointStatus(db, { endpointKey: key.data, account }));
     if (!status) return errorAnswer(404, "unknown_endpoint", `unknown endpoint '${key.data}'`);
     return jsonAnswer(200, status);
-  } catch (error) {
-    return failureAnswer("endpoint status", error);
-  }
-}
+  },
+});
