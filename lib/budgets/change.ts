@@ -21,6 +21,7 @@ import { budgetSentence } from "./money";
 import { BUDGET_RE_ADD_WINDOW_HOURS, loosenedArchivedBudget, looserRecentBudget } from "./re-add";
 import { BudgetFields, BudgetSpec } from "./spec";
 import { type BudgetChange, endpointsByKey, lockedBudget, lockedMembers, lockMembers, recordBudgetChange, saveBudget, setMembers } from "./write";
+import type { AdjustLimitInput } from "@/lib/limits/adjust";
 
 // The budget verbs the dashboard calls (and the catalog file, through the same writes). Each runs
 // in one transaction: the members' endpoint locks, then the budget row FOR UPDATE, the version the
@@ -245,18 +246,7 @@ export async function updateBudgetFields(
 
 // ---- adjust the value ----------------------------------------------------------------------------
 
-export type AdjustBudgetParams = {
-  key: string;
-  /** Exactly what the person typed, in money ("200", "1.50"): stored in the audit row as typed. */
-  input: string;
-  expectedVersion: number;
-  actor: AuditActor;
-  reason: string;
-  /** The value typed a second time, required for a raise to 5x or more. */
-  confirm?: string;
-  /** A raise needs one (lib/control/context.ts). */
-  changeControl?: ChangeControl;
-};
+export type AdjustBudgetParams = AdjustLimitInput & { key: string };
 
 export type AdjustBudgetResult = {
   key: string;

@@ -1,28 +1,17 @@
 import type { Db } from "@/db/client";
 import type { Ceiling, Endpoint } from "@/db/schema";
-import { controlDetails, requireApproval, type ChangeControl } from "@/lib/control/context";
+import { controlDetails, requireApproval } from "@/lib/control/context";
 import { isValueRaise } from "@/lib/control/raise";
-import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
+import { auditOf, recordAudit } from "@/lib/audit/record";
 import { actorName } from "@/lib/audit/actor";
 import { CeilingError, requireReason } from "./errors";
 import { lockCeilingAsSeen, saveCeiling } from "./lock";
 import { parseLimitInput, previewAdjustment, type AdjustmentKind, type Clamp } from "@/lib/limits/parse";
 import { formatCount } from "@/lib/format";
 import { recordRejectedInput } from "@/lib/limits/rejected";
+import type { AdjustLimitInput } from "@/lib/limits/adjust";
 
-export type AdjustCeilingParams = {
-  ceilingId: number;
-  /** Exactly what the person typed: stored in the audit row as typed. */
-  input: string;
-  /** The version the person saw; a different one in the database is a conflict. */
-  expectedVersion: number;
-  actor: AuditActor;
-  reason: string;
-  /** The value typed a second time, required for a raise of 5x or more. */
-  confirm?: string;
-  /** A raise needs one (lib/control/context.ts): only an approved request or setup code has it. */
-  changeControl?: ChangeControl;
-};
+export type AdjustCeilingParams = AdjustLimitInput & { ceilingId: number };
 
 export type AdjustCeilingResult = {
   ceilingId: number;
