@@ -19,7 +19,7 @@ import { type ApiAnswer, describeIssue, domainErrorAnswer, errorAnswer, jsonAnsw
 import { AssignPlanBody, BulkAssignBody, MAX_BULK_BODY_BYTES } from "@/lib/http/schemas";
 import { withinDeadline } from "./guard";
 import type { ApiDeps } from "./deps";
-import { apiRoute } from "./route";
+import { apiRoute } from "./api-route";
 
 // The accounts routes: PUT /api/v1/accounts/{account} and POST /api/v1/accounts:bulk assign plans
 // (a trusted key with the accounts:write scope: the billing service calls them when a customer

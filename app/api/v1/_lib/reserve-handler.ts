@@ -12,7 +12,7 @@ import {
   retryAfterSeconds,
 } from "@/lib/http";
 import { checkEndpointAccess } from "./guard";
-import { apiRoute } from "./route";
+import { apiRoute } from "./api-route";
 
 /**
  * The billing account charged for the call. A key bound to an account always charges that

@@ -11,7 +11,7 @@ import {
   SettleBody,
 } from "@/lib/http";
 import { checkEndpointAccess, withinDeadline } from "./guard";
-import { apiRoute } from "./route";
+import { apiRoute } from "./api-route";
 
 type Verb = "settle" | "release";
 

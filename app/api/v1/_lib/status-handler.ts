@@ -1,7 +1,7 @@
 import { ApiKeyAccount } from "@/lib/api-keys";
 import { type ApiAnswer, EndpointKeyParam, errorAnswer, jsonAnswer, readEndpointStatus } from "@/lib/http";
 import { checkEndpointAccess, withinDeadline } from "./guard";
-import { apiRoute } from "./route";
+import { apiRoute } from "./api-route";
 
 /**
  * GET /api/v1/endpoints/{key}: the endpoint's ceilings with value, used, held and remaining in
