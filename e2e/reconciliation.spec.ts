@@ -95,12 +95,22 @@ test.describe("reconciliation", () => {
     await database?.close();
   });
 
+  /** What the endpoint's compared day says the provider billed, in micros as text; undefined until compared. */
+  const comparedBilled = async () => {
+    const db = database?.db;
+    if (!db) throw new Error("no database");
+    const rows = resultRows<{ billed: string }>(
+      await db.execute(
+        sql`select d.billed_micros::text as billed from reconciliation_days d join endpoints e on e.id = d.endpoint_id where e.key = ${KEY} and d.day = ${yesterday}`,
+      ),
+    );
+    return rows[0]?.billed;
+  };
+
   const reconciliationAlerts = () => (receiver?.received ?? []).map((r) => r.body).filter((body) => body.includes("reconciliation") && body.includes(KEY));
 
   test("the provider billed 1,000 where Ceilings charged 900: 10 % drift, both lines, one alert, readiness red", async ({ page }, testInfo) => {
     test.setTimeout(180_000);
-    const db = database?.db;
-    if (!db) throw new Error("no database");
     await signedIn(page, DEMO_ADMIN, "/reconciliation/sources/new");
 
     // Connect the source: OpenAI's organization usage and costs API, at the stand-in's address.
@@ -136,17 +146,7 @@ test.describe("reconciliation", () => {
     expect(provider?.requests.every((r) => r.headers.authorization === `Bearer ${FAKE_KEYS.openai}`)).toBe(true);
 
     // The pull is recorded before its comparison runs: wait for the compared day, then read the page.
-    await expect
-      .poll(
-        async () =>
-          resultRows<{ billed: string }>(
-            await db.execute(
-              sql`select d.billed_micros::text as billed from reconciliation_days d join endpoints e on e.id = d.endpoint_id where e.key = ${KEY} and d.day = ${yesterday}`,
-            ),
-          )[0]?.billed,
-        { timeout: 60_000 },
-      )
-      .toBe("50000000");
+    await expect.poll(comparedBilled, { timeout: 60_000 }).toBe("50000000");
     await page.goto(`/endpoints/${KEY}`);
     const section = page.locator("#reconciliation");
     const row = section.getByRole("row").filter({ hasText: "1,000 tokens" });
@@ -272,17 +272,7 @@ test.describe("reconciliation", () => {
     await expect(page.getByTestId("add-rule-ok")).toBeVisible();
 
     await pullNow();
-    await expect
-      .poll(
-        async () =>
-          resultRows<{ billed: string }>(
-            await db.execute(
-              sql`select d.billed_micros::text as billed from reconciliation_days d join endpoints e on e.id = d.endpoint_id where e.key = ${KEY} and d.day = ${yesterday}`,
-            ),
-          )[0]?.billed,
-        { timeout: 60_000 },
-      )
-      .toBe("70000000");
+    await expect.poll(comparedBilled, { timeout: 60_000 }).toBe("70000000");
     await page.goto(sourcePage);
     await expect(page.getByTestId("unmapped-table").locator('[data-item^="o9-e2e"]')).toHaveCount(0);
     await page.goto("/reconciliation");
