@@ -129,8 +129,15 @@ describe("the embedded Postgres server", () => {
     const lines = readFileSync(pidFile, "utf8").split("\n");
     lines[0] = String(squatter.pid);
     writeFileSync(pidFile, lines.join("\n"));
+    // A process still working in the data folder stands for a child of the killed postmaster that
+    // has not noticed yet: the new server must wait for it rather than start beside it.
+    const lingerer: ChildProcess = spawn("sleep", ["60"], { ...postgresUser(), cwd: embeddedFiles(dataDir).pgdata });
+    const lingerMs = 1_500;
+    setTimeout(() => lingerer.kill("SIGKILL"), lingerMs);
     try {
+      const began = Date.now();
       const again = await ensureEmbeddedServer(dataDir);
+      expect(Date.now() - began).toBeGreaterThanOrEqual(lingerMs);
       expect(again.startedHere).toBe(true);
       const after = await withDatabase(again.url, async ({ db }) =>
         resultRows<{ reservations: number; audit: number; marker: number }>(
@@ -142,6 +149,7 @@ describe("the embedded Postgres server", () => {
       expect(after[0]).toEqual({ reservations: before.reservations, audit: before.audit, marker: 1 });
     } finally {
       squatter.kill();
+      lingerer.kill("SIGKILL");
       await stopEmbeddedServer(dataDir);
     }
   }, 180_000);

@@ -1,6 +1,6 @@
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -247,9 +247,52 @@ async function freePortNot5432(): Promise<number> {
   }
 }
 
+/**
+ * Processes whose working folder is `pgdata`: every postgres process chdirs there, and a killed
+ * postmaster's children live on until they notice it is gone. Empty where /proc is not.
+ */
+function processesIn(pgdata: string): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  const folder = path.resolve(pgdata);
+  return entries.filter((entry) => /^\d+$/.test(entry) && cwdOf(entry) === folder).map(Number);
+}
+
+function cwdOf(pid: string): string | undefined {
+  try {
+    return readlinkSync(`/proc/${pid}/cwd`);
+  } catch {
+    return undefined;
+  }
+}
+
+/** How long a crashed server's children may take to exit before we give up on them. */
+const LEFTOVERS_GRACE_MS = 30_000;
+/** How long a port alone may stay taken: a socket just closed, not another program. */
+const PORT_GRACE_MS = 3_000;
+
 async function start(files: EmbeddedFiles, config: EmbeddedConfig, pgCtl: string, ids: RunAs): Promise<void> {
-  if (await portInUse(config.port)) {
-    throw new EmbeddedServerError(`port ${config.port} of the embedded database (${files.config}) is taken by another program: stop it, or set DATABASE_URL`);
+  // After a kill -9 of the postmaster its children still hold the data folder (and may hold the
+  // port) for a moment; starting over them would put two servers on one folder.
+  const began = Date.now();
+  let sawLeftovers = false;
+  for (;;) {
+    const leftovers = processesIn(files.pgdata);
+    sawLeftovers ||= leftovers.length > 0;
+    const portTaken = await portInUse(config.port);
+    if (leftovers.length === 0 && !portTaken) break;
+    if (Date.now() - began > (sawLeftovers ? LEFTOVERS_GRACE_MS : PORT_GRACE_MS)) {
+      throw new EmbeddedServerError(
+        leftovers.length > 0
+          ? `processes ${leftovers.join(", ")} of an earlier embedded database still use ${files.pgdata}: stop them, then start again`
+          : `port ${config.port} of the embedded database (${files.config}) is taken by another program: stop it, or set DATABASE_URL`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
   // After a kill -9 the pid in postmaster.pid may belong to another process by now, which makes
   // postgres refuse to start; runningPostmaster() said no postgres holds it, so it is stale.
