@@ -32,6 +32,10 @@ export const ENDPOINT_KEY_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 export const LIMIT_SOURCES = ["ceiling", "plan", "override", "kill", "blocked"] as const;
 export type LimitSource = (typeof LIMIT_SOURCES)[number];
 
+/** The two kinds of one limit: a ceiling (units or calls of one endpoint) and a budget (money over several). */
+export const LIMIT_KINDS = ["ceiling", "budget"] as const;
+export type LimitKind = (typeof LIMIT_KINDS)[number];
+
 /** A budget counts for everyone together (global) or for each billing account on its own. */
 export const BUDGET_SCOPES = ["global", "account"] as const;
 export type BudgetScope = (typeof BUDGET_SCOPES)[number];

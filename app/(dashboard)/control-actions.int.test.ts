@@ -3,13 +3,14 @@ import type { ActionDeps } from "@/app/_lib/action-deps";
 import { describe, expect, it } from "vitest";
 import { asc, count } from "drizzle-orm";
 import type { Role } from "@/lib/auth/roles";
-import { auditEvents, ceilingOverrides, ceilings } from "@/db/schema";
+import { auditEvents, ceilings } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { createEndpoint, first } from "@/lib/ceilings/test-fixtures";
 import { killAllCore, killEndpointCore, restoreEndpointCore } from "./control-action-core";
 import { adjustCeilingCore, removeOverrideCore, setBoundsCore, setOverrideCore } from "./endpoints/[key]/ceiling-action-core";
 import { form } from "@/app/_lib/test-form";
+import { limitOverrides } from "@/db/schema";
 
 type Core = (deps: ActionDeps, formData: FormData) => Promise<ActionState>;
 type Setup = { key: string; dailyId: number; callerId: number; version: number };
@@ -44,7 +45,7 @@ describe.skipIf(skipWithoutDatabase())("ceiling server actions check the role th
 
   async function snapshot() {
     const rows = await t.db.select().from(ceilings).orderBy(asc(ceilings.id));
-    const overrides = await t.db.select().from(ceilingOverrides);
+    const overrides = await t.db.select().from(limitOverrides).orderBy(asc(limitOverrides.limitId), asc(limitOverrides.caller));
     const [audit] = await t.db.select({ n: count() }).from(auditEvents);
     return { rows, overrides, audit: audit?.n };
   }

@@ -22,8 +22,7 @@
 -- sorted by its key, so two batches can never wait on each other in a cycle:
 --   1. endpoint advisory locks, shared            by endpoint id
 --   (ceilings and budgets rows are read, not locked: 1 binds every edit of them)
---   3. ceiling_overrides rows, FOR SHARE          by (ceiling id, caller)
---   3b. budget_overrides rows, FOR SHARE          by (budget id, caller)
+--   3. limit_overrides rows, FOR SHARE            by (limit id, caller)
 --   3c. accounts rows, inserted if missing        by account (only callers seen for the first time)
 --   4. throttle_counters rows (upsert)            by (endpoint id, caller)
 --   5. cooldown advisory locks                    by (ceiling id, hashtext(scope key), scope key)
@@ -260,23 +259,20 @@ BEGIN
   LEFT JOIN plans d ON d.is_default
   WHERE k.caller IS NOT NULL AND char_length(k.caller) <= 200 AND NOT ceilings.has_control_chars(k.caller);
 
-  -- Without a per-caller ceiling there is no override to read.
-  IF has_caller_ceiling THEN
-    SELECT coalesce(jsonb_object_agg(o.ceiling_id || '|' || o.caller, o.value), '{}') INTO overrides
-    FROM (SELECT ov.ceiling_id, ov.caller, ov.value FROM ceiling_overrides ov
-          WHERE ov.ceiling_id IN (SELECT u.id FROM unnest(batch_ceilings) u WHERE u.scope = 'caller')
-            AND ov.caller = ANY (batch_callers)
-          ORDER BY ov.ceiling_id, ov.caller FOR SHARE) o;
+  -- The accounts' own values on the batch's per-caller ceilings and per-account budgets (3): one
+  -- read of limit_overrides, in (limit id, caller) order; none without a limit that has them.
+  IF has_caller_ceiling OR cardinality(account_budget_endpoints) > 0 THEN
+    SELECT coalesce(jsonb_object_agg(o.id || '|' || o.caller, o.value) FILTER (WHERE o.is_ceiling), '{}'),
+           coalesce(jsonb_object_agg(o.id || '|' || o.caller, o.value) FILTER (WHERE NOT o.is_ceiling), '{}')
+    INTO overrides, budget_overrides_map
+    FROM (SELECT l.id, l.is_ceiling, ov.caller, ov.value FROM limit_overrides ov
+          JOIN (SELECT u.id, u.limit_id, true AS is_ceiling FROM unnest(batch_ceilings) u WHERE u.scope = 'caller'
+                UNION ALL
+                SELECT u.id, u.limit_id, false FROM unnest(batch_budgets) u WHERE u.scope = 'account') l ON l.limit_id = ov.limit_id
+          WHERE ov.caller = ANY (batch_callers)
+          ORDER BY ov.limit_id, ov.caller FOR SHARE OF ov) o;
   ELSE
     overrides := '{}';
-  END IF;
-  -- The accounts' own values on per-account budgets (3b).
-  IF cardinality(account_budget_endpoints) > 0 THEN
-    SELECT coalesce(jsonb_object_agg(o.budget_id || '|' || o.caller, o.value), '{}') INTO budget_overrides_map
-    FROM (SELECT ov.budget_id, ov.caller, ov.value FROM budget_overrides ov
-          WHERE ov.budget_id IN (SELECT u.id FROM unnest(batch_budgets) u WHERE u.scope = 'account')
-            AND ov.caller = ANY (batch_callers)
-          ORDER BY ov.budget_id, ov.caller FOR SHARE) o;
   END IF;
 
   -- Registering (3c) is bookkeeping, never a reason to refuse: a new account another transaction is

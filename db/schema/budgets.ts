@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { bigint, check, index, integer, pgEnum, pgTable, primaryKey, smallint, text, timestamp } from "drizzle-orm/pg-core";
 import { timestamps } from "./columns";
+import { limits, nextLimitId } from "./limits";
 import { ceilingWindow } from "./ceilings";
 import { endpoints } from "./endpoints";
 import { BUDGET_SCOPES, ENDPOINT_KEY_PATTERN } from "../../lib/vocabulary";
@@ -14,6 +15,12 @@ export const budgets = pgTable(
   "budgets",
   {
     id: integer("id").primaryKey().generatedAlwaysAsIdentity(),
+    // Its row in limits (what both kinds share); the insert trigger makes it.
+    limitId: integer("limit_id")
+      .notNull()
+      .unique()
+      .references(() => limits.id)
+      .default(nextLimitId),
     key: text("key").notNull().unique(),
     name: text("name").notNull(),
     currency: text("currency").notNull().default("USD"),
@@ -68,23 +75,6 @@ export const budgetMembers = pgTable(
 );
 
 export type BudgetMember = typeof budgetMembers.$inferSelect;
-
-// A per-account budget's value for one billing account; 0 blocks that account on every member.
-export const budgetOverrides = pgTable(
-  "budget_overrides",
-  {
-    budgetId: integer("budget_id")
-      .notNull()
-      .references(() => budgets.id, { onDelete: "cascade" }),
-    caller: text("caller").notNull(),
-    value: bigint("value", { mode: "number" }).notNull(),
-    reason: text("reason").notNull(),
-    ...timestamps,
-  },
-  (t) => [primaryKey({ columns: [t.budgetId, t.caller] }), check("budget_overrides_value_nonneg", sql`${t.value} >= 0`)],
-);
-
-export type BudgetOverride = typeof budgetOverrides.$inferSelect;
 
 // One money counter per budget, scope key ('' for a global budget, the account for a per-account
 // one) and window, in micros; kept after the window closes as the budget's history.

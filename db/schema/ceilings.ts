@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import { bigint, check, index, integer, pgEnum, pgTable, smallint, text, timestamp } from "drizzle-orm/pg-core";
 import { timestamps } from "./columns";
+import { limits, nextLimitId } from "./limits";
 import { endpoints } from "./endpoints";
 import { CEILING_METRICS, CEILING_SCOPES, CEILING_WINDOWS, DESTINATION_KINDS } from "../../lib/vocabulary";
 
@@ -14,6 +15,12 @@ export const ceilings = pgTable(
   "ceilings",
   {
     id: integer("id").primaryKey().generatedAlwaysAsIdentity(),
+    // Its row in limits (what both kinds share); the insert trigger makes it.
+    limitId: integer("limit_id")
+      .notNull()
+      .unique()
+      .references(() => limits.id)
+      .default(nextLimitId),
     endpointId: integer("endpoint_id")
       .notNull()
       .references(() => endpoints.id, { onDelete: "cascade" }),

@@ -1,12 +1,13 @@
 import { and, asc, count, eq, inArray } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { accounts, auditEvents, ceilingOverrides, planCeilingValues, plans } from "@/db/schema";
+import { accounts, auditEvents, planCeilingValues, plans } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { apiKeyActor } from "@/lib/audit/record";
 import { makeEndpoint } from "@/lib/enforcement/test-fixtures";
 import { AccountError, assignPlan, assignPlans, blockAccount, getAccount, MAX_BULK_ROWS, unblockAccount } from "./index";
 import { setupControl } from "@/lib/changes";
+import { insertOverride } from "@/lib/limits/test-fixtures";
 
 // Data built on purpose (values above the own, a switch, an unblock): change control is tested in
 // lib/changes/plan-kinds.int.test.ts; here the verbs' own rules are.
@@ -238,7 +239,7 @@ describe.skipIf(skipWithoutDatabase())("accounts on Postgres", () => {
     await assignPlan(t.db, { account, planKey: "gold", actor: admin });
     await t.db.insert(planCeilingValues).values({ planId: gold, ceilingId: units, value: 100 });
     expect(await ceilingOf(units)).toMatchObject({ value: 100, source: "plan" });
-    await t.db.insert(ceilingOverrides).values({ ceilingId: units, caller: account, value: 7, reason: "test" });
+    await insertOverride(t.db, "ceiling", units, { caller: account, value: 7, reason: "test" });
     expect(await ceilingOf(units)).toMatchObject({ value: 7, source: "override" });
     expect(await ceilingOf(calls)).toMatchObject({ value: 5, source: "ceiling" });
     const view = await getAccount(t.db, account);

@@ -1,18 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import {
-  accounts,
-  apiKeys,
-  budgetOverrides,
-  budgetUsage,
-  ceilingOverrides,
-  ceilings,
-  planBudgetValues,
-  planCeilingValues,
-  plans,
-  refusals,
-  usage,
-} from "@/db/schema";
+import { accounts, apiKeys, budgetUsage, ceilings, planBudgetValues, planCeilingValues, plans, refusals, usage } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { insertBudget, insertEndpoint, insertReservation } from "@/lib/budgets/read-fixtures";
@@ -20,6 +8,7 @@ import { createEndpoint } from "@/lib/ceilings/test-fixtures";
 import { DAY_MS } from "@/lib/time";
 import { AccountReadError, estimateAccounts, readAccount, searchAccounts, topAccounts, listTopTargets, type TopTarget } from "./read";
 import { ceilingTopOver, ceilingTopOverQuery } from "./read-top";
+import { insertOverride } from "@/lib/limits/test-fixtures";
 
 // The account page's reads on a real Postgres. Rows are inserted directly: the page must show
 // whatever the tables hold, and these tests should not depend on the write verbs.
@@ -83,7 +72,7 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
     const pro = await plan(unique("pro"));
     await t.db.insert(planCeilingValues).values({ planId: pro, ceilingId: w.ceilingId, value: 100 });
     await t.db.insert(accounts).values([{ account: "c-plan", planId: pro }, { account: "c-override", planId: pro }, { account: "c-default" }]);
-    await t.db.insert(ceilingOverrides).values({ ceilingId: w.ceilingId, caller: "c-override", value: 7, reason: "support ticket" });
+    await insertOverride(t.db, "ceiling", w.ceilingId, { caller: "c-override", value: 7, reason: "support ticket" });
     const binding = async (account: string) => (await readAccount(t.db, account, NOW)).ceilings.find((c) => c.ceilingId === w.ceilingId);
 
     expect(await binding("c-plan")).toMatchObject({ planValue: 100, override: null, binding: { value: 100, source: "plan" } });
@@ -116,7 +105,7 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
     });
     const [global, caller] = e.ceilings;
     if (!global || !caller) throw new Error("ceilings missing");
-    await t.db.insert(ceilingOverrides).values({ ceilingId: caller.id, caller: "k-1", value: 9, reason: "r" });
+    await insertOverride(t.db, "ceiling", caller.id, { caller: "k-1", value: 9, reason: "r" });
     await t.db.update(ceilings).set({ value: 0, valueBeforeKill: 100 }).where(eq(ceilings.id, global.id));
     const view = await readAccount(t.db, "k-1", NOW);
     expect(view.ceilings.find((c) => c.ceilingId === caller.id)).toMatchObject({ own: 50, override: { value: 9 }, binding: { value: 0, source: "kill" } });
@@ -130,7 +119,7 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
       { account: "b-plan", planId: pro },
       { account: "b-override", planId: pro },
     ]);
-    await t.db.insert(budgetOverrides).values({ budgetId: w.budget.id, caller: "b-override", value: 1_000, reason: "trial" });
+    await insertOverride(t.db, "budget", w.budget.id, { caller: "b-override", value: 1_000, reason: "trial" });
     const binding = async (account: string) => (await readAccount(t.db, account, NOW)).budgets.find((b) => b.budgetId === w.budget.id);
     expect(await binding("b-plan")).toMatchObject({ planValue: 5_000_000, binding: { value: 5_000_000, source: "plan" } });
     expect(await binding("b-override")).toMatchObject({ override: { value: 1_000 }, binding: { value: 1_000, source: "override" } });
@@ -144,7 +133,7 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
     const pro = await plan(unique("pro"));
     await t.db.insert(planBudgetValues).values({ planId: pro, budgetId: w.budget.id, value: 5_000_000 });
     await t.db.insert(accounts).values({ account: "blocked-1", planId: pro, blockedAt: NOW, blockedBy: "ops", blockReason: "fraud" });
-    await t.db.insert(ceilingOverrides).values({ ceilingId: w.ceilingId, caller: "blocked-1", value: 9, reason: "r" });
+    await insertOverride(t.db, "ceiling", w.ceilingId, { caller: "blocked-1", value: 9, reason: "r" });
     const view = await readAccount(t.db, "blocked-1", NOW);
     expect(view.ceilings.find((c) => c.ceilingId === w.ceilingId)).toMatchObject({
       override: { value: 9 },
@@ -309,7 +298,7 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
     await t.db.insert(planCeilingValues).values({ planId: pro, ceilingId: w.ceilingId, value: 150 });
     await t.db.insert(planBudgetValues).values({ planId: pro, budgetId: w.budget.id, value: 9_000_000 });
     await t.db.insert(accounts).values({ account: "top-pro", planId: pro }).onConflictDoNothing();
-    await t.db.insert(ceilingOverrides).values({ ceilingId: w.ceilingId, caller: "top-over", value: 3, reason: "r" });
+    await insertOverride(t.db, "ceiling", w.ceilingId, { caller: "top-over", value: 3, reason: "r" });
     await t.db.insert(usage).values([
       { ceilingId: w.ceilingId, scopeKey: "top-pro", windowStart: TODAY, windowEnd: TOMORROW, settled: 90, held: 1 },
       { ceilingId: w.ceilingId, scopeKey: "top-over", windowStart: TODAY, windowEnd: TOMORROW, settled: 3 },

@@ -1,6 +1,6 @@
 import { asc, count, desc, eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { auditEvents, budgetMembers, budgetOverrides, budgets, endpoints } from "@/db/schema";
+import { auditEvents, budgetMembers, budgets, endpoints } from "@/db/schema";
 import { holdTransaction, skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { CatalogConflictError, CatalogError } from "@/lib/limits/errors";
@@ -20,6 +20,7 @@ import {
   setBudgetOverride,
   updateBudget,
 } from "./index";
+import { limitOverrides } from "@/db/schema";
 
 const admin = { type: "staff", email: "admin@example.com" } as const;
 const DOLLAR = 1_000_000;
@@ -80,7 +81,7 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
     return {
       budgets: await t.db.select().from(budgets).orderBy(asc(budgets.id)),
       members: await t.db.select().from(budgetMembers).orderBy(asc(budgetMembers.budgetId), asc(budgetMembers.endpointId)),
-      overrides: await t.db.select().from(budgetOverrides).orderBy(asc(budgetOverrides.budgetId)),
+      overrides: await t.db.select().from(limitOverrides).orderBy(asc(limitOverrides.limitId), asc(limitOverrides.caller)),
       audit: (await t.db.select({ n: count() }).from(auditEvents))[0]?.n,
     };
   }

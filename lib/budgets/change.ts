@@ -1,16 +1,15 @@
-import { and, eq, inArray } from "drizzle-orm";
+import { inArray } from "drizzle-orm";
 import type { z } from "zod";
 import type { Db } from "@/db/client";
-import { budgetOverrides, budgets, endpoints, type Budget } from "@/db/schema";
+import { budgets, endpoints, limitOverrides, type Budget } from "@/db/schema";
 import type { AuditActor } from "@/lib/audit/record";
 import { readReason } from "@/lib/audit/reason";
 import { actorName } from "@/lib/audit/actor";
-import { lockAccounts } from "@/lib/limits/lock-accounts";
+import { deleteLimitOverride, type OverrideTarget, writeLimitOverride } from "@/lib/limits/overrides";
 import { parseCaller, recordRejectedInput } from "@/lib/limits/rejected";
 import { clampToBounds, parseMoneyInput, previewAdjustment, type AdjustmentKind, type Clamp } from "@/lib/limits/parse";
 import { CatalogError, invalidInput, requireCatalogReason, zodIssues } from "@/lib/limits/errors";
 import { requireApproval, type ChangeControl } from "@/lib/control/context";
-import { planLimit } from "@/lib/limits/loosening";
 import { isBoundsRaise, isNewValueRaise, isValueRaise } from "@/lib/control/raise";
 import { activeRevertTo } from "@/lib/control/raise-floor";
 import { sqlState } from "@/db/sql-state";
@@ -114,7 +113,7 @@ export async function insertBudget(p: BudgetChange, spec: BudgetSpec, mayBeArchi
     row.id,
     members.map((m) => m.id),
   );
-  if (spec.overrides.length > 0) await p.tx.insert(budgetOverrides).values(spec.overrides.map((o) => ({ budgetId: row.id, ...o })));
+  if (spec.overrides.length > 0) await p.tx.insert(limitOverrides).values(spec.overrides.map((o) => ({ limitId: row.limitId, ...o })));
   const { key: _key, ...after } = spec;
   await recordBudgetChange(p, row, {
     action: "budget.create",
@@ -439,12 +438,9 @@ export async function archiveLocked(p: BudgetChange, budget: Budget, archived: b
 
 // ---- per-account overrides -------------------------------------------------------------------------
 
-// Change control: an override above what binds the account now (its override, else its plan's
-// value or the budget's own: ceilings.plan_limit) is a raise, asked as `budget.override`; so is
-// removing one below what its plan gives it. The check is in writeOverride and deleteOverride, so
-// a catalog file's overrides are held to it too. Both lock the account's row (lockAccounts) before
-// reading its override or plan, as a plan move does: see lib/ceilings/overrides.ts. Lock order:
-// the members' endpoints, the budget, then the account.
+// A per-account budget's overrides, through the one writer of both kinds (lib/limits/overrides.ts,
+// where change control and the lock order are said): writeOverride and deleteOverride hold a
+// catalog file's overrides to it too. Lock order: the members' endpoints, the budget, the account.
 export type SetBudgetOverrideParams = { key: string; caller: string; input: string; actor: AuditActor; reason: string; changeControl?: ChangeControl };
 export type RemoveBudgetOverrideParams = { key: string; caller: string; actor: AuditActor; reason: string; changeControl?: ChangeControl };
 export type BudgetOverrideResult = { key: string; caller: string; previous: number | null; applied: number | null; clamped: Clamp; currency: string };
@@ -479,37 +475,17 @@ export async function writeOverride(
   typed: { rawInput?: string; clamped?: Clamp } = {},
 ): Promise<number | null> {
   if (budget.scope !== "account") throw invalidInput([{ path: "caller", message: `${budget.key} is a global budget: overrides are for a per-account budget` }]);
-  await lockAccounts(p.tx, [o.caller]);
-  const [existing] = await p.tx
-    .select()
-    .from(budgetOverrides)
-    .where(and(eq(budgetOverrides.budgetId, budget.id), eq(budgetOverrides.caller, o.caller)));
-  if (existing?.value === o.value) throw new CatalogError("unchanged", `${o.caller} already has ${money(budget, o.value)}: nothing to save`);
-  const binding = existing?.value ?? (await planLimit(p.tx, { kind: "budget", limitId: budget.id, account: o.caller })) ?? budget.value;
-  if (o.value > binding) {
-    requireApproval(
-      p.changeControl,
-      `an override of ${money(budget, o.value)} for ${o.caller} on budget ${budget.key} (${money(budget, binding)} binds it now)`,
-      {
-        kind: "budget.override",
-        change: { budgetKey: budget.key, caller: o.caller, value: o.value },
-      },
-    );
-  }
-  await p.tx
-    .insert(budgetOverrides)
-    .values({ budgetId: budget.id, ...o })
-    .onConflictDoUpdate({ target: [budgetOverrides.budgetId, budgetOverrides.caller], set: { value: o.value, reason: o.reason, updatedAt: new Date() } });
+  const existing = await writeLimitOverride(p.tx, overrideTarget(budget), { ...o, changeControl: p.changeControl });
   await saveBudget(p.tx, budget.id, {});
   await recordBudgetChange(p, budget, {
     action: "budget.override.set",
     rawInput: typed.rawInput ?? null,
-    previousValue: existing?.value ?? null,
+    previousValue: existing,
     appliedValue: o.value,
     clamped: (typed.clamped ?? null) !== null,
     details: { caller: o.caller, budgetValue: budget.value, clampedTo: typed.clamped ?? null },
   });
-  return existing?.value ?? null;
+  return existing;
 }
 
 /** Returns one billing account to the budget's own value. */
@@ -524,30 +500,28 @@ export async function removeBudgetOverride(db: Db, p: RemoveBudgetOverrideParams
 }
 
 export async function deleteOverride(p: BudgetChange, budget: Budget, caller: string): Promise<number> {
-  await lockAccounts(p.tx, [caller]);
-  const [removed] = await p.tx
-    .delete(budgetOverrides)
-    .where(and(eq(budgetOverrides.budgetId, budget.id), eq(budgetOverrides.caller, caller)))
-    .returning();
-  if (!removed) throw new CatalogError("not_found", `${caller} has no override on ${budget.key}`);
-  const plan = (await planLimit(p.tx, { kind: "budget", limitId: budget.id, account: caller })) ?? budget.value;
-  if (plan > removed.value) {
-    requireApproval(
-      p.changeControl,
-      `removing ${caller}'s override of ${money(budget, removed.value)} on budget ${budget.key} (its plan gives it ${money(budget, plan)})`,
-      {
-        kind: "budget.override",
-        change: { budgetKey: budget.key, caller, value: null },
-      },
-    );
-  }
+  const removed = await deleteLimitOverride(p.tx, overrideTarget(budget), { caller, changeControl: p.changeControl });
   await saveBudget(p.tx, budget.id, {});
   await recordBudgetChange(p, budget, {
     action: "budget.override.remove",
-    previousValue: removed.value,
+    previousValue: removed,
     appliedValue: null,
     clamped: false,
     details: { caller },
   });
-  return removed.value;
+  return removed;
+}
+
+/** A per-account budget as its overrides see it. */
+function overrideTarget(budget: Budget): OverrideTarget {
+  return {
+    kind: "budget",
+    id: budget.id,
+    limitId: budget.limitId,
+    value: budget.value,
+    label: `budget ${budget.key}`,
+    format: (value) => money(budget, value),
+    ask: (caller, value) => ({ kind: "budget.override", change: { budgetKey: budget.key, caller, value } }),
+    refuse: (code, message) => new CatalogError(code, message),
+  };
 }

@@ -1,5 +1,6 @@
 import type { Db } from "@/db/client";
-import type { Alert, AuditEvent, BudgetOverride } from "@/db/schema";
+import type { Alert, AuditEvent } from "@/db/schema";
+import type { OverrideRow } from "@/lib/limits/overrides";
 import type { KeysetCursor } from "@/lib/keyset";
 import { topAccountsOver, type TopAccountsOver } from "./read-accounts";
 import { budgetHistory, windowsBack, type BudgetHistory, type HistoryRange } from "./read-history";
@@ -13,7 +14,7 @@ export type BudgetDetail = BudgetOverview & {
   history: Record<HistoryRange, BudgetHistory>;
   /** The accounts that settled most over the last 90 days (per-account budgets; none for global ones). */
   topAccounts90: TopAccountsOver;
-  overrides: { rows: BudgetOverride[]; total: number };
+  overrides: { rows: OverrideRow[]; total: number };
   adjustments: AuditEvent[];
   refusals: BudgetRefusalPage;
   alerts: Alert[];

@@ -1,6 +1,7 @@
-import { and, asc, count, desc, eq, like, sql } from "drizzle-orm";
+import { and, desc, eq, like, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { alerts, auditEvents, budgetOverrides, refusals, type Alert, type AuditEvent, type BudgetOverride } from "@/db/schema";
+import { alerts, auditEvents, refusals, type Alert, type AuditEvent } from "@/db/schema";
+import { countOverrides, listOverrides, type OverrideRow } from "@/lib/limits/overrides";
 import type { KeysetCursor } from "@/lib/keyset";
 import { refusalColumns, type RefusalRow } from "@/lib/refusals/list";
 import { cursorCondition } from "@/lib/refusals/where";
@@ -58,10 +59,10 @@ export async function listBudgetAlerts(db: Db, p: { budgetId: number; limit?: nu
 export const BUDGET_OVERRIDES_SHOWN = 100;
 
 /** The per-account values of a budget, by account, the first BUDGET_OVERRIDES_SHOWN, and how many there are. */
-export async function listBudgetOverrides(db: Db, p: { budgetId: number }): Promise<{ rows: BudgetOverride[]; total: number }> {
-  const [rows, [total]] = await Promise.all([
-    db.select().from(budgetOverrides).where(eq(budgetOverrides.budgetId, p.budgetId)).orderBy(asc(budgetOverrides.caller)).limit(BUDGET_OVERRIDES_SHOWN),
-    db.select({ n: count() }).from(budgetOverrides).where(eq(budgetOverrides.budgetId, p.budgetId)),
+export async function listBudgetOverrides(db: Db, p: { budgetId: number }): Promise<{ rows: OverrideRow[]; total: number }> {
+  const [rows, counts] = await Promise.all([
+    listOverrides(db, "budget", [p.budgetId], { limit: BUDGET_OVERRIDES_SHOWN }),
+    countOverrides(db, "budget", [p.budgetId]),
   ]);
-  return { rows, total: total?.n ?? 0 };
+  return { rows, total: counts.get(p.budgetId) ?? 0 };
 }

@@ -133,9 +133,9 @@ async function readSummaries(db: Db, filter: SQL, now: Date): Promise<BudgetSumm
             where u.budget_id = b.id and u.window_start = w.window_start and u.scope_key <> ''
             order by u.settled desc limit ${BUSIEST_CANDIDATES})
           union
-          (select u.scope_key, u.held, u.settled from budget_overrides bo
-            join budget_usage u on u.budget_id = bo.budget_id and u.scope_key = bo.caller and u.window_start = w.window_start
-            where bo.budget_id = b.id)
+          (select u.scope_key, u.held, u.settled from limit_overrides bo
+            join budget_usage u on u.budget_id = b.id and u.scope_key = bo.caller and u.window_start = w.window_start
+            where bo.limit_id = b.limit_id)
         ) c
         cross join lateral ceilings.account_budget_limit(b.id, c.scope_key) l
         where b.scope = 'account' and l.value > 0

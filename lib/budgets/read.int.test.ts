@@ -1,12 +1,13 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { alerts, auditEvents, budgetOverrides, budgetUsage, refusals } from "@/db/schema";
+import { alerts, auditEvents, budgetUsage, refusals } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { KeysetCursor } from "@/lib/keyset";
 import { DAY_MS, MINUTE_MS } from "@/lib/time";
 import { budgetsOfEndpoint, listBudgets, listBudgetSummaries, readBudgetDetail } from "./index";
 import { insertBudget, insertEndpoint, insertReservation } from "./read-fixtures";
+import { insertOverride } from "@/lib/limits/test-fixtures";
 
 const USD = 1_000_000;
 // Noon UTC: half the day has passed, so the pace is half the value and the projection twice the spend.
@@ -180,10 +181,8 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
   it("reads a per-account budget: the sum over accounts, the account nearest its own value, the top accounts now and over 90 days", async () => {
     const e = await insertEndpoint(t.db);
     const b = await insertBudget(t.db, { members: [e.id], scope: "account", value: 100 * USD, alertThresholds: [80] });
-    await t.db.insert(budgetOverrides).values([
-      { budgetId: b.id, caller: "acct-c", value: 50 * USD, reason: "small plan" },
-      { budgetId: b.id, caller: "acct-d", value: 0, reason: "blocked" },
-    ]);
+    await insertOverride(t.db, "budget", b.id, { caller: "acct-c", value: 50 * USD, reason: "small plan" });
+    await insertOverride(t.db, "budget", b.id, { caller: "acct-d", value: 0, reason: "blocked" });
     const row = (scopeKey: string, settled: number, held = 0, start = TODAY) => ({
       budgetId: b.id,
       scopeKey,
@@ -242,7 +241,7 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
       );
     // Settled less than all 60, but 2 of its own 2: it is the one at its limit.
     await t.db.insert(budgetUsage).values({ budgetId: b.id, scopeKey: "small-plan", windowStart: TODAY, windowEnd: TOMORROW, settled: 2 * USD });
-    await t.db.insert(budgetOverrides).values({ budgetId: b.id, caller: "small-plan", value: 2 * USD, reason: "trial" });
+    await insertOverride(t.db, "budget", b.id, { caller: "small-plan", value: 2 * USD, reason: "trial" });
     const [view] = (await listBudgetSummaries(t.db, { now: NOW })).filter((v) => v.key === b.key);
     expect(view?.busiest).toMatchObject({ account: "small-plan", spend: 2 * USD, value: 2 * USD });
     expect(view).toMatchObject({ ratio: 1, crossed: 100, state: "alerting", accounts: 61 });

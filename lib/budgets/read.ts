@@ -1,6 +1,7 @@
 import { asc, eq, inArray } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { budgetMembers, budgetOverrides, budgets, endpoints, type Budget } from "@/db/schema";
+import { budgetMembers, budgets, endpoints, type Budget } from "@/db/schema";
+import { listOverrides } from "@/lib/limits/overrides";
 import { CatalogError } from "@/lib/limits/errors";
 import { budgetSentence } from "./money";
 import type { BudgetSpec } from "./spec";
@@ -27,7 +28,7 @@ export async function readBudgets(db: Db, keys?: string[]): Promise<CatalogBudge
       .innerJoin(endpoints, eq(endpoints.id, budgetMembers.endpointId))
       .where(inArray(budgetMembers.budgetId, ids))
       .orderBy(asc(endpoints.key)),
-    db.select().from(budgetOverrides).where(inArray(budgetOverrides.budgetId, ids)).orderBy(asc(budgetOverrides.caller)),
+    listOverrides(db, "budget", ids),
   ]);
   return rows.map((budget) => {
     const members = memberRows.filter((m) => m.budgetId === budget.id).map(({ id, key }) => ({ id, key }));
@@ -45,7 +46,7 @@ export async function readBudgets(db: Db, keys?: string[]): Promise<CatalogBudge
       default: budget.defaultValue,
       alertThresholds: [...budget.alertThresholds].sort((a, b) => a - b),
       members: members.map((m) => m.key),
-      overrides: overrideRows.filter((o) => o.budgetId === budget.id).map((o) => ({ caller: o.caller, value: o.value, reason: o.reason })),
+      overrides: overrideRows.filter((o) => o.id === budget.id).map((o) => ({ caller: o.caller, value: o.value, reason: o.reason })),
       archived: budget.archivedAt !== null,
       ...(killed ? { killed: true } : {}),
     };

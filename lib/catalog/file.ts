@@ -1,8 +1,10 @@
 import { createHash } from "node:crypto";
-import { and, eq, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
-import { ceilingOverrides, ceilings, type Ceiling, type Endpoint } from "@/db/schema";
+import { ceilings, type Ceiling, type Endpoint } from "@/db/schema";
+import { ceilingOverrideTarget } from "@/lib/ceilings/overrides";
+import { deleteLimitOverride, writeLimitOverride } from "@/lib/limits/overrides";
 import { lockAccounts } from "@/lib/limits/lock-accounts";
 import type { AuditActor } from "@/lib/audit/record";
 import { actorName } from "@/lib/audit/actor";
@@ -44,7 +46,6 @@ import { readBudgets, type CatalogBudget } from "@/lib/budgets/read";
 import { formatPriceDecimal } from "@/lib/money/price";
 import { findDuplicateKey } from "@/lib/http/strict-json";
 import { clampPlanValues } from "@/lib/limits/plan-values";
-import { planLimit } from "@/lib/limits/loosening";
 import { applyPlanSteps, diffPlans, exportPlans, readPlanSpecs, type PlanTargets } from "@/lib/catalog/file-plans";
 
 // Ceilings as code: the whole catalog as one reviewed file. `plan` compares a file with the
@@ -524,47 +525,25 @@ async function applyEndpoint(change: Change, existing: CatalogEndpoint, spec: En
   }
   const rows = await tx.select().from(ceilings).where(eq(ceilings.endpointId, endpoint.id));
   const ceilingFor = (o: OverrideKey) => rows.find((c) => c.scope === "caller" && c.metric === o.metric && c.window === o.window);
-  for (const { o, had } of planned.overrides.set) {
+  // A raise for one account (above what binds it: its override, else its plan or the ceiling's own;
+  // or an override removed below its plan) is refused in a file, and the whole file is undone: ask
+  // for it from the dashboard. The writer of both kinds says so (lib/limits/overrides.ts).
+  for (const { o } of planned.overrides.set) {
     const target = ceilingFor(o);
     if (!target) continue;
-    // Above what binds the account (its override, else its plan or the ceiling's own): a raise for
-    // one account, refused in a file (the whole file is undone); ask for it from the dashboard.
-    const binding = had?.value ?? (await planLimit(tx, { kind: "ceiling", limitId: target.id, account: o.caller })) ?? target.value;
-    if (o.value > binding)
-      requireApproval(
-        change.changeControl,
-        `the file's override of ${formatCount(o.value)} for ${o.caller} on ${endpoint.key} #${target.id} (${formatCount(binding)} binds it now)`,
-        { kind: "ceiling.override", change: { ceilingId: target.id, caller: o.caller, value: o.value } },
-      );
-    await tx
-      .insert(ceilingOverrides)
-      .values({ ceilingId: target.id, caller: o.caller, value: o.value, reason: o.reason })
-      .onConflictDoUpdate({ target: [ceilingOverrides.ceilingId, ceilingOverrides.caller], set: { value: o.value, reason: o.reason, updatedAt: new Date() } });
-    await recordChange(change, endpoint, {
-      action: "override.set",
-      ceilingId: target.id,
-      target: o.caller,
-      previousValue: had?.value ?? null,
-      appliedValue: o.value,
+    const had = await writeLimitOverride(tx, ceilingOverrideTarget(target, endpoint), {
+      caller: o.caller,
+      value: o.value,
+      reason: o.reason,
+      changeControl: change.changeControl,
     });
+    await recordChange(change, endpoint, { action: "override.set", ceilingId: target.id, target: o.caller, previousValue: had, appliedValue: o.value });
   }
   for (const o of planned.overrides.remove) {
     const target = ceilingFor(o);
     if (!target) continue;
-    const plan = (await planLimit(tx, { kind: "ceiling", limitId: target.id, account: o.caller })) ?? target.value;
-    if (plan > o.value)
-      requireApproval(
-        change.changeControl,
-        `the file's removal of ${o.caller}'s override of ${formatCount(o.value)} on ${endpoint.key} #${target.id} (its plan gives it ${formatCount(plan)})`,
-        { kind: "ceiling.override", change: { ceilingId: target.id, caller: o.caller, value: null } },
-      );
-    await tx.delete(ceilingOverrides).where(and(eq(ceilingOverrides.ceilingId, target.id), eq(ceilingOverrides.caller, o.caller)));
-    await recordChange(change, endpoint, {
-      action: "override.remove",
-      ceilingId: target.id,
-      target: o.caller,
-      previousValue: o.value,
-    });
+    const had = await deleteLimitOverride(tx, ceilingOverrideTarget(target, endpoint), { caller: o.caller, changeControl: change.changeControl });
+    await recordChange(change, endpoint, { action: "override.remove", ceilingId: target.id, target: o.caller, previousValue: had });
   }
   if (spec.archived !== (endpoint.archivedAt !== null)) await setArchived(change, endpoint, spec.archived);
 }

@@ -1,6 +1,7 @@
 import { asc, eq, inArray } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { ceilingOverrides, ceilings, endpoints, type Ceiling, type Endpoint } from "@/db/schema";
+import { ceilings, endpoints, type Ceiling, type Endpoint } from "@/db/schema";
+import { listOverrides } from "@/lib/limits/overrides";
 import { CatalogError } from "@/lib/limits/errors";
 import type { CeilingSpec, EndpointSpec } from "./spec";
 
@@ -39,18 +40,13 @@ export async function readCatalog(db: Db, keys?: string[]): Promise<CatalogEndpo
   if (rows.length === 0) return [];
   const ids = rows.map((e) => e.id);
   const ceilingRows = await db.select().from(ceilings).where(inArray(ceilings.endpointId, ids)).orderBy(asc(ceilings.id));
-  const overrideRows = ceilingRows.length
-    ? await db
-        .select()
-        .from(ceilingOverrides)
-        .where(
-          inArray(
-            ceilingOverrides.ceilingId,
-            ceilingRows.map((c) => c.id),
-          ),
-        )
-        .orderBy(asc(ceilingOverrides.ceilingId), asc(ceilingOverrides.caller))
-    : [];
+  const overrideRows = (
+    await listOverrides(
+      db,
+      "ceiling",
+      ceilingRows.map((c) => c.id),
+    )
+  ).map(({ id, ...o }) => ({ ceilingId: id, ...o }));
   return rows.map((endpoint) => {
     const own = ceilingRows.filter((c) => c.endpointId === endpoint.id);
     const byId = new Map(own.map((c) => [c.id, c]));

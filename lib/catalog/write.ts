@@ -1,6 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { ceilingOverrides, ceilings, endpoints, type Ceiling, type Endpoint, type NewCeiling } from "@/db/schema";
+import { ceilings, endpoints, limitOverrides, type Ceiling, type Endpoint, type NewCeiling } from "@/db/schema";
 import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import type { NewAuditEvent } from "@/db/schema/audit-events";
 import { actorName } from "@/lib/audit/actor";
@@ -125,7 +125,7 @@ export async function insertEndpoint(p: Change, spec: EndpointSpec): Promise<End
     .returning();
   for (const o of overrides) {
     const target = created.find((c) => c.scope === "caller" && c.metric === o.metric && c.window === o.window);
-    if (target) await p.tx.insert(ceilingOverrides).values({ ceilingId: target.id, caller: o.caller, value: o.value, reason: o.reason });
+    if (target) await p.tx.insert(limitOverrides).values({ limitId: target.limitId, caller: o.caller, value: o.value, reason: o.reason });
   }
   await recordChange(p, row, {
     action: "endpoint.create",

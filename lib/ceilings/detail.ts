@@ -1,10 +1,14 @@
 import { asc, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { ceilingOverrides, ceilings, endpoints, planCeilingValues, plans, refusals, type AuditEvent, type CeilingOverride, type Refusal } from "@/db/schema";
+import { ceilings, endpoints, planCeilingValues, plans, refusals, type AuditEvent, type Refusal } from "@/db/schema";
+import { listOverrides, type OverrideRow } from "@/lib/limits/overrides";
 import { listAuditEvents } from "@/lib/audit/log";
 import { derivedDefault } from "@/lib/limits/guarantee";
 import { buildOverviews, type EndpointOverview } from "./overview";
 import { topScopes, type ScopeUsage } from "./usage";
+
+/** An override on one of the endpoint's per-caller ceilings. */
+export type CeilingOverride = Omit<OverrideRow, "id"> & { ceilingId: number };
 
 export type PlanValue = { ceilingId: number; planKey: string; planName: string; isDefault: boolean; value: number };
 
@@ -26,14 +30,7 @@ export async function getEndpointDetail(db: Db, key: string, now = new Date()): 
   const [overview] = await buildOverviews(db, [endpoint], now);
   if (!overview) return null;
   const ceilingIds = overview.ceilings.map((c) => c.id);
-  const overrides =
-    ceilingIds.length === 0
-      ? []
-      : await db
-          .select()
-          .from(ceilingOverrides)
-          .where(inArray(ceilingOverrides.ceilingId, ceilingIds))
-          .orderBy(asc(ceilingOverrides.ceilingId), asc(ceilingOverrides.caller));
+  const overrides: CeilingOverride[] = (await listOverrides(db, "ceiling", ceilingIds)).map(({ id, ...o }) => ({ ceilingId: id, ...o }));
   const planValues =
     ceilingIds.length === 0
       ? []

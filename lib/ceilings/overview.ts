@@ -1,7 +1,8 @@
-import { asc, count, inArray } from "drizzle-orm";
+import { asc, inArray } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { readBudgetStops, type BudgetStop } from "@/lib/budgets/read-stops";
-import { ceilingOverrides, ceilings, endpoints, type Ceiling, type Endpoint } from "@/db/schema";
+import { ceilings, endpoints, type Ceiling, type Endpoint } from "@/db/schema";
+import { countOverrides } from "@/lib/limits/overrides";
 import { describeGuarantee } from "@/lib/limits/guarantee";
 import { currentUsageTotals, usageSince, type UsageTotals } from "./usage";
 import { billingMonthWindow, windowFor, type WindowSpan } from "@/lib/limits/windows";
@@ -120,15 +121,7 @@ export async function buildOverviews(db: Db, rows: Endpoint[], now: Date): Promi
   const allCeilings = await db.select().from(ceilings).where(inArray(ceilings.endpointId, ids)).orderBy(asc(ceilings.id));
   const ceilingIds = allCeilings.map((c) => c.id);
   const totals = await currentUsageTotals(db, ceilingIds, now);
-  const overrideCounts =
-    ceilingIds.length === 0
-      ? []
-      : await db
-          .select({ ceilingId: ceilingOverrides.ceilingId, n: count() })
-          .from(ceilingOverrides)
-          .where(inArray(ceilingOverrides.ceilingId, ceilingIds))
-          .groupBy(ceilingOverrides.ceilingId);
-  const overridesOf = new Map(overrideCounts.map((r) => [r.ceilingId, r.n]));
+  const overridesOf = await countOverrides(db, "ceiling", ceilingIds);
   const stopsOf = await readBudgetStops(db, { endpointIds: ids, now });
 
   const result: EndpointOverview[] = [];

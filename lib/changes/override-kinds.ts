@@ -1,7 +1,9 @@
-import { and, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
-import { budgetOverrides, budgets, ceilingOverrides, ceilings, endpoints } from "@/db/schema";
+import { budgets, ceilings, endpoints, type Budget, type Ceiling } from "@/db/schema";
+import type { LimitKind } from "@/lib/vocabulary";
+import { overrideOf } from "@/lib/limits/overrides";
 import { moneyInputText, clampToBounds } from "@/lib/limits/parse";
 import { removeBudgetOverride, setBudgetOverride } from "@/lib/budgets/change";
 import { lockedBudget } from "@/lib/budgets/write";
@@ -35,20 +37,11 @@ function callerOf(raw: string): string {
 const base = { budgetId: null, confirm: null, mayEnd: false } as const;
 
 /** The override in force and what the account's plan gives it: the approval compares both. */
-async function ceilingState(db: Db, ceilingId: number, caller: string) {
-  const [o] = await db
-    .select({ value: ceilingOverrides.value })
-    .from(ceilingOverrides)
-    .where(and(eq(ceilingOverrides.ceilingId, ceilingId), eq(ceilingOverrides.caller, caller)));
-  return { override: o?.value ?? null, plan: await planLimit(db, { kind: "ceiling", limitId: ceilingId, account: caller }) };
-}
-
-async function budgetState(db: Db, budgetId: number, caller: string) {
-  const [o] = await db
-    .select({ value: budgetOverrides.value })
-    .from(budgetOverrides)
-    .where(and(eq(budgetOverrides.budgetId, budgetId), eq(budgetOverrides.caller, caller)));
-  return { override: o?.value ?? null, plan: await planLimit(db, { kind: "budget", limitId: budgetId, account: caller }) };
+async function overrideState(db: Db, limit: { kind: LimitKind; id: number; limitId: number }, caller: string) {
+  return {
+    override: await overrideOf(db, limit.limitId, caller),
+    plan: await planLimit(db, { kind: limit.kind, limitId: limit.id, account: caller }),
+  };
 }
 
 const gone = (error: unknown): string | null =>
@@ -65,7 +58,7 @@ export const ceilingOverride: KindHandler = {
       .where(eq(ceilings.id, change.ceilingId));
     if (!row) throw new ChangeControlError("not_found", `no ceiling #${change.ceilingId}`);
     if (row.ceiling.scope !== "caller") throw new ChangeControlError("invalid_input", "overrides apply to per-caller ceilings only");
-    const state = await ceilingState(db, row.ceiling.id, caller);
+    const state = await overrideState(db, { kind: "ceiling", ...row.ceiling }, caller);
     const before = state.override ?? state.plan ?? row.ceiling.value;
     if (change.value === null && state.override === null) throw new ChangeControlError("unchanged", `${caller} has no override on this ceiling`);
     const after =
@@ -87,14 +80,15 @@ export const ceilingOverride: KindHandler = {
   },
   async apply({ tx, request, actor, control }): Promise<Applied> {
     const change = parseChange(CeilingOverride, request.change);
+    let ceiling: Ceiling;
     try {
-      await lockCeiling(tx, change.ceilingId);
+      ceiling = (await lockCeiling(tx, change.ceilingId)).ceiling;
     } catch (error) {
       const message = gone(error);
       if (message) return { stale: message };
       throw error;
     }
-    const moved = movedSince(request.before, await ceilingState(tx, change.ceilingId, change.caller));
+    const moved = movedSince(request.before, await overrideState(tx, { kind: "ceiling", ...ceiling }, change.caller));
     if (moved.length > 0) return { stale: staleMessage(moved) };
     const common = { ceilingId: change.ceilingId, caller: change.caller, actor, reason: request.reason, changeControl: control };
     if (change.value === null) await removeOverride(tx, common);
@@ -110,7 +104,7 @@ export const budgetOverride: KindHandler = {
     const [budget] = await db.select().from(budgets).where(eq(budgets.key, change.budgetKey));
     if (!budget) throw new ChangeControlError("not_found", `no budget '${change.budgetKey}'`);
     if (budget.scope !== "account") throw new ChangeControlError("invalid_input", `${budget.key} is a global budget: overrides are for a per-account budget`);
-    const state = await budgetState(db, budget.id, caller);
+    const state = await overrideState(db, { kind: "budget", ...budget }, caller);
     const before = state.override ?? state.plan ?? budget.value;
     if (change.value === null && state.override === null) throw new ChangeControlError("unchanged", `${caller} has no override on ${budget.key}`);
     const after = change.value === null ? (state.plan ?? budget.value) : clampToBounds(change.value, { min: budget.minValue, max: budget.maxValue }).applied;
@@ -132,15 +126,15 @@ export const budgetOverride: KindHandler = {
   },
   async apply({ tx, request, actor, control }): Promise<Applied> {
     const change = parseChange(BudgetOverride, request.change);
-    let budgetId: number;
+    let budget: Budget;
     try {
-      budgetId = (await lockedBudget(tx, change.budgetKey)).budget.id;
+      budget = (await lockedBudget(tx, change.budgetKey)).budget;
     } catch (error) {
       const message = gone(error);
       if (message) return { stale: message };
       throw error;
     }
-    const moved = movedSince(request.before, await budgetState(tx, budgetId, change.caller));
+    const moved = movedSince(request.before, await overrideState(tx, { kind: "budget", ...budget }, change.caller));
     if (moved.length > 0) return { stale: staleMessage(moved) };
     const common = { key: change.budgetKey, caller: change.caller, actor, reason: request.reason, changeControl: control };
     if (change.value === null) await removeBudgetOverride(tx, common);

@@ -1,6 +1,6 @@
-import { and, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { accounts, budgetOverrides, ceilingOverrides, plans } from "@/db/schema";
+import { accounts, plans } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { assignPlans } from "@/lib/accounts";
@@ -9,6 +9,7 @@ import { removeOverride, setOverride } from "@/lib/ceilings/overrides";
 import { createPlan, setPlanValue } from "@/lib/plans";
 import { budgetOn, perCallerEndpoint, planKey } from "@/lib/plans/test-fixtures";
 import { ChangeControlError, setupControl } from "./index";
+import { listOverrides } from "@/lib/limits/overrides";
 
 // Write skew between an override and a plan move. Account X on free (10) with an override of 10;
 // pro gives 1,000. Moving X to pro is no raise (its override binds it); removing the override is
@@ -60,10 +61,7 @@ describe.skipIf(skipWithoutDatabase())("an override removal and a plan move of o
         removeOverride(t.db, { ceilingId: e.caller.id, caller: account, actor: setup, reason: "back to plan" }),
         assignPlans(t.db, { rows: [{ account, plan: pro }], actor: setup }),
       ]);
-      const [override] = await t.db
-        .select()
-        .from(ceilingOverrides)
-        .where(and(eq(ceilingOverrides.ceilingId, e.caller.id), eq(ceilingOverrides.caller, account)));
+      const override = (await listOverrides(t.db, "ceiling", [e.caller.id])).find((o) => o.caller === account);
       const on = await planOf(account);
       expect({ round, applied, loose: on === pro && !override }).toEqual({ round, applied: 1, loose: false });
     }
@@ -91,10 +89,7 @@ describe.skipIf(skipWithoutDatabase())("an override removal and a plan move of o
         removeBudgetOverride(t.db, { key: budget.key, caller: account, actor: setup, reason: "back to plan" }),
         assignPlans(t.db, { rows: [{ account, plan: pro }], actor: setup }),
       ]);
-      const [override] = await t.db
-        .select()
-        .from(budgetOverrides)
-        .where(and(eq(budgetOverrides.budgetId, budget.id), eq(budgetOverrides.caller, account)));
+      const override = (await listOverrides(t.db, "budget", [budget.id])).find((o) => o.caller === account);
       const on = await planOf(account);
       expect({ round, applied, loose: on === pro && !override }).toEqual({ round, applied: 1, loose: false });
     }

@@ -14,7 +14,7 @@ import { budgetOn } from "@/lib/plans/test-fixtures";
 import { handleAssignPlan, handleAssignPlans } from "@/app/api/v1/_lib/accounts-handler";
 import type { ApiDeps } from "@/app/api/v1/_lib/deps";
 import { apiRequest, makeAccountsKey } from "@/app/api/v1/_lib/test-support";
-import { accounts, budgetOverrides, ceilingOverrides, changeRequests, planCeilingValues, plans } from "@/db/schema";
+import { accounts, changeRequests, planCeilingValues, plans } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { assignPlan, assignPlans, blockAccount } from "@/lib/accounts";
@@ -29,6 +29,7 @@ import { createStaffToken } from "@/lib/staff-tokens";
 import { approveChange, ChangeControlError, setupControl } from "./index";
 import { staffMember } from "./test-fixtures";
 import type { Requester } from "./types";
+import { listOverrides } from "@/lib/limits/overrides";
 
 // Plans and accounts under "raising takes two people", path by path: the dashboard's server
 // actions, PUT /api/v1/accounts/{account}, POST /api/v1/accounts:bulk, the CLI and a catalog file.
@@ -162,13 +163,7 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts: a loosening takes tw
     const { e, loose, a, b } = await world();
     const account = fresh("ovr");
     await assignPlans(t.db, { rows: [{ account, plan: loose }], actor: setup, changeControl: control });
-    const override = async () =>
-      (
-        await t.db
-          .select()
-          .from(ceilingOverrides)
-          .where(and(eq(ceilingOverrides.ceilingId, e.caller.id), eq(ceilingOverrides.caller, account)))
-      )[0]?.value ?? null;
+    const override = async () => (await listOverrides(t.db, "ceiling", [e.caller.id])).find((o) => o.caller === account)?.value ?? null;
     // Its plan gives it 500: 300 is lower, one person's; 900 is above, a raise.
     expect(await setOverrideCore(deps(a), form({ ceilingId: String(e.caller.id), caller: account, input: "300", reason: "trial" }))).toMatchObject({
       status: "ok",
@@ -196,13 +191,7 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts: a loosening takes tw
     expect(await override()).toBe(100);
 
     const budget = await budgetOn(t.db);
-    const money = async () =>
-      (
-        await t.db
-          .select()
-          .from(budgetOverrides)
-          .where(and(eq(budgetOverrides.budgetId, budget.id), eq(budgetOverrides.caller, account)))
-      )[0]?.value ?? null;
+    const money = async () => (await listOverrides(t.db, "budget", [budget.id])).find((o) => o.caller === account)?.value ?? null;
     expect((await refused(setBudgetOverride(t.db, { key: budget.key, caller: account, input: "5", actor: setup, reason: "big" }))).code).toBe(
       "approval_required",
     );

@@ -73,14 +73,14 @@ function limitsCte(q: ReplayQuery, keys: SQL): SQL {
     return sql`select s.k, case when ${value} = 0 then 0 else coalesce(o.value, pv.value, ${value}) end as lim
       from (${keys}) s
       left join accounts a on a.account = s.k
-      left join ceiling_overrides o on o.ceiling_id = ${id} and o.caller = s.k
+      left join limit_overrides o on o.limit_id = (select c.limit_id from ceilings c where c.id = ${id}) and o.caller = s.k
       left join plan_ceiling_values pv on pv.ceiling_id = ${id} and pv.plan_id = coalesce(a.plan_id, ${defaultPlan})`;
   }
   const id = q.limits.budgetId;
   return sql`select s.k, case when ${value} = 0 then 0 else coalesce(o.value, pv.value, ${value}) end as lim
     from (${keys}) s
     left join accounts a on a.account = s.k
-    left join budget_overrides o on o.budget_id = ${id} and o.caller = s.k
+    left join limit_overrides o on o.limit_id = (select b.limit_id from budgets b where b.id = ${id}) and o.caller = s.k
     left join plan_budget_values pv on pv.budget_id = ${id} and pv.plan_id = coalesce(a.plan_id, ${defaultPlan})`;
 }
 

@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { resultRows, type Db } from "@/db/client";
-import { budgetMembers, budgets, ceilingOverrides, endpoints, reservations } from "@/db/schema";
+import { budgetMembers, budgets, endpoints, reservations } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { createEndpoint } from "@/lib/ceilings/test-fixtures";
@@ -9,6 +9,7 @@ import { eq } from "drizzle-orm";
 import { periodStart, replayTarget, resolveTarget, whatIf, whatIfLast7And30, type WhatIfParams } from "./what-if";
 import { accountsSince } from "./what-if-replay";
 import { buildWhatIfDays } from "./what-if-days";
+import { insertOverride } from "@/lib/limits/test-fixtures";
 
 // The what-if against a replay written plainly from the raw rows: one loop, one counter per
 // (scope key, window), the model of what-if.ts read off its comment, nothing shared with it.
@@ -226,7 +227,7 @@ describe.skipIf(skipWithoutDatabase())("whatIf", () => {
     // Amounts go up to 10: reserve refuses a larger one than the per-call max, so it is 10 here too.
     await t.ownerDb.update(endpoints).set({ billingDay: BILLING_DAY, perCallMax: 10 }).where(eq(endpoints.id, endpointId));
     // One account with its own value on the per-caller units ceiling: it binds that account.
-    await t.ownerDb.insert(ceilingOverrides).values({ ceilingId: ceilingIds.callerUnitsMonth, caller: "acct-b", value: 40, reason: "test" });
+    await insertOverride(t.ownerDb, "ceiling", ceilingIds.callerUnitsMonth, { caller: "acct-b", value: 40, reason: "test" });
     await fillHistory(t.ownerDb, endpointId, 20261120, 600);
     await fillUsage(t.ownerDb, ceilingIds.globalUnitsDay, "global", "units");
     await fillUsage(t.ownerDb, ceilingIds.callerCallsDay, "caller", "calls");

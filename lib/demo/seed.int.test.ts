@@ -71,7 +71,7 @@ describe.skipIf(skipWithoutDatabase())("demo seed on Postgres", () => {
                count(*) filter (where u.settled > coalesce(o.value, b.value))::int as over,
                (select count(*)::int from budget_members m where m.budget_id = b.id) as members
         from budgets b join budget_usage u on u.budget_id = b.id
-        left join budget_overrides o on o.budget_id = b.id and o.caller = u.scope_key
+        left join limit_overrides o on o.limit_id = b.limit_id and o.caller = u.scope_key
         group by b.id order by b.key`),
     );
     expect(rows.map((r) => [r.key, r.scope, r.members])).toEqual([

@@ -8,6 +8,7 @@ import { batcherFor, reserve } from "./reserve";
 import { releaseReservation, settleReservation } from "./resolve";
 import { readBudgetOverview } from "@/lib/budgets";
 import { makeEndpoint, PATIENT } from "./test-fixtures";
+import { insertOverride, deleteOverrides } from "@/lib/limits/test-fixtures";
 
 // Review of budgets and parts: inputs at the edges of the money arithmetic (prices up to 10^15
 // picos, units up to 2^53) must be clear input errors for the request alone, never an exception
@@ -106,9 +107,9 @@ describe.skipIf(skipWithoutDatabase())("budgets and parts at the edges", () => {
     await priceEndpoint(t.db, e.endpointId, { units: 1_000_000 });
     const perAccount = await makeBudget(t.db, { endpointIds: [e.endpointId], value: 1_000_000, scope: "account" });
     const global = await makeBudget(t.db, { endpointIds: [e.endpointId], value: 1_000_000 });
-    await t.db.execute(sql`insert into budget_overrides (budget_id, caller, value, reason) values (${perAccount.id}, 'acct_x', 0, 'test')`);
+    await insertOverride(t.db, "budget", perAccount.id, { caller: "acct_x", value: 0, reason: "test" });
     expect(await reserve(t.db, { endpoint: e.key, amount: 1, caller: "acct_x" })).toMatchObject({ status: "refused", gate: "budget", budget: perAccount.key });
-    await t.db.execute(sql`delete from budget_overrides where budget_id = ${perAccount.id}`);
+    await deleteOverrides(t.db, "budget", perAccount.id);
     await setBudgetValue(t.db, global.id, 0);
     expect(await reserve(t.db, { endpoint: e.key, amount: 1, caller: "acct_x" })).toMatchObject({ status: "refused", gate: "budget", budget: global.key });
     const [mine] = resultRows<{ n: number }>(

@@ -8,6 +8,7 @@ import { budgetUsage, makeBudget, priceEndpoint, setBudgetValue } from "./budget
 import { reserve } from "./reserve";
 import { expireReservations, settleReservation } from "./resolve";
 import { counterTotals, countRows, makeEndpoint, startFixtureProcess } from "./test-fixtures";
+import { insertOverride } from "@/lib/limits/test-fixtures";
 
 // A budget holds money across endpoints exactly as a ceiling holds one endpoint's units: charged in
 // the same step as the members' ceilings, all or nothing, from any number of processes.
@@ -139,7 +140,7 @@ describe.skipIf(skipWithoutDatabase())("budgets", () => {
     // $0.001 a unit on a; b is free.
     await priceEndpoint(t.db, a.endpointId, { units: 1_000_000_000 });
     const budget = await makeBudget(t.db, { endpointIds: [a.endpointId, b.endpointId], value: 5_000, scope: "account" });
-    await t.db.execute(sql`insert into budget_overrides (budget_id, caller, value, reason) values (${budget.id}, 'acct_blocked', 0, 'abuse')`);
+    await insertOverride(t.db, "budget", budget.id, { caller: "acct_blocked", value: 0, reason: "abuse" });
     for (const e of [a, b]) {
       // b is free (price 0), yet the block binds there too: a limit of 0 refuses even a free call.
       expect(await reserve(t.db, { endpoint: e.key, amount: 1, caller: "acct_blocked" })).toMatchObject({ status: "refused", gate: "budget" });

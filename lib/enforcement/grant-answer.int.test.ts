@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { openPostgres, resultRows } from "@/db/client";
-import { ceilingOverrides } from "@/db/schema";
+
 import { skipWithoutDatabase, type TestDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { callReserveBatch } from "./batcher";
@@ -9,6 +9,7 @@ import { batcherFor, reserve } from "./reserve";
 import { expireReservations, releaseReservation, settleReservation } from "./resolve";
 import { counterTotals, countRows, makeEndpoint, PATIENT } from "./test-fixtures";
 import { type Decision, ReservationInputError } from "./types";
+import { insertOverride } from "@/lib/limits/test-fixtures";
 
 // No grant without a hold: `granted` names a reservation that is held when the answer commits,
 // and one caller is one string everywhere.
@@ -122,7 +123,7 @@ describe.skipIf(skipWithoutDatabase())("grant answers and canonical callers", ()
       ],
     });
     const perCaller = e.ceilingIds[1] ?? 0;
-    await t.db.insert(ceilingOverrides).values({ ceilingId: perCaller, caller: "acct", value: 0, reason: "blocked" });
+    await insertOverride(t.db, "ceiling", perCaller, { caller: "acct", value: 0, reason: "blocked" });
     for (const caller of ["acct", "acct ", "acct\t", " acct", "\u00a0acct\u2003", "acct\n"]) {
       const d = await reserve(t.db, { endpoint: e.key, amount: 1, caller });
       expect(d, JSON.stringify(caller)).toMatchObject({

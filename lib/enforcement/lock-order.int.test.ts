@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { openPostgres } from "@/db/client";
-import { budgetOverrides, ceilingOverrides } from "@/db/schema";
+
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { type BatchRequest, callReserveBatch } from "./batcher";
@@ -9,6 +9,7 @@ import { makeBudget, priceEndpoint } from "./budget-fixtures";
 import { callResolveBatch, type ResolveAnswer, type ResolveItem } from "./resolve-batcher";
 import { settleReservation } from "./resolve";
 import { counterTotals, makeEndpoint } from "./test-fixtures";
+import { insertOverride } from "@/lib/limits/test-fixtures";
 
 // One lock order for every row a batch touches (see the top of db/functions/reserve_batch.sql):
 // batches holding the same callers, destinations and endpoints in opposite orders must never
@@ -39,18 +40,14 @@ describe.skipIf(skipWithoutDatabase())("lock order", () => {
       throttlePerMinute: 1_000_000,
       ceilings: [{ metric: "units", scope: "caller", window: "utc_day", value: 200 }],
     });
-    await t.db
-      .insert(ceilingOverrides)
-      .values(Array.from({ length: CALLERS }, (_, c) => ({ ceilingId: throttled.ceilingIds[2] ?? 0, caller: `acct_${c}`, value: 250, reason: "test" })));
+    for (let c = 0; c < CALLERS; c++) await insertOverride(t.db, "ceiling", throttled.ceilingIds[2] ?? 0, { caller: `acct_${c}`, value: 250 });
     // Budget rows, budget overrides and budget counters: a global budget and a per-account one
     // over both endpoints, priced so that the per-account one refuses some calls too.
     await priceEndpoint(t.db, throttled.endpointId, { units: 1_000_000 });
     await priceEndpoint(t.db, other.endpointId, { units: 2_000_000 });
     await makeBudget(t.db, { endpointIds: [throttled.endpointId, other.endpointId], value: 1_000_000_000 });
     const perAccount = await makeBudget(t.db, { endpointIds: [throttled.endpointId, other.endpointId], value: 400, scope: "account" });
-    await t.db
-      .insert(budgetOverrides)
-      .values(Array.from({ length: CALLERS / 2 }, (_, c) => ({ budgetId: perAccount.id, caller: `acct_${c * 2}`, value: 300, reason: "test" })));
+    for (let c = 0; c < CALLERS / 2; c++) await insertOverride(t.db, "budget", perAccount.id, { caller: `acct_${c * 2}`, value: 300 });
 
     // Every worker names the same idempotency keys in the same round, half of them in the other
     // order: reservations' key entries are contended too. Only some requests carry one, so the

@@ -2,13 +2,14 @@ import path from "node:path";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
-import { ceilingOverrides, budgetOverrides } from "@/db/schema";
+
 import { holdTransaction, skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { budgetUsage, makeBudget, priceEndpoint, setBudgetValue } from "./budget-fixtures";
 import { assignAccount, defaultPlanId, makePlan, setBlocked, setPlanBudgetValue, setPlanCeilingValue } from "./plan-fixtures";
 import { reserve } from "./reserve";
 import { countRows, makeEndpoint, openPools, setCeilingValue, startFixtureProcess } from "./test-fixtures";
+import { insertOverride, deleteOverrides } from "@/lib/limits/test-fixtures";
 
 // Plans set what binds an account on per-caller ceilings and per-account budgets: its override,
 // else its plan's value, else the ceiling's or budget's own. Decided in the same atomic step as
@@ -71,8 +72,8 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts in enforcement", () =
     const acct = { free1: `f1-${run}`, free2: `f2-${run}`, pro1: `p1-${run}`, pro2: `p2-${run}`, plain: `d-${run}`, special: `o-${run}` };
     for (const a of [acct.free1, acct.free2]) await assignAccount(t.db, a, free.id);
     for (const a of [acct.pro1, acct.pro2, acct.special]) await assignAccount(t.db, a, pro.id);
-    await t.db.insert(ceilingOverrides).values({ ceilingId: s.perCaller, caller: acct.special, value: 7, reason: "test" });
-    await t.db.insert(budgetOverrides).values({ budgetId: s.budget.id, caller: acct.special, value: 7, reason: "test" });
+    await insertOverride(t.db, "ceiling", s.perCaller, { caller: acct.special, value: 7, reason: "test" });
+    await insertOverride(t.db, "budget", s.budget.id, { caller: acct.special, value: 7, reason: "test" });
 
     const requests = Object.values(acct).flatMap((caller) => [
       { endpoint: s.capped.key, caller, amount: 1 },
@@ -192,13 +193,13 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts in enforcement", () =
     await setPlanCeilingValue(t.db, plan.id, s.perCaller, 10);
     await setPlanBudgetValue(t.db, plan.id, s.budget.id, 10);
     expect(await limits()).toEqual({ ceiling: "ceiling:10", budget: "budget:10", readers: "10:plan 10:plan" });
-    await t.db.insert(ceilingOverrides).values({ ceilingId: s.perCaller, caller, value: 3, reason: "test" });
-    await t.db.insert(budgetOverrides).values({ budgetId: s.budget.id, caller, value: 3, reason: "test" });
+    await insertOverride(t.db, "ceiling", s.perCaller, { caller, value: 3, reason: "test" });
+    await insertOverride(t.db, "budget", s.budget.id, { caller, value: 3, reason: "test" });
     expect(await limits()).toEqual({ ceiling: "ceiling:3", budget: "budget:3", readers: "3:override 3:override" });
     // A plan of 0 refuses the plan's accounts, unless their own override says otherwise.
     await setPlanCeilingValue(t.db, plan.id, s.perCaller, 0);
     expect((await limits()).ceiling).toBe("ceiling:3");
-    await t.db.execute(sql`delete from ceiling_overrides where ceiling_id = ${s.perCaller} and caller = ${caller}`);
+    await deleteOverrides(t.db, "ceiling", s.perCaller, caller);
     expect((await limits()).ceiling).toBe("ceiling:0");
     await setPlanCeilingValue(t.db, plan.id, s.perCaller, 10);
     // A kill binds every account whatever its override or plan.

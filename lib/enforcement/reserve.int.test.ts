@@ -9,6 +9,7 @@ import { releaseReservation, settleReservation } from "./resolve";
 import { counterTotals, countRows, makeEndpoint, openPools, setCeilingValue } from "./test-fixtures";
 import { useRacingPools } from "./test-suite";
 import { type Decision, ReservationInputError } from "./types";
+import { insertOverride } from "@/lib/limits/test-fixtures";
 
 const granted = (ds: Decision[]) => ds.filter((d) => d.status === "granted").length;
 
@@ -191,7 +192,7 @@ describe.skipIf(skipWithoutDatabase())("reserve: one atomic step on real Postgre
       ],
     });
     expect(await reserve(t.db, { endpoint: e.key, amount: 6, caller: "a" })).toMatchObject({ status: "refused", gate: "per_call_max" });
-    await t.db.execute(sql`insert into ceiling_overrides (ceiling_id, caller, value, reason) values (${e.ceilingIds[1] ?? 0}, 'blocked', 0, 'abuse')`);
+    await insertOverride(t.db, "ceiling", e.ceilingIds[1] ?? 0, { caller: "blocked", value: 0, reason: "abuse" });
     expect(await reserve(t.db, { endpoint: e.key, amount: 1, caller: "blocked" })).toMatchObject({ status: "refused", gate: "ceiling" });
     expect((await reserve(t.db, { endpoint: e.key, amount: 1, caller: "other" })).status).toBe("granted");
     expect(await counterTotals(t.db, e.ceilingIds[0] ?? 0)).toEqual({ held: 1, settled: 0 });

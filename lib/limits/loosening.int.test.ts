@@ -1,10 +1,11 @@
 import { eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
-import { accounts, budgetOverrides, ceilingOverrides, ceilings, endpoints, planBudgetValues, planCeilingValues, plans } from "@/db/schema";
+import { accounts, ceilings, endpoints, planBudgetValues, planCeilingValues, plans } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { budgetOn, DOLLAR, perCallerEndpoint, planKey } from "@/lib/plans/test-fixtures";
+import { insertOverride } from "@/lib/limits/test-fixtures";
 
 // ceilings.plan_loosening (and ceilings.plan_limit, its one-account, one-limit sibling) called as SQL, the one reading of "looser" every plan move and default
 // switch goes by: a limit is returned only when its binding value goes up, the account's override
@@ -60,8 +61,8 @@ describe.skipIf(skipWithoutDatabase())("ceilings.plan_loosening", () => {
     const p = await plan();
     await t.db.insert(planCeilingValues).values({ planId: p, ceilingId: e.caller.id, value: 500 });
     await t.db.insert(planBudgetValues).values({ planId: p, budgetId: b.id, value: 9 * DOLLAR });
-    await t.db.insert(ceilingOverrides).values({ ceilingId: e.caller.id, caller: "acct_pinned", value: 3, reason: "pinned" });
-    await t.db.insert(budgetOverrides).values({ budgetId: b.id, caller: "acct_pinned", value: DOLLAR, reason: "pinned" });
+    await insertOverride(t.db, "ceiling", e.caller.id, { caller: "acct_pinned", value: 3, reason: "pinned" });
+    await insertOverride(t.db, "budget", b.id, { caller: "acct_pinned", value: DOLLAR, reason: "pinned" });
     expect((await loosening(a, p)).map((r) => r.kind).sort()).toEqual(["budget", "ceiling"]);
     expect(await loosening(a, p, "acct_pinned")).toEqual([]);
     expect((await loosening(a, p, "acct_free")).length).toBe(2);
@@ -84,7 +85,7 @@ describe.skipIf(skipWithoutDatabase())("ceilings.plan_loosening", () => {
     const p = await plan();
     await t.db.insert(planCeilingValues).values({ planId: p, ceilingId: e.caller.id, value: 70 });
     await t.db.insert(accounts).values([{ account: "acct_limit_on_p", planId: p }]);
-    await t.db.insert(ceilingOverrides).values({ ceilingId: e.caller.id, caller: "acct_limit_on_p", value: 3, reason: "pinned" });
+    await insertOverride(t.db, "ceiling", e.caller.id, { caller: "acct_limit_on_p", value: 3, reason: "pinned" });
     const limit = async (account: string, id = e.caller.id, kind = "ceiling") =>
       resultRows<{ v: string | null }>(await t.db.execute(sql`select ceilings.plan_limit(${kind}, ${id}::int, ${account}) as v`))[0]?.v ?? null;
     expect(await limit("acct_limit_on_p")).toBe("70");

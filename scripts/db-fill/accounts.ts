@@ -142,9 +142,10 @@ async function fillBusyAccount(db: Db): Promise<void> {
     where b.key = ${FILL_BUDGET}
     on conflict do nothing`);
   await db.execute(sql`
-    insert into ceiling_overrides (ceiling_id, caller, value, reason)
-    select f.caller_c, ${BUSY_ACCOUNT_SQL}, f.caller_value * 2, 'filled: a support ticket raised it'
+    insert into limit_overrides (limit_id, caller, value, reason)
+    select c.limit_id, ${BUSY_ACCOUNT_SQL}, f.caller_value * 2, 'filled: a support ticket raised it'
     from (select caller_c, caller_value from fill_ep where caller_c is not null order by idx limit 2) f
+    join ceilings c on c.id = f.caller_c
     on conflict do nothing`);
   await db.execute(sql`
     insert into api_keys (name, prefix, secret_hash, account, endpoint_keys, created_by)

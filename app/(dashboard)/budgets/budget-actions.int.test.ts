@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { ActionDeps } from "@/app/_lib/action-deps";
 import type { ActionState } from "@/app/_lib/define-action";
 import { form } from "@/app/_lib/test-form";
-import { auditEvents, budgetOverrides, budgets, endpoints } from "@/db/schema";
+import { auditEvents, budgets, endpoints } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import type { Role } from "@/lib/auth/roles";
@@ -20,6 +20,7 @@ import {
   unarchiveBudgetCore,
   updateBudgetCore,
 } from "./budget-action-core";
+import { limitOverrides } from "@/db/schema";
 
 // The budgets' server actions are public POST endpoints: each checks the role itself. Admins
 // define and change budgets; operators (and admins) kill and restore them. A refused call changes
@@ -42,7 +43,7 @@ describe.skipIf(skipWithoutDatabase())("budget server actions", () => {
   async function snapshot() {
     return {
       budgets: await t.db.select().from(budgets).orderBy(asc(budgets.id)),
-      overrides: await t.db.select().from(budgetOverrides).orderBy(asc(budgetOverrides.budgetId), asc(budgetOverrides.caller)),
+      overrides: await t.db.select().from(limitOverrides).orderBy(asc(limitOverrides.limitId), asc(limitOverrides.caller)),
       audit: (await t.db.select({ n: count() }).from(auditEvents))[0]?.n,
     };
   }

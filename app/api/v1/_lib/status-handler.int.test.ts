@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ceilingOverrides } from "@/db/schema";
+
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { makeBudget, priceEndpoint, setBudgetValue } from "@/lib/enforcement/budget-fixtures";
@@ -10,6 +10,7 @@ import { schemaAt } from "./openapi-check";
 import { handleReserve } from "./reserve-handler";
 import { handleEndpointStatus } from "./status-handler";
 import { apiRequest, errorCode, makeKey, read } from "./test-support";
+import { insertOverride } from "@/lib/limits/test-fixtures";
 
 describe.skipIf(skipWithoutDatabase())("GET /api/v1/endpoints/{key} on real Postgres", () => {
   const t = useTestDatabase("api_status", { max: 6 });
@@ -76,7 +77,7 @@ describe.skipIf(skipWithoutDatabase())("GET /api/v1/endpoints/{key} on real Post
     const a = await makeKey(t.db, { endpoints: [e.key], account: "acct_a" });
     const b = await makeKey(t.db, { endpoints: [e.key], account: "acct_b" });
     const service = await makeKey(t.db, { endpoints: [e.key], trusted: true });
-    await t.db.insert(ceilingOverrides).values({ ceilingId: e.ceilingIds[1] ?? 0, caller: "acct_b", value: 5, reason: "test" });
+    await insertOverride(t.db, "ceiling", e.ceilingIds[1] ?? 0, { caller: "acct_b", value: 5, reason: "test" });
     const granted = await read(
       await handleReserve(apiRequest("/api/v1/reservations", { key: a.secret, body: { endpoint: e.key, amount: 7, destination: "x@example.com" } }), deps),
     );
