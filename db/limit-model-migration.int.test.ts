@@ -9,8 +9,9 @@ import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 
 // The one limit model moves a database that holds data: a database filled at the schema before it
-// (0038: overrides in ceiling_overrides and budget_overrides) is migrated, and every override,
-// kill, plan value and block answers as it did, now keyed by the limit (limit_overrides).
+// (0038: overrides in ceiling_overrides and budget_overrides, plan values in plan_ceiling_values and
+// plan_budget_values) is migrated, and every override, kill, plan value and block answers as it
+// did, now keyed by the limit (limit_overrides, plan_limit_values).
 
 const FIRST_OF_THE_MODEL = "0039_limit_overrides";
 
@@ -51,7 +52,7 @@ describe.skipIf(skipWithoutDatabase())("the one limit model's migration", () => 
     for (const f of folders) rmSync(f, { recursive: true, force: true });
   });
 
-  it("moves every override of both kinds (0 included) into limit_overrides, and every limit answers as it did", async () => {
+  it("moves every override (0 included) and plan value of both kinds to the limit, and every limit answers as it did", async () => {
     const before = foldersBefore();
     folders.push(before);
     await migrate(t.ownerDb, { migrationsFolder: before });
@@ -102,6 +103,12 @@ describe.skipIf(skipWithoutDatabase())("the one limit model's migration", () => 
         union all select 'budget', budget_id, caller, value::float8, reason, created_at from budget_overrides order by 1, 2, 3`),
     );
     expect(overridesBefore).toHaveLength(8);
+    const planValuesBefore = resultRows(
+      await db.execute(sql`
+        select 'ceiling' as kind, ceiling_id as id, plan_id, value::float8, created_at from plan_ceiling_values
+        union all select 'budget', budget_id, plan_id, value::float8, created_at from plan_budget_values order by 1, 2, 3`),
+    );
+    expect(planValuesBefore).toHaveLength(3);
     // Every source a binding can have is in the data: the migration is checked on each.
     expect(new Set(answersBefore.map((b) => b.source))).toEqual(new Set(["blocked", "kill", "override", "plan", "ceiling", "budget"]));
 
@@ -116,6 +123,14 @@ describe.skipIf(skipWithoutDatabase())("the one limit model's migration", () => 
          order by 1, 2, 3`),
     );
     expect(overridesAfter).toEqual(overridesBefore);
+    const planValuesAfter = resultRows(
+      await db.execute(sql`
+        select l.kind, coalesce(c.id, b.id) as id, v.plan_id, v.value::float8, v.created_at
+          from plan_limit_values v join limits l on l.id = v.limit_id
+          left join ceilings c on c.limit_id = l.id left join budgets b on b.limit_id = l.id
+         order by 1, 2, 3`),
+    );
+    expect(planValuesAfter).toEqual(planValuesBefore);
     // One limit per ceiling and per budget, of its kind.
     const kinds = resultRows<{ kind: string; n: number }>(
       await db.execute(sql`
@@ -146,14 +161,15 @@ describe.skipIf(skipWithoutDatabase())("the one limit model's migration", () => 
 
     // Deleting the endpoint cascades to its ceilings, and each takes its limit and overrides.
     await db.execute(sql`delete from endpoints where key = 'mail.send'`);
-    const left = resultRows<{ limits: number; overrides: number; orphans: number }>(
+    const left = resultRows<{ limits: number; overrides: number; orphans: number; planValues: number }>(
       await db.execute(sql`
         select (select count(*)::int from limits) as limits, (select count(*)::int from limit_overrides) as overrides,
+               (select count(*)::int from plan_limit_values) as "planValues",
                (select count(*)::int from limits l where not exists (select 1 from ceilings c where c.limit_id = l.id)
                                                       and not exists (select 1 from budgets b where b.limit_id = l.id)) as orphans`),
     );
     // Left: llm.chat's two ceilings and the two budgets; llm.chat's per-caller ceiling keeps its 3
-    // overrides, the per-account budget its 2.
-    expect(left).toEqual([{ limits: 4, overrides: 5, orphans: 0 }]);
+    // overrides and 1 plan value, the per-account budget its 2 and 1.
+    expect(left).toEqual([{ limits: 4, overrides: 5, orphans: 0, planValues: 2 }]);
   });
 });

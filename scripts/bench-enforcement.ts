@@ -85,12 +85,12 @@ async function main(): Promise<void> {
     // are far out of reach like the ceilings'.
     await setup.db.execute(sql`insert into plans (key, name) values ('bench.pro', 'bench pro')`);
     await setup.db.execute(sql`
-      insert into plan_ceiling_values (plan_id, ceiling_id, value)
-      select p.id, c.id, 999999999999 from plans p, ceilings c join endpoints e on e.id = c.endpoint_id
+      insert into plan_limit_values (plan_id, limit_id, value)
+      select p.id, c.limit_id, 999999999999 from plans p, ceilings c join endpoints e on e.id = c.endpoint_id
       where p.key = 'bench.pro' and e.key = 'bench.planned' and c.scope = 'caller'`);
     await setup.db.execute(sql`
-      insert into plan_budget_values (plan_id, budget_id, value)
-      select p.id, b.id, 999999999999 from plans p, budgets b where p.key = 'bench.pro' and b.key = 'bench.account'`);
+      insert into plan_limit_values (plan_id, limit_id, value)
+      select p.id, b.limit_id, 999999999999 from plans p, budgets b where p.key = 'bench.pro' and b.key = 'bench.account'`);
     await setup.db.execute(sql`insert into accounts (account) select 'acct_' || g from generate_series(0, 899999) g`);
     await setup.db.execute(sql`
       insert into accounts (account, plan_id) select 'pacct_' || g, p.id from plans p, generate_series(0, 99999) g where p.key = 'bench.pro'`);

@@ -11,7 +11,7 @@ LANGUAGE sql STABLE SET search_path = public, pg_temp AS $$
   FROM budgets b
   LEFT JOIN accounts a ON a.account = p_caller
   LEFT JOIN limit_overrides o ON o.limit_id = b.limit_id AND o.caller = p_caller
-  LEFT JOIN plan_budget_values pv ON pv.budget_id = b.id
+  LEFT JOIN plan_limit_values pv ON pv.limit_id = b.limit_id
     AND pv.plan_id = coalesce(a.plan_id, (SELECT d.id FROM plans d WHERE d.is_default))
   WHERE b.id = p_budget AND b.scope = 'account'
 $$;

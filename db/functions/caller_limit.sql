@@ -14,7 +14,7 @@ LANGUAGE sql STABLE SET search_path = public, pg_temp AS $$
   CROSS JOIN LATERAL (SELECT EXISTS (SELECT 1 FROM ceilings z WHERE z.endpoint_id = c.endpoint_id AND z.value = 0) AS killed) k
   LEFT JOIN accounts a ON a.account = p_caller
   LEFT JOIN limit_overrides o ON o.limit_id = c.limit_id AND o.caller = p_caller
-  LEFT JOIN plan_ceiling_values pv ON pv.ceiling_id = c.id
+  LEFT JOIN plan_limit_values pv ON pv.limit_id = c.limit_id
     AND pv.plan_id = coalesce(a.plan_id, (SELECT d.id FROM plans d WHERE d.is_default))
   WHERE c.id = p_ceiling AND c.scope = 'caller'
 $$;

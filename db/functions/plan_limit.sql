@@ -13,13 +13,13 @@ LANGUAGE sql STABLE SET search_path = public, pg_temp AS $$
       SELECT coalesce(pv.value, CASE WHEN c.value > 0 THEN c.value ELSE coalesce(c.value_before_kill, c.default_value) END)
         FROM ceilings c
         LEFT JOIN accounts a ON a.account = p_account
-        LEFT JOIN plan_ceiling_values pv ON pv.ceiling_id = c.id AND pv.plan_id = coalesce(a.plan_id, (SELECT d.id FROM plans d WHERE d.is_default))
+        LEFT JOIN plan_limit_values pv ON pv.limit_id = c.limit_id AND pv.plan_id = coalesce(a.plan_id, (SELECT d.id FROM plans d WHERE d.is_default))
        WHERE c.id = p_limit AND c.scope = 'caller')
     WHEN 'budget' THEN (
       SELECT coalesce(pv.value, CASE WHEN b.value > 0 THEN b.value ELSE coalesce(b.value_before_kill, b.default_value) END)
         FROM budgets b
         LEFT JOIN accounts a ON a.account = p_account
-        LEFT JOIN plan_budget_values pv ON pv.budget_id = b.id AND pv.plan_id = coalesce(a.plan_id, (SELECT d.id FROM plans d WHERE d.is_default))
+        LEFT JOIN plan_limit_values pv ON pv.limit_id = b.limit_id AND pv.plan_id = coalesce(a.plan_id, (SELECT d.id FROM plans d WHERE d.is_default))
        WHERE b.id = p_limit AND b.scope = 'account')
   END
 $$;

@@ -97,6 +97,10 @@ DECLARE
   account_budget_endpoints int[] := '{}'; -- endpoints in a per-account budget
   endpoint_prices jsonb := '{}';          -- endpoint id -> {part: picos a unit}
   budget_overrides_map jsonb := '{}';
+  -- the batch's per-account limits (per-caller ceilings, per-account budgets): limits row, own id, kind
+  account_limit_ids int[] := '{}';
+  account_limit_owner int[] := '{}';
+  account_limit_is_ceiling boolean[] := '{}';
   -- the batch's callers (canonical, distinct), each with its plan; the blocked ones; the new ones
   batch_callers text[] := '{}';
   caller_plan int[] := '{}';
@@ -259,16 +263,22 @@ BEGIN
   LEFT JOIN plans d ON d.is_default
   WHERE k.caller IS NOT NULL AND char_length(k.caller) <= 200 AND NOT ceilings.has_control_chars(k.caller);
 
-  -- The accounts' own values on the batch's per-caller ceilings and per-account budgets (3): one
-  -- read of limit_overrides, in (limit id, caller) order; none without a limit that has them.
+  -- The batch's per-account limits, read by the overrides and the plans' values below; none
+  -- without a per-caller ceiling or a per-account budget, and then neither statement runs.
   IF has_caller_ceiling OR cardinality(account_budget_endpoints) > 0 THEN
+    SELECT array_agg(l.limit_id ORDER BY l.limit_id), array_agg(l.id ORDER BY l.limit_id), array_agg(l.is_ceiling ORDER BY l.limit_id)
+    INTO account_limit_ids, account_limit_owner, account_limit_is_ceiling
+    FROM (SELECT u.limit_id, u.id, true AS is_ceiling FROM unnest(batch_ceilings) u WHERE u.scope = 'caller'
+          UNION ALL
+          SELECT u.limit_id, u.id, false FROM unnest(batch_budgets) u WHERE u.scope = 'account') l;
+  END IF;
+  -- The accounts' own values on them (3): one read of limit_overrides, in (limit id, caller) order.
+  IF cardinality(account_limit_ids) > 0 AND cardinality(batch_callers) > 0 THEN
     SELECT coalesce(jsonb_object_agg(o.id || '|' || o.caller, o.value) FILTER (WHERE o.is_ceiling), '{}'),
            coalesce(jsonb_object_agg(o.id || '|' || o.caller, o.value) FILTER (WHERE NOT o.is_ceiling), '{}')
     INTO overrides, budget_overrides_map
     FROM (SELECT l.id, l.is_ceiling, ov.caller, ov.value FROM limit_overrides ov
-          JOIN (SELECT u.id, u.limit_id, true AS is_ceiling FROM unnest(batch_ceilings) u WHERE u.scope = 'caller'
-                UNION ALL
-                SELECT u.id, u.limit_id, false FROM unnest(batch_budgets) u WHERE u.scope = 'account') l ON l.limit_id = ov.limit_id
+          JOIN unnest(account_limit_ids, account_limit_owner, account_limit_is_ceiling) AS l(limit_id, id, is_ceiling) ON l.limit_id = ov.limit_id
           WHERE ov.caller = ANY (batch_callers)
           ORDER BY ov.limit_id, ov.caller FOR SHARE OF ov) o;
   ELSE
@@ -290,17 +300,13 @@ BEGIN
   END IF;
   -- Their plans' values, beneath their overrides (the right side of || wins). Plan values change
   -- only under the endpoint locks this batch holds shared, like a ceiling's value.
-  IF has_caller_ceiling AND cardinality(batch_callers) > 0 THEN
-    SELECT coalesce(jsonb_object_agg(v.ceiling_id || '|' || k.caller, v.value), '{}') || overrides INTO overrides
+  IF cardinality(account_limit_ids) > 0 AND cardinality(batch_callers) > 0 THEN
+    SELECT coalesce(jsonb_object_agg(l.id || '|' || k.caller, v.value) FILTER (WHERE l.is_ceiling), '{}') || overrides,
+           coalesce(jsonb_object_agg(l.id || '|' || k.caller, v.value) FILTER (WHERE NOT l.is_ceiling), '{}') || budget_overrides_map
+    INTO overrides, budget_overrides_map
     FROM unnest(batch_callers, caller_plan) AS k(caller, plan_id)
-    JOIN plan_ceiling_values v ON v.plan_id = k.plan_id
-    WHERE v.ceiling_id IN (SELECT u.id FROM unnest(batch_ceilings) u WHERE u.scope = 'caller');
-  END IF;
-  IF cardinality(account_budget_endpoints) > 0 AND cardinality(batch_callers) > 0 THEN
-    SELECT coalesce(jsonb_object_agg(v.budget_id || '|' || k.caller, v.value), '{}') || budget_overrides_map INTO budget_overrides_map
-    FROM unnest(batch_callers, caller_plan) AS k(caller, plan_id)
-    JOIN plan_budget_values v ON v.plan_id = k.plan_id
-    WHERE v.budget_id IN (SELECT u.id FROM unnest(batch_budgets) u WHERE u.scope = 'account');
+    JOIN plan_limit_values v ON v.plan_id = k.plan_id
+    JOIN unnest(account_limit_ids, account_limit_owner, account_limit_is_ceiling) AS l(limit_id, id, is_ceiling) ON l.limit_id = v.limit_id;
   END IF;
 
   -- Phase 2, validation and the cheap gates: input, idempotent replay, blocked account, per-call

@@ -1,8 +1,7 @@
 import { sql } from "drizzle-orm";
 import { bigint, boolean, check, index, integer, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 import { timestamps } from "./columns";
-import { budgets } from "./budgets";
-import { ceilings } from "./ceilings";
+import { limits } from "./limits";
 import { ENDPOINT_KEY_PATTERN } from "../../lib/vocabulary";
 
 // A customer tier (free, pro, enterprise): its own value on any per-caller ceiling and any
@@ -37,42 +36,25 @@ export const plans = pgTable(
 export type Plan = typeof plans.$inferSelect;
 export type NewPlan = typeof plans.$inferInsert;
 
-// A plan's value on one per-caller ceiling, inside the ceiling's bounds (0 refuses the plan's
-// accounts on that endpoint, as an override of 0 refuses one account).
-export const planCeilingValues = pgTable(
-  "plan_ceiling_values",
+// A plan's value on one per-account limit (a per-caller ceiling, in units or calls; a per-account
+// budget, in micros of its currency), inside the limit's bounds or 0, which refuses the plan's
+// accounts there as an override of 0 refuses one account.
+export const planLimitValues = pgTable(
+  "plan_limit_values",
   {
     planId: integer("plan_id")
       .notNull()
       .references(() => plans.id, { onDelete: "cascade" }),
-    ceilingId: integer("ceiling_id")
+    limitId: integer("limit_id")
       .notNull()
-      .references(() => ceilings.id, { onDelete: "cascade" }),
+      .references(() => limits.id, { onDelete: "cascade" }),
     value: bigint("value", { mode: "number" }).notNull(),
     ...timestamps,
   },
-  (t) => [primaryKey({ columns: [t.planId, t.ceilingId] }), check("plan_ceiling_values_nonneg", sql`${t.value} >= 0`)],
+  (t) => [primaryKey({ columns: [t.planId, t.limitId] }), check("plan_limit_values_nonneg", sql`${t.value} >= 0`)],
 );
 
-export type PlanCeilingValue = typeof planCeilingValues.$inferSelect;
-
-// A plan's value on one per-account budget, in micros of the budget's currency, inside its bounds.
-export const planBudgetValues = pgTable(
-  "plan_budget_values",
-  {
-    planId: integer("plan_id")
-      .notNull()
-      .references(() => plans.id, { onDelete: "cascade" }),
-    budgetId: integer("budget_id")
-      .notNull()
-      .references(() => budgets.id, { onDelete: "cascade" }),
-    value: bigint("value", { mode: "number" }).notNull(),
-    ...timestamps,
-  },
-  (t) => [primaryKey({ columns: [t.planId, t.budgetId] }), check("plan_budget_values_nonneg", sql`${t.value} >= 0`)],
-);
-
-export type PlanBudgetValue = typeof planBudgetValues.$inferSelect;
+export type PlanLimitValue = typeof planLimitValues.$inferSelect;
 
 // Every billing account Ceilings knows: registered by the first reservation batch that names it
 // (so staff can find it by prefix), or by an assignment. plan_id null: the default plan, whichever

@@ -1,13 +1,13 @@
 import { and, asc, count, eq, inArray } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { accounts, auditEvents, planCeilingValues, plans } from "@/db/schema";
+import { accounts, auditEvents, plans } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { apiKeyActor } from "@/lib/audit/record";
 import { makeEndpoint } from "@/lib/enforcement/test-fixtures";
 import { AccountError, assignPlan, assignPlans, blockAccount, getAccount, MAX_BULK_ROWS, unblockAccount } from "./index";
 import { setupControl } from "@/lib/changes";
-import { insertOverride } from "@/lib/limits/test-fixtures";
+import { insertOverride, insertPlanValue } from "@/lib/limits/test-fixtures";
 
 // Data built on purpose (values above the own, a switch, an unblock): change control is tested in
 // lib/changes/plan-kinds.int.test.ts; here the verbs' own rules are.
@@ -237,7 +237,7 @@ describe.skipIf(skipWithoutDatabase())("accounts on Postgres", () => {
     const ceilingOf = async (id: number) => (await getAccount(t.db, account)).ceilings.find((c) => c.ceilingId === id);
     expect(await ceilingOf(units)).toMatchObject({ value: 10, source: "ceiling", endpoint: e.key });
     await assignPlan(t.db, { account, planKey: "gold", actor: admin });
-    await t.db.insert(planCeilingValues).values({ planId: gold, ceilingId: units, value: 100 });
+    await insertPlanValue(t.db, "ceiling", units, { planId: gold, value: 100 });
     expect(await ceilingOf(units)).toMatchObject({ value: 100, source: "plan" });
     await insertOverride(t.db, "ceiling", units, { caller: account, value: 7, reason: "test" });
     expect(await ceilingOf(units)).toMatchObject({ value: 7, source: "override" });

@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { accounts, apiKeys, budgetUsage, ceilings, planBudgetValues, planCeilingValues, plans, refusals, usage } from "@/db/schema";
+import { accounts, apiKeys, budgetUsage, ceilings, plans, refusals, usage, planLimitValues } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { insertBudget, insertEndpoint, insertReservation } from "@/lib/budgets/read-fixtures";
@@ -8,7 +8,7 @@ import { createEndpoint } from "@/lib/ceilings/test-fixtures";
 import { DAY_MS } from "@/lib/time";
 import { AccountReadError, estimateAccounts, readAccount, searchAccounts, topAccounts, listTopTargets, type TopTarget } from "./read";
 import { ceilingTopOver, ceilingTopOverQuery } from "./read-top";
-import { insertOverride } from "@/lib/limits/test-fixtures";
+import { insertOverride, insertPlanValue } from "@/lib/limits/test-fixtures";
 
 // The account page's reads on a real Postgres. Rows are inserted directly: the page must show
 // whatever the tables hold, and these tests should not depend on the write verbs.
@@ -70,7 +70,7 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
   it("on ceilings: an override beats the plan's value, which beats the ceiling's; a kill binds 0 whatever the account's own", async () => {
     const w = await world();
     const pro = await plan(unique("pro"));
-    await t.db.insert(planCeilingValues).values({ planId: pro, ceilingId: w.ceilingId, value: 100 });
+    await insertPlanValue(t.db, "ceiling", w.ceilingId, { planId: pro, value: 100 });
     await t.db.insert(accounts).values([{ account: "c-plan", planId: pro }, { account: "c-override", planId: pro }, { account: "c-default" }]);
     await insertOverride(t.db, "ceiling", w.ceilingId, { caller: "c-override", value: 7, reason: "support ticket" });
     const binding = async (account: string) => (await readAccount(t.db, account, NOW)).ceilings.find((c) => c.ceilingId === w.ceilingId);
@@ -83,11 +83,11 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
     });
     expect(await binding("c-default")).toMatchObject({ planValue: null, binding: { value: 50, source: "ceiling" } });
     // The default plan's value binds the accounts never assigned, and those Ceilings has not seen.
-    await t.db.insert(planCeilingValues).values({ planId: await defaultPlanId(), ceilingId: w.ceilingId, value: 10 });
+    await insertPlanValue(t.db, "ceiling", w.ceilingId, { planId: await defaultPlanId(), value: 10 });
     expect(await binding("c-default")).toMatchObject({ planValue: 10, binding: { value: 10, source: "plan" } });
     expect(await binding("c-unseen")).toMatchObject({ planValue: 10, binding: { value: 10, source: "plan" } });
     // A plan value of 0 refuses the plan's accounts; an override still beats it.
-    await t.db.update(planCeilingValues).set({ value: 0 }).where(eq(planCeilingValues.planId, pro));
+    await t.db.update(planLimitValues).set({ value: 0 }).where(eq(planLimitValues.planId, pro));
     expect(await binding("c-plan")).toMatchObject({ binding: { value: 0, source: "plan" }, remaining: 0 });
     expect(await binding("c-override")).toMatchObject({ binding: { value: 7, source: "override" } });
 
@@ -114,7 +114,7 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
   it("on per-account budgets: override > plan > budget; a killed budget binds 0", async () => {
     const w = await world();
     const pro = await plan(unique("pro"));
-    await t.db.insert(planBudgetValues).values({ planId: pro, budgetId: w.budget.id, value: 5_000_000 });
+    await insertPlanValue(t.db, "budget", w.budget.id, { planId: pro, value: 5_000_000 });
     await t.db.insert(accounts).values([
       { account: "b-plan", planId: pro },
       { account: "b-override", planId: pro },
@@ -131,7 +131,7 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
   it("a blocked account binds 0 everywhere, its override and plan kept under it for the unblock", async () => {
     const w = await world();
     const pro = await plan(unique("pro"));
-    await t.db.insert(planBudgetValues).values({ planId: pro, budgetId: w.budget.id, value: 5_000_000 });
+    await insertPlanValue(t.db, "budget", w.budget.id, { planId: pro, value: 5_000_000 });
     await t.db.insert(accounts).values({ account: "blocked-1", planId: pro, blockedAt: NOW, blockedBy: "ops", blockReason: "fraud" });
     await insertOverride(t.db, "ceiling", w.ceilingId, { caller: "blocked-1", value: 9, reason: "r" });
     const view = await readAccount(t.db, "blocked-1", NOW);
@@ -295,8 +295,8 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
   it("top accounts on a per-caller ceiling and a per-account budget, each with what binds it", async () => {
     const w = await world();
     const pro = await plan(unique("pro"));
-    await t.db.insert(planCeilingValues).values({ planId: pro, ceilingId: w.ceilingId, value: 150 });
-    await t.db.insert(planBudgetValues).values({ planId: pro, budgetId: w.budget.id, value: 9_000_000 });
+    await insertPlanValue(t.db, "ceiling", w.ceilingId, { planId: pro, value: 150 });
+    await insertPlanValue(t.db, "budget", w.budget.id, { planId: pro, value: 9_000_000 });
     await t.db.insert(accounts).values({ account: "top-pro", planId: pro }).onConflictDoNothing();
     await insertOverride(t.db, "ceiling", w.ceilingId, { caller: "top-over", value: 3, reason: "r" });
     await t.db.insert(usage).values([

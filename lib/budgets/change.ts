@@ -239,7 +239,7 @@ export async function updateBudgetFields(
   });
   // The plans' values on this budget live inside its bounds too (each moved one logged).
   if (budget.minValue !== next.min || budget.maxValue !== next.max)
-    await clampPlanValues(p, { kind: "budget", id: budget.id, key: budget.key, currency: budget.currency }, next);
+    await clampPlanValues(p, { kind: "budget", id: budget.id, limitId: budget.limitId, key: budget.key, currency: budget.currency }, next);
   return changes;
 }
 

@@ -1,6 +1,6 @@
 import { and, asc, eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { budgets, ceilings, endpoints, planBudgetValues, planCeilingValues, plans, type Plan } from "@/db/schema";
+import { budgets, ceilings, endpoints, planLimitValues, plans, type Plan } from "@/db/schema";
 import type { EndpointPlan, PlannedChange } from "@/lib/catalog/file";
 import { lockedBudget } from "@/lib/budgets/write";
 import { CONFIRM_RAISE_FACTOR } from "@/lib/limits/parse";
@@ -27,15 +27,15 @@ export async function readPlanSpecs(db: Db): Promise<CatalogPlan[]> {
   const [rows, ceilingValues, budgetValues] = await Promise.all([
     db.select().from(plans).orderBy(asc(plans.key)),
     db
-      .select({ planId: planCeilingValues.planId, endpoint: endpoints.key, metric: ceilings.metric, window: ceilings.window, value: planCeilingValues.value })
-      .from(planCeilingValues)
-      .innerJoin(ceilings, eq(ceilings.id, planCeilingValues.ceilingId))
+      .select({ planId: planLimitValues.planId, endpoint: endpoints.key, metric: ceilings.metric, window: ceilings.window, value: planLimitValues.value })
+      .from(planLimitValues)
+      .innerJoin(ceilings, eq(ceilings.limitId, planLimitValues.limitId))
       .innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId))
       .orderBy(asc(endpoints.key), asc(ceilings.metric), asc(ceilings.window)),
     db
-      .select({ planId: planBudgetValues.planId, budget: budgets.key, value: planBudgetValues.value })
-      .from(planBudgetValues)
-      .innerJoin(budgets, eq(budgets.id, planBudgetValues.budgetId))
+      .select({ planId: planLimitValues.planId, budget: budgets.key, value: planLimitValues.value })
+      .from(planLimitValues)
+      .innerJoin(budgets, eq(budgets.limitId, planLimitValues.limitId))
       .orderBy(asc(budgets.key)),
   ]);
   return rows.map((plan) => ({

@@ -607,5 +607,5 @@ async function updateCeiling(change: Change, endpoint: Endpoint, row: Ceiling, n
     details: { before: ceilingSpecOf(row), changes: ceilingDiff(row, next) },
   });
   if (row.minValue !== next.min || row.maxValue !== next.max)
-    await clampPlanValues(change, { kind: "ceiling", id: row.id, endpoint }, { min: next.min, max: next.max });
+    await clampPlanValues(change, { kind: "ceiling", id: row.id, limitId: row.limitId, endpoint }, { min: next.min, max: next.max });
 }

@@ -122,7 +122,7 @@ export async function writeBounds(
     },
   });
   // The plans' values on this ceiling live inside its bounds too (each moved one logged).
-  await clampPlanValues({ tx, actor: p.actor, reason }, { kind: "ceiling", id: ceiling.id, endpoint }, bounds);
+  await clampPlanValues({ tx, actor: p.actor, reason }, { kind: "ceiling", id: ceiling.id, limitId: ceiling.limitId, endpoint }, bounds);
   return {
     ceilingId: ceiling.id,
     endpointKey: endpoint.key,

@@ -1,6 +1,6 @@
 import { asc, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { ceilings, endpoints, planCeilingValues, plans, refusals, type AuditEvent, type Refusal } from "@/db/schema";
+import { ceilings, endpoints, planLimitValues, plans, refusals, type AuditEvent, type Refusal } from "@/db/schema";
 import { listOverrides, type OverrideRow } from "@/lib/limits/overrides";
 import { listAuditEvents } from "@/lib/audit/log";
 import { derivedDefault } from "@/lib/limits/guarantee";
@@ -36,16 +36,17 @@ export async function getEndpointDetail(db: Db, key: string, now = new Date()): 
       ? []
       : await db
           .select({
-            ceilingId: planCeilingValues.ceilingId,
+            ceilingId: ceilings.id,
             planKey: plans.key,
             planName: plans.name,
             isDefault: plans.isDefault,
-            value: planCeilingValues.value,
+            value: planLimitValues.value,
           })
-          .from(planCeilingValues)
-          .innerJoin(plans, eq(plans.id, planCeilingValues.planId))
-          .where(inArray(planCeilingValues.ceilingId, ceilingIds))
-          .orderBy(asc(planCeilingValues.ceilingId), asc(plans.key));
+          .from(planLimitValues)
+          .innerJoin(plans, eq(plans.id, planLimitValues.planId))
+          .innerJoin(ceilings, eq(ceilings.limitId, planLimitValues.limitId))
+          .where(inArray(ceilings.id, ceilingIds))
+          .orderBy(asc(ceilings.id), asc(plans.key));
   const topCallers: Record<number, ScopeUsage[]> = {};
   for (const c of overview.ceilings.filter((v) => v.scope === "caller")) {
     topCallers[c.id] = await topScopes(db, c.id, now);

@@ -1,19 +1,7 @@
-import { and, eq, inArray } from "drizzle-orm";
+import { eq, inArray } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
-import {
-  accounts,
-  budgets,
-  ceilings,
-  endpoints,
-  planBudgetValues,
-  planCeilingValues,
-  plans,
-  type Budget,
-  type Ceiling,
-  type Endpoint,
-  type Plan,
-} from "@/db/schema";
+import { accounts, budgets, ceilings, endpoints, plans, type Budget, type Ceiling, type Endpoint, type Plan } from "@/db/schema";
 import { AccountError, assignPlans, lockAccounts, lockPlans, MAX_BULK_ROWS, parseAccountId, parsePlanKey, unblockAccount } from "@/lib/accounts";
 import { parseMoneyInput, moneyInputText } from "@/lib/limits/parse";
 import { CatalogError } from "@/lib/limits/errors";
@@ -26,6 +14,7 @@ import { lockTarget, nameOf, planBinding, removalRaise, removePlanValue, setPlan
 import { parseChange } from "./ceiling-kinds";
 import { ChangeControlError } from "@/lib/control/errors";
 import { type Applied, type KindHandler, movedSince, type Prepared, staleMessage, type Worst } from "./prepared";
+import { planValueOf } from "@/lib/limits/plan-values";
 
 // The kinds on plans and accounts (docs/change-control.md, "What is a raise"): a plan's value above
 // what binds its accounts, the default switched to a looser plan, a plan marked assignable by key,
@@ -94,21 +83,6 @@ async function readTarget(db: Db, t: PlanTarget): Promise<Read> {
   return { kind: "budget", budget };
 }
 
-async function planValueOf(db: Db, planId: number, t: Read): Promise<number | null> {
-  if (t.kind === "ceiling") {
-    const [row] = await db
-      .select({ value: planCeilingValues.value })
-      .from(planCeilingValues)
-      .where(and(eq(planCeilingValues.planId, planId), eq(planCeilingValues.ceilingId, t.ceiling.id)));
-    return row?.value ?? null;
-  }
-  const [row] = await db
-    .select({ value: planBudgetValues.value })
-    .from(planBudgetValues)
-    .where(and(eq(planBudgetValues.planId, planId), eq(planBudgetValues.budgetId, t.budget.id)));
-  return row?.value ?? null;
-}
-
 const ownOf = (t: Read | LockedTarget) => (t.kind === "ceiling" ? t.ceiling : t.budget);
 /** What was in force: the plan's value, and the own value and bounds it falls back to and lives in. */
 const valueBefore = (planValue: number | null, t: Read | LockedTarget) => {
@@ -127,7 +101,7 @@ export const planValue: KindHandler = {
     const plan = await planByKey(db, change.planKey);
     const t = await readTarget(db, targetOf(change));
     const own = ownOf(t);
-    const current = await planValueOf(db, plan.id, t);
+    const current = await planValueOf(db, plan.id, own.limitId);
     const before = planBinding(current, own);
     let after: number;
     let confirm: Prepared["confirm"] = null;

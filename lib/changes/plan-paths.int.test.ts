@@ -14,7 +14,7 @@ import { budgetOn } from "@/lib/plans/test-fixtures";
 import { handleAssignPlan, handleAssignPlans } from "@/app/api/v1/_lib/accounts-handler";
 import type { ApiDeps } from "@/app/api/v1/_lib/deps";
 import { apiRequest, makeAccountsKey } from "@/app/api/v1/_lib/test-support";
-import { accounts, changeRequests, planCeilingValues, plans } from "@/db/schema";
+import { accounts, changeRequests, plans } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { assignPlan, assignPlans, blockAccount } from "@/lib/accounts";
@@ -30,6 +30,7 @@ import { approveChange, ChangeControlError, setupControl } from "./index";
 import { staffMember } from "./test-fixtures";
 import type { Requester } from "./types";
 import { listOverrides } from "@/lib/limits/overrides";
+import { planValuesOn } from "@/lib/limits/test-fixtures";
 
 // Plans and accounts under "raising takes two people", path by path: the dashboard's server
 // actions, PUT /api/v1/accounts/{account}, POST /api/v1/accounts:bulk, the CLI and a catalog file.
@@ -70,12 +71,8 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts: a loosening takes tw
     return { e, tight, loose, a: await staffMember(t.db, "admin"), b: await staffMember(t.db, "admin") };
   }
   const planValue = async (key: string, ceilingId: number) => {
-    const [row] = await t.db
-      .select({ value: planCeilingValues.value })
-      .from(planCeilingValues)
-      .innerJoin(plans, eq(plans.id, planCeilingValues.planId))
-      .where(and(eq(plans.key, key), eq(planCeilingValues.ceilingId, ceilingId)));
-    return row?.value ?? null;
+    const [plan] = await t.db.select({ id: plans.id }).from(plans).where(eq(plans.key, key));
+    return (await planValuesOn(t.db, "ceiling", ceilingId)).find((v) => v.planId === plan?.id)?.value ?? null;
   };
   const planOf = async (account: string) => {
     const [row] = await t.db.select({ key: plans.key }).from(accounts).innerJoin(plans, eq(plans.id, accounts.planId)).where(eq(accounts.account, account));

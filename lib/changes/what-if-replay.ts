@@ -68,20 +68,15 @@ function limitsCte(q: ReplayQuery, keys: SQL): SQL {
   const value = sql`${q.value}::bigint`;
   if (q.limits === null || q.scope === "global" || q.scope === "destination") return sql`select s.k, ${value} as lim from (${keys}) s`;
   const defaultPlan = sql`(select d.id from plans d where d.is_default)`;
-  if ("ceilingId" in q.limits) {
-    const id = q.limits.ceilingId;
-    return sql`select s.k, case when ${value} = 0 then 0 else coalesce(o.value, pv.value, ${value}) end as lim
-      from (${keys}) s
-      left join accounts a on a.account = s.k
-      left join limit_overrides o on o.limit_id = (select c.limit_id from ceilings c where c.id = ${id}) and o.caller = s.k
-      left join plan_ceiling_values pv on pv.ceiling_id = ${id} and pv.plan_id = coalesce(a.plan_id, ${defaultPlan})`;
-  }
-  const id = q.limits.budgetId;
+  const limitId =
+    "ceilingId" in q.limits
+      ? sql`(select c.limit_id from ceilings c where c.id = ${q.limits.ceilingId})`
+      : sql`(select b.limit_id from budgets b where b.id = ${q.limits.budgetId})`;
   return sql`select s.k, case when ${value} = 0 then 0 else coalesce(o.value, pv.value, ${value}) end as lim
     from (${keys}) s
     left join accounts a on a.account = s.k
-    left join limit_overrides o on o.limit_id = (select b.limit_id from budgets b where b.id = ${id}) and o.caller = s.k
-    left join plan_budget_values pv on pv.budget_id = ${id} and pv.plan_id = coalesce(a.plan_id, ${defaultPlan})`;
+    left join limit_overrides o on o.limit_id = ${limitId} and o.caller = s.k
+    left join plan_limit_values pv on pv.limit_id = ${limitId} and pv.plan_id = coalesce(a.plan_id, ${defaultPlan})`;
 }
 
 /**

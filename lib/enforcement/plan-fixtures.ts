@@ -19,8 +19,8 @@ export async function makePlan(db: Db, name = "plan"): Promise<{ id: number; key
 export async function setPlanCeilingValue(db: Db, planId: number, ceilingId: number, value: number): Promise<Date> {
   await db.transaction(async (tx) => {
     await tx.execute(sql`select ceilings.lock_endpoints_for_change(array(select endpoint_id from ceilings where id = ${ceilingId}))`);
-    await tx.execute(sql`insert into plan_ceiling_values (plan_id, ceiling_id, value) values (${planId}, ${ceilingId}, ${value})
-                         on conflict (plan_id, ceiling_id) do update set value = excluded.value`);
+    await tx.execute(sql`insert into plan_limit_values (plan_id, limit_id, value) select ${planId}, limit_id, ${value} from ceilings where id = ${ceilingId}
+                         on conflict (plan_id, limit_id) do update set value = excluded.value`);
   });
   return committedAt(db);
 }
@@ -29,8 +29,8 @@ export async function setPlanCeilingValue(db: Db, planId: number, ceilingId: num
 export async function setPlanBudgetValue(db: Db, planId: number, budgetId: number, value: number): Promise<void> {
   await db.transaction(async (tx) => {
     await tx.execute(sql`select ceilings.lock_endpoints_for_change(array(select endpoint_id from budget_members where budget_id = ${budgetId}))`);
-    await tx.execute(sql`insert into plan_budget_values (plan_id, budget_id, value) values (${planId}, ${budgetId}, ${value})
-                         on conflict (plan_id, budget_id) do update set value = excluded.value`);
+    await tx.execute(sql`insert into plan_limit_values (plan_id, limit_id, value) select ${planId}, limit_id, ${value} from budgets where id = ${budgetId}
+                         on conflict (plan_id, limit_id) do update set value = excluded.value`);
   });
 }
 

@@ -213,7 +213,9 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts in enforcement", () =
     expect(await limits()).toEqual({ ceiling: "blocked:0", budget: "blocked:0", readers: "0:blocked 0:blocked" });
     await setBlocked(t.db, caller, false);
     expect(await limits()).toEqual({ ceiling: "ceiling:10", budget: "budget:3", readers: "10:plan 3:override" });
-    await t.db.execute(sql`delete from plan_ceiling_values where plan_id = ${defaultPlan} and ceiling_id = ${s.perCaller}`);
+    await t.db.execute(
+      sql`delete from plan_limit_values where plan_id = ${defaultPlan} and limit_id = (select limit_id from ceilings where id = ${s.perCaller})`,
+    );
   });
 
   it("answers a blocked account's retry of a grant made before the block as the replay it is, and refuses its new calls", async () => {

@@ -1,11 +1,11 @@
 import { eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
-import { accounts, ceilings, endpoints, planBudgetValues, planCeilingValues, plans } from "@/db/schema";
+import { accounts, ceilings, endpoints, plans } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { budgetOn, DOLLAR, perCallerEndpoint, planKey } from "@/lib/plans/test-fixtures";
-import { insertOverride } from "@/lib/limits/test-fixtures";
+import { insertOverride, insertPlanValue } from "@/lib/limits/test-fixtures";
 
 // ceilings.plan_loosening (and ceilings.plan_limit, its one-account, one-limit sibling) called as SQL, the one reading of "looser" every plan move and default
 // switch goes by: a limit is returned only when its binding value goes up, the account's override
@@ -39,11 +39,9 @@ describe.skipIf(skipWithoutDatabase())("ceilings.plan_loosening", () => {
     const b = await budgetOn(t.db);
     const a = await plan();
     const p = await plan();
-    await t.db.insert(planCeilingValues).values([
-      { planId: a, ceilingId: e.caller.id, value: 20 },
-      { planId: p, ceilingId: e.caller.id, value: 50 },
-    ]);
-    await t.db.insert(planBudgetValues).values({ planId: p, budgetId: b.id, value: DOLLAR });
+    await insertPlanValue(t.db, "ceiling", e.caller.id, { planId: a, value: 20 });
+    await insertPlanValue(t.db, "ceiling", e.caller.id, { planId: p, value: 50 });
+    await insertPlanValue(t.db, "budget", b.id, { planId: p, value: DOLLAR });
     // a → p: the ceiling 20 → 50 loosens; the budget (own $2 → p's $1) tightens: not returned.
     expect(await loosening(a, p)).toEqual([{ kind: "ceiling", id: e.caller.id, measure: "units", before: 20, after: 50, worstBefore: 20, worstAfter: 50 }]);
     // p → a: the budget $1 → the own $2 loosens, in micros; the ceiling tightens.
@@ -59,8 +57,8 @@ describe.skipIf(skipWithoutDatabase())("ceilings.plan_loosening", () => {
     const b = await budgetOn(t.db);
     const a = await plan();
     const p = await plan();
-    await t.db.insert(planCeilingValues).values({ planId: p, ceilingId: e.caller.id, value: 500 });
-    await t.db.insert(planBudgetValues).values({ planId: p, budgetId: b.id, value: 9 * DOLLAR });
+    await insertPlanValue(t.db, "ceiling", e.caller.id, { planId: p, value: 500 });
+    await insertPlanValue(t.db, "budget", b.id, { planId: p, value: 9 * DOLLAR });
     await insertOverride(t.db, "ceiling", e.caller.id, { caller: "acct_pinned", value: 3, reason: "pinned" });
     await insertOverride(t.db, "budget", b.id, { caller: "acct_pinned", value: DOLLAR, reason: "pinned" });
     expect((await loosening(a, p)).map((r) => r.kind).sort()).toEqual(["budget", "ceiling"]);
@@ -71,7 +69,7 @@ describe.skipIf(skipWithoutDatabase())("ceilings.plan_loosening", () => {
   it("falls back to the default plan for NULL, and to the own standing value (before a kill) where a plan sets none", async () => {
     const e = await perCallerEndpoint(t.db);
     const p = await plan();
-    await t.db.insert(planCeilingValues).values({ planId: p, ceilingId: e.caller.id, value: 5 });
+    await insertPlanValue(t.db, "ceiling", e.caller.id, { planId: p, value: 5 });
     // The default plan sets nothing on this ceiling: its own 10 binds; p's 5 is tighter, p → default looser.
     expect(await loosening(null, p)).toEqual([]);
     expect(await loosening(p, null)).toEqual([expect.objectContaining({ id: e.caller.id, before: 5, after: 10 })]);
@@ -83,7 +81,7 @@ describe.skipIf(skipWithoutDatabase())("ceilings.plan_loosening", () => {
   it("ceilings.plan_limit: what the account's plan gives it before its override (the default plan when unassigned, else the own standing value)", async () => {
     const e = await perCallerEndpoint(t.db);
     const p = await plan();
-    await t.db.insert(planCeilingValues).values({ planId: p, ceilingId: e.caller.id, value: 70 });
+    await insertPlanValue(t.db, "ceiling", e.caller.id, { planId: p, value: 70 });
     await t.db.insert(accounts).values([{ account: "acct_limit_on_p", planId: p }]);
     await insertOverride(t.db, "ceiling", e.caller.id, { caller: "acct_limit_on_p", value: 3, reason: "pinned" });
     const limit = async (account: string, id = e.caller.id, kind = "ceiling") =>
@@ -99,10 +97,8 @@ describe.skipIf(skipWithoutDatabase())("ceilings.plan_loosening", () => {
     await t.db.update(endpoints).set({ perCallMax: 7 }).where(eq(endpoints.id, e.endpointId));
     const a = await plan();
     const p = await plan();
-    await t.db.insert(planCeilingValues).values([
-      { planId: a, ceilingId: e.caller.id, value: 2 },
-      { planId: p, ceilingId: e.caller.id, value: 3 },
-    ]);
+    await insertPlanValue(t.db, "ceiling", e.caller.id, { planId: a, value: 2 });
+    await insertPlanValue(t.db, "ceiling", e.caller.id, { planId: p, value: 3 });
     expect(await loosening(a, p)).toEqual([{ kind: "ceiling", id: e.caller.id, measure: "units", before: 2, after: 3, worstBefore: 14, worstAfter: 21 }]);
   });
 });

@@ -1,6 +1,6 @@
-import { eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
-import { planBudgetValues, planCeilingValues, plans, type NewPlan, type Plan } from "@/db/schema";
+import { planLimitValues, plans, type NewPlan, type Plan } from "@/db/schema";
 import { CatalogError } from "@/lib/limits/errors";
 import { auditOf, auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { clampToBounds, type Bounds } from "@/lib/limits/parse";
@@ -14,24 +14,22 @@ type Clamper = { tx: Db; actor: AuditActor; reason: string | null; details?: Rec
 
 /** The limit whose bounds moved: a per-caller ceiling (on its endpoint) or a per-account budget. */
 export type PlanValuesLimit =
-  { kind: "ceiling"; id: number; endpoint: { id: number; key: string } } | { kind: "budget"; id: number; key: string; currency: string };
+  | { kind: "ceiling"; id: number; limitId: number; endpoint: { id: number; key: string } }
+  | { kind: "budget"; id: number; limitId: number; key: string; currency: string };
 
 /** Clamps every plan's value on one limit into `bounds`; returns how many moved. */
 export async function clampPlanValues(p: Clamper, limit: PlanValuesLimit, bounds: Bounds): Promise<number> {
-  const [table, limitColumn] = limit.kind === "ceiling" ? [planCeilingValues, planCeilingValues.ceilingId] : [planBudgetValues, planBudgetValues.budgetId];
   const rows = resultRows<{ planId: number; planKey: string; value: number }>(
     await p.tx.execute(sql`
       select v.plan_id as "planId", ${plans.key} as "planKey", v.value
-      from ${table} v join ${plans} on ${plans.id} = v.plan_id
-      where v.${sql.identifier(limitColumn.name)} = ${limit.id} and v.value <> 0 and (v.value < ${bounds.min} or v.value > ${bounds.max})
+      from plan_limit_values v join ${plans} on ${plans.id} = v.plan_id
+      where v.limit_id = ${limit.limitId} and v.value <> 0 and (v.value < ${bounds.min} or v.value > ${bounds.max})
       order by v.plan_id
       for update of v`),
   );
   for (const row of rows) {
     const { applied, clamped } = clampToBounds(Number(row.value), bounds);
-    await p.tx.execute(sql`
-      update ${table} set value = ${applied}, updated_at = ${new Date().toISOString()}::timestamptz
-      where plan_id = ${row.planId} and ${sql.identifier(limitColumn.name)} = ${limit.id}`);
+    await putPlanValue(p.tx, row.planId, limit.limitId, applied);
     // A form open on the plan's old value must not save over the clamp unseen.
     await savePlan(p.tx, row.planId, {});
     await recordAudit(p.tx, {
@@ -52,6 +50,32 @@ export async function clampPlanValues(p: Clamper, limit: PlanValuesLimit, bounds
     });
   }
   return rows.length;
+}
+
+/** A plan's value on one limit (null: it sets none there, and the limit's own value binds). */
+export async function planValueOf(db: Db, planId: number, limitId: number): Promise<number | null> {
+  const [row] = await db
+    .select({ value: planLimitValues.value })
+    .from(planLimitValues)
+    .where(and(eq(planLimitValues.planId, planId), eq(planLimitValues.limitId, limitId)));
+  return row?.value ?? null;
+}
+
+/** Sets a plan's value on one limit (the caller holds the limit's locks and has checked the value). */
+export async function putPlanValue(tx: Db, planId: number, limitId: number, value: number): Promise<void> {
+  await tx
+    .insert(planLimitValues)
+    .values({ planId, limitId, value })
+    .onConflictDoUpdate({ target: [planLimitValues.planId, planLimitValues.limitId], set: { value, updatedAt: new Date() } });
+}
+
+/** Removes a plan's value on one limit; returns the value it had (null: none). */
+export async function dropPlanValue(tx: Db, planId: number, limitId: number): Promise<number | null> {
+  const [removed] = await tx
+    .delete(planLimitValues)
+    .where(and(eq(planLimitValues.planId, planId), eq(planLimitValues.limitId, limitId)))
+    .returning({ value: planLimitValues.value });
+  return removed?.value ?? null;
 }
 
 /** Writes fields of a locked plan as its next version (a value edit bumps it too). */

@@ -1,7 +1,7 @@
 import { count, eq, sql } from "drizzle-orm";
 import type { z } from "zod";
 import { type Db, resultRows } from "@/db/client";
-import { accounts, planBudgetValues, planCeilingValues, plans, type Plan } from "@/db/schema";
+import { accounts, budgets, ceilings, planLimitValues, plans, type Plan } from "@/db/schema";
 import type { AuditActor } from "@/lib/audit/record";
 import { CatalogError, invalidInput, requireCatalogReason, type Issue } from "@/lib/limits/errors";
 import { zodIssues } from "@/lib/limits/errors";
@@ -206,13 +206,15 @@ export async function deletePlan(db: Db, p: PlanVerbParams): Promise<{ key: stri
     const n = on?.n ?? 0;
     if (n > 0) throw new CatalogError("in_use", `${n} account(s) are on ${plan.key}: assign them another plan first`);
     const ceilingValues = await tx
-      .select({ ceilingId: planCeilingValues.ceilingId, value: planCeilingValues.value })
-      .from(planCeilingValues)
-      .where(eq(planCeilingValues.planId, plan.id));
+      .select({ ceilingId: ceilings.id, value: planLimitValues.value })
+      .from(planLimitValues)
+      .innerJoin(ceilings, eq(ceilings.limitId, planLimitValues.limitId))
+      .where(eq(planLimitValues.planId, plan.id));
     const budgetValues = await tx
-      .select({ budgetId: planBudgetValues.budgetId, value: planBudgetValues.value })
-      .from(planBudgetValues)
-      .where(eq(planBudgetValues.planId, plan.id));
+      .select({ budgetId: budgets.id, value: planLimitValues.value })
+      .from(planLimitValues)
+      .innerJoin(budgets, eq(budgets.limitId, planLimitValues.limitId))
+      .where(eq(planLimitValues.planId, plan.id));
     try {
       await tx.delete(plans).where(eq(plans.id, plan.id));
     } catch (error) {

@@ -1,6 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { accounts, auditEvents, planCeilingValues, plans } from "@/db/schema";
+import { accounts, auditEvents, plans, planLimitValues } from "@/db/schema";
 import { holdTransaction, skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { readBudget, updateBudget } from "@/lib/budgets";
@@ -15,6 +15,7 @@ import { setupControl } from "@/lib/changes";
 const control = setupControl("test");
 import { lockedPlan } from "./write";
 import { budgetOn, DOLLAR, perCallerEndpoint, planAudit, planKey, planSnapshot } from "./test-fixtures";
+import { planValuesOn } from "@/lib/limits/test-fixtures";
 
 // The plan verbs against a real Postgres: values inside the bounds (clamped, logged), the 5x raise
 // typed twice, input refused as typed logged and nothing saved, values only on per-caller ceilings
@@ -267,7 +268,7 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
       .set({ planId: null })
       .where(eq(accounts.account, `acct-${p.key}`));
     await deletePlan(t.db, { planKey: p.key, actor, reason: "retired" });
-    expect(await t.db.select().from(planCeilingValues).where(eq(planCeilingValues.planId, p.id))).toEqual([]);
+    expect(await planValuesOn(t.db, "ceiling", e.caller.id)).toEqual([]);
     const [deleted] = (await planAudit(t.db, p.key)).filter((x) => x.action === "plan.delete");
     expect(deleted?.details).toMatchObject({ ceilingValues: [{ ceilingId: e.caller.id, value: 20 }] });
   });
@@ -373,7 +374,7 @@ describe.skipIf(skipWithoutDatabase())("plans", () => {
     const e = await perCallerEndpoint(t.db);
     await setPlanValue(t.db, { planKey: p.key, target: { ceilingId: e.caller.id }, input: "25", actor, changeControl: control, reason: "r" });
     await removeCeiling(t.db, { key: e.key, ceilingId: e.caller.id, actor, reason: "gone" });
-    expect(await t.db.select().from(planCeilingValues).where(eq(planCeilingValues.ceilingId, e.caller.id))).toEqual([]);
+    expect(await t.db.select().from(planLimitValues).where(eq(planLimitValues.limitId, e.caller.limitId))).toEqual([]);
     const [removed] = await t.db
       .select()
       .from(auditEvents)

@@ -1,6 +1,6 @@
 import { and, asc, count, desc, eq, isNotNull, isNull, like, sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
-import { accounts, auditEvents, budgets, ceilings, endpoints, planBudgetValues, planCeilingValues, plans, type AuditEvent, type Plan } from "@/db/schema";
+import { accounts, auditEvents, budgets, ceilings, endpoints, planLimitValues, plans, type AuditEvent, type Plan } from "@/db/schema";
 import { CatalogError } from "@/lib/limits/errors";
 
 // What the plans page, a plan's page, the CLI and the catalog export read.
@@ -112,11 +112,11 @@ export async function readPlan(db: Db, key: string): Promise<PlanDetail> {
         ceilingBeforeKill: ceilings.valueBeforeKill,
         min: ceilings.minValue,
         max: ceilings.maxValue,
-        planValue: planCeilingValues.value,
+        planValue: planLimitValues.value,
       })
       .from(ceilings)
       .innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId))
-      .leftJoin(planCeilingValues, and(eq(planCeilingValues.ceilingId, ceilings.id), eq(planCeilingValues.planId, plan.id)))
+      .leftJoin(planLimitValues, and(eq(planLimitValues.limitId, ceilings.limitId), eq(planLimitValues.planId, plan.id)))
       .where(eq(ceilings.scope, "caller"))
       .orderBy(asc(endpoints.key), asc(ceilings.id)),
     db
@@ -130,10 +130,10 @@ export async function readPlan(db: Db, key: string): Promise<PlanDetail> {
         budgetBeforeKill: budgets.valueBeforeKill,
         min: budgets.minValue,
         max: budgets.maxValue,
-        planValue: planBudgetValues.value,
+        planValue: planLimitValues.value,
       })
       .from(budgets)
-      .leftJoin(planBudgetValues, and(eq(planBudgetValues.budgetId, budgets.id), eq(planBudgetValues.planId, plan.id)))
+      .leftJoin(planLimitValues, and(eq(planLimitValues.limitId, budgets.limitId), eq(planLimitValues.planId, plan.id)))
       .where(eq(budgets.scope, "account"))
       .orderBy(asc(budgets.key)),
     db.select({ n: count() }).from(accounts).where(eq(accounts.planId, plan.id)),
@@ -161,9 +161,10 @@ export async function listPlanEvents(db: Db, key: string, limit = 30): Promise<A
 /** The plans' values on one ceiling, by plan key: what a ceiling's removal takes with it, for its audit event. */
 export async function planValuesOnCeiling(db: Db, ceilingId: number): Promise<{ plan: string; value: number }[]> {
   return db
-    .select({ plan: plans.key, value: planCeilingValues.value })
-    .from(planCeilingValues)
-    .innerJoin(plans, eq(plans.id, planCeilingValues.planId))
-    .where(eq(planCeilingValues.ceilingId, ceilingId))
+    .select({ plan: plans.key, value: planLimitValues.value })
+    .from(planLimitValues)
+    .innerJoin(plans, eq(plans.id, planLimitValues.planId))
+    .innerJoin(ceilings, eq(ceilings.limitId, planLimitValues.limitId))
+    .where(eq(ceilings.id, ceilingId))
     .orderBy(asc(plans.key));
 }

@@ -1,6 +1,6 @@
 import { asc, eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { accounts, auditEvents, planBudgetValues, planCeilingValues, plans } from "@/db/schema";
+import { accounts, auditEvents, planLimitValues, plans } from "@/db/schema";
 import { createBudget } from "@/lib/budgets";
 import { createEndpoint } from "@/lib/ceilings/test-fixtures";
 
@@ -55,8 +55,7 @@ export function planKey(prefix = "p"): string {
 export async function planSnapshot(db: Db) {
   return {
     plans: await db.select().from(plans).orderBy(asc(plans.id)),
-    ceilingValues: await db.select().from(planCeilingValues).orderBy(asc(planCeilingValues.planId), asc(planCeilingValues.ceilingId)),
-    budgetValues: await db.select().from(planBudgetValues).orderBy(asc(planBudgetValues.planId), asc(planBudgetValues.budgetId)),
+    values: await db.select().from(planLimitValues).orderBy(asc(planLimitValues.planId), asc(planLimitValues.limitId)),
     accounts: await db.select().from(accounts).orderBy(asc(accounts.account)),
   };
 }

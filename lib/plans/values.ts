@@ -1,6 +1,6 @@
-import { and, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { budgets, ceilings, endpoints, planBudgetValues, planCeilingValues, plans, type Budget, type Ceiling, type Endpoint, type Plan } from "@/db/schema";
+import { budgets, ceilings, endpoints, plans, type Budget, type Ceiling, type Endpoint, type Plan } from "@/db/schema";
 import { auditOf, auditActorFields, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { lockedBudget } from "@/lib/budgets/write";
 import { type ChangeControl, controlDetails, requireApproval } from "@/lib/control/context";
@@ -10,7 +10,7 @@ import { lockCeiling } from "@/lib/ceilings/lock";
 import { formatCount, formatMoney } from "@/lib/format";
 import { parsePlanValue, previewPlanValue, type PlanValueKind } from "./preview";
 import { PlanKey } from "./spec";
-import { savePlan } from "@/lib/limits/plan-values";
+import { dropPlanValue, planValueOf, putPlanValue, savePlan } from "@/lib/limits/plan-values";
 import { lockedPlan, recordPlanChange, type PlanChange } from "./write";
 
 // A plan's values: its own value on a per-caller ceiling (units or calls) or on a per-account budget
@@ -248,18 +248,7 @@ export async function lockTarget(tx: Db, target: PlanTarget): Promise<LockedTarg
 }
 
 export async function valueOf(tx: Db, plan: Plan, target: LockedTarget): Promise<number | null> {
-  if (target.kind === "ceiling") {
-    const [row] = await tx
-      .select({ value: planCeilingValues.value })
-      .from(planCeilingValues)
-      .where(and(eq(planCeilingValues.planId, plan.id), eq(planCeilingValues.ceilingId, target.ceiling.id)));
-    return row?.value ?? null;
-  }
-  const [row] = await tx
-    .select({ value: planBudgetValues.value })
-    .from(planBudgetValues)
-    .where(and(eq(planBudgetValues.planId, plan.id), eq(planBudgetValues.budgetId, target.budget.id)));
-  return row?.value ?? null;
+  return planValueOf(tx, plan.id, (target.kind === "ceiling" ? target.ceiling : target.budget).limitId);
 }
 
 type Typed = { rawInput?: string | null; typed?: number; clamped?: Clamp };
@@ -274,11 +263,7 @@ export async function writeCeilingValue(
   typed: Typed = {},
 ): Promise<void> {
   const { ceiling, endpoint } = target;
-  const now = new Date();
-  await p.tx
-    .insert(planCeilingValues)
-    .values({ planId: plan.id, ceilingId: ceiling.id, value })
-    .onConflictDoUpdate({ target: [planCeilingValues.planId, planCeilingValues.ceilingId], set: { value, updatedAt: now } });
+  await putPlanValue(p.tx, plan.id, ceiling.limitId, value);
   await savePlan(p.tx, plan.id, {});
   await recordPlanChange(p, plan, {
     ...auditOf(p.actor, endpoint, ceiling.id),
@@ -299,29 +284,23 @@ export async function writeCeilingValue(
 
 export async function deleteCeilingValue(p: PlanChange, plan: Plan, target: { ceiling: Ceiling; endpoint: Endpoint }): Promise<number> {
   const { ceiling, endpoint } = target;
-  const [removed] = await p.tx
-    .delete(planCeilingValues)
-    .where(and(eq(planCeilingValues.planId, plan.id), eq(planCeilingValues.ceilingId, ceiling.id)))
-    .returning();
-  if (!removed) throw new CatalogError("not_found", `plan ${plan.key} sets no value on ${ceilingName(endpoint, ceiling)}`);
+  const removed = await dropPlanValue(p.tx, plan.id, ceiling.limitId);
+  if (removed === null) throw new CatalogError("not_found", `plan ${plan.key} sets no value on ${ceilingName(endpoint, ceiling)}`);
   await savePlan(p.tx, plan.id, {});
   await recordPlanChange(p, plan, {
     ...auditOf(p.actor, endpoint, ceiling.id),
     action: "plan.value.remove",
-    previousValue: removed.value,
+    previousValue: removed,
     appliedValue: null,
     clamped: false,
     details: { on: ceilingName(endpoint, ceiling), ceilingValue: ceiling.value },
   });
-  return removed.value;
+  return removed;
 }
 
 /** Writes a plan's value on a locked per-account budget (micros inside its bounds or 0), with plan.value.set. */
 export async function writeBudgetValue(p: PlanChange, plan: Plan, budget: Budget, value: number, previous: number | null, typed: Typed = {}): Promise<void> {
-  await p.tx
-    .insert(planBudgetValues)
-    .values({ planId: plan.id, budgetId: budget.id, value })
-    .onConflictDoUpdate({ target: [planBudgetValues.planId, planBudgetValues.budgetId], set: { value, updatedAt: new Date() } });
+  await putPlanValue(p.tx, plan.id, budget.limitId, value);
   await savePlan(p.tx, plan.id, {});
   await recordPlanChange(p, plan, {
     action: "plan.value.set",
@@ -343,18 +322,15 @@ export async function writeBudgetValue(p: PlanChange, plan: Plan, budget: Budget
 }
 
 export async function deleteBudgetValue(p: PlanChange, plan: Plan, budget: Budget): Promise<number> {
-  const [removed] = await p.tx
-    .delete(planBudgetValues)
-    .where(and(eq(planBudgetValues.planId, plan.id), eq(planBudgetValues.budgetId, budget.id)))
-    .returning();
-  if (!removed) throw new CatalogError("not_found", `plan ${plan.key} sets no value on budget ${budget.key}`);
+  const removed = await dropPlanValue(p.tx, plan.id, budget.limitId);
+  if (removed === null) throw new CatalogError("not_found", `plan ${plan.key} sets no value on budget ${budget.key}`);
   await savePlan(p.tx, plan.id, {});
   await recordPlanChange(p, plan, {
     action: "plan.value.remove",
-    previousValue: removed.value,
+    previousValue: removed,
     appliedValue: null,
     clamped: false,
     details: { on: `budget ${budget.key}`, budgetId: budget.id, budgetKey: budget.key, currency: budget.currency, budgetValue: budget.value },
   });
-  return removed.value;
+  return removed;
 }

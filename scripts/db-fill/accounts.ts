@@ -55,14 +55,14 @@ export async function fillAccounts(db: Db, p: { accounts: number; callerUsage: n
   // Values inside each ceiling's bounds: free its value, pro twice that (up to the maximum),
   // enterprise the maximum. The budget: $100, $2,000, and its maximum.
   await db.execute(sql`
-    insert into plan_ceiling_values (plan_id, ceiling_id, value)
-    select p.id, c.id, case p.key when 'free' then c.value when 'pro' then least(c.max_value, c.value * 2) else c.max_value end
+    insert into plan_limit_values (plan_id, limit_id, value)
+    select p.id, c.limit_id, case p.key when 'free' then c.value when 'pro' then least(c.max_value, c.value * 2) else c.max_value end
     from plans p cross join ceilings c
     where p.key in ('free', 'pro', 'enterprise') and c.scope = 'caller' and c.id in (select caller_c from fill_ep)
     on conflict do nothing`);
   await db.execute(sql`
-    insert into plan_budget_values (plan_id, budget_id, value)
-    select p.id, b.id, case p.key when 'free' then least(b.max_value, 100000000) when 'pro' then least(b.max_value, 2000000000) else b.max_value end
+    insert into plan_limit_values (plan_id, limit_id, value)
+    select p.id, b.limit_id, case p.key when 'free' then least(b.max_value, 100000000) when 'pro' then least(b.max_value, 2000000000) else b.max_value end
     from plans p cross join budgets b
     where p.key in ('free', 'pro', 'enterprise') and b.key = ${FILL_BUDGET}
     on conflict do nothing`);

@@ -19,8 +19,9 @@ import { handleReserve } from "./reserve-handler";
 import { handleResolve } from "./resolve-handler";
 import { handleEndpointStatus } from "./status-handler";
 import { handleAssignPlan, handleAssignPlans, handleGetAccount } from "./accounts-handler";
-import { planCeilingValues, plans } from "@/db/schema";
+import { plans } from "@/db/schema";
 import { apiRequest, makeAccountsKey, makeKey, type Send } from "./test-support";
+import { insertPlanValue } from "@/lib/limits/test-fixtures";
 
 // The OpenAPI document against real answers: every documented route, every documented status and
 // every error code the document lists for it is produced by a real request through proxy.ts and
@@ -302,7 +303,7 @@ describe.skipIf(skipWithoutDatabase())("real answers of every route match the Op
     expect(code(await assign("acct_a", { key: a, body: { plan: "pro" } }))).toBe("insufficient_scope");
     // A plan looser than the default on the caller ceiling (200 calls above its own 100), not assignable by key.
     const [rich] = await t.db.insert(plans).values({ key: "rich", name: "Rich" }).returning({ id: plans.id });
-    await t.db.insert(planCeilingValues).values({ planId: rich?.id ?? 0, ceilingId: e.ceilingIds[1] ?? 0, value: 200 });
+    await insertPlanValue(t.db, "ceiling", e.ceilingIds[1] ?? 0, { planId: rich?.id ?? 0, value: 200 });
     expect(code(await assign("acct_rich", { key: billing, body: { plan: "rich" } }))).toBe("plan_not_key_assignable");
     expect(code(await assign("acct_a", { key: billing, body: { plan: "pro" } }, deadDeps))).toBe("unavailable");
     expect(code(await assign("acct_a", { key: billing, body: { plan: "pro" } }, brokenDeps))).toBe("internal");
