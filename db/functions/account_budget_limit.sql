@@ -10,7 +10,7 @@ LANGUAGE sql STABLE SET search_path = public, pg_temp AS $$
               WHEN pv.value IS NOT NULL THEN 'plan' ELSE 'budget' END
   FROM budgets b
   LEFT JOIN accounts a ON a.account = p_caller
-  LEFT JOIN limit_overrides o ON o.limit_id = b.limit_id AND o.caller = p_caller
+  LEFT JOIN limit_overrides o ON o.limit_id = b.limit_id AND o.caller = p_caller AND (o.expires_at IS NULL OR o.expires_at > now())
   LEFT JOIN plan_limit_values pv ON pv.limit_id = b.limit_id
     AND pv.plan_id = coalesce(a.plan_id, (SELECT d.id FROM plans d WHERE d.is_default))
   WHERE b.id = p_budget AND b.scope = 'account'

@@ -13,7 +13,7 @@ LANGUAGE sql STABLE SET search_path = public, pg_temp AS $$
   FROM ceilings c
   CROSS JOIN LATERAL (SELECT EXISTS (SELECT 1 FROM ceilings z WHERE z.endpoint_id = c.endpoint_id AND z.value = 0) AS killed) k
   LEFT JOIN accounts a ON a.account = p_caller
-  LEFT JOIN limit_overrides o ON o.limit_id = c.limit_id AND o.caller = p_caller
+  LEFT JOIN limit_overrides o ON o.limit_id = c.limit_id AND o.caller = p_caller AND (o.expires_at IS NULL OR o.expires_at > now())
   LEFT JOIN plan_limit_values pv ON pv.limit_id = c.limit_id
     AND pv.plan_id = coalesce(a.plan_id, (SELECT d.id FROM plans d WHERE d.is_default))
   WHERE c.id = p_ceiling AND c.scope = 'caller'

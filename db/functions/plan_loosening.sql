@@ -24,7 +24,7 @@ LANGUAGE sql STABLE SET search_path = public, pg_temp AS $$
            CASE WHEN c.metric = 'units' THEN 'units' ELSE 'calls' END AS measure,
            CASE WHEN c.metric = 'units' THEN 1::bigint ELSE e.per_call_max END AS factor,
            CASE WHEN c.value > 0 THEN c.value ELSE coalesce(c.value_before_kill, c.default_value) END AS own,
-           (SELECT o.value FROM limit_overrides o WHERE o.limit_id = c.limit_id AND o.caller = p_account) AS override,
+           (SELECT o.value FROM limit_overrides o WHERE o.limit_id = c.limit_id AND o.caller = p_account AND (o.expires_at IS NULL OR o.expires_at > now())) AS override,
            (SELECT v.value FROM plan_limit_values v, sides s WHERE v.limit_id = c.limit_id AND v.plan_id = s.from_id) AS from_value,
            (SELECT v.value FROM plan_limit_values v, sides s WHERE v.limit_id = c.limit_id AND v.plan_id = s.to_id) AS to_value
       FROM ceilings c JOIN endpoints e ON e.id = c.endpoint_id
@@ -32,7 +32,7 @@ LANGUAGE sql STABLE SET search_path = public, pg_temp AS $$
     UNION ALL
     SELECT 'budget', b.id, 'micros', 1::bigint,
            CASE WHEN b.value > 0 THEN b.value ELSE coalesce(b.value_before_kill, b.default_value) END,
-           (SELECT o.value FROM limit_overrides o WHERE o.limit_id = b.limit_id AND o.caller = p_account),
+           (SELECT o.value FROM limit_overrides o WHERE o.limit_id = b.limit_id AND o.caller = p_account AND (o.expires_at IS NULL OR o.expires_at > now())),
            (SELECT v.value FROM plan_limit_values v, sides s WHERE v.limit_id = b.limit_id AND v.plan_id = s.from_id),
            (SELECT v.value FROM plan_limit_values v, sides s WHERE v.limit_id = b.limit_id AND v.plan_id = s.to_id)
       FROM budgets b

@@ -12,7 +12,8 @@
 --     held one named again by its idempotency key; a key whose reservation is settled, released or
 --     expired is answered `resolved` with that state (replay_answer);
 --   * callers are canonical (canonical_caller) for overrides, counters, reservations and refusals;
---   * what binds an account on a per-caller ceiling or a per-account budget is its override, else
+--   * what binds an account on a per-caller ceiling or a per-account budget is its override (until
+--     its end, if it has one), else
 --     its plan's value (the default plan's when it was never assigned one), else the ceiling's or
 --     budget's own value; a ceiling or budget switched off (0) binds every account; a blocked
 --     account is refused on every endpoint (gate blocked). caller_limit and account_budget_limit
@@ -263,23 +264,30 @@ BEGIN
   LEFT JOIN plans d ON d.is_default
   WHERE k.caller IS NOT NULL AND char_length(k.caller) <= 200 AND NOT ceilings.has_control_chars(k.caller);
 
-  -- The batch's per-account limits, read by the overrides and the plans' values below; none
-  -- without a per-caller ceiling or a per-account budget, and then neither statement runs.
-  IF has_caller_ceiling OR cardinality(account_budget_endpoints) > 0 THEN
-    SELECT array_agg(l.limit_id ORDER BY l.limit_id), array_agg(l.id ORDER BY l.limit_id), array_agg(l.is_ceiling ORDER BY l.limit_id)
-    INTO account_limit_ids, account_limit_owner, account_limit_is_ceiling
-    FROM (SELECT u.limit_id, u.id, true AS is_ceiling FROM unnest(batch_ceilings) u WHERE u.scope = 'caller'
-          UNION ALL
-          SELECT u.limit_id, u.id, false FROM unnest(batch_budgets) u WHERE u.scope = 'account') l;
-  END IF;
-  -- The accounts' own values on them (3): one read of limit_overrides, in (limit id, caller) order.
+  -- The batch's per-account limits, read by the overrides and the plans' values below: a loop over
+  -- the rows in hand, no statement; none without a per-caller ceiling or a per-account budget, and
+  -- then neither read runs.
+  FOREACH c IN ARRAY batch_ceilings LOOP
+    CONTINUE WHEN c.scope <> 'caller';
+    account_limit_ids := account_limit_ids || c.limit_id;
+    account_limit_owner := account_limit_owner || c.id;
+    account_limit_is_ceiling := account_limit_is_ceiling || true;
+  END LOOP;
+  FOREACH bg IN ARRAY batch_budgets LOOP
+    CONTINUE WHEN bg.scope <> 'account';
+    account_limit_ids := account_limit_ids || bg.limit_id;
+    account_limit_owner := account_limit_owner || bg.id;
+    account_limit_is_ceiling := account_limit_is_ceiling || false;
+  END LOOP;
+  -- The accounts' own values on them (3): one read of limit_overrides, in (limit id, caller) order;
+  -- an override past its end binds nothing, whether or not the worker has removed it yet.
   IF cardinality(account_limit_ids) > 0 AND cardinality(batch_callers) > 0 THEN
     SELECT coalesce(jsonb_object_agg(o.id || '|' || o.caller, o.value) FILTER (WHERE o.is_ceiling), '{}'),
            coalesce(jsonb_object_agg(o.id || '|' || o.caller, o.value) FILTER (WHERE NOT o.is_ceiling), '{}')
     INTO overrides, budget_overrides_map
     FROM (SELECT l.id, l.is_ceiling, ov.caller, ov.value FROM limit_overrides ov
           JOIN unnest(account_limit_ids, account_limit_owner, account_limit_is_ceiling) AS l(limit_id, id, is_ceiling) ON l.limit_id = ov.limit_id
-          WHERE ov.caller = ANY (batch_callers)
+          WHERE ov.caller = ANY (batch_callers) AND (ov.expires_at IS NULL OR ov.expires_at > t_now)
           ORDER BY ov.limit_id, ov.caller FOR SHARE OF ov) o;
   ELSE
     overrides := '{}';

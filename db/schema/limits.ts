@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { bigint, check, integer, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
+import { bigint, check, index, integer, pgTable, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
 import { timestamps } from "./columns";
 import { LIMIT_KINDS } from "../../lib/vocabulary";
 
@@ -20,7 +20,7 @@ export const limits = pgTable(
 export const nextLimitId = sql`nextval('limits_id_seq')`;
 
 // One billing account's own value on a per-account limit (a per-caller ceiling or a per-account
-// budget), in the limit's measure; 0 blocks that account alone on it.
+// budget), in the limit's measure; 0 blocks that account alone on it. It may end by itself.
 export const limitOverrides = pgTable(
   "limit_overrides",
   {
@@ -30,9 +30,18 @@ export const limitOverrides = pgTable(
     caller: text("caller").notNull(),
     value: bigint("value", { mode: "number" }).notNull(),
     reason: text("reason").notNull(),
+    // Null: until someone removes it. Otherwise it binds until then (the database's clock) and the
+    // worker removes it after, with an audit row; a reservation never sees it past its end.
+    expiresAt: timestamp("expires_at", { withTimezone: true }),
     ...timestamps,
   },
-  (t) => [primaryKey({ columns: [t.limitId, t.caller] }), check("limit_overrides_value_nonneg", sql`${t.value} >= 0`)],
+  (t) => [
+    primaryKey({ columns: [t.limitId, t.caller] }),
+    check("limit_overrides_value_nonneg", sql`${t.value} >= 0`),
+    index("limit_overrides_expires_idx")
+      .on(t.expiresAt)
+      .where(sql`${t.expiresAt} is not null`),
+  ],
 );
 
 export type LimitOverride = typeof limitOverrides.$inferSelect;

@@ -160,7 +160,7 @@ export async function readCeilingBindings(db: Db, p: Params): Promise<CeilingBin
       cross join ${planOf(p.account)} pl
       cross join lateral ceilings.window_bounds(c."window", e.billing_day, c.window_seconds, ${now}) w
       left join plan_limit_values v on v.plan_id = pl.plan_id and v.limit_id = c.limit_id
-      left join limit_overrides o on o.limit_id = c.limit_id and o.caller = ${p.account}
+      left join limit_overrides o on o.limit_id = c.limit_id and o.caller = ${p.account} and (o.expires_at is null or o.expires_at > now())
       left join usage u on u.ceiling_id = c.id and u.scope_key = ${p.account} and u.window_start = w.window_start
       cross join lateral ${last30(sql`usage`, sql`x.ceiling_id = c.id`, p)} h
       cross join lateral ceilings.caller_limit(c.id, ${p.account}::text) l
@@ -206,7 +206,7 @@ export async function readBudgetBindings(db: Db, p: Params): Promise<BudgetBindi
       cross join ${planOf(p.account)} pl
       cross join lateral ceilings.window_bounds(b."window", b.billing_day, 0, ${p.now.toISOString()}::timestamptz) w
       left join plan_limit_values v on v.plan_id = pl.plan_id and v.limit_id = b.limit_id
-      left join limit_overrides o on o.limit_id = b.limit_id and o.caller = ${p.account}
+      left join limit_overrides o on o.limit_id = b.limit_id and o.caller = ${p.account} and (o.expires_at is null or o.expires_at > now())
       left join budget_usage u on u.budget_id = b.id and u.scope_key = ${p.account} and u.window_start = w.window_start
       cross join lateral ${last30(sql`budget_usage`, sql`x.budget_id = b.id`, p)} h
       cross join lateral ceilings.account_budget_limit(b.id, ${p.account}::text) l

@@ -441,9 +441,27 @@ export async function archiveLocked(p: BudgetChange, budget: Budget, archived: b
 // A per-account budget's overrides, through the one writer of both kinds (lib/limits/overrides.ts,
 // where change control and the lock order are said): writeOverride and deleteOverride hold a
 // catalog file's overrides to it too. Lock order: the members' endpoints, the budget, the account.
-export type SetBudgetOverrideParams = { key: string; caller: string; input: string; actor: AuditActor; reason: string; changeControl?: ChangeControl };
+export type SetBudgetOverrideParams = {
+  key: string;
+  caller: string;
+  input: string;
+  actor: AuditActor;
+  reason: string;
+  changeControl?: ChangeControl;
+  /** The override ends by itself this long after it is saved; null or absent: until removed. */
+  expiresAfterSeconds?: number | null;
+};
 export type RemoveBudgetOverrideParams = { key: string; caller: string; actor: AuditActor; reason: string; changeControl?: ChangeControl };
-export type BudgetOverrideResult = { key: string; caller: string; previous: number | null; applied: number | null; clamped: Clamp; currency: string };
+export type BudgetOverrideResult = {
+  key: string;
+  caller: string;
+  previous: number | null;
+  applied: number | null;
+  clamped: Clamp;
+  currency: string;
+  /** When the override ends by itself (null: never). */
+  expiresAt: Date | null;
+};
 
 /** One billing account's own value on a per-account budget, inside its bounds; 0 blocks that account on every member. */
 export async function setBudgetOverride(db: Db, p: SetBudgetOverrideParams): Promise<BudgetOverrideResult> {
@@ -457,25 +475,25 @@ export async function setBudgetOverride(db: Db, p: SetBudgetOverrideParams): Pro
   return db.transaction(async (tx) => {
     const { budget } = await lockedBudget(tx, p.key);
     const { applied, clamped } = clampToBounds(parsed.micros, { min: budget.minValue, max: budget.maxValue });
-    const existing = await writeOverride(
+    const { previous, expiresAt } = await writeOverride(
       { tx, actor: p.actor, reason, changeControl: p.changeControl },
       budget,
-      { caller, value: applied, reason },
+      { caller, value: applied, reason, expiresAfterSeconds: p.expiresAfterSeconds },
       { rawInput: p.input, clamped },
     );
-    return { key: budget.key, caller, previous: existing, applied, clamped, currency: budget.currency };
+    return { key: budget.key, caller, previous, applied, clamped, currency: budget.currency, expiresAt };
   });
 }
 
-/** Sets an override of a locked per-account budget; returns the value it had (null: none). */
+/** Sets an override of a locked per-account budget; returns the value it had (null: none) and its end. */
 export async function writeOverride(
   p: BudgetChange,
   budget: Budget,
-  o: { caller: string; value: number; reason: string },
+  o: { caller: string; value: number; reason: string; expiresAfterSeconds?: number | null },
   typed: { rawInput?: string; clamped?: Clamp } = {},
-): Promise<number | null> {
+): Promise<{ previous: number | null; expiresAt: Date | null }> {
   if (budget.scope !== "account") throw invalidInput([{ path: "caller", message: `${budget.key} is a global budget: overrides are for a per-account budget` }]);
-  const existing = await writeLimitOverride(p.tx, overrideTarget(budget), { ...o, changeControl: p.changeControl });
+  const { previous: existing, expiresAt } = await writeLimitOverride(p.tx, overrideTarget(budget), { ...o, changeControl: p.changeControl });
   await saveBudget(p.tx, budget.id, {});
   await recordBudgetChange(p, budget, {
     action: "budget.override.set",
@@ -483,9 +501,9 @@ export async function writeOverride(
     previousValue: existing,
     appliedValue: o.value,
     clamped: (typed.clamped ?? null) !== null,
-    details: { caller: o.caller, budgetValue: budget.value, clampedTo: typed.clamped ?? null },
+    details: { caller: o.caller, budgetValue: budget.value, clampedTo: typed.clamped ?? null, expiresAt: expiresAt?.toISOString() ?? null },
   });
-  return existing;
+  return { previous: existing, expiresAt };
 }
 
 /** Returns one billing account to the budget's own value. */
@@ -495,7 +513,7 @@ export async function removeBudgetOverride(db: Db, p: RemoveBudgetOverrideParams
   return db.transaction(async (tx) => {
     const { budget } = await lockedBudget(tx, p.key);
     const previous = await deleteOverride({ tx, actor: p.actor, reason, changeControl: p.changeControl }, budget, caller);
-    return { key: budget.key, caller, previous, applied: null, clamped: null, currency: budget.currency };
+    return { key: budget.key, caller, previous, applied: null, clamped: null, currency: budget.currency, expiresAt: null };
   });
 }
 
@@ -521,7 +539,10 @@ function overrideTarget(budget: Budget): OverrideTarget {
     value: budget.value,
     label: `budget ${budget.key}`,
     format: (value) => money(budget, value),
-    ask: (caller, value) => ({ kind: "budget.override", change: { budgetKey: budget.key, caller, value } }),
+    ask: (caller, value, ends) => ({
+      kind: "budget.override",
+      change: { budgetKey: budget.key, caller, value, ...(ends ? { expiresAfterSeconds: ends } : {}) },
+    }),
     refuse: (code, message) => new CatalogError(code, message),
   };
 }

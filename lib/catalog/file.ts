@@ -531,7 +531,7 @@ async function applyEndpoint(change: Change, existing: CatalogEndpoint, spec: En
   for (const { o } of planned.overrides.set) {
     const target = ceilingFor(o);
     if (!target) continue;
-    const had = await writeLimitOverride(tx, ceilingOverrideTarget(target, endpoint), {
+    const { previous: had } = await writeLimitOverride(tx, ceilingOverrideTarget(target, endpoint), {
       caller: o.caller,
       value: o.value,
       reason: o.reason,

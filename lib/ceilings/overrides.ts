@@ -12,7 +12,16 @@ import { lockCeiling } from "./lock";
 // A per-caller ceiling's overrides, through the one writer of both kinds (lib/limits/overrides.ts,
 // where change control and the lock order are said). Lock order: endpoint, ceiling, then the
 // account (as reserve_batch: 1, then 3c).
-export type SetOverrideParams = { ceilingId: number; caller: string; input: string; actor: AuditActor; reason: string; changeControl?: ChangeControl };
+export type SetOverrideParams = {
+  ceilingId: number;
+  caller: string;
+  input: string;
+  actor: AuditActor;
+  reason: string;
+  changeControl?: ChangeControl;
+  /** The override ends by itself this long after it is saved; null or absent: until removed. */
+  expiresAfterSeconds?: number | null;
+};
 export type RemoveOverrideParams = { ceilingId: number; caller: string; actor: AuditActor; reason: string; changeControl?: ChangeControl };
 export type OverrideResult = {
   ceilingId: number;
@@ -21,6 +30,8 @@ export type OverrideResult = {
   previous: number | null;
   applied: number | null;
   clamped: Clamp;
+  /** When the override ends by itself (null: never). */
+  expiresAt: Date | null;
 };
 
 /**
@@ -44,7 +55,13 @@ export async function setOverride(db: Db, p: SetOverrideParams): Promise<Overrid
       throw new CeilingError("not_per_caller", "overrides apply to per-caller ceilings only");
     }
     const { applied, clamped } = clampToBounds(parsed.value, { min: ceiling.minValue, max: ceiling.maxValue });
-    const previous = await writeLimitOverride(tx, ceilingOverrideTarget(ceiling, endpoint), { caller, value: applied, reason, changeControl: p.changeControl });
+    const { previous, expiresAt } = await writeLimitOverride(tx, ceilingOverrideTarget(ceiling, endpoint), {
+      caller,
+      value: applied,
+      reason,
+      changeControl: p.changeControl,
+      expiresAfterSeconds: p.expiresAfterSeconds,
+    });
     await recordAudit(tx, {
       ...auditOf(p.actor, endpoint, ceiling.id),
       action: "override.set",
@@ -54,9 +71,9 @@ export async function setOverride(db: Db, p: SetOverrideParams): Promise<Overrid
       appliedValue: applied,
       clamped: clamped !== null,
       reason,
-      details: { ceilingValue: ceiling.value, clampedTo: clamped, ...controlDetails(p.changeControl) },
+      details: { ceilingValue: ceiling.value, clampedTo: clamped, expiresAt: expiresAt?.toISOString() ?? null, ...controlDetails(p.changeControl) },
     });
-    return { ceilingId: ceiling.id, endpointKey: endpoint.key, caller, previous, applied, clamped };
+    return { ceilingId: ceiling.id, endpointKey: endpoint.key, caller, previous, applied, clamped, expiresAt };
   });
 }
 
@@ -77,7 +94,7 @@ export async function removeOverride(db: Db, p: RemoveOverrideParams): Promise<O
       reason,
       details: { ceilingValue: ceiling.value, ...controlDetails(p.changeControl) },
     });
-    return { ceilingId: ceiling.id, endpointKey: endpoint.key, caller, previous, applied: null, clamped: null };
+    return { ceilingId: ceiling.id, endpointKey: endpoint.key, caller, previous, applied: null, clamped: null, expiresAt: null };
   });
 }
 
@@ -90,7 +107,10 @@ export function ceilingOverrideTarget(ceiling: Ceiling, endpoint: Endpoint): Ove
     value: ceiling.value,
     label: `${endpoint.key} #${ceiling.id}`,
     format: formatCount,
-    ask: (caller, value) => ({ kind: "ceiling.override", change: { ceilingId: ceiling.id, caller, value } }),
+    ask: (caller, value, ends) => ({
+      kind: "ceiling.override",
+      change: { ceilingId: ceiling.id, caller, value, ...(ends ? { expiresAfterSeconds: ends } : {}) },
+    }),
     refuse: (code, message) => new CeilingError(code, message),
   };
 }

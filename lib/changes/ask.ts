@@ -6,12 +6,10 @@ import { kindHandlers } from "./kinds";
 import type { Prepared } from "./prepared";
 import { type ChangeKind, isChangeKind, REQUEST_TTL_MS, type RequestChangeParams } from "./types";
 import type { Verified } from "./who";
+import { MAX_END_SECONDS } from "@/lib/control/ends";
 
 // What asking and breaking glass share: the kind's reading of what is in force, and the checks
 // before anything is written (a raise, its end, the 5x confirmation).
-
-/** The longest a temporary raise may last (every path reads this one): a raise for longer is a lasting raise, asked as one. */
-export const MAX_END_SECONDS = 31 * 24 * 60 * 60;
 
 export type Ask = { kind: ChangeKind; prepared: Prepared; endsAfterSeconds: number | null; endsAt: Date | null };
 

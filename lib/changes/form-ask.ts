@@ -28,8 +28,9 @@ export type AskChange =
   | { kind: "account.plan"; account: string; plan: string }
   | { kind: "account.unblock"; account: string }
   // An override as typed on the endpoint's or the budget's page (money for a budget).
-  | { kind: "ceiling.override"; ceilingId: number; caller: string; input: string }
-  | { kind: "budget.override"; budgetKey: string; caller: string; input: string }
+  // (expiresAfterSeconds: it ends by itself that long after it is applied).
+  | { kind: "ceiling.override"; ceilingId: number; caller: string; input: string; expiresAfterSeconds?: number | null }
+  | { kind: "budget.override"; budgetKey: string; caller: string; input: string; expiresAfterSeconds?: number | null }
   | { kind: "budget.create"; spec: BudgetSpecInput }
   | { kind: "budget.members"; budgetKey: string; members: string[] }
   | { kind: "budget.archive"; budgetKey: string }
@@ -53,6 +54,8 @@ function typed<T>(parsed: { ok: true; value: T } | { ok: false; error: string })
 }
 
 /** The kind and change as lib/changes takes them, from what the form sent. */
+const overrideEnd = (seconds: number | null | undefined) => (seconds ? { expiresAfterSeconds: seconds } : {});
+
 function changeOf(ask: AskChange): { kind: ChangeKind; change: Record<string, unknown>; confirm?: string } {
   switch (ask.kind) {
     case "ceiling.value":
@@ -88,10 +91,21 @@ function changeOf(ask: AskChange): { kind: ChangeKind; change: Record<string, un
     case "account.unblock":
       return { kind: ask.kind, change: { account: ask.account } };
     case "ceiling.override":
-      return { kind: ask.kind, change: { ceilingId: ask.ceilingId, caller: ask.caller, value: typed(parseLimitInput(ask.input, "value")) } };
+      return {
+        kind: ask.kind,
+        change: { ceilingId: ask.ceilingId, caller: ask.caller, value: typed(parseLimitInput(ask.input, "value")), ...overrideEnd(ask.expiresAfterSeconds) },
+      };
     case "budget.override": {
       const money = parseMoneyInput(ask.input, "value");
-      return { kind: ask.kind, change: { budgetKey: ask.budgetKey, caller: ask.caller, value: typed(money.ok ? { ok: true, value: money.micros } : money) } };
+      return {
+        kind: ask.kind,
+        change: {
+          budgetKey: ask.budgetKey,
+          caller: ask.caller,
+          value: typed(money.ok ? { ok: true, value: money.micros } : money),
+          ...overrideEnd(ask.expiresAfterSeconds),
+        },
+      };
     }
     case "budget.create":
       return { kind: ask.kind, change: { spec: ask.spec } };

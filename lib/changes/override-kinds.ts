@@ -3,7 +3,8 @@ import { z } from "zod";
 import type { Db } from "@/db/client";
 import { budgets, ceilings, endpoints, type Budget, type Ceiling } from "@/db/schema";
 import type { LimitKind } from "@/lib/vocabulary";
-import { overrideOf } from "@/lib/limits/overrides";
+import { durationText, overrideOf } from "@/lib/limits/overrides";
+import { MAX_END_SECONDS } from "@/lib/control/ends";
 import { moneyInputText, clampToBounds } from "@/lib/limits/parse";
 import { removeBudgetOverride, setBudgetOverride } from "@/lib/budgets/change";
 import { lockedBudget } from "@/lib/budgets/write";
@@ -25,8 +26,13 @@ import { type Applied, type KindHandler, movedSince, type Prepared, staleMessage
 
 const Caller = z.string().min(1).max(400);
 const Value = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullable();
-const CeilingOverride = z.strictObject({ ceilingId: z.number().int().positive(), caller: Caller, value: Value });
-const BudgetOverride = z.strictObject({ budgetKey: z.string().min(1).max(64), caller: Caller, value: Value });
+// An override that ends by itself: the end counts from when it is applied, not asked.
+const Ends = z.number().int().min(1).max(MAX_END_SECONDS).optional();
+const CeilingOverride = z.strictObject({ ceilingId: z.number().int().positive(), caller: Caller, value: Value, expiresAfterSeconds: Ends });
+const BudgetOverride = z.strictObject({ budgetKey: z.string().min(1).max(64), caller: Caller, value: Value, expiresAfterSeconds: Ends });
+
+/** " for 3 hours" when the override ends by itself. */
+const endText = (seconds: number | undefined) => (seconds === undefined ? "" : ` for ${durationText(seconds)}`);
 
 function callerOf(raw: string): string {
   const parsed = CallerKey.safeParse(raw);
@@ -43,6 +49,13 @@ async function overrideState(db: Db, limit: { kind: LimitKind; id: number; limit
     plan: await planLimit(db, { kind: limit.kind, limitId: limit.id, account: caller }),
   };
 }
+
+const ends = (c: { value: number | null; expiresAfterSeconds?: number }) =>
+  c.value !== null && c.expiresAfterSeconds !== undefined ? { expiresAfterSeconds: c.expiresAfterSeconds } : {};
+
+/** An override that ends below what the account then gets: its end is a raise one person scheduled. */
+const endsBelow = (c: { value: number | null; expiresAfterSeconds?: number }, after: number, fallback: number) =>
+  c.value !== null && c.expiresAfterSeconds !== undefined && fallback > after;
 
 const gone = (error: unknown): string | null =>
   (error instanceof CatalogError || error instanceof CeilingError) && (error.code === "not_found" || error.code === "conflict") ? error.message : null;
@@ -66,16 +79,16 @@ export const ceilingOverride: KindHandler = {
     const worst = (v: number) => ({ units: row.ceiling.metric === "units" ? v : v * row.endpoint.perCallMax, micros: null });
     return {
       ...base,
-      change: { ceilingId: row.ceiling.id, caller, value: change.value === null ? null : after },
+      change: { ceilingId: row.ceiling.id, caller, value: change.value === null ? null : after, ...ends(change) },
       before: state,
       after: { override: change.value === null ? null : after },
-      summary: `${row.endpoint.key} #${row.ceiling.id} for account ${caller}: ${formatCount(before)} → ${change.value === null ? `override removed (${formatCount(after)})` : formatCount(after)}`,
+      summary: `${row.endpoint.key} #${row.ceiling.id} for account ${caller}: ${formatCount(before)} → ${change.value === null ? `override removed (${formatCount(after)})` : formatCount(after)}${endText(change.expiresAfterSeconds)}`,
       endpointId: row.endpoint.id,
       ceilingId: row.ceiling.id,
       worstBefore: worst(before),
       worstAfter: worst(after),
       currency: null,
-      raise: after > before,
+      raise: after > before || endsBelow(change, after, state.plan ?? row.ceiling.value),
     };
   },
   async apply({ tx, request, actor, control }): Promise<Applied> {
@@ -92,7 +105,7 @@ export const ceilingOverride: KindHandler = {
     if (moved.length > 0) return { stale: staleMessage(moved) };
     const common = { ceilingId: change.ceilingId, caller: change.caller, actor, reason: request.reason, changeControl: control };
     if (change.value === null) await removeOverride(tx, common);
-    else await setOverride(tx, { ...common, input: String(change.value) });
+    else await setOverride(tx, { ...common, input: String(change.value), expiresAfterSeconds: change.expiresAfterSeconds ?? null });
     return { stale: null, raised: null };
   },
 };
@@ -111,17 +124,17 @@ export const budgetOverride: KindHandler = {
     const money = (v: number) => formatMoney(v, budget.currency);
     return {
       ...base,
-      change: { budgetKey: budget.key, caller, value: change.value === null ? null : after },
+      change: { budgetKey: budget.key, caller, value: change.value === null ? null : after, ...ends(change) },
       before: state,
       after: { override: change.value === null ? null : after },
-      summary: `budget ${budget.key} for account ${caller}: ${money(before)} → ${change.value === null ? `override removed (${money(after)})` : money(after)}`,
+      summary: `budget ${budget.key} for account ${caller}: ${money(before)} → ${change.value === null ? `override removed (${money(after)})` : money(after)}${endText(change.expiresAfterSeconds)}`,
       endpointId: null,
       ceilingId: null,
       budgetId: budget.id,
       worstBefore: { units: null, micros: before },
       worstAfter: { units: null, micros: after },
       currency: budget.currency,
-      raise: after > before,
+      raise: after > before || endsBelow(change, after, state.plan ?? budget.value),
     };
   },
   async apply({ tx, request, actor, control }): Promise<Applied> {
@@ -138,7 +151,7 @@ export const budgetOverride: KindHandler = {
     if (moved.length > 0) return { stale: staleMessage(moved) };
     const common = { key: change.budgetKey, caller: change.caller, actor, reason: request.reason, changeControl: control };
     if (change.value === null) await removeBudgetOverride(tx, common);
-    else await setBudgetOverride(tx, { ...common, input: moneyInputText(change.value) });
+    else await setBudgetOverride(tx, { ...common, input: moneyInputText(change.value), expiresAfterSeconds: change.expiresAfterSeconds ?? null });
     return { stale: null, raised: null };
   },
 };

@@ -75,7 +75,7 @@ function limitsCte(q: ReplayQuery, keys: SQL): SQL {
   return sql`select s.k, case when ${value} = 0 then 0 else coalesce(o.value, pv.value, ${value}) end as lim
     from (${keys}) s
     left join accounts a on a.account = s.k
-    left join limit_overrides o on o.limit_id = ${limitId} and o.caller = s.k
+    left join limit_overrides o on o.limit_id = ${limitId} and o.caller = s.k and (o.expires_at is null or o.expires_at > now())
     left join plan_limit_values pv on pv.limit_id = ${limitId} and pv.plan_id = coalesce(a.plan_id, ${defaultPlan})`;
 }
 

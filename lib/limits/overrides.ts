@@ -1,8 +1,11 @@
-import { and, asc, count, eq, inArray } from "drizzle-orm";
-import type { Db } from "@/db/client";
+import { and, asc, count, eq, gt, inArray, isNull, or, sql } from "drizzle-orm";
+import { type Db, resultRows } from "@/db/client";
+import { auditActorFields, auditOf, recordAudit } from "@/lib/audit/record";
 import { budgets, ceilings, limitOverrides } from "@/db/schema";
 import type { ChangeKind } from "@/lib/control/change-kinds";
 import { type ChangeControl, requireApproval } from "@/lib/control/context";
+import { MAX_END_SECONDS } from "@/lib/control/ends";
+import { formatCount } from "@/lib/format";
 import type { LimitKind } from "@/lib/vocabulary";
 import { lockAccounts } from "./lock-accounts";
 import { planLimit } from "./loosening";
@@ -14,7 +17,9 @@ import { planLimit } from "./loosening";
 //
 // Change control: an override above what binds the account now (its override, else its plan's
 // value or the limit's own: ceilings.plan_limit) is a raise, and so is removing one below what
-// its plan gives it; either needs a second admin. Lowering stays one person's.
+// its plan gives it; either needs a second admin. Lowering stays one person's. An override may end
+// by itself (expiresAfterSeconds, on the database's clock): its end is a removal one person
+// schedules now, so an ending override below what its plan gives the account is a raise too.
 // Both writers lock the account's row (lockAccounts, registering it if new) after the limit and
 // before reading its override or plan: a plan move (assignPlans) locks the same row, so an override
 // removal and a move to a looser plan, each no raise alone, cannot both commit on what the other
@@ -34,13 +39,16 @@ export type OverrideTarget = {
   /** A value in the limit's measure, as a person reads it. */
   format: (value: number) => string;
   /** The change request that would make this change, when it is a raise. */
-  ask: (caller: string, value: number | null) => { kind: ChangeKind; change: Record<string, unknown> };
-  /** The kind's own error for an override that is already so, or is not there. */
-  refuse: (code: "unchanged" | "not_found", message: string) => Error;
+  ask: (caller: string, value: number | null, expiresAfterSeconds?: number | null) => { kind: ChangeKind; change: Record<string, unknown> };
+  /** The kind's own error for an override that is already so, is not there, or ends out of range. */
+  refuse: (code: "unchanged" | "not_found" | "invalid_input", message: string) => Error;
 };
 
-/** One override as staff read it, named by its ceiling's or budget's own id. */
-export type OverrideRow = { id: number; caller: string; value: number; reason: string; createdAt: Date; updatedAt: Date };
+/** One override as staff read it, named by its ceiling's or budget's own id; expiresAt null: until removed. */
+export type OverrideRow = { id: number; caller: string; value: number; reason: string; expiresAt: Date | null; createdAt: Date; updatedAt: Date };
+
+/** An override binds until its end; one past it binds nothing, removed by the worker or not. */
+const inForce = or(isNull(limitOverrides.expiresAt), gt(limitOverrides.expiresAt, sql`now()`));
 
 function owner(kind: LimitKind) {
   return kind === "ceiling" ? { id: ceilings.id, limitId: ceilings.limitId, table: ceilings } : { id: budgets.id, limitId: budgets.limitId, table: budgets };
@@ -56,12 +64,13 @@ export async function listOverrides(db: Db, kind: LimitKind, ids: readonly numbe
       caller: limitOverrides.caller,
       value: limitOverrides.value,
       reason: limitOverrides.reason,
+      expiresAt: limitOverrides.expiresAt,
       createdAt: limitOverrides.createdAt,
       updatedAt: limitOverrides.updatedAt,
     })
     .from(limitOverrides)
     .innerJoin(o.table, eq(o.limitId, limitOverrides.limitId))
-    .where(inArray(o.id, [...ids]))
+    .where(and(inArray(o.id, [...ids]), inForce))
     .orderBy(asc(o.id), asc(limitOverrides.caller));
   return opts.limit === undefined ? query : query.limit(opts.limit);
 }
@@ -74,18 +83,25 @@ export async function countOverrides(db: Db, kind: LimitKind, ids: readonly numb
     .select({ id: o.id, n: count() })
     .from(limitOverrides)
     .innerJoin(o.table, eq(o.limitId, limitOverrides.limitId))
-    .where(inArray(o.id, [...ids]))
+    .where(and(inArray(o.id, [...ids]), inForce))
     .groupBy(o.id);
   return new Map(rows.map((r) => [r.id, r.n]));
 }
 
-/** The account's override on the limit (null: none). */
+/** The account's override in force on the limit (null: none, or one past its end). */
 export async function overrideOf(db: Db, limitId: number, caller: string): Promise<number | null> {
   const [row] = await db
     .select({ value: limitOverrides.value })
     .from(limitOverrides)
-    .where(and(eq(limitOverrides.limitId, limitId), eq(limitOverrides.caller, caller)));
+    .where(and(eq(limitOverrides.limitId, limitId), eq(limitOverrides.caller, caller), inForce));
   return row?.value ?? null;
+}
+
+/** How long an override lasts, as a person reads it: "3 hours", "2 days". */
+export function durationText(seconds: number): string {
+  if (seconds % 86_400 === 0) return `${formatCount(seconds / 86_400)} day${seconds === 86_400 ? "" : "s"}`;
+  if (seconds % 3_600 === 0) return `${formatCount(seconds / 3_600)} hour${seconds === 3_600 ? "" : "s"}`;
+  return `${formatCount(seconds)} seconds`;
 }
 
 /**
@@ -95,27 +111,48 @@ export async function overrideOf(db: Db, limitId: number, caller: string): Promi
 export async function writeLimitOverride(
   tx: Db,
   target: OverrideTarget,
-  o: { caller: string; value: number; reason: string; changeControl?: ChangeControl },
-): Promise<number | null> {
+  o: { caller: string; value: number; reason: string; changeControl?: ChangeControl; expiresAfterSeconds?: number | null },
+): Promise<{ previous: number | null; expiresAt: Date | null }> {
+  const ends = o.expiresAfterSeconds ?? null;
+  if (ends !== null && (!Number.isInteger(ends) || ends <= 0 || ends > MAX_END_SECONDS)) {
+    throw target.refuse("invalid_input", `an override ends after 1 second to ${durationText(MAX_END_SECONDS)}, or never`);
+  }
   await lockAccounts(tx, [o.caller]);
-  const existing = await overrideOf(tx, target.limitId, o.caller);
-  if (existing === o.value) throw target.refuse("unchanged", `${o.caller} already has ${target.format(o.value)}: nothing to save`);
-  const binding = existing ?? (await planLimit(tx, { kind: target.kind, limitId: target.id, account: o.caller })) ?? target.value;
+  const [held] = await tx
+    .select({ value: limitOverrides.value, expiresAt: limitOverrides.expiresAt })
+    .from(limitOverrides)
+    .where(and(eq(limitOverrides.limitId, target.limitId), eq(limitOverrides.caller, o.caller), inForce));
+  const existing = held?.value ?? null;
+  // The same value with no end on either side changes nothing; adding, moving or dropping an end does.
+  if (existing === o.value && ends === null && held?.expiresAt === null) {
+    throw target.refuse("unchanged", `${o.caller} already has ${target.format(o.value)}: nothing to save`);
+  }
+  const fallback = (await planLimit(tx, { kind: target.kind, limitId: target.id, account: o.caller })) ?? target.value;
+  const binding = existing ?? fallback;
   if (o.value > binding) {
     requireApproval(
       o.changeControl,
       `an override of ${target.format(o.value)} for ${o.caller} on ${target.label} (${target.format(binding)} binds it now)`,
-      target.ask(o.caller, o.value),
+      target.ask(o.caller, o.value, ends),
+    );
+  } else if (ends !== null && fallback > o.value) {
+    requireApproval(
+      o.changeControl,
+      `an override of ${target.format(o.value)} for ${o.caller} on ${target.label} that ends after ${durationText(ends)} (the account then gets ${target.format(fallback)})`,
+      target.ask(o.caller, o.value, ends),
     );
   }
-  await tx
+  // Set to exactly what was asked, the end included: a value saved again without an end lasts.
+  const expiresAt = ends === null ? null : sql`now() + make_interval(secs => ${ends})`;
+  const [row] = await tx
     .insert(limitOverrides)
-    .values({ limitId: target.limitId, caller: o.caller, value: o.value, reason: o.reason })
+    .values({ limitId: target.limitId, caller: o.caller, value: o.value, reason: o.reason, expiresAt })
     .onConflictDoUpdate({
       target: [limitOverrides.limitId, limitOverrides.caller],
-      set: { value: o.value, reason: o.reason, updatedAt: new Date() },
-    });
-  return existing;
+      set: { value: o.value, reason: o.reason, expiresAt, updatedAt: new Date() },
+    })
+    .returning({ expiresAt: limitOverrides.expiresAt });
+  return { previous: existing, expiresAt: row?.expiresAt ?? null };
 }
 
 /** Removes the account's override on a locked limit; returns the value it had. */
@@ -136,4 +173,73 @@ export async function deleteLimitOverride(tx: Db, target: OverrideTarget, o: { c
     );
   }
   return removed.value;
+}
+
+/** Who the audit log names for an override's end: nobody did it then; it was set to end. */
+export const OVERRIDE_END_ACTOR = { type: "system", name: "override end" } as const;
+
+type EndedRow = {
+  kind: LimitKind;
+  id: number;
+  caller: string;
+  value: string | number;
+  expires_at: string | Date;
+  endpoint_id: number | null;
+  endpoint_key: string | null;
+  budget_key: string | null;
+  currency: string | null;
+};
+
+/**
+ * Removes the overrides past their end, at most `limit` a call, each with its audit row in the
+ * same transaction (override.expire on a ceiling, budget.override.expire on a budget): the account
+ * is back on its plan's value or the limit's own, which every reservation already applied from the
+ * end on. SKIP LOCKED: two workers never remove one twice, and one an edit holds waits a pass.
+ */
+export async function expireOverrides(db: Db, limit = 500): Promise<{ overridesEnded: number }> {
+  return db.transaction(async (tx) => {
+    const rows = resultRows<EndedRow>(
+      await tx.execute(sql`
+        with due as (
+          select limit_id, caller from limit_overrides
+          where expires_at <= now() order by expires_at, limit_id, caller limit ${limit} for update skip locked),
+        gone as (
+          delete from limit_overrides o using due
+          where o.limit_id = due.limit_id and o.caller = due.caller
+          returning o.limit_id, o.caller, o.value, o.expires_at)
+        select l.kind, coalesce(c.id, b.id) as id, g.caller, g.value, g.expires_at,
+               e.id as endpoint_id, e.key as endpoint_key, b.key as budget_key, b.currency
+        from gone g join limits l on l.id = g.limit_id
+        left join ceilings c on c.limit_id = l.id left join endpoints e on e.id = c.endpoint_id
+        left join budgets b on b.limit_id = l.id
+        order by g.expires_at, g.limit_id, g.caller`),
+    );
+    for (const r of rows) {
+      const expiresAt = new Date(r.expires_at).toISOString();
+      const common = {
+        ...auditActorFields(OVERRIDE_END_ACTOR),
+        previousValue: Number(r.value),
+        appliedValue: null,
+        clamped: false,
+        reason: `the override was set to end at ${expiresAt}`,
+      };
+      if (r.kind === "ceiling" && r.endpoint_id !== null && r.endpoint_key !== null) {
+        await recordAudit(tx, {
+          ...common,
+          ...auditOf(OVERRIDE_END_ACTOR, { id: r.endpoint_id, key: r.endpoint_key }, Number(r.id)),
+          action: "override.expire",
+          target: r.caller,
+          details: { expiresAt },
+        });
+      } else {
+        await recordAudit(tx, {
+          ...common,
+          action: "budget.override.expire",
+          target: r.budget_key,
+          details: { budgetId: Number(r.id), currency: r.currency, caller: r.caller, expiresAt },
+        });
+      }
+    }
+    return { overridesEnded: rows.length };
+  });
 }

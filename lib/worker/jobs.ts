@@ -2,6 +2,7 @@ import { deliverDueAlerts, fireQuotaDigest, raiseSilentWorkers, reconcileCounter
 import type { Db } from "@/db/client";
 import { expireChangeRequests } from "@/lib/changes";
 import { endRaises } from "@/lib/changes/raise-ends";
+import { expireOverrides } from "@/lib/limits/overrides";
 import { buildWhatIfDays, WHAT_IF_DAYS_EVERY_MS } from "@/lib/changes/what-if-days";
 import { runDueSchedules } from "@/lib/changes/schedule-run";
 import { buildCallerTotals, CALLER_TOTALS_EVERY_MS } from "@/lib/counters/caller-totals";
@@ -27,7 +28,7 @@ export type Job = {
 };
 
 /**
- * Due schedules and the ends of temporary raises: promised within 5 s of their time, so besides
+ * Due schedules, the ends of temporary raises and of overrides: promised within 5 s of their time, so besides
  * every loop they run in the fast lane (runFastLane, every fastIntervalMs). Each claims its rows
  * SKIP LOCKED, so the lane, the loop and other workers never apply one twice; each is one indexed
  * read when nothing is due.
@@ -35,6 +36,8 @@ export type Job = {
 export const fastJobs: Job[] = [
   { name: "schedules", everyMs: () => 0, run: async (db, _s, now) => ({ ...(await runDueSchedules(db, now)) }) },
   { name: "raise-ends", everyMs: () => 0, run: async (db, _s, now) => ({ ...(await endRaises(db, now)) }) },
+  // Reservations stop applying an override at its end by themselves; this removes it and logs it.
+  { name: "override-ends", everyMs: () => 0, run: async (db) => ({ ...(await expireOverrides(db)) }) },
 ];
 
 /**

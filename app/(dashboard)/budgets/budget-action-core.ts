@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineAction } from "@/app/_lib/define-action";
-import { OptionalReason, Reason } from "@/app/_lib/action-fields";
+import { OptionalReason, OverrideEndHours, Reason, untilText } from "@/app/_lib/action-fields";
 import { adjustBudget, createBudget, killBudget, removeBudgetOverride, restoreBudget, setBudgetArchived, setBudgetOverride, updateBudget } from "@/lib/budgets";
 import { BudgetKey } from "@/lib/budgets/spec";
 import { formatMoneyText } from "@/lib/format";
@@ -117,16 +117,15 @@ export const unarchiveBudgetCore = archiveCore(false);
 export const setBudgetOverrideCore = defineAction({
   role: "admin",
   boundary: "budget.override",
-  input: z.object({ key: KeyField, caller: z.string().max(200), input: RawMoney, reason: Reason }),
+  input: z.object({ key: KeyField, caller: z.string().max(200), input: RawMoney, reason: Reason, expiresInHours: OverrideEndHours }),
   run: async ({ actor, db }, input) => {
-    const r = await setBudgetOverride(db, { ...input, actor });
+    const r = await setBudgetOverride(db, { ...input, expiresAfterSeconds: input.expiresInHours, actor });
     const applied = r.applied ?? 0;
     const clamp = r.clamped ? ` (clamped to the ${r.clamped === "max" ? "maximum" : "minimum"})` : "";
     return {
-      message:
-        applied === 0
-          ? `${r.caller} is blocked on every member of ${r.key}.`
-          : `${r.caller} now has ${formatMoneyText(applied, r.currency)} on ${r.key}${clamp}.`,
+      message: `${
+        applied === 0 ? `${r.caller} is blocked on every member of ${r.key}` : `${r.caller} now has ${formatMoneyText(applied, r.currency)} on ${r.key}${clamp}`
+      }${untilText(r.expiresAt)}.`,
       revalidate: everyPage,
     };
   },

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { type ActionContext, defineAction } from "@/app/_lib/define-action";
-import { EndpointKeyField } from "@/app/_lib/action-fields";
+import { EndpointKeyField, OverrideEndHours } from "@/app/_lib/action-fields";
 import { acknowledgeBreakGlass, approveChange, cancelChange, rejectChange, type Requester } from "@/lib/changes";
-import { MAX_END_SECONDS } from "@/lib/changes/ask";
+import { MAX_END_SECONDS } from "@/lib/control/ends";
 import { type AskChange, askForChange } from "@/lib/changes/form-ask";
 import { invalidInput } from "@/lib/limits/errors";
 import { FormReader, readCeiling, readPartRows } from "@/app/(dashboard)/endpoints/catalog-form";
@@ -62,8 +62,14 @@ const AskKind = z.discriminatedUnion(
     z.object({ kind: z.literal("plan.key_assignable"), key: PlanKeyField }),
     z.object({ kind: z.literal("account.plan"), account: AccountField, plan: PlanKeyField }),
     z.object({ kind: z.literal("account.unblock"), account: AccountField }),
-    z.object({ kind: z.literal("ceiling.override"), ceilingId: decimalId("ceiling id"), caller: AccountField, input: RawValue }),
-    z.object({ kind: z.literal("budget.override"), key: BudgetKey, caller: AccountField, input: RawValue }),
+    z.object({
+      kind: z.literal("ceiling.override"),
+      ceilingId: decimalId("ceiling id"),
+      caller: AccountField,
+      input: RawValue,
+      expiresInHours: OverrideEndHours,
+    }),
+    z.object({ kind: z.literal("budget.override"), key: BudgetKey, caller: AccountField, input: RawValue, expiresInHours: OverrideEndHours }),
     // The new budget's fields are read by the budget form's reader, as its create form sends them.
     z.object({ kind: z.literal("budget.create") }),
     z.object({ kind: z.literal("budget.members"), key: BudgetKey, members: z.string().max(20_000) }),
@@ -169,9 +175,9 @@ export function readAskForm(fields: Record<string, string>): Ask {
       case "account.unblock":
         return { kind: kind.kind, account: kind.account };
       case "ceiling.override":
-        return { kind: kind.kind, ceilingId: kind.ceilingId, caller: kind.caller, input: kind.input };
+        return { kind: kind.kind, ceilingId: kind.ceilingId, caller: kind.caller, input: kind.input, expiresAfterSeconds: kind.expiresInHours };
       case "budget.override":
-        return { kind: kind.kind, budgetKey: kind.key, caller: kind.caller, input: kind.input };
+        return { kind: kind.kind, budgetKey: kind.key, caller: kind.caller, input: kind.input, expiresAfterSeconds: kind.expiresInHours };
       case "budget.create": {
         const r = new BudgetFormReader(fields);
         return r.done({ kind: kind.kind, spec: readBudgetSpec(r) });

@@ -6,6 +6,7 @@ import { runAction } from "@/app/(dashboard)/actions";
 import { ActionMessage } from "@/components/action-message";
 import { ConfirmActionButton } from "@/components/confirm-action-button";
 import { ReasonField } from "@/components/reason-field";
+import { OverrideEndField } from "@/components/override-end-field";
 import { SubmitButton } from "@/components/submit-button";
 import { inputClass, labelClass } from "@/components/ui";
 import { parseMoneyInput, previewAdjustment } from "@/lib/limits/parse";
@@ -248,6 +249,7 @@ export function BudgetOverrideForm({ budgetKey, min, max, currency }: { budgetKe
           />
         </div>
         <ReasonField id={id} />
+        <OverrideEndField id={id} testId="budget-override-ends" />
       </div>
       <p id={`${id}-hint`} className="text-xs text-zinc-600 dark:text-zinc-400">
         From <Money micros={min} currency={currency} /> to <Money micros={max} currency={currency} />, clamped otherwise; 0 blocks this account on every member
@@ -255,7 +257,7 @@ export function BudgetOverrideForm({ budgetKey, min, max, currency }: { budgetKe
       </p>
       {/* Above what binds the account (its override, else its plan or the budget's own): a raise, asked of a second admin. */}
       {state.status === "error" && state.code === "approval_required" ? (
-        <AskForApproval kind="budget.override" canBreakGlass what="An override above what binds this account is a raise" />
+        <AskForApproval kind="budget.override" canBreakGlass what="An override above what binds this account, or one that ends below it, is a raise" />
       ) : null}
       <SubmitButton pending={pending} pendingLabel="Saving…" testId="budget-override-save">
         Set override

@@ -76,6 +76,7 @@ export function OverridesTable({ overrides, currency }: { overrides: { rows: Bud
         cell: (o) => (o.value === 0 ? "0 (blocked)" : <Money micros={o.value} currency={currency} />),
       },
       { header: "Reason", cell: (o) => o.reason },
+      { header: "Ends", cell: (o) => (o.expiresAt === null ? <span className="text-zinc-600 dark:text-zinc-400">lasts</span> : formatDateTime(o.expiresAt)) },
     ],
   };
   return (

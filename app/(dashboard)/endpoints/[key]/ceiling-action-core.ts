@@ -2,7 +2,7 @@ import { z } from "zod";
 import { defineAction } from "@/app/_lib/define-action";
 import { adjustCeiling, removeOverride, setBounds, setOverride } from "@/lib/ceilings";
 import { decimalId } from "@/lib/http/strict-input";
-import { Reason } from "@/app/_lib/action-fields";
+import { OverrideEndHours, Reason, untilText } from "@/app/_lib/action-fields";
 import { formatCount } from "@/lib/format";
 
 // Values, bounds and overrides are admin-only; operators kill and restore (control-action-core).
@@ -21,7 +21,7 @@ const AdjustForm = z.object({
   confirm: z.string().max(64).optional(),
 });
 const BoundsForm = z.object({ ceilingId: Id, expectedVersion: Version, min: RawNumber, max: RawNumber, reason: Reason });
-const OverrideForm = z.object({ ceilingId: Id, caller: z.string().max(200), input: RawNumber, reason: Reason });
+const OverrideForm = z.object({ ceilingId: Id, caller: z.string().max(200), input: RawNumber, reason: Reason, expiresInHours: OverrideEndHours });
 const RemoveOverrideForm = z.object({ ceilingId: Id, caller: z.string().max(200), reason: Reason });
 
 // A value of 0 is a kill, which the banner on every page reflects.
@@ -60,11 +60,11 @@ export const setOverrideCore = defineAction({
   boundary: "ceiling.override",
   input: OverrideForm,
   run: async ({ actor, db }, input) => {
-    const r = await setOverride(db, { ...input, actor });
+    const r = await setOverride(db, { ...input, expiresAfterSeconds: input.expiresInHours, actor });
     const applied = r.applied ?? 0;
     const clamp = r.clamped ? ` (clamped to the ${r.clamped === "max" ? "maximum" : "minimum"})` : "";
     return {
-      message: applied === 0 ? `${r.caller} is blocked on this ceiling.` : `${r.caller} now has ${formatCount(applied)}${clamp}.`,
+      message: `${applied === 0 ? `${r.caller} is blocked on this ceiling` : `${r.caller} now has ${formatCount(applied)}${clamp}`}${untilText(r.expiresAt)}.`,
       revalidate: pages(r.endpointKey),
     };
   },

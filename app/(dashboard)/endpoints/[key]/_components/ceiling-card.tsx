@@ -131,6 +131,7 @@ export function CeilingCard({ ceiling: c, unit, isAdmin, canAsk, overrides, plan
                   <span>
                     <span className="font-mono">{o.caller}</span>: {o.value === 0 ? "blocked" : formatCount(o.value)}{" "}
                     <span className="text-zinc-600 dark:text-zinc-400">({o.reason})</span>
+                    {o.expiresAt === null ? null : <span className="text-zinc-600 dark:text-zinc-400"> until {formatUtc(o.expiresAt)}</span>}
                   </span>
                   {isAdmin ? (
                     <ConfirmActionButton

@@ -8,6 +8,7 @@ import { inputClass, labelClass } from "@/components/ui";
 import { runAction } from "@/app/(dashboard)/actions";
 import { SubmitButton } from "@/components/submit-button";
 import { ReasonField } from "@/components/reason-field";
+import { OverrideEndField } from "@/components/override-end-field";
 import { formatCount } from "@/lib/format";
 
 const setOverrideAction = runAction.bind(null, "ceiling.override");
@@ -42,13 +43,14 @@ export function OverrideForm({ ceilingId, min, max }: { ceilingId: number; min: 
           />
         </div>
         <ReasonField id={id} />
+        <OverrideEndField id={id} testId={`override-ends-${ceilingId}`} />
       </div>
       <p id={`${id}-hint`} className="text-xs text-zinc-600 dark:text-zinc-400">
         From {formatCount(min)} to {formatCount(max)}, clamped otherwise; 0 blocks this account alone without killing the endpoint.
       </p>
       {/* Above what binds the account (its override, else its plan or the ceiling's own): a raise, asked of a second admin. */}
       {state.status === "error" && state.code === "approval_required" ? (
-        <AskForApproval kind="ceiling.override" canBreakGlass what="An override above what binds this account is a raise" />
+        <AskForApproval kind="ceiling.override" canBreakGlass what="An override above what binds this account, or one that ends below it, is a raise" />
       ) : null}
       <SubmitButton pending={pending} pendingLabel="Saving…">
         Set override
