@@ -5,7 +5,7 @@ import { budgets, endpoints, limitOverrides, type Budget } from "@/db/schema";
 import type { AuditActor } from "@/lib/audit/record";
 import { readReason } from "@/lib/audit/reason";
 import { actorName } from "@/lib/audit/actor";
-import { deleteLimitOverride, type OverrideTarget, writeLimitOverride } from "@/lib/limits/overrides";
+import { deleteLimitOverride, type OverrideInput, type OverrideRemoval, type OverrideTarget, writeLimitOverride } from "@/lib/limits/overrides";
 import { parseCaller, recordRejectedInput } from "@/lib/limits/rejected";
 import { clampToBounds, parseMoneyInput, previewAdjustment, type AdjustmentKind, type Clamp } from "@/lib/limits/parse";
 import { CatalogError, invalidInput, requireCatalogReason, zodIssues } from "@/lib/limits/errors";
@@ -441,17 +441,8 @@ export async function archiveLocked(p: BudgetChange, budget: Budget, archived: b
 // A per-account budget's overrides, through the one writer of both kinds (lib/limits/overrides.ts,
 // where change control and the lock order are said): writeOverride and deleteOverride hold a
 // catalog file's overrides to it too. Lock order: the members' endpoints, the budget, the account.
-export type SetBudgetOverrideParams = {
-  key: string;
-  caller: string;
-  input: string;
-  actor: AuditActor;
-  reason: string;
-  changeControl?: ChangeControl;
-  /** The override ends by itself this long after it is saved; null or absent: until removed. */
-  expiresAfterSeconds?: number | null;
-};
-export type RemoveBudgetOverrideParams = { key: string; caller: string; actor: AuditActor; reason: string; changeControl?: ChangeControl };
+export type SetBudgetOverrideParams = OverrideInput & { key: string };
+export type RemoveBudgetOverrideParams = OverrideRemoval & { key: string };
 export type BudgetOverrideResult = {
   key: string;
   caller: string;

@@ -1,9 +1,9 @@
 import type { Db } from "@/db/client";
 import type { Ceiling, Endpoint } from "@/db/schema";
-import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
-import { type ChangeControl, controlDetails } from "@/lib/control/context";
+import { auditOf, recordAudit } from "@/lib/audit/record";
+import { controlDetails } from "@/lib/control/context";
 import { formatCount } from "@/lib/format";
-import { deleteLimitOverride, type OverrideTarget, writeLimitOverride } from "@/lib/limits/overrides";
+import { deleteLimitOverride, type OverrideInput, type OverrideRemoval, type OverrideTarget, writeLimitOverride } from "@/lib/limits/overrides";
 import { clampToBounds, parseLimitInput, type Clamp } from "@/lib/limits/parse";
 import { parseCaller, recordRejectedInput } from "@/lib/limits/rejected";
 import { CeilingError, requireReason } from "./errors";
@@ -12,17 +12,8 @@ import { lockCeiling } from "./lock";
 // A per-caller ceiling's overrides, through the one writer of both kinds (lib/limits/overrides.ts,
 // where change control and the lock order are said). Lock order: endpoint, ceiling, then the
 // account (as reserve_batch: 1, then 3c).
-export type SetOverrideParams = {
-  ceilingId: number;
-  caller: string;
-  input: string;
-  actor: AuditActor;
-  reason: string;
-  changeControl?: ChangeControl;
-  /** The override ends by itself this long after it is saved; null or absent: until removed. */
-  expiresAfterSeconds?: number | null;
-};
-export type RemoveOverrideParams = { ceilingId: number; caller: string; actor: AuditActor; reason: string; changeControl?: ChangeControl };
+export type SetOverrideParams = OverrideInput & { ceilingId: number };
+export type RemoveOverrideParams = OverrideRemoval & { ceilingId: number };
 export type OverrideResult = {
   ceilingId: number;
   endpointKey: string;

@@ -1,6 +1,6 @@
 import { and, asc, count, eq, gt, inArray, isNull, or, sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
-import { auditActorFields, auditOf, recordAudit } from "@/lib/audit/record";
+import { auditActorFields, auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { budgets, ceilings, limitOverrides } from "@/db/schema";
 import type { ChangeKind } from "@/lib/control/change-kinds";
 import { type ChangeControl, requireApproval } from "@/lib/control/context";
@@ -24,6 +24,21 @@ import { planLimit } from "./loosening";
 // before reading its override or plan: a plan move (assignPlans) locks the same row, so an override
 // removal and a move to a looser plan, each no raise alone, cannot both commit on what the other
 // has not written yet. Lock order: endpoints, the limit, then the account (as reserve_batch).
+
+/** What a person asks of an override, whichever the kind: the verbs add the limit's id or key. */
+export type OverrideInput = {
+  caller: string;
+  /** Exactly what was typed: a whole number on a ceiling, money ("1.50") on a budget. */
+  input: string;
+  actor: AuditActor;
+  reason: string;
+  changeControl?: ChangeControl;
+  /** The override ends by itself this long after it is saved; null or absent: until removed. */
+  expiresAfterSeconds?: number | null;
+};
+
+/** A removal, whichever the kind. */
+export type OverrideRemoval = Omit<OverrideInput, "input" | "expiresAfterSeconds">;
 
 /** A per-account limit, locked by the caller, as its overrides see it. */
 export type OverrideTarget = {
