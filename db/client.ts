@@ -33,6 +33,8 @@ export type PostgresOptions = {
   fetchTypes?: boolean;
   /** Called with each notice or warning the server sends (default: dropped). */
   onNotice?: (notice: { message?: string }) => void;
+  /** Called each time one of the pool's connections closes (the next query opens another). */
+  onClose?: () => void;
   /** A file each statement's time is appended to (db/query-timing.ts); default CEILINGS_QUERY_TIMING, null: never. */
   queryTimingFile?: string | null;
 };
@@ -41,7 +43,12 @@ export type PostgresOptions = {
 // one-connection pool of its own, so a batch past its deadline can be destroyed alone.
 const siblingOpeners = new WeakMap<Db, SiblingOpener>();
 const clients = new WeakMap<Db, postgres.Sql>();
-export type SiblingOpener = (max: number, connection?: Record<string, string | number>, onNotice?: PostgresOptions["onNotice"]) => Database;
+export type SiblingOpener = (
+  max: number,
+  connection?: Record<string, string | number>,
+  onNotice?: PostgresOptions["onNotice"],
+  onClose?: PostgresOptions["onClose"],
+) => Database;
 
 /** Opens a pool on a Postgres server. The only place a postgres.js client is created. */
 export function openPostgres(url: string, options: PostgresOptions = {}): Database {
@@ -53,6 +60,7 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
     connect_timeout: options.connectTimeoutSeconds ?? 10,
     idle_timeout: 30,
     onnotice: timing?.onNotice ?? options.onNotice ?? (() => {}),
+    ...(options.onClose ? { onclose: () => options.onClose?.() } : {}),
     fetch_types: options.fetchTypes ?? true,
     connection: { application_name: "ceilings", ...timing?.connection, ...options.connection },
     // A multi-host URL (a Patroni cluster) connects to its primary only: see db/multi-host.ts.
@@ -65,11 +73,11 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
   const siblings = new Set<Database>();
   const db: Db = drizzle(client, { schema });
   clients.set(db, client);
-  siblingOpeners.set(db, (max, connection, onNotice) => {
+  siblingOpeners.set(db, (max, connection, onNotice, onClose) => {
     // Sibling pools are the enforcement lanes: jsonb in and out, no arrays to parse. Without the
     // type lookup, a lane destroyed while it connects leaves no query of postgres.js's own behind
     // (that query's failure was an unhandled rejection).
-    const sibling = openPostgres(url, { ...options, max, fetchTypes: false, onNotice, connection: { ...options.connection, ...connection } });
+    const sibling = openPostgres(url, { ...options, max, fetchTypes: false, onNotice, onClose, connection: { ...options.connection, ...connection } });
     siblings.add(sibling);
     const forget = <T>(work: () => Promise<T>) => {
       siblings.delete(sibling);

@@ -32,6 +32,9 @@ describe.skipIf(skipWithoutDatabase())("lanes", () => {
     const first = await pidOf(lanes);
     // The server ends the lane's connection; calls fail until postgres.js has opened a new one.
     await t.ownerDb.execute(sql`select pg_terminate_backend(${first}::int)`);
+    // Long enough for postgres.js to see the socket close: the next call then opens a new
+    // connection without any error, and only the close tells the lane its pid is stale.
+    await new Promise((r) => setTimeout(r, 500));
     let second: number | undefined;
     for (const until = Date.now() + 10_000; second === undefined && Date.now() < until;) {
       second = await pidOf(lanes).catch(() => undefined);

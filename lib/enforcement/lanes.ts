@@ -148,9 +148,20 @@ export class LanePool {
     // The server checks the client's socket during a query, so a statement whose connection was
     // destroyed at the deadline is aborted instead of committing a grant nobody receives.
     const lane: Lane = { database: undefined, db: this.db };
-    lane.database = this.open?.(1, { client_connection_check_interval: 100 }, (notice) => {
-      if (SYNC_WAIT_CUT.test(notice.message ?? "")) lane.unreplicated = true;
-    });
+    lane.database = this.open?.(
+      1,
+      { client_connection_check_interval: 100 },
+      (notice) => {
+        if (SYNC_WAIT_CUT.test(notice.message ?? "")) lane.unreplicated = true;
+      },
+      // A lane's one connection closed (the server ended it, a failover): postgres.js opens another
+      // on the next call, often without an error, and the pid held is another backend's now. A
+      // deadline's cancel sent to it cancelled nothing (seen on CI), or would cancel a stranger's
+      // statement once the pid is reused; so it is read again before the next call.
+      () => {
+        lane.pid = undefined;
+      },
+    );
     lane.db = lane.database?.db ?? this.db;
     return lane;
   }
