@@ -103,13 +103,18 @@ export async function countOverrides(db: Db, kind: LimitKind, ids: readonly numb
   return new Map(rows.map((r) => [r.id, r.n]));
 }
 
-/** The account's override in force on the limit (null: none, or one past its end). */
-export async function overrideOf(db: Db, limitId: number, caller: string): Promise<number | null> {
+/** The account's override in force on the limit, with its end (undefined: none, or one past its end). */
+async function heldOverride(db: Db, limitId: number, caller: string): Promise<{ value: number; expiresAt: Date | null } | undefined> {
   const [row] = await db
-    .select({ value: limitOverrides.value })
+    .select({ value: limitOverrides.value, expiresAt: limitOverrides.expiresAt })
     .from(limitOverrides)
     .where(and(eq(limitOverrides.limitId, limitId), eq(limitOverrides.caller, caller), inForce));
-  return row?.value ?? null;
+  return row;
+}
+
+/** The account's override in force on the limit (null: none, or one past its end). */
+export async function overrideOf(db: Db, limitId: number, caller: string): Promise<number | null> {
+  return (await heldOverride(db, limitId, caller))?.value ?? null;
 }
 
 /** How long an override lasts, as a person reads it: "3 hours", "2 days". */
@@ -133,10 +138,7 @@ export async function writeLimitOverride(
     throw target.refuse("invalid_input", `an override ends after 1 second to ${durationText(MAX_END_SECONDS)}, or never`);
   }
   await lockAccounts(tx, [o.caller]);
-  const [held] = await tx
-    .select({ value: limitOverrides.value, expiresAt: limitOverrides.expiresAt })
-    .from(limitOverrides)
-    .where(and(eq(limitOverrides.limitId, target.limitId), eq(limitOverrides.caller, o.caller), inForce));
+  const held = await heldOverride(tx, target.limitId, o.caller);
   const existing = held?.value ?? null;
   // The same value with no end on either side changes nothing; adding, moving or dropping an end does.
   if (existing === o.value && ends === null && held?.expiresAt === null) {
