@@ -98,8 +98,8 @@ async function main(): Promise<void> {
     // 100,000 accounts already counted in today's window of the per-account budget: a batch's
     // cost must not grow with them (each counter is one keyed probe).
     await setup.db.execute(sql`
-      insert into budget_usage (budget_id, scope_key, window_start, window_end, held, settled, reservations)
-      select b.id, 'acct_' || g, date_trunc('day', now() at time zone 'UTC') at time zone 'UTC',
+      insert into counters (limit_id, scope_key, window_start, window_end, held, settled, reservations)
+      select b.limit_id, 'acct_' || g, date_trunc('day', now() at time zone 'UTC') at time zone 'UTC',
              date_trunc('day', now() at time zone 'UTC') at time zone 'UTC' + interval '1 day', 0, g % 1000, 1
       from budgets b, generate_series(1000, 100999) g where b.key = 'bench.account'`);
 

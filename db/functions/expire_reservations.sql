@@ -4,7 +4,7 @@
 -- The hot counters reservations wait on are taken last: the reservations are marked first, and
 -- resolve_charges updates each distinct counter once for the whole batch, so a batch of 500 on one
 -- endpoint holds its counter for one update until commit, not for 500.
--- Lock order: held reservation rows (SKIP LOCKED), then usage rows (resolve_charges), then alerts.
+-- Lock order: held reservation rows (SKIP LOCKED), then counters (resolve_charges), then alerts.
 CREATE OR REPLACE FUNCTION ceilings.expire_reservations(max_rows int DEFAULT 500)
 RETURNS int LANGUAGE plpgsql SET search_path = public, pg_temp AS $$
 DECLARE

@@ -1,7 +1,7 @@
 -- Guarantees: gives a held reservation back (units and the call) because the work did not happen.
 -- Guarded on that exact id: a late release cannot undo a newer reservation; a second release is
 -- harmless; a release after settle or expiry changes nothing. p_caller, when given, must own it.
--- Lock order: the reservation row, then usage rows (resolve_charges). The deciding is
+-- Lock order: the reservation row, then counters (resolve_charges). The deciding is
 -- ceilings.release_deferred's.
 CREATE OR REPLACE FUNCTION ceilings.release(reservation_id uuid, p_caller text DEFAULT NULL)
 RETURNS jsonb LANGUAGE plpgsql SET search_path = public, pg_temp AS $$

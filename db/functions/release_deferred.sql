@@ -4,7 +4,7 @@
 -- ceilings.release_deferred decides and writes the reservation, and leaves the counters to its
 -- caller: a release that changes them answers `apply` (what ceilings.resolve_charges takes), so
 -- resolve_batch updates each counter once for all its items. ceilings.release applies it at once.
--- Lock order: the reservation row, then usage rows (resolve_charges, by the caller).
+-- Lock order: the reservation row, then counters (resolve_charges, by the caller).
 CREATE OR REPLACE FUNCTION ceilings.release_deferred(reservation_id uuid, p_caller text DEFAULT NULL)
 RETURNS jsonb LANGUAGE plpgsql SET search_path = public, pg_temp AS $$
 DECLARE

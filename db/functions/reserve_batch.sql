@@ -27,18 +27,16 @@
 --   3c. accounts rows, inserted if missing        by account (only callers seen for the first time)
 --   4. throttle_counters rows (upsert)            by (endpoint id, caller)
 --   5. cooldown advisory locks                    by (ceiling id, hashtext(scope key), scope key)
---   6. usage rows, inserted if missing            by (ceiling id, scope key, window start)
---   6b. budget_usage rows, inserted if missing    by (budget id, scope key, window start)
+--   6. counters, inserted if missing              by (limit id, scope key, window start)
 --   7. reservations idempotency index entries     by (endpoint id, caller, key)
---   7b. usage rows, FOR UPDATE                    by (ceiling id, scope key, window start)
---   7c. budget_usage rows, FOR UPDATE             by (budget id, scope key, window start)
+--   7b. counters, FOR UPDATE                      by (limit id, scope key, window start)
 --   7d. reservations written late (phase 9)       by (endpoint id, caller, key)
 --   8. alerts (dedupe key, via fire_alert)        by counter order
 --   9. refusals and refusal_hourly rows           by their keys (log_refusals)
 -- Every edit of a ceiling, a budget or a budget's members takes 1 exclusively (on every member, for
 -- a budget), by a trigger whatever path makes it (migration 0038): a batch reads those rows once it
--- holds 1, so it sees every edit committed before it and none after; settle, release and the sweeper lock the reservation row, then 7b and
--- 7c in the same order (resolve_charges). The reservations are written before the counters are
+-- holds 1, so it sees every edit committed before it and none after; settle, release and the sweeper lock the reservation row, then 7b in
+-- the same order (resolve_charges). The reservations are written before the counters are
 -- locked (7 before 7b), so the longest write of a batch is not part of the time its counters are
 -- held; a batch waiting on a key another batch wrote holds no counter. Only when a counter is too
 -- near its limit for the whole batch are they written after the decision (7d): then a storm of
@@ -91,6 +89,7 @@ DECLARE
   -- per pair, what a charge needs, so the loop copies no budgets row: id, per account?, value, and
   -- the window's part of the counter key
   pair_id int[];
+  pair_limit int[];
   pair_per_account boolean[];
   pair_value bigint[];
   pair_window_key text[];
@@ -132,6 +131,7 @@ DECLARE
   charge_used bigint[];           -- the counter's used after this charge (grants only)
   -- per counter: one (ceiling, scope key, window)
   counter_key text[] := '{}';
+  counter_limit_id int[] := '{}'; -- the counter's limit: its row is counters (limit id, scope, window start)
   counter_ceiling int[] := '{}';  -- a ceiling's counter: its id; a budget's: NULL
   counter_budget int[] := '{}';   -- a budget's counter: its id; a ceiling's: NULL
   counter_scope text[] := '{}';
@@ -237,11 +237,12 @@ BEGIN
   CROSS JOIN LATERAL ceilings.window_bounds(l.window, l.billing_day, NULL, t_now) w;
   IF cardinality(batch_budgets) > 0 THEN
     SELECT array_agg(bb.ordinality::int ORDER BY bb.ordinality, m.endpoint_id), array_agg(m.endpoint_id ORDER BY bb.ordinality, m.endpoint_id),
-           array_agg(bb.id ORDER BY bb.ordinality, m.endpoint_id), array_agg(bb.scope = 'account' ORDER BY bb.ordinality, m.endpoint_id),
+           array_agg(bb.id ORDER BY bb.ordinality, m.endpoint_id), array_agg(bb.limit_id ORDER BY bb.ordinality, m.endpoint_id),
+           array_agg(bb.scope = 'account' ORDER BY bb.ordinality, m.endpoint_id),
            array_agg(bb.value ORDER BY bb.ordinality, m.endpoint_id),
            array_agg(extract(epoch FROM budget_window_start[bb.ordinality])::text ORDER BY bb.ordinality, m.endpoint_id),
            array_agg(DISTINCT m.endpoint_id), coalesce(array_agg(DISTINCT m.endpoint_id) FILTER (WHERE bb.scope = 'account'), '{}')
-    INTO pair_budget, pair_endpoint, pair_id, pair_per_account, pair_value, pair_window_key, budget_endpoints, account_budget_endpoints
+    INTO pair_budget, pair_endpoint, pair_id, pair_limit, pair_per_account, pair_value, pair_window_key, budget_endpoints, account_budget_endpoints
     FROM unnest(batch_budgets) WITH ORDINALITY AS bb
     JOIN budget_members m ON m.budget_id = bb.id
     WHERE m.endpoint_id IN (SELECT u.id FROM unnest(batch_endpoints) u);
@@ -514,6 +515,7 @@ BEGIN
       idx := array_position(counter_key, v_key);
       IF idx IS NULL THEN
         counter_key := counter_key || v_key;
+        counter_limit_id := counter_limit_id || c.limit_id;
         counter_ceiling := counter_ceiling || c.id;
         counter_budget := counter_budget || NULL::int;
         counter_scope := counter_scope || v_scope;
@@ -543,6 +545,7 @@ BEGIN
         idx := array_position(counter_key, v_key);
         IF idx IS NULL THEN
           counter_key := counter_key || v_key;
+          counter_limit_id := counter_limit_id || pair_limit[x];
           counter_ceiling := counter_ceiling || NULL::int;
           counter_budget := counter_budget || pair_id[x];
           counter_scope := counter_scope || v_scope;
@@ -569,8 +572,8 @@ BEGIN
              WHERE k.secs IS NOT NULL ORDER BY k.c, hashtext(k.s), k.s LOOP
     idx := rec.idx;
     PERFORM pg_advisory_xact_lock(counter_ceiling[idx], hashtext(counter_scope[idx]));
-    SELECT u.window_start, u.window_end INTO v_window_start, v_window_end FROM usage u
-    WHERE u.ceiling_id = counter_ceiling[idx] AND u.scope_key = counter_scope[idx] AND u.window_end > t_now
+    SELECT u.window_start, u.window_end INTO v_window_start, v_window_end FROM counters u
+    WHERE u.limit_id = counter_limit_id[idx] AND u.scope_key = counter_scope[idx] AND u.window_end > t_now
     ORDER BY u.window_start DESC LIMIT 1;
     IF FOUND THEN
       counter_start[idx] := v_window_start;
@@ -590,7 +593,7 @@ BEGIN
         CONTINUE WHEN bg.id <> counter_budget[idx];
         counter_answer[idx] := jsonb_build_object('budgetId', bg.id, 'budget', bg.key, 'metric', 'money', 'currency', bg.currency,
           'scope', bg.scope, 'window', bg.window, 'windowEnd', counter_end[idx]);
-        counter_charge[idx] := jsonb_build_object('b', bg.id, 'k', counter_scope[idx], 'w', counter_start[idx]);
+        counter_charge[idx] := jsonb_build_object('l', bg.limit_id, 'k', counter_scope[idx], 'w', counter_start[idx], 'm', 'm');
       END LOOP;
       CONTINUE;
     END IF;
@@ -599,7 +602,7 @@ BEGIN
       c := batch_ceilings[x];
       counter_answer[idx] := jsonb_build_object('ceilingId', c.id, 'metric', c.metric, 'scope', c.scope,
         'window', c.window, 'windowEnd', counter_end[idx]);
-      counter_charge[idx] := jsonb_build_object('c', c.id, 'k', counter_scope[idx], 'w', counter_start[idx],
+      counter_charge[idx] := jsonb_build_object('l', c.limit_id, 'k', counter_scope[idx], 'w', counter_start[idx],
         'm', CASE c.metric WHEN 'calls' THEN 'c' ELSE 'u' END);
     END LOOP;
   END LOOP;
@@ -613,7 +616,7 @@ BEGIN
   END LOOP;
   charge_used := array_fill(0::bigint, ARRAY[greatest(coalesce(array_length(charge_counter, 1), 0), 1)]);
 
-  -- Phase 7, the counters read without a lock, and the missing ones made (6, 6b), in key order.
+  -- Phase 7, the counters read without a lock, and the missing ones made (6), in key order.
   -- An existing row is not inserted again: that insert would wait for a batch that has updated it
   -- to commit, and this batch could not get its work done while that one holds the counters.
   -- The reservations are written early only when every counter has room for the whole batch as
@@ -623,24 +626,17 @@ BEGIN
   SELECT coalesce(array_agg(q.k) FILTER (WHERE NOT q.found), '{}'), coalesce(bool_and(q.lim > 0 AND q.used + q.added <= q.lim), true),
          coalesce(array_agg(q.added ORDER BY q.k), '{}'), coalesce(array_agg(q.charges ORDER BY q.k), '{}'), coalesce(array_agg(q.lim ORDER BY q.k), '{}')
   INTO missing, write_early, counter_demand, counter_charges, counter_limit
-  FROM (SELECT k.idx AS k, coalesce(u.held + u.settled, g.held + g.settled, 0) AS used, u.ceiling_id IS NOT NULL OR g.budget_id IS NOT NULL AS found,
+  FROM (SELECT k.idx AS k, coalesce(u.held + u.settled, 0) AS used, u.limit_id IS NOT NULL AS found,
                ch.added, ch.charges, ch.lim
-        FROM unnest(counter_ceiling, counter_budget, counter_scope, counter_start) WITH ORDINALITY AS k(c, b, s, w, idx)
+        FROM unnest(counter_limit_id, counter_scope, counter_start) WITH ORDINALITY AS k(l, s, w, idx)
         JOIN (SELECT cc.k, sum(cc.n)::bigint AS added, count(*) AS charges, min(cc.lim) AS lim
               FROM unnest(charge_counter, charge_amount, charge_limit) AS cc(k, n, lim) GROUP BY cc.k) ch
           ON ch.k = k.idx
-        LEFT JOIN usage u ON u.ceiling_id = k.c AND u.scope_key = k.s AND u.window_start = k.w
-        LEFT JOIN budget_usage g ON g.budget_id = k.b AND g.scope_key = k.s AND g.window_start = k.w) q;
+        LEFT JOIN counters u ON u.limit_id = k.l AND u.scope_key = k.s AND u.window_start = k.w) q;
   IF cardinality(missing) > 0 THEN
-    INSERT INTO usage (ceiling_id, scope_key, window_start, window_end)
-    SELECT counter_ceiling[m], counter_scope[m], counter_start[m], counter_end[m] FROM unnest(missing) AS m
-    WHERE counter_ceiling[m] IS NOT NULL
-    ORDER BY counter_ceiling[m], counter_scope[m], counter_start[m]
-    ON CONFLICT DO NOTHING;
-    INSERT INTO budget_usage (budget_id, scope_key, window_start, window_end)
-    SELECT counter_budget[m], counter_scope[m], counter_start[m], counter_end[m] FROM unnest(missing) AS m
-    WHERE counter_budget[m] IS NOT NULL
-    ORDER BY counter_budget[m], counter_scope[m], counter_start[m]
+    INSERT INTO counters (limit_id, scope_key, window_start, window_end)
+    SELECT counter_limit_id[m], counter_scope[m], counter_start[m], counter_end[m] FROM unnest(missing) AS m
+    ORDER BY counter_limit_id[m], counter_scope[m], counter_start[m]
     ON CONFLICT DO NOTHING;
   END IF;
 
@@ -692,26 +688,16 @@ BEGIN
     every_written := false;
   END IF;
 
-  -- Phase 7b, lock the counters (7b, 7c) in key order. Every counter has its row by now (none is
-  -- ever deleted); one not found would be charged nowhere, so the batch fails closed instead.
+  -- Phase 7b, lock the counters (7b) in key order. Every counter has its row by now (none is ever
+  -- deleted while its limit lives); one not found would be charged nowhere, so the batch fails
+  -- closed instead.
   locked := 0;
   IF coalesce(array_length(counter_key, 1), 0) > 0 THEN
     FOR rec IN SELECT k.idx, u.held + u.settled AS used
-               FROM usage u
-               JOIN unnest(counter_ceiling, counter_scope, counter_start) WITH ORDINALITY AS k(c, s, w, idx)
-                 ON u.ceiling_id = k.c AND u.scope_key = k.s AND u.window_start = k.w
-               ORDER BY u.ceiling_id, u.scope_key, u.window_start
-               FOR UPDATE OF u LOOP
-      counter_used[rec.idx] := rec.used;
-      locked := locked + 1;
-    END LOOP;
-  END IF;
-  IF cardinality(batch_budgets) > 0 AND cardinality(array_remove(counter_budget, NULL)) > 0 THEN
-    FOR rec IN SELECT k.idx, u.held + u.settled AS used
-               FROM budget_usage u
-               JOIN unnest(counter_budget, counter_scope, counter_start) WITH ORDINALITY AS k(b, s, w, idx)
-                 ON u.budget_id = k.b AND u.scope_key = k.s AND u.window_start = k.w
-               ORDER BY u.budget_id, u.scope_key, u.window_start
+               FROM counters u
+               JOIN unnest(counter_limit_id, counter_scope, counter_start) WITH ORDINALITY AS k(l, s, w, idx)
+                 ON u.limit_id = k.l AND u.scope_key = k.s AND u.window_start = k.w
+               ORDER BY u.limit_id, u.scope_key, u.window_start
                FOR UPDATE OF u LOOP
       counter_used[rec.idx] := rec.used;
       locked := locked + 1;
@@ -859,17 +845,12 @@ BEGIN
     END LOOP;
   END IF;
 
-  -- Phase 10, one write per counter (already locked).
-  UPDATE usage u
+  -- Phase 10, one write per counter (already locked). A budget's charge may be 0 micros (a free
+  -- part) and still count its reservation.
+  UPDATE counters u
   SET held = u.held + d.added, reservations = u.reservations + d.grants
-  FROM unnest(counter_ceiling, counter_scope, counter_start, counter_added, counter_grants) AS d(c, s, w, added, grants)
-  WHERE u.ceiling_id = d.c AND u.scope_key = d.s AND u.window_start = d.w AND d.added <> 0;
-  IF cardinality(batch_budgets) > 0 THEN
-    UPDATE budget_usage u
-    SET held = u.held + d.added, reservations = u.reservations + d.grants
-    FROM unnest(counter_budget, counter_scope, counter_start, counter_added, counter_grants) AS d(b, s, w, added, grants)
-    WHERE u.budget_id = d.b AND u.scope_key = d.s AND u.window_start = d.w AND d.grants <> 0;
-  END IF;
+  FROM unnest(counter_limit_id, counter_scope, counter_start, counter_added, counter_grants) AS d(l, s, w, added, grants)
+  WHERE u.limit_id = d.l AND u.scope_key = d.s AND u.window_start = d.w AND d.grants <> 0;
 
   -- Phase 11, threshold alerts (8) on global ceilings, once per ceiling, window and percent. The
   -- counter row is locked, so exactly one batch sees each crossing.

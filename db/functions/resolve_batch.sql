@@ -16,8 +16,7 @@
 --   1b. closed-windows advisory locks of the endpoints of late overruns, by endpoint id (what
 --       settle takes before the counters: taken after them, a batch waited for the worker's
 --       ledger builds while holding hot counters, and two batches could deadlock)
---   2. usage rows the held (or overrun) items charge by (ceiling id, scope key, window start)
---   2b. budget_usage rows they charge                by (budget id, scope key, window start)
+--   2. counters the held (or overrun) items charge   by (limit id, scope key, window start)
 --   3. alerts (fire_alert, an overrun's)            as each item fires it
 -- The per-item functions then find their rows already locked by this transaction, and leave the
 -- counters to the batch: each is updated once, with the sum of every item's change to it, so a hot
@@ -61,17 +60,11 @@ BEGIN
   WHERE r.id = ANY (locked)
     AND (r.state = 'held' OR (x->>'verb' = 'settle' AND r.state IN ('expired', 'released') AND NOT r.overrun
          AND ((jsonb_typeof(x->'actual') = 'number' AND (x->>'actual')::numeric > r.amount) OR jsonb_typeof(x->'parts') = 'object')));
-  PERFORM 1 FROM usage u
-  JOIN (SELECT DISTINCT (ch->>'c')::int AS c, ch->>'k' AS k, (ch->>'w')::timestamptz AS w
-        FROM jsonb_array_elements(charges) ch WHERE ch ? 'c') t
-    ON u.ceiling_id = t.c AND u.scope_key = t.k AND u.window_start = t.w
-  ORDER BY u.ceiling_id, u.scope_key, u.window_start
-  FOR UPDATE OF u;
-  PERFORM 1 FROM budget_usage u
-  JOIN (SELECT DISTINCT (ch->>'b')::int AS b, ch->>'k' AS k, (ch->>'w')::timestamptz AS w
-        FROM jsonb_array_elements(charges) ch WHERE ch ? 'b') t
-    ON u.budget_id = t.b AND u.scope_key = t.k AND u.window_start = t.w
-  ORDER BY u.budget_id, u.scope_key, u.window_start
+  PERFORM 1 FROM counters u
+  JOIN (SELECT DISTINCT (ch->>'l')::int AS l, ch->>'k' AS k, (ch->>'w')::timestamptz AS w
+        FROM jsonb_array_elements(charges) ch) t
+    ON u.limit_id = t.l AND u.scope_key = t.k AND u.window_start = t.w
+  ORDER BY u.limit_id, u.scope_key, u.window_start
   FOR UPDATE OF u;
   FOR item IN SELECT value FROM jsonb_array_elements(items) LOOP
     IF cardinality(busy) > 0 AND lower(item->>'id') = ANY (busy::text[]) THEN

@@ -13,7 +13,7 @@
 --     with overrun: true and the units charged. Reporting it again charges nothing more.
 --   * p_caller, when given, must own the reservation (the HTTP API passes the key's account).
 -- Lock order: the reservation row, then (a late overrun) the endpoint's closed-windows advisory lock, then
--- usage rows (resolve_charges); the alert last. The deciding is ceilings.settle_deferred's.
+-- counters (resolve_charges); the alert last. The deciding is ceilings.settle_deferred's.
 CREATE OR REPLACE FUNCTION ceilings.settle(reservation_id uuid, actual bigint, p_caller text DEFAULT NULL, actual_parts jsonb DEFAULT NULL)
 RETURNS jsonb LANGUAGE plpgsql SET search_path = public, pg_temp AS $$
 DECLARE

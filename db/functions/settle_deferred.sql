@@ -17,7 +17,7 @@
 -- ceilings.resolve_charges takes), so resolve_batch updates each counter once for all its items.
 -- ceilings.settle applies it at once.
 -- Lock order: the reservation row, then (a late overrun) the endpoint's closed-windows advisory lock, then
--- usage rows (resolve_charges, by the caller); the alert last.
+-- counters (resolve_charges, by the caller); the alert last.
 CREATE OR REPLACE FUNCTION ceilings.settle_deferred(reservation_id uuid, actual bigint, p_caller text DEFAULT NULL, actual_parts jsonb DEFAULT NULL)
 RETURNS jsonb LANGUAGE plpgsql SET search_path = public, pg_temp AS $$
 DECLARE

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { bigint, check, index, integer, pgEnum, pgTable, primaryKey, smallint, text, timestamp } from "drizzle-orm/pg-core";
+import { bigint, check, index, integer, pgEnum, pgTable, pgView, primaryKey, smallint, text, timestamp } from "drizzle-orm/pg-core";
 import { timestamps } from "./columns";
 import { limits, nextLimitId } from "./limits";
 import { ceilingWindow } from "./ceilings";
@@ -76,28 +76,17 @@ export const budgetMembers = pgTable(
 
 export type BudgetMember = typeof budgetMembers.$inferSelect;
 
-// One money counter per budget, scope key ('' for a global budget, the account for a per-account
-// one) and window, in micros; kept after the window closes as the budget's history.
-export const budgetUsage = pgTable(
-  "budget_usage",
-  {
-    budgetId: integer("budget_id")
-      .notNull()
-      .references(() => budgets.id, { onDelete: "cascade" }),
-    scopeKey: text("scope_key").notNull(),
-    windowStart: timestamp("window_start", { withTimezone: true }).notNull(),
-    windowEnd: timestamp("window_end", { withTimezone: true }).notNull(),
-    held: bigint("held", { mode: "number" }).notNull().default(0),
-    settled: bigint("settled", { mode: "number" }).notNull().default(0),
-    reservations: bigint("reservations", { mode: "number" }).notNull().default(0),
-  },
-  (t) => [
-    primaryKey({ columns: [t.budgetId, t.scopeKey, t.windowStart] }),
-    // The top accounts of a per-account budget in a window: an index-only range per window.
-    index("budget_usage_window_idx").on(t.budgetId, t.windowStart, t.settled),
-    check("budget_usage_held_nonneg", sql`${t.held} >= 0`),
-    check("budget_usage_settled_nonneg", sql`${t.settled} >= 0`),
-  ],
-);
+// The counters of the budgets, named by the budget (migration 0042's view), in micros. Read only;
+// writers write counters.
+export const budgetUsage = pgView("budget_usage", {
+  budgetId: integer("budget_id").notNull(),
+  limitId: integer("limit_id").notNull(),
+  scopeKey: text("scope_key").notNull(),
+  windowStart: timestamp("window_start", { withTimezone: true }).notNull(),
+  windowEnd: timestamp("window_end", { withTimezone: true }).notNull(),
+  held: bigint("held", { mode: "number" }).notNull(),
+  settled: bigint("settled", { mode: "number" }).notNull(),
+  reservations: bigint("reservations", { mode: "number" }).notNull(),
+}).existing();
 
 export type BudgetUsage = typeof budgetUsage.$inferSelect;

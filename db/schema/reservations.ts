@@ -5,10 +5,11 @@ import { endpoints } from "./endpoints";
 export const reservationState = pgEnum("reservation_state", ["held", "settled", "released", "expired"]);
 
 /**
- * One charge of a reservation on one counter: what settle, release and expiry give back or keep.
- * c: a ceiling's counter (n in its metric, m 'u' units or 'c' calls); b: a budget's (n in micros).
+ * One charge of a reservation on one counter (l: its limit, k: scope key, w: window start): what
+ * settle, release and expiry give back or keep. n is in the limit's measure m: units (u) or calls
+ * (c) for a ceiling, micros (m) for a budget.
  */
-export type ReservationCharge = { c: number; k: string; w: string; n: number; m: "u" | "c" } | { b: number; k: string; w: string; n: number };
+export type ReservationCharge = { l: number; k: string; w: string; n: number; m: "u" | "c" | "m" };
 
 export const reservations = pgTable(
   "reservations",

@@ -9,6 +9,7 @@ import { DAY_MS } from "@/lib/time";
 import { AccountReadError, estimateAccounts, readAccount, searchAccounts, topAccounts, listTopTargets, type TopTarget } from "./read";
 import { ceilingTopOver, ceilingTopOverQuery } from "./read-top";
 import { insertOverride, insertPlanValue } from "@/lib/limits/test-fixtures";
+import { insertCounters } from "@/lib/counters/insert";
 
 // The account page's reads on a real Postgres. Rows are inserted directly: the page must show
 // whatever the tables hold, and these tests should not depend on the write verbs.
@@ -150,14 +151,14 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
   it("spend: the open window's counter, and the 30 UTC days' windows (older ones and other accounts left out)", async () => {
     const w = await world();
     const a = "spender";
-    await t.db.insert(usage).values([
+    await insertCounters(t.db, [
       { ceilingId: w.ceilingId, scopeKey: a, windowStart: TODAY, windowEnd: TOMORROW, held: 3, settled: 20 },
       { ceilingId: w.ceilingId, scopeKey: a, windowStart: daysAgo(29), windowEnd: daysAgo(28), settled: 5 },
       { ceilingId: w.ceilingId, scopeKey: a, windowStart: daysAgo(30), windowEnd: daysAgo(29), settled: 1000 },
       { ceilingId: w.ceilingId, scopeKey: "someone-else", windowStart: TODAY, windowEnd: TOMORROW, settled: 40 },
       { ceilingId: w.ceilingId, scopeKey: "", windowStart: TODAY, windowEnd: TOMORROW, settled: 400 },
     ]);
-    await t.db.insert(budgetUsage).values([
+    await insertCounters(t.db, [
       { budgetId: w.budget.id, scopeKey: a, windowStart: TODAY, windowEnd: TOMORROW, held: 100, settled: 900 },
       { budgetId: w.budget.id, scopeKey: a, windowStart: daysAgo(3), windowEnd: daysAgo(2), settled: 4_000 },
       { budgetId: w.budget.id, scopeKey: a, windowStart: daysAgo(45), windowEnd: daysAgo(44), settled: 99_999 },
@@ -299,13 +300,13 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
     await insertPlanValue(t.db, "budget", w.budget.id, { planId: pro, value: 9_000_000 });
     await t.db.insert(accounts).values({ account: "top-pro", planId: pro }).onConflictDoNothing();
     await insertOverride(t.db, "ceiling", w.ceilingId, { caller: "top-over", value: 3, reason: "r" });
-    await t.db.insert(usage).values([
+    await insertCounters(t.db, [
       { ceilingId: w.ceilingId, scopeKey: "top-pro", windowStart: TODAY, windowEnd: TOMORROW, settled: 90, held: 1 },
       { ceilingId: w.ceilingId, scopeKey: "top-over", windowStart: TODAY, windowEnd: TOMORROW, settled: 3 },
       { ceilingId: w.ceilingId, scopeKey: "top-plain", windowStart: daysAgo(2), windowEnd: daysAgo(1), settled: 500 },
       { ceilingId: w.ceilingId, scopeKey: "", windowStart: TODAY, windowEnd: TOMORROW, settled: 10_000 },
     ]);
-    await t.db.insert(budgetUsage).values([{ budgetId: w.budget.id, scopeKey: "top-pro", windowStart: TODAY, windowEnd: TOMORROW, settled: 700 }]);
+    await insertCounters(t.db, [{ budgetId: w.budget.id, scopeKey: "top-pro", windowStart: TODAY, windowEnd: TOMORROW, settled: 700 }]);
     const targets = await listTopTargets(t.db);
     const ceilingTarget = targets.find((x): x is Extract<TopTarget, { kind: "ceiling" }> => x.kind === "ceiling" && x.id === w.ceilingId);
     const budgetTarget = targets.find((x) => x.kind === "budget" && x.id === w.budget.id);
@@ -359,7 +360,7 @@ describe.skipIf(skipWithoutDatabase())("a ceiling's top accounts over 30 days", 
     for (let d = 0; d < 30; d += 1)
       for (let a = 0; a < accounts; a += 1)
         rows.push({ ceilingId: ceiling.id, scopeKey: `over-${a}`, windowStart: daysAgo(d), windowEnd: daysAgo(d - 1), settled: settled(a, d) });
-    await t.db.insert(usage).values(rows);
+    await insertCounters(t.db, rows);
     const starts = Array.from({ length: 30 }, (_, i) => daysAgo(29 - i));
     const exact = await everyRow(ceiling.id, starts, 10);
     expect(await ceilingTopOver(t.db, { ceilingId: ceiling.id, starts, limit: 10 })).toEqual({ accounts: exact, read });

@@ -53,8 +53,8 @@ describe.skipIf(skipWithoutDatabase())("an account ranking over 30 days from the
     for (let i = 0; i < counters.length; i += 2000) {
       const part = counters.slice(i, i + 2000);
       await t.ownerDb.execute(sql`
-        insert into usage (ceiling_id, scope_key, window_start, window_end, settled, reservations)
-        select ${ceilingId}, x.account, x.ws, x.ws + interval '1 day', x.settled, 1
+        insert into counters (limit_id, scope_key, window_start, window_end, settled, reservations)
+        select (select limit_id from ceilings where id = ${ceilingId}), x.account, x.ws, x.ws + interval '1 day', x.settled, 1
         from unnest(${sql.raw(`'{${part.map((c) => `"${c.account}"`).join(",")}}'::text[]`)},
                     ${sql.raw(`'{${part.map((c) => `"${dayStart(now, c.day).toISOString()}"`).join(",")}}'::timestamptz[]`)},
                     ${sql.raw(`'{${part.map((c) => c.settled).join(",")}}'::bigint[]`)}) as x(account, ws, settled)`);
@@ -157,12 +157,12 @@ describe.skipIf(skipWithoutDatabase())("an account ranking over 30 days from the
     const reservation = (ago: number, state: "held" | "expired", account: string) => sql`
       insert into reservations (endpoint_id, caller, amount, money, state, charges, created_at, expires_at)
       values (${endpointId}, ${account}, 5, 0, ${state},
-              ${JSON.stringify([{ c: ceilingId, k: account, w: dayStart(now, ago).toISOString(), n: 5, m: "u" }])}::jsonb,
+              jsonb_build_array(jsonb_build_object('l', (select limit_id from ceilings where id = ${ceilingId}), 'k', ${account}::text, 'w', ${dayStart(now, ago).toISOString()}::text, 'n', 5, 'm', 'u')),
               ${new Date(dayStart(now, ago).getTime() + 3_600_000).toISOString()}::timestamptz, now() + interval '1 hour')
       returning id`;
     const [held] = resultRows<{ id: string }>(await t.ownerDb.execute(reservation(4, "held", "acct-0")));
     await t.ownerDb.execute(
-      sql`update usage set held = held + 5 where ceiling_id = ${ceilingId} and scope_key = 'acct-0' and window_start = ${dayStart(now, 4).toISOString()}::timestamptz`,
+      sql`update counters set held = held + 5 where limit_id = (select limit_id from ceilings where id = ${ceilingId}) and scope_key = 'acct-0' and window_start = ${dayStart(now, 4).toISOString()}::timestamptz`,
     );
     await buildCallerTotals(t.db, now, { ceilingIds: [ceilingId] });
     const range = async () => (await t.db.select().from(callerTotalsState).where(eq(callerTotalsState.ceilingId, ceilingId)))[0];
@@ -179,7 +179,7 @@ describe.skipIf(skipWithoutDatabase())("an account ranking over 30 days from the
     // (90 more) moves a window the totals hold, so they are set aside, and the ranking still holds it.
     const [expired] = resultRows<{ id: string }>(await t.ownerDb.execute(reservation(3, "expired", "acct-1")));
     await t.ownerDb.execute(
-      sql`update usage set settled = settled + 5 where ceiling_id = ${ceilingId} and scope_key = 'acct-1' and window_start = ${dayStart(now, 3).toISOString()}::timestamptz`,
+      sql`update counters set settled = settled + 5 where limit_id = (select limit_id from ceilings where id = ${ceilingId}) and scope_key = 'acct-1' and window_start = ${dayStart(now, 3).toISOString()}::timestamptz`,
     );
     await buildCallerTotals(t.db, now, { ceilingIds: [ceilingId] });
     const answer = await t.db.execute(sql`select ceilings.settle(${expired?.id}::uuid, 95) as a`);
@@ -203,8 +203,8 @@ describe.skipIf(skipWithoutDatabase())("an account ranking over 30 days from the
     const [oldDay, newDay] = today >= 2 ? [1, Math.min(today, 28)] : [2, 1];
     const month = (billingDay: number, at: Date) => windowFor("billing_month", { billingDay }, at);
     const write = async (account: string, w: { start: Date; end: Date }, settled: number) =>
-      t.ownerDb.execute(sql`insert into usage (ceiling_id, scope_key, window_start, window_end, settled, reservations)
-        values (${ceilingId}, ${account}, ${w.start.toISOString()}::timestamptz, ${w.end.toISOString()}::timestamptz, ${settled}, 1)`);
+      t.ownerDb.execute(sql`insert into counters (limit_id, scope_key, window_start, window_end, settled, reservations)
+        values ((select limit_id from ceilings where id = ${ceilingId}), ${account}, ${w.start.toISOString()}::timestamptz, ${w.end.toISOString()}::timestamptz, ${settled}, 1)`);
     await t.ownerDb.update(endpoints).set({ billingDay: oldDay }).where(eq(endpoints.id, ep.endpointId));
     const oldMonth = month(oldDay, now);
     const before = month(oldDay, new Date(oldMonth.start.getTime() - 1));
@@ -264,7 +264,7 @@ describe.skipIf(skipWithoutDatabase())("an account ranking over 30 days from the
       await t.ownerDb.execute(sql`
         insert into reservations (endpoint_id, caller, amount, money, state, charges, created_at, expires_at)
         select ${endpointId}, 'acct-7', 5, 0, 'expired',
-               jsonb_build_array(jsonb_build_object('c', ${ceilingId}::int, 'k', 'acct-7', 'w', ${dayStart(now, 2).toISOString()}::text, 'n', 5, 'm', 'u')),
+               jsonb_build_array(jsonb_build_object('l', (select limit_id from ceilings where id = ${ceilingId}), 'k', 'acct-7', 'w', ${dayStart(now, 2).toISOString()}::text, 'n', 5, 'm', 'u')),
                ${new Date(dayStart(now, 2).getTime() + 3_600_000).toISOString()}::timestamptz + g * interval '1 second', now()
         from generate_series(1, 30) g
         returning id`),

@@ -63,7 +63,7 @@ export async function findDrift(db: Db): Promise<Drift[]> {
         select endpoint_id, min(window_start) as since from open_counters group by endpoint_id
       ), charged as (
         -- A reservation is created inside every window it charges, so older ones cannot matter.
-        select (ch->>'c')::int as ceiling_id, ch->>'k' as scope_key, (ch->>'w')::timestamptz as window_start,
+        select c.id as ceiling_id, ch->>'k' as scope_key, (ch->>'w')::timestamptz as window_start,
                sum(case when r.state = 'held' then (ch->>'n')::bigint else 0 end) as held,
                sum(case r.state
                      when 'expired' then (ch->>'n')::bigint
@@ -73,6 +73,7 @@ export async function findDrift(db: Db): Promise<Drift[]> {
         from reservations r
         join since s on s.endpoint_id = r.endpoint_id and r.created_at >= s.since
         cross join lateral jsonb_array_elements(r.charges) ch
+        join ceilings c on c.limit_id = (ch->>'l')::int
         group by 1, 2, 3
       )
       select o.endpoint_id, e.key as endpoint_key, o.ceiling_id, o.scope, o.scope_key, o.window_start, o.window_end,

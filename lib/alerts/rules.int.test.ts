@@ -13,6 +13,7 @@ import { fireQuotaDigest } from "./digest";
 import { raiseSilentWorkers, readWorkerHealth } from "./heartbeat";
 import { findDrift, reconcileCounters } from "./reconcile";
 import { fireAdjustmentAlerts, fireKillRestoreAlerts, fireRefusalSpikes, fireUnavailableBursts } from "./rules";
+import { insertCounters } from "@/lib/counters/insert";
 
 const actor: AuditActor = { type: "staff", email: "ops@example.com" };
 
@@ -134,10 +135,7 @@ describe.skipIf(skipWithoutDatabase())("alert rules fire once each, on real Post
     expect(await mine()).toEqual([]);
 
     const [units] = e.ceilingIds;
-    await t.db
-      .update(usage)
-      .set({ held: sql`${usage.held} + 5` })
-      .where(and(eq(usage.ceilingId, units ?? 0), eq(usage.scopeKey, "")));
+    await t.db.execute(sql`update counters set held = held + 5 where limit_id = (select limit_id from ceilings where id = ${units ?? 0}) and scope_key = ''`);
     const drift = await mine();
     expect(drift).toHaveLength(1);
     expect(drift[0]).toMatchObject({ ceilingId: units, held: 95, heldByReservations: 90, settled: 17, settledByReservations: 17 });
@@ -154,16 +152,10 @@ describe.skipIf(skipWithoutDatabase())("alert rules fire once each, on real Post
     const id = e.ceilingIds[0] ?? 0;
     const mine = async () => (await findDrift(t.db)).filter((x) => x.endpointId === e.endpointId);
     // Settled spend with no reservation row is drift while the grant count says every grant has one...
-    await t.db
-      .update(usage)
-      .set({ settled: sql`${usage.settled} + 50` })
-      .where(eq(usage.ceilingId, id));
+    await t.db.execute(sql`update counters set settled = settled + 50 where limit_id = (select limit_id from ceilings where id = ${id})`);
     expect(await mine()).toHaveLength(1);
     // ...and history (imported or seeded, 5 more grants than rows) where it does not.
-    await t.db
-      .update(usage)
-      .set({ reservations: sql`${usage.reservations} + 5` })
-      .where(eq(usage.ceilingId, id));
+    await t.db.execute(sql`update counters set reservations = reservations + 5 where limit_id = (select limit_id from ceilings where id = ${id})`);
     expect(await mine()).toEqual([]);
   });
 
@@ -213,7 +205,7 @@ describe.skipIf(skipWithoutDatabase())("alert rules fire once each, on real Post
     await refused("acct_c", globalId, at); // the global ceiling: not a quota
     await refused("acct_d", callerId, new Date(today.getTime() + 1000)); // today: not yet
     // acct_e reached its 50 exactly without being refused.
-    await t.db.insert(usage).values([
+    await insertCounters(t.db, [
       { ceilingId: callerId ?? 0, scopeKey: "acct_e", windowStart: yesterday, windowEnd: today, settled: 50, reservations: 5 },
       { ceilingId: callerId ?? 0, scopeKey: "acct_f", windowStart: yesterday, windowEnd: today, settled: 49, reservations: 5 },
     ]);

@@ -47,19 +47,19 @@ describe.skipIf(skipWithoutDatabase())("top accounts of a per-account budget at 
     // crowded: every account in today's window.
     for (const b of [spread, heavy]) {
       await t.db.execute(sql`
-        insert into budget_usage (budget_id, scope_key, window_start, window_end, held, settled, reservations)
-        select ${b.id}, 'acct-' || i, ${today} - (i % 90) * interval '1 day', ${today} - (i % 90 - 1) * interval '1 day', 0, i, 1
+        insert into counters (limit_id, scope_key, window_start, window_end, held, settled, reservations)
+        select (select limit_id from budgets where id = ${b.id}), 'acct-' || i, ${today} - (i % 90) * interval '1 day', ${today} - (i % 90 - 1) * interval '1 day', 0, i, 1
         from generate_series(1, ${ACCOUNTS}::int) i`);
     }
     await t.db.execute(sql`
-      insert into budget_usage (budget_id, scope_key, window_start, window_end, held, settled, reservations)
-      select ${heavy.id}, 'big-' || k, ${today} - d * interval '1 day', ${today} - (d - 1) * interval '1 day', 0, 1000000 + k, 1
+      insert into counters (limit_id, scope_key, window_start, window_end, held, settled, reservations)
+      select (select limit_id from budgets where id = ${heavy.id}), 'big-' || k, ${today} - d * interval '1 day', ${today} - (d - 1) * interval '1 day', 0, 1000000 + k, 1
       from generate_series(1, 20) k, generate_series(0, 89) d`);
     await t.db.execute(sql`
-      insert into budget_usage (budget_id, scope_key, window_start, window_end, held, settled, reservations)
-      select ${crowded.id}, 'acct-' || i, ${today}, ${today} + interval '1 day', i % 7, i, 1
+      insert into counters (limit_id, scope_key, window_start, window_end, held, settled, reservations)
+      select (select limit_id from budgets where id = ${crowded.id}), 'acct-' || i, ${today}, ${today} + interval '1 day', i % 7, i, 1
       from generate_series(1, ${ACCOUNTS}::int) i`);
-    await t.ownerDb.execute(sql`analyze budget_usage`);
+    await t.ownerDb.execute(sql`analyze counters`);
 
     const starts = windowsBack({ window: "utc_day", billingDay: 1 }, NOW, 90).map((w) => w.start);
     expect(starts[0]).toEqual(new Date(TODAY.getTime() - 89 * DAY_MS));
@@ -98,7 +98,7 @@ describe.skipIf(skipWithoutDatabase())("top accounts of a per-account budget at 
     await t.db.execute(sql`
       insert into reservations (endpoint_id, caller, amount, money, settled_money, state, charges, created_at, expires_at)
       select ${e.id}, 'acct-' || i, 1, 10, case when i % 2 = 0 then 7 end, case when i % 2 = 0 then 'settled' else 'held' end::reservation_state,
-        (select jsonb_agg(jsonb_build_object('b', b, 'k', 'acct-' || i, 'w', ${today}, 'n', 10)) from unnest(array[${spread.id}, ${heavy.id}, ${crowded.id}]::int[]) b),
+        (select jsonb_agg(jsonb_build_object('l', b, 'k', 'acct-' || i, 'w', ${today}, 'n', 10, 'm', 'm')) from unnest(array[${spread.limitId}, ${heavy.limitId}, ${crowded.limitId}]::int[]) b),
         ${today} + (i % 43000) * interval '1 second', ${today} + interval '1 day'
       from generate_series(1, ${ACCOUNTS}::int) i`);
     await t.ownerDb.execute(sql`analyze reservations`);

@@ -1,3 +1,4 @@
+import { inArray } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { budgetMembers, budgets, endpoints, reservations, type NewBudget } from "@/db/schema";
 
@@ -17,7 +18,7 @@ export async function insertEndpoint(db: Db, key?: string): Promise<{ id: number
   return row;
 }
 
-export async function insertBudget(db: Db, p: Partial<NewBudget> & { members: number[] }): Promise<{ id: number; key: string }> {
+export async function insertBudget(db: Db, p: Partial<NewBudget> & { members: number[] }): Promise<{ id: number; key: string; limitId: number }> {
   counter += 1;
   const { members, ...fields } = p;
   const [row] = await db
@@ -33,7 +34,7 @@ export async function insertBudget(db: Db, p: Partial<NewBudget> & { members: nu
       defaultValue: 100_000_000,
       ...fields,
     })
-    .returning({ id: budgets.id, key: budgets.key });
+    .returning({ id: budgets.id, key: budgets.key, limitId: budgets.limitId });
   if (!row) throw new Error("budget not inserted");
   if (members.length > 0) await db.insert(budgetMembers).values(members.map((endpointId) => ({ budgetId: row.id, endpointId })));
   return row;
@@ -45,8 +46,15 @@ export async function insertReservation(
   db: Db,
   p: { endpointId: number; createdAt: Date; state: ReservationState; money: number; settledMoney?: number; caller?: string; budgets?: number[] },
 ): Promise<void> {
-  // The budgets it charged, as reserve_batch names them (the window is the budget's; only `b` is read here).
-  const charges = (p.budgets ?? []).map((b) => ({ b, k: p.caller ?? "", w: p.createdAt.toISOString(), n: p.money }));
+  // The budgets it charged, as reserve_batch names them: by their limits (the window is the budget's;
+  // only `l` is read here).
+  const ids = p.budgets ?? [];
+  const limitOf = new Map(
+    ids.length === 0
+      ? []
+      : (await db.select({ id: budgets.id, limitId: budgets.limitId }).from(budgets).where(inArray(budgets.id, ids))).map((b) => [b.id, b.limitId]),
+  );
+  const charges = ids.map((b) => ({ l: limitOf.get(b) ?? 0, k: p.caller ?? "", w: p.createdAt.toISOString(), n: p.money, m: "m" as const }));
   await db.insert(reservations).values({
     endpointId: p.endpointId,
     caller: p.caller ?? "",

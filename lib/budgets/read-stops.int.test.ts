@@ -122,11 +122,11 @@ describe.skipIf(skipWithoutDatabase())("endpoints stopped by a budget", () => {
         .map((r) => r["QUERY PLAN"])
         .join("\n");
     });
-    expect(plan).not.toMatch(/Seq Scan on (budget_members|budget_usage|budgets)/);
+    expect(plan).not.toMatch(/Seq Scan on (budget_members|counters|budgets)/);
     expect(plan).toMatch(/budget_members_endpoint_idx|budget_members_pkey/);
     // The counter of the open window by its whole key: not a filter over the budget's history.
     expect(plan).toMatch(
-      /Index (Only )?Scan using budget_usage_\w+ on budget_usage c[^\n]*\n\s+Index Cond: \(\(budget_id = b\.id\) AND .*window_start = w\.window_start\)\)/,
+      /Index (Only )?Scan using counters_\w+ on counters c[^\n]*\n\s+Index Cond: \(\(limit_id = b\.limit_id\) AND .*window_start = w\.window_start\)\)/,
     );
     expect(plan).not.toContain("reservations");
   });

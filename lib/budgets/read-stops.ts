@@ -59,8 +59,8 @@ export function budgetStopsQuery(p: ReadBudgetStopsParams): SQL {
       -- Lateral and fenced (offset 0), so the window's start is a key of the lookup, never a filter
       -- over every window the budget ever had; a per-account budget's many counters are not read.
       left join lateral (
-        select c.settled, c.held from budget_usage c
-        where b.scope = 'global' and c.budget_id = b.id and c.scope_key = '' and c.window_start = w.window_start
+        select c.settled, c.held from counters c
+        where b.scope = 'global' and c.limit_id = b.limit_id and c.scope_key = '' and c.window_start = w.window_start
         offset 0
       ) u on true
       where m.endpoint_id in (${ids})

@@ -223,13 +223,13 @@ async function readMemberShares(db: Db, filter: SQL, now: Date): Promise<Map<num
       -- Budgets sharing a member and a window read its reservations once.
       spans as (select distinct endpoint_id, window_start, window_end from pairs where charging),
       spent as (
-        select s.endpoint_id, s.window_start, (ch.value->>'b')::int as budget_id,
+        select s.endpoint_id, s.window_start, cb.id as budget_id,
           coalesce(sum(ceilings.final_money(r)), 0)::bigint as money,
           count(*) as reservations
         from spans s
         join reservations r on r.endpoint_id = s.endpoint_id and r.created_at >= s.window_start and r.created_at < s.window_end
         cross join lateral jsonb_array_elements(r.charges) ch
-        where ch.value ? 'b'
+        join budgets cb on cb.limit_id = (ch.value->>'l')::int
         group by 1, 2, 3
       )
       select p.budget_id, e.id as endpoint_id, e.key, e.name, e.archived_at is not null as archived,

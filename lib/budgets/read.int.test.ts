@@ -8,6 +8,7 @@ import { DAY_MS, MINUTE_MS } from "@/lib/time";
 import { budgetsOfEndpoint, listBudgets, listBudgetSummaries, readBudgetDetail } from "./index";
 import { insertBudget, insertEndpoint, insertReservation } from "./read-fixtures";
 import { insertOverride } from "@/lib/limits/test-fixtures";
+import { insertCounters } from "@/lib/counters/insert";
 
 const USD = 1_000_000;
 // Noon UTC: half the day has passed, so the pace is half the value and the projection twice the spend.
@@ -48,7 +49,7 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
   it("counts held + settled of the '' row in the open window, its threshold, pace and projection", async () => {
     const e = await insertEndpoint(t.db);
     const b = await insertBudget(t.db, { members: [e.id], value: 100 * USD, alertThresholds: [50, 80, 100] });
-    await t.db.insert(budgetUsage).values([
+    await insertCounters(t.db, [
       { budgetId: b.id, scopeKey: "", windowStart: TODAY, windowEnd: TOMORROW, held: 20 * USD, settled: 70 * USD },
       // Yesterday is history, not the open window.
       { budgetId: b.id, scopeKey: "", windowStart: daysAgo(1), windowEnd: TODAY, settled: 99 * USD },
@@ -82,7 +83,7 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
   it("projects nothing in the first minutes of a window", async () => {
     const e = await insertEndpoint(t.db);
     const b = await insertBudget(t.db, { members: [e.id], value: 100 * USD });
-    await t.db.insert(budgetUsage).values({ budgetId: b.id, scopeKey: "", windowStart: TODAY, windowEnd: TOMORROW, settled: USD });
+    await insertCounters(t.db, { budgetId: b.id, scopeKey: "", windowStart: TODAY, windowEnd: TOMORROW, settled: USD });
     const [early] = await budgetsOfEndpoint(t.db, { endpointId: e.id, now: new Date(TODAY.getTime() + 5 * MINUTE_MS) });
     expect(early?.progress.projection).toBeNull();
     const [later] = await budgetsOfEndpoint(t.db, { endpointId: e.id, now: new Date(TODAY.getTime() + 6 * 60 * MINUTE_MS) });
@@ -121,7 +122,7 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
   });
 
   it("orders killed first, then alerting, then the fullest, archived last, and says each state", async () => {
-    await t.db.delete(budgetUsage);
+    await t.db.execute(sql`delete from counters where limit_id in (select limit_id from budgets)`);
     const e = await insertEndpoint(t.db);
     const live = await insertBudget(t.db, { members: [e.id], key: "z.live", value: 100 * USD });
     const fuller = await insertBudget(t.db, { members: [e.id], key: "y.fuller", value: 100 * USD });
@@ -135,7 +136,7 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
     });
     const archived = await insertBudget(t.db, { members: [e.id], key: "a.archived", archivedAt: NOW, archivedBy: "ops@test.local" });
     const alerting = await insertBudget(t.db, { members: [e.id], key: "w.alerting", value: 100 * USD });
-    await t.db.insert(budgetUsage).values([
+    await insertCounters(t.db, [
       { budgetId: live.id, scopeKey: "", windowStart: TODAY, windowEnd: TOMORROW, settled: 10 * USD },
       { budgetId: fuller.id, scopeKey: "", windowStart: TODAY, windowEnd: TOMORROW, settled: 40 * USD },
       { budgetId: alerting.id, scopeKey: "", windowStart: TODAY, windowEnd: TOMORROW, settled: 50 * USD },
@@ -163,7 +164,7 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
     const feb = new Date("2026-02-15T00:00:00Z");
     const mar = new Date("2026-03-15T00:00:00Z");
     const jan = new Date("2026-01-15T00:00:00Z");
-    await t.db.insert(budgetUsage).values([
+    await insertCounters(t.db, [
       { budgetId: b.id, scopeKey: "", windowStart: feb, windowEnd: mar, settled: 1000 * USD, held: 5 * USD },
       { budgetId: b.id, scopeKey: "", windowStart: jan, windowEnd: feb, settled: 2500 * USD },
     ]);
@@ -191,9 +192,7 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
       settled: settled * USD,
       held: held * USD,
     });
-    await t.db
-      .insert(budgetUsage)
-      .values([
+    await insertCounters(t.db, [
         row("acct-a", 60),
         row("acct-b", 70, 10),
         row("acct-c", 45),
@@ -234,13 +233,11 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
   it("finds the account nearest its own value beyond the 50 that settled most when an override makes it so", async () => {
     const e = await insertEndpoint(t.db);
     const b = await insertBudget(t.db, { members: [e.id], scope: "account", value: 100 * USD });
-    await t.db
-      .insert(budgetUsage)
-      .values(
+    await insertCounters(t.db, 
         Array.from({ length: 60 }, (_, i) => ({ budgetId: b.id, scopeKey: `big-${i}`, windowStart: TODAY, windowEnd: TOMORROW, settled: (10 + i) * USD })),
       );
     // Settled less than all 60, but 2 of its own 2: it is the one at its limit.
-    await t.db.insert(budgetUsage).values({ budgetId: b.id, scopeKey: "small-plan", windowStart: TODAY, windowEnd: TOMORROW, settled: 2 * USD });
+    await insertCounters(t.db, { budgetId: b.id, scopeKey: "small-plan", windowStart: TODAY, windowEnd: TOMORROW, settled: 2 * USD });
     await insertOverride(t.db, "budget", b.id, { caller: "small-plan", value: 2 * USD, reason: "trial" });
     const [view] = (await listBudgetSummaries(t.db, { now: NOW })).filter((v) => v.key === b.key);
     expect(view?.busiest).toMatchObject({ account: "small-plan", spend: 2 * USD, value: 2 * USD });
@@ -293,8 +290,8 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
     const max = Number.MAX_SAFE_INTEGER;
     const b = await insertBudget(t.db, { members: [e.id], value: max, maxValue: max, defaultValue: max });
     // Held to the value, then an overrun settled past it: the ledger tells the truth, past 2^53.
-    await t.db.execute(sql`insert into budget_usage (budget_id, scope_key, window_start, window_end, held, settled)
-                           values (${b.id}, '', ${TODAY.toISOString()}::timestamptz, ${TOMORROW.toISOString()}::timestamptz, ${max}, 1000)`);
+    await t.db.execute(sql`insert into counters (limit_id, scope_key, window_start, window_end, held, settled)
+                           values ((select limit_id from budgets where id = ${b.id}), '', ${TODAY.toISOString()}::timestamptz, ${TOMORROW.toISOString()}::timestamptz, ${max}, 1000)`);
     const view = (await listBudgetSummaries(t.db, { now: NOW })).find((v) => v.key === b.key);
     expect(view?.spend).toBeGreaterThan(max);
     expect(view?.state).toBe("alerting");

@@ -48,7 +48,7 @@ describe.skipIf(skipWithoutDatabase())("catalog changes under load from two proc
         ceilingId === undefined
           ? sql`select count(*)::int as n from reservations where endpoint_id = ${endpointId}`
           : sql`select count(*)::int as n from reservations r where r.endpoint_id = ${endpointId}
-                and exists (select 1 from jsonb_array_elements(r.charges) c where (c->>'c')::int = ${ceilingId})`,
+                and exists (select 1 from jsonb_array_elements(r.charges) c where (c->>'l')::int = (select limit_id from ceilings where id = ${ceilingId}))`,
       ),
     )[0]?.n ?? 0;
 

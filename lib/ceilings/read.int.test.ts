@@ -9,6 +9,7 @@ import { killEndpoint } from "./kill";
 import { listEndpointsOverview } from "./overview";
 import { createEndpoint, first } from "./test-fixtures";
 import { billingMonthWindow, utcDayWindow } from "@/lib/limits/windows";
+import { insertCounters } from "@/lib/counters/insert";
 
 const admin = { type: "staff", email: "admin@test.local" } as const;
 
@@ -23,15 +24,13 @@ describe.skipIf(skipWithoutDatabase())("overview, detail and audit log reads", (
     const day = utcDayWindow(now);
     const month = billingMonthWindow(now, 1);
     const busyDaily = first(busy.ceilings);
-    await t.db.insert(usage).values([
+    await insertCounters(t.db, [
       { ceilingId: busyDaily.id, scopeKey: "", windowStart: day.start, windowEnd: day.end, settled: 70, held: 15 },
       // Yesterday's row is history, not the open window.
       { ceilingId: busyDaily.id, scopeKey: "", windowStart: new Date(day.start.getTime() - 86_400_000), windowEnd: day.start, settled: 99 },
       { ceilingId: first(calm.ceilings).id, scopeKey: "", windowStart: day.start, windowEnd: day.end, settled: 10 },
     ]);
-    await t.db
-      .insert(usage)
-      .values({ ceilingId: busy.ceilings[1]?.id ?? 0, scopeKey: "", windowStart: month.start, windowEnd: month.end, settled: 900, held: 15 });
+    await insertCounters(t.db, { ceilingId: busy.ceilings[1]?.id ?? 0, scopeKey: "", windowStart: month.start, windowEnd: month.end, settled: 900, held: 15 });
     await killEndpoint(t.db, { endpointKey: dead.key, actor: admin, reason: "test" });
 
     const overview = await listEndpointsOverview(t.db, now);

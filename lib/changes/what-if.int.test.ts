@@ -186,8 +186,8 @@ async function fillUsage(owner: Db, ceilingId: number, scope: "global" | "caller
       : sql`case state when 'settled' then settled_amount when 'held' then 0 when 'expired' then greatest(amount, coalesce(settled_amount, 0)) else coalesce(settled_amount, 0) end`;
   const held = metric === "calls" ? sql`case when state = 'held' then 1 else 0 end` : sql`case when state = 'held' then amount else 0 end`;
   await owner.execute(sql`
-    insert into usage (ceiling_id, scope_key, window_start, window_end, held, settled, reservations)
-    select ${ceilingId}, ${scope === "global" ? sql`''` : sql`r.caller`}, d, d + interval '1 day', sum(${held}),
+    insert into counters (limit_id, scope_key, window_start, window_end, held, settled, reservations)
+    select (select limit_id from ceilings where id = ${ceilingId}), ${scope === "global" ? sql`''` : sql`r.caller`}, d, d + interval '1 day', sum(${held}),
            sum(${charged}) - sum(case when state = 'held' and ${metric} = 'calls' then 1 else 0 end), count(*)
     from reservations r cross join lateral (select date_trunc('day', r.created_at at time zone 'UTC') at time zone 'UTC' as d) x
     where r.endpoint_id = (select endpoint_id from ceilings where id = ${ceilingId})

@@ -30,12 +30,12 @@ describe.skipIf(skipWithoutDatabase())("late overruns in a batch and the closed-
   /** An expired reservation of `ago` days back on `caller`, with the counter it charged. */
   async function expired(ep: { id: number; ceilingId: number }, ago: number, caller: string): Promise<string> {
     const w = dayStart(new Date(), ago);
-    await t.ownerDb.execute(sql`insert into usage (ceiling_id, scope_key, window_start, window_end, settled, reservations)
-      values (${ep.ceilingId}, ${caller}, ${w.toISOString()}::timestamptz, ${new Date(w.getTime() + DAY_MS).toISOString()}::timestamptz, 5, 1)
+    await t.ownerDb.execute(sql`insert into counters (limit_id, scope_key, window_start, window_end, settled, reservations)
+      values ((select limit_id from ceilings where id = ${ep.ceilingId}), ${caller}, ${w.toISOString()}::timestamptz, ${new Date(w.getTime() + DAY_MS).toISOString()}::timestamptz, 5, 1)
       on conflict do nothing`);
     const [r] = resultRows<{ id: string }>(
       await t.ownerDb.execute(sql`insert into reservations (endpoint_id, caller, amount, money, state, charges, created_at, expires_at)
-        values (${ep.id}, ${caller}, 5, 0, 'expired', ${JSON.stringify([{ c: ep.ceilingId, k: caller, w: w.toISOString(), n: 5, m: "u" }])}::jsonb,
+        values (${ep.id}, ${caller}, 5, 0, 'expired', jsonb_build_array(jsonb_build_object('l', (select limit_id from ceilings where id = ${ep.ceilingId}), 'k', ${caller}::text, 'w', ${w.toISOString()}::text, 'n', 5, 'm', 'u')),
                 ${new Date(w.getTime() + 3_600_000).toISOString()}::timestamptz, now())
         returning id`),
     );

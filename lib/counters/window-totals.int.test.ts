@@ -10,6 +10,7 @@ import { makeEndpoint } from "@/lib/enforcement/test-fixtures";
 import { dailySpend, overviewTrends } from "@/lib/spend";
 import { DAY_MS } from "@/lib/time";
 import { countClosedWindows, countOpenWindows, FRESH_MS, RECOUNT_MS, windowTotalsOf } from "./window-totals";
+import { insertCounters } from "@/lib/counters/insert";
 
 const NOW = new Date("2026-11-20T15:00:00Z");
 const TODAY = new Date("2026-11-20T00:00:00Z");
@@ -38,7 +39,7 @@ describe.skipIf(skipWithoutDatabase())("window totals: each limit's counters sum
       const start = day(back);
       const end = new Date(start.getTime() + DAY_MS);
       const keys = Array.from({ length: 3 + (next() % 5) }, (_, i) => `acct_${back}_${i}`);
-      await t.db.insert(usage).values(
+      await insertCounters(t.db, 
         keys.map((k) => ({
           ceilingId: perAccount,
           scopeKey: k,
@@ -49,9 +50,7 @@ describe.skipIf(skipWithoutDatabase())("window totals: each limit's counters sum
           reservations: 1,
         })),
       );
-      await t.db
-        .insert(budgetUsage)
-        .values([
+      await insertCounters(t.db, [
           ...keys.map((k) => ({ budgetId: accounts.id, scopeKey: k, windowStart: start, windowEnd: end, held: 0, settled: next() % 10_000, reservations: 1 })),
           { budgetId: accounts.id, scopeKey: "", windowStart: start, windowEnd: end, held: 0, settled: 999_999, reservations: 1 },
           { budgetId: global.id, scopeKey: "", windowStart: start, windowEnd: end, held: 5, settled: next() % 100_000, reservations: 1 },
@@ -59,7 +58,7 @@ describe.skipIf(skipWithoutDatabase())("window totals: each limit's counters sum
         ]);
     }
     // Two destinations cooling down now, one whose window closed.
-    await t.db.insert(usage).values([
+    await insertCounters(t.db, [
       {
         ceilingId: cooldown,
         scopeKey: "a@x.test",
@@ -155,7 +154,7 @@ describe.skipIf(skipWithoutDatabase())("window totals: each limit's counters sum
     await countClosedWindows(t.db, "ceiling", NOW);
     // Yesterday's counter of one account moves after its window closed (a late settle).
     await t.db.execute(
-      sql`update usage set settled = settled + 500 where ceiling_id = ${h.perAccount} and window_start = ${day(1).toISOString()}::timestamptz and scope_key = 'acct_1_0'`,
+      sql`update counters set settled = settled + 500 where limit_id = (select limit_id from ceilings where id = ${h.perAccount}) and window_start = ${day(1).toISOString()}::timestamptz and scope_key = 'acct_1_0'`,
     );
     const before = (await overviewTrends(t.db, { now: NOW })).get(h.e.endpointId)?.points.at(-2)?.units ?? 0;
     const next = new Date(NOW.getTime() + 10 * 60_000);
@@ -208,13 +207,13 @@ describe.skipIf(skipWithoutDatabase())("window totals: each limit's counters sum
     const monthly = await insertBudget(t.db, { scope: "account", window: "billing_month", billingDay: 21, members: [e.endpointId] });
     // A month closed before the count, and the open one, which began 30 days and 15 hours before it.
     const [closed, open, next] = [new Date("2026-09-21T00:00:00Z"), new Date("2026-10-21T00:00:00Z"), new Date("2026-11-21T00:00:00Z")];
-    await t.db.insert(budgetUsage).values([
+    await insertCounters(t.db, [
       { budgetId: monthly.id, scopeKey: "acct_a", windowStart: closed, windowEnd: open, held: 0, settled: 700, reservations: 1 },
       { budgetId: monthly.id, scopeKey: "acct_a", windowStart: open, windowEnd: next, held: 0, settled: 11, reservations: 1 },
       { budgetId: monthly.id, scopeKey: "acct_b", windowStart: open, windowEnd: next, held: 3, settled: 20, reservations: 1 },
     ]);
     // Cooldowns of 40 days: one began 39 days ago and is still open, one closed long ago.
-    await t.db.insert(usage).values([
+    await insertCounters(t.db, [
       {
         ceilingId: cooldown,
         scopeKey: "a@x.test",
@@ -249,7 +248,7 @@ describe.skipIf(skipWithoutDatabase())("window totals: each limit's counters sum
     for (let back = 0; back < 90; back++) {
       const start = day(back);
       const end = new Date(start.getTime() + DAY_MS);
-      await t.db.insert(budgetUsage).values(
+      await insertCounters(t.db, 
         ["acct_x", "acct_y"].map((k) => ({
           budgetId: budget.id,
           scopeKey: k,

@@ -29,8 +29,8 @@ export async function seedBudgetHistory(tx: Db): Promise<number> {
       with price as (
         select key, value::numeric as pico from jsonb_each_text(${JSON.stringify(prices)}::jsonb)
       ), daily as (
-        insert into budget_usage (budget_id, scope_key, window_start, window_end, held, settled, reservations)
-        select b.id, case when b.scope = 'global' then '' else u.scope_key end, u.window_start, u.window_end, 0,
+        insert into counters (limit_id, scope_key, window_start, window_end, held, settled, reservations)
+        select b.limit_id, case when b.scope = 'global' then '' else u.scope_key end, u.window_start, u.window_end, 0,
                sum(div(u.settled::numeric * p.pico + 999999, 1000000)), sum(u.reservations)
         from budgets b
         join budget_members m on m.budget_id = b.id
@@ -49,8 +49,8 @@ export async function seedBudgetHistory(tx: Db): Promise<number> {
   await tx.execute(sql`
     update reservations r
     set charges = r.charges || (
-      select jsonb_agg(jsonb_build_object('b', b.id, 'k', case when b.scope = 'global' then '' else r.caller end,
-                                          'w', w.window_start, 'n', coalesce(r.money, 0)) order by b.id)
+      select jsonb_agg(jsonb_build_object('l', b.limit_id, 'k', case when b.scope = 'global' then '' else r.caller end,
+                                          'w', w.window_start, 'n', coalesce(r.money, 0), 'm', 'm') order by b.limit_id)
       from budget_members m
       join budgets b on b.id = m.budget_id and b.archived_at is null
       cross join lateral ceilings.window_bounds(b."window", b.billing_day, 0, r.created_at) w

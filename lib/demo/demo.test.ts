@@ -16,7 +16,7 @@ function seededEndpoints(): Endpoints {
     const def = DEMO_ENDPOINTS[index];
     if (!def) throw new Error(`no demo endpoint ${key}`);
     const ceilings: SeededEndpoint["ceilings"] = {};
-    for (const c of def.ceilings) ceilings[c.ref] = { ...c, id: next++ };
+    for (const c of def.ceilings) ceilings[c.ref] = { ...c, id: next, limitId: next++ };
     return { def, id: index + 1, ceilings };
   };
   return {

@@ -1,5 +1,5 @@
 import { billingMonthWindow, utcDayWindow } from "@/lib/limits/windows";
-import type { usage } from "@/db/schema/usage";
+import type { CeilingCounterRow } from "@/lib/counters/insert";
 import type { CeilingRef, DemoCeiling, DemoEndpoint } from "./catalog";
 import { DEMO_CALLERS } from "./catalog";
 import { distributeCapped, type Random } from "./random";
@@ -10,14 +10,14 @@ import { distributeCapped, type Random } from "./random";
 export const HISTORY_DAYS = 35;
 const DAY_MS = 86_400_000;
 
-export type SeededCeiling = DemoCeiling & { id: number };
+export type SeededCeiling = DemoCeiling & { id: number; limitId: number };
 export type SeededEndpoint = {
   def: DemoEndpoint;
   id: number;
   ceilings: Partial<Record<CeilingRef, SeededCeiling>>;
 };
 
-export type UsageRow = typeof usage.$inferInsert;
+export type UsageRow = CeilingCounterRow;
 
 export type DaySpend = {
   day: Date;

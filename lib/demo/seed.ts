@@ -14,7 +14,8 @@ import { seedDemoReconciliation } from "./reconciliation";
 import { seededRandom } from "./random";
 import type { ReservationRow } from "./today";
 import { demoUsage } from "./usage";
-import { alerts, auditEvents, ceilings, endpoints, refusals, reservations, staff, staffGrants, usage } from "@/db/schema";
+import { insertCounters } from "@/lib/counters/insert";
+import { alerts, auditEvents, ceilings, endpoints, refusals, reservations, staff, staffGrants } from "@/db/schema";
 
 // Demo data for a first start: the demo catalog's endpoints with their ceilings, budgets and plans, five weeks of
 // spend, refusals at every gate, customers' accounts on their plans, a few alerts and three staff accounts, so no
@@ -120,7 +121,7 @@ async function seedDemo(tx: Db, now: Date, passwordHash: string): Promise<SeedSu
       // Metric, scope and window identify a ceiling within one demo endpoint.
       const row = insertedCeilings.find((r) => r.endpointId === id && r.metric === c.metric && r.scope === c.scope && r.window === c.window);
       if (!row) throw new Error(`demo ceiling ${def.key}/${c.ref} was not inserted`);
-      byRef[c.ref] = { ...c, id: row.id };
+      byRef[c.ref] = { ...c, id: row.id, limitId: row.limitId };
     }
     seeded[def.key] = { def, id, ceilings: byRef };
   }
@@ -136,7 +137,7 @@ async function seedDemo(tx: Db, now: Date, passwordHash: string): Promise<SeedSu
   const refusalRows = demoRefusals(eps, now, random);
   const alertRows = demoAlerts(eps, now, refusalRows);
 
-  await insertChunked(tx, usage, usageRows);
+  await insertCounters(tx, usageRows);
   await insertChunked(tx, reservations, reservationRows);
   await insertChunked(tx, refusals, refusalRows);
   await insertChunked(tx, alerts, alertRows);

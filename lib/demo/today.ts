@@ -120,15 +120,15 @@ export function todaysReservations(ep: SeededEndpoint, today: DaySpend, now: Dat
       destination = phoneDestination(random.pick(phones.length > 0 ? phones : DEMO_PHONES.slice(6)));
     }
     const charges: ReservationCharge[] = [];
-    const charge = (c: number, k: string, w: Date, n: number, m: "u" | "c") => {
+    const charge = (l: number, k: string, w: Date, n: number, m: "u" | "c") => {
       // m (units or calls) tells settle which charges to correct to the actual use.
-      const entry = { c, k, w: w.toISOString(), n, m };
+      const entry = { l, k, w: w.toISOString(), n, m };
       charges.push(entry);
     };
-    if (ceilings.day_units) charge(ceilings.day_units.id, "", day.start, amount, "u");
-    if (ceilings.day_calls) charge(ceilings.day_calls.id, "", day.start, 1, "c");
-    if (ceilings.caller_day_units) charge(ceilings.caller_day_units.id, caller, day.start, amount, "u");
-    if (ceilings.month_units) charge(ceilings.month_units.id, "", month.start, amount, "u");
+    if (ceilings.day_units) charge(ceilings.day_units.limitId, "", day.start, amount, "u");
+    if (ceilings.day_calls) charge(ceilings.day_calls.limitId, "", day.start, 1, "c");
+    if (ceilings.caller_day_units) charge(ceilings.caller_day_units.limitId, caller, day.start, amount, "u");
+    if (ceilings.month_units) charge(ceilings.month_units.limitId, "", month.start, amount, "u");
     if (cooldown && destination && cooldown.windowSeconds) {
       let window = open.get(destination.key);
       if (!window || window.windowEnd.getTime() <= t) {
@@ -146,7 +146,7 @@ export function todaysReservations(ep: SeededEndpoint, today: DaySpend, now: Dat
       }
       window.settled = Number(window.settled) + 1;
       window.reservations = Number(window.reservations) + 1;
-      charge(cooldown.id, destination.key, window.windowStart, 1, "c");
+      charge(cooldown.limitId, destination.key, window.windowStart, 1, "c");
     }
     const sum = added.get(caller) ?? { units: 0, calls: 0 };
     added.set(caller, { units: sum.units + settledAmount, calls: sum.calls + 1 });

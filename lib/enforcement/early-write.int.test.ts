@@ -73,7 +73,7 @@ describe.skipIf(skipWithoutDatabase())("reservations written before the counters
     // The counter's row exists and is empty.
     const [first] = await callReserveBatch(t.db, [{ endpoint: e.key, amount: 1 }]);
     expect(first?.status).toBe("granted");
-    await t.db.execute(sql`update usage set held = 0 where ceiling_id = ${e.ceilingIds[0] ?? 0}`);
+    await t.db.execute(sql`update counters set held = 0 where limit_id = (select limit_id from ceilings where id = ${e.ceilingIds[0] ?? 0})`);
     await t.db.execute(sql`delete from reservations where endpoint_id = ${e.endpointId}`);
     await t.ownerDb.execute(sql`delete from deleted_reservations where endpoint_id = ${e.endpointId}`);
     const holder = openPostgres(t.url, { max: 1 });
@@ -83,7 +83,7 @@ describe.skipIf(skipWithoutDatabase())("reservations written before the counters
       await holder.db.transaction(async (tx) => {
         // Another batch has locked the counter and taken 8 of its 10, not yet committed: read
         // without a lock it is still empty, so the five requests below (10 in all) fit.
-        await tx.execute(sql`update usage set held = held + 8 where ceiling_id = ${e.ceilingIds[0] ?? 0}`);
+        await tx.execute(sql`update counters set held = held + 8 where limit_id = (select limit_id from ceilings where id = ${e.ceilingIds[0] ?? 0})`);
         batch = callReserveBatch(
           batcher.db,
           Array.from({ length: 5 }, () => ({ endpoint: e.key, amount: 2 })),

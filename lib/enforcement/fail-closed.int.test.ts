@@ -91,7 +91,7 @@ describe.skipIf(skipWithoutDatabase())("fail closed", () => {
       expect((await reserve(t.db, { endpoint: key, amount: 1 })).status).toBe("granted");
       let release: () => void = () => undefined;
       const held = holder.db.transaction(async (tx) => {
-        await tx.execute(sql`select * from usage where ceiling_id = ${ceilingId} for update`);
+        await tx.execute(sql`select * from counters where limit_id = (select limit_id from ceilings where id = ${ceilingId}) for update`);
         await new Promise<void>((r) => (release = r));
       });
       await new Promise((r) => setTimeout(r, 100));
@@ -117,7 +117,7 @@ describe.skipIf(skipWithoutDatabase())("fail closed", () => {
       const before = await counterTotals(t.db, ceilingId);
       let release: () => void = () => undefined;
       const held = holder.db.transaction(async (tx) => {
-        await tx.execute(sql`select * from usage where ceiling_id = ${ceilingId} for update`);
+        await tx.execute(sql`select * from counters where limit_id = (select limit_id from ceilings where id = ${ceilingId}) for update`);
         await new Promise<void>((r) => (release = r));
       });
       await new Promise((r) => setTimeout(r, 100));

@@ -23,7 +23,7 @@ describe.skipIf(skipWithoutDatabase())("the refusal log of requests the database
     const holder = openPostgres(t.url, { max: 1 });
     let release: () => void = () => undefined;
     const held = holder.db.transaction(async (tx) => {
-      await tx.execute(sql`select * from usage where ceiling_id = ${e.ceilingIds[0]} for update`);
+      await tx.execute(sql`select * from counters where limit_id = (select limit_id from ceilings where id = ${e.ceilingIds[0]}) for update`);
       await new Promise<void>((r) => (release = r));
     });
     try {

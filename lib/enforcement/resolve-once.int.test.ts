@@ -21,8 +21,8 @@ describe.skipIf(skipWithoutDatabase())("resolve_batch updates each counter once"
     await t.ownerDb.execute(sql`create table usage_updates (ceiling_id int not null)`);
     await t.ownerDb.execute(sql`
       create function note_usage_update() returns trigger language plpgsql as $$
-      begin insert into usage_updates values (new.ceiling_id); return new; end $$`);
-    await t.ownerDb.execute(sql`create trigger note_usage_update after update on usage for each row execute function note_usage_update()`);
+      begin insert into usage_updates select id from ceilings where limit_id = new.limit_id; return new; end $$`);
+    await t.ownerDb.execute(sql`create trigger note_usage_update after update on counters for each row execute function note_usage_update()`);
     await t.ownerDb.execute(sql`grant insert, select on usage_updates to public`);
   });
 

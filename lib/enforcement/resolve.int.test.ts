@@ -146,7 +146,7 @@ describe.skipIf(skipWithoutDatabase())("settle, release and expiry on real Postg
     const g = await grant(e.key, 20);
     // Move the reservation's counter to yesterday, as if midnight passed before the settle.
     await t.db.execute(
-      sql`update usage set window_start = window_start - interval '1 day', window_end = window_end - interval '1 day' where ceiling_id = ${e.ceilingIds[0] ?? 0}`,
+      sql`update counters set window_start = window_start - interval '1 day', window_end = window_end - interval '1 day' where limit_id = (select limit_id from ceilings where id = ${e.ceilingIds[0] ?? 0})`,
     );
     await t.db.execute(
       sql`update reservations set charges = jsonb_set(charges, '{0,w}', to_jsonb((charges->0->>'w')::timestamptz - interval '1 day')) where id = ${g.reservationId}`,

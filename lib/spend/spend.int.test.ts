@@ -4,6 +4,7 @@ import { openPostgres } from "@/db/client";
 import { skipWithoutDatabase, type TestDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { dailySpend, monthToDate, overviewTrends, SpendNotFoundError } from "./index";
+import { insertCounters } from "@/lib/counters/insert";
 
 // A hand-made history. "Now" is 2025-03-20 12:00 UTC. Every expected number below is worked out
 // by hand from these rows (see the comments), not by running the code under test.
@@ -65,7 +66,7 @@ async function seedHistory(t: TestDatabase): Promise<Ids> {
     settled,
     held,
   });
-  await t.db.insert(usage).values([
+  await insertCounters(t.db, [
     day("2025-02-18", aDaily.id, 999), // one day before the 30-day range, inside the 90-day one
     day("2025-02-19", aDaily.id, 10), // first day of the 30-day range
     day("2025-03-10", aDaily.id, 50, 5), // settled + held = 55

@@ -105,10 +105,10 @@ async function fillCallerCounters(db: Db, p: { accounts: number; callerUsage: nu
   const today = await counted(
     db,
     sql`
-    insert into usage (ceiling_id, scope_key, window_start, window_end, settled, reservations)
-    select f.caller_c, ${sql.raw(CALLER(spread("k")))}, ${TODAY}, ${TODAY} + interval '1 day',
+    insert into counters (limit_id, scope_key, window_start, window_end, settled, reservations)
+    select f.caller_l, ${sql.raw(CALLER(spread("k")))}, ${TODAY}, ${TODAY} + interval '1 day',
       floor(f.caller_value * power(random(), 2))::bigint, 1
-    from (select caller_c, caller_value, row_number() over (order by idx) as r from fill_ep where caller_c is not null) f
+    from (select caller_l, caller_value, row_number() over (order by idx) as r from fill_ep where caller_c is not null) f
     cross join lateral generate_series(1, case when f.r = 1 then ${p.callerUsage}::int else ${Math.floor(p.callerUsage / 5)}::int end) k
     where f.r <= 3
     on conflict do nothing returning 1`,
@@ -116,10 +116,10 @@ async function fillCallerCounters(db: Db, p: { accounts: number; callerUsage: nu
   const history = await counted(
     db,
     sql`
-    insert into usage (ceiling_id, scope_key, window_start, window_end, settled, reservations)
-    select f.caller_c, ${sql.raw(CALLER(spread("k + d * 104729")))}, ${TODAY} - d * interval '1 day', ${TODAY} - (d - 1) * interval '1 day',
+    insert into counters (limit_id, scope_key, window_start, window_end, settled, reservations)
+    select f.caller_l, ${sql.raw(CALLER(spread("k + d * 104729")))}, ${TODAY} - d * interval '1 day', ${TODAY} - (d - 1) * interval '1 day',
       floor(f.caller_value * power(random(), 2))::bigint, 1
-    from (select caller_c, caller_value from fill_ep where caller_c is not null order by idx limit 1) f
+    from (select caller_l, caller_value from fill_ep where caller_c is not null order by idx limit 1) f
     cross join generate_series(1, 29) d
     cross join lateral generate_series(1, ${Math.floor(p.callerUsage / 10)}::int) k
     on conflict do nothing returning 1`,
@@ -130,14 +130,14 @@ async function fillCallerCounters(db: Db, p: { accounts: number; callerUsage: nu
 /** The busy account: 30 days of counters on every per-caller ceiling and 90 on the budget, two overrides, a key. */
 async function fillBusyAccount(db: Db): Promise<void> {
   await db.execute(sql`
-    insert into usage (ceiling_id, scope_key, window_start, window_end, settled, reservations)
-    select f.caller_c, ${BUSY_ACCOUNT_SQL}, ${TODAY} - d * interval '1 day', ${TODAY} - (d - 1) * interval '1 day', floor(f.caller_value * random())::bigint, 3
+    insert into counters (limit_id, scope_key, window_start, window_end, settled, reservations)
+    select f.caller_l, ${BUSY_ACCOUNT_SQL}, ${TODAY} - d * interval '1 day', ${TODAY} - (d - 1) * interval '1 day', floor(f.caller_value * random())::bigint, 3
     from fill_ep f cross join generate_series(0, 29) d
     where f.caller_c is not null
     on conflict do nothing`);
   await db.execute(sql`
-    insert into budget_usage (budget_id, scope_key, window_start, window_end, held, settled, reservations)
-    select b.id, ${BUSY_ACCOUNT_SQL}, ${TODAY} - d * interval '1 day', ${TODAY} - (d - 1) * interval '1 day', 0, 500000 + d, 4
+    insert into counters (limit_id, scope_key, window_start, window_end, held, settled, reservations)
+    select b.limit_id, ${BUSY_ACCOUNT_SQL}, ${TODAY} - d * interval '1 day', ${TODAY} - (d - 1) * interval '1 day', 0, 500000 + d, 4
     from budgets b cross join generate_series(0, 89) d
     where b.key = ${FILL_BUDGET}
     on conflict do nothing`);

@@ -16,10 +16,13 @@ export async function prepareFillEndpoints(db: Db): Promise<number> {
     create temp table fill_ep as
     select (row_number() over (order by md5(e.key)) - 1)::int as idx, e.id, e.key, split_part(e.key, '.', 1) as family, e.unit,
       (select c.id from ceilings c where c.endpoint_id = e.id and c.scope = 'global' and c."window" = 'utc_day' order by c.id limit 1) as day_c,
+      (select c.limit_id from ceilings c where c.endpoint_id = e.id and c.scope = 'global' and c."window" = 'utc_day' order by c.id limit 1) as day_l,
       (select c.value from ceilings c where c.endpoint_id = e.id and c.scope = 'global' and c."window" = 'utc_day' order by c.id limit 1) as day_value,
       (select c.id from ceilings c where c.endpoint_id = e.id and c.scope = 'global' and c."window" = 'billing_month' order by c.id limit 1) as month_c,
+      (select c.limit_id from ceilings c where c.endpoint_id = e.id and c.scope = 'global' and c."window" = 'billing_month' order by c.id limit 1) as month_l,
       (select c.value from ceilings c where c.endpoint_id = e.id and c.scope = 'global' and c."window" = 'billing_month' order by c.id limit 1) as month_value,
       (select c.id from ceilings c where c.endpoint_id = e.id and c.scope = 'caller' order by c.id limit 1) as caller_c,
+      (select c.limit_id from ceilings c where c.endpoint_id = e.id and c.scope = 'caller' order by c.id limit 1) as caller_l,
       (select c.value from ceilings c where c.endpoint_id = e.id and c.scope = 'caller' order by c.id limit 1) as caller_value,
       (select c.id from ceilings c where c.endpoint_id = e.id and c.scope = 'destination' order by c.id limit 1) as cool_c,
       e.per_call_max
@@ -32,23 +35,23 @@ export async function prepareFillEndpoints(db: Db): Promise<number> {
 export async function fillUsage(db: Db, days: number): Promise<number> {
   const start = sql`(date_trunc('day', now() at time zone 'UTC') at time zone 'UTC') - make_interval(days => ${days - 1})`;
   const daily = await db.execute(sql`
-    insert into usage (ceiling_id, scope_key, window_start, window_end, settled, reservations)
-    select f.day_c, '', d, d + interval '1 day', s, greatest(1, s / greatest(1, f.per_call_max / 4))
+    insert into counters (limit_id, scope_key, window_start, window_end, settled, reservations)
+    select f.day_l, '', d, d + interval '1 day', s, greatest(1, s / greatest(1, f.per_call_max / 4))
     from fill_ep f
     cross join generate_series(${start}, now(), interval '1 day') d
     cross join lateral (select least(f.day_value, floor(f.day_value * (0.15 + 0.9 * random()) * (1.2 - f.idx / 60.0)))::bigint as s) x
     on conflict do nothing returning 1`);
   const monthly = await db.execute(sql`
-    insert into usage (ceiling_id, scope_key, window_start, window_end, settled, reservations)
-    select f.month_c, '', m, m + interval '1 month', s, greatest(1, s / greatest(1, f.per_call_max / 4))
+    insert into counters (limit_id, scope_key, window_start, window_end, settled, reservations)
+    select f.month_l, '', m, m + interval '1 month', s, greatest(1, s / greatest(1, f.per_call_max / 4))
     from fill_ep f
     cross join generate_series(date_trunc('month', ${start}), now(), interval '1 month') m
     cross join lateral (select floor(f.month_value * (0.3 + 0.65 * random()))::bigint as s) x
     where f.month_c is not null
     on conflict do nothing returning 1`);
   const perCaller = await db.execute(sql`
-    insert into usage (ceiling_id, scope_key, window_start, window_end, settled, reservations)
-    select f.caller_c, ${sql.raw(CALLER("n"))}, d, d + interval '1 day', s, greatest(1, s / greatest(1, f.per_call_max / 4))
+    insert into counters (limit_id, scope_key, window_start, window_end, settled, reservations)
+    select f.caller_l, ${sql.raw(CALLER("n"))}, d, d + interval '1 day', s, greatest(1, s / greatest(1, f.per_call_max / 4))
     from fill_ep f
     cross join generate_series(1, 20) n
     cross join generate_series(${start}, now(), interval '1 day') d
@@ -65,7 +68,7 @@ export async function fillReservations(db: Db, count: number, days: number): Pro
     select f.id, g.caller, am.n,
       case when g.r < 0.9 then greatest(1, floor(am.n * (0.3 + 0.7 * g.a)))::bigint when g.r < 0.98 then null else am.n end,
       (case when g.r < 0.9 then 'settled' when g.r < 0.98 then 'released' else 'expired' end)::reservation_state,
-      jsonb_build_array(jsonb_build_object('c', f.day_c, 'k', '', 'm', 'u', 'n', am.n,
+      jsonb_build_array(jsonb_build_object('l', f.day_l, 'k', '', 'm', 'u', 'n', am.n,
         'w', to_char(date_trunc('day', g.t at time zone 'UTC'), 'YYYY-MM-DD"T"00:00:00"Z"'))),
       g.t, g.t + interval '5 minutes', g.t + case when g.r < 0.98 then g.a * interval '30 seconds' else interval '5 minutes' end
     from (

@@ -39,17 +39,17 @@ export async function fillWhatIf(db: Db, n: number): Promise<number> {
   // as if the ceilings had counted the whole month: whatIf skips the days they show cannot refuse.
   await db.execute(sql`update ceilings set created_at = now() - interval '60 days' where endpoint_id = ${id}`);
   await db.execute(sql`
-    insert into usage (ceiling_id, scope_key, window_start, window_end, held, settled, reservations)
-    select c.id, case c.scope when 'global' then '' else r.caller end, x.d, x.d + interval '1 day',
+    insert into counters (limit_id, scope_key, window_start, window_end, held, settled, reservations)
+    select c.limit_id, case c.scope when 'global' then '' else r.caller end, x.d, x.d + interval '1 day',
            sum(case when r.state = 'held' then r.amount else 0 end),
            sum(case r.state when 'settled' then r.settled_amount when 'expired' then r.amount else 0 end), count(*)
     from reservations r
     cross join lateral (select date_trunc('day', r.created_at at time zone 'UTC') at time zone 'UTC' as d) x
     join ceilings c on c.endpoint_id = r.endpoint_id
     where r.endpoint_id = ${id}
-    group by c.id, 2, x.d`);
+    group by c.limit_id, 2, x.d`);
   await db.execute(sql`vacuum analyze reservations`);
-  await db.execute(sql`analyze usage`);
+  await db.execute(sql`analyze counters`);
   // What the worker's what-if-days job would have written by now: every closed day.
   await buildWhatIfDays(db, new Date(), { endpointIds: [id], maxGrants: Infinity });
   return n;
