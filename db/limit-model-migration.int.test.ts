@@ -1,10 +1,9 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import { rmSync } from "node:fs";
 import { sql } from "drizzle-orm";
 import { migrate } from "drizzle-orm/postgres-js/migrator";
 import { afterAll, describe, expect, it } from "vitest";
-import { migrateDatabase, migrationsFolder, resultRows, type Db } from "@/db/client";
+import { migrateDatabase, resultRows, type Db } from "@/db/client";
+import { migrationsBefore } from "@/db/migration-fixtures";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 
@@ -14,20 +13,6 @@ import { useTestDatabase } from "@/db/testing-suite";
 // did, now keyed by the limit (limit_overrides, plan_limit_values).
 
 const FIRST_OF_THE_MODEL = "0039_limit_overrides";
-
-/** The migrations folder as it was before the one limit model: every migration up to 0038. */
-function foldersBefore(): string {
-  const folder = mkdtempSync(path.join(tmpdir(), "ceilings-migrations-before-"));
-  cpSync(migrationsFolder, folder, { recursive: true });
-  const journalFile = path.join(folder, "meta", "_journal.json");
-  const journal = JSON.parse(readFileSync(journalFile, "utf8")) as { entries: { idx: number; tag: string }[] };
-  const cut = journal.entries.findIndex((e) => e.tag === FIRST_OF_THE_MODEL);
-  if (cut < 0) throw new Error(`no ${FIRST_OF_THE_MODEL} in the journal`);
-  for (const e of journal.entries.slice(cut)) rmSync(path.join(folder, `${e.tag}.sql`));
-  journal.entries = journal.entries.slice(0, cut);
-  writeFileSync(journalFile, JSON.stringify(journal));
-  return folder;
-}
 
 type Binding = { kind: string; id: number; caller: string; value: number; source: string };
 
@@ -53,7 +38,7 @@ describe.skipIf(skipWithoutDatabase())("the one limit model's migration", () => 
   });
 
   it("moves every override (0 included) and plan value of both kinds to the limit, and every limit answers as it did", async () => {
-    const before = foldersBefore();
+    const before = migrationsBefore(FIRST_OF_THE_MODEL);
     folders.push(before);
     await migrate(t.ownerDb, { migrationsFolder: before });
     const db = t.ownerDb;

@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { accounts, apiKeys, budgetUsage, ceilings, plans, refusals, usage, planLimitValues } from "@/db/schema";
+import { accounts, apiKeys, ceilings, plans, refusals, planLimitValues } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { insertBudget, insertEndpoint, insertReservation } from "@/lib/budgets/read-fixtures";

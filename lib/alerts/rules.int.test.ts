@@ -1,6 +1,6 @@
 import { and, eq, like, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { alerts, ceilings, refusals, usage, workerHeartbeats } from "@/db/schema";
+import { alerts, ceilings, refusals, workerHeartbeats } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import type { AuditActor } from "@/lib/audit/record";

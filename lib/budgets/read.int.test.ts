@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { alerts, auditEvents, budgetUsage, refusals } from "@/db/schema";
+import { alerts, auditEvents, refusals } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { KeysetCursor } from "@/lib/keyset";
@@ -193,14 +193,14 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
       held: held * USD,
     });
     await insertCounters(t.db, [
-        row("acct-a", 60),
-        row("acct-b", 70, 10),
-        row("acct-c", 45),
-        row("acct-d", 5),
-        row("acct-a", 300, 0, daysAgo(10)),
-        row("acct-e", 90, 0, daysAgo(40)),
-        row("acct-old", 999, 0, daysAgo(95)),
-      ]);
+      row("acct-a", 60),
+      row("acct-b", 70, 10),
+      row("acct-c", 45),
+      row("acct-d", 5),
+      row("acct-a", 300, 0, daysAgo(10)),
+      row("acct-e", 90, 0, daysAgo(40)),
+      row("acct-old", 999, 0, daysAgo(95)),
+    ]);
     const detail = await readBudgetDetail(t.db, { key: b.key, now: NOW });
     expect(detail).toMatchObject({ spend: 190 * USD, held: 10 * USD, settled: 180 * USD, accounts: 4, crossed: 80, state: "alerting", ratio: 0.9 });
     // acct-c at 45 of its 50 binds before acct-b at 80 of 100; acct-d's override of 0 blocks it, it is not full.
@@ -233,9 +233,10 @@ describe.skipIf(skipWithoutDatabase())("budget reads", () => {
   it("finds the account nearest its own value beyond the 50 that settled most when an override makes it so", async () => {
     const e = await insertEndpoint(t.db);
     const b = await insertBudget(t.db, { members: [e.id], scope: "account", value: 100 * USD });
-    await insertCounters(t.db, 
-        Array.from({ length: 60 }, (_, i) => ({ budgetId: b.id, scopeKey: `big-${i}`, windowStart: TODAY, windowEnd: TOMORROW, settled: (10 + i) * USD })),
-      );
+    await insertCounters(
+      t.db,
+      Array.from({ length: 60 }, (_, i) => ({ budgetId: b.id, scopeKey: `big-${i}`, windowStart: TODAY, windowEnd: TOMORROW, settled: (10 + i) * USD })),
+    );
     // Settled less than all 60, but 2 of its own 2: it is the one at its limit.
     await insertCounters(t.db, { budgetId: b.id, scopeKey: "small-plan", windowStart: TODAY, windowEnd: TOMORROW, settled: 2 * USD });
     await insertOverride(t.db, "budget", b.id, { caller: "small-plan", value: 2 * USD, reason: "trial" });

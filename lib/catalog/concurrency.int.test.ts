@@ -42,13 +42,13 @@ describe.skipIf(skipWithoutDatabase())("catalog changes under load from two proc
     return { key, id: row.id };
   }
 
-  const reservations = async (endpointId: number, ceilingId?: number) =>
+  const reservations = async (endpointId: number, limitId?: number) =>
     resultRows<{ n: number }>(
       await t.db.execute(
-        ceilingId === undefined
+        limitId === undefined
           ? sql`select count(*)::int as n from reservations where endpoint_id = ${endpointId}`
           : sql`select count(*)::int as n from reservations r where r.endpoint_id = ${endpointId}
-                and exists (select 1 from jsonb_array_elements(r.charges) c where (c->>'l')::int = (select limit_id from ceilings where id = ${ceilingId}))`,
+                and exists (select 1 from jsonb_array_elements(r.charges) c where (c->>'l')::int = ${limitId})`,
       ),
     )[0]?.n ?? 0;
 
@@ -106,14 +106,17 @@ describe.skipIf(skipWithoutDatabase())("catalog changes under load from two proc
 
   it("a removed ceiling stops charging: no reservation committed after the removal carries a charge for it", async () => {
     const e = await endpoint([{ metric: "units", scope: "caller", window: "utc_day", value: 10_000_000, min: 0, max: 10_000_000, default: 10_000_000 }]);
-    const callerCeiling =
-      resultRows<{ id: number }>(await t.db.execute(sql`select id from ceilings where endpoint_id = ${e.id} and scope = 'caller'`))[0]?.id ?? 0;
+    // Its limit names its charges, and outlives the ceiling in the reservations that carry it.
+    const [callerCeiling] = resultRows<{ id: number; limit_id: number }>(
+      await t.db.execute(sql`select id, limit_id from ceilings where endpoint_id = ${e.id} and scope = 'caller'`),
+    );
+    if (!callerCeiling) throw new Error("no per-caller ceiling");
     const { result: charged } = await underLoad(e.key, async () => {
       await pause(100);
-      await removeCeiling(t.db, { key: e.key, ceilingId: callerCeiling, actor: admin, reason: "not needed" });
-      const atRemove = await reservations(e.id, callerCeiling);
+      await removeCeiling(t.db, { key: e.key, ceilingId: callerCeiling.id, actor: admin, reason: "not needed" });
+      const atRemove = await reservations(e.id, callerCeiling.limit_id);
       await pause(300);
-      return { before: atRemove, after: (await reservations(e.id, callerCeiling)) - atRemove, total: await reservations(e.id) };
+      return { before: atRemove, after: (await reservations(e.id, callerCeiling.limit_id)) - atRemove, total: await reservations(e.id) };
     });
     expect(charged.before).toBeGreaterThan(0);
     expect(charged.after).toBe(0);

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { usage } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { adjustCeiling } from "./adjust";

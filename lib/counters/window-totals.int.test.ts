@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { budgetUsage, usage, windowTotals } from "@/db/schema";
+import { windowTotals } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { listBudgetSummaries, readBudgetDetail } from "@/lib/budgets";
@@ -39,7 +39,8 @@ describe.skipIf(skipWithoutDatabase())("window totals: each limit's counters sum
       const start = day(back);
       const end = new Date(start.getTime() + DAY_MS);
       const keys = Array.from({ length: 3 + (next() % 5) }, (_, i) => `acct_${back}_${i}`);
-      await insertCounters(t.db, 
+      await insertCounters(
+        t.db,
         keys.map((k) => ({
           ceilingId: perAccount,
           scopeKey: k,
@@ -51,11 +52,11 @@ describe.skipIf(skipWithoutDatabase())("window totals: each limit's counters sum
         })),
       );
       await insertCounters(t.db, [
-          ...keys.map((k) => ({ budgetId: accounts.id, scopeKey: k, windowStart: start, windowEnd: end, held: 0, settled: next() % 10_000, reservations: 1 })),
-          { budgetId: accounts.id, scopeKey: "", windowStart: start, windowEnd: end, held: 0, settled: 999_999, reservations: 1 },
-          { budgetId: global.id, scopeKey: "", windowStart: start, windowEnd: end, held: 5, settled: next() % 100_000, reservations: 1 },
-          { budgetId: global.id, scopeKey: "acct_old", windowStart: start, windowEnd: end, held: 0, settled: 888_888, reservations: 1 },
-        ]);
+        ...keys.map((k) => ({ budgetId: accounts.id, scopeKey: k, windowStart: start, windowEnd: end, held: 0, settled: next() % 10_000, reservations: 1 })),
+        { budgetId: accounts.id, scopeKey: "", windowStart: start, windowEnd: end, held: 0, settled: 999_999, reservations: 1 },
+        { budgetId: global.id, scopeKey: "", windowStart: start, windowEnd: end, held: 5, settled: next() % 100_000, reservations: 1 },
+        { budgetId: global.id, scopeKey: "acct_old", windowStart: start, windowEnd: end, held: 0, settled: 888_888, reservations: 1 },
+      ]);
     }
     // Two destinations cooling down now, one whose window closed.
     await insertCounters(t.db, [
@@ -248,7 +249,8 @@ describe.skipIf(skipWithoutDatabase())("window totals: each limit's counters sum
     for (let back = 0; back < 90; back++) {
       const start = day(back);
       const end = new Date(start.getTime() + DAY_MS);
-      await insertCounters(t.db, 
+      await insertCounters(
+        t.db,
         ["acct_x", "acct_y"].map((k) => ({
           budgetId: budget.id,
           scopeKey: k,

@@ -189,7 +189,8 @@ describe.skipIf(skipWithoutDatabase())("lock order", () => {
     const settler = openPostgres(t.url, { max: 1 });
     let settling: Promise<ResolveAnswer[]> | undefined;
     try {
-      const counter = (ceilingId: number) => sql`select 1 from counters where limit_id = (select limit_id from ceilings where id = ${ceilingId}) for update nowait`;
+      const counter = (ceilingId: number) =>
+        sql`select 1 from counters where limit_id = (select limit_id from ceilings where id = ${ceilingId}) for update nowait`;
       await holder.db.transaction(async (tx) => {
         // Holding first's counter, as a reserve batch that has come that far does.
         await tx.execute(counter(first.ceilingIds[0] ?? 0));

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { auditEvents, ceilings, endpoints, usage, type NewAuditEvent } from "@/db/schema";
+import { auditEvents, ceilings, endpoints, type NewAuditEvent } from "@/db/schema";
 import { openPostgres } from "@/db/client";
 import { skipWithoutDatabase, type TestDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
