@@ -3,8 +3,8 @@ import { describe, expect, it } from "vitest";
 import { auditEvents } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
-import { setBudgetOverride } from "@/lib/budgets/change";
-import { setOverride } from "@/lib/ceilings/overrides";
+import { removeBudgetOverride, setBudgetOverride } from "@/lib/budgets/change";
+import { removeOverride, setOverride } from "@/lib/ceilings/overrides";
 import { createEndpoint } from "@/lib/ceilings/test-fixtures";
 import { setupControl } from "@/lib/control/context";
 import { MAX_END_SECONDS } from "@/lib/control/ends";
@@ -45,6 +45,7 @@ describe.skipIf(skipWithoutDatabase())("an override that ends", () => {
             expiresAfterSeconds: ends,
             ...(control ? { changeControl: setupControl("test") } : {}),
           }),
+        remove: (caller: string) => removeOverride(t.db, { ceilingId: ceiling.id, caller, actor: admin, reason: "done" }),
       };
     }
     const e = await createEndpoint(t.db, {
@@ -65,6 +66,7 @@ describe.skipIf(skipWithoutDatabase())("an override that ends", () => {
           expiresAfterSeconds: ends,
           ...(control ? { changeControl: setupControl("test") } : {}),
         }),
+      remove: (caller: string) => removeBudgetOverride(t.db, { key: budget.key, caller, actor: admin, reason: "done" }),
     };
   }
 
@@ -99,6 +101,9 @@ describe.skipIf(skipWithoutDatabase())("an override that ends", () => {
       expect(await grantedOf(limit.endpoint, caller, 10)).toBe(2);
       // A new account on the same limit gets the own value, 5.
       expect(await grantedOf(limit.endpoint, `${caller}-other`, 10)).toBe(5);
+      // Nobody removes what binds nothing: not found (not a loosening below the own value to
+      // approve), and the row is left to the worker and its audit row.
+      await expect(limit.remove(caller)).rejects.toMatchObject({ code: "not_found" });
 
       expect((await expireOverrides(t.db)).overridesEnded).toBeGreaterThanOrEqual(1);
       expect((await expireOverrides(t.db)).overridesEnded).toBe(0);

@@ -175,9 +175,11 @@ export async function writeLimitOverride(
 /** Removes the account's override on a locked limit; returns the value it had. */
 export async function deleteLimitOverride(tx: Db, target: OverrideTarget, o: { caller: string; changeControl?: ChangeControl }): Promise<number> {
   await lockAccounts(tx, [o.caller]);
+  // Only one in force: one past its end binds nothing already (the worker removes it with its own
+  // audit row), so removing it is no change, and never a loosening to approve.
   const [removed] = await tx
     .delete(limitOverrides)
-    .where(and(eq(limitOverrides.limitId, target.limitId), eq(limitOverrides.caller, o.caller)))
+    .where(and(eq(limitOverrides.limitId, target.limitId), eq(limitOverrides.caller, o.caller), inForce))
     .returning({ value: limitOverrides.value });
   if (!removed) throw target.refuse("not_found", `${o.caller} has no override on ${target.label}`);
   // Read after the delete, in the same transaction: what binds the account from its plan now.
