@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { EndpointKey } from "@/lib/catalog/spec";
 import { MAX_END_SECONDS } from "@/lib/control/ends";
-import { formatUtc } from "@/lib/format";
 
 // Fields more than one action's form carries, read the same way everywhere.
 
@@ -33,8 +32,3 @@ export const OverrideEndHours = z
     }
     return Number(raw) * 3_600;
   });
-
-/** " until 2026-12-05 03:00 UTC" for an override that ends by itself. */
-export function untilText(expiresAt: Date | null): string {
-  return expiresAt === null ? "" : ` until ${formatUtc(expiresAt)}`;
-}

@@ -45,3 +45,4 @@ export const limitOverrides = pgTable(
 );
 
 export type LimitOverride = typeof limitOverrides.$inferSelect;
+export type NewLimitOverride = typeof limitOverrides.$inferInsert;

@@ -5,7 +5,14 @@ import { budgets, endpoints, limitOverrides, type Budget } from "@/db/schema";
 import type { AuditActor } from "@/lib/audit/record";
 import { readReason } from "@/lib/audit/reason";
 import { actorName } from "@/lib/audit/actor";
-import { deleteLimitOverride, type OverrideInput, type OverrideRemoval, type OverrideTarget, writeLimitOverride } from "@/lib/limits/overrides";
+import {
+  deleteLimitOverride,
+  newOverrideRows,
+  type OverrideInput,
+  type OverrideRemoval,
+  type OverrideTarget,
+  writeLimitOverride,
+} from "@/lib/limits/overrides";
 import { parseCaller, recordRejectedInput } from "@/lib/limits/rejected";
 import { clampToBounds, parseMoneyInput, previewAdjustment, type AdjustmentKind, type Clamp } from "@/lib/limits/parse";
 import { CatalogError, invalidInput, requireCatalogReason, zodIssues } from "@/lib/limits/errors";
@@ -113,7 +120,8 @@ export async function insertBudget(p: BudgetChange, spec: BudgetSpec, mayBeArchi
     row.id,
     members.map((m) => m.id),
   );
-  if (spec.overrides.length > 0) await p.tx.insert(limitOverrides).values(spec.overrides.map((o) => ({ limitId: row.limitId, ...o })));
+  const overrides = newOverrideRows(row.limitId, spec.overrides, (message) => new CatalogError("invalid_input", `${spec.key}: ${message}`));
+  if (overrides.length > 0) await p.tx.insert(limitOverrides).values(overrides);
   const { key: _key, ...after } = spec;
   await recordBudgetChange(p, row, {
     action: "budget.create",
@@ -480,11 +488,18 @@ export async function setBudgetOverride(db: Db, p: SetBudgetOverrideParams): Pro
 export async function writeOverride(
   p: BudgetChange,
   budget: Budget,
-  o: { caller: string; value: number; reason: string; expiresAfterSeconds?: number | null },
+  o: { caller: string; value: number; reason: string; expiresAfterSeconds?: number | null; expiresAt?: Date | null },
   typed: { rawInput?: string; clamped?: Clamp } = {},
 ): Promise<{ previous: number | null; expiresAt: Date | null }> {
   if (budget.scope !== "account") throw invalidInput([{ path: "caller", message: `${budget.key} is a global budget: overrides are for a per-account budget` }]);
-  const { previous: existing, expiresAt } = await writeLimitOverride(p.tx, overrideTarget(budget), { ...o, changeControl: p.changeControl });
+  const { previous: existing, expiresAt } = await writeLimitOverride(p.tx, overrideTarget(budget), {
+    caller: o.caller,
+    value: o.value,
+    reason: o.reason,
+    expiresAfterSeconds: o.expiresAfterSeconds,
+    expiresAt: o.expiresAt,
+    changeControl: p.changeControl,
+  });
   await saveBudget(p.tx, budget.id, {});
   await recordBudgetChange(p, budget, {
     action: "budget.override.set",

@@ -46,7 +46,9 @@ export async function readBudgets(db: Db, keys?: string[]): Promise<CatalogBudge
       default: budget.defaultValue,
       alertThresholds: [...budget.alertThresholds].sort((a, b) => a - b),
       members: members.map((m) => m.key),
-      overrides: overrideRows.filter((o) => o.id === budget.id).map((o) => ({ caller: o.caller, value: o.value, reason: o.reason })),
+      overrides: overrideRows
+        .filter((o) => o.id === budget.id)
+        .map((o) => ({ caller: o.caller, value: o.value, reason: o.reason, ...(o.expiresAt ? { until: o.expiresAt.toISOString() } : {}) })),
       archived: budget.archivedAt !== null,
       ...(killed ? { killed: true } : {}),
     };

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { Text } from "@/lib/limits/text";
+import { OverrideUntil } from "@/lib/control/ends";
 import { BUDGET_SCOPES, BUDGET_WINDOWS, ENDPOINT_KEY_PATTERN } from "@/lib/vocabulary";
 import { formatMoney } from "@/lib/format";
 
@@ -65,6 +66,7 @@ export const BudgetOverride = z.strictObject({
   caller: Text("caller", 200),
   value: Micros("override value", 0),
   reason: Text("override reason", 500),
+  until: OverrideUntil,
 });
 export type BudgetOverride = z.infer<typeof BudgetOverride>;
 

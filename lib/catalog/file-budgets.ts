@@ -9,6 +9,7 @@ import { budgetSentence } from "@/lib/budgets/money";
 import { type CatalogBudget, isKilled } from "@/lib/budgets/read";
 import type { BudgetFields, BudgetOverride, BudgetSpec } from "@/lib/budgets/spec";
 import { type BudgetChange, lockedBudget, saveBudget, recordBudgetChange } from "@/lib/budgets/write";
+import { hasEnded, sameEnd, untilText } from "@/lib/control/ends";
 
 // A catalog file's budgets: `plan` compares them with the database change by change, with the
 // money worst case before and after; `apply` makes exactly those changes inside the catalog's one
@@ -131,17 +132,21 @@ export function diffBudgets(
         else add("budget.update", [`~ value to restore ${money(row.valueBeforeKill)} → ${money(next.valueBeforeKill)}`], raise(base, after));
       }
       const inDb = new Map(existing.spec.overrides.map((o) => [o.caller, o]));
-      const inFile = new Set(spec.overrides.map((o) => o.caller));
-      for (const o of spec.overrides) {
+      // One the file says ended (until past) is no override: it binds nothing.
+      const wanted = spec.overrides.filter((o) => !hasEnded(o.until));
+      const inFile = new Set(wanted.map((o) => o.caller));
+      for (const o of wanted) {
         const was = inDb.get(o.caller);
-        if (was && was.value === o.value) continue;
+        if (was && was.value === o.value && sameEnd(was.until, o.until)) continue;
         step.overrides.set.push({ o, had: was?.value ?? null });
-        add("budget.override.set", [`~ override ${o.caller}: ${money(was?.value ?? null)} → ${money(o.value)}`]);
+        add("budget.override.set", [
+          `~ override ${o.caller}: ${was ? money(was.value) + untilText(was.until) : money(null)} → ${money(o.value)}${untilText(o.until)}`,
+        ]);
       }
       for (const o of existing.spec.overrides) {
         if (inFile.has(o.caller)) continue;
         step.overrides.remove.push(o);
-        add("budget.override.remove", [`- override ${o.caller} (${money(o.value)})`]);
+        add("budget.override.remove", [`- override ${o.caller} (${money(o.value)}${untilText(o.until)})`]);
       }
       if (spec.archived !== existing.spec.archived) {
         step.archive = spec.archived;
@@ -175,7 +180,8 @@ export async function applyBudgetSteps(p: BudgetChange, steps: readonly BudgetSt
     // Read again under the locks: new bounds may have pulled the value in.
     const { budget } = await lockedBudget(p.tx, spec.key);
     if (step.value) await applyValue(p, budget, step.value);
-    for (const { o } of step.overrides.set) await writeOverride(p, (await lockedBudget(p.tx, spec.key)).budget, o);
+    for (const { o } of step.overrides.set)
+      await writeOverride(p, (await lockedBudget(p.tx, spec.key)).budget, { ...o, expiresAt: o.until === undefined ? null : new Date(o.until) });
     for (const o of step.overrides.remove) await deleteOverride(p, budget, o.caller);
     if (step.archive !== null) await archiveLocked(p, (await lockedBudget(p.tx, spec.key)).budget, step.archive);
   }

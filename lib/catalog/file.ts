@@ -47,6 +47,7 @@ import { formatPriceDecimal } from "@/lib/money/price";
 import { findDuplicateKey } from "@/lib/http/strict-json";
 import { clampPlanValues } from "@/lib/limits/plan-values";
 import { applyPlanSteps, diffPlans, exportPlans, readPlanSpecs, type PlanTargets } from "@/lib/catalog/file-plans";
+import { hasEnded, sameEnd, untilText } from "@/lib/control/ends";
 
 // Ceilings as code: the whole catalog as one reviewed file. `plan` compares a file with the
 // database change by change; `apply` makes exactly those changes in one transaction under the same
@@ -228,14 +229,17 @@ type OverrideKey = { metric: string; window: string; caller: string };
 type Override = EndpointSpec["overrides"][number];
 const overrideId = (o: OverrideKey) => `${o.metric}/${o.window}/${o.caller}`;
 
-/** What a file changes in an endpoint's overrides: those set anew or to another value, those removed. */
+/**
+ * What a file changes in an endpoint's overrides: those set anew, to another value or another end,
+ * those removed. One the file says ended (until past) is no override: it binds nothing.
+ */
 function overrideSteps(current: Override[], wanted: Override[]): { set: { o: Override; had: Override | undefined }[]; remove: Override[] } {
   const inDb = new Map(current.map((o) => [overrideId(o), o]));
-  const inFile = new Map(wanted.map((o) => [overrideId(o), o]));
+  const inFile = new Map(wanted.filter((o) => !hasEnded(o.until)).map((o) => [overrideId(o), o]));
   return {
     set: [...inFile].flatMap(([id, o]) => {
       const had = inDb.get(id);
-      return had && had.value === o.value ? [] : [{ o, had }];
+      return had && had.value === o.value && sameEnd(had.until, o.until) ? [] : [{ o, had }];
     }),
     remove: [...inDb].filter(([id]) => !inFile.has(id)).map(([, o]) => o),
   };
@@ -308,8 +312,8 @@ function diffCatalog(file: CatalogFile, current: CatalogEndpoint[]): { plans: En
         }
       }
       for (const { o, had } of endpointSteps.overrides.set)
-        add("override.set", [`~ override ${overrideId(o)}: ${had ? show(had.value) : "none"} → ${show(o.value)}`]);
-      for (const o of endpointSteps.overrides.remove) add("override.remove", [`- override ${overrideId(o)} (${show(o.value)})`]);
+        add("override.set", [`~ override ${overrideId(o)}: ${had ? show(had.value) + untilText(had.until) : "none"} → ${show(o.value)}${untilText(o.until)}`]);
+      for (const o of endpointSteps.overrides.remove) add("override.remove", [`- override ${overrideId(o)} (${show(o.value)}${untilText(o.until)})`]);
       if (spec.archived !== (existing.endpoint.archivedAt !== null))
         add(spec.archived ? "endpoint.archive" : "endpoint.unarchive", [
           spec.archived ? "archive: every reserve will answer endpoint_archived" : "unarchive: reserves are decided again",
@@ -536,6 +540,7 @@ async function applyEndpoint(change: Change, existing: CatalogEndpoint, spec: En
       value: o.value,
       reason: o.reason,
       changeControl: change.changeControl,
+      expiresAt: o.until === undefined ? null : new Date(o.until),
     });
     await recordChange(change, endpoint, { action: "override.set", ceilingId: target.id, target: o.caller, previousValue: had, appliedValue: o.value });
   }

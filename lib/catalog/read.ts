@@ -65,7 +65,18 @@ export async function readCatalog(db: Db, keys?: string[]): Promise<CatalogEndpo
       ceilings: own.map(ceilingSpecOf),
       overrides: overrideRows.flatMap((o) => {
         const c = byId.get(o.ceilingId);
-        return c ? [{ metric: c.metric, window: c.window, caller: o.caller, value: o.value, reason: o.reason }] : [];
+        return c
+          ? [
+              {
+                metric: c.metric,
+                window: c.window,
+                caller: o.caller,
+                value: o.value,
+                reason: o.reason,
+                ...(o.expiresAt ? { until: o.expiresAt.toISOString() } : {}),
+              },
+            ]
+          : [];
       }),
     };
     return { endpoint, ceilings: own, spec };

@@ -1,6 +1,7 @@
 import { zodIssues } from "@/lib/limits/errors";
 import { z } from "zod";
 import { Text } from "@/lib/limits/text";
+import { OverrideUntil } from "@/lib/control/ends";
 import {
   CEILING_METRICS,
   CEILING_SCOPES,
@@ -184,6 +185,7 @@ const endpointExtras = {
         caller: Text("caller", 200),
         value: Whole("override value", 0),
         reason: Text("override reason", 500),
+        until: OverrideUntil,
       }),
     )
     .default([]),

@@ -18,6 +18,7 @@ import { isAddRaise, recentlyRemovedParts } from "./re-add";
 import { planValuesOnCeiling } from "@/lib/plans/read";
 import { ceilingSpecOf } from "./read";
 import { type CeilingSpec, ceilingIdentity, type EndpointFields, type EndpointSpec } from "./spec";
+import { newOverrideRows } from "@/lib/limits/overrides";
 
 // The catalog's writes, each inside the caller's transaction with its one audit event. The
 // dashboard (lib/catalog/change.ts) and a catalog file (lib/catalog/file.ts) both go through these,
@@ -125,7 +126,8 @@ export async function insertEndpoint(p: Change, spec: EndpointSpec): Promise<End
     .returning();
   for (const o of overrides) {
     const target = created.find((c) => c.scope === "caller" && c.metric === o.metric && c.window === o.window);
-    if (target) await p.tx.insert(limitOverrides).values({ limitId: target.limitId, caller: o.caller, value: o.value, reason: o.reason });
+    const rows = target ? newOverrideRows(target.limitId, [o], (message) => new CatalogError("invalid_input", `${key}: ${message}`)) : [];
+    if (rows.length > 0) await p.tx.insert(limitOverrides).values(rows);
   }
   await recordChange(p, row, {
     action: "endpoint.create",

@@ -1,10 +1,10 @@
 import { and, asc, count, eq, gt, inArray, isNull, or, sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
 import { auditActorFields, auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
-import { budgets, ceilings, limitOverrides } from "@/db/schema";
+import { budgets, ceilings, limitOverrides, type NewLimitOverride } from "@/db/schema";
 import type { ChangeKind } from "@/lib/control/change-kinds";
 import { type ChangeControl, requireApproval } from "@/lib/control/context";
-import { MAX_END_SECONDS } from "@/lib/control/ends";
+import { hasEnded, MAX_END_SECONDS, sameEnd } from "@/lib/control/ends";
 import { formatCount } from "@/lib/format";
 import type { LimitKind } from "@/lib/vocabulary";
 import { lockAccounts } from "./lock-accounts";
@@ -131,17 +131,18 @@ export function durationText(seconds: number): string {
 export async function writeLimitOverride(
   tx: Db,
   target: OverrideTarget,
-  o: { caller: string; value: number; reason: string; changeControl?: ChangeControl; expiresAfterSeconds?: number | null },
+  o: { caller: string; value: number; reason: string; changeControl?: ChangeControl; expiresAfterSeconds?: number | null; expiresAt?: Date | null },
 ): Promise<{ previous: number | null; expiresAt: Date | null }> {
-  const ends = o.expiresAfterSeconds ?? null;
-  if (ends !== null && (!Number.isInteger(ends) || ends <= 0 || ends > MAX_END_SECONDS)) {
-    throw target.refuse("invalid_input", `an override ends after 1 second to ${durationText(MAX_END_SECONDS)}, or never`);
-  }
+  // An end after a while (a form) or at an instant (a catalog file, kept to the instant it names).
+  const at = o.expiresAt ?? null;
+  const ends = at === null ? (o.expiresAfterSeconds ?? null) : Math.ceil((at.getTime() - Date.now()) / 1000);
+  if (ends !== null && (!Number.isInteger(ends) || ends <= 0 || ends > MAX_END_SECONDS)) throw target.refuse("invalid_input", endRange());
   await lockAccounts(tx, [o.caller]);
   const held = await heldOverride(tx, target.limitId, o.caller);
   const existing = held?.value ?? null;
-  // The same value with no end on either side changes nothing; adding, moving or dropping an end does.
-  if (existing === o.value && ends === null && held?.expiresAt === null) {
+  // The same value with no end on either side, or the same instant, changes nothing; adding, moving
+  // or dropping an end does.
+  if (existing === o.value && ((ends === null && held?.expiresAt === null) || (at !== null && sameEnd(at, held?.expiresAt)))) {
     throw target.refuse("unchanged", `${o.caller} already has ${target.format(o.value)}: nothing to save`);
   }
   const fallback = (await planLimit(tx, { kind: target.kind, limitId: target.id, account: o.caller })) ?? target.value;
@@ -160,7 +161,7 @@ export async function writeLimitOverride(
     );
   }
   // Set to exactly what was asked, the end included: a value saved again without an end lasts.
-  const expiresAt = ends === null ? null : sql`now() + make_interval(secs => ${ends})`;
+  const expiresAt = ends === null ? null : at !== null ? at : sql`now() + make_interval(secs => ${ends})`;
   const [row] = await tx
     .insert(limitOverrides)
     .values({ limitId: target.limitId, caller: o.caller, value: o.value, reason: o.reason, expiresAt })
@@ -170,6 +171,26 @@ export async function writeLimitOverride(
     })
     .returning({ expiresAt: limitOverrides.expiresAt });
   return { previous: existing, expiresAt: row?.expiresAt ?? null };
+}
+
+const endRange = () => `an override ends after 1 second to ${durationText(MAX_END_SECONDS)}, or never`;
+
+/**
+ * A new limit's overrides as a catalog file names them: one whose end has passed is left out (it
+ * binds nothing), and an end is at most as far as the writer allows.
+ */
+export function newOverrideRows(
+  limitId: number,
+  list: readonly { caller: string; value: number; reason: string; until?: string }[],
+  refuse: (message: string) => Error,
+): NewLimitOverride[] {
+  return list
+    .filter((o) => !hasEnded(o.until))
+    .map((o) => {
+      const expiresAt = o.until === undefined ? null : new Date(o.until);
+      if (expiresAt !== null && expiresAt.getTime() - Date.now() > MAX_END_SECONDS * 1000) throw refuse(endRange());
+      return { limitId, caller: o.caller, value: o.value, reason: o.reason, expiresAt };
+    });
 }
 
 /** Removes the account's override on a locked limit; returns the value it had. */

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { defineAction } from "@/app/_lib/define-action";
-import { OptionalReason, OverrideEndHours, Reason, untilText } from "@/app/_lib/action-fields";
+import { OptionalReason, OverrideEndHours, Reason } from "@/app/_lib/action-fields";
+import { untilText } from "@/lib/control/ends";
 import { adjustBudget, createBudget, killBudget, removeBudgetOverride, restoreBudget, setBudgetArchived, setBudgetOverride, updateBudget } from "@/lib/budgets";
 import { BudgetKey } from "@/lib/budgets/spec";
 import { formatMoneyText } from "@/lib/format";

@@ -2,7 +2,8 @@ import { z } from "zod";
 import { defineAction } from "@/app/_lib/define-action";
 import { adjustCeiling, removeOverride, setBounds, setOverride } from "@/lib/ceilings";
 import { decimalId } from "@/lib/http/strict-input";
-import { OverrideEndHours, Reason, untilText } from "@/app/_lib/action-fields";
+import { OverrideEndHours, Reason } from "@/app/_lib/action-fields";
+import { untilText } from "@/lib/control/ends";
 import { formatCount } from "@/lib/format";
 
 // Values, bounds and overrides are admin-only; operators kill and restore (control-action-core).
