@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
-import { budgets, ceilings, endpoints, type Budget, type Ceiling } from "@/db/schema";
+import { budgets, ceilings, endpoints } from "@/db/schema";
 import type { LimitKind } from "@/lib/vocabulary";
 import { durationText, overrideOf } from "@/lib/limits/overrides";
 import { MAX_END_SECONDS } from "@/lib/control/ends";
@@ -17,7 +17,9 @@ import { formatCount, formatMoney } from "@/lib/format";
 import { planLimit } from "@/lib/limits/loosening";
 import { parseChange } from "./ceiling-kinds";
 import { ChangeControlError } from "@/lib/control/errors";
-import { type Applied, type KindHandler, movedSince, type Prepared, staleMessage } from "./prepared";
+import { type Applied, type KindHandler, movedSince, type Prepared, staleMessage, type Worst } from "./prepared";
+import type { AuditActor } from "@/lib/audit/record";
+import type { ChangeControl } from "@/lib/control/context";
 
 // A per-account override above what binds the account (its override in force, else its plan's
 // value or the limit's own: ceilings.plan_limit), or removed below what its plan gives it: a raise
@@ -40,8 +42,6 @@ function callerOf(raw: string): string {
   return parsed.data;
 }
 
-const base = { budgetId: null, confirm: null, mayEnd: false } as const;
-
 /** The override in force and what the account's plan gives it: the approval compares both. */
 async function overrideState(db: Db, limit: { kind: LimitKind; id: number; limitId: number }, caller: string) {
   return {
@@ -50,20 +50,88 @@ async function overrideState(db: Db, limit: { kind: LimitKind; id: number; limit
   };
 }
 
-const ends = (c: { value: number | null; expiresAfterSeconds?: number }) =>
-  c.value !== null && c.expiresAfterSeconds !== undefined ? { expiresAfterSeconds: c.expiresAfterSeconds } : {};
-
-/** An override that ends below what the account then gets: its end is a raise one person scheduled. */
-const endsBelow = (c: { value: number | null; expiresAfterSeconds?: number }, after: number, fallback: number) =>
-  c.value !== null && c.expiresAfterSeconds !== undefined && fallback > after;
-
 const gone = (error: unknown): string | null =>
   (error instanceof CatalogError || error instanceof CeilingError) && (error.code === "not_found" || error.code === "conflict") ? error.message : null;
 
-export const ceilingOverride: KindHandler = {
-  async prepare(db, raw): Promise<Prepared> {
-    const change = parseChange(CeilingOverride, raw);
-    const caller = callerOf(change.caller);
+/** A per-account limit as an override request sees it, whichever the kind. */
+type Limit = { kind: LimitKind; id: number; limitId: number; value: number; minValue: number; maxValue: number };
+type Asked = { caller: string; value: number | null; expiresAfterSeconds?: number };
+type Verb = { caller: string; actor: AuditActor; reason: string; changeControl: ChangeControl };
+
+/** What differs between the kinds: how a request names its limit, finds and locks it, words and writes a value. */
+type OverrideKind<C extends Asked> = {
+  schema: z.ZodType<C>;
+  /** The limit a request names, with what the request records beside it; it throws not_found. */
+  find(
+    db: Db,
+    change: C,
+  ): Promise<{
+    limit: Limit;
+    named: Record<string, unknown>;
+    label: string;
+    ids: Pick<Prepared, "endpointId" | "ceilingId" | "budgetId">;
+    format(v: number): string;
+    worst(v: number): Worst;
+    currency: string | null;
+  }>;
+  lock(tx: Db, change: C): Promise<Limit>;
+  set(tx: Db, change: C, verb: Verb, value: number): Promise<unknown>;
+  remove(tx: Db, change: C, verb: Verb): Promise<unknown>;
+};
+
+/** One change-request kind for an override, on a per-caller ceiling or a per-account budget. */
+function overrideHandler<C extends Asked>(k: OverrideKind<C>): KindHandler {
+  return {
+    async prepare(db, raw): Promise<Prepared> {
+      const change = parseChange(k.schema, raw);
+      const caller = callerOf(change.caller);
+      const found = await k.find(db, change);
+      const { limit } = found;
+      const state = await overrideState(db, limit, caller);
+      const before = state.override ?? state.plan ?? limit.value;
+      if (change.value === null && state.override === null) throw new ChangeControlError("unchanged", `${caller} has no override on ${found.label}`);
+      const fallback = state.plan ?? limit.value;
+      const after = change.value === null ? fallback : clampToBounds(change.value, { min: limit.minValue, max: limit.maxValue }).applied;
+      // An end counts only with a value; one that ends below what the account then gets is a raise
+      // one person scheduled.
+      const ends = change.value !== null && change.expiresAfterSeconds !== undefined ? change.expiresAfterSeconds : undefined;
+      return {
+        ...found.ids,
+        confirm: null,
+        mayEnd: false,
+        change: { ...found.named, caller, value: change.value === null ? null : after, ...(ends === undefined ? {} : { expiresAfterSeconds: ends }) },
+        before: state,
+        after: { override: change.value === null ? null : after },
+        summary: `${found.label} for account ${caller}: ${found.format(before)} → ${change.value === null ? `override removed (${found.format(after)})` : found.format(after)}${endText(change.expiresAfterSeconds)}`,
+        worstBefore: found.worst(before),
+        worstAfter: found.worst(after),
+        currency: found.currency,
+        raise: after > before || (ends !== undefined && fallback > after),
+      };
+    },
+    async apply({ tx, request, actor, control }): Promise<Applied> {
+      const change = parseChange(k.schema, request.change);
+      let limit: Limit;
+      try {
+        limit = await k.lock(tx, change);
+      } catch (error) {
+        const message = gone(error);
+        if (message) return { stale: message };
+        throw error;
+      }
+      const moved = movedSince(request.before, await overrideState(tx, limit, change.caller));
+      if (moved.length > 0) return { stale: staleMessage(moved) };
+      const verb = { caller: change.caller, actor, reason: request.reason, changeControl: control };
+      if (change.value === null) await k.remove(tx, change, verb);
+      else await k.set(tx, change, verb, change.value);
+      return { stale: null, raised: null };
+    },
+  };
+}
+
+export const ceilingOverride = overrideHandler({
+  schema: CeilingOverride,
+  async find(db, change) {
     const [row] = await db
       .select({ ceiling: ceilings, endpoint: endpoints })
       .from(ceilings)
@@ -71,87 +139,41 @@ export const ceilingOverride: KindHandler = {
       .where(eq(ceilings.id, change.ceilingId));
     if (!row) throw new ChangeControlError("not_found", `no ceiling #${change.ceilingId}`);
     if (row.ceiling.scope !== "caller") throw new ChangeControlError("invalid_input", "overrides apply to per-caller ceilings only");
-    const state = await overrideState(db, { kind: "ceiling", ...row.ceiling }, caller);
-    const before = state.override ?? state.plan ?? row.ceiling.value;
-    if (change.value === null && state.override === null) throw new ChangeControlError("unchanged", `${caller} has no override on this ceiling`);
-    const after =
-      change.value === null ? (state.plan ?? row.ceiling.value) : clampToBounds(change.value, { min: row.ceiling.minValue, max: row.ceiling.maxValue }).applied;
-    const worst = (v: number) => ({ units: row.ceiling.metric === "units" ? v : v * row.endpoint.perCallMax, micros: null });
+    const { ceiling, endpoint } = row;
     return {
-      ...base,
-      change: { ceilingId: row.ceiling.id, caller, value: change.value === null ? null : after, ...ends(change) },
-      before: state,
-      after: { override: change.value === null ? null : after },
-      summary: `${row.endpoint.key} #${row.ceiling.id} for account ${caller}: ${formatCount(before)} → ${change.value === null ? `override removed (${formatCount(after)})` : formatCount(after)}${endText(change.expiresAfterSeconds)}`,
-      endpointId: row.endpoint.id,
-      ceilingId: row.ceiling.id,
-      worstBefore: worst(before),
-      worstAfter: worst(after),
+      limit: { kind: "ceiling", ...ceiling },
+      named: { ceilingId: ceiling.id },
+      label: `${endpoint.key} #${ceiling.id}`,
+      ids: { endpointId: endpoint.id, ceilingId: ceiling.id, budgetId: null },
+      format: formatCount,
+      worst: (v) => ({ units: ceiling.metric === "units" ? v : v * endpoint.perCallMax, micros: null }),
       currency: null,
-      raise: after > before || endsBelow(change, after, state.plan ?? row.ceiling.value),
     };
   },
-  async apply({ tx, request, actor, control }): Promise<Applied> {
-    const change = parseChange(CeilingOverride, request.change);
-    let ceiling: Ceiling;
-    try {
-      ceiling = (await lockCeiling(tx, change.ceilingId)).ceiling;
-    } catch (error) {
-      const message = gone(error);
-      if (message) return { stale: message };
-      throw error;
-    }
-    const moved = movedSince(request.before, await overrideState(tx, { kind: "ceiling", ...ceiling }, change.caller));
-    if (moved.length > 0) return { stale: staleMessage(moved) };
-    const common = { ceilingId: change.ceilingId, caller: change.caller, actor, reason: request.reason, changeControl: control };
-    if (change.value === null) await removeOverride(tx, common);
-    else await setOverride(tx, { ...common, input: String(change.value), expiresAfterSeconds: change.expiresAfterSeconds ?? null });
-    return { stale: null, raised: null };
-  },
-};
+  lock: async (tx, change) => ({ kind: "ceiling", ...(await lockCeiling(tx, change.ceilingId)).ceiling }),
+  set: (tx, change, verb, value) =>
+    setOverride(tx, { ...verb, ceilingId: change.ceilingId, input: String(value), expiresAfterSeconds: change.expiresAfterSeconds ?? null }),
+  remove: (tx, change, verb) => removeOverride(tx, { ...verb, ceilingId: change.ceilingId }),
+});
 
-export const budgetOverride: KindHandler = {
-  async prepare(db, raw): Promise<Prepared> {
-    const change = parseChange(BudgetOverride, raw);
-    const caller = callerOf(change.caller);
+export const budgetOverride = overrideHandler({
+  schema: BudgetOverride,
+  async find(db, change) {
     const [budget] = await db.select().from(budgets).where(eq(budgets.key, change.budgetKey));
     if (!budget) throw new ChangeControlError("not_found", `no budget '${change.budgetKey}'`);
     if (budget.scope !== "account") throw new ChangeControlError("invalid_input", `${budget.key} is a global budget: overrides are for a per-account budget`);
-    const state = await overrideState(db, { kind: "budget", ...budget }, caller);
-    const before = state.override ?? state.plan ?? budget.value;
-    if (change.value === null && state.override === null) throw new ChangeControlError("unchanged", `${caller} has no override on ${budget.key}`);
-    const after = change.value === null ? (state.plan ?? budget.value) : clampToBounds(change.value, { min: budget.minValue, max: budget.maxValue }).applied;
-    const money = (v: number) => formatMoney(v, budget.currency);
     return {
-      ...base,
-      change: { budgetKey: budget.key, caller, value: change.value === null ? null : after, ...ends(change) },
-      before: state,
-      after: { override: change.value === null ? null : after },
-      summary: `budget ${budget.key} for account ${caller}: ${money(before)} → ${change.value === null ? `override removed (${money(after)})` : money(after)}${endText(change.expiresAfterSeconds)}`,
-      endpointId: null,
-      ceilingId: null,
-      budgetId: budget.id,
-      worstBefore: { units: null, micros: before },
-      worstAfter: { units: null, micros: after },
+      limit: { kind: "budget", ...budget },
+      named: { budgetKey: budget.key },
+      label: `budget ${budget.key}`,
+      ids: { endpointId: null, ceilingId: null, budgetId: budget.id },
+      format: (v) => formatMoney(v, budget.currency),
+      worst: (v) => ({ units: null, micros: v }),
       currency: budget.currency,
-      raise: after > before || endsBelow(change, after, state.plan ?? budget.value),
     };
   },
-  async apply({ tx, request, actor, control }): Promise<Applied> {
-    const change = parseChange(BudgetOverride, request.change);
-    let budget: Budget;
-    try {
-      budget = (await lockedBudget(tx, change.budgetKey)).budget;
-    } catch (error) {
-      const message = gone(error);
-      if (message) return { stale: message };
-      throw error;
-    }
-    const moved = movedSince(request.before, await overrideState(tx, { kind: "budget", ...budget }, change.caller));
-    if (moved.length > 0) return { stale: staleMessage(moved) };
-    const common = { key: change.budgetKey, caller: change.caller, actor, reason: request.reason, changeControl: control };
-    if (change.value === null) await removeBudgetOverride(tx, common);
-    else await setBudgetOverride(tx, { ...common, input: moneyInputText(change.value), expiresAfterSeconds: change.expiresAfterSeconds ?? null });
-    return { stale: null, raised: null };
-  },
-};
+  lock: async (tx, change) => ({ kind: "budget", ...(await lockedBudget(tx, change.budgetKey)).budget }),
+  set: (tx, change, verb, value) =>
+    setBudgetOverride(tx, { ...verb, key: change.budgetKey, input: moneyInputText(value), expiresAfterSeconds: change.expiresAfterSeconds ?? null }),
+  remove: (tx, change, verb) => removeBudgetOverride(tx, { ...verb, key: change.budgetKey }),
+});
