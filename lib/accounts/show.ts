@@ -12,8 +12,17 @@ import { accounts, budgets, ceilings, endpoints, plans } from "@/db/schema";
 /** Why a value binds (db/functions/caller_limit.sql and account_budget_limit.sql decide). */
 export type BindingSource = "kill" | "blocked" | "override" | "plan" | "ceiling" | "budget";
 
-export type CeilingBinding = { ceilingId: number; endpoint: string; metric: string; window: string; value: number; source: BindingSource };
-export type BudgetBinding = { budget: string; currency: string; window: string; value: number; source: BindingSource };
+/** overrideEndsAt: when the account's override ends by itself (source override); null when it lasts or another source binds. */
+export type CeilingBinding = {
+  ceilingId: number;
+  endpoint: string;
+  metric: string;
+  window: string;
+  value: number;
+  source: BindingSource;
+  overrideEndsAt: Date | null;
+};
+export type BudgetBinding = { budget: string; currency: string; window: string; value: number; source: BindingSource; overrideEndsAt: Date | null };
 
 export type AccountView = {
   account: string;
@@ -52,6 +61,7 @@ export async function getAccount(db: Db, account: string, onlyEndpoints?: readon
       window: ceilings.window,
       value: sql<string>`(ceilings.caller_limit(${ceilings.id}, ${account})).value`,
       source: sql<BindingSource>`(ceilings.caller_limit(${ceilings.id}, ${account})).source`,
+      endsAt: sql<string | null>`(ceilings.caller_limit(${ceilings.id}, ${account})).ends_at`,
     })
     .from(ceilings)
     .innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId))
@@ -65,6 +75,7 @@ export async function getAccount(db: Db, account: string, onlyEndpoints?: readon
       window: budgets.window,
       value: sql<string>`(ceilings.account_budget_limit(${budgets.id}, ${account})).value`,
       source: sql<BindingSource>`(ceilings.account_budget_limit(${budgets.id}, ${account})).source`,
+      endsAt: sql<string | null>`(ceilings.account_budget_limit(${budgets.id}, ${account})).ends_at`,
     })
     .from(budgets)
     .where(
@@ -94,7 +105,15 @@ export async function getAccount(db: Db, account: string, onlyEndpoints?: readon
       window: c.window,
       value: Number(c.value),
       source: c.source,
+      overrideEndsAt: c.endsAt === null ? null : new Date(c.endsAt),
     })),
-    budgets: budgetRows.map((b) => ({ budget: b.key, currency: b.currency, window: b.window, value: Number(b.value), source: b.source })),
+    budgets: budgetRows.map((b) => ({
+      budget: b.key,
+      currency: b.currency,
+      window: b.window,
+      value: Number(b.value),
+      source: b.source,
+      overrideEndsAt: b.endsAt === null ? null : new Date(b.endsAt),
+    })),
   };
 }

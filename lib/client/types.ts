@@ -116,6 +116,8 @@ export type CeilingStatus = {
   override: boolean;
   /** Why value binds: the ceiling's own value, the account's plan or override, a kill, a block. */
   source: "ceiling" | "plan" | "override" | "kill" | "blocked";
+  /** When the account's override ends by itself (source `override`); null when it lasts or another source binds. */
+  overrideEndsAt: string | null;
   killed: boolean;
   window: { kind: "utc_day" | "billing_month" | "first_hit"; start: string | null; end: string | null; seconds: number | null };
   settled: number | null;
@@ -134,6 +136,8 @@ export type BudgetStatus = {
   scope: "global" | "account";
   value: number;
   source: "budget" | "plan" | "override" | "kill" | "blocked";
+  /** When the account's override ends by itself (source `override`); null when it lasts or another source binds. */
+  overrideEndsAt: string | null;
   killed: boolean;
   window: { kind: "utc_day" | "billing_month"; start: string; end: string };
   settled: number | null;
@@ -201,9 +205,19 @@ export type AccountView = {
     window: "utc_day" | "billing_month" | "first_hit";
     value: number;
     source: BindingSource;
+    /** When the account's override ends by itself (source `override`); null when it lasts or another source binds. */
+    overrideEndsAt: string | null;
   }[];
   /** The value (micros) that binds it on each per-account budget. */
-  budgets: { budget: string; currency: string; window: "utc_day" | "billing_month"; value: number; source: BindingSource }[];
+  budgets: {
+    budget: string;
+    currency: string;
+    window: "utc_day" | "billing_month";
+    value: number;
+    source: BindingSource;
+    /** When the account's override ends by itself (source `override`); null when it lasts or another source binds. */
+    overrideEndsAt: string | null;
+  }[];
 };
 
 export type ClientOptions = {

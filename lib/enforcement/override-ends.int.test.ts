@@ -9,6 +9,8 @@ import { createEndpoint } from "@/lib/ceilings/test-fixtures";
 import { setupControl } from "@/lib/control/context";
 import { MAX_END_SECONDS } from "@/lib/control/ends";
 import { expireOverrides, listOverrides } from "@/lib/limits/overrides";
+import { getAccount } from "@/lib/accounts/show";
+import { readEndpointStatus } from "@/lib/http/endpoint-status";
 import type { LimitKind } from "@/lib/vocabulary";
 import { makeBudget, priceEndpoint } from "./budget-fixtures";
 import { reserve } from "./reserve";
@@ -91,6 +93,16 @@ describe.skipIf(skipWithoutDatabase())("an override that ends", () => {
       expect((await listOverrides(t.db, kind, [limit.id])).map((o) => [o.caller, o.value, o.expiresAt !== null])).toEqual([
         [caller, kind === "ceiling" ? 3 : 3 * DOLLAR, true],
       ]);
+      // The status API and the account say what binds and until when.
+      const said = async () => {
+        const status = await readEndpointStatus(t.db, { endpointKey: limit.endpoint, account: caller });
+        const view = await getAccount(t.db, caller);
+        const [onEndpoint] = kind === "ceiling" ? (status?.ceilings.filter((c) => c.scope === "caller") ?? []) : (status?.budgets ?? []);
+        const [onAccount] = kind === "ceiling" ? view.ceilings.filter((c) => c.endpoint === limit.endpoint) : view.budgets;
+        return [onEndpoint?.source, onEndpoint?.overrideEndsAt, onAccount?.source, onAccount?.overrideEndsAt?.toISOString() ?? null];
+      };
+      const end = set.expiresAt?.toISOString();
+      expect(await said()).toEqual(["override", end, "override", end]);
       // 30 at once from three processes: exactly the override's 3.
       expect(await grantedOf(limit.endpoint, caller, 30)).toBe(3);
 
@@ -98,6 +110,7 @@ describe.skipIf(skipWithoutDatabase())("an override that ends", () => {
       // 3 are used, so exactly 2 more.
       await new Promise((r) => setTimeout(r, Math.max(0, (set.expiresAt?.getTime() ?? 0) - Date.now()) + 300));
       expect(await listOverrides(t.db, kind, [limit.id])).toEqual([]);
+      expect(await said()).toEqual([kind, null, kind, null]);
       expect(await grantedOf(limit.endpoint, caller, 10)).toBe(2);
       // A new account on the same limit gets the own value, 5.
       expect(await grantedOf(limit.endpoint, `${caller}-other`, 10)).toBe(5);

@@ -11,6 +11,8 @@ export type CeilingStatus = {
   override: boolean;
   /** Why `value` binds: the ceiling's own value, the account's plan or override, a kill, a block. */
   source: LimitSource;
+  /** When the account's override ends by itself (source override); null when it lasts or another source binds. */
+  overrideEndsAt: string | null;
   killed: boolean;
   window: { kind: CeilingWindow; start: string | null; end: string | null; seconds: number | null };
   /** Counters of the current window; null for cooldowns (one per destination) and for per-caller ceilings without an account. */
@@ -31,6 +33,8 @@ export type BudgetStatus = {
   /** The value in force: a per-account budget's for the account (override, plan, block), else the budget's own; 0 when killed. */
   value: number;
   source: "budget" | "plan" | "override" | "kill" | "blocked";
+  /** When the account's override ends by itself (source override); null when it lasts or another source binds. */
+  overrideEndsAt: string | null;
   killed: boolean;
   window: { kind: "utc_day" | "billing_month"; start: string; end: string };
   /** Counters of the current window, in micros; null for a per-account budget without an account. */
@@ -63,18 +67,20 @@ type BudgetRow = {
   own_value: string | number;
   bound_value: string | number | null;
   bound_source: BudgetStatus["source"] | null;
+  bound_ends: string | Date | null;
   window_start: string | Date;
   window_end: string | Date;
   held: string | number | null;
   settled: string | number | null;
 };
 
+const iso = (v: string | Date | null) => (v === null ? null : new Date(v).toISOString());
 /** The live budgets of an endpoint with their current window's money, as enforcement reads them (account_budget_limit). */
 async function readBudgets(db: Db, endpointKey: string, account: string | null): Promise<BudgetStatus[]> {
   const rows = resultRows<BudgetRow>(
     await db.execute(sql`
       select b.id, b.key, b.name, b.currency, b.scope, b.window, b.value as own_value,
-             l.value as bound_value, l.source as bound_source, w.window_start, w.window_end, u.held, u.settled
+             l.value as bound_value, l.source as bound_source, l.ends_at as bound_ends, w.window_start, w.window_end, u.held, u.settled
       from endpoints e
       join budget_members m on m.endpoint_id = e.id
       join budgets b on b.id = m.budget_id and b.archived_at is null
@@ -96,6 +102,7 @@ async function readBudgets(db: Db, endpointKey: string, account: string | null):
       scope: r.scope,
       value,
       source: r.bound_source ?? (own === 0 ? "kill" : "budget"),
+      overrideEndsAt: iso(r.bound_ends),
       killed: own === 0,
       window: { kind: r.window, start: new Date(r.window_start).toISOString(), end: new Date(r.window_end).toISOString() },
       ...counters(r.scope === "global" || account !== null, r.held, r.settled, value),
@@ -116,6 +123,7 @@ type Row = {
   ceiling_value: string | number | null;
   bound_value: string | number | null;
   bound_source: LimitSource | null;
+  bound_ends: string | Date | null;
   plan: string | null;
   blocked: boolean | null;
   window_start: string | Date | null;
@@ -123,8 +131,6 @@ type Row = {
   held: string | number | null;
   settled: string | number | null;
 };
-
-const iso = (v: string | Date | null) => (v === null ? null : new Date(v).toISOString());
 
 /** A window's counters against the value in force; all null when the window is not one counter (`counted` false). */
 function counters(counted: boolean, held: string | number | null, settled: string | number | null, value: number) {
@@ -145,7 +151,7 @@ export async function readEndpointStatus(db: Db, params: { endpointKey: string; 
     db.execute(sql`
       select e.key, e.name, e.unit, e.per_call_max,
              c.id as ceiling_id, c.metric, c.scope, c.window, c.window_seconds, c.value as ceiling_value,
-             l.value as bound_value, l.source as bound_source,
+             l.value as bound_value, l.source as bound_source, l.ends_at as bound_ends,
              (select p.key from plans p left join accounts a on a.account = ${account}::text
               where ${account}::text is not null and p.id = coalesce(a.plan_id, (select d.id from plans d where d.is_default))) as plan,
              (select a.blocked_at is not null from accounts a where a.account = ${account}::text) as blocked,
@@ -179,6 +185,7 @@ export async function readEndpointStatus(db: Db, params: { endpointKey: string; 
       value,
       override: source === "override",
       source,
+      overrideEndsAt: iso(r.bound_ends),
       killed: ceilingValue === 0,
       window: { kind: r.window, start: iso(r.window_start), end: iso(r.window_end), seconds: r.window_seconds },
       ...counters(r.scope === "global" || (r.scope === "caller" && account !== null), r.held, r.settled, value),

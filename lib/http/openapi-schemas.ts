@@ -113,6 +113,10 @@ const Metric = z.enum(CEILING_METRICS);
 const Scope = z.enum(CEILING_SCOPES);
 const WindowKind = z.enum(CEILING_WINDOWS);
 const Timestamp = z.string().meta({ format: "date-time" });
+const OverrideEndsAt = Timestamp.nullable().meta({
+  description:
+    "when the account's override ends by itself (source override): the value that binds it then is its plan's or the limit's own; null when it lasts or another source binds",
+});
 const Uuid = z.uuid();
 
 export const CeilingRemaining = z.strictObject({
@@ -231,6 +235,7 @@ export const EndpointStatusBody = z.strictObject({
       value: z.int(),
       override: z.boolean(),
       source: z.enum(LIMIT_SOURCES).meta({ description: "why value binds: the ceiling's own value, the account's plan or override, a kill, a block" }),
+      overrideEndsAt: OverrideEndsAt,
       killed: z.boolean(),
       window: z.strictObject({ kind: WindowKind, start: Timestamp.nullable(), end: Timestamp.nullable(), seconds: z.int().nullable() }),
       settled: Counter,
@@ -251,6 +256,7 @@ export const EndpointStatusBody = z.strictObject({
           description: "micros: what binds the account asked about (its override, its plan's value, 0 when blocked), else the budget's own; 0 when killed",
         }),
         source: z.enum(["budget", "plan", "override", "kill", "blocked"]),
+        overrideEndsAt: OverrideEndsAt,
         killed: z.boolean(),
         window: z.strictObject({ kind: z.enum(["utc_day", "billing_month"]), start: Timestamp, end: Timestamp }),
         settled: Counter.meta({ description: "micros settled in the current window; null for a per-account budget read without an account" }),
@@ -317,7 +323,17 @@ export const AccountBody = z.strictObject({
     .meta({ description: "staff blocked the account: every endpoint refuses it (gate blocked). by and reason are null for a key bound to the account" }),
   firstSeenAt: Timestamp.nullable(),
   ceilings: z
-    .array(z.strictObject({ ceilingId: z.int(), endpoint: z.string(), metric: Metric, window: WindowKind, value: z.int(), source: Binding }))
+    .array(
+      z.strictObject({
+        ceilingId: z.int(),
+        endpoint: z.string(),
+        metric: Metric,
+        window: WindowKind,
+        value: z.int(),
+        source: Binding,
+        overrideEndsAt: OverrideEndsAt,
+      }),
+    )
     .meta({ description: "each per-caller ceiling of a live endpoint and the value that binds this account on it" }),
   budgets: z
     .array(
@@ -327,6 +343,7 @@ export const AccountBody = z.strictObject({
         window: z.enum(BUDGET_WINDOWS),
         value: z.int().meta({ description: "micros of currency" }),
         source: Binding,
+        overrideEndsAt: OverrideEndsAt,
       }),
     )
     .meta({ description: "each live per-account budget and the value that binds this account on it" }),
