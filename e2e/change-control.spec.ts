@@ -15,7 +15,8 @@ import { DEMO_ADMIN, signedIn } from "./pages/login-page";
 
 const OPERATOR = "operator@ceilings.local";
 const APPROVER = "approver@ceilings.local";
-const KEY = "change.e2e";
+// One key per attempt: a retry of this serial group runs beforeAll again, on the same database.
+const KEY = `change.e2e-${Date.now().toString(36)}`;
 const DAY_MS = 86_400_000;
 // Ten past days of 30 grants of one message each (at $0.01), across six accounts.
 const HISTORY_DAYS = 10;
@@ -94,10 +95,15 @@ test.describe("change control", () => {
     // Operators get the value form to ask for a raise, never a Save button.
     await expect(daily.input).toBeVisible();
     await expect(daily.save).toHaveCount(0);
-    await daily.input.fill(value);
-    await daily.reason.fill(reason);
+    // Typed again until the form answers it: typing before React hydrated the form is kept in the
+    // box but runs no preview, so no raise is seen and the ask never shows.
     const ask = page.getByTestId("ask-approval");
-    await expect(ask).toBeEnabled();
+    await expect(async () => {
+      await daily.input.fill("");
+      await daily.input.fill(value);
+      await expect(ask).toBeEnabled({ timeout: 1_000 });
+    }).toPass({ timeout: 15_000 });
+    await daily.reason.fill(reason);
     if (minutes !== undefined) {
       await page.getByTestId("raise-end-for").check();
       await page.getByTestId("raise-ends-for").fill(String(minutes));
