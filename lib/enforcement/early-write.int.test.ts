@@ -93,7 +93,8 @@ describe.skipIf(skipWithoutDatabase())("reservations written before the counters
         expect(await countRows(tx, sql`select count(*)::int as n from reservations where endpoint_id = ${e.endpointId}`)).toBe(0);
         const waiting = await countRows(
           tx,
-          sql`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%reserve_batch%'`,
+          sql`select count(*)::int as n from pg_stat_activity
+              where datname = current_database() and wait_event_type = 'Lock' and query like '%reserve_batch%'`,
         );
         expect(waiting).toBe(1);
         // It waits for the counter with its reservations written (it holds the table's write
@@ -101,7 +102,7 @@ describe.skipIf(skipWithoutDatabase())("reservations written before the counters
         const writing = await countRows(
           tx,
           sql`select count(*)::int as n from pg_locks l join pg_stat_activity a on a.pid = l.pid
-              where a.wait_event_type = 'Lock' and a.query like '%reserve_batch%'
+              where a.datname = current_database() and a.wait_event_type = 'Lock' and a.query like '%reserve_batch%'
                 and l.relation = 'reservations'::regclass and l.mode = 'RowExclusiveLock' and l.granted`,
         );
         expect(writing).toBe(1);
