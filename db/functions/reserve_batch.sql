@@ -78,7 +78,9 @@ DECLARE
   caller_endpoints int[] := '{}';      -- endpoints with a per-caller ceiling
   destination_endpoints int[] := '{}'; -- endpoints with a cooldown
   killed_endpoints int[] := '{}';      -- endpoints with a ceiling switched off
-  overrides jsonb;
+  -- "limit id|caller" -> the value that binds that account there other than the limit's own: its
+  -- override in force, else its plan's value (both kinds of per-account limit, one map)
+  account_values jsonb := '{}';
   -- the budgets the batch's endpoints belong to, in id order, with their current windows, and
   -- the memberships among them as (position in batch_budgets, endpoint id) pairs
   batch_budgets budgets[];
@@ -96,11 +98,8 @@ DECLARE
   budget_endpoints int[] := '{}';         -- endpoints in a budget
   account_budget_endpoints int[] := '{}'; -- endpoints in a per-account budget
   endpoint_prices jsonb := '{}';          -- endpoint id -> {part: picos a unit}
-  budget_overrides_map jsonb := '{}';
-  -- the batch's per-account limits (per-caller ceilings, per-account budgets): limits row, own id, kind
+  -- the batch's per-account limits (per-caller ceilings, per-account budgets), by limit id
   account_limit_ids int[] := '{}';
-  account_limit_owner int[] := '{}';
-  account_limit_is_ceiling boolean[] := '{}';
   -- the batch's callers (canonical, distinct), each with its plan; the blocked ones; the new ones
   batch_callers text[] := '{}';
   caller_plan int[] := '{}';
@@ -129,7 +128,7 @@ DECLARE
   charge_amount bigint[] := '{}';
   charge_limit bigint[] := '{}';
   charge_used bigint[];           -- the counter's used after this charge (grants only)
-  -- per counter: one (ceiling, scope key, window)
+  -- per counter: one (limit, scope key, window); counter_key is "limit id|scope key|window"
   counter_key text[] := '{}';
   counter_limit_id int[] := '{}'; -- the counter's limit: its row is counters (limit id, scope, window start)
   counter_ceiling int[] := '{}';  -- a ceiling's counter: its id; a budget's: NULL
@@ -271,27 +270,19 @@ BEGIN
   FOREACH c IN ARRAY batch_ceilings LOOP
     CONTINUE WHEN c.scope <> 'caller';
     account_limit_ids := account_limit_ids || c.limit_id;
-    account_limit_owner := account_limit_owner || c.id;
-    account_limit_is_ceiling := account_limit_is_ceiling || true;
   END LOOP;
   FOREACH bg IN ARRAY batch_budgets LOOP
     CONTINUE WHEN bg.scope <> 'account';
     account_limit_ids := account_limit_ids || bg.limit_id;
-    account_limit_owner := account_limit_owner || bg.id;
-    account_limit_is_ceiling := account_limit_is_ceiling || false;
   END LOOP;
   -- The accounts' own values on them (3): one read of limit_overrides, in (limit id, caller) order;
   -- an override past its end binds nothing, whether or not the worker has removed it yet.
   IF cardinality(account_limit_ids) > 0 AND cardinality(batch_callers) > 0 THEN
-    SELECT coalesce(jsonb_object_agg(o.id || '|' || o.caller, o.value) FILTER (WHERE o.is_ceiling), '{}'),
-           coalesce(jsonb_object_agg(o.id || '|' || o.caller, o.value) FILTER (WHERE NOT o.is_ceiling), '{}')
-    INTO overrides, budget_overrides_map
-    FROM (SELECT l.id, l.is_ceiling, ov.caller, ov.value FROM limit_overrides ov
-          JOIN unnest(account_limit_ids, account_limit_owner, account_limit_is_ceiling) AS l(limit_id, id, is_ceiling) ON l.limit_id = ov.limit_id
-          WHERE ov.caller = ANY (batch_callers) AND (ov.expires_at IS NULL OR ov.expires_at > t_now)
+    SELECT coalesce(jsonb_object_agg(o.limit_id || '|' || o.caller, o.value), '{}')
+    INTO account_values
+    FROM (SELECT ov.limit_id, ov.caller, ov.value FROM limit_overrides ov
+          WHERE ov.limit_id = ANY (account_limit_ids) AND ov.caller = ANY (batch_callers) AND (ov.expires_at IS NULL OR ov.expires_at > t_now)
           ORDER BY ov.limit_id, ov.caller FOR SHARE OF ov) o;
-  ELSE
-    overrides := '{}';
   END IF;
 
   -- Registering (3c) is bookkeeping, never a reason to refuse: a new account another transaction is
@@ -310,12 +301,10 @@ BEGIN
   -- Their plans' values, beneath their overrides (the right side of || wins). Plan values change
   -- only under the endpoint locks this batch holds shared, like a ceiling's value.
   IF cardinality(account_limit_ids) > 0 AND cardinality(batch_callers) > 0 THEN
-    SELECT coalesce(jsonb_object_agg(l.id || '|' || k.caller, v.value) FILTER (WHERE l.is_ceiling), '{}') || overrides,
-           coalesce(jsonb_object_agg(l.id || '|' || k.caller, v.value) FILTER (WHERE NOT l.is_ceiling), '{}') || budget_overrides_map
-    INTO overrides, budget_overrides_map
+    SELECT coalesce(jsonb_object_agg(v.limit_id || '|' || k.caller, v.value), '{}') || account_values
+    INTO account_values
     FROM unnest(batch_callers, caller_plan) AS k(caller, plan_id)
-    JOIN plan_limit_values v ON v.plan_id = k.plan_id
-    JOIN unnest(account_limit_ids, account_limit_owner, account_limit_is_ceiling) AS l(limit_id, id, is_ceiling) ON l.limit_id = v.limit_id;
+    JOIN plan_limit_values v ON v.plan_id = k.plan_id AND v.limit_id = ANY (account_limit_ids);
   END IF;
 
   -- Phase 2, validation and the cheap gates: input, idempotent replay, blocked account, per-call
@@ -508,10 +497,10 @@ BEGIN
       CONTINUE WHEN c.endpoint_id <> req_endpoint[i];
       v_scope := CASE c.scope WHEN 'global' THEN '' WHEN 'caller' THEN req_caller[i] ELSE req_destination_key[i] END;
       v_limit := c.value;
-      IF c.scope = 'caller' AND overrides ? (c.id || '|' || req_caller[i]) THEN
-        v_limit := (overrides ->> (c.id || '|' || req_caller[i]))::bigint;
+      IF c.scope = 'caller' AND account_values ? (c.limit_id || '|' || req_caller[i]) THEN
+        v_limit := (account_values ->> (c.limit_id || '|' || req_caller[i]))::bigint;
       END IF;
-      v_key := c.id || '|' || v_scope || '|' || ceiling_window_key[x];
+      v_key := c.limit_id || '|' || v_scope || '|' || ceiling_window_key[x];
       idx := array_position(counter_key, v_key);
       IF idx IS NULL THEN
         counter_key := counter_key || v_key;
@@ -539,9 +528,9 @@ BEGIN
         v_scope := CASE WHEN pair_per_account[x] THEN req_caller[i] ELSE '' END;
         -- A kill binds every account, whatever its own value.
         v_limit := CASE WHEN pair_value[x] = 0 THEN 0
-                        WHEN pair_per_account[x] AND budget_overrides_map ? (pair_id[x] || '|' || v_scope)
-                        THEN (budget_overrides_map ->> (pair_id[x] || '|' || v_scope))::bigint ELSE pair_value[x] END;
-        v_key := 'b' || pair_id[x] || '|' || v_scope || '|' || pair_window_key[x];
+                        WHEN pair_per_account[x] AND account_values ? (pair_limit[x] || '|' || v_scope)
+                        THEN (account_values ->> (pair_limit[x] || '|' || v_scope))::bigint ELSE pair_value[x] END;
+        v_key := pair_limit[x] || '|' || v_scope || '|' || pair_window_key[x];
         idx := array_position(counter_key, v_key);
         IF idx IS NULL THEN
           counter_key := counter_key || v_key;
