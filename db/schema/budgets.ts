@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import { bigint, check, index, integer, pgEnum, pgTable, pgView, primaryKey, smallint, text, timestamp } from "drizzle-orm/pg-core";
 import { timestamps } from "./columns";
 import { limits, nextLimitId } from "./limits";
+import { counterViewColumns } from "./usage";
 import { ceilingWindow } from "./ceilings";
 import { endpoints } from "./endpoints";
 import { BUDGET_SCOPES, ENDPOINT_KEY_PATTERN } from "../../lib/vocabulary";
@@ -78,15 +79,6 @@ export type BudgetMember = typeof budgetMembers.$inferSelect;
 
 // The counters of the budgets, named by the budget (migration 0042's view), in micros. Read only;
 // writers write counters.
-export const budgetUsage = pgView("budget_usage", {
-  budgetId: integer("budget_id").notNull(),
-  limitId: integer("limit_id").notNull(),
-  scopeKey: text("scope_key").notNull(),
-  windowStart: timestamp("window_start", { withTimezone: true }).notNull(),
-  windowEnd: timestamp("window_end", { withTimezone: true }).notNull(),
-  held: bigint("held", { mode: "number" }).notNull(),
-  settled: bigint("settled", { mode: "number" }).notNull(),
-  reservations: bigint("reservations", { mode: "number" }).notNull(),
-}).existing();
+export const budgetUsage = pgView("budget_usage", { budgetId: integer("budget_id").notNull(), ...counterViewColumns() }).existing();
 
 export type BudgetUsage = typeof budgetUsage.$inferSelect;

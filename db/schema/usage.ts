@@ -31,18 +31,22 @@ export const counters = pgTable(
   ],
 );
 
+/** The columns of a view of one kind's counters, after the column that names its ceiling or budget. */
+export function counterViewColumns() {
+  return {
+    limitId: integer("limit_id").notNull(),
+    scopeKey: text("scope_key").notNull(),
+    windowStart: timestamp("window_start", { withTimezone: true }).notNull(),
+    windowEnd: timestamp("window_end", { withTimezone: true }).notNull(),
+    held: bigint("held", { mode: "number" }).notNull(),
+    settled: bigint("settled", { mode: "number" }).notNull(),
+    reservations: bigint("reservations", { mode: "number" }).notNull(),
+  };
+}
+
 // The counters of the ceilings, named by the ceiling (migration 0042's view): what the dashboard's
 // readers of one ceiling's spend read. Read only; writers write counters.
-export const usage = pgView("usage", {
-  ceilingId: integer("ceiling_id").notNull(),
-  limitId: integer("limit_id").notNull(),
-  scopeKey: text("scope_key").notNull(),
-  windowStart: timestamp("window_start", { withTimezone: true }).notNull(),
-  windowEnd: timestamp("window_end", { withTimezone: true }).notNull(),
-  held: bigint("held", { mode: "number" }).notNull(),
-  settled: bigint("settled", { mode: "number" }).notNull(),
-  reservations: bigint("reservations", { mode: "number" }).notNull(),
-}).existing();
+export const usage = pgView("usage", { ceilingId: integer("ceiling_id").notNull(), ...counterViewColumns() }).existing();
 
 export type Usage = typeof usage.$inferSelect;
 export type Counter = typeof counters.$inferSelect;

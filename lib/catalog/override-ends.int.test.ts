@@ -18,6 +18,7 @@ const HOUR = 3_600_000;
 type Json = Record<string, unknown>;
 type File = { endpoints: Json[]; budgets: Json[]; [k: string]: unknown };
 
+// Skipped only without a Postgres server to run on; npm test always starts one, and CI fails a skipped suite.
 describe.skipIf(skipWithoutDatabase())("an override that ends, in the catalog file", () => {
   const t = useTestDatabase("catalog_override_ends");
 

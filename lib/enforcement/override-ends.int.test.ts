@@ -23,6 +23,7 @@ import { openPools } from "./test-fixtures";
 const DOLLAR = 1_000_000;
 const admin = { type: "staff", email: "admin@example.com" } as const;
 
+// Skipped only without a Postgres server to run on; npm test always starts one, and CI fails a skipped suite.
 describe.skipIf(skipWithoutDatabase())("an override that ends", () => {
   const t = useTestDatabase("override_ends", { max: 8 });
 
