@@ -4,7 +4,8 @@ import { alertDeliveries, alertDestinations, alerts, budgets } from "@/db/schema
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import type { AuditActor } from "@/lib/audit/record";
-import { adjustBudget, killBudget, restoreBudget } from "@/lib/budgets/change";
+import { adjustBudget } from "@/lib/budgets/adjust";
+import { killBudget, restoreBudget } from "@/lib/budgets/kill";
 import { setupControl } from "@/lib/control/context";
 import { makeBudget } from "@/lib/enforcement/budget-fixtures";
 import { makeEndpoint } from "@/lib/enforcement/test-fixtures";

@@ -1,20 +1,11 @@
 // The door to budgets: a hard limit in money over several member endpoints. What the dashboard,
 // the catalog file and tests call; enforcement reads the same tables in reserve_batch.
-export {
-  adjustBudget,
-  createBudget,
-  killBudget,
-  removeBudgetOverride,
-  restoreBudget,
-  setBudgetArchived,
-  setBudgetOverride,
-  updateBudget,
-  type AdjustBudgetParams,
-  type AdjustBudgetResult,
-  type BudgetFieldChange,
-  type BudgetOverrideResult,
-  type BudgetValueChange,
-} from "./change";
+export { adjustBudget, type AdjustBudgetParams, type AdjustBudgetResult } from "./adjust";
+export { setBudgetArchived } from "./archive";
+export { createBudget } from "./create";
+export { killBudget, restoreBudget, type BudgetValueChange } from "./kill";
+export { removeBudgetOverride, setBudgetOverride, type BudgetOverrideResult } from "./overrides";
+export { updateBudget, type BudgetFieldChange } from "./update";
 export { budgetSentence } from "./money";
 export { moneyInputText, parseMoneyInput } from "@/lib/limits/parse";
 export { budgetKeysOfEndpoint, budgetSentenceOf, listMemberOptions, readBudget, readBudgets, type CatalogBudget } from "./read";

@@ -9,7 +9,7 @@ import { getEndpointDetail, killEndpoint, listEndpointsOverview } from "@/lib/ce
 import { makeBudget, priceEndpoint } from "@/lib/enforcement/budget-fixtures";
 import { reserve, settleReservation } from "@/lib/enforcement";
 import { makeEndpoint } from "@/lib/enforcement/test-fixtures";
-import { killBudget, restoreBudget } from "./change";
+import { killBudget, restoreBudget } from "./kill";
 import { budgetStopsQuery, readBudgetStops } from "./read-stops";
 
 // What the overview and the endpoint page say about an endpoint a budget stops: killed, or a global

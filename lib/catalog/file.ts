@@ -3,7 +3,7 @@ import { eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
 import { ceilings, type Ceiling, type Endpoint } from "@/db/schema";
-import { ceilingOverrideTarget } from "@/lib/ceilings/overrides";
+import { ceilingTarget } from "@/lib/ceilings/target";
 import { deleteLimitOverride, writeLimitOverride } from "@/lib/limits/overrides";
 import { lockAccounts } from "@/lib/limits/lock-accounts";
 import type { AuditActor } from "@/lib/audit/record";
@@ -535,7 +535,7 @@ async function applyEndpoint(change: Change, existing: CatalogEndpoint, spec: En
   for (const { o } of planned.overrides.set) {
     const target = ceilingFor(o);
     if (!target) continue;
-    const { previous: had } = await writeLimitOverride(tx, ceilingOverrideTarget(target, endpoint), {
+    const { previous: had } = await writeLimitOverride(tx, ceilingTarget(tx, target, endpoint), {
       caller: o.caller,
       value: o.value,
       reason: o.reason,
@@ -547,7 +547,7 @@ async function applyEndpoint(change: Change, existing: CatalogEndpoint, spec: En
   for (const o of planned.overrides.remove) {
     const target = ceilingFor(o);
     if (!target) continue;
-    const had = await deleteLimitOverride(tx, ceilingOverrideTarget(target, endpoint), { caller: o.caller, changeControl: change.changeControl });
+    const had = await deleteLimitOverride(tx, ceilingTarget(tx, target, endpoint), { caller: o.caller, changeControl: change.changeControl });
     await recordChange(change, endpoint, { action: "override.remove", ceilingId: target.id, target: o.caller, previousValue: had });
   }
   if (spec.archived !== (endpoint.archivedAt !== null)) await setArchived(change, endpoint, spec.archived);

@@ -1,12 +1,12 @@
 import type { Db } from "@/db/client";
 import type { Ceiling, Endpoint } from "@/db/schema";
-import { controlDetails, requireApproval, type ChangeControl } from "@/lib/control/context";
-import { isBoundsRaise } from "@/lib/control/raise";
-import { activeRevertTo } from "@/lib/control/raise-floor";
-import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
+import type { ChangeControl } from "@/lib/control/context";
+import type { AuditActor } from "@/lib/audit/record";
+import { moveBounds, requireBoundsApproval } from "@/lib/limits/bounds";
 import { CeilingError, requireReason } from "./errors";
-import { lockCeilingAsSeen, saveCeiling } from "./lock";
-import { clampToBounds, parseLimitInput } from "@/lib/limits/parse";
+import { lockCeilingAsSeen } from "./lock";
+import { parseLimitInput } from "@/lib/limits/parse";
+import { ceilingTarget } from "./target";
 import { formatCount } from "@/lib/format";
 import { clampPlanValues } from "@/lib/limits/plan-values";
 
@@ -72,65 +72,42 @@ export async function writeBounds(
   bounds: { min: number; max: number },
   p: BoundsEdit,
 ): Promise<SetBoundsResult> {
-  const reason = p.reason;
   if (ceiling.minValue === bounds.min && ceiling.maxValue === bounds.max) {
     throw new CeilingError("unchanged", "those are already the bounds: nothing to save");
   }
-  const value = clampToBounds(ceiling.value, bounds);
-  const beforeKill = ceiling.valueBeforeKill === null ? null : clampToBounds(ceiling.valueBeforeKill, bounds);
-  // The default may be 0 only if the minimum is; otherwise it is pulled in like any value.
-  const defaultValue = Math.min(Math.max(ceiling.defaultValue, bounds.min), bounds.max);
-  const revertTo = await activeRevertTo(tx, { ceilingId: ceiling.id });
-  if (
-    isBoundsRaise(
-      { ...ceiling, revertTo },
-      { max: bounds.max, min: bounds.min, value: value.applied, valueBeforeKill: beforeKill?.applied ?? null, default: defaultValue },
-    )
-  ) {
-    requireApproval(
-      p.changeControl,
-      `${endpoint.key} #${ceiling.id} bounds ${formatCount(ceiling.minValue)}..${formatCount(ceiling.maxValue)} → ${formatCount(bounds.min)}..${formatCount(bounds.max)}`,
-      {
-        kind: "ceiling.bounds",
-        change: { ceilingId: ceiling.id, min: bounds.min, max: bounds.max },
-      },
-    );
-  }
-
-  const version = await saveCeiling(tx, ceiling.id, {
-    minValue: bounds.min,
-    maxValue: bounds.max,
-    value: value.applied,
-    valueBeforeKill: beforeKill?.applied ?? null,
-    defaultValue,
+  const target = ceilingTarget(tx, ceiling, endpoint);
+  const move = moveBounds(ceiling, bounds);
+  await requireBoundsApproval(tx, target, move, p.changeControl);
+  const version = await target.save({
+    minValue: move.min,
+    maxValue: move.max,
+    value: move.value,
+    valueBeforeKill: move.valueBeforeKill,
+    defaultValue: move.defaultValue,
   });
-
-  await recordAudit(tx, {
-    ...auditOf(p.actor, endpoint, ceiling.id),
-    action: "ceiling.bounds",
+  await target.audit(p, {
+    verb: "bounds",
     rawInput: p.rawInput,
     previousValue: ceiling.value,
-    appliedValue: value.applied,
-    clamped: value.clamped !== null,
-    reason,
+    appliedValue: move.value,
+    clamped: move.valueClamped !== null,
     details: {
       before: { min: ceiling.minValue, max: ceiling.maxValue },
       after: bounds,
-      ...(beforeKill?.clamped ? { valueBeforeKill: { from: ceiling.valueBeforeKill, to: beforeKill.applied } } : {}),
-      ...(defaultValue !== ceiling.defaultValue ? { defaultValue: { from: ceiling.defaultValue, to: defaultValue } } : {}),
-      ...controlDetails(p.changeControl),
+      ...(move.valueBeforeKill !== ceiling.valueBeforeKill ? { valueBeforeKill: { from: ceiling.valueBeforeKill, to: move.valueBeforeKill } } : {}),
+      ...(move.defaultValue !== ceiling.defaultValue ? { defaultValue: { from: ceiling.defaultValue, to: move.defaultValue } } : {}),
     },
   });
   // The plans' values on this ceiling live inside its bounds too (each moved one logged).
-  await clampPlanValues({ tx, actor: p.actor, reason }, { kind: "ceiling", id: ceiling.id, limitId: ceiling.limitId, endpoint }, bounds);
+  await clampPlanValues({ tx, actor: p.actor, reason: p.reason }, { kind: "ceiling", id: ceiling.id, limitId: ceiling.limitId, endpoint }, bounds);
   return {
     ceilingId: ceiling.id,
     endpointKey: endpoint.key,
     min: bounds.min,
     max: bounds.max,
     previousValue: ceiling.value,
-    value: value.applied,
-    valueClamped: value.clamped !== null,
+    value: move.value,
+    valueClamped: move.valueClamped !== null,
     version,
   };
 }

@@ -1,10 +1,10 @@
 import type { Db } from "@/db/client";
 import type { Ceiling, Endpoint } from "@/db/schema";
-import { auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
-import { actorName } from "@/lib/audit/actor";
+import type { AuditActor } from "@/lib/audit/record";
+import { killLimit, restoreLimit, restoreValue } from "@/lib/limits/kill";
 import { CeilingError, optionalReason } from "./errors";
-import { endpointsById, lockCeilings, lockEndpointCeilings, saveCeiling } from "./lock";
-import { clampToBounds } from "@/lib/limits/parse";
+import { endpointsById, lockCeilings, lockEndpointCeilings } from "./lock";
+import { ceilingTarget } from "./target";
 
 export type KillParams = { endpointKey: string; actor: AuditActor; reason?: string };
 export type RestoreParams = { endpointKey: string; actor: AuditActor; reason?: string };
@@ -13,8 +13,9 @@ export type KillAllParams = { actor: AuditActor; reason?: string };
 export type CeilingChange = { ceilingId: number; endpointKey: string; previous: number; applied: number };
 
 /**
- * The kill of ceilings the caller has locked (lockCeilings) in its transaction: the dashboard's,
- * the CLI's and a schedule's kill all write through here. `details` joins each audit row's.
+ * The kill of ceilings the caller has locked (lockCeilings) in its transaction (the kernel's
+ * killLimit, each): the dashboard's, the CLI's and a schedule's kill all write through here.
+ * `details` joins each audit row's. A ceiling already at 0 is left as it is.
  */
 export async function killCeilings(
   tx: Db,
@@ -25,22 +26,11 @@ export async function killCeilings(
   via: "endpoint" | "all" | "schedule",
   details: Record<string, unknown> = {},
 ): Promise<CeilingChange[]> {
-  const now = new Date();
   const changes: CeilingChange[] = [];
-  // A ceiling already at 0 keeps the value remembered by its own kill: killing twice must not
-  // make restore put back 0.
-  for (const c of rows.filter((r) => r.value > 0)) {
-    await saveCeiling(tx, c.id, { value: 0, valueBeforeKill: c.value, killedAt: now, killedBy: actorName(actor), updatedAt: now });
-    await recordAudit(tx, {
-      ...auditOf(actor, endpoint, c.id),
-      action: "ceiling.kill",
-      previousValue: c.value,
-      appliedValue: 0,
-      clamped: false,
-      reason,
-      details: { via, ...details },
-    });
-    changes.push({ ceilingId: c.id, endpointKey: endpoint.key, previous: c.value, applied: 0 });
+  for (const c of rows) {
+    if (await killLimit(ceilingTarget(tx, c, endpoint), { actor, reason, details: { via, ...details } })) {
+      changes.push({ ceilingId: c.id, endpointKey: endpoint.key, previous: c.value, applied: 0 });
+    }
   }
   return changes;
 }
@@ -99,24 +89,13 @@ export async function restoreCeilings(
 ): Promise<CeilingChange[]> {
   const killed = rows.filter((r) => r.value === 0);
   if (killed.length === 0) throw new CeilingError("not_killed", `${endpoint.key} is not killed: nothing to restore`);
-  const now = new Date();
   const changes: CeilingChange[] = [];
   for (const c of killed) {
-    const remembered = c.valueBeforeKill ?? c.defaultValue;
     // Bounds may have moved since the kill; a restore never lands outside them.
-    const { applied } = clampToBounds(remembered, { min: c.minValue, max: c.maxValue });
-    if (applied === 0) continue;
-    await saveCeiling(tx, c.id, { value: applied, valueBeforeKill: null, killedAt: null, killedBy: null, updatedAt: now });
-    await recordAudit(tx, {
-      ...auditOf(actor, endpoint, c.id),
-      action: "ceiling.restore",
-      previousValue: 0,
-      appliedValue: applied,
-      clamped: applied !== remembered,
-      reason,
-      details: { valueBeforeKill: c.valueBeforeKill, killedAt: c.killedAt?.toISOString() ?? null, killedBy: c.killedBy, ...details },
-    });
-    changes.push({ ceilingId: c.id, endpointKey: endpoint.key, previous: 0, applied });
+    const applied = restoreValue(c);
+    if (await restoreLimit(ceilingTarget(tx, c, endpoint), { actor, reason, details }, applied)) {
+      changes.push({ ceilingId: c.id, endpointKey: endpoint.key, previous: 0, applied });
+    }
   }
   if (changes.length === 0) {
     throw new CeilingError("not_killed", `${endpoint.key} has no remembered value to restore: set a value on the endpoint page`);

@@ -1,13 +1,12 @@
 import type { Db } from "@/db/client";
-import type { Ceiling, Endpoint } from "@/db/schema";
 import { auditOf, recordAudit } from "@/lib/audit/record";
 import { controlDetails } from "@/lib/control/context";
-import { formatCount } from "@/lib/format";
-import { deleteLimitOverride, type OverrideInput, type OverrideRemoval, type OverrideTarget, writeLimitOverride } from "@/lib/limits/overrides";
+import { deleteLimitOverride, type OverrideInput, type OverrideRemoval, writeLimitOverride } from "@/lib/limits/overrides";
 import { clampToBounds, parseLimitInput, type Clamp } from "@/lib/limits/parse";
 import { parseCaller, recordRejectedInput } from "@/lib/limits/rejected";
 import { CeilingError, requireReason } from "./errors";
 import { lockCeiling } from "./lock";
+import { ceilingTarget } from "./target";
 
 // A per-caller ceiling's overrides, through the one writer of both kinds (lib/limits/overrides.ts,
 // where change control and the lock order are said). Lock order: endpoint, ceiling, then the
@@ -46,7 +45,7 @@ export async function setOverride(db: Db, p: SetOverrideParams): Promise<Overrid
       throw new CeilingError("not_per_caller", "overrides apply to per-caller ceilings only");
     }
     const { applied, clamped } = clampToBounds(parsed.value, { min: ceiling.minValue, max: ceiling.maxValue });
-    const { previous, expiresAt } = await writeLimitOverride(tx, ceilingOverrideTarget(ceiling, endpoint), {
+    const { previous, expiresAt } = await writeLimitOverride(tx, ceilingTarget(tx, ceiling, endpoint), {
       caller,
       value: applied,
       reason,
@@ -74,7 +73,7 @@ export async function removeOverride(db: Db, p: RemoveOverrideParams): Promise<O
   const reason = requireReason(p.reason);
   return db.transaction(async (tx) => {
     const { ceiling, endpoint } = await lockCeiling(tx, p.ceilingId);
-    const previous = await deleteLimitOverride(tx, ceilingOverrideTarget(ceiling, endpoint), { caller, changeControl: p.changeControl });
+    const previous = await deleteLimitOverride(tx, ceilingTarget(tx, ceiling, endpoint), { caller, changeControl: p.changeControl });
     await recordAudit(tx, {
       ...auditOf(p.actor, endpoint, ceiling.id),
       action: "override.remove",
@@ -87,21 +86,4 @@ export async function removeOverride(db: Db, p: RemoveOverrideParams): Promise<O
     });
     return { ceilingId: ceiling.id, endpointKey: endpoint.key, caller, previous, applied: null, clamped: null, expiresAt: null };
   });
-}
-
-/** A per-caller ceiling as its overrides see it. */
-export function ceilingOverrideTarget(ceiling: Ceiling, endpoint: Endpoint): OverrideTarget {
-  return {
-    kind: "ceiling",
-    id: ceiling.id,
-    limitId: ceiling.limitId,
-    value: ceiling.value,
-    label: `${endpoint.key} #${ceiling.id}`,
-    format: formatCount,
-    ask: (caller, value, ends) => ({
-      kind: "ceiling.override",
-      change: { ceilingId: ceiling.id, caller, value, ...(ends ? { expiresAfterSeconds: ends } : {}) },
-    }),
-    refuse: (code, message) => new CeilingError(code, message),
-  };
 }

@@ -6,7 +6,7 @@ import type { LimitKind } from "@/lib/vocabulary";
 import { durationText, overrideOf } from "@/lib/limits/overrides";
 import { MAX_END_SECONDS } from "@/lib/control/ends";
 import { moneyInputText, clampToBounds } from "@/lib/limits/parse";
-import { removeBudgetOverride, setBudgetOverride } from "@/lib/budgets/change";
+import { removeBudgetOverride, setBudgetOverride } from "@/lib/budgets/overrides";
 import { lockedBudget } from "@/lib/budgets/write";
 import { CatalogError } from "@/lib/limits/errors";
 import { CeilingError } from "@/lib/ceilings/errors";

@@ -4,7 +4,7 @@ import { accounts, plans } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { assignPlans } from "@/lib/accounts";
-import { removeBudgetOverride, setBudgetOverride } from "@/lib/budgets/change";
+import { removeBudgetOverride, setBudgetOverride } from "@/lib/budgets/overrides";
 import { removeOverride, setOverride } from "@/lib/ceilings/overrides";
 import { createPlan, setPlanValue } from "@/lib/plans";
 import { budgetOn, perCallerEndpoint, planKey } from "@/lib/plans/test-fixtures";

@@ -9,7 +9,7 @@ import { assignPlanCore, unblockAccountCore } from "@/app/(dashboard)/accounts/a
 import { approveChangeCore, askForApprovalCore } from "@/app/(dashboard)/changes/change-action-core";
 import { setDefaultPlanCore, setPlanValueCore } from "@/app/(dashboard)/plans/plan-action-core";
 import { removeOverrideCore, setOverrideCore } from "@/app/(dashboard)/endpoints/[key]/ceiling-action-core";
-import { removeBudgetOverride, setBudgetOverride } from "@/lib/budgets/change";
+import { removeBudgetOverride, setBudgetOverride } from "@/lib/budgets/overrides";
 import { budgetOn } from "@/lib/plans/test-fixtures";
 import { handleAssignPlan, handleAssignPlans } from "@/app/api/v1/_lib/accounts-handler";
 import type { ApiDeps } from "@/app/api/v1/_lib/deps";

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { auditEvents } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
-import { removeBudgetOverride, setBudgetOverride } from "@/lib/budgets/change";
+import { removeBudgetOverride, setBudgetOverride } from "@/lib/budgets/overrides";
 import { removeOverride, setOverride } from "@/lib/ceilings/overrides";
 import { createEndpoint } from "@/lib/ceilings/test-fixtures";
 import { setupControl } from "@/lib/control/context";

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import type { AuditActor } from "@/lib/audit/record";
-import { killBudget, restoreBudget } from "@/lib/budgets/change";
+import { killBudget, restoreBudget } from "@/lib/budgets/kill";
 import { killEndpoint } from "@/lib/ceilings";
 import { makeBudget, priceEndpoint } from "./budget-fixtures";
 import { reserve } from "./reserve";

@@ -2,13 +2,15 @@ import { and, asc, count, eq, gt, inArray, isNull, or, sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
 import { auditActorFields, auditOf, recordAudit, type AuditActor } from "@/lib/audit/record";
 import { budgets, ceilings, limitOverrides, type NewLimitOverride } from "@/db/schema";
-import type { ChangeKind } from "@/lib/control/change-kinds";
 import { type ChangeControl, requireApproval } from "@/lib/control/context";
 import { hasEnded, MAX_END_SECONDS, sameEnd } from "@/lib/control/ends";
 import { formatCount } from "@/lib/format";
 import type { LimitKind } from "@/lib/vocabulary";
 import { lockAccounts } from "./lock-accounts";
 import { planLimit } from "./loosening";
+import type { OverrideTarget } from "./target";
+
+export type { OverrideTarget } from "./target";
 
 // One billing account's own value on a per-account limit, written once for both kinds: a
 // per-caller ceiling (units or calls) and a per-account budget (micros) keep their overrides in one
@@ -39,25 +41,6 @@ export type OverrideInput = {
 
 /** A removal, whichever the kind. */
 export type OverrideRemoval = Omit<OverrideInput, "input" | "expiresAfterSeconds">;
-
-/** A per-account limit, locked by the caller, as its overrides see it. */
-export type OverrideTarget = {
-  kind: LimitKind;
-  /** The ceiling's or budget's id. */
-  id: number;
-  /** Its row in limits: what its overrides are keyed by. */
-  limitId: number;
-  /** Its own value: what binds an account with neither an override nor a plan value. */
-  value: number;
-  /** How a person names it: `llm.chat #3`, `budget team-llm`. */
-  label: string;
-  /** A value in the limit's measure, as a person reads it. */
-  format: (value: number) => string;
-  /** The change request that would make this change, when it is a raise. */
-  ask: (caller: string, value: number | null, expiresAfterSeconds?: number | null) => { kind: ChangeKind; change: Record<string, unknown> };
-  /** The kind's own error for an override that is already so, is not there, or ends out of range. */
-  refuse: (code: "unchanged" | "not_found" | "invalid_input", message: string) => Error;
-};
 
 /** One override as staff read it, named by its ceiling's or budget's own id; expiresAt null: until removed. */
 export type OverrideRow = { id: number; caller: string; value: number; reason: string; expiresAt: Date | null; createdAt: Date; updatedAt: Date };
