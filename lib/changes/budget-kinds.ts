@@ -6,30 +6,23 @@ import { CatalogError, zodIssues } from "@/lib/limits/errors";
 import { archiveLocked } from "@/lib/budgets/archive";
 import { insertBudget } from "@/lib/budgets/create";
 import { updateBudgetFields } from "@/lib/budgets/update";
-import { writeBudgetValue } from "@/lib/budgets/adjust";
-import { clampToBounds, moneyInputText, parseMoneyInput, previewAdjustment } from "@/lib/limits/parse";
+
 import { readBudget } from "@/lib/budgets/read";
 import { BudgetFields, BudgetSpec } from "@/lib/budgets/spec";
 import { BUDGET_RE_ADD_WINDOW_HOURS, loosenedArchivedBudget, looserRecentBudget } from "@/lib/budgets/re-add";
 import { endpointsByKey, lockedBudget } from "@/lib/budgets/write";
 import { issueLine } from "@/lib/errors";
 import { formatMoney } from "@/lib/format";
-import { parseChange, shownValue } from "./ceiling-kinds";
+import { parseChange } from "./ceiling-kinds";
 import { ChangeControlError } from "@/lib/control/errors";
-import { type Applied, hasEnd, isKilled, KILLED_NO_END, type KindHandler, movedSince, type Prepared, staleMessage } from "./prepared";
-import { isBoundsRaise, isNewValueRaise, isValueRaise } from "@/lib/control/raise";
-import { activeRevertTo } from "@/lib/control/raise-floor";
+import { type KindHandler, movedSince, staleMessage } from "./prepared";
+import { isNewValueRaise } from "@/lib/control/raise";
 
-// The kinds on a budget: its value, its bounds, an unarchive, a new budget above its default.
-// Applied under the members' endpoint locks and the budget row (lockedBudget), through the budget
-// verbs' own writes. A budget counts money: its worst case is its value in micros, no units.
+// The kinds on a budget of its own: an unarchive, an archive, its members, a new budget above its
+// default (its value and bounds are asked as a ceiling's are: limit-kinds.ts). Applied under the
+// members' endpoint locks and the budget row (lockedBudget), through the budget verbs' own writes.
+// A budget counts money: its worst case is its value in micros, no units.
 
-const Micros = (what: string, min: number) =>
-  z
-    .number({ error: `${what} must be a whole number of micros` })
-    .int(`${what} must be a whole number of micros`)
-    .min(min, `${what} must be ${min} or more`)
-    .max(Number.MAX_SAFE_INTEGER, `${what} is too large`);
 const Key = z.string({ error: "a budget key is required" }).min(1, "a budget key is required").max(64);
 
 const money = (b: Pick<Budget, "currency">, micros: number) => formatMoney(micros, b.currency);
@@ -51,72 +44,10 @@ async function lockedOrStale(db: Db, key: string): Promise<Budget | { gone: stri
 }
 
 const base = { endpointId: null, ceilingId: null, confirm: null, mayEnd: false } as const;
-const worstOf = (b: Pick<Budget, "value" | "archivedAt">) => (b.archivedAt !== null ? null : { units: null, micros: b.value });
-
-// ---- budget.value --------------------------------------------------------------------------------
-
-const BudgetValue = z.strictObject({ budgetKey: Key, value: Micros("value", 0) });
-// As for a ceiling's value: the bounds and default the request was asked against are compared too.
-const valueBefore = (b: Budget) => ({ value: b.value, valueBeforeKill: b.valueBeforeKill, min: b.minValue, max: b.maxValue, default: b.defaultValue });
-
-export const budgetValue: KindHandler = {
-  async prepare(db, raw): Promise<Prepared> {
-    const change = parseChange(BudgetValue, raw);
-    const budget = await budgetByKey(db, change.budgetKey);
-    const preview = previewAdjustment({
-      raw: moneyInputText(change.value),
-      current: budget.value,
-      valueBeforeKill: budget.valueBeforeKill,
-      min: budget.minValue,
-      max: budget.maxValue,
-      currency: budget.currency,
-    });
-    if (!preview.ok) throw new ChangeControlError("invalid_input", preview.error);
-    if (preview.kind === "unchanged") throw new ChangeControlError("unchanged", preview.message);
-    const was =
-      budget.value === 0 && budget.valueBeforeKill !== null ? `killed (restores to ${money(budget, budget.valueBeforeKill)})` : money(budget, budget.value);
-    return {
-      ...base,
-      change,
-      before: valueBefore(budget),
-      after: { value: preview.applied },
-      summary: `budget ${budget.key} ${was} → ${money(budget, preview.applied)}`,
-      budgetId: budget.id,
-      worstBefore: worstOf(budget),
-      worstAfter: worstOf({ ...budget, value: preview.applied }),
-      currency: budget.currency,
-      raise: isValueRaise(budget, preview.applied),
-      confirm: preview.needsConfirmation
-        ? { expected: money(budget, preview.typed), matches: (t) => ((p) => p.ok && p.micros === preview.typed)(parseMoneyInput(t, "confirmation")) }
-        : null,
-      mayEnd: true,
-      ...(isKilled(budget) ? { endRefused: KILLED_NO_END } : {}),
-    };
-  },
-  async apply({ tx, request, actor, control }): Promise<Applied> {
-    const change = parseChange(BudgetValue, request.change);
-    const budget = await lockedOrStale(tx, change.budgetKey);
-    if ("gone" in budget) return { stale: budget.gone };
-    const moved = movedSince(request.before, valueBefore(budget));
-    if (moved.length > 0) return { stale: staleMessage(moved) };
-    // Refused when asked; held here too, should a row predate that check.
-    if (hasEnd(request) && isKilled(budget)) return { stale: `nothing was applied: ${KILLED_NO_END}` };
-    const input = moneyInputText(shownValue(request.after));
-    const result = await writeBudgetValue(tx, budget, { input, confirm: input, actor, reason: request.reason, changeControl: control });
-    return { stale: null, raised: { endpointId: null, budgetId: budget.id, revertTo: budget.value, raisedTo: result.applied, raisedVersion: result.version } };
-  },
-};
-
-// ---- budget.bounds -------------------------------------------------------------------------------
-
-const BudgetBounds = z
-  .strictObject({ budgetKey: Key, min: Micros("min", 0), max: Micros("max", 1) })
-  .refine((b) => b.min <= b.max, { message: "min must not be above max", path: ["min"] });
-// The default too: new bounds pull it in, and a restore of a budget at 0 with nothing remembered puts it back.
-const boundsBefore = (b: Budget) => ({ min: b.minValue, max: b.maxValue, value: b.value, default: b.defaultValue });
+export const worstOf = (b: Pick<Budget, "value" | "archivedAt">) => (b.archivedAt !== null ? null : { units: null, micros: b.value });
 
 /** The budget's fields as they are, with new bounds: the default is pulled inside them as a ceiling's is. */
-async function fieldsWithBounds(db: Db, key: string, bounds: { min: number; max: number }): Promise<BudgetFields> {
+export async function fieldsWithBounds(db: Db, key: string, bounds: { min: number; max: number }): Promise<BudgetFields> {
   const { spec } = await readBudget(db, key);
   const parsed = BudgetFields.safeParse({
     name: spec.name,
@@ -129,43 +60,6 @@ async function fieldsWithBounds(db: Db, key: string, bounds: { min: number; max:
   if (!parsed.success) throw new ChangeControlError("invalid_input", zodIssues(parsed.error).map(issueLine).join("; "));
   return parsed.data;
 }
-
-export const budgetBounds: KindHandler = {
-  async prepare(db, raw) {
-    const change = parseChange(BudgetBounds, raw);
-    const budget = await budgetByKey(db, change.budgetKey);
-    if (budget.minValue === change.min && budget.maxValue === change.max)
-      throw new ChangeControlError("unchanged", "those are already the bounds: nothing to ask");
-    const fields = await fieldsWithBounds(db, budget.key, change);
-    const value = clampToBounds(budget.value, change).applied;
-    const beforeKill = budget.valueBeforeKill === null ? null : clampToBounds(budget.valueBeforeKill, change).applied;
-    return {
-      ...base,
-      change,
-      before: boundsBefore(budget),
-      after: { min: change.min, max: change.max, value },
-      summary: `budget ${budget.key} bounds ${money(budget, budget.minValue)}..${money(budget, budget.maxValue)} → ${money(budget, change.min)}..${money(budget, change.max)}`,
-      budgetId: budget.id,
-      worstBefore: worstOf(budget),
-      worstAfter: worstOf({ ...budget, value }),
-      currency: budget.currency,
-      raise: isBoundsRaise(
-        { ...budget, revertTo: await activeRevertTo(db, { budgetId: budget.id }) },
-        { max: change.max, min: change.min, value, valueBeforeKill: beforeKill, default: fields.default },
-      ),
-    };
-  },
-  async apply({ tx, request, actor, control }) {
-    const change = parseChange(BudgetBounds, request.change);
-    const budget = await lockedOrStale(tx, change.budgetKey);
-    if ("gone" in budget) return { stale: budget.gone };
-    const moved = movedSince(request.before, boundsBefore(budget));
-    if (moved.length > 0) return { stale: staleMessage(moved) };
-    const fields = await fieldsWithBounds(tx, budget.key, change);
-    await updateBudgetFields({ tx, actor, reason: request.reason, changeControl: control }, budget.key, fields);
-    return { stale: null, raised: null };
-  },
-};
 
 // ---- budget.unarchive ----------------------------------------------------------------------------
 

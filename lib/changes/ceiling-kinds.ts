@@ -7,37 +7,22 @@ import { zodIssues } from "@/lib/limits/errors";
 import { CeilingSpec, ceilingIdentity, perCallMoneyIssue } from "@/lib/catalog/spec";
 import { fieldsOf, insertCeiling, lockedEndpoint, setArchived, updateEndpointFields } from "@/lib/catalog/write";
 import { worstCases } from "@/lib/catalog/worst-case";
-import { writeCeilingValue } from "@/lib/ceilings/adjust";
-import { writeBounds } from "@/lib/ceilings/bounds";
+
 import { CeilingError } from "@/lib/ceilings/errors";
-import { lockCeiling } from "@/lib/ceilings/lock";
-import { clampToBounds, CONFIRM_RAISE_FACTOR, parseLimitInput, previewAdjustment } from "@/lib/limits/parse";
+
+import { CONFIRM_RAISE_FACTOR } from "@/lib/limits/parse";
 import { durationLabel } from "@/lib/limits/guarantee";
 import { formatCount } from "@/lib/format";
 import { issueLine } from "@/lib/errors";
 import { ChangeControlError } from "@/lib/control/errors";
-import {
-  type Applied,
-  type ApplyContext,
-  hasEnd,
-  isKilled,
-  KILLED_NO_END,
-  type KindHandler,
-  movedSince,
-  type Prepared,
-  staleMessage,
-  type Worst,
-} from "./prepared";
+import { type ApplyContext, type KindHandler, movedSince, staleMessage, type Worst } from "./prepared";
 import { isAddRaise } from "@/lib/catalog/re-add";
-import { isBoundsRaise, isValueRaise } from "@/lib/control/raise";
-import { activeRevertTo } from "@/lib/control/raise-floor";
 
-// The kinds on an endpoint and its ceilings: a ceiling's value and bounds, a new ceiling, the
-// per-call max, an unarchive. Applied under the endpoint lock the direct edit takes
-// (lockCeiling, lockedEndpoint), through its write code (writeCeilingValue, writeBounds,
-// insertCeiling, updateEndpointFields, setArchived).
+// The kinds on an endpoint and its ceilings: a new ceiling, the per-call max, an unarchive (a
+// ceiling's value and bounds are asked as a budget's are: limit-kinds.ts). Applied under the
+// endpoint lock the direct edit takes (lockedEndpoint), through its write code (insertCeiling,
+// updateEndpointFields, setArchived).
 
-const Id = z.number({ error: "an id must be a whole number" }).int("an id must be a whole number").positive("an id must be positive");
 const Units = (what: string, min: number) =>
   z
     .number({ error: `${what} must be a whole number` })
@@ -58,29 +43,18 @@ export function ceilingLabel(c: Pick<Ceiling, "metric" | "scope" | "window" | "w
   return `${c.metric}/${window}${c.scope === "global" ? "" : ` per ${c.scope}`}`;
 }
 
-/** A ceiling's value as it reads in a summary: "1,000", or "killed (restores to 1,000)". */
-function valueText(c: Pick<Ceiling, "value" | "valueBeforeKill">): string {
-  return c.value === 0 && c.valueBeforeKill !== null ? `killed (restores to ${formatCount(c.valueBeforeKill)})` : formatCount(c.value);
-}
-
 type Shape = { metric: Ceiling["metric"]; scope: Ceiling["scope"]; window: Ceiling["window"]; value: number };
 
 /** The endpoint's worst case a day, in units and money (lib/catalog/worst-case.ts). */
-function worstDay(rows: readonly Shape[], e: Endpoint, perCallMax = e.perCallMax): Worst {
+export function worstDay(rows: readonly Shape[], e: Endpoint, perCallMax = e.perCallMax): Worst {
   const day = worstCases(rows, { perCallMax, parts: e.parts }).day;
   return day === null ? { units: null, micros: null } : { units: day.units, micros: day.micros };
 }
 
-async function endpointRows(db: Db, endpointId: number): Promise<{ endpoint: Endpoint; rows: Ceiling[] }> {
+export async function endpointRows(db: Db, endpointId: number): Promise<{ endpoint: Endpoint; rows: Ceiling[] }> {
   const [endpoint] = await db.select().from(endpoints).where(eq(endpoints.id, endpointId));
   if (!endpoint) throw new ChangeControlError("not_found", `no endpoint #${endpointId}`);
   return { endpoint, rows: await db.select().from(ceilings).where(eq(ceilings.endpointId, endpointId)).orderBy(asc(ceilings.id)) };
-}
-
-async function ceilingById(db: Db, id: number): Promise<{ ceiling: Ceiling; endpoint: Endpoint; rows: Ceiling[] }> {
-  const [ceiling] = await db.select().from(ceilings).where(eq(ceilings.id, id));
-  if (!ceiling) throw new ChangeControlError("not_found", `no ceiling #${id}`);
-  return { ceiling, ...(await endpointRows(db, ceiling.endpointId)) };
 }
 
 async function endpointByKey(db: Db, key: string): Promise<{ endpoint: Endpoint; rows: Ceiling[] }> {
@@ -91,7 +65,7 @@ async function endpointByKey(db: Db, key: string): Promise<{ endpoint: Endpoint;
 
 const base = { ceilingId: null, budgetId: null, mayEnd: false, confirm: null } as const;
 
-function withValue(rows: readonly Ceiling[], id: number, value: number): Shape[] {
+export function withValue(rows: readonly Ceiling[], id: number, value: number): Shape[] {
   return rows.map((r) => (r.id === id ? { ...r, value } : r));
 }
 
@@ -109,127 +83,11 @@ function isGone(v: unknown): v is { gone: string } {
   return typeof v === "object" && v !== null && "gone" in v;
 }
 
-// ---- ceiling.value -------------------------------------------------------------------------------
-
-const CeilingValue = z.strictObject({ ceilingId: Id, value: Units("value", 0) });
-
-// The bounds and default are part of what the request was asked against: the value it shows was
-// clamped to them, and a restore falls back to the default. Older rows hold value and
-// valueBeforeKill only; movedSince compares the keys a row has, so they still apply.
-const ceilingValueBefore = (c: Ceiling) => ({ value: c.value, valueBeforeKill: c.valueBeforeKill, min: c.minValue, max: c.maxValue, default: c.defaultValue });
-
 /** The value the request showed (its `after`): approval applies exactly that, never a re-clamp of the typed one. */
 const AfterValue = z.object({ value: Units("value", 0) });
 export function shownValue(after: unknown): number {
   return parseChange(AfterValue, after).value;
 }
-
-export const ceilingValue: KindHandler = {
-  async prepare(db, raw): Promise<Prepared> {
-    const change = parseChange(CeilingValue, raw);
-    const { ceiling, endpoint, rows } = await ceilingById(db, change.ceilingId);
-    const preview = previewAdjustment({
-      raw: String(change.value),
-      current: ceiling.value,
-      valueBeforeKill: ceiling.valueBeforeKill,
-      min: ceiling.minValue,
-      max: ceiling.maxValue,
-    });
-    if (!preview.ok) throw new ChangeControlError("invalid_input", preview.error);
-    if (preview.kind === "unchanged") throw new ChangeControlError("unchanged", preview.message);
-    return {
-      ...base,
-      change,
-      before: ceilingValueBefore(ceiling),
-      after: { value: preview.applied },
-      summary: `${endpoint.key} ${ceilingLabel(ceiling)} ${valueText(ceiling)} → ${formatCount(preview.applied)}`,
-      endpointId: endpoint.id,
-      ceilingId: ceiling.id,
-      worstBefore: worstDay(rows, endpoint),
-      worstAfter: worstDay(withValue(rows, ceiling.id, preview.applied), endpoint),
-      currency: endpoint.currency,
-      raise: isValueRaise(ceiling, preview.applied),
-      confirm: preview.needsConfirmation
-        ? { expected: formatCount(preview.typed), matches: (t) => ((p) => p.ok && p.value === preview.typed)(parseLimitInput(t)) }
-        : null,
-      mayEnd: true,
-      ...(isKilled(ceiling) ? { endRefused: KILLED_NO_END } : {}),
-    };
-  },
-  async apply({ tx, request, actor, control }): Promise<Applied> {
-    const change = parseChange(CeilingValue, request.change);
-    const locked = await orStale(() => lockCeiling(tx, change.ceilingId));
-    if (isGone(locked)) return { stale: locked.gone };
-    const moved = movedSince(request.before, ceilingValueBefore(locked.ceiling));
-    if (moved.length > 0) return { stale: staleMessage(moved) };
-    // Refused when asked; held here too, should a row predate that check.
-    if (hasEnd(request) && isKilled(locked.ceiling)) return { stale: `nothing was applied: ${KILLED_NO_END}` };
-    // Written as typed, so the audit row keeps what was typed and that it was clamped, and held to
-    // the value the request showed: with the same bounds in force the clamp lands there again.
-    const input = String(change.value);
-    const c = locked.ceiling;
-    const preview = previewAdjustment({ raw: input, current: c.value, valueBeforeKill: c.valueBeforeKill, min: c.minValue, max: c.maxValue });
-    if (!preview.ok || preview.applied !== shownValue(request.after))
-      return { stale: `nothing was applied: ${input} would not apply as ${formatCount(shownValue(request.after))} now` };
-    const result = await writeCeilingValue(tx, locked, { input, confirm: input, actor, reason: request.reason, changeControl: control });
-    return {
-      stale: null,
-      raised: {
-        endpointId: locked.endpoint.id,
-        ceilingId: locked.ceiling.id,
-        revertTo: locked.ceiling.value,
-        raisedTo: result.applied,
-        raisedVersion: result.version,
-      },
-    };
-  },
-};
-
-// ---- ceiling.bounds ------------------------------------------------------------------------------
-
-const CeilingBounds = z
-  .strictObject({ ceilingId: Id, min: Units("min", 0), max: Units("max", 1) })
-  .refine((b) => b.min <= b.max, { message: "min must not be above max", path: ["min"] });
-
-// The default too: new bounds pull it in, and a restore of a ceiling at 0 with nothing remembered puts it back.
-const boundsBefore = (c: Ceiling) => ({ min: c.minValue, max: c.maxValue, value: c.value, default: c.defaultValue });
-
-export const ceilingBounds: KindHandler = {
-  async prepare(db, raw) {
-    const change = parseChange(CeilingBounds, raw);
-    const { ceiling, endpoint, rows } = await ceilingById(db, change.ceilingId);
-    if (ceiling.minValue === change.min && ceiling.maxValue === change.max)
-      throw new ChangeControlError("unchanged", "those are already the bounds: nothing to ask");
-    const value = clampToBounds(ceiling.value, change).applied;
-    const beforeKill = ceiling.valueBeforeKill === null ? null : clampToBounds(ceiling.valueBeforeKill, change).applied;
-    return {
-      ...base,
-      change,
-      before: boundsBefore(ceiling),
-      after: { min: change.min, max: change.max, value },
-      summary: `${endpoint.key} ${ceilingLabel(ceiling)} bounds ${formatCount(ceiling.minValue)}..${formatCount(ceiling.maxValue)} → ${formatCount(change.min)}..${formatCount(change.max)}`,
-      endpointId: endpoint.id,
-      ceilingId: ceiling.id,
-      // The worst case moves only if the value is pulled; the bound itself is what a later edit may reach.
-      worstBefore: worstDay(rows, endpoint),
-      worstAfter: worstDay(withValue(rows, ceiling.id, value), endpoint),
-      currency: endpoint.currency,
-      raise: isBoundsRaise(
-        { ...ceiling, revertTo: await activeRevertTo(db, { ceilingId: ceiling.id }) },
-        { max: change.max, min: change.min, value, valueBeforeKill: beforeKill, default: Math.min(Math.max(ceiling.defaultValue, change.min), change.max) },
-      ),
-    };
-  },
-  async apply({ tx, request, actor, control }) {
-    const change = parseChange(CeilingBounds, request.change);
-    const locked = await orStale(() => lockCeiling(tx, change.ceilingId));
-    if (isGone(locked)) return { stale: locked.gone };
-    const moved = movedSince(request.before, boundsBefore(locked.ceiling));
-    if (moved.length > 0) return { stale: staleMessage(moved) };
-    await writeBounds(tx, locked, change, { actor, reason: request.reason, rawInput: `${change.min}..${change.max}`, changeControl: control });
-    return { stale: null, raised: null };
-  },
-};
 
 // ---- ceiling.add ---------------------------------------------------------------------------------
 

@@ -1,6 +1,7 @@
 import { endpointBillingDay } from "./billing-day-kind";
-import { budgetArchive, budgetBounds, budgetCreate, budgetMembers, budgetUnarchive, budgetValue } from "./budget-kinds";
-import { ceilingAdd, ceilingBounds, ceilingValue, endpointUnarchive, perCallMax } from "./ceiling-kinds";
+import { budgetArchive, budgetCreate, budgetMembers, budgetUnarchive } from "./budget-kinds";
+import { ceilingAdd, endpointUnarchive, perCallMax } from "./ceiling-kinds";
+import { budgetBounds, budgetValue, ceilingBounds, ceilingValue } from "./limit-kinds";
 import { budgetOverride, ceilingOverride } from "./override-kinds";
 import { accountPlan, accountUnblock, planDefault, planKeyAssignable, planValue } from "./plan-kinds";
 import type { KindHandler } from "./prepared";

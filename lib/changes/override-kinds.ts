@@ -8,14 +8,14 @@ import { MAX_END_SECONDS } from "@/lib/control/ends";
 import { moneyInputText, clampToBounds } from "@/lib/limits/parse";
 import { removeBudgetOverride, setBudgetOverride } from "@/lib/budgets/overrides";
 import { lockedBudget } from "@/lib/budgets/write";
-import { CatalogError } from "@/lib/limits/errors";
-import { CeilingError } from "@/lib/ceilings/errors";
+
 import { lockCeiling } from "@/lib/ceilings/lock";
 import { CallerKey } from "@/lib/canonical/caller";
 import { removeOverride, setOverride } from "@/lib/ceilings/overrides";
 import { formatCount, formatMoney } from "@/lib/format";
 import { planLimit } from "@/lib/limits/loosening";
 import { parseChange } from "./ceiling-kinds";
+import { goneMessage } from "./limit-kinds";
 import { ChangeControlError } from "@/lib/control/errors";
 import { type Applied, type KindHandler, movedSince, type Prepared, staleMessage, type Worst } from "./prepared";
 import type { AuditActor } from "@/lib/audit/record";
@@ -49,9 +49,6 @@ async function overrideState(db: Db, limit: { kind: LimitKind; id: number; limit
     plan: await planLimit(db, { kind: limit.kind, limitId: limit.id, account: caller }),
   };
 }
-
-const gone = (error: unknown): string | null =>
-  (error instanceof CatalogError || error instanceof CeilingError) && (error.code === "not_found" || error.code === "conflict") ? error.message : null;
 
 /** A per-account limit as an override request sees it, whichever the kind. */
 type Limit = { kind: LimitKind; id: number; limitId: number; value: number; minValue: number; maxValue: number };
@@ -115,7 +112,7 @@ function overrideHandler<C extends Asked>(k: OverrideKind<C>): KindHandler {
       try {
         limit = await k.lock(tx, change);
       } catch (error) {
-        const message = gone(error);
+        const message = goneMessage(error);
         if (message) return { stale: message };
         throw error;
       }
