@@ -2,24 +2,15 @@ import type { Db } from "@/db/client";
 import type { Budget } from "@/db/schema";
 import type { AdjustLimitInput } from "@/lib/limits/adjust";
 import { invalidInput, requireCatalogReason } from "@/lib/limits/errors";
-import { parseMoneyInput, type AdjustmentKind, type Clamp } from "@/lib/limits/parse";
+import { parseMoneyInput } from "@/lib/limits/parse";
 import { recordRejectedInput } from "@/lib/limits/rejected";
-import { writeLimitValue } from "@/lib/limits/value";
+import { type ValueResult, writeLimitValue } from "@/lib/limits/value";
 import { budgetTarget } from "./target";
 import { lockedBudget } from "./write";
 
 export type AdjustBudgetParams = AdjustLimitInput & { key: string };
-export type AdjustBudgetResult = {
-  key: string;
-  kind: Exclude<AdjustmentKind, "unchanged">;
-  previous: number;
-  applied: number;
-  typed: number;
-  clamped: Clamp;
-  version: number;
-  currency: string;
-  message: string;
-};
+/** What the value edit did (the kernel's ValueResult), on which budget and in which currency. */
+export type AdjustBudgetResult = ValueResult & { key: string; currency: string };
 
 /**
  * Changes a budget's value: clamped into its bounds (the clamp is logged), 0 kills it (its value

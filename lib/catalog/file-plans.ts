@@ -10,7 +10,7 @@ import type { FileRaise } from "@/lib/catalog/file-raises";
 import { type ChangeControl, isChangeControl, requireApproval } from "@/lib/control/context";
 import { defaultSwitchLoosening, insertPlan, makeDefaultLocked, updatePlanFields } from "@/lib/plans/change";
 import { planCeilingId, type PlanBudgetValueSpec, type PlanCeilingValueSpec, type PlanSpec, type PlanSpecInput } from "@/lib/plans/spec";
-import { deleteBudgetValue, deleteCeilingValue, planBinding, writeBudgetValue, writeCeilingValue } from "@/lib/plans/values";
+import { deletePlanValue, planBinding, writePlanValue } from "@/lib/plans/values";
 import { lockedPlan, lockPlanEndpoints, type PlanChange } from "@/lib/plans/write";
 
 // A catalog file's plans: export writes them, `plan` compares them with the database change by
@@ -240,7 +240,7 @@ export async function applyPlanSteps(p: PlanChange & { changeControl?: ChangeCon
       const line = `plan ${spec.key} ${planCeilingId(v)}: ${formatCount(before)} → ${formatCount(v.value)}`;
       if (v.value > before && !mayWrite({ kind: "plan.value", planKey: spec.key, ceilingId: target.ceiling.id, value: v.value, line })) continue;
       plan = await lockedPlan(p.tx, spec.key);
-      await writeCeilingValue(p, plan, target, v.value, had.get(planCeilingId(v)) ?? null);
+      await writePlanValue(p, plan, { kind: "ceiling", ...target }, v.value, had.get(planCeilingId(v)) ?? null);
     }
     for (const v of step.ceilings.remove) {
       // A ceiling the same file removed took its plan values with it.
@@ -249,7 +249,7 @@ export async function applyPlanSteps(p: PlanChange & { changeControl?: ChangeCon
       const own = planBinding(null, target.ceiling);
       const line = `plan ${spec.key} ${planCeilingId(v)}: ${formatCount(v.value)} removed, the own ${formatCount(own)} binds`;
       if (own > v.value && !mayWrite({ kind: "plan.value", planKey: spec.key, ceilingId: target.ceiling.id, value: null, line })) continue;
-      await deleteCeilingValue(p, await lockedPlan(p.tx, spec.key), target);
+      await deletePlanValue(p, await lockedPlan(p.tx, spec.key), { kind: "ceiling", ...target });
     }
     const hadBudget = new Map((step.existing?.spec.budgets ?? []).map((v) => [v.budget, v.value]));
     for (const v of step.budgets.set) {
@@ -257,14 +257,14 @@ export async function applyPlanSteps(p: PlanChange & { changeControl?: ChangeCon
       const before = planBinding(hadBudget.get(v.budget) ?? null, budget);
       const line = `plan ${spec.key} budget ${v.budget}: ${formatMoney(before, budget.currency)} → ${formatMoney(v.value, budget.currency)}`;
       if (v.value > before && !mayWrite({ kind: "plan.value", planKey: spec.key, budgetKey: v.budget, value: v.value, line })) continue;
-      await writeBudgetValue(p, await lockedPlan(p.tx, spec.key), budget, v.value, hadBudget.get(v.budget) ?? null);
+      await writePlanValue(p, await lockedPlan(p.tx, spec.key), { kind: "budget", budget }, v.value, hadBudget.get(v.budget) ?? null);
     }
     for (const v of step.budgets.remove) {
       const { budget } = await lockedBudget(p.tx, v.budget);
       const own = planBinding(null, budget);
       const line = `plan ${spec.key} budget ${v.budget}: ${formatMoney(v.value, budget.currency)} removed, the own ${formatMoney(own, budget.currency)} binds`;
       if (own > v.value && !mayWrite({ kind: "plan.value", planKey: spec.key, budgetKey: v.budget, value: null, line })) continue;
-      await deleteBudgetValue(p, await lockedPlan(p.tx, spec.key), budget);
+      await deletePlanValue(p, await lockedPlan(p.tx, spec.key), { kind: "budget", budget });
     }
     if (step.makeDefault) {
       await lockPlanEndpoints(p.tx);

@@ -2,8 +2,8 @@ import type { Db } from "@/db/client";
 import type { Ceiling, Endpoint } from "@/db/schema";
 import { CeilingError, requireReason } from "./errors";
 import { lockCeilingAsSeen } from "./lock";
-import { parseLimitInput, type AdjustmentKind, type Clamp } from "@/lib/limits/parse";
-import { writeLimitValue } from "@/lib/limits/value";
+import { parseLimitInput } from "@/lib/limits/parse";
+import { type ValueResult, writeLimitValue } from "@/lib/limits/value";
 import { ceilingTarget } from "./target";
 import { formatCount } from "@/lib/format";
 import { recordRejectedInput } from "@/lib/limits/rejected";
@@ -11,16 +11,8 @@ import type { AdjustLimitInput } from "@/lib/limits/adjust";
 
 export type AdjustCeilingParams = AdjustLimitInput & { ceilingId: number };
 
-export type AdjustCeilingResult = {
-  ceilingId: number;
-  endpointKey: string;
-  kind: Exclude<AdjustmentKind, "unchanged">;
-  previous: number;
-  applied: number;
-  clamped: Clamp;
-  version: number;
-  message: string;
-};
+/** What the value edit did (the kernel's ValueResult), on which ceiling. */
+export type AdjustCeilingResult = ValueResult & { ceilingId: number; endpointKey: string };
 
 /**
  * Changes one ceiling's value in one transaction with its audit row. 0 kills the ceiling (its
@@ -60,15 +52,5 @@ export async function writeCeilingValue(
   { ceiling, endpoint }: { ceiling: Ceiling; endpoint: Endpoint },
   p: CeilingValueEdit,
 ): Promise<AdjustCeilingResult> {
-  const r = await writeLimitValue(ceilingTarget(tx, ceiling, endpoint), p);
-  return {
-    ceilingId: ceiling.id,
-    endpointKey: endpoint.key,
-    kind: r.kind,
-    previous: r.previous,
-    applied: r.applied,
-    clamped: r.clamped,
-    version: r.version,
-    message: r.message,
-  };
+  return { ceilingId: ceiling.id, endpointKey: endpoint.key, ...(await writeLimitValue(ceilingTarget(tx, ceiling, endpoint), p)) };
 }

@@ -164,8 +164,7 @@ export async function setPlanValue(db: Db, p: SetPlanValueParams): Promise<PlanV
       });
     }
     const typed = { rawInput: p.input, typed: preview.typed, clamped: preview.clamped };
-    if (target.kind === "ceiling") await writeCeilingValue({ ...c, details: controlDetails(p.changeControl) }, plan, target, preview.applied, previous, typed);
-    else await writeBudgetValue({ ...c, details: controlDetails(p.changeControl) }, plan, target.budget, preview.applied, previous, typed);
+    await writePlanValue({ ...c, details: controlDetails(p.changeControl) }, plan, target, preview.applied, previous, typed);
     return {
       planKey: plan.key,
       on: nameOf(target),
@@ -208,7 +207,7 @@ export async function removePlanValue(db: Db, p: RemovePlanValueParams): Promise
         change: { planKey: plan.key, ...targetRef(target), value: null },
       });
     }
-    const previous = target.kind === "ceiling" ? await deleteCeilingValue(c, plan, target) : await deleteBudgetValue(c, plan, target.budget);
+    const previous = await deletePlanValue(c, plan, target);
     const own = target.kind === "ceiling" ? target.ceiling.value : target.budget.value;
     return {
       planKey: plan.key,
@@ -253,84 +252,61 @@ export async function valueOf(tx: Db, plan: Plan, target: LockedTarget): Promise
 
 type Typed = { rawInput?: string | null; typed?: number; clamped?: Clamp };
 
-/** Writes a plan's value on a locked per-caller ceiling (value inside its bounds or 0), with plan.value.set. */
-export async function writeCeilingValue(
+/** Who a plan value's audit row names besides the plan: the ceiling on its endpoint, or the budget by key (its value in its currency). */
+function onTarget(actor: PlanChange["actor"], target: LockedTarget) {
+  if (target.kind === "ceiling") {
+    const { ceiling, endpoint } = target;
+    return { fields: auditOf(actor, endpoint, ceiling.id), details: { on: nameOf(target), ceilingValue: ceiling.value }, row: ceiling };
+  }
+  const { budget } = target;
+  return {
+    fields: {},
+    details: { on: nameOf(target), budgetId: budget.id, budgetKey: budget.key, currency: budget.currency, budgetValue: budget.value },
+    row: budget,
+  };
+}
+
+/** Writes a plan's value on a locked per-caller ceiling or per-account budget (inside its bounds, or 0), with plan.value.set. */
+export async function writePlanValue(
   p: PlanChange,
   plan: Plan,
-  target: { ceiling: Ceiling; endpoint: Endpoint },
+  target: LockedTarget,
   value: number,
   previous: number | null,
   typed: Typed = {},
 ): Promise<void> {
-  const { ceiling, endpoint } = target;
-  await putPlanValue(p.tx, plan.id, ceiling.limitId, value);
+  const on = onTarget(p.actor, target);
+  await putPlanValue(p.tx, plan.id, on.row.limitId, value);
   await savePlan(p.tx, plan.id, {});
   await recordPlanChange(p, plan, {
-    ...auditOf(p.actor, endpoint, ceiling.id),
+    ...on.fields,
     action: "plan.value.set",
     rawInput: typed.rawInput ?? null,
     previousValue: previous,
     appliedValue: value,
     clamped: (typed.clamped ?? null) !== null,
     details: {
-      on: ceilingName(endpoint, ceiling),
-      ceilingValue: ceiling.value,
-      bounds: { min: ceiling.minValue, max: ceiling.maxValue },
+      ...on.details,
+      bounds: { min: on.row.minValue, max: on.row.maxValue },
       typed: typed.typed ?? value,
       clampedTo: typed.clamped ?? null,
     },
   });
 }
 
-export async function deleteCeilingValue(p: PlanChange, plan: Plan, target: { ceiling: Ceiling; endpoint: Endpoint }): Promise<number> {
-  const { ceiling, endpoint } = target;
-  const removed = await dropPlanValue(p.tx, plan.id, ceiling.limitId);
-  if (removed === null) throw new CatalogError("not_found", `plan ${plan.key} sets no value on ${ceilingName(endpoint, ceiling)}`);
+/** Removes a plan's value on a locked limit, with plan.value.remove; returns the value it had. */
+export async function deletePlanValue(p: PlanChange, plan: Plan, target: LockedTarget): Promise<number> {
+  const on = onTarget(p.actor, target);
+  const removed = await dropPlanValue(p.tx, plan.id, on.row.limitId);
+  if (removed === null) throw new CatalogError("not_found", `plan ${plan.key} sets no value on ${nameOf(target)}`);
   await savePlan(p.tx, plan.id, {});
   await recordPlanChange(p, plan, {
-    ...auditOf(p.actor, endpoint, ceiling.id),
+    ...on.fields,
     action: "plan.value.remove",
     previousValue: removed,
     appliedValue: null,
     clamped: false,
-    details: { on: ceilingName(endpoint, ceiling), ceilingValue: ceiling.value },
-  });
-  return removed;
-}
-
-/** Writes a plan's value on a locked per-account budget (micros inside its bounds or 0), with plan.value.set. */
-export async function writeBudgetValue(p: PlanChange, plan: Plan, budget: Budget, value: number, previous: number | null, typed: Typed = {}): Promise<void> {
-  await putPlanValue(p.tx, plan.id, budget.limitId, value);
-  await savePlan(p.tx, plan.id, {});
-  await recordPlanChange(p, plan, {
-    action: "plan.value.set",
-    rawInput: typed.rawInput ?? null,
-    previousValue: previous,
-    appliedValue: value,
-    clamped: (typed.clamped ?? null) !== null,
-    details: {
-      on: `budget ${budget.key}`,
-      budgetId: budget.id,
-      budgetKey: budget.key,
-      currency: budget.currency,
-      budgetValue: budget.value,
-      bounds: { min: budget.minValue, max: budget.maxValue },
-      typed: typed.typed ?? value,
-      clampedTo: typed.clamped ?? null,
-    },
-  });
-}
-
-export async function deleteBudgetValue(p: PlanChange, plan: Plan, budget: Budget): Promise<number> {
-  const removed = await dropPlanValue(p.tx, plan.id, budget.limitId);
-  if (removed === null) throw new CatalogError("not_found", `plan ${plan.key} sets no value on budget ${budget.key}`);
-  await savePlan(p.tx, plan.id, {});
-  await recordPlanChange(p, plan, {
-    action: "plan.value.remove",
-    previousValue: removed,
-    appliedValue: null,
-    clamped: false,
-    details: { on: `budget ${budget.key}`, budgetId: budget.id, budgetKey: budget.key, currency: budget.currency, budgetValue: budget.value },
+    details: on.details,
   });
   return removed;
 }
