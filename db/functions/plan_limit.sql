@@ -8,18 +8,16 @@
 -- Locks: none (read under the caller's locks: the ceiling or budget row).
 CREATE OR REPLACE FUNCTION ceilings.plan_limit(p_kind text, p_limit int, p_account text) RETURNS bigint
 LANGUAGE sql STABLE SET search_path = public, pg_temp AS $$
-  SELECT CASE p_kind
-    WHEN 'ceiling' THEN (
-      SELECT coalesce(pv.value, CASE WHEN c.value > 0 THEN c.value ELSE coalesce(c.value_before_kill, c.default_value) END)
-        FROM ceilings c
-        LEFT JOIN accounts a ON a.account = p_account
-        LEFT JOIN plan_limit_values pv ON pv.limit_id = c.limit_id AND pv.plan_id = coalesce(a.plan_id, (SELECT d.id FROM plans d WHERE d.is_default))
-       WHERE c.id = p_limit AND c.scope = 'caller')
-    WHEN 'budget' THEN (
-      SELECT coalesce(pv.value, CASE WHEN b.value > 0 THEN b.value ELSE coalesce(b.value_before_kill, b.default_value) END)
-        FROM budgets b
-        LEFT JOIN accounts a ON a.account = p_account
-        LEFT JOIN plan_limit_values pv ON pv.limit_id = b.limit_id AND pv.plan_id = coalesce(a.plan_id, (SELECT d.id FROM plans d WHERE d.is_default))
-       WHERE b.id = p_limit AND b.scope = 'account')
-  END
+  -- The per-caller ceiling or per-account budget named: one row of the same columns either way.
+  WITH own AS (
+    SELECT c.limit_id, c.value, c.value_before_kill, c.default_value FROM ceilings c
+     WHERE p_kind = 'ceiling' AND c.id = p_limit AND c.scope = 'caller'
+    UNION ALL
+    SELECT b.limit_id, b.value, b.value_before_kill, b.default_value FROM budgets b
+     WHERE p_kind = 'budget' AND b.id = p_limit AND b.scope = 'account'
+  )
+  SELECT coalesce(pv.value, CASE WHEN o.value > 0 THEN o.value ELSE coalesce(o.value_before_kill, o.default_value) END)
+    FROM own o
+    LEFT JOIN accounts a ON a.account = p_account
+    LEFT JOIN plan_limit_values pv ON pv.limit_id = o.limit_id AND pv.plan_id = coalesce(a.plan_id, (SELECT d.id FROM plans d WHERE d.is_default))
 $$;
