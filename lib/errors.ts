@@ -51,3 +51,29 @@ export function issueLine({ path, message }: Issue): string {
   if (said === name || said.startsWith(`${name} `)) return split < 0 ? message : `${path.slice(0, split)}: ${message}`;
   return `${path}: ${message}`;
 }
+
+/**
+ * The one error of an input refused for what it says, in every domain: code `invalid_input`, with
+ * each problem where it is (`issues`, shown beside its field by a form, listed by the CLI), and a
+ * message that says them all. What a person typed and had refused is audited by the boundary that
+ * read it (app/_lib/define-action.ts), whichever domain refused it.
+ */
+export class InputError extends DomainError<"invalid_input"> {
+  override name = "InputError";
+  constructor(
+    readonly problems: readonly Issue[],
+    message: string = problems.map(issueLine).join("; "),
+  ) {
+    super("invalid_input", message);
+  }
+
+  /** One problem, of the input as a whole or of the field at `path`; the message is said as it is. */
+  static of(message: string, path = ""): InputError {
+    return new InputError([{ path, message }], message);
+  }
+
+  /** Each problem as a line a person reads (issueLine). */
+  get issues(): string[] {
+    return this.problems.map(issueLine);
+  }
+}

@@ -1,3 +1,4 @@
+import { InputError } from "@/lib/errors";
 // `npm run ceilings -- plan <file>` and `apply <file>`: a catalog file compared with the database and
 // applied, under change control (docs/change-control.md, "Command line"). What needs no approval is
 // applied at once in one transaction, as before; each raise becomes a change request asked by the
@@ -7,7 +8,7 @@
 // lib/changes refuses), the whole file is rolled back, its changes that need no approval too.
 import { readFileSync } from "node:fs";
 import type { Db } from "@/db/client";
-import { applyCatalog, CatalogError, type EndpointPlan, planCatalog } from "@/lib/catalog";
+import { applyCatalog, type EndpointPlan, planCatalog } from "@/lib/catalog";
 import type { AskedRaise, RaiseHandler } from "@/lib/catalog/file";
 import { ChangeControlError, type Requester } from "@/lib/changes";
 import { recordRefusal } from "@/lib/changes/who";
@@ -150,10 +151,11 @@ export async function runApplyFile(db: Db, o: ApplyFileOptions, print: Print = s
     if (result.changeCount > 0) print(`applied ${o.file} (sha256 ${result.sha256})`);
     printAsked(print, result.raises);
   } catch (error) {
-    if (error instanceof CatalogError && error.issues.length > 0) throw new FileError(o.file, error.issues);
+    // A problem of the file's content; one of the command's own reason is said as it is.
+    if (error instanceof InputError && error.problems.every((p) => p.path !== "reason")) throw new FileError(o.file, error.issues);
     // lib/changes logs a refusal (a viewer asking, a short break-glass reason) in the transaction
     // the file just rolled back: logged again here, after it, so the refusal stays in the audit log.
-    if (error instanceof ChangeControlError && requester && error.code !== "stale") {
+    if (requester && ((error instanceof ChangeControlError && error.code !== "stale") || error instanceof InputError)) {
       await recordRefusal(db, requester, o.breakGlass ? "break glass (catalog file)" : "request (catalog file)", error, { file: o.file }).catch(
         () => undefined,
       );

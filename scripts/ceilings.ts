@@ -1,3 +1,4 @@
+import { DomainError } from "@/lib/errors";
 // The kill switch for when the dashboard is down: the same lib/ceilings calls, on DATABASE_URL or
 // the embedded server (the one a running dashboard uses), logged with the operating-system user.
 //   npm run ceilings -- status
@@ -18,8 +19,8 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { closeDb, getDb } from "@/db/client";
 import type { AuditActor } from "@/lib/audit/record";
-import { CATALOG_SCHEMA_FILE, CatalogError, catalogJsonSchema, exportCatalog } from "@/lib/catalog";
-import { CeilingError, getKillState, killAll, killEndpoint, listEndpointsOverview, restoreEndpoint } from "@/lib/ceilings";
+import { CATALOG_SCHEMA_FILE, catalogJsonSchema, exportCatalog } from "@/lib/catalog";
+import { getKillState, killAll, killEndpoint, listEndpointsOverview, restoreEndpoint } from "@/lib/ceilings";
 import { prepareDatabaseWithDemo } from "@/lib/demo";
 import { formatCount, formatMoney } from "@/lib/format";
 import { budgetSentenceOf, killBudget, readBudgets, restoreBudget } from "@/lib/budgets";
@@ -30,7 +31,7 @@ import { ACCOUNTS_USAGE, AccountRowsError, AccountsUsageError, describeAccountEr
 import { parsePlansArgs, PLANS_USAGE, PlansUsageError, runPlans } from "./ceilings-plans";
 import { CHANGE_VERBS, CHANGES_USAGE, ChangesUsageError, credentialOf, parseChangesArgs, runChanges } from "./ceilings-changes";
 import { FileError, parseApplyOptions, runApplyFile, runPlanFile } from "./ceilings-file";
-import { ChangeControlError } from "@/lib/changes";
+
 import { egressPolicyFrom } from "@/lib/alerts/egress";
 import { env, readSecret } from "@/lib/env";
 import { compareSourceDays } from "@/lib/reconciliation/compare";
@@ -292,7 +293,7 @@ main(process.argv.slice(2)).then(
       for (const line of describeUsageError(error)) console.error(line);
       process.exit(1);
     }
-    if (error instanceof CeilingError || error instanceof CatalogError || error instanceof ChangeControlError) {
+    if (error instanceof DomainError) {
       console.error(`error: ${error.message}`);
       process.exit(1);
     }

@@ -1,7 +1,7 @@
+import { InputError } from "@/lib/errors";
 import os from "node:os";
 import type { Db } from "@/db/client";
 import { addStaff, changeStaffRole, disableStaff, enableStaff, listStaff, setStaffPassword, StaffAdminError, StaffPassword } from "@/lib/auth";
-import { PasswordPolicyError } from "@/lib/auth/password";
 import type { AuditActor } from "@/lib/audit/record";
 import { parseStaffArgs, type PasswordSource, type StaffCommand, USAGE, UsageError } from "./staff-cli/args";
 import { openCliDatabase } from "./staff-cli/database";
@@ -113,7 +113,7 @@ async function main(argv: string[]): Promise<number> {
       console.error(`error: ${error.message}`);
       return EXIT.usage;
     }
-    if (error instanceof StaffAdminError || error instanceof PasswordPolicyError) {
+    if (error instanceof StaffAdminError || error instanceof InputError) {
       console.error(`error: ${error.message}`);
       return EXIT.refused;
     }

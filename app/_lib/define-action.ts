@@ -2,10 +2,10 @@ import type { z } from "zod";
 import type { Db } from "@/db/client";
 import type { Role } from "@/lib/auth/roles";
 import type { AuditActor } from "@/lib/audit/record";
-import { CatalogConflictError, CatalogError, type Issue } from "@/lib/limits/errors";
+import { CatalogConflictError, type Issue } from "@/lib/limits/errors";
 import { CeilingConflictError } from "@/lib/ceilings/errors";
 import { ChangeControlError } from "@/lib/control/errors";
-import { DomainError } from "@/lib/errors";
+import { DomainError, InputError } from "@/lib/errors";
 import { strictFormEntries } from "@/lib/http/strict-input";
 import { logError } from "@/lib/log/redact";
 import type { ActionDeps } from "./action-deps";
@@ -88,7 +88,7 @@ export function actionFailure(error: unknown): ActionState {
     ...(error instanceof ChangeControlError && error.ask ? { askKind: error.ask.kind } : {}),
   };
   if (error instanceof CatalogConflictError) return { ...state, currentVersion: error.currentVersion };
-  if (error instanceof CatalogError) return { ...state, fieldErrors: fieldErrorsOf(error.problems) };
+  if (error instanceof InputError) return { ...state, fieldErrors: fieldErrorsOf(error.problems) };
   if (error instanceof CeilingConflictError) return { ...state, current: { value: error.currentValue, version: error.currentVersion } };
   return state;
 }

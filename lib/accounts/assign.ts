@@ -1,3 +1,4 @@
+import { InputError } from "@/lib/errors";
 import { lockAccounts } from "@/lib/limits/lock-accounts";
 import { randomUUID } from "node:crypto";
 import { eq, inArray, sql } from "drizzle-orm";
@@ -85,7 +86,7 @@ function checkRows(rows: readonly AssignmentRow[]): { checked: CheckedRow[]; pro
       firstIndex.set(account, index);
       checked.push({ index, account, planKey, raw: row.plan });
     } catch (error) {
-      if (!(error instanceof AccountError)) throw error;
+      if (!(error instanceof AccountError || error instanceof InputError)) throw error;
       problems.push({ index, account: shown(row.account), code: error.code === "unknown_plan" ? "unknown_plan" : "invalid_input", message: error.message });
     }
   });
@@ -140,7 +141,7 @@ function rowsError(problems: RowProblem[], total: number): AccountError {
   const head = first ? `row ${first.index} (${first.account}): ${first.message}` : "";
   const more = problems.length > 1 ? ` and ${problems.length - 1} more row(s)` : "";
   return new AccountError(
-    "invalid_input",
+    "invalid_rows",
     `${problems.length} of ${total} row(s) refused, nothing was assigned: ${head}${more}`,
     problems.slice(0, MAX_NAMED_ROWS),
     problems.length,
@@ -262,7 +263,7 @@ export async function refuseTooMany(db: Db, p: { rows: number; actor: AuditActor
  */
 export async function assignPlans(db: Db, p: AssignPlansParams): Promise<AssignPlansResult> {
   if (p.rows.length > MAX_BULK_ROWS) throw await refuseTooMany(db, { rows: p.rows.length, actor: p.actor, reason: p.reason });
-  if (p.rows.length === 0) throw new AccountError("invalid_input", "no accounts to assign: send at least one row");
+  if (p.rows.length === 0) throw InputError.of("no accounts to assign: send at least one row");
   const reason = optionalReason(p.reason);
   const { checked, problems } = checkRows(p.rows);
   const batch = randomUUID();
@@ -327,7 +328,8 @@ export async function assignPlan(db: Db, p: AssignPlanParams): Promise<AssignPla
     account = parseAccountId(p.account);
     planKey = parsePlanKey(p.planKey);
   } catch (error) {
-    if (error instanceof AccountError) await recordRejected(db, p, shown(p.account), error.message, { plan: shown(p.planKey, 64) });
+    if (error instanceof AccountError || error instanceof InputError)
+      await recordRejected(db, p, shown(p.account), error.message, { plan: shown(p.planKey, 64) });
     throw error;
   }
   const reason = optionalReason(p.reason);

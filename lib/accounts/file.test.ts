@@ -1,15 +1,22 @@
+import { InputError } from "@/lib/errors";
 import { describe, expect, it } from "vitest";
 import { AccountError } from "./errors";
 import { parseAssignmentFile } from "./file";
 
-function failure(work: () => unknown): AccountError {
+function failure(work: () => unknown): AccountError | InputError {
   try {
     work();
   } catch (error) {
-    if (error instanceof AccountError) return error;
+    if (error instanceof AccountError || error instanceof InputError) return error;
     throw error;
   }
-  throw new Error("expected an AccountError");
+  throw new Error("expected an AccountError or an InputError");
+}
+
+/** A bulk refusal names its rows: an AccountError invalid_rows. */
+function rowsOf(error: AccountError | InputError): AccountError {
+  if (!(error instanceof AccountError)) throw new Error(`expected the rows refused, got ${error.message}`);
+  return error;
 }
 
 describe("assignment files", () => {
@@ -29,7 +36,7 @@ describe("assignment files", () => {
   });
 
   it("names every CSV line that is not account,plan", () => {
-    const error = failure(() => parseAssignmentFile("a.csv", 'acct_1,pro\nacct_2\nacct_3,pro,extra\n"open,pro\nac"ct,pro'));
+    const error = rowsOf(failure(() => parseAssignmentFile("a.csv", 'acct_1,pro\nacct_2\nacct_3,pro,extra\n"open,pro\nac"ct,pro')));
     expect(error.rowCount).toBe(4);
     expect(error.rows.map((r) => r.message)).toEqual([
       "line 2: expected 2 fields (account,plan), got 1",
@@ -43,8 +50,8 @@ describe("assignment files", () => {
     const rows = [{ account: "acct_1", plan: "pro" }];
     expect(parseAssignmentFile("a.json", JSON.stringify(rows)).rows).toEqual(rows);
     expect(parseAssignmentFile("a.JSON", JSON.stringify({ accounts: rows })).rows).toEqual(rows);
-    const error = failure(() =>
-      parseAssignmentFile("a.json", JSON.stringify([...rows, { account: 1, plan: "pro" }, { account: "a", plan: "b", x: 1 }, "acct"])),
+    const error = rowsOf(
+      failure(() => parseAssignmentFile("a.json", JSON.stringify([...rows, { account: 1, plan: "pro" }, { account: "a", plan: "b", x: 1 }, "acct"]))),
     );
     expect(error.rows.map((r) => r.index)).toEqual([1, 2, 3]);
     expect(failure(() => parseAssignmentFile("a.json", "{")).message).toMatch(/^the file is not valid JSON/);

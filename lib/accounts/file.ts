@@ -1,3 +1,4 @@
+import { InputError } from "@/lib/errors";
 import { AccountError, MAX_NAMED_ROWS, type RowProblem } from "./errors";
 import type { AssignmentRow } from "./assign";
 
@@ -73,7 +74,7 @@ function parseCsv(text: string): AssignmentFile {
   });
   if (problems.length > 0)
     throw new AccountError(
-      "invalid_input",
+      "invalid_rows",
       `${problems.length} line(s) of the file are not account,plan: nothing was assigned`,
       problems.slice(0, MAX_NAMED_ROWS),
       problems.length,
@@ -93,10 +94,10 @@ function parseJson(text: string): AssignmentFile {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new AccountError("invalid_input", `the file is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+    throw InputError.of(`the file is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
   }
   const list = Array.isArray(value) ? value : value !== null && typeof value === "object" && "accounts" in value ? value.accounts : undefined;
-  if (!Array.isArray(list)) throw new AccountError("invalid_input", 'the JSON file must be a list of {"account", "plan"} or {"accounts": [...]}');
+  if (!Array.isArray(list)) throw InputError.of('the JSON file must be a list of {"account", "plan"} or {"accounts": [...]}');
   const rows: AssignmentRow[] = [];
   const problems: RowProblem[] = [];
   list.forEach((row: unknown, index) => {
@@ -113,7 +114,7 @@ function parseJson(text: string): AssignmentFile {
   });
   if (problems.length > 0)
     throw new AccountError(
-      "invalid_input",
+      "invalid_rows",
       `${problems.length} row(s) of the file are not {account, plan}: nothing was assigned`,
       problems.slice(0, MAX_NAMED_ROWS),
       problems.length,
@@ -125,5 +126,5 @@ function parseJson(text: string): AssignmentFile {
 export function parseAssignmentFile(name: string, text: string): AssignmentFile {
   if (/\.json$/i.test(name)) return parseJson(text);
   if (/\.csv$/i.test(name)) return parseCsv(text);
-  throw new AccountError("invalid_input", `${name}: the file must be .csv (account,plan per line) or .json`);
+  throw InputError.of(`${name}: the file must be .csv (account,plan per line) or .json`);
 }

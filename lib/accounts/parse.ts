@@ -1,7 +1,7 @@
+import { InputError } from "@/lib/errors";
 import { CallerKey } from "@/lib/canonical/caller";
 import { hasControlChars } from "@/lib/canonical";
 import { ENDPOINT_KEY_PATTERN } from "@/lib/vocabulary";
-import { AccountError } from "./errors";
 
 /** The most rows one bulk assignment takes: past it the whole body is refused before any read. */
 export const MAX_BULK_ROWS = 10_000;
@@ -13,7 +13,7 @@ export const MAX_BULK_ROWS = 10_000;
  */
 export function parseAccountId(raw: string): string {
   const parsed = CallerKey.safeParse(raw);
-  if (!parsed.success) throw new AccountError("invalid_input", parsed.error.issues[0]?.message ?? "invalid billing account");
+  if (!parsed.success) throw InputError.of(parsed.error.issues[0]?.message ?? "invalid billing account");
   return parsed.data;
 }
 
@@ -24,13 +24,10 @@ export function parseAccountId(raw: string): string {
  */
 export function parsePlanKey(raw: string): string {
   const key = raw.trim();
-  if (key === "") throw new AccountError("invalid_input", "the plan is required");
-  if (hasControlChars(key)) throw new AccountError("invalid_input", "the plan must not contain control characters");
+  if (key === "") throw InputError.of("the plan is required");
+  if (hasControlChars(key)) throw InputError.of("the plan must not contain control characters");
   if (!ENDPOINT_KEY_PATTERN.test(key)) {
-    throw new AccountError(
-      "invalid_input",
-      "the plan must be a plan's key: 1 to 64 lower case letters, digits, '.', '_' or '-', starting with a letter or digit",
-    );
+    throw InputError.of("the plan must be a plan's key: 1 to 64 lower case letters, digits, '.', '_' or '-', starting with a letter or digit");
   }
   return key;
 }

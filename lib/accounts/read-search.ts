@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
 import { CallerKey } from "@/lib/canonical/caller";
-import { DomainError } from "@/lib/errors";
+import { InputError } from "@/lib/errors";
 import { Int, parseRows } from "@/lib/spend/source";
 
 // Finding an account by its id or a prefix of it, over the accounts table (every caller a
@@ -14,17 +14,10 @@ import { Int, parseRows } from "@/lib/spend/source";
 // statement to its generic plan (lib/refusals/where.ts found the same), and the range needs no
 // escaping, so % and _ typed in a query are matched as themselves.
 
-export class AccountReadError extends DomainError<"invalid_input"> {
-  override name = "AccountReadError";
-  constructor(message: string) {
-    super("invalid_input", message);
-  }
-}
-
 /** The account id as enforcement keys it (trimmed, 1..200 characters, no control characters), or a clear error. */
 export function parseAccountQuery(raw: string): string {
   const parsed = CallerKey.safeParse(raw);
-  if (!parsed.success) throw new AccountReadError(parsed.error.issues[0]?.message ?? "invalid billing account");
+  if (!parsed.success) throw InputError.of(parsed.error.issues[0]?.message ?? "invalid billing account");
   return parsed.data;
 }
 

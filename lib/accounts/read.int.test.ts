@@ -1,3 +1,4 @@
+import { InputError } from "@/lib/errors";
 import { eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { accounts, apiKeys, ceilings, plans, refusals, planLimitValues } from "@/db/schema";
@@ -6,7 +7,7 @@ import { useTestDatabase } from "@/db/testing-suite";
 import { insertBudget, insertEndpoint, insertReservation } from "@/lib/budgets/read-fixtures";
 import { createEndpoint } from "@/lib/ceilings/test-fixtures";
 import { DAY_MS } from "@/lib/time";
-import { AccountReadError, estimateAccounts, readAccount, searchAccounts, topAccounts, listTopTargets, type TopTarget } from "./read";
+import { estimateAccounts, readAccount, searchAccounts, topAccounts, listTopTargets, type TopTarget } from "./read";
 import { ceilingTopOver, ceilingTopOverQuery } from "./read-top";
 import { insertOverride, insertPlanValue } from "@/lib/limits/test-fixtures";
 import { insertCounters } from "@/lib/counters/insert";
@@ -229,8 +230,8 @@ describe.skipIf(skipWithoutDatabase())("account reads", () => {
 
   it("refuses an id enforcement could never key: control characters, 201 characters, empty", async () => {
     for (const bad of ["acct\u0007x", "a".repeat(201), "   "]) {
-      await expect(readAccount(t.db, bad, NOW)).rejects.toBeInstanceOf(AccountReadError);
-      await expect(searchAccounts(t.db, bad, 10)).rejects.toBeInstanceOf(AccountReadError);
+      await expect(readAccount(t.db, bad, NOW)).rejects.toBeInstanceOf(InputError);
+      await expect(searchAccounts(t.db, bad, 10)).rejects.toBeInstanceOf(InputError);
     }
   });
 

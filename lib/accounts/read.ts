@@ -13,7 +13,7 @@ import { parseAccountQuery } from "./read-search";
 // the open windows and over 30 days, where it was refused, what it reserved lately, its keys.
 // Every read is keyed by the account, so the page costs the same among a million accounts.
 
-export { AccountReadError, estimateAccounts, parseAccountQuery, prefixRange, searchAccounts, type AccountMatch, type AccountSearch } from "./read-search";
+export { estimateAccounts, parseAccountQuery, prefixRange, searchAccounts, type AccountMatch, type AccountSearch } from "./read-search";
 export { bindingSourceLabel, thirtyDaysFrom, type Binding } from "./read-binding";
 export type { BudgetBinding, CeilingBinding } from "./read-bindings";
 export {
@@ -189,7 +189,7 @@ async function readApiKeys(db: Db, account: string): Promise<ApiKeySummary[]> {
 
 /**
  * Everything the account page shows for `account` (any valid id: one Ceilings has never seen
- * reads as an account on the default plan with nothing yet). Throws AccountReadError for an id
+ * reads as an account on the default plan with nothing yet). Throws InputError for an id
  * enforcement could never have keyed (control characters, over 200 characters).
  */
 export async function readAccount(db: Db, account: string, now: Date): Promise<AccountView> {

@@ -1,3 +1,4 @@
+import { InputError } from "@/lib/errors";
 import { and, inArray, isNull, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { alerts } from "@/db/schema";
@@ -11,7 +12,7 @@ import { AlertError } from "./errors";
  */
 export async function acknowledgeAlerts(db: Db, p: { alertIds: number[]; actor: AuditActor }): Promise<number> {
   const ids = [...new Set(p.alertIds)];
-  if (ids.length === 0) throw new AlertError("invalid_input", "choose at least one alert to acknowledge");
+  if (ids.length === 0) throw InputError.of("choose at least one alert to acknowledge");
   return db.transaction(async (tx) => {
     const existing = await tx.select({ id: alerts.id }).from(alerts).where(inArray(alerts.id, ids));
     if (existing.length !== ids.length) {

@@ -1,3 +1,4 @@
+import { InputError } from "@/lib/errors";
 import { randomBytes } from "node:crypto";
 import { asc, eq } from "drizzle-orm";
 import { z } from "zod";
@@ -92,12 +93,12 @@ export async function createDestination(db: Db, p: { input: DestinationInput; ac
   try {
     await checkDestinationUrl(p.input.target, p.egress ?? egressPolicyFrom(env().ALERT_WEBHOOK_ALLOW_HOSTS));
   } catch (error) {
-    if (error instanceof EgressRefused) throw new AlertError("invalid_input", `the URL is not allowed: ${error.message}`);
+    if (error instanceof EgressRefused) throw InputError.of(`the URL is not allowed: ${error.message}`);
     throw error;
   }
   const secret =
     p.input.kind === "webhook" ? (p.input.signingSecret && p.input.signingSecret.length > 0 ? p.input.signingSecret : randomBytes(32).toString("hex")) : null;
-  if (secret !== null && secret.length < 16) throw new AlertError("invalid_input", "the signing secret must be at least 16 characters");
+  if (secret !== null && secret.length < 16) throw InputError.of("the signing secret must be at least 16 characters");
   return insertDestination(
     db,
     p.actor,

@@ -1,3 +1,4 @@
+import { InputError } from "@/lib/errors";
 import { inArray } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { apiKeys, endpoints } from "@/db/schema";
@@ -20,7 +21,7 @@ export type CreatedApiKey = {
  */
 export async function createApiKey(db: Db, params: CreateApiKeyInput & { actor: AuditActor }): Promise<CreatedApiKey> {
   const parsed = CreateApiKeyInput.safeParse(params);
-  if (!parsed.success) throw new ApiKeyError("invalid_input", parsed.error.issues.map((i) => i.message).join("; "));
+  if (!parsed.success) throw InputError.of(parsed.error.issues.map((i) => i.message).join("; "));
   const input = parsed.data;
   const actor = auditActorFields(params.actor);
   const generated = generateToken();

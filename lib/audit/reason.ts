@@ -1,3 +1,4 @@
+import { InputError } from "@/lib/errors";
 import { hasControlChars } from "@/lib/canonical/caller";
 
 /** What was wrong with a reason; each domain throws it as its own error. */
@@ -19,4 +20,12 @@ export function readReason(reason: string | undefined, required: boolean): { ok:
   if (text.length > MAX_REASON) return { ok: false, problem: { code: "invalid_input", message: `the reason must be ${MAX_REASON} characters or fewer` } };
   if (hasControlChars(text)) return { ok: false, problem: { code: "invalid_input", message: "the reason must not contain control characters" } };
   return { ok: true, text };
+}
+
+/**
+ * The error of a reason's problem: one too long or with control characters is an InputError at
+ * `reason`; a missing one is the domain's own `reason_required` (`missing`).
+ */
+export function reasonError(problem: ReasonProblem, missing: (message: string) => Error): Error {
+  return problem.code === "invalid_input" ? InputError.of(problem.message, "reason") : missing(problem.message);
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import bcrypt from "bcryptjs";
-import { DomainError } from "@/lib/errors";
+import { InputError } from "@/lib/errors";
 
 /** bcrypt work factor in production. Tests pass a lower cost to stay fast. */
 export const PRODUCTION_BCRYPT_COST = 12;
@@ -9,20 +9,13 @@ export const MIN_PASSWORD_LENGTH = 12;
 // bcrypt reads only the first 72 bytes; a longer password would silently lose its tail.
 export const MAX_PASSWORD_BYTES = 72;
 
-export class PasswordPolicyError extends DomainError<"invalid_input"> {
-  override name = "PasswordPolicyError";
-  constructor(message: string) {
-    super("invalid_input", message);
-  }
-}
-
 export function checkPasswordPolicy(password: string): void {
   if (password.length < MIN_PASSWORD_LENGTH) {
-    throw new PasswordPolicyError(`password must be at least ${MIN_PASSWORD_LENGTH} characters, got ${password.length}`);
+    throw InputError.of(`password must be at least ${MIN_PASSWORD_LENGTH} characters, got ${password.length}`);
   }
   const bytes = Buffer.byteLength(password, "utf8");
   if (bytes > MAX_PASSWORD_BYTES) {
-    throw new PasswordPolicyError(`password must be at most ${MAX_PASSWORD_BYTES} bytes, got ${bytes}`);
+    throw InputError.of(`password must be at most ${MAX_PASSWORD_BYTES} bytes, got ${bytes}`);
   }
 }
 

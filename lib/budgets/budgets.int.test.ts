@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { auditEvents, budgetMembers, budgets, endpoints } from "@/db/schema";
 import { holdTransaction, skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
-import { CatalogConflictError, CatalogError } from "@/lib/limits/errors";
+import { CatalogConflictError, CatalogError, InputError, type Issue } from "@/lib/limits/errors";
 import { setupControl } from "@/lib/control/context";
 import { EndpointFields, updateEndpoint } from "@/lib/catalog";
 import { listAuditEvents } from "@/lib/audit/log";
@@ -26,14 +26,20 @@ const admin = { type: "staff", email: "admin@example.com" } as const;
 const DOLLAR = 1_000_000;
 let n = 0;
 
-async function failure(work: Promise<unknown>): Promise<CatalogError> {
+async function failure(work: Promise<unknown>): Promise<CatalogError | InputError> {
   try {
     await work;
   } catch (error) {
-    if (error instanceof CatalogError) return error;
+    if (error instanceof CatalogError || error instanceof InputError) return error;
     throw error;
   }
-  throw new Error("expected a CatalogError");
+  throw new Error("expected a CatalogError or an InputError");
+}
+
+/** The problems of an input refused: it must be an InputError. */
+function problemsOf(error: CatalogError | InputError): readonly Issue[] {
+  expect(error).toBeInstanceOf(InputError);
+  return (error as InputError).problems;
 }
 
 describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
@@ -152,7 +158,7 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
         }),
       );
       expect(error.code).toBe("invalid_input");
-      expect(error.problems.map((p) => p.path)).toContain(path);
+      expect(problemsOf(error).map((p) => p.path)).toContain(path);
       const after = await snapshot();
       expect({ ...after }).toEqual(before);
     });
@@ -246,7 +252,7 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
     ] as const) {
       const before = await snapshot();
       const error = await failure(updateBudget(t.db, { key, expectedVersion: row.version, fields: { ...base, members: list }, actor: admin, reason: "r" }));
-      expect(error.problems.map((p) => p.path)).toContain(path);
+      expect(problemsOf(error).map((p) => p.path)).toContain(path);
       expect(await snapshot()).toEqual(before);
     }
   });
@@ -318,7 +324,7 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
       const before = await snapshot();
       const error = await failure(adjustBudget(t.db, { key, input, expectedVersion: row.version, actor: admin, reason: "r" }));
       expect(error.code).toBe("invalid_input");
-      expect(error.problems[0]?.path).toBe("input");
+      expect(problemsOf(error)[0]?.path).toBe("input");
       const after = await snapshot();
       expect(after.budgets).toEqual(before.budgets);
       expect(await lastEvent(key)).toMatchObject({ action: "budget.rejected", rawInput: input, appliedValue: null });
@@ -418,7 +424,7 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
     const global = await budget();
     const before = await snapshot();
     const error = await failure(setBudgetOverride(t.db, { key: global.key, caller: "acme", input: "1", actor: admin, reason: "r" }));
-    expect(error.problems[0]?.message).toContain("global budget");
+    expect(problemsOf(error)[0]?.message).toContain("global budget");
     expect(await snapshot()).toEqual(before);
   });
 
@@ -474,7 +480,7 @@ describe.skipIf(skipWithoutDatabase())("budgets on Postgres", () => {
     expect(EndpointFields.safeParse(fields).success).toBe(true);
     const before = await snapshot();
     const error = await failure(updateEndpoint(t.db, { key: e.key, expectedVersion: e.version, fields, actor: admin, reason: "euro" }));
-    expect(error.problems[0]).toMatchObject({ path: "currency", message: expect.stringContaining("counts in budget") });
+    expect(problemsOf(error)[0]).toMatchObject({ path: "currency", message: expect.stringContaining("counts in budget") });
     expect(await snapshot()).toEqual(before);
     expect((await t.db.select().from(endpoints).where(eq(endpoints.id, e.id)))[0]?.currency).toBe("USD");
   });

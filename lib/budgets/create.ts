@@ -1,3 +1,4 @@
+import { InputError } from "@/lib/errors";
 import type { z } from "zod";
 import type { Db } from "@/db/client";
 import { budgets, limitOverrides, type Budget } from "@/db/schema";
@@ -93,7 +94,7 @@ export async function insertBudget(p: BudgetChange, spec: BudgetSpec, mayBeArchi
     row.id,
     members.map((m) => m.id),
   );
-  const overrides = newOverrideRows(row.limitId, spec.overrides, (message) => new CatalogError("invalid_input", `${spec.key}: ${message}`));
+  const overrides = newOverrideRows(row.limitId, spec.overrides, (message) => InputError.of(`${spec.key}: ${message}`));
   if (overrides.length > 0) await p.tx.insert(limitOverrides).values(overrides);
   const { key: _key, ...after } = spec;
   await recordBudgetChange(p, row, {

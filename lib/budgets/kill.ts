@@ -1,3 +1,4 @@
+import { reasonError } from "@/lib/audit/reason";
 import type { Db } from "@/db/client";
 import type { Budget } from "@/db/schema";
 import type { AuditActor } from "@/lib/audit/record";
@@ -9,7 +10,7 @@ import { type BudgetChange, lockedBudget } from "./write";
 
 function optionalReason(reason: string | undefined): string | null {
   const read = readReason(reason, false);
-  if (!read.ok) throw new CatalogError(read.problem.code, read.problem.message);
+  if (!read.ok) throw reasonError(read.problem, (message) => new CatalogError("reason_required", message));
   return read.text;
 }
 

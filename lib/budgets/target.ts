@@ -1,7 +1,7 @@
 import type { Db } from "@/db/client";
 import type { Budget } from "@/db/schema";
 import { formatMoney } from "@/lib/format";
-import { CatalogError, invalidInput } from "@/lib/limits/errors";
+import { CatalogError, InputError } from "@/lib/limits/errors";
 import type { LimitTarget } from "@/lib/limits/target";
 import { recordBudgetChange, saveBudget } from "./write";
 
@@ -33,8 +33,7 @@ export function budgetTarget(tx: Db, budget: Budget): LimitTarget {
     }),
     askValue: (value) => ({ kind: "budget.value", change: { budgetKey: budget.key, value } }),
     askBounds: ({ min, max }) => ({ kind: "budget.bounds", change: { budgetKey: budget.key, min, max } }),
-    // A form shows an input problem beside the field it names.
-    refuse: (code, message, path) => (code === "invalid_input" && path ? invalidInput([{ path, message }]) : new CatalogError(code, message)),
+    refuse: (code, message, path) => (code === "invalid_input" ? InputError.of(message, path) : new CatalogError(code, message)),
     save: async (fields) => (await saveBudget(tx, budget.id, fields)).version,
     audit: (change, event) => {
       const { verb, ...rest } = event;

@@ -1,3 +1,4 @@
+import { InputError } from "@/lib/errors";
 import { and, eq } from "drizzle-orm";
 import type { z } from "zod";
 import type { Db } from "@/db/client";
@@ -103,7 +104,7 @@ export async function addCeiling(db: Db, p: AddCeilingParams): Promise<Ceiling> 
     const existing = await tx.select().from(ceilings).where(eq(ceilings.endpointId, endpoint.id));
     const identity = ceilingIdentity(spec);
     if (existing.some((c) => ceilingIdentity(c) === identity)) {
-      throw new CatalogError("invalid_input", `${endpoint.key} already has this ceiling (${identity}): change its value instead`);
+      throw InputError.of(`${endpoint.key} already has this ceiling (${identity}): change its value instead`);
     }
     checkConfirmation("a value against its default,", spec.default, spec.value, p.confirm);
     return insertCeiling({ tx, actor: p.actor, reason, changeControl: p.changeControl }, endpoint, spec);

@@ -1,10 +1,11 @@
+import { InputError } from "@/lib/errors";
 import { count, eq, like } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { auditEvents, budgets } from "@/db/schema";
 import { createTestDatabase, skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import type { Db } from "@/db/client";
-import { applyCatalog, CatalogError, EndpointSpec, exportCatalog, planCatalog } from "@/lib/catalog";
+import { applyCatalog, EndpointSpec, exportCatalog, planCatalog } from "@/lib/catalog";
 import { readBudget } from "@/lib/budgets/read";
 
 // Budgets in the catalog file: export writes them, plan prints each change with the money worst
@@ -254,7 +255,7 @@ describe.skipIf(skipWithoutDatabase())("budgets in the catalog file", () => {
     if (!plan.ok) expect(plan.errors.join("\n")).toContain(expected);
     const allAudit = async () => (await t.db.select({ n: count() }).from(auditEvents))[0]?.n ?? 0;
     const before = { audit: await allAudit(), budgets: await t.db.select().from(budgets).where(like(budgets.key, "llm.%")) };
-    await expect(applyCatalog(t.db, { text, actor: config, reason: "bad", confirmRaise: true })).rejects.toBeInstanceOf(CatalogError);
+    await expect(applyCatalog(t.db, { text, actor: config, reason: "bad", confirmRaise: true })).rejects.toBeInstanceOf(InputError);
     expect({ audit: await allAudit(), budgets: await t.db.select().from(budgets).where(like(budgets.key, "llm.%")) }).toEqual(before);
   });
 });

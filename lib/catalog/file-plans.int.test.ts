@@ -1,10 +1,11 @@
+import { InputError } from "@/lib/errors";
 import { count, eq, like } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { auditEvents, plans } from "@/db/schema";
 import { createTestDatabase, skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import type { Db } from "@/db/client";
-import { applyCatalog, CatalogError, exportCatalog, planCatalog } from "@/lib/catalog";
+import { applyCatalog, exportCatalog, planCatalog } from "@/lib/catalog";
 import { setupControl } from "@/lib/changes";
 import { readPlan } from "@/lib/plans/read";
 import { planSnapshot } from "@/lib/plans/test-fixtures";
@@ -257,7 +258,7 @@ describe.skipIf(skipWithoutDatabase())("plans in the catalog file", () => {
     if (!plan.ok) expect(plan.errors.join("\n")).toContain(expected);
     const allAudit = async () => (await t.db.select({ n: count() }).from(auditEvents).where(like(auditEvents.action, "plan.%")))[0]?.n ?? 0;
     const before = { audit: await allAudit(), rows: await planSnapshot(t.db) };
-    await expect(applyCatalog(t.db, { text, actor: config, reason: "bad", confirmRaise: true, changeControl: control })).rejects.toBeInstanceOf(CatalogError);
+    await expect(applyCatalog(t.db, { text, actor: config, reason: "bad", confirmRaise: true, changeControl: control })).rejects.toBeInstanceOf(InputError);
     expect({ audit: await allAudit(), rows: await planSnapshot(t.db) }).toEqual(before);
   });
 });

@@ -1,3 +1,4 @@
+import { InputError } from "@/lib/errors";
 import { createHash } from "node:crypto";
 import { eq, sql } from "drizzle-orm";
 import { z } from "zod";
@@ -443,16 +444,14 @@ export async function applyCatalog(db: Db, p: ApplyParams): Promise<ApplyResult>
   const sha256 = createHash("sha256").update(p.text).digest("hex");
   const parsed = parseCatalogText(p.text);
   if (!parsed.ok)
-    throw new CatalogError(
-      "invalid_input",
-      `the file is invalid:\n${parsed.errors.join("\n")}`,
+    throw new InputError(
       parsed.errors.map((message) => ({ path: "", message })),
+      `the file is invalid:\n${parsed.errors.join("\n")}`,
     );
   const invalid = (errors: string[], prefix = "") =>
-    new CatalogError(
-      "invalid_input",
-      errors.map((e) => prefix + e).join("\n"),
+    new InputError(
       errors.map((message) => ({ path: "", message: prefix + message })),
+      errors.map((e) => prefix + e).join("\n"),
     );
   return db.transaction(async (tx) => {
     const ids = (await readCatalog(tx)).map((c) => c.endpoint.id);

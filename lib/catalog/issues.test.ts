@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { FormReader, readCeilingRows, readEndpointFields } from "@/app/(dashboard)/endpoints/catalog-form";
 import type { Db } from "@/db/client";
 import { reserve } from "@/lib/enforcement/reserve";
-import { CatalogError, issueLine } from "@/lib/limits/errors";
+import { InputError, issueLine } from "@/lib/limits/errors";
 import { parseCatalogText } from "./file";
 import { describeIssues, EndpointSpec, type EndpointSpecInput, NEEDS_GLOBAL_HINT } from "./spec";
 
@@ -120,7 +120,7 @@ function formLines(fields: Record<string, string>): string[] {
   try {
     r.done({ ...readEndpointFields(r), ceilings: readCeilingRows(r, r.text("ceilings")) });
   } catch (error) {
-    if (error instanceof CatalogError) return [...error.message.split("; "), ...error.issues];
+    if (error instanceof InputError) return [...error.message.split("; "), ...error.issues];
     throw error;
   }
   return [];

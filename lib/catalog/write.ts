@@ -1,3 +1,4 @@
+import { InputError } from "@/lib/errors";
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { ceilings, endpoints, limitOverrides, type Ceiling, type Endpoint, type NewCeiling } from "@/db/schema";
@@ -126,7 +127,7 @@ export async function insertEndpoint(p: Change, spec: EndpointSpec): Promise<End
     .returning();
   for (const o of overrides) {
     const target = created.find((c) => c.scope === "caller" && c.metric === o.metric && c.window === o.window);
-    const rows = target ? newOverrideRows(target.limitId, [o], (message) => new CatalogError("invalid_input", `${key}: ${message}`)) : [];
+    const rows = target ? newOverrideRows(target.limitId, [o], (message) => InputError.of(`${key}: ${message}`)) : [];
     if (rows.length > 0) await p.tx.insert(limitOverrides).values(rows);
   }
   await recordChange(p, row, {

@@ -1,6 +1,7 @@
+import { InputError } from "@/lib/errors";
 import type { Db } from "@/db/client";
 import type { Ceiling, Endpoint } from "@/db/schema";
-import { CeilingError, requireReason } from "./errors";
+import { requireReason } from "./errors";
 import { lockCeilingAsSeen } from "./lock";
 import { parseLimitInput } from "@/lib/limits/parse";
 import { type ValueResult, writeLimitValue } from "@/lib/limits/value";
@@ -22,7 +23,7 @@ export async function adjustCeiling(db: Db, p: AdjustCeilingParams): Promise<Adj
   const parsed = parseLimitInput(p.input);
   if (!parsed.ok) {
     await recordRejectedInput(db, { kind: "ceiling", ceilingId: p.ceilingId }, p, parsed.error);
-    throw new CeilingError("invalid_input", parsed.error);
+    throw InputError.of(parsed.error);
   }
   const reason = requireReason(p.reason);
 

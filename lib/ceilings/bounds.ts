@@ -1,3 +1,4 @@
+import { InputError } from "@/lib/errors";
 import type { Db } from "@/db/client";
 import type { Ceiling, Endpoint } from "@/db/schema";
 import type { ChangeControl } from "@/lib/control/context";
@@ -38,12 +39,12 @@ export type SetBoundsResult = {
  */
 export async function setBounds(db: Db, p: SetBoundsParams): Promise<SetBoundsResult> {
   const min = parseLimitInput(p.min, "minimum");
-  if (!min.ok) throw new CeilingError("invalid_input", min.error);
+  if (!min.ok) throw InputError.of(min.error);
   const max = parseLimitInput(p.max, "maximum");
-  if (!max.ok) throw new CeilingError("invalid_input", max.error);
-  if (max.value === 0) throw new CeilingError("invalid_input", "the maximum must be above 0: 0 is the kill switch, not a bound");
+  if (!max.ok) throw InputError.of(max.error);
+  if (max.value === 0) throw InputError.of("the maximum must be above 0: 0 is the kill switch, not a bound");
   if (min.value > max.value) {
-    throw new CeilingError("invalid_input", `the minimum (${formatCount(min.value)}) must not be above the maximum (${formatCount(max.value)})`);
+    throw InputError.of(`the minimum (${formatCount(min.value)}) must not be above the maximum (${formatCount(max.value)})`);
   }
   const reason = requireReason(p.reason);
   const bounds = { min: min.value, max: max.value };

@@ -1,9 +1,10 @@
+import { reasonError } from "@/lib/audit/reason";
 import { readReason } from "@/lib/audit/reason";
 import { DomainError } from "@/lib/errors";
 
 /** What went wrong, as a code the UI and CLI can branch on and a message a person can act on. */
 export type CeilingErrorCode =
-  "invalid_input" | "reason_required" | "not_found" | "conflict" | "confirmation_required" | "unchanged" | "not_killed" | "already_killed" | "not_per_caller";
+  "reason_required" | "not_found" | "conflict" | "confirmation_required" | "unchanged" | "not_killed" | "already_killed" | "not_per_caller";
 
 export class CeilingError extends DomainError<CeilingErrorCode> {
   override name = "CeilingError";
@@ -23,7 +24,7 @@ export class CeilingConflictError extends CeilingError {
 
 export function requireReason(reason: string | undefined): string {
   const read = readReason(reason, true);
-  if (!read.ok) throw new CeilingError(read.problem.code, read.problem.message);
+  if (!read.ok) throw reasonError(read.problem, (message) => new CeilingError("reason_required", message));
   return read.text ?? "";
 }
 
@@ -33,6 +34,6 @@ export function requireReason(reason: string | undefined): string {
  */
 export function optionalReason(reason: string | undefined): string | null {
   const read = readReason(reason, false);
-  if (!read.ok) throw new CeilingError(read.problem.code, read.problem.message);
+  if (!read.ok) throw reasonError(read.problem, (message) => new CeilingError("reason_required", message));
   return read.text;
 }

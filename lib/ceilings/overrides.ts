@@ -1,3 +1,4 @@
+import { InputError } from "@/lib/errors";
 import type { Db } from "@/db/client";
 import { auditOf, recordAudit } from "@/lib/audit/record";
 import { controlDetails } from "@/lib/control/context";
@@ -34,7 +35,7 @@ export async function setOverride(db: Db, p: SetOverrideParams): Promise<Overrid
   if (!parsed.ok) {
     // Refused as typed, saved nowhere, but visible: an override attempt is audited like a value's.
     await recordRejectedInput(db, { kind: "ceiling", ceilingId: p.ceilingId }, p, parsed.error, { caller, override: true });
-    throw new CeilingError("invalid_input", parsed.error);
+    throw InputError.of(parsed.error);
   }
   const reason = requireReason(p.reason);
 

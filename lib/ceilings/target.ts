@@ -5,6 +5,7 @@ import { controlDetails } from "@/lib/control/context";
 import { formatCount } from "@/lib/format";
 import type { LimitTarget } from "@/lib/limits/target";
 import { CeilingError } from "./errors";
+import { InputError } from "@/lib/errors";
 import { saveCeiling } from "./lock";
 
 /**
@@ -31,7 +32,7 @@ export function ceilingTarget(tx: Db, ceiling: Ceiling, endpoint: Endpoint): Lim
     }),
     askValue: (value) => ({ kind: "ceiling.value", change: { ceilingId: ceiling.id, value } }),
     askBounds: ({ min, max }) => ({ kind: "ceiling.bounds", change: { ceilingId: ceiling.id, min, max } }),
-    refuse: (code, message) => new CeilingError(code, message),
+    refuse: (code, message, path) => (code === "invalid_input" ? InputError.of(message, path) : new CeilingError(code, message)),
     save: (fields) => saveCeiling(tx, ceiling.id, fields),
     audit: (change, event) =>
       recordAudit(tx, {

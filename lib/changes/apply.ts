@@ -1,9 +1,10 @@
+import { InputError } from "@/lib/errors";
 import type { Db } from "@/db/client";
 import type { ChangeRequest } from "@/db/schema";
 import type { AuditActor } from "@/lib/audit/record";
 import { approvalControl } from "@/lib/control/context";
 import { isChangeKind } from "./types";
-import { ChangeControlError } from "@/lib/control/errors";
+
 import { kindHandlers } from "./kinds";
 import { recordRaiseEnd } from "./raise-ends";
 
@@ -22,7 +23,7 @@ export function endOf(r: Pick<ChangeRequest, "endsAfterSeconds" | "endsAt">, now
 }
 
 export async function applyRequest(tx: Db, request: ChangeRequest, actor: AuditActor, now: Date): Promise<ApplyOutcome> {
-  if (!isChangeKind(request.kind)) throw new ChangeControlError("invalid_input", `request #${request.id} has an unknown kind '${request.kind}'`);
+  if (!isChangeKind(request.kind)) throw InputError.of(`request #${request.id} has an unknown kind '${request.kind}'`);
   const endsAt = endOf(request, now);
   // An end asked as a time must still be ahead when the raise is applied.
   if (endsAt && endsAt.getTime() <= now.getTime()) {

@@ -1,3 +1,4 @@
+import { InputError } from "@/lib/errors";
 import type { Db } from "@/db/client";
 import { changeRequests, type ChangeRequest } from "@/db/schema";
 import { formatCount } from "@/lib/format";
@@ -16,34 +17,31 @@ export type Ask = { kind: ChangeKind; prepared: Prepared; endsAfterSeconds: numb
 function checkEnd(p: Pick<RequestChangeParams, "endsAfterSeconds" | "endsAt">, now: Date): { endsAfterSeconds: number | null; endsAt: Date | null } {
   const after = p.endsAfterSeconds ?? null;
   const at = p.endsAt ?? null;
-  if (after !== null && at !== null)
-    throw new ChangeControlError("invalid_input", "give the raise one end: a duration (for 2 hours) or a time (until 18:00 UTC), not both");
+  if (after !== null && at !== null) throw InputError.of("give the raise one end: a duration (for 2 hours) or a time (until 18:00 UTC), not both");
   if (after !== null && (!Number.isInteger(after) || after <= 0 || after > MAX_END_SECONDS)) {
-    throw new ChangeControlError("invalid_input", `the raise's duration must be a whole number of seconds from 1 to ${formatCount(MAX_END_SECONDS)} (31 days)`);
+    throw InputError.of(`the raise's duration must be a whole number of seconds from 1 to ${formatCount(MAX_END_SECONDS)} (31 days)`);
   }
   if (at !== null) {
-    if (!(at instanceof Date) || Number.isNaN(at.getTime())) throw new ChangeControlError("invalid_input", "the raise's end must be a time");
-    if (at.getTime() <= now.getTime())
-      throw new ChangeControlError("invalid_input", `the raise's end (${at.toISOString()}) is in the past: an end must be in the future`);
-    if (at.getTime() - now.getTime() > MAX_END_SECONDS * 1000) throw new ChangeControlError("invalid_input", "the raise's end must be within 31 days");
+    if (!(at instanceof Date) || Number.isNaN(at.getTime())) throw InputError.of("the raise's end must be a time");
+    if (at.getTime() <= now.getTime()) throw InputError.of(`the raise's end (${at.toISOString()}) is in the past: an end must be in the future`);
+    if (at.getTime() - now.getTime() > MAX_END_SECONDS * 1000) throw InputError.of("the raise's end must be within 31 days");
   }
   return { endsAfterSeconds: after, endsAt: at };
 }
 
 export async function prepareAsk(db: Db, p: RequestChangeParams, now: Date): Promise<Ask> {
-  if (!isChangeKind(p.kind)) throw new ChangeControlError("invalid_input", `'${String(p.kind).slice(0, 40)}' is not a kind of change request`);
-  if (typeof p.change !== "object" || p.change === null || Array.isArray(p.change))
-    throw new ChangeControlError("invalid_input", "the change must be an object");
+  if (!isChangeKind(p.kind)) throw InputError.of(`'${String(p.kind).slice(0, 40)}' is not a kind of change request`);
+  if (typeof p.change !== "object" || p.change === null || Array.isArray(p.change)) throw InputError.of("the change must be an object");
   const end = checkEnd(p, now);
   const prepared = await kindHandlers[p.kind].prepare(db, p.change);
   if (!prepared.raise) {
     throw new ChangeControlError("not_a_raise", `${prepared.summary} is not a raise: lowering, a kill or a restore needs no second person, apply it directly`);
   }
   if ((end.endsAfterSeconds !== null || end.endsAt !== null) && !prepared.mayEnd) {
-    throw new ChangeControlError("invalid_input", "only a raise of a ceiling's or a budget's value may carry an end");
+    throw InputError.of("only a raise of a ceiling's or a budget's value may carry an end");
   }
   if ((end.endsAfterSeconds !== null || end.endsAt !== null) && prepared.endRefused) {
-    throw new ChangeControlError("invalid_input", `${prepared.summary}: ${prepared.endRefused}`);
+    throw InputError.of(`${prepared.summary}: ${prepared.endRefused}`);
   }
   if (prepared.confirm && !prepared.confirm.matches(p.confirm ?? "")) {
     throw new ChangeControlError("confirmation_required", `${prepared.summary} is 5× or more: type ${prepared.confirm.expected} again to confirm`);

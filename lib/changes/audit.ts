@@ -1,3 +1,4 @@
+import { reasonError } from "@/lib/audit/reason";
 import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { endpoints, type ChangeRequest } from "@/db/schema";
@@ -34,6 +35,6 @@ export async function recordLifecycle(
 /** A reason or note: the audit log's one rule (trimmed, at most 500 characters, no control characters). */
 export function readText(text: string | undefined, required: boolean): string | null {
   const read = readReason(text, required);
-  if (!read.ok) throw new ChangeControlError(read.problem.code, read.problem.message);
+  if (!read.ok) throw reasonError(read.problem, (message) => new ChangeControlError("reason_required", message));
   return read.text;
 }

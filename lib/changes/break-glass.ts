@@ -1,3 +1,4 @@
+import { InputError } from "@/lib/errors";
 import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { changeRequests, type ChangeRequest } from "@/db/schema";
@@ -22,10 +23,7 @@ export async function breakGlass(db: Db, p: RequestChangeParams): Promise<Change
     const who = await verifyStaff(db, p.requester, "admin", "break glass");
     const reason = readText(p.reason, true) ?? "";
     if (reason.length < BREAK_GLASS_MIN_REASON) {
-      throw new ChangeControlError(
-        "invalid_input",
-        `break glass needs a reason of at least ${BREAK_GLASS_MIN_REASON} characters: say why no second admin could approve it`,
-      );
+      throw InputError.of(`break glass needs a reason of at least ${BREAK_GLASS_MIN_REASON} characters: say why no second admin could approve it`, "reason");
     }
     const now = p.now ?? new Date();
     const ask = await prepareAsk(db, p, now);

@@ -11,7 +11,7 @@ import { readBudget } from "@/lib/budgets/read";
 import { BudgetFields, BudgetSpec } from "@/lib/budgets/spec";
 import { BUDGET_RE_ADD_WINDOW_HOURS, loosenedArchivedBudget, looserRecentBudget } from "@/lib/budgets/re-add";
 import { endpointsByKey, lockedBudget } from "@/lib/budgets/write";
-import { issueLine } from "@/lib/errors";
+import { issueLine, InputError } from "@/lib/errors";
 import { formatMoney } from "@/lib/format";
 import { parseChange } from "./ceiling-kinds";
 import { ChangeControlError } from "@/lib/control/errors";
@@ -57,7 +57,7 @@ export async function fieldsWithBounds(db: Db, key: string, bounds: { min: numbe
     max: bounds.max,
     default: Math.min(Math.max(spec.default, bounds.min), bounds.max),
   });
-  if (!parsed.success) throw new ChangeControlError("invalid_input", zodIssues(parsed.error).map(issueLine).join("; "));
+  if (!parsed.success) throw InputError.of(zodIssues(parsed.error).map(issueLine).join("; "));
   return parsed.data;
 }
 
@@ -101,8 +101,7 @@ const Create = z.strictObject({ spec: z.unknown() });
 function parseSpec(raw: unknown): BudgetSpec {
   const parsed = BudgetSpec.safeParse(raw);
   if (!parsed.success)
-    throw new ChangeControlError(
-      "invalid_input",
+    throw InputError.of(
       zodIssues(parsed.error)
         .map((i) => issueLine({ ...i, path: i.path ? `spec.${i.path}` : "spec" }))
         .join("; "),
@@ -114,7 +113,7 @@ export const budgetCreate: KindHandler = {
   async prepare(db, raw) {
     const spec = parseSpec(parseChange(Create, raw).spec);
     const [exists] = await db.select({ id: budgets.id }).from(budgets).where(eq(budgets.key, spec.key));
-    if (exists) throw new ChangeControlError("invalid_input", `a budget with key '${spec.key}' already exists`);
+    if (exists) throw InputError.of(`a budget with key '${spec.key}' already exists`);
     const memberIds = [...(await endpointsByKey(db, spec.members)).values()].map((e) => e.id);
     const loosened = await loosenedArchivedBudget(db, spec, memberIds);
     return {
@@ -184,7 +183,7 @@ export const budgetMembers: KindHandler = {
       max: spec.max,
       default: spec.default,
     });
-    if (!parsed.success) throw new ChangeControlError("invalid_input", zodIssues(parsed.error).map(issueLine).join("; "));
+    if (!parsed.success) throw InputError.of(zodIssues(parsed.error).map(issueLine).join("; "));
     await updateBudgetFields({ tx, actor, reason: request.reason, changeControl: control }, budget.key, parsed.data);
     return { stale: null, raised: null };
   },

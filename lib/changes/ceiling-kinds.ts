@@ -13,7 +13,7 @@ import { CeilingError } from "@/lib/ceilings/errors";
 import { CONFIRM_RAISE_FACTOR } from "@/lib/limits/parse";
 import { durationLabel } from "@/lib/limits/guarantee";
 import { formatCount } from "@/lib/format";
-import { issueLine } from "@/lib/errors";
+import { issueLine, InputError } from "@/lib/errors";
 import { ChangeControlError } from "@/lib/control/errors";
 import { type ApplyContext, type KindHandler, movedSince, staleMessage, type Worst } from "./prepared";
 import { isAddRaise } from "@/lib/catalog/re-add";
@@ -33,7 +33,7 @@ const Key = z.string({ error: "an endpoint key is required" }).min(1, "an endpoi
 
 export function parseChange<T extends z.ZodType>(schema: T, change: unknown): z.infer<T> {
   const parsed = schema.safeParse(change);
-  if (!parsed.success) throw new ChangeControlError("invalid_input", zodIssues(parsed.error).map(issueLine).join("; "));
+  if (!parsed.success) throw InputError.of(zodIssues(parsed.error).map(issueLine).join("; "));
   return parsed.data;
 }
 
@@ -98,8 +98,7 @@ const identitiesOf = (rows: readonly Ceiling[]) => rows.map((r) => ceilingIdenti
 function parseSpec(raw: unknown): CeilingSpec {
   const parsed = CeilingSpec.safeParse(raw);
   if (!parsed.success)
-    throw new ChangeControlError(
-      "invalid_input",
+    throw InputError.of(
       zodIssues(parsed.error)
         .map((i) => issueLine({ ...i, path: i.path ? `ceiling.${i.path}` : "ceiling" }))
         .join("; "),
@@ -114,7 +113,7 @@ export const ceilingAdd: KindHandler = {
     const { endpoint, rows } = await endpointByKey(db, endpointKey);
     const identity = ceilingIdentity(spec);
     if (rows.some((r) => ceilingIdentity(r) === identity))
-      throw new ChangeControlError("invalid_input", `${endpoint.key} already has this ceiling (${identity}): change its value instead`);
+      throw InputError.of(`${endpoint.key} already has this ceiling (${identity}): change its value instead`);
     const live = spec.killed ? 0 : spec.value;
     const needsConfirm = spec.value > spec.default && (spec.default === 0 || spec.value >= spec.default * CONFIRM_RAISE_FACTOR);
     return {
@@ -154,7 +153,7 @@ export const perCallMax: KindHandler = {
     const { endpoint, rows } = await endpointByKey(db, change.endpointKey);
     if (endpoint.perCallMax === change.perCallMax) throw new ChangeControlError("unchanged", `the per-call max is already ${formatCount(change.perCallMax)}`);
     const money = perCallMoneyIssue({ perCallMax: change.perCallMax, parts: endpoint.parts });
-    if (money) throw new ChangeControlError("invalid_input", issueLine(money));
+    if (money) throw InputError.of(issueLine(money));
     const needsConfirm = change.perCallMax >= endpoint.perCallMax * CONFIRM_RAISE_FACTOR;
     return {
       ...base,

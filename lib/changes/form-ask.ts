@@ -1,3 +1,4 @@
+import { InputError } from "@/lib/errors";
 import type { Db } from "@/db/client";
 import { parseMoneyInput, parseLimitInput } from "@/lib/limits/parse";
 import type { BudgetSpecInput } from "@/lib/budgets/spec";
@@ -5,7 +6,7 @@ import type { CeilingSpecInput } from "@/lib/catalog/spec";
 import type { EndpointPart } from "@/lib/vocabulary";
 import { parsePlanValue } from "@/lib/plans/preview";
 import { breakGlass } from "./break-glass";
-import { ChangeControlError } from "@/lib/control/errors";
+
 import { requestChange } from "./request";
 import type { ChangeKind, Requester } from "./types";
 
@@ -49,7 +50,7 @@ export type AskParams = {
 };
 
 function typed<T>(parsed: { ok: true; value: T } | { ok: false; error: string }): T {
-  if (!parsed.ok) throw new ChangeControlError("invalid_input", parsed.error);
+  if (!parsed.ok) throw InputError.of(parsed.error);
   return parsed.value;
 }
 

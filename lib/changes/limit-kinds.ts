@@ -1,3 +1,4 @@
+import { InputError } from "@/lib/errors";
 import { eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
@@ -138,7 +139,7 @@ function valueHandler<Named, Locked>(k: LimitKind<Named, Locked>): KindHandler {
       const found = await k.find(db, named);
       const { row, money } = found;
       const seen = preview(row, money, value);
-      if (!seen.ok) throw new ChangeControlError("invalid_input", seen.error);
+      if (!seen.ok) throw InputError.of(seen.error);
       if (seen.kind === "unchanged") throw new ChangeControlError("unchanged", seen.message);
       const was = row.value === 0 && row.valueBeforeKill !== null ? `killed (restores to ${text(money, row.valueBeforeKill)})` : text(money, row.value);
       return {

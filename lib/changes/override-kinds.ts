@@ -1,3 +1,4 @@
+import { InputError } from "@/lib/errors";
 import { eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
@@ -38,7 +39,7 @@ const endText = (seconds: number | undefined) => (seconds === undefined ? "" : `
 
 function callerOf(raw: string): string {
   const parsed = CallerKey.safeParse(raw);
-  if (!parsed.success) throw new ChangeControlError("invalid_input", parsed.error.issues[0]?.message ?? "invalid billing account");
+  if (!parsed.success) throw InputError.of(parsed.error.issues[0]?.message ?? "invalid billing account");
   return parsed.data;
 }
 
@@ -135,7 +136,7 @@ export const ceilingOverride = overrideHandler({
       .innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId))
       .where(eq(ceilings.id, change.ceilingId));
     if (!row) throw new ChangeControlError("not_found", `no ceiling #${change.ceilingId}`);
-    if (row.ceiling.scope !== "caller") throw new ChangeControlError("invalid_input", "overrides apply to per-caller ceilings only");
+    if (row.ceiling.scope !== "caller") throw InputError.of("overrides apply to per-caller ceilings only");
     const { ceiling, endpoint } = row;
     return {
       limit: { kind: "ceiling", ...ceiling },
@@ -158,7 +159,7 @@ export const budgetOverride = overrideHandler({
   async find(db, change) {
     const [budget] = await db.select().from(budgets).where(eq(budgets.key, change.budgetKey));
     if (!budget) throw new ChangeControlError("not_found", `no budget '${change.budgetKey}'`);
-    if (budget.scope !== "account") throw new ChangeControlError("invalid_input", `${budget.key} is a global budget: overrides are for a per-account budget`);
+    if (budget.scope !== "account") throw InputError.of(`${budget.key} is a global budget: overrides are for a per-account budget`);
     return {
       limit: { kind: "budget", ...budget },
       named: { budgetKey: budget.key },

@@ -1,3 +1,4 @@
+import { InputError } from "@/lib/errors";
 import { eq, inArray } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
@@ -72,14 +73,12 @@ async function readTarget(db: Db, t: PlanTarget): Promise<Read> {
       .innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId))
       .where(eq(ceilings.id, t.ceilingId));
     if (!row) throw new ChangeControlError("not_found", `no ceiling #${t.ceilingId}`);
-    if (row.ceiling.scope !== "caller")
-      throw new ChangeControlError("invalid_input", `ceiling #${t.ceilingId} is not per caller: a plan sets values on per-caller ceilings only`);
+    if (row.ceiling.scope !== "caller") throw InputError.of(`ceiling #${t.ceilingId} is not per caller: a plan sets values on per-caller ceilings only`);
     return { kind: "ceiling", ...row };
   }
   const [budget] = await db.select().from(budgets).where(eq(budgets.key, t.budgetKey));
   if (!budget) throw new ChangeControlError("not_found", `no budget '${t.budgetKey}'`);
-  if (budget.scope !== "account")
-    throw new ChangeControlError("invalid_input", `budget ${budget.key} is global: a plan sets values on per-account budgets only`);
+  if (budget.scope !== "account") throw InputError.of(`budget ${budget.key} is global: a plan sets values on per-account budgets only`);
   return { kind: "budget", budget };
 }
 
@@ -125,7 +124,7 @@ export const planValue: KindHandler = {
         min: own.minValue,
         max: own.maxValue,
       });
-      if (!preview.ok) throw new ChangeControlError("invalid_input", preview.error);
+      if (!preview.ok) throw InputError.of(preview.error);
       if (preview.unchanged) throw new ChangeControlError("unchanged", preview.message);
       after = preview.applied;
       const typed = preview.typed;
@@ -253,11 +252,11 @@ function readRows(raw: unknown): Row[] {
   return rows.map((r, i) => {
     try {
       const row = { account: parseAccountId(r.account), plan: parsePlanKey(r.plan) };
-      if (seen.has(row.account)) throw new ChangeControlError("invalid_input", `row ${i}: account ${row.account} is named twice`);
+      if (seen.has(row.account)) throw InputError.of(`row ${i}: account ${row.account} is named twice`);
       seen.add(row.account);
       return row;
     } catch (error) {
-      if (error instanceof AccountError) throw new ChangeControlError("invalid_input", `row ${i}: ${error.message}`);
+      if (error instanceof AccountError || error instanceof InputError) throw InputError.of(`row ${i}: ${error.message}`);
       throw error;
     }
   });
@@ -302,7 +301,7 @@ export const accountPlan: KindHandler = {
     const keys = [...new Set(rows.map((r) => r.plan))];
     const ids = new Map((await db.select({ id: plans.id, key: plans.key }).from(plans).where(inArray(plans.key, keys))).map((p) => [p.key, p.id]));
     const unknown = keys.filter((k) => !ids.has(k));
-    if (unknown.length > 0) throw new ChangeControlError("invalid_input", `unknown plan(s): ${unknown.join(", ")}`);
+    if (unknown.length > 0) throw InputError.of(`unknown plan(s): ${unknown.join(", ")}`);
     const loose = await accountsLoosening(
       db,
       rows.map((r) => ({ account: r.account, planId: ids.get(r.plan) ?? 0 })),
@@ -347,7 +346,7 @@ function accountOf(raw: unknown): string {
   try {
     return parseAccountId(account);
   } catch (error) {
-    if (error instanceof AccountError) throw new ChangeControlError("invalid_input", error.message);
+    if (error instanceof AccountError || error instanceof InputError) throw InputError.of(error.message);
     throw error;
   }
 }

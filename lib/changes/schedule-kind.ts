@@ -1,3 +1,4 @@
+import { InputError } from "@/lib/errors";
 import { eq } from "drizzle-orm";
 import { z } from "zod";
 import { ceilings, endpoints, scheduledChanges } from "@/db/schema";
@@ -21,7 +22,7 @@ export const schedule: KindHandler = {
       .innerJoin(endpoints, eq(endpoints.id, scheduledChanges.endpointId))
       .where(eq(scheduledChanges.id, change.scheduleId));
     if (!row) throw new ChangeControlError("not_found", `no schedule #${change.scheduleId}`);
-    if (row.s.state !== "awaiting_approval") throw new ChangeControlError("invalid_input", `schedule #${row.s.id} is ${row.s.state}, not awaiting approval`);
+    if (row.s.state !== "awaiting_approval") throw InputError.of(`schedule #${row.s.id} is ${row.s.state}, not awaiting approval`);
     const [ceiling] = row.s.ceilingId === null ? [] : await db.select().from(ceilings).where(eq(ceilings.id, row.s.ceilingId));
     const what = row.s.action === "value" ? `${ceiling ? `${ceilingLabel(ceiling)} ` : ""}${formatCount(row.s.value ?? 0)}` : row.s.action;
     const when = row.s.repeat === "daily" ? `daily at ${row.s.runAt.toISOString().slice(11, 16)} UTC` : `at ${row.s.runAt.toISOString()}`;

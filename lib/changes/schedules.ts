@@ -1,7 +1,8 @@
+import { InputError } from "@/lib/errors";
 import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { ceilings, changeRequests, endpoints, scheduledChanges, type Ceiling, type ScheduledChange } from "@/db/schema";
-import { readReason } from "@/lib/audit/reason";
+import { readReason, reasonError } from "@/lib/audit/reason";
 import { auditOf, recordAudit } from "@/lib/audit/record";
 import { hasRole } from "@/lib/auth/roles";
 import { clampToBounds, CONFIRM_RAISE_FACTOR, parseLimitInput } from "@/lib/limits/parse";
@@ -51,7 +52,7 @@ const REPEATS: readonly string[] = ["once", "daily"];
 /** A schedule further out than this is a typo more often than a plan. */
 const MAX_AHEAD_MS = 366 * 24 * 60 * 60 * 1000;
 
-const invalid = (message: string) => new ChangeControlError("invalid_input", message);
+const invalid = (message: string) => InputError.of(message);
 
 type When = { runAt: Date; timeOfDay: string | null };
 
@@ -114,7 +115,7 @@ export async function createSchedule(db: Db, p: CreateScheduleParams): Promise<C
     return await scheduleChecked(db, p);
   } catch (error) {
     // Every refusal (role, unknown endpoint or ceiling, bad input, a missing confirmation) is seen.
-    if (error instanceof ChangeControlError) await recordRejected(db, p, error).catch(() => undefined);
+    if (error instanceof ChangeControlError || error instanceof InputError) await recordRejected(db, p, error).catch(() => undefined);
     throw error;
   }
 }
@@ -123,7 +124,7 @@ async function scheduleChecked(db: Db, p: CreateScheduleParams): Promise<Created
   const now = p.now ?? new Date();
   const who = await verifyStaff(db, p.by, "operator", "schedule a change");
   const read = readReason(p.reason, true);
-  if (!read.ok) throw new ChangeControlError(read.problem.code, read.problem.message);
+  if (!read.ok) throw reasonError(read.problem, (message) => new ChangeControlError("reason_required", message));
   const reason = read.text ?? "";
   const typed = readValue(p);
   const when = readWhen(p, now);
@@ -208,7 +209,7 @@ async function scheduleChecked(db: Db, p: CreateScheduleParams): Promise<Created
   });
 }
 
-async function recordRejected(db: Db, p: CreateScheduleParams, error: ChangeControlError): Promise<void> {
+async function recordRejected(db: Db, p: CreateScheduleParams, error: ChangeControlError | InputError): Promise<void> {
   const [endpoint] = await db.select({ id: endpoints.id, key: endpoints.key }).from(endpoints).where(eq(endpoints.key, p.endpointKey));
   await recordAudit(db, {
     ...(endpoint
@@ -248,13 +249,13 @@ export async function cancelSchedule(db: Db, p: { id: number; by: Requester; rea
   try {
     return await cancelChecked(db, p);
   } catch (error) {
-    if (error instanceof ChangeControlError) await recordCancelRejected(db, p, error).catch(() => undefined);
+    if (error instanceof ChangeControlError || error instanceof InputError) await recordCancelRejected(db, p, error).catch(() => undefined);
     throw error;
   }
 }
 
 /** A refused cancel, on the schedule's endpoint log when the schedule exists. */
-async function recordCancelRejected(db: Db, p: { id: number; by: Requester; reason: string }, error: ChangeControlError): Promise<void> {
+async function recordCancelRejected(db: Db, p: { id: number; by: Requester; reason: string }, error: ChangeControlError | InputError): Promise<void> {
   const [row] = Number.isSafeInteger(p.id)
     ? await db
         .select({ id: endpoints.id, key: endpoints.key, ceilingId: scheduledChanges.ceilingId })
@@ -275,13 +276,12 @@ async function recordCancelRejected(db: Db, p: { id: number; by: Requester; reas
 async function cancelChecked(db: Db, p: { id: number; by: Requester; reason: string }): Promise<ScheduledChange> {
   const who = await verifyStaff(db, p.by, "operator", "cancel a schedule");
   const read = readReason(p.reason, true);
-  if (!read.ok) throw new ChangeControlError(read.problem.code, read.problem.message);
+  if (!read.ok) throw reasonError(read.problem, (message) => new ChangeControlError("reason_required", message));
   const reason = read.text ?? "";
   return db.transaction(async (tx) => {
     const [row] = await tx.select().from(scheduledChanges).where(eq(scheduledChanges.id, p.id)).for("update");
     if (!row) throw new ChangeControlError("not_found", `no schedule #${p.id}`);
-    if (row.state === "done" || row.state === "cancelled")
-      throw new ChangeControlError("invalid_input", `schedule #${p.id} is already ${row.state}: nothing to cancel`);
+    if (row.state === "done" || row.state === "cancelled") throw InputError.of(`schedule #${p.id} is already ${row.state}: nothing to cancel`);
     const [cancelled] = await tx
       .update(scheduledChanges)
       .set({ state: "cancelled", cancelledBy: who.email, cancelledAt: sql`now()` })

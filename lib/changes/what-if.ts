@@ -1,7 +1,7 @@
 import { eq, inArray, sql } from "drizzle-orm";
 import { resultRows, type Db } from "@/db/client";
 import { budgetMembers, budgets, ceilings, endpoints } from "@/db/schema";
-import { DomainError } from "@/lib/errors";
+import { DomainError, InputError } from "@/lib/errors";
 import { billingMonthWindow } from "@/lib/limits/windows";
 import { DAY_MS, utcDay } from "@/lib/time";
 import type { BudgetScope, CeilingMetric, CeilingScope, CeilingWindow } from "@/lib/vocabulary";
@@ -35,7 +35,7 @@ import { accountsSince, replayFast, tally, type ReplayMetric, type ReplayQuery, 
 // - Refused money: what the refused grant finally cost (the charge rule above, in money).
 // - Top accounts: the five with the most refused money, then the most refused calls, then by name.
 
-export class WhatIfError extends DomainError<"invalid_input" | "not_found"> {
+export class WhatIfError extends DomainError<"not_found"> {
   override name = "WhatIfError";
 }
 
@@ -90,7 +90,7 @@ export async function resolveTarget(db: Db, p: Omit<WhatIfParams, "value" | "day
     p.newCeiling !== undefined,
     p.newBudget !== undefined,
   ].filter(Boolean).length;
-  if (given !== 1) throw new WhatIfError("invalid_input", "name one of a ceiling, a budget, a new ceiling or a new budget");
+  if (given !== 1) throw InputError.of("name one of a ceiling, a budget, a new ceiling or a new budget");
   if (p.ceilingId !== undefined) {
     const [row] = await db
       .select({ c: ceilings, billingDay: endpoints.billingDay, currency: endpoints.currency, perCallMax: endpoints.perCallMax })
@@ -133,12 +133,12 @@ export async function resolveTarget(db: Db, p: Omit<WhatIfParams, "value" | "day
     };
   }
   if (p.newCeiling !== undefined) {
-    if (!p.endpointKey) throw new WhatIfError("invalid_input", "a new ceiling needs its endpoint");
+    if (!p.endpointKey) throw InputError.of("a new ceiling needs its endpoint");
     const [ep] = await db.select().from(endpoints).where(eq(endpoints.key, p.endpointKey));
     if (!ep) throw new WhatIfError("not_found", `no endpoint ${p.endpointKey}`);
     const s = p.newCeiling;
     if (s.window === "first_hit" && !(Number.isInteger(s.windowSeconds) && (s.windowSeconds ?? 0) > 0)) {
-      throw new WhatIfError("invalid_input", "a first_hit window needs a whole positive number of seconds");
+      throw InputError.of("a first_hit window needs a whole positive number of seconds");
     }
     return {
       endpointIds: [ep.id],
@@ -153,7 +153,7 @@ export async function resolveTarget(db: Db, p: Omit<WhatIfParams, "value" | "day
     };
   }
   const s = p.newBudget;
-  if (s === undefined) throw new WhatIfError("invalid_input", "name one of a ceiling, a budget, a new ceiling or a new budget");
+  if (s === undefined) throw InputError.of("name one of a ceiling, a budget, a new ceiling or a new budget");
   const eps = s.endpointKeys.length ? await db.select().from(endpoints).where(inArray(endpoints.key, s.endpointKeys)) : [];
   if (eps.length !== new Set(s.endpointKeys).size) throw new WhatIfError("not_found", "a budget member is not a known endpoint");
   return {
@@ -177,8 +177,8 @@ export function periodStart(now: Date, days: number): Date {
 
 export async function whatIf(db: Db, p: WhatIfParams): Promise<WhatIfResult> {
   const started = performance.now();
-  if (!Number.isSafeInteger(p.value) || p.value < 0) throw new WhatIfError("invalid_input", "the value must be a whole number, 0 or more");
-  if (p.days !== 7 && p.days !== 30) throw new WhatIfError("invalid_input", "days must be 7 or 30");
+  if (!Number.isSafeInteger(p.value) || p.value < 0) throw InputError.of("the value must be a whole number, 0 or more");
+  if (p.days !== 7 && p.days !== 30) throw InputError.of("days must be 7 or 30");
   const now = p.now ?? new Date();
   const target = await resolveTarget(db, p);
   const since = periodStart(now, p.days);
@@ -194,7 +194,7 @@ export async function whatIf(db: Db, p: WhatIfParams): Promise<WhatIfResult> {
  */
 export async function whatIfLast7And30(db: Db, p: Omit<WhatIfParams, "days">): Promise<{ d7: WhatIfResult; d30: WhatIfResult }> {
   const started = performance.now();
-  if (!Number.isSafeInteger(p.value) || p.value < 0) throw new WhatIfError("invalid_input", "the value must be a whole number, 0 or more");
+  if (!Number.isSafeInteger(p.value) || p.value < 0) throw InputError.of("the value must be a whole number, 0 or more");
   const now = p.now ?? new Date();
   const target = await resolveTarget(db, p);
   if (target.window === "first_hit") {

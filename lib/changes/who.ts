@@ -1,3 +1,4 @@
+import { InputError } from "@/lib/errors";
 import { eq, inArray, sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
 import { staff } from "@/db/schema";
@@ -39,7 +40,7 @@ export async function recordRefusal(
   db: Db,
   who: Pick<Requester, "email" | "via">,
   attempt: string,
-  error: ChangeControlError,
+  error: ChangeControlError | InputError,
   details: Record<string, unknown> = {},
 ): Promise<void> {
   await recordAudit(db, {
@@ -63,7 +64,7 @@ export async function refusing<T>(
   try {
     return await work();
   } catch (error) {
-    if (error instanceof ChangeControlError && error.code !== "stale") {
+    if ((error instanceof ChangeControlError && error.code !== "stale") || error instanceof InputError) {
       // The log is best effort: an actor the audit table refuses must not hide the real refusal.
       await recordRefusal(db, who, attempt, error, details).catch(() => undefined);
     }

@@ -9,7 +9,6 @@ export type ChangeControlErrorCode =
   | "not_pending"
   | "expired"
   | "stale"
-  | "invalid_input"
   | "reason_required"
   | "unchanged"
   | "not_a_raise"

@@ -1,3 +1,4 @@
+import { InputError } from "@/lib/errors";
 import { randomUUID } from "node:crypto";
 import type { Db } from "@/db/client";
 import { clientAddress } from "@/lib/auth/client-address";
@@ -44,7 +45,7 @@ export async function handleSubscribe(request: Request, deps: SubscribeHandlerDe
   try {
     input = parseSubscribeBody(body.value);
   } catch (error) {
-    if (error instanceof SubscribeInputError) return invalid(error.code, error.message);
+    if (error instanceof SubscribeInputError || error instanceof InputError) return invalid(error.code, error.message);
     throw error;
   }
 

@@ -4,7 +4,7 @@ import { canonicalDestination, InvalidDestinationError } from "@/lib/canonical";
 import { releaseReservation, reserve, ReservationInputError, settleReservation } from "@/lib/enforcement";
 import type { Gate } from "@/lib/vocabulary";
 import type { EmailProvider } from "./fake-provider";
-import { DomainError } from "@/lib/errors";
+import { DomainError, InputError } from "@/lib/errors";
 
 // The demo service's subscribe flow, written the way a real service uses the library:
 // free checks, then ONE reserve (kill switch, throttle, ceilings and the inbox cooldown together),
@@ -25,7 +25,7 @@ export type SubscribeOutcome =
 
 export type DeliveryOutcome = { kind: "delivered"; messageId: string; settled: boolean } | { kind: "provider_failed"; error: string; released: boolean };
 
-export class SubscribeInputError extends DomainError<"invalid_input" | "invalid_email"> {
+export class SubscribeInputError extends DomainError<"invalid_email"> {
   override name = "SubscribeInputError";
 }
 
@@ -34,7 +34,7 @@ export function parseSubscribeBody(value: unknown): { email: string; key: string
   const parsed = SubscribeBody.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new SubscribeInputError("invalid_input", `${issue?.path.join(".") || "body"}: ${issue?.message ?? "invalid"}`);
+    throw InputError.of(`${issue?.path.join(".") || "body"}: ${issue?.message ?? "invalid"}`);
   }
   try {
     const c = canonicalDestination(parsed.data.email);

@@ -1,5 +1,6 @@
+import { InputError } from "@/lib/errors";
 import { describe, expect, it } from "vitest";
-import { CostInputError, costOfBatch } from "./cost";
+import { costOfBatch } from "./cost";
 
 const codes = (n: number) => Array.from({ length: n }, (_, i) => `9921${i}`);
 
@@ -46,7 +47,7 @@ describe("costOfBatch: a bulk call costs its items", () => {
   });
 
   it.each([0, -1, 1.5, Number.NaN, 2 ** 60])("refuses a weight of %s", (w) => {
-    expect(() => costOfBatch(["a"], { perCallMax: 10, weight: () => w })).toThrow(CostInputError);
+    expect(() => costOfBatch(["a"], { perCallMax: 10, weight: () => w })).toThrow(InputError);
   });
 
   it.each([0, -5, 2.5, Number.POSITIVE_INFINITY])("refuses a per-call max of %s", (perCallMax) => {

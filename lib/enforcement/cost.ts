@@ -1,4 +1,4 @@
-import { DomainError } from "@/lib/errors";
+import { InputError } from "@/lib/errors";
 // Cost-weighted units: a bulk call is charged for its items, not as one request, so a call of 300
 // codes costs what 300 single calls cost and "bulk" cannot be a way around a ceiling.
 
@@ -26,13 +26,6 @@ export type CostOptions<T> = {
   weight?: (item: T, index: number) => number;
 };
 
-export class CostInputError extends DomainError<"invalid_input"> {
-  override name = "CostInputError";
-  constructor(message: string) {
-    super("invalid_input", message);
-  }
-}
-
 /**
  * The cost of a bulk call in units, clamped to the per-call max. Items fit in order, so the
  * answer names a prefix the service can serve; an empty call still costs 1 unit, since the call
@@ -41,7 +34,7 @@ export class CostInputError extends DomainError<"invalid_input"> {
 export function costOfBatch<T>(items: readonly T[], options: CostOptions<T>): BatchCost {
   const { perCallMax, weight } = options;
   if (!Number.isSafeInteger(perCallMax) || perCallMax < 1) {
-    throw new CostInputError(`perCallMax must be a whole number of 1 or more, got ${perCallMax}`);
+    throw InputError.of(`perCallMax must be a whole number of 1 or more, got ${perCallMax}`);
   }
   let units = 0;
   let fits = 0;
@@ -49,10 +42,10 @@ export function costOfBatch<T>(items: readonly T[], options: CostOptions<T>): Ba
   items.forEach((item, index) => {
     const w = weight ? weight(item, index) : 1;
     if (!Number.isSafeInteger(w) || w < 1) {
-      throw new CostInputError(`item ${index} must cost a whole number of 1 or more units, got ${w}`);
+      throw InputError.of(`item ${index} must cost a whole number of 1 or more units, got ${w}`);
     }
     totalUnits += w;
-    if (!Number.isSafeInteger(totalUnits)) throw new CostInputError("the items together cost more units than can be counted");
+    if (!Number.isSafeInteger(totalUnits)) throw InputError.of("the items together cost more units than can be counted");
     // Only a prefix fits: once one item overflows, later (smaller) ones are not squeezed in, so
     // the served items stay in the order the caller sent them.
     if (fits === index && units + w <= perCallMax) {

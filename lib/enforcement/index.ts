@@ -6,5 +6,5 @@ export { expireReservations, releaseReservation, reservationEndpointKey, type Re
 export * from "./types";
 export { unavailableCounts, type UnavailableReason } from "./unavailable";
 export { withReservation, type WithReservationResult, type Work } from "./with-reservation";
-export { type BatchCost, CostInputError, type CostOptions, costOfBatch } from "./cost";
+export { type BatchCost, type CostOptions, costOfBatch } from "./cost";
 export { enforcementObserver, setEnforcementObserver, type EnforcementObserver } from "./observer";

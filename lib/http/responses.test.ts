@@ -1,14 +1,13 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { AlertError } from "@/lib/alerts/errors";
+
 import { ApiKeyError } from "@/lib/api-keys/errors";
-import { PasswordPolicyError } from "@/lib/auth/password";
 import { StaffAdminError } from "@/lib/auth/staff-errors";
 import { CatalogConflictError, CatalogError } from "@/lib/limits/errors";
 import { CeilingConflictError } from "@/lib/ceilings/errors";
 import { ReservationInputError } from "@/lib/enforcement/types";
-import { DomainError } from "@/lib/errors";
+import { DomainError, InputError } from "@/lib/errors";
 import { SpendNotFoundError } from "@/lib/spend/errors";
 import { ERROR_CODES } from "./openapi-schemas";
 import { domainErrorAnswer, registeredStatus, statusOf } from "./responses";
@@ -20,9 +19,9 @@ describe("one error family, mapped once to HTTP", () => {
     [new CeilingConflictError(120, 4, "someone else changed this ceiling first"), 409],
     [new StaffAdminError("exists", "a member a@b.co already exists"), 409],
     [new ApiKeyError("not_found", "no API key with id 9"), 404],
-    [new AlertError("invalid_input", "bad URL"), 400],
+    [InputError.of("bad URL"), 400],
     [new SpendNotFoundError("no endpoint with id 9"), 404],
-    [new PasswordPolicyError("password must be at least 12 characters, got 3"), 400],
+    [InputError.of("password must be at least 12 characters, got 3"), 400],
     [new ReservationInputError("endpoint_archived", "endpoint 'x' is archived"), 410],
     [new ReservationInputError("idempotency_conflict", "the key was used for another call"), 409],
   ];

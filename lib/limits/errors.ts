@@ -1,12 +1,12 @@
+import { reasonError } from "@/lib/audit/reason";
 import type { z } from "zod";
 import { readReason } from "@/lib/audit/reason";
-import { DomainError, type Issue, issueLine } from "@/lib/errors";
+import { DomainError, InputError, type Issue, issueLine } from "@/lib/errors";
 
-export { type Issue, issueLine } from "@/lib/errors";
+export { InputError, type Issue, issueLine } from "@/lib/errors";
 
 /** What went wrong with a catalog change: a code to branch on, a message a person can act on. */
 export type CatalogErrorCode =
-  | "invalid_input"
   | "reason_required"
   | "not_found"
   | "duplicate_key"
@@ -22,24 +22,11 @@ export type CatalogErrorCode =
 
 export class CatalogError extends DomainError<CatalogErrorCode> {
   override name = "CatalogError";
-  constructor(
-    code: CatalogErrorCode,
-    message: string,
-    /** Per field (`ceilings[1].max`) where the input had several problems. */
-    readonly problems: readonly Issue[] = [],
-  ) {
-    super(code, message);
-  }
-
-  /** Each problem as a line a person reads (issueLine). */
-  get issues(): string[] {
-    return this.problems.map(issueLine);
-  }
 }
 
 /** The error for problems found in an input: its message lists them all, each said once. */
-export function invalidInput(problems: readonly Issue[], separator = "; "): CatalogError {
-  return new CatalogError("invalid_input", problems.map(issueLine).join(separator), problems);
+export function invalidInput(problems: readonly Issue[], separator = "; "): InputError {
+  return new InputError(problems, problems.map(issueLine).join(separator));
 }
 
 /** Someone else saved the endpoint first; carries the version in force so the form can reload it. */
@@ -55,7 +42,7 @@ export class CatalogConflictError extends CatalogError {
 
 export function requireCatalogReason(reason: string | undefined): string {
   const read = readReason(reason, true);
-  if (!read.ok) throw new CatalogError(read.problem.code, read.problem.message);
+  if (!read.ok) throw reasonError(read.problem, (message) => new CatalogError("reason_required", message));
   return read.text ?? "";
 }
 

@@ -1,5 +1,6 @@
+import { InputError } from "@/lib/errors";
 import { describe, expect, it } from "vitest";
-import { billingMonthWindow, windowFor, WindowError } from "@/lib/limits/windows";
+import { billingMonthWindow, windowFor } from "@/lib/limits/windows";
 
 const iso = (s: { start: Date; end: Date }) => [s.start.toISOString(), s.end.toISOString()];
 
@@ -55,7 +56,7 @@ describe("billing_month", () => {
 
   it("refuses billing days outside 1..28 and fractions", () => {
     for (const day of [0, 29, 31, -1, 1.5, Number.NaN]) {
-      expect(() => billingMonthWindow(new Date("2025-01-01T00:00:00Z"), day)).toThrow(WindowError);
+      expect(() => billingMonthWindow(new Date("2025-01-01T00:00:00Z"), day)).toThrow(InputError);
     }
   });
 });
@@ -70,12 +71,12 @@ describe("first_hit", () => {
 
   it("refuses a missing, zero, negative or fractional length", () => {
     const at = new Date("2025-03-10T00:00:00Z");
-    expect(() => windowFor("first_hit", {}, at)).toThrow(WindowError);
-    expect(() => windowFor("first_hit", { windowSeconds: null }, at)).toThrow(WindowError);
-    for (const s of [0, -60, 1.5]) expect(() => windowFor("first_hit", { windowSeconds: s }, at)).toThrow(WindowError);
+    expect(() => windowFor("first_hit", {}, at)).toThrow(InputError);
+    expect(() => windowFor("first_hit", { windowSeconds: null }, at)).toThrow(InputError);
+    for (const s of [0, -60, 1.5]) expect(() => windowFor("first_hit", { windowSeconds: s }, at)).toThrow(InputError);
   });
 });
 
 it("refuses an invalid date rather than computing a NaN window", () => {
-  expect(() => windowFor("utc_day", {}, new Date("not a date"))).toThrow(WindowError);
+  expect(() => windowFor("utc_day", {}, new Date("not a date"))).toThrow(InputError);
 });

@@ -1,4 +1,4 @@
-import { DomainError } from "@/lib/errors";
+import { InputError } from "@/lib/errors";
 import { DAY_MS } from "@/lib/time";
 import type { CeilingWindow } from "@/lib/vocabulary";
 
@@ -17,15 +17,8 @@ export type WindowParams = {
   windowSeconds?: number | null;
 };
 
-export class WindowError extends DomainError<"invalid_input"> {
-  override name = "WindowError";
-  constructor(message: string) {
-    super("invalid_input", message);
-  }
-}
-
 function checkInstant(at: Date): void {
-  if (Number.isNaN(at.getTime())) throw new WindowError("window instant is not a valid date");
+  if (Number.isNaN(at.getTime())) throw InputError.of("window instant is not a valid date");
 }
 
 export function utcDayWindow(at: Date): WindowSpan {
@@ -37,7 +30,7 @@ export function utcDayWindow(at: Date): WindowSpan {
 export function billingMonthWindow(at: Date, billingDay: number): WindowSpan {
   checkInstant(at);
   if (!Number.isInteger(billingDay) || billingDay < 1 || billingDay > 28) {
-    throw new WindowError(`billing day must be a whole number from 1 to 28, got ${billingDay}`);
+    throw InputError.of(`billing day must be a whole number from 1 to 28, got ${billingDay}`);
   }
   const year = at.getUTCFullYear();
   const month = at.getUTCMonth();
@@ -53,7 +46,7 @@ export function billingMonthWindow(at: Date, billingDay: number): WindowSpan {
 export function firstHitWindow(at: Date, windowSeconds: number): WindowSpan {
   checkInstant(at);
   if (!Number.isInteger(windowSeconds) || windowSeconds <= 0) {
-    throw new WindowError(`a first_hit window needs a whole positive number of seconds, got ${windowSeconds}`);
+    throw InputError.of(`a first_hit window needs a whole positive number of seconds, got ${windowSeconds}`);
   }
   return { start: new Date(at.getTime()), end: new Date(at.getTime() + windowSeconds * 1000) };
 }
@@ -66,7 +59,7 @@ export function windowFor(window: CeilingWindow, params: WindowParams, at: Date)
     case "billing_month":
       return billingMonthWindow(at, params.billingDay ?? 1);
     case "first_hit":
-      if (params.windowSeconds == null) throw new WindowError("a first_hit window needs windowSeconds");
+      if (params.windowSeconds == null) throw InputError.of("a first_hit window needs windowSeconds");
       return firstHitWindow(at, params.windowSeconds);
   }
 }

@@ -1,10 +1,11 @@
+import { InputError } from "@/lib/errors";
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { auditEvents, providerCaps } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { insertEndpoint } from "@/lib/budgets/read-fixtures";
-import { CatalogError } from "@/lib/limits/errors";
+
 import { getProviderCap, recordProviderCap, removeProviderCap } from "./second-cap";
 
 const actor = { type: "staff", email: "admin@test.local" } as const;
@@ -67,7 +68,7 @@ describe.skipIf(skipWithoutDatabase())("the second cap", () => {
   it("refuses bad input, an unknown endpoint and removing what is not recorded, writing nothing", async () => {
     const e = await insertEndpoint(t.db);
     const bad = recordProviderCap(t.db, { endpointKey: e.key, input: { measure: "units", window: "day", amount: "1e9", setAt: "x" }, actor });
-    await expect(bad).rejects.toThrow(CatalogError);
+    await expect(bad).rejects.toThrow(InputError);
     await expect(bad).rejects.toMatchObject({ code: "invalid_input", message: "amount must be a whole number of units, such as 100000, got '1e9'" });
     await expect(
       recordProviderCap(t.db, { endpointKey: e.key, input: { measure: "money", window: "day", amount: "0", setAt: "" }, actor }),

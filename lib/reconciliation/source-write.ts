@@ -1,3 +1,4 @@
+import { InputError } from "@/lib/errors";
 import { eq, sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
 import { sqlState } from "@/db/sql-state";
@@ -55,10 +56,7 @@ async function audit(
 }
 
 function duplicateName(error: unknown, name: string): never {
-  if (sqlState(error) === "23505")
-    throw new CatalogError("duplicate_key", `a usage source named '${name}' already exists`, [
-      { path: "name", message: `a usage source named '${name}' already exists` },
-    ]);
+  if (sqlState(error) === "23505") throw new CatalogError("duplicate_key", `a usage source named '${name}' already exists`);
   throw error;
 }
 
@@ -203,9 +201,9 @@ export async function setUsageSourceEnabled(db: Db, p: { sourceId: number; enabl
 export async function requestPull(db: Db, p: { sourceId: number; actor: AuditActor; now?: Date }): Promise<{ source: UsageSource; requestedAt: Date }> {
   return db.transaction(async (tx) => {
     const current = await lockUsageSource(tx, p.sourceId);
-    if (!current.enabled) throw new CatalogError("invalid_input", `${current.name} is paused: resume it before asking for a pull`);
+    if (!current.enabled) throw InputError.of(`${current.name} is paused: resume it before asking for a pull`);
     if (current.kind === "file" && current.location === null) {
-      throw new CatalogError("invalid_input", `${current.name} has no location to read: import its file by hand instead`);
+      throw InputError.of(`${current.name} has no location to read: import its file by hand instead`);
     }
     // Always now, later than any earlier request: a pull running now serves only requests up to
     // its claim, so this one is not lost to it.

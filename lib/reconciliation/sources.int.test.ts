@@ -4,7 +4,7 @@ import { auditEvents, budgetMembers, budgets, endpoints } from "@/db/schema";
 import { reconciliationDays, usagePulls, usageRows, usageSourceRules, usageSources } from "@/db/schema/reconciliation";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
-import { CatalogError } from "@/lib/limits/errors";
+import { InputError } from "@/lib/limits/errors";
 import {
   addUsageRule,
   createUsageSource,
@@ -46,9 +46,9 @@ async function fieldErrors(p: Promise<unknown>): Promise<Record<string, string>>
     () => null,
     (e: unknown) => e,
   );
-  expect(error).toBeInstanceOf(CatalogError);
+  expect(error).toBeInstanceOf(InputError);
   const out: Record<string, string> = {};
-  for (const { path, message } of (error as CatalogError).problems) out[path] ??= message;
+  for (const { path, message } of (error as InputError).problems) out[path] ??= message;
   return out;
 }
 

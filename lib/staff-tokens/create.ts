@@ -1,3 +1,4 @@
+import { InputError } from "@/lib/errors";
 import { eq } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "@/db/client";
@@ -26,7 +27,7 @@ export type CreatedStaffToken = {
  */
 export async function createStaffToken(db: Db, p: { staffId: number; name: string }): Promise<CreatedStaffToken> {
   const name = StaffTokenName.safeParse(p.name);
-  if (!name.success) throw new StaffTokenError("invalid_input", name.error.issues.map((i) => i.message).join("; "));
+  if (!name.success) throw InputError.of(name.error.issues.map((i) => i.message).join("; "));
   const generated = generateStaffToken();
   return db.transaction(async (tx) => {
     // Locked: a password change or demotion racing this waits, and the token gets the version after it.

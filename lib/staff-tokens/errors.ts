@@ -1,6 +1,6 @@
 import { DomainError } from "@/lib/errors";
 
-export type StaffTokenErrorCode = "invalid_input" | "not_found" | "already_revoked" | "forbidden" | "invalid_token";
+export type StaffTokenErrorCode = "not_found" | "already_revoked" | "forbidden" | "invalid_token";
 
 /** A personal token that cannot be made, revoked or used, with a message fit to show its owner. */
 export class StaffTokenError extends DomainError<StaffTokenErrorCode> {

@@ -1,10 +1,11 @@
+import { InputError } from "@/lib/errors";
 import type { Metadata } from "next";
 import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
 import { AccountLink, accountPath } from "@/components/account-link";
 import { DataTable, type TableSpec } from "@/components/data-table";
 import { buttonClass, cardClass, inputClass, labelClass } from "@/components/ui";
-import { AccountReadError, estimateAccounts, listTopTargets, searchAccounts, topTargetParam, type AccountMatch, type AccountSearch } from "@/lib/accounts/read";
+import { estimateAccounts, listTopTargets, searchAccounts, topTargetParam, type AccountMatch, type AccountSearch } from "@/lib/accounts/read";
 import { formatCount, formatUtc } from "@/lib/format";
 import { firstValues } from "@/lib/search-params";
 import Link from "next/link";
@@ -30,7 +31,7 @@ export default async function AccountsPage({ searchParams }: Props) {
     try {
       search = await searchAccounts(db, q, SEARCH_LIMIT);
     } catch (error) {
-      if (!(error instanceof AccountReadError)) throw error;
+      if (!(error instanceof InputError)) throw error;
       searchError = error.message;
     }
   }

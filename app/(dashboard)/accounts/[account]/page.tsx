@@ -1,9 +1,10 @@
+import { InputError } from "@/lib/errors";
 import type { Metadata } from "next";
 import Link from "next/link";
 import { getDb } from "@/db/client";
 import { requirePageRole } from "@/app/_lib/session";
 import { hasRole } from "@/lib/auth/roles";
-import { AccountReadError, listPlanOptions, readAccount, type AccountView } from "@/lib/accounts/read";
+import { listPlanOptions, readAccount, type AccountView } from "@/lib/accounts/read";
 import { AccountPageView } from "../_components/account-view";
 
 export const dynamic = "force-dynamic";
@@ -34,7 +35,7 @@ export default async function AccountPage({ params }: Props) {
   try {
     view = await readAccount(db, account, now);
   } catch (error) {
-    if (error instanceof AccountReadError) return <BadAccount message={error.message} />;
+    if (error instanceof InputError) return <BadAccount message={error.message} />;
     throw error;
   }
   const plans = isAdmin ? await listPlanOptions(db) : [];

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineAction } from "@/app/_lib/define-action";
 import { EndpointKeyField } from "@/app/_lib/action-fields";
-import { DomainError, issueLine } from "@/lib/errors";
+import { InputError } from "@/lib/errors";
 // By path rather than "@/": its test stands in for it where reconciliation's compare work is not
 // merged yet, and only a relative path can be stood in for before the file exists.
 import { recordProviderCap, removeProviderCap } from "../../../../lib/reconciliation/second-cap";
@@ -23,12 +23,12 @@ const RemoveForm = z.object({ endpointKey: EndpointKeyField });
 const pages = (endpointKey: string) => [`/endpoints/${endpointKey}`, "/"];
 
 /** A schema error from lib (the cap's own input) is the person's to fix: said as one sentence. */
-async function asDomainError<T>(work: () => Promise<T>): Promise<T> {
+async function asInputError<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
     if (error instanceof z.ZodError)
-      throw new DomainError("invalid_input", error.issues.map((i) => issueLine({ path: i.path.join("."), message: i.message })).join("; "));
+      throw new InputError(error.issues.map((i) => ({ path: i.path.join("."), message: i.message })));
     throw error;
   }
 }
@@ -40,7 +40,7 @@ export const recordProviderCapCore = defineAction({
   input: RecordForm,
   run: async ({ db, actor }, input) => {
     const { endpointKey, ...cap } = input;
-    await asDomainError(() => recordProviderCap(db, { endpointKey, input: cap, actor }));
+    await asInputError(() => recordProviderCap(db, { endpointKey, input: cap, actor }));
     return { message: `Second cap at the provider recorded for ${endpointKey}.`, revalidate: pages(endpointKey) };
   },
 });
@@ -50,7 +50,7 @@ export const removeProviderCapCore = defineAction({
   boundary: "provider_cap.remove",
   input: RemoveForm,
   run: async ({ db, actor }, input) => {
-    await asDomainError(() => removeProviderCap(db, { endpointKey: input.endpointKey, actor }));
+    await asInputError(() => removeProviderCap(db, { endpointKey: input.endpointKey, actor }));
     return { message: `Second cap record of ${input.endpointKey} removed: readiness now says none is recorded.`, revalidate: pages(input.endpointKey) };
   },
 });

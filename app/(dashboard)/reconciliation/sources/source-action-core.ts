@@ -1,3 +1,4 @@
+import { InputError } from "@/lib/errors";
 import { z } from "zod";
 import { OptionalReason } from "@/app/_lib/action-fields";
 import { type ActionContext, type ActionCore, type ActionResult, defineAction } from "@/app/_lib/define-action";
@@ -17,7 +18,7 @@ import { importUsageFile } from "@/lib/reconciliation/pull";
 import { compareSourceDaysDetailed } from "@/lib/reconciliation/compare";
 import { ReconciliationError } from "@/lib/reconciliation/errors";
 import { usageFields } from "@/lib/reconciliation/types";
-import { CatalogError, type Issue } from "@/lib/limits/errors";
+import { type Issue } from "@/lib/limits/errors";
 import { logError } from "@/lib/log/redact";
 
 // The usage sources' server actions. Admins connect, edit, pause, delete sources, set their rules
@@ -52,9 +53,10 @@ function settingsOf(fields: Record<string, string>): Record<string, string | und
 function sourceIdOf(fields: Record<string, string>): number {
   const parsed = SourceId.safeParse(fields.sourceId);
   if (!parsed.success)
-    throw new CatalogError("invalid_input", parsed.error.issues[0]?.message ?? "source must be a whole number", [
-      { path: "sourceId", message: "source must be a whole number written in digits" },
-    ]);
+    throw new InputError(
+      [{ path: "sourceId", message: "source must be a whole number written in digits" }],
+      parsed.error.issues[0]?.message ?? "source must be a whole number",
+    );
   return parsed.data;
 }
 
@@ -185,7 +187,7 @@ export function formatOf(chosen: "" | "csv" | "json" | undefined, text: string):
 }
 
 /** Every bad line as a problem of its own (`line 3`), its reasons joined, in line order. */
-export function badFileError(lines: readonly { line: number; reason: string }[]): CatalogError {
+export function badFileError(lines: readonly { line: number; reason: string }[]): InputError {
   const byLine = new Map<number, string[]>();
   for (const { line, reason } of lines) byLine.set(line, [...(byLine.get(line) ?? []), reason]);
   const sorted = [...byLine.entries()].sort(([a], [b]) => a - b);
@@ -197,21 +199,18 @@ export function badFileError(lines: readonly { line: number; reason: string }[])
   if (more > 0) problems.push({ path: "lines", message: `and ${more} more bad line${more === 1 ? "" : "s"} not listed here` });
   const bad = sorted.filter(([line]) => line !== 0).length;
   const count = bad === 0 ? "the file as a whole" : `${bad} bad line${bad === 1 ? "" : "s"}`;
-  return new CatalogError(
-    "invalid_input",
-    `The file was not imported (${count}; nothing was written). Fix what is listed below and import it again.`,
-    problems,
-  );
+  return new InputError(problems, `The file was not imported (${count}; nothing was written). Fix what is listed below and import it again.`);
 }
 
 async function runImport({ actor, db }: ActionContext, input: z.output<typeof ImportFields>, text: string): Promise<ActionResult> {
   if (text.trim() === "")
-    throw new CatalogError("invalid_input", "the file is empty: choose a file or paste its rows", [
-      { path: "text", message: "the file is empty: choose a file or paste its rows" },
-    ]);
+    throw new InputError(
+      [{ path: "text", message: "the file is empty: choose a file or paste its rows" }],
+      "the file is empty: choose a file or paste its rows",
+    );
   if (text.length > MAX_IMPORT_CHARS) {
     const message = `the file is too large for the dashboard (${text.length} characters, at most ${MAX_IMPORT_CHARS}): import it with npm run ceilings -- usage import`;
-    throw new CatalogError("invalid_input", message, [{ path: "text", message }]);
+    throw new InputError([{ path: "text", message }], message);
   }
   const now = new Date();
   let result: Awaited<ReturnType<typeof importUsageFile>>;

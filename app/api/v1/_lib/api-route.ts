@@ -3,6 +3,8 @@ import type { ApiKeyScope, ApiPrincipal } from "@/lib/api-keys";
 import type { ApiAnswer, ApiRequest } from "@/lib/http";
 import type { ApiDeps } from "./deps";
 import { authenticateRequest, failureAnswer } from "./guard";
+import { InputError } from "@/lib/errors";
+import { domainErrorAnswer } from "@/lib/http";
 
 /** What a route's work receives: the request, the key that made it (holding the route's scope), its database. */
 export type ApiContext = { request: ApiRequest; deps: ApiDeps; db: Db; principal: ApiPrincipal };
@@ -20,7 +22,7 @@ export type ApiRoute<P extends unknown[]> = {
 /**
  * Every /api/v1 handler is one chain, written here once (as unkey's middleware chain): authenticate
  * the key and check the route's scope (401/403 as is); run the route's work; answer what it throws
- * by the route's own mapping when it knows the error, else as an outage the caller retries (503) or
+ * by the route's own mapping when it knows the error, an InputError as its 400, else as an outage the caller retries (503) or
  * a bug logged under an id (500) (failureAnswer). The route files of app/ and the API server of
  * `npm run api` call the same handler: (request, ...path params, deps).
  */
@@ -33,7 +35,8 @@ export function apiRoute<P extends unknown[]>(route: ApiRoute<P>): (request: Api
     try {
       return await route.handle({ request, deps, db: auth.db, principal: auth.principal }, ...params);
     } catch (error) {
-      return route.answerError?.(error) ?? failureAnswer(route.name, error);
+      // An input refused for what it says is a 400 on every route, whichever domain refused it.
+      return route.answerError?.(error) ?? (error instanceof InputError ? domainErrorAnswer(error) : failureAnswer(route.name, error));
     }
   };
 }
