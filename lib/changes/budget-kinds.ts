@@ -13,7 +13,7 @@ import { BUDGET_RE_ADD_WINDOW_HOURS, loosenedArchivedBudget, looserRecentBudget 
 import { endpointsByKey, lockedBudget } from "@/lib/budgets/write";
 import { issueLine, InputError } from "@/lib/errors";
 import { formatMoney } from "@/lib/format";
-import { parseChange } from "./ceiling-kinds";
+import { parseAt, parseChange } from "./ceiling-kinds";
 import { ChangeControlError } from "@/lib/control/errors";
 import { type KindHandler, movedSince, staleMessage } from "./prepared";
 import { isNewValueRaise } from "@/lib/control/raise";
@@ -98,20 +98,9 @@ export const budgetUnarchive: KindHandler = {
 
 const Create = z.strictObject({ spec: z.unknown() });
 
-function parseSpec(raw: unknown): BudgetSpec {
-  const parsed = BudgetSpec.safeParse(raw);
-  if (!parsed.success)
-    throw InputError.of(
-      zodIssues(parsed.error)
-        .map((i) => issueLine({ ...i, path: i.path ? `spec.${i.path}` : "spec" }))
-        .join("; "),
-    );
-  return parsed.data;
-}
-
 export const budgetCreate: KindHandler = {
   async prepare(db, raw) {
-    const spec = parseSpec(parseChange(Create, raw).spec);
+    const spec = parseAt(BudgetSpec, parseChange(Create, raw).spec, "spec");
     const [exists] = await db.select({ id: budgets.id }).from(budgets).where(eq(budgets.key, spec.key));
     if (exists) throw InputError.of(`a budget with key '${spec.key}' already exists`);
     const memberIds = [...(await endpointsByKey(db, spec.members)).values()].map((e) => e.id);
@@ -130,7 +119,7 @@ export const budgetCreate: KindHandler = {
     };
   },
   async apply({ tx, request, actor, control }) {
-    const spec = parseSpec(parseChange(Create, request.change).spec);
+    const spec = parseAt(BudgetSpec, parseChange(Create, request.change).spec, "spec");
     const [exists] = await tx.select({ id: budgets.id }).from(budgets).where(eq(budgets.key, spec.key));
     if (exists) return { stale: `a budget with key '${spec.key}' was created since it was asked: nothing was applied` };
     await insertBudget({ tx, actor, reason: request.reason, changeControl: control }, spec);

@@ -37,6 +37,13 @@ export function parseChange<T extends z.ZodType>(schema: T, change: unknown): z.
   return parsed.data;
 }
 
+/** A spec inside a request (`spec`, `ceiling`): each problem named at its path under it. */
+export function parseAt<T extends z.ZodType>(schema: T, raw: unknown, at: string): z.infer<T> {
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw new InputError(zodIssues(parsed.error).map((i) => ({ ...i, path: i.path ? `${at}.${i.path}` : at })));
+  return parsed.data;
+}
+
 /** "units/day", "calls/month per caller", "units/cooldown 24 hours per destination". */
 export function ceilingLabel(c: Pick<Ceiling, "metric" | "scope" | "window" | "windowSeconds">): string {
   const window = c.window === "utc_day" ? "day" : c.window === "billing_month" ? "month" : `cooldown ${durationLabel(c.windowSeconds ?? 0)}`;
@@ -95,21 +102,10 @@ const CeilingAdd = z.strictObject({ endpointKey: Key, ceiling: z.unknown() });
 
 const identitiesOf = (rows: readonly Ceiling[]) => rows.map((r) => ceilingIdentity(r)).sort();
 
-function parseSpec(raw: unknown): CeilingSpec {
-  const parsed = CeilingSpec.safeParse(raw);
-  if (!parsed.success)
-    throw InputError.of(
-      zodIssues(parsed.error)
-        .map((i) => issueLine({ ...i, path: i.path ? `ceiling.${i.path}` : "ceiling" }))
-        .join("; "),
-    );
-  return parsed.data;
-}
-
 export const ceilingAdd: KindHandler = {
   async prepare(db, raw) {
     const { endpointKey } = parseChange(CeilingAdd, raw);
-    const spec = parseSpec((raw as { ceiling?: unknown }).ceiling);
+    const spec = parseAt(CeilingSpec, (raw as { ceiling?: unknown }).ceiling, "ceiling");
     const { endpoint, rows } = await endpointByKey(db, endpointKey);
     const identity = ceilingIdentity(spec);
     if (rows.some((r) => ceilingIdentity(r) === identity))
@@ -132,7 +128,7 @@ export const ceilingAdd: KindHandler = {
   },
   async apply({ tx, request, actor, control }) {
     const { endpointKey } = parseChange(CeilingAdd, request.change);
-    const spec = parseSpec((request.change as { ceiling?: unknown }).ceiling);
+    const spec = parseAt(CeilingSpec, (request.change as { ceiling?: unknown }).ceiling, "ceiling");
     const endpoint = await orStale(() => lockedEndpoint(tx, endpointKey));
     if (isGone(endpoint)) return { stale: endpoint.gone };
     const rows = await tx.select().from(ceilings).where(eq(ceilings.endpointId, endpoint.id)).for("update");

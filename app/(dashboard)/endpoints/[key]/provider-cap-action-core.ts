@@ -27,8 +27,7 @@ async function asInputError<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (error instanceof z.ZodError)
-      throw new InputError(error.issues.map((i) => ({ path: i.path.join("."), message: i.message })));
+    if (error instanceof z.ZodError) throw new InputError(error.issues.map((i) => ({ path: i.path.join("."), message: i.message })));
     throw error;
   }
 }
