@@ -12,7 +12,7 @@ import { writeBudgetValue } from "@/lib/budgets/adjust";
 import { updateBudgetFields } from "@/lib/budgets/update";
 import { lockedBudget } from "@/lib/budgets/write";
 import { moveBounds } from "@/lib/limits/bounds";
-import { moneyInputText, parseLimitInput, parseMoneyInput, previewAdjustment } from "@/lib/limits/parse";
+import { moneyInputText, parseConfirmation, previewAdjustment } from "@/lib/limits/parse";
 import { isBoundsRaise, isValueRaise } from "@/lib/control/raise";
 import { activeRevertTo } from "@/lib/control/raise-floor";
 import { ChangeControlError } from "@/lib/control/errors";
@@ -87,14 +87,6 @@ export function goneMessage(error: unknown): string | null {
 
 const text = (money: string | undefined, value: number) => (money === undefined ? formatCount(value) : formatMoney(value, money));
 const inputText = (money: string | undefined, value: number) => (money === undefined ? String(value) : moneyInputText(value));
-function typedAs(money: string | undefined, raw: string): number | null {
-  if (money === undefined) {
-    const read = parseLimitInput(raw);
-    return read.ok ? read.value : null;
-  }
-  const read = parseMoneyInput(raw, "confirmation");
-  return read.ok ? read.micros : null;
-}
 
 function preview(row: Row, money: string | undefined, value: number) {
   return previewAdjustment({
@@ -152,7 +144,7 @@ function valueHandler<Named, Locked>(k: LimitKind<Named, Locked>): KindHandler {
         worstAfter: found.worst(seen.applied),
         currency: found.currency,
         raise: isValueRaise(row, seen.applied),
-        confirm: seen.needsConfirmation ? { expected: text(money, seen.typed), matches: (t) => typedAs(money, t) === seen.typed } : null,
+        confirm: seen.needsConfirmation ? { expected: text(money, seen.typed), matches: (t) => parseConfirmation(t, money) === seen.typed } : null,
         mayEnd: true,
         ...(isKilled(row) ? { endRefused: KILLED_NO_END } : {}),
       };

@@ -143,3 +143,16 @@ export function moneyInputText(micros: number): string {
     .replace(/0+$/, "");
   return fraction ? `${whole}.${fraction}` : String(whole);
 }
+
+/**
+ * A value typed again to confirm a large raise, in the limit's measure: money in `currency`, else
+ * a count. Null when it does not read as one.
+ */
+export function parseConfirmation(raw: string, currency: string | undefined): number | null {
+  if (currency === undefined) {
+    const read = parseLimitInput(raw);
+    return read.ok ? read.value : null;
+  }
+  const read = parseMoneyInput(raw, "confirmation");
+  return read.ok ? read.micros : null;
+}

@@ -1,7 +1,7 @@
 import { actorName } from "@/lib/audit/actor";
 import { requireApproval } from "@/lib/control/context";
 import { isValueRaise } from "@/lib/control/raise";
-import { parseLimitInput, parseMoneyInput, previewAdjustment, type AdjustmentKind, type Clamp } from "./parse";
+import { parseConfirmation, previewAdjustment, type AdjustmentKind, type Clamp } from "./parse";
 import type { LimitChange, LimitTarget } from "./target";
 
 /** A person's edit of a locked limit's value: exactly what was typed, and typed again for a large raise. */
@@ -36,7 +36,7 @@ export async function writeLimitValue(target: LimitTarget, p: ValueEdit): Promis
   });
   if (!preview.ok) throw target.refuse("invalid_input", preview.error, "input");
   if (preview.kind === "unchanged") throw target.refuse("unchanged", preview.message);
-  if (preview.needsConfirmation && typedAgain(target, p.confirm ?? "") !== preview.typed) {
+  if (preview.needsConfirmation && parseConfirmation(p.confirm ?? "", target.currency) !== preview.typed) {
     throw target.refuse("confirmation_required", `${preview.message}. The confirmation must be exactly ${target.format(preview.typed)}`);
   }
   if (isValueRaise(target, preview.applied)) {
@@ -66,14 +66,4 @@ export async function writeLimitValue(target: LimitTarget, p: ValueEdit): Promis
     },
   });
   return { kind, previous: target.value, applied: preview.applied, typed: preview.typed, clamped: preview.clamped, version, message: preview.message };
-}
-
-/** The confirmation in the limit's measure; null when it does not read as one. */
-function typedAgain(target: LimitTarget, raw: string): number | null {
-  if (target.currency === undefined) {
-    const read = parseLimitInput(raw);
-    return read.ok ? read.value : null;
-  }
-  const read = parseMoneyInput(raw, "confirmation");
-  return read.ok ? read.micros : null;
 }
