@@ -1,7 +1,8 @@
 // Measures the reservation hot path against the database's own limit on one hot row.
 // Prints ratios measured in one run on this machine; nothing here is asserted by a test.
 //   npm run bench:enforcement -- [--seconds 3] [--callers 1,8,32,64] [--in-flight 2] [--max-batch 128]
-//                                 [--only sweep|settle] [--expiring 20000]
+//                                 [--only batched|unbatched|sweep|settle] [--expiring 20000]
+//                                 [--shapes bench.one,bench.three,bench.global-budgeted,bench.budgeted,bench.planned]
 // Uses BENCH_DATABASE_URL, else TEST_DATABASE_URL, else DATABASE_URL (a server; a scratch database
 // is created on it and dropped afterwards).
 //
@@ -22,7 +23,7 @@
 // And settle (alone with --only settle): 64 callers on the three-ceiling endpoint each reserve and
 // then settle what they reserved, through the library's batchers: settles per second and their p99.
 import { sql } from "drizzle-orm";
-import { migrateDatabase, openPostgres } from "@/db/client";
+import { type Db, migrateDatabase, openPostgres } from "@/db/client";
 import { databaseUrl } from "@/db/testing";
 import { env } from "@/lib/env";
 import { batcherFor, expireReservations, reserve, settleReservation } from "@/lib/enforcement";
@@ -43,6 +44,19 @@ type Row = {
   nodeCpuUs: number;
   restCpuUs: number;
 };
+
+/**
+ * Every row starts from the same ledger, as the prototype's runs do (side-by-side.sh truncates its
+ * reservations and refusals, vacuums and checkpoints before each): without it each row inserted
+ * into the indexes of every row before it, and the last shapes were measured on a million rows.
+ * Counters stay (the per-account budget's 100,000 of today are part of its shape); their holds go.
+ */
+async function freshLedger(db: Db): Promise<void> {
+  await db.execute(sql`truncate reservations, refusals, refusal_hourly`);
+  await db.execute(sql`update counters set held = 0 where held <> 0`);
+  await db.execute(sql`vacuum analyze reservations, refusals, counters`);
+  await db.execute(sql`checkpoint`);
+}
 
 async function main(): Promise<void> {
   // --metrics: count into the Prometheus registry as the app does, to compare the hot path with and without.
@@ -105,7 +119,8 @@ async function main(): Promise<void> {
 
     tpsA = pgbench(url, seconds, 64);
     const only = arg("only", "all");
-    for (const mode of only === "all" ? (["batched", "unbatched"] as const) : []) {
+    const modes = (["batched", "unbatched"] as const).filter((m) => only === "all" || only === m);
+    for (const mode of modes) {
       // Unbatched: one request per database call, 16 connections.
       const pool = openPostgres(url, { max: mode === "batched" ? inFlight : 16 });
       const batcher = batcherFor(pool.db, mode === "batched" ? { maxBatch, maxInFlight: inFlight } : { maxBatch: 1, maxInFlight: 16 });
@@ -121,9 +136,11 @@ async function main(): Promise<void> {
               ]
             : []),
         ];
-        for (const { count, budgets, plans, endpoint } of shapes) {
+        const picked = arg("shapes", "");
+        for (const { count, budgets, plans, endpoint } of shapes.filter((s) => picked === "" || picked.split(",").includes(s.endpoint))) {
           const prefix = plans ? "pacct_" : "acct_";
           for (const callers of callerCounts) {
+            await freshLedger(setup.db);
             const calls0 = batcher.stats.calls;
             const requests0 = batcher.stats.requests;
             const d = await drive(seconds, callers, async () => {

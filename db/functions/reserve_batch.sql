@@ -54,8 +54,12 @@
 -- destination of the other kind than its cooldown's destinationKind (a phone number for a cooldown
 -- per email address) answers error invalid_destination (contract version 4).
 -- compact (the TypeScript library): a grant carries "charges": [from, to] instead of "remaining",
--- and the answer is {answers, chargeCounter, chargeLimit, chargeUsed, counters}, from which the
--- caller builds "remaining" itself, so no answer JSON is formatted while the counters are locked.
+-- and the answer is {answers, reservationIds, expiresAt, firstCharge, lastCharge, chargeCounter,
+-- chargeLimit, chargeUsed, counters}, from which the caller builds "remaining" itself, so no answer
+-- JSON is formatted while the counters are locked. When the whole batch fits (the fast path), a
+-- grant's answer is only {"status": "granted"}: its id, expiry and charges are the request's
+-- entries in reservationIds, expiresAt, firstCharge and lastCharge (building a JSON object a
+-- grant cost 3-4 µs a request).
 --
 -- Plans: every statement here runs on the same shapes call after call, but its arrays' lengths
 -- change, and with them the custom plans' estimates, so the plan cache kept planning some of
@@ -151,7 +155,6 @@ DECLARE
   -- counters are locked; written before them (req_written) or, late, after the decision
   req_id uuid[];
   req_expires timestamptz[];
-  req_grant jsonb[];
   req_repeat_of int[] := array_fill(NULL::int, ARRAY[n]);  -- the earlier request of this batch with the same key
   req_written boolean[] := array_fill(false, ARRAY[n]);
   write_early boolean;
@@ -184,13 +187,15 @@ DECLARE
   v_remaining jsonb;
   v_existing reservations;
   v_pct int;
+  v_id_head text;
   rec record;
 BEGIN
   IF jsonb_typeof(requests) <> 'array' THEN
     RAISE EXCEPTION 'reserve_batch expects a JSON array' USING ERRCODE = '22023';
   END IF;
   IF n = 0 THEN
-    RETURN CASE WHEN compact THEN jsonb_build_object('answers', '[]'::jsonb, 'chargeCounter', '[]'::jsonb,
+    RETURN CASE WHEN compact THEN jsonb_build_object('answers', '[]'::jsonb, 'reservationIds', '[]'::jsonb, 'expiresAt', '[]'::jsonb,
+      'firstCharge', '[]'::jsonb, 'lastCharge', '[]'::jsonb, 'chargeCounter', '[]'::jsonb,
       'chargeLimit', '[]'::jsonb, 'chargeUsed', '[]'::jsonb, 'counters', '[]'::jsonb) ELSE '[]'::jsonb END;
   END IF;
 
@@ -645,32 +650,28 @@ BEGIN
   every_written := first_with_key IS NOT DISTINCT FROM '{}'::jsonb
     OR NOT EXISTS (SELECT 1 FROM unnest(req_repeat_of) AS rp(o) WHERE rp.o IS NOT NULL);
   first_with_key := '{}';
-  SELECT array_agg(encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid())
-           placing substring(int8send((extract(epoch FROM t_now) * 1000)::bigint) FROM 3) FROM 1 FOR 6), 52, 1), 53, 1), 'hex')::uuid ORDER BY t.o),
-         array_agg(t_now + make_interval(secs => t.ttl) ORDER BY t.o)
+  -- The batch's milliseconds are written once ("pppppppp-pppp-7"); each id is them, then the
+  -- random rest of a version 4 UUID from its 16th character (its variant bits kept): bit
+  -- arithmetic on every id cost 7 µs a request.
+  v_id_head := lpad(to_hex((extract(epoch FROM t_now) * 1000)::bigint), 12, '0');
+  v_id_head := substr(v_id_head, 1, 8) || '-' || substr(v_id_head, 9, 4) || '-7';
+  SELECT array_agg(g.id ORDER BY g.o), array_agg(g.expires ORDER BY g.o)
   INTO req_id, req_expires
-  FROM unnest(req_ttl) WITH ORDINALITY AS t(ttl, o);
-  IF compact THEN
-    SELECT array_agg(CASE WHEN answers[t.o] IS NULL THEN jsonb_build_object('status', 'granted', 'replay', false, 'reservationId', req_id[t.o],
-             'expiresAt', req_expires[t.o], 'charges', jsonb_build_array(req_first_charge[t.o], req_last_charge[t.o])) END ORDER BY t.o)
-    INTO req_grant
-    FROM generate_series(1, n) AS t(o);
-  END IF;
+  FROM (SELECT t.o, (v_id_head || substr(gen_random_uuid()::text, 16))::uuid AS id, t_now + make_interval(secs => t.ttl) AS expires
+        FROM unnest(req_ttl) WITH ORDINALITY AS t(ttl, o)) g;
   IF write_early THEN
     SELECT coalesce(array_agg(t.o), '{}') INTO grant_request
     FROM generate_series(1, n) AS t(o) WHERE answers[t.o] IS NULL AND req_repeat_of[t.o] IS NULL;
     inserted := ceilings.write_reservations(grant_request, req_id, req_endpoint, req_caller, req_destination, req_destination_key, req_amount,
       req_parts, req_money, endpoint_prices, req_idempotency_key, req_charges, t_now, req_expires);
-    FOREACH i IN ARRAY grant_request LOOP
-      IF req_id[i] = ANY (inserted) THEN
-        req_written[i] := true;
-      ELSE
-        -- A key a concurrent batch wrote a moment ago: answered from its reservation.
-        SELECT * INTO v_existing FROM reservations
-        WHERE endpoint_id = req_endpoint[i] AND caller = req_caller[i] AND idempotency_key = req_idempotency_key[i];
-        answers[i] := ceilings.replay_answer(v_existing, req_amount[i], req_destination_key[i], req_parts[i]);
-        every_written := false;
-      END IF;
+    SELECT array_agg(t.o = ANY (grant_request) AND req_id[t.o] = ANY (inserted) ORDER BY t.o) INTO req_written FROM generate_series(1, n) AS t(o);
+    -- A key a concurrent batch wrote a moment ago: answered from its reservation.
+    FOREACH i IN ARRAY CASE WHEN cardinality(inserted) = cardinality(grant_request) THEN '{}' ELSE grant_request END LOOP
+      CONTINUE WHEN req_written[i];
+      SELECT * INTO v_existing FROM reservations
+      WHERE endpoint_id = req_endpoint[i] AND caller = req_caller[i] AND idempotency_key = req_idempotency_key[i];
+      answers[i] := ceilings.replay_answer(v_existing, req_amount[i], req_destination_key[i], req_parts[i]);
+      every_written := false;
     END LOOP;
     grant_request := '{}';
   ELSE
@@ -711,7 +712,7 @@ BEGIN
     SELECT array_agg(u.used ORDER BY u.x) INTO charge_used
     FROM (SELECT ch.x, counter_used[ch.k] + sum(ch.n) OVER (PARTITION BY ch.k ORDER BY ch.x) AS used
           FROM unnest(charge_counter, charge_amount) WITH ORDINALITY AS ch(k, n, x)) u;
-    SELECT array_agg(coalesce(answers[t.o], req_grant[t.o]) ORDER BY t.o) INTO answers FROM generate_series(1, n) AS t(o);
+    SELECT array_agg(coalesce(answers[t.o], '{"status": "granted"}') ORDER BY t.o) INTO answers FROM generate_series(1, n) AS t(o);
   END IF;
   FOR i IN 1 .. CASE WHEN fits THEN 0 ELSE n END LOOP
     CONTINUE WHEN answers[i] IS NOT NULL;
@@ -795,7 +796,8 @@ BEGIN
       grant_request := grant_request || i;
     END IF;
     IF compact THEN
-      answers[i] := req_grant[i];
+      answers[i] := jsonb_build_object('status', 'granted', 'replay', false, 'reservationId', req_id[i], 'expiresAt', req_expires[i],
+        'charges', jsonb_build_array(req_first_charge[i], req_last_charge[i]));
     ELSE
       answers[i] := jsonb_build_object('status', 'granted', 'replay', false, 'reservationId', req_id[i], 'expiresAt', req_expires[i],
         'remaining', v_remaining);
@@ -901,7 +903,8 @@ BEGIN
   END IF;
 
   IF compact THEN
-    RETURN jsonb_build_object('answers', to_jsonb(answers), 'chargeCounter', to_jsonb(charge_counter),
+    RETURN jsonb_build_object('answers', to_jsonb(answers), 'reservationIds', to_jsonb(req_id), 'expiresAt', to_jsonb(req_expires),
+      'firstCharge', to_jsonb(req_first_charge), 'lastCharge', to_jsonb(req_last_charge), 'chargeCounter', to_jsonb(charge_counter),
       'chargeLimit', to_jsonb(charge_limit), 'chargeUsed', to_jsonb(charge_used), 'counters', to_jsonb(counter_answer));
   END IF;
   RETURN to_jsonb(answers);

@@ -216,9 +216,22 @@ function finish(p: Pending, answer: BatchAnswer): void {
   p.settle(answer);
 }
 
-/** What reserve_batch answers in compact form: a grant names its range of charge entries. */
+/**
+ * What reserve_batch answers in compact form: a grant names its range of charge entries, and a
+ * grant of a batch that fitted whole is only its status, its id, expiry and range being the
+ * request's entries in the per-request arrays.
+ */
 type CompactBatch = {
-  answers: (Exclude<BatchAnswer, Resolved> | SqlResolved | (Omit<Granted, "remaining"> & { charges: [number, number] }))[];
+  answers: (
+    | Exclude<BatchAnswer, Resolved>
+    | SqlResolved
+    | (Omit<Granted, "remaining"> & { charges: [number, number] })
+    | { status: "granted"; reservationId?: undefined }
+  )[];
+  reservationIds: string[];
+  expiresAt: string[];
+  firstCharge: number[];
+  lastCharge: number[];
   chargeCounter: number[];
   chargeLimit: number[];
   chargeUsed: number[];
@@ -238,32 +251,52 @@ export async function callReserveBatch(db: Db, requests: BatchRequest[]): Promis
   const row = resultRows<{ batch: CompactBatch | string }>(result)[0];
   if (!row) throw new Error("reserve_batch returned no row");
   const batch = typeof row.batch === "string" ? (JSON.parse(row.batch) as CompactBatch) : row.batch;
-  return batch.answers.map((answer): BatchAnswer => {
+  return batch.answers.map((answer, i): BatchAnswer => {
     if (answer.status === "resolved") {
       const { reservationId, ...resolved } = answer;
       return { ...resolved, existingReservationId: reservationId };
     }
-    if (!("charges" in answer)) return answer;
-    // Built field by field, in the order the database sends them: rest and spread copies were
-    // most of the library's own time per grant.
-    const { charges } = answer;
-    const remaining: (CeilingRemaining | BudgetRemaining)[] = [];
-    // Charge ranges are 1-based and inclusive, as in SQL.
-    for (let x = charges[0] - 1; x < charges[1]; x++) {
-      const counter = batch.counters[(batch.chargeCounter[x] ?? 0) - 1];
-      const limit = batch.chargeLimit[x];
-      const used = batch.chargeUsed[x];
-      if (!counter || limit === undefined || used === undefined) throw new Error("reserve_batch answer is inconsistent");
-      if ("budgetId" in counter) {
-        const { budgetId, budget, metric, currency, scope, window, windowEnd } = counter;
-        remaining.push({ budgetId, budget, metric, currency, scope, window, windowEnd, limit, used, remaining: limit - used });
-        continue;
+    if (answer.status === "granted" && answer.reservationId === undefined) {
+      const reservationId = batch.reservationIds[i];
+      const expiresAt = batch.expiresAt[i];
+      const first = batch.firstCharge[i];
+      const last = batch.lastCharge[i];
+      if (reservationId === undefined || expiresAt === undefined || first === undefined || last === undefined) {
+        throw new Error("reserve_batch answer is inconsistent");
       }
-      const { scope, metric, window, ceilingId, windowEnd } = counter;
-      remaining.push({ scope, metric, window, ceilingId, windowEnd, limit, used, remaining: limit - used });
+      return { replay: false, status: "granted", expiresAt, reservationId, remaining: remainingOf(batch, first, last) };
     }
-    return { replay: answer.replay, status: answer.status, expiresAt: answer.expiresAt, reservationId: answer.reservationId, remaining };
+    if (!("charges" in answer)) return answer;
+    const { charges } = answer;
+    return {
+      replay: answer.replay,
+      status: answer.status,
+      expiresAt: answer.expiresAt,
+      reservationId: answer.reservationId,
+      remaining: remainingOf(batch, charges[0], charges[1]),
+    };
   });
+}
+
+/** A grant's "remaining", from its charge entries first..last (1-based and inclusive, as in SQL). */
+function remainingOf(batch: CompactBatch, first: number, last: number): (CeilingRemaining | BudgetRemaining)[] {
+  // Built field by field, in the order the database sends them: rest and spread copies were
+  // most of the library's own time per grant.
+  const remaining: (CeilingRemaining | BudgetRemaining)[] = [];
+  for (let x = first - 1; x < last; x++) {
+    const counter = batch.counters[(batch.chargeCounter[x] ?? 0) - 1];
+    const limit = batch.chargeLimit[x];
+    const used = batch.chargeUsed[x];
+    if (!counter || limit === undefined || used === undefined) throw new Error("reserve_batch answer is inconsistent");
+    if ("budgetId" in counter) {
+      const { budgetId, budget, metric, currency, scope, window, windowEnd } = counter;
+      remaining.push({ budgetId, budget, metric, currency, scope, window, windowEnd, limit, used, remaining: limit - used });
+      continue;
+    }
+    const { scope, metric, window, ceilingId, windowEnd } = counter;
+    remaining.push({ scope, metric, window, ceilingId, windowEnd, limit, used, remaining: limit - used });
+  }
+  return remaining;
 }
 
 async function releaseQuietly(db: Db, reservationId: string): Promise<void> {
