@@ -188,6 +188,8 @@ DECLARE
   v_existing reservations;
   v_pct int;
   v_id_head text;
+  existing_keys text[];              -- "endpoint id|caller|key" of each reservation found by its key
+  existing_reservations reservations[];
   rec record;
 BEGIN
   IF jsonb_typeof(requests) <> 'array' THEN
@@ -312,6 +314,16 @@ BEGIN
     JOIN plan_limit_values v ON v.plan_id = k.plan_id AND v.limit_id = ANY (account_limit_ids);
   END IF;
 
+  -- The reservations that already hold one of the batch's idempotency keys, read in one statement
+  -- (a probe of the key's index each) rather than one query a request. A key another batch
+  -- commits after this read is found by the write below (ON CONFLICT), and answered the same way.
+  SELECT coalesce(array_agg(x.k), '{}'), coalesce(array_agg(x.rr), '{}') INTO existing_keys, existing_reservations
+  FROM (SELECT DISTINCT be.id AS endpoint_id, coalesce(ceilings.canonical_caller(el->>'caller'), '') AS caller, el->>'idempotencyKey' AS key
+        FROM jsonb_array_elements(requests) el JOIN unnest(batch_endpoints) be ON be.key = el->>'endpoint'
+        WHERE jsonb_typeof(el) = 'object' AND jsonb_typeof(el->'idempotencyKey') = 'string' AND el->>'idempotencyKey' <> '') q
+  CROSS JOIN LATERAL (SELECT q.endpoint_id || '|' || q.caller || '|' || q.key AS k, rr FROM reservations rr
+                      WHERE rr.endpoint_id = q.endpoint_id AND rr.caller = q.caller AND rr.idempotency_key = q.key) x;
+
   -- Phase 2, validation and the cheap gates: input, idempotent replay, blocked account, per-call
   -- max, kill switch.
   FOR i IN 1 .. n LOOP
@@ -398,13 +410,11 @@ BEGIN
     CONTINUE WHEN answers[i] IS NOT NULL;
     END IF;
 
-    IF req_idempotency_key[i] IS NOT NULL THEN
-      SELECT * INTO v_existing FROM reservations
-      WHERE endpoint_id = ep.id AND caller = req_caller[i] AND idempotency_key = req_idempotency_key[i];
-      IF FOUND THEN
-        answers[i] := ceilings.replay_answer(v_existing, req_amount[i], req_destination_key[i], req_parts[i]);
-        CONTINUE;
-      END IF;
+    idx := CASE WHEN req_idempotency_key[i] IS NOT NULL AND cardinality(existing_keys) > 0
+                THEN array_position(existing_keys, ep.id || '|' || req_caller[i] || '|' || req_idempotency_key[i]) END;
+    IF idx IS NOT NULL THEN
+      answers[i] := ceilings.replay_answer(existing_reservations[idx], req_amount[i], req_destination_key[i], req_parts[i]);
+      CONTINUE;
     END IF;
 
     -- A blocked account is refused everywhere, even on an endpoint without a per-caller ceiling.
