@@ -125,9 +125,8 @@ describe.skipIf(skipWithoutDatabase())("endpoints stopped by a budget", () => {
     expect(plan).not.toMatch(/Seq Scan on (budget_members|counters|budgets)/);
     expect(plan).toMatch(/budget_members_endpoint_idx|budget_members_pkey/);
     // The counter of the open window by its whole key: not a filter over the budget's history.
-    expect(plan).toMatch(
-      /Index (Only )?Scan using counters_\w+ on counters c[^\n]*\n\s+Index Cond: \(\(limit_id = b\.limit_id\) AND .*window_start = w\.window_start\)\)/,
-    );
+    // (window_bounds is inlined, so the window's start shows as its expression.)
+    expect(plan).toMatch(/Index (Only )?Scan using counters_\w+ on counters c[^\n]*\n\s+Index Cond: \(\(limit_id = b\.limit_id\) AND [^\n]*window_start = /);
     expect(plan).not.toContain("reservations");
   });
 });
