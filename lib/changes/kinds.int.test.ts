@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { ceilings, raiseEnds, scheduledChanges } from "@/db/schema";
+import { ceilings, changeRequests, raiseEnds, scheduledChanges } from "@/db/schema";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { adjustBudget, createBudget, setBudgetArchived, updateBudget } from "@/lib/budgets";
@@ -215,6 +215,29 @@ describe.skipIf(skipWithoutDatabase())("change request kinds", () => {
     });
     expect(await second.approve()).toMatchObject({ applied: false, request: { state: "stale" } });
     expect((await readBudget(t.db, b.key)).budget.maxValue).toBe(800 * DOLLAR);
+  });
+
+  it("budget.value from a request that predates bounds in its before: held to the value it showed, so a lower max meanwhile makes it stale", async () => {
+    const b = await budget();
+    const asked = await ask("budget.value", { budgetKey: b.key, value: 300 * DOLLAR });
+    // A row written before bounds were part of what a value request was asked against.
+    await t.db
+      .update(changeRequests)
+      .set({ before: { value: 200 * DOLLAR, valueBeforeKill: null } })
+      .where(eq(changeRequests.id, asked.request.id));
+    const now = await readBudget(t.db, b.key);
+    await updateBudget(t.db, {
+      key: b.key,
+      expectedVersion: now.budget.version,
+      fields: { name: "b", members: [b.member], min: 0, max: 250 * DOLLAR, default: 200 * DOLLAR },
+      actor,
+      reason: "tighter",
+    });
+    // $300.00 would now be clamped to $250.00: not what the approver was shown.
+    const result = await asked.approve();
+    expect(result).toMatchObject({ applied: false, request: { state: "stale" } });
+    expect(result.message).toMatch(/\$300\.00 would not apply as \$300\.00 now/);
+    expect((await readBudget(t.db, b.key)).budget.value).toBe(200 * DOLLAR);
   });
 
   it("budget.unarchive and budget.create apply; a budget created meanwhile under the same key makes the create stale", async () => {
