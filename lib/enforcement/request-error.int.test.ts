@@ -1,0 +1,86 @@
+import { sql } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { resultRows } from "@/db/client";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
+
+// ceilings.request_error is the input check every request of reserve_batch passes, whatever language
+// sent it: the TypeScript library checks before it sends, a service calling the SQL function does
+// not. Each row is one request as JSON and the answer it gets (null: the database can take it), in
+// the order the checks run: the first that fails answers.
+
+const TOO_LONG = "caller (200), destination (320) or requestId (100) is too long";
+const AMOUNT = "amount must be a positive whole number, got";
+const TTL = "ttlSeconds must be a whole number between 1 and 86400";
+const base = { endpoint: "e", amount: 1 };
+
+const cases: [unknown, string | null, string | null][] = [
+  [[], "invalid_input", "each request must be a JSON object"],
+  ["x", "invalid_input", "each request must be a JSON object"],
+  [null, "invalid_input", "each request must be a JSON object"],
+  [{ endpoint: 5, amount: 1 }, "invalid_input", "endpoint must be a string"],
+  [{ ...base, caller: {} }, "invalid_input", "caller must be a string"],
+  [{ ...base, requestId: true }, "invalid_input", "requestId must be a string"],
+  [{ ...base, destination: ["a"] }, "invalid_input", "destination must be a string"],
+  // The first field in the checks' order answers.
+  [{ ...base, destinationKey: 7, idempotencyKey: 8 }, "invalid_input", "destinationKey must be a string"],
+  [{ ...base, idempotencyKey: 8 }, "invalid_input", "idempotencyKey must be a string"],
+  [{ ...base, endpoint: "e\u0007" }, "invalid_input", "endpoint must not contain control characters"],
+  // A caller is checked trimmed: a tab or a no-break space around it is whitespace, one inside is not.
+  [{ ...base, caller: " acct\t" }, null, null],
+  [{ ...base, caller: "\u3000acct\u00a0" }, null, null],
+  [{ ...base, caller: "ac\tct" }, "invalid_input", "caller must not contain control characters"],
+  [{ ...base, caller: "a\u009fb" }, "invalid_input", "caller must not contain control characters"],
+  [{ ...base, requestId: "r\u0085" }, "invalid_input", "requestId must not contain control characters"],
+  [{ ...base, destination: "a@b\n" }, "invalid_input", "destination must not contain control characters"],
+  [{ ...base, parts: [1] }, "invalid_parts", 'parts must be an object of units per part, e.g. {"input": 1200, "output": 800}'],
+  [{ ...base, parts: "x" }, "invalid_parts", 'parts must be an object of units per part, e.g. {"input": 1200, "output": 800}'],
+  [{ endpoint: "e", parts: { input: 1 }, amount: "1" }, "invalid_amount", `${AMOUNT} "1"`],
+  [{ endpoint: "e", parts: { input: 1 }, amount: 0 }, "invalid_amount", `${AMOUNT} 0`],
+  [{ endpoint: "e", parts: { input: 1 } }, null, null],
+  [{ endpoint: "e", parts: { input: 1 }, amount: null }, null, null],
+  [{ ...base, parts: null }, null, null],
+  [{ endpoint: "e", parts: null }, "invalid_amount", `${AMOUNT} null`],
+  [{ endpoint: "e" }, "invalid_amount", `${AMOUNT} null`],
+  [{ endpoint: "e", amount: null }, "invalid_amount", `${AMOUNT} null`],
+  [{ endpoint: "e", amount: 0 }, "invalid_amount", `${AMOUNT} 0`],
+  [{ endpoint: "e", amount: -5 }, "invalid_amount", `${AMOUNT} -5`],
+  [{ endpoint: "e", amount: 1.5 }, "invalid_amount", `${AMOUNT} 1.5`],
+  [{ endpoint: "e", amount: "5" }, "invalid_amount", `${AMOUNT} "5"`],
+  [{ endpoint: "e", amount: 9007199254740991 }, null, null],
+  [{ endpoint: "e", amount: 9007199254740992 }, "invalid_amount", `${AMOUNT} 9007199254740992`],
+  [{ ...base, ttlSeconds: 0 }, "invalid_ttl", TTL],
+  [{ ...base, ttlSeconds: 86401 }, "invalid_ttl", TTL],
+  [{ ...base, ttlSeconds: 1.5 }, "invalid_ttl", TTL],
+  [{ ...base, ttlSeconds: 86400 }, null, null],
+  [{ ...base, ttlSeconds: null }, null, null],
+  [{ ...base, idempotencyKey: "k".repeat(201) }, "invalid_idempotency_key", "idempotencyKey must be at most 200 characters"],
+  [{ ...base, idempotencyKey: "k".repeat(200) }, null, null],
+  [{ ...base, caller: "c".repeat(201) }, "invalid_input", TOO_LONG],
+  [{ ...base, caller: `  ${"c".repeat(200)}  ` }, null, null],
+  [{ ...base, destination: "d".repeat(321) }, "invalid_input", TOO_LONG],
+  [{ ...base, destinationKey: "d".repeat(321) }, "invalid_input", TOO_LONG],
+  [{ ...base, requestId: "r".repeat(101) }, "invalid_input", TOO_LONG],
+  [{ ...base, requestId: "r".repeat(100) }, null, null],
+];
+
+describe.skipIf(skipWithoutDatabase())("request_error: the input check of every request", () => {
+  const t = useTestDatabase("request_error", { max: 1 });
+
+  it("answers each malformed request with its code and message, and takes the well-formed ones", async () => {
+    const rows = resultRows<{ code: string | null; message: string | null }>(
+      await t.db.execute(sql`
+        select e->>'code' as code, e->>'message' as message
+        from jsonb_array_elements(${JSON.stringify(cases.map(([request]) => request))}::jsonb) with ordinality r(request, o)
+        cross join lateral (select ceilings.request_error(r.request) as e) x
+        order by r.o`),
+    );
+    expect(rows.map((r, i) => ({ request: cases[i]?.[0], ...r }))).toEqual(cases.map(([request, code, message]) => ({ request, code, message })));
+  });
+
+  // 1e9 is the number 1000000000 to JSON: a whole amount, as a service in another language may write it.
+  it("takes an amount written with an exponent as the whole number it is", async () => {
+    const [row] = resultRows<{ e: unknown }>(await t.db.execute(sql`select ceilings.request_error('{"endpoint": "e", "amount": 1e9}'::jsonb) as e`));
+    expect(row?.e).toBeNull();
+  });
+});
