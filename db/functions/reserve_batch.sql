@@ -188,8 +188,8 @@ DECLARE
   v_existing reservations;
   v_pct int;
   v_id_head text;
-  existing_keys text[];              -- "endpoint id|caller|key" of each reservation found by its key
-  existing_reservations reservations[];
+  existing_keys text[] := '{}';      -- "endpoint id|caller|key" of each reservation found by its key
+  existing_reservations reservations[] := '{}';
   rec record;
 BEGIN
   IF jsonb_typeof(requests) <> 'array' THEN
@@ -315,14 +315,17 @@ BEGIN
   END IF;
 
   -- The reservations that already hold one of the batch's idempotency keys, read in one statement
-  -- (a probe of the key's index each) rather than one query a request. A key another batch
-  -- commits after this read is found by the write below (ON CONFLICT), and answered the same way.
-  SELECT coalesce(array_agg(x.k), '{}'), coalesce(array_agg(x.rr), '{}') INTO existing_keys, existing_reservations
-  FROM (SELECT DISTINCT be.id AS endpoint_id, coalesce(ceilings.canonical_caller(el->>'caller'), '') AS caller, el->>'idempotencyKey' AS key
-        FROM jsonb_array_elements(requests) el JOIN unnest(batch_endpoints) be ON be.key = el->>'endpoint'
-        WHERE jsonb_typeof(el) = 'object' AND jsonb_typeof(el->'idempotencyKey') = 'string' AND el->>'idempotencyKey' <> '') q
-  CROSS JOIN LATERAL (SELECT q.endpoint_id || '|' || q.caller || '|' || q.key AS k, rr FROM reservations rr
-                      WHERE rr.endpoint_id = q.endpoint_id AND rr.caller = q.caller AND rr.idempotency_key = q.key) x;
+  -- (a probe of the key's index each) rather than one query a request, and no query when no
+  -- request names a key. A key another batch commits after this read is found by the write below
+  -- (ON CONFLICT), and answered the same way.
+  IF jsonb_path_exists(requests, '$[*].idempotencyKey') THEN
+    SELECT coalesce(array_agg(x.k), '{}'), coalesce(array_agg(x.rr), '{}') INTO existing_keys, existing_reservations
+    FROM (SELECT DISTINCT be.id AS endpoint_id, coalesce(ceilings.canonical_caller(el->>'caller'), '') AS caller, el->>'idempotencyKey' AS key
+          FROM jsonb_array_elements(requests) el JOIN unnest(batch_endpoints) be ON be.key = el->>'endpoint'
+          WHERE jsonb_typeof(el) = 'object' AND jsonb_typeof(el->'idempotencyKey') = 'string' AND el->>'idempotencyKey' <> '') q
+    CROSS JOIN LATERAL (SELECT q.endpoint_id || '|' || q.caller || '|' || q.key AS k, rr FROM reservations rr
+                        WHERE rr.endpoint_id = q.endpoint_id AND rr.caller = q.caller AND rr.idempotency_key = q.key) x;
+  END IF;
 
   -- Phase 2, validation and the cheap gates: input, idempotent replay, blocked account, per-call
   -- max, kill switch.
@@ -571,22 +574,25 @@ BEGIN
   END LOOP;
 
   -- Phase 5, cooldown windows (5): a cooldown starts at its first hit, so two first hits on one
-  -- destination are serialised by an advisory lock and cannot both open a window.
-  FOR rec IN SELECT k.idx FROM unnest(counter_ceiling, counter_scope, counter_cooldown_seconds) WITH ORDINALITY AS k(c, s, secs, idx)
-             WHERE k.secs IS NOT NULL ORDER BY k.c, hashtext(k.s), k.s LOOP
-    idx := rec.idx;
-    PERFORM pg_advisory_xact_lock(counter_ceiling[idx], hashtext(counter_scope[idx]));
-    SELECT u.window_start, u.window_end INTO v_window_start, v_window_end FROM counters u
-    WHERE u.limit_id = counter_limit_id[idx] AND u.scope_key = counter_scope[idx] AND u.window_end > t_now
-    ORDER BY u.window_start DESC LIMIT 1;
-    IF FOUND THEN
-      counter_start[idx] := v_window_start;
-      counter_end[idx] := v_window_end;
-    ELSE
-      counter_start[idx] := t_now;
-      counter_end[idx] := t_now + make_interval(secs => counter_cooldown_seconds[idx]);
-    END IF;
-  END LOOP;
+  -- destination are serialised by an advisory lock and cannot both open a window. Only a cooldown
+  -- has a first-hit window (a check of ceilings): a batch on endpoints without one runs no query here.
+  IF cardinality(destination_endpoints) > 0 THEN
+    FOR rec IN SELECT k.idx FROM unnest(counter_ceiling, counter_scope, counter_cooldown_seconds) WITH ORDINALITY AS k(c, s, secs, idx)
+               WHERE k.secs IS NOT NULL ORDER BY k.c, hashtext(k.s), k.s LOOP
+      idx := rec.idx;
+      PERFORM pg_advisory_xact_lock(counter_ceiling[idx], hashtext(counter_scope[idx]));
+      SELECT u.window_start, u.window_end INTO v_window_start, v_window_end FROM counters u
+      WHERE u.limit_id = counter_limit_id[idx] AND u.scope_key = counter_scope[idx] AND u.window_end > t_now
+      ORDER BY u.window_start DESC LIMIT 1;
+      IF FOUND THEN
+        counter_start[idx] := v_window_start;
+        counter_end[idx] := v_window_end;
+      ELSE
+        counter_start[idx] := t_now;
+        counter_end[idx] := t_now + make_interval(secs => counter_cooldown_seconds[idx]);
+      END IF;
+    END LOOP;
+  END IF;
 
   -- Phase 6, everything that does not depend on the counters' values, built before they are
   -- locked: the per-ceiling parts of answers (once per counter) and each request's charges,
