@@ -74,6 +74,7 @@ DECLARE
   answers jsonb[] := array_fill(NULL::jsonb, ARRAY[n]);
   -- the batch's endpoints and their ceilings, in id order, with each ceiling's current window
   batch_endpoints endpoints[];
+  batch_endpoint_keys text[];     -- their keys, in the same order
   batch_ceilings ceilings[];
   ceiling_window_start timestamptz[];
   ceiling_window_end timestamptz[];
@@ -211,8 +212,9 @@ BEGIN
   END LOOP;
   -- Read the rows again under the locks: a catalog change (archive, per-call max) that committed
   -- while this batch waited for them binds this batch, not the next one.
-  SELECT coalesce(array_agg(s ORDER BY s.id), '{}'), coalesce(jsonb_object_agg(s.id::text, ceilings.part_prices(s.parts)), '{}')
-  INTO batch_endpoints, endpoint_prices
+  SELECT coalesce(array_agg(s ORDER BY s.id), '{}'), coalesce(jsonb_object_agg(s.id::text, ceilings.part_prices(s.parts)), '{}'),
+         coalesce(array_agg(s.key ORDER BY s.id), '{}')
+  INTO batch_endpoints, endpoint_prices, batch_endpoint_keys
   FROM endpoints s WHERE s.id IN (SELECT u.id FROM unnest(batch_endpoints) u);
 
   -- The ceilings, each with its current window: one statement rather than one more per ceiling.
@@ -260,15 +262,16 @@ BEGIN
   -- statement binds this batch, one committed later binds the next. A caller seen for the first
   -- time is registered below (3c), so staff can find it; in account order, so two batches
   -- registering the same new accounts wait in one order.
-  SELECT coalesce(array_agg(k.caller), '{}'), coalesce(array_agg(coalesce(a.plan_id, d.id)), '{}'),
+  -- The default plan is read once (an InitPlan: at most one plan is the default, by a unique
+  -- index), not scanned for every caller.
+  SELECT coalesce(array_agg(k.caller), '{}'), coalesce(array_agg(coalesce(a.plan_id, (SELECT p.id FROM plans p WHERE p.is_default))), '{}'),
          coalesce(array_agg(k.caller) FILTER (WHERE a.blocked_at IS NOT NULL), '{}'),
          coalesce(array_agg(k.caller ORDER BY k.caller) FILTER (WHERE a.account IS NULL), '{}')
   INTO batch_callers, caller_plan, blocked_callers, new_callers
   FROM (SELECT DISTINCT ceilings.canonical_caller(el->>'caller') AS caller FROM jsonb_array_elements(requests) el
         WHERE jsonb_typeof(el) = 'object' AND jsonb_typeof(el->'caller') = 'string'
-          AND el->>'endpoint' IN (SELECT u.key FROM unnest(batch_endpoints) u)) k
+          AND el->>'endpoint' = ANY (batch_endpoint_keys)) k
   LEFT JOIN accounts a ON a.account = k.caller
-  LEFT JOIN plans d ON d.is_default
   WHERE k.caller IS NOT NULL AND char_length(k.caller) <= 200 AND NOT ceilings.has_control_chars(k.caller);
 
   -- The batch's per-account limits, read by the overrides and the plans' values below: a loop over
