@@ -217,26 +217,37 @@ function finish(p: Pending, answer: BatchAnswer): void {
 }
 
 /**
- * What reserve_batch answers in compact form: a grant names its range of charge entries, and a
- * grant of a batch that fitted whole is only its status, its id, expiry and range being the
- * request's entries in the per-request arrays.
+ * What reserve_batch answers in compact form (contract version 9): a grant names its range of
+ * charge entries, and a grant of a batch that fitted whole is null, its id, expiry and range being
+ * the request's entries in the per-request arrays. Then chargeUsed is null too: what each charge
+ * saw is counted here, from the counters as locked and the charges' amounts.
  */
 type CompactBatch = {
-  answers: (
-    | Exclude<BatchAnswer, Resolved>
-    | SqlResolved
-    | (Omit<Granted, "remaining"> & { charges: [number, number] })
-    | { status: "granted"; reservationId?: undefined }
-  )[];
+  answers: (Exclude<BatchAnswer, Resolved> | SqlResolved | (Omit<Granted, "remaining"> & { charges: [number, number] }) | null)[];
   reservationIds: string[];
   expiresAt: string[];
   firstCharge: number[];
   lastCharge: number[];
   chargeCounter: number[];
   chargeLimit: number[];
-  chargeUsed: number[];
+  chargeAmount: number[];
+  chargeUsed: number[] | null;
+  counterUsed: number[];
   counters: (Omit<CeilingRemaining, "limit" | "used" | "remaining"> | Omit<BudgetRemaining, "limit" | "used" | "remaining">)[];
 };
+
+/**
+ * The batch's charges in order, each seeing its counter as locked plus every charge of the batch on
+ * it up to its own: what the database did not compute while it held the counters.
+ */
+function usedByCharge(batch: CompactBatch): number[] {
+  const running = [...batch.counterUsed];
+  return batch.chargeCounter.map((k, x) => {
+    const used = (running[k - 1] ?? 0) + (batch.chargeAmount[x] ?? 0);
+    running[k - 1] = used;
+    return used;
+  });
+}
 
 /**
  * Sends one batch. The database answers in compact form and "remaining" is built here, outside
@@ -251,12 +262,9 @@ export async function callReserveBatch(db: Db, requests: BatchRequest[]): Promis
   const row = resultRows<{ batch: CompactBatch | string }>(result)[0];
   if (!row) throw new Error("reserve_batch returned no row");
   const batch = typeof row.batch === "string" ? (JSON.parse(row.batch) as CompactBatch) : row.batch;
+  const used = batch.chargeUsed ?? usedByCharge(batch);
   return batch.answers.map((answer, i): BatchAnswer => {
-    if (answer.status === "resolved") {
-      const { reservationId, ...resolved } = answer;
-      return { ...resolved, existingReservationId: reservationId };
-    }
-    if (answer.status === "granted" && answer.reservationId === undefined) {
+    if (answer === null) {
       const reservationId = batch.reservationIds[i];
       const expiresAt = batch.expiresAt[i];
       const first = batch.firstCharge[i];
@@ -264,7 +272,11 @@ export async function callReserveBatch(db: Db, requests: BatchRequest[]): Promis
       if (reservationId === undefined || expiresAt === undefined || first === undefined || last === undefined) {
         throw new Error("reserve_batch answer is inconsistent");
       }
-      return { replay: false, status: "granted", expiresAt, reservationId, remaining: remainingOf(batch, first, last) };
+      return { replay: false, status: "granted", expiresAt, reservationId, remaining: remainingOf(batch, used, first, last) };
+    }
+    if (answer.status === "resolved") {
+      const { reservationId, ...resolved } = answer;
+      return { ...resolved, existingReservationId: reservationId };
     }
     if (!("charges" in answer)) return answer;
     const { charges } = answer;
@@ -273,20 +285,23 @@ export async function callReserveBatch(db: Db, requests: BatchRequest[]): Promis
       status: answer.status,
       expiresAt: answer.expiresAt,
       reservationId: answer.reservationId,
-      remaining: remainingOf(batch, charges[0], charges[1]),
+      remaining: remainingOf(batch, used, charges[0], charges[1]),
     };
   });
 }
 
-/** A grant's "remaining", from its charge entries first..last (1-based and inclusive, as in SQL). */
-function remainingOf(batch: CompactBatch, first: number, last: number): (CeilingRemaining | BudgetRemaining)[] {
+/**
+ * A grant's "remaining", from its charge entries first..last (1-based and inclusive, as in SQL) and
+ * what each charge saw (`usedByCharge`, the batch's chargeUsed).
+ */
+function remainingOf(batch: CompactBatch, usedByCharge: number[], first: number, last: number): (CeilingRemaining | BudgetRemaining)[] {
   // Built field by field, in the order the database sends them: rest and spread copies were
   // most of the library's own time per grant.
   const remaining: (CeilingRemaining | BudgetRemaining)[] = [];
   for (let x = first - 1; x < last; x++) {
     const counter = batch.counters[(batch.chargeCounter[x] ?? 0) - 1];
     const limit = batch.chargeLimit[x];
-    const used = batch.chargeUsed[x];
+    const used = usedByCharge[x];
     if (!counter || limit === undefined || used === undefined) throw new Error("reserve_batch answer is inconsistent");
     if ("budgetId" in counter) {
       const { budgetId, budget, metric, currency, scope, window, windowEnd } = counter;

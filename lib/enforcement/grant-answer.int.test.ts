@@ -53,6 +53,34 @@ describe.skipIf(skipWithoutDatabase())("grant answers and canonical callers", ()
     expect(logged[0]?.n).toBe(2);
   });
 
+  it("answers each grant of a batch that fits whole with the counters as its own charge left them, as the full answer does", async () => {
+    // The compact fast path sends the counters as locked and leaves each charge's count to the
+    // library: two endpoints of the same shape, the same batch, one answered each way.
+    const shape = [
+      { metric: "units" as const, scope: "global" as const, window: "utc_day" as const, value: 1000 },
+      { metric: "calls" as const, scope: "global" as const, window: "utc_day" as const, value: 50 },
+      { metric: "units" as const, scope: "caller" as const, window: "utc_day" as const, value: 100 },
+    ];
+    const compact = await makeEndpoint(t.db, { ceilings: shape });
+    const full = await makeEndpoint(t.db, { ceilings: shape });
+    const batch = (key: string) => [
+      { endpoint: key, amount: 7, caller: "acct_a" },
+      { endpoint: key, amount: 3, caller: "acct_b" },
+      { endpoint: key, amount: 5, caller: "acct_a" },
+      { endpoint: key, amount: 1, caller: "acct_b" },
+    ];
+    // Something held before the batch on each, so "as locked" is not zero.
+    for (const e of [compact, full]) await callReserveBatch(t.db, [{ endpoint: e.key, amount: 10, caller: "acct_a" }]);
+    const answers = await callReserveBatch(t.db, batch(compact.key));
+    const rows = resultRows<{ answers: { remaining: { used: number; limit: number; remaining: number }[] }[] }>(
+      await t.db.execute(sql`select ceilings.reserve_batch(${JSON.stringify(batch(full.key))}::jsonb) as answers`),
+    );
+    const expected = rows[0]?.answers.map((a) => a.remaining.map(({ used, limit, remaining }) => ({ used, limit, remaining })));
+    expect(answers.map((a) => (a.status === "granted" ? a.remaining.map(({ used, limit, remaining }) => ({ used, limit, remaining })) : a))).toEqual(expected);
+    // Spelled out for the first caller's second grant: 10 + 7 + 3 + 5 units, its 3rd call, 10 + 7 + 5 of its own.
+    expect(answers[2]?.status === "granted" && answers[2].remaining.map((r) => r.used)).toEqual([25, 4, 22]);
+  });
+
   it("answers a retry of a released, expired or settled key with its state, never a grant", async () => {
     const e = await makeEndpoint(t.db, { ceilings: oneCeiling });
     const grant = async (key: string) => {

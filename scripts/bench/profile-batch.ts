@@ -1,4 +1,4 @@
-// Where the time of one reserve_batch call goes, phase by phase (the comments "-- Phase N" of
+// Where the time of one reserve_batch call goes, phase by phase (the comments "-- Phase N" or "-- Phase Na" of
 // db/functions/reserve_batch.sql): a copy of the function that returns right before phase N is
 // timed for every N, on a scratch database, so each phase's cost is the difference between two
 // rows. One connection, no contention: this is the function's own CPU, not lock waits.
@@ -25,18 +25,18 @@ async function main(): Promise<void> {
     await migrateDatabase(db);
     await makeBenchEndpoint(db.db, "bench.profile", count);
     const source = readFileSync(path.join(process.cwd(), "db", "functions", "reserve_batch.sql"), "utf8");
-    const phases = [...source.matchAll(/^ {2}-- Phase (\d+)/gm)].map((m) => Number(m[1]));
+    const phases = [...source.matchAll(/^ {2}-- Phase (\d+[a-z]?)\b/gm)].map((m) => m[1] ?? "");
     // Before each phase: return now if asked to stop there.
     const profiled = source
       .replace("FUNCTION ceilings.reserve_batch(", "FUNCTION ceilings.reserve_batch_profile(")
-      .replace(/^ {2}-- Phase (\d+)/gm, (line, n: string) => `  IF current_setting('profile.stop', true) = '${n}' THEN RETURN NULL; END IF;\n${line}`);
+      .replace(/^ {2}-- Phase (\d+[a-z]?)\b/gm, (line, n: string) => `  IF current_setting('profile.stop', true) = '${n}' THEN RETURN NULL; END IF;\n${line}`);
     await db.db.execute(sql.raw(profiled));
     const requests = JSON.stringify(
       Array.from({ length: size }, (_, i) => ({ endpoint: "bench.profile", amount: 1, caller: `acct_${i % 50}`, requestId: `req_${i}` })),
     );
     // Rounds over every stop, each stop's best round kept: on a shared machine the minimum is the
     // function's own cost, and interleaving keeps a burst of other work from skewing one phase.
-    const stops = [...phases.map(String), "end"];
+    const stops = [...phases, "end"];
     const best = new Map<string, number>(stops.map((s) => [s, Infinity]));
     const rounds = whole("rounds", 7);
     for (let round = 0; round < rounds; round++) {
