@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve) => {
     for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => resolve());
   });
-  console.log("api: stopping", JSON.stringify(batcherFor(enforcement).stats));
+  console.log("api: stopping");
   // Requests in flight get their answer (within the deadline) before the pools close.
   await server.close(e.ENFORCEMENT_DEADLINE_MS + 500);
   await keys.close();
