@@ -190,6 +190,7 @@ DECLARE
   v_window_start timestamptz;
   v_window_end timestamptz;
   v_remaining jsonb;
+  v_measure text;                  -- a counter's limit's measure in charges: u(nits), c(alls), m(icros)
   v_existing reservations;
   v_pct int;
   v_id_head text;
@@ -203,7 +204,8 @@ BEGIN
   IF n = 0 THEN
     RETURN CASE WHEN compact THEN jsonb_build_object('answers', '[]'::jsonb, 'reservationIds', '[]'::jsonb, 'expiresAt', '[]'::jsonb,
       'firstCharge', '[]'::jsonb, 'lastCharge', '[]'::jsonb, 'chargeCounter', '[]'::jsonb,
-      'chargeLimit', '[]'::jsonb, 'chargeUsed', '[]'::jsonb, 'counters', '[]'::jsonb) ELSE '[]'::jsonb END;
+      'chargeLimit', '[]'::jsonb, 'chargeAmount', '[]'::jsonb, 'chargeUsed', '[]'::jsonb, 'counterUsed', '[]'::jsonb,
+      'counters', '[]'::jsonb) ELSE '[]'::jsonb END;
   END IF;
 
   -- Phase 1, configuration: endpoints, their locks (1), ceilings (2) and the callers' overrides (3).
@@ -612,19 +614,19 @@ BEGIN
         CONTINUE WHEN bg.id <> counter_budget[idx];
         counter_answer[idx] := jsonb_build_object('budgetId', bg.id, 'budget', bg.key, 'metric', 'money', 'currency', bg.currency,
           'scope', bg.scope, 'window', bg.window, 'windowEnd', counter_end[idx]);
-        counter_charge[idx] := left(jsonb_build_object('l', bg.limit_id, 'k', counter_scope[idx], 'w', counter_start[idx], 'm', 'm')::text, -1)
-          || ', "n": ';
       END LOOP;
-      CONTINUE;
+      v_measure := 'm';
+    ELSE
+      FOR x IN 1 .. array_length(batch_ceilings, 1) LOOP
+        CONTINUE WHEN batch_ceilings[x].id <> counter_ceiling[idx];
+        c := batch_ceilings[x];
+        counter_answer[idx] := jsonb_build_object('ceilingId', c.id, 'metric', c.metric, 'scope', c.scope,
+          'window', c.window, 'windowEnd', counter_end[idx]);
+        v_measure := CASE c.metric WHEN 'calls' THEN 'c' ELSE 'u' END;
+      END LOOP;
     END IF;
-    FOR x IN 1 .. array_length(batch_ceilings, 1) LOOP
-      CONTINUE WHEN batch_ceilings[x].id <> counter_ceiling[idx];
-      c := batch_ceilings[x];
-      counter_answer[idx] := jsonb_build_object('ceilingId', c.id, 'metric', c.metric, 'scope', c.scope,
-        'window', c.window, 'windowEnd', counter_end[idx]);
-      counter_charge[idx] := left(jsonb_build_object('l', c.limit_id, 'k', counter_scope[idx], 'w', counter_start[idx],
-        'm', CASE c.metric WHEN 'calls' THEN 'c' ELSE 'u' END)::text, -1) || ', "n": ';
-    END LOOP;
+    counter_charge[idx] := left(jsonb_build_object('l', counter_limit_id[idx], 'k', counter_scope[idx], 'w', counter_start[idx],
+      'm', v_measure)::text, -1) || ', "n": ';
   END LOOP;
   -- Each request's charges in one statement: its counters' printed parts and amounts put
   -- together as text and read as JSON once (a jsonb concatenation a charge cost 3 µs).

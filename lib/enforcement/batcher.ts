@@ -292,16 +292,16 @@ export async function callReserveBatch(db: Db, requests: BatchRequest[]): Promis
 
 /**
  * A grant's "remaining", from its charge entries first..last (1-based and inclusive, as in SQL) and
- * what each charge saw (`usedByCharge`, the batch's chargeUsed).
+ * `seen`, what each charge saw (the batch's chargeUsed, or usedByCharge's count).
  */
-function remainingOf(batch: CompactBatch, usedByCharge: number[], first: number, last: number): (CeilingRemaining | BudgetRemaining)[] {
+function remainingOf(batch: CompactBatch, seen: number[], first: number, last: number): (CeilingRemaining | BudgetRemaining)[] {
   // Built field by field, in the order the database sends them: rest and spread copies were
   // most of the library's own time per grant.
   const remaining: (CeilingRemaining | BudgetRemaining)[] = [];
   for (let x = first - 1; x < last; x++) {
     const counter = batch.counters[(batch.chargeCounter[x] ?? 0) - 1];
     const limit = batch.chargeLimit[x];
-    const used = usedByCharge[x];
+    const used = seen[x];
     if (!counter || limit === undefined || used === undefined) throw new Error("reserve_batch answer is inconsistent");
     if ("budgetId" in counter) {
       const { budgetId, budget, metric, currency, scope, window, windowEnd } = counter;
