@@ -142,6 +142,7 @@ DECLARE
   counter_limit_id int[] := '{}'; -- the counter's limit: its row is counters (limit id, scope, window start)
   counter_ceiling int[] := '{}';  -- a ceiling's counter: its id; a budget's: NULL
   counter_budget int[] := '{}';   -- a budget's counter: its id; a ceiling's: NULL
+  counter_position int[] := '{}'; -- its limit's position: in batch_ceilings, else after them in batch_budgets
   counter_scope text[] := '{}';
   counter_start timestamptz[] := '{}';
   counter_end timestamptz[] := '{}';
@@ -151,6 +152,8 @@ DECLARE
   counter_grants bigint[] := '{}';
   counter_answer jsonb[] := '{}'; -- the per-ceiling part of a grant's "remaining"
   counter_charge text[] := '{}';  -- its part of a reservation's charges, printed up to the amount
+  position_answer jsonb[] := '{}'; -- per limit position: its part of a grant's answer
+  position_charge text[] := '{}';  -- per limit position: its charges' printed head, up to the scope key
   -- throttle, per (endpoint, caller)
   throttle_key text[];
   throttle_attempts bigint[];     -- attempts counted before this batch, then one per request
@@ -534,6 +537,7 @@ BEGIN
         counter_limit_id := counter_limit_id || c.limit_id;
         counter_ceiling := counter_ceiling || c.id;
         counter_budget := counter_budget || NULL::int;
+        counter_position := counter_position || x;
         counter_scope := counter_scope || v_scope;
         counter_start := counter_start || CASE WHEN c.window = 'first_hit' THEN NULL ELSE ceiling_window_start[x] END;
         counter_end := counter_end || CASE WHEN c.window = 'first_hit' THEN NULL ELSE ceiling_window_end[x] END;
@@ -565,6 +569,7 @@ BEGIN
           counter_limit_id := counter_limit_id || pair_limit[x];
           counter_ceiling := counter_ceiling || NULL::int;
           counter_budget := counter_budget || pair_id[x];
+          counter_position := counter_position || cardinality(batch_ceilings) + pair_budget[x];
           counter_scope := counter_scope || v_scope;
           counter_start := counter_start || budget_window_start[pair_budget[x]];
           counter_end := counter_end || budget_window_end[pair_budget[x]];
@@ -606,27 +611,30 @@ BEGIN
   END IF;
 
   -- Phase 6, everything that does not depend on the counters' values, built before they are
-  -- locked: the per-ceiling parts of answers (once per counter) and each request's charges,
+  -- locked: the per-limit parts of answers and each request's charges,
   -- which settle, release and expiry replay later.
+  -- A limit's part of an answer, and its charges' printed head, are made once and shared by
+  -- its counters (a per-caller ceiling has one a caller), except a cooldown's, whose window is
+  -- each destination's own. Only the scope key is printed for each counter.
   FOR idx IN 1 .. coalesce(array_length(counter_key, 1), 0) LOOP
-    IF counter_budget[idx] IS NOT NULL THEN
-      FOREACH bg IN ARRAY batch_budgets LOOP
-        CONTINUE WHEN bg.id <> counter_budget[idx];
-        counter_answer[idx] := jsonb_build_object('budgetId', bg.id, 'budget', bg.key, 'metric', 'money', 'currency', bg.currency,
+    x := counter_position[idx];
+    IF position_charge[x] IS NULL OR counter_cooldown_seconds[idx] IS NOT NULL THEN
+      IF x > cardinality(batch_ceilings) THEN
+        bg := batch_budgets[x - cardinality(batch_ceilings)];
+        position_answer[x] := jsonb_build_object('budgetId', bg.id, 'budget', bg.key, 'metric', 'money', 'currency', bg.currency,
           'scope', bg.scope, 'window', bg.window, 'windowEnd', counter_end[idx]);
-      END LOOP;
-      v_measure := 'm';
-    ELSE
-      FOR x IN 1 .. array_length(batch_ceilings, 1) LOOP
-        CONTINUE WHEN batch_ceilings[x].id <> counter_ceiling[idx];
+        v_measure := 'm';
+      ELSE
         c := batch_ceilings[x];
-        counter_answer[idx] := jsonb_build_object('ceilingId', c.id, 'metric', c.metric, 'scope', c.scope,
+        position_answer[x] := jsonb_build_object('ceilingId', c.id, 'metric', c.metric, 'scope', c.scope,
           'window', c.window, 'windowEnd', counter_end[idx]);
         v_measure := CASE c.metric WHEN 'calls' THEN 'c' ELSE 'u' END;
-      END LOOP;
+      END IF;
+      position_charge[x] := format('{"l": %s, "m": "%s", "w": %s, "k": ', counter_limit_id[idx], v_measure,
+        coalesce(to_json(counter_start[idx])::text, 'null'));
     END IF;
-    counter_charge[idx] := left(jsonb_build_object('l', counter_limit_id[idx], 'k', counter_scope[idx], 'w', counter_start[idx],
-      'm', v_measure)::text, -1) || ', "n": ';
+    counter_answer[idx] := position_answer[x];
+    counter_charge[idx] := position_charge[x] || to_json(counter_scope[idx])::text || ', "n": ';
   END LOOP;
   -- Each request's charges in one statement: its counters' printed parts and amounts put
   -- together as text and read as JSON once (a jsonb concatenation a charge cost 3 µs).

@@ -53,6 +53,36 @@ describe.skipIf(skipWithoutDatabase())("grant answers and canonical callers", ()
     expect(logged[0]?.n).toBe(2);
   });
 
+  it("charges each destination of a batch in its own cooldown window, one opened earlier and one opened now", async () => {
+    // A limit's printed charge is shared by its counters except a cooldown's: each destination's
+    // window starts at its own first hit, and a charge naming another's start resolves nowhere.
+    const e = await makeEndpoint(t.db, {
+      ceilings: [
+        { metric: "units", scope: "global", window: "utc_day", value: 1000 },
+        { metric: "calls", scope: "destination", window: "first_hit", value: 2, windowSeconds: 3600 },
+      ],
+    });
+    const [opened] = await callReserveBatch(t.db, [{ endpoint: e.key, amount: 1, destination: "a@example.com" }]);
+    expect(opened).toMatchObject({ status: "granted" });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const answers = await callReserveBatch(t.db, [
+      { endpoint: e.key, amount: 1, destination: "a@example.com" },
+      { endpoint: e.key, amount: 1, destination: "b@example.com" },
+    ]);
+    expect(answers.map((a) => a?.status)).toEqual(["granted", "granted"]);
+    const [unmatched] = resultRows<{ n: number }>(
+      await t.db.execute(sql`
+        select count(*)::int as n from reservations r cross join jsonb_array_elements(r.charges) ch
+        where r.endpoint_id = ${e.endpointId} and not exists (
+          select 1 from counters c
+          where c.limit_id = (ch->>'l')::int and c.scope_key = ch->>'k' and c.window_start = (ch->>'w')::timestamptz)`),
+    );
+    expect(unmatched?.n).toBe(0);
+    for (const a of answers) if (a?.status === "granted") await releaseReservation(t.db, { reservationId: a.reservationId });
+    expect(await counterTotals(t.db, e.ceilingIds[1] ?? 0)).toEqual({ held: 1, settled: 0 });
+    expect(await counterTotals(t.db, e.ceilingIds[0] ?? 0)).toEqual({ held: 1, settled: 0 });
+  });
+
   it("answers each grant of a batch that fits whole with the counters as its own charge left them, as the full answer does", async () => {
     // The compact fast path sends the counters as locked and leaves each charge's count to the
     // library: two endpoints of the same shape, the same batch, one answered each way.
