@@ -15,6 +15,10 @@
 //                    per-account overrides) and its input checks (control characters, lengths)
 //   - indexes        the same without the three indexes
 //   - charges        the same without the charges (an empty JSON array)
+//   full shape       the product row on the full shape's counters: two more limits on the same
+//                    endpoint standing for the global and the per-account budget (five counters a
+//                    request, five charges a reservation), and the plan values read with the
+//                    overrides; compared, as issue 34's target is, with the prototype's 3 ceilings
 // Needs the local Postgres on 127.0.0.1:5432 (user postgres, trust), as the prototype's bench does;
 // creates and drops the database `proto` there. Printed only, never asserted.
 import { execFileSync } from "node:child_process";
@@ -80,11 +84,46 @@ function productVariant(name: string, indexes: boolean, kept: string): Variant {
   };
 }
 
+// The full shape: the budgets' two counters are two more limits of the same endpoint (money is
+// units at a price, so the prototype's units arithmetic stands for it), each with its charge.
+const budgetLimits = `  (3, 'llm.chat', 'units', 'caller', 9000000000000000),
+  (5, 'llm.chat', 'units', 'global', 9000000000000000),
+  (6, 'llm.chat', 'units', 'caller', 9000000000000000),`;
+const fullCharges = patch(
+  charges,
+  "|| ', \"n\": ' || t.a || '}]')::jsonb",
+  `|| ', "n": ' || t.a || '}, '
+            || '{"l": 5, "k": "", "m": "m", "w": ' || to_json(v_day)::text || ', "n": ' || t.a * 2 || '}, '
+            || '{"l": 6, "k": ' || to_json(t.c)::text || ', "m": "m", "w": ' || to_json(v_day)::text || ', "n": ' || t.a * 2 || '}]')::jsonb`,
+);
+const planValues = `
+CREATE TABLE plan_limit_values (plan_id int, limit_id int, value bigint, PRIMARY KEY (plan_id, limit_id));
+INSERT INTO plan_limit_values VALUES (1, 3, 9000000000000000), (1, 6, 9000000000000000);`;
+const readPlanValues = `  PERFORM 1 FROM accounts a JOIN plan_limit_values v ON v.plan_id = a.plan_id AND v.limit_id = ANY (ce_id)
+  WHERE a.account = ANY (dc);
+`;
+
+const fullShape: Variant = {
+  name: "full shape",
+  schema: (s) =>
+    patch(
+      patch(
+        patch(s, "UNIQUE (endpoint, metric, scope)", "UNIQUE (id, endpoint, metric, scope)"),
+        "  (3, 'llm.chat', 'units', 'caller', 9000000000000000),",
+        budgetLimits,
+      ),
+      narrowRow,
+      productColumns + productIndexes + planValues,
+    ),
+  batch: (s) => patch(productVariant("", true, fullCharges).batch(s), productReads, readPlanValues + productReads),
+};
+
 const variants: Variant[] = [
   { name: "prototype", schema: (s) => s, batch: (s) => s },
   productVariant("+ product row", true, charges),
   productVariant("  - indexes", false, charges),
   productVariant("  - charges", true, "'[]'::jsonb"),
+  fullShape,
 ];
 
 function psql(...args: string[]): void {
