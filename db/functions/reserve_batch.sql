@@ -141,8 +141,7 @@ DECLARE
   counter_key text[] := '{}';
   counter_limit_id int[] := '{}'; -- the counter's limit: its row is counters (limit id, scope, window start)
   counter_ceiling int[] := '{}';  -- a ceiling's counter: its id; a budget's: NULL
-  counter_budget int[] := '{}';   -- a budget's counter: its id; a ceiling's: NULL
-  counter_position int[] := '{}'; -- its limit's position: in batch_ceilings, else after them in batch_budgets
+  counter_position int[] := '{}'; -- its limit: its position in batch_ceilings, else after them in batch_budgets
   counter_scope text[] := '{}';
   counter_start timestamptz[] := '{}';
   counter_end timestamptz[] := '{}';
@@ -536,7 +535,6 @@ BEGIN
         counter_key := counter_key || v_key;
         counter_limit_id := counter_limit_id || c.limit_id;
         counter_ceiling := counter_ceiling || c.id;
-        counter_budget := counter_budget || NULL::int;
         counter_position := counter_position || x;
         counter_scope := counter_scope || v_scope;
         counter_start := counter_start || CASE WHEN c.window = 'first_hit' THEN NULL ELSE ceiling_window_start[x] END;
@@ -568,7 +566,6 @@ BEGIN
           counter_key := counter_key || v_key;
           counter_limit_id := counter_limit_id || pair_limit[x];
           counter_ceiling := counter_ceiling || NULL::int;
-          counter_budget := counter_budget || pair_id[x];
           counter_position := counter_position || cardinality(batch_ceilings) + pair_budget[x];
           counter_scope := counter_scope || v_scope;
           counter_start := counter_start || budget_window_start[pair_budget[x]];
@@ -888,46 +885,44 @@ BEGIN
   -- counter row is locked, so exactly one batch sees each crossing.
   FOR idx IN 1 .. coalesce(array_length(counter_key, 1), 0) LOOP
     CONTINUE WHEN counter_added[idx] <= 0 OR counter_scope[idx] <> '';
-    IF counter_budget[idx] IS NOT NULL THEN
+    x := counter_position[idx];
+    IF x > cardinality(batch_ceilings) THEN
       -- A global budget's thresholds, the same way: "llm-daily reached 80% of its budget: $160.00 of $200.00 per UTC day".
-      FOREACH bg IN ARRAY batch_budgets LOOP
-        CONTINUE WHEN bg.id <> counter_budget[idx] OR bg.value <= 0;
-        FOREACH v_pct IN ARRAY bg.alert_thresholds::int[] LOOP
-          IF counter_used[idx] * 100 < v_pct::bigint * bg.value AND (counter_used[idx] + counter_added[idx]) * 100 >= v_pct::bigint * bg.value THEN
-            PERFORM ceilings.fire_alert('budget_threshold',
-              format('budget-threshold:%s:%s:%s', bg.id, extract(epoch FROM counter_start[idx])::bigint, v_pct),
-              NULL, NULL, counter_start[idx],
-              format('budget %s reached %s%% of its value: %s of %s per %s', bg.key, v_pct,
-                     ceilings.format_money(counter_used[idx] + counter_added[idx], bg.currency),
-                     ceilings.format_money(bg.value, bg.currency),
-                     CASE bg.window WHEN 'utc_day' THEN 'UTC day' ELSE 'billing month' END),
-              jsonb_build_object('budgetId', bg.id, 'budget', bg.key, 'percent', v_pct, 'used', counter_used[idx] + counter_added[idx],
-                                 'limit', bg.value, 'windowEnd', counter_end[idx]),
-              bg.id);
-          END IF;
-        END LOOP;
+      bg := batch_budgets[x - cardinality(batch_ceilings)];
+      CONTINUE WHEN bg.value <= 0;
+      FOREACH v_pct IN ARRAY bg.alert_thresholds::int[] LOOP
+        IF counter_used[idx] * 100 < v_pct::bigint * bg.value AND (counter_used[idx] + counter_added[idx]) * 100 >= v_pct::bigint * bg.value THEN
+          PERFORM ceilings.fire_alert('budget_threshold',
+            format('budget-threshold:%s:%s:%s', bg.id, extract(epoch FROM counter_start[idx])::bigint, v_pct),
+            NULL, NULL, counter_start[idx],
+            format('budget %s reached %s%% of its value: %s of %s per %s', bg.key, v_pct,
+                   ceilings.format_money(counter_used[idx] + counter_added[idx], bg.currency),
+                   ceilings.format_money(bg.value, bg.currency),
+                   CASE bg.window WHEN 'utc_day' THEN 'UTC day' ELSE 'billing month' END),
+            jsonb_build_object('budgetId', bg.id, 'budget', bg.key, 'percent', v_pct, 'used', counter_used[idx] + counter_added[idx],
+                               'limit', bg.value, 'windowEnd', counter_end[idx]),
+            bg.id);
+        END IF;
       END LOOP;
       CONTINUE;
     END IF;
-    FOR x IN 1 .. coalesce(array_length(batch_ceilings, 1), 0) LOOP
-      CONTINUE WHEN batch_ceilings[x].id <> counter_ceiling[idx] OR batch_ceilings[x].value <= 0;
-      c := batch_ceilings[x];
-      FOREACH v_pct IN ARRAY c.alert_thresholds::int[] LOOP
-        IF counter_used[idx] * 100 < v_pct::bigint * c.value AND (counter_used[idx] + counter_added[idx]) * 100 >= v_pct::bigint * c.value THEN
-          SELECT * INTO ep FROM unnest(batch_endpoints) s WHERE s.id = c.endpoint_id;
-          -- Worded like the dashboard: "email.subscribe reached 80% of its ceiling: 80 of 100 emails per UTC day".
-          PERFORM ceilings.fire_alert('threshold',
-            format('threshold:%s:%s:%s', c.id, extract(epoch FROM counter_start[idx])::bigint, v_pct),
-            c.endpoint_id, c.id, counter_start[idx],
-            format('%s reached %s%% of its ceiling: %s of %s %s per %s', ep.key, v_pct,
-                   to_char(counter_used[idx] + counter_added[idx], 'FM999,999,999,999,999,990'),
-                   to_char(c.value, 'FM999,999,999,999,999,990'),
-                   CASE c.metric WHEN 'calls' THEN 'calls' ELSE ep.unit END,
-                   CASE c.window WHEN 'utc_day' THEN 'UTC day' ELSE 'billing month' END),
-            jsonb_build_object('percent', v_pct, 'used', counter_used[idx] + counter_added[idx], 'limit', c.value,
-                               'windowEnd', counter_end[idx]));
-        END IF;
-      END LOOP;
+    c := batch_ceilings[x];
+    CONTINUE WHEN c.value <= 0;
+    FOREACH v_pct IN ARRAY c.alert_thresholds::int[] LOOP
+      IF counter_used[idx] * 100 < v_pct::bigint * c.value AND (counter_used[idx] + counter_added[idx]) * 100 >= v_pct::bigint * c.value THEN
+        SELECT * INTO ep FROM unnest(batch_endpoints) s WHERE s.id = c.endpoint_id;
+        -- Worded like the dashboard: "email.subscribe reached 80% of its ceiling: 80 of 100 emails per UTC day".
+        PERFORM ceilings.fire_alert('threshold',
+          format('threshold:%s:%s:%s', c.id, extract(epoch FROM counter_start[idx])::bigint, v_pct),
+          c.endpoint_id, c.id, counter_start[idx],
+          format('%s reached %s%% of its ceiling: %s of %s %s per %s', ep.key, v_pct,
+                 to_char(counter_used[idx] + counter_added[idx], 'FM999,999,999,999,999,990'),
+                 to_char(c.value, 'FM999,999,999,999,999,990'),
+                 CASE c.metric WHEN 'calls' THEN 'calls' ELSE ep.unit END,
+                 CASE c.window WHEN 'utc_day' THEN 'UTC day' ELSE 'billing month' END),
+          jsonb_build_object('percent', v_pct, 'used', counter_used[idx] + counter_added[idx], 'limit', c.value,
+                             'windowEnd', counter_end[idx]));
+      END IF;
     END LOOP;
   END LOOP;
 

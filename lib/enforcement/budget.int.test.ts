@@ -223,6 +223,25 @@ describe.skipIf(skipWithoutDatabase())("budgets", () => {
     expect(alerts).toBe(1);
   });
 
+  it("alerts each threshold of a global budget once, from the grant that crosses it, beside a ceiling that crosses none", async () => {
+    // A micro a unit; the endpoint's own ceiling comes first in the batch's limits, the budget after it.
+    const e = await priced({ units: 1_000_000 });
+    const budget = await makeBudget(t.db, { endpointIds: [e.endpointId], value: 100, alertThresholds: [50, 80] });
+    for (const amount of [40, 20, 10, 15, 5]) expect(await reserve(t.db, { endpoint: e.key, amount })).toMatchObject({ status: "granted" });
+    expect(await budgetUsage(t.db, budget.id)).toEqual({ held: 90, settled: 0 });
+    const alerts = resultRows<{ kind: string; percent: string; used: string; message: string }>(
+      await t.db.execute(sql`
+        select kind::text as kind, details->>'percent' as percent, details->>'used' as used, message from alerts
+        where kind in ('budget_threshold', 'threshold') and (details->>'budgetId' = ${String(budget.id)} or ceiling_id = ${e.ceilingIds[0] ?? 0})
+        order by (details->>'percent')::int`),
+    );
+    expect(alerts.map((a) => [a.kind, a.percent, a.used])).toEqual([
+      ["budget_threshold", "50", "60"],
+      ["budget_threshold", "80", "85"],
+    ]);
+    expect(alerts[0]?.message).toContain(`budget ${budget.key} reached 50% of its value`);
+  });
+
   it("names the part in every bad parts input and charges nothing", async () => {
     const e = await makeEndpoint(t.db, { perCallMax: 1_000_000, ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: BIG }] });
     await priceEndpoint(t.db, e.endpointId, GPT);
