@@ -76,11 +76,16 @@ const productReads = `  PERFORM 1 FROM accounts a WHERE a.account = ANY (p_calle
   END IF;
 ${beforeUsageInsert}`;
 
+/** The prototype's function writing the product's row, its charges printed by `kept`, after the product's reads. */
+function productBatch(s: string, kept: string): string {
+  return patch(patch(s, narrowInsert, productInsert(kept)), beforeUsageInsert, productReads);
+}
+
 function productVariant(name: string, indexes: boolean, kept: string): Variant {
   return {
     name,
     schema: (s) => patch(s, narrowRow, productColumns + (indexes ? productIndexes : "")),
-    batch: (s) => patch(patch(s, narrowInsert, productInsert(kept)), beforeUsageInsert, productReads),
+    batch: (s) => productBatch(s, kept),
   };
 }
 
@@ -115,7 +120,7 @@ const fullShape: Variant = {
       narrowRow,
       productColumns + productIndexes + planValues,
     ),
-  batch: (s) => patch(productVariant("", true, fullCharges).batch(s), productReads, readPlanValues + productReads),
+  batch: (s) => patch(productBatch(s, fullCharges), productReads, readPlanValues + productReads),
 };
 
 const variants: Variant[] = [
