@@ -39,19 +39,37 @@ function patch(text: string, from: string, to: string): string {
 const narrowRow = `  created_at      timestamptz NOT NULL,
   expires_at      timestamptz NOT NULL
 );`;
-const productColumns = `  created_at      timestamptz NOT NULL,
+// How a reservation keeps its charges: as JSON (what reserve_batch writes today), or as three typed
+// arrays in charge order (limit, window start, amount; the scope key and measure follow from the
+// limit), the cheapest form that still names every counter exactly.
+type Charges = "json" | "text" | "typed";
+const chargeColumns: Record<Charges, string> = {
+  json: "charges jsonb NOT NULL",
+  text: "charges json NOT NULL",
+  typed: "charge_limits int[] NOT NULL, charge_windows timestamptz[] NOT NULL, charge_amounts bigint[] NOT NULL",
+};
+const productColumns = (kept: Charges) => `  created_at      timestamptz NOT NULL,
   expires_at      timestamptz NOT NULL,
   destination text, destination_key text, settled_amount bigint, overrun boolean NOT NULL DEFAULT false,
-  charges jsonb NOT NULL, resolved_at timestamptz, parts jsonb, money bigint NOT NULL DEFAULT 0, prices jsonb,
+  ${chargeColumns[kept]}, resolved_at timestamptz, parts jsonb, money bigint NOT NULL DEFAULT 0, prices jsonb,
   settled_parts jsonb, settled_money bigint
 );
 CREATE TABLE accounts (account text PRIMARY KEY, plan_id int, blocked_at timestamptz);
 INSERT INTO accounts SELECT 'caller-' || g, 1, NULL FROM generate_series(0, 999) g;
 CREATE TABLE limit_overrides (limit_id int, caller text, value bigint, expires_at timestamptz, PRIMARY KEY (limit_id, caller));`;
-const productIndexes = `
-CREATE INDEX reservations_caller_created_idx ON reservations (caller, created_at DESC, id DESC) WHERE caller <> '';
-CREATE INDEX reservations_endpoint_created_idx ON reservations (endpoint, created_at);
+// The three indexes the dashboard's histories (by caller, by endpoint) and the sweeper (held, by
+// expiry) read, one by one, so each one's cost shows; and block-range (BRIN) indexes in place of
+// the histories' two, which are near free to keep on an append-only table in time order.
+const byCaller = `
+CREATE INDEX reservations_caller_created_idx ON reservations (caller, created_at DESC, id DESC) WHERE caller <> '';`;
+const byEndpoint = `
+CREATE INDEX reservations_endpoint_created_idx ON reservations (endpoint, created_at);`;
+const heldByExpiry = `
 CREATE INDEX reservations_held_expiry_idx ON reservations (expires_at) WHERE state = 'held';`;
+const productIndexes = byCaller + byEndpoint + heldByExpiry;
+const historiesInBlocks =
+  `
+CREATE INDEX reservations_created_brin ON reservations USING brin (created_at);` + heldByExpiry;
 
 const narrowInsert = `    INSERT INTO reservations (id, endpoint, caller, amount, state, idempotency_key, created_at, expires_at)
     SELECT t.id, p_endpoint, t.c, t.a, 'held', t.k, v_now, v_now + interval '15 minutes'`;
@@ -60,11 +78,15 @@ const narrowInsert = `    INSERT INTO reservations (id, endpoint, caller, amount
 const charges = `('[{"l": 1, "k": "", "m": "u", "w": ' || to_json(v_day)::text || ', "n": ' || t.a || '}, '
             || '{"l": 2, "k": "", "m": "c", "w": ' || to_json(v_day)::text || ', "n": 1}, '
             || '{"l": 3, "k": ' || to_json(t.c)::text || ', "m": "u", "w": ' || to_json(v_day)::text || ', "n": ' || t.a || '}]')::jsonb`;
+// The same three charges as typed arrays.
+const typedCharges = `ARRAY[1, 2, 3], ARRAY[v_day, v_day, v_day]::timestamptz[], ARRAY[t.a, 1, t.a]`;
+const chargeTargets: Record<Charges, string> = { json: "charges", text: "charges", typed: "charge_limits, charge_windows, charge_amounts" };
 const productInsert = (
-  kept: string,
-) => `    INSERT INTO reservations (id, endpoint, caller, amount, state, idempotency_key, created_at, expires_at, charges, money, prices)
+  kept: Charges,
+  printed: string,
+) => `    INSERT INTO reservations (id, endpoint, caller, amount, state, idempotency_key, created_at, expires_at, ${chargeTargets[kept]}, money, prices)
     SELECT t.id, p_endpoint, t.c, t.a, 'held', t.k, v_now, v_now + interval '15 minutes',
-           ${kept}, div(t.a::numeric * 2000 + 999999, 1000000), '{"units": 2000}'::jsonb`;
+           ${printed}, div(t.a::numeric * 2000 + 999999, 1000000), '{"units": 2000}'::jsonb`;
 const beforeUsageInsert = `  IF v_trace THEN ts := ts || clock_timestamp(); END IF;
   -- A3`;
 const productReads = `  PERFORM 1 FROM accounts a WHERE a.account = ANY (p_callers) AND a.blocked_at IS NOT NULL;
@@ -76,16 +98,16 @@ const productReads = `  PERFORM 1 FROM accounts a WHERE a.account = ANY (p_calle
   END IF;
 ${beforeUsageInsert}`;
 
-/** The prototype's function writing the product's row, its charges printed by `kept`, after the product's reads. */
-function productBatch(s: string, kept: string): string {
-  return patch(patch(s, narrowInsert, productInsert(kept)), beforeUsageInsert, productReads);
+/** The prototype's function writing the product's row, its charges kept as `kept` and written by `printed`, after the product's reads. */
+function productBatch(s: string, kept: Charges, printed: string): string {
+  return patch(patch(s, narrowInsert, productInsert(kept, printed)), beforeUsageInsert, productReads);
 }
 
-function productVariant(name: string, indexes: boolean, kept: string): Variant {
+function productVariant(name: string, indexes: string, kept: Charges, printed: string): Variant {
   return {
     name,
-    schema: (s) => patch(s, narrowRow, productColumns + (indexes ? productIndexes : "")),
-    batch: (s) => productBatch(s, kept),
+    schema: (s) => patch(s, narrowRow, productColumns(kept) + indexes),
+    batch: (s) => productBatch(s, kept, printed),
   };
 }
 
@@ -118,16 +140,22 @@ const fullShape: Variant = {
         budgetLimits,
       ),
       narrowRow,
-      productColumns + productIndexes + planValues,
+      productColumns("json") + productIndexes + planValues,
     ),
-  batch: (s) => patch(productBatch(s, fullCharges), productReads, readPlanValues + productReads),
+  batch: (s) => patch(productBatch(s, "json", fullCharges), productReads, readPlanValues + productReads),
 };
 
 const variants: Variant[] = [
   { name: "prototype", schema: (s) => s, batch: (s) => s },
-  productVariant("+ product row", true, charges),
-  productVariant("  - indexes", false, charges),
-  productVariant("  - charges", true, "'[]'::jsonb"),
+  productVariant("+ product row", productIndexes, "json", charges),
+  productVariant("  - indexes", "", "json", charges),
+  productVariant("  - by caller", byEndpoint + heldByExpiry, "json", charges),
+  productVariant("  - by endpoint", byCaller + heldByExpiry, "json", charges),
+  productVariant("  - held", byCaller + byEndpoint, "json", charges),
+  productVariant("  - charges", productIndexes, "json", "'[]'::jsonb"),
+  productVariant("  json charges", productIndexes, "text", charges.replace("::jsonb", "::json")),
+  productVariant("  typed charges", productIndexes, "typed", typedCharges),
+  productVariant("  typed, brin", historiesInBlocks, "typed", typedCharges),
   fullShape,
 ];
 
