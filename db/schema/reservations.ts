@@ -54,12 +54,14 @@ const timestampOf = (text: string) => new Date(text.replace(" ", "T").replace(/(
  * reservation_charge[]: written by reserve_batch for every grant; through drizzle only by the few
  * writers that are not (the demo's history, test fixtures) and read back as they wrote it.
  */
-const reservationCharges = customType<{ data: ReservationCharge[]; driverData: string }>({
+const reservationCharges = customType<{ data: ReservationCharge[]; driverData: string | (string | null)[] }>({
   dataType: () => "reservation_charge[]",
   toDriver: (charges) =>
     `{${charges.map((c) => quoted(`(${c.limitId},${quoted(c.scopeKey)},${quoted(c.windowStart.toISOString())},${c.measure},${c.amount})`)).join(",")}}`,
-  fromDriver: (text) =>
-    literalItems(text, "{", "}").map((element) => {
+  // The driver splits an array whose element type it read at connect (postgres.js's fetch_types);
+  // without that it passes the array's literal.
+  fromDriver: (value) =>
+    (Array.isArray(value) ? value : literalItems(value, "{", "}")).map((element) => {
       const [limitId, scopeKey, windowStart, measure, amount] = literalItems(element ?? "()", "(", ")");
       return {
         limitId: Number(limitId),
