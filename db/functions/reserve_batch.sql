@@ -664,17 +664,21 @@ BEGIN
   -- id (UUID version 7: milliseconds, then 74 random bits, so each new reservation lands at the
   -- right edge of the primary key) and its expiry here, and in compact form its grant answer. A
   -- repeat of an earlier request's key in this batch is not written: it follows that request.
+  -- The requests to write (grant_request) are found in the same pass, with no statement.
+  every_written := true;
   FOR i IN 1 .. n LOOP
-    CONTINUE WHEN answers[i] IS NOT NULL OR req_idempotency_key[i] IS NULL;
-    v_key := req_endpoint[i] || '|' || req_caller[i] || '|' || req_idempotency_key[i];
-    IF first_with_key ? v_key THEN
-      req_repeat_of[i] := (first_with_key ->> v_key)::int;
-    ELSE
+    CONTINUE WHEN answers[i] IS NOT NULL;
+    IF req_idempotency_key[i] IS NOT NULL THEN
+      v_key := req_endpoint[i] || '|' || req_caller[i] || '|' || req_idempotency_key[i];
+      IF first_with_key ? v_key THEN
+        req_repeat_of[i] := (first_with_key ->> v_key)::int;
+        every_written := false;
+        CONTINUE;
+      END IF;
       first_with_key := first_with_key || jsonb_build_object(v_key, i);
     END IF;
+    grant_request := grant_request || i;
   END LOOP;
-  every_written := first_with_key IS NOT DISTINCT FROM '{}'::jsonb
-    OR NOT EXISTS (SELECT 1 FROM unnest(req_repeat_of) AS rp(o) WHERE rp.o IS NOT NULL);
   first_with_key := '{}';
   -- The batch's milliseconds are written once ("pppppppp-pppp-7"); each id is them, then the
   -- random rest of a version 4 UUID from its 16th character (its variant bits kept): bit
@@ -686,11 +690,11 @@ BEGIN
   FROM (SELECT t.o, (v_id_head || substr(gen_random_uuid()::text, 16))::uuid AS id, t_now + make_interval(secs => t.ttl) AS expires
         FROM unnest(req_ttl) WITH ORDINALITY AS t(ttl, o)) g;
   IF write_early THEN
-    SELECT coalesce(array_agg(t.o), '{}') INTO grant_request
-    FROM generate_series(1, n) AS t(o) WHERE answers[t.o] IS NULL AND req_repeat_of[t.o] IS NULL;
     inserted := ceilings.write_reservations(grant_request, req_id, req_endpoint, req_caller, req_destination, req_destination_key, req_amount,
       req_parts, req_money, endpoint_prices, req_idempotency_key, batch_charges, req_first_charge, req_last_charge, t_now, req_expires);
-    SELECT array_agg(t.o = ANY (grant_request) AND req_id[t.o] = ANY (inserted) ORDER BY t.o) INTO req_written FROM generate_series(1, n) AS t(o);
+    FOREACH i IN ARRAY grant_request LOOP
+      req_written[i] := cardinality(inserted) = cardinality(grant_request) OR req_id[i] = ANY (inserted);
+    END LOOP;
     -- A key a concurrent batch wrote a moment ago: answered from its reservation.
     FOREACH i IN ARRAY CASE WHEN cardinality(inserted) = cardinality(grant_request) THEN '{}' ELSE grant_request END LOOP
       CONTINUE WHEN req_written[i];
@@ -701,6 +705,7 @@ BEGIN
     END LOOP;
     grant_request := '{}';
   ELSE
+    grant_request := '{}';
     every_written := false;
   END IF;
 
@@ -921,17 +926,21 @@ BEGIN
   END LOOP;
 
   -- Phase 12, log every refusal (9), folded: the list in one statement (appending to a JSON array
-  -- copied it whole for each refusal). A grant of the fast path has no answer here (NULL).
-  SELECT jsonb_agg(jsonb_build_object('endpointId', req_endpoint[t.o], 'endpointKey', req_endpoint_key[t.o],
-           'ceilingId', answers[t.o]->'ceilingId', 'budgetId', answers[t.o]->'budgetId', 'gate', answers[t.o]->>'gate',
-           'caller', req_caller[t.o], 'destination', coalesce(req_destination_key[t.o], ''), 'amount', req_amount[t.o],
-           'remaining', answers[t.o]->'remaining', 'requestId', req_request_id[t.o], 'detail', answers[t.o]->>'message') ORDER BY t.o)
-  INTO refused
-  FROM generate_series(1, n) AS t(o)
-  WHERE answers[t.o]->>'status' = 'refused';
-  IF refused IS NOT NULL THEN
+  -- copied it whole for each refusal). A grant of the fast path has no answer here (NULL). Most
+  -- batches refuse nothing: a pass over the answers, not a statement, finds that out while the
+  -- counters are still held.
+  FOR i IN 1 .. n LOOP
+    CONTINUE WHEN answers[i] IS NULL OR answers[i]->>'status' <> 'refused';
+    SELECT jsonb_agg(jsonb_build_object('endpointId', req_endpoint[t.o], 'endpointKey', req_endpoint_key[t.o],
+             'ceilingId', answers[t.o]->'ceilingId', 'budgetId', answers[t.o]->'budgetId', 'gate', answers[t.o]->>'gate',
+             'caller', req_caller[t.o], 'destination', coalesce(req_destination_key[t.o], ''), 'amount', req_amount[t.o],
+             'remaining', answers[t.o]->'remaining', 'requestId', req_request_id[t.o], 'detail', answers[t.o]->>'message') ORDER BY t.o)
+    INTO refused
+    FROM generate_series(i, n) AS t(o)
+    WHERE answers[t.o]->>'status' = 'refused';
     PERFORM ceilings.log_refusals(refused);
-  END IF;
+    EXIT;
+  END LOOP;
 
   IF compact THEN
     RETURN batch_known || jsonb_build_object('answers', to_jsonb(answers), 'counterUsed', to_jsonb(counter_used),
