@@ -162,7 +162,6 @@ DECLARE
   -- counters are locked; written before them (req_written) or, late, after the decision
   req_id uuid[];
   req_expires timestamptz[];
-  req_repeat_of int[] := array_fill(NULL::int, ARRAY[n]);  -- the earlier request of this batch with the same key
   req_written boolean[] := array_fill(false, ARRAY[n]);
   write_early boolean;
   missing int[];                   -- counters without a row yet
@@ -677,7 +676,6 @@ BEGIN
     IF req_idempotency_key[i] IS NOT NULL THEN
       v_key := req_endpoint[i] || '|' || req_caller[i] || '|' || req_idempotency_key[i];
       IF first_with_key ? v_key THEN
-        req_repeat_of[i] := (first_with_key ->> v_key)::int;
         every_written := false;
         CONTINUE;
       END IF;

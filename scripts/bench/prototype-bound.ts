@@ -15,6 +15,11 @@
 //                    per-account overrides) and its input checks (control characters, lengths)
 //   - indexes        the same without the three indexes
 //   - charges        the same without the charges (an empty JSON array)
+//   - by caller, - by endpoint, - held
+//                    the same without one of the three indexes each
+//   json charges     the charges as json text, kept as printed rather than parsed into jsonb
+//   typed charges    the charges as three typed arrays (limit, window start, amount)
+//   typed, brin      typed, with one block-range index on the creation time for both histories
 //   full shape       the product row on the full shape's counters: two more limits on the same
 //                    endpoint standing for the global and the per-account budget (five counters a
 //                    request, five charges a reservation), and the plan values read with the
@@ -39,13 +44,14 @@ function patch(text: string, from: string, to: string): string {
 const narrowRow = `  created_at      timestamptz NOT NULL,
   expires_at      timestamptz NOT NULL
 );`;
-// How a reservation keeps its charges: as JSON (what reserve_batch writes today), or as three typed
-// arrays in charge order (limit, window start, amount; the scope key and measure follow from the
-// limit), the cheapest form that still names every counter exactly.
-type Charges = "json" | "text" | "typed";
+// How a reservation keeps its charges: as jsonb (what reserve_batch writes today), as json text
+// (kept as printed, not parsed into jsonb), or as three typed arrays in charge order (limit, window
+// start, amount; the scope key and measure follow from the limit), the cheapest form that still
+// names every counter exactly.
+type Charges = "jsonb" | "json" | "typed";
 const chargeColumns: Record<Charges, string> = {
-  json: "charges jsonb NOT NULL",
-  text: "charges json NOT NULL",
+  jsonb: "charges jsonb NOT NULL",
+  json: "charges json NOT NULL",
   typed: "charge_limits int[] NOT NULL, charge_windows timestamptz[] NOT NULL, charge_amounts bigint[] NOT NULL",
 };
 const productColumns = (kept: Charges) => `  created_at      timestamptz NOT NULL,
@@ -58,8 +64,8 @@ CREATE TABLE accounts (account text PRIMARY KEY, plan_id int, blocked_at timesta
 INSERT INTO accounts SELECT 'caller-' || g, 1, NULL FROM generate_series(0, 999) g;
 CREATE TABLE limit_overrides (limit_id int, caller text, value bigint, expires_at timestamptz, PRIMARY KEY (limit_id, caller));`;
 // The three indexes the dashboard's histories (by caller, by endpoint) and the sweeper (held, by
-// expiry) read, one by one, so each one's cost shows; and block-range (BRIN) indexes in place of
-// the histories' two, which are near free to keep on an append-only table in time order.
+// expiry) read, one by one, so each one's cost shows; and one block-range (BRIN) index on the
+// creation time in place of the histories' two, near free to keep on an append-only table.
 const byCaller = `
 CREATE INDEX reservations_caller_created_idx ON reservations (caller, created_at DESC, id DESC) WHERE caller <> '';`;
 const byEndpoint = `
@@ -80,7 +86,7 @@ const charges = `('[{"l": 1, "k": "", "m": "u", "w": ' || to_json(v_day)::text |
             || '{"l": 3, "k": ' || to_json(t.c)::text || ', "m": "u", "w": ' || to_json(v_day)::text || ', "n": ' || t.a || '}]')::jsonb`;
 // The same three charges as typed arrays.
 const typedCharges = `ARRAY[1, 2, 3], ARRAY[v_day, v_day, v_day]::timestamptz[], ARRAY[t.a, 1, t.a]`;
-const chargeTargets: Record<Charges, string> = { json: "charges", text: "charges", typed: "charge_limits, charge_windows, charge_amounts" };
+const chargeTargets: Record<Charges, string> = { jsonb: "charges", json: "charges", typed: "charge_limits, charge_windows, charge_amounts" };
 const productInsert = (
   kept: Charges,
   printed: string,
@@ -140,20 +146,20 @@ const fullShape: Variant = {
         budgetLimits,
       ),
       narrowRow,
-      productColumns("json") + productIndexes + planValues,
+      productColumns("jsonb") + productIndexes + planValues,
     ),
-  batch: (s) => patch(productBatch(s, "json", fullCharges), productReads, readPlanValues + productReads),
+  batch: (s) => patch(productBatch(s, "jsonb", fullCharges), productReads, readPlanValues + productReads),
 };
 
 const variants: Variant[] = [
   { name: "prototype", schema: (s) => s, batch: (s) => s },
-  productVariant("+ product row", productIndexes, "json", charges),
-  productVariant("  - indexes", "", "json", charges),
-  productVariant("  - by caller", byEndpoint + heldByExpiry, "json", charges),
-  productVariant("  - by endpoint", byCaller + heldByExpiry, "json", charges),
-  productVariant("  - held", byCaller + byEndpoint, "json", charges),
-  productVariant("  - charges", productIndexes, "json", "'[]'::jsonb"),
-  productVariant("  json charges", productIndexes, "text", charges.replace("::jsonb", "::json")),
+  productVariant("+ product row", productIndexes, "jsonb", charges),
+  productVariant("  - indexes", "", "jsonb", charges),
+  productVariant("  - by caller", byEndpoint + heldByExpiry, "jsonb", charges),
+  productVariant("  - by endpoint", byCaller + heldByExpiry, "jsonb", charges),
+  productVariant("  - held", byCaller + byEndpoint, "jsonb", charges),
+  productVariant("  - charges", productIndexes, "jsonb", "'[]'::jsonb"),
+  productVariant("  json charges", productIndexes, "json", patch(charges, "::jsonb", "::json")),
   productVariant("  typed charges", productIndexes, "typed", typedCharges),
   productVariant("  typed, brin", historiesInBlocks, "typed", typedCharges),
   fullShape,
