@@ -52,7 +52,8 @@ async function counterRows(db: Db): Promise<CounterRow[]> {
  * What the reservations' charges say each counter holds and settled: held, a held reservation's
  * charge; settled, what it finally charged in the charge's measure (units: final_units, micros:
  * final_money, a call: one unless it was released without an overrun). `charge` spells how a charge
- * names its counter: by ceiling or budget before 0042, by limit after.
+ * names its counter: by ceiling or budget before 0042, by limit after; after 0044 the charges are
+ * typed (reservation_charge[]) and read here in their JSON spelling.
  */
 async function ledger(db: Db, after: boolean): Promise<CounterRow[]> {
   const owner = after
@@ -71,7 +72,12 @@ async function ledger(db: Db, after: boolean): Promise<CounterRow[]> {
                       else (ch->>'n')::bigint end)::text as settled,
              count(*)::text as reservations
       from reservations r
-      cross join lateral jsonb_array_elements(r.charges) ch
+      cross join lateral ${
+        after
+          ? sql`(select jsonb_build_object('l', c.limit_id, 'k', c.scope_key, 'w', c.window_start, 'n', c.amount, 'm', c.measure) as ch
+                 from unnest(r.charges) c) c`
+          : sql`jsonb_array_elements(r.charges) ch`
+      }
       cross join lateral ${owner} o
       group by 1, 2, 3, 4
       order by 1, 2, 3, 4`),
@@ -186,13 +192,13 @@ describe.skipIf(skipWithoutDatabase())("the counters' migration (0042)", () => {
 
     expect(await counterRows(db)).toEqual(countersBefore);
     expect(await ledger(db, true)).toEqual(counted(countersBefore));
-    expect(resultRows(await db.execute(sql`select id::text, jsonb_array_length(charges) as n from reservations order by id`))).toEqual(chargesBefore);
-    const oldNames = resultRows<{ n: number }>(
+    expect(resultRows(await db.execute(sql`select id::text, cardinality(charges) as n from reservations order by id`))).toEqual(chargesBefore);
+    const unnamed = resultRows<{ n: number }>(
       await db.execute(sql`
-        select count(*)::int as n from reservations r cross join lateral jsonb_array_elements(r.charges) ch
-        where ch ? 'c' or ch ? 'b' or not (ch->>'m' in ('u', 'c', 'm')) or (ch->>'l') is null`),
+        select count(*)::int as n from reservations r cross join lateral unnest(r.charges) ch
+        where not (ch.measure in ('u', 'c', 'm')) or ch.limit_id is null or ch.scope_key is null or ch.window_start is null or ch.amount is null`),
     );
-    expect(oldNames).toEqual([{ n: 0 }]);
+    expect(unnamed).toEqual([{ n: 0 }]);
     expect(resultRows(await db.execute(sql`select id, value::text from ceilings union all select id, value::text from budgets order by 1, 2`))).toEqual(
       killsBefore,
     );

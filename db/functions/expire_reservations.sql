@@ -9,7 +9,7 @@ CREATE OR REPLACE FUNCTION ceilings.expire_reservations(max_rows int DEFAULT 500
 RETURNS int LANGUAGE plpgsql SET search_path = public, pg_temp AS $$
 DECLARE
   ids uuid[];
-  all_charges jsonb;
+  all_charges reservation_charge[];
   ep record;
 BEGIN
   WITH due AS (
@@ -18,8 +18,8 @@ BEGIN
     ORDER BY r.expires_at LIMIT max_rows
     FOR UPDATE SKIP LOCKED
   )
-  SELECT array_agg(id), coalesce(jsonb_agg(c), '[]') INTO ids, all_charges
-  FROM due LEFT JOIN LATERAL jsonb_array_elements(due.charges) c ON true;
+  SELECT array_agg(id), coalesce(array_agg(c) FILTER (WHERE c.limit_id IS NOT NULL), '{}') INTO ids, all_charges
+  FROM due LEFT JOIN LATERAL unnest(due.charges) c ON true;
   IF ids IS NULL THEN
     RETURN 0;
   END IF;

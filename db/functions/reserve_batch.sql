@@ -129,7 +129,6 @@ DECLARE
   req_throttled boolean[] := array_fill(false, ARRAY[n]);
   req_first_charge int[] := array_fill(0, ARRAY[n]);
   req_last_charge int[] := array_fill(-1, ARRAY[n]);
-  req_charges jsonb[] := array_fill(NULL::jsonb, ARRAY[n]);
   -- per charge: one request on one ceiling, in ceiling id order within a request
   charge_request int[] := '{}';   -- the request it charges
   charge_counter int[] := '{}';
@@ -146,13 +145,13 @@ DECLARE
   counter_start timestamptz[] := '{}';
   counter_end timestamptz[] := '{}';
   counter_cooldown_seconds int[] := '{}';
+  counter_measure text[] := '{}'; -- its limit's measure in charges: u(nits), c(alls), m(icros)
   counter_used bigint[] := '{}';  -- held + settled when locked
   counter_added bigint[] := '{}'; -- charged by this batch
   counter_grants bigint[] := '{}';
   counter_answer jsonb[] := '{}'; -- the per-ceiling part of a grant's "remaining"
-  counter_charge text[] := '{}';  -- its part of a reservation's charges, printed up to the amount
   position_answer jsonb[] := '{}'; -- per limit position: its part of a grant's answer
-  position_charge text[] := '{}';  -- per limit position: its charges' printed head, up to the scope key
+  batch_charges reservation_charge[]; -- per charge, in charge order: what its reservation keeps
   -- throttle, per (endpoint, caller)
   throttle_key text[];
   throttle_attempts bigint[];     -- attempts counted before this batch, then one per request
@@ -191,7 +190,6 @@ DECLARE
   v_window_start timestamptz;
   v_window_end timestamptz;
   v_remaining jsonb;
-  v_measure text;                  -- a counter's limit's measure in charges: u(nits), c(alls), m(icros)
   v_existing reservations;
   v_pct int;
   v_id_head text;
@@ -539,6 +537,7 @@ BEGIN
         counter_start := counter_start || CASE WHEN c.window = 'first_hit' THEN NULL ELSE ceiling_window_start[x] END;
         counter_end := counter_end || CASE WHEN c.window = 'first_hit' THEN NULL ELSE ceiling_window_end[x] END;
         counter_cooldown_seconds := counter_cooldown_seconds || c.window_seconds;
+        counter_measure := counter_measure || CASE c.metric WHEN 'calls' THEN 'c' ELSE 'u' END;
         counter_used := counter_used || 0::bigint;
         counter_added := counter_added || 0::bigint;
         counter_grants := counter_grants || 0::bigint;
@@ -570,6 +569,7 @@ BEGIN
           counter_start := counter_start || budget_window_start[pair_budget[x]];
           counter_end := counter_end || budget_window_end[pair_budget[x]];
           counter_cooldown_seconds := counter_cooldown_seconds || NULL::int;
+          counter_measure := counter_measure || 'm'::text;
           counter_used := counter_used || 0::bigint;
           counter_added := counter_added || 0::bigint;
           counter_grants := counter_grants || 0::bigint;
@@ -607,38 +607,32 @@ BEGIN
   END IF;
 
   -- Phase 6, everything that does not depend on the counters' values, built before they are
-  -- locked: the per-limit parts of answers and each request's charges,
-  -- which settle, release and expiry replay later.
-  -- A limit's part of an answer, and its charges' printed head, are made once and shared by
-  -- its counters (a per-caller ceiling has one a caller), except a cooldown's, whose window is
-  -- each destination's own. Only the scope key is printed for each counter.
+  -- locked: the per-limit parts of answers and each request's charges, which settle, release and
+  -- expiry replay later.
+  -- A limit's part of an answer is made once and shared by its counters (a per-caller ceiling has
+  -- one a caller), except a cooldown's, whose window is each destination's own.
   FOR idx IN 1 .. coalesce(array_length(counter_key, 1), 0) LOOP
     x := counter_position[idx];
-    IF position_charge[x] IS NULL OR counter_cooldown_seconds[idx] IS NOT NULL THEN
+    IF position_answer[x] IS NULL OR counter_cooldown_seconds[idx] IS NOT NULL THEN
       IF x > cardinality(batch_ceilings) THEN
         bg := batch_budgets[x - cardinality(batch_ceilings)];
         position_answer[x] := jsonb_build_object('budgetId', bg.id, 'budget', bg.key, 'metric', 'money', 'currency', bg.currency,
           'scope', bg.scope, 'window', bg.window, 'windowEnd', counter_end[idx]);
-        v_measure := 'm';
       ELSE
         c := batch_ceilings[x];
         position_answer[x] := jsonb_build_object('ceilingId', c.id, 'metric', c.metric, 'scope', c.scope,
           'window', c.window, 'windowEnd', counter_end[idx]);
-        v_measure := CASE c.metric WHEN 'calls' THEN 'c' ELSE 'u' END;
       END IF;
-      position_charge[x] := format('{"l": %s, "m": "%s", "w": %s, "k": ', counter_limit_id[idx], v_measure,
-        coalesce(to_json(counter_start[idx])::text, 'null'));
     END IF;
     counter_answer[idx] := position_answer[x];
-    counter_charge[idx] := position_charge[x] || to_json(counter_scope[idx])::text || ', "n": ';
   END LOOP;
-  -- Each request's charges in one statement: its counters' printed parts and amounts put
-  -- together as text and read as JSON once (a jsonb concatenation a charge cost 3 µs).
-  SELECT array_agg(CASE WHEN answers[t.o] IS NULL THEN coalesce(g.charges, '[]') END ORDER BY t.o) INTO req_charges
-  FROM generate_series(1, n) AS t(o)
-  LEFT JOIN (SELECT ch.o, ('[' || string_agg(counter_charge[ch.k] || ch.n || '}', ', ' ORDER BY ch.x) || ']')::jsonb AS charges
-             FROM unnest(charge_request, charge_counter, charge_amount) WITH ORDINALITY AS ch(o, k, n, x)
-             GROUP BY ch.o) g ON g.o = t.o;
+  -- Every charge of the batch as the value its reservation keeps, in charge order, in one
+  -- statement: a reservation keeps its own, from its first charge to its last
+  -- (write_reservations), typed values that nothing prints or parses.
+  SELECT coalesce(array_agg(ROW(counter_limit_id[ch.k], counter_scope[ch.k], counter_start[ch.k], counter_measure[ch.k], ch.n)::reservation_charge
+                            ORDER BY ch.x), '{}')
+  INTO batch_charges
+  FROM unnest(charge_counter, charge_amount) WITH ORDINALITY AS ch(k, n, x);
   charge_used := array_fill(0::bigint, ARRAY[greatest(coalesce(array_length(charge_counter, 1), 0), 1)]);
 
   -- Phase 7, the counters read without a lock, and the missing ones made (6), in key order.
@@ -695,7 +689,7 @@ BEGIN
         FROM unnest(req_ttl) WITH ORDINALITY AS t(ttl, o)) g;
   IF write_early THEN
     inserted := ceilings.write_reservations(grant_request, req_id, req_endpoint, req_caller, req_destination, req_destination_key, req_amount,
-      req_parts, req_money, endpoint_prices, req_idempotency_key, req_charges, t_now, req_expires);
+      req_parts, req_money, endpoint_prices, req_idempotency_key, batch_charges, req_first_charge, req_last_charge, t_now, req_expires);
     FOREACH i IN ARRAY grant_request LOOP
       req_written[i] := cardinality(inserted) = cardinality(grant_request) OR req_id[i] = ANY (inserted);
     END LOOP;
@@ -856,7 +850,7 @@ BEGIN
   END IF;
   IF cardinality(grant_request) > 0 THEN
     inserted := ceilings.write_reservations(grant_request, req_id, req_endpoint, req_caller, req_destination, req_destination_key, req_amount,
-      req_parts, req_money, endpoint_prices, req_idempotency_key, req_charges, t_now, req_expires);
+      req_parts, req_money, endpoint_prices, req_idempotency_key, batch_charges, req_first_charge, req_last_charge, t_now, req_expires);
     -- Nothing to undo when every grant was written (no key was taken meanwhile): skip the loop.
     FOR x IN 1 .. CASE WHEN cardinality(inserted) = cardinality(grant_request) THEN 0 ELSE cardinality(grant_request) END LOOP
       i := grant_request[x];

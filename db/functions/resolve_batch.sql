@@ -31,7 +31,7 @@ DECLARE
   ids uuid[];
   locked uuid[];
   busy uuid[];
-  charges jsonb;
+  charges reservation_charge[];
   item jsonb;
   answer jsonb;
   applies jsonb := '[]';
@@ -53,16 +53,16 @@ BEGIN
         WHERE r.id = ANY (locked) AND x->>'verb' = 'settle' AND r.state IN ('expired', 'released') AND NOT r.overrun
           AND ((jsonb_typeof(x->'actual') = 'number' AND (x->>'actual')::numeric > r.amount) OR jsonb_typeof(x->'parts') = 'object')
         ORDER BY 1) e;
-  SELECT coalesce(jsonb_agg(DISTINCT ch), '[]') INTO charges
+  SELECT coalesce(array_agg(ch), '{}') INTO charges
   FROM reservations r
   JOIN jsonb_array_elements(items) x ON lower(x->>'id') = r.id::text
-  CROSS JOIN LATERAL jsonb_array_elements(r.charges) ch
+  CROSS JOIN LATERAL unnest(r.charges) ch
   WHERE r.id = ANY (locked)
     AND (r.state = 'held' OR (x->>'verb' = 'settle' AND r.state IN ('expired', 'released') AND NOT r.overrun
          AND ((jsonb_typeof(x->'actual') = 'number' AND (x->>'actual')::numeric > r.amount) OR jsonb_typeof(x->'parts') = 'object')));
   PERFORM 1 FROM counters u
-  JOIN (SELECT DISTINCT (ch->>'l')::int AS l, ch->>'k' AS k, (ch->>'w')::timestamptz AS w
-        FROM jsonb_array_elements(charges) ch) t
+  JOIN (SELECT DISTINCT ch.limit_id AS l, ch.scope_key AS k, ch.window_start AS w
+        FROM unnest(charges) ch) t
     ON u.limit_id = t.l AND u.scope_key = t.k AND u.window_start = t.w
   ORDER BY u.limit_id, u.scope_key, u.window_start
   FOR UPDATE OF u;

@@ -1,8 +1,9 @@
 -- Guarantees: applies resolutions to every counter the reservations charged, in the window each
 -- reservation was made in (the charge names it), so a late settle never lands in a later window.
 -- applies: [{charges, kind, actual, money}], one per resolution (a settle, a release, a sweep).
--- A charge ({l, k, w, n, m}) names its limit's counter and what it holds there, in the limit's
--- measure m: units (u) and calls (c) for a ceiling, micros (m) for a budget. What a resolution
+-- A charge (a reservation_charge as JSON: limit_id, scope_key, window_start, measure, amount)
+-- names its limit's counter and what it holds there, in the limit's measure: units (u) and calls
+-- (c) for a ceiling, micros (m) for a budget. What a resolution
 -- leaves settled is the actual in that measure: actual (units) or money (micros); a call stays
 -- one call.
 --   settle:                held -> settled at the actual; calls stay counted
@@ -39,20 +40,20 @@ BEGIN
          array_agg(dh ORDER BY l, k, w), array_agg(ds ORDER BY l, k, w)
   INTO ids, keys, windows, held_off, settled_on
   FROM (
-    SELECT (ch->>'l')::int AS l, ch->>'k' AS k, (ch->>'w')::timestamptz AS w,
-           sum(CASE WHEN p.kind IN ('settle', 'release', 'expire') THEN (ch->>'n')::bigint ELSE 0 END) AS dh,
+    SELECT ch.limit_id AS l, ch.scope_key AS k, ch.window_start AS w,
+           sum(CASE WHEN p.kind IN ('settle', 'release', 'expire') THEN ch.amount ELSE 0 END) AS dh,
            sum(CASE
              WHEN p.kind = 'release' THEN 0
-             WHEN p.kind = 'expire' OR ch->>'m' = 'c' THEN
-               CASE WHEN p.kind = 'overrun_after_expiry' THEN 0 ELSE (ch->>'n')::bigint END
-             WHEN p.kind = 'overrun_after_expiry' THEN greatest(a.actual - (ch->>'n')::bigint, 0)
+             WHEN p.kind = 'expire' OR ch.measure = 'c' THEN
+               CASE WHEN p.kind = 'overrun_after_expiry' THEN 0 ELSE ch.amount END
+             WHEN p.kind = 'overrun_after_expiry' THEN greatest(a.actual - ch.amount, 0)
              ELSE a.actual END) AS ds
     FROM jsonb_array_elements(applies) AS x(r)
     CROSS JOIN LATERAL (SELECT r->>'kind' AS kind) AS p
-    CROSS JOIN LATERAL jsonb_array_elements(r->'charges') AS y(ch)
+    CROSS JOIN LATERAL jsonb_populate_recordset(NULL::reservation_charge, r->'charges') AS ch
     -- The actual in the charge's measure: units for units, micros for money.
-    CROSS JOIN LATERAL (SELECT coalesce((r->>CASE WHEN ch->>'m' = 'm' THEN 'money' ELSE 'actual' END)::bigint, 0) AS actual) AS a
-    WHERE ch->>'l' IS NOT NULL
+    CROSS JOIN LATERAL (SELECT coalesce((r->>CASE WHEN ch.measure = 'm' THEN 'money' ELSE 'actual' END)::bigint, 0) AS actual) AS a
+    WHERE ch.limit_id IS NOT NULL
     GROUP BY 1, 2, 3
   ) per_counter;
   IF ids IS NOT NULL THEN

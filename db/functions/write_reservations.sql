@@ -3,12 +3,14 @@
 -- idempotency key another reservation of its endpoint and caller already has is not written (its
 -- id is missing from the answer): the caller answers it from the stored one. Every reservation
 -- keeps the prices it was granted at, budgeted or not: settle, reconciliation and the what-if
--- price it with them, whatever the catalog says later.
+-- price it with them, whatever the catalog says later. Its charges are the batch's, in charge
+-- order (charges), from its first to its last (first_charge, last_charge).
 -- Lock order: reservations idempotency index entries, by (endpoint id, caller, key) (step 7 of
 -- reserve_batch).
 CREATE OR REPLACE FUNCTION ceilings.write_reservations(
   which int[], ids uuid[], endpoint_ids int[], callers text[], destinations text[], destination_keys text[], amounts bigint[],
-  parts jsonb[], money bigint[], prices jsonb, idempotency_keys text[], charges jsonb[], created timestamptz, expires timestamptz[])
+  parts jsonb[], money bigint[], prices jsonb, idempotency_keys text[], charges reservation_charge[], first_charge int[], last_charge int[],
+  created timestamptz, expires timestamptz[])
 RETURNS uuid[] LANGUAGE plpgsql SET search_path = public, pg_temp SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
   written uuid[];
@@ -17,7 +19,7 @@ BEGIN
     INSERT INTO reservations (id, endpoint_id, caller, destination, destination_key, amount, parts, money, prices,
                               idempotency_key, charges, created_at, expires_at)
     SELECT ids[q], endpoint_ids[q], callers[q], destinations[q], destination_keys[q], amounts[q], parts[q], money[q],
-           prices -> endpoint_ids[q]::text, idempotency_keys[q], charges[q], created, expires[q]
+           prices -> endpoint_ids[q]::text, idempotency_keys[q], charges[first_charge[q]:last_charge[q]], created, expires[q]
     FROM unnest(which) AS q
     ORDER BY endpoint_ids[q], callers[q], idempotency_keys[q]
     ON CONFLICT (endpoint_id, caller, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING

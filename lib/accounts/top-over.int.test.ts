@@ -157,7 +157,7 @@ describe.skipIf(skipWithoutDatabase())("an account ranking over 30 days from the
     const reservation = (ago: number, state: "held" | "expired", account: string) => sql`
       insert into reservations (endpoint_id, caller, amount, money, state, charges, created_at, expires_at)
       values (${endpointId}, ${account}, 5, 0, ${state},
-              jsonb_build_array(jsonb_build_object('l', (select limit_id from ceilings where id = ${ceilingId}), 'k', ${account}::text, 'w', ${dayStart(now, ago).toISOString()}::text, 'n', 5, 'm', 'u')),
+              array[row((select limit_id from ceilings where id = ${ceilingId}), ${account}::text, ${dayStart(now, ago).toISOString()}::timestamptz, 'u', 5)::reservation_charge],
               ${new Date(dayStart(now, ago).getTime() + 3_600_000).toISOString()}::timestamptz, now() + interval '1 hour')
       returning id`;
     const [held] = resultRows<{ id: string }>(await t.ownerDb.execute(reservation(4, "held", "acct-0")));
@@ -264,7 +264,7 @@ describe.skipIf(skipWithoutDatabase())("an account ranking over 30 days from the
       await t.ownerDb.execute(sql`
         insert into reservations (endpoint_id, caller, amount, money, state, charges, created_at, expires_at)
         select ${endpointId}, 'acct-7', 5, 0, 'expired',
-               jsonb_build_array(jsonb_build_object('l', (select limit_id from ceilings where id = ${ceilingId}), 'k', 'acct-7', 'w', ${dayStart(now, 2).toISOString()}::text, 'n', 5, 'm', 'u')),
+               array[row((select limit_id from ceilings where id = ${ceilingId}), 'acct-7', ${dayStart(now, 2).toISOString()}::timestamptz, 'u', 5)::reservation_charge],
                ${new Date(dayStart(now, 2).getTime() + 3_600_000).toISOString()}::timestamptz + g * interval '1 second', now()
         from generate_series(1, 30) g
         returning id`),

@@ -63,17 +63,17 @@ export async function findDrift(db: Db): Promise<Drift[]> {
         select endpoint_id, min(window_start) as since from open_counters group by endpoint_id
       ), charged as (
         -- A reservation is created inside every window it charges, so older ones cannot matter.
-        select c.id as ceiling_id, ch->>'k' as scope_key, (ch->>'w')::timestamptz as window_start,
-               sum(case when r.state = 'held' then (ch->>'n')::bigint else 0 end) as held,
+        select c.id as ceiling_id, ch.scope_key, ch.window_start,
+               sum(case when r.state = 'held' then ch.amount else 0 end) as held,
                sum(case r.state
-                     when 'expired' then (ch->>'n')::bigint
-                     when 'settled' then case when ch->>'m' = 'u' then r.settled_amount else (ch->>'n')::bigint end
+                     when 'expired' then ch.amount
+                     when 'settled' then case when ch.measure = 'u' then r.settled_amount else ch.amount end
                      else 0 end) as settled,
                count(*) as grants
         from reservations r
         join since s on s.endpoint_id = r.endpoint_id and r.created_at >= s.since
-        cross join lateral jsonb_array_elements(r.charges) ch
-        join ceilings c on c.limit_id = (ch->>'l')::int
+        cross join lateral unnest(r.charges) ch
+        join ceilings c on c.limit_id = ch.limit_id
         group by 1, 2, 3
       )
       select o.endpoint_id, e.key as endpoint_key, o.ceiling_id, o.scope, o.scope_key, o.window_start, o.window_end,

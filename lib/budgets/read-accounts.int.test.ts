@@ -98,7 +98,7 @@ describe.skipIf(skipWithoutDatabase())("top accounts of a per-account budget at 
     await t.db.execute(sql`
       insert into reservations (endpoint_id, caller, amount, money, settled_money, state, charges, created_at, expires_at)
       select ${e.id}, 'acct-' || i, 1, 10, case when i % 2 = 0 then 7 end, case when i % 2 = 0 then 'settled' else 'held' end::reservation_state,
-        (select jsonb_agg(jsonb_build_object('l', b, 'k', 'acct-' || i, 'w', ${today}, 'n', 10, 'm', 'm')) from unnest(array[${spread.limitId}, ${heavy.limitId}, ${crowded.limitId}]::int[]) b),
+        (select array_agg(row(b, 'acct-' || i, ${today}, 'm', 10)::reservation_charge) from unnest(array[${spread.limitId}, ${heavy.limitId}, ${crowded.limitId}]::int[]) b),
         ${today} + (i % 43000) * interval '1 second', ${today} + interval '1 day'
       from generate_series(1, ${ACCOUNTS}::int) i`);
     await t.ownerDb.execute(sql`analyze reservations`);

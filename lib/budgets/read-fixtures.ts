@@ -47,14 +47,20 @@ export async function insertReservation(
   p: { endpointId: number; createdAt: Date; state: ReservationState; money: number; settledMoney?: number; caller?: string; budgets?: number[] },
 ): Promise<void> {
   // The budgets it charged, as reserve_batch names them: by their limits (the window is the budget's;
-  // only `l` is read here).
+  // only the limit is read here).
   const ids = p.budgets ?? [];
   const limitOf = new Map(
     ids.length === 0
       ? []
       : (await db.select({ id: budgets.id, limitId: budgets.limitId }).from(budgets).where(inArray(budgets.id, ids))).map((b) => [b.id, b.limitId]),
   );
-  const charges = ids.map((b) => ({ l: limitOf.get(b) ?? 0, k: p.caller ?? "", w: p.createdAt.toISOString(), n: p.money, m: "m" as const }));
+  const charges = ids.map((b) => ({
+    limitId: limitOf.get(b) ?? 0,
+    scopeKey: p.caller ?? "",
+    windowStart: p.createdAt,
+    measure: "m" as const,
+    amount: p.money,
+  }));
   await db.insert(reservations).values({
     endpointId: p.endpointId,
     caller: p.caller ?? "",

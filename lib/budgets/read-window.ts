@@ -228,8 +228,8 @@ async function readMemberShares(db: Db, filter: SQL, now: Date): Promise<Map<num
           count(*) as reservations
         from spans s
         join reservations r on r.endpoint_id = s.endpoint_id and r.created_at >= s.window_start and r.created_at < s.window_end
-        cross join lateral jsonb_array_elements(r.charges) ch
-        join budgets cb on cb.limit_id = (ch.value->>'l')::int
+        cross join lateral unnest(r.charges) ch
+        join budgets cb on cb.limit_id = ch.limit_id
         group by 1, 2, 3
       )
       select p.budget_id, e.id as endpoint_id, e.key, e.name, e.archived_at is not null as archived,

@@ -48,7 +48,7 @@ describe.skipIf(skipWithoutDatabase())("catalog changes under load from two proc
         limitId === undefined
           ? sql`select count(*)::int as n from reservations where endpoint_id = ${endpointId}`
           : sql`select count(*)::int as n from reservations r where r.endpoint_id = ${endpointId}
-                and exists (select 1 from jsonb_array_elements(r.charges) c where (c->>'l')::int = ${limitId})`,
+                and exists (select 1 from unnest(r.charges) c where c.limit_id = ${limitId})`,
       ),
     )[0]?.n ?? 0;
 

@@ -82,7 +82,7 @@ describe.skipIf(skipWithoutDatabase())("the what-if's ledger", () => {
     ] as const) {
       await t.ownerDb.execute(sql`
         insert into reservations (endpoint_id, caller, amount, money, state, settled_amount, settled_money, charges, created_at, expires_at)
-        values (${ep.endpointId}, 'acct-us', 2, 6, ${state}, ${state === "settled" ? 1 : null}, ${state === "settled" ? 3 : null}, '[]'::jsonb, ${at(us)}, now())`);
+        values (${ep.endpointId}, 'acct-us', 2, 6, ${state}, ${state === "settled" ? 1 : null}, ${state === "settled" ? 3 : null}, '{}', ${at(us)}, now())`);
     }
     expect((await buildWhatIfDays(t.db, now, { endpointIds: [ep.endpointId] })).written).toBeGreaterThan(0);
     const [row] = resultRows<{ through: string; grants: number }>(

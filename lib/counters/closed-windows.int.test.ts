@@ -35,7 +35,7 @@ describe.skipIf(skipWithoutDatabase())("late overruns in a batch and the closed-
       on conflict do nothing`);
     const [r] = resultRows<{ id: string }>(
       await t.ownerDb.execute(sql`insert into reservations (endpoint_id, caller, amount, money, state, charges, created_at, expires_at)
-        values (${ep.id}, ${caller}, 5, 0, 'expired', jsonb_build_array(jsonb_build_object('l', (select limit_id from ceilings where id = ${ep.ceilingId}), 'k', ${caller}::text, 'w', ${w.toISOString()}::text, 'n', 5, 'm', 'u')),
+        values (${ep.id}, ${caller}, 5, 0, 'expired', array[row((select limit_id from ceilings where id = ${ep.ceilingId}), ${caller}::text, ${w.toISOString()}::timestamptz, 'u', 5)::reservation_charge],
                 ${new Date(w.getTime() + 3_600_000).toISOString()}::timestamptz, now())
         returning id`),
     );

@@ -49,8 +49,8 @@ export async function seedBudgetHistory(tx: Db): Promise<number> {
   await tx.execute(sql`
     update reservations r
     set charges = r.charges || (
-      select jsonb_agg(jsonb_build_object('l', b.limit_id, 'k', case when b.scope = 'global' then '' else r.caller end,
-                                          'w', w.window_start, 'n', coalesce(r.money, 0), 'm', 'm') order by b.limit_id)
+      select array_agg(row(b.limit_id, case when b.scope = 'global' then '' else r.caller end,
+                           w.window_start, 'm', coalesce(r.money, 0))::reservation_charge order by b.limit_id)
       from budget_members m
       join budgets b on b.id = m.budget_id and b.archived_at is null
       cross join lateral ceilings.window_bounds(b."window", b.billing_day, 0, r.created_at) w

@@ -114,16 +114,16 @@ describe("demo counters and reservations agree", () => {
     for (const at of instants.slice(0, 20)) {
       for (const ep of Object.values(eps)) {
         const { usage, reservations } = demoUsage(ep, at, seededRandom(at.getTime()));
-        // A charge names its ceiling's limit (l); the demo's counters, the ceiling. (This loop
+        // A charge names its ceiling's limit; the demo's counters, the ceiling. (This loop
         // skipped every charge while it looked for the ceiling ids charges named before 0042.)
         const ceilingOf = new Map(Object.values(ep.ceilings).flatMap((c) => (c ? [[c.limitId, c.id] as const] : [])));
         const charged = new Map<string, { grants: number; settled: number }>();
         for (const r of reservations) {
           for (const ch of r.charges) {
-            expect(ceilingOf.has(ch.l), `limit ${ch.l}`).toBe(true);
-            const key = `${ceilingOf.get(ch.l)}|${ch.k}|${new Date(ch.w).toISOString()}`;
+            expect(ceilingOf.has(ch.limitId), `limit ${ch.limitId}`).toBe(true);
+            const key = `${ceilingOf.get(ch.limitId)}|${ch.scopeKey}|${ch.windowStart.toISOString()}`;
             const sum = charged.get(key) ?? { grants: 0, settled: 0 };
-            const units = ch.m === "u" ? Number(r.settledAmount) : ch.n;
+            const units = ch.measure === "u" ? Number(r.settledAmount) : ch.amount;
             charged.set(key, { grants: sum.grants + 1, settled: sum.settled + units });
           }
         }

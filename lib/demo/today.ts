@@ -120,11 +120,9 @@ export function todaysReservations(ep: SeededEndpoint, today: DaySpend, now: Dat
       destination = phoneDestination(random.pick(phones.length > 0 ? phones : DEMO_PHONES.slice(6)));
     }
     const charges: ReservationCharge[] = [];
-    const charge = (l: number, k: string, w: Date, n: number, m: "u" | "c") => {
-      // m (units or calls) tells settle which charges to correct to the actual use.
-      const entry = { l, k, w: w.toISOString(), n, m };
-      charges.push(entry);
-    };
+    // The measure (units or calls) tells settle which charges to correct to the actual use.
+    const charge = (limitId: number, scopeKey: string, windowStart: Date, amount: number, measure: "u" | "c") =>
+      charges.push({ limitId, scopeKey, windowStart, measure, amount });
     if (ceilings.day_units) charge(ceilings.day_units.limitId, "", day.start, amount, "u");
     if (ceilings.day_calls) charge(ceilings.day_calls.limitId, "", day.start, 1, "c");
     if (ceilings.caller_day_units) charge(ceilings.caller_day_units.limitId, caller, day.start, amount, "u");

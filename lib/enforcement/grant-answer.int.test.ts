@@ -54,7 +54,7 @@ describe.skipIf(skipWithoutDatabase())("grant answers and canonical callers", ()
   });
 
   it("charges each destination of a batch in its own cooldown window, one opened earlier and one opened now", async () => {
-    // A limit's printed charge is shared by its counters except a cooldown's: each destination's
+    // A limit's part of an answer is shared by its counters except a cooldown's: each destination's
     // window starts at its own first hit, and a charge naming another's start resolves nowhere.
     const e = await makeEndpoint(t.db, {
       ceilings: [
@@ -72,10 +72,10 @@ describe.skipIf(skipWithoutDatabase())("grant answers and canonical callers", ()
     expect(answers.map((a) => a?.status)).toEqual(["granted", "granted"]);
     const [unmatched] = resultRows<{ n: number }>(
       await t.db.execute(sql`
-        select count(*)::int as n from reservations r cross join jsonb_array_elements(r.charges) ch
+        select count(*)::int as n from reservations r cross join unnest(r.charges) ch
         where r.endpoint_id = ${e.endpointId} and not exists (
           select 1 from counters c
-          where c.limit_id = (ch->>'l')::int and c.scope_key = ch->>'k' and c.window_start = (ch->>'w')::timestamptz)`),
+          where c.limit_id = ch.limit_id and c.scope_key = ch.scope_key and c.window_start = ch.window_start)`),
     );
     expect(unmatched?.n).toBe(0);
     for (const a of answers) if (a?.status === "granted") await releaseReservation(t.db, { reservationId: a.reservationId });

@@ -149,7 +149,9 @@ describe.skipIf(skipWithoutDatabase())("settle, release and expiry on real Postg
       sql`update counters set window_start = window_start - interval '1 day', window_end = window_end - interval '1 day' where limit_id = (select limit_id from ceilings where id = ${e.ceilingIds[0] ?? 0})`,
     );
     await t.db.execute(
-      sql`update reservations set charges = jsonb_set(charges, '{0,w}', to_jsonb((charges->0->>'w')::timestamptz - interval '1 day')) where id = ${g.reservationId}`,
+      sql`update reservations set charges[1] = row((charges[1]).limit_id, (charges[1]).scope_key, (charges[1]).window_start - interval '1 day',
+                                               (charges[1]).measure, (charges[1]).amount)::reservation_charge
+          where id = ${g.reservationId}`,
     );
     await settleReservation(t.db, { reservationId: g.reservationId, actual: 5 });
     const rows = resultRows(await t.db.execute(sql`select held::int, settled::int from usage where ceiling_id = ${e.ceilingIds[0] ?? 0}`));

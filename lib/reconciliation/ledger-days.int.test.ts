@@ -93,7 +93,7 @@ describe.skipIf(skipWithoutDatabase())("the ledger per endpoint and UTC day (led
     for (let i = 0; i < 20; i++) ids.push((await pricedEndpoint(t.db)).id);
     await t.db.execute(sql`
       insert into reservations (endpoint_id, amount, money, state, charges, created_at, expires_at)
-      select e, 1, 1, 'settled', '[]'::jsonb, ${NOW.toISOString()}::timestamptz - (g * interval '72 minutes'), ${NOW.toISOString()}::timestamptz
+      select e, 1, 1, 'settled', '{}', ${NOW.toISOString()}::timestamptz - (g * interval '72 minutes'), ${NOW.toISOString()}::timestamptz
       from unnest(${sql.raw(`array[${ids.join(",")}]`)}::int[]) e, generate_series(1, 600) g`);
     await t.db.execute(sql`analyze reservations`);
     await t.db.execute(sql`analyze endpoints`);

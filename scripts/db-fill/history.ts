@@ -68,8 +68,7 @@ export async function fillReservations(db: Db, count: number, days: number): Pro
     select f.id, g.caller, am.n,
       case when g.r < 0.9 then greatest(1, floor(am.n * (0.3 + 0.7 * g.a)))::bigint when g.r < 0.98 then null else am.n end,
       (case when g.r < 0.9 then 'settled' when g.r < 0.98 then 'released' else 'expired' end)::reservation_state,
-      jsonb_build_array(jsonb_build_object('l', f.day_l, 'k', '', 'm', 'u', 'n', am.n,
-        'w', to_char(date_trunc('day', g.t at time zone 'UTC'), 'YYYY-MM-DD"T"00:00:00"Z"'))),
+      array[row(f.day_l, '', date_trunc('day', g.t at time zone 'UTC') at time zone 'UTC', 'u', am.n)::reservation_charge],
       g.t, g.t + interval '5 minutes', g.t + case when g.r < 0.98 then g.a * interval '30 seconds' else interval '5 minutes' end
     from (
       select floor(50 * power(random(), 2.5))::int as ei, now() - power(random(), 1.3) * make_interval(days => ${days}) - interval '1 hour' as t,

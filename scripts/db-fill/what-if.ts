@@ -28,7 +28,7 @@ export async function fillWhatIf(db: Db, n: number): Promise<number> {
     insert into reservations (endpoint_id, caller, amount, money, state, settled_amount, settled_money, charges, created_at, expires_at)
     select ${id}, 'acct-' || lpad((floor(power(random(), 2) * 2000))::int::text, 4, '0'), a, ceil(a * 2.5)::bigint, st,
            case when st = 'settled' then s end, case when st = 'settled' then ceil(s * 2.5)::bigint end,
-           '[]'::jsonb, at, at + interval '5 minutes'
+           '{}', at, at + interval '5 minutes'
     from (select 1 + floor(power(random(), 3) * 8000)::bigint as a, random() as p,
                  now() - random() * interval '30 days' as at
           from generate_series(1, ${n}) order by 3) g
