@@ -8,7 +8,7 @@ import { runDueSchedules } from "@/lib/changes/schedule-run";
 import { buildCallerTotals, CALLER_TOTALS_EVERY_MS } from "@/lib/counters/caller-totals";
 import { CLOSED_EVERY_MS, countClosedWindows, countOpenWindows, OPEN_EVERY_MS } from "@/lib/counters/window-totals";
 import { expireReservations } from "@/lib/enforcement";
-import { analyzeYoungLedger } from "@/lib/enforcement/ledger-statistics";
+import { analyzeYoungTables } from "@/lib/enforcement/young-tables";
 import { metrics } from "@/lib/metrics";
 import { recompareRecent } from "@/lib/reconciliation/compare";
 import { LEDGER_DAYS_EVERY_MS, rollUpLedgerDays } from "@/lib/reconciliation/ledger-days";
@@ -39,10 +39,10 @@ export const fastJobs: Job[] = [
   { name: "raise-ends", everyMs: () => 0, run: async (db, _s, now) => ({ ...(await endRaises(db, now)) }) },
   // Reservations stop applying an override at its end by themselves; this removes it and logs it.
   { name: "override-ends", everyMs: () => 0, run: async (db) => ({ ...(await expireOverrides(db)) }) },
-  // A young ledger analyzed at each doubling, within a second rather than at autovacuum's next
-  // round: no session keeps a plan made for a table a fraction of its size (the idempotency probe
-  // would scan every reservation of the endpoint; db/functions/analyze_young_ledger.sql).
-  { name: "young-ledger", everyMs: () => 0, run: async (db) => ({ analyzed: await analyzeYoungLedger(db) }) },
+  // Young reservations and counters analyzed at each doubling, within a second rather than at
+  // autovacuum's next round: no session keeps a plan made for a table a fraction of its size (the
+  // key probes would scan an endpoint's reservations or a limit's counters; analyze_young_tables.sql).
+  { name: "young-tables", everyMs: () => 0, run: async (db) => ({ analyzed: await analyzeYoungTables(db) }) },
 ];
 
 /**

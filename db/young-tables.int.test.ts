@@ -1,0 +1,110 @@
+import { sql } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { type Db, openPostgres, resultRows } from "@/db/client";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
+import { analyzeYoungTables } from "@/lib/enforcement/young-tables";
+import { makeEndpoint } from "@/lib/enforcement/test-fixtures";
+
+// reserve_batch's probes by key (the batch's idempotency keys, its counters) are planned once a
+// session (generic plans) and kept until the table's size is next recorded. One made while the
+// table is young is made for its size (through another index that leads with the probe's first
+// column, or a sequential scan), and kept as the table grows it scans every reservation of an
+// endpoint, or every counter of a limit's window, for every batch. The worker analyzes a young
+// table at each doubling (analyze_young_tables), which makes every session plan again; this follows
+// one session's plans through that, and the app role (which owns nothing) doing it.
+
+const KEY_PROBE = `prepare key_probe(int, text, text) as
+  select * from reservations rr where rr.endpoint_id = $1 and rr.caller = $2 and rr.idempotency_key = $3`;
+const COUNTER_PROBE = `prepare counter_probe(int, text, timestamptz) as
+  select * from counters u where u.limit_id = $1 and u.scope_key = $2 and u.window_start = $3 for update`;
+
+/** The index a prepared probe's plan scans now (or the plan, when it scans none). */
+async function probeIndex(db: Db, execute = "execute key_probe(1, 'acct', 'key')"): Promise<string> {
+  const plan = resultRows<{ "QUERY PLAN": string }>(await db.execute(sql.raw(`explain ${execute}`)))
+    .map((r) => r["QUERY PLAN"])
+    .join("\n");
+  return /Index Scan using (\w+)/.exec(plan)?.[1] ?? plan;
+}
+
+async function addReservations(db: Db, endpointId: number, count: number): Promise<void> {
+  await db.execute(sql`
+    insert into reservations (id, endpoint_id, caller, amount, idempotency_key, charges, expires_at)
+    select gen_random_uuid(), ${endpointId}, 'acct_' || (g % 50), 1, gen_random_uuid()::text, '{}', now() + interval '5 minutes'
+    from generate_series(1, ${count}) g`);
+}
+
+describe.skipIf(skipWithoutDatabase())("young tables' statistics", () => {
+  const t = useTestDatabase("young_tables");
+
+  it("are taken at each doubling, by the app role, and a session's plan made on 100 rows probes the key's index once the table is 10,000", async () => {
+    // Autovacuum would analyze these tables on its own round: it is the worker's doing measured here.
+    await t.ownerDb.execute(sql`alter table reservations set (autovacuum_enabled = false)`);
+    await t.ownerDb.execute(sql`alter table counters set (autovacuum_enabled = false)`);
+    const e = await makeEndpoint(t.ownerDb, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000 }] });
+    const session = openPostgres(t.url, { max: 1 });
+    try {
+      await session.db.execute(sql`set plan_cache_mode = force_generic_plan`);
+      expect(await analyzeYoungTables(t.db)).toEqual([]); // empty
+
+      await addReservations(t.ownerDb, e.endpointId, 100);
+      await session.db.execute(sql.raw(KEY_PROBE));
+      const young = await probeIndex(session.db);
+      expect(young).not.toBe("reservations_idempotency_idx");
+
+      // Grown a hundredfold with no statistics recorded: the session still runs its young plan.
+      await addReservations(t.ownerDb, e.endpointId, 9_900);
+      expect(await probeIndex(session.db)).toBe(young);
+
+      // The worker's job: the table has doubled since its size was last recorded (never).
+      expect(await analyzeYoungTables(t.db)).toEqual(["reservations"]);
+      expect(await probeIndex(session.db)).toBe("reservations_idempotency_idx");
+      // Not again until it doubles once more; not at all once it is 10,000 rows or more.
+      expect(await analyzeYoungTables(t.db)).toEqual([]);
+      await addReservations(t.ownerDb, e.endpointId, 20_000);
+      expect(await analyzeYoungTables(t.db)).toEqual([]);
+      expect(await probeIndex(session.db)).toBe("reservations_idempotency_idx");
+    } finally {
+      await session.close();
+    }
+  });
+
+  it("analyzes a table of 100 rows that has doubled, and one that has not only once", async () => {
+    await t.ownerDb.execute(sql`truncate reservations`);
+    const e = await makeEndpoint(t.ownerDb, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000 }] });
+    await addReservations(t.ownerDb, e.endpointId, 200);
+    expect(await analyzeYoungTables(t.db)).toEqual(["reservations"]);
+    const recorded = async () =>
+      Number(resultRows<{ n: number }>(await t.ownerDb.execute(sql`select reltuples::int as n from pg_class where relname = 'reservations'`))[0]?.n);
+    expect(await recorded()).toBe(200);
+    await addReservations(t.ownerDb, e.endpointId, 50);
+    expect(await analyzeYoungTables(t.db)).toEqual([]);
+    await addReservations(t.ownerDb, e.endpointId, 400);
+    expect(await analyzeYoungTables(t.db)).toEqual(["reservations"]);
+    expect(await recorded()).toBe(650);
+  });
+
+  it("gives a session's counter lock, planned on a new database's empty counters, the counters' key once a limit's window has 20,000", async () => {
+    const e = await makeEndpoint(t.ownerDb, { ceilings: [{ metric: "units", scope: "caller", window: "utc_day", value: 1_000 }] });
+    const [limit] = resultRows<{ id: number }>(await t.ownerDb.execute(sql`select limit_id as id from ceilings where endpoint_id = ${e.endpointId}`));
+    const session = openPostgres(t.url, { max: 1 });
+    try {
+      await session.db.execute(sql`set plan_cache_mode = force_generic_plan`);
+      await session.db.execute(sql.raw(COUNTER_PROBE));
+      const lock = `execute counter_probe(${limit?.id ?? 0}, 'acct_1', date_trunc('day', now()))`;
+      const young = await probeIndex(session.db, lock);
+      expect(young).not.toBe("counters_limit_id_scope_key_window_start_pk");
+
+      // One counter an account: a per-caller ceiling's window after 20,000 accounts called.
+      await t.ownerDb.execute(sql`
+        insert into counters (limit_id, scope_key, window_start, window_end)
+        select ${limit?.id ?? 0}, 'acct_' || g, date_trunc('day', now()), date_trunc('day', now()) + interval '1 day'
+        from generate_series(1, 20000) g`);
+      expect(await probeIndex(session.db, lock)).toBe(young);
+      expect(await analyzeYoungTables(t.db)).toContain("counters");
+      expect(await probeIndex(session.db, lock)).toBe("counters_limit_id_scope_key_window_start_pk");
+    } finally {
+      await session.close();
+    }
+  });
+});
