@@ -34,13 +34,17 @@ async function addReservations(db: Db, endpointId: number, count: number): Promi
     from generate_series(1, ${count}) g`);
 }
 
+/** Autovacuum would analyze the tables on its own round: it is the worker's doing measured here. */
+async function withoutAutovacuum(db: Db): Promise<void> {
+  await db.execute(sql`alter table reservations set (autovacuum_enabled = false)`);
+  await db.execute(sql`alter table counters set (autovacuum_enabled = false)`);
+}
+
 describe.skipIf(skipWithoutDatabase())("young tables' statistics", () => {
   const t = useTestDatabase("young_tables");
 
   it("are taken at each doubling, by the app role, and a session's plan made on 100 rows probes the key's index once the table is 10,000", async () => {
-    // Autovacuum would analyze these tables on its own round: it is the worker's doing measured here.
-    await t.ownerDb.execute(sql`alter table reservations set (autovacuum_enabled = false)`);
-    await t.ownerDb.execute(sql`alter table counters set (autovacuum_enabled = false)`);
+    await withoutAutovacuum(t.ownerDb);
     const e = await makeEndpoint(t.ownerDb, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000 }] });
     const session = openPostgres(t.url, { max: 1 });
     try {
@@ -69,7 +73,8 @@ describe.skipIf(skipWithoutDatabase())("young tables' statistics", () => {
     }
   });
 
-  it("analyzes a table of 100 rows that has doubled, and one that has not only once", async () => {
+  it("analyzes a table of 200 rows never analyzed, not after 50 more, and again once it has doubled", async () => {
+    await withoutAutovacuum(t.ownerDb);
     await t.ownerDb.execute(sql`truncate reservations`);
     const e = await makeEndpoint(t.ownerDb, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000 }] });
     await addReservations(t.ownerDb, e.endpointId, 200);
@@ -87,6 +92,7 @@ describe.skipIf(skipWithoutDatabase())("young tables' statistics", () => {
   it("gives a session's counter lock, planned on a new database's empty counters, the counters' key once a limit's window has 20,000", async () => {
     const e = await makeEndpoint(t.ownerDb, { ceilings: [{ metric: "units", scope: "caller", window: "utc_day", value: 1_000 }] });
     const [limit] = resultRows<{ id: number }>(await t.ownerDb.execute(sql`select limit_id as id from ceilings where endpoint_id = ${e.endpointId}`));
+    await withoutAutovacuum(t.ownerDb);
     const session = openPostgres(t.url, { max: 1 });
     try {
       await session.db.execute(sql`set plan_cache_mode = force_generic_plan`);
@@ -106,5 +112,20 @@ describe.skipIf(skipWithoutDatabase())("young tables' statistics", () => {
     } finally {
       await session.close();
     }
+  });
+
+  it("skips a table another session holds (a VACUUM, an index build) rather than wait, and analyzes it the next time", async () => {
+    await withoutAutovacuum(t.ownerDb);
+    await t.ownerDb.execute(sql`truncate reservations`);
+    const e = await makeEndpoint(t.ownerDb, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000 }] });
+    await addReservations(t.ownerDb, e.endpointId, 300);
+    await t.ownerDb.transaction(async (tx) => {
+      // What VACUUM and CREATE INDEX CONCURRENTLY take; ANALYZE conflicts with it.
+      await tx.execute(sql`lock table reservations in share update exclusive mode`);
+      const started = performance.now();
+      expect(await analyzeYoungTables(t.db)).toEqual([]);
+      expect(performance.now() - started).toBeLessThan(1_000);
+    });
+    expect(await analyzeYoungTables(t.db)).toEqual(["reservations"]);
   });
 });

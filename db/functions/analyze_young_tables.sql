@@ -13,27 +13,35 @@
 -- doubling, no plan outlives a table twice its size (the worker runs this every second); a few
 -- hundred rows on, plans made with statistics probe each table's own key.
 -- SECURITY DEFINER because ANALYZE needs the tables' owner and the app role owns nothing; it takes
--- no argument, analyzes these two tables only, each about a dozen times in its life at most.
+-- no argument, analyzes these two tables only, each about a dozen times in its life at most. A
+-- table whose owner the function's owner is not (the migrations run by another role since) is
+-- left out: ANALYZE would only warn, every second, and analyze nothing.
 -- Locks: ANALYZE takes SHARE UPDATE EXCLUSIVE on the table, which no reservation, settle or read
--- waits for; of two workers at once, the one without the transaction advisory lock (taken with
--- try) does nothing.
+-- waits for; SKIP_LOCKED, so a VACUUM, an index build or a migration holding the table makes it skip
+-- this second rather than hold the worker's fast lane; a table skipped is not in the answer. Of two
+-- workers at once, the one without the transaction advisory lock (taken with try) does nothing.
 CREATE OR REPLACE FUNCTION ceilings.analyze_young_tables() RETURNS text[]
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
 DECLARE
   young regclass;
+  recorded_pages int;
   analyzed text[] := '{}';
 BEGIN
   IF NOT pg_try_advisory_xact_lock(hashtext('ceilings.analyze_young_tables')) THEN
     RETURN analyzed;
   END IF;
-  FOR young IN
-    SELECT c.oid FROM pg_class c
+  FOR young, recorded_pages IN
+    SELECT c.oid, c.relpages FROM pg_class c
     WHERE c.oid IN ('reservations'::regclass, 'counters'::regclass) AND c.reltuples < 10000
       AND pg_relation_size(c.oid) / current_setting('block_size')::int >= greatest(2 * c.relpages, 2)
+      AND pg_has_role(current_user, c.relowner, 'USAGE')
     ORDER BY c.relname
   LOOP
-    EXECUTE format('ANALYZE %s', young);
-    analyzed := analyzed || young::text;
+    EXECUTE format('ANALYZE (SKIP_LOCKED) %s', young);
+    -- Analyzed, its size is recorded anew; skipped, it is as it was.
+    IF (SELECT c.relpages FROM pg_class c WHERE c.oid = young) <> recorded_pages THEN
+      analyzed := analyzed || young::text;
+    END IF;
   END LOOP;
   RETURN analyzed;
 END $$;
