@@ -40,51 +40,61 @@ async function withoutAutovacuum(db: Db): Promise<void> {
   await db.execute(sql`alter table counters set (autovacuum_enabled = false)`);
 }
 
+/** A never-analyzed reservations table of `count` rows on a new endpoint (the endpoint's id). */
+async function youngReservations(db: Db, count: number): Promise<number> {
+  await withoutAutovacuum(db);
+  await db.execute(sql`truncate reservations`);
+  const e = await makeEndpoint(db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000 }] });
+  await addReservations(db, e.endpointId, count);
+  return e.endpointId;
+}
+
+/** One session that makes generic plans, as reserve_batch's sessions do, with `prepare` made in it. */
+async function withGenericSession(url: string, prepare: string, run: (session: Db) => Promise<void>): Promise<void> {
+  const session = openPostgres(url, { max: 1 });
+  try {
+    await session.db.execute(sql`set plan_cache_mode = force_generic_plan`);
+    await session.db.execute(sql.raw(prepare));
+    await run(session.db);
+  } finally {
+    await session.close();
+  }
+}
+
 describe.skipIf(skipWithoutDatabase())("young tables' statistics", () => {
   const t = useTestDatabase("young_tables");
 
   it("are taken at each doubling, by the app role, and a session's plan made on 100 rows probes the key's index once the table is 10,000", async () => {
-    await withoutAutovacuum(t.ownerDb);
-    const e = await makeEndpoint(t.ownerDb, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000 }] });
-    const session = openPostgres(t.url, { max: 1 });
-    try {
-      await session.db.execute(sql`set plan_cache_mode = force_generic_plan`);
-      expect(await analyzeYoungTables(t.db)).toEqual([]); // empty
-
-      await addReservations(t.ownerDb, e.endpointId, 100);
-      await session.db.execute(sql.raw(KEY_PROBE));
-      const young = await probeIndex(session.db);
+    expect(await analyzeYoungTables(t.db)).toEqual([]); // empty
+    const endpointId = await youngReservations(t.ownerDb, 100);
+    await withGenericSession(t.url, KEY_PROBE, async (session) => {
+      const young = await probeIndex(session);
       expect(young).not.toBe("reservations_idempotency_idx");
 
       // Grown a hundredfold with no statistics recorded: the session still runs its young plan.
-      await addReservations(t.ownerDb, e.endpointId, 9_900);
-      expect(await probeIndex(session.db)).toBe(young);
+      await addReservations(t.ownerDb, endpointId, 9_900);
+      expect(await probeIndex(session)).toBe(young);
 
       // The worker's job: the table has doubled since its size was last recorded (never).
       expect(await analyzeYoungTables(t.db)).toEqual(["reservations"]);
-      expect(await probeIndex(session.db)).toBe("reservations_idempotency_idx");
+      expect(await probeIndex(session)).toBe("reservations_idempotency_idx");
       // Not again until it doubles once more; not at all once it is 10,000 rows or more.
       expect(await analyzeYoungTables(t.db)).toEqual([]);
-      await addReservations(t.ownerDb, e.endpointId, 20_000);
+      await addReservations(t.ownerDb, endpointId, 20_000);
       expect(await analyzeYoungTables(t.db)).toEqual([]);
-      expect(await probeIndex(session.db)).toBe("reservations_idempotency_idx");
-    } finally {
-      await session.close();
-    }
+      expect(await probeIndex(session)).toBe("reservations_idempotency_idx");
+    });
   });
 
   it("analyzes a table of 200 rows never analyzed, not after 50 more, and again once it has doubled", async () => {
-    await withoutAutovacuum(t.ownerDb);
-    await t.ownerDb.execute(sql`truncate reservations`);
-    const e = await makeEndpoint(t.ownerDb, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000 }] });
-    await addReservations(t.ownerDb, e.endpointId, 200);
+    const endpointId = await youngReservations(t.ownerDb, 200);
     expect(await analyzeYoungTables(t.db)).toEqual(["reservations"]);
     const recorded = async () =>
       Number(resultRows<{ n: number }>(await t.ownerDb.execute(sql`select reltuples::int as n from pg_class where relname = 'reservations'`))[0]?.n);
     expect(await recorded()).toBe(200);
-    await addReservations(t.ownerDb, e.endpointId, 50);
+    await addReservations(t.ownerDb, endpointId, 50);
     expect(await analyzeYoungTables(t.db)).toEqual([]);
-    await addReservations(t.ownerDb, e.endpointId, 400);
+    await addReservations(t.ownerDb, endpointId, 400);
     expect(await analyzeYoungTables(t.db)).toEqual(["reservations"]);
     expect(await recorded()).toBe(650);
   });
@@ -93,12 +103,9 @@ describe.skipIf(skipWithoutDatabase())("young tables' statistics", () => {
     const e = await makeEndpoint(t.ownerDb, { ceilings: [{ metric: "units", scope: "caller", window: "utc_day", value: 1_000 }] });
     const [limit] = resultRows<{ id: number }>(await t.ownerDb.execute(sql`select limit_id as id from ceilings where endpoint_id = ${e.endpointId}`));
     await withoutAutovacuum(t.ownerDb);
-    const session = openPostgres(t.url, { max: 1 });
-    try {
-      await session.db.execute(sql`set plan_cache_mode = force_generic_plan`);
-      await session.db.execute(sql.raw(COUNTER_PROBE));
+    await withGenericSession(t.url, COUNTER_PROBE, async (session) => {
       const lock = `execute counter_probe(${limit?.id ?? 0}, 'acct_1', date_trunc('day', now()))`;
-      const young = await probeIndex(session.db, lock);
+      const young = await probeIndex(session, lock);
       expect(young).not.toBe("counters_limit_id_scope_key_window_start_pk");
 
       // One counter an account: a per-caller ceiling's window after 20,000 accounts called.
@@ -106,19 +113,14 @@ describe.skipIf(skipWithoutDatabase())("young tables' statistics", () => {
         insert into counters (limit_id, scope_key, window_start, window_end)
         select ${limit?.id ?? 0}, 'acct_' || g, date_trunc('day', now()), date_trunc('day', now()) + interval '1 day'
         from generate_series(1, 20000) g`);
-      expect(await probeIndex(session.db, lock)).toBe(young);
+      expect(await probeIndex(session, lock)).toBe(young);
       expect(await analyzeYoungTables(t.db)).toContain("counters");
-      expect(await probeIndex(session.db, lock)).toBe("counters_limit_id_scope_key_window_start_pk");
-    } finally {
-      await session.close();
-    }
+      expect(await probeIndex(session, lock)).toBe("counters_limit_id_scope_key_window_start_pk");
+    });
   });
 
   it("skips a table another session holds (a VACUUM, an index build) rather than wait, and analyzes it the next time", async () => {
-    await withoutAutovacuum(t.ownerDb);
-    await t.ownerDb.execute(sql`truncate reservations`);
-    const e = await makeEndpoint(t.ownerDb, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000_000 }] });
-    await addReservations(t.ownerDb, e.endpointId, 300);
+    await youngReservations(t.ownerDb, 300);
     await t.ownerDb.transaction(async (tx) => {
       // What VACUUM and CREATE INDEX CONCURRENTLY take; ANALYZE conflicts with it.
       await tx.execute(sql`lock table reservations in share update exclusive mode`);

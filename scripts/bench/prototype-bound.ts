@@ -8,11 +8,13 @@
 // 256, 2 in flight, an idempotency key a call, 200 callers):
 //   prototype        as shipped: a narrow reservation row (8 columns, its key and idempotency indexes)
 //   + product row    this product's reservation row: its columns, the charges each reservation
-//                    keeps for settle, release and expiry (JSON, built per request as
-//                    reserve_batch prints them), money and prices, and the three indexes the
-//                    dashboard's histories and the sweeper read (by caller, by endpoint, held by
-//                    expiry); and the reads every batch makes for its callers (blocked accounts,
-//                    per-account overrides) and its input checks (control characters, lengths)
+//                    keeps for settle, release and expiry (as jsonb, built per request as
+//                    reserve_batch printed them before migration 0044 made them typed values;
+//                    "typed charges" below is the nearer to today's row), money and prices, and
+//                    the three indexes the dashboard's histories and the sweeper read (by
+//                    caller, by endpoint, held by expiry); and the reads every batch makes for
+//                    its callers (blocked accounts, per-account overrides) and its input checks
+//                    (control characters, lengths)
 //   - indexes        the same without the three indexes
 //   - charges        the same without the charges (an empty JSON array)
 //   - by caller, - by endpoint, - held
@@ -44,7 +46,7 @@ function patch(text: string, from: string, to: string): string {
 const narrowRow = `  created_at      timestamptz NOT NULL,
   expires_at      timestamptz NOT NULL
 );`;
-// How a reservation keeps its charges: as jsonb (what reserve_batch writes today), as json text
+// How a reservation keeps its charges: as jsonb (what reserve_batch wrote before 0044), as json text
 // (kept as printed, not parsed into jsonb), or as three typed arrays in charge order (limit, window
 // start, amount; the scope key and measure follow from the limit), the cheapest form that still
 // names every counter exactly.
