@@ -43,24 +43,29 @@ LANGUAGE sql STABLE AS $$
       jsonb_build_object('status', 'error', 'code', 'invalid_parts',
         'message', 'parts must be an object of units per part, e.g. {"input": 1200, "output": 800}')
     -- A whole positive amount of at most 2^53 - 1: 16 digits at most before any cast, so no cast raises.
+    -- Read as a number, not printed and matched: a whole number (scale 0: 1e3 is 1000, 1.0 is not
+    -- whole) between 1 and 2^53 - 1. A regular expression and a parse for every request were a
+    -- third of this function's cost.
     WHEN jsonb_typeof(r->'parts') = 'object' AND jsonb_typeof(r->'amount') <> 'null'
-      AND NOT CASE WHEN jsonb_typeof(r->'amount') = 'number' AND r->>'amount' ~ '^[0-9]{1,16}$'
-                   THEN (r->>'amount')::numeric BETWEEN 1 AND 9007199254740991 ELSE false END THEN
+      AND NOT CASE WHEN jsonb_typeof(r->'amount') = 'number'
+                   THEN (r->'amount')::numeric BETWEEN 1 AND 9007199254740991 AND scale((r->'amount')::numeric) = 0 ELSE false END THEN
       jsonb_build_object('status', 'error', 'code', 'invalid_amount',
         'message', format('amount must be a positive whole number, got %s', r->'amount'))
     WHEN jsonb_typeof(r->'parts') IS DISTINCT FROM 'object'
-      AND NOT CASE WHEN jsonb_typeof(r->'amount') = 'number' AND r->>'amount' ~ '^[0-9]{1,16}$'
-                   THEN (r->>'amount')::numeric BETWEEN 1 AND 9007199254740991 ELSE false END THEN
+      AND NOT CASE WHEN jsonb_typeof(r->'amount') = 'number'
+                   THEN (r->'amount')::numeric BETWEEN 1 AND 9007199254740991 AND scale((r->'amount')::numeric) = 0 ELSE false END THEN
       jsonb_build_object('status', 'error', 'code', 'invalid_amount',
         'message', format('amount must be a positive whole number, got %s', coalesce(r->'amount', 'null'::jsonb)))
-    WHEN NOT CASE WHEN coalesce(r->>'ttlSeconds', '300') ~ '^[0-9]{1,5}$'
-                  THEN coalesce(r->>'ttlSeconds', '300')::int BETWEEN 1 AND 86400 ELSE false END THEN
+    -- No TTL (or null) is the default, 300, with nothing to check.
+    WHEN NOT CASE WHEN r->>'ttlSeconds' IS NULL THEN true
+                  WHEN r->>'ttlSeconds' ~ '^[0-9]{1,5}$' THEN (r->>'ttlSeconds')::int BETWEEN 1 AND 86400 ELSE false END THEN
       jsonb_build_object('status', 'error', 'code', 'invalid_ttl',
         'message', 'ttlSeconds must be a whole number between 1 and 86400')
     WHEN length(r->>'idempotencyKey') > 200 THEN
       jsonb_build_object('status', 'error', 'code', 'invalid_idempotency_key',
         'message', 'idempotencyKey must be at most 200 characters')
-    WHEN length(ceilings.canonical_caller(r->>'caller')) > 200 OR length(r->>'destination') > 320
+    -- The caller is measured trimmed, but trimming never lengthens it: one of at most 200 is not trimmed.
+    WHEN (length(r->>'caller') > 200 AND length(ceilings.canonical_caller(r->>'caller')) > 200) OR length(r->>'destination') > 320
       OR length(r->>'destinationKey') > 320 OR length(r->>'requestId') > 100 THEN
       jsonb_build_object('status', 'error', 'code', 'invalid_input',
         'message', 'caller (200), destination (320) or requestId (100) is too long')

@@ -82,6 +82,15 @@ DECLARE
   ceiling_window_start timestamptz[];
   ceiling_window_end timestamptz[];
   ceiling_window_key text[];      -- the window's part of a counter key ('' for a cooldown)
+  -- each ceiling's fields that a charge reads, as plain arrays: phase 4 reads them for every
+  -- request and ceiling, and a ceilings row copied out of batch_ceilings each time cost more than
+  -- the charge itself
+  ceiling_endpoint int[] := '{}';
+  ceiling_scope text[] := '{}';
+  ceiling_limit_id int[] := '{}';
+  ceiling_value bigint[] := '{}';
+  ceiling_measure text[] := '{}';  -- u(nits) or c(alls)
+  ceiling_counter int[] := '{}';   -- a global ceiling's one counter in this batch, once made (0: not yet)
   has_caller_ceiling boolean;
   caller_endpoints int[] := '{}';      -- endpoints with a per-caller ceiling
   destination_endpoints int[] := '{}'; -- endpoints with a cooldown
@@ -130,7 +139,6 @@ DECLARE
   req_first_charge int[] := array_fill(0, ARRAY[n]);
   req_last_charge int[] := array_fill(-1, ARRAY[n]);
   -- per charge: one request on one ceiling, in ceiling id order within a request
-  charge_request int[] := '{}';   -- the request it charges
   charge_counter int[] := '{}';
   charge_ceiling int[] := '{}';   -- position in batch_ceilings; minus the position in batch_budgets
   charge_amount bigint[] := '{}';
@@ -237,6 +245,12 @@ BEGIN
     IF c.scope = 'caller' THEN caller_endpoints := caller_endpoints || c.endpoint_id; END IF;
     IF c.scope = 'destination' THEN destination_endpoints := destination_endpoints || c.endpoint_id; END IF;
     IF c.value = 0 THEN killed_endpoints := killed_endpoints || c.endpoint_id; END IF;
+    ceiling_endpoint := ceiling_endpoint || c.endpoint_id;
+    ceiling_scope := ceiling_scope || c.scope::text;
+    ceiling_limit_id := ceiling_limit_id || c.limit_id;
+    ceiling_value := ceiling_value || c.value;
+    ceiling_measure := ceiling_measure || CASE c.metric WHEN 'calls' THEN 'c' ELSE 'u' END;
+    ceiling_counter := ceiling_counter || 0;
   END LOOP;
 
   -- The budgets, each with its current window. A batch
@@ -518,35 +532,38 @@ BEGIN
   FOR i IN 1 .. n LOOP
     CONTINUE WHEN answers[i] IS NOT NULL;
     req_first_charge[i] := coalesce(array_length(charge_counter, 1), 0) + 1;
-    FOR x IN 1 .. coalesce(array_length(batch_ceilings, 1), 0) LOOP
-      c := batch_ceilings[x];
-      CONTINUE WHEN c.endpoint_id <> req_endpoint[i];
-      v_scope := CASE c.scope WHEN 'global' THEN '' WHEN 'caller' THEN req_caller[i] ELSE req_destination_key[i] END;
-      v_limit := c.value;
-      IF c.scope = 'caller' AND account_values ? (c.limit_id || '|' || req_caller[i]) THEN
-        v_limit := (account_values ->> (c.limit_id || '|' || req_caller[i]))::bigint;
-      END IF;
-      v_key := c.limit_id || '|' || v_scope || '|' || ceiling_window_key[x];
-      idx := array_position(counter_key, v_key);
+    FOR x IN 1 .. cardinality(ceiling_endpoint) LOOP
+      CONTINUE WHEN ceiling_endpoint[x] <> req_endpoint[i];
+      v_limit := ceiling_value[x];
+      -- A global ceiling has one counter in the batch: found once, then named by position.
+      idx := CASE WHEN ceiling_counter[x] > 0 THEN ceiling_counter[x] END;
       IF idx IS NULL THEN
-        counter_key := counter_key || v_key;
-        counter_limit_id := counter_limit_id || c.limit_id;
-        counter_ceiling := counter_ceiling || c.id;
-        counter_position := counter_position || x;
-        counter_scope := counter_scope || v_scope;
-        counter_start := counter_start || CASE WHEN c.window = 'first_hit' THEN NULL ELSE ceiling_window_start[x] END;
-        counter_end := counter_end || CASE WHEN c.window = 'first_hit' THEN NULL ELSE ceiling_window_end[x] END;
-        counter_cooldown_seconds := counter_cooldown_seconds || c.window_seconds;
-        counter_measure := counter_measure || CASE c.metric WHEN 'calls' THEN 'c' ELSE 'u' END;
-        counter_used := counter_used || 0::bigint;
-        counter_added := counter_added || 0::bigint;
-        counter_grants := counter_grants || 0::bigint;
-        idx := array_length(counter_key, 1);
+        v_scope := CASE ceiling_scope[x] WHEN 'global' THEN '' WHEN 'caller' THEN req_caller[i] ELSE req_destination_key[i] END;
+        IF ceiling_scope[x] = 'caller' AND account_values ? (ceiling_limit_id[x] || '|' || req_caller[i]) THEN
+          v_limit := (account_values ->> (ceiling_limit_id[x] || '|' || req_caller[i]))::bigint;
+        END IF;
+        v_key := ceiling_limit_id[x] || '|' || v_scope || '|' || ceiling_window_key[x];
+        idx := array_position(counter_key, v_key);
+        IF idx IS NULL THEN
+          c := batch_ceilings[x];
+          counter_key := counter_key || v_key;
+          counter_limit_id := counter_limit_id || c.limit_id;
+          counter_ceiling := counter_ceiling || c.id;
+          counter_position := counter_position || x;
+          counter_scope := counter_scope || v_scope;
+          counter_start := counter_start || CASE WHEN c.window = 'first_hit' THEN NULL ELSE ceiling_window_start[x] END;
+          counter_end := counter_end || CASE WHEN c.window = 'first_hit' THEN NULL ELSE ceiling_window_end[x] END;
+          counter_cooldown_seconds := counter_cooldown_seconds || c.window_seconds;
+          counter_measure := counter_measure || ceiling_measure[x];
+          idx := array_length(counter_key, 1);
+        END IF;
+        IF ceiling_scope[x] = 'global' THEN
+          ceiling_counter[x] := idx;
+        END IF;
       END IF;
-      charge_request := charge_request || i;
       charge_counter := charge_counter || idx;
       charge_ceiling := charge_ceiling || x;
-      charge_amount := charge_amount || CASE c.metric WHEN 'calls' THEN 1::bigint ELSE req_amount[i] END;
+      charge_amount := charge_amount || CASE ceiling_measure[x] WHEN 'c' THEN 1::bigint ELSE req_amount[i] END;
       charge_limit := charge_limit || v_limit;
     END LOOP;
     -- Then every budget the endpoint belongs to, in budget id order, charged the money.
@@ -570,12 +587,8 @@ BEGIN
           counter_end := counter_end || budget_window_end[pair_budget[x]];
           counter_cooldown_seconds := counter_cooldown_seconds || NULL::int;
           counter_measure := counter_measure || 'm'::text;
-          counter_used := counter_used || 0::bigint;
-          counter_added := counter_added || 0::bigint;
-          counter_grants := counter_grants || 0::bigint;
           idx := array_length(counter_key, 1);
         END IF;
-        charge_request := charge_request || i;
         charge_counter := charge_counter || idx;
         charge_ceiling := charge_ceiling || -pair_budget[x];
         charge_amount := charge_amount || req_money[i];
@@ -584,6 +597,9 @@ BEGIN
     END IF;
     req_last_charge[i] := coalesce(array_length(charge_counter, 1), 0);
   END LOOP;
+  counter_used := array_fill(0::bigint, ARRAY[cardinality(counter_key)]);
+  counter_added := counter_used;
+  counter_grants := counter_used;
 
   -- Phase 5, cooldown windows (5): a cooldown starts at its first hit, so two first hits on one
   -- destination are serialised by an advisory lock and cannot both open a window. Only a cooldown

@@ -54,6 +54,11 @@ const cases: [unknown, string | null, string | null][] = [
   [{ ...base, ttlSeconds: 1.5 }, "invalid_ttl", TTL],
   [{ ...base, ttlSeconds: 86400 }, null, null],
   [{ ...base, ttlSeconds: null }, null, null],
+  // A TTL written as a string of digits is read as its number, as it always was; anything else is not.
+  [{ ...base, ttlSeconds: "60" }, null, null],
+  [{ ...base, ttlSeconds: "" }, "invalid_ttl", TTL],
+  [{ ...base, ttlSeconds: " 60" }, "invalid_ttl", TTL],
+  [{ ...base, ttlSeconds: "86401" }, "invalid_ttl", TTL],
   [{ ...base, idempotencyKey: "k".repeat(201) }, "invalid_idempotency_key", "idempotencyKey must be at most 200 characters"],
   [{ ...base, idempotencyKey: "k".repeat(200) }, null, null],
   [{ ...base, caller: "c".repeat(201) }, "invalid_input", TOO_LONG],
@@ -82,5 +87,20 @@ describe.skipIf(skipWithoutDatabase())("request_error: the input check of every 
   it("takes an amount written with an exponent as the whole number it is", async () => {
     const [row] = resultRows<{ e: unknown }>(await t.db.execute(sql`select ceilings.request_error('{"endpoint": "e", "amount": 1e9}'::jsonb) as e`));
     expect(row?.e).toBeNull();
+  });
+
+  // The amount is read as a number, so how it was written matters only through its value and scale:
+  // 1.0 and 10e-1 are not whole numbers to Postgres (they keep a decimal place), 1E2 and 100.0e0... are
+  // what they print as.
+  it.each([
+    ['{"endpoint": "e", "amount": 1E2}', null],
+    ['{"endpoint": "e", "amount": 1.0}', "amount must be a positive whole number, got 1.0"],
+    ['{"endpoint": "e", "amount": 10e-1}', "amount must be a positive whole number, got 1.0"],
+    ['{"endpoint": "e", "amount": 9.007199254740991e15}', null],
+    ['{"endpoint": "e", "amount": 1e16}', "amount must be a positive whole number, got 10000000000000000"],
+    ['{"endpoint": "e", "amount": -0}', "amount must be a positive whole number, got 0"],
+  ])("reads the amount of %s by its value", async (request, message) => {
+    const [row] = resultRows<{ message: string | null }>(await t.db.execute(sql`select ceilings.request_error(${request}::jsonb)->>'message' as message`));
+    expect(row?.message ?? null).toBe(message);
   });
 });
