@@ -55,14 +55,18 @@
 -- per email address) answers error invalid_destination (contract version 4).
 -- compact (the TypeScript library): a grant carries "charges": [from, to] instead of "remaining",
 -- and the answer is {answers, reservationIds, expiresAt, firstCharge, lastCharge, chargeCounter,
--- chargeLimit, chargeAmount, chargeUsed, counterUsed, counters}, from which the caller builds
--- "remaining" itself, so no answer JSON is formatted while the counters are locked. When the whole
--- batch fits (the fast path), a grant's answer is null: its id, expiry and charges are the
--- request's entries in reservationIds, expiresAt, firstCharge and lastCharge, and chargeUsed is
--- null: a charge saw its counter's counterUsed (as locked) plus the chargeAmount of the batch's
--- charges on that counter up to its own (contract version 9: every statement and JSON value
--- computed while the counters are held is time every other batch on them waits). The full
--- answer, without compact, is unchanged.
+-- chargeLimit, chargeAmount, chargeUsed, counterUsed, counterEntry, counters}, from which the
+-- caller builds "remaining" itself, so no answer JSON is formatted while the counters are locked.
+-- When the whole batch fits (the fast path), a grant's answer is null: its id, expiry and charges
+-- are the request's entries in reservationIds, expiresAt, firstCharge and lastCharge, and
+-- chargeUsed is null: a charge saw its counter's counterUsed (as locked) plus the chargeAmount of
+-- the batch's charges on that counter up to its own (contract version 9: every statement and JSON
+-- value computed while the counters are held is time every other batch on them waits). Contract
+-- version 10: the lists of numbers and the ids are each one string, comma-separated (a jsonb
+-- number is a numeric, and some 400 of them, made and copied, were a twentieth of a batch's
+-- instructions), and counters holds each distinct description once, counterEntry naming a
+-- counter's (every per-caller counter of a ceiling shares one). The full answer, without compact,
+-- is unchanged.
 --
 -- Plans: every statement here runs on the same shapes call after call, but its arrays' lengths
 -- change, and with them the custom plans' estimates, so the plan cache kept planning some of
@@ -159,6 +163,9 @@ DECLARE
   counter_grants bigint[] := '{}';
   counter_answer jsonb[] := '{}'; -- the per-ceiling part of a grant's "remaining"
   position_answer jsonb[] := '{}'; -- per limit position: its part of a grant's answer
+  answer_entries jsonb[] := '{}';  -- compact: each distinct part once
+  position_entry int[] := '{}';    -- compact: per limit position, its part's entry
+  counter_entry int[] := '{}';     -- compact: per counter, its part's entry
   batch_charges reservation_charge[]; -- per charge, in charge order: what its reservation keeps
   -- throttle, per (endpoint, caller)
   throttle_key text[];
@@ -209,10 +216,9 @@ BEGIN
     RAISE EXCEPTION 'reserve_batch expects a JSON array' USING ERRCODE = '22023';
   END IF;
   IF n = 0 THEN
-    RETURN CASE WHEN compact THEN jsonb_build_object('answers', '[]'::jsonb, 'reservationIds', '[]'::jsonb, 'expiresAt', '[]'::jsonb,
-      'firstCharge', '[]'::jsonb, 'lastCharge', '[]'::jsonb, 'chargeCounter', '[]'::jsonb,
-      'chargeLimit', '[]'::jsonb, 'chargeAmount', '[]'::jsonb, 'chargeUsed', '[]'::jsonb, 'counterUsed', '[]'::jsonb,
-      'counters', '[]'::jsonb) ELSE '[]'::jsonb END;
+    RETURN CASE WHEN compact THEN jsonb_build_object('answers', '[]'::jsonb, 'reservationIds', '', 'expiresAt', '[]'::jsonb,
+      'firstCharge', '', 'lastCharge', '', 'chargeCounter', '', 'chargeLimit', '', 'chargeAmount', '', 'chargeUsed', '',
+      'counterUsed', '', 'counterEntry', '', 'counters', '[]'::jsonb) ELSE '[]'::jsonb END;
   END IF;
 
   -- Phase 1, configuration: endpoints, their locks (1), ceilings (2) and the callers' overrides (3).
@@ -639,8 +645,11 @@ BEGIN
         position_answer[x] := jsonb_build_object('ceilingId', c.id, 'metric', c.metric, 'scope', c.scope,
           'window', c.window, 'windowEnd', counter_end[idx]);
       END IF;
+      answer_entries := answer_entries || position_answer[x];
+      position_entry[x] := cardinality(answer_entries);
     END IF;
     counter_answer[idx] := position_answer[x];
+    counter_entry[idx] := position_entry[x];
   END LOOP;
   -- Every charge of the batch as the value its reservation keeps, in charge order, in one
   -- statement: a reservation keeps its own, from its first charge to its last
@@ -724,11 +733,14 @@ BEGIN
   END IF;
 
   -- What the compact answer says that the counters' values cannot change, made into JSON before
-  -- they are locked: the ids, expiries, charges and their limits, the counters' descriptions.
+  -- they are locked: the ids, expiries, charges and their limits, the counters' descriptions. A
+  -- NULL in a list is an empty entry, so every list keeps its positions.
   IF compact THEN
-    batch_known := jsonb_build_object('reservationIds', to_jsonb(req_id), 'expiresAt', to_jsonb(req_expires),
-      'firstCharge', to_jsonb(req_first_charge), 'lastCharge', to_jsonb(req_last_charge), 'chargeCounter', to_jsonb(charge_counter),
-      'chargeLimit', to_jsonb(charge_limit), 'chargeAmount', to_jsonb(charge_amount), 'counters', to_jsonb(counter_answer));
+    batch_known := jsonb_build_object('reservationIds', array_to_string(req_id, ',', ''), 'expiresAt', to_jsonb(req_expires),
+      'firstCharge', array_to_string(req_first_charge, ',', ''), 'lastCharge', array_to_string(req_last_charge, ',', ''),
+      'chargeCounter', array_to_string(charge_counter, ',', ''), 'chargeLimit', array_to_string(charge_limit, ',', ''),
+      'chargeAmount', array_to_string(charge_amount, ',', ''), 'counterEntry', array_to_string(counter_entry, ',', ''),
+      'counters', to_jsonb(answer_entries));
   END IF;
 
   -- Phase 7b, lock the counters (7b) in key order. Every counter has its row by now (none is ever
@@ -957,8 +969,8 @@ BEGIN
   END LOOP;
 
   IF compact THEN
-    RETURN batch_known || jsonb_build_object('answers', to_jsonb(answers), 'counterUsed', to_jsonb(counter_used),
-      'chargeUsed', CASE WHEN fits THEN NULL ELSE to_jsonb(charge_used) END);
+    RETURN batch_known || jsonb_build_object('answers', to_jsonb(answers), 'counterUsed', array_to_string(counter_used, ',', ''),
+      'chargeUsed', CASE WHEN fits THEN NULL ELSE array_to_string(charge_used, ',', '') END);
   END IF;
   RETURN to_jsonb(answers);
 END $$;

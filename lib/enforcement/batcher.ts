@@ -216,12 +216,32 @@ function finish(p: Pending, answer: BatchAnswer): void {
   p.settle(answer);
 }
 
+type CounterPart = Omit<CeilingRemaining, "limit" | "used" | "remaining"> | Omit<BudgetRemaining, "limit" | "used" | "remaining">;
+
 /**
  * What reserve_batch answers in compact form (contract version 9): a grant names its range of
  * charge entries, and a grant of a batch that fitted whole is null, its id, expiry and range being
  * the request's entries in the per-request arrays. Then chargeUsed is null too: what each charge
- * saw is counted here, from the counters as locked and the charges' amounts.
+ * saw is counted here, from the counters as locked and the charges' amounts. Since version 10 the
+ * ids and the lists of numbers come as one comma-separated string each (a jsonb number is a
+ * numeric the database makes and copies: hundreds a batch were a twentieth of its work), and a
+ * counter's description is counters[counterEntry[k] - 1], each distinct one sent once.
  */
+type CompactWire = {
+  answers: CompactBatch["answers"];
+  reservationIds: string;
+  expiresAt: string[];
+  firstCharge: string;
+  lastCharge: string;
+  chargeCounter: string;
+  chargeLimit: string;
+  chargeAmount: string;
+  chargeUsed: string | null;
+  counterUsed: string;
+  counterEntry: string;
+  counters: CounterPart[];
+};
+
 type CompactBatch = {
   answers: (Exclude<BatchAnswer, Resolved> | SqlResolved | (Omit<Granted, "remaining"> & { charges: [number, number] }) | null)[];
   reservationIds: string[];
@@ -233,8 +253,35 @@ type CompactBatch = {
   chargeAmount: number[];
   chargeUsed: number[] | null;
   counterUsed: number[];
-  counters: (Omit<CeilingRemaining, "limit" | "used" | "remaining"> | Omit<BudgetRemaining, "limit" | "used" | "remaining">)[];
+  /** Per counter (1-based, as chargeCounter names them), its description. */
+  counters: CounterPart[];
 };
+
+/** A comma-separated list of whole numbers, as array_to_string writes it ("" is no entry). */
+function numbers(list: string): number[] {
+  return list === "" ? [] : list.split(",").map(Number);
+}
+
+function unpack(wire: CompactWire): CompactBatch {
+  const entries = numbers(wire.counterEntry);
+  return {
+    answers: wire.answers,
+    reservationIds: wire.reservationIds === "" ? [] : wire.reservationIds.split(","),
+    expiresAt: wire.expiresAt,
+    firstCharge: numbers(wire.firstCharge),
+    lastCharge: numbers(wire.lastCharge),
+    chargeCounter: numbers(wire.chargeCounter),
+    chargeLimit: numbers(wire.chargeLimit),
+    chargeAmount: numbers(wire.chargeAmount),
+    chargeUsed: wire.chargeUsed === null ? null : numbers(wire.chargeUsed),
+    counterUsed: numbers(wire.counterUsed),
+    counters: entries.map((e) => {
+      const part = wire.counters[e - 1];
+      if (!part) throw new Error("reserve_batch answer is inconsistent");
+      return part;
+    }),
+  };
+}
 
 /**
  * The batch's charges in order, each seeing its counter as locked plus every charge of the batch on
@@ -259,9 +306,9 @@ export async function callReserveBatch(db: Db, requests: BatchRequest[]): Promis
   const result = prepared
     ? await prepared("select ceilings.reserve_batch($1::jsonb, true) as batch", [json])
     : await db.execute(sql`select ceilings.reserve_batch(${json}::jsonb, true) as batch`);
-  const row = resultRows<{ batch: CompactBatch | string }>(result)[0];
+  const row = resultRows<{ batch: CompactWire | string }>(result)[0];
   if (!row) throw new Error("reserve_batch returned no row");
-  const batch = typeof row.batch === "string" ? (JSON.parse(row.batch) as CompactBatch) : row.batch;
+  const batch = unpack(typeof row.batch === "string" ? (JSON.parse(row.batch) as CompactWire) : row.batch);
   const used = batch.chargeUsed ?? usedByCharge(batch);
   return batch.answers.map((answer, i): BatchAnswer => {
     if (answer === null) {

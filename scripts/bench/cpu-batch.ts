@@ -39,8 +39,7 @@ async function main(): Promise<void> {
     }
     const [{ pid } = { pid: 0 }] = (await db.db.execute(sql`select pg_backend_pid() as pid`)) as unknown as { pid: number }[];
     let next = 0;
-    const batch = () =>
-      JSON.stringify(Array.from({ length: size }, () => ({ endpoint: "bench.cpu", amount: 1, caller: `acct_${next++ % 50}` })));
+    const batch = () => JSON.stringify(Array.from({ length: size }, () => ({ endpoint: "bench.cpu", amount: 1, caller: `acct_${next++ % 50}` })));
     const best = versions.map(() => Infinity);
     for (let round = 0; round < rounds; round++) {
       for (const [v, version] of versions.entries()) {
@@ -51,12 +50,24 @@ async function main(): Promise<void> {
         const us = (processCpuMicros(pid) - cpu0) / calls;
         const wall = ((performance.now() - t0) * 1000) / calls;
         best[v] = Math.min(best[v] ?? Infinity, us);
-        console.log(JSON.stringify({ bench: "cpu-batch", version: version.label, round, batch: size, ceilings: count, cpuUsPerCall: Math.round(us), wallUsPerCall: Math.round(wall) }));
+        console.log(
+          JSON.stringify({
+            bench: "cpu-batch",
+            version: version.label,
+            round,
+            batch: size,
+            ceilings: count,
+            cpuUsPerCall: Math.round(us),
+            wallUsPerCall: Math.round(wall),
+          }),
+        );
       }
     }
     console.log(`\nreserve_batch, ${size} requests a call on ${count} ceiling(s), database CPU, best of ${rounds} rounds of ${calls} calls`);
     for (const [v, version] of versions.entries())
-      console.log(`${version.label.padEnd(40)}${(best[v] ?? 0).toFixed(0).padStart(8)} µs a call${((best[v] ?? 0) / size).toFixed(1).padStart(8)} µs a request`);
+      console.log(
+        `${version.label.padEnd(40)}${(best[v] ?? 0).toFixed(0).padStart(8)} µs a call${((best[v] ?? 0) / size).toFixed(1).padStart(8)} µs a request`,
+      );
   } finally {
     await db.close();
     await admin.db.execute(sql`drop database if exists ${sql.identifier(name)} with (force)`);
