@@ -80,6 +80,7 @@ DECLARE
   t_now timestamptz := now();
   answers jsonb[] := array_fill(NULL::jsonb, ARRAY[n]);
   -- the batch's endpoints and their ceilings, in id order, with each ceiling's current window
+  endpoint_ids int[];             -- the batch's endpoints, locked, in id order
   batch_endpoints endpoints[];
   batch_endpoint_keys text[];     -- their keys, in the same order
   batch_ceilings ceilings[];
@@ -119,6 +120,7 @@ DECLARE
   budget_endpoints int[] := '{}';         -- endpoints in a budget
   account_budget_endpoints int[] := '{}'; -- endpoints in a per-account budget
   endpoint_prices jsonb := '{}';          -- endpoint id -> {part: picos a unit}
+  endpoint_unit_price numeric[];          -- per batch endpoint, its first part's picos a unit (the one of a single-part endpoint)
   -- the batch's per-account limits (per-caller ceilings, per-account budgets), by limit id
   account_limit_ids int[] := '{}';
   -- the batch's callers (canonical, distinct), each with its plan; the blocked ones; the new ones
@@ -177,6 +179,7 @@ DECLARE
   req_id uuid[];
   req_expires timestamptz[];
   req_written boolean[] := array_fill(false, ARRAY[n]);
+  written_early int[] := '{}';     -- the requests written early, when all of them were (req_written not yet marked)
   write_early boolean;
   missing int[];                   -- counters without a row yet
   counter_demand bigint[];         -- per counter: the batch's charges on it, summed
@@ -192,7 +195,6 @@ DECLARE
   inserted uuid[];
   refused jsonb;                  -- the refusals to log, NULL when there are none
   ep endpoints;
-  e endpoints;
   c ceilings;
   bg budgets;
   r jsonb;
@@ -202,6 +204,7 @@ DECLARE
   v_money numeric;
   v_key text;
   v_failed int;
+  v_endpoint int;                 -- a request's endpoint: its position in batch_endpoints
   v_window_start timestamptz;
   v_window_end timestamptz;
   v_remaining jsonb;
@@ -222,30 +225,43 @@ BEGIN
   END IF;
 
   -- Phase 1, configuration: endpoints, their locks (1), ceilings (2) and the callers' overrides (3).
-  SELECT coalesce(array_agg(s ORDER BY s.id), '{}') INTO batch_endpoints
-  FROM endpoints s
-  WHERE s.key IN (SELECT el->>'endpoint' FROM jsonb_array_elements(requests) el WHERE jsonb_typeof(el) = 'object');
+  -- The endpoints' locks are taken as the ids are read, in id order (a volatile function in the
+  -- select list of a sorted subquery runs after the sort).
+  SELECT coalesce(array_agg(x.id), '{}') INTO endpoint_ids
+  FROM (SELECT s.id, pg_advisory_xact_lock_shared(ceilings.endpoint_lock_key(s.id))
+        FROM endpoints s
+        WHERE s.key IN (SELECT el->>'endpoint' FROM jsonb_array_elements(requests) el WHERE jsonb_typeof(el) = 'object')
+        ORDER BY s.id) x;
 
-  FOREACH e IN ARRAY batch_endpoints LOOP
-    PERFORM pg_advisory_xact_lock_shared(ceilings.endpoint_lock_key(e.id));
-  END LOOP;
-  -- Read the rows again under the locks: a catalog change (archive, per-call max) that committed
-  -- while this batch waited for them binds this batch, not the next one.
-  SELECT coalesce(array_agg(s ORDER BY s.id), '{}'), coalesce(jsonb_object_agg(s.id::text, ceilings.part_prices(s.parts)), '{}'),
-         coalesce(array_agg(s.key ORDER BY s.id), '{}')
-  INTO batch_endpoints, endpoint_prices, batch_endpoint_keys
-  FROM endpoints s WHERE s.id IN (SELECT u.id FROM unnest(batch_endpoints) u);
-
-  -- The ceilings, each with its current window: one statement rather than one more per ceiling.
-  SELECT coalesce(array_agg(l ORDER BY l.id), '{}'), array_agg(b.window_start ORDER BY l.id),
-         array_agg(b.window_end ORDER BY l.id),
-         array_agg(CASE WHEN l.window = 'first_hit' THEN '' ELSE extract(epoch FROM b.window_start)::text END ORDER BY l.id),
-         coalesce(bool_or(l.scope = 'caller'), false)
-  INTO batch_ceilings, ceiling_window_start, ceiling_window_end, ceiling_window_key, has_caller_ceiling
-  FROM (SELECT * FROM ceilings WHERE endpoint_id IN (SELECT u.id FROM unnest(batch_endpoints) u)
-        ORDER BY id) l
-  JOIN unnest(batch_endpoints) s ON s.id = l.endpoint_id
-  CROSS JOIN LATERAL ceilings.window_bounds(l.window, s.billing_day, l.window_seconds, t_now) b;
+  -- Then, in one statement under the locks (a catalog change, archive or per-call max, that
+  -- committed while this batch waited for them binds this batch, not the next one): the
+  -- endpoints, their parts' prices, their ceilings and budgets, each with its current window.
+  -- A batch on endpoints in no budget pays an index probe that finds nothing for those.
+  SELECT ep_rows.all_rows, ep_rows.prices, ep_rows.keys, ep_rows.unit_prices,
+         ce_rows.all_rows, ce_rows.starts, ce_rows.ends, ce_rows.window_keys, ce_rows.per_caller,
+         bu_rows.all_rows, bu_rows.starts, bu_rows.ends
+  INTO batch_endpoints, endpoint_prices, batch_endpoint_keys, endpoint_unit_price,
+       batch_ceilings, ceiling_window_start, ceiling_window_end, ceiling_window_key, has_caller_ceiling,
+       batch_budgets, budget_window_start, budget_window_end
+  FROM (SELECT coalesce(array_agg(s ORDER BY s.id), '{}') AS all_rows, coalesce(array_agg(s.key ORDER BY s.id), '{}') AS keys,
+               array_agg((s.parts->0->>'pricePico')::numeric ORDER BY s.id) AS unit_prices,
+               coalesce(jsonb_object_agg(s.id::text, (SELECT coalesce(jsonb_object_agg(p->>'name', (p->>'pricePico')::bigint), '{}')
+                                                       FROM jsonb_array_elements(s.parts) p)), '{}') AS prices
+        FROM endpoints s WHERE s.id = ANY (endpoint_ids)) ep_rows,
+       (SELECT coalesce(array_agg(l ORDER BY l.id), '{}') AS all_rows, array_agg(b.window_start ORDER BY l.id) AS starts,
+               array_agg(b.window_end ORDER BY l.id) AS ends,
+               array_agg(CASE WHEN l.window = 'first_hit' THEN '' ELSE extract(epoch FROM b.window_start)::text END ORDER BY l.id) AS window_keys,
+               coalesce(bool_or(l.scope = 'caller'), false) AS per_caller
+        FROM ceilings l
+        JOIN endpoints s ON s.id = l.endpoint_id
+        CROSS JOIN LATERAL ceilings.window_bounds(l.window, s.billing_day, l.window_seconds, t_now) b
+        WHERE l.endpoint_id = ANY (endpoint_ids)) ce_rows,
+       (SELECT coalesce(array_agg(l ORDER BY l.id), '{}') AS all_rows, array_agg(w.window_start ORDER BY l.id) AS starts,
+               array_agg(w.window_end ORDER BY l.id) AS ends
+        FROM budgets l
+        CROSS JOIN LATERAL ceilings.window_bounds(l.window, l.billing_day, NULL, t_now) w
+        WHERE l.archived_at IS NULL
+          AND l.id IN (SELECT m.budget_id FROM budget_members m WHERE m.endpoint_id = ANY (endpoint_ids))) bu_rows;
 
   FOREACH c IN ARRAY batch_ceilings LOOP
     IF c.scope = 'caller' THEN caller_endpoints := caller_endpoints || c.endpoint_id; END IF;
@@ -259,15 +275,6 @@ BEGIN
     ceiling_counter := ceiling_counter || 0;
   END LOOP;
 
-  -- The budgets, each with its current window. A batch
-  -- on endpoints in no budget pays this one statement, an index probe that finds nothing.
-  SELECT coalesce(array_agg(l ORDER BY l.id), '{}'), array_agg(w.window_start ORDER BY l.id), array_agg(w.window_end ORDER BY l.id)
-  INTO batch_budgets, budget_window_start, budget_window_end
-  FROM (SELECT * FROM budgets
-        WHERE archived_at IS NULL
-          AND id IN (SELECT m.budget_id FROM budget_members m WHERE m.endpoint_id IN (SELECT u.id FROM unnest(batch_endpoints) u))
-        ORDER BY id) l
-  CROSS JOIN LATERAL ceilings.window_bounds(l.window, l.billing_day, NULL, t_now) w;
   IF cardinality(batch_budgets) > 0 THEN
     SELECT array_agg(bb.ordinality::int ORDER BY bb.ordinality, m.endpoint_id), array_agg(m.endpoint_id ORDER BY bb.ordinality, m.endpoint_id),
            array_agg(bb.id ORDER BY bb.ordinality, m.endpoint_id), array_agg(bb.limit_id ORDER BY bb.ordinality, m.endpoint_id),
@@ -361,10 +368,8 @@ BEGIN
     r := requests -> (i - 1);
     answers[i] := ceilings.request_error(r);
     CONTINUE WHEN answers[i] IS NOT NULL;
-    ep := NULL;
-    FOREACH e IN ARRAY batch_endpoints LOOP
-      IF e.key = r->>'endpoint' THEN ep := e; EXIT; END IF;
-    END LOOP;
+    v_endpoint := array_position(batch_endpoint_keys, r->>'endpoint');
+    ep := batch_endpoints[v_endpoint];
     IF ep.id IS NULL THEN
       answers[i] := jsonb_build_object('status', 'error', 'code', 'unknown_endpoint',
         'message', format('unknown endpoint %L', r->>'endpoint'));
@@ -464,7 +469,7 @@ BEGIN
     -- The worst case in money: units times picos, rounded up once to a whole micro. One part is
     -- money_of's arithmetic inline: it runs for every request, and money_of is a query each.
     IF req_parts[i] IS NULL THEN
-      v_money := div(req_amount[i]::numeric * (ep.parts->0->>'pricePico')::numeric + 999999, 1000000);
+      v_money := div(req_amount[i]::numeric * endpoint_unit_price[v_endpoint] + 999999, 1000000);
     ELSE
       v_money := ceilings.money_of(req_parts[i], ceilings.part_prices(ep.parts));
     END IF;
@@ -715,17 +720,23 @@ BEGIN
   IF write_early THEN
     inserted := ceilings.write_reservations(grant_request, req_id, req_endpoint, req_caller, req_destination, req_destination_key, req_amount,
       req_parts, req_money, endpoint_prices, req_idempotency_key, batch_charges, req_first_charge, req_last_charge, t_now, req_expires);
-    FOREACH i IN ARRAY grant_request LOOP
-      req_written[i] := cardinality(inserted) = cardinality(grant_request) OR req_id[i] = ANY (inserted);
-    END LOOP;
-    -- A key a concurrent batch wrote a moment ago: answered from its reservation.
-    FOREACH i IN ARRAY CASE WHEN cardinality(inserted) = cardinality(grant_request) THEN '{}' ELSE grant_request END LOOP
-      CONTINUE WHEN req_written[i];
-      SELECT * INTO v_existing FROM reservations
-      WHERE endpoint_id = req_endpoint[i] AND caller = req_caller[i] AND idempotency_key = req_idempotency_key[i];
-      answers[i] := ceilings.replay_answer(v_existing, req_amount[i], req_destination_key[i], req_parts[i]);
-      every_written := false;
-    END LOOP;
+    IF cardinality(inserted) = cardinality(grant_request) THEN
+      -- Every one written (no key taken meanwhile): req_written is marked only if the decision's
+      -- loop (phase 8) runs, which a batch that fits whole skips.
+      written_early := grant_request;
+    ELSE
+      FOREACH i IN ARRAY grant_request LOOP
+        req_written[i] := req_id[i] = ANY (inserted);
+      END LOOP;
+      -- A key a concurrent batch wrote a moment ago: answered from its reservation.
+      FOREACH i IN ARRAY grant_request LOOP
+        CONTINUE WHEN req_written[i];
+        SELECT * INTO v_existing FROM reservations
+        WHERE endpoint_id = req_endpoint[i] AND caller = req_caller[i] AND idempotency_key = req_idempotency_key[i];
+        answers[i] := ceilings.replay_answer(v_existing, req_amount[i], req_destination_key[i], req_parts[i]);
+        every_written := false;
+      END LOOP;
+    END IF;
     grant_request := '{}';
   ELSE
     grant_request := '{}';
@@ -776,6 +787,10 @@ BEGIN
   IF fits THEN
     counter_added := counter_demand;
     counter_grants := counter_charges;
+  ELSE
+    FOREACH i IN ARRAY written_early LOOP
+      req_written[i] := true;
+    END LOOP;
   END IF;
   FOR i IN 1 .. CASE WHEN fits THEN 0 ELSE n END LOOP
     CONTINUE WHEN answers[i] IS NOT NULL;

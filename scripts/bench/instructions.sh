@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Instructions one reserve_batch call executes, counted by valgrind's callgrind in a single-user
+# Postgres backend: the same count every run whatever the machine is doing, so a change of 1% to
+# the function shows as 1% (on this shared machine a clock, even a CPU clock, moves 5-15% between
+# two runs of the same code). Measures the working tree's db/functions and, with --against REF,
+# the same calls on REF's db/functions (git show), each from the same copy of one database.
+#
+#   bash scripts/bench/instructions.sh [--against HEAD~1] [--calls 200] [--batch 32] [--ceilings 3]
+#
+# The database: the working tree's migrations, one endpoint with 1 or 3 ceilings (a global units
+# ceiling; then a global calls ceiling and a per-caller units ceiling), 300 batches made first so
+# counters, accounts and reservations exist, then analyzed. Each call is a batch of --batch
+# requests of amount 1, callers cycling over 50 accounts, compact answers (the library's call).
+# A call's count is (all - a backend that runs no call) / calls; its plans are made in the first
+# call and counted in that share. Needs valgrind, the PostgreSQL server binaries (pg_config
+# --bindir) and root (the server runs as the postgres user). Only function changes compare: REF's
+# functions are created over the working tree's schema. Printed only.
+set -euo pipefail
+
+against=""
+calls=200
+batch=32
+ceilings=3
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --against) against=$2; shift 2 ;;
+    --calls) calls=$2; shift 2 ;;
+    --batch) batch=$2; shift 2 ;;
+    --ceilings) ceilings=$2; shift 2 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+command -v valgrind >/dev/null || { echo "needs valgrind (apt-get install valgrind)" >&2; exit 1; }
+bin=$(pg_config --bindir 2>/dev/null || ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+project=$(pwd)
+work=$(mktemp -d /tmp/ceilings-instructions.XXXXXX)
+chown postgres "$work"
+port=$((20000 + RANDOM % 20000))
+as_postgres() { runuser -u postgres -- "$@"; }
+pg_start() { as_postgres "$bin/pg_ctl" -D "$work/data" -o "-p $port -k $work" -l "$work/log" start -w >/dev/null; }
+pg_stop() { as_postgres "$bin/pg_ctl" -D "$work/data" stop -w >/dev/null; }
+psql_cg() { psql -h 127.0.0.1 -p "$port" -U postgres -d cg -q -v ON_ERROR_STOP=1 "$@"; }
+trap 'as_postgres "$bin/pg_ctl" -D "$work/data" stop -m immediate >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+
+# Batch k's JSON, as one line of single-user input.
+batches() {
+  node -e '
+    const [from, count, size] = process.argv.slice(1).map(Number);
+    for (let k = from; k < from + count; k++) {
+      const requests = Array.from({ length: size }, (_, j) => ({ endpoint: "bench.cpu", amount: 1, caller: `acct_${(k * size + j) % 50}` }));
+      console.log(`select ceilings.reserve_batch(${"\x27"}${JSON.stringify(requests)}${"\x27"}::jsonb, true) is not null;\n`);
+    }' "$@"
+}
+
+as_postgres "$bin/initdb" -D "$work/data" -U postgres -A trust >/dev/null
+pg_start
+psql -h 127.0.0.1 -p "$port" -U postgres -q -c "create database cg"
+DATABASE_URL="postgres://postgres@127.0.0.1:$port/cg" npx tsx scripts/migrate.ts >/dev/null 2>&1
+psql_cg -c "insert into endpoints (key, name, unit, per_call_max) values ('bench.cpu', 'bench.cpu', 'units', 1000)"
+psql_cg -c "insert into ceilings (endpoint_id, metric, scope, \"window\", value, max_value, default_value)
+  select e.id, v.m::ceiling_metric, v.s::ceiling_scope, 'utc_day', 1e12, 1e12, 1e12 from endpoints e,
+  (values (1, 'units', 'global'), (2, 'calls', 'global'), (3, 'units', 'caller')) v(o, m, s) where v.o <= $ceilings"
+batches 0 300 "$batch" | grep -v '^$' | psql_cg >/dev/null
+psql_cg -c "vacuum analyze"
+pg_stop
+cp -a "$work/data" "$work/snapshot"
+batches 1000 "$calls" "$batch" > "$work/calls.sql"
+: > "$work/none.sql"
+
+# Instructions of a single-user backend running $2 on the functions in directory $1.
+count() {
+  rm -rf "$work/data" && cp -a "$work/snapshot" "$work/data"
+  pg_start
+  for f in "$1"/*.sql; do psql_cg -f "$f" >/dev/null; done
+  pg_stop
+  as_postgres valgrind --tool=callgrind --callgrind-out-file="$work/callgrind.out" \
+    "$bin/postgres" --single -D "$work/data" -j cg < "$2" > "$work/single.log" 2> "$work/valgrind.log"
+  if grep -q ERROR "$work/single.log"; then grep -m1 ERROR "$work/single.log" >&2; exit 1; fi
+  grep -E '^(summary|totals):' "$work/callgrind.out" | head -1 | awk '{print $2}'
+}
+
+measure() {
+  local label=$1 dir=$2 none all
+  none=$(count "$dir" "$work/none.sql")
+  all=$(count "$dir" "$work/calls.sql")
+  printf '%-28s %12d instructions a call, %8d a request\n' "$label" $(((all - none) / calls)) $(((all - none) / calls / batch))
+}
+
+echo "reserve_batch, $batch requests a call on $ceilings ceiling(s), $calls calls, callgrind"
+measure "working tree" "$project/db/functions"
+if [ -n "$against" ]; then
+  mkdir "$work/against"
+  for f in $(git ls-tree --name-only "$against" db/functions/ | grep '\.sql$'); do git show "$against:$f" > "$work/against/$(basename "$f")"; done
+  measure "$against" "$work/against"
+fi
