@@ -32,7 +32,8 @@ const fn = (name: string) => readFileSync(`db/functions/${name}.sql`, "utf8").re
 /** reserve_batch with the functions it calls for an answer inlined where it first calls them. */
 function reserveText(): string {
   let text = fn("reserve_batch");
-  for (const called of ["request_error", "parts_error", "replay_answer"]) text = text.replace(`ceilings.${called}(`, () => `${fn(called)} (`);
+  for (const called of ["request_error", "input_error", "reserve_batch_arrays", "parts_error", "replay_answer"])
+    text = text.replace(`ceilings.${called}(`, () => `${fn(called)} (`);
   return text;
 }
 

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { type Db, preparedRunner, resultRows } from "@/db/client";
+import { hasLoneSurrogate } from "@/lib/canonical/caller";
 import { Coalescer } from "./coalescer";
 import { ContractCheck } from "./contract";
 import { LanePool } from "./lanes";
@@ -296,16 +297,67 @@ function usedByCharge(batch: CompactBatch): number[] {
   });
 }
 
+/** A Postgres array literal of `values`, each quoted (NULL for null or undefined). */
+function arrayLiteral(values: readonly (string | number | null | undefined)[]): string {
+  return `{${values.map((v) => (v === null || v === undefined ? "NULL" : `"${String(v).replace(/[\\"]/g, "\\$&")}"`)).join(",")}}`;
+}
+
+/** A string Postgres takes as it is: no NUL (which fails a whole batch) and no lone surrogate. */
+const sendable = (v: unknown): boolean => v === undefined || v === null || (typeof v === "string" && !v.includes("\u0000") && !hasLoneSurrogate(v));
+
+/**
+ * The batch as reserve_batch_arrays takes it, one array literal a field, when every value is of its
+ * type (whole numbers, strings Postgres takes, parts an object): the database then checks values,
+ * not JSON. Otherwise undefined, and the batch goes as JSON to reserve_batch, whose answers to a
+ * value of the wrong type (an amount of "5", a TTL of 1.5) are the contract's. Both give one
+ * well-typed request the same answer.
+ */
+export function typedArrays(requests: readonly BatchRequest[]): string[] | undefined {
+  for (const r of requests) {
+    const { endpoint, amount, parts, caller, destination, destinationKey, idempotencyKey, ttlSeconds, requestId } = r as unknown as Record<string, unknown>;
+    if (typeof endpoint !== "string" || !sendable(endpoint)) return undefined;
+    if (amount !== undefined && amount !== null && !Number.isSafeInteger(amount)) return undefined;
+    if (ttlSeconds !== undefined && ttlSeconds !== null && !(Number.isInteger(ttlSeconds) && Math.abs(ttlSeconds as number) < 2 ** 31)) return undefined;
+    if (parts !== undefined && parts !== null && (typeof parts !== "object" || Array.isArray(parts))) return undefined;
+    if (![caller, destination, destinationKey, idempotencyKey, requestId].every(sendable)) return undefined;
+    if (parts && !Object.keys(parts).every(sendable)) return undefined;
+  }
+  return [
+    arrayLiteral(requests.map((r) => r.endpoint)),
+    arrayLiteral(requests.map((r) => r.amount)),
+    arrayLiteral(requests.map((r) => r.caller)),
+    arrayLiteral(requests.map((r) => r.destination)),
+    arrayLiteral(requests.map((r) => r.destinationKey)),
+    arrayLiteral(requests.map((r) => r.idempotencyKey)),
+    arrayLiteral(requests.map((r) => r.ttlSeconds)),
+    arrayLiteral(requests.map((r) => r.requestId)),
+    arrayLiteral(requests.map((r) => (r.parts ? JSON.stringify(r.parts) : null))),
+  ];
+}
+
 /**
  * Sends one batch. The database answers in compact form and "remaining" is built here, outside
  * the transaction: formatting it in SQL was most of the time the counters stayed locked.
  */
 export async function callReserveBatch(db: Db, requests: BatchRequest[]): Promise<BatchAnswer[]> {
-  const json = JSON.stringify(requests);
   const prepared = preparedRunner(db);
-  const result = prepared
-    ? await prepared("select ceilings.reserve_batch($1::jsonb, true) as batch", [json])
-    : await db.execute(sql`select ceilings.reserve_batch(${json}::jsonb, true) as batch`);
+  const arrays = typedArrays(requests);
+  let result: unknown;
+  if (arrays) {
+    const text =
+      "select ceilings.reserve_batch_arrays($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[], $9::jsonb[], true) as batch";
+    result = prepared
+      ? await prepared(text, arrays)
+      : await db.execute(
+          sql`select ceilings.reserve_batch_arrays(${arrays[0]}::text[], ${arrays[1]}::bigint[], ${arrays[2]}::text[], ${arrays[3]}::text[],
+            ${arrays[4]}::text[], ${arrays[5]}::text[], ${arrays[6]}::int[], ${arrays[7]}::text[], ${arrays[8]}::jsonb[], true) as batch`,
+        );
+  } else {
+    const json = JSON.stringify(requests);
+    result = prepared
+      ? await prepared("select ceilings.reserve_batch($1::jsonb, true) as batch", [json])
+      : await db.execute(sql`select ceilings.reserve_batch(${json}::jsonb, true) as batch`);
+  }
   const row = resultRows<{ batch: CompactWire | string }>(result)[0];
   if (!row) throw new Error("reserve_batch returned no row");
   const batch = unpack(typeof row.batch === "string" ? (JSON.parse(row.batch) as CompactWire) : row.batch);

@@ -5,12 +5,14 @@
 # two runs of the same code). Measures the working tree's db/functions and, with --against REF,
 # the same calls on REF's db/functions (git show), each from the same copy of one database.
 #
-#   bash scripts/bench/instructions.sh [--against HEAD~1] [--calls 200] [--batch 32] [--ceilings 3]
+#   bash scripts/bench/instructions.sh [--against HEAD~1] [--calls 200] [--batch 32] [--ceilings 3] [--entry arrays|json]
 #
 # The database: the working tree's migrations, one endpoint with 1 or 3 ceilings (a global units
 # ceiling; then a global calls ceiling and a per-caller units ceiling), 300 batches made first so
 # counters, accounts and reservations exist, then analyzed. Each call is a batch of --batch
-# requests of amount 1, callers cycling over 50 accounts, compact answers (the library's call).
+# requests of amount 1, callers cycling over 50 accounts, compact answers: by default the library's
+# call (reserve_batch_arrays, typed arrays), with --entry json the JSON entry other languages call
+# (reserve_batch; a REF from before contract version 11 has only that one).
 # A call's count is (all - a backend that runs no call) / calls; its plans are made in the first
 # call and counted in that share. Needs valgrind, the PostgreSQL server binaries (pg_config
 # --bindir) and root (the server runs as the postgres user). Only function changes compare: REF's
@@ -21,12 +23,14 @@ against=""
 calls=200
 batch=32
 ceilings=3
+entry=arrays
 while [ $# -gt 0 ]; do
   case "$1" in
     --against) against=$2; shift 2 ;;
     --calls) calls=$2; shift 2 ;;
     --batch) batch=$2; shift 2 ;;
     --ceilings) ceilings=$2; shift 2 ;;
+    --entry) entry=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -48,7 +52,11 @@ batches() {
     const [from, count, size] = process.argv.slice(1).map(Number);
     for (let k = from; k < from + count; k++) {
       const requests = Array.from({ length: size }, (_, j) => ({ endpoint: "bench.cpu", amount: 1, caller: `acct_${(k * size + j) % 50}` }));
-      console.log(`select ceilings.reserve_batch(${"\x27"}${JSON.stringify(requests)}${"\x27"}::jsonb, true) is not null;\n`);
+      const list = (values) => `${"\x27"}{${values.join(",")}}${"\x27"}`;
+      console.log(process.env.ENTRY === "json"
+        ? `select ceilings.reserve_batch(${"\x27"}${JSON.stringify(requests)}${"\x27"}::jsonb, true) is not null;\n`
+        : `select ceilings.reserve_batch_arrays(${list(requests.map((r) => r.endpoint))}, ${list(requests.map((r) => r.amount))}, ` +
+          `${list(requests.map((r) => r.caller))}, compact => true) is not null;\n`);
     }' "$@"
 }
 
@@ -60,11 +68,11 @@ psql_cg -c "insert into endpoints (key, name, unit, per_call_max) values ('bench
 psql_cg -c "insert into ceilings (endpoint_id, metric, scope, \"window\", value, max_value, default_value)
   select e.id, v.m::ceiling_metric, v.s::ceiling_scope, 'utc_day', 1e12, 1e12, 1e12 from endpoints e,
   (values (1, 'units', 'global'), (2, 'calls', 'global'), (3, 'units', 'caller')) v(o, m, s) where v.o <= $ceilings"
-batches 0 300 "$batch" | grep -v '^$' | psql_cg >/dev/null
+ENTRY=json batches 0 300 "$batch" | grep -v '^$' | psql_cg >/dev/null
 psql_cg -c "vacuum analyze"
 pg_stop
 cp -a "$work/data" "$work/snapshot"
-batches 1000 "$calls" "$batch" > "$work/calls.sql"
+ENTRY=$entry batches 1000 "$calls" "$batch" > "$work/calls.sql"
 : > "$work/none.sql"
 
 # Instructions of a single-user backend running $2 on the functions in directory $1.
@@ -76,6 +84,7 @@ count() {
   as_postgres valgrind --tool=callgrind --callgrind-out-file="$work/callgrind.out" \
     "$bin/postgres" --single -D "$work/data" -j cg < "$2" > "$work/single.log" 2> "$work/valgrind.log"
   if grep -q ERROR "$work/single.log"; then grep -m1 ERROR "$work/single.log" >&2; exit 1; fi
+  if [ -n "${KEEP_CALLGRIND:-}" ]; then cp "$work/callgrind.out" "$KEEP_CALLGRIND.$(basename "$2" .sql)"; fi
   grep -E '^(summary|totals):' "$work/callgrind.out" | head -1 | awk '{print $2}'
 }
 
@@ -86,7 +95,7 @@ measure() {
   printf '%-28s %12d instructions a call, %8d a request\n' "$label" $(((all - none) / calls)) $(((all - none) / calls / batch))
 }
 
-echo "reserve_batch, $batch requests a call on $ceilings ceiling(s), $calls calls, callgrind"
+echo "reserve_batch ($entry), $batch requests a call on $ceilings ceiling(s), $calls calls, callgrind"
 measure "working tree" "$project/db/functions"
 if [ -n "$against" ]; then
   mkdir "$work/against"

@@ -1,5 +1,5 @@
-// Where the time of one reserve_batch call goes, phase by phase (the comments "-- Phase N" or "-- Phase Na" of
-// db/functions/reserve_batch.sql): a copy of the function that returns right before phase N is
+// Where the time of one reserve_batch_arrays call (the library's) goes, phase by phase (the comments
+// "-- Phase N" or "-- Phase Na" of db/functions/reserve_batch_arrays.sql): a copy of the function that returns right before phase N is
 // timed for every N, on a scratch database, so each phase's cost is the difference between two
 // rows. One connection, no contention: this is the function's own CPU, not lock waits.
 //   npx tsx scripts/bench/profile-batch.ts -- [--calls 60] [--rounds 7] [--batch 32] [--ceilings 3]
@@ -9,6 +9,7 @@ import path from "node:path";
 import { sql } from "drizzle-orm";
 import { migrateDatabase, openPostgres } from "@/db/client";
 import { databaseUrl } from "@/db/testing";
+import { typedArrays } from "@/lib/enforcement/batcher";
 import { makeBenchEndpoint, whole } from "./measure";
 
 async function main(): Promise<void> {
@@ -24,16 +25,18 @@ async function main(): Promise<void> {
   try {
     await migrateDatabase(db);
     await makeBenchEndpoint(db.db, "bench.profile", count);
-    const source = readFileSync(path.join(process.cwd(), "db", "functions", "reserve_batch.sql"), "utf8");
+    const source = readFileSync(path.join(process.cwd(), "db", "functions", "reserve_batch_arrays.sql"), "utf8");
     const phases = [...source.matchAll(/^ {2}-- Phase (\d+[a-z]?)\b/gm)].map((m) => m[1] ?? "");
     // Before each phase: return now if asked to stop there.
     const profiled = source
-      .replace("FUNCTION ceilings.reserve_batch(", "FUNCTION ceilings.reserve_batch_profile(")
+      .replace("FUNCTION ceilings.reserve_batch_arrays(", "FUNCTION ceilings.reserve_batch_profile(")
       .replace(/^ {2}-- Phase (\d+[a-z]?)\b/gm, (line, n: string) => `  IF current_setting('profile.stop', true) = '${n}' THEN RETURN NULL; END IF;\n${line}`);
     await db.db.execute(sql.raw(profiled));
-    const requests = JSON.stringify(
-      Array.from({ length: size }, (_, i) => ({ endpoint: "bench.profile", amount: 1, caller: `acct_${i % 50}`, requestId: `req_${i}` })),
-    );
+    const requests = Array.from({ length: size }, (_, i) => ({ endpoint: "bench.profile", amount: 1, caller: `acct_${i % 50}`, requestId: `req_${i}` }));
+    const arrays = typedArrays(requests);
+    if (!arrays) throw new Error("the bench's requests are not typed");
+    const call = sql`select ceilings.reserve_batch_profile(${arrays[0]}::text[], ${arrays[1]}::bigint[], ${arrays[2]}::text[],
+      request_ids => ${arrays[7]}::text[], compact => true)`;
     // Rounds over every stop, each stop's best round kept: on a shared machine the minimum is the
     // function's own cost, and interleaving keeps a burst of other work from skewing one phase.
     const stops = [...phases, "end"];
@@ -42,14 +45,14 @@ async function main(): Promise<void> {
     for (let round = 0; round < rounds; round++) {
       for (const stop of stops) {
         await db.db.execute(sql`select set_config('profile.stop', ${stop}, false)`);
-        for (let i = 0; i < 5; i++) await db.db.execute(sql`select ceilings.reserve_batch_profile(${requests}::jsonb, true)`);
+        for (let i = 0; i < 5; i++) await db.db.execute(call);
         const t0 = performance.now();
-        for (let i = 0; i < calls; i++) await db.db.execute(sql`select ceilings.reserve_batch_profile(${requests}::jsonb, true)`);
+        for (let i = 0; i < calls; i++) await db.db.execute(call);
         best.set(stop, Math.min(best.get(stop) ?? Infinity, ((performance.now() - t0) * 1000) / calls));
       }
     }
     const rows = stops.map((stop) => ({ stop, us: best.get(stop) ?? 0 }));
-    console.log(`\nreserve_batch, ${size} requests a call on ${count} ceiling(s), best of ${rounds} rounds of ${calls} calls, one connection`);
+    console.log(`\nreserve_batch_arrays, ${size} requests a call on ${count} ceiling(s), best of ${rounds} rounds of ${calls} calls, one connection`);
     console.log("part of the call                     µs a call   µs a request");
     const line = (label: string, us: number) => console.log(`${label.padEnd(36)}${us.toFixed(0).padStart(11)}${(us / size).toFixed(1).padStart(15)}`);
     line("the call itself, before phase 1", rows[0]?.us ?? 0);

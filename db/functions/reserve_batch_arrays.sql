@@ -1,0 +1,1017 @@
+-- Decides a batch of reservation requests in arrival order, in one transaction.
+--
+-- Guarantees:
+--   * each request is decided alone and all-or-nothing against the live values: every ceiling
+--     (global and per caller, units and calls), the cooldown and every budget the endpoint belongs
+--     to (in money: the request's worst case at its parts' prices, rounded up once) are checked and
+--     charged together, and a refusal charges nothing (the throttle, which counts attempts, is the
+--     one exception);
+--   * a request the database cannot take is an input error for itself (request_error), never a
+--     reason for the batch to raise;
+--   * `granted` is answered only for a reservation held when the batch commits: a new one, or a
+--     held one named again by its idempotency key; a key whose reservation is settled, released or
+--     expired is answered `resolved` with that state (replay_answer);
+--   * callers are canonical (canonical_caller) for overrides, counters, reservations and refusals;
+--   * what binds an account on a per-caller ceiling or a per-account budget is its override (until
+--     its end, if it has one), else
+--     its plan's value (the default plan's when it was never assigned one), else the ceiling's or
+--     budget's own value; a ceiling or budget switched off (0) binds every account; a blocked
+--     account is refused on every endpoint (gate blocked). caller_limit and account_budget_limit
+--     say the same for readers.
+--
+-- Lock order. Every batch, settle, release and sweep takes locks in this one order, each kind
+-- sorted by its key, so two batches can never wait on each other in a cycle:
+--   1. endpoint advisory locks, shared            by endpoint id
+--   (ceilings and budgets rows are read, not locked: 1 binds every edit of them)
+--   3. limit_overrides rows, FOR SHARE            by (limit id, caller)
+--   3c. accounts rows, inserted if missing        by account (only callers seen for the first time)
+--   4. throttle_counters rows (upsert)            by (endpoint id, caller)
+--   5. cooldown advisory locks                    by (ceiling id, hashtext(scope key), scope key)
+--   6. counters, inserted if missing              by (limit id, scope key, window start)
+--   7. reservations idempotency index entries     by (endpoint id, caller, key)
+--   7b. counters, FOR UPDATE                      by (limit id, scope key, window start)
+--   7d. reservations written late (phase 9)       by (endpoint id, caller, key)
+--   8. alerts (dedupe key, via fire_alert)        by counter order
+--   9. refusals and refusal_hourly rows           by their keys (log_refusals)
+-- Every edit of a ceiling, a budget or a budget's members takes 1 exclusively (on every member, for
+-- a budget), by a trigger whatever path makes it (migration 0038): a batch reads those rows once it
+-- holds 1, so it sees every edit committed before it and none after; settle, release and the sweeper lock the reservation row, then 7b in
+-- the same order (resolve_charges). The reservations are written before the counters are
+-- locked (7 before 7b), so the longest write of a batch is not part of the time its counters are
+-- held; a batch waiting on a key another batch wrote holds no counter. Only when a counter is too
+-- near its limit for the whole batch are they written after the decision (7d): then a storm of
+-- refusals on a spent ceiling writes nothing it would have to delete.
+--
+-- Input: one array per field, request i being the i-th entry of each (an array left NULL is NULL
+-- for every request): endpoint_keys, amounts, callers, destinations, destination_keys,
+-- idempotency_keys, ttl_seconds (NULL: 300), request_ids, units_by_part. Typed arrays, so a request
+-- is checked by its values (input_error: ranges, lengths, control characters, the batch's text
+-- tested once for those) and no JSON is read; reserve_batch, the JSON entry, checks its requests
+-- as JSON and passes each one's error in input_errors (an error answer, nothing else).
+-- units_by_part: units per priced part ({"input": 1200, "output": 800}); every part of the
+-- endpoint named, their total is the amount the units ceilings count. An endpoint with one part
+-- takes an amount.
+-- A budget's refusal: {status: refused, gate: budget, budgetId, budget (its key), limit, used, ...},
+-- money in micros (contract version 6).
+-- A blocked account's refusal: {status: refused, gate: blocked, limit: 0, remaining: 0, message}
+-- (contract version 7).
+-- Output, one answer per input in order: {status: granted|refused|resolved|error, ...}; an
+-- archived endpoint answers error endpoint_archived, before any gate, and charges nothing. A
+-- destination of the other kind than its cooldown's destinationKind (a phone number for a cooldown
+-- per email address) answers error invalid_destination (contract version 4).
+-- compact (the TypeScript library): a grant carries "charges": [from, to] instead of "remaining",
+-- and the answer is {answers, reservationIds, expiresAt, firstCharge, lastCharge, chargeCounter,
+-- chargeLimit, chargeAmount, chargeUsed, counterUsed, counterEntry, counters}, from which the
+-- caller builds "remaining" itself, so no answer JSON is formatted while the counters are locked.
+-- When the whole batch fits (the fast path), a grant's answer is null: its id, expiry and charges
+-- are the request's entries in reservationIds, expiresAt, firstCharge and lastCharge, and
+-- chargeUsed is null: a charge saw its counter's counterUsed (as locked) plus the chargeAmount of
+-- the batch's charges on that counter up to its own (contract version 9: every statement and JSON
+-- value computed while the counters are held is time every other batch on them waits). Contract
+-- version 10: the lists of numbers and the ids are each one string, comma-separated (a jsonb
+-- number is a numeric, and some 400 of them, made and copied, were a twentieth of a batch's
+-- instructions), and counters holds each distinct description once, counterEntry naming a
+-- counter's (every per-caller counter of a ceiling shares one). The full answer, without compact,
+-- is unchanged.
+--
+-- Plans: every statement here runs on the same shapes call after call, but its arrays' lengths
+-- change, and with them the custom plans' estimates, so the plan cache kept planning some of
+-- them afresh on every call (the counters' update, 70-110 µs of a one-request batch). Generic
+-- plans are made once per session. No plan changes what is locked or in which order: every
+-- locking statement sorts by its key itself (ORDER BY ... FOR UPDATE, INSERT ... ORDER BY).
+CREATE OR REPLACE FUNCTION ceilings.reserve_batch_arrays(
+  endpoint_keys text[], amounts bigint[], callers text[] DEFAULT NULL, destinations text[] DEFAULT NULL,
+  destination_keys text[] DEFAULT NULL, idempotency_keys text[] DEFAULT NULL, ttl_seconds int[] DEFAULT NULL,
+  request_ids text[] DEFAULT NULL, units_by_part jsonb[] DEFAULT NULL, compact boolean DEFAULT false, input_errors jsonb[] DEFAULT NULL)
+RETURNS jsonb
+LANGUAGE plpgsql SET search_path = public, pg_temp SET plan_cache_mode = force_generic_plan AS $$
+DECLARE
+  n int := coalesce(cardinality(endpoint_keys), 0);
+  -- Whether a text field of the batch may hold a control character: one test of all of them, so
+  -- a batch without one checks none of its requests' fields one by one.
+  controls boolean;
+  t_now timestamptz := now();
+  answers jsonb[] := array_fill(NULL::jsonb, ARRAY[n]);
+  -- the batch's endpoints and their ceilings, in id order, with each ceiling's current window
+  endpoint_ids int[];             -- the batch's endpoints, locked, in id order
+  batch_endpoints endpoints[];
+  batch_endpoint_keys text[];     -- their keys, in the same order
+  batch_ceilings ceilings[];
+  ceiling_window_start timestamptz[];
+  ceiling_window_end timestamptz[];
+  ceiling_window_key text[];      -- the window's part of a counter key ('' for a cooldown)
+  -- each ceiling's fields that a charge reads, as plain arrays: phase 4 reads them for every
+  -- request and ceiling, and a ceilings row copied out of batch_ceilings each time cost more than
+  -- the charge itself
+  ceiling_endpoint int[] := '{}';
+  ceiling_scope text[] := '{}';
+  ceiling_limit_id int[] := '{}';
+  ceiling_value bigint[] := '{}';
+  ceiling_measure text[] := '{}';  -- u(nits) or c(alls)
+  ceiling_counter int[] := '{}';   -- a global ceiling's one counter in this batch, once made (0: not yet)
+  has_caller_ceiling boolean;
+  caller_endpoints int[] := '{}';      -- endpoints with a per-caller ceiling
+  destination_endpoints int[] := '{}'; -- endpoints with a cooldown
+  killed_endpoints int[] := '{}';      -- endpoints with a ceiling switched off
+  -- "limit id|caller" -> the value that binds that account there other than the limit's own: its
+  -- override in force, else its plan's value (both kinds of per-account limit, one map)
+  account_values jsonb := '{}';
+  -- the budgets the batch's endpoints belong to, in id order, with their current windows, and
+  -- the memberships among them as (position in batch_budgets, endpoint id) pairs
+  batch_budgets budgets[];
+  budget_window_start timestamptz[];
+  budget_window_end timestamptz[];
+  pair_budget int[] := '{}';
+  pair_endpoint int[] := '{}';
+  -- per pair, what a charge needs, so the loop copies no budgets row: id, per account?, value, and
+  -- the window's part of the counter key
+  pair_id int[];
+  pair_limit int[];
+  pair_per_account boolean[];
+  pair_value bigint[];
+  pair_window_key text[];
+  budget_endpoints int[] := '{}';         -- endpoints in a budget
+  account_budget_endpoints int[] := '{}'; -- endpoints in a per-account budget
+  endpoint_prices jsonb := '{}';          -- endpoint id -> {part: picos a unit}
+  endpoint_unit_price numeric[];          -- per batch endpoint, its first part's picos a unit (the one of a single-part endpoint)
+  -- the batch's per-account limits (per-caller ceilings, per-account budgets), by limit id
+  account_limit_ids int[] := '{}';
+  -- the batch's callers (canonical, distinct), each with its plan; the blocked ones; the new ones
+  batch_callers text[] := '{}';
+  caller_plan int[] := '{}';
+  blocked_callers text[] := '{}';
+  new_callers text[] := '{}';
+  v_lock_timeout text := current_setting('lock_timeout');
+  -- per request
+  req_endpoint int[] := array_fill(0, ARRAY[n]);
+  req_endpoint_key text[] := array_fill(''::text, ARRAY[n]);
+  req_amount bigint[] := array_fill(0::bigint, ARRAY[n]);
+  req_parts jsonb[] := array_fill(NULL::jsonb, ARRAY[n]);  -- units per part, for several parts
+  req_money bigint[] := array_fill(0::bigint, ARRAY[n]);   -- the worst case in micros
+  req_caller text[] := array_fill(''::text, ARRAY[n]);
+  req_destination text[] := array_fill(NULL::text, ARRAY[n]);
+  req_destination_key text[] := array_fill(NULL::text, ARRAY[n]);
+  req_idempotency_key text[] := array_fill(NULL::text, ARRAY[n]);
+  req_ttl int[] := array_fill(300, ARRAY[n]);
+  req_request_id text[] := array_fill(NULL::text, ARRAY[n]);
+  req_throttled boolean[] := array_fill(false, ARRAY[n]);
+  req_first_charge int[] := array_fill(0, ARRAY[n]);
+  req_last_charge int[] := array_fill(-1, ARRAY[n]);
+  -- per charge: one request on one ceiling, in ceiling id order within a request
+  charge_counter int[] := '{}';
+  charge_ceiling int[] := '{}';   -- position in batch_ceilings; minus the position in batch_budgets
+  charge_amount bigint[] := '{}';
+  charge_limit bigint[] := '{}';
+  charge_used bigint[];           -- the counter's used after this charge (grants only)
+  -- per counter: one (limit, scope key, window); counter_key is "limit id|scope key|window"
+  counter_key text[] := '{}';
+  counter_limit_id int[] := '{}'; -- the counter's limit: its row is counters (limit id, scope, window start)
+  counter_ceiling int[] := '{}';  -- a ceiling's counter: its id; a budget's: NULL
+  counter_position int[] := '{}'; -- its limit: its position in batch_ceilings, else after them in batch_budgets
+  counter_scope text[] := '{}';
+  counter_start timestamptz[] := '{}';
+  counter_end timestamptz[] := '{}';
+  counter_cooldown_seconds int[] := '{}';
+  counter_measure text[] := '{}'; -- its limit's measure in charges: u(nits), c(alls), m(icros)
+  counter_used bigint[] := '{}';  -- held + settled when locked
+  counter_added bigint[] := '{}'; -- charged by this batch
+  counter_grants bigint[] := '{}';
+  counter_answer jsonb[] := '{}'; -- the per-ceiling part of a grant's "remaining"
+  position_answer jsonb[] := '{}'; -- per limit position: its part of a grant's answer
+  answer_entries jsonb[] := '{}';  -- compact: each distinct part once
+  position_entry int[] := '{}';    -- compact: per limit position, its part's entry
+  counter_entry int[] := '{}';     -- compact: per counter, its part's entry
+  batch_charges reservation_charge[]; -- per charge, in charge order: what its reservation keeps
+  -- throttle, per (endpoint, caller)
+  throttle_key text[];
+  throttle_attempts bigint[];     -- attempts counted before this batch, then one per request
+  throttle_previous bigint[];     -- attempts of the previous minute
+  throttle_failed boolean := false;
+  -- the reservations: each request's id, expiry and (compact) grant answer, made before the
+  -- counters are locked; written before them (req_written) or, late, after the decision
+  req_id uuid[];
+  req_expires timestamptz[];
+  req_written boolean[] := array_fill(false, ARRAY[n]);
+  written_early int[] := '{}';     -- the requests written early, when all of them were (req_written not yet marked)
+  write_early boolean;
+  missing int[];                   -- counters without a row yet
+  counter_demand bigint[];         -- per counter: the batch's charges on it, summed
+  counter_charges bigint[];        -- their number
+  counter_limit bigint[];          -- their smallest limit
+  locked int;                      -- counters locked
+  every_written boolean := false;  -- every request still to decide was written early, none repeats a key
+  fits boolean := false;
+  batch_known jsonb;               -- compact: the answer's part made before the counters are locked
+  unwritten uuid[] := '{}';       -- written early, then refused
+  grant_request int[] := '{}';    -- granted, to write late
+  first_with_key jsonb := '{}';   -- idempotency key -> first request of the batch that used it
+  inserted uuid[];
+  refused jsonb;                  -- the refusals to log, NULL when there are none
+  ep endpoints;
+  c ceilings;
+  bg budgets;
+  i int; j int; x int; idx int;
+  v_scope text;
+  v_limit bigint;
+  v_money numeric;
+  v_key text;
+  v_failed int;
+  v_endpoint int;                 -- a request's endpoint: its position in batch_endpoints
+  v_window_start timestamptz;
+  v_window_end timestamptz;
+  v_remaining jsonb;
+  v_existing reservations;
+  v_pct int;
+  v_id_head text;
+  existing_keys text[] := '{}';      -- "endpoint id|caller|key" of each reservation found by its key
+  existing_reservations reservations[] := '{}';
+  rec record;
+BEGIN
+  IF coalesce(cardinality(amounts), n) <> n OR coalesce(cardinality(callers), n) <> n OR coalesce(cardinality(destinations), n) <> n
+     OR coalesce(cardinality(destination_keys), n) <> n OR coalesce(cardinality(idempotency_keys), n) <> n
+     OR coalesce(cardinality(ttl_seconds), n) <> n OR coalesce(cardinality(request_ids), n) <> n
+     OR coalesce(cardinality(units_by_part), n) <> n OR coalesce(cardinality(input_errors), n) <> n THEN
+    RAISE EXCEPTION 'reserve_batch_arrays expects every array as long as endpoint_keys (% requests), or NULL', n USING ERRCODE = '22023';
+  END IF;
+  -- An input error is an answer, never a way to make one up.
+  IF input_errors IS NOT NULL AND EXISTS (SELECT FROM unnest(input_errors) e WHERE e IS NOT NULL AND e->>'status' IS DISTINCT FROM 'error') THEN
+    RAISE EXCEPTION 'reserve_batch_arrays: an input error must be an answer of status error' USING ERRCODE = '22023';
+  END IF;
+  IF n = 0 THEN
+    RETURN CASE WHEN compact THEN jsonb_build_object('answers', '[]'::jsonb, 'reservationIds', '', 'expiresAt', '[]'::jsonb,
+      'firstCharge', '', 'lastCharge', '', 'chargeCounter', '', 'chargeLimit', '', 'chargeAmount', '', 'chargeUsed', '',
+      'counterUsed', '', 'counterEntry', '', 'counters', '[]'::jsonb) ELSE '[]'::jsonb END;
+  END IF;
+
+  -- Phase 1, configuration: endpoints, their locks (1), ceilings (2) and the callers' overrides (3).
+  -- The endpoints' locks are taken as the ids are read, in id order (a volatile function in the
+  -- select list of a sorted subquery runs after the sort).
+  SELECT coalesce(array_agg(x.id), '{}') INTO endpoint_ids
+  FROM (SELECT s.id, pg_advisory_xact_lock_shared(ceilings.endpoint_lock_key(s.id))
+        FROM endpoints s
+        WHERE s.key = ANY (endpoint_keys)
+        ORDER BY s.id) x;
+
+  -- Then, in one statement under the locks (a catalog change, archive or per-call max, that
+  -- committed while this batch waited for them binds this batch, not the next one): the
+  -- endpoints, their parts' prices, their ceilings and budgets, each with its current window.
+  -- A batch on endpoints in no budget pays an index probe that finds nothing for those.
+  SELECT ep_rows.all_rows, ep_rows.prices, ep_rows.keys, ep_rows.unit_prices,
+         ce_rows.all_rows, ce_rows.starts, ce_rows.ends, ce_rows.window_keys, ce_rows.per_caller,
+         bu_rows.all_rows, bu_rows.starts, bu_rows.ends
+  INTO batch_endpoints, endpoint_prices, batch_endpoint_keys, endpoint_unit_price,
+       batch_ceilings, ceiling_window_start, ceiling_window_end, ceiling_window_key, has_caller_ceiling,
+       batch_budgets, budget_window_start, budget_window_end
+  FROM (SELECT coalesce(array_agg(s ORDER BY s.id), '{}') AS all_rows, coalesce(array_agg(s.key ORDER BY s.id), '{}') AS keys,
+               array_agg((s.parts->0->>'pricePico')::numeric ORDER BY s.id) AS unit_prices,
+               coalesce(jsonb_object_agg(s.id::text, (SELECT coalesce(jsonb_object_agg(p->>'name', (p->>'pricePico')::bigint), '{}')
+                                                       FROM jsonb_array_elements(s.parts) p)), '{}') AS prices
+        FROM endpoints s WHERE s.id = ANY (endpoint_ids)) ep_rows,
+       (SELECT coalesce(array_agg(l ORDER BY l.id), '{}') AS all_rows, array_agg(b.window_start ORDER BY l.id) AS starts,
+               array_agg(b.window_end ORDER BY l.id) AS ends,
+               array_agg(CASE WHEN l.window = 'first_hit' THEN '' ELSE extract(epoch FROM b.window_start)::text END ORDER BY l.id) AS window_keys,
+               coalesce(bool_or(l.scope = 'caller'), false) AS per_caller
+        FROM ceilings l
+        JOIN endpoints s ON s.id = l.endpoint_id
+        CROSS JOIN LATERAL ceilings.window_bounds(l.window, s.billing_day, l.window_seconds, t_now) b
+        WHERE l.endpoint_id = ANY (endpoint_ids)) ce_rows,
+       (SELECT coalesce(array_agg(l ORDER BY l.id), '{}') AS all_rows, array_agg(w.window_start ORDER BY l.id) AS starts,
+               array_agg(w.window_end ORDER BY l.id) AS ends
+        FROM budgets l
+        CROSS JOIN LATERAL ceilings.window_bounds(l.window, l.billing_day, NULL, t_now) w
+        WHERE l.archived_at IS NULL
+          AND l.id IN (SELECT m.budget_id FROM budget_members m WHERE m.endpoint_id = ANY (endpoint_ids))) bu_rows;
+
+  FOREACH c IN ARRAY batch_ceilings LOOP
+    IF c.scope = 'caller' THEN caller_endpoints := caller_endpoints || c.endpoint_id; END IF;
+    IF c.scope = 'destination' THEN destination_endpoints := destination_endpoints || c.endpoint_id; END IF;
+    IF c.value = 0 THEN killed_endpoints := killed_endpoints || c.endpoint_id; END IF;
+    ceiling_endpoint := ceiling_endpoint || c.endpoint_id;
+    ceiling_scope := ceiling_scope || c.scope::text;
+    ceiling_limit_id := ceiling_limit_id || c.limit_id;
+    ceiling_value := ceiling_value || c.value;
+    ceiling_measure := ceiling_measure || CASE c.metric WHEN 'calls' THEN 'c' ELSE 'u' END;
+    ceiling_counter := ceiling_counter || 0;
+  END LOOP;
+
+  IF cardinality(batch_budgets) > 0 THEN
+    SELECT array_agg(bb.ordinality::int ORDER BY bb.ordinality, m.endpoint_id), array_agg(m.endpoint_id ORDER BY bb.ordinality, m.endpoint_id),
+           array_agg(bb.id ORDER BY bb.ordinality, m.endpoint_id), array_agg(bb.limit_id ORDER BY bb.ordinality, m.endpoint_id),
+           array_agg(bb.scope = 'account' ORDER BY bb.ordinality, m.endpoint_id),
+           array_agg(bb.value ORDER BY bb.ordinality, m.endpoint_id),
+           array_agg(extract(epoch FROM budget_window_start[bb.ordinality])::text ORDER BY bb.ordinality, m.endpoint_id),
+           array_agg(DISTINCT m.endpoint_id), coalesce(array_agg(DISTINCT m.endpoint_id) FILTER (WHERE bb.scope = 'account'), '{}')
+    INTO pair_budget, pair_endpoint, pair_id, pair_limit, pair_per_account, pair_value, pair_window_key, budget_endpoints, account_budget_endpoints
+    FROM unnest(batch_budgets) WITH ORDINALITY AS bb
+    JOIN budget_members m ON m.budget_id = bb.id
+    WHERE m.endpoint_id IN (SELECT u.id FROM unnest(batch_endpoints) u);
+  END IF;
+
+  -- The batch's callers, canonical and distinct, each read once here and named by every read after
+  -- it: their accounts (plan and block, one keyed lookup each), their overrides, their plans'
+  -- values. Accounts are read without a lock: an assignment or a block committed before this
+  -- statement binds this batch, one committed later binds the next. A caller seen for the first
+  -- time is registered below (3c), so staff can find it; in account order, so two batches
+  -- registering the same new accounts wait in one order.
+  -- The default plan is read once (an InitPlan: at most one plan is the default, by a unique
+  -- index), not scanned for every caller.
+  SELECT coalesce(array_agg(k.caller), '{}'), coalesce(array_agg(coalesce(a.plan_id, (SELECT p.id FROM plans p WHERE p.is_default))), '{}'),
+         coalesce(array_agg(k.caller) FILTER (WHERE a.blocked_at IS NOT NULL), '{}'),
+         coalesce(array_agg(k.caller ORDER BY k.caller) FILTER (WHERE a.account IS NULL), '{}')
+  INTO batch_callers, caller_plan, blocked_callers, new_callers
+  FROM (SELECT DISTINCT ceilings.canonical_caller(q.caller) AS caller FROM unnest(callers, endpoint_keys) AS q(caller, endpoint_key)
+        WHERE q.endpoint_key = ANY (batch_endpoint_keys)) k
+  LEFT JOIN accounts a ON a.account = k.caller
+  WHERE k.caller IS NOT NULL AND char_length(k.caller) <= 200 AND NOT ceilings.has_control_chars(k.caller);
+
+  -- The batch's per-account limits, read by the overrides and the plans' values below: a loop over
+  -- the rows in hand, no statement; none without a per-caller ceiling or a per-account budget, and
+  -- then neither read runs.
+  FOREACH c IN ARRAY batch_ceilings LOOP
+    CONTINUE WHEN c.scope <> 'caller';
+    account_limit_ids := account_limit_ids || c.limit_id;
+  END LOOP;
+  FOREACH bg IN ARRAY batch_budgets LOOP
+    CONTINUE WHEN bg.scope <> 'account';
+    account_limit_ids := account_limit_ids || bg.limit_id;
+  END LOOP;
+  -- The accounts' own values on them (3): one read of limit_overrides, in (limit id, caller) order;
+  -- an override past its end binds nothing, whether or not the worker has removed it yet.
+  IF cardinality(account_limit_ids) > 0 AND cardinality(batch_callers) > 0 THEN
+    SELECT coalesce(jsonb_object_agg(o.limit_id || '|' || o.caller, o.value), '{}')
+    INTO account_values
+    FROM (SELECT ov.limit_id, ov.caller, ov.value FROM limit_overrides ov
+          WHERE ov.limit_id = ANY (account_limit_ids) AND ov.caller = ANY (batch_callers) AND (ov.expires_at IS NULL OR ov.expires_at > t_now)
+          ORDER BY ov.limit_id, ov.caller FOR SHARE OF ov) o;
+  END IF;
+
+  -- Registering (3c) is bookkeeping, never a reason to refuse: a new account another transaction is
+  -- inserting (a bulk assignment of 10,000 not yet committed) would make this insert wait for it
+  -- with the batch's locks held, so it waits 50 ms at most and is then skipped (the other
+  -- transaction registers the account, or the caller's next batch does).
+  IF cardinality(new_callers) > 0 THEN
+    BEGIN
+      PERFORM set_config('lock_timeout', '50ms', true);
+      INSERT INTO accounts (account) SELECT u FROM unnest(new_callers) u ORDER BY u ON CONFLICT DO NOTHING;
+      PERFORM set_config('lock_timeout', v_lock_timeout, true);
+    EXCEPTION WHEN lock_not_available THEN
+      PERFORM set_config('lock_timeout', v_lock_timeout, true);
+    END;
+  END IF;
+  -- Their plans' values, beneath their overrides (the right side of || wins). Plan values change
+  -- only under the endpoint locks this batch holds shared, like a ceiling's value.
+  IF cardinality(account_limit_ids) > 0 AND cardinality(batch_callers) > 0 THEN
+    SELECT coalesce(jsonb_object_agg(v.limit_id || '|' || k.caller, v.value), '{}') || account_values
+    INTO account_values
+    FROM unnest(batch_callers, caller_plan) AS k(caller, plan_id)
+    JOIN plan_limit_values v ON v.plan_id = k.plan_id AND v.limit_id = ANY (account_limit_ids);
+  END IF;
+
+  -- The reservations that already hold one of the batch's idempotency keys, read in one statement
+  -- (a probe of the key's index each) rather than one query a request, and no query when no
+  -- request names a key. A key another batch commits after this read is found by the write below
+  -- (ON CONFLICT), and answered the same way.
+  IF array_to_string(idempotency_keys, '') <> '' THEN
+    SELECT coalesce(array_agg(x.k), '{}'), coalesce(array_agg(x.rr), '{}') INTO existing_keys, existing_reservations
+    FROM (SELECT DISTINCT be.id AS endpoint_id, coalesce(ceilings.canonical_caller(q.caller), '') AS caller, q.key
+          FROM unnest(endpoint_keys, callers, idempotency_keys) AS q(endpoint_key, caller, key)
+          JOIN unnest(batch_endpoints) be ON be.key = q.endpoint_key
+          WHERE q.key <> '') q
+    CROSS JOIN LATERAL (SELECT q.endpoint_id || '|' || q.caller || '|' || q.key AS k, rr FROM reservations rr
+                        WHERE rr.endpoint_id = q.endpoint_id AND rr.caller = q.caller AND rr.idempotency_key = q.key) x;
+  END IF;
+
+  -- Phase 2, validation and the cheap gates: input, idempotent replay, blocked account, per-call
+  -- max, kill switch.
+  controls := input_errors IS NULL AND array_to_string(endpoint_keys || callers || destinations || destination_keys
+    || idempotency_keys || request_ids, '') ~ '[\u0001-\u001f\u007f-\u009f]';
+  FOR i IN 1 .. n LOOP
+    -- The JSON entry (reserve_batch) checked every request already (request_error).
+    IF input_errors IS NULL THEN
+      answers[i] := ceilings.input_error(endpoint_keys[i], callers[i], destinations[i], destination_keys[i], idempotency_keys[i],
+        request_ids[i], units_by_part[i], amounts[i], NULL, ttl_seconds[i], controls);
+    ELSE
+      answers[i] := input_errors[i];
+    END IF;
+    CONTINUE WHEN answers[i] IS NOT NULL;
+    v_endpoint := array_position(batch_endpoint_keys, endpoint_keys[i]);
+    ep := batch_endpoints[v_endpoint];
+    IF ep.id IS NULL THEN
+      answers[i] := jsonb_build_object('status', 'error', 'code', 'unknown_endpoint',
+        'message', format('unknown endpoint %L', endpoint_keys[i]));
+      CONTINUE;
+    END IF;
+    IF ep.archived_at IS NOT NULL THEN
+      answers[i] := jsonb_build_object('status', 'error', 'code', 'endpoint_archived',
+        'message', format('endpoint %s is archived: every reservation is refused and nothing is charged', ep.key));
+      CONTINUE;
+    END IF;
+    req_endpoint[i] := ep.id;
+    req_endpoint_key[i] := ep.key;
+    -- The amount, or the parts and their total. One part's units are its amount; several parts
+    -- are kept, since money and a settle go part by part.
+    IF units_by_part[i] IS NOT NULL THEN
+      answers[i] := ceilings.parts_error(units_by_part[i], ep.parts, ep.key, false);
+      CONTINUE WHEN answers[i] IS NOT NULL;
+      req_amount[i] := (SELECT sum((u.value #>> '{}')::bigint) FROM jsonb_each(units_by_part[i]) u);
+      IF amounts[i] <> req_amount[i] THEN
+        answers[i] := jsonb_build_object('status', 'error', 'code', 'invalid_amount',
+          'message', format('amount %s is not the total of the parts (%s): send one or the other', amounts[i], req_amount[i]));
+        CONTINUE;
+      END IF;
+      IF jsonb_array_length(ep.parts) > 1 THEN
+        req_parts[i] := units_by_part[i];
+      END IF;
+    ELSIF jsonb_array_length(ep.parts) > 1 THEN
+      answers[i] := jsonb_build_object('status', 'error', 'code', 'invalid_parts',
+        'message', format('%s prices its parts apart (%s): send parts, not one amount', ep.key,
+          (SELECT string_agg(p->>'name', ', ') FROM jsonb_array_elements(ep.parts) p)));
+      CONTINUE;
+    ELSE
+      req_amount[i] := amounts[i];
+    END IF;
+    req_ttl[i] := coalesce(ttl_seconds[i], 300);
+    req_caller[i] := coalesce(ceilings.canonical_caller(callers[i]), '');
+    req_destination[i] := nullif(btrim(destinations[i]), '');
+    req_destination_key[i] := coalesce(nullif(btrim(destination_keys[i]), ''), ceilings.canonical_destination(destinations[i]));
+    req_idempotency_key[i] := nullif(idempotency_keys[i], '');
+    req_request_id[i] := request_ids[i];
+
+    -- Only a request without a caller on an endpoint with a per-caller ceiling, or one on an
+    -- endpoint with a cooldown, can fail here, so only those walk the ceilings (where the last
+    -- failing one in id order answers).
+    IF req_caller[i] = '' AND ep.id = ANY (account_budget_endpoints) THEN
+      FOR x IN 1 .. cardinality(pair_budget) LOOP
+        CONTINUE WHEN pair_endpoint[x] <> ep.id OR NOT pair_per_account[x];
+        answers[i] := jsonb_build_object('status', 'error', 'code', 'caller_required',
+          'message', format('endpoint %s is in the per-account budget %s: caller is required', ep.key, batch_budgets[pair_budget[x]].key));
+        EXIT;
+      END LOOP;
+      CONTINUE;
+    END IF;
+    IF (req_caller[i] = '' AND ep.id = ANY (caller_endpoints)) OR ep.id = ANY (destination_endpoints) THEN
+    FOREACH c IN ARRAY batch_ceilings LOOP
+      CONTINUE WHEN c.endpoint_id <> ep.id;
+      IF c.scope = 'caller' AND req_caller[i] = '' THEN
+        answers[i] := jsonb_build_object('status', 'error', 'code', 'caller_required',
+          'message', format('endpoint %s has a per-caller ceiling: caller is required', ep.key));
+      ELSIF c.scope = 'destination' AND req_destination_key[i] IS NULL THEN
+        answers[i] := jsonb_build_object('status', 'error', 'code', 'destination_required',
+          'message', format('endpoint %s has a cooldown: destination is required', ep.key));
+      -- A cooldown per inbox cannot be dodged with a phone number, nor one per phone with an
+      -- address or a device id: a destination of another kind would open a window of its own.
+      -- A phone is E.164 from the library, or digits as typed from SQL callers.
+      ELSIF c.scope = 'destination' AND c.destination_kind IS NOT NULL
+          AND NOT ((c.destination_kind = 'email' AND position('@' IN req_destination_key[i]) > 0)
+                OR (c.destination_kind = 'phone' AND req_destination_key[i] ~ '^\+?[0-9 ().-]{7,}$')) THEN
+        answers[i] := jsonb_build_object('status', 'error', 'code', 'invalid_destination',
+          'message', format('endpoint %s has a cooldown per %s: the destination must be one', ep.key,
+            CASE c.destination_kind WHEN 'email' THEN 'email address' ELSE 'phone number' END));
+      END IF;
+    END LOOP;
+    CONTINUE WHEN answers[i] IS NOT NULL;
+    END IF;
+
+    idx := CASE WHEN req_idempotency_key[i] IS NOT NULL AND cardinality(existing_keys) > 0
+                THEN array_position(existing_keys, ep.id || '|' || req_caller[i] || '|' || req_idempotency_key[i]) END;
+    IF idx IS NOT NULL THEN
+      answers[i] := ceilings.replay_answer(existing_reservations[idx], req_amount[i], req_destination_key[i], req_parts[i]);
+      CONTINUE;
+    END IF;
+
+    -- A blocked account is refused everywhere, even on an endpoint without a per-caller ceiling.
+    IF req_caller[i] <> '' AND req_caller[i] = ANY (blocked_callers) THEN
+      answers[i] := jsonb_build_object('status', 'refused', 'gate', 'blocked', 'limit', 0, 'remaining', 0,
+        'message', format('account %s is blocked', req_caller[i]));
+      CONTINUE;
+    END IF;
+
+    IF req_amount[i] > ep.per_call_max THEN
+      answers[i] := jsonb_build_object('status', 'refused', 'gate', 'per_call_max',
+        'limit', ep.per_call_max, 'message', format('amount %s is above the per-call max of %s', req_amount[i], ep.per_call_max));
+      CONTINUE;
+    END IF;
+
+    -- The worst case in money: units times picos, rounded up once to a whole micro. One part is
+    -- money_of's arithmetic inline: it runs for every request, and money_of is a query each.
+    IF req_parts[i] IS NULL THEN
+      v_money := div(req_amount[i]::numeric * endpoint_unit_price[v_endpoint] + 999999, 1000000);
+    ELSE
+      v_money := ceilings.money_of(req_parts[i], ceilings.part_prices(ep.parts));
+    END IF;
+    IF v_money > 9007199254740991 THEN
+      answers[i] := jsonb_build_object('status', 'error', 'code', 'invalid_amount',
+        'message', format('this call''s worst case, %s micros, is more money than can be counted', v_money));
+      CONTINUE;
+    END IF;
+    req_money[i] := v_money;
+
+    IF ep.id = ANY (killed_endpoints) THEN
+    FOREACH c IN ARRAY batch_ceilings LOOP
+      IF c.endpoint_id = ep.id AND c.value = 0 THEN
+        answers[i] := jsonb_build_object('status', 'refused', 'gate', 'kill_switch', 'ceilingId', c.id,
+          'limit', 0, 'remaining', 0, 'message', format('endpoint %s is switched off', ep.key));
+        EXIT;
+      END IF;
+    END LOOP;
+    CONTINUE WHEN answers[i] IS NOT NULL;
+    END IF;
+    req_throttled[i] := ep.throttle_per_minute IS NOT NULL AND req_caller[i] <> '';
+  END LOOP;
+
+  -- Phase 3, throttle (4): soft and approximate (this minute plus the previous one, weighted by
+  -- overlap); it counts every attempt that reaches it, refused or not. One upsert for the whole
+  -- batch, in (endpoint, caller) order: locking them in request order deadlocked two batches
+  -- holding the same callers in opposite orders.
+  IF true = ANY (req_throttled) THEN
+    BEGIN
+      WITH wanted AS (
+        SELECT t.ep, t.caller, count(*) AS attempts
+        FROM unnest(req_endpoint, req_caller, req_throttled) AS t(ep, caller, throttled)
+        WHERE t.throttled
+        GROUP BY t.ep, t.caller
+      ), counted AS (
+        INSERT INTO throttle_counters AS tc (endpoint_id, caller, minute, attempts)
+        SELECT w.ep, w.caller, date_trunc('minute', t_now), w.attempts FROM wanted w
+        ORDER BY w.ep, w.caller
+        ON CONFLICT (endpoint_id, caller, minute) DO UPDATE SET attempts = tc.attempts + excluded.attempts
+        RETURNING tc.endpoint_id, tc.caller, tc.attempts
+      )
+      SELECT array_agg(k.endpoint_id || '|' || k.caller), array_agg(k.attempts - w.attempts),
+             array_agg(coalesce(p.attempts, 0))
+      INTO throttle_key, throttle_attempts, throttle_previous
+      FROM counted k
+      JOIN wanted w ON w.ep = k.endpoint_id AND w.caller = k.caller
+      LEFT JOIN throttle_counters p
+        ON p.endpoint_id = k.endpoint_id AND p.caller = k.caller AND p.minute = date_trunc('minute', t_now) - interval '1 minute';
+    EXCEPTION WHEN lock_not_available THEN
+      throttle_failed := true;
+    END;
+    FOR i IN 1 .. n LOOP
+      CONTINUE WHEN NOT req_throttled[i];
+      SELECT * INTO ep FROM unnest(batch_endpoints) s WHERE s.id = req_endpoint[i];
+      IF throttle_failed THEN
+        IF NOT ep.throttle_fail_open THEN
+          answers[i] := jsonb_build_object('status', 'refused', 'gate', 'unavailable', 'message', 'throttle unavailable');
+        END IF;
+        CONTINUE;
+      END IF;
+      idx := array_position(throttle_key, req_endpoint[i] || '|' || req_caller[i]);
+      throttle_attempts[idx] := throttle_attempts[idx] + 1;
+      IF throttle_attempts[idx] + throttle_previous[idx] * (60 - extract(second FROM t_now)) / 60 > ep.throttle_per_minute THEN
+        answers[i] := jsonb_build_object('status', 'refused', 'gate', 'throttle', 'limit', ep.throttle_per_minute,
+          'message', format('more than %s requests a minute from this caller', ep.throttle_per_minute));
+      END IF;
+    END LOOP;
+  END IF;
+
+  -- Phase 4, the counters each request would charge: one per ceiling, in ceiling id order.
+  FOR i IN 1 .. n LOOP
+    CONTINUE WHEN answers[i] IS NOT NULL;
+    req_first_charge[i] := coalesce(array_length(charge_counter, 1), 0) + 1;
+    FOR x IN 1 .. cardinality(ceiling_endpoint) LOOP
+      CONTINUE WHEN ceiling_endpoint[x] <> req_endpoint[i];
+      v_limit := ceiling_value[x];
+      -- A global ceiling has one counter in the batch: found once, then named by position.
+      idx := CASE WHEN ceiling_counter[x] > 0 THEN ceiling_counter[x] END;
+      IF idx IS NULL THEN
+        v_scope := CASE ceiling_scope[x] WHEN 'global' THEN '' WHEN 'caller' THEN req_caller[i] ELSE req_destination_key[i] END;
+        IF ceiling_scope[x] = 'caller' AND account_values ? (ceiling_limit_id[x] || '|' || req_caller[i]) THEN
+          v_limit := (account_values ->> (ceiling_limit_id[x] || '|' || req_caller[i]))::bigint;
+        END IF;
+        v_key := ceiling_limit_id[x] || '|' || v_scope || '|' || ceiling_window_key[x];
+        idx := array_position(counter_key, v_key);
+        IF idx IS NULL THEN
+          c := batch_ceilings[x];
+          counter_key := counter_key || v_key;
+          counter_limit_id := counter_limit_id || c.limit_id;
+          counter_ceiling := counter_ceiling || c.id;
+          counter_position := counter_position || x;
+          counter_scope := counter_scope || v_scope;
+          counter_start := counter_start || CASE WHEN c.window = 'first_hit' THEN NULL ELSE ceiling_window_start[x] END;
+          counter_end := counter_end || CASE WHEN c.window = 'first_hit' THEN NULL ELSE ceiling_window_end[x] END;
+          counter_cooldown_seconds := counter_cooldown_seconds || c.window_seconds;
+          counter_measure := counter_measure || ceiling_measure[x];
+          idx := array_length(counter_key, 1);
+        END IF;
+        IF ceiling_scope[x] = 'global' THEN
+          ceiling_counter[x] := idx;
+        END IF;
+      END IF;
+      charge_counter := charge_counter || idx;
+      charge_ceiling := charge_ceiling || x;
+      charge_amount := charge_amount || CASE ceiling_measure[x] WHEN 'c' THEN 1::bigint ELSE req_amount[i] END;
+      charge_limit := charge_limit || v_limit;
+    END LOOP;
+    -- Then every budget the endpoint belongs to, in budget id order, charged the money.
+    IF req_endpoint[i] = ANY (budget_endpoints) THEN
+      FOR x IN 1 .. cardinality(pair_budget) LOOP
+        CONTINUE WHEN pair_endpoint[x] <> req_endpoint[i];
+        v_scope := CASE WHEN pair_per_account[x] THEN req_caller[i] ELSE '' END;
+        -- A kill binds every account, whatever its own value.
+        v_limit := CASE WHEN pair_value[x] = 0 THEN 0
+                        WHEN pair_per_account[x] AND account_values ? (pair_limit[x] || '|' || v_scope)
+                        THEN (account_values ->> (pair_limit[x] || '|' || v_scope))::bigint ELSE pair_value[x] END;
+        v_key := pair_limit[x] || '|' || v_scope || '|' || pair_window_key[x];
+        idx := array_position(counter_key, v_key);
+        IF idx IS NULL THEN
+          counter_key := counter_key || v_key;
+          counter_limit_id := counter_limit_id || pair_limit[x];
+          counter_ceiling := counter_ceiling || NULL::int;
+          counter_position := counter_position || cardinality(batch_ceilings) + pair_budget[x];
+          counter_scope := counter_scope || v_scope;
+          counter_start := counter_start || budget_window_start[pair_budget[x]];
+          counter_end := counter_end || budget_window_end[pair_budget[x]];
+          counter_cooldown_seconds := counter_cooldown_seconds || NULL::int;
+          counter_measure := counter_measure || 'm'::text;
+          idx := array_length(counter_key, 1);
+        END IF;
+        charge_counter := charge_counter || idx;
+        charge_ceiling := charge_ceiling || -pair_budget[x];
+        charge_amount := charge_amount || req_money[i];
+        charge_limit := charge_limit || v_limit;
+      END LOOP;
+    END IF;
+    req_last_charge[i] := coalesce(array_length(charge_counter, 1), 0);
+  END LOOP;
+  counter_used := array_fill(0::bigint, ARRAY[cardinality(counter_key)]);
+  counter_added := counter_used;
+  counter_grants := counter_used;
+
+  -- Phase 5, cooldown windows (5): a cooldown starts at its first hit, so two first hits on one
+  -- destination are serialised by an advisory lock and cannot both open a window. Only a cooldown
+  -- has a first-hit window (a check of ceilings): a batch on endpoints without one runs no query here.
+  IF cardinality(destination_endpoints) > 0 THEN
+    FOR rec IN SELECT k.idx FROM unnest(counter_ceiling, counter_scope, counter_cooldown_seconds) WITH ORDINALITY AS k(c, s, secs, idx)
+               WHERE k.secs IS NOT NULL ORDER BY k.c, hashtext(k.s), k.s LOOP
+      idx := rec.idx;
+      PERFORM pg_advisory_xact_lock(counter_ceiling[idx], hashtext(counter_scope[idx]));
+      SELECT u.window_start, u.window_end INTO v_window_start, v_window_end FROM counters u
+      WHERE u.limit_id = counter_limit_id[idx] AND u.scope_key = counter_scope[idx] AND u.window_end > t_now
+      ORDER BY u.window_start DESC LIMIT 1;
+      IF FOUND THEN
+        counter_start[idx] := v_window_start;
+        counter_end[idx] := v_window_end;
+      ELSE
+        counter_start[idx] := t_now;
+        counter_end[idx] := t_now + make_interval(secs => counter_cooldown_seconds[idx]);
+      END IF;
+    END LOOP;
+  END IF;
+
+  -- Phase 6, everything that does not depend on the counters' values, built before they are
+  -- locked: the per-limit parts of answers and each request's charges, which settle, release and
+  -- expiry replay later.
+  -- A limit's part of an answer is made once and shared by its counters (a per-caller ceiling has
+  -- one a caller), except a cooldown's, whose window is each destination's own.
+  FOR idx IN 1 .. coalesce(array_length(counter_key, 1), 0) LOOP
+    x := counter_position[idx];
+    IF position_answer[x] IS NULL OR counter_cooldown_seconds[idx] IS NOT NULL THEN
+      IF x > cardinality(batch_ceilings) THEN
+        bg := batch_budgets[x - cardinality(batch_ceilings)];
+        position_answer[x] := jsonb_build_object('budgetId', bg.id, 'budget', bg.key, 'metric', 'money', 'currency', bg.currency,
+          'scope', bg.scope, 'window', bg.window, 'windowEnd', counter_end[idx]);
+      ELSE
+        c := batch_ceilings[x];
+        position_answer[x] := jsonb_build_object('ceilingId', c.id, 'metric', c.metric, 'scope', c.scope,
+          'window', c.window, 'windowEnd', counter_end[idx]);
+      END IF;
+      answer_entries := answer_entries || position_answer[x];
+      position_entry[x] := cardinality(answer_entries);
+    END IF;
+    counter_answer[idx] := position_answer[x];
+    counter_entry[idx] := position_entry[x];
+  END LOOP;
+  -- Every charge of the batch as the value its reservation keeps, in charge order, in one
+  -- statement: a reservation keeps its own, from its first charge to its last
+  -- (write_reservations), typed values that nothing prints or parses.
+  SELECT coalesce(array_agg(ROW(counter_limit_id[ch.k], counter_scope[ch.k], counter_start[ch.k], counter_measure[ch.k], ch.n)::reservation_charge
+                            ORDER BY ch.x), '{}')
+  INTO batch_charges
+  FROM unnest(charge_counter, charge_amount) WITH ORDINALITY AS ch(k, n, x);
+  charge_used := array_fill(0::bigint, ARRAY[greatest(coalesce(array_length(charge_counter, 1), 0), 1)]);
+
+  -- Phase 7, the counters read without a lock, and the missing ones made (6), in key order.
+  -- An existing row is not inserted again: that insert would wait for a batch that has updated it
+  -- to commit, and this batch could not get its work done while that one holds the counters.
+  -- The reservations are written early only when every counter has room for the whole batch as
+  -- read here: then a refusal below (another batch took the room meanwhile) is rare, and deletes
+  -- its row. Each counter's demand (the sum of the batch's charges on it, their number, their
+  -- smallest limit) is kept for the decision's fast path.
+  SELECT coalesce(array_agg(q.k) FILTER (WHERE NOT q.found), '{}'), coalesce(bool_and(q.lim > 0 AND q.used + q.added <= q.lim), true),
+         coalesce(array_agg(q.added ORDER BY q.k), '{}'), coalesce(array_agg(q.charges ORDER BY q.k), '{}'), coalesce(array_agg(q.lim ORDER BY q.k), '{}')
+  INTO missing, write_early, counter_demand, counter_charges, counter_limit
+  FROM (SELECT k.idx AS k, coalesce(u.held + u.settled, 0) AS used, u.limit_id IS NOT NULL AS found,
+               ch.added, ch.charges, ch.lim
+        FROM unnest(counter_limit_id, counter_scope, counter_start) WITH ORDINALITY AS k(l, s, w, idx)
+        JOIN (SELECT cc.k, sum(cc.n)::bigint AS added, count(*) AS charges, min(cc.lim) AS lim
+              FROM unnest(charge_counter, charge_amount, charge_limit) AS cc(k, n, lim) GROUP BY cc.k) ch
+          ON ch.k = k.idx
+        LEFT JOIN counters u ON u.limit_id = k.l AND u.scope_key = k.s AND u.window_start = k.w) q;
+  IF cardinality(missing) > 0 THEN
+    INSERT INTO counters (limit_id, scope_key, window_start, window_end)
+    SELECT counter_limit_id[m], counter_scope[m], counter_start[m], counter_end[m] FROM unnest(missing) AS m
+    ORDER BY counter_limit_id[m], counter_scope[m], counter_start[m]
+    ON CONFLICT DO NOTHING;
+  END IF;
+
+  -- Phase 7a, the reservations written before the counters are locked (7). Every request gets its
+  -- id (UUID version 7: milliseconds, then 74 random bits, so each new reservation lands at the
+  -- right edge of the primary key) and its expiry here, and in compact form its grant answer. A
+  -- repeat of an earlier request's key in this batch is not written: it follows that request.
+  -- The requests to write (grant_request) are found in the same pass, with no statement.
+  every_written := true;
+  FOR i IN 1 .. n LOOP
+    CONTINUE WHEN answers[i] IS NOT NULL;
+    IF req_idempotency_key[i] IS NOT NULL THEN
+      v_key := req_endpoint[i] || '|' || req_caller[i] || '|' || req_idempotency_key[i];
+      IF first_with_key ? v_key THEN
+        every_written := false;
+        CONTINUE;
+      END IF;
+      first_with_key := first_with_key || jsonb_build_object(v_key, i);
+    END IF;
+    grant_request := grant_request || i;
+  END LOOP;
+  first_with_key := '{}';
+  -- The batch's milliseconds are written once ("pppppppp-pppp-7"); each id is them, then the
+  -- random rest of a version 4 UUID from its 16th character (its variant bits kept): bit
+  -- arithmetic on every id cost 7 µs a request.
+  v_id_head := lpad(to_hex((extract(epoch FROM t_now) * 1000)::bigint), 12, '0');
+  v_id_head := substr(v_id_head, 1, 8) || '-' || substr(v_id_head, 9, 4) || '-7';
+  SELECT array_agg(g.id ORDER BY g.o), array_agg(g.expires ORDER BY g.o)
+  INTO req_id, req_expires
+  FROM (SELECT t.o, (v_id_head || substr(gen_random_uuid()::text, 16))::uuid AS id, t_now + make_interval(secs => t.ttl) AS expires
+        FROM unnest(req_ttl) WITH ORDINALITY AS t(ttl, o)) g;
+  IF write_early THEN
+    inserted := ceilings.write_reservations(grant_request, req_id, req_endpoint, req_caller, req_destination, req_destination_key, req_amount,
+      req_parts, req_money, endpoint_prices, req_idempotency_key, batch_charges, req_first_charge, req_last_charge, t_now, req_expires);
+    IF cardinality(inserted) = cardinality(grant_request) THEN
+      -- Every one written (no key taken meanwhile): req_written is marked only if the decision's
+      -- loop (phase 8) runs, which a batch that fits whole skips.
+      written_early := grant_request;
+    ELSE
+      FOREACH i IN ARRAY grant_request LOOP
+        req_written[i] := req_id[i] = ANY (inserted);
+      END LOOP;
+      -- A key a concurrent batch wrote a moment ago: answered from its reservation.
+      FOREACH i IN ARRAY grant_request LOOP
+        CONTINUE WHEN req_written[i];
+        SELECT * INTO v_existing FROM reservations
+        WHERE endpoint_id = req_endpoint[i] AND caller = req_caller[i] AND idempotency_key = req_idempotency_key[i];
+        answers[i] := ceilings.replay_answer(v_existing, req_amount[i], req_destination_key[i], req_parts[i]);
+        every_written := false;
+      END LOOP;
+    END IF;
+    grant_request := '{}';
+  ELSE
+    grant_request := '{}';
+    every_written := false;
+  END IF;
+
+  -- What the compact answer says that the counters' values cannot change, made into JSON before
+  -- they are locked: the ids, expiries, charges and their limits, the counters' descriptions. A
+  -- NULL in a list is an empty entry, so every list keeps its positions.
+  IF compact THEN
+    batch_known := jsonb_build_object('reservationIds', array_to_string(req_id, ',', ''), 'expiresAt', to_jsonb(req_expires),
+      'firstCharge', array_to_string(req_first_charge, ',', ''), 'lastCharge', array_to_string(req_last_charge, ',', ''),
+      'chargeCounter', array_to_string(charge_counter, ',', ''), 'chargeLimit', array_to_string(charge_limit, ',', ''),
+      'chargeAmount', array_to_string(charge_amount, ',', ''), 'counterEntry', array_to_string(counter_entry, ',', ''),
+      'counters', to_jsonb(answer_entries));
+  END IF;
+
+  -- Phase 7b, lock the counters (7b) in key order. Every counter has its row by now (none is ever
+  -- deleted while its limit lives); one not found would be charged nowhere, so the batch fails
+  -- closed instead.
+  -- The decision's fast path is known as they are locked: whether every counter has room for
+  -- all of the batch's charges on it (phase 8), with no statement more while they are held.
+  locked := 0;
+  fits := compact AND every_written AND cardinality(charge_counter) > 0;
+  IF coalesce(array_length(counter_key, 1), 0) > 0 THEN
+    FOR rec IN SELECT k.idx, u.held + u.settled AS used, k.lim > 0 AND u.held + u.settled + k.added <= k.lim AS room
+               FROM counters u
+               JOIN unnest(counter_limit_id, counter_scope, counter_start, counter_demand, counter_limit) WITH ORDINALITY AS k(l, s, w, added, lim, idx)
+                 ON u.limit_id = k.l AND u.scope_key = k.s AND u.window_start = k.w
+               ORDER BY u.limit_id, u.scope_key, u.window_start
+               FOR UPDATE OF u LOOP
+      counter_used[rec.idx] := rec.used;
+      fits := fits AND rec.room;
+      locked := locked + 1;
+    END LOOP;
+  END IF;
+  IF locked <> coalesce(array_length(counter_key, 1), 0) THEN
+    RAISE EXCEPTION 'reserve_batch: % of % counters found to lock', locked, coalesce(array_length(counter_key, 1), 0);
+  END IF;
+
+  -- Phase 8, decide in arrival order against the live values; all-or-nothing per request.
+  -- When every counter has room for all of the batch's charges on it (known since 7b), arrival
+  -- order cannot change a decision: every request is granted, each charge seeing the counter after
+  -- the charges before it. Then nothing is computed here: the compact answer leaves each of those
+  -- grants NULL and sends the counters as locked (counterUsed) and the charges' amounts, from
+  -- which the library counts what each charge saw (compact answers, every reservation written
+  -- early, no key repeated: the loop handles the rest).
+  IF fits THEN
+    counter_added := counter_demand;
+    counter_grants := counter_charges;
+  ELSE
+    FOREACH i IN ARRAY written_early LOOP
+      req_written[i] := true;
+    END LOOP;
+  END IF;
+  FOR i IN 1 .. CASE WHEN fits THEN 0 ELSE n END LOOP
+    CONTINUE WHEN answers[i] IS NOT NULL;
+    v_key := CASE WHEN req_idempotency_key[i] IS NOT NULL THEN req_endpoint[i] || '|' || req_caller[i] || '|' || req_idempotency_key[i] END;
+    IF v_key IS NOT NULL AND first_with_key ? v_key THEN
+      -- The same key twice in one batch: the second is a replay of the first's answer.
+      j := (first_with_key ->> v_key)::int;
+      IF req_amount[j] = req_amount[i] AND req_destination_key[j] IS NOT DISTINCT FROM req_destination_key[i]
+         AND req_parts[j] IS NOT DISTINCT FROM req_parts[i] THEN
+        answers[i] := answers[j] || jsonb_build_object('replay', true);
+      ELSE
+        answers[i] := jsonb_build_object('status', 'error', 'code', 'idempotency_conflict',
+          'message', 'this idempotency key was used with other parameters', 'reservationId', answers[j]->'reservationId');
+      END IF;
+      CONTINUE;
+    END IF;
+
+    v_failed := NULL;
+    FOR x IN req_first_charge[i] .. req_last_charge[i] LOOP
+      idx := charge_counter[x];
+      -- A limit of 0 refuses even a free call: it is a kill (a budget's) or a blocked account.
+      IF counter_used[idx] + counter_added[idx] + charge_amount[x] > charge_limit[x] OR charge_limit[x] = 0 THEN
+        v_failed := x;
+        EXIT;
+      END IF;
+    END LOOP;
+    IF v_failed IS NOT NULL AND req_written[i] THEN
+      unwritten := unwritten || req_id[i];
+    END IF;
+
+    -- A refusal carries retryAt (its window's end) only when the call would fit in the next
+    -- window: a limit of 0 (a budget killed, an account's override or plan at 0) or a call costing
+    -- more than the whole limit is refused again then, so it names no time to come back.
+    IF v_failed IS NOT NULL AND charge_ceiling[v_failed] < 0 THEN
+      bg := batch_budgets[-charge_ceiling[v_failed]];
+      idx := charge_counter[v_failed];
+      answers[i] := jsonb_build_object(
+        'status', 'refused', 'gate', 'budget', 'budgetId', bg.id, 'budget', bg.key, 'currency', bg.currency,
+        'limit', charge_limit[v_failed], 'used', counter_used[idx] + counter_added[idx],
+        'remaining', greatest(charge_limit[v_failed] - counter_used[idx] - counter_added[idx], 0),
+        'cost', charge_amount[v_failed],
+        'message', CASE WHEN bg.value = 0 THEN format('budget %s is switched off', bg.key)
+                        WHEN charge_limit[v_failed] = 0 THEN format('budget %s allows this account nothing: its override or its plan is 0', bg.key)
+                        ELSE format('budget %s has %s micros of %s left; this call may cost %s', bg.key,
+                                    greatest(charge_limit[v_failed] - counter_used[idx] - counter_added[idx], 0),
+                                    charge_limit[v_failed], charge_amount[v_failed]) END)
+        || CASE WHEN charge_limit[v_failed] > 0 AND charge_amount[v_failed] <= charge_limit[v_failed]
+                THEN jsonb_build_object('retryAt', counter_end[idx]) ELSE '{}'::jsonb END;
+      CONTINUE;
+    END IF;
+    IF v_failed IS NOT NULL THEN
+      c := batch_ceilings[charge_ceiling[v_failed]];
+      idx := charge_counter[v_failed];
+      answers[i] := jsonb_build_object(
+        'status', 'refused',
+        'gate', CASE WHEN c.scope = 'destination' THEN 'cooldown' ELSE 'ceiling' END,
+        'ceilingId', c.id, 'limit', charge_limit[v_failed],
+        'used', counter_used[idx] + counter_added[idx],
+        'remaining', greatest(charge_limit[v_failed] - counter_used[idx] - counter_added[idx], 0),
+        'message', CASE WHEN charge_limit[v_failed] = 0 THEN format('ceiling %s allows this account nothing: its override or its plan is 0', c.id)
+                        WHEN c.scope = 'destination' THEN 'this destination is cooling down'
+                        ELSE format('ceiling %s has %s of %s left', c.id,
+                                    greatest(charge_limit[v_failed] - counter_used[idx] - counter_added[idx], 0), charge_limit[v_failed]) END)
+        || CASE WHEN charge_limit[v_failed] > 0 AND charge_amount[v_failed] <= charge_limit[v_failed]
+                THEN jsonb_build_object('retryAt', counter_end[idx]) ELSE '{}'::jsonb END;
+      CONTINUE;
+    END IF;
+
+    v_remaining := '[]';
+    FOR x IN req_first_charge[i] .. req_last_charge[i] LOOP
+      idx := charge_counter[x];
+      counter_added[idx] := counter_added[idx] + charge_amount[x];
+      counter_grants[idx] := counter_grants[idx] + 1;
+      charge_used[x] := counter_used[idx] + counter_added[idx];
+      IF NOT compact THEN
+        v_remaining := v_remaining || (counter_answer[idx] || jsonb_build_object('limit', charge_limit[x], 'used', charge_used[x],
+          'remaining', charge_limit[x] - charge_used[x]));
+      END IF;
+    END LOOP;
+    IF NOT req_written[i] THEN
+      grant_request := grant_request || i;
+    END IF;
+    IF compact THEN
+      answers[i] := jsonb_build_object('status', 'granted', 'replay', false, 'reservationId', req_id[i], 'expiresAt', req_expires[i],
+        'charges', jsonb_build_array(req_first_charge[i], req_last_charge[i]));
+    ELSE
+      answers[i] := jsonb_build_object('status', 'granted', 'replay', false, 'reservationId', req_id[i], 'expiresAt', req_expires[i],
+        'remaining', v_remaining);
+    END IF;
+    IF req_idempotency_key[i] IS NOT NULL THEN
+      first_with_key := first_with_key || jsonb_build_object(v_key, i);
+    END IF;
+  END LOOP;
+
+  -- Phase 9, the reservations not written early: a refused one's row is deleted, then the grants
+  -- not yet written are (7d). A key taken a moment ago by a concurrent batch conflicts on the
+  -- unique index: that grant is undone and answered from the stored reservation.
+  IF cardinality(unwritten) > 0 THEN
+    DELETE FROM reservations WHERE id = ANY (unwritten);
+  END IF;
+  IF cardinality(grant_request) > 0 THEN
+    inserted := ceilings.write_reservations(grant_request, req_id, req_endpoint, req_caller, req_destination, req_destination_key, req_amount,
+      req_parts, req_money, endpoint_prices, req_idempotency_key, batch_charges, req_first_charge, req_last_charge, t_now, req_expires);
+    -- Nothing to undo when every grant was written (no key was taken meanwhile): skip the loop.
+    FOR x IN 1 .. CASE WHEN cardinality(inserted) = cardinality(grant_request) THEN 0 ELSE cardinality(grant_request) END LOOP
+      i := grant_request[x];
+      CONTINUE WHEN req_id[i] = ANY (inserted);
+      FOR j IN req_first_charge[i] .. req_last_charge[i] LOOP
+        counter_added[charge_counter[j]] := counter_added[charge_counter[j]] - charge_amount[j];
+        counter_grants[charge_counter[j]] := counter_grants[charge_counter[j]] - 1;
+      END LOOP;
+      SELECT * INTO v_existing FROM reservations
+      WHERE endpoint_id = req_endpoint[i] AND caller = req_caller[i] AND idempotency_key = req_idempotency_key[i];
+      answers[i] := ceilings.replay_answer(v_existing, req_amount[i], req_destination_key[i], req_parts[i]);
+      -- Same-batch replays of the undone grant follow it.
+      FOR j IN 1 .. n LOOP
+        IF j <> i AND answers[j]->>'reservationId' = req_id[i]::text THEN
+          answers[j] := answers[i] || jsonb_build_object('replay', true);
+        END IF;
+      END LOOP;
+    END LOOP;
+  END IF;
+
+  -- Phase 10, one write per counter (already locked). A budget's charge may be 0 micros (a free
+  -- part) and still count its reservation.
+  UPDATE counters u
+  SET held = u.held + d.added, reservations = u.reservations + d.grants
+  FROM unnest(counter_limit_id, counter_scope, counter_start, counter_added, counter_grants) AS d(l, s, w, added, grants)
+  WHERE u.limit_id = d.l AND u.scope_key = d.s AND u.window_start = d.w AND d.grants <> 0;
+
+  -- Phase 11, threshold alerts (8) on global ceilings, once per ceiling, window and percent. The
+  -- counter row is locked, so exactly one batch sees each crossing.
+  FOR idx IN 1 .. coalesce(array_length(counter_key, 1), 0) LOOP
+    CONTINUE WHEN counter_added[idx] <= 0 OR counter_scope[idx] <> '';
+    x := counter_position[idx];
+    IF x > cardinality(batch_ceilings) THEN
+      -- A global budget's thresholds, the same way: "llm-daily reached 80% of its budget: $160.00 of $200.00 per UTC day".
+      bg := batch_budgets[x - cardinality(batch_ceilings)];
+      CONTINUE WHEN bg.value <= 0;
+      FOREACH v_pct IN ARRAY bg.alert_thresholds::int[] LOOP
+        IF counter_used[idx] * 100 < v_pct::bigint * bg.value AND (counter_used[idx] + counter_added[idx]) * 100 >= v_pct::bigint * bg.value THEN
+          PERFORM ceilings.fire_alert('budget_threshold',
+            format('budget-threshold:%s:%s:%s', bg.id, extract(epoch FROM counter_start[idx])::bigint, v_pct),
+            NULL, NULL, counter_start[idx],
+            format('budget %s reached %s%% of its value: %s of %s per %s', bg.key, v_pct,
+                   ceilings.format_money(counter_used[idx] + counter_added[idx], bg.currency),
+                   ceilings.format_money(bg.value, bg.currency),
+                   CASE bg.window WHEN 'utc_day' THEN 'UTC day' ELSE 'billing month' END),
+            jsonb_build_object('budgetId', bg.id, 'budget', bg.key, 'percent', v_pct, 'used', counter_used[idx] + counter_added[idx],
+                               'limit', bg.value, 'windowEnd', counter_end[idx]),
+            bg.id);
+        END IF;
+      END LOOP;
+      CONTINUE;
+    END IF;
+    c := batch_ceilings[x];
+    CONTINUE WHEN c.value <= 0;
+    FOREACH v_pct IN ARRAY c.alert_thresholds::int[] LOOP
+      IF counter_used[idx] * 100 < v_pct::bigint * c.value AND (counter_used[idx] + counter_added[idx]) * 100 >= v_pct::bigint * c.value THEN
+        SELECT * INTO ep FROM unnest(batch_endpoints) s WHERE s.id = c.endpoint_id;
+        -- Worded like the dashboard: "email.subscribe reached 80% of its ceiling: 80 of 100 emails per UTC day".
+        PERFORM ceilings.fire_alert('threshold',
+          format('threshold:%s:%s:%s', c.id, extract(epoch FROM counter_start[idx])::bigint, v_pct),
+          c.endpoint_id, c.id, counter_start[idx],
+          format('%s reached %s%% of its ceiling: %s of %s %s per %s', ep.key, v_pct,
+                 to_char(counter_used[idx] + counter_added[idx], 'FM999,999,999,999,999,990'),
+                 to_char(c.value, 'FM999,999,999,999,999,990'),
+                 CASE c.metric WHEN 'calls' THEN 'calls' ELSE ep.unit END,
+                 CASE c.window WHEN 'utc_day' THEN 'UTC day' ELSE 'billing month' END),
+          jsonb_build_object('percent', v_pct, 'used', counter_used[idx] + counter_added[idx], 'limit', c.value,
+                             'windowEnd', counter_end[idx]));
+      END IF;
+    END LOOP;
+  END LOOP;
+
+  -- Phase 12, log every refusal (9), folded: the list in one statement (appending to a JSON array
+  -- copied it whole for each refusal). A grant of the fast path has no answer here (NULL). Most
+  -- batches refuse nothing: a pass over the answers, not a statement, finds that out while the
+  -- counters are still held.
+  FOR i IN 1 .. n LOOP
+    CONTINUE WHEN answers[i] IS NULL OR answers[i]->>'status' <> 'refused';
+    SELECT jsonb_agg(jsonb_build_object('endpointId', req_endpoint[t.o], 'endpointKey', req_endpoint_key[t.o],
+             'ceilingId', answers[t.o]->'ceilingId', 'budgetId', answers[t.o]->'budgetId', 'gate', answers[t.o]->>'gate',
+             'caller', req_caller[t.o], 'destination', coalesce(req_destination_key[t.o], ''), 'amount', req_amount[t.o],
+             'remaining', answers[t.o]->'remaining', 'requestId', req_request_id[t.o], 'detail', answers[t.o]->>'message') ORDER BY t.o)
+    INTO refused
+    FROM generate_series(i, n) AS t(o)
+    WHERE answers[t.o]->>'status' = 'refused';
+    PERFORM ceilings.log_refusals(refused);
+    EXIT;
+  END LOOP;
+
+  IF compact THEN
+    RETURN batch_known || jsonb_build_object('answers', to_jsonb(answers), 'counterUsed', array_to_string(counter_used, ',', ''),
+      'chargeUsed', CASE WHEN fits THEN NULL ELSE array_to_string(charge_used, ',', '') END);
+  END IF;
+  RETURN to_jsonb(answers);
+END $$;

@@ -1,0 +1,167 @@
+import { sql } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { resultRows } from "@/db/client";
+import { skipWithoutDatabase } from "@/db/testing";
+import { useTestDatabase } from "@/db/testing-suite";
+import { callReserveBatch, type BatchRequest } from "./batcher";
+
+// Two entries decide a batch: reserve_batch (JSON, what a service in any language calls) and
+// reserve_batch_arrays (one typed array per field, what the TypeScript library calls). One
+// implementation sits behind both; here every request a typed array can carry, good or bad, gets
+// the same answer from each, from the same state (each batch run in a transaction rolled back).
+
+type Answer = Record<string, unknown>;
+
+/** A Postgres array literal (NULL for null or undefined), as the library writes one. */
+const literal = (values: unknown[]) =>
+  `{${values.map((v) => (v === null || v === undefined ? "NULL" : `"${String(v).replace(/[\\"]/g, "\\$&")}"`)).join(",")}}`;
+
+/** Ids and times (an expiry, a cooldown's end) differ between two runs; everything else must not. */
+const normal = (answers: Answer[]) =>
+  JSON.parse(
+    JSON.stringify(answers)
+      .replace(/"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}"/g, '"<id>"')
+      .replace(/"\d{4}-\d\d-\d\dT[^"]+"/g, '"<time>"'),
+  ) as Answer[];
+
+// A small deterministic generator, so a failure names a batch that can be run again.
+function generator(seed: number) {
+  let s = seed;
+  const next = () => {
+    s = (s * 1103515245 + 12345) % 2 ** 31;
+    return s / 2 ** 31;
+  };
+  return <T>(options: readonly T[]): T => options[Math.floor(next() * options.length)] as T;
+}
+
+describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: one decision, two ways in", () => {
+  const t = useTestDatabase("enforcement_typed_entry", { max: 1 });
+
+  async function setUp() {
+    await t.ownerDb.execute(sql`
+      insert into endpoints (key, name, unit, per_call_max, parts) values
+        ('typed.email', 'typed.email', 'emails', 3, '[{"name": "units", "pricePico": 2000000}]'),
+        ('typed.sms', 'typed.sms', 'messages', 5, '[{"name": "units", "pricePico": 0}]'),
+        ('typed.llm', 'typed.llm', 'tokens', 100000, '[{"name": "input", "pricePico": 1000000}, {"name": "output", "pricePico": 3000000}]')
+      on conflict (key) do nothing`);
+    await t.ownerDb.execute(sql`
+      insert into ceilings (endpoint_id, metric, scope, "window", window_seconds, destination_kind, value, max_value, default_value)
+      select e.id, v.metric::ceiling_metric, v.scope::ceiling_scope, v.win::ceiling_window, v.secs, v.kind::destination_kind, v.value, 1000, v.value
+      from endpoints e join (values
+        ('typed.email', 'units', 'global', 'utc_day', null, null, 12),
+        ('typed.email', 'units', 'caller', 'utc_day', null, null, 4),
+        ('typed.sms', 'calls', 'global', 'utc_day', null, null, 100),
+        ('typed.sms', 'calls', 'destination', 'first_hit', 60, 'phone', 1),
+        ('typed.llm', 'units', 'global', 'utc_day', null, null, 1000)) v(ep, metric, scope, win, secs, kind, value) on v.ep = e.key
+      where not exists (select from ceilings c where c.endpoint_id = e.id)`);
+  }
+
+  async function viaJson(requests: BatchRequest[]): Promise<Answer[]> {
+    await t.db.execute(sql`begin`);
+    try {
+      const [row] = resultRows<{ a: Answer[] }>(await t.db.execute(sql`select ceilings.reserve_batch(${JSON.stringify(requests)}::jsonb) as a`));
+      return row?.a ?? [];
+    } finally {
+      await t.db.execute(sql`rollback`);
+    }
+  }
+
+  async function viaArrays(requests: BatchRequest[]): Promise<Answer[]> {
+    const field = (f: (r: BatchRequest) => unknown) => literal(requests.map(f));
+    await t.db.execute(sql`begin`);
+    try {
+      const [row] = resultRows<{ a: Answer[] }>(
+        await t.db.execute(sql`select ceilings.reserve_batch_arrays(${field((r) => r.endpoint)}::text[], ${field((r) => r.amount)}::bigint[],
+          ${field((r) => r.caller)}::text[], ${field((r) => r.destination)}::text[], ${field((r) => r.destinationKey)}::text[],
+          ${field((r) => r.idempotencyKey)}::text[], ${field((r) => r.ttlSeconds)}::int[], ${field((r) => r.requestId)}::text[],
+          ${field((r) => (r.parts ? JSON.stringify(r.parts) : null))}::jsonb[]) as a`),
+      );
+      return row?.a ?? [];
+    } finally {
+      await t.db.execute(sql`rollback`);
+    }
+  }
+
+  it("gives every request, good or bad, the same answer either way", async () => {
+    await setUp();
+    const requests: BatchRequest[] = [
+      { endpoint: "typed.email", amount: 1, caller: "acct-1" },
+      { endpoint: "typed.email", amount: 1, caller: " acct-1\t" },
+      { endpoint: "typed.email", amount: 2, caller: "acct-1", idempotencyKey: "k1" },
+      { endpoint: "typed.email", amount: 2, caller: "acct-1", idempotencyKey: "k1" },
+      { endpoint: "typed.email", amount: 1, caller: "acct-1", idempotencyKey: "k1" },
+      { endpoint: "typed.email", amount: 1 },
+      { endpoint: "typed.email", amount: 0, caller: "acct-2" },
+      { endpoint: "typed.email", amount: -5, caller: "acct-2" },
+      { endpoint: "typed.email", amount: 2 ** 53, caller: "acct-2" },
+      { endpoint: "typed.email", amount: 4, caller: "acct-2" },
+      { endpoint: "typed.email", caller: "acct-2" },
+      { endpoint: "typed.email", amount: 1, caller: "ac\tct" },
+      { endpoint: "typed.email", amount: 1, caller: "a\u009fb" },
+      { endpoint: "typed.email\u0007", amount: 1 },
+      { endpoint: "typed.email", amount: 1, caller: "acct-3", requestId: "r\u0085" },
+      { endpoint: "typed.email", amount: 1, caller: "acct-3", ttlSeconds: 0 },
+      { endpoint: "typed.email", amount: 1, caller: "acct-3", ttlSeconds: 86401 },
+      { endpoint: "typed.email", amount: 1, caller: "acct-3", ttlSeconds: 86400 },
+      { endpoint: "typed.email", amount: 1, caller: "acct-3", idempotencyKey: "k".repeat(201) },
+      { endpoint: "typed.email", amount: 1, caller: "c".repeat(201) },
+      { endpoint: "typed.email", amount: 1, caller: `  ${"c".repeat(200)}  ` },
+      { endpoint: "typed.email", amount: 1, caller: "acct-3", requestId: "r".repeat(101) },
+      { endpoint: "typed.email", amount: 1, caller: "acct-3", parts: { units: 1 } },
+      { endpoint: "typed.email", amount: 2, caller: "acct-3", parts: { units: 1 } },
+      { endpoint: "no.such", amount: 1 },
+      { endpoint: "", amount: 1 },
+      { endpoint: "typed.sms", amount: 1 },
+      { endpoint: "typed.sms", amount: 1, destination: "+1 415 555 0100" },
+      { endpoint: "typed.sms", amount: 1, destination: "+1 (415) 555-0100" },
+      { endpoint: "typed.sms", amount: 1, destination: "someone@example.com" },
+      { endpoint: "typed.sms", amount: 1, destinationKey: "d".repeat(321) },
+      { endpoint: "typed.llm", amount: 5 },
+      { endpoint: "typed.llm", parts: { input: 100, output: 20 } },
+      { endpoint: "typed.llm", parts: { input: 100, output: 20 }, amount: 120 },
+      { endpoint: "typed.llm", parts: { input: 100, output: 20 }, amount: 121 },
+      { endpoint: "typed.llm", parts: { input: 100 } },
+      { endpoint: "typed.llm", parts: { input: 100, output: 20, extra: 1 } },
+      { endpoint: "typed.llm", parts: { input: 1000, output: 20 } },
+    ];
+    const json = normal(await viaJson(requests));
+    expect(json.map((a) => a.code ?? a.gate ?? a.status)).toContain("granted");
+    expect(normal(await viaArrays(requests))).toEqual(json);
+    // The library sends these as typed arrays, and answers them as the JSON entry does.
+    const library = await callReserveBatch(t.db, requests);
+    expect(library.map((a) => ("code" in a ? a.code : "gate" in a ? a.gate : a.status))).toEqual(json.map((a) => a.code ?? a.gate ?? a.status));
+  });
+
+  it("agrees on 400 generated batches of edge values", async () => {
+    await setUp();
+    const pick = generator(20261206);
+    const text = ["acct-1", "acct-2", " acct-1 ", "\u3000acct-1", "a\tb", "x\u0085", "", "c".repeat(201), "é", "😀", 'a"b\\c', "NULL", "{}", ","];
+    for (let batch = 0; batch < 400; batch++) {
+      const requests: BatchRequest[] = Array.from({ length: 1 + Math.floor(pick([0, 1, 2, 3, 4, 5, 6, 7])) }, () => {
+        const r: BatchRequest = { endpoint: pick(["typed.email", "typed.email", "typed.sms", "typed.llm", "no.such", "typed.email\u0001"]) };
+        const amount = pick([undefined, 1, 1, 2, 3, 0, -1, 6, 2 ** 53 - 1, 2 ** 53]);
+        if (amount !== undefined) r.amount = amount;
+        const maybe = (f: keyof BatchRequest, values: readonly unknown[]) => {
+          const v = pick(values);
+          if (v !== undefined) (r as Record<string, unknown>)[f] = v;
+        };
+        maybe("caller", [undefined, ...text]);
+        maybe("destination", [undefined, undefined, "+14155550100", "a@b.co", " +1 415 555 0100 ", "x\u0007"]);
+        maybe("destinationKey", [undefined, undefined, undefined, "key-1", "d".repeat(321)]);
+        maybe("idempotencyKey", [undefined, undefined, "k1", "k2", "", "k".repeat(201)]);
+        maybe("ttlSeconds", [undefined, undefined, 1, 0, 86400, 86401, -3]);
+        maybe("requestId", [undefined, undefined, "req", "r".repeat(101)]);
+        maybe("parts", [undefined, undefined, undefined, { input: 10, output: 2 }, { units: 1 }, { input: 10 }, { input: -1, output: 1 }]);
+        return r;
+      });
+      expect(normal(await viaArrays(requests)), JSON.stringify(requests)).toEqual(normal(await viaJson(requests)));
+    }
+  }, 120_000);
+
+  it("refuses arrays of different lengths, and an input error that is not an error", async () => {
+    await expect(t.db.execute(sql`select ceilings.reserve_batch_arrays('{a,b}', '{1}')`)).rejects.toMatchObject({ cause: { code: "22023" } });
+    await expect(
+      t.db.execute(sql`select ceilings.reserve_batch_arrays('{a}', '{1}', input_errors => array['{"status": "granted"}'::jsonb])`),
+    ).rejects.toMatchObject({ cause: { code: "22023" } });
+  });
+});
