@@ -148,7 +148,7 @@ DECLARE
   req_amount bigint[] := array_fill(0::bigint, ARRAY[n]);
   req_parts jsonb[] := array_fill(NULL::jsonb, ARRAY[n]);  -- units per part, for several parts
   req_money bigint[] := array_fill(0::bigint, ARRAY[n]);   -- the worst case in micros
-  req_caller text[] := array_fill(''::text, ARRAY[n]);
+  req_caller text[];
   req_destination text[] := array_fill(NULL::text, ARRAY[n]);
   req_destination_key text[] := array_fill(NULL::text, ARRAY[n]);
   req_idempotency_key text[] := array_fill(NULL::text, ARRAY[n]);
@@ -177,6 +177,7 @@ DECLARE
   counter_added bigint[] := '{}'; -- charged by this batch
   counter_grants bigint[] := '{}';
   counter_answer jsonb[] := '{}'; -- the per-ceiling part of a grant's "remaining"
+  global_counters int[] := '{}';   -- the counters of global limits, the ones with threshold alerts
   position_answer jsonb[] := '{}'; -- per limit position: its part of a grant's answer
   answer_entries jsonb[] := '{}';  -- compact: each distinct part once
   position_entry int[] := '{}';    -- compact: per limit position, its part's entry
@@ -200,6 +201,7 @@ DECLARE
   counter_limit bigint[];          -- their smallest limit
   locked int;                      -- counters locked
   every_written boolean := false;  -- every request still to decide was written early, none repeats a key
+  refused_early boolean := false;  -- a request was refused before the counters were locked (phases 2 and 3)
   fits boolean := false;
   batch_known jsonb;               -- compact: the answer's part made before the counters are locked
   unwritten uuid[] := '{}';       -- written early, then refused
@@ -307,6 +309,8 @@ BEGIN
     WHERE m.endpoint_id IN (SELECT u.id FROM unnest(batch_endpoints) u);
   END IF;
 
+  -- Each request's caller, canonical ('' for none), trimmed once here for every read below.
+  SELECT array_agg(coalesce(ceilings.canonical_caller(callers[g.i]), '') ORDER BY g.i) INTO req_caller FROM generate_series(1, n) AS g(i);
   -- The batch's callers, canonical and distinct, each read once here and named by every read after
   -- it: their accounts (plan and block, one keyed lookup each), their overrides, their plans'
   -- values. Accounts are read without a lock: an assignment or a block committed before this
@@ -319,10 +323,10 @@ BEGIN
          coalesce(array_agg(k.caller) FILTER (WHERE a.blocked_at IS NOT NULL), '{}'),
          coalesce(array_agg(k.caller ORDER BY k.caller) FILTER (WHERE a.account IS NULL), '{}')
   INTO batch_callers, caller_plan, blocked_callers, new_callers
-  FROM (SELECT DISTINCT ceilings.canonical_caller(q.caller) AS caller FROM unnest(callers, endpoint_keys) AS q(caller, endpoint_key)
+  FROM (SELECT DISTINCT q.caller FROM unnest(req_caller, endpoint_keys) AS q(caller, endpoint_key)
         WHERE q.endpoint_key = ANY (batch_endpoint_keys)) k
   LEFT JOIN accounts a ON a.account = k.caller
-  WHERE k.caller IS NOT NULL AND char_length(k.caller) <= 200 AND NOT ceilings.has_control_chars(k.caller);
+  WHERE k.caller <> '' AND char_length(k.caller) <= 200 AND NOT ceilings.has_control_chars(k.caller);
 
   -- The batch's per-account limits, read by the overrides and the plans' values below: a loop over
   -- the rows in hand, no statement; none without a per-caller ceiling or a per-account budget, and
@@ -373,8 +377,8 @@ BEGIN
   -- (ON CONFLICT), and answered the same way.
   IF array_to_string(idempotency_keys, '') <> '' THEN
     SELECT coalesce(array_agg(x.k), '{}'), coalesce(array_agg(x.rr), '{}') INTO existing_keys, existing_reservations
-    FROM (SELECT DISTINCT be.id AS endpoint_id, coalesce(ceilings.canonical_caller(q.caller), '') AS caller, q.key
-          FROM unnest(endpoint_keys, callers, idempotency_keys) AS q(endpoint_key, caller, key)
+    FROM (SELECT DISTINCT be.id AS endpoint_id, q.caller, q.key
+          FROM unnest(endpoint_keys, req_caller, idempotency_keys) AS q(endpoint_key, caller, key)
           JOIN unnest(batch_endpoints) be ON be.key = q.endpoint_key
           WHERE q.key <> '') q
     CROSS JOIN LATERAL (SELECT q.endpoint_id || '|' || q.caller || '|' || q.key AS k, rr FROM reservations rr
@@ -431,7 +435,6 @@ BEGIN
       req_amount[i] := amounts[i];
     END IF;
     req_ttl[i] := coalesce(ttl_seconds[i], 300);
-    req_caller[i] := coalesce(ceilings.canonical_caller(callers[i]), '');
     req_destination[i] := nullif(btrim(destinations[i]), '');
     req_destination_key[i] := coalesce(nullif(btrim(destination_keys[i]), ''), ceilings.canonical_destination(destinations[i]));
     req_idempotency_key[i] := nullif(idempotency_keys[i], '');
@@ -681,6 +684,9 @@ BEGIN
     END IF;
     counter_answer[idx] := position_answer[x];
     counter_entry[idx] := position_entry[x];
+    IF counter_scope[idx] = '' THEN
+      global_counters := global_counters || idx;
+    END IF;
   END LOOP;
   -- Every charge of the batch as the value its reservation keeps, in charge order, in one
   -- statement: a reservation keeps its own, from its first charge to its last
@@ -722,7 +728,10 @@ BEGIN
   -- The requests to write (grant_request) are found in the same pass, with no statement.
   every_written := true;
   FOR i IN 1 .. n LOOP
-    CONTINUE WHEN answers[i] IS NOT NULL;
+    IF answers[i] IS NOT NULL THEN
+      refused_early := refused_early OR answers[i]->>'status' = 'refused';
+      CONTINUE;
+    END IF;
     IF req_idempotency_key[i] IS NOT NULL THEN
       v_key := req_endpoint[i] || '|' || req_caller[i] || '|' || req_idempotency_key[i];
       IF first_with_key ? v_key THEN
@@ -948,9 +957,11 @@ BEGIN
   WHERE u.limit_id = d.l AND u.scope_key = d.s AND u.window_start = d.w AND d.grants <> 0;
 
   -- Phase 11, threshold alerts (8) on global ceilings, once per ceiling, window and percent. The
-  -- counter row is locked, so exactly one batch sees each crossing.
-  FOR idx IN 1 .. coalesce(array_length(counter_key, 1), 0) LOOP
-    CONTINUE WHEN counter_added[idx] <= 0 OR counter_scope[idx] <> '';
+  -- counter row is locked, so exactly one batch sees each crossing. Only the global counters are
+  -- visited (found before the lock): a batch of many callers has one counter each on a per-caller
+  -- limit, and none of them has alerts.
+  FOREACH idx IN ARRAY global_counters LOOP
+    CONTINUE WHEN counter_added[idx] <= 0;
     x := counter_position[idx];
     IF x > cardinality(batch_ceilings) THEN
       -- A global budget's thresholds, the same way: "llm-daily reached 80% of its budget: $160.00 of $200.00 per UTC day".
@@ -994,9 +1005,9 @@ BEGIN
 
   -- Phase 12, log every refusal (9), folded: the list in one statement (appending to a JSON array
   -- copied it whole for each refusal). A grant of the fast path has no answer here (NULL). Most
-  -- batches refuse nothing: a pass over the answers, not a statement, finds that out while the
-  -- counters are still held.
-  FOR i IN 1 .. n LOOP
+  -- batches refuse nothing: a batch that fits whole refuses only what it refused before the lock
+  -- (refused_early), and otherwise a pass over the answers, not a statement, finds its first.
+  FOR i IN 1 .. CASE WHEN fits AND NOT refused_early THEN 0 ELSE n END LOOP
     CONTINUE WHEN answers[i] IS NULL OR answers[i]->>'status' <> 'refused';
     SELECT jsonb_agg(jsonb_build_object('endpointId', req_endpoint[t.o], 'endpointKey', req_endpoint_key[t.o],
              'ceilingId', answers[t.o]->'ceilingId', 'budgetId', answers[t.o]->'budgetId', 'gate', answers[t.o]->>'gate',

@@ -158,6 +158,21 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
     }
   }, 120_000);
 
+  // A batch whose charges all fit is decided without the loop over its requests; a refusal made
+  // before the counters were locked (here the per-call max) is logged all the same.
+  it("logs the refusals of a batch whose charges all fit", async () => {
+    await setUp();
+    const answers = await callReserveBatch(t.db, [
+      { endpoint: "typed.email", amount: 1, caller: "acct-log-1", requestId: "fit-1" },
+      { endpoint: "typed.email", amount: 4, caller: "acct-log-2", requestId: "fit-2" },
+    ]);
+    expect(answers.map((a) => ("gate" in a ? a.gate : a.status))).toEqual(["granted", "per_call_max"]);
+    const [row] = resultRows<{ n: number }>(
+      await t.db.execute(sql`select coalesce(sum(count), 0)::int as n from refusals where gate = 'per_call_max' and request_id = 'fit-2'`),
+    );
+    expect(row?.n).toBe(1);
+  });
+
   it("refuses arrays of different lengths, and an input error that is not an error", async () => {
     await expect(t.db.execute(sql`select ceilings.reserve_batch_arrays('{a,b}', '{1}')`)).rejects.toMatchObject({ cause: { code: "22023" } });
     await expect(
