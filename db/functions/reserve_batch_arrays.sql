@@ -258,31 +258,36 @@ BEGIN
   -- committed while this batch waited for them binds this batch, not the next one): the
   -- endpoints, their parts' prices, their ceilings and budgets, each with its current window.
   -- A batch on endpoints in no budget pays an index probe that finds nothing for those.
+  -- Here and below, lists are aggregated from rows already in their order (a subquery's ORDER BY,
+  -- or a function's rows as it returns them): an aggregate's own ORDER BY sorts its input again
+  -- for each list, and those sorts were 2% of a batch (and of a lone call).
   SELECT ep_rows.all_rows, ep_rows.prices, ep_rows.keys, ep_rows.unit_prices,
          ce_rows.all_rows, ce_rows.starts, ce_rows.ends, ce_rows.window_keys, ce_rows.per_caller,
          bu_rows.all_rows, bu_rows.starts, bu_rows.ends
   INTO batch_endpoints, endpoint_prices, batch_endpoint_keys, endpoint_unit_price,
        batch_ceilings, ceiling_window_start, ceiling_window_end, ceiling_window_key, has_caller_ceiling,
        batch_budgets, budget_window_start, budget_window_end
-  FROM (SELECT coalesce(array_agg(s ORDER BY s.id), '{}') AS all_rows, coalesce(array_agg(s.key ORDER BY s.id), '{}') AS keys,
-               array_agg((s.parts->0->>'pricePico')::numeric ORDER BY s.id) AS unit_prices,
-               coalesce(jsonb_object_agg(s.id::text, (SELECT coalesce(jsonb_object_agg(p->>'name', (p->>'pricePico')::bigint), '{}')
-                                                       FROM jsonb_array_elements(s.parts) p)), '{}') AS prices
-        FROM endpoints s WHERE s.id = ANY (endpoint_ids)) ep_rows,
-       (SELECT coalesce(array_agg(l ORDER BY l.id), '{}') AS all_rows, array_agg(b.window_start ORDER BY l.id) AS starts,
-               array_agg(b.window_end ORDER BY l.id) AS ends,
-               array_agg(CASE WHEN l.window = 'first_hit' THEN '' ELSE extract(epoch FROM b.window_start)::text END ORDER BY l.id) AS window_keys,
-               coalesce(bool_or(l.scope = 'caller'), false) AS per_caller
-        FROM ceilings l
-        JOIN endpoints s ON s.id = l.endpoint_id
-        CROSS JOIN LATERAL ceilings.window_bounds(l.window, s.billing_day, l.window_seconds, t_now) b
-        WHERE l.endpoint_id = ANY (endpoint_ids)) ce_rows,
-       (SELECT coalesce(array_agg(l ORDER BY l.id), '{}') AS all_rows, array_agg(w.window_start ORDER BY l.id) AS starts,
-               array_agg(w.window_end ORDER BY l.id) AS ends
-        FROM budgets l
-        CROSS JOIN LATERAL ceilings.window_bounds(l.window, l.billing_day, NULL, t_now) w
-        WHERE l.archived_at IS NULL
-          AND l.id IN (SELECT m.budget_id FROM budget_members m WHERE m.endpoint_id = ANY (endpoint_ids))) bu_rows;
+  FROM (SELECT coalesce(array_agg(e.s), '{}') AS all_rows, coalesce(array_agg(e.key), '{}') AS keys,
+               array_agg((e.parts->0->>'pricePico')::numeric) AS unit_prices,
+               coalesce(jsonb_object_agg(e.id::text, (SELECT coalesce(jsonb_object_agg(p->>'name', (p->>'pricePico')::bigint), '{}')
+                                                       FROM jsonb_array_elements(e.parts) p)), '{}') AS prices
+        FROM (SELECT s, s.id, s.key, s.parts FROM endpoints s WHERE s.id = ANY (endpoint_ids) ORDER BY s.id) e) ep_rows,
+       (SELECT coalesce(array_agg(cw.l), '{}') AS all_rows, array_agg(cw.window_start) AS starts, array_agg(cw.window_end) AS ends,
+               array_agg(cw.window_key) AS window_keys, coalesce(bool_or(cw.per_caller), false) AS per_caller
+        FROM (SELECT l, b.window_start, b.window_end, l.scope = 'caller' AS per_caller,
+                     CASE WHEN l.window = 'first_hit' THEN '' ELSE extract(epoch FROM b.window_start)::text END AS window_key
+              FROM ceilings l
+              JOIN endpoints s ON s.id = l.endpoint_id
+              CROSS JOIN LATERAL ceilings.window_bounds(l.window, s.billing_day, l.window_seconds, t_now) b
+              WHERE l.endpoint_id = ANY (endpoint_ids)
+              ORDER BY l.id) cw) ce_rows,
+       (SELECT coalesce(array_agg(g.l), '{}') AS all_rows, array_agg(g.window_start) AS starts, array_agg(g.window_end) AS ends
+        FROM (SELECT l, w.window_start, w.window_end
+              FROM budgets l
+              CROSS JOIN LATERAL ceilings.window_bounds(l.window, l.billing_day, NULL, t_now) w
+              WHERE l.archived_at IS NULL
+                AND l.id IN (SELECT m.budget_id FROM budget_members m WHERE m.endpoint_id = ANY (endpoint_ids))
+              ORDER BY l.id) g) bu_rows;
 
   FOREACH c IN ARRAY batch_ceilings LOOP
     IF c.scope = 'caller' THEN caller_endpoints := caller_endpoints || c.endpoint_id; END IF;
@@ -310,7 +315,7 @@ BEGIN
   END IF;
 
   -- Each request's caller, canonical ('' for none), trimmed once here for every read below.
-  SELECT array_agg(coalesce(ceilings.canonical_caller(callers[g.i]), '') ORDER BY g.i) INTO req_caller FROM generate_series(1, n) AS g(i);
+  SELECT array_agg(coalesce(ceilings.canonical_caller(callers[g.i]), '')) INTO req_caller FROM generate_series(1, n) AS g(i);
   -- The batch's callers, canonical and distinct, each read once here and named by every read after
   -- it: their accounts (plan and block, one keyed lookup each), their overrides, their plans'
   -- values. Accounts are read without a lock: an assignment or a block committed before this
@@ -705,7 +710,7 @@ BEGIN
   -- its row. Each counter's demand (the sum of the batch's charges on it, their number, their
   -- smallest limit) is kept for the decision's fast path.
   SELECT coalesce(array_agg(q.k) FILTER (WHERE NOT q.found), '{}'), coalesce(bool_and(q.lim > 0 AND q.used + q.added <= q.lim), true),
-         coalesce(array_agg(q.added ORDER BY q.k), '{}'), coalesce(array_agg(q.charges ORDER BY q.k), '{}'), coalesce(array_agg(q.lim ORDER BY q.k), '{}')
+         coalesce(array_agg(q.added), '{}'), coalesce(array_agg(q.charges), '{}'), coalesce(array_agg(q.lim), '{}')
   INTO missing, write_early, counter_demand, counter_charges, counter_limit
   FROM (SELECT k.idx AS k, coalesce(u.held + u.settled, 0) AS used, u.limit_id IS NOT NULL AS found,
                ch.added, ch.charges, ch.lim
@@ -713,7 +718,8 @@ BEGIN
         JOIN (SELECT cc.k, sum(cc.n)::bigint AS added, count(*) AS charges, min(cc.lim) AS lim
               FROM unnest(charge_counter, charge_amount, charge_limit) AS cc(k, n, lim) GROUP BY cc.k) ch
           ON ch.k = k.idx
-        LEFT JOIN counters u ON u.limit_id = k.l AND u.scope_key = k.s AND u.window_start = k.w) q;
+        LEFT JOIN counters u ON u.limit_id = k.l AND u.scope_key = k.s AND u.window_start = k.w
+        ORDER BY k.idx) q;
   IF cardinality(missing) > 0 THEN
     INSERT INTO counters (limit_id, scope_key, window_start, window_end)
     SELECT counter_limit_id[m], counter_scope[m], counter_start[m], counter_end[m] FROM unnest(missing) AS m
@@ -748,7 +754,7 @@ BEGIN
   -- arithmetic on every id cost 7 µs a request.
   v_id_head := lpad(to_hex((extract(epoch FROM t_now) * 1000)::bigint), 12, '0');
   v_id_head := substr(v_id_head, 1, 8) || '-' || substr(v_id_head, 9, 4) || '-7';
-  SELECT array_agg(g.id ORDER BY g.o), array_agg(g.expires ORDER BY g.o)
+  SELECT array_agg(g.id), array_agg(g.expires)
   INTO req_id, req_expires
   FROM (SELECT t.o, (v_id_head || substr(gen_random_uuid()::text, 16))::uuid AS id, t_now + make_interval(secs => t.ttl) AS expires
         FROM unnest(req_ttl) WITH ORDINALITY AS t(ttl, o)) g;
