@@ -298,7 +298,7 @@ function usedByCharge(batch: CompactBatch): number[] {
 }
 
 /** A Postgres array literal of `values`, each quoted (NULL for null or undefined). */
-function arrayLiteral(values: readonly (string | number | null | undefined)[]): string {
+export function arrayLiteral(values: readonly (string | number | null | undefined)[]): string {
   return `{${values.map((v) => (v === null || v === undefined ? "NULL" : `"${String(v).replace(/[\\"]/g, "\\$&")}"`)).join(",")}}`;
 }
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { resultRows } from "@/db/client";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
-import { callReserveBatch, type BatchRequest } from "./batcher";
+import { arrayLiteral, callReserveBatch, type BatchRequest } from "./batcher";
 
 // Two entries decide a batch: reserve_batch (JSON, what a service in any language calls) and
 // reserve_batch_arrays (one typed array per field, what the TypeScript library calls). One
@@ -11,10 +11,6 @@ import { callReserveBatch, type BatchRequest } from "./batcher";
 // the same answer from each, from the same state (each batch run in a transaction rolled back).
 
 type Answer = Record<string, unknown>;
-
-/** A Postgres array literal (NULL for null or undefined), as the library writes one. */
-const literal = (values: unknown[]) =>
-  `{${values.map((v) => (v === null || v === undefined ? "NULL" : `"${String(v).replace(/[\\"]/g, "\\$&")}"`)).join(",")}}`;
 
 /** Ids and times (an expiry, a cooldown's end) differ between two runs; everything else must not. */
 const normal = (answers: Answer[]) =>
@@ -67,7 +63,7 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
   }
 
   async function viaArrays(requests: BatchRequest[]): Promise<Answer[]> {
-    const field = (f: (r: BatchRequest) => unknown) => literal(requests.map(f));
+    const field = (f: (r: BatchRequest) => string | number | null | undefined) => arrayLiteral(requests.map(f));
     await t.db.execute(sql`begin`);
     try {
       const [row] = resultRows<{ a: Answer[] }>(
