@@ -91,7 +91,7 @@ DECLARE
   -- a batch without one checks none of its requests' fields one by one.
   controls boolean;
   t_now timestamptz := now();
-  answers jsonb[] := array_fill(NULL::jsonb, ARRAY[n]);
+  answers jsonb[];               -- per request, once decided (input errors first)
   -- the batch's endpoints and their ceilings, in id order, with each ceiling's current window
   endpoint_ids int[];             -- the batch's endpoints, locked, in id order
   batch_endpoints endpoints[];
@@ -142,6 +142,7 @@ DECLARE
   blocked_callers text[] := '{}';
   new_callers text[] := '{}';
   v_lock_timeout text := current_setting('lock_timeout');
+  v_seqscan text := current_setting('enable_seqscan');
   -- per request
   req_endpoint int[] := array_fill(0, ARRAY[n]);
   req_endpoint_key text[] := array_fill(''::text, ARRAY[n]);
@@ -149,11 +150,10 @@ DECLARE
   req_parts jsonb[] := array_fill(NULL::jsonb, ARRAY[n]);  -- units per part, for several parts
   req_money bigint[] := array_fill(0::bigint, ARRAY[n]);   -- the worst case in micros
   req_caller text[];
-  req_destination text[] := array_fill(NULL::text, ARRAY[n]);
-  req_destination_key text[] := array_fill(NULL::text, ARRAY[n]);
-  req_idempotency_key text[] := array_fill(NULL::text, ARRAY[n]);
-  req_ttl int[] := array_fill(300, ARRAY[n]);
-  req_request_id text[] := array_fill(NULL::text, ARRAY[n]);
+  req_destination text[];
+  req_destination_key text[];
+  req_idempotency_key text[];
+  req_ttl int[];
   req_throttled boolean[] := array_fill(false, ARRAY[n]);
   req_first_charge int[] := array_fill(0, ARRAY[n]);
   req_last_charge int[] := array_fill(-1, ARRAY[n]);
@@ -174,14 +174,12 @@ DECLARE
   counter_cooldown_seconds int[] := '{}';
   counter_measure text[] := '{}'; -- its limit's measure in charges: u(nits), c(alls), m(icros)
   counter_used bigint[] := '{}';  -- held + settled when locked
+  counter_tid tid[];              -- its row's place, once locked
   counter_added bigint[] := '{}'; -- charged by this batch
   counter_grants bigint[] := '{}';
-  counter_answer jsonb[] := '{}'; -- the per-ceiling part of a grant's "remaining"
-  global_counters int[] := '{}';   -- the counters of global limits, the ones with threshold alerts
-  position_answer jsonb[] := '{}'; -- per limit position: its part of a grant's answer
-  answer_entries jsonb[] := '{}';  -- compact: each distinct part once
-  position_entry int[] := '{}';    -- compact: per limit position, its part's entry
-  counter_entry int[] := '{}';     -- compact: per counter, its part's entry
+  global_counters int[] := '{}';   -- the counters of global limits, the ones with threshold alerts, in counter order
+  answer_entries jsonb[] := '{}';  -- each limit's part of a grant's "remaining" once (a cooldown's once a counter)
+  counter_entry int[] := '{}';     -- per counter, its part's entry
   batch_charges reservation_charge[]; -- per charge, in charge order: what its reservation keeps
   -- throttle, per (endpoint, caller)
   throttle_key text[];
@@ -314,8 +312,24 @@ BEGIN
     WHERE m.endpoint_id IN (SELECT u.id FROM unnest(batch_endpoints) u);
   END IF;
 
-  -- Each request's caller, canonical ('' for none), trimmed once here for every read below.
-  SELECT array_agg(coalesce(ceilings.canonical_caller(callers[g.i]), '')) INTO req_caller FROM generate_series(1, n) AS g(i);
+  -- Each request's input error (input_error: ranges, lengths, control characters, the batch's text
+  -- tested once for those; the JSON entry, reserve_batch, checked its requests already), and its
+  -- fields as every read below takes them: the caller canonical ('' for none), trimmed once here,
+  -- the TTL, destination and key. One statement for the batch, not an assignment a field a request:
+  -- a request answered here is never read by those fields.
+  controls := input_errors IS NULL AND array_to_string(endpoint_keys || callers || destinations || destination_keys
+    || idempotency_keys || request_ids, '') ~ '[\u0001-\u001f\u007f-\u009f]';
+  SELECT array_agg(CASE WHEN input_errors IS NULL
+                        THEN ceilings.input_error(endpoint_keys[g.i], callers[g.i], destinations[g.i], destination_keys[g.i],
+                               idempotency_keys[g.i], request_ids[g.i], units_by_part[g.i], amounts[g.i], NULL, ttl_seconds[g.i], controls)
+                        ELSE input_errors[g.i] END),
+         array_agg(coalesce(ceilings.canonical_caller(callers[g.i]), '')),
+         array_agg(coalesce(ttl_seconds[g.i], 300)),
+         array_agg(nullif(btrim(destinations[g.i]), '')),
+         array_agg(coalesce(nullif(btrim(destination_keys[g.i]), ''), ceilings.canonical_destination(destinations[g.i]))),
+         array_agg(nullif(idempotency_keys[g.i], ''))
+  INTO answers, req_caller, req_ttl, req_destination, req_destination_key, req_idempotency_key
+  FROM generate_series(1, n) AS g(i);
   -- The batch's callers, canonical and distinct, each read once here and named by every read after
   -- it: their accounts (plan and block, one keyed lookup each), their overrides, their plans'
   -- values. Accounts are read without a lock: an assignment or a block committed before this
@@ -328,10 +342,10 @@ BEGIN
          coalesce(array_agg(k.caller) FILTER (WHERE a.blocked_at IS NOT NULL), '{}'),
          coalesce(array_agg(k.caller ORDER BY k.caller) FILTER (WHERE a.account IS NULL), '{}')
   INTO batch_callers, caller_plan, blocked_callers, new_callers
-  FROM (SELECT DISTINCT q.caller FROM unnest(req_caller, endpoint_keys) AS q(caller, endpoint_key)
-        WHERE q.endpoint_key = ANY (batch_endpoint_keys)) k
+  FROM (SELECT DISTINCT q.caller FROM unnest(req_caller, endpoint_keys, answers) AS q(caller, endpoint_key, input_error)
+        WHERE q.input_error IS NULL AND q.endpoint_key = ANY (batch_endpoint_keys)) k
   LEFT JOIN accounts a ON a.account = k.caller
-  WHERE k.caller <> '' AND char_length(k.caller) <= 200 AND NOT ceilings.has_control_chars(k.caller);
+  WHERE k.caller <> '';
 
   -- The batch's per-account limits, read by the overrides and the plans' values below: a loop over
   -- the rows in hand, no statement; none without a per-caller ceiling or a per-account budget, and
@@ -392,16 +406,7 @@ BEGIN
 
   -- Phase 2, validation and the cheap gates: input, idempotent replay, blocked account, per-call
   -- max, kill switch.
-  controls := input_errors IS NULL AND array_to_string(endpoint_keys || callers || destinations || destination_keys
-    || idempotency_keys || request_ids, '') ~ '[\u0001-\u001f\u007f-\u009f]';
   FOR i IN 1 .. n LOOP
-    -- The JSON entry (reserve_batch) checked every request already (request_error).
-    IF input_errors IS NULL THEN
-      answers[i] := ceilings.input_error(endpoint_keys[i], callers[i], destinations[i], destination_keys[i], idempotency_keys[i],
-        request_ids[i], units_by_part[i], amounts[i], NULL, ttl_seconds[i], controls);
-    ELSE
-      answers[i] := input_errors[i];
-    END IF;
     CONTINUE WHEN answers[i] IS NOT NULL;
     v_endpoint := array_position(batch_endpoint_keys, endpoint_keys[i]);
     ep := batch_endpoints[v_endpoint];
@@ -439,11 +444,6 @@ BEGIN
     ELSE
       req_amount[i] := amounts[i];
     END IF;
-    req_ttl[i] := coalesce(ttl_seconds[i], 300);
-    req_destination[i] := nullif(btrim(destinations[i]), '');
-    req_destination_key[i] := coalesce(nullif(btrim(destination_keys[i]), ''), ceilings.canonical_destination(destinations[i]));
-    req_idempotency_key[i] := nullif(idempotency_keys[i], '');
-    req_request_id[i] := request_ids[i];
 
     -- Only a request without a caller on an endpoint with a per-caller ceiling, or one on an
     -- endpoint with a cooldown, can fail here, so only those walk the ceilings (where the last
@@ -604,6 +604,7 @@ BEGIN
         END IF;
         IF ceiling_scope[x] = 'global' THEN
           ceiling_counter[x] := idx;
+          global_counters := global_counters || idx;
         END IF;
       END IF;
       charge_counter := charge_counter || idx;
@@ -633,6 +634,9 @@ BEGIN
           counter_cooldown_seconds := counter_cooldown_seconds || NULL::int;
           counter_measure := counter_measure || 'm'::text;
           idx := array_length(counter_key, 1);
+          IF v_scope = '' THEN
+            global_counters := global_counters || idx;
+          END IF;
         END IF;
         charge_counter := charge_counter || idx;
         charge_ceiling := charge_ceiling || -pair_budget[x];
@@ -642,6 +646,21 @@ BEGIN
     END IF;
     req_last_charge[i] := coalesce(array_length(charge_counter, 1), 0);
   END LOOP;
+  -- Each limit's part of a grant's answer, made once: entry x describes position x, and every
+  -- counter of that limit names it (a batch of 32 callers on a per-caller ceiling has 32 counters
+  -- and one part). A cooldown's window is each destination's own: phase 5 gives each of its
+  -- counters an entry of its own.
+  FOR x IN 1 .. cardinality(batch_ceilings) LOOP
+    c := batch_ceilings[x];
+    answer_entries := answer_entries || jsonb_build_object('ceilingId', c.id, 'metric', c.metric, 'scope', c.scope,
+      'window', c.window, 'windowEnd', CASE WHEN c.window <> 'first_hit' THEN ceiling_window_end[x] END);
+  END LOOP;
+  FOR x IN 1 .. cardinality(batch_budgets) LOOP
+    bg := batch_budgets[x];
+    answer_entries := answer_entries || jsonb_build_object('budgetId', bg.id, 'budget', bg.key, 'metric', 'money',
+      'currency', bg.currency, 'scope', bg.scope, 'window', bg.window, 'windowEnd', budget_window_end[x]);
+  END LOOP;
+  counter_entry := counter_position;
   counter_used := array_fill(0::bigint, ARRAY[cardinality(counter_key)]);
   counter_added := counter_used;
   counter_grants := counter_used;
@@ -664,35 +683,13 @@ BEGIN
         counter_start[idx] := t_now;
         counter_end[idx] := t_now + make_interval(secs => counter_cooldown_seconds[idx]);
       END IF;
+      answer_entries := answer_entries || (answer_entries[counter_position[idx]] || jsonb_build_object('windowEnd', counter_end[idx]));
+      counter_entry[idx] := cardinality(answer_entries);
     END LOOP;
   END IF;
 
   -- Phase 6, everything that does not depend on the counters' values, built before they are
-  -- locked: the per-limit parts of answers and each request's charges, which settle, release and
-  -- expiry replay later.
-  -- A limit's part of an answer is made once and shared by its counters (a per-caller ceiling has
-  -- one a caller), except a cooldown's, whose window is each destination's own.
-  FOR idx IN 1 .. coalesce(array_length(counter_key, 1), 0) LOOP
-    x := counter_position[idx];
-    IF position_answer[x] IS NULL OR counter_cooldown_seconds[idx] IS NOT NULL THEN
-      IF x > cardinality(batch_ceilings) THEN
-        bg := batch_budgets[x - cardinality(batch_ceilings)];
-        position_answer[x] := jsonb_build_object('budgetId', bg.id, 'budget', bg.key, 'metric', 'money', 'currency', bg.currency,
-          'scope', bg.scope, 'window', bg.window, 'windowEnd', counter_end[idx]);
-      ELSE
-        c := batch_ceilings[x];
-        position_answer[x] := jsonb_build_object('ceilingId', c.id, 'metric', c.metric, 'scope', c.scope,
-          'window', c.window, 'windowEnd', counter_end[idx]);
-      END IF;
-      answer_entries := answer_entries || position_answer[x];
-      position_entry[x] := cardinality(answer_entries);
-    END IF;
-    counter_answer[idx] := position_answer[x];
-    counter_entry[idx] := position_entry[x];
-    IF counter_scope[idx] = '' THEN
-      global_counters := global_counters || idx;
-    END IF;
-  END LOOP;
+  -- locked: each request's charges, which settle, release and expiry replay later.
   -- Every charge of the batch as the value its reservation keeps, in charge order, in one
   -- statement: a reservation keeps its own, from its first charge to its last
   -- (write_reservations), typed values that nothing prints or parses.
@@ -802,17 +799,18 @@ BEGIN
   -- all of the batch's charges on it (phase 8), with no statement more while they are held.
   locked := 0;
   fits := compact AND every_written AND cardinality(charge_counter) > 0;
+  -- One statement: the rows are locked in key order as the sorted subquery returns them, and each
+  -- one's place (its ctid, which no one else can change while it is locked) is kept for the write
+  -- in phase 10, which then finds each counter without its index.
   IF coalesce(array_length(counter_key, 1), 0) > 0 THEN
-    FOR rec IN SELECT k.idx, u.held + u.settled AS used, k.lim > 0 AND u.held + u.settled + k.added <= k.lim AS room
-               FROM counters u
-               JOIN unnest(counter_limit_id, counter_scope, counter_start, counter_demand, counter_limit) WITH ORDINALITY AS k(l, s, w, added, lim, idx)
-                 ON u.limit_id = k.l AND u.scope_key = k.s AND u.window_start = k.w
-               ORDER BY u.limit_id, u.scope_key, u.window_start
-               FOR UPDATE OF u LOOP
-      counter_used[rec.idx] := rec.used;
-      fits := fits AND rec.room;
-      locked := locked + 1;
-    END LOOP;
+    SELECT array_agg(l.used ORDER BY l.idx), array_agg(l.t ORDER BY l.idx), fits AND bool_and(l.room), count(*)
+    INTO counter_used, counter_tid, fits, locked
+    FROM (SELECT k.idx, u.ctid AS t, u.held + u.settled AS used, k.lim > 0 AND u.held + u.settled + k.added <= k.lim AS room
+          FROM counters u
+          JOIN unnest(counter_limit_id, counter_scope, counter_start, counter_demand, counter_limit) WITH ORDINALITY AS k(l, s, w, added, lim, idx)
+            ON u.limit_id = k.l AND u.scope_key = k.s AND u.window_start = k.w
+          ORDER BY u.limit_id, u.scope_key, u.window_start
+          FOR UPDATE OF u) l;
   END IF;
   IF locked <> coalesce(array_length(counter_key, 1), 0) THEN
     RAISE EXCEPTION 'reserve_batch: % of % counters found to lock', locked, coalesce(array_length(counter_key, 1), 0);
@@ -907,7 +905,7 @@ BEGIN
       counter_grants[idx] := counter_grants[idx] + 1;
       charge_used[x] := counter_used[idx] + counter_added[idx];
       IF NOT compact THEN
-        v_remaining := v_remaining || (counter_answer[idx] || jsonb_build_object('limit', charge_limit[x], 'used', charge_used[x],
+        v_remaining := v_remaining || (answer_entries[counter_entry[idx]] || jsonb_build_object('limit', charge_limit[x], 'used', charge_used[x],
           'remaining', charge_limit[x] - charge_used[x]));
       END IF;
     END LOOP;
@@ -955,12 +953,16 @@ BEGIN
     END LOOP;
   END IF;
 
-  -- Phase 10, one write per counter (already locked). A budget's charge may be 0 micros (a free
+  -- Phase 10, one write per counter (locked, found by its place). A budget's charge may be 0 micros (a free
   -- part) and still count its reservation.
+  -- By place even while counters is small enough that the planner would rather read all of it:
+  -- a plan is kept for the session, and this one is made for the table at any size.
+  PERFORM set_config('enable_seqscan', 'off', true);
   UPDATE counters u
   SET held = u.held + d.added, reservations = u.reservations + d.grants
-  FROM unnest(counter_limit_id, counter_scope, counter_start, counter_added, counter_grants) AS d(l, s, w, added, grants)
-  WHERE u.limit_id = d.l AND u.scope_key = d.s AND u.window_start = d.w AND d.grants <> 0;
+  FROM unnest(counter_tid, counter_added, counter_grants) AS d(t, added, grants)
+  WHERE u.ctid = d.t AND d.grants <> 0;
+  PERFORM set_config('enable_seqscan', v_seqscan, true);
 
   -- Phase 11, threshold alerts (8) on global ceilings, once per ceiling, window and percent. The
   -- counter row is locked, so exactly one batch sees each crossing. Only the global counters are
@@ -1018,7 +1020,7 @@ BEGIN
     SELECT jsonb_agg(jsonb_build_object('endpointId', req_endpoint[t.o], 'endpointKey', req_endpoint_key[t.o],
              'ceilingId', answers[t.o]->'ceilingId', 'budgetId', answers[t.o]->'budgetId', 'gate', answers[t.o]->>'gate',
              'caller', req_caller[t.o], 'destination', coalesce(req_destination_key[t.o], ''), 'amount', req_amount[t.o],
-             'remaining', answers[t.o]->'remaining', 'requestId', req_request_id[t.o], 'detail', answers[t.o]->>'message') ORDER BY t.o)
+             'remaining', answers[t.o]->'remaining', 'requestId', request_ids[t.o], 'detail', answers[t.o]->>'message') ORDER BY t.o)
     INTO refused
     FROM generate_series(i, n) AS t(o)
     WHERE answers[t.o]->>'status' = 'refused';

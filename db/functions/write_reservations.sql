@@ -15,6 +15,21 @@ RETURNS uuid[] LANGUAGE plpgsql SET search_path = public, pg_temp SET plan_cache
 DECLARE
   written uuid[];
 BEGIN
+  -- A batch without idempotency keys can conflict on nothing, and its rows take no unique entry
+  -- but their random ids, so in no order: a plain insert, not a speculative one (ON CONFLICT
+  -- writes and confirms each row apart).
+  IF array_to_string(idempotency_keys, '') = '' THEN
+    WITH ins AS (
+      INSERT INTO reservations (id, endpoint_id, caller, destination, destination_key, amount, parts, money, prices,
+                                idempotency_key, charges, created_at, expires_at)
+      SELECT ids[q], endpoint_ids[q], callers[q], destinations[q], destination_keys[q], amounts[q], parts[q], money[q],
+             prices -> endpoint_ids[q]::text, idempotency_keys[q], charges[first_charge[q]:last_charge[q]], created, expires[q]
+      FROM unnest(which) AS q
+      RETURNING id
+    )
+    SELECT coalesce(array_agg(id), '{}') INTO written FROM ins;
+    RETURN written;
+  END IF;
   WITH ins AS (
     INSERT INTO reservations (id, endpoint_id, caller, destination, destination_key, amount, parts, money, prices,
                               idempotency_key, charges, created_at, expires_at)
