@@ -194,9 +194,9 @@ DECLARE
   written_early int[] := '{}';     -- the requests written early, when all of them were (req_written not yet marked)
   write_early boolean;
   missing int[];                   -- counters without a row yet
-  counter_demand bigint[];         -- per counter: the batch's charges on it, summed
-  counter_charges bigint[];        -- their number
-  counter_limit bigint[];          -- their smallest limit
+  counter_demand bigint[] := '{}'; -- per counter: the batch's charges on it, summed (phase 4)
+  counter_charges bigint[] := '{}'; -- their number
+  counter_limit bigint[] := '{}';  -- their limit (every charge on one counter has the same)
   locked int;                      -- counters locked
   every_written boolean := false;  -- every request still to decide was written early, none repeats a key
   refused_early boolean := false;  -- a request was refused before the counters were locked (phases 2 and 3)
@@ -601,6 +601,9 @@ BEGIN
           counter_cooldown_seconds := counter_cooldown_seconds || c.window_seconds;
           counter_measure := counter_measure || ceiling_measure[x];
           idx := array_length(counter_key, 1);
+          counter_demand := counter_demand || 0::bigint;
+          counter_charges := counter_charges || 0::bigint;
+          counter_limit := counter_limit || v_limit;
         END IF;
         IF ceiling_scope[x] = 'global' THEN
           ceiling_counter[x] := idx;
@@ -611,6 +614,8 @@ BEGIN
       charge_ceiling := charge_ceiling || x;
       charge_amount := charge_amount || CASE ceiling_measure[x] WHEN 'c' THEN 1::bigint ELSE req_amount[i] END;
       charge_limit := charge_limit || v_limit;
+      counter_demand[idx] := counter_demand[idx] + charge_amount[cardinality(charge_amount)];
+      counter_charges[idx] := counter_charges[idx] + 1;
     END LOOP;
     -- Then every budget the endpoint belongs to, in budget id order, charged the money.
     IF req_endpoint[i] = ANY (budget_endpoints) THEN
@@ -634,6 +639,9 @@ BEGIN
           counter_cooldown_seconds := counter_cooldown_seconds || NULL::int;
           counter_measure := counter_measure || 'm'::text;
           idx := array_length(counter_key, 1);
+          counter_demand := counter_demand || 0::bigint;
+          counter_charges := counter_charges || 0::bigint;
+          counter_limit := counter_limit || v_limit;
           IF v_scope = '' THEN
             global_counters := global_counters || idx;
           END IF;
@@ -642,6 +650,8 @@ BEGIN
         charge_ceiling := charge_ceiling || -pair_budget[x];
         charge_amount := charge_amount || req_money[i];
         charge_limit := charge_limit || v_limit;
+        counter_demand[idx] := counter_demand[idx] + req_money[i];
+        counter_charges[idx] := counter_charges[idx] + 1;
       END LOOP;
     END IF;
     req_last_charge[i] := coalesce(array_length(charge_counter, 1), 0);
@@ -705,18 +715,12 @@ BEGIN
   -- The reservations are written early only when every counter has room for the whole batch as
   -- read here: then a refusal below (another batch took the room meanwhile) is rare, and deletes
   -- its row. Each counter's demand (the sum of the batch's charges on it, their number, their
-  -- smallest limit) is kept for the decision's fast path.
-  SELECT coalesce(array_agg(q.k) FILTER (WHERE NOT q.found), '{}'), coalesce(bool_and(q.lim > 0 AND q.used + q.added <= q.lim), true),
-         coalesce(array_agg(q.added), '{}'), coalesce(array_agg(q.charges), '{}'), coalesce(array_agg(q.lim), '{}')
-  INTO missing, write_early, counter_demand, counter_charges, counter_limit
-  FROM (SELECT k.idx AS k, coalesce(u.held + u.settled, 0) AS used, u.limit_id IS NOT NULL AS found,
-               ch.added, ch.charges, ch.lim
-        FROM unnest(counter_limit_id, counter_scope, counter_start) WITH ORDINALITY AS k(l, s, w, idx)
-        JOIN (SELECT cc.k, sum(cc.n)::bigint AS added, count(*) AS charges, min(cc.lim) AS lim
-              FROM unnest(charge_counter, charge_amount, charge_limit) AS cc(k, n, lim) GROUP BY cc.k) ch
-          ON ch.k = k.idx
-        LEFT JOIN counters u ON u.limit_id = k.l AND u.scope_key = k.s AND u.window_start = k.w
-        ORDER BY k.idx) q;
+  -- limit), summed as phase 4 made the charges, is what has to fit.
+  SELECT coalesce(array_agg(k.idx) FILTER (WHERE u.limit_id IS NULL), '{}'),
+         coalesce(bool_and(k.lim > 0 AND coalesce(u.held + u.settled, 0) + k.added <= k.lim), true)
+  INTO missing, write_early
+  FROM unnest(counter_limit_id, counter_scope, counter_start, counter_demand, counter_limit) WITH ORDINALITY AS k(l, s, w, added, lim, idx)
+  LEFT JOIN counters u ON u.limit_id = k.l AND u.scope_key = k.s AND u.window_start = k.w;
   IF cardinality(missing) > 0 THEN
     INSERT INTO counters (limit_id, scope_key, window_start, window_end)
     SELECT counter_limit_id[m], counter_scope[m], counter_start[m], counter_end[m] FROM unnest(missing) AS m

@@ -30,6 +30,48 @@ function generator(seed: number) {
   return <T>(options: readonly T[]): T => options[Math.floor(next() * options.length)] as T;
 }
 
+// Requests good and bad, each at an edge of what the entries take.
+const handPicked: BatchRequest[] = [
+  { endpoint: "typed.email", amount: 1, caller: "acct-1" },
+  { endpoint: "typed.email", amount: 1, caller: " acct-1\t" },
+  { endpoint: "typed.email", amount: 2, caller: "acct-1", idempotencyKey: "k1" },
+  { endpoint: "typed.email", amount: 2, caller: "acct-1", idempotencyKey: "k1" },
+  { endpoint: "typed.email", amount: 1, caller: "acct-1", idempotencyKey: "k1" },
+  { endpoint: "typed.email", amount: 1 },
+  { endpoint: "typed.email", amount: 0, caller: "acct-2" },
+  { endpoint: "typed.email", amount: -5, caller: "acct-2" },
+  { endpoint: "typed.email", amount: 2 ** 53, caller: "acct-2" },
+  { endpoint: "typed.email", amount: 4, caller: "acct-2" },
+  { endpoint: "typed.email", caller: "acct-2" },
+  { endpoint: "typed.email", amount: 1, caller: "ac\tct" },
+  { endpoint: "typed.email", amount: 1, caller: "a\u009fb" },
+  { endpoint: "typed.email\u0007", amount: 1 },
+  { endpoint: "typed.email", amount: 1, caller: "acct-3", requestId: "r\u0085" },
+  { endpoint: "typed.email", amount: 1, caller: "acct-3", ttlSeconds: 0 },
+  { endpoint: "typed.email", amount: 1, caller: "acct-3", ttlSeconds: 86401 },
+  { endpoint: "typed.email", amount: 1, caller: "acct-3", ttlSeconds: 86400 },
+  { endpoint: "typed.email", amount: 1, caller: "acct-3", idempotencyKey: "k".repeat(201) },
+  { endpoint: "typed.email", amount: 1, caller: "c".repeat(201) },
+  { endpoint: "typed.email", amount: 1, caller: `  ${"c".repeat(200)}  ` },
+  { endpoint: "typed.email", amount: 1, caller: "acct-3", requestId: "r".repeat(101) },
+  { endpoint: "typed.email", amount: 1, caller: "acct-3", parts: { units: 1 } },
+  { endpoint: "typed.email", amount: 2, caller: "acct-3", parts: { units: 1 } },
+  { endpoint: "no.such", amount: 1 },
+  { endpoint: "", amount: 1 },
+  { endpoint: "typed.sms", amount: 1 },
+  { endpoint: "typed.sms", amount: 1, destination: "+1 415 555 0100" },
+  { endpoint: "typed.sms", amount: 1, destination: "+1 (415) 555-0100" },
+  { endpoint: "typed.sms", amount: 1, destination: "someone@example.com" },
+  { endpoint: "typed.sms", amount: 1, destinationKey: "d".repeat(321) },
+  { endpoint: "typed.llm", amount: 5 },
+  { endpoint: "typed.llm", parts: { input: 100, output: 20 } },
+  { endpoint: "typed.llm", parts: { input: 100, output: 20 }, amount: 120 },
+  { endpoint: "typed.llm", parts: { input: 100, output: 20 }, amount: 121 },
+  { endpoint: "typed.llm", parts: { input: 100 } },
+  { endpoint: "typed.llm", parts: { input: 100, output: 20, extra: 1 } },
+  { endpoint: "typed.llm", parts: { input: 1000, output: 20 } },
+];
+
 describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: one decision, two ways in", () => {
   const t = useTestDatabase("enforcement_typed_entry", { max: 1 });
 
@@ -80,52 +122,41 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
 
   it("gives every request, good or bad, the same answer either way", async () => {
     await setUp();
-    const requests: BatchRequest[] = [
-      { endpoint: "typed.email", amount: 1, caller: "acct-1" },
-      { endpoint: "typed.email", amount: 1, caller: " acct-1\t" },
-      { endpoint: "typed.email", amount: 2, caller: "acct-1", idempotencyKey: "k1" },
-      { endpoint: "typed.email", amount: 2, caller: "acct-1", idempotencyKey: "k1" },
-      { endpoint: "typed.email", amount: 1, caller: "acct-1", idempotencyKey: "k1" },
-      { endpoint: "typed.email", amount: 1 },
-      { endpoint: "typed.email", amount: 0, caller: "acct-2" },
-      { endpoint: "typed.email", amount: -5, caller: "acct-2" },
-      { endpoint: "typed.email", amount: 2 ** 53, caller: "acct-2" },
-      { endpoint: "typed.email", amount: 4, caller: "acct-2" },
-      { endpoint: "typed.email", caller: "acct-2" },
-      { endpoint: "typed.email", amount: 1, caller: "ac\tct" },
-      { endpoint: "typed.email", amount: 1, caller: "a\u009fb" },
-      { endpoint: "typed.email\u0007", amount: 1 },
-      { endpoint: "typed.email", amount: 1, caller: "acct-3", requestId: "r\u0085" },
-      { endpoint: "typed.email", amount: 1, caller: "acct-3", ttlSeconds: 0 },
-      { endpoint: "typed.email", amount: 1, caller: "acct-3", ttlSeconds: 86401 },
-      { endpoint: "typed.email", amount: 1, caller: "acct-3", ttlSeconds: 86400 },
-      { endpoint: "typed.email", amount: 1, caller: "acct-3", idempotencyKey: "k".repeat(201) },
-      { endpoint: "typed.email", amount: 1, caller: "c".repeat(201) },
-      { endpoint: "typed.email", amount: 1, caller: `  ${"c".repeat(200)}  ` },
-      { endpoint: "typed.email", amount: 1, caller: "acct-3", requestId: "r".repeat(101) },
-      { endpoint: "typed.email", amount: 1, caller: "acct-3", parts: { units: 1 } },
-      { endpoint: "typed.email", amount: 2, caller: "acct-3", parts: { units: 1 } },
-      { endpoint: "no.such", amount: 1 },
-      { endpoint: "", amount: 1 },
-      { endpoint: "typed.sms", amount: 1 },
-      { endpoint: "typed.sms", amount: 1, destination: "+1 415 555 0100" },
-      { endpoint: "typed.sms", amount: 1, destination: "+1 (415) 555-0100" },
-      { endpoint: "typed.sms", amount: 1, destination: "someone@example.com" },
-      { endpoint: "typed.sms", amount: 1, destinationKey: "d".repeat(321) },
-      { endpoint: "typed.llm", amount: 5 },
-      { endpoint: "typed.llm", parts: { input: 100, output: 20 } },
-      { endpoint: "typed.llm", parts: { input: 100, output: 20 }, amount: 120 },
-      { endpoint: "typed.llm", parts: { input: 100, output: 20 }, amount: 121 },
-      { endpoint: "typed.llm", parts: { input: 100 } },
-      { endpoint: "typed.llm", parts: { input: 100, output: 20, extra: 1 } },
-      { endpoint: "typed.llm", parts: { input: 1000, output: 20 } },
-    ];
+    const requests = handPicked;
     const json = normal(await viaJson(requests));
     expect(json.map((a) => a.code ?? a.gate ?? a.status)).toContain("granted");
     expect(normal(await viaArrays(requests))).toEqual(json);
     // The library sends these as typed arrays, and answers them as the JSON entry does.
     const library = await callReserveBatch(t.db, requests);
     expect(library.map((a) => ("code" in a ? a.code : "gate" in a ? a.gate : a.status))).toEqual(json.map((a) => a.code ?? a.gate ?? a.status));
+  });
+
+  // ceilings.reserve, one request for SQL callers, calls the typed entry with its typed values.
+  it("answers a lone ceilings.reserve(...) as the JSON entry answers the same request", async () => {
+    await setUp();
+    // A part of null is not sent, as reserve() has always built its request (jsonb_strip_nulls).
+    const nullPart = { endpoint: "typed.llm", parts: { input: 100, output: null } as unknown as BatchRequest["parts"] };
+    const lone: [BatchRequest, BatchRequest][] = [
+      ...handPicked.filter((r) => r.requestId === undefined).map((r): [BatchRequest, BatchRequest] => [r, r]),
+      [nullPart, { endpoint: "typed.llm", parts: { input: 100 } }],
+    ];
+    for (const [r, sent] of lone) {
+      const json = normal(await viaJson([sent]));
+      await t.db.execute(sql`begin`);
+      try {
+        const [row] = resultRows<{ a: Answer }>(
+          await t.db.execute(sql`select ceilings.reserve(${r.endpoint ?? null}, ${r.amount ?? null}::bigint, ${r.caller ?? null},
+            ${r.destination ?? null}, ${r.idempotencyKey ?? null}, ${r.ttlSeconds ?? 300}::int, ${r.destinationKey ?? null},
+            ${r.parts ? JSON.stringify(r.parts) : null}::jsonb) as a`),
+        );
+        expect(normal([row?.a ?? {}]), JSON.stringify(r)).toEqual(json);
+      } finally {
+        await t.db.execute(sql`rollback`);
+      }
+    }
+    // A JSON null for parts is no parts, as in a JSON request.
+    const [row] = resultRows<{ a: Answer }>(await t.db.execute(sql`select ceilings.reserve('typed.email', 1, 'acct-null', parts => 'null'::jsonb) as a`));
+    expect(row?.a.status).toBe("granted");
   });
 
   it("agrees on 400 generated batches of edge values", async () => {
