@@ -159,7 +159,6 @@ DECLARE
   req_last_charge int[] := array_fill(-1, ARRAY[n]);
   -- per charge: one request on one ceiling, in ceiling id order within a request
   charge_counter int[] := '{}';
-  charge_ceiling int[] := '{}';   -- position in batch_ceilings; minus the position in batch_budgets
   charge_amount bigint[] := '{}';
   charge_limit bigint[] := '{}';
   charge_used bigint[];           -- the counter's used after this charge (grants only)
@@ -611,7 +610,6 @@ BEGIN
         END IF;
       END IF;
       charge_counter := charge_counter || idx;
-      charge_ceiling := charge_ceiling || x;
       charge_amount := charge_amount || CASE ceiling_measure[x] WHEN 'c' THEN 1::bigint ELSE req_amount[i] END;
       charge_limit := charge_limit || v_limit;
       counter_demand[idx] := counter_demand[idx] + charge_amount[cardinality(charge_amount)];
@@ -647,7 +645,6 @@ BEGIN
           END IF;
         END IF;
         charge_counter := charge_counter || idx;
-        charge_ceiling := charge_ceiling || -pair_budget[x];
         charge_amount := charge_amount || req_money[i];
         charge_limit := charge_limit || v_limit;
         counter_demand[idx] := counter_demand[idx] + req_money[i];
@@ -867,8 +864,10 @@ BEGIN
     -- A refusal carries retryAt (its window's end) only when the call would fit in the next
     -- window: a limit of 0 (a budget killed, an account's override or plan at 0) or a call costing
     -- more than the whole limit is refused again then, so it names no time to come back.
-    IF v_failed IS NOT NULL AND charge_ceiling[v_failed] < 0 THEN
-      bg := batch_budgets[-charge_ceiling[v_failed]];
+    -- The failed charge's limit is its counter's position: a ceiling's, or after them a budget's.
+    x := counter_position[charge_counter[v_failed]];
+    IF v_failed IS NOT NULL AND x > cardinality(batch_ceilings) THEN
+      bg := batch_budgets[x - cardinality(batch_ceilings)];
       idx := charge_counter[v_failed];
       answers[i] := jsonb_build_object(
         'status', 'refused', 'gate', 'budget', 'budgetId', bg.id, 'budget', bg.key, 'currency', bg.currency,
@@ -885,7 +884,7 @@ BEGIN
       CONTINUE;
     END IF;
     IF v_failed IS NOT NULL THEN
-      c := batch_ceilings[charge_ceiling[v_failed]];
+      c := batch_ceilings[x];
       idx := charge_counter[v_failed];
       answers[i] := jsonb_build_object(
         'status', 'refused',
