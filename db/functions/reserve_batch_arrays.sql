@@ -972,12 +972,15 @@ BEGIN
   -- visited (found before the lock): a batch of many callers has one counter each on a per-caller
   -- limit, and none of them has alerts.
   FOREACH idx IN ARRAY global_counters LOOP
-    CONTINUE WHEN counter_added[idx] <= 0;
+    -- A threshold is a whole percent of the limit (a global limit's own value, counter_limit): none
+    -- is crossed unless the counter passed a whole percent of it, so most batches read no limit's
+    -- row and no threshold here, with the counters held.
+    CONTINUE WHEN counter_added[idx] <= 0 OR counter_limit[idx] <= 0;
+    CONTINUE WHEN (counter_used[idx] + counter_added[idx]) * 100 / counter_limit[idx] = counter_used[idx] * 100 / counter_limit[idx];
     x := counter_position[idx];
     IF x > cardinality(batch_ceilings) THEN
       -- A global budget's thresholds, the same way: "llm-daily reached 80% of its budget: $160.00 of $200.00 per UTC day".
       bg := batch_budgets[x - cardinality(batch_ceilings)];
-      CONTINUE WHEN bg.value <= 0;
       FOREACH v_pct IN ARRAY bg.alert_thresholds::int[] LOOP
         IF counter_used[idx] * 100 < v_pct::bigint * bg.value AND (counter_used[idx] + counter_added[idx]) * 100 >= v_pct::bigint * bg.value THEN
           PERFORM ceilings.fire_alert('budget_threshold',
@@ -995,7 +998,6 @@ BEGIN
       CONTINUE;
     END IF;
     c := batch_ceilings[x];
-    CONTINUE WHEN c.value <= 0;
     FOREACH v_pct IN ARRAY c.alert_thresholds::int[] LOOP
       IF counter_used[idx] * 100 < v_pct::bigint * c.value AND (counter_used[idx] + counter_added[idx]) * 100 >= v_pct::bigint * c.value THEN
         SELECT * INTO ep FROM unnest(batch_endpoints) s WHERE s.id = c.endpoint_id;
