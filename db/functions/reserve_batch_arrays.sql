@@ -215,6 +215,7 @@ DECLARE
   v_money numeric;
   v_key text;
   v_failed int;
+  v_written bigint;               -- counters written in phase 10
   v_endpoint int;                 -- a request's endpoint: its position in batch_endpoints
   v_window_start timestamptz;
   v_window_end timestamptz;
@@ -965,7 +966,14 @@ BEGIN
   SET held = u.held + d.added, reservations = u.reservations + d.grants
   FROM unnest(counter_tid, counter_added, counter_grants) AS d(t, added, grants)
   WHERE u.ctid = d.t AND d.grants <> 0;
+  GET DIAGNOSTICS v_written = ROW_COUNT;
   PERFORM set_config('enable_seqscan', v_seqscan, true);
+  -- Every counter a grant charged is written, or the batch fails closed: a place that found no row
+  -- would be a grant charged nowhere.
+  IF v_written <> cardinality(counter_grants) - cardinality(array_positions(counter_grants, 0::bigint)) THEN
+    RAISE EXCEPTION 'reserve_batch: % of % counters written', v_written,
+      cardinality(counter_grants) - cardinality(array_positions(counter_grants, 0::bigint));
+  END IF;
 
   -- Phase 11, threshold alerts (8) on global ceilings, once per ceiling, window and percent. The
   -- counter row is locked, so exactly one batch sees each crossing. Only the global counters are
