@@ -342,10 +342,10 @@ BEGIN
          coalesce(array_agg(k.caller) FILTER (WHERE a.blocked_at IS NOT NULL), '{}'),
          coalesce(array_agg(k.caller ORDER BY k.caller) FILTER (WHERE a.account IS NULL), '{}')
   INTO batch_callers, caller_plan, blocked_callers, new_callers
-  FROM (SELECT DISTINCT q.caller FROM unnest(req_caller, endpoint_keys, answers) AS q(caller, endpoint_key, input_error)
-        WHERE q.input_error IS NULL AND q.endpoint_key = ANY (batch_endpoint_keys)) k
+  FROM (SELECT DISTINCT q.caller FROM unnest(req_caller, endpoint_keys) AS q(caller, endpoint_key)
+        WHERE q.endpoint_key = ANY (batch_endpoint_keys)) k
   LEFT JOIN accounts a ON a.account = k.caller
-  WHERE k.caller <> '';
+  WHERE k.caller <> '' AND char_length(k.caller) <= 200 AND NOT ceilings.has_control_chars(k.caller);
 
   -- The batch's per-account limits, read by the overrides and the plans' values below: a loop over
   -- the rows in hand, no statement; none without a per-caller ceiling or a per-account budget, and

@@ -250,6 +250,10 @@ describe.skipIf(skipWithoutDatabase())("plans and accounts in enforcement", () =
     // A request the batch refuses as input names no account: nothing registered for it.
     await expect(reserve(t.db, { endpoint: "no.such.endpoint", caller: `ghost-${run}`, amount: 1 })).rejects.toThrow(/unknown endpoint/);
     expect(await countRows(t.db, sql`select count(*) as n from accounts where account = ${`ghost-${run}`}`)).toBe(0);
+    // On a known endpoint the caller is registered even when its request is an input error.
+    const [typo] = resultRows<{ a: { code: string } }>(await t.db.execute(sql`select ceilings.reserve(${e.key}, 0, ${`typo-${run}`}) as a`));
+    expect(typo?.a.code).toBe("invalid_amount");
+    expect(await countRows(t.db, sql`select count(*) as n from accounts where account = ${`typo-${run}`}`)).toBe(1);
   });
 
   it(
