@@ -17,7 +17,9 @@ DECLARE
 BEGIN
   -- A batch without idempotency keys can conflict on nothing, and its rows take no unique entry
   -- but their random ids, so in no order: a plain insert, not a speculative one (ON CONFLICT
-  -- writes and confirms each row apart).
+  -- writes and confirms each row apart). The two statements differ only in that clause and the
+  -- order; SQL cannot make the clause conditional, and one statement for both cost 369,000 more
+  -- instructions a batch of 32 without keys (48,000 a lone call), measured 2026-12-06.
   IF array_to_string(idempotency_keys, '') = '' THEN
     WITH ins AS (
       INSERT INTO reservations (id, endpoint_id, caller, destination, destination_key, amount, parts, money, prices,
