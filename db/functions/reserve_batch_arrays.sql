@@ -96,20 +96,11 @@ DECLARE
   endpoint_ids int[];             -- the batch's endpoints, locked, in id order
   batch_endpoints endpoints[];
   batch_endpoint_keys text[];     -- their keys, in the same order
-  batch_ceilings ceilings[];
+  batch_endpoint_ids int[];       -- their ids, in the same order
+  batch_ceilings ceilings[];      -- by endpoint (in id order), then id: an endpoint's are together
   ceiling_window_start timestamptz[];
   ceiling_window_end timestamptz[];
-  ceiling_window_key text[];      -- the window's part of a counter key ('' for a cooldown)
-  -- each ceiling's fields that a charge reads, as plain arrays: phase 4 reads them for every
-  -- request and ceiling, and a ceilings row copied out of batch_ceilings each time cost more than
-  -- the charge itself
   ceiling_endpoint int[] := '{}';
-  ceiling_scope text[] := '{}';
-  ceiling_limit_id int[] := '{}';
-  ceiling_value bigint[] := '{}';
-  ceiling_measure text[] := '{}';  -- u(nits) or c(alls)
-  ceiling_counter int[] := '{}';   -- a global ceiling's one counter in this batch, once made (0: not yet)
-  has_caller_ceiling boolean;
   caller_endpoints int[] := '{}';      -- endpoints with a per-caller ceiling
   destination_endpoints int[] := '{}'; -- endpoints with a cooldown
   killed_endpoints int[] := '{}';      -- endpoints with a ceiling switched off
@@ -123,19 +114,34 @@ DECLARE
   budget_window_end timestamptz[];
   pair_budget int[] := '{}';
   pair_endpoint int[] := '{}';
-  -- per pair, what a charge needs, so the loop copies no budgets row: id, per account?, value, and
-  -- the window's part of the counter key
-  pair_id int[];
-  pair_limit int[];
   pair_per_account boolean[];
-  pair_value bigint[];
-  pair_window_key text[];
   budget_endpoints int[] := '{}';         -- endpoints in a budget
   account_budget_endpoints int[] := '{}'; -- endpoints in a per-account budget
   endpoint_prices jsonb := '{}';          -- endpoint id -> {part: picos a unit}
   endpoint_unit_price numeric[];          -- per batch endpoint, its first part's picos a unit (the one of a single-part endpoint)
   -- the batch's per-account limits (per-caller ceilings, per-account budgets), by limit id
   account_limit_ids int[] := '{}';
+  -- Every limit of the batch by its position: its ceilings (1 .. cardinality(batch_ceilings)), then
+  -- its budgets. What a charge reads of its limit, as plain arrays (a ceilings or budgets row
+  -- copied out of its array for each charge cost more than the charge itself):
+  limit_ids int[] := '{}';         -- its row in limits
+  limit_scope text[] := '{}';      -- g(lobal), a(ccount: a per-caller ceiling or a per-account budget) or d(estination: a cooldown)
+  limit_measure text[] := '{}';    -- what a charge counts: u(nits), c(alls) or m(icros)
+  limit_value bigint[] := '{}';    -- its own value (0: switched off, which binds every account)
+  limit_start timestamptz[] := '{}'; -- its current window (NULL for a cooldown: each destination's own, phase 5)
+  limit_end timestamptz[] := '{}';
+  -- Each batch endpoint's limits, in charge order (its ceilings by id, then its budgets by id):
+  -- positions endpoint_limits[endpoint_first_limit[e] .. endpoint_last_limit[e]].
+  endpoint_limits int[] := '{}';
+  endpoint_first_limit int[] := '{}';
+  endpoint_last_limit int[] := '{}';
+  -- A counter is a limit and a scope: '' for a global limit, else the scope's index in
+  -- batch_callers or batch_destinations (each distinct once). counter_of[(position - 1) *
+  -- scope_width + 1 + scope index] is its counter in this batch, 0 until charged: a charge finds
+  -- its counter by arithmetic, with no key made or searched.
+  batch_destinations text[] := '{}';
+  scope_width int;
+  counter_of int[];
   -- the batch's callers (canonical, distinct), each with its plan; the blocked ones; the new ones
   batch_callers text[] := '{}';
   caller_plan int[] := '{}';
@@ -146,6 +152,7 @@ DECLARE
   -- per request
   req_endpoint int[] := array_fill(0, ARRAY[n]);
   req_endpoint_key text[] := array_fill(''::text, ARRAY[n]);
+  req_endpoint_position int[] := array_fill(0, ARRAY[n]);  -- in batch_endpoints
   req_amount bigint[] := array_fill(0::bigint, ARRAY[n]);
   req_parts jsonb[] := array_fill(NULL::jsonb, ARRAY[n]);  -- units per part, for several parts
   req_money bigint[] := array_fill(0::bigint, ARRAY[n]);   -- the worst case in micros
@@ -162,16 +169,13 @@ DECLARE
   charge_amount bigint[] := '{}';
   charge_limit bigint[] := '{}';
   charge_used bigint[];           -- the counter's used after this charge (grants only)
-  -- per counter: one (limit, scope key, window); counter_key is "limit id|scope key|window"
-  counter_key text[] := '{}';
+  -- per counter: one (limit, scope key, window), in the order the charges first name them
   counter_limit_id int[] := '{}'; -- the counter's limit: its row is counters (limit id, scope, window start)
-  counter_ceiling int[] := '{}';  -- a ceiling's counter: its id; a budget's: NULL
-  counter_position int[] := '{}'; -- its limit: its position in batch_ceilings, else after them in batch_budgets
+  counter_position int[] := '{}'; -- its limit's position
   counter_scope text[] := '{}';
   counter_start timestamptz[] := '{}';
   counter_end timestamptz[] := '{}';
-  counter_cooldown_seconds int[] := '{}';
-  counter_measure text[] := '{}'; -- its limit's measure in charges: u(nits), c(alls), m(icros)
+  counter_measure text[] := '{}'; -- its limit's measure
   counter_used bigint[] := '{}';  -- held + settled when locked
   counter_tid tid[];              -- its row's place, once locked
   counter_added bigint[] := '{}'; -- charged by this batch
@@ -195,7 +199,7 @@ DECLARE
   missing int[];                   -- counters without a row yet
   counter_demand bigint[] := '{}'; -- per counter: the batch's charges on it, summed (phase 4)
   counter_charges bigint[] := '{}'; -- their number
-  counter_limit bigint[] := '{}';  -- their limit (every charge on one counter has the same)
+  counter_limit bigint[] := '{}';  -- the value that binds it: an account's override or plan value, else its limit's
   locked int;                      -- counters locked
   every_written boolean := false;  -- every request still to decide was written early, none repeats a key
   refused_early boolean := false;  -- a request was refused before the counters were locked (phases 2 and 3)
@@ -209,9 +213,8 @@ DECLARE
   ep endpoints;
   c ceilings;
   bg budgets;
-  i int; j int; x int; idx int;
+  i int; j int; x int; y int; idx int;
   v_scope text;
-  v_limit bigint;
   v_money numeric;
   v_key text;
   v_failed int;
@@ -259,26 +262,24 @@ BEGIN
   -- Here and below, lists are aggregated from rows already in their order (a subquery's ORDER BY,
   -- or a function's rows as it returns them): an aggregate's own ORDER BY sorts its input again
   -- for each list, and those sorts were 2% of a batch (and of a lone call).
-  SELECT ep_rows.all_rows, ep_rows.prices, ep_rows.keys, ep_rows.unit_prices,
-         ce_rows.all_rows, ce_rows.starts, ce_rows.ends, ce_rows.window_keys, ce_rows.per_caller,
+  SELECT ep_rows.all_rows, ep_rows.prices, ep_rows.keys, ep_rows.ids, ep_rows.unit_prices,
+         ce_rows.all_rows, ce_rows.starts, ce_rows.ends,
          bu_rows.all_rows, bu_rows.starts, bu_rows.ends
-  INTO batch_endpoints, endpoint_prices, batch_endpoint_keys, endpoint_unit_price,
-       batch_ceilings, ceiling_window_start, ceiling_window_end, ceiling_window_key, has_caller_ceiling,
+  INTO batch_endpoints, endpoint_prices, batch_endpoint_keys, batch_endpoint_ids, endpoint_unit_price,
+       batch_ceilings, ceiling_window_start, ceiling_window_end,
        batch_budgets, budget_window_start, budget_window_end
-  FROM (SELECT coalesce(array_agg(e.s), '{}') AS all_rows, coalesce(array_agg(e.key), '{}') AS keys,
+  FROM (SELECT coalesce(array_agg(e.s), '{}') AS all_rows, coalesce(array_agg(e.key), '{}') AS keys, coalesce(array_agg(e.id), '{}') AS ids,
                array_agg((e.parts->0->>'pricePico')::numeric) AS unit_prices,
                coalesce(jsonb_object_agg(e.id::text, (SELECT coalesce(jsonb_object_agg(p->>'name', (p->>'pricePico')::bigint), '{}')
                                                        FROM jsonb_array_elements(e.parts) p)), '{}') AS prices
         FROM (SELECT s, s.id, s.key, s.parts FROM endpoints s WHERE s.id = ANY (endpoint_ids) ORDER BY s.id) e) ep_rows,
-       (SELECT coalesce(array_agg(cw.l), '{}') AS all_rows, array_agg(cw.window_start) AS starts, array_agg(cw.window_end) AS ends,
-               array_agg(cw.window_key) AS window_keys, coalesce(bool_or(cw.per_caller), false) AS per_caller
-        FROM (SELECT l, b.window_start, b.window_end, l.scope = 'caller' AS per_caller,
-                     CASE WHEN l.window = 'first_hit' THEN '' ELSE extract(epoch FROM b.window_start)::text END AS window_key
+       (SELECT coalesce(array_agg(cw.l), '{}') AS all_rows, array_agg(cw.window_start) AS starts, array_agg(cw.window_end) AS ends
+        FROM (SELECT l, b.window_start, b.window_end
               FROM ceilings l
               JOIN endpoints s ON s.id = l.endpoint_id
               CROSS JOIN LATERAL ceilings.window_bounds(l.window, s.billing_day, l.window_seconds, t_now) b
               WHERE l.endpoint_id = ANY (endpoint_ids)
-              ORDER BY l.id) cw) ce_rows,
+              ORDER BY l.endpoint_id, l.id) cw) ce_rows,
        (SELECT coalesce(array_agg(g.l), '{}') AS all_rows, array_agg(g.window_start) AS starts, array_agg(g.window_end) AS ends
         FROM (SELECT l, w.window_start, w.window_end
               FROM budgets l
@@ -287,29 +288,66 @@ BEGIN
                 AND l.id IN (SELECT m.budget_id FROM budget_members m WHERE m.endpoint_id = ANY (endpoint_ids))
               ORDER BY l.id) g) bu_rows;
 
+  -- The limits by position: the ceilings, then the budgets (a loop over the rows in hand).
+  x := 0;
   FOREACH c IN ARRAY batch_ceilings LOOP
-    IF c.scope = 'caller' THEN caller_endpoints := caller_endpoints || c.endpoint_id; END IF;
+    x := x + 1;
+    IF c.scope = 'caller' THEN
+      caller_endpoints := caller_endpoints || c.endpoint_id;
+      account_limit_ids := account_limit_ids || c.limit_id;
+    END IF;
     IF c.scope = 'destination' THEN destination_endpoints := destination_endpoints || c.endpoint_id; END IF;
     IF c.value = 0 THEN killed_endpoints := killed_endpoints || c.endpoint_id; END IF;
     ceiling_endpoint := ceiling_endpoint || c.endpoint_id;
-    ceiling_scope := ceiling_scope || c.scope::text;
-    ceiling_limit_id := ceiling_limit_id || c.limit_id;
-    ceiling_value := ceiling_value || c.value;
-    ceiling_measure := ceiling_measure || CASE c.metric WHEN 'calls' THEN 'c' ELSE 'u' END;
-    ceiling_counter := ceiling_counter || 0;
+    limit_ids := limit_ids || c.limit_id;
+    limit_scope := limit_scope || CASE c.scope WHEN 'global' THEN 'g' WHEN 'caller' THEN 'a' ELSE 'd' END;
+    limit_measure := limit_measure || CASE c.metric WHEN 'calls' THEN 'c' ELSE 'u' END;
+    limit_value := limit_value || c.value;
+    limit_start := limit_start || CASE WHEN c.window = 'first_hit' THEN NULL ELSE ceiling_window_start[x] END;
+    limit_end := limit_end || CASE WHEN c.window = 'first_hit' THEN NULL ELSE ceiling_window_end[x] END;
+  END LOOP;
+  x := 0;
+  FOREACH bg IN ARRAY batch_budgets LOOP
+    x := x + 1;
+    IF bg.scope = 'account' THEN account_limit_ids := account_limit_ids || bg.limit_id; END IF;
+    limit_ids := limit_ids || bg.limit_id;
+    limit_scope := limit_scope || CASE bg.scope WHEN 'account' THEN 'a' ELSE 'g' END;
+    limit_measure := limit_measure || 'm'::text;
+    limit_value := limit_value || bg.value;
+    limit_start := limit_start || budget_window_start[x];
+    limit_end := limit_end || budget_window_end[x];
   END LOOP;
 
+  -- The budgets' memberships among the batch's endpoints, as (position in batch_budgets, endpoint
+  -- id) pairs, by endpoint and then budget: like the ceilings, an endpoint's pairs are together.
   IF cardinality(batch_budgets) > 0 THEN
-    SELECT array_agg(bb.ordinality::int ORDER BY bb.ordinality, m.endpoint_id), array_agg(m.endpoint_id ORDER BY bb.ordinality, m.endpoint_id),
-           array_agg(bb.id ORDER BY bb.ordinality, m.endpoint_id), array_agg(bb.limit_id ORDER BY bb.ordinality, m.endpoint_id),
-           array_agg(bb.scope = 'account' ORDER BY bb.ordinality, m.endpoint_id),
-           array_agg(bb.value ORDER BY bb.ordinality, m.endpoint_id),
-           array_agg(extract(epoch FROM budget_window_start[bb.ordinality])::text ORDER BY bb.ordinality, m.endpoint_id),
+    SELECT array_agg(bb.ordinality::int ORDER BY m.endpoint_id, bb.ordinality), array_agg(m.endpoint_id ORDER BY m.endpoint_id, bb.ordinality),
+           array_agg(bb.scope = 'account' ORDER BY m.endpoint_id, bb.ordinality),
            array_agg(DISTINCT m.endpoint_id), coalesce(array_agg(DISTINCT m.endpoint_id) FILTER (WHERE bb.scope = 'account'), '{}')
-    INTO pair_budget, pair_endpoint, pair_id, pair_limit, pair_per_account, pair_value, pair_window_key, budget_endpoints, account_budget_endpoints
+    INTO pair_budget, pair_endpoint, pair_per_account, budget_endpoints, account_budget_endpoints
     FROM unnest(batch_budgets) WITH ORDINALITY AS bb
     JOIN budget_members m ON m.budget_id = bb.id
     WHERE m.endpoint_id IN (SELECT u.id FROM unnest(batch_endpoints) u);
+  END IF;
+  -- Each endpoint's limits in charge order: its ceilings, then its budgets, read off both lists
+  -- in one pass (both are by endpoint, in batch_endpoints' order). A limit the pass did not reach
+  -- would be charged nowhere, so the batch fails closed instead.
+  i := 1;
+  j := 1;
+  FOR x IN 1 .. cardinality(batch_endpoint_ids) LOOP
+    endpoint_first_limit := endpoint_first_limit || cardinality(endpoint_limits) + 1;
+    WHILE i <= cardinality(ceiling_endpoint) AND ceiling_endpoint[i] = batch_endpoint_ids[x] LOOP
+      endpoint_limits := endpoint_limits || i;
+      i := i + 1;
+    END LOOP;
+    WHILE j <= coalesce(cardinality(pair_budget), 0) AND pair_endpoint[j] = batch_endpoint_ids[x] LOOP
+      endpoint_limits := endpoint_limits || cardinality(batch_ceilings) + pair_budget[j];
+      j := j + 1;
+    END LOOP;
+    endpoint_last_limit := endpoint_last_limit || cardinality(endpoint_limits);
+  END LOOP;
+  IF i <= cardinality(ceiling_endpoint) OR j <= coalesce(cardinality(pair_budget), 0) THEN
+    RAISE EXCEPTION 'reserve_batch: a limit of the batch belongs to none of its endpoints';
   END IF;
 
   -- Each request's input error (input_error: ranges, lengths, control characters, the batch's text
@@ -347,17 +385,9 @@ BEGIN
   LEFT JOIN accounts a ON a.account = k.caller
   WHERE k.caller <> '' AND char_length(k.caller) <= 200 AND NOT ceilings.has_control_chars(k.caller);
 
-  -- The batch's per-account limits, read by the overrides and the plans' values below: a loop over
-  -- the rows in hand, no statement; none without a per-caller ceiling or a per-account budget, and
-  -- then neither read runs.
-  FOREACH c IN ARRAY batch_ceilings LOOP
-    CONTINUE WHEN c.scope <> 'caller';
-    account_limit_ids := account_limit_ids || c.limit_id;
-  END LOOP;
-  FOREACH bg IN ARRAY batch_budgets LOOP
-    CONTINUE WHEN bg.scope <> 'account';
-    account_limit_ids := account_limit_ids || bg.limit_id;
-  END LOOP;
+  -- The batch's per-account limits (account_limit_ids, phase 1) are read by the overrides and the
+  -- plans' values below; none without a per-caller ceiling or a per-account budget, and then
+  -- neither read runs.
   -- The accounts' own values on them (3): one read of limit_overrides, in (limit id, caller) order;
   -- an override past its end binds nothing, whether or not the worker has removed it yet.
   IF cardinality(account_limit_ids) > 0 AND cardinality(batch_callers) > 0 THEN
@@ -422,6 +452,7 @@ BEGIN
     END IF;
     req_endpoint[i] := ep.id;
     req_endpoint_key[i] := ep.key;
+    req_endpoint_position[i] := v_endpoint;
     -- The amount, or the parts and their total. One part's units are its amount; several parts
     -- are kept, since money and a settle go part by part.
     IF units_by_part[i] IS NOT NULL THEN
@@ -573,86 +604,55 @@ BEGIN
     END LOOP;
   END IF;
 
-  -- Phase 4, the counters each request would charge: one per ceiling, in ceiling id order.
+  -- Phase 4, the counters each request would charge: one per limit of its endpoint, in charge
+  -- order. A global limit has one counter; a per-account limit one per caller, a cooldown one per
+  -- destination, each numbered by its index among the batch's distinct ones.
+  IF 'd' = ANY (limit_scope) THEN
+    SELECT coalesce(array_agg(DISTINCT q.d) FILTER (WHERE q.d IS NOT NULL), '{}') INTO batch_destinations FROM unnest(req_destination_key) AS q(d);
+  END IF;
+  scope_width := greatest(cardinality(batch_callers), cardinality(batch_destinations)) + 1;
+  counter_of := array_fill(0, ARRAY[greatest(cardinality(limit_ids) * scope_width, 1)]);
   FOR i IN 1 .. n LOOP
     CONTINUE WHEN answers[i] IS NOT NULL;
-    req_first_charge[i] := coalesce(array_length(charge_counter, 1), 0) + 1;
-    FOR x IN 1 .. cardinality(ceiling_endpoint) LOOP
-      CONTINUE WHEN ceiling_endpoint[x] <> req_endpoint[i];
-      v_limit := ceiling_value[x];
-      -- A global ceiling has one counter in the batch: found once, then named by position.
-      idx := CASE WHEN ceiling_counter[x] > 0 THEN ceiling_counter[x] END;
-      IF idx IS NULL THEN
-        v_scope := CASE ceiling_scope[x] WHEN 'global' THEN '' WHEN 'caller' THEN req_caller[i] ELSE req_destination_key[i] END;
-        IF ceiling_scope[x] = 'caller' AND account_values ? (ceiling_limit_id[x] || '|' || req_caller[i]) THEN
-          v_limit := (account_values ->> (ceiling_limit_id[x] || '|' || req_caller[i]))::bigint;
+    req_first_charge[i] := cardinality(charge_counter) + 1;
+    FOR y IN endpoint_first_limit[req_endpoint_position[i]] .. endpoint_last_limit[req_endpoint_position[i]] LOOP
+      x := endpoint_limits[y];
+      j := (x - 1) * scope_width + 1 + CASE limit_scope[x] WHEN 'g' THEN 0
+                                            WHEN 'a' THEN coalesce(array_position(batch_callers, req_caller[i]), 0)
+                                            ELSE coalesce(array_position(batch_destinations, req_destination_key[i]), 0) END;
+      idx := counter_of[j];
+      IF idx = 0 THEN
+        -- A new counter: its key and the value that binds it, an account's override in force or
+        -- plan value on a per-account limit (account_values), else the limit's own; a limit
+        -- switched off (0) binds every account, whatever its own value. A per-account or
+        -- cooldown charge without its scope's index (a request that should have been answered
+        -- above) would count for the whole limit, so the batch fails closed instead.
+        IF limit_scope[x] <> 'g' AND j = (x - 1) * scope_width + 1 THEN
+          RAISE EXCEPTION 'reserve_batch: request % charges a per-account or cooldown limit without its scope', i;
         END IF;
-        v_key := ceiling_limit_id[x] || '|' || v_scope || '|' || ceiling_window_key[x];
-        idx := array_position(counter_key, v_key);
-        IF idx IS NULL THEN
-          c := batch_ceilings[x];
-          counter_key := counter_key || v_key;
-          counter_limit_id := counter_limit_id || c.limit_id;
-          counter_ceiling := counter_ceiling || c.id;
-          counter_position := counter_position || x;
-          counter_scope := counter_scope || v_scope;
-          counter_start := counter_start || CASE WHEN c.window = 'first_hit' THEN NULL ELSE ceiling_window_start[x] END;
-          counter_end := counter_end || CASE WHEN c.window = 'first_hit' THEN NULL ELSE ceiling_window_end[x] END;
-          counter_cooldown_seconds := counter_cooldown_seconds || c.window_seconds;
-          counter_measure := counter_measure || ceiling_measure[x];
-          idx := array_length(counter_key, 1);
-          counter_demand := counter_demand || 0::bigint;
-          counter_charges := counter_charges || 0::bigint;
-          counter_limit := counter_limit || v_limit;
-        END IF;
-        IF ceiling_scope[x] = 'global' THEN
-          ceiling_counter[x] := idx;
+        v_scope := CASE limit_scope[x] WHEN 'g' THEN '' WHEN 'a' THEN req_caller[i] ELSE req_destination_key[i] END;
+        counter_position := counter_position || x;
+        counter_limit_id := counter_limit_id || limit_ids[x];
+        counter_scope := counter_scope || v_scope;
+        counter_start := counter_start || limit_start[x];
+        counter_end := counter_end || limit_end[x];
+        counter_measure := counter_measure || limit_measure[x];
+        counter_limit := counter_limit || CASE WHEN limit_value[x] = 0 OR limit_scope[x] <> 'a' THEN limit_value[x]
+                                               ELSE coalesce((account_values ->> (limit_ids[x] || '|' || v_scope))::bigint, limit_value[x]) END;
+        counter_demand := counter_demand || 0::bigint;
+        counter_charges := counter_charges || 0::bigint;
+        idx := cardinality(counter_position);
+        counter_of[j] := idx;
+        IF limit_scope[x] = 'g' THEN
           global_counters := global_counters || idx;
         END IF;
       END IF;
       charge_counter := charge_counter || idx;
-      charge_amount := charge_amount || CASE ceiling_measure[x] WHEN 'c' THEN 1::bigint ELSE req_amount[i] END;
-      charge_limit := charge_limit || v_limit;
+      charge_amount := charge_amount || CASE limit_measure[x] WHEN 'u' THEN req_amount[i] WHEN 'c' THEN 1::bigint ELSE req_money[i] END;
       counter_demand[idx] := counter_demand[idx] + charge_amount[cardinality(charge_amount)];
       counter_charges[idx] := counter_charges[idx] + 1;
     END LOOP;
-    -- Then every budget the endpoint belongs to, in budget id order, charged the money.
-    IF req_endpoint[i] = ANY (budget_endpoints) THEN
-      FOR x IN 1 .. cardinality(pair_budget) LOOP
-        CONTINUE WHEN pair_endpoint[x] <> req_endpoint[i];
-        v_scope := CASE WHEN pair_per_account[x] THEN req_caller[i] ELSE '' END;
-        -- A kill binds every account, whatever its own value.
-        v_limit := CASE WHEN pair_value[x] = 0 THEN 0
-                        WHEN pair_per_account[x] AND account_values ? (pair_limit[x] || '|' || v_scope)
-                        THEN (account_values ->> (pair_limit[x] || '|' || v_scope))::bigint ELSE pair_value[x] END;
-        v_key := pair_limit[x] || '|' || v_scope || '|' || pair_window_key[x];
-        idx := array_position(counter_key, v_key);
-        IF idx IS NULL THEN
-          counter_key := counter_key || v_key;
-          counter_limit_id := counter_limit_id || pair_limit[x];
-          counter_ceiling := counter_ceiling || NULL::int;
-          counter_position := counter_position || cardinality(batch_ceilings) + pair_budget[x];
-          counter_scope := counter_scope || v_scope;
-          counter_start := counter_start || budget_window_start[pair_budget[x]];
-          counter_end := counter_end || budget_window_end[pair_budget[x]];
-          counter_cooldown_seconds := counter_cooldown_seconds || NULL::int;
-          counter_measure := counter_measure || 'm'::text;
-          idx := array_length(counter_key, 1);
-          counter_demand := counter_demand || 0::bigint;
-          counter_charges := counter_charges || 0::bigint;
-          counter_limit := counter_limit || v_limit;
-          IF v_scope = '' THEN
-            global_counters := global_counters || idx;
-          END IF;
-        END IF;
-        charge_counter := charge_counter || idx;
-        charge_amount := charge_amount || req_money[i];
-        charge_limit := charge_limit || v_limit;
-        counter_demand[idx] := counter_demand[idx] + req_money[i];
-        counter_charges[idx] := counter_charges[idx] + 1;
-      END LOOP;
-    END IF;
-    req_last_charge[i] := coalesce(array_length(charge_counter, 1), 0);
+    req_last_charge[i] := cardinality(charge_counter);
   END LOOP;
   -- Each limit's part of a grant's answer, made once: entry x describes position x, and every
   -- counter of that limit names it (a batch of 32 callers on a per-caller ceiling has 32 counters
@@ -669,7 +669,7 @@ BEGIN
       'currency', bg.currency, 'scope', bg.scope, 'window', bg.window, 'windowEnd', budget_window_end[x]);
   END LOOP;
   counter_entry := counter_position;
-  counter_used := array_fill(0::bigint, ARRAY[cardinality(counter_key)]);
+  counter_used := array_fill(0::bigint, ARRAY[cardinality(counter_position)]);
   counter_added := counter_used;
   counter_grants := counter_used;
 
@@ -677,10 +677,11 @@ BEGIN
   -- destination are serialised by an advisory lock and cannot both open a window. Only a cooldown
   -- has a first-hit window (a check of ceilings): a batch on endpoints without one runs no query here.
   IF cardinality(destination_endpoints) > 0 THEN
-    FOR rec IN SELECT k.idx FROM unnest(counter_ceiling, counter_scope, counter_cooldown_seconds) WITH ORDINALITY AS k(c, s, secs, idx)
-               WHERE k.secs IS NOT NULL ORDER BY k.c, hashtext(k.s), k.s LOOP
+    FOR rec IN SELECT k.idx, (batch_ceilings[k.x]).id AS ceiling_id, (batch_ceilings[k.x]).window_seconds
+               FROM unnest(counter_position, counter_scope) WITH ORDINALITY AS k(x, s, idx)
+               WHERE limit_scope[k.x] = 'd' ORDER BY 2, hashtext(k.s), k.s LOOP
       idx := rec.idx;
-      PERFORM pg_advisory_xact_lock(counter_ceiling[idx], hashtext(counter_scope[idx]));
+      PERFORM pg_advisory_xact_lock(rec.ceiling_id, hashtext(counter_scope[idx]));
       SELECT u.window_start, u.window_end INTO v_window_start, v_window_end FROM counters u
       WHERE u.limit_id = counter_limit_id[idx] AND u.scope_key = counter_scope[idx] AND u.window_end > t_now
       ORDER BY u.window_start DESC LIMIT 1;
@@ -689,7 +690,7 @@ BEGIN
         counter_end[idx] := v_window_end;
       ELSE
         counter_start[idx] := t_now;
-        counter_end[idx] := t_now + make_interval(secs => counter_cooldown_seconds[idx]);
+        counter_end[idx] := t_now + make_interval(secs => rec.window_seconds);
       END IF;
       answer_entries := answer_entries || (answer_entries[counter_position[idx]] || jsonb_build_object('windowEnd', counter_end[idx]));
       counter_entry[idx] := cardinality(answer_entries);
@@ -701,10 +702,11 @@ BEGIN
   -- Every charge of the batch as the value its reservation keeps, in charge order, in one
   -- statement: a reservation keeps its own, from its first charge to its last
   -- (write_reservations), typed values that nothing prints or parses.
-  SELECT coalesce(array_agg(ROW(counter_limit_id[ch.k], counter_scope[ch.k], counter_start[ch.k], counter_measure[ch.k], ch.n)::reservation_charge
-                            ORDER BY ch.x), '{}')
-  INTO batch_charges
-  FROM unnest(charge_counter, charge_amount) WITH ORDINALITY AS ch(k, n, x);
+  -- With them, each charge's limit (its counter's), which a refusal and the compact answer name.
+  SELECT coalesce(array_agg(ROW(counter_limit_id[ch.k], counter_scope[ch.k], counter_start[ch.k], counter_measure[ch.k], ch.n)::reservation_charge), '{}'),
+         coalesce(array_agg(counter_limit[ch.k]), '{}')
+  INTO batch_charges, charge_limit
+  FROM unnest(charge_counter, charge_amount) AS ch(k, n);
   charge_used := array_fill(0::bigint, ARRAY[greatest(coalesce(array_length(charge_counter, 1), 0), 1)]);
 
   -- Phase 7, the counters read without a lock, and the missing ones made (6), in key order.
@@ -804,7 +806,7 @@ BEGIN
   -- One statement: the rows are locked in key order as the sorted subquery returns them, and each
   -- one's place (its ctid, which no one else can change while it is locked) is kept for the write
   -- in phase 10, which then finds each counter without its index.
-  IF coalesce(array_length(counter_key, 1), 0) > 0 THEN
+  IF cardinality(counter_position) > 0 THEN
     SELECT array_agg(l.used ORDER BY l.idx), array_agg(l.t ORDER BY l.idx), fits AND bool_and(l.room), count(*)
     INTO counter_used, counter_tid, fits, locked
     FROM (SELECT k.idx, u.ctid AS t, u.held + u.settled AS used, k.lim > 0 AND u.held + u.settled + k.added <= k.lim AS room
@@ -814,8 +816,8 @@ BEGIN
           ORDER BY u.limit_id, u.scope_key, u.window_start
           FOR UPDATE OF u) l;
   END IF;
-  IF locked <> coalesce(array_length(counter_key, 1), 0) THEN
-    RAISE EXCEPTION 'reserve_batch: % of % counters found to lock', locked, coalesce(array_length(counter_key, 1), 0);
+  IF locked <> cardinality(counter_position) THEN
+    RAISE EXCEPTION 'reserve_batch: % of % counters found to lock', locked, cardinality(counter_position);
   END IF;
 
   -- Phase 8, decide in arrival order against the live values; all-or-nothing per request.
