@@ -128,8 +128,6 @@ DECLARE
   limit_scope text[] := '{}';      -- g(lobal), a(ccount: a per-caller ceiling or a per-account budget) or d(estination: a cooldown)
   limit_measure text[] := '{}';    -- what a charge counts: u(nits), c(alls) or m(icros)
   limit_value bigint[] := '{}';    -- its own value (0: switched off, which binds every account)
-  limit_start timestamptz[] := '{}'; -- its current window (NULL for a cooldown: each destination's own, phase 5)
-  limit_end timestamptz[] := '{}';
   -- Each batch endpoint's limits, in charge order (its ceilings by id, then its budgets by id):
   -- positions endpoint_limits[endpoint_first_limit[e] .. endpoint_last_limit[e]].
   endpoint_limits int[] := '{}';
@@ -289,9 +287,7 @@ BEGIN
               ORDER BY l.id) g) bu_rows;
 
   -- The limits by position: the ceilings, then the budgets (a loop over the rows in hand).
-  x := 0;
   FOREACH c IN ARRAY batch_ceilings LOOP
-    x := x + 1;
     IF c.scope = 'caller' THEN
       caller_endpoints := caller_endpoints || c.endpoint_id;
       account_limit_ids := account_limit_ids || c.limit_id;
@@ -303,19 +299,13 @@ BEGIN
     limit_scope := limit_scope || CASE c.scope WHEN 'global' THEN 'g' WHEN 'caller' THEN 'a' ELSE 'd' END;
     limit_measure := limit_measure || CASE c.metric WHEN 'calls' THEN 'c' ELSE 'u' END;
     limit_value := limit_value || c.value;
-    limit_start := limit_start || CASE WHEN c.window = 'first_hit' THEN NULL ELSE ceiling_window_start[x] END;
-    limit_end := limit_end || CASE WHEN c.window = 'first_hit' THEN NULL ELSE ceiling_window_end[x] END;
   END LOOP;
-  x := 0;
   FOREACH bg IN ARRAY batch_budgets LOOP
-    x := x + 1;
     IF bg.scope = 'account' THEN account_limit_ids := account_limit_ids || bg.limit_id; END IF;
     limit_ids := limit_ids || bg.limit_id;
     limit_scope := limit_scope || CASE bg.scope WHEN 'account' THEN 'a' ELSE 'g' END;
     limit_measure := limit_measure || 'm'::text;
     limit_value := limit_value || bg.value;
-    limit_start := limit_start || budget_window_start[x];
-    limit_end := limit_end || budget_window_end[x];
   END LOOP;
 
   -- The budgets' memberships among the batch's endpoints, as (position in batch_budgets, endpoint
@@ -331,10 +321,17 @@ BEGIN
   END IF;
   -- Each endpoint's limits in charge order: its ceilings, then its budgets, read off both lists
   -- in one pass (both are by endpoint, in batch_endpoints' order). A limit the pass did not reach
-  -- would be charged nowhere, so the batch fails closed instead.
+  -- would be charged nowhere, so the batch fails closed instead. A batch of one endpoint (every
+  -- lone call) has every limit, in position order: endpoint_limits stays NULL for that, the
+  -- identity, and the pass is not run.
+  IF cardinality(batch_endpoint_ids) <= 1 THEN
+    endpoint_first_limit := ARRAY[1];
+    endpoint_last_limit := ARRAY[cardinality(limit_ids)];
+    endpoint_limits := NULL;
+  END IF;
   i := 1;
   j := 1;
-  FOR x IN 1 .. cardinality(batch_endpoint_ids) LOOP
+  FOR x IN 1 .. CASE WHEN endpoint_limits IS NULL THEN 0 ELSE cardinality(batch_endpoint_ids) END LOOP
     endpoint_first_limit := endpoint_first_limit || cardinality(endpoint_limits) + 1;
     WHILE i <= cardinality(ceiling_endpoint) AND ceiling_endpoint[i] = batch_endpoint_ids[x] LOOP
       endpoint_limits := endpoint_limits || i;
@@ -346,7 +343,7 @@ BEGIN
     END LOOP;
     endpoint_last_limit := endpoint_last_limit || cardinality(endpoint_limits);
   END LOOP;
-  IF i <= cardinality(ceiling_endpoint) OR j <= coalesce(cardinality(pair_budget), 0) THEN
+  IF endpoint_limits IS NOT NULL AND (i <= cardinality(ceiling_endpoint) OR j <= coalesce(cardinality(pair_budget), 0)) THEN
     RAISE EXCEPTION 'reserve_batch: a limit of the batch belongs to none of its endpoints';
   END IF;
 
@@ -616,7 +613,7 @@ BEGIN
     CONTINUE WHEN answers[i] IS NOT NULL;
     req_first_charge[i] := cardinality(charge_counter) + 1;
     FOR y IN endpoint_first_limit[req_endpoint_position[i]] .. endpoint_last_limit[req_endpoint_position[i]] LOOP
-      x := endpoint_limits[y];
+      x := coalesce(endpoint_limits[y], y);
       j := (x - 1) * scope_width + 1 + CASE limit_scope[x] WHEN 'g' THEN 0
                                             WHEN 'a' THEN coalesce(array_position(batch_callers, req_caller[i]), 0)
                                             ELSE coalesce(array_position(batch_destinations, req_destination_key[i]), 0) END;
@@ -634,8 +631,11 @@ BEGIN
         counter_position := counter_position || x;
         counter_limit_id := counter_limit_id || limit_ids[x];
         counter_scope := counter_scope || v_scope;
-        counter_start := counter_start || limit_start[x];
-        counter_end := counter_end || limit_end[x];
+        -- Its limit's current window; a cooldown's is each destination's own (phase 5).
+        counter_start := counter_start || CASE WHEN limit_scope[x] = 'd' THEN NULL WHEN x <= cardinality(batch_ceilings) THEN ceiling_window_start[x]
+                                               ELSE budget_window_start[x - cardinality(batch_ceilings)] END;
+        counter_end := counter_end || CASE WHEN limit_scope[x] = 'd' THEN NULL WHEN x <= cardinality(batch_ceilings) THEN ceiling_window_end[x]
+                                           ELSE budget_window_end[x - cardinality(batch_ceilings)] END;
         counter_measure := counter_measure || limit_measure[x];
         counter_limit := counter_limit || CASE WHEN limit_value[x] = 0 OR limit_scope[x] <> 'a' THEN limit_value[x]
                                                ELSE coalesce((account_values ->> (limit_ids[x] || '|' || v_scope))::bigint, limit_value[x]) END;
