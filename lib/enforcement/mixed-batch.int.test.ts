@@ -78,9 +78,10 @@ describe.skipIf(skipWithoutDatabase())("a batch across endpoints", () => {
         expect(answer?.status, JSON.stringify(answer)).toBe("granted");
         const limits = limitsOf(endpointOf[r.endpoint] ?? 0);
         const seen = (answer?.remaining ?? []).map((e) => ({ ceilingId: e.ceilingId, budgetId: e.budgetId, used: e.used }));
+        const amount = r.amount ?? 0;
         const expected = limits.map((l) => {
           const scopeKey = l.scope === "global" ? "" : l.scope === "destination" ? (r.destination ?? "") : (r.caller ?? "");
-          const charge = l.measure === "calls" ? 1 : l.measure === "units" ? r.amount : Math.ceil(r.amount * (price[endpointOf[r.endpoint] ?? 0] ?? 0));
+          const charge = l.measure === "calls" ? 1 : l.measure === "units" ? amount : Math.ceil(amount * (price[endpointOf[r.endpoint] ?? 0] ?? 0));
           const key = `${l.limitId}|${scopeKey}`;
           held.set(key, (held.get(key) ?? 0) + charge);
           return { ceilingId: l.entry.ceilingId, budgetId: l.entry.budgetId, used: held.get(key) };
