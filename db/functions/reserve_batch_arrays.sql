@@ -631,10 +631,11 @@ BEGIN
         counter_position := counter_position || x;
         counter_limit_id := counter_limit_id || limit_ids[x];
         counter_scope := counter_scope || v_scope;
-        -- Its limit's current window; a cooldown's is each destination's own (phase 5).
-        counter_start := counter_start || CASE WHEN limit_scope[x] = 'd' THEN NULL WHEN x <= cardinality(batch_ceilings) THEN ceiling_window_start[x]
+        -- Its limit's current window; a cooldown's (a first hit's) is each destination's own,
+        -- found in phase 5.
+        counter_start := counter_start || CASE WHEN x <= cardinality(batch_ceilings) THEN ceiling_window_start[x]
                                                ELSE budget_window_start[x - cardinality(batch_ceilings)] END;
-        counter_end := counter_end || CASE WHEN limit_scope[x] = 'd' THEN NULL WHEN x <= cardinality(batch_ceilings) THEN ceiling_window_end[x]
+        counter_end := counter_end || CASE WHEN x <= cardinality(batch_ceilings) THEN ceiling_window_end[x]
                                            ELSE budget_window_end[x - cardinality(batch_ceilings)] END;
         counter_measure := counter_measure || limit_measure[x];
         counter_limit := counter_limit || CASE WHEN limit_value[x] = 0 OR limit_scope[x] <> 'a' THEN limit_value[x]
@@ -679,7 +680,7 @@ BEGIN
   IF cardinality(destination_endpoints) > 0 THEN
     FOR rec IN SELECT k.idx, (batch_ceilings[k.x]).id AS ceiling_id, (batch_ceilings[k.x]).window_seconds
                FROM unnest(counter_position, counter_scope) WITH ORDINALITY AS k(x, s, idx)
-               WHERE limit_scope[k.x] = 'd' ORDER BY 2, hashtext(k.s), k.s LOOP
+               WHERE limit_scope[k.x] = 'd' AND (batch_ceilings[k.x]).window = 'first_hit' ORDER BY 2, hashtext(k.s), k.s LOOP
       idx := rec.idx;
       PERFORM pg_advisory_xact_lock(rec.ceiling_id, hashtext(counter_scope[idx]));
       SELECT u.window_start, u.window_end INTO v_window_start, v_window_end FROM counters u

@@ -118,4 +118,29 @@ describe.skipIf(skipWithoutDatabase())("a batch across endpoints", () => {
     );
     expect(new Map(rows.map((r) => [`${r.limit_id}|${r.scope_key}`, Number(r.held)]))).toEqual(held);
   });
+
+  // The catalog offers a destination only a cooldown, but the database also takes a per-destination
+  // ceiling on a calendar window (written in SQL): a counter per destination in the day, not a
+  // window opened by each first hit.
+  it("keeps a per-destination ceiling on a calendar window to each destination's day", async () => {
+    const e = await makeEndpoint(t.db, {
+      ceilings: [{ metric: "calls", scope: "destination", window: "first_hit", windowSeconds: 60, value: 2 }],
+    });
+    await t.db.execute(sql`update ceilings set "window" = 'utc_day', window_seconds = null where endpoint_id = ${e.endpointId} and scope = 'destination'`);
+    const call = (destination: string) => ({ endpoint: e.key, amount: 1, destination });
+    const batch = [call("a@example.com"), call("b@example.com"), call("a@example.com"), call("a@example.com")];
+    const [answers] = resultRows<{ a: { status: string; gate?: string }[] }>(
+      await t.db.execute(sql`select ceilings.reserve_batch(${JSON.stringify(batch)}::jsonb) as a`),
+    );
+    expect(answers?.a.map((a) => a.gate ?? a.status)).toEqual(["granted", "granted", "granted", "cooldown"]);
+    const rows = resultRows<{ scope_key: string; held: string; day: boolean }>(
+      await t.db.execute(sql`select c.scope_key, c.held, c.window_start = date_trunc('day', now() at time zone 'UTC') at time zone 'UTC' as day
+                             from counters c join ceilings l on l.limit_id = c.limit_id
+                             where l.endpoint_id = ${e.endpointId} and l.scope = 'destination' order by c.scope_key`),
+    );
+    expect(rows.map((r) => [r.scope_key, Number(r.held), r.day])).toEqual([
+      ["a@example.com", 2, true],
+      ["b@example.com", 1, true],
+    ]);
+  });
 });
