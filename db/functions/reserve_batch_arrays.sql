@@ -115,7 +115,6 @@ DECLARE
   pair_budget int[] := '{}';
   pair_endpoint int[] := '{}';
   pair_per_account boolean[];
-  budget_endpoints int[] := '{}';         -- endpoints in a budget
   account_budget_endpoints int[] := '{}'; -- endpoints in a per-account budget
   endpoint_prices jsonb := '{}';          -- endpoint id -> {part: picos a unit}
   endpoint_unit_price numeric[];          -- per batch endpoint, its first part's picos a unit (the one of a single-part endpoint)
@@ -125,7 +124,7 @@ DECLARE
   -- its budgets. What a charge reads of its limit, as plain arrays (a ceilings or budgets row
   -- copied out of its array for each charge cost more than the charge itself):
   limit_ids int[] := '{}';         -- its row in limits
-  limit_scope text[] := '{}';      -- g(lobal), a(ccount: a per-caller ceiling or a per-account budget) or d(estination: a cooldown)
+  limit_scope text[] := '{}';      -- g(lobal), a(ccount: a per-caller ceiling or a per-account budget) or d(estination: a cooldown, or a calendar window per destination)
   limit_measure text[] := '{}';    -- what a charge counts: u(nits), c(alls) or m(icros)
   limit_value bigint[] := '{}';    -- its own value (0: switched off, which binds every account)
   -- Each batch endpoint's limits, in charge order (its ceilings by id, then its budgets by id):
@@ -313,8 +312,8 @@ BEGIN
   IF cardinality(batch_budgets) > 0 THEN
     SELECT array_agg(bb.ordinality::int ORDER BY m.endpoint_id, bb.ordinality), array_agg(m.endpoint_id ORDER BY m.endpoint_id, bb.ordinality),
            array_agg(bb.scope = 'account' ORDER BY m.endpoint_id, bb.ordinality),
-           array_agg(DISTINCT m.endpoint_id), coalesce(array_agg(DISTINCT m.endpoint_id) FILTER (WHERE bb.scope = 'account'), '{}')
-    INTO pair_budget, pair_endpoint, pair_per_account, budget_endpoints, account_budget_endpoints
+           coalesce(array_agg(DISTINCT m.endpoint_id) FILTER (WHERE bb.scope = 'account'), '{}')
+    INTO pair_budget, pair_endpoint, pair_per_account, account_budget_endpoints
     FROM unnest(batch_budgets) WITH ORDINALITY AS bb
     JOIN budget_members m ON m.budget_id = bb.id
     WHERE m.endpoint_id IN (SELECT u.id FROM unnest(batch_endpoints) u);
@@ -602,8 +601,8 @@ BEGIN
   END IF;
 
   -- Phase 4, the counters each request would charge: one per limit of its endpoint, in charge
-  -- order. A global limit has one counter; a per-account limit one per caller, a cooldown one per
-  -- destination, each numbered by its index among the batch's distinct ones.
+  -- order. A global limit has one counter; a per-account limit one per caller, a per-destination
+  -- one per destination, each numbered by its index among the batch's distinct ones.
   IF 'd' = ANY (limit_scope) THEN
     SELECT coalesce(array_agg(DISTINCT q.d) FILTER (WHERE q.d IS NOT NULL), '{}') INTO batch_destinations FROM unnest(req_destination_key) AS q(d);
   END IF;
