@@ -170,4 +170,30 @@ describe.skipIf(skipWithoutDatabase())("settle, release and expiry on real Postg
     expect(await releaseReservation(t.db, { reservationId: d.reservationId, caller: "acct_b" })).toMatchObject({ status: "forbidden" });
     expect(await releaseReservation(t.db, { reservationId: "5f0c8d0e-0000-4000-8000-000000000000" })).toMatchObject({ status: "not_found" });
   });
+
+  it("holds each reservation for its own TTL from when it was made, in one batch and by every entry", async () => {
+    const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000 }] });
+    // Submitted together: the library's typed batches, each request with a TTL of its own.
+    const library = await Promise.all([undefined, 1, 60, 86_400, 7, undefined].map((ttl) => grant(e.key, 1, ttl)));
+    // The JSON entry, and the one-call function's default and named TTL.
+    const requests = JSON.stringify([
+      { endpoint: e.key, amount: 1, ttlSeconds: 42 },
+      { endpoint: e.key, amount: 1 },
+    ]);
+    const [json] = resultRows<{ a: Granted[] }>(await t.db.execute(sql`select ceilings.reserve_batch(${requests}::jsonb) as a`));
+    const [lone] = resultRows<{ a: Granted }>(await t.db.execute(sql`select ceilings.reserve(${e.key}, 1) as a`));
+    const [named] = resultRows<{ a: Granted }>(await t.db.execute(sql`select ceilings.reserve(${e.key}, 1, ttl_seconds => 9) as a`));
+    const answers = [...library, ...(json?.a ?? []), lone?.a, named?.a];
+    const held = new Map(
+      resultRows<{ id: string; seconds: number; expires: string }>(
+        await t.db.execute(sql`
+          select id::text, extract(epoch from expires_at - created_at)::int as seconds, expires_at as expires
+          from reservations where endpoint_id = ${e.endpointId}`),
+      ).map((r) => [r.id, r]),
+    );
+    expect(held.size).toBe(10);
+    expect(answers.map((a) => held.get(a?.reservationId ?? "")?.seconds)).toEqual([300, 1, 60, 86_400, 7, 300, 42, 300, 300, 9]);
+    // Each answer's expiry is the one its reservation keeps, which the sweeper reads.
+    for (const a of answers) expect(new Date(a?.expiresAt ?? "").getTime()).toBe(new Date(held.get(a?.reservationId ?? "")?.expires ?? "").getTime());
+  });
 });
