@@ -8,17 +8,36 @@
 // ceilings, HTTP reserve on one and three ceilings (random callers, an idempotency key each),
 // settle, a refused call, and a constant answer with no database (the server's own floor). CPU per request is split
 // between the API process, Postgres (every process named postgres on this machine) and this
-// load generator. Printed, never asserted.
+// load generator; a reserve row also prints its mean batch, the requests a database call carried.
+// Printed, never asserted.
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { Agent, request as httpRequest } from "node:http";
 import { createServer } from "node:net";
 import { sql } from "drizzle-orm";
-import { migrateDatabase, openPostgres } from "@/db/client";
+import { type Db, migrateDatabase, openPostgres, resultRows } from "@/db/client";
 import { databaseUrl } from "@/db/testing";
 import { createApiKey } from "@/lib/api-keys";
 import { batcherFor, reserve } from "@/lib/enforcement";
 import { drive, makeBenchEndpoint, pgbench, whole } from "./bench/measure";
+
+/**
+ * The mean batch of the reserve calls since `since` (the database's clock): every reservation of
+ * one call has its transaction's start as created_at, so the calls are the distinct ones. What
+ * the API's batcher gets to coalesce, set beside the library's own batches.
+ */
+async function meanBatch(db: Db, since: string): Promise<number | null> {
+  const [row] = resultRows<{ b: number | null }>(
+    await db.execute(sql`select count(*)::float8 / nullif(count(distinct created_at), 0) as b from reservations where created_at >= ${since}::timestamptz`),
+  );
+  return row?.b ?? null;
+}
+
+async function databaseNow(db: Db): Promise<string> {
+  const [row] = resultRows<{ t: string }>(await db.execute(sql`select clock_timestamp()::text as t`));
+  if (!row) throw new Error("no clock");
+  return row.t;
+}
 
 type Row = {
   path: string;
@@ -28,6 +47,8 @@ type Row = {
   p99: number;
   /** Answers other than the expected status (a failure of the row). */
   unexpected: number;
+  /** Reservations a database call wrote, on average (reserve rows only). */
+  batch?: number | null;
   apiCpuUs: number | null;
   dbCpuUs: number;
   generatorCpuUs: number;
@@ -136,11 +157,12 @@ async function main(): Promise<void> {
       await setup.db.execute(sql`analyze reservations, counters`);
       for (const count of [1, 3] as const) {
         const endpoint = count === 1 ? "bench.one" : "bench.three";
+        const since = await databaseNow(setup.db);
         const m = await drive(seconds, connections, async () => {
           const d = await reserve(pool.db, { endpoint, amount: 1, caller: `acct_${Math.floor(Math.random() * 50)}`, idempotencyKey: randomUUID() });
           return d.status === "granted";
         });
-        rows.push({ path: "library reserve (batched)", ceilings: count, ...m });
+        rows.push({ path: "library reserve (batched)", ceilings: count, ...m, batch: await meanBatch(setup.db, since) });
       }
     } finally {
       await batcherFor(pool.db).close();
@@ -166,6 +188,7 @@ async function main(): Promise<void> {
 
     for (const count of [1, 3] as const) {
       const endpoint = count === 1 ? "bench.one" : "bench.three";
+      const since = await databaseNow(setup.db);
       const m = await drive(
         seconds,
         connections,
@@ -177,7 +200,7 @@ async function main(): Promise<void> {
         },
         apiPid,
       );
-      rows.push({ path: "HTTP POST /api/v1/reservations", ceilings: count, ...m });
+      rows.push({ path: "HTTP POST /api/v1/reservations", ceilings: count, ...m, batch: await meanBatch(setup.db, since) });
     }
     const settleMeasured = await drive(
       seconds,
@@ -210,7 +233,7 @@ async function main(): Promise<void> {
     const library = (c: number) => rows.find((r) => r.path.startsWith("library") && r.ceilings === c)?.perSecond ?? 0;
     console.log(`\nHTTP API against the library, ${seconds} s a row, ${connections} connections or callers, one database server`);
     console.log(`A: pgbench hot-row guarded UPDATE, 64 clients: ${tpsA ? tpsA.toFixed(0) : "n/a"} tps`);
-    const head = ["path", "ceil", "per s", "x lib", "p50 ms", "p99 ms", "bad", "api µs", "db µs", "gen µs", "other µs"];
+    const head = ["path", "ceil", "per s", "x lib", "p50 ms", "p99 ms", "bad", "batch", "api µs", "db µs", "gen µs", "other µs"];
     console.log(head.map((h, i) => (i === 0 ? h.padEnd(34) : h.padStart(9))).join(""));
     for (const r of rows) {
       const lib = r.ceilings === 1 || r.ceilings === 3 ? library(r.ceilings) : 0;
@@ -223,6 +246,7 @@ async function main(): Promise<void> {
           r.p50.toFixed(1).padStart(9),
           r.p99.toFixed(1).padStart(9),
           String(r.unexpected).padStart(9),
+          (r.batch === undefined || r.batch === null ? "" : r.batch.toFixed(1)).padStart(9),
           (r.apiCpuUs === null ? "" : r.apiCpuUs.toFixed(0)).padStart(9),
           r.dbCpuUs.toFixed(0).padStart(9),
           r.generatorCpuUs.toFixed(0).padStart(9),
@@ -245,6 +269,7 @@ async function main(): Promise<void> {
           p50Ms: round(r.p50),
           p99Ms: round(r.p99),
           unexpected: r.unexpected,
+          meanBatch: r.batch === undefined || r.batch === null ? null : round(r.batch),
           apiCpuUsPerRequest: r.apiCpuUs === null ? null : round(r.apiCpuUs),
           dbCpuUsPerRequest: round(r.dbCpuUs),
           generatorCpuUsPerRequest: round(r.generatorCpuUs),
