@@ -10,7 +10,8 @@
 // clients, in the same run. Every row of the matrix (callers x ceilings x batched/unbatched)
 // prints throughput, p50, p99, its ratio to A, the mean batch size and CPU per request, split into
 // this Node process and the rest of the machine (the database, mostly), then one JSON line each.
-// Each row is measured after 2 s of the same calls unmeasured, as the prototype's bench warms up.
+// Each row (and the sweeper's and settle's) is measured after 2 s of the same calls unmeasured, as
+// the prototype's bench warms up.
 // Batched, the three-ceiling shape runs twice more, priced: in a budget of everyone's
 // (bench.global-budgeted), and in that one and one per account (bench.budgeted), the per-account
 // one with 100,000 accounts already counted today: what money counters in the same step cost.
@@ -279,8 +280,14 @@ async function sweepRows(url: string, seconds: number, inFlight: number, maxBatc
   const sweeper = openPostgres(url, { max: 1 });
   batcherFor(pool.db, { maxBatch, maxInFlight: inFlight, deadlineMs: e.ENFORCEMENT_DEADLINE_MS });
   try {
+    let unavailable = 0;
+    const call = async () => {
+      const answer = await reserve(pool.db, { endpoint: "bench.three", amount: 1, ttlSeconds: 3_600, caller: `acct_${Math.floor(Math.random() * 50)}` });
+      if (answer.status === "refused" && answer.gate === "unavailable") unavailable += 1;
+      return true;
+    };
     const run = async (label: string, sweep: boolean): Promise<SweepRow> => {
-      let unavailable = 0;
+      unavailable = 0;
       let expired = 0;
       let slowest = 0;
       let driving = true;
@@ -294,15 +301,13 @@ async function sweepRows(url: string, seconds: number, inFlight: number, maxBatc
           if (n === 0) await new Promise((resolve) => setTimeout(resolve, 200));
         }
       })();
-      const d = await drive(seconds, 64, async () => {
-        const answer = await reserve(pool.db, { endpoint: "bench.three", amount: 1, ttlSeconds: 3_600, caller: `acct_${Math.floor(Math.random() * 50)}` });
-        if (answer.status === "refused" && answer.gate === "unavailable") unavailable += 1;
-        return true;
-      });
+      const d = await drive(seconds, 64, call);
       driving = false;
       await sweeping;
       return { label, perSecond: d.perSecond, p99: d.p99, unavailable, expired: sweep ? expired : null, slowestSweepMs: slowest };
     };
+    // This pool's connections plan their statements here, not in the quiet row set beside the sweeping one.
+    await drive(WARM_UP_SECONDS, 64, call);
     const quiet = await run("nothing expiring", false);
     // The backlog: granted for real (their charges name the counters), then past their TTL.
     for (let done = 0; done < expiring; done += 1_000) {
@@ -332,9 +337,9 @@ async function settleRow(url: string, seconds: number, inFlight: number, maxBatc
   const pool = openPostgres(url, { max: inFlight * 2 + 2 });
   batcherFor(pool.db, { maxBatch, maxInFlight: inFlight });
   try {
-    const settleMs: number[] = [];
+    let settleMs: number[] = [];
     let notSettled = 0;
-    const d = await drive(seconds, 64, async () => {
+    const pair = async () => {
       const answer = await reserve(pool.db, { endpoint: "bench.three", amount: 2, caller: `acct_${Math.floor(Math.random() * 50)}` });
       if (answer.status !== "granted") {
         notSettled += 1;
@@ -345,7 +350,11 @@ async function settleRow(url: string, seconds: number, inFlight: number, maxBatc
       settleMs.push(performance.now() - t0);
       if (result.status !== "settled") notSettled += 1;
       return result.status === "settled";
-    });
+    };
+    await drive(WARM_UP_SECONDS, 64, pair);
+    settleMs = [];
+    notSettled = 0;
+    const d = await drive(seconds, 64, pair);
     settleMs.sort((a, b) => a - b);
     return { perSecond: settleMs.length / seconds, settleP50: percentile(settleMs, 50), settleP99: percentile(settleMs, 99), pairP99: d.p99, notSettled };
   } finally {

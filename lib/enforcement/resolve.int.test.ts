@@ -171,9 +171,10 @@ describe.skipIf(skipWithoutDatabase())("settle, release and expiry on real Postg
     expect(await releaseReservation(t.db, { reservationId: "5f0c8d0e-0000-4000-8000-000000000000" })).toMatchObject({ status: "not_found" });
   });
 
-  it("holds each reservation for its own TTL from when it was made, in one batch and by every entry", async () => {
+  it("holds each reservation for its own TTL from when it was made, in a batch and by every entry", async () => {
     const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1_000 }] });
-    // Submitted together: the library's typed batches, each request with a TTL of its own.
+    // Submitted together: the library's typed batches (two of three requests, one a lane), each request
+    // with a TTL of its own.
     const library = await Promise.all([undefined, 1, 60, 86_400, 7, undefined].map((ttl) => grant(e.key, 1, ttl)));
     // The JSON entry, and the one-call function's default and named TTL.
     const requests = JSON.stringify([
