@@ -84,7 +84,7 @@ CREATE INDEX reservations_created_brin ON reservations USING brin (created_at);`
 const narrowInsert = `    INSERT INTO reservations (id, endpoint, caller, amount, state, idempotency_key, created_at, expires_at)
     SELECT t.id, p_endpoint, t.c, t.a, 'held', t.k, v_now, v_now + interval '15 minutes'`;
 // Three charges a reservation (units and calls globally, units per caller), printed as text and
-// read as JSON once, as reserve_batch does; the money of one part at 2,000 picos a unit.
+// read as JSON once, as reserve_batch did before 0044; the money of one part at 2,000 picos a unit.
 const charges = `('[{"l": 1, "k": "", "m": "u", "w": ' || to_json(v_day)::text || ', "n": ' || t.a || '}, '
             || '{"l": 2, "k": "", "m": "c", "w": ' || to_json(v_day)::text || ', "n": 1}, '
             || '{"l": 3, "k": ' || to_json(t.c)::text || ', "m": "u", "w": ' || to_json(v_day)::text || ', "n": ' || t.a || '}]')::jsonb`;
@@ -126,8 +126,8 @@ function productVariant(name: string, indexes: string, kept: Charges, printed: s
 const budgetLimits = `  (3, 'llm.chat', 'units', 'caller', 9000000000000000),
   (5, 'llm.chat', 'units', 'global', 9000000000000000),
   (6, 'llm.chat', 'units', 'caller', 9000000000000000),`;
-// Its five charges, typed as the product keeps them since 0044: the budgets' two in micros (money
-// at 2,000 picos a unit, rounded up: twice the units stands for it).
+// Its five charges, typed as the product keeps them since 0044; the budgets' two carry a stand-in
+// amount (twice the units), whose value does not change the row's size.
 const fullCharges = `ARRAY[1, 2, 3, 5, 6], ARRAY[v_day, v_day, v_day, v_day, v_day]::timestamptz[], ARRAY[t.a, 1, t.a, t.a * 2, t.a * 2]`;
 const planValues = `
 CREATE TABLE plan_limit_values (plan_id int, limit_id int, value bigint, PRIMARY KEY (plan_id, limit_id));
@@ -178,7 +178,13 @@ function main(): void {
   // Some of the variants (by name, comma-separated), the prototype always among them: more rounds
   // of the rows in question in the same time, on a machine whose speed moves within minutes.
   const named = arg("variants", "");
-  const only = named === "" ? undefined : named.split(",").map((name) => name.trim());
+  const only =
+    named === ""
+      ? undefined
+      : named
+          .split(",")
+          .map((name) => name.trim())
+          .filter((name) => name !== "");
   const unknown = only?.filter((name) => !allVariants.some((v) => v.name.trim() === name));
   if (unknown?.length) throw new Error(`--variants: no variant ${unknown.join(", ")}; the variants: ${allVariants.map((v) => v.name.trim()).join(", ")}`);
   const variants = only ? allVariants.filter((v) => v.name === "prototype" || only.includes(v.name.trim())) : allVariants;
