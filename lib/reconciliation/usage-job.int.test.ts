@@ -192,18 +192,21 @@ describe.skipIf(skipWithoutDatabase())("the usage-sources job", () => {
     const running = runWorker(t.db, { ...settings, name: "usage-lane-test", intervalMs: 100 }, stop.signal);
     try {
       await expect.poll(() => pulls, { timeout: 5000 }).toBe(1);
-      await expect.poll(beats, { timeout: 5000 }).toBeGreaterThan(0);
+      // A loop's first pass runs every job that is due; beside a full test run on two cores it has
+      // taken more than 5 s (2026-12-06). The waits are long, not the point: a pull that held the
+      // loop back would leave the heartbeat unwritten however long they were.
+      await expect.poll(beats, { timeout: 20_000 }).toBeGreaterThan(0);
       const first = await beats();
       // The loop (its deliveries, then its heartbeat) keeps going while the pull hangs, and the lane
       // starts no second pull beside the first.
-      await expect.poll(beats, { timeout: 5000 }).toBeGreaterThan(first);
+      await expect.poll(beats, { timeout: 20_000 }).toBeGreaterThan(first);
       expect(pulls).toBe(1);
     } finally {
       release();
       stop.abort();
       await running;
     }
-  });
+  }, 60_000);
 
   it("without usage settings, pulls reach no inside host and read secrets from the environment", () => {
     const { usage: _omit, ...rest } = settings;
