@@ -5,5 +5,5 @@
 -- Locks: none.
 CREATE OR REPLACE FUNCTION ceilings.contract_version() RETURNS int
 LANGUAGE sql IMMUTABLE AS $$
-  SELECT 11
+  SELECT 12
 $$;

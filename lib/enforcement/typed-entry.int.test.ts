@@ -200,6 +200,64 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
     expect(row?.n).toBe(1);
   });
 
+  // An endpoint of its own, with room whatever the tests before spent.
+  async function setUpIds() {
+    await t.ownerDb.execute(sql`
+      insert into endpoints (key, name, unit, per_call_max, parts) values ('typed.ids', 'typed.ids', 'emails', 3, '[{"name": "units", "pricePico": 0}]')
+      on conflict (key) do nothing`);
+    await t.ownerDb.execute(sql`
+      insert into ceilings (endpoint_id, metric, scope, "window", value, max_value, default_value)
+      select e.id, 'units', 'global', 'utc_day', 1000, 1000, 1000 from endpoints e
+      where e.key = 'typed.ids' and not exists (select from ceilings c where c.endpoint_id = e.id)`);
+  }
+
+  it("writes each new reservation under the id its caller made, and the library makes a UUIDv7 for each", async () => {
+    await setUpIds();
+    const before = Date.now();
+    const answers = await callReserveBatch(t.db, [
+      { endpoint: "typed.ids", amount: 1, caller: "acct-id-1" },
+      { endpoint: "typed.ids", amount: 1, caller: "acct-id-2" },
+    ]);
+    const ids = answers.map((a) => (a.status === "granted" ? a.reservationId : ""));
+    expect(new Set(ids).size).toBe(2);
+    for (const id of ids) {
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      // Its first 48 bits are the milliseconds it was made at.
+      const ms = parseInt(id.replace(/-/g, "").slice(0, 12), 16);
+      expect(ms).toBeGreaterThanOrEqual(before);
+      expect(ms).toBeLessThanOrEqual(Date.now());
+    }
+    const stored = resultRows<{ id: string }>(await t.db.execute(sql`select id::text as id from reservations where caller like 'acct-id-%' order by caller`));
+    expect(stored.map((r) => r.id)).toEqual(ids);
+
+    // From SQL: the ids sent are the ones written and answered; none is made for a request refused.
+    const mine = ["0190a3c4-5e6f-7a1b-8c2d-3e4f5a6b7c8d", "0190a3c4-5e6f-7a1b-9c2d-3e4f5a6b7c8e"];
+    const [row] = resultRows<{ batch: { reservationIds: string } }>(
+      await t.db.execute(sql`select ceilings.reserve_batch_arrays('{typed.ids,typed.ids}', '{1,4}', '{acct-id-3,acct-id-3}',
+        compact => true, reservation_ids => ${arrayLiteral(mine)}::uuid[]) as batch`),
+    );
+    expect(row?.batch.reservationIds.split(",")).toEqual(mine);
+    const written = resultRows<{ id: string }>(await t.db.execute(sql`select id::text as id from reservations where caller = 'acct-id-3'`));
+    expect(written.map((r) => r.id)).toEqual([mine[0]]);
+  });
+
+  it("refuses a missing id, a list of another length, and the same id twice, writing nothing", async () => {
+    await setUpIds();
+    const id = "0190a3c4-5e6f-7a1b-8c2d-3e4f5a6b7c99";
+    for (const ids of ["{NULL}", `{${id},${id}}`]) {
+      await expect(
+        t.db.execute(sql`select ceilings.reserve_batch_arrays('{typed.ids}', '{1}', '{acct-id-4}', reservation_ids => ${ids}::uuid[])`),
+      ).rejects.toMatchObject({ cause: { code: "22023" } });
+    }
+    // Two requests under one id: the second write fails, and with it the batch, nothing charged.
+    await expect(
+      t.db.execute(sql`select ceilings.reserve_batch_arrays('{typed.ids,typed.ids}', '{1,1}', '{acct-id-4,acct-id-5}',
+        reservation_ids => ${`{${id},${id}}`}::uuid[])`),
+    ).rejects.toMatchObject({ cause: { code: "23505" } });
+    const [row] = resultRows<{ n: number }>(await t.db.execute(sql`select count(*)::int as n from reservations where caller in ('acct-id-4', 'acct-id-5')`));
+    expect(row?.n).toBe(0);
+  });
+
   it("refuses arrays of different lengths, and an input error that is not an error", async () => {
     await expect(t.db.execute(sql`select ceilings.reserve_batch_arrays('{a,b}', '{1}')`)).rejects.toMatchObject({ cause: { code: "22023" } });
     await expect(

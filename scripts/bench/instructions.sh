@@ -5,14 +5,15 @@
 # two runs of the same code). Measures the working tree's db/functions and, with --against REF,
 # the same calls on REF's db/functions (git show), each from the same copy of one database.
 #
-#   bash scripts/bench/instructions.sh [--against HEAD~1] [--calls 200] [--batch 32] [--ceilings 3] [--entry arrays|json]
+#   bash scripts/bench/instructions.sh [--against HEAD~1] [--calls 200] [--batch 32] [--ceilings 3] [--entry arrays|json] [--ids caller|db]
 #
 # The database: the working tree's migrations, one endpoint with 1 or 3 ceilings (a global units
 # ceiling; then a global calls ceiling and a per-caller units ceiling), 300 batches made first so
 # counters, accounts and reservations exist, then analyzed. Each call is a batch of --batch
 # requests of amount 1, callers cycling over 50 accounts, compact answers: by default the library's
-# call (reserve_batch_arrays, typed arrays), with --entry json the JSON entry other languages call
-# (reserve_batch; a REF from before contract version 11 has only that one).
+# call (reserve_batch_arrays, typed arrays, the reservations' ids made by the caller; --ids db leaves
+# them to the database, as a REF from before contract version 12 must), with --entry json the JSON
+# entry other languages call (reserve_batch; a REF from before contract version 11 has only that one).
 # A call's count is (all - a backend that runs no call) / calls; its plans are made in the first
 # call and counted in that share. Needs valgrind, the PostgreSQL server binaries (pg_config
 # --bindir) and root (the server runs as the postgres user). Only function changes compare: REF's
@@ -24,6 +25,7 @@ calls=200
 batch=32
 ceilings=3
 entry=arrays
+ids=caller
 while [ $# -gt 0 ]; do
   case "$1" in
     --against) against=$2; shift 2 ;;
@@ -31,6 +33,7 @@ while [ $# -gt 0 ]; do
     --batch) batch=$2; shift 2 ;;
     --ceilings) ceilings=$2; shift 2 ;;
     --entry) entry=$2; shift 2 ;;
+    --ids) ids=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -56,7 +59,9 @@ batches() {
       console.log(process.env.ENTRY === "json"
         ? `select ceilings.reserve_batch(${"\x27"}${JSON.stringify(requests)}${"\x27"}::jsonb, true) is not null;\n`
         : `select ceilings.reserve_batch_arrays(${list(requests.map((r) => r.endpoint))}, ${list(requests.map((r) => r.amount))}, ` +
-          `${list(requests.map((r) => r.caller))}, compact => true) is not null;\n`);
+          `${list(requests.map((r) => r.caller))}, compact => true` +
+          (process.env.IDS === "caller" ? `, reservation_ids => ${list(requests.map(() => require("node:crypto").randomUUID()))}` : "") +
+          `) is not null;\n`);
     }' "$@"
 }
 
@@ -72,18 +77,23 @@ ENTRY=json batches 0 300 "$batch" | grep -v '^$' | psql_cg >/dev/null
 psql_cg -c "vacuum analyze"
 pg_stop
 cp -a "$work/data" "$work/snapshot"
-ENTRY=$entry batches 1000 "$calls" "$batch" > "$work/calls.sql"
+ENTRY=$entry IDS=$ids batches 1000 "$calls" "$batch" > "$work/calls.sql"
 : > "$work/none.sql"
 
 # Instructions of a single-user backend running $2 on the functions in directory $1.
 count() {
   rm -rf "$work/data" && cp -a "$work/snapshot" "$work/data"
   pg_start
-  for f in "$1"/*.sql; do psql_cg -f "$f" >/dev/null; done
+  # As db:migrate applies them: every function dropped first, so a signature the other side
+  # changed leaves no second overload behind.
+  psql_cg -c "DO \$\$ DECLARE f regprocedure; BEGIN FOR f IN SELECT p.oid::regprocedure FROM pg_proc p
+    JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'ceilings' LOOP EXECUTE 'DROP FUNCTION ' || f; END LOOP; END \$\$"
+  { echo "SET check_function_bodies = off;"; cat "$1"/*.sql; } | psql_cg >/dev/null
   pg_stop
   as_postgres valgrind --tool=callgrind --callgrind-out-file="$work/callgrind.out" \
     "$bin/postgres" --single -D "$work/data" -j cg < "$2" > "$work/single.log" 2> "$work/valgrind.log"
-  if grep -q ERROR "$work/single.log"; then grep -m1 ERROR "$work/single.log" >&2; exit 1; fi
+  # A failed call is counted as a short one: the backend prints its error on stdout or stderr.
+  if grep -q 'ERROR:' "$work/single.log" "$work/valgrind.log"; then grep -h -m1 'ERROR:' "$work/single.log" "$work/valgrind.log" >&2; exit 1; fi
   if [ -n "${KEEP_CALLGRIND:-}" ]; then cp "$work/callgrind.out" "$KEEP_CALLGRIND.$(basename "$2" .sql)"; fi
   grep -E '^(summary|totals):' "$work/callgrind.out" | head -1 | awk '{print $2}'
 }
