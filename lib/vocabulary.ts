@@ -6,6 +6,27 @@
 export const GATES = ["kill_switch", "per_call_max", "ceiling", "cooldown", "throttle", "unavailable", "budget", "blocked"] as const;
 export type Gate = (typeof GATES)[number];
 
+/**
+ * Why the server failed closed (gate `unavailable`, HTTP 503): its deadline passed, the database
+ * timed out a statement or a lock, a deadlock or serialization failure, no connection, a commit
+ * not confirmed by a synchronous standby, functions missing or of another contract version, a
+ * reservation another call holds right now (settle, release), or none of these.
+ */
+export const UNAVAILABLE_REASONS = [
+  "deadline",
+  "statement_timeout",
+  "lock_timeout",
+  "deadlock",
+  "serialization",
+  "connection",
+  "unreplicated",
+  "not_configured",
+  "contract_version",
+  "locked",
+  "unknown",
+] as const;
+export type UnavailableReason = (typeof UNAVAILABLE_REASONS)[number];
+
 export const CEILING_METRICS = ["units", "calls"] as const;
 export type CeilingMetric = (typeof CEILING_METRICS)[number];
 

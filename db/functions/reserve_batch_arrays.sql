@@ -610,7 +610,7 @@ BEGIN
       SELECT * INTO ep FROM unnest(batch_endpoints) s WHERE s.id = req_endpoint[i];
       IF throttle_failed THEN
         IF NOT ep.throttle_fail_open THEN
-          answers[i] := jsonb_build_object('status', 'refused', 'gate', 'unavailable', 'message', 'throttle unavailable');
+          answers[i] := jsonb_build_object('status', 'refused', 'gate', 'unavailable', 'reason', 'lock_timeout', 'message', 'throttle unavailable');
         END IF;
         CONTINUE;
       END IF;

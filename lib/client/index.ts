@@ -71,8 +71,12 @@ const isGate = (v: unknown): v is Gate => typeof v === "string" && Object.hasOwn
 const num = (v: unknown): number | undefined => (typeof v === "number" ? v : undefined);
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
+/** The server's own reason for a 503, when it gave one. */
+const said = (outcome: Extract<Outcome, { kind: "unavailable" }>): { serverReason?: string } =>
+  outcome.serverReason === undefined ? {} : { serverReason: outcome.serverReason };
+
 function unavailableRefusal(outcome: Extract<Outcome, { kind: "unavailable" }>): Refused {
-  return { status: "refused", gate: "unavailable", reason: outcome.reason, message: outcome.message, mayHaveApplied: outcome.mayHaveApplied };
+  return { status: "refused", gate: "unavailable", reason: outcome.reason, ...said(outcome), message: outcome.message, mayHaveApplied: outcome.mayHaveApplied };
 }
 
 /** The server's deadline (ENFORCEMENT_DEADLINE_MS) and what waiting out its 503 takes: see ClientOptions.deadlineMs. */
@@ -145,7 +149,7 @@ export function createCeilingsClient(options: ClientOptions): CeilingsClient {
   ): Promise<{ status: "answer"; body: Record<string, unknown> } | Unavailable> {
     const outcome = await send(settings, { method: "POST", path: `api/v1/reservations/${encodeURIComponent(reservationId)}/${verb}`, body });
     if (outcome.kind === "unavailable") {
-      return { status: "unavailable", reason: outcome.reason, message: outcome.message, mayHaveApplied: outcome.mayHaveApplied };
+      return { status: "unavailable", reason: outcome.reason, ...said(outcome), message: outcome.message, mayHaveApplied: outcome.mayHaveApplied };
     }
     return { status: "answer", body: outcome.body };
   }
@@ -167,13 +171,13 @@ export function createCeilingsClient(options: ClientOptions): CeilingsClient {
   async function endpointStatus(endpointKey: string, opts: { caller?: string } = {}): Promise<EndpointStatus | Unavailable> {
     const query = opts.caller === undefined ? "" : `?caller=${encodeURIComponent(opts.caller)}`;
     const outcome = await send(settings, { method: "GET", path: `api/v1/endpoints/${encodeURIComponent(endpointKey)}${query}` });
-    if (outcome.kind === "unavailable") return { status: "unavailable", reason: outcome.reason, message: outcome.message };
+    if (outcome.kind === "unavailable") return { status: "unavailable", reason: outcome.reason, ...said(outcome), message: outcome.message };
     // The server's documented shape, as for `remaining` above.
     return { status: "ok", ...(outcome.body as Omit<EndpointStatus, "status">) };
   }
 
   function unavailable(outcome: Extract<Outcome, { kind: "unavailable" }>): Unavailable {
-    return { status: "unavailable", reason: outcome.reason, message: outcome.message, mayHaveApplied: outcome.mayHaveApplied };
+    return { status: "unavailable", reason: outcome.reason, ...said(outcome), message: outcome.message, mayHaveApplied: outcome.mayHaveApplied };
   }
 
   // An assignment is idempotent on the server (the same plan again changes nothing), so the
@@ -197,7 +201,7 @@ export function createCeilingsClient(options: ClientOptions): CeilingsClient {
 
   async function getAccount(account: string): Promise<AccountView | Unavailable> {
     const outcome = await send(settings, { method: "GET", path: `api/v1/accounts/${encodeURIComponent(account)}` });
-    if (outcome.kind === "unavailable") return { status: "unavailable", reason: outcome.reason, message: outcome.message };
+    if (outcome.kind === "unavailable") return { status: "unavailable", reason: outcome.reason, ...said(outcome), message: outcome.message };
     return { status: "ok", ...(outcome.body as Omit<AccountView, "status">) };
   }
 

@@ -9,7 +9,7 @@ export type Call = { method: "GET" | "POST" | "PUT"; path: string; body?: unknow
 
 export type Outcome =
   | { kind: "answer"; status: number; body: Record<string, unknown>; headers: Headers }
-  | { kind: "unavailable"; reason: UnavailableReason; message: string; mayHaveApplied: boolean };
+  | { kind: "unavailable"; reason: UnavailableReason; serverReason?: string; message: string; mayHaveApplied: boolean };
 
 export type TransportSettings = {
   baseUrl: string;
@@ -105,6 +105,8 @@ export async function send(settings: TransportSettings, call: Call): Promise<Out
       last = {
         kind: "unavailable",
         reason: "server",
+        // The server's own reason (deadline, lock_timeout, connection...), when it gave one.
+        ...(typeof parsed.reason === "string" ? { serverReason: parsed.reason } : {}),
         message: typeof error?.message === "string" ? error.message : "the service is unavailable",
         mayHaveApplied: applied,
       };

@@ -68,6 +68,11 @@ export type Refused = {
   /** Only for gate `unavailable`. */
   reason?: UnavailableReason;
   /**
+   * Only for gate `unavailable` with reason `server` (a 503): the server's own reason, such as
+   * `deadline`, `lock_timeout` or `connection` (the OpenAPI document lists them).
+   */
+  serverReason?: string;
+  /**
    * Only for gate `unavailable`: true when the reservation may have been granted (an attempt
    * reached the server and its answer was lost, or the server said so). Retry with the same
    * `idempotencyKey` (the decision's own, kept by `reserve`): the answer is that reservation, or
@@ -96,6 +101,8 @@ export type ReserveInput = {
 export type Unavailable = {
   status: "unavailable";
   reason: UnavailableReason;
+  /** With reason `server` (a 503): the server's own reason, such as `deadline` or `connection`. */
+  serverReason?: string;
   message: string;
   /**
    * Settle and release only: whether the change may have been applied (an attempt reached the

@@ -71,7 +71,7 @@ function unavailable(reason: UnavailableReason, error: unknown, may: boolean): R
         : may
           ? `no answer from the database in time (${reason}): the request was sent and may have been granted; retry with the same idempotencyKey to learn which (a request without one is given back when its answer comes)`
           : `the ceiling could not be read (${reason}); refused to be safe, nothing was charged`;
-  return { status: "refused", gate: "unavailable", message, mayHaveApplied: may };
+  return { status: "refused", gate: "unavailable", reason, message, mayHaveApplied: may };
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   type CeilingWindow,
   type Gate,
   PART_NAME_PATTERN,
+  type UnavailableReason,
   refuseUnnamedParts,
 } from "@/lib/vocabulary";
 
@@ -115,6 +116,8 @@ export type Refused = {
   remaining?: number;
   /** The refusing window's end, when the call would pass then; absent for a kill, an account allowed nothing, or a call above the whole limit. */
   retryAt?: string;
+  /** Gate `unavailable` only: why it failed closed (a deadline, a lock timeout, no connection...). */
+  reason?: UnavailableReason;
   /**
    * Gate `unavailable` only: true when the request reached the database and its answer was lost
    * (a deadline or a connection cut after it was sent), so it may have been granted: a request
@@ -194,4 +197,4 @@ export type Resolution =
    * when it never reached the database or the database refused it. Either way retry the same call (idempotent): its answer says which
    * (`replay: true` if the first was applied).
    */
-  | { status: "unavailable"; message: string; reason: string; retryable: true; mayHaveApplied: boolean };
+  | { status: "unavailable"; message: string; reason: UnavailableReason; retryable: true; mayHaveApplied: boolean };

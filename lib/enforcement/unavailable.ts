@@ -4,18 +4,9 @@
 import { enforcementObserver } from "./observer";
 
 import { describeError, logError } from "@/lib/log/redact";
+import type { UnavailableReason } from "@/lib/vocabulary";
 
-export type UnavailableReason =
-  | "deadline"
-  | "statement_timeout"
-  | "lock_timeout"
-  | "deadlock"
-  | "serialization"
-  | "connection"
-  | "unreplicated"
-  | "not_configured"
-  | "contract_version"
-  | "unknown";
+export type { UnavailableReason } from "@/lib/vocabulary";
 
 const counts: Record<UnavailableReason, number> = {
   deadline: 0,
@@ -27,6 +18,7 @@ const counts: Record<UnavailableReason, number> = {
   unreplicated: 0,
   not_configured: 0,
   contract_version: 0,
+  locked: 0,
   unknown: 0,
 };
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { BUDGET_SCOPES, BUDGET_WINDOWS, CEILING_METRICS, CEILING_SCOPES, CEILING_WINDOWS, GATES, LIMIT_SOURCES } from "@/lib/vocabulary";
+import { BUDGET_SCOPES, BUDGET_WINDOWS, CEILING_METRICS, CEILING_SCOPES, CEILING_WINDOWS, GATES, LIMIT_SOURCES, UNAVAILABLE_REASONS } from "@/lib/vocabulary";
 
 // The answers of the HTTP API as zod schemas, for the OpenAPI document only (the handlers build
 // the answers; the conformance test holds real answers to these, so they cannot drift), and the
@@ -172,6 +172,10 @@ export const Refusal = z.strictObject({
 /** A reserve says which gate failed closed; settle, release, a status read and the key check do not. */
 export const Unavailable = z.strictObject({
   gate: z.literal("unavailable").optional(),
+  reason: z.enum(UNAVAILABLE_REASONS).optional().meta({
+    description:
+      "why the server failed closed, for a client to count and alert on: deadline (no answer within the server's deadline), statement_timeout, lock_timeout, deadlock, serialization, connection (no database connection, or it dropped), unreplicated (a commit no synchronous standby confirmed), not_configured (the enforcement functions are missing: run the migrations), contract_version (the functions are of another version), locked (settle and release: another call holds the reservation right now), unknown",
+  }),
   mayHaveApplied: z.boolean().optional().meta({
     description:
       "reserve, settle and release: true when the call was sent to the database and its answer lost (or, for a settle or release, another call held the reservation at that moment), so it may have been applied: retry the same call, a reserve with the same idempotencyKey (a reserve without one is given back when its late answer comes), and its answer says which (replay: true). False or absent: it was not applied, nothing was charged",

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { resultRows } from "@/db/client";
 import { skipWithoutDatabase, type TestDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { type Decision, reserve } from "@/lib/enforcement";
@@ -57,6 +58,32 @@ describe.skipIf(skipWithoutDatabase())("throttle: a soft per-caller rate in fron
       ["acct_quiet", 1, 0],
     ]);
     expect(activity?.callers[0]?.estimatePerMinute).toBeGreaterThanOrEqual(LIMIT + 4);
+  });
+
+  it("fails closed when its counter cannot be read in time (lock_timeout), or open when the endpoint says so", async () => {
+    const closed = await makeEndpoint(t.db, { throttlePerMinute: LIMIT, ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1000 }] });
+    const open = await makeEndpoint(t.db, { throttlePerMinute: LIMIT, ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1000 }] });
+    await t.ownerDb.execute(sql`update endpoints set throttle_fail_open = true where id = ${open.endpointId}`);
+    // Both transactions must name the same minute.
+    const intoMinute = Date.now() % 60_000;
+    if (intoMinute > 55_000) await new Promise((r) => setTimeout(r, 60_500 - intoMinute));
+    const answers: Record<string, unknown>[] = [];
+    for (const e of [closed, open]) {
+      // Another transaction holds this caller's counter of the minute while the batch wants it.
+      await t.ownerDb.transaction(async (holder) => {
+        await holder.execute(sql`insert into throttle_counters (endpoint_id, caller, minute, attempts)
+          values (${e.endpointId}, 'acct_locked', date_trunc('minute', now()), 0)
+          on conflict (endpoint_id, caller, minute) do update set attempts = throttle_counters.attempts`);
+        const answer = await t.db.transaction(async (tx) => {
+          await tx.execute(sql`set local lock_timeout = '200ms'`);
+          const requests = JSON.stringify([{ endpoint: e.key, amount: 1, caller: "acct_locked" }]);
+          return resultRows<{ a: Record<string, unknown>[] }>(await tx.execute(sql`select ceilings.reserve_batch(${requests}::jsonb) as a`))[0]?.a[0];
+        });
+        answers.push(answer ?? {});
+      });
+    }
+    expect(answers[0]).toMatchObject({ status: "refused", gate: "unavailable", reason: "lock_timeout", message: "throttle unavailable" });
+    expect(answers[1]).toMatchObject({ status: "granted" });
   });
 
   it("lets every call through an endpoint without a throttle, and says so", async () => {

@@ -53,13 +53,12 @@ async function libraryCalls(): Promise<Calls> {
 function httpCalls(baseUrl: string, apiKey: string): Calls {
   const client = createCeilingsClient({ baseUrl, apiKey, deadlineMs: 2000 });
   const counts: Record<string, number> = {};
-  const count = <T extends { status: string; reason?: string; message?: string }>(answer: T): T => {
+  const count = <T extends { status: string; reason?: string; serverReason?: string }>(answer: T): T => {
     if (answer.status === "unavailable" || ("gate" in answer && answer.gate === "unavailable")) {
-      // A 503 is "server" to the client; the API's message names its own reason, "(deadline)" or
-      // "(connection)", as the library's client counts it: a slow answer under load is not a pool
+      // A 503 is "server" to the client, with the API's own reason beside it ("deadline",
+      // "connection"), counted as the library counts it: a slow answer under load is not a pool
       // left on a standby.
-      const said = answer.reason === "server" ? /\(([a-z_]+)\)/.exec(answer.message ?? "")?.[1] : undefined;
-      const reason = said ?? answer.reason ?? "unknown";
+      const reason = answer.serverReason ?? answer.reason ?? "unknown";
       counts[reason] = (counts[reason] ?? 0) + 1;
     }
     return answer;

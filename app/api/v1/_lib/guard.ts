@@ -25,7 +25,8 @@ export function withinDeadline<T>(read: Promise<T>): Promise<T> {
  * with the id it is logged under, so a client neither retries blindly nor takes it for a refusal.
  */
 export function failureAnswer(what: string, error: unknown): ApiAnswer {
-  if (classifyFailure(error) === "unknown") {
+  const reason = classifyFailure(error);
+  if (reason === "unknown") {
     const requestId = randomUUID();
     logError(`api: ${what} failed unexpectedly (requestId ${requestId})`, error);
     return errorAnswer(
@@ -40,7 +41,7 @@ export function failureAnswer(what: string, error: unknown): ApiAnswer {
     503,
     "unavailable",
     "the service cannot reach its database right now; nothing was charged, try again shortly",
-    { mayHaveApplied: false },
+    { reason, mayHaveApplied: false },
     {
       "retry-after": "1",
     },

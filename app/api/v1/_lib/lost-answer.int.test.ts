@@ -48,7 +48,7 @@ describe.skipIf(skipWithoutDatabase())("a reserve whose answer is lost", () => {
       proxy.muteAnswers();
       const body = { endpoint: e.key, amount: 7, idempotencyKey: "order-lost-1" };
       const lost = await read(await handleReserve(apiRequest("/api/v1/reservations", { key: key.secret, body }), deps));
-      expect(lost).toMatchObject({ status: 503, body: { gate: "unavailable", mayHaveApplied: true, error: { code: "unavailable" } } });
+      expect(lost).toMatchObject({ status: 503, body: { gate: "unavailable", reason: "deadline", mayHaveApplied: true, error: { code: "unavailable" } } });
       expect(JSON.stringify(lost.body)).not.toMatch(/nothing was charged/);
       // It did commit: held under its key.
       const held = resultRows<{ id: string; state: string }>(
@@ -78,7 +78,7 @@ describe.skipIf(skipWithoutDatabase())("a reserve whose answer is lost", () => {
       const refused = await read(
         await handleReserve(apiRequest("/api/v1/reservations", { key: key.secret, body: { endpoint: e.key, amount: 3, idempotencyKey: "never-sent" } }), deps),
       );
-      expect(refused).toMatchObject({ status: 503, body: { mayHaveApplied: false } });
+      expect(refused).toMatchObject({ status: 503, body: { reason: "connection", mayHaveApplied: false } });
     } finally {
       await closed.close();
     }

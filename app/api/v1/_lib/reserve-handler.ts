@@ -39,7 +39,13 @@ function decisionAnswer(decision: Decision, now: number): ApiAnswer {
   const { status: _status, message, gate, ...details } = decision;
   if (gate === "unavailable") {
     // Sent and unanswered, it may have been granted: the client must not read "nothing charged".
-    return errorAnswer(503, "unavailable", message, { gate, mayHaveApplied: decision.mayHaveApplied ?? false }, { "retry-after": "1" });
+    return errorAnswer(
+      503,
+      "unavailable",
+      message,
+      { gate, reason: decision.reason ?? "unknown", mayHaveApplied: decision.mayHaveApplied ?? false },
+      { "retry-after": "1" },
+    );
   }
   const retry = retryAfterSeconds(decision.retryAt, now);
   return errorAnswer(429, gate, message, { gate, ...details }, retry === null ? {} : { "retry-after": String(retry) });

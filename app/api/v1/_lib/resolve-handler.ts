@@ -31,7 +31,7 @@ function resultAnswer(result: Resolution): ApiAnswer {
         ...(result.overrun ? { overrun: true, charged: result.charged, replay: result.replay } : {}),
       });
     case "unavailable":
-      return errorAnswer(503, "unavailable", result.message, { mayHaveApplied: result.mayHaveApplied }, { "retry-after": "1" });
+      return errorAnswer(503, "unavailable", result.message, { reason: result.reason, mayHaveApplied: result.mayHaveApplied }, { "retry-after": "1" });
   }
 }
 
