@@ -289,7 +289,7 @@ const REASON: Record<number, string> = {
 function exampleBody(name: ApiErrorCode, message: string, status: number): Json {
   const error = { code: name, message };
   if (status === 429) return { gate: name, error };
-  if (status === 503) return { gate: "unavailable", mayHaveApplied: false, error };
+  if (status === 503) return { gate: "unavailable", reason: "connection", mayHaveApplied: false, error };
   if (status === 500) return { requestId: "01JEXAMPLE0000000000000000", error };
   return { error };
 }

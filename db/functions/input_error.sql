@@ -4,18 +4,16 @@
 -- none beside parts), a TTL from 1 to 86400 (NULL: the default). Checked per request, so a bad
 -- request is an error for itself alone and never makes the batch raise. reserve_batch_arrays
 -- calls it with typed values; request_error calls it with a JSON request's, read as they were
--- written: `amount` is the number as written when it is a whole JSON number from 1 to 2^53 - 1,
--- else NULL, and `amount_shown` how an error names it ('"5"' for a string, '1.5' as written),
--- `ttl_seconds` is 0 for a TTL that is not a whole number. The amount is a bigint, so the typed
--- entry's amounts are compared as they come, not made into numerics first (64,000 instructions a
--- batch of 32, measured 2026-12-06).
+-- written: `amount` is the number as written (NULL when it is not a JSON number) and
+-- `amount_shown` how an error names it ('"5"' for a string), `ttl_seconds` is 0 for a TTL that is
+-- not a whole number.
 -- Locks: none.
 -- One SQL expression, STABLE (as format() and jsonb_build_object() are), so the planner inlines it
 -- where it is called, with no function call per request. The checks run in this order; the first
 -- that fails answers.
 CREATE OR REPLACE FUNCTION ceilings.input_error(
   endpoint text, caller text, destination text, destination_key text, idempotency_key text, request_id text,
-  parts jsonb, amount bigint, amount_shown text, ttl_seconds int, controls boolean) RETURNS jsonb
+  parts jsonb, amount numeric, amount_shown text, ttl_seconds int, controls boolean) RETURNS jsonb
 LANGUAGE sql STABLE AS $$
   SELECT CASE
     -- The caller is checked once trimmed: a trailing tab is whitespace, an inner one is not.
@@ -34,10 +32,10 @@ LANGUAGE sql STABLE AS $$
     WHEN jsonb_typeof(parts) <> 'object' THEN
       jsonb_build_object('status', 'error', 'code', 'invalid_parts',
         'message', 'parts must be an object of units per part, e.g. {"input": 1200, "output": 800}')
-    -- A whole number between 1 and 2^53 - 1 (request_error passes a JSON amount that is not one as
-    -- NULL, with amount_shown as written).
+    -- A whole number (scale 0: 1e3 is 1000, 1.0 is not whole) between 1 and 2^53 - 1, read as a
+    -- number, not printed and matched.
     WHEN (parts IS NULL OR amount IS NOT NULL OR amount_shown <> 'null')
-      AND NOT coalesce(amount BETWEEN 1 AND 9007199254740991, false) THEN
+      AND NOT coalesce(amount BETWEEN 1 AND 9007199254740991 AND scale(amount) = 0, false) THEN
       jsonb_build_object('status', 'error', 'code', 'invalid_amount',
         'message', format('amount must be a positive whole number, got %s', coalesce(amount_shown, amount::text, 'null')))
     WHEN ttl_seconds NOT BETWEEN 1 AND 86400 THEN

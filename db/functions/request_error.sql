@@ -28,10 +28,7 @@ LANGUAGE sql STABLE AS $$
     -- per-field checks are skipped. A TTL may be written as a string of digits, as it always could.
     ELSE ceilings.input_error(r->>'endpoint', r->>'caller', r->>'destination', r->>'destinationKey', r->>'idempotencyKey',
       r->>'requestId', nullif(r->'parts', 'null'::jsonb),
-      -- A whole number (scale 0: 1e3 is 1000, 1.0 is not whole) in range, read as a number, not
-      -- printed and matched; any other amount is NULL here, and input_error names it as written.
-      CASE WHEN jsonb_typeof(r->'amount') = 'number' AND (r->'amount')::numeric BETWEEN 1 AND 9007199254740991
-             AND scale((r->'amount')::numeric) = 0 THEN (r->'amount')::numeric::bigint END, (r->'amount')::text,
+      CASE WHEN jsonb_typeof(r->'amount') = 'number' THEN (r->'amount')::numeric END, (r->'amount')::text,
       CASE WHEN r->>'ttlSeconds' IS NULL THEN NULL WHEN r->>'ttlSeconds' ~ '^[0-9]{1,5}$' THEN (r->>'ttlSeconds')::int ELSE 0 END,
       r::text ~ '\\[bfnrt]|\\u00[01]|[\u007f-\u009f]')
   END

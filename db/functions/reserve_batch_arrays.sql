@@ -232,13 +232,11 @@ BEGIN
      OR coalesce(cardinality(destination_keys), n) <> n OR coalesce(cardinality(idempotency_keys), n) <> n
      OR coalesce(cardinality(ttl_seconds), n) <> n OR coalesce(cardinality(request_ids), n) <> n
      OR coalesce(cardinality(units_by_part), n) <> n OR coalesce(cardinality(input_errors), n) <> n
-     OR coalesce(cardinality(reservation_ids), n) <> n THEN
-    RAISE EXCEPTION 'reserve_batch_arrays expects every array as long as endpoint_keys (% requests), or NULL', n USING ERRCODE = '22023';
-  END IF;
-  -- The ids a caller made are its own to keep unguessable (the library's: UUIDv7, random rest from
-  -- the operating system's source); a missing one would be a reservation without an id.
-  IF array_position(reservation_ids, NULL) IS NOT NULL THEN
-    RAISE EXCEPTION 'reserve_batch_arrays: reservation_ids holds NULL: give every request its id, or pass NULL for the database to make them'
+     OR coalesce(cardinality(reservation_ids), n) <> n
+     -- The ids a caller made are its own to keep unguessable (the library's: UUIDv7, a random
+     -- rest from the operating system's source); a missing one would be a reservation without an id.
+     OR array_position(reservation_ids, NULL) IS NOT NULL THEN
+    RAISE EXCEPTION 'reserve_batch_arrays expects every array as long as endpoint_keys (% requests), or NULL, and an id for every request in reservation_ids (or NULL for the database to make them)', n
       USING ERRCODE = '22023';
   END IF;
   -- An input error is an answer, never a way to make one up.

@@ -83,6 +83,25 @@ describe.skipIf(skipWithoutDatabase())("request_error: the input check of every 
     expect(rows.map((r, i) => ({ request: cases[i]?.[0], ...r }))).toEqual(cases.map(([request, code, message]) => ({ request, code, message })));
   });
 
+  // Every request of a batch runs these checks: the planner must inline them into the batch's
+  // statement (an argument that costs more than 10 operators and is read twice stops it, and each
+  // request then calls a SQL function: a quarter more instructions a batch of the JSON entry).
+  it("is inlined where a batch calls it, from either entry, with no function call per request", async () => {
+    const plan = async (query: ReturnType<typeof sql>) =>
+      resultRows<{ "QUERY PLAN": string }>(await t.db.execute(sql`explain verbose ${query}`))
+        .map((r) => r["QUERY PLAN"])
+        .join("\n");
+    const json = await plan(sql`select ceilings.request_error(r.request) from jsonb_array_elements('[{"amount": 1}]'::jsonb) r(request)`);
+    const typed = await plan(sql`
+      select ceilings.input_error(a.e[g.i], a.c[g.i], a.c[g.i], a.c[g.i], a.c[g.i], a.c[g.i], a.p[g.i], a.n[g.i], null, a.t[g.i], a.b)
+      from (select '{e}'::text[] e, '{c}'::text[] c, '{null}'::jsonb[] p, '{1}'::bigint[] n, '{null}'::int[] t, random() > 2 b) a,
+        generate_series(1, 1) g(i)`);
+    for (const text of [json, typed]) {
+      expect(text).toMatch(/jsonb_build_object/);
+      expect(text).not.toMatch(/(request_error|input_error|canonical_caller|has_control_chars)\(/);
+    }
+  });
+
   // 1e9 is the number 1000000000 to JSON: a whole amount, as a service in another language may write it.
   it("takes an amount written with an exponent as the whole number it is", async () => {
     const [row] = resultRows<{ e: unknown }>(await t.db.execute(sql`select ceilings.request_error('{"endpoint": "e", "amount": 1e9}'::jsonb) as e`));

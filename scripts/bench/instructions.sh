@@ -19,6 +19,8 @@
 # --bindir) and root (the server runs as the postgres user). Only function changes compare: REF's
 # functions are created over the working tree's schema. Printed only.
 set -euo pipefail
+# A failure inside $(count ...) ends the script too, not only the substitution.
+shopt -s inherit_errexit
 
 against=""
 calls=200
@@ -33,7 +35,7 @@ while [ $# -gt 0 ]; do
     --batch) batch=$2; shift 2 ;;
     --ceilings) ceilings=$2; shift 2 ;;
     --entry) entry=$2; shift 2 ;;
-    --ids) ids=$2; shift 2 ;;
+    --ids) ids=$2; shift 2; [ "$ids" = caller ] || [ "$ids" = db ] || { echo "--ids is caller or db" >&2; exit 2; } ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -53,6 +55,12 @@ trap 'as_postgres "$bin/pg_ctl" -D "$work/data" stop -m immediate >/dev/null 2>&
 batches() {
   node -e '
     const [from, count, size] = process.argv.slice(1).map(Number);
+    // UUIDv7, as the library makes them (reservationIds in lib/enforcement/batcher.ts): each new
+    // row at the right edge of the primary key, not at a random place.
+    const ids = (n) => {
+      const ms = Date.now().toString(16).padStart(12, "0");
+      return Array.from({ length: n }, () => `${ms.slice(0, 8)}-${ms.slice(8, 12)}-7` + require("node:crypto").randomUUID().slice(15));
+    };
     for (let k = from; k < from + count; k++) {
       const requests = Array.from({ length: size }, (_, j) => ({ endpoint: "bench.cpu", amount: 1, caller: `acct_${(k * size + j) % 50}` }));
       const list = (values) => `${"\x27"}{${values.join(",")}}${"\x27"}`;
@@ -60,7 +68,7 @@ batches() {
         ? `select ceilings.reserve_batch(${"\x27"}${JSON.stringify(requests)}${"\x27"}::jsonb, true) is not null;\n`
         : `select ceilings.reserve_batch_arrays(${list(requests.map((r) => r.endpoint))}, ${list(requests.map((r) => r.amount))}, ` +
           `${list(requests.map((r) => r.caller))}, compact => true` +
-          (process.env.IDS === "caller" ? `, reservation_ids => ${list(requests.map(() => require("node:crypto").randomUUID()))}` : "") +
+          (process.env.IDS === "caller" ? `, reservation_ids => ${list(ids(size))}` : "") +
           `) is not null;\n`);
     }' "$@"
 }
@@ -93,7 +101,7 @@ count() {
   as_postgres valgrind --tool=callgrind --callgrind-out-file="$work/callgrind.out" \
     "$bin/postgres" --single -D "$work/data" -j cg < "$2" > "$work/single.log" 2> "$work/valgrind.log"
   # A failed call is counted as a short one: the backend prints its error on stdout or stderr.
-  if grep -q 'ERROR:' "$work/single.log" "$work/valgrind.log"; then grep -h -m1 'ERROR:' "$work/single.log" "$work/valgrind.log" >&2; exit 1; fi
+  if grep -qE '(ERROR|FATAL):' "$work/single.log" "$work/valgrind.log"; then grep -hE -m1 '(ERROR|FATAL):' "$work/single.log" "$work/valgrind.log" >&2; exit 1; fi
   if [ -n "${KEEP_CALLGRIND:-}" ]; then cp "$work/callgrind.out" "$KEEP_CALLGRIND.$(basename "$2" .sql)"; fi
   grep -E '^(summary|totals):' "$work/callgrind.out" | head -1 | awk '{print $2}'
 }
@@ -102,6 +110,7 @@ measure() {
   local label=$1 dir=$2 none all
   none=$(count "$dir" "$work/none.sql")
   all=$(count "$dir" "$work/calls.sql")
+  [[ "$none" =~ ^[0-9]+$ && "$all" =~ ^[0-9]+$ ]] || { echo "no instruction count ($label): none '$none', all '$all'" >&2; exit 1; }
   printf '%-28s %12d instructions a call, %8d a request\n' "$label" $(((all - none) / calls)) $(((all - none) / calls / batch))
 }
 
