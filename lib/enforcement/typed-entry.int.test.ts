@@ -4,6 +4,7 @@ import { resultRows } from "@/db/client";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { arrayLiteral, callReserveBatch, type BatchRequest } from "./batcher";
+import { makeEndpoint } from "./test-fixtures";
 
 // Two entries decide a batch: reserve_batch (JSON, what a service in any language calls) and
 // reserve_batch_arrays (one typed array per field, what the TypeScript library calls). One
@@ -200,23 +201,15 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
     expect(row?.n).toBe(1);
   });
 
-  // An endpoint of its own, with room whatever the tests before spent.
-  async function setUpIds() {
-    await t.ownerDb.execute(sql`
-      insert into endpoints (key, name, unit, per_call_max, parts) values ('typed.ids', 'typed.ids', 'emails', 3, '[{"name": "units", "pricePico": 0}]')
-      on conflict (key) do nothing`);
-    await t.ownerDb.execute(sql`
-      insert into ceilings (endpoint_id, metric, scope, "window", value, max_value, default_value)
-      select e.id, 'units', 'global', 'utc_day', 1000, 1000, 1000 from endpoints e
-      where e.key = 'typed.ids' and not exists (select from ceilings c where c.endpoint_id = e.id)`);
-  }
+  // An endpoint of its own (the fixture's), with room whatever the tests before spent.
+  const idsEndpoint = () => makeEndpoint(t.db, { perCallMax: 3, ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1000 }] });
 
   it("writes each new reservation under the id its caller made, and the library makes a UUIDv7 for each", async () => {
-    await setUpIds();
+    const { key } = await idsEndpoint();
     const before = Date.now();
     const answers = await callReserveBatch(t.db, [
-      { endpoint: "typed.ids", amount: 1, caller: "acct-id-1" },
-      { endpoint: "typed.ids", amount: 1, caller: "acct-id-2" },
+      { endpoint: key, amount: 1, caller: "acct-id-1" },
+      { endpoint: key, amount: 1, caller: "acct-id-2" },
     ]);
     const ids = answers.map((a) => (a.status === "granted" ? a.reservationId : ""));
     expect(new Set(ids).size).toBe(2);
@@ -233,7 +226,7 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
     // From SQL: the ids sent are the ones written and answered; none is made for a request refused.
     const mine = ["0190a3c4-5e6f-7a1b-8c2d-3e4f5a6b7c8d", "0190a3c4-5e6f-7a1b-9c2d-3e4f5a6b7c8e"];
     const [row] = resultRows<{ batch: { reservationIds: string } }>(
-      await t.db.execute(sql`select ceilings.reserve_batch_arrays('{typed.ids,typed.ids}', '{1,4}', '{acct-id-3,acct-id-3}',
+      await t.db.execute(sql`select ceilings.reserve_batch_arrays(${arrayLiteral([key, key])}::text[], '{1,4}', '{acct-id-3,acct-id-3}',
         compact => true, reservation_ids => ${arrayLiteral(mine)}::uuid[]) as batch`),
     );
     expect(row?.batch.reservationIds.split(",")).toEqual(mine);
@@ -242,16 +235,16 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
   });
 
   it("refuses a missing id, a list of another length, and the same id twice, writing nothing", async () => {
-    await setUpIds();
+    const { key } = await idsEndpoint();
     const id = "0190a3c4-5e6f-7a1b-8c2d-3e4f5a6b7c99";
     for (const ids of ["{NULL}", `{${id},${id}}`]) {
       await expect(
-        t.db.execute(sql`select ceilings.reserve_batch_arrays('{typed.ids}', '{1}', '{acct-id-4}', reservation_ids => ${ids}::uuid[])`),
+        t.db.execute(sql`select ceilings.reserve_batch_arrays(${arrayLiteral([key])}::text[], '{1}', '{acct-id-4}', reservation_ids => ${ids}::uuid[])`),
       ).rejects.toMatchObject({ cause: { code: "22023" } });
     }
     // Two requests under one id: the second write fails, and with it the batch, nothing charged.
     await expect(
-      t.db.execute(sql`select ceilings.reserve_batch_arrays('{typed.ids,typed.ids}', '{1,1}', '{acct-id-4,acct-id-5}',
+      t.db.execute(sql`select ceilings.reserve_batch_arrays(${arrayLiteral([key, key])}::text[], '{1,1}', '{acct-id-4,acct-id-5}',
         reservation_ids => ${`{${id},${id}}`}::uuid[])`),
     ).rejects.toMatchObject({ cause: { code: "23505" } });
     const [row] = resultRows<{ n: number }>(await t.db.execute(sql`select count(*)::int as n from reservations where caller in ('acct-id-4', 'acct-id-5')`));

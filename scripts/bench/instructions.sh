@@ -53,14 +53,11 @@ trap 'as_postgres "$bin/pg_ctl" -D "$work/data" stop -m immediate >/dev/null 2>&
 
 # Batch k's JSON, as one line of single-user input.
 batches() {
-  node -e '
+  # The ids are the library's own (reservationIds): UUIDv7, each new row at the right edge of the
+  # primary key.
+  npx tsx -e '
+    import { reservationIds } from "@/lib/enforcement/batcher";
     const [from, count, size] = process.argv.slice(1).map(Number);
-    // UUIDv7, as the library makes them (reservationIds in lib/enforcement/batcher.ts): each new
-    // row at the right edge of the primary key, not at a random place.
-    const ids = (n) => {
-      const ms = Date.now().toString(16).padStart(12, "0");
-      return Array.from({ length: n }, () => `${ms.slice(0, 8)}-${ms.slice(8, 12)}-7` + require("node:crypto").randomUUID().slice(15));
-    };
     for (let k = from; k < from + count; k++) {
       const requests = Array.from({ length: size }, (_, j) => ({ endpoint: "bench.cpu", amount: 1, caller: `acct_${(k * size + j) % 50}` }));
       const list = (values) => `${"\x27"}{${values.join(",")}}${"\x27"}`;
@@ -68,7 +65,7 @@ batches() {
         ? `select ceilings.reserve_batch(${"\x27"}${JSON.stringify(requests)}${"\x27"}::jsonb, true) is not null;\n`
         : `select ceilings.reserve_batch_arrays(${list(requests.map((r) => r.endpoint))}, ${list(requests.map((r) => r.amount))}, ` +
           `${list(requests.map((r) => r.caller))}, compact => true` +
-          (process.env.IDS === "caller" ? `, reservation_ids => ${list(ids(size))}` : "") +
+          (process.env.IDS === "caller" ? `, reservation_ids => ${list(reservationIds(size))}` : "") +
           `) is not null;\n`);
     }' "$@"
 }
