@@ -3,6 +3,7 @@ import { openPostgres } from "@/db/client";
 import { SilentHost } from "@/db/silent-host";
 import { skipWithoutDatabase } from "@/db/testing";
 import { env } from "@/lib/env";
+import { handleHealth } from "@/app/api/v1/_lib/health-handler";
 import { probeDatabase } from "./database-status";
 
 // The dashboard's first question: which node answers, and is it the primary. It must come back
@@ -33,10 +34,29 @@ describe.skipIf(skipWithoutDatabase())("probeDatabase", () => {
     const started = Date.now();
     try {
       const status = await probeDatabase(database.db, 300);
-      expect(status.ok).toBe(false);
+      expect(status).toMatchObject({ ok: false, timedOut: true });
       expect(Date.now() - started).toBeLessThan(2000);
     } finally {
       void database.close();
+    }
+  });
+
+  it("says why, and the health check's 503 says it too: no connection, or no answer in time", async () => {
+    // Port 9 (discard) has no listener here: the connection is refused at once.
+    const refused = openPostgres("postgres://postgres@127.0.0.1:9/nowhere", { max: 1, connectTimeoutSeconds: 1 });
+    const silentDb = openPostgres(`postgres://postgres@127.0.0.1:${silentPort}/postgres`, { max: 1, connectTimeoutSeconds: 30 });
+    try {
+      expect(await probeDatabase(refused.db, 1500)).toMatchObject({ ok: false, timedOut: false, error: expect.anything() });
+      const health = await handleHealth({ db: async () => refused.db });
+      expect(health.status).toBe(503);
+      expect(JSON.parse(health.body)).toMatchObject({ status: "unavailable", reason: "connection", error: { code: "unavailable" } });
+      // Bounded by the probe's own 2 s.
+      const silentHealth = await handleHealth({ db: async () => silentDb.db });
+      expect(silentHealth.status).toBe(503);
+      expect(JSON.parse(silentHealth.body)).toMatchObject({ status: "unavailable", reason: "deadline" });
+    } finally {
+      void refused.close();
+      void silentDb.close();
     }
   });
 });

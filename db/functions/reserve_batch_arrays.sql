@@ -43,8 +43,8 @@
 -- refusals on a spent ceiling writes nothing it would have to delete.
 --
 -- Input: one array per field, request i being the i-th entry of each (an array left NULL is NULL
--- for every request): endpoint_keys, amounts, callers, destinations, destination_keys,
--- idempotency_keys, ttl_seconds (NULL: 300), request_ids, units_by_part, and reservation_ids (the
+-- for every request; one of another length or numbered from other than 1 is refused, 22023):
+-- endpoint_keys, amounts, callers, destinations, destination_keys, idempotency_keys, ttl_seconds (NULL: 300), request_ids, units_by_part, and reservation_ids (the
 -- new reservations' ids, a UUIDv7 each; NULL: made here, as the JSON entry's are). Typed arrays, so a request
 -- is checked by its values (input_error: ranges, lengths, control characters, the batch's text
 -- tested once for those) and no JSON is read; reserve_batch, the JSON entry, checks its requests
@@ -228,11 +228,19 @@ DECLARE
   existing_reservations reservations[] := '{}';
   rec record;
 BEGIN
-  IF coalesce(cardinality(amounts), n) <> n OR coalesce(cardinality(callers), n) <> n OR coalesce(cardinality(destinations), n) <> n
-     OR coalesce(cardinality(destination_keys), n) <> n OR coalesce(cardinality(idempotency_keys), n) <> n
-     OR coalesce(cardinality(ttl_seconds), n) <> n OR coalesce(cardinality(request_ids), n) <> n
-     OR coalesce(cardinality(units_by_part), n) <> n OR coalesce(cardinality(input_errors), n) <> n
-     OR coalesce(cardinality(reservation_ids), n) <> n
+  -- Request i is the i-th element of every array: each one's upper bound is n, which a list of
+  -- another length, or one numbered from other than 1 ('[0:1]={a,b}', whose elements would go to
+  -- other requests), does not have. An empty list has none (its cardinality, 0, is compared).
+  IF coalesce(array_upper(endpoint_keys, 1), 0) <> n
+     OR coalesce(array_upper(amounts, 1), cardinality(amounts), n) <> n OR coalesce(array_upper(callers, 1), cardinality(callers), n) <> n
+     OR coalesce(array_upper(destinations, 1), cardinality(destinations), n) <> n
+     OR coalesce(array_upper(destination_keys, 1), cardinality(destination_keys), n) <> n
+     OR coalesce(array_upper(idempotency_keys, 1), cardinality(idempotency_keys), n) <> n
+     OR coalesce(array_upper(ttl_seconds, 1), cardinality(ttl_seconds), n) <> n
+     OR coalesce(array_upper(request_ids, 1), cardinality(request_ids), n) <> n
+     OR coalesce(array_upper(units_by_part, 1), cardinality(units_by_part), n) <> n
+     OR coalesce(array_upper(input_errors, 1), cardinality(input_errors), n) <> n
+     OR coalesce(array_upper(reservation_ids, 1), cardinality(reservation_ids), n) <> n
      -- The ids a caller made are its own to keep unguessable (the library's: UUIDv7, a random
      -- rest from the operating system's source); a missing one would be a reservation without an id.
      OR array_position(reservation_ids, NULL) IS NOT NULL THEN

@@ -253,6 +253,30 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
 
   it("refuses arrays of different lengths, and an input error that is not an error", async () => {
     await expect(t.db.execute(sql`select ceilings.reserve_batch_arrays('{a,b}', '{1}')`)).rejects.toMatchObject({ cause: { code: "22023" } });
+    // As long, but not read by the same positions: numbered from 0 or 2 (request 2 would take
+    // request 1's amount, or request 1 request 2's key).
+    const { key } = await idsEndpoint();
+    const keys = arrayLiteral([key, key]);
+    for (const [name, call] of [
+      ["amounts from 2", sql`select ceilings.reserve_batch_arrays(${keys}::text[], '[2:3]={1,2}', '{acct-lb-1,acct-lb-2}')`],
+      ["amounts from 0", sql`select ceilings.reserve_batch_arrays(${keys}::text[], '[0:1]={1,2}', '{acct-lb-1,acct-lb-2}')`],
+      ["keys from 0", sql`select ceilings.reserve_batch_arrays(${`[0:1]=${keys}`}::text[], '{1,2}', '{acct-lb-1,acct-lb-2}')`],
+      ["callers from 2", sql`select ceilings.reserve_batch_arrays(${keys}::text[], '{1,2}', '[2:3]={acct-lb-1,acct-lb-2}')`],
+      [
+        "ids from 0",
+        sql`select ceilings.reserve_batch_arrays(${keys}::text[], '{1,2}', '{acct-lb-1,acct-lb-2}', reservation_ids =>
+        '[0:1]={0190a3c4-5e6f-7a1b-8c2d-3e4f5a6b7c01,0190a3c4-5e6f-7a1b-8c2d-3e4f5a6b7c02}')`,
+      ],
+    ] as const) {
+      await expect(t.db.execute(call), name).rejects.toMatchObject({ cause: { code: "22023" } });
+    }
+    const [row] = resultRows<{ n: number }>(await t.db.execute(sql`select count(*)::int as n from reservations where caller like 'acct-lb-%'`));
+    expect(row?.n).toBe(0);
+    // Numbered from 1, the same batch is decided.
+    const [ok] = resultRows<{ a: { status: string }[] }>(
+      await t.db.execute(sql`select ceilings.reserve_batch_arrays(${keys}::text[], '[1:2]={1,2}', '{acct-lb-1,acct-lb-2}') as a`),
+    );
+    expect(ok?.a.map((answer) => answer.status)).toEqual(["granted", "granted"]);
     await expect(
       t.db.execute(sql`select ceilings.reserve_batch_arrays('{a}', '{1}', input_errors => array['{"status": "granted"}'::jsonb])`),
     ).rejects.toMatchObject({ cause: { code: "22023" } });
