@@ -112,7 +112,7 @@ export function siblingOpener(db: Db): SiblingOpener | undefined {
  * db.execute sends every statement with parameters unnamed and asks the server to describe it
  * first, which costs a round trip and a parse of its own on every call.
  */
-export function preparedRunner(db: Db): ((text: string, params: string[]) => Promise<unknown[]>) | undefined {
+export function preparedRunner(db: Db): ((text: string, params: (string | null)[]) => Promise<unknown[]>) | undefined {
   const client = clients.get(db);
   return client && ((text, params) => client.unsafe(text, params, { prepare: true }));
 }

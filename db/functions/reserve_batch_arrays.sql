@@ -379,7 +379,9 @@ BEGIN
     v_id_head := lpad(to_hex((extract(epoch FROM t_now) * 1000)::bigint), 12, '0');
     v_id_head := substr(v_id_head, 1, 8) || '-' || substr(v_id_head, 9, 4) || '-7';
   END IF;
-  controls := input_errors IS NULL AND array_to_string(endpoint_keys || callers || destinations || destination_keys
+  -- For both entries: the callers' statement below reads it too (a caller's canonical form, only
+  -- trimmed, has a control character only if the caller sent has one).
+  controls := array_to_string(endpoint_keys || callers || destinations || destination_keys
     || idempotency_keys || request_ids, '') ~ '[\u0001-\u001f\u007f-\u009f]';
   SELECT array_agg(CASE WHEN input_errors IS NULL
                         THEN ceilings.input_error(endpoint_keys[g.i], callers[g.i], destinations[g.i], destination_keys[g.i],
@@ -408,7 +410,7 @@ BEGIN
   FROM (SELECT DISTINCT q.caller FROM unnest(req_caller, endpoint_keys) AS q(caller, endpoint_key)
         WHERE q.endpoint_key = ANY (batch_endpoint_keys)) k
   LEFT JOIN accounts a ON a.account = k.caller
-  WHERE k.caller <> '' AND char_length(k.caller) <= 200 AND NOT ceilings.has_control_chars(k.caller);
+  WHERE k.caller <> '' AND char_length(k.caller) <= 200 AND (NOT controls OR NOT ceilings.has_control_chars(k.caller));
 
   -- The batch's per-account limits (account_limit_ids, phase 1) are read by the overrides and the
   -- plans' values below; none without a per-caller ceiling or a per-account budget, and then

@@ -320,13 +320,13 @@ export function reservationIds(count: number, now = Date.now()): string[] {
 }
 
 /**
- * The batch as reserve_batch_arrays takes it, one array literal a field, when every value is of its
- * type (whole numbers, strings Postgres takes, parts an object): the database then checks values,
- * not JSON. Otherwise undefined, and the batch goes as JSON to reserve_batch, whose answers to a
+ * The batch as reserve_batch_arrays takes it, one array literal a field (NULL for a field no
+ * request has), when every value is of its type (whole numbers, strings Postgres takes, parts an
+ * object): the database then checks values, not JSON. Otherwise undefined, and the batch goes as JSON to reserve_batch, whose answers to a
  * value of the wrong type (an amount of "5", a TTL of 1.5) are the contract's. Both give one
  * well-typed request the same answer.
  */
-export function typedArrays(requests: readonly BatchRequest[]): string[] | undefined {
+export function typedArrays(requests: readonly BatchRequest[]): (string | null)[] | undefined {
   for (const r of requests) {
     const { endpoint, amount, parts, caller, destination, destinationKey, idempotencyKey, ttlSeconds, requestId } = r as unknown as Record<string, unknown>;
     if (typeof endpoint !== "string" || !sendable(endpoint)) return undefined;
@@ -338,15 +338,24 @@ export function typedArrays(requests: readonly BatchRequest[]): string[] | undef
   }
   return [
     arrayLiteral(requests.map((r) => r.endpoint)),
-    arrayLiteral(requests.map((r) => r.amount)),
-    arrayLiteral(requests.map((r) => r.caller)),
-    arrayLiteral(requests.map((r) => r.destination)),
-    arrayLiteral(requests.map((r) => r.destinationKey)),
-    arrayLiteral(requests.map((r) => r.idempotencyKey)),
-    arrayLiteral(requests.map((r) => r.ttlSeconds)),
-    arrayLiteral(requests.map((r) => r.requestId)),
-    arrayLiteral(requests.map((r) => (r.parts ? JSON.stringify(r.parts) : null))),
+    field(requests.map((r) => r.amount)),
+    field(requests.map((r) => r.caller)),
+    field(requests.map((r) => r.destination)),
+    field(requests.map((r) => r.destinationKey)),
+    field(requests.map((r) => r.idempotencyKey)),
+    field(requests.map((r) => r.ttlSeconds)),
+    field(requests.map((r) => r.requestId)),
+    field(requests.map((r) => (r.parts ? JSON.stringify(r.parts) : null))),
   ];
+}
+
+/**
+ * A field no request of the batch has is sent as NULL, which the function reads as NULL for every
+ * request: an array of NULLs is parsed and expanded element by element (six of them, a batch of
+ * 32 requests on one ceiling with a caller and nothing else: 315,000 instructions, 4% of it).
+ */
+function field(values: readonly (string | number | null | undefined)[]): string | null {
+  return values.every((v) => v === null || v === undefined) ? null : arrayLiteral(values);
 }
 
 /**

@@ -9,7 +9,7 @@ const ok: BatchRequest = { endpoint: "e", amount: 1, caller: "acct" };
 const as = (r: Record<string, unknown>) => r as unknown as BatchRequest;
 
 describe("typedArrays", () => {
-  it("writes each field as one array literal, every value quoted and escaped, NULL for none", () => {
+  it("writes each field as one array literal, every value quoted and escaped, NULL for none, and NULL for a field no request has", () => {
     const arrays = typedArrays([
       { endpoint: "e", amount: 2, caller: 'a"b\\c', idempotencyKey: "{,}", ttlSeconds: 60 },
       { endpoint: "e", parts: { input: 3, output: 1 }, destination: "NULL", requestId: "r" },
@@ -19,7 +19,7 @@ describe("typedArrays", () => {
       '{"2",NULL}',
       '{"a\\"b\\\\c",NULL}',
       '{NULL,"NULL"}',
-      "{NULL,NULL}",
+      null,
       '{"{,}",NULL}',
       '{"60",NULL}',
       '{NULL,"r"}',

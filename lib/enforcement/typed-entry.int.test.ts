@@ -186,6 +186,40 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
     }
   }, 120_000);
 
+  // A caller is registered as an account the first time it is seen (3c), only if it can be one:
+  // one with a control character is an input error and never an account, on either entry.
+  it("registers the callers it can take, trimmed, and never one with a control character", async () => {
+    await setUp();
+    const requests: BatchRequest[] = [
+      { endpoint: "typed.email", amount: 1, caller: "acct-reg-1" },
+      { endpoint: "typed.email", amount: 1, caller: " acct-reg-2\t" },
+      { endpoint: "typed.email", amount: 1, caller: "acct-reg\u00073" },
+      { endpoint: "typed.email", amount: 1, caller: "acct-reg\u00854" },
+    ];
+    const entries = {
+      json: sql`select ceilings.reserve_batch(${JSON.stringify(requests)}::jsonb) as a`,
+      arrays: sql`select ceilings.reserve_batch_arrays(${arrayLiteral(requests.map((r) => r.endpoint))}::text[], '{1,1,1,1}',
+        ${arrayLiteral(requests.map((r) => r.caller))}::text[]) as a`,
+    };
+    for (const [entry, call] of Object.entries(entries)) {
+      await t.db.execute(sql`begin`);
+      try {
+        const [row] = resultRows<{ a: Answer[] }>(await t.db.execute(call));
+        expect(
+          row?.a.map((a) => a.code ?? a.status),
+          entry,
+        ).toEqual(["granted", "granted", "invalid_input", "invalid_input"]);
+        const accounts = resultRows<{ account: string }>(await t.db.execute(sql`select account from accounts where account like 'acct-reg%' order by 1`));
+        expect(
+          accounts.map((a) => a.account),
+          entry,
+        ).toEqual(["acct-reg-1", "acct-reg-2"]);
+      } finally {
+        await t.db.execute(sql`rollback`);
+      }
+    }
+  });
+
   // A batch whose charges all fit is decided without the loop over its requests; a refusal made
   // before the counters were locked (here the per-call max) is logged all the same.
   it("logs the refusals of a batch whose charges all fit", async () => {

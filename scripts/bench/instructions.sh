@@ -55,18 +55,19 @@ trap 'as_postgres "$bin/pg_ctl" -D "$work/data" stop -m immediate >/dev/null 2>&
 batches() {
   # The ids are the library's own (reservationIds): UUIDv7, each new row at the right edge of the
   # primary key.
+  # The typed entry's arrays are the library's own (typedArrays), as callReserveBatch sends them.
   npx tsx -e '
-    import { reservationIds } from "@/lib/enforcement/batcher";
+    import { reservationIds, typedArrays } from "@/lib/enforcement/batcher";
     const [from, count, size] = process.argv.slice(1).map(Number);
+    const literal = (value) => (value === null ? "NULL" : `${"\x27"}${value}${"\x27"}`);
     for (let k = from; k < from + count; k++) {
       const requests = Array.from({ length: size }, (_, j) => ({ endpoint: "bench.cpu", amount: 1, caller: `acct_${(k * size + j) % 50}` }));
-      const list = (values) => `${"\x27"}{${values.join(",")}}${"\x27"}`;
+      const a = process.env.ENTRY === "json" ? [] : typedArrays(requests).map(literal);
+      const ids = process.env.IDS === "caller" ? literal(`{${reservationIds(size).join(",")}}`) : "NULL";
       console.log(process.env.ENTRY === "json"
         ? `select ceilings.reserve_batch(${"\x27"}${JSON.stringify(requests)}${"\x27"}::jsonb, true) is not null;\n`
-        : `select ceilings.reserve_batch_arrays(${list(requests.map((r) => r.endpoint))}, ${list(requests.map((r) => r.amount))}, ` +
-          `${list(requests.map((r) => r.caller))}, compact => true` +
-          (process.env.IDS === "caller" ? `, reservation_ids => ${list(reservationIds(size))}` : "") +
-          `) is not null;\n`);
+        : `select ceilings.reserve_batch_arrays(${a[0]}::text[], ${a[1]}::bigint[], ${a[2]}::text[], ${a[3]}::text[], ${a[4]}::text[], ` +
+          `${a[5]}::text[], ${a[6]}::int[], ${a[7]}::text[], ${a[8]}::jsonb[], true, NULL, ${ids}::uuid[]) is not null;\n`);
     }' "$@"
 }
 
