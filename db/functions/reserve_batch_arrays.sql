@@ -72,8 +72,9 @@
 -- version 10: the lists of numbers and the ids are each one string, comma-separated (a jsonb
 -- number is a numeric, and some 400 of them, made and copied, were a twentieth of a batch's
 -- instructions), and counters holds each distinct description once, counterEntry naming a
--- counter's (every per-caller counter of a ceiling shares one). The full answer, without compact,
--- is unchanged.
+-- counter's (every per-caller counter of a ceiling shares one). Contract version 13:
+-- reservationIds is null when the caller sent reservation_ids (request i's id is its own i-th).
+-- The full answer, without compact, is unchanged.
 --
 -- Plans: every statement here runs on the same shapes call after call, but its arrays' lengths
 -- change, and with them the custom plans' estimates, so the plan cache kept planning some of
@@ -807,10 +808,11 @@ BEGIN
   END IF;
 
   -- What the compact answer says that the counters' values cannot change, made into JSON before
-  -- they are locked: the ids, expiries, charges and their limits, the counters' descriptions. A
-  -- NULL in a list is an empty entry, so every list keeps its positions.
+  -- they are locked: the ids (only those made here: a caller that sent them has them, contract
+  -- version 13), expiries, charges and their limits, the counters' descriptions. A NULL in a list
+  -- is an empty entry, so every list keeps its positions.
   IF compact THEN
-    batch_known := jsonb_build_object('reservationIds', array_to_string(req_id, ',', ''), 'expiresAt', to_jsonb(req_expires),
+    batch_known := jsonb_build_object('reservationIds', CASE WHEN reservation_ids IS NULL THEN array_to_string(req_id, ',', '') END, 'expiresAt', to_jsonb(req_expires),
       'firstCharge', array_to_string(req_first_charge, ',', ''), 'lastCharge', array_to_string(req_last_charge, ',', ''),
       'chargeCounter', array_to_string(charge_counter, ',', ''), 'chargeLimit', array_to_string(charge_limit, ',', ''),
       'chargeAmount', array_to_string(charge_amount, ',', ''), 'counterEntry', array_to_string(counter_entry, ',', ''),

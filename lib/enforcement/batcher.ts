@@ -227,11 +227,13 @@ type CounterPart = Omit<CeilingRemaining, "limit" | "used" | "remaining"> | Omit
  * saw is counted here, from the counters as locked and the charges' amounts. Since version 10 the
  * ids and the lists of numbers come as one comma-separated string each (a jsonb number is a
  * numeric the database makes and copies: hundreds a batch were a twentieth of its work), and a
- * counter's description is counters[counterEntry[k] - 1], each distinct one sent once.
+ * counter's description is counters[counterEntry[k] - 1], each distinct one sent once. Since
+ * version 13 reservationIds is null when this library sent the ids (reservation_ids): they are
+ * its own, and not sent back.
  */
 type CompactWire = {
   answers: CompactBatch["answers"];
-  reservationIds: string;
+  reservationIds: string | null;
   expiresAt: string[];
   firstCharge: string;
   lastCharge: string;
@@ -264,11 +266,13 @@ function numbers(list: string): number[] {
   return list === "" ? [] : list.split(",").map(Number);
 }
 
-function unpack(wire: CompactWire): CompactBatch {
+function unpack(wire: CompactWire, sentIds: string[] | undefined): CompactBatch {
   const entries = numbers(wire.counterEntry);
+  const reservationIds = wire.reservationIds === null ? sentIds : wire.reservationIds === "" ? [] : wire.reservationIds.split(",");
+  if (!reservationIds) throw new Error("reserve_batch answer is inconsistent");
   return {
     answers: wire.answers,
-    reservationIds: wire.reservationIds === "" ? [] : wire.reservationIds.split(","),
+    reservationIds,
     expiresAt: wire.expiresAt,
     firstCharge: numbers(wire.firstCharge),
     lastCharge: numbers(wire.lastCharge),
@@ -366,9 +370,11 @@ export async function callReserveBatch(db: Db, requests: BatchRequest[]): Promis
   const prepared = preparedRunner(db);
   const arrays = typedArrays(requests);
   let result: unknown;
+  let sentIds: string[] | undefined;
   if (arrays) {
     // Fresh ids for each call: a batch sent again is a new attempt, never the old one's rows.
-    const ids = `{${reservationIds(requests.length).join(",")}}`;
+    sentIds = reservationIds(requests.length);
+    const ids = `{${sentIds.join(",")}}`;
     const text =
       "select ceilings.reserve_batch_arrays($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[], $9::jsonb[], true, NULL, $10::uuid[]) as batch";
     result = prepared
@@ -385,7 +391,7 @@ export async function callReserveBatch(db: Db, requests: BatchRequest[]): Promis
   }
   const row = resultRows<{ batch: CompactWire | string }>(result)[0];
   if (!row) throw new Error("reserve_batch returned no row");
-  const batch = unpack(typeof row.batch === "string" ? (JSON.parse(row.batch) as CompactWire) : row.batch);
+  const batch = unpack(typeof row.batch === "string" ? (JSON.parse(row.batch) as CompactWire) : row.batch, sentIds);
   const used = batch.chargeUsed ?? usedByCharge(batch);
   return batch.answers.map((answer, i): BatchAnswer => {
     if (answer === null) {

@@ -258,14 +258,22 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
     expect(stored.map((r) => r.id)).toEqual(ids);
 
     // From SQL: the ids sent are the ones written and answered; none is made for a request refused.
+    // The compact answer does not send them back (its caller has them), the full one names each.
     const mine = ["0190a3c4-5e6f-7a1b-8c2d-3e4f5a6b7c8d", "0190a3c4-5e6f-7a1b-9c2d-3e4f5a6b7c8e"];
-    const [row] = resultRows<{ batch: { reservationIds: string } }>(
+    const [row] = resultRows<{ batch: { reservationIds: string | null } }>(
       await t.db.execute(sql`select ceilings.reserve_batch_arrays(${arrayLiteral([key, key])}::text[], '{1,4}', '{acct-id-3,acct-id-3}',
         compact => true, reservation_ids => ${arrayLiteral(mine)}::uuid[]) as batch`),
     );
-    expect(row?.batch.reservationIds.split(",")).toEqual(mine);
-    const written = resultRows<{ id: string }>(await t.db.execute(sql`select id::text as id from reservations where caller = 'acct-id-3'`));
-    expect(written.map((r) => r.id)).toEqual([mine[0]]);
+    expect(row?.batch.reservationIds).toBeNull();
+    const [full] = resultRows<{ batch: Answer[] }>(
+      await t.db.execute(sql`select ceilings.reserve_batch_arrays(${arrayLiteral([key])}::text[], '{1}', '{acct-id-6}',
+        reservation_ids => ${arrayLiteral([mine[1]])}::uuid[]) as batch`),
+    );
+    expect(full?.batch[0]).toMatchObject({ status: "granted", reservationId: mine[1] });
+    const written = resultRows<{ id: string }>(
+      await t.db.execute(sql`select id::text as id from reservations where caller in ('acct-id-3', 'acct-id-6') order by caller`),
+    );
+    expect(written.map((r) => r.id)).toEqual(mine);
   });
 
   it("refuses a missing id, a list of another length, and the same id twice, writing nothing", async () => {
