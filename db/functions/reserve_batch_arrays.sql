@@ -408,8 +408,8 @@ BEGIN
          coalesce(array_agg(k.caller) FILTER (WHERE a.blocked_at IS NOT NULL), '{}'),
          coalesce(array_agg(k.caller ORDER BY k.caller) FILTER (WHERE a.account IS NULL), '{}')
   INTO batch_callers, caller_plan, blocked_callers, new_callers
-  FROM (SELECT DISTINCT q.caller FROM unnest(req_caller, endpoint_keys) AS q(caller, endpoint_key)
-        WHERE q.endpoint_key = ANY (batch_endpoint_keys)) k
+  FROM (SELECT DISTINCT q.caller FROM unnest(req_caller) WITH ORDINALITY AS q(caller, i)
+        WHERE endpoint_keys[q.i] = ANY (batch_endpoint_keys)) k
   LEFT JOIN accounts a ON a.account = k.caller
   WHERE k.caller <> '' AND char_length(k.caller) <= 200 AND (NOT controls OR NOT ceilings.has_control_chars(k.caller));
 
@@ -735,10 +735,10 @@ BEGIN
   -- statement: a reservation keeps its own, from its first charge to its last
   -- (write_reservations), typed values that nothing prints or parses.
   -- With them, each charge's limit (its counter's), which a refusal and the compact answer name.
-  SELECT coalesce(array_agg(ROW(counter_limit_id[ch.k], counter_scope[ch.k], counter_start[ch.k], counter_measure[ch.k], ch.n)::reservation_charge), '{}'),
+  SELECT coalesce(array_agg(ROW(counter_limit_id[ch.k], counter_scope[ch.k], counter_start[ch.k], counter_measure[ch.k], charge_amount[ch.x])::reservation_charge), '{}'),
          coalesce(array_agg(counter_limit[ch.k]), '{}')
   INTO batch_charges, charge_limit
-  FROM unnest(charge_counter, charge_amount) AS ch(k, n);
+  FROM unnest(charge_counter) WITH ORDINALITY AS ch(k, x);
   charge_used := array_fill(0::bigint, ARRAY[greatest(coalesce(array_length(charge_counter, 1), 0), 1)]);
 
   -- Phase 7, the counters read without a lock, and the missing ones made (6), in key order.
@@ -749,10 +749,10 @@ BEGIN
   -- its row. Each counter's demand (the sum of the batch's charges on it, their number, their
   -- limit), summed as phase 4 made the charges, is what has to fit.
   SELECT coalesce(array_agg(k.idx) FILTER (WHERE u.limit_id IS NULL), '{}'),
-         coalesce(bool_and(k.lim > 0 AND coalesce(u.held + u.settled, 0) + k.added <= k.lim), true)
+         coalesce(bool_and(counter_limit[k.idx] > 0 AND coalesce(u.held + u.settled, 0) + counter_demand[k.idx] <= counter_limit[k.idx]), true)
   INTO missing, write_early
-  FROM unnest(counter_limit_id, counter_scope, counter_start, counter_demand, counter_limit) WITH ORDINALITY AS k(l, s, w, added, lim, idx)
-  LEFT JOIN counters u ON u.limit_id = k.l AND u.scope_key = k.s AND u.window_start = k.w;
+  FROM unnest(counter_limit_id) WITH ORDINALITY AS k(l, idx)
+  LEFT JOIN counters u ON u.limit_id = k.l AND u.scope_key = counter_scope[k.idx] AND u.window_start = counter_start[k.idx];
   IF cardinality(missing) > 0 THEN
     INSERT INTO counters (limit_id, scope_key, window_start, window_end)
     SELECT counter_limit_id[m], counter_scope[m], counter_start[m], counter_end[m] FROM unnest(missing) AS m
@@ -832,10 +832,11 @@ BEGIN
   IF cardinality(counter_position) > 0 THEN
     SELECT array_agg(l.used ORDER BY l.idx), array_agg(l.t ORDER BY l.idx), fits AND bool_and(l.room), count(*)
     INTO counter_used, counter_tid, fits, locked
-    FROM (SELECT k.idx, u.ctid AS t, u.held + u.settled AS used, k.lim > 0 AND u.held + u.settled + k.added <= k.lim AS room
+    FROM (SELECT k.idx, u.ctid AS t, u.held + u.settled AS used,
+                 counter_limit[k.idx] > 0 AND u.held + u.settled + counter_demand[k.idx] <= counter_limit[k.idx] AS room
           FROM counters u
-          JOIN unnest(counter_limit_id, counter_scope, counter_start, counter_demand, counter_limit) WITH ORDINALITY AS k(l, s, w, added, lim, idx)
-            ON u.limit_id = k.l AND u.scope_key = k.s AND u.window_start = k.w
+          JOIN unnest(counter_limit_id) WITH ORDINALITY AS k(l, idx)
+            ON u.limit_id = k.l AND u.scope_key = counter_scope[k.idx] AND u.window_start = counter_start[k.idx]
           ORDER BY u.limit_id, u.scope_key, u.window_start
           FOR UPDATE OF u) l;
   END IF;
@@ -988,9 +989,9 @@ BEGIN
   -- a plan is kept for the session, and this one is made for the table at any size.
   PERFORM set_config('enable_seqscan', 'off', true);
   UPDATE counters u
-  SET held = u.held + d.added, reservations = u.reservations + d.grants
-  FROM unnest(counter_tid, counter_added, counter_grants) AS d(t, added, grants)
-  WHERE u.ctid = d.t AND d.grants <> 0;
+  SET held = u.held + counter_added[d.k], reservations = u.reservations + counter_grants[d.k]
+  FROM unnest(counter_tid) WITH ORDINALITY AS d(t, k)
+  WHERE u.ctid = d.t AND counter_grants[d.k] <> 0;
   GET DIAGNOSTICS v_written = ROW_COUNT;
   PERFORM set_config('enable_seqscan', v_seqscan, true);
   -- Every counter a grant charged is written, or the batch fails closed: a place that found no row
