@@ -44,8 +44,9 @@
 --
 -- Input: one array per field, request i being the i-th entry of each (an array left NULL is NULL
 -- for every request; one of another length or numbered from other than 1 is refused, 22023):
--- endpoint_keys, amounts, callers, destinations, destination_keys, idempotency_keys, ttl_seconds (NULL: 300), request_ids, units_by_part, and reservation_ids (the
--- new reservations' ids, a UUIDv7 each; NULL: made here, as the JSON entry's are). Typed arrays, so a request
+-- endpoint_keys, amounts, callers, destinations, destination_keys, idempotency_keys, ttl_seconds
+-- (NULL: 300), request_ids, units_by_part, and reservation_ids (the new reservations' ids, a
+-- UUIDv7 each; NULL: made here, as the JSON entry's are). Typed arrays, so a request
 -- is checked by its values (input_error: ranges, lengths, control characters, the batch's text
 -- tested once for those) and no JSON is read; reserve_batch, the JSON entry, checks its requests
 -- as JSON and passes each one's error in input_errors (an error answer, nothing else).
@@ -380,8 +381,8 @@ BEGIN
     v_id_head := lpad(to_hex((extract(epoch FROM t_now) * 1000)::bigint), 12, '0');
     v_id_head := substr(v_id_head, 1, 8) || '-' || substr(v_id_head, 9, 4) || '-7';
   END IF;
-  -- For both entries: the callers' statement below reads it too (a caller's canonical form, only
-  -- trimmed, has a control character only if the caller sent has one).
+  -- For both entries: the callers' statement below reads it too (a caller's canonical form is the
+  -- one sent, trimmed, so it holds a control character only if the one sent does).
   controls := array_to_string(endpoint_keys || callers || destinations || destination_keys
     || idempotency_keys || request_ids, '') ~ '[\u0001-\u001f\u007f-\u009f]';
   SELECT array_agg(CASE WHEN input_errors IS NULL

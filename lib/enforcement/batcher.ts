@@ -326,9 +326,9 @@ export function reservationIds(count: number, now = Date.now()): string[] {
 /**
  * The batch as reserve_batch_arrays takes it, one array literal a field (NULL for a field no
  * request has), when every value is of its type (whole numbers, strings Postgres takes, parts an
- * object): the database then checks values, not JSON. Otherwise undefined, and the batch goes as JSON to reserve_batch, whose answers to a
- * value of the wrong type (an amount of "5", a TTL of 1.5) are the contract's. Both give one
- * well-typed request the same answer.
+ * object): the database then checks values, not JSON. Otherwise undefined, and the batch goes as
+ * JSON to reserve_batch, whose answers to a value of the wrong type (an amount of "5", a TTL of
+ * 1.5) are the contract's. Both give one well-typed request the same answer.
  */
 export function typedArrays(requests: readonly BatchRequest[]): (string | null)[] | undefined {
   for (const r of requests) {
