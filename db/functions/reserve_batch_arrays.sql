@@ -43,7 +43,8 @@
 -- refusals on a spent ceiling writes nothing it would have to delete.
 --
 -- Input: one array per field, request i being the i-th entry of each (an array left NULL is NULL
--- for every request; one of another length or numbered from other than 1 is refused, 22023):
+-- for every request; one of another length, numbered from other than 1 or of two dimensions is
+-- refused, 22023):
 -- endpoint_keys, amounts, callers, destinations, destination_keys, idempotency_keys, ttl_seconds
 -- (NULL: 300), request_ids, units_by_part, and reservation_ids (the new reservations' ids, a
 -- UUIDv7 each; NULL: made here, as the JSON entry's are). Typed arrays, so a request
@@ -91,6 +92,8 @@ RETURNS jsonb
 LANGUAGE plpgsql SET search_path = public, pg_temp SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
   n int := coalesce(cardinality(endpoint_keys), 0);
+  -- The shape every array of the batch has: one dimension, numbered from 1 to n.
+  dims text := CASE WHEN n = 0 THEN '' ELSE '[1:' || n || ']' END;
   -- Whether a text field of the batch may hold a control character: one test of all of them, so
   -- a batch without one checks none of its requests' fields one by one.
   controls boolean;
@@ -230,23 +233,25 @@ DECLARE
   existing_reservations reservations[] := '{}';
   rec record;
 BEGIN
-  -- Request i is the i-th element of every array: each one's upper bound is n, which a list of
-  -- another length, or one numbered from other than 1 ('[0:1]={a,b}', whose elements would go to
-  -- other requests), does not have. An empty list has none (its cardinality, 0, is compared).
-  IF coalesce(array_upper(endpoint_keys, 1), 0) <> n
-     OR coalesce(array_upper(amounts, 1), cardinality(amounts), n) <> n OR coalesce(array_upper(callers, 1), cardinality(callers), n) <> n
-     OR coalesce(array_upper(destinations, 1), cardinality(destinations), n) <> n
-     OR coalesce(array_upper(destination_keys, 1), cardinality(destination_keys), n) <> n
-     OR coalesce(array_upper(idempotency_keys, 1), cardinality(idempotency_keys), n) <> n
-     OR coalesce(array_upper(ttl_seconds, 1), cardinality(ttl_seconds), n) <> n
-     OR coalesce(array_upper(request_ids, 1), cardinality(request_ids), n) <> n
-     OR coalesce(array_upper(units_by_part, 1), cardinality(units_by_part), n) <> n
-     OR coalesce(array_upper(input_errors, 1), cardinality(input_errors), n) <> n
-     OR coalesce(array_upper(reservation_ids, 1), cardinality(reservation_ids), n) <> n
+  -- Request i is the i-th element of every array: each one has the shape '[1:n]' (array_dims),
+  -- which a list of another length, one numbered from other than 1 ('[0:1]={a,b}' or '[2:2]={a}',
+  -- whose elements would go to other requests) or one of two dimensions does not have. An empty
+  -- list has no dims (it is compared as ''); NULL is NULL for every request.
+  IF coalesce(array_dims(endpoint_keys), '') <> dims
+     OR coalesce(array_dims(amounts), CASE WHEN cardinality(amounts) = 0 THEN '' END, dims) <> dims
+     OR coalesce(array_dims(callers), CASE WHEN cardinality(callers) = 0 THEN '' END, dims) <> dims
+     OR coalesce(array_dims(destinations), CASE WHEN cardinality(destinations) = 0 THEN '' END, dims) <> dims
+     OR coalesce(array_dims(destination_keys), CASE WHEN cardinality(destination_keys) = 0 THEN '' END, dims) <> dims
+     OR coalesce(array_dims(idempotency_keys), CASE WHEN cardinality(idempotency_keys) = 0 THEN '' END, dims) <> dims
+     OR coalesce(array_dims(ttl_seconds), CASE WHEN cardinality(ttl_seconds) = 0 THEN '' END, dims) <> dims
+     OR coalesce(array_dims(request_ids), CASE WHEN cardinality(request_ids) = 0 THEN '' END, dims) <> dims
+     OR coalesce(array_dims(units_by_part), CASE WHEN cardinality(units_by_part) = 0 THEN '' END, dims) <> dims
+     OR coalesce(array_dims(input_errors), CASE WHEN cardinality(input_errors) = 0 THEN '' END, dims) <> dims
+     OR coalesce(array_dims(reservation_ids), CASE WHEN cardinality(reservation_ids) = 0 THEN '' END, dims) <> dims
      -- The ids a caller made are its own to keep unguessable (the library's: UUIDv7, a random
      -- rest from the operating system's source); a missing one would be a reservation without an id.
      OR array_position(reservation_ids, NULL) IS NOT NULL THEN
-    RAISE EXCEPTION 'reserve_batch_arrays expects every array as long as endpoint_keys (% requests), or NULL, and an id for every request in reservation_ids (or NULL for the database to make them)', n
+    RAISE EXCEPTION 'reserve_batch_arrays expects every array one-dimensional, numbered from 1 and as long as endpoint_keys (% requests), or NULL, and an id for every request in reservation_ids (or NULL for the database to make them)', n
       USING ERRCODE = '22023';
   END IF;
   -- An input error is an answer, never a way to make one up.
@@ -254,7 +259,8 @@ BEGIN
     RAISE EXCEPTION 'reserve_batch_arrays: an input error must be an answer of status error' USING ERRCODE = '22023';
   END IF;
   IF n = 0 THEN
-    RETURN CASE WHEN compact THEN jsonb_build_object('answers', '[]'::jsonb, 'reservationIds', '', 'expiresAt', '[]'::jsonb,
+    RETURN CASE WHEN compact THEN jsonb_build_object('answers', '[]'::jsonb,
+      'reservationIds', CASE WHEN reservation_ids IS NULL THEN '' END, 'expiresAt', '[]'::jsonb,
       'firstCharge', '', 'lastCharge', '', 'chargeCounter', '', 'chargeLimit', '', 'chargeAmount', '', 'chargeUsed', '',
       'counterUsed', '', 'counterEntry', '', 'counters', '[]'::jsonb) ELSE '[]'::jsonb END;
   END IF;

@@ -295,8 +295,8 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
 
   it("refuses arrays of different lengths, and an input error that is not an error", async () => {
     await expect(t.db.execute(sql`select ceilings.reserve_batch_arrays('{a,b}', '{1}')`)).rejects.toMatchObject({ cause: { code: "22023" } });
-    // As long, but not read by the same positions: numbered from 0 or 2 (request 2 would take
-    // request 1's amount, or request 1 request 2's key).
+    // As long (or as high), but not read by the same positions: numbered from 0 or 2 (request 2
+    // would take request 1's amount, or request 1 request 2's key), or of two dimensions.
     const { key } = await idsEndpoint();
     const keys = arrayLiteral([key, key]);
     for (const [name, call] of [
@@ -304,10 +304,18 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
       ["amounts from 0", sql`select ceilings.reserve_batch_arrays(${keys}::text[], '[0:1]={1,2}', '{acct-lb-1,acct-lb-2}')`],
       ["keys from 0", sql`select ceilings.reserve_batch_arrays(${`[0:1]=${keys}`}::text[], '{1,2}', '{acct-lb-1,acct-lb-2}')`],
       ["callers from 2", sql`select ceilings.reserve_batch_arrays(${keys}::text[], '{1,2}', '[2:3]={acct-lb-1,acct-lb-2}')`],
+      ["one amount at 2", sql`select ceilings.reserve_batch_arrays(${keys}::text[], '[2:2]={1}', '{acct-lb-1,acct-lb-2}')`],
+      ["callers 2-D", sql`select ceilings.reserve_batch_arrays(${keys}::text[], '{1,2}', '{{acct-lb-1},{acct-lb-2}}')`],
+      ["keys 2-D", sql`select ceilings.reserve_batch_arrays(${`{{${key}},{${key}}}`}::text[], '{1,2}', '{acct-lb-1,acct-lb-2}')`],
       [
         "ids from 0",
         sql`select ceilings.reserve_batch_arrays(${keys}::text[], '{1,2}', '{acct-lb-1,acct-lb-2}', reservation_ids =>
         '[0:1]={0190a3c4-5e6f-7a1b-8c2d-3e4f5a6b7c01,0190a3c4-5e6f-7a1b-8c2d-3e4f5a6b7c02}')`,
+      ],
+      [
+        "ids 2-D",
+        sql`select ceilings.reserve_batch_arrays(${keys}::text[], '{1,2}', '{acct-lb-1,acct-lb-2}', reservation_ids =>
+        '{{0190a3c4-5e6f-7a1b-8c2d-3e4f5a6b7c01},{0190a3c4-5e6f-7a1b-8c2d-3e4f5a6b7c02}}')`,
       ],
     ] as const) {
       await expect(t.db.execute(call), name).rejects.toMatchObject({ cause: { code: "22023" } });
