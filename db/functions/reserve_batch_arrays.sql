@@ -233,21 +233,21 @@ DECLARE
   existing_reservations reservations[] := '{}';
   rec record;
 BEGIN
-  -- Request i is the i-th element of every array: each one has the shape '[1:n]' (array_dims),
+  -- Request i is the i-th element of every array: each one has the shape '[1:n]' (list_shape),
   -- which a list of another length, one numbered from other than 1 ('[0:1]={a,b}' or '[2:2]={a}',
   -- whose elements would go to other requests) or one of two dimensions does not have. An empty
-  -- list has no dims (it is compared as ''); NULL is NULL for every request.
-  IF coalesce(array_dims(endpoint_keys), '') <> dims
-     OR coalesce(array_dims(amounts), CASE WHEN cardinality(amounts) = 0 THEN '' END, dims) <> dims
-     OR coalesce(array_dims(callers), CASE WHEN cardinality(callers) = 0 THEN '' END, dims) <> dims
-     OR coalesce(array_dims(destinations), CASE WHEN cardinality(destinations) = 0 THEN '' END, dims) <> dims
-     OR coalesce(array_dims(destination_keys), CASE WHEN cardinality(destination_keys) = 0 THEN '' END, dims) <> dims
-     OR coalesce(array_dims(idempotency_keys), CASE WHEN cardinality(idempotency_keys) = 0 THEN '' END, dims) <> dims
-     OR coalesce(array_dims(ttl_seconds), CASE WHEN cardinality(ttl_seconds) = 0 THEN '' END, dims) <> dims
-     OR coalesce(array_dims(request_ids), CASE WHEN cardinality(request_ids) = 0 THEN '' END, dims) <> dims
-     OR coalesce(array_dims(units_by_part), CASE WHEN cardinality(units_by_part) = 0 THEN '' END, dims) <> dims
-     OR coalesce(array_dims(input_errors), CASE WHEN cardinality(input_errors) = 0 THEN '' END, dims) <> dims
-     OR coalesce(array_dims(reservation_ids), CASE WHEN cardinality(reservation_ids) = 0 THEN '' END, dims) <> dims
+  -- list's shape is ''; NULL is NULL for every request.
+  IF coalesce(ceilings.list_shape(endpoint_keys), '') <> dims
+     OR coalesce(ceilings.list_shape(amounts), dims) <> dims
+     OR coalesce(ceilings.list_shape(callers), dims) <> dims
+     OR coalesce(ceilings.list_shape(destinations), dims) <> dims
+     OR coalesce(ceilings.list_shape(destination_keys), dims) <> dims
+     OR coalesce(ceilings.list_shape(idempotency_keys), dims) <> dims
+     OR coalesce(ceilings.list_shape(ttl_seconds), dims) <> dims
+     OR coalesce(ceilings.list_shape(request_ids), dims) <> dims
+     OR coalesce(ceilings.list_shape(units_by_part), dims) <> dims
+     OR coalesce(ceilings.list_shape(input_errors), dims) <> dims
+     OR coalesce(ceilings.list_shape(reservation_ids), dims) <> dims
      -- The ids a caller made are its own to keep unguessable (the library's: UUIDv7, a random
      -- rest from the operating system's source); a missing one would be a reservation without an id.
      OR array_position(reservation_ids, NULL) IS NOT NULL THEN
