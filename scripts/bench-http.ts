@@ -90,7 +90,9 @@ function call(agent: Agent, port: number, method: string, path: string, headers:
 }
 
 async function startApi(url: string, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", "scripts/api.ts"], {
+  // BENCH_API_CPU_PROF=dir: the API process writes a V8 CPU profile there as it stops.
+  const profile = process.env.BENCH_API_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_API_CPU_PROF}`] : [];
+  const child = spawn(process.execPath, [...profile, "--import", "tsx", "scripts/api.ts"], {
     env: { ...process.env, DATABASE_URL: url, API_PORT: String(port), API_HOST: "127.0.0.1", NODE_ENV: "production" },
     stdio: ["ignore", "inherit", "inherit"],
   });

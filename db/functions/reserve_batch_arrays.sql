@@ -50,7 +50,8 @@
 -- UUIDv7 each; NULL: made here, as the JSON entry's are). Typed arrays, so a request
 -- is checked by its values (input_error: ranges, lengths, control characters, the batch's text
 -- tested once for those) and no JSON is read; reserve_batch, the JSON entry, checks its requests
--- as JSON and passes each one's error in input_errors (an error answer, nothing else).
+-- as JSON and passes each one's error in input_errors (an error answer, nothing else; a request
+-- whose entry is NULL is checked here as the typed entry's are).
 -- units_by_part: units per priced part ({"input": 1200, "output": 800}); every part of the
 -- endpoint named, their total is the amount the units ceilings count. An endpoint with one part
 -- takes an amount.
@@ -391,10 +392,14 @@ BEGIN
   -- one sent, trimmed, so it holds a control character only if the one sent does).
   controls := array_to_string(endpoint_keys || callers || destinations || destination_keys
     || idempotency_keys || request_ids, '') ~ '[\u0001-\u001f\u007f-\u009f]';
-  SELECT array_agg(CASE WHEN input_errors IS NULL
-                        THEN ceilings.input_error(endpoint_keys[g.i], callers[g.i], destinations[g.i], destination_keys[g.i],
-                               idempotency_keys[g.i], request_ids[g.i], units_by_part[g.i], amounts[g.i], NULL, ttl_seconds[g.i], controls)
-                        ELSE input_errors[g.i] END),
+  -- A request without an input error from the JSON entry is checked by its typed values all the
+  -- same: input_errors names errors, and a NULL in it (from the JSON entry, or a caller of this
+  -- function that passed it by mistake) never lets an amount of -5 (which made the whole batch
+  -- raise on the reservations' CHECK) or a caller with a control character through. The JSON
+  -- entry pays for the check twice: 172,000 instructions a batch of 32 (1.3%).
+  SELECT array_agg(coalesce(input_errors[g.i],
+                            ceilings.input_error(endpoint_keys[g.i], callers[g.i], destinations[g.i], destination_keys[g.i],
+                              idempotency_keys[g.i], request_ids[g.i], units_by_part[g.i], amounts[g.i], NULL, ttl_seconds[g.i], controls))),
          array_agg(coalesce(ceilings.canonical_caller(callers[g.i]), '')),
          array_agg(coalesce(reservation_ids[g.i], (v_id_head || substr(gen_random_uuid()::text, 16))::uuid)),
          array_agg(t_now + make_interval(secs => coalesce(ttl_seconds[g.i], 300))),

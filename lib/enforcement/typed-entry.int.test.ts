@@ -331,4 +331,23 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
       t.db.execute(sql`select ceilings.reserve_batch_arrays('{a}', '{1}', input_errors => array['{"status": "granted"}'::jsonb])`),
     ).rejects.toMatchObject({ cause: { code: "22023" } });
   });
+
+  it("checks every request an input error does not answer, even when the caller passed input_errors", async () => {
+    const { key } = await idsEndpoint();
+    const keys = arrayLiteral([key, key, key, key]);
+    // NULL in input_errors is "no error found as JSON", never "not to be checked". Unchecked, the
+    // amount of -5 reached the reservations' CHECK and the whole batch raised (23514): one bad
+    // request took the three others with it, and a caller with a tab would have been written.
+    const [row] = resultRows<{ a: { status: string; code?: string }[] }>(
+      await t.db
+        .execute(sql`select ceilings.reserve_batch_arrays(${keys}::text[], '{-5,0,1,1}', ${arrayLiteral(["acct-ie-1", "acct-ie-2", "ac\tct", "acct-ie-3"])}::text[],
+        input_errors => '{NULL,NULL,NULL,NULL}') as a`),
+    );
+    expect(row?.a.map((answer) => answer.code ?? answer.status)).toEqual(["invalid_amount", "invalid_amount", "invalid_input", "granted"]);
+    const [held] = resultRows<{ n: number; used: string }>(
+      await t.db.execute(sql`select (select count(*)::int from reservations where caller like 'acct-ie-%' or caller like 'ac%ct') as n,
+        (select sum(held + settled)::text from counters u join ceilings c on c.limit_id = u.limit_id join endpoints e on e.id = c.endpoint_id where e.key = ${key}) as used`),
+    );
+    expect(held).toEqual({ n: 1, used: "1" });
+  });
 });
