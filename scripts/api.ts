@@ -16,8 +16,17 @@ async function main(): Promise<void> {
   await prepareDatabaseWithDemo();
   const [db, enforcement] = await Promise.all([getDb(), getEnforcementDb()]);
   const keys = await ApiKeyCache.start(db);
+  // One reservation batch in flight, not the library's two. The library's callers all come back
+  // in the tick their batch is answered, so the next batch is full at once; an HTTP server's come
+  // back one by one over their sockets, and with a second lane free each batch left with what had
+  // arrived (18 requests on average under 64 connections, against 30-31 with one): the database
+  // spent 126-170 µs of CPU a request instead of 94-114. The database is what every process of a
+  // deployment shares; here, where the load generator and this server take most of the two cores,
+  // HTTP reserve's rate moved within the hour's noise (npm run bench:http, interleaved, 2026-12-07:
+  // docs/enforcement.md).
+  const batcher = batcherFor(enforcement, { maxInFlight: 1 });
   // Warm, not required: a database that is down now is answered 503 per call until it is up.
-  await Promise.all([batcherFor(enforcement).warm(), warmResolveLanes(enforcement)]).catch((error: unknown) => {
+  await Promise.all([batcher.warm(), warmResolveLanes(enforcement)]).catch((error: unknown) => {
     console.error(`api: could not open the enforcement connections yet (${error instanceof Error ? error.message : String(error)}); calls open them`);
   });
   const server = await startApiServer({ deps: { db: async () => enforcement, adminDb: async () => db, keys }, port: e.API_PORT, host: e.API_HOST });
