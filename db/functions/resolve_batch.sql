@@ -34,8 +34,11 @@ DECLARE
   charges reservation_charge[];
   item jsonb;
   answer jsonb;
-  applies jsonb := '[]';
-  answers jsonb := '[]';
+  -- Kept as arrays, made JSON once at the end: appending to a JSON array copies it whole, and
+  -- those copies were a fifth of a batch of 32 settles (985,000 instructions a settle, 771,000
+  -- with the arrays and resolve_item without SET, measured 2026-12-07).
+  applies jsonb[] := '{}';
+  answers jsonb[] := '{}';
 BEGIN
   SELECT coalesce(array_agg(DISTINCT (x->>'id')::uuid), '{}') INTO ids
   FROM jsonb_array_elements(items) x
@@ -68,20 +71,20 @@ BEGIN
   FOR UPDATE OF u;
   FOR item IN SELECT value FROM jsonb_array_elements(items) LOOP
     IF cardinality(busy) > 0 AND lower(item->>'id') = ANY (busy::text[]) THEN
-      answers := answers || jsonb_build_array(jsonb_build_object('status', 'unavailable', 'reason', 'locked', 'retryable', true,
+      answers := answers || (jsonb_build_object('status', 'unavailable', 'reason', 'locked', 'retryable', true,
         'message', 'the reservation is being resolved by another call right now; retry'));
     ELSE
       answer := ceilings.resolve_item(item);
       IF answer ? 'apply' THEN
-        applies := applies || jsonb_build_array(answer->'apply');
+        applies := applies || (answer->'apply');
         answer := answer - 'apply';
       END IF;
-      answers := answers || jsonb_build_array(answer);
+      answers := answers || answer;
     END IF;
   END LOOP;
   -- The counters, once each for the whole batch (they are locked above).
-  IF jsonb_array_length(applies) > 0 THEN
-    PERFORM ceilings.resolve_charges(applies);
+  IF cardinality(applies) > 0 THEN
+    PERFORM ceilings.resolve_charges(to_jsonb(applies));
   END IF;
-  RETURN answers;
+  RETURN to_jsonb(answers);
 END $$;

@@ -3,8 +3,10 @@
 -- Its counters are left to resolve_batch: the answer of a settle or release that changes them
 -- carries `apply` (ceilings.settle_deferred, ceilings.release_deferred).
 -- Locks: those of settle or release (already held by resolve_batch when called from there).
+-- No SET clause: it reads no table (its calls name their schema), and a SET is saved and restored
+-- on every call, once an item.
 CREATE OR REPLACE FUNCTION ceilings.resolve_item(item jsonb)
-RETURNS jsonb LANGUAGE plpgsql SET search_path = public, pg_temp AS $$
+RETURNS jsonb LANGUAGE plpgsql AS $$
 DECLARE
   id_text text := item->>'id';
 BEGIN
