@@ -401,13 +401,19 @@ BEGIN
                             ceilings.input_error(endpoint_keys[g.i], callers[g.i], destinations[g.i], destination_keys[g.i],
                               idempotency_keys[g.i], request_ids[g.i], units_by_part[g.i], amounts[g.i], NULL, ttl_seconds[g.i], controls))),
          array_agg(coalesce(ceilings.canonical_caller(callers[g.i]), '')),
-         array_agg(coalesce(reservation_ids[g.i], (v_id_head || substr(gen_random_uuid()::text, 16))::uuid)),
-         array_agg(t_now + make_interval(secs => coalesce(ttl_seconds[g.i], 300))),
-         array_agg(nullif(btrim(destinations[g.i]), '')),
-         array_agg(coalesce(nullif(btrim(destination_keys[g.i]), ''), ceilings.canonical_destination(destinations[g.i]))),
-         array_agg(nullif(idempotency_keys[g.i], ''))
+         array_agg((v_id_head || substr(gen_random_uuid()::text, 16))::uuid) FILTER (WHERE reservation_ids IS NULL),
+         array_agg(t_now + make_interval(secs => coalesce(ttl_seconds[g.i], 300))) FILTER (WHERE ttl_seconds IS NOT NULL),
+         array_agg(nullif(btrim(destinations[g.i]), '')) FILTER (WHERE destinations IS NOT NULL),
+         array_agg(coalesce(nullif(btrim(destination_keys[g.i]), ''), ceilings.canonical_destination(destinations[g.i])))
+           FILTER (WHERE destinations IS NOT NULL OR destination_keys IS NOT NULL),
+         array_agg(nullif(idempotency_keys[g.i], '')) FILTER (WHERE idempotency_keys IS NOT NULL)
   INTO answers, req_caller, req_id, req_expires, req_destination, req_destination_key, req_idempotency_key
   FROM generate_series(1, n) AS g(i);
+  -- A field no request has comes as NULL (the library sends it so) and its list stays NULL, which
+  -- every read below takes as NULL for each request: the FILTERs above skip computing it per
+  -- request. The ids the caller sent are the ids; without a TTL every expiry is the default's.
+  req_id := coalesce(req_id, reservation_ids);
+  req_expires := coalesce(req_expires, array_fill(t_now + interval '300 seconds', ARRAY[n]));
   -- The batch's callers, canonical and distinct, each read once here and named by every read after
   -- it: their accounts (plan and block, one keyed lookup each), their overrides, their plans'
   -- values. Accounts are read without a lock: an assignment or a block committed before this

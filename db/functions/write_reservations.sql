@@ -24,7 +24,8 @@ BEGIN
   -- writes and confirms each row apart). The two statements differ only in that clause and the
   -- order; SQL cannot make the clause conditional, and one statement for both cost 369,000 more
   -- instructions a batch of 32 without keys (48,000 a lone call), measured 2026-12-06.
-  IF array_to_string(idempotency_keys, '') = '' THEN
+  -- (No keys: a list of NULLs and '' only, or no list at all.)
+  IF coalesce(array_to_string(idempotency_keys, ''), '') = '' THEN
     WITH ins AS (
       INSERT INTO public.reservations (id, endpoint_id, caller, destination, destination_key, amount, parts, money, prices,
                                 idempotency_key, charges, created_at, expires_at)
