@@ -119,7 +119,12 @@ class Connections {
         this.waiting.get(socket)?.reject(error);
       });
       socket.on("data", (chunk: Buffer) => this.read(socket, chunk));
-      socket.on("close", () => this.waiting.get(socket)?.reject(new Error("the API server closed a connection")));
+      // A connection the server closed (its keep-alive timeout between rows) is not used again.
+      socket.on("close", () => {
+        const at = this.idle.indexOf(socket);
+        if (at >= 0) this.idle.splice(at, 1);
+        this.waiting.get(socket)?.reject(new Error("the API server closed a connection"));
+      });
     });
   }
 
