@@ -105,17 +105,25 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
     }
   }
 
-  async function viaArrays(requests: BatchRequest[]): Promise<Answer[]> {
+  /** One call of the typed entry, in the transaction the caller holds. */
+  async function arraysCall(requests: BatchRequest[]): Promise<Answer[]> {
     const field = (f: (r: BatchRequest) => string | number | null | undefined) => arrayLiteral(requests.map(f));
+    const [row] = resultRows<{ a: Answer[] }>(
+      await t.db.execute(sql`select ceilings.reserve_batch_arrays(${field((r) => r.endpoint)}::text[], ${field((r) => r.amount)}::bigint[],
+        ${field((r) => r.caller)}::text[], ${field((r) => r.destination)}::text[], ${field((r) => r.destinationKey)}::text[],
+        ${field((r) => r.idempotencyKey)}::text[], ${field((r) => r.ttlSeconds)}::int[], ${field((r) => r.requestId)}::text[],
+        ${field((r) => (r.parts ? JSON.stringify(r.parts) : null))}::jsonb[]) as a`),
+    );
+    return row?.a ?? [];
+  }
+
+  /** The requests as batches of at most `size` (all of them by default), one after another in one transaction, rolled back. */
+  async function viaArrays(requests: BatchRequest[], size = requests.length): Promise<Answer[]> {
     await t.db.execute(sql`begin`);
     try {
-      const [row] = resultRows<{ a: Answer[] }>(
-        await t.db.execute(sql`select ceilings.reserve_batch_arrays(${field((r) => r.endpoint)}::text[], ${field((r) => r.amount)}::bigint[],
-          ${field((r) => r.caller)}::text[], ${field((r) => r.destination)}::text[], ${field((r) => r.destinationKey)}::text[],
-          ${field((r) => r.idempotencyKey)}::text[], ${field((r) => r.ttlSeconds)}::int[], ${field((r) => r.requestId)}::text[],
-          ${field((r) => (r.parts ? JSON.stringify(r.parts) : null))}::jsonb[]) as a`),
-      );
-      return row?.a ?? [];
+      const answers: Answer[] = [];
+      for (let at = 0; at < requests.length; at += Math.max(1, size)) answers.push(...(await arraysCall(requests.slice(at, at + size))));
+      return answers;
     } finally {
       await t.db.execute(sql`rollback`);
     }
@@ -185,6 +193,108 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
       expect(normal(await viaArrays(requests)), JSON.stringify(requests)).toEqual(normal(await viaJson(requests)));
     }
   }, 120_000);
+
+  // A batch of 8 or more on one endpoint whose gates no request can fail but by its own numbers is
+  // gated by one statement (phase 2), not the loop: a request naming another endpoint, asking more
+  // than the per-call max or more money than can be counted sends the batch back to the loop. The
+  // same requests in batches of 4 (the loop's) are decided in the same order against the same
+  // counters, so every answer is the same.
+  it("gates a batch as one statement exactly as the loop gates it", async () => {
+    await setUp();
+    const max = Number.MAX_SAFE_INTEGER;
+    await t.ownerDb.execute(sql`
+      insert into endpoints (key, name, unit, per_call_max, parts) values
+        ('gate.small', 'gate.small', 'emails', 3, '[{"name": "units", "pricePico": 2000000}]'),
+        ('gate.big', 'gate.big', 'tokens', ${max}, '[{"name": "units", "pricePico": 2000000}]')
+      on conflict (key) do nothing`);
+    await t.ownerDb.execute(sql`
+      insert into ceilings (endpoint_id, metric, scope, "window", value, max_value, default_value)
+      select e.id, 'units', v.scope::ceiling_scope, 'utc_day', v.value, ${max}, v.value
+      from endpoints e join (values ('gate.small', 'global', 1000::bigint), ('gate.small', 'caller', 20), ('gate.big', 'global', ${max}::bigint))
+        v(ep, scope, value) on v.ep = e.key
+      where not exists (select from ceilings c where c.endpoint_id = e.id)`);
+    await t.ownerDb.execute(
+      sql`insert into accounts (account, blocked_at) values ('acct-blocked', now()) on conflict (account) do update set blocked_at = now()`,
+    );
+    const pick = generator(20261207);
+    let plainBatches = 0;
+    for (let batch = 0; batch < 150; batch++) {
+      const odd = pick([0, 0, 1]) === 1;
+      const requests: BatchRequest[] = Array.from({ length: 8 + Math.floor(pick([0, 4, 8, 12])) }, () => {
+        const r: BatchRequest = { endpoint: odd ? pick(["gate.small", "gate.small", "gate.small", "no.such", "typed.email"]) : "gate.small" };
+        const amount = odd ? pick([1, 2, 3, 4, 0, -1, 2 ** 53, undefined]) : pick([1, 1, 2, 3]);
+        if (amount !== undefined) r.amount = amount;
+        const caller = odd ? pick(["acct-1", "acct-2", " acct-1 ", "", "a\tb", "acct-blocked"]) : pick(["acct-1", "acct-2", "acct-3", " acct-1 "]);
+        if (caller !== "") r.caller = caller;
+        return r;
+      });
+      if (!odd) plainBatches++;
+      const whole = normal(await viaArrays(requests));
+      expect(whole, JSON.stringify(requests)).toEqual(normal(await viaArrays(requests, 4)));
+    }
+    expect(plainBatches).toBeGreaterThan(50);
+    // Each gate the statement stands for, alone in a batch of 8 that would pass every gate without it.
+    const plain = (endpoint: string, n: number): BatchRequest[] => Array.from({ length: n }, (_, i) => ({ endpoint, amount: 1, caller: `acct-${i % 3}` }));
+    const cases: [BatchRequest, string][] = [
+      [{ endpoint: "gate.small", amount: 4, caller: "acct-1" }, "per_call_max"],
+      [{ endpoint: "gate.big", amount: 2 ** 53 - 1, caller: "acct-1" }, "invalid_amount"],
+      [{ endpoint: "no.such", amount: 1, caller: "acct-1" }, "unknown_endpoint"],
+      [{ endpoint: "gate.small", amount: 1 }, "caller_required"],
+      [{ endpoint: "gate.small", amount: 1, caller: "acct-blocked" }, "blocked"],
+      [{ endpoint: "gate.small", amount: 1, caller: "acct-1", parts: { units: 1 } }, "granted"],
+      [{ endpoint: "gate.small", amount: 2, caller: "acct-1", parts: { units: 1 } }, "invalid_amount"],
+      [{ endpoint: "gate.small", amount: 3, caller: "acct-1" }, "granted"],
+    ];
+    for (const [odd, answer] of cases) {
+      const requests = [
+        ...plain(odd.endpoint === "gate.big" ? "gate.big" : "gate.small", 4),
+        odd,
+        ...plain(odd.endpoint === "gate.big" ? "gate.big" : "gate.small", 3),
+      ];
+      const whole = normal(await viaArrays(requests));
+      expect(whole, JSON.stringify(odd)).toEqual(normal(await viaArrays(requests, 4)));
+      expect(
+        whole.map((a) => a.gate ?? a.code ?? a.status),
+        JSON.stringify(odd),
+      ).toEqual([...Array(4).fill("granted"), answer, ...Array(3).fill("granted")]);
+    }
+    // And each gate of the endpoint, which the statement is not run for.
+    await t.ownerDb.execute(sql`
+      insert into endpoints (key, name, unit, per_call_max, parts, throttle_per_minute, archived_at) values
+        ('gate.killed', 'gate.killed', 'emails', 3, '[{"name": "units", "pricePico": 0}]', null, null),
+        ('gate.throttled', 'gate.throttled', 'emails', 3, '[{"name": "units", "pricePico": 0}]', 2, null),
+        ('gate.archived', 'gate.archived', 'emails', 3, '[{"name": "units", "pricePico": 0}]', null, now())
+      on conflict (key) do nothing`);
+    await t.ownerDb.execute(sql`
+      insert into ceilings (endpoint_id, metric, scope, "window", value, max_value, default_value)
+      select e.id, 'units', 'global', 'utc_day', case when e.key = 'gate.killed' then 0 else 1000 end, 1000, 1000
+      from endpoints e where e.key in ('gate.killed', 'gate.throttled', 'gate.archived')
+        and not exists (select from ceilings c where c.endpoint_id = e.id)`);
+    for (const [endpoint, answer] of [
+      ["gate.killed", "kill_switch"],
+      ["gate.throttled", "throttle"],
+      ["gate.archived", "endpoint_archived"],
+      ["typed.llm", "invalid_parts"],
+    ] as const) {
+      const requests = plain(endpoint, 8);
+      const whole = normal(await viaArrays(requests));
+      expect(whole, endpoint).toEqual(normal(await viaArrays(requests, 4)));
+      expect(
+        whole.map((a) => a.gate ?? a.code ?? a.status),
+        endpoint,
+      ).toContain(answer);
+    }
+    // A key a reservation already holds is a replay, not a second grant.
+    const keyed: BatchRequest[] = [...plain("gate.small", 7), { endpoint: "gate.small", amount: 1, caller: "acct-1", idempotencyKey: "k-replay" }];
+    await t.db.execute(sql`begin`);
+    try {
+      await arraysCall(keyed);
+      const again = await arraysCall(keyed);
+      expect(again.map((a) => a.replay)).toEqual([...Array(7).fill(false), true]);
+    } finally {
+      await t.db.execute(sql`rollback`);
+    }
+  });
 
   // A caller is registered as an account the first time it is seen (3c), only if it can be one:
   // one with a control character is an input error and never an account, on either entry.
