@@ -275,6 +275,7 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
       ["gate.throttled", "throttle"],
       ["gate.archived", "endpoint_archived"],
       ["typed.llm", "invalid_parts"],
+      ["typed.sms", "destination_required"],
     ] as const) {
       const requests = plain(endpoint, 8);
       const whole = normal(await viaArrays(requests));
