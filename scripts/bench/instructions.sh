@@ -5,10 +5,12 @@
 # two runs of the same code). Measures the working tree's db/functions and, with --against REF,
 # the same calls on REF's db/functions (git show), each from the same copy of one database.
 #
-#   bash scripts/bench/instructions.sh [--against HEAD~1] [--calls 200] [--batch 32] [--ceilings 3] [--entry arrays|json] [--ids caller|db]
+#   bash scripts/bench/instructions.sh [--against HEAD~1] [--calls 200] [--batch 32] [--ceilings 3] [--budgets 0|1|2]
+#                                      [--entry arrays|json] [--ids caller|db]
 #
 # The database: the working tree's migrations, one endpoint with 1 or 3 ceilings (a global units
-# ceiling; then a global calls ceiling and a per-caller units ceiling), 300 batches made first so
+# ceiling; then a global calls ceiling and a per-caller units ceiling) and 0 to 2 budgets holding it
+# (a global one; then a per-account one, as the bench's full shape), 300 batches made first so
 # counters, accounts and reservations exist, then analyzed. Each call is a batch of --batch
 # requests of amount 1, callers cycling over 50 accounts, compact answers: by default the library's
 # call (reserve_batch_arrays, typed arrays, the reservations' ids made by the caller; --ids db leaves
@@ -26,6 +28,7 @@ against=""
 calls=200
 batch=32
 ceilings=3
+budgets=0
 entry=arrays
 ids=caller
 while [ $# -gt 0 ]; do
@@ -34,6 +37,7 @@ while [ $# -gt 0 ]; do
     --calls) calls=$2; shift 2 ;;
     --batch) batch=$2; shift 2 ;;
     --ceilings) ceilings=$2; shift 2 ;;
+    --budgets) budgets=$2; shift 2 ;;
     --entry) entry=$2; shift 2 ;;
     --ids) ids=$2; shift 2; [ "$ids" = caller ] || [ "$ids" = db ] || { echo "--ids is caller or db" >&2; exit 2; } ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
@@ -80,6 +84,10 @@ psql_cg -c "insert into endpoints (key, name, unit, per_call_max) values ('bench
 psql_cg -c "insert into ceilings (endpoint_id, metric, scope, \"window\", value, max_value, default_value)
   select e.id, v.m::ceiling_metric, v.s::ceiling_scope, 'utc_day', 1e12, 1e12, 1e12 from endpoints e,
   (values (1, 'units', 'global'), (2, 'calls', 'global'), (3, 'units', 'caller')) v(o, m, s) where v.o <= $ceilings"
+psql_cg -c "insert into budgets (key, name, scope, \"window\", value, max_value, default_value)
+  select 'bench.' || v.s, 'bench ' || v.s, v.s::budget_scope, 'utc_day', 1e12, 1e12, 1e12
+  from (values (1, 'global'), (2, 'account')) v(o, s) where v.o <= $budgets"
+psql_cg -c "insert into budget_members (budget_id, endpoint_id) select b.id, e.id from budgets b, endpoints e"
 ENTRY=json batches 0 300 "$batch" | grep -v '^$' | psql_cg >/dev/null
 psql_cg -c "vacuum analyze"
 pg_stop
@@ -113,7 +121,7 @@ measure() {
   printf '%-28s %12d instructions a call, %8d a request\n' "$label" $(((all - none) / calls)) $(((all - none) / calls / batch))
 }
 
-echo "reserve_batch ($entry), $batch requests a call on $ceilings ceiling(s), $calls calls, callgrind"
+echo "reserve_batch ($entry), $batch requests a call on $ceilings ceiling(s) and $budgets budget(s), $calls calls, callgrind"
 measure "working tree" "$project/db/functions"
 if [ -n "$against" ]; then
   mkdir "$work/against"
