@@ -99,6 +99,7 @@ DECLARE
   -- a batch without one checks none of its requests' fields one by one.
   controls boolean;
   t_now timestamptz := now();
+  default_ttl CONSTANT interval := interval '300 seconds'; -- a reservation's life when its request names none
   answers jsonb[];               -- per request, once decided (input errors first)
   -- the batch's endpoints and their ceilings, in id order, with each ceiling's current window
   endpoint_ids int[];             -- the batch's endpoints, locked, in id order
@@ -403,7 +404,7 @@ BEGIN
                               idempotency_keys[g.i], request_ids[g.i], units_by_part[g.i], amounts[g.i], NULL, ttl_seconds[g.i], controls))),
          array_agg(coalesce(ceilings.canonical_caller(callers[g.i]), '')),
          array_agg((v_id_head || substr(gen_random_uuid()::text, 16))::uuid) FILTER (WHERE reservation_ids IS NULL),
-         array_agg(t_now + make_interval(secs => coalesce(ttl_seconds[g.i], 300))) FILTER (WHERE ttl_seconds IS NOT NULL),
+         array_agg(t_now + coalesce(make_interval(secs => ttl_seconds[g.i]), default_ttl)) FILTER (WHERE ttl_seconds IS NOT NULL),
          array_agg(nullif(btrim(destinations[g.i]), '')) FILTER (WHERE destinations IS NOT NULL),
          array_agg(coalesce(nullif(btrim(destination_keys[g.i]), ''), ceilings.canonical_destination(destinations[g.i])))
            FILTER (WHERE destinations IS NOT NULL OR destination_keys IS NOT NULL),
@@ -414,7 +415,7 @@ BEGIN
   -- every read below takes as NULL for each request: the FILTERs above skip computing it per
   -- request. The ids the caller sent are the ids; without a TTL every expiry is the default's.
   req_id := coalesce(req_id, reservation_ids);
-  req_expires := coalesce(req_expires, array_fill(t_now + interval '300 seconds', ARRAY[n]));
+  req_expires := coalesce(req_expires, array_fill(t_now + default_ttl, ARRAY[n]));
   -- The batch's callers, canonical and distinct, each read once here and named by every read after
   -- it: their accounts (plan and block, one keyed lookup each), their overrides, their plans'
   -- values. Accounts are read without a lock: an assignment or a block committed before this
@@ -515,7 +516,7 @@ BEGIN
              array_agg(CASE WHEN answers[g.i] IS NOT NULL THEN 0 WHEN p.pass THEN m.money::bigint END)
       INTO gates_pass, req_endpoint, req_endpoint_key, req_endpoint_position, req_amount, req_money
       FROM generate_series(1, n) AS g(i)
-      CROSS JOIN LATERAL (SELECT div(amounts[g.i]::numeric * endpoint_unit_price[1] + 999999, 1000000) AS money OFFSET 0) m
+      CROSS JOIN LATERAL (SELECT ceilings.micros_of(amounts[g.i]::numeric * endpoint_unit_price[1]) AS money OFFSET 0) m
       CROSS JOIN LATERAL (SELECT coalesce(endpoint_keys[g.i] = ep.key AND NOT coalesce(amounts[g.i] > ep.per_call_max, false)
                                           AND NOT coalesce(m.money > 9007199254740991, false), false) AS pass) p;
       IF NOT gates_pass THEN
@@ -623,9 +624,9 @@ BEGIN
     END IF;
 
     -- The worst case in money: units times picos, rounded up once to a whole micro. One part is
-    -- money_of's arithmetic inline: it runs for every request, and money_of is a query each.
+    -- money_of's arithmetic inline (micros_of is inlined; money_of is a query each request).
     IF req_parts[i] IS NULL THEN
-      v_money := div(req_amount[i]::numeric * endpoint_unit_price[v_endpoint] + 999999, 1000000);
+      v_money := ceilings.micros_of(req_amount[i]::numeric * endpoint_unit_price[v_endpoint]);
     ELSE
       v_money := ceilings.money_of(req_parts[i], ceilings.part_prices(ep.parts));
     END IF;

@@ -70,7 +70,7 @@ BEGIN
   -- In numeric first: units within the per-call max at a price of up to 10^15 picos can be more
   -- micros than a bigint holds, and more than 2^53 - 1 is more than a reservation may hold.
   v_money := CASE WHEN res.parts IS NULL
-    THEN div(actual::numeric * coalesce((SELECT max(v::text::numeric) FROM jsonb_each(res.prices) p(k, v)), (ep.parts->0->>'pricePico')::numeric) + 999999, 1000000)
+    THEN ceilings.micros_of(actual::numeric * coalesce((SELECT max(v::text::numeric) FROM jsonb_each(res.prices) p(k, v)), (ep.parts->0->>'pricePico')::numeric))
     ELSE ceilings.money_of(actual_parts, coalesce(res.prices, ceilings.part_prices(ep.parts))) END;
   IF v_money > 9007199254740991 THEN
     RETURN jsonb_build_object('status', 'error', 'code', 'invalid_actual',

@@ -31,7 +31,7 @@ export async function seedBudgetHistory(tx: Db): Promise<number> {
       ), daily as (
         insert into counters (limit_id, scope_key, window_start, window_end, held, settled, reservations)
         select b.limit_id, case when b.scope = 'global' then '' else u.scope_key end, u.window_start, u.window_end, 0,
-               sum(div(u.settled::numeric * p.pico + 999999, 1000000)), sum(u.reservations)
+               sum(ceilings.micros_of(u.settled::numeric * p.pico)), sum(u.reservations)
         from budgets b
         join budget_members m on m.budget_id = b.id
         join endpoints e on e.id = m.endpoint_id

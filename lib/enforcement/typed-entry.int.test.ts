@@ -352,6 +352,61 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
     }
   });
 
+  // A batch every request of which passes phase 2's statement is decided as the loop decides it
+  // (batches of 4 never take the statement) on every kind of limit such a batch can meet: global
+  // and per account, units, calls and money, an account's override, its plan's value, an override
+  // of 0, near enough to each limit that the decision refuses some and many callers new to the
+  // batch (each a per-account counter of its own, numbered as the charges first name it).
+  it("decides a batch that passed every gate as the loop decides it, on every kind of limit", async () => {
+    await setUp();
+    await t.ownerDb.execute(sql`
+      insert into endpoints (key, name, unit, per_call_max, parts) values ('pass.rich', 'pass.rich', 'tokens', 5, '[{"name": "units", "pricePico": 3000000}]')
+      on conflict (key) do nothing`);
+    await t.ownerDb.execute(sql`
+      insert into ceilings (endpoint_id, metric, scope, "window", value, max_value, default_value)
+      select e.id, v.metric::ceiling_metric, v.scope::ceiling_scope, 'utc_day', v.value, 1000, v.value
+      from endpoints e, (values ('units', 'global', 40), ('calls', 'global', 14), ('units', 'caller', 12)) v(metric, scope, value)
+      where e.key = 'pass.rich' and not exists (select from ceilings c where c.endpoint_id = e.id)`);
+    await t.ownerDb.execute(sql`
+      insert into budgets (key, name, scope, "window", value, max_value, default_value) values
+        ('pass.global', 'pass global', 'global', 'utc_day', 150, 1000, 150),
+        ('pass.account', 'pass per account', 'account', 'utc_day', 30, 1000, 30)
+      on conflict (key) do nothing`);
+    await t.ownerDb.execute(sql`
+      insert into budget_members (budget_id, endpoint_id) select b.id, e.id from budgets b, endpoints e
+      where b.key in ('pass.global', 'pass.account') and e.key = 'pass.rich' on conflict do nothing`);
+    await t.ownerDb.execute(sql`insert into plans (key, name) values ('pass-plan', 'pass plan') on conflict (key) do nothing`);
+    await t.ownerDb.execute(sql`
+      insert into plan_limit_values (plan_id, limit_id, value) select p.id, b.limit_id, 18 from plans p, budgets b
+      where p.key = 'pass-plan' and b.key = 'pass.account' on conflict do nothing`);
+    await t.ownerDb.execute(sql`
+      insert into accounts (account, plan_id) select 'acct-plan', p.id from plans p where p.key = 'pass-plan'
+      on conflict (account) do update set plan_id = excluded.plan_id`);
+    await t.ownerDb.execute(sql`
+      insert into limit_overrides (limit_id, caller, value, reason)
+      select c.limit_id, v.caller, v.value, 'test' from ceilings c join endpoints e on e.id = c.endpoint_id,
+        (values ('acct-over', 4), ('acct-zero', 0)) v(caller, value)
+      where e.key = 'pass.rich' and c.scope = 'caller' on conflict do nothing`);
+    const pick = generator(20261208);
+    let refusedSome = 0;
+    for (let batch = 0; batch < 60; batch++) {
+      const requests: BatchRequest[] = Array.from({ length: 8 + Math.floor(pick([0, 3, 7, 12])) }, () => ({
+        endpoint: "pass.rich",
+        amount: pick([1, 2, 3, 4, 5]),
+        caller: pick(["acct-1", "acct-2", " acct-1 ", "acct-over", "acct-plan", "acct-zero", `acct-new-${batch}`]),
+      }));
+      const whole = await decided(requests, requests.length);
+      expect(whole, JSON.stringify(requests)).toEqual(await decided(requests, 4));
+      expect(await decided(requests, requests.length, "library"), JSON.stringify(requests)).toEqual({
+        answers: whole.answers.map((a) => a.code ?? a.gate ?? a.status),
+        state: whole.state,
+      });
+      if (whole.answers.some((a) => a.status === "refused")) refusedSome++;
+      expect(whole.answers.map((a) => a.status)).toContain("granted");
+    }
+    expect(refusedSome).toBeGreaterThan(30);
+  });
+
   // A caller is registered as an account the first time it is seen (3c), only if it can be one:
   // one with a control character is an input error and never an account, on either entry.
   it("registers the callers it can take, trimmed, and never one with a control character", async () => {

@@ -6,7 +6,13 @@
 # the same calls on REF's db/functions (git show), each from the same copy of one database.
 #
 #   bash scripts/bench/instructions.sh [--against HEAD~1] [--calls 200] [--batch 32] [--ceilings 3] [--budgets 0|1|2]
-#                                      [--entry arrays|json] [--ids caller|db]
+#                                      [--entry arrays|json] [--ids caller|db] [--phases]
+#
+# --phases (the typed entry only; not with --against): where a call's instructions go, phase by
+# phase of reserve_batch_arrays (its comments "-- Phase N"): the working tree's functions with the
+# function returning right before each phase, counted one after another, so each phase's share is
+# the difference between two rows. A phase after an early return counts nothing, so a phase skipped
+# by a batch (the decision's loop when the batch fits whole) shows as about 0. Some 40 s a phase.
 #
 # The database: the working tree's migrations, one endpoint with 1 or 3 ceilings (a global units
 # ceiling; then a global calls ceiling and a per-caller units ceiling) and 0 to 2 budgets holding it
@@ -31,18 +37,21 @@ ceilings=3
 budgets=0
 entry=arrays
 ids=caller
+phases=false
 while [ $# -gt 0 ]; do
   case "$1" in
     --against) against=$2; shift 2 ;;
     --calls) calls=$2; shift 2 ;;
     --batch) batch=$2; shift 2 ;;
     --ceilings) ceilings=$2; shift 2 ;;
-    --budgets) budgets=$2; shift 2 ;;
+    --budgets) budgets=$2; shift 2; [[ "$budgets" =~ ^[012]$ ]] || { echo "--budgets is 0, 1 or 2" >&2; exit 2; } ;;
+    --phases) phases=true; shift ;;
     --entry) entry=$2; shift 2 ;;
     --ids) ids=$2; shift 2; [ "$ids" = caller ] || [ "$ids" = db ] || { echo "--ids is caller or db" >&2; exit 2; } ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
+if $phases && { [ -n "$against" ] || [ "$entry" != arrays ]; }; then echo "--phases counts the working tree's typed entry: not with --against or --entry json" >&2; exit 2; fi
 command -v valgrind >/dev/null || { echo "needs valgrind (apt-get install valgrind)" >&2; exit 1; }
 bin=$(pg_config --bindir 2>/dev/null || ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 project=$(pwd)
@@ -122,6 +131,27 @@ measure() {
 }
 
 echo "reserve_batch ($entry), $batch requests a call on $ceilings ceiling(s) and $budgets budget(s), $calls calls, callgrind"
+if $phases; then
+  none=$(count "$project/db/functions" "$work/none.sql")
+  before=0
+  for stop in $(grep -oE '^  -- Phase [0-9]+[a-z]?' "$project/db/functions/reserve_batch_arrays.sql" | awk '{print $3}') end; do
+    mkdir "$work/phase-$stop"
+    cp "$project"/db/functions/*.sql "$work/phase-$stop/"
+    if [ "$stop" != end ]; then
+      # The first line of the phase's comment gets a return before it (the only one in the file).
+      sed -i -E "0,/^  -- Phase $stop\b/s//  RETURN NULL;\n&/" "$work/phase-$stop/reserve_batch_arrays.sql"
+      grep -qE '^  RETURN NULL;$' "$work/phase-$stop/reserve_batch_arrays.sql" || { echo "phase $stop not found" >&2; exit 1; }
+    fi
+    all=$(count "$work/phase-$stop" "$work/calls.sql")
+    at=$(((all - none) / calls))
+    if [ "$stop" = end ]; then label="phase $last, to the answer"; elif [ "$before" = 0 ]; then label="before phase $stop"; else label="phase $last"; fi
+    printf '%-28s %12d instructions a call, %8d a request\n' "$label" $((at - before)) $(((at - before) / batch))
+    before=$at
+    last=$stop
+  done
+  printf '%-28s %12d instructions a call, %8d a request\n' "whole call" "$before" $((before / batch))
+  exit 0
+fi
 measure "working tree" "$project/db/functions"
 if [ -n "$against" ]; then
   mkdir "$work/against"
