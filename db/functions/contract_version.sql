@@ -5,5 +5,5 @@
 -- Locks: none.
 CREATE OR REPLACE FUNCTION ceilings.contract_version() RETURNS int
 LANGUAGE sql IMMUTABLE AS $$
-  SELECT 13
+  SELECT 14
 $$;

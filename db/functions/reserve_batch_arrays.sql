@@ -77,6 +77,9 @@
 -- instructions), and counters holds each distinct description once, counterEntry naming a
 -- counter's (every per-caller counter of a ceiling shares one). Contract version 13:
 -- reservationIds is null when the caller sent reservation_ids (request i's id is its own i-th).
+-- Contract version 14: expiresAt is one timestamp, every request's expiry, when ttl_seconds is
+-- NULL (no request named a TTL): 32 printed timestamps were half of the compact answer's fixed
+-- part.
 -- The full answer, without compact, is unchanged.
 --
 -- Plans: every statement here runs on the same shapes call after call, but its arrays' lengths
@@ -873,10 +876,12 @@ BEGIN
 
   -- What the compact answer says that the counters' values cannot change, made into JSON before
   -- they are locked: the ids (only those made here: a caller that sent them has them, contract
-  -- version 13), expiries, charges and their limits, the counters' descriptions. A NULL in a list
-  -- is an empty entry, so every list keeps its positions.
+  -- version 13), expiries (one for all when no request named a TTL, version 14), charges and
+  -- their limits, the counters' descriptions. A NULL in a list is an empty entry, so every list
+  -- keeps its positions.
   IF compact THEN
-    batch_known := jsonb_build_object('reservationIds', CASE WHEN reservation_ids IS NULL THEN array_to_string(req_id, ',', '') END, 'expiresAt', to_jsonb(req_expires),
+    batch_known := jsonb_build_object('reservationIds', CASE WHEN reservation_ids IS NULL THEN array_to_string(req_id, ',', '') END,
+      'expiresAt', CASE WHEN ttl_seconds IS NULL THEN to_jsonb(t_now + default_ttl) ELSE to_jsonb(req_expires) END,
       'firstCharge', array_to_string(req_first_charge, ',', ''), 'lastCharge', array_to_string(req_last_charge, ',', ''),
       'chargeCounter', array_to_string(charge_counter, ',', ''), 'chargeLimit', array_to_string(charge_limit, ',', ''),
       'chargeAmount', array_to_string(charge_amount, ',', ''), 'counterEntry', array_to_string(counter_entry, ',', ''),

@@ -229,12 +229,13 @@ type CounterPart = Omit<CeilingRemaining, "limit" | "used" | "remaining"> | Omit
  * numeric the database makes and copies: hundreds a batch were a twentieth of its work), and a
  * counter's description is counters[counterEntry[k] - 1], each distinct one sent once. Since
  * version 13 reservationIds is null when this library sent the ids (reservation_ids): they are
- * its own, and not sent back.
+ * its own, and not sent back. Since version 14 expiresAt is one timestamp, every request's, when
+ * no request of the batch named a TTL.
  */
 type CompactWire = {
   answers: CompactBatch["answers"];
   reservationIds: string | null;
-  expiresAt: string[];
+  expiresAt: string[] | string;
   firstCharge: string;
   lastCharge: string;
   chargeCounter: string;
@@ -249,7 +250,8 @@ type CompactWire = {
 type CompactBatch = {
   answers: (Exclude<BatchAnswer, Resolved> | SqlResolved | (Omit<Granted, "remaining"> & { charges: [number, number] }) | null)[];
   reservationIds: string[];
-  expiresAt: string[];
+  /** Per request, or one for every request. */
+  expiresAt: string[] | string;
   firstCharge: number[];
   lastCharge: number[];
   chargeCounter: number[];
@@ -396,7 +398,7 @@ export async function callReserveBatch(db: Db, requests: BatchRequest[]): Promis
   return batch.answers.map((answer, i): BatchAnswer => {
     if (answer === null) {
       const reservationId = batch.reservationIds[i];
-      const expiresAt = batch.expiresAt[i];
+      const expiresAt = typeof batch.expiresAt === "string" ? batch.expiresAt : batch.expiresAt[i];
       const first = batch.firstCharge[i];
       const last = batch.lastCharge[i];
       if (reservationId === undefined || expiresAt === undefined || first === undefined || last === undefined) {

@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import { type Db, resultRows } from "@/db/client";
 
 /** The SQL contract this library speaks: ceilings.contract_version() (db/functions/contract_version.sql). */
-export const CONTRACT_VERSION = 13;
+export const CONTRACT_VERSION = 14;
 
 /** The database holds another version of the enforcement functions than this library needs. */
 export class ContractVersionError extends Error {

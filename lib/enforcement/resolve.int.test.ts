@@ -176,6 +176,8 @@ describe.skipIf(skipWithoutDatabase())("settle, release and expiry on real Postg
     // Submitted together: the library's typed batches (two of three requests, one a lane), each request
     // with a TTL of its own.
     const library = await Promise.all([undefined, 1, 60, 86_400, 7, undefined].map((ttl) => grant(e.key, 1, ttl)));
+    // Batches none of whose requests names a TTL, whose compact answer sends one expiry for all.
+    const defaults = await Promise.all([undefined, undefined, undefined, undefined].map((ttl) => grant(e.key, 1, ttl)));
     // The JSON entry, and the one-call function's default and named TTL.
     // Among them a TTL out of range (answered, nothing written) and a key sent twice with two TTLs:
     // the repeat follows the first request, whose TTL its reservation keeps.
@@ -194,7 +196,7 @@ describe.skipIf(skipWithoutDatabase())("settle, release and expiry on real Postg
     expect(repeat).toMatchObject({ status: "granted", reservationId: (first as Granted | undefined)?.reservationId });
     const [lone] = resultRows<{ a: Granted }>(await t.db.execute(sql`select ceilings.reserve(${e.key}, 1) as a`));
     const [named] = resultRows<{ a: Granted }>(await t.db.execute(sql`select ceilings.reserve(${e.key}, 1, ttl_seconds => 9) as a`));
-    const answers = [...library, ...(json?.a ?? []).filter((a): a is Granted => a.status === "granted"), lone?.a, named?.a];
+    const answers = [...library, ...defaults, ...(json?.a ?? []).filter((a): a is Granted => a.status === "granted"), lone?.a, named?.a];
     const held = new Map(
       resultRows<{ id: string; seconds: number; expires: string }>(
         await t.db.execute(sql`
@@ -202,8 +204,8 @@ describe.skipIf(skipWithoutDatabase())("settle, release and expiry on real Postg
           from reservations where endpoint_id = ${e.endpointId}`),
       ).map((r) => [r.id, r]),
     );
-    expect(held.size).toBe(11);
-    expect(answers.map((a) => held.get(a?.reservationId ?? "")?.seconds)).toEqual([300, 1, 60, 86_400, 7, 300, 42, 300, 5, 5, 300, 9]);
+    expect(held.size).toBe(15);
+    expect(answers.map((a) => held.get(a?.reservationId ?? "")?.seconds)).toEqual([300, 1, 60, 86_400, 7, 300, 300, 300, 300, 300, 42, 300, 5, 5, 300, 9]);
     // Each answer's expiry is the one its reservation keeps, which the sweeper reads.
     for (const a of answers) expect(new Date(a?.expiresAt ?? "").getTime()).toBe(new Date(held.get(a?.reservationId ?? "")?.expires ?? "").getTime());
   });
