@@ -230,7 +230,8 @@ type CounterPart = Omit<CeilingRemaining, "limit" | "used" | "remaining"> | Omit
  * counter's description is counters[counterEntry[k] - 1], each distinct one sent once. Since
  * version 13 reservationIds is null when this library sent the ids (reservation_ids): they are
  * its own, and not sent back. Since version 14 expiresAt is one timestamp, every request's, when
- * no request of the batch named a TTL.
+ * the typed entry's ttl_seconds is NULL (no request of the batch named a TTL; the JSON entry, this
+ * library's fallback, always sends the list).
  */
 type CompactWire = {
   answers: CompactBatch["answers"];

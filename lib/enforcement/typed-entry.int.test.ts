@@ -355,29 +355,30 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
   // A batch every request of which passes phase 2's statement is decided as the loop decides it
   // (batches of 4 never take the statement) on every kind of limit such a batch can meet: global
   // and per account, units, calls and money, an account's override, its plan's value, an override
-  // of 0, near enough to each limit that the decision refuses some and many callers new to the
-  // batch (each a per-account counter of its own, numbered as the charges first name it).
+  // of 0, near enough to each limit that each refuses some, and many callers new to the batch; at
+  // a price of 2.5 micros a unit, so each request's money is rounded up. And each limit holds:
+  // what a batch granted stays within every value that binds it, whichever way it was decided.
   it("decides a batch that passed every gate as the loop decides it, on every kind of limit", async () => {
     await setUp();
     await t.ownerDb.execute(sql`
-      insert into endpoints (key, name, unit, per_call_max, parts) values ('pass.rich', 'pass.rich', 'tokens', 5, '[{"name": "units", "pricePico": 3000000}]')
+      insert into endpoints (key, name, unit, per_call_max, parts) values ('pass.rich', 'pass.rich', 'tokens', 5, '[{"name": "units", "pricePico": 2500000}]')
       on conflict (key) do nothing`);
     await t.ownerDb.execute(sql`
       insert into ceilings (endpoint_id, metric, scope, "window", value, max_value, default_value)
       select e.id, v.metric::ceiling_metric, v.scope::ceiling_scope, 'utc_day', v.value, 1000, v.value
-      from endpoints e, (values ('units', 'global', 40), ('calls', 'global', 14), ('units', 'caller', 12)) v(metric, scope, value)
+      from endpoints e, (values ('units', 'global', 24), ('calls', 'global', 10), ('units', 'caller', 9)) v(metric, scope, value)
       where e.key = 'pass.rich' and not exists (select from ceilings c where c.endpoint_id = e.id)`);
     await t.ownerDb.execute(sql`
       insert into budgets (key, name, scope, "window", value, max_value, default_value) values
-        ('pass.global', 'pass global', 'global', 'utc_day', 150, 1000, 150),
-        ('pass.account', 'pass per account', 'account', 'utc_day', 30, 1000, 30)
+        ('pass.global', 'pass global', 'global', 'utc_day', 62, 1000, 62),
+        ('pass.account', 'pass per account', 'account', 'utc_day', 26, 1000, 26)
       on conflict (key) do nothing`);
     await t.ownerDb.execute(sql`
       insert into budget_members (budget_id, endpoint_id) select b.id, e.id from budgets b, endpoints e
       where b.key in ('pass.global', 'pass.account') and e.key = 'pass.rich' on conflict do nothing`);
     await t.ownerDb.execute(sql`insert into plans (key, name) values ('pass-plan', 'pass plan') on conflict (key) do nothing`);
     await t.ownerDb.execute(sql`
-      insert into plan_limit_values (plan_id, limit_id, value) select p.id, b.limit_id, 18 from plans p, budgets b
+      insert into plan_limit_values (plan_id, limit_id, value) select p.id, b.limit_id, 8 from plans p, budgets b
       where p.key = 'pass-plan' and b.key = 'pass.account' on conflict do nothing`);
     await t.ownerDb.execute(sql`
       insert into accounts (account, plan_id) select 'acct-plan', p.id from plans p where p.key = 'pass-plan'
@@ -387,13 +388,22 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
       select c.limit_id, v.caller, v.value, 'test' from ceilings c join endpoints e on e.id = c.endpoint_id,
         (values ('acct-over', 4), ('acct-zero', 0)) v(caller, value)
       where e.key = 'pass.rich' and c.scope = 'caller' on conflict do nothing`);
+    const [ids] = resultRows<{ ceilings: Record<string, number>; budgets: Record<string, number> }>(
+      await t.db.execute(sql`select
+        (select json_object_agg(c.metric || '.' || c.scope, c.id) from ceilings c join endpoints e on e.id = c.endpoint_id where e.key = 'pass.rich') as ceilings,
+        (select json_object_agg(b.key, b.id) from budgets b where b.key like 'pass.%') as budgets`),
+    );
+    const money = (units: number) => Math.ceil(units * 2.5);
     const pick = generator(20261208);
-    let refusedSome = 0;
+    const refusedBy = new Map<string, number>();
+    let fitted = 0;
     for (let batch = 0; batch < 60; batch++) {
-      const requests: BatchRequest[] = Array.from({ length: 8 + Math.floor(pick([0, 3, 7, 12])) }, () => ({
+      // Every fifth batch fits whole (the decision's fast path); the rest crowd the limits.
+      const fits = batch % 5 === 0;
+      const requests: BatchRequest[] = Array.from({ length: fits ? 8 : 8 + Math.floor(pick([0, 3, 7, 12])) }, (_, i) => ({
         endpoint: "pass.rich",
-        amount: pick([1, 2, 3, 4, 5]),
-        caller: pick(["acct-1", "acct-2", " acct-1 ", "acct-over", "acct-plan", "acct-zero", `acct-new-${batch}`]),
+        amount: fits ? 1 : pick([1, 2, 3, 4, 5]),
+        caller: fits ? `acct-fit-${i % 4}` : pick(["acct-1", "acct-2", " acct-1 ", "acct-over", "acct-plan", "acct-zero", `acct-new-${batch}`]),
       }));
       const whole = await decided(requests, requests.length);
       expect(whole, JSON.stringify(requests)).toEqual(await decided(requests, 4));
@@ -401,10 +411,32 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
         answers: whole.answers.map((a) => a.code ?? a.gate ?? a.status),
         state: whole.state,
       });
-      if (whole.answers.some((a) => a.status === "refused")) refusedSome++;
-      expect(whole.answers.map((a) => a.status)).toContain("granted");
+      // What was granted, by caller and in all, within every value that binds it.
+      const granted = requests.filter((_, i) => whole.answers[i]?.status === "granted");
+      const units = (caller?: string) =>
+        granted.filter((r) => caller === undefined || r.caller?.trim() === caller).reduce((sum, r) => sum + (r.amount ?? 0), 0);
+      const spent = (caller?: string) =>
+        granted.filter((r) => caller === undefined || r.caller?.trim() === caller).reduce((sum, r) => sum + money(r.amount ?? 0), 0);
+      expect(units(), "global units").toBeLessThanOrEqual(24);
+      expect(granted.length, "global calls").toBeLessThanOrEqual(10);
+      expect(spent(), "global budget").toBeLessThanOrEqual(62);
+      for (const caller of new Set(requests.map((r) => r.caller?.trim() ?? ""))) {
+        expect(units(caller), caller).toBeLessThanOrEqual(caller === "acct-over" ? 4 : caller === "acct-zero" ? 0 : 9);
+        expect(spent(caller), caller).toBeLessThanOrEqual(caller === "acct-plan" ? 8 : 26);
+      }
+      for (const a of whole.answers) {
+        if (a.status !== "refused") continue;
+        const limit = Object.entries({ ...ids?.ceilings, ...ids?.budgets }).find(([, id]) => id === (a.ceilingId ?? a.budgetId))?.[0] ?? String(a.gate);
+        refusedBy.set(limit, (refusedBy.get(limit) ?? 0) + 1);
+      }
+      if (fits) {
+        expect(whole.answers.map((a) => a.status)).toEqual(Array(8).fill("granted"));
+        fitted++;
+      }
     }
-    expect(refusedSome).toBeGreaterThan(30);
+    expect(fitted).toBe(12);
+    // Every limit refused some request: each one's value was the one that bound it.
+    expect([...refusedBy.keys()].sort()).toEqual(["calls.global", "pass.account", "pass.global", "units.caller", "units.global"]);
   });
 
   // A caller is registered as an account the first time it is seen (3c), only if it can be one:
