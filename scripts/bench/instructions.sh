@@ -41,12 +41,12 @@ phases=false
 while [ $# -gt 0 ]; do
   case "$1" in
     --against) against=$2; shift 2 ;;
-    --calls) calls=$2; shift 2 ;;
-    --batch) batch=$2; shift 2 ;;
-    --ceilings) ceilings=$2; shift 2 ;;
+    --calls) calls=$2; shift 2; [[ "$calls" =~ ^[1-9][0-9]*$ ]] || { echo "--calls is a whole number from 1" >&2; exit 2; } ;;
+    --batch) batch=$2; shift 2; [[ "$batch" =~ ^[1-9][0-9]*$ ]] || { echo "--batch is a whole number from 1" >&2; exit 2; } ;;
+    --ceilings) ceilings=$2; shift 2; [[ "$ceilings" =~ ^[13]$ ]] || { echo "--ceilings is 1 or 3" >&2; exit 2; } ;;
     --budgets) budgets=$2; shift 2; [[ "$budgets" =~ ^[012]$ ]] || { echo "--budgets is 0, 1 or 2" >&2; exit 2; } ;;
     --phases) phases=true; shift ;;
-    --entry) entry=$2; shift 2 ;;
+    --entry) entry=$2; shift 2; [ "$entry" = arrays ] || [ "$entry" = json ] || { echo "--entry is arrays or json" >&2; exit 2; } ;;
     --ids) ids=$2; shift 2; [ "$ids" = caller ] || [ "$ids" = db ] || { echo "--ids is caller or db" >&2; exit 2; } ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
