@@ -12,7 +12,9 @@
 # phase of reserve_batch_arrays (its comments "-- Phase N"): the working tree's functions with the
 # function returning right before each phase, counted one after another, so each phase's share is
 # the difference between two rows. A phase after an early return counts nothing, so a phase skipped
-# by a batch (the decision's loop when the batch fits whole) shows as about 0. Some 40 s a phase.
+# by a batch (the decision's loop when the batch fits whole) shows as about 0. A call cut short
+# writes no reservation and moves no counter, so the calls after it meet a smaller table than a
+# whole run's: the rows approximate each phase's share. Some 40 s a phase.
 #
 # The database: the working tree's migrations, one endpoint with 1 or 3 ceilings (a global units
 # ceiling; then a global calls ceiling and a per-caller units ceiling) and 0 to 2 budgets holding it
