@@ -98,24 +98,19 @@ describe.skipIf(skipWithoutDatabase())("ceilings change control (CLI)", () => {
     (email: string) =>
     (...argv: string[]) =>
       lines((print) => runChanges(t.db, parseChangesArgs(argv, { CEILINGS_STAFF_TOKEN: tokenOf(email) }), print));
-  // The day's units ceiling (endpointSpec's): an endpoint may gain a day's calls ceiling too, and
-  // without the metric the first of the two rows, in whatever order the server read them, was taken.
-  const dayCeiling = async (key: string) => {
+  // endpointSpec's global units ceiling of a window: an endpoint may gain a day's calls ceiling
+  // too, and without the metric the first of the two rows, in whatever order the server read them,
+  // was taken.
+  const unitsCeiling = async (key: string, window: "utc_day" | "billing_month") => {
     const [row] = await t.db
       .select({ c: ceilings })
       .from(ceilings)
       .innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId))
-      .where(and(eq(endpoints.key, key), eq(ceilings.window, "utc_day"), eq(ceilings.metric, "units"), eq(ceilings.scope, "global")));
+      .where(and(eq(endpoints.key, key), eq(ceilings.window, window), eq(ceilings.metric, "units"), eq(ceilings.scope, "global")));
     return must(row).c;
   };
-  const monthValue = async (key: string) => {
-    const [row] = await t.db
-      .select({ v: ceilings.value })
-      .from(ceilings)
-      .innerJoin(endpoints, eq(endpoints.id, ceilings.endpointId))
-      .where(and(eq(endpoints.key, key), eq(ceilings.window, "billing_month"), eq(ceilings.metric, "units"), eq(ceilings.scope, "global")));
-    return must(row).v;
-  };
+  const dayCeiling = (key: string) => unitsCeiling(key, "utc_day");
+  const monthValue = async (key: string) => (await unitsCeiling(key, "billing_month")).value;
   const requestsOf = (key: string) =>
     t.db
       .select({ r: changeRequests })

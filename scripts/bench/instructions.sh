@@ -124,12 +124,15 @@ count() {
   grep -E '^(summary|totals):' "$work/callgrind.out" | head -1 | awk '{print $2}'
 }
 
+# One row: its label and a call's instructions (a request's: divided by the batch).
+report() { printf '%-28s %12d instructions a call, %8d a request\n' "$1" "$2" $(($2 / batch)); }
+
 measure() {
   local label=$1 dir=$2 none all
   none=$(count "$dir" "$work/none.sql")
   all=$(count "$dir" "$work/calls.sql")
   [[ "$none" =~ ^[0-9]+$ && "$all" =~ ^[0-9]+$ ]] || { echo "no instruction count ($label): none '$none', all '$all'" >&2; exit 1; }
-  printf '%-28s %12d instructions a call, %8d a request\n' "$label" $(((all - none) / calls)) $(((all - none) / calls / batch))
+  report "$label" $(((all - none) / calls))
 }
 
 echo "reserve_batch ($entry), $batch requests a call on $ceilings ceiling(s) and $budgets budget(s), $calls calls, callgrind"
@@ -147,11 +150,11 @@ if $phases; then
     all=$(count "$work/phase-$stop" "$work/calls.sql")
     at=$(((all - none) / calls))
     if [ "$stop" = end ]; then label="phase $last, to the answer"; elif [ "$before" = 0 ]; then label="before phase $stop"; else label="phase $last"; fi
-    printf '%-28s %12d instructions a call, %8d a request\n' "$label" $((at - before)) $(((at - before) / batch))
+    report "$label" $((at - before))
     before=$at
     last=$stop
   done
-  printf '%-28s %12d instructions a call, %8d a request\n' "whole call" "$before" $((before / batch))
+  report "whole call" "$before"
   exit 0
 fi
 measure "working tree" "$project/db/functions"
