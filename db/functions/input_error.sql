@@ -11,6 +11,9 @@
 -- One SQL expression, STABLE (as format() and jsonb_build_object() are), so the planner inlines it
 -- where it is called, with no function call per request. The checks run in this order; the first
 -- that fails answers.
+-- reserve_batch_arrays clears a request without this call when its batch's lists pass these
+-- ranges as wholes and its caller, request id and idempotency key are no longer than allowed here
+-- (its `clean`): a bound changed here is changed there too.
 CREATE OR REPLACE FUNCTION ceilings.input_error(
   endpoint text, caller text, destination text, destination_key text, idempotency_key text, request_id text,
   parts jsonb, amount numeric, amount_shown text, ttl_seconds int, controls boolean) RETURNS jsonb

@@ -106,6 +106,9 @@ DECLARE
   -- Whether a text field of the batch may hold a control character: one test of all of them, so
   -- a batch without one checks none of its requests' fields one by one.
   controls boolean;
+  -- Whether the batch's lists as wholes pass the checks of input_error that are not about a
+  -- request's text lengths (below).
+  clean boolean;
   t_now timestamptz := now();
   default_ttl CONSTANT interval := interval '300 seconds'; -- a reservation's life when its request names none
   answers jsonb[];               -- per request, once decided (input errors first)
@@ -266,8 +269,11 @@ BEGIN
       USING ERRCODE = '22023';
   END IF;
   -- An input error is an answer, never a way to make one up.
-  IF input_errors IS NOT NULL AND EXISTS (SELECT FROM unnest(input_errors) e WHERE e IS NOT NULL AND e->>'status' IS DISTINCT FROM 'error') THEN
-    RAISE EXCEPTION 'reserve_batch_arrays: an input error must be an answer of status error' USING ERRCODE = '22023';
+  -- (Two IFs: the outer one is a plain expression; with the query in it every call set one up.)
+  IF input_errors IS NOT NULL THEN
+    IF EXISTS (SELECT FROM unnest(input_errors) e WHERE e IS NOT NULL AND e->>'status' IS DISTINCT FROM 'error') THEN
+      RAISE EXCEPTION 'reserve_batch_arrays: an input error must be an answer of status error' USING ERRCODE = '22023';
+    END IF;
   END IF;
   IF n = 0 THEN
     RETURN CASE WHEN compact THEN jsonb_build_object('answers', '[]'::jsonb,
@@ -402,14 +408,24 @@ BEGIN
   -- one sent, trimmed, so it holds a control character only if the one sent does).
   controls := array_to_string(endpoint_keys || callers || destinations || destination_keys
     || idempotency_keys || request_ids, '') ~ '[\u0001-\u001f\u007f-\u009f]';
+  -- A batch is clean when its lists as wholes pass input_error's checks that are not about one
+  -- request's text (no control character, no parts, no destination, every amount and TTL in
+  -- range; here) and each request's caller, request id and idempotency key are within
+  -- input_error's lengths (the statement below). Then no request has an input error and
+  -- input_error is not called: inlined, it is an expression of a page, and setting it up in a
+  -- statement cost 3% of a batch of 32 (2026-12-07) whether a request needed it or not. A batch
+  -- that is not clean has each request checked by input_error, which answers; so this only ever
+  -- skips calls that answer NULL. Its bounds are input_error's: a change there is one here.
+  clean := NOT controls AND units_by_part IS NULL AND destinations IS NULL AND destination_keys IS NULL
+    AND coalesce(1 <= ALL (amounts) AND 9007199254740991 >= ALL (amounts), false)
+    AND (ttl_seconds IS NULL OR coalesce(1 <= ALL (ttl_seconds) AND 86400 >= ALL (ttl_seconds), false));
   -- A request without an input error from the JSON entry is checked by its typed values all the
   -- same: input_errors names errors, and a NULL in it (from the JSON entry, or a caller of this
   -- function that passed it by mistake) never lets an amount of -5 (which made the whole batch
   -- raise on the reservations' CHECK) or a caller with a control character through. The JSON
   -- entry pays for the check twice: 172,000 instructions a batch of 32 (1.3%).
-  SELECT array_agg(coalesce(input_errors[g.i],
-                            ceilings.input_error(endpoint_keys[g.i], callers[g.i], destinations[g.i], destination_keys[g.i],
-                              idempotency_keys[g.i], request_ids[g.i], units_by_part[g.i], amounts[g.i], NULL, ttl_seconds[g.i], controls))),
+  SELECT coalesce(bool_and(clean AND input_errors[g.i] IS NULL AND coalesce(length(callers[g.i]) <= 200, true)
+                           AND coalesce(length(request_ids[g.i]) <= 100, true) AND coalesce(length(idempotency_keys[g.i]) <= 200, true)), false),
          array_agg(coalesce(ceilings.canonical_caller(callers[g.i]), '')),
          array_agg((v_id_head || substr(gen_random_uuid()::text, 16))::uuid) FILTER (WHERE reservation_ids IS NULL),
          array_agg(t_now + coalesce(make_interval(secs => ttl_seconds[g.i]), default_ttl)) FILTER (WHERE ttl_seconds IS NOT NULL),
@@ -417,8 +433,17 @@ BEGIN
          array_agg(coalesce(nullif(btrim(destination_keys[g.i]), ''), ceilings.canonical_destination(destinations[g.i])))
            FILTER (WHERE destinations IS NOT NULL OR destination_keys IS NOT NULL),
          array_agg(nullif(idempotency_keys[g.i], '')) FILTER (WHERE idempotency_keys IS NOT NULL)
-  INTO answers, req_caller, req_id, req_expires, req_destination, req_destination_key, req_idempotency_key
+  INTO clean, req_caller, req_id, req_expires, req_destination, req_destination_key, req_idempotency_key
   FROM generate_series(1, n) AS g(i);
+  IF clean THEN
+    answers := array_fill(NULL::jsonb, ARRAY[n]);
+  ELSE
+    SELECT array_agg(coalesce(input_errors[g.i],
+                              ceilings.input_error(endpoint_keys[g.i], callers[g.i], destinations[g.i], destination_keys[g.i],
+                                idempotency_keys[g.i], request_ids[g.i], units_by_part[g.i], amounts[g.i], NULL, ttl_seconds[g.i], controls)))
+    INTO answers
+    FROM generate_series(1, n) AS g(i);
+  END IF;
   -- A field no request has comes as NULL (the library sends it so) and its list stays NULL, which
   -- every read below takes as NULL for each request: the FILTERs above skip computing it per
   -- request. The ids the caller sent are the ids; without a TTL every expiry is the default's.
