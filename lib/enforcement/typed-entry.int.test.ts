@@ -105,9 +105,15 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
     }
   }
 
-  /** One call of the typed entry, in the transaction the caller holds. */
-  async function arraysCall(requests: BatchRequest[]): Promise<Answer[]> {
-    const field = (f: (r: BatchRequest) => string | number | null | undefined) => arrayLiteral(requests.map(f));
+  /**
+   * One call of the typed entry, in the transaction the caller holds: a list for every field, or
+   * (`absent: "null"`) NULL for a field no request has, as the library sends it.
+   */
+  async function arraysCall(requests: BatchRequest[], absent: "list" | "null" = "list"): Promise<Answer[]> {
+    const field = (f: (r: BatchRequest) => string | number | null | undefined) => {
+      const values = requests.map(f);
+      return absent === "null" && values.every((v) => v === undefined || v === null) ? null : arrayLiteral(values);
+    };
     const [row] = resultRows<{ a: Answer[] }>(
       await t.db.execute(sql`select ceilings.reserve_batch_arrays(${field((r) => r.endpoint)}::text[], ${field((r) => r.amount)}::bigint[],
         ${field((r) => r.caller)}::text[], ${field((r) => r.destination)}::text[], ${field((r) => r.destinationKey)}::text[],
@@ -118,11 +124,11 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
   }
 
   /** The requests as batches of at most `size` (all of them by default), one after another in one transaction, rolled back. */
-  async function viaArrays(requests: BatchRequest[], size = requests.length): Promise<Answer[]> {
+  async function viaArrays(requests: BatchRequest[], size = requests.length, absent: "list" | "null" = "list"): Promise<Answer[]> {
     await t.db.execute(sql`begin`);
     try {
       const answers: Answer[] = [];
-      for (let at = 0; at < requests.length; at += Math.max(1, size)) answers.push(...(await arraysCall(requests.slice(at, at + size))));
+      for (let at = 0; at < requests.length; at += Math.max(1, size)) answers.push(...(await arraysCall(requests.slice(at, at + size), absent)));
       return answers;
     } finally {
       await t.db.execute(sql`rollback`);
@@ -166,6 +172,28 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
     // The library sends these as typed arrays, and answers them as the JSON entry does.
     const library = await callReserveBatch(t.db, requests);
     expect(library.map((a) => ("code" in a ? a.code : "gate" in a ? a.gate : a.status))).toEqual(json.map((a) => a.code ?? a.gate ?? a.status));
+  });
+
+  // A batch whose lists pass input_error's checks as wholes, and whose every text is short enough,
+  // is answered without input_error (reserve_batch_arrays' clean): each request here sits between
+  // two good ones, with NULL for every field none of the three has (as the library sends them), so
+  // a bad one is all that can make its batch unclean, and must still be answered.
+  it("answers each request between two good ones as the JSON entry does", async () => {
+    await setUp();
+    const good: BatchRequest = { endpoint: "typed.email", amount: 1, caller: "acct-9" };
+    const edges: BatchRequest[] = [
+      { endpoint: "typed.email", amount: 2 ** 53 - 1, caller: "acct-9" },
+      { endpoint: "typed.email", amount: 1, caller: "c".repeat(200) },
+      { endpoint: "typed.email", amount: 1, caller: "acct-9", requestId: "r".repeat(100) },
+      { endpoint: "typed.email", amount: 1, caller: "acct-9", idempotencyKey: "k".repeat(200) },
+      { endpoint: "typed.email", amount: 1, caller: "acct-9", ttlSeconds: 1 },
+    ];
+    for (const r of [...handPicked, ...edges]) {
+      // A TTL is checked as a list only when every request names one.
+      const neighbour = r.ttlSeconds === undefined ? good : { ...good, ttlSeconds: 300 };
+      const batch = [neighbour, r, neighbour];
+      expect(normal(await viaArrays(batch, batch.length, "null")), JSON.stringify(r)).toEqual(normal(await viaJson(batch)));
+    }
   });
 
   // ceilings.reserve, one request for SQL callers, calls the typed entry with its typed values.
