@@ -469,6 +469,69 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
 
   // A caller is registered as an account the first time it is seen (3c), only if it can be one:
   // one with a control character is an input error and never an account, on either entry.
+  // On an endpoint whose every limit is global, a batch that passed every gate is charged as lists
+  // (phase 4), not by the loop: whole, in batches of 4 (the loop's) and through the library, each
+  // batch is decided alike. Some batches hold an input error, which sends them to the loop.
+  it("charges a batch on an endpoint of only global limits as the loop charges it", async () => {
+    await setUp();
+    await t.ownerDb.execute(sql`
+      insert into endpoints (key, name, unit, per_call_max, parts) values ('pass.flat', 'pass.flat', 'tokens', 5, '[{"name": "units", "pricePico": 2100000}]')
+      on conflict (key) do nothing`);
+    await t.ownerDb.execute(sql`
+      insert into ceilings (endpoint_id, metric, scope, "window", value, max_value, default_value)
+      select e.id, v.metric::ceiling_metric, 'global', 'utc_day', v.value, 1000, v.value
+      from endpoints e, (values ('units', 20), ('calls', 8)) v(metric, value)
+      where e.key = 'pass.flat' and not exists (select from ceilings c where c.endpoint_id = e.id)`);
+    await t.ownerDb.execute(sql`
+      insert into budgets (key, name, scope, "window", value, max_value, default_value) values ('flat.global', 'flat global', 'global', 'utc_day', 46, 1000, 46)
+      on conflict (key) do nothing`);
+    await t.ownerDb.execute(sql`
+      insert into budget_members (budget_id, endpoint_id) select b.id, e.id from budgets b, endpoints e
+      where b.key = 'flat.global' and e.key = 'pass.flat' on conflict do nothing`);
+    const [ids] = resultRows<{ limits: Record<string, number> }>(
+      await t.db.execute(sql`select (select json_object_agg(k, id) from (
+        select c.metric::text as k, c.id from ceilings c join endpoints e on e.id = c.endpoint_id where e.key = 'pass.flat'
+        union all select b.key, b.id from budgets b where b.key = 'flat.global') x) as limits`),
+    );
+    const pick = generator(20261207);
+    const refusedBy = new Set<string>();
+    let fitted = 0;
+    for (let batch = 0; batch < 40; batch++) {
+      const fits = batch % 5 === 0;
+      const requests: BatchRequest[] = Array.from({ length: fits ? 8 : 8 + Math.floor(pick([0, 3, 9])) }, () => ({
+        endpoint: "pass.flat",
+        amount: fits ? 1 : pick([1, 1, 2, 3, 4, 5, 5, 5, 0]),
+        caller: pick([undefined, "acct-1", "acct-2", `acct-new-${batch}`]),
+      }));
+      const whole = await decided(requests, requests.length);
+      expect(whole, JSON.stringify(requests)).toEqual(await decided(requests, 4));
+      expect(await decided(requests, requests.length, "library"), JSON.stringify(requests)).toEqual({
+        answers: whole.answers.map((a) => a.code ?? a.gate ?? a.status),
+        state: whole.state,
+      });
+      const granted = requests.filter((_, i) => whole.answers[i]?.status === "granted");
+      expect(
+        granted.reduce((sum, r) => sum + (r.amount ?? 0), 0),
+        "units",
+      ).toBeLessThanOrEqual(20);
+      expect(granted.length, "calls").toBeLessThanOrEqual(8);
+      expect(
+        granted.reduce((sum, r) => sum + Math.ceil((r.amount ?? 0) * 2.1), 0),
+        "budget",
+      ).toBeLessThanOrEqual(46);
+      for (const a of whole.answers) {
+        const limit = Object.entries(ids?.limits ?? {}).find(([, id]) => id === (a.ceilingId ?? a.budgetId))?.[0];
+        if (a.status === "refused" && limit) refusedBy.add(limit);
+      }
+      if (fits) {
+        expect(whole.answers.map((a) => a.status)).toEqual(Array(8).fill("granted"));
+        fitted++;
+      }
+    }
+    expect(fitted).toBe(8);
+    expect([...refusedBy].sort()).toEqual(["calls", "flat.global", "units"]);
+  });
+
   it("registers the callers it can take, trimmed, and never one with a control character", async () => {
     await setUp();
     const requests: BatchRequest[] = [
