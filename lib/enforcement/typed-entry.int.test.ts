@@ -465,6 +465,36 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
     expect(fitted).toBe(12);
     // Every limit refused some request: each one's value was the one that bound it.
     expect([...refusedBy.keys()].sort()).toEqual(["calls.global", "pass.account", "pass.global", "units.caller", "units.global"]);
+    // With room to spare on every counter a batch fits whole however its charges were summed per
+    // counter, and is granted at once: only the right sums leave the counters as the loop does.
+    await t.ownerDb.execute(sql`
+      insert into endpoints (key, name, unit, per_call_max, parts) values ('pass.roomy', 'pass.roomy', 'tokens', 5, '[{"name": "units", "pricePico": 2500000}]')
+      on conflict (key) do nothing`);
+    await t.ownerDb.execute(sql`
+      insert into ceilings (endpoint_id, metric, scope, "window", value, max_value, default_value)
+      select e.id, v.metric::ceiling_metric, v.scope::ceiling_scope, 'utc_day', 1000, 1000, 1000
+      from endpoints e, (values ('units', 'global'), ('calls', 'global'), ('units', 'caller')) v(metric, scope)
+      where e.key = 'pass.roomy' and not exists (select from ceilings c where c.endpoint_id = e.id)`);
+    await t.ownerDb.execute(sql`
+      insert into budget_members (budget_id, endpoint_id) select b.id, e.id from budgets b, endpoints e
+      where b.key = 'pass.account' and e.key = 'pass.roomy' on conflict do nothing`);
+    for (let batch = 0; batch < 6; batch++) {
+      const requests: BatchRequest[] = Array.from({ length: 8 + batch }, (_, i) => ({
+        endpoint: "pass.roomy",
+        amount: 1 + ((i * 7 + batch) % 3),
+        caller: ["acct-1", "acct-2", "acct-3", "acct-4"][(i + batch) % 4],
+      }));
+      const whole = await decided(requests, requests.length);
+      expect(whole.answers.map((a) => a.status)).toEqual(requests.map(() => "granted"));
+      expect(whole).toEqual(await decided(requests, 4));
+      expect(await decided(requests, requests.length, "library")).toEqual({ answers: requests.map(() => "granted"), state: whole.state });
+    }
+    // A per-account budget switched off binds every account, whatever its plan says (acct-plan's is 8).
+    await t.ownerDb.execute(sql`update budgets set value = 0 where key = 'pass.account'`);
+    const off = Array.from({ length: 8 }, (_, i): BatchRequest => ({ endpoint: "pass.roomy", amount: 1, caller: i % 2 ? "acct-plan" : "acct-1" }));
+    const whole = await decided(off, off.length);
+    expect(whole.answers.map((a) => (a.budgetId === ids?.budgets["pass.account"] ? a.gate : a.status))).toEqual(off.map(() => "budget"));
+    expect(whole).toEqual(await decided(off, 4));
   });
 
   // A caller is registered as an account the first time it is seen (3c), only if it can be one:
