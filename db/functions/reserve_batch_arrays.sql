@@ -98,8 +98,10 @@ DECLARE
   -- A variable has an initial value here only when it may be read before it is first assigned:
   -- every initializer is an expression evaluated, and set up, on every call (36 of them that
   -- nothing read were 2% of a batch of 32 and 4% of a lone call, 2026-12-07). An array that is
-  -- only appended to starts NULL (NULL || x is {x}); one read by unnest or cardinality, or
-  -- elementwise beside others, starts as the list it has to be.
+  -- only appended to starts NULL (NULL || x is {x}). A per-request list read only element by
+  -- element (req_amount[i]) starts NULL too: its first element assigned, request i's, makes it
+  -- start at i, which reading by index never sees. One read whole (unnest, cardinality,
+  -- array_to_string, to_jsonb) starts as the list it has to be, request i its i-th element.
   n int := coalesce(cardinality(endpoint_keys), 0);
   -- The shape every array of the batch has: one dimension, numbered from 1 to n.
   dims text := CASE WHEN n = 0 THEN '' ELSE '[1:' || n || ']' END;
