@@ -149,6 +149,8 @@ DECLARE
   limit_scope text[];      -- g(lobal), a(ccount: a per-caller ceiling or a per-account budget) or d(estination: a cooldown, or a calendar window per destination)
   limit_measure text[];    -- what a charge counts: u(nits), c(alls) or m(icros)
   limit_value bigint[];    -- its own value (0: switched off, which binds every account)
+  limit_start timestamptz[];       -- its current window (a cooldown's first-hit window is each destination's, phase 5)
+  limit_end timestamptz[];
   -- Each batch endpoint's limits, in charge order (its ceilings by id, then its budgets by id):
   -- positions endpoint_limits[endpoint_first_limit[e] .. endpoint_last_limit[e]].
   endpoint_limits int[] := '{}';
@@ -163,8 +165,6 @@ DECLARE
   charged_as_lists boolean;        -- phase 4 charges the batch as lists
   limit_count int;
   counter_base int[];              -- then, per limit position: the counters before its own
-  limit_start timestamptz[];       -- and its current window
-  limit_end timestamptz[];
   v_units numeric;
   counter_of int[];
   -- the batch's callers (canonical, distinct), each with its plan; the blocked ones; the new ones
@@ -353,6 +353,8 @@ BEGIN
     limit_measure := limit_measure || 'm'::text;
     limit_value := limit_value || bg.value;
   END LOOP;
+  limit_start := ceiling_window_start || budget_window_start;
+  limit_end := ceiling_window_end || budget_window_end;
 
   -- The budgets' memberships among the batch's endpoints, as (position in batch_budgets, endpoint
   -- id) pairs, by endpoint and then budget: like the ceilings, an endpoint's pairs are together.
@@ -765,8 +767,6 @@ BEGIN
   limit_count := cardinality(limit_ids);
   charged_as_lists := gates_pass AND limit_count > 0 AND array_remove(answers, NULL) = '{}' AND NOT 'd' = ANY (limit_scope);
   IF charged_as_lists THEN
-    limit_start := ceiling_window_start || budget_window_start;
-    limit_end := ceiling_window_end || budget_window_end;
     FOR x IN 1 .. limit_count LOOP
       counter_base := counter_base || coalesce(cardinality(counter_position), 0);
       IF limit_scope[x] = 'g' THEN
@@ -845,10 +845,8 @@ BEGIN
         counter_scope := counter_scope || v_scope;
         -- Its limit's current window; a cooldown's (a first hit's) is each destination's own,
         -- found in phase 5.
-        counter_start := counter_start || CASE WHEN x <= cardinality(batch_ceilings) THEN ceiling_window_start[x]
-                                               ELSE budget_window_start[x - cardinality(batch_ceilings)] END;
-        counter_end := counter_end || CASE WHEN x <= cardinality(batch_ceilings) THEN ceiling_window_end[x]
-                                           ELSE budget_window_end[x - cardinality(batch_ceilings)] END;
+        counter_start := counter_start || limit_start[x];
+        counter_end := counter_end || limit_end[x];
         counter_measure := counter_measure || limit_measure[x];
         counter_limit := counter_limit || CASE WHEN limit_value[x] = 0 OR limit_scope[x] <> 'a' THEN limit_value[x]
                                                ELSE coalesce((account_values ->> (limit_ids[x] || '|' || v_scope))::bigint, limit_value[x]) END;
