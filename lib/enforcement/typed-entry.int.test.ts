@@ -163,6 +163,37 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
     }
   }
 
+  /**
+   * The requests decided whole, in batches of 4 (the loop's: under 8, phase 2's statement never
+   * runs) and through the library's call, which must agree: answers, counters and reservations.
+   * The whole's answers and state.
+   */
+  async function decidedAlike(requests: BatchRequest[]) {
+    const whole = await decided(requests, requests.length);
+    expect(whole, JSON.stringify(requests)).toEqual(await decided(requests, 4));
+    // The library's call (compact answers, a NULL list for a field no request has, its own ids)
+    // takes the same path and leaves the same counters and reservations.
+    expect(await decided(requests, requests.length, "library"), JSON.stringify(requests)).toEqual({
+      answers: whole.answers.map((a) => a.code ?? a.gate ?? a.status),
+      state: whole.state,
+    });
+    return whole;
+  }
+
+  /** An endpoint of `key` at `pricePico` a unit (per-call max 5), with these ceilings (metric, scope, value, each max 1000), made once. */
+  async function endpointWithCeilings(key: string, pricePico: number, ceilings: [string, string, number][]) {
+    await t.ownerDb.execute(sql`
+      insert into endpoints (key, name, unit, per_call_max, parts)
+      values (${key}, ${key}, 'tokens', 5, ${JSON.stringify([{ name: "units", pricePico }])}::jsonb)
+      on conflict (key) do nothing`);
+    await t.ownerDb.execute(sql`
+      insert into ceilings (endpoint_id, metric, scope, "window", value, max_value, default_value)
+      select e.id, v.metric::ceiling_metric, v.scope::ceiling_scope, 'utc_day', v.value, 1000, v.value
+      from endpoints e, jsonb_to_recordset(${JSON.stringify(ceilings.map(([metric, scope, value]) => ({ metric, scope, value })))}::jsonb)
+        as v(metric text, scope text, value bigint)
+      where e.key = ${key} and not exists (select from ceilings c where c.endpoint_id = e.id)`);
+  }
+
   it("gives every request, good or bad, the same answer either way", async () => {
     await setUp();
     const requests = handPicked;
@@ -305,14 +336,7 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
         return r;
       });
       if (!odd) plainBatches++;
-      const whole = await decided(requests, requests.length);
-      expect(whole, JSON.stringify(requests)).toEqual(await decided(requests, 4));
-      // The library's call (compact answers, a NULL list for a field no request has, its own ids)
-      // takes the same path and leaves the same counters and reservations.
-      expect(await decided(requests, requests.length, "library"), JSON.stringify(requests)).toEqual({
-        answers: whole.answers.map((a) => a.code ?? a.gate ?? a.status),
-        state: whole.state,
-      });
+      await decidedAlike(requests);
     }
     expect(plainBatches).toBeGreaterThan(50);
     // Each gate the statement stands for, alone in a batch of 8 that would pass every gate without it.
@@ -388,14 +412,11 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
   // what a batch granted stays within every value that binds it, whichever way it was decided.
   it("decides a batch that passed every gate as the loop decides it, on every kind of limit", async () => {
     await setUp();
-    await t.ownerDb.execute(sql`
-      insert into endpoints (key, name, unit, per_call_max, parts) values ('pass.rich', 'pass.rich', 'tokens', 5, '[{"name": "units", "pricePico": 2500000}]')
-      on conflict (key) do nothing`);
-    await t.ownerDb.execute(sql`
-      insert into ceilings (endpoint_id, metric, scope, "window", value, max_value, default_value)
-      select e.id, v.metric::ceiling_metric, v.scope::ceiling_scope, 'utc_day', v.value, 1000, v.value
-      from endpoints e, (values ('units', 'global', 24), ('calls', 'global', 10), ('units', 'caller', 9)) v(metric, scope, value)
-      where e.key = 'pass.rich' and not exists (select from ceilings c where c.endpoint_id = e.id)`);
+    await endpointWithCeilings("pass.rich", 2_500_000, [
+      ["units", "global", 24],
+      ["calls", "global", 10],
+      ["units", "caller", 9],
+    ]);
     await t.ownerDb.execute(sql`
       insert into budgets (key, name, scope, "window", value, max_value, default_value) values
         ('pass.global', 'pass global', 'global', 'utc_day', 62, 1000, 62),
@@ -433,12 +454,7 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
         amount: fits ? 1 : pick([1, 2, 3, 4, 5]),
         caller: fits ? `acct-fit-${i % 4}` : pick(["acct-1", "acct-2", " acct-1 ", "acct-over", "acct-plan", "acct-zero", `acct-new-${batch}`]),
       }));
-      const whole = await decided(requests, requests.length);
-      expect(whole, JSON.stringify(requests)).toEqual(await decided(requests, 4));
-      expect(await decided(requests, requests.length, "library"), JSON.stringify(requests)).toEqual({
-        answers: whole.answers.map((a) => a.code ?? a.gate ?? a.status),
-        state: whole.state,
-      });
+      const whole = await decidedAlike(requests);
       // What was granted, by caller and in all, within every value that binds it.
       const granted = requests.filter((_, i) => whole.answers[i]?.status === "granted");
       const units = (caller?: string) =>
@@ -467,14 +483,11 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
     expect([...refusedBy.keys()].sort()).toEqual(["calls.global", "pass.account", "pass.global", "units.caller", "units.global"]);
     // With room to spare on every counter a batch fits whole however its charges were summed per
     // counter, and is granted at once: only the right sums leave the counters as the loop does.
-    await t.ownerDb.execute(sql`
-      insert into endpoints (key, name, unit, per_call_max, parts) values ('pass.roomy', 'pass.roomy', 'tokens', 5, '[{"name": "units", "pricePico": 2500000}]')
-      on conflict (key) do nothing`);
-    await t.ownerDb.execute(sql`
-      insert into ceilings (endpoint_id, metric, scope, "window", value, max_value, default_value)
-      select e.id, v.metric::ceiling_metric, v.scope::ceiling_scope, 'utc_day', 1000, 1000, 1000
-      from endpoints e, (values ('units', 'global'), ('calls', 'global'), ('units', 'caller')) v(metric, scope)
-      where e.key = 'pass.roomy' and not exists (select from ceilings c where c.endpoint_id = e.id)`);
+    await endpointWithCeilings("pass.roomy", 2_500_000, [
+      ["units", "global", 1000],
+      ["calls", "global", 1000],
+      ["units", "caller", 1000],
+    ]);
     await t.ownerDb.execute(sql`
       insert into budget_members (budget_id, endpoint_id) select b.id, e.id from budgets b, endpoints e
       where b.key = 'pass.account' and e.key = 'pass.roomy' on conflict do nothing`);
@@ -484,34 +497,25 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
         amount: 1 + ((i * 7 + batch) % 3),
         caller: ["acct-1", "acct-2", "acct-3", "acct-4"][(i + batch) % 4],
       }));
-      const whole = await decided(requests, requests.length);
+      const whole = await decidedAlike(requests);
       expect(whole.answers.map((a) => a.status)).toEqual(requests.map(() => "granted"));
-      expect(whole).toEqual(await decided(requests, 4));
-      expect(await decided(requests, requests.length, "library")).toEqual({ answers: requests.map(() => "granted"), state: whole.state });
     }
     // A per-account budget switched off binds every account, whatever its plan says (acct-plan's is 8).
     await t.ownerDb.execute(sql`update budgets set value = 0 where key = 'pass.account'`);
     const off = Array.from({ length: 8 }, (_, i): BatchRequest => ({ endpoint: "pass.roomy", amount: 1, caller: i % 2 ? "acct-plan" : "acct-1" }));
-    const whole = await decided(off, off.length);
+    const whole = await decidedAlike(off);
     expect(whole.answers.map((a) => (a.budgetId === ids?.budgets["pass.account"] ? a.gate : a.status))).toEqual(off.map(() => "budget"));
-    expect(whole).toEqual(await decided(off, 4));
   });
 
-  // A caller is registered as an account the first time it is seen (3c), only if it can be one:
-  // one with a control character is an input error and never an account, on either entry.
   // On an endpoint whose every limit is global, a batch that passed every gate is charged as lists
   // (phase 4), not by the loop: whole, in batches of 4 (the loop's) and through the library, each
   // batch is decided alike. Some batches hold an input error, which sends them to the loop.
   it("charges a batch on an endpoint of only global limits as the loop charges it", async () => {
     await setUp();
-    await t.ownerDb.execute(sql`
-      insert into endpoints (key, name, unit, per_call_max, parts) values ('pass.flat', 'pass.flat', 'tokens', 5, '[{"name": "units", "pricePico": 2100000}]')
-      on conflict (key) do nothing`);
-    await t.ownerDb.execute(sql`
-      insert into ceilings (endpoint_id, metric, scope, "window", value, max_value, default_value)
-      select e.id, v.metric::ceiling_metric, 'global', 'utc_day', v.value, 1000, v.value
-      from endpoints e, (values ('units', 20), ('calls', 8)) v(metric, value)
-      where e.key = 'pass.flat' and not exists (select from ceilings c where c.endpoint_id = e.id)`);
+    await endpointWithCeilings("pass.flat", 2_100_000, [
+      ["units", "global", 20],
+      ["calls", "global", 8],
+    ]);
     await t.ownerDb.execute(sql`
       insert into budgets (key, name, scope, "window", value, max_value, default_value) values ('flat.global', 'flat global', 'global', 'utc_day', 46, 1000, 46)
       on conflict (key) do nothing`);
@@ -533,12 +537,7 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
         amount: fits ? 1 : pick([1, 1, 2, 3, 4, 5, 5, 5, 0]),
         caller: pick([undefined, "acct-1", "acct-2", `acct-new-${batch}`]),
       }));
-      const whole = await decided(requests, requests.length);
-      expect(whole, JSON.stringify(requests)).toEqual(await decided(requests, 4));
-      expect(await decided(requests, requests.length, "library"), JSON.stringify(requests)).toEqual({
-        answers: whole.answers.map((a) => a.code ?? a.gate ?? a.status),
-        state: whole.state,
-      });
+      const whole = await decidedAlike(requests);
       const granted = requests.filter((_, i) => whole.answers[i]?.status === "granted");
       expect(
         granted.reduce((sum, r) => sum + (r.amount ?? 0), 0),
@@ -562,6 +561,8 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch and reserve_batch_arrays: 
     expect([...refusedBy].sort()).toEqual(["calls", "flat.global", "units"]);
   });
 
+  // A caller is registered as an account the first time it is seen (3c), only if it can be one:
+  // one with a control character is an input error and never an account, on either entry.
   it("registers the callers it can take, trimmed, and never one with a control character", async () => {
     await setUp();
     const requests: BatchRequest[] = [
