@@ -29,10 +29,10 @@ function answersIn(text: string): Token[] {
 
 const fn = (name: string) => readFileSync(`db/functions/${name}.sql`, "utf8").replace(/^--.*$/gm, "");
 
-/** reserve_batch with the functions it calls for an answer inlined where it first calls them. */
+/** reserve_batch with the functions it calls for an answer inlined where it first calls them (reserve_batch_arrays hands any batch but the common one to decide_batch at its start). */
 function reserveText(): string {
   let text = fn("reserve_batch");
-  for (const called of ["request_error", "input_error", "reserve_batch_arrays", "parts_error", "replay_answer"])
+  for (const called of ["request_error", "input_error", "reserve_batch_arrays", "decide_batch", "parts_error", "replay_answer"])
     text = text.replace(`ceilings.${called}(`, () => `${fn(called)} (`);
   return text;
 }

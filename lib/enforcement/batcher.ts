@@ -233,7 +233,7 @@ type CounterPart = Omit<CeilingRemaining, "limit" | "used" | "remaining"> | Omit
  * the typed entry's ttl_seconds is NULL (no request of the batch named a TTL; the JSON entry, this
  * library's fallback, always sends the list).
  */
-type CompactWire = {
+export type CompactWire = {
   answers: CompactBatch["answers"];
   reservationIds: string | null;
   expiresAt: string[] | string;
@@ -394,7 +394,12 @@ export async function callReserveBatch(db: Db, requests: BatchRequest[]): Promis
   }
   const row = resultRows<{ batch: CompactWire | string }>(result)[0];
   if (!row) throw new Error("reserve_batch returned no row");
-  const batch = unpack(typeof row.batch === "string" ? (JSON.parse(row.batch) as CompactWire) : row.batch, sentIds);
+  return compactAnswers(row.batch, sentIds);
+}
+
+/** Each request's answer from a batch's compact answer (the ids sent with it, if the caller made them). */
+export function compactAnswers(wire: CompactWire | string, sentIds?: string[]): BatchAnswer[] {
+  const batch = unpack(typeof wire === "string" ? (JSON.parse(wire) as CompactWire) : wire, sentIds);
   const used = batch.chargeUsed ?? usedByCharge(batch);
   return batch.answers.map((answer, i): BatchAnswer => {
     if (answer === null) {
