@@ -2,7 +2,7 @@
 -- take them: text fields without control characters (checked only when `controls` says the batch
 -- may hold one) and within their lengths, parts an object, a whole amount from 1 to 2^53 - 1 (or
 -- none beside parts), a TTL from 1 to 86400 (NULL: the default). Checked per request, so a bad
--- request is an error for itself alone and never makes the batch raise. reserve_batch_arrays
+-- request is an error for itself alone and never makes the batch raise. decide_batch
 -- calls it with typed values; request_error calls it with a JSON request's, read as they were
 -- written: `amount` is the number as written (NULL when it is not a JSON number) and
 -- `amount_shown` how an error names it ('"5"' for a string), `ttl_seconds` is 0 for a TTL that is
@@ -11,9 +11,10 @@
 -- One SQL expression, STABLE (as format() and jsonb_build_object() are), so the planner inlines it
 -- where it is called, with no function call per request. The checks run in this order; the first
 -- that fails answers.
--- reserve_batch_arrays clears a request without this call when its batch's lists pass these
--- ranges as wholes and its caller, request id and idempotency key are no longer than allowed here
--- (its `clean`): a bound changed here is changed there too.
+-- decide_batch clears a request without this call when its batch's lists pass these ranges as
+-- wholes and its caller, request id and idempotency key are no longer than allowed here (its
+-- `clean`), and reserve_batch_arrays takes a batch as the common one only on the same terms (its
+-- phases 1 and 3): a bound changed here is changed in both.
 CREATE OR REPLACE FUNCTION ceilings.input_error(
   endpoint text, caller text, destination text, destination_key text, idempotency_key text, request_id text,
   parts jsonb, amount numeric, amount_shown text, ttl_seconds int, controls boolean) RETURNS jsonb

@@ -1,5 +1,5 @@
 -- Guarantees: the shape of an array as array_dims writes it ('[1:3]', '[0:1]', '[1:2][1:1]'), ''
--- for an empty one, NULL for NULL. reserve_batch_arrays reads request i as the i-th element of
+-- for an empty one, NULL for NULL. decide_batch reads request i as the i-th element of
 -- each of its arrays, so each must have the shape '[1:n]' (or be NULL).
 -- Locks: none.
 CREATE OR REPLACE FUNCTION ceilings.list_shape(a anyarray) RETURNS text

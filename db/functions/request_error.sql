@@ -22,8 +22,8 @@ LANGUAGE sql STABLE AS $$
         WHEN jsonb_typeof(r->'destinationKey') NOT IN ('string', 'null') THEN 'destinationKey'
         WHEN jsonb_typeof(r->'idempotencyKey') NOT IN ('string', 'null') THEN 'idempotencyKey'
         ELSE 'requestId' END))
-    -- The values, as they were written, checked by input_error (which the typed entry,
-    -- reserve_batch_arrays, calls too). Fast path: jsonb prints C0 controls as escapes and C1
+    -- The values, as they were written, checked by input_error (which the typed entry's
+    -- decide_batch calls too). Fast path: jsonb prints C0 controls as escapes and C1
     -- ones as they are, so a request whose text shows neither has none in any field, and the
     -- per-field checks are skipped. A TTL may be written as a string of digits, as it always could.
     ELSE ceilings.input_error(r->>'endpoint', r->>'caller', r->>'destination', r->>'destinationKey', r->>'idempotencyKey',

@@ -21,6 +21,10 @@
 -- rows deleted and is decided by decide_batch in the same transaction, which then takes no lock
 -- that could wait: the endpoint's, the overrides' and the counters' are held already, every
 -- account exists, and a batch without keys conflicts with no reservation.
+--
+-- Lock order: decide_batch's, the part a batch of one endpoint without keys, throttle or cooldown
+-- takes: the endpoint's advisory lock (1), the overrides FOR SHARE (3), missing counters made (6),
+-- the reservations written (7), the counters FOR UPDATE (7b), each sorted by its key.
 CREATE OR REPLACE FUNCTION ceilings.reserve_batch_arrays(
   endpoint_keys text[], amounts bigint[], callers text[] DEFAULT NULL, destinations text[] DEFAULT NULL,
   destination_keys text[] DEFAULT NULL, idempotency_keys text[] DEFAULT NULL, ttl_seconds int[] DEFAULT NULL,
@@ -249,7 +253,10 @@ BEGIN
   END IF;
 
   -- Phase 7, the reservations written before the counters are locked (7), as write_reservations
-  -- writes a batch without keys: no key, so no conflict and no order.
+  -- writes a batch without keys: no key, so no conflict and no order. Its own insert, of the
+  -- columns such a batch has: through write_reservations, whose lists of every column and of
+  -- each request's first and last charge it would have to build, a batch of 32 on one ceiling
+  -- took 5.5% more instructions (2026-12-07).
   INSERT INTO reservations (id, endpoint_id, caller, amount, money, prices, charges, created_at, expires_at)
   SELECT reservation_ids[g.i], endpoint_id, req_caller[g.i], amounts[g.i], req_money[g.i], prices,
          batch_charges[(g.i - 1) * limit_count + 1 : g.i * limit_count], t_now, coalesce(req_expires[g.i], t_now + interval '300 seconds')

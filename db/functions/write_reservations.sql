@@ -6,8 +6,9 @@
 -- price it with them, whatever the catalog says later. Its charges are the batch's, in charge
 -- order (charges), from its first to its last (first_charge, last_charge).
 -- Lock order: reservations idempotency index entries, by (endpoint id, caller, key) (step 7 of
--- reserve_batch).
--- No SET clause: it runs inside reserve_batch_arrays, whose search_path and generic plans hold for
+-- decide_batch). reserve_batch_arrays writes the common batch's rows (no key, destination or
+-- parts) with an insert of its own, the plain one below with fewer columns.
+-- No SET clause: it runs inside decide_batch, whose search_path and generic plans hold for
 -- it too, and it names its one table by schema, so no search_path changes what it writes. A
 -- function with SET saves and restores each setting on every call: 15,600 instructions a batch
 -- (a lone call too), measured 2026-12-07.

@@ -3,7 +3,7 @@ import type { Db } from "@/db/client";
 import { ceilings, type Ceiling } from "@/db/schema";
 
 // A billing_month ceiling counts in a window that starts on the endpoint's billing day, and its
-// counters are keyed by that start (db/functions/reserve_batch_arrays.sql, window_bounds). Moving the
+// counters are keyed by that start (db/functions/decide_batch.sql, window_bounds). Moving the
 // billing day moves the start of the month in force (on 3 December, day 1 starts it on the 1st,
 // day 3 on the 3rd), so every billing_month counter of the endpoint starts again from zero: what the
 // month had already counted is forgiven, and it could be forgiven again each day. So a billing-day

@@ -11,7 +11,7 @@ import { settleReservation } from "./resolve";
 import { counterTotals, makeEndpoint } from "./test-fixtures";
 import { insertOverride } from "@/lib/limits/test-fixtures";
 
-// One lock order for every row a batch touches (see the top of db/functions/reserve_batch_arrays.sql):
+// One lock order for every row a batch touches (see the top of db/functions/decide_batch.sql):
 // batches holding the same callers, destinations and endpoints in opposite orders must never
 // deadlock. No lock timeout here, so a cycle shows as a deadlock (40P01), not as a timeout.
 

@@ -9,7 +9,8 @@
 #                                      [--entry arrays|json] [--ids caller|db] [--phases]
 #
 # --phases (the typed entry only; not with --against): where a call's instructions go, phase by
-# phase of reserve_batch_arrays (its comments "-- Phase N"): the working tree's functions with the
+# phase of reserve_batch_arrays (its comments "-- Phase N": the common batch's, which is what the
+# calls here are; a batch it hands over runs decide_batch's phases): the working tree's functions with the
 # function returning right before each phase, counted one after another, so each phase's share is
 # the difference between two rows. A phase after an early return counts nothing, so a phase skipped
 # by a batch (the decision's loop when the batch fits whole) shows as about 0. A call cut short

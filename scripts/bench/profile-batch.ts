@@ -1,5 +1,5 @@
 // Where the time of one reserve_batch_arrays call (the library's) goes, phase by phase (the comments
-// "-- Phase N" or "-- Phase Na" of db/functions/reserve_batch_arrays.sql): a copy of the function that returns right before phase N is
+// "-- Phase N" or "-- Phase Na" of db/functions/reserve_batch_arrays.sql, the common batch's path): a copy of the function that returns right before phase N is
 // timed for every N, on a scratch database, so each phase's cost is the difference between two
 // rows. One connection, no contention: this is the function's own CPU, not lock waits.
 //   npx tsx scripts/bench/profile-batch.ts -- [--calls 60] [--rounds 7] [--batch 32] [--ceilings 3]
