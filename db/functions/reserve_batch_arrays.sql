@@ -112,13 +112,14 @@ BEGIN
   -- Phase 2, the endpoint's lock (1), taken as its id is read, then under it its row, prices and
   -- limits with their current windows and answer parts (decide_batch's phase 1, for one endpoint).
   -- An unknown or archived endpoint, several parts, a throttle, a cooldown or a limit at 0 (a kill
-  -- switch, a budget switched off) has a gate or an answer of its own.
+  -- switch, a budget switched off) has a gate or an answer of its own. The prices a reservation
+  -- keeps are the one part's ({name: picos}): an aggregate over the parts was 31,000 instructions.
   SELECT x.id INTO endpoint_id
   FROM (SELECT s.id, pg_advisory_xact_lock_shared(ceilings.endpoint_lock_key(s.id)) FROM endpoints s WHERE s.key = endpoint_keys[1]) x;
   SELECT s.archived_at IS NOT NULL OR jsonb_array_length(s.parts) > 1 OR s.throttle_per_minute IS NOT NULL
            OR l.ids IS NULL OR 'd' = ANY (l.scopes) OR 0 = ANY (l.vals),
          s.per_call_max, (s.parts->0->>'pricePico')::numeric,
-         (SELECT jsonb_object_agg(p->>'name', (p->>'pricePico')::bigint) FROM jsonb_array_elements(s.parts) p),
+         jsonb_build_object(s.parts->0->>'name', (s.parts->0->>'pricePico')::bigint),
          l.ids, l.scopes, l.measures, l.vals, l.starts, l.ends, l.thresholds, l.entries
   INTO handed_over, per_call_max, unit_price, prices, limit_ids, limit_scope, limit_measure, limit_value, limit_start, limit_end, limit_thresholds, entries
   FROM endpoints s,
