@@ -188,7 +188,22 @@ BEGIN
                            ORDER BY ov.limit_id, ov.caller FOR SHARE OF ov) o), '{}')
     INTO account_values;
   END IF;
-  FOR x IN 1 .. limit_count LOOP
+  -- Counters by limit, as decide_batch's phase 4 makes them for a batch charged as lists. Every
+  -- limit global (account_values, read only for per-account limits, is NULL): the counters are the
+  -- limits, one each in position order, taken whole (the pass below cost a lone call 3.4%).
+  IF account_values IS NULL THEN
+    counter_limit_id := limit_ids;
+    counter_scope := array_fill(''::text, ARRAY[limit_count]);
+    counter_start := limit_start;
+    counter_end := limit_end;
+    counter_measure := limit_measure;
+    counter_limit := limit_value;
+  END IF;
+  FOR x IN 1 .. CASE WHEN account_values IS NULL THEN limit_count ELSE 0 END LOOP
+    counter_base := counter_base || x - 1;
+    counter_position := counter_position || x;
+  END LOOP;
+  FOR x IN 1 .. CASE WHEN account_values IS NULL THEN 0 ELSE limit_count END LOOP
     counter_base := counter_base || coalesce(cardinality(counter_position), 0);
     y := CASE WHEN limit_scope[x] = 'g' THEN 1 ELSE cardinality(batch_callers) END;
     counter_position := counter_position || array_fill(x, ARRAY[y]);
