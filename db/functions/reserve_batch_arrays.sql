@@ -94,13 +94,14 @@ DECLARE
   x int;
   y int;
 BEGIN
-  -- Phase 1, the batch's own shape: every list decide_batch reads here, as it reads it (list_shape);
-  -- a NULL in the ids, or a list of another shape, is decide_batch's to refuse.
+  -- Phase 1, the batch's own shape: every list decide_batch reads here, as it reads it (list_shape:
+  -- NULL, or '[1:n]'; an empty list is not NULL); a NULL in the ids, or a list of another shape, is
+  -- decide_batch's to refuse.
   dims := '[1:' || n || ']';
   IF NOT coalesce(compact AND n > 0 AND reservation_ids IS NOT NULL AND input_errors IS NULL AND units_by_part IS NULL
                   AND destinations IS NULL AND destination_keys IS NULL AND idempotency_keys IS NULL
-                  AND array_dims(endpoint_keys) = dims AND array_dims(amounts) = dims AND coalesce(array_dims(callers), dims) = dims
-                  AND coalesce(array_dims(ttl_seconds), dims) = dims AND coalesce(array_dims(request_ids), dims) = dims
+                  AND array_dims(endpoint_keys) = dims AND array_dims(amounts) = dims AND (callers IS NULL OR array_dims(callers) = dims)
+                  AND (ttl_seconds IS NULL OR array_dims(ttl_seconds) = dims) AND (request_ids IS NULL OR array_dims(request_ids) = dims)
                   AND array_dims(reservation_ids) = dims AND array_position(reservation_ids, NULL) IS NULL
                   -- One endpoint; every request clean as decide_batch's clean batch is (input_error's
                   -- checks: no control character, amounts and TTLs in range; lengths in phase 3).
@@ -187,7 +188,7 @@ BEGIN
                                              AND v.limit_id = ANY (limit_ids)), '{}')
         || coalesce((SELECT jsonb_object_agg(o.limit_id || '|' || o.caller, o.value)
                      FROM (SELECT ov.limit_id, ov.caller, ov.value FROM limit_overrides ov
-                           WHERE ov.limit_id = ANY (limit_ids) AND ov.caller = ANY (batch_callers) AND (ov.expires_at IS NULL OR ov.expires_at > t_now)
+                           WHERE ov.limit_id = ANY (limit_ids) AND limit_scope[array_position(limit_ids, ov.limit_id)] = 'a' AND ov.caller = ANY (batch_callers) AND (ov.expires_at IS NULL OR ov.expires_at > t_now)
                            ORDER BY ov.limit_id, ov.caller FOR SHARE OF ov) o), '{}')
     INTO account_values;
   END IF;
@@ -283,20 +284,22 @@ BEGIN
 
   -- Phase 8, the counters written (7b), each once. One counter (a lone call or a batch on one
   -- global limit) is written by an update guarded by its room, as pgbench's hot-row UPDATE is:
-  -- the counter is held only from its write, and one statement does what two do for many, which
-  -- are locked first, in key order in one statement, then written (a guarded update each took a
-  -- lone call on three ceilings 6.8% more instructions; one took a lone call on one 7% fewer).
+  -- the counter is held from its write (or, when the update waited on another batch and then found
+  -- no room, from that wait), and one statement does what two do for many, which are locked first,
+  -- in key order in one statement, then written (a guarded update each took a lone call on three
+  -- ceilings 6.8% more instructions; one took a lone call on one 7% fewer).
   -- Either way a batch that no longer fits (another batch took the room since phase 6) or that
   -- crosses one of a limit's alert thresholds (a global limit's own value times the percent, as
-  -- decide_batch's phase 11 reads it) has what it wrote undone and is decide_batch's.
+  -- decide_batch's phase 11 reads it; in numeric, since a value typed in SQL may be near 2^63) has
+  -- what it wrote undone and is decide_batch's.
   IF cardinality(counter_position) = 1 THEN
     UPDATE counters u SET held = u.held + counter_demand[1], reservations = u.reservations + counter_charges[1]
     WHERE u.limit_id = counter_limit_id[1] AND u.scope_key = counter_scope[1] AND u.window_start = counter_start[1]
       AND u.held + u.settled + counter_demand[1] <= counter_limit[1]
     RETURNING u.held + u.settled - counter_demand[1],
       EXISTS (SELECT FROM jsonb_array_elements_text(limit_thresholds -> (counter_position[1] - 1)) AS p(pct)
-              WHERE (u.held + u.settled - counter_demand[1]) * 100 < p.pct::bigint * counter_limit[1]
-                AND (u.held + u.settled) * 100 >= p.pct::bigint * counter_limit[1])
+              WHERE (u.held + u.settled - counter_demand[1]) * 100::numeric < p.pct::numeric * counter_limit[1]
+                AND (u.held + u.settled) * 100::numeric >= p.pct::numeric * counter_limit[1])
     INTO v_used, alerting;
     IF NOT FOUND OR alerting THEN
       IF alerting THEN
@@ -316,8 +319,8 @@ BEGIN
     FROM (SELECT k.idx, u.ctid AS t, u.held + u.settled AS used,
                  u.held + u.settled + counter_demand[k.idx] <= counter_limit[k.idx] AS room,
                  EXISTS (SELECT FROM jsonb_array_elements_text(limit_thresholds -> (counter_position[k.idx] - 1)) AS p(pct)
-                         WHERE (u.held + u.settled) * 100 < p.pct::bigint * counter_limit[k.idx]
-                           AND (u.held + u.settled + counter_demand[k.idx]) * 100 >= p.pct::bigint * counter_limit[k.idx]) AS alerting
+                         WHERE (u.held + u.settled) * 100::numeric < p.pct::numeric * counter_limit[k.idx]
+                           AND (u.held + u.settled + counter_demand[k.idx]) * 100::numeric >= p.pct::numeric * counter_limit[k.idx]) AS alerting
           FROM counters u
           JOIN unnest(counter_limit_id) WITH ORDINALITY AS k(l, idx)
             ON u.limit_id = k.l AND u.scope_key = counter_scope[k.idx] AND u.window_start = counter_start[k.idx]

@@ -187,6 +187,34 @@ describe.skipIf(skipWithoutDatabase())("reserve_batch_arrays: the common batch d
     }
   });
 
+  // Found by a review: an empty list where a list of n is expected is refused by decide_batch
+  // (22023), never read as NULL, and a limit whose value times a threshold is past 2^63 (only SQL
+  // can type one) grants as decide_batch does, with no overflow in the threshold's test.
+  it("refuses an empty list as decide_batch does, and tests a threshold of a huge limit without overflow", async () => {
+    await setUp();
+    for (const entry of ["reserve_batch_arrays", "decide_batch"]) {
+      for (const empties of [
+        ["'{}'", "NULL", "NULL"],
+        ["NULL", "'{}'", "NULL"],
+        ["NULL", "NULL", "'{}'"],
+      ]) {
+        const call = `select ceilings.${entry}('{common.one,common.one}', '{1,2}', ${empties[0]}, NULL, NULL, NULL, ${empties[1]}, ${empties[2]}, NULL, true, NULL,
+          '{${reservationIds(2).join(",")}}')`;
+        await expect(t.ownerDb.execute(sql.raw(call)), `${entry} ${empties.join(",")}`).rejects.toMatchObject({ cause: { code: "22023" } });
+      }
+    }
+    await t.ownerDb.execute(sql`
+      insert into endpoints (key, name, unit, per_call_max, parts) values ('common.huge', 'common.huge', 'units', 5, '[{"name": "units", "pricePico": 0}]')
+      on conflict (key) do nothing`);
+    await t.ownerDb.execute(sql`
+      insert into ceilings (endpoint_id, metric, scope, "window", value, max_value, default_value, alert_thresholds)
+      select e.id, 'units', 'global', 'utc_day', 100000000000000000, 100000000000000000, 100000000000000000, '{50,80,100}'
+      from endpoints e where e.key = 'common.huge' and not exists (select from ceilings c where c.endpoint_id = e.id)`);
+    const { handedOver, outcome: o } = await decidedAlike(batch("common.huge", ["acct-1", "acct-2"]));
+    expect(handedOver).toBe(false);
+    expect((o.reservations as unknown[]).length).toBe(2);
+  });
+
   // A batch that crosses an alert threshold of a global limit is found so with the counters
   // locked and its reservations written: they are deleted and decide_batch decides it,
   // firing the alert, with each reservation written once. The same branch takes a batch that
