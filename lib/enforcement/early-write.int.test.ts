@@ -68,18 +68,25 @@ describe.skipIf(skipWithoutDatabase())("reservations written before the counters
     expect(await counterTotals(t.db, tight.ceilingIds[0] ?? 0)).toEqual({ held: 21, settled: 0 });
   });
 
-  // Twice: a batch of keyed requests is decide_batch's, which deletes the rows of the four it
+  // Three times: a batch of keyed requests is decide_batch's, which deletes the rows of the four it
   // refuses; a batch of the common kind (no keys) is written early by reserve_batch_arrays, which
-  // finds the room gone once it holds the counter, deletes its five rows and hands the batch to
-  // decide_batch, which writes the one grant again (late: it knows there is no room).
+  // finds the room gone once it holds the counter (its one counter by the guarded update, or two
+  // locked in one statement), deletes its five rows and hands the batch to decide_batch, which
+  // writes the one grant again (late: it knows there is no room).
   it.each([
-    ["decide_batch, keyed requests", true, 4],
-    ["reserve_batch_arrays, the common batch", false, 5],
-  ])("deletes the row of a request written early and then refused, when another batch took the room meanwhile (%s)", async (_, keyed, deleted) => {
-    const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 10 }] });
+    ["decide_batch, keyed requests", true, 1, 4],
+    ["reserve_batch_arrays, the common batch on one counter", false, 1, 5],
+    ["reserve_batch_arrays, the common batch on two counters", false, 2, 5],
+  ])("deletes the row of a request written early and then refused, when another batch took the room meanwhile (%s)", async (_, keyed, counters, deleted) => {
+    const e = await makeEndpoint(t.db, {
+      ceilings: [
+        { metric: "units", scope: "global", window: "utc_day", value: 10 },
+        ...(counters === 2 ? [{ metric: "calls" as const, scope: "global" as const, window: "utc_day" as const, value: 100 }] : []),
+      ],
+    });
     // No alert thresholds: a batch crossing one is handed over for the alert, and this one must
     // be handed over for the room alone.
-    await t.ownerDb.execute(sql`update ceilings set alert_thresholds = '{}' where id = ${e.ceilingIds[0] ?? 0}`);
+    await t.ownerDb.execute(sql`update ceilings set alert_thresholds = '{}' where endpoint_id = ${e.endpointId}`);
     // The counter's row exists and is empty.
     const [first] = await callReserveBatch(t.db, [{ endpoint: e.key, amount: 1 }]);
     expect(first?.status).toBe("granted");
