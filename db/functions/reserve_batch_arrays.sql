@@ -216,10 +216,16 @@ BEGIN
     counter_start := counter_start || array_fill(limit_start[x], ARRAY[y]);
     counter_end := counter_end || array_fill(limit_end[x], ARRAY[y]);
     counter_measure := counter_measure || array_fill(limit_measure[x], ARRAY[y]);
-    counter_limit := counter_limit || CASE WHEN limit_scope[x] = 'g' THEN ARRAY[limit_value[x]]
-      ELSE (SELECT array_agg(coalesce((account_values ->> (limit_ids[x] || '|' || u.caller))::bigint, limit_value[x]))
-            FROM unnest(batch_callers) AS u(caller)) END;
   END LOOP;
+  -- Each counter's limit: a per-account one's value for its caller, in one statement for every
+  -- counter (a statement a limit, inside the loop: with the thresholds read only for global
+  -- limits, below, 157,000 more instructions a batch of 32 on three ceilings, 1.5%).
+  IF account_values IS NOT NULL THEN
+    SELECT array_agg(CASE WHEN limit_scope[c.p] = 'g' THEN limit_value[c.p]
+                          ELSE coalesce((account_values ->> (limit_ids[c.p] || '|' || c.s))::bigint, limit_value[c.p]) END)
+    INTO counter_limit
+    FROM unnest(counter_position, counter_scope) AS c(p, s);
+  END IF;
 
   -- Phase 5, the charges: request i charges every limit once, in position order, each on its
   -- counter (a global limit's one, else its caller's), with what its reservation keeps of each.
@@ -318,7 +324,10 @@ BEGIN
     INTO counter_used, counter_tid, fits, alerting, locked
     FROM (SELECT k.idx, u.ctid AS t, u.held + u.settled AS used,
                  u.held + u.settled + counter_demand[k.idx] <= counter_limit[k.idx] AS room,
-                 EXISTS (SELECT FROM jsonb_array_elements_text(limit_thresholds -> (counter_position[k.idx] - 1)) AS p(pct)
+                 -- Only a global limit alerts (a per-account one's thresholds are []): no set
+                 -- of thresholds is read for each caller's counter.
+                 limit_scope[counter_position[k.idx]] = 'g'
+                 AND EXISTS (SELECT FROM jsonb_array_elements_text(limit_thresholds -> (counter_position[k.idx] - 1)) AS p(pct)
                          WHERE (u.held + u.settled) * 100::numeric < p.pct::numeric * counter_limit[k.idx]
                            AND (u.held + u.settled + counter_demand[k.idx]) * 100::numeric >= p.pct::numeric * counter_limit[k.idx]) AS alerting
           FROM counters u

@@ -4,7 +4,7 @@ import { enforcementLanes } from "@/lib/connection-bound";
 import { env } from "@/lib/env";
 import { issueLine } from "@/lib/errors";
 import { type BatcherOptions, type BatchRequest, ReservationBatcher } from "./batcher";
-import { type Decision, ReservationInputError, ReserveParams } from "./types";
+import { type Decision, plainReserveParams, ReservationInputError, ReserveParams } from "./types";
 
 const batchers = new WeakMap<Db, ReservationBatcher>();
 
@@ -38,16 +38,19 @@ export type ReserveOptions = {
  * that state (spend only on `granted`); throws ReservationInputError for input the caller must fix.
  */
 export async function reserve(db: Db, params: ReserveParams, options: ReserveOptions = {}): Promise<Decision> {
-  const parsed = ReserveParams.safeParse(params);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = issue?.path.join(".") || "input";
-    const code = field === "amount" ? "invalid_amount" : field === "ttlSeconds" ? "invalid_ttl" : "invalid_input";
-    throw new ReservationInputError(code, issueLine({ path: issue?.path.join(".") ?? "", message: issue?.message ?? "invalid input" }));
-  }
-  const answer = await batcherFor(db).submit(withDestinationKey(parsed.data), options.deadlineMs);
+  const answer = await batcherFor(db).submit(withDestinationKey(plainReserveParams(params) ?? parsed(params)), options.deadlineMs);
   if (answer.status === "error") throw new ReservationInputError(answer.code, answer.message, answer.reservationId);
   return answer;
+}
+
+/** The params as ReserveParams parses them, or the input error of its first issue. */
+function parsed(params: ReserveParams): BatchRequest {
+  const result = ReserveParams.safeParse(params);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const field = issue?.path.join(".") || "input";
+  const code = field === "amount" ? "invalid_amount" : field === "ttlSeconds" ? "invalid_ttl" : "invalid_input";
+  throw new ReservationInputError(code, issueLine({ path: issue?.path.join(".") ?? "", message: issue?.message ?? "invalid input" }));
 }
 
 /**

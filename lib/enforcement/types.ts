@@ -62,6 +62,42 @@ export const ReserveParams = z
   .refine((p) => p.amount !== undefined || p.parts !== undefined, { path: ["amount"], message: "amount (or parts) is required" });
 export type ReserveParams = z.input<typeof ReserveParams>;
 
+// Printable ASCII with no space at either end, as most endpoints, callers and keys are: such a
+// string is its own canonical form (canonicalCaller trims nothing from it) and holds no control
+// character or lone surrogate, so no check of ReserveParams can fail on it but its length.
+const PLAIN = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+
+const plain = (value: unknown, max: number): value is string => typeof value === "string" && value.length <= max && PLAIN.test(value);
+
+/**
+ * The common call (an endpoint and a whole amount, with a caller, idempotency key, TTL or request
+ * id of the plain kind) as ReserveParams parses it, without walking its schema: zod's walk was a
+ * tenth of the library's own work a request (some 1.1 µs of it, measured 2026-12-07). Any other
+ * call (parts, a destination, a value to trim, refuse or read otherwise) is undefined here and
+ * goes to ReserveParams, whose errors are the contract's. plain-params.test.ts holds the two to
+ * the same output.
+ */
+export function plainReserveParams(params: unknown): z.output<typeof ReserveParams> | undefined {
+  if (typeof params !== "object" || params === null) return undefined;
+  const { endpoint, amount, parts, caller, destination, destinationKey, idempotencyKey, ttlSeconds, requestId } = params as Record<string, unknown>;
+  if (parts !== undefined || destination !== undefined || destinationKey !== undefined) return undefined;
+  if (!plain(endpoint, 64) || typeof amount !== "number" || !Number.isSafeInteger(amount) || amount <= 0) return undefined;
+  if (caller !== undefined && !plain(caller, 200)) return undefined;
+  if (idempotencyKey !== undefined && !plain(idempotencyKey, 200)) return undefined;
+  if (ttlSeconds !== undefined && !(typeof ttlSeconds === "number" && Number.isInteger(ttlSeconds) && ttlSeconds >= 1 && ttlSeconds <= 86_400))
+    return undefined;
+  if (requestId !== undefined && !plain(requestId, 100)) return undefined;
+  // In the schema's order, with only the fields given, as zod's output is.
+  return {
+    endpoint,
+    amount,
+    ...(caller === undefined ? {} : { caller }),
+    ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+    ...(ttlSeconds === undefined ? {} : { ttlSeconds }),
+    ...(requestId === undefined ? {} : { requestId }),
+  };
+}
+
 export type CeilingRemaining = {
   ceilingId: number;
   metric: CeilingMetric;
