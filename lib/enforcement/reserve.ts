@@ -38,7 +38,9 @@ export type ReserveOptions = {
  * that state (spend only on `granted`); throws ReservationInputError for input the caller must fix.
  */
 export async function reserve(db: Db, params: ReserveParams, options: ReserveOptions = {}): Promise<Decision> {
-  const answer = await batcherFor(db).submit(withDestinationKey(plainReserveParams(params) ?? parsed(params)), options.deadlineMs);
+  // Checked before the batcher is made: a call refused for its input sets up nothing.
+  const request = withDestinationKey(plainReserveParams(params) ?? parsed(params));
+  const answer = await batcherFor(db).submit(request, options.deadlineMs);
   if (answer.status === "error") throw new ReservationInputError(answer.code, answer.message, answer.reservationId);
   return answer;
 }

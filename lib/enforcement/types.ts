@@ -78,7 +78,7 @@ const plain = (value: unknown, max: number): value is string => typeof value ===
  * the same output.
  */
 export function plainReserveParams(params: unknown): z.output<typeof ReserveParams> | undefined {
-  if (typeof params !== "object" || params === null) return undefined;
+  if (typeof params !== "object" || params === null || Array.isArray(params)) return undefined;
   const { endpoint, amount, parts, caller, destination, destinationKey, idempotencyKey, ttlSeconds, requestId } = params as Record<string, unknown>;
   if (parts !== undefined || destination !== undefined || destinationKey !== undefined) return undefined;
   if (!plain(endpoint, 64) || typeof amount !== "number" || !Number.isSafeInteger(amount) || amount <= 0) return undefined;
