@@ -24,8 +24,13 @@ function text(min: number, max: number) {
     .refine((v) => !hasLoneSurrogate(v), "must not contain a lone surrogate (an unpaired \\ud800-\\udfff is no character)");
 }
 
+// The longest each text field may be, and a TTL's range: read by the schema below and by
+// plainReserveParams, which must take no value the schema refuses.
+const MAX_LENGTH = { endpoint: 64, caller: 200, destination: 320, idempotencyKey: 200, requestId: 100 } as const;
+const TTL_SECONDS = { min: 1, max: 86_400 } as const;
+
 /** A billing account: trimmed of Unicode whitespace, then no control characters (canonicalCaller). */
-export const Caller = z.string().transform(canonicalCaller).pipe(text(1, 200));
+export const Caller = z.string().transform(canonicalCaller).pipe(text(1, MAX_LENGTH.caller));
 
 const Units = z.number({ error: "must be a number" }).int("must be a whole number").min(0, "must be zero or more").max(Number.MAX_SAFE_INTEGER, "is too large");
 
@@ -42,7 +47,7 @@ export type Parts = z.infer<typeof Parts>;
 // Parsed at the library's boundary; the SQL function validates again for callers in other languages.
 export const ReserveParams = z
   .object({
-    endpoint: text(1, 64),
+    endpoint: text(1, MAX_LENGTH.endpoint),
     /** The units of the call; for an endpoint priced part by part, send `parts` instead (or both, equal). */
     amount: z
       .number({ error: "amount must be a number" })
@@ -52,12 +57,12 @@ export const ReserveParams = z
       .optional(),
     parts: Parts.optional(),
     caller: Caller.optional(),
-    destination: text(1, 320).optional(),
+    destination: text(1, MAX_LENGTH.destination).optional(),
     /** The canonical identity for the cooldown; derived from destination when absent. */
-    destinationKey: text(1, 320).optional(),
-    idempotencyKey: text(1, 200).optional(),
-    ttlSeconds: z.number().int().min(1).max(86_400).optional(),
-    requestId: text(0, 100).optional(),
+    destinationKey: text(1, MAX_LENGTH.destination).optional(),
+    idempotencyKey: text(1, MAX_LENGTH.idempotencyKey).optional(),
+    ttlSeconds: z.number().int().min(TTL_SECONDS.min).max(TTL_SECONDS.max).optional(),
+    requestId: text(0, MAX_LENGTH.requestId).optional(),
   })
   .refine((p) => p.amount !== undefined || p.parts !== undefined, { path: ["amount"], message: "amount (or parts) is required" });
 export type ReserveParams = z.input<typeof ReserveParams>;
@@ -81,12 +86,15 @@ export function plainReserveParams(params: unknown): z.output<typeof ReservePara
   if (typeof params !== "object" || params === null || Array.isArray(params)) return undefined;
   const { endpoint, amount, parts, caller, destination, destinationKey, idempotencyKey, ttlSeconds, requestId } = params as Record<string, unknown>;
   if (parts !== undefined || destination !== undefined || destinationKey !== undefined) return undefined;
-  if (!plain(endpoint, 64) || typeof amount !== "number" || !Number.isSafeInteger(amount) || amount <= 0) return undefined;
-  if (caller !== undefined && !plain(caller, 200)) return undefined;
-  if (idempotencyKey !== undefined && !plain(idempotencyKey, 200)) return undefined;
-  if (ttlSeconds !== undefined && !(typeof ttlSeconds === "number" && Number.isInteger(ttlSeconds) && ttlSeconds >= 1 && ttlSeconds <= 86_400))
+  if (!plain(endpoint, MAX_LENGTH.endpoint) || typeof amount !== "number" || !Number.isSafeInteger(amount) || amount <= 0) return undefined;
+  if (caller !== undefined && !plain(caller, MAX_LENGTH.caller)) return undefined;
+  if (idempotencyKey !== undefined && !plain(idempotencyKey, MAX_LENGTH.idempotencyKey)) return undefined;
+  if (
+    ttlSeconds !== undefined &&
+    !(typeof ttlSeconds === "number" && Number.isInteger(ttlSeconds) && ttlSeconds >= TTL_SECONDS.min && ttlSeconds <= TTL_SECONDS.max)
+  )
     return undefined;
-  if (requestId !== undefined && !plain(requestId, 100)) return undefined;
+  if (requestId !== undefined && !plain(requestId, MAX_LENGTH.requestId)) return undefined;
   // In the schema's order, with only the fields given, as zod's output is.
   return {
     endpoint,
