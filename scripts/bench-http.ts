@@ -3,23 +3,26 @@
 //   npm run bench:http -- [--seconds 5] [--connections 64]
 // Uses BENCH_DATABASE_URL, else TEST_DATABASE_URL, else DATABASE_URL (a server; a scratch database
 // is created on it and dropped afterwards). Starts `npm run api` on that database as a child
-// process (node, no tsx wrapper process, so its CPU is its own) and drives it from this process
-// over keep-alive connections. Rows: A (pgbench's hot row), the library batched on one and three
+// process (node, no tsx wrapper process, so its CPU is its own) and drives it with wrk (Debian's
+// `wrk`, as pgbench is needed for A) over keep-alive connections. Rows: A (pgbench's hot row), the library batched on one and three
 // ceilings, HTTP reserve on one and three ceilings (random callers, an idempotency key each),
 // settle, a refused call, and a constant answer with no database (the server's own floor). CPU per request is split
-// between the API process, Postgres (every process named postgres on this machine) and this
-// load generator; a reserve row also prints its mean batch, the requests a database call carried.
+// between the API process, Postgres (every process named postgres on this machine) and the load
+// generator (this process for the library, wrk for HTTP); a reserve row also prints its mean batch, the requests a database call carried.
 // Printed, never asserted.
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { Agent, request as httpRequest } from "node:http";
-import { connect, createServer, type Socket } from "node:net";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { sql } from "drizzle-orm";
 import { type Db, migrateDatabase, openPostgres, resultRows } from "@/db/client";
 import { databaseUrl } from "@/db/testing";
 import { createApiKey } from "@/lib/api-keys";
 import { batcherFor, reserve } from "@/lib/enforcement";
-import { drive, makeBenchEndpoint, pgbench, whole } from "./bench/measure";
+import { drive, machineCpuMicros, makeBenchEndpoint, pgbench, postgresCpuMicros, processCpuMicros, whole } from "./bench/measure";
 
 /**
  * The mean batch of the reserve calls since `since` (the database's clock): every reservation of
@@ -81,68 +84,85 @@ function call(agent: Agent, port: number, method: string, path: string): Promise
 }
 
 /**
- * The load generator's connections: keep-alive sockets that write a request as one string and
- * read the answer by its content-length (the API server always sends one), as wrk does. Node's
- * own client (an Agent, a ClientRequest and an IncomingMessage a call) spent 44 µs of this
- * process's CPU a request on the constant OPTIONS answer and 77-80 on a reserve, on the same
- * two cores as the server it measures: the rate it printed was partly its own.
+ * One row of HTTP calls driven by wrk (Debian's `wrk`, one thread, `connections` keep-alive
+ * connections): the load generator shares the two cores with the server it measures, and wrk, in
+ * C, spends a fraction of what a client in Node does. The Node client this bench had (raw sockets,
+ * a request written as one string) spent 59-70 µs of CPU a reserve, wrk 22; the API's rate rose by
+ * a quarter to a third with the same server (2026-12-07, docs/enforcement.md). `request` is Lua
+ * that defines wrk's request(); every answer whose status is not in `expect` is counted. Rate and
+ * latency are wrk's; CPU is read from /proc (wrk's own while it runs).
  */
-class Connections {
-  private readonly idle: Socket[] = [];
-  private readonly waiting = new Map<Socket, { resolve: (a: Answer) => void; reject: (e: Error) => void; buffer: Buffer }>();
+async function wrkRow(port: number, secret: string, apiPid: number | null, seconds: number, connections: number, request: string, expect: number[]) {
+  const dir = mkdtempSync(path.join(tmpdir(), "ceilings-wrk-"));
+  const script = path.join(dir, "row.lua");
+  writeFileSync(
+    script,
+    `headers = { ["authorization"] = "Bearer ${secret}", ["content-type"] = "application/json" }
+local expected = { ${expect.map((s) => `[${s}] = true`).join(", ")} }
+bad = 0
+local threads = {}
+function setup(thread) table.insert(threads, thread) end
+function response(status, h, body) if not expected[status] then bad = bad + 1 end end
+${request}
+function done(summary, latency, requests)
+  local b = 0
+  for _, t in ipairs(threads) do b = b + t:get("bad") end
+  local e = summary.errors
+  io.write(string.format('{"requests":%d,"durationUs":%d,"bad":%d,"socket":%d,"p50Us":%d,"p99Us":%d}\\n',
+    summary.requests, summary.duration, b, e.connect + e.read + e.write + e.timeout, latency:percentile(50), latency:percentile(99)))
+end
+`,
+  );
+  const api0 = apiPid === null ? 0 : processCpuMicros(apiPid);
+  const db0 = postgresCpuMicros();
+  const machine0 = machineCpuMicros();
+  const child = spawn("wrk", ["-t", "1", "-c", String(connections), "-d", `${seconds}s`, "-s", script, `http://127.0.0.1:${port}`], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let out = "";
+  child.stdout.on("data", (c: Buffer) => (out += c.toString("utf8")));
+  // wrk's CPU, read while it lives (a process gone has no /proc entry to read).
+  let wrkCpu = 0;
+  const poll = setInterval(() => {
+    if (child.pid) wrkCpu = Math.max(wrkCpu, processCpuMicros(child.pid));
+  }, 20);
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once("error", reject);
+    child.once("exit", resolve);
+  }).catch((error: unknown) => {
+    throw new Error(`wrk did not run (apt-get install wrk): ${error instanceof Error ? error.message : String(error)}`);
+  });
+  clearInterval(poll);
+  const api = apiPid === null ? 0 : processCpuMicros(apiPid) - api0;
+  const db = Math.max(0, postgresCpuMicros() - db0);
+  const machine = machineCpuMicros() - machine0;
+  rmSync(dir, { recursive: true, force: true });
+  const line = out.split("\n").find((l) => l.startsWith('{"requests"'));
+  if (code !== 0 || !line) throw new Error(`wrk failed (exit ${code}): ${out}`);
+  const r = JSON.parse(line) as { requests: number; durationUs: number; bad: number; socket: number; p50Us: number; p99Us: number };
+  const n = Math.max(1, r.requests);
+  return {
+    perSecond: r.requests / (r.durationUs / 1e6),
+    p50: r.p50Us / 1000,
+    p99: r.p99Us / 1000,
+    unexpected: r.bad + r.socket,
+    apiCpuUs: apiPid === null ? null : api / n,
+    dbCpuUs: db / n,
+    generatorCpuUs: wrkCpu / n,
+    otherCpuUs: Math.max(0, machine - api - db - wrkCpu) / n,
+  };
+}
 
-  constructor(
-    private readonly port: number,
-    private readonly headers: string,
-  ) {}
-
-  async send(method: string, path: string, body?: string): Promise<Answer> {
-    const socket = this.idle.pop() ?? (await this.open());
-    const head = `${method} ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\n${this.headers}`;
-    const request = body === undefined ? `${head}\r\n` : `${head}content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-    const answer = new Promise<Answer>((resolve, reject) => this.waiting.set(socket, { resolve, reject, buffer: Buffer.alloc(0) }));
-    socket.write(request);
-    const a = await answer;
-    this.idle.push(socket);
-    return a;
-  }
-
-  close(): void {
-    for (const socket of this.idle.splice(0)) socket.destroy();
-  }
-
-  private open(): Promise<Socket> {
-    return new Promise((resolve, reject) => {
-      const socket = connect({ host: "127.0.0.1", port: this.port, noDelay: true }, () => resolve(socket));
-      socket.on("error", (error) => {
-        reject(error);
-        this.waiting.get(socket)?.reject(error);
-      });
-      socket.on("data", (chunk: Buffer) => this.read(socket, chunk));
-      // A connection the server closed (its keep-alive timeout between rows) is not used again.
-      socket.on("close", () => {
-        const at = this.idle.indexOf(socket);
-        if (at >= 0) this.idle.splice(at, 1);
-        this.waiting.get(socket)?.reject(new Error("the API server closed a connection"));
-      });
-    });
-  }
-
-  private read(socket: Socket, chunk: Buffer): void {
-    const w = this.waiting.get(socket);
-    if (!w) return void socket.destroy(new Error("the API server sent bytes no request asked for"));
-    w.buffer = w.buffer.length === 0 ? chunk : Buffer.concat([w.buffer, chunk]);
-    const end = w.buffer.indexOf("\r\n\r\n");
-    if (end < 0) return;
-    const head = w.buffer.toString("latin1", 0, end);
-    const length = /\r\ncontent-length: *(\d+)/i.exec(head);
-    if (!length) return void socket.destroy(new Error(`an answer without content-length: ${head}`));
-    const total = end + 4 + Number(length[1]);
-    if (w.buffer.length < total) return;
-    if (w.buffer.length > total) return void socket.destroy(new Error("the API server sent more than one answer"));
-    this.waiting.delete(socket);
-    w.resolve({ status: Number(head.slice(9, 12)), body: w.buffer.toString("utf8", end + 4) });
-  }
+/** Lua for wrk: POST a reservation on `endpoint`, a random caller of 50, an idempotency key of its own unless `keyed` is false. */
+function reserveLua(endpoint: string, caller: string | null, keyed: boolean): string {
+  const who = caller === null ? `'acct_' .. math.random(0, 49)` : `'${caller}'`;
+  return `local n = 0
+local prefix = string.format("%x-%x", os.time(), math.random(0, 2147483647))
+function request()
+  n = n + 1
+  local body = '{"endpoint":"${endpoint}","amount":1,"caller":"' .. ${who} .. '"' ${keyed ? `.. ',"idempotencyKey":"' .. prefix .. '-' .. n .. '"'` : ""} .. '}'
+  return wrk.format("POST", "/api/v1/reservations", headers, body)
+end`;
 }
 
 async function startApi(url: string, port: number): Promise<ChildProcess> {
@@ -230,62 +250,39 @@ async function main(): Promise<void> {
     const port = await freePort();
     api = await startApi(url, port);
     const apiPid = api.pid ?? null;
-    const client = new Connections(port, `authorization: Bearer ${key.secret}\r\n`);
-    const held: string[] = [];
+    const row = (request: string, expect: number[], secs = seconds) => wrkRow(port, key.secret, apiPid, secs, connections, request, expect);
     // Warm the connections and the server's code paths (its JIT) before measuring.
-    await drive(
-      2,
-      connections,
-      async () => {
-        const body = JSON.stringify({ endpoint: "bench.one", amount: 1, caller: "acct_warm" });
-        return (await client.send("POST", "/api/v1/reservations", body)).status === 201;
-      },
-      apiPid,
-    );
-
+    await row(reserveLua("bench.one", "acct_warm", false), [201], 2);
+    const httpSince = await databaseNow(setup.db);
     for (const count of [1, 3] as const) {
-      const endpoint = count === 1 ? "bench.one" : "bench.three";
       const since = await databaseNow(setup.db);
-      const m = await drive(
-        seconds,
-        connections,
-        async () => {
-          const body = JSON.stringify({ endpoint, amount: 1, caller: `acct_${Math.floor(Math.random() * 50)}`, idempotencyKey: randomUUID() });
-          const a = await client.send("POST", "/api/v1/reservations", body);
-          if (a.status === 201) held.push((JSON.parse(a.body) as { reservationId: string }).reservationId);
-          return a.status === 201;
-        },
-        apiPid,
-      );
+      const m = await row(reserveLua(count === 1 ? "bench.one" : "bench.three", null, true), [201]);
       rows.push({ path: "HTTP POST /api/v1/reservations", ceilings: count, ...m, batch: await meanBatch(setup.db, since) });
     }
-    const settleMeasured = await drive(
-      seconds,
-      connections,
-      async () => {
-        const id = held.pop();
-        if (!id) return false;
-        const a = await client.send("POST", `/api/v1/reservations/${id}/settle`, JSON.stringify({ actual: 1 }));
-        return a.status === 200;
-      },
-      apiPid,
+    // Settle what the HTTP rows reserved, each reservation once: their ids in a file wrk reads.
+    const held = resultRows<{ id: string }>(
+      await setup.db.execute(sql`select id from reservations where state = 'held' and created_at >= ${httpSince}::timestamptz order by created_at, id`),
     );
+    const ids = path.join(mkdtempSync(path.join(tmpdir(), "ceilings-held-")), "ids");
+    writeFileSync(ids, held.map((r) => r.id).join("\n") + "\n");
+    const settleMeasured = await row(
+      `local ids = {}
+for line in io.lines("${ids}") do ids[#ids + 1] = line end
+local i = 0
+function request()
+  i = i + 1
+  return wrk.format("POST", "/api/v1/reservations/" .. (ids[i] or "none-left") .. "/settle", headers, '{"actual":1}')
+end`,
+      [200],
+    );
+    rmSync(path.dirname(ids), { recursive: true, force: true });
     rows.push({ path: "HTTP POST .../settle", ceilings: null, ...settleMeasured });
-    const refused = await drive(
-      seconds,
-      connections,
-      async () => {
-        const a = await client.send("POST", "/api/v1/reservations", JSON.stringify({ endpoint: "bench.full", amount: 1, caller: "acct_1" }));
-        return a.status === 429 || a.status === 201;
-      },
-      apiPid,
-    );
+    const refused = await row(reserveLua("bench.full", "acct_1", false), [429, 201]);
     rows.push({ path: "HTTP reserve refused (429)", ceilings: 1, ...refused });
     // The server's own floor: a constant answer from its edge (the method table's 204), no
     // database, a few hundred bytes. (The OpenAPI document is about 100 KB: a test of writing.)
-    const floor = await drive(seconds, connections, async () => (await client.send("OPTIONS", "/api/v1/reservations")).status === 204, apiPid);
+    const floor = await row(`function request() return wrk.format("OPTIONS", "/api/v1/reservations", headers) end`, [204]);
     rows.push({ path: "HTTP OPTIONS (constant, no database)", ceilings: null, ...floor });
-    client.close();
 
     const library = (c: number) => rows.find((r) => r.path.startsWith("library") && r.ceilings === c)?.perSecond ?? 0;
     console.log(`\nHTTP API against the library, ${seconds} s a row, ${connections} connections or callers, one database server`);
