@@ -60,22 +60,35 @@ function routePattern(route: string): RegExp {
   return new RegExp(`^${source}$`);
 }
 
-const ROUTES = Object.entries(ROUTE_METHODS).map(([route, methods]) => ({ route, pattern: routePattern(route), allow: withImplied(methods) }));
+type Route = { route: string; pattern: RegExp; allow: string[] };
+const ROUTES: Route[] = Object.entries(ROUTE_METHODS).map(([route, methods]) => ({ route, pattern: routePattern(route), allow: withImplied(methods) }));
+// The routes without a parameter by their path, as the patterns' scan finds them: the paths
+// called most (a reservation, health) are one lookup, not up to a dozen patterns.
+const BY_PATH = new Map(
+  ROUTES.filter((r) => !r.route.includes("[")).flatMap((r) => {
+    const found = ROUTES.find((c) => c.pattern.test(r.route));
+    return found ? [[r.route, found] as const] : [];
+  }),
+);
 const PAGE_ALLOW = withImplied(PAGE_METHODS);
 const INTERNAL_ALLOW = ["GET", "HEAD"];
 
+function routeFor(pathname: string): Route | undefined {
+  const path = pathname.length > 1 && pathname.endsWith("/") ? pathname.slice(0, -1) : pathname;
+  return BY_PATH.get(path) ?? ROUTES.find((r) => r.pattern.test(path));
+}
+
 /** The route file (as written in ROUTE_METHODS) that answers a path, or undefined. */
 export function routeOf(pathname: string): string | undefined {
-  const path = pathname.length > 1 && pathname.endsWith("/") ? pathname.slice(0, -1) : pathname;
-  return ROUTES.find((r) => r.pattern.test(path))?.route;
+  return routeFor(pathname)?.route;
 }
 
 /** The methods a path answers; null for a path under /api that no route answers (Next's 404). */
 export function methodsOf(pathname: string): PathMethods | null {
   if (pathname.startsWith("/_next/") || pathname.startsWith("/__nextjs")) return { kind: "internal", allow: INTERNAL_ALLOW };
-  const route = routeOf(pathname);
+  const route = routeFor(pathname);
   const api = pathname === "/api" || pathname.startsWith("/api/");
-  if (route !== undefined) return { kind: api ? "api" : "route", allow: ROUTES.find((r) => r.route === route)?.allow ?? [] };
+  if (route !== undefined) return { kind: api ? "api" : "route", allow: route.allow };
   if (api) return null;
   return { kind: "page", allow: PAGE_ALLOW };
 }
@@ -101,9 +114,10 @@ export function answerMethod(pathname: string, method: string): MethodAnswer | n
   const paths = methodsOf(pathname);
   if (paths === null) return forbidden ? jsonError(404, "not_found", "no such route", {}) : null;
   if (paths.kind === "internal" && !forbidden) return null;
+  // A method the path answers passes (OPTIONS is answered here, below).
+  if (method !== "OPTIONS" && paths.allow.includes(method)) return null;
   const allow = paths.allow.join(", ");
   if (method === "OPTIONS" && paths.allow.includes("OPTIONS")) return { status: 204, headers: { allow, "cache-control": "no-store" }, body: "" };
-  if (paths.allow.includes(method)) return null;
   const message = `${method.slice(0, 20)} is not allowed here; this ${paths.kind === "page" ? "page" : "route"} answers ${allow}`;
   if (paths.kind === "api" || paths.kind === "route") return jsonError(405, "method_not_allowed", message, { allow });
   return {
