@@ -54,6 +54,13 @@ describe.skipIf(skipWithoutDatabase())("the app role cannot rewrite the audit lo
     // The functions' applied hash (db/functions.ts): forged, the next migrate would skip a fix.
     ["INSERT into function_applies", sql`insert into function_applies (hash, files) values ('forged', 0)`],
     ["DELETE from function_applies", sql`delete from function_applies`],
+    // What batches keep of an endpoint's configuration: a row written by hand would be a limit no page shows.
+    [
+      "INSERT into endpoint_config_cache",
+      sql`insert into endpoint_config_cache values (1, now(), 'infinity', 1, 1, '{}', '{1}', '{g}', '{u}', '{1000000000}', array[now()], array['infinity'::timestamptz], '[[]]', '[{}]')`,
+    ],
+    ["UPDATE endpoint_config_cache", sql`update endpoint_config_cache set limit_value = '{1000000000}'`],
+    ["DELETE from endpoint_config_cache", sql`delete from endpoint_config_cache`],
   ];
   for (const [what, statement] of refused) {
     it(`refuses ${what}`, async () => {

@@ -104,6 +104,10 @@ export async function ensureAppRole(ownerDb: Db, params: AppRole): Promise<void>
       // The migrations' own record: a forged hash there would keep the next migrate from applying
       // the SQL functions (db/functions.ts). Read only.
       await tx.execute(sql`revoke insert, update, delete, truncate on function_applies from ${id}`);
+      // What reserve_batch_arrays keeps of each endpoint's configuration: written only by
+      // ceilings.endpoint_config (as the owner, from the tables), forgotten by every change. A row
+      // written by hand would be a limit no page shows. Read only.
+      await tx.execute(sql`revoke insert, update, delete, truncate on endpoint_config_cache from ${id}`);
     }),
   );
 }

@@ -1,12 +1,17 @@
 -- Call inside the transaction that changes ceilings (values, kill, restore, overrides), before
 -- locking their rows. Sorted, so concurrent edits of several endpoints cannot deadlock.
+-- Then, with every batch that read the endpoints' configuration before this change committed (and
+-- may have kept it) done, forgets what was kept of it (endpoint_config): the next batch reads the
+-- changed configuration. SECURITY DEFINER for that delete alone: the app role may not write the
+-- kept rows (db/roles.ts); forgetting one only makes the next batch read the tables again.
 -- Lock order: endpoint advisory locks, exclusive, by endpoint id (step 1 of reserve_batch).
 CREATE OR REPLACE FUNCTION ceilings.lock_endpoints_for_change(endpoint_ids int[]) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
 DECLARE
   ep int;
 BEGIN
   FOR ep IN SELECT DISTINCT u FROM unnest(endpoint_ids) u WHERE u IS NOT NULL ORDER BY 1 LOOP
     PERFORM pg_advisory_xact_lock(ceilings.endpoint_lock_key(ep));
   END LOOP;
+  DELETE FROM endpoint_config_cache c WHERE c.id = ANY (endpoint_ids);
 END $$;

@@ -9,6 +9,7 @@ export * from "./caller-totals";
 export * from "./ceilings";
 export * from "./changes";
 export * from "./endpoints";
+export * from "./endpoint-config-cache";
 export * from "./limits";
 export * from "./function-applies";
 export * from "./refusal-daily";
