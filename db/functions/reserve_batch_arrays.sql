@@ -15,7 +15,8 @@
 --
 -- Any other batch is decide_batch's, called with the same arguments. Where a check needs the
 -- database it is made before anything is written, so a batch handed over has changed nothing but
--- counters' rows made empty, which decide_batch would make too. Two checks need the counters
+-- counters' rows made empty, which decide_batch would make too, and the endpoint's configuration
+-- kept (endpoint_config), which decide_batch does not read. Two checks need the counters
 -- locked: a batch that no longer fits (another batch took the room since this one read them) or
 -- that crosses a global limit's alert threshold (decide_batch fires the alert) has its rows
 -- deleted (and a counter it wrote set back) and is decided by decide_batch in the same
@@ -24,7 +25,8 @@
 -- reservation.
 --
 -- Lock order: decide_batch's, the part a batch of one endpoint without keys, throttle or cooldown
--- takes: the endpoint's advisory lock (1), the overrides FOR SHARE (3), missing counters made (6),
+-- takes: the endpoint's advisory lock (1), its kept configuration's row when a batch writes it
+-- (1b, endpoint_config), the overrides FOR SHARE (3), missing counters made (6),
 -- the reservations written (7), the counters (7b: one by its guarded update, many FOR UPDATE in
 -- one statement and then written), each sorted by its key.
 CREATE OR REPLACE FUNCTION ceilings.reserve_batch_arrays(
