@@ -35,6 +35,10 @@ export function functionsStatements(folder = functionsFolder): string[] {
       "  FOR f IN SELECT p.oid::regprocedure FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace\n" +
       "           WHERE n.nspname = 'ceilings' LOOP\n    EXECUTE 'DROP FUNCTION ' || f;\n  END LOOP;\nEND $$",
     ...functionFiles(folder).map((f) => f.sql),
+    // What batches keep of each endpoint's configuration (endpoint_config_cache, 0045) was read by
+    // the functions replaced here: the new ones read it again. Kept rows would otherwise outlive a
+    // fix to how it is read, or a change made while older functions, which did not forget it, ran.
+    "DO $$ BEGIN IF to_regclass('public.endpoint_config_cache') IS NOT NULL THEN DELETE FROM endpoint_config_cache; END IF; END $$",
   ];
 }
 

@@ -69,6 +69,7 @@ async function main(): Promise<void> {
     if (args["what-if"] !== undefined) {
       const added = await fillWhatIf(db, args["what-if"]);
       step(added ? `${formatCount(added)} reservations on ${WHAT_IF_ENDPOINT} over 30 days` : `${WHAT_IF_ENDPOINT} exists: nothing added`);
+      await db.execute(sql`delete from endpoint_config_cache`);
       return;
     }
     const created = await ensureEndpoints(db);
@@ -104,6 +105,9 @@ async function main(): Promise<void> {
     // Fresh statistics for every table (the small catalog tables too, which autovacuum's row
     // threshold never reaches after a bulk load), and a visibility map so index-only scans stay
     // index-only.
+    // The fill wrote ceilings and budget members with triggers off (replica): what batches kept
+    // of the endpoints' configuration is read again.
+    await db.execute(sql`delete from endpoint_config_cache`);
     await db.execute(sql`vacuum analyze`);
     step("done");
   } finally {

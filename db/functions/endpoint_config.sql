@@ -14,8 +14,8 @@
 -- page shows). It reads the time itself and takes the endpoint's lock: a row it keeps was read under
 -- the lock after every change committed before it, and a change after waits for its transaction.
 -- Locks: the endpoint's advisory lock, shared (1; a batch holds it already: no wait), then the
--- kept row (an insert or update; a batch that missed at the same moment waits for the first one's
--- commit, which holds nothing it waits for).
+-- kept row when it writes it (an ended row updated, or a new one inserted: a batch that missed at
+-- the same moment waits at the insert for the first one's commit, which holds nothing it waits for).
 CREATE OR REPLACE FUNCTION ceilings.endpoint_config(endpoint_id int)
 RETURNS TABLE (handed_over boolean, per_call_max bigint, unit_price numeric, prices jsonb, limit_ids int[], limit_scope text[],
   limit_measure text[], limit_value bigint[], limit_start timestamptz[], limit_end timestamptz[], limit_thresholds jsonb, entries jsonb)
@@ -59,20 +59,31 @@ BEGIN
                       WHERE g.archived_at IS NULL AND g.id IN (SELECT m.budget_id FROM budget_members m WHERE m.endpoint_id = s.id)
                       ORDER BY 1, 2) q) l
   WHERE s.id = endpoint_config.endpoint_id;
-  -- A cooldown's window starts at each call (it is a destination's, so handed over already).
-  IF NOT coalesce(endpoint_config.handed_over, true) AND NOT cooldown THEN
-    INSERT INTO endpoint_config_cache AS k
-    VALUES (endpoint_config.endpoint_id, (SELECT max(x) FROM unnest(endpoint_config.limit_start) x),
-            (SELECT min(x) FROM unnest(endpoint_config.limit_end) x), endpoint_config.per_call_max, endpoint_config.unit_price,
-            endpoint_config.prices, endpoint_config.limit_ids, endpoint_config.limit_scope, endpoint_config.limit_measure,
-            endpoint_config.limit_value, endpoint_config.limit_start, endpoint_config.limit_end, endpoint_config.limit_thresholds,
-            endpoint_config.entries)
-    -- A row another batch kept for these windows stands; one for windows that have ended is replaced.
-    ON CONFLICT (id) DO UPDATE SET valid_from = excluded.valid_from, valid_until = excluded.valid_until, per_call_max = excluded.per_call_max,
-      unit_price = excluded.unit_price, prices = excluded.prices, limit_ids = excluded.limit_ids, limit_scope = excluded.limit_scope,
-      limit_measure = excluded.limit_measure, limit_value = excluded.limit_value, limit_start = excluded.limit_start,
-      limit_end = excluded.limit_end, limit_thresholds = excluded.limit_thresholds, entries = excluded.entries
-    WHERE NOT (k.valid_from <= t_now AND t_now < k.valid_until);
+  -- Kept only as read in READ COMMITTED, where this statement's snapshot was taken after the lock:
+  -- a transaction of REPEATABLE READ or SERIALIZABLE reads by an older snapshot, and its reading,
+  -- kept, would outlive a change committed since. A cooldown's window starts at each call (it is a
+  -- destination's, so handed over already).
+  IF NOT coalesce(endpoint_config.handed_over, true) AND NOT cooldown AND current_setting('transaction_isolation') = 'read committed' THEN
+    -- A row whose windows have ended is replaced, one kept for the current windows stands (another
+    -- batch read the same configuration), and one for later windows too (this transaction's time is
+    -- older than the batch that kept it). The update passes over a current row without locking it;
+    -- the insert waits only for another batch's insert of the same row.
+    UPDATE endpoint_config_cache k
+    SET valid_from = (SELECT max(x) FROM unnest(endpoint_config.limit_start) x), valid_until = (SELECT min(x) FROM unnest(endpoint_config.limit_end) x),
+        per_call_max = endpoint_config.per_call_max, unit_price = endpoint_config.unit_price, prices = endpoint_config.prices,
+        limit_ids = endpoint_config.limit_ids, limit_scope = endpoint_config.limit_scope, limit_measure = endpoint_config.limit_measure,
+        limit_value = endpoint_config.limit_value, limit_start = endpoint_config.limit_start, limit_end = endpoint_config.limit_end,
+        limit_thresholds = endpoint_config.limit_thresholds, entries = endpoint_config.entries
+    WHERE k.id = endpoint_config.endpoint_id AND k.valid_until <= t_now;
+    IF NOT FOUND THEN
+      INSERT INTO endpoint_config_cache
+      VALUES (endpoint_config.endpoint_id, (SELECT max(x) FROM unnest(endpoint_config.limit_start) x),
+              (SELECT min(x) FROM unnest(endpoint_config.limit_end) x), endpoint_config.per_call_max, endpoint_config.unit_price,
+              endpoint_config.prices, endpoint_config.limit_ids, endpoint_config.limit_scope, endpoint_config.limit_measure,
+              endpoint_config.limit_value, endpoint_config.limit_start, endpoint_config.limit_end, endpoint_config.limit_thresholds,
+              endpoint_config.entries)
+      ON CONFLICT (id) DO NOTHING;
+    END IF;
   END IF;
   RETURN NEXT;
 END $$;

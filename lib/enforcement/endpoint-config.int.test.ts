@@ -1,6 +1,10 @@
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { resultRows } from "@/db/client";
+import { openPostgres, resultRows } from "@/db/client";
+import { applyFunctions, functionsFolder } from "@/db/functions";
 import { skipWithoutDatabase } from "@/db/testing";
 import { useTestDatabase } from "@/db/testing-suite";
 import { makeBudget } from "./budget-fixtures";
@@ -102,6 +106,11 @@ describe.skipIf(skipWithoutDatabase())("the endpoint configuration batches keep"
     await t.db.execute(sql`update budgets set value = 8, max_value = greatest(max_value, 8) where id = ${budget.id}`);
     expect(await reserve(t.db, { endpoint: e.key, amount: 4, caller: "acct_warm" })).toMatchObject({ status: "refused", gate: "budget" });
     expect(await reserve(t.db, { endpoint: e.key, amount: 3, caller: "acct_warm" })).toMatchObject({ status: "granted" });
+    // Raised, then lowered below what a kept 100 would let through on the fast path.
+    await t.db.execute(sql`update budgets set value = 100, max_value = greatest(max_value, 100) where id = ${budget.id}`);
+    expect(await reserve(t.db, { endpoint: e.key, amount: 1, caller: "acct_warm" })).toMatchObject({ status: "granted" });
+    await t.db.execute(sql`update budgets set value = 9 where id = ${budget.id}`);
+    expect(await reserve(t.db, { endpoint: e.key, amount: 1, caller: "acct_warm" })).toMatchObject({ status: "refused", gate: "budget" });
     await t.db.execute(sql`update budgets set archived_at = now() where id = ${budget.id}`);
     expect(await reserve(t.db, { endpoint: e.key, amount: 50, caller: "acct_warm" })).toMatchObject({ status: "granted" });
     await t.db.execute(sql`update budgets set archived_at = null where id = ${budget.id}`);
@@ -115,6 +124,105 @@ describe.skipIf(skipWithoutDatabase())("the endpoint configuration batches keep"
     await warm(e.key, e.endpointId);
     await t.ownerDb.execute(sql`truncate budget_members`);
     expect(await countRows(t.ownerDb, sql`select count(*) as n from endpoint_config_cache`)).toBe(0);
+  });
+
+  it("forgets it under REPEATABLE READ too, whose snapshot cannot see a row kept while the change waited", async () => {
+    const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 100 }] });
+    await warm(e.key, e.endpointId);
+    await t.db.execute(sql`update ceilings set value = 90 where id = ${e.ceilingIds[0]}`);
+    expect(await kept(e.endpointId)).toBe(0);
+    const change = openPostgres(t.url, { max: 1 });
+    try {
+      await change.db.transaction(
+        async (tx) => {
+          await tx.execute(sql`select 1`); // the transaction's snapshot, before the row below is kept
+          expect((await reserve(t.db, { endpoint: e.key, amount: 1, caller: "acct_warm" })).status).toBe("granted");
+          expect(await kept(e.endpointId)).toBe(1);
+          await tx.execute(sql`update ceilings set value = 0 where id = ${e.ceilingIds[0]}`);
+        },
+        { isolationLevel: "repeatable read" },
+      );
+    } finally {
+      await change.close();
+    }
+    expect(await kept(e.endpointId)).toBe(0);
+    expect(await reserve(t.db, { endpoint: e.key, amount: 1, caller: "acct_warm" })).toMatchObject({ status: "refused", gate: "kill_switch" });
+  });
+
+  it("is not kept from a REPEATABLE READ snapshot older than a change", async () => {
+    const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 100 }] });
+    await warm(e.key, e.endpointId);
+    const reader = openPostgres(t.url, { max: 1 });
+    try {
+      await reader.db.transaction(
+        async (tx) => {
+          await tx.execute(sql`select 1`); // a snapshot with the ceiling at 100
+          await t.db.execute(sql`update ceilings set value = 10 where id = ${e.ceilingIds[0]}`);
+          // Called by hand (any app connection may): it reads 100 by its snapshot, and keeps nothing.
+          await tx.execute(sql`select * from ceilings.endpoint_config(${e.endpointId})`);
+        },
+        { isolationLevel: "repeatable read" },
+      );
+    } finally {
+      await reader.close();
+    }
+    expect(await kept(e.endpointId)).toBe(0);
+    expect(await reserve(t.db, { endpoint: e.key, amount: 50, caller: "acct_warm" })).toMatchObject({ status: "refused", gate: "ceiling" });
+  });
+
+  it("orders a member added against an update of its budget: the update's value binds the new member's next call", async () => {
+    const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1000 }] });
+    await t.db.execute(sql`update endpoints set parts = '[{"name":"units","pricePico":1000000}]'::jsonb where id = ${e.endpointId}`);
+    await warm(e.key, e.endpointId);
+    const budget = await makeBudget(t.db, { endpointIds: [], value: 500 });
+    const updater = openPostgres(t.url, { max: 1 });
+    const adder = openPostgres(t.url, { max: 1 });
+    try {
+      // The budget lowered to 5 in a transaction left open; the endpoint added to it meanwhile.
+      let commit: () => void = () => undefined;
+      const committing = new Promise<void>((r) => (commit = r));
+      let updated: () => void = () => undefined;
+      const isUpdated = new Promise<void>((r) => (updated = r));
+      const update = updater.db.transaction(async (tx) => {
+        await tx.execute(sql`update budgets set value = 5 where id = ${budget.id}`);
+        updated();
+        await committing;
+      });
+      await isUpdated;
+      // (.then sends it: a drizzle query runs when it is awaited.)
+      let added = false;
+      const add = adder.db.execute(sql`insert into budget_members (budget_id, endpoint_id) values (${budget.id}, ${e.endpointId})`).then(() => (added = true));
+      // The insert waits for the update's commit: without that it would commit first, and a batch
+      // between the two would keep the budget at 500 for after the update, which forgets only the
+      // members it saw.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(added).toBe(false);
+      expect((await reserve(t.db, { endpoint: e.key, amount: 6, caller: "acct_warm" })).status).toBe("granted");
+      commit();
+      await update;
+      await add;
+    } finally {
+      await updater.close();
+      await adder.close();
+    }
+    expect(await reserve(t.db, { endpoint: e.key, amount: 6, caller: "acct_warm" })).toMatchObject({ status: "refused", gate: "budget" });
+  });
+
+  it("forgets every endpoint's when the functions are applied again (a fix to how it is read)", async () => {
+    const e = await makeEndpoint(t.db, { ceilings: [{ metric: "units", scope: "global", window: "utc_day", value: 1000 }] });
+    await warm(e.key, e.endpointId);
+    const changed = mkdtempSync(path.join(tmpdir(), "ceilings-functions-"));
+    try {
+      cpSync(functionsFolder, changed, { recursive: true });
+      writeFileSync(path.join(changed, "zz_marker.sql"), "CREATE OR REPLACE FUNCTION ceilings.zz_marker() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$");
+      expect(await applyFunctions(t.ownerDb, changed)).toBe(true);
+      expect(await kept(e.endpointId)).toBe(0);
+      await warm(e.key, e.endpointId);
+      expect(await applyFunctions(t.ownerDb)).toBe(true);
+      expect(await kept(e.endpointId)).toBe(0);
+    } finally {
+      rmSync(changed, { recursive: true, force: true });
+    }
   });
 
   it("binds a lowered ceiling on the next batch of every process calling through it", async () => {
