@@ -23,6 +23,8 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
 DECLARE
   t_now timestamptz := now();
   cooldown boolean;
+  v_from timestamptz;   -- the kept row's windows: from the latest start to the earliest end
+  v_until timestamptz;
 BEGIN
   PERFORM pg_advisory_xact_lock_shared(ceilings.endpoint_lock_key(endpoint_config.endpoint_id));
   -- An aggregate over the parts was 31,000 instructions: one part is the common endpoint's, and
@@ -68,8 +70,10 @@ BEGIN
     -- batch read the same configuration), and one for later windows too (this transaction's time is
     -- older than the batch that kept it). The update passes over a current row without locking it;
     -- the insert waits only for another batch's insert of the same row.
+    SELECT max(x) INTO v_from FROM unnest(endpoint_config.limit_start) x;
+    SELECT min(x) INTO v_until FROM unnest(endpoint_config.limit_end) x;
     UPDATE endpoint_config_cache k
-    SET valid_from = (SELECT max(x) FROM unnest(endpoint_config.limit_start) x), valid_until = (SELECT min(x) FROM unnest(endpoint_config.limit_end) x),
+    SET valid_from = v_from, valid_until = v_until,
         per_call_max = endpoint_config.per_call_max, unit_price = endpoint_config.unit_price, prices = endpoint_config.prices,
         limit_ids = endpoint_config.limit_ids, limit_scope = endpoint_config.limit_scope, limit_measure = endpoint_config.limit_measure,
         limit_value = endpoint_config.limit_value, limit_start = endpoint_config.limit_start, limit_end = endpoint_config.limit_end,
@@ -77,8 +81,7 @@ BEGIN
     WHERE k.id = endpoint_config.endpoint_id AND k.valid_until <= t_now;
     IF NOT FOUND THEN
       INSERT INTO endpoint_config_cache
-      VALUES (endpoint_config.endpoint_id, (SELECT max(x) FROM unnest(endpoint_config.limit_start) x),
-              (SELECT min(x) FROM unnest(endpoint_config.limit_end) x), endpoint_config.per_call_max, endpoint_config.unit_price,
+      VALUES (endpoint_config.endpoint_id, v_from, v_until, endpoint_config.per_call_max, endpoint_config.unit_price,
               endpoint_config.prices, endpoint_config.limit_ids, endpoint_config.limit_scope, endpoint_config.limit_measure,
               endpoint_config.limit_value, endpoint_config.limit_start, endpoint_config.limit_end, endpoint_config.limit_thresholds,
               endpoint_config.entries)
